@@ -1,0 +1,256 @@
+"""Ordinance profiles: one TOML file per municipality, loaded into frozen dataclasses.
+
+Every threshold the analysis applies lives in a profile with the section of the local law it comes from and a
+short quote, so a result can always say which rule decided it. Settings the law leaves open (how far a street's
+right-of-way reaches when only centrelines are mapped, how close a parcel must come to a street to "abut" it) are
+in the same files, marked ``setting = true`` with a note saying why that reading was chosen.
+
+A rule in a file looks like::
+
+    distance_ft = { value = 100.0, section = "§ 144-4", quote = "within 100 feet of the property line" }
+
+Keys: ``value`` (absent only where the law leaves the number to the municipality: then ``town_setting = true``
+and the analysis refuses to run until the user sets it), ``section``, ``quote``, and optionally ``derived``
+(the section number was counted, not printed in the text), ``setting`` (not law: a reading the profile chose)
+and ``note``.
+
+Examples
+--------
+>>> profile = load_profile("fort-plain")
+>>> profile.mandate.distance_ft.value, profile.mandate.distance_ft.section
+(100.0, '§ 144-4')
+>>> load_profile("wappinger", overrides={"mandate.distance_ft": "250"}).mandate.distance_ft.value
+250.0
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from analysis.errors import ProfileError
+
+PROFILE_DIR = Path(__file__).parent / "profiles"
+
+_RULE_KEYS = {"value", "section", "quote", "derived", "setting", "town_setting", "note"}
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One threshold or choice, with where it comes from."""
+
+    value: Any
+    section: str
+    quote: str = ""
+    derived: bool = False
+    setting: bool = False
+    town_setting: bool = False
+    note: str = ""
+    overridden: bool = False
+
+    @property
+    def citation(self) -> str:
+        """The section as a clerk would cite it, flagged when counted or set rather than printed in the law."""
+        text = self.section
+        if self.derived:
+            text += " (section number derived)"
+        if self.overridden:
+            text += " (value set by the user)"
+        return text
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in dataclasses.asdict(self).items() if v not in ("", False) or k == "value"}
+
+
+def _rule(value_type: type | tuple[type, ...], *, nullable: bool = False, choices: tuple = ()) -> Any:
+    return field(metadata={"type": value_type, "nullable": nullable, "choices": choices})
+
+
+@dataclass(frozen=True)
+class MandateRules:
+    """Who must connect: § 144-4 (Fort Plain), § 168-22.2G (Poughkeepsie), § 196-17 (Wappinger)."""
+
+    distance_ft: Rule = _rule((int, float), nullable=True)
+    measured_from: Rule = _rule(str, choices=("parcel_boundary",))
+    requires_abutting_street: Rule = _rule(bool)
+    requires_occupied_building: Rule = _rule(bool)
+    notice_period_days: Rule = _rule(int, nullable=True)
+    notice_reasons: Rule = _rule(list)
+    applies_within: Rule = _rule(str)
+
+
+@dataclass(frozen=True)
+class SewerRules:
+    """Which mains count as the public sewer a parcel must connect to. Storm sewers never count."""
+
+    count_combined: Rule = _rule(bool)
+    count_private: Rule = _rule(bool)
+    count_force_mains: Rule = _rule(bool)
+
+
+@dataclass(frozen=True)
+class MeasurementSettings:
+    """How the geometric tests are carried out where the law gives no number (all ``setting = true``)."""
+
+    measuring_crs: Rule = _rule(str)
+    distance_tolerance_ft: Rule = _rule((int, float))
+    abut_tolerance_ft: Rule = _rule((int, float))
+    default_row_width_ft: Rule = _rule((int, float))
+    min_main_length_in_street_ft: Rule = _rule((int, float))
+    min_occupied_building_sqft: Rule = _rule((int, float))
+
+
+@dataclass(frozen=True)
+class Profile:
+    """A municipality's sewer-use law as the analysis applies it."""
+
+    id: str
+    municipality: str
+    law: str
+    source_text: str
+    version: str
+    summary: str
+    mandate: MandateRules
+    sewers: SewerRules
+    measurement: MeasurementSettings
+    path: str = ""
+
+    def rules(self) -> dict[str, Rule]:
+        """Every rule keyed ``section.name`` (``mandate.distance_ft``), in file order."""
+        out: dict[str, Rule] = {}
+        for section_name, cls in _SECTIONS.items():
+            section = getattr(self, section_name)
+            for f in dataclasses.fields(cls):
+                out[f"{section_name}.{f.name}"] = getattr(section, f.name)
+        return out
+
+    def as_dict(self) -> dict:
+        head = {k: getattr(self, k) for k in _HEADER_KEYS}
+        return head | {"rules": {k: r.as_dict() for k, r in self.rules().items()}}
+
+
+_SECTIONS: dict[str, type] = {"mandate": MandateRules, "sewers": SewerRules, "measurement": MeasurementSettings}
+_HEADER_KEYS = ("id", "municipality", "law", "source_text", "version", "summary")
+
+
+def available_profiles() -> list[str]:
+    """The names of the bundled profiles (file names without ``.toml``)."""
+    return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))
+
+
+def load_profile(name_or_path: str | Path, *, overrides: dict[str, Any] | None = None) -> Profile:
+    """Load a bundled profile by name, or any profile file by path, and apply ``section.key=value`` overrides.
+
+    Raises ``ProfileError`` naming the file and key for unknown keys, missing keys and wrong types.
+    """
+    path = Path(name_or_path)
+    if path.suffix != ".toml":
+        path = PROFILE_DIR / f"{name_or_path}.toml"
+        if not path.exists():
+            raise ProfileError(
+                f"No profile named {str(name_or_path)!r}. Bundled profiles: {', '.join(available_profiles())}; "
+                "or give the path of a .toml profile file."
+            )
+    if not path.exists():
+        raise ProfileError(f"Profile file {path} does not exist.")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{path.name} is not valid TOML: {exc}") from exc
+    return _build_profile(data, path, overrides or {})
+
+
+def _build_profile(data: dict, path: Path, overrides: dict[str, Any]) -> Profile:
+    problems: list[str] = []
+    header = data.get("profile")
+    if not isinstance(header, dict):
+        raise ProfileError(f"{path.name}: missing [profile] table with {', '.join(_HEADER_KEYS)}.")
+    problems += [f"[profile] unknown key {k!r}" for k in header if k not in _HEADER_KEYS]
+    problems += [f"[profile] missing key {k!r}" for k in _HEADER_KEYS if k not in header]
+    problems += [f"unknown table [{k}]" for k in data if k not in _SECTIONS and k != "profile"]
+
+    sections: dict[str, Any] = {}
+    for section_name, cls in _SECTIONS.items():
+        table = data.get(section_name)
+        if not isinstance(table, dict):
+            problems.append(f"missing table [{section_name}]")
+            continue
+        names = {f.name for f in dataclasses.fields(cls)}
+        problems += [f"[{section_name}] unknown key {k!r}" for k in table if k not in names]
+        rules = {}
+        for f in dataclasses.fields(cls):
+            key = f"{section_name}.{f.name}"
+            if f.name not in table:
+                problems.append(f"[{section_name}] missing key {f.name!r}")
+                continue
+            rule, rule_problems = _build_rule(key, table[f.name], f.metadata)
+            problems += rule_problems
+            if rule is not None and key in overrides:
+                rule, rule_problems = _override(key, rule, overrides[key], f.metadata)
+                problems += rule_problems
+            rules[f.name] = rule
+        if len(rules) == len(names) and all(r is not None for r in rules.values()):
+            sections[section_name] = cls(**rules)
+
+    known = {f"{s}.{f.name}" for s, cls in _SECTIONS.items() for f in dataclasses.fields(cls)}
+    problems += [f"override {k!r} names no rule (known: mandate.distance_ft, ...)" for k in overrides if k not in known]
+    if problems:
+        raise ProfileError(f"{path.name}: " + "; ".join(problems))
+    return Profile(**{k: str(header[k]) for k in _HEADER_KEYS}, **sections, path=str(path))
+
+
+def _build_rule(key: str, raw: Any, meta: dict) -> tuple[Rule | None, list[str]]:
+    if not isinstance(raw, dict):
+        return None, [f"{key} must be a table like {{ value = ..., section = \"§ ...\", quote = \"...\" }}"]
+    problems = [f"{key}: unknown key {k!r}" for k in raw if k not in _RULE_KEYS]
+    if not raw.get("section"):
+        problems.append(f"{key}: missing key 'section' (every rule cites its section)")
+    if "value" not in raw:
+        if not (meta["nullable"] and raw.get("town_setting")):
+            problems.append(f"{key}: missing key 'value'")
+        value = None
+    else:
+        value = raw["value"]
+        problems += _check_value(key, value, meta)
+    if problems:
+        return None, problems
+    fields = {k: raw[k] for k in _RULE_KEYS if k in raw and k != "value"}
+    return Rule(value=float(value) if isinstance(value, int) and meta["type"] == (int, float) else value, **fields), []
+
+
+def _check_value(key: str, value: Any, meta: dict) -> list[str]:
+    expected = meta["type"]
+    if isinstance(value, bool) and expected is not bool and bool not in (expected if isinstance(expected, tuple) else ()):
+        return [f"{key}: expected a number, got {value!r}"]
+    if not isinstance(value, expected):
+        names = "/".join(t.__name__ for t in (expected if isinstance(expected, tuple) else (expected,)))
+        return [f"{key}: expected {names}, got {value!r}"]
+    if meta["choices"] and value not in meta["choices"]:
+        return [f"{key}: expected one of {', '.join(meta['choices'])}, got {value!r}"]
+    if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+        return [f"{key}: must not be negative, got {value!r}"]
+    return []
+
+
+def _override(key: str, rule: Rule, raw: Any, meta: dict) -> tuple[Rule, list[str]]:
+    value: Any = raw
+    if isinstance(raw, str):
+        expected = meta["type"] if isinstance(meta["type"], tuple) else (meta["type"],)
+        try:
+            if bool in expected:
+                if raw.lower() not in ("true", "false"):
+                    raise ValueError
+                value = raw.lower() == "true"
+            elif int in expected and float not in expected:
+                value = int(raw)
+            elif float in expected:
+                value = float(raw)
+        except ValueError:
+            return rule, [f"override {key}={raw!r}: not a {expected[0].__name__}"]
+    problems = _check_value(key, value, meta)
+    if isinstance(value, int) and meta["type"] == (int, float):
+        value = float(value)
+    return dataclasses.replace(rule, value=value, overridden=True), problems

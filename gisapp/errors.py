@@ -1,0 +1,32 @@
+"""One place that maps domain errors to HTTP statuses: JSON under /api/, a page elsewhere."""
+
+from __future__ import annotations
+
+from flask import Flask, jsonify, render_template, request
+from werkzeug.exceptions import HTTPException
+
+from analysis.errors import AnalysisError
+from layers.errors import LayerError, LayerValidationError
+
+
+def _respond(status: int, title: str, message: str, problems: list | None = None):
+    if request.path.startswith("/api/"):
+        body = {"error": {"status": status, "title": title, "message": message, "problems": problems or []}}
+        return jsonify(body), status
+    return render_template("error.html", status=status, title=title, message=message,
+                           problems=problems or []), status
+
+
+def register(app: Flask) -> None:
+    @app.errorhandler(LayerValidationError)
+    def validation_error(exc: LayerValidationError):
+        return _respond(422, "Invalid input layers", str(exc), [p.as_dict() for p in exc.problems])
+
+    @app.errorhandler(LayerError)
+    @app.errorhandler(AnalysisError)
+    def domain_error(exc: ValueError):
+        return _respond(400, "Cannot use this input", str(exc))
+
+    @app.errorhandler(HTTPException)
+    def http_error(exc: HTTPException):
+        return _respond(exc.code or 500, exc.name, exc.description or "")

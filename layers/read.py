@@ -1,0 +1,289 @@
+"""Read input layers from files, folders, archives and PostGIS, and hand them over validated.
+
+Sources: any OGR vector source pyogrio reads (GeoPackage, Shapefile plain or zipped, GeoJSON, File Geodatabase,
+FlatGeobuf ...), read through Arrow; a folder or GeoPackage whose layers are found by name; and PostGIS tables
+given as ``postgresql://user@host/db#schema.table`` (or a ``postgresql://`` URL whose tables are found by name).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import geopandas as gpd
+import pandas as pd
+import pyogrio
+from pyproj import CRS
+
+from layers.errors import LayerError, LayerValidationError, Problem
+from layers.schema import SPECS
+from layers.validate import ColumnMapping, prepare_layer
+
+# Names a layer or file may have, per kind, lower-case and without extension; first match wins.
+LAYER_NAMES: dict[str, tuple[str, ...]] = {
+    "parcels": ("parcels", "parcel", "tax_parcels", "taxparcels", "lots", "tax_lots"),
+    "buildings": ("buildings", "building", "building_footprints", "footprints", "structures_bldg"),
+    "streets": ("streets", "street", "roads", "road", "centerlines", "centrelines", "street_centerlines",
+                "right_of_way", "rights_of_way", "row"),
+    "mains": ("mains", "main", "sewer_mains", "sewermains", "sewer_lines", "pipes", "gravity_mains",
+              "sanitary_mains", "sewer_pipes"),
+    "manholes": ("manholes", "manhole", "sewer_manholes", "structures"),
+}
+VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".fgb", ".zip", ".gdb", ".gml", ".kml", ".sqlite")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
+
+
+@dataclass(frozen=True)
+class LayerSource:
+    """Where one layer comes from: a path (with an optional layer name inside it) or a PostGIS table."""
+
+    kind: str
+    path: str
+    layer: str | None = None
+
+    @property
+    def label(self) -> str:
+        if self.path.startswith(("postgresql://", "postgres://")):
+            return f"{self.kind} (PostGIS table {self.layer})"
+        name = Path(self.path).name
+        return f"{self.kind} ({name}{':' + self.layer if self.layer else ''})"
+
+
+@dataclass
+class Layers:
+    """The validated input layers, all in the measuring CRS, and everything validation found."""
+
+    parcels: gpd.GeoDataFrame
+    mains: gpd.GeoDataFrame
+    buildings: gpd.GeoDataFrame | None = None
+    streets: gpd.GeoDataFrame | None = None
+    manholes: gpd.GeoDataFrame | None = None
+    problems: list[Problem] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+
+
+def is_postgres(text: str) -> bool:
+    return str(text).startswith(("postgresql://", "postgres://", "postgresql+psycopg2://"))
+
+
+def find_layers(data: str) -> dict[str, LayerSource]:
+    """Find the layers of a GeoPackage, geodatabase, zip, folder or PostGIS database by their names."""
+    if is_postgres(data):
+        url, _, _ = data.partition("#")
+        names = {t.lower(): t for t in _postgis_tables(url)}
+        return _match(names, lambda name: LayerSource("", url, name))
+    path = Path(data)
+    if not path.exists():
+        raise LayerError(f"{data} does not exist. Give a GeoPackage, a folder of layers, or a postgresql:// URL.")
+    if path.is_dir() and path.suffix.lower() != ".gdb":
+        files = {p.stem.lower(): p for p in sorted(path.iterdir())
+                 if p.suffix.lower() in VECTOR_SUFFIXES or (p.is_dir() and p.suffix.lower() == ".gdb")}
+        return _match(files, lambda p: LayerSource("", str(p)))
+    try:
+        names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(str(path))}
+    except Exception as exc:
+        raise LayerError(f"{data} cannot be read as vector data: {exc}") from exc
+    return _match(names, lambda name: LayerSource("", str(path), name))
+
+
+def _match(available: dict, make) -> dict[str, LayerSource]:
+    found: dict[str, LayerSource] = {}
+    for kind, names in LAYER_NAMES.items():
+        for name in names:
+            if name in available:
+                src = make(available[name])
+                found[kind] = LayerSource(kind, src.path, src.layer)
+                break
+    return found
+
+
+def parse_source(kind: str, text: str) -> LayerSource:
+    """A layer given on its own: ``file.shp``, ``town.gpkg:parcels`` or ``postgresql://...#schema.table``."""
+    if is_postgres(text):
+        url, _, table = text.partition("#")
+        if not table:
+            raise LayerError(f"--{kind} {text}: name the table after '#', e.g. postgresql://host/db#public.{kind}")
+        return LayerSource(kind, url, table)
+    if ":" in text and not Path(text).exists():
+        path, _, layer = text.rpartition(":")
+        if Path(path).exists():
+            return LayerSource(kind, path, layer)
+    if not Path(text).exists():
+        raise LayerError(f"--{kind}: {text} does not exist.")
+    return LayerSource(kind, text)
+
+
+def read_source(source: LayerSource) -> gpd.GeoDataFrame:
+    """Read one layer as it is stored (no validation), via Arrow where pyogrio can."""
+    if is_postgres(source.path):
+        return _read_postgis(source.path, source.layer or source.kind)
+    path = source.path
+    if path.lower().endswith(".zip"):
+        _check_zip(path)
+    try:
+        return gpd.read_file(path, layer=source.layer, engine="pyogrio", use_arrow=True)
+    except Exception as exc:
+        raise LayerError(f"{source.label} cannot be read: {exc}") from exc
+
+
+def _check_zip(path: str) -> None:
+    """Refuse archives whose members escape the archive (``..``, absolute paths) before GDAL opens them."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            bad = [n for n in zf.namelist() if n.startswith(("/", "\\")) or ".." in Path(n).parts]
+    except zipfile.BadZipFile as exc:
+        raise LayerError(f"{path} is not a valid zip archive.") from exc
+    if bad:
+        raise LayerError(f"{path} contains member paths outside the archive ({', '.join(bad[:3])}); refused.")
+
+
+def _engine(url: str):
+    from sqlalchemy import create_engine
+
+    return create_engine(url.replace("postgres://", "postgresql://", 1))
+
+
+def _postgis_tables(url: str) -> list[str]:
+    from sqlalchemy import text
+
+    try:
+        with _engine(url).connect() as con:
+            rows = con.execute(text("SELECT f_table_schema, f_table_name FROM geometry_columns")).all()
+    except Exception as exc:
+        raise LayerError(f"Cannot list the tables of {_redact(url)}: {exc}") from exc
+    return [name if schema == "public" else f"{schema}.{name}" for schema, name in rows]
+
+
+def _read_postgis(url: str, table: str) -> gpd.GeoDataFrame:
+    from sqlalchemy import text
+
+    if not _IDENT.match(table):
+        raise LayerError(f"{table!r} is not a table name (schema.table, letters, digits and _).")
+    schema, _, name = table.rpartition(".")
+    schema = schema or "public"
+    try:
+        with _engine(url).connect() as con:
+            row = con.execute(text("SELECT f_geometry_column FROM geometry_columns WHERE f_table_schema = :s "
+                                   "AND f_table_name = :t"), {"s": schema, "t": name}).first()
+            if row is None:
+                raise LayerError(f"PostGIS table {schema}.{name} has no geometry column (or does not exist) in "
+                                 f"{_redact(url)}.")
+            return gpd.read_postgis(text(f'SELECT * FROM "{schema}"."{name}"'), con, geom_col=row[0])
+    except LayerError:
+        raise
+    except Exception as exc:
+        raise LayerError(f"Cannot read PostGIS table {schema}.{name} from {_redact(url)}: {exc}") from exc
+
+
+def _redact(url: str) -> str:
+    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)
+
+
+def read_mapping(path: str | None, pairs: tuple[str, ...] = (), value_pairs: tuple[str, ...] = ()) -> ColumnMapping:
+    """Build a column mapping from a TOML file and ``kind.field=COLUMN`` / ``kind.field.VALUE=code`` options.
+
+    The file looks like::
+
+        [parcels]
+        parcel_id = "SBL"
+        owner_name = "OWNER_NAME"
+        [mains.values.sewer_type]
+        GRAV = "sanitary"
+    """
+    mapping = ColumnMapping()
+    if path:
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise LayerError(f"Mapping file {path} cannot be read: {exc}") from exc
+        for kind, table in data.items():
+            if kind not in SPECS or not isinstance(table, dict):
+                raise LayerError(f"Mapping file {path}: [{kind}] is not a layer ({', '.join(SPECS)}).")
+            for key, value in table.items():
+                if key == "values" and isinstance(value, dict):
+                    for fname, codes in value.items():
+                        mapping.values.setdefault(kind, {})[fname] = {str(k): str(v) for k, v in codes.items()}
+                else:
+                    mapping.columns.setdefault(kind, {})[key] = str(value)
+    for pair in pairs:
+        key, sep, column = pair.partition("=")
+        kind, dot, fname = key.partition(".")
+        if not sep or not dot or kind not in SPECS:
+            raise LayerError(f"--map {pair}: expected LAYER.FIELD=COLUMN, e.g. --map parcels.parcel_id=SBL")
+        mapping.columns.setdefault(kind, {})[fname] = column
+    for pair in value_pairs:
+        key, sep, code = pair.partition("=")
+        parts = key.split(".", 2)
+        if not sep or len(parts) != 3 or parts[0] not in SPECS:
+            raise LayerError(f"--map-value {pair}: expected LAYER.FIELD.VALUE=CODE, "
+                             "e.g. --map-value mains.sewer_type.GRAV=sanitary")
+        mapping.values.setdefault(parts[0], {}).setdefault(parts[1], {})[parts[2]] = code
+    return mapping
+
+
+def read_connected_ids(path: str, *, column: str | None = None) -> set[str]:
+    """Parcel IDs from a billing list or similar CSV: column ``column``, else parcel_id, else the first one."""
+    try:
+        table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise LayerError(f"Connected-parcels list {path} cannot be read: {exc}") from exc
+    if column is None:
+        lower = {c.lower(): c for c in table.columns}
+        column = next((lower[c] for c in ("parcel_id", "sbl", "print_key", "parcel") if c in lower),
+                      table.columns[0] if len(table.columns) else None)
+    if column not in table.columns:
+        raise LayerError(f"{path} has no column {column!r}; columns: {', '.join(table.columns)}.")
+    return {v.strip() for v in table[column] if v.strip()}
+
+
+def load_layers(
+    sources: dict[str, LayerSource],
+    *,
+    target_crs: CRS,
+    mapping: ColumnMapping | None = None,
+    assume_crs: dict[str, str] | None = None,
+    connected_ids: set[str] | None = None,
+    progress=None,
+) -> Layers:
+    """Read, validate and reproject every given layer; raise ``LayerValidationError`` with all errors at once."""
+    problems: list[Problem] = []
+    missing = [k for k, spec in SPECS.items() if spec.required_layer and k not in sources]
+    if missing:
+        raise LayerError(
+            f"No {' or '.join(missing)} layer found. Name the layers parcels, mains (and buildings, streets, "
+            f"manholes) in the GeoPackage or folder, or give each with --{missing[0]} PATH."
+        )
+    frames: dict[str, gpd.GeoDataFrame] = {}
+    for kind, source in sources.items():
+        if progress:
+            progress(f"reading {source.label}")
+        raw = read_source(source)
+        frame, found = prepare_layer(raw, SPECS[kind], label=source.label, target_crs=target_crs,
+                                     mapping=mapping, assume_crs=(assume_crs or {}).get(kind))
+        problems += found
+        if frame is not None:
+            frames[kind] = frame
+    if connected_ids is not None and "parcels" in frames:
+        frames["parcels"], found = _apply_connected_list(frames["parcels"], connected_ids)
+        problems += found
+    if any(p.severity == "error" for p in problems):
+        raise LayerValidationError(problems)
+    return Layers(**frames, problems=problems,
+                  sources={k: s.label for k, s in sources.items()})
+
+
+def _apply_connected_list(parcels: gpd.GeoDataFrame, ids: set[str]) -> tuple[gpd.GeoDataFrame, list[Problem]]:
+    listed = parcels["parcel_id"].isin(ids)
+    base = parcels["connected"] if "connected" in parcels.columns else pd.Series(None, index=parcels.index)
+    parcels = parcels.assign(connected=base.where(~listed, True).astype(object))
+    parcels.attrs["connected_source"] = "connected-parcels list"
+    unknown = sorted(ids - set(parcels["parcel_id"]))
+    problems = []
+    if unknown:
+        problems.append(Problem("parcels", "connected_list", "warning",
+                                f"{len(unknown)} parcel ID(s) in the connected-parcels list match no parcel.",
+                                len(unknown), tuple(unknown)))
+    return parcels, problems

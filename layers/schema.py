@@ -1,0 +1,155 @@
+"""What each input layer must hold, and the names users give those fields.
+
+Every layer kind has canonical field names (``parcel_id``, ``owner_name``, ``diameter_in`` ...). A user's
+columns are matched to them by an explicit mapping first (``--map parcels.parcel_id=SBL`` or a TOML file), then
+by the common names listed here, case-insensitively. The canonical columns are added beside the user's own,
+which are kept untouched, so outputs still carry owner names exactly as given.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FieldSpec:
+    """One canonical field: its name, whether the layer is refused without it, and names users give it."""
+
+    name: str
+    required: bool = False
+    aliases: tuple[str, ...] = ()
+    help: str = ""
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    """One layer kind: the geometry it must have and its fields. ``id_field`` names its features in reports."""
+
+    kind: str
+    geometry: tuple[str, ...]
+    fields: tuple[FieldSpec, ...]
+    id_field: str
+    required_layer: bool = False
+    help: str = ""
+
+    def field(self, name: str) -> FieldSpec:
+        return next(f for f in self.fields if f.name == name)
+
+
+POLYGONAL = ("Polygon", "MultiPolygon")
+LINEAR = ("LineString", "MultiLineString")
+PUNCTUAL = ("Point", "MultiPoint")
+
+PARCELS = LayerSpec(
+    kind="parcels",
+    geometry=POLYGONAL,
+    id_field="parcel_id",
+    required_layer=True,
+    help="tax parcels (property lines)",
+    fields=(
+        FieldSpec("parcel_id", True, ("sbl", "print_key", "printkey", "swis_sbl", "swissbl", "parcelid", "parcel_no",
+                                      "pin", "apn", "tax_id", "taxid", "sbl_id", "id"),
+                  "the tax map number (section-block-lot)"),
+        FieldSpec("owner_name", False, ("owner", "owner_name", "ownername", "owner1", "primary_owner", "own_name",
+                                        "owner_nam"), "owner as on the roll"),
+        FieldSpec("mail_address", False, ("mail_addr", "mailing_address", "mail_address", "mailaddr", "mail_add",
+                                          "owner_addr", "mailing_add", "mail_addr1"), "owner's mailing street address"),
+        FieldSpec("mail_city", False, ("mail_city", "mailing_city", "owner_city", "mailcity")),
+        FieldSpec("mail_state", False, ("mail_state", "mailing_state", "owner_state", "mailstate")),
+        FieldSpec("mail_zip", False, ("mail_zip", "mailing_zip", "owner_zip", "mailzip", "zip_code")),
+        FieldSpec("site_address", False, ("site_addr", "site_address", "address", "loc_addr", "location",
+                                          "prop_addr", "parcel_addr", "situs"), "street address of the property"),
+        FieldSpec("property_class", False, ("prop_class", "property_class", "propclass", "class", "pcl_class",
+                                            "land_use"), "New York property class code (210, 311, ...)"),
+        FieldSpec("units", False, ("units", "living_units", "dwelling_units", "nbr_units", "num_units", "du")),
+        FieldSpec("occupied", False, ("occupied", "is_occupied"), "yes/no: a building used for human occupancy"),
+        FieldSpec("connected", False, ("connected", "sewer_connected", "is_connected", "on_sewer"), "yes/no: already connected to the public sewer"),
+    ),
+)
+
+BUILDINGS = LayerSpec(
+    kind="buildings",
+    geometry=POLYGONAL + PUNCTUAL,
+    id_field="building_id",
+    help="building footprints (or building points)",
+    fields=(
+        FieldSpec("building_id", False, ("building_id", "bldg_id", "bldgid", "buildingid", "objectid", "fid", "id")),
+        FieldSpec("units", False, ("units", "living_units", "dwelling_units", "num_units", "du")),
+        FieldSpec("occupied", False, ("occupied", "is_occupied"), "yes/no: used for human occupancy"),
+    ),
+)
+
+STREETS = LayerSpec(
+    kind="streets",
+    geometry=LINEAR + POLYGONAL,
+    id_field="street_id",
+    help="street centrelines, or right-of-way polygons",
+    fields=(
+        FieldSpec("street_id", False, ("street_id", "segment_id", "road_id", "objectid", "fid", "id")),
+        FieldSpec("street_name", False, ("street_name", "name", "st_name", "fullname", "full_name", "road_name",
+                                         "stname")),
+        FieldSpec("row_width_ft", False, ("row_width_ft", "row_width", "row_ft", "rowwidth", "right_of_way")),
+    ),
+)
+
+MAINS = LayerSpec(
+    kind="mains",
+    geometry=LINEAR,
+    id_field="main_id",
+    required_layer=True,
+    help="sewer mains (pipes)",
+    fields=(
+        FieldSpec("main_id", False, ("main_id", "pipe_id", "pipeid", "facilityid", "facility_id", "asset_id",
+                                     "objectid", "fid", "id")),
+        FieldSpec("sewer_type", False, ("sewer_type", "system_type", "type", "pipe_type", "main_type", "system",
+                                        "subtype"), "sanitary, storm, combined, force"),
+        FieldSpec("ownership", False, ("ownership", "owner", "owned_by", "ownedby", "audience"), "public or private"),
+        FieldSpec("status", False, ("status", "lifecycle", "life_cycle", "condition_status", "active")),
+        FieldSpec("diameter_in", False, ("diameter_in", "diameter", "diam", "size_in", "pipe_size", "pipesize")),
+        FieldSpec("street_name", False, ("street_name", "street", "location", "st_name")),
+    ),
+)
+
+MANHOLES = LayerSpec(
+    kind="manholes",
+    geometry=PUNCTUAL,
+    id_field="manhole_id",
+    help="sewer manholes",
+    fields=(
+        FieldSpec("manhole_id", False, ("manhole_id", "mh_id", "mhid", "structure_id", "facilityid", "asset_id",
+                                        "objectid", "fid", "id")),
+        FieldSpec("status", False, ("status", "lifecycle", "life_cycle")),
+    ),
+)
+
+SPECS: dict[str, LayerSpec] = {s.kind: s for s in (PARCELS, BUILDINGS, STREETS, MAINS, MANHOLES)}
+
+# Columns the analysis adds; a user's column of the same name is kept as ``input_<name>``.
+RESULT_COLUMNS = (
+    "distance_ft", "main_id", "abuts_sewered_street", "occupied", "occupied_source", "connected_flag", "status",
+    "rule", "section", "reason", "deadline", "connection_x", "connection_y", "street_name_main",
+)
+
+# Values users put in the mains' type, ownership and status columns, normalised. Keys are lower-case.
+SEWER_TYPE_VALUES = {
+    "sanitary": "sanitary", "san": "sanitary", "ss": "sanitary", "sewer": "sanitary", "sewer pipe": "sanitary",
+    "sanitary sewer": "sanitary", "gravity": "sanitary", "gravity main": "sanitary", "gravity sewer": "sanitary",
+    "wastewater": "sanitary", "sanitary main": "sanitary", "interceptor": "sanitary", "trunk": "sanitary",
+    "storm": "storm", "stm": "storm", "sd": "storm", "storm sewer": "storm", "storm drain": "storm",
+    "drainage": "storm", "stormwater": "storm", "culvert": "storm",
+    "combined": "combined", "cso": "combined", "combined sewer": "combined", "comb": "combined",
+    "force": "force", "force main": "force", "forcemain": "force", "fm": "force", "pressure": "force",
+}
+OWNERSHIP_VALUES = {
+    "public": "public", "municipal": "public", "village": "public", "town": "public", "city": "public",
+    "county": "public", "district": "public", "pub": "public",
+    "private": "private", "pvt": "private", "priv": "private", "privately owned": "private",
+}
+STATUS_VALUES = {
+    "existing": "active", "active": "active", "in service": "active", "inservice": "active", "in use": "active",
+    "operational": "active", "act": "active", "proposed": "proposed", "planned": "proposed",
+    "abandoned": "abandoned", "aband": "abandoned", "abn": "abandoned", "removed": "abandoned",
+    "retired": "abandoned", "inactive": "abandoned", "out of service": "abandoned",
+}
+TRUE_VALUES = {"1", "y", "yes", "true", "t", "connected", "occupied", "x"}
+FALSE_VALUES = {"0", "n", "no", "false", "f", "", "none", "not connected", "vacant"}

@@ -1,0 +1,316 @@
+"""Validate and normalise one input layer: columns, geometry, CRS, identifiers and coded values.
+
+Every check collects its findings as ``Problem`` records; the caller raises once with all errors of all layers,
+so a user fixing a shapefile gets the whole list. Repairs (``make_valid``, dropping Z) are applied and reported.
+The result carries canonical columns (``parcel_id``, ``sewer_type`` ...) beside the user's own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+from pyproj import CRS
+
+from layers.crs import check_and_reproject, feet_per_unit
+from layers.errors import Problem
+from layers.schema import (
+    FALSE_VALUES,
+    OWNERSHIP_VALUES,
+    RESULT_COLUMNS,
+    SEWER_TYPE_VALUES,
+    STATUS_VALUES,
+    TRUE_VALUES,
+    LayerSpec,
+)
+
+
+@dataclass
+class ColumnMapping:
+    """A user's names for canonical fields, and their codes for coded values, per layer kind.
+
+    ``columns["parcels"]["parcel_id"] = "SBL"``; ``values["mains"]["sewer_type"]["GRAV"] = "sanitary"``.
+    """
+
+    columns: dict[str, dict[str, str]] = field(default_factory=dict)
+    values: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
+
+
+def prepare_layer(
+    gdf: gpd.GeoDataFrame,
+    spec: LayerSpec,
+    *,
+    label: str,
+    target_crs: CRS,
+    mapping: ColumnMapping | None = None,
+    assume_crs: str | None = None,
+) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
+    """Check and normalise a layer read from ``label``; ``None`` when it has errors (listed in the problems)."""
+    mapping = mapping or ColumnMapping()
+    kind = spec.kind
+    if len(gdf) == 0:
+        return None, [Problem(kind, "empty", "error", f"{label} has no features.")]
+
+    gdf, problems = _map_columns(gdf, spec, label, mapping.columns.get(kind, {}))
+    if gdf is None:
+        return None, problems
+    gdf = _assign_ids(gdf, spec, problems)
+
+    gdf = _drop_missing_geometry(gdf, spec, problems)
+    if len(gdf) == 0:
+        problems.append(Problem(kind, "empty", "error", f"{label} has no feature with a geometry."))
+        return None, problems
+    gdf = _drop_z(gdf, spec, problems)
+    if not _check_geometry_types(gdf, spec, label, problems):
+        return None, problems
+
+    gdf, crs_problems = check_and_reproject(gdf, layer=kind, label=label, target=target_crs, assume=assume_crs)
+    problems += crs_problems
+    if gdf is None:
+        return None, problems
+    gdf = _repair_invalid(gdf, spec, problems, feet_per_unit(target_crs))
+    if not _check_duplicate_ids(gdf, spec, label, problems):
+        return None, problems
+    if not _normalise_values(gdf, spec, label, mapping.values.get(kind, {}), problems):
+        return None, problems
+    return gdf, problems
+
+
+def _map_columns(
+    gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, user_map: dict[str, str]
+) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
+    kind = spec.kind
+    problems: list[Problem] = []
+    geom_name = gdf.geometry.name
+    existing = [c for c in gdf.columns if c != geom_name]
+    by_lower = {c.lower(): c for c in existing}
+    known = {f.name for f in spec.fields}
+    unknown = sorted(set(user_map) - known)
+    if unknown:
+        problems.append(Problem(kind, "mapping", "error",
+                                f"the column mapping names unknown field(s) {', '.join(unknown)}; fields of "
+                                f"{kind}: {', '.join(sorted(known))}."))
+    # Result columns the analysis will add: keep a user's column of that name as input_<name>.
+    clashes = {c: f"input_{c}" for c in existing if c in RESULT_COLUMNS and c not in known}
+    out = gdf.rename(columns=clashes) if clashes else gdf.copy()
+    chosen: dict[str, str] = {}
+    for f in spec.fields:
+        source = user_map.get(f.name)
+        if source is not None:
+            if source not in gdf.columns:
+                problems.append(Problem(kind, "mapping", "error",
+                                        f"the mapping says {f.name} is column {source!r}, but {label} has no such "
+                                        f"column. Columns: {', '.join(existing)}."))
+                continue
+        else:
+            source = next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), None)
+        if source is None:
+            if f.required:
+                problems.append(Problem(kind, "missing_column", "error",
+                                        f"{label} has no {f.name} column ({f.help}). Columns: "
+                                        f"{', '.join(existing) or 'none'}. Map one with --map {kind}.{f.name}=COLUMN "
+                                        "or in a mapping file."))
+            continue
+        chosen[f.name] = clashes.get(source, source)
+    if any(p.severity == "error" for p in problems):
+        return None, problems
+    for name, source in chosen.items():
+        if source != name:
+            out[name] = out[source]
+    return out, problems
+
+
+def _assign_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem]) -> gpd.GeoDataFrame:
+    """Give every feature a text ID; generate ``<kind>-<n>`` for layers whose IDs are optional and absent."""
+    idf = spec.id_field
+    if idf in gdf.columns:
+        ids = gdf[idf]
+        missing = ids.isna() | (ids.astype(str).str.strip() == "")
+        text = ids.map(_id_text)
+        if missing.any() and not spec.field(idf).required:
+            text[missing] = [f"{spec.kind}-{i}" for i in np.flatnonzero(missing.to_numpy()) + 1]
+        elif missing.any():
+            problems.append(Problem(spec.kind, "missing_id", "error",
+                                    f"{int(missing.sum())} feature(s) have no {idf}; every parcel needs its tax map "
+                                    "number.", int(missing.sum()), tuple(f"row {i + 1}" for i in
+                                                                         np.flatnonzero(missing.to_numpy())[:50])))
+        gdf[idf] = text.astype(object)
+    else:
+        gdf[idf] = [f"{spec.kind}-{i + 1}" for i in range(len(gdf))]
+    return gdf
+
+
+def _id_text(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value).strip()
+
+
+def _drop_missing_geometry(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem]) -> gpd.GeoDataFrame:
+    geoms = gdf.geometry.values
+    missing = shapely.is_missing(geoms) | shapely.is_empty(geoms)
+    if missing.any():
+        ids = tuple(gdf.loc[missing, spec.id_field].astype(str))
+        problems.append(Problem(spec.kind, "null_geometry", "warning",
+                                f"{len(ids)} feature(s) have no geometry and were left out of the analysis.",
+                                len(ids), ids))
+        gdf = gdf.loc[~missing]
+    return gdf
+
+
+def _drop_z(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem]) -> gpd.GeoDataFrame:
+    geoms = np.asarray(gdf.geometry.values)
+    has_z = shapely.has_z(geoms)
+    has_m = shapely.has_m(geoms) if hasattr(shapely, "has_m") else np.zeros(len(geoms), bool)
+    if has_z.any() or has_m.any():
+        gdf = gdf.set_geometry(gpd.GeoSeries(shapely.force_2d(geoms), index=gdf.index, crs=gdf.crs))
+        problems.append(Problem(spec.kind, "z_values", "fixed",
+                                f"{int((has_z | has_m).sum())} feature(s) had Z or M values; dropped (distances "
+                                "are measured on the map plane).", int((has_z | has_m).sum())))
+    return gdf
+
+
+def _check_geometry_types(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]) -> bool:
+    types = gdf.geometry.geom_type
+    wrong = ~types.isin(spec.geometry)
+    if wrong.any():
+        counts = types[wrong].value_counts().to_dict()
+        ids = tuple(gdf.loc[wrong, spec.id_field].astype(str))
+        problems.append(Problem(spec.kind, "geometry_type", "error",
+                                f"{label} must hold {' or '.join(spec.geometry)} features ({spec.help}) but has "
+                                + ", ".join(f"{n} {t}" for t, n in counts.items()) + ".", len(ids), ids))
+        return False
+    return True
+
+
+def _repair_invalid(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem], fpu: float) -> gpd.GeoDataFrame:
+    geoms = np.asarray(gdf.geometry.values)
+    invalid = ~shapely.is_valid(geoms)
+    if not invalid.any():
+        return gdf
+    before = shapely.area(geoms[invalid])
+    fixed = shapely.make_valid(geoms[invalid], method="structure", keep_collapsed=False)
+    if spec.geometry[0] in ("Polygon", "LineString"):
+        fixed = _keep_family(fixed, spec.geometry)
+    after = shapely.area(fixed)
+    geoms = geoms.copy()
+    geoms[invalid] = fixed
+    ids = tuple(gdf.loc[invalid, spec.id_field].astype(str))
+    change = float(np.abs(after - before).sum()) * fpu * fpu
+    problems.append(Problem(spec.kind, "invalid_geometry", "fixed",
+                            f"{len(ids)} invalid geometr{'y' if len(ids) == 1 else 'ies'} repaired with make_valid; "
+                            f"area changed by {change:,.1f} sq ft in all.", len(ids), ids))
+    return gdf.set_geometry(gpd.GeoSeries(geoms, index=gdf.index, crs=gdf.crs))
+
+
+def _keep_family(geoms: np.ndarray, family: tuple[str, ...]) -> np.ndarray:
+    """Keep only the polygonal (or linear) parts of repaired geometries, which make_valid may return mixed."""
+    dim = 2 if "Polygon" in family else 1
+    parts, index = shapely.get_parts(geoms, return_index=True)
+    keep = shapely.get_dimensions(parts) == dim
+    out = shapely.multipolygons if dim == 2 else shapely.multilinestrings
+    collected = out(parts[keep], indices=index[keep]) if keep.any() else np.array([], dtype=object)
+    result = np.empty(len(geoms), dtype=object)
+    result[:] = shapely.from_wkt("POLYGON EMPTY" if dim == 2 else "LINESTRING EMPTY")
+    result[np.unique(index[keep])] = collected
+    single = shapely.get_num_geometries(result) == 1
+    result[single] = shapely.get_geometry(result[single], 0)
+    return result
+
+
+def _check_duplicate_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]) -> bool:
+    ids = gdf[spec.id_field]
+    dup = ids.duplicated(keep=False)
+    if not dup.any():
+        return True
+    dups = tuple(sorted(ids[dup].unique()))
+    if spec.field(spec.id_field).required:
+        problems.append(Problem(spec.kind, "duplicate_id", "error",
+                                f"{label} has {len(dups)} {spec.id_field} value(s) used by more than one feature; "
+                                "each parcel must appear once (merge the parts into one multipolygon).",
+                                len(dups), dups))
+        return False
+    # Optional IDs (mains, manholes ...) are made unique so reports can still name every feature.
+    seq = ids.groupby(ids).cumcount()
+    gdf.loc[dup, spec.id_field] = ids[dup] + np.where(seq[dup] > 0, "#" + (seq[dup] + 1).astype(str), "")
+    problems.append(Problem(spec.kind, "duplicate_id", "warning",
+                            f"{len(dups)} {spec.id_field} value(s) repeat; repeats were suffixed #2, #3 ...",
+                            len(dups), dups))
+    return True
+
+
+def _normalise_values(
+    gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, value_maps: dict[str, dict[str, str]],
+    problems: list[Problem],
+) -> bool:
+    ok = True
+    vocab = {"sewer_type": SEWER_TYPE_VALUES, "ownership": OWNERSHIP_VALUES, "status": STATUS_VALUES}
+    for name, table in vocab.items():
+        if name not in gdf.columns or spec.kind not in ("mains", "manholes"):
+            continue
+        ok &= _code_column(gdf, spec, name, table, value_maps.get(name, {}), label, problems)
+    for name in ("connected", "occupied"):
+        if name in gdf.columns:
+            ok &= _bool_column(gdf, spec, name, label, problems)
+    if "units" in gdf.columns:
+        gdf["units"] = pd.to_numeric(gdf["units"], errors="coerce")
+    if "diameter_in" in gdf.columns:
+        gdf["diameter_in"] = pd.to_numeric(gdf["diameter_in"], errors="coerce")
+    if "row_width_ft" in gdf.columns:
+        gdf["row_width_ft"] = pd.to_numeric(gdf["row_width_ft"], errors="coerce")
+    return ok
+
+
+def _code_column(
+    gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, table: dict[str, str], user: dict[str, str], label: str,
+    problems: list[Problem],
+) -> bool:
+    raw = gdf[name]
+    text = raw.astype(object).where(raw.notna(), "").astype(str).str.strip()
+    user_lower = {str(k).strip().lower(): v for k, v in user.items()}
+    lower = text.str.lower()
+    mapped = lower.map(lambda v: user_lower.get(v, table.get(v)))
+    if name == "ownership":
+        # Free text such as "Village of Fort Plain" or "Private - Smith": look for the telling word.
+        loose = lower.str.contains(r"\b(?:village|town|city|county|district|municipal|public)\b", regex=True)
+        mapped = mapped.where(mapped.notna() | ~loose, "public")
+        mapped = mapped.where(mapped.notna() | ~lower.str.contains("private"), "private")
+    blank = lower == ""
+    unknown = mapped.isna() & ~blank
+    if unknown.any():
+        values = sorted(text[unknown].unique())
+        allowed = sorted(set(table.values()))
+        problems.append(Problem(spec.kind, "unknown_value", "error",
+                                f"{label}: column {name} has value(s) sewerplan does not know: "
+                                f"{', '.join(repr(v) for v in values[:20])}. Say what each means with "
+                                f"--map-value {spec.kind}.{name}.VALUE={allowed[0]} (one of {', '.join(allowed)}) "
+                                "or in a mapping file.", int(unknown.sum()), tuple(values[:50])))
+        return False
+    gdf[name] = mapped.where(~blank, None).astype(object)
+    return True
+
+
+def _bool_column(
+    gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str, problems: list[Problem]
+) -> bool:
+    raw = gdf[name]
+    if pd.api.types.is_bool_dtype(raw):
+        gdf[name] = raw.astype(object)
+        return True
+    text = raw.astype(object).where(raw.notna(), None)
+    lower = text.map(lambda v: None if v is None else _id_text(v).lower())
+    truthy = lower.isin(TRUE_VALUES)
+    falsy = lower.isin(FALSE_VALUES)
+    unknown = lower.notna() & ~truthy & ~falsy
+    if unknown.any():
+        values = sorted(set(lower[unknown]))
+        problems.append(Problem(spec.kind, "unknown_value", "error",
+                                f"{label}: column {name} should say yes or no but has "
+                                f"{', '.join(repr(v) for v in values[:20])}.", int(unknown.sum()),
+                                tuple(gdf.loc[unknown, spec.id_field].astype(str))))
+        return False
+    gdf[name] = pd.Series(np.where(truthy, True, np.where(falsy, False, None)), index=gdf.index, dtype=object)
+    return True

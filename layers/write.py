@@ -1,0 +1,87 @@
+"""Write analysis results: GeoPackage (all layers), GeoJSON (RFC 7946: EPSG:4326, lon/lat) or CSV.
+
+The format follows the output's extension. A GeoPackage gets the parcel results, the measuring lines and the
+connection points as three layers, in the measuring CRS; GeoJSON and CSV get the parcel results only (CSV
+without geometry, with the connection point's coordinates). Existing layers of the same name are replaced;
+other layers of a GeoPackage (the input layers of the embedded store) are kept.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import geopandas as gpd
+import pandas as pd
+import pyogrio
+import shapely
+
+from layers.errors import LayerError
+
+RESULT_LAYER = "parcel_results"
+LINES_LAYER = "measuring_lines"
+POINTS_LAYER = "connection_points"
+FORMATS = {".gpkg": "GPKG", ".geojson": "GeoJSON", ".json": "GeoJSON", ".csv": "CSV"}
+
+
+def output_format(path: str) -> str:
+    """The driver for an output path, or a LayerError naming the formats sewerplan writes."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in FORMATS:
+        raise LayerError(f"Cannot write {path}: give an output ending in .gpkg, .geojson or .csv.")
+    return FORMATS[suffix]
+
+
+def write_results(path: str, parcels: gpd.GeoDataFrame, measuring_lines: gpd.GeoDataFrame | None = None) -> list[str]:
+    """Write results to ``path`` in the format its extension names; returns the layer names written."""
+    driver = output_format(path)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    frame = _plain_columns(parcels)
+    if driver == "CSV":
+        frame.drop(columns=frame.geometry.name).to_csv(path, index=False)
+        return [Path(path).stem]
+    if driver == "GeoJSON":
+        _write(frame.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
+        return [Path(path).stem]
+    _write(frame, path, layer=RESULT_LAYER, driver="GPKG")
+    written = [RESULT_LAYER]
+    if measuring_lines is not None:
+        _write(_plain_columns(measuring_lines), path, layer=LINES_LAYER, driver="GPKG")
+        points = measuring_lines.set_geometry(shapely.get_point(measuring_lines.geometry.values, -1))
+        _write(_plain_columns(points), path, layer=POINTS_LAYER, driver="GPKG")
+        written += [LINES_LAYER, POINTS_LAYER]
+    return written
+
+
+def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> None:
+    """Write several layers to one GeoPackage (the embedded store, or a sample town)."""
+    target = Path(path)
+    if target.exists():
+        if not overwrite:
+            raise LayerError(f"{path} exists; give --overwrite to replace it.")
+        target.unlink()
+    target.parent.mkdir(parents=True, exist_ok=True)
+    for name, frame in layers.items():
+        _write(_plain_columns(frame), path, layer=name, driver="GPKG")
+
+
+def _write(frame: gpd.GeoDataFrame, path: str, **kwargs) -> None:
+    try:
+        pyogrio.write_dataframe(frame, path, **kwargs)
+    except Exception as exc:
+        raise LayerError(f"Cannot write {path}: {exc}") from exc
+
+
+def _plain_columns(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """Columns every driver can store: nullable booleans and object columns of mixed values become text/bool."""
+    out = frame.copy()
+    for name in out.columns:
+        if name == out.geometry.name:
+            continue
+        col = out[name]
+        if col.dtype == object:
+            values = col.dropna()
+            if len(values) and values.map(type).isin([bool]).all():
+                out[name] = col.astype("boolean")
+            elif len(values) and not values.map(lambda v: isinstance(v, str)).all():
+                out[name] = col.map(lambda v: None if v is None or v is pd.NA else str(v))
+    return out
