@@ -209,7 +209,7 @@ def _counting_mains(mains: gpd.GeoDataFrame, profile: Profile) -> np.ndarray:
         return mains[name].to_numpy(object) if name in mains.columns else np.full(n, None, dtype=object)
 
     kind, owner, status = column("sewer_type"), column("ownership"), column("status")
-    ok = (kind == None) | (kind == "sanitary")  # noqa: E711 - elementwise on object arrays
+    ok = pd.isna(kind) | (kind == "sanitary")
     if s.count_combined.value:
         ok |= kind == "combined"
     if s.count_force_mains.value:

@@ -223,7 +223,7 @@ def _build_rule(key: str, raw: Any, meta: dict) -> tuple[Rule | None, list[str]]
 
 def _check_value(key: str, value: Any, meta: dict) -> list[str]:
     expected = meta["type"]
-    if isinstance(value, bool) and expected is not bool and bool not in (expected if isinstance(expected, tuple) else ()):
+    if isinstance(value, bool) and expected is not bool:
         return [f"{key}: expected a number, got {value!r}"]
     if not isinstance(value, expected):
         names = "/".join(t.__name__ for t in (expected if isinstance(expected, tuple) else (expected,)))

@@ -120,7 +120,7 @@ def analyze(profile_name, data, crs_text, mapping_file, map_pairs, map_values, c
     date = notice_date.date() if notice_date else None
 
     err = Console(stderr=True, quiet=as_json)
-    with _progress(err, total=len(sources) + 2 + bool(out_path)) as (bar, task):
+    with _Progress(err, total=len(sources) + 2 + bool(out_path)) as (bar, task):
         layers = load_layers(sources, target_crs=target, mapping=mapping, assume_crs=assume,
                              connected_ids=connected, progress=lambda text: bar.update(task, description=text,
                                                                                         advance=1))
@@ -164,7 +164,7 @@ class _NoBar:
         pass
 
 
-class _progress:
+class _Progress:
     """A progress bar on stderr over the steps of a run; nothing when stderr is not a terminal or --json."""
 
     def __init__(self, console: Console, total: int):

@@ -277,7 +277,7 @@ def load_layers(
 
 def _apply_connected_list(parcels: gpd.GeoDataFrame, ids: set[str]) -> tuple[gpd.GeoDataFrame, list[Problem]]:
     listed = parcels["parcel_id"].isin(ids)
-    base = parcels["connected"] if "connected" in parcels.columns else pd.Series(None, index=parcels.index)
+    base = parcels["connected"] if "connected" in parcels.columns else pd.Series(False, index=parcels.index)
     parcels = parcels.assign(connected=base.where(~listed, True).astype(object))
     parcels.attrs["connected_source"] = "connected-parcels list"
     unknown = sorted(ids - set(parcels["parcel_id"]))

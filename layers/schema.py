@@ -63,7 +63,8 @@ PARCELS = LayerSpec(
                                             "land_use"), "New York property class code (210, 311, ...)"),
         FieldSpec("units", False, ("units", "living_units", "dwelling_units", "nbr_units", "num_units", "du")),
         FieldSpec("occupied", False, ("occupied", "is_occupied"), "yes/no: a building used for human occupancy"),
-        FieldSpec("connected", False, ("connected", "sewer_connected", "is_connected", "on_sewer"), "yes/no: already connected to the public sewer"),
+        FieldSpec("connected", False, ("connected", "sewer_connected", "is_connected", "on_sewer"),
+                  "yes/no: already connected to the public sewer"),
     ),
 )
 

@@ -120,6 +120,7 @@ def _map_columns(
     for name, source in chosen.items():
         if source != name:
             out[name] = out[source]
+    out.attrs["source_columns"] = chosen
     return out, problems
 
 
@@ -283,14 +284,20 @@ def _code_column(
     if unknown.any():
         values = sorted(text[unknown].unique())
         allowed = sorted(set(table.values()))
+        column = _column_label(gdf, name)
         problems.append(Problem(spec.kind, "unknown_value", "error",
-                                f"{label}: column {name} has value(s) sewerplan does not know: "
+                                f"{label}: column {column} has value(s) sewerplan does not know: "
                                 f"{', '.join(repr(v) for v in values[:20])}. Say what each means with "
-                                f"--map-value {spec.kind}.{name}.VALUE={allowed[0]} (one of {', '.join(allowed)}) "
-                                "or in a mapping file.", int(unknown.sum()), tuple(values[:50])))
+                                f"--map-value {spec.kind}.{name}.{values[0]}=CODE (CODE one of {', '.join(allowed)})"
+                                " or in a mapping file.", int(unknown.sum()), tuple(values[:50])))
         return False
     gdf[name] = mapped.where(~blank, None).astype(object)
     return True
+
+
+def _column_label(gdf: gpd.GeoDataFrame, name: str) -> str:
+    source = gdf.attrs.get("source_columns", {}).get(name, name)
+    return name if source == name else f"{source} ({name})"
 
 
 def _bool_column(
@@ -308,7 +315,7 @@ def _bool_column(
     if unknown.any():
         values = sorted(set(lower[unknown]))
         problems.append(Problem(spec.kind, "unknown_value", "error",
-                                f"{label}: column {name} should say yes or no but has "
+                                f"{label}: column {_column_label(gdf, name)} should say yes or no but has "
                                 f"{', '.join(repr(v) for v in values[:20])}.", int(unknown.sum()),
                                 tuple(gdf.loc[unknown, spec.id_field].astype(str))))
         return False

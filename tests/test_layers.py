@@ -1,0 +1,375 @@
+"""Reading, validating and normalising input layers: formats, CRS, geometry, columns, values."""
+
+from __future__ import annotations
+
+import zipfile
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyogrio
+import pytest
+import shapely
+from shapely.geometry import LineString, Point, Polygon, box
+
+from analysis.mandate import analyze_mandates
+from analysis.profiles import load_profile
+from layers.crs import measuring_crs
+from layers.errors import LayerError, LayerValidationError
+from layers.read import LayerSource, find_layers, load_layers, parse_source, read_connected_ids, read_mapping
+from layers.schema import MAINS, PARCELS
+from layers.validate import prepare_layer
+from tests.conftest import CRS, frame, ny_frame
+
+TARGET = measuring_crs("EPSG:2260")
+
+
+def parcels_frame(crs=CRS, **extra):
+    rows = [{"SBL": "1.1-1-1", "OWNER": "SMITH JOHN", "geometry": box(0, 25, 50, 125)},
+            {"SBL": "1.1-1-2", "OWNER": "<b>O'BRIEN</b> & Co", "geometry": box(60, 25, 110, 125)}]
+    for row in rows:
+        row.update(extra)
+    return ny_frame(rows, crs=crs)
+
+
+def mains_frame(crs=CRS):
+    return ny_frame([{"PIPE_ID": "M-1", "TYPE": "Sanitary", "geometry": LineString([(-100, 0), (300, 0)])}], crs=crs)
+
+
+def prepare(gdf, spec=PARCELS, **kw):
+    return prepare_layer(gdf, spec, label=f"{spec.kind} (test)", target_crs=TARGET, **kw)
+
+
+def errors(problems):
+    return [p for p in problems if p.severity == "error"]
+
+
+def test_common_column_names_are_detected_and_originals_kept():
+    out, problems = prepare(parcels_frame())
+    assert not errors(problems)
+    assert list(out["parcel_id"]) == ["1.1-1-1", "1.1-1-2"]
+    assert list(out["owner_name"]) == ["SMITH JOHN", "<b>O'BRIEN</b> & Co"]  # exactly as given
+    assert "SBL" in out.columns and "OWNER" in out.columns
+
+
+def test_missing_required_column_lists_the_columns():
+    gdf = parcels_frame().rename(columns={"SBL": "TAXNUM"})
+    out, problems = prepare(gdf)
+    assert out is None
+    assert "has no parcel_id column" in problems[0].message
+    assert "Columns: TAXNUM, OWNER" in problems[0].message
+    assert "--map parcels.parcel_id=COLUMN" in problems[0].message
+
+
+def test_explicit_mapping_wins():
+    gdf = parcels_frame().rename(columns={"SBL": "TAXNUM"})
+    out, problems = prepare(gdf, mapping=read_mapping(None, ("parcels.parcel_id=TAXNUM",)))
+    assert not errors(problems) and list(out["parcel_id"]) == ["1.1-1-1", "1.1-1-2"]
+
+
+def test_mapping_file(tmp_path):
+    path = tmp_path / "mapping.toml"
+    path.write_text('[parcels]\nparcel_id = "TAXNUM"\n[mains.values.sewer_type]\nGRAV = "sanitary"\n')
+    mapping = read_mapping(str(path))
+    assert mapping.columns == {"parcels": {"parcel_id": "TAXNUM"}}
+    assert mapping.values == {"mains": {"sewer_type": {"GRAV": "sanitary"}}}
+    with pytest.raises(LayerError, match="expected LAYER.FIELD=COLUMN"):
+        read_mapping(None, ("parcel_id=SBL",))
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[lots]\nparcel_id = "X"\n')
+    with pytest.raises(LayerError, match=r"\[lots\] is not a layer"):
+        read_mapping(str(bad))
+
+
+def test_mapping_to_a_missing_column_says_which_exist():
+    out, problems = prepare(parcels_frame(), mapping=read_mapping(None, ("parcels.owner_name=OWNERNAME",)))
+    assert out is None and "no such column. Columns: SBL, OWNER" in problems[0].message
+
+
+def test_no_crs_is_refused_with_how_to_fix():
+    out, problems = prepare(parcels_frame(crs=None))
+    assert out is None
+    assert problems[0].check == "no_crs"
+    assert "--parcels-crs EPSG:2260" in problems[0].message and ".prj" in problems[0].message
+
+
+def test_no_crs_with_a_crs_given_by_the_user():
+    out, problems = prepare(parcels_frame(crs=None), assume_crs="EPSG:2260")
+    assert not errors(problems) and out.crs == TARGET
+
+
+def test_degrees_are_reprojected_before_measuring():
+    lonlat = parcels_frame().to_crs(4326)
+    out, problems = prepare(lonlat)
+    assert not errors(problems)
+    assert out.crs == TARGET
+    np.testing.assert_allclose(out.geometry.area, [5000, 5000], rtol=1e-6)
+
+
+def test_projected_crs_with_degree_coordinates_is_refused():
+    wrong = parcels_frame().to_crs(4326).set_crs(CRS, allow_override=True)
+    out, problems = prepare(wrong)
+    assert out is None and problems[0].check == "crs_mismatch"
+    assert "look like degrees" in problems[0].message and "--parcels-crs EPSG:4326" in problems[0].message
+
+
+def test_geographic_crs_with_projected_coordinates_is_refused():
+    wrong = frame([{"SBL": "A", "geometry": box(457000, 1490000, 457050, 1490100)}], crs="EPSG:4326")
+    out, problems = prepare(wrong)
+    assert out is None and "not longitudes and latitudes" in problems[0].message
+
+
+def test_declared_crs_that_does_not_fit_is_refused():
+    # New York East feet, labelled New York Long Island feet: the parcels would land in the Adirondacks.
+    wrong = frame([{"SBL": "A", "geometry": box(457000, 1490000, 457050, 1490100)}], crs="EPSG:2263")
+    out, problems = prepare(wrong)
+    assert out is None and problems[0].check == "crs_mismatch"
+    assert "outside where that CRS is used" in problems[0].message
+
+
+def test_invalid_geometry_repaired_and_reported():
+    bowtie = Polygon([(0, 0), (100, 100), (100, 0), (0, 100), (0, 0)])
+    gdf = ny_frame([{"SBL": "BOW", "geometry": bowtie}, {"SBL": "OK", "geometry": box(200, 0, 300, 100)}])
+    out, problems = prepare(gdf)
+    assert not errors(problems)
+    fixed = [p for p in problems if p.check == "invalid_geometry"][0]
+    assert fixed.severity == "fixed" and fixed.feature_ids == ("BOW",) and "area changed by" in fixed.message
+    assert out.geometry.is_valid.all()
+    assert out.geometry.iloc[0].geom_type in ("Polygon", "MultiPolygon")
+    assert out.geometry.iloc[0].area == pytest.approx(5000)
+
+
+def test_null_and_empty_geometries_dropped_with_ids():
+    gdf = ny_frame([{"SBL": "A", "geometry": box(0, 0, 10, 10)}, {"SBL": "B", "geometry": None},
+                 {"SBL": "C", "geometry": Polygon()}])
+    out, problems = prepare(gdf)
+    assert list(out["parcel_id"]) == ["A"]
+    dropped = [p for p in problems if p.check == "null_geometry"][0]
+    assert dropped.feature_ids == ("B", "C") and dropped.severity == "warning"
+
+
+def test_z_values_dropped():
+    gdf = ny_frame([{"SBL": "A", "geometry": Polygon([(0, 0, 5), (10, 0, 5), (10, 10, 5), (0, 0, 5)])}])
+    out, problems = prepare(gdf)
+    assert not shapely.has_z(out.geometry.values).any()
+    assert any(p.check == "z_values" and p.severity == "fixed" for p in problems)
+
+
+def test_mixed_geometry_types_refused():
+    gdf = ny_frame([{"SBL": "A", "geometry": box(0, 0, 10, 10)}, {"SBL": "B", "geometry": Point(5, 5)}])
+    out, problems = prepare(gdf)
+    assert out is None and "1 Point" in problems[0].message and problems[0].feature_ids == ("B",)
+
+
+def test_duplicate_parcel_ids_refused_and_listed():
+    gdf = ny_frame([{"SBL": "A", "geometry": box(0, 0, 10, 10)}, {"SBL": "A", "geometry": box(20, 0, 30, 10)},
+                 {"SBL": "B", "geometry": box(40, 0, 50, 10)}, {"SBL": "B", "geometry": box(60, 0, 70, 10)}])
+    out, problems = prepare(gdf)
+    assert out is None and problems[-1].check == "duplicate_id" and problems[-1].feature_ids == ("A", "B")
+
+
+def test_duplicate_main_ids_made_unique():
+    gdf = ny_frame([{"main_id": "M", "geometry": LineString([(0, 0), (1, 1)])},
+                 {"main_id": "M", "geometry": LineString([(1, 1), (2, 2)])}])
+    out, problems = prepare(gdf, MAINS)
+    assert list(out["main_id"]) == ["M", "M#2"] and problems[0].severity == "warning"
+
+
+def test_empty_layer_refused():
+    out, problems = prepare(parcels_frame().iloc[:0])
+    assert out is None and problems[0].check == "empty"
+
+
+def test_numeric_ids_become_text():
+    gdf = ny_frame([{"PIN": 1042.0, "geometry": box(0, 0, 10, 10)}])
+    out, _ = prepare(gdf)
+    assert out["parcel_id"].tolist() == ["1042"]
+
+
+def test_sewer_type_vocabulary_and_unknown_values():
+    gdf = ny_frame([{"TYPE": t, "geometry": LineString([(0, i), (10, i)])}
+                 for i, t in enumerate(["Sanitary", "STORM", "Force Main", "Sewer pipe", None])])
+    out, problems = prepare(gdf, MAINS)
+    assert out["sewer_type"].tolist()[:4] == ["sanitary", "storm", "force", "sanitary"]
+    assert pd.isna(out["sewer_type"].iloc[4])
+    gdf.loc[0, "TYPE"] = "GRAV"
+    out, problems = prepare(gdf, MAINS)
+    assert out is None and "'GRAV'" in problems[0].message and "--map-value mains.sewer_type.GRAV=" in \
+        problems[0].message
+    out, problems = prepare(gdf, MAINS, mapping=read_mapping(None, (), ("mains.sewer_type.GRAV=sanitary",)))
+    assert out["sewer_type"].iloc[0] == "sanitary"
+
+
+def test_ownership_free_text():
+    gdf = ny_frame([{"OWNERSHIP": o, "geometry": LineString([(0, i), (10, i)])}
+                 for i, o in enumerate(["Village of Fort Plain", "Private - Smith", "PUBLIC"])])
+    out, _ = prepare(gdf, MAINS)
+    assert out["ownership"].tolist() == ["public", "private", "public"]
+
+
+def test_connected_yes_no_values():
+    gdf = parcels_frame()
+    gdf["SEWER_CONNECTED"] = ["Y", "no"]
+    out, _ = prepare(gdf)
+    assert out["connected"].tolist() == [True, False]
+    gdf["SEWER_CONNECTED"] = ["Y", "maybe"]
+    out, problems = prepare(gdf)
+    assert out is None and "'maybe'" in problems[0].message
+
+
+def test_result_column_names_in_input_are_kept_as_input_columns():
+    gdf = parcels_frame()
+    gdf["status"] = ["Active", "Active"]
+    out, _ = prepare(gdf)
+    assert "input_status" in out.columns and "status" not in out.columns
+
+
+def test_all_problems_of_all_layers_raised_together(tmp_path):
+    gdf = parcels_frame(crs=None)
+    path = tmp_path / "town.gpkg"
+    with pytest.warns(UserWarning, match="'crs' was not provided"):
+        gdf.to_file(path, layer="parcels")
+    bad_mains = mains_frame()
+    bad_mains["TYPE"] = "Mystery"
+    bad_mains.to_file(path, layer="mains")
+    with pytest.raises(LayerValidationError) as info:
+        load_layers(find_layers(str(path)), target_crs=TARGET)
+    checks = {(p.layer, p.check) for p in info.value.problems}
+    assert {("parcels", "no_crs"), ("mains", "unknown_value")} <= checks
+    assert "2 problem(s)" in str(info.value)
+
+
+@pytest.mark.parametrize("fmt", ["gpkg", "shp", "zip", "geojson", "gdb", "folder"])
+def test_formats(tmp_path, fmt):
+    parcels, mains = parcels_frame(), mains_frame()
+    if fmt == "gpkg":
+        data = tmp_path / "town.gpkg"
+        parcels.to_file(data, layer="parcels")
+        mains.to_file(data, layer="sewer_mains")
+    elif fmt == "gdb":
+        data = tmp_path / "town.gdb"
+        pyogrio.write_dataframe(parcels, data, layer="Parcels", driver="OpenFileGDB")
+        pyogrio.write_dataframe(mains, data, layer="Mains", driver="OpenFileGDB")
+    elif fmt in ("shp", "zip", "geojson", "folder"):
+        data = tmp_path / "layers"
+        data.mkdir()
+        ext = "geojson" if fmt == "geojson" else "shp"
+        parcels.to_file(data / f"parcels.{ext}")
+        mains.to_file(data / f"mains.{ext}")
+        if fmt == "zip":
+            archive = tmp_path / "town.zip"
+            with zipfile.ZipFile(archive, "w") as zf:
+                for f in data.iterdir():
+                    zf.write(f, f.name)
+            data = archive
+    sources = find_layers(str(data))
+    assert set(sources) == {"parcels", "mains"}
+    layers = load_layers(sources, target_crs=TARGET)
+    assert layers.parcels["parcel_id"].tolist() == ["1.1-1-1", "1.1-1-2"]
+    assert layers.mains["sewer_type"].tolist() == ["sanitary"]
+    assert layers.parcels.crs == TARGET
+
+
+def test_zipped_shapefile_given_on_its_own(tmp_path):
+    shp = tmp_path / "p"
+    shp.mkdir()
+    parcels_frame().to_file(shp / "tax_parcels.shp")
+    archive = tmp_path / "parcels.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for f in shp.iterdir():
+            zf.write(f, f.name)
+    source = parse_source("parcels", str(archive))
+    layers = load_layers({"parcels": source, "mains": LayerSource("mains", str(_gpkg(tmp_path)), "mains")},
+                         target_crs=TARGET)
+    assert len(layers.parcels) == 2
+
+
+def _gpkg(tmp_path):
+    path = tmp_path / "m.gpkg"
+    mains_frame().to_file(path, layer="mains")
+    return path
+
+
+def test_zip_with_escaping_member_refused(tmp_path):
+    archive = tmp_path / "evil.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("../../etc/parcels.shp", b"x")
+    with pytest.raises(LayerError, match="outside the archive"):
+        load_layers({"parcels": LayerSource("parcels", str(archive)),
+                     "mains": LayerSource("mains", str(_gpkg(tmp_path)), "mains")}, target_crs=TARGET)
+
+
+def test_missing_layers_and_files(tmp_path):
+    with pytest.raises(LayerError, match="does not exist"):
+        find_layers(str(tmp_path / "nope.gpkg"))
+    path = tmp_path / "only.gpkg"
+    parcels_frame().to_file(path, layer="parcels")
+    with pytest.raises(LayerError, match="No mains layer found"):
+        load_layers(find_layers(str(path)), target_crs=TARGET)
+    with pytest.raises(LayerError, match="does not exist"):
+        parse_source("parcels", str(tmp_path / "x.shp"))
+    with pytest.raises(LayerError, match="name the table after '#'"):
+        parse_source("parcels", "postgresql://localhost/town")
+
+
+def test_connected_list_from_billing_csv(tmp_path):
+    csv = tmp_path / "billing.csv"
+    csv.write_text("account,SBL\n17,1.1-1-2\n18,9.9-9-9\n")
+    ids = read_connected_ids(str(csv))
+    assert ids == {"1.1-1-2", "9.9-9-9"}
+    path = tmp_path / "town.gpkg"
+    parcels_frame().to_file(path, layer="parcels")
+    mains_frame().to_file(path, layer="mains")
+    layers = load_layers(find_layers(str(path)), target_crs=TARGET, connected_ids=ids)
+    # The billing list is the record of connections: a parcel not on it is not connected.
+    assert layers.parcels["connected"].tolist() == [False, True]
+    warning = [p for p in layers.problems if p.check == "connected_list"][0]
+    assert warning.feature_ids == ("9.9-9-9",)
+    with pytest.raises(LayerError, match="no column 'acct'"):
+        read_connected_ids(str(csv), column="acct")
+
+
+def test_manchester_real_sewer_loads_cleanly(shared_data):
+    """EPSG:4979, 3-D, abandoned pipes, no IDs: must load, reproject to NY East feet and drop Z."""
+    base = shared_data / "vt-sewer" / "manchester"
+    sources = {"mains": LayerSource("mains", str(base / "ManchesterLinearFeatures.geojson")),
+               "manholes": LayerSource("manholes", str(base / "ManchesterPointFeatures.geojson"))}
+    border = gpd.read_file(base / "ManchesterBorder.geojson")
+    assert border.crs.to_epsg() == 4979
+    # Parcels: three 100 x 100 ft lots placed on, beside and far from a real existing pipe.
+    mains_raw = gpd.read_file(base / "ManchesterLinearFeatures.geojson")
+    pipe = shapely.force_2d(mains_raw.to_crs(2260).geometry[mains_raw["Status"] == "Existing"].iloc[10])
+    mid = pipe.interpolate(0.5, normalized=True)
+    lots = gpd.GeoDataFrame({"parcel_id": ["ON", "FAR"], "occupied": [True, True]},
+                            geometry=[mid.buffer(50, cap_style="square"),
+                                      box(mid.x + 60_000, mid.y, mid.x + 60_100, mid.y + 100)], crs="EPSG:2260")
+    lots_path = base.parent.parent.parent / "never-written"
+    assert not lots_path.exists()
+    layers = load_layers(sources | {"parcels": _write_lots(lots)}, target_crs=TARGET)
+    mains = layers.mains
+    assert len(mains) == 493 and mains.crs == TARGET
+    assert not shapely.has_z(mains.geometry.values).any()
+    assert (mains["status"] == "abandoned").sum() == 45
+    assert (mains["sewer_type"] == "sanitary").all()  # "Sewer pipe"
+    assert mains["ownership"].eq("public").all()  # "Audience: Public"
+    assert len(layers.manholes) == 483
+    assert any(p.check == "z_values" for p in layers.problems)
+    # Manchester, VT measured in New York East feet: the pipes are metres to a few km long, not degrees.
+    assert 10 < mains.length.median() < 2000
+    wap = load_profile("wappinger", overrides={"mandate.distance_ft": "200"})
+    r = analyze_mandates(layers.parcels, mains, profile=wap).parcels.set_index("parcel_id")
+    assert r.loc["ON", "distance_ft"] == 0 and r.loc["ON", "status"] == "mandated"
+    assert r.loc["FAR", "status"] == "out_of_range" and r.loc["FAR", "distance_ft"] > 1000
+
+
+_LOTS_DIR: list = []
+
+
+def _write_lots(lots) -> LayerSource:
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="sewerplan-lots-")
+    _LOTS_DIR.append(folder)
+    path = f"{folder}/lots.gpkg"
+    lots.to_file(path, layer="parcels")
+    return LayerSource("parcels", path, "parcels")

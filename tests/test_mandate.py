@@ -1,0 +1,293 @@
+"""The connection mandate on hand-made lots whose answer can be seen."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pytest
+import shapely
+from geopandas.testing import assert_geodataframe_equal
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from shapely.geometry import LineString, MultiPolygon, Polygon, box
+
+from analysis.errors import AnalysisError
+from analysis.mandate import analyze_mandates
+from analysis.profiles import load_profile
+from tests.conftest import CRS, frame, lot
+
+
+def run(parcels, mains, streets, profile, **kw):
+    return analyze_mandates(frame(parcels), mains, streets=streets, profile=profile, **kw).parcels.set_index(
+        "parcel_id")
+
+
+@pytest.mark.parametrize(("distance_ft", "status"), [(99.9, "mandated"), (100.0, "mandated"),
+                                                     (100.1, "out_of_range")])
+def test_threshold_includes_exactly_100_ft(fort_plain, distance_ft, status):
+    # A wide right-of-way: 250 ft, so the parcel abuts it while the main runs down its middle.
+    streets = frame([{"street_name": "Broad St", "row_width_ft": 250.0,
+                      "geometry": LineString([(-1000, 0), (2000, 0)])}])
+    mains = frame([{"main_id": "M-1", "geometry": LineString([(-1000, 125 - distance_ft), (2000, 125 - distance_ft)])}])
+    r = run([lot("P", 0, 125)], mains, streets, fort_plain)
+    assert r.loc["P", "distance_ft"] == pytest.approx(distance_ft, abs=1e-9)
+    assert r.loc["P", "status"] == status
+    assert r.loc["P", "section"] == "§ 144-4"
+
+
+def test_main_crossing_the_parcel_is_zero_ft(fort_plain, street_block):
+    streets, _ = street_block
+    mains = frame([{"main_id": "M-9", "geometry": LineString([(25, -50), (25, 500)])}])
+    r = run([lot("P", 0, 25)], mains, streets, fort_plain)
+    assert r.loc["P", "distance_ft"] == 0
+    assert r.loc["P", "main_id"] == "M-9"
+    assert r.loc["P", "status"] == "mandated"
+
+
+def test_main_on_far_side_of_a_wide_street(fort_plain):
+    # 120 ft right-of-way; the main runs 10 ft inside its far edge: 110 ft from the lots on the near side.
+    streets = frame([{"street_name": "State Rte 5", "row_width_ft": 120.0,
+                      "geometry": LineString([(-1000, 0), (2000, 0)])}])
+    mains = frame([{"main_id": "M-1", "geometry": LineString([(-1000, -50), (2000, -50)])}])
+    near = lot("near", 0, -60 - 100)  # south side: 10 ft from the main
+    far = lot("far", 100, 60)  # north side: 110 ft from the main
+    r = run([near, far], mains, streets, fort_plain)
+    assert r.loc["near", "status"] == "mandated"
+    assert r.loc["far", "distance_ft"] == pytest.approx(110)
+    assert r.loc["far", "status"] == "out_of_range"
+    assert bool(r.loc["far", "abuts_sewered_street"]) is True
+    assert "10.0 ft beyond the 100 ft of § 144-4" in r.loc["far", "reason"]
+    # Poughkeepsie's 300 ft reaches it.
+    pk = run([near, far], mains, streets, load_profile("poughkeepsie"))
+    assert pk.loc["far", "status"] == "mandated"
+
+
+def test_multipart_parcel_measures_from_nearest_part(fort_plain, street_block):
+    streets, mains = street_block
+    parts = MultiPolygon([box(0, 400, 50, 500), box(100, 25, 150, 125)])
+    r = run([{"parcel_id": "MP", "occupied": True, "geometry": parts}], mains, streets, fort_plain)
+    assert r.loc["MP", "distance_ft"] == pytest.approx(25)
+    assert r.loc["MP", "status"] == "mandated"
+
+
+def test_parcel_with_hole_measures_to_the_hole_boundary(fort_plain):
+    # A 400 x 400 parcel with a 200 x 200 hole (another owner's lot); the main runs through the middle of the hole.
+    shell = [(0, 0), (400, 0), (400, 400), (0, 400)]
+    hole = [(100, 100), (300, 100), (300, 300), (100, 300)]
+    streets = frame([{"street_name": "Easement", "row_width_ft": 40.0, "geometry": LineString([(200, 120),
+                                                                                            (200, 280)])}])
+    mains = frame([{"main_id": "M-1", "geometry": LineString([(200, 150), (200, 250)])}])
+    r = run([{"parcel_id": "H", "occupied": True, "geometry": Polygon(shell, [hole])}], mains, streets, fort_plain)
+    assert r.loc["H", "distance_ft"] == pytest.approx(50)  # from the hole's edge at y=100 to the main's end
+
+
+@pytest.mark.parametrize(("attrs", "counted_by_default"), [
+    ({"sewer_type": "storm"}, False),
+    ({"ownership": "private"}, False),
+    ({"sewer_type": "combined"}, False),
+    ({"sewer_type": "force"}, False),
+    ({"status": "abandoned"}, False),
+    ({"sewer_type": "sanitary", "ownership": "public", "status": "active"}, True),
+])
+def test_which_mains_count(fort_plain, street_block, attrs, counted_by_default):
+    streets, _ = street_block
+    near = frame([{"main_id": "NEAR", **attrs, "geometry": LineString([(-1000, 0), (2000, 0)])}])
+    far = frame([{"main_id": "FAR", "geometry": LineString([(-1000, -400), (2000, -400)])}])
+    mains = gpd.GeoDataFrame(pd.concat([near, far], ignore_index=True), crs=CRS)
+    r = run([lot("P", 0, 25)], mains, streets, fort_plain)
+    assert (r.loc["P", "main_id"] == "NEAR") is counted_by_default
+
+
+def test_private_and_combined_count_by_setting(street_block):
+    streets, _ = street_block
+    mains = frame([{"main_id": "PVT", "ownership": "private", "geometry": LineString([(-1000, 0), (2000, 0)])},
+                   {"main_id": "CMB", "sewer_type": "combined", "geometry": LineString([(-1000, 5), (2000, 5)])}])
+    none = run([lot("P", 0, 25)], mains, streets, load_profile("fort-plain"))
+    assert none.loc["P", "status"] == "no_public_sewer"
+    private = load_profile("fort-plain", overrides={"sewers.count_private": "true"})
+    assert run([lot("P", 0, 25)], mains, streets, private).loc["P", "main_id"] == "PVT"
+    combined = load_profile("fort-plain", overrides={"sewers.count_combined": "true"})
+    assert run([lot("P", 0, 25)], mains, streets, combined).loc["P", "main_id"] == "CMB"
+
+
+def test_in_range_but_not_abutting(fort_plain, street_block):
+    # Lot B fronts Back St (unsewered, right-of-way y 180..230); its rear line (y=90) is 90 ft from Main St's main.
+    _, mains = street_block
+    back_lot = {"parcel_id": "B", "occupied": True, "geometry": box(0, 90, 50, 180)}
+    streets = frame([
+        {"street_name": "Main St", "geometry": LineString([(-1000, 0), (2000, 0)])},
+        {"street_name": "Back St", "geometry": LineString([(-1000, 205), (2000, 205)])},
+    ])
+    r = run([back_lot, lot("F", 0, 25, d=65)], mains, streets, fort_plain)
+    assert r.loc["B", "distance_ft"] == pytest.approx(90)
+    assert bool(r.loc["B", "abuts_sewered_street"]) is False
+    assert r.loc["B", "status"] == "in_range_not_abutting"
+    assert "not in a street, alley or right-of-way the parcel abuts" in r.loc["B", "reason"]
+    assert r.loc["F", "status"] == "mandated"
+
+
+def test_said_sewer_is_the_one_in_the_abutting_street(fort_plain):
+    # The nearest main (REAR, 40 ft behind the lot, in no street) is not in the street the lot abuts; the main in
+    # Main St 80 ft away is "said public sewer" and decides.
+    streets = frame([{"street_name": "Main St", "row_width_ft": 110.0,
+                      "geometry": LineString([(-1000, 0), (2000, 0)])}])
+    mains = frame([{"main_id": "STREET", "geometry": LineString([(-1000, -25), (2000, -25)])},
+                   {"main_id": "REAR", "geometry": LineString([(-1000, 195), (2000, 195)])}])
+    r = run([lot("P", 0, 55)], mains, streets, fort_plain)
+    assert r.loc["P", "main_id"] == "STREET"
+    assert r.loc["P", "distance_ft"] == pytest.approx(80)
+    assert r.loc["P", "status"] == "mandated"
+    assert "(in Main St)" in r.loc["P", "reason"]
+
+
+def test_occupancy_from_buildings_sheds_do_not_count(fort_plain, street_block):
+    streets, mains = street_block
+    parcels = [lot("HOUSE", 0, 25, occupied=None), lot("SHED", 100, 25, occupied=None),
+               lot("EMPTY", 200, 25, occupied=None), lot("FLAGGED", 300, 25, occupied=None)]
+    buildings = frame([
+        {"building_id": "B1", "geometry": box(10, 50, 40, 80)},  # 900 sq ft house
+        {"building_id": "B2", "geometry": box(110, 100, 120, 112)},  # 120 sq ft shed
+        {"building_id": "B3", "occupied": True, "geometry": box(310, 100, 320, 110)},  # small but marked occupied
+    ])
+    r = analyze_mandates(frame(parcels), mains, streets=streets, buildings=buildings,
+                         profile=fort_plain).parcels.set_index("parcel_id")
+    assert r["status"].to_dict() == {"HOUSE": "mandated", "SHED": "unoccupied", "EMPTY": "unoccupied",
+                                     "FLAGGED": "mandated"}
+    assert "no building of 150 sq ft or more" in r.loc["SHED", "reason"]
+    assert (r["occupied_source"] == "buildings").all()
+
+
+def test_occupied_attribute_overrides_buildings(fort_plain, street_block):
+    streets, mains = street_block
+    buildings = frame([{"geometry": box(10, 50, 40, 80)}])
+    r = analyze_mandates(frame([lot("P", 0, 25, occupied=False)]), mains, streets=streets, buildings=buildings,
+                         profile=fort_plain).parcels
+    assert r.loc[0, "status"] == "unoccupied"
+    assert r.loc[0, "occupied_source"] == "occupied attribute"
+
+
+def test_occupancy_from_property_class(fort_plain, street_block):
+    streets, mains = street_block
+    parcels = frame([{"parcel_id": "V", "property_class": "311", "geometry": box(0, 25, 50, 125)},
+                     {"parcel_id": "R", "property_class": "210", "geometry": box(60, 25, 110, 125)}])
+    r = analyze_mandates(parcels, mains, streets=streets, profile=fort_plain).parcels.set_index("parcel_id")
+    assert r["status"].to_dict() == {"V": "unoccupied", "R": "mandated"}
+    assert "property class 311" in r.loc["V", "reason"]
+
+
+def test_connected_parcels(fort_plain, street_block):
+    streets, mains = street_block
+    r = run([lot("C", 0, 25, connected=True), lot("N", 100, 25, connected=False)], mains, streets, fort_plain)
+    assert r["status"].to_dict() == {"C": "connected", "N": "mandated"}
+
+
+@pytest.mark.parametrize(("profile", "notice", "deadline"), [
+    ("fort-plain", dt.date(2027, 3, 1), "2027-05-30"),
+    ("fort-plain", dt.date(2027, 12, 1), "2028-02-29"),  # across a leap day
+    ("fort-plain", dt.date(2027, 11, 30), "2028-02-28"),
+    ("poughkeepsie", dt.date(2027, 1, 31), "2027-03-02"),  # across a short February
+    ("poughkeepsie", dt.date(2028, 1, 31), "2028-03-01"),
+])
+def test_deadline_is_notice_date_plus_period(street_block, profile, notice, deadline):
+    streets, mains = street_block
+    reason = "public_health_hazard" if profile == "poughkeepsie" else None
+    r = run([lot("P", 0, 25), lot("C", 100, 25, connected=True)], mains, streets, load_profile(profile),
+            notice_date=notice, notice_reason=reason)
+    assert r.loc["P", "deadline"] == deadline
+    assert f"Deadline {deadline}." in r.loc["P", "reason"]
+    assert pd.isna(r.loc["C", "deadline"])
+
+
+def test_poughkeepsie_notice_needs_a_reason(street_block):
+    streets, mains = street_block
+    pk = load_profile("poughkeepsie")
+    with pytest.raises(AnalysisError, match="public_health_hazard"):
+        run([lot("P", 0, 25)], mains, streets, pk, notice_date=dt.date(2027, 3, 1))
+    with pytest.raises(AnalysisError, match="not one the poughkeepsie profile knows"):
+        run([lot("P", 0, 25)], mains, streets, pk, notice_date=dt.date(2027, 3, 1), notice_reason="budget")
+    r = run([lot("P", 0, 25)], mains, streets, pk, notice_date=dt.date(2027, 3, 1),
+            notice_reason="highway_improvement")
+    assert "to promote a highway improvement program (§ 168-22.2G)" in r.loc["P", "reason"]
+    assert r.loc["P", "notice_reason"] == "highway_improvement"
+
+
+def test_wappinger_needs_the_town_distance(street_block):
+    streets, mains = street_block
+    with pytest.raises(AnalysisError, match=r"--set mandate.distance_ft=N"):
+        run([lot("P", 0, 25)], mains, None, load_profile("wappinger"))
+    town = load_profile("wappinger", overrides={"mandate.distance_ft": "200"})
+    # No streets needed: the article does not ask whether the lot abuts a sewered street.
+    r = run([lot("P", 0, 150), lot("FAR", 0, 300)], mains, None, town)
+    assert r["status"].to_dict() == {"P": "mandated", "FAR": "out_of_range"}
+    assert r.loc["P", "section"] == "§ 196-17E (value set by the user)"
+    assert pd.isna(r.loc["P", "deadline"])
+
+
+def test_abutting_test_needs_streets(fort_plain, street_block):
+    _, mains = street_block
+    with pytest.raises(AnalysisError, match="needs a streets layer"):
+        run([lot("P", 0, 25)], mains, None, fort_plain)
+
+
+def test_no_public_sewer(fort_plain, street_block):
+    streets, _ = street_block
+    mains = frame([{"main_id": "S", "sewer_type": "storm", "geometry": LineString([(-1000, 0), (2000, 0)])}])
+    r = run([lot("P", 0, 25)], mains, streets, fort_plain)
+    assert r.loc["P", "status"] == "no_public_sewer"
+    assert np.isnan(r.loc["P", "distance_ft"])
+
+
+def test_input_not_changed_and_index_crs_kept(fort_plain, street_block):
+    streets, mains = street_block
+    parcels = frame([lot("A", 0, 25), lot("B", 0, 500)])
+    parcels.index = [10, 20]
+    before = parcels.copy()
+    result = analyze_mandates(parcels, mains, streets=streets, profile=fort_plain)
+    assert_geodataframe_equal(parcels, before)
+    assert list(result.parcels.index) == [10, 20]
+    assert result.parcels.crs == parcels.crs
+    assert list(result.measuring_lines.index) == [10, 20]
+
+
+def test_measuring_line_runs_from_property_line_to_main(fort_plain, street_block):
+    streets, mains = street_block
+    result = analyze_mandates(frame([lot("A", 0, 25)]), mains, streets=streets, profile=fort_plain)
+    line = result.measuring_lines.geometry.iloc[0]
+    assert line.length == pytest.approx(25)
+    start, end = shapely.get_point(line, 0), shapely.get_point(line, -1)
+    assert start.y == pytest.approx(25) and end.y == pytest.approx(0)
+    assert result.parcels.loc[0, "connection_y"] == pytest.approx(0)
+
+
+def test_metre_crs_distances_are_converted_to_feet(fort_plain):
+    utm = "EPSG:32618"
+    streets = gpd.GeoDataFrame(geometry=[LineString([(500000, 4700000), (501000, 4700000)])], crs=utm)
+    mains = gpd.GeoDataFrame({"main_id": ["M"]}, geometry=[LineString([(500000, 4700000), (501000, 4700000)])],
+                             crs=utm)
+    # 30.48006096 m = 100 US survey feet
+    parcels = gpd.GeoDataFrame({"parcel_id": ["P"], "occupied": [True]},
+                               geometry=[box(500100, 4700000 + 1200 / 3937 * 100, 500120, 4700050)], crs=utm)
+    streets["row_width_ft"] = 210.0
+    r = analyze_mandates(parcels, mains, streets=streets, profile=fort_plain).parcels
+    assert r.loc[0, "distance_ft"] == pytest.approx(100.0)
+    assert r.loc[0, "status"] == "mandated"
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.floats(-2000, 2000), st.floats(-2000, 2000), st.floats(5, 300), st.floats(5, 300)),
+                min_size=1, max_size=25))
+def test_distance_is_the_true_nearest_distance(boxes):
+    parcels = gpd.GeoDataFrame({"parcel_id": [f"P{i}" for i in range(len(boxes))], "occupied": True},
+                               geometry=[box(x, y, x + w, y + h) for x, y, w, h in boxes], crs=CRS)
+    mains = gpd.GeoDataFrame({"main_id": ["A", "B"]}, geometry=[LineString([(0, 0), (500, 300)]),
+                                                                LineString([(-800, 900), (-100, 1500)])], crs=CRS)
+    wap = load_profile("wappinger", overrides={"mandate.distance_ft": "150"})
+    r = analyze_mandates(parcels, mains, profile=wap).parcels
+    # EPSG:2260 is in US survey feet: the planar distance is the answer.
+    expected = np.minimum(parcels.distance(mains.geometry[0]), parcels.distance(mains.geometry[1]))
+    assert (r["distance_ft"] >= 0).all()
+    np.testing.assert_allclose(r["distance_ft"], expected.round(2), atol=0.006)
+    assert ((r["status"] == "mandated") == (expected <= 150.01)).all()

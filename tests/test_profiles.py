@@ -1,0 +1,116 @@
+"""Ordinance profiles: loading, refusing malformed files, and quoting the law truthfully."""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import pytest
+
+from analysis.errors import ProfileError
+from analysis.profiles import PROFILE_DIR, available_profiles, load_profile
+from tests.conftest import SHARED
+
+
+def test_bundled_profiles():
+    assert available_profiles() == ["fort-plain", "poughkeepsie", "wappinger"]
+    fp, pk, wp = (load_profile(n) for n in available_profiles())
+    assert (fp.mandate.distance_ft.value, fp.mandate.notice_period_days.value) == (100.0, 90)
+    assert (pk.mandate.distance_ft.value, pk.mandate.notice_period_days.value) == (300.0, 30)
+    assert pk.mandate.notice_reasons.value == ["public_health_hazard", "highway_improvement"]
+    assert fp.mandate.distance_ft.section == "§ 144-4"
+    assert pk.mandate.distance_ft.section == "§ 168-22.2G"
+    # Wappinger states no distance: required configuration, no invented default.
+    assert wp.mandate.distance_ft.value is None and wp.mandate.distance_ft.town_setting
+    assert wp.mandate.requires_abutting_street.value is False
+    assert all(p.measurement.measuring_crs.value == "EPSG:2260" for p in (fp, pk, wp))
+
+
+def _words(text: str) -> str:
+    text = text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2019", "'")
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
+def test_every_quote_is_in_the_ordinance(name):
+    profile = load_profile(name)
+    text = (SHARED / "ordinances" / profile.source_text).read_text(encoding="utf-8")
+    law = _words(text)
+    for key, rule in profile.rules().items():
+        assert rule.section.startswith("§ "), key
+        assert rule.quote, f"{key} has no quote"
+        for fragment in rule.quote.split("..."):
+            assert _words(fragment) in law, f"{name} {key}: {fragment!r} is not in {profile.source_text}"
+
+
+def test_cited_sections_appear_in_the_text_or_are_marked_derived():
+    """A section number either stands in the ordinance text, or the profile says it was derived by counting."""
+    for name in available_profiles():
+        profile = load_profile(name)
+        text = (SHARED / "ordinances" / profile.source_text).read_text(encoding="utf-8").replace("\xa0", " ")
+        for key, rule in profile.rules().items():
+            number = re.match(r"§ (\d+-\d+(?:\.\d+)?)", rule.section).group(1)  # without the subsection letter
+            printed = f"§ {number}" in text or f"§§ {number}" in text
+            assert printed or rule.derived, f"{name} {key}: {rule.section} is neither in the text nor derived"
+
+
+def _copy(tmp_path, name="fort-plain"):
+    path = tmp_path / f"{name}.toml"
+    shutil.copy(PROFILE_DIR / f"{name}.toml", path)
+    return path
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    (lambda t: t.replace("[sewers]", "[sewers]\ncount_storm = { value = true, section = \"§ 1\" }"),
+     r"fort-plain.toml: .*\[sewers\] unknown key 'count_storm'"),
+    (lambda t: re.sub(r"\nnotice_period_days = .*", "", t), r"\[mandate\] missing key 'notice_period_days'"),
+    (lambda t: t.replace('distance_ft = { value = 100.0', 'distance_ft = { value = "100"'),
+     r"mandate.distance_ft: expected int/float, got '100'"),
+    (lambda t: t.replace('distance_ft = { value = 100.0, section = "§ 144-4", ',
+                         'distance_ft = { value = 100.0, '), r"mandate.distance_ft: missing key 'section'"),
+    (lambda t: t.replace("[measurement]", "[measurements]"), r"unknown table \[measurements\]"),
+    (lambda t: t.replace('version = "2026-11-30"\n', ""), r"\[profile\] missing key 'version'"),
+    (lambda t: t.replace('distance_ft = { value = 100.0', 'distance_ft = { value = -1.0'), "must not be negative"),
+    (lambda t: t + "\n[[", "is not valid TOML"),
+])
+def test_malformed_profiles_name_file_and_key(tmp_path, edit, message):
+    path = _copy(tmp_path)
+    path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+    with pytest.raises(ProfileError, match=message):
+        load_profile(path)
+
+
+def test_all_problems_reported_at_once(tmp_path):
+    path = _copy(tmp_path)
+    text = path.read_text(encoding="utf-8").replace("[sewers]", "[sewers]\nbogus = 1")
+    path.write_text(re.sub(r"\nnotice_period_days = .*", "", text), encoding="utf-8")
+    with pytest.raises(ProfileError) as info:
+        load_profile(path)
+    assert "bogus" in str(info.value) and "notice_period_days" in str(info.value)
+
+
+def test_unknown_profile_lists_the_bundled_ones():
+    with pytest.raises(ProfileError, match="fort-plain, poughkeepsie, wappinger"):
+        load_profile("albany")
+
+
+@pytest.mark.parametrize(("overrides", "message"), [
+    ({"mandate.distance": "5"}, "names no rule"),
+    ({"mandate.distance_ft": "far"}, "not a int"),
+    ({"sewers.count_private": "maybe"}, "not a bool"),
+])
+def test_bad_overrides(overrides, message):
+    with pytest.raises(ProfileError, match=message):
+        load_profile("fort-plain", overrides=overrides)
+
+
+def test_override_is_marked_in_the_citation():
+    rule = load_profile("wappinger", overrides={"mandate.distance_ft": "200"}).mandate.distance_ft
+    assert rule.value == 200.0 and rule.citation == "§ 196-17E (value set by the user)"
+
+
+def test_profile_as_dict_has_every_rule_with_section():
+    data = load_profile("poughkeepsie").as_dict()
+    assert data["id"] == "poughkeepsie"
+    assert data["rules"]["mandate.distance_ft"]["section"] == "§ 168-22.2G"
+    assert all("section" in r for r in data["rules"].values())
