@@ -56,8 +56,8 @@ def sample_town(n_parcels: int = 2000, *, seed: int = 1982) -> dict[str, gpd.Geo
     Examples
     --------
     >>> town = sample_town(300)
-    >>> sorted(town), len(town["parcels"]) >= 300, town["parcels"].crs.to_epsg()
-    (['buildings', 'manholes', 'mains', 'parcels', 'streets', 'treatment_plants'], True, 2260)
+    >>> sorted(town), len(town["parcels"]) == 300, town["parcels"].crs.to_epsg()
+    (['buildings', 'mains', 'manholes', 'parcels', 'streets', 'treatment_plants'], True, 2260)
     >>> town["parcels"]["parcel_id"].is_unique
     True
     """
