@@ -7,7 +7,8 @@ For every parcel, vectorised over STRtrees (no Python loop over parcels):
    and abandoned mains never), for every parcel, out-of-range ones included. With it ``main_id``, the connection
    point on the main and the measuring line from the property line to it.
 2. ``abuts_sewered_street``: the parcel comes within ``abut_tolerance_ft`` of a street right-of-way in which a
-   counting main lies (runs for at least ``min_main_length_in_street_ft`` inside it). Right-of-way polygons are
+   counting main lies: runs inside it for at least ``main_in_street_min_row_widths`` times its width, so a main
+   that merely crosses the street or ends in an intersection does not count. Right-of-way polygons are
    used as given; centrelines are buffered by half their ``row_width_ft`` (else the profile default).
    Where the profile requires it (§ 144-4, § 168-22.2G), the main that decides is "said public sewer": a main
    lying in a street the parcel abuts. When the nearest main is not one, the nearest in-range main that is
@@ -105,7 +106,7 @@ def analyze_mandates(
     if has_streets and tree is not None:
         rows = _rights_of_way(streets, profile, fpu)
         pr, mr, sewered_row = _street_pairs(rows, parcel_geoms, main_geoms, m.abut_tolerance_ft.value / fpu,
-                                            m.min_main_length_in_street_ft.value / fpu, fpu)
+                                            m.main_in_street_min_row_widths.value)
         abuts[pr["parcel"][sewered_row[pr["row"]]].unique()] = True
         if profile.mandate.requires_abutting_street.value and threshold_ft is not None:
             main_index, distance, street_of_main = _said_sewer(
@@ -263,19 +264,24 @@ def _rights_of_way(streets: gpd.GeoDataFrame, profile: Profile, fpu: float) -> p
     polygons[linear] = shapely.buffer(geoms[linear], width_ft[linear] / 2 / fpu)
     names = streets["street_name"].astype(object).where(streets["street_name"].notna(), None) \
         if "street_name" in streets.columns else pd.Series([None] * len(geoms))
-    return pd.DataFrame({"geometry": polygons, "street_name": names.to_numpy(object)})
+    return pd.DataFrame({"geometry": polygons, "street_name": names.to_numpy(object), "width": width_ft / fpu})
 
 
-def _street_pairs(rows: pd.DataFrame, parcels: np.ndarray, mains: np.ndarray, abut_tol: float, min_len: float,
-                  fpu: float):
-    """Parcel-abuts-street and main-lies-in-street pairs, by integer positions, and which streets are sewered."""
+def _street_pairs(rows: pd.DataFrame, parcels: np.ndarray, mains: np.ndarray, abut_tol: float,
+                  min_row_widths: float):
+    """Parcel-abuts-street and main-lies-in-street pairs, by integer positions, and which streets are sewered.
+
+    ``mr`` carries the length of each main inside each street, longest first, so the street a main runs along
+    is named before one it only touches.
+    """
     polys = rows["geometry"].to_numpy(object)
     row_tree = shapely.STRtree(polys)
     p_idx, r_idx = row_tree.query(parcels, predicate="dwithin", distance=abut_tol)
     m_idx, mr_idx = row_tree.query(mains, predicate="intersects")
     inside = shapely.length(shapely.intersection(mains[m_idx], polys[mr_idx]))
-    keep = inside >= min_len
-    mr = pd.DataFrame({"main": m_idx[keep], "row": mr_idx[keep]})
+    keep = inside >= min_row_widths * rows["width"].to_numpy(float)[mr_idx]
+    mr = pd.DataFrame({"main": m_idx[keep], "row": mr_idx[keep], "inside": inside[keep]})
+    mr = mr.sort_values("inside", ascending=False, kind="stable").drop(columns="inside")
     sewered = np.zeros(len(polys), dtype=bool)
     sewered[mr["row"].to_numpy()] = True
     pr = pd.DataFrame({"parcel": p_idx, "row": r_idx})
@@ -287,7 +293,9 @@ def _said_sewer(tree, parcels, mains, main_index, distance, pr, mr, reach, stree
 
     § 144-4 and § 168-22.2G require "said public sewer" (the one in the abutting street) to be within the distance.
     """
-    pairs = pr.assign(main=main_index[pr["parcel"].to_numpy()]).merge(mr, on=["main", "row"])
+    # mr is ordered longest-inside first; merging from it keeps that order, so the first pair per parcel names
+    # the street the main runs along.
+    pairs = mr.merge(pr.assign(main=main_index[pr["parcel"].to_numpy()]), on=["main", "row"])
     ok = np.zeros(len(parcels), dtype=bool)
     ok[pairs["parcel"].to_numpy()] = True
     street = np.full(len(parcels), None, dtype=object)
@@ -302,7 +310,7 @@ def _said_sewer(tree, parcels, mains, main_index, distance, pr, mr, reach, stree
         cand = cand.merge(pr, on="parcel").merge(mr, on=["main", "row"])
         if len(cand):
             cand["d"] = shapely.distance(parcels[cand["parcel"].to_numpy()], mains[cand["main"].to_numpy()])
-            best = cand.sort_values(["parcel", "d", "main"]).drop_duplicates("parcel")
+            best = cand.sort_values(["parcel", "d", "main"], kind="stable").drop_duplicates("parcel")
             rows = best["parcel"].to_numpy()
             main_index = main_index.copy()
             distance = distance.copy()

@@ -99,7 +99,7 @@ class MeasurementSettings:
     distance_tolerance_ft: Rule = _rule((int, float))
     abut_tolerance_ft: Rule = _rule((int, float))
     default_row_width_ft: Rule = _rule((int, float))
-    min_main_length_in_street_ft: Rule = _rule((int, float))
+    main_in_street_min_row_widths: Rule = _rule((int, float))
     min_occupied_building_sqft: Rule = _rule((int, float))
 
 

@@ -103,8 +103,8 @@ def _parcels_and_buildings(rng, street_y, cross_x, depth, n_sewered, n_target):
     x_inner0 = cross_x[k] + ROW_FT / 2
     width = BLOCK_FT - ROW_FT
     cum = np.cumsum(weights) - np.repeat(np.cumsum(face_total) - face_total, per_face)
-    x1 = x_inner0[face] + width * cum / face_total[face]
-    x0 = x1 - width * weights / face_total[face]
+    x1 = np.round(x_inner0[face] + width * cum / face_total[face], 2)
+    x0 = np.where(order == 0, x_inner0[face], np.roll(x1, 1))  # shared side lines: no slivers, no overlaps
     fj, fs = j[face], side[face]
     lot_depth = np.where(fs == 1, depth[np.minimum(fj, len(depth) - 1)], depth[np.maximum(fj - 1, 0)])
     lot_depth = np.where((fs == 0) & (fj == 0), depth[0], lot_depth)

@@ -39,12 +39,26 @@ def test_threshold_includes_exactly_100_ft(fort_plain, distance_ft, status):
 
 
 def test_main_crossing_the_parcel_is_zero_ft(fort_plain, street_block):
+    # The main runs north through the lot in a 20-ft sewer easement, mapped as a right-of-way polygon (§ 144-1
+    # measures to "the edge of a sewer right-of-way" where the building sewer connects in one).
+    streets, _ = street_block
+    easement = frame([{"street_name": "Sewer easement", "geometry": box(15, -50, 35, 500)}])
+    mains = frame([{"main_id": "M-9", "geometry": LineString([(25, -50), (25, 500)])}])
+    both = gpd.GeoDataFrame(pd.concat([streets, easement], ignore_index=True), crs=CRS)
+    r = run([lot("P", 0, 25)], mains, both, fort_plain)
+    assert r.loc["P", "distance_ft"] == 0
+    assert r.loc["P", "main_id"] == "M-9"
+    assert r.loc["P", "status"] == "mandated"
+    assert "(in Sewer easement)" in r.loc["P", "reason"]
+
+
+def test_main_only_crossing_a_street_does_not_sewer_it(fort_plain, street_block):
+    # The same main without its easement: it crosses Main St (50 ft inside it) but does not run along it.
     streets, _ = street_block
     mains = frame([{"main_id": "M-9", "geometry": LineString([(25, -50), (25, 500)])}])
     r = run([lot("P", 0, 25)], mains, streets, fort_plain)
     assert r.loc["P", "distance_ft"] == 0
-    assert r.loc["P", "main_id"] == "M-9"
-    assert r.loc["P", "status"] == "mandated"
+    assert r.loc["P", "status"] == "in_range_not_abutting"
 
 
 def test_main_on_far_side_of_a_wide_street(fort_plain):

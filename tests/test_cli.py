@@ -1,0 +1,185 @@
+"""The sewerplan command: what a user types, what they see, what files they get."""
+
+from __future__ import annotations
+
+import json
+
+import geopandas as gpd
+import pandas as pd
+import pyogrio
+import pytest
+from click.testing import CliRunner
+
+from gisapp.cli import main
+from layers.sample import sample_town
+from layers.store import latest_run
+from layers.write import write_layers
+
+
+@pytest.fixture(scope="module")
+def town_gpkg(tmp_path_factory):
+    path = tmp_path_factory.mktemp("town") / "town.gpkg"
+    write_layers(str(path), sample_town(400))
+    return path
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def test_analyze_prints_a_summary_table(town_gpkg):
+    result = invoke("analyze", "--profile", "fort-plain", "--data", town_gpkg)
+    assert result.exit_code == 0, result.output
+    assert "Village of Fort Plain" in result.output
+    for status in ("connected", "mandated", "in_range_not_abutting", "out_of_range", "unoccupied"):
+        assert status in result.output
+    assert "100 ft from the property line (§ 144-4)" in result.output
+
+
+def test_analyze_json_shape(town_gpkg, tmp_path):
+    out = tmp_path / "results.gpkg"
+    result = invoke("analyze", "--profile", "fort-plain", "--data", town_gpkg, "--out", out,
+                    "--notice-date", "2027-03-01", "--json")
+    assert result.exit_code == 0
+    doc = json.loads(result.output)
+    assert set(doc) == {"summary", "problems", "mandated"}
+    s = doc["summary"]
+    assert s["parcels"] == 400 and sum(s["counts"].values()) == 400
+    assert s["profile"] == "fort-plain" and s["distance_ft"] == 100.0 and s["notice_date"] == "2027-03-01"
+    assert s["layers_written"] == ["parcel_results", "measuring_lines", "connection_points"]
+    assert len(doc["mandated"]) == s["counts"]["mandated"] > 0
+    first = doc["mandated"][0]
+    assert set(first) == {"parcel_id", "distance_ft", "main_id", "section", "deadline", "reason"}
+    assert first["deadline"] == "2027-05-30" and first["section"] == "§ 144-4"
+    assert first["distance_ft"] <= 100
+    # The GeoPackage holds results beside the run record.
+    layers = {name for name, _ in pyogrio.list_layers(out)}
+    assert {"parcel_results", "measuring_lines", "connection_points"} <= layers
+    assert latest_run(out)["counts"] == s["counts"]
+
+
+def test_outputs_keep_input_attributes_geojson_rfc7946_and_csv(town_gpkg, tmp_path):
+    gj, csv = tmp_path / "r.geojson", tmp_path / "r.csv"
+    assert invoke("analyze", "--profile", "fort-plain", "--data", town_gpkg, "--out", gj).exit_code == 0
+    assert invoke("analyze", "--profile", "fort-plain", "--data", town_gpkg, "--out", csv).exit_code == 0
+    raw = json.loads(gj.read_text())
+    assert "crs" not in raw  # RFC 7946: WGS 84 lon/lat, no crs member
+    lon, lat = raw["features"][0]["geometry"]["coordinates"][0][0]
+    assert -75 < lon < -74 and 42 < lat < 43.5  # Fort Plain, NY
+    source = gpd.read_file(town_gpkg, layer="parcels").set_index("parcel_id")
+    result = gpd.read_file(gj).set_index("parcel_id")
+    assert (result["owner_name"] == source.loc[result.index, "owner_name"]).all()
+    assert {"status", "distance_ft", "rule", "section", "reason", "main_id"} <= set(result.columns)
+    table = pd.read_csv(csv, dtype={"property_class": str})
+    assert len(table) == 400 and "geometry" not in table.columns
+    assert table["mail_zip"].astype(str).str.len().min() >= 4
+
+
+def test_layers_given_one_by_one_with_a_mapping(town_gpkg, tmp_path):
+    parcels = gpd.read_file(town_gpkg, layer="parcels").rename(columns={"parcel_id": "TAXMAPNO",
+                                                                        "owner_name": "OWN"})
+    parcels[["TAXMAPNO", "OWN", "units", "connected", "geometry"]].to_file(tmp_path / "p.shp")
+    result = invoke("analyze", "--profile", "fort-plain", "--parcels", tmp_path / "p.shp",
+                    "--mains", f"{town_gpkg}:mains", "--streets", f"{town_gpkg}:streets",
+                    "--buildings", f"{town_gpkg}:buildings", "--map", "parcels.parcel_id=TAXMAPNO",
+                    "--map", "parcels.owner_name=OWN", "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["summary"]["parcels"] == 400
+
+
+def test_connected_csv(town_gpkg, tmp_path):
+    parcels = gpd.read_file(town_gpkg, layer="parcels")
+    ids = parcels["parcel_id"].tolist()
+    (tmp_path / "billing.csv").write_text("SBL\n" + "\n".join(ids) + "\n")
+    result = invoke("analyze", "--profile", "fort-plain", "--data", town_gpkg, "--connected",
+                    tmp_path / "billing.csv", "--json")
+    assert json.loads(result.output)["summary"]["counts"]["connected"] == 400
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--profile", "albany"], "No profile named 'albany'"),
+    (["--profile", "wappinger"], "--set mandate.distance_ft=N"),
+    (["--profile", "poughkeepsie", "--notice-date", "2027-03-01"], "--notice-reason public_health_hazard"),
+    (["--profile", "fort-plain", "--set", "mandate.distance=3"], "names no rule"),
+    (["--profile", "fort-plain", "--out", "results.shp"], "give an output ending in .gpkg, .geojson or .csv"),
+    (["--profile", "fort-plain", "--crs", "EPSG:4326"], "not projected"),
+    (["--profile", "fort-plain", "--crs", "EPSG:999999"], "is not a coordinate reference system"),
+])
+def test_user_errors_exit_2_without_traceback(town_gpkg, args, message):
+    result = CliRunner().invoke(main, ["analyze", "--data", str(town_gpkg), *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception,
+                                                                                         SystemExit)
+
+
+def test_missing_data_and_bad_layers_exit_2(tmp_path, town_gpkg):
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(tmp_path / "x.gpkg")])
+    assert result.exit_code == 2 and "does not exist" in result.output
+    parcels = gpd.read_file(town_gpkg, layer="parcels").set_crs(None, allow_override=True)
+    bad = tmp_path / "bad.gpkg"
+    with pytest.warns(UserWarning, match="'crs' was not provided"):
+        parcels.to_file(bad, layer="parcels")
+    gpd.read_file(town_gpkg, layer="mains").to_file(bad, layer="mains")
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(bad), "--json"])
+    assert result.exit_code == 2
+    doc = json.loads(result.stdout)
+    assert doc["problems"][0]["check"] == "no_crs"
+    assert "--parcels-crs EPSG:2260" in result.stderr
+    # ... and the user's fix works.
+    fixed = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(bad), "--parcels-crs",
+                                      "EPSG:2260", "--streets", f"{town_gpkg}:streets", "--json"])
+    assert fixed.exit_code == 0, fixed.output
+
+
+def test_no_streets_for_the_abutting_test(tmp_path, town_gpkg):
+    data = tmp_path / "nostreets.gpkg"
+    for layer in ("parcels", "mains", "buildings"):
+        gpd.read_file(town_gpkg, layer=layer).to_file(data, layer=layer)
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(data)])
+    assert result.exit_code == 2 and "needs a streets layer" in result.output
+
+
+def test_wappinger_with_the_town_distance(town_gpkg):
+    result = invoke("analyze", "--profile", "wappinger", "--data", town_gpkg, "--set", "mandate.distance_ft=150",
+                    "--json")
+    doc = json.loads(result.output)
+    assert doc["summary"]["distance_ft"] == 150.0
+    assert doc["summary"]["distance_section"] == "§ 196-17E (value set by the user)"
+
+
+def test_three_profiles_give_different_counts(town_gpkg):
+    counts = {}
+    for profile, extra in (("fort-plain", []), ("poughkeepsie", []),
+                           ("wappinger", ["--set", "mandate.distance_ft=100"])):
+        doc = json.loads(invoke("analyze", "--profile", profile, "--data", town_gpkg, *extra, "--json").output)
+        counts[profile] = doc["summary"]["counts"]
+    # 300 ft reaches more than 100 ft; Wappinger has no abutting test, so nothing is in range but not abutting.
+    assert counts["poughkeepsie"]["out_of_range"] < counts["fort-plain"]["out_of_range"]
+    assert counts["poughkeepsie"]["in_range_not_abutting"] > counts["fort-plain"]["in_range_not_abutting"]
+    assert counts["wappinger"]["in_range_not_abutting"] == 0 < counts["fort-plain"]["in_range_not_abutting"]
+
+
+def test_sample_command(tmp_path):
+    out = tmp_path / "s.gpkg"
+    result = invoke("sample", "--out", out, "--parcels", 120, "--json")
+    doc = json.loads(result.output)
+    assert doc["layers"]["parcels"] == 120 and doc["crs"] == "EPSG:2260"
+    again = CliRunner().invoke(main, ["sample", "--out", str(out)])
+    assert again.exit_code == 2 and "--overwrite" in again.output
+    assert invoke("sample", "--out", out, "--parcels", 120, "--overwrite").exit_code == 0
+
+
+def test_profiles_commands():
+    listed = json.loads(invoke("profiles", "list", "--json").output)
+    assert [p["id"] for p in listed] == ["fort-plain", "poughkeepsie", "wappinger"]
+    shown = json.loads(invoke("profiles", "show", "poughkeepsie", "--json").output)
+    assert shown["rules"]["mandate.notice_period_days"]["value"] == 30
+    text = invoke("profiles", "show", "fort-plain").output
+    assert "§ 144-4" in text and "within 100 feet" in text
+    assert CliRunner().invoke(main, ["profiles", "show", "nowhere"]).exit_code == 2
+
+
+def test_serve_refuses_a_missing_store(tmp_path):
+    result = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none.gpkg")])
+    assert result.exit_code == 2 and "make demo" in result.output
