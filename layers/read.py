@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import tomllib
 import zipfile
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -66,15 +67,14 @@ class Layers:
 
 
 def is_postgres(text: str) -> bool:
-    return str(text).startswith(("postgresql://", "postgres://", "postgresql+psycopg2://"))
+    return str(text).startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
 
 
 def find_layers(data: str) -> dict[str, LayerSource]:
     """Find the layers of a GeoPackage, geodatabase, zip, folder or PostGIS database by their names."""
     if is_postgres(data):
         url, _, _ = data.partition("#")
-        names = {t.lower(): t for t in _postgis_tables(url)}
-        return _match(names, lambda name: LayerSource("", url, name))
+        return _match(_tables_by_bare_name(_postgis_tables(url)), lambda name: LayerSource("", url, name))
     path = Path(data)
     if not path.exists():
         raise LayerError(f"{data} does not exist. Give a GeoPackage, a folder of layers, or a postgresql:// URL.")
@@ -87,6 +87,22 @@ def find_layers(data: str) -> dict[str, LayerSource]:
     except Exception as exc:
         raise LayerError(f"{data} cannot be read as vector data: {exc}") from exc
     return _match(names, lambda name: LayerSource("", str(path), name))
+
+
+def _tables_by_bare_name(tables: list[str]) -> dict[str, str]:
+    """Qualified table names keyed by their bare lower-case name; a table in ``public`` wins a tie."""
+    by_name: dict[str, list[str]] = {}
+    for table in tables:
+        by_name.setdefault(table.rpartition(".")[2].lower(), []).append(table)
+    chosen = {}
+    for bare, found in by_name.items():
+        public = [t for t in found if "." not in t]
+        if public or len(found) == 1:
+            chosen[bare] = (public or found)[0]
+        elif bare in {n for names in LAYER_NAMES.values() for n in names}:
+            raise LayerError(f"Several PostGIS tables are named {bare}: {', '.join(sorted(found))}. Give the one to "
+                             "use with --LAYER postgresql://...#schema.table.")
+    return chosen
 
 
 def _match(available: dict, make) -> dict[str, LayerSource]:
@@ -140,17 +156,25 @@ def _check_zip(path: str) -> None:
         raise LayerError(f"{path} contains member paths outside the archive ({', '.join(bad[:3])}); refused.")
 
 
-def _engine(url: str):
+@contextmanager
+def _connect(url: str):
+    """One connection, closed after use (no pool lingers between reads)."""
     from sqlalchemy import create_engine
+    from sqlalchemy.pool import NullPool
 
-    return create_engine(url.replace("postgres://", "postgresql://", 1))
+    engine = create_engine(url.replace("postgres://", "postgresql://", 1), poolclass=NullPool)
+    try:
+        with engine.connect() as con:
+            yield con
+    finally:
+        engine.dispose()
 
 
 def _postgis_tables(url: str) -> list[str]:
     from sqlalchemy import text
 
     try:
-        with _engine(url).connect() as con:
+        with _connect(url) as con:
             rows = con.execute(text("SELECT f_table_schema, f_table_name FROM geometry_columns")).all()
     except Exception as exc:
         raise LayerError(f"Cannot list the tables of {_redact(url)}: {exc}") from exc
@@ -165,7 +189,7 @@ def _read_postgis(url: str, table: str) -> gpd.GeoDataFrame:
     schema, _, name = table.rpartition(".")
     schema = schema or "public"
     try:
-        with _engine(url).connect() as con:
+        with _connect(url) as con:
             row = con.execute(text("SELECT f_geometry_column FROM geometry_columns WHERE f_table_schema = :s "
                                    "AND f_table_name = :t"), {"s": schema, "t": name}).first()
             if row is None:

@@ -1,0 +1,107 @@
+"""Reading layers from a real PostgreSQL/PostGIS server (CI starts one; see .ci/run)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import pytest
+import shapely
+from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
+
+from analysis.mandate import analyze_mandates
+from analysis.profiles import load_profile
+from layers.crs import measuring_crs
+from layers.errors import LayerError
+from layers.read import find_layers, load_layers, parse_source
+from layers.sample import sample_town
+
+pytestmark = pytest.mark.postgres
+TARGET = measuring_crs("EPSG:2260")
+
+
+@pytest.fixture(scope="module")
+def pg_url():
+    url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL/PostGIS.")
+        pytest.skip("no PostgreSQL/PostGIS (set SEWERPLAN_TEST_POSTGRES_URL; .ci/run does)")
+    return url
+
+
+@pytest.fixture(scope="module")
+def town_schema(pg_url):
+    """The sample town written to its own schema, as a county GIS office would load it."""
+    schema = f"town_{uuid.uuid4().hex[:8]}"
+    town = sample_town(300)
+    engine = create_engine(pg_url, poolclass=NullPool)
+    with engine.begin() as con:
+        con.execute(text(f"CREATE SCHEMA {schema}"))
+        for name in ("parcels", "buildings", "streets", "mains"):
+            _write_table(con, f"{schema}.{name}", town[name])
+    yield schema, town
+    with engine.begin() as con:
+        con.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+    engine.dispose()
+
+
+def _write_table(con, table: str, frame) -> None:
+    cols = [c for c in frame.columns if c != "geometry"]
+    types = {c: "double precision" if frame[c].dtype.kind in "fi" else "text" for c in cols}
+    geom_type = frame.geometry.geom_type.iloc[0]
+    con.execute(text(f"CREATE TABLE {table} ({', '.join(f'{c} {t}' for c, t in types.items())}, "
+                     f"geom geometry({geom_type}, 2260))"))
+    rows = frame[cols].astype(object).where(frame[cols].notna(), None).to_dict("records")
+    for row, wkb in zip(rows, shapely.to_wkb(frame.geometry.values, hex=True), strict=True):
+        row["geom_wkb"] = wkb
+    placeholders = ", ".join(f":{c}" for c in cols)
+    con.execute(text(f"INSERT INTO {table} ({', '.join(cols)}, geom) VALUES ({placeholders}, "
+                     "ST_GeomFromWKB(decode(:geom_wkb, 'hex'), 2260))"), rows)
+
+
+def test_layers_read_from_postgis_give_the_same_answer(pg_url, town_schema):
+    schema, town = town_schema
+    sources = {kind: parse_source(kind, f"{pg_url}#{schema}.{kind}")
+               for kind in ("parcels", "buildings", "streets", "mains")}
+    layers = load_layers(sources, target_crs=TARGET)
+    assert len(layers.parcels) == 300 and layers.parcels.crs == TARGET
+    profile = load_profile("fort-plain")
+    from_db = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets, buildings=layers.buildings,
+                               profile=profile).summary["counts"]
+    parcels = town["parcels"].assign(connected=town["parcels"]["connected"] == "Y")
+    direct = analyze_mandates(parcels, town["mains"], streets=town["streets"], buildings=town["buildings"],
+                              profile=profile).summary["counts"]
+    assert from_db == direct
+
+
+def test_tables_found_by_name(pg_url, town_schema):
+    schema, _ = town_schema
+    found = find_layers(pg_url)
+    assert found["parcels"].layer.endswith("parcels")
+    assert {f"{schema}.parcels", f"{schema}.mains"} <= {s for s in _tables(pg_url)}
+
+
+def _tables(url):
+    engine = create_engine(url, poolclass=NullPool)
+    with engine.connect() as con:
+        rows = con.execute(text("SELECT f_table_schema, f_table_name FROM geometry_columns")).all()
+    engine.dispose()
+    return [f"{s}.{t}" for s, t in rows]
+
+
+def test_bad_table_names_are_refused(pg_url):
+    from layers.read import read_source
+
+    with pytest.raises(LayerError, match="is not a table name"):
+        read_source(parse_source("parcels", f"{pg_url}#parcels; DROP TABLE x"))
+    with pytest.raises(LayerError, match="has no geometry column"):
+        read_source(parse_source("parcels", f"{pg_url}#public.no_such_table"))
+
+
+def test_wrong_password_is_a_clear_error_without_the_password(pg_url):
+    bad = pg_url.replace("sewerplan:sewerplan@", "sewerplan:hunter2@")
+    with pytest.raises(LayerError) as info:
+        find_layers(bad)
+    assert "hunter2" not in str(info.value) and "Cannot list the tables" in str(info.value)
