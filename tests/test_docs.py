@@ -1,0 +1,37 @@
+"""Every command-line option and every web setting is documented."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+import pytest
+
+from gisapp import SETTINGS
+from gisapp.cli import main
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def _commands(group: click.Group, prefix: str = ""):
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            yield from _commands(command, f"{prefix}{name} ")
+        else:
+            yield f"{prefix}{name}", command
+
+
+@pytest.mark.parametrize(("name", "command"), list(_commands(main)))
+def test_every_option_is_in_docs_cli(name, command):
+    text = (DOCS / "cli.md").read_text(encoding="utf-8")
+    assert f"sewerplan {name.split()[0]}" in text
+    for param in command.params:
+        for opt in param.opts:
+            if opt.startswith("--") and opt != "--help":
+                assert f"`{opt}" in text or f"{opt}`" in text or f"`{opt} " in text, f"{name}: {opt}"
+
+
+def test_every_setting_is_in_docs_web():
+    text = (DOCS / "web.md").read_text(encoding="utf-8")
+    for name in SETTINGS:
+        assert f"`{name}`" in text, name
