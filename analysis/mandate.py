@@ -23,20 +23,23 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import shapely
 from pyproj import CRS
 
+from analysis._parallel import elementwise, nearest, paused_gc, query_pairs
 from analysis.errors import AnalysisError
 from analysis.profiles import Profile
+from analysis.reasons import OCCUPANCY_SOURCES, STATUSES, explain
+from analysis.streets import abuts_sewered, said_sewer, street_pairs
 
-STATUSES = ("connected", "mandated", "in_range_not_abutting", "out_of_range", "unoccupied", "no_public_sewer")
-CHUNK = 20_000
+__all__ = ["STATUSES", "MandateResult", "analyze_mandates", "check_notice"]
 
 
 @dataclass(frozen=True)
@@ -80,75 +83,92 @@ def analyze_mandates(
     """
     _check_inputs(parcels, mains, streets, buildings, profile)
     check_notice(profile, notice_date, notice_reason)
+    with paused_gc():
+        return _analyze(parcels, mains, profile=profile, streets=streets, buildings=buildings,
+                        notice_date=notice_date, notice_reason=notice_reason, workers=workers)
+
+
+def _analyze(parcels, mains, *, profile, streets, buildings, notice_date, notice_reason, workers) -> MandateResult:
     crs = CRS(parcels.crs)
     fpu = _feet_per_unit(crs)
     threshold_ft = _threshold(profile)
     workers = workers or min(4, os.cpu_count() or 1)
-    m = profile.measurement
+    tolerance_ft = profile.measurement.distance_tolerance_ft.value
 
     counting = _counting_mains(mains, profile)
     main_geoms = np.asarray(mains.geometry.values)[counting]
-    main_ids = np.asarray(mains["main_id"].astype(str))[counting] if "main_id" in mains else np.array(
+    main_ids = _text(mains["main_id"])[counting] if "main_id" in mains else np.array(
         [f"mains-{i + 1}" for i in np.flatnonzero(counting)], dtype=object)
     parcel_geoms = np.asarray(parcels.geometry.values)
     n = len(parcels)
 
-    main_index = np.full(n, -1, dtype=np.int64)
-    distance = np.full(n, np.nan)
-    tree = None
-    if len(main_geoms):
-        tree = shapely.STRtree(main_geoms)
-        main_index, distance = _nearest(tree, parcel_geoms, threshold_ft / fpu if threshold_ft else None, workers)
+    main_index, distance = np.full(n, -1, dtype=np.int64), np.full(n, np.nan)
+    tree = shapely.STRtree(main_geoms) if len(main_geoms) else None
+    if tree is not None:
+        main_index, distance = nearest(tree, parcel_geoms, near=(threshold_ft + tolerance_ft) / fpu,
+                                       workers=workers)
 
-    abuts = np.zeros(n, dtype=bool)
-    street_of_main = np.full(n, None, dtype=object)
     has_streets = streets is not None and len(streets) > 0
+    abuts = np.zeros(n, dtype=bool)
+    street = pa.nulls(n, pa.string())
     if has_streets and tree is not None:
-        rows = _rights_of_way(streets, profile, fpu)
-        pr, mr, sewered_row = _street_pairs(rows, parcel_geoms, main_geoms, m.abut_tolerance_ft.value / fpu,
-                                            m.main_in_street_min_row_widths.value)
-        abuts[pr["parcel"][sewered_row[pr["row"]]].unique()] = True
-        if profile.mandate.requires_abutting_street.value and threshold_ft is not None:
-            main_index, distance, street_of_main = _said_sewer(
-                tree, parcel_geoms, main_geoms, main_index, distance, pr, mr,
-                (threshold_ft + m.distance_tolerance_ft.value) / fpu, rows["street_name"].to_numpy(object))
+        pairs = street_pairs(streets, parcel_geoms, main_geoms, profile=profile, fpu=fpu, workers=workers)
+        abuts = abuts_sewered(pairs, n)
+        if profile.mandate.requires_abutting_street.value:
+            main_index, distance, street_pos = said_sewer(pairs, tree, parcel_geoms, main_geoms, main_index,
+                                                          distance, (threshold_ft + tolerance_ft) / fpu)
+            street = pc.take(pa.array(pairs.street_names, pa.string()),
+                             pa.array(street_pos, mask=street_pos < 0))
     distance_ft = distance * fpu
 
-    occupied, occupied_source = _occupancy(parcels, buildings, profile, fpu)
+    occupied, occupied_source = _occupancy(parcels, buildings, profile, fpu, workers)
     connected = _connected(parcels)
-    lines = _measuring_lines(parcel_geoms, main_geoms, main_index, workers)
+    has_main = main_index >= 0
+    lines = np.full(n, None, dtype=object)
+    lines[has_main] = elementwise(shapely.shortest_line, parcel_geoms[has_main], main_geoms[main_index[has_main]],
+                                  workers=workers)
     connection = shapely.get_point(lines, -1)
 
-    in_range = (distance_ft <= threshold_ft + m.distance_tolerance_ft.value) if threshold_ft is not None \
-        else np.zeros(n, bool)
+    in_range = distance_ft <= threshold_ft + tolerance_ft
     needs_abut = profile.mandate.requires_abutting_street.value
     needs_occupied = profile.mandate.requires_occupied_building.value
-    status = np.select(
-        [connected, main_index < 0, needs_occupied & ~occupied, ~in_range, needs_abut & ~abuts],
-        ["connected", "no_public_sewer", "unoccupied", "out_of_range", "in_range_not_abutting"],
-        default="mandated",
-    ).astype(object)
+    code = np.select(
+        [connected, ~has_main, needs_occupied & ~occupied, ~in_range, needs_abut & ~abuts],
+        [STATUSES.index(s) for s in ("connected", "no_public_sewer", "unoccupied", "out_of_range",
+                                     "in_range_not_abutting")],
+        default=STATUSES.index("mandated"),
+    )
+    main_text = pc.take(pa.array(main_ids, pa.string()), pa.array(main_index, mask=~has_main))
+    klass = pa.array(_text(parcels["property_class"]), pa.string()) if "property_class" in parcels else None
+    text = explain(code, profile=profile, threshold_ft=threshold_ft, distance_ft=distance_ft, main_id=main_text,
+                   street=street, occupied_source=occupied_source, property_class=klass,
+                   connected_source=parcels.attrs.get("connected_source"), notice_date=notice_date,
+                   notice_reason=notice_reason)
 
-    has_main = main_index >= 0
     out = parcels.copy()
-    out["distance_ft"] = np.round(distance_ft, 2)
-    out["main_id"] = np.where(has_main, main_ids[np.clip(main_index, 0, None)] if len(main_ids) else None, None)
-    out["abuts_sewered_street"] = abuts if has_streets else pd.array([pd.NA] * n, dtype="boolean")
-    out["occupied"] = occupied
-    out["occupied_source"] = occupied_source
-    out["connected_flag"] = connected
-    out["status"] = status
-    out["street_name_main"] = street_of_main
-    out["connection_x"] = np.where(has_main, shapely.get_x(connection), np.nan)
-    out["connection_y"] = np.where(has_main, shapely.get_y(connection), np.nan)
-    _explain(out, profile, threshold_ft, notice_date, notice_reason, parcels.attrs.get("connected_source"))
+    columns = {
+        "distance_ft": np.round(distance_ft, 2),
+        "main_id": _strings(main_text, out.index),
+        "abuts_sewered_street": abuts if has_streets else pd.array([pd.NA] * n, dtype="boolean"),
+        "occupied": occupied,
+        "occupied_source": _strings(pc.take(pa.array(OCCUPANCY_SOURCES), pa.array(occupied_source)), out.index),
+        "connected_flag": connected,
+        "status": _strings(pc.take(pa.array(STATUSES), pa.array(code)), out.index),
+        **{name: _strings(values, out.index) for name, values in text.items()},
+        "street_name_main": _strings(street, out.index),
+        "connection_x": np.where(has_main, shapely.get_x(connection), np.nan),
+        "connection_y": np.where(has_main, shapely.get_y(connection), np.nan),
+    }
+    for name, values in columns.items():
+        out[name] = values
 
     measuring = gpd.GeoDataFrame(
-        {"parcel_id": out["parcel_id"].to_numpy()[has_main], "main_id": out["main_id"].to_numpy()[has_main],
-         "distance_ft": out["distance_ft"].to_numpy()[has_main], "status": status[has_main]},
+        {"parcel_id": out["parcel_id"].to_numpy()[has_main], "main_id": main_ids[main_index[has_main]],
+         "distance_ft": out["distance_ft"].to_numpy()[has_main],
+         "status": np.asarray(STATUSES, dtype=object)[code[has_main]]},
         geometry=lines[has_main], crs=parcels.crs, index=parcels.index[has_main],
     )
-    counts = {s: int((status == s).sum()) for s in STATUSES}
+    counts = {s: int((code == i).sum()) for i, s in enumerate(STATUSES)}
     summary = {
         "profile": profile.id, "profile_version": profile.version, "municipality": profile.municipality,
         "parcels": n, "counts": counts, "distance_ft": threshold_ft,
@@ -158,6 +178,19 @@ def analyze_mandates(
         "counting_mains": int(counting.sum()), "mains": len(mains),
     }
     return MandateResult(parcels=out, measuring_lines=measuring, summary=summary)
+
+
+def _text(column: pd.Series) -> np.ndarray:
+    """A column as an object array of str, None where missing."""
+    missing = pd.isna(column).to_numpy()
+    out = np.full(len(column), None, dtype=object)
+    out[~missing] = column[~missing].astype(str).to_numpy(object)
+    return out
+
+
+def _strings(values: pa.Array, index: pd.Index) -> pd.Series:
+    """An Arrow string array as a pandas string column, without copying through Python objects."""
+    return pd.Series(pd.arrays.ArrowStringArray(pc.cast(values, pa.large_string())), index=index)
 
 
 def _check_inputs(parcels, mains, streets, buildings, profile: Profile) -> None:
@@ -222,244 +255,62 @@ def _counting_mains(mains: gpd.GeoDataFrame, profile: Profile) -> np.ndarray:
     return ok & ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
 
 
-def _chunks(n: int) -> list[slice]:
-    return [slice(i, min(i + CHUNK, n)) for i in range(0, n, CHUNK)]
-
-
-def _nearest(tree: shapely.STRtree, geoms: np.ndarray, near: float | None, workers: int):
-    """Index of and distance to the nearest tree geometry for every input, searched near first, then far.
-
-    The bounded search (``max_distance``) answers most parcels of a sewered town cheaply; only the rest are searched
-    without a bound. Chunks run on a thread pool: shapely releases the GIL.
-    """
-    n = len(geoms)
-    index = np.full(n, -1, dtype=np.int64)
-    distance = np.full(n, np.nan)
-
-    def run(part: slice, max_distance: float | None, subset: np.ndarray | None = None) -> None:
-        targets = geoms[part] if subset is None else geoms[subset[part]]
-        (i_in, i_tree), d = tree.query_nearest(targets, max_distance=max_distance, return_distance=True,
-                                               all_matches=False)
-        rows = np.arange(n)[part][i_in] if subset is None else subset[part][i_in]
-        index[rows] = i_tree
-        distance[rows] = d
-
-    with ThreadPoolExecutor(workers) as pool:
-        if near is not None:
-            list(pool.map(lambda p: run(p, near * 1.0001 + 1e-9), _chunks(n)))
-        rest = np.flatnonzero(index < 0)
-        list(pool.map(lambda p: run(p, None, rest), _chunks(len(rest))))
-    return index, distance
-
-
-def _rights_of_way(streets: gpd.GeoDataFrame, profile: Profile, fpu: float) -> pd.DataFrame:
-    """Right-of-way polygons: polygons as given, centrelines buffered by half their width."""
-    geoms = np.asarray(streets.geometry.values)
-    linear = np.isin(shapely.get_type_id(geoms), [1, 2, 5])
-    width_ft = np.full(len(geoms), float(profile.measurement.default_row_width_ft.value))
-    if "row_width_ft" in streets.columns:
-        given = pd.to_numeric(streets["row_width_ft"], errors="coerce").to_numpy(float)
-        width_ft = np.where(np.isfinite(given) & (given > 0), given, width_ft)
-    polygons = geoms.copy()
-    polygons[linear] = shapely.buffer(geoms[linear], width_ft[linear] / 2 / fpu)
-    names = streets["street_name"].astype(object).where(streets["street_name"].notna(), None) \
-        if "street_name" in streets.columns else pd.Series([None] * len(geoms))
-    return pd.DataFrame({"geometry": polygons, "street_name": names.to_numpy(object), "width": width_ft / fpu})
-
-
-def _street_pairs(rows: pd.DataFrame, parcels: np.ndarray, mains: np.ndarray, abut_tol: float,
-                  min_row_widths: float):
-    """Parcel-abuts-street and main-lies-in-street pairs, by integer positions, and which streets are sewered.
-
-    ``mr`` carries the length of each main inside each street, longest first, so the street a main runs along
-    is named before one it only touches.
-    """
-    polys = rows["geometry"].to_numpy(object)
-    row_tree = shapely.STRtree(polys)
-    p_idx, r_idx = row_tree.query(parcels, predicate="dwithin", distance=abut_tol)
-    m_idx, mr_idx = row_tree.query(mains, predicate="intersects")
-    inside = shapely.length(shapely.intersection(mains[m_idx], polys[mr_idx]))
-    keep = inside >= min_row_widths * rows["width"].to_numpy(float)[mr_idx]
-    mr = pd.DataFrame({"main": m_idx[keep], "row": mr_idx[keep], "inside": inside[keep]})
-    mr = mr.sort_values("inside", ascending=False, kind="stable").drop(columns="inside")
-    sewered = np.zeros(len(polys), dtype=bool)
-    sewered[mr["row"].to_numpy()] = True
-    pr = pd.DataFrame({"parcel": p_idx, "row": r_idx})
-    return pr, mr, sewered
-
-
-def _said_sewer(tree, parcels, mains, main_index, distance, pr, mr, reach, street_names):
-    """Make the deciding main one that lies in a street the parcel abuts, where one is within reach.
-
-    § 144-4 and § 168-22.2G require "said public sewer" (the one in the abutting street) to be within the distance.
-    """
-    # mr is ordered longest-inside first; merging from it keeps that order, so the first pair per parcel names
-    # the street the main runs along.
-    pairs = mr.merge(pr.assign(main=main_index[pr["parcel"].to_numpy()]), on=["main", "row"])
-    ok = np.zeros(len(parcels), dtype=bool)
-    ok[pairs["parcel"].to_numpy()] = True
-    street = np.full(len(parcels), None, dtype=object)
-    first = pairs.drop_duplicates("parcel")
-    street[first["parcel"].to_numpy()] = street_names[first["row"].to_numpy()]
-
-    # Parcels whose nearest main is in range but not in an abutting street: look at every main within reach.
-    todo = np.flatnonzero(~ok & (distance <= reach) & (main_index >= 0))
-    if len(todo):
-        t_in, m_near = tree.query(parcels[todo], predicate="dwithin", distance=reach)
-        cand = pd.DataFrame({"parcel": todo[t_in], "main": m_near})
-        cand = cand.merge(pr, on="parcel").merge(mr, on=["main", "row"])
-        if len(cand):
-            cand["d"] = shapely.distance(parcels[cand["parcel"].to_numpy()], mains[cand["main"].to_numpy()])
-            best = cand.sort_values(["parcel", "d", "main"], kind="stable").drop_duplicates("parcel")
-            rows = best["parcel"].to_numpy()
-            main_index = main_index.copy()
-            distance = distance.copy()
-            main_index[rows] = best["main"].to_numpy()
-            distance[rows] = best["d"].to_numpy()
-            street[rows] = street_names[best["row"].to_numpy()]
-    return main_index, distance, street
-
-
-def _measuring_lines(parcels: np.ndarray, mains: np.ndarray, main_index: np.ndarray, workers: int) -> np.ndarray:
-    """Shortest line from each property line to its deciding main; its end is the connection point."""
-    lines = np.full(len(parcels), None, dtype=object)
-    has = np.flatnonzero(main_index >= 0)
-
-    def run(part: slice) -> None:
-        rows = has[part]
-        lines[rows] = shapely.shortest_line(parcels[rows], mains[main_index[rows]])
-
-    with ThreadPoolExecutor(workers) as pool:
-        list(pool.map(run, _chunks(len(has))))
-    return lines
-
-
 # Property classes (New York RPS codes, first digit) read as occupied when no building or occupied attribute
 # decides: 1 agricultural, 2 residential, 4 commercial, 5 recreation, 6 community services, 7 industrial,
 # 8 public services; 3 vacant land and 9 wild, forested and park land are not.
 OCCUPIED_CLASS_DIGITS = ("1", "2", "4", "5", "6", "7", "8")
 
 
-def _occupancy(parcels: gpd.GeoDataFrame, buildings: gpd.GeoDataFrame | None, profile: Profile, fpu: float):
+def _occupancy(parcels: gpd.GeoDataFrame, buildings: gpd.GeoDataFrame | None, profile: Profile, fpu: float,
+               workers: int) -> tuple[np.ndarray, np.ndarray]:
+    """Occupied flags, and which source decided each (positions in ``OCCUPANCY_SOURCES``)."""
     n = len(parcels)
     occupied = np.zeros(n, dtype=bool)
-    source = np.full(n, "none", dtype=object)
+    source = np.zeros(n, dtype=np.int8)
     decided = np.zeros(n, dtype=bool)
     if "occupied" in parcels.columns:
-        attr = parcels["occupied"].to_numpy(object)
         decided = pd.notna(parcels["occupied"]).to_numpy()
-        occupied[decided] = attr[decided].astype(bool)
-        source[decided] = "occupied attribute"
+        occupied[decided] = parcels["occupied"].to_numpy(object)[decided].astype(bool)
+        source[decided] = OCCUPANCY_SOURCES.index("occupied attribute")
     if buildings is not None:
         geoms = np.asarray(buildings.geometry.values)
         area_sqft = shapely.area(geoms) * fpu * fpu
-        is_point = shapely.get_dimensions(geoms) == 0
-        qualifies = is_point | (area_sqft >= profile.measurement.min_occupied_building_sqft.value)
+        qualifies = (shapely.get_dimensions(geoms) == 0) | (
+            area_sqft >= profile.measurement.min_occupied_building_sqft.value)
         if "occupied" in buildings.columns:
             flag = buildings["occupied"]
-            qualifies = np.where(flag.notna().to_numpy(), flag.fillna(False).astype(bool).to_numpy(), qualifies)
-        points = shapely.point_on_surface(geoms[qualifies])
-        p_tree = shapely.STRtree(np.asarray(parcels.geometry.values))
-        _, p_idx = p_tree.query(points, predicate="within")
+            given = flag.notna().to_numpy()
+            qualifies[given] = flag.to_numpy(object)[given].astype(bool)
+        points = _inside_points(geoms[qualifies], workers)
+        _, p_idx = query_pairs(shapely.STRtree(np.asarray(parcels.geometry.values)), points, workers=workers,
+                               predicate="within")
         by_building = np.zeros(n, dtype=bool)
         by_building[p_idx] = True
         occupied[~decided] = by_building[~decided]
-        source[~decided] = "buildings"
+        source[~decided] = OCCUPANCY_SOURCES.index("buildings")
     elif "property_class" in parcels.columns:
-        code = parcels["property_class"].astype(object).where(parcels["property_class"].notna(), "")
-        first = code.astype(str).str.strip().str[:1].to_numpy(object)
+        first = pd.Series(_text(parcels["property_class"]), dtype=object).fillna("").str.strip().str[:1]
+        first = first.to_numpy(object)
         known = np.isin(first, list("123456789"))
         use = ~decided & known
         occupied[use] = np.isin(first[use], OCCUPIED_CLASS_DIGITS)
-        source[use] = "property class"
+        source[use] = OCCUPANCY_SOURCES.index("property class")
     return occupied, source
+
+
+def _inside_points(geoms: np.ndarray, workers: int) -> np.ndarray:
+    """A point inside each building: its centroid where that lies inside (nearly always), else a surface point."""
+    points = elementwise(shapely.centroid, geoms, workers=workers)
+    outside = ~shapely.intersects(geoms, points)
+    if outside.any():
+        points[outside] = shapely.point_on_surface(geoms[outside])
+    return points
 
 
 def _connected(parcels: gpd.GeoDataFrame) -> np.ndarray:
     if "connected" not in parcels.columns:
         return np.zeros(len(parcels), dtype=bool)
     return parcels["connected"].fillna(False).astype(bool).to_numpy()
-
-
-def _fmt_ft(values: np.ndarray, threshold: float | None) -> np.ndarray:
-    """Distances as text, one decimal; two where one would round onto the threshold and blur the verdict."""
-    one = np.char.mod("%.1f", np.nan_to_num(values))
-    if threshold is None:
-        return one.astype(object)
-    near = np.abs(values - threshold) < 0.1
-    two = np.char.mod("%.2f", np.nan_to_num(values))
-    return np.where(near, two, one).astype(object)
-
-
-def _explain(out: gpd.GeoDataFrame, profile: Profile, threshold_ft: float | None, notice_date: dt.date | None,
-             notice_reason: str | None, connected_source: str | None) -> None:
-    """Add rule, section, reason and deadline columns (in place on the new frame)."""
-    md = profile.mandate
-    status = out["status"].to_numpy(object)
-    sec_dist = md.distance_ft.citation
-    sec_abut = md.requires_abutting_street.citation
-    sec_occ = md.requires_occupied_building.citation
-    main = out["main_id"].astype(object).fillna("").to_numpy(object)
-    dist = _fmt_ft(out["distance_ft"].to_numpy(float), threshold_ft)
-    limit = f"{threshold_ft:g} ft" if threshold_ft is not None else ""
-    street = out["street_name_main"].to_numpy(object)
-    in_street = np.where(pd.notna(street), " (in " + pd.Series(street).fillna("").to_numpy(object) + ")", "")
-    period = md.notice_period_days.value
-    reason_text = {"public_health_hazard": "to eliminate a public health hazard",
-                   "highway_improvement": "to promote a highway improvement program"}
-
-    reason = np.full(len(out), "", dtype=object)
-    rule = np.full(len(out), "", dtype=object)
-    section = np.full(len(out), "", dtype=object)
-
-    def put(mask, r, s, text):
-        rule[mask], section[mask], reason[mask] = r, s, text[mask] if isinstance(text, np.ndarray) else text
-
-    occ_src = out["occupied_source"].to_numpy(object)
-    min_sqft = f"{profile.measurement.min_occupied_building_sqft.value:g}"
-    src = np.select(
-        [occ_src == "occupied attribute", occ_src == "property class", occ_src == "buildings"],
-        ["the parcel's occupied attribute says no",
-         "property class " + out.get("property_class", pd.Series("", index=out.index)).astype(str).to_numpy(object)
-         + " is vacant, wild or park land",
-         f"no building of {min_sqft} sq ft or more, nor one marked occupied, stands on it"],
-        "no occupancy information")
-    put(status == "connected", "already_connected", sec_dist,
-        f"Already connected to the public sewer (from the {connected_source or 'connected attribute'}).")
-    put(status == "no_public_sewer", "no_public_sewer", sec_dist,
-        "No public sanitary sewer main in the data; storm, abandoned and (by this profile) private or combined "
-        f"mains do not count ({profile.sewers.count_private.citation}).")
-    put(status == "unoccupied", "occupancy", sec_occ,
-        "No building used for human occupancy, employment or recreation on the parcel (" + src + f"); {sec_occ} "
-        "applies only to occupied property.")
-    beyond = _fmt_ft(out["distance_ft"].to_numpy(float) - (threshold_ft or 0), None)
-    put(status == "out_of_range", "distance", sec_dist,
-        "Nearest public sanitary main " + main + in_street + " lies " + dist + " ft from the property line, "
-        + beyond + f" ft beyond the {limit} of {sec_dist}; no connection can be required.")
-    put(status == "in_range_not_abutting", "abutting_street", sec_abut,
-        "Main " + main + " lies " + dist + f" ft from the property line, within {limit}, but not in a street, "
-        f"alley or right-of-way the parcel abuts ({sec_abut}); no connection can be required.")
-    if md.notice_period_days.value is not None:
-        when = f"within {period} days of official notice"
-    else:
-        when = f"when notified (no period set: {md.notice_period_days.citation})"
-    notice_rule = ""
-    if md.notice_reasons.value:
-        chosen = reason_text.get(notice_reason or "", "")
-        notice_rule = (f" Notice given {chosen} ({md.notice_reasons.citation})." if chosen else
-                       f" A notice may be given only {' or '.join(reason_text[r] for r in md.notice_reasons.value)} "
-                       f"({md.notice_reasons.citation}).")
-    text = ("Sewer main " + main + in_street + " lies " + dist + " ft from the property line"
-            + f"; {sec_dist} requires an occupied property within {limit} to connect {when}." + notice_rule)
-    put(status == "mandated", "connection_required", sec_dist, text)
-
-    deadline = np.full(len(out), None, dtype=object)
-    if notice_date is not None and period is not None:
-        deadline[status == "mandated"] = (notice_date + dt.timedelta(days=int(period))).isoformat()
-        reason[status == "mandated"] = reason[status == "mandated"] + " Deadline " + \
-            deadline[status == "mandated"] + "."
-    out["rule"], out["section"], out["reason"], out["deadline"] = rule, section, reason, deadline
-    out["notice_reason"] = np.where(status == "mandated", notice_reason, None) if notice_reason else None
 
 
 def check_notice(profile: Profile, notice_date: dt.date | None, notice_reason: str | None) -> None:

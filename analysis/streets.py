@@ -1,0 +1,128 @@
+"""Streets, alleys and rights-of-way: which parcels abut which streets, and which streets hold a sewer main.
+
+§ 144-4 and § 168-22.2G tie the connection duty to a property "abutting on any street, alley or right-of-way in
+which there is ... a public sanitary sewer". The geometric tests, all settings in the profile:
+
+- A street's right-of-way is its polygon when the layer holds polygons, else its centreline buffered by half
+  its ``row_width_ft`` (or ``default_row_width_ft``) with flat ends (a rectangle per straight segment).
+- A parcel *abuts* a street when it comes within ``abut_tolerance_ft`` of the right-of-way: the right-of-way is
+  grown by the tolerance once, and parcels are tested for ``intersects`` against it.
+- A main *lies in* a street when at least ``main_in_street_min_row_widths`` times the street's width of the main
+  runs inside the right-of-way, so a main that only crosses the street, or ends in an intersection, does not.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+
+from analysis._parallel import elementwise, query_pairs
+from analysis.profiles import Profile
+
+
+@dataclass(frozen=True)
+class StreetPairs:
+    """Integer pairs: ``abuts`` (parcel, street) and ``holds`` (main, street, longest inside first)."""
+
+    abuts: pd.DataFrame
+    holds: pd.DataFrame
+    sewered: np.ndarray
+    street_names: np.ndarray
+
+
+def street_pairs(streets: gpd.GeoDataFrame, parcels: np.ndarray, mains: np.ndarray, *, profile: Profile,
+                 fpu: float, workers: int) -> StreetPairs:
+    """Which parcels abut which streets, which mains lie in which streets, and which streets are sewered."""
+    m = profile.measurement
+    geoms = np.asarray(streets.geometry.values)
+    linear = shapely.get_dimensions(geoms) == 1
+    width_ft = np.full(len(geoms), float(m.default_row_width_ft.value))
+    if "row_width_ft" in streets.columns:
+        given = pd.to_numeric(streets["row_width_ft"], errors="coerce").to_numpy(float)
+        width_ft = np.where(np.isfinite(given) & (given > 0), given, width_ft)
+    half = width_ft / 2 / fpu
+    tol = m.abut_tolerance_ft.value / fpu
+
+    row, reach = geoms.copy(), geoms.copy()
+    straight = linear & (shapely.get_num_coordinates(geoms) == 2) & (shapely.get_type_id(geoms) == 1)
+    row[straight] = _rectangles(geoms[straight], half[straight], 0.0)
+    reach[straight] = _rectangles(geoms[straight], half[straight] + tol, tol)
+    bent = np.flatnonzero(linear & ~straight)
+    row[bent] = elementwise(shapely.buffer, geoms[bent], half[bent], workers=workers, cap_style="flat",
+                            join_style="mitre", mitre_limit=2)
+    rest = np.flatnonzero(~straight)
+    reach[rest] = elementwise(shapely.buffer, row[rest], np.full(len(rest), tol), workers=workers,
+                              join_style="mitre", mitre_limit=2) if tol > 0 else row[rest]
+
+    row_tree = shapely.STRtree(reach)
+    p_idx, r_idx = query_pairs(row_tree, parcels, workers=workers, predicate="intersects")
+
+    m_idx, mr_idx = query_pairs(shapely.STRtree(row), mains, workers=workers, predicate="intersects")
+    inside = shapely.length(elementwise(shapely.intersection, mains[m_idx], row[mr_idx], workers=workers))
+    keep = inside * fpu >= m.main_in_street_min_row_widths.value * width_ft[mr_idx]
+    holds = pd.DataFrame({"main": m_idx[keep], "row": mr_idx[keep], "inside": inside[keep]})
+    holds = holds.sort_values("inside", ascending=False, kind="stable").drop(columns="inside")
+    sewered = np.zeros(len(geoms), dtype=bool)
+    sewered[holds["row"].to_numpy()] = True
+    names = streets["street_name"] if "street_name" in streets.columns else pd.Series([None] * len(geoms))
+    return StreetPairs(abuts=pd.DataFrame({"parcel": p_idx, "row": r_idx}), holds=holds, sewered=sewered,
+                       street_names=names.astype(object).where(names.notna(), None).to_numpy(object))
+
+
+def _rectangles(segments: np.ndarray, half: np.ndarray, extend: float) -> np.ndarray:
+    """The right-of-way of straight two-point centrelines: ``half`` to each side, ``extend`` past each end.
+
+    The same polygons as a flat-capped buffer (grown by ``extend`` with mitred corners), built from
+    coordinates at once instead of one GEOS buffer per street.
+    """
+    xy = shapely.get_coordinates(segments).reshape(-1, 2, 2)
+    d = xy[:, 1] - xy[:, 0]
+    length = np.hypot(d[:, 0], d[:, 1])
+    u = d / np.where(length > 0, length, 1.0)[:, None]
+    normal = np.stack([-u[:, 1], u[:, 0]], axis=1) * half[:, None]
+    a, b = xy[:, 0] - u * extend, xy[:, 1] + u * extend
+    ring = np.stack([a + normal, b + normal, b - normal, a - normal, a + normal], axis=1)
+    return shapely.polygons(ring)
+
+
+def abuts_sewered(pairs: StreetPairs, n_parcels: int) -> np.ndarray:
+    """True for parcels that abut a street in which a counting main lies."""
+    out = np.zeros(n_parcels, dtype=bool)
+    a = pairs.abuts
+    out[a["parcel"].to_numpy()[pairs.sewered[a["row"].to_numpy()]]] = True
+    return out
+
+
+def said_sewer(pairs: StreetPairs, tree: shapely.STRtree, parcels: np.ndarray, mains: np.ndarray,
+               main_index: np.ndarray, distance: np.ndarray, reach: float):
+    """Make the deciding main one that lies in a street the parcel abuts, where one is within ``reach``.
+
+    Returns the new main positions and distances, and each parcel's street position (-1 where none): the
+    street the deciding main runs along, for the reason sentence.
+    """
+    holds, abuts = pairs.holds, pairs.abuts
+    # holds is ordered longest-inside first; merging from it keeps that order, so the first pair per parcel
+    # names the street the main runs along.
+    found = holds.merge(abuts.assign(main=main_index[abuts["parcel"].to_numpy()]), on=["main", "row"])
+    first = found.drop_duplicates("parcel")
+    street = np.full(len(parcels), -1, dtype=np.int64)
+    street[first["parcel"].to_numpy()] = first["row"].to_numpy()
+
+    todo = np.flatnonzero((street < 0) & (distance <= reach) & (main_index >= 0))
+    if len(todo):
+        t_in, m_near = tree.query(parcels[todo], predicate="dwithin", distance=reach)
+        cand = pd.DataFrame({"parcel": todo[t_in], "main": m_near})
+        cand = holds.merge(cand.merge(abuts, on="parcel"), on=["main", "row"])
+        if len(cand):
+            cand["d"] = shapely.distance(parcels[cand["parcel"].to_numpy()], mains[cand["main"].to_numpy()])
+            best = cand.sort_values(["parcel", "d", "main"], kind="stable").drop_duplicates("parcel")
+            rows = best["parcel"].to_numpy()
+            main_index, distance = main_index.copy(), distance.copy()
+            main_index[rows] = best["main"].to_numpy()
+            distance[rows] = best["d"].to_numpy()
+            street[rows] = best["row"].to_numpy()
+    return main_index, distance, street
