@@ -66,22 +66,26 @@ def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: b
 
 def _write(frame: gpd.GeoDataFrame, path: str, **kwargs) -> None:
     try:
-        pyogrio.write_dataframe(frame, path, **kwargs)
+        pyogrio.write_dataframe(frame, path, use_arrow=True, **kwargs)
     except Exception as exc:
         raise LayerError(f"Cannot write {path}: {exc}") from exc
 
 
 def _plain_columns(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
-    """Columns every driver can store: nullable booleans and object columns of mixed values become text/bool."""
+    """Columns every driver can store: object columns of mixed values become text, of booleans nullable bool.
+
+    ``infer_dtype`` reads each object column once in C; no Python function runs per value except for the rare
+    mixed column, which is turned to text.
+    """
     out = frame.copy()
     for name in out.columns:
-        if name == out.geometry.name:
+        if name == out.geometry.name or out[name].dtype != object:
             continue
-        col = out[name]
-        if col.dtype == object:
-            values = col.dropna()
-            if len(values) and values.map(type).isin([bool]).all():
-                out[name] = col.astype("boolean")
-            elif len(values) and not values.map(lambda v: isinstance(v, str)).all():
-                out[name] = col.map(lambda v: None if v is None or v is pd.NA else str(v))
+        kind = pd.api.types.infer_dtype(out[name], skipna=True)
+        if kind == "boolean":
+            out[name] = out[name].astype("boolean")
+        elif kind in ("string", "empty"):
+            out[name] = out[name].astype("str")
+        else:
+            out[name] = out[name].map(lambda v: None if v is None or v is pd.NA else str(v)).astype("str")
     return out
