@@ -190,7 +190,9 @@ def _text(column: pd.Series) -> np.ndarray:
 
 def _strings(values: pa.Array, index: pd.Index) -> pd.Series:
     """An Arrow string array as a pandas string column, without copying through Python objects."""
-    return pd.Series(pd.arrays.ArrowStringArray(pc.cast(values, pa.large_string())), index=index)
+    if values.type != pa.large_string():
+        values = pc.cast(values, pa.large_string())
+    return pd.Series(pd.arrays.ArrowStringArray(values), index=index)
 
 
 def _check_inputs(parcels, mains, streets, buildings, profile: Profile) -> None:

@@ -76,12 +76,14 @@ def explain(status_code: np.ndarray, *, profile: Profile, threshold_ft: float | 
         """The reason for the parcels at ``rows``, all of one status: only their strings are built."""
         take = pa.array(rows)
         if status == "connected":
-            return pa.array([f"Already connected to the public sewer (from the "
-                             f"{connected_source or 'connected attribute'})."] * len(rows))
+            return pa.repeat(pa.scalar(f"Already connected to the public sewer (from the "
+                                       f"{connected_source or 'connected attribute'}).", pa.large_string()),
+                             len(rows))
         if status == "no_public_sewer":
-            return pa.array(["No public sanitary sewer main in the data; storm, abandoned and (by this profile) "
-                             "private or combined mains do not count "
-                             f"({profile.sewers.count_private.citation})."] * len(rows))
+            return pa.repeat(pa.scalar("No public sanitary sewer main in the data; storm, abandoned and (by this "
+                                       "profile) private or combined mains do not count "
+                                       f"({profile.sewers.count_private.citation}).", pa.large_string()),
+                             len(rows))
         if status == "unoccupied":
             src = pa.array(occupied_source[rows])
             why = pc.take(pa.array([
@@ -122,8 +124,8 @@ def explain(status_code: np.ndarray, *, profile: Profile, threshold_ft: float | 
               if bounds[i + 1] > bounds[i]]
     inverse = np.empty(n, dtype=np.int64)
     inverse[order] = np.arange(n)
-    reason = pc.take(pa.concat_arrays([p.cast(pa.string()) for p in pieces]), pa.array(inverse)) if n else \
-        pa.array([], pa.string())
+    reason = pc.take(pa.concat_arrays([p.cast(pa.large_string()) for p in pieces]), pa.array(inverse)) if n \
+        else pa.array([], pa.large_string())
 
     code = pa.array(status_code)
     rule = pc.take(pa.array([rules[s][0] for s in STATUSES]), code)

@@ -62,7 +62,14 @@ def street_pairs(streets: gpd.GeoDataFrame, parcels: np.ndarray, mains: np.ndarr
     p_idx, r_idx = query_pairs(row_tree, parcels, workers=workers, predicate="intersects")
 
     m_idx, mr_idx = query_pairs(shapely.STRtree(row), mains, workers=workers, predicate="intersects")
-    inside = shapely.length(elementwise(shapely.intersection, mains[m_idx], row[mr_idx], workers=workers))
+    inside = np.empty(len(m_idx))
+    # A two-point main in a straight street's rectangle: clip analytically. Anything else: GEOS overlay.
+    fast = straight[mr_idx] & (shapely.get_num_coordinates(mains[m_idx]) == 2) & (
+        shapely.get_type_id(mains[m_idx]) == 1)
+    inside[fast] = _length_inside(mains[m_idx[fast]], geoms[mr_idx[fast]], half[mr_idx[fast]])
+    slow = ~fast
+    inside[slow] = shapely.length(elementwise(shapely.intersection, mains[m_idx[slow]], row[mr_idx[slow]],
+                                              workers=workers))
     keep = inside * fpu >= m.main_in_street_min_row_widths.value * width_ft[mr_idx]
     holds = pd.DataFrame({"main": m_idx[keep], "row": mr_idx[keep], "inside": inside[keep]})
     holds = holds.sort_values("inside", ascending=False, kind="stable").drop(columns="inside")
@@ -87,6 +94,38 @@ def _rectangles(segments: np.ndarray, half: np.ndarray, extend: float) -> np.nda
     a, b = xy[:, 0] - u * extend, xy[:, 1] + u * extend
     ring = np.stack([a + normal, b + normal, b - normal, a - normal, a + normal], axis=1)
     return shapely.polygons(ring)
+
+
+def _length_inside(mains: np.ndarray, centrelines: np.ndarray, half: np.ndarray) -> np.ndarray:
+    """Length of each straight main inside its straight street's rectangle (Liang-Barsky, street's own frame).
+
+    The street runs from a to b; in its frame a point is (along, across) and the rectangle is
+    0 <= along <= |ab|, -half <= across <= half. The main p0 -> p1 is clipped to that box.
+    """
+    m = shapely.get_coordinates(mains).reshape(-1, 2, 2)
+    c = shapely.get_coordinates(centrelines).reshape(-1, 2, 2)
+    d = c[:, 1] - c[:, 0]
+    length = np.hypot(d[:, 0], d[:, 1])
+    u = d / np.where(length > 0, length, 1.0)[:, None]
+    nrm = np.stack([-u[:, 1], u[:, 0]], axis=1)
+    rel0, rel1 = m[:, 0] - c[:, 0], m[:, 1] - c[:, 0]
+    p0 = np.stack([(rel0 * u).sum(1), (rel0 * nrm).sum(1)], axis=1)
+    step = np.stack([((rel1 - rel0) * u).sum(1), ((rel1 - rel0) * nrm).sum(1)], axis=1)
+    lo = np.stack([np.zeros_like(length), -half], axis=1)
+    hi = np.stack([length, half], axis=1)
+    t0, t1 = np.zeros(len(m)), np.ones(len(m))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for axis in (0, 1):
+            dv, pv = step[:, axis], p0[:, axis]
+            a, b = (lo[:, axis] - pv) / dv, (hi[:, axis] - pv) / dv
+            enter, leave = np.minimum(a, b), np.maximum(a, b)
+            parallel = dv == 0
+            outside = parallel & ((pv < lo[:, axis]) | (pv > hi[:, axis]))
+            t0 = np.where(parallel, t0, np.maximum(t0, enter))
+            t1 = np.where(parallel, t1, np.minimum(t1, leave))
+            t1 = np.where(outside, -1.0, t1)
+    seg = np.hypot(step[:, 0], step[:, 1])
+    return np.clip(t1 - t0, 0.0, None) * seg
 
 
 def abuts_sewered(pairs: StreetPairs, n_parcels: int) -> np.ndarray:

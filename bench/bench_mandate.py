@@ -120,7 +120,10 @@ def _duckdb(parcels, mains, distance_ft: float) -> float | None:
 
 def main(argv: list[str]) -> None:
     if argv[:1] == ["--one"]:
-        print(json.dumps(measure(Path(argv[1]), argv[2] == "dense")))
+        from analysis._parallel import paused_gc
+
+        with paused_gc():  # as `sewerplan analyze` runs
+            print(json.dumps(measure(Path(argv[1]), argv[2] == "dense")))
         return
     sizes = [int(a) for a in argv] or [10_000, 100_000, 1_000_000]
     rows = []

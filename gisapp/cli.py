@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from analysis._parallel import paused_gc
 from analysis.errors import AnalysisError
 from analysis.mandate import STATUSES, analyze_mandates
 from analysis.profiles import available_profiles, load_profile
@@ -120,7 +121,7 @@ def analyze(profile_name, data, crs_text, mapping_file, map_pairs, map_values, c
     date = notice_date.date() if notice_date else None
 
     err = Console(stderr=True, quiet=as_json)
-    with _Progress(err, total=len(sources) + 2 + bool(out_path)) as (bar, task):
+    with paused_gc(), _Progress(err, total=len(sources) + 2 + bool(out_path)) as (bar, task):
         layers = load_layers(sources, target_crs=target, mapping=mapping, assume_crs=assume,
                              connected_ids=connected, progress=lambda text: bar.update(task, description=text,
                                                                                         advance=1))

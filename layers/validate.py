@@ -129,25 +129,29 @@ def _assign_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem])
     idf = spec.id_field
     if idf in gdf.columns:
         ids = gdf[idf]
-        missing = ids.isna() | (ids.astype(str).str.strip() == "")
-        text = ids.map(_id_text)
+        text = _text_values(ids)
+        missing = (ids.isna() | (text == "")).to_numpy()
         if missing.any() and not spec.field(idf).required:
-            text[missing] = [f"{spec.kind}-{i}" for i in np.flatnonzero(missing.to_numpy()) + 1]
+            text[missing] = [f"{spec.kind}-{i}" for i in np.flatnonzero(missing) + 1]
         elif missing.any():
             problems.append(Problem(spec.kind, "missing_id", "error",
                                     f"{int(missing.sum())} feature(s) have no {idf}; every parcel needs its tax map "
-                                    "number.", int(missing.sum()), tuple(f"row {i + 1}" for i in
-                                                                         np.flatnonzero(missing.to_numpy())[:50])))
+                                    "number.", int(missing.sum()),
+                                    tuple(f"row {i + 1}" for i in np.flatnonzero(missing)[:50])))
         gdf[idf] = text.astype(object)
     else:
         gdf[idf] = [f"{spec.kind}-{i + 1}" for i in range(len(gdf))]
     return gdf
 
 
-def _id_text(value: object) -> str:
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return "" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value).strip()
+def _text_values(values: pd.Series) -> pd.Series:
+    """Values as stripped text, whole numbers without ``.0`` (IDs read from numeric columns); '' where missing."""
+    if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+        numbers = values.to_numpy(float, na_value=np.nan)
+        whole = np.isfinite(numbers) & (numbers == np.round(numbers))
+        text = np.where(whole, np.nan_to_num(numbers).astype(np.int64).astype(str), numbers.astype(str))
+        return pd.Series(np.where(np.isnan(numbers), "", text), index=values.index, dtype=object)
+    return values.astype("str").fillna("").str.strip().astype(object)
 
 
 def _drop_missing_geometry(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem]) -> gpd.GeoDataFrame:
@@ -307,8 +311,8 @@ def _bool_column(
     if pd.api.types.is_bool_dtype(raw):
         gdf[name] = raw.astype(object)
         return True
-    text = raw.astype(object).where(raw.notna(), None)
-    lower = text.map(lambda v: None if v is None else _id_text(v).lower())
+    present = raw.notna()
+    lower = _text_values(raw).str.lower().where(present, None)
     truthy = lower.isin(TRUE_VALUES)
     falsy = lower.isin(FALSE_VALUES)
     unknown = lower.notna() & ~truthy & ~falsy
