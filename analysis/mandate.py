@@ -97,8 +97,8 @@ def _analyze(parcels, mains, *, profile, streets, buildings, notice_date, notice
 
     counting = _counting_mains(mains, profile)
     main_geoms = np.asarray(mains.geometry.values)[counting]
-    main_ids = _text(mains["main_id"])[counting] if "main_id" in mains else np.array(
-        [f"mains-{i + 1}" for i in np.flatnonzero(counting)], dtype=object)
+    main_ids = _text(mains["main_id"] if "main_id" in mains else "mains-" + pd.Series(
+        np.arange(1, len(mains) + 1), index=mains.index).astype(str))[counting]
     parcel_geoms = np.asarray(parcels.geometry.values)
     n = len(parcels)
 

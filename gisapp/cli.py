@@ -140,7 +140,7 @@ def analyze(profile_name, data, crs_text, mapping_file, map_pairs, map_values, c
     mandated = result.parcels[result.parcels["status"] == "mandated"]
     if as_json:
         doc = {"summary": summary, "problems": [p.as_dict() for p in layers.problems],
-               "mandated": [_parcel_json(row) for row in mandated.itertuples()]}
+               "mandated": _mandated_json(mandated)}
         click.echo(json.dumps(doc, indent=2, default=str))
         return
     for p in layers.problems:
@@ -148,9 +148,10 @@ def analyze(profile_name, data, crs_text, mapping_file, map_pairs, map_values, c
     _print_summary(summary, profile)
 
 
-def _parcel_json(row) -> dict:
-    return {"parcel_id": row.parcel_id, "distance_ft": row.distance_ft, "main_id": row.main_id,
-            "section": row.section, "deadline": row.deadline, "reason": row.reason}
+def _mandated_json(mandated) -> list[dict]:
+    cols = ["parcel_id", "distance_ft", "main_id", "section", "deadline", "reason"]
+    table = mandated[cols].astype(object)
+    return table.where(table.notna(), None).to_dict("records")
 
 
 def _pair(text: str, option: str) -> tuple[str, str]:

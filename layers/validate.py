@@ -132,7 +132,7 @@ def _assign_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem])
         text = _text_values(ids)
         missing = (ids.isna() | (text == "")).to_numpy()
         if missing.any() and not spec.field(idf).required:
-            text[missing] = [f"{spec.kind}-{i}" for i in np.flatnonzero(missing) + 1]
+            text[missing] = generated_ids(spec.kind, np.flatnonzero(missing))
         elif missing.any():
             problems.append(Problem(spec.kind, "missing_id", "error",
                                     f"{int(missing.sum())} feature(s) have no {idf}; every parcel needs its tax map "
@@ -140,8 +140,13 @@ def _assign_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem])
                                     tuple(f"row {i + 1}" for i in np.flatnonzero(missing)[:50])))
         gdf[idf] = text.astype(object)
     else:
-        gdf[idf] = [f"{spec.kind}-{i + 1}" for i in range(len(gdf))]
+        gdf[idf] = generated_ids(spec.kind, np.arange(len(gdf)))
     return gdf
+
+
+def generated_ids(kind: str, positions: np.ndarray) -> np.ndarray:
+    """IDs ``<kind>-<row number>`` (1-based) for features that have none, built as whole columns."""
+    return (kind + "-" + pd.Series(positions + 1).astype(str)).to_numpy(object)
 
 
 def _text_values(values: pd.Series) -> pd.Series:
