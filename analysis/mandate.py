@@ -38,6 +38,7 @@ from analysis.errors import AnalysisError
 from analysis.profiles import Profile
 from analysis.reasons import OCCUPANCY_SOURCES, STATUSES, explain
 from analysis.streets import abuts_sewered, said_sewer, street_pairs
+from analysis.units import feet_per_unit
 
 __all__ = ["STATUSES", "MandateResult", "analyze_mandates", "check_notice"]
 
@@ -90,7 +91,7 @@ def analyze_mandates(
 
 def _analyze(parcels, mains, *, profile, streets, buildings, notice_date, notice_reason, workers) -> MandateResult:
     crs = CRS(parcels.crs)
-    fpu = _feet_per_unit(crs)
+    fpu = feet_per_unit(crs)
     threshold_ft = _threshold(profile)
     workers = workers or min(4, os.cpu_count() or 1)
     tolerance_ft = profile.measurement.distance_tolerance_ft.value
@@ -231,9 +232,6 @@ def _threshold(profile: Profile) -> float | None:
         )
     return float(rule.value)
 
-
-def _feet_per_unit(crs: CRS) -> float:
-    return crs.axis_info[0].unit_conversion_factor / (1200 / 3937)
 
 
 def _counting_mains(mains: gpd.GeoDataFrame, profile: Profile) -> np.ndarray:

@@ -104,6 +104,23 @@ class MeasurementSettings:
 
 
 @dataclass(frozen=True)
+class NetworkRules:
+    """How the sewer network is built and checked, and the design rules it is checked against."""
+
+    snap_tolerance_ft: Rule = _rule((int, float))
+    outfall_snap_ft: Rule = _rule((int, float))
+    include_private_mains: Rule = _rule(bool)
+    trust_digitised_direction: Rule = _rule(bool)
+    control_manhole: Rule = _rule(str, choices=("nearest_downstream",))
+    min_diameter_in: Rule = _rule((int, float), nullable=True)
+    max_manhole_spacing_ft: Rule = _rule((int, float), nullable=True)
+    manhole_at_alignment_change: Rule = _rule(bool)
+    alignment_change_deg: Rule = _rule((int, float))
+    slope_change_ft_per_ft: Rule = _rule((int, float))
+    gallons_per_day_per_unit: Rule = _rule((int, float))
+
+
+@dataclass(frozen=True)
 class Profile:
     """A municipality's sewer-use law as the analysis applies it."""
 
@@ -116,6 +133,7 @@ class Profile:
     mandate: MandateRules
     sewers: SewerRules
     measurement: MeasurementSettings
+    network: NetworkRules
     path: str = ""
 
     def rules(self) -> dict[str, Rule]:
@@ -132,7 +150,8 @@ class Profile:
         return head | {"rules": {k: r.as_dict() for k, r in self.rules().items()}}
 
 
-_SECTIONS: dict[str, type] = {"mandate": MandateRules, "sewers": SewerRules, "measurement": MeasurementSettings}
+_SECTIONS: dict[str, type] = {"mandate": MandateRules, "sewers": SewerRules, "measurement": MeasurementSettings,
+                              "network": NetworkRules}
 _HEADER_KEYS = ("id", "municipality", "law", "source_text", "version", "summary")
 
 

@@ -114,7 +114,7 @@ def _length_inside(mains: np.ndarray, centrelines: np.ndarray, half: np.ndarray)
     lo = np.stack([np.zeros_like(length), -half], axis=1)
     hi = np.stack([length, half], axis=1)
     t0, t1 = np.zeros(len(m)), np.ones(len(m))
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for axis in (0, 1):
             dv, pv = step[:, axis], p0[:, axis]
             a, b = (lo[:, axis] - pv) / dv, (hi[:, axis] - pv) / dv

@@ -41,8 +41,8 @@ def measuring_crs(text: str) -> CRS:
 
 def feet_per_unit(crs: CRS) -> float:
     """US survey feet in one unit of the CRS's first axis (1.0 for EPSG:2260, 3.2808... for metres)."""
-    metres = crs.axis_info[0].unit_conversion_factor
-    return metres / US_SURVEY_FOOT_M
+    ratio = crs.axis_info[0].unit_conversion_factor / US_SURVEY_FOOT_M
+    return 1.0 if abs(ratio - 1.0) < 1e-12 else ratio
 
 
 def check_and_reproject(

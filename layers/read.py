@@ -32,6 +32,7 @@ LAYER_NAMES: dict[str, tuple[str, ...]] = {
     "mains": ("mains", "main", "sewer_mains", "sewermains", "sewer_lines", "pipes", "gravity_mains",
               "sanitary_mains", "sewer_pipes"),
     "manholes": ("manholes", "manhole", "sewer_manholes", "structures"),
+    "outfalls": ("treatment_plants", "treatment_plant", "plants", "wwtp", "wwtf", "outfalls", "outfall"),
 }
 VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".fgb", ".zip", ".gdb", ".gml", ".kml", ".sqlite")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
@@ -62,6 +63,7 @@ class Layers:
     buildings: gpd.GeoDataFrame | None = None
     streets: gpd.GeoDataFrame | None = None
     manholes: gpd.GeoDataFrame | None = None
+    outfalls: gpd.GeoDataFrame | None = None
     problems: list[Problem] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
 

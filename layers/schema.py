@@ -65,6 +65,8 @@ PARCELS = LayerSpec(
         FieldSpec("occupied", False, ("occupied", "is_occupied"), "yes/no: a building used for human occupancy"),
         FieldSpec("connected", False, ("connected", "sewer_connected", "is_connected", "on_sewer"),
                   "yes/no: already connected to the public sewer"),
+        FieldSpec("control_manhole", False, ("control_manhole", "control_mh", "sampling_manhole"),
+                  "a control manhole specially required for the parcel (its manhole ID)"),
     ),
 )
 
@@ -108,6 +110,16 @@ MAINS = LayerSpec(
         FieldSpec("status", False, ("status", "lifecycle", "life_cycle", "condition_status", "active")),
         FieldSpec("diameter_in", False, ("diameter_in", "diameter", "diam", "size_in", "pipe_size", "pipesize")),
         FieldSpec("street_name", False, ("street_name", "street", "location", "st_name")),
+        FieldSpec("from_manhole", False, ("from_manhole", "from_mh", "from_node", "fromnode", "us_node", "us_mh",
+                                          "upstream_mh", "inlet_node", "start_node")),
+        FieldSpec("to_manhole", False, ("to_manhole", "to_mh", "to_node", "tonode", "ds_node", "ds_mh",
+                                        "downstream_mh", "outlet_node", "end_node")),
+        FieldSpec("us_invert_ft", False, ("us_invert_ft", "us_invert", "up_invert", "upinvert", "inv_up",
+                                          "invert_up", "start_invert", "from_invert", "upstream_invert"),
+                  "invert at the main's first vertex (ft)"),
+        FieldSpec("ds_invert_ft", False, ("ds_invert_ft", "ds_invert", "dn_invert", "dninvert", "down_invert",
+                                          "inv_dn", "invert_dn", "end_invert", "to_invert", "downstream_invert"),
+                  "invert at the main's last vertex (ft)"),
     ),
 )
 
@@ -120,15 +132,33 @@ MANHOLES = LayerSpec(
         FieldSpec("manhole_id", False, ("manhole_id", "mh_id", "mhid", "structure_id", "facilityid", "asset_id",
                                         "objectid", "fid", "id")),
         FieldSpec("status", False, ("status", "lifecycle", "life_cycle")),
+        FieldSpec("structure", False, ("structure", "structure_type", "mh_type", "node_type", "type", "subtype"),
+                  "manhole, outfall, plant inlet ..."),
+        FieldSpec("invert_ft", False, ("invert_ft", "invert", "inv_elev", "invert_elev", "invert_elevation")),
     ),
 )
 
-SPECS: dict[str, LayerSpec] = {s.kind: s for s in (PARCELS, BUILDINGS, STREETS, MAINS, MANHOLES)}
+OUTFALLS = LayerSpec(
+    kind="outfalls",
+    geometry=PUNCTUAL,
+    id_field="outfall_id",
+    help="treatment plants or outfalls the sewer drains to",
+    fields=(
+        FieldSpec("outfall_id", False, ("outfall_id", "plant_id", "facilityid", "facility_id", "npdes",
+                                        "objectid", "fid", "id")),
+        FieldSpec("outfall_name", False, ("outfall_name", "name", "facilityname", "facility_name", "plant_name")),
+        FieldSpec("outfall_manhole", False, ("outfall_manhole", "inlet_manhole", "manhole_id", "node_id"),
+                  "the manhole or node where the sewer enters the plant"),
+    ),
+)
+
+SPECS: dict[str, LayerSpec] = {s.kind: s for s in (PARCELS, BUILDINGS, STREETS, MAINS, MANHOLES, OUTFALLS)}
 
 # Columns the analysis adds; a user's column of the same name is kept as ``input_<name>``.
 RESULT_COLUMNS = (
     "distance_ft", "main_id", "abuts_sewered_street", "occupied", "occupied_source", "connected_flag", "status",
     "rule", "section", "reason", "deadline", "connection_x", "connection_y", "street_name_main",
+    "control_manhole_id", "downstream_length_ft", "outfall_id", "network_problem",
 )
 
 # Values users put in the mains' type, ownership and status columns, normalised. Keys are lower-case.

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import shapely
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from analysis._parallel import _hilbert_key, nearest
 from analysis.streets import _length_inside, _rectangles
 
-coord = st.floats(-500, 500, allow_nan=False)
+coord = st.floats(-500, 500, allow_nan=False, allow_subnormal=False)
 
 
 @settings(max_examples=300, deadline=None)
@@ -18,9 +18,11 @@ coord = st.floats(-500, 500, allow_nan=False)
 def test_clipped_length_matches_geos_overlay(centre, main, half):
     line = shapely.linestrings([centre[:2], centre[2:]])
     pipe = shapely.linestrings([main[:2], main[2:]])
-    if shapely.length(line) < 1e-6:
-        return
-    expected = shapely.length(shapely.intersection(pipe, _rectangles(np.array([line]), np.array([half]), 0.0)[0]))
+    assume(shapely.length(line) > 1e-6)
+    rect = _rectangles(np.array([line]), np.array([half]), 0.0)[0]
+    # A main lying exactly along the rectangle's edge is a zero-area boundary case: either answer is defensible.
+    assume(shapely.length(shapely.intersection(pipe, shapely.buffer(rect.boundary, 1e-7))) < 1e-6)
+    expected = shapely.length(shapely.intersection(pipe, rect))
     got = _length_inside(np.array([pipe]), np.array([line]), np.array([half]))[0]
     assert abs(got - expected) < 1e-6 * max(1.0, expected)
 
@@ -29,8 +31,7 @@ def test_clipped_length_matches_geos_overlay(centre, main, half):
 @given(st.tuples(coord, coord, coord, coord), st.floats(0.5, 60), st.one_of(st.just(0.0), st.floats(0.01, 10)))
 def test_rectangles_match_a_flat_capped_buffer(centre, half, extend):
     line = shapely.linestrings([centre[:2], centre[2:]])
-    if shapely.length(line) < 1e-3:
-        return
+    assume(shapely.length(line) > 0.1)  # GEOS buffers of millimetre lines come out malformed
     rect = _rectangles(np.array([line]), np.array([half + extend]), extend)[0]  # as street_pairs grows it
     buffered = shapely.buffer(line, half, cap_style="flat")
     if extend:
