@@ -230,12 +230,16 @@ def _network(rng, street_y, cross_x, n_sewered):
     # East-west collectors on sewered streets: two 300-ft mains per block, flowing east.
     j, k, half = (a.ravel() for a in np.meshgrid(np.arange(n_sewered), np.arange(n_blocks), [0, 1],
                                                  indexing="ij"))
+    trunk_k = np.unique(np.concatenate([np.arange(TRUNK_EVERY, n_blocks + 1, TRUNK_EVERY), [n_blocks]]))
     xa = cross_x[k] + half * BLOCK_FT / 2
+    # A collector starts at its own head manhole just past a trunk street: it flows east to the next trunk
+    # and does not take flow away from the one behind it.
+    xa = np.where((j > 0) & (half == 0) & np.isin(k, trunk_k), xa + 10.0, xa)
+    x_end = cross_x[k] + (half + 1) * BLOCK_FT / 2
     y = street_y[j] + offset
-    segs.append(np.stack([xa, y, xa + BLOCK_FT / 2, y], -1))
+    segs.append(np.stack([xa, y, x_end, y], -1))
     kind.append(np.where(j == 0, "interceptor", "collector"))
     # Trunks on every fifth cross street (and the last), flowing south from street to street.
-    trunk_k = np.unique(np.concatenate([np.arange(TRUNK_EVERY, n_blocks + 1, TRUNK_EVERY), [n_blocks]]))
     tk, tj = (a.ravel() for a in np.meshgrid(trunk_k, np.arange(1, n_sewered), indexing="ij"))
     segs.append(np.stack([cross_x[tk], street_y[tj] + offset, cross_x[tk], street_y[tj - 1] + offset], -1))
     kind.append(np.full(len(tk), "trunk", object))
@@ -248,35 +252,44 @@ def _network(rng, street_y, cross_x, n_sewered):
     # Collectors on a block east of the last trunk would flow past it: they end at the last cross street anyway.
     n_real = len(seg)
 
-    # A storm sewer and a private main on the hill (unsewered), and a few abandoned stubs: all must be ignored.
+    # A storm sewer and a private main on the hill (unsewered), and old abandoned pipes laid 8 ft beside a few
+    # collectors: all must be ignored.
     hill = min(n_sewered, len(street_y) - 1)
+    collectors = np.flatnonzero(kind == "collector")
+    old_pipes = seg[rng.choice(collectors, size=min(3, len(collectors)), replace=False)] + [0, 8.0, 0, 8.0] \
+        if len(collectors) else np.zeros((0, 4))
     extra = np.array([
         [cross_x[0], street_y[hill] - offset, cross_x[min(2, n_blocks)], street_y[hill] - offset],
         [cross_x[min(1, n_blocks)] + 50, street_y[hill] + offset, cross_x[min(1, n_blocks)] + 350,
          street_y[hill] + offset],
     ])
-    seg = np.concatenate([seg, extra])
-    sewer_type = np.concatenate([np.full(n_real, "sanitary", object), ["storm", "sanitary"]])
-    ownership = np.concatenate([np.full(n_real, "public", object), ["public", "private"]])
-    status = np.full(len(seg), "existing", dtype=object)
-    abandoned = rng.choice(n_real - 1, size=min(3, n_real // 50), replace=False)
-    status[abandoned] = "abandoned"
+    seg = np.concatenate([seg, extra, old_pipes])
+    n_old = len(old_pipes)
+    sewer_type = np.concatenate([np.full(n_real, "sanitary", object), ["storm", "sanitary"],
+                                 np.full(n_old, "sanitary", object)])
+    ownership = np.concatenate([np.full(n_real, "public", object), ["public", "private"],
+                                np.full(n_old, "public", object)])
+    status = np.concatenate([np.full(n_real + 2, "existing", dtype=object), np.full(n_old, "abandoned", object)])
 
     diameter = np.select([kind == "interceptor", kind == "trunk", kind == "outfall"], [15.0, 12.0, 18.0], 8.0)
-    diameter = np.concatenate([diameter, [15.0, 6.0]])
+    diameter = np.concatenate([diameter, [15.0, 6.0], np.full(n_old, 6.0)])
     old = rng.choice(n_real, size=min(3, n_real // 100), replace=False)
     diameter[old] = 6.0
 
     ground = _ground(seg[:, 0], seg[:, 1], cross_x, street_y), _ground(seg[:, 2], seg[:, 3], cross_x, street_y)
     lines = shapely.linestrings(seg.reshape(-1, 2, 2))
-    ends = np.concatenate([seg[:, :2], seg[:, 2:]])
-    keyed = np.round(ends, 1)
-    uniq, inverse = np.unique(keyed, axis=0, return_inverse=True)
+    # Manholes belong to the public sanitary sewer: one at every end of its active mains.
+    public = (sewer_type == "sanitary") & (ownership == "public") & (status == "existing")
+    ends = np.concatenate([seg[public, :2], seg[public, 2:]])
+    uniq, inverse = np.unique(np.round(ends, 1), axis=0, return_inverse=True)
     mh_ids = np.array(["MH-" + str(i + 1) for i in range(len(uniq))], dtype=object)
-    from_mh, to_mh = mh_ids[inverse[: len(seg)]], mh_ids[inverse[len(seg):]]
+    from_mh = np.full(len(seg), None, dtype=object)
+    to_mh = np.full(len(seg), None, dtype=object)
+    from_mh[public], to_mh[public] = mh_ids[inverse[: public.sum()]], mh_ids[inverse[public.sum():]]
     street = np.concatenate([_street_name(j, EW_NAMES, EW_TYPES),
                              _street_name(tk, NS_NAMES, NS_TYPES), ["(to plant)"],
-                             _street_name(np.array([hill, hill]), EW_NAMES, EW_TYPES)])
+                             _street_name(np.array([hill, hill]), EW_NAMES, EW_TYPES),
+                             np.full(n_old, "(old pipe)", dtype=object)])
     mains = gpd.GeoDataFrame({
         "main_id": ["M-" + str(i + 1) for i in range(len(seg))], "sewer_type": sewer_type,
         "ownership": ownership, "status": status, "diameter_in": diameter, "street_name": street,

@@ -65,15 +65,31 @@ def test_network_manholes_and_slopes(town):
     mains, manholes = town["mains"], town["manholes"]
     public = mains[(mains["sewer_type"] == "sanitary") & (mains["ownership"] == "public")]
     assert (public.length <= 400).all()  # § 144-18K: at most 400 ft between manholes
-    ends = np.concatenate([shapely.get_point(mains.geometry.values, 0), shapely.get_point(mains.geometry.values, -1)])
+    live = public[public["status"] == "existing"]
+    ends = np.concatenate([shapely.get_point(live.geometry.values, 0), shapely.get_point(live.geometry.values, -1)])
     tree = shapely.STRtree(manholes.geometry.values)
     _, dist = tree.query_nearest(ends, return_distance=True)
-    assert dist.max() < 0.1  # a manhole at every main end
+    assert dist.max() < 0.1  # a manhole at every end of the live public sewer
     real = mains[mains["sewer_type"] == "sanitary"]
     assert (real["us_invert_ft"] > real["ds_invert_ft"]).all()  # digitised in flow direction, downhill
     assert set(mains["sewer_type"]) == {"sanitary", "storm"}
     assert (mains["ownership"] == "private").sum() == 1 and (mains["status"] == "abandoned").sum() >= 1
     assert len(town["treatment_plants"]) == 1
+    assert set(town["treatment_plants"]["outfall_manhole"]) <= set(manholes["manhole_id"])
+
+
+def test_network_is_one_piece_draining_to_the_plant(town):
+    from analysis.network import build_network
+    from analysis.network_checks import check_network
+
+    profile = load_profile("fort-plain")
+    net = build_network(town["mains"], manholes=town["manholes"], outfalls=town["treatment_plants"],
+                        profile=profile)
+    assert net.drains().all()
+    assert set(net.direction_source) == {"from_to_fields"}
+    defects = check_network(net, profile=profile, manholes=town["manholes"])
+    # Only the deliberate design defects: the old 6-inch mains.
+    assert {d.check for d in defects} == {"min_diameter"}
 
 
 def test_every_status_but_no_sewer_occurs(town):

@@ -1,0 +1,185 @@
+"""Flow traces: control manholes and downstream lengths for every parcel at once, and single traces.
+
+The control manhole, where none was specially required, is "the nearest downstream manhole in the public sewer
+to the point at which the building sewer is connected" (Fort Plain § 144-28, Poughkeepsie § 168-22.5J, Wappinger
+§ 196-19I). From a parcel's connection point on its main, flow runs to the main's downstream node; the control
+manhole is the first manhole at or below that node, past junctions that are not manholes. The network's
+pointer-jumped arrays already hold that for every node, so all parcels are answered in one vectorised pass.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import shapely
+from scipy.sparse import csgraph
+
+from analysis.network import SewerNetwork, _adjacency
+from analysis.profiles import Profile
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A downstream path: ``path`` node IDs in flow order to (and including) the outfall; ``mains`` alike."""
+
+    start: str
+    path: list[str]
+    mains: list[str]
+    control_manhole: str | None
+    length_ft: float | None
+    outfall: str | None
+    problem: str | None
+
+    def as_dict(self) -> dict:
+        return {"start": self.start, "path": self.path, "mains": self.mains,
+                "control_manhole": self.control_manhole,
+                "length_ft": None if self.length_ft is None else round(self.length_ft, 1),
+                "outfall": self.outfall, "problem": self.problem}
+
+
+@dataclass(frozen=True)
+class Sewershed:
+    """Everything upstream of a manhole: mains, manholes, parcels, living units and the estimated flow."""
+
+    manhole: str
+    mains: list[str]
+    manholes: list[str]
+    parcels: list[str]
+    units: float
+    units_unknown: int
+    flow_gpd: float
+    section: str = ""
+    nodes: list[int] = field(default_factory=list, repr=False)
+
+    def as_dict(self) -> dict:
+        return {"manhole": self.manhole, "mains": self.mains, "manholes": self.manholes, "parcels": self.parcels,
+                "units": self.units, "flow_gpd": round(self.flow_gpd, 1)}
+
+
+def connect_parcels(net: SewerNetwork, parcels) -> pd.DataFrame:
+    """Each parcel's connection: main piece, downstream node, control manhole and downstream length.
+
+    ``parcels`` are mandate results (``main_id``, ``connection_x``, ``connection_y``; optionally a specially
+    required ``control_manhole``). Returns, on the parcels' index: ``edge`` (-1 if none), ``control_manhole_id``,
+    ``downstream_length_ft``, ``outfall_id`` and ``network_problem`` (None, or a sentence).
+    """
+    n = len(parcels)
+    x = pd.to_numeric(parcels.get("connection_x"), errors="coerce").to_numpy(float) if n else np.zeros(0)
+    y = pd.to_numeric(parcels.get("connection_y"), errors="coerce").to_numpy(float) if n else np.zeros(0)
+    want = parcels["main_id"].astype(object).where(parcels["main_id"].notna(), None).to_numpy(object)
+    edge = np.full(n, -1, dtype=np.int64)
+    ok = np.isfinite(x) & np.isfinite(y) & pd.notna(want)
+    if ok.any() and len(net.geometry):
+        points = shapely.points(x[ok], y[ok])
+        rows = np.flatnonzero(ok)
+        tol = 0.5 / net.fpu
+        p_idx, e_idx = shapely.STRtree(net.geometry).query(points, predicate="dwithin", distance=tol)
+        match = net.main_id[e_idx].astype(str) == want[rows[p_idx]].astype(str)
+        p_idx, e_idx = p_idx[match], e_idx[match]
+        d = shapely.distance(points[p_idx], net.geometry[e_idx])
+        best = pd.DataFrame({"p": p_idx, "e": e_idx, "d": d}).sort_values(["p", "d", "e"]).drop_duplicates("p")
+        edge[rows[best["p"].to_numpy()]] = best["e"].to_numpy()
+    has = edge >= 0
+    e = np.clip(edge, 0, None)
+    v = net.v[e] if len(net.v) else np.zeros(n, dtype=np.int64)
+    frac = np.zeros(n)
+    if has.any():
+        frac[has] = shapely.line_locate_point(net.geometry[edge[has]], shapely.points(x[has], y[has]),
+                                              normalized=True)
+    rest_ft = np.where(has, (1 - frac) * (net.length_ft[e] if len(net.v) else 0.0), np.nan)
+    control = np.where(has, net.control_manhole[v] if len(net.v) else -1, -1)
+    drains = net.drains()
+    downstream = np.where(has & drains[v], rest_ft + net.downstream_ft[v], np.nan) if len(net.v) else rest_ft
+    terminal = np.where(has, net.terminal[v] if len(net.v) else -1, -1)
+
+    control_id = np.where(control >= 0, net.node_id[np.clip(control, 0, None)] if net.n_nodes else None, None)
+    special = parcels["control_manhole"] if "control_manhole" in parcels.columns else pd.Series(None, index=parcels.index)
+    special = special.astype(object).where(special.notna(), None).to_numpy(object)
+    control_id = np.where(pd.notna(special), special, control_id)
+    outfall_id = np.where(has & drains[v], net.node_id[np.clip(terminal, 0, None)], None) if net.n_nodes else \
+        np.full(n, None, dtype=object)
+
+    problem = np.full(n, None, dtype=object)
+    problem[~has & pd.notna(want)] = "The parcel's main is not part of the public sewer network."
+    problem[has & ~drains[v] & (terminal < 0)] = "The flow from this connection runs in a loop."
+    problem[has & ~drains[v] & (terminal >= 0)] = "The main lies in a piece of the network with no outfall."
+    problem[has & (control < 0) & pd.isna(special) & drains[v]] = "No manhole below the connection."
+    return pd.DataFrame({"edge": edge, "control_manhole_id": control_id,
+                         "downstream_length_ft": np.round(downstream, 1), "outfall_id": outfall_id,
+                         "network_problem": problem}, index=parcels.index)
+
+
+def trace_down(net: SewerNetwork, node: int, *, start: str | None = None, first_main: int | None = None,
+               first_ft: float = 0.0) -> Trace:
+    """Follow next-hop mains from ``node`` to the outfall (one walk: the path is as long as the network is deep)."""
+    path, mains = [], []
+    if first_main is not None:
+        mains.append(str(net.main_id[first_main]))
+    seen = set()
+    here = node
+    while True:
+        path.append(str(net.node_id[here]))
+        if here in seen:
+            return Trace(start or path[0], path, mains, _control(net, node), None, None,
+                         f"The flow runs in a loop at {net.node_id[here]}.")
+        seen.add(here)
+        e = net.next_main[here]
+        if e < 0:
+            break
+        mains.append(str(net.main_id[e]))
+        here = net.v[e]
+    drains = bool(net.node_is_outfall[here])
+    problem = None if drains else (f"The flow stops at {net.node_id[here]}, which is not an outfall: this piece of "
+                                   "the network reaches no treatment plant or outfall.")
+    length = first_ft + float(net.downstream_ft[node]) if drains else None
+    return Trace(start or path[0], path, mains, _control(net, node), length, path[-1] if drains else None, problem)
+
+
+def _control(net: SewerNetwork, node: int) -> str | None:
+    c = net.control_manhole[node]
+    return None if c < 0 else str(net.node_id[c])
+
+
+def trace_parcel(net: SewerNetwork, parcel_id: str, connection: pd.Series) -> Trace:
+    """The downstream trace of one parcel, from its connection main (``connect_parcels`` row)."""
+    e = int(connection["edge"])
+    if e < 0:
+        return Trace(parcel_id, [], [], None, None, None, connection["network_problem"] or
+                     "The parcel has no connection point on the public sewer.")
+    rest = float(connection["downstream_length_ft"]) if pd.notna(connection["downstream_length_ft"]) else None
+    node = int(net.v[e])
+    t = trace_down(net, node, start=parcel_id, first_main=e)
+    first_ft = (rest - float(net.downstream_ft[node])) if rest is not None else 0.0
+    control = connection["control_manhole_id"] if pd.notna(connection["control_manhole_id"]) else t.control_manhole
+    return Trace(parcel_id, t.path, t.mains, control,
+                 None if t.length_ft is None else first_ft + t.length_ft, t.outfall, t.problem)
+
+
+def sewershed(net: SewerNetwork, node: int, connections: pd.DataFrame | None, parcels=None, *,
+              profile: Profile) -> Sewershed:
+    """Everything draining through ``node``: upstream nodes by breadth-first search against the flow."""
+    reverse = _adjacency(net.n_nodes, net.v, net.u)  # edges point upstream
+    order = csgraph.breadth_first_order(reverse, node, directed=True, return_predecessors=False)
+    upstream = np.zeros(net.n_nodes, bool)
+    upstream[order] = True
+    mains = np.flatnonzero(upstream[net.u] & upstream[net.v])
+    parcel_ids: list[str] = []
+    units, unknown = 0.0, 0
+    if connections is not None and parcels is not None and len(connections):
+        e = connections["edge"].to_numpy()
+        ok = e >= 0
+        drains_here = np.zeros(len(e), bool)
+        drains_here[ok] = upstream[net.v[e[ok]]]
+        chosen = parcels[drains_here]
+        parcel_ids = chosen["parcel_id"].astype(str).tolist()
+        if "units" in chosen.columns:
+            u = pd.to_numeric(chosen["units"], errors="coerce")
+            units, unknown = float(u.sum()), int(u.isna().sum())
+        else:
+            unknown = len(chosen)
+    gpd_rule = profile.network.gallons_per_day_per_unit
+    manholes = [str(net.node_id[i]) for i in order if net.node_is_manhole[i]]
+    return Sewershed(str(net.node_id[node]), [str(m) for m in net.main_id[mains]], manholes, parcel_ids, units,
+                     unknown, units * gpd_rule.value, gpd_rule.citation, order.tolist())
