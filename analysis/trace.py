@@ -95,8 +95,10 @@ def connect_parcels(net: SewerNetwork, parcels) -> pd.DataFrame:
     terminal = np.where(has, net.terminal[v] if len(net.v) else -1, -1)
 
     control_id = np.where(control >= 0, net.node_id[np.clip(control, 0, None)] if net.n_nodes else None, None)
-    special = parcels["control_manhole"] if "control_manhole" in parcels.columns else pd.Series(None, index=parcels.index)
-    special = special.astype(object).where(special.notna(), None).to_numpy(object)
+    special = np.full(n, None, dtype=object)
+    if "control_manhole" in parcels.columns:
+        given = parcels["control_manhole"]
+        special = given.astype(object).where(given.notna(), None).to_numpy(object)
     control_id = np.where(pd.notna(special), special, control_id)
     outfall_id = np.where(has & drains[v], net.node_id[np.clip(terminal, 0, None)], None) if net.n_nodes else \
         np.full(n, None, dtype=object)
