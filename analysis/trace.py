@@ -62,7 +62,7 @@ def connect_parcels(net: SewerNetwork, parcels) -> pd.DataFrame:
     """Each parcel's connection: main piece, downstream node, control manhole and downstream length.
 
     ``parcels`` are mandate results (``main_id``, ``connection_x``, ``connection_y``; optionally a specially
-    required ``control_manhole``). Returns, on the parcels' index: ``edge`` (-1 if none), ``control_manhole_id``,
+    required ``control_manhole``). Returns, on the parcels' index: ``edge`` (-1 if none), ``control_manhole``,
     ``downstream_length_ft``, ``outfall_id`` and ``network_problem`` (None, or a sentence).
     """
     n = len(parcels)
@@ -108,7 +108,7 @@ def connect_parcels(net: SewerNetwork, parcels) -> pd.DataFrame:
     problem[has & ~drains[v] & (terminal < 0)] = "The flow from this connection runs in a loop."
     problem[has & ~drains[v] & (terminal >= 0)] = "The main lies in a piece of the network with no outfall."
     problem[has & (control < 0) & pd.isna(special) & drains[v]] = "No manhole below the connection."
-    return pd.DataFrame({"edge": edge, "control_manhole_id": control_id,
+    return pd.DataFrame({"edge": edge, "control_manhole": control_id,
                          "downstream_length_ft": np.round(downstream, 1), "outfall_id": outfall_id,
                          "network_problem": problem}, index=parcels.index)
 
@@ -154,7 +154,7 @@ def trace_parcel(net: SewerNetwork, parcel_id: str, connection: pd.Series) -> Tr
     node = int(net.v[e])
     t = trace_down(net, node, start=parcel_id, first_main=e)
     first_ft = (rest - float(net.downstream_ft[node])) if rest is not None else 0.0
-    control = connection["control_manhole_id"] if pd.notna(connection["control_manhole_id"]) else t.control_manhole
+    control = connection["control_manhole"] if pd.notna(connection["control_manhole"]) else t.control_manhole
     return Trace(parcel_id, t.path, t.mains, control,
                  None if t.length_ft is None else first_ft + t.length_ft, t.outfall, t.problem)
 
@@ -185,3 +185,15 @@ def sewershed(net: SewerNetwork, node: int, connections: pd.DataFrame | None, pa
     manholes = [str(net.node_id[i]) for i in order if net.node_is_manhole[i]]
     return Sewershed(str(net.node_id[node]), [str(m) for m in net.main_id[mains]], manholes, parcel_ids, units,
                      unknown, units * gpd_rule.value, gpd_rule.citation, order.tolist())
+
+
+NETWORK_COLUMNS = ("control_manhole", "downstream_length_ft", "outfall_id", "network_problem")
+
+
+def add_network_results(parcels, net: SewerNetwork):
+    """Mandate results with each parcel's control manhole, length to the outfall, outfall and any problem."""
+    connections = connect_parcels(net, parcels)
+    out = parcels.copy()
+    for name in NETWORK_COLUMNS:
+        out[name] = connections[name]
+    return out, connections

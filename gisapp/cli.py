@@ -1,4 +1,4 @@
-"""The ``sewerplan`` command: analyze, sample, profiles, serve.
+"""The ``sewerplan`` command: analyze, sample, profiles, serve; network check and trace (cli_network.py).
 
 Every command that prints results takes ``--json`` and then prints exactly one JSON document on stdout (shapes in
 docs/cli.md). Bad input exits with status 2 and a message that says how to fix it, never a traceback.
@@ -6,25 +6,22 @@ docs/cli.md). Bad input exits with status 2 and a message that says how to fix i
 
 from __future__ import annotations
 
-import functools
 import json
-import sys
 from pathlib import Path
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from analysis._parallel import paused_gc
-from analysis.errors import AnalysisError
 from analysis.mandate import STATUSES, analyze_mandates
+from analysis.network import build_network
 from analysis.profiles import available_profiles, load_profile
-from layers.crs import measuring_crs
-from layers.errors import LayerError, LayerValidationError
-from layers.read import find_layers, load_layers, parse_source, read_connected_ids, read_mapping
+from analysis.trace import add_network_results
+from gisapp.cli_common import data_options, load, print_problems, user_errors
+from gisapp.cli_network import network, trace
+from layers.errors import LayerError
 from layers.sample import sample_town
-from layers.schema import SPECS
 from layers.store import DEFAULT_STORE, record_run
 from layers.write import output_format, write_layers, write_results
 
@@ -38,152 +35,78 @@ STATUS_HELP = {
 }
 
 
-def user_errors(func):
-    """Turn domain errors into a clear message on stderr and exit status 2 (never a traceback)."""
-
-    @functools.wraps(func)
-    def wrapper(*args, **kwargs):
-        try:
-            return func(*args, **kwargs)
-        except LayerValidationError as exc:
-            _fail(str(exc), kwargs.get("as_json"), problems=[p.as_dict() for p in exc.problems])
-        except (LayerError, AnalysisError) as exc:
-            _fail(str(exc), kwargs.get("as_json"))
-
-    return wrapper
-
-
-def _fail(message: str, as_json: bool | None, problems: list | None = None) -> None:
-    if as_json:
-        click.echo(json.dumps({"error": message, "problems": problems or []}, indent=2))
-    click.echo(f"Error: {message}", err=True)
-    sys.exit(2)
-
-
 @click.group()
 @click.version_option(package_name="sewerplan")
 def main() -> None:
     """sewerplan: who must connect to the public sewer, by when, and why."""
 
 
-def _layer_options(func):
-    for kind in reversed(list(SPECS)):
-        func = click.option(f"--{kind}-crs", f"{kind}_crs", metavar="CRS",
-                            help=f"CRS of a {kind} layer that declares none (e.g. EPSG:2260).")(func)
-    for kind in reversed(list(SPECS)):
-        func = click.option(f"--{kind}", f"{kind}_source", metavar="PATH",
-                            help=f"The {kind} layer ({SPECS[kind].help}): a file, FILE:LAYER or "
-                                 "postgresql://...#schema.table. Overrides --data.")(func)
-    return func
+main.add_command(network)
+main.add_command(trace)
 
 
 @main.command()
-@click.option("--profile", "profile_name", required=True, metavar="NAME|FILE",
-              help=f"Ordinance profile: {', '.join(available_profiles())}, or a .toml file.")
-@click.option("--data", metavar="PATH|URL", help="GeoPackage, folder, .gdb or postgresql:// URL whose layers are "
-                                                 "found by name (parcels, buildings, streets, mains, manholes).")
-@_layer_options
-@click.option("--crs", "crs_text", metavar="CRS", help="Measuring CRS (projected); default: the profile's.")
-@click.option("--mapping", "mapping_file", type=click.Path(dir_okay=False), help="TOML file of column names.")
-@click.option("--map", "map_pairs", multiple=True, metavar="LAYER.FIELD=COLUMN",
-              help="Column for a field, e.g. parcels.parcel_id=SBL. Repeatable.")
-@click.option("--map-value", "map_values", multiple=True, metavar="LAYER.FIELD.VALUE=CODE",
-              help="Meaning of a coded value, e.g. mains.sewer_type.GRAV=sanitary. Repeatable.")
+@data_options
 @click.option("--connected", "connected_file", type=click.Path(dir_okay=False),
               help="CSV of connected parcel IDs (billing records).")
 @click.option("--connected-column", metavar="COLUMN", help="Column of --connected holding the parcel IDs.")
-@click.option("--set", "settings", multiple=True, metavar="SECTION.KEY=VALUE",
-              help="Override a profile value, e.g. mandate.distance_ft=200 (Wappinger requires it).")
 @click.option("--notice-date", type=click.DateTime(formats=["%Y-%m-%d"]), help="Date of official notice: "
               "deadlines are computed from it.")
 @click.option("--notice-reason", metavar="REASON", help="Why notice is given, where the profile requires one "
               "(Poughkeepsie: public_health_hazard or highway_improvement).")
+@click.option("--digitised-direction", is_flag=True, help="The mains are drawn in flow direction: use it where "
+              "no from/to fields or inverts say otherwise.")
 @click.option("--out", "out_path", metavar="PATH", help="Write results: .gpkg, .geojson (RFC 7946) or .csv.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
 @user_errors
-def analyze(profile_name, data, crs_text, mapping_file, map_pairs, map_values, connected_file,
-            connected_column, settings, notice_date, notice_reason, out_path, as_json, **layer_opts):
+def analyze(connected_file, connected_column, notice_date, notice_reason, digitised_direction, out_path, as_json,
+            **opts):
     """Classify every parcel under the chosen ordinance's connection mandate."""
-    overrides = dict(_pair(s, "--set") for s in settings)
-    profile = load_profile(profile_name, overrides=overrides)
-    target = measuring_crs(crs_text or profile.measurement.measuring_crs.value)
     if out_path:
         output_format(out_path)
-    sources = find_layers(data) if data else {}
-    for kind in SPECS:
-        if layer_opts.get(f"{kind}_source"):
-            sources[kind] = parse_source(kind, layer_opts[f"{kind}_source"])
-    if not sources:
-        raise click.UsageError("Give --data (a GeoPackage or folder) or the layers one by one (--parcels ...).")
-    mapping = read_mapping(mapping_file, map_pairs, map_values)
-    assume = {k: layer_opts[f"{k}_crs"] for k in SPECS if layer_opts.get(f"{k}_crs")}
-    connected = read_connected_ids(connected_file, column=connected_column) if connected_file else None
-    date = notice_date.date() if notice_date else None
-
-    err = Console(stderr=True, quiet=as_json)
-    with paused_gc(), _Progress(err, total=len(sources) + 2 + bool(out_path)) as (bar, task):
-        layers = load_layers(sources, target_crs=target, mapping=mapping, assume_crs=assume,
-                             connected_ids=connected, progress=lambda text: bar.update(task, description=text,
-                                                                                        advance=1))
-        bar.update(task, description="analysing", advance=1)
-        result = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets, buildings=layers.buildings,
-                                  profile=profile, notice_date=date, notice_reason=notice_reason)
-        written: list[str] = []
-        if out_path:
-            bar.update(task, description=f"writing {out_path}", advance=1)
-            written = write_results(out_path, result.parcels, result.measuring_lines)
-            if output_format(out_path) == "GPKG":
-                record_run(out_path, result.summary)
-        bar.update(task, description="done", advance=1)
+    with paused_gc():
+        loaded, bar = load(opts, as_json=as_json, required=("parcels", "mains"), connected_file=connected_file,
+                           connected_column=connected_column, extra_steps=3 + bool(out_path))
+        layers, profile = loaded.layers, loaded.profile
+        try:
+            bar.step("analysing")
+            result = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets,
+                                      buildings=layers.buildings, profile=profile,
+                                      notice_date=notice_date.date() if notice_date else None,
+                                      notice_reason=notice_reason)
+            parcels = result.parcels
+            if layers.manholes is not None:
+                bar.step("tracing the network")
+                net = build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls,
+                                    profile=profile, trust_digitised=digitised_direction or None)
+                parcels, _ = add_network_results(parcels, net)
+            written: list[str] = []
+            if out_path:
+                bar.step(f"writing {out_path}")
+                written = write_results(out_path, parcels, result.measuring_lines)
+                if output_format(out_path) == "GPKG":
+                    record_run(out_path, result.summary)
+        finally:
+            bar.close()
 
     summary = result.summary | {"output": out_path, "layers_written": written, "sources": layers.sources}
-    mandated = result.parcels[result.parcels["status"] == "mandated"]
+    if "control_manhole" in parcels.columns and "network_problem" in parcels.columns:
+        summary["traced"] = int(parcels["downstream_length_ft"].notna().sum())
+    mandated = parcels[parcels["status"] == "mandated"]
     if as_json:
         doc = {"summary": summary, "problems": [p.as_dict() for p in layers.problems],
                "mandated": _mandated_json(mandated)}
         click.echo(json.dumps(doc, indent=2, default=str))
         return
-    for p in layers.problems:
-        err.print(f"[yellow]{p.severity}[/yellow]: {p}", markup=True, highlight=False)
+    print_problems(loaded.console, layers)
     _print_summary(summary, profile)
 
 
 def _mandated_json(mandated) -> list[dict]:
-    cols = ["parcel_id", "distance_ft", "main_id", "section", "deadline", "reason"]
+    cols = [c for c in ("parcel_id", "distance_ft", "main_id", "section", "deadline", "reason", "control_manhole",
+                        "downstream_length_ft") if c in mandated.columns]
     table = mandated[cols].astype(object)
     return table.where(table.notna(), None).to_dict("records")
-
-
-def _pair(text: str, option: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep:
-        raise click.UsageError(f"{option} {text}: expected KEY=VALUE, e.g. {option} mandate.distance_ft=200")
-    return key.strip(), value.strip()
-
-
-class _NoBar:
-    def update(self, *args, **kwargs) -> None:
-        pass
-
-
-class _Progress:
-    """A progress bar on stderr over the steps of a run; nothing when stderr is not a terminal or --json."""
-
-    def __init__(self, console: Console, total: int):
-        self.console, self.total, self.bar = console, total, None
-
-    def __enter__(self):
-        if self.console.quiet or not self.console.is_terminal:
-            return _NoBar(), None
-        self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                            console=self.console, transient=True)
-        self.bar.__enter__()
-        return self.bar, self.bar.add_task("starting", total=self.total)
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.__exit__(*exc)
-        return False
 
 
 def _print_summary(summary: dict, profile) -> None:
@@ -200,6 +123,9 @@ def _print_summary(summary: dict, profile) -> None:
     out.print(f"Distance: {dist:g} ft from the property line ({summary['distance_section']}), measured in "
               f"{summary['measuring_crs']}. Mains counted: {summary['counting_mains']} of {summary['mains']}.",
               highlight=False)
+    if "traced" in summary:
+        out.print(f"Control manhole and length to the outfall found for {summary['traced']:,} parcels.",
+                  highlight=False)
     if summary["notice_date"]:
         out.print(f"Notice date {summary['notice_date']}; deadline after {summary['notice_period_days']} days.",
                   highlight=False)
@@ -294,4 +220,3 @@ def serve(store, host, port):
 
 if __name__ == "__main__":  # pragma: no cover
     main()
-

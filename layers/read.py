@@ -58,7 +58,7 @@ class LayerSource:
 class Layers:
     """The validated input layers, all in the measuring CRS, and everything validation found."""
 
-    parcels: gpd.GeoDataFrame
+    parcels: gpd.GeoDataFrame | None
     mains: gpd.GeoDataFrame
     buildings: gpd.GeoDataFrame | None = None
     streets: gpd.GeoDataFrame | None = None
@@ -80,6 +80,8 @@ def find_layers(data: str) -> dict[str, LayerSource]:
     path = Path(data)
     if not path.exists():
         raise LayerError(f"{data} does not exist. Give a GeoPackage, a folder of layers, or a postgresql:// URL.")
+    if path.suffix.lower() == ".inp":
+        return {kind: LayerSource(kind, str(path), kind) for kind in ("mains", "manholes")}
     if path.is_dir() and path.suffix.lower() != ".gdb":
         files = {p.stem.lower(): p for p in sorted(path.iterdir())
                  if p.suffix.lower() in VECTOR_SUFFIXES or (p.is_dir() and p.suffix.lower() == ".gdb")}
@@ -139,6 +141,10 @@ def read_source(source: LayerSource) -> gpd.GeoDataFrame:
     if is_postgres(source.path):
         return _read_postgis(source.path, source.layer or source.kind)
     path = source.path
+    if path.lower().endswith(".inp"):
+        from layers.swmm import read_inp
+
+        return read_inp(path)[source.layer or source.kind]
     if path.lower().endswith(".zip"):
         _check_zip(path)
     try:
@@ -273,14 +279,18 @@ def load_layers(
     assume_crs: dict[str, str] | None = None,
     connected_ids: set[str] | None = None,
     progress=None,
+    required: tuple[str, ...] = ("parcels", "mains"),
 ) -> Layers:
-    """Read, validate and reproject every given layer; raise ``LayerValidationError`` with all errors at once."""
+    """Read, validate and reproject every given layer; raise ``LayerValidationError`` with all errors at once.
+
+    ``required`` names the layers the caller cannot do without (the network check needs only mains).
+    """
     problems: list[Problem] = []
-    missing = [k for k, spec in SPECS.items() if spec.required_layer and k not in sources]
+    missing = [k for k in required if k not in sources]
     if missing:
         raise LayerError(
             f"No {' or '.join(missing)} layer found. Name the layers parcels, mains (and buildings, streets, "
-            f"manholes) in the GeoPackage or folder, or give each with --{missing[0]} PATH."
+            f"manholes, treatment_plants) in the GeoPackage or folder, or give each with --{missing[0]} PATH."
         )
     frames: dict[str, gpd.GeoDataFrame] = {}
     for kind, source in sources.items():
@@ -297,7 +307,7 @@ def load_layers(
         problems += found
     if any(p.severity == "error" for p in problems):
         raise LayerValidationError(problems)
-    return Layers(**frames, problems=problems,
+    return Layers(**{"parcels": None, **frames}, problems=problems,
                   sources={k: s.label for k, s in sources.items()})
 
 

@@ -158,7 +158,7 @@ SPECS: dict[str, LayerSpec] = {s.kind: s for s in (PARCELS, BUILDINGS, STREETS, 
 RESULT_COLUMNS = (
     "distance_ft", "main_id", "abuts_sewered_street", "occupied", "occupied_source", "connected_flag", "status",
     "rule", "section", "reason", "deadline", "connection_x", "connection_y", "street_name_main",
-    "control_manhole_id", "downstream_length_ft", "outfall_id", "network_problem",
+    "downstream_length_ft", "outfall_id", "network_problem",
 )
 
 # Values users put in the mains' type, ownership and status columns, normalised. Keys are lower-case.

@@ -52,6 +52,19 @@ def write_results(path: str, parcels: gpd.GeoDataFrame, measuring_lines: gpd.Geo
     return written
 
 
+def write_report(path: str, report: gpd.GeoDataFrame) -> None:
+    """A network report: GeoJSON (RFC 7946), GeoPackage layer ``network_report`` or CSV (with x, y)."""
+    driver = output_format(path)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if driver == "CSV":
+        report.assign(x=report.geometry.x, y=report.geometry.y).drop(columns=report.geometry.name).to_csv(
+            path, index=False)
+    elif driver == "GeoJSON":
+        _write(report.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
+    else:
+        _write(report, path, layer="network_report", driver="GPKG")
+
+
 def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> None:
     """Write several layers to one GeoPackage (the embedded store, or a sample town)."""
     target = Path(path)

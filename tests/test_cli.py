@@ -49,7 +49,10 @@ def test_analyze_json_shape(town_gpkg, tmp_path):
     assert s["layers_written"] == ["parcel_results", "measuring_lines", "connection_points"]
     assert len(doc["mandated"]) == s["counts"]["mandated"] > 0
     first = doc["mandated"][0]
-    assert set(first) == {"parcel_id", "distance_ft", "main_id", "section", "deadline", "reason"}
+    assert set(first) == {"parcel_id", "distance_ft", "main_id", "section", "deadline", "reason", "control_manhole",
+                          "downstream_length_ft"}
+    assert first["control_manhole"].startswith("MH-") and first["downstream_length_ft"] > 0
+    assert s["traced"] == 400
     assert first["deadline"] == "2027-05-30" and first["section"] == "§ 144-4"
     assert first["distance_ft"] <= 100
     # The GeoPackage holds results beside the run record.

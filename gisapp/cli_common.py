@@ -1,0 +1,136 @@
+"""What the sewerplan commands share: the data options, loading the layers, errors, progress."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from dataclasses import dataclass
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+from analysis.errors import AnalysisError
+from analysis.profiles import Profile, available_profiles, load_profile
+from layers.crs import measuring_crs
+from layers.errors import LayerError, LayerValidationError
+from layers.read import Layers, find_layers, load_layers, parse_source, read_connected_ids, read_mapping
+from layers.schema import SPECS
+
+
+def user_errors(func):
+    """Turn domain errors into a clear message on stderr and exit status 2 (never a traceback)."""
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        try:
+            return func(*args, **kwargs)
+        except LayerValidationError as exc:
+            fail(str(exc), kwargs.get("as_json"), problems=[p.as_dict() for p in exc.problems])
+        except (LayerError, AnalysisError) as exc:
+            fail(str(exc), kwargs.get("as_json"))
+
+    return wrapper
+
+
+def fail(message: str, as_json: bool | None, problems: list | None = None) -> None:
+    if as_json:
+        click.echo(json.dumps({"error": message, "problems": problems or []}, indent=2))
+    click.echo(f"Error: {message}", err=True)
+    sys.exit(2)
+
+
+def data_options(func):
+    """--profile, --data, each layer and its CRS, --data-crs, --crs, column mappings and --set."""
+    options = [
+        click.option("--profile", "profile_name", required=True, metavar="NAME|FILE",
+                     help=f"Ordinance profile: {', '.join(available_profiles())}, or a .toml file."),
+        click.option("--data", metavar="PATH|URL", help="GeoPackage, folder, .gdb, zip, SWMM .inp or postgresql:// "
+                                                        "URL whose layers are found by name."),
+        *[click.option(f"--{kind}", f"{kind}_source", metavar="PATH",
+                       help=f"The {kind} layer ({SPECS[kind].help}): a file, FILE:LAYER or "
+                            "postgresql://...#schema.table. Overrides --data.") for kind in SPECS],
+        *[click.option(f"--{kind}-crs", f"{kind}_crs", metavar="CRS",
+                       help=f"CRS of a {kind} layer that declares none (e.g. EPSG:2260).") for kind in SPECS],
+        click.option("--data-crs", metavar="CRS", help="CRS of every layer that declares none (a SWMM .inp "
+                                                       "file never does)."),
+        click.option("--crs", "crs_text", metavar="CRS", help="Measuring CRS (projected); default: the profile's."),
+        click.option("--mapping", "mapping_file", type=click.Path(dir_okay=False),
+                     help="TOML file of column names."),
+        click.option("--map", "map_pairs", multiple=True, metavar="LAYER.FIELD=COLUMN",
+                     help="Column for a field, e.g. parcels.parcel_id=SBL. Repeatable."),
+        click.option("--map-value", "map_values", multiple=True, metavar="LAYER.FIELD.VALUE=CODE",
+                     help="Meaning of a coded value, e.g. mains.sewer_type.GRAV=sanitary. Repeatable."),
+        click.option("--set", "settings", multiple=True, metavar="SECTION.KEY=VALUE",
+                     help="Override a profile value, e.g. mandate.distance_ft=200 (Wappinger requires it)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@dataclass
+class Loaded:
+    profile: Profile
+    layers: Layers
+    console: Console
+
+
+def load(opts: dict, *, as_json: bool, required: tuple[str, ...], connected_file: str | None = None,
+         connected_column: str | None = None, extra_steps: int = 0):
+    """Profile and validated layers from the data options; a progress bar on stderr for the reading."""
+    overrides = dict(pair(s, "--set") for s in opts["settings"])
+    profile = load_profile(opts["profile_name"], overrides=overrides)
+    target = measuring_crs(opts["crs_text"] or profile.measurement.measuring_crs.value)
+    sources = find_layers(opts["data"]) if opts["data"] else {}
+    for kind in SPECS:
+        if opts.get(f"{kind}_source"):
+            sources[kind] = parse_source(kind, opts[f"{kind}_source"])
+    if not sources:
+        raise click.UsageError("Give --data (a GeoPackage or folder) or the layers one by one (--parcels ...).")
+    mapping = read_mapping(opts["mapping_file"], opts["map_pairs"], opts["map_values"])
+    assume = {k: opts.get(f"{k}_crs") or opts.get("data_crs") for k in SPECS
+              if opts.get(f"{k}_crs") or opts.get("data_crs")}
+    connected = read_connected_ids(connected_file, column=connected_column) if connected_file else None
+    console = Console(stderr=True, quiet=as_json)
+    bar = Progressing(console, total=len(sources) + extra_steps)
+    try:
+        layers = load_layers(sources, target_crs=target, mapping=mapping, assume_crs=assume,
+                             connected_ids=connected, progress=bar.step, required=required)
+    except BaseException:
+        bar.close()
+        raise
+    return Loaded(profile, layers, console), bar
+
+
+def pair(text: str, option: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise click.UsageError(f"{option} {text}: expected KEY=VALUE, e.g. {option} mandate.distance_ft=200")
+    return key.strip(), value.strip()
+
+
+class Progressing:
+    """A progress bar on stderr over the steps of a run; silent when stderr is not a terminal or with --json."""
+
+    def __init__(self, console: Console, total: int):
+        self.bar = None
+        if not console.quiet and console.is_terminal:
+            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
+                                console=console, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("starting", total=total)
+
+    def step(self, description: str) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, description=description, advance=1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def print_problems(console: Console, layers: Layers) -> None:
+    for p in layers.problems:
+        console.print(f"[yellow]{p.severity}[/yellow]: {p}", markup=True, highlight=False)

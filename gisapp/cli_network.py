@@ -1,0 +1,167 @@
+"""``sewerplan network check`` and ``sewerplan trace``: the sewer network's defects and flow paths."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import click
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from analysis._parallel import paused_gc
+from analysis.errors import AnalysisError
+from analysis.mandate import analyze_mandates
+from analysis.network import build_network
+from analysis.network_checks import check_network
+from analysis.trace import connect_parcels, sewershed, trace_down, trace_parcel
+from gisapp.cli_common import data_options, load, print_problems, user_errors
+from layers.write import write_report
+
+DIRECTION_OPTION = click.option("--digitised-direction", is_flag=True,
+                                help="The mains are drawn in flow direction: use it where no from/to fields or "
+                                     "inverts say otherwise.")
+
+
+@click.group()
+def network() -> None:
+    """The sewer network: check it for defects."""
+
+
+@network.command("check")
+@data_options
+@DIRECTION_OPTION
+@click.option("--out", "out_path", metavar="PATH", help="Write the report: .geojson, .csv or .gpkg.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON list.")
+@user_errors
+def check(digitised_direction, out_path, as_json, **opts):
+    """Build the network and report every defect with its main or manhole ID, location and rule."""
+    with paused_gc():
+        loaded, bar = load(opts, as_json=as_json, required=("mains",), extra_steps=2)
+        try:
+            bar.step("building the network")
+            net = _network(loaded, digitised_direction)
+            bar.step("checking")
+            defects = check_network(net, profile=loaded.profile, manholes=loaded.layers.manholes)
+            if out_path:
+                write_report(out_path, _report_frame(defects, net.crs))
+        finally:
+            bar.close()
+    if as_json:
+        click.echo(json.dumps([d.as_dict() for d in defects], indent=2))
+        return
+    print_problems(loaded.console, loaded.layers)
+    out = Console()
+    sources = Counter(net.direction_source)
+    out.print(f"{len(net.main_id):,} mains, {int(net.node_is_manhole.sum()):,} manholes, "
+              f"{int((~net.node_is_manhole).sum()):,} junctions, {int(net.node_is_outfall.sum())} outfall(s), "
+              f"{int(net.piece.max()) + 1 if net.n_nodes else 0} piece(s). Direction from: "
+              + ", ".join(f"{k} {v:,}" for k, v in sources.most_common()) + ".", highlight=False)
+    table = Table(title=f"Network check under {loaded.profile.id}: {len(defects)} finding(s)")
+    for col in ("check", "severity", "count", "rule", "example"):
+        table.add_column(col, overflow="fold")
+    groups: dict[tuple[str, str], list] = {}
+    for d in defects:
+        groups.setdefault((d.check, d.severity), []).append(d)
+    for (name, severity), items in groups.items():
+        table.add_row(name, severity, str(len(items)), items[0].section or "-", items[0].message)
+    out.print(table)
+    if out_path:
+        out.print(f"Report written to {out_path}.", highlight=False)
+
+
+def _network(loaded, digitised_direction: bool):
+    layers = loaded.layers
+    return build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls,
+                         profile=loaded.profile, trust_digitised=digitised_direction or None)
+
+
+def _report_frame(defects, crs) -> gpd.GeoDataFrame:
+    rows = [d.as_dict() | {"x": d.x, "y": d.y} for d in defects]
+    frame = pd.DataFrame(rows, columns=["check", "severity", "feature_id", "section", "message", "x", "y"])
+    return gpd.GeoDataFrame(frame.drop(columns=["x", "y"]),
+                            geometry=gpd.points_from_xy(frame["x"], frame["y"]), crs=crs)
+
+
+@click.command()
+@data_options
+@DIRECTION_OPTION
+@click.option("--parcel", "parcel_id", metavar="ID", help="Trace from this parcel's connection point.")
+@click.option("--manhole", "manhole_id", metavar="ID", help="Trace from this manhole.")
+@click.option("--upstream", is_flag=True, help="With --manhole: everything that drains through it.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@user_errors
+def trace(digitised_direction, parcel_id, manhole_id, upstream, as_json, **opts):
+    """The flow path to the control manhole and the plant, or a manhole's sewershed."""
+    if bool(parcel_id) == bool(manhole_id):
+        raise click.UsageError("Give one of --parcel ID or --manhole ID.")
+    if upstream and not manhole_id:
+        raise click.UsageError("--upstream goes with --manhole.")
+    needs_parcels = bool(parcel_id) or upstream
+    with paused_gc():
+        loaded, bar = load(opts, as_json=as_json, required=("parcels", "mains") if parcel_id else ("mains",),
+                           extra_steps=2)
+        try:
+            bar.step("building the network")
+            net = _network(loaded, digitised_direction)
+            layers = loaded.layers
+            results = connections = None
+            if needs_parcels and layers.parcels is not None:
+                bar.step("finding connection points")
+                results = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets,
+                                           buildings=layers.buildings, profile=loaded.profile).parcels
+                connections = connect_parcels(net, results)
+        finally:
+            bar.close()
+
+    if parcel_id:
+        match = np.flatnonzero(results["parcel_id"].astype(str).to_numpy() == parcel_id)
+        if len(match) == 0:
+            raise AnalysisError(f"No parcel {parcel_id!r} in the parcels layer.")
+        doc = trace_parcel(net, parcel_id, connections.iloc[match[0]]).as_dict()
+    else:
+        if manhole_id not in net.node_index:
+            raise AnalysisError(f"No manhole or node {manhole_id!r} in the network.")
+        node = net.node_index[manhole_id]
+        if upstream:
+            draining = None
+            if results is not None:
+                keep = results["status"].isin(["connected", "mandated"]).to_numpy()
+                draining = results[keep]
+                connections = connections[keep]
+            shed = sewershed(net, node, connections, draining, profile=loaded.profile)
+            doc = shed.as_dict()
+            if not as_json:
+                _print_sewershed(shed, loaded.profile)
+                return
+        else:
+            doc = trace_down(net, node).as_dict()
+    if as_json:
+        click.echo(json.dumps(doc, indent=2))
+        return
+    print_problems(loaded.console, loaded.layers)
+    _print_trace(doc)
+
+
+def _print_trace(doc: dict) -> None:
+    out = Console()
+    out.print(f"From {doc['start']}: control manhole {doc['control_manhole'] or 'none found'}.", highlight=False)
+    if doc["path"]:
+        out.print("Path: " + " -> ".join(doc["path"]), highlight=False)
+        out.print("Mains: " + ", ".join(doc["mains"]), highlight=False)
+    if doc["length_ft"] is not None:
+        out.print(f"{doc['length_ft']:,.1f} ft of sewer to the outfall {doc['outfall']}.", highlight=False)
+    if doc["problem"]:
+        out.print(f"[yellow]Problem:[/yellow] {doc['problem']}", highlight=False)
+
+
+def _print_sewershed(shed, profile) -> None:
+    out = Console()
+    out.print(f"Upstream of {shed.manhole}: {len(shed.mains):,} mains, {len(shed.manholes):,} manholes, "
+              f"{len(shed.parcels):,} parcels (connected or required to connect) with {shed.units:g} living units"
+              + (f" ({shed.units_unknown} parcels with units unknown)" if shed.units_unknown else "")
+              + f"; estimated average flow {shed.flow_gpd:,.0f} gallons per day at "
+              f"{profile.network.gallons_per_day_per_unit.value:g} gpd per unit ({shed.section}).", highlight=False)
