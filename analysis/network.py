@@ -12,8 +12,9 @@ Built from arrays, never row by row:
    its from and to manholes), ``inverts`` (higher invert upstream), ``digitised`` (only when the user says the
    data is drawn in flow direction), ``inferred`` (each piece oriented toward its outfall by network distance),
    else ``unknown`` (kept as digitised, and reported).
-5. Outfalls: nodes named by a treatment-plant/outfall layer (``outfall_manhole``) or within ``outfall_snap_ft``
-   of its points, manholes whose structure says outfall or plant, and otherwise nodes with no downstream main.
+5. Outfalls: nodes named by a treatment-plant/outfall layer (``outfall_manhole``), else for each piece of the
+   network that comes within ``outfall_snap_ft`` of a plant point its nearest node (a plant may have several
+   inlets); manholes whose structure says outfall or plant; otherwise nodes with no downstream main.
 
 Every node then gets, in one vectorised pass of pointer jumping over its next-hop main: the node it finally
 drains to, the length in feet to it, and its control manhole (the first manhole at or below it).
@@ -203,6 +204,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     n_nodes = len(node_id)
 
     # Outfalls.
+    piece = csgraph.connected_components(_adjacency(n_nodes, a, b), directed=False)[1]
     structure = _col(manholes, "structure", len(mh_geoms), "") if len(mh_geoms) else np.empty(0, object)
     is_outfall = np.zeros(n_nodes, dtype=bool)
     if len(mh_geoms):
@@ -210,7 +212,8 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         marked &= mh_node >= 0
         is_outfall[mh_node[marked.to_numpy()]] = True
     if outfalls is not None and len(outfalls):
-        is_outfall |= _outfall_nodes(outfalls, node_id, node_xy, net_rules.outfall_snap_ft.value / fpu, defects)
+        is_outfall |= _outfall_nodes(outfalls, node_id, node_xy, piece, net_rules.outfall_snap_ft.value / fpu,
+                                     defects)
 
     # 4. Direction.
     main_ids = ids[row]
@@ -231,7 +234,6 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     # When no outfall is named, nodes that only receive flow are the outfalls of their pieces.
     out_degree = np.bincount(u0, minlength=n_nodes)
     in_degree = np.bincount(v0, minlength=n_nodes)
-    piece = csgraph.connected_components(_adjacency(n_nodes, a, b), directed=False)[1]
     has_outfall = np.zeros(piece.max() + 1 if n_nodes else 0, dtype=bool)
     has_outfall[piece[is_outfall]] = True
     undirected_piece = piece[a[source == "unknown"]]
@@ -349,27 +351,30 @@ def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, tol: floa
     return (np.concatenate(node_ids), np.concatenate(node_xy), is_mh, end_node, mh_node, defects)
 
 
-def _outfall_nodes(outfalls, node_id, node_xy, reach, defects) -> np.ndarray:
-    """Nodes named by the outfall layer's ``outfall_manhole``, else the nearest node within ``reach``."""
+def _outfall_nodes(outfalls, node_id, node_xy, piece, reach, defects) -> np.ndarray:
+    """Nodes named by the outfall layer's ``outfall_manhole``; else, for every piece of the network that comes
+    within ``reach`` of the plant, that piece's nearest node (a plant often has several inlets)."""
     flags = np.zeros(len(node_id), dtype=bool)
     named = _col(outfalls, "outfall_manhole", len(outfalls))
+    labels = _col(outfalls, "outfall_name", len(outfalls))
+    fallback = _col(outfalls, "outfall_id", len(outfalls))
     index = {str(k): i for i, k in enumerate(node_id)}
     pts = np.asarray(outfalls.geometry.values)
     tree = shapely.STRtree(shapely.points(node_xy)) if len(node_id) else None
     for k in range(len(outfalls)):  # a town has one plant or a few outfalls
-        name = named[k]
-        label = _col(outfalls, "outfall_name", len(outfalls))[k] or _col(outfalls, "outfall_id", len(outfalls))[k]
-        if name is not None and str(name) in index:
-            flags[index[str(name)]] = True
+        label = labels[k] or fallback[k]
+        if named[k] is not None and str(named[k]) in index:
+            flags[index[str(named[k])]] = True
             continue
-        if tree is not None:
-            (_, hit), d = tree.query_nearest(pts[k:k + 1], max_distance=reach, return_distance=True)
-            if len(hit):
-                flags[hit[0]] = True
-                continue
-        defects.append(Defect("outfall_not_on_network", "error", str(label), "",
-                              f"Outfall {label} is more than the outfall reach from any main end; name its inlet "
-                              "manhole in an outfall_manhole column.", pts[k].x, pts[k].y))
+        near = tree.query(pts[k], predicate="dwithin", distance=reach) if tree is not None else np.zeros(0, int)
+        if len(near) == 0:
+            defects.append(Defect("outfall_not_on_network", "error", str(label), "",
+                                  f"Outfall {label} is more than the outfall reach from any main end; name its inlet "
+                                  "manhole in an outfall_manhole column.", pts[k].x, pts[k].y))
+            continue
+        d = np.hypot(*(node_xy[near] - [pts[k].x, pts[k].y]).T)
+        nearest = pd.DataFrame({"node": near, "d": d, "piece": piece[near]}).sort_values(["d", "node"])
+        flags[nearest.drop_duplicates("piece")["node"].to_numpy()] = True
     return flags
 
 

@@ -186,3 +186,53 @@ def test_profiles_commands():
 def test_serve_refuses_a_missing_store(tmp_path):
     result = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none.gpkg")])
     assert result.exit_code == 2 and "make demo" in result.output
+
+
+def test_network_check_json_and_report(town_gpkg, tmp_path):
+    data = tmp_path / "small_main.gpkg"
+    for layer in ("mains", "manholes", "treatment_plants"):
+        frame = gpd.read_file(town_gpkg, layer=layer)
+        if layer == "mains":
+            frame.loc[frame["main_id"] == "M-3", "diameter_in"] = 6.0
+        frame.to_file(data, layer=layer)
+    result = invoke("network", "check", "--profile", "fort-plain", "--data", data, "--json")
+    assert result.exit_code == 0
+    report = json.loads(result.output)
+    assert all(set(d) == {"check", "severity", "feature_id", "section", "message"} for d in report)
+    small = [d for d in report if d["check"] == "min_diameter"]
+    assert [d["feature_id"] for d in small] == ["M-3"] and small[0]["section"] == "§ 144-18B"
+    out = tmp_path / "report.geojson"
+    text = invoke("network", "check", "--profile", "fort-plain", "--data", data, "--out", out)
+    assert "§ 144-18B" in text.output and out.exists()
+    assert len(gpd.read_file(out)) == len(report)
+
+
+def test_trace_json_shapes(town_gpkg):
+    parcel = gpd.read_file(town_gpkg, layer="parcels")["parcel_id"].iloc[5]
+    doc = json.loads(invoke("trace", "--profile", "fort-plain", "--data", town_gpkg, "--parcel", parcel,
+                            "--json").output)
+    assert set(doc) == {"start", "path", "mains", "control_manhole", "length_ft", "outfall", "problem"}
+    assert doc["start"] == parcel and doc["path"][0] == doc["control_manhole"] and doc["problem"] is None
+    assert doc["outfall"] == doc["path"][-1] and len(doc["mains"]) == len(doc["path"])
+    down = json.loads(invoke("trace", "--profile", "fort-plain", "--data", town_gpkg, "--manhole",
+                             doc["control_manhole"], "--json").output)
+    assert down["path"] == doc["path"] and down["length_ft"] < doc["length_ft"]
+    up = json.loads(invoke("trace", "--profile", "fort-plain", "--data", town_gpkg, "--manhole", doc["outfall"],
+                           "--upstream", "--json").output)
+    assert set(up) == {"manhole", "mains", "manholes", "parcels", "units", "flow_gpd"}
+    assert up["flow_gpd"] == up["units"] * 250
+    bad = CliRunner().invoke(main, ["trace", "--profile", "fort-plain", "--data", str(town_gpkg), "--manhole",
+                                    "MH-NOPE"])
+    assert bad.exit_code == 2 and "No manhole" in bad.output
+    both = CliRunner().invoke(main, ["trace", "--profile", "fort-plain", "--data", str(town_gpkg)])
+    assert both.exit_code == 2 and "--parcel ID or --manhole ID" in both.output
+
+
+def test_swmm_inp_through_the_cli(shared_data):
+    inp = shared_data / "bellinge-swmm" / "bellinge_small.inp"
+    no_crs = CliRunner().invoke(main, ["network", "check", "--profile", "fort-plain", "--data", str(inp)])
+    assert no_crs.exit_code == 2 and "--mains-crs" in no_crs.output
+    doc = json.loads(invoke("trace", "--profile", "fort-plain", "--data", inp, "--data-crs", "EPSG:32632",
+                            "--crs", "EPSG:32632", "--manhole", "G72F833", "--json").output)
+    assert doc["path"] == ["G72F833", "G72F832", "G72F831", "G72F830", "G72F820", "G72F810", "G72F800", "G72F050",
+                           "G72F050_outfall"]

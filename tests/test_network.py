@@ -1,0 +1,305 @@
+"""The sewer network on hand-made layouts whose answers can be seen, on the sample town, and on real data."""
+
+from __future__ import annotations
+
+import json
+
+import geopandas as gpd
+import networkx as nx
+import numpy as np
+import pandas as pd
+import pytest
+from shapely.geometry import LineString, Point, box
+
+from analysis.mandate import analyze_mandates
+from analysis.network import build_network
+from analysis.network_checks import check_network
+from analysis.profiles import load_profile
+from analysis.trace import add_network_results, connect_parcels, sewershed, trace_down, trace_parcel
+from layers.crs import measuring_crs
+from layers.read import LayerSource, load_layers
+from layers.sample import sample_town
+from tests.conftest import frame
+
+FP = load_profile("fort-plain")
+
+
+def mains(*rows):
+    return frame([{"main_id": r[0], "geometry": LineString(r[1]), **(r[2] if len(r) > 2 else {})} for r in rows])
+
+
+def manholes(**points):
+    return frame([{"manhole_id": k, "geometry": Point(v)} for k, v in points.items()])
+
+
+def plant(at, manhole=None):
+    return frame([{"outfall_id": "WWTP", "outfall_manhole": manhole, "geometry": Point(at)}])
+
+
+def build(m, mh=None, out=None, profile=FP, **kw):
+    return build_network(m, manholes=mh, outfalls=out, profile=profile, **kw)
+
+
+def checks(net, mh=None, profile=FP):
+    return check_network(net, profile=profile, manholes=mh)
+
+
+def names(net, nodes):
+    return [str(net.node_id[i]) for i in nodes]
+
+
+def test_y_junction_control_manhole_is_past_the_junction():
+    # A and B meet at (100, 0) where there is no manhole; C runs on to MH3 at the plant.
+    m = mains(("A", [(0, 100), (100, 0)]), ("B", [(0, -100), (100, 0)]), ("C", [(100, 0), (300, 0)]))
+    mh = manholes(MH1=(0, 100), MH2=(0, -100), MH3=(300, 0))
+    net = build(m, mh, plant((320, 0), "MH3"))
+    j = net.node_index["J-1"]
+    assert not net.node_is_manhole[j]
+    assert set(net.direction_source) == {"inferred"}
+    assert names(net, net.v) == ["J-1", "J-1", "MH3"]
+    assert net.node_id[net.control_manhole[j]] == "MH3"
+    t = trace_down(net, net.node_index["MH1"])
+    assert t.path == ["MH1", "J-1", "MH3"] and t.mains == ["A", "C"]
+    assert t.control_manhole == "MH1" and t.outfall == "MH3"
+    assert t.length_ft == pytest.approx(100 * 2**0.5 + 200)
+    found = {d.check for d in checks(net, mh)}
+    assert "dangling_end" not in found
+
+
+def test_crossing_mains_are_not_connected_without_a_manhole():
+    m = mains(("NS", [(0, -200), (0, 200)]), ("EW", [(-200, 0), (200, 0)]))
+    apart = build(m, manholes(N=(0, 200), S=(0, -200), W=(-200, 0), E=(200, 0)))
+    assert apart.piece.max() == 1  # two pieces
+    joined = build(m, manholes(N=(0, 200), S=(0, -200), W=(-200, 0), E=(200, 0), X=(0, 0)))
+    assert joined.piece.max() == 0
+    assert len(joined.main_id) == 4  # both split at the manhole
+    assert sum(d.check == "main_through_manhole" for d in checks(joined)) == 2
+
+
+def test_unsplit_t_junction_is_split_and_reported():
+    m = mains(("TRUNK", [(0, 0), (400, 0)]), ("BRANCH", [(200, 150), (200, 0)]))
+    mh = manholes(A=(0, 0), B=(400, 0), C=(200, 150))
+    net = build(m, mh, plant((420, 0), "B"))
+    assert list(net.main_id).count("TRUNK") == 2
+    defects = checks(net, mh)
+    t_split = [d for d in defects if d.check == "unsplit_junction"]
+    assert len(t_split) == 1 and t_split[0].feature_id == "TRUNK" and (t_split[0].x, t_split[0].y) == (200, 0)
+    assert net.drains().all()
+
+
+def test_two_manholes_at_the_same_spot_are_one_node():
+    m = mains(("A", [(0, 0), (300, 0)]))
+    net = build(m, manholes(MH1=(0, 0), MH1b=(0.2, 0), MH2=(300, 0)))
+    assert net.n_nodes == 2
+    dup = [d for d in checks(net, manholes(MH1=(0, 0), MH1b=(0.2, 0), MH2=(300, 0))) if d.check == "duplicate_manhole"]
+    assert dup and "MH1, MH1b" in dup[0].message
+
+
+def test_zero_length_main_is_left_out_and_reported():
+    m = mains(("A", [(0, 0), (300, 0)]), ("Z", [(300, 0), (300, 0)]))
+    net = build(m, manholes(MH1=(0, 0), MH2=(300, 0)))
+    assert list(net.main_id) == ["A"]
+    assert any(d.check == "zero_length_main" and d.feature_id == "Z" for d in checks(net))
+
+
+def test_loop_is_a_cycle_and_the_trace_says_so():
+    fields = lambda a, b: {"from_manhole": a, "to_manhole": b}  # noqa: E731
+    m = mains(("L1", [(0, 0), (100, 0)], fields("P", "Q")), ("L2", [(100, 0), (100, 100)], fields("Q", "R")),
+              ("L3", [(100, 100), (0, 0)], fields("R", "P")))
+    net = build(m, manholes(P=(0, 0), Q=(100, 0), R=(100, 100)))
+    cycles = [d for d in checks(net) if d.check == "cycle"]
+    assert len(cycles) == 1 and all(x in cycles[0].message for x in ("L1", "L2", "L3"))
+    assert net.terminal[net.node_index["P"]] == -1
+    t = trace_down(net, net.node_index["P"])
+    assert "loop" in t.problem and t.length_ft is None
+
+
+def test_piece_without_outfall():
+    m = mains(("A", [(0, 0), (300, 0)]), ("ISLAND", [(0, 1000), (300, 1000)]))
+    mh = manholes(A1=(0, 0), A2=(300, 0), I1=(0, 1000), I2=(300, 1000))
+    net = build(m, mh, plant((320, 0), "A2"))
+    found = {(d.check, d.feature_id) for d in checks(net, mh)}
+    assert ("no_outfall", "ISLAND") in found and ("disconnected_piece", "ISLAND") in found
+    assert net.direction_source[list(net.main_id).index("ISLAND")] == "unknown"
+    parcels = gpd.GeoDataFrame({"parcel_id": ["ON_ISLAND"], "main_id": ["ISLAND"], "connection_x": [150.0],
+                                "connection_y": [1000.0]}, geometry=[box(100, 1010, 200, 1100)], crs="EPSG:2260")
+    c = connect_parcels(net, parcels)
+    assert c.loc[0, "network_problem"] == "The main lies in a piece of the network with no outfall."
+    assert np.isnan(c.loc[0, "downstream_length_ft"])
+    assert "no treatment plant or outfall" in trace_parcel(net, "ON_ISLAND", c.iloc[0]).problem
+
+
+def test_force_main_flows_uphill_without_defects():
+    m = mains(("FM", [(0, 0), (500, 0)], {"sewer_type": "force", "from_manhole": "PS", "to_manhole": "MH",
+                                           "us_invert_ft": 90.0, "ds_invert_ft": 110.0, "diameter_in": 4.0}))
+    mh = manholes(PS=(0, 0), MH=(500, 0))
+    net = build(m, mh, plant((520, 0), "MH"))
+    assert net.direction_source[0] == "from_to_fields"
+    found = {d.check for d in checks(net, mh)}
+    assert not found & {"adverse_slope", "min_diameter"}
+
+
+@pytest.mark.parametrize(("attrs", "source", "reversed_"), [
+    ({"from_manhole": "A", "to_manhole": "B"}, "from_to_fields", False),
+    ({"from_manhole": "B", "to_manhole": "A"}, "from_to_fields", True),
+    ({"us_invert_ft": 100.0, "ds_invert_ft": 98.0}, "inverts", False),
+    ({"us_invert_ft": 98.0, "ds_invert_ft": 100.0}, "inverts", True),
+    ({}, "inferred", True),  # the plant is at A: flow runs B -> A against the digitised direction
+])
+def test_direction_sources(attrs, source, reversed_):
+    m = mains(("M", [(0, 0), (300, 0)], attrs))
+    mh = manholes(A=(0, 0), B=(300, 0))
+    net = build(m, mh, plant((-20, 0), "A"))
+    assert net.direction_source[0] == source
+    assert (names(net, net.u)[0] == "B") is reversed_
+
+
+def test_digitised_direction_only_when_trusted():
+    m = mains(("M", [(0, 0), (300, 0)]))
+    mh = manholes(A=(0, 0), B=(300, 0))
+    assert build(m, mh).direction_source[0] == "unknown"
+    trusted = build(m, mh, trust_digitised=True)
+    assert trusted.direction_source[0] == "digitised" and trusted.drains().all()  # B receives: the outfall
+
+
+def test_adverse_slope_and_against_flow():
+    m = mains(("UP", [(0, 0), (300, 0)], {"from_manhole": "A", "to_manhole": "B", "us_invert_ft": 100.0,
+                                          "ds_invert_ft": 101.0}),
+              ("AWAY", [(300, 0), (600, 0)], {"from_manhole": "C", "to_manhole": "B"}),
+              ("OUT", [(300, 0), (300, -300)], {"from_manhole": "B", "to_manhole": "D"}))
+    mh = manholes(A=(0, 0), B=(300, 0), C=(600, 0), D=(300, -300))
+    net = build(m, mh, plant((300, -320), "D"))
+    found = {(d.check, d.feature_id) for d in checks(net, mh)}
+    assert ("adverse_slope", "UP") in found
+    assert ("against_flow", "AWAY") not in found  # C -> B -> D does run toward the outfall
+    m2 = mains(("BACK", [(0, 0), (300, 0)], {"from_manhole": "B", "to_manhole": "A"}),
+               ("OUT", [(300, 0), (300, -300)], {"from_manhole": "B", "to_manhole": "D"}))
+    net2 = build(m2, manholes(A=(0, 0), B=(300, 0), D=(300, -300)), plant((300, -320), "D"))
+    assert ("split_flow", "B") in {(d.check, d.feature_id) for d in checks(net2)}
+
+
+def test_design_rules_of_fort_plain():
+    m = mains(("SMALL", [(0, 0), (300, 0)], {"diameter_in": 6.0}),
+              ("LONG", [(300, 0), (1200, 0)], {"diameter_in": 8.0}),
+              ("BENT", [(1200, 0), (1300, 0), (1400, 100)], {"diameter_in": 8.0}))
+    mh = manholes(A=(0, 0), B=(300, 0), C=(1200, 0), D=(1400, 100))
+    net = build(m, mh, plant((1420, 100), "D"))
+    defects = checks(net, mh)
+    by = {(d.check, d.feature_id): d for d in defects}
+    assert by[("min_diameter", "SMALL")].section == "§ 144-18B"
+    spacing = by[("manhole_spacing", "B")]
+    assert spacing.section == "§ 144-18K" and "900 ft" in spacing.message
+    bend = by[("alignment_change", "BENT")]
+    assert (bend.x, bend.y) == (1300, 0) and "45 degrees" in bend.message
+    # Poughkeepsie's article sets no design rule: none of these are errors there.
+    pk = {d.check for d in checks(build(m, mh, plant((1420, 100), "D"), load_profile("poughkeepsie")), mh,
+                                  load_profile("poughkeepsie"))}
+    assert not pk & {"min_diameter", "manhole_spacing", "alignment_change"}
+
+
+def test_a_manhole_every_400_ft_passes_and_401_fails():
+    def run(length):
+        m = mains(("M1", [(0, 0), (length, 0)]), ("M2", [(length, 0), (2 * length, 0)]))
+        mh = manholes(A=(0, 0), C=(2 * length, 0), B=(length, 0))
+        return [d for d in checks(build(m, mh, plant((2 * length + 5, 0), "C")), mh) if d.check == "manhole_spacing"]
+
+    assert run(400.0) == [] and len(run(401.0)) == 2
+
+
+def test_special_control_manhole_is_kept_and_sewershed_counts_units():
+    m = mains(("A", [(0, 0), (300, 0)]), ("B", [(300, 0), (600, 0)]))
+    mh = manholes(MH1=(0, 0), MH2=(300, 0), MH3=(600, 0))
+    net = build(m, mh, plant((620, 0), "MH3"))
+    parcels = gpd.GeoDataFrame({
+        "parcel_id": ["P1", "P2", "P3"], "main_id": ["A", "A", "B"], "units": [2, None, 9],
+        "connection_x": [100.0, 200.0, 450.0], "connection_y": [0.0, 0.0, 0.0],
+        "control_manhole": [None, "MH-SPECIAL", None]}, geometry=[box(0, 10, 1, 11)] * 3, crs="EPSG:2260")
+    out, conn = add_network_results(parcels, net)
+    assert out["control_manhole"].tolist() == ["MH2", "MH-SPECIAL", "MH3"]
+    assert out["downstream_length_ft"].tolist() == [500.0, 400.0, 150.0]
+    shed = sewershed(net, net.node_index["MH2"], conn, parcels, profile=FP)
+    assert shed.parcels == ["P1", "P2"] and shed.units == 2 and shed.units_unknown == 1
+    assert shed.flow_gpd == 2 * FP.network.gallons_per_day_per_unit.value
+    assert sewershed(net, net.node_index["MH3"], conn, parcels, profile=FP).units == 11
+
+
+def test_pointer_jumping_agrees_with_networkx_on_the_sample():
+    town = sample_town(1500)
+    net = build(town["mains"], town["manholes"], town["treatment_plants"])
+    g = nx.DiGraph()
+    g.add_weighted_edges_from(zip(net.u, net.v, net.length_ft, strict=True))
+    outfall = int(np.flatnonzero(net.node_is_outfall)[0])
+    lengths = nx.single_source_dijkstra_path_length(g.reverse(), outfall)
+    for node, expected in lengths.items():
+        assert net.downstream_ft[node] == pytest.approx(expected)
+    assert len(lengths) == net.n_nodes
+    # Every parcel of the sample gets a control manhole and a length to the plant.
+    parcels = town["parcels"].assign(connected=town["parcels"]["connected"] == "Y")
+    result = analyze_mandates(parcels, town["mains"], streets=town["streets"], buildings=town["buildings"],
+                              profile=FP).parcels
+    out, _ = add_network_results(result, net)
+    assert out["control_manhole"].str.startswith("MH-").all()
+    assert (out["downstream_length_ft"] > 0).all() and out["network_problem"].isna().all()
+    graph = net.graph
+    assert graph.number_of_edges() == len(net.main_id) and graph.nodes["MH-1"]["manhole"]
+
+
+def test_manchester_real_network(shared_data):
+    base = shared_data / "vt-sewer" / "manchester"
+    layers = load_layers({"mains": LayerSource("mains", str(base / "ManchesterLinearFeatures.geojson")),
+                          "manholes": LayerSource("manholes", str(base / "ManchesterPointFeatures.geojson")),
+                          "outfalls": LayerSource("outfalls", str(base / "ManchesterWWTF.geojson"))},
+                         target_crs=measuring_crs("EPSG:2260"), required=("mains",))
+    # Manholes are about 0.5 m from pipe ends: a 2 ft snap tolerance, as a user would set for this data.
+    profile = load_profile("wappinger", overrides={"network.snap_tolerance_ft": "2"})
+    net = build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls, profile=profile)
+    assert len(set(net.main_id)) == 448  # the 45 abandoned pipes are left out
+    # Three pieces reach the plant from different sides (44 to 50 ft from it): each gets an inlet.
+    assert net.node_is_outfall.sum() == 3
+    defects = check_network(net, profile=profile, manholes=layers.manholes)
+    kinds = {d.check for d in defects}
+    assert {"disconnected_piece", "no_outfall", "unsplit_junction"} <= kinds
+    lost = [d for d in defects if d.check == "no_outfall"]
+    assert 1 <= len(lost) <= 5 and all("reaches no treatment plant" in d.message for d in lost)
+    # The plant's pieces: every main's direction inferred toward the plant, and all of it drains there.
+    in_piece = np.isin(net.piece[net.u], net.piece[net.node_is_outfall])
+    assert in_piece.sum() > 440
+    assert set(net.direction_source[in_piece]) == {"inferred"}
+    assert net.drains()[net.u[in_piece]].all()
+    # About half the pipes were digitised against the flow (the data's README): inference reversed them.
+    raw = layers.mains.set_index("main_id").geometry
+    first = np.array([raw[mid].coords[0] for mid in net.main_id[in_piece]])
+    flows_from_first = np.hypot(*(first - net.node_xy[net.u[in_piece]]).T) < 3
+    assert 0.25 < 1 - flows_from_first.mean() < 0.75
+
+
+def test_bellinge_swmm_directions_and_paths(shared_data):
+    base = shared_data / "bellinge-swmm"
+    inp = base / "bellinge_small.inp"
+    layers = load_layers({"mains": LayerSource("mains", str(inp), "mains"),
+                          "manholes": LayerSource("manholes", str(inp), "manholes")},
+                         target_crs=measuring_crs("EPSG:32632"), assume_crs={"mains": "EPSG:32632",
+                                                                            "manholes": "EPSG:32632"},
+                         required=("mains",))
+    net = build_network(layers.mains, manholes=layers.manholes, profile=FP)
+    graph = json.loads((base / "bellinge_small_graph.json").read_text())
+    links = graph.get("links") or graph.get("edges")
+    pipes = {(str(e["source"]), str(e["target"])) for e in links}
+    assert len(pipes) == 14
+    ours = set(zip(names(net, net.u), names(net, net.v), strict=True))
+    assert pipes <= ours  # all 14 real pipes, in the model's direction
+    assert set(net.direction_source) == {"from_to_fields"}
+    assert ("G72F050", "G72F050_outfall") in ours and net.node_is_outfall[net.node_index["G72F050_outfall"]]
+    # Every node's downstream path follows the model's From/To to G72F050.
+    succ = dict(pipes)
+    for node in {s for s, _ in pipes}:
+        expected = [node]
+        while expected[-1] in succ:
+            expected.append(succ[expected[-1]])
+        assert expected[-1] == "G72F050"
+        got = trace_down(net, net.node_index[node]).path
+        assert got[: len(expected)] == expected and got[-1] == "G72F050_outfall"
+    # No pipe runs uphill in the model: inverts fall along every real pipe.
+    assert not [d for d in check_network(net, profile=FP) if d.check == "adverse_slope"]
+    widths = pd.Series(net.diameter_in, index=net.main_id)
+    assert widths["G72F821_G72F820_l1"] == pytest.approx(0.2 * 3937 / 1200 * 12)
