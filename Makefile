@@ -45,6 +45,7 @@ lint: install
 bench: install
 	$(BIN)/python -m pip install --quiet -r bench/requirements.txt
 	$(BIN)/python bench/bench_mandate.py
+	$(BIN)/python bench/bench_network.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

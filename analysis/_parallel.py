@@ -70,6 +70,38 @@ def query_pairs(tree: shapely.STRtree, geoms: np.ndarray, *, workers: int, predi
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
+def within_pairs(tree: shapely.STRtree, geoms: np.ndarray, reach: float, *,
+                 workers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every (input, tree) pair within ``reach`` of each other, with its distance.
+
+    Candidates by envelope (grown by the reach), then one exact distance per candidate: cheaper than a
+    ``dwithin`` query, which computes the same distances and throws them away.
+    """
+    targets = tree.geometries
+
+    def run(part: slice):
+        b = shapely.bounds(geoms[part])
+        i_in, i_tree = tree.query(shapely.box(b[:, 0] - reach, b[:, 1] - reach, b[:, 2] + reach, b[:, 3] + reach))
+        d = shapely.distance(geoms[part][i_in], targets[i_tree])
+        keep = d <= reach
+        return i_in[keep] + part.start, i_tree[keep], d[keep]
+
+    parts = map_chunks(run, len(geoms), workers)
+    if not parts:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
+
+
+def nearest_within(tree: shapely.STRtree, geoms: np.ndarray, reach: float, *, workers: int):
+    """For every input, the nearest tree geometry within ``reach`` (ties: lowest position): (inputs, tree)."""
+    i_in, i_tree, d = within_pairs(tree, geoms, reach, workers=workers)
+    if len(i_in) == 0:
+        return i_in, i_tree
+    pick = np.lexsort((i_tree, d, i_in))
+    first = pick[np.r_[True, i_in[pick][1:] != i_in[pick][:-1]]]
+    return i_in[first], i_tree[first]
+
+
 def nearest(tree: shapely.STRtree, geoms: np.ndarray, *, near: float | None,
             workers: int) -> tuple[np.ndarray, np.ndarray]:
     """Position of, and distance to, the nearest tree geometry for every input; -1 and NaN with an empty tree.
@@ -85,16 +117,9 @@ def nearest(tree: shapely.STRtree, geoms: np.ndarray, *, near: float | None,
     if n == 0:
         return index, distance
     order = hilbert_order(geoms)
-    targets = tree.geometries
 
     def bounded(rows: np.ndarray, reach: float) -> None:
-        # Candidates by envelope (grown by the reach), then one exact distance per candidate pair: cheaper
-        # than a dwithin query, which computes the same distances and throws them away.
-        b = shapely.bounds(geoms[rows])
-        i_in, i_tree = tree.query(shapely.box(b[:, 0] - reach, b[:, 1] - reach, b[:, 2] + reach, b[:, 3] + reach))
-        d = shapely.distance(geoms[rows[i_in]], targets[i_tree])
-        keep = d <= reach
-        i_in, i_tree, d = i_in[keep], i_tree[keep], d[keep]
+        i_in, i_tree, d = within_pairs(tree, geoms[rows], reach, workers=1)
         if len(i_in) == 0:
             return
         pick = np.lexsort((i_tree, d, i_in))

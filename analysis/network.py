@@ -35,7 +35,7 @@ from pyproj import CRS
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from analysis._parallel import paused_gc
+from analysis._parallel import map_chunks, nearest_within, paused_gc, within_pairs
 from analysis.errors import AnalysisError
 from analysis.profiles import Profile
 from analysis.units import feet_per_unit
@@ -274,12 +274,26 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol):
     what = np.concatenate([np.full(len(ends), "end"), np.full(len(mh_geoms), "manhole")])
     point_owner = np.concatenate([owner, np.full(len(mh_geoms), -1)])
     tree = shapely.STRtree(lines)
-    p_idx, l_idx = tree.query(points, predicate="dwithin", distance=tol)
-    keep = point_owner[p_idx] != l_idx
-    p_idx, l_idx = p_idx[keep], l_idx[keep]
+    first, last = shapely.get_coordinates(ends[: len(lines)]), shapely.get_coordinates(ends[len(lines):])
+    xy = shapely.get_coordinates(points)
+
+    def candidates(part: slice):
+        # Pairs by envelope; a point within the tolerance of one of the line's own ends is a shared node, not a
+        # junction on its interior: dropped with plain arithmetic before any GEOS distance is computed.
+        b = xy[part]
+        i_in, i_line = tree.query(shapely.box(b[:, 0] - tol, b[:, 1] - tol, b[:, 0] + tol, b[:, 1] + tol))
+        i_in += part.start
+        at_end = (np.hypot(*(xy[i_in] - first[i_line]).T) <= tol) | (np.hypot(*(xy[i_in] - last[i_line]).T) <= tol)
+        keep = ~at_end & (point_owner[i_in] != i_line)
+        return i_in[keep], i_line[keep]
+
+    parts = map_chunks(candidates, len(points), 2)
+    p_idx = np.concatenate([c[0] for c in parts]) if parts else np.zeros(0, np.int64)
+    l_idx = np.concatenate([c[1] for c in parts]) if parts else np.zeros(0, np.int64)
+    near = shapely.distance(points[p_idx], lines[l_idx]) <= tol
+    p_idx, l_idx = p_idx[near], l_idx[near]
     along = shapely.line_locate_point(lines[l_idx], points[p_idx])
-    total = shapely.length(lines[l_idx])
-    interior = (along > tol) & (along < total - tol)
+    interior = (along > tol) & (along < shapely.length(lines[l_idx]) - tol)
     p_idx, l_idx, along = p_idx[interior], l_idx[interior], along[interior]
     if len(p_idx) == 0:
         return lines, row, defects
@@ -312,7 +326,7 @@ def _clusters(points: np.ndarray, tol: float) -> np.ndarray:
     """Cluster label per point: points within ``tol`` of each other (transitively) share one."""
     if len(points) == 0:
         return np.zeros(0, dtype=np.int64)
-    i, j = shapely.STRtree(points).query(points, predicate="dwithin", distance=tol)
+    i, j, _ = within_pairs(shapely.STRtree(points), points, tol, workers=2)
     graph = sparse.coo_matrix((np.ones(len(i), dtype=np.int8), (i, j)), shape=(len(points), len(points)))
     return csgraph.connected_components(graph, directed=False)[1]
 
@@ -337,8 +351,7 @@ def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, tol: floa
 
     end_node = np.full(len(ends), -1, dtype=np.int64)
     if n_mh:
-        tree = shapely.STRtree(mh_geoms[first_of])
-        (e_idx, m_idx), _ = tree.query_nearest(ends, max_distance=tol, return_distance=True, all_matches=False)
+        e_idx, m_idx = nearest_within(shapely.STRtree(mh_geoms[first_of]), ends, tol, workers=2)
         end_node[e_idx] = m_idx
     loose = np.flatnonzero(end_node < 0)
     labels = _clusters(ends[loose], tol)
