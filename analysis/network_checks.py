@@ -28,6 +28,7 @@ def check_network(net: SewerNetwork, *, profile: Profile, manholes=None) -> list
     found += _direction(net)
     found += _slopes(net)
     found += _dangling(net)
+    found += _junctions(net)
     found += _duplicates(net)
     found += _diversions(net)
     if manholes is not None and len(manholes):
@@ -143,6 +144,19 @@ def _dangling(net: SewerNetwork) -> list[Defect]:
         out.append(Defect("dangling_end", "warning", str(net.main_id[e]), "",
                           f"Main {net.main_id[e]} ends at {net.node_id[node]} with no manhole and no other main.",
                           x, y))
+    return out
+
+
+def _junctions(net: SewerNetwork) -> list[Defect]:
+    """Places where two or more mains meet with no manhole: the network has a junction node there."""
+    meeting = (_degree(net) >= 2) & ~net.node_is_manhole & ~net.node_is_outfall
+    out = []
+    for node in np.flatnonzero(meeting):
+        x, y = _at(net, node)
+        mains = net.main_id[(net.u == node) | (net.v == node)]
+        out.append(Defect("junction_without_manhole", "warning", str(net.node_id[node]), "",
+                          f"Mains {', '.join(map(str, mains))} meet at {net.node_id[node]} with no manhole mapped "
+                          "there.", x, y))
     return out
 
 

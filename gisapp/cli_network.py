@@ -34,10 +34,11 @@ def network() -> None:
 @network.command("check")
 @data_options
 @DIRECTION_OPTION
-@click.option("--out", "out_path", metavar="PATH", help="Write the report: .geojson, .csv or .gpkg.")
+@click.option("--out", "out_paths", metavar="PATH", multiple=True,
+              help="Write the report: .geojson, .csv or .gpkg. Repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON list.")
 @user_errors
-def check(digitised_direction, out_path, as_json, **opts):
+def check(digitised_direction, out_paths, as_json, **opts):
     """Build the network and report every defect with its main or manhole ID, location and rule."""
     with paused_gc():
         loaded, bar = load(opts, as_json=as_json, required=("mains",), extra_steps=2)
@@ -46,8 +47,8 @@ def check(digitised_direction, out_path, as_json, **opts):
             net = _network(loaded, digitised_direction)
             bar.step("checking")
             defects = check_network(net, profile=loaded.profile, manholes=loaded.layers.manholes)
-            if out_path:
-                write_report(out_path, _report_frame(defects, net.crs))
+            for path in out_paths:
+                write_report(path, _report_frame(defects, net.crs))
         finally:
             bar.close()
     if as_json:
@@ -69,8 +70,8 @@ def check(digitised_direction, out_path, as_json, **opts):
     for (name, severity), items in groups.items():
         table.add_row(name, severity, str(len(items)), items[0].section or "-", items[0].message)
     out.print(table)
-    if out_path:
-        out.print(f"Report written to {out_path}.", highlight=False)
+    if out_paths:
+        out.print(f"Report written to {', '.join(out_paths)}.", highlight=False)
 
 
 def _network(loaded, digitised_direction: bool):

@@ -201,10 +201,10 @@ def test_network_check_json_and_report(town_gpkg, tmp_path):
     assert all(set(d) == {"check", "severity", "feature_id", "section", "message"} for d in report)
     small = [d for d in report if d["check"] == "min_diameter"]
     assert [d["feature_id"] for d in small] == ["M-3"] and small[0]["section"] == "§ 144-18B"
-    out = tmp_path / "report.geojson"
-    text = invoke("network", "check", "--profile", "fort-plain", "--data", data, "--out", out)
+    out, table = tmp_path / "report.geojson", tmp_path / "report.csv"
+    text = invoke("network", "check", "--profile", "fort-plain", "--data", data, "--out", out, "--out", table)
     assert "§ 144-18B" in text.output and out.exists()
-    assert len(gpd.read_file(out)) == len(report)
+    assert len(gpd.read_file(out)) == len(report) == len(pd.read_csv(table))
 
 
 def test_trace_json_shapes(town_gpkg):

@@ -62,8 +62,9 @@ def test_y_junction_control_manhole_is_past_the_junction():
     assert t.path == ["MH1", "J-1", "MH3"] and t.mains == ["A", "C"]
     assert t.control_manhole == "MH1" and t.outfall == "MH3"
     assert t.length_ft == pytest.approx(100 * 2**0.5 + 200)
-    found = {d.check for d in checks(net, mh)}
-    assert "dangling_end" not in found
+    found = {(d.check, d.feature_id) for d in checks(net, mh)}
+    assert ("junction_without_manhole", "J-1") in found
+    assert "dangling_end" not in {c for c, _ in found}
 
 
 def test_crossing_mains_are_not_connected_without_a_manhole():
