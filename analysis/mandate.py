@@ -40,7 +40,7 @@ from analysis.reasons import OCCUPANCY_SOURCES, STATUSES, explain
 from analysis.streets import abuts_sewered, said_sewer, street_pairs
 from analysis.units import feet_per_unit
 
-__all__ = ["STATUSES", "MandateResult", "analyze_mandates", "check_notice"]
+__all__ = ["STATUSES", "MandateResult", "analyze_mandates", "check_notice", "counting_mains"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,7 @@ def _analyze(parcels, mains, *, profile, streets, buildings, notice_date, notice
     workers = workers or min(4, os.cpu_count() or 1)
     tolerance_ft = profile.measurement.distance_tolerance_ft.value
 
-    counting = _counting_mains(mains, profile)
+    counting = counting_mains(mains, profile)
     main_geoms = np.asarray(mains.geometry.values)[counting]
     main_ids = _text(mains["main_id"] if "main_id" in mains else "mains-" + pd.Series(
         np.arange(1, len(mains) + 1), index=mains.index).astype(str))[counting]
@@ -234,7 +234,7 @@ def _threshold(profile: Profile) -> float | None:
 
 
 
-def _counting_mains(mains: gpd.GeoDataFrame, profile: Profile) -> np.ndarray:
+def counting_mains(mains: gpd.GeoDataFrame, profile: Profile) -> np.ndarray:
     """Which mains are a public sewer a parcel can be required to connect to, by the profile's sewer rules."""
     s = profile.sewers
     n = len(mains)

@@ -121,6 +121,20 @@ class NetworkRules:
 
 
 @dataclass(frozen=True)
+class BuildingRules:
+    """Building sewers: one per building, rear buildings, living units per building sewer, manhole connections."""
+
+    separate_building_sewer: Rule = _rule(bool)
+    rear_building_rule: Rule = _rule(str, choices=("may_share", "main_extension"))
+    other_routes: Rule = _rule(list)
+    rear_building_note: Rule = _rule(str)
+    units_per_lateral: Rule = _rule(int, nullable=True)
+    class_units: Rule = _rule(dict)
+    manhole_connection_classes: Rule = _rule(list)
+    commercial_complex_min_buildings: Rule = _rule(int, nullable=True)
+
+
+@dataclass(frozen=True)
 class Profile:
     """A municipality's sewer-use law as the analysis applies it."""
 
@@ -134,6 +148,7 @@ class Profile:
     sewers: SewerRules
     measurement: MeasurementSettings
     network: NetworkRules
+    buildings: BuildingRules
     path: str = ""
 
     def rules(self) -> dict[str, Rule]:
@@ -151,7 +166,7 @@ class Profile:
 
 
 _SECTIONS: dict[str, type] = {"mandate": MandateRules, "sewers": SewerRules, "measurement": MeasurementSettings,
-                              "network": NetworkRules}
+                              "network": NetworkRules, "buildings": BuildingRules}
 _HEADER_KEYS = ("id", "municipality", "law", "source_text", "version", "summary")
 
 
@@ -249,6 +264,8 @@ def _check_value(key: str, value: Any, meta: dict) -> list[str]:
         return [f"{key}: expected {names}, got {value!r}"]
     if meta["choices"] and value not in meta["choices"]:
         return [f"{key}: expected one of {', '.join(meta['choices'])}, got {value!r}"]
+    if isinstance(value, dict) and not all(isinstance(v, int | float) for v in value.values()):
+        return [f"{key}: every value must be a number, got {value!r}"]
     if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
         return [f"{key}: must not be negative, got {value!r}"]
     return []

@@ -14,12 +14,13 @@ from rich.console import Console
 from rich.table import Table
 
 from analysis._parallel import paused_gc
+from analysis.buildings import assess_buildings
 from analysis.mandate import STATUSES, analyze_mandates
 from analysis.network import build_network
 from analysis.profiles import available_profiles, load_profile
 from analysis.trace import add_network_results
 from gisapp.cli_common import data_options, load, print_problems, user_errors
-from gisapp.cli_network import network, trace
+from gisapp.cli_network import buildings, network, trace
 from layers.errors import LayerError
 from layers.sample import sample_town
 from layers.store import DEFAULT_STORE, record_run
@@ -43,6 +44,7 @@ def main() -> None:
 
 main.add_command(network)
 main.add_command(trace)
+main.add_command(buildings)
 
 
 @main.command()
@@ -66,7 +68,7 @@ def analyze(connected_file, connected_column, notice_date, notice_reason, digiti
         output_format(out_path)
     with paused_gc():
         loaded, bar = load(opts, as_json=as_json, required=("parcels", "mains"), connected_file=connected_file,
-                           connected_column=connected_column, extra_steps=3 + bool(out_path))
+                           connected_column=connected_column, extra_steps=4 + bool(out_path))
         layers, profile = loaded.layers, loaded.profile
         try:
             bar.step("analysing")
@@ -80,10 +82,16 @@ def analyze(connected_file, connected_column, notice_date, notice_reason, digiti
                 net = build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls,
                                     profile=profile, trust_digitised=digitised_direction or None)
                 parcels, _ = add_network_results(parcels, net)
+            assessed = None
+            if layers.buildings is not None and layers.streets is not None:
+                bar.step("assessing buildings")
+                assessed = assess_buildings(layers.buildings, parcels, profile=profile, streets=layers.streets,
+                                            mains=layers.mains, alleys=layers.alleys, laterals=layers.laterals)
             written: list[str] = []
             if out_path:
                 bar.step(f"writing {out_path}")
-                written = write_results(out_path, parcels, result.measuring_lines)
+                written = write_results(out_path, parcels, result.measuring_lines,
+                                        assessed.buildings if assessed is not None else None)
                 if output_format(out_path) == "GPKG":
                     record_run(out_path, result.summary)
         finally:
@@ -92,6 +100,8 @@ def analyze(connected_file, connected_column, notice_date, notice_reason, digiti
     summary = result.summary | {"output": out_path, "layers_written": written, "sources": layers.sources}
     if "control_manhole" in parcels.columns and "network_problem" in parcels.columns:
         summary["traced"] = int(parcels["downstream_length_ft"].notna().sum())
+    if assessed is not None:
+        summary["buildings"] = assessed.summary
     mandated = parcels[parcels["status"] == "mandated"]
     if as_json:
         doc = {"summary": summary, "problems": [p.as_dict() for p in layers.problems],
@@ -123,6 +133,11 @@ def _print_summary(summary: dict, profile) -> None:
     out.print(f"Distance: {dist:g} ft from the property line ({summary['distance_section']}), measured in "
               f"{summary['measuring_crs']}. Mains counted: {summary['counting_mains']} of {summary['mains']}.",
               highlight=False)
+    if "buildings" in summary:
+        b = summary["buildings"]
+        out.print(f"Buildings: {b['rear_buildings']} rear building(s), {b['needing_more_laterals']} needing more than "
+                  f"one building sewer, {b['manhole_connections']} connecting through a manhole "
+                  "(sewerplan buildings lists them).", highlight=False)
     if "traced" in summary:
         out.print(f"Control manhole and length to the outfall found for {summary['traced']:,} parcels.",
                   highlight=False)

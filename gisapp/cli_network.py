@@ -1,4 +1,4 @@
-"""``sewerplan network check`` and ``sewerplan trace``: the sewer network's defects and flow paths."""
+"""``sewerplan network check``, ``trace`` and ``buildings``: the network's defects, flow paths, building sewers."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ from rich.console import Console
 from rich.table import Table
 
 from analysis._parallel import paused_gc
+from analysis.buildings import assess_buildings
 from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
 from analysis.network import build_network
 from analysis.network_checks import check_network
 from analysis.trace import connect_parcels, sewershed, trace_down, trace_parcel
 from gisapp.cli_common import data_options, load, print_problems, user_errors
-from layers.write import write_report
+from layers.write import output_format, write_report, write_results
 
 DIRECTION_OPTION = click.option("--digitised-direction", is_flag=True,
                                 help="The mains are drawn in flow direction: use it where no from/to fields or "
@@ -166,3 +167,70 @@ def _print_sewershed(shed, profile) -> None:
               + (f" ({shed.units_unknown} parcels with units unknown)" if shed.units_unknown else "")
               + f"; estimated average flow {shed.flow_gpd:,.0f} gallons per day at "
               f"{profile.network.gallons_per_day_per_unit.value:g} gpd per unit ({shed.section}).", highlight=False)
+
+
+BUILDING_FIELDS = ("building_id", "parcel_id", "units", "rear_building", "front_building_id", "shared_lateral",
+                   "required_laterals", "existing_laterals", "manhole_connection_required", "section", "reason")
+
+
+@click.command()
+@data_options
+@click.option("--all", "show_all", is_flag=True, help="Every building, not only those with a case to decide.")
+@click.option("--out", "out_path", metavar="PATH", help="Write the building results: .gpkg, .geojson or .csv.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON list, one object per building.")
+@user_errors
+def buildings(show_all, out_path, as_json, **opts):
+    """Every building with a case to decide: rear buildings, living units, laterals, manhole connections."""
+    if out_path:
+        output_format(out_path)
+    with paused_gc():
+        loaded, bar = load(opts, as_json=as_json, required=("parcels", "mains", "buildings"), extra_steps=2)
+        try:
+            layers = loaded.layers
+            bar.step("finding connection points")
+            results = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets,
+                                       buildings=layers.buildings, profile=loaded.profile).parcels
+            bar.step("assessing buildings")
+            assessed = assess_buildings(layers.buildings, results, profile=loaded.profile, streets=layers.streets,
+                                        mains=layers.mains, alleys=layers.alleys, laterals=layers.laterals)
+            if out_path:
+                write_results(out_path, assessed.buildings)
+        finally:
+            bar.close()
+    chosen = assessed.buildings if show_all else assessed.cases()
+    if as_json:
+        click.echo(json.dumps(building_records(chosen), indent=2))
+        return
+    print_problems(loaded.console, loaded.layers)
+    out = Console()
+    s = assessed.summary
+    out.print(f"{s['buildings']:,} buildings: {s['rear_buildings']} rear building(s) ({s['permitted']} may share the "
+              f"front building's sewer, {s['separate_required']} need their own, {s['main_extension_required']} need "
+              f"a main extension); {s['needing_more_laterals']} need more than one building sewer; "
+              f"{s['units_unknown']} with living units unknown; {s['manhole_connections']} connect through a "
+              "manhole.", highlight=False)
+    table = Table(title=f"Buildings with a case to decide under {loaded.profile.id}")
+    for col in ("building", "parcel", "verdict", "laterals", "section", "reason"):
+        table.add_column(col, overflow="fold")
+    for row in building_records(chosen.head(200)):
+        laterals = "?" if row["required_laterals"] is None else str(row["required_laterals"])
+        table.add_row(row["building_id"], str(row["parcel_id"]), row["shared_lateral"] or "-", laterals,
+                      row["section"] or "-", row["reason"])
+    out.print(table)
+    if len(chosen) > 200:
+        out.print(f"... and {len(chosen) - 200:,} more (--json or --out for all).", highlight=False)
+
+
+def building_records(frame) -> list[dict]:
+    """The JSON objects of ``sewerplan buildings --json``: plain values, None for missing."""
+    table = frame[list(BUILDING_FIELDS)].astype(object)
+    table = table.where(table.notna(), None)
+    records = table.to_dict("records")
+    for r in records:
+        for key in ("required_laterals", "existing_laterals"):
+            r[key] = None if r[key] is None else int(r[key])
+        r["units"] = None if r["units"] is None else float(r["units"])
+        r["rear_building"] = bool(r["rear_building"])
+        r["manhole_connection_required"] = bool(r["manhole_connection_required"])
+        r["section"] = r["section"] or None
+    return records

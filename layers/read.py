@@ -33,6 +33,8 @@ LAYER_NAMES: dict[str, tuple[str, ...]] = {
               "sanitary_mains", "sewer_pipes"),
     "manholes": ("manholes", "manhole", "sewer_manholes", "structures"),
     "outfalls": ("treatment_plants", "treatment_plant", "plants", "wwtp", "wwtf", "outfalls", "outfall"),
+    "alleys": ("alleys", "alley", "driveways", "courts", "yards", "private_routes"),
+    "laterals": ("laterals", "lateral", "services", "building_sewers", "sewer_services"),
 }
 VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".fgb", ".zip", ".gdb", ".gml", ".kml", ".sqlite")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
@@ -64,6 +66,8 @@ class Layers:
     streets: gpd.GeoDataFrame | None = None
     manholes: gpd.GeoDataFrame | None = None
     outfalls: gpd.GeoDataFrame | None = None
+    alleys: gpd.GeoDataFrame | None = None
+    laterals: gpd.GeoDataFrame | None = None
     problems: list[Problem] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
 

@@ -152,7 +152,30 @@ OUTFALLS = LayerSpec(
     ),
 )
 
-SPECS: dict[str, LayerSpec] = {s.kind: s for s in (PARCELS, BUILDINGS, STREETS, MAINS, MANHOLES, OUTFALLS)}
+ALLEYS = LayerSpec(
+    kind="alleys",
+    geometry=LINEAR + POLYGONAL,
+    id_field="alley_id",
+    help="alleys, courts, yards and driveways a private sewer could run through",
+    fields=(
+        FieldSpec("alley_id", False, ("alley_id", "objectid", "fid", "id")),
+        FieldSpec("route_kind", False, ("route_kind", "kind", "type", "feature", "class"),
+                  "alley, court (courtyard), yard or driveway; alley when absent"),
+    ),
+)
+
+LATERALS = LayerSpec(
+    kind="laterals",
+    geometry=LINEAR,
+    id_field="lateral_id",
+    help="existing building sewers (laterals) from buildings to mains",
+    fields=(
+        FieldSpec("lateral_id", False, ("lateral_id", "service_id", "objectid", "fid", "id")),
+    ),
+)
+
+SPECS: dict[str, LayerSpec] = {s.kind: s for s in (PARCELS, BUILDINGS, STREETS, MAINS, MANHOLES, OUTFALLS, ALLEYS,
+                                                    LATERALS)}
 
 # Columns the analysis adds; a user's column of the same name is kept as ``input_<name>``.
 RESULT_COLUMNS = (
@@ -181,6 +204,10 @@ STATUS_VALUES = {
     "operational": "active", "act": "active", "proposed": "proposed", "planned": "proposed",
     "abandoned": "abandoned", "aband": "abandoned", "abn": "abandoned", "removed": "abandoned",
     "retired": "abandoned", "inactive": "abandoned", "out of service": "abandoned",
+}
+ROUTE_KIND_VALUES = {
+    "alley": "alley", "aly": "alley", "lane": "alley", "court": "court", "courtyard": "court", "ct": "court",
+    "yard": "yard", "driveway": "driveway", "drive": "driveway", "dwy": "driveway", "drwy": "driveway",
 }
 TRUE_VALUES = {"1", "y", "yes", "true", "t", "connected", "occupied", "x"}
 FALSE_VALUES = {"0", "n", "no", "false", "f", "", "none", "not connected", "vacant"}

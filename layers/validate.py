@@ -21,6 +21,7 @@ from layers.schema import (
     FALSE_VALUES,
     OWNERSHIP_VALUES,
     RESULT_COLUMNS,
+    ROUTE_KIND_VALUES,
     SEWER_TYPE_VALUES,
     STATUS_VALUES,
     TRUE_VALUES,
@@ -257,9 +258,10 @@ def _normalise_values(
     problems: list[Problem],
 ) -> bool:
     ok = True
-    vocab = {"sewer_type": SEWER_TYPE_VALUES, "ownership": OWNERSHIP_VALUES, "status": STATUS_VALUES}
+    vocab = {"sewer_type": SEWER_TYPE_VALUES, "ownership": OWNERSHIP_VALUES, "status": STATUS_VALUES,
+             "route_kind": ROUTE_KIND_VALUES}
     for name, table in vocab.items():
-        if name not in gdf.columns or spec.kind not in ("mains", "manholes"):
+        if name not in gdf.columns or spec.kind not in ("mains", "manholes", "alleys"):
             continue
         ok &= _code_column(gdf, spec, name, table, value_maps.get(name, {}), label, problems)
     for name in ("connected", "occupied"):

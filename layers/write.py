@@ -18,6 +18,7 @@ import shapely
 from layers.errors import LayerError
 
 RESULT_LAYER = "parcel_results"
+BUILDINGS_LAYER = "building_results"
 LINES_LAYER = "measuring_lines"
 POINTS_LAYER = "connection_points"
 FORMATS = {".gpkg": "GPKG", ".geojson": "GeoJSON", ".json": "GeoJSON", ".csv": "CSV"}
@@ -31,8 +32,13 @@ def output_format(path: str) -> str:
     return FORMATS[suffix]
 
 
-def write_results(path: str, parcels: gpd.GeoDataFrame, measuring_lines: gpd.GeoDataFrame | None = None) -> list[str]:
-    """Write results to ``path`` in the format its extension names; returns the layer names written."""
+def write_results(path: str, parcels: gpd.GeoDataFrame, measuring_lines: gpd.GeoDataFrame | None = None,
+                  buildings: gpd.GeoDataFrame | None = None) -> list[str]:
+    """Write results to ``path`` in the format its extension names; returns the layer names written.
+
+    ``parcels`` may be any result frame (building results from ``sewerplan buildings``, too); a GeoPackage also
+    gets the measuring lines, connection points and building results when given.
+    """
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     frame = _plain_columns(parcels)
@@ -49,6 +55,9 @@ def write_results(path: str, parcels: gpd.GeoDataFrame, measuring_lines: gpd.Geo
         points = measuring_lines.set_geometry(shapely.get_point(measuring_lines.geometry.values, -1))
         _write(_plain_columns(points), path, layer=POINTS_LAYER, driver="GPKG")
         written += [LINES_LAYER, POINTS_LAYER]
+    if buildings is not None:
+        _write(_plain_columns(buildings), path, layer=BUILDINGS_LAYER, driver="GPKG")
+        written.append(BUILDINGS_LAYER)
     return written
 
 

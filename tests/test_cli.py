@@ -46,7 +46,8 @@ def test_analyze_json_shape(town_gpkg, tmp_path):
     s = doc["summary"]
     assert s["parcels"] == 400 and sum(s["counts"].values()) == 400
     assert s["profile"] == "fort-plain" and s["distance_ft"] == 100.0 and s["notice_date"] == "2027-03-01"
-    assert s["layers_written"] == ["parcel_results", "measuring_lines", "connection_points"]
+    assert s["layers_written"] == ["parcel_results", "measuring_lines", "connection_points", "building_results"]
+    assert s["buildings"]["buildings"] == len(gpd.read_file(town_gpkg, layer="buildings"))
     assert len(doc["mandated"]) == s["counts"]["mandated"] > 0
     first = doc["mandated"][0]
     assert set(first) == {"parcel_id", "distance_ft", "main_id", "section", "deadline", "reason", "control_manhole",
@@ -236,3 +237,21 @@ def test_swmm_inp_through_the_cli(shared_data):
                             "--crs", "EPSG:32632", "--manhole", "G72F833", "--json").output)
     assert doc["path"] == ["G72F833", "G72F832", "G72F831", "G72F830", "G72F820", "G72F810", "G72F800", "G72F050",
                            "G72F050_outfall"]
+
+
+def test_buildings_command_json(town_gpkg, tmp_path):
+    doc = json.loads(invoke("buildings", "--profile", "wappinger", "--set", "mandate.distance_ft=100", "--data",
+                            town_gpkg, "--json").output)
+    fields = {"building_id", "parcel_id", "units", "rear_building", "front_building_id", "shared_lateral",
+              "required_laterals", "existing_laterals", "manhole_connection_required", "section", "reason"}
+    assert doc and all(set(d) == fields for d in doc)
+    rear = [d for d in doc if d["rear_building"]]
+    assert rear and all(d["shared_lateral"] == "main_extension_required" and d["section"] == "§ 196-18D"
+                        for d in rear if d["reason"].find("interior lot") >= 0)
+    everything = json.loads(invoke("buildings", "--profile", "fort-plain", "--data", town_gpkg, "--all",
+                                   "--json").output)
+    assert len(everything) == len(gpd.read_file(town_gpkg, layer="buildings")) > len(doc) // 2
+    out = tmp_path / "results.gpkg"
+    assert invoke("analyze", "--profile", "fort-plain", "--data", town_gpkg, "--out", out).exit_code == 0
+    layers = {name for name, _ in pyogrio.list_layers(out)}
+    assert "building_results" in layers

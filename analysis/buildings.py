@@ -1,0 +1,424 @@
+"""Building sewers: rear buildings on interior lots, one building sewer per group of living units, manhole
+connections. Whole-array work over buildings; no loop over buildings or parcels.
+
+Geometric tests, for each parcel with two or more qualifying buildings (sheds under
+``min_occupied_building_sqft`` and buildings marked unoccupied do not count):
+
+- **Frontage**: the part of the property line along the sewered street in which the parcel's deciding main lies
+  (the right-of-way grown by the abut tolerance, intersected with the parcel boundary). A parcel that fronts no
+  sewered street measures from its connection point on the main instead.
+- **Front building**: the qualifying building nearest the frontage.
+- **Rear building**: another building whose straight route to the frontage (from its centroid to the nearest
+  point of the frontage) crosses the front building, or that stands farther from the frontage than the front
+  building while overlapping it along the frontage (their extents, projected on the frontage's direction, overlap).
+  A building beside the front building (no overlap, route clear) is not a rear building.
+- **Lot**: *interior* when it abuts one street (distinct street names; right-of-way features without a name count
+  one each), *corner* when two abutting streets' rights-of-way meet, *through* otherwise.
+- **Another route** for a separate building sewer: an adjoining feature of the alleys layer whose kind is one the
+  profile lists (Fort Plain § 144-9: alley, court, yard or driveway; Poughkeepsie § 168-22.4D: alley, courtyard or
+  driveway), or frontage on a second sewered street.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+
+from analysis._parallel import paused_gc
+from analysis.mandate import counting_mains
+from analysis.profiles import Profile
+from analysis.streets import street_pairs
+from analysis.units import feet_per_unit
+
+VERDICTS = ("permitted", "separate_required", "main_extension_required")
+
+
+@dataclass(frozen=True)
+class BuildingsResult:
+    """One row per building (the input's index), and a summary."""
+
+    buildings: gpd.GeoDataFrame
+    summary: dict = field(default_factory=dict)
+
+    def cases(self) -> gpd.GeoDataFrame:
+        """The buildings with a case to decide: rear or sharing lots, several laterals, units unknown, manholes."""
+        b = self.buildings
+        case = (b["shared_lateral"].notna() | (b["required_laterals"].fillna(1) > 1)
+                | b["units_unknown"] | b["manhole_connection_required"] | (b["lateral_shortfall"].fillna(0) > 0))
+        return b[case]
+
+
+def assess_buildings(
+    buildings: gpd.GeoDataFrame,
+    parcels: gpd.GeoDataFrame,
+    *,
+    profile: Profile,
+    streets: gpd.GeoDataFrame | None = None,
+    mains: gpd.GeoDataFrame | None = None,
+    alleys: gpd.GeoDataFrame | None = None,
+    laterals: gpd.GeoDataFrame | None = None,
+    workers: int = 2,
+) -> BuildingsResult:
+    """Every building's rear-building verdict, living units, laterals required and manhole connection.
+
+    ``parcels`` are mandate results (``parcel_id``, ``main_id``, ``connection_x``/``connection_y``; optionally
+    ``units``, ``property_class``); ``mains`` the same mains the analysis used (to find the frontage street).
+
+    Examples
+    --------
+    >>> from shapely.geometry import LineString, box
+    >>> from analysis.profiles import load_profile
+    >>> crs = "EPSG:2260"
+    >>> streets = gpd.GeoDataFrame({"street_name": ["Main St"]}, geometry=[LineString([(-500, 0), (500, 0)])],
+    ...     crs=crs)
+    >>> mains = gpd.GeoDataFrame({"main_id": ["M-1"]}, geometry=[LineString([(-500, 0), (500, 0)])], crs=crs)
+    >>> parcels = gpd.GeoDataFrame({"parcel_id": ["P"], "main_id": ["M-1"], "connection_x": [25.0],
+    ...     "connection_y": [0.0]}, geometry=[box(0, 25, 50, 225)], crs=crs)
+    >>> houses = gpd.GeoDataFrame({"building_id": ["FRONT", "BACK"], "units": [1, 1]},
+    ...     geometry=[box(10, 50, 40, 90), box(15, 170, 35, 200)], crs=crs)
+    >>> r = assess_buildings(houses, parcels, streets=streets, mains=mains, profile=load_profile("fort-plain"))
+    >>> cols = ["building_id", "rear_building", "front_building_id", "shared_lateral"]
+    >>> r.buildings[cols].astype(object).fillna("-").values.tolist()
+    [['FRONT', False, '-', '-'], ['BACK', True, 'FRONT', 'permitted']]
+    """
+    with paused_gc():
+        return _assess(buildings, parcels, profile, streets, mains, alleys, laterals, workers)
+
+
+def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, workers) -> BuildingsResult:
+    rules = profile.buildings
+    fpu = feet_per_unit(buildings.crs)
+    n = len(buildings)
+    geoms = np.asarray(buildings.geometry.values)
+    parcel_geoms = np.asarray(parcels.geometry.values)
+
+    # Which parcel each building stands on (its centroid, else a surface point, inside the parcel).
+    points = shapely.centroid(geoms)
+    outside = ~shapely.intersects(geoms, points)
+    points[outside] = shapely.point_on_surface(geoms[outside])
+    b_idx, p_idx = shapely.STRtree(parcel_geoms).query(points, predicate="within")
+    parcel_of = np.full(n, -1, dtype=np.int64)
+    parcel_of[b_idx] = p_idx
+
+    area_sqft = shapely.area(geoms) * fpu * fpu
+    qualifies = (shapely.get_dimensions(geoms) == 0) | (
+        area_sqft >= profile.measurement.min_occupied_building_sqft.value)
+    if "occupied" in buildings.columns:
+        given = buildings["occupied"].notna().to_numpy()
+        qualifies[given] = buildings["occupied"].to_numpy(object)[given].astype(bool)
+    qualifies &= parcel_of >= 0
+    count = np.bincount(parcel_of[qualifies], minlength=len(parcels))
+    several = qualifies & (count[np.clip(parcel_of, 0, None)] >= 2)
+
+    out = buildings.copy()
+    ids = out["building_id"].astype(str).to_numpy(object) if "building_id" in out else \
+        np.char.add("buildings-", np.arange(1, n + 1).astype(str)).astype(object)
+    out["parcel_id"] = np.where(parcel_of >= 0, parcels["parcel_id"].to_numpy(object)[np.clip(parcel_of, 0, None)],
+                                None)
+    rear = np.zeros(n, dtype=bool)
+    front_id = np.full(n, None, dtype=object)
+    verdict = np.full(n, None, dtype=object)
+    lot_type = np.full(n, None, dtype=object)
+    reason = np.full(n, "", dtype=object)
+
+    lots = np.unique(parcel_of[several])
+    if len(lots) and streets is not None and len(streets) and mains is not None:
+        rear, front_id, verdict, lot_type, reason = _rear_buildings(
+            geoms, ids, parcel_of, several, lots, parcels, parcel_geoms, streets, mains, alleys, profile, fpu,
+            workers)
+
+    units, units_source, units_unknown = _units(out, parcels, parcel_of, qualifies, count, rules)
+    per = rules.units_per_lateral.value
+    required = np.where(qualifies, 1.0, np.nan)
+    if per:
+        required = np.where(qualifies & ~units_unknown, np.maximum(1, np.ceil(np.nan_to_num(units) / per)), required)
+        required = np.where(qualifies & units_unknown, np.nan, required)
+    existing = _existing_laterals(geoms, laterals, profile, fpu) if laterals is not None else np.full(n, np.nan)
+    shortfall = np.where(np.isfinite(existing) & np.isfinite(required), np.maximum(required - existing, 0), np.nan)
+    manhole = _manhole_connection(out, parcels, parcel_of, qualifies, count, rules)
+
+    section = np.where(verdict != None, rules.rear_building_rule.citation, "")  # noqa: E711 - elementwise
+    more = qualifies & (np.nan_to_num(required) > 1)
+    unknown_rule = qualifies & units_unknown & bool(per)
+    section = np.where((section == "") & (more | unknown_rule), rules.units_per_lateral.citation, section)
+    section = np.where((section == "") & manhole, rules.manhole_connection_classes.citation, section)
+    reason = _more_reasons(reason, more, unknown_rule, manhole, units, required, existing, shortfall, rules)
+
+    out["building_id"] = ids
+    out["units"] = units
+    out["units_source"] = units_source
+    out["units_unknown"] = units_unknown & qualifies
+    out["rear_building"] = rear
+    out["front_building_id"] = pd.array(front_id, dtype="string")
+    out["lot_type"] = pd.array(lot_type, dtype="string")
+    out["shared_lateral"] = pd.array(verdict, dtype="string")
+    out["required_laterals"] = pd.array(np.where(np.isfinite(required), required, np.nan), dtype="Int64") \
+        if n else pd.array([], dtype="Int64")
+    out["existing_laterals"] = pd.array(np.where(np.isfinite(existing), existing, np.nan), dtype="Int64") \
+        if n else pd.array([], dtype="Int64")
+    out["lateral_shortfall"] = pd.array(np.where(np.isfinite(shortfall), shortfall, np.nan), dtype="Int64") \
+        if n else pd.array([], dtype="Int64")
+    out["manhole_connection_required"] = manhole
+    out["section"] = section
+    out["reason"] = reason
+    out["qualifies"] = qualifies
+    summary = {"buildings": n, "rear_buildings": int(rear.sum()),
+               **{v: int((verdict == v).sum()) for v in VERDICTS},
+               "units_unknown": int((units_unknown & qualifies).sum()),
+               "needing_more_laterals": int(more.sum()), "manhole_connections": int(manhole.sum())}
+    return BuildingsResult(out, summary)
+
+
+def _rear_buildings(geoms, ids, parcel_of, several, lots, parcels, parcel_geoms, streets, mains, alleys, profile,
+                    fpu, workers):
+    """Front and rear buildings, lot type and verdict for the buildings on ``lots`` (parcel positions)."""
+    rules = profile.buildings
+    n = len(geoms)
+    rear = np.zeros(n, dtype=bool)
+    front_id = np.full(n, None, dtype=object)
+    verdict = np.full(n, None, dtype=object)
+    lot_type = np.full(n, None, dtype=object)
+    reason = np.full(n, "", dtype=object)
+
+    counting = counting_mains(mains, profile)
+    main_ids = (mains["main_id"].astype(str).to_numpy() if "main_id" in mains else
+                np.char.add("mains-", np.arange(1, len(mains) + 1).astype(str)))[counting]
+    pairs = street_pairs(streets, parcel_geoms[lots], np.asarray(mains.geometry.values)[counting], profile=profile,
+                         fpu=fpu, workers=workers)
+    abuts = pairs.abuts.assign(parcel=lots[pairs.abuts["parcel"].to_numpy()])  # back to parcel positions
+    reach_polys = _reach_polygons(streets, profile, fpu)
+    names = pd.Series(pairs.street_names).fillna(pd.Series(np.arange(len(pairs.street_names))).astype(str)
+                                                 .radd("#")).to_numpy(object)
+
+    # Frontage: the sewered abutting street holding the parcel's main; else any sewered abutting street.
+    want = parcels["main_id"].astype(str).to_numpy()[abuts["parcel"].to_numpy()]
+    held = pairs.holds.assign(main_id=main_ids[pairs.holds["main"].to_numpy()])
+    cand = abuts.assign(main_id=want, sewered=pairs.sewered[abuts["row"].to_numpy()])
+    cand = cand.merge(held[["row", "main_id"]].drop_duplicates().assign(holds_main=True), on=["row", "main_id"],
+                      how="left")
+    cand["holds_main"] = cand["holds_main"].fillna(False).astype(bool)
+    cand = cand[cand["sewered"]].sort_values(["parcel", "holds_main", "row"], ascending=[True, False, True])
+    frontage_row = cand.drop_duplicates("parcel").set_index("parcel")["row"]
+    reference = np.empty(len(parcels), dtype=object)
+    cx = pd.to_numeric(parcels["connection_x"], errors="coerce").to_numpy(float)
+    cy = pd.to_numeric(parcels["connection_y"], errors="coerce").to_numpy(float)
+    reference[lots] = shapely.points(cx[lots], cy[lots])
+    with_front = frontage_row.index.to_numpy()
+    if len(with_front):
+        edge = shapely.intersection(shapely.boundary(parcel_geoms[with_front]),
+                                    reach_polys[frontage_row.to_numpy()])
+        ok = ~shapely.is_empty(edge)
+        reference[with_front[ok]] = edge[ok]
+
+    # Distances to the frontage; the nearest qualifying building is the front one.
+    members = np.flatnonzero(several)
+    lot = parcel_of[members]
+    ref = reference[lot]
+    valid = ~shapely.is_missing(ref) & ~shapely.is_empty(ref)
+    members, lot, ref = members[valid], lot[valid], ref[valid]
+    d = shapely.distance(geoms[members], ref)
+    order = np.lexsort((members, d, lot))
+    is_first = np.r_[True, lot[order][1:] != lot[order][:-1]]
+    front_of_lot = pd.Series(members[order][is_first], index=lot[order][is_first])
+    front = front_of_lot.reindex(lot).to_numpy()
+    others = members != front
+    b, f, r = members[others], front[others], ref[others]
+
+    # Blocked route: centroid to the nearest point of the frontage crosses the front building.
+    route = shapely.shortest_line(shapely.centroid(geoms[b]), r)
+    blocked = shapely.intersects(route, geoms[f]) & ~shapely.touches(route, geoms[f])
+    # Behind: farther from the frontage and overlapping the front building along the frontage's direction.
+    direction = _direction(r)
+    lo_b, hi_b = _extent(geoms[b], direction)
+    lo_f, hi_f = _extent(geoms[f], direction)
+    overlap = np.minimum(hi_b, hi_f) - np.maximum(lo_b, lo_f)
+    farther = shapely.distance(geoms[b], r) > shapely.distance(geoms[f], r)
+    is_rear = blocked | (farther & (overlap > 0))
+
+    kinds = _lot_types(abuts, names, reach_polys, len(parcels))
+    routes = _other_routes(abuts, pairs.sewered, names, frontage_row, parcel_geoms, alleys, profile, fpu,
+                           len(parcels))
+    lot_kind = kinds[parcel_of[b]]
+    has_route = routes[parcel_of[b]]
+    verdict_b = np.full(len(b), "separate_required", dtype=object)
+    if rules.rear_building_rule.value == "main_extension":
+        verdict_b = np.where(is_rear & (lot_kind == "interior"), "main_extension_required", verdict_b)
+    else:
+        verdict_b = np.where(is_rear & (lot_kind == "interior") & ~has_route, "permitted", verdict_b)
+
+    rear[b] = is_rear
+    front_id[b] = ids[f]
+    verdict[b] = verdict_b
+    lot_type[members] = kinds[parcel_of[members]]
+    reason[b] = _rear_reasons(ids[b], ids[f], is_rear, lot_kind, has_route, verdict_b, profile)
+    return rear, front_id, verdict, lot_type, reason
+
+
+def _reach_polygons(streets, profile, fpu) -> np.ndarray:
+    """Rights-of-way grown by the abut tolerance (as streets.street_pairs builds them)."""
+    m = profile.measurement
+    geoms = np.asarray(streets.geometry.values)
+    width = np.full(len(geoms), float(m.default_row_width_ft.value))
+    if "row_width_ft" in streets.columns:
+        given = pd.to_numeric(streets["row_width_ft"], errors="coerce").to_numpy(float)
+        width = np.where(np.isfinite(given) & (given > 0), given, width)
+    linear = shapely.get_dimensions(geoms) == 1
+    grow = m.abut_tolerance_ft.value / fpu
+    out = geoms.copy()
+    out[linear] = shapely.buffer(geoms[linear], width[linear] / 2 / fpu + grow, cap_style="flat",
+                                 join_style="mitre", mitre_limit=2)
+    out[~linear] = shapely.buffer(geoms[~linear], grow, join_style="mitre", mitre_limit=2)
+    return out
+
+
+def _direction(reference: np.ndarray) -> np.ndarray:
+    """Unit vector along each frontage (first to last coordinate); along x for a point reference."""
+    a = shapely.get_point(shapely.get_geometry(reference, 0), 0)
+    b = shapely.get_point(shapely.get_geometry(reference, -1), -1)
+    vec = np.stack([shapely.get_x(b) - shapely.get_x(a), shapely.get_y(b) - shapely.get_y(a)], axis=1)
+    vec = np.where(np.isfinite(vec), vec, 0.0)
+    norm = np.hypot(vec[:, 0], vec[:, 1])
+    return np.where(norm[:, None] > 0, vec / np.where(norm > 0, norm, 1.0)[:, None], [1.0, 0.0])
+
+
+def _extent(geoms: np.ndarray, direction: np.ndarray):
+    """Min and max of each geometry's vertices projected on its direction vector."""
+    coords, which = shapely.get_coordinates(geoms, return_index=True)
+    proj = (coords * direction[which]).sum(axis=1)
+    frame = pd.DataFrame({"g": which, "p": proj}).groupby("g")["p"]
+    return frame.min().reindex(range(len(geoms))).to_numpy(), frame.max().reindex(range(len(geoms))).to_numpy()
+
+
+def _lot_types(abuts: pd.DataFrame, names: np.ndarray, reach: np.ndarray, n_parcels: int) -> np.ndarray:
+    """interior (one street), corner (two streets whose rights-of-way meet) or through."""
+    a = abuts.assign(name=names[abuts["row"].to_numpy()])
+    distinct = a.drop_duplicates(["parcel", "name"])
+    streets_per = distinct.groupby("parcel").size().reindex(range(n_parcels), fill_value=0).to_numpy()
+    kind = np.where(streets_per <= 1, "interior", "through").astype(object)
+    multi = distinct[streets_per[distinct["parcel"].to_numpy()] >= 2]
+    if len(multi):
+        pairs = multi.merge(multi, on="parcel")
+        pairs = pairs[pairs["name_x"] < pairs["name_y"]]
+        meet = shapely.intersects(reach[pairs["row_x"].to_numpy()], reach[pairs["row_y"].to_numpy()])
+        corner = pairs.loc[meet, "parcel"].unique()
+        kind[corner] = "corner"
+    return kind
+
+
+def _other_routes(abuts, sewered, names, frontage_row, parcel_geoms, alleys, profile, fpu, n_parcels) -> np.ndarray:
+    """True where a separate building sewer could reach a rear building another way."""
+    route = np.zeros(n_parcels, dtype=bool)
+    kinds = set(profile.buildings.other_routes.value)
+    if not kinds:
+        return route
+    # A second sewered street.
+    front_name = pd.Series(names[frontage_row.to_numpy()], index=frontage_row.index)
+    a = abuts[sewered[abuts["row"].to_numpy()]]
+    a = a.assign(name=names[a["row"].to_numpy()], front=front_name.reindex(a["parcel"]).to_numpy())
+    route[a.loc[a["name"] != a["front"], "parcel"].unique()] = True
+    # An adjoining alley, court, yard or driveway of a kind the profile lists.
+    if alleys is not None and len(alleys):
+        kind = alleys["route_kind"].fillna("alley").astype(str).str.strip().str.lower().to_numpy() \
+            if "route_kind" in alleys else np.full(len(alleys), "alley")
+        usable = np.isin(kind, list(kinds))
+        if usable.any():
+            tol = profile.measurement.abut_tolerance_ft.value / fpu
+            tree = shapely.STRtree(np.asarray(alleys.geometry.values)[usable])
+            p, _ = tree.query(parcel_geoms, predicate="dwithin", distance=tol)
+            route[p] = True
+    return route
+
+
+def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, has_route, verdict, profile) -> np.ndarray:
+    rules = profile.buildings
+    sec = rules.rear_building_rule.citation
+    side = pd.Series(b_ids, dtype=object) + " stands beside " + pd.Series(f_ids, dtype=object) + \
+        f" (not at its rear): each building needs its own building sewer ({rules.separate_building_sewer.citation})."
+    base = pd.Series(b_ids, dtype=object) + " stands at the rear of " + pd.Series(f_ids, dtype=object) + \
+        " on " + np.where(lot_kind == "interior", "an interior lot", "a " + pd.Series(lot_kind).astype(str) + " lot")
+    tail = np.select(
+        [verdict == "permitted", verdict == "main_extension_required", has_route,
+         lot_kind != "interior"],
+        [f"; no other route exists, so the front building's sewer may be extended to it ({sec})."
+         + (f" {rules.rear_building_note.value}" if rules.rear_building_note.value else ""),
+         f"; the sewer main must be extended so that each building has its own lateral ({sec}).",
+         f"; a separate building sewer can reach it another way (an adjoining "
+         f"{', '.join(rules.other_routes.value)} or a second sewered street), so it needs its own ({sec}).",
+         f"; the exception is for interior lots only, so it needs its own building sewer ({sec})."],
+        f"; it needs its own building sewer ({sec}).",
+    )
+    return np.where(is_rear, (base + pd.Series(tail)).to_numpy(object), side.to_numpy(object))
+
+
+def _units(out, parcels, parcel_of, qualifies, count, rules):
+    """Living units: the building's, else the parcel's (when it has one qualifying building), else by class."""
+    n = len(out)
+    units = pd.to_numeric(out["units"], errors="coerce").to_numpy(float) if "units" in out else np.full(n, np.nan)
+    source = np.where(np.isfinite(units), "building", None).astype(object)
+    p = np.clip(parcel_of, 0, None)
+    sole = qualifies & (count[p] == 1)
+    if "units" in parcels.columns:
+        pu = pd.to_numeric(parcels["units"], errors="coerce").to_numpy(float)[p]
+        use = ~np.isfinite(units) & sole & np.isfinite(pu)
+        units = np.where(use, pu, units)
+        source = np.where(use, "parcel", source)
+    klass = parcels["property_class"].astype(str).str.strip().to_numpy(object)[p] \
+        if "property_class" in parcels.columns else np.full(n, "", dtype=object)
+    table = rules.class_units.value
+    by_class = pd.Series(klass).map(table).to_numpy(float)
+    use = ~np.isfinite(units) & sole & np.isfinite(by_class)
+    units = np.where(use, by_class, units)
+    source = np.where(use, "property class", source)
+    residential = pd.Series(klass).str.startswith("2").to_numpy() | pd.Series(klass).str.startswith("411").to_numpy()
+    # Non-residential buildings hold no living units; residential ones without a count are unknown.
+    nonres = ~np.isfinite(units) & ~residential & (parcel_of >= 0)
+    units = np.where(nonres, 0.0, units)
+    source = np.where(nonres, "non-residential class", source)
+    unknown = ~np.isfinite(units)
+    return units, source, unknown
+
+
+def _existing_laterals(geoms, laterals, profile, fpu) -> np.ndarray:
+    tol = profile.network.snap_tolerance_ft.value / fpu
+    tree = shapely.STRtree(np.asarray(laterals.geometry.values))
+    b, _ = tree.query(geoms, predicate="dwithin", distance=tol)
+    return np.bincount(b, minlength=len(geoms)).astype(float)
+
+
+def _manhole_connection(out, parcels, parcel_of, qualifies, count, rules) -> np.ndarray:
+    prefixes = tuple(rules.manhole_connection_classes.value)
+    n = len(out)
+    if not prefixes or "property_class" not in parcels.columns:
+        return np.zeros(n, dtype=bool)
+    klass = parcels["property_class"].astype(str).str.strip().to_numpy(object)[np.clip(parcel_of, 0, None)]
+    flagged = qualifies & pd.Series(klass).str.startswith(prefixes).to_numpy()
+    complex_min = rules.commercial_complex_min_buildings.value
+    if complex_min:
+        commercial = pd.Series(klass).str.startswith("4").to_numpy()
+        flagged |= qualifies & commercial & (count[np.clip(parcel_of, 0, None)] >= complex_min)
+    return flagged
+
+
+def _more_reasons(reason, more, unknown_rule, manhole, units, required, existing, shortfall, rules) -> np.ndarray:
+    out = pd.Series(reason, dtype=object)
+    per = rules.units_per_lateral
+    u = pd.Series(np.nan_to_num(units)).map("{:g}".format)
+    r = pd.Series(np.nan_to_num(required)).map("{:g}".format)
+    lots = (" " + u + " living units need at least " + r + f" building sewers, one for each group of {per.value} "
+            f"living units ({per.citation}).") if per.value else pd.Series("", index=out.index)
+    have = np.isfinite(existing)
+    lots = lots + np.where(have & (np.nan_to_num(shortfall) > 0), " It has " + pd.Series(
+        np.nan_to_num(existing)).map("{:g}".format) + ": " + pd.Series(np.nan_to_num(shortfall)).map("{:g}".format)
+        + " short.", "")
+    out = out.where(~more, (out + lots).str.strip())
+    out = out.where(~unknown_rule, (out + f" Living units unknown (property class needs a count): the number of "
+                                          f"building sewers required cannot be set ({per.citation}).").str.strip())
+    sec = rules.manhole_connection_classes.citation
+    out = out.where(~manhole, (out + " A school, hospital, institution, public building or industrial or "
+                                     f"commercial complex: its building sewer connects through a manhole ({sec}).")
+                    .str.strip())
+    return out.to_numpy(object)

@@ -1,0 +1,157 @@
+"""Buildings on hand-made lots whose answers can be seen: rear buildings, lots, routes, units, laterals."""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import pandas as pd
+import pytest
+from shapely.geometry import LineString, box
+
+from analysis.buildings import assess_buildings
+from analysis.profiles import load_profile
+from tests.conftest import frame
+
+FP, PK, WP = (load_profile(n) for n in ("fort-plain", "poughkeepsie", "wappinger"))
+
+# Main St: centreline y=0, 50 ft right-of-way (y -25..25), main along y=0. Lots north of it, 60 x 200 ft.
+MAIN_ST = {"street_name": "Main St", "geometry": LineString([(-1000, 0), (1000, 0)])}
+MAINS = frame([{"main_id": "M-1", "geometry": LineString([(-1000, 0), (1000, 0)])}])
+
+
+def parcels(*rows):
+    return frame([{"parcel_id": r[0], "main_id": "M-1", "connection_x": (r[1].bounds[0] + r[1].bounds[2]) / 2,
+                   "connection_y": 0.0, **(r[2] if len(r) > 2 else {}), "geometry": r[1]} for r in rows])
+
+
+def buildings(*rows):
+    return frame([{"building_id": r[0], "geometry": r[1], **(r[2] if len(r) > 2 else {})} for r in rows])
+
+
+def run(b, p, profile=FP, streets=(MAIN_ST,), alleys=None, laterals=None):
+    return assess_buildings(b, p, profile=profile, streets=frame(list(streets)), mains=MAINS, alleys=alleys,
+                            laterals=laterals).buildings.set_index("building_id")
+
+
+LOT = box(0, 25, 60, 225)
+FRONT = box(10, 50, 50, 90)  # 1,600 sq ft, 25 ft back from the street
+REAR = box(20, 180, 40, 205)  # 500 sq ft cottage behind it
+FRONT_REAR = (("FRONT", FRONT, {"units": 1}), ("REAR", REAR, {"units": 1}))
+
+
+def test_front_and_rear_on_an_interior_lot_three_profiles():
+    b, p = buildings(*FRONT_REAR), parcels(("P", LOT))
+    fp, pk, wp = (run(b, p, prof) for prof in (FP, PK, WP))
+    for r in (fp, pk, wp):
+        assert bool(r.loc["REAR", "rear_building"]) and r.loc["REAR", "front_building_id"] == "FRONT"
+        assert r.loc["REAR", "lot_type"] == "interior"
+        assert pd.isna(r.loc["FRONT", "shared_lateral"]) and not r.loc["FRONT", "rear_building"]
+    assert fp.loc["REAR", "shared_lateral"] == "permitted" and fp.loc["REAR", "section"] == "§ 144-9 (section " \
+        "number derived)"
+    assert pk.loc["REAR", "shared_lateral"] == "permitted"
+    assert "assessor may assess each building separately" in pk.loc["REAR", "reason"]
+    assert wp.loc["REAR", "shared_lateral"] == "main_extension_required"
+    assert wp.loc["REAR", "section"] == "§ 196-18D" and "sewer main must be extended" in wp.loc["REAR", "reason"]
+
+
+def test_a_yard_behind_gives_three_different_verdicts():
+    # Fort Plain lists "alley, court, yard or driveway"; Poughkeepsie "alley, courtyard or driveway".
+    yard = frame([{"route_kind": "yard", "geometry": box(0, 225, 60, 260)}])
+    b, p = buildings(*FRONT_REAR), parcels(("P", LOT))
+    verdicts = [run(b, p, prof, alleys=yard).loc["REAR", "shared_lateral"] for prof in (FP, PK, WP)]
+    assert verdicts == ["separate_required", "permitted", "main_extension_required"]
+
+
+def test_an_alley_behind_means_a_separate_sewer():
+    alley = frame([{"route_kind": "Alley", "geometry": LineString([(-100, 230), (200, 230)])}])
+    r = run(buildings(*FRONT_REAR), parcels(("P", LOT)), FP, alleys=alley)
+    assert r.loc["REAR", "shared_lateral"] == "separate_required"
+    assert "can reach it another way" in r.loc["REAR", "reason"]
+
+
+def test_corner_lot_with_a_second_sewered_street():
+    side = {"street_name": "Church St", "geometry": LineString([(-25, -1000), (-25, 1000)])}
+    mains = gpd.GeoDataFrame(pd.concat([MAINS, frame([{"main_id": "M-2", "geometry": LineString(
+        [(-25, -1000), (-25, 1000)])}])], ignore_index=True), crs=MAINS.crs)
+    r = assess_buildings(buildings(*FRONT_REAR), parcels(("P", LOT)), profile=FP,
+                         streets=frame([MAIN_ST, side]), mains=mains).buildings.set_index("building_id")
+    assert r.loc["REAR", "lot_type"] == "corner" and bool(r.loc["REAR", "rear_building"])
+    assert r.loc["REAR", "shared_lateral"] == "separate_required"
+
+
+def test_through_lot():
+    back = {"street_name": "Canal St", "geometry": LineString([(-1000, 250), (1000, 250)])}
+    r = run(buildings(*FRONT_REAR), parcels(("P", LOT)), FP, streets=(MAIN_ST, back))
+    assert r.loc["REAR", "lot_type"] == "through"
+    assert r.loc["REAR", "shared_lateral"] == "separate_required"  # the exception is for interior lots
+
+
+def test_side_by_side_neither_is_rear():
+    b = buildings(("LEFT", box(5, 50, 25, 90)), ("RIGHT", box(35, 55, 55, 95)))
+    r = run(b, parcels(("P", LOT)))
+    assert not r["rear_building"].any()
+    assert r.loc["RIGHT", "front_building_id"] == "LEFT" and r.loc["RIGHT", "shared_lateral"] == "separate_required"
+    assert "stands beside LEFT" in r.loc["RIGHT", "reason"]
+
+
+def test_rear_building_hidden_behind_a_wide_front_building():
+    # Offset sideways but its straight route to the street crosses the front building's wing.
+    b = buildings(("FRONT", box(5, 50, 55, 120)), ("BACK", box(40, 150, 58, 170)))
+    assert bool(run(b, parcels(("P", LOT))).loc["BACK", "rear_building"])
+
+
+def test_shed_is_not_a_building_to_decide():
+    b = buildings(("HOUSE", FRONT, {"units": 1}), ("SHED", box(45, 200, 55, 212)))
+    r = run(b, parcels(("P", LOT)))
+    assert not r.loc["SHED", "qualifies"] and pd.isna(r.loc["SHED", "shared_lateral"])
+    assert pd.isna(r.loc["HOUSE", "shared_lateral"]) and not r["rear_building"].any()
+
+
+def test_nine_units_need_three_laterals_in_fort_plain_only():
+    b = buildings(("APTS", FRONT, {"units": 9}))
+    p = parcels(("P", LOT))
+    assert run(b, p, FP).loc["APTS", "required_laterals"] == 3
+    assert "9 living units need at least 3 building sewers" in run(b, p, FP).loc["APTS", "reason"]
+    assert run(b, p, PK).loc["APTS", "required_laterals"] == 1
+    assert run(b, p, WP).loc["APTS", "required_laterals"] == 1
+    assert run(buildings(("FOUR", FRONT, {"units": 4})), p, FP).loc["FOUR", "required_laterals"] == 1
+    assert run(buildings(("FIVE", FRONT, {"units": 5})), p, FP).loc["FIVE", "required_laterals"] == 2
+
+
+@pytest.mark.parametrize(("klass", "units", "unknown"), [
+    ("210", 1, False), ("215", 2, False), ("220", 2, False), ("230", 3, False), ("280", None, True),
+    ("411", None, True), ("484", 0, False),
+])
+def test_units_from_property_class(klass, units, unknown):
+    r = run(buildings(("B", FRONT)), parcels(("P", LOT, {"property_class": klass})))
+    assert bool(r.loc["B", "units_unknown"]) is unknown
+    if unknown:
+        assert pd.isna(r.loc["B", "required_laterals"]) and "Living units unknown" in r.loc["B", "reason"]
+    else:
+        assert r.loc["B", "units"] == units and r.loc["B", "required_laterals"] == 1
+
+
+def test_parcel_units_go_to_its_only_building():
+    r = run(buildings(("B", FRONT)), parcels(("P", LOT, {"units": 8})))
+    assert r.loc["B", "units"] == 8 and r.loc["B", "units_source"] == "parcel" and r.loc["B", "required_laterals"] == 2
+
+
+def test_existing_laterals_and_shortfall():
+    laterals = frame([{"geometry": LineString([(30, 50), (30, 0)])}])
+    r = run(buildings(("APTS", FRONT, {"units": 9})), parcels(("P", LOT)), FP, laterals=laterals)
+    assert r.loc["APTS", "existing_laterals"] == 1 and r.loc["APTS", "lateral_shortfall"] == 2
+    assert "It has 1: 2 short." in r.loc["APTS", "reason"]
+
+
+def test_school_connects_through_a_manhole_in_fort_plain():
+    p = parcels(("SCHOOL", LOT, {"property_class": "612"}))
+    r = run(buildings(("S", FRONT)), p, FP)
+    assert bool(r.loc["S", "manhole_connection_required"]) and r.loc["S", "section"] == "§ 144-16 (section " \
+        "number derived)"
+    assert not run(buildings(("S", FRONT)), p, PK).loc["S", "manhole_connection_required"]
+
+
+def test_input_kept_and_index_preserved():
+    b = buildings(*FRONT_REAR)
+    b.index = [7, 9]
+    out = assess_buildings(b, parcels(("P", LOT)), profile=FP, streets=frame([MAIN_ST]), mains=MAINS).buildings
+    assert list(out.index) == [7, 9] and out.crs == b.crs and list(b.columns) == ["building_id", "units", "geometry"]
