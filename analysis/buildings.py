@@ -16,7 +16,7 @@ Geometric tests, for each parcel with two or more qualifying buildings (sheds un
   one each), *corner* when two abutting streets' rights-of-way meet, *through* otherwise.
 - **Another route** for a separate building sewer: an adjoining feature of the alleys layer whose kind is one the
   profile lists (Fort Plain § 144-9: alley, court, yard or driveway; Poughkeepsie § 168-22.4D: alley, courtyard or
-  driveway), or frontage on a second sewered street.
+  driveway), a public alley in the streets layer (named "... Alley"), or frontage on a second sewered street.
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from analysis.streets import street_pairs
 from analysis.units import feet_per_unit
 
 VERDICTS = ("permitted", "separate_required", "main_extension_required")
+ALLEY_NAME = r"\b(?:alley|aly)\b"
 
 
 @dataclass(frozen=True)
@@ -296,6 +297,8 @@ def _extent(geoms: np.ndarray, direction: np.ndarray):
 def _lot_types(abuts: pd.DataFrame, names: np.ndarray, reach: np.ndarray, n_parcels: int) -> np.ndarray:
     """interior (one street), corner (two streets whose rights-of-way meet) or through."""
     a = abuts.assign(name=names[abuts["row"].to_numpy()])
+    # An alley behind a lot is a route, not frontage on a second street.
+    a = a[~a["name"].astype(str).str.contains(ALLEY_NAME, case=False, regex=True)]
     distinct = a.drop_duplicates(["parcel", "name"])
     streets_per = distinct.groupby("parcel").size().reindex(range(n_parcels), fill_value=0).to_numpy()
     kind = np.where(streets_per <= 1, "interior", "through").astype(object)
@@ -320,6 +323,11 @@ def _other_routes(abuts, sewered, names, frontage_row, parcel_geoms, alleys, pro
     a = abuts[sewered[abuts["row"].to_numpy()]]
     a = a.assign(name=names[a["row"].to_numpy()], front=front_name.reindex(a["parcel"]).to_numpy())
     route[a.loc[a["name"] != a["front"], "parcel"].unique()] = True
+    # A public alley in the streets layer (named as one) that the parcel abuts.
+    if "alley" in kinds:
+        named = pd.Series(names[abuts["row"].to_numpy()], dtype=object).astype(str)
+        alley = named.str.contains(ALLEY_NAME, case=False, regex=True).to_numpy()
+        route[abuts["parcel"].to_numpy()[alley]] = True
     # An adjoining alley, court, yard or driveway of a kind the profile lists.
     if alleys is not None and len(alleys):
         kind = alleys["route_kind"].fillna("alley").astype(str).str.strip().str.lower().to_numpy() \

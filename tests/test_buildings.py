@@ -68,6 +68,13 @@ def test_an_alley_behind_means_a_separate_sewer():
     assert "can reach it another way" in r.loc["REAR", "reason"]
 
 
+def test_a_public_alley_in_the_streets_layer_is_a_route():
+    alley = {"street_name": "Mill Alley", "row_width_ft": 16.0, "geometry": LineString([(-1000, 233), (1000, 233)])}
+    r = run(buildings(*FRONT_REAR), parcels(("P", LOT)), FP, streets=(MAIN_ST, alley))
+    assert r.loc["REAR", "lot_type"] == "interior"  # an alley behind is no second frontage
+    assert r.loc["REAR", "shared_lateral"] == "separate_required"
+
+
 def test_corner_lot_with_a_second_sewered_street():
     side = {"street_name": "Church St", "geometry": LineString([(-25, -1000), (-25, 1000)])}
     mains = gpd.GeoDataFrame(pd.concat([MAINS, frame([{"main_id": "M-2", "geometry": LineString(
