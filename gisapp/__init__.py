@@ -1,11 +1,13 @@
 """The sewerplan web app: ``create_app(test_config=None)`` builds it (flaskr's factory pattern).
 
-Settings come from ``DEFAULTS``, then ``instance/config.py`` if present, then ``test_config``. Every setting is
-listed in ``SETTINGS`` with its help text (documented in docs/web.md, checked by tests/test_docs.py).
+Settings come from ``SETTINGS`` defaults, then ``instance/config.py`` if present, then ``test_config``. Every
+setting is listed in ``SETTINGS`` with its help text (documented in docs/web.md, checked by tests/test_docs.py).
 """
 
 from __future__ import annotations
 
+import os
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,14 @@ from flask import Flask
 SETTINGS: dict[str, tuple[Any, str]] = {
     "STORE": ("instance/sewerplan.gpkg", "The GeoPackage store whose layers and latest results are shown."),
     "MAX_LISTED_PARCELS": (500, "How many mandated parcels the summary page lists."),
+    "SECRET_KEY": (None, "Signs the session cookie; generated once into instance/secret_key when not set."),
+    "MAX_CONTENT_LENGTH": (200 * 1024 * 1024, "Largest upload accepted, in bytes (HTTP 413 beyond it)."),
+    "MAX_UNZIPPED_BYTES": (1024 * 1024 * 1024, "Largest total an uploaded zip may unpack to, counted while unpacking."),
+    "UPLOAD_FOLDER": ("instance/uploads", "Where uploads are kept: outside the served static folder."),
+    "USERS_DB": ("instance/users.sqlite", "The accounts file (sewerplan users add)."),
+    "LOCAL_MODE": (True, "Bound to 127.0.0.1: with no accounts, run as one local planner without a login."),
+    "MAP_MAX_FEATURES": (5000, "Most parcels sent for one map view; beyond it a grid overview is sent instead."),
+    "SESSION_COOKIE_SECURE": (False, "Send the session cookie over HTTPS only (set True behind HTTPS)."),
 }
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -26,19 +36,28 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.from_pyfile("config.py", silent=True)
     else:
         app.config.from_mapping(test_config)
+    if not app.config.get("SECRET_KEY"):
+        app.config["SECRET_KEY"] = _secret_key(Path(app.instance_path))
 
-    from gisapp import errors
-    from gisapp.views import summary
+    from gisapp import errors, security
+    from gisapp.state import AppState
+    from gisapp.views import api, auth, data, summary
+    from gisapp.views import map as map_view
 
-    app.register_blueprint(summary.bp)
+    app.extensions["sewerplan"] = AppState()
+    security.init_app(app)
+    for blueprint in (map_view.bp, api.bp, summary.bp, data.bp, auth.bp):
+        app.register_blueprint(blueprint)
     errors.register(app)
-
-    @app.after_request
-    def security_headers(response):
-        response.headers.setdefault("X-Content-Type-Options", "nosniff")
-        response.headers.setdefault("Content-Security-Policy",
-                                    "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'")
-        response.headers.setdefault("Referrer-Policy", "same-origin")
-        return response
-
     return app
+
+
+def _secret_key(instance: Path) -> str:
+    path = instance / "secret_key"
+    if path.exists():
+        return path.read_text().strip()
+    instance.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_hex(32)
+    path.write_text(key)
+    os.chmod(path, 0o600)
+    return key

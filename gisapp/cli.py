@@ -14,17 +14,16 @@ from rich.console import Console
 from rich.table import Table
 
 from analysis._parallel import paused_gc
-from analysis.buildings import assess_buildings
-from analysis.mandate import STATUSES, analyze_mandates
-from analysis.network import build_network
+from analysis.mandate import STATUSES
 from analysis.profiles import available_profiles, load_profile
-from analysis.trace import add_network_results
 from gisapp.cli_common import data_options, load, print_problems, user_errors
 from gisapp.cli_network import buildings, network, trace
+from gisapp.pipeline import run_analysis
 from layers.errors import LayerError
 from layers.sample import sample_town
-from layers.store import DEFAULT_STORE, record_run
-from layers.write import output_format, write_layers, write_results
+from layers.store import DEFAULT_STORE
+from layers.users import ROLES, add_user, count_users, list_users
+from layers.write import output_format, write_layers
 
 STATUS_HELP = {
     "connected": "already connected to the public sewer",
@@ -71,37 +70,14 @@ def analyze(connected_file, connected_column, notice_date, notice_reason, digiti
                            connected_column=connected_column, extra_steps=4 + bool(out_path))
         layers, profile = loaded.layers, loaded.profile
         try:
-            bar.step("analysing")
-            result = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets,
-                                      buildings=layers.buildings, profile=profile,
-                                      notice_date=notice_date.date() if notice_date else None,
-                                      notice_reason=notice_reason)
-            parcels = result.parcels
-            if layers.manholes is not None:
-                bar.step("tracing the network")
-                net = build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls,
-                                    profile=profile, trust_digitised=digitised_direction or None)
-                parcels, _ = add_network_results(parcels, net)
-            assessed = None
-            if layers.buildings is not None and layers.streets is not None:
-                bar.step("assessing buildings")
-                assessed = assess_buildings(layers.buildings, parcels, profile=profile, streets=layers.streets,
-                                            mains=layers.mains, alleys=layers.alleys, laterals=layers.laterals)
-            written: list[str] = []
-            if out_path:
-                bar.step(f"writing {out_path}")
-                written = write_results(out_path, parcels, result.measuring_lines,
-                                        assessed.buildings if assessed is not None else None)
-                if output_format(out_path) == "GPKG":
-                    record_run(out_path, result.summary)
+            run = run_analysis(layers, profile, notice_date=notice_date.date() if notice_date else None,
+                               notice_reason=notice_reason, trust_digitised=digitised_direction or None,
+                               out_path=out_path, progress=bar.step)
         finally:
             bar.close()
 
-    summary = result.summary | {"output": out_path, "layers_written": written, "sources": layers.sources}
-    if "control_manhole" in parcels.columns and "network_problem" in parcels.columns:
-        summary["traced"] = int(parcels["downstream_length_ft"].notna().sum())
-    if assessed is not None:
-        summary["buildings"] = assessed.summary
+    parcels = run.parcels
+    summary = run.summary | {"output": out_path, "layers_written": run.written, "sources": layers.sources}
     mandated = parcels[parcels["status"] == "mandated"]
     if as_json:
         doc = {"summary": summary, "problems": [p.as_dict() for p in layers.problems],
@@ -216,21 +192,62 @@ def profiles_show(name, as_json):
     out.print(table)
 
 
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
 @main.command()
 @click.option("--store", default=str(DEFAULT_STORE), show_default=True, help="The GeoPackage store to show.")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=5000, show_default=True, type=int)
+@click.option("--users-db", default="instance/users.sqlite", show_default=True, help="The accounts file.")
 @user_errors
-def serve(store, host, port):
+def serve(store, host, port, users_db):
     """Serve the web app on http://HOST:PORT (127.0.0.1 by default)."""
     from gisapp import create_app
 
     if not Path(store).exists():
         raise LayerError(f"The store {store} does not exist yet. Run `make demo`, or `sewerplan sample` and "
                          f"`sewerplan analyze --data {store} --out {store}` first.")
-    app = create_app({"STORE": str(store)})
-    click.echo(f"Serving {store} on http://{host}:{port} (Ctrl+C to stop)")
-    app.run(host=host, port=port, debug=False)
+    local = host in LOOPBACK
+    if not local and count_users(users_db) == 0:
+        raise LayerError(f"Serving on {host} exposes owners' names and addresses: add an account first with "
+                         "`sewerplan users add NAME --role planner`.")
+    app = create_app({"STORE": str(Path(store).resolve()), "LOCAL_MODE": local,
+                      "USERS_DB": str(Path(users_db).resolve())})
+    mode = "one local planner, no login" if local and count_users(users_db) == 0 else "sign-in required"
+    click.echo(f"Serving {store} on http://{host}:{port} ({mode}; Ctrl+C to stop)")
+    app.run(host=host, port=port, debug=False, threaded=True)
+
+
+@main.group()
+def users() -> None:
+    """Accounts for the web app: planners run analyses and upload; viewers see."""
+
+
+@users.command("add")
+@click.argument("name")
+@click.option("--role", type=click.Choice(ROLES), required=True)
+@click.option("--password", prompt=True, hide_input=True, confirmation_prompt=True,
+              help="Asked for when not given.")
+@click.option("--users-db", default="instance/users.sqlite", show_default=True, help="The accounts file.")
+@user_errors
+def users_add(name, role, password, users_db):
+    """Add an account (or change its role and password)."""
+    add_user(users_db, name, role, password)
+    click.echo(f"{name} can now sign in as a {role}.")
+
+
+@users.command("list")
+@click.option("--users-db", default="instance/users.sqlite", show_default=True, help="The accounts file.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def users_list(users_db, as_json):
+    """List the accounts and their roles."""
+    rows = list_users(users_db)
+    if as_json:
+        click.echo(json.dumps([{"name": n, "role": r} for n, r in rows], indent=2))
+    else:
+        for n, r in rows:
+            click.echo(f"{n}\t{r}")
 
 
 if __name__ == "__main__":  # pragma: no cover

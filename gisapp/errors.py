@@ -27,6 +27,12 @@ def register(app: Flask) -> None:
     def domain_error(exc: ValueError):
         return _respond(400, "Cannot use this input", str(exc))
 
+    @app.errorhandler(413)
+    def too_large(exc: HTTPException):
+        limit = app.config["MAX_CONTENT_LENGTH"] // (1024 * 1024)
+        return _respond(413, "Upload too large", f"The file is larger than the {limit} MB this server accepts. "
+                        "Upload only the layers needed (parcels, buildings, streets, mains, manholes).")
+
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):
         return _respond(exc.code or 500, exc.name, exc.description or "")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import click
@@ -35,3 +36,14 @@ def test_every_setting_is_in_docs_web():
     text = (DOCS / "web.md").read_text(encoding="utf-8")
     for name in SETTINGS:
         assert f"`{name}`" in text, name
+
+
+def test_openapi_lists_every_api_route():
+    from gisapp import create_app
+
+    spec = json.loads((Path(__file__).resolve().parents[1] / "gisapp" / "static" / "openapi.json").read_text())
+    app = create_app({"TESTING": True, "SECRET_KEY": "x"})
+    routes = {r.rule for r in app.url_map.iter_rules() if r.rule.startswith("/api/")}
+    documented = {p.replace("{name}", "<name>").replace("{parcel_id}", "<parcel_id>").replace("{fmt}", "<fmt>")
+                  .replace("{job_id}", "<job_id>").replace("results.<fmt>", "results.<fmt>") for p in spec["paths"]}
+    assert routes <= documented, routes - documented

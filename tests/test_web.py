@@ -1,12 +1,17 @@
-"""The summary page and its API: Flask test client for every route, and a real headless Chromium."""
+"""The web app: every route with the Flask test client, and the map in a real headless Chromium."""
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import shutil
 import threading
+import time
+import zipfile
 from pathlib import Path
 
+import geopandas as gpd
 import pytest
 from click.testing import CliRunner
 from werkzeug.serving import make_server
@@ -14,88 +19,258 @@ from werkzeug.serving import make_server
 from gisapp import SETTINGS, create_app
 from gisapp.cli import main
 from layers.sample import sample_town
+from layers.users import add_user
 from layers.write import write_layers
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"
+HOSTILE_OWNER = "<img src=x onerror=alert(1)>"
+HOSTILE_ADDRESS = "${alert(1)}"
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     path = tmp_path_factory.mktemp("store") / "sewerplan.gpkg"
     town = sample_town(300)
-    town["parcels"].loc[0, "owner_name"] = "<img src=x onerror=alert(1)>"
-    town["parcels"].loc[0, "site_address"] = "${alert(1)}"
+    town["parcels"].loc[0, "owner_name"] = HOSTILE_OWNER
+    town["parcels"].loc[0, "site_address"] = HOSTILE_ADDRESS
+    town["parcels"].loc[0, "connected"] = "N"
     write_layers(str(path), town)
     result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path),
-                                       "--notice-date", "2027-03-01", "--connected", str(_billing(path))])
+                                       "--notice-date", "2027-03-01"])
     assert result.exit_code == 0, result.output
     return path
 
 
-def _billing(path: Path) -> Path:
-    # Connect nothing, so the first parcel (with the hostile owner name) is listed as mandated.
-    csv = path.parent / "billing.csv"
-    csv.write_text("parcel_id\n")
-    return csv
+def make_app(store, tmp_path, **extra):
+    return create_app({"TESTING": True, "STORE": str(store), "USERS_DB": str(tmp_path / "users.sqlite"),
+                       "UPLOAD_FOLDER": str(tmp_path / "uploads"), "SECRET_KEY": "test", **extra})
 
 
 @pytest.fixture
-def client(store):
-    return create_app({"TESTING": True, "STORE": str(store)}).test_client()
+def app(store, tmp_path):
+    return make_app(store, tmp_path)
 
 
-def test_index_lists_counts_and_mandated_parcels(client):
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+def csrf(client) -> str:
+    client.get("/login")
+    with client.session_transaction() as s:
+        return s["csrf"]
+
+
+def test_map_page(client):
     page = client.get("/")
     assert page.status_code == 200 and page.mimetype == "text/html"
     html = page.get_data(as_text=True)
-    assert "Village of Fort Plain" in html and "§ 144-4" in html
-    assert 'id="counts"' in html and "2027-05-30" in html
+    assert "/static/vendor/leaflet/leaflet.js" in html and "cdn." not in html  # works offline
+    assert "Plain background (offline)" in html and "/tiles/blank/{z}/{x}/{y}" in html
+    assert HOSTILE_OWNER not in html  # no parcel data inlined in the page
 
 
-def test_owner_names_are_escaped(client):
-    html = client.get("/").get_data(as_text=True)
+def test_summary_page_escapes_owner_names(client):
+    html = client.get("/summary").get_data(as_text=True)
+    assert "Village of Fort Plain" in html and "2027-05-30" in html
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
 
 
-def test_api_summary(client, store):
-    doc = client.get("/api/summary").get_json()
-    assert sum(doc["counts"].values()) == 300
-    assert doc["run"]["profile"] == "fort-plain"
+def test_layers_api(client):
+    doc = client.get("/api/layers/parcels?bbox=-75,42,-74,43.5&zoom=17").get_json()
+    assert len(doc["features"]) == 300 and not doc.get("aggregated")
+    props = doc["features"][0]["properties"]
+    assert {"parcel_id", "status", "distance_ft", "section", "reason"} <= set(props)
+    mains = client.get("/api/layers/mains?bbox=-75,42,-74,43.5&zoom=17").get_json()
+    assert mains["features"] and "diameter_in" in mains["features"][0]["properties"]
+    empty = client.get("/api/layers/parcels?bbox=10,10,11,11&zoom=17").get_json()
+    assert empty["features"] == []
 
 
-def test_store_without_results(tmp_path):
-    empty = tmp_path / "empty.gpkg"
-    write_layers(str(empty), {"parcels": sample_town(60)["parcels"]})
-    c = create_app({"TESTING": True, "STORE": str(empty)}).test_client()
-    assert "No analysis in" in c.get("/").get_data(as_text=True)
-    assert c.get("/api/summary").status_code == 404
+def test_large_views_are_aggregated(store, tmp_path):
+    c = make_app(store, tmp_path, MAP_MAX_FEATURES=50).test_client()
+    doc = c.get("/api/layers/parcels?bbox=-75,42,-74,43.5&zoom=12").get_json()
+    assert doc["aggregated"] and doc["total"] == 300
+    assert sum(f["properties"]["count"] for f in doc["features"]) == 300
 
 
-def test_error_shape(client):
-    api = client.get("/api/nothing-here")
-    assert api.status_code == 404 and api.is_json
-    assert set(api.get_json()["error"]) == {"status", "title", "message", "problems"}
-    page = client.get("/nothing-here")
-    assert page.status_code == 404 and page.mimetype == "text/html"
+def test_parcel_trace_search_sewershed(client):
+    parcel = client.get("/api/search?q=main").get_json()["results"][0]
+    detail = client.get(f"/api/parcels/{parcel['parcel_id']}").get_json()
+    assert detail["parcel"]["properties"]["parcel_id"] == parcel["parcel_id"]
+    trace = client.get(f"/api/trace?parcel={parcel['parcel_id']}").get_json()
+    assert trace["control_manhole"] and trace["geojson"]["features"]
+    shed = client.get(f"/api/sewershed?manhole={trace['outfall']}").get_json()
+    assert shed["parcels"] and shed["flow_gpd"] == shed["units"] * 250
 
 
-def test_security_headers(client):
+@pytest.mark.parametrize(("url", "status"), [
+    ("/api/layers/nope?bbox=0,0,1,1", 404), ("/api/layers/parcels", 400), ("/api/layers/parcels?bbox=a,b", 400),
+    ("/api/layers/parcels?bbox=10,10,5,5", 400), ("/api/parcels/NOPE", 404), ("/api/trace?parcel=NOPE", 404),
+    ("/api/sewershed?manhole=NOPE", 404), ("/api/results.shp", 404), ("/api/jobs/nope", 404),
+])
+def test_api_error_shape(client, url, status):
+    response = client.get(url)
+    assert response.status_code == status and response.is_json
+    assert set(response.get_json()["error"]) == {"status", "title", "message", "problems"}
+
+
+def test_downloads(client):
+    gj = client.get("/api/results.geojson")
+    assert gj.status_code == 200 and gj.mimetype == "application/geo+json"
+    doc = json.loads(gj.data)
+    assert len(doc["features"]) == 300 and "crs" not in doc
+    w, s_, e, n = client.get("/api/search?q=main").get_json()["results"][0]["bbox"]
+    part = client.get(f"/api/results.csv?bbox={w - 0.001},{s_ - 0.001},{e + 0.001},{n + 0.001}")
+    assert part.status_code == 200 and 1 < part.data.count(b"\n") < 301
+    assert client.get("/api/results.gpkg").data[:15] == b"SQLite format 3"
+
+
+def test_security_headers_and_csrf(client):
     headers = client.get("/").headers
-    assert headers["X-Content-Type-Options"] == "nosniff"
     assert "frame-ancestors 'none'" in headers["Content-Security-Policy"]
+    assert "script-src 'self' 'nonce-" in headers["Content-Security-Policy"]
+    assert headers["X-Content-Type-Options"] == "nosniff"
+    refused = client.post("/analysis/run", data={"profile": "fort-plain"})
+    assert refused.status_code == 400 and "security token" in refused.get_data(as_text=True)
+
+
+def test_run_analysis_job(store, tmp_path):
+    own = tmp_path / "own.gpkg"
+    shutil.copy(store, own)  # the run rewrites the store: keep the shared one as it is
+    client = make_app(own, tmp_path).test_client()
+    token = csrf(client)
+    started = client.post("/analysis/run", data={"profile": "poughkeepsie", "csrf_token": token})
+    assert started.status_code == 202
+    job = started.get_json()
+    for _ in range(200):
+        job = client.get(f"/api/jobs/{job['id']}").get_json()
+        if job["state"] in ("done", "failed"):
+            break
+        time.sleep(0.05)
+    assert job["state"] == "done", job
+    assert job["summary"]["profile"] == "poughkeepsie" and "analysing" in job["steps"]
+    assert client.get("/api/summary").get_json()["run"]["profile"] == "poughkeepsie"
+
+
+def test_accounts_and_roles(store, tmp_path):
+    app = make_app(store, tmp_path)
+    add_user(app.config["USERS_DB"], "vera", "viewer", "viewer-password")
+    add_user(app.config["USERS_DB"], "pat", "planner", "planner-password")
+    c = app.test_client()
+    assert c.get("/").status_code == 302 and c.get("/api/summary").status_code == 401
+    token = csrf(c)
+    bad = c.post("/login", data={"name": "vera", "password": "nope-nope", "csrf_token": token})
+    assert bad.status_code == 401
+    c.post("/login", data={"name": "vera", "password": "viewer-password", "csrf_token": token})
+    assert c.get("/").status_code == 200
+    token = csrf(c)
+    assert c.post("/analysis/run", data={"profile": "fort-plain", "csrf_token": token}).status_code == 403
+    assert c.get("/data/upload").status_code == 403
+
+
+def zipped_shapefile(town, tmp_path, evil_member: str | None = None) -> bytes:
+    folder = tmp_path / "shp"
+    folder.mkdir(exist_ok=True)
+    for name in ("parcels", "mains", "streets", "buildings"):
+        frame = town[name]
+        keep = [c for c in frame.columns if len(c) <= 10]
+        frame[keep].to_file(folder / f"{name}.shp")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in folder.iterdir():
+            zf.write(f, f"town/{f.name}")
+        zf.writestr("town/readme.vrt", "<OGRVRTDataSource/>")
+        if evil_member:
+            zf.writestr(evil_member, "x")
+    return buf.getvalue()
+
+
+def test_upload_zipped_shapefile_flow(client, tmp_path, app):
+    town = sample_town(80)
+    token = csrf(client)
+    data = {"dataset": (io.BytesIO(zipped_shapefile(town, tmp_path)), "town.zip"), "csrf_token": token}
+    sent = client.post("/data/upload", data=data, content_type="multipart/form-data")
+    assert sent.status_code == 302 and "/mapping" in sent.headers["Location"]
+    upload_token = sent.headers["Location"].split("/")[2]
+    assert not list((Path(app.config["UPLOAD_FOLDER"]) / upload_token / "data").glob("*.vrt"))
+    form = client.get(sent.headers["Location"]).get_data(as_text=True)
+    assert 'name="parcels.parcel_id"' in form and "selected>parcel_id<" in form.replace('"parcel_id" ', "")
+    report = client.post(sent.headers["Location"], data={"csrf_token": token, "parcels.parcel_id": "parcel_id"})
+    assert report.status_code == 200 and "The data can be used" in report.get_data(as_text=True)
+    used = client.post(f"/data/{upload_token}/use", data={"csrf_token": token})
+    assert used.status_code == 302 and app.config["STORE"].endswith("store.gpkg")
+
+
+def test_upload_refusals(client, tmp_path, app):
+    town = sample_town(60)
+    token = csrf(client)
+
+    def send(payload, name):
+        return client.post("/data/upload", data={"dataset": (io.BytesIO(payload), name), "csrf_token": token},
+                           content_type="multipart/form-data")
+
+    slip = send(zipped_shapefile(town, tmp_path, evil_member="../../etc/evil.shp"), "town.zip")
+    assert slip.status_code == 400 and "outside the archive" in slip.get_data(as_text=True)
+    bomb = io.BytesIO()
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("parcels.shp", b"\0" * (3 * 1024 * 1024))
+    small = make_app(app.config["STORE"], tmp_path / "b", MAX_UNZIPPED_BYTES=1024 * 1024).test_client()
+    t2 = csrf(small)
+    refused = small.post("/data/upload", data={"dataset": (io.BytesIO(bomb.getvalue()), "bomb.zip"),
+                                               "csrf_token": t2}, content_type="multipart/form-data")
+    assert refused.status_code == 400 and "unpacks to more than 1 MB" in refused.get_data(as_text=True)
+    assert send(b"<VRTDataset/>", "evil.vrt").status_code == 400
+    assert send(b"not sqlite at all", "fake.gpkg").status_code == 400
+    big = make_app(app.config["STORE"], tmp_path / "c", MAX_CONTENT_LENGTH=1000).test_client()
+    t3 = csrf(big)
+    too_large = big.post("/data/upload", data={"dataset": (io.BytesIO(b"x" * 5000), "a.zip"), "csrf_token": t3},
+                         content_type="multipart/form-data")
+    assert too_large.status_code == 413 and "larger than" in too_large.get_data(as_text=True)
+    invalid = make_app(app.config["STORE"], tmp_path / "d").test_client()
+    t4 = csrf(invalid)
+    bad_parcels = town["parcels"].copy()
+    bad_parcels.loc[1, "parcel_id"] = bad_parcels.loc[0, "parcel_id"]
+    gpkg = tmp_path / "dup.gpkg"
+    write_layers(str(gpkg), {"parcels": bad_parcels, "mains": town["mains"]})
+    sent = invalid.post("/data/upload", data={"dataset": (io.BytesIO(gpkg.read_bytes()), "dup.gpkg"),
+                                              "csrf_token": t4}, content_type="multipart/form-data")
+    report = invalid.post(sent.headers["Location"], data={"csrf_token": t4})
+    assert report.status_code == 422 and "duplicate_id" in report.get_data(as_text=True)
 
 
 def test_settings_have_help():
     assert all(help_text for _, help_text in SETTINGS.values())
 
 
+def test_serve_refuses_a_public_address_without_accounts(store, tmp_path):
+    result = CliRunner().invoke(main, ["serve", "--store", str(store), "--host", "0.0.0.0", "--users-db",
+                                       str(tmp_path / "none.sqlite")])
+    assert result.exit_code == 2 and "sewerplan users add" in result.output
+
+
+def test_users_add_command(tmp_path):
+    db = tmp_path / "u.sqlite"
+    result = CliRunner().invoke(main, ["users", "add", "pat", "--role", "planner", "--users-db", str(db)],
+                                input="long-password\nlong-password\n")
+    assert result.exit_code == 0 and "planner" in result.output
+    listed = CliRunner().invoke(main, ["users", "list", "--users-db", str(db), "--json"])
+    assert json.loads(listed.output) == [{"name": "pat", "role": "planner"}]
+    short = CliRunner().invoke(main, ["users", "add", "x1", "--role", "viewer", "--users-db", str(db),
+                                      "--password", "short"])
+    assert short.exit_code == 2 and "at least 8" in short.output
+
+
+# --- real browser ------------------------------------------------------------------------------------------
+
 @pytest.fixture
-def live_server(store):
-    app = create_app({"TESTING": True, "STORE": str(store)})
+def live_server(store, tmp_path):
+    app = make_app(store, tmp_path)
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
+    yield f"http://127.0.0.1:{server.server_port}", app
     server.shutdown()
 
 
@@ -117,26 +292,129 @@ def browser(tmp_path):
                  f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1000"):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver.set_script_timeout(20)
     yield driver
     driver.quit()
 
 
-@pytest.mark.browser
-def test_summary_page_in_chromium(live_server, browser):
+def wait_for(driver, condition, timeout=15.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting in the browser")
+
+
+def shot(driver, name):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+
+
+def open_map(driver, url):
+    driver.get(url + "/")
+    wait_for(driver, lambda: driver.execute_script("return document.body.dataset.loaded"))
+
+
+def click_parcel(driver, parcel_id, store):
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
-    browser.get(live_server + "/")
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    browser.save_screenshot(str(SCREENSHOTS / "summary.png"))
-    rows = browser.find_elements(By.CSS_SELECTOR, "#counts tr")
-    counts = {r.find_elements(By.TAG_NAME, "td")[0].text: int(r.find_elements(By.TAG_NAME, "td")[1].text)
-              for r in rows[1:]}
-    assert sum(counts.values()) == 300 and counts["mandated"] > 0
-    # The hostile owner name is shown as text and no script ran.
-    assert "<img src=x onerror=alert(1)>" in browser.find_element(By.ID, "mandated").text
-    assert "${alert(1)}" in browser.find_element(By.ID, "mandated").text
-    assert browser.find_elements(By.CSS_SELECTOR, "#mandated img") == []
-    from selenium.common.exceptions import NoAlertPresentException
+    parcels = gpd.read_file(store, layer="parcel_results").to_crs(4326)
+    point = parcels[parcels["parcel_id"] == parcel_id].geometry.iloc[0].representative_point()
+    driver.execute_script(f"window.sewerplanMap.setView([{point.y}, {point.x}], 19, {{animate: false}});")
+    wait_for(driver, lambda: driver.execute_script("return document.body.dataset.loading") == "0")
+    time.sleep(0.3)
+    xy = driver.execute_script(f"const p = window.sewerplanMap.latLngToContainerPoint([{point.y}, {point.x}]);"
+                               "return [p.x, p.y];")
+    element = driver.find_element(By.CSS_SELECTOR, "#mapcell .folium-map")
+    size = element.size
+    ActionChains(driver).move_to_element_with_offset(element, int(xy[0] - size["width"] / 2),
+                                                     int(xy[1] - size["height"] / 2)).click().perform()
+    popup = wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, ".parcel-popup"))[0]
+    wait_for(driver, lambda: parcel_id in popup.get_attribute("textContent"))
+    time.sleep(0.4)  # the popup fades in
+    return popup
 
+
+@pytest.mark.browser
+def test_map_click_popup_and_trace_in_chromium(live_server, browser, store):
+    from selenium.webdriver.common.by import By
+
+    url, _ = live_server
+    open_map(browser, url)
+    shot(browser, "map")
+    results = gpd.read_file(store, layer="parcel_results")
+    target = results[(results["status"] == "mandated") & (results.index > 0)]["parcel_id"].iloc[0]
+    popup = click_parcel(browser, target, store)
+    shot(browser, "popup")
+    text = popup.get_attribute("textContent")
+    assert target in text and "§ 144-4" in text and "2027-05-30" in text
+    popup.find_element(By.CSS_SELECTOR, ".trace-button").click()
+    result = wait_for(browser, lambda: popup.find_element(By.CSS_SELECTOR, ".trace-result").get_attribute(
+        "textContent"))
+    assert "Control manhole MH-" in result and "ft through" in result
+    shot(browser, "trace")
+
+
+@pytest.mark.browser
+def test_hostile_names_shown_as_text_in_chromium(live_server, browser, store):
+    from selenium.common.exceptions import NoAlertPresentException
+    from selenium.webdriver.common.by import By
+
+    url, _ = live_server
+    open_map(browser, url)
+    hostile = gpd.read_file(store, layer="parcel_results")["parcel_id"].iloc[0]
+    popup = click_parcel(browser, hostile, store)
+    text = popup.get_attribute("textContent")
+    assert HOSTILE_OWNER in text and HOSTILE_ADDRESS in text
+    assert popup.find_elements(By.TAG_NAME, "img") == []
     with pytest.raises(NoAlertPresentException):
-        browser.switch_to.alert.text  # noqa: B018 - reading it raises when no alert is open
+        browser.switch_to.alert.text  # noqa: B018 - raises when no alert is open
+    shot(browser, "hostile-popup")
+    browser.find_element(By.ID, "search").send_keys("onerror")
+    browser.find_element(By.CSS_SELECTOR, "#search-form button").click()
+    item = wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#search-results li"))[0]
+    assert HOSTILE_OWNER in item.get_attribute("textContent")
+    assert browser.find_elements(By.CSS_SELECTOR, "#search-results img") == []
+    with pytest.raises(NoAlertPresentException):
+        browser.switch_to.alert.text  # noqa: B018
+
+
+@pytest.mark.browser
+def test_search_zooms_and_download_in_chromium(live_server, browser):
+    from selenium.webdriver.common.by import By
+
+    url, _ = live_server
+    open_map(browser, url)
+    before = browser.execute_script("return window.sewerplanMap.getZoom()")
+    browser.find_element(By.ID, "search").send_keys("Main St")
+    browser.find_element(By.CSS_SELECTOR, "#search-form button").click()
+    wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#search-results li"))
+    wait_for(browser, lambda: browser.execute_script("return window.sewerplanMap.getZoom()") > before)
+    doc = browser.execute_async_script(
+        "const done = arguments[0]; fetch('/api/results.geojson').then(r => r.json()).then(done);")
+    assert doc["type"] == "FeatureCollection" and len(doc["features"]) == 300
+    shot(browser, "search")
+
+
+@pytest.mark.browser
+def test_upload_in_chromium(live_server, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    url, app = live_server
+    archive = tmp_path / "town.zip"
+    archive.write_bytes(zipped_shapefile(sample_town(80), tmp_path))
+    browser.get(url + "/data/upload")
+    browser.find_element(By.NAME, "dataset").send_keys(str(archive))
+    browser.find_element(By.CSS_SELECTOR, "form button").click()
+    wait_for(browser, lambda: browser.find_elements(By.ID, "mapping-form"))
+    shot(browser, "upload-mapping")
+    browser.find_element(By.CSS_SELECTOR, "#mapping-form button").click()
+    wait_for(browser, lambda: browser.find_elements(By.ID, "problems"))
+    assert "The data can be used" in browser.page_source
+    browser.find_element(By.ID, "use-dataset").click()
+    wait_for(browser, lambda: browser.find_elements(By.ID, "sewerplan-config"))
+    assert app.config["STORE"].endswith("store.gpkg")
+    shot(browser, "upload-done")

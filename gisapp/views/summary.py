@@ -5,6 +5,7 @@ from __future__ import annotations
 from flask import Blueprint, current_app, jsonify, render_template
 
 from analysis.mandate import STATUSES
+from gisapp.security import requires
 from layers.store import latest_run, read_results
 
 bp = Blueprint("summary", __name__)
@@ -15,7 +16,8 @@ def _load():
     return store, latest_run(store), read_results(store)
 
 
-@bp.get("/")
+@bp.get("/summary")
+@requires("viewer")
 def index():
     store, run, results = _load()
     mandated = []
@@ -30,6 +32,7 @@ def index():
 
 
 @bp.get("/api/summary")
+@requires("viewer")
 def api_summary():
     store, run, results = _load()
     if results is None:

@@ -1,0 +1,94 @@
+"""Sessions, roles, CSRF tokens and response headers.
+
+- An instance with no accounts, bound to 127.0.0.1, runs as one local planner (the demo). With accounts, every
+  page needs a login; viewers see, planners run analyses and upload. ``sewerplan serve`` refuses to listen on any
+  other address without an account.
+- Every state-changing request (POST) carries the session's CSRF token, in the form field ``csrf_token`` or the
+  ``X-CSRF-Token`` header.
+- Every response gets a Content-Security-Policy with a per-request nonce for the page's own inline script (the
+  Folium map's), nosniff, frame-ancestors 'none' and a same-origin referrer policy.
+"""
+
+from __future__ import annotations
+
+import functools
+import hmac
+import secrets
+
+from flask import Flask, abort, current_app, g, redirect, request, session, url_for
+
+from layers.users import count_users, user_role
+
+LOCAL_USER = "local"
+
+
+def init_app(app: Flask) -> None:
+    app.config.setdefault("SESSION_COOKIE_HTTPONLY", True)
+    app.config.setdefault("SESSION_COOKIE_SAMESITE", "Lax")
+
+    @app.before_request
+    def _identify():
+        g.csp_nonce = secrets.token_urlsafe(16)
+        g.user, g.role = current_user()
+        if request.method == "POST" and not app.config.get("WTF_CSRF_DISABLED"):
+            sent = request.form.get("csrf_token") or request.headers.get("X-CSRF-Token", "")
+            if not sent or not hmac.compare_digest(sent, csrf_token()):
+                abort(400, description="The form's security token is missing or stale: reload the page and try "
+                                       "again.")
+
+    @app.after_request
+    def _headers(response):
+        nonce = getattr(g, "csp_nonce", "")
+        response.headers.setdefault("Content-Security-Policy", (
+            f"default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self' 'unsafe-inline'; "
+            "img-src 'self' data: https://tile.openstreetmap.org; connect-src 'self'; object-src 'none'; "
+            "base-uri 'self'; form-action 'self'; frame-ancestors 'none'"))
+        response.headers.setdefault("X-Content-Type-Options", "nosniff")
+        response.headers.setdefault("Referrer-Policy", "same-origin")
+        response.headers.setdefault("X-Frame-Options", "DENY")
+        return response
+
+    @app.context_processor
+    def _template_values():
+        return {"csrf_token": csrf_token, "csp_nonce": getattr(g, "csp_nonce", ""),
+                "current_user": getattr(g, "user", None), "current_role": getattr(g, "role", None)}
+
+
+def local_mode() -> bool:
+    """No accounts and bound to the loopback address: one local planner, no login."""
+    return current_app.config["LOCAL_MODE"] and count_users(current_app.config["USERS_DB"]) == 0
+
+
+def current_user() -> tuple[str | None, str | None]:
+    if local_mode():
+        return LOCAL_USER, "planner"
+    name = session.get("user")
+    if not name:
+        return None, None
+    role = user_role(current_app.config["USERS_DB"], name)
+    return (name, role) if role else (None, None)
+
+
+def csrf_token() -> str:
+    if "csrf" not in session:
+        session["csrf"] = secrets.token_urlsafe(32)
+    return session["csrf"]
+
+
+def requires(role: str = "viewer"):
+    """Only signed-in users (any role, or planners) may use the view."""
+
+    def decorate(view):
+        @functools.wraps(view)
+        def wrapped(*args, **kwargs):
+            if g.user is None:
+                if request.path.startswith("/api/"):
+                    abort(401, description="Sign in first.")
+                return redirect(url_for("auth.login", next=request.path))
+            if role == "planner" and g.role != "planner":
+                abort(403, description="Only planners may do this.")
+            return view(*args, **kwargs)
+
+        return wrapped
+
+    return decorate

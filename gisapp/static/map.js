@@ -1,0 +1,198 @@
+// sewerplan map: loads parcels, mains and manholes for the current view from the JSON API, draws them, and
+// handles clicks (parcel popup, measuring line, trace; manhole sewershed), search, runs and downloads.
+// Every value shown comes from data users upload: it is set with textContent, never as HTML.
+(function () {
+  "use strict";
+  const cfg = document.getElementById("sewerplan-config").dataset;
+  const map = window.sewerplanMap;
+  const control = window.sewerplanControl;
+  const colours = JSON.parse(cfg.colours);
+  const renderer = L.canvas({ padding: 0.3 });
+
+  function el(tag, text, cls) {
+    const node = document.createElement(tag);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    if (cls) node.className = cls;
+    return node;
+  }
+
+  const layers = {
+    parcels: L.geoJSON(null, {
+      renderer: renderer,
+      style: (f) => ({
+        color: "#555", weight: f.properties.count ? 0 : 0.6,
+        fillColor: colours[f.properties.status] || "#999", fillOpacity: f.properties.count ? 0.45 : 0.6,
+      }),
+      onEachFeature: (f, layer) => {
+        if (f.properties.parcel_id !== undefined) layer.on("click", (e) => showParcel(f.properties.parcel_id, e.latlng));
+      },
+    }),
+    mains: L.geoJSON(null, {
+      renderer: renderer,
+      style: (f) => ({ color: f.properties.sewer_type === "storm" ? "#74a9cf" : "#3a3a3a",
+                       weight: Math.max(1.5, Math.min(7, (f.properties.diameter_in || 8) / 3)),
+                       dashArray: f.properties.status === "abandoned" ? "4 4" : null }),
+      onEachFeature: (f, layer) => layer.bindTooltip(() => el("span", `${f.properties.main_id} · ${f.properties.diameter_in ?? "?"} in`)),
+    }),
+    manholes: L.geoJSON(null, {
+      pointToLayer: (f, latlng) => L.circleMarker(latlng, { renderer: renderer, radius: 4, color: "#222", weight: 1,
+                                                             fillColor: "#fff", fillOpacity: 1 }),
+      onEachFeature: (f, layer) => layer.on("click", (e) => showSewershed(f.properties.manhole_id, e.latlng)),
+    }),
+    plants: L.geoJSON(null, {
+      pointToLayer: (f, latlng) => L.circleMarker(latlng, { radius: 9, color: "#000", fillColor: "#756bb1", fillOpacity: 1 }),
+      onEachFeature: (f, layer) => layer.bindTooltip(() => el("span", f.properties.name || f.properties.outfall_name || "treatment plant")),
+    }),
+  };
+  const evidence = L.layerGroup().addTo(map);
+  control.addOverlay(layers.parcels, "Parcels by status");
+  control.addOverlay(layers.mains, "Sewer mains");
+  control.addOverlay(layers.manholes, "Manholes");
+  control.addOverlay(layers.plants, "Treatment plant");
+  control.addOverlay(evidence, "Measuring lines and traces");
+  Object.values(layers).forEach((layer) => layer.addTo(map));
+
+  let pending = null;
+  function bboxParam() {
+    const b = map.getBounds();
+    return [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()].map((v) => v.toFixed(6)).join(",");
+  }
+
+  async function refresh() {
+    if (pending) pending.abort();
+    pending = new AbortController();
+    const signal = pending.signal;
+    const zoom = map.getZoom();
+    const query = `bbox=${bboxParam()}&zoom=${zoom}`;
+    const wanted = { parcels: true, mains: zoom >= 13, manholes: zoom >= 16, plants: true };
+    document.body.dataset.loading = "1";
+    try {
+      await Promise.all(Object.entries(wanted).map(async ([name, want]) => {
+        if (!want) { layers[name].clearLayers(); return; }
+        const response = await fetch(`/api/layers/${name}?${query}`, { signal, credentials: "same-origin" });
+        if (!response.ok) return;
+        const data = await response.json();
+        layers[name].clearLayers();
+        layers[name].addData(data);
+        if (name === "parcels") document.body.dataset.aggregated = data.aggregated ? "1" : "0";
+      }));
+      document.body.dataset.loaded = String(Date.now());
+    } catch (err) {
+      if (err.name !== "AbortError") console.error(err);
+    } finally {
+      document.body.dataset.loading = "0";
+    }
+  }
+  map.on("moveend", refresh);
+  refresh();
+
+  function row(dl, label, value) {
+    if (value === null || value === undefined || value === "") return;
+    dl.append(el("dt", label), el("dd", value));
+  }
+
+  async function showParcel(parcelId, latlng) {
+    const response = await fetch(`/api/parcels/${encodeURIComponent(parcelId)}`, { credentials: "same-origin" });
+    if (!response.ok) return;
+    const data = await response.json();
+    const p = data.parcel.properties;
+    const box = el("div", null, "popup parcel-popup");
+    box.append(el("h4", p.parcel_id));
+    const dl = el("dl");
+    row(dl, "Site address", p.site_address);
+    row(dl, "Owner", p.owner_name);
+    row(dl, "Status", (p.status || "").replaceAll("_", " "));
+    row(dl, "Distance", p.distance_ft === null ? null : `${Number(p.distance_ft).toFixed(1)} ft to ${p.main_id}`);
+    row(dl, "Rule", p.rule);
+    row(dl, "Section", p.section);
+    row(dl, "Reason", p.reason);
+    row(dl, "Deadline", p.deadline);
+    row(dl, "Control manhole", p.control_manhole);
+    box.append(dl);
+    const button = el("button", "Trace to the plant", "trace-button");
+    button.type = "button";
+    const result = el("p", null, "trace-result");
+    button.addEventListener("click", () => traceParcel(parcelId, result));
+    box.append(button, result);
+    evidence.clearLayers();
+    if (data.measuring_line) {
+      L.geoJSON(data.measuring_line, { style: { color: "#e41a1c", weight: 3, dashArray: "6 4" } }).addTo(evidence);
+    }
+    L.popup({ maxWidth: 340, maxHeight: 380, autoPanPadding: [20, 20] }).setLatLng(latlng).setContent(box).openOn(map);
+  }
+
+  async function traceParcel(parcelId, target) {
+    const response = await fetch(`/api/trace?parcel=${encodeURIComponent(parcelId)}`, { credentials: "same-origin" });
+    const data = await response.json();
+    if (!response.ok) { target.textContent = data.error ? data.error.message : "No trace."; return; }
+    L.geoJSON(data.geojson, { style: { color: "#00a651", weight: 6, opacity: 0.8 } }).addTo(evidence);
+    L.geoJSON(data.control_manhole_geojson, {
+      pointToLayer: (f, ll) => L.circleMarker(ll, { radius: 8, color: "#00a651", weight: 3, fillOpacity: 0 }),
+    }).addTo(evidence);
+    target.textContent = data.problem
+      ? data.problem
+      : `Control manhole ${data.control_manhole}; ${Number(data.length_ft).toLocaleString()} ft through ` +
+        `${data.mains.length} mains to ${data.outfall}.`;
+    target.dataset.controlManhole = data.control_manhole || "";
+  }
+
+  async function showSewershed(manholeId, latlng) {
+    const response = await fetch(`/api/sewershed?manhole=${encodeURIComponent(manholeId)}`, { credentials: "same-origin" });
+    const data = await response.json();
+    const box = el("div", null, "popup sewershed-popup");
+    box.append(el("h4", `Manhole ${manholeId}`));
+    if (!response.ok) {
+      box.append(el("p", data.error ? data.error.message : "Not in the network."));
+    } else {
+      evidence.clearLayers();
+      L.geoJSON(data.geojson, { style: { color: "#ff7f00", weight: 5, opacity: 0.85 } }).addTo(evidence);
+      box.append(el("p", `Drains ${data.mains.length} mains and ${data.manholes.length} manholes; ` +
+        `${data.parcels.length} parcels with ${data.units} living units` +
+        (data.units_unknown ? ` (${data.units_unknown} unknown)` : "") +
+        `; about ${Math.round(data.flow_gpd).toLocaleString()} gallons per day.`));
+    }
+    L.popup({ maxWidth: 340, maxHeight: 380, autoPanPadding: [20, 20] }).setLatLng(latlng).setContent(box).openOn(map);
+  }
+
+  const searchForm = document.getElementById("search-form");
+  const searchList = document.getElementById("search-results");
+  searchForm.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const q = document.getElementById("search").value;
+    const response = await fetch(`/api/search?q=${encodeURIComponent(q)}`, { credentials: "same-origin" });
+    const data = await response.json();
+    searchList.replaceChildren();
+    if (!data.results.length) { searchList.append(el("li", "Nothing found.")); return; }
+    data.results.forEach((r, i) => {
+      const item = el("li", `${r.parcel_id} · ${r.site_address || ""} · ${r.owner_name || ""}`);
+      const go = () => map.fitBounds([[r.bbox[1], r.bbox[0]], [r.bbox[3], r.bbox[2]]], { maxZoom: 19 });
+      item.addEventListener("click", go);
+      searchList.append(item);
+      if (i === 0) go();
+    });
+  });
+
+  document.querySelectorAll("a.dl-view").forEach((a) => a.addEventListener("click", (event) => {
+    a.href = `/api/results.${a.dataset.fmt}?bbox=${bboxParam()}`;
+  }));
+
+  const runForm = document.getElementById("run-form");
+  if (runForm) {
+    runForm.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const status = document.getElementById("job");
+      status.textContent = "Starting…";
+      const response = await fetch(runForm.action, { method: "POST", body: new FormData(runForm),
+                                                     credentials: "same-origin", headers: { "X-CSRF-Token": cfg.csrf } });
+      let job = await response.json();
+      if (!response.ok) { status.textContent = job.error ? job.error.message : "Could not start."; return; }
+      while (job.state === "queued" || job.state === "running") {
+        status.textContent = `Running: ${job.step || "starting"}…`;
+        await new Promise((r) => setTimeout(r, 700));
+        job = await (await fetch(`/api/jobs/${job.id}`, { credentials: "same-origin" })).json();
+      }
+      if (job.state === "done") { status.textContent = "Done: reloading the map."; window.location.reload(); }
+      else status.textContent = `Failed: ${job.error}`;
+    });
+  }
+})();

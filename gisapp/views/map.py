@@ -1,0 +1,66 @@
+"""The planner's map page, its offline base tiles, and starting an analysis run."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import replace
+from pathlib import Path
+
+from flask import Blueprint, Response, abort, current_app, g, jsonify, render_template, request, url_for
+
+from analysis.profiles import available_profiles, load_profile
+from gisapp.maps import build_map
+from gisapp.security import requires
+from gisapp.state import map_data, start_analysis, state
+from layers.store import latest_run
+
+bp = Blueprint("map", __name__)
+
+STATUS_COLOURS = {"mandated": "#d7301f", "in_range_not_abutting": "#fc8d59", "out_of_range": "#fdcc8a",
+                  "connected": "#2b8cbe", "unoccupied": "#bdbdbd", "no_public_sewer": "#756bb1"}
+
+
+@bp.get("/")
+@requires("viewer")
+def index():
+    data = map_data()
+    parts = build_map(data.bounds(), static_url=url_for("static", filename=""),
+                      blank_tiles_url=url_for("map.blank_tile", z=0, x=0, y=0).replace("/0/0/0", "/{z}/{x}/{y}"))
+    run = latest_run(data.path)
+    # Folium's own inline scripts run under the page's Content-Security-Policy nonce.
+    parts = replace(parts, header=parts.header.replace("<script>", f'<script nonce="{g.csp_nonce}">'))
+    return render_template("map/index.html", parts=parts, run=run, colours=STATUS_COLOURS,
+                           profiles=available_profiles(), has_results=data.has_results)
+
+
+@bp.get("/tiles/blank/<int:z>/<int:x>/<int:y>.png")
+def blank_tile(z: int, x: int, y: int):
+    """The offline base layer: the same plain tile everywhere, served from memory."""
+    tile = current_app.extensions.setdefault("blank_tile", (Path(current_app.static_folder) / "blank.png").read_bytes())
+    return Response(tile, mimetype="image/png", headers={"Cache-Control": "public, max-age=86400"})
+
+
+@bp.post("/analysis/run")
+@requires("planner")
+def run_analysis():
+    profile = request.form.get("profile", "")
+    if profile not in available_profiles():
+        abort(400, description=f"Unknown profile {profile!r}.")
+    text = request.form.get("notice_date", "").strip()
+    try:
+        notice = dt.date.fromisoformat(text) if text else None
+    except ValueError:
+        abort(400, description=f"Notice date {text!r} is not a date (YYYY-MM-DD).")
+    reason = request.form.get("notice_reason") or None
+    load_profile(profile)  # refuse a broken profile before starting
+    job = start_analysis(current_app._get_current_object(), profile, notice, reason)
+    return jsonify(job.as_dict()), 202
+
+
+@bp.get("/api/jobs/<job_id>")
+@requires("viewer")
+def job_status(job_id: str):
+    job = state().jobs.get(job_id)
+    if job is None:
+        abort(404, description="No such job.")
+    return jsonify(job.as_dict())
