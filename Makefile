@@ -46,6 +46,7 @@ bench: install
 	$(BIN)/python -m pip install --quiet -r bench/requirements.txt
 	$(BIN)/python bench/bench_mandate.py
 	$(BIN)/python bench/bench_network.py
+	$(BIN)/python bench/bench_map.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

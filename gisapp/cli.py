@@ -214,6 +214,10 @@ def serve(store, host, port, users_db):
                          "`sewerplan users add NAME --role planner`.")
     app = create_app({"STORE": str(Path(store).resolve()), "LOCAL_MODE": local,
                       "USERS_DB": str(Path(users_db).resolve())})
+    with app.app_context():
+        from gisapp.state import map_data
+
+        map_data()  # load the store before the first visitor waits for it
     mode = "one local planner, no login" if local and count_users(users_db) == 0 else "sign-in required"
     click.echo(f"Serving {store} on http://{host}:{port} ({mode}; Ctrl+C to stop)")
     app.run(host=host, port=port, debug=False, threaded=True)

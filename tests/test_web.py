@@ -84,6 +84,10 @@ def test_layers_api(client):
     assert {"parcel_id", "status", "distance_ft", "section", "reason"} <= set(props)
     mains = client.get("/api/layers/mains?bbox=-75,42,-74,43.5&zoom=17").get_json()
     assert mains["features"] and "diameter_in" in mains["features"][0]["properties"]
+    streets = client.get("/api/layers/streets?bbox=-75,42,-74,43.5&zoom=17").get_json()
+    assert streets["features"] and "street_name" in streets["features"][0]["properties"]
+    houses = client.get("/api/layers/buildings?bbox=-75,42,-74,43.5&zoom=17").get_json()
+    assert any(f["properties"]["rear_building"] for f in houses["features"])
     empty = client.get("/api/layers/parcels?bbox=10,10,11,11&zoom=17").get_json()
     assert empty["features"] == []
 

@@ -39,18 +39,35 @@
                                                              fillColor: "#fff", fillOpacity: 1 }),
       onEachFeature: (f, layer) => layer.on("click", (e) => showSewershed(f.properties.manhole_id, e.latlng)),
     }),
+    streets: L.geoJSON(null, {
+      renderer: renderer,
+      style: { color: "#ffffff", weight: 9, opacity: 0.9 },
+      onEachFeature: (f, layer) => layer.bindTooltip(() => el("span", f.properties.street_name || "street")),
+    }),
+    buildings: L.geoJSON(null, {
+      renderer: renderer,
+      style: (f) => ({
+        color: f.properties.rear_building ? "#7b3294" : ((f.properties.required_laterals || 1) > 1 ? "#e66101" : "#444"),
+        weight: f.properties.rear_building || (f.properties.required_laterals || 1) > 1 ? 2.5 : 1,
+        dashArray: (f.properties.required_laterals || 1) > 1 ? "4 3" : null, fillColor: "#fafafa", fillOpacity: 0.8,
+      }),
+      onEachFeature: (f, layer) => layer.bindTooltip(() => el("span", f.properties.reason ||
+        `${f.properties.building_id} · ${f.properties.units ?? "?"} units`)),
+    }),
     plants: L.geoJSON(null, {
       pointToLayer: (f, latlng) => L.circleMarker(latlng, { radius: 9, color: "#000", fillColor: "#756bb1", fillOpacity: 1 }),
       onEachFeature: (f, layer) => layer.bindTooltip(() => el("span", f.properties.name || f.properties.outfall_name || "treatment plant")),
     }),
   };
   const evidence = L.layerGroup().addTo(map);
+  control.addOverlay(layers.streets, "Streets");
   control.addOverlay(layers.parcels, "Parcels by status");
+  control.addOverlay(layers.buildings, "Buildings");
   control.addOverlay(layers.mains, "Sewer mains");
   control.addOverlay(layers.manholes, "Manholes");
   control.addOverlay(layers.plants, "Treatment plant");
   control.addOverlay(evidence, "Measuring lines and traces");
-  Object.values(layers).forEach((layer) => layer.addTo(map));
+  ["streets", "parcels", "buildings", "mains", "manholes", "plants"].forEach((name) => layers[name].addTo(map));
 
   let pending = null;
   function bboxParam() {
@@ -64,7 +81,8 @@
     const signal = pending.signal;
     const zoom = map.getZoom();
     const query = `bbox=${bboxParam()}&zoom=${zoom}`;
-    const wanted = { parcels: true, mains: zoom >= 13, manholes: zoom >= 16, plants: true };
+    const wanted = { streets: zoom >= 14, parcels: true, buildings: zoom >= 17, mains: zoom >= 13,
+                     manholes: zoom >= 16, plants: true };
     document.body.dataset.loading = "1";
     try {
       await Promise.all(Object.entries(wanted).map(async ([name, want]) => {

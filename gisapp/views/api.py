@@ -24,7 +24,8 @@ LAYERS = {
     "manholes": ("manholes", ("manhole_id", "structure", "invert_ft")),
     "plants": ("treatment_plants", ("plant_id", "name", "outfall_id", "outfall_name")),
     "buildings": ("building_results", ("building_id", "parcel_id", "units", "rear_building", "shared_lateral",
-                                       "required_laterals", "reason")),
+                                       "required_laterals", "lateral_shortfall", "reason")),
+    "streets": ("streets", ("street_name",)),
 }
 
 

@@ -1,17 +1,16 @@
-"""The planner's map page, its offline base tiles, and starting an analysis run."""
+"""The planner's map page and its offline base tiles."""
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import replace
 from pathlib import Path
 
-from flask import Blueprint, Response, abort, current_app, g, jsonify, render_template, request, url_for
+from flask import Blueprint, Response, current_app, g, render_template, url_for
 
-from analysis.profiles import available_profiles, load_profile
+from analysis.profiles import available_profiles
 from gisapp.maps import build_map
 from gisapp.security import requires
-from gisapp.state import map_data, start_analysis, state
+from gisapp.state import map_data
 from layers.store import latest_run
 
 bp = Blueprint("map", __name__)
@@ -38,29 +37,3 @@ def blank_tile(z: int, x: int, y: int):
     """The offline base layer: the same plain tile everywhere, served from memory."""
     tile = current_app.extensions.setdefault("blank_tile", (Path(current_app.static_folder) / "blank.png").read_bytes())
     return Response(tile, mimetype="image/png", headers={"Cache-Control": "public, max-age=86400"})
-
-
-@bp.post("/analysis/run")
-@requires("planner")
-def run_analysis():
-    profile = request.form.get("profile", "")
-    if profile not in available_profiles():
-        abort(400, description=f"Unknown profile {profile!r}.")
-    text = request.form.get("notice_date", "").strip()
-    try:
-        notice = dt.date.fromisoformat(text) if text else None
-    except ValueError:
-        abort(400, description=f"Notice date {text!r} is not a date (YYYY-MM-DD).")
-    reason = request.form.get("notice_reason") or None
-    load_profile(profile)  # refuse a broken profile before starting
-    job = start_analysis(current_app._get_current_object(), profile, notice, reason)
-    return jsonify(job.as_dict()), 202
-
-
-@bp.get("/api/jobs/<job_id>")
-@requires("viewer")
-def job_status(job_id: str):
-    job = state().jobs.get(job_id)
-    if job is None:
-        abort(404, description="No such job.")
-    return jsonify(job.as_dict())
