@@ -51,8 +51,12 @@
         weight: f.properties.rear_building || (f.properties.required_laterals || 1) > 1 ? 2.5 : 1,
         dashArray: (f.properties.required_laterals || 1) > 1 ? "4 3" : null, fillColor: "#fafafa", fillOpacity: 0.8,
       }),
-      onEachFeature: (f, layer) => layer.bindTooltip(() => el("span", f.properties.reason ||
-        `${f.properties.building_id} · ${f.properties.units ?? "?"} units`)),
+      onEachFeature: (f, layer) => {
+        layer.bindTooltip(() => el("span", f.properties.reason ||
+          `${f.properties.building_id} · ${f.properties.units ?? "?"} units`));
+        // A click on a building opens its parcel, as a click beside it would.
+        if (f.properties.parcel_id) layer.on("click", (e) => showParcel(f.properties.parcel_id, e.latlng));
+      },
     }),
     plants: L.geoJSON(null, {
       pointToLayer: (f, latlng) => L.circleMarker(latlng, { radius: 9, color: "#000", fillColor: "#756bb1", fillOpacity: 1 }),
