@@ -135,6 +135,14 @@ class BuildingRules:
 
 
 @dataclass(frozen=True)
+class NoticeRules:
+    """Violation notices: the time to correct and the penalty the law sets."""
+
+    correction_period_days: Rule = _rule(int)
+    penalty: Rule = _rule(str)
+
+
+@dataclass(frozen=True)
 class Profile:
     """A municipality's sewer-use law as the analysis applies it."""
 
@@ -149,6 +157,7 @@ class Profile:
     measurement: MeasurementSettings
     network: NetworkRules
     buildings: BuildingRules
+    notices: NoticeRules
     path: str = ""
 
     def rules(self) -> dict[str, Rule]:
@@ -166,7 +175,7 @@ class Profile:
 
 
 _SECTIONS: dict[str, type] = {"mandate": MandateRules, "sewers": SewerRules, "measurement": MeasurementSettings,
-                              "network": NetworkRules, "buildings": BuildingRules}
+                              "network": NetworkRules, "buildings": BuildingRules, "notices": NoticeRules}
 _HEADER_KEYS = ("id", "municipality", "law", "source_text", "version", "summary")
 
 

@@ -18,6 +18,7 @@ from analysis.mandate import STATUSES
 from analysis.profiles import available_profiles, load_profile
 from gisapp.cli_common import data_options, load, print_problems, user_errors
 from gisapp.cli_network import buildings, network, trace
+from gisapp.cli_notices import notices
 from gisapp.pipeline import run_analysis
 from layers.errors import LayerError
 from layers.sample import sample_town
@@ -44,6 +45,7 @@ def main() -> None:
 main.add_command(network)
 main.add_command(trace)
 main.add_command(buildings)
+main.add_command(notices)
 
 
 @main.command()

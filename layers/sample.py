@@ -159,7 +159,8 @@ def _parcels_and_buildings(rng, street_y, cross_x, depth, n_sewered, n_target):
     connected = sewered & ~vacant & (rng.random(n) < 0.68)
 
     parcels = gpd.GeoDataFrame({
-        "parcel_id": parcel_id.to_numpy(object), "site_address": site, "owner_name": owner,
+        "parcel_id": parcel_id.to_numpy(object), "site_address": site, "site_city": VILLAGE[0],
+        "site_state": VILLAGE[1], "site_zip": VILLAGE[2], "owner_name": owner,
         "mail_address": mail, "mail_city": city, "mail_state": state, "mail_zip": zipc,
         "property_class": prop_class.astype(str), "units": units,
         "connected": np.where(connected, "Y", "N"),
