@@ -24,6 +24,9 @@ SETTINGS: dict[str, tuple[Any, str]] = {
     "LOCAL_MODE": (True, "Bound to 127.0.0.1: with no accounts, run as one local planner without a login."),
     "MAP_MAX_FEATURES": (5000, "Most parcels sent for one map view; beyond it a grid overview is sent instead."),
     "SESSION_COOKIE_SECURE": (False, "Send the session cookie over HTTPS only (set True behind HTTPS)."),
+    "REGISTER": (None, "The notice register: a SQLite path or database URL (default SEWERPLAN_DATABASE_URL, else "
+                       "instance/register.sqlite)."),
+    "NOTICES_FOLDER": ("instance/notices", "Where issued batches (mailing lists, labels, letters) are written."),
 }
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -41,12 +44,12 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from gisapp import errors, security
     from gisapp.state import AppState
-    from gisapp.views import analysis, api, auth, data, summary
+    from gisapp.views import analysis, api, auth, data, notices, summary
     from gisapp.views import map as map_view
 
     app.extensions["sewerplan"] = AppState()
     security.init_app(app)
-    for blueprint in (map_view.bp, analysis.bp, api.bp, summary.bp, data.bp, auth.bp):
+    for blueprint in (map_view.bp, analysis.bp, api.bp, summary.bp, data.bp, auth.bp, notices.bp):
         app.register_blueprint(blueprint)
     errors.register(app)
     return app

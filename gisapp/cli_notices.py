@@ -8,7 +8,6 @@ import json
 from pathlib import Path
 
 import click
-import geopandas as gpd
 from rich.console import Console
 from rich.table import Table
 
@@ -17,7 +16,8 @@ from analysis.mandate import analyze_mandates
 from analysis.notices import due_notices, mailing_list, violation_deadline, violation_text
 from analysis.profiles import load_profile
 from gisapp.cli_common import data_options, load, user_errors
-from layers.letters import write_labels, write_letter, write_mailing_list
+from gisapp.pipeline import issue_notices
+from layers.letters import write_letter
 from layers.register import STATUSES, Register
 
 REGISTER_OPTION = click.option("--register", "register_url", metavar="URL|PATH",
@@ -94,41 +94,15 @@ def issue(notice_date, reason, out_dir, per_parcel, occupant, bom, register_url,
     register = Register(register_url)
     loaded, result, due, noticed_before = _due(opts, notice_date, reason, register)
     fingerprints = {k: v for k, v in loaded.layers.sources.items()} | {"parcels": len(result.parcels)}
-    issued, already = register.issue(due, actor=_actor(), summary=result.summary, fingerprints=fingerprints)
-    already += noticed_before
-    ids = {n["parcel_id"]: n["notice_id"] for n in issued}
-    sent = due[due["parcel_id"].isin(ids)].assign(notice_id=lambda d: d["parcel_id"].map(ids))
-    out = Path(out_dir)
-    stamp = notice_date.date().isoformat()
-    rows = mailing_list(sent, per_parcel=per_parcel, occupant=occupant)
-    mailing = write_mailing_list(out / f"mailing-list-{stamp}.csv", rows, bom=bom)
-    labels = write_labels(out / f"labels-{stamp}.pdf", rows)
-    letters = _letters(register, sent, result, loaded, out / "letters")
-    doc = {"issued": len(issued), "already_open": already, "mailing_list": mailing, "labels": labels,
-           "letters": letters, "notices": _notice_json(sent.to_dict("records"))}
+    doc = issue_notices(register, due, profile=loaded.profile, parcels=result.parcels, lines=result.measuring_lines,
+                        mains=loaded.layers.mains, out_dir=out_dir, actor=_actor(), summary=result.summary,
+                        fingerprints=fingerprints, per_parcel=per_parcel, occupant=occupant, bom=bom,
+                        already_before=noticed_before)
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     else:
-        click.echo(f"{len(issued)} notice(s) issued ({already} already open or closed by connection); mailing list "
-                   f"{mailing}, labels {labels}, {len(letters)} letter(s) in {out / 'letters'}.")
-
-
-def _letters(register, sent, result, loaded, folder: Path) -> list[str]:
-    parcels = result.parcels.set_index("parcel_id")
-    lines = result.measuring_lines.set_index("parcel_id")
-    mains = loaded.layers.mains
-    tree = gpd.GeoSeries(mains.geometry.values).sindex
-    written = []
-    with register.transaction() as con:
-        for row in sent.to_dict("records"):  # one letter per notice
-            parcel = parcels.geometry.get(row["parcel_id"])
-            line = lines.geometry.get(row["parcel_id"])
-            near = mains.geometry.values[tree.query(parcel.buffer(300))] if parcel is not None else None
-            path = write_letter(folder / f"{row['notice_id']}.pdf", row | {"reason": row.get("notice_reason")},
-                                profile=loaded.profile, parcel=parcel, line=line, mains=near)
-            register.set_letter(con, row["notice_id"], path)
-            written.append(path)
-    return written
+        click.echo(f"{doc['issued']} notice(s) issued ({doc['already_open']} already noticed); mailing list "
+                   f"{doc['mailing_list']}, labels {doc['labels']}, {len(doc['letters'])} letter(s).")
 
 
 @notices.command("list")

@@ -59,3 +59,42 @@ def run_analysis(layers: Layers, profile: Profile, *, notice_date: dt.date | Non
         if output_format(out_path) == "GPKG":
             record_run(out_path, summary)
     return RunResult(parcels, result.measuring_lines, assessed, summary, written)
+
+
+def issue_notices(register, due, *, profile: Profile, parcels: gpd.GeoDataFrame, lines: gpd.GeoDataFrame,
+                  mains: gpd.GeoDataFrame, out_dir, actor: str, summary: dict | None = None,
+                  fingerprints: dict | None = None, per_parcel: bool = False, occupant: bool = False,
+                  bom: bool = False, already_before: int = 0) -> dict:
+    """Record ``due`` notices in one transaction, then write the mailing list, labels and a letter per notice.
+
+    Returns the document `sewerplan notices issue --json` prints.
+    """
+    from pathlib import Path
+
+    from analysis.notices import mailing_list
+    from layers.letters import write_labels, write_letter, write_mailing_list
+
+    issued, already = register.issue(due, actor=actor, summary=summary, fingerprints=fingerprints)
+    ids = {n["parcel_id"]: n["notice_id"] for n in issued}
+    sent = due[due["parcel_id"].isin(ids)].assign(notice_id=lambda d: d["parcel_id"].map(ids))
+    out = Path(out_dir)
+    stamp = str(due["issued_date"].iloc[0]) if len(due) else "none"
+    rows = mailing_list(sent, per_parcel=per_parcel, occupant=occupant)
+    mailing = write_mailing_list(out / f"mailing-list-{stamp}.csv", rows, bom=bom)
+    labels = write_labels(out / f"labels-{stamp}.pdf", rows)
+    by_parcel = parcels.set_index(parcels["parcel_id"].astype(str)).geometry
+    by_line = lines.set_index(lines["parcel_id"].astype(str)).geometry
+    index = gpd.GeoSeries(mains.geometry.values).sindex
+    letters = []
+    with register.transaction() as con:
+        for row in sent.to_dict("records"):  # one letter per notice
+            parcel = by_parcel.get(row["parcel_id"])
+            near = mains.geometry.values[index.query(parcel.buffer(300))] if parcel is not None else None
+            path = write_letter(out / "letters" / f"{row['notice_id']}.pdf", row | {"reason": row.get("notice_reason")},
+                                profile=profile, parcel=parcel, line=by_line.get(row["parcel_id"]), mains=near)
+            register.set_letter(con, row["notice_id"], path)
+            letters.append(path)
+    return {"issued": len(issued), "already_open": already + already_before, "mailing_list": mailing,
+            "labels": labels, "letters": letters,
+            "notices": [{"notice_id": r["notice_id"], "parcel_id": r["parcel_id"], "deadline": r["deadline"],
+                         "type": r["notice_type"]} for r in sent.to_dict("records")]}
