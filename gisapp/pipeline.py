@@ -75,10 +75,13 @@ def issue_notices(register, due, *, profile: Profile, parcels: gpd.GeoDataFrame,
     from layers.letters import write_labels, write_letter, write_mailing_list
 
     issued, already = register.issue(due, actor=actor, summary=summary, fingerprints=fingerprints)
+    if not issued:  # nothing new: no empty mailing list, labels or folder
+        return {"issued": 0, "already_open": already + already_before, "mailing_list": None, "labels": None,
+                "letters": [], "notices": []}
     ids = {n["parcel_id"]: n["notice_id"] for n in issued}
     sent = due[due["parcel_id"].isin(ids)].assign(notice_id=lambda d: d["parcel_id"].map(ids))
     out = Path(out_dir)
-    stamp = str(due["issued_date"].iloc[0]) if len(due) else "none"
+    stamp = str(due["issued_date"].iloc[0])
     rows = mailing_list(sent, per_parcel=per_parcel, occupant=occupant)
     mailing = write_mailing_list(out / f"mailing-list-{stamp}.csv", rows, bom=bom)
     labels = write_labels(out / f"labels-{stamp}.pdf", rows)
