@@ -143,6 +143,23 @@ class NoticeRules:
 
 
 @dataclass(frozen=True)
+class DesignRules:
+    """Planning a sewer extension: design checks, leakage allowance, capacity and cost, the owners' petition."""
+
+    trench_width_in: Rule = _rule(dict)
+    exfiltration_gpd_per_inch_mile: Rule = _rule((int, float), nullable=True)
+    exfiltration_gpd_per_manhole: Rule = _rule((int, float), nullable=True)
+    max_test_section_ft: Rule = _rule((int, float), nullable=True)
+    petition_majority: Rule = _rule(bool)
+    manning_n: Rule = _rule((int, float))
+    default_slope_ft_per_ft: Rule = _rule((int, float))
+    peaking_factor: Rule = _rule((int, float))
+    cost_per_ft: Rule = _rule(dict)
+    cost_per_manhole: Rule = _rule((int, float))
+    cost_per_lateral: Rule = _rule((int, float))
+
+
+@dataclass(frozen=True)
 class Profile:
     """A municipality's sewer-use law as the analysis applies it."""
 
@@ -158,6 +175,7 @@ class Profile:
     network: NetworkRules
     buildings: BuildingRules
     notices: NoticeRules
+    design: DesignRules
     path: str = ""
 
     def rules(self) -> dict[str, Rule]:
@@ -175,7 +193,8 @@ class Profile:
 
 
 _SECTIONS: dict[str, type] = {"mandate": MandateRules, "sewers": SewerRules, "measurement": MeasurementSettings,
-                              "network": NetworkRules, "buildings": BuildingRules, "notices": NoticeRules}
+                              "network": NetworkRules, "buildings": BuildingRules, "notices": NoticeRules,
+                              "design": DesignRules}
 _HEADER_KEYS = ("id", "municipality", "law", "source_text", "version", "summary")
 
 

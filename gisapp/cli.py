@@ -19,6 +19,7 @@ from analysis.profiles import available_profiles, load_profile
 from gisapp.cli_common import data_options, load, print_problems, user_errors
 from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
+from gisapp.cli_plan import plan, plans
 from gisapp.pipeline import run_analysis
 from layers.errors import LayerError
 from layers.sample import sample_town
@@ -46,6 +47,8 @@ main.add_command(network)
 main.add_command(trace)
 main.add_command(buildings)
 main.add_command(notices)
+main.add_command(plan)
+main.add_command(plans)
 
 
 @main.command()

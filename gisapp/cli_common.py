@@ -48,10 +48,10 @@ def data_options(func):
                      help=f"Ordinance profile: {', '.join(available_profiles())}, or a .toml file."),
         click.option("--data", metavar="PATH|URL", help="GeoPackage, folder, .gdb, zip, SWMM .inp or postgresql:// "
                                                         "URL whose layers are found by name."),
-        *[click.option(f"--{kind}", f"{kind}_source", metavar="PATH",
+        *[click.option(f"--{kind.replace('_', '-')}", f"{kind}_source", metavar="PATH",
                        help=f"The {kind} layer ({SPECS[kind].help}): a file, FILE:LAYER or "
                             "postgresql://...#schema.table. Overrides --data.") for kind in SPECS],
-        *[click.option(f"--{kind}-crs", f"{kind}_crs", metavar="CRS",
+        *[click.option(f"--{kind.replace('_', '-')}-crs", f"{kind}_crs", metavar="CRS",
                        help=f"CRS of a {kind} layer that declares none (e.g. EPSG:2260).") for kind in SPECS],
         click.option("--data-crs", metavar="CRS", help="CRS of every layer that declares none (a SWMM .inp "
                                                        "file never does)."),

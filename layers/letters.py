@@ -166,3 +166,54 @@ def _draw_map(pdf, parcel, line, mains, *, x: float, y: float, size: float) -> N
         stroke_lines(list(mains), (0, 0, 0), 2.2)
     if line is not None and line.length > 0:
         stroke_lines([line], (0.85, 0.1, 0.1), 1.5, (4, 3))
+
+
+def write_plan_summary(path: str | Path, name: str, plan: dict, *, profile: Profile) -> str:
+    """A one-page PDF summary of a planned extension, for the board."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    pdf = canvas.Canvas(str(path), pagesize=LETTER)
+    pdf.setTitle(f"Sewer extension: {name}")
+    width, height = LETTER
+    margin = 0.8 * inch
+    y = height - margin
+    lines = [
+        ("Helvetica-Bold", 14, f"Proposed sewer extension: {name}"),
+        ("Helvetica", 9, f"{profile.municipality} - {profile.law}"),
+        ("Helvetica", 10.5, ""),
+        ("Helvetica", 10.5, f"{plan['length_ft']:,.0f} ft of {plan['diameter_in']:g}-inch main, "
+                            f"{len(plan['manholes'])} manholes."),
+        ("Helvetica", 10.5, f"Newly required to connect: {len(plan['newly_mandated'])} parcels "
+                            f"({plan['units']:g} living units); {len(plan['private_systems'])} on private systems "
+                            "that would be abandoned."),
+    ]
+    if plan["held_by_service_area"]:
+        lines.append(("Helvetica", 10.5, f"Held back by the service area (private systems stay): "
+                                         f"{len(plan['held_by_service_area'])} parcels."))
+    pet = plan["petition"]
+    if pet["applies"]:
+        lines.append(("Helvetica", 10.5, f"Petition ({pet['section']}): {pet['benefiting_owners']} benefiting owners; "
+                                         f"a majority is {pet['signatures_needed']} signatures."))
+    cost = plan["cost"]
+    lines += [("Helvetica", 10.5, f"Estimated cost ${cost['total']:,.0f}: main ${cost['main']:,.0f}, manholes "
+                                  f"${cost['manholes']:,.0f}, laterals to the property line ${cost['laterals']:,.0f}."),
+              ("Helvetica", 10.5, "Split among the benefiting parcels (the board decides): by frontage, by parcel or "
+                                  "by living unit; see the exported table."),
+              ("Helvetica-Bold", 11, "Design checks")]
+    for c in plan["design_checks"]:
+        lines.append(("Helvetica", 10, f"{'PASS' if c['passed'] else 'FAIL'}  {c['section']}: {c['message']}"))
+    down = plan["downstream"]
+    lines.append(("Helvetica-Bold", 11, "Downstream"))
+    lines.append(("Helvetica", 10, f"Connects at {down.get('connects_at')}; "
+                                   f"{len(down.get('mains', []))} mains to {down.get('outfall')}; capacity "
+                                   f"{'sufficient' if down.get('capacity_ok') else 'EXCEEDED or unknown'} for "
+                                   f"{down.get('added_peak_gpd', 0):,} gpd added peak flow."))
+    if down.get("problem"):
+        lines.append(("Helvetica", 10, down["problem"]))
+    for font, size, text in lines:
+        for part in simpleSplit(text, font, size, width - 2 * margin) or [""]:
+            pdf.setFont(font, size)
+            pdf.drawString(margin, y, part)
+            y -= size + 4
+    pdf.showPage()
+    pdf.save()
+    return str(path)

@@ -35,6 +35,7 @@ LAYER_NAMES: dict[str, tuple[str, ...]] = {
     "outfalls": ("treatment_plants", "treatment_plant", "plants", "wwtp", "wwtf", "outfalls", "outfall"),
     "alleys": ("alleys", "alley", "driveways", "courts", "yards", "private_routes"),
     "laterals": ("laterals", "lateral", "services", "building_sewers", "sewer_services"),
+    "service_areas": ("service_areas", "sewer_districts", "districts", "improvement_areas", "sewer_service_areas"),
 }
 VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".fgb", ".zip", ".gdb", ".gml", ".kml", ".sqlite")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
@@ -68,6 +69,7 @@ class Layers:
     outfalls: gpd.GeoDataFrame | None = None
     alleys: gpd.GeoDataFrame | None = None
     laterals: gpd.GeoDataFrame | None = None
+    service_areas: gpd.GeoDataFrame | None = None
     problems: list[Problem] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
 
@@ -327,3 +329,27 @@ def _apply_connected_list(parcels: gpd.GeoDataFrame, ids: set[str]) -> tuple[gpd
                                 f"{len(unknown)} parcel ID(s) in the connected-parcels list match no parcel.",
                                 len(unknown), tuple(unknown)))
     return parcels, problems
+
+
+def read_proposed(path: str, *, target_crs: CRS, assume_crs: str | None = None, layer: str | None = None):
+    """A proposed main from a file (GeoJSON, GeoPackage, shapefile): its lines merged into one, in ``target_crs``."""
+    import shapely
+
+    from layers.crs import check_and_reproject
+
+    source = parse_source("proposed", path) if layer is None else LayerSource("proposed", path, layer)
+    frame = read_source(source)
+    if len(frame) == 0:
+        raise LayerError(f"{path} holds no line.")
+    frame = frame.set_geometry(shapely.force_2d(frame.geometry.values))
+    frame, problems = check_and_reproject(frame, layer="proposed", label=f"proposed main ({Path(path).name})",
+                                          target=target_crs, assume=assume_crs)
+    if frame is None:
+        raise LayerValidationError(problems)
+    lines = [g for g in frame.geometry if g is not None and g.geom_type in ("LineString", "MultiLineString")]
+    if not lines:
+        raise LayerError(f"{path} holds no line: draw the proposed main as a line.")
+    merged = shapely.line_merge(shapely.union_all(lines))
+    if merged.geom_type != "LineString":
+        raise LayerError(f"The lines in {path} do not join into one main; give one connected line.")
+    return merged

@@ -67,6 +67,15 @@ events = sa.Table("events", METADATA,
                   sa.Column("field", sa.String(32)),
                   sa.Column("old_value", sa.Text), sa.Column("new_value", sa.Text))
 
+plans = sa.Table("plans", METADATA,
+                 sa.Column("name", sa.String(80), primary_key=True),
+                 sa.Column("created_at", sa.String(32), nullable=False),
+                 sa.Column("profile", sa.String(64), nullable=False),
+                 sa.Column("diameter_in", sa.Float, nullable=False),
+                 sa.Column("geometry_wkt", sa.Text, nullable=False),
+                 sa.Column("crs", sa.Text, nullable=False),
+                 sa.Column("result", sa.Text, nullable=False))
+
 NOTICE_COLUMNS = ("owner_name", "mail_address", "mail_city", "mail_state", "mail_zip", "site_address",
                   "distance_ft", "main_id")
 
@@ -196,6 +205,19 @@ class Register:
                                                            action="marked", field=field, old_value=old,
                                                            new_value=new))
         return {"parcel_id": parcel_id, "status": status, "notices": [r["notice_id"] for r in rows]}
+
+    def save_plan(self, name: str, *, profile: str, diameter_in: float, wkt: str, crs: str, result: dict) -> None:
+        """Save (or replace) a named extension scenario."""
+        with self.transaction() as con:
+            con.execute(plans.delete().where(plans.c.name == name))
+            con.execute(plans.insert().values(name=name, created_at=_now(), profile=profile,
+                                              diameter_in=float(diameter_in), geometry_wkt=wkt, crs=crs,
+                                              result=json.dumps(result)))
+
+    def saved_plans(self) -> list[dict]:
+        with self.engine.connect() as con:
+            rows = con.execute(sa.select(plans).order_by(plans.c.created_at)).mappings().all()
+        return [dict(r) | {"result": json.loads(r["result"])} for r in rows]
 
     # -- reading ------------------------------------------------------------------------------------------------
 

@@ -177,8 +177,21 @@ LATERALS = LayerSpec(
     ),
 )
 
+SERVICE_AREAS = LayerSpec(
+    kind="service_areas",
+    geometry=POLYGONAL,
+    id_field="area_id",
+    help="sewer districts and improvement areas; mandates=no holds parcels on private systems (Phase III)",
+    fields=(
+        FieldSpec("area_id", False, ("area_id", "district_id", "objectid", "fid", "id")),
+        FieldSpec("area_name", False, ("area_name", "name", "district", "phase")),
+        FieldSpec("mandates", False, ("mandates", "mandate", "sewer_available", "available"),
+                  "yes where connection can be required now; no for areas such as Wappinger's Phase III"),
+    ),
+)
+
 SPECS: dict[str, LayerSpec] = {s.kind: s for s in (PARCELS, BUILDINGS, STREETS, MAINS, MANHOLES, OUTFALLS, ALLEYS,
-                                                    LATERALS)}
+                                                    LATERALS, SERVICE_AREAS)}
 
 # Columns the analysis adds; a user's column of the same name is kept as ``input_<name>``.
 RESULT_COLUMNS = (

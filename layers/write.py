@@ -111,3 +111,29 @@ def _plain_columns(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
         else:
             out[name] = out[name].map(lambda v: None if v is None or v is pd.NA else str(v)).astype("str")
     return out
+
+
+def write_plan(path: str, line, manholes: list[dict], parcels: gpd.GeoDataFrame, *, crs, attrs: dict) -> list[str]:
+    """A planned extension: the proposed main, its manholes and the newly mandated parcels.
+
+    GeoPackage: three layers (``proposed_main``, ``proposed_manholes``, ``newly_mandated``); GeoJSON (RFC 7946):
+    one collection of all three, with a ``feature`` property saying which.
+    """
+    main = gpd.GeoDataFrame([attrs], geometry=[line], crs=crs).assign(feature="proposed main")
+    holes = gpd.GeoDataFrame(manholes, geometry=gpd.points_from_xy([m["x"] for m in manholes],
+                                                                    [m["y"] for m in manholes]), crs=crs)
+    holes = holes.drop(columns=["x", "y"]).assign(feature="proposed manhole")
+    cols = [c for c in ("parcel_id", "owner_name", "site_address", "distance_ft", "units", "reason")
+            if c in parcels.columns]
+    lots = gpd.GeoDataFrame(parcels[cols], geometry=parcels.geometry.values, crs=crs).assign(feature="newly mandated")
+    driver = output_format(path)
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    if driver == "GPKG":
+        for name, frame in (("proposed_main", main), ("proposed_manholes", holes), ("newly_mandated", lots)):
+            _write(_plain_columns(frame), path, layer=name, driver="GPKG")
+        return ["proposed_main", "proposed_manholes", "newly_mandated"]
+    if driver == "GeoJSON":
+        every = gpd.GeoDataFrame(pd.concat([main, holes, lots], ignore_index=True), crs=crs)
+        _write(_plain_columns(every).to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
+        return [Path(path).stem]
+    raise LayerError(f"Write a plan as .gpkg or .geojson, not {path}.")
