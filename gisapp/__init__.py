@@ -44,12 +44,12 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from gisapp import errors, security
     from gisapp.state import AppState
-    from gisapp.views import analysis, api, auth, data, notices, summary
+    from gisapp.views import analysis, api, auth, data, notices, plans, summary
     from gisapp.views import map as map_view
 
     app.extensions["sewerplan"] = AppState()
     security.init_app(app)
-    for blueprint in (map_view.bp, analysis.bp, api.bp, summary.bp, data.bp, auth.bp, notices.bp):
+    for blueprint in (map_view.bp, analysis.bp, api.bp, summary.bp, data.bp, auth.bp, notices.bp, plans.bp):
         app.register_blueprint(blueprint)
     errors.register(app)
     return app

@@ -1,4 +1,4 @@
-"""One place that maps domain errors to HTTP statuses: JSON under /api/, a page elsewhere."""
+"""One place that maps domain errors to HTTP statuses: JSON under /api/ (and for JSON requests), a page elsewhere."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from layers.errors import LayerError, LayerValidationError
 
 
 def _respond(status: int, title: str, message: str, problems: list | None = None):
-    if request.path.startswith("/api/"):
+    if request.path.startswith("/api/") or request.is_json:
         body = {"error": {"status": status, "title": title, "message": message, "problems": problems or []}}
         return jsonify(body), status
     return render_template("error.html", status=status, title=title, message=message,

@@ -43,6 +43,7 @@ class AppState:
     lock: threading.Lock = field(default_factory=threading.Lock)
     data: MapData | None = None
     network: tuple[float, SewerNetwork, object] | None = None
+    layers: tuple[float, object, object] | None = None
     jobs: dict[str, Job] = field(default_factory=dict)
 
 
@@ -85,6 +86,20 @@ def network():
     with s.lock:
         s.network = (data.mtime, net, connections)
     return net, connections
+
+
+def store_layers():
+    """The store's input layers, validated and normalised (as the CLI reads them), once per version of the store."""
+    data = map_data()
+    s = state()
+    with s.lock:
+        if s.layers is not None and s.layers[0] == data.mtime:
+            return s.layers[1], s.layers[2]
+    profile = load_profile((latest_run(data.path) or {}).get("profile", "fort-plain"))
+    layers = load_layers(find_layers(data.path), target_crs=_crs(profile))
+    with s.lock:
+        s.layers = (data.mtime, layers, profile)
+    return layers, profile
 
 
 def start_analysis(app, profile_name: str, notice_date: dt.date | None, notice_reason: str | None) -> Job:

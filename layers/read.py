@@ -7,6 +7,7 @@ given as ``postgresql://user@host/db#schema.table`` (or a ``postgresql://`` URL 
 
 from __future__ import annotations
 
+import json
 import re
 import tomllib
 import zipfile
@@ -353,3 +354,23 @@ def read_proposed(path: str, *, target_crs: CRS, assume_crs: str | None = None, 
     if merged.geom_type != "LineString":
         raise LayerError(f"The lines in {path} do not join into one main; give one connected line.")
     return merged
+
+
+def proposed_from_geojson(geometry: dict, *, target_crs: CRS):
+    """A line drawn on the web map (GeoJSON, WGS 84 longitude/latitude) in ``target_crs``."""
+    import shapely
+
+    try:
+        line = shapely.from_geojson(json.dumps(geometry))
+    except Exception as exc:
+        raise LayerError(f"The drawn main is not a GeoJSON line: {exc}") from exc
+    if line.geom_type != "LineString" or len(line.coords) < 2:
+        raise LayerError("Draw the proposed main as a line of at least two points.")
+    return gpd.GeoSeries([line], crs=4326).to_crs(target_crs).iloc[0]
+
+
+def to_lonlat_geojson(geoms, crs) -> list[dict]:
+    """Geometries in ``crs`` as GeoJSON geometries in WGS 84, for the web map."""
+    import shapely
+
+    return [json.loads(g) for g in shapely.to_geojson(gpd.GeoSeries(list(geoms), crs=crs).to_crs(4326).values)]

@@ -321,6 +321,54 @@ def test_viewers_cannot_issue(store, tmp_path):
     assert c.post("/notices/issue", data={"notice_date": "2027-03-01", "csrf_token": token}).status_code == 403
 
 
+@pytest.fixture(scope="module")
+def hill_store(tmp_path_factory):
+    """A town of 1,200 parcels, big enough to have a street with no sewer (Prospect St)."""
+    path = tmp_path_factory.mktemp("hill") / "town.gpkg"
+    write_layers(str(path), sample_town(1200))
+    assert CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out",
+                                     str(path)]).exit_code == 0
+    return path
+
+
+def hill_street(store):
+    """Prospect St, which has parcels but no sewer, as WGS 84 line coordinates."""
+    from shapely import line_merge
+
+    streets = gpd.read_file(store, layer="streets")
+    hill = streets[streets["street_name"] == "Prospect St"]
+    line = gpd.GeoSeries([line_merge(hill.geometry.union_all())], crs=streets.crs).to_crs(4326).iloc[0]
+    return [list(c) for c in line.coords]
+
+
+def test_plan_evaluate_save_compare_export(hill_store, tmp_path):
+    store = hill_store
+    client = make_app(store, tmp_path).test_client()
+    token = csrf(client)
+    body = {"geometry": {"type": "LineString", "coordinates": hill_street(store)}, "diameter_in": 8,
+            "name": "Hill main", "save": True}
+    doc = client.post("/plans/evaluate", json=body, headers={"X-CSRF-Token": token}).get_json()
+    assert doc["newly_mandated"] and doc["manholes"] and doc["map"]["parcels"]
+    assert len(doc["map"]["manholes"]) == len(doc["manholes"])
+    assert all(c["passed"] for c in doc["design_checks"])
+    six = client.post("/plans/evaluate", json=body | {"diameter_in": 6, "name": "Hill 6in"},
+                      headers={"X-CSRF-Token": token}).get_json()
+    assert not next(c for c in six["design_checks"] if c["check"] == "min_diameter")["passed"]
+    page = client.get("/plans").get_data(as_text=True)
+    assert "Hill main" in page and "Hill 6in" in page and "FAIL min_diameter" in page
+    gj = client.get("/plans/Hill main.geojson")
+    assert gj.status_code == 200 and len(json.loads(gj.data)["features"]) == 1 + len(doc["manholes"]) + len(
+        doc["newly_mandated"])
+    assert client.get("/plans/Hill main.gpkg").data[:15] == b"SQLite format 3"
+    assert client.get("/plans/Hill main.pdf").data[:4] == b"%PDF"
+    assert client.get("/plans/nothing.pdf").status_code == 404
+    refused = client.post("/plans/evaluate", json=body)
+    assert refused.status_code == 400  # no CSRF token
+    bad = client.post("/plans/evaluate", json={"geometry": {"type": "Point", "coordinates": [0, 0]}},
+                      headers={"X-CSRF-Token": token})
+    assert bad.status_code == 400 and "line" in bad.get_json()["error"]["message"]
+
+
 # --- real browser ------------------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -481,6 +529,39 @@ def test_notices_page_in_chromium(live_server, browser):
     forms[0].find_element(By.TAG_NAME, "button").click()
     assert ": connected." in wait_for(browser, lambda: browser.find_elements(By.ID, "message"))[0].text
     shot(browser, "notices-issued")
+
+
+@pytest.mark.browser
+def test_draw_and_evaluate_an_extension_in_chromium(hill_store, browser, tmp_path):
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    store = hill_store
+    app = make_app(store, tmp_path)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    open_map(browser, url)
+    coords = hill_street(store)
+    (x0, y0), (x1, y1) = coords[0], coords[-1]
+    browser.execute_script(f"window.sewerplanMap.fitBounds([[{y0}, {x0}], [{y1}, {x1}]], {{animate: false}});")
+    wait_for(browser, lambda: browser.execute_script("return document.body.dataset.loading") == "0")
+    browser.find_element(By.ID, "draw-start").click()
+    element = browser.find_element(By.CSS_SELECTOR, "#mapcell .folium-map")
+    size = element.size
+    for lon, lat in (coords[0], coords[-1]):
+        px = browser.execute_script(f"const p = window.sewerplanMap.latLngToContainerPoint([{lat}, {lon}]);"
+                                    "return [p.x, p.y];")
+        ActionChains(browser).move_to_element_with_offset(element, int(px[0] - size["width"] / 2),
+                                                          int(px[1] - size["height"] / 2)).click().perform()
+    browser.find_element(By.ID, "draw-finish").click()
+    browser.find_element(By.ID, "plan-evaluate").click()
+    result = wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#plan-result li"))
+    text = " ".join(li.get_attribute("textContent") for li in result)
+    assert "Newly required to connect" in text and "§ 144-18B" in text
+    assert int(browser.find_element(By.ID, "plan-result").get_attribute("data-newly-mandated")) > 0
+    shot(browser, "plan")
+    server.shutdown()
 
 
 @pytest.mark.browser

@@ -24,7 +24,9 @@
         fillColor: colours[f.properties.status] || "#999", fillOpacity: f.properties.count ? 0.45 : 0.6,
       }),
       onEachFeature: (f, layer) => {
-        if (f.properties.parcel_id !== undefined) layer.on("click", (e) => showParcel(f.properties.parcel_id, e.latlng));
+        if (f.properties.parcel_id !== undefined) layer.on("click", (e) => {
+          if (!drawing) showParcel(f.properties.parcel_id, e.latlng);
+        });
       },
     }),
     mains: L.geoJSON(null, {
@@ -64,6 +66,9 @@
     }),
   };
   const evidence = L.layerGroup().addTo(map);
+  const planLayer = L.layerGroup().addTo(map);
+  let drawing = false;
+  let drawn = [];
   control.addOverlay(layers.streets, "Streets");
   control.addOverlay(layers.parcels, "Parcels by status");
   control.addOverlay(layers.buildings, "Buildings");
@@ -197,6 +202,74 @@
   document.querySelectorAll("a.dl-view").forEach((a) => a.addEventListener("click", (event) => {
     a.href = `/api/results.${a.dataset.fmt}?bbox=${bboxParam()}`;
   }));
+
+  // --- planning an extension ---------------------------------------------------------------------------------
+  const panel = document.getElementById("plan-panel");
+  if (panel) {
+    const startButton = document.getElementById("draw-start");
+    const finishButton = document.getElementById("draw-finish");
+    const evaluateButton = document.getElementById("plan-evaluate");
+    const output = document.getElementById("plan-result");
+    let preview = null;
+    const redraw = () => {
+      if (preview) planLayer.removeLayer(preview);
+      preview = L.polyline(drawn, { color: "#1f78b4", weight: 5, dashArray: drawing ? "6 6" : null }).addTo(planLayer);
+      evaluateButton.disabled = drawing || drawn.length < 2;
+    };
+    startButton.addEventListener("click", () => {
+      planLayer.clearLayers(); preview = null; drawn = []; drawing = true;
+      finishButton.disabled = false; map.getContainer().style.cursor = "crosshair"; redraw();
+    });
+    finishButton.addEventListener("click", () => {
+      drawing = false; finishButton.disabled = true; map.getContainer().style.cursor = ""; redraw();
+    });
+    map.on("click", (e) => { if (drawing) { drawn.push(e.latlng); redraw(); } });
+    document.getElementById("plan-file").addEventListener("change", async (event) => {
+      const file = event.target.files[0];
+      if (!file) return;
+      const data = JSON.parse(await file.text());
+      const features = data.type === "FeatureCollection" ? data.features : [data.type === "Feature" ? data : { geometry: data }];
+      const line = features.map((f) => f.geometry).find((g) => g && g.type === "LineString");
+      if (!line) { output.textContent = "The file holds no LineString."; return; }
+      planLayer.clearLayers(); preview = null; drawing = false;
+      drawn = line.coordinates.map(([lon, lat]) => L.latLng(lat, lon));
+      redraw(); map.fitBounds(L.latLngBounds(drawn), { maxZoom: 18 });
+    });
+    evaluateButton.addEventListener("click", async () => {
+      output.textContent = "Evaluating…";
+      const body = { geometry: { type: "LineString", coordinates: drawn.map((p) => [p.lng, p.lat]) },
+                     diameter_in: Number(document.getElementById("plan-diameter").value),
+                     name: document.getElementById("plan-name").value,
+                     save: document.getElementById("plan-save").checked };
+      const response = await fetch("/plans/evaluate", { method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": cfg.csrf }, body: JSON.stringify(body) });
+      const plan = await response.json();
+      if (!response.ok) { output.textContent = plan.error ? plan.error.message : "Could not evaluate."; return; }
+      showPlan(plan, output);
+    });
+  }
+
+  function showPlan(plan, output) {
+    planLayer.clearLayers();
+    L.geoJSON(plan.map.line, { style: { color: "#1f78b4", weight: 5 } }).addTo(planLayer);
+    plan.map.parcels.forEach((g) => L.geoJSON(g, { style: { color: "#e31a1c", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
+    plan.map.manholes.forEach((g) => L.geoJSON(g, { pointToLayer: (f, ll) => L.circleMarker(ll, {
+      radius: 6, color: "#1f78b4", weight: 2, fillColor: "#fff", fillOpacity: 1 }) }).addTo(planLayer));
+    output.replaceChildren();
+    const list = el("ul", null, "plan-summary");
+    const add = (text) => list.append(el("li", text));
+    add(`${Math.round(plan.length_ft).toLocaleString()} ft of ${plan.diameter_in}-inch main, ${plan.manholes.length} manholes`);
+    add(`Newly required to connect: ${plan.newly_mandated.length} parcels (${plan.units} units); ` +
+        `${plan.private_systems.length} on private systems; ${plan.held_by_service_area.length} held by the service area`);
+    if (plan.petition.applies) add(`Petition (${plan.petition.section}): ${plan.petition.signatures_needed} of ` +
+                                   `${plan.petition.benefiting_owners} benefiting owners make a majority`);
+    add(`Estimated cost $${Math.round(plan.cost.total).toLocaleString()}`);
+    plan.design_checks.forEach((c) => add(`${c.passed ? "PASS" : "FAIL"} ${c.section}: ${c.message}`));
+    add(`Downstream: ${plan.downstream.capacity_ok ? "capacity sufficient" : "capacity exceeded or unknown"}` +
+        (plan.downstream.problem ? `; ${plan.downstream.problem}` : ""));
+    output.append(list);
+    output.dataset.newlyMandated = String(plan.newly_mandated.length);
+  }
 
   const runForm = document.getElementById("run-form");
   if (runForm) {
