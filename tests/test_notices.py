@@ -49,6 +49,17 @@ def results(town):
                             profile=FP).parcels
 
 
+def _fresh_postgres(url: str) -> None:
+    """Drop every register table (from the register's own metadata) and Alembic's version table."""
+    from layers.register import METADATA
+
+    engine = create_engine(url)
+    METADATA.drop_all(engine)
+    with engine.begin() as con:
+        con.execute(text("DROP TABLE IF EXISTS alembic_version"))
+    engine.dispose()
+
+
 def _pg_url():
     return os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
 
@@ -63,11 +74,7 @@ def register(request, tmp_path):
             if os.environ.get("CI"):
                 pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL.")
             pytest.skip("no PostgreSQL (set SEWERPLAN_TEST_POSTGRES_URL)")
-        engine = create_engine(url)
-        with engine.begin() as con:
-            for table in ("events", "notices", "analysis_runs", "alembic_version"):
-                con.execute(text(f"DROP TABLE IF EXISTS {table} CASCADE"))
-        engine.dispose()
+        _fresh_postgres(url)
         reg = Register(url)
     yield reg
     reg.close()
@@ -231,11 +238,7 @@ def test_two_processes_issuing_at_once_create_no_duplicates(tmp_path, results, b
             if os.environ.get("CI"):
                 pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set")
             pytest.skip("no PostgreSQL")
-        engine = create_engine(url)
-        with engine.begin() as con:
-            for table in ("events", "notices", "analysis_runs", "alembic_version"):
-                con.execute(text(f"DROP TABLE IF EXISTS {table} CASCADE"))
-        engine.dispose()
+        _fresh_postgres(url)
     else:
         url = str(tmp_path / "register.sqlite")
     Register(url).close()
