@@ -10,13 +10,12 @@ from rich.console import Console
 from rich.table import Table
 
 from analysis._parallel import paused_gc
-from analysis.errors import AnalysisError
 from analysis.network import build_network
 from analysis.plans import plan_extension
 from gisapp.cli_common import data_options, load, user_errors
 from layers.crs import measuring_crs
 from layers.letters import write_plan_summary
-from layers.read import read_proposed
+from layers.read import read_proposed, street_run
 from layers.register import Register
 from layers.write import write_plan
 
@@ -44,7 +43,7 @@ def plan(proposed, streets_run, diameter, name, save, out_path, pdf_path, regist
             layers, profile = loaded.layers, loaded.profile
             target = measuring_crs(opts["crs_text"] or profile.measurement.measuring_crs.value)
             line = read_proposed(proposed, target_crs=target, assume_crs=opts.get("data_crs")) if proposed else \
-                _streets_line(layers.streets, streets_run)
+                street_run(layers.streets, streets_run)
             bar.step("building the network")
             net = build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls, profile=profile) \
                 if layers.manholes is not None else None
@@ -86,20 +85,6 @@ def plan(proposed, streets_run, diameter, name, save, out_path, pdf_path, regist
     out.print(f"Downstream: connects at {down.get('connects_at')}, {len(down.get('mains', []))} mains to "
               f"{down.get('outfall')}; capacity {'sufficient' if down.get('capacity_ok') else 'EXCEEDED or unknown'}."
               + (f" {down['problem']}" if down.get("problem") else ""), highlight=False)
-
-
-def _streets_line(streets, names: str):
-    if streets is None:
-        raise AnalysisError("--streets-run needs a streets layer.")
-    wanted = [n.strip().lower() for n in names.split(",") if n.strip()]
-    chosen = streets[streets["street_name"].astype(str).str.lower().isin(wanted)] if "street_name" in streets else \
-        streets.iloc[:0]
-    if chosen.empty:
-        raise AnalysisError(f"No street named {names!r} in the streets layer.")
-    merged = shapely.line_merge(shapely.union_all(chosen.geometry.values))
-    if merged.geom_type != "LineString":
-        raise AnalysisError(f"The streets {names!r} do not form one continuous run; name streets that join.")
-    return merged
 
 
 @click.command()

@@ -374,3 +374,20 @@ def to_lonlat_geojson(geoms, crs) -> list[dict]:
     import shapely
 
     return [json.loads(g) for g in shapely.to_geojson(gpd.GeoSeries(list(geoms), crs=crs).to_crs(4326).values)]
+
+
+def street_run(streets, names: str):
+    """One line along the named streets' centrelines (comma-separated names), merged end to end."""
+    import shapely
+
+    if streets is None:
+        raise LayerError("A run of streets needs a streets layer.")
+    wanted = [n.strip().lower() for n in names.split(",") if n.strip()]
+    chosen = streets[streets["street_name"].astype(str).str.lower().isin(wanted)] if "street_name" in streets else \
+        streets.iloc[:0]
+    if chosen.empty:
+        raise LayerError(f"No street named {names!r} in the streets layer.")
+    merged = shapely.line_merge(shapely.union_all(chosen.geometry.values))
+    if merged.geom_type != "LineString":
+        raise LayerError(f"The streets {names!r} do not form one continuous run; name streets that join.")
+    return merged

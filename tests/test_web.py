@@ -362,6 +362,9 @@ def test_plan_evaluate_save_compare_export(hill_store, tmp_path):
     assert client.get("/plans/Hill main.gpkg").data[:15] == b"SQLite format 3"
     assert client.get("/plans/Hill main.pdf").data[:4] == b"%PDF"
     assert client.get("/plans/nothing.pdf").status_code == 404
+    by_name = client.post("/plans/evaluate", json={"streets_run": "Prospect St", "diameter_in": 8},
+                          headers={"X-CSRF-Token": token}).get_json()
+    assert by_name["newly_mandated"] == doc["newly_mandated"]
     refused = client.post("/plans/evaluate", json=body)
     assert refused.status_code == 400  # no CSRF token
     bad = client.post("/plans/evaluate", json={"geometry": {"type": "Point", "coordinates": [0, 0]}},

@@ -214,8 +214,11 @@
     const redraw = () => {
       if (preview) planLayer.removeLayer(preview);
       preview = L.polyline(drawn, { color: "#1f78b4", weight: 5, dashArray: drawing ? "6 6" : null }).addTo(planLayer);
-      evaluateButton.disabled = drawing || drawn.length < 2;
+      evaluateButton.disabled = drawing || (drawn.length < 2 && !document.getElementById("plan-streets").value.trim());
     };
+    document.getElementById("plan-streets").addEventListener("input", () => {
+      if (!drawing) evaluateButton.disabled = drawn.length < 2 && !document.getElementById("plan-streets").value.trim();
+    });
     startButton.addEventListener("click", () => {
       planLayer.clearLayers(); preview = null; drawn = []; drawing = true;
       finishButton.disabled = false; map.getContainer().style.cursor = "crosshair"; redraw();
@@ -237,7 +240,9 @@
     });
     evaluateButton.addEventListener("click", async () => {
       output.textContent = "Evaluating…";
+      const streetsRun = document.getElementById("plan-streets").value.trim();
       const body = { geometry: { type: "LineString", coordinates: drawn.map((p) => [p.lng, p.lat]) },
+                     streets_run: drawn.length >= 2 ? null : streetsRun || null,
                      diameter_in: Number(document.getElementById("plan-diameter").value),
                      name: document.getElementById("plan-name").value,
                      save: document.getElementById("plan-save").checked };

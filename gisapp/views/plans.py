@@ -13,7 +13,7 @@ from analysis.plans import plan_extension
 from gisapp.security import requires
 from gisapp.state import network, store_layers
 from layers.letters import write_plan_summary
-from layers.read import proposed_from_geojson, to_lonlat_geojson
+from layers.read import proposed_from_geojson, street_run, to_lonlat_geojson
 from layers.register import Register
 from layers.write import write_plan
 
@@ -36,7 +36,10 @@ def evaluate():
         abort(400, description="The diameter must be a number of inches.")
     name = str(body.get("name") or "scenario")[:80]
     layers, profile = store_layers()
-    line = proposed_from_geojson(body.get("geometry") or {}, target_crs=layers.parcels.crs)
+    if body.get("streets_run"):
+        line = street_run(layers.streets, str(body["streets_run"]))
+    else:
+        line = proposed_from_geojson(body.get("geometry") or {}, target_crs=layers.parcels.crs)
     net, _ = network()
     result = plan_extension(line, diameter_in=diameter, profile=profile, parcels=layers.parcels, mains=layers.mains,
                             streets=layers.streets, buildings=layers.buildings, service_areas=layers.service_areas,
