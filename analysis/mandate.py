@@ -34,6 +34,7 @@ import shapely
 from pyproj import CRS
 
 from analysis._parallel import elementwise, nearest, paused_gc, query_pairs
+from analysis.areas import held_by_service_area
 from analysis.errors import AnalysisError
 from analysis.profiles import Profile
 from analysis.reasons import OCCUPANCY_SOURCES, STATUSES, explain
@@ -59,6 +60,7 @@ def analyze_mandates(
     profile: Profile,
     streets: gpd.GeoDataFrame | None = None,
     buildings: gpd.GeoDataFrame | None = None,
+    service_areas: gpd.GeoDataFrame | None = None,
     notice_date: dt.date | None = None,
     notice_reason: str | None = None,
     workers: int | None = None,
@@ -86,10 +88,12 @@ def analyze_mandates(
     check_notice(profile, notice_date, notice_reason)
     with paused_gc():
         return _analyze(parcels, mains, profile=profile, streets=streets, buildings=buildings,
-                        notice_date=notice_date, notice_reason=notice_reason, workers=workers)
+                        service_areas=service_areas, notice_date=notice_date, notice_reason=notice_reason,
+                        workers=workers)
 
 
-def _analyze(parcels, mains, *, profile, streets, buildings, notice_date, notice_reason, workers) -> MandateResult:
+def _analyze(parcels, mains, *, profile, streets, buildings, service_areas, notice_date, notice_reason,
+             workers) -> MandateResult:
     crs = CRS(parcels.crs)
     fpu = feet_per_unit(crs)
     threshold_ft = _threshold(profile)
@@ -133,8 +137,10 @@ def _analyze(parcels, mains, *, profile, streets, buildings, notice_date, notice
     in_range = distance_ft <= threshold_ft + tolerance_ft
     needs_abut = profile.mandate.requires_abutting_street.value
     needs_occupied = profile.mandate.requires_occupied_building.value
+    # Outside the service area (or in Phase III), no public sewer is available to require a connection to.
+    held = held_by_service_area(parcels, service_areas)
     code = np.select(
-        [connected, ~has_main, needs_occupied & ~occupied, ~in_range, needs_abut & ~abuts],
+        [connected, ~has_main | held, needs_occupied & ~occupied, ~in_range, needs_abut & ~abuts],
         [STATUSES.index(s) for s in ("connected", "no_public_sewer", "unoccupied", "out_of_range",
                                      "in_range_not_abutting")],
         default=STATUSES.index("mandated"),
@@ -144,7 +150,7 @@ def _analyze(parcels, mains, *, profile, streets, buildings, notice_date, notice
     text = explain(code, profile=profile, threshold_ft=threshold_ft, distance_ft=distance_ft, main_id=main_text,
                    street=street, occupied_source=occupied_source, property_class=klass,
                    connected_source=parcels.attrs.get("connected_source"), notice_date=notice_date,
-                   notice_reason=notice_reason)
+                   notice_reason=notice_reason, held=held)
 
     out = parcels.copy()
     columns = {

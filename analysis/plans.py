@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from analysis.areas import held_by_service_area
 from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
 from analysis.network import SewerNetwork
@@ -135,13 +136,14 @@ def plan_extension(
     spacing = (net_rules.max_manhole_spacing_ft.value or 400.0) / fpu
     manholes = place_manholes(line, max_spacing=spacing, bend_deg=net_rules.alignment_change_deg.value)
 
+    # The service areas are applied below, so that held parcels can be reported as such.
     before = analyze_mandates(parcels, mains, profile=profile, streets=streets, buildings=buildings).parcels
     new_main = gpd.GeoDataFrame({"main_id": [PROPOSED_ID], "sewer_type": ["sanitary"], "ownership": ["public"],
                                  "status": ["active"], "diameter_in": [diameter_in]}, geometry=[line], crs=parcels.crs)
     with_new = gpd.GeoDataFrame(pd.concat([mains, new_main], ignore_index=True), crs=parcels.crs)
     after = analyze_mandates(parcels, with_new, profile=profile, streets=streets, buildings=buildings).parcels
     newly = (after["status"].to_numpy() == "mandated") & (before["status"].to_numpy() != "mandated")
-    held = _held_by_service_area(after, service_areas) & newly
+    held = held_by_service_area(after, service_areas) & newly
     newly &= ~held
     chosen = after[newly]
     ids = chosen["parcel_id"].astype(str).tolist()
@@ -158,21 +160,6 @@ def plan_extension(
                       [{"x": round(x, 2), "y": round(y, 2), "reason": r} for x, y, r in manholes], length_ft,
                       float(diameter_in), checks, leakage, petition, cost, downstream, float(units.sum()),
                       parcels=chosen, line=line)
-
-
-def _held_by_service_area(results, areas) -> np.ndarray:
-    """Parcels in a service area whose ``mandates`` attribute is false (Phase III), or outside every area."""
-    if areas is None or len(areas) == 0:
-        return np.zeros(len(results), dtype=bool)
-    mandates = areas["mandates"].astype(str).str.lower().isin(["true", "1", "yes", "y"]).to_numpy() \
-        if "mandates" in areas.columns else np.ones(len(areas), dtype=bool)
-    points = shapely.point_on_surface(np.asarray(results.geometry.values))
-    p_idx, a_idx = shapely.STRtree(np.asarray(areas.geometry.values)).query(points, predicate="within")
-    inside_any = np.zeros(len(results), dtype=bool)
-    inside_any[p_idx] = True
-    inside_mandating = np.zeros(len(results), dtype=bool)
-    inside_mandating[p_idx[mandates[a_idx]]] = True
-    return ~inside_mandating | ~inside_any
 
 
 def _petition(chosen, design) -> dict:

@@ -47,7 +47,7 @@ def _join(*parts) -> pa.Array:
 def explain(status_code: np.ndarray, *, profile: Profile, threshold_ft: float | None, distance_ft: np.ndarray,
             main_id: pa.Array, street: pa.Array, occupied_source: np.ndarray, property_class: pa.Array | None,
             connected_source: str | None, notice_date: dt.date | None,
-            notice_reason: str | None) -> dict[str, pa.Array]:
+            notice_reason: str | None, held=None) -> dict[str, pa.Array]:
     """``rule``, ``section``, ``reason`` and ``deadline`` columns; ``status_code`` indexes ``STATUSES``."""
     md = profile.mandate
     n = len(status_code)
@@ -80,10 +80,15 @@ def explain(status_code: np.ndarray, *, profile: Profile, threshold_ft: float | 
                                        f"{connected_source or 'connected attribute'}).", pa.large_string()),
                              len(rows))
         if status == "no_public_sewer":
-            return pa.repeat(pa.scalar("No public sanitary sewer main in the data; storm, abandoned and (by this "
-                                       "profile) private or combined mains do not count "
-                                       f"({profile.sewers.count_private.citation}).", pa.large_string()),
-                             len(rows))
+            none_text = pa.scalar("No public sanitary sewer main in the data; storm, abandoned and (by this profile) "
+                                  "private or combined mains do not count "
+                                  f"({profile.sewers.count_private.citation}).", pa.large_string())
+            area = md.applies_within
+            area_text = pa.scalar(f"Outside {area.value}, or in a part of it where public sewer is not yet available: "
+                                  f"no connection can be required ({area.citation}).", pa.large_string())
+            if held is None:
+                return pa.repeat(none_text, len(rows))
+            return pc.if_else(pa.array(np.asarray(held)[rows]), area_text, none_text)
         if status == "unoccupied":
             src = pa.array(occupied_source[rows])
             why = pc.take(pa.array([

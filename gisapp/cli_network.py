@@ -114,7 +114,8 @@ def trace(digitised_direction, parcel_id, manhole_id, upstream, as_json, **opts)
             if needs_parcels and layers.parcels is not None:
                 bar.step("finding connection points")
                 results = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets,
-                                           buildings=layers.buildings, profile=loaded.profile).parcels
+                                           service_areas=layers.service_areas, buildings=layers.buildings,
+                                           profile=loaded.profile).parcels
                 connections = connect_parcels(net, results)
         finally:
             bar.close()
@@ -189,7 +190,8 @@ def buildings(show_all, out_path, as_json, **opts):
             layers = loaded.layers
             bar.step("finding connection points")
             results = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets,
-                                       buildings=layers.buildings, profile=loaded.profile).parcels
+                                       service_areas=layers.service_areas, buildings=layers.buildings,
+                                       profile=loaded.profile).parcels
             bar.step("assessing buildings")
             assessed = assess_buildings(layers.buildings, results, profile=loaded.profile, streets=layers.streets,
                                         mains=layers.mains, alleys=layers.alleys, laterals=layers.laterals)

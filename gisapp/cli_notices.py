@@ -38,7 +38,8 @@ def _due(opts, notice_date, reason, register):
             layers = loaded.layers
             bar.step("analysing")
             result = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets,
-                                      buildings=layers.buildings, profile=loaded.profile)
+                                      service_areas=layers.service_areas, buildings=layers.buildings,
+                                      profile=loaded.profile)
         finally:
             bar.close()
     excluded = register.excluded_parcels()

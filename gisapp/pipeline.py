@@ -36,7 +36,8 @@ def run_analysis(layers: Layers, profile: Profile, *, notice_date: dt.date | Non
                  progress: Callable[[str], None] = lambda text: None) -> RunResult:
     progress("analysing")
     result = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets, buildings=layers.buildings,
-                              profile=profile, notice_date=notice_date, notice_reason=notice_reason)
+                              service_areas=layers.service_areas, profile=profile, notice_date=notice_date,
+                              notice_reason=notice_reason)
     parcels = result.parcels
     summary = dict(result.summary)
     if layers.manholes is not None:

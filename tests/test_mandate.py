@@ -305,3 +305,18 @@ def test_distance_is_the_true_nearest_distance(boxes):
     assert (r["distance_ft"] >= 0).all()
     np.testing.assert_allclose(r["distance_ft"], expected.round(2), atol=0.006)
     assert ((r["status"] == "mandated") == (expected <= 150.01)).all()
+
+
+def test_service_areas_limit_the_mandate(street_block):
+    # Lots A and B on a sewered street; B lies in Phase III (mandates = no), C outside every area.
+    streets, mains = street_block
+    areas = frame([{"area_name": "Phase I/II", "mandates": "yes", "geometry": box(-100, -100, 150, 400)},
+                   {"area_name": "Phase III", "mandates": "no", "geometry": box(150, -100, 400, 400)}])
+    wap = load_profile("wappinger", overrides={"mandate.distance_ft": "100"})
+    parcels = frame([lot("A", 0, 25), lot("B", 200, 25), lot("C", 600, 25)])
+    r = analyze_mandates(parcels, mains, streets=streets, service_areas=areas, profile=wap).parcels.set_index(
+        "parcel_id")
+    assert r["status"].to_dict() == {"A": "mandated", "B": "no_public_sewer", "C": "no_public_sewer"}
+    assert "public sewer is not yet available" in r.loc["B", "reason"] and "§ 196-17A" in r.loc["B", "reason"]
+    without = analyze_mandates(parcels, mains, streets=streets, profile=wap).parcels
+    assert (without["status"] == "mandated").all()
