@@ -77,6 +77,7 @@ class SewerNetwork:
     us_invert_ft: np.ndarray
     ds_invert_ft: np.ndarray
     sewer_type: np.ndarray
+    material: np.ndarray
     direction_source: np.ndarray
     next_main: np.ndarray
     terminal: np.ndarray
@@ -246,6 +247,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     us_inv, ds_inv = _inverts(kept, row, forward)
     diameter = _num(kept, "diameter_in")[row]
     sewer_type = _col(kept, "sewer_type", len(kept), "sanitary")[row]
+    material = _col(kept, "material", len(kept), None)[row]
 
     # 5. Next-hop main for every node, then pointer jumping for terminal, length and control manhole.
     next_main = _next_mains(n_nodes, u0, v0, dist)
@@ -257,7 +259,8 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     return SewerNetwork(
         node_id=node_id, node_xy=node_xy, node_is_manhole=node_is_manhole, node_is_outfall=is_outfall,
         main_id=main_ids.astype(object), u=u0, v=v0, length_ft=length_ft, geometry=oriented, diameter_in=diameter,
-        us_invert_ft=us_inv, ds_invert_ft=ds_inv, sewer_type=sewer_type, direction_source=source.astype(object),
+        us_invert_ft=us_inv, ds_invert_ft=ds_inv, sewer_type=sewer_type, material=material,
+        direction_source=source.astype(object),
         next_main=next_main, terminal=terminal, downstream_ft=downstream, control_manhole=control, piece=piece,
         crs=crs, fpu=fpu, defects=defects,
     )

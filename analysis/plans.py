@@ -284,14 +284,16 @@ def _downstream(line, net, before, added_units, profile) -> dict:
         if not np.isfinite(slope) or slope <= 0:
             slope, slope_source = design.default_slope_ft_per_ft.value, "profile default"
         diameter = net.diameter_in[e]
-        capacity = manning_capacity_gpd(diameter, slope, design.manning_n.value) if np.isfinite(diameter) else None
+        material = str(net.material[e] or "").strip().lower()
+        n = design.manning_n_by_material.value.get(material, design.manning_n.value)
+        capacity = manning_capacity_gpd(diameter, slope, n) if np.isfinite(diameter) else None
         shed = sewershed(net, int(net.u[e]), connections, connected if connections is not None else None,
                          profile=profile)
         present = shed.units * gpd_unit * design.peaking_factor.value
         fits = capacity is None or present + added <= capacity
         ok &= fits
         rows.append({"main_id": mid, "diameter_in": None if not np.isfinite(diameter) else float(diameter),
-                     "slope": round(float(slope), 5), "slope_source": slope_source,
+                     "slope": round(float(slope), 5), "slope_source": slope_source, "manning_n": n,
                      "capacity_gpd": None if capacity is None else round(capacity),
                      "present_peak_gpd": round(present), "added_peak_gpd": round(added), "capacity_ok": bool(fits)})
     problem = trace.problem

@@ -152,6 +152,7 @@ class DesignRules:
     max_test_section_ft: Rule = _rule((int, float), nullable=True)
     petition_majority: Rule = _rule(bool)
     manning_n: Rule = _rule((int, float))
+    manning_n_by_material: Rule = _rule(dict)
     default_slope_ft_per_ft: Rule = _rule((int, float))
     peaking_factor: Rule = _rule((int, float))
     cost_per_ft: Rule = _rule(dict)

@@ -113,6 +113,7 @@ MAINS = LayerSpec(
         FieldSpec("status", False, ("status", "lifecycle", "life_cycle", "condition_status", "active")),
         FieldSpec("diameter_in", False, ("diameter_in", "diameter", "diam", "size_in", "pipe_size", "pipesize")),
         FieldSpec("street_name", False, ("street_name", "street", "location", "st_name")),
+        FieldSpec("material", False, ("material", "pipe_material", "matl", "mat"), "PVC, VCP, RCP, DIP, AC ..."),
         FieldSpec("from_manhole", False, ("from_manhole", "from_mh", "from_node", "fromnode", "us_node", "us_mh",
                                           "upstream_mh", "inlet_node", "start_node")),
         FieldSpec("to_manhole", False, ("to_manhole", "to_mh", "to_node", "tonode", "ds_node", "ds_mh",

@@ -117,6 +117,15 @@ def test_downstream_capacity_ok_and_exceeded():
     assert tight["added_peak_gpd"] == 10_000 and not tight["capacity_ok"]
 
 
+def test_roughness_by_material():
+    town = layout(diameter=4.0, ds_invert=99.98)
+    town["mains"]["material"] = "PVC"
+    pvc = run(town=town).as_dict()["downstream"]["mains"][0]
+    assert pvc["manning_n"] == 0.010
+    assert pvc["capacity_gpd"] == pytest.approx(manning_capacity_gpd(4.0, 0.02 / 400, 0.010), abs=0.5)
+    assert run(town=layout()).as_dict()["downstream"]["mains"][0]["manning_n"] == 0.013  # no material: manning_n
+
+
 def test_phase_three_holds_parcels_on_private_systems():
     areas = frame([{"area_name": "Phase I/II", "mandates": "yes", "geometry": box(-1000, -500, 500, 500)},
                    {"area_name": "Phase III", "mandates": "no", "geometry": box(500, -500, 2000, 500)}])
