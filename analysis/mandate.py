@@ -195,10 +195,8 @@ def _text(column: pd.Series) -> np.ndarray:
     return out
 
 
-def _strings(values: pa.Array, index: pd.Index) -> pd.Series:
+def _strings(values: pa.Array | pa.ChunkedArray, index: pd.Index) -> pd.Series:
     """An Arrow string array as a pandas string column, without copying through Python objects."""
-    if values.type != pa.large_string():
-        values = pc.cast(values, pa.large_string())
     return pd.Series(pd.arrays.ArrowStringArray(values), index=index)
 
 

@@ -77,15 +77,15 @@ def explain(status_code: np.ndarray, *, profile: Profile, threshold_ft: float | 
         take = pa.array(rows)
         if status == "connected":
             return pa.repeat(pa.scalar(f"Already connected to the public sewer (from the "
-                                       f"{connected_source or 'connected attribute'}).", pa.large_string()),
+                                       f"{connected_source or 'connected attribute'}).", pa.string()),
                              len(rows))
         if status == "no_public_sewer":
             none_text = pa.scalar("No public sanitary sewer main in the data; storm, abandoned and (by this profile) "
                                   "private or combined mains do not count "
-                                  f"({profile.sewers.count_private.citation}).", pa.large_string())
+                                  f"({profile.sewers.count_private.citation}).", pa.string())
             area = md.applies_within
             area_text = pa.scalar(f"Outside {area.value}, or in a part of it where public sewer is not yet available: "
-                                  f"no connection can be required ({area.citation}).", pa.large_string())
+                                  f"no connection can be required ({area.citation}).", pa.string())
             if held is None:
                 return pa.repeat(none_text, len(rows))
             return pc.if_else(pa.array(np.asarray(held)[rows]), area_text, none_text)
@@ -129,8 +129,9 @@ def explain(status_code: np.ndarray, *, profile: Profile, threshold_ft: float | 
               if bounds[i + 1] > bounds[i]]
     inverse = np.empty(n, dtype=np.int64)
     inverse[order] = np.arange(n)
-    reason = pc.take(pa.concat_arrays([p.cast(pa.large_string()) for p in pieces]), pa.array(inverse)) if n \
-        else pa.array([], pa.large_string())
+    # A chunked array is reordered without first copying the pieces into one.
+    reason = pc.take(pa.chunked_array(pieces, type=pa.string()), pa.array(inverse)) if n \
+        else pa.array([], pa.string())
 
     code = pa.array(status_code)
     rule = pc.take(pa.array([rules[s][0] for s in STATUSES]), code)
