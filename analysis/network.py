@@ -145,10 +145,18 @@ def build_network(
     crs = CRS(mains.crs)
     if not crs.is_projected:
         raise AnalysisError("Mains must be in a projected CRS before the network is built.")
+    manholes = active_manholes(manholes)
     with paused_gc():
         return _build(mains, manholes, outfalls, profile, crs,
                       profile.network.trust_digitised_direction.value if trust_digitised is None else trust_digitised)
 
+
+
+def active_manholes(manholes: gpd.GeoDataFrame | None) -> gpd.GeoDataFrame | None:
+    """Manholes that are part of the live sewer: abandoned and proposed ones are left out, as mains are."""
+    if manholes is None or "status" not in manholes.columns:
+        return manholes
+    return manholes[~manholes["status"].isin(["abandoned", "proposed"]).to_numpy()]
 
 
 def _col(frame: gpd.GeoDataFrame | None, name: str, n: int, default=None) -> np.ndarray:

@@ -13,7 +13,7 @@ import pandas as pd
 import shapely
 from scipy.sparse import csgraph
 
-from analysis.network import Defect, SewerNetwork, _adjacency
+from analysis.network import Defect, SewerNetwork, _adjacency, active_manholes
 from analysis.profiles import Profile
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -31,6 +31,7 @@ def check_network(net: SewerNetwork, *, profile: Profile, manholes=None) -> list
     found += _junctions(net)
     found += _duplicates(net)
     found += _diversions(net)
+    manholes = active_manholes(manholes)
     if manholes is not None and len(manholes):
         found += _manholes_without_mains(net, manholes, rules.snap_tolerance_ft.value / net.fpu)
     if rules.min_diameter_in.value is not None:

@@ -96,6 +96,16 @@ def test_two_manholes_at_the_same_spot_are_one_node():
     assert dup and "MH1, MH1b" in dup[0].message
 
 
+def test_abandoned_manholes_are_not_part_of_the_network():
+    m = mains(("A", [(0, 0), (300, 0)]))
+    mh = frame([{"manhole_id": "MH1", "geometry": Point(0, 0)}, {"manhole_id": "MH2", "geometry": Point(300, 0)},
+                {"manhole_id": "OLD", "status": "abandoned", "geometry": Point(900, 0)},
+                {"manhole_id": "OLD2", "status": "abandoned", "geometry": Point(0, 0.3)}])
+    net = build(m, mh)
+    assert set(net.node_id) == {"MH1", "MH2"}
+    assert not [d for d in checks(net, mh) if d.check in ("manhole_without_main", "duplicate_manhole")]
+
+
 def test_zero_length_main_is_left_out_and_reported():
     m = mains(("A", [(0, 0), (300, 0)]), ("Z", [(300, 0), (300, 0)]))
     net = build(m, manholes(MH1=(0, 0), MH2=(300, 0)))
