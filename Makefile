@@ -35,6 +35,7 @@ demo: install
 ## make test: lint and the whole test suite
 test: install
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest
 
 lint: install

@@ -55,8 +55,9 @@ def elementwise(func: Callable, *arrays: np.ndarray, workers: int, **kwargs) -> 
     return np.concatenate(parts)
 
 
-def query_pairs(tree: shapely.STRtree, geoms: np.ndarray, *, workers: int, predicate: str,
-                distance: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def query_pairs(
+    tree: shapely.STRtree, geoms: np.ndarray, *, workers: int, predicate: str, distance: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """``tree.query`` for every input geometry: (input positions, tree positions) of the matching pairs."""
 
     def run(part: slice):
@@ -70,8 +71,9 @@ def query_pairs(tree: shapely.STRtree, geoms: np.ndarray, *, workers: int, predi
     return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
-def within_pairs(tree: shapely.STRtree, geoms: np.ndarray, reach: float, *,
-                 workers: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def within_pairs(
+    tree: shapely.STRtree, geoms: np.ndarray, reach: float, *, workers: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every (input, tree) pair within ``reach`` of each other, with its distance.
 
     Candidates by envelope (grown by the reach), then one exact distance per candidate: cheaper than a
@@ -102,8 +104,9 @@ def nearest_within(tree: shapely.STRtree, geoms: np.ndarray, reach: float, *, wo
     return i_in[first], i_tree[first]
 
 
-def nearest(tree: shapely.STRtree, geoms: np.ndarray, *, near: float | None,
-            workers: int) -> tuple[np.ndarray, np.ndarray]:
+def nearest(
+    tree: shapely.STRtree, geoms: np.ndarray, *, near: float | None, workers: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Position of, and distance to, the nearest tree geometry for every input; -1 and NaN with an empty tree.
 
     Inputs are visited in Hilbert order, so neighbouring queries touch the same tree nodes. Most parcels of a

@@ -48,8 +48,13 @@ class BuildingsResult:
     def cases(self) -> gpd.GeoDataFrame:
         """The buildings with a case to decide: rear or sharing lots, several laterals, units unknown, manholes."""
         b = self.buildings
-        case = (b["shared_lateral"].notna() | (b["required_laterals"].fillna(1) > 1)
-                | b["units_unknown"] | b["manhole_connection_required"] | (b["lateral_shortfall"].fillna(0) > 0))
+        case = (
+            b["shared_lateral"].notna()
+            | (b["required_laterals"].fillna(1) > 1)
+            | b["units_unknown"]
+            | b["manhole_connection_required"]
+            | (b["lateral_shortfall"].fillna(0) > 0)
+        )
         return b[case]
 
 
@@ -107,7 +112,8 @@ def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, worke
 
     area_sqft = shapely.area(geoms) * fpu * fpu
     qualifies = (shapely.get_dimensions(geoms) == 0) | (
-        area_sqft >= profile.measurement.min_occupied_building_sqft.value)
+        area_sqft >= profile.measurement.min_occupied_building_sqft.value
+    )
     if "occupied" in buildings.columns:
         given = buildings["occupied"].notna().to_numpy()
         qualifies[given] = buildings["occupied"].to_numpy(object)[given].astype(bool)
@@ -116,10 +122,14 @@ def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, worke
     several = qualifies & (count[np.clip(parcel_of, 0, None)] >= 2)
 
     out = buildings.copy()
-    ids = out["building_id"].astype(str).to_numpy(object) if "building_id" in out else \
-        np.char.add("buildings-", np.arange(1, n + 1).astype(str)).astype(object)
-    out["parcel_id"] = np.where(parcel_of >= 0, parcels["parcel_id"].to_numpy(object)[np.clip(parcel_of, 0, None)],
-                                None)
+    ids = (
+        out["building_id"].astype(str).to_numpy(object)
+        if "building_id" in out
+        else np.char.add("buildings-", np.arange(1, n + 1).astype(str)).astype(object)
+    )
+    out["parcel_id"] = np.where(
+        parcel_of >= 0, parcels["parcel_id"].to_numpy(object)[np.clip(parcel_of, 0, None)], None
+    )
     rear = np.zeros(n, dtype=bool)
     front_id = np.full(n, None, dtype=object)
     verdict = np.full(n, None, dtype=object)
@@ -129,8 +139,8 @@ def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, worke
     lots = np.unique(parcel_of[several])
     if len(lots) and streets is not None and len(streets) and mains is not None:
         rear, front_id, verdict, lot_type, reason = _rear_buildings(
-            geoms, ids, parcel_of, several, lots, parcels, parcel_geoms, streets, mains, alleys, profile, fpu,
-            workers)
+            geoms, ids, parcel_of, several, lots, parcels, parcel_geoms, streets, mains, alleys, profile, fpu, workers
+        )
 
     units, units_source, units_unknown = _units(out, parcels, parcel_of, qualifies, count, rules)
     per = rules.units_per_lateral.value
@@ -157,25 +167,35 @@ def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, worke
     out["front_building_id"] = pd.array(front_id, dtype="string")
     out["lot_type"] = pd.array(lot_type, dtype="string")
     out["shared_lateral"] = pd.array(verdict, dtype="string")
-    out["required_laterals"] = pd.array(np.where(np.isfinite(required), required, np.nan), dtype="Int64") \
-        if n else pd.array([], dtype="Int64")
-    out["existing_laterals"] = pd.array(np.where(np.isfinite(existing), existing, np.nan), dtype="Int64") \
-        if n else pd.array([], dtype="Int64")
-    out["lateral_shortfall"] = pd.array(np.where(np.isfinite(shortfall), shortfall, np.nan), dtype="Int64") \
-        if n else pd.array([], dtype="Int64")
+    out["required_laterals"] = (
+        pd.array(np.where(np.isfinite(required), required, np.nan), dtype="Int64") if n else pd.array([], dtype="Int64")
+    )
+    out["existing_laterals"] = (
+        pd.array(np.where(np.isfinite(existing), existing, np.nan), dtype="Int64") if n else pd.array([], dtype="Int64")
+    )
+    out["lateral_shortfall"] = (
+        pd.array(np.where(np.isfinite(shortfall), shortfall, np.nan), dtype="Int64")
+        if n
+        else pd.array([], dtype="Int64")
+    )
     out["manhole_connection_required"] = manhole
     out["section"] = section
     out["reason"] = reason
     out["qualifies"] = qualifies
-    summary = {"buildings": n, "rear_buildings": int(rear.sum()),
-               **{v: int((verdict == v).sum()) for v in VERDICTS},
-               "units_unknown": int((units_unknown & qualifies).sum()),
-               "needing_more_laterals": int(more.sum()), "manhole_connections": int(manhole.sum())}
+    summary = {
+        "buildings": n,
+        "rear_buildings": int(rear.sum()),
+        **{v: int((verdict == v).sum()) for v in VERDICTS},
+        "units_unknown": int((units_unknown & qualifies).sum()),
+        "needing_more_laterals": int(more.sum()),
+        "manhole_connections": int(manhole.sum()),
+    }
     return BuildingsResult(out, summary)
 
 
-def _rear_buildings(geoms, ids, parcel_of, several, lots, parcels, parcel_geoms, streets, mains, alleys, profile,
-                    fpu, workers):
+def _rear_buildings(
+    geoms, ids, parcel_of, several, lots, parcels, parcel_geoms, streets, mains, alleys, profile, fpu, workers
+):
     """Front and rear buildings, lot type and verdict for the buildings on ``lots`` (parcel positions)."""
     rules = profile.buildings
     n = len(geoms)
@@ -186,21 +206,34 @@ def _rear_buildings(geoms, ids, parcel_of, several, lots, parcels, parcel_geoms,
     reason = np.full(n, "", dtype=object)
 
     counting = counting_mains(mains, profile)
-    main_ids = (mains["main_id"].astype(str).to_numpy() if "main_id" in mains else
-                np.char.add("mains-", np.arange(1, len(mains) + 1).astype(str)))[counting]
-    pairs = street_pairs(streets, parcel_geoms[lots], np.asarray(mains.geometry.values)[counting], profile=profile,
-                         fpu=fpu, workers=workers)
+    main_ids = (
+        mains["main_id"].astype(str).to_numpy()
+        if "main_id" in mains
+        else np.char.add("mains-", np.arange(1, len(mains) + 1).astype(str))
+    )[counting]
+    pairs = street_pairs(
+        streets,
+        parcel_geoms[lots],
+        np.asarray(mains.geometry.values)[counting],
+        profile=profile,
+        fpu=fpu,
+        workers=workers,
+    )
     abuts = pairs.abuts.assign(parcel=lots[pairs.abuts["parcel"].to_numpy()])  # back to parcel positions
     reach_polys = _reach_polygons(streets, profile, fpu)
-    names = pd.Series(pairs.street_names).fillna(pd.Series(np.arange(len(pairs.street_names))).astype(str)
-                                                 .radd("#")).to_numpy(object)
+    names = (
+        pd.Series(pairs.street_names)
+        .fillna(pd.Series(np.arange(len(pairs.street_names))).astype(str).radd("#"))
+        .to_numpy(object)
+    )
 
     # Frontage: the sewered abutting street holding the parcel's main; else any sewered abutting street.
     want = parcels["main_id"].astype(str).to_numpy()[abuts["parcel"].to_numpy()]
     held = pairs.holds.assign(main_id=main_ids[pairs.holds["main"].to_numpy()])
     cand = abuts.assign(main_id=want, sewered=pairs.sewered[abuts["row"].to_numpy()])
-    cand = cand.merge(held[["row", "main_id"]].drop_duplicates().assign(holds_main=True), on=["row", "main_id"],
-                      how="left")
+    cand = cand.merge(
+        held[["row", "main_id"]].drop_duplicates().assign(holds_main=True), on=["row", "main_id"], how="left"
+    )
     cand["holds_main"] = cand["holds_main"].fillna(False).astype(bool)
     cand = cand[cand["sewered"]].sort_values(["parcel", "holds_main", "row"], ascending=[True, False, True])
     frontage_row = cand.drop_duplicates("parcel").set_index("parcel")["row"]
@@ -210,8 +243,7 @@ def _rear_buildings(geoms, ids, parcel_of, several, lots, parcels, parcel_geoms,
     reference[lots] = shapely.points(cx[lots], cy[lots])
     with_front = frontage_row.index.to_numpy()
     if len(with_front):
-        edge = shapely.intersection(shapely.boundary(parcel_geoms[with_front]),
-                                    reach_polys[frontage_row.to_numpy()])
+        edge = shapely.intersection(shapely.boundary(parcel_geoms[with_front]), reach_polys[frontage_row.to_numpy()])
         ok = ~shapely.is_empty(edge)
         reference[with_front[ok]] = edge[ok]
 
@@ -241,8 +273,7 @@ def _rear_buildings(geoms, ids, parcel_of, several, lots, parcels, parcel_geoms,
     is_rear = blocked | (farther & (overlap > 0))
 
     kinds = _lot_types(abuts, names, reach_polys, len(parcels))
-    routes = _other_routes(abuts, pairs.sewered, names, frontage_row, parcel_geoms, alleys, profile, fpu,
-                           len(parcels))
+    routes = _other_routes(abuts, pairs.sewered, names, frontage_row, parcel_geoms, alleys, profile, fpu, len(parcels))
     lot_kind = kinds[parcel_of[b]]
     has_route = routes[parcel_of[b]]
     verdict_b = np.full(len(b), "separate_required", dtype=object)
@@ -270,8 +301,9 @@ def _reach_polygons(streets, profile, fpu) -> np.ndarray:
     linear = shapely.get_dimensions(geoms) == 1
     grow = m.abut_tolerance_ft.value / fpu
     out = geoms.copy()
-    out[linear] = shapely.buffer(geoms[linear], width[linear] / 2 / fpu + grow, cap_style="flat",
-                                 join_style="mitre", mitre_limit=2)
+    out[linear] = shapely.buffer(
+        geoms[linear], width[linear] / 2 / fpu + grow, cap_style="flat", join_style="mitre", mitre_limit=2
+    )
     out[~linear] = shapely.buffer(geoms[~linear], grow, join_style="mitre", mitre_limit=2)
     return out
 
@@ -330,8 +362,11 @@ def _other_routes(abuts, sewered, names, frontage_row, parcel_geoms, alleys, pro
         route[abuts["parcel"].to_numpy()[alley]] = True
     # An adjoining alley, court, yard or driveway of a kind the profile lists.
     if alleys is not None and len(alleys):
-        kind = alleys["route_kind"].fillna("alley").astype(str).str.strip().str.lower().to_numpy() \
-            if "route_kind" in alleys else np.full(len(alleys), "alley")
+        kind = (
+            alleys["route_kind"].fillna("alley").astype(str).str.strip().str.lower().to_numpy()
+            if "route_kind" in alleys
+            else np.full(len(alleys), "alley")
+        )
         usable = np.isin(kind, list(kinds))
         if usable.any():
             tol = profile.measurement.abut_tolerance_ft.value / fpu
@@ -344,19 +379,29 @@ def _other_routes(abuts, sewered, names, frontage_row, parcel_geoms, alleys, pro
 def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, has_route, verdict, profile) -> np.ndarray:
     rules = profile.buildings
     sec = rules.rear_building_rule.citation
-    side = pd.Series(b_ids, dtype=object) + " stands beside " + pd.Series(f_ids, dtype=object) + \
-        f" (not at its rear): each building needs its own building sewer ({rules.separate_building_sewer.citation})."
-    base = pd.Series(b_ids, dtype=object) + " stands at the rear of " + pd.Series(f_ids, dtype=object) + \
-        " on " + np.where(lot_kind == "interior", "an interior lot", "a " + pd.Series(lot_kind).astype(str) + " lot")
+    side = (
+        pd.Series(b_ids, dtype=object)
+        + " stands beside "
+        + pd.Series(f_ids, dtype=object)
+        + f" (not at its rear): each building needs its own building sewer ({rules.separate_building_sewer.citation})."
+    )
+    base = (
+        pd.Series(b_ids, dtype=object)
+        + " stands at the rear of "
+        + pd.Series(f_ids, dtype=object)
+        + " on "
+        + np.where(lot_kind == "interior", "an interior lot", "a " + pd.Series(lot_kind).astype(str) + " lot")
+    )
     tail = np.select(
-        [verdict == "permitted", verdict == "main_extension_required", has_route,
-         lot_kind != "interior"],
-        [f"; no other route exists, so the front building's sewer may be extended to it ({sec})."
-         + (f" {rules.rear_building_note.value}" if rules.rear_building_note.value else ""),
-         f"; the sewer main must be extended so that each building has its own lateral ({sec}).",
-         f"; a separate building sewer can reach it another way (an adjoining "
-         f"{', '.join(rules.other_routes.value)} or a second sewered street), so it needs its own ({sec}).",
-         f"; the exception is for interior lots only, so it needs its own building sewer ({sec})."],
+        [verdict == "permitted", verdict == "main_extension_required", has_route, lot_kind != "interior"],
+        [
+            f"; no other route exists, so the front building's sewer may be extended to it ({sec})."
+            + (f" {rules.rear_building_note.value}" if rules.rear_building_note.value else ""),
+            f"; the sewer main must be extended so that each building has its own lateral ({sec}).",
+            f"; a separate building sewer can reach it another way (an adjoining "
+            f"{', '.join(rules.other_routes.value)} or a second sewered street), so it needs its own ({sec}).",
+            f"; the exception is for interior lots only, so it needs its own building sewer ({sec}).",
+        ],
         f"; it needs its own building sewer ({sec}).",
     )
     return np.where(is_rear, (base + pd.Series(tail)).to_numpy(object), side.to_numpy(object))
@@ -374,8 +419,11 @@ def _units(out, parcels, parcel_of, qualifies, count, rules):
         use = ~np.isfinite(units) & sole & np.isfinite(pu)
         units = np.where(use, pu, units)
         source = np.where(use, "parcel", source)
-    klass = parcels["property_class"].astype(str).str.strip().to_numpy(object)[p] \
-        if "property_class" in parcels.columns else np.full(n, "", dtype=object)
+    klass = (
+        parcels["property_class"].astype(str).str.strip().to_numpy(object)[p]
+        if "property_class" in parcels.columns
+        else np.full(n, "", dtype=object)
+    )
     table = rules.class_units.value
     by_class = pd.Series(klass).map(table).to_numpy(float)
     use = ~np.isfinite(units) & sole & np.isfinite(by_class)
@@ -416,17 +464,38 @@ def _more_reasons(reason, more, unknown_rule, manhole, units, required, existing
     per = rules.units_per_lateral
     u = pd.Series(np.nan_to_num(units)).map("{:g}".format)
     r = pd.Series(np.nan_to_num(required)).map("{:g}".format)
-    lots = (" " + u + " living units need at least " + r + f" building sewers, one for each group of {per.value} "
-            f"living units ({per.citation}).") if per.value else pd.Series("", index=out.index)
+    lots = (
+        (
+            " " + u + " living units need at least " + r + f" building sewers, one for each group of {per.value} "
+            f"living units ({per.citation})."
+        )
+        if per.value
+        else pd.Series("", index=out.index)
+    )
     have = np.isfinite(existing)
-    lots = lots + np.where(have & (np.nan_to_num(shortfall) > 0), " It has " + pd.Series(
-        np.nan_to_num(existing)).map("{:g}".format) + ": " + pd.Series(np.nan_to_num(shortfall)).map("{:g}".format)
-        + " short.", "")
+    lots = lots + np.where(
+        have & (np.nan_to_num(shortfall) > 0),
+        " It has "
+        + pd.Series(np.nan_to_num(existing)).map("{:g}".format)
+        + ": "
+        + pd.Series(np.nan_to_num(shortfall)).map("{:g}".format)
+        + " short.",
+        "",
+    )
     out = out.where(~more, (out + lots).str.strip())
-    out = out.where(~unknown_rule, (out + f" Living units unknown (property class needs a count): the number of "
-                                          f"building sewers required cannot be set ({per.citation}).").str.strip())
+    out = out.where(
+        ~unknown_rule,
+        (
+            out + f" Living units unknown (property class needs a count): the number of "
+            f"building sewers required cannot be set ({per.citation})."
+        ).str.strip(),
+    )
     sec = rules.manhole_connection_classes.citation
-    out = out.where(~manhole, (out + " A school, hospital, institution, public building or industrial or "
-                                     f"commercial complex: its building sewer connects through a manhole ({sec}).")
-                    .str.strip())
+    out = out.where(
+        ~manhole,
+        (
+            out + " A school, hospital, institution, public building or industrial or "
+            f"commercial complex: its building sewer connects through a manhole ({sec})."
+        ).str.strip(),
+    )
     return out.to_numpy(object)

@@ -87,13 +87,22 @@ def analyze_mandates(
     _check_inputs(parcels, mains, streets, buildings, profile)
     check_notice(profile, notice_date, notice_reason)
     with paused_gc():
-        return _analyze(parcels, mains, profile=profile, streets=streets, buildings=buildings,
-                        service_areas=service_areas, notice_date=notice_date, notice_reason=notice_reason,
-                        workers=workers)
+        return _analyze(
+            parcels,
+            mains,
+            profile=profile,
+            streets=streets,
+            buildings=buildings,
+            service_areas=service_areas,
+            notice_date=notice_date,
+            notice_reason=notice_reason,
+            workers=workers,
+        )
 
 
-def _analyze(parcels, mains, *, profile, streets, buildings, service_areas, notice_date, notice_reason,
-             workers) -> MandateResult:
+def _analyze(
+    parcels, mains, *, profile, streets, buildings, service_areas, notice_date, notice_reason, workers
+) -> MandateResult:
     crs = CRS(parcels.crs)
     fpu = feet_per_unit(crs)
     threshold_ft = _threshold(profile)
@@ -102,16 +111,18 @@ def _analyze(parcels, mains, *, profile, streets, buildings, service_areas, noti
 
     counting = counting_mains(mains, profile)
     main_geoms = np.asarray(mains.geometry.values)[counting]
-    main_ids = _text(mains["main_id"] if "main_id" in mains else "mains-" + pd.Series(
-        np.arange(1, len(mains) + 1), index=mains.index).astype(str))[counting]
+    main_ids = _text(
+        mains["main_id"]
+        if "main_id" in mains
+        else "mains-" + pd.Series(np.arange(1, len(mains) + 1), index=mains.index).astype(str)
+    )[counting]
     parcel_geoms = np.asarray(parcels.geometry.values)
     n = len(parcels)
 
     main_index, distance = np.full(n, -1, dtype=np.int64), np.full(n, np.nan)
     tree = shapely.STRtree(main_geoms) if len(main_geoms) else None
     if tree is not None:
-        main_index, distance = nearest(tree, parcel_geoms, near=(threshold_ft + tolerance_ft) / fpu,
-                                       workers=workers)
+        main_index, distance = nearest(tree, parcel_geoms, near=(threshold_ft + tolerance_ft) / fpu, workers=workers)
 
     has_streets = streets is not None and len(streets) > 0
     abuts = np.zeros(n, dtype=bool)
@@ -120,18 +131,19 @@ def _analyze(parcels, mains, *, profile, streets, buildings, service_areas, noti
         pairs = street_pairs(streets, parcel_geoms, main_geoms, profile=profile, fpu=fpu, workers=workers)
         abuts = abuts_sewered(pairs, n)
         if profile.mandate.requires_abutting_street.value:
-            main_index, distance, street_pos = said_sewer(pairs, tree, parcel_geoms, main_geoms, main_index,
-                                                          distance, (threshold_ft + tolerance_ft) / fpu)
-            street = pc.take(pa.array(pairs.street_names, pa.string()),
-                             pa.array(street_pos, mask=street_pos < 0))
+            main_index, distance, street_pos = said_sewer(
+                pairs, tree, parcel_geoms, main_geoms, main_index, distance, (threshold_ft + tolerance_ft) / fpu
+            )
+            street = pc.take(pa.array(pairs.street_names, pa.string()), pa.array(street_pos, mask=street_pos < 0))
     distance_ft = distance * fpu
 
     occupied, occupied_source = _occupancy(parcels, buildings, profile, fpu, workers)
     connected = _connected(parcels)
     has_main = main_index >= 0
     lines = np.full(n, None, dtype=object)
-    lines[has_main] = elementwise(shapely.shortest_line, parcel_geoms[has_main], main_geoms[main_index[has_main]],
-                                  workers=workers)
+    lines[has_main] = elementwise(
+        shapely.shortest_line, parcel_geoms[has_main], main_geoms[main_index[has_main]], workers=workers
+    )
     connection = shapely.get_point(lines, -1)
 
     in_range = distance_ft <= threshold_ft + tolerance_ft
@@ -141,16 +153,28 @@ def _analyze(parcels, mains, *, profile, streets, buildings, service_areas, noti
     held = held_by_service_area(parcels, service_areas)
     code = np.select(
         [connected, ~has_main | held, needs_occupied & ~occupied, ~in_range, needs_abut & ~abuts],
-        [STATUSES.index(s) for s in ("connected", "no_public_sewer", "unoccupied", "out_of_range",
-                                     "in_range_not_abutting")],
+        [
+            STATUSES.index(s)
+            for s in ("connected", "no_public_sewer", "unoccupied", "out_of_range", "in_range_not_abutting")
+        ],
         default=STATUSES.index("mandated"),
     )
     main_text = pc.take(pa.array(main_ids, pa.string()), pa.array(main_index, mask=~has_main))
     klass = pa.array(_text(parcels["property_class"]), pa.string()) if "property_class" in parcels else None
-    text = explain(code, profile=profile, threshold_ft=threshold_ft, distance_ft=distance_ft, main_id=main_text,
-                   street=street, occupied_source=occupied_source, property_class=klass,
-                   connected_source=parcels.attrs.get("connected_source"), notice_date=notice_date,
-                   notice_reason=notice_reason, held=held)
+    text = explain(
+        code,
+        profile=profile,
+        threshold_ft=threshold_ft,
+        distance_ft=distance_ft,
+        main_id=main_text,
+        street=street,
+        occupied_source=occupied_source,
+        property_class=klass,
+        connected_source=parcels.attrs.get("connected_source"),
+        notice_date=notice_date,
+        notice_reason=notice_reason,
+        held=held,
+    )
 
     out = parcels.copy()
     columns = {
@@ -170,19 +194,30 @@ def _analyze(parcels, mains, *, profile, streets, buildings, service_areas, noti
         out[name] = values
 
     measuring = gpd.GeoDataFrame(
-        {"parcel_id": out["parcel_id"].to_numpy()[has_main], "main_id": main_ids[main_index[has_main]],
-         "distance_ft": out["distance_ft"].to_numpy()[has_main],
-         "status": np.asarray(STATUSES, dtype=object)[code[has_main]]},
-        geometry=lines[has_main], crs=parcels.crs, index=parcels.index[has_main],
+        {
+            "parcel_id": out["parcel_id"].to_numpy()[has_main],
+            "main_id": main_ids[main_index[has_main]],
+            "distance_ft": out["distance_ft"].to_numpy()[has_main],
+            "status": np.asarray(STATUSES, dtype=object)[code[has_main]],
+        },
+        geometry=lines[has_main],
+        crs=parcels.crs,
+        index=parcels.index[has_main],
     )
     counts = {s: int((code == i).sum()) for i, s in enumerate(STATUSES)}
     summary = {
-        "profile": profile.id, "profile_version": profile.version, "municipality": profile.municipality,
-        "parcels": n, "counts": counts, "distance_ft": threshold_ft,
-        "distance_section": profile.mandate.distance_ft.citation, "measuring_crs": crs.to_string(),
+        "profile": profile.id,
+        "profile_version": profile.version,
+        "municipality": profile.municipality,
+        "parcels": n,
+        "counts": counts,
+        "distance_ft": threshold_ft,
+        "distance_section": profile.mandate.distance_ft.citation,
+        "measuring_crs": crs.to_string(),
         "notice_date": notice_date.isoformat() if notice_date else None,
         "notice_period_days": profile.mandate.notice_period_days.value,
-        "counting_mains": int(counting.sum()), "mains": len(mains),
+        "counting_mains": int(counting.sum()),
+        "mains": len(mains),
     }
     return MandateResult(parcels=out, measuring_lines=measuring, summary=summary)
 
@@ -202,8 +237,9 @@ def _strings(values: pa.Array | pa.ChunkedArray, index: pd.Index) -> pd.Series:
 
 def _check_inputs(parcels, mains, streets, buildings, profile: Profile) -> None:
     if parcels.crs is None or not CRS(parcels.crs).is_projected:
-        raise AnalysisError("Parcels must be in a projected CRS before measuring (layers.read.load_layers "
-                            "reprojects them).")
+        raise AnalysisError(
+            "Parcels must be in a projected CRS before measuring (layers.read.load_layers reprojects them)."
+        )
     for name, frame in (("mains", mains), ("streets", streets), ("buildings", buildings)):
         if frame is not None and not CRS(frame.crs).equals(CRS(parcels.crs)):
             raise AnalysisError(f"{name} are in {frame.crs}, parcels in {parcels.crs}: reproject both to one CRS.")
@@ -212,12 +248,14 @@ def _check_inputs(parcels, mains, streets, buildings, profile: Profile) -> None:
     if profile.mandate.requires_abutting_street.value and (streets is None or len(streets) == 0):
         rule = profile.mandate.requires_abutting_street
         raise AnalysisError(
-            f"The {profile.id} profile applies the abutting-street test of {rule.section} (\"{rule.quote}\"), "
+            f'The {profile.id} profile applies the abutting-street test of {rule.section} ("{rule.quote}"), '
             "which needs a streets layer (centrelines or right-of-way polygons). Add a 'streets' layer to the data "
             "or give one with --streets PATH."
         )
-    if profile.mandate.requires_occupied_building.value and buildings is None and not (
-        {"occupied", "property_class"} & set(parcels.columns)
+    if (
+        profile.mandate.requires_occupied_building.value
+        and buildings is None
+        and not ({"occupied", "property_class"} & set(parcels.columns))
     ):
         rule = profile.mandate.requires_occupied_building
         raise AnalysisError(
@@ -235,7 +273,6 @@ def _threshold(profile: Profile) -> float | None:
             f"({rule.note}) Set it with --set mandate.distance_ft=N (feet)."
         )
     return float(rule.value)
-
 
 
 def counting_mains(mains: gpd.GeoDataFrame, profile: Profile) -> np.ndarray:
@@ -265,8 +302,9 @@ def counting_mains(mains: gpd.GeoDataFrame, profile: Profile) -> np.ndarray:
 OCCUPIED_CLASS_DIGITS = ("1", "2", "4", "5", "6", "7", "8")
 
 
-def _occupancy(parcels: gpd.GeoDataFrame, buildings: gpd.GeoDataFrame | None, profile: Profile, fpu: float,
-               workers: int) -> tuple[np.ndarray, np.ndarray]:
+def _occupancy(
+    parcels: gpd.GeoDataFrame, buildings: gpd.GeoDataFrame | None, profile: Profile, fpu: float, workers: int
+) -> tuple[np.ndarray, np.ndarray]:
     """Occupied flags, and which source decided each (positions in ``OCCUPANCY_SOURCES``)."""
     n = len(parcels)
     occupied = np.zeros(n, dtype=bool)
@@ -280,14 +318,16 @@ def _occupancy(parcels: gpd.GeoDataFrame, buildings: gpd.GeoDataFrame | None, pr
         geoms = np.asarray(buildings.geometry.values)
         area_sqft = shapely.area(geoms) * fpu * fpu
         qualifies = (shapely.get_dimensions(geoms) == 0) | (
-            area_sqft >= profile.measurement.min_occupied_building_sqft.value)
+            area_sqft >= profile.measurement.min_occupied_building_sqft.value
+        )
         if "occupied" in buildings.columns:
             flag = buildings["occupied"]
             given = flag.notna().to_numpy()
             qualifies[given] = flag.to_numpy(object)[given].astype(bool)
         points = _inside_points(geoms[qualifies], workers)
-        _, p_idx = query_pairs(shapely.STRtree(np.asarray(parcels.geometry.values)), points, workers=workers,
-                               predicate="within")
+        _, p_idx = query_pairs(
+            shapely.STRtree(np.asarray(parcels.geometry.values)), points, workers=workers, predicate="within"
+        )
         by_building = np.zeros(n, dtype=bool)
         by_building[p_idx] = True
         occupied[~decided] = by_building[~decided]
@@ -325,6 +365,6 @@ def check_notice(profile: Profile, notice_date: dt.date | None, notice_reason: s
         raise AnalysisError(f"Notice reason {notice_reason!r} is not one the {profile.id} profile knows: {allowed}.")
     if notice_date is not None and rule.value and notice_reason is None:
         raise AnalysisError(
-            f"{rule.section}: \"{rule.quote}\" Give the reason for these notices with --notice-reason "
+            f'{rule.section}: "{rule.quote}" Give the reason for these notices with --notice-reason '
             f"{' or --notice-reason '.join(rule.value)}."
         )

@@ -56,8 +56,13 @@ class Defect:
     y: float = float("nan")
 
     def as_dict(self) -> dict:
-        return {"check": self.check, "severity": self.severity, "feature_id": self.feature_id,
-                "section": self.section, "message": self.message}
+        return {
+            "check": self.check,
+            "severity": self.severity,
+            "feature_id": self.feature_id,
+            "section": self.section,
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True)
@@ -106,14 +111,25 @@ class SewerNetwork:
         g = nx.MultiDiGraph()
         g.add_nodes_from(
             (str(n), {"x": float(x), "y": float(y), "manhole": bool(m), "outfall": bool(o)})
-            for n, (x, y), m, o in zip(self.node_id, self.node_xy, self.node_is_manhole, self.node_is_outfall,
-                                       strict=True))
+            for n, (x, y), m, o in zip(
+                self.node_id, self.node_xy, self.node_is_manhole, self.node_is_outfall, strict=True
+            )
+        )
         g.add_edges_from(
-            (str(self.node_id[a]), str(self.node_id[b]),
-             {"main_id": str(mid), "length_ft": float(length), "diameter_in": float(d),
-              "direction_source": str(src)})
-            for a, b, mid, length, d, src in zip(self.u, self.v, self.main_id, self.length_ft, self.diameter_in,
-                                                 self.direction_source, strict=True))
+            (
+                str(self.node_id[a]),
+                str(self.node_id[b]),
+                {
+                    "main_id": str(mid),
+                    "length_ft": float(length),
+                    "diameter_in": float(d),
+                    "direction_source": str(src),
+                },
+            )
+            for a, b, mid, length, d, src in zip(
+                self.u, self.v, self.main_id, self.length_ft, self.diameter_in, self.direction_source, strict=True
+            )
+        )
         return g
 
 
@@ -147,9 +163,14 @@ def build_network(
         raise AnalysisError("Mains must be in a projected CRS before the network is built.")
     manholes = active_manholes(manholes)
     with paused_gc():
-        return _build(mains, manholes, outfalls, profile, crs,
-                      profile.network.trust_digitised_direction.value if trust_digitised is None else trust_digitised)
-
+        return _build(
+            mains,
+            manholes,
+            outfalls,
+            profile,
+            crs,
+            profile.network.trust_digitised_direction.value if trust_digitised is None else trust_digitised,
+        )
 
 
 def active_manholes(manholes: gpd.GeoDataFrame | None) -> gpd.GeoDataFrame | None:
@@ -193,8 +214,17 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     zero = length * fpu < 0.01
     for i in np.flatnonzero(zero):
         p = shapely.get_point(lines[i], 0)
-        defects.append(Defect("zero_length_main", "error", str(ids[row[i]]), "",
-                              f"Main {ids[row[i]]} has no length; left out of the network.", p.x, p.y))
+        defects.append(
+            Defect(
+                "zero_length_main",
+                "error",
+                str(ids[row[i]]),
+                "",
+                f"Main {ids[row[i]]} has no length; left out of the network.",
+                p.x,
+                p.y,
+            )
+        )
     lines, row = lines[~zero], row[~zero]
 
     mh_geoms = np.asarray(manholes.geometry.values) if manholes is not None and len(manholes) else np.empty(0, object)
@@ -207,9 +237,10 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     # 3. Nodes.
     starts, ends = shapely.get_point(lines, 0), shapely.get_point(lines, -1)
     node_id, node_xy, node_is_manhole, end_node, mh_node, node_defects = _nodes(
-        np.concatenate([starts, ends]), mh_geoms, mh_ids, tol)
+        np.concatenate([starts, ends]), mh_geoms, mh_ids, tol
+    )
     defects += node_defects
-    a, b = end_node[: len(lines)], end_node[len(lines):]
+    a, b = end_node[: len(lines)], end_node[len(lines) :]
     n_nodes = len(node_id)
 
     # Outfalls.
@@ -221,8 +252,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         marked &= mh_node >= 0
         is_outfall[mh_node[marked.to_numpy()]] = True
     if outfalls is not None and len(outfalls):
-        is_outfall |= _outfall_nodes(outfalls, node_id, node_xy, piece, net_rules.outfall_snap_ft.value / fpu,
-                                     defects)
+        is_outfall |= _outfall_nodes(outfalls, node_id, node_xy, piece, net_rules.outfall_snap_ft.value / fpu, defects)
 
     # 4. Direction.
     main_ids = ids[row]
@@ -265,12 +295,29 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     downstream = np.where(drains, downstream, np.nan)
 
     return SewerNetwork(
-        node_id=node_id, node_xy=node_xy, node_is_manhole=node_is_manhole, node_is_outfall=is_outfall,
-        main_id=main_ids.astype(object), u=u0, v=v0, length_ft=length_ft, geometry=oriented, diameter_in=diameter,
-        us_invert_ft=us_inv, ds_invert_ft=ds_inv, sewer_type=sewer_type, material=material,
+        node_id=node_id,
+        node_xy=node_xy,
+        node_is_manhole=node_is_manhole,
+        node_is_outfall=is_outfall,
+        main_id=main_ids.astype(object),
+        u=u0,
+        v=v0,
+        length_ft=length_ft,
+        geometry=oriented,
+        diameter_in=diameter,
+        us_invert_ft=us_inv,
+        ds_invert_ft=ds_inv,
+        sewer_type=sewer_type,
+        material=material,
         direction_source=source.astype(object),
-        next_main=next_main, terminal=terminal, downstream_ft=downstream, control_manhole=control, piece=piece,
-        crs=crs, fpu=fpu, defects=defects,
+        next_main=next_main,
+        terminal=terminal,
+        downstream_ft=downstream,
+        control_manhole=control,
+        piece=piece,
+        crs=crs,
+        fpu=fpu,
+        defects=defects,
     )
 
 
@@ -285,7 +332,7 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol):
     what = np.concatenate([np.full(len(ends), "end"), np.full(len(mh_geoms), "manhole")])
     point_owner = np.concatenate([owner, np.full(len(mh_geoms), -1)])
     tree = shapely.STRtree(lines)
-    first, last = shapely.get_coordinates(ends[: len(lines)]), shapely.get_coordinates(ends[len(lines):])
+    first, last = shapely.get_coordinates(ends[: len(lines)]), shapely.get_coordinates(ends[len(lines) :])
     xy = shapely.get_coordinates(points)
 
     def candidates(part: slice):
@@ -315,20 +362,28 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol):
     # Only mains with a junction in their interior are visited here: a handful in real data.
     for line_i, group in cuts.groupby("line", sort=False):
         marks = [0.0, *group["along"].tolist(), float(shapely.length(lines[line_i]))]
-        pieces = [shapely.ops.substring(lines[line_i], s, e) for s, e in zip(marks[:-1], marks[1:], strict=True)
-                  if e - s > 0]
+        pieces = [
+            shapely.ops.substring(lines[line_i], s, e) for s, e in zip(marks[:-1], marks[1:], strict=True) if e - s > 0
+        ]
         new_lines.append(np.array(pieces, dtype=object))
         new_rows.append(np.full(len(pieces), row[line_i]))
         for _, cut in group.iterrows():
             pt = points[int(cut["point"])]
             if what[int(cut["point"])] == "manhole":
                 mh = mh_ids[int(cut["point"]) - len(ends)]
-                check, msg = "main_through_manhole", (f"Main {ids[row[line_i]]} passes through manhole {mh} without "
-                                                      "a break; split there.")
+                check, msg = (
+                    "main_through_manhole",
+                    (f"Main {ids[row[line_i]]} passes through manhole {mh} without a break; split there."),
+                )
             else:
                 other = ids[row[owner[int(cut["point"])]]]
-                check, msg = "unsplit_junction", (f"Main {other} ends on the middle of main {ids[row[line_i]]} (a "
-                                                  "junction not split in the data); split there.")
+                check, msg = (
+                    "unsplit_junction",
+                    (
+                        f"Main {other} ends on the middle of main {ids[row[line_i]]} (a "
+                        "junction not split in the data); split there."
+                    ),
+                )
             defects.append(Defect(check, "warning", str(ids[row[line_i]]), "", msg, pt.x, pt.y))
     return np.concatenate(new_lines), np.concatenate(new_rows), defects
 
@@ -346,15 +401,27 @@ def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, tol: floa
     """Nodes: manholes (co-located ones merged), then junctions for ends that meet no manhole."""
     defects: list[Defect] = []
     mh_label = _clusters(mh_geoms, tol)
-    first_of = pd.Series(np.arange(len(mh_geoms))).groupby(mh_label).first().to_numpy() if len(mh_geoms) else \
-        np.zeros(0, dtype=np.int64)
+    first_of = (
+        pd.Series(np.arange(len(mh_geoms))).groupby(mh_label).first().to_numpy()
+        if len(mh_geoms)
+        else np.zeros(0, dtype=np.int64)
+    )
     if len(mh_geoms) and len(first_of) < len(mh_geoms):
         for label in np.flatnonzero(np.bincount(mh_label) > 1):
             members = mh_ids[mh_label == label]
             pt = mh_geoms[first_of[label]]
-            defects.append(Defect("duplicate_manhole", "warning", str(members[0]), "",
-                                  f"Manholes {', '.join(map(str, members))} stand at the same spot; treated as one "
-                                  f"node ({members[0]}).", pt.x, pt.y))
+            defects.append(
+                Defect(
+                    "duplicate_manhole",
+                    "warning",
+                    str(members[0]),
+                    "",
+                    f"Manholes {', '.join(map(str, members))} stand at the same spot; treated as one "
+                    f"node ({members[0]}).",
+                    pt.x,
+                    pt.y,
+                )
+            )
     mh_node = mh_label.astype(np.int64)  # manhole i -> node position (manhole nodes come first)
     n_mh = len(first_of)
     node_ids = [mh_ids[first_of].astype(object)]
@@ -392,9 +459,18 @@ def _outfall_nodes(outfalls, node_id, node_xy, piece, reach, defects) -> np.ndar
             continue
         near = tree.query(pts[k], predicate="dwithin", distance=reach) if tree is not None else np.zeros(0, int)
         if len(near) == 0:
-            defects.append(Defect("outfall_not_on_network", "error", str(label), "",
-                                  f"Outfall {label} is more than the outfall reach from any main end; name its inlet "
-                                  "manhole in an outfall_manhole column.", pts[k].x, pts[k].y))
+            defects.append(
+                Defect(
+                    "outfall_not_on_network",
+                    "error",
+                    str(label),
+                    "",
+                    f"Outfall {label} is more than the outfall reach from any main end; name its inlet "
+                    "manhole in an outfall_manhole column.",
+                    pts[k].x,
+                    pts[k].y,
+                )
+            )
             continue
         d = np.hypot(*(node_xy[near] - [pts[k].x, pts[k].y]).T)
         nearest = pd.DataFrame({"node": near, "d": d, "piece": piece[near]}).sort_values(["d", "node"])

@@ -68,22 +68,41 @@ def _pieces(net: SewerNetwork) -> list[Defect]:
         x, y = _at(net, nodes[0])
         first = str(net.main_id[np.flatnonzero(labels[net.u] == p)[0]]) if mains_per[p] else str(net.node_id[nodes[0]])
         if p != biggest and mains_per[p]:
-            out.append(Defect("disconnected_piece", "warning", first, "",
-                              f"A piece of {mains_per[p]} main(s), {length_per[p]:,.0f} ft, is not connected to the "
-                              "rest of the network.", x, y))
+            out.append(
+                Defect(
+                    "disconnected_piece",
+                    "warning",
+                    first,
+                    "",
+                    f"A piece of {mains_per[p]} main(s), {length_per[p]:,.0f} ft, is not connected to the "
+                    "rest of the network.",
+                    x,
+                    y,
+                )
+            )
         if not has_outfall[p] and mains_per[p]:
-            out.append(Defect("no_outfall", "error", first, "",
-                              f"A piece of {mains_per[p]} main(s) ({length_per[p]:,.0f} ft) reaches no treatment "
-                              "plant or outfall; its flow direction cannot be inferred and its parcels have no "
-                              "downstream path.", x, y))
+            out.append(
+                Defect(
+                    "no_outfall",
+                    "error",
+                    first,
+                    "",
+                    f"A piece of {mains_per[p]} main(s) ({length_per[p]:,.0f} ft) reaches no treatment "
+                    "plant or outfall; its flow direction cannot be inferred and its parcels have no "
+                    "downstream path.",
+                    x,
+                    y,
+                )
+            )
     return out
 
 
 def _cycles(net: SewerNetwork) -> list[Defect]:
     if net.n_nodes == 0:
         return []
-    n_comp, labels = csgraph.connected_components(_adjacency(net.n_nodes, net.u, net.v), directed=True,
-                                                  connection="strong")
+    n_comp, labels = csgraph.connected_components(
+        _adjacency(net.n_nodes, net.u, net.v), directed=True, connection="strong"
+    )
     sizes = np.bincount(labels, minlength=n_comp)
     looped = np.flatnonzero(sizes > 1)
     out = []
@@ -91,8 +110,17 @@ def _cycles(net: SewerNetwork) -> list[Defect]:
         inside = np.flatnonzero((labels[net.u] == comp) & (labels[net.v] == comp))
         x, y = _mid(net, inside[0])
         mains = ", ".join(map(str, net.main_id[inside]))
-        out.append(Defect("cycle", "error", str(net.main_id[inside[0]]), "",
-                          f"Flow runs in a loop through mains {mains}: check their directions.", x, y))
+        out.append(
+            Defect(
+                "cycle",
+                "error",
+                str(net.main_id[inside[0]]),
+                "",
+                f"Flow runs in a loop through mains {mains}: check their directions.",
+                x,
+                y,
+            )
+        )
     return out
 
 
@@ -101,10 +129,18 @@ def _direction(net: SewerNetwork) -> list[Defect]:
     unknown = np.flatnonzero(net.direction_source == "unknown")
     if len(unknown):
         x, y = _mid(net, unknown[0])
-        out.append(Defect("direction_unknown", "warning", str(net.main_id[unknown[0]]), "",
-                          f"{len(unknown)} main(s) have no from/to fields, no inverts and no outfall to orient "
-                          "toward; kept as digitised (e.g. " + ", ".join(map(str, net.main_id[unknown[:5]])) + ").",
-                          x, y))
+        out.append(
+            Defect(
+                "direction_unknown",
+                "warning",
+                str(net.main_id[unknown[0]]),
+                "",
+                f"{len(unknown)} main(s) have no from/to fields, no inverts and no outfall to orient "
+                "toward; kept as digitised (e.g. " + ", ".join(map(str, net.main_id[unknown[:5]])) + ").",
+                x,
+                y,
+            )
+        )
     # Mains whose given direction (fields or inverts) runs away from the outfall the network leads to.
     given = np.isin(net.direction_source, ["from_to_fields", "inverts", "digitised"])
     drains = net.drains()
@@ -112,23 +148,45 @@ def _direction(net: SewerNetwork) -> list[Defect]:
     against = given & drains[net.u] & drains[net.v] & (d[net.v] > d[net.u] + 1e-6)
     for e in np.flatnonzero(against):
         x, y = _mid(net, e)
-        out.append(Defect("against_flow", "warning", str(net.main_id[e]), "",
-                          f"Main {net.main_id[e]} flows ({net.direction_source[e]}) from "
-                          f"{net.node_id[net.u[e]]} to {net.node_id[net.v[e]]}, away from the outfall its "
-                          "piece drains to.", x, y))
+        out.append(
+            Defect(
+                "against_flow",
+                "warning",
+                str(net.main_id[e]),
+                "",
+                f"Main {net.main_id[e]} flows ({net.direction_source[e]}) from "
+                f"{net.node_id[net.u[e]]} to {net.node_id[net.v[e]]}, away from the outfall its "
+                "piece drains to.",
+                x,
+                y,
+            )
+        )
     return out
 
 
 def _slopes(net: SewerNetwork) -> list[Defect]:
     gravity = net.sewer_type != "force"
-    adverse = gravity & np.isfinite(net.us_invert_ft) & np.isfinite(net.ds_invert_ft) & (
-        net.ds_invert_ft > net.us_invert_ft + 1e-3)
+    adverse = (
+        gravity
+        & np.isfinite(net.us_invert_ft)
+        & np.isfinite(net.ds_invert_ft)
+        & (net.ds_invert_ft > net.us_invert_ft + 1e-3)
+    )
     out = []
     for e in np.flatnonzero(adverse):
         x, y = _mid(net, e)
-        out.append(Defect("adverse_slope", "error", str(net.main_id[e]), "",
-                          f"Main {net.main_id[e]} runs uphill: downstream invert {net.ds_invert_ft[e]:.2f} ft above "
-                          f"upstream invert {net.us_invert_ft[e]:.2f} ft.", x, y))
+        out.append(
+            Defect(
+                "adverse_slope",
+                "error",
+                str(net.main_id[e]),
+                "",
+                f"Main {net.main_id[e]} runs uphill: downstream invert {net.ds_invert_ft[e]:.2f} ft above "
+                f"upstream invert {net.us_invert_ft[e]:.2f} ft.",
+                x,
+                y,
+            )
+        )
     return out
 
 
@@ -142,9 +200,17 @@ def _dangling(net: SewerNetwork) -> list[Defect]:
     for node in np.flatnonzero(loose):
         x, y = _at(net, node)
         e = np.flatnonzero((net.u == node) | (net.v == node))[0]
-        out.append(Defect("dangling_end", "warning", str(net.main_id[e]), "",
-                          f"Main {net.main_id[e]} ends at {net.node_id[node]} with no manhole and no other main.",
-                          x, y))
+        out.append(
+            Defect(
+                "dangling_end",
+                "warning",
+                str(net.main_id[e]),
+                "",
+                f"Main {net.main_id[e]} ends at {net.node_id[node]} with no manhole and no other main.",
+                x,
+                y,
+            )
+        )
     return out
 
 
@@ -155,9 +221,17 @@ def _junctions(net: SewerNetwork) -> list[Defect]:
     for node in np.flatnonzero(meeting):
         x, y = _at(net, node)
         mains = net.main_id[(net.u == node) | (net.v == node)]
-        out.append(Defect("junction_without_manhole", "warning", str(net.node_id[node]), "",
-                          f"Mains {', '.join(map(str, mains))} meet at {net.node_id[node]} with no manhole mapped "
-                          "there.", x, y))
+        out.append(
+            Defect(
+                "junction_without_manhole",
+                "warning",
+                str(net.node_id[node]),
+                "",
+                f"Mains {', '.join(map(str, mains))} meet at {net.node_id[node]} with no manhole mapped there.",
+                x,
+                y,
+            )
+        )
     return out
 
 
@@ -169,9 +243,18 @@ def _duplicates(net: SewerNetwork) -> list[Defect]:
     for _, group in dup.groupby(["lo", "hi", "len"]):
         es = group["e"].to_numpy()
         x, y = _mid(net, es[0])
-        out.append(Defect("duplicate_main", "warning", str(net.main_id[es[1]]), "",
-                          f"Mains {', '.join(map(str, net.main_id[es]))} join the same two nodes with the same "
-                          "length: one is probably drawn twice.", x, y))
+        out.append(
+            Defect(
+                "duplicate_main",
+                "warning",
+                str(net.main_id[es[1]]),
+                "",
+                f"Mains {', '.join(map(str, net.main_id[es]))} join the same two nodes with the same "
+                "length: one is probably drawn twice.",
+                x,
+                y,
+            )
+        )
     return out
 
 
@@ -181,9 +264,18 @@ def _diversions(net: SewerNetwork) -> list[Defect]:
     for node in np.flatnonzero(out_degree > 1):
         x, y = _at(net, node)
         mains = net.main_id[net.u == node]
-        out.append(Defect("split_flow", "warning", str(net.node_id[node]), "",
-                          f"Flow leaves {net.node_id[node]} through {len(mains)} mains ({', '.join(map(str, mains))});"
-                          f" traces follow {net.main_id[net.next_main[node]]}.", x, y))
+        out.append(
+            Defect(
+                "split_flow",
+                "warning",
+                str(net.node_id[node]),
+                "",
+                f"Flow leaves {net.node_id[node]} through {len(mains)} mains ({', '.join(map(str, mains))});"
+                f" traces follow {net.main_id[net.next_main[node]]}.",
+                x,
+                y,
+            )
+        )
     return out
 
 
@@ -198,8 +290,17 @@ def _manholes_without_mains(net: SewerNetwork, manholes, tol: float) -> list[Def
     out = []
     for k in np.flatnonzero(~np.isin(ids, list(used)) & ~touching):
         p = geoms[k]
-        out.append(Defect("manhole_without_main", "warning", str(ids[k]), "",
-                          f"Manhole {ids[k]} has no main ending at it.", p.x, p.y))
+        out.append(
+            Defect(
+                "manhole_without_main",
+                "warning",
+                str(ids[k]),
+                "",
+                f"Manhole {ids[k]} has no main ending at it.",
+                p.x,
+                p.y,
+            )
+        )
     return out
 
 
@@ -208,9 +309,18 @@ def _diameters(net: SewerNetwork, rule) -> list[Defect]:
     out = []
     for e in np.flatnonzero(small):
         x, y = _mid(net, e)
-        out.append(Defect("min_diameter", "error", str(net.main_id[e]), rule.citation,
-                          f"Main {net.main_id[e]} is {net.diameter_in[e]:g} in; {rule.citation} requires at least "
-                          f"{rule.value:g} in.", x, y))
+        out.append(
+            Defect(
+                "min_diameter",
+                "error",
+                str(net.main_id[e]),
+                rule.citation,
+                f"Main {net.main_id[e]} is {net.diameter_in[e]:g} in; {rule.citation} requires at least "
+                f"{rule.value:g} in.",
+                x,
+                y,
+            )
+        )
     return out
 
 
@@ -229,9 +339,18 @@ def _spacing(net: SewerNetwork, rule) -> list[Defect]:
     out = []
     for node in np.flatnonzero(long_run):
         x, y = _at(net, node)
-        out.append(Defect("manhole_spacing", "error", str(net.node_id[node]), rule.citation,
-                          f"{acc[node]:,.0f} ft of sewer from manhole {net.node_id[node]} to the next manhole "
-                          f"{net.node_id[ptr[node]]}; {rule.citation} allows at most {rule.value:g} ft.", x, y))
+        out.append(
+            Defect(
+                "manhole_spacing",
+                "error",
+                str(net.node_id[node]),
+                rule.citation,
+                f"{acc[node]:,.0f} ft of sewer from manhole {net.node_id[node]} to the next manhole "
+                f"{net.node_id[ptr[node]]}; {rule.citation} allows at most {rule.value:g} ft.",
+                x,
+                y,
+            )
+        )
     return out
 
 
@@ -250,10 +369,18 @@ def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
         inner = same[1:] & same[:-1]
         for k in np.flatnonzero(inner & (turn > limit)):
             e = which[k + 1]
-            out.append(Defect("alignment_change", "error", str(net.main_id[e]), section,
-                              f"Main {net.main_id[e]} bends {turn[k]:.0f} degrees with no manhole at the bend; "
-                              f"{section} requires manholes at all changes in alignment.",
-                              float(coords[k + 1, 0]), float(coords[k + 1, 1])))
+            out.append(
+                Defect(
+                    "alignment_change",
+                    "error",
+                    str(net.main_id[e]),
+                    section,
+                    f"Main {net.main_id[e]} bends {turn[k]:.0f} degrees with no manhole at the bend; "
+                    f"{section} requires manholes at all changes in alignment.",
+                    float(coords[k + 1, 0]),
+                    float(coords[k + 1, 1]),
+                )
+            )
     # Junction nodes (not manholes) with one main in and one out.
     indeg = np.bincount(net.v, minlength=net.n_nodes)
     outdeg = np.bincount(net.u, minlength=net.n_nodes)
@@ -270,11 +397,23 @@ def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
         for k in np.flatnonzero((turn > limit) | slope_jump):
             node = nodes[k]
             x, y = _at(net, node)
-            what = (f"changes alignment by {turn[k]:.0f} degrees" if turn[k] > limit else
-                    f"changes slope from {slope_in[k]:.4f} to {slope_out[k]:.4f} ft/ft")
-            out.append(Defect("alignment_change", "error", str(net.main_id[e_out[k]]), section,
-                              f"The sewer {what} at {net.node_id[node]}, where mains {net.main_id[e_in[k]]} and "
-                              f"{net.main_id[e_out[k]]} meet without a manhole; {section} requires one.", x, y))
+            what = (
+                f"changes alignment by {turn[k]:.0f} degrees"
+                if turn[k] > limit
+                else f"changes slope from {slope_in[k]:.4f} to {slope_out[k]:.4f} ft/ft"
+            )
+            out.append(
+                Defect(
+                    "alignment_change",
+                    "error",
+                    str(net.main_id[e_out[k]]),
+                    section,
+                    f"The sewer {what} at {net.node_id[node]}, where mains {net.main_id[e_in[k]]} and "
+                    f"{net.main_id[e_out[k]]} meet without a manhole; {section} requires one.",
+                    x,
+                    y,
+                )
+            )
     return out
 
 

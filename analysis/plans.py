@@ -73,13 +73,20 @@ class PlanResult:
 
     def as_dict(self) -> dict:
         return {
-            "newly_mandated": self.newly_mandated, "private_systems": self.private_systems,
-            "held_by_service_area": self.held_by_service_area, "manholes": self.manholes,
-            "length_ft": round(self.length_ft, 1), "diameter_in": self.diameter_in,
+            "newly_mandated": self.newly_mandated,
+            "private_systems": self.private_systems,
+            "held_by_service_area": self.held_by_service_area,
+            "manholes": self.manholes,
+            "length_ft": round(self.length_ft, 1),
+            "diameter_in": self.diameter_in,
             "design_checks": [asdict(c) for c in self.design_checks],
-            "exfiltration_allowance_gpd": None if self.exfiltration_allowance_gpd is None else round(
-                self.exfiltration_allowance_gpd, 1),
-            "petition": self.petition, "cost": self.cost, "downstream": self.downstream, "units": self.units,
+            "exfiltration_allowance_gpd": None
+            if self.exfiltration_allowance_gpd is None
+            else round(self.exfiltration_allowance_gpd, 1),
+            "petition": self.petition,
+            "cost": self.cost,
+            "downstream": self.downstream,
+            "units": self.units,
         }
 
 
@@ -102,7 +109,7 @@ def place_manholes(line, *, max_spacing: float, bend_deg: float) -> list[tuple[f
     keep.append(len(coords) - 1)
     points: list[tuple[float, float, str]] = []
     for k, (i, j) in enumerate(zip(keep[:-1], keep[1:], strict=True)):
-        run = shapely.LineString(coords[i:j + 1])
+        run = shapely.LineString(coords[i : j + 1])
         n_between = max(0, math.ceil(run.length / max_spacing - 1e-9) - 1) if max_spacing else 0
         reason = "end of the proposed main" if k == 0 else "change in alignment"
         points.append((float(coords[i][0]), float(coords[i][1]), reason))
@@ -138,8 +145,17 @@ def plan_extension(
 
     # The service areas are applied below, so that held parcels can be reported as such.
     before = analyze_mandates(parcels, mains, profile=profile, streets=streets, buildings=buildings).parcels
-    new_main = gpd.GeoDataFrame({"main_id": [PROPOSED_ID], "sewer_type": ["sanitary"], "ownership": ["public"],
-                                 "status": ["active"], "diameter_in": [diameter_in]}, geometry=[line], crs=parcels.crs)
+    new_main = gpd.GeoDataFrame(
+        {
+            "main_id": [PROPOSED_ID],
+            "sewer_type": ["sanitary"],
+            "ownership": ["public"],
+            "status": ["active"],
+            "diameter_in": [diameter_in],
+        },
+        geometry=[line],
+        crs=parcels.crs,
+    )
     with_new = gpd.GeoDataFrame(pd.concat([mains, new_main], ignore_index=True), crs=parcels.crs)
     after = analyze_mandates(parcels, with_new, profile=profile, streets=streets, buildings=buildings).parcels
     newly = (after["status"].to_numpy() == "mandated") & (before["status"].to_numpy() != "mandated")
@@ -147,28 +163,53 @@ def plan_extension(
     newly &= ~held
     chosen = after[newly]
     ids = chosen["parcel_id"].astype(str).tolist()
-    private = chosen[~chosen["connected_flag"].astype(bool)]["parcel_id"].astype(str).tolist() \
-        if "connected_flag" in chosen else ids
+    private = (
+        chosen[~chosen["connected_flag"].astype(bool)]["parcel_id"].astype(str).tolist()
+        if "connected_flag" in chosen
+        else ids
+    )
 
-    units = pd.to_numeric(chosen["units"], errors="coerce").fillna(1).clip(lower=1) if "units" in chosen else \
-        pd.Series(1.0, index=chosen.index)
+    units = (
+        pd.to_numeric(chosen["units"], errors="coerce").fillna(1).clip(lower=1)
+        if "units" in chosen
+        else pd.Series(1.0, index=chosen.index)
+    )
     petition = _petition(chosen, design)
     cost = _cost(chosen, units, line, length_ft, diameter_in, len(manholes), design, fpu, streets, profile)
     checks, leakage = _design_checks(line, length_ft, diameter_in, manholes, profile, fpu)
     downstream = _downstream(line, network, before, units.sum(), profile)
-    return PlanResult(ids, private, after[held]["parcel_id"].astype(str).tolist(),
-                      [{"x": round(x, 2), "y": round(y, 2), "reason": r} for x, y, r in manholes], length_ft,
-                      float(diameter_in), checks, leakage, petition, cost, downstream, float(units.sum()),
-                      parcels=chosen, line=line)
+    return PlanResult(
+        ids,
+        private,
+        after[held]["parcel_id"].astype(str).tolist(),
+        [{"x": round(x, 2), "y": round(y, 2), "reason": r} for x, y, r in manholes],
+        length_ft,
+        float(diameter_in),
+        checks,
+        leakage,
+        petition,
+        cost,
+        downstream,
+        float(units.sum()),
+        parcels=chosen,
+        line=line,
+    )
 
 
 def _petition(chosen, design) -> dict:
-    owners = chosen["owner_name"].fillna("").astype(str).str.upper().str.replace(r"[^\w]+", " ", regex=True) \
-        .str.strip() if "owner_name" in chosen else chosen["parcel_id"].astype(str)
+    owners = (
+        chosen["owner_name"].fillna("").astype(str).str.upper().str.replace(r"[^\w]+", " ", regex=True).str.strip()
+        if "owner_name" in chosen
+        else chosen["parcel_id"].astype(str)
+    )
     n = int(owners.replace("", np.nan).dropna().nunique())
     rule = design.petition_majority
-    return {"benefiting_owners": n, "signatures_needed": n // 2 + 1 if n else 0,
-            "section": rule.citation if rule.value else None, "applies": bool(rule.value)}
+    return {
+        "benefiting_owners": n,
+        "signatures_needed": n // 2 + 1 if n else 0,
+        "section": rule.citation if rule.value else None,
+        "applies": bool(rule.value),
+    }
 
 
 def petition_passes(signatures: int, benefiting_owners: int) -> bool:
@@ -199,10 +240,16 @@ def _cost(chosen, units, line, length_ft, diameter, n_manholes, design, fpu, str
             return {}
         return {pid: round(total * wi / w.sum(), 2) for pid, wi in zip(ids, w, strict=True)}
 
-    return {"total": round(total, 2), "main": round(main_cost, 2), "manholes": round(manhole_cost, 2),
-            "laterals": round(lateral_cost, 2), "cost_per_ft": per_ft,
-            "by_frontage": split(_frontage_ft(chosen, line, fpu, streets, profile)),
-            "by_parcel": split(pd.Series(1.0, index=chosen.index)), "by_unit": split(units)}
+    return {
+        "total": round(total, 2),
+        "main": round(main_cost, 2),
+        "manholes": round(manhole_cost, 2),
+        "laterals": round(lateral_cost, 2),
+        "cost_per_ft": per_ft,
+        "by_frontage": split(_frontage_ft(chosen, line, fpu, streets, profile)),
+        "by_parcel": split(pd.Series(1.0, index=chosen.index)),
+        "by_unit": split(units),
+    }
 
 
 def _design_checks(line, length_ft, diameter, manholes, profile, fpu):
@@ -211,42 +258,78 @@ def _design_checks(line, length_ft, diameter, manholes, profile, fpu):
     rule = net_rules.min_diameter_in
     if rule.value is not None:
         ok = diameter >= rule.value
-        checks.append(Check("min_diameter", ok, rule.citation,
-                            f"{diameter:g} in {'meets' if ok else 'is below'} the {rule.value:g} in minimum."))
+        checks.append(
+            Check(
+                "min_diameter",
+                ok,
+                rule.citation,
+                f"{diameter:g} in {'meets' if ok else 'is below'} the {rule.value:g} in minimum.",
+            )
+        )
     rule = net_rules.max_manhole_spacing_ft
     if rule.value is not None:
         pts = np.array([(x, y) for x, y, _ in manholes])
         along = [line.project(shapely.Point(p)) * fpu for p in pts]
         gap = max(np.diff(sorted(along))) if len(along) > 1 else 0.0
         ok = gap <= rule.value + 0.01
-        checks.append(Check("manhole_spacing", ok, rule.citation,
-                            f"{len(manholes)} manholes placed (ends, bends and between); the longest run between "
-                            f"them is {gap:,.0f} ft, at most {rule.value:g} ft allowed."))
+        checks.append(
+            Check(
+                "manhole_spacing",
+                ok,
+                rule.citation,
+                f"{len(manholes)} manholes placed (ends, bends and between); the longest run between "
+                f"them is {gap:,.0f} ft, at most {rule.value:g} ft allowed.",
+            )
+        )
     if net_rules.manhole_at_alignment_change.value:
         bends = sum(1 for _, _, r in manholes if r == "change in alignment")
-        checks.append(Check("alignment_change", True, net_rules.manhole_at_alignment_change.citation,
-                            f"A manhole is placed at each of the {bends} change(s) in alignment."))
+        checks.append(
+            Check(
+                "alignment_change",
+                True,
+                net_rules.manhole_at_alignment_change.citation,
+                f"A manhole is placed at each of the {bends} change(s) in alignment.",
+            )
+        )
     widths = {float(k): v for k, v in design.trench_width_in.value.items()}
     if widths:
         limit = widths.get(float(diameter))
         if limit is None:
-            checks.append(Check("trench_width", False, design.trench_width_in.citation,
-                                f"No trench width is set for {diameter:g}-inch pipe (the table covers "
-                                f"{', '.join(f'{d:g}' for d in sorted(widths))} in): ask the engineer."))
+            checks.append(
+                Check(
+                    "trench_width",
+                    False,
+                    design.trench_width_in.citation,
+                    f"No trench width is set for {diameter:g}-inch pipe (the table covers "
+                    f"{', '.join(f'{d:g}' for d in sorted(widths))} in): ask the engineer.",
+                )
+            )
         else:
-            checks.append(Check("trench_width", True, design.trench_width_in.citation,
-                                f"Trench at most {int(limit) // 12} ft {int(limit) % 12} in wide above the crown of "
-                                f"{diameter:g}-inch pipe; wider needs 6 in of concrete encasement (§ 144-18G)."))
+            checks.append(
+                Check(
+                    "trench_width",
+                    True,
+                    design.trench_width_in.citation,
+                    f"Trench at most {int(limit) // 12} ft {int(limit) % 12} in wide above the crown of "
+                    f"{diameter:g}-inch pipe; wider needs 6 in of concrete encasement (§ 144-18G).",
+                )
+            )
     leakage = None
     if design.exfiltration_gpd_per_inch_mile.value is not None:
         per_mh = design.exfiltration_gpd_per_manhole.value or 0.0
         leakage = design.exfiltration_gpd_per_inch_mile.value * (length_ft / 5280) * diameter + len(manholes) * per_mh
         sections = math.ceil(length_ft / design.max_test_section_ft.value) if design.max_test_section_ft.value else 1
-        checks.append(Check("exfiltration_allowance", True, design.exfiltration_gpd_per_inch_mile.citation,
-                            f"Allowed leakage in the exfiltration test: {leakage:,.1f} gallons per day for "
-                            f"{length_ft:,.0f} ft of {diameter:g}-inch pipe and {len(manholes)} manholes, tested in "
-                            f"{sections} section(s) of at most "
-                            f"{design.max_test_section_ft.value or length_ft:,.0f} ft."))
+        checks.append(
+            Check(
+                "exfiltration_allowance",
+                True,
+                design.exfiltration_gpd_per_inch_mile.citation,
+                f"Allowed leakage in the exfiltration test: {leakage:,.1f} gallons per day for "
+                f"{length_ft:,.0f} ft of {diameter:g}-inch pipe and {len(manholes)} manholes, tested in "
+                f"{sections} section(s) of at most "
+                f"{design.max_test_section_ft.value or length_ft:,.0f} ft.",
+            )
+        )
     return checks, leakage
 
 
@@ -287,21 +370,38 @@ def _downstream(line, net, before, added_units, profile) -> dict:
         material = str(net.material[e] or "").strip().lower()
         n = design.manning_n_by_material.value.get(material, design.manning_n.value)
         capacity = manning_capacity_gpd(diameter, slope, n) if np.isfinite(diameter) else None
-        shed = sewershed(net, int(net.u[e]), connections, connected if connections is not None else None,
-                         profile=profile)
+        shed = sewershed(
+            net, int(net.u[e]), connections, connected if connections is not None else None, profile=profile
+        )
         present = shed.units * gpd_unit * design.peaking_factor.value
         fits = capacity is None or present + added <= capacity
         ok &= fits
-        rows.append({"main_id": mid, "diameter_in": None if not np.isfinite(diameter) else float(diameter),
-                     "slope": round(float(slope), 5), "slope_source": slope_source, "manning_n": n,
-                     "capacity_gpd": None if capacity is None else round(capacity),
-                     "present_peak_gpd": round(present), "added_peak_gpd": round(added), "capacity_ok": bool(fits)})
+        rows.append(
+            {
+                "main_id": mid,
+                "diameter_in": None if not np.isfinite(diameter) else float(diameter),
+                "slope": round(float(slope), 5),
+                "slope_source": slope_source,
+                "manning_n": n,
+                "capacity_gpd": None if capacity is None else round(capacity),
+                "present_peak_gpd": round(present),
+                "added_peak_gpd": round(added),
+                "capacity_ok": bool(fits),
+            }
+        )
     problem = trace.problem
     if gap_ft > profile.network.snap_tolerance_ft.value:
         problem = ((problem + " ") if problem else "") + (
-            f"The proposed main ends {gap_ft:,.0f} ft from {trace.path[0]}: a connecting main is needed.")
-    return {"connects_at": trace.path[0] if trace.path else None, "connection_gap_ft": round(gap_ft, 1),
-            "path": trace.path, "mains": rows,
-            "capacity_ok": bool(ok), "outfall": trace.outfall, "problem": problem,
-            "added_peak_gpd": round(added), "sections": {
-                "flow": profile.network.gallons_per_day_per_unit.citation, "capacity": design.manning_n.citation}}
+            f"The proposed main ends {gap_ft:,.0f} ft from {trace.path[0]}: a connecting main is needed."
+        )
+    return {
+        "connects_at": trace.path[0] if trace.path else None,
+        "connection_gap_ft": round(gap_ft, 1),
+        "path": trace.path,
+        "mains": rows,
+        "capacity_ok": bool(ok),
+        "outfall": trace.outfall,
+        "problem": problem,
+        "added_peak_gpd": round(added),
+        "sections": {"flow": profile.network.gallons_per_day_per_unit.citation, "capacity": design.manning_n.citation},
+    }

@@ -193,9 +193,15 @@ class Profile:
         return head | {"rules": {k: r.as_dict() for k, r in self.rules().items()}}
 
 
-_SECTIONS: dict[str, type] = {"mandate": MandateRules, "sewers": SewerRules, "measurement": MeasurementSettings,
-                              "network": NetworkRules, "buildings": BuildingRules, "notices": NoticeRules,
-                              "design": DesignRules}
+_SECTIONS: dict[str, type] = {
+    "mandate": MandateRules,
+    "sewers": SewerRules,
+    "measurement": MeasurementSettings,
+    "network": NetworkRules,
+    "buildings": BuildingRules,
+    "notices": NoticeRules,
+    "design": DesignRules,
+}
 _HEADER_KEYS = ("id", "municipality", "law", "source_text", "version", "summary")
 
 
@@ -267,7 +273,7 @@ def _build_profile(data: dict, path: Path, overrides: dict[str, Any]) -> Profile
 
 def _build_rule(key: str, raw: Any, meta: dict) -> tuple[Rule | None, list[str]]:
     if not isinstance(raw, dict):
-        return None, [f"{key} must be a table like {{ value = ..., section = \"§ ...\", quote = \"...\" }}"]
+        return None, [f'{key} must be a table like {{ value = ..., section = "§ ...", quote = "..." }}']
     problems = [f"{key}: unknown key {k!r}" for k in raw if k not in _RULE_KEYS]
     if not raw.get("section"):
         problems.append(f"{key}: missing key 'section' (every rule cites its section)")

@@ -34,8 +34,9 @@ class StreetPairs:
     street_names: np.ndarray
 
 
-def street_pairs(streets: gpd.GeoDataFrame, parcels: np.ndarray, mains: np.ndarray, *, profile: Profile,
-                 fpu: float, workers: int) -> StreetPairs:
+def street_pairs(
+    streets: gpd.GeoDataFrame, parcels: np.ndarray, mains: np.ndarray, *, profile: Profile, fpu: float, workers: int
+) -> StreetPairs:
     """Which parcels abut which streets, which mains lie in which streets, and which streets are sewered."""
     m = profile.measurement
     geoms = np.asarray(streets.geometry.values)
@@ -52,11 +53,17 @@ def street_pairs(streets: gpd.GeoDataFrame, parcels: np.ndarray, mains: np.ndarr
     row[straight] = _rectangles(geoms[straight], half[straight], 0.0)
     reach[straight] = _rectangles(geoms[straight], half[straight] + tol, tol)
     bent = np.flatnonzero(linear & ~straight)
-    row[bent] = elementwise(shapely.buffer, geoms[bent], half[bent], workers=workers, cap_style="flat",
-                            join_style="mitre", mitre_limit=2)
+    row[bent] = elementwise(
+        shapely.buffer, geoms[bent], half[bent], workers=workers, cap_style="flat", join_style="mitre", mitre_limit=2
+    )
     rest = np.flatnonzero(~straight)
-    reach[rest] = elementwise(shapely.buffer, row[rest], np.full(len(rest), tol), workers=workers,
-                              join_style="mitre", mitre_limit=2) if tol > 0 else row[rest]
+    reach[rest] = (
+        elementwise(
+            shapely.buffer, row[rest], np.full(len(rest), tol), workers=workers, join_style="mitre", mitre_limit=2
+        )
+        if tol > 0
+        else row[rest]
+    )
 
     row_tree = shapely.STRtree(reach)
     p_idx, r_idx = query_pairs(row_tree, parcels, workers=workers, predicate="intersects")
@@ -64,20 +71,26 @@ def street_pairs(streets: gpd.GeoDataFrame, parcels: np.ndarray, mains: np.ndarr
     m_idx, mr_idx = query_pairs(shapely.STRtree(row), mains, workers=workers, predicate="intersects")
     inside = np.empty(len(m_idx))
     # A two-point main in a straight street's rectangle: clip analytically. Anything else: GEOS overlay.
-    fast = straight[mr_idx] & (shapely.get_num_coordinates(mains[m_idx]) == 2) & (
-        shapely.get_type_id(mains[m_idx]) == 1)
+    fast = (
+        straight[mr_idx] & (shapely.get_num_coordinates(mains[m_idx]) == 2) & (shapely.get_type_id(mains[m_idx]) == 1)
+    )
     inside[fast] = _length_inside(mains[m_idx[fast]], geoms[mr_idx[fast]], half[mr_idx[fast]])
     slow = ~fast
-    inside[slow] = shapely.length(elementwise(shapely.intersection, mains[m_idx[slow]], row[mr_idx[slow]],
-                                              workers=workers))
+    inside[slow] = shapely.length(
+        elementwise(shapely.intersection, mains[m_idx[slow]], row[mr_idx[slow]], workers=workers)
+    )
     keep = inside * fpu >= m.main_in_street_min_row_widths.value * width_ft[mr_idx]
     holds = pd.DataFrame({"main": m_idx[keep], "row": mr_idx[keep], "inside": inside[keep]})
     holds = holds.sort_values("inside", ascending=False, kind="stable").drop(columns="inside")
     sewered = np.zeros(len(geoms), dtype=bool)
     sewered[holds["row"].to_numpy()] = True
     names = streets["street_name"] if "street_name" in streets.columns else pd.Series([None] * len(geoms))
-    return StreetPairs(abuts=pd.DataFrame({"parcel": p_idx, "row": r_idx}), holds=holds, sewered=sewered,
-                       street_names=names.astype(object).where(names.notna(), None).to_numpy(object))
+    return StreetPairs(
+        abuts=pd.DataFrame({"parcel": p_idx, "row": r_idx}),
+        holds=holds,
+        sewered=sewered,
+        street_names=names.astype(object).where(names.notna(), None).to_numpy(object),
+    )
 
 
 def _rectangles(segments: np.ndarray, half: np.ndarray, extend: float) -> np.ndarray:
@@ -136,8 +149,15 @@ def abuts_sewered(pairs: StreetPairs, n_parcels: int) -> np.ndarray:
     return out
 
 
-def said_sewer(pairs: StreetPairs, tree: shapely.STRtree, parcels: np.ndarray, mains: np.ndarray,
-               main_index: np.ndarray, distance: np.ndarray, reach: float):
+def said_sewer(
+    pairs: StreetPairs,
+    tree: shapely.STRtree,
+    parcels: np.ndarray,
+    mains: np.ndarray,
+    main_index: np.ndarray,
+    distance: np.ndarray,
+    reach: float,
+):
     """Make the deciding main one that lies in a street the parcel abuts, where one is within ``reach``.
 
     Returns the new main positions and distances, and each parcel's street position (-1 where none): the

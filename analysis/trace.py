@@ -33,10 +33,15 @@ class Trace:
     problem: str | None
 
     def as_dict(self) -> dict:
-        return {"start": self.start, "path": self.path, "mains": self.mains,
-                "control_manhole": self.control_manhole,
-                "length_ft": None if self.length_ft is None else round(self.length_ft, 1),
-                "outfall": self.outfall, "problem": self.problem}
+        return {
+            "start": self.start,
+            "path": self.path,
+            "mains": self.mains,
+            "control_manhole": self.control_manhole,
+            "length_ft": None if self.length_ft is None else round(self.length_ft, 1),
+            "outfall": self.outfall,
+            "problem": self.problem,
+        }
 
 
 @dataclass(frozen=True)
@@ -54,8 +59,14 @@ class Sewershed:
     nodes: list[int] = field(default_factory=list, repr=False)
 
     def as_dict(self) -> dict:
-        return {"manhole": self.manhole, "mains": self.mains, "manholes": self.manholes, "parcels": self.parcels,
-                "units": self.units, "flow_gpd": round(self.flow_gpd, 1)}
+        return {
+            "manhole": self.manhole,
+            "mains": self.mains,
+            "manholes": self.manholes,
+            "parcels": self.parcels,
+            "units": self.units,
+            "flow_gpd": round(self.flow_gpd, 1),
+        }
 
 
 def connect_parcels(net: SewerNetwork, parcels) -> pd.DataFrame:
@@ -86,8 +97,7 @@ def connect_parcels(net: SewerNetwork, parcels) -> pd.DataFrame:
     v = net.v[e] if len(net.v) else np.zeros(n, dtype=np.int64)
     frac = np.zeros(n)
     if has.any():
-        frac[has] = shapely.line_locate_point(net.geometry[edge[has]], shapely.points(x[has], y[has]),
-                                              normalized=True)
+        frac[has] = shapely.line_locate_point(net.geometry[edge[has]], shapely.points(x[has], y[has]), normalized=True)
     rest_ft = np.where(has, (1 - frac) * (net.length_ft[e] if len(net.v) else 0.0), np.nan)
     control = np.where(has, net.control_manhole[v] if len(net.v) else -1, -1)
     drains = net.drains()
@@ -100,21 +110,32 @@ def connect_parcels(net: SewerNetwork, parcels) -> pd.DataFrame:
         given = parcels["control_manhole"]
         special = given.astype(object).where(given.notna(), None).to_numpy(object)
     control_id = np.where(pd.notna(special), special, control_id)
-    outfall_id = np.where(has & drains[v], net.node_id[np.clip(terminal, 0, None)], None) if net.n_nodes else \
-        np.full(n, None, dtype=object)
+    outfall_id = (
+        np.where(has & drains[v], net.node_id[np.clip(terminal, 0, None)], None)
+        if net.n_nodes
+        else np.full(n, None, dtype=object)
+    )
 
     problem = np.full(n, None, dtype=object)
     problem[~has & pd.notna(want)] = "The parcel's main is not part of the public sewer network."
     problem[has & ~drains[v] & (terminal < 0)] = "The flow from this connection runs in a loop."
     problem[has & ~drains[v] & (terminal >= 0)] = "The main lies in a piece of the network with no outfall."
     problem[has & (control < 0) & pd.isna(special) & drains[v]] = "No manhole below the connection."
-    return pd.DataFrame({"edge": edge, "control_manhole": control_id,
-                         "downstream_length_ft": np.round(downstream, 1), "outfall_id": outfall_id,
-                         "network_problem": problem}, index=parcels.index)
+    return pd.DataFrame(
+        {
+            "edge": edge,
+            "control_manhole": control_id,
+            "downstream_length_ft": np.round(downstream, 1),
+            "outfall_id": outfall_id,
+            "network_problem": problem,
+        },
+        index=parcels.index,
+    )
 
 
-def trace_down(net: SewerNetwork, node: int, *, start: str | None = None, first_main: int | None = None,
-               first_ft: float = 0.0) -> Trace:
+def trace_down(
+    net: SewerNetwork, node: int, *, start: str | None = None, first_main: int | None = None, first_ft: float = 0.0
+) -> Trace:
     """Follow next-hop mains from ``node`` to the outfall (one walk: the path is as long as the network is deep)."""
     path, mains = [], []
     if first_main is not None:
@@ -124,8 +145,15 @@ def trace_down(net: SewerNetwork, node: int, *, start: str | None = None, first_
     while True:
         path.append(str(net.node_id[here]))
         if here in seen:
-            return Trace(start or path[0], path, mains, _control(net, node), None, None,
-                         f"The flow runs in a loop at {net.node_id[here]}.")
+            return Trace(
+                start or path[0],
+                path,
+                mains,
+                _control(net, node),
+                None,
+                None,
+                f"The flow runs in a loop at {net.node_id[here]}.",
+            )
         seen.add(here)
         e = net.next_main[here]
         if e < 0:
@@ -133,8 +161,14 @@ def trace_down(net: SewerNetwork, node: int, *, start: str | None = None, first_
         mains.append(str(net.main_id[e]))
         here = net.v[e]
     drains = bool(net.node_is_outfall[here])
-    problem = None if drains else (f"The flow stops at {net.node_id[here]}, which is not an outfall: this piece of "
-                                   "the network reaches no treatment plant or outfall.")
+    problem = (
+        None
+        if drains
+        else (
+            f"The flow stops at {net.node_id[here]}, which is not an outfall: this piece of "
+            "the network reaches no treatment plant or outfall."
+        )
+    )
     length = first_ft + float(net.downstream_ft[node]) if drains else None
     return Trace(start or path[0], path, mains, _control(net, node), length, path[-1] if drains else None, problem)
 
@@ -148,19 +182,34 @@ def trace_parcel(net: SewerNetwork, parcel_id: str, connection: pd.Series) -> Tr
     """The downstream trace of one parcel, from its connection main (``connect_parcels`` row)."""
     e = int(connection["edge"])
     if e < 0:
-        return Trace(parcel_id, [], [], None, None, None, connection["network_problem"] or
-                     "The parcel has no connection point on the public sewer.")
+        return Trace(
+            parcel_id,
+            [],
+            [],
+            None,
+            None,
+            None,
+            connection["network_problem"] or "The parcel has no connection point on the public sewer.",
+        )
     rest = float(connection["downstream_length_ft"]) if pd.notna(connection["downstream_length_ft"]) else None
     node = int(net.v[e])
     t = trace_down(net, node, start=parcel_id, first_main=e)
     first_ft = (rest - float(net.downstream_ft[node])) if rest is not None else 0.0
     control = connection["control_manhole"] if pd.notna(connection["control_manhole"]) else t.control_manhole
-    return Trace(parcel_id, t.path, t.mains, control,
-                 None if t.length_ft is None else first_ft + t.length_ft, t.outfall, t.problem)
+    return Trace(
+        parcel_id,
+        t.path,
+        t.mains,
+        control,
+        None if t.length_ft is None else first_ft + t.length_ft,
+        t.outfall,
+        t.problem,
+    )
 
 
-def sewershed(net: SewerNetwork, node: int, connections: pd.DataFrame | None, parcels=None, *,
-              profile: Profile) -> Sewershed:
+def sewershed(
+    net: SewerNetwork, node: int, connections: pd.DataFrame | None, parcels=None, *, profile: Profile
+) -> Sewershed:
     """Everything draining through ``node``: upstream nodes by breadth-first search against the flow."""
     reverse = _adjacency(net.n_nodes, net.v, net.u)  # edges point upstream
     order = csgraph.breadth_first_order(reverse, node, directed=True, return_predecessors=False)
@@ -183,8 +232,17 @@ def sewershed(net: SewerNetwork, node: int, connections: pd.DataFrame | None, pa
             unknown = len(chosen)
     gpd_rule = profile.network.gallons_per_day_per_unit
     manholes = [str(net.node_id[i]) for i in order if net.node_is_manhole[i]]
-    return Sewershed(str(net.node_id[node]), [str(m) for m in net.main_id[mains]], manholes, parcel_ids, units,
-                     unknown, units * gpd_rule.value, gpd_rule.citation, order.tolist())
+    return Sewershed(
+        str(net.node_id[node]),
+        [str(m) for m in net.main_id[mains]],
+        manholes,
+        parcel_ids,
+        units,
+        unknown,
+        units * gpd_rule.value,
+        gpd_rule.citation,
+        order.tolist(),
+    )
 
 
 NETWORK_COLUMNS = ("control_manhole", "downstream_length_ft", "outfall_id", "network_problem")

@@ -65,8 +65,9 @@ def measure(path: Path, dense: bool) -> dict:
     n = len(parcels)
     out["parcels"] = n
     t = time.perf_counter()
-    result = analyze_mandates(parcels, layers.mains, streets=layers.streets, buildings=layers.buildings,
-                              profile=profile)
+    result = analyze_mandates(
+        parcels, layers.mains, streets=layers.streets, buildings=layers.buildings, profile=profile
+    )
     out["analysis_s"] = time.perf_counter() - t
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
@@ -107,10 +108,12 @@ def _duckdb(parcels, mains, distance_ft: float) -> float | None:
     con = duckdb.connect()
     con.load_extension(str(ext / "spatial.duckdb_extension"))
     con.execute(f"SET threads = {os.cpu_count() or 2}")
-    p = pa.table({"id": pa.array(range(len(parcels))),
-                  "wkb": pa.array(shapely.to_wkb(parcels.geometry.values), pa.binary())})
-    m = pa.table({"id": pa.array(range(len(mains))),
-                  "wkb": pa.array(shapely.to_wkb(mains.geometry.values), pa.binary())})
+    p = pa.table(
+        {"id": pa.array(range(len(parcels))), "wkb": pa.array(shapely.to_wkb(parcels.geometry.values), pa.binary())}
+    )
+    m = pa.table(
+        {"id": pa.array(range(len(mains))), "wkb": pa.array(shapely.to_wkb(mains.geometry.values), pa.binary())}
+    )
     con.register("p_in", p)
     con.register("m_in", m)
     con.execute("CREATE TABLE parcels AS SELECT id, ST_GeomFromWKB(wkb) AS geom FROM p_in")
@@ -138,8 +141,9 @@ def main(argv: list[str]) -> None:
             path = setup(n, Path(tmp))
             variants = ["simple", "dense"] if n <= 100_000 else ["simple"]
             for variant in variants:
-                done = subprocess.run([sys.executable, __file__, "--one", str(path), variant], check=True,
-                                      capture_output=True, text=True)
+                done = subprocess.run(
+                    [sys.executable, __file__, "--one", str(path), variant], check=True, capture_output=True, text=True
+                )
                 row = json.loads(done.stdout.strip().splitlines()[-1])
                 rows.append(row)
                 print(_line(row), flush=True)
@@ -148,26 +152,32 @@ def main(argv: list[str]) -> None:
 
 
 def _line(r: dict) -> str:
-    return (f"{r['parcels']:>9,} {'dense ' if r['dense'] else 'simple'}  read {r['read_s']:.2f}s  analysis "
-            f"{r['analysis_s']:.2f}s  write {r['write_s']:.2f}s  end-to-end {r['end_to_end_s']:.2f}s  "
-            f"{r['parcels_per_s']:,.0f} parcels/s  peak {r['peak_rss_mb']:,.0f} MB  "
-            f"naive~{r['naive_s_extrapolated']:.1f}s"
-            f"  duckdb {r['duckdb_s'] if r['duckdb_s'] is None else round(r['duckdb_s'], 2)}s")
+    return (
+        f"{r['parcels']:>9,} {'dense ' if r['dense'] else 'simple'}  read {r['read_s']:.2f}s  analysis "
+        f"{r['analysis_s']:.2f}s  write {r['write_s']:.2f}s  end-to-end {r['end_to_end_s']:.2f}s  "
+        f"{r['parcels_per_s']:,.0f} parcels/s  peak {r['peak_rss_mb']:,.0f} MB  "
+        f"naive~{r['naive_s_extrapolated']:.1f}s"
+        f"  duckdb {r['duckdb_s'] if r['duckdb_s'] is None else round(r['duckdb_s'], 2)}s"
+    )
 
 
 def table(rows: list[dict]) -> str:
-    head = ("| parcels | geometry | read s | analysis s | write s | end to end s | parcels/s | peak MB | "
-            "naive geopandas s (extrapolated) | DuckDB ST_DWithin s | analysis / DuckDB | buildings | buildings s |")
+    head = (
+        "| parcels | geometry | read s | analysis s | write s | end to end s | parcels/s | peak MB | "
+        "naive geopandas s (extrapolated) | DuckDB ST_DWithin s | analysis / DuckDB | buildings | buildings s |"
+    )
     lines = [head, "|" + "---|" * 13]
     for r in rows:
         duck = r["duckdb_s"]
         ratio = f"{r['analysis_s'] / duck:.2f}" if duck else "n/a"
         geometry = f"dense ({r.get('vertices_per_parcel', 0):.0f} vertices)" if r["dense"] else "simple (5)"
-        lines.append(f"| {r['parcels']:,} | {geometry} | {r['read_s']:.2f} | {r['analysis_s']:.2f} | "
-                     f"{r['write_s']:.2f} | {r['end_to_end_s']:.2f} | {r['parcels_per_s']:,.0f} | "
-                     f"{r['peak_rss_mb']:,.0f} | {r['naive_s_extrapolated']:.1f} | "
-                     f"{'n/a' if duck is None else f'{duck:.2f}'} | {ratio} | {r['buildings']:,} | "
-                     f"{r['buildings_s']:.2f} |")
+        lines.append(
+            f"| {r['parcels']:,} | {geometry} | {r['read_s']:.2f} | {r['analysis_s']:.2f} | "
+            f"{r['write_s']:.2f} | {r['end_to_end_s']:.2f} | {r['parcels_per_s']:,.0f} | "
+            f"{r['peak_rss_mb']:,.0f} | {r['naive_s_extrapolated']:.1f} | "
+            f"{'n/a' if duck is None else f'{duck:.2f}'} | {ratio} | {r['buildings']:,} | "
+            f"{r['buildings_s']:.2f} |"
+        )
     return "\n".join(lines)
 
 

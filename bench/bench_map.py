@@ -53,8 +53,14 @@ def main(n: int) -> None:
     layers = load_layers(find_layers(str(store)), target_crs=measuring_crs("EPSG:2260"))
     run_analysis(layers, profile, out_path=str(store))
 
-    app = create_app({"STORE": str(store), "USERS_DB": str(folder / "users.sqlite"), "SECRET_KEY": "bench",
-                      "UPLOAD_FOLDER": str(folder / "uploads")})
+    app = create_app(
+        {
+            "STORE": str(store),
+            "USERS_DB": str(folder / "users.sqlite"),
+            "SECRET_KEY": "bench",
+            "UPLOAD_FOLDER": str(folder / "uploads"),
+        }
+    )
     t = time.perf_counter()
     with app.app_context():
         map_data()
@@ -65,9 +71,17 @@ def main(n: int) -> None:
 
     options = webdriver.ChromeOptions()
     options.binary_location = shutil.which("chromium")
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                 f"--user-data-dir={folder / 'profile'}", "--window-size=1400,1000"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={folder / 'profile'}",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
     try:
@@ -86,23 +100,27 @@ def main(n: int) -> None:
             before = driver.execute_script("return document.body.dataset.loaded")
             t = time.perf_counter()
             driver.execute_script(f"window.sewerplanMap.panBy([{dx}, {dy}], {{animate: false}});")
-            wait(driver, f"return document.body.dataset.loaded !== '{before}' && "
-                         "document.body.dataset.loading === '0'")
+            wait(driver, f"return document.body.dataset.loaded !== '{before}' && document.body.dataset.loading === '0'")
             pans.append(time.perf_counter() - t)
         view_kb = driver.execute_async_script(
             "const done = arguments[0]; const b = window.sewerplanMap.getBounds();"
             "fetch(`/api/layers/parcels?bbox=${b.getWest()},${b.getSouth()},${b.getEast()},${b.getNorth()}&zoom=17`)"
-            ".then(r => r.text()).then(t => done(t.length / 1024));")
+            ".then(r => r.text()).then(t => done(t.length / 1024));"
+        )
     finally:
         driver.quit()
         server.shutdown()
         shutil.rmtree(folder, ignore_errors=True)
 
-    print("| parcels | store load s (at serve) | first render s | page KB | first view | pan median s | pan max s | "
-          "street-level view data KB |")
+    print(
+        "| parcels | store load s (at serve) | first render s | page KB | first view | pan median s | pan max s | "
+        "street-level view data KB |"
+    )
     print("|---|---|---|---|---|---|---|---|")
-    print(f"| {n:,} | {load_s:.1f} | {first_s:.2f} | {page_kb:.0f} | {'grid overview' if aggregated else 'parcels'} "
-          f"| {statistics.median(pans):.2f} | {max(pans):.2f} | {view_kb:.0f} |")
+    print(
+        f"| {n:,} | {load_s:.1f} | {first_s:.2f} | {page_kb:.0f} | {'grid overview' if aggregated else 'parcels'} "
+        f"| {statistics.median(pans):.2f} | {max(pans):.2f} | {view_kb:.0f} |"
+    )
 
 
 if __name__ == "__main__":

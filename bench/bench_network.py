@@ -46,24 +46,37 @@ def comb(n_mains: int, seed: int = 7):
     x = trunk_x[b] + SEG / 2
     branches = np.stack([x, k * SEG, x, (k + 1) * SEG], 1)
     # Branches start at the trunk's middle: split the trunk there with a manhole (they meet at a T).
-    trunk_half = np.concatenate([np.stack([trunk[:, 0], trunk[:, 1], trunk[:, 0] + SEG / 2, trunk[:, 3]], 1),
-                                 np.stack([trunk[:, 0] + SEG / 2, trunk[:, 1], trunk[:, 2], trunk[:, 3]], 1)])
+    trunk_half = np.concatenate(
+        [
+            np.stack([trunk[:, 0], trunk[:, 1], trunk[:, 0] + SEG / 2, trunk[:, 3]], 1),
+            np.stack([trunk[:, 0] + SEG / 2, trunk[:, 1], trunk[:, 2], trunk[:, 3]], 1),
+        ]
+    )
     segs = np.concatenate([trunk_half, branches])
     rng = np.random.default_rng(seed)
     flip = rng.random(len(segs)) < 0.5  # digitised either way
     segs[flip] = segs[flip][:, [2, 3, 0, 1]]
     lines = shapely.linestrings(segs.reshape(-1, 2, 2))
-    mains = gpd.GeoDataFrame({"main_id": np.char.add("M-", np.arange(len(segs)).astype(str))},
-                             geometry=lines, crs="EPSG:2260")
+    mains = gpd.GeoDataFrame(
+        {"main_id": np.char.add("M-", np.arange(len(segs)).astype(str))}, geometry=lines, crs="EPSG:2260"
+    )
     ends = np.unique(np.round(np.concatenate([segs[:, :2], segs[:, 2:]]), 1), axis=0)
-    manholes = gpd.GeoDataFrame({"manhole_id": np.char.add("MH-", np.arange(len(ends)).astype(str))},
-                                geometry=shapely.points(ends), crs="EPSG:2260")
-    plant = gpd.GeoDataFrame({"outfall_id": ["WWTP"]}, geometry=[shapely.Point(trunk_x[-1] + 50, 0)],
-                             crs="EPSG:2260")
+    manholes = gpd.GeoDataFrame(
+        {"manhole_id": np.char.add("MH-", np.arange(len(ends)).astype(str))},
+        geometry=shapely.points(ends),
+        crs="EPSG:2260",
+    )
+    plant = gpd.GeoDataFrame({"outfall_id": ["WWTP"]}, geometry=[shapely.Point(trunk_x[-1] + 50, 0)], crs="EPSG:2260")
     frac = rng.random(len(segs))
     pts = shapely.line_interpolate_point(lines, frac, normalized=True)
-    parcels = pd.DataFrame({"parcel_id": np.arange(len(segs)), "main_id": mains["main_id"],
-                            "connection_x": shapely.get_x(pts), "connection_y": shapely.get_y(pts)})
+    parcels = pd.DataFrame(
+        {
+            "parcel_id": np.arange(len(segs)),
+            "main_id": mains["main_id"],
+            "connection_x": shapely.get_x(pts),
+            "connection_y": shapely.get_y(pts),
+        }
+    )
     return mains, manholes, plant, parcels
 
 
@@ -88,20 +101,30 @@ def run(n: int) -> dict:
         node = int(net.v[connections["edge"].iloc[i]])
         nx.shortest_path_length(g, node, outfall, weight="weight")
     baseline = (time.perf_counter() - t) / len(sample) * len(parcels)
-    return {"mains": len(mains), "parcels": len(parcels), "build_s": build_s, "trace_s": trace_s,
-            "total_s": build_s + trace_s, "baseline_s": baseline,
-            "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+    return {
+        "mains": len(mains),
+        "parcels": len(parcels),
+        "build_s": build_s,
+        "trace_s": trace_s,
+        "total_s": build_s + trace_s,
+        "baseline_s": baseline,
+        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
 
 
 def main(argv: list[str]) -> None:
     sizes = [int(a) for a in argv] or [100_000, 1_000_000]
     rows = [run(n) for n in sizes]
-    print("| mains | parcels | build s | trace all parcels s | total s | networkx per-parcel shortest path s "
-          "(extrapolated) | peak MB |")
+    print(
+        "| mains | parcels | build s | trace all parcels s | total s | networkx per-parcel shortest path s "
+        "(extrapolated) | peak MB |"
+    )
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['mains']:,} | {r['parcels']:,} | {r['build_s']:.2f} | {r['trace_s']:.2f} | {r['total_s']:.2f} "
-              f"| {r['baseline_s']:,.0f} | {r['peak_mb']:,.0f} |")
+        print(
+            f"| {r['mains']:,} | {r['parcels']:,} | {r['build_s']:.2f} | {r['trace_s']:.2f} | {r['total_s']:.2f} "
+            f"| {r['baseline_s']:,.0f} | {r['peak_mb']:,.0f} |"
+        )
 
 
 if __name__ == "__main__":

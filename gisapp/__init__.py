@@ -24,8 +24,11 @@ SETTINGS: dict[str, tuple[Any, str]] = {
     "LOCAL_MODE": (True, "Bound to 127.0.0.1: with no accounts, run as one local planner without a login."),
     "MAP_MAX_FEATURES": (5000, "Most parcels sent for one map view; beyond it a grid overview is sent instead."),
     "SESSION_COOKIE_SECURE": (False, "Send the session cookie over HTTPS only (set True behind HTTPS)."),
-    "REGISTER": (None, "The notice register: a SQLite path or database URL (default SEWERPLAN_DATABASE_URL, else "
-                       "instance/register.sqlite)."),
+    "REGISTER": (
+        None,
+        "The notice register: a SQLite path or database URL (default SEWERPLAN_DATABASE_URL, else "
+        "instance/register.sqlite).",
+    ),
     "NOTICES_FOLDER": ("instance/notices", "Where issued batches (mailing lists, labels, letters) are written."),
 }
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"

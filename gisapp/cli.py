@@ -53,31 +53,58 @@ main.add_command(plans)
 
 @main.command()
 @data_options
-@click.option("--connected", "connected_file", type=click.Path(dir_okay=False),
-              help="CSV of connected parcel IDs (billing records).")
+@click.option(
+    "--connected",
+    "connected_file",
+    type=click.Path(dir_okay=False),
+    help="CSV of connected parcel IDs (billing records).",
+)
 @click.option("--connected-column", metavar="COLUMN", help="Column of --connected holding the parcel IDs.")
-@click.option("--notice-date", type=click.DateTime(formats=["%Y-%m-%d"]), help="Date of official notice: "
-              "deadlines are computed from it.")
-@click.option("--notice-reason", metavar="REASON", help="Why notice is given, where the profile requires one "
-              "(Poughkeepsie: public_health_hazard or highway_improvement).")
-@click.option("--digitised-direction", is_flag=True, help="The mains are drawn in flow direction: use it where "
-              "no from/to fields or inverts say otherwise.")
+@click.option(
+    "--notice-date",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    help="Date of official notice: deadlines are computed from it.",
+)
+@click.option(
+    "--notice-reason",
+    metavar="REASON",
+    help="Why notice is given, where the profile requires one "
+    "(Poughkeepsie: public_health_hazard or highway_improvement).",
+)
+@click.option(
+    "--digitised-direction",
+    is_flag=True,
+    help="The mains are drawn in flow direction: use it where no from/to fields or inverts say otherwise.",
+)
 @click.option("--out", "out_path", metavar="PATH", help="Write results: .gpkg, .geojson (RFC 7946) or .csv.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
 @user_errors
-def analyze(connected_file, connected_column, notice_date, notice_reason, digitised_direction, out_path, as_json,
-            **opts):
+def analyze(
+    connected_file, connected_column, notice_date, notice_reason, digitised_direction, out_path, as_json, **opts
+):
     """Classify every parcel under the chosen ordinance's connection mandate."""
     if out_path:
         output_format(out_path)
     with paused_gc():
-        loaded, bar = load(opts, as_json=as_json, required=("parcels", "mains"), connected_file=connected_file,
-                           connected_column=connected_column, extra_steps=4 + bool(out_path))
+        loaded, bar = load(
+            opts,
+            as_json=as_json,
+            required=("parcels", "mains"),
+            connected_file=connected_file,
+            connected_column=connected_column,
+            extra_steps=4 + bool(out_path),
+        )
         layers, profile = loaded.layers, loaded.profile
         try:
-            run = run_analysis(layers, profile, notice_date=notice_date.date() if notice_date else None,
-                               notice_reason=notice_reason, trust_digitised=digitised_direction or None,
-                               out_path=out_path, progress=bar.step)
+            run = run_analysis(
+                layers,
+                profile,
+                notice_date=notice_date.date() if notice_date else None,
+                notice_reason=notice_reason,
+                trust_digitised=digitised_direction or None,
+                out_path=out_path,
+                progress=bar.step,
+            )
         finally:
             bar.close()
 
@@ -85,8 +112,11 @@ def analyze(connected_file, connected_column, notice_date, notice_reason, digiti
     summary = run.summary | {"output": out_path, "layers_written": run.written, "sources": layers.sources}
     mandated = parcels[parcels["status"] == "mandated"]
     if as_json:
-        doc = {"summary": summary, "problems": [p.as_dict() for p in layers.problems],
-               "mandated": _mandated_json(mandated)}
+        doc = {
+            "summary": summary,
+            "problems": [p.as_dict() for p in layers.problems],
+            "mandated": _mandated_json(mandated),
+        }
         click.echo(json.dumps(doc, indent=2, default=str))
         return
     print_problems(loaded.console, layers)
@@ -94,8 +124,20 @@ def analyze(connected_file, connected_column, notice_date, notice_reason, digiti
 
 
 def _mandated_json(mandated) -> list[dict]:
-    cols = [c for c in ("parcel_id", "distance_ft", "main_id", "section", "deadline", "reason", "control_manhole",
-                        "downstream_length_ft") if c in mandated.columns]
+    cols = [
+        c
+        for c in (
+            "parcel_id",
+            "distance_ft",
+            "main_id",
+            "section",
+            "deadline",
+            "reason",
+            "control_manhole",
+            "downstream_length_ft",
+        )
+        if c in mandated.columns
+    ]
     table = mandated[cols].astype(object)
     return table.where(table.notna(), None).to_dict("records")
 
@@ -111,29 +153,42 @@ def _print_summary(summary: dict, profile) -> None:
         table.add_row(status, f"{summary['counts'][status]:,}", STATUS_HELP[status])
     out.print(table)
     dist = summary["distance_ft"]
-    out.print(f"Distance: {dist:g} ft from the property line ({summary['distance_section']}), measured in "
-              f"{summary['measuring_crs']}. Mains counted: {summary['counting_mains']} of {summary['mains']}.",
-              highlight=False)
+    out.print(
+        f"Distance: {dist:g} ft from the property line ({summary['distance_section']}), measured in "
+        f"{summary['measuring_crs']}. Mains counted: {summary['counting_mains']} of {summary['mains']}.",
+        highlight=False,
+    )
     if "buildings" in summary:
         b = summary["buildings"]
-        out.print(f"Buildings: {b['rear_buildings']} rear building(s), {b['needing_more_laterals']} needing more than "
-                  f"one building sewer, {b['manhole_connections']} connecting through a manhole "
-                  "(sewerplan buildings lists them).", highlight=False)
+        out.print(
+            f"Buildings: {b['rear_buildings']} rear building(s), {b['needing_more_laterals']} needing more than "
+            f"one building sewer, {b['manhole_connections']} connecting through a manhole "
+            "(sewerplan buildings lists them).",
+            highlight=False,
+        )
     if "traced" in summary:
-        out.print(f"Control manhole and length to the outfall found for {summary['traced']:,} parcels.",
-                  highlight=False)
+        out.print(
+            f"Control manhole and length to the outfall found for {summary['traced']:,} parcels.", highlight=False
+        )
     if summary["notice_date"]:
-        out.print(f"Notice date {summary['notice_date']}; deadline after {summary['notice_period_days']} days.",
-                  highlight=False)
+        out.print(
+            f"Notice date {summary['notice_date']}; deadline after {summary['notice_period_days']} days.",
+            highlight=False,
+        )
     if summary["output"]:
-        out.print(f"Results written to {summary['output']} ({', '.join(summary['layers_written'])}).",
-                  highlight=False)
+        out.print(f"Results written to {summary['output']} ({', '.join(summary['layers_written'])}).", highlight=False)
 
 
 @main.command()
 @click.option("--out", "out_path", default=str(DEFAULT_STORE), show_default=True, help="GeoPackage to write.")
-@click.option("--parcels", "n_parcels", default=2000, show_default=True, type=click.IntRange(50, 2_000_000),
-              help="About how many parcels.")
+@click.option(
+    "--parcels",
+    "n_parcels",
+    default=2000,
+    show_default=True,
+    type=click.IntRange(50, 2_000_000),
+    help="About how many parcels.",
+)
 @click.option("--seed", default=1982, show_default=True, help="Random seed (the town is deterministic).")
 @click.option("--overwrite", is_flag=True, help="Replace the file if it exists.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
@@ -163,8 +218,9 @@ def profiles_list(as_json):
     """List the bundled ordinance profiles."""
     loaded = [load_profile(name) for name in available_profiles()]
     if as_json:
-        click.echo(json.dumps([{k: getattr(p, k) for k in ("id", "municipality", "law", "summary")}
-                               for p in loaded], indent=2))
+        click.echo(
+            json.dumps([{k: getattr(p, k) for k in ("id", "municipality", "law", "summary")} for p in loaded], indent=2)
+        )
         return
     table = Table(title="Ordinance profiles")
     for col in ("profile", "municipality", "rule"):
@@ -211,14 +267,19 @@ def serve(store, host, port, users_db):
     from gisapp import create_app
 
     if not Path(store).exists():
-        raise LayerError(f"The store {store} does not exist yet. Run `make demo`, or `sewerplan sample` and "
-                         f"`sewerplan analyze --data {store} --out {store}` first.")
+        raise LayerError(
+            f"The store {store} does not exist yet. Run `make demo`, or `sewerplan sample` and "
+            f"`sewerplan analyze --data {store} --out {store}` first."
+        )
     local = host in LOOPBACK
     if not local and count_users(users_db) == 0:
-        raise LayerError(f"Serving on {host} exposes owners' names and addresses: add an account first with "
-                         "`sewerplan users add NAME --role planner`.")
-    app = create_app({"STORE": str(Path(store).resolve()), "LOCAL_MODE": local,
-                      "USERS_DB": str(Path(users_db).resolve())})
+        raise LayerError(
+            f"Serving on {host} exposes owners' names and addresses: add an account first with "
+            "`sewerplan users add NAME --role planner`."
+        )
+    app = create_app(
+        {"STORE": str(Path(store).resolve()), "LOCAL_MODE": local, "USERS_DB": str(Path(users_db).resolve())}
+    )
     with app.app_context():
         from gisapp.state import map_data
 
@@ -236,8 +297,7 @@ def users() -> None:
 @users.command("add")
 @click.argument("name")
 @click.option("--role", type=click.Choice(ROLES), required=True)
-@click.option("--password", prompt=True, hide_input=True, confirmation_prompt=True,
-              help="Asked for when not given.")
+@click.option("--password", prompt=True, hide_input=True, confirmation_prompt=True, help="Asked for when not given.")
 @click.option("--users-db", default="instance/users.sqlite", show_default=True, help="The accounts file.")
 @user_errors
 def users_add(name, role, password, users_db):

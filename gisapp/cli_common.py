@@ -44,26 +44,63 @@ def fail(message: str, as_json: bool | None, problems: list | None = None) -> No
 def data_options(func):
     """--profile, --data, each layer and its CRS, --data-crs, --crs, column mappings and --set."""
     options = [
-        click.option("--profile", "profile_name", required=True, metavar="NAME|FILE",
-                     help=f"Ordinance profile: {', '.join(available_profiles())}, or a .toml file."),
-        click.option("--data", metavar="PATH|URL", help="GeoPackage, folder, .gdb, zip, SWMM .inp or postgresql:// "
-                                                        "URL whose layers are found by name."),
-        *[click.option(f"--{kind.replace('_', '-')}", f"{kind}_source", metavar="PATH",
-                       help=f"The {kind} layer ({SPECS[kind].help}): a file, FILE:LAYER or "
-                            "postgresql://...#schema.table. Overrides --data.") for kind in SPECS],
-        *[click.option(f"--{kind.replace('_', '-')}-crs", f"{kind}_crs", metavar="CRS",
-                       help=f"CRS of a {kind} layer that declares none (e.g. EPSG:2260).") for kind in SPECS],
-        click.option("--data-crs", metavar="CRS", help="CRS of every layer that declares none (a SWMM .inp "
-                                                       "file never does)."),
+        click.option(
+            "--profile",
+            "profile_name",
+            required=True,
+            metavar="NAME|FILE",
+            help=f"Ordinance profile: {', '.join(available_profiles())}, or a .toml file.",
+        ),
+        click.option(
+            "--data",
+            metavar="PATH|URL",
+            help="GeoPackage, folder, .gdb, zip, SWMM .inp or postgresql:// URL whose layers are found by name.",
+        ),
+        *[
+            click.option(
+                f"--{kind.replace('_', '-')}",
+                f"{kind}_source",
+                metavar="PATH",
+                help=f"The {kind} layer ({SPECS[kind].help}): a file, FILE:LAYER or "
+                "postgresql://...#schema.table. Overrides --data.",
+            )
+            for kind in SPECS
+        ],
+        *[
+            click.option(
+                f"--{kind.replace('_', '-')}-crs",
+                f"{kind}_crs",
+                metavar="CRS",
+                help=f"CRS of a {kind} layer that declares none (e.g. EPSG:2260).",
+            )
+            for kind in SPECS
+        ],
+        click.option(
+            "--data-crs", metavar="CRS", help="CRS of every layer that declares none (a SWMM .inp file never does)."
+        ),
         click.option("--crs", "crs_text", metavar="CRS", help="Measuring CRS (projected); default: the profile's."),
-        click.option("--mapping", "mapping_file", type=click.Path(dir_okay=False),
-                     help="TOML file of column names."),
-        click.option("--map", "map_pairs", multiple=True, metavar="LAYER.FIELD=COLUMN",
-                     help="Column for a field, e.g. parcels.parcel_id=SBL. Repeatable."),
-        click.option("--map-value", "map_values", multiple=True, metavar="LAYER.FIELD.VALUE=CODE",
-                     help="Meaning of a coded value, e.g. mains.sewer_type.GRAV=sanitary. Repeatable."),
-        click.option("--set", "settings", multiple=True, metavar="SECTION.KEY=VALUE",
-                     help="Override a profile value, e.g. mandate.distance_ft=200 (Wappinger requires it)."),
+        click.option("--mapping", "mapping_file", type=click.Path(dir_okay=False), help="TOML file of column names."),
+        click.option(
+            "--map",
+            "map_pairs",
+            multiple=True,
+            metavar="LAYER.FIELD=COLUMN",
+            help="Column for a field, e.g. parcels.parcel_id=SBL. Repeatable.",
+        ),
+        click.option(
+            "--map-value",
+            "map_values",
+            multiple=True,
+            metavar="LAYER.FIELD.VALUE=CODE",
+            help="Meaning of a coded value, e.g. mains.sewer_type.GRAV=sanitary. Repeatable.",
+        ),
+        click.option(
+            "--set",
+            "settings",
+            multiple=True,
+            metavar="SECTION.KEY=VALUE",
+            help="Override a profile value, e.g. mandate.distance_ft=200 (Wappinger requires it).",
+        ),
     ]
     for option in reversed(options):
         func = option(func)
@@ -77,8 +114,15 @@ class Loaded:
     console: Console
 
 
-def load(opts: dict, *, as_json: bool, required: tuple[str, ...], connected_file: str | None = None,
-         connected_column: str | None = None, extra_steps: int = 0):
+def load(
+    opts: dict,
+    *,
+    as_json: bool,
+    required: tuple[str, ...],
+    connected_file: str | None = None,
+    connected_column: str | None = None,
+    extra_steps: int = 0,
+):
     """Profile and validated layers from the data options; a progress bar on stderr for the reading."""
     overrides = dict(pair(s, "--set") for s in opts["settings"])
     profile = load_profile(opts["profile_name"], overrides=overrides)
@@ -90,14 +134,22 @@ def load(opts: dict, *, as_json: bool, required: tuple[str, ...], connected_file
     if not sources:
         raise click.UsageError("Give --data (a GeoPackage or folder) or the layers one by one (--parcels ...).")
     mapping = read_mapping(opts["mapping_file"], opts["map_pairs"], opts["map_values"])
-    assume = {k: opts.get(f"{k}_crs") or opts.get("data_crs") for k in SPECS
-              if opts.get(f"{k}_crs") or opts.get("data_crs")}
+    assume = {
+        k: opts.get(f"{k}_crs") or opts.get("data_crs") for k in SPECS if opts.get(f"{k}_crs") or opts.get("data_crs")
+    }
     connected = read_connected_ids(connected_file, column=connected_column) if connected_file else None
     console = Console(stderr=True, quiet=as_json)
     bar = Progressing(console, total=len(sources) + extra_steps)
     try:
-        layers = load_layers(sources, target_crs=target, mapping=mapping, assume_crs=assume,
-                             connected_ids=connected, progress=bar.step, required=required)
+        layers = load_layers(
+            sources,
+            target_crs=target,
+            mapping=mapping,
+            assume_crs=assume,
+            connected_ids=connected,
+            progress=bar.step,
+            required=required,
+        )
     except BaseException:
         bar.close()
         raise
@@ -117,8 +169,14 @@ class Progressing:
     def __init__(self, console: Console, total: int):
         self.bar = None
         if not console.quiet and console.is_terminal:
-            self.bar = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn(),
-                                console=console, transient=True)
+            self.bar = Progress(
+                SpinnerColumn(),
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TimeElapsedColumn(),
+                console=console,
+                transient=True,
+            )
             self.bar.start()
             self.task = self.bar.add_task("starting", total=total)
 

@@ -22,9 +22,11 @@ from analysis.trace import connect_parcels, sewershed, trace_down, trace_parcel
 from gisapp.cli_common import data_options, load, print_problems, user_errors
 from layers.write import output_format, write_report, write_results
 
-DIRECTION_OPTION = click.option("--digitised-direction", is_flag=True,
-                                help="The mains are drawn in flow direction: use it where no from/to fields or "
-                                     "inverts say otherwise.")
+DIRECTION_OPTION = click.option(
+    "--digitised-direction",
+    is_flag=True,
+    help="The mains are drawn in flow direction: use it where no from/to fields or inverts say otherwise.",
+)
 
 
 @click.group()
@@ -35,8 +37,9 @@ def network() -> None:
 @network.command("check")
 @data_options
 @DIRECTION_OPTION
-@click.option("--out", "out_paths", metavar="PATH", multiple=True,
-              help="Write the report: .geojson, .csv or .gpkg. Repeatable.")
+@click.option(
+    "--out", "out_paths", metavar="PATH", multiple=True, help="Write the report: .geojson, .csv or .gpkg. Repeatable."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON list.")
 @user_errors
 def check(digitised_direction, out_paths, as_json, **opts):
@@ -58,10 +61,14 @@ def check(digitised_direction, out_paths, as_json, **opts):
     print_problems(loaded.console, loaded.layers)
     out = Console()
     sources = Counter(net.direction_source)
-    out.print(f"{len(net.main_id):,} mains, {int(net.node_is_manhole.sum()):,} manholes, "
-              f"{int((~net.node_is_manhole).sum()):,} junctions, {int(net.node_is_outfall.sum())} outfall(s), "
-              f"{int(net.piece.max()) + 1 if net.n_nodes else 0} piece(s). Direction from: "
-              + ", ".join(f"{k} {v:,}" for k, v in sources.most_common()) + ".", highlight=False)
+    out.print(
+        f"{len(net.main_id):,} mains, {int(net.node_is_manhole.sum()):,} manholes, "
+        f"{int((~net.node_is_manhole).sum()):,} junctions, {int(net.node_is_outfall.sum())} outfall(s), "
+        f"{int(net.piece.max()) + 1 if net.n_nodes else 0} piece(s). Direction from: "
+        + ", ".join(f"{k} {v:,}" for k, v in sources.most_common())
+        + ".",
+        highlight=False,
+    )
     table = Table(title=f"Network check under {loaded.profile.id}: {len(defects)} finding(s)")
     for col in ("check", "severity", "count", "rule", "example"):
         table.add_column(col, overflow="fold")
@@ -77,15 +84,21 @@ def check(digitised_direction, out_paths, as_json, **opts):
 
 def _network(loaded, digitised_direction: bool):
     layers = loaded.layers
-    return build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls,
-                         profile=loaded.profile, trust_digitised=digitised_direction or None)
+    return build_network(
+        layers.mains,
+        manholes=layers.manholes,
+        outfalls=layers.outfalls,
+        profile=loaded.profile,
+        trust_digitised=digitised_direction or None,
+    )
 
 
 def _report_frame(defects, crs) -> gpd.GeoDataFrame:
     rows = [d.as_dict() | {"x": d.x, "y": d.y} for d in defects]
     frame = pd.DataFrame(rows, columns=["check", "severity", "feature_id", "section", "message", "x", "y"])
-    return gpd.GeoDataFrame(frame.drop(columns=["x", "y"]),
-                            geometry=gpd.points_from_xy(frame["x"], frame["y"]), crs=crs)
+    return gpd.GeoDataFrame(
+        frame.drop(columns=["x", "y"]), geometry=gpd.points_from_xy(frame["x"], frame["y"]), crs=crs
+    )
 
 
 @click.command()
@@ -104,8 +117,9 @@ def trace(digitised_direction, parcel_id, manhole_id, upstream, as_json, **opts)
         raise click.UsageError("--upstream goes with --manhole.")
     needs_parcels = bool(parcel_id) or upstream
     with paused_gc():
-        loaded, bar = load(opts, as_json=as_json, required=("parcels", "mains") if parcel_id else ("mains",),
-                           extra_steps=2)
+        loaded, bar = load(
+            opts, as_json=as_json, required=("parcels", "mains") if parcel_id else ("mains",), extra_steps=2
+        )
         try:
             bar.step("building the network")
             net = _network(loaded, digitised_direction)
@@ -113,9 +127,14 @@ def trace(digitised_direction, parcel_id, manhole_id, upstream, as_json, **opts)
             results = connections = None
             if needs_parcels and layers.parcels is not None:
                 bar.step("finding connection points")
-                results = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets,
-                                           service_areas=layers.service_areas, buildings=layers.buildings,
-                                           profile=loaded.profile).parcels
+                results = analyze_mandates(
+                    layers.parcels,
+                    layers.mains,
+                    streets=layers.streets,
+                    service_areas=layers.service_areas,
+                    buildings=layers.buildings,
+                    profile=loaded.profile,
+                ).parcels
                 connections = connect_parcels(net, results)
         finally:
             bar.close()
@@ -163,15 +182,29 @@ def _print_trace(doc: dict) -> None:
 
 def _print_sewershed(shed, profile) -> None:
     out = Console()
-    out.print(f"Upstream of {shed.manhole}: {len(shed.mains):,} mains, {len(shed.manholes):,} manholes, "
-              f"{len(shed.parcels):,} parcels (connected or required to connect) with {shed.units:g} living units"
-              + (f" ({shed.units_unknown} parcels with units unknown)" if shed.units_unknown else "")
-              + f"; estimated average flow {shed.flow_gpd:,.0f} gallons per day at "
-              f"{profile.network.gallons_per_day_per_unit.value:g} gpd per unit ({shed.section}).", highlight=False)
+    out.print(
+        f"Upstream of {shed.manhole}: {len(shed.mains):,} mains, {len(shed.manholes):,} manholes, "
+        f"{len(shed.parcels):,} parcels (connected or required to connect) with {shed.units:g} living units"
+        + (f" ({shed.units_unknown} parcels with units unknown)" if shed.units_unknown else "")
+        + f"; estimated average flow {shed.flow_gpd:,.0f} gallons per day at "
+        f"{profile.network.gallons_per_day_per_unit.value:g} gpd per unit ({shed.section}).",
+        highlight=False,
+    )
 
 
-BUILDING_FIELDS = ("building_id", "parcel_id", "units", "rear_building", "front_building_id", "shared_lateral",
-                   "required_laterals", "existing_laterals", "manhole_connection_required", "section", "reason")
+BUILDING_FIELDS = (
+    "building_id",
+    "parcel_id",
+    "units",
+    "rear_building",
+    "front_building_id",
+    "shared_lateral",
+    "required_laterals",
+    "existing_laterals",
+    "manhole_connection_required",
+    "section",
+    "reason",
+)
 
 
 @click.command()
@@ -189,12 +222,24 @@ def buildings(show_all, out_path, as_json, **opts):
         try:
             layers = loaded.layers
             bar.step("finding connection points")
-            results = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets,
-                                       service_areas=layers.service_areas, buildings=layers.buildings,
-                                       profile=loaded.profile).parcels
+            results = analyze_mandates(
+                layers.parcels,
+                layers.mains,
+                streets=layers.streets,
+                service_areas=layers.service_areas,
+                buildings=layers.buildings,
+                profile=loaded.profile,
+            ).parcels
             bar.step("assessing buildings")
-            assessed = assess_buildings(layers.buildings, results, profile=loaded.profile, streets=layers.streets,
-                                        mains=layers.mains, alleys=layers.alleys, laterals=layers.laterals)
+            assessed = assess_buildings(
+                layers.buildings,
+                results,
+                profile=loaded.profile,
+                streets=layers.streets,
+                mains=layers.mains,
+                alleys=layers.alleys,
+                laterals=layers.laterals,
+            )
             if out_path:
                 write_results(out_path, assessed.buildings)
         finally:
@@ -206,18 +251,27 @@ def buildings(show_all, out_path, as_json, **opts):
     print_problems(loaded.console, loaded.layers)
     out = Console()
     s = assessed.summary
-    out.print(f"{s['buildings']:,} buildings: {s['rear_buildings']} rear building(s) ({s['permitted']} may share the "
-              f"front building's sewer, {s['separate_required']} need their own, {s['main_extension_required']} need "
-              f"a main extension); {s['needing_more_laterals']} need more than one building sewer; "
-              f"{s['units_unknown']} with living units unknown; {s['manhole_connections']} connect through a "
-              "manhole.", highlight=False)
+    out.print(
+        f"{s['buildings']:,} buildings: {s['rear_buildings']} rear building(s) ({s['permitted']} may share the "
+        f"front building's sewer, {s['separate_required']} need their own, {s['main_extension_required']} need "
+        f"a main extension); {s['needing_more_laterals']} need more than one building sewer; "
+        f"{s['units_unknown']} with living units unknown; {s['manhole_connections']} connect through a "
+        "manhole.",
+        highlight=False,
+    )
     table = Table(title=f"Buildings with a case to decide under {loaded.profile.id}")
     for col in ("building", "parcel", "verdict", "laterals", "section", "reason"):
         table.add_column(col, overflow="fold")
     for row in building_records(chosen.head(200)):
         laterals = "?" if row["required_laterals"] is None else str(row["required_laterals"])
-        table.add_row(row["building_id"], str(row["parcel_id"]), row["shared_lateral"] or "-", laterals,
-                      row["section"] or "-", row["reason"])
+        table.add_row(
+            row["building_id"],
+            str(row["parcel_id"]),
+            row["shared_lateral"] or "-",
+            laterals,
+            row["section"] or "-",
+            row["reason"],
+        )
     out.print(table)
     if len(chosen) > 200:
         out.print(f"... and {len(chosen) - 200:,} more (--json or --out for all).", highlight=False)

@@ -20,9 +20,12 @@ from gisapp.pipeline import issue_notices
 from layers.letters import write_letter
 from layers.register import STATUSES, Register
 
-REGISTER_OPTION = click.option("--register", "register_url", metavar="URL|PATH",
-                               help="The notice register (default SEWERPLAN_DATABASE_URL, else "
-                                    "instance/register.sqlite).")
+REGISTER_OPTION = click.option(
+    "--register",
+    "register_url",
+    metavar="URL|PATH",
+    help="The notice register (default SEWERPLAN_DATABASE_URL, else instance/register.sqlite).",
+)
 DATE = click.DateTime(formats=["%Y-%m-%d"])
 
 
@@ -37,28 +40,44 @@ def _due(opts, notice_date, reason, register):
         try:
             layers = loaded.layers
             bar.step("analysing")
-            result = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets,
-                                      service_areas=layers.service_areas, buildings=layers.buildings,
-                                      profile=loaded.profile)
+            result = analyze_mandates(
+                layers.parcels,
+                layers.mains,
+                streets=layers.streets,
+                service_areas=layers.service_areas,
+                buildings=layers.buildings,
+                profile=loaded.profile,
+            )
         finally:
             bar.close()
     excluded = register.excluded_parcels()
-    due = due_notices(result.parcels, profile=loaded.profile, notice_date=notice_date.date(), notice_reason=reason,
-                      exclude=excluded)
+    due = due_notices(
+        result.parcels, profile=loaded.profile, notice_date=notice_date.date(), notice_reason=reason, exclude=excluded
+    )
     mandated = set(result.parcels.loc[result.parcels["status"] == "mandated", "parcel_id"].astype(str))
     return loaded, result, due, len(mandated & excluded)
 
 
 def _notice_json(rows) -> list[dict]:
-    return [{"notice_id": r.get("notice_id"), "parcel_id": r["parcel_id"], "deadline": r["deadline"],
-             "type": r.get("notice_type", "connection")} for r in rows]
+    return [
+        {
+            "notice_id": r.get("notice_id"),
+            "parcel_id": r["parcel_id"],
+            "deadline": r["deadline"],
+            "type": r.get("notice_type", "connection"),
+        }
+        for r in rows
+    ]
 
 
 @notices.command()
 @data_options
 @click.option("--notice-date", type=DATE, required=True, help="Date the notices would be given.")
-@click.option("--reason", metavar="REASON", help="Why notice is given (Poughkeepsie: public_health_hazard or "
-                                                 "highway_improvement).")
+@click.option(
+    "--reason",
+    metavar="REASON",
+    help="Why notice is given (Poughkeepsie: public_health_hazard or highway_improvement).",
+)
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
@@ -74,8 +93,12 @@ def preview(notice_date, reason, register_url, as_json, **opts):
     for col in ("owner", "mailing address", "parcels", "deadline"):
         table.add_column(col, overflow="fold")
     for r in rows.to_dict("records"):
-        table.add_row(r["name_line_1"], f"{r['address_line_1']}, {r['city']} {r['state']} {r['zip']}",
-                      r["parcel_ids"], r["deadline"])
+        table.add_row(
+            r["name_line_1"],
+            f"{r['address_line_1']}, {r['city']} {r['state']} {r['zip']}",
+            r["parcel_ids"],
+            r["deadline"],
+        )
     Console().print(table)
 
 
@@ -85,7 +108,7 @@ def preview(notice_date, reason, register_url, as_json, **opts):
 @click.option("--reason", metavar="REASON", help="Why notice is given (required by Poughkeepsie § 168-22.2G).")
 @click.option("--out", "out_dir", required=True, metavar="DIR", help="Folder for the mailing list, labels and letters.")
 @click.option("--per-parcel", is_flag=True, help="One mailing-list row per parcel instead of per owner address.")
-@click.option("--occupant", is_flag=True, help="Also write to \"Occupant\" at the site when the owner lives elsewhere.")
+@click.option("--occupant", is_flag=True, help='Also write to "Occupant" at the site when the owner lives elsewhere.')
 @click.option("--bom", is_flag=True, help="Write the CSV with a UTF-8 byte-order mark (for spreadsheet programs).")
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
@@ -95,15 +118,29 @@ def issue(notice_date, reason, out_dir, per_parcel, occupant, bom, register_url,
     register = Register(register_url)
     loaded, result, due, noticed_before = _due(opts, notice_date, reason, register)
     fingerprints = {k: v for k, v in loaded.layers.sources.items()} | {"parcels": len(result.parcels)}
-    doc = issue_notices(register, due, profile=loaded.profile, parcels=result.parcels, lines=result.measuring_lines,
-                        mains=loaded.layers.mains, out_dir=out_dir, actor=_actor(), summary=result.summary,
-                        fingerprints=fingerprints, per_parcel=per_parcel, occupant=occupant, bom=bom,
-                        already_before=noticed_before)
+    doc = issue_notices(
+        register,
+        due,
+        profile=loaded.profile,
+        parcels=result.parcels,
+        lines=result.measuring_lines,
+        mains=loaded.layers.mains,
+        out_dir=out_dir,
+        actor=_actor(),
+        summary=result.summary,
+        fingerprints=fingerprints,
+        per_parcel=per_parcel,
+        occupant=occupant,
+        bom=bom,
+        already_before=noticed_before,
+    )
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     else:
-        click.echo(f"{doc['issued']} notice(s) issued ({doc['already_open']} already noticed); mailing list "
-                   f"{doc['mailing_list']}, labels {doc['labels']}, {len(doc['letters'])} letter(s).")
+        click.echo(
+            f"{doc['issued']} notice(s) issued ({doc['already_open']} already noticed); mailing list "
+            f"{doc['mailing_list']}, labels {doc['labels']}, {len(doc['letters'])} letter(s)."
+        )
 
 
 @notices.command("list")
@@ -124,8 +161,15 @@ def list_notices(overdue, as_of, status, register_url, as_json):
     for col in ("notice", "parcel", "type", "issued", "deadline", "status", "owner"):
         out.add_column(col)
     for r in table.to_dict("records"):
-        out.add_row(r["notice_id"], r["parcel_id"], r["notice_type"], r["issued_date"], r["deadline"], r["status"],
-                    r["owner_name"] or "")
+        out.add_row(
+            r["notice_id"],
+            r["parcel_id"],
+            r["notice_type"],
+            r["issued_date"],
+            r["deadline"],
+            r["status"],
+            r["owner_name"] or "",
+        )
     Console().print(out)
 
 
@@ -139,8 +183,9 @@ def list_notices(overdue, as_of, status, register_url, as_json):
 @user_errors
 def mark(parcel_id, status, note, until, register_url, as_json):
     """Record that a parcel connected, got an extension, was exempted, or its notice was withdrawn."""
-    done = Register(register_url).mark(parcel_id, status, actor=_actor(), note=note,
-                                       deadline=until.date().isoformat() if until else None)
+    done = Register(register_url).mark(
+        parcel_id, status, actor=_actor(), note=note, deadline=until.date().isoformat() if until else None
+    )
     click.echo(json.dumps(done, indent=2) if as_json else f"{parcel_id}: {status} ({len(done['notices'])} notice(s)).")
 
 
@@ -158,9 +203,14 @@ def violations(profile_name, as_of, out_dir, register_url, as_json):
     day = as_of.date() if as_of else dt.date.today()
     overdue = register.listing(overdue_on=day, notice_type="connection")
     correct_by = violation_deadline(profile, day)
-    due = overdue.assign(notice_type="violation", issued_date=day.isoformat(), deadline=correct_by,
-                         section=profile.notices.correction_period_days.citation, notice_reason=None,
-                         original_deadline=overdue["deadline"])
+    due = overdue.assign(
+        notice_type="violation",
+        issued_date=day.isoformat(),
+        deadline=correct_by,
+        section=profile.notices.correction_period_days.citation,
+        notice_reason=None,
+        original_deadline=overdue["deadline"],
+    )
     issued, already = register.issue(due, actor=_actor())
     letters = []
     if out_dir and issued:
@@ -169,16 +219,19 @@ def violations(profile_name, as_of, out_dir, register_url, as_json):
             for row in due[due["parcel_id"].isin(ids)].to_dict("records"):
                 notice_id = ids[row["parcel_id"]]
                 text = violation_text(profile, row["parcel_id"], row["original_deadline"], correct_by)
-                path = write_letter(Path(out_dir) / f"{notice_id}.pdf", row | {"notice_id": notice_id, "text": text},
-                                    profile=profile)
+                path = write_letter(
+                    Path(out_dir) / f"{notice_id}.pdf", row | {"notice_id": notice_id, "text": text}, profile=profile
+                )
                 register.set_letter(con, notice_id, path)
                 letters.append(path)
     doc = {"issued": len(issued), "already_open": already, "letters": letters, "notices": issued}
     if as_json:
         click.echo(json.dumps(doc, indent=2))
     else:
-        click.echo(f"{len(issued)} violation notice(s) issued, to be corrected by {correct_by} "
-                   f"({profile.notices.correction_period_days.citation}); {already} already open.")
+        click.echo(
+            f"{len(issued)} violation notice(s) issued, to be corrected by {correct_by} "
+            f"({profile.notices.correction_period_days.citation}); {already} already open."
+        )
 
 
 @notices.command()

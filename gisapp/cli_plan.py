@@ -23,8 +23,11 @@ from layers.write import write_plan
 @click.command()
 @data_options
 @click.option("--proposed", metavar="PATH", help="The proposed main: a GeoJSON, GeoPackage or shapefile line.")
-@click.option("--streets-run", metavar="NAMES", help="Or: lay it along these streets' centrelines (comma-separated "
-                                                     "names, e.g. \"Hill St,Oak Ave\").")
+@click.option(
+    "--streets-run",
+    metavar="NAMES",
+    help='Or: lay it along these streets\' centrelines (comma-separated names, e.g. "Hill St,Oak Ave").',
+)
 @click.option("--diameter", type=float, required=True, help="Internal diameter of the proposed main, inches.")
 @click.option("--name", default="scenario", show_default=True, help="A name for the scenario.")
 @click.option("--save", is_flag=True, help="Save the scenario in the register (sewerplan plans lists them).")
@@ -42,38 +45,72 @@ def plan(proposed, streets_run, diameter, name, save, out_path, pdf_path, regist
         try:
             layers, profile = loaded.layers, loaded.profile
             target = measuring_crs(opts["crs_text"] or profile.measurement.measuring_crs.value)
-            line = read_proposed(proposed, target_crs=target, assume_crs=opts.get("data_crs")) if proposed else \
-                street_run(layers.streets, streets_run)
+            line = (
+                read_proposed(proposed, target_crs=target, assume_crs=opts.get("data_crs"))
+                if proposed
+                else street_run(layers.streets, streets_run)
+            )
             bar.step("building the network")
-            net = build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls, profile=profile) \
-                if layers.manholes is not None else None
+            net = (
+                build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls, profile=profile)
+                if layers.manholes is not None
+                else None
+            )
             bar.step("planning")
-            result = plan_extension(line, diameter_in=diameter, profile=profile, parcels=layers.parcels,
-                                    mains=layers.mains, streets=layers.streets, buildings=layers.buildings,
-                                    service_areas=layers.service_areas, network=net)
+            result = plan_extension(
+                line,
+                diameter_in=diameter,
+                profile=profile,
+                parcels=layers.parcels,
+                mains=layers.mains,
+                streets=layers.streets,
+                buildings=layers.buildings,
+                service_areas=layers.service_areas,
+                network=net,
+            )
         finally:
             bar.close()
     doc = result.as_dict() | {"name": name, "profile": profile.id}
     if out_path:
-        doc["exported"] = write_plan(out_path, result.line, result.manholes, result.parcels, crs=layers.parcels.crs,
-                                     attrs={"name": name, "diameter_in": diameter, "length_ft": doc["length_ft"]})
+        doc["exported"] = write_plan(
+            out_path,
+            result.line,
+            result.manholes,
+            result.parcels,
+            crs=layers.parcels.crs,
+            attrs={"name": name, "diameter_in": diameter, "length_ft": doc["length_ft"]},
+        )
     if pdf_path:
         doc["pdf"] = write_plan_summary(pdf_path, name, doc, profile=profile)
     if save:
-        Register(register_url).save_plan(name, profile=profile.id, diameter_in=diameter, wkt=shapely.to_wkt(line),
-                                         crs=layers.parcels.crs.to_string(), result=doc)
+        Register(register_url).save_plan(
+            name,
+            profile=profile.id,
+            diameter_in=diameter,
+            wkt=shapely.to_wkt(line),
+            crs=layers.parcels.crs.to_string(),
+            result=doc,
+        )
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))
         return
     out = Console()
-    out.print(f"[bold]{name}[/bold]: {doc['length_ft']:,.0f} ft of {diameter:g}-inch main, "
-              f"{len(doc['manholes'])} manholes.", highlight=False)
-    out.print(f"Newly required to connect: {len(doc['newly_mandated'])} parcels ({doc['units']:g} units); "
-              f"{len(doc['private_systems'])} on private systems to abandon; "
-              f"{len(doc['held_by_service_area'])} held by the service area.", highlight=False)
+    out.print(
+        f"[bold]{name}[/bold]: {doc['length_ft']:,.0f} ft of {diameter:g}-inch main, {len(doc['manholes'])} manholes.",
+        highlight=False,
+    )
+    out.print(
+        f"Newly required to connect: {len(doc['newly_mandated'])} parcels ({doc['units']:g} units); "
+        f"{len(doc['private_systems'])} on private systems to abandon; "
+        f"{len(doc['held_by_service_area'])} held by the service area.",
+        highlight=False,
+    )
     if doc["petition"]["applies"]:
-        out.print(f"Petition ({doc['petition']['section']}): {doc['petition']['benefiting_owners']} benefiting owners,"
-                  f" {doc['petition']['signatures_needed']} signatures make a majority.", highlight=False)
+        out.print(
+            f"Petition ({doc['petition']['section']}): {doc['petition']['benefiting_owners']} benefiting owners,"
+            f" {doc['petition']['signatures_needed']} signatures make a majority.",
+            highlight=False,
+        )
     out.print(f"Estimated cost ${doc['cost']['total']:,.0f}.", highlight=False)
     table = Table(title="Design checks")
     for col in ("check", "result", "section", "message"):
@@ -82,9 +119,12 @@ def plan(proposed, streets_run, diameter, name, save, out_path, pdf_path, regist
         table.add_row(c["check"], "pass" if c["passed"] else "FAIL", c["section"], c["message"])
     out.print(table)
     down = doc["downstream"]
-    out.print(f"Downstream: connects at {down.get('connects_at')}, {len(down.get('mains', []))} mains to "
-              f"{down.get('outfall')}; capacity {'sufficient' if down.get('capacity_ok') else 'EXCEEDED or unknown'}."
-              + (f" {down['problem']}" if down.get("problem") else ""), highlight=False)
+    out.print(
+        f"Downstream: connects at {down.get('connects_at')}, {len(down.get('mains', []))} mains to "
+        f"{down.get('outfall')}; capacity {'sufficient' if down.get('capacity_ok') else 'EXCEEDED or unknown'}."
+        + (f" {down['problem']}" if down.get("problem") else ""),
+        highlight=False,
+    )
 
 
 @click.command()
@@ -94,11 +134,20 @@ def plan(proposed, streets_run, diameter, name, save, out_path, pdf_path, regist
 def plans(register_url, as_json):
     """The saved extension scenarios, side by side."""
     saved = Register(register_url).saved_plans()
-    rows = [{"name": p["name"], "profile": p["profile"], "diameter_in": p["diameter_in"],
-             "length_ft": p["result"]["length_ft"], "newly_mandated": len(p["result"]["newly_mandated"]),
-             "units": p["result"]["units"], "cost": p["result"]["cost"]["total"],
-             "checks_failed": [c["check"] for c in p["result"]["design_checks"] if not c["passed"]],
-             "capacity_ok": p["result"]["downstream"].get("capacity_ok")} for p in saved]
+    rows = [
+        {
+            "name": p["name"],
+            "profile": p["profile"],
+            "diameter_in": p["diameter_in"],
+            "length_ft": p["result"]["length_ft"],
+            "newly_mandated": len(p["result"]["newly_mandated"]),
+            "units": p["result"]["units"],
+            "cost": p["result"]["cost"]["total"],
+            "checks_failed": [c["check"] for c in p["result"]["design_checks"] if not c["passed"]],
+            "capacity_ok": p["result"]["downstream"].get("capacity_ok"),
+        }
+        for p in saved
+    ]
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
@@ -106,7 +155,13 @@ def plans(register_url, as_json):
     for col in ("name", "main", "newly mandated", "units", "cost", "failed checks", "capacity"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["name"], f"{r['length_ft']:,.0f} ft x {r['diameter_in']:g} in", str(r["newly_mandated"]),
-                      f"{r['units']:g}", f"${r['cost']:,.0f}", ", ".join(r["checks_failed"]) or "none",
-                      "ok" if r["capacity_ok"] else "exceeded/unknown")
+        table.add_row(
+            r["name"],
+            f"{r['length_ft']:,.0f} ft x {r['diameter_in']:g} in",
+            str(r["newly_mandated"]),
+            f"{r['units']:g}",
+            f"${r['cost']:,.0f}",
+            ", ".join(r["checks_failed"]) or "none",
+            "ok" if r["capacity_ok"] else "exceeded/unknown",
+        )
     Console().print(table)

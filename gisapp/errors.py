@@ -13,8 +13,7 @@ def _respond(status: int, title: str, message: str, problems: list | None = None
     if request.path.startswith("/api/") or request.is_json:
         body = {"error": {"status": status, "title": title, "message": message, "problems": problems or []}}
         return jsonify(body), status
-    return render_template("error.html", status=status, title=title, message=message,
-                           problems=problems or []), status
+    return render_template("error.html", status=status, title=title, message=message, problems=problems or []), status
 
 
 def register(app: Flask) -> None:
@@ -30,8 +29,12 @@ def register(app: Flask) -> None:
     @app.errorhandler(413)
     def too_large(exc: HTTPException):
         limit = app.config["MAX_CONTENT_LENGTH"] // (1024 * 1024)
-        return _respond(413, "Upload too large", f"The file is larger than the {limit} MB this server accepts. "
-                        "Upload only the layers needed (parcels, buildings, streets, mains, manholes).")
+        return _respond(
+            413,
+            "Upload too large",
+            f"The file is larger than the {limit} MB this server accepts. "
+            "Upload only the layers needed (parcels, buildings, streets, mains, manholes).",
+        )
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):

@@ -31,41 +31,81 @@ class RunResult:
     written: list[str]
 
 
-def run_analysis(layers: Layers, profile: Profile, *, notice_date: dt.date | None = None,
-                 notice_reason: str | None = None, trust_digitised: bool | None = None, out_path: str | None = None,
-                 progress: Callable[[str], None] = lambda text: None) -> RunResult:
+def run_analysis(
+    layers: Layers,
+    profile: Profile,
+    *,
+    notice_date: dt.date | None = None,
+    notice_reason: str | None = None,
+    trust_digitised: bool | None = None,
+    out_path: str | None = None,
+    progress: Callable[[str], None] = lambda text: None,
+) -> RunResult:
     progress("analysing")
-    result = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets, buildings=layers.buildings,
-                              service_areas=layers.service_areas, profile=profile, notice_date=notice_date,
-                              notice_reason=notice_reason)
+    result = analyze_mandates(
+        layers.parcels,
+        layers.mains,
+        streets=layers.streets,
+        buildings=layers.buildings,
+        service_areas=layers.service_areas,
+        profile=profile,
+        notice_date=notice_date,
+        notice_reason=notice_reason,
+    )
     parcels = result.parcels
     summary = dict(result.summary)
     if layers.manholes is not None:
         progress("tracing the network")
-        net = build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls, profile=profile,
-                            trust_digitised=trust_digitised)
+        net = build_network(
+            layers.mains,
+            manholes=layers.manholes,
+            outfalls=layers.outfalls,
+            profile=profile,
+            trust_digitised=trust_digitised,
+        )
         parcels, _ = add_network_results(parcels, net)
         summary["traced"] = int(parcels["downstream_length_ft"].notna().sum())
     assessed = None
     if layers.buildings is not None and layers.streets is not None:
         progress("assessing buildings")
-        assessed = assess_buildings(layers.buildings, parcels, profile=profile, streets=layers.streets,
-                                    mains=layers.mains, alleys=layers.alleys, laterals=layers.laterals)
+        assessed = assess_buildings(
+            layers.buildings,
+            parcels,
+            profile=profile,
+            streets=layers.streets,
+            mains=layers.mains,
+            alleys=layers.alleys,
+            laterals=layers.laterals,
+        )
         summary["buildings"] = assessed.summary
     written: list[str] = []
     if out_path:
         progress(f"writing {out_path}")
-        written = write_results(out_path, parcels, result.measuring_lines,
-                                assessed.buildings if assessed is not None else None)
+        written = write_results(
+            out_path, parcels, result.measuring_lines, assessed.buildings if assessed is not None else None
+        )
         if output_format(out_path) == "GPKG":
             record_run(out_path, summary)
     return RunResult(parcels, result.measuring_lines, assessed, summary, written)
 
 
-def issue_notices(register, due, *, profile: Profile, parcels: gpd.GeoDataFrame, lines: gpd.GeoDataFrame,
-                  mains: gpd.GeoDataFrame, out_dir, actor: str, summary: dict | None = None,
-                  fingerprints: dict | None = None, per_parcel: bool = False, occupant: bool = False,
-                  bom: bool = False, already_before: int = 0) -> dict:
+def issue_notices(
+    register,
+    due,
+    *,
+    profile: Profile,
+    parcels: gpd.GeoDataFrame,
+    lines: gpd.GeoDataFrame,
+    mains: gpd.GeoDataFrame,
+    out_dir,
+    actor: str,
+    summary: dict | None = None,
+    fingerprints: dict | None = None,
+    per_parcel: bool = False,
+    occupant: bool = False,
+    bom: bool = False,
+    already_before: int = 0,
+) -> dict:
     """Record ``due`` notices in one transaction, then write the mailing list, labels and a letter per notice.
 
     Returns the document `sewerplan notices issue --json` prints.
@@ -77,8 +117,14 @@ def issue_notices(register, due, *, profile: Profile, parcels: gpd.GeoDataFrame,
 
     issued, already = register.issue(due, actor=actor, summary=summary, fingerprints=fingerprints)
     if not issued:  # nothing new: no empty mailing list, labels or folder
-        return {"issued": 0, "already_open": already + already_before, "mailing_list": None, "labels": None,
-                "letters": [], "notices": []}
+        return {
+            "issued": 0,
+            "already_open": already + already_before,
+            "mailing_list": None,
+            "labels": None,
+            "letters": [],
+            "notices": [],
+        }
     ids = {n["parcel_id"]: n["notice_id"] for n in issued}
     sent = due[due["parcel_id"].isin(ids)].assign(notice_id=lambda d: d["parcel_id"].map(ids))
     out = Path(out_dir)
@@ -94,11 +140,29 @@ def issue_notices(register, due, *, profile: Profile, parcels: gpd.GeoDataFrame,
         for row in sent.to_dict("records"):  # one letter per notice
             parcel = by_parcel.get(row["parcel_id"])
             near = mains.geometry.values[index.query(parcel.buffer(300))] if parcel is not None else None
-            path = write_letter(out / "letters" / f"{row['notice_id']}.pdf", row | {"reason": row.get("notice_reason")},
-                                profile=profile, parcel=parcel, line=by_line.get(row["parcel_id"]), mains=near)
+            path = write_letter(
+                out / "letters" / f"{row['notice_id']}.pdf",
+                row | {"reason": row.get("notice_reason")},
+                profile=profile,
+                parcel=parcel,
+                line=by_line.get(row["parcel_id"]),
+                mains=near,
+            )
             register.set_letter(con, row["notice_id"], path)
             letters.append(path)
-    return {"issued": len(issued), "already_open": already + already_before, "mailing_list": mailing,
-            "labels": labels, "letters": letters,
-            "notices": [{"notice_id": r["notice_id"], "parcel_id": r["parcel_id"], "deadline": r["deadline"],
-                         "type": r["notice_type"]} for r in sent.to_dict("records")]}
+    return {
+        "issued": len(issued),
+        "already_open": already + already_before,
+        "mailing_list": mailing,
+        "labels": labels,
+        "letters": letters,
+        "notices": [
+            {
+                "notice_id": r["notice_id"],
+                "parcel_id": r["parcel_id"],
+                "deadline": r["deadline"],
+                "type": r["notice_type"],
+            }
+            for r in sent.to_dict("records")
+        ],
+    }

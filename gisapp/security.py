@@ -33,16 +33,19 @@ def init_app(app: Flask) -> None:
         if request.method == "POST" and not app.config.get("WTF_CSRF_DISABLED"):
             sent = request.form.get("csrf_token") or request.headers.get("X-CSRF-Token", "")
             if not sent or not hmac.compare_digest(sent, csrf_token()):
-                abort(400, description="The form's security token is missing or stale: reload the page and try "
-                                       "again.")
+                abort(400, description="The form's security token is missing or stale: reload the page and try again.")
 
     @app.after_request
     def _headers(response):
         nonce = getattr(g, "csp_nonce", "")
-        response.headers.setdefault("Content-Security-Policy", (
-            f"default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self' 'unsafe-inline'; "
-            "img-src 'self' data: https://tile.openstreetmap.org; connect-src 'self'; object-src 'none'; "
-            "base-uri 'self'; form-action 'self'; frame-ancestors 'none'"))
+        response.headers.setdefault(
+            "Content-Security-Policy",
+            (
+                f"default-src 'self'; script-src 'self' 'nonce-{nonce}'; style-src 'self' 'unsafe-inline'; "
+                "img-src 'self' data: https://tile.openstreetmap.org; connect-src 'self'; object-src 'none'; "
+                "base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+            ),
+        )
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("Referrer-Policy", "same-origin")
         response.headers.setdefault("X-Frame-Options", "DENY")
@@ -50,8 +53,12 @@ def init_app(app: Flask) -> None:
 
     @app.context_processor
     def _template_values():
-        return {"csrf_token": csrf_token, "csp_nonce": getattr(g, "csp_nonce", ""),
-                "current_user": getattr(g, "user", None), "current_role": getattr(g, "role", None)}
+        return {
+            "csrf_token": csrf_token,
+            "csp_nonce": getattr(g, "csp_nonce", ""),
+            "current_user": getattr(g, "user", None),
+            "current_role": getattr(g, "role", None),
+        }
 
 
 def local_mode() -> bool:

@@ -34,8 +34,14 @@ class Job:
     summary: dict | None = None
 
     def as_dict(self) -> dict:
-        return {"id": self.id, "state": self.state, "step": self.step, "steps": self.steps, "error": self.error,
-                "summary": self.summary}
+        return {
+            "id": self.id,
+            "state": self.state,
+            "step": self.step,
+            "steps": self.steps,
+            "error": self.error,
+            "summary": self.summary,
+        }
 
 
 @dataclass
@@ -79,8 +85,12 @@ def network():
     originals = data.originals
     if "mains" not in originals:
         return None, None
-    net = build_network(originals["mains"], manholes=originals.get("manholes"),
-                        outfalls=originals.get("treatment_plants"), profile=profile)
+    net = build_network(
+        originals["mains"],
+        manholes=originals.get("manholes"),
+        outfalls=originals.get("treatment_plants"),
+        profile=profile,
+    )
     results = originals.get(RESULT_LAYER)
     connections = connect_parcels(net, results) if results is not None else None
     with s.lock:
@@ -121,8 +131,9 @@ def start_analysis(app, profile_name: str, notice_date: dt.date | None, notice_r
             progress("reading the store")
             profile = load_profile(profile_name)
             layers = load_layers(find_layers(path), target_crs=_crs(profile))
-            run = run_analysis(layers, profile, notice_date=notice_date, notice_reason=notice_reason, out_path=path,
-                               progress=progress)
+            run = run_analysis(
+                layers, profile, notice_date=notice_date, notice_reason=notice_reason, out_path=path, progress=progress
+            )
             job.summary = run.summary
             job.state = "done"
             progress("done")

@@ -56,9 +56,15 @@ def check_and_reproject(
     option = f"--{layer}-crs"
     if gdf.crs is None:
         if assume is None:
-            return None, [Problem(layer, "no_crs", "error",
-                                  f"{label} has no coordinate reference system. Set it with {option} EPSG:2260 "
-                                  "(or the CRS it was drawn in), or add a .prj file beside the shapefile.")]
+            return None, [
+                Problem(
+                    layer,
+                    "no_crs",
+                    "error",
+                    f"{label} has no coordinate reference system. Set it with {option} EPSG:2260 "
+                    "(or the CRS it was drawn in), or add a .prj file beside the shapefile.",
+                )
+            ]
         gdf = gdf.set_crs(parse_crs(assume, what=option))
     crs = CRS(gdf.crs)
     problems: list[Problem] = []
@@ -70,20 +76,38 @@ def check_and_reproject(
     if bounds is not None:
         looks_like_degrees = bounds[0] >= -180 and bounds[2] <= 180 and bounds[1] >= -90 and bounds[3] <= 90
         if crs.is_geographic and not looks_like_degrees:
-            return None, [Problem(layer, "crs_mismatch", "error",
-                                  f"{label} declares {crs.name} (degrees) but its coordinates reach "
-                                  f"({bounds[2]:.0f}, {bounds[3]:.0f}), which are not longitudes and latitudes. "
-                                  f"Give the CRS it was really drawn in with {option}, e.g. {option} EPSG:2260.")]
+            return None, [
+                Problem(
+                    layer,
+                    "crs_mismatch",
+                    "error",
+                    f"{label} declares {crs.name} (degrees) but its coordinates reach "
+                    f"({bounds[2]:.0f}, {bounds[3]:.0f}), which are not longitudes and latitudes. "
+                    f"Give the CRS it was really drawn in with {option}, e.g. {option} EPSG:2260.",
+                )
+            ]
         if crs.is_projected and looks_like_degrees:
-            return None, [Problem(layer, "crs_mismatch", "error",
-                                  f"{label} declares {crs.name} (projected) but its coordinates look like degrees "
-                                  f"({bounds[0]:.4f}, {bounds[1]:.4f}). If it is longitude/latitude, set "
-                                  f"{option} EPSG:4326; otherwise give the CRS it was drawn in.")]
+            return None, [
+                Problem(
+                    layer,
+                    "crs_mismatch",
+                    "error",
+                    f"{label} declares {crs.name} (projected) but its coordinates look like degrees "
+                    f"({bounds[0]:.4f}, {bounds[1]:.4f}). If it is longitude/latitude, set "
+                    f"{option} EPSG:4326; otherwise give the CRS it was drawn in.",
+                )
+            ]
         misfit = _outside_area_of_use(crs, bounds)
         if misfit:
-            return None, [Problem(layer, "crs_mismatch", "error",
-                                  f"{label} declares {crs.name}, but its coordinates fall {misfit}, outside where "
-                                  f"that CRS is used. Check the .prj or give the right CRS with {option}.")]
+            return None, [
+                Problem(
+                    layer,
+                    "crs_mismatch",
+                    "error",
+                    f"{label} declares {crs.name}, but its coordinates fall {misfit}, outside where "
+                    f"that CRS is used. Check the .prj or give the right CRS with {option}.",
+                )
+            ]
     if not crs.equals(target):
         gdf = gdf.to_crs(target)
     return gdf, problems
@@ -111,5 +135,5 @@ def _outside_area_of_use(crs: CRS, bounds: tuple[float, float, float, float]) ->
     if not all(np.isfinite((west, south, east, north))):
         return "where no coordinates can be computed"
     m = AREA_OF_USE_MARGIN_DEG
-    fits = (west <= area.east + m and east >= area.west - m and south <= area.north + m and north >= area.south - m)
+    fits = west <= area.east + m and east >= area.west - m and south <= area.north + m and north >= area.south - m
     return "" if fits else f"near longitude {west:.2f}, latitude {south:.2f}"

@@ -22,8 +22,10 @@ from reportlab.pdfgen import canvas
 from analysis.notices import neutralise
 from analysis.profiles import Profile
 
-REASON_TEXT = {"public_health_hazard": "to eliminate a public health hazard",
-               "highway_improvement": "to promote a highway improvement program"}
+REASON_TEXT = {
+    "public_health_hazard": "to eliminate a public health hazard",
+    "highway_improvement": "to promote a highway improvement program",
+}
 
 
 def write_mailing_list(path: str | Path, rows: pd.DataFrame, *, bom: bool = False) -> str:
@@ -52,8 +54,13 @@ def write_labels(path: str | Path, rows: pd.DataFrame) -> str:
         y = LETTER[1] - top - line * height - 0.22 * inch
         pdf.setFont("Helvetica", 9)
         city = ", ".join(p for p in (row.get("city"), row.get("state")) if p) + f" {row.get('zip') or ''}".rstrip()
-        for text in (row.get("name_line_1"), row.get("name_line_2"), row.get("address_line_1"),
-                     row.get("address_line_2"), city):
+        for text in (
+            row.get("name_line_1"),
+            row.get("name_line_2"),
+            row.get("address_line_1"),
+            row.get("address_line_2"),
+            city,
+        ):
             if text:
                 pdf.drawString(x, y, str(text)[:44])
                 y -= 11
@@ -61,8 +68,16 @@ def write_labels(path: str | Path, rows: pd.DataFrame) -> str:
     return str(path)
 
 
-def write_letter(path: str | Path, notice: dict, *, profile: Profile, parcel=None, line=None, mains=None,
-                 today: dt.date | None = None) -> str:
+def write_letter(
+    path: str | Path,
+    notice: dict,
+    *,
+    profile: Profile,
+    parcel=None,
+    line=None,
+    mains=None,
+    today: dt.date | None = None,
+) -> str:
     """One connection (or violation) letter; ``parcel``, ``line`` and ``mains`` are shapely geometries to map."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     pdf = canvas.Canvas(str(path), pagesize=LETTER)
@@ -77,9 +92,11 @@ def write_letter(path: str | Path, notice: dict, *, profile: Profile, parcel=Non
     pdf.drawString(margin, y, profile.law[:110])
     y -= 30
     pdf.setFont("Helvetica", 10.5)
-    for text in (notice.get("owner_name"), notice.get("mail_address"),
-                 " ".join(str(p) for p in (notice.get("mail_city"), notice.get("mail_state"), notice.get("mail_zip"))
-                          if p)):
+    for text in (
+        notice.get("owner_name"),
+        notice.get("mail_address"),
+        " ".join(str(p) for p in (notice.get("mail_city"), notice.get("mail_state"), notice.get("mail_zip")) if p),
+    ):
         if text:
             pdf.drawString(margin, y, str(text))
             y -= 14
@@ -100,16 +117,19 @@ def write_letter(path: str | Path, notice: dict, *, profile: Profile, parcel=Non
     if kind == "connection":
         paragraphs += [
             f"The public sanitary sewer main {notice.get('main_id') or ''} lies "
-            f"{float(distance):.1f} feet from the property line of this parcel." if distance is not None and not
-            pd.isna(distance) else "A public sanitary sewer main lies within the distance the law sets.",
-            f"{md.distance_ft.citation} of the law provides: \"{md.requires_occupied_building.quote} ... "
-            f"{md.notice_period_days.quote} ... {md.distance_ft.quote}.\"",
+            f"{float(distance):.1f} feet from the property line of this parcel."
+            if distance is not None and not pd.isna(distance)
+            else "A public sanitary sewer main lies within the distance the law sets.",
+            f'{md.distance_ft.citation} of the law provides: "{md.requires_occupied_building.quote} ... '
+            f'{md.notice_period_days.quote} ... {md.distance_ft.quote}."',
             f"You are required to connect the building to the public sewer by {notice['deadline']} "
             f"({md.notice_period_days.value} days after the date of this notice).",
         ]
         if notice.get("reason"):
-            paragraphs.append(f"This notice is given {REASON_TEXT.get(notice['reason'], notice['reason'])} "
-                              f"({md.notice_reasons.citation}).")
+            paragraphs.append(
+                f"This notice is given {REASON_TEXT.get(notice['reason'], notice['reason'])} "
+                f"({md.notice_reasons.citation})."
+            )
     else:
         paragraphs.append(notice.get("text") or "")
     for text in paragraphs:
@@ -120,8 +140,11 @@ def write_letter(path: str | Path, notice: dict, *, profile: Profile, parcel=Non
     if parcel is not None:
         _draw_map(pdf, parcel, line, mains, x=margin, y=y - 3.0 * inch, size=3.0 * inch)
         pdf.setFont("Helvetica", 8)
-        pdf.drawString(margin, y - 3.0 * inch - 12,
-                       "Parcel (grey), sewer main (black), measuring line from the property line to the main (red).")
+        pdf.drawString(
+            margin,
+            y - 3.0 * inch - 12,
+            "Parcel (grey), sewer main (black), measuring line from the property line to the main (red).",
+        )
     pdf.showPage()
     pdf.save()
     return str(path)
@@ -180,33 +203,67 @@ def write_plan_summary(path: str | Path, name: str, plan: dict, *, profile: Prof
         ("Helvetica-Bold", 14, f"Proposed sewer extension: {name}"),
         ("Helvetica", 9, f"{profile.municipality} - {profile.law}"),
         ("Helvetica", 10.5, ""),
-        ("Helvetica", 10.5, f"{plan['length_ft']:,.0f} ft of {plan['diameter_in']:g}-inch main, "
-                            f"{len(plan['manholes'])} manholes."),
-        ("Helvetica", 10.5, f"Newly required to connect: {len(plan['newly_mandated'])} parcels "
-                            f"({plan['units']:g} living units); {len(plan['private_systems'])} on private systems "
-                            "that would be abandoned."),
+        (
+            "Helvetica",
+            10.5,
+            f"{plan['length_ft']:,.0f} ft of {plan['diameter_in']:g}-inch main, {len(plan['manholes'])} manholes.",
+        ),
+        (
+            "Helvetica",
+            10.5,
+            f"Newly required to connect: {len(plan['newly_mandated'])} parcels "
+            f"({plan['units']:g} living units); {len(plan['private_systems'])} on private systems "
+            "that would be abandoned.",
+        ),
     ]
     if plan["held_by_service_area"]:
-        lines.append(("Helvetica", 10.5, f"Held back by the service area (private systems stay): "
-                                         f"{len(plan['held_by_service_area'])} parcels."))
+        lines.append(
+            (
+                "Helvetica",
+                10.5,
+                f"Held back by the service area (private systems stay): {len(plan['held_by_service_area'])} parcels.",
+            )
+        )
     pet = plan["petition"]
     if pet["applies"]:
-        lines.append(("Helvetica", 10.5, f"Petition ({pet['section']}): {pet['benefiting_owners']} benefiting owners; "
-                                         f"a majority is {pet['signatures_needed']} signatures."))
+        lines.append(
+            (
+                "Helvetica",
+                10.5,
+                f"Petition ({pet['section']}): {pet['benefiting_owners']} benefiting owners; "
+                f"a majority is {pet['signatures_needed']} signatures.",
+            )
+        )
     cost = plan["cost"]
-    lines += [("Helvetica", 10.5, f"Estimated cost ${cost['total']:,.0f}: main ${cost['main']:,.0f}, manholes "
-                                  f"${cost['manholes']:,.0f}, laterals to the property line ${cost['laterals']:,.0f}."),
-              ("Helvetica", 10.5, "Split among the benefiting parcels (the board decides): by frontage, by parcel or "
-                                  "by living unit; see the exported table."),
-              ("Helvetica-Bold", 11, "Design checks")]
+    lines += [
+        (
+            "Helvetica",
+            10.5,
+            f"Estimated cost ${cost['total']:,.0f}: main ${cost['main']:,.0f}, manholes "
+            f"${cost['manholes']:,.0f}, laterals to the property line ${cost['laterals']:,.0f}.",
+        ),
+        (
+            "Helvetica",
+            10.5,
+            "Split among the benefiting parcels (the board decides): by frontage, by parcel or "
+            "by living unit; see the exported table.",
+        ),
+        ("Helvetica-Bold", 11, "Design checks"),
+    ]
     for c in plan["design_checks"]:
         lines.append(("Helvetica", 10, f"{'PASS' if c['passed'] else 'FAIL'}  {c['section']}: {c['message']}"))
     down = plan["downstream"]
     lines.append(("Helvetica-Bold", 11, "Downstream"))
-    lines.append(("Helvetica", 10, f"Connects at {down.get('connects_at')}; "
-                                   f"{len(down.get('mains', []))} mains to {down.get('outfall')}; capacity "
-                                   f"{'sufficient' if down.get('capacity_ok') else 'EXCEEDED or unknown'} for "
-                                   f"{down.get('added_peak_gpd', 0):,} gpd added peak flow."))
+    lines.append(
+        (
+            "Helvetica",
+            10,
+            f"Connects at {down.get('connects_at')}; "
+            f"{len(down.get('mains', []))} mains to {down.get('outfall')}; capacity "
+            f"{'sufficient' if down.get('capacity_ok') else 'EXCEEDED or unknown'} for "
+            f"{down.get('added_peak_gpd', 0):,} gpd added peak flow.",
+        )
+    )
     if down.get("problem"):
         lines.append(("Helvetica", 10, down["problem"]))
     for font, size, text in lines:

@@ -21,8 +21,21 @@ import shapely
 from layers.errors import LayerError
 from layers.write import LINES_LAYER, RESULT_LAYER
 
-PARCEL_FIELDS = ("parcel_id", "status", "site_address", "owner_name", "distance_ft", "main_id", "rule", "section",
-                 "reason", "deadline", "control_manhole", "downstream_length_ft", "street_name_main")
+PARCEL_FIELDS = (
+    "parcel_id",
+    "status",
+    "site_address",
+    "owner_name",
+    "distance_ft",
+    "main_id",
+    "rule",
+    "section",
+    "reason",
+    "deadline",
+    "control_manhole",
+    "downstream_length_ft",
+    "street_name_main",
+)
 MAIN_FIELDS = ("main_id", "diameter_in", "sewer_type", "ownership", "status", "street_name")
 INPUT_LAYERS = ("mains", "manholes", "treatment_plants", "buildings")
 
@@ -98,15 +111,31 @@ class MapData:
         totals = table.groupby(["x", "y"])["n"].sum()
         w, h = (bbox[2] - bbox[0]) / cells, (bbox[3] - bbox[1]) / cells
         features = [
-            {"type": "Feature", "properties": {"status": s, "count": int(totals[(cx, cy)])},
-             "geometry": {"type": "Polygon", "coordinates": [[
-                 [bbox[0] + cx * w, bbox[1] + cy * h], [bbox[0] + (cx + 1) * w, bbox[1] + cy * h],
-                 [bbox[0] + (cx + 1) * w, bbox[1] + (cy + 1) * h], [bbox[0] + cx * w, bbox[1] + (cy + 1) * h],
-                 [bbox[0] + cx * w, bbox[1] + cy * h]]]}}
+            {
+                "type": "Feature",
+                "properties": {"status": s, "count": int(totals[(cx, cy)])},
+                "geometry": {
+                    "type": "Polygon",
+                    "coordinates": [
+                        [
+                            [bbox[0] + cx * w, bbox[1] + cy * h],
+                            [bbox[0] + (cx + 1) * w, bbox[1] + cy * h],
+                            [bbox[0] + (cx + 1) * w, bbox[1] + (cy + 1) * h],
+                            [bbox[0] + cx * w, bbox[1] + (cy + 1) * h],
+                            [bbox[0] + cx * w, bbox[1] + cy * h],
+                        ]
+                    ],
+                },
+            }
             for cx, cy, s in dominant[["x", "y", "status"]].itertuples(index=False)  # at most 48 x 48 cells
         ]
-        return {"type": "FeatureCollection", "features": features, "layer": name, "aggregated": True,
-                "total": int(len(idx))}
+        return {
+            "type": "FeatureCollection",
+            "features": features,
+            "layer": name,
+            "aggregated": True,
+            "total": int(len(idx)),
+        }
 
     def parcel(self, parcel_id: str) -> dict | None:
         """One parcel with all its result attributes, and its measuring line, as GeoJSON features."""
@@ -117,14 +146,18 @@ class MapData:
         if not len(hit):
             return None
         row = frame.iloc[hit[:1]]
-        out = {"parcel": _collection(np.asarray(row.geometry.values), row.drop(columns=row.geometry.name),
-                                     layer="parcel")["features"][0]}
+        out = {
+            "parcel": _collection(np.asarray(row.geometry.values), row.drop(columns=row.geometry.name), layer="parcel")[
+                "features"
+            ][0]
+        }
         lines = self.layers.get(LINES_LAYER)
         if lines is not None:
             line = lines[lines["parcel_id"].astype(str) == str(parcel_id)]
             if len(line):
-                out["measuring_line"] = _collection(np.asarray(line.geometry.values),
-                                                    line[["distance_ft", "main_id"]], layer="line")["features"][0]
+                out["measuring_line"] = _collection(
+                    np.asarray(line.geometry.values), line[["distance_ft", "main_id"]], layer="line"
+                )["features"][0]
         return out
 
     def search(self, query: str, limit: int = 20) -> list[dict]:
@@ -139,17 +172,22 @@ class MapData:
                 hit |= frame[name].astype(str).str.lower().str.contains(q, regex=False).fillna(False).to_numpy()
         rows = frame[hit].head(limit)
         bounds = shapely.bounds(np.asarray(rows.geometry.values))
-        return [{"parcel_id": str(r.parcel_id), "site_address": _text(getattr(r, "site_address", None)),
-                 "owner_name": _text(getattr(r, "owner_name", None)), "bbox": [float(v) for v in b]}
-                for r, b in zip(rows.itertuples(), bounds, strict=True)]
+        return [
+            {
+                "parcel_id": str(r.parcel_id),
+                "site_address": _text(getattr(r, "site_address", None)),
+                "owner_name": _text(getattr(r, "owner_name", None)),
+                "bbox": [float(v) for v in b],
+            }
+            for r, b in zip(rows.itertuples(), bounds, strict=True)
+        ]
 
     def features_by_id(self, name: str, column: str, ids: list[str], fields: tuple[str, ...]) -> dict:
         frame = self.layers.get(name)
         if frame is None:
             return {"type": "FeatureCollection", "features": []}
         rows = frame[frame[column].astype(str).isin([str(i) for i in ids])]
-        return _collection(np.asarray(rows.geometry.values), rows[[f for f in fields if f in rows.columns]],
-                           layer=name)
+        return _collection(np.asarray(rows.geometry.values), rows[[f for f in fields if f in rows.columns]], layer=name)
 
     def selection(self, bbox=None) -> gpd.GeoDataFrame:
         """Parcel results (in the store's CRS) for download: all, or those in a WGS 84 box."""
@@ -177,6 +215,8 @@ def _collection(geoms: np.ndarray, props: pd.DataFrame, *, layer: str) -> dict:
         for k, v in r.items():
             if isinstance(v, np.generic):
                 r[k] = v.item()
-    return {"type": "FeatureCollection", "layer": layer,
-            "features": [{"type": "Feature", "properties": p, "geometry": g}
-                         for p, g in zip(records, geo, strict=True)]}
+    return {
+        "type": "FeatureCollection",
+        "layer": layer,
+        "features": [{"type": "Feature", "properties": p, "geometry": g} for p, g in zip(records, geo, strict=True)],
+    }

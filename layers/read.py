@@ -28,10 +28,29 @@ from layers.validate import ColumnMapping, prepare_layer
 LAYER_NAMES: dict[str, tuple[str, ...]] = {
     "parcels": ("parcels", "parcel", "tax_parcels", "taxparcels", "lots", "tax_lots"),
     "buildings": ("buildings", "building", "building_footprints", "footprints", "structures_bldg"),
-    "streets": ("streets", "street", "roads", "road", "centerlines", "centrelines", "street_centerlines",
-                "right_of_way", "rights_of_way", "row"),
-    "mains": ("mains", "main", "sewer_mains", "sewermains", "sewer_lines", "pipes", "gravity_mains",
-              "sanitary_mains", "sewer_pipes"),
+    "streets": (
+        "streets",
+        "street",
+        "roads",
+        "road",
+        "centerlines",
+        "centrelines",
+        "street_centerlines",
+        "right_of_way",
+        "rights_of_way",
+        "row",
+    ),
+    "mains": (
+        "mains",
+        "main",
+        "sewer_mains",
+        "sewermains",
+        "sewer_lines",
+        "pipes",
+        "gravity_mains",
+        "sanitary_mains",
+        "sewer_pipes",
+    ),
     "manholes": ("manholes", "manhole", "sewer_manholes", "structures"),
     "outfalls": ("treatment_plants", "treatment_plant", "plants", "wwtp", "wwtf", "outfalls", "outfall"),
     "alleys": ("alleys", "alley", "driveways", "courts", "yards", "private_routes"),
@@ -90,8 +109,11 @@ def find_layers(data: str) -> dict[str, LayerSource]:
     if path.suffix.lower() == ".inp":
         return {kind: LayerSource(kind, str(path), kind) for kind in ("mains", "manholes")}
     if path.is_dir() and path.suffix.lower() != ".gdb":
-        files = {p.stem.lower(): p for p in sorted(path.iterdir())
-                 if p.suffix.lower() in VECTOR_SUFFIXES or (p.is_dir() and p.suffix.lower() == ".gdb")}
+        files = {
+            p.stem.lower(): p
+            for p in sorted(path.iterdir())
+            if p.suffix.lower() in VECTOR_SUFFIXES or (p.is_dir() and p.suffix.lower() == ".gdb")
+        }
         return _match(files, lambda p: LayerSource("", str(p)))
     try:
         names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(str(path))}
@@ -111,8 +133,10 @@ def _tables_by_bare_name(tables: list[str]) -> dict[str, str]:
         if public or len(found) == 1:
             chosen[bare] = (public or found)[0]
         elif bare in {n for names in LAYER_NAMES.values() for n in names}:
-            raise LayerError(f"Several PostGIS tables are named {bare}: {', '.join(sorted(found))}. Give the one to "
-                             "use with --LAYER postgresql://...#schema.table.")
+            raise LayerError(
+                f"Several PostGIS tables are named {bare}: {', '.join(sorted(found))}. Give the one to "
+                "use with --LAYER postgresql://...#schema.table."
+            )
     return chosen
 
 
@@ -205,11 +229,14 @@ def _read_postgis(url: str, table: str) -> gpd.GeoDataFrame:
     schema = schema or "public"
     try:
         with _connect(url) as con:
-            row = con.execute(text("SELECT f_geometry_column FROM geometry_columns WHERE f_table_schema = :s "
-                                   "AND f_table_name = :t"), {"s": schema, "t": name}).first()
+            row = con.execute(
+                text("SELECT f_geometry_column FROM geometry_columns WHERE f_table_schema = :s AND f_table_name = :t"),
+                {"s": schema, "t": name},
+            ).first()
             if row is None:
-                raise LayerError(f"PostGIS table {schema}.{name} has no geometry column (or does not exist) in "
-                                 f"{_redact(url)}.")
+                raise LayerError(
+                    f"PostGIS table {schema}.{name} has no geometry column (or does not exist) in {_redact(url)}."
+                )
             return gpd.read_postgis(text(f'SELECT * FROM "{schema}"."{name}"'), con, geom_col=row[0])
     except LayerError:
         raise
@@ -257,8 +284,9 @@ def read_mapping(path: str | None, pairs: tuple[str, ...] = (), value_pairs: tup
         key, sep, code = pair.partition("=")
         parts = key.split(".", 2)
         if not sep or len(parts) != 3 or parts[0] not in SPECS:
-            raise LayerError(f"--map-value {pair}: expected LAYER.FIELD.VALUE=CODE, "
-                             "e.g. --map-value mains.sewer_type.GRAV=sanitary")
+            raise LayerError(
+                f"--map-value {pair}: expected LAYER.FIELD.VALUE=CODE, e.g. --map-value mains.sewer_type.GRAV=sanitary"
+            )
         mapping.values.setdefault(parts[0], {}).setdefault(parts[1], {})[parts[2]] = code
     return mapping
 
@@ -271,8 +299,10 @@ def read_connected_ids(path: str, *, column: str | None = None) -> set[str]:
         raise LayerError(f"Connected-parcels list {path} cannot be read: {exc}") from exc
     if column is None:
         lower = {c.lower(): c for c in table.columns}
-        column = next((lower[c] for c in ("parcel_id", "sbl", "print_key", "parcel") if c in lower),
-                      table.columns[0] if len(table.columns) else None)
+        column = next(
+            (lower[c] for c in ("parcel_id", "sbl", "print_key", "parcel") if c in lower),
+            table.columns[0] if len(table.columns) else None,
+        )
     if column not in table.columns:
         raise LayerError(f"{path} has no column {column!r}; columns: {', '.join(table.columns)}.")
     return {v.strip() for v in table[column] if v.strip()}
@@ -304,8 +334,14 @@ def load_layers(
         if progress:
             progress(f"reading {source.label}")
         raw = read_source(source)
-        frame, found = prepare_layer(raw, SPECS[kind], label=source.label, target_crs=target_crs,
-                                     mapping=mapping, assume_crs=(assume_crs or {}).get(kind))
+        frame, found = prepare_layer(
+            raw,
+            SPECS[kind],
+            label=source.label,
+            target_crs=target_crs,
+            mapping=mapping,
+            assume_crs=(assume_crs or {}).get(kind),
+        )
         problems += found
         if frame is not None:
             frames[kind] = frame
@@ -314,8 +350,7 @@ def load_layers(
         problems += found
     if any(p.severity == "error" for p in problems):
         raise LayerValidationError(problems)
-    return Layers(**{"parcels": None, **frames}, problems=problems,
-                  sources={k: s.label for k, s in sources.items()})
+    return Layers(**{"parcels": None, **frames}, problems=problems, sources={k: s.label for k, s in sources.items()})
 
 
 def _apply_connected_list(parcels: gpd.GeoDataFrame, ids: set[str]) -> tuple[gpd.GeoDataFrame, list[Problem]]:
@@ -326,9 +361,16 @@ def _apply_connected_list(parcels: gpd.GeoDataFrame, ids: set[str]) -> tuple[gpd
     unknown = sorted(ids - set(parcels["parcel_id"]))
     problems = []
     if unknown:
-        problems.append(Problem("parcels", "connected_list", "warning",
-                                f"{len(unknown)} parcel ID(s) in the connected-parcels list match no parcel.",
-                                len(unknown), tuple(unknown)))
+        problems.append(
+            Problem(
+                "parcels",
+                "connected_list",
+                "warning",
+                f"{len(unknown)} parcel ID(s) in the connected-parcels list match no parcel.",
+                len(unknown),
+                tuple(unknown),
+            )
+        )
     return parcels, problems
 
 
@@ -343,8 +385,9 @@ def read_proposed(path: str, *, target_crs: CRS, assume_crs: str | None = None, 
     if len(frame) == 0:
         raise LayerError(f"{path} holds no line.")
     frame = frame.set_geometry(shapely.force_2d(frame.geometry.values))
-    frame, problems = check_and_reproject(frame, layer="proposed", label=f"proposed main ({Path(path).name})",
-                                          target=target_crs, assume=assume_crs)
+    frame, problems = check_and_reproject(
+        frame, layer="proposed", label=f"proposed main ({Path(path).name})", target=target_crs, assume=assume_crs
+    )
     if frame is None:
         raise LayerValidationError(problems)
     lines = [g for g in frame.geometry if g is not None and g.geom_type in ("LineString", "MultiLineString")]
@@ -383,8 +426,11 @@ def street_run(streets, names: str):
     if streets is None:
         raise LayerError("A run of streets needs a streets layer.")
     wanted = [n.strip().lower() for n in names.split(",") if n.strip()]
-    chosen = streets[streets["street_name"].astype(str).str.lower().isin(wanted)] if "street_name" in streets else \
-        streets.iloc[:0]
+    chosen = (
+        streets[streets["street_name"].astype(str).str.lower().isin(wanted)]
+        if "street_name" in streets
+        else streets.iloc[:0]
+    )
     if chosen.empty:
         raise LayerError(f"No street named {names!r} in the streets layer.")
     merged = shapely.line_merge(shapely.union_all(chosen.geometry.values))

@@ -28,26 +28,144 @@ DEPTHS_FT = np.array([150.0, 130.0, 110.0, 170.0])
 SHALLOW_FT = 70.0
 TRUNK_EVERY = 5
 
-EW_NAMES = ("Main", "Canal", "Willow", "River", "Elm", "Center", "Mohawk", "Prospect", "Hill", "Church", "Spring",
-            "Union", "Market", "Orchard", "Maple", "Oak", "Chestnut", "Walnut", "Academy", "Clinton", "Reid",
-            "Abbott", "Division", "Sand", "Mill", "Bridge", "Park", "Cherry", "Pleasant", "Ridge")
-NS_NAMES = ("Wagner", "Grand", "Hancock", "Lincoln", "Otsego", "Schuyler", "Frey", "Morton", "Webster", "Sanders",
-            "Beekman", "Fulton", "Cady", "Herkimer", "Dutch", "Palatine", "Minden", "Nellis", "Kring", "Zoller")
+EW_NAMES = (
+    "Main",
+    "Canal",
+    "Willow",
+    "River",
+    "Elm",
+    "Center",
+    "Mohawk",
+    "Prospect",
+    "Hill",
+    "Church",
+    "Spring",
+    "Union",
+    "Market",
+    "Orchard",
+    "Maple",
+    "Oak",
+    "Chestnut",
+    "Walnut",
+    "Academy",
+    "Clinton",
+    "Reid",
+    "Abbott",
+    "Division",
+    "Sand",
+    "Mill",
+    "Bridge",
+    "Park",
+    "Cherry",
+    "Pleasant",
+    "Ridge",
+)
+NS_NAMES = (
+    "Wagner",
+    "Grand",
+    "Hancock",
+    "Lincoln",
+    "Otsego",
+    "Schuyler",
+    "Frey",
+    "Morton",
+    "Webster",
+    "Sanders",
+    "Beekman",
+    "Fulton",
+    "Cady",
+    "Herkimer",
+    "Dutch",
+    "Palatine",
+    "Minden",
+    "Nellis",
+    "Kring",
+    "Zoller",
+)
 EW_TYPES = ("St", "Ave", "Pl", "Ter", "Blvd", "Row", "Way", "Walk")
 NS_TYPES = ("Rd", "Ln", "Dr", "Ct", "Pkwy", "Trl", "Xing", "Run")
-LAST = ("SMITH", "JOHNSON", "NELLIS", "WAGNER", "VAN ALSTYNE", "KRING", "ZOLLER", "MILLER", "DAVIS", "GARCIA",
-        "BROWN", "JONES", "MARTINEZ", "HERKIMER", "FREY", "SCHUYLER", "O'BRIEN", "D'AGOSTINO", "NGUYEN", "PATEL",
-        "KOWALSKI", "MURPHY", "CLARK", "LEWIS", "WALKER", "HALL", "YOUNG", "ALLEN", "KING", "WRIGHT")
-FIRST = ("JOHN", "MARY", "ROBERT", "PATRICIA", "JAMES", "LINDA", "MICHAEL", "BARBARA", "WILLIAM", "ELIZABETH",
-         "DAVID", "JENNIFER", "RICHARD", "MARIA", "JOSEPH", "SUSAN", "THOMAS", "MARGARET", "CHARLES", "DOROTHY")
-COMPANIES = ("MOHAWK VALLEY HOLDINGS LLC", "CANAL STREET PROPERTIES INC", "FORT PLAIN HOUSING AUTH",
-             "RIVERSIDE REALTY LLC", "ST JAMES CHURCH")
-OUT_OF_TOWN = (("Albany", "NY", "12203"), ("Schenectady", "NY", "12305"), ("Utica", "NY", "13501"),
-               ("Boca Raton", "FL", "33431"), ("Brooklyn", "NY", "11215"), ("Bennington", "VT", "05201"))
+LAST = (
+    "SMITH",
+    "JOHNSON",
+    "NELLIS",
+    "WAGNER",
+    "VAN ALSTYNE",
+    "KRING",
+    "ZOLLER",
+    "MILLER",
+    "DAVIS",
+    "GARCIA",
+    "BROWN",
+    "JONES",
+    "MARTINEZ",
+    "HERKIMER",
+    "FREY",
+    "SCHUYLER",
+    "O'BRIEN",
+    "D'AGOSTINO",
+    "NGUYEN",
+    "PATEL",
+    "KOWALSKI",
+    "MURPHY",
+    "CLARK",
+    "LEWIS",
+    "WALKER",
+    "HALL",
+    "YOUNG",
+    "ALLEN",
+    "KING",
+    "WRIGHT",
+)
+FIRST = (
+    "JOHN",
+    "MARY",
+    "ROBERT",
+    "PATRICIA",
+    "JAMES",
+    "LINDA",
+    "MICHAEL",
+    "BARBARA",
+    "WILLIAM",
+    "ELIZABETH",
+    "DAVID",
+    "JENNIFER",
+    "RICHARD",
+    "MARIA",
+    "JOSEPH",
+    "SUSAN",
+    "THOMAS",
+    "MARGARET",
+    "CHARLES",
+    "DOROTHY",
+)
+COMPANIES = (
+    "MOHAWK VALLEY HOLDINGS LLC",
+    "CANAL STREET PROPERTIES INC",
+    "FORT PLAIN HOUSING AUTH",
+    "RIVERSIDE REALTY LLC",
+    "ST JAMES CHURCH",
+)
+OUT_OF_TOWN = (
+    ("Albany", "NY", "12203"),
+    ("Schenectady", "NY", "12305"),
+    ("Utica", "NY", "13501"),
+    ("Boca Raton", "FL", "33431"),
+    ("Brooklyn", "NY", "11215"),
+    ("Bennington", "VT", "05201"),
+)
 VILLAGE = ("Fort Plain", "NY", "13339")
 # Property class, share of occupied lots, units (low, high) inclusive.
-CLASSES = ((210, 0.62, 1, 1), (215, 0.05, 2, 2), (220, 0.12, 2, 2), (230, 0.05, 3, 3), (280, 0.04, 4, 6),
-           (411, 0.03, 6, 12), (484, 0.05, 0, 0), (612, 0.02, 0, 0), (710, 0.02, 0, 0))
+CLASSES = (
+    (210, 0.62, 1, 1),
+    (215, 0.05, 2, 2),
+    (220, 0.12, 2, 2),
+    (230, 0.05, 3, 3),
+    (280, 0.04, 4, 6),
+    (411, 0.03, 6, 12),
+    (484, 0.05, 0, 0),
+    (612, 0.02, 0, 0),
+    (710, 0.02, 0, 0),
+)
 
 
 def sample_town(n_parcels: int = 2000, *, seed: int = 1982) -> dict[str, gpd.GeoDataFrame]:
@@ -80,8 +198,14 @@ def sample_town(n_parcels: int = 2000, *, seed: int = 1982) -> dict[str, gpd.Geo
     parcels, buildings = _parcels_and_buildings(rng, street_y, cross_x, depth, n_sewered, n_parcels)
     streets = _streets(street_y, cross_x, depth)
     mains, manholes, plant = _network(rng, street_y, cross_x, n_sewered)
-    return {"parcels": parcels, "buildings": buildings, "streets": streets, "mains": mains,
-            "manholes": manholes, "treatment_plants": plant}
+    return {
+        "parcels": parcels,
+        "buildings": buildings,
+        "streets": streets,
+        "mains": mains,
+        "manholes": manholes,
+        "treatment_plants": plant,
+    }
 
 
 def _street_name(j: np.ndarray, names: tuple[str, ...], types: tuple[str, ...]) -> np.ndarray:
@@ -93,8 +217,7 @@ def _street_name(j: np.ndarray, names: tuple[str, ...], types: tuple[str, ...]) 
 def _parcels_and_buildings(rng, street_y, cross_x, depth, n_sewered, n_target):
     n_streets, n_blocks = len(street_y), len(cross_x) - 1
     # One face per (street, block, side); side 0 = south of the street, 1 = north.
-    j, k, side = (a.ravel() for a in np.meshgrid(np.arange(n_streets), np.arange(n_blocks), [0, 1],
-                                                 indexing="ij"))
+    j, k, side = (a.ravel() for a in np.meshgrid(np.arange(n_streets), np.arange(n_blocks), [0, 1], indexing="ij"))
     per_face = 8 + (((j * 7 + k * 3) % 5) == 0) * 3 - ((j + k) % 4 == 0) * 2  # 6, 8 or 11 lots
     face = np.repeat(np.arange(len(j)), per_face)
     order = np.arange(len(face)) - np.repeat(np.cumsum(per_face) - per_face, per_face)
@@ -118,8 +241,15 @@ def _parcels_and_buildings(rng, street_y, cross_x, depth, n_sewered, n_target):
     n = len(geom)
 
     sewered = fj < n_sewered
-    parcel_id = pd.Series(fj + 1).astype(str) + "." + pd.Series(k[face] + 1).astype(str) + "-" + \
-        pd.Series(fs + 1).astype(str) + "-" + pd.Series(order + 1).astype(str)
+    parcel_id = (
+        pd.Series(fj + 1).astype(str)
+        + "."
+        + pd.Series(k[face] + 1).astype(str)
+        + "-"
+        + pd.Series(fs + 1).astype(str)
+        + "-"
+        + pd.Series(order + 1).astype(str)
+    )
     house_no = 100 * (k[face] + 1) + 2 * order + fs
     street = _street_name(fj, EW_NAMES, EW_TYPES)
     site = pd.Series(house_no).astype(str).to_numpy(object) + " " + street
@@ -141,14 +271,24 @@ def _parcels_and_buildings(rng, street_y, cross_x, depth, n_sewered, n_target):
     company = np.isin(prop_class, [411, 484, 710]) | (rng.random(n) < 0.02)
     owner = np.where(company, np.array(COMPANIES, dtype=object)[rng.integers(0, len(COMPANIES), n)], owner)
     owner = np.where(prop_class == 612, "FORT PLAIN CENTRAL SCHOOL DIST", owner)
-    mail, city, state, zipc = site.copy(), np.full(n, VILLAGE[0], object), np.full(n, VILLAGE[1], object), \
-        np.full(n, VILLAGE[2], object)
+    mail, city, state, zipc = (
+        site.copy(),
+        np.full(n, VILLAGE[0], object),
+        np.full(n, VILLAGE[1], object),
+        np.full(n, VILLAGE[2], object),
+    )
     away = (rng.random(n) < 0.14) | company
     town = rng.integers(0, len(OUT_OF_TOWN), n)
-    mail = np.where(away, pd.Series(rng.integers(1, 999, n)).astype(str).to_numpy(object) + " "
-                    + np.array(("Lake Rd", "State St", "Ocean Blvd", "Union Ave"), object)[town % 4], mail)
-    mail = np.where(away & (rng.random(n) < 0.3), "PO BOX " + pd.Series(rng.integers(10, 999, n)).astype(str)
-                    .to_numpy(object), mail)
+    mail = np.where(
+        away,
+        pd.Series(rng.integers(1, 999, n)).astype(str).to_numpy(object)
+        + " "
+        + np.array(("Lake Rd", "State St", "Ocean Blvd", "Union Ave"), object)[town % 4],
+        mail,
+    )
+    mail = np.where(
+        away & (rng.random(n) < 0.3), "PO BOX " + pd.Series(rng.integers(10, 999, n)).astype(str).to_numpy(object), mail
+    )
     for arr, pos in ((city, 0), (state, 1), (zipc, 2)):
         arr[away] = np.array([t[pos] for t in OUT_OF_TOWN], object)[town[away]]
     # Owners of several parcels: copy owner and mailing address from another parcel.
@@ -158,13 +298,25 @@ def _parcels_and_buildings(rng, street_y, cross_x, depth, n_sewered, n_target):
         arr[multi] = arr[donor]
     connected = sewered & ~vacant & (rng.random(n) < 0.68)
 
-    parcels = gpd.GeoDataFrame({
-        "parcel_id": parcel_id.to_numpy(object), "site_address": site, "site_city": VILLAGE[0],
-        "site_state": VILLAGE[1], "site_zip": VILLAGE[2], "owner_name": owner,
-        "mail_address": mail, "mail_city": city, "mail_state": state, "mail_zip": zipc,
-        "property_class": prop_class.astype(str), "units": units,
-        "connected": np.where(connected, "Y", "N"),
-    }, geometry=geom, crs=CRS)
+    parcels = gpd.GeoDataFrame(
+        {
+            "parcel_id": parcel_id.to_numpy(object),
+            "site_address": site,
+            "site_city": VILLAGE[0],
+            "site_state": VILLAGE[1],
+            "site_zip": VILLAGE[2],
+            "owner_name": owner,
+            "mail_address": mail,
+            "mail_city": city,
+            "mail_state": state,
+            "mail_zip": zipc,
+            "property_class": prop_class.astype(str),
+            "units": units,
+            "connected": np.where(connected, "Y", "N"),
+        },
+        geometry=geom,
+        crs=CRS,
+    )
 
     # Front building: set back 20-35 ft from the front lot line, on lots that are not vacant.
     lot_w = x1 - x0
@@ -191,36 +343,49 @@ def _parcels_and_buildings(rng, street_y, cross_x, depth, n_sewered, n_target):
     shed_b = shapely.box(sx, np.minimum(sy0, sy1), sx + 10, np.maximum(sy0, sy1))
 
     idx = np.concatenate([np.flatnonzero(has), np.flatnonzero(rear), np.flatnonzero(shed)])
-    kind = np.concatenate([np.full(has.sum(), "main", object), np.full(rear.sum(), "rear", object),
-                           np.full(shed.sum(), "shed", object)])
+    kind = np.concatenate(
+        [np.full(has.sum(), "main", object), np.full(rear.sum(), "rear", object), np.full(shed.sum(), "shed", object)]
+    )
     b_units = np.concatenate([units[has], np.ones(rear.sum()), np.full(shed.sum(), np.nan)])
     b_geom = np.concatenate([front_b[has], rear_b[rear], shed_b[shed]])
     order_b = np.lexsort((kind != "main", idx))
-    buildings = gpd.GeoDataFrame({
-        "building_id": ["B-" + str(i + 1) for i in range(len(idx))],
-        "parcel_id": parcel_id.to_numpy(object)[idx[order_b]],
-        "building_use": kind[order_b], "units": b_units[order_b],
-    }, geometry=b_geom[order_b], crs=CRS)
+    buildings = gpd.GeoDataFrame(
+        {
+            "building_id": ["B-" + str(i + 1) for i in range(len(idx))],
+            "parcel_id": parcel_id.to_numpy(object)[idx[order_b]],
+            "building_use": kind[order_b],
+            "units": b_units[order_b],
+        },
+        geometry=b_geom[order_b],
+        crs=CRS,
+    )
     return parcels, buildings
 
 
 def _streets(street_y, cross_x, depth):
     n_streets, n_blocks = len(street_y), len(cross_x) - 1
     j, k = (a.ravel() for a in np.meshgrid(np.arange(n_streets), np.arange(n_blocks), indexing="ij"))
-    ew = shapely.linestrings(np.stack([np.stack([cross_x[k], street_y[j]], -1),
-                                       np.stack([cross_x[k + 1], street_y[j]], -1)], 1))
+    ew = shapely.linestrings(
+        np.stack([np.stack([cross_x[k], street_y[j]], -1), np.stack([cross_x[k + 1], street_y[j]], -1)], 1)
+    )
     y_lo = street_y[0] - ROW_FT / 2 - depth[0]
     y_hi = street_y[-1] + ROW_FT / 2 + depth[n_streets - 1]
     ys = np.concatenate([[y_lo], street_y, [y_hi]])
     kk, seg = (a.ravel() for a in np.meshgrid(np.arange(n_blocks + 1), np.arange(len(ys) - 1), indexing="ij"))
-    ns = shapely.linestrings(np.stack([np.stack([cross_x[kk], ys[seg]], -1),
-                                       np.stack([cross_x[kk], ys[seg + 1]], -1)], 1))
+    ns = shapely.linestrings(
+        np.stack([np.stack([cross_x[kk], ys[seg]], -1), np.stack([cross_x[kk], ys[seg + 1]], -1)], 1)
+    )
     names = np.concatenate([_street_name(j, EW_NAMES, EW_TYPES), _street_name(kk, NS_NAMES, NS_TYPES)])
     geom = np.concatenate([ew, ns])
-    return gpd.GeoDataFrame({
-        "street_id": ["S-" + str(i + 1) for i in range(len(geom))], "street_name": names,
-        "row_width_ft": np.full(len(geom), ROW_FT),
-    }, geometry=geom, crs=CRS)
+    return gpd.GeoDataFrame(
+        {
+            "street_id": ["S-" + str(i + 1) for i in range(len(geom))],
+            "street_name": names,
+            "row_width_ft": np.full(len(geom), ROW_FT),
+        },
+        geometry=geom,
+        crs=CRS,
+    )
 
 
 def _network(rng, street_y, cross_x, n_sewered):
@@ -229,8 +394,7 @@ def _network(rng, street_y, cross_x, n_sewered):
     offset = 5.0
     segs, kind = [], []
     # East-west collectors on sewered streets: two 300-ft mains per block, flowing east.
-    j, k, half = (a.ravel() for a in np.meshgrid(np.arange(n_sewered), np.arange(n_blocks), [0, 1],
-                                                 indexing="ij"))
+    j, k, half = (a.ravel() for a in np.meshgrid(np.arange(n_sewered), np.arange(n_blocks), [0, 1], indexing="ij"))
     trunk_k = np.unique(np.concatenate([np.arange(TRUNK_EVERY, n_blocks + 1, TRUNK_EVERY), [n_blocks]]))
     xa = cross_x[k] + half * BLOCK_FT / 2
     # A collector starts at its own head manhole just past a trunk street: it flows east to the next trunk
@@ -257,19 +421,30 @@ def _network(rng, street_y, cross_x, n_sewered):
     # collectors: all must be ignored.
     hill = min(n_sewered, len(street_y) - 1)
     collectors = np.flatnonzero(kind == "collector")
-    old_pipes = seg[rng.choice(collectors, size=min(3, len(collectors)), replace=False)] + [0, 8.0, 0, 8.0] \
-        if len(collectors) else np.zeros((0, 4))
-    extra = np.array([
-        [cross_x[0], street_y[hill] - offset, cross_x[min(2, n_blocks)], street_y[hill] - offset],
-        [cross_x[min(1, n_blocks)] + 50, street_y[hill] + offset, cross_x[min(1, n_blocks)] + 350,
-         street_y[hill] + offset],
-    ])
+    old_pipes = (
+        seg[rng.choice(collectors, size=min(3, len(collectors)), replace=False)] + [0, 8.0, 0, 8.0]
+        if len(collectors)
+        else np.zeros((0, 4))
+    )
+    extra = np.array(
+        [
+            [cross_x[0], street_y[hill] - offset, cross_x[min(2, n_blocks)], street_y[hill] - offset],
+            [
+                cross_x[min(1, n_blocks)] + 50,
+                street_y[hill] + offset,
+                cross_x[min(1, n_blocks)] + 350,
+                street_y[hill] + offset,
+            ],
+        ]
+    )
     seg = np.concatenate([seg, extra, old_pipes])
     n_old = len(old_pipes)
-    sewer_type = np.concatenate([np.full(n_real, "sanitary", object), ["storm", "sanitary"],
-                                 np.full(n_old, "sanitary", object)])
-    ownership = np.concatenate([np.full(n_real, "public", object), ["public", "private"],
-                                np.full(n_old, "public", object)])
+    sewer_type = np.concatenate(
+        [np.full(n_real, "sanitary", object), ["storm", "sanitary"], np.full(n_old, "sanitary", object)]
+    )
+    ownership = np.concatenate(
+        [np.full(n_real, "public", object), ["public", "private"], np.full(n_old, "public", object)]
+    )
     status = np.concatenate([np.full(n_real + 2, "existing", dtype=object), np.full(n_old, "abandoned", object)])
 
     diameter = np.select([kind == "interceptor", kind == "trunk", kind == "outfall"], [15.0, 12.0, 18.0], 8.0)
@@ -286,26 +461,53 @@ def _network(rng, street_y, cross_x, n_sewered):
     mh_ids = np.array(["MH-" + str(i + 1) for i in range(len(uniq))], dtype=object)
     from_mh = np.full(len(seg), None, dtype=object)
     to_mh = np.full(len(seg), None, dtype=object)
-    from_mh[public], to_mh[public] = mh_ids[inverse[: public.sum()]], mh_ids[inverse[public.sum():]]
-    street = np.concatenate([_street_name(j, EW_NAMES, EW_TYPES),
-                             _street_name(tk, NS_NAMES, NS_TYPES), ["(to plant)"],
-                             _street_name(np.array([hill, hill]), EW_NAMES, EW_TYPES),
-                             np.full(n_old, "(old pipe)", dtype=object)])
-    mains = gpd.GeoDataFrame({
-        "main_id": ["M-" + str(i + 1) for i in range(len(seg))], "sewer_type": sewer_type,
-        "ownership": ownership, "status": status, "diameter_in": diameter, "street_name": street,
-        "from_manhole": from_mh, "to_manhole": to_mh,
-        "us_invert_ft": np.round(ground[0] - 9.0, 2), "ds_invert_ft": np.round(ground[1] - 9.0, 2),
-    }, geometry=lines, crs=CRS)
+    from_mh[public], to_mh[public] = mh_ids[inverse[: public.sum()]], mh_ids[inverse[public.sum() :]]
+    street = np.concatenate(
+        [
+            _street_name(j, EW_NAMES, EW_TYPES),
+            _street_name(tk, NS_NAMES, NS_TYPES),
+            ["(to plant)"],
+            _street_name(np.array([hill, hill]), EW_NAMES, EW_TYPES),
+            np.full(n_old, "(old pipe)", dtype=object),
+        ]
+    )
+    mains = gpd.GeoDataFrame(
+        {
+            "main_id": ["M-" + str(i + 1) for i in range(len(seg))],
+            "sewer_type": sewer_type,
+            "ownership": ownership,
+            "status": status,
+            "diameter_in": diameter,
+            "street_name": street,
+            "from_manhole": from_mh,
+            "to_manhole": to_mh,
+            "us_invert_ft": np.round(ground[0] - 9.0, 2),
+            "ds_invert_ft": np.round(ground[1] - 9.0, 2),
+        },
+        geometry=lines,
+        crs=CRS,
+    )
     rim = _ground(uniq[:, 0], uniq[:, 1], cross_x, street_y)
     is_plant = (np.abs(uniq[:, 0] - plant_xy[0]) < 0.5) & (np.abs(uniq[:, 1] - plant_xy[1]) < 0.5)
-    manholes = gpd.GeoDataFrame({
-        "manhole_id": mh_ids, "rim_ft": np.round(rim, 2), "invert_ft": np.round(rim - 9.0, 2),
-        "structure": np.where(is_plant, "plant inlet", "manhole"),
-    }, geometry=shapely.points(uniq), crs=CRS)
-    plant = gpd.GeoDataFrame({"plant_id": ["WWTP-1"], "name": ["Sample Village Wastewater Treatment Plant"],
-                              "outfall_manhole": mh_ids[is_plant][:1]},
-                             geometry=[shapely.Point(plant_xy[0] + 60, plant_xy[1])], crs=CRS)
+    manholes = gpd.GeoDataFrame(
+        {
+            "manhole_id": mh_ids,
+            "rim_ft": np.round(rim, 2),
+            "invert_ft": np.round(rim - 9.0, 2),
+            "structure": np.where(is_plant, "plant inlet", "manhole"),
+        },
+        geometry=shapely.points(uniq),
+        crs=CRS,
+    )
+    plant = gpd.GeoDataFrame(
+        {
+            "plant_id": ["WWTP-1"],
+            "name": ["Sample Village Wastewater Treatment Plant"],
+            "outfall_manhole": mh_ids[is_plant][:1],
+        },
+        geometry=[shapely.Point(plant_xy[0] + 60, plant_xy[1])],
+        crs=CRS,
+    )
     return mains, manholes, plant
 
 

@@ -38,8 +38,10 @@ def record_run(path: str | Path, summary: dict) -> None:
     """Append one analysis run's summary to the store's ``analysis_runs`` table."""
     try:
         with sqlite3.connect(str(path)) as con:
-            con.execute("CREATE TABLE IF NOT EXISTS analysis_runs (id INTEGER PRIMARY KEY AUTOINCREMENT, "
-                        "run_at TEXT DEFAULT CURRENT_TIMESTAMP, summary TEXT NOT NULL)")
+            con.execute(
+                "CREATE TABLE IF NOT EXISTS analysis_runs (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                "run_at TEXT DEFAULT CURRENT_TIMESTAMP, summary TEXT NOT NULL)"
+            )
             con.execute("INSERT INTO analysis_runs (summary) VALUES (?)", (json.dumps(summary),))
     except sqlite3.Error as exc:
         raise LayerError(f"Cannot record the run in {path}: {exc}") from exc

@@ -29,8 +29,12 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
     to_ft = M_TO_FT if metric else 1.0
 
     nodes: dict[str, tuple[float, str]] = {}
-    for section, structure in (("JUNCTIONS", "junction"), ("STORAGE", "storage"), ("DIVIDERS", "divider"),
-                               ("OUTFALLS", "outfall")):
+    for section, structure in (
+        ("JUNCTIONS", "junction"),
+        ("STORAGE", "storage"),
+        ("DIVIDERS", "divider"),
+        ("OUTFALLS", "outfall"),
+    ):
         for name, fields in sections.get(section, {}).items():
             nodes[name] = (_float(fields[0]) * to_ft, structure)
     coords = {name: (_float(f[0]), _float(f[1])) for name, f in sections.get("COORDINATES", {}).items()}
@@ -51,17 +55,31 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
             in_off = _float(f[3]) * to_ft if section == "CONDUITS" and len(f) > 3 else 0.0
             out_off = _float(f[4]) * to_ft if section == "CONDUITS" and len(f) > 4 else 0.0
             geom1 = _float(xsections[name][1]) if name in xsections and len(xsections[name]) > 1 else np.nan
-            rows.append({"main_id": name, "from_manhole": frm, "to_manhole": to, "sewer_type": kind,
-                         "diameter_in": geom1 * to_ft * 12, "us_invert_ft": nodes.get(frm, (np.nan,))[0] + in_off,
-                         "ds_invert_ft": nodes.get(to, (np.nan,))[0] + out_off, "swmm_section": section})
+            rows.append(
+                {
+                    "main_id": name,
+                    "from_manhole": frm,
+                    "to_manhole": to,
+                    "sewer_type": kind,
+                    "diameter_in": geom1 * to_ft * 12,
+                    "us_invert_ft": nodes.get(frm, (np.nan,))[0] + in_off,
+                    "ds_invert_ft": nodes.get(to, (np.nan,))[0] + out_off,
+                    "swmm_section": section,
+                }
+            )
             geoms.append(shapely.LineString([coords[frm], *vertices.get(name, []), coords[to]]))
     if not rows:
         raise LayerError(f"{path} has no [CONDUITS]: is it a SWMM input file?")
     mains = gpd.GeoDataFrame(rows, geometry=geoms, crs=None)
     manholes = gpd.GeoDataFrame(
-        {"manhole_id": list(nodes), "invert_ft": [v[0] for v in nodes.values()],
-         "structure": [v[1] for v in nodes.values()]},
-        geometry=[shapely.Point(coords[n]) for n in nodes], crs=None)
+        {
+            "manhole_id": list(nodes),
+            "invert_ft": [v[0] for v in nodes.values()],
+            "structure": [v[1] for v in nodes.values()],
+        },
+        geometry=[shapely.Point(coords[n]) for n in nodes],
+        crs=None,
+    )
     return {"mains": mains, "manholes": manholes}
 
 

@@ -21,8 +21,10 @@ NAME = re.compile(r"^[A-Za-z0-9_.@-]{2,64}$")
 def _connect(path: str | Path) -> sqlite3.Connection:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     con = sqlite3.connect(str(path))
-    con.execute("CREATE TABLE IF NOT EXISTS users (name TEXT PRIMARY KEY, role TEXT NOT NULL, "
-                "password_hash TEXT NOT NULL, created_at TEXT DEFAULT CURRENT_TIMESTAMP)")
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS users (name TEXT PRIMARY KEY, role TEXT NOT NULL, "
+        "password_hash TEXT NOT NULL, created_at TEXT DEFAULT CURRENT_TIMESTAMP)"
+    )
     return con
 
 
@@ -35,9 +37,11 @@ def add_user(path: str | Path, name: str, role: str, password: str) -> None:
     if len(password) < 8:
         raise LayerError("Passwords need at least 8 characters.")
     with _connect(path) as con:
-        con.execute("INSERT INTO users (name, role, password_hash) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE "
-                    "SET role = excluded.role, password_hash = excluded.password_hash",
-                    (name, role, generate_password_hash(password)))
+        con.execute(
+            "INSERT INTO users (name, role, password_hash) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE "
+            "SET role = excluded.role, password_hash = excluded.password_hash",
+            (name, role, generate_password_hash(password)),
+        )
 
 
 def check_user(path: str | Path, name: str, password: str) -> str | None:

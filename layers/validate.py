@@ -91,9 +91,15 @@ def _map_columns(
     known = {f.name for f in spec.fields}
     unknown = sorted(set(user_map) - known)
     if unknown:
-        problems.append(Problem(kind, "mapping", "error",
-                                f"the column mapping names unknown field(s) {', '.join(unknown)}; fields of "
-                                f"{kind}: {', '.join(sorted(known))}."))
+        problems.append(
+            Problem(
+                kind,
+                "mapping",
+                "error",
+                f"the column mapping names unknown field(s) {', '.join(unknown)}; fields of "
+                f"{kind}: {', '.join(sorted(known))}.",
+            )
+        )
     # Result columns the analysis will add: keep a user's column of that name as input_<name>.
     clashes = {c: f"input_{c}" for c in existing if c in RESULT_COLUMNS and c not in known}
     out = gdf.rename(columns=clashes) if clashes else gdf.copy()
@@ -102,18 +108,30 @@ def _map_columns(
         source = user_map.get(f.name)
         if source is not None:
             if source not in gdf.columns:
-                problems.append(Problem(kind, "mapping", "error",
-                                        f"the mapping says {f.name} is column {source!r}, but {label} has no such "
-                                        f"column. Columns: {', '.join(existing)}."))
+                problems.append(
+                    Problem(
+                        kind,
+                        "mapping",
+                        "error",
+                        f"the mapping says {f.name} is column {source!r}, but {label} has no such "
+                        f"column. Columns: {', '.join(existing)}.",
+                    )
+                )
                 continue
         else:
             source = next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), None)
         if source is None:
             if f.required:
-                problems.append(Problem(kind, "missing_column", "error",
-                                        f"{label} has no {f.name} column ({f.help}). Columns: "
-                                        f"{', '.join(existing) or 'none'}. Map one with --map {kind}.{f.name}=COLUMN "
-                                        "or in a mapping file."))
+                problems.append(
+                    Problem(
+                        kind,
+                        "missing_column",
+                        "error",
+                        f"{label} has no {f.name} column ({f.help}). Columns: "
+                        f"{', '.join(existing) or 'none'}. Map one with --map {kind}.{f.name}=COLUMN "
+                        "or in a mapping file.",
+                    )
+                )
             continue
         chosen[f.name] = clashes.get(source, source)
     if any(p.severity == "error" for p in problems):
@@ -135,10 +153,16 @@ def _assign_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem])
         if missing.any() and not spec.field(idf).required:
             text[missing] = generated_ids(spec.kind, np.flatnonzero(missing))
         elif missing.any():
-            problems.append(Problem(spec.kind, "missing_id", "error",
-                                    f"{int(missing.sum())} feature(s) have no {idf}; every parcel needs its tax map "
-                                    "number.", int(missing.sum()),
-                                    tuple(f"row {i + 1}" for i in np.flatnonzero(missing)[:50])))
+            problems.append(
+                Problem(
+                    spec.kind,
+                    "missing_id",
+                    "error",
+                    f"{int(missing.sum())} feature(s) have no {idf}; every parcel needs its tax map number.",
+                    int(missing.sum()),
+                    tuple(f"row {i + 1}" for i in np.flatnonzero(missing)[:50]),
+                )
+            )
         gdf[idf] = text.astype(object)
     else:
         gdf[idf] = generated_ids(spec.kind, np.arange(len(gdf)))
@@ -165,9 +189,16 @@ def _drop_missing_geometry(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: lis
     missing = shapely.is_missing(geoms) | shapely.is_empty(geoms)
     if missing.any():
         ids = tuple(gdf.loc[missing, spec.id_field].astype(str))
-        problems.append(Problem(spec.kind, "null_geometry", "warning",
-                                f"{len(ids)} feature(s) have no geometry and were left out of the analysis.",
-                                len(ids), ids))
+        problems.append(
+            Problem(
+                spec.kind,
+                "null_geometry",
+                "warning",
+                f"{len(ids)} feature(s) have no geometry and were left out of the analysis.",
+                len(ids),
+                ids,
+            )
+        )
         gdf = gdf.loc[~missing]
     return gdf
 
@@ -178,9 +209,16 @@ def _drop_z(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem]) -> 
     has_m = shapely.has_m(geoms) if hasattr(shapely, "has_m") else np.zeros(len(geoms), bool)
     if has_z.any() or has_m.any():
         gdf = gdf.set_geometry(gpd.GeoSeries(shapely.force_2d(geoms), index=gdf.index, crs=gdf.crs))
-        problems.append(Problem(spec.kind, "z_values", "fixed",
-                                f"{int((has_z | has_m).sum())} feature(s) had Z or M values; dropped (distances "
-                                "are measured on the map plane).", int((has_z | has_m).sum())))
+        problems.append(
+            Problem(
+                spec.kind,
+                "z_values",
+                "fixed",
+                f"{int((has_z | has_m).sum())} feature(s) had Z or M values; dropped (distances "
+                "are measured on the map plane).",
+                int((has_z | has_m).sum()),
+            )
+        )
     return gdf
 
 
@@ -190,9 +228,18 @@ def _check_geometry_types(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, pr
     if wrong.any():
         counts = types[wrong].value_counts().to_dict()
         ids = tuple(gdf.loc[wrong, spec.id_field].astype(str))
-        problems.append(Problem(spec.kind, "geometry_type", "error",
-                                f"{label} must hold {' or '.join(spec.geometry)} features ({spec.help}) but has "
-                                + ", ".join(f"{n} {t}" for t, n in counts.items()) + ".", len(ids), ids))
+        problems.append(
+            Problem(
+                spec.kind,
+                "geometry_type",
+                "error",
+                f"{label} must hold {' or '.join(spec.geometry)} features ({spec.help}) but has "
+                + ", ".join(f"{n} {t}" for t, n in counts.items())
+                + ".",
+                len(ids),
+                ids,
+            )
+        )
         return False
     return True
 
@@ -211,9 +258,17 @@ def _repair_invalid(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Probl
     geoms[invalid] = fixed
     ids = tuple(gdf.loc[invalid, spec.id_field].astype(str))
     change = float(np.abs(after - before).sum()) * fpu * fpu
-    problems.append(Problem(spec.kind, "invalid_geometry", "fixed",
-                            f"{len(ids)} invalid geometr{'y' if len(ids) == 1 else 'ies'} repaired with make_valid; "
-                            f"area changed by {change:,.1f} sq ft in all.", len(ids), ids))
+    problems.append(
+        Problem(
+            spec.kind,
+            "invalid_geometry",
+            "fixed",
+            f"{len(ids)} invalid geometr{'y' if len(ids) == 1 else 'ies'} repaired with make_valid; "
+            f"area changed by {change:,.1f} sq ft in all.",
+            len(ids),
+            ids,
+        )
+    )
     return gdf.set_geometry(gpd.GeoSeries(geoms, index=gdf.index, crs=gdf.crs))
 
 
@@ -239,27 +294,48 @@ def _check_duplicate_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, pro
         return True
     dups = tuple(sorted(ids[dup].unique()))
     if spec.field(spec.id_field).required:
-        problems.append(Problem(spec.kind, "duplicate_id", "error",
-                                f"{label} has {len(dups)} {spec.id_field} value(s) used by more than one feature; "
-                                "each parcel must appear once (merge the parts into one multipolygon).",
-                                len(dups), dups))
+        problems.append(
+            Problem(
+                spec.kind,
+                "duplicate_id",
+                "error",
+                f"{label} has {len(dups)} {spec.id_field} value(s) used by more than one feature; "
+                "each parcel must appear once (merge the parts into one multipolygon).",
+                len(dups),
+                dups,
+            )
+        )
         return False
     # Optional IDs (mains, manholes ...) are made unique so reports can still name every feature.
     seq = ids.groupby(ids).cumcount()
     gdf.loc[dup, spec.id_field] = ids[dup] + np.where(seq[dup] > 0, "#" + (seq[dup] + 1).astype(str), "")
-    problems.append(Problem(spec.kind, "duplicate_id", "warning",
-                            f"{len(dups)} {spec.id_field} value(s) repeat; repeats were suffixed #2, #3 ...",
-                            len(dups), dups))
+    problems.append(
+        Problem(
+            spec.kind,
+            "duplicate_id",
+            "warning",
+            f"{len(dups)} {spec.id_field} value(s) repeat; repeats were suffixed #2, #3 ...",
+            len(dups),
+            dups,
+        )
+    )
     return True
 
 
 def _normalise_values(
-    gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, value_maps: dict[str, dict[str, str]],
+    gdf: gpd.GeoDataFrame,
+    spec: LayerSpec,
+    label: str,
+    value_maps: dict[str, dict[str, str]],
     problems: list[Problem],
 ) -> bool:
     ok = True
-    vocab = {"sewer_type": SEWER_TYPE_VALUES, "ownership": OWNERSHIP_VALUES, "status": STATUS_VALUES,
-             "route_kind": ROUTE_KIND_VALUES}
+    vocab = {
+        "sewer_type": SEWER_TYPE_VALUES,
+        "ownership": OWNERSHIP_VALUES,
+        "status": STATUS_VALUES,
+        "route_kind": ROUTE_KIND_VALUES,
+    }
     for name, table in vocab.items():
         if name not in gdf.columns or spec.kind not in ("mains", "manholes", "alleys"):
             continue
@@ -277,7 +353,12 @@ def _normalise_values(
 
 
 def _code_column(
-    gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, table: dict[str, str], user: dict[str, str], label: str,
+    gdf: gpd.GeoDataFrame,
+    spec: LayerSpec,
+    name: str,
+    table: dict[str, str],
+    user: dict[str, str],
+    label: str,
     problems: list[Problem],
 ) -> bool:
     raw = gdf[name]
@@ -296,11 +377,19 @@ def _code_column(
         values = sorted(text[unknown].unique())
         allowed = sorted(set(table.values()))
         column = _column_label(gdf, name)
-        problems.append(Problem(spec.kind, "unknown_value", "error",
-                                f"{label}: column {column} has value(s) sewerplan does not know: "
-                                f"{', '.join(repr(v) for v in values[:20])}. Say what each means with "
-                                f"--map-value {spec.kind}.{name}.{values[0]}=CODE (CODE one of {', '.join(allowed)})"
-                                " or in a mapping file.", int(unknown.sum()), tuple(values[:50])))
+        problems.append(
+            Problem(
+                spec.kind,
+                "unknown_value",
+                "error",
+                f"{label}: column {column} has value(s) sewerplan does not know: "
+                f"{', '.join(repr(v) for v in values[:20])}. Say what each means with "
+                f"--map-value {spec.kind}.{name}.{values[0]}=CODE (CODE one of {', '.join(allowed)})"
+                " or in a mapping file.",
+                int(unknown.sum()),
+                tuple(values[:50]),
+            )
+        )
         return False
     gdf[name] = mapped.where(~blank, None).astype(object)
     return True
@@ -311,9 +400,7 @@ def _column_label(gdf: gpd.GeoDataFrame, name: str) -> str:
     return name if source == name else f"{source} ({name})"
 
 
-def _bool_column(
-    gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str, problems: list[Problem]
-) -> bool:
+def _bool_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str, problems: list[Problem]) -> bool:
     raw = gdf[name]
     if pd.api.types.is_bool_dtype(raw):
         gdf[name] = raw.astype(object)
@@ -325,10 +412,17 @@ def _bool_column(
     unknown = lower.notna() & ~truthy & ~falsy
     if unknown.any():
         values = sorted(set(lower[unknown]))
-        problems.append(Problem(spec.kind, "unknown_value", "error",
-                                f"{label}: column {_column_label(gdf, name)} should say yes or no but has "
-                                f"{', '.join(repr(v) for v in values[:20])}.", int(unknown.sum()),
-                                tuple(gdf.loc[unknown, spec.id_field].astype(str))))
+        problems.append(
+            Problem(
+                spec.kind,
+                "unknown_value",
+                "error",
+                f"{label}: column {_column_label(gdf, name)} should say yes or no but has "
+                f"{', '.join(repr(v) for v in values[:20])}.",
+                int(unknown.sum()),
+                tuple(gdf.loc[unknown, spec.id_field].astype(str)),
+            )
+        )
         return False
     gdf[name] = pd.Series(np.where(truthy, True, np.where(falsy, False, None)), index=gdf.index, dtype=object)
     return True

@@ -32,8 +32,12 @@ def output_format(path: str) -> str:
     return FORMATS[suffix]
 
 
-def write_results(path: str, parcels: gpd.GeoDataFrame, measuring_lines: gpd.GeoDataFrame | None = None,
-                  buildings: gpd.GeoDataFrame | None = None) -> list[str]:
+def write_results(
+    path: str,
+    parcels: gpd.GeoDataFrame,
+    measuring_lines: gpd.GeoDataFrame | None = None,
+    buildings: gpd.GeoDataFrame | None = None,
+) -> list[str]:
     """Write results to ``path`` in the format its extension names; returns the layer names written.
 
     ``parcels`` may be any result frame (building results from ``sewerplan buildings``, too); a GeoPackage also
@@ -67,7 +71,8 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> None:
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if driver == "CSV":
         report.assign(x=report.geometry.x, y=report.geometry.y).drop(columns=report.geometry.name).to_csv(
-            path, index=False)
+            path, index=False
+        )
     elif driver == "GeoJSON":
         _write(report.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
     else:
@@ -120,11 +125,13 @@ def write_plan(path: str, line, manholes: list[dict], parcels: gpd.GeoDataFrame,
     one collection of all three, with a ``feature`` property saying which.
     """
     main = gpd.GeoDataFrame([attrs], geometry=[line], crs=crs).assign(feature="proposed main")
-    holes = gpd.GeoDataFrame(manholes, geometry=gpd.points_from_xy([m["x"] for m in manholes],
-                                                                    [m["y"] for m in manholes]), crs=crs)
+    holes = gpd.GeoDataFrame(
+        manholes, geometry=gpd.points_from_xy([m["x"] for m in manholes], [m["y"] for m in manholes]), crs=crs
+    )
     holes = holes.drop(columns=["x", "y"]).assign(feature="proposed manhole")
-    cols = [c for c in ("parcel_id", "owner_name", "site_address", "distance_ft", "units", "reason")
-            if c in parcels.columns]
+    cols = [
+        c for c in ("parcel_id", "owner_name", "site_address", "distance_ft", "units", "reason") if c in parcels.columns
+    ]
     lots = gpd.GeoDataFrame(parcels[cols], geometry=parcels.geometry.values, crs=crs).assign(feature="newly mandated")
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)

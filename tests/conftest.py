@@ -24,8 +24,7 @@ NY_ORIGIN = (457_000.0, 1_490_000.0)
 
 def ny_frame(rows: list[dict], crs: str | None = CRS) -> gpd.GeoDataFrame:
     """Like ``frame``, with every geometry moved from (0, 0) to Fort Plain."""
-    moved = [{**r, "geometry": None if r["geometry"] is None else translate(r["geometry"], *NY_ORIGIN)}
-             for r in rows]
+    moved = [{**r, "geometry": None if r["geometry"] is None else translate(r["geometry"], *NY_ORIGIN)} for r in rows]
     return frame(moved, crs=crs)
 
 

@@ -19,8 +19,19 @@ MAINS = frame([{"main_id": "M-1", "geometry": LineString([(-1000, 0), (1000, 0)]
 
 
 def parcels(*rows):
-    return frame([{"parcel_id": r[0], "main_id": "M-1", "connection_x": (r[1].bounds[0] + r[1].bounds[2]) / 2,
-                   "connection_y": 0.0, **(r[2] if len(r) > 2 else {}), "geometry": r[1]} for r in rows])
+    return frame(
+        [
+            {
+                "parcel_id": r[0],
+                "main_id": "M-1",
+                "connection_x": (r[1].bounds[0] + r[1].bounds[2]) / 2,
+                "connection_y": 0.0,
+                **(r[2] if len(r) > 2 else {}),
+                "geometry": r[1],
+            }
+            for r in rows
+        ]
+    )
 
 
 def buildings(*rows):
@@ -28,8 +39,9 @@ def buildings(*rows):
 
 
 def run(b, p, profile=FP, streets=(MAIN_ST,), alleys=None, laterals=None):
-    return assess_buildings(b, p, profile=profile, streets=frame(list(streets)), mains=MAINS, alleys=alleys,
-                            laterals=laterals).buildings.set_index("building_id")
+    return assess_buildings(
+        b, p, profile=profile, streets=frame(list(streets)), mains=MAINS, alleys=alleys, laterals=laterals
+    ).buildings.set_index("building_id")
 
 
 LOT = box(0, 25, 60, 225)
@@ -45,8 +57,10 @@ def test_front_and_rear_on_an_interior_lot_three_profiles():
         assert bool(r.loc["REAR", "rear_building"]) and r.loc["REAR", "front_building_id"] == "FRONT"
         assert r.loc["REAR", "lot_type"] == "interior"
         assert pd.isna(r.loc["FRONT", "shared_lateral"]) and not r.loc["FRONT", "rear_building"]
-    assert fp.loc["REAR", "shared_lateral"] == "permitted" and fp.loc["REAR", "section"] == "§ 144-9 (section " \
-        "number derived)"
+    assert (
+        fp.loc["REAR", "shared_lateral"] == "permitted"
+        and fp.loc["REAR", "section"] == "§ 144-9 (section number derived)"
+    )
     assert pk.loc["REAR", "shared_lateral"] == "permitted"
     assert "assessor may assess each building separately" in pk.loc["REAR", "reason"]
     assert wp.loc["REAR", "shared_lateral"] == "main_extension_required"
@@ -77,10 +91,15 @@ def test_a_public_alley_in_the_streets_layer_is_a_route():
 
 def test_corner_lot_with_a_second_sewered_street():
     side = {"street_name": "Church St", "geometry": LineString([(-25, -1000), (-25, 1000)])}
-    mains = gpd.GeoDataFrame(pd.concat([MAINS, frame([{"main_id": "M-2", "geometry": LineString(
-        [(-25, -1000), (-25, 1000)])}])], ignore_index=True), crs=MAINS.crs)
-    r = assess_buildings(buildings(*FRONT_REAR), parcels(("P", LOT)), profile=FP,
-                         streets=frame([MAIN_ST, side]), mains=mains).buildings.set_index("building_id")
+    mains = gpd.GeoDataFrame(
+        pd.concat(
+            [MAINS, frame([{"main_id": "M-2", "geometry": LineString([(-25, -1000), (-25, 1000)])}])], ignore_index=True
+        ),
+        crs=MAINS.crs,
+    )
+    r = assess_buildings(
+        buildings(*FRONT_REAR), parcels(("P", LOT)), profile=FP, streets=frame([MAIN_ST, side]), mains=mains
+    ).buildings.set_index("building_id")
     assert r.loc["REAR", "lot_type"] == "corner" and bool(r.loc["REAR", "rear_building"])
     assert r.loc["REAR", "shared_lateral"] == "separate_required"
 
@@ -124,10 +143,18 @@ def test_nine_units_need_three_laterals_in_fort_plain_only():
     assert run(buildings(("FIVE", FRONT, {"units": 5})), p, FP).loc["FIVE", "required_laterals"] == 2
 
 
-@pytest.mark.parametrize(("klass", "units", "unknown"), [
-    ("210", 1, False), ("215", 2, False), ("220", 2, False), ("230", 3, False), ("280", None, True),
-    ("411", None, True), ("484", 0, False),
-])
+@pytest.mark.parametrize(
+    ("klass", "units", "unknown"),
+    [
+        ("210", 1, False),
+        ("215", 2, False),
+        ("220", 2, False),
+        ("230", 3, False),
+        ("280", None, True),
+        ("411", None, True),
+        ("484", 0, False),
+    ],
+)
 def test_units_from_property_class(klass, units, unknown):
     r = run(buildings(("B", FRONT)), parcels(("P", LOT, {"property_class": klass})))
     assert bool(r.loc["B", "units_unknown"]) is unknown
@@ -152,8 +179,9 @@ def test_existing_laterals_and_shortfall():
 def test_school_connects_through_a_manhole_in_fort_plain():
     p = parcels(("SCHOOL", LOT, {"property_class": "612"}))
     r = run(buildings(("S", FRONT)), p, FP)
-    assert bool(r.loc["S", "manhole_connection_required"]) and r.loc["S", "section"] == "§ 144-16 (section " \
-        "number derived)"
+    assert (
+        bool(r.loc["S", "manhole_connection_required"]) and r.loc["S", "section"] == "§ 144-16 (section number derived)"
+    )
     assert not run(buildings(("S", FRONT)), p, PK).loc["S", "manhole_connection_required"]
 
 

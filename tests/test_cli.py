@@ -38,8 +38,9 @@ def test_analyze_prints_a_summary_table(town_gpkg):
 
 def test_analyze_json_shape(town_gpkg, tmp_path):
     out = tmp_path / "results.gpkg"
-    result = invoke("analyze", "--profile", "fort-plain", "--data", town_gpkg, "--out", out,
-                    "--notice-date", "2027-03-01", "--json")
+    result = invoke(
+        "analyze", "--profile", "fort-plain", "--data", town_gpkg, "--out", out, "--notice-date", "2027-03-01", "--json"
+    )
     assert result.exit_code == 0
     doc = json.loads(result.output)
     assert set(doc) == {"summary", "problems", "mandated"}
@@ -50,8 +51,16 @@ def test_analyze_json_shape(town_gpkg, tmp_path):
     assert s["buildings"]["buildings"] == len(gpd.read_file(town_gpkg, layer="buildings"))
     assert len(doc["mandated"]) == s["counts"]["mandated"] > 0
     first = doc["mandated"][0]
-    assert set(first) == {"parcel_id", "distance_ft", "main_id", "section", "deadline", "reason", "control_manhole",
-                          "downstream_length_ft"}
+    assert set(first) == {
+        "parcel_id",
+        "distance_ft",
+        "main_id",
+        "section",
+        "deadline",
+        "reason",
+        "control_manhole",
+        "downstream_length_ft",
+    }
     assert first["control_manhole"].startswith("MH-") and first["downstream_length_ft"] > 0
     assert s["traced"] == 400
     assert first["deadline"] == "2027-05-30" and first["section"] == "§ 144-4"
@@ -80,13 +89,26 @@ def test_outputs_keep_input_attributes_geojson_rfc7946_and_csv(town_gpkg, tmp_pa
 
 
 def test_layers_given_one_by_one_with_a_mapping(town_gpkg, tmp_path):
-    parcels = gpd.read_file(town_gpkg, layer="parcels").rename(columns={"parcel_id": "TAXMAPNO",
-                                                                        "owner_name": "OWN"})
+    parcels = gpd.read_file(town_gpkg, layer="parcels").rename(columns={"parcel_id": "TAXMAPNO", "owner_name": "OWN"})
     parcels[["TAXMAPNO", "OWN", "units", "connected", "geometry"]].to_file(tmp_path / "p.shp")
-    result = invoke("analyze", "--profile", "fort-plain", "--parcels", tmp_path / "p.shp",
-                    "--mains", f"{town_gpkg}:mains", "--streets", f"{town_gpkg}:streets",
-                    "--buildings", f"{town_gpkg}:buildings", "--map", "parcels.parcel_id=TAXMAPNO",
-                    "--map", "parcels.owner_name=OWN", "--json")
+    result = invoke(
+        "analyze",
+        "--profile",
+        "fort-plain",
+        "--parcels",
+        tmp_path / "p.shp",
+        "--mains",
+        f"{town_gpkg}:mains",
+        "--streets",
+        f"{town_gpkg}:streets",
+        "--buildings",
+        f"{town_gpkg}:buildings",
+        "--map",
+        "parcels.parcel_id=TAXMAPNO",
+        "--map",
+        "parcels.owner_name=OWN",
+        "--json",
+    )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["summary"]["parcels"] == 400
 
@@ -95,26 +117,29 @@ def test_connected_csv(town_gpkg, tmp_path):
     parcels = gpd.read_file(town_gpkg, layer="parcels")
     ids = parcels["parcel_id"].tolist()
     (tmp_path / "billing.csv").write_text("SBL\n" + "\n".join(ids) + "\n")
-    result = invoke("analyze", "--profile", "fort-plain", "--data", town_gpkg, "--connected",
-                    tmp_path / "billing.csv", "--json")
+    result = invoke(
+        "analyze", "--profile", "fort-plain", "--data", town_gpkg, "--connected", tmp_path / "billing.csv", "--json"
+    )
     assert json.loads(result.output)["summary"]["counts"]["connected"] == 400
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    (["--profile", "albany"], "No profile named 'albany'"),
-    (["--profile", "wappinger"], "--set mandate.distance_ft=N"),
-    (["--profile", "poughkeepsie", "--notice-date", "2027-03-01"], "--notice-reason public_health_hazard"),
-    (["--profile", "fort-plain", "--set", "mandate.distance=3"], "names no rule"),
-    (["--profile", "fort-plain", "--out", "results.shp"], "give an output ending in .gpkg, .geojson or .csv"),
-    (["--profile", "fort-plain", "--crs", "EPSG:4326"], "not projected"),
-    (["--profile", "fort-plain", "--crs", "EPSG:999999"], "is not a coordinate reference system"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--profile", "albany"], "No profile named 'albany'"),
+        (["--profile", "wappinger"], "--set mandate.distance_ft=N"),
+        (["--profile", "poughkeepsie", "--notice-date", "2027-03-01"], "--notice-reason public_health_hazard"),
+        (["--profile", "fort-plain", "--set", "mandate.distance=3"], "names no rule"),
+        (["--profile", "fort-plain", "--out", "results.shp"], "give an output ending in .gpkg, .geojson or .csv"),
+        (["--profile", "fort-plain", "--crs", "EPSG:4326"], "not projected"),
+        (["--profile", "fort-plain", "--crs", "EPSG:999999"], "is not a coordinate reference system"),
+    ],
+)
 def test_user_errors_exit_2_without_traceback(town_gpkg, args, message):
     result = CliRunner().invoke(main, ["analyze", "--data", str(town_gpkg), *args])
     assert result.exit_code == 2, result.output
     assert message in result.output
-    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception,
-                                                                                         SystemExit)
+    assert "Traceback" not in result.output and result.exception is None or isinstance(result.exception, SystemExit)
 
 
 def test_missing_data_and_bad_layers_exit_2(tmp_path, town_gpkg):
@@ -131,8 +156,21 @@ def test_missing_data_and_bad_layers_exit_2(tmp_path, town_gpkg):
     assert doc["problems"][0]["check"] == "no_crs"
     assert "--parcels-crs EPSG:2260" in result.stderr
     # ... and the user's fix works.
-    fixed = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(bad), "--parcels-crs",
-                                      "EPSG:2260", "--streets", f"{town_gpkg}:streets", "--json"])
+    fixed = CliRunner().invoke(
+        main,
+        [
+            "analyze",
+            "--profile",
+            "fort-plain",
+            "--data",
+            str(bad),
+            "--parcels-crs",
+            "EPSG:2260",
+            "--streets",
+            f"{town_gpkg}:streets",
+            "--json",
+        ],
+    )
     assert fixed.exit_code == 0, fixed.output
 
 
@@ -145,8 +183,9 @@ def test_no_streets_for_the_abutting_test(tmp_path, town_gpkg):
 
 
 def test_wappinger_with_the_town_distance(town_gpkg):
-    result = invoke("analyze", "--profile", "wappinger", "--data", town_gpkg, "--set", "mandate.distance_ft=150",
-                    "--json")
+    result = invoke(
+        "analyze", "--profile", "wappinger", "--data", town_gpkg, "--set", "mandate.distance_ft=150", "--json"
+    )
     doc = json.loads(result.output)
     assert doc["summary"]["distance_ft"] == 150.0
     assert doc["summary"]["distance_section"] == "§ 196-17E (value set by the user)"
@@ -154,8 +193,11 @@ def test_wappinger_with_the_town_distance(town_gpkg):
 
 def test_three_profiles_give_different_counts(town_gpkg):
     counts = {}
-    for profile, extra in (("fort-plain", []), ("poughkeepsie", []),
-                           ("wappinger", ["--set", "mandate.distance_ft=100"])):
+    for profile, extra in (
+        ("fort-plain", []),
+        ("poughkeepsie", []),
+        ("wappinger", ["--set", "mandate.distance_ft=100"]),
+    ):
         doc = json.loads(invoke("analyze", "--profile", profile, "--data", town_gpkg, *extra, "--json").output)
         counts[profile] = doc["summary"]["counts"]
     # 300 ft reaches more than 100 ft; Wappinger has no abutting test, so nothing is in range but not abutting.
@@ -210,20 +252,28 @@ def test_network_check_json_and_report(town_gpkg, tmp_path):
 
 def test_trace_json_shapes(town_gpkg):
     parcel = gpd.read_file(town_gpkg, layer="parcels")["parcel_id"].iloc[5]
-    doc = json.loads(invoke("trace", "--profile", "fort-plain", "--data", town_gpkg, "--parcel", parcel,
-                            "--json").output)
+    doc = json.loads(
+        invoke("trace", "--profile", "fort-plain", "--data", town_gpkg, "--parcel", parcel, "--json").output
+    )
     assert set(doc) == {"start", "path", "mains", "control_manhole", "length_ft", "outfall", "problem"}
     assert doc["start"] == parcel and doc["path"][0] == doc["control_manhole"] and doc["problem"] is None
     assert doc["outfall"] == doc["path"][-1] and len(doc["mains"]) == len(doc["path"])
-    down = json.loads(invoke("trace", "--profile", "fort-plain", "--data", town_gpkg, "--manhole",
-                             doc["control_manhole"], "--json").output)
+    down = json.loads(
+        invoke(
+            "trace", "--profile", "fort-plain", "--data", town_gpkg, "--manhole", doc["control_manhole"], "--json"
+        ).output
+    )
     assert down["path"] == doc["path"] and down["length_ft"] < doc["length_ft"]
-    up = json.loads(invoke("trace", "--profile", "fort-plain", "--data", town_gpkg, "--manhole", doc["outfall"],
-                           "--upstream", "--json").output)
+    up = json.loads(
+        invoke(
+            "trace", "--profile", "fort-plain", "--data", town_gpkg, "--manhole", doc["outfall"], "--upstream", "--json"
+        ).output
+    )
     assert set(up) == {"manhole", "mains", "manholes", "parcels", "units", "flow_gpd"}
     assert up["flow_gpd"] == up["units"] * 250
-    bad = CliRunner().invoke(main, ["trace", "--profile", "fort-plain", "--data", str(town_gpkg), "--manhole",
-                                    "MH-NOPE"])
+    bad = CliRunner().invoke(
+        main, ["trace", "--profile", "fort-plain", "--data", str(town_gpkg), "--manhole", "MH-NOPE"]
+    )
     assert bad.exit_code == 2 and "No manhole" in bad.output
     both = CliRunner().invoke(main, ["trace", "--profile", "fort-plain", "--data", str(town_gpkg)])
     assert both.exit_code == 2 and "--parcel ID or --manhole ID" in both.output
@@ -233,23 +283,64 @@ def test_swmm_inp_through_the_cli(shared_data):
     inp = shared_data / "bellinge-swmm" / "bellinge_small.inp"
     no_crs = CliRunner().invoke(main, ["network", "check", "--profile", "fort-plain", "--data", str(inp)])
     assert no_crs.exit_code == 2 and "--mains-crs" in no_crs.output
-    doc = json.loads(invoke("trace", "--profile", "fort-plain", "--data", inp, "--data-crs", "EPSG:32632",
-                            "--crs", "EPSG:32632", "--manhole", "G72F833", "--json").output)
-    assert doc["path"] == ["G72F833", "G72F832", "G72F831", "G72F830", "G72F820", "G72F810", "G72F800", "G72F050",
-                           "G72F050_outfall"]
+    doc = json.loads(
+        invoke(
+            "trace",
+            "--profile",
+            "fort-plain",
+            "--data",
+            inp,
+            "--data-crs",
+            "EPSG:32632",
+            "--crs",
+            "EPSG:32632",
+            "--manhole",
+            "G72F833",
+            "--json",
+        ).output
+    )
+    assert doc["path"] == [
+        "G72F833",
+        "G72F832",
+        "G72F831",
+        "G72F830",
+        "G72F820",
+        "G72F810",
+        "G72F800",
+        "G72F050",
+        "G72F050_outfall",
+    ]
 
 
 def test_buildings_command_json(town_gpkg, tmp_path):
-    doc = json.loads(invoke("buildings", "--profile", "wappinger", "--set", "mandate.distance_ft=100", "--data",
-                            town_gpkg, "--json").output)
-    fields = {"building_id", "parcel_id", "units", "rear_building", "front_building_id", "shared_lateral",
-              "required_laterals", "existing_laterals", "manhole_connection_required", "section", "reason"}
+    doc = json.loads(
+        invoke(
+            "buildings", "--profile", "wappinger", "--set", "mandate.distance_ft=100", "--data", town_gpkg, "--json"
+        ).output
+    )
+    fields = {
+        "building_id",
+        "parcel_id",
+        "units",
+        "rear_building",
+        "front_building_id",
+        "shared_lateral",
+        "required_laterals",
+        "existing_laterals",
+        "manhole_connection_required",
+        "section",
+        "reason",
+    }
     assert doc and all(set(d) == fields for d in doc)
     rear = [d for d in doc if d["rear_building"]]
-    assert rear and all(d["shared_lateral"] == "main_extension_required" and d["section"] == "§ 196-18D"
-                        for d in rear if d["reason"].find("interior lot") >= 0)
-    everything = json.loads(invoke("buildings", "--profile", "fort-plain", "--data", town_gpkg, "--all",
-                                   "--json").output)
+    assert rear and all(
+        d["shared_lateral"] == "main_extension_required" and d["section"] == "§ 196-18D"
+        for d in rear
+        if d["reason"].find("interior lot") >= 0
+    )
+    everything = json.loads(
+        invoke("buildings", "--profile", "fort-plain", "--data", town_gpkg, "--all", "--json").output
+    )
     assert len(everything) == len(gpd.read_file(town_gpkg, layer="buildings")) > len(doc) // 2
     out = tmp_path / "results.gpkg"
     assert invoke("analyze", "--profile", "fort-plain", "--data", town_gpkg, "--out", out).exit_code == 0

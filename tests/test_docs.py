@@ -44,6 +44,12 @@ def test_openapi_lists_every_api_route():
     spec = json.loads((Path(__file__).resolve().parents[1] / "gisapp" / "static" / "openapi.json").read_text())
     app = create_app({"TESTING": True, "SECRET_KEY": "x"})
     routes = {r.rule for r in app.url_map.iter_rules() if r.rule.startswith("/api/")}
-    documented = {p.replace("{name}", "<name>").replace("{parcel_id}", "<parcel_id>").replace("{fmt}", "<fmt>")
-                  .replace("{job_id}", "<job_id>").replace("results.<fmt>", "results.<fmt>") for p in spec["paths"]}
+    documented = {
+        p.replace("{name}", "<name>")
+        .replace("{parcel_id}", "<parcel_id>")
+        .replace("{fmt}", "<fmt>")
+        .replace("{job_id}", "<job_id>")
+        .replace("results.<fmt>", "results.<fmt>")
+        for p in spec["paths"]
+    }
     assert routes <= documented, routes - documented

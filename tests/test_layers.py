@@ -25,8 +25,10 @@ TARGET = measuring_crs("EPSG:2260")
 
 
 def parcels_frame(crs=CRS, **extra):
-    rows = [{"SBL": "1.1-1-1", "OWNER": "SMITH JOHN", "geometry": box(0, 25, 50, 125)},
-            {"SBL": "1.1-1-2", "OWNER": "<b>O'BRIEN</b> & Co", "geometry": box(60, 25, 110, 125)}]
+    rows = [
+        {"SBL": "1.1-1-1", "OWNER": "SMITH JOHN", "geometry": box(0, 25, 50, 125)},
+        {"SBL": "1.1-1-2", "OWNER": "<b>O'BRIEN</b> & Co", "geometry": box(60, 25, 110, 125)},
+    ]
     for row in rows:
         row.update(extra)
     return ny_frame(rows, crs=crs)
@@ -140,8 +142,13 @@ def test_invalid_geometry_repaired_and_reported():
 
 
 def test_null_and_empty_geometries_dropped_with_ids():
-    gdf = ny_frame([{"SBL": "A", "geometry": box(0, 0, 10, 10)}, {"SBL": "B", "geometry": None},
-                 {"SBL": "C", "geometry": Polygon()}])
+    gdf = ny_frame(
+        [
+            {"SBL": "A", "geometry": box(0, 0, 10, 10)},
+            {"SBL": "B", "geometry": None},
+            {"SBL": "C", "geometry": Polygon()},
+        ]
+    )
     out, problems = prepare(gdf)
     assert list(out["parcel_id"]) == ["A"]
     dropped = [p for p in problems if p.check == "null_geometry"][0]
@@ -162,15 +169,25 @@ def test_mixed_geometry_types_refused():
 
 
 def test_duplicate_parcel_ids_refused_and_listed():
-    gdf = ny_frame([{"SBL": "A", "geometry": box(0, 0, 10, 10)}, {"SBL": "A", "geometry": box(20, 0, 30, 10)},
-                 {"SBL": "B", "geometry": box(40, 0, 50, 10)}, {"SBL": "B", "geometry": box(60, 0, 70, 10)}])
+    gdf = ny_frame(
+        [
+            {"SBL": "A", "geometry": box(0, 0, 10, 10)},
+            {"SBL": "A", "geometry": box(20, 0, 30, 10)},
+            {"SBL": "B", "geometry": box(40, 0, 50, 10)},
+            {"SBL": "B", "geometry": box(60, 0, 70, 10)},
+        ]
+    )
     out, problems = prepare(gdf)
     assert out is None and problems[-1].check == "duplicate_id" and problems[-1].feature_ids == ("A", "B")
 
 
 def test_duplicate_main_ids_made_unique():
-    gdf = ny_frame([{"main_id": "M", "geometry": LineString([(0, 0), (1, 1)])},
-                 {"main_id": "M", "geometry": LineString([(1, 1), (2, 2)])}])
+    gdf = ny_frame(
+        [
+            {"main_id": "M", "geometry": LineString([(0, 0), (1, 1)])},
+            {"main_id": "M", "geometry": LineString([(1, 1), (2, 2)])},
+        ]
+    )
     out, problems = prepare(gdf, MAINS)
     assert list(out["main_id"]) == ["M", "M#2"] and problems[0].severity == "warning"
 
@@ -187,22 +204,31 @@ def test_numeric_ids_become_text():
 
 
 def test_sewer_type_vocabulary_and_unknown_values():
-    gdf = ny_frame([{"TYPE": t, "geometry": LineString([(0, i), (10, i)])}
-                 for i, t in enumerate(["Sanitary", "STORM", "Force Main", "Sewer pipe", None])])
+    gdf = ny_frame(
+        [
+            {"TYPE": t, "geometry": LineString([(0, i), (10, i)])}
+            for i, t in enumerate(["Sanitary", "STORM", "Force Main", "Sewer pipe", None])
+        ]
+    )
     out, problems = prepare(gdf, MAINS)
     assert out["sewer_type"].tolist()[:4] == ["sanitary", "storm", "force", "sanitary"]
     assert pd.isna(out["sewer_type"].iloc[4])
     gdf.loc[0, "TYPE"] = "GRAV"
     out, problems = prepare(gdf, MAINS)
-    assert out is None and "'GRAV'" in problems[0].message and "--map-value mains.sewer_type.GRAV=" in \
-        problems[0].message
+    assert (
+        out is None and "'GRAV'" in problems[0].message and "--map-value mains.sewer_type.GRAV=" in problems[0].message
+    )
     out, problems = prepare(gdf, MAINS, mapping=read_mapping(None, (), ("mains.sewer_type.GRAV=sanitary",)))
     assert out["sewer_type"].iloc[0] == "sanitary"
 
 
 def test_ownership_free_text():
-    gdf = ny_frame([{"OWNERSHIP": o, "geometry": LineString([(0, i), (10, i)])}
-                 for i, o in enumerate(["Village of Fort Plain", "Private - Smith", "PUBLIC"])])
+    gdf = ny_frame(
+        [
+            {"OWNERSHIP": o, "geometry": LineString([(0, i), (10, i)])}
+            for i, o in enumerate(["Village of Fort Plain", "Private - Smith", "PUBLIC"])
+        ]
+    )
     out, _ = prepare(gdf, MAINS)
     assert out["ownership"].tolist() == ["public", "private", "public"]
 
@@ -279,8 +305,9 @@ def test_zipped_shapefile_given_on_its_own(tmp_path):
         for f in shp.iterdir():
             zf.write(f, f.name)
     source = parse_source("parcels", str(archive))
-    layers = load_layers({"parcels": source, "mains": LayerSource("mains", str(_gpkg(tmp_path)), "mains")},
-                         target_crs=TARGET)
+    layers = load_layers(
+        {"parcels": source, "mains": LayerSource("mains", str(_gpkg(tmp_path)), "mains")}, target_crs=TARGET
+    )
     assert len(layers.parcels) == 2
 
 
@@ -295,8 +322,13 @@ def test_zip_with_escaping_member_refused(tmp_path):
     with zipfile.ZipFile(archive, "w") as zf:
         zf.writestr("../../etc/parcels.shp", b"x")
     with pytest.raises(LayerError, match="outside the archive"):
-        load_layers({"parcels": LayerSource("parcels", str(archive)),
-                     "mains": LayerSource("mains", str(_gpkg(tmp_path)), "mains")}, target_crs=TARGET)
+        load_layers(
+            {
+                "parcels": LayerSource("parcels", str(archive)),
+                "mains": LayerSource("mains", str(_gpkg(tmp_path)), "mains"),
+            },
+            target_crs=TARGET,
+        )
 
 
 def test_missing_layers_and_files(tmp_path):
@@ -332,17 +364,21 @@ def test_connected_list_from_billing_csv(tmp_path):
 def test_manchester_real_sewer_loads_cleanly(shared_data):
     """EPSG:4979, 3-D, abandoned pipes, no IDs: must load, reproject to NY East feet and drop Z."""
     base = shared_data / "vt-sewer" / "manchester"
-    sources = {"mains": LayerSource("mains", str(base / "ManchesterLinearFeatures.geojson")),
-               "manholes": LayerSource("manholes", str(base / "ManchesterPointFeatures.geojson"))}
+    sources = {
+        "mains": LayerSource("mains", str(base / "ManchesterLinearFeatures.geojson")),
+        "manholes": LayerSource("manholes", str(base / "ManchesterPointFeatures.geojson")),
+    }
     border = gpd.read_file(base / "ManchesterBorder.geojson")
     assert border.crs.to_epsg() == 4979
     # Parcels: three 100 x 100 ft lots placed on, beside and far from a real existing pipe.
     mains_raw = gpd.read_file(base / "ManchesterLinearFeatures.geojson")
     pipe = shapely.force_2d(mains_raw.to_crs(2260).geometry[mains_raw["Status"] == "Existing"].iloc[10])
     mid = pipe.interpolate(0.5, normalized=True)
-    lots = gpd.GeoDataFrame({"parcel_id": ["ON", "FAR"], "occupied": [True, True]},
-                            geometry=[mid.buffer(50, cap_style="square"),
-                                      box(mid.x + 60_000, mid.y, mid.x + 60_100, mid.y + 100)], crs="EPSG:2260")
+    lots = gpd.GeoDataFrame(
+        {"parcel_id": ["ON", "FAR"], "occupied": [True, True]},
+        geometry=[mid.buffer(50, cap_style="square"), box(mid.x + 60_000, mid.y, mid.x + 60_100, mid.y + 100)],
+        crs="EPSG:2260",
+    )
     lots_path = base.parent.parent.parent / "never-written"
     assert not lots_path.exists()
     layers = load_layers(sources | {"parcels": _write_lots(lots)}, target_crs=TARGET)

@@ -22,15 +22,16 @@ from tests.conftest import CRS, frame, lot
 
 def run(parcels, mains, streets, profile, **kw):
     return analyze_mandates(frame(parcels), mains, streets=streets, profile=profile, **kw).parcels.set_index(
-        "parcel_id")
+        "parcel_id"
+    )
 
 
-@pytest.mark.parametrize(("distance_ft", "status"), [(99.9, "mandated"), (100.0, "mandated"),
-                                                     (100.1, "out_of_range")])
+@pytest.mark.parametrize(("distance_ft", "status"), [(99.9, "mandated"), (100.0, "mandated"), (100.1, "out_of_range")])
 def test_threshold_includes_exactly_100_ft(fort_plain, distance_ft, status):
     # A wide right-of-way: 250 ft, so the parcel abuts it while the main runs down its middle.
-    streets = frame([{"street_name": "Broad St", "row_width_ft": 250.0,
-                      "geometry": LineString([(-1000, 0), (2000, 0)])}])
+    streets = frame(
+        [{"street_name": "Broad St", "row_width_ft": 250.0, "geometry": LineString([(-1000, 0), (2000, 0)])}]
+    )
     mains = frame([{"main_id": "M-1", "geometry": LineString([(-1000, 125 - distance_ft), (2000, 125 - distance_ft)])}])
     r = run([lot("P", 0, 125)], mains, streets, fort_plain)
     assert r.loc["P", "distance_ft"] == pytest.approx(distance_ft, abs=1e-9)
@@ -63,8 +64,9 @@ def test_main_only_crossing_a_street_does_not_sewer_it(fort_plain, street_block)
 
 def test_main_on_far_side_of_a_wide_street(fort_plain):
     # 120 ft right-of-way; the main runs 10 ft inside its far edge: 110 ft from the lots on the near side.
-    streets = frame([{"street_name": "State Rte 5", "row_width_ft": 120.0,
-                      "geometry": LineString([(-1000, 0), (2000, 0)])}])
+    streets = frame(
+        [{"street_name": "State Rte 5", "row_width_ft": 120.0, "geometry": LineString([(-1000, 0), (2000, 0)])}]
+    )
     mains = frame([{"main_id": "M-1", "geometry": LineString([(-1000, -50), (2000, -50)])}])
     near = lot("near", 0, -60 - 100)  # south side: 10 ft from the main
     far = lot("far", 100, 60)  # north side: 110 ft from the main
@@ -91,21 +93,25 @@ def test_parcel_with_hole_measures_to_the_hole_boundary(fort_plain):
     # A 400 x 400 parcel with a 200 x 200 hole (another owner's lot); the main runs through the middle of the hole.
     shell = [(0, 0), (400, 0), (400, 400), (0, 400)]
     hole = [(100, 100), (300, 100), (300, 300), (100, 300)]
-    streets = frame([{"street_name": "Easement", "row_width_ft": 40.0, "geometry": LineString([(200, 120),
-                                                                                            (200, 280)])}])
+    streets = frame(
+        [{"street_name": "Easement", "row_width_ft": 40.0, "geometry": LineString([(200, 120), (200, 280)])}]
+    )
     mains = frame([{"main_id": "M-1", "geometry": LineString([(200, 150), (200, 250)])}])
     r = run([{"parcel_id": "H", "occupied": True, "geometry": Polygon(shell, [hole])}], mains, streets, fort_plain)
     assert r.loc["H", "distance_ft"] == pytest.approx(50)  # from the hole's edge at y=100 to the main's end
 
 
-@pytest.mark.parametrize(("attrs", "counted_by_default"), [
-    ({"sewer_type": "storm"}, False),
-    ({"ownership": "private"}, False),
-    ({"sewer_type": "combined"}, False),
-    ({"sewer_type": "force"}, False),
-    ({"status": "abandoned"}, False),
-    ({"sewer_type": "sanitary", "ownership": "public", "status": "active"}, True),
-])
+@pytest.mark.parametrize(
+    ("attrs", "counted_by_default"),
+    [
+        ({"sewer_type": "storm"}, False),
+        ({"ownership": "private"}, False),
+        ({"sewer_type": "combined"}, False),
+        ({"sewer_type": "force"}, False),
+        ({"status": "abandoned"}, False),
+        ({"sewer_type": "sanitary", "ownership": "public", "status": "active"}, True),
+    ],
+)
 def test_which_mains_count(fort_plain, street_block, attrs, counted_by_default):
     streets, _ = street_block
     near = frame([{"main_id": "NEAR", **attrs, "geometry": LineString([(-1000, 0), (2000, 0)])}])
@@ -117,8 +123,12 @@ def test_which_mains_count(fort_plain, street_block, attrs, counted_by_default):
 
 def test_private_and_combined_count_by_setting(street_block):
     streets, _ = street_block
-    mains = frame([{"main_id": "PVT", "ownership": "private", "geometry": LineString([(-1000, 0), (2000, 0)])},
-                   {"main_id": "CMB", "sewer_type": "combined", "geometry": LineString([(-1000, 5), (2000, 5)])}])
+    mains = frame(
+        [
+            {"main_id": "PVT", "ownership": "private", "geometry": LineString([(-1000, 0), (2000, 0)])},
+            {"main_id": "CMB", "sewer_type": "combined", "geometry": LineString([(-1000, 5), (2000, 5)])},
+        ]
+    )
     none = run([lot("P", 0, 25)], mains, streets, load_profile("fort-plain"))
     assert none.loc["P", "status"] == "no_public_sewer"
     private = load_profile("fort-plain", overrides={"sewers.count_private": "true"})
@@ -131,10 +141,12 @@ def test_in_range_but_not_abutting(fort_plain, street_block):
     # Lot B fronts Back St (unsewered, right-of-way y 180..230); its rear line (y=90) is 90 ft from Main St's main.
     _, mains = street_block
     back_lot = {"parcel_id": "B", "occupied": True, "geometry": box(0, 90, 50, 180)}
-    streets = frame([
-        {"street_name": "Main St", "geometry": LineString([(-1000, 0), (2000, 0)])},
-        {"street_name": "Back St", "geometry": LineString([(-1000, 205), (2000, 205)])},
-    ])
+    streets = frame(
+        [
+            {"street_name": "Main St", "geometry": LineString([(-1000, 0), (2000, 0)])},
+            {"street_name": "Back St", "geometry": LineString([(-1000, 205), (2000, 205)])},
+        ]
+    )
     r = run([back_lot, lot("F", 0, 25, d=65)], mains, streets, fort_plain)
     assert r.loc["B", "distance_ft"] == pytest.approx(90)
     assert bool(r.loc["B", "abuts_sewered_street"]) is False
@@ -146,10 +158,15 @@ def test_in_range_but_not_abutting(fort_plain, street_block):
 def test_said_sewer_is_the_one_in_the_abutting_street(fort_plain):
     # The nearest main (REAR, 40 ft behind the lot, in no street) is not in the street the lot abuts; the main in
     # Main St 80 ft away is "said public sewer" and decides.
-    streets = frame([{"street_name": "Main St", "row_width_ft": 110.0,
-                      "geometry": LineString([(-1000, 0), (2000, 0)])}])
-    mains = frame([{"main_id": "STREET", "geometry": LineString([(-1000, -25), (2000, -25)])},
-                   {"main_id": "REAR", "geometry": LineString([(-1000, 195), (2000, 195)])}])
+    streets = frame(
+        [{"street_name": "Main St", "row_width_ft": 110.0, "geometry": LineString([(-1000, 0), (2000, 0)])}]
+    )
+    mains = frame(
+        [
+            {"main_id": "STREET", "geometry": LineString([(-1000, -25), (2000, -25)])},
+            {"main_id": "REAR", "geometry": LineString([(-1000, 195), (2000, 195)])},
+        ]
+    )
     r = run([lot("P", 0, 55)], mains, streets, fort_plain)
     assert r.loc["P", "main_id"] == "STREET"
     assert r.loc["P", "distance_ft"] == pytest.approx(80)
@@ -159,17 +176,28 @@ def test_said_sewer_is_the_one_in_the_abutting_street(fort_plain):
 
 def test_occupancy_from_buildings_sheds_do_not_count(fort_plain, street_block):
     streets, mains = street_block
-    parcels = [lot("HOUSE", 0, 25, occupied=None), lot("SHED", 100, 25, occupied=None),
-               lot("EMPTY", 200, 25, occupied=None), lot("FLAGGED", 300, 25, occupied=None)]
-    buildings = frame([
-        {"building_id": "B1", "geometry": box(10, 50, 40, 80)},  # 900 sq ft house
-        {"building_id": "B2", "geometry": box(110, 100, 120, 112)},  # 120 sq ft shed
-        {"building_id": "B3", "occupied": True, "geometry": box(310, 100, 320, 110)},  # small but marked occupied
-    ])
-    r = analyze_mandates(frame(parcels), mains, streets=streets, buildings=buildings,
-                         profile=fort_plain).parcels.set_index("parcel_id")
-    assert r["status"].to_dict() == {"HOUSE": "mandated", "SHED": "unoccupied", "EMPTY": "unoccupied",
-                                     "FLAGGED": "mandated"}
+    parcels = [
+        lot("HOUSE", 0, 25, occupied=None),
+        lot("SHED", 100, 25, occupied=None),
+        lot("EMPTY", 200, 25, occupied=None),
+        lot("FLAGGED", 300, 25, occupied=None),
+    ]
+    buildings = frame(
+        [
+            {"building_id": "B1", "geometry": box(10, 50, 40, 80)},  # 900 sq ft house
+            {"building_id": "B2", "geometry": box(110, 100, 120, 112)},  # 120 sq ft shed
+            {"building_id": "B3", "occupied": True, "geometry": box(310, 100, 320, 110)},  # small but marked occupied
+        ]
+    )
+    r = analyze_mandates(
+        frame(parcels), mains, streets=streets, buildings=buildings, profile=fort_plain
+    ).parcels.set_index("parcel_id")
+    assert r["status"].to_dict() == {
+        "HOUSE": "mandated",
+        "SHED": "unoccupied",
+        "EMPTY": "unoccupied",
+        "FLAGGED": "mandated",
+    }
     assert "no building of 150 sq ft or more" in r.loc["SHED", "reason"]
     assert (r["occupied_source"] == "buildings").all()
 
@@ -177,16 +205,21 @@ def test_occupancy_from_buildings_sheds_do_not_count(fort_plain, street_block):
 def test_occupied_attribute_overrides_buildings(fort_plain, street_block):
     streets, mains = street_block
     buildings = frame([{"geometry": box(10, 50, 40, 80)}])
-    r = analyze_mandates(frame([lot("P", 0, 25, occupied=False)]), mains, streets=streets, buildings=buildings,
-                         profile=fort_plain).parcels
+    r = analyze_mandates(
+        frame([lot("P", 0, 25, occupied=False)]), mains, streets=streets, buildings=buildings, profile=fort_plain
+    ).parcels
     assert r.loc[0, "status"] == "unoccupied"
     assert r.loc[0, "occupied_source"] == "occupied attribute"
 
 
 def test_occupancy_from_property_class(fort_plain, street_block):
     streets, mains = street_block
-    parcels = frame([{"parcel_id": "V", "property_class": "311", "geometry": box(0, 25, 50, 125)},
-                     {"parcel_id": "R", "property_class": "210", "geometry": box(60, 25, 110, 125)}])
+    parcels = frame(
+        [
+            {"parcel_id": "V", "property_class": "311", "geometry": box(0, 25, 50, 125)},
+            {"parcel_id": "R", "property_class": "210", "geometry": box(60, 25, 110, 125)},
+        ]
+    )
     r = analyze_mandates(parcels, mains, streets=streets, profile=fort_plain).parcels.set_index("parcel_id")
     assert r["status"].to_dict() == {"V": "unoccupied", "R": "mandated"}
     assert "property class 311" in r.loc["V", "reason"]
@@ -198,18 +231,27 @@ def test_connected_parcels(fort_plain, street_block):
     assert r["status"].to_dict() == {"C": "connected", "N": "mandated"}
 
 
-@pytest.mark.parametrize(("profile", "notice", "deadline"), [
-    ("fort-plain", dt.date(2027, 3, 1), "2027-05-30"),
-    ("fort-plain", dt.date(2027, 12, 1), "2028-02-29"),  # across a leap day
-    ("fort-plain", dt.date(2027, 11, 30), "2028-02-28"),
-    ("poughkeepsie", dt.date(2027, 1, 31), "2027-03-02"),  # across a short February
-    ("poughkeepsie", dt.date(2028, 1, 31), "2028-03-01"),
-])
+@pytest.mark.parametrize(
+    ("profile", "notice", "deadline"),
+    [
+        ("fort-plain", dt.date(2027, 3, 1), "2027-05-30"),
+        ("fort-plain", dt.date(2027, 12, 1), "2028-02-29"),  # across a leap day
+        ("fort-plain", dt.date(2027, 11, 30), "2028-02-28"),
+        ("poughkeepsie", dt.date(2027, 1, 31), "2027-03-02"),  # across a short February
+        ("poughkeepsie", dt.date(2028, 1, 31), "2028-03-01"),
+    ],
+)
 def test_deadline_is_notice_date_plus_period(street_block, profile, notice, deadline):
     streets, mains = street_block
     reason = "public_health_hazard" if profile == "poughkeepsie" else None
-    r = run([lot("P", 0, 25), lot("C", 100, 25, connected=True)], mains, streets, load_profile(profile),
-            notice_date=notice, notice_reason=reason)
+    r = run(
+        [lot("P", 0, 25), lot("C", 100, 25, connected=True)],
+        mains,
+        streets,
+        load_profile(profile),
+        notice_date=notice,
+        notice_reason=reason,
+    )
     assert r.loc["P", "deadline"] == deadline
     assert f"Deadline {deadline}." in r.loc["P", "reason"]
     assert pd.isna(r.loc["C", "deadline"])
@@ -222,8 +264,7 @@ def test_poughkeepsie_notice_needs_a_reason(street_block):
         run([lot("P", 0, 25)], mains, streets, pk, notice_date=dt.date(2027, 3, 1))
     with pytest.raises(AnalysisError, match="not one the poughkeepsie profile knows"):
         run([lot("P", 0, 25)], mains, streets, pk, notice_date=dt.date(2027, 3, 1), notice_reason="budget")
-    r = run([lot("P", 0, 25)], mains, streets, pk, notice_date=dt.date(2027, 3, 1),
-            notice_reason="highway_improvement")
+    r = run([lot("P", 0, 25)], mains, streets, pk, notice_date=dt.date(2027, 3, 1), notice_reason="highway_improvement")
     assert "to promote a highway improvement program (§ 168-22.2G)" in r.loc["P", "reason"]
     assert r.loc["P", "notice_reason"] == "highway_improvement"
 
@@ -279,11 +320,13 @@ def test_measuring_line_runs_from_property_line_to_main(fort_plain, street_block
 def test_metre_crs_distances_are_converted_to_feet(fort_plain):
     utm = "EPSG:32618"
     streets = gpd.GeoDataFrame(geometry=[LineString([(500000, 4700000), (501000, 4700000)])], crs=utm)
-    mains = gpd.GeoDataFrame({"main_id": ["M"]}, geometry=[LineString([(500000, 4700000), (501000, 4700000)])],
-                             crs=utm)
+    mains = gpd.GeoDataFrame({"main_id": ["M"]}, geometry=[LineString([(500000, 4700000), (501000, 4700000)])], crs=utm)
     # 30.48006096 m = 100 US survey feet
-    parcels = gpd.GeoDataFrame({"parcel_id": ["P"], "occupied": [True]},
-                               geometry=[box(500100, 4700000 + 1200 / 3937 * 100, 500120, 4700050)], crs=utm)
+    parcels = gpd.GeoDataFrame(
+        {"parcel_id": ["P"], "occupied": [True]},
+        geometry=[box(500100, 4700000 + 1200 / 3937 * 100, 500120, 4700050)],
+        crs=utm,
+    )
     streets["row_width_ft"] = 210.0
     r = analyze_mandates(parcels, mains, streets=streets, profile=fort_plain).parcels
     assert r.loc[0, "distance_ft"] == pytest.approx(100.0)
@@ -291,13 +334,24 @@ def test_metre_crs_distances_are_converted_to_feet(fort_plain):
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.tuples(st.floats(-2000, 2000), st.floats(-2000, 2000), st.floats(5, 300), st.floats(5, 300)),
-                min_size=1, max_size=25))
+@given(
+    st.lists(
+        st.tuples(st.floats(-2000, 2000), st.floats(-2000, 2000), st.floats(5, 300), st.floats(5, 300)),
+        min_size=1,
+        max_size=25,
+    )
+)
 def test_distance_is_the_true_nearest_distance(boxes):
-    parcels = gpd.GeoDataFrame({"parcel_id": [f"P{i}" for i in range(len(boxes))], "occupied": True},
-                               geometry=[box(x, y, x + w, y + h) for x, y, w, h in boxes], crs=CRS)
-    mains = gpd.GeoDataFrame({"main_id": ["A", "B"]}, geometry=[LineString([(0, 0), (500, 300)]),
-                                                                LineString([(-800, 900), (-100, 1500)])], crs=CRS)
+    parcels = gpd.GeoDataFrame(
+        {"parcel_id": [f"P{i}" for i in range(len(boxes))], "occupied": True},
+        geometry=[box(x, y, x + w, y + h) for x, y, w, h in boxes],
+        crs=CRS,
+    )
+    mains = gpd.GeoDataFrame(
+        {"main_id": ["A", "B"]},
+        geometry=[LineString([(0, 0), (500, 300)]), LineString([(-800, 900), (-100, 1500)])],
+        crs=CRS,
+    )
     wap = load_profile("wappinger", overrides={"mandate.distance_ft": "150"})
     r = analyze_mandates(parcels, mains, profile=wap).parcels
     # EPSG:2260 is in US survey feet: the planar distance is the answer.
@@ -310,12 +364,17 @@ def test_distance_is_the_true_nearest_distance(boxes):
 def test_service_areas_limit_the_mandate(street_block):
     # Lots A and B on a sewered street; B lies in Phase III (mandates = no), C outside every area.
     streets, mains = street_block
-    areas = frame([{"area_name": "Phase I/II", "mandates": "yes", "geometry": box(-100, -100, 150, 400)},
-                   {"area_name": "Phase III", "mandates": "no", "geometry": box(150, -100, 400, 400)}])
+    areas = frame(
+        [
+            {"area_name": "Phase I/II", "mandates": "yes", "geometry": box(-100, -100, 150, 400)},
+            {"area_name": "Phase III", "mandates": "no", "geometry": box(150, -100, 400, 400)},
+        ]
+    )
     wap = load_profile("wappinger", overrides={"mandate.distance_ft": "100"})
     parcels = frame([lot("A", 0, 25), lot("B", 200, 25), lot("C", 600, 25)])
     r = analyze_mandates(parcels, mains, streets=streets, service_areas=areas, profile=wap).parcels.set_index(
-        "parcel_id")
+        "parcel_id"
+    )
     assert r["status"].to_dict() == {"A": "mandated", "B": "no_public_sewer", "C": "no_public_sewer"}
     assert "public sewer is not yet available" in r.loc["B", "reason"] and "§ 196-17A" in r.loc["B", "reason"]
     without = analyze_mandates(parcels, mains, streets=streets, profile=wap).parcels

@@ -98,9 +98,14 @@ def test_two_manholes_at_the_same_spot_are_one_node():
 
 def test_abandoned_manholes_are_not_part_of_the_network():
     m = mains(("A", [(0, 0), (300, 0)]))
-    mh = frame([{"manhole_id": "MH1", "geometry": Point(0, 0)}, {"manhole_id": "MH2", "geometry": Point(300, 0)},
-                {"manhole_id": "OLD", "status": "abandoned", "geometry": Point(900, 0)},
-                {"manhole_id": "OLD2", "status": "abandoned", "geometry": Point(0, 0.3)}])
+    mh = frame(
+        [
+            {"manhole_id": "MH1", "geometry": Point(0, 0)},
+            {"manhole_id": "MH2", "geometry": Point(300, 0)},
+            {"manhole_id": "OLD", "status": "abandoned", "geometry": Point(900, 0)},
+            {"manhole_id": "OLD2", "status": "abandoned", "geometry": Point(0, 0.3)},
+        ]
+    )
     net = build(m, mh)
     assert set(net.node_id) == {"MH1", "MH2"}
     assert not [d for d in checks(net, mh) if d.check in ("manhole_without_main", "duplicate_manhole")]
@@ -115,8 +120,11 @@ def test_zero_length_main_is_left_out_and_reported():
 
 def test_loop_is_a_cycle_and_the_trace_says_so():
     fields = lambda a, b: {"from_manhole": a, "to_manhole": b}  # noqa: E731
-    m = mains(("L1", [(0, 0), (100, 0)], fields("P", "Q")), ("L2", [(100, 0), (100, 100)], fields("Q", "R")),
-              ("L3", [(100, 100), (0, 0)], fields("R", "P")))
+    m = mains(
+        ("L1", [(0, 0), (100, 0)], fields("P", "Q")),
+        ("L2", [(100, 0), (100, 100)], fields("Q", "R")),
+        ("L3", [(100, 100), (0, 0)], fields("R", "P")),
+    )
     net = build(m, manholes(P=(0, 0), Q=(100, 0), R=(100, 100)))
     cycles = [d for d in checks(net) if d.check == "cycle"]
     assert len(cycles) == 1 and all(x in cycles[0].message for x in ("L1", "L2", "L3"))
@@ -132,8 +140,11 @@ def test_piece_without_outfall():
     found = {(d.check, d.feature_id) for d in checks(net, mh)}
     assert ("no_outfall", "ISLAND") in found and ("disconnected_piece", "ISLAND") in found
     assert net.direction_source[list(net.main_id).index("ISLAND")] == "unknown"
-    parcels = gpd.GeoDataFrame({"parcel_id": ["ON_ISLAND"], "main_id": ["ISLAND"], "connection_x": [150.0],
-                                "connection_y": [1000.0]}, geometry=[box(100, 1010, 200, 1100)], crs="EPSG:2260")
+    parcels = gpd.GeoDataFrame(
+        {"parcel_id": ["ON_ISLAND"], "main_id": ["ISLAND"], "connection_x": [150.0], "connection_y": [1000.0]},
+        geometry=[box(100, 1010, 200, 1100)],
+        crs="EPSG:2260",
+    )
     c = connect_parcels(net, parcels)
     assert c.loc[0, "network_problem"] == "The main lies in a piece of the network with no outfall."
     assert np.isnan(c.loc[0, "downstream_length_ft"])
@@ -141,8 +152,20 @@ def test_piece_without_outfall():
 
 
 def test_force_main_flows_uphill_without_defects():
-    m = mains(("FM", [(0, 0), (500, 0)], {"sewer_type": "force", "from_manhole": "PS", "to_manhole": "MH",
-                                           "us_invert_ft": 90.0, "ds_invert_ft": 110.0, "diameter_in": 4.0}))
+    m = mains(
+        (
+            "FM",
+            [(0, 0), (500, 0)],
+            {
+                "sewer_type": "force",
+                "from_manhole": "PS",
+                "to_manhole": "MH",
+                "us_invert_ft": 90.0,
+                "ds_invert_ft": 110.0,
+                "diameter_in": 4.0,
+            },
+        )
+    )
     mh = manholes(PS=(0, 0), MH=(500, 0))
     net = build(m, mh, plant((520, 0), "MH"))
     assert net.direction_source[0] == "from_to_fields"
@@ -150,13 +173,16 @@ def test_force_main_flows_uphill_without_defects():
     assert not found & {"adverse_slope", "min_diameter"}
 
 
-@pytest.mark.parametrize(("attrs", "source", "reversed_"), [
-    ({"from_manhole": "A", "to_manhole": "B"}, "from_to_fields", False),
-    ({"from_manhole": "B", "to_manhole": "A"}, "from_to_fields", True),
-    ({"us_invert_ft": 100.0, "ds_invert_ft": 98.0}, "inverts", False),
-    ({"us_invert_ft": 98.0, "ds_invert_ft": 100.0}, "inverts", True),
-    ({}, "inferred", True),  # the plant is at A: flow runs B -> A against the digitised direction
-])
+@pytest.mark.parametrize(
+    ("attrs", "source", "reversed_"),
+    [
+        ({"from_manhole": "A", "to_manhole": "B"}, "from_to_fields", False),
+        ({"from_manhole": "B", "to_manhole": "A"}, "from_to_fields", True),
+        ({"us_invert_ft": 100.0, "ds_invert_ft": 98.0}, "inverts", False),
+        ({"us_invert_ft": 98.0, "ds_invert_ft": 100.0}, "inverts", True),
+        ({}, "inferred", True),  # the plant is at A: flow runs B -> A against the digitised direction
+    ],
+)
 def test_direction_sources(attrs, source, reversed_):
     m = mains(("M", [(0, 0), (300, 0)], attrs))
     mh = manholes(A=(0, 0), B=(300, 0))
@@ -174,25 +200,34 @@ def test_digitised_direction_only_when_trusted():
 
 
 def test_adverse_slope_and_against_flow():
-    m = mains(("UP", [(0, 0), (300, 0)], {"from_manhole": "A", "to_manhole": "B", "us_invert_ft": 100.0,
-                                          "ds_invert_ft": 101.0}),
-              ("AWAY", [(300, 0), (600, 0)], {"from_manhole": "C", "to_manhole": "B"}),
-              ("OUT", [(300, 0), (300, -300)], {"from_manhole": "B", "to_manhole": "D"}))
+    m = mains(
+        (
+            "UP",
+            [(0, 0), (300, 0)],
+            {"from_manhole": "A", "to_manhole": "B", "us_invert_ft": 100.0, "ds_invert_ft": 101.0},
+        ),
+        ("AWAY", [(300, 0), (600, 0)], {"from_manhole": "C", "to_manhole": "B"}),
+        ("OUT", [(300, 0), (300, -300)], {"from_manhole": "B", "to_manhole": "D"}),
+    )
     mh = manholes(A=(0, 0), B=(300, 0), C=(600, 0), D=(300, -300))
     net = build(m, mh, plant((300, -320), "D"))
     found = {(d.check, d.feature_id) for d in checks(net, mh)}
     assert ("adverse_slope", "UP") in found
     assert ("against_flow", "AWAY") not in found  # C -> B -> D does run toward the outfall
-    m2 = mains(("BACK", [(0, 0), (300, 0)], {"from_manhole": "B", "to_manhole": "A"}),
-               ("OUT", [(300, 0), (300, -300)], {"from_manhole": "B", "to_manhole": "D"}))
+    m2 = mains(
+        ("BACK", [(0, 0), (300, 0)], {"from_manhole": "B", "to_manhole": "A"}),
+        ("OUT", [(300, 0), (300, -300)], {"from_manhole": "B", "to_manhole": "D"}),
+    )
     net2 = build(m2, manholes(A=(0, 0), B=(300, 0), D=(300, -300)), plant((300, -320), "D"))
     assert ("split_flow", "B") in {(d.check, d.feature_id) for d in checks(net2)}
 
 
 def test_design_rules_of_fort_plain():
-    m = mains(("SMALL", [(0, 0), (300, 0)], {"diameter_in": 6.0}),
-              ("LONG", [(300, 0), (1200, 0)], {"diameter_in": 8.0}),
-              ("BENT", [(1200, 0), (1300, 0), (1400, 100)], {"diameter_in": 8.0}))
+    m = mains(
+        ("SMALL", [(0, 0), (300, 0)], {"diameter_in": 6.0}),
+        ("LONG", [(300, 0), (1200, 0)], {"diameter_in": 8.0}),
+        ("BENT", [(1200, 0), (1300, 0), (1400, 100)], {"diameter_in": 8.0}),
+    )
     mh = manholes(A=(0, 0), B=(300, 0), C=(1200, 0), D=(1400, 100))
     net = build(m, mh, plant((1420, 100), "D"))
     defects = checks(net, mh)
@@ -203,8 +238,12 @@ def test_design_rules_of_fort_plain():
     bend = by[("alignment_change", "BENT")]
     assert (bend.x, bend.y) == (1300, 0) and "45 degrees" in bend.message
     # Poughkeepsie's article sets no design rule: none of these are errors there.
-    pk = {d.check for d in checks(build(m, mh, plant((1420, 100), "D"), load_profile("poughkeepsie")), mh,
-                                  load_profile("poughkeepsie"))}
+    pk = {
+        d.check
+        for d in checks(
+            build(m, mh, plant((1420, 100), "D"), load_profile("poughkeepsie")), mh, load_profile("poughkeepsie")
+        )
+    }
     assert not pk & {"min_diameter", "manhole_spacing", "alignment_change"}
 
 
@@ -221,10 +260,18 @@ def test_special_control_manhole_is_kept_and_sewershed_counts_units():
     m = mains(("A", [(0, 0), (300, 0)]), ("B", [(300, 0), (600, 0)]))
     mh = manholes(MH1=(0, 0), MH2=(300, 0), MH3=(600, 0))
     net = build(m, mh, plant((620, 0), "MH3"))
-    parcels = gpd.GeoDataFrame({
-        "parcel_id": ["P1", "P2", "P3"], "main_id": ["A", "A", "B"], "units": [2, None, 9],
-        "connection_x": [100.0, 200.0, 450.0], "connection_y": [0.0, 0.0, 0.0],
-        "control_manhole": [None, "MH-SPECIAL", None]}, geometry=[box(0, 10, 1, 11)] * 3, crs="EPSG:2260")
+    parcels = gpd.GeoDataFrame(
+        {
+            "parcel_id": ["P1", "P2", "P3"],
+            "main_id": ["A", "A", "B"],
+            "units": [2, None, 9],
+            "connection_x": [100.0, 200.0, 450.0],
+            "connection_y": [0.0, 0.0, 0.0],
+            "control_manhole": [None, "MH-SPECIAL", None],
+        },
+        geometry=[box(0, 10, 1, 11)] * 3,
+        crs="EPSG:2260",
+    )
     out, conn = add_network_results(parcels, net)
     assert out["control_manhole"].tolist() == ["MH2", "MH-SPECIAL", "MH3"]
     assert out["downstream_length_ft"].tolist() == [500.0, 400.0, 150.0]
@@ -246,8 +293,9 @@ def test_pointer_jumping_agrees_with_networkx_on_the_sample():
     assert len(lengths) == net.n_nodes
     # Every parcel of the sample gets a control manhole and a length to the plant.
     parcels = town["parcels"].assign(connected=town["parcels"]["connected"] == "Y")
-    result = analyze_mandates(parcels, town["mains"], streets=town["streets"], buildings=town["buildings"],
-                              profile=FP).parcels
+    result = analyze_mandates(
+        parcels, town["mains"], streets=town["streets"], buildings=town["buildings"], profile=FP
+    ).parcels
     out, _ = add_network_results(result, net)
     assert out["control_manhole"].str.startswith("MH-").all()
     assert (out["downstream_length_ft"] > 0).all() and out["network_problem"].isna().all()
@@ -257,10 +305,15 @@ def test_pointer_jumping_agrees_with_networkx_on_the_sample():
 
 def test_manchester_real_network(shared_data):
     base = shared_data / "vt-sewer" / "manchester"
-    layers = load_layers({"mains": LayerSource("mains", str(base / "ManchesterLinearFeatures.geojson")),
-                          "manholes": LayerSource("manholes", str(base / "ManchesterPointFeatures.geojson")),
-                          "outfalls": LayerSource("outfalls", str(base / "ManchesterWWTF.geojson"))},
-                         target_crs=measuring_crs("EPSG:2260"), required=("mains",))
+    layers = load_layers(
+        {
+            "mains": LayerSource("mains", str(base / "ManchesterLinearFeatures.geojson")),
+            "manholes": LayerSource("manholes", str(base / "ManchesterPointFeatures.geojson")),
+            "outfalls": LayerSource("outfalls", str(base / "ManchesterWWTF.geojson")),
+        },
+        target_crs=measuring_crs("EPSG:2260"),
+        required=("mains",),
+    )
     # Manholes are about 0.5 m from pipe ends: a 2 ft snap tolerance, as a user would set for this data.
     profile = load_profile("wappinger", overrides={"network.snap_tolerance_ft": "2"})
     net = build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls, profile=profile)
@@ -287,11 +340,12 @@ def test_manchester_real_network(shared_data):
 def test_bellinge_swmm_directions_and_paths(shared_data):
     base = shared_data / "bellinge-swmm"
     inp = base / "bellinge_small.inp"
-    layers = load_layers({"mains": LayerSource("mains", str(inp), "mains"),
-                          "manholes": LayerSource("manholes", str(inp), "manholes")},
-                         target_crs=measuring_crs("EPSG:32632"), assume_crs={"mains": "EPSG:32632",
-                                                                            "manholes": "EPSG:32632"},
-                         required=("mains",))
+    layers = load_layers(
+        {"mains": LayerSource("mains", str(inp), "mains"), "manholes": LayerSource("manholes", str(inp), "manholes")},
+        target_crs=measuring_crs("EPSG:32632"),
+        assume_crs={"mains": "EPSG:32632", "manholes": "EPSG:32632"},
+        required=("mains",),
+    )
     net = build_network(layers.mains, manholes=layers.manholes, profile=FP)
     graph = json.loads((base / "bellinge_small_graph.json").read_text())
     links = graph.get("links") or graph.get("edges")

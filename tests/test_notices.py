@@ -45,8 +45,9 @@ def town():
 @pytest.fixture(scope="module")
 def results(town):
     parcels = town["parcels"].assign(connected=town["parcels"]["connected"] == "Y")
-    return analyze_mandates(parcels, town["mains"], streets=town["streets"], buildings=town["buildings"],
-                            profile=FP).parcels
+    return analyze_mandates(
+        parcels, town["mains"], streets=town["streets"], buildings=town["buildings"], profile=FP
+    ).parcels
 
 
 def _fresh_postgres(url: str) -> None:
@@ -95,15 +96,22 @@ def test_due_notices_and_the_poughkeepsie_reason(results):
 
 
 def test_one_envelope_per_owner_address():
-    notices = pd.DataFrame({
-        "parcel_id": ["A", "B", "C", "D"],
-        "owner_name": ["SMITH JOHN", "Smith, John", "SMITH JOHN", "JONES MARY"],
-        "mail_address": ["12 Lake Rd.", "12  LAKE RD", "12 Lake Rd", "12 Lake Rd"],
-        "mail_city": ["Albany", "ALBANY", "Albany", "Albany"], "mail_state": ["NY", "ny", "NY", "NY"],
-        "mail_zip": ["12203-4411", "12203", "12204", "12203"],
-        "site_address": ["1 Main St", "3 Main St", "5 Main St", "7 Main St"],
-        "site_city": "Fort Plain", "site_state": "NY", "site_zip": "13339",
-        "deadline": ["2027-05-30", "2027-05-01", "2027-05-30", "2027-05-30"], "section": "§ 144-4"})
+    notices = pd.DataFrame(
+        {
+            "parcel_id": ["A", "B", "C", "D"],
+            "owner_name": ["SMITH JOHN", "Smith, John", "SMITH JOHN", "JONES MARY"],
+            "mail_address": ["12 Lake Rd.", "12  LAKE RD", "12 Lake Rd", "12 Lake Rd"],
+            "mail_city": ["Albany", "ALBANY", "Albany", "Albany"],
+            "mail_state": ["NY", "ny", "NY", "NY"],
+            "mail_zip": ["12203-4411", "12203", "12204", "12203"],
+            "site_address": ["1 Main St", "3 Main St", "5 Main St", "7 Main St"],
+            "site_city": "Fort Plain",
+            "site_state": "NY",
+            "site_zip": "13339",
+            "deadline": ["2027-05-30", "2027-05-01", "2027-05-30", "2027-05-30"],
+            "section": "§ 144-4",
+        }
+    )
     rows = mailing_list(notices)
     assert rows["parcel_ids"].tolist() == ["A; B", "C", "D"]  # case, spacing, punctuation, ZIP+4; C's ZIP differs
     assert rows.loc[0, "deadline"] == "2027-05-01" and rows.loc[0, "notices"] == 2
@@ -113,10 +121,19 @@ def test_one_envelope_per_owner_address():
     assert set(with_occupants.loc[with_occupants["name_line_1"] == "Occupant", "city"]) == {"Fort Plain"}
 
 
-@pytest.mark.parametrize(("value", "safe"), [
-    ("=HYPERLINK(\"http://x\")", "'=HYPERLINK(\"http://x\")"), ("+1+1", "'+1+1"), ("-2", "'-2"),
-    ("@SUM(A1)", "'@SUM(A1)"), ("\tx", "'\tx"), ("\rx", "'\rx"), ("O'Brien", "O'Brien"), ("12 Main", "12 Main"),
-])
+@pytest.mark.parametrize(
+    ("value", "safe"),
+    [
+        ('=HYPERLINK("http://x")', '\'=HYPERLINK("http://x")'),
+        ("+1+1", "'+1+1"),
+        ("-2", "'-2"),
+        ("@SUM(A1)", "'@SUM(A1)"),
+        ("\tx", "'\tx"),
+        ("\rx", "'\rx"),
+        ("O'Brien", "O'Brien"),
+        ("12 Main", "12 Main"),
+    ],
+)
 def test_csv_injection_neutralised(tmp_path, value, safe):
     assert neutralise(pd.Series([value]))[0] == safe
     path = write_mailing_list(tmp_path / "m.csv", pd.DataFrame({"name_line_1": [value], "zip": ["01234"]}))
@@ -138,8 +155,16 @@ def test_letter_and_labels_render(tmp_path, results, town):
     parcel = results.set_index("parcel_id").geometry[row["parcel_id"]]
     letter = write_letter(tmp_path / "l.pdf", row, profile=PK, parcel=parcel, mains=town["mains"].geometry.values[:5])
     words = " ".join(PdfReader(letter).pages[0].extract_text().split())
-    for expected in (row["owner_name"], row["parcel_id"], "§ 168-22.2G", "2027-03-31", "within 300 feet",
-                     f"{row['distance_ft']:.1f} feet", "to eliminate a public health hazard", "N-TEST"):
+    for expected in (
+        row["owner_name"],
+        row["parcel_id"],
+        "§ 168-22.2G",
+        "2027-03-31",
+        "within 300 feet",
+        f"{row['distance_ft']:.1f} feet",
+        "to eliminate a public health hazard",
+        "N-TEST",
+    ):
         assert expected in words, expected
     rows = mailing_list(due)
     labels = PdfReader(write_labels(tmp_path / "labels.pdf", rows))
@@ -160,8 +185,11 @@ def test_issue_is_idempotent_and_connected_parcels_stay_closed(register, results
     assert first not in set(rerun["parcel_id"])  # never re-noticed
     second = issued[1]["parcel_id"]
     register.mark(second, "withdrawn", actor="clerk")
-    assert second in set(due_notices(results, profile=FP, notice_date=dt.date(2027, 6, 1),
-                                     exclude=register.excluded_parcels())["parcel_id"])
+    assert second in set(
+        due_notices(results, profile=FP, notice_date=dt.date(2027, 6, 1), exclude=register.excluded_parcels())[
+            "parcel_id"
+        ]
+    )
     with pytest.raises(ValueError, match="--until"):
         register.mark(issued[2]["parcel_id"], "extended", actor="clerk")
     register.mark(issued[2]["parcel_id"], "extended", actor="clerk", deadline="2027-08-01")
@@ -169,7 +197,10 @@ def test_issue_is_idempotent_and_connected_parcels_stay_closed(register, results
     assert listing.loc[listing["parcel_id"] == issued[2]["parcel_id"], "deadline"].iloc[0] == "2027-08-01"
     history = register.events_of(issued[0]["notice_id"])
     assert [(e["action"], e["field"], e["new_value"]) for e in history] == [
-        ("issued", "status", "open"), ("marked", "status", "connected"), ("marked", "note", "inspected 2027-04-02")]
+        ("issued", "status", "open"),
+        ("marked", "status", "connected"),
+        ("marked", "note", "inspected 2027-04-02"),
+    ]
     overdue = register.listing(overdue_on=dt.date(2027, 6, 1))
     assert issued[2]["parcel_id"] not in set(overdue["parcel_id"]) and len(overdue) == len(due) - 3
 
@@ -200,8 +231,9 @@ WRITER = textwrap.dedent("""
 
 
 def _writer(reg_url, due_path, mode, actor):
-    return subprocess.Popen([sys.executable, "-c", WRITER, reg_url, str(due_path), mode, actor], cwd=REPO,
-                            stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", WRITER, reg_url, str(due_path), mode, actor], cwd=REPO, stdout=subprocess.PIPE, text=True
+    )
 
 
 def _due_file(tmp_path, results, n=None):
@@ -300,9 +332,15 @@ class NoticeMachine(RuleBasedStateMachine):
     def violations(self, days):
         self.day += dt.timedelta(days=days)
         overdue = self.reg.listing(overdue_on=self.day, notice_type="connection")
-        self.reg.issue(overdue.assign(notice_type="violation", issued_date=self.day.isoformat(),
-                                      deadline=(self.day + dt.timedelta(days=30)).isoformat(), notice_reason=None),
-                       actor="machine")
+        self.reg.issue(
+            overdue.assign(
+                notice_type="violation",
+                issued_date=self.day.isoformat(),
+                deadline=(self.day + dt.timedelta(days=30)).isoformat(),
+                notice_reason=None,
+            ),
+            actor="machine",
+        )
 
     @invariant()
     def one_open_notice_per_parcel_and_type(self):
@@ -328,8 +366,21 @@ def test_cli_issue_json_and_list(tmp_path, town):
     data = tmp_path / "town.gpkg"
     write_layers(str(data), town)
     reg = str(tmp_path / "reg.sqlite")
-    args = ["notices", "issue", "--profile", "fort-plain", "--data", str(data), "--notice-date", "2027-03-01",
-            "--out", str(tmp_path / "out"), "--register", reg, "--json"]
+    args = [
+        "notices",
+        "issue",
+        "--profile",
+        "fort-plain",
+        "--data",
+        str(data),
+        "--notice-date",
+        "2027-03-01",
+        "--out",
+        str(tmp_path / "out"),
+        "--register",
+        reg,
+        "--json",
+    ]
     first = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).output)
     assert set(first) == {"issued", "already_open", "mailing_list", "labels", "letters", "notices"}
     assert first["issued"] > 0 and len(first["letters"]) == first["issued"]
@@ -338,22 +389,56 @@ def test_cli_issue_json_and_list(tmp_path, town):
     assert again["issued"] == 0 and again["already_open"] == first["issued"]
     listed = json.loads(CliRunner().invoke(main, ["notices", "list", "--register", reg, "--json"]).output)
     assert len(listed["notices"]) == first["issued"]
-    overdue = json.loads(CliRunner().invoke(main, ["notices", "list", "--overdue", "--as-of", "2027-06-01",
-                                                   "--register", reg, "--json"]).output)
+    overdue = json.loads(
+        CliRunner()
+        .invoke(main, ["notices", "list", "--overdue", "--as-of", "2027-06-01", "--register", reg, "--json"])
+        .output
+    )
     assert len(overdue["notices"]) == first["issued"]
     parcel = first["notices"][0]["parcel_id"]
     marked = CliRunner().invoke(main, ["notices", "mark", parcel, "connected", "--note", "done", "--register", reg])
     assert marked.exit_code == 0
-    viol = json.loads(CliRunner().invoke(main, ["notices", "violations", "--profile", "wappinger", "--as-of",
-                                                "2027-06-01", "--register", reg, "--json", "--out",
-                                                str(tmp_path / "v")]).output)
+    viol = json.loads(
+        CliRunner()
+        .invoke(
+            main,
+            [
+                "notices",
+                "violations",
+                "--profile",
+                "wappinger",
+                "--as-of",
+                "2027-06-01",
+                "--register",
+                reg,
+                "--json",
+                "--out",
+                str(tmp_path / "v"),
+            ],
+        )
+        .output
+    )
     assert viol["issued"] == first["issued"] - 1
     assert viol["notices"][0]["deadline"] == "2027-06-11"  # Wappinger § 196-22A: 10 days
     words = " ".join(PdfReader(viol["letters"][0]).pages[0].extract_text().split())
     assert "§ 196-22A" in words and "§ 196-22B" in words
-    pk = CliRunner().invoke(main, ["notices", "issue", "--profile", "poughkeepsie", "--data", str(data),
-                                   "--notice-date", "2027-03-01", "--out", str(tmp_path / "pk"), "--register",
-                                   str(tmp_path / "pk.sqlite")])
+    pk = CliRunner().invoke(
+        main,
+        [
+            "notices",
+            "issue",
+            "--profile",
+            "poughkeepsie",
+            "--data",
+            str(data),
+            "--notice-date",
+            "2027-03-01",
+            "--out",
+            str(tmp_path / "pk"),
+            "--register",
+            str(tmp_path / "pk.sqlite"),
+        ],
+    )
     assert pk.exit_code == 2 and "--notice-reason public_health_hazard" in pk.output
     backup = CliRunner().invoke(main, ["notices", "backup", str(tmp_path / "b.sqlite"), "--register", reg])
     assert backup.exit_code == 0 and Path(tmp_path / "b.sqlite").exists()

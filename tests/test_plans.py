@@ -23,25 +23,64 @@ FP = load_profile("fort-plain")
 # x=0 to x=900 along y=0. Eight lots north of Oak St, 100 ft wide, x = 100 .. 900, 25 ft from the centreline.
 # Occupied: lots 1, 2, 3, 5, 6, 8; lot 2 is connected already (to Main St, by a long private lateral).
 # Lots 1 and 3 have the same owner.
-OWNERS = {1: "SMITH JOHN", 2: "LEE ANN", 3: "Smith, John", 4: "VACANT LLC", 5: "NG MAI", 6: "DIAZ ROSA",
-          7: "VACANT LLC", 8: "KING AL"}
+OWNERS = {
+    1: "SMITH JOHN",
+    2: "LEE ANN",
+    3: "Smith, John",
+    4: "VACANT LLC",
+    5: "NG MAI",
+    6: "DIAZ ROSA",
+    7: "VACANT LLC",
+    8: "KING AL",
+}
 
 
 def layout(diameter=8.0, ds_invert=98.0, shift=(0, 0)):
     def f(rows):
         return ny_frame(rows) if shift != (0, 0) else frame(rows)
 
-    streets = f([{"street_name": "Main St", "geometry": LineString([(-600, 0), (0, 0)])},
-                 {"street_name": "Oak St", "geometry": LineString([(0, 0), (900, 0)])}])
-    mains = f([{"main_id": "M-1", "diameter_in": diameter, "from_manhole": "A", "to_manhole": "P",
-                "us_invert_ft": 100.0, "ds_invert_ft": ds_invert, "geometry": LineString([(0, 0), (-400, 0)])}])
+    streets = f(
+        [
+            {"street_name": "Main St", "geometry": LineString([(-600, 0), (0, 0)])},
+            {"street_name": "Oak St", "geometry": LineString([(0, 0), (900, 0)])},
+        ]
+    )
+    mains = f(
+        [
+            {
+                "main_id": "M-1",
+                "diameter_in": diameter,
+                "from_manhole": "A",
+                "to_manhole": "P",
+                "us_invert_ft": 100.0,
+                "ds_invert_ft": ds_invert,
+                "geometry": LineString([(0, 0), (-400, 0)]),
+            }
+        ]
+    )
     manholes = f([{"manhole_id": "A", "geometry": Point(0, 0)}, {"manhole_id": "P", "geometry": Point(-400, 0)}])
     plant = f([{"outfall_id": "WWTP", "outfall_manhole": "P", "geometry": Point(-420, 0)}])
-    parcels = f([{"parcel_id": f"L{i}", "owner_name": OWNERS[i], "units": 2.0, "connected": i == 2,
-                  "geometry": box(100 * i, 25, 100 * i + 100, 125)} for i in range(1, 9)])
+    parcels = f(
+        [
+            {
+                "parcel_id": f"L{i}",
+                "owner_name": OWNERS[i],
+                "units": 2.0,
+                "connected": i == 2,
+                "geometry": box(100 * i, 25, 100 * i + 100, 125),
+            }
+            for i in range(1, 9)
+        ]
+    )
     buildings = f([{"geometry": box(100 * i + 30, 50, 100 * i + 70, 90)} for i in (1, 2, 3, 5, 6, 8)])
-    return {"streets": streets, "mains": mains, "manholes": manholes, "treatment_plants": plant,
-            "parcels": parcels, "buildings": buildings}
+    return {
+        "streets": streets,
+        "mains": mains,
+        "manholes": manholes,
+        "treatment_plants": plant,
+        "parcels": parcels,
+        "buildings": buildings,
+    }
 
 
 OAK_ST_MAIN = LineString([(0, 0), (900, 0)])
@@ -50,8 +89,17 @@ OAK_ST_MAIN = LineString([(0, 0), (900, 0)])
 def run(proposed=OAK_ST_MAIN, diameter=8.0, town=None, **kw):
     town = town or layout()
     net = build_network(town["mains"], manholes=town["manholes"], outfalls=town["treatment_plants"], profile=FP)
-    return plan_extension(proposed, diameter_in=diameter, profile=FP, parcels=town["parcels"], mains=town["mains"],
-                          streets=town["streets"], buildings=town["buildings"], network=net, **kw)
+    return plan_extension(
+        proposed,
+        diameter_in=diameter,
+        profile=FP,
+        parcels=town["parcels"],
+        mains=town["mains"],
+        streets=town["streets"],
+        buildings=town["buildings"],
+        network=net,
+        **kw,
+    )
 
 
 def test_newly_mandated_petition_and_septic():
@@ -127,8 +175,12 @@ def test_roughness_by_material():
 
 
 def test_phase_three_holds_parcels_on_private_systems():
-    areas = frame([{"area_name": "Phase I/II", "mandates": "yes", "geometry": box(-1000, -500, 500, 500)},
-                   {"area_name": "Phase III", "mandates": "no", "geometry": box(500, -500, 2000, 500)}])
+    areas = frame(
+        [
+            {"area_name": "Phase I/II", "mandates": "yes", "geometry": box(-1000, -500, 500, 500)},
+            {"area_name": "Phase III", "mandates": "no", "geometry": box(500, -500, 2000, 500)},
+        ]
+    )
     r = run(service_areas=areas).as_dict()
     assert r["newly_mandated"] == ["L1", "L3"] and r["held_by_service_area"] == ["L5", "L6", "L8"]
 
@@ -145,13 +197,39 @@ def test_plan_cli_json_save_export_pdf(tmp_path):
     proposed = ny_frame([{"geometry": LineString([(0, 0), (900, 0)])}]).to_crs(4326)
     proposed.to_file(tmp_path / "extension.geojson")
     reg = str(tmp_path / "reg.sqlite")
-    args = ["plan", "--profile", "fort-plain", "--data", str(data), "--proposed", str(tmp_path / "extension.geojson"),
-            "--diameter", "8", "--name", "Oak St", "--save", "--register", reg, "--out", str(tmp_path / "plan.gpkg"),
-            "--pdf", str(tmp_path / "plan.pdf"), "--json"]
+    args = [
+        "plan",
+        "--profile",
+        "fort-plain",
+        "--data",
+        str(data),
+        "--proposed",
+        str(tmp_path / "extension.geojson"),
+        "--diameter",
+        "8",
+        "--name",
+        "Oak St",
+        "--save",
+        "--register",
+        reg,
+        "--out",
+        str(tmp_path / "plan.gpkg"),
+        "--pdf",
+        str(tmp_path / "plan.pdf"),
+        "--json",
+    ]
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     doc = json.loads(result.output)
-    for key in ("newly_mandated", "manholes", "length_ft", "design_checks", "exfiltration_allowance_gpd",
-                "petition", "cost", "downstream"):
+    for key in (
+        "newly_mandated",
+        "manholes",
+        "length_ft",
+        "design_checks",
+        "exfiltration_allowance_gpd",
+        "petition",
+        "cost",
+        "downstream",
+    ):
         assert key in doc
     assert set(doc["manholes"][0]) == {"x", "y", "reason"}
     assert set(doc["design_checks"][0]) == {"check", "passed", "section", "message"}
@@ -159,16 +237,32 @@ def test_plan_cli_json_save_export_pdf(tmp_path):
     assert {"path", "capacity_ok"} <= set(doc["downstream"])
     assert doc["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"]
     assert doc["length_ft"] == pytest.approx(900, abs=0.5)  # drawn in degrees, measured in feet
-    assert {n for n in gpd.list_layers(tmp_path / "plan.gpkg")["name"]} == {"proposed_main", "proposed_manholes",
-                                                                            "newly_mandated"}
+    assert {n for n in gpd.list_layers(tmp_path / "plan.gpkg")["name"]} == {
+        "proposed_main",
+        "proposed_manholes",
+        "newly_mandated",
+    }
     words = " ".join(PdfReader(tmp_path / "plan.pdf").pages[0].extract_text().split())
     assert "Oak St" in words and "§ 144-17B" in words and "§ 144-18B" in words
     CliRunner().invoke(main, [*args[:-7], "--name", "Oak St 6in", "--diameter", "6", "--save", "--register", reg])
     listed = json.loads(CliRunner().invoke(main, ["plans", "--register", reg, "--json"]).output)
     assert [p["name"] for p in listed] == ["Oak St", "Oak St 6in"]
     assert listed[1]["checks_failed"][:1] == ["min_diameter"]
-    run_by_streets = CliRunner().invoke(main, ["plan", "--profile", "fort-plain", "--data", str(data),
-                                               "--streets-run", "Oak St", "--diameter", "8", "--json"])
+    run_by_streets = CliRunner().invoke(
+        main,
+        [
+            "plan",
+            "--profile",
+            "fort-plain",
+            "--data",
+            str(data),
+            "--streets-run",
+            "Oak St",
+            "--diameter",
+            "8",
+            "--json",
+        ],
+    )
     assert json.loads(run_by_streets.output)["newly_mandated"] == doc["newly_mandated"]
     bad = CliRunner().invoke(main, ["plan", "--profile", "fort-plain", "--data", str(data), "--diameter", "8"])
     assert bad.exit_code == 2 and "--proposed PATH or --streets-run" in bad.output

@@ -51,28 +51,40 @@ def _write_table(con, table: str, frame) -> None:
     cols = [c for c in frame.columns if c != "geometry"]
     types = {c: "double precision" if frame[c].dtype.kind in "fi" else "text" for c in cols}
     geom_type = frame.geometry.geom_type.iloc[0]
-    con.execute(text(f"CREATE TABLE {table} ({', '.join(f'{c} {t}' for c, t in types.items())}, "
-                     f"geom geometry({geom_type}, 2260))"))
+    con.execute(
+        text(
+            f"CREATE TABLE {table} ({', '.join(f'{c} {t}' for c, t in types.items())}, "
+            f"geom geometry({geom_type}, 2260))"
+        )
+    )
     rows = frame[cols].astype(object).where(frame[cols].notna(), None).to_dict("records")
     for row, wkb in zip(rows, shapely.to_wkb(frame.geometry.values, hex=True), strict=True):
         row["geom_wkb"] = wkb
     placeholders = ", ".join(f":{c}" for c in cols)
-    con.execute(text(f"INSERT INTO {table} ({', '.join(cols)}, geom) VALUES ({placeholders}, "
-                     "ST_GeomFromWKB(decode(:geom_wkb, 'hex'), 2260))"), rows)
+    con.execute(
+        text(
+            f"INSERT INTO {table} ({', '.join(cols)}, geom) VALUES ({placeholders}, "
+            "ST_GeomFromWKB(decode(:geom_wkb, 'hex'), 2260))"
+        ),
+        rows,
+    )
 
 
 def test_layers_read_from_postgis_give_the_same_answer(pg_url, town_schema):
     schema, town = town_schema
-    sources = {kind: parse_source(kind, f"{pg_url}#{schema}.{kind}")
-               for kind in ("parcels", "buildings", "streets", "mains")}
+    sources = {
+        kind: parse_source(kind, f"{pg_url}#{schema}.{kind}") for kind in ("parcels", "buildings", "streets", "mains")
+    }
     layers = load_layers(sources, target_crs=TARGET)
     assert len(layers.parcels) == 300 and layers.parcels.crs == TARGET
     profile = load_profile("fort-plain")
-    from_db = analyze_mandates(layers.parcels, layers.mains, streets=layers.streets, buildings=layers.buildings,
-                               profile=profile).summary["counts"]
+    from_db = analyze_mandates(
+        layers.parcels, layers.mains, streets=layers.streets, buildings=layers.buildings, profile=profile
+    ).summary["counts"]
     parcels = town["parcels"].assign(connected=town["parcels"]["connected"] == "Y")
-    direct = analyze_mandates(parcels, town["mains"], streets=town["streets"], buildings=town["buildings"],
-                              profile=profile).summary["counts"]
+    direct = analyze_mandates(
+        parcels, town["mains"], streets=town["streets"], buildings=town["buildings"], profile=profile
+    ).summary["counts"]
     assert from_db == direct
 
 

@@ -60,19 +60,30 @@ def _copy(tmp_path, name="fort-plain"):
     return path
 
 
-@pytest.mark.parametrize(("edit", "message"), [
-    (lambda t: t.replace("[sewers]", "[sewers]\ncount_storm = { value = true, section = \"§ 1\" }"),
-     r"fort-plain.toml: .*\[sewers\] unknown key 'count_storm'"),
-    (lambda t: re.sub(r"\nnotice_period_days = .*", "", t), r"\[mandate\] missing key 'notice_period_days'"),
-    (lambda t: t.replace('distance_ft = { value = 100.0', 'distance_ft = { value = "100"'),
-     r"mandate.distance_ft: expected int/float, got '100'"),
-    (lambda t: t.replace('distance_ft = { value = 100.0, section = "§ 144-4", ',
-                         'distance_ft = { value = 100.0, '), r"mandate.distance_ft: missing key 'section'"),
-    (lambda t: t.replace("[measurement]", "[measurements]"), r"unknown table \[measurements\]"),
-    (lambda t: t.replace('version = "2026-11-30"\n', ""), r"\[profile\] missing key 'version'"),
-    (lambda t: t.replace('distance_ft = { value = 100.0', 'distance_ft = { value = -1.0'), "must not be negative"),
-    (lambda t: t + "\n[[", "is not valid TOML"),
-])
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (
+            lambda t: t.replace("[sewers]", '[sewers]\ncount_storm = { value = true, section = "§ 1" }'),
+            r"fort-plain.toml: .*\[sewers\] unknown key 'count_storm'",
+        ),
+        (lambda t: re.sub(r"\nnotice_period_days = .*", "", t), r"\[mandate\] missing key 'notice_period_days'"),
+        (
+            lambda t: t.replace("distance_ft = { value = 100.0", 'distance_ft = { value = "100"'),
+            r"mandate.distance_ft: expected int/float, got '100'",
+        ),
+        (
+            lambda t: t.replace(
+                'distance_ft = { value = 100.0, section = "§ 144-4", ', "distance_ft = { value = 100.0, "
+            ),
+            r"mandate.distance_ft: missing key 'section'",
+        ),
+        (lambda t: t.replace("[measurement]", "[measurements]"), r"unknown table \[measurements\]"),
+        (lambda t: t.replace('version = "2026-11-30"\n', ""), r"\[profile\] missing key 'version'"),
+        (lambda t: t.replace("distance_ft = { value = 100.0", "distance_ft = { value = -1.0"), "must not be negative"),
+        (lambda t: t + "\n[[", "is not valid TOML"),
+    ],
+)
 def test_malformed_profiles_name_file_and_key(tmp_path, edit, message):
     path = _copy(tmp_path)
     path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
@@ -94,11 +105,14 @@ def test_unknown_profile_lists_the_bundled_ones():
         load_profile("albany")
 
 
-@pytest.mark.parametrize(("overrides", "message"), [
-    ({"mandate.distance": "5"}, "names no rule"),
-    ({"mandate.distance_ft": "far"}, "not a int"),
-    ({"sewers.count_private": "maybe"}, "not a bool"),
-])
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"mandate.distance": "5"}, "names no rule"),
+        ({"mandate.distance_ft": "far"}, "not a int"),
+        ({"sewers.count_private": "maybe"}, "not a bool"),
+    ],
+)
 def test_bad_overrides(overrides, message):
     with pytest.raises(ProfileError, match=message):
         load_profile("fort-plain", overrides=overrides)

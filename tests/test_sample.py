@@ -83,8 +83,7 @@ def test_network_is_one_piece_draining_to_the_plant(town):
     from analysis.network_checks import check_network
 
     profile = load_profile("fort-plain")
-    net = build_network(town["mains"], manholes=town["manholes"], outfalls=town["treatment_plants"],
-                        profile=profile)
+    net = build_network(town["mains"], manholes=town["manholes"], outfalls=town["treatment_plants"], profile=profile)
     assert net.drains().all()
     assert set(net.direction_source) == {"from_to_fields"}
     defects = check_network(net, profile=profile, manholes=town["manholes"])
@@ -93,8 +92,13 @@ def test_network_is_one_piece_draining_to_the_plant(town):
 
 
 def test_every_status_but_no_sewer_occurs(town):
-    r = analyze_mandates(town["parcels"].assign(connected=town["parcels"]["connected"] == "Y"), town["mains"],
-                         streets=town["streets"], buildings=town["buildings"], profile=load_profile("fort-plain"))
+    r = analyze_mandates(
+        town["parcels"].assign(connected=town["parcels"]["connected"] == "Y"),
+        town["mains"],
+        streets=town["streets"],
+        buildings=town["buildings"],
+        profile=load_profile("fort-plain"),
+    )
     counts = r.parcels["status"].value_counts()
     for status in ("connected", "mandated", "in_range_not_abutting", "out_of_range", "unoccupied"):
         assert counts.get(status, 0) >= 20, status

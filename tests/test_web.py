@@ -35,17 +35,27 @@ def store(tmp_path_factory):
     town["parcels"].loc[0, "site_address"] = HOSTILE_ADDRESS
     town["parcels"].loc[0, "connected"] = "N"
     write_layers(str(path), town)
-    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path),
-                                       "--notice-date", "2027-03-01"])
+    result = CliRunner().invoke(
+        main,
+        ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path), "--notice-date", "2027-03-01"],
+    )
     assert result.exit_code == 0, result.output
     return path
 
 
 def make_app(store, tmp_path, **extra):
-    return create_app({"TESTING": True, "STORE": str(store), "USERS_DB": str(tmp_path / "users.sqlite"),
-                       "UPLOAD_FOLDER": str(tmp_path / "uploads"), "SECRET_KEY": "test",
-                       "REGISTER": str(tmp_path / "register.sqlite"), "NOTICES_FOLDER": str(tmp_path / "notices"),
-                       **extra})
+    return create_app(
+        {
+            "TESTING": True,
+            "STORE": str(store),
+            "USERS_DB": str(tmp_path / "users.sqlite"),
+            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+            "SECRET_KEY": "test",
+            "REGISTER": str(tmp_path / "register.sqlite"),
+            "NOTICES_FOLDER": str(tmp_path / "notices"),
+            **extra,
+        }
+    )
 
 
 @pytest.fixture
@@ -111,11 +121,20 @@ def test_parcel_trace_search_sewershed(client):
     assert shed["parcels"] and shed["flow_gpd"] == shed["units"] * 250
 
 
-@pytest.mark.parametrize(("url", "status"), [
-    ("/api/layers/nope?bbox=0,0,1,1", 404), ("/api/layers/parcels", 400), ("/api/layers/parcels?bbox=a,b", 400),
-    ("/api/layers/parcels?bbox=10,10,5,5", 400), ("/api/parcels/NOPE", 404), ("/api/trace?parcel=NOPE", 404),
-    ("/api/sewershed?manhole=NOPE", 404), ("/api/results.shp", 404), ("/api/jobs/nope", 404),
-])
+@pytest.mark.parametrize(
+    ("url", "status"),
+    [
+        ("/api/layers/nope?bbox=0,0,1,1", 404),
+        ("/api/layers/parcels", 400),
+        ("/api/layers/parcels?bbox=a,b", 400),
+        ("/api/layers/parcels?bbox=10,10,5,5", 400),
+        ("/api/parcels/NOPE", 404),
+        ("/api/trace?parcel=NOPE", 404),
+        ("/api/sewershed?manhole=NOPE", 404),
+        ("/api/results.shp", 404),
+        ("/api/jobs/nope", 404),
+    ],
+)
 def test_api_error_shape(client, url, status):
     response = client.get(url)
     assert response.status_code == status and response.is_json
@@ -214,8 +233,11 @@ def test_upload_refusals(client, tmp_path, app):
     token = csrf(client)
 
     def send(payload, name):
-        return client.post("/data/upload", data={"dataset": (io.BytesIO(payload), name), "csrf_token": token},
-                           content_type="multipart/form-data")
+        return client.post(
+            "/data/upload",
+            data={"dataset": (io.BytesIO(payload), name), "csrf_token": token},
+            content_type="multipart/form-data",
+        )
 
     slip = send(zipped_shapefile(town, tmp_path, evil_member="../../etc/evil.shp"), "town.zip")
     assert slip.status_code == 400 and "outside the archive" in slip.get_data(as_text=True)
@@ -224,15 +246,21 @@ def test_upload_refusals(client, tmp_path, app):
         zf.writestr("parcels.shp", b"\0" * (3 * 1024 * 1024))
     small = make_app(app.config["STORE"], tmp_path / "b", MAX_UNZIPPED_BYTES=1024 * 1024).test_client()
     t2 = csrf(small)
-    refused = small.post("/data/upload", data={"dataset": (io.BytesIO(bomb.getvalue()), "bomb.zip"),
-                                               "csrf_token": t2}, content_type="multipart/form-data")
+    refused = small.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(bomb.getvalue()), "bomb.zip"), "csrf_token": t2},
+        content_type="multipart/form-data",
+    )
     assert refused.status_code == 400 and "unpacks to more than 1 MB" in refused.get_data(as_text=True)
     assert send(b"<VRTDataset/>", "evil.vrt").status_code == 400
     assert send(b"not sqlite at all", "fake.gpkg").status_code == 400
     big = make_app(app.config["STORE"], tmp_path / "c", MAX_CONTENT_LENGTH=1000).test_client()
     t3 = csrf(big)
-    too_large = big.post("/data/upload", data={"dataset": (io.BytesIO(b"x" * 5000), "a.zip"), "csrf_token": t3},
-                         content_type="multipart/form-data")
+    too_large = big.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(b"x" * 5000), "a.zip"), "csrf_token": t3},
+        content_type="multipart/form-data",
+    )
     assert too_large.status_code == 413 and "larger than" in too_large.get_data(as_text=True)
     invalid = make_app(app.config["STORE"], tmp_path / "d").test_client()
     t4 = csrf(invalid)
@@ -240,8 +268,11 @@ def test_upload_refusals(client, tmp_path, app):
     bad_parcels.loc[1, "parcel_id"] = bad_parcels.loc[0, "parcel_id"]
     gpkg = tmp_path / "dup.gpkg"
     write_layers(str(gpkg), {"parcels": bad_parcels, "mains": town["mains"]})
-    sent = invalid.post("/data/upload", data={"dataset": (io.BytesIO(gpkg.read_bytes()), "dup.gpkg"),
-                                              "csrf_token": t4}, content_type="multipart/form-data")
+    sent = invalid.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(gpkg.read_bytes()), "dup.gpkg"), "csrf_token": t4},
+        content_type="multipart/form-data",
+    )
     report = invalid.post(sent.headers["Location"], data={"csrf_token": t4})
     assert report.status_code == 422 and "duplicate_id" in report.get_data(as_text=True)
 
@@ -251,20 +282,25 @@ def test_settings_have_help():
 
 
 def test_serve_refuses_a_public_address_without_accounts(store, tmp_path):
-    result = CliRunner().invoke(main, ["serve", "--store", str(store), "--host", "0.0.0.0", "--users-db",
-                                       str(tmp_path / "none.sqlite")])
+    result = CliRunner().invoke(
+        main, ["serve", "--store", str(store), "--host", "0.0.0.0", "--users-db", str(tmp_path / "none.sqlite")]
+    )
     assert result.exit_code == 2 and "sewerplan users add" in result.output
 
 
 def test_users_add_command(tmp_path):
     db = tmp_path / "u.sqlite"
-    result = CliRunner().invoke(main, ["users", "add", "pat", "--role", "planner", "--users-db", str(db)],
-                                input="long-password\nlong-password\n")
+    result = CliRunner().invoke(
+        main,
+        ["users", "add", "pat", "--role", "planner", "--users-db", str(db)],
+        input="long-password\nlong-password\n",
+    )
     assert result.exit_code == 0 and "planner" in result.output
     listed = CliRunner().invoke(main, ["users", "list", "--users-db", str(db), "--json"])
     assert json.loads(listed.output) == [{"name": "pat", "role": "planner"}]
-    short = CliRunner().invoke(main, ["users", "add", "x1", "--role", "viewer", "--users-db", str(db),
-                                      "--password", "short"])
+    short = CliRunner().invoke(
+        main, ["users", "add", "x1", "--role", "viewer", "--users-db", str(db), "--password", "short"]
+    )
     assert short.exit_code == 2 and "at least 8" in short.output
 
 
@@ -283,7 +319,8 @@ def test_notices_page_preview_issue_download_mark(client, app, store):
     assert listing.count('class="inline mark-form"') == mandated
     again = client.post("/notices/issue", data={"notice_date": "2027-03-01", "csrf_token": token})
     assert f"0 notice(s) issued, {mandated} already noticed" in client.get(again.headers["Location"]).get_data(
-        as_text=True)
+        as_text=True
+    )
     batch = sorted(Path(app.config["NOTICES_FOLDER"]).iterdir())[0].name
     csv_file = client.get(f"/notices/files/{batch}/mailing-list-2027-03-01.csv")
     assert csv_file.status_code == 200 and b"name_line_1" in csv_file.data
@@ -305,8 +342,9 @@ def test_poughkeepsie_page_requires_a_reason(store, tmp_path):
     token = csrf(c)
     refused = c.post("/notices/issue", data={"notice_date": "2027-03-01", "csrf_token": token})
     assert refused.status_code == 400 and "public_health_hazard" in refused.get_data(as_text=True)
-    ok = c.post("/notices/issue", data={"notice_date": "2027-03-01", "reason": "public_health_hazard",
-                                        "csrf_token": token})
+    ok = c.post(
+        "/notices/issue", data={"notice_date": "2027-03-01", "reason": "public_health_hazard", "csrf_token": token}
+    )
     assert ok.status_code == 302
 
 
@@ -326,8 +364,12 @@ def hill_store(tmp_path_factory):
     """A town of 1,200 parcels, big enough to have a street with no sewer (Prospect St)."""
     path = tmp_path_factory.mktemp("hill") / "town.gpkg"
     write_layers(str(path), sample_town(1200))
-    assert CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out",
-                                     str(path)]).exit_code == 0
+    assert (
+        CliRunner()
+        .invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+        .exit_code
+        == 0
+    )
     return path
 
 
@@ -345,34 +387,43 @@ def test_plan_evaluate_save_compare_export(hill_store, tmp_path):
     store = hill_store
     client = make_app(store, tmp_path).test_client()
     token = csrf(client)
-    body = {"geometry": {"type": "LineString", "coordinates": hill_street(store)}, "diameter_in": 8,
-            "name": "Hill main", "save": True}
+    body = {
+        "geometry": {"type": "LineString", "coordinates": hill_street(store)},
+        "diameter_in": 8,
+        "name": "Hill main",
+        "save": True,
+    }
     doc = client.post("/plans/evaluate", json=body, headers={"X-CSRF-Token": token}).get_json()
     assert doc["newly_mandated"] and doc["manholes"] and doc["map"]["parcels"]
     assert len(doc["map"]["manholes"]) == len(doc["manholes"])
     assert all(c["passed"] for c in doc["design_checks"])
-    six = client.post("/plans/evaluate", json=body | {"diameter_in": 6, "name": "Hill 6in"},
-                      headers={"X-CSRF-Token": token}).get_json()
+    six = client.post(
+        "/plans/evaluate", json=body | {"diameter_in": 6, "name": "Hill 6in"}, headers={"X-CSRF-Token": token}
+    ).get_json()
     assert not next(c for c in six["design_checks"] if c["check"] == "min_diameter")["passed"]
     page = client.get("/plans").get_data(as_text=True)
     assert "Hill main" in page and "Hill 6in" in page and "FAIL min_diameter" in page
     gj = client.get("/plans/Hill main.geojson")
     assert gj.status_code == 200 and len(json.loads(gj.data)["features"]) == 1 + len(doc["manholes"]) + len(
-        doc["newly_mandated"])
+        doc["newly_mandated"]
+    )
     assert client.get("/plans/Hill main.gpkg").data[:15] == b"SQLite format 3"
     assert client.get("/plans/Hill main.pdf").data[:4] == b"%PDF"
     assert client.get("/plans/nothing.pdf").status_code == 404
-    by_name = client.post("/plans/evaluate", json={"streets_run": "Prospect St", "diameter_in": 8},
-                          headers={"X-CSRF-Token": token}).get_json()
+    by_name = client.post(
+        "/plans/evaluate", json={"streets_run": "Prospect St", "diameter_in": 8}, headers={"X-CSRF-Token": token}
+    ).get_json()
     assert by_name["newly_mandated"] == doc["newly_mandated"]
     refused = client.post("/plans/evaluate", json=body)
     assert refused.status_code == 400  # no CSRF token
-    bad = client.post("/plans/evaluate", json={"geometry": {"type": "Point", "coordinates": [0, 0]}},
-                      headers={"X-CSRF-Token": token})
+    bad = client.post(
+        "/plans/evaluate", json={"geometry": {"type": "Point", "coordinates": [0, 0]}}, headers={"X-CSRF-Token": token}
+    )
     assert bad.status_code == 400 and "line" in bad.get_json()["error"]["message"]
 
 
 # --- real browser ------------------------------------------------------------------------------------------
+
 
 @pytest.fixture
 def live_server(store, tmp_path):
@@ -397,9 +448,18 @@ def browser(tmp_path):
 
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-                 f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,1000"):
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1400,1000",
+    ):
         options.add_argument(flag)
     driver = webdriver.Chrome(service=Service(driver_path), options=options)
     driver.set_script_timeout(20)
@@ -436,12 +496,14 @@ def click_parcel(driver, parcel_id, store):
     driver.execute_script(f"window.sewerplanMap.setView([{point.y}, {point.x}], 19, {{animate: false}});")
     wait_for(driver, lambda: driver.execute_script("return document.body.dataset.loading") == "0")
     time.sleep(0.3)
-    xy = driver.execute_script(f"const p = window.sewerplanMap.latLngToContainerPoint([{point.y}, {point.x}]);"
-                               "return [p.x, p.y];")
+    xy = driver.execute_script(
+        f"const p = window.sewerplanMap.latLngToContainerPoint([{point.y}, {point.x}]);return [p.x, p.y];"
+    )
     element = driver.find_element(By.CSS_SELECTOR, "#mapcell .folium-map")
     size = element.size
-    ActionChains(driver).move_to_element_with_offset(element, int(xy[0] - size["width"] / 2),
-                                                     int(xy[1] - size["height"] / 2)).click().perform()
+    ActionChains(driver).move_to_element_with_offset(
+        element, int(xy[0] - size["width"] / 2), int(xy[1] - size["height"] / 2)
+    ).click().perform()
     popup = wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, ".parcel-popup"))[0]
     wait_for(driver, lambda: parcel_id in popup.get_attribute("textContent"))
     time.sleep(0.4)  # the popup fades in
@@ -462,8 +524,9 @@ def test_map_click_popup_and_trace_in_chromium(live_server, browser, store):
     text = popup.get_attribute("textContent")
     assert target in text and "§ 144-4" in text and "2027-05-30" in text
     popup.find_element(By.CSS_SELECTOR, ".trace-button").click()
-    result = wait_for(browser, lambda: popup.find_element(By.CSS_SELECTOR, ".trace-result").get_attribute(
-        "textContent"))
+    result = wait_for(
+        browser, lambda: popup.find_element(By.CSS_SELECTOR, ".trace-result").get_attribute("textContent")
+    )
     assert "Control manhole MH-" in result and "ft through" in result
     shot(browser, "trace")
 
@@ -504,7 +567,8 @@ def test_search_zooms_and_download_in_chromium(live_server, browser):
     wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#search-results li"))
     wait_for(browser, lambda: browser.execute_script("return window.sewerplanMap.getZoom()") > before)
     doc = browser.execute_async_script(
-        "const done = arguments[0]; fetch('/api/results.geojson').then(r => r.json()).then(done);")
+        "const done = arguments[0]; fetch('/api/results.geojson').then(r => r.json()).then(done);"
+    )
     assert doc["type"] == "FeatureCollection" and len(doc["features"]) == 300
     shot(browser, "search")
 
@@ -553,10 +617,12 @@ def test_draw_and_evaluate_an_extension_in_chromium(hill_store, browser, tmp_pat
     element = browser.find_element(By.CSS_SELECTOR, "#mapcell .folium-map")
     size = element.size
     for lon, lat in (coords[0], coords[-1]):
-        px = browser.execute_script(f"const p = window.sewerplanMap.latLngToContainerPoint([{lat}, {lon}]);"
-                                    "return [p.x, p.y];")
-        ActionChains(browser).move_to_element_with_offset(element, int(px[0] - size["width"] / 2),
-                                                          int(px[1] - size["height"] / 2)).click().perform()
+        px = browser.execute_script(
+            f"const p = window.sewerplanMap.latLngToContainerPoint([{lat}, {lon}]);return [p.x, p.y];"
+        )
+        ActionChains(browser).move_to_element_with_offset(
+            element, int(px[0] - size["width"] / 2), int(px[1] - size["height"] / 2)
+        ).click().perform()
     browser.find_element(By.ID, "draw-finish").click()
     browser.find_element(By.ID, "plan-evaluate").click()
     result = wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#plan-result li"))

@@ -23,8 +23,19 @@ LAYERS = {
     "mains": ("mains", MAIN_FIELDS),
     "manholes": ("manholes", ("manhole_id", "structure", "invert_ft")),
     "plants": ("treatment_plants", ("plant_id", "name", "outfall_id", "outfall_name")),
-    "buildings": ("building_results", ("building_id", "parcel_id", "units", "rear_building", "shared_lateral",
-                                       "required_laterals", "lateral_shortfall", "reason")),
+    "buildings": (
+        "building_results",
+        (
+            "building_id",
+            "parcel_id",
+            "units",
+            "rear_building",
+            "shared_lateral",
+            "required_laterals",
+            "lateral_shortfall",
+            "reason",
+        ),
+    ),
     "streets": ("streets", ("street_name",)),
 }
 
@@ -85,9 +96,9 @@ def trace():
     t = trace_parcel(net, parcel_id, connections.iloc[hit[0]])
     doc = t.as_dict()
     doc["geojson"] = data.features_by_id("mains", "main_id", t.mains, ("main_id", "diameter_in"))
-    doc["control_manhole_geojson"] = data.features_by_id("manholes", "manhole_id",
-                                                         [t.control_manhole] if t.control_manhole else [],
-                                                         ("manhole_id",))
+    doc["control_manhole_geojson"] = data.features_by_id(
+        "manholes", "manhole_id", [t.control_manhole] if t.control_manhole else [], ("manhole_id",)
+    )
     return jsonify(doc)
 
 
@@ -105,8 +116,9 @@ def upstream():
         keep = results["status"].isin(["connected", "mandated"]).to_numpy()
         draining, conn = results[keep], connections[keep]
     run = latest_run(data.path) or {}
-    shed = sewershed(net, net.node_index[manhole], conn, draining, profile=load_profile(run.get("profile",
-                                                                                                "fort-plain")))
+    shed = sewershed(
+        net, net.node_index[manhole], conn, draining, profile=load_profile(run.get("profile", "fort-plain"))
+    )
     doc = shed.as_dict() | {"units_unknown": shed.units_unknown}
     doc["geojson"] = data.features_by_id("mains", "main_id", shed.mains, ("main_id",))
     return jsonify(doc)
@@ -123,7 +135,12 @@ def download(fmt: str):
         path = Path(folder) / f"sewerplan-results{suffix}"
         write_results(str(path), frame)
         payload = io.BytesIO(path.read_bytes())
-    mimetypes = {".geojson": "application/geo+json", ".json": "application/geo+json", ".csv": "text/csv",
-                 ".gpkg": "application/geopackage+sqlite3"}
-    return send_file(payload, mimetype=mimetypes[suffix], as_attachment=True,
-                     download_name=f"sewerplan-results{suffix}")
+    mimetypes = {
+        ".geojson": "application/geo+json",
+        ".json": "application/geo+json",
+        ".csv": "text/csv",
+        ".gpkg": "application/geopackage+sqlite3",
+    }
+    return send_file(
+        payload, mimetype=mimetypes[suffix], as_attachment=True, download_name=f"sewerplan-results{suffix}"
+    )

@@ -35,8 +35,9 @@ def upload():
     file = request.files.get("dataset")
     if file is None or not file.filename:
         raise LayerError("Choose a file to upload: a zipped shapefile, a GeoPackage or a GeoJSON file.")
-    folder = new_upload(_root(), file.filename, file.stream,
-                        max_unzipped_bytes=current_app.config["MAX_UNZIPPED_BYTES"])
+    folder = new_upload(
+        _root(), file.filename, file.stream, max_unzipped_bytes=current_app.config["MAX_UNZIPPED_BYTES"]
+    )
     return redirect(url_for("data.mapping", token=folder.name))
 
 
@@ -46,8 +47,10 @@ def _sources(token: str):
     target = files[0] if len(files) == 1 and files[0].suffix.lower() == ".gpkg" else data
     sources = find_layers(str(target))
     if not sources:
-        raise LayerError("No layer in the upload is named parcels, mains, streets, buildings or manholes. Name "
-                         "the files or layers that way (parcels.shp, mains.shp ...) and upload again.")
+        raise LayerError(
+            "No layer in the upload is named parcels, mains, streets, buildings or manholes. Name "
+            "the files or layers that way (parcels.shp, mains.shp ...) and upload again."
+        )
     return sources
 
 
@@ -59,8 +62,9 @@ def mapping(token: str):
     for kind, source in sources.items():
         columns = [c for c in read_source(source).columns if c != "geometry"]
         by_lower = {c.lower(): c for c in columns}
-        fields = [(f, next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), ""))
-                  for f in SPECS[kind].fields]
+        fields = [
+            (f, next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), "")) for f in SPECS[kind].fields
+        ]
         layers.append((kind, source.label, columns, fields))
     return render_template("data/mapping.html", token=token, layers=layers)
 

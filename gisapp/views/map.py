@@ -15,21 +15,36 @@ from layers.store import latest_run
 
 bp = Blueprint("map", __name__)
 
-STATUS_COLOURS = {"mandated": "#d7301f", "in_range_not_abutting": "#fc8d59", "out_of_range": "#fdcc8a",
-                  "connected": "#2b8cbe", "unoccupied": "#bdbdbd", "no_public_sewer": "#756bb1"}
+STATUS_COLOURS = {
+    "mandated": "#d7301f",
+    "in_range_not_abutting": "#fc8d59",
+    "out_of_range": "#fdcc8a",
+    "connected": "#2b8cbe",
+    "unoccupied": "#bdbdbd",
+    "no_public_sewer": "#756bb1",
+}
 
 
 @bp.get("/")
 @requires("viewer")
 def index():
     data = map_data()
-    parts = build_map(data.bounds(), static_url=url_for("static", filename=""),
-                      blank_tiles_url=url_for("map.blank_tile", z=0, x=0, y=0).replace("/0/0/0", "/{z}/{x}/{y}"))
+    parts = build_map(
+        data.bounds(),
+        static_url=url_for("static", filename=""),
+        blank_tiles_url=url_for("map.blank_tile", z=0, x=0, y=0).replace("/0/0/0", "/{z}/{x}/{y}"),
+    )
     run = latest_run(data.path)
     # Folium's own inline scripts run under the page's Content-Security-Policy nonce.
     parts = replace(parts, header=parts.header.replace("<script>", f'<script nonce="{g.csp_nonce}">'))
-    return render_template("map/index.html", parts=parts, run=run, colours=STATUS_COLOURS,
-                           profiles=available_profiles(), has_results=data.has_results)
+    return render_template(
+        "map/index.html",
+        parts=parts,
+        run=run,
+        colours=STATUS_COLOURS,
+        profiles=available_profiles(),
+        has_results=data.has_results,
+    )
 
 
 @bp.get("/tiles/blank/<int:z>/<int:x>/<int:y>.png")

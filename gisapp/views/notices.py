@@ -45,8 +45,9 @@ def _due(form):
         abort(400, description="Run the analysis first: there are no results to notice.")
     register = _register()
     excluded = register.excluded_parcels()
-    due = due_notices(results, profile=_profile(), notice_date=day, notice_reason=form.get("reason") or None,
-                      exclude=excluded)
+    due = due_notices(
+        results, profile=_profile(), notice_date=day, notice_reason=form.get("reason") or None, exclude=excluded
+    )
     return register, due, results, excluded
 
 
@@ -56,17 +57,29 @@ def index():
     status = request.args.get("status") or None
     overdue = request.args.get("overdue") == "1"
     query = (request.args.get("q") or "").strip().lower()
-    listing = _register().listing(status=status if status in STATUSES else None,
-                                  overdue_on=dt.date.today() if overdue else None)
+    listing = _register().listing(
+        status=status if status in STATUSES else None, overdue_on=dt.date.today() if overdue else None
+    )
     if query:
-        keep = (listing["parcel_id"].str.lower().str.contains(query, regex=False)
-                | listing["owner_name"].fillna("").str.lower().str.contains(query, regex=False))
+        keep = listing["parcel_id"].str.lower().str.contains(query, regex=False) | listing["owner_name"].fillna(
+            ""
+        ).str.lower().str.contains(query, regex=False)
         listing = listing[keep]
     batches = sorted((p.name for p in _folder().iterdir() if p.is_dir()), reverse=True) if _folder().exists() else []
-    return render_template("notices/index.html", notices=listing.head(1000).to_dict("records"), total=len(listing),
-                           statuses=STATUSES, status=status, overdue=overdue, q=query, batches=batches,
-                           files={b: sorted(f.name for f in (_folder() / b).iterdir() if f.is_file()) for b in batches},
-                           profile=_profile(), preview=None, message=request.args.get("message"))
+    return render_template(
+        "notices/index.html",
+        notices=listing.head(1000).to_dict("records"),
+        total=len(listing),
+        statuses=STATUSES,
+        status=status,
+        overdue=overdue,
+        q=query,
+        batches=batches,
+        files={b: sorted(f.name for f in (_folder() / b).iterdir() if f.is_file()) for b in batches},
+        profile=_profile(),
+        preview=None,
+        message=request.args.get("message"),
+    )
 
 
 @bp.post("/preview")
@@ -75,10 +88,22 @@ def preview():
     _, due, _, _ = _due(request.form)
     rows = mailing_list(due)
     listing = _register().listing()
-    return render_template("notices/index.html", notices=listing.head(1000).to_dict("records"), total=len(listing),
-                           statuses=STATUSES, status=None, overdue=False, q="", batches=[], files={},
-                           profile=_profile(), preview=rows.to_dict("records"), preview_count=len(due),
-                           form=request.form, message=None)
+    return render_template(
+        "notices/index.html",
+        notices=listing.head(1000).to_dict("records"),
+        total=len(listing),
+        statuses=STATUSES,
+        status=None,
+        overdue=False,
+        q="",
+        batches=[],
+        files={},
+        profile=_profile(),
+        preview=rows.to_dict("records"),
+        preview_count=len(due),
+        form=request.form,
+        message=None,
+    )
 
 
 @bp.post("/issue")
@@ -88,11 +113,23 @@ def issue():
     data = map_data()
     batch = f"{request.form['notice_date']}-{secrets.token_hex(4)}"
     mandated = set(results.loc[results["status"] == "mandated", "parcel_id"].astype(str))
-    doc = issue_notices(register, due, profile=_profile(), parcels=results,
-                        lines=data.originals.get("measuring_lines", results.iloc[:0]), mains=data.originals["mains"],
-                        out_dir=_folder() / batch, actor=f"web:{g.user}", already_before=len(mandated & excluded))
-    return redirect(url_for("notices.index", message=f"{doc['issued']} notice(s) issued, {doc['already_open']} "
-                                                     f"already noticed; files in batch {batch}."))
+    doc = issue_notices(
+        register,
+        due,
+        profile=_profile(),
+        parcels=results,
+        lines=data.originals.get("measuring_lines", results.iloc[:0]),
+        mains=data.originals["mains"],
+        out_dir=_folder() / batch,
+        actor=f"web:{g.user}",
+        already_before=len(mandated & excluded),
+    )
+    return redirect(
+        url_for(
+            "notices.index",
+            message=f"{doc['issued']} notice(s) issued, {doc['already_open']} already noticed; files in batch {batch}.",
+        )
+    )
 
 
 @bp.get("/files/<batch>/<path:name>")
@@ -112,6 +149,5 @@ def download(batch: str, name: str):
 def mark(parcel_id: str):
     status = request.form.get("status", "")
     until = request.form.get("until") or None
-    _register().mark(parcel_id, status, actor=f"web:{g.user}", note=request.form.get("note") or None,
-                     deadline=until)
+    _register().mark(parcel_id, status, actor=f"web:{g.user}", note=request.form.get("note") or None, deadline=until)
     return redirect(url_for("notices.index", message=f"{parcel_id}: {status}."))

@@ -41,13 +41,27 @@ def evaluate():
     else:
         line = proposed_from_geojson(body.get("geometry") or {}, target_crs=layers.parcels.crs)
     net, _ = network()
-    result = plan_extension(line, diameter_in=diameter, profile=profile, parcels=layers.parcels, mains=layers.mains,
-                            streets=layers.streets, buildings=layers.buildings, service_areas=layers.service_areas,
-                            network=net)
+    result = plan_extension(
+        line,
+        diameter_in=diameter,
+        profile=profile,
+        parcels=layers.parcels,
+        mains=layers.mains,
+        streets=layers.streets,
+        buildings=layers.buildings,
+        service_areas=layers.service_areas,
+        network=net,
+    )
     doc = result.as_dict() | {"name": name, "profile": profile.id}
     if body.get("save"):
-        _register().save_plan(name, profile=profile.id, diameter_in=diameter, wkt=shapely.to_wkt(line),
-                              crs=layers.parcels.crs.to_string(), result=doc)
+        _register().save_plan(
+            name,
+            profile=profile.id,
+            diameter_in=diameter,
+            wkt=shapely.to_wkt(line),
+            crs=layers.parcels.crs.to_string(),
+            result=doc,
+        )
     manhole_points = shapely.points([(m["x"], m["y"]) for m in doc["manholes"]])
     doc["map"] = {
         "line": to_lonlat_geojson([line], layers.parcels.crs)[0],
@@ -78,11 +92,13 @@ def export(name: str, fmt: str):
         if fmt == "pdf":
             write_plan_summary(path, name, plan["result"], profile=profile)
         else:
-            write_plan(str(path), line, plan["result"]["manholes"], parcels, crs=layers.parcels.crs,
-                       attrs={"name": name, "diameter_in": plan["diameter_in"],
-                              "length_ft": plan["result"]["length_ft"]})
+            write_plan(
+                str(path),
+                line,
+                plan["result"]["manholes"],
+                parcels,
+                crs=layers.parcels.crs,
+                attrs={"name": name, "diameter_in": plan["diameter_in"], "length_ft": plan["result"]["length_ft"]},
+            )
         payload = io.BytesIO(path.read_bytes())
     return send_file(payload, as_attachment=True, download_name=f"{name}.{fmt}")
-
-
-

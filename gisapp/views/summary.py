@@ -27,8 +27,14 @@ def index():
         cols = ["parcel_id", "site_address", "owner_name", "distance_ft", "main_id", "section", "deadline", "reason"]
         present = [c for c in cols if c in rows.columns]
         mandated = rows[present].head(limit).to_dict("records")
-    return render_template("summary/index.html", store=store, run=run, statuses=STATUSES, mandated=mandated,
-                           has_results=results is not None)
+    return render_template(
+        "summary/index.html",
+        store=store,
+        run=run,
+        statuses=STATUSES,
+        mandated=mandated,
+        has_results=results is not None,
+    )
 
 
 @bp.get("/api/summary")

@@ -48,8 +48,14 @@ def upgrade() -> None:
         sa.Column("created_at", sa.String(32), nullable=False),
     )
     # At most one open notice of each type per parcel: the database refuses a duplicate, whoever sends it.
-    op.create_index("one_open_notice", "notices", ["parcel_id", "notice_type"], unique=True,
-                    sqlite_where=sa.text("is_open = 1"), postgresql_where=sa.text("is_open = 1"))
+    op.create_index(
+        "one_open_notice",
+        "notices",
+        ["parcel_id", "notice_type"],
+        unique=True,
+        sqlite_where=sa.text("is_open = 1"),
+        postgresql_where=sa.text("is_open = 1"),
+    )
     op.create_index("notices_by_parcel", "notices", ["parcel_id"])
     op.create_table(
         "events",
