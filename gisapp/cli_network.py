@@ -15,11 +15,11 @@ from rich.table import Table
 from analysis._parallel import paused_gc
 from analysis.buildings import assess_buildings
 from analysis.errors import AnalysisError
-from analysis.mandate import analyze_mandates
 from analysis.network import build_network
 from analysis.network_checks import check_network
 from analysis.trace import connect_parcels, sewershed, trace_down, trace_parcel
 from gisapp.cli_common import data_options, load, print_problems, user_errors
+from gisapp.pipeline import analyse_layers
 from layers.write import output_format, write_report, write_results
 
 DIRECTION_OPTION = click.option(
@@ -127,14 +127,7 @@ def trace(digitised_direction, parcel_id, manhole_id, upstream, as_json, **opts)
             results = connections = None
             if needs_parcels and layers.parcels is not None:
                 bar.step("finding connection points")
-                results = analyze_mandates(
-                    layers.parcels,
-                    layers.mains,
-                    streets=layers.streets,
-                    service_areas=layers.service_areas,
-                    buildings=layers.buildings,
-                    profile=loaded.profile,
-                ).parcels
+                results = analyse_layers(layers, loaded.profile).parcels
                 connections = connect_parcels(net, results)
         finally:
             bar.close()
@@ -222,14 +215,7 @@ def buildings(show_all, out_path, as_json, **opts):
         try:
             layers = loaded.layers
             bar.step("finding connection points")
-            results = analyze_mandates(
-                layers.parcels,
-                layers.mains,
-                streets=layers.streets,
-                service_areas=layers.service_areas,
-                buildings=layers.buildings,
-                profile=loaded.profile,
-            ).parcels
+            results = analyse_layers(layers, loaded.profile).parcels
             bar.step("assessing buildings")
             assessed = assess_buildings(
                 layers.buildings,

@@ -12,11 +12,10 @@ from rich.console import Console
 from rich.table import Table
 
 from analysis._parallel import paused_gc
-from analysis.mandate import analyze_mandates
 from analysis.notices import due_notices, mailing_list, violation_deadline, violation_text
 from analysis.profiles import load_profile
 from gisapp.cli_common import data_options, load, user_errors
-from gisapp.pipeline import issue_notices
+from gisapp.pipeline import analyse_layers, issue_notices
 from layers.letters import write_letter
 from layers.register import STATUSES, Register
 
@@ -40,14 +39,7 @@ def _due(opts, notice_date, reason, register):
         try:
             layers = loaded.layers
             bar.step("analysing")
-            result = analyze_mandates(
-                layers.parcels,
-                layers.mains,
-                streets=layers.streets,
-                service_areas=layers.service_areas,
-                buildings=layers.buildings,
-                profile=loaded.profile,
-            )
+            result = analyse_layers(layers, loaded.profile)
         finally:
             bar.close()
     excluded = register.excluded_parcels()

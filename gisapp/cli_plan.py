@@ -5,14 +5,13 @@ from __future__ import annotations
 import json
 
 import click
-import shapely
 from rich.console import Console
 from rich.table import Table
 
 from analysis._parallel import paused_gc
 from analysis.network import build_network
-from analysis.plans import plan_extension
 from gisapp.cli_common import data_options, load, user_errors
+from gisapp.pipeline import plan_on_layers
 from layers.crs import measuring_crs
 from layers.letters import write_plan_summary
 from layers.read import read_proposed, street_run
@@ -57,20 +56,12 @@ def plan(proposed, streets_run, diameter, name, save, out_path, pdf_path, regist
                 else None
             )
             bar.step("planning")
-            result = plan_extension(
-                line,
-                diameter_in=diameter,
-                profile=profile,
-                parcels=layers.parcels,
-                mains=layers.mains,
-                streets=layers.streets,
-                buildings=layers.buildings,
-                service_areas=layers.service_areas,
-                network=net,
+            register = Register(register_url) if save else None
+            result, doc = plan_on_layers(
+                layers, profile, line, diameter_in=diameter, name=name, network=net, register=register
             )
         finally:
             bar.close()
-    doc = result.as_dict() | {"name": name, "profile": profile.id}
     if out_path:
         doc["exported"] = write_plan(
             out_path,
@@ -82,15 +73,6 @@ def plan(proposed, streets_run, diameter, name, save, out_path, pdf_path, regist
         )
     if pdf_path:
         doc["pdf"] = write_plan_summary(pdf_path, name, doc, profile=profile)
-    if save:
-        Register(register_url).save_plan(
-            name,
-            profile=profile.id,
-            diameter_in=diameter,
-            wkt=shapely.to_wkt(line),
-            crs=layers.parcels.crs.to_string(),
-            result=doc,
-        )
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))
         return

@@ -31,6 +31,54 @@ class RunResult:
     written: list[str]
 
 
+def analyse_layers(layers: Layers, profile: Profile, **options):
+    """The mandate analysis on every layer it uses (streets, buildings, service areas), as every command runs it."""
+    return analyze_mandates(
+        layers.parcels,
+        layers.mains,
+        streets=layers.streets,
+        buildings=layers.buildings,
+        service_areas=layers.service_areas,
+        profile=profile,
+        **options,
+    )
+
+
+def plan_on_layers(
+    layers: Layers, profile: Profile, line, *, diameter_in: float, name: str, network=None, register=None
+) -> tuple:
+    """A planned extension on the town's layers, as the CLI and the web page evaluate it; saved when given a register.
+
+    Returns the PlanResult and the document `sewerplan plan --json` prints.
+    """
+    import shapely
+
+    from analysis.plans import plan_extension
+
+    result = plan_extension(
+        line,
+        diameter_in=diameter_in,
+        profile=profile,
+        parcels=layers.parcels,
+        mains=layers.mains,
+        streets=layers.streets,
+        buildings=layers.buildings,
+        service_areas=layers.service_areas,
+        network=network,
+    )
+    doc = result.as_dict() | {"name": name, "profile": profile.id}
+    if register is not None:
+        register.save_plan(
+            name,
+            profile=profile.id,
+            diameter_in=diameter_in,
+            wkt=shapely.to_wkt(line),
+            crs=layers.parcels.crs.to_string(),
+            result=doc,
+        )
+    return result, doc
+
+
 def run_analysis(
     layers: Layers,
     profile: Profile,
@@ -42,16 +90,7 @@ def run_analysis(
     progress: Callable[[str], None] = lambda text: None,
 ) -> RunResult:
     progress("analysing")
-    result = analyze_mandates(
-        layers.parcels,
-        layers.mains,
-        streets=layers.streets,
-        buildings=layers.buildings,
-        service_areas=layers.service_areas,
-        profile=profile,
-        notice_date=notice_date,
-        notice_reason=notice_reason,
-    )
+    result = analyse_layers(layers, profile, notice_date=notice_date, notice_reason=notice_reason)
     parcels = result.parcels
     summary = dict(result.summary)
     if layers.manholes is not None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import shapely
 from flask import Blueprint, abort, jsonify, render_template, request, send_file
 
-from analysis.plans import plan_extension
+from gisapp.pipeline import plan_on_layers
 from gisapp.security import requires
 from gisapp.state import network, store_layers
 from layers.letters import write_plan_summary
@@ -41,27 +41,15 @@ def evaluate():
     else:
         line = proposed_from_geojson(body.get("geometry") or {}, target_crs=layers.parcels.crs)
     net, _ = network()
-    result = plan_extension(
+    result, doc = plan_on_layers(
+        layers,
+        profile,
         line,
         diameter_in=diameter,
-        profile=profile,
-        parcels=layers.parcels,
-        mains=layers.mains,
-        streets=layers.streets,
-        buildings=layers.buildings,
-        service_areas=layers.service_areas,
+        name=name,
         network=net,
+        register=_register() if body.get("save") else None,
     )
-    doc = result.as_dict() | {"name": name, "profile": profile.id}
-    if body.get("save"):
-        _register().save_plan(
-            name,
-            profile=profile.id,
-            diameter_in=diameter,
-            wkt=shapely.to_wkt(line),
-            crs=layers.parcels.crs.to_string(),
-            result=doc,
-        )
     manhole_points = shapely.points([(m["x"], m["y"]) for m in doc["manholes"]])
     doc["map"] = {
         "line": to_lonlat_geojson([line], layers.parcels.crs)[0],
