@@ -13,10 +13,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from analysis._parallel import paused_gc
 from analysis.mandate import STATUSES
 from analysis.profiles import available_profiles, load_profile
-from gisapp.cli_common import data_options, load, print_problems, user_errors
+from gisapp.cli_common import data_options, loading, print_problems, user_errors
 from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
 from gisapp.cli_plan import plan, plans
@@ -85,28 +84,24 @@ def analyze(
     """Classify every parcel under the chosen ordinance's connection mandate."""
     if out_path:
         output_format(out_path)
-    with paused_gc():
-        loaded, bar = load(
-            opts,
-            as_json=as_json,
-            required=("parcels", "mains"),
-            connected_file=connected_file,
-            connected_column=connected_column,
-            extra_steps=4 + bool(out_path),
-        )
+    with loading(
+        opts,
+        as_json=as_json,
+        required=("parcels", "mains"),
+        connected_file=connected_file,
+        connected_column=connected_column,
+        extra_steps=4 + bool(out_path),
+    ) as (loaded, bar):
         layers, profile = loaded.layers, loaded.profile
-        try:
-            run = run_analysis(
-                layers,
-                profile,
-                notice_date=notice_date.date() if notice_date else None,
-                notice_reason=notice_reason,
-                trust_digitised=digitised_direction or None,
-                out_path=out_path,
-                progress=bar.step,
-            )
-        finally:
-            bar.close()
+        run = run_analysis(
+            layers,
+            profile,
+            notice_date=notice_date.date() if notice_date else None,
+            notice_reason=notice_reason,
+            trust_digitised=digitised_direction or None,
+            out_path=out_path,
+            progress=bar.step,
+        )
 
     parcels = run.parcels
     summary = run.summary | {"output": out_path, "layers_written": run.written, "sources": layers.sources}

@@ -5,12 +5,15 @@ from __future__ import annotations
 import functools
 import json
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
+from analysis._parallel import paused_gc
 from analysis.errors import AnalysisError
 from analysis.profiles import Profile, available_profiles, load_profile
 from layers.crs import measuring_crs
@@ -114,7 +117,8 @@ class Loaded:
     console: Console
 
 
-def load(
+@contextmanager
+def loading(
     opts: dict,
     *,
     as_json: bool,
@@ -122,8 +126,12 @@ def load(
     connected_file: str | None = None,
     connected_column: str | None = None,
     extra_steps: int = 0,
-):
-    """Profile and validated layers from the data options; a progress bar on stderr for the reading."""
+) -> Iterator[tuple[Loaded, Progressing]]:
+    """Profile and validated layers from the data options, for the length of one command's run.
+
+    Inside the block the garbage collector is paused (the runs allocate millions of small objects) and a progress
+    bar on stderr counts the reading and the command's own steps; the bar is closed when the block ends, error or not.
+    """
     overrides = dict(pair(s, "--set") for s in opts["settings"])
     profile = load_profile(opts["profile_name"], overrides=overrides)
     target = measuring_crs(opts["crs_text"] or profile.measurement.measuring_crs.value)
@@ -139,21 +147,21 @@ def load(
     }
     connected = read_connected_ids(connected_file, column=connected_column) if connected_file else None
     console = Console(stderr=True, quiet=as_json)
-    bar = Progressing(console, total=len(sources) + extra_steps)
-    try:
-        layers = load_layers(
-            sources,
-            target_crs=target,
-            mapping=mapping,
-            assume_crs=assume,
-            connected_ids=connected,
-            progress=bar.step,
-            required=required,
-        )
-    except BaseException:
-        bar.close()
-        raise
-    return Loaded(profile, layers, console), bar
+    with paused_gc():
+        bar = Progressing(console, total=len(sources) + extra_steps)
+        try:
+            layers = load_layers(
+                sources,
+                target_crs=target,
+                mapping=mapping,
+                assume_crs=assume,
+                connected_ids=connected,
+                progress=bar.step,
+                required=required,
+            )
+            yield Loaded(profile, layers, console), bar
+        finally:
+            bar.close()
 
 
 def pair(text: str, option: str) -> tuple[str, str]:

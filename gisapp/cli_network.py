@@ -12,13 +12,12 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from analysis._parallel import paused_gc
 from analysis.buildings import assess_buildings
 from analysis.errors import AnalysisError
 from analysis.network import build_network
 from analysis.network_checks import check_network
 from analysis.trace import connect_parcels, sewershed, trace_down, trace_parcel
-from gisapp.cli_common import data_options, load, print_problems, user_errors
+from gisapp.cli_common import data_options, loading, print_problems, user_errors
 from gisapp.pipeline import analyse_layers
 from layers.write import output_format, write_report, write_results
 
@@ -44,17 +43,13 @@ def network() -> None:
 @user_errors
 def check(digitised_direction, out_paths, as_json, **opts):
     """Build the network and report every defect with its main or manhole ID, location and rule."""
-    with paused_gc():
-        loaded, bar = load(opts, as_json=as_json, required=("mains",), extra_steps=2)
-        try:
-            bar.step("building the network")
-            net = _network(loaded, digitised_direction)
-            bar.step("checking")
-            defects = check_network(net, profile=loaded.profile, manholes=loaded.layers.manholes)
-            for path in out_paths:
-                write_report(path, _report_frame(defects, net.crs))
-        finally:
-            bar.close()
+    with loading(opts, as_json=as_json, required=("mains",), extra_steps=2) as (loaded, bar):
+        bar.step("building the network")
+        net = _network(loaded, digitised_direction)
+        bar.step("checking")
+        defects = check_network(net, profile=loaded.profile, manholes=loaded.layers.manholes)
+        for path in out_paths:
+            write_report(path, _report_frame(defects, net.crs))
     if as_json:
         click.echo(json.dumps([d.as_dict() for d in defects], indent=2))
         return
@@ -116,21 +111,16 @@ def trace(digitised_direction, parcel_id, manhole_id, upstream, as_json, **opts)
     if upstream and not manhole_id:
         raise click.UsageError("--upstream goes with --manhole.")
     needs_parcels = bool(parcel_id) or upstream
-    with paused_gc():
-        loaded, bar = load(
-            opts, as_json=as_json, required=("parcels", "mains") if parcel_id else ("mains",), extra_steps=2
-        )
-        try:
-            bar.step("building the network")
-            net = _network(loaded, digitised_direction)
-            layers = loaded.layers
-            results = connections = None
-            if needs_parcels and layers.parcels is not None:
-                bar.step("finding connection points")
-                results = analyse_layers(layers, loaded.profile).parcels
-                connections = connect_parcels(net, results)
-        finally:
-            bar.close()
+    required = ("parcels", "mains") if parcel_id else ("mains",)
+    with loading(opts, as_json=as_json, required=required, extra_steps=2) as (loaded, bar):
+        bar.step("building the network")
+        net = _network(loaded, digitised_direction)
+        layers = loaded.layers
+        results = connections = None
+        if needs_parcels and layers.parcels is not None:
+            bar.step("finding connection points")
+            results = analyse_layers(layers, loaded.profile).parcels
+            connections = connect_parcels(net, results)
 
     if parcel_id:
         match = np.flatnonzero(results["parcel_id"].astype(str).to_numpy() == parcel_id)
@@ -210,26 +200,22 @@ def buildings(show_all, out_path, as_json, **opts):
     """Every building with a case to decide: rear buildings, living units, laterals, manhole connections."""
     if out_path:
         output_format(out_path)
-    with paused_gc():
-        loaded, bar = load(opts, as_json=as_json, required=("parcels", "mains", "buildings"), extra_steps=2)
-        try:
-            layers = loaded.layers
-            bar.step("finding connection points")
-            results = analyse_layers(layers, loaded.profile).parcels
-            bar.step("assessing buildings")
-            assessed = assess_buildings(
-                layers.buildings,
-                results,
-                profile=loaded.profile,
-                streets=layers.streets,
-                mains=layers.mains,
-                alleys=layers.alleys,
-                laterals=layers.laterals,
-            )
-            if out_path:
-                write_results(out_path, assessed.buildings)
-        finally:
-            bar.close()
+    with loading(opts, as_json=as_json, required=("parcels", "mains", "buildings"), extra_steps=2) as (loaded, bar):
+        layers = loaded.layers
+        bar.step("finding connection points")
+        results = analyse_layers(layers, loaded.profile).parcels
+        bar.step("assessing buildings")
+        assessed = assess_buildings(
+            layers.buildings,
+            results,
+            profile=loaded.profile,
+            streets=layers.streets,
+            mains=layers.mains,
+            alleys=layers.alleys,
+            laterals=layers.laterals,
+        )
+        if out_path:
+            write_results(out_path, assessed.buildings)
     chosen = assessed.buildings if show_all else assessed.cases()
     if as_json:
         click.echo(json.dumps(building_records(chosen), indent=2))

@@ -11,10 +11,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from analysis._parallel import paused_gc
 from analysis.notices import due_notices, mailing_list, violation_deadline, violation_text
 from analysis.profiles import load_profile
-from gisapp.cli_common import data_options, load, user_errors
+from gisapp.cli_common import data_options, loading, user_errors
 from gisapp.pipeline import analyse_layers, issue_notices
 from layers.letters import write_letter
 from layers.register import STATUSES, Register
@@ -34,14 +33,10 @@ def notices() -> None:
 
 
 def _due(opts, notice_date, reason, register):
-    with paused_gc():
-        loaded, bar = load(opts, as_json=True, required=("parcels", "mains"), extra_steps=1)
-        try:
-            layers = loaded.layers
-            bar.step("analysing")
-            result = analyse_layers(layers, loaded.profile)
-        finally:
-            bar.close()
+    with loading(opts, as_json=True, required=("parcels", "mains"), extra_steps=1) as (loaded, bar):
+        layers = loaded.layers
+        bar.step("analysing")
+        result = analyse_layers(layers, loaded.profile)
     excluded = register.excluded_parcels()
     due = due_notices(
         result.parcels, profile=loaded.profile, notice_date=notice_date.date(), notice_reason=reason, exclude=excluded

@@ -8,9 +8,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from analysis._parallel import paused_gc
 from analysis.network import build_network
-from gisapp.cli_common import data_options, load, user_errors
+from gisapp.cli_common import data_options, loading, user_errors
 from gisapp.pipeline import plan_on_layers
 from layers.crs import measuring_crs
 from layers.letters import write_plan_summary
@@ -39,29 +38,25 @@ def plan(proposed, streets_run, diameter, name, save, out_path, pdf_path, regist
     """Who becomes mandated by a proposed main, whether it meets the ordinance, what it costs, where it drains."""
     if bool(proposed) == bool(streets_run):
         raise click.UsageError("Give the proposed main with --proposed PATH or --streets-run NAMES.")
-    with paused_gc():
-        loaded, bar = load(opts, as_json=as_json, required=("parcels", "mains"), extra_steps=2)
-        try:
-            layers, profile = loaded.layers, loaded.profile
-            target = measuring_crs(opts["crs_text"] or profile.measurement.measuring_crs.value)
-            line = (
-                read_proposed(proposed, target_crs=target, assume_crs=opts.get("data_crs"))
-                if proposed
-                else street_run(layers.streets, streets_run)
-            )
-            bar.step("building the network")
-            net = (
-                build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls, profile=profile)
-                if layers.manholes is not None
-                else None
-            )
-            bar.step("planning")
-            register = Register(register_url) if save else None
-            result, doc = plan_on_layers(
-                layers, profile, line, diameter_in=diameter, name=name, network=net, register=register
-            )
-        finally:
-            bar.close()
+    with loading(opts, as_json=as_json, required=("parcels", "mains"), extra_steps=2) as (loaded, bar):
+        layers, profile = loaded.layers, loaded.profile
+        target = measuring_crs(opts["crs_text"] or profile.measurement.measuring_crs.value)
+        line = (
+            read_proposed(proposed, target_crs=target, assume_crs=opts.get("data_crs"))
+            if proposed
+            else street_run(layers.streets, streets_run)
+        )
+        bar.step("building the network")
+        net = (
+            build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls, profile=profile)
+            if layers.manholes is not None
+            else None
+        )
+        bar.step("planning")
+        register = Register(register_url) if save else None
+        result, doc = plan_on_layers(
+            layers, profile, line, diameter_in=diameter, name=name, network=net, register=register
+        )
     if out_path:
         doc["exported"] = write_plan(
             out_path,
