@@ -1,8 +1,7 @@
-"""Tiny layers in EPSG:2260 whose answers can be seen, and paths to the shared real data."""
+"""Tiny layers in EPSG:2260 whose answers can be seen, and the path to the vendored real data (tests/data/)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import geopandas as gpd
@@ -14,7 +13,7 @@ from analysis.profiles import load_profile
 
 CRS = "EPSG:2260"
 REPO = Path(__file__).resolve().parents[1]
-SHARED = Path(os.environ.get("SEWERPLAN_SHARED", REPO.parent / "shared"))
+DATA = REPO / "tests" / "data"
 
 
 # Fort Plain, NY in New York East feet: hand-made layers that go through layers/ validation are placed here, since
@@ -56,8 +55,6 @@ def lot(parcel_id: str, x0: float, y0: float, w: float = 50, d: float = 100, **a
 
 
 @pytest.fixture
-def shared_data() -> Path:
-    path = SHARED / "data"
-    if not path.exists():
-        pytest.fail(f"The shared data folder {path} is missing; set SEWERPLAN_SHARED to the shared/ folder.")
-    return path
+def real_data() -> Path:
+    """Real data nobody here drew, vendored with its licences (tests/data/README.md)."""
+    return DATA

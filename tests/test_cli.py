@@ -279,8 +279,8 @@ def test_trace_json_shapes(town_gpkg):
     assert both.exit_code == 2 and "--parcel ID or --manhole ID" in both.output
 
 
-def test_swmm_inp_through_the_cli(shared_data):
-    inp = shared_data / "bellinge-swmm" / "bellinge_small.inp"
+def test_swmm_inp_through_the_cli(real_data):
+    inp = real_data / "bellinge-swmm" / "bellinge_small.inp"
     no_crs = CliRunner().invoke(main, ["network", "check", "--profile", "fort-plain", "--data", str(inp)])
     assert no_crs.exit_code == 2 and "--mains-crs" in no_crs.output
     doc = json.loads(

@@ -53,3 +53,21 @@ def test_openapi_lists_every_api_route():
         for p in spec["paths"]
     }
     assert routes <= documented, routes - documented
+
+
+def test_no_project_file_refers_to_the_shared_folder_outside_the_clone():
+    """A clone alone must pass `make test`: real data and ordinance texts are read from tests/data/ only."""
+    repo = DOCS.parent
+    needle = "../" + "shared"  # spelled apart so this file does not match itself
+    skip = {".git", ".venv", "build", "__pycache__", ".pytest_cache", ".ruff_cache", "instance"}
+    offenders = []
+    for path in repo.rglob("*"):
+        if not path.is_file() or skip & set(path.relative_to(repo).parts):
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        if needle in text:
+            offenders.append(str(path.relative_to(repo)))
+    assert offenders == []

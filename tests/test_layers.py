@@ -361,9 +361,9 @@ def test_connected_list_from_billing_csv(tmp_path):
         read_connected_ids(str(csv), column="acct")
 
 
-def test_manchester_real_sewer_loads_cleanly(shared_data):
+def test_manchester_real_sewer_loads_cleanly(real_data):
     """EPSG:4979, 3-D, abandoned pipes, no IDs: must load, reproject to NY East feet and drop Z."""
-    base = shared_data / "vt-sewer" / "manchester"
+    base = real_data / "vt-sewer" / "manchester"
     sources = {
         "mains": LayerSource("mains", str(base / "ManchesterLinearFeatures.geojson")),
         "manholes": LayerSource("manholes", str(base / "ManchesterPointFeatures.geojson")),

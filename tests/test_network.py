@@ -303,8 +303,8 @@ def test_pointer_jumping_agrees_with_networkx_on_the_sample():
     assert graph.number_of_edges() == len(net.main_id) and graph.nodes["MH-1"]["manhole"]
 
 
-def test_manchester_real_network(shared_data):
-    base = shared_data / "vt-sewer" / "manchester"
+def test_manchester_real_network(real_data):
+    base = real_data / "vt-sewer" / "manchester"
     layers = load_layers(
         {
             "mains": LayerSource("mains", str(base / "ManchesterLinearFeatures.geojson")),
@@ -337,8 +337,8 @@ def test_manchester_real_network(shared_data):
     assert 0.25 < 1 - flows_from_first.mean() < 0.75
 
 
-def test_bellinge_swmm_directions_and_paths(shared_data):
-    base = shared_data / "bellinge-swmm"
+def test_bellinge_swmm_directions_and_paths(real_data):
+    base = real_data / "bellinge-swmm"
     inp = base / "bellinge_small.inp"
     layers = load_layers(
         {"mains": LayerSource("mains", str(inp), "mains"), "manholes": LayerSource("manholes", str(inp), "manholes")},

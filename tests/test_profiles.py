@@ -9,7 +9,7 @@ import pytest
 
 from analysis.errors import ProfileError
 from analysis.profiles import PROFILE_DIR, available_profiles, load_profile
-from tests.conftest import SHARED
+from tests.conftest import DATA
 
 
 def test_bundled_profiles():
@@ -34,7 +34,7 @@ def _words(text: str) -> str:
 @pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
 def test_every_quote_is_in_the_ordinance(name):
     profile = load_profile(name)
-    text = (SHARED / "ordinances" / profile.source_text).read_text(encoding="utf-8")
+    text = (DATA / "ordinances" / profile.source_text).read_text(encoding="utf-8")
     law = _words(text)
     for key, rule in profile.rules().items():
         assert rule.section.startswith("§ "), key
@@ -47,7 +47,7 @@ def test_cited_sections_appear_in_the_text_or_are_marked_derived():
     """A section number either stands in the ordinance text, or the profile says it was derived by counting."""
     for name in available_profiles():
         profile = load_profile(name)
-        text = (SHARED / "ordinances" / profile.source_text).read_text(encoding="utf-8").replace("\xa0", " ")
+        text = (DATA / "ordinances" / profile.source_text).read_text(encoding="utf-8").replace("\xa0", " ")
         for key, rule in profile.rules().items():
             number = re.match(r"§ (\d+-\d+(?:\.\d+)?)", rule.section).group(1)  # without the subsection letter
             printed = f"§ {number}" in text or f"§§ {number}" in text
