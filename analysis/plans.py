@@ -1055,7 +1055,8 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
         text = (
             f"Not enough room in {', '.join(downstream['exceeded'])}: in {worst['main_id']} the present peak "
             f"{worst['present_peak_gpd']:,} gpd plus the added {worst['added_peak_gpd']:,} gpd exceeds its "
-            f"full-pipe capacity of {worst['capacity_gpd']:,} gpd."
+            f"full-pipe capacity of {worst['capacity_gpd']:,} gpd"
+            + (" (its present peak alone exceeds it)." if worst["present_peak_gpd"] > worst["capacity_gpd"] else ".")
         )
     elif verdict == UNKNOWN:
         missing = ", ".join(r["main_id"] for r in rows if r["verdict"] == UNKNOWN)

@@ -479,6 +479,22 @@ def test_phase_three_parcels_are_made_available_by_a_main_that_reaches_them():
     assert r["made_available"] == ["L5", "L6", "L7"] and r["held_by_service_area"] == ["L8"]
 
 
+def test_without_a_network_where_it_connects_is_not_known():
+    town = layout()
+    r = plan_extension(
+        OAK_ST_MAIN,
+        diameter_in=8,
+        profile=FP,
+        parcels=town["parcels"],
+        mains=town["mains"],
+        streets=town["streets"],
+        buildings=town["buildings"],
+    ).as_dict()
+    assert check(r, "connection")["verdict"] == "not known" and check(r, "connection")["passed"] is None
+    assert "capacity" not in {c["check"] for c in r["design_checks"]} and r["downstream"]["path"] == []
+    assert [m["existing"] for m in r["manholes"]] == [False] * 4 and r["cost"]["new_manholes"] == 4
+
+
 def test_manning_full_pipe_capacity():
     # 8-inch at 0.4 %, n = 0.013: about 0.77 cfs, the textbook value.
     assert manning_capacity_gpd(8, 0.004, 0.013) / 646_317 == pytest.approx(0.77, abs=0.01)
