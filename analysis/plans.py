@@ -54,6 +54,12 @@ PROPOSED_ID = "PROPOSED"
 MEETS, FAILS, REVIEW, UNKNOWN = "meets", "does not meet", "for the engineer", "not known"
 VERDICTS = (MEETS, FAILS, REVIEW, UNKNOWN)
 CANDIDATE_MANHOLES = 10  # how many of the nearest manholes are tried for a connecting run
+SETTING_CITATION = "profile setting (snap tolerance)"
+
+
+def cite(rule) -> str:
+    """A rule's section as a board should read it: a value the profile chose, not the law, says so."""
+    return rule.citation + (" (profile setting)" if rule.setting else "")
 
 
 @dataclass
@@ -369,7 +375,7 @@ def plan_extension(
             "added_average_gpd": round(float(np.nansum(flows["flow_gpd"].to_numpy()))),
             "added_peak_gpd": round(reach.added_peak_gpd),
             "gallons_per_unit": profile.network.gallons_per_day_per_unit.value,
-            "section": profile.design.typical_flow_gpd_by_class.citation,
+            "section": cite(profile.design.typical_flow_gpd_by_class),
         },
         downstream=downstream,
         units=float(np.nansum(flows["units"].to_numpy()[newly])),
@@ -912,8 +918,8 @@ def manning_capacity_gpd(diameter_in: float, slope: float, n: float) -> float:
 
 def _downstream(conn: _Connection, net, profile, added_peak: float) -> dict:
     sections = {
-        "flow": profile.network.gallons_per_day_per_unit.citation,
-        "capacity": profile.design.manning_n.citation,
+        "flow": cite(profile.network.gallons_per_day_per_unit),
+        "capacity": cite(profile.design.manning_n),
     }
     if conn.kind == "none" or conn.capacity is None:
         return {
@@ -961,7 +967,7 @@ def _design_checks(built, diameter, material, manholes, conn, profile, fpu) -> l
             Check(
                 "min_diameter",
                 MEETS if ok else FAILS,
-                rule.citation,
+                cite(rule),
                 f"{diameter:g}-inch pipe {'meets' if ok else 'is below'} the {rule.value:g}-inch minimum.",
             )
         )
@@ -974,7 +980,7 @@ def _design_checks(built, diameter, material, manholes, conn, profile, fpu) -> l
             Check(
                 "manhole_spacing",
                 MEETS if ok else FAILS,
-                rule.citation,
+                cite(rule),
                 f"{len(manholes)} manholes, the longest run between two {gap:,.0f} ft "
                 f"({'within' if ok else 'over'} the {rule.value:g} ft allowed).",
             )
@@ -986,7 +992,7 @@ def _design_checks(built, diameter, material, manholes, conn, profile, fpu) -> l
             Check(
                 "alignment_change",
                 MEETS,
-                rule.citation,
+                cite(rule),
                 f"A manhole at each of the {bends} changes in alignment (bends sharper than "
                 f"{rules.alignment_change_deg.value:g} degrees)."
                 if bends
@@ -1001,7 +1007,7 @@ def _design_checks(built, diameter, material, manholes, conn, profile, fpu) -> l
             Check(
                 "pipe_material",
                 MEETS if ok else REVIEW,
-                rule.citation,
+                cite(rule),
                 f"{material} is one of the materials the section lists."
                 if ok
                 else f"{material} is not among the materials the section lists: "
@@ -1019,7 +1025,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             Check(
                 "connection",
                 UNKNOWN,
-                snap.citation,
+                SETTING_CITATION,
                 "No sewer network in the data (mains and manholes): where the main would connect is not known.",
             )
         ]
@@ -1037,7 +1043,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             + ("whose mains to the plant have room for the added flow" if nearest else "one (none near has room)")
             + f": a {conn.gap_ft:,.0f} ft connecting main to it is included in the length, manholes, cost and leakage."
         )
-    checks = [Check("connection", MEETS, snap.citation, text)]
+    checks = [Check("connection", MEETS, SETTING_CITATION, text)]
     rule = profile.design.manning_n
     rows = downstream["mains"]
     where = f"{len(rows)} main{'s' if len(rows) != 1 else ''} from {conn.label} to {downstream['outfall']}"
@@ -1070,7 +1076,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             if spare
             else "."
         )
-    checks.append(Check("capacity", verdict, rule.citation, text + note))
+    checks.append(Check("capacity", verdict, cite(rule), text + note))
     return checks
 
 
@@ -1085,7 +1091,7 @@ def _requirements(built, diameter, material, manholes, profile, fpu):
         out.append(
             Requirement(
                 "trench_width",
-                design.trench_width_in.citation,
+                cite(design.trench_width_in),
                 f"Trench at most {int(limit) // 12} ft {int(limit) % 12} in wide just above the crown of the "
                 f"{diameter:g}-inch pipe (wider trenches found on inspection need concrete encasement)."
                 if limit is not None
@@ -1094,7 +1100,7 @@ def _requirements(built, diameter, material, manholes, profile, fpu):
             )
         )
     if design.pipe_materials.value and not material:
-        out.append(Requirement("pipe_material", design.pipe_materials.citation, design.pipe_materials.quote))
+        out.append(Requirement("pipe_material", cite(design.pipe_materials), design.pipe_materials.quote))
     sections: list[TestSection] = []
     leakage = None
     rate = design.exfiltration_gpd_per_inch_mile.value
@@ -1112,9 +1118,9 @@ def _requirements(built, diameter, material, manholes, profile, fpu):
         out.append(
             Requirement(
                 "exfiltration_test",
-                design.exfiltration_gpd_per_inch_mile.citation,
+                cite(design.exfiltration_gpd_per_inch_mile),
                 "Before use, an exfiltration test of each section"
-                + (f" (at most {limit:,.0f} ft, {design.max_test_section_ft.citation})" if limit else "")
+                + (f" (at most {limit:,.0f} ft, {cite(design.max_test_section_ft)})" if limit else "")
                 + f": leakage at most {rate:g} gallons per mile per inch of diameter per day"
                 + (f" plus {per_mh:g} gallons per new manhole" if per_mh else "")
                 + f"; {len(sections)} section(s), {leakage:,.1f} gallons per day in all.",

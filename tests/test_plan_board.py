@@ -114,3 +114,37 @@ def test_pipeline_pdf_uses_the_town_layers(tmp_path):
 @pytest.mark.parametrize("day", [dt.date(2027, 12, 31), dt.date(2028, 2, 29)])
 def test_long_date(day):
     assert long_date(day) == f"{day:%B} {day.day}, {day.year}"
+
+
+def test_board_pdf_of_a_scenario_saved_by_an_earlier_version(tmp_path):
+    """Scenarios saved before this version lack most of today's keys: the web export must still render them."""
+    town = layout()
+    result = run(town=town)
+    doc = result.as_dict()
+    for key in (
+        "benefiting",
+        "vacant_benefiting",
+        "requirements",
+        "test_sections",
+        "parcels",
+        "flow",
+        "connecting_main",
+        "drawn_length_ft",
+        "made_available",
+    ):
+        doc.pop(key)
+    doc["manholes"] = [{"x": m["x"], "y": m["y"], "reason": m["reason"]} for m in doc["manholes"]]
+    doc["design_checks"] = [{k: c[k] for k in ("check", "passed", "section", "message")} for c in doc["design_checks"]]
+    doc["petition"] = {k: doc["petition"][k] for k in ("benefiting_owners", "signatures_needed", "section", "applies")}
+    path = write_plan_summary(
+        tmp_path / "old.pdf",
+        "Old",
+        doc,
+        profile=FP,
+        line=result.line,
+        parcels=town["parcels"],
+        streets=town["streets"],
+        today=DAY,
+    )
+    text = words(PdfReader(path))
+    assert "Proposed sewer extension: Old" in text and "min diameter meets § 144-18B" in text
