@@ -1,22 +1,33 @@
 """Try a sewer extension before building it: who becomes mandated, whether the design meets the law, what it costs.
 
-``plan_extension`` takes a proposed main (a line, drawn in any direction), its diameter and the town's layers:
+``plan_extension`` takes a proposed main (a line, drawn in any direction), its diameter and material, and the
+town's layers. Every rule comes from the profile; a rule the profile does not have is not applied.
 
-- **Manholes**: at both ends, at every bend sharper than ``network.alignment_change_deg``, and evenly between them
-  so that no run is longer than ``network.max_manhole_spacing_ft`` (§ 144-18K): a 900 ft straight run gets one at
-  each end and two between (300 ft apart).
-- **Newly mandated**: the mandate analysis is run with and without the proposed main (as a public sanitary main);
-  parcels mandated only with it are the newly mandated. Those not connected today are on private systems that
-  would have to be abandoned (Fort Plain § 144-5B, Wappinger § 196-17E). Service-area polygons marked as not
-  mandating (Wappinger's Phase III, § 196-17A) hold their parcels back.
-- **Petition** (Fort Plain § 144-17B): the benefiting owners are the distinct owners of the newly mandated parcels;
-  a majority is more than half.
-- **Cost** from the profile's unit costs, split three ways: by frontage on the new main, by parcel, by living unit.
-- **Design checks**: minimum diameter (§ 144-18B), manhole spacing and changes in alignment (§ 144-18K), trench
-  width (§ 144-18F), and the exfiltration test allowance (§ 144-19C, test sections at most 1,000 ft, § 144-19B).
-- **Downstream**: the end of the proposed main nearest the existing network is where it connects; the path from
-  there to the plant, and whether each main on it has Manning full-pipe capacity for its present flow plus the
-  added flow (units x gallons per unit x peaking factor).
+- **Connection** (the downstream end): an end of the drawn main at (within ``network.snap_tolerance_ft`` of) an
+  existing manhole connects to it: no new manhole is built or charged there. An end on an existing main gets a
+  new manhole on that main. A main that reaches neither gets a *connecting run*: a straight main from its nearer
+  end to the nearest existing manhole whose path to the plant has capacity for the added flow; the run is built
+  with the main, so it is in the length, manholes, cost, leakage and checks.
+- **Manholes** (where the profile has the rules, Fort Plain § 144-18K): at every bend sharper than
+  ``network.alignment_change_deg`` when ``network.manhole_at_alignment_change`` is set, and evenly between so no
+  run exceeds ``network.max_manhole_spacing_ft`` when set; always at the upper end.
+- **Newly mandated**: the mandate analysis with and without the built main (a public sanitary main); parcels
+  mandated only with it. Those not connected today are on private systems to abandon (§ 144-5B, § 196-17E). A
+  parcel outside every service area stays held; one only in areas marked as not mandating (Wappinger's Phase
+  III) is made available by the new main (§ 196-17A: "until such time as public sewer is available").
+- **Benefiting**: the newly mandated, and (``design.vacant_lots_benefit``) the vacant lots the mandate would reach
+  if they were built on. They make up the petition's owners (Fort Plain § 144-17B, a majority is more than half)
+  and share the cost.
+- **Flow**: living units x ``network.gallons_per_day_per_unit``; where a parcel's units are unknown, its property
+  class's ``design.typical_flow_gpd_by_class`` (said "unknown", never counted as one unit).
+- **Cost** from the profile's unit costs, split three ways to the cent (largest remainder, so every split sums to
+  the total): by frontage along the streets the main serves, by parcel, by living unit; no benefiting parcel
+  pays less than ``design.min_share_per_parcel``.
+- **Checks**, one plain verdict each: diameter (§ 144-18B), manhole spacing and alignment (§ 144-18K), material
+  (§ 144-18A, flagged for the engineer, never failed), connection, downstream capacity (Manning, full pipe).
+- **Requirements** the contractor must meet, shown as such (not as results): trench widths (§ 144-18F), the
+  exfiltration test in sections of at most ``design.max_test_section_ft`` between manholes (§ 144-19B), each with
+  its leakage allowance (§ 144-19C).
 """
 
 from __future__ import annotations
@@ -34,22 +45,78 @@ from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
 from analysis.network import SewerNetwork
 from analysis.profiles import Profile
+from analysis.streets import street_pairs
 from analysis.trace import connect_parcels, sewershed, trace_down
 from analysis.units import feet_per_unit
 
 GPD_PER_CFS = 646_317.0
 PROPOSED_ID = "PROPOSED"
+MEETS, FAILS, REVIEW, UNKNOWN = "meets", "does not meet", "for the engineer", "not known"
+VERDICTS = (MEETS, FAILS, REVIEW, UNKNOWN)
+CANDIDATE_MANHOLES = 10  # how many of the nearest manholes are tried for a connecting run
+SETTING_CITATION = "profile setting (snap tolerance)"
+
+
+def cite(rule) -> str:
+    """A rule's section as a board should read it: a value the profile chose, not the law, says so."""
+    return rule.citation + (" (profile setting)" if rule.setting else "")
 
 
 @dataclass
 class Check:
+    """A check of the plan against a rule, with one plain verdict (``VERDICTS``)."""
+
     check: str
-    passed: bool
+    verdict: str
     section: str
     message: str
 
     def __post_init__(self):
-        self.passed = bool(self.passed)  # numpy comparisons give numpy booleans
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict {self.verdict!r} is not one of {VERDICTS}")
+
+    @property
+    def passed(self) -> bool | None:
+        """True when it meets the rule, False when it does not, None when it is for the engineer or not known."""
+        return {MEETS: True, FAILS: False}.get(self.verdict)
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "passed": self.passed}
+
+
+@dataclass
+class Requirement:
+    """Something the contractor must meet when building (not a result of the plan)."""
+
+    requirement: str
+    section: str
+    text: str
+
+
+@dataclass
+class TestSection:
+    """One exfiltration test section: manhole to manhole, at most the profile's test length."""
+
+    __test__ = False  # not a pytest class
+
+    number: int
+    from_manhole: str
+    to_manhole: str
+    length_ft: float
+    manholes: int
+    allowance_gpd: float
+    too_long: bool = False
+
+    def as_dict(self) -> dict:
+        return {
+            "number": self.number,
+            "from_manhole": self.from_manhole,
+            "to_manhole": self.to_manhole,
+            "length_ft": round(self.length_ft, 1),
+            "manholes": self.manholes,
+            "allowance_gpd": round(self.allowance_gpd, 1),
+            "too_long": self.too_long,
+        }
 
 
 @dataclass
@@ -57,67 +124,159 @@ class PlanResult:
     """Everything `sewerplan plan --json` prints, and the geometry to map and export."""
 
     newly_mandated: list[str]
+    benefiting: list[str]
+    vacant_benefiting: list[str]
     private_systems: list[str]
     held_by_service_area: list[str]
+    made_available: list[str]
     manholes: list[dict]
-    length_ft: float
+    drawn_length_ft: float
+    connecting: dict | None
     diameter_in: float
+    material: str | None
     design_checks: list[Check]
+    requirements: list[Requirement]
+    test_sections: list[TestSection]
     exfiltration_allowance_gpd: float | None
     petition: dict
     cost: dict
+    flow: dict
     downstream: dict
     units: float
+    parcel_rows: list[dict]
     parcels: gpd.GeoDataFrame = field(repr=False, default=None)
     line: object = field(repr=False, default=None)
+    built: object = field(repr=False, default=None)
+
+    @property
+    def length_ft(self) -> float:
+        return self.drawn_length_ft + (self.connecting["length_ft"] if self.connecting else 0.0)
 
     def as_dict(self) -> dict:
         return {
             "newly_mandated": self.newly_mandated,
+            "benefiting": self.benefiting,
+            "vacant_benefiting": self.vacant_benefiting,
             "private_systems": self.private_systems,
             "held_by_service_area": self.held_by_service_area,
+            "made_available": self.made_available,
             "manholes": self.manholes,
             "length_ft": round(self.length_ft, 1),
+            "drawn_length_ft": round(self.drawn_length_ft, 1),
+            "connecting_main": self.connecting,
             "diameter_in": self.diameter_in,
-            "design_checks": [asdict(c) for c in self.design_checks],
+            "material": self.material,
+            "design_checks": [c.as_dict() for c in self.design_checks],
+            "requirements": [asdict(r) for r in self.requirements],
+            "test_sections": [s.as_dict() for s in self.test_sections],
             "exfiltration_allowance_gpd": None
             if self.exfiltration_allowance_gpd is None
             else round(self.exfiltration_allowance_gpd, 1),
             "petition": self.petition,
             "cost": self.cost,
+            "flow": self.flow,
             "downstream": self.downstream,
             "units": self.units,
+            "parcels": self.parcel_rows,
         }
 
 
-def place_manholes(line, *, max_spacing: float, bend_deg: float) -> list[tuple[float, float, str]]:
-    """Manhole positions along a line: ends, bends, and evenly spaced between so no gap exceeds ``max_spacing``.
+# -- manholes ----------------------------------------------------------------------------------------------------
+
+
+def place_manholes(line, *, max_spacing: float | None, bend_deg: float | None) -> list[tuple[float, float, str]]:
+    """Manhole positions along a line: both ends; bends sharper than ``bend_deg`` and evenly spaced between so
+    no gap exceeds ``max_spacing``, each only when given (a town whose law has no such rule gets none).
 
     Examples
     --------
     >>> from shapely.geometry import LineString
     >>> [(x, y) for x, y, _ in place_manholes(LineString([(0, 0), (900, 0)]), max_spacing=400, bend_deg=10)]
     [(0.0, 0.0), (300.0, 0.0), (600.0, 0.0), (900.0, 0.0)]
+    >>> len(place_manholes(LineString([(0, 0), (900, 0), (900, 900)]), max_spacing=None, bend_deg=None))
+    2
     """
     coords = np.asarray(line.coords)[:, :2]
     keep = [0]
-    for i in range(1, len(coords) - 1):  # vertices of one proposed main: a handful
-        a, b = coords[i] - coords[keep[-1]], coords[i + 1] - coords[i]
-        turn = abs((math.degrees(math.atan2(b[1], b[0]) - math.atan2(a[1], a[0])) + 180) % 360 - 180)
-        if turn > bend_deg:
-            keep.append(i)
+    if bend_deg is not None:
+        for i in range(1, len(coords) - 1):  # vertices of one proposed main: a handful
+            a, b = coords[i] - coords[keep[-1]], coords[i + 1] - coords[i]
+            turn = abs((math.degrees(math.atan2(b[1], b[0]) - math.atan2(a[1], a[0])) + 180) % 360 - 180)
+            if turn > bend_deg:
+                keep.append(i)
     keep.append(len(coords) - 1)
     points: list[tuple[float, float, str]] = []
     for k, (i, j) in enumerate(zip(keep[:-1], keep[1:], strict=True)):
         run = shapely.LineString(coords[i : j + 1])
         n_between = max(0, math.ceil(run.length / max_spacing - 1e-9) - 1) if max_spacing else 0
-        reason = "end of the proposed main" if k == 0 else "change in alignment"
+        reason = "end of the main" if k == 0 else "change in alignment"
         points.append((float(coords[i][0]), float(coords[i][1]), reason))
         for m in range(1, n_between + 1):
             p = run.interpolate(run.length * m / (n_between + 1))
             points.append((float(p.x), float(p.y), f"spacing at most {max_spacing:g} ft"))
-    points.append((float(coords[-1][0]), float(coords[-1][1]), "end of the proposed main"))
+    points.append((float(coords[-1][0]), float(coords[-1][1]), "end of the main"))
     return points
+
+
+# -- money -------------------------------------------------------------------------------------------------------
+
+
+def allocate_cents(total_cents: int, weights, *, minimum_cents: int = 0) -> np.ndarray:
+    """Split a total in whole cents in proportion to ``weights``, each share at least ``minimum_cents``.
+
+    Shares below the minimum are raised to it and the rest is split again among the others; the cents left by
+    rounding down go one each to the largest remainders (ties to the earlier parcel), so the shares always sum to
+    the total exactly. When the minimum cannot be met by every parcel, the total is split equally. Parcels whose
+    weights are all zero share equally.
+
+    Examples
+    --------
+    >>> allocate_cents(100, [1, 1, 1]).tolist()
+    [34, 33, 33]
+    >>> allocate_cents(10_000, [0, 1, 3], minimum_cents=1_000).tolist()
+    [1000, 2250, 6750]
+    """
+    w = np.asarray(weights, dtype=float)
+    n = len(w)
+    total_cents = int(total_cents)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    w = np.where(np.isfinite(w) & (w > 0), w, 0.0)
+    minimum = int(minimum_cents)
+    if minimum * n >= total_cents:  # the minimum cannot be met: equal shares
+        w, minimum = np.ones(n), 0
+    fixed = np.zeros(n, dtype=bool)
+    while True:  # at most n rounds: each fixes at least one more parcel at the minimum
+        free = ~fixed
+        rest = total_cents - minimum * int(fixed.sum())
+        wf = np.where(free, w, 0.0)
+        exact = rest * wf / wf.sum() if wf.sum() > 0 else np.where(free, rest / free.sum(), 0.0)
+        below = free & (exact < minimum)
+        if not below.any():
+            break
+        fixed |= below
+    exact = np.where(fixed, float(minimum), exact)
+    cents = np.floor(exact + 1e-9).astype(np.int64)
+    left = total_cents - int(cents.sum())
+    if left > 0:
+        order = np.lexsort((np.arange(n), -(exact - cents)))
+        cents[order[:left]] += 1
+    return cents
+
+
+# -- the plan ----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Connection:
+    kind: str  # "manhole" (an existing one), "main" (a new manhole on an existing main), "run", "none"
+    label: str | None
+    node: int | None
+    first_main: int | None
+    end: int  # 0 or -1: the end of the drawn main that connects
+    xy: tuple[float, float] | None  # where the built main starts
+    gap_ft: float
+    capacity: dict | None = None
 
 
 def plan_extension(
@@ -131,20 +290,121 @@ def plan_extension(
     buildings: gpd.GeoDataFrame | None = None,
     service_areas: gpd.GeoDataFrame | None = None,
     network: SewerNetwork | None = None,
+    material: str | None = None,
 ) -> PlanResult:
-    """Evaluate a proposed main (a shapely LineString in the layers' CRS). See the module docstring."""
+    """Evaluate a proposed main (a shapely LineString in the layers' CRS). See the module docstring.
+
+    Examples
+    --------
+    >>> from shapely.geometry import LineString, box
+    >>> from analysis.profiles import load_profile
+    >>> crs = "EPSG:2260"
+    >>> parcels = gpd.GeoDataFrame({"parcel_id": ["A", "B"], "occupied": [True, False], "owner_name": ["X", "Y"]},
+    ...     geometry=[box(0, 25, 100, 125), box(100, 25, 200, 125)], crs=crs)
+    >>> streets = gpd.GeoDataFrame({"street_name": ["Oak St"]}, geometry=[LineString([(0, 0), (300, 0)])], crs=crs)
+    >>> mains = gpd.GeoDataFrame({"main_id": []}, geometry=[], crs=crs)
+    >>> r = plan_extension(LineString([(0, 0), (300, 0)]), diameter_in=8, profile=load_profile("fort-plain"),
+    ...     parcels=parcels, mains=mains, streets=streets)
+    >>> r.newly_mandated, r.vacant_benefiting, r.petition["signatures_needed"]
+    (['A'], ['B'], 2)
+    """
     line = shapely.line_merge(proposed) if proposed.geom_type == "MultiLineString" else proposed
     if line.geom_type != "LineString" or line.length == 0:
         raise AnalysisError("The proposed main must be one line (draw it as a single connected line).")
+    if not (np.isfinite(diameter_in) and diameter_in > 0):
+        raise AnalysisError(f"The diameter of the proposed main must be a positive number of inches: {diameter_in}.")
     fpu = feet_per_unit(parcels.crs)
-    net_rules, design = profile.network, profile.design
-    length_ft = line.length * fpu
+    drawn_ft = line.length * fpu
+    material = (material or "").strip() or None
 
-    spacing = (net_rules.max_manhole_spacing_ft.value or 400.0) / fpu
-    manholes = place_manholes(line, max_spacing=spacing, bend_deg=net_rules.alignment_change_deg.value)
-
-    # The service areas are applied below, so that held parcels can be reported as such.
     before = analyze_mandates(parcels, mains, profile=profile, streets=streets, buildings=buildings).parcels
+    present = _Present(network, before, profile)
+    reach = _served(line, parcels, mains, before, profile, streets, buildings, service_areas, diameter_in, fpu)
+    connection = _connect(line, network, profile, fpu, present, reach.added_peak_gpd)
+    built = _built_line(line, connection)
+    if connection.kind == "run":  # the connecting run is built too: parcels along it are reached as well
+        reach = _served(built, parcels, mains, before, profile, streets, buildings, service_areas, diameter_in, fpu)
+    if connection.kind != "none":
+        connection.capacity = present.capacity(connection.node, connection.first_main, reach.added_peak_gpd)
+
+    manholes = _manholes(built, connection, network, profile, fpu)
+    new_manholes = sum(1 for m in manholes if not m["existing"])
+    connecting = None
+    if connection.kind == "run":
+        connecting = {
+            "to_manhole": connection.label,
+            "length_ft": round(connection.gap_ft, 1),
+            "coords": [list(connection.xy), [float(v) for v in line.coords[connection.end][:2]]],
+        }
+    chosen = reach.chosen
+    petition = _petition(chosen, profile)
+    frontage = _frontage_ft(chosen, built, streets, profile, fpu)
+    cost, shares = _cost(chosen, reach.flows, frontage, drawn_ft, connecting, diameter_in, new_manholes, profile)
+    checks = _design_checks(built, diameter_in, material, manholes, connection, profile, fpu)
+    requirements, sections, leakage = _requirements(built, diameter_in, material, manholes, profile, fpu)
+    downstream = _downstream(connection, network, profile, reach.added_peak_gpd)
+    checks += _downstream_checks(connection, downstream, network, profile)
+
+    flows = reach.flows
+    newly = chosen["category"].to_numpy() == "newly mandated"
+    rows = _parcel_rows(chosen, flows, frontage, shares)
+    return PlanResult(
+        newly_mandated=chosen.loc[newly, "parcel_id"].astype(str).tolist(),
+        benefiting=chosen.loc[chosen["benefits"].to_numpy(), "parcel_id"].astype(str).tolist(),
+        vacant_benefiting=chosen.loc[(~newly) & chosen["benefits"].to_numpy(), "parcel_id"].astype(str).tolist(),
+        private_systems=chosen.loc[newly & ~chosen["connected_flag"].astype(bool).to_numpy(), "parcel_id"]
+        .astype(str)
+        .tolist(),
+        held_by_service_area=reach.held,
+        made_available=reach.made_available,
+        manholes=manholes,
+        drawn_length_ft=drawn_ft,
+        connecting=connecting,
+        diameter_in=float(diameter_in),
+        material=material,
+        design_checks=checks,
+        requirements=requirements,
+        test_sections=sections,
+        exfiltration_allowance_gpd=leakage,
+        petition=petition,
+        cost=cost,
+        flow={
+            "units": float(np.nansum(flows["units"].to_numpy()[newly])),
+            "units_unknown": chosen.loc[newly & flows["units"].isna().to_numpy(), "parcel_id"].astype(str).tolist(),
+            "flow_unknown": chosen.loc[flows["flow_gpd"].isna().to_numpy(), "parcel_id"].astype(str).tolist(),
+            "added_average_gpd": round(float(np.nansum(flows["flow_gpd"].to_numpy()))),
+            "added_peak_gpd": round(reach.added_peak_gpd),
+            "gallons_per_unit": profile.network.gallons_per_day_per_unit.value,
+            "section": cite(profile.design.typical_flow_gpd_by_class),
+        },
+        downstream=downstream,
+        units=float(np.nansum(flows["units"].to_numpy()[newly])),
+        parcel_rows=rows,
+        parcels=chosen,
+        line=line,
+        built=built,
+    )
+
+
+@dataclass
+class _Reach:
+    chosen: gpd.GeoDataFrame  # newly mandated and vacant lots reached, with ``category`` and ``benefits``
+    flows: pd.DataFrame
+    added_peak_gpd: float
+    held: list[str]
+    made_available: list[str]
+
+
+def _served(line, parcels, mains, before, profile, streets, buildings, service_areas, diameter_in, fpu) -> _Reach:
+    """Who the built main newly reaches: the mandate analysis with it, on the parcels near enough to change."""
+    md = profile.mandate
+    threshold = md.distance_ft.value
+    tolerance = profile.measurement.distance_tolerance_ft.value
+    if threshold is not None:
+        near = shapely.dwithin(np.asarray(parcels.geometry.values), line, (threshold + tolerance + 1.0) / fpu)
+    else:
+        near = np.ones(len(parcels), dtype=bool)  # the analysis explains that the distance must be set
+    subset = parcels[near]
     new_main = gpd.GeoDataFrame(
         {
             "main_id": [PROPOSED_ID],
@@ -157,58 +417,150 @@ def plan_extension(
         crs=parcels.crs,
     )
     with_new = gpd.GeoDataFrame(pd.concat([mains, new_main], ignore_index=True), crs=parcels.crs)
-    after = analyze_mandates(parcels, with_new, profile=profile, streets=streets, buildings=buildings).parcels
-    newly = (after["status"].to_numpy() == "mandated") & (before["status"].to_numpy() != "mandated")
-    held = held_by_service_area(after, service_areas) & newly
-    newly &= ~held
-    chosen = after[newly]
-    ids = chosen["parcel_id"].astype(str).tolist()
-    private = (
-        chosen[~chosen["connected_flag"].astype(bool)]["parcel_id"].astype(str).tolist()
-        if "connected_flag" in chosen
-        else ids
+    after = analyze_mandates(subset, with_new, profile=profile, streets=streets, buildings=buildings).parcels
+    was = before[near]
+    newly = (after["status"].to_numpy() == "mandated") & (was["status"].to_numpy() != "mandated")
+    vacant = _vacant_reached(after, profile) & ~_vacant_reached(was, profile)
+
+    outside = held_by_service_area(after, None if service_areas is None else service_areas.assign(mandates="yes"))
+    not_mandating = held_by_service_area(after, service_areas) & ~outside
+    held = (newly | vacant) & outside
+    newly &= ~outside
+    vacant &= ~outside
+    chosen = after[newly | vacant].copy()
+    chosen["category"] = np.where(newly[newly | vacant], "newly mandated", "vacant lot")
+    chosen["benefits"] = newly[newly | vacant] | bool(profile.design.vacant_lots_benefit.value)
+    flows = parcel_flows(chosen, profile, vacant=chosen["category"].to_numpy() == "vacant lot")
+    peak = float(np.nansum(flows["flow_gpd"].to_numpy())) * profile.design.peaking_factor.value
+    return _Reach(
+        chosen,
+        flows,
+        peak,
+        after.loc[held, "parcel_id"].astype(str).tolist(),
+        after.loc[(newly | vacant) & not_mandating, "parcel_id"].astype(str).tolist(),
     )
 
+
+def _vacant_reached(results: gpd.GeoDataFrame, profile: Profile) -> np.ndarray:
+    """Unoccupied parcels the mandate would reach if they were built on: in range, and abutting where required."""
+    md = profile.mandate
+    if md.distance_ft.value is None:
+        return np.zeros(len(results), dtype=bool)
+    in_range = results["distance_ft"].to_numpy(float) <= md.distance_ft.value + (
+        profile.measurement.distance_tolerance_ft.value
+    )
+    abuts = (
+        results["abuts_sewered_street"].fillna(False).to_numpy(bool)
+        if md.requires_abutting_street.value
+        else np.ones(len(results), dtype=bool)
+    )
+    return (results["status"].to_numpy() == "unoccupied") & in_range & abuts
+
+
+def parcel_flows(parcels: pd.DataFrame, profile: Profile, *, vacant=None) -> pd.DataFrame:
+    """Living units and average daily flow of each parcel, and what each rests on.
+
+    Units: the parcel's own ``units``, else its property class's ``buildings.class_units``, else unknown (a
+    vacant lot has none). Flow: units x ``network.gallons_per_day_per_unit``; where units are unknown (and for a
+    vacant lot: its future building, § 144-17A) the class's ``design.typical_flow_gpd_by_class`` by the longest
+    listed prefix, else unknown. Returns ``units``, ``flow_gpd``, ``basis`` on the parcels' index.
+
+    Examples
+    --------
+    >>> from analysis.profiles import load_profile
+    >>> frame = pd.DataFrame({"units": [2, None, None, None], "property_class": ["220", "220", "612", "999"]})
+    >>> parcel_flows(frame, load_profile("fort-plain"))[["units", "flow_gpd"]].values.tolist()
+    [[2.0, 500.0], [2.0, 500.0], [nan, 4500.0], [nan, nan]]
+    """
+    n = len(parcels)
+    gpd_unit = float(profile.network.gallons_per_day_per_unit.value)
     units = (
-        pd.to_numeric(chosen["units"], errors="coerce").fillna(1).clip(lower=1)
-        if "units" in chosen
-        else pd.Series(1.0, index=chosen.index)
+        pd.to_numeric(parcels["units"], errors="coerce").to_numpy(float)
+        if "units" in parcels.columns
+        else np.full(n, np.nan)
     )
-    petition = _petition(chosen, design)
-    cost = _cost(chosen, units, line, length_ft, diameter_in, len(manholes), design, fpu, streets, profile)
-    checks, leakage = _design_checks(line, length_ft, diameter_in, manholes, profile, fpu)
-    downstream = _downstream(line, network, before, units.sum(), profile)
-    return PlanResult(
-        ids,
-        private,
-        after[held]["parcel_id"].astype(str).tolist(),
-        [{"x": round(x, 2), "y": round(y, 2), "reason": r} for x, y, r in manholes],
-        length_ft,
-        float(diameter_in),
-        checks,
-        leakage,
-        petition,
-        cost,
-        downstream,
-        float(units.sum()),
-        parcels=chosen,
-        line=line,
+    units = np.where(units > 0, units, np.nan)
+    klass = (
+        parcels["property_class"].astype("string").fillna("").str.strip().to_numpy(object)
+        if "property_class" in parcels.columns
+        else np.full(n, "", dtype=object)
     )
+    basis = np.where(np.isfinite(units), "living units recorded", "").astype(object)
+    by_class = (
+        pd.Series(klass).map({str(k): float(v) for k, v in profile.buildings.class_units.value.items()}).to_numpy(float)
+    )
+    use = ~np.isfinite(units) & np.isfinite(by_class)
+    units = np.where(use, by_class, units)
+    basis[use] = "living units by property class"
+    vacant = np.zeros(n, dtype=bool) if vacant is None else np.asarray(vacant, dtype=bool)
+    units = np.where(vacant, 0.0, units)
+    flow = units * gpd_unit
+    typical = np.full(n, np.nan)
+    matched = np.zeros(n, dtype=bool)
+    table = profile.design.typical_flow_gpd_by_class.value
+    text = pd.Series(klass, dtype="string")
+    for prefix in sorted(table, key=len, reverse=True):  # a handful of classes, longest first
+        hit = ~matched & text.str.startswith(str(prefix)).fillna(False).to_numpy(bool)
+        typical[hit] = float(table[prefix])
+        matched |= hit
+    fill = (~np.isfinite(units)) | vacant
+    flow = np.where(fill, typical, flow)
+    cls = pd.Series(klass).replace("", "none").to_numpy(object)
+    basis = np.where(
+        fill & np.isfinite(typical),
+        np.char.add("typical flow for property class ", cls.astype(str)),
+        basis,
+    ).astype(object)
+    basis[fill & ~np.isfinite(typical)] = "unknown"
+    basis[vacant & np.isfinite(typical)] = np.char.add(
+        "vacant: future building, typical for class ", cls[vacant & np.isfinite(typical)].astype(str)
+    )
+    return pd.DataFrame({"units": units, "flow_gpd": flow, "basis": basis}, index=parcels.index)
 
 
-def _petition(chosen, design) -> dict:
-    owners = (
-        chosen["owner_name"].fillna("").astype(str).str.upper().str.replace(r"[^\w]+", " ", regex=True).str.strip()
-        if "owner_name" in chosen
-        else chosen["parcel_id"].astype(str)
+def _owner_keys(chosen: pd.DataFrame) -> pd.Series:
+    ids = chosen["parcel_id"].astype(str)
+    if "owner_name" not in chosen.columns:
+        return "parcel " + ids
+    names = chosen["owner_name"].astype("string").fillna("").str.upper()
+    names = names.str.replace(r"[^\w]+", " ", regex=True).str.strip()
+    return names.where(names != "", "(no owner recorded) parcel " + ids)
+
+
+def _petition(chosen: pd.DataFrame, profile: Profile) -> dict:
+    """The benefiting owners (normalised names; a parcel with no owner recorded counts as one) and a majority."""
+    benefiting = chosen[chosen["benefits"].to_numpy()]
+    keys = _owner_keys(benefiting)
+    shown = (
+        benefiting["owner_name"].astype("string").fillna("(no owner recorded)")
+        if "owner_name" in benefiting
+        else pd.Series("(no owner recorded)", index=benefiting.index)
     )
-    n = int(owners.replace("", np.nan).dropna().nunique())
-    rule = design.petition_majority
+    address = (
+        benefiting["site_address"].astype("string").fillna("")
+        if "site_address" in benefiting
+        else pd.Series("", index=benefiting.index)
+    )
+    table = pd.DataFrame(
+        {"key": keys, "owner": shown, "parcel": benefiting["parcel_id"].astype(str), "address": address}
+    )
+    owners = [
+        {
+            "owner": str(group["owner"].iloc[0]),
+            "parcels": group["parcel"].tolist(),
+            "addresses": [a for a in group["address"].tolist() if a],
+        }
+        for _, group in table.groupby("key", sort=True)
+    ]
+    n = len(owners)
+    rule = profile.design.petition_majority
     return {
         "benefiting_owners": n,
         "signatures_needed": n // 2 + 1 if n else 0,
         "section": rule.citation if rule.value else None,
         "applies": bool(rule.value),
+        "owners": owners,
+        "no_owner_recorded": int(keys.str.startswith("(no owner recorded)").sum()),
     }
 
 
@@ -217,120 +569,343 @@ def petition_passes(signatures: int, benefiting_owners: int) -> bool:
     return signatures * 2 > benefiting_owners
 
 
-def _frontage_ft(chosen, line, fpu, streets, profile) -> pd.Series:
-    """Each parcel's property line along the new main: its boundary within the street's half width of the line."""
-    reach = profile.measurement.default_row_width_ft.value / 2 / fpu + profile.measurement.abut_tolerance_ft.value / fpu
-    band = line.buffer(reach, cap_style="flat")
+def _frontage_ft(chosen, built, streets, profile, fpu) -> np.ndarray:
+    """Each parcel's frontage along the streets the main serves: every segment of a street, by name, in which
+    the main lies (without streets, or for a main in no street: the main itself).
+
+    The parcel's boundary within the street's right-of-way grown by the abutting tolerance is cut into segments,
+    and each counts by its length along the street (times the cosine of its angle to the nearest street segment),
+    so the ends of side lot lines that reach into the tolerance band add nothing.
+    """
+    m = profile.measurement
+    tol = m.abut_tolerance_ft.value / fpu
+    if len(chosen) == 0:
+        return np.zeros(0)
+    guide = np.array([built])
+    band = built.buffer(m.default_row_width_ft.value / 2 / fpu + tol, cap_style="flat")
+    if streets is not None and len(streets):
+        pairs = street_pairs(
+            streets, np.asarray(chosen.geometry.values), np.array([built]), profile=profile, fpu=fpu, workers=1
+        )
+        rows = np.unique(pairs.holds["row"].to_numpy())
+        if len(rows):
+            names = streets["street_name"] if "street_name" in streets.columns else pd.Series(None, index=streets.index)
+            served_names = set(names.iloc[rows].dropna().astype(str))
+            served = np.zeros(len(streets), dtype=bool)
+            served[rows] = True
+            served |= names.astype("string").isin(served_names).fillna(False).to_numpy(bool)
+            geoms = np.asarray(streets.geometry.values)[served]
+            width = np.full(len(geoms), float(m.default_row_width_ft.value))
+            if "row_width_ft" in streets.columns:
+                given = pd.to_numeric(streets["row_width_ft"], errors="coerce").to_numpy(float)[served]
+                width = np.where(np.isfinite(given) & (given > 0), given, width)
+            linear = shapely.get_dimensions(geoms) == 1
+            band = shapely.union_all(
+                np.where(
+                    linear,
+                    shapely.buffer(geoms, np.where(linear, width / 2 / fpu + tol, tol), cap_style="flat"),
+                    shapely.buffer(geoms, tol),
+                )
+            )
+            guide = np.where(linear, geoms, shapely.boundary(geoms))
     edge = shapely.intersection(shapely.boundary(np.asarray(chosen.geometry.values)), band)
-    return pd.Series(shapely.length(edge) * fpu, index=chosen.index)
+    seg_owner, seg_a, seg_b = _segments(edge)
+    if len(seg_owner) == 0:
+        return np.zeros(len(chosen))
+    _, ga, gb = _segments(guide)
+    tree = shapely.STRtree(shapely.linestrings(np.stack([ga, gb], axis=1)))
+    mid = shapely.points((seg_a + seg_b) / 2)
+    near = tree.nearest(mid)
+    d = seg_b - seg_a
+    g = gb[near] - ga[near]
+    g_len = np.hypot(g[:, 0], g[:, 1])
+    along = np.abs((d * g).sum(axis=1)) / np.where(g_len > 0, g_len, 1.0)
+    return np.bincount(seg_owner, weights=along, minlength=len(chosen)) * fpu
 
 
-def _cost(chosen, units, line, length_ft, diameter, n_manholes, design, fpu, streets, profile) -> dict:
+def _segments(geoms: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every straight segment of the lines in ``geoms``: the index of its geometry, its start and end points."""
+    parts, owner = shapely.get_parts(np.asarray(geoms, dtype=object), return_index=True)
+    lines = shapely.get_type_id(parts) == 1
+    parts, owner = parts[lines], owner[lines]
+    coords, part = shapely.get_coordinates(parts, return_index=True)
+    same = part[1:] == part[:-1]
+    return owner[part[:-1][same]], coords[:-1][same], coords[1:][same]
+
+
+def _cost(chosen, flows, frontage, drawn_ft, connecting, diameter, n_manholes, profile):
+    design = profile.design
     table = {float(k): float(v) for k, v in design.cost_per_ft.value.items()}
-    per_ft = table.get(float(diameter)) or (table[min(table, key=lambda d: abs(d - diameter))] if table else 0.0)
-    main_cost = length_ft * per_ft
-    manhole_cost = n_manholes * design.cost_per_manhole.value
-    lateral_cost = len(chosen) * design.cost_per_lateral.value
-    total = main_cost + manhole_cost + lateral_cost
-    ids = chosen["parcel_id"].astype(str).to_numpy()
-
-    def split(weights: pd.Series) -> dict:
-        w = weights.to_numpy(float)
-        if len(w) == 0 or w.sum() <= 0:
-            return {}
-        return {pid: round(total * wi / w.sum(), 2) for pid, wi in zip(ids, w, strict=True)}
-
-    return {
-        "total": round(total, 2),
-        "main": round(main_cost, 2),
-        "manholes": round(manhole_cost, 2),
-        "laterals": round(lateral_cost, 2),
-        "cost_per_ft": per_ft,
-        "by_frontage": split(_frontage_ft(chosen, line, fpu, streets, profile)),
-        "by_parcel": split(pd.Series(1.0, index=chosen.index)),
-        "by_unit": split(units),
+    nearest = min(table, key=lambda d: (abs(d - diameter), d)) if table else None
+    per_ft = table.get(float(diameter), table[nearest] if table else 0.0)
+    run_ft = connecting["length_ft"] if connecting else 0.0
+    benefiting = chosen["benefits"].to_numpy()
+    items = {
+        "main": round(drawn_ft * per_ft, 2),
+        "connecting_main": round(run_ft * per_ft, 2),
+        "manholes": round(n_manholes * design.cost_per_manhole.value, 2),
+        "laterals": round(int(benefiting.sum()) * design.cost_per_lateral.value, 2),
     }
+    total_cents = round(sum(items.values()) * 100)
+    minimum = round(design.min_share_per_parcel.value * 100)
+    gpd_unit = float(profile.network.gallons_per_day_per_unit.value)
+    units = flows["units"].to_numpy(float)
+    equivalent = np.where(np.isfinite(units), units, flows["flow_gpd"].to_numpy(float) / gpd_unit)
+    ids = chosen["parcel_id"].astype(str).to_numpy()[benefiting]
+    shares = {}
+    for method, weights in (
+        ("by_frontage", np.asarray(frontage)[benefiting]),
+        ("by_parcel", np.ones(int(benefiting.sum()))),
+        ("by_unit", equivalent[benefiting]),
+    ):
+        cents = allocate_cents(total_cents, weights, minimum_cents=minimum)
+        shares[method] = {pid: int(c) / 100 for pid, c in zip(ids, cents, strict=True)}
+    cost = {
+        "total": total_cents / 100,
+        **items,
+        "cost_per_ft": per_ft,
+        "cost_per_ft_diameter_in": float(diameter) if float(diameter) in table else nearest,
+        "cost_per_manhole": design.cost_per_manhole.value,
+        "cost_per_lateral": design.cost_per_lateral.value,
+        "new_manholes": n_manholes,
+        "laterals_count": int(benefiting.sum()),
+        "min_share_per_parcel": design.min_share_per_parcel.value,
+        "section": design.petition_majority.citation if design.petition_majority.value else None,
+        **shares,
+    }
+    return cost, shares
 
 
-def _design_checks(line, length_ft, diameter, manholes, profile, fpu):
-    net_rules, design = profile.network, profile.design
-    checks: list[Check] = []
-    rule = net_rules.min_diameter_in
-    if rule.value is not None:
-        ok = diameter >= rule.value
-        checks.append(
-            Check(
-                "min_diameter",
-                ok,
-                rule.citation,
-                f"{diameter:g} in {'meets' if ok else 'is below'} the {rule.value:g} in minimum.",
-            )
+def _parcel_rows(chosen, flows, frontage, shares) -> list[dict]:
+    """One row per parcel reached: who, what, how much flow, and its share by each method."""
+    out = []
+    frame = pd.DataFrame(
+        {
+            "parcel_id": chosen["parcel_id"].astype(str).to_numpy(),
+            "owner_name": chosen["owner_name"].astype("string").fillna("").to_numpy(object)
+            if "owner_name" in chosen
+            else "",
+            "site_address": chosen["site_address"].astype("string").fillna("").to_numpy(object)
+            if "site_address" in chosen
+            else "",
+            "property_class": chosen["property_class"].astype("string").fillna("").to_numpy(object)
+            if "property_class" in chosen
+            else "",
+            "category": chosen["category"].to_numpy(object),
+            "benefits": chosen["benefits"].to_numpy(bool),
+            "private_system": ~chosen["connected_flag"].astype(bool).to_numpy(),
+            "distance_ft": chosen["distance_ft"].to_numpy(float),
+            "frontage_ft": np.round(np.asarray(frontage, dtype=float), 1),
+            "units": flows["units"].to_numpy(float),
+            "flow_gpd": flows["flow_gpd"].to_numpy(float),
+            "basis": flows["basis"].to_numpy(object),
+        }
+    )
+    for row in frame.to_dict("records"):  # one dict per parcel reached: tens, for the report
+        pid = row["parcel_id"]
+        units, flow = row["units"], row["flow_gpd"]
+        out.append(
+            row
+            | {
+                "private_system": bool(row["private_system"]) and row["category"] == "newly mandated",
+                "benefits": bool(row["benefits"]),
+                "units": None if not np.isfinite(units) else float(units),
+                "units_text": "unknown" if not np.isfinite(units) else f"{units:g}",
+                "flow_gpd": None if not np.isfinite(flow) else round(float(flow)),
+                "distance_ft": None if not np.isfinite(row["distance_ft"]) else round(float(row["distance_ft"]), 1),
+                **{method: shares[method].get(pid) for method in ("by_frontage", "by_parcel", "by_unit")},
+            }
         )
-    rule = net_rules.max_manhole_spacing_ft
-    if rule.value is not None:
-        pts = np.array([(x, y) for x, y, _ in manholes])
-        along = [line.project(shapely.Point(p)) * fpu for p in pts]
-        gap = max(np.diff(sorted(along))) if len(along) > 1 else 0.0
-        ok = gap <= rule.value + 0.01
-        checks.append(
-            Check(
-                "manhole_spacing",
-                ok,
-                rule.citation,
-                f"{len(manholes)} manholes placed (ends, bends and between); the longest run between "
-                f"them is {gap:,.0f} ft, at most {rule.value:g} ft allowed.",
+    return out
+
+
+# -- connection and downstream -------------------------------------------------------------------------------------
+
+
+class _Present:
+    """Present peak flow in each existing main (connected parcels upstream), computed once per main."""
+
+    def __init__(self, net: SewerNetwork | None, before: gpd.GeoDataFrame, profile: Profile):
+        self.net, self.profile = net, profile
+        self.cache: dict[int, float] = {}
+        if net is None or len(net.main_id) == 0:
+            return
+        connected = before[before["status"].to_numpy() == "connected"]
+        self.edges = connect_parcels(net, connected)["edge"].to_numpy() if len(connected) else np.zeros(0, int)
+        flows = parcel_flows(connected, profile)
+        self.flow = np.nan_to_num(flows["flow_gpd"].to_numpy(float))
+        self.unknown = ~np.isfinite(flows["flow_gpd"].to_numpy(float))
+
+    def peak_gpd(self, e: int) -> tuple[float, int]:
+        """Present peak flow in main ``e`` and how many parcels draining through it have an unknown flow."""
+        if e not in self.cache:
+            net = self.net
+            shed = sewershed(net, int(net.u[e]), None, None, profile=self.profile)
+            upstream = np.zeros(net.n_nodes, dtype=bool)
+            upstream[shed.nodes] = True
+            ok = self.edges >= 0
+            through = np.zeros(len(self.edges), dtype=bool)
+            through[ok] = upstream[net.v[self.edges[ok]]] | (self.edges[ok] == e)
+            peak = float(self.flow[through].sum()) * self.profile.design.peaking_factor.value
+            self.cache[e] = (peak, int(self.unknown[through].sum()))
+        return self.cache[e]
+
+    def capacity(self, node: int | None, first_main: int | None, added_peak: float) -> dict:
+        """The path from ``node`` (or from ``first_main``) to the plant, each main's capacity and the verdict."""
+        net, design = self.net, self.profile.design
+        start = int(net.v[first_main]) if first_main is not None else node
+        trace = trace_down(net, start, first_main=first_main)
+        index = {str(m): i for i, m in enumerate(net.main_id)}
+        rows, exceeded, unknown = [], [], []
+        for mid in trace.mains:  # the mains on one downstream path
+            e = index[mid]
+            slope = (net.us_invert_ft[e] - net.ds_invert_ft[e]) / net.length_ft[e]
+            slope_source = "inverts"
+            if not np.isfinite(slope) or slope <= 0:
+                slope, slope_source = design.default_slope_ft_per_ft.value, "profile default"
+            diameter = net.diameter_in[e]
+            material = str(net.material[e] or "").strip().lower()
+            n = design.manning_n_by_material.value.get(material, design.manning_n.value)
+            capacity = manning_capacity_gpd(diameter, slope, n) if np.isfinite(diameter) and diameter > 0 else None
+            present, present_unknown = self.peak_gpd(e)
+            if capacity is None:
+                verdict = UNKNOWN
+                unknown.append(mid)
+            elif present + added_peak <= capacity:
+                verdict = MEETS
+            else:
+                verdict = FAILS
+                exceeded.append(mid)
+            rows.append(
+                {
+                    "main_id": mid,
+                    "diameter_in": None if not np.isfinite(diameter) else float(diameter),
+                    "slope": round(float(slope), 5),
+                    "slope_source": slope_source,
+                    "manning_n": n,
+                    "capacity_gpd": None if capacity is None else round(capacity),
+                    "present_peak_gpd": round(present),
+                    "present_flow_unknown": present_unknown,
+                    "added_peak_gpd": round(added_peak),
+                    "verdict": verdict,
+                    "capacity_ok": verdict == MEETS,
+                }
             )
-        )
-    if net_rules.manhole_at_alignment_change.value:
-        bends = sum(1 for _, _, r in manholes if r == "change in alignment")
-        checks.append(
-            Check(
-                "alignment_change",
-                True,
-                net_rules.manhole_at_alignment_change.citation,
-                f"A manhole is placed at each of the {bends} change(s) in alignment.",
-            )
-        )
-    widths = {float(k): v for k, v in design.trench_width_in.value.items()}
-    if widths:
-        limit = widths.get(float(diameter))
-        if limit is None:
-            checks.append(
-                Check(
-                    "trench_width",
-                    False,
-                    design.trench_width_in.citation,
-                    f"No trench width is set for {diameter:g}-inch pipe (the table covers "
-                    f"{', '.join(f'{d:g}' for d in sorted(widths))} in): ask the engineer.",
-                )
-            )
+        if trace.problem:
+            verdict = UNKNOWN
+        elif exceeded:
+            verdict = FAILS
+        elif unknown:
+            verdict = UNKNOWN
         else:
-            checks.append(
-                Check(
-                    "trench_width",
-                    True,
-                    design.trench_width_in.citation,
-                    f"Trench at most {int(limit) // 12} ft {int(limit) % 12} in wide above the crown of "
-                    f"{diameter:g}-inch pipe; wider needs 6 in of concrete encasement (§ 144-18G).",
-                )
-            )
-    leakage = None
-    if design.exfiltration_gpd_per_inch_mile.value is not None:
-        per_mh = design.exfiltration_gpd_per_manhole.value or 0.0
-        leakage = design.exfiltration_gpd_per_inch_mile.value * (length_ft / 5280) * diameter + len(manholes) * per_mh
-        sections = math.ceil(length_ft / design.max_test_section_ft.value) if design.max_test_section_ft.value else 1
-        checks.append(
-            Check(
-                "exfiltration_allowance",
-                True,
-                design.exfiltration_gpd_per_inch_mile.citation,
-                f"Allowed leakage in the exfiltration test: {leakage:,.1f} gallons per day for "
-                f"{length_ft:,.0f} ft of {diameter:g}-inch pipe and {len(manholes)} manholes, tested in "
-                f"{sections} section(s) of at most "
-                f"{design.max_test_section_ft.value or length_ft:,.0f} ft.",
-            )
+            verdict = MEETS
+        return {
+            "trace": trace,
+            "mains": rows,
+            "verdict": verdict,
+            "exceeded": exceeded,
+            "unknown": unknown,
+        }
+
+
+def _connect(line, net, profile, fpu, present: _Present, added_peak: float) -> _Connection:
+    """Where the extension joins the public sewer; see the module docstring."""
+    if net is None or net.n_nodes == 0 or len(net.main_id) == 0:
+        return _Connection("none", None, None, None, 0, None, float("nan"))
+    snap = profile.network.snap_tolerance_ft.value / fpu
+    ends = shapely.points([line.coords[0][:2], line.coords[-1][:2]])
+    nodes = shapely.points(net.node_xy)
+    manholes = np.flatnonzero(net.node_is_manhole) if net.node_is_manhole.any() else np.arange(net.n_nodes)
+    d = np.stack([shapely.distance(e, nodes) for e in ends])  # 2 x nodes
+    d_mh = d[:, manholes]
+    end, k = np.unravel_index(np.argmin(d_mh), d_mh.shape)
+    end_index = 0 if end == 0 else -1
+    if d_mh[end, k] <= snap:
+        node = int(manholes[k])
+        return _Connection(
+            "manhole", str(net.node_id[node]), node, None, end_index, tuple(net.node_xy[node]), d_mh[end, k] * fpu
         )
-    return checks, leakage
+    end, node = np.unravel_index(np.argmin(d), d.shape)
+    if d[end, node] <= snap:  # a junction of existing mains that is not a manhole
+        node = int(node)
+        return _Connection(
+            "main", str(net.node_id[node]), node, None, 0 if end == 0 else -1, tuple(net.node_xy[node]), 0.0
+        )
+    for i, point in enumerate(ends):
+        hits = shapely.STRtree(net.geometry).query(point, predicate="dwithin", distance=snap)
+        if len(hits):
+            e = int(hits[np.argmin(shapely.distance(point, net.geometry[hits]))])
+            on = shapely.line_interpolate_point(net.geometry[e], shapely.line_locate_point(net.geometry[e], point))
+            return _Connection("main", str(net.main_id[e]), None, e, 0 if i == 0 else -1, (on.x, on.y), 0.0)
+    # A connecting run to the nearest manhole whose path to the plant has capacity; else to the nearest.
+    flat = np.argsort(d_mh, axis=None, kind="stable")[: CANDIDATE_MANHOLES * 2]
+    tried: set[int] = set()
+    first = None
+    for f in flat:
+        end, k = np.unravel_index(f, d_mh.shape)
+        node = int(manholes[k])
+        if node in tried:
+            continue
+        tried.add(node)
+        found = present.capacity(node, None, added_peak)
+        conn = _Connection(
+            "run",
+            str(net.node_id[node]),
+            node,
+            None,
+            0 if end == 0 else -1,
+            tuple(float(v) for v in net.node_xy[node]),
+            float(d_mh[end, k]) * fpu,
+            found,
+        )
+        first = first or conn
+        if found["verdict"] == MEETS:
+            return conn
+        if len(tried) >= CANDIDATE_MANHOLES:
+            break
+    return first
+
+
+def _built_line(line, conn: _Connection):
+    """The main as built, from its connection upstream: the drawn line, after the connecting run if any."""
+    coords = [tuple(c[:2]) for c in line.coords]
+    if conn.end == -1:
+        coords = coords[::-1]
+    if conn.kind == "run":
+        return shapely.LineString([conn.xy, *coords])
+    return shapely.LineString(coords) if conn.end == -1 else line
+
+
+def _manholes(built, conn: _Connection, net, profile, fpu) -> list[dict]:
+    rules = profile.network
+    spacing = rules.max_manhole_spacing_ft.value
+    bend = rules.alignment_change_deg.value if rules.manhole_at_alignment_change.value else None
+    points = place_manholes(built, max_spacing=None if spacing is None else spacing / fpu, bend_deg=bend)
+    existing_xy = net.node_xy[net.node_is_manhole] if net is not None and net.n_nodes else np.zeros((0, 2))
+    existing_id = net.node_id[net.node_is_manhole] if net is not None and net.n_nodes else np.zeros(0)
+    snap = rules.snap_tolerance_ft.value / fpu
+    out, k = [], 0
+    for i, (x, y, reason) in enumerate(points):  # tens of manholes on one extension
+        station = built.project(shapely.Point(x, y)) * fpu
+        if i == 0 and conn.kind in ("manhole", "run"):
+            out.append(_mh(conn.label, conn.xy[0], conn.xy[1], "existing manhole: the extension connects to it", True))
+        elif i == 0 and conn.kind == "main":
+            k += 1
+            out.append(_mh(f"NEW-{k}", x, y, f"new manhole on the existing sewer at {conn.label}", False))
+        else:
+            near = np.hypot(existing_xy[:, 0] - x, existing_xy[:, 1] - y) if len(existing_xy) else np.zeros(0)
+            if len(near) and near.min() <= snap:
+                j = int(np.argmin(near))
+                out.append(_mh(str(existing_id[j]), *existing_xy[j], "existing manhole at the end of the main", True))
+            else:
+                k += 1
+                out.append(_mh(f"NEW-{k}", x, y, reason, False))
+        out[-1]["station_ft"] = round(station, 1)
+    return out
+
+
+def _mh(mid, x, y, reason, existing) -> dict:
+    return {"id": mid, "x": round(float(x), 2), "y": round(float(y), 2), "reason": reason, "existing": existing}
 
 
 def manning_capacity_gpd(diameter_in: float, slope: float, n: float) -> float:
@@ -341,67 +916,345 @@ def manning_capacity_gpd(diameter_in: float, slope: float, n: float) -> float:
     return (1.486 / n) * area * radius ** (2 / 3) * math.sqrt(max(slope, 0.0)) * GPD_PER_CFS
 
 
-def _downstream(line, net, before, added_units, profile) -> dict:
-    if net is None or len(net.main_id) == 0:
-        return {"path": [], "mains": [], "capacity_ok": None, "problem": "No existing network to connect to."}
-    # Present flow: the parcels connected today, by their connection points on the existing network.
-    connected = before[before["status"].to_numpy() == "connected"]
-    connections = connect_parcels(net, connected) if len(connected) else None
-    ends = [shapely.Point(line.coords[0]), shapely.Point(line.coords[-1])]
-    nodes = shapely.points(net.node_xy)
-    dists = [shapely.distance(e, nodes) for e in ends]
-    which = int(np.argmin([d.min() for d in dists]))
-    node = int(np.argmin(dists[which]))
-    gap_ft = float(dists[which][node]) * net.fpu
-    trace = trace_down(net, node)
-    design = profile.design
-    gpd_unit = profile.network.gallons_per_day_per_unit.value
-    added = added_units * gpd_unit * design.peaking_factor.value
-    rows = []
-    main_index = {str(m): i for i, m in enumerate(net.main_id)}
-    ok = True
-    for mid in trace.mains:  # the mains on one downstream path
-        e = main_index[mid]
-        slope = (net.us_invert_ft[e] - net.ds_invert_ft[e]) / net.length_ft[e]
-        slope_source = "inverts"
-        if not np.isfinite(slope) or slope <= 0:
-            slope, slope_source = design.default_slope_ft_per_ft.value, "profile default"
-        diameter = net.diameter_in[e]
-        material = str(net.material[e] or "").strip().lower()
-        n = design.manning_n_by_material.value.get(material, design.manning_n.value)
-        capacity = manning_capacity_gpd(diameter, slope, n) if np.isfinite(diameter) else None
-        shed = sewershed(
-            net, int(net.u[e]), connections, connected if connections is not None else None, profile=profile
-        )
-        present = shed.units * gpd_unit * design.peaking_factor.value
-        fits = capacity is None or present + added <= capacity
-        ok &= fits
-        rows.append(
-            {
-                "main_id": mid,
-                "diameter_in": None if not np.isfinite(diameter) else float(diameter),
-                "slope": round(float(slope), 5),
-                "slope_source": slope_source,
-                "manning_n": n,
-                "capacity_gpd": None if capacity is None else round(capacity),
-                "present_peak_gpd": round(present),
-                "added_peak_gpd": round(added),
-                "capacity_ok": bool(fits),
-            }
-        )
-    problem = trace.problem
-    if gap_ft > profile.network.snap_tolerance_ft.value:
-        problem = ((problem + " ") if problem else "") + (
-            f"The proposed main ends {gap_ft:,.0f} ft from {trace.path[0]}: a connecting main is needed."
-        )
-    return {
-        "connects_at": trace.path[0] if trace.path else None,
-        "connection_gap_ft": round(gap_ft, 1),
-        "path": trace.path,
-        "mains": rows,
-        "capacity_ok": bool(ok),
-        "outfall": trace.outfall,
-        "problem": problem,
-        "added_peak_gpd": round(added),
-        "sections": {"flow": profile.network.gallons_per_day_per_unit.citation, "capacity": design.manning_n.citation},
+def _downstream(conn: _Connection, net, profile, added_peak: float) -> dict:
+    sections = {
+        "flow": cite(profile.network.gallons_per_day_per_unit),
+        "capacity": cite(profile.design.manning_n),
     }
+    if conn.kind == "none" or conn.capacity is None:
+        return {
+            "connects_at": None,
+            "connection": "none",
+            "connection_gap_ft": None,
+            "path": [],
+            "mains": [],
+            "verdict": UNKNOWN,
+            "capacity_ok": None,
+            "exceeded": [],
+            "outfall": None,
+            "problem": "No existing sewer network (mains and manholes) to connect to.",
+            "added_peak_gpd": round(added_peak),
+            "sections": sections,
+        }
+    found = conn.capacity
+    trace = found["trace"]
+    return {
+        "connects_at": conn.label,
+        "connection": conn.kind,
+        "connection_gap_ft": round(conn.gap_ft, 1),
+        "path": trace.path,
+        "mains": found["mains"],
+        "verdict": found["verdict"],
+        "capacity_ok": found["verdict"] == MEETS,
+        "exceeded": found["exceeded"],
+        "outfall": trace.outfall,
+        "problem": trace.problem,
+        "added_peak_gpd": round(added_peak),
+        "sections": sections,
+    }
+
+
+# -- checks and requirements ----------------------------------------------------------------------------------------
+
+
+def _design_checks(built, diameter, material, manholes, conn, profile, fpu) -> list[Check]:
+    rules, design = profile.network, profile.design
+    checks: list[Check] = []
+    rule = rules.min_diameter_in
+    if rule.value is not None:
+        ok = diameter >= rule.value
+        checks.append(
+            Check(
+                "min_diameter",
+                MEETS if ok else FAILS,
+                cite(rule),
+                f"{diameter:g}-inch pipe {'meets' if ok else 'is below'} the {rule.value:g}-inch minimum.",
+            )
+        )
+    rule = rules.max_manhole_spacing_ft
+    if rule.value is not None:
+        stations = sorted(m["station_ft"] for m in manholes)
+        gap = float(np.max(np.diff(stations))) if len(stations) > 1 else 0.0
+        ok = gap <= rule.value + 0.01
+        checks.append(
+            Check(
+                "manhole_spacing",
+                MEETS if ok else FAILS,
+                cite(rule),
+                f"{len(manholes)} manholes, the longest run between two {gap:,.0f} ft "
+                f"({'within' if ok else 'over'} the {rule.value:g} ft allowed).",
+            )
+        )
+    rule = rules.manhole_at_alignment_change
+    if rule.value:
+        bends = sum(1 for m in manholes if m["reason"] == "change in alignment")
+        checks.append(
+            Check(
+                "alignment_change",
+                MEETS,
+                cite(rule),
+                f"A manhole at each of the {bends} changes in alignment (bends sharper than "
+                f"{rules.alignment_change_deg.value:g} degrees)."
+                if bends
+                else f"No bend sharper than {rules.alignment_change_deg.value:g} degrees: no change in alignment.",
+            )
+        )
+    rule = design.pipe_materials
+    if rule.value and material:
+        allowed = {str(m).strip().lower() for m in rule.value}
+        ok = material.strip().lower() in allowed
+        checks.append(
+            Check(
+                "pipe_material",
+                MEETS if ok else REVIEW,
+                cite(rule),
+                f"{material} is one of the materials the section lists."
+                if ok
+                else f"{material} is not among the materials the section lists: "
+                f'"{rule.quote}" For the village engineer to decide.',
+            )
+        )
+    return checks
+
+
+def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> list[Check]:
+    """Two checks, one verdict each: where the main joins the sewer, and whether the mains below carry the flow."""
+    snap = profile.network.snap_tolerance_ft
+    if conn.kind == "none":
+        return [
+            Check(
+                "connection",
+                UNKNOWN,
+                SETTING_CITATION,
+                "No sewer network in the data (mains and manholes): where the main would connect is not known.",
+            )
+        ]
+    if conn.kind == "manhole":
+        text = (
+            f"The main ends at existing manhole {conn.label} (within {snap.value:g} ft) and connects to it; "
+            "no new manhole is built there."
+        )
+    elif conn.kind == "main":
+        text = f"The main ends on the existing sewer at {conn.label}: a new manhole is built on it there."
+    else:
+        nearest = conn.capacity is not None and conn.capacity["verdict"] == MEETS
+        text = (
+            f"The drawn main ends {conn.gap_ft:,.0f} ft from existing manhole {conn.label}, the nearest "
+            + ("whose mains to the plant have room for the added flow" if nearest else "one (none near has room)")
+            + f": a {conn.gap_ft:,.0f} ft connecting main to it is included in the length, manholes, cost and leakage."
+        )
+    checks = [Check("connection", MEETS, SETTING_CITATION, text)]
+    rule = profile.design.manning_n
+    rows = downstream["mains"]
+    where = f"{len(rows)} main{'s' if len(rows) != 1 else ''} from {conn.label} to {downstream['outfall']}"
+    unknown_present = max((r["present_flow_unknown"] for r in rows), default=0)
+    note = (
+        f" {unknown_present} connected parcel(s) upstream have no known flow and are not counted."
+        if unknown_present
+        else ""
+    )
+    verdict = downstream["verdict"]
+    if downstream["problem"]:
+        text = f"{downstream['problem']} The capacity of the path to the plant is not known."
+    elif verdict == FAILS:
+        worst = next(r for r in rows if r["verdict"] == FAILS)
+        text = (
+            f"Not enough room in {', '.join(downstream['exceeded'])}: in {worst['main_id']} the present peak "
+            f"{worst['present_peak_gpd']:,} gpd plus the added {worst['added_peak_gpd']:,} gpd exceeds its "
+            f"full-pipe capacity of {worst['capacity_gpd']:,} gpd"
+            + (" (its present peak alone exceeds it)." if worst["present_peak_gpd"] > worst["capacity_gpd"] else ".")
+        )
+    elif verdict == UNKNOWN:
+        missing = ", ".join(r["main_id"] for r in rows if r["verdict"] == UNKNOWN)
+        text = f"No diameter for {missing}: capacity not known."
+    else:
+        spare = min(rows, key=lambda r: r["capacity_gpd"] - r["present_peak_gpd"]) if rows else None
+        verb = "carries its" if len(rows) == 1 else "carry their"
+        text = f"The {where} {verb} present peak flow plus the added {downstream['added_peak_gpd']:,} gpd" + (
+            f"; the least room left is {spare['capacity_gpd'] - spare['present_peak_gpd'] - spare['added_peak_gpd']:,}"
+            f" gpd, in {spare['main_id']}."
+            if spare
+            else "."
+        )
+    checks.append(Check("capacity", verdict, cite(rule), text + note))
+    return checks
+
+
+def _requirements(built, diameter, material, manholes, profile, fpu):
+    """What the contractor must meet (trench, material, exfiltration test by section), as requirements."""
+    design = profile.design
+    out: list[Requirement] = []
+    widths = {float(k): v for k, v in design.trench_width_in.value.items()}
+    if widths:
+        limit = widths.get(float(diameter))
+        listed = ", ".join(f"{d:g}" for d in sorted(widths))
+        out.append(
+            Requirement(
+                "trench_width",
+                cite(design.trench_width_in),
+                f"Trench at most {int(limit) // 12} ft {int(limit) % 12} in wide just above the crown of the "
+                f"{diameter:g}-inch pipe (wider trenches found on inspection need concrete encasement)."
+                if limit is not None
+                else f"Not covered by {design.trench_width_in.section}: it gives trench widths for {listed}-inch "
+                f"pipe only, not {diameter:g}-inch.",
+            )
+        )
+    if design.pipe_materials.value and not material:
+        out.append(Requirement("pipe_material", cite(design.pipe_materials), design.pipe_materials.quote))
+    sections: list[TestSection] = []
+    leakage = None
+    rate = design.exfiltration_gpd_per_inch_mile.value
+    if rate is not None:
+        per_mh = design.exfiltration_gpd_per_manhole.value or 0.0
+        sections = exfiltration_sections(
+            manholes,
+            diameter_in=diameter,
+            rate=rate,
+            per_manhole=per_mh,
+            max_section_ft=design.max_test_section_ft.value,
+        )
+        leakage = float(sum(s.allowance_gpd for s in sections))
+        limit = design.max_test_section_ft.value
+        out.append(
+            Requirement(
+                "exfiltration_test",
+                cite(design.exfiltration_gpd_per_inch_mile),
+                "Before use, an exfiltration test of each section"
+                + (f" (at most {limit:,.0f} ft, {cite(design.max_test_section_ft)})" if limit else "")
+                + f": leakage at most {rate:g} gallons per mile per inch of diameter per day"
+                + (f" plus {per_mh:g} gallons per new manhole" if per_mh else "")
+                + f"; {len(sections)} section(s), {leakage:,.1f} gallons per day in all.",
+            )
+        )
+    return out, sections, leakage
+
+
+def exfiltration_sections(
+    manholes: list[dict], *, diameter_in: float, rate: float, per_manhole: float, max_section_ft: float | None
+) -> list[TestSection]:
+    """Group the runs between manholes, from the connection up, into test sections of at most ``max_section_ft``.
+
+    A section starts and ends at a manhole. Each new manhole is counted in one section (its start or an interior
+    manhole; the last section also counts its upper end); an existing manhole is not tested. A single run longer
+    than the limit is its own section, marked ``too_long`` (a manhole must be added to test it).
+
+    Examples
+    --------
+    >>> mh = [{"id": i, "station_ft": s, "existing": i == "MH-1"}
+    ...       for i, s in (("MH-1", 0), ("N1", 400), ("N2", 800), ("N3", 1200))]
+    >>> [(s.from_manhole, s.to_manhole, s.length_ft, s.manholes) for s in
+    ...  exfiltration_sections(mh, diameter_in=8, rate=100, per_manhole=4.5, max_section_ft=1000)]
+    [('MH-1', 'N2', 800.0, 1), ('N2', 'N3', 400.0, 2)]
+    """
+    ordered = sorted(manholes, key=lambda m: m["station_ft"])
+    if len(ordered) < 2:
+        return []
+    runs = np.diff([m["station_ft"] for m in ordered])
+    groups: list[list[int]] = [[0]]
+    length = 0.0
+    for i, run in enumerate(runs):  # runs between consecutive manholes: tens
+        if max_section_ft and length > 0 and length + run > max_section_ft + 0.01:
+            groups.append([i])
+            length = 0.0
+        groups[-1].append(i + 1)
+        length += run
+    out = []
+    for number, members in enumerate(groups, start=1):
+        first, last = members[0], members[-1]
+        counted = [ordered[j] for j in members[:-1]] + ([ordered[last]] if number == len(groups) else [])
+        n_new = sum(1 for m in counted if not m["existing"])
+        section_ft = float(ordered[last]["station_ft"] - ordered[first]["station_ft"])
+        out.append(
+            TestSection(
+                number,
+                str(ordered[first]["id"]),
+                str(ordered[last]["id"]),
+                section_ft,
+                n_new,
+                rate * (section_ft / 5280) * diameter_in + n_new * per_manhole,
+                bool(max_section_ft) and section_ft > max_section_ft + 0.01,
+            )
+        )
+    return out
+
+
+# -- comparing scenarios ---------------------------------------------------------------------------------------------
+
+COMPARE_MEASURES = (
+    ("cost", "Estimated cost ($)"),
+    ("newly_mandated", "Parcels newly mandated"),
+    ("septic_retired", "Septic systems retired"),
+    ("signatures_needed", "Petition signatures needed"),
+    ("cost_per_unit", "Cost per newly connected living unit ($)"),
+    ("units", "Newly connected living units"),
+    ("units_unknown", "Newly mandated parcels with units unknown"),
+    ("benefiting_owners", "Benefiting owners"),
+    ("vacant_benefiting", "Vacant lots that benefit"),
+    ("length_ft", "Length of main (ft)"),
+    ("diameter_in", "Diameter (in)"),
+    ("connecting_ft", "Connecting main (ft)"),
+    ("new_manholes", "New manholes"),
+    ("checks_not_met", "Design checks not met"),
+    ("open_checks", "Checks for the engineer or not known"),
+    ("capacity", "Downstream capacity"),
+    ("profile", "Profile"),
+)
+
+
+def compare_plans(saved: list[dict]) -> list[dict]:
+    """Saved scenarios side by side: one row per measure (``COMPARE_MEASURES``), one value per scenario.
+
+    ``saved`` are register rows (``name``, ``profile``, ``diameter_in``, ``result``: the plan's document). The cost
+    per newly connected living unit divides the total by the living units of the newly mandated parcels (None
+    when there are none). Scenarios saved by earlier versions, without some measures, show None for them.
+
+    Examples
+    --------
+    >>> doc = {"cost": {"total": 100_000.0}, "newly_mandated": ["A", "B"], "private_systems": ["A"],
+    ...        "petition": {"applies": True, "signatures_needed": 2, "benefiting_owners": 2}, "units": 4,
+    ...        "length_ft": 500.0, "manholes": [], "design_checks": [], "downstream": {"capacity_ok": True}}
+    >>> rows = compare_plans([{"name": "A", "profile": "fort-plain", "diameter_in": 8, "result": doc}])
+    >>> {r["measure"]: r["values"][0] for r in rows}["cost_per_unit"]
+    25000.0
+    """
+    columns = [_measures(p) for p in saved]
+    return [
+        {"measure": key, "label": label, "values": [c.get(key) for c in columns]} for key, label in COMPARE_MEASURES
+    ]
+
+
+def _measures(saved: dict) -> dict:
+    r = saved["result"]
+    units = r.get("flow", {}).get("units", r.get("units"))
+    total = r["cost"]["total"]
+    pet = r["petition"]
+    checks = r.get("design_checks", [])
+
+    def verdict(c: dict) -> str:
+        return c.get("verdict") or (MEETS if c.get("passed") else FAILS)
+
+    down = r.get("downstream", {})
+    capacity = down.get("verdict") or (MEETS if down.get("capacity_ok") else UNKNOWN)
+    return {
+        "cost": round(float(total), 2),
+        "newly_mandated": len(r["newly_mandated"]),
+        "septic_retired": len(r.get("private_systems", [])),
+        "signatures_needed": pet["signatures_needed"] if pet.get("applies") else None,
+        "cost_per_unit": round(total / units, 2) if units else None,
+        "units": units,
+        "units_unknown": len(r.get("flow", {}).get("units_unknown", [])),
+        "benefiting_owners": pet.get("benefiting_owners"),
+        "vacant_benefiting": len(r.get("vacant_benefiting", [])),
+        "length_ft": r["length_ft"],
+        "diameter_in": saved.get("diameter_in", r.get("diameter_in")),
+        "connecting_ft": (r.get("connecting_main") or {}).get("length_ft", 0.0),
+        "new_manholes": sum(1 for m in r["manholes"] if not m.get("existing")),
+        "checks_not_met": ", ".join(_plain(c) for c in checks if verdict(c) == FAILS) or "none",
+        "open_checks": ", ".join(_plain(c) for c in checks if verdict(c) in (REVIEW, UNKNOWN)) or "none",
+        "capacity": capacity,
+        "profile": f"{saved.get('profile', r.get('profile'))} {r.get('profile_version', '')}".strip(),
+    }
+
+
+def _plain(check: dict) -> str:
+    return check["check"].replace("_", " ")

@@ -158,6 +158,10 @@ class DesignRules:
     cost_per_ft: Rule = _rule(dict)
     cost_per_manhole: Rule = _rule((int, float))
     cost_per_lateral: Rule = _rule((int, float))
+    pipe_materials: Rule = _rule(list)
+    vacant_lots_benefit: Rule = _rule(bool)
+    min_share_per_parcel: Rule = _rule((int, float))
+    typical_flow_gpd_by_class: Rule = _rule(dict)
 
 
 @dataclass(frozen=True)

@@ -45,11 +45,20 @@ def analyse_layers(layers: Layers, profile: Profile, **options):
 
 
 def plan_on_layers(
-    layers: Layers, profile: Profile, line, *, diameter_in: float, name: str, network=None, register=None
+    layers: Layers,
+    profile: Profile,
+    line,
+    *,
+    diameter_in: float,
+    name: str,
+    material: str | None = None,
+    network=None,
+    register=None,
 ) -> tuple:
     """A planned extension on the town's layers, as the CLI and the web page evaluate it; saved when given a register.
 
-    Returns the PlanResult and the document `sewerplan plan --json` prints.
+    Returns the PlanResult and the document `sewerplan plan --json` prints: the plan, its name and the profile
+    as applied (id, version and any values the user set).
     """
     import shapely
 
@@ -58,6 +67,7 @@ def plan_on_layers(
     result = plan_extension(
         line,
         diameter_in=diameter_in,
+        material=material,
         profile=profile,
         parcels=layers.parcels,
         mains=layers.mains,
@@ -66,7 +76,14 @@ def plan_on_layers(
         service_areas=layers.service_areas,
         network=network,
     )
-    doc = result.as_dict() | {"name": name, "profile": profile.id}
+    overrides = {key: rule.value for key, rule in profile.rules().items() if rule.overridden}
+    doc = result.as_dict() | {
+        "name": name,
+        "profile": profile.id,
+        "profile_version": profile.version,
+        "profile_overrides": overrides,
+        "evaluated_on": dt.date.today().isoformat(),
+    }
     if register is not None:
         register.save_plan(
             name,
@@ -77,6 +94,27 @@ def plan_on_layers(
             result=doc,
         )
     return result, doc
+
+
+def plan_pdf(
+    path, doc: dict, layers: Layers, profile: Profile, *, line, preparer: str | None, today: dt.date | None = None
+) -> str:
+    """The board's PDF of a plan, with the town's layers on its map (CLI and web alike)."""
+    from layers.board import write_plan_summary
+
+    return write_plan_summary(
+        path,
+        doc.get("name") or "scenario",
+        doc,
+        profile=profile,
+        line=line,
+        parcels=layers.parcels,
+        streets=layers.streets,
+        mains=layers.mains,
+        manholes=layers.manholes,
+        preparer=preparer,
+        today=today,
+    )
 
 
 def run_analysis(

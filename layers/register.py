@@ -301,6 +301,11 @@ class Register:
             rows = con.execute(sa.select(plans).order_by(plans.c.created_at)).mappings().all()
         return [dict(r) | {"result": json.loads(r["result"])} for r in rows]
 
+    def delete_plan(self, name: str) -> bool:
+        """Delete a saved scenario; False when there was none of that name."""
+        with self.transaction() as con:
+            return con.execute(plans.delete().where(plans.c.name == name)).rowcount > 0
+
     # -- reading ------------------------------------------------------------------------------------------------
 
     def listing(

@@ -118,29 +118,75 @@ def _plain_columns(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
     return out
 
 
-def write_plan(path: str, line, manholes: list[dict], parcels: gpd.GeoDataFrame, *, crs, attrs: dict) -> list[str]:
-    """A planned extension: the proposed main, its manholes and the newly mandated parcels.
+def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -> list[str]:
+    """A planned extension (the document ``sewerplan plan --json`` prints) with its geometry.
 
-    GeoPackage: three layers (``proposed_main``, ``proposed_manholes``, ``newly_mandated``); GeoJSON (RFC 7946):
-    one collection of all three, with a ``feature`` property saying which.
+    GeoPackage layers: ``proposed_main`` (the drawn main, and the connecting main when one is needed),
+    ``proposed_manholes`` (new and existing, with why each is there), ``newly_mandated`` (the parcels newly required
+    to connect) and ``benefiting_parcels`` (those and the vacant lots that benefit, with each one's share of the
+    cost by every method). ``parcels`` is any frame holding those parcels (the town's). GeoJSON (RFC 7946): one
+    collection of all of them, with a ``feature`` property saying which.
     """
-    main = gpd.GeoDataFrame([attrs], geometry=[line], crs=crs).assign(feature="proposed main")
+    attrs = {
+        "name": plan.get("name"),
+        "diameter_in": plan["diameter_in"],
+        "material": plan.get("material"),
+        "length_ft": plan.get("drawn_length_ft", plan["length_ft"]),
+    }
+    pieces, kinds = [line], ["proposed main"]
+    run = plan.get("connecting_main")
+    if run:
+        pieces.append(shapely.LineString(run["coords"]))
+        kinds.append("connecting main")
+    main = gpd.GeoDataFrame(
+        [
+            attrs | ({"length_ft": run["length_ft"], "to_manhole": run["to_manhole"]} if k == "connecting main" else {})
+            for k in kinds
+        ],
+        geometry=pieces,
+        crs=crs,
+    ).assign(feature=kinds)
+    holes = plan["manholes"]
     holes = gpd.GeoDataFrame(
-        manholes, geometry=gpd.points_from_xy([m["x"] for m in manholes], [m["y"] for m in manholes]), crs=crs
+        holes, geometry=gpd.points_from_xy([m["x"] for m in holes], [m["y"] for m in holes]), crs=crs
     )
     holes = holes.drop(columns=["x", "y"]).assign(feature="proposed manhole")
-    cols = [
-        c for c in ("parcel_id", "owner_name", "site_address", "distance_ft", "units", "reason") if c in parcels.columns
-    ]
-    lots = gpd.GeoDataFrame(parcels[cols], geometry=parcels.geometry.values, crs=crs).assign(feature="newly mandated")
+    rows = pd.DataFrame(
+        plan.get("parcels")
+        or [{"parcel_id": p, "category": "newly mandated", "benefits": True} for p in plan["newly_mandated"]]
+    )
+    geoms = parcels.drop_duplicates("parcel_id").set_index(parcels["parcel_id"].drop_duplicates().astype(str)).geometry
+    rows = rows[rows["parcel_id"].astype(str).isin(geoms.index)]
+    lots = gpd.GeoDataFrame(rows, geometry=geoms.loc[rows["parcel_id"].astype(str)].to_numpy(), crs=crs)
+    newly = lots[lots["category"] == "newly mandated"].assign(feature="newly mandated")
+    benefiting = lots[lots["benefits"].astype(bool)].assign(feature="benefiting parcel")
+    layers = {
+        "proposed_main": main,
+        "proposed_manholes": holes,
+        "newly_mandated": newly,
+        "benefiting_parcels": benefiting,
+    }
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if driver == "GPKG":
-        for name, frame in (("proposed_main", main), ("proposed_manholes", holes), ("newly_mandated", lots)):
+        for name, frame in layers.items():
             _write(_plain_columns(frame), path, layer=name, driver="GPKG")
-        return ["proposed_main", "proposed_manholes", "newly_mandated"]
+        return list(layers)
     if driver == "GeoJSON":
-        every = gpd.GeoDataFrame(pd.concat([main, holes, lots], ignore_index=True), crs=crs)
+        every = gpd.GeoDataFrame(
+            pd.concat(
+                [
+                    main,
+                    holes,
+                    newly,
+                    lots[~lots["category"].eq("newly mandated") & lots["benefits"].astype(bool)].assign(
+                        feature="benefiting vacant lot"
+                    ),
+                ],
+                ignore_index=True,
+            ),
+            crs=crs,
+        )
         _write(_plain_columns(every).to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
         return [Path(path).stem]
     raise LayerError(f"Write a plan as .gpkg or .geojson, not {path}.")

@@ -2,16 +2,30 @@
 
 from __future__ import annotations
 
+import csv
 import json
 
 import geopandas as gpd
+import numpy as np
 import pytest
 from click.testing import CliRunner
-from pypdf import PdfReader
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from shapely.geometry import LineString, Point, box
 
 from analysis.network import build_network
-from analysis.plans import manning_capacity_gpd, petition_passes, place_manholes, plan_extension
+from analysis.plans import (
+    MEETS,
+    VERDICTS,
+    allocate_cents,
+    compare_plans,
+    exfiltration_sections,
+    manning_capacity_gpd,
+    parcel_flows,
+    petition_passes,
+    place_manholes,
+    plan_extension,
+)
 from analysis.profiles import load_profile
 from gisapp.cli import main
 from layers.write import write_layers
@@ -19,10 +33,11 @@ from tests.conftest import frame, ny_frame
 
 FP = load_profile("fort-plain")
 
-# Main St (sewered): main M-1 from A (0, 0) west to P (-400, 0) at the plant. Oak St (no sewer yet) runs east from
-# x=0 to x=900 along y=0. Eight lots north of Oak St, 100 ft wide, x = 100 .. 900, 25 ft from the centreline.
-# Occupied: lots 1, 2, 3, 5, 6, 8; lot 2 is connected already (to Main St, by a long private lateral).
-# Lots 1 and 3 have the same owner.
+# Main St (sewered): main M-1 from manhole A (0, 0) west to P (-400, 0) at the plant. Oak St (no sewer yet) runs
+# east from x=0 to x=900 along y=0. Eight lots north of Oak St, 100 ft wide, x = 100 .. 900, their front lot lines
+# 25 ft from the centreline (on the 50 ft right-of-way). Occupied: lots 1, 2, 3, 5, 6, 8, two living units each;
+# lot 2 is connected already (to Main St, by a long private lateral). Lots 4 and 7 are vacant (class 311), both
+# owned by VACANT LLC. Lots 1 and 3 have the same owner.
 OWNERS = {
     1: "SMITH JOHN",
     2: "LEE ANN",
@@ -33,6 +48,7 @@ OWNERS = {
     7: "VACANT LLC",
     8: "KING AL",
 }
+OCCUPIED = (1, 2, 3, 5, 6, 8)
 
 
 def layout(diameter=8.0, ds_invert=98.0, shift=(0, 0)):
@@ -65,14 +81,16 @@ def layout(diameter=8.0, ds_invert=98.0, shift=(0, 0)):
             {
                 "parcel_id": f"L{i}",
                 "owner_name": OWNERS[i],
-                "units": 2.0,
+                "site_address": f"{100 * i} Oak St",
+                "property_class": "210" if i in OCCUPIED else "311",
+                "units": 2.0 if i in OCCUPIED else None,
                 "connected": i == 2,
                 "geometry": box(100 * i, 25, 100 * i + 100, 125),
             }
             for i in range(1, 9)
         ]
     )
-    buildings = f([{"geometry": box(100 * i + 30, 50, 100 * i + 70, 90)} for i in (1, 2, 3, 5, 6, 8)])
+    buildings = f([{"geometry": box(100 * i + 30, 50, 100 * i + 70, 90)} for i in OCCUPIED])
     return {
         "streets": streets,
         "mains": mains,
@@ -86,13 +104,13 @@ def layout(diameter=8.0, ds_invert=98.0, shift=(0, 0)):
 OAK_ST_MAIN = LineString([(0, 0), (900, 0)])
 
 
-def run(proposed=OAK_ST_MAIN, diameter=8.0, town=None, **kw):
+def run(proposed=OAK_ST_MAIN, diameter=8.0, town=None, profile=FP, **kw):
     town = town or layout()
-    net = build_network(town["mains"], manholes=town["manholes"], outfalls=town["treatment_plants"], profile=FP)
+    net = build_network(town["mains"], manholes=town["manholes"], outfalls=town["treatment_plants"], profile=profile)
     return plan_extension(
         proposed,
         diameter_in=diameter,
-        profile=FP,
+        profile=profile,
         parcels=town["parcels"],
         mains=town["mains"],
         streets=town["streets"],
@@ -102,24 +120,67 @@ def run(proposed=OAK_ST_MAIN, diameter=8.0, town=None, **kw):
     )
 
 
-def test_newly_mandated_petition_and_septic():
+def check(doc, name):
+    return next(c for c in doc["design_checks"] if c["check"] == name)
+
+
+# -- who is reached, who benefits, the petition ---------------------------------------------------------------
+
+
+def test_newly_mandated_vacant_lots_petition_and_septic():
     r = run().as_dict()
     assert r["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"]  # occupied, not connected
     assert r["private_systems"] == ["L1", "L3", "L5", "L6", "L8"]  # § 144-5B: abandon the septic system
+    assert r["vacant_benefiting"] == ["L4", "L7"]  # § 144-17B: vacant lots on the new main benefit
+    assert r["benefiting"] == ["L1", "L3", "L4", "L5", "L6", "L7", "L8"]
     assert r["units"] == 10
-    # Owners: SMITH JOHN (L1, L3), NG MAI, DIAZ ROSA, KING AL: four; a majority is three.
-    assert r["petition"] == {"benefiting_owners": 4, "signatures_needed": 3, "section": "§ 144-17B", "applies": True}
+    # Owners: SMITH JOHN (L1, L3), VACANT LLC (L4, L7), NG MAI, DIAZ ROSA, KING AL: five; a majority is three.
+    pet = r["petition"]
+    assert (pet["benefiting_owners"], pet["signatures_needed"], pet["section"]) == (5, 3, "§ 144-17B")
+    smith = next(o for o in pet["owners"] if o["parcels"] == ["L1", "L3"])
+    assert smith["addresses"] == ["100 Oak St", "300 Oak St"]
+
+
+def test_a_town_whose_practice_counts_only_mandated_lots():
+    profile = load_profile("fort-plain", overrides={"design.vacant_lots_benefit": "false"})
+    r = run(profile=profile).as_dict()
+    assert r["benefiting"] == r["newly_mandated"] and r["vacant_benefiting"] == []
+    assert (r["petition"]["benefiting_owners"], r["petition"]["signatures_needed"]) == (4, 3)
+    assert r["cost"]["laterals_count"] == 5 and set(r["cost"]["by_parcel"]) == set(r["newly_mandated"])
 
 
 def test_petition_majority_at_exactly_half_is_not_a_majority():
     assert not petition_passes(2, 4) and petition_passes(3, 4) and petition_passes(3, 5) and not petition_passes(2, 5)
 
 
-def test_nine_hundred_feet_get_manholes_at_both_ends_and_two_between():
+def test_a_parcel_with_no_owner_recorded_counts_as_one_owner():
+    town = layout()
+    town["parcels"].loc[town["parcels"]["parcel_id"].isin(["L5", "L6"]), "owner_name"] = None
+    pet = run(town=town).as_dict()["petition"]
+    assert pet["benefiting_owners"] == 5 and pet["no_owner_recorded"] == 2  # SMITH, VACANT, KING + two unknown
+
+
+# -- manholes ---------------------------------------------------------------------------------------------------
+
+
+def test_the_main_connects_to_the_existing_manhole_it_ends_on():
     r = run().as_dict()
-    assert [(m["x"], m["y"]) for m in r["manholes"]] == [(0, 0), (300, 0), (600, 0), (900, 0)]
-    spacing = next(c for c in r["design_checks"] if c["check"] == "manhole_spacing")
-    assert spacing["passed"] and "300 ft" in spacing["message"] and spacing["section"] == "§ 144-18K"
+    holes = r["manholes"]
+    assert [(m["id"], m["x"], m["existing"]) for m in holes] == [
+        ("A", 0, True),
+        ("NEW-1", 300, False),
+        ("NEW-2", 600, False),
+        ("NEW-3", 900, False),
+    ]
+    assert r["cost"]["manholes"] == 3 * 6_500 and r["cost"]["new_manholes"] == 3  # A is not built or charged
+    conn = check(r, "connection")
+    assert conn["verdict"] == MEETS and "existing manhole A" in conn["message"]
+    assert check(r, "manhole_spacing")["verdict"] == MEETS and "300 ft" in check(r, "manhole_spacing")["message"]
+
+
+def test_an_end_within_the_snap_tolerance_of_a_manhole_connects_to_it():
+    r = run(proposed=LineString([(0.6, 0.5), (900, 0)])).as_dict()
+    assert r["manholes"][0]["id"] == "A" and r["manholes"][0]["existing"] and r["connecting_main"] is None
 
 
 def test_bend_gets_a_manhole():
@@ -128,41 +189,197 @@ def test_bend_gets_a_manhole():
     assert len(points) == 3
 
 
-def test_leakage_allowance_by_hand():
-    # 100 gal/mile/day/inch x 900/5280 mile x 8 in = 136.36; 4 manholes x 4.5 = 18.0 (§ 144-19C)
+def test_poughkeepsie_sets_no_manhole_rule_so_none_is_applied():
+    pk = load_profile("poughkeepsie")
+    r = run(proposed=LineString([(0, 0), (900, 0), (900, 300)]), profile=pk).as_dict()
+    assert [m["id"] for m in r["manholes"]] == ["A", "NEW-1"]  # the existing manhole and the upper end only
+    names = {c["check"] for c in r["design_checks"]}
+    assert not names & {"manhole_spacing", "alignment_change", "min_diameter", "pipe_material"}
+    assert r["test_sections"] == [] and r["exfiltration_allowance_gpd"] is None and not r["petition"]["applies"]
+
+
+# -- leakage: requirements by test section --------------------------------------------------------------------
+
+
+def test_leakage_allowance_by_section_by_hand():
+    # 100 gal/mile/day/inch x 900/5280 mile x 8 in = 136.36; 3 new manholes x 4.5 = 13.5 (§ 144-19C).
     r = run().as_dict()
-    assert r["exfiltration_allowance_gpd"] == pytest.approx(136.4 + 18.0, abs=0.06)
-    check = next(c for c in r["design_checks"] if c["check"] == "exfiltration_allowance")
-    assert check["section"] == "§ 144-19C" and "1 section(s) of at most 1,000 ft" in check["message"]
+    assert r["exfiltration_allowance_gpd"] == pytest.approx(136.36 + 13.5, abs=0.06)
+    assert r["test_sections"] == [
+        {
+            "number": 1,
+            "from_manhole": "A",
+            "to_manhole": "NEW-3",
+            "length_ft": 900.0,
+            "manholes": 3,
+            "allowance_gpd": pytest.approx(149.9, abs=0.06),
+            "too_long": False,
+        }
+    ]
+    req = next(q for q in r["requirements"] if q["requirement"] == "exfiltration_test")
+    assert req["section"] == "§ 144-19C" and "§ 144-19B" in req["text"] and "1,000 ft" in req["text"]
+
+
+def test_long_main_is_tested_in_sections_of_at_most_1000_ft():
+    # 2,000 ft straight: manholes every 400 ft; runs of 400 grouped 800 + 800 + 400 (1,200 would exceed 1,000).
+    mh = [{"id": f"M{k}", "station_ft": 400.0 * k, "existing": k == 0} for k in range(6)]
+    sections = exfiltration_sections(mh, diameter_in=8, rate=100, per_manhole=4.5, max_section_ft=1000)
+    assert [(s.from_manhole, s.to_manhole, s.length_ft, s.manholes) for s in sections] == [
+        ("M0", "M2", 800.0, 1),
+        ("M2", "M4", 800.0, 2),
+        ("M4", "M5", 400.0, 2),
+    ]
+    assert sum(s.allowance_gpd for s in sections) == pytest.approx(100 * 2000 / 5280 * 8 + 5 * 4.5)
+    one = exfiltration_sections(
+        mh[:1] + [dict(mh[1], station_ft=1200.0)], diameter_in=8, rate=100, per_manhole=0, max_section_ft=1000
+    )
+    assert one[0].too_long  # a single run longer than a test section may be: add a manhole
+
+
+def test_requirements_are_not_checks():
+    r = run().as_dict()
+    assert {q["requirement"] for q in r["requirements"]} == {"trench_width", "pipe_material", "exfiltration_test"}
+    assert not {"trench_width", "exfiltration_allowance"} & {c["check"] for c in r["design_checks"]}
+    trench = next(q for q in r["requirements"] if q["requirement"] == "trench_width")
+    assert trench["section"] == "§ 144-18F" and "3 ft 3 in" in trench["text"]
+    material = next(q for q in r["requirements"] if q["requirement"] == "pipe_material")
+    assert "extra-strength vitrified clay" in material["text"] and material["section"] == "§ 144-18A"
+
+
+def test_six_inch_fails_the_diameter_rule_and_is_not_covered_by_the_trench_table():
+    r = run(diameter=6.0).as_dict()
+    assert check(r, "min_diameter")["verdict"] == "does not meet" and check(r, "min_diameter")["passed"] is False
+    trench = next(q for q in r["requirements"] if q["requirement"] == "trench_width")
+    assert trench["text"].startswith("Not covered by § 144-18F") and "FAIL" not in json.dumps(r)
+    assert check(run().as_dict(), "min_diameter")["verdict"] == MEETS
+
+
+@pytest.mark.parametrize(
+    ("material", "verdict"),
+    [("reinforced concrete", "meets"), ("RCP", "meets"), ("PVC", "for the engineer"), ("vcp", "for the engineer")],
+)
+def test_material_outside_144_18a_is_for_the_village_engineer(material, verdict):
+    r = run(material=material).as_dict()
+    c = check(r, "pipe_material")
+    assert c["verdict"] == verdict and c["section"] == "§ 144-18A"
+    assert c["passed"] is (True if verdict == "meets" else None)  # never a failure
+    assert "pipe_material" not in {q["requirement"] for q in r["requirements"]}
+
+
+def test_every_check_has_one_plain_verdict():
+    town = layout()
+    for doc in (run().as_dict(), run(proposed=LineString([(185, 0), (900, 0)]), diameter=6, town=town).as_dict()):
+        for c in doc["design_checks"]:
+            assert c["verdict"] in VERDICTS
+        assert "capacity" not in check(doc, "connection")["message"]
+        assert "connecting" not in check(doc, "capacity")["message"]
+
+
+# -- money ------------------------------------------------------------------------------------------------------
 
 
 def test_cost_and_its_three_splits_by_hand():
     cost = run().as_dict()["cost"]
-    # 900 ft x $250 + 4 manholes x $6,500 + 5 laterals x $3,500 = 225,000 + 26,000 + 17,500
-    assert cost["total"] == 268_500 and cost["main"] == 225_000 and cost["laterals"] == 17_500
-    assert cost["by_parcel"] == {p: 53_700 for p in ("L1", "L3", "L5", "L6", "L8")}
-    assert cost["by_unit"] == cost["by_parcel"]  # two units each
-    assert cost["by_frontage"] == pytest.approx(cost["by_parcel"])  # 100 ft each along the new main
-    assert sum(cost["by_frontage"].values()) == pytest.approx(268_500)
+    # 900 ft x $250 + 3 new manholes x $6,500 + 7 laterals x $3,500 = 225,000 + 19,500 + 24,500
+    assert cost["total"] == 269_000 and cost["main"] == 225_000 and cost["laterals"] == 24_500
+    # 26,900,000 cents / 7 = 3,842,857.14: one cent left over goes to the first parcel (largest remainder, tie).
+    assert cost["by_parcel"] == {"L1": 38_428.58} | {p: 38_428.57 for p in ("L3", "L4", "L5", "L6", "L7", "L8")}
+    assert cost["by_frontage"] == cost["by_parcel"]  # 100 ft each along Oak St
+    # By living unit: the vacant lots have none and pay the minimum, $3,500; 269,000 - 7,000 over 10 units.
+    assert cost["by_unit"]["L4"] == cost["by_unit"]["L7"] == 3_500
+    assert cost["by_unit"]["L1"] == pytest.approx(262_000 / 5, abs=0.01)
+    for method in ("by_frontage", "by_parcel", "by_unit"):
+        assert round(sum(cost[method].values()), 2) == cost["total"]
 
 
-def test_six_inch_fails_the_diameter_rule():
-    checks = {c["check"]: c for c in run(diameter=6.0).as_dict()["design_checks"]}
-    assert not checks["min_diameter"]["passed"] and checks["min_diameter"]["section"] == "§ 144-18B"
-    assert not checks["trench_width"]["passed"]  # § 144-18F has no width for 6-inch pipe
-    ok = {c["check"]: c for c in run().as_dict()["design_checks"]}
-    assert ok["min_diameter"]["passed"] and "3 ft 3 in" in ok["trench_width"]["message"]
+def test_frontage_is_measured_along_the_street_the_main_serves():
+    rows = {p["parcel_id"]: p for p in run().as_dict()["parcels"]}
+    assert {p: r["frontage_ft"] for p, r in rows.items()} == {f"L{i}": 100.0 for i in (1, 3, 4, 5, 6, 7, 8)}
+
+
+def test_parcel_beyond_the_main_end_pays_by_its_frontage_and_at_least_the_minimum():
+    # The main stops at x=450: L5 (500..600) is 56 ft from its end, so it becomes mandated; its frontage along
+    # Oak St, the street the main serves, is 100 ft. L9 abuts Oak St only at its corner: no frontage on it.
+    town = layout()
+    town["parcels"] = gpd.GeoDataFrame(
+        [
+            *town["parcels"].to_dict("records"),
+            {
+                "parcel_id": "L9",
+                "owner_name": "ORR BO",
+                "units": 1.0,
+                "property_class": "210",
+                "connected": False,
+                "geometry": box(902, 26, 1002, 126),
+            },
+        ],
+        crs=town["parcels"].crs,
+    )
+    town["buildings"] = gpd.GeoDataFrame(
+        [*town["buildings"].to_dict("records"), {"geometry": box(930, 50, 970, 90)}], crs=town["parcels"].crs
+    )
+    short = run(proposed=LineString([(0, 0), (450, 0)]), town=town).as_dict()
+    assert "L5" in short["newly_mandated"] and "L6" not in short["newly_mandated"]
+    rows = {p["parcel_id"]: p for p in short["parcels"]}
+    assert rows["L5"]["frontage_ft"] == 100.0 and rows["L5"]["by_frontage"] > 3_500
+    full = run(town=town).as_dict()
+    rows = {p["parcel_id"]: p for p in full["parcels"]}
+    assert "L9" in full["newly_mandated"] and rows["L9"]["frontage_ft"] == 0.0
+    assert rows["L9"]["by_frontage"] == 3_500.00  # design.min_share_per_parcel
+    assert round(sum(full["cost"]["by_frontage"].values()), 2) == full["cost"]["total"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    total=st.integers(min_value=0, max_value=10**11),
+    weights=st.lists(st.floats(min_value=0, max_value=1e6, allow_nan=False), min_size=1, max_size=40),
+    minimum=st.integers(min_value=0, max_value=10**7),
+)
+def test_every_split_sums_to_the_total_to_the_cent(total, weights, minimum):
+    cents = allocate_cents(total, weights, minimum_cents=minimum)
+    assert cents.sum() == total and (cents >= 0).all()
+    if minimum * len(weights) < total:
+        assert (cents >= minimum).all()
+        w = np.asarray(weights)
+        order = np.argsort(w, kind="stable")
+        assert (np.diff(cents[order]) >= -1).all()  # more weight never pays less (but for one rounding cent)
+
+
+# -- flow -------------------------------------------------------------------------------------------------------
+
+
+def test_unknown_units_are_said_unknown_and_flow_comes_from_the_class_table():
+    flows = parcel_flows(gpd.GeoDataFrame({"units": [None, None, 3], "property_class": ["612", "710", "280"]}), FP)
+    assert flows["units"].isna().tolist() == [True, True, False]
+    assert flows["flow_gpd"].tolist() == [4_500, 1_250, 750]  # typical_flow_gpd_by_class; 3 x 250
+    town = layout()
+    school = town["parcels"]["parcel_id"] == "L8"
+    town["parcels"].loc[school, ["units", "property_class"]] = [None, "612"]
+    r = run(town=town).as_dict()
+    rows = {p["parcel_id"]: p for p in r["parcels"]}
+    assert rows["L8"]["units_text"] == "unknown" and rows["L8"]["flow_gpd"] == 4_500
+    assert "typical flow for property class 612" in rows["L8"]["basis"]
+    assert r["flow"]["units_unknown"] == ["L8"] and r["units"] == 8
+    # 4 houses x 2 units x 250 + the school's 4,500 + two vacant lots' future houses (311: 250 each)
+    assert r["flow"]["added_average_gpd"] == 2_000 + 4_500 + 500
+    assert r["downstream"]["added_peak_gpd"] == 4 * 7_000
+
+
+# -- connection and downstream --------------------------------------------------------------------------------
 
 
 def test_downstream_capacity_ok_and_exceeded():
-    r = run().as_dict()["downstream"]
-    assert r["connects_at"] == "A" and r["path"] == ["A", "P"] and r["connection_gap_ft"] == 0
-    assert r["capacity_ok"] and r["mains"][0]["slope"] == pytest.approx(0.005)
-    # 10 new units x 250 gpd x peaking 4 = 10,000 gpd, plus L2's 2 units (2,000) through a 4-inch flat main:
-    tight = run(town=layout(diameter=4.0, ds_invert=99.98)).as_dict()["downstream"]
+    r = run().as_dict()
+    down = r["downstream"]
+    assert down["connects_at"] == "A" and down["path"] == ["A", "P"] and down["connection_gap_ft"] == 0
+    assert check(r, "capacity")["verdict"] == MEETS and down["mains"][0]["slope"] == pytest.approx(0.005)
+    # 5 houses x 2 x 250 + 2 vacant lots x 250 = 3,000 gpd x 4 = 12,000 added; L2 (2 units) present: 2,000.
+    tight = run(town=layout(diameter=4.0, ds_invert=99.98)).as_dict()
     cap = manning_capacity_gpd(4.0, 0.02 / 400, 0.013)
-    assert tight["mains"][0]["capacity_gpd"] == pytest.approx(cap, abs=0.5) and cap < 12_000
-    assert tight["added_peak_gpd"] == 10_000 and not tight["capacity_ok"]
+    row = tight["downstream"]["mains"][0]
+    assert row["capacity_gpd"] == pytest.approx(cap, abs=0.5) and row["present_peak_gpd"] == 2_000
+    assert tight["downstream"]["added_peak_gpd"] == 12_000 and cap < 14_000
+    assert check(tight, "capacity")["verdict"] == "does not meet" and "M-1" in check(tight, "capacity")["message"]
 
 
 def test_roughness_by_material():
@@ -174,15 +391,108 @@ def test_roughness_by_material():
     assert run(town=layout()).as_dict()["downstream"]["mains"][0]["manning_n"] == 0.013  # no material: manning_n
 
 
-def test_phase_three_holds_parcels_on_private_systems():
+def two_sewers():
+    """Layout with a tight 4-inch M-1 at A, and a second, ample 12-inch sewer from C (100, -300) west to Q."""
+    town = layout(diameter=4.0, ds_invert=99.98)
+    town["mains"] = frame(
+        [
+            *town["mains"].to_dict("records"),
+            {
+                "main_id": "M-2",
+                "diameter_in": 12.0,
+                "from_manhole": "C",
+                "to_manhole": "Q",
+                "us_invert_ft": 100.0,
+                "ds_invert_ft": 95.0,
+                "geometry": LineString([(100, -300), (-400, -300)]),
+            },
+        ]
+    )
+    town["manholes"] = frame(
+        [
+            *town["manholes"].to_dict("records"),
+            {"manhole_id": "C", "geometry": Point(100, -300)},
+            {"manhole_id": "Q", "geometry": Point(-400, -300)},
+        ]
+    )
+    town["treatment_plants"] = frame(
+        [
+            *town["treatment_plants"].to_dict("records"),
+            {"outfall_id": "WWTP-2", "outfall_manhole": "Q", "geometry": Point(-420, -300)},
+        ]
+    )
+    return town
+
+
+def test_a_main_short_of_the_sewer_gets_a_connecting_run_to_the_nearest_manhole_with_room():
+    # The drawn main starts at (100, 0): 100 ft from A (whose 4-inch main is full) and 300 ft from C (ample).
+    r = run(proposed=LineString([(100, 0), (900, 0)]), town=two_sewers()).as_dict()
+    run_ = r["connecting_main"]
+    assert run_["to_manhole"] == "C" and run_["length_ft"] == 300.0
+    assert r["length_ft"] == 1100.0 and r["drawn_length_ft"] == 800.0
+    assert r["cost"]["connecting_main"] == 300 * 250 and r["cost"]["main"] == 800 * 250
+    # C (existing), a manhole at the bend where the run meets the drawn main, then every 400 ft at most.
+    assert [(m["id"], m["x"], m["y"]) for m in r["manholes"]] == [
+        ("C", 100, -300),
+        ("NEW-1", 100, 0),
+        ("NEW-2", 500, 0),
+        ("NEW-3", 900, 0),
+    ]
+    assert r["exfiltration_allowance_gpd"] == pytest.approx(100 * 1100 / 5280 * 8 + 3 * 4.5, abs=0.06)
+    assert check(r, "connection")["verdict"] == MEETS and "300 ft connecting main" in check(r, "connection")["message"]
+    assert check(r, "capacity")["verdict"] == MEETS and r["downstream"]["path"] == ["C", "Q"]
+
+
+def test_church_street_case_the_nearest_manhole_with_room_else_the_nearest(monkeypatch):
+    # 185 ft short of A, whose 4-inch main is full: the nearest manhole with room is the plant's inlet P.
+    tight = layout(diameter=4.0, ds_invert=99.98)
+    r = run(proposed=LineString([(185, 0), (900, 0)]), town=tight).as_dict()
+    assert r["connecting_main"]["to_manhole"] == "P" and r["connecting_main"]["length_ft"] == 585.0
+    assert r["cost"]["connecting_main"] == 585 * 250 and check(r, "capacity")["verdict"] == MEETS
+    # When none of the manholes tried has room, the run goes to the nearest, and the capacity check says so.
+    monkeypatch.setattr("analysis.plans.CANDIDATE_MANHOLES", 1)
+    r = run(proposed=LineString([(185, 0), (900, 0)]), town=tight).as_dict()
+    assert r["connecting_main"]["to_manhole"] == "A" and r["connecting_main"]["length_ft"] == 185.0
+    assert "none near has room" in check(r, "connection")["message"]
+    assert check(r, "capacity")["verdict"] == "does not meet"
+
+
+def test_an_end_on_an_existing_main_gets_a_new_manhole_on_it():
+    r = run(proposed=LineString([(-200, 0), (-200, 300)])).as_dict()
+    first = r["manholes"][0]
+    assert first["id"] == "NEW-1" and not first["existing"] and "M-1" in first["reason"]
+    assert r["downstream"]["path"] == ["P"] and r["downstream"]["mains"][0]["main_id"] == "M-1"
+
+
+def test_phase_three_parcels_are_made_available_by_a_main_that_reaches_them():
+    # Wappinger § 196-17A: private systems "until such time as public sewer is available"; the main makes it so.
+    # L8 lies outside every service area: the article does not reach it.
+    wp = load_profile("wappinger", overrides={"mandate.distance_ft": "100"})
     areas = frame(
         [
             {"area_name": "Phase I/II", "mandates": "yes", "geometry": box(-1000, -500, 500, 500)},
-            {"area_name": "Phase III", "mandates": "no", "geometry": box(500, -500, 2000, 500)},
+            {"area_name": "Phase III", "mandates": "no", "geometry": box(500, -500, 780, 500)},
         ]
     )
-    r = run(service_areas=areas).as_dict()
-    assert r["newly_mandated"] == ["L1", "L3"] and r["held_by_service_area"] == ["L5", "L6", "L8"]
+    r = run(service_areas=areas, profile=wp).as_dict()
+    assert r["newly_mandated"] == ["L1", "L3", "L5", "L6"]
+    assert r["made_available"] == ["L5", "L6", "L7"] and r["held_by_service_area"] == ["L8"]
+
+
+def test_without_a_network_where_it_connects_is_not_known():
+    town = layout()
+    r = plan_extension(
+        OAK_ST_MAIN,
+        diameter_in=8,
+        profile=FP,
+        parcels=town["parcels"],
+        mains=town["mains"],
+        streets=town["streets"],
+        buildings=town["buildings"],
+    ).as_dict()
+    assert check(r, "connection")["verdict"] == "not known" and check(r, "connection")["passed"] is None
+    assert "capacity" not in {c["check"] for c in r["design_checks"]} and r["downstream"]["path"] == []
+    assert [m["existing"] for m in r["manholes"]] == [False] * 4 and r["cost"]["new_manholes"] == 4
 
 
 def test_manning_full_pipe_capacity():
@@ -190,14 +500,21 @@ def test_manning_full_pipe_capacity():
     assert manning_capacity_gpd(8, 0.004, 0.013) / 646_317 == pytest.approx(0.77, abs=0.01)
 
 
-def test_plan_cli_json_save_export_pdf(tmp_path):
+# -- the command line -------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def town_gpkg(tmp_path):
     town = layout(shift=(1, 1))
     data = tmp_path / "town.gpkg"
     write_layers(str(data), town)
     proposed = ny_frame([{"geometry": LineString([(0, 0), (900, 0)])}]).to_crs(4326)
     proposed.to_file(tmp_path / "extension.geojson")
-    reg = str(tmp_path / "reg.sqlite")
-    args = [
+    return data
+
+
+def plan_args(data, tmp_path, *extra):
+    return [
         "plan",
         "--profile",
         "fort-plain",
@@ -207,8 +524,19 @@ def test_plan_cli_json_save_export_pdf(tmp_path):
         str(tmp_path / "extension.geojson"),
         "--diameter",
         "8",
+        *extra,
+    ]
+
+
+def test_plan_cli_json_save_export_pdf(town_gpkg, tmp_path):
+    reg = str(tmp_path / "reg.sqlite")
+    args = plan_args(
+        town_gpkg,
+        tmp_path,
         "--name",
         "Oak St",
+        "--material",
+        "reinforced concrete",
         "--save",
         "--register",
         reg,
@@ -216,46 +544,33 @@ def test_plan_cli_json_save_export_pdf(tmp_path):
         str(tmp_path / "plan.gpkg"),
         "--pdf",
         str(tmp_path / "plan.pdf"),
+        "--preparer",
+        "Pat Engineer",
         "--json",
-    ]
+    )
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     doc = json.loads(result.output)
-    for key in (
-        "newly_mandated",
-        "manholes",
-        "length_ft",
-        "design_checks",
-        "exfiltration_allowance_gpd",
-        "petition",
-        "cost",
-        "downstream",
-    ):
-        assert key in doc
-    assert set(doc["manholes"][0]) == {"x", "y", "reason"}
-    assert set(doc["design_checks"][0]) == {"check", "passed", "section", "message"}
+    assert set(doc["manholes"][0]) == {"id", "x", "y", "reason", "existing", "station_ft"}
+    assert set(doc["design_checks"][0]) == {"check", "verdict", "passed", "section", "message"}
     assert {"total", "by_frontage", "by_parcel", "by_unit"} <= set(doc["cost"])
-    assert {"path", "capacity_ok"} <= set(doc["downstream"])
-    assert doc["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"]
+    assert doc["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"] and doc["material"] == "reinforced concrete"
     assert doc["length_ft"] == pytest.approx(900, abs=0.5)  # drawn in degrees, measured in feet
-    assert {n for n in gpd.list_layers(tmp_path / "plan.gpkg")["name"]} == {
-        "proposed_main",
-        "proposed_manholes",
-        "newly_mandated",
-    }
-    words = " ".join(PdfReader(tmp_path / "plan.pdf").pages[0].extract_text().split())
-    assert "Oak St" in words and "§ 144-17B" in words and "§ 144-18B" in words
-    CliRunner().invoke(main, [*args[:-7], "--name", "Oak St 6in", "--diameter", "6", "--save", "--register", reg])
-    listed = json.loads(CliRunner().invoke(main, ["plans", "--register", reg, "--json"]).output)
-    assert [p["name"] for p in listed] == ["Oak St", "Oak St 6in"]
-    assert listed[1]["checks_failed"][:1] == ["min_diameter"]
-    run_by_streets = CliRunner().invoke(
+    assert (doc["profile"], doc["profile_version"]) == ("fort-plain", FP.version)
+    layers = gpd.list_layers(tmp_path / "plan.gpkg")
+    assert set(layers["name"]) == {"proposed_main", "proposed_manholes", "newly_mandated", "benefiting_parcels"}
+    shares = gpd.read_file(tmp_path / "plan.gpkg", layer="benefiting_parcels")
+    assert sorted(shares["parcel_id"]) == doc["benefiting"] and shares["by_parcel"].sum() == pytest.approx(
+        doc["cost"]["total"]
+    )
+    assert doc["pdf"].endswith("plan.pdf")
+    by_streets = CliRunner().invoke(
         main,
         [
             "plan",
             "--profile",
             "fort-plain",
             "--data",
-            str(data),
+            str(town_gpkg),
             "--streets-run",
             "Oak St",
             "--diameter",
@@ -263,6 +578,69 @@ def test_plan_cli_json_save_export_pdf(tmp_path):
             "--json",
         ],
     )
-    assert json.loads(run_by_streets.output)["newly_mandated"] == doc["newly_mandated"]
-    bad = CliRunner().invoke(main, ["plan", "--profile", "fort-plain", "--data", str(data), "--diameter", "8"])
+    assert json.loads(by_streets.output)["newly_mandated"] == doc["newly_mandated"]
+    bad = CliRunner().invoke(main, ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--diameter", "8"])
     assert bad.exit_code == 2 and "--proposed PATH or --streets-run" in bad.output
+    zero = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path)[:-1] + ["0"])
+    assert zero.exit_code == 2 and "--diameter" in zero.output
+
+
+def test_plan_cli_prints_verdicts_requirements_and_sections(town_gpkg, tmp_path):
+    result = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path, "--material", "PVC"), catch_exceptions=False)
+    out = " ".join(result.output.split())
+    assert result.exit_code == 0
+    for text in (
+        "for the engineer",
+        "Requirements the contractor must meet",
+        "Exfiltration test sections",
+        "a majority is 3 signatures",
+        "Cost split",
+    ):
+        assert text in out, text
+    assert "PASS" not in out and "FAIL" not in out
+
+
+def test_plans_compare_side_by_side_csv_and_delete(town_gpkg, tmp_path):
+    reg = str(tmp_path / "reg.sqlite")
+    runner = CliRunner()
+    for name, diameter in (("A", "8"), ("B", "6")):
+        args = plan_args(town_gpkg, tmp_path, "--name", name, "--save", "--register", reg)
+        args[args.index("--diameter") + 1] = diameter
+        assert runner.invoke(main, args).exit_code == 0
+    listed = json.loads(runner.invoke(main, ["plans", "--register", reg, "--json"]).output)
+    assert [p["name"] for p in listed] == ["A", "B"]
+    a, b = listed
+    assert (a["cost"], a["newly_mandated"], a["septic_retired"], a["signatures_needed"]) == (269_000, 5, 5, 3)
+    assert a["cost_per_unit"] == pytest.approx(269_000 / 10) and b["checks_not_met"] == "min diameter"
+    csv_path = tmp_path / "compare.csv"
+    shown = runner.invoke(main, ["plans", "--compare", "B", "A", "--register", reg, "--csv", str(csv_path)])
+    text = " ".join(shown.output.split())
+    assert shown.exit_code == 0 and "Septic systems retired" in text and "Cost per newly connected" in text
+    rows = list(csv.reader(csv_path.read_text(encoding="utf-8").splitlines()))
+    assert rows[0] == ["measure", "B", "A"]
+    table = {r[0]: r[1:] for r in rows[1:]}
+    assert table["Parcels newly mandated"] == ["5", "5"] and table["Petition signatures needed"] == ["3", "3"]
+    assert float(table["Estimated cost ($)"][1]) == 269_000
+    missing = runner.invoke(main, ["plans", "--compare", "A", "Z", "--register", reg])
+    assert missing.exit_code == 2 and "Z" in missing.output and "saved: A, B" in missing.output
+    gone = runner.invoke(main, ["plans", "--delete", "A", "--register", reg, "--json"])
+    assert [p["name"] for p in json.loads(gone.output)] == ["B"]
+    again = runner.invoke(main, ["plans", "--delete", "A", "--register", reg])
+    assert again.exit_code == 2 and "no saved scenario" in again.output
+
+
+def test_compare_reads_scenarios_saved_before_this_version():
+    old = {
+        "cost": {"total": 1000.0},
+        "newly_mandated": ["X"],
+        "private_systems": [],
+        "petition": {"applies": False, "signatures_needed": 0},
+        "units": 0,
+        "length_ft": 10.0,
+        "manholes": [{"x": 0, "y": 0, "reason": "end"}],
+        "design_checks": [{"check": "min_diameter", "passed": False, "section": "§ 1", "message": ""}],
+        "downstream": {"capacity_ok": True},
+    }
+    values = {r["measure"]: r["values"][0] for r in compare_plans([{"name": "old", "diameter_in": 6, "result": old}])}
+    assert values["cost_per_unit"] is None and values["signatures_needed"] is None
+    assert values["checks_not_met"] == "min diameter" and values["new_manholes"] == 1

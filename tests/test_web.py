@@ -402,11 +402,11 @@ def test_plan_evaluate_save_compare_export(hill_store, tmp_path):
     ).get_json()
     assert not next(c for c in six["design_checks"] if c["check"] == "min_diameter")["passed"]
     page = client.get("/plans").get_data(as_text=True)
-    assert "Hill main" in page and "Hill 6in" in page and "FAIL min_diameter" in page
+    assert "Hill main" in page and "Hill 6in" in page and "does not meet (§ 144-18B)" in page
     gj = client.get("/plans/Hill main.geojson")
-    assert gj.status_code == 200 and len(json.loads(gj.data)["features"]) == 1 + len(doc["manholes"]) + len(
-        doc["newly_mandated"]
-    )
+    assert gj.status_code == 200 and len(json.loads(gj.data)["features"]) == 1 + bool(doc["connecting_main"]) + len(
+        doc["manholes"]
+    ) + len(doc["newly_mandated"]) + len(doc["vacant_benefiting"])
     assert client.get("/plans/Hill main.gpkg").data[:15] == b"SQLite format 3"
     assert client.get("/plans/Hill main.pdf").data[:4] == b"%PDF"
     assert client.get("/plans/nothing.pdf").status_code == 404

@@ -204,18 +204,34 @@
   }));
 
   // --- planning an extension ---------------------------------------------------------------------------------
+  // Draw or load a main, evaluate it (POST /plans/evaluate), and show the plan; reopen a saved one (?plan=NAME).
   const panel = document.getElementById("plan-panel");
+  const planOutput = panel ? document.getElementById("plan-result") : null;
   if (panel) {
     const startButton = document.getElementById("draw-start");
     const finishButton = document.getElementById("draw-finish");
     const evaluateButton = document.getElementById("plan-evaluate");
-    const output = document.getElementById("plan-result");
+    const output = planOutput;
+    // The pipe material: checked against the materials the town's law lists (Fort Plain § 144-18A).
+    const materialLabel = el("label", "Material ");
+    const material = el("input");
+    material.id = "plan-material";
+    material.size = 14;
+    material.placeholder = "e.g. reinforced concrete";
+    material.setAttribute("list", "plan-materials");
+    const materials = el("datalist");
+    materials.id = "plan-materials";
+    ["reinforced concrete", "extra-strength vitrified clay", "asbestos-cement", "PVC", "ductile iron"].forEach(
+      (m) => { const o = el("option"); o.value = m; materials.append(o); });
+    materialLabel.append(material, materials);
+    document.getElementById("plan-diameter").closest("label").after(" ", materialLabel);
     let preview = null;
     const redraw = () => {
       if (preview) planLayer.removeLayer(preview);
       preview = L.polyline(drawn, { color: "#1f78b4", weight: 5, dashArray: drawing ? "6 6" : null }).addTo(planLayer);
       evaluateButton.disabled = drawing || (drawn.length < 2 && !document.getElementById("plan-streets").value.trim());
     };
+    panel.sewerplanRedraw = redraw;
     document.getElementById("plan-streets").addEventListener("input", () => {
       if (!drawing) evaluateButton.disabled = drawn.length < 2 && !document.getElementById("plan-streets").value.trim();
     });
@@ -244,6 +260,7 @@
       const body = { geometry: { type: "LineString", coordinates: drawn.map((p) => [p.lng, p.lat]) },
                      streets_run: drawn.length >= 2 ? null : streetsRun || null,
                      diameter_in: Number(document.getElementById("plan-diameter").value),
+                     material: material.value.trim() || null,
                      name: document.getElementById("plan-name").value,
                      save: document.getElementById("plan-save").checked };
       const response = await fetch("/plans/evaluate", { method: "POST", credentials: "same-origin",
@@ -254,24 +271,62 @@
     });
   }
 
+  const reopen = new URLSearchParams(window.location.search).get("plan");
+  if (reopen) {
+    (async () => {
+      const response = await fetch(`/plans/${encodeURIComponent(reopen)}.json`, { credentials: "same-origin" });
+      const plan = await response.json();
+      if (!response.ok) {
+        if (planOutput) planOutput.textContent = plan.error ? plan.error.message : `Could not open ${reopen}.`;
+        return;
+      }
+      showPlan(plan, planOutput);
+      map.fitBounds(L.geoJSON(plan.map.line).getBounds().pad(0.3), { maxZoom: 18 });
+      if (panel) {  // ready to re-evaluate: the same line, diameter, material and name
+        drawn = plan.map.line.coordinates.map(([lon, lat]) => L.latLng(lat, lon));
+        document.getElementById("plan-diameter").value = plan.diameter_in;
+        document.getElementById("plan-material").value = plan.material || "";
+        document.getElementById("plan-name").value = plan.name;
+        document.getElementById("plan-evaluate").disabled = false;
+        panel.scrollIntoView({ block: "nearest" });
+      }
+    })();
+  }
+
   function showPlan(plan, output) {
     planLayer.clearLayers();
     L.geoJSON(plan.map.line, { style: { color: "#1f78b4", weight: 5 } }).addTo(planLayer);
+    if (plan.map.connecting) {
+      L.geoJSON(plan.map.connecting, { style: { color: "#1f78b4", weight: 5, dashArray: "8 6" } }).addTo(planLayer);
+    }
     plan.map.parcels.forEach((g) => L.geoJSON(g, { style: { color: "#e31a1c", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
-    plan.map.manholes.forEach((g) => L.geoJSON(g, { pointToLayer: (f, ll) => L.circleMarker(ll, {
-      radius: 6, color: "#1f78b4", weight: 2, fillColor: "#fff", fillOpacity: 1 }) }).addTo(planLayer));
+    (plan.map.vacant || []).forEach((g) => L.geoJSON(g, { style: { color: "#ff7f00", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
+    plan.map.manholes.forEach((m) => L.geoJSON(m.geometry, { pointToLayer: (f, ll) => L.circleMarker(ll, {
+      radius: 6, color: m.existing ? "#000" : "#1f78b4", weight: 2, fillColor: m.existing ? "#000" : "#fff", fillOpacity: 1 })
+      .bindTooltip(() => el("span", `${m.id}: ${m.reason}`)) }).addTo(planLayer));
+    if (!output) return;
     output.replaceChildren();
     const list = el("ul", null, "plan-summary");
-    const add = (text) => list.append(el("li", text));
-    add(`${Math.round(plan.length_ft).toLocaleString()} ft of ${plan.diameter_in}-inch main, ${plan.manholes.length} manholes`);
-    add(`Newly required to connect: ${plan.newly_mandated.length} parcels (${plan.units} units); ` +
-        `${plan.private_systems.length} on private systems; ${plan.held_by_service_area.length} held by the service area`);
+    const add = (text, cls) => list.append(el("li", text, cls));
+    const newManholes = plan.manholes.filter((m) => !m.existing).length;
+    add(`${plan.name ? plan.name + ": " : ""}${Math.round(plan.length_ft).toLocaleString()} ft of ${plan.diameter_in}-inch` +
+        `${plan.material ? " " + plan.material : ""} main, ${newManholes} new manholes` +
+        (plan.connecting_main ? ` (with a ${Math.round(plan.connecting_main.length_ft)} ft connecting main to ${plan.connecting_main.to_manhole})` : ""));
+    const unknown = (plan.flow && plan.flow.units_unknown.length) || 0;
+    add(`Newly required to connect: ${plan.newly_mandated.length} parcels (${plan.units} living units` +
+        `${unknown ? `; units unknown for ${unknown}` : ""}); ${plan.private_systems.length} septic systems retired` +
+        `${(plan.vacant_benefiting || []).length ? `; ${plan.vacant_benefiting.length} vacant lots benefit` : ""}` +
+        `${plan.held_by_service_area.length ? `; ${plan.held_by_service_area.length} outside every service area` : ""}`);
     if (plan.petition.applies) add(`Petition (${plan.petition.section}): ${plan.petition.signatures_needed} of ` +
                                    `${plan.petition.benefiting_owners} benefiting owners make a majority`);
-    add(`Estimated cost $${Math.round(plan.cost.total).toLocaleString()}`);
-    plan.design_checks.forEach((c) => add(`${c.passed ? "PASS" : "FAIL"} ${c.section}: ${c.message}`));
-    add(`Downstream: ${plan.downstream.capacity_ok ? "capacity sufficient" : "capacity exceeded or unknown"}` +
-        (plan.downstream.problem ? `; ${plan.downstream.problem}` : ""));
+    add(`Estimated cost $${plan.cost.total.toLocaleString(undefined, { minimumFractionDigits: 2 })}` +
+        (plan.units ? `, $${Math.round(plan.cost.total / plan.units).toLocaleString()} per newly connected living unit` : ""));
+    plan.design_checks.forEach((c) => add(`${c.check.replace(/_/g, " ")}: ${c.verdict} (${c.section}). ${c.message}`,
+                                          `verdict ${c.verdict.replace(/ /g, "-")}`));
+    (plan.requirements || []).forEach((r) => add(`Requirement, ${r.requirement.replace(/_/g, " ")} (${r.section}): ${r.text}`,
+                                                 "requirement"));
+    (plan.test_sections || []).forEach((s) => add(`Test section ${s.number}: ${s.from_manhole} to ${s.to_manhole}, ` +
+      `${s.length_ft.toLocaleString()} ft, leakage at most ${s.allowance_gpd} gallons per day`, "test-section"));
     output.append(list);
     output.dataset.newlyMandated = String(plan.newly_mandated.length);
   }

@@ -1,4 +1,8 @@
-"""Planning an extension on the web: evaluate a main drawn on the map, save scenarios, compare and export them."""
+"""Planning an extension on the web: evaluate a main drawn on the map, save scenarios, compare, reopen, delete, export.
+
+Scenario names go in query or form fields, or at the end of a path (``/plans/<name>.pdf``, any characters), so
+names with ``/``, ``#``, ``?`` or ``%`` work everywhere.
+"""
 
 from __future__ import annotations
 
@@ -7,23 +11,49 @@ import tempfile
 from pathlib import Path
 
 import shapely
-from flask import Blueprint, abort, jsonify, render_template, request, send_file
+from flask import Blueprint, abort, current_app, g, jsonify, redirect, render_template, request, send_file, url_for
+from pyproj import CRS
 
-from gisapp.pipeline import plan_on_layers
-from gisapp.security import requires
+from analysis.plans import compare_plans
+from analysis.profiles import load_profile
+from gisapp.pipeline import plan_on_layers, plan_pdf
+from gisapp.security import LOCAL_USER, requires
 from gisapp.state import network, store_layers
-from layers.letters import write_plan_summary
+from layers.board import write_comparison_csv
+from layers.errors import LayerError
 from layers.read import proposed_from_geojson, street_run, to_lonlat_geojson
 from layers.register import Register
 from layers.write import write_plan
 
 bp = Blueprint("plans", __name__, url_prefix="/plans")
+FORMATS = ("geojson", "gpkg", "pdf", "json")
 
 
 def _register() -> Register:
-    from flask import current_app
-
     return Register(current_app.config["REGISTER"])
+
+
+def _map(doc: dict, line, layers) -> dict:
+    """The plan's geometry in longitude/latitude for the map: the drawn main, the connecting main, manholes and
+    the parcels reached (newly mandated, vacant lots that benefit)."""
+    crs = layers.parcels.crs
+    run = doc.get("connecting_main")
+    ids = layers.parcels["parcel_id"].astype(str)
+
+    def lots(wanted):
+        return to_lonlat_geojson(layers.parcels.geometry.values[ids.isin(wanted).to_numpy()], crs) if wanted else []
+
+    points = shapely.points([(m["x"], m["y"]) for m in doc["manholes"]]) if doc["manholes"] else []
+    return {
+        "line": to_lonlat_geojson([line], crs)[0],
+        "connecting": to_lonlat_geojson([shapely.LineString(run["coords"])], crs)[0] if run else None,
+        "manholes": [
+            {"geometry": geometry, "id": m.get("id"), "existing": bool(m.get("existing")), "reason": m["reason"]}
+            for geometry, m in zip(to_lonlat_geojson(points, crs), doc["manholes"], strict=True)
+        ],
+        "parcels": lots(set(doc["newly_mandated"])),
+        "vacant": lots(set(doc.get("vacant_benefiting", []))),
+    }
 
 
 @bp.post("/evaluate")
@@ -34,7 +64,10 @@ def evaluate():
         diameter = float(body.get("diameter_in", 8))
     except (TypeError, ValueError):
         abort(400, description="The diameter must be a number of inches.")
-    name = str(body.get("name") or "scenario")[:80]
+    if not diameter > 0:
+        abort(400, description="The diameter must be a positive number of inches.")
+    name = str(body.get("name") or "scenario").strip()[:80] or "scenario"
+    material = str(body.get("material") or "").strip()[:60] or None
     layers, profile = store_layers()
     if body.get("streets_run"):
         line = street_run(layers.streets, str(body["streets_run"]))
@@ -46,47 +79,96 @@ def evaluate():
         profile,
         line,
         diameter_in=diameter,
+        material=material,
         name=name,
         network=net,
         register=_register() if body.get("save") else None,
     )
-    manhole_points = shapely.points([(m["x"], m["y"]) for m in doc["manholes"]])
-    doc["map"] = {
-        "line": to_lonlat_geojson([line], layers.parcels.crs)[0],
-        "manholes": to_lonlat_geojson(manhole_points, layers.parcels.crs),
-        "parcels": to_lonlat_geojson(result.parcels.geometry.values, layers.parcels.crs),
-    }
+    doc["map"] = _map(doc, line, layers)
     return jsonify(doc)
+
+
+def _saved(names: list[str] | None = None) -> list[dict]:
+    saved = _register().saved_plans()
+    if names:
+        wanted = set(names)
+        saved = [p for p in saved if p["name"] in wanted]
+    return saved
 
 
 @bp.get("")
 @requires("viewer")
 def index():
-    return render_template("plans/index.html", plans=_register().saved_plans())
+    everything = _register().saved_plans()
+    chosen = request.args.getlist("compare")
+    plans = [p for p in everything if p["name"] in set(chosen)] if chosen else everything
+    rows = compare_plans(plans)
+    checks: list[str] = []
+    for p in plans:
+        checks += [c["check"] for c in p["result"]["design_checks"] if c["check"] not in checks]
+    verdicts = [
+        {
+            c["check"]: c | {"verdict": c.get("verdict") or ("meets" if c.get("passed") else "does not meet")}
+            for c in p["result"]["design_checks"]
+        }
+        for p in plans
+    ]
+    return render_template(
+        "plans/index.html",
+        plans=plans,
+        everything=everything,
+        chosen=set(chosen),
+        rows=rows,
+        checks=checks,
+        verdicts=verdicts,
+        message=request.args.get("message"),
+    )
 
 
-@bp.get("/<name>.<fmt>")
+@bp.get("/compare.csv")
+@requires("viewer")
+def compare_csv():
+    plans = _saved(request.args.getlist("compare"))
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "scenarios.csv"
+        write_comparison_csv(path, [p["name"] for p in plans], compare_plans(plans))
+        payload = io.BytesIO(path.read_bytes())
+    return send_file(payload, mimetype="text/csv", as_attachment=True, download_name="scenarios.csv")
+
+
+@bp.post("/delete")
+@requires("planner")
+def delete():
+    name = request.form.get("name", "")
+    if not _register().delete_plan(name):
+        abort(404, description=f"No saved scenario is named {name!r}: it may have been deleted already.")
+    return redirect(url_for("plans.index", message=f"Deleted scenario {name}."))
+
+
+@bp.get("/<path:name>.<any(geojson, gpkg, pdf, json):fmt>")
 @requires("viewer")
 def export(name: str, fmt: str):
     saved = {p["name"]: p for p in _register().saved_plans()}
-    if name not in saved or fmt not in ("geojson", "gpkg", "pdf"):
-        abort(404, description="No such scenario or format (geojson, gpkg, pdf).")
+    if name not in saved:
+        abort(404, description=f"No saved scenario is named {name!r}.")
     plan = saved[name]
-    layers, profile = store_layers()
+    doc = plan["result"] | {"name": name}
+    layers, _ = store_layers()
+    if not CRS(plan["crs"]).equals(CRS(layers.parcels.crs)):
+        raise LayerError(
+            f"The scenario {name} was saved in {plan['crs']}, but the store's layers are now in "
+            f"{layers.parcels.crs.to_string()}: draw and evaluate it again."
+        )
     line = shapely.from_wkt(plan["geometry_wkt"])
-    parcels = layers.parcels[layers.parcels["parcel_id"].astype(str).isin(plan["result"]["newly_mandated"])]
+    if fmt == "json":
+        return jsonify(doc | {"map": _map(doc, line, layers), "diameter_in": plan["diameter_in"]})
     with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / f"{name}.{fmt}"
+        path = Path(folder) / f"plan.{fmt}"
         if fmt == "pdf":
-            write_plan_summary(path, name, plan["result"], profile=profile)
+            profile = load_profile(plan["profile"], overrides=doc.get("profile_overrides") or None)
+            preparer = "local planner" if g.user == LOCAL_USER else g.user
+            plan_pdf(path, doc, layers, profile, line=line, preparer=preparer)
         else:
-            write_plan(
-                str(path),
-                line,
-                plan["result"]["manholes"],
-                parcels,
-                crs=layers.parcels.crs,
-                attrs={"name": name, "diameter_in": plan["diameter_in"], "length_ft": plan["result"]["length_ft"]},
-            )
+            write_plan(str(path), doc, line, layers.parcels, crs=layers.parcels.crs)
         payload = io.BytesIO(path.read_bytes())
-    return send_file(payload, as_attachment=True, download_name=f"{name}.{fmt}")
+    return send_file(payload, as_attachment=True, download_name=f"{name.replace('/', '-')}.{fmt}")

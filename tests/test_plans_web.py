@@ -1,0 +1,166 @@
+"""The plans page and the plan panel: evaluate, save, compare side by side, export, reopen on the map, delete.
+
+With the Flask test client on the hand-made Oak St town (tests/test_plans.py), and in a real headless Chromium.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import threading
+from urllib.parse import quote
+
+import geopandas as gpd
+import pytest
+from click.testing import CliRunner
+from pypdf import PdfReader
+from shapely.geometry import LineString
+from werkzeug.serving import make_server
+
+from gisapp.cli import main
+from layers.users import add_user
+from layers.write import write_layers
+from tests.conftest import ny_frame
+from tests.test_plans import layout
+from tests.test_web import browser, csrf, make_app, open_map, shot, wait_for  # noqa: F401 - browser is a fixture
+
+ODD_NAME = "Oak/St #2 ?50% six"
+HOSTILE = "<img src=x onerror=alert(1)>"
+
+
+@pytest.fixture(scope="module")
+def oak_store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("oak") / "town.gpkg"
+    write_layers(str(path), layout(shift=(1, 1)))
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def oak_line() -> list[list[float]]:
+    line = ny_frame([{"geometry": LineString([(0, 0), (900, 0)])}]).to_crs(4326).geometry.iloc[0]
+    return [list(c) for c in line.coords]
+
+
+def evaluate(client, token, **body):
+    body = {"geometry": {"type": "LineString", "coordinates": oak_line()}, "diameter_in": 8} | body
+    response = client.post("/plans/evaluate", json=body, headers={"X-CSRF-Token": token})
+    assert response.status_code == 200, response.get_data(as_text=True)
+    return response.get_json()
+
+
+def test_evaluate_gives_verdicts_requirements_sections_and_the_map(oak_store, tmp_path):
+    client = make_app(oak_store, tmp_path).test_client()
+    token = csrf(client)
+    doc = evaluate(client, token, material="PVC", name="Oak")
+    assert doc["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"] and doc["vacant_benefiting"] == ["L4", "L7"]
+    verdicts = {c["check"]: c["verdict"] for c in doc["design_checks"]}
+    assert verdicts["pipe_material"] == "for the engineer" and verdicts["connection"] == "meets"
+    assert [s["allowance_gpd"] for s in doc["test_sections"]] == [pytest.approx(149.9, abs=0.06)]
+    assert doc["map"]["manholes"][0]["existing"] and doc["map"]["manholes"][0]["id"] == "A"
+    assert len(doc["map"]["parcels"]) == 5 and len(doc["map"]["vacant"]) == 2 and doc["map"]["connecting"] is None
+    bad = client.post(
+        "/plans/evaluate",
+        json={"geometry": {"type": "LineString", "coordinates": oak_line()}, "diameter_in": -8},
+        headers={"X-CSRF-Token": token},
+    )
+    assert bad.status_code == 400 and "positive" in bad.get_json()["error"]["message"]
+
+
+def test_plans_page_side_by_side_compare_export_reopen_delete(oak_store, tmp_path):
+    app = make_app(oak_store, tmp_path)
+    client = app.test_client()
+    token = csrf(client)
+    evaluate(client, token, name="Eight", save=True)
+    evaluate(client, token, name=ODD_NAME, diameter_in=6, save=True)
+    evaluate(client, token, name=HOSTILE, save=True)
+    page = client.get("/plans").get_data(as_text=True)
+    assert page.count('class="scenario"') == 3 and HOSTILE not in page  # one column each; names escaped
+    for measure in ("cost", "newly_mandated", "septic_retired", "signatures_needed", "cost_per_unit"):
+        assert f'data-measure="{measure}"' in page
+    assert 'data-check="min_diameter"' in page and "does not meet (§ 144-18B)" in page
+    assert "$26,900.00" in page  # cost per newly connected living unit: $269,000 / 10
+    one = client.get("/plans?compare=Eight").get_data(as_text=True)
+    assert one.count('class="scenario"') == 1
+    table = client.get("/plans/compare.csv?compare=Eight&compare=" + quote(ODD_NAME))
+    rows = list(csv.reader(table.get_data(as_text=True).splitlines()))
+    assert table.mimetype == "text/csv" and rows[0] == ["measure", "Eight", ODD_NAME]
+    assert {r[0]: r[1:] for r in rows}["Septic systems retired"] == ["5", "5"]
+
+    reopened = client.get(f"/plans/{quote(ODD_NAME)}.json").get_json()
+    assert reopened["name"] == ODD_NAME and reopened["diameter_in"] == 6 and len(reopened["map"]["manholes"]) == 4
+    assert reopened["map"]["line"]["type"] == "LineString"
+    pdf = client.get(f"/plans/{quote(ODD_NAME)}.pdf")
+    assert pdf.status_code == 200 and pdf.data[:4] == b"%PDF"
+    (tmp_path / "odd.pdf").write_bytes(pdf.data)
+    text = " ".join(" ".join(p.extract_text().split()) for p in PdfReader(tmp_path / "odd.pdf").pages)
+    assert "by local planner" in text and "6-inch pipe is below the 8-inch minimum" in text
+    gpkg = client.get(f"/plans/{quote(ODD_NAME)}.gpkg")
+    (tmp_path / "odd.gpkg").write_bytes(gpkg.data)
+    assert "benefiting_parcels" in set(gpd.list_layers(tmp_path / "odd.gpkg")["name"])
+    assert client.get("/plans/nothing.json").status_code == 404
+    assert client.get("/plans/Eight.csv").status_code == 404  # not an export format
+
+    assert client.post("/plans/delete", data={"name": "Eight"}).status_code == 400  # no CSRF token
+    gone = client.post("/plans/delete", data={"name": ODD_NAME, "csrf_token": token})
+    assert gone.status_code == 302
+    after = client.get(gone.headers["Location"]).get_data(as_text=True)
+    assert "Deleted scenario" in after and after.count('class="scenario"') == 2
+    again = client.post("/plans/delete", data={"name": ODD_NAME, "csrf_token": token})
+    assert again.status_code == 404
+
+
+def test_viewers_see_scenarios_but_cannot_delete_them(oak_store, tmp_path):
+    app = make_app(oak_store, tmp_path)
+    planner = app.test_client()
+    evaluate(planner, csrf(planner), name="Eight", save=True)
+    add_user(app.config["USERS_DB"], "vera", "viewer", "viewer-password")
+    viewer = app.test_client()
+    token = csrf(viewer)
+    viewer.post("/login", data={"name": "vera", "password": "viewer-password", "csrf_token": token})
+    token = csrf(viewer)
+    page = viewer.get("/plans").get_data(as_text=True)
+    assert "Eight" in page and "delete-plan" not in page
+    assert viewer.post("/plans/delete", data={"name": "Eight", "csrf_token": token}).status_code == 403
+    assert viewer.get("/plans/Eight.json").status_code == 200
+
+
+@pytest.mark.browser
+def test_scenarios_side_by_side_reopen_on_the_map_and_delete_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    app = make_app(oak_store, tmp_path)
+    client = app.test_client()
+    token = csrf(client)
+    evaluate(client, token, name="Eight", material="reinforced concrete", save=True)
+    evaluate(client, token, name=ODD_NAME, diameter_in=6, save=True)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        open_map(browser, url)
+        browser.get(url + "/plans")
+        heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#scenarios th.scenario")]
+        assert heads == ["Eight", ODD_NAME]
+        shot(browser, "plans-side-by-side")
+        browser.find_elements(By.CSS_SELECTOR, "a.reopen")[1].click()
+        items = wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#plan-result li"))
+        text = " ".join(li.get_attribute("textContent") for li in items)
+        assert text.startswith(ODD_NAME) and "6-inch" in text and "does not meet (§ 144-18B)" in text
+        assert "Requirement, trench width (§ 144-18F): Not covered by § 144-18F" in text
+        assert browser.find_element(By.ID, "plan-diameter").get_attribute("value") == "6"
+        assert browser.find_element(By.ID, "plan-name").get_attribute("value") == ODD_NAME
+        assert browser.find_element(By.ID, "plan-evaluate").is_enabled()
+        shot(browser, "plan-reopened")
+        browser.find_element(By.ID, "plan-material").send_keys("PVC")
+        browser.find_element(By.ID, "plan-evaluate").click()
+        wait_for(browser, lambda: "for the engineer" in browser.find_element(By.ID, "plan-result").text)
+        browser.get(url + "/plans")
+        browser.find_elements(By.CSS_SELECTOR, "form.delete-plan button")[0].click()
+        wait_for(browser, lambda: browser.find_elements(By.ID, "message"))
+        assert "Deleted scenario Eight" in browser.find_element(By.ID, "message").text
+        heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#scenarios th.scenario")]
+        assert heads == [ODD_NAME]
+        assert json.loads(client.get("/plans/" + quote(ODD_NAME) + ".json").data)["name"] == ODD_NAME
+    finally:
+        server.shutdown()
