@@ -122,7 +122,8 @@ class NetworkRules:
 
 @dataclass(frozen=True)
 class BuildingRules:
-    """Building sewers: one per building, rear buildings, living units per building sewer, manhole connections."""
+    """Building sewers: one per building, rear buildings, living units per building sewer, manhole connections,
+    and the least size and slope of a building sewer."""
 
     separate_building_sewer: Rule = _rule(bool)
     rear_building_rule: Rule = _rule(str, choices=("may_share", "main_extension"))
@@ -131,7 +132,11 @@ class BuildingRules:
     units_per_lateral: Rule = _rule(int, nullable=True)
     class_units: Rule = _rule(dict)
     manhole_connection_classes: Rule = _rule(list)
+    complex_classes: Rule = _rule(list)
     commercial_complex_min_buildings: Rule = _rule(int, nullable=True)
+    manhole_connection_decided_by: Rule = _rule(str)
+    building_sewer_min_diameter_in: Rule = _rule((int, float), nullable=True)
+    building_sewer_min_slope_in_per_ft: Rule = _rule((int, float), nullable=True)
 
 
 @dataclass(frozen=True)

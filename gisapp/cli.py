@@ -157,8 +157,8 @@ def _print_summary(summary: dict, profile) -> None:
         b = summary["buildings"]
         out.print(
             f"Buildings: {b['rear_buildings']} rear building(s), {b['needing_more_laterals']} needing more than "
-            f"one building sewer, {b['manhole_connections']} connecting through a manhole "
-            "(sewerplan buildings lists them).",
+            f"one building sewer, {b['manhole_connection_cases']} manhole connection(s) for the administrative "
+            "body to determine (sewerplan buildings lists them).",
             highlight=False,
         )
     if "traced" in summary:

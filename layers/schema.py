@@ -302,7 +302,27 @@ LATERALS = LayerSpec(
     geometry=LINEAR,
     id_field="lateral_id",
     help="existing building sewers (laterals) from buildings to mains",
-    fields=(FieldSpec("lateral_id", False, ("lateral_id", "service_id", "objectid", "fid", "id")),),
+    fields=(
+        FieldSpec("lateral_id", False, ("lateral_id", "service_id", "objectid", "fid", "id")),
+        FieldSpec(
+            "diameter_in",
+            False,
+            ("diameter_in", "diameter", "diam", "size_in", "pipe_size", "pipesize"),
+            "inside diameter of the building sewer (inches)",
+        ),
+        FieldSpec(
+            "us_invert_ft",
+            False,
+            MAINS.field("us_invert_ft").aliases,
+            "invert at the lateral's first vertex (ft)",
+        ),
+        FieldSpec(
+            "ds_invert_ft",
+            False,
+            MAINS.field("ds_invert_ft").aliases,
+            "invert at the lateral's last vertex (ft)",
+        ),
+    ),
 )
 
 SERVICE_AREAS = LayerSpec(

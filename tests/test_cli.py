@@ -327,7 +327,9 @@ def test_buildings_command_json(town_gpkg, tmp_path):
         "shared_lateral",
         "required_laterals",
         "existing_laterals",
-        "manhole_connection_required",
+        "manhole_connection_case",
+        "lateral_diameter_in",
+        "lateral_slope_in_per_ft",
         "section",
         "reason",
     }
