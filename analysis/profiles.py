@@ -74,7 +74,7 @@ class MandateRules:
     """Who must connect: § 144-4 (Fort Plain), § 168-22.2G (Poughkeepsie), § 196-17 (Wappinger)."""
 
     distance_ft: Rule = _rule((int, float), nullable=True)
-    measured_from: Rule = _rule(str, choices=("parcel_boundary",))
+    measured_from: Rule = _rule(str, choices=("parcel_boundary", "curbline"))
     requires_abutting_street: Rule = _rule(bool)
     requires_occupied_building: Rule = _rule(bool)
     notice_period_days: Rule = _rule(int, nullable=True)
@@ -148,6 +148,34 @@ class NoticeRules:
 
 
 @dataclass(frozen=True)
+class DischargeRules:
+    """What a property discharges: grease interceptors by property class, industrial users by flow."""
+
+    grease_interceptor: Rule = _rule(str, choices=("required", "at_discretion", "none"))
+    grease_decided_by: Rule = _rule(str)
+    food_service_classes: Rule = _rule(list)
+    interceptor_exempt_classes: Rule = _rule(list)
+    industrial_classes: Rule = _rule(list)
+    residential_classes: Rule = _rule(list)
+    significant_user_gpd: Rule = _rule((int, float), nullable=True)
+    significant_user_share: Rule = _rule((int, float), nullable=True)
+    flow_review_gpd: Rule = _rule((int, float), nullable=True)
+    flow_review_share: Rule = _rule((int, float), nullable=True)
+    flow_reviewed_by: Rule = _rule(str)
+    system_flow_gpd: Rule = _rule((int, float), nullable=True)
+
+
+@dataclass(frozen=True)
+class SubdivisionRules:
+    """Which proposed subdivisions must build sewers (Wappinger § 196-16G, § 196-23; Fort Plain § 144-21)."""
+
+    all_new_developments: Rule = _rule(bool)
+    max_acres_per_unit: Rule = _rule((int, float), nullable=True)
+    in_district_builds: Rule = _rule(bool)
+    private_until_available: Rule = _rule(bool)
+
+
+@dataclass(frozen=True)
 class DesignRules:
     """Planning a sewer extension: design checks, leakage allowance, capacity and cost, the owners' petition."""
 
@@ -182,6 +210,8 @@ class Profile:
     buildings: BuildingRules
     notices: NoticeRules
     design: DesignRules
+    discharges: DischargeRules
+    subdivisions: SubdivisionRules
     path: str = ""
 
     def rules(self) -> dict[str, Rule]:
@@ -206,6 +236,8 @@ _SECTIONS: dict[str, type] = {
     "buildings": BuildingRules,
     "notices": NoticeRules,
     "design": DesignRules,
+    "discharges": DischargeRules,
+    "subdivisions": SubdivisionRules,
 }
 _HEADER_KEYS = ("id", "municipality", "law", "source_text", "version", "summary")
 

@@ -16,6 +16,7 @@ from rich.table import Table
 from analysis.mandate import STATUSES
 from analysis.profiles import available_profiles, load_profile
 from gisapp.cli_common import data_options, loading, print_problems, user_errors
+from gisapp.cli_duties import duties
 from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
 from gisapp.cli_plan import plan, plans
@@ -48,6 +49,7 @@ main.add_command(buildings)
 main.add_command(notices)
 main.add_command(plan)
 main.add_command(plans)
+main.add_command(duties)
 
 
 @main.command()
@@ -90,7 +92,7 @@ def analyze(
         required=("parcels", "mains"),
         connected_file=connected_file,
         connected_column=connected_column,
-        extra_steps=4 + bool(out_path),
+        extra_steps=5 + bool(out_path),
     ) as (loaded, bar):
         layers, profile = loaded.layers, loaded.profile
         run = run_analysis(
@@ -124,6 +126,8 @@ def _mandated_json(mandated) -> list[dict]:
         for c in (
             "parcel_id",
             "distance_ft",
+            "boundary_distance_ft",
+            "measured_from",
             "main_id",
             "section",
             "deadline",

@@ -54,6 +54,8 @@ def test_analyze_json_shape(town_gpkg, tmp_path):
     assert set(first) == {
         "parcel_id",
         "distance_ft",
+        "boundary_distance_ft",
+        "measured_from",
         "main_id",
         "section",
         "deadline",
