@@ -34,6 +34,7 @@ from typing import Any
 from analysis.errors import ProfileError
 
 PROFILE_DIR = Path(__file__).parent / "profiles"
+RULE_TESTS = Path(__file__).parent / "rule_tests.toml"
 
 _RULE_KEYS = {"value", "section", "quote", "derived", "setting", "town_setting", "note"}
 
@@ -60,6 +61,14 @@ class Rule:
         if self.overridden:
             text += " (value set by the user)"
         return text
+
+    @property
+    def kind(self) -> str:
+        """``law`` (the value is the ordinance's), ``setting`` (a reading the profile chose where the law gives no
+        number) or ``municipality`` (the law leaves it to the municipality, or has no such rule: unset until set)."""
+        if self.town_setting and self.value is None:
+            return "municipality"
+        return "setting" if self.setting or self.town_setting else "law"
 
     def as_dict(self) -> dict:
         return {k: v for k, v in dataclasses.asdict(self).items() if v not in ("", False) or k == "value"}
@@ -240,6 +249,22 @@ _SECTIONS: dict[str, type] = {
     "subdivisions": SubdivisionRules,
 }
 _HEADER_KEYS = ("id", "municipality", "law", "source_text", "version", "summary")
+
+
+def rule_tests() -> dict[str, list[str]]:
+    """The tests that cover each rule: ``table.key`` (or ``profile:table.key`` for one profile) -> test IDs.
+
+    Read from ``analysis/rule_tests.toml``; ``tests/test_profiles.py`` fails when a rule of a bundled profile has
+    no entry there, or an entry names a test that does not exist or does not name the rule.
+    """
+    data = tomllib.loads(RULE_TESTS.read_text(encoding="utf-8"))
+    return {str(k): [str(t) for t in v] for k, v in data.get("tests", {}).items()}
+
+
+def covering_tests(profile: Profile, key: str, table: dict[str, list[str]] | None = None) -> list[str]:
+    """The tests listed for one rule of a profile (its own entry first, else the one all profiles share)."""
+    table = rule_tests() if table is None else table
+    return table.get(f"{profile.id}:{key}") or table.get(key, [])
 
 
 def available_profiles() -> list[str]:
