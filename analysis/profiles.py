@@ -267,6 +267,20 @@ def covering_tests(profile: Profile, key: str, table: dict[str, list[str]] | Non
     return table.get(f"{profile.id}:{key}") or table.get(key, [])
 
 
+KIND_WORDS = {"law": "law", "setting": "setting", "municipality": "left to the municipality"}
+
+
+def rules_markdown(profile: Profile) -> str:
+    """A Markdown table of the profile's rules (value, section, law or setting), as docs/analysis.md lists them."""
+    lines = ["| rule | value | section | law or setting |", "|---|---|---|---|"]
+    for key, rule in profile.rules().items():
+        value = "unset" if rule.value is None else str(rule.value)
+        value = value if len(value) <= 60 else value[:57] + "..."
+        value = value.replace("|", "\\|")
+        lines.append(f"| `{key}` | {value} | {rule.citation} | {KIND_WORDS[rule.kind]} |")
+    return "\n".join(lines)
+
+
 def available_profiles() -> list[str]:
     """The names of the bundled profiles (file names without ``.toml``)."""
     return sorted(p.stem for p in PROFILE_DIR.glob("*.toml"))

@@ -247,3 +247,16 @@ def test_profiles_show_rules_prints_kind_section_quote_and_tests():
     assert "left to the municipality" in text and "setting (the profile's reading)" in text
     assert "tests/test_buildings.py::test_building_sewer_size_and_slope" in text
     assert "NONE" not in text
+
+
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
+def test_docs_list_every_rule_of_each_town_and_which_are_settings(name):
+    from analysis.profiles import rules_markdown
+
+    docs = (REPO / "docs" / "analysis.md").read_text(encoding="utf-8")
+    table = rules_markdown(load_profile(name))
+    assert table in docs, (
+        f"docs/analysis.md does not list the rules of {name} as the profile holds them; replace its table with "
+        f"analysis.profiles.rules_markdown(load_profile({name!r})):\n{table}"
+    )
+    assert "| law |" in table and "| setting |" in table
