@@ -44,14 +44,18 @@ class DischargesResult:
     summary: dict = field(default_factory=dict)
 
 
-def assess_discharges(parcels: gpd.GeoDataFrame, *, profile: Profile, network=None) -> DischargesResult:
+def assess_discharges(
+    parcels: gpd.GeoDataFrame, *, profile: Profile, network=None, connections=None
+) -> DischargesResult:
     """Grease interceptors and industrial users for mandate results (``status``; optionally ``property_class``,
     ``units``, ``flow_gpd``, ``control_manhole``).
 
     ``network`` (an ``analysis.network.SewerNetwork``) gives the system's flow as the sewersheds of its outfalls;
-    without one, the flows of all parcels connected or required to connect are added up. Adds ``discharge_gpd``,
-    ``discharge_source``, ``flow_share_pct``, ``grease_interceptor``, ``industrial_user``, ``discharge_duties`` and
-    ``discharge_sections``; the input is not changed.
+    without one, the flows of all parcels connected or required to connect are added up. ``connections`` are the
+    parcels' ``analysis.trace.connect_parcels`` rows, where already found (else they are found here).
+
+    Adds ``discharge_gpd``, ``discharge_source``, ``flow_share_pct``, ``grease_interceptor``, ``industrial_user``,
+    ``discharge_duties`` and ``discharge_sections``; the input is not changed.
 
     Examples
     --------
@@ -79,7 +83,7 @@ def assess_discharges(parcels: gpd.GeoDataFrame, *, profile: Profile, network=No
     ).reset_index(drop=True)
 
     flow, source = _flows(parcels, profile)
-    system_gpd, system_source = _system_flow(parcels, flow, discharging, profile, network)
+    system_gpd, system_source = _system_flow(parcels, flow, discharging, profile, network, connections)
     share = flow / system_gpd if system_gpd and system_gpd > 0 else np.full(n, np.nan)
 
     grease, grease_text = _grease(klass, discharging, rules)
@@ -124,7 +128,7 @@ def _flows(parcels: gpd.GeoDataFrame, profile: Profile) -> tuple[np.ndarray, np.
     return flow, source
 
 
-def _system_flow(parcels, flow, discharging, profile, network) -> tuple[float | None, str]:
+def _system_flow(parcels, flow, discharging, profile, network, connections) -> tuple[float | None, str]:
     """The system's average daily flow: the profile's, else the outfalls' sewersheds, else all discharging parcels."""
     rule = profile.discharges.system_flow_gpd
     if rule.value is not None:
@@ -137,7 +141,7 @@ def _system_flow(parcels, flow, discharging, profile, network) -> tuple[float | 
         chosen = parcels[discharging].copy()
         # The sewershed adds living units times gallons per unit: give each parcel its flow in those units.
         chosen["units"] = flow[discharging] / per_unit
-        connections = connect_parcels(network, chosen)
+        connections = connect_parcels(network, chosen) if connections is None else connections[discharging]
         outfalls = np.flatnonzero(network.node_is_outfall)
         total = sum(sewershed(network, int(o), connections, chosen, profile=profile).flow_gpd for o in outfalls)
         names = ", ".join(str(network.node_id[o]) for o in outfalls[:5]) + (" ..." if len(outfalls) > 5 else "")

@@ -50,6 +50,7 @@ def assess_duties(
     *,
     profile: Profile,
     network=None,
+    connections=None,
     subdivisions: gpd.GeoDataFrame | None = None,
     service_areas: gpd.GeoDataFrame | None = None,
 ) -> DutiesResult:
@@ -67,7 +68,7 @@ def assess_duties(
     >>> r.parcels.loc[0, "duties"].endswith("for the engineer to decide.")
     True
     """
-    found = assess_discharges(parcels, profile=profile, network=network)
+    found = assess_discharges(parcels, profile=profile, network=network, connections=connections)
     out = found.parcels
     summary = dict(found.summary)
     n = len(out)

@@ -63,7 +63,7 @@ def duties(digitised_direction, show_all, out_path, as_json, **opts):
         layers, profile = loaded.layers, loaded.profile
         bar.step("analysing")
         parcels = analyse_layers(layers, profile).parcels
-        net = None
+        net = connections = None
         if layers.manholes is not None:
             bar.step("tracing the network")
             net = build_network(
@@ -73,9 +73,9 @@ def duties(digitised_direction, show_all, out_path, as_json, **opts):
                 profile=profile,
                 trust_digitised=digitised_direction or None,
             )
-            parcels, _ = add_network_results(parcels, net)
+            parcels, connections = add_network_results(parcels, net)
         bar.step("finding further duties")
-        found = duties_on_layers(layers, profile, parcels, net)
+        found = duties_on_layers(layers, profile, parcels, net, connections)
         if out_path:
             write_results(out_path, found.parcels)
     chosen = found.parcels if show_all else found.cases()

@@ -49,12 +49,13 @@ def analyse_layers(layers: Layers, profile: Profile, **options):
     )
 
 
-def duties_on_layers(layers: Layers, profile: Profile, parcels, network=None) -> DutiesResult:
+def duties_on_layers(layers: Layers, profile: Profile, parcels, network=None, connections=None) -> DutiesResult:
     """The further duties (discharges, subdivisions) for mandate results, as every command finds them."""
     return assess_duties(
         parcels,
         profile=profile,
         network=network,
+        connections=connections,
         subdivisions=layers.subdivisions,
         service_areas=layers.service_areas,
     )
@@ -109,7 +110,7 @@ def run_analysis(
     result = analyse_layers(layers, profile, notice_date=notice_date, notice_reason=notice_reason)
     parcels = result.parcels
     summary = dict(result.summary)
-    net = None
+    net = connections = None
     if layers.manholes is not None:
         progress("tracing the network")
         net = build_network(
@@ -119,10 +120,10 @@ def run_analysis(
             profile=profile,
             trust_digitised=trust_digitised,
         )
-        parcels, _ = add_network_results(parcels, net)
+        parcels, connections = add_network_results(parcels, net)
         summary["traced"] = int(parcels["downstream_length_ft"].notna().sum())
     progress("finding further duties")
-    duties = duties_on_layers(layers, profile, parcels, net)
+    duties = duties_on_layers(layers, profile, parcels, net, connections)
     parcels = duties.parcels
     summary["duties"] = duties.summary
     assessed = None

@@ -57,7 +57,7 @@ LAYER_NAMES: dict[str, tuple[str, ...]] = {
     "laterals": ("laterals", "lateral", "services", "building_sewers", "sewer_services"),
     "service_areas": ("service_areas", "sewer_districts", "districts", "improvement_areas", "sewer_service_areas"),
     "curbs": ("curbs", "curb", "curblines", "curb_lines", "curbline", "edge_of_pavement", "pavement"),
-    "sewer_rights_of_way": ("sewer_rights_of_way", "sewer_row", "sewer_easements", "easements"),
+    "sewer_rights_of_way": ("sewer_rights_of_way", "sewer_row", "sewer_easements"),
     "subdivisions": ("subdivisions", "subdivision", "proposed_subdivisions", "plats"),
 }
 VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".fgb", ".zip", ".gdb", ".gml", ".kml", ".sqlite")

@@ -305,3 +305,65 @@ def test_input_kept_and_index_preserved():
     b.index = [7, 9]
     out = assess_buildings(b, parcels(("P", LOT)), profile=FP, streets=frame([MAIN_ST]), mains=MAINS).buildings
     assert list(out.index) == [7, 9] and out.crs == b.crs and list(b.columns) == ["building_id", "units", "geometry"]
+
+
+def test_buildings_command_shows_cases_for_the_administrative_body_and_building_sewers(tmp_path):
+    """Through `sewerplan buildings`: a school (a case for the administrative body), a rear cottage with no other
+    route mapped (for the reviewer), and a house whose 3-inch lateral is below § 144-11B."""
+    import json
+
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+    from layers.write import write_layers
+    from tests.conftest import ny_frame
+
+    path = tmp_path / "town.gpkg"
+    write_layers(
+        str(path),
+        {
+            "parcels": ny_frame(
+                [
+                    {"parcel_id": "HOME", "property_class": "210", "geometry": box(0, 25, 60, 225)},
+                    {"parcel_id": "SCHOOL", "property_class": "612", "geometry": box(100, 25, 160, 225)},
+                    {"parcel_id": "HOUSE", "property_class": "210", "geometry": box(200, 25, 260, 225)},
+                ]
+            ),
+            "buildings": ny_frame(
+                [
+                    {"building_id": "FRONT", "units": 1, "geometry": FRONT},
+                    {"building_id": "REAR", "units": 1, "geometry": REAR},
+                    {"building_id": "S", "geometry": box(110, 50, 150, 90)},
+                    {"building_id": "H", "units": 1, "geometry": box(210, 50, 250, 90)},
+                ]
+            ),
+            "streets": ny_frame([MAIN_ST]),
+            "mains": ny_frame([{"main_id": "M-1", "geometry": LineString([(-1000, 0), (1000, 0)])}]),
+            "laterals": ny_frame(
+                [
+                    {
+                        "lateral_id": "L-H",
+                        "diameter": 3,
+                        "inv_up": 100.5,
+                        "inv_dn": 100.0,
+                        "geometry": LineString([(230, 50), (230, 2)]),
+                    }
+                ]
+            ),
+        },
+    )
+    result = CliRunner().invoke(main, ["buildings", "--profile", "fort-plain", "--data", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    by = {b["building_id"]: b for b in json.loads(result.output)}
+    assert by["S"]["manhole_connection_case"] and "a case for the administrative body to determine" in by["S"]["reason"]
+    assert by["REAR"]["shared_lateral"] == "may_share_if_no_route"
+    assert "no alleys layer was given" in by["REAR"]["reason"]
+    assert by["H"]["lateral_diameter_in"] == 3.0 and by["H"]["lateral_slope_in_per_ft"] == pytest.approx(0.125)
+    assert "Its building sewer L-H is 3 in, less than the 4 in § 144-11B" in by["H"]["reason"]
+    text = " ".join(
+        CliRunner(env={"COLUMNS": "400"})
+        .invoke(main, ["buildings", "--profile", "fort-plain", "--data", str(path)])
+        .output.split()
+    )
+    assert "1 manhole connection(s) for the administrative body to determine" in text
+    assert "1 with a building sewer below the least size or slope" in text

@@ -466,3 +466,37 @@ def test_a_sewer_right_of_way_is_a_right_of_way_and_its_edge_the_property_line(f
     assert "(in sewer right-of-way EASE-1)" in q["reason"] and "from the edge of the sewer right-of-way" in q["reason"]
     without = analyze_mandates(parcels, mains, streets=streets, profile=fort_plain).parcels.iloc[0]
     assert without["status"] == "in_range_not_abutting"
+
+
+def test_curbs_through_the_command_line(tmp_path):
+    """`sewerplan analyze --curbs FILE`: the curbline decides, both distances are written."""
+    import json
+
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+    from layers.write import write_layers
+    from tests.conftest import ny_frame
+
+    town, curbs, out = tmp_path / "town.gpkg", tmp_path / "curbs.gpkg", tmp_path / "out.csv"
+    street = LineString([(-1000, 0), (2000, 0)])
+    write_layers(
+        str(town),
+        {
+            "parcels": ny_frame([{"parcel_id": "P", "occupied": "yes", "geometry": box(0, 105, 50, 205)}]),
+            "mains": ny_frame([{"main_id": "M-1", "geometry": street}]),
+            "streets": ny_frame([{"street_name": "Broad St", "row_width_ft": 210.0, "geometry": street}]),
+        },
+    )
+    write_layers(str(curbs), {"curblines": ny_frame([{"geometry": LineString([(-1000, 95), (2000, 95)])}])})
+    args = ["analyze", "--profile", "fort-plain", "--data", str(town), "--json"]
+    plain = json.loads(CliRunner().invoke(main, args).output)
+    assert plain["summary"]["counts"]["out_of_range"] == 1
+    result = CliRunner().invoke(main, [*args, "--curbs", f"{curbs}:curblines", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    mandated = json.loads(result.output)["mandated"]
+    assert [(m["parcel_id"], m["distance_ft"], m["boundary_distance_ft"], m["measured_from"]) for m in mandated] == [
+        ("P", 95.0, 105.0, "curbline")
+    ]
+    written = pd.read_csv(out)
+    assert written.loc[0, "measured_from"] == "curbline" and written.loc[0, "boundary_distance_ft"] == 105.0
