@@ -386,7 +386,7 @@ CASES = {
     "design.trench_width_in": ("fort-plain", {"8": 30}, plan),
     "design.exfiltration_gpd_per_inch_mile": ("fort-plain", 50.0, plan),
     "design.exfiltration_gpd_per_manhole": ("fort-plain", 9.0, plan),
-    "design.max_test_section_ft": ("fort-plain", 300.0, plan),
+    "design.max_test_section_ft": ("fort-plain", 100.0, plan),
     "design.petition_majority": ("fort-plain", False, plan),
     "design.manning_n_by_material": ("fort-plain", {"pvc": 0.02}, plan),
     "design.default_slope_ft_per_ft": ("fort-plain", 0.01, plan),
