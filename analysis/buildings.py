@@ -1,5 +1,5 @@
 """Building sewers: rear buildings on interior lots, one building sewer per group of living units, manhole
-connections. Whole-array work over buildings; no loop over buildings or parcels.
+connections, and the size and slope of existing building sewers. Whole-array work; no loop over buildings or parcels.
 
 Geometric tests, for each parcel with two or more qualifying buildings (sheds under
 ``min_occupied_building_sqft`` and buildings marked unoccupied do not count):
@@ -17,6 +17,16 @@ Geometric tests, for each parcel with two or more qualifying buildings (sheds un
 - **Another route** for a separate building sewer: an adjoining feature of the alleys layer whose kind is one the
   profile lists (Fort Plain § 144-9: alley, court, yard or driveway; Poughkeepsie § 168-22.4D: alley, courtyard or
   driveway), a public alley in the streets layer (named "... Alley"), or frontage on a second sewered street.
+  Whether a private sewer "is available or can be constructed" is a fact on the ground the map cannot settle: where
+  none of these is mapped, the verdict is ``may_share_if_no_route`` and the reason lists what was looked for and
+  not found, so the reviewer confirms it before the front building's sewer is extended.
+- **Manhole connections** (Fort Plain § 144-16): the administrative body "shall determine if and where" a building
+  sewer connects through a manhole. Schools, hospitals, institutions and public buildings (by property class), and
+  complexes of industrial or commercial buildings (two or more occupied buildings on such a parcel) are listed as
+  cases for it to determine, never as connections the law requires.
+- **Size and slope** of existing building sewers (Fort Plain § 144-11B, Wappinger § 196-18F): with a laterals layer
+  that gives ``diameter_in`` and inverts at both ends, each building's laterals are checked against the profile's
+  least diameter and slope; the slope is the fall from the building end to the main end over the lateral's length.
 """
 
 from __future__ import annotations
@@ -34,7 +44,7 @@ from analysis.profiles import Profile
 from analysis.streets import street_pairs
 from analysis.units import feet_per_unit
 
-VERDICTS = ("permitted", "separate_required", "main_extension_required")
+VERDICTS = ("may_share_if_no_route", "separate_required", "main_extension_required")
 ALLEY_NAME = r"\b(?:alley|aly)\b"
 
 
@@ -46,14 +56,16 @@ class BuildingsResult:
     summary: dict = field(default_factory=dict)
 
     def cases(self) -> gpd.GeoDataFrame:
-        """The buildings with a case to decide: rear or sharing lots, several laterals, units unknown, manholes."""
+        """The buildings with a case to decide: rear or sharing lots, several laterals, units unknown, manhole
+        connections for the administrative body, building sewers below the least size or slope."""
         b = self.buildings
         case = (
             b["shared_lateral"].notna()
             | (b["required_laterals"].fillna(1) > 1)
             | b["units_unknown"]
-            | b["manhole_connection_required"]
+            | b["manhole_connection_case"]
             | (b["lateral_shortfall"].fillna(0) > 0)
+            | b["lateral_below_standard"]
         )
         return b[case]
 
@@ -89,7 +101,7 @@ def assess_buildings(
     >>> r = assess_buildings(houses, parcels, streets=streets, mains=mains, profile=load_profile("fort-plain"))
     >>> cols = ["building_id", "rear_building", "front_building_id", "shared_lateral"]
     >>> r.buildings[cols].astype(object).fillna("-").values.tolist()
-    [['FRONT', False, '-', '-'], ['BACK', True, 'FRONT', 'permitted']]
+    [['FRONT', False, '-', '-'], ['BACK', True, 'FRONT', 'may_share_if_no_route']]
     """
     with paused_gc():
         return _assess(buildings, parcels, profile, streets, mains, alleys, laterals, workers)
@@ -150,14 +162,19 @@ def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, worke
         required = np.where(qualifies & units_unknown, np.nan, required)
     existing = _existing_laterals(geoms, laterals, profile, fpu) if laterals is not None else np.full(n, np.nan)
     shortfall = np.where(np.isfinite(existing) & np.isfinite(required), np.maximum(required - existing, 0), np.nan)
-    manhole = _manhole_connection(out, parcels, parcel_of, qualifies, count, rules)
+    manhole, manhole_why = _manhole_connection(out, parcels, parcel_of, qualifies, count, rules)
+    pipes = _lateral_sizes(geoms, laterals, profile, fpu)
 
     section = np.where(verdict != None, rules.rear_building_rule.citation, "")  # noqa: E711 - elementwise
     more = qualifies & (np.nan_to_num(required) > 1)
     unknown_rule = qualifies & units_unknown & bool(per)
     section = np.where((section == "") & (more | unknown_rule), rules.units_per_lateral.citation, section)
     section = np.where((section == "") & manhole, rules.manhole_connection_classes.citation, section)
-    reason = _more_reasons(reason, more, unknown_rule, manhole, units, required, existing, shortfall, rules)
+    section = np.where((section == "") & (pipes["finding"] != ""), pipes["section"], section)
+    reason = _more_reasons(
+        reason, more, unknown_rule, manhole, manhole_why, units, required, existing, shortfall, rules
+    )
+    reason = np.where(pipes["finding"] != "", pd.Series(reason + " " + pipes["finding"]).str.strip(), reason)
 
     out["building_id"] = ids
     out["units"] = units
@@ -178,7 +195,10 @@ def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, worke
         if n
         else pd.array([], dtype="Int64")
     )
-    out["manhole_connection_required"] = manhole
+    out["manhole_connection_case"] = manhole
+    out["lateral_diameter_in"] = pipes["diameter_in"]
+    out["lateral_slope_in_per_ft"] = pipes["slope_in_per_ft"]
+    out["lateral_below_standard"] = pipes["below"]
     out["section"] = section
     out["reason"] = reason
     out["qualifies"] = qualifies
@@ -188,7 +208,8 @@ def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, worke
         **{v: int((verdict == v).sum()) for v in VERDICTS},
         "units_unknown": int((units_unknown & qualifies).sum()),
         "needing_more_laterals": int(more.sum()),
-        "manhole_connections": int(manhole.sum()),
+        "manhole_connection_cases": int(manhole.sum()),
+        "laterals_below_standard": int(pipes["below"].sum()),
     }
     return BuildingsResult(out, summary)
 
@@ -273,20 +294,22 @@ def _rear_buildings(
     is_rear = blocked | (farther & (overlap > 0))
 
     kinds = _lot_types(abuts, names, reach_polys, len(parcels))
-    routes = _other_routes(abuts, pairs.sewered, names, frontage_row, parcel_geoms, alleys, profile, fpu, len(parcels))
+    found = _other_routes(abuts, pairs.sewered, names, frontage_row, parcel_geoms, alleys, profile, fpu, len(parcels))
     lot_kind = kinds[parcel_of[b]]
-    has_route = routes[parcel_of[b]]
+    route_found = found[parcel_of[b]]
+    has_route = pd.notna(route_found)
     verdict_b = np.full(len(b), "separate_required", dtype=object)
     if rules.rear_building_rule.value == "main_extension":
         verdict_b = np.where(is_rear & (lot_kind == "interior"), "main_extension_required", verdict_b)
     else:
-        verdict_b = np.where(is_rear & (lot_kind == "interior") & ~has_route, "permitted", verdict_b)
+        verdict_b = np.where(is_rear & (lot_kind == "interior") & ~has_route, "may_share_if_no_route", verdict_b)
 
     rear[b] = is_rear
     front_id[b] = ids[f]
     verdict[b] = verdict_b
     lot_type[members] = kinds[parcel_of[members]]
-    reason[b] = _rear_reasons(ids[b], ids[f], is_rear, lot_kind, has_route, verdict_b, profile)
+    searched = alleys is not None and len(alleys) > 0
+    reason[b] = _rear_reasons(ids[b], ids[f], is_rear, lot_kind, route_found, verdict_b, profile, searched)
     return rear, front_id, verdict, lot_type, reason
 
 
@@ -345,21 +368,15 @@ def _lot_types(abuts: pd.DataFrame, names: np.ndarray, reach: np.ndarray, n_parc
 
 
 def _other_routes(abuts, sewered, names, frontage_row, parcel_geoms, alleys, profile, fpu, n_parcels) -> np.ndarray:
-    """True where a separate building sewer could reach a rear building another way."""
-    route = np.zeros(n_parcels, dtype=bool)
-    kinds = set(profile.buildings.other_routes.value)
+    """What was found that a separate building sewer could reach a rear building through, per parcel (else None).
+
+    The first found, in the order: an adjoining feature of the alleys layer of a kind the profile lists, a public
+    alley of the streets layer, a second sewered street.
+    """
+    kinds = list(profile.buildings.other_routes.value)
+    found = []
     if not kinds:
-        return route
-    # A second sewered street.
-    front_name = pd.Series(names[frontage_row.to_numpy()], index=frontage_row.index)
-    a = abuts[sewered[abuts["row"].to_numpy()]]
-    a = a.assign(name=names[a["row"].to_numpy()], front=front_name.reindex(a["parcel"]).to_numpy())
-    route[a.loc[a["name"] != a["front"], "parcel"].unique()] = True
-    # A public alley in the streets layer (named as one) that the parcel abuts.
-    if "alley" in kinds:
-        named = pd.Series(names[abuts["row"].to_numpy()], dtype=object).astype(str)
-        alley = named.str.contains(ALLEY_NAME, case=False, regex=True).to_numpy()
-        route[abuts["parcel"].to_numpy()[alley]] = True
+        return np.full(n_parcels, None, dtype=object)
     # An adjoining alley, court, yard or driveway of a kind the profile lists.
     if alleys is not None and len(alleys):
         kind = (
@@ -367,18 +384,76 @@ def _other_routes(abuts, sewered, names, frontage_row, parcel_geoms, alleys, pro
             if "route_kind" in alleys
             else np.full(len(alleys), "alley")
         )
-        usable = np.isin(kind, list(kinds))
-        if usable.any():
+        alley_ids = (
+            alleys["alley_id"].astype(str).to_numpy(object)
+            if "alley_id" in alleys
+            else np.char.add("alleys-", np.arange(1, len(alleys) + 1).astype(str)).astype(object)
+        )
+        usable = np.flatnonzero(np.isin(kind, kinds))
+        if len(usable):
             tol = profile.measurement.abut_tolerance_ft.value / fpu
             tree = shapely.STRtree(np.asarray(alleys.geometry.values)[usable])
-            p, _ = tree.query(parcel_geoms, predicate="dwithin", distance=tol)
-            route[p] = True
-    return route
+            p, a = tree.query(parcel_geoms, predicate="dwithin", distance=tol)
+            text = "an adjoining " + pd.Series(kind[usable[a]], dtype=object) + " (" + alley_ids[usable[a]] + ")"
+            found.append(pd.DataFrame({"parcel": p, "text": text.to_numpy(object)}))
+    # A public alley in the streets layer (named as one) that the parcel abuts.
+    if "alley" in kinds:
+        named = pd.Series(names[abuts["row"].to_numpy()], dtype=object).astype(str)
+        alley = named.str.contains(ALLEY_NAME, case=False, regex=True).to_numpy()
+        found.append(
+            pd.DataFrame(
+                {
+                    "parcel": abuts["parcel"].to_numpy()[alley],
+                    "text": ("the adjoining " + named[alley]).to_numpy(object),
+                }
+            )
+        )
+    # A second sewered street.
+    front_name = pd.Series(names[frontage_row.to_numpy()], index=frontage_row.index)
+    a = abuts[sewered[abuts["row"].to_numpy()]]
+    a = a.assign(name=names[a["row"].to_numpy()], front=front_name.reindex(a["parcel"]).to_numpy())
+    second = a[a["name"] != a["front"]]
+    found.append(
+        pd.DataFrame(
+            {
+                "parcel": second["parcel"].to_numpy(),
+                "text": ("frontage on a second sewered street, " + second["name"].astype(str)).to_numpy(object),
+            }
+        )
+    )
+    out = np.full(n_parcels, None, dtype=object)
+    table = pd.concat(found, ignore_index=True).drop_duplicates("parcel")
+    out[table["parcel"].to_numpy()] = table["text"].to_numpy(object)
+    return out
 
 
-def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, has_route, verdict, profile) -> np.ndarray:
+def _kinds_text(kinds: list[str]) -> str:
+    """The kinds as a list in words: alley, court, yard or driveway."""
+    if len(kinds) <= 1:
+        return "".join(kinds)
+    return ", ".join(kinds[:-1]) + " or " + kinds[-1]
+
+
+def _looked_for(profile: Profile, searched: bool) -> str:
+    """What was looked for as another route and not found, said plainly: the data shows only what was drawn."""
+    kinds = list(profile.buildings.other_routes.value)
+    plural = {"alley": "alleys", "court": "courts", "yard": "yards", "driveway": "driveways"}
+    parts = [
+        f"no {_kinds_text(kinds)} of the alleys layer adjoins the lot"
+        if searched
+        else f"no alleys layer was given, so adjoining {_kinds_text([plural.get(k, k) for k in kinds])} "
+        "were not looked for"
+    ]
+    if "alley" in kinds:
+        parts.append("no street named as an alley adjoins it")
+    parts.append("it fronts no second sewered street")
+    return "; ".join(parts)
+
+
+def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, route_found, verdict, profile, searched) -> np.ndarray:
     rules = profile.buildings
     sec = rules.rear_building_rule.citation
+    kinds = _kinds_text(list(rules.other_routes.value)) if rules.other_routes.value else ""
     side = (
         pd.Series(b_ids, dtype=object)
         + " stands beside "
@@ -392,17 +467,27 @@ def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, has_route, verdict, profile) 
         + " on "
         + np.where(lot_kind == "interior", "an interior lot", "a " + pd.Series(lot_kind).astype(str) + " lot")
     )
+    share = (
+        ". Looked for another route for its own building sewer and found none mapped: "
+        f"{_looked_for(profile, searched)}. "
+        f"If no sewer is available or can be constructed to it through an adjoining {kinds}, the building sewer "
+        f"from the front building may be extended to it ({sec}); the map shows only what was drawn, so the reviewer "
+        "confirms this on the ground."
+        + (f" {rules.rear_building_note.value}" if rules.rear_building_note.value else "")
+    )
+    via = "; found " + pd.Series(route_found, dtype=object).fillna("").astype(str)
     tail = np.select(
-        [verdict == "permitted", verdict == "main_extension_required", has_route, lot_kind != "interior"],
+        [verdict == "may_share_if_no_route", verdict == "main_extension_required", pd.notna(route_found)],
         [
-            f"; no other route exists, so the front building's sewer may be extended to it ({sec})."
-            + (f" {rules.rear_building_note.value}" if rules.rear_building_note.value else ""),
+            share,
             f"; the sewer main must be extended so that each building has its own lateral ({sec}).",
-            f"; a separate building sewer can reach it another way (an adjoining "
-            f"{', '.join(rules.other_routes.value)} or a second sewered street), so it needs its own ({sec}).",
-            f"; the exception is for interior lots only, so it needs its own building sewer ({sec}).",
+            (via + f": a separate building sewer can reach it that way, so it needs its own ({sec}).").to_numpy(object),
         ],
-        f"; it needs its own building sewer ({sec}).",
+        np.where(
+            lot_kind != "interior",
+            f"; the exception is for interior lots only, so it needs its own building sewer ({sec}).",
+            f"; it needs its own building sewer ({sec}).",
+        ),
     )
     return np.where(is_rear, (base + pd.Series(tail)).to_numpy(object), side.to_numpy(object))
 
@@ -445,21 +530,132 @@ def _existing_laterals(geoms, laterals, profile, fpu) -> np.ndarray:
     return np.bincount(b, minlength=len(geoms)).astype(float)
 
 
-def _manhole_connection(out, parcels, parcel_of, qualifies, count, rules) -> np.ndarray:
-    prefixes = tuple(rules.manhole_connection_classes.value)
+def _manhole_connection(out, parcels, parcel_of, qualifies, count, rules) -> tuple[np.ndarray, np.ndarray]:
+    """Cases for the administrative body (§ 144-16), and what each is: an institution or a complex of buildings.
+
+    A class in ``manhole_connection_classes`` (schools, hospitals, institutions, public buildings) is a case with
+    one building; a class in ``complex_classes`` (industrial, commercial) only when at least
+    ``commercial_complex_min_buildings`` occupied buildings stand on the parcel: one building is no complex.
+    """
     n = len(out)
-    if not prefixes or "property_class" not in parcels.columns:
-        return np.zeros(n, dtype=bool)
-    klass = parcels["property_class"].astype(str).str.strip().to_numpy(object)[np.clip(parcel_of, 0, None)]
-    flagged = qualifies & pd.Series(klass).str.startswith(prefixes).to_numpy()
+    why = np.full(n, "", dtype=object)
+    if "property_class" not in parcels.columns or not (
+        rules.manhole_connection_classes.value or rules.complex_classes.value
+    ):
+        return np.zeros(n, dtype=bool), why
+    p = np.clip(parcel_of, 0, None)
+    klass = pd.Series(parcels["property_class"].astype(str).str.strip().to_numpy(object)[p])
+    institution = qualifies & klass.str.startswith(tuple(rules.manhole_connection_classes.value) or ("\0",)).to_numpy()
     complex_min = rules.commercial_complex_min_buildings.value
-    if complex_min:
-        commercial = pd.Series(klass).str.startswith("4").to_numpy()
-        flagged |= qualifies & commercial & (count[np.clip(parcel_of, 0, None)] >= complex_min)
-    return flagged
+    in_complex = (
+        qualifies
+        & klass.str.startswith(tuple(rules.complex_classes.value) or ("\0",)).to_numpy()
+        & (count[p] >= (complex_min or np.inf))
+    )
+    label = " (property class " + klass + ")"
+    complex_text = (
+        "One of a complex of " + pd.Series(count[p]).astype(str) + " industrial or commercial buildings" + label
+    )
+    why = np.where(
+        institution,
+        ("A school, hospital, similar institution or public building" + label).to_numpy(object),
+        np.where(in_complex, complex_text.to_numpy(object), ""),
+    )
+    return institution | in_complex, why
 
 
-def _more_reasons(reason, more, unknown_rule, manhole, units, required, existing, shortfall, rules) -> np.ndarray:
+def _lateral_sizes(geoms, laterals, profile, fpu) -> dict[str, np.ndarray]:
+    """Each building's laterals against the least diameter and slope (§ 144-11B, § 196-18F), where data allows.
+
+    A lateral belongs to the buildings within the snap tolerance of it. Its slope is the fall from the end nearer the
+    building to the other end, over its length, in inches per foot (negative: it runs uphill to the main). A
+    building reports its smallest lateral and its flattest, and a sentence for each shortfall.
+    """
+    rules = profile.buildings
+    n = len(geoms)
+    out = {
+        "diameter_in": np.full(n, np.nan),
+        "slope_in_per_ft": np.full(n, np.nan),
+        "below": np.zeros(n, dtype=bool),
+        "finding": np.full(n, "", dtype=object),
+        "section": np.full(n, "", dtype=object),
+    }
+    min_d, min_s = rules.building_sewer_min_diameter_in, rules.building_sewer_min_slope_in_per_ft
+    if laterals is None or not len(laterals) or (min_d.value is None and min_s.value is None):
+        return out
+    lat_geoms = np.asarray(laterals.geometry.values)
+    tol = profile.network.snap_tolerance_ft.value / fpu
+    b, lat = shapely.STRtree(lat_geoms).query(geoms, predicate="dwithin", distance=tol)
+    if not len(b):
+        return out
+
+    def number(name: str) -> np.ndarray:
+        if name not in laterals.columns:
+            return np.full(len(laterals), np.nan)
+        return pd.to_numeric(laterals[name], errors="coerce").to_numpy(float)
+
+    diameter = number("diameter_in")[lat]
+    first, last = number("us_invert_ft")[lat], number("ds_invert_ft")[lat]
+    lines = lat_geoms[lat]
+    start = shapely.get_point(shapely.get_geometry(lines, 0), 0)
+    end = shapely.get_point(shapely.get_geometry(lines, -1), -1)
+    starts_at_building = shapely.distance(start, geoms[b]) <= shapely.distance(end, geoms[b])
+    fall_ft = np.where(starts_at_building, first - last, last - first)
+    length_ft = shapely.length(lines) * fpu
+    slope = np.where(length_ft > 0, fall_ft / np.where(length_ft > 0, length_ft, 1.0) * 12.0, np.nan)
+    ids = (
+        laterals["lateral_id"].astype(str).to_numpy(object)
+        if "lateral_id" in laterals
+        else np.char.add("laterals-", np.arange(1, len(laterals) + 1).astype(str)).astype(object)
+    )[lat]
+
+    eps = 1e-9
+    small = np.isfinite(diameter) & (min_d.value is not None) & (diameter < (min_d.value or 0) - eps)
+    flat = np.isfinite(slope) & (min_s.value is not None) & (slope < (min_s.value or 0) - eps)
+    text = np.full(len(b), "", dtype=object)
+    if small.any():
+        text[small] = (
+            "Its building sewer "
+            + pd.Series(ids[small], dtype=object)
+            + " is "
+            + pd.Series(diameter[small]).map("{:g}".format)
+            + f" in, less than the {min_d.value:g} in {min_d.citation} requires."
+        ).to_numpy(object)
+    if flat.any():
+        text[flat] = (
+            (
+                pd.Series(text[flat], dtype=object)
+                + (
+                    " Its building sewer "
+                    + pd.Series(ids[flat], dtype=object)
+                    + " falls "
+                    + pd.Series(slope[flat]).map("{:.3f}".format)
+                    + f" in per ft, less than the {min_s.value:g} in per ft {min_s.citation} requires"
+                    + np.where(slope[flat] < 0, " (it runs uphill to the main).", ".")
+                )
+            )
+            .str.strip()
+            .to_numpy(object)
+        )
+    pairs = pd.DataFrame({"b": b, "d": diameter, "s": slope, "bad": small | flat, "text": text})
+    per = pairs.groupby("b").agg(d=("d", "min"), s=("s", "min"), bad=("bad", "any"))
+    rows = per.index.to_numpy()
+    out["diameter_in"][rows] = per["d"].to_numpy()
+    out["slope_in_per_ft"][rows] = np.round(per["s"].to_numpy(), 4)
+    out["below"][rows] = per["bad"].to_numpy()
+    bad = pairs[pairs["bad"]]
+    if len(bad):
+        joined = bad.groupby("b")["text"].agg(" ".join)
+        out["finding"][joined.index.to_numpy()] = joined.to_numpy(object)
+        sections = np.where(small, min_d.citation, min_s.citation)
+        first_section = pd.Series(sections[pairs["bad"].to_numpy()], index=bad.index).groupby(bad["b"]).first()
+        out["section"][first_section.index.to_numpy()] = first_section.to_numpy(object)
+    return out
+
+
+def _more_reasons(
+    reason, more, unknown_rule, manhole, manhole_why, units, required, existing, shortfall, rules
+) -> np.ndarray:
     out = pd.Series(reason, dtype=object)
     per = rules.units_per_lateral
     u = pd.Series(np.nan_to_num(units)).map("{:g}".format)
@@ -491,11 +687,15 @@ def _more_reasons(reason, more, unknown_rule, manhole, units, required, existing
         ).str.strip(),
     )
     sec = rules.manhole_connection_classes.citation
+    body = rules.manhole_connection_decided_by.value or "the municipality"
     out = out.where(
         ~manhole,
         (
-            out + " A school, hospital, institution, public building or industrial or "
-            f"commercial complex: its building sewer connects through a manhole ({sec})."
+            out
+            + " "
+            + pd.Series(manhole_why, dtype=object)
+            + f": a case for {body} to determine if and where its building sewer connects to the public sewer "
+            f"through a manhole ({sec})."
         ).str.strip(),
     )
     return out.to_numpy(object)

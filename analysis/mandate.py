@@ -5,7 +5,11 @@ For every parcel, vectorised over STRtrees (no Python loop over parcels):
 1. ``distance_ft``: shortest distance from the property line (the parcel polygon, so 0 when a main crosses it)
    to the nearest *counting* main (public sanitary; combined, private and force mains by profile setting; storm
    and abandoned mains never), for every parcel, out-of-range ones included. With it ``main_id``, the connection
-   point on the main and the measuring line from the property line to it.
+   point on the main and the measuring line from the property line to it. Where the profile reads the property
+   line as Fort Plain's § 144-1 defines it (``measured_from = "curbline"``), a parcel whose main lies in a public
+   street is measured from the curbline the measuring line crosses (a ``curbs`` layer), and one whose main lies in
+   a sewer right-of-way from that right-of-way's edge (a ``sewer_rights_of_way`` layer); ``boundary_distance_ft``
+   always keeps the distance from the parcel boundary and ``measured_from`` says which was used.
 2. ``abuts_sewered_street``: the parcel comes within ``abut_tolerance_ft`` of a street right-of-way in which a
    counting main lies: runs inside it for at least ``main_in_street_min_row_widths`` times its width, so a main
    that merely crosses the street or ends in an intersection does not count. Right-of-way polygons are
@@ -37,11 +41,17 @@ from analysis._parallel import elementwise, nearest, paused_gc, query_pairs
 from analysis.areas import held_by_service_area
 from analysis.errors import AnalysisError
 from analysis.profiles import Profile
-from analysis.reasons import OCCUPANCY_SOURCES, STATUSES, explain
-from analysis.streets import abuts_sewered, said_sewer, street_pairs
+from analysis.reasons import MEASURED_FROM, OCCUPANCY_SOURCES, STATUSES, explain
+from analysis.streets import (
+    abuts_sewered,
+    property_line_distance,
+    said_sewer,
+    street_pairs,
+    with_sewer_rights_of_way,
+)
 from analysis.units import feet_per_unit
 
-__all__ = ["STATUSES", "MandateResult", "analyze_mandates", "check_notice", "counting_mains"]
+__all__ = ["MEASURED_FROM", "STATUSES", "MandateResult", "analyze_mandates", "check_notice", "counting_mains"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,8 @@ def analyze_mandates(
     streets: gpd.GeoDataFrame | None = None,
     buildings: gpd.GeoDataFrame | None = None,
     service_areas: gpd.GeoDataFrame | None = None,
+    curbs: gpd.GeoDataFrame | None = None,
+    sewer_rights_of_way: gpd.GeoDataFrame | None = None,
     notice_date: dt.date | None = None,
     notice_reason: str | None = None,
     workers: int | None = None,
@@ -69,7 +81,10 @@ def analyze_mandates(
 
     Inputs are normalised layers (``layers.read.load_layers``) in one projected CRS: parcels with
     ``parcel_id`` (and optionally ``connected``, ``occupied``, ``property_class``), mains with optional
-    ``main_id``, ``sewer_type``, ``ownership``, ``status``. The input frames are not changed.
+    ``main_id``, ``sewer_type``, ``ownership``, ``status``. ``curbs`` (curb lines, or pavement polygons whose
+    outlines are the curbs) and ``sewer_rights_of_way`` (polygons of sewer easements outside streets) are used
+    where the profile measures from the property line of Fort Plain's § 144-1; a sewer right-of-way is also a
+    "right-of-way" a parcel may abut. The input frames are not changed.
 
     Examples
     --------
@@ -84,7 +99,7 @@ def analyze_mandates(
     >>> r.parcels[["parcel_id", "distance_ft", "status"]].to_string(index=False)
     'parcel_id  distance_ft        status\\n        A        100.0      mandated\\n        B        201.0  out_of_range'
     """
-    _check_inputs(parcels, mains, streets, buildings, profile)
+    _check_inputs(parcels, mains, streets, buildings, profile, curbs=curbs, sewer_rights_of_way=sewer_rights_of_way)
     check_notice(profile, notice_date, notice_reason)
     with paused_gc():
         return _analyze(
@@ -94,6 +109,8 @@ def analyze_mandates(
             streets=streets,
             buildings=buildings,
             service_areas=service_areas,
+            curbs=curbs,
+            sewer_rights_of_way=sewer_rights_of_way,
             notice_date=notice_date,
             notice_reason=notice_reason,
             workers=workers,
@@ -101,7 +118,18 @@ def analyze_mandates(
 
 
 def _analyze(
-    parcels, mains, *, profile, streets, buildings, service_areas, notice_date, notice_reason, workers
+    parcels,
+    mains,
+    *,
+    profile,
+    streets,
+    buildings,
+    service_areas,
+    curbs,
+    sewer_rights_of_way,
+    notice_date,
+    notice_reason,
+    workers,
 ) -> MandateResult:
     crs = CRS(parcels.crs)
     fpu = feet_per_unit(crs)
@@ -125,17 +153,21 @@ def _analyze(
         main_index, distance = nearest(tree, parcel_geoms, near=(threshold_ft + tolerance_ft) / fpu, workers=workers)
 
     has_streets = streets is not None and len(streets) > 0
+    n_streets = len(streets) if has_streets else 0
+    has_rows = sewer_rights_of_way is not None and len(sewer_rights_of_way) > 0
+    ways = with_sewer_rights_of_way(streets if has_streets else None, sewer_rights_of_way, fpu) if has_rows else streets
     abuts = np.zeros(n, dtype=bool)
     street = pa.nulls(n, pa.string())
-    if has_streets and tree is not None:
-        pairs = street_pairs(streets, parcel_geoms, main_geoms, profile=profile, fpu=fpu, workers=workers)
+    street_pos = np.full(n, -1, dtype=np.int64)
+    if (has_streets or has_rows) and tree is not None:
+        pairs = street_pairs(ways, parcel_geoms, main_geoms, profile=profile, fpu=fpu, workers=workers)
         abuts = abuts_sewered(pairs, n)
         if profile.mandate.requires_abutting_street.value:
             main_index, distance, street_pos = said_sewer(
                 pairs, tree, parcel_geoms, main_geoms, main_index, distance, (threshold_ft + tolerance_ft) / fpu
             )
             street = pc.take(pa.array(pairs.street_names, pa.string()), pa.array(street_pos, mask=street_pos < 0))
-    distance_ft = distance * fpu
+    boundary_ft = distance * fpu
 
     occupied, occupied_source = _occupancy(parcels, buildings, profile, fpu, workers)
     connected = _connected(parcels)
@@ -145,6 +177,21 @@ def _analyze(
         shapely.shortest_line, parcel_geoms[has_main], main_geoms[main_index[has_main]], workers=workers
     )
     connection = shapely.get_point(lines, -1)
+    # The property line as § 144-1 defines it: the curbline (main in a public street) or the edge of the sewer
+    # right-of-way (main in one). The connection point stays where the parcel's shortest line meets the main.
+    measured = np.zeros(n, dtype=np.int8)
+    distance_ft = boundary_ft
+    if profile.mandate.measured_from.value == "curbline" and (curbs is not None or has_rows):
+        distance_ft, lines, measured = property_line_distance(
+            lines,
+            main_geoms,
+            main_index,
+            street_pos,
+            n_streets,
+            curbs=curbs,
+            sewer_rights_of_way=sewer_rights_of_way,
+            fpu=fpu,
+        )
 
     in_range = distance_ft <= threshold_ft + tolerance_ft
     needs_abut = profile.mandate.requires_abutting_street.value
@@ -174,11 +221,15 @@ def _analyze(
         notice_date=notice_date,
         notice_reason=notice_reason,
         held=held,
+        measured_from=measured,
+        boundary_ft=boundary_ft,
     )
 
     out = parcels.copy()
     columns = {
         "distance_ft": np.round(distance_ft, 2),
+        "boundary_distance_ft": np.round(boundary_ft, 2),
+        "measured_from": np.asarray(MEASURED_FROM, dtype=object)[measured],
         "main_id": _strings(main_text, out.index),
         "abuts_sewered_street": abuts if has_streets else pd.array([pd.NA] * n, dtype="boolean"),
         "occupied": occupied,
@@ -235,12 +286,12 @@ def _strings(values: pa.Array | pa.ChunkedArray, index: pd.Index) -> pd.Series:
     return pd.Series(pd.arrays.ArrowStringArray(values), index=index)
 
 
-def _check_inputs(parcels, mains, streets, buildings, profile: Profile) -> None:
+def _check_inputs(parcels, mains, streets, buildings, profile: Profile, **more) -> None:
     if parcels.crs is None or not CRS(parcels.crs).is_projected:
         raise AnalysisError(
             "Parcels must be in a projected CRS before measuring (layers.read.load_layers reprojects them)."
         )
-    for name, frame in (("mains", mains), ("streets", streets), ("buildings", buildings)):
+    for name, frame in (("mains", mains), ("streets", streets), ("buildings", buildings), *more.items()):
         if frame is not None and not CRS(frame.crs).equals(CRS(parcels.crs)):
             raise AnalysisError(f"{name} are in {frame.crs}, parcels in {parcels.crs}: reproject both to one CRS.")
     if "parcel_id" not in parcels.columns:

@@ -34,6 +34,7 @@ from typing import Any
 from analysis.errors import ProfileError
 
 PROFILE_DIR = Path(__file__).parent / "profiles"
+RULE_TESTS = Path(__file__).parent / "rule_tests.toml"
 
 _RULE_KEYS = {"value", "section", "quote", "derived", "setting", "town_setting", "note"}
 
@@ -61,6 +62,14 @@ class Rule:
             text += " (value set by the user)"
         return text
 
+    @property
+    def kind(self) -> str:
+        """``law`` (the value is the ordinance's), ``setting`` (a reading the profile chose where the law gives no
+        number) or ``municipality`` (the law leaves it to the municipality, or has no such rule: unset until set)."""
+        if self.town_setting and self.value is None:
+            return "municipality"
+        return "setting" if self.setting or self.town_setting else "law"
+
     def as_dict(self) -> dict:
         return {k: v for k, v in dataclasses.asdict(self).items() if v not in ("", False) or k == "value"}
 
@@ -74,7 +83,7 @@ class MandateRules:
     """Who must connect: § 144-4 (Fort Plain), § 168-22.2G (Poughkeepsie), § 196-17 (Wappinger)."""
 
     distance_ft: Rule = _rule((int, float), nullable=True)
-    measured_from: Rule = _rule(str, choices=("parcel_boundary",))
+    measured_from: Rule = _rule(str, choices=("parcel_boundary", "curbline"))
     requires_abutting_street: Rule = _rule(bool)
     requires_occupied_building: Rule = _rule(bool)
     notice_period_days: Rule = _rule(int, nullable=True)
@@ -122,7 +131,8 @@ class NetworkRules:
 
 @dataclass(frozen=True)
 class BuildingRules:
-    """Building sewers: one per building, rear buildings, living units per building sewer, manhole connections."""
+    """Building sewers: one per building, rear buildings, living units per building sewer, manhole connections,
+    and the least size and slope of a building sewer."""
 
     separate_building_sewer: Rule = _rule(bool)
     rear_building_rule: Rule = _rule(str, choices=("may_share", "main_extension"))
@@ -131,7 +141,11 @@ class BuildingRules:
     units_per_lateral: Rule = _rule(int, nullable=True)
     class_units: Rule = _rule(dict)
     manhole_connection_classes: Rule = _rule(list)
+    complex_classes: Rule = _rule(list)
     commercial_complex_min_buildings: Rule = _rule(int, nullable=True)
+    manhole_connection_decided_by: Rule = _rule(str)
+    building_sewer_min_diameter_in: Rule = _rule((int, float), nullable=True)
+    building_sewer_min_slope_in_per_ft: Rule = _rule((int, float), nullable=True)
 
 
 @dataclass(frozen=True)
@@ -140,6 +154,34 @@ class NoticeRules:
 
     correction_period_days: Rule = _rule(int)
     penalty: Rule = _rule(str)
+
+
+@dataclass(frozen=True)
+class DischargeRules:
+    """What a property discharges: grease interceptors by property class, industrial users by flow."""
+
+    grease_interceptor: Rule = _rule(str, choices=("required", "at_discretion", "none"))
+    grease_decided_by: Rule = _rule(str)
+    food_service_classes: Rule = _rule(list)
+    interceptor_exempt_classes: Rule = _rule(list)
+    industrial_classes: Rule = _rule(list)
+    residential_classes: Rule = _rule(list)
+    significant_user_gpd: Rule = _rule((int, float), nullable=True)
+    significant_user_share: Rule = _rule((int, float), nullable=True)
+    flow_review_gpd: Rule = _rule((int, float), nullable=True)
+    flow_review_share: Rule = _rule((int, float), nullable=True)
+    flow_reviewed_by: Rule = _rule(str)
+    system_flow_gpd: Rule = _rule((int, float), nullable=True)
+
+
+@dataclass(frozen=True)
+class SubdivisionRules:
+    """Which proposed subdivisions must build sewers (Wappinger § 196-16G, § 196-23; Fort Plain § 144-21)."""
+
+    all_new_developments: Rule = _rule(bool)
+    max_acres_per_unit: Rule = _rule((int, float), nullable=True)
+    in_district_builds: Rule = _rule(bool)
+    private_until_available: Rule = _rule(bool)
 
 
 @dataclass(frozen=True)
@@ -181,6 +223,8 @@ class Profile:
     buildings: BuildingRules
     notices: NoticeRules
     design: DesignRules
+    discharges: DischargeRules
+    subdivisions: SubdivisionRules
     path: str = ""
 
     def rules(self) -> dict[str, Rule]:
@@ -205,8 +249,40 @@ _SECTIONS: dict[str, type] = {
     "buildings": BuildingRules,
     "notices": NoticeRules,
     "design": DesignRules,
+    "discharges": DischargeRules,
+    "subdivisions": SubdivisionRules,
 }
 _HEADER_KEYS = ("id", "municipality", "law", "source_text", "version", "summary")
+
+
+def rule_tests() -> dict[str, list[str]]:
+    """The tests that cover each rule: ``table.key`` (or ``profile:table.key`` for one profile) -> test IDs.
+
+    Read from ``analysis/rule_tests.toml``; ``tests/test_profiles.py`` fails when a rule of a bundled profile has
+    no entry there, or an entry names a test that does not exist or does not name the rule.
+    """
+    data = tomllib.loads(RULE_TESTS.read_text(encoding="utf-8"))
+    return {str(k): [str(t) for t in v] for k, v in data.get("tests", {}).items()}
+
+
+def covering_tests(profile: Profile, key: str, table: dict[str, list[str]] | None = None) -> list[str]:
+    """The tests listed for one rule of a profile (its own entry first, else the one all profiles share)."""
+    table = rule_tests() if table is None else table
+    return table.get(f"{profile.id}:{key}") or table.get(key, [])
+
+
+KIND_WORDS = {"law": "law", "setting": "setting", "municipality": "left to the municipality"}
+
+
+def rules_markdown(profile: Profile) -> str:
+    """A Markdown table of the profile's rules (value, section, law or setting), as docs/analysis.md lists them."""
+    lines = ["| rule | value | section | law or setting |", "|---|---|---|---|"]
+    for key, rule in profile.rules().items():
+        value = "unset" if rule.value is None else str(rule.value)
+        value = value if len(value) <= 60 else value[:57] + "..."
+        value = value.replace("|", "\\|")
+        lines.append(f"| `{key}` | {value} | {rule.citation} | {KIND_WORDS[rule.kind]} |")
+    return "\n".join(lines)
 
 
 def available_profiles() -> list[str]:

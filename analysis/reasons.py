@@ -21,6 +21,9 @@ NOTICE_REASONS = {
     "highway_improvement": "to promote a highway improvement program",
 }
 OCCUPANCY_SOURCES = ("none", "occupied attribute", "buildings", "property class")
+# What a distance is measured from: the parcel boundary (the tax map's property line), or the property line as
+# Fort Plain's § 144-1 defines it where the data shows it.
+MEASURED_FROM = ("parcel boundary", "curbline", "sewer right-of-way edge")
 
 
 def feet_text(values: np.ndarray, threshold: float | None = None) -> pa.Array:
@@ -60,6 +63,8 @@ def explain(
     notice_date: dt.date | None,
     notice_reason: str | None,
     held=None,
+    measured_from: np.ndarray | None = None,
+    boundary_ft: np.ndarray | None = None,
 ) -> dict[str, pa.Array]:
     """``rule``, ``section``, ``reason`` and ``deadline`` columns; ``status_code`` indexes ``STATUSES``."""
     md = profile.mandate
@@ -87,6 +92,26 @@ def explain(
     if notice_date is not None and md.notice_period_days.value is not None:
         due = (notice_date + dt.timedelta(days=int(md.notice_period_days.value))).isoformat()
     min_sqft = f"{profile.measurement.min_occupied_building_sqft.value:g}"
+    sec_line = md.measured_from.citation
+
+    def from_line(rows: np.ndarray) -> pa.Array:
+        """ " ft from the property line", or from the curbline or sewer right-of-way edge with the boundary's too."""
+        plain = pa.scalar(" ft from the property line", pa.string())
+        if measured_from is None or not np.asarray(measured_from)[rows].any():
+            return pa.repeat(plain, len(rows))
+        kind = np.asarray(measured_from)[rows]
+        words = pc.take(
+            pa.array(
+                [
+                    " ft from the property line",
+                    f" ft from the curbline in front of the property (the property line, {sec_line}) and ",
+                    f" ft from the edge of the sewer right-of-way (the property line, {sec_line}) and ",
+                ]
+            ),
+            pa.array(kind),
+        )
+        boundary = _join(words, feet_text(np.asarray(boundary_ft)[rows]), " ft from the parcel boundary")
+        return pc.if_else(pa.array(kind > 0), boundary, plain)
 
     def sentence(status: str, rows: np.ndarray) -> pa.Array:
         """The reason for the parcels at ``rows``, all of one status: only their strings are built."""
@@ -148,7 +173,8 @@ def explain(
                 in_street,
                 " lies ",
                 dist,
-                " ft from the property line, ",
+                from_line(rows),
+                ", ",
                 beyond,
                 f" ft beyond the {limit} of {sec_dist}; no connection can be required.",
             )
@@ -158,7 +184,8 @@ def explain(
                 main,
                 " lies ",
                 dist,
-                f" ft from the property line, within {limit}, but not in "
+                from_line(rows),
+                f", within {limit}, but not in "
                 f"a street, alley or right-of-way the parcel abuts ({sec_abut}); no connection can be "
                 "required.",
             )
@@ -167,7 +194,7 @@ def explain(
             + notice_rule
             + (f" Deadline {due}." if due else "")
         )
-        return _join("Sewer main ", main, in_street, " lies ", dist, " ft from the property line", text)
+        return _join("Sewer main ", main, in_street, " lies ", dist, from_line(rows), text)
 
     rules = {
         "connected": ("already_connected", sec_dist),

@@ -185,3 +185,109 @@ def said_sewer(
             distance[rows] = best["d"].to_numpy()
             street[rows] = best["row"].to_numpy()
     return main_index, distance, street
+
+
+def with_sewer_rights_of_way(
+    streets: gpd.GeoDataFrame | None, rights_of_way: gpd.GeoDataFrame, fpu: float
+) -> gpd.GeoDataFrame:
+    """The streets followed by the sewer rights-of-way, as one layer of ways a parcel may abut.
+
+    § 144-4 and § 168-22.2G speak of "any street, alley or right-of-way" holding a public sanitary sewer: a sewer
+    easement across private land is such a right-of-way. Each is named "sewer right-of-way <id>" and given its
+    mean width (twice its area over its perimeter: the width of a long strip), so the in-street test of
+    ``main_in_street_min_row_widths`` measures a main against the easement's own width. Sewer rights-of-way come
+    after the streets: a position at or past ``len(streets)`` is one of them.
+    """
+    geoms = np.asarray(rights_of_way.geometry.values)
+    ids = (
+        rights_of_way["row_id"].astype(str)
+        if "row_id" in rights_of_way.columns
+        else pd.Series(np.arange(1, len(geoms) + 1), index=rights_of_way.index).astype(str)
+    )
+    perimeter = shapely.length(geoms)
+    width_ft = np.where(perimeter > 0, 2 * shapely.area(geoms) / np.where(perimeter > 0, perimeter, 1.0), 0.0) * fpu
+    rows = gpd.GeoDataFrame(
+        {"street_name": ("sewer right-of-way " + ids).to_numpy(object), "row_width_ft": width_ft},
+        geometry=geoms,
+        crs=rights_of_way.crs,
+    )
+    if streets is None or len(streets) == 0:
+        return rows
+    keep = [c for c in ("street_name", "row_width_ft") if c in streets.columns]
+    base = gpd.GeoDataFrame(streets[keep].reset_index(drop=True), geometry=streets.geometry.values, crs=streets.crs)
+    return gpd.GeoDataFrame(pd.concat([base, rows], ignore_index=True), geometry="geometry", crs=streets.crs)
+
+
+def property_line_distance(
+    lines: np.ndarray,
+    mains: np.ndarray,
+    main_index: np.ndarray,
+    street_pos: np.ndarray,
+    n_streets: int,
+    *,
+    curbs: gpd.GeoDataFrame | None,
+    sewer_rights_of_way: gpd.GeoDataFrame | None,
+    fpu: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Distances from the property line as Fort Plain's § 144-1 defines it, where the data shows that line.
+
+    "PROPERTY LINE: The curbline if the building sewer is to connect with the public sewer in a public street";
+    the edge of a sewer right-of-way where it connects in one. ``lines`` are the measuring lines from each parcel
+    to its deciding main (position ``main_index``), ``street_pos`` the street or right-of-way that main lies in
+    (-1 where none; at or past ``n_streets`` a sewer right-of-way). The curbline in front of a parcel is the first
+    curb its measuring line crosses (a building sewer taking the shortest route to the main crosses it there); the
+    right-of-way edge is where the line crosses the boundary of the right-of-way holding the main. From that point
+    the shortest distance to the main is measured, and the measuring line redrawn from it.
+
+    Returns the distances in feet (the parcel boundary's where no such crossing exists), the measuring lines, and
+    per parcel the position in ``MEASURED_FROM`` of what was measured from (0 parcel boundary, 1 curbline, 2 sewer
+    right-of-way edge).
+    """
+    n = len(lines)
+    has = (main_index >= 0) & ~shapely.is_missing(lines)
+    distance_ft = np.full(n, np.nan)
+    distance_ft[has] = shapely.length(lines[has]) * fpu
+    lines = lines.copy()
+    measured = np.zeros(n, dtype=np.int8)
+    starts = shapely.get_point(lines, 0)
+
+    found_rows, found_points, found_kind = [], [], []
+    in_street = np.flatnonzero(has & (street_pos >= 0) & (street_pos < n_streets) & (shapely.length(lines) > 0))
+    if curbs is not None and len(curbs) and len(in_street):
+        curb_geoms = np.asarray(curbs.geometry.values)
+        polygonal = shapely.get_dimensions(curb_geoms) == 2
+        curb_geoms = np.where(polygonal, shapely.boundary(curb_geoms), curb_geoms)
+        i_line, i_curb = shapely.STRtree(curb_geoms).query(lines[in_street], predicate="intersects")
+        if len(i_line):
+            rows = in_street[i_line]
+            crossing = shapely.intersection(lines[rows], curb_geoms[i_curb])
+            found_rows.append(rows)
+            found_points.append(shapely.get_point(shapely.shortest_line(starts[rows], crossing), -1))
+            found_kind.append(np.full(len(rows), 1, dtype=np.int8))
+    in_row = np.flatnonzero(has & (street_pos >= n_streets) & (shapely.length(lines) > 0))
+    if sewer_rights_of_way is not None and len(sewer_rights_of_way) and len(in_row):
+        edges = shapely.boundary(np.asarray(sewer_rights_of_way.geometry.values))[street_pos[in_row] - n_streets]
+        crossing = shapely.intersection(lines[in_row], edges)
+        ok = ~shapely.is_empty(crossing)
+        rows = in_row[ok]
+        found_rows.append(rows)
+        found_points.append(shapely.get_point(shapely.shortest_line(starts[rows], crossing[ok]), -1))
+        found_kind.append(np.full(len(rows), 2, dtype=np.int8))
+    if not found_rows:
+        return distance_ft, lines, measured
+
+    rows = np.concatenate(found_rows)
+    points = np.concatenate(found_points)
+    kind = np.concatenate(found_kind)
+    valid = ~shapely.is_missing(points) & ~shapely.is_empty(points)
+    rows, points, kind = rows[valid], points[valid], kind[valid]
+    # The first crossing from the parcel: nearest to the measuring line's start.
+    along = shapely.distance(starts[rows], points)
+    first = pd.DataFrame({"row": rows, "along": along, "i": np.arange(len(rows))}).sort_values(["row", "along"])
+    first = first.drop_duplicates("row")["i"].to_numpy()
+    rows, points, kind = rows[first], points[first], kind[first]
+    main_geoms = mains[main_index[rows]]
+    lines[rows] = shapely.shortest_line(points, main_geoms)
+    distance_ft[rows] = shapely.distance(points, main_geoms) * fpu
+    measured[rows] = kind
+    return distance_ft, lines, measured

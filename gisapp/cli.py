@@ -14,8 +14,9 @@ from rich.console import Console
 from rich.table import Table
 
 from analysis.mandate import STATUSES
-from analysis.profiles import available_profiles, load_profile
+from analysis.profiles import available_profiles, covering_tests, load_profile, rule_tests
 from gisapp.cli_common import data_options, loading, print_problems, user_errors
+from gisapp.cli_duties import duties
 from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
 from gisapp.cli_plan import plan, plans
@@ -48,6 +49,7 @@ main.add_command(buildings)
 main.add_command(notices)
 main.add_command(plan)
 main.add_command(plans)
+main.add_command(duties)
 
 
 @main.command()
@@ -90,7 +92,7 @@ def analyze(
         required=("parcels", "mains"),
         connected_file=connected_file,
         connected_column=connected_column,
-        extra_steps=4 + bool(out_path),
+        extra_steps=5 + bool(out_path),
     ) as (loaded, bar):
         layers, profile = loaded.layers, loaded.profile
         run = run_analysis(
@@ -124,6 +126,8 @@ def _mandated_json(mandated) -> list[dict]:
         for c in (
             "parcel_id",
             "distance_ft",
+            "boundary_distance_ft",
+            "measured_from",
             "main_id",
             "section",
             "deadline",
@@ -157,8 +161,8 @@ def _print_summary(summary: dict, profile) -> None:
         b = summary["buildings"]
         out.print(
             f"Buildings: {b['rear_buildings']} rear building(s), {b['needing_more_laterals']} needing more than "
-            f"one building sewer, {b['manhole_connections']} connecting through a manhole "
-            "(sewerplan buildings lists them).",
+            f"one building sewer, {b['manhole_connection_cases']} manhole connection(s) for the administrative "
+            "body to determine (sewerplan buildings lists them).",
             highlight=False,
         )
     if "traced" in summary:
@@ -227,25 +231,52 @@ def profiles_list(as_json):
 
 @profiles.command("show")
 @click.argument("name")
+@click.option(
+    "--rules",
+    "with_rules",
+    is_flag=True,
+    help="Every rule with its section, quote, whether it is law or a setting, and the tests that cover it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def profiles_show(name, as_json):
+def profiles_show(name, with_rules, as_json):
     """Show every rule of a profile with its section and quote."""
     profile = load_profile(name)
+    tests = rule_tests() if with_rules else {}
     if as_json:
-        click.echo(json.dumps(profile.as_dict(), indent=2, ensure_ascii=False))
+        doc = profile.as_dict()
+        if with_rules:
+            for key, rule in profile.rules().items():
+                doc["rules"][key] |= {"kind": rule.kind, "tests": covering_tests(profile, key, tests)}
+        click.echo(json.dumps(doc, indent=2, ensure_ascii=False))
         return
     out = Console()
     out.print(f"[bold]{profile.municipality}[/bold]\n{profile.law}\n{profile.summary}\n", highlight=False)
     table = Table(show_lines=True)
-    for col in ("rule", "value", "section", "quote / note"):
+    columns = (
+        ("rule", "value", "section", "law or setting", "quote / note", "tests")
+        if with_rules
+        else ("rule", "value", "section", "quote / note")
+    )
+    for col in columns:
         table.add_column(col, overflow="fold")
     for key, rule in profile.rules().items():
         value = "(set by the municipality)" if rule.value is None else str(rule.value)
-        kind = " [setting]" if rule.setting else ""
         text = f'"{rule.quote}"' + (f"\n{rule.note}" if rule.note else "")
-        table.add_row(key + kind, value, rule.citation, text)
+        if with_rules:
+            covered = "\n".join(covering_tests(profile, key, tests)) or "NONE"
+            table.add_row(key, value, rule.citation, RULE_KINDS[rule.kind], text, covered)
+        else:
+            kind = " [setting]" if rule.setting else ""
+            table.add_row(key + kind, value, rule.citation, text)
     out.print(table)
+
+
+RULE_KINDS = {
+    "law": "law",
+    "setting": "setting (the profile's reading)",
+    "municipality": "left to the municipality",
+}
 
 
 LOOPBACK = ("127.0.0.1", "localhost", "::1")

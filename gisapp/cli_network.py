@@ -184,7 +184,9 @@ BUILDING_FIELDS = (
     "shared_lateral",
     "required_laterals",
     "existing_laterals",
-    "manhole_connection_required",
+    "manhole_connection_case",
+    "lateral_diameter_in",
+    "lateral_slope_in_per_ft",
     "section",
     "reason",
 )
@@ -224,11 +226,13 @@ def buildings(show_all, out_path, as_json, **opts):
     out = Console()
     s = assessed.summary
     out.print(
-        f"{s['buildings']:,} buildings: {s['rear_buildings']} rear building(s) ({s['permitted']} may share the "
-        f"front building's sewer, {s['separate_required']} need their own, {s['main_extension_required']} need "
+        f"{s['buildings']:,} buildings: {s['rear_buildings']} rear building(s) ({s['may_share_if_no_route']} may "
+        f"share the front building's sewer if no other route exists, {s['separate_required']} need their own, "
+        f"{s['main_extension_required']} need "
         f"a main extension); {s['needing_more_laterals']} need more than one building sewer; "
-        f"{s['units_unknown']} with living units unknown; {s['manhole_connections']} connect through a "
-        "manhole.",
+        f"{s['units_unknown']} with living units unknown; {s['manhole_connection_cases']} manhole connection(s) "
+        f"for the administrative body to determine; {s['laterals_below_standard']} with a building sewer below the "
+        "least size or slope.",
         highlight=False,
     )
     table = Table(title=f"Buildings with a case to decide under {loaded.profile.id}")
@@ -259,6 +263,6 @@ def building_records(frame) -> list[dict]:
             r[key] = None if r[key] is None else int(r[key])
         r["units"] = None if r["units"] is None else float(r["units"])
         r["rear_building"] = bool(r["rear_building"])
-        r["manhole_connection_required"] = bool(r["manhole_connection_required"])
+        r["manhole_connection_case"] = bool(r["manhole_connection_case"])
         r["section"] = r["section"] or None
     return records

@@ -1,7 +1,8 @@
 """One analysis run, as `sewerplan analyze` and the web page's "Run analysis" both do it.
 
-Mandate analysis, then (with manholes) the network columns, then (with buildings and streets) the building
-results, then writing and recording the run. Each step reports through ``progress(text)``.
+Mandate analysis, then (with manholes) the network columns, then the further duties (grease interceptors, industrial
+users, subdivisions), then (with buildings and streets) the building results, then writing and recording the run.
+Each step reports through ``progress(text)``.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 import geopandas as gpd
 
 from analysis.buildings import BuildingsResult, assess_buildings
+from analysis.duties import DutiesResult, assess_duties
 from analysis.mandate import analyze_mandates
 from analysis.network import build_network
 from analysis.profiles import Profile
@@ -29,6 +31,7 @@ class RunResult:
     buildings: BuildingsResult | None
     summary: dict
     written: list[str]
+    duties: DutiesResult | None = None
 
 
 def analyse_layers(layers: Layers, profile: Profile, **options):
@@ -39,8 +42,22 @@ def analyse_layers(layers: Layers, profile: Profile, **options):
         streets=layers.streets,
         buildings=layers.buildings,
         service_areas=layers.service_areas,
+        curbs=layers.curbs,
+        sewer_rights_of_way=layers.sewer_rights_of_way,
         profile=profile,
         **options,
+    )
+
+
+def duties_on_layers(layers: Layers, profile: Profile, parcels, network=None, connections=None) -> DutiesResult:
+    """The further duties (discharges, subdivisions) for mandate results, as every command finds them."""
+    return assess_duties(
+        parcels,
+        profile=profile,
+        network=network,
+        connections=connections,
+        subdivisions=layers.subdivisions,
+        service_areas=layers.service_areas,
     )
 
 
@@ -131,6 +148,7 @@ def run_analysis(
     result = analyse_layers(layers, profile, notice_date=notice_date, notice_reason=notice_reason)
     parcels = result.parcels
     summary = dict(result.summary)
+    net = connections = None
     if layers.manholes is not None:
         progress("tracing the network")
         net = build_network(
@@ -140,8 +158,12 @@ def run_analysis(
             profile=profile,
             trust_digitised=trust_digitised,
         )
-        parcels, _ = add_network_results(parcels, net)
+        parcels, connections = add_network_results(parcels, net)
         summary["traced"] = int(parcels["downstream_length_ft"].notna().sum())
+    progress("finding further duties")
+    duties = duties_on_layers(layers, profile, parcels, net, connections)
+    parcels = duties.parcels
+    summary["duties"] = duties.summary
     assessed = None
     if layers.buildings is not None and layers.streets is not None:
         progress("assessing buildings")
@@ -163,7 +185,7 @@ def run_analysis(
         )
         if output_format(out_path) == "GPKG":
             record_run(out_path, summary)
-    return RunResult(parcels, result.measuring_lines, assessed, summary, written)
+    return RunResult(parcels, result.measuring_lines, assessed, summary, written, duties)
 
 
 def issue_notices(

@@ -36,6 +36,18 @@ PARCEL_FIELDS = (
     "downstream_length_ft",
     "street_name_main",
 )
+# Further rows of the parcel popup, after its fixed ones (label, column): what the distance was measured from
+# (Fort Plain's curbline), and the duties beyond connecting (grease interceptors, industrial users, subdivisions).
+PARCEL_POPUP_FIELDS = (
+    ("Measured from", "measured_from"),
+    ("From the parcel boundary (ft)", "boundary_distance_ft"),
+    ("Average flow (gpd)", "discharge_gpd"),
+    ("Grease interceptor", "grease_interceptor"),
+    ("Industrial user", "industrial_user"),
+    ("Subdivision", "subdivision_duty"),
+    ("Further duties", "duties"),
+    ("Their sections", "duties_section"),
+)
 MAIN_FIELDS = ("main_id", "diameter_in", "sewer_type", "ownership", "status", "street_name")
 INPUT_LAYERS = ("mains", "manholes", "treatment_plants", "buildings")
 
@@ -151,6 +163,7 @@ class MapData:
                 "features"
             ][0]
         }
+        out["rows"] = _popup_rows(out["parcel"]["properties"])
         lines = self.layers.get(LINES_LAYER)
         if lines is not None:
             line = lines[lines["parcel_id"].astype(str) == str(parcel_id)]
@@ -197,6 +210,19 @@ class MapData:
         if bbox is None:
             return frame
         return frame.iloc[self._in_box(RESULT_LAYER, bbox)]
+
+
+def _popup_rows(props: dict) -> list[list[str]]:
+    """The popup's further rows with a value, as [label, text]; the boundary distance only where it differs."""
+    rows = []
+    for label, column in PARCEL_POPUP_FIELDS:
+        value = props.get(column)
+        if value is None or value == "":
+            continue
+        if column == "boundary_distance_ft" and props.get("measured_from") in (None, "parcel boundary"):
+            continue
+        rows.append([label, f"{value:,.1f}" if isinstance(value, float) else str(value)])
+    return rows
 
 
 def _text(value) -> str | None:

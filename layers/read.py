@@ -56,6 +56,9 @@ LAYER_NAMES: dict[str, tuple[str, ...]] = {
     "alleys": ("alleys", "alley", "driveways", "courts", "yards", "private_routes"),
     "laterals": ("laterals", "lateral", "services", "building_sewers", "sewer_services"),
     "service_areas": ("service_areas", "sewer_districts", "districts", "improvement_areas", "sewer_service_areas"),
+    "curbs": ("curbs", "curb", "curblines", "curb_lines", "curbline", "edge_of_pavement", "pavement"),
+    "sewer_rights_of_way": ("sewer_rights_of_way", "sewer_row", "sewer_easements"),
+    "subdivisions": ("subdivisions", "subdivision", "proposed_subdivisions", "plats"),
 }
 VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".fgb", ".zip", ".gdb", ".gml", ".kml", ".sqlite")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
@@ -90,6 +93,9 @@ class Layers:
     alleys: gpd.GeoDataFrame | None = None
     laterals: gpd.GeoDataFrame | None = None
     service_areas: gpd.GeoDataFrame | None = None
+    curbs: gpd.GeoDataFrame | None = None
+    sewer_rights_of_way: gpd.GeoDataFrame | None = None
+    subdivisions: gpd.GeoDataFrame | None = None
     problems: list[Problem] = field(default_factory=list)
     sources: dict[str, str] = field(default_factory=dict)
 

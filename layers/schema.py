@@ -120,6 +120,12 @@ PARCELS = LayerSpec(
             ("control_manhole", "control_mh", "sampling_manhole"),
             "a control manhole specially required for the parcel (its manhole ID)",
         ),
+        FieldSpec(
+            "flow_gpd",
+            False,
+            ("flow_gpd", "avg_flow_gpd", "average_flow_gpd", "daily_flow_gpd", "water_use_gpd", "sewer_flow_gpd"),
+            "average daily flow to the sewer in gallons per day (metered water use or a permit's figure)",
+        ),
     ),
 )
 
@@ -302,7 +308,27 @@ LATERALS = LayerSpec(
     geometry=LINEAR,
     id_field="lateral_id",
     help="existing building sewers (laterals) from buildings to mains",
-    fields=(FieldSpec("lateral_id", False, ("lateral_id", "service_id", "objectid", "fid", "id")),),
+    fields=(
+        FieldSpec("lateral_id", False, ("lateral_id", "service_id", "objectid", "fid", "id")),
+        FieldSpec(
+            "diameter_in",
+            False,
+            ("diameter_in", "diameter", "diam", "size_in", "pipe_size", "pipesize"),
+            "inside diameter of the building sewer (inches)",
+        ),
+        FieldSpec(
+            "us_invert_ft",
+            False,
+            MAINS.field("us_invert_ft").aliases,
+            "invert at the lateral's first vertex (ft)",
+        ),
+        FieldSpec(
+            "ds_invert_ft",
+            False,
+            MAINS.field("ds_invert_ft").aliases,
+            "invert at the lateral's last vertex (ft)",
+        ),
+    ),
 )
 
 SERVICE_AREAS = LayerSpec(
@@ -322,8 +348,58 @@ SERVICE_AREAS = LayerSpec(
     ),
 )
 
+CURBS = LayerSpec(
+    kind="curbs",
+    geometry=LINEAR + POLYGONAL,
+    id_field="curb_id",
+    help="curblines, or pavement polygons whose outlines are the curbs (Fort Plain measures from the curbline)",
+    fields=(FieldSpec("curb_id", False, ("curb_id", "objectid", "fid", "id")),),
+)
+
+SEWER_RIGHTS_OF_WAY = LayerSpec(
+    kind="sewer_rights_of_way",
+    geometry=POLYGONAL,
+    id_field="row_id",
+    help="sewer rights-of-way (easements) in which mains run outside streets",
+    fields=(FieldSpec("row_id", False, ("row_id", "easement_id", "objectid", "fid", "id")),),
+)
+
+SUBDIVISIONS = LayerSpec(
+    kind="subdivisions",
+    geometry=POLYGONAL,
+    id_field="subdivision_id",
+    help="proposed subdivisions (or their lots): which must build sewers",
+    fields=(
+        FieldSpec(
+            "subdivision_id", False, ("subdivision_id", "subdiv_id", "sub_id", "plat_id", "objectid", "fid", "id")
+        ),
+        FieldSpec("subdivision_name", False, ("subdivision_name", "subdiv_name", "plat_name", "name")),
+        FieldSpec(
+            "units",
+            False,
+            ("units", "dwelling_units", "living_units", "num_units", "du"),
+            "dwelling units planned",
+        ),
+        FieldSpec("lots", False, ("lots", "num_lots", "lot_count", "nbr_lots"), "lots planned (one unit each)"),
+    ),
+)
+
 SPECS: dict[str, LayerSpec] = {
-    s.kind: s for s in (PARCELS, BUILDINGS, STREETS, MAINS, MANHOLES, OUTFALLS, ALLEYS, LATERALS, SERVICE_AREAS)
+    s.kind: s
+    for s in (
+        PARCELS,
+        BUILDINGS,
+        STREETS,
+        MAINS,
+        MANHOLES,
+        OUTFALLS,
+        ALLEYS,
+        LATERALS,
+        SERVICE_AREAS,
+        CURBS,
+        SEWER_RIGHTS_OF_WAY,
+        SUBDIVISIONS,
+    )
 }
 
 # Columns the analysis adds; a user's column of the same name is kept as ``input_<name>``.
@@ -345,6 +421,17 @@ RESULT_COLUMNS = (
     "downstream_length_ft",
     "outfall_id",
     "network_problem",
+    "boundary_distance_ft",
+    "measured_from",
+    "discharge_gpd",
+    "discharge_source",
+    "flow_share_pct",
+    "grease_interceptor",
+    "industrial_user",
+    "in_subdivision",
+    "subdivision_duty",
+    "duties",
+    "duties_section",
 )
 
 # Values users put in the mains' type, ownership and status columns, normalised. Keys are lower-case.

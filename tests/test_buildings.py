@@ -58,10 +58,10 @@ def test_front_and_rear_on_an_interior_lot_three_profiles():
         assert r.loc["REAR", "lot_type"] == "interior"
         assert pd.isna(r.loc["FRONT", "shared_lateral"]) and not r.loc["FRONT", "rear_building"]
     assert (
-        fp.loc["REAR", "shared_lateral"] == "permitted"
+        fp.loc["REAR", "shared_lateral"] == "may_share_if_no_route"
         and fp.loc["REAR", "section"] == "§ 144-9 (section number derived)"
     )
-    assert pk.loc["REAR", "shared_lateral"] == "permitted"
+    assert pk.loc["REAR", "shared_lateral"] == "may_share_if_no_route"
     assert "assessor may assess each building separately" in pk.loc["REAR", "reason"]
     assert wp.loc["REAR", "shared_lateral"] == "main_extension_required"
     assert wp.loc["REAR", "section"] == "§ 196-18D" and "sewer main must be extended" in wp.loc["REAR", "reason"]
@@ -72,14 +72,14 @@ def test_a_yard_behind_gives_three_different_verdicts():
     yard = frame([{"route_kind": "yard", "geometry": box(0, 225, 60, 260)}])
     b, p = buildings(*FRONT_REAR), parcels(("P", LOT))
     verdicts = [run(b, p, prof, alleys=yard).loc["REAR", "shared_lateral"] for prof in (FP, PK, WP)]
-    assert verdicts == ["separate_required", "permitted", "main_extension_required"]
+    assert verdicts == ["separate_required", "may_share_if_no_route", "main_extension_required"]
 
 
 def test_an_alley_behind_means_a_separate_sewer():
     alley = frame([{"route_kind": "Alley", "geometry": LineString([(-100, 230), (200, 230)])}])
     r = run(buildings(*FRONT_REAR), parcels(("P", LOT)), FP, alleys=alley)
     assert r.loc["REAR", "shared_lateral"] == "separate_required"
-    assert "can reach it another way" in r.loc["REAR", "reason"]
+    assert "found an adjoining alley (alleys-1): a separate building sewer can reach it" in r.loc["REAR", "reason"]
 
 
 def test_a_public_alley_in_the_streets_layer_is_a_route():
@@ -117,6 +117,12 @@ def test_side_by_side_neither_is_rear():
     assert not r["rear_building"].any()
     assert r.loc["RIGHT", "front_building_id"] == "LEFT" and r.loc["RIGHT", "shared_lateral"] == "separate_required"
     assert "stands beside LEFT" in r.loc["RIGHT", "reason"]
+    # § 144-9: "A separate and independent building sewer shall be provided for every building".
+    assert FP.buildings.separate_building_sewer.value is True
+    assert (
+        f"each building needs its own building sewer ({FP.buildings.separate_building_sewer.citation})"
+        in r.loc["RIGHT", "reason"]
+    )
 
 
 def test_rear_building_hidden_behind_a_wide_front_building():
@@ -176,13 +182,122 @@ def test_existing_laterals_and_shortfall():
     assert "It has 1: 2 short." in r.loc["APTS", "reason"]
 
 
-def test_school_connects_through_a_manhole_in_fort_plain():
+def test_school_is_a_manhole_connection_case_for_the_administrative_body():
+    """§ 144-16: "The administrative body shall determine if and where this type of connection ... is required"."""
     p = parcels(("SCHOOL", LOT, {"property_class": "612"}))
     r = run(buildings(("S", FRONT)), p, FP)
+    assert bool(r.loc["S", "manhole_connection_case"]) and r.loc["S", "section"] == "§ 144-16 (section number derived)"
+    reason = r.loc["S", "reason"]
+    assert "a case for the administrative body to determine if and where" in reason and "(property class 612)" in reason
+    assert "requires" not in reason and "connects through a manhole (" not in reason
+    assert FP.buildings.manhole_connection_decided_by.value == "the administrative body"
+    assert not run(buildings(("S", FRONT)), p, PK).loc["S", "manhole_connection_case"]
+    assert not run(buildings(("S", FRONT)), p, WP).loc["S", "manhole_connection_case"]
+
+
+@pytest.mark.parametrize(
+    ("klass", "n_buildings", "case"),
+    [
+        ("710", 1, False),  # one industrial building is not "a complex of industrial or commercial buildings"
+        ("710", 2, True),
+        ("484", 1, False),
+        ("484", 2, True),
+        ("210", 2, False),
+        ("651", 1, True),  # a public building: one is enough
+    ],
+)
+def test_a_complex_needs_more_than_one_building(klass, n_buildings, case):
+    b = buildings(("A", box(5, 50, 25, 90)), ("B", box(35, 55, 55, 95)))[:n_buildings]
+    r = run(b, parcels(("P", LOT, {"property_class": klass})), FP)
+    assert r["manhole_connection_case"].tolist() == [case] * n_buildings
+    if case and klass == "710":
+        assert "One of a complex of 2 industrial or commercial buildings (property class 710)" in r.loc["A", "reason"]
+    # The setting decides what a complex is: with three buildings required, two are none.
+    three = load_profile("fort-plain", overrides={"buildings.commercial_complex_min_buildings": "3"})
+    if klass in ("710", "484"):
+        assert not run(b, parcels(("P", LOT, {"property_class": klass})), three)["manhole_connection_case"].any()
+
+
+def test_rear_building_reason_says_what_was_looked_for_and_leaves_the_conclusion_to_the_reviewer():
+    b, p = buildings(*FRONT_REAR), parcels(("P", LOT))
+    without = run(b, p, FP).loc["REAR", "reason"]
+    assert "no alleys layer was given, so adjoining alleys, courts, yards or driveways were not looked for" in without
+    assert "it fronts no second sewered street" in without and "no street named as an alley adjoins it" in without
+    assert "the reviewer confirms this on the ground" in without and "no other route exists" not in without
+    # An alleys layer with nothing beside this lot: now the absence is what the layer shows.
+    far = frame([{"route_kind": "driveway", "geometry": box(500, 25, 510, 225)}])
+    searched = run(b, p, FP, alleys=far).loc["REAR", "reason"]
+    assert "no alley, court, yard or driveway of the alleys layer adjoins the lot" in searched
+    assert run(b, p, FP, alleys=far).loc["REAR", "shared_lateral"] == "may_share_if_no_route"
+    # Poughkeepsie lists no yard; Wappinger shares nothing, so looks for nothing.
     assert (
-        bool(r.loc["S", "manhole_connection_required"]) and r.loc["S", "section"] == "§ 144-16 (section number derived)"
+        "no alley, court or driveway of the alleys layer adjoins the lot"
+        in run(b, p, PK, alleys=far).loc["REAR", "reason"]
     )
-    assert not run(buildings(("S", FRONT)), p, PK).loc["S", "manhole_connection_required"]
+    assert "Looked for" not in run(b, p, WP, alleys=far).loc["REAR", "reason"]
+
+
+def test_a_second_sewered_street_is_named_as_the_route_found():
+    back = {"street_name": "Canal St", "geometry": LineString([(-1000, 250), (1000, 250)])}
+    mains = gpd.GeoDataFrame(
+        pd.concat([MAINS, frame([{"main_id": "M-2", "geometry": LineString([(-1000, 250), (1000, 250)])}])]),
+        crs=MAINS.crs,
+    )
+    r = assess_buildings(
+        buildings(*FRONT_REAR), parcels(("P", LOT)), profile=FP, streets=frame([MAIN_ST, back]), mains=mains
+    ).buildings.set_index("building_id")
+    assert "found frontage on a second sewered street, Canal St" in r.loc["REAR", "reason"]
+
+
+def _lateral(x, y_building, y_main, diameter=None, building_invert=None, main_invert=None, reverse=False, **extra):
+    """A lateral from the front wall of FRONT (y=50) toward the main; drawn main-first when ``reverse``."""
+    ends = [(x, y_building), (x, y_main)]
+    inverts = [building_invert, main_invert]
+    if reverse:
+        ends, inverts = ends[::-1], inverts[::-1]
+    return {
+        "diameter_in": diameter,
+        "us_invert_ft": inverts[0],
+        "ds_invert_ft": inverts[1],
+        **extra,
+        "geometry": LineString(ends),
+    }
+
+
+@pytest.mark.parametrize(
+    ("profile", "diameter", "fall_ft", "reverse", "below", "words"),
+    [
+        # Fort Plain § 144-11B: 4 in, 1/8 in per ft. 48 ft long: 0.5 ft of fall is 0.125 in per ft exactly.
+        (FP, 4.0, 0.5, False, False, None),
+        (FP, 3.0, 0.5, False, True, "is 3 in, less than the 4 in § 144-11B (section number derived) requires"),
+        (FP, 4.0, 0.4, False, True, "falls 0.100 in per ft, less than the 0.125 in per ft"),
+        (FP, 4.0, 0.4, True, True, "falls 0.100 in per ft"),  # drawn from the main to the building
+        (FP, 4.0, -0.2, False, True, "it runs uphill to the main"),
+        # Wappinger § 196-18F: 1/4 in per ft. 1 ft over 48 ft is exactly 0.25.
+        (WP, 4.0, 1.0, False, False, None),
+        (WP, 4.0, 0.5, False, True, "less than the 0.25 in per ft § 196-18F requires"),
+        # Poughkeepsie leaves it to the Town Plumbing Code: nothing is checked.
+        (PK, 3.0, -0.2, False, False, None),
+    ],
+)
+def test_building_sewer_size_and_slope(profile, diameter, fall_ft, reverse, below, words):
+    lat = frame([_lateral(30, 50, 2, diameter, 100.0 + fall_ft, 100.0, reverse, lateral_id="L-1")])
+    r = run(buildings(("HOUSE", FRONT, {"units": 1})), parcels(("P", LOT)), profile, laterals=lat).loc["HOUSE"]
+    assert bool(r["lateral_below_standard"]) is below
+    if words:
+        assert words in r["reason"] and "L-1" in r["reason"]
+    if profile is not PK:
+        assert r["lateral_diameter_in"] == diameter
+        assert r["lateral_slope_in_per_ft"] == pytest.approx(fall_ft / 48 * 12, abs=1e-4)
+
+
+def test_building_sewer_without_inverts_or_diameter_is_not_judged():
+    lat = frame([{"geometry": LineString([(30, 50), (30, 2)])}])
+    r = run(buildings(("HOUSE", FRONT, {"units": 1})), parcels(("P", LOT)), FP, laterals=lat).loc["HOUSE"]
+    assert (
+        not r["lateral_below_standard"] and pd.isna(r["lateral_slope_in_per_ft"]) and pd.isna(r["lateral_diameter_in"])
+    )
+    assert r["existing_laterals"] == 1
 
 
 def test_input_kept_and_index_preserved():
@@ -190,3 +305,65 @@ def test_input_kept_and_index_preserved():
     b.index = [7, 9]
     out = assess_buildings(b, parcels(("P", LOT)), profile=FP, streets=frame([MAIN_ST]), mains=MAINS).buildings
     assert list(out.index) == [7, 9] and out.crs == b.crs and list(b.columns) == ["building_id", "units", "geometry"]
+
+
+def test_buildings_command_shows_cases_for_the_administrative_body_and_building_sewers(tmp_path):
+    """Through `sewerplan buildings`: a school (a case for the administrative body), a rear cottage with no other
+    route mapped (for the reviewer), and a house whose 3-inch lateral is below § 144-11B."""
+    import json
+
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+    from layers.write import write_layers
+    from tests.conftest import ny_frame
+
+    path = tmp_path / "town.gpkg"
+    write_layers(
+        str(path),
+        {
+            "parcels": ny_frame(
+                [
+                    {"parcel_id": "HOME", "property_class": "210", "geometry": box(0, 25, 60, 225)},
+                    {"parcel_id": "SCHOOL", "property_class": "612", "geometry": box(100, 25, 160, 225)},
+                    {"parcel_id": "HOUSE", "property_class": "210", "geometry": box(200, 25, 260, 225)},
+                ]
+            ),
+            "buildings": ny_frame(
+                [
+                    {"building_id": "FRONT", "units": 1, "geometry": FRONT},
+                    {"building_id": "REAR", "units": 1, "geometry": REAR},
+                    {"building_id": "S", "geometry": box(110, 50, 150, 90)},
+                    {"building_id": "H", "units": 1, "geometry": box(210, 50, 250, 90)},
+                ]
+            ),
+            "streets": ny_frame([MAIN_ST]),
+            "mains": ny_frame([{"main_id": "M-1", "geometry": LineString([(-1000, 0), (1000, 0)])}]),
+            "laterals": ny_frame(
+                [
+                    {
+                        "lateral_id": "L-H",
+                        "diameter": 3,
+                        "inv_up": 100.5,
+                        "inv_dn": 100.0,
+                        "geometry": LineString([(230, 50), (230, 2)]),
+                    }
+                ]
+            ),
+        },
+    )
+    result = CliRunner().invoke(main, ["buildings", "--profile", "fort-plain", "--data", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    by = {b["building_id"]: b for b in json.loads(result.output)}
+    assert by["S"]["manhole_connection_case"] and "a case for the administrative body to determine" in by["S"]["reason"]
+    assert by["REAR"]["shared_lateral"] == "may_share_if_no_route"
+    assert "no alleys layer was given" in by["REAR"]["reason"]
+    assert by["H"]["lateral_diameter_in"] == 3.0 and by["H"]["lateral_slope_in_per_ft"] == pytest.approx(0.125)
+    assert "Its building sewer L-H is 3 in, less than the 4 in § 144-11B" in by["H"]["reason"]
+    text = " ".join(
+        CliRunner(env={"COLUMNS": "400"})
+        .invoke(main, ["buildings", "--profile", "fort-plain", "--data", str(path)])
+        .output.split()
+    )
+    assert "1 manhole connection(s) for the administrative body to determine" in text
+    assert "1 with a building sewer below the least size or slope" in text

@@ -54,6 +54,8 @@ def test_analyze_json_shape(town_gpkg, tmp_path):
     assert set(first) == {
         "parcel_id",
         "distance_ft",
+        "boundary_distance_ft",
+        "measured_from",
         "main_id",
         "section",
         "deadline",
@@ -327,7 +329,9 @@ def test_buildings_command_json(town_gpkg, tmp_path):
         "shared_lateral",
         "required_laterals",
         "existing_laterals",
-        "manhole_connection_required",
+        "manhole_connection_case",
+        "lateral_diameter_in",
+        "lateral_slope_in_per_ft",
         "section",
         "reason",
     }

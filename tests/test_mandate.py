@@ -379,3 +379,124 @@ def test_service_areas_limit_the_mandate(street_block):
     assert "public sewer is not yet available" in r.loc["B", "reason"] and "§ 196-17A" in r.loc["B", "reason"]
     without = analyze_mandates(parcels, mains, streets=streets, profile=wap).parcels
     assert (without["status"] == "mandated").all()
+
+
+# Fort Plain § 144-1: "PROPERTY LINE: The curbline if the building sewer is to connect with the public sewer in a
+# public street." The street of street_block (right-of-way y -25..25, main along y=0) gets curbs 10 ft inside its
+# right-of-way, at y = +-15: a lot on the right-of-way line is 25 ft from the main, its curbline 15 ft.
+CURBS = frame(
+    [
+        {"curb_id": "C-N", "geometry": LineString([(-1000, 15), (2000, 15)])},
+        {"curb_id": "C-S", "geometry": LineString([(-1000, -15), (2000, -15)])},
+    ]
+)
+
+
+def test_fort_plain_measures_from_the_curbline_and_reports_both_distances(fort_plain, street_block):
+    streets, mains = street_block
+    assert fort_plain.mandate.measured_from.value == "curbline"
+    result = analyze_mandates(frame([lot("P", 0, 25)]), mains, streets=streets, curbs=CURBS, profile=fort_plain)
+    r = result.parcels.set_index("parcel_id").loc["P"]
+    assert (r["distance_ft"], r["boundary_distance_ft"], r["measured_from"]) == (15.0, 25.0, "curbline")
+    assert (
+        "lies 15.0 ft from the curbline in front of the property (the property line, § 144-1 (section number "
+        "derived)) and 25.0 ft from the parcel boundary; § 144-4 requires" in r["reason"]
+    )
+    # The measuring line is the law's: from the curb to the main. The connection point stays the parcel's.
+    line = result.measuring_lines.set_index("parcel_id").geometry["P"]
+    assert line.length == 15.0 and line.coords[0][1] == 15.0
+    # Without curbs: the parcel boundary, said so; the connection point is the same either way.
+    plain = run([lot("P", 0, 25)], mains, streets, fort_plain).loc["P"]
+    assert (r["connection_x"], r["connection_y"]) == (plain["connection_x"], plain["connection_y"])
+    assert (plain["distance_ft"], plain["boundary_distance_ft"], plain["measured_from"]) == (25, 25, "parcel boundary")
+
+
+def test_the_curbline_brings_a_lot_within_100_ft(fort_plain):
+    # A 210-ft right-of-way: its line is 105 ft from the main, the curb 95 ft. § 144-4's 100 ft is met at the curb.
+    streets = frame(
+        [{"street_name": "Broad St", "row_width_ft": 210.0, "geometry": LineString([(-1000, 0), (2000, 0)])}]
+    )
+    mains = frame([{"main_id": "M-1", "geometry": LineString([(-1000, 0), (2000, 0)])}])
+    curbs = frame([{"geometry": LineString([(-1000, 95), (2000, 95)])}])
+    parcels = frame([lot("P", 0, 105)])
+    with_curbs = analyze_mandates(parcels, mains, streets=streets, curbs=curbs, profile=fort_plain).parcels.iloc[0]
+    without = analyze_mandates(parcels, mains, streets=streets, profile=fort_plain).parcels.iloc[0]
+    assert (with_curbs["status"], with_curbs["distance_ft"], with_curbs["boundary_distance_ft"]) == (
+        "mandated",
+        95,
+        105,
+    )
+    assert (without["status"], without["distance_ft"]) == ("out_of_range", 105)
+    # The profile setting decides: measured from the parcel boundary, the curbs change nothing.
+    boundary = load_profile("fort-plain", overrides={"mandate.measured_from": "parcel_boundary"})
+    again = analyze_mandates(parcels, mains, streets=streets, curbs=curbs, profile=boundary).parcels.iloc[0]
+    assert (again["status"], again["measured_from"]) == ("out_of_range", "parcel boundary")
+
+
+@pytest.mark.parametrize("name", ["poughkeepsie", "wappinger"])
+def test_other_towns_measure_from_the_parcel_boundary(street_block, name):
+    streets, mains = street_block
+    profile = load_profile(name, overrides={"mandate.distance_ft": "100"})
+    r = analyze_mandates(frame([lot("P", 0, 25)]), mains, streets=streets, curbs=CURBS, profile=profile).parcels
+    assert (r.iloc[0]["distance_ft"], r.iloc[0]["measured_from"]) == (25, "parcel boundary")
+
+
+def test_pavement_polygons_are_curbs_and_the_first_curb_crossed_counts(fort_plain, street_block):
+    streets, _ = street_block
+    # The main runs in the far (south) sidewalk at y=-20: the lot's measuring line crosses both curbs, and the
+    # property line is the near one (y=15), 35 ft from the main.
+    mains = frame([{"main_id": "M-1", "geometry": LineString([(-1000, -20), (2000, -20)])}])
+    pavement = frame([{"geometry": box(-1000, -15, 2000, 15)}])
+    r = analyze_mandates(frame([lot("P", 0, 25)]), mains, streets=streets, curbs=pavement, profile=fort_plain)
+    p = r.parcels.iloc[0]
+    assert (p["distance_ft"], p["boundary_distance_ft"], p["measured_from"]) == (35.0, 45.0, "curbline")
+
+
+def test_a_sewer_right_of_way_is_a_right_of_way_and_its_edge_the_property_line(fort_plain, street_block):
+    # A 20-ft sewer easement (x 0..20) runs north from the street through the back lots; its main along x=10.
+    # Lot Q abuts the easement, not the sewered street: § 144-4 "abutting on any street, alley or right-of-way in
+    # which there is ... a public sanitary sewer"; § 144-1 measures from "the edge of a sewer right-of-way".
+    streets, _ = street_block
+    mains = frame([{"main_id": "E-1", "geometry": LineString([(10, 30), (10, 1000)])}])
+    easement = frame([{"row_id": "EASE-1", "geometry": box(0, 30, 20, 1000)}])
+    parcels = frame([lot("Q", 20, 300, w=100)])
+    r = analyze_mandates(parcels, mains, streets=streets, sewer_rights_of_way=easement, profile=fort_plain).parcels
+    q = r.iloc[0]
+    assert (q["status"], q["distance_ft"], q["measured_from"]) == ("mandated", 10.0, "sewer right-of-way edge")
+    assert "(in sewer right-of-way EASE-1)" in q["reason"] and "from the edge of the sewer right-of-way" in q["reason"]
+    without = analyze_mandates(parcels, mains, streets=streets, profile=fort_plain).parcels.iloc[0]
+    assert without["status"] == "in_range_not_abutting"
+
+
+def test_curbs_through_the_command_line(tmp_path):
+    """`sewerplan analyze --curbs FILE`: the curbline decides, both distances are written."""
+    import json
+
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+    from layers.write import write_layers
+    from tests.conftest import ny_frame
+
+    town, curbs, out = tmp_path / "town.gpkg", tmp_path / "curbs.gpkg", tmp_path / "out.csv"
+    street = LineString([(-1000, 0), (2000, 0)])
+    write_layers(
+        str(town),
+        {
+            "parcels": ny_frame([{"parcel_id": "P", "occupied": "yes", "geometry": box(0, 105, 50, 205)}]),
+            "mains": ny_frame([{"main_id": "M-1", "geometry": street}]),
+            "streets": ny_frame([{"street_name": "Broad St", "row_width_ft": 210.0, "geometry": street}]),
+        },
+    )
+    write_layers(str(curbs), {"curblines": ny_frame([{"geometry": LineString([(-1000, 95), (2000, 95)])}])})
+    args = ["analyze", "--profile", "fort-plain", "--data", str(town), "--json"]
+    plain = json.loads(CliRunner().invoke(main, args).output)
+    assert plain["summary"]["counts"]["out_of_range"] == 1
+    result = CliRunner().invoke(main, [*args, "--curbs", f"{curbs}:curblines", "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    mandated = json.loads(result.output)["mandated"]
+    assert [(m["parcel_id"], m["distance_ft"], m["boundary_distance_ft"], m["measured_from"]) for m in mandated] == [
+        ("P", 95.0, 105.0, "curbline")
+    ]
+    written = pd.read_csv(out)
+    assert written.loc[0, "measured_from"] == "curbline" and written.loc[0, "boundary_distance_ft"] == 105.0

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 
 import pytest
 
 from analysis.errors import ProfileError
-from analysis.profiles import PROFILE_DIR, available_profiles, load_profile
-from tests.conftest import DATA
+from analysis.profiles import PROFILE_DIR, available_profiles, covering_tests, load_profile, rule_tests
+from tests.conftest import DATA, REPO
 
 
 def test_bundled_profiles():
@@ -26,32 +27,54 @@ def test_bundled_profiles():
     assert all(p.measurement.measuring_crs.value == "EPSG:2260" for p in (fp, pk, wp))
 
 
-def _words(text: str) -> str:
-    text = text.replace("\u201c", '"').replace("\u201d", '"').replace("\u2019", "'")
-    return re.sub(r"[^a-z0-9]", "", text.lower())
+def _spaces(text: str) -> str:
+    """Whitespace collapsed to single spaces (line breaks, tabs and the non-breaking spaces of the published text)."""
+    return " ".join(text.split())
 
 
 @pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
-def test_every_quote_is_in_the_ordinance(name):
+def test_every_quote_is_an_exact_substring_of_the_ordinance(name):
+    """Only whitespace is normalised: no case folding, no punctuation dropped, no "..." cuts, no rewritten terms."""
     profile = load_profile(name)
-    text = (DATA / "ordinances" / profile.source_text).read_text(encoding="utf-8")
-    law = _words(text)
+    law = _spaces((DATA / "ordinances" / profile.source_text).read_text(encoding="utf-8"))
+    wrong = []
     for key, rule in profile.rules().items():
         assert rule.section.startswith("§ "), key
         assert rule.quote, f"{key} has no quote"
-        for fragment in rule.quote.split("..."):
-            assert _words(fragment) in law, f"{name} {key}: {fragment!r} is not in {profile.source_text}"
+        if _spaces(rule.quote) not in law:
+            wrong.append(f"{key}: {rule.quote!r}")
+    assert wrong == [], f"{name}: quotes not in {profile.source_text}:\n" + "\n".join(wrong)
+
+
+def test_the_quote_check_refuses_what_the_law_does_not_say(tmp_path):
+    """The strict check itself: a changed letter, a "..." cut or a rewritten definition is not in the text."""
+    law = _spaces((DATA / "ordinances" / load_profile("fort-plain").source_text).read_text(encoding="utf-8"))
+    assert _spaces("PUBLIC SEWER\nA sewer in which all owners") in law
+    for bad in (
+        "PUBLIC SEWER: A sewer in which all owners",
+        "public sewer\nA sewer in which all owners",
+        "any street ... in which there is now located",
+        "provided that said public sewer is within 100 feet of the property line",
+    ):
+        assert _spaces(bad) not in law, bad
+
+
+def _printed(number: str, text: str) -> bool:
+    """The section number stands in the text as itself: "§ 144-1" is not read out of "§ 144-18K"."""
+    return re.search(rf"§§? {re.escape(number)}(?!\d|\.\d)", text) is not None
 
 
 def test_cited_sections_appear_in_the_text_or_are_marked_derived():
     """A section number either stands in the ordinance text, or the profile says it was derived by counting."""
+    assert not _printed("144-1", "pursuant to § 144-18K and") and _printed("144-18", "pursuant to § 144-18K and")
     for name in available_profiles():
         profile = load_profile(name)
-        text = (DATA / "ordinances" / profile.source_text).read_text(encoding="utf-8").replace("\xa0", " ")
+        text = _spaces((DATA / "ordinances" / profile.source_text).read_text(encoding="utf-8"))
         for key, rule in profile.rules().items():
             number = re.match(r"§ (\d+-\d+(?:\.\d+)?)", rule.section).group(1)  # without the subsection letter
-            printed = f"§ {number}" in text or f"§§ {number}" in text
-            assert printed or rule.derived, f"{name} {key}: {rule.section} is neither in the text nor derived"
+            assert _printed(number, text) or rule.derived, (
+                f"{name} {key}: {rule.section} is neither in the text nor derived"
+            )
 
 
 def _copy(tmp_path, name="fort-plain"):
@@ -128,3 +151,112 @@ def test_profile_as_dict_has_every_rule_with_section():
     assert data["id"] == "poughkeepsie"
     assert data["rules"]["mandate.distance_ft"]["section"] == "§ 168-22.2G"
     assert all("section" in r for r in data["rules"].values())
+
+
+def _test_sources() -> dict[str, dict[str, str]]:
+    """Each test file's module-level test functions and their source, decorators included."""
+    import ast
+
+    out: dict[str, dict[str, str]] = {}
+    for path in sorted((REPO / "tests").glob("test_*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.split("\n")
+        funcs = {}
+        for node in ast.parse(text).body:
+            if isinstance(node, ast.FunctionDef):
+                start = min([d.lineno for d in node.decorator_list] + [node.lineno])
+                funcs[node.name] = "\n".join(lines[start - 1 : node.end_lineno])
+        out[f"tests/{path.name}"] = {"__file__": text, **funcs}
+    return out
+
+
+def test_every_rule_of_every_profile_has_a_covering_test():
+    """analysis/rule_tests.toml names, for every rule, tests that exist and that name the rule."""
+    table = rule_tests()
+    sources = _test_sources()
+    known = set()
+    problems = []
+    for name in available_profiles():
+        profile = load_profile(name)
+        for key in profile.rules():
+            known.add(key)
+            tests = covering_tests(profile, key, table)
+            if not tests:
+                problems.append(f"{name} {key}: no test in analysis/rule_tests.toml")
+                continue
+            field_name = key.split(".")[1]
+            names_it = False
+            for test in tests:
+                m = re.fullmatch(r"(tests/test_\w+\.py)::(\w+)(?:\[([^\]]+)\])?", test)
+                if m is None or m.group(1) not in sources or m.group(2) not in sources[m.group(1)]:
+                    problems.append(f"{name} {key}: {test} does not exist")
+                    continue
+                if m.group(3) is not None:
+                    if f'"{m.group(3)}"' not in sources[m.group(1)]["__file__"]:
+                        problems.append(f"{name} {key}: {test} has no case {m.group(3)!r}")
+                        continue
+                    names_it |= m.group(3) == key
+                names_it |= re.search(rf"\b{field_name}\b", sources[m.group(1)][m.group(2)]) is not None
+            if not names_it:
+                problems.append(f"{name} {key}: none of {tests} names the rule")
+    stale = [k for k in table if k.rpartition(":")[2] not in known]
+    assert problems == [] and stale == [], "\n".join(problems + [f"{k}: no such rule" for k in stale])
+
+
+def test_the_coverage_check_catches_a_missing_or_wrong_test():
+    table = rule_tests()
+    fp = load_profile("fort-plain")
+    assert covering_tests(fp, "mandate.distance_ft", table)
+    assert covering_tests(
+        fp, "mandate.distance_ft", {"fort-plain:mandate.distance_ft": ["x"], "mandate.distance_ft": []}
+    )
+    assert (
+        covering_tests(fp, "mandate.distance_ft", {k: v for k, v in table.items() if k != "mandate.distance_ft"}) == []
+    )
+    # A test that does not name the rule does not cover it.
+    sources = _test_sources()
+    assert not re.search(r"\bunits_per_lateral\b", sources["tests/test_profiles.py"]["test_bundled_profiles"])
+
+
+def test_profiles_show_rules_prints_kind_section_quote_and_tests():
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+
+    doc = json.loads(CliRunner().invoke(main, ["profiles", "show", "wappinger", "--rules", "--json"]).output)
+    rules = doc["rules"]
+    assert rules["mandate.distance_ft"]["kind"] == "municipality"
+    assert rules["buildings.building_sewer_min_slope_in_per_ft"] | {"tests": None} == {
+        "value": 0.25,
+        "section": "§ 196-18F",
+        "quote": "with a slope of no less than 1/4 inch per foot",
+        "note": rules["buildings.building_sewer_min_slope_in_per_ft"]["note"],
+        "kind": "law",
+        "tests": None,
+    }
+    assert rules["discharges.food_service_classes"]["kind"] == "setting"
+    assert all(r["tests"] for r in rules.values())
+    assert (
+        "tests/test_buildings.py::test_building_sewer_size_and_slope"
+        in rules["buildings.building_sewer_min_slope_in_per_ft"]["tests"]
+    )
+    plain = json.loads(CliRunner().invoke(main, ["profiles", "show", "wappinger", "--json"]).output)
+    assert "kind" not in plain["rules"]["mandate.distance_ft"]
+    wide = CliRunner(env={"COLUMNS": "1000"})
+    text = " ".join(wide.invoke(main, ["profiles", "show", "fort-plain", "--rules"]).output.split())
+    assert "left to the municipality" in text and "setting (the profile's reading)" in text
+    assert "tests/test_buildings.py::test_building_sewer_size_and_slope" in text
+    assert "NONE" not in text
+
+
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
+def test_docs_list_every_rule_of_each_town_and_which_are_settings(name):
+    from analysis.profiles import rules_markdown
+
+    docs = (REPO / "docs" / "analysis.md").read_text(encoding="utf-8")
+    table = rules_markdown(load_profile(name))
+    assert table in docs, (
+        f"docs/analysis.md does not list the rules of {name} as the profile holds them; replace its table with "
+        f"analysis.profiles.rules_markdown(load_profile({name!r})):\n{table}"
+    )
+    assert "| law |" in table and "| setting |" in table

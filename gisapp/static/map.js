@@ -135,6 +135,7 @@
     row(dl, "Reason", p.reason);
     row(dl, "Deadline", p.deadline);
     row(dl, "Control manhole", p.control_manhole);
+    (data.rows || []).forEach(([label, value]) => row(dl, label, value));
     box.append(dl);
     const button = el("button", "Trace to the plant", "trace-button");
     button.type = "button";

@@ -1,0 +1,308 @@
+"""What a property discharges: grease interceptors by property class, industrial users by flow.
+
+Two duties the ordinances tie to what a property is and how much it sends to the sewer, checked for the parcels
+connected or required to connect (status ``connected`` or ``mandated``):
+
+- **Grease interceptors.** Wappinger § 196-19F(2): "Grease traps shall be provided by all food preparation
+  services, processing operations and restaurants": ``required``. Fort Plain § 144-23A and Poughkeepsie
+  § 168-22.5E require one only when the engineer (Superintendent) finds it necessary, and never for dwelling
+  units: ``for_decision``, a case for that officer. Food services are recognised by New York property class
+  (``discharges.food_service_classes``, 42x); ``interceptor_exempt_classes`` (dwellings) are never listed.
+- **Industrial users.** A parcel's average daily flow is its ``flow_gpd`` where given (metered water use, the
+  permit's figure), else its living units times ``network.gallons_per_day_per_unit``. Fort Plain § 144-1 makes a
+  *significant industrial user* of one discharging 25,000 gallons or more per average work day or more than 5% of
+  the flow in the system (an establishment: never a dwelling, ``residential_classes``); § 144-25A puts any flow
+  above 2% of the village's average daily flow to the engineer's
+  review; Poughkeepsie § 168-22.5G(4) one above 10,000 gallons per day to the Superintendent's. The system's flow
+  is ``discharges.system_flow_gpd`` where the municipality sets it (the plant's records), else the sewershed
+  estimate of every outfall (``analysis.trace.sewershed``) from the same flows. Each listed user gets its control
+  manhole (the parcels' ``control_manhole`` column, which ``analysis.trace`` fills from the network). Industrial
+  parcels (``industrial_classes``) whose flow is unknown are listed as ``flow_unknown``: no user passes unseen for
+  want of data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+
+from analysis.profiles import Profile
+
+GREASE = ("required", "for_decision")
+INDUSTRIAL = ("significant", "review", "flow_unknown")
+DISCHARGING = ("connected", "mandated")
+
+
+@dataclass(frozen=True)
+class DischargesResult:
+    """The parcels with their discharge columns, and a summary (counts, the system flow and where it came from)."""
+
+    parcels: gpd.GeoDataFrame
+    summary: dict = field(default_factory=dict)
+
+
+def assess_discharges(
+    parcels: gpd.GeoDataFrame, *, profile: Profile, network=None, connections=None
+) -> DischargesResult:
+    """Grease interceptors and industrial users for mandate results (``status``; optionally ``property_class``,
+    ``units``, ``flow_gpd``, ``control_manhole``).
+
+    ``network`` (an ``analysis.network.SewerNetwork``) gives the system's flow as the sewersheds of its outfalls;
+    without one, the flows of all parcels connected or required to connect are added up. ``connections`` are the
+    parcels' ``analysis.trace.connect_parcels`` rows, where already found (else they are found here).
+
+    Adds ``discharge_gpd``, ``discharge_source``, ``flow_share_pct``, ``grease_interceptor``, ``industrial_user``,
+    ``discharge_duties`` and ``discharge_sections``; the input is not changed.
+
+    Examples
+    --------
+    >>> from shapely.geometry import box
+    >>> from analysis.profiles import load_profile
+    >>> lots = gpd.GeoDataFrame({"parcel_id": ["DINER", "MILL", "HOUSE"], "status": ["mandated"] * 3,
+    ...     "property_class": ["421", "710", "210"], "units": [None, None, 1], "flow_gpd": [None, 30000, None]},
+    ...     geometry=[box(0, 0, 50, 50), box(60, 0, 110, 50), box(120, 0, 170, 50)], crs="EPSG:2260")
+    >>> r = assess_discharges(lots, profile=load_profile("wappinger"))
+    >>> r.parcels[["parcel_id", "grease_interceptor", "discharge_gpd"]].astype(object).fillna("-").values.tolist()
+    [['DINER', 'required', '-'], ['MILL', '-', 30000.0], ['HOUSE', '-', 250.0]]
+    >>> load_profile("fort-plain").discharges.significant_user_gpd.value
+    25000.0
+    >>> assess_discharges(lots, profile=load_profile("fort-plain")).parcels["industrial_user"].tolist()
+    [None, 'significant', None]
+    """
+    rules = profile.discharges
+    n = len(parcels)
+    status = parcels["status"].astype(str).to_numpy() if "status" in parcels.columns else np.full(n, "")
+    discharging = np.isin(status, DISCHARGING)
+    klass = (
+        parcels["property_class"].astype(object).where(parcels["property_class"].notna(), "").astype(str).str.strip()
+        if "property_class" in parcels.columns
+        else pd.Series("", index=parcels.index)
+    ).reset_index(drop=True)
+
+    flow, source = _flows(parcels, profile)
+    system_gpd, system_source = _system_flow(parcels, flow, discharging, profile, network, connections)
+    share = flow / system_gpd if system_gpd and system_gpd > 0 else np.full(n, np.nan)
+
+    grease, grease_text = _grease(klass, discharging, rules)
+    industrial, industrial_text, sections_i = _industrial(
+        parcels, klass, discharging, flow, source, share, system_gpd, profile
+    )
+
+    out = parcels.copy()
+    out["discharge_gpd"] = np.round(flow, 1)
+    out["discharge_source"] = pd.array(source, dtype="string")
+    out["flow_share_pct"] = np.round(share * 100, 3)
+    out["grease_interceptor"] = pd.Series(grease, index=out.index, dtype=object)
+    out["industrial_user"] = pd.Series(industrial, index=out.index, dtype=object)
+    sections_g = np.where(grease != None, rules.grease_interceptor.citation, "").astype(object)  # noqa: E711
+    out["discharge_duties"] = (pd.Series(grease_text) + " " + pd.Series(industrial_text)).str.strip().to_numpy(object)
+    out["discharge_sections"] = join_sections(sections_g, sections_i)
+    summary = {
+        "grease_interceptors": {g: int((grease == g).sum()) for g in GREASE},
+        "industrial_users": {k: int((industrial == k).sum()) for k in INDUSTRIAL},
+        "system_flow_gpd": None if system_gpd is None else round(float(system_gpd), 1),
+        "system_flow_source": system_source,
+        "flow_given": int((source == "flow_gpd").sum()),
+    }
+    return DischargesResult(out, summary)
+
+
+def _flows(parcels: gpd.GeoDataFrame, profile: Profile) -> tuple[np.ndarray, np.ndarray]:
+    """Each parcel's average daily flow (gpd) and its source: the flow_gpd given, else living units x gpd per unit."""
+    n = len(parcels)
+
+    def number(name: str) -> np.ndarray:
+        if name not in parcels.columns:
+            return np.full(n, np.nan)
+        return pd.to_numeric(parcels[name], errors="coerce").to_numpy(float)
+
+    given, units = number("flow_gpd"), number("units")
+    per_unit = float(profile.network.gallons_per_day_per_unit.value)
+    by_units = np.where(units > 0, units * per_unit, np.nan)
+    use_given = np.isfinite(given) & (given >= 0)
+    flow = np.where(use_given, given, by_units)
+    source = np.where(use_given, "flow_gpd", np.where(np.isfinite(by_units), "living units", None)).astype(object)
+    return flow, source
+
+
+def _system_flow(parcels, flow, discharging, profile, network, connections) -> tuple[float | None, str]:
+    """The system's average daily flow: the profile's, else the outfalls' sewersheds, else all discharging parcels."""
+    rule = profile.discharges.system_flow_gpd
+    if rule.value is not None:
+        return float(rule.value), f"set in the profile ({rule.citation})"
+    keep = discharging & np.isfinite(flow)
+    if network is not None and network.n_nodes and "main_id" in parcels.columns:
+        from analysis.trace import connect_parcels, sewershed
+
+        per_unit = float(profile.network.gallons_per_day_per_unit.value)
+        chosen = parcels[discharging].copy()
+        # The sewershed adds living units times gallons per unit: give each parcel its flow in those units.
+        chosen["units"] = flow[discharging] / per_unit
+        connections = connect_parcels(network, chosen) if connections is None else connections[discharging]
+        outfalls = np.flatnonzero(network.node_is_outfall)
+        total = sum(sewershed(network, int(o), connections, chosen, profile=profile).flow_gpd for o in outfalls)
+        names = ", ".join(str(network.node_id[o]) for o in outfalls[:5]) + (" ..." if len(outfalls) > 5 else "")
+        if len(outfalls):
+            return float(total), f"estimated: the sewershed of {names}"
+    return float(flow[keep].sum()), "estimated: every parcel connected or required to connect"
+
+
+def _grease(klass: pd.Series, discharging: np.ndarray, rules) -> tuple[np.ndarray, np.ndarray]:
+    n = len(klass)
+    out = np.full(n, None, dtype=object)
+    text = np.full(n, "", dtype=object)
+    kind = rules.grease_interceptor.value
+    food = tuple(rules.food_service_classes.value)
+    if kind == "none" or not food:
+        return out, text
+    exempt = tuple(rules.interceptor_exempt_classes.value)
+    listed = discharging & klass.str.startswith(food).to_numpy()
+    if exempt:
+        listed &= ~klass.str.startswith(exempt).to_numpy()
+    if not listed.any():
+        return out, text
+    sec = rules.grease_interceptor.citation
+    label = ("A food service (property class " + klass[listed] + ")").to_numpy(object)
+    if kind == "required":
+        out[listed] = "required"
+        text[listed] = label + f": grease traps shall be provided for its kitchen wastes ({sec})."
+    else:
+        who = rules.grease_decided_by.value or "the municipality"
+        out[listed] = "for_decision"
+        text[listed] = label + (
+            f": a grease interceptor is required when {who} finds one necessary for liquid wastes containing grease "
+            f"in excessive amounts ({sec}); for {who} to decide."
+        )
+    return out, text
+
+
+def _industrial(parcels, klass, discharging, flow, source, share, system_gpd, profile):
+    """Significant industrial users and flows above the review threshold, with their control manhole."""
+    rules = profile.discharges
+    n = len(klass)
+    out = np.full(n, None, dtype=object)
+    text = np.full(n, "", dtype=object)
+    sections = np.full(n, "", dtype=object)
+    known = discharging & np.isfinite(flow)
+    sig_gpd, sig_share = rules.significant_user_gpd.value, rules.significant_user_share.value
+    rev_gpd, rev_share = rules.flow_review_gpd.value, rules.flow_review_share.value
+    share0 = np.nan_to_num(share, nan=-1.0)
+    # A significant industrial user is an industrial or commercial establishment, never a dwelling.
+    establishment = known & ~klass.str.startswith(tuple(rules.residential_classes.value) or ("\0",)).to_numpy()
+    by_gpd = establishment & (sig_gpd is not None) & (flow >= (sig_gpd or 0))
+    by_share = establishment & (sig_share is not None) & (share0 > (sig_share or 0))
+    significant = by_gpd | by_share
+    review = known & (
+        ((rev_gpd is not None) & (flow > (rev_gpd or 0))) | ((rev_share is not None) & (share0 > (rev_share or 0)))
+    )
+    unknown = (
+        discharging
+        & ~np.isfinite(flow)
+        & klass.str.startswith(tuple(rules.industrial_classes.value) or ("\0",)).to_numpy()
+    )
+    out[review] = "review"
+    out[significant] = "significant"
+    out[unknown] = "flow_unknown"
+    listed = significant | review
+    if not (listed.any() or unknown.any()):
+        return out, text, sections
+
+    rows = np.flatnonzero(listed)
+    if len(rows):
+        gpd_text = pd.Series(flow[rows]).map("{:,.0f}".format)
+        src = pd.Series(np.where(source[rows] == "flow_gpd", "as given", "estimated from its living units"))
+        pct = pd.Series(share[rows] * 100).map(lambda v: "" if not np.isfinite(v) else f"{v:.1f}% of ")
+        system = f"{system_gpd:,.0f} gpd" if system_gpd else "unknown"
+        head = "Average flow " + gpd_text + " gpd (" + src + "), " + pct + f"the system's {system}"
+        sig_rule = rules.significant_user_gpd if sig_gpd is not None else rules.significant_user_share
+        criteria = pd.Series(
+            np.where(
+                by_gpd[rows] & by_share[rows],
+                f"{sig_gpd:,.0f} gallons or more per average work day and more than {_pct(sig_share)} of the flow in "
+                "the system"
+                if sig_gpd is not None and sig_share is not None
+                else "",
+                np.where(
+                    by_gpd[rows],
+                    f"{(sig_gpd or 0):,.0f} gallons or more per average work day",
+                    f"more than {_pct(sig_share)} of the flow in the system",
+                ),
+            )
+        )
+        sig_text = np.where(
+            significant[rows],
+            (": a significant industrial user (" + criteria + f", {sig_rule.citation}).").to_numpy(object),
+            ".",
+        )
+        who = rules.flow_reviewed_by.value or "the municipality"
+        review_rule = rules.flow_review_gpd if rev_gpd is not None else rules.flow_review_share
+        threshold = (
+            f"{rev_gpd:,.0f} gallons per day"
+            if rev_gpd is not None
+            else f"{_pct(rev_share)} of the system's average daily flow"
+        )
+        review_text = np.where(
+            review[rows],
+            f" Above {threshold}: subject to the review and approval of {who} ({review_rule.citation}).",
+            "",
+        )
+        control = _control_manholes(parcels, rows, profile)
+        text[rows] = (head + pd.Series(sig_text) + pd.Series(review_text) + control).to_numpy(object)
+        sections[rows] = join_sections(
+            np.where(significant[rows], sig_rule.citation, "").astype(object),
+            np.where(review[rows], review_rule.citation, "").astype(object),
+            np.full(len(rows), profile.network.control_manhole.citation, dtype=object),
+        )
+    if unknown.any():
+        u = np.flatnonzero(unknown)
+        cited = _industrial_citations(profile)
+        text[u] = (
+            "An industrial parcel (property class "
+            + klass.iloc[u].reset_index(drop=True)
+            + "): its flow is not given (a flow_gpd column), so whether it is an industrial user "
+            + f"above the thresholds of the law ({cited}) cannot be told."
+        ).to_numpy(object)
+        sections[u] = cited
+    return out, text, sections
+
+
+def _control_manholes(parcels, rows: np.ndarray, profile: Profile) -> pd.Series:
+    rule = profile.network.control_manhole
+    if "control_manhole" not in parcels.columns:
+        return pd.Series(" Control manhole: not found (no sewer network was given).", index=range(len(rows)))
+    given = parcels["control_manhole"].iloc[rows].reset_index(drop=True)
+    return pd.Series(
+        np.where(
+            given.notna(),
+            " Control manhole " + given.astype(str) + f": the nearest downstream manhole ({rule.citation}).",
+            " Control manhole: none found below its connection.",
+        )
+    )
+
+
+def _industrial_citations(profile: Profile) -> str:
+    r = profile.discharges
+    rules = [r.significant_user_gpd, r.significant_user_share, r.flow_review_gpd, r.flow_review_share]
+    seen: list[str] = []
+    for rule in rules:
+        if rule.value is not None and rule.citation not in seen:
+            seen.append(rule.citation)
+    return "; ".join(seen)
+
+
+def join_sections(*columns: np.ndarray) -> np.ndarray:
+    """Citations of several columns joined with "; " row by row, blanks and repeats left out (whole arrays)."""
+    out = np.asarray(columns[0], dtype=object).copy() if columns else np.array([], dtype=object)
+    for col in columns[1:]:
+        col = np.asarray(col, dtype=object)
+        out = np.where(out == "", col, out)
+        both = np.flatnonzero((col != "") & (out != col))  # only the rows with two duties: few
+        out[both] = [o if c in o.split("; ") else f"{o}; {c}" for o, c in zip(out[both], col[both], strict=True)]
+    return out
+
+
+def _pct(fraction: float | None) -> str:
+    return f"{(fraction or 0) * 100:g}%"

@@ -1,0 +1,135 @@
+"""``sewerplan duties``: grease interceptors, industrial users and their control manholes, subdivisions."""
+
+from __future__ import annotations
+
+import json
+
+import click
+import geopandas as gpd
+from rich.console import Console
+from rich.table import Table
+
+from analysis.network import build_network
+from analysis.trace import add_network_results
+from gisapp.cli_common import data_options, loading, print_problems, user_errors
+from gisapp.pipeline import analyse_layers, duties_on_layers
+from layers.write import output_format, write_results
+
+PARCEL_FIELDS = (
+    "parcel_id",
+    "status",
+    "property_class",
+    "discharge_gpd",
+    "discharge_source",
+    "flow_share_pct",
+    "grease_interceptor",
+    "industrial_user",
+    "control_manhole",
+    "in_subdivision",
+    "subdivision_duty",
+    "duties_section",
+    "duties",
+)
+SUBDIVISION_FIELDS = (
+    "subdivision_id",
+    "subdivision_name",
+    "acres",
+    "dwelling_units",
+    "acres_per_unit",
+    "in_district",
+    "phase_iii",
+    "sewer_duty",
+    "section",
+    "reason",
+)
+
+
+@click.command()
+@data_options
+@click.option(
+    "--digitised-direction",
+    is_flag=True,
+    help="The mains are drawn in flow direction: use it where no from/to fields or inverts say otherwise.",
+)
+@click.option("--all", "show_all", is_flag=True, help="Every parcel, not only those with a duty to list.")
+@click.option("--out", "out_path", metavar="PATH", help="Write the parcels with their duties: .gpkg, .geojson or .csv.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@user_errors
+def duties(digitised_direction, show_all, out_path, as_json, **opts):
+    """Further duties of the law: grease interceptors, industrial users and their control manholes, subdivisions."""
+    if out_path:
+        output_format(out_path)
+    with loading(opts, as_json=as_json, required=("parcels", "mains"), extra_steps=3) as (loaded, bar):
+        layers, profile = loaded.layers, loaded.profile
+        bar.step("analysing")
+        parcels = analyse_layers(layers, profile).parcels
+        net = connections = None
+        if layers.manholes is not None:
+            bar.step("tracing the network")
+            net = build_network(
+                layers.mains,
+                manholes=layers.manholes,
+                outfalls=layers.outfalls,
+                profile=profile,
+                trust_digitised=digitised_direction or None,
+            )
+            parcels, connections = add_network_results(parcels, net)
+        bar.step("finding further duties")
+        found = duties_on_layers(layers, profile, parcels, net, connections)
+        if out_path:
+            write_results(out_path, found.parcels)
+    chosen = found.parcels if show_all else found.cases()
+    if as_json:
+        doc = {
+            "summary": found.summary | {"profile": profile.id, "output": out_path},
+            "parcels": records(chosen, PARCEL_FIELDS),
+            "subdivisions": records(found.subdivisions, SUBDIVISION_FIELDS) if found.subdivisions is not None else [],
+        }
+        click.echo(json.dumps(doc, indent=2, default=str))
+        return
+    print_problems(loaded.console, layers)
+    _print(found, chosen, profile, out_path)
+
+
+def records(frame: gpd.GeoDataFrame, fields: tuple[str, ...]) -> list[dict]:
+    """Plain JSON objects of the named columns (those present), None for missing values."""
+    table = frame[[f for f in fields if f in frame.columns]].astype(object)
+    return table.where(table.notna(), None).to_dict("records")
+
+
+def _print(found, chosen, profile, out_path) -> None:
+    out = Console()
+    s = found.summary
+    g, i = s["grease_interceptors"], s["industrial_users"]
+    flow = s["system_flow_gpd"]
+    out.print(
+        f"Grease interceptors: {g['required']} required, {g['for_decision']} for "
+        f"{profile.discharges.grease_decided_by.value or 'the municipality'} to decide "
+        f"({profile.discharges.grease_interceptor.citation}). Industrial users: {i['significant']} significant, "
+        f"{i['review']} for review, {i['flow_unknown']} with flow unknown. System flow "
+        + (f"{flow:,.0f} gpd ({s['system_flow_source']})." if flow is not None else "unknown.")
+        + (
+            " Subdivisions: " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in s["subdivisions"].items() if n) + "."
+            if "subdivisions" in s
+            else ""
+        ),
+        highlight=False,
+    )
+    table = Table(title=f"Further duties under {profile.id}")
+    for col in ("parcel", "status", "grease", "industrial", "control manhole", "section", "duty"):
+        table.add_column(col, overflow="fold")
+    for row in records(chosen.head(200), PARCEL_FIELDS):
+        table.add_row(
+            str(row["parcel_id"]),
+            str(row.get("status") or "-"),
+            row.get("grease_interceptor") or "-",
+            row.get("industrial_user") or "-",
+            str(row.get("control_manhole") or "-"),
+            row.get("duties_section") or "-",
+            row.get("duties") or "",
+        )
+    out.print(table)
+    if len(chosen) > 200:
+        out.print(f"... and {len(chosen) - 200:,} more (--json or --out for all).", highlight=False)
+    if out_path:
+        out.print(f"Results written to {out_path}.", highlight=False)

@@ -1,0 +1,84 @@
+"""The law's further findings on the map: the parcel popup shows the curbline distance and the duties, in the API
+and in a real headless Chromium."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+from shapely.geometry import LineString, Point, box
+
+from gisapp.cli import main
+from layers.write import write_layers
+from tests.conftest import ny_frame
+from tests.test_web import browser, click_parcel, live_server, make_app, open_map, shot  # noqa: F401 - fixtures
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """A diner, a mill with a metered flow and a house on a sewered street with curbs; analysed for Fort Plain."""
+    path = tmp_path_factory.mktemp("duties-store") / "sewerplan.gpkg"
+    layers = {
+        "parcels": ny_frame(
+            [
+                {
+                    "parcel_id": "DINER",
+                    "property_class": "421",
+                    "occupied": "yes",
+                    "site_address": "1 Main St",
+                    "geometry": box(0, 25, 90, 125),
+                },
+                {
+                    "parcel_id": "MILL",
+                    "property_class": "710",
+                    "occupied": "yes",
+                    "flow_gpd": 30_000,
+                    "geometry": box(100, 25, 190, 125),
+                },
+                {
+                    "parcel_id": "HOUSE",
+                    "property_class": "210",
+                    "occupied": "yes",
+                    "units": 1,
+                    "geometry": box(200, 25, 290, 125),
+                },
+            ]
+        ),
+        "mains": ny_frame([{"main_id": "M-1", "geometry": LineString([(-100, 0), (1000, 0)])}]),
+        "manholes": ny_frame(
+            [{"manhole_id": "MH-1", "geometry": Point(-100, 0)}, {"manhole_id": "MH-2", "geometry": Point(1000, 0)}]
+        ),
+        "treatment_plants": ny_frame([{"outfall_id": "WWTP", "outfall_manhole": "MH-2", "geometry": Point(1020, 0)}]),
+        "streets": ny_frame([{"street_name": "Main St", "geometry": LineString([(-100, 0), (1000, 0)])}]),
+        "curbs": ny_frame([{"geometry": LineString([(-100, y), (1000, y)])} for y in (15, -15)]),
+    }
+    write_layers(str(path), layers)
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def test_parcel_api_gives_the_popup_rows(store, tmp_path):
+    client = make_app(store, tmp_path).test_client()
+    rows = dict(client.get("/api/parcels/DINER").get_json()["rows"])
+    assert rows["Measured from"] == "curbline" and rows["From the parcel boundary (ft)"] == "25.0"
+    assert rows["Grease interceptor"] == "for_decision"
+    assert "for the engineer to decide" in rows["Further duties"]
+    assert rows["Their sections"] == "§ 144-23A (section number derived)"
+    mill = dict(client.get("/api/parcels/MILL").get_json()["rows"])
+    assert mill["Industrial user"] == "significant" and "Control manhole MH-2" in mill["Further duties"]
+    assert mill["Average flow (gpd)"] == "30,000.0"
+    house = dict(client.get("/api/parcels/HOUSE").get_json()["rows"])
+    assert "Further duties" not in house and "Grease interceptor" not in house
+
+
+@pytest.mark.browser
+def test_popup_shows_the_curbline_and_the_duties_in_chromium(live_server, browser, store):  # noqa: F811
+    url, _ = live_server
+    open_map(browser, url)
+    popup = click_parcel(browser, "MILL", store)
+    shot(browser, "duties-popup")
+    raw = popup.get_attribute("textContent")
+    assert "Measured fromcurbline" in raw and "From the parcel boundary (ft)25.0" in raw  # <dt> then <dd>
+    text = " ".join(raw.split())
+    assert "a significant industrial user" in text and "Control manhole MH-2" in text
+    assert "15.0 ft from the curbline in front of the property" in text
