@@ -285,6 +285,7 @@ def plan(profile, tmp=None):
     r = plan_extension(
         LineString([(0, 0), (900, 0)]),
         diameter_in=8.0,
+        material="PVC",
         profile=profile,
         parcels=parcels,
         mains=mains,
@@ -394,6 +395,9 @@ CASES = {
     "design.cost_per_ft": ("fort-plain", {"8": 300}, plan),
     "design.cost_per_manhole": ("fort-plain", 9000.0, plan),
     "design.cost_per_lateral": ("fort-plain", 4000.0, plan),
+    "design.pipe_materials": ("fort-plain", ["pvc"], plan),
+    "design.min_share_per_parcel": ("fort-plain", 20000.0, plan),
+    "design.typical_flow_gpd_by_class": ("fort-plain", {"210": 900}, plan),
     "discharges.grease_interceptor": ("wappinger", "at_discretion", discharges),
     "discharges.grease_decided_by": ("fort-plain", "the village board", discharges),
     "discharges.food_service_classes": ("wappinger", ["45"], discharges),
