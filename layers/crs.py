@@ -14,6 +14,8 @@ so they cost a few array operations, not a reprojection per feature.
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import geopandas as gpd
 import numpy as np
 import pandas as pd
@@ -24,6 +26,7 @@ from pyproj.exceptions import CRSError
 from layers.errors import LayerError, Problem
 
 US_SURVEY_FOOT_M = 1200 / 3937
+WGS84 = CRS.from_epsg(4326)
 # How far outside a CRS's published area of use a layer may reach before it is called a misfit (degrees).
 AREA_OF_USE_MARGIN_DEG = 2.0
 # How closely a projected layer must fit once its x and y are exchanged to be called swapped (degrees).
@@ -101,7 +104,6 @@ def check_and_reproject(
         # A 3-D geographic CRS (EPSG:4979): the Z values were dropped already; measure in its 2-D form.
         crs = crs.to_2d()
         gdf = gdf.set_crs(crs, allow_override=True)
-    names = _names(gdf, ids)
     bounds = shapely.bounds(np.asarray(gdf.geometry.values))
     usable = np.isfinite(bounds).all(axis=1)
     if usable.any():
@@ -109,7 +111,7 @@ def check_and_reproject(
         wrong = _placement(crs, target, centre, layer=layer, label=label, option=option)
         if wrong is not None:
             return None, [wrong]
-        outside = _outside_features(crs, target, bounds, usable, centre, layer=layer, label=label, names=names)
+        outside = _outside_features(crs, target, bounds, usable, centre, layer=layer, label=label, ids=ids)
         if outside is not None:
             return None, [outside]
     problems: list[Problem] = []
@@ -128,11 +130,11 @@ def check_and_reproject(
                     "(reprojecting them gives no coordinates); check where they lie, or measure in a CRS made for "
                     "that place.",
                     int(lost.sum()),
-                    tuple(names[lost]),
+                    _named(ids, lost),
                 )
             ]
         bounds = moved
-    problems += _far_features(bounds, usable, feet_per_unit(target), layer=layer, label=label, names=names)
+    problems += _far_features(bounds, usable, feet_per_unit(target), layer=layer, label=label, ids=ids)
     if gdf is given:  # already in the measuring CRS: a new frame all the same, the caller's is not changed
         gdf = gdf.copy(deep=False)
     gdf.attrs["source_crs"] = crs.to_wkt()
@@ -211,10 +213,17 @@ def _and(words: list[str]) -> str:
     return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
 
 
-def _names(gdf: gpd.GeoDataFrame, ids: pd.Series | None) -> np.ndarray:
-    if ids is not None:
-        return ids.astype(str).to_numpy(object)
-    return np.array([f"row {i}" for i in range(1, len(gdf) + 1)], dtype=object)
+@lru_cache(maxsize=64)
+def _transformer(source: CRS, target: CRS) -> Transformer:
+    """A lon/lat-ordered transformer, made once per pair of CRSs (making one costs more than using it)."""
+    return Transformer.from_crs(source, target, always_xy=True)
+
+
+def _named(ids: pd.Series | None, mask: np.ndarray) -> tuple[str, ...]:
+    """The IDs of the features under ``mask``; their row numbers (1-based) without IDs."""
+    if ids is None:
+        return tuple(f"row {i + 1}" for i in np.flatnonzero(mask))
+    return tuple(ids[mask].astype(str))
 
 
 def _middle(bounds: np.ndarray) -> tuple[float, float]:
@@ -239,7 +248,7 @@ def _to_lonlat(crs: CRS, x: float, y: float) -> tuple[float, float] | None:
         return (x, y) if abs(x) <= 180 and abs(y) <= 90 else None
     try:
         with np.errstate(invalid="ignore", over="ignore"):
-            lon, lat = Transformer.from_crs(crs, CRS.from_epsg(4326), always_xy=True).transform(x, y)
+            lon, lat = _transformer(crs, WGS84).transform(x, y)
     except Exception:  # a point the projection cannot invert lies nowhere on Earth
         return None
     return (float(lon), float(lat)) if np.isfinite(lon) and np.isfinite(lat) else None
@@ -331,15 +340,13 @@ def _box_in(crs: CRS, lonlat: tuple[float, float, float, float] | None) -> tuple
         return lonlat
     try:
         with np.errstate(invalid="ignore", over="ignore"):
-            box = Transformer.from_crs(CRS.from_epsg(4326), crs, always_xy=True).transform_bounds(
-                *lonlat, densify_pts=21
-            )
+            box = _transformer(WGS84, crs).transform_bounds(*lonlat, densify_pts=21)
     except Exception:
         return None
     return tuple(float(v) for v in box) if np.isfinite(box).all() and box[0] < box[2] and box[1] < box[3] else None
 
 
-def _outside_features(crs, target, bounds, usable, centre, *, layer, label, names) -> Problem | None:
+def _outside_features(crs, target, bounds, usable, centre, *, layer, label, ids) -> Problem | None:
     """An error listing the features that reach outside where the layer's CRS and the measuring CRS are used."""
     allowed = [b for b in (_box_in(crs, _lonlat_area(crs)), _box_in(crs, _lonlat_area(target))) if b is not None]
     if allowed:
@@ -359,20 +366,21 @@ def _outside_features(crs, target, bounds, usable, centre, *, layer, label, name
         return None
     first = int(np.flatnonzero(outside)[0])
     far = bounds[first]
+    names = _named(ids, outside)
     corner = (far[2] if far[2] > x1 else far[0], far[3] if far[3] > y1 else far[1])
     return Problem(
         layer,
         "outside_area",
         "error",
-        f"{label}: {int(outside.sum())} feature(s) reach {where} (the first, {names[first]}, reaches "
+        f"{label}: {int(outside.sum())} feature(s) reach {where} (the first, {names[0]}, reaches "
         f"({corner[0]:.6g}, {corner[1]:.6g})); a mistyped or misplaced vertex is measured where it lies, so fix "
         "or delete them in the source data.",
         int(outside.sum()),
-        tuple(names[outside]),
+        names,
     )
 
 
-def _far_features(bounds, usable, fpu, *, layer, label, names) -> list[Problem]:
+def _far_features(bounds, usable, fpu, *, layer, label, ids) -> list[Problem]:
     """A warning listing features far from the middle of their layer (measured in the measuring CRS)."""
     if usable.sum() < FAR_FEATURE_MIN_COUNT:
         return []
@@ -394,7 +402,7 @@ def _far_features(bounds, usable, fpu, *, layer, label, names) -> list[Problem]:
             f"{away_ft[far].max() / 5280:,.1f} miles from its middle, where half the features lie within "
             f"{typical / 5280:,.2f} miles); check their coordinates, since each is measured where it lies.",
             int(far.sum()),
-            tuple(names[far]),
+            _named(ids, far),
         )
     ]
 
@@ -451,8 +459,8 @@ def _swapped_in(frame: gpd.GeoDataFrame, point: tuple[float, float], crs: CRS) -
     source = CRS.from_wkt(source)
     try:
         with np.errstate(invalid="ignore", over="ignore"):
-            x, y = Transformer.from_crs(crs, source, always_xy=True).transform(*point)
-            sx, sy = Transformer.from_crs(source, crs, always_xy=True).transform(y, x)
+            x, y = _transformer(crs, source).transform(*point)
+            sx, sy = _transformer(source, crs).transform(y, x)
     except Exception:
         return None
     return (float(sx), float(sy)) if np.isfinite(sx) and np.isfinite(sy) else None

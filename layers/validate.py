@@ -261,11 +261,17 @@ def _check_finite(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: 
     step fails), so the layer is refused and the features are named.
     """
     geoms = np.asarray(gdf.geometry.values)
-    if np.isfinite(shapely.get_coordinates(geoms)).all():
+    # A NaN or infinite vertex makes a line's length or a polygon's perimeter so (GEOS's bounds skip NaN), as can
+    # an absurd but finite one: only those, and points, have their coordinates looked at one by one.
+    with np.errstate(all="ignore"):
+        suspect = ~np.isfinite(shapely.length(geoms)) | (shapely.get_dimensions(geoms) == 0)
+    if not suspect.any():
         return True
-    coords, index = shapely.get_coordinates(geoms, return_index=True)
+    coords, index = shapely.get_coordinates(geoms[suspect], return_index=True)
     bad = np.zeros(len(geoms), dtype=bool)
-    bad[index[~np.isfinite(coords).all(axis=1)]] = True
+    bad[np.flatnonzero(suspect)[index[~np.isfinite(coords).all(axis=1)]]] = True
+    if not bad.any():
+        return True
     rows = gdf[_ROW].to_numpy()[bad]
     problems.append(
         Problem(
