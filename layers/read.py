@@ -347,6 +347,11 @@ def _postgis_tables(url: str) -> list[str]:
         with _connect(url) as con:
             rows = con.execute(text("SELECT f_table_schema, f_table_name FROM geometry_columns")).all()
     except Exception as exc:
+        if re.search(r"geometry_columns.{0,20} does not exist", str(exc)):
+            raise LayerError(
+                f"The database {redact_url(url)} has no PostGIS (it has no geometry_columns): enable it with "
+                "CREATE EXTENSION postgis and load the layers, or read them from a GeoPackage or folder."
+            ) from exc
         raise LayerError(f"Cannot list the tables of {redact_url(url)}: {redact_url(url, str(exc))}") from exc
     return [name if schema == "public" else f"{schema}.{name}" for schema, name in rows]
 
