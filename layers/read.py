@@ -171,8 +171,8 @@ def _nothing_found(what: str, held: list[str], noun: str) -> str:
         shown = ", ".join(held[:12]) + (f" and {len(held) - 12} more" if len(held) > 12 else "")
         content = f"holds no {noun} named as sewerplan expects (it holds {shown})"
         fix = (
-            f"name the {noun}s parcels, mains, streets, buildings, manholes, treatment_plants (or another name "
-            "listed in docs/layers.md), or point to each layer on its own"
+            f"name the {noun}s parcels, mains, streets, buildings, manholes and treatment_plants, or point to "
+            "each layer on its own"
         )
     return f"{what} {content}: {fix}."
 
