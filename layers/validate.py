@@ -428,8 +428,7 @@ def _number_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str
     """
     raw = gdf[name]
     if pd.api.types.is_numeric_dtype(raw):  # numbers already (shapefile, GeoPackage): only infinity is refused
-        numbers = raw
-        text = raw.astype(str)
+        numbers = text = raw
         bad = np.isinf(raw.to_numpy(float, na_value=np.nan)) if raw.dtype.kind == "f" else np.zeros(len(raw), bool)
     else:
         text = raw.astype(object).where(raw.notna(), "").astype(str).str.strip()
@@ -439,7 +438,7 @@ def _number_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str
         bad = (~blank & ~np.isfinite(numbers)).to_numpy()
     if bad.any():
         rows = gdf[_ROW].to_numpy()[bad]
-        values = text.to_numpy(object)[bad]
+        values = text[bad].astype(str).to_numpy(object)
         shown = ", ".join(f"row {int(r)} {v!r}" for r, v in zip(rows[:20], values[:20], strict=True))
         more = f" and {len(rows) - 20} more" if len(rows) > 20 else ""
         problems.append(
