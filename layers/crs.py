@@ -116,10 +116,11 @@ def check_and_reproject(
             return None, [outside]
     problems: list[Problem] = []
     if not crs.equals(target):
-        with np.errstate(invalid="ignore", over="ignore"):
+        with np.errstate(all="ignore"):
             gdf = gdf.to_crs(target)
-        moved = shapely.bounds(np.asarray(gdf.geometry.values))
-        lost = usable & ~np.isfinite(moved).all(axis=1)
+            moved = shapely.bounds(np.asarray(gdf.geometry.values))
+            # GEOS's bounds skip a NaN vertex; a line's length or a polygon's perimeter does not.
+            lost = usable & ~(np.isfinite(moved).all(axis=1) & np.isfinite(shapely.length(gdf.geometry.values)))
         if lost.any():
             return None, [
                 Problem(
