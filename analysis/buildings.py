@@ -261,7 +261,8 @@ def _rear_buildings(
     reference = np.empty(len(parcels), dtype=object)
     cx = pd.to_numeric(parcels["connection_x"], errors="coerce").to_numpy(float)
     cy = pd.to_numeric(parcels["connection_y"], errors="coerce").to_numpy(float)
-    reference[lots] = shapely.points(cx[lots], cy[lots])
+    located = lots[np.isfinite(cx[lots]) & np.isfinite(cy[lots])]  # no counting main: no connection point
+    reference[located] = shapely.points(cx[located], cy[located])
     with_front = frontage_row.index.to_numpy()
     if len(with_front):
         edge = shapely.intersection(shapely.boundary(parcel_geoms[with_front]), reach_polys[frontage_row.to_numpy()])
@@ -274,6 +275,8 @@ def _rear_buildings(
     ref = reference[lot]
     valid = ~shapely.is_missing(ref) & ~shapely.is_empty(ref)
     members, lot, ref = members[valid], lot[valid], ref[valid]
+    if not len(members):  # no lot has a frontage or a connection point to measure from (no counting main)
+        return rear, front_id, verdict, lot_type, reason
     d = shapely.distance(geoms[members], ref)
     order = np.lexsort((members, d, lot))
     is_first = np.r_[True, lot[order][1:] != lot[order][:-1]]

@@ -3,12 +3,22 @@
 A layer without a CRS, or whose declared CRS does not fit its coordinates, is refused with a message that says how
 to fix it; nothing is guessed. A layer in degrees (or in any other CRS that fits) is reprojected to the profile's
 measuring CRS, in which distances are converted to US survey feet.
+
+Where a layer lies is checked against two published areas of use (the layer's own CRS and the measuring CRS, each
+grown by ``AREA_OF_USE_MARGIN_DEG``): a layer that lands outside them, but inside them with x and y exchanged, has
+its axes swapped ([lat, lon] GeoJSON, northing before easting) and is refused as such. Single features outside the
+areas (a vertex at 1e300, a parcel typed in another state's coordinates) are refused by ID; features far from the
+rest of their layer, and layers far from the parcels, are reported. The checks use each feature's bounding box,
+so they cost a few array operations, not a reprojection per feature.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import shapely
 from pyproj import CRS, Transformer
 from pyproj.exceptions import CRSError
@@ -16,8 +26,21 @@ from pyproj.exceptions import CRSError
 from layers.errors import LayerError, Problem
 
 US_SURVEY_FOOT_M = 1200 / 3937
+WGS84 = CRS.from_epsg(4326)
 # How far outside a CRS's published area of use a layer may reach before it is called a misfit (degrees).
 AREA_OF_USE_MARGIN_DEG = 2.0
+# How closely a projected layer must fit once its x and y are exchanged to be called swapped (degrees).
+SWAPPED_MARGIN_DEG = 0.5
+# A feature is far from the rest of its layer beyond this distance from the layer's middle, or beyond
+# FAR_FEATURE_FACTOR times the median feature's distance from it, whichever is larger (a town-wide layer of a mile
+# across flags a parcel 5 miles out; a county layer only much farther). Layers of fewer features are not judged.
+FAR_FEATURE_FT = 26_400.0
+FAR_FEATURE_FACTOR = 10.0
+FAR_FEATURE_MIN_COUNT = 5
+# Layers farther apart than this (or than their own size) do not lie together: one is misplaced or swapped.
+FAR_LAYER_FT = 52_800.0
+# With no published area of use, a coordinate beyond this many CRS units (a billion metres or feet) is absurd.
+ABSURD_COORDINATE = 1e9
 
 
 def parse_crs(text: str, *, what: str) -> CRS:
@@ -46,14 +69,24 @@ def feet_per_unit(crs: CRS) -> float:
 
 
 def check_and_reproject(
-    gdf: gpd.GeoDataFrame, *, layer: str, label: str, target: CRS, assume: str | None = None
+    gdf: gpd.GeoDataFrame,
+    *,
+    layer: str,
+    label: str,
+    target: CRS,
+    assume: str | None = None,
+    ids: pd.Series | None = None,
 ) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
     """Check the layer's CRS against its coordinates, then reproject it to ``target``.
 
-    ``assume`` is the CRS the user told us to use for a layer that declares none. Returns ``None`` with an error
-    problem when the layer cannot be trusted.
+    ``assume`` is the CRS the user told us to use for a layer that declares none; ``ids`` name the features in
+    problems (row numbers when absent). Returns ``None`` with an error problem when the layer cannot be trusted:
+    no CRS, a CRS its coordinates do not fit, swapped axes, or features outside where the CRSs are used. Features
+    far from the rest of the layer are kept and reported as a warning. The result remembers the CRS it came in
+    (``attrs["source_crs"]``) so that :func:`check_layers_together` can tell a swapped layer from a distant one.
     """
     option = f"--{layer}-crs"
+    given = gdf
     if gdf.crs is None:
         if assume is None:
             return None, [
@@ -67,73 +100,368 @@ def check_and_reproject(
             ]
         gdf = gdf.set_crs(parse_crs(assume, what=option))
     crs = CRS(gdf.crs)
-    problems: list[Problem] = []
     if crs.is_geographic and len(crs.axis_info) > 2:
         # A 3-D geographic CRS (EPSG:4979): the Z values were dropped already; measure in its 2-D form.
         crs = crs.to_2d()
         gdf = gdf.set_crs(crs, allow_override=True)
-    bounds = _finite_bounds(gdf)
-    if bounds is not None:
-        looks_like_degrees = bounds[0] >= -180 and bounds[2] <= 180 and bounds[1] >= -90 and bounds[3] <= 90
-        if crs.is_geographic and not looks_like_degrees:
-            return None, [
-                Problem(
-                    layer,
-                    "crs_mismatch",
-                    "error",
-                    f"{label} declares {crs.name} (degrees) but its coordinates reach "
-                    f"({bounds[2]:.0f}, {bounds[3]:.0f}), which are not longitudes and latitudes. "
-                    f"Give the CRS it was really drawn in with {option}, e.g. {option} EPSG:2260.",
-                )
-            ]
-        if crs.is_projected and looks_like_degrees:
-            return None, [
-                Problem(
-                    layer,
-                    "crs_mismatch",
-                    "error",
-                    f"{label} declares {crs.name} (projected) but its coordinates look like degrees "
-                    f"({bounds[0]:.4f}, {bounds[1]:.4f}). If it is longitude/latitude, set "
-                    f"{option} EPSG:4326; otherwise give the CRS it was drawn in.",
-                )
-            ]
-        misfit = _outside_area_of_use(crs, bounds)
-        if misfit:
-            return None, [
-                Problem(
-                    layer,
-                    "crs_mismatch",
-                    "error",
-                    f"{label} declares {crs.name}, but its coordinates fall {misfit}, outside where "
-                    f"that CRS is used. Check the .prj or give the right CRS with {option}.",
-                )
-            ]
+    bounds = shapely.bounds(np.asarray(gdf.geometry.values))
+    usable = np.isfinite(bounds).all(axis=1)
+    if usable.any():
+        centre = _middle(bounds[usable])
+        wrong = _placement(crs, target, centre, layer=layer, label=label, option=option)
+        if wrong is not None:
+            return None, [wrong]
+        outside = _outside_features(crs, target, bounds, usable, centre, layer=layer, label=label, ids=ids)
+        if outside is not None:
+            return None, [outside]
+    problems: list[Problem] = []
     if not crs.equals(target):
-        gdf = gdf.to_crs(target)
+        with np.errstate(all="ignore"):
+            gdf = gdf.to_crs(target)
+            moved = shapely.bounds(np.asarray(gdf.geometry.values))
+            # GEOS's bounds skip a NaN vertex; a line's length or a polygon's perimeter does not.
+            lost = usable & ~(np.isfinite(moved).all(axis=1) & np.isfinite(shapely.length(gdf.geometry.values)))
+        if lost.any():
+            return None, [
+                Problem(
+                    layer,
+                    "crs_mismatch",
+                    "error",
+                    f"{label}: {int(lost.sum())} feature(s) cannot be expressed in the measuring CRS {target.name} "
+                    "(reprojecting them gives no coordinates); check where they lie, or measure in a CRS made for "
+                    "that place.",
+                    int(lost.sum()),
+                    _named(ids, lost),
+                )
+            ]
+        bounds = moved
+    problems += _far_features(bounds, usable, feet_per_unit(target), layer=layer, label=label, ids=ids)
+    if gdf is given:  # already in the measuring CRS: a new frame all the same, the caller's is not changed
+        gdf = gdf.copy(deep=False)
+    gdf.attrs["source_crs"] = crs.to_wkt()
     return gdf, problems
 
 
-def _finite_bounds(gdf: gpd.GeoDataFrame) -> tuple[float, float, float, float] | None:
-    geoms = gdf.geometry.values
-    present = ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
-    if not present.any():
-        return None
-    b = shapely.total_bounds(np.asarray(geoms[present]))
-    return tuple(float(v) for v in b) if np.isfinite(b).all() else None
+def check_layers_together(frames: dict[str, gpd.GeoDataFrame], labels: dict[str, str]) -> list[Problem]:
+    """Compare where validated layers (all in one measuring CRS) lie: swapped axes, or a layer far from the rest.
+
+    The layers that lie together (within ``FAR_LAYER_FT`` of each other, or of their own size) are the consensus:
+    the largest such group, the parcels' on a tie. A layer apart from it is refused when exchanging its x and y in
+    the CRS it came in brings it among them (its axes are swapped), and reported as a warning otherwise. Two layers
+    apart with no third to tell which is right are refused together when exchanging either one's axes would join
+    them.
+    """
+    boxes = {k: b for k, f in frames.items() if (b := _extent(f)) is not None}
+    if len(boxes) < 2:
+        return []
+    crs = CRS(next(iter(frames.values())).crs)
+    fpu = feet_per_unit(crs)
+
+    def near(a: tuple, b: tuple) -> bool:
+        reach = max(FAR_LAYER_FT / fpu, _size(a), _size(b))
+        return _box_gap(a, b) <= reach
+
+    groups = {k: [j for j in boxes if near(boxes[k], boxes[j])] for k in boxes}
+    rank = {k: (len(g), k == "parcels", k == "mains") for k, g in groups.items()}
+    anchor = max(boxes, key=lambda k: rank[k])
+    together = groups[anchor]
+    apart = [k for k in boxes if k not in together]
+    if not apart:
+        return []
+    box = _union([boxes[k] for k in together])
+    reach = max(FAR_LAYER_FT / fpu, _size(box))
+    if len(together) == 1 and len(apart) == 1:
+        (a,), (b,) = together, apart
+        if _gap(_swapped_in(frames[a], _box_centre(boxes[a]), crs), boxes[b]) <= reach or (
+            _gap(_swapped_in(frames[b], _box_centre(boxes[b]), crs), boxes[a]) <= reach
+        ):
+            return [
+                Problem(
+                    a,
+                    "swapped_axes",
+                    "error",
+                    f"{labels[a]} and {labels[b]} lie {_box_gap(boxes[a], boxes[b]) * fpu / 5280:,.1f} miles apart, "
+                    "and exchanging x and y in either one brings them together: one of them has its x and y "
+                    "swapped (latitude before longitude, or northing before easting). Look at both on a map, swap "
+                    "the wrong one back (QGIS: Processing, 'Swap X and Y coordinates') and save it with x first.",
+                )
+            ]
+    problems = []
+    for kind in apart:
+        gap_mi = _box_gap(boxes[kind], box) * fpu / 5280
+        if _gap(_swapped_in(frames[kind], _box_centre(boxes[kind]), crs), box) <= reach:
+            problems.append(
+                _swapped_problem(
+                    kind,
+                    labels[kind],
+                    f"it lies {gap_mi:,.1f} miles from the {_and(together)}, but read as y, x it lies among them",
+                )
+            )
+        else:
+            problems.append(
+                Problem(
+                    kind,
+                    "far_layer",
+                    "warning",
+                    f"{labels[kind]} lies {gap_mi:,.1f} miles from the {_and(together)}: check that they are "
+                    "of the same place and that each declares the CRS it was drawn in.",
+                )
+            )
+    return problems
 
 
-def _outside_area_of_use(crs: CRS, bounds: tuple[float, float, float, float]) -> str:
-    """A phrase saying where the layer lands, when that is far from the CRS's area of use; '' when it fits."""
+def _and(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else f"{', '.join(words[:-1])} and {words[-1]}"
+
+
+@lru_cache(maxsize=64)
+def _transformer(source: CRS, target: CRS) -> Transformer:
+    """A lon/lat-ordered transformer, made once per pair of CRSs (making one costs more than using it)."""
+    return Transformer.from_crs(source, target, always_xy=True)
+
+
+def _named(ids: pd.Series | None, mask: np.ndarray) -> tuple[str, ...]:
+    """The IDs of the features under ``mask``; their row numbers (1-based) without IDs."""
+    if ids is None:
+        return tuple(f"row {i + 1}" for i in np.flatnonzero(mask))
+    return tuple(ids[mask].astype(str))
+
+
+def _middle(bounds: np.ndarray) -> tuple[float, float]:
+    """Where most of a layer lies: the median of its features' box centres (one stray vertex does not move it)."""
+    return float(np.median((bounds[:, 0] + bounds[:, 2]) / 2)), float(np.median((bounds[:, 1] + bounds[:, 3]) / 2))
+
+
+def _lonlat_area(crs: CRS, margin: float = AREA_OF_USE_MARGIN_DEG) -> tuple[float, float, float, float] | None:
+    """The CRS's area of use in degrees, grown by ``margin``; ``None`` when the CRS publishes none."""
     area = crs.area_of_use
-    if area is None or crs.is_geographic:
-        return ""
+    if area is None:
+        return None
+    m = margin
+    west, east = area.west - m, area.east + m
+    if area.west > area.east:  # it crosses the antimeridian (NAD83 reaches from the Aleutians east)
+        west, east = -180.0, 180.0
+    return max(west, -180.0), max(area.south - m, -90.0), min(east, 180.0), min(area.north + m, 90.0)
+
+
+def _to_lonlat(crs: CRS, x: float, y: float) -> tuple[float, float] | None:
+    if crs.is_geographic:
+        return (x, y) if abs(x) <= 180 and abs(y) <= 90 else None
     try:
-        to_lonlat = Transformer.from_crs(crs, CRS.from_epsg(4326), always_xy=True)
-        west, south, east, north = to_lonlat.transform_bounds(*bounds)
-    except Exception:  # a transform that fails is itself a misfit
-        return "where no coordinates can be computed"
-    if not all(np.isfinite((west, south, east, north))):
-        return "where no coordinates can be computed"
-    m = AREA_OF_USE_MARGIN_DEG
-    fits = west <= area.east + m and east >= area.west - m and south <= area.north + m and north >= area.south - m
-    return "" if fits else f"near longitude {west:.2f}, latitude {south:.2f}"
+        with np.errstate(invalid="ignore", over="ignore"):
+            lon, lat = _transformer(crs, WGS84).transform(x, y)
+    except Exception:  # a point the projection cannot invert lies nowhere on Earth
+        return None
+    return (float(lon), float(lat)) if np.isfinite(lon) and np.isfinite(lat) else None
+
+
+def _inside(point: tuple[float, float] | None, box: tuple[float, float, float, float] | None) -> bool:
+    if point is None:
+        return False
+    return box is None or (box[0] <= point[0] <= box[2] and box[1] <= point[1] <= box[3])
+
+
+def _where(point: tuple[float, float] | None) -> str:
+    return (
+        "where no coordinates can be computed"
+        if point is None
+        else f"near longitude {point[0]:.2f}, latitude {point[1]:.2f}"
+    )
+
+
+def _placement(crs: CRS, target: CRS, centre: tuple[float, float], *, layer, label, option) -> Problem | None:
+    """An error when the layer as a whole does not lie where its CRS and the measuring CRS are used."""
+    x, y = centre
+    degrees = abs(x) <= 180 and abs(y) <= 90
+    own, measuring = _lonlat_area(crs), _lonlat_area(target)
+    here, there = _to_lonlat(crs, x, y), _to_lonlat(crs, y, x)
+    if crs.is_projected and degrees:
+        return Problem(
+            layer,
+            "crs_mismatch",
+            "error",
+            f"{label} declares {crs.name} (projected) but its coordinates look like degrees "
+            f"({x:.4f}, {y:.4f}). If it is longitude/latitude, set {option} EPSG:4326; otherwise give the CRS it "
+            "was drawn in.",
+        )
+    if _inside(here, own) and _inside(here, measuring):
+        return None
+    # Exchanged x and y must fit closely: in a projected CRS a mislabelled zone (New York East feet labelled Long
+    # Island) can land within the margin either way round, and is a wrong CRS, not swapped axes.
+    close = AREA_OF_USE_MARGIN_DEG if crs.is_geographic else SWAPPED_MARGIN_DEG
+    if _inside(there, _lonlat_area(crs, close)) and _inside(there, _lonlat_area(target, close)):
+        return _swapped_problem(
+            layer,
+            label,
+            f"read as x, y it lies {_where(here)}, but read as y, x it lies {_where(there)}, where {crs.name}"
+            + (" is used" if crs.equals(target) else f" and the measuring CRS {target.name} are used"),
+        )
+    if crs.is_geographic and not degrees:
+        return Problem(
+            layer,
+            "crs_mismatch",
+            "error",
+            f"{label} declares {crs.name} (degrees) but its coordinates lie near ({x:.0f}, {y:.0f}), which are not "
+            f"longitudes and latitudes. Give the CRS it was really drawn in with {option}, e.g. {option} EPSG:2260.",
+        )
+    if not _inside(here, own):
+        return Problem(
+            layer,
+            "crs_mismatch",
+            "error",
+            f"{label} declares {crs.name}, but its coordinates fall {_where(here)}, outside where that CRS is "
+            f"used. Check the .prj or give the right CRS with {option}.",
+        )
+    return Problem(
+        layer,
+        "crs_mismatch",
+        "error",
+        f"{label} lies {_where(here)}, outside where the measuring CRS {target.name} is used "
+        f"({target.area_of_use.name if target.area_of_use else 'its area of use'}), so distances measured in it "
+        "would be distorted; measure in a projected CRS made for that place.",
+    )
+
+
+def _swapped_problem(layer: str, label: str, evidence: str) -> Problem:
+    return Problem(
+        layer,
+        "swapped_axes",
+        "error",
+        f"{label} has its x and y swapped (latitude before longitude, or northing before easting): {evidence}. "
+        "Swap them back (QGIS: Processing, 'Swap X and Y coordinates') and save the layer with x (longitude or "
+        "easting) first, as GeoJSON requires.",
+    )
+
+
+def _box_in(crs: CRS, lonlat: tuple[float, float, float, float] | None) -> tuple[float, float, float, float] | None:
+    """A lon/lat box as a box in ``crs`` units (densified edges); ``None`` when it cannot be computed."""
+    if lonlat is None:
+        return None
+    if crs.is_geographic:
+        return lonlat
+    try:
+        with np.errstate(invalid="ignore", over="ignore"):
+            box = _transformer(WGS84, crs).transform_bounds(*lonlat, densify_pts=21)
+    except Exception:
+        return None
+    return tuple(float(v) for v in box) if np.isfinite(box).all() and box[0] < box[2] and box[1] < box[3] else None
+
+
+def _outside_features(crs, target, bounds, usable, centre, *, layer, label, ids) -> Problem | None:
+    """An error listing the features that reach outside where the layer's CRS and the measuring CRS are used."""
+    allowed = [b for b in (_box_in(crs, _lonlat_area(crs)), _box_in(crs, _lonlat_area(target))) if b is not None]
+    if allowed:
+        x0, y0 = max(b[0] for b in allowed), max(b[1] for b in allowed)
+        x1, y1 = min(b[2] for b in allowed), min(b[3] for b in allowed)
+        both = "" if crs.equals(target) else f" and the measuring CRS {target.name} are"
+        where = f"outside where {crs.name}{both or ' is'} used"
+    else:
+        x0 = y0 = -ABSURD_COORDINATE
+        x1 = y1 = ABSURD_COORDINATE
+        where = f"more than {ABSURD_COORDINATE:.0e} units from the origin of {crs.name}"
+    if not (x0 <= centre[0] <= x1 and y0 <= centre[1] <= y1):
+        return None  # the boxes are too coarse here; the layer as a whole was placed already
+    inside = (bounds[:, 0] >= x0) & (bounds[:, 1] >= y0) & (bounds[:, 2] <= x1) & (bounds[:, 3] <= y1)
+    outside = usable & ~inside
+    if not outside.any():
+        return None
+    first = int(np.flatnonzero(outside)[0])
+    far = bounds[first]
+    names = _named(ids, outside)
+    corner = (far[2] if far[2] > x1 else far[0], far[3] if far[3] > y1 else far[1])
+    return Problem(
+        layer,
+        "outside_area",
+        "error",
+        f"{label}: {int(outside.sum())} feature(s) reach {where} (the first, {names[0]}, reaches "
+        f"({corner[0]:.6g}, {corner[1]:.6g})); a mistyped or misplaced vertex is measured where it lies, so fix "
+        "or delete them in the source data.",
+        int(outside.sum()),
+        names,
+    )
+
+
+def _far_features(bounds, usable, fpu, *, layer, label, ids) -> list[Problem]:
+    """A warning listing features far from the middle of their layer (measured in the measuring CRS)."""
+    if usable.sum() < FAR_FEATURE_MIN_COUNT:
+        return []
+    cx = (bounds[:, 0] + bounds[:, 2]) / 2
+    cy = (bounds[:, 1] + bounds[:, 3]) / 2
+    mx, my = _middle(bounds[usable])
+    away_ft = np.hypot(cx - mx, cy - my) * fpu
+    typical = float(np.median(away_ft[usable]))
+    limit = max(FAR_FEATURE_FT, FAR_FEATURE_FACTOR * typical)
+    far = usable & (away_ft > limit)
+    if not far.any():
+        return []
+    return [
+        Problem(
+            layer,
+            "far_feature",
+            "warning",
+            f"{label}: {int(far.sum())} feature(s) lie far from the rest of the layer (up to "
+            f"{away_ft[far].max() / 5280:,.1f} miles from its middle, where half the features lie within "
+            f"{typical / 5280:,.2f} miles); check their coordinates, since each is measured where it lies.",
+            int(far.sum()),
+            _named(ids, far),
+        )
+    ]
+
+
+def _extent(frame: gpd.GeoDataFrame) -> tuple[float, float, float, float] | None:
+    """The box holding the middle 98% of a layer's feature centres (a few strays do not stretch it)."""
+    b = shapely.bounds(np.asarray(frame.geometry.values))
+    b = b[np.isfinite(b).all(axis=1)]
+    if not len(b):
+        return None
+    cx, cy = (b[:, 0] + b[:, 2]) / 2, (b[:, 1] + b[:, 3]) / 2
+    (x0, x1), (y0, y1) = np.quantile(cx, [0.01, 0.99]), np.quantile(cy, [0.01, 0.99])
+    return float(x0), float(y0), float(x1), float(y1)
+
+
+def _box_centre(box: tuple[float, float, float, float]) -> tuple[float, float]:
+    return (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+
+
+def _size(box: tuple[float, float, float, float]) -> float:
+    return float(np.hypot(box[2] - box[0], box[3] - box[1]))
+
+
+def _union(boxes: list[tuple[float, float, float, float]]) -> tuple[float, float, float, float]:
+    return (
+        min(b[0] for b in boxes),
+        min(b[1] for b in boxes),
+        max(b[2] for b in boxes),
+        max(b[3] for b in boxes),
+    )
+
+
+def _box_gap(a: tuple[float, float, float, float], b: tuple[float, float, float, float]) -> float:
+    """Distance between two boxes (0 when they overlap)."""
+    dx = max(b[0] - a[2], 0.0, a[0] - b[2])
+    dy = max(b[1] - a[3], 0.0, a[1] - b[3])
+    return float(np.hypot(dx, dy))
+
+
+def _gap(point: tuple[float, float] | None, box: tuple[float, float, float, float]) -> float:
+    """Distance from a point to a box (0 inside it); infinite for no point."""
+    if point is None:
+        return float("inf")
+    dx = max(box[0] - point[0], 0.0, point[0] - box[2])
+    dy = max(box[1] - point[1], 0.0, point[1] - box[3])
+    return float(np.hypot(dx, dy))
+
+
+def _swapped_in(frame: gpd.GeoDataFrame, point: tuple[float, float], crs: CRS) -> tuple[float, float] | None:
+    """Where ``point`` (in ``crs``) would lie had the layer's x and y been exchanged in the CRS it came in."""
+    source = frame.attrs.get("source_crs")
+    if source is None:
+        return None
+    source = CRS.from_wkt(source)
+    try:
+        with np.errstate(invalid="ignore", over="ignore"):
+            x, y = _transformer(crs, source).transform(*point)
+            sx, sy = _transformer(source, crs).transform(y, x)
+    except Exception:
+        return None
+    return (float(sx), float(sy)) if np.isfinite(sx) and np.isfinite(sy) else None

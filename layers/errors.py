@@ -6,7 +6,9 @@ the web app maps them to a status. A message says what was expected, what arrive
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from urllib.parse import unquote
 
 
 class LayerError(ValueError):
@@ -53,3 +55,34 @@ class LayerValidationError(LayerError):
         errors = [p for p in self.problems if p.severity == "error"]
         lines = "\n".join(f"  - {p}" for p in errors)
         super().__init__(f"{len(errors)} problem(s) in the input layers:\n{lines}")
+
+
+# scheme://user:PASSWORD@host...: the password runs to the last '@' (a password may itself hold '@', '/' or ':').
+_CREDENTIALS = re.compile(r"^(?P<head>[A-Za-z][A-Za-z0-9+.-]*://[^:/@]*:)(?P<password>.*)@(?P<tail>[^@]*)$", re.S)
+
+
+def redact_url(url: str, within: str | None = None) -> str:
+    """``url`` with its password replaced by ``***``; given ``within``, that text with the password masked.
+
+    The password is everything between ``user:`` and the *last* ``@``, so one that holds ``@`` is masked whole
+    rather than leaking its tail. Masking ``within`` (a driver's error message) replaces the URL and the password
+    itself (as written and percent-decoded, when it has four characters or more) wherever they appear.
+
+    Examples
+    --------
+    >>> redact_url("postgresql://town:p@ss@Wrong@db.example/gis")
+    'postgresql://town:***@db.example/gis'
+    >>> redact_url("postgresql://town@db.example/gis")
+    'postgresql://town@db.example/gis'
+    """
+    found = _CREDENTIALS.match(url)
+    masked = url if found is None else f"{found['head']}***@{found['tail']}"
+    if within is None:
+        return masked
+    text = within.replace(url, masked)
+    if found is not None:
+        # A password of a few characters is left alone in prose, where masking it would garble every word.
+        for secret in sorted({found["password"], unquote(found["password"])}, key=len, reverse=True):
+            if len(secret) >= 4:
+                text = text.replace(secret, "***")
+    return text

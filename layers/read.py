@@ -7,20 +7,25 @@ given as ``postgresql://user@host/db#schema.table`` (or a ``postgresql://`` URL 
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import tomllib
+import warnings
 import zipfile
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import geopandas as gpd
+import numpy as np
 import pandas as pd
 import pyogrio
 from pyproj import CRS
 
-from layers.errors import LayerError, LayerValidationError, Problem
+from layers.crs import check_layers_together
+from layers.errors import LayerError, LayerValidationError, Problem, redact_url
 from layers.schema import SPECS
 from layers.validate import ColumnMapping, prepare_layer
 
@@ -61,6 +66,15 @@ LAYER_NAMES: dict[str, tuple[str, ...]] = {
     "subdivisions": ("subdivisions", "subdivision", "proposed_subdivisions", "plats"),
 }
 VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".fgb", ".zip", ".gdb", ".gml", ".kml", ".sqlite")
+# Tables without map geometry that users hand over as data.
+TABLE_SUFFIXES = {
+    ".csv": "CSV",
+    ".tsv": "TSV",
+    ".txt": "text",
+    ".xlsx": "Excel",
+    ".xls": "Excel",
+    ".ods": "spreadsheet",
+}
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 
 
@@ -105,27 +119,68 @@ def is_postgres(text: str) -> bool:
 
 
 def find_layers(data: str) -> dict[str, LayerSource]:
-    """Find the layers of a GeoPackage, geodatabase, zip, folder or PostGIS database by their names."""
+    """Find the layers of a GeoPackage, geodatabase, zip, folder or PostGIS database by their names.
+
+    A source in which no layer has a name sewerplan knows is refused, naming what it does hold: a CSV table, an
+    empty PostGIS database or a GeoPackage of other layers says so rather than yielding no layers.
+    """
     if is_postgres(data):
         url, _, _ = data.partition("#")
-        return _match(_tables_by_bare_name(_postgis_tables(url)), lambda name: LayerSource("", url, name))
+        tables = _postgis_tables(url)
+        found = _match(_tables_by_bare_name(tables), lambda name: LayerSource("", url, name))
+        if not found:
+            raise LayerError(_nothing_found(f"The PostGIS database {redact_url(url)}", tables, "table"))
+        return found
     path = Path(data)
     if not path.exists():
         raise LayerError(f"{data} does not exist. Give a GeoPackage, a folder of layers, or a postgresql:// URL.")
     if path.suffix.lower() == ".inp":
         return {kind: LayerSource(kind, str(path), kind) for kind in ("mains", "manholes")}
+    if path.is_file() and path.suffix.lower() in TABLE_SUFFIXES:
+        raise LayerError(
+            f"{path.name} is a {TABLE_SUFFIXES[path.suffix.lower()]} table, which holds no map geometry: give a "
+            "GeoPackage, File Geodatabase, zip, folder of shapefiles or GeoJSON files, or PostGIS database holding "
+            "the layers (a list of connected parcel IDs is read as the connected-parcels list instead)."
+        )
     if path.is_dir() and path.suffix.lower() != ".gdb":
         files = {
             p.stem.lower(): p
             for p in sorted(path.iterdir())
             if p.suffix.lower() in VECTOR_SUFFIXES or (p.is_dir() and p.suffix.lower() == ".gdb")
         }
-        return _match(files, lambda p: LayerSource("", str(p)))
+        found = _match(files, lambda p: LayerSource("", str(p)))
+        if not found:
+            held = [p.name for p in sorted(path.iterdir()) if not p.name.startswith(".")]
+            raise LayerError(_nothing_found(f"The folder {path.name}", held, "file"))
+        return found
     try:
-        names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(str(path))}
+        with _quiet():  # what GDAL warns of here it says again when the layer is read, and is reported then
+            names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(str(path))}
     except Exception as exc:
-        raise LayerError(f"{data} cannot be read as vector data: {exc}") from exc
-    return _match(names, lambda name: LayerSource("", str(path), name))
+        raise LayerError(_unreadable(path, exc)) from exc
+    found = _match(names, lambda name: LayerSource("", str(path), name))
+    if not found:
+        raise LayerError(_nothing_found(path.name, list(names.values()), "layer"))
+    return found
+
+
+def _nothing_found(what: str, held: list[str], noun: str) -> str:
+    """One sentence: the source holds no layer known by name, what it does hold, and how to name them."""
+    if not held:
+        content = f"holds no {noun} at all"
+        if noun == "table":
+            content = "holds no table with a geometry column"
+            fix = "load the layers into it first (for example with ogr2ogr), or read them from a GeoPackage or folder"
+        else:
+            fix = "give a source that holds the layers (parcels, mains, streets, buildings, manholes ...)"
+    else:
+        shown = ", ".join(held[:12]) + (f" and {len(held) - 12} more" if len(held) > 12 else "")
+        content = f"holds no {noun} named as sewerplan expects (it holds {shown})"
+        fix = (
+            f"name the {noun}s parcels, mains, streets, buildings, manholes and treatment_plants, or point to "
+            "each layer on its own"
+        )
+    return f"{what} {content}: {fix}."
 
 
 def _tables_by_bare_name(tables: list[str]) -> dict[str, str]:
@@ -174,7 +229,20 @@ def parse_source(kind: str, text: str) -> LayerSource:
 
 
 def read_source(source: LayerSource) -> gpd.GeoDataFrame:
-    """Read one layer as it is stored (no validation), via Arrow where pyogrio can."""
+    """Read one layer as it is stored (no validation), via Arrow where pyogrio can.
+
+    Nothing the reader warns of reaches the console: GDAL's warnings are kept in ``attrs["read_warnings"]`` for
+    validation to report with the layer's other problems, and numpy's floating-point warnings (a NaN vertex read
+    from WKB) are silenced because validation reports such coordinates itself.
+    """
+    with _quiet() as heard:
+        frame = _read(source)
+    if heard:
+        frame.attrs["read_warnings"] = tuple(heard)
+    return frame
+
+
+def _read(source: LayerSource) -> gpd.GeoDataFrame:
     if is_postgres(source.path):
         return _read_postgis(source.path, source.layer or source.kind)
     path = source.path
@@ -187,7 +255,56 @@ def read_source(source: LayerSource) -> gpd.GeoDataFrame:
     try:
         return gpd.read_file(path, layer=source.layer, engine="pyogrio", use_arrow=True)
     except Exception as exc:
-        raise LayerError(f"{source.label} cannot be read: {exc}") from exc
+        raise LayerError(_unreadable(Path(path), exc, label=source.label)) from exc
+
+
+@contextmanager
+def _quiet() -> Iterator[list[str]]:
+    """Collect the warnings raised inside the block (once each) instead of printing them; silence numpy's.
+
+    ``warnings.catch_warnings`` swaps the process-wide filters for the length of the block, so a warning another
+    thread raises meanwhile is collected here too (harmless: it is reported, not lost).
+    """
+    heard: list[str] = []
+    with np.errstate(all="ignore"), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        yield heard
+    for w in caught:
+        text = " ".join(str(w.message).split())
+        if text not in heard:
+            heard.append(text)
+
+
+def _unreadable(path: Path, exc: Exception, *, label: str | None = None) -> str:
+    """One sentence for a file GDAL cannot read: which file, what is wrong with it, and what to do."""
+    reason = _reader_says(exc)
+    name = label or path.name
+    damaged = re.search(r"malformed|not a database|disk image|file is encrypted|database schema", reason, re.I)
+    if path.suffix.lower() in (".gpkg", ".sqlite") and damaged:
+        return (
+            f"{name} is damaged: it is not a readable GeoPackage (SQLite says: {reason}); export the layers from "
+            "the GIS again, or use a backup copy."
+        )
+    return (
+        f"{name} cannot be read as map data (GDAL says: {reason}); check that it is a GeoPackage, a shapefile "
+        "with its .shx and .dbf, a GeoJSON file or a File Geodatabase, and open it in QGIS to see whether it is "
+        "damaged."
+    )
+
+
+def _reader_says(exc: Exception) -> str:
+    """The reason in a GDAL or SQLite error message: decoded, without the SQL statement it ran, on one line."""
+    text = str(exc)
+    raw = re.search(r"Raw error: (b'(?:[^'\\]|\\.)*'|b\"(?:[^\"\\]|\\.)*\")", text)
+    if raw:  # GDAL could not decode the message as UTF-8 (a damaged file's bytes in it): decode what we can
+        try:
+            text = ast.literal_eval(raw.group(1)).decode("utf-8", "replace")
+        except (ValueError, SyntaxError):
+            text = raw.group(1)
+    if "failed: " in text:  # sqlite3_prepare_v2(SELECT ... long statement ...) failed: the reason
+        text = text.split("failed: ", 1)[1]
+    text = " ".join(text.split("; ")[0].split())
+    return text if len(text) <= 160 else text[:157] + "..."
 
 
 def _check_zip(path: str) -> None:
@@ -207,12 +324,26 @@ def _connect(url: str):
     from sqlalchemy import create_engine
     from sqlalchemy.pool import NullPool
 
-    engine = create_engine(url.replace("postgres://", "postgresql://", 1), poolclass=NullPool)
+    engine = create_engine(_quote_password(url.replace("postgres://", "postgresql://", 1)), poolclass=NullPool)
     try:
         with engine.connect() as con:
             yield con
     finally:
         engine.dispose()
+
+
+def _quote_password(url: str) -> str:
+    """The URL with every ``@`` in its password written ``%40``: SQLAlchemy ends a password at its first ``@``.
+
+    The credentials end at the last ``@`` before the host, so ``user:p@ss@host/db`` connects as ``p@ss`` instead
+    of to a host named ``ss@host`` (whose name would then appear in error messages).
+    """
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    user, colon, password = credentials.partition(":")
+    if not (sep and at and colon) or "/" in user or "@" not in password:
+        return url
+    return f"{scheme}://{user}:{password.replace('@', '%40')}@{host}"
 
 
 def _postgis_tables(url: str) -> list[str]:
@@ -222,7 +353,12 @@ def _postgis_tables(url: str) -> list[str]:
         with _connect(url) as con:
             rows = con.execute(text("SELECT f_table_schema, f_table_name FROM geometry_columns")).all()
     except Exception as exc:
-        raise LayerError(f"Cannot list the tables of {_redact(url)}: {exc}") from exc
+        if re.search(r"geometry_columns.{0,20} does not exist", str(exc)):
+            raise LayerError(
+                f"The database {redact_url(url)} has no PostGIS (it has no geometry_columns): enable it with "
+                "CREATE EXTENSION postgis and load the layers, or read them from a GeoPackage or folder."
+            ) from exc
+        raise LayerError(f"Cannot list the tables of {redact_url(url)}: {redact_url(url, str(exc))}") from exc
     return [name if schema == "public" else f"{schema}.{name}" for schema, name in rows]
 
 
@@ -241,17 +377,15 @@ def _read_postgis(url: str, table: str) -> gpd.GeoDataFrame:
             ).first()
             if row is None:
                 raise LayerError(
-                    f"PostGIS table {schema}.{name} has no geometry column (or does not exist) in {_redact(url)}."
+                    f"PostGIS table {schema}.{name} has no geometry column (or does not exist) in {redact_url(url)}."
                 )
             return gpd.read_postgis(text(f'SELECT * FROM "{schema}"."{name}"'), con, geom_col=row[0])
     except LayerError:
         raise
     except Exception as exc:
-        raise LayerError(f"Cannot read PostGIS table {schema}.{name} from {_redact(url)}: {exc}") from exc
-
-
-def _redact(url: str) -> str:
-    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)
+        raise LayerError(
+            f"Cannot read PostGIS table {schema}.{name} from {redact_url(url)}: {redact_url(url, str(exc))}"
+        ) from exc
 
 
 def read_mapping(path: str | None, pairs: tuple[str, ...] = (), value_pairs: tuple[str, ...] = ()) -> ColumnMapping:
@@ -354,6 +488,7 @@ def load_layers(
     if connected_ids is not None and "parcels" in frames:
         frames["parcels"], found = _apply_connected_list(frames["parcels"], connected_ids)
         problems += found
+    problems += check_layers_together(frames, {kind: sources[kind].label for kind in frames})
     if any(p.severity == "error" for p in problems):
         raise LayerValidationError(problems)
     return Layers(**{"parcels": None, **frames}, problems=problems, sources={k: s.label for k, s in sources.items()})

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from layers.errors import LayerError
+from layers.errors import redact_url as _redact
 
 DEFAULT_REGISTER = Path("instance") / "register.sqlite"
 STATUSES = ("open", "extended", "connected", "exempt", "withdrawn")
@@ -380,9 +381,3 @@ def _notice_values(row: dict, run_id: int | None) -> dict:
 
 def _now() -> str:
     return dt.datetime.now(dt.UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def _redact(url: str) -> str:
-    import re
-
-    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", url)

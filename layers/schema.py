@@ -13,12 +13,17 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class FieldSpec:
-    """One canonical field: its name, whether the layer is refused without it, and names users give it."""
+    """One canonical field: its name, whether the layer is refused without it, and names users give it.
+
+    ``number`` marks a field read as a number: text that is not one (``'three'``) is refused with its row, blanks
+    and the words in ``UNKNOWN_NUMBER_VALUES`` mean "not known".
+    """
 
     name: str
     required: bool = False
     aliases: tuple[str, ...] = ()
     help: str = ""
+    number: bool = False
 
 
 @dataclass(frozen=True)
@@ -106,7 +111,9 @@ PARCELS = LayerSpec(
             ("prop_class", "property_class", "propclass", "class", "pcl_class", "land_use"),
             "New York property class code (210, 311, ...)",
         ),
-        FieldSpec("units", False, ("units", "living_units", "dwelling_units", "nbr_units", "num_units", "du")),
+        FieldSpec(
+            "units", False, ("units", "living_units", "dwelling_units", "nbr_units", "num_units", "du"), number=True
+        ),
         FieldSpec("occupied", False, ("occupied", "is_occupied"), "yes/no: a building used for human occupancy"),
         FieldSpec(
             "connected",
@@ -136,7 +143,7 @@ BUILDINGS = LayerSpec(
     help="building footprints (or building points)",
     fields=(
         FieldSpec("building_id", False, ("building_id", "bldg_id", "bldgid", "buildingid", "objectid", "fid", "id")),
-        FieldSpec("units", False, ("units", "living_units", "dwelling_units", "num_units", "du")),
+        FieldSpec("units", False, ("units", "living_units", "dwelling_units", "num_units", "du"), number=True),
         FieldSpec("occupied", False, ("occupied", "is_occupied"), "yes/no: used for human occupancy"),
     ),
 )
@@ -151,7 +158,9 @@ STREETS = LayerSpec(
         FieldSpec(
             "street_name", False, ("street_name", "name", "st_name", "fullname", "full_name", "road_name", "stname")
         ),
-        FieldSpec("row_width_ft", False, ("row_width_ft", "row_width", "row_ft", "rowwidth", "right_of_way")),
+        FieldSpec(
+            "row_width_ft", False, ("row_width_ft", "row_width", "row_ft", "rowwidth", "right_of_way"), number=True
+        ),
     ),
 )
 
@@ -175,7 +184,12 @@ MAINS = LayerSpec(
         ),
         FieldSpec("ownership", False, ("ownership", "owner", "owned_by", "ownedby", "audience"), "public or private"),
         FieldSpec("status", False, ("status", "lifecycle", "life_cycle", "condition_status", "active")),
-        FieldSpec("diameter_in", False, ("diameter_in", "diameter", "diam", "size_in", "pipe_size", "pipesize")),
+        FieldSpec(
+            "diameter_in",
+            False,
+            ("diameter_in", "diameter", "diam", "size_in", "pipe_size", "pipesize"),
+            number=True,
+        ),
         FieldSpec("street_name", False, ("street_name", "street", "location", "st_name")),
         FieldSpec("material", False, ("material", "pipe_material", "matl", "mat"), "PVC, VCP, RCP, DIP, AC ..."),
         FieldSpec(
@@ -223,6 +237,7 @@ MAINS = LayerSpec(
                 "upstream_invert",
             ),
             "invert at the main's first vertex (ft)",
+            number=True,
         ),
         FieldSpec(
             "ds_invert_ft",
@@ -240,6 +255,7 @@ MAINS = LayerSpec(
                 "downstream_invert",
             ),
             "invert at the main's last vertex (ft)",
+            number=True,
         ),
     ),
 )
@@ -262,7 +278,9 @@ MANHOLES = LayerSpec(
             ("structure", "structure_type", "mh_type", "node_type", "type", "subtype"),
             "manhole, outfall, plant inlet ...",
         ),
-        FieldSpec("invert_ft", False, ("invert_ft", "invert", "inv_elev", "invert_elev", "invert_elevation")),
+        FieldSpec(
+            "invert_ft", False, ("invert_ft", "invert", "inv_elev", "invert_elev", "invert_elevation"), number=True
+        ),
     ),
 )
 
@@ -512,5 +530,7 @@ ROUTE_KIND_VALUES = {
     "dwy": "driveway",
     "drwy": "driveway",
 }
+# What users write in a number field for "not known"; read as missing, never as a number.
+UNKNOWN_NUMBER_VALUES = {"", "n/a", "na", "nan", "none", "null", "unknown", "unk", "?", "-", "--"}
 TRUE_VALUES = {"1", "y", "yes", "true", "t", "connected", "occupied", "x"}
 FALSE_VALUES = {"0", "n", "no", "false", "f", "", "none", "not connected", "vacant"}

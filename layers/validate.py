@@ -2,7 +2,9 @@
 
 Every check collects its findings as ``Problem`` records; the caller raises once with all errors of all layers,
 so a user fixing a shapefile gets the whole list. Repairs (``make_valid``, dropping Z) are applied and reported.
-The result carries canonical columns (``parcel_id``, ``sewer_type`` ...) beside the user's own.
+The result carries canonical columns (``parcel_id``, ``sewer_type`` ...) beside the user's own. Problems that
+concern single values name their row: the feature's 1-based position in the layer as read, as a GIS attribute
+table lists it.
 """
 
 from __future__ import annotations
@@ -25,8 +27,12 @@ from layers.schema import (
     SEWER_TYPE_VALUES,
     STATUS_VALUES,
     TRUE_VALUES,
+    UNKNOWN_NUMBER_VALUES,
     LayerSpec,
 )
+
+# A working column holding each feature's row in the layer as read (1-based), dropped before the layer is returned.
+_ROW = "__sewerplan_row__"
 
 
 @dataclass
@@ -52,12 +58,26 @@ def prepare_layer(
     """Check and normalise a layer read from ``label``; ``None`` when it has errors (listed in the problems)."""
     mapping = mapping or ColumnMapping()
     kind = spec.kind
+    if getattr(gdf, "active_geometry_name", None) is None:
+        return None, [
+            Problem(
+                kind,
+                "no_geometry",
+                "error",
+                f"{label} is a table without geometry (attributes only), so it cannot be the {kind} layer "
+                f"({spec.help}): export it with its shapes, as {' or '.join(spec.geometry)} features, or give it "
+                f"another name if it is not meant as the {kind} layer.",
+            )
+        ]
+    problems = _read_warnings(gdf, kind, label)
     if len(gdf) == 0:
-        return None, [Problem(kind, "empty", "error", f"{label} has no features.")]
+        return None, [*problems, Problem(kind, "empty", "error", f"{label} has no features.")]
 
-    gdf, problems = _map_columns(gdf, spec, label, mapping.columns.get(kind, {}))
+    gdf, found = _map_columns(gdf, spec, label, mapping.columns.get(kind, {}))
+    problems += found
     if gdf is None:
         return None, problems
+    gdf[_ROW] = np.arange(1, len(gdf) + 1)
     gdf = _assign_ids(gdf, spec, problems)
 
     gdf = _drop_missing_geometry(gdf, spec, problems)
@@ -65,10 +85,14 @@ def prepare_layer(
         problems.append(Problem(kind, "empty", "error", f"{label} has no feature with a geometry."))
         return None, problems
     gdf = _drop_z(gdf, spec, problems)
+    if not _check_finite(gdf, spec, label, problems):
+        return None, problems
     if not _check_geometry_types(gdf, spec, label, problems):
         return None, problems
 
-    gdf, crs_problems = check_and_reproject(gdf, layer=kind, label=label, target=target_crs, assume=assume_crs)
+    gdf, crs_problems = check_and_reproject(
+        gdf, layer=kind, label=label, target=target_crs, assume=assume_crs, ids=gdf[spec.id_field]
+    )
     problems += crs_problems
     if gdf is None:
         return None, problems
@@ -77,7 +101,15 @@ def prepare_layer(
         return None, problems
     if not _normalise_values(gdf, spec, label, mapping.values.get(kind, {}), problems):
         return None, problems
-    return gdf, problems
+    return gdf.drop(columns=_ROW), problems
+
+
+def _read_warnings(gdf: gpd.GeoDataFrame, kind: str, label: str) -> list[Problem]:
+    """What the reader (GDAL) warned about while reading the layer, as warnings the user sees with the rest."""
+    return [
+        Problem(kind, "read_warning", "warning", f"{label}: while reading it, GDAL warned: {text}")
+        for text in gdf.attrs.get("read_warnings", ())
+    ]
 
 
 def _map_columns(
@@ -222,6 +254,45 @@ def _drop_z(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem]) -> 
     return gdf
 
 
+def _check_finite(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]) -> bool:
+    """Refuse features with a NaN or infinite coordinate: no distance can be measured to or from them.
+
+    GEOS treats such a vertex inconsistently (a polygon may be "repaired" around it, a line keeps it and a later
+    step fails), so the layer is refused and the features are named.
+    """
+    geoms = np.asarray(gdf.geometry.values)
+    # A NaN or infinite vertex makes a line's length or a polygon's perimeter so (GEOS's bounds skip NaN), as can
+    # an absurd but finite one: only those, and points, have their coordinates looked at one by one.
+    with np.errstate(all="ignore"):
+        suspect = ~np.isfinite(shapely.length(geoms)) | (shapely.get_dimensions(geoms) == 0)
+    if not suspect.any():
+        return True
+    coords, index = shapely.get_coordinates(geoms[suspect], return_index=True)
+    bad = np.zeros(len(geoms), dtype=bool)
+    bad[np.flatnonzero(suspect)[index[~np.isfinite(coords).all(axis=1)]]] = True
+    if not bad.any():
+        return True
+    rows = gdf[_ROW].to_numpy()[bad]
+    problems.append(
+        Problem(
+            spec.kind,
+            "invalid_geometry",
+            "error",
+            f"{label}: {int(bad.sum())} feature(s) have a vertex whose coordinates are not numbers (NaN or "
+            f"infinite), in row(s) {_rows_text(rows)}; no distance can be measured to such a vertex, so fix or "
+            "delete it in the source data.",
+            int(bad.sum()),
+            tuple(gdf.loc[bad, spec.id_field].astype(str)),
+        )
+    )
+    return False
+
+
+def _rows_text(rows: np.ndarray, limit: int = 20) -> str:
+    shown = ", ".join(str(int(r)) for r in rows[:limit])
+    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
+
+
 def _check_geometry_types(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]) -> bool:
     types = gdf.geometry.geom_type
     wrong = ~types.isin(spec.geometry)
@@ -343,13 +414,48 @@ def _normalise_values(
     for name in ("connected", "occupied"):
         if name in gdf.columns:
             ok &= _bool_column(gdf, spec, name, label, problems)
-    if "units" in gdf.columns:
-        gdf["units"] = pd.to_numeric(gdf["units"], errors="coerce")
-    if "diameter_in" in gdf.columns:
-        gdf["diameter_in"] = pd.to_numeric(gdf["diameter_in"], errors="coerce")
-    if "row_width_ft" in gdf.columns:
-        gdf["row_width_ft"] = pd.to_numeric(gdf["row_width_ft"], errors="coerce")
+    for f in spec.fields:
+        if f.number and f.name in gdf.columns:
+            ok &= _number_column(gdf, spec, f.name, label, problems)
     return ok
+
+
+def _number_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str, problems: list[Problem]) -> bool:
+    """Parse a number field; refuse text that is not a number (``'three'``), naming each value and its row.
+
+    Blank cells and the usual words for "not known" (``n/a``, ``unknown`` ...) become missing values, which the
+    analysis treats as unknown and says so. Thousands separators (``1,200``) are read as such.
+    """
+    raw = gdf[name]
+    if pd.api.types.is_numeric_dtype(raw):  # numbers already (shapefile, GeoPackage): only infinity is refused
+        numbers = text = raw
+        bad = np.isinf(raw.to_numpy(float, na_value=np.nan)) if raw.dtype.kind == "f" else np.zeros(len(raw), bool)
+    else:
+        text = raw.astype(object).where(raw.notna(), "").astype(str).str.strip()
+        blank = text.str.lower().isin(UNKNOWN_NUMBER_VALUES)
+        plain = text.str.replace(r"(?<=\d),(?=\d{3}(?:\D|$))", "", regex=True)
+        numbers = pd.to_numeric(plain.where(~blank), errors="coerce").astype(float)
+        bad = (~blank & ~np.isfinite(numbers)).to_numpy()
+    if bad.any():
+        rows = gdf[_ROW].to_numpy()[bad]
+        values = text[bad].astype(str).to_numpy(object)
+        shown = ", ".join(f"row {int(r)} {v!r}" for r, v in zip(rows[:20], values[:20], strict=True))
+        more = f" and {len(rows) - 20} more" if len(rows) > 20 else ""
+        problems.append(
+            Problem(
+                spec.kind,
+                "not_a_number",
+                "error",
+                f"{label}: column {_column_label(gdf, name)} should hold numbers but has something else in "
+                f"{int(bad.sum())} row(s): {shown}{more}. Write each as a number (e.g. 3), or leave the cell empty "
+                "where the value is not known.",
+                int(bad.sum()),
+                tuple(gdf.loc[bad, spec.id_field].astype(str)),
+            )
+        )
+        return False
+    gdf[name] = numbers
+    return True
 
 
 def _code_column(

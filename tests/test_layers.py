@@ -14,10 +14,18 @@ from shapely.geometry import LineString, Point, Polygon, box
 
 from analysis.mandate import analyze_mandates
 from analysis.profiles import load_profile
-from layers.crs import measuring_crs
-from layers.errors import LayerError, LayerValidationError
-from layers.read import LayerSource, find_layers, load_layers, parse_source, read_connected_ids, read_mapping
-from layers.schema import MAINS, PARCELS
+from layers.crs import check_and_reproject, check_layers_together, measuring_crs
+from layers.errors import LayerError, LayerValidationError, redact_url
+from layers.read import (
+    LayerSource,
+    find_layers,
+    load_layers,
+    parse_source,
+    read_connected_ids,
+    read_mapping,
+    read_source,
+)
+from layers.schema import MAINS, PARCELS, SPECS
 from layers.validate import prepare_layer
 from tests.conftest import CRS, frame, ny_frame
 
@@ -409,3 +417,181 @@ def _write_lots(lots) -> LayerSource:
     path = f"{folder}/lots.gpkg"
     lots.to_file(path, layer="parcels")
     return LayerSource("parcels", path, "parcels")
+
+
+# Hostile values and coordinates, one layer at a time (end to end through the CLI and the web: test_hostile_inputs).
+
+
+def test_table_without_geometry_is_refused_by_name():
+    table = pd.DataFrame({"SBL": ["1.1-1-1"], "OWNER": ["SMITH"]})
+    out, problems = prepare(table)
+    assert out is None and [p.check for p in problems] == ["no_geometry"]
+    assert problems[0].message.startswith("parcels (test) is a table without geometry")
+
+
+@pytest.mark.parametrize(
+    ("spec", "geometry"),
+    [
+        (PARCELS, "POLYGON ((0 0, 10 0, NaN 10, 0 10, 0 0))"),
+        (MAINS, "LINESTRING (0 0, NaN NaN, 10 0)"),
+        (MAINS, "LINESTRING (0 0, 10 Infinity)"),
+        (SPECS["manholes"], "POINT (NaN 5)"),
+        (SPECS["streets"], "MULTILINESTRING ((0 0, 5 5), (5 5, -Infinity 0))"),
+        (SPECS["buildings"], "MULTIPOLYGON (((0 0, 1 0, 1 1, 0 NaN, 0 0)))"),
+    ],
+)
+def test_nan_and_infinite_vertices_are_invalid_geometry(spec, geometry):
+    with np.errstate(invalid="ignore"):
+        broken = shapely.from_wkt(geometry)
+    good = shapely.from_wkt("POINT (1 1)") if spec.geometry[0] == "Point" else box(20, 20, 30, 30)
+    if spec.geometry[0] == "LineString":
+        good = LineString([(20, 20), (30, 30)])
+    with np.errstate(invalid="ignore"):  # moving an infinite vertex to Fort Plain: the test's own arithmetic
+        gdf = ny_frame([{spec.id_field: "BAD", "geometry": broken}, {spec.id_field: "OK", "geometry": good}])
+    out, problems = prepare(gdf, spec)
+    assert out is None
+    (problem,) = errors(problems)
+    assert (problem.check, problem.feature_ids) == ("invalid_geometry", ("BAD",))
+    assert "not numbers (NaN or infinite), in row(s) 1;" in problem.message
+
+
+@pytest.mark.parametrize(
+    ("values", "parsed", "bad"),
+    [
+        (["3", " 2 ", "1,200", "", None, "n/a", "Unknown", "2.5"], [3, 2, 1200, None, None, None, None, 2.5], []),
+        (["3", "three", "2 1/2", "4"], None, ["row 2 'three'", "row 3 '2 1/2'"]),
+        ([1.0, float("inf"), 2.0], None, ["row 2 'inf'"]),
+    ],
+)
+def test_number_fields_refuse_text_naming_value_and_row(values, parsed, bad):
+    gdf = ny_frame(
+        [{"SBL": f"P{i}", "UNITS": v, "geometry": box(i * 20, 0, i * 20 + 10, 10)} for i, v in enumerate(values)]
+    )
+    out, problems = prepare(gdf)
+    if parsed is not None:
+        assert not errors(problems)
+        np.testing.assert_array_equal(out["units"].to_numpy(float), np.array(parsed, dtype=float))
+        assert out["UNITS"].tolist() == gdf["UNITS"].tolist()  # the user's own column is kept as given
+        return
+    (problem,) = errors(problems)
+    assert problem.check == "not_a_number" and problem.count == len(bad)
+    assert all(b in problem.message for b in bad)
+    assert "column UNITS (units) should hold numbers" in problem.message
+
+
+def test_number_rows_count_features_dropped_for_no_geometry():
+    gdf = ny_frame(
+        [
+            {"SBL": "A", "UNITS": "1", "geometry": None},
+            {"SBL": "B", "UNITS": "one", "geometry": box(0, 0, 10, 10)},
+        ]
+    )
+    _, problems = prepare(gdf)
+    assert "row 2 'one'" in errors(problems)[0].message
+
+
+@pytest.mark.parametrize("crs", ["EPSG:4326", "EPSG:2260"])
+def test_swapped_axes_are_refused_as_such(crs):
+    parcels = parcels_frame().to_crs(crs)
+    swapped = parcels.set_geometry(shapely.transform(parcels.geometry.values, lambda c: c[:, ::-1]))
+    out, problems = prepare(swapped)
+    assert out is None and [p.check for p in problems] == ["swapped_axes"]
+    assert "has its x and y swapped" in problems[0].message and "Swap them back" in problems[0].message
+    assert not errors(prepare(parcels)[1])
+
+
+def test_projected_swap_that_still_lands_in_the_zone_is_found_by_the_other_layers():
+    # Near the diagonal of New York East feet a swap moves a layer ~25 miles and it still fits the zone.
+    parcels = frame([{"SBL": "A", "geometry": box(900_000, 1_030_000, 900_100, 1_030_100)}])
+    mains = frame([{"main_id": "M", "geometry": LineString([(899_900, 1_029_950), (900_200, 1_029_950)])}])
+    swapped = parcels.set_geometry(shapely.transform(parcels.geometry.values, lambda c: c[:, ::-1]))
+    p_out, p_problems = prepare(swapped)
+    m_out, _ = prepare(mains, MAINS)
+    assert not errors(p_problems)
+    (problem,) = check_layers_together({"parcels": p_out, "mains": m_out}, {"parcels": "P", "mains": "M"})
+    assert problem.check == "swapped_axes" and "exchanging x and y in either one brings them together" in (
+        problem.message
+    )
+
+
+def test_features_outside_the_area_of_use_are_refused_by_id():
+    gdf = ny_frame(
+        [
+            {"SBL": "A", "geometry": box(0, 0, 50, 50)},
+            {"SBL": "FAR", "geometry": box(0, 0, 50, 50).union(box(3_000_000, 0, 3_000_050, 50))},
+        ]
+    )
+    out, problems = prepare(gdf)
+    assert out is None
+    (problem,) = problems
+    assert (problem.check, problem.feature_ids) == ("outside_area", ("FAR",))
+    assert "outside where NAD83 / New York East (ftUS) is used" in problem.message
+
+
+def test_feature_far_from_the_rest_is_a_warning_with_its_id():
+    rows = [{"SBL": f"P{i}", "geometry": box(i * 60, 0, i * 60 + 50, 100)} for i in range(8)]
+    rows.append({"SBL": "STRAY", "geometry": box(40_000, 0, 40_050, 100)})
+    out, problems = prepare(ny_frame(rows))
+    assert len(out) == 9
+    (problem,) = problems
+    assert (problem.check, problem.severity, problem.feature_ids) == ("far_feature", "warning", ("STRAY",))
+
+
+def test_layers_are_compared_with_each_other():
+    parcels, _ = prepare(parcels_frame())
+    mains, _ = prepare(mains_frame(), MAINS)
+    labels = {"parcels": "parcels (p)", "mains": "mains (m)", "streets": "streets (s)"}
+    assert check_layers_together({"parcels": parcels, "mains": mains}, labels) == []
+    far = mains.set_geometry(mains.geometry.translate(0, 200_000))
+    streets = mains.assign(street_id="S")
+    (problem,) = check_layers_together({"parcels": parcels, "mains": far, "streets": streets}, labels)
+    assert (problem.layer, problem.check, problem.severity) == ("mains", "far_layer", "warning")
+    assert "37.9 miles from the parcels and streets" in problem.message
+
+
+def test_reprojection_does_not_change_the_callers_frame():
+    gdf = parcels_frame()
+    out, _ = check_and_reproject(gdf, layer="parcels", label="parcels", target=TARGET)
+    assert out is not gdf and "source_crs" in out.attrs and "source_crs" not in gdf.attrs
+
+
+def test_redact_url_masks_a_password_holding_at_signs():
+    url = "postgresql://town:p@ss@Wrong@db.example:5432/gis"
+    assert redact_url(url) == "postgresql://town:***@db.example:5432/gis"
+    said = "could not connect to postgresql://town:p@ss@Wrong@db.example:5432/gis as p@ss@Wrong"
+    assert "Wrong" not in redact_url(url, said) and "p@ss" not in redact_url(url, said)
+    assert redact_url("postgresql://town@db/gis") == "postgresql://town@db/gis"
+    assert redact_url("postgresql://db:5432/gis") == "postgresql://db:5432/gis"
+
+
+def test_a_password_holding_at_signs_reaches_the_driver_whole():
+    from sqlalchemy.engine import make_url
+
+    from layers.read import _quote_password
+
+    parsed = make_url(_quote_password("postgresql://town:p@ss@Wrong@db.example:5432/gis"))
+    assert (parsed.password, parsed.host, parsed.database) == ("p@ss@Wrong", "db.example", "gis")
+    assert _quote_password("postgresql://town:secret@db/gis") == "postgresql://town:secret@db/gis"
+
+
+def test_gdal_messages_are_decoded_and_shortened():
+    from layers.read import _reader_says
+
+    raw = (
+        "Could not decode error message to UTF-8. Raw error: b'sqlite3_prepare_v2(SELECT 1 FROM \\'x\\') failed: "
+        'malformed database schema (gpkg_\\xff\\xfeents) - near "(": syntax error\'; Could not decode ...'
+    )
+    assert (
+        _reader_says(RuntimeError(raw)) == 'malformed database schema (gpkg_\ufffd\ufffdents) - near "(": syntax error'
+    )
+    assert len(_reader_says(RuntimeError("x" * 500))) == 160
+
+
+def test_reader_warnings_are_reported_not_printed(tmp_path):
+    path = tmp_path / "parcels.geojson"
+    path.write_text(parcels_frame().to_crs(4326).to_json())
+    frame = read_source(LayerSource("parcels", str(path)))
+    frame.attrs["read_warnings"] = ("Something GDAL said",)
+    out, problems = prepare(frame)
+    assert out is not None
+    assert [(p.check, p.severity) for p in problems] == [("read_warning", "warning")]

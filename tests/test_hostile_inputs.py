@@ -1,0 +1,461 @@
+"""Hostile input files, end to end: what the CLI prints and exits with, and what the web upload's report says.
+
+Each file is made by hand here the way users break data: a GeoJSON written [lat, lon], text in a number column,
+a vertex at 1e300 or NaN, an attribute-only table named parcels, a damaged GeoPackage, a CSV given as data.
+Each is also run as a control without the fault, so a refusal is known to come from the fault.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import pyogrio
+import pytest
+import shapely
+from click.testing import CliRunner
+from shapely.geometry import LineString
+
+from gisapp import create_app
+from gisapp.cli import main
+from layers.sample import sample_town
+from layers.write import write_layers
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def town() -> dict[str, gpd.GeoDataFrame]:
+    return sample_town(120)
+
+
+def cli(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+def analyze(data, *extra):
+    return cli("analyze", "--profile", "fort-plain", "--data", data, *extra)
+
+
+def folder(tmp_path: Path, layers: dict[str, gpd.GeoDataFrame], name: str = "town") -> Path:
+    """Each layer as its own GeoPackage in a folder, as a town's GIS export often looks."""
+    out = tmp_path / name
+    out.mkdir()
+    for kind, frame in layers.items():
+        frame.to_file(out / f"{kind}.gpkg")
+    return out
+
+
+def lat_lon_geojson(frame: gpd.GeoDataFrame) -> str:
+    """A GeoJSON FeatureCollection with every position written [latitude, longitude]: the classic mistake."""
+    doc = json.loads(frame.to_crs(4326).to_json(drop_id=True))
+    for feature in doc["features"]:
+        feature["geometry"] = json.loads(
+            shapely.to_geojson(shapely.transform(shapely.from_geojson(json.dumps(feature["geometry"])), _swap))
+        )
+    return json.dumps(doc)
+
+
+def _swap(coords: np.ndarray) -> np.ndarray:
+    return coords[:, ::-1]
+
+
+def problems_of(result) -> list[dict]:
+    return json.loads(result.stdout)["problems"]
+
+
+# ---------------------------------------------------------------------------------------------------- finding 1
+
+
+def test_lat_lon_geojson_is_refused_as_swapped(town, tmp_path):
+    data = folder(tmp_path, {"mains": town["mains"], "streets": town["streets"]})
+    good = tmp_path / "control"
+    good.mkdir()
+    for f in data.iterdir():
+        (good / f.name).write_bytes(f.read_bytes())
+    (good / "parcels.geojson").write_text(town["parcels"].to_crs(4326).to_json())
+    (data / "parcels.geojson").write_text(lat_lon_geojson(town["parcels"]))
+
+    assert analyze(good).exit_code == 0
+    refused = analyze(data)
+    assert refused.exit_code == 2
+    assert "parcels (parcels.geojson) has its x and y swapped" in refused.stderr
+    assert "Swap them back" in refused.stderr and "x (longitude or easting) first" in refused.stderr
+    as_json = analyze(data, "--json")
+    assert [(p["layer"], p["check"], p["severity"]) for p in problems_of(as_json)] == [
+        ("parcels", "swapped_axes", "error")
+    ]
+
+
+def test_swapped_layer_refused_even_in_a_world_wide_measuring_crs(town, tmp_path):
+    """Web Mercator is used everywhere, so only the other layers can tell the swapped one."""
+    data = folder(tmp_path, {"parcels": town["parcels"], "streets": town["streets"]})
+    (data / "mains.geojson").write_text(lat_lon_geojson(town["mains"]))
+    result = analyze(data, "--crs", "EPSG:3857", "--json")
+    assert result.exit_code == 2
+    (problem,) = problems_of(result)
+    assert problem["layer"] == "mains" and problem["check"] == "swapped_axes"
+    assert "miles from the parcels and streets, but read as y, x it lies among them" in problem["message"]
+
+
+def test_swapped_upload_shows_in_the_validation_report(town, tmp_path, web):
+    client, token = web
+    members = {"parcels.geojson": lat_lon_geojson(town["parcels"])}
+    members |= _shapefile_members(town, ("mains", "streets"), tmp_path)
+    report = _upload_and_validate(client, token, _zip(members), "town.zip")
+    html = report.get_data(as_text=True)
+    assert report.status_code == 422
+    assert "swapped_axes" in html and "has its x and y swapped" in html and "No problems found" not in html
+
+
+# ---------------------------------------------------------------------------------------------------- finding 2
+
+
+def test_text_in_a_number_field_is_listed_with_its_row(town, tmp_path):
+    parcels = town["parcels"].copy()
+    parcels["units"] = parcels["units"].astype(object)
+    parcels.loc[parcels.index[3], "units"] = "three"
+    parcels.loc[parcels.index[7], "units"] = "n/a"  # the usual word for "not known": missing, not an error
+    parcels.loc[parcels.index[9], "units"] = "1,200"  # a thousands separator
+    data = folder(tmp_path, {"parcels": parcels, "mains": town["mains"], "streets": town["streets"]})
+    result = analyze(data, "--json")
+    assert result.exit_code == 2
+    (problem,) = problems_of(result)
+    assert problem["check"] == "not_a_number" and problem["count"] == 1
+    assert problem["feature_ids"] == [parcels["parcel_id"].iloc[3]]
+    assert "column units should hold numbers" in problem["message"] and "row 4 'three'" in problem["message"]
+    parcels.loc[parcels.index[3], "units"] = "3"
+    parcels.to_file(data / "parcels.gpkg")
+    assert analyze(data).exit_code == 0
+
+
+def test_text_in_a_number_field_in_the_web_report(town, tmp_path, web):
+    client, token = web
+    mains = town["mains"].copy()
+    mains["diameter_in"] = mains["diameter_in"].astype(object)
+    mains.loc[mains.index[2], "diameter_in"] = '8"'
+    gpkg = tmp_path / "town.gpkg"
+    write_layers(str(gpkg), {"parcels": town["parcels"], "mains": mains, "streets": town["streets"]})
+    report = _upload_and_validate(client, token, gpkg.read_bytes(), "town.gpkg")
+    html = report.get_data(as_text=True)
+    assert report.status_code == 422
+    assert "not_a_number" in html and "row 3 &#39;8&#34;&#39;" in html
+
+
+# ---------------------------------------------------------------------------------------------------- finding 3
+
+
+def test_a_vertex_at_1e300_is_refused_by_id_without_overflow_warnings(town, tmp_path):
+    mains = town["mains"].copy()
+    first = mains.geometry.iloc[0]
+    mains.loc[mains.index[0], "geometry"] = LineString([*first.coords, (1e300, first.coords[-1][1])])
+    data = folder(tmp_path, {"parcels": town["parcels"], "mains": mains, "streets": town["streets"]})
+    result = analyze(data, "--json")
+    assert result.exit_code == 2
+    (problem,) = problems_of(result)
+    assert problem["check"] == "outside_area" and problem["feature_ids"] == [mains["main_id"].iloc[0]]
+    assert "outside where NAD83 / New York East (ftUS) is used" in problem["message"]
+    assert "(1e+300, " in problem["message"]
+    process = _subprocess("analyze", "--profile", "fort-plain", "--data", data)
+    assert process.returncode == 2 and "Warning" not in process.stderr
+
+
+def test_features_far_from_the_rest_are_reported_and_kept(town, tmp_path):
+    parcels = town["parcels"].copy()
+    moved = parcels["parcel_id"].iloc[5]
+    parcels.loc[parcels.index[5], "geometry"] = shapely.affinity.translate(parcels.geometry.iloc[5], 60_000, 0)
+    data = folder(tmp_path, {"parcels": parcels, "mains": town["mains"], "streets": town["streets"]})
+    result = analyze(data, "--json")
+    assert result.exit_code == 0
+    far = [p for p in problems_of(result) if p["check"] == "far_feature"]
+    assert len(far) == 1 and far[0]["severity"] == "warning" and far[0]["feature_ids"] == [moved]
+    assert "lie far from the rest of the layer" in far[0]["message"]
+    plain = analyze(folder(tmp_path, {k: town[k] for k in ("parcels", "mains", "streets")}, "control"), "--json")
+    assert not [p for p in problems_of(plain) if p["check"] == "far_feature"]
+
+
+def test_a_layer_far_from_the_others_is_reported(town, tmp_path):
+    streets = town["streets"].copy()
+    streets.geometry = streets.geometry.translate(0, 300_000)  # 57 miles north: still in New York, not in the town
+    data = folder(tmp_path, {"parcels": town["parcels"], "mains": town["mains"], "streets": streets})
+    result = analyze(data, "--json")
+    warnings = [p for p in problems_of(result) if p["check"] == "far_layer"]
+    assert [p["layer"] for p in warnings] == ["streets"]
+    assert "miles from the parcels and mains" in warnings[0]["message"]
+
+
+# ---------------------------------------------------------------------------------------------------- finding 4
+
+
+def test_no_runtime_warning_reaches_the_user_when_every_main_is_storm(town, tmp_path):
+    mains = town["mains"].assign(sewer_type="storm")
+    gpkg = tmp_path / "storm.gpkg"
+    write_layers(str(gpkg), {**town, "mains": mains})
+    # Under pytest every warning is an error: a RuntimeWarning anywhere would fail these runs.
+    for args in (
+        ("analyze", "--profile", "fort-plain"),
+        ("buildings", "--profile", "wappinger", "--set", "mandate.distance_ft=200", "--all"),
+        ("network", "check", "--profile", "fort-plain"),
+    ):
+        result = cli(*args, "--data", gpkg)
+        assert result.exit_code == 0, result.output
+    counts = json.loads(analyze(gpkg, "--json").stdout)["summary"]["counts"]
+    assert counts["no_public_sewer"] + counts["connected"] == len(town["parcels"])
+    # And as a user runs it, with Python's default warning filters.
+    process = _subprocess("analyze", "--profile", "fort-plain", "--data", gpkg)
+    assert process.returncode == 0 and "Warning" not in process.stderr, process.stderr
+
+
+# ---------------------------------------------------------------------------------------------------- finding 5
+
+
+def _with_nan_vertex(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """The first feature with one vertex whose x is NaN (as a broken digitiser or a division by zero writes it)."""
+    out = frame.copy()
+    geom = out.geometry.iloc[0]
+    coords = shapely.get_coordinates(geom)
+    coords[min(1, len(coords) - 1), 0] = np.nan
+    with np.errstate(invalid="ignore"):
+        broken = shapely.set_coordinates(geom, coords) if geom.geom_type != "Polygon" else shapely.polygons(coords)
+    out.loc[out.index[0], "geometry"] = broken
+    return out
+
+
+@pytest.mark.parametrize("kind", ["parcels", "mains", "streets", "buildings", "manholes", "treatment_plants"])
+def test_nan_vertex_is_invalid_geometry_for_every_layer_kind(town, tmp_path, kind):
+    gpkg = tmp_path / "nan.gpkg"
+    write_layers(str(gpkg), {**town, kind: _with_nan_vertex(town[kind])})
+    with np.errstate(invalid="ignore"):  # reading the NaN back warns; the CLI must not
+        assert pd.isna(shapely.get_coordinates(gpd.read_file(gpkg, layer=kind).geometry.iloc[0])).any()
+    result = analyze(gpkg, "--json")
+    assert result.exit_code == 2
+    (problem,) = problems_of(result)
+    spec_kind = "outfalls" if kind == "treatment_plants" else kind
+    assert (problem["layer"], problem["check"], problem["severity"]) == (spec_kind, "invalid_geometry", "error")
+    assert "not numbers (NaN or infinite), in row(s) 1" in problem["message"]
+
+
+def test_nan_vertex_in_a_main_stops_network_check_with_a_message(town, tmp_path):
+    gpkg = tmp_path / "nan.gpkg"
+    write_layers(str(gpkg), {**town, "mains": _with_nan_vertex(town["mains"])})
+    result = cli("network", "check", "--profile", "fort-plain", "--data", gpkg)
+    assert result.exit_code == 2 and "not numbers (NaN or infinite)" in result.stderr
+
+
+# ---------------------------------------------------------------------------------------------------- finding 6
+
+
+def _attribute_only_parcels(town, path: Path) -> None:
+    write_layers(str(path), {"mains": town["mains"], "streets": town["streets"]})
+    pyogrio.write_dataframe(pd.DataFrame(town["parcels"].drop(columns="geometry")), path, layer="parcels")
+    assert [str(n) for n, g in pyogrio.list_layers(path) if g is None] == ["parcels"]
+
+
+def test_attribute_only_parcels_table_refused_by_name(town, tmp_path):
+    gpkg = tmp_path / "attributes.gpkg"
+    _attribute_only_parcels(town, gpkg)
+    result = analyze(gpkg, "--json")
+    assert result.exit_code == 2
+    (problem,) = problems_of(result)
+    assert problem["check"] == "no_geometry"
+    assert "parcels (attributes.gpkg:parcels) is a table without geometry" in problem["message"]
+
+
+def test_attribute_only_parcels_upload_is_a_422_report(town, tmp_path, web):
+    client, token = web
+    gpkg = tmp_path / "attributes.gpkg"
+    _attribute_only_parcels(town, gpkg)
+    report = _upload_and_validate(client, token, gpkg.read_bytes(), "attributes.gpkg")
+    assert report.status_code == 422 and "no_geometry" in report.get_data(as_text=True)
+
+
+# ---------------------------------------------------------------------------------------------------- finding 7
+
+
+def damaged_geopackage(town, path: Path) -> Path:
+    """A GeoPackage whose schema record holds bytes that are not UTF-8: GDAL cannot even decode its error."""
+    write_layers(str(path), {k: town[k] for k in ("parcels", "mains", "streets")})
+    raw = bytearray(path.read_bytes())
+    sql = raw.find(b"CREATE TABLE gpkg_contents")
+    name = raw.rfind(b"gpkg_contents", 0, sql) - len("gpkg_contents")
+    raw[name + 5 : name + 9] = b"\xff\xfe\xfd\xfc"
+    raw[sql + 13 : sql + 19] = b"(((\xff))"
+    path.write_bytes(bytes(raw))
+    with pytest.raises(Exception, match="Could not decode error message to UTF-8"):
+        pyogrio.list_layers(path)
+    return path
+
+
+def test_damaged_geopackage_is_one_sentence(town, tmp_path):
+    gpkg = damaged_geopackage(town, tmp_path / "town.gpkg")
+    result = analyze(gpkg)
+    assert result.exit_code == 2
+    message = result.stderr.strip()
+    assert message.startswith("Error: town.gpkg is damaged: it is not a readable GeoPackage")
+    assert "export the layers from the GIS again, or use a backup copy." in message
+    assert "Could not decode" not in message and "sqlite3_prepare" not in message and "\n" not in message
+
+
+def test_truncated_geopackage_is_one_sentence(town, tmp_path):
+    whole = tmp_path / "whole.gpkg"
+    write_layers(str(whole), {k: town[k] for k in ("parcels", "mains", "streets")})
+    cut = tmp_path / "cut.gpkg"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 3])
+    result = analyze(cut)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        "Error: cut.gpkg is damaged: it is not a readable GeoPackage (SQLite says: database disk image is "
+        "malformed); export the layers from the GIS again, or use a backup copy."
+    )
+
+
+def test_damaged_geopackage_upload_is_a_400_with_the_sentence(town, tmp_path, web):
+    client, token = web
+    gpkg = damaged_geopackage(town, tmp_path / "town.gpkg")
+    sent = client.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(gpkg.read_bytes()), "town.gpkg"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    page = client.get(sent.headers["Location"])
+    assert page.status_code == 400 and "is damaged: it is not a readable GeoPackage" in page.get_data(as_text=True)
+
+
+def test_csv_given_as_data_says_what_it_is(town, tmp_path):
+    csv = tmp_path / "parcels.csv"
+    town["parcels"].drop(columns="geometry").to_csv(csv, index=False)
+    result = analyze(csv)
+    assert result.exit_code == 2
+    assert "parcels.csv is a CSV table, which holds no map geometry: give a GeoPackage" in result.stderr
+    assert "Give --data" not in result.stderr
+
+
+def test_folder_of_unknown_names_lists_what_it_holds(town, tmp_path):
+    data = tmp_path / "export"
+    data.mkdir()
+    town["parcels"][["parcel_id", "geometry"]].to_file(data / "Tax_Lots_2024.shp")
+    result = analyze(data)
+    assert result.exit_code == 2
+    assert "The folder export holds no file named as sewerplan expects (it holds Tax_Lots_2024" in result.stderr
+    assert "Give --data" not in result.stderr
+
+
+@pytest.mark.postgres
+def test_empty_postgis_database_says_so(pg_url):
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.pool import NullPool
+
+    engine = create_engine(pg_url, poolclass=NullPool)
+    with engine.connect() as con:
+        tables = con.execute(text("SELECT count(*) FROM geometry_columns")).scalar()
+    engine.dispose()
+    assert tables == 0, "the test database should hold no geometry table between tests"
+    result = analyze(pg_url)
+    assert result.exit_code == 2
+    assert "holds no table with a geometry column: load the layers into it first" in result.stderr
+    assert "Give --data" not in result.stderr and "The PostGIS database postgresql://" in result.stderr
+
+
+@pytest.mark.postgres
+def test_database_without_postgis_says_so(pg_url):
+    no_postgis = pg_url.rsplit("/", 1)[0] + "/postgres"
+    result = analyze(no_postgis)
+    assert result.exit_code == 2
+    assert "has no PostGIS (it has no geometry_columns): enable it with CREATE EXTENSION postgis" in result.stderr
+
+
+@pytest.mark.postgres
+def test_password_with_at_signs_never_leaks(pg_url):
+    user, _, host = pg_url.partition("://")[2].partition("@")
+    wrong = f"postgresql://{user.split(':')[0]}:se@cret@Wrong@{host}"
+    for args in (("--data", wrong), ("--parcels", f"{wrong}#public.parcels", "--mains", f"{wrong}#public.mains")):
+        result = cli("analyze", "--profile", "fort-plain", *args)
+        assert result.exit_code == 2
+        assert "cret" not in result.output and "Wrong" not in result.output, result.output
+        assert f"{user.split(':')[0]}:***@{host.split('/')[0]}" in result.output
+        assert "password authentication failed" in result.output  # the host was read right
+
+
+@pytest.fixture(scope="module")
+def pg_url():
+    url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL/PostGIS.")
+        pytest.skip("no PostgreSQL/PostGIS (set SEWERPLAN_TEST_POSTGRES_URL; .ci/run does)")
+    return url
+
+
+# ---------------------------------------------------------------------------------------------------- helpers
+
+
+@pytest.fixture
+def web(tmp_path):
+    """A test client logged in (no accounts: local use) and its CSRF token."""
+    store = tmp_path / "store.gpkg"
+    write_layers(str(store), sample_town(50))
+    app = create_app(
+        {
+            "TESTING": True,
+            "STORE": str(store),
+            "USERS_DB": str(tmp_path / "users.sqlite"),
+            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+            "SECRET_KEY": "test",
+            "REGISTER": str(tmp_path / "register.sqlite"),
+            "NOTICES_FOLDER": str(tmp_path / "notices"),
+        }
+    )
+    client = app.test_client()
+    client.get("/login")
+    with client.session_transaction() as session:
+        token = session["csrf"]
+    return client, token
+
+
+def _upload_and_validate(client, token: str, payload: bytes, name: str):
+    sent = client.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(payload), name), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    assert sent.status_code == 302, sent.get_data(as_text=True)
+    assert client.get(sent.headers["Location"]).status_code == 200  # the column-mapping page
+    return client.post(sent.headers["Location"], data={"csrf_token": token})
+
+
+def _shapefile_members(town, kinds, tmp_path: Path) -> dict[str, bytes]:
+    out = tmp_path / "shp"
+    out.mkdir(exist_ok=True)
+    for kind in kinds:
+        frame = town[kind]
+        frame[[c for c in frame.columns if len(c) <= 10]].to_file(out / f"{kind}.shp")
+    return {f.name: f.read_bytes() for f in out.iterdir()}
+
+
+def _zip(members: dict[str, str | bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, content in members.items():
+            zf.writestr(name, content)
+    return buf.getvalue()
+
+
+def _subprocess(*args) -> subprocess.CompletedProcess:
+    """The command as a user runs it: a new Python with its default warning filters (not pytest's)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONWARNINGS",)}
+    return subprocess.run(
+        [sys.executable, "-c", "from gisapp.cli import main; main()", *[str(a) for a in args]],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=300,
+    )
