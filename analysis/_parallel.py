@@ -15,6 +15,8 @@ import numpy as np
 import shapely
 
 CHUNK = 25_000
+# The distance grid of ``grid_bounds`` has at most this many cells along its longer side.
+GRID_CELLS = 1024
 
 
 @contextmanager
@@ -33,7 +35,8 @@ def paused_gc() -> Iterator[None]:
             gc.enable()
 
 
-def chunks(n: int, size: int = CHUNK) -> list[slice]:
+def chunks(n: int, size: int | None = None) -> list[slice]:
+    size = size or CHUNK
     return [slice(i, min(i + size, n)) for i in range(0, n, size)]
 
 
@@ -105,45 +108,153 @@ def nearest_within(tree: shapely.STRtree, geoms: np.ndarray, reach: float, *, wo
 
 
 def nearest(
-    tree: shapely.STRtree, geoms: np.ndarray, *, near: float | None, workers: int
+    tree: shapely.STRtree,
+    geoms: np.ndarray,
+    *,
+    near: float | None,
+    workers: int,
+    rank: np.ndarray | None = None,
+    geoms_tree: shapely.STRtree | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Position of, and distance to, the nearest tree geometry for every input; -1 and NaN with an empty tree.
 
-    Inputs are visited in Hilbert order, so neighbouring queries touch the same tree nodes. Most parcels of a
-    sewered town have a main within ``near``: they are answered by a bounded ``dwithin`` query and the
-    distances of the few pairs it finds (ties go to the lower tree position); a second pass reaches ten times
-    as far. Only those left are searched without a bound, so every input gets its distance.
+    Of two tree geometries exactly as near, the one with the lower ``rank`` wins (default: the lower position),
+    so a caller that ranks them by something the rows carry (a main's ID) gets answers that never depend on the
+    order of the rows.
+
+    Two bounded searches, each with one exact distance per candidate pair (cheaper than ``dwithin``, which
+    computes the same distances and throws them away):
+
+    1. Inputs that may have a tree geometry within ``near`` (most parcels of a sewered town): candidates from the
+       tree geometries' envelopes grown by ``near``, looked up in a tree of the inputs (``geoms_tree``, built
+       here when not given), so no box is made per input.
+    2. The rest, far from every tree geometry: each searched within its own upper bound from a coarse grid of
+       distances (``grid_bounds``), which holds the nearest by construction. No unbounded search is left.
     """
     n = len(geoms)
     index = np.full(n, -1, dtype=np.int64)
     distance = np.full(n, np.nan)
-    if n == 0:
+    targets = tree.geometries
+    if n == 0 or len(targets) == 0:
         return index, distance
-    order = hilbert_order(geoms)
+    rank = np.arange(len(targets)) if rank is None else np.asarray(rank)
+    bounds = shapely.bounds(geoms)
+    located = np.isfinite(bounds).all(axis=1)
+    lower, upper = grid_bounds(bounds, targets, near)
+    first = located & (lower <= near) if near is not None else np.zeros(n, dtype=bool)
+    if first.any():
+        if geoms_tree is None:
+            geoms_tree = shapely.STRtree(geoms)
+        i_in, i_tree, d = _near_pairs(geoms_tree, geoms, targets, near, first, workers)
+        rows, pick = nearest_of_pairs(i_in, d, rank[i_tree])
+        index[rows], distance[rows] = i_tree[pick], d[pick]
+    rest = np.flatnonzero(located & (index < 0))
+    if len(rest):
+        rest = rest[hilbert_order(geoms[rest])]
 
-    def bounded(rows: np.ndarray, reach: float) -> None:
-        i_in, i_tree, d = within_pairs(tree, geoms[rows], reach, workers=1)
-        if len(i_in) == 0:
-            return
-        pick = np.lexsort((i_tree, d, i_in))
-        first = pick[np.r_[True, i_in[pick][1:] != i_in[pick][:-1]]]
-        index[rows[i_in[first]]] = i_tree[first]
-        distance[rows[i_in[first]]] = d[first]
+        def run(part: slice):
+            rows = rest[part]
+            r = upper[rows]
+            b = bounds[rows]
+            i_in, i_tree = tree.query(shapely.box(b[:, 0] - r, b[:, 1] - r, b[:, 2] + r, b[:, 3] + r))
+            d = shapely.distance(geoms[rows[i_in]], targets[i_tree])
+            keep = d <= r[i_in]
+            return rows[i_in[keep]], i_tree[keep], d[keep]
 
-    def unbounded(s: slice) -> None:
-        rows = rest[s]
-        (i_in, i_tree), d = tree.query_nearest(geoms[rows], return_distance=True, all_matches=False)
-        index[rows[i_in]] = i_tree
-        distance[rows[i_in]] = d
-
-    if near is not None:
-        # Near first; then ten times as far, which still answers most of the rest faster than an unbounded search.
-        for reach in (near, near * 10):
-            todo = order[index[order] < 0]
-            map_chunks(lambda s, todo=todo, reach=reach: bounded(todo[s], reach), len(todo), workers)
-    rest = order[index[order] < 0]
-    map_chunks(unbounded, len(rest), workers)
+        parts = map_chunks(run, len(rest), workers)
+        i_in, i_tree, d = (np.concatenate([p[k] for p in parts]) for k in range(3))
+        rows, pick = nearest_of_pairs(i_in, d, rank[i_tree])
+        index[rows], distance[rows] = i_tree[pick], d[pick]
     return index, distance
+
+
+def _near_pairs(geoms_tree, geoms, targets, reach, wanted, workers):
+    """(input, target, distance) of every pair within ``reach``, for the inputs ``wanted`` says."""
+    tb = shapely.bounds(targets)
+
+    def run(part: slice):
+        b = tb[part]
+        i_t, i_in = geoms_tree.query(shapely.box(b[:, 0] - reach, b[:, 1] - reach, b[:, 2] + reach, b[:, 3] + reach))
+        keep = wanted[i_in]
+        i_t, i_in = i_t[keep] + part.start, i_in[keep]
+        d = shapely.distance(geoms[i_in], targets[i_t])
+        keep = d <= reach
+        return i_in[keep], i_t[keep], d[keep]
+
+    parts = map_chunks(run, len(targets), workers)
+    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
+
+
+def nearest_of_pairs(i_in: np.ndarray, d: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each input among the pairs, the pair with the least distance, of those the lowest rank.
+
+    Returns the inputs and the position of each one's chosen pair. One integer sort and three reductions,
+    rather than a three-key sort of every pair.
+    """
+    if len(i_in) == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    order = np.argsort(i_in, kind="stable")
+    i_sorted = i_in[order]
+    starts = np.flatnonzero(np.r_[True, i_sorted[1:] != i_sorted[:-1]])
+    d_sorted = d[order]
+    least = np.minimum.reduceat(d_sorted, starts)
+    size = np.diff(np.r_[starts, len(order)])
+    best = d_sorted == np.repeat(least, size)
+    r_sorted = np.where(best, rank[order], np.iinfo(np.int64).max)
+    low = np.minimum.reduceat(r_sorted, starts)
+    chosen = best & (r_sorted == np.repeat(low, size))
+    # The first chosen pair of each input (ranks are distinct, so there is one, unless a pair repeats).
+    first = np.flatnonzero(chosen)
+    first = first[np.r_[True, i_sorted[first][1:] != i_sorted[first][:-1]]]
+    return i_sorted[first], order[first]
+
+
+def grid_bounds(bounds: np.ndarray, targets: np.ndarray, near: float | None) -> tuple[np.ndarray, np.ndarray]:
+    """Lower and upper bounds on each input's distance to its nearest target, from a coarse grid.
+
+    Targets are cut into pieces no longer than a grid cell and their vertices mark the cells they fall in; a
+    Euclidean distance transform gives every cell's distance (centre to centre) to the nearest marked cell.
+    For an input whose envelope has centre ``c`` in a cell at grid distance ``D`` and half-diagonal ``h``:
+    some target vertex lies within ``D + sqrt(2) cell`` of ``c``, so the nearest target is within
+    ``D + sqrt(2) cell + h`` of the input; and every target point lies within half a cell of a vertex, so none
+    is nearer than ``D - sqrt(2) cell - cell / 2 - h``. Bounds only steer the search: distances are exact.
+    """
+    n = len(bounds)
+    located = np.isfinite(bounds).all(axis=1)
+    lower, upper = np.zeros(n), np.full(n, np.inf)
+    tb = shapely.bounds(targets)
+    tb = tb[np.isfinite(tb).all(axis=1)]
+    if not located.any() or not len(tb):
+        return lower, upper
+    ib = bounds[located]
+    x0, y0 = min(ib[:, 0].min(), tb[:, 0].min()), min(ib[:, 1].min(), tb[:, 1].min())
+    x1, y1 = max(ib[:, 2].max(), tb[:, 2].max()), max(ib[:, 3].max(), tb[:, 3].max())
+    span = max(x1 - x0, y1 - y0)
+    cell = max(span / GRID_CELLS, (near or 0.0) / 2, 1e-6 * max(span, 1.0), 1e-9)
+    cols, rows = int((x1 - x0) // cell) + 1, int((y1 - y0) // cell) + 1
+    long = shapely.length(targets) > cell  # GEOS refuses to segmentize a line of zero length
+    pieces = targets.copy()
+    pieces[long] = shapely.segmentize(targets[long], cell)
+    xy = shapely.get_coordinates(pieces)
+    xy = xy[np.isfinite(xy).all(axis=1)]
+    occupied = np.zeros((rows, cols), dtype=bool)
+    occupied[
+        np.clip(((xy[:, 1] - y0) // cell).astype(np.int64), 0, rows - 1),
+        np.clip(((xy[:, 0] - x0) // cell).astype(np.int64), 0, cols - 1),
+    ] = True
+    from scipy.ndimage import distance_transform_edt
+
+    grid = distance_transform_edt(~occupied) * cell
+    cx, cy = (ib[:, 0] + ib[:, 2]) / 2, (ib[:, 1] + ib[:, 3]) / 2
+    far = grid[
+        np.clip(((cy - y0) // cell).astype(np.int64), 0, rows - 1),
+        np.clip(((cx - x0) // cell).astype(np.int64), 0, cols - 1),
+    ]
+    half = np.hypot(ib[:, 2] - ib[:, 0], ib[:, 3] - ib[:, 1]) / 2
+    slack = 1e-9 * (span + np.abs([x0, y0, x1, y1]).max()) + 1e-9
+    upper[located] = (far + np.sqrt(2) * cell + half) * (1 + 1e-12) + slack
+    lower[located] = np.maximum((far - np.sqrt(2) * cell - cell / 2 - half) * (1 - 1e-12) - slack, 0.0)
+    return lower, upper
 
 
 def hilbert_order(geoms: np.ndarray) -> np.ndarray:

@@ -149,8 +149,17 @@ def _analyze(
 
     main_index, distance = np.full(n, -1, dtype=np.int64), np.full(n, np.nan)
     tree = shapely.STRtree(main_geoms) if len(main_geoms) else None
+    rank = tie_rank(main_ids, main_geoms)
+    parcel_tree = shapely.STRtree(parcel_geoms)  # shared by the nearest-main search and the buildings
     if tree is not None:
-        main_index, distance = nearest(tree, parcel_geoms, near=(threshold_ft + tolerance_ft) / fpu, workers=workers)
+        main_index, distance = nearest(
+            tree,
+            parcel_geoms,
+            near=(threshold_ft + tolerance_ft) / fpu,
+            workers=workers,
+            rank=rank,
+            geoms_tree=parcel_tree,
+        )
 
     has_streets = streets is not None and len(streets) > 0
     n_streets = len(streets) if has_streets else 0
@@ -164,12 +173,12 @@ def _analyze(
         abuts = abuts_sewered(pairs, n)
         if profile.mandate.requires_abutting_street.value:
             main_index, distance, street_pos = said_sewer(
-                pairs, tree, parcel_geoms, main_geoms, main_index, distance, (threshold_ft + tolerance_ft) / fpu
+                pairs, tree, parcel_geoms, main_geoms, main_index, distance, (threshold_ft + tolerance_ft) / fpu, rank
             )
             street = pc.take(pa.array(pairs.street_names, pa.string()), pa.array(street_pos, mask=street_pos < 0))
     boundary_ft = distance * fpu
 
-    occupied, occupied_source = _occupancy(parcels, buildings, profile, fpu, workers)
+    occupied, occupied_source = _occupancy(parcels, buildings, profile, fpu, workers, parcel_tree)
     connected = _connected(parcels)
     has_main = main_index >= 0
     lines = np.full(n, None, dtype=object)
@@ -273,6 +282,31 @@ def _analyze(
     return MandateResult(parcels=out, measuring_lines=measuring, summary=summary)
 
 
+def tie_rank(ids: np.ndarray, geoms: np.ndarray) -> np.ndarray:
+    """Each main's place in line when two are exactly as near a parcel: never its row.
+
+    By main ID, a number at the end of the ID read as a number (M-9 before M-10), then by the whole ID, then by
+    the geometry's bytes (two rows with one ID); a main without an ID comes after those with one. Arrow sorts
+    the keys in C++: nothing here runs per main in Python.
+    """
+    text = pa.array(ids, pa.string())
+    digits = pc.fill_null(pc.struct_field(pc.extract_regex(text, r"(?P<n>[0-9]+)$"), [0]), "")
+    number = pc.utf8_ltrim(digits, "0")
+    keys = pa.table(
+        {
+            "prefix": pc.replace_substring_regex(text, r"[0-9]+$", ""),
+            "size": pc.utf8_length(number),
+            "number": number,
+            "id": text,
+            "wkb": pa.array(shapely.to_wkb(geoms), pa.binary()),
+        }
+    )
+    order = pc.sort_indices(keys, sort_keys=[(name, "ascending", "at_end") for name in keys.column_names]).to_numpy()
+    rank = np.empty(len(order), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank
+
+
 def _text(column: pd.Series) -> np.ndarray:
     """A column as an object array of str, None where missing."""
     missing = pd.isna(column).to_numpy()
@@ -354,7 +388,12 @@ OCCUPIED_CLASS_DIGITS = ("1", "2", "4", "5", "6", "7", "8")
 
 
 def _occupancy(
-    parcels: gpd.GeoDataFrame, buildings: gpd.GeoDataFrame | None, profile: Profile, fpu: float, workers: int
+    parcels: gpd.GeoDataFrame,
+    buildings: gpd.GeoDataFrame | None,
+    profile: Profile,
+    fpu: float,
+    workers: int,
+    parcel_tree: shapely.STRtree,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Occupied flags, and which source decided each (positions in ``OCCUPANCY_SOURCES``)."""
     n = len(parcels)
@@ -376,9 +415,7 @@ def _occupancy(
             given = flag.notna().to_numpy()
             qualifies[given] = flag.to_numpy(object)[given].astype(bool)
         points = _inside_points(geoms[qualifies], workers)
-        _, p_idx = query_pairs(
-            shapely.STRtree(np.asarray(parcels.geometry.values)), points, workers=workers, predicate="within"
-        )
+        _, p_idx = query_pairs(parcel_tree, points, workers=workers, predicate="within")
         by_building = np.zeros(n, dtype=bool)
         by_building[p_idx] = True
         occupied[~decided] = by_building[~decided]

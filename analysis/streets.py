@@ -157,8 +157,11 @@ def said_sewer(
     main_index: np.ndarray,
     distance: np.ndarray,
     reach: float,
+    rank: np.ndarray | None = None,
 ):
     """Make the deciding main one that lies in a street the parcel abuts, where one is within ``reach``.
+
+    Of two such mains exactly as near, the one of lower ``rank`` (``mandate.tie_rank``: by main ID) decides.
 
     Returns the new main positions and distances, and each parcel's street position (-1 where none): the
     street the deciding main runs along, for the reason sentence.
@@ -178,7 +181,8 @@ def said_sewer(
         cand = holds.merge(cand.merge(abuts, on="parcel"), on=["main", "row"])
         if len(cand):
             cand["d"] = shapely.distance(parcels[cand["parcel"].to_numpy()], mains[cand["main"].to_numpy()])
-            best = cand.sort_values(["parcel", "d", "main"], kind="stable").drop_duplicates("parcel")
+            cand["rank"] = (np.arange(len(mains)) if rank is None else rank)[cand["main"].to_numpy()]
+            best = cand.sort_values(["parcel", "d", "rank"], kind="stable").drop_duplicates("parcel")
             rows = best["parcel"].to_numpy()
             main_index, distance = main_index.copy(), distance.copy()
             main_index[rows] = best["main"].to_numpy()

@@ -1,0 +1,58 @@
+"""The nearest-main search: its distance bounds hold, and exact ties go to the lowest rank, never the row."""
+
+from __future__ import annotations
+
+import numpy as np
+import shapely
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis._parallel import grid_bounds, nearest
+from analysis.mandate import tie_rank
+
+coord = st.floats(-5000, 5000, allow_nan=False, allow_subnormal=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(coord, coord, st.floats(1, 400)), min_size=1, max_size=30),
+    st.lists(st.tuples(coord, coord, coord, coord), min_size=1, max_size=8),
+    st.one_of(st.none(), st.floats(1, 500)),
+)
+def test_grid_bounds_hold_the_true_distance(lots, pipes, near):
+    parcels = shapely.box(*np.array([(x, y, x + w, y + w) for x, y, w in lots]).T)
+    mains = shapely.linestrings(np.array(pipes).reshape(-1, 2, 2))
+    lower, upper = grid_bounds(shapely.bounds(parcels), mains, near)
+    true = shapely.distance(parcels[:, None], mains[None, :]).min(axis=1)
+    assert (lower <= true).all() and (true <= upper).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(coord, coord, st.floats(1, 400)), min_size=1, max_size=30),
+    st.lists(st.tuples(coord, coord, coord, coord), min_size=1, max_size=6),
+    st.lists(st.integers(0, 5), max_size=4),
+    st.floats(1, 300),
+    st.randoms(use_true_random=False),
+)
+def test_nearest_is_the_brute_force_answer_with_ties_to_the_lowest_rank(lots, pipes, copies, near, rnd):
+    parcels = shapely.box(*np.array([(x, y, x + w, y + w) for x, y, w in lots]).T)
+    mains = shapely.linestrings(np.array(pipes).reshape(-1, 2, 2))
+    mains = np.concatenate([mains, mains[[k % len(mains) for k in copies]]])  # exact ties
+    rank = np.arange(len(mains))
+    rnd.shuffle(rank)
+    index, distance = nearest(shapely.STRtree(mains), parcels, near=near, workers=2, rank=rank)
+    brute = shapely.distance(parcels[:, None], mains[None, :])
+    np.testing.assert_array_equal(distance, brute.min(axis=1))
+    expected = [min(np.flatnonzero(row == row.min()), key=lambda k: rank[k]) for row in brute]
+    np.testing.assert_array_equal(index, expected)
+
+
+def test_tie_rank_reads_the_number_at_the_end_of_an_id():
+    ids = np.array(["M-10", "M-9", None, "A-2", "M-09", "M-9"], dtype=object)
+    geoms = shapely.points(np.arange(len(ids)), 0)
+    rank = tie_rank(ids, geoms)
+    assert list(np.array(ids, dtype=object)[np.argsort(rank)]) == ["A-2", "M-09", "M-9", "M-9", "M-10", None]
+    # One ID twice: the geometry decides, wherever the rows stand.
+    swapped = tie_rank(ids[[0, 5, 2, 3, 4, 1]], geoms[[0, 5, 2, 3, 4, 1]])
+    assert (rank[1] < rank[5]) == (swapped[5] < swapped[1])
