@@ -56,11 +56,16 @@ __all__ = ["MEASURED_FROM", "STATUSES", "MandateResult", "analyze_mandates", "ch
 
 @dataclass(frozen=True)
 class MandateResult:
-    """Parcels with their classification, the measuring lines as evidence, and a summary."""
+    """Parcels with their classification, the measuring lines as evidence, and a summary.
+
+    ``building_parcels`` is the position in ``parcels`` of the parcel each building stands on (-1 where none),
+    found once for the occupancy test and handed to ``buildings.assess_buildings`` so it is not found again.
+    """
 
     parcels: gpd.GeoDataFrame
     measuring_lines: gpd.GeoDataFrame
     summary: dict = field(default_factory=dict)
+    building_parcels: np.ndarray | None = None
 
 
 def analyze_mandates(
@@ -178,7 +183,14 @@ def _analyze(
             street = pc.take(pa.array(pairs.street_names, pa.string()), pa.array(street_pos, mask=street_pos < 0))
     boundary_ft = distance * fpu
 
-    occupied, occupied_source = _occupancy(parcels, buildings, profile, fpu, workers, parcel_tree)
+    building_parcels = None
+    if buildings is not None:
+        b_idx, p_idx = locate_buildings(np.asarray(buildings.geometry.values), parcel_tree, workers)
+        building_parcels = np.full(len(buildings), -1, dtype=np.int64)
+        building_parcels[b_idx] = p_idx
+    occupied, occupied_source = _occupancy(
+        parcels, buildings, profile, fpu, (b_idx, p_idx) if buildings is not None else None
+    )
     connected = _connected(parcels)
     has_main = main_index >= 0
     lines = np.full(n, None, dtype=object)
@@ -279,7 +291,7 @@ def _analyze(
         "counting_mains": int(counting.sum()),
         "mains": len(mains),
     }
-    return MandateResult(parcels=out, measuring_lines=measuring, summary=summary)
+    return MandateResult(parcels=out, measuring_lines=measuring, summary=summary, building_parcels=building_parcels)
 
 
 def tie_rank(ids: np.ndarray, geoms: np.ndarray) -> np.ndarray:
@@ -392,8 +404,7 @@ def _occupancy(
     buildings: gpd.GeoDataFrame | None,
     profile: Profile,
     fpu: float,
-    workers: int,
-    parcel_tree: shapely.STRtree,
+    located: tuple[np.ndarray, np.ndarray] | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Occupied flags, and which source decided each (positions in ``OCCUPANCY_SOURCES``)."""
     n = len(parcels)
@@ -414,10 +425,9 @@ def _occupancy(
             flag = buildings["occupied"]
             given = flag.notna().to_numpy()
             qualifies[given] = flag.to_numpy(object)[given].astype(bool)
-        points = _inside_points(geoms[qualifies], workers)
-        _, p_idx = query_pairs(parcel_tree, points, workers=workers, predicate="within")
+        b_idx, p_idx = located
         by_building = np.zeros(n, dtype=bool)
-        by_building[p_idx] = True
+        by_building[p_idx[qualifies[b_idx]]] = True
         occupied[~decided] = by_building[~decided]
         source[~decided] = OCCUPANCY_SOURCES.index("buildings")
     elif "property_class" in parcels.columns:
@@ -428,6 +438,11 @@ def _occupancy(
         occupied[use] = np.isin(first[use], OCCUPIED_CLASS_DIGITS)
         source[use] = OCCUPANCY_SOURCES.index("property class")
     return occupied, source
+
+
+def locate_buildings(geoms: np.ndarray, parcel_tree: shapely.STRtree, workers: int) -> tuple[np.ndarray, np.ndarray]:
+    """(building, parcel) positions of every building and each parcel its inside point lies within."""
+    return query_pairs(parcel_tree, _inside_points(geoms, workers), workers=workers, predicate="within")
 
 
 def _inside_points(geoms: np.ndarray, workers: int) -> np.ndarray:
