@@ -125,11 +125,12 @@ def nearest(
     Two bounded searches, each with one exact distance per candidate pair (cheaper than ``dwithin``, which
     computes the same distances and throws them away):
 
-    1. Inputs that may have a tree geometry within ``near`` (most parcels of a sewered town): candidates from the
-       tree geometries' envelopes grown by ``near``, looked up in a tree of the inputs (``geoms_tree``, built
-       here when not given), so no box is made per input.
-    2. The rest, far from every tree geometry: each searched within its own upper bound from a coarse grid of
-       distances (``grid_bounds``), which holds the nearest by construction. No unbounded search is left.
+    1. Inputs with a tree geometry within ``near`` (most parcels of a sewered town): candidates from the tree
+       geometries' envelopes grown by ``near``, looked up in a tree of the inputs (``geoms_tree``, built here
+       when not given), so no box is made per input.
+    2. The rest, far from every tree geometry: a coarse grid (``grid_neighbour``) names a tree geometry near
+       each, whose exact distance bounds the search; only tree geometries whose envelopes lie within that bound
+       are measured. No unbounded search is left.
     """
     n = len(geoms)
     index = np.full(n, -1, dtype=np.int64)
@@ -140,32 +141,48 @@ def nearest(
     rank = np.arange(len(targets)) if rank is None else np.asarray(rank)
     bounds = shapely.bounds(geoms)
     located = np.isfinite(bounds).all(axis=1)
-    lower, upper = grid_bounds(bounds, targets, near)
-    first = located & (lower <= near) if near is not None else np.zeros(n, dtype=bool)
-    if first.any():
+    if near is not None:
         if geoms_tree is None:
             geoms_tree = shapely.STRtree(geoms)
-        i_in, i_tree, d = _near_pairs(geoms_tree, geoms, targets, near, first, workers)
+        i_in, i_tree, d = _near_pairs(geoms_tree, geoms, targets, near, located, workers)
         rows, pick = nearest_of_pairs(i_in, d, rank[i_tree])
         index[rows], distance[rows] = i_tree[pick], d[pick]
     rest = np.flatnonzero(located & (index < 0))
     if len(rest):
         rest = rest[hilbert_order(geoms[rest])]
+        guess = grid_neighbour(bounds[rest], targets, near)
+        target_bounds = shapely.bounds(targets)
 
         def run(part: slice):
             rows = rest[part]
-            r = upper[rows]
             b = bounds[rows]
-            i_in, i_tree = tree.query(shapely.box(b[:, 0] - r, b[:, 1] - r, b[:, 2] + r, b[:, 3] + r))
+            reach = _loosen(shapely.distance(geoms[rows], targets[guess[part]]), b)
+            i_in, i_tree = tree.query(shapely.box(b[:, 0] - reach, b[:, 1] - reach, b[:, 2] + reach, b[:, 3] + reach))
+            # The envelope distance is a lower bound on the distance. The candidate of least envelope distance
+            # is measured first: its distance bounds the rest, and only those that may be as near are measured.
+            t = target_bounds[i_tree]
+            gap_x = np.maximum(0.0, np.maximum(t[:, 0] - b[i_in, 2], b[i_in, 0] - t[:, 2]))
+            gap_y = np.maximum(0.0, np.maximum(t[:, 1] - b[i_in, 3], b[i_in, 1] - t[:, 3]))
+            gap = np.hypot(gap_x, gap_y)
+            have, pick = nearest_of_pairs(i_in, gap, i_tree)
+            bound = reach.copy()
+            first = shapely.distance(geoms[rows[have]], targets[i_tree[pick]])
+            bound[have] = np.minimum(bound[have], _loosen(first, b[have]))
+            keep = gap <= bound[i_in]
+            i_in, i_tree = i_in[keep], i_tree[keep]
             d = shapely.distance(geoms[rows[i_in]], targets[i_tree])
-            keep = d <= r[i_in]
-            return rows[i_in[keep]], i_tree[keep], d[keep]
+            return rows[i_in], i_tree, d
 
         parts = map_chunks(run, len(rest), workers)
         i_in, i_tree, d = (np.concatenate([p[k] for p in parts]) for k in range(3))
         rows, pick = nearest_of_pairs(i_in, d, rank[i_tree])
         index[rows], distance[rows] = i_tree[pick], d[pick]
     return index, distance
+
+
+def _loosen(distance: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """A distance grown by far more than the rounding error of an envelope distance, so a bound stays a bound."""
+    return distance * (1 + 1e-9) + 1e-9 * (1 + np.abs(bounds).max(axis=1))
 
 
 def _near_pairs(geoms_tree, geoms, targets, reach, wanted, workers):
@@ -203,58 +220,45 @@ def nearest_of_pairs(i_in: np.ndarray, d: np.ndarray, rank: np.ndarray) -> tuple
     r_sorted = np.where(best, rank[order], np.iinfo(np.int64).max)
     low = np.minimum.reduceat(r_sorted, starts)
     chosen = best & (r_sorted == np.repeat(low, size))
-    # The first chosen pair of each input (ranks are distinct, so there is one, unless a pair repeats).
+    # The first chosen pair of each input (one per input unless a pair repeats).
     first = np.flatnonzero(chosen)
     first = first[np.r_[True, i_sorted[first][1:] != i_sorted[first][:-1]]]
     return i_sorted[first], order[first]
 
 
-def grid_bounds(bounds: np.ndarray, targets: np.ndarray, near: float | None) -> tuple[np.ndarray, np.ndarray]:
-    """Lower and upper bounds on each input's distance to its nearest target, from a coarse grid.
+def grid_neighbour(bounds: np.ndarray, targets: np.ndarray, near: float | None) -> np.ndarray:
+    """For each input envelope (finite ``bounds``), a target near it, found on a coarse grid.
 
-    Targets are cut into pieces no longer than a grid cell and their vertices mark the cells they fall in; a
-    Euclidean distance transform gives every cell's distance (centre to centre) to the nearest marked cell.
-    For an input whose envelope has centre ``c`` in a cell at grid distance ``D`` and half-diagonal ``h``:
-    some target vertex lies within ``D + sqrt(2) cell`` of ``c``, so the nearest target is within
-    ``D + sqrt(2) cell + h`` of the input; and every target point lies within half a cell of a vertex, so none
-    is nearer than ``D - sqrt(2) cell - cell / 2 - h``. Bounds only steer the search: distances are exact.
+    Targets are cut into pieces no longer than a grid cell and each vertex marks its cell with its target; a
+    Euclidean distance transform finds, for every cell, the nearest marked cell. The target marking the cell
+    nearest an input's envelope centre is within about two cells of its nearest target, and its exact distance
+    is a true upper bound on the nearest distance: the search needs look no farther.
     """
-    n = len(bounds)
-    located = np.isfinite(bounds).all(axis=1)
-    lower, upper = np.zeros(n), np.full(n, np.inf)
     tb = shapely.bounds(targets)
-    tb = tb[np.isfinite(tb).all(axis=1)]
-    if not located.any() or not len(tb):
-        return lower, upper
-    ib = bounds[located]
-    x0, y0 = min(ib[:, 0].min(), tb[:, 0].min()), min(ib[:, 1].min(), tb[:, 1].min())
-    x1, y1 = max(ib[:, 2].max(), tb[:, 2].max()), max(ib[:, 3].max(), tb[:, 3].max())
+    ok = np.isfinite(tb).all(axis=1)
+    x0, y0 = min(bounds[:, 0].min(), tb[ok, 0].min()), min(bounds[:, 1].min(), tb[ok, 1].min())
+    x1, y1 = max(bounds[:, 2].max(), tb[ok, 2].max()), max(bounds[:, 3].max(), tb[ok, 3].max())
     span = max(x1 - x0, y1 - y0)
     cell = max(span / GRID_CELLS, (near or 0.0) / 2, 1e-6 * max(span, 1.0), 1e-9)
     cols, rows = int((x1 - x0) // cell) + 1, int((y1 - y0) // cell) + 1
-    long = shapely.length(targets) > cell  # GEOS refuses to segmentize a line of zero length
     pieces = targets.copy()
+    long = shapely.length(targets) > cell  # GEOS refuses to segmentize a line of zero length
     pieces[long] = shapely.segmentize(targets[long], cell)
-    xy = shapely.get_coordinates(pieces)
-    xy = xy[np.isfinite(xy).all(axis=1)]
-    occupied = np.zeros((rows, cols), dtype=bool)
-    occupied[
+    xy, which = shapely.get_coordinates(pieces, return_index=True)
+    finite = np.isfinite(xy).all(axis=1)
+    xy, which = xy[finite], which[finite]
+    owner = np.full((rows, cols), -1, dtype=np.int64)
+    owner[
         np.clip(((xy[:, 1] - y0) // cell).astype(np.int64), 0, rows - 1),
         np.clip(((xy[:, 0] - x0) // cell).astype(np.int64), 0, cols - 1),
-    ] = True
+    ] = which
     from scipy.ndimage import distance_transform_edt
 
-    grid = distance_transform_edt(~occupied) * cell
-    cx, cy = (ib[:, 0] + ib[:, 2]) / 2, (ib[:, 1] + ib[:, 3]) / 2
-    far = grid[
-        np.clip(((cy - y0) // cell).astype(np.int64), 0, rows - 1),
-        np.clip(((cx - x0) // cell).astype(np.int64), 0, cols - 1),
-    ]
-    half = np.hypot(ib[:, 2] - ib[:, 0], ib[:, 3] - ib[:, 1]) / 2
-    slack = 1e-9 * (span + np.abs([x0, y0, x1, y1]).max()) + 1e-9
-    upper[located] = (far + np.sqrt(2) * cell + half) * (1 + 1e-12) + slack
-    lower[located] = np.maximum((far - np.sqrt(2) * cell - cell / 2 - half) * (1 - 1e-12) - slack, 0.0)
-    return lower, upper
+    nearest_cell = distance_transform_edt(owner < 0, return_distances=False, return_indices=True)
+    cx, cy = (bounds[:, 0] + bounds[:, 2]) / 2, (bounds[:, 1] + bounds[:, 3]) / 2
+    r = np.clip(((cy - y0) // cell).astype(np.int64), 0, rows - 1)
+    c = np.clip(((cx - x0) // cell).astype(np.int64), 0, cols - 1)
+    return owner[nearest_cell[0][r, c], nearest_cell[1][r, c]]
 
 
 def hilbert_order(geoms: np.ndarray) -> np.ndarray:

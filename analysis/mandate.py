@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 import shapely
 from pyproj import CRS
 
-from analysis._parallel import elementwise, nearest, paused_gc, query_pairs
+from analysis._parallel import elementwise, map_chunks, nearest, paused_gc
 from analysis.areas import held_by_service_area
 from analysis.errors import AnalysisError
 from analysis.profiles import Profile
@@ -174,7 +174,9 @@ def _analyze(
     street = pa.nulls(n, pa.string())
     street_pos = np.full(n, -1, dtype=np.int64)
     if (has_streets or has_rows) and tree is not None:
-        pairs = street_pairs(ways, parcel_geoms, main_geoms, profile=profile, fpu=fpu, workers=workers)
+        pairs = street_pairs(
+            ways, parcel_geoms, main_geoms, profile=profile, fpu=fpu, workers=workers, parcel_tree=parcel_tree
+        )
         abuts = abuts_sewered(pairs, n)
         if profile.mandate.requires_abutting_street.value:
             main_index, distance, street_pos = said_sewer(
@@ -441,8 +443,24 @@ def _occupancy(
 
 
 def locate_buildings(geoms: np.ndarray, parcel_tree: shapely.STRtree, workers: int) -> tuple[np.ndarray, np.ndarray]:
-    """(building, parcel) positions of every building and each parcel its inside point lies within."""
-    return query_pairs(parcel_tree, _inside_points(geoms, workers), workers=workers, predicate="within")
+    """(building, parcel) positions of every building and each parcel its inside point lies within.
+
+    Candidates by envelope, then one point-in-polygon test per candidate on the point's coordinates: the same
+    pairs as a ``within`` query, in the same order, at half the cost.
+    """
+    points = _inside_points(geoms, workers)
+    x, y = shapely.get_x(points), shapely.get_y(points)
+
+    def run(part: slice):
+        i_b, i_p = parcel_tree.query(points[part])
+        i_b = i_b + part.start
+        inside = shapely.contains_xy(parcel_tree.geometries[i_p], x[i_b], y[i_b])
+        return i_b[inside], i_p[inside]
+
+    parts = map_chunks(run, len(points), workers)
+    if not parts:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 
 
 def _inside_points(geoms: np.ndarray, workers: int) -> np.ndarray:

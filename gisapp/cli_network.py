@@ -205,16 +205,17 @@ def buildings(show_all, out_path, as_json, **opts):
     with loading(opts, as_json=as_json, required=("parcels", "mains", "buildings"), extra_steps=2) as (loaded, bar):
         layers = loaded.layers
         bar.step("finding connection points")
-        results = analyse_layers(layers, loaded.profile).parcels
+        analysed = analyse_layers(layers, loaded.profile)
         bar.step("assessing buildings")
         assessed = assess_buildings(
             layers.buildings,
-            results,
+            analysed.parcels,
             profile=loaded.profile,
             streets=layers.streets,
             mains=layers.mains,
             alleys=layers.alleys,
             laterals=layers.laterals,
+            building_parcels=analysed.building_parcels,
         )
         if out_path:
             write_results(out_path, assessed.buildings)

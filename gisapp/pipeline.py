@@ -175,6 +175,8 @@ def run_analysis(
             mains=layers.mains,
             alleys=layers.alleys,
             laterals=layers.laterals,
+            # The analysis already found each building's parcel; reuse it while the parcels are in its order.
+            building_parcels=result.building_parcels if parcels.index.equals(result.parcels.index) else None,
         )
         summary["buildings"] = assessed.summary
     written: list[str] = []

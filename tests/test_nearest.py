@@ -7,7 +7,7 @@ import shapely
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analysis._parallel import grid_bounds, nearest
+from analysis._parallel import grid_neighbour, nearest
 from analysis.mandate import tie_rank
 
 coord = st.floats(-5000, 5000, allow_nan=False, allow_subnormal=False)
@@ -19,12 +19,16 @@ coord = st.floats(-5000, 5000, allow_nan=False, allow_subnormal=False)
     st.lists(st.tuples(coord, coord, coord, coord), min_size=1, max_size=8),
     st.one_of(st.none(), st.floats(1, 500)),
 )
-def test_grid_bounds_hold_the_true_distance(lots, pipes, near):
+def test_the_grid_names_a_main_within_two_cells_of_the_nearest(lots, pipes, near):
     parcels = shapely.box(*np.array([(x, y, x + w, y + w) for x, y, w in lots]).T)
     mains = shapely.linestrings(np.array(pipes).reshape(-1, 2, 2))
-    lower, upper = grid_bounds(shapely.bounds(parcels), mains, near)
+    bounds = shapely.bounds(parcels)
+    guess = grid_neighbour(bounds, mains, near)
     true = shapely.distance(parcels[:, None], mains[None, :]).min(axis=1)
-    assert (lower <= true).all() and (true <= upper).all()
+    span = max(np.ptp(np.r_[bounds[:, [0, 2]].ravel(), shapely.bounds(mains)[:, [0, 2]].ravel()]), 1.0)
+    cell = max(span / 1024, (near or 0) / 2, 1.0)
+    half = np.hypot(bounds[:, 2] - bounds[:, 0], bounds[:, 3] - bounds[:, 1]) / 2
+    assert (shapely.distance(parcels, mains[guess]) <= true + 2 * half + 4 * cell).all()
 
 
 @settings(max_examples=60, deadline=None)
