@@ -158,16 +158,13 @@ def nearest(
             b = bounds[rows]
             reach = _loosen(shapely.distance(geoms[rows], targets[guess[part]]), b)
             i_in, i_tree = tree.query(shapely.box(b[:, 0] - reach, b[:, 1] - reach, b[:, 2] + reach, b[:, 3] + reach))
-            # The envelope distance is a lower bound on the distance. The candidate of least envelope distance
-            # is measured first: its distance bounds the rest, and only those that may be as near are measured.
+            # The envelope distance is a lower bound on the distance: only targets whose envelopes lie within
+            # the guess's distance (most lie in the box's corners) may be as near, and only they are measured.
             t = target_bounds[i_tree]
             gap_x = np.maximum(0.0, np.maximum(t[:, 0] - b[i_in, 2], b[i_in, 0] - t[:, 2]))
             gap_y = np.maximum(0.0, np.maximum(t[:, 1] - b[i_in, 3], b[i_in, 1] - t[:, 3]))
             gap = np.hypot(gap_x, gap_y)
-            have, pick = nearest_of_pairs(i_in, gap, i_tree)
-            bound = reach.copy()
-            first = shapely.distance(geoms[rows[have]], targets[i_tree[pick]])
-            bound[have] = np.minimum(bound[have], _loosen(first, b[have]))
+            bound = reach
             keep = gap <= bound[i_in]
             i_in, i_tree = i_in[keep], i_tree[keep]
             d = shapely.distance(geoms[rows[i_in]], targets[i_tree])
