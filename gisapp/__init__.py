@@ -64,6 +64,9 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from gisapp import errors, security
     from gisapp.state import AppState
+    from layers.uploads import harden_gdal
+
+    harden_gdal()  # no GDAL driver that reads other files or the network, no GDAL network access, in this process
     from gisapp.views import analysis, api, auth, data, notices, plans, summary
     from gisapp.views import map as map_view
 

@@ -1,32 +1,52 @@
-"""What the running app keeps between requests: the loaded store, its network, and background analysis jobs.
+"""What the running app keeps between requests: the loaded stores, their networks, and background analysis jobs.
 
-The store is reloaded when its file changes (a new analysis or upload). Jobs run in a thread each; their state is
-polled by the page. Nothing here is module-global: it all hangs off ``app.extensions["sewerplan"]``.
+Which store a request works on: the signed-in planner's workspace (an upload they chose to work on, seen by them
+alone) or else the town's store (``STORE``). Notices are only ever issued from the town's store. Each store is
+loaded once per version of its file (a run or a publication replaces the file, so its identity changes); a few
+are kept at most.
+
+Jobs run one after another on one worker thread (so repeated runs reuse the same memory instead of each new
+thread growing its own allocator arena), each holding its store's writer lock from the moment it is accepted: a
+second run on the same store is refused at once with "a run is in progress". Nothing here is module-global: it
+all hangs off ``app.extensions["sewerplan"]``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
 import datetime as dt
+import gc
+import os
 import threading
 import traceback
 import uuid
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flask import current_app
+from flask import current_app, g, has_request_context, request, session
 
 from analysis.network import SewerNetwork, build_network
 from analysis.profiles import load_profile
 from analysis.trace import connect_parcels
+from layers.errors import LayerError
 from layers.mapdata import MapData
 from layers.read import find_layers, load_layers
-from layers.store import latest_run
+from layers.store import latest_run, store_writer, write_run
+from layers.uploads import touch, upload_folder
 from layers.write import RESULT_LAYER
+
+CACHED_STORES = 3
+KEPT_JOBS = 50
 
 
 @dataclass
 class Job:
     id: str
+    store: str = ""
     state: str = "queued"
     step: str = ""
     steps: list[str] = field(default_factory=list)
@@ -47,30 +67,80 @@ class Job:
 @dataclass
 class AppState:
     lock: threading.Lock = field(default_factory=threading.Lock)
-    data: MapData | None = None
-    network: tuple[float, SewerNetwork, object] | None = None
-    layers: tuple[float, object, object] | None = None
-    jobs: dict[str, Job] = field(default_factory=dict)
+    # path -> loaded store; path -> (loaded store it was built from, network, connections) / (.., layers, profile)
+    data: OrderedDict[str, MapData] = field(default_factory=OrderedDict)
+    networks: dict[str, tuple[MapData, SewerNetwork, object]] = field(default_factory=dict)
+    layers: dict[str, tuple[MapData, object, object]] = field(default_factory=dict)
+    jobs: OrderedDict[str, Job] = field(default_factory=OrderedDict)
+    worker: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="sewerplan-analysis")
+    )
 
 
 def state() -> AppState:
     return current_app.extensions["sewerplan"]
 
 
-def store_path() -> str:
+def town_store() -> str:
     return current_app.config["STORE"]
 
 
-def map_data() -> MapData:
-    """The store's layers, loaded once per version of the file."""
+def workspace_store() -> str | None:
+    """The signed-in user's workspace store, if they chose to work on one of their uploads (and it still exists)."""
+    if not has_request_context():
+        return None
+    token = session.get("workspace")
+    user = getattr(g, "user", None)
+    if not token or not user:
+        return None
+    try:
+        folder = upload_folder(current_app.config["UPLOAD_FOLDER"], token, owner=user)
+    except LayerError:
+        session.pop("workspace", None)
+        return None
+    store = folder / "store.gpkg"
+    if not store.exists():
+        return None
+    touch(folder)
+    return str(store)
+
+
+def store_path() -> str:
+    """The store this request works on: the user's workspace, else the town's store (always, for notices)."""
+    if has_request_context() and request.blueprint == "notices":
+        return town_store()
+    return workspace_store() or town_store()
+
+
+def _signature(path: str) -> float:
+    """Changes whenever the file is replaced or rewritten (its modification time in ns, size and inode)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return -1.0
+    return float(hash((st.st_mtime_ns, st.st_size, st.st_ino)))
+
+
+def map_data(path: str | None = None) -> MapData:
+    """A store's layers, loaded once per version of the file (the request's store by default)."""
     s = state()
-    path = store_path()
+    path = path or store_path()
     with s.lock:
-        mtime = Path(path).stat().st_mtime if Path(path).exists() else -1
-        if s.data is None or s.data.path != path or s.data.mtime != mtime:
-            s.data = MapData.load(path, max_features=current_app.config["MAP_MAX_FEATURES"])
-            s.network = None
-        return s.data
+        mark = _signature(path)
+        data = s.data.get(path)
+        if data is None or data.mtime != mark:
+            s.data.pop(path, None)
+            s.networks.pop(path, None)
+            s.layers.pop(path, None)
+            data = MapData.load(path, max_features=current_app.config["MAP_MAX_FEATURES"])
+            data.mtime = mark
+            s.data[path] = data
+            while len(s.data) > CACHED_STORES:
+                old, _ = s.data.popitem(last=False)
+                s.networks.pop(old, None)
+                s.layers.pop(old, None)
+        s.data.move_to_end(path)
+        return data
 
 
 def network():
@@ -78,8 +148,9 @@ def network():
     data = map_data()
     s = state()
     with s.lock:
-        if s.network is not None and s.network[0] == data.mtime:
-            return s.network[1], s.network[2]
+        cached = s.networks.get(data.path)
+        if cached is not None and cached[0] is data:
+            return cached[1], cached[2]
     run = latest_run(data.path) or {}
     profile = load_profile(run.get("profile", "fort-plain"))
     originals = data.originals
@@ -94,7 +165,8 @@ def network():
     results = originals.get(RESULT_LAYER)
     connections = connect_parcels(net, results) if results is not None else None
     with s.lock:
-        s.network = (data.mtime, net, connections)
+        if data.path in s.data:
+            s.networks[data.path] = (data, net, connections)
     return net, connections
 
 
@@ -103,23 +175,38 @@ def store_layers():
     data = map_data()
     s = state()
     with s.lock:
-        if s.layers is not None and s.layers[0] == data.mtime:
-            return s.layers[1], s.layers[2]
+        cached = s.layers.get(data.path)
+        if cached is not None and cached[0] is data:
+            return cached[1], cached[2]
     profile = load_profile((latest_run(data.path) or {}).get("profile", "fort-plain"))
     layers = load_layers(find_layers(data.path), target_crs=_crs(profile))
     with s.lock:
-        s.layers = (data.mtime, layers, profile)
+        if data.path in s.data:
+            s.layers[data.path] = (data, layers, profile)
     return layers, profile
 
 
-def start_analysis(app, profile_name: str, notice_date: dt.date | None, notice_reason: str | None) -> Job:
-    """Run the analysis on the current store in a background thread; the job reports its steps."""
+def start_analysis(
+    app, store: str, who: str, profile_name: str, notice_date: dt.date | None, notice_reason: str | None
+) -> Job:
+    """Queue an analysis of ``store``; the job reports its steps.
+
+    The store's writer lock is taken here, before anything starts: a second run on the same store gets
+    ``StoreBusyError`` at once. The run reads the store, analyses, and swaps its results in atomically
+    (``layers.store.write_run``); the input layers are never written.
+    """
     from gisapp.pipeline import run_analysis
 
-    job = Job(id=uuid.uuid4().hex)
+    writer = store_writer(store, who=who)
+    job = Job(id=uuid.uuid4().hex, store=store)
     s = app.extensions["sewerplan"]
-    s.jobs[job.id] = job
-    path = app.config["STORE"]
+    with s.lock:
+        s.jobs[job.id] = job
+        while len(s.jobs) > KEPT_JOBS:
+            oldest = next(iter(s.jobs.values()))
+            if oldest.state in ("queued", "running"):
+                break
+            s.jobs.popitem(last=False)
 
     def work():
         def progress(text: str) -> None:
@@ -130,10 +217,11 @@ def start_analysis(app, profile_name: str, notice_date: dt.date | None, notice_r
             job.state = "running"
             progress("reading the store")
             profile = load_profile(profile_name)
-            layers = load_layers(find_layers(path), target_crs=_crs(profile))
-            run = run_analysis(
-                layers, profile, notice_date=notice_date, notice_reason=notice_reason, out_path=path, progress=progress
-            )
+            layers = load_layers(find_layers(store), target_crs=_crs(profile))
+            run = run_analysis(layers, profile, notice_date=notice_date, notice_reason=notice_reason, progress=progress)
+            progress(f"writing {Path(store).name}")
+            buildings = run.buildings.buildings if run.buildings is not None else None
+            write_run(store, run.parcels, run.measuring_lines, buildings, run.summary, writer=writer)
             job.summary = run.summary
             job.state = "done"
             progress("done")
@@ -142,9 +230,25 @@ def start_analysis(app, profile_name: str, notice_date: dt.date | None, notice_r
         except Exception as exc:  # noqa: BLE001 - report, do not kill the server
             job.state, job.error = "failed", f"Unexpected error: {exc}"
             app.logger.error("analysis job failed:\n%s", traceback.format_exc())
+        finally:
+            writer.release()
+            release_memory()
 
-    threading.Thread(target=work, daemon=True, name=f"analysis-{job.id[:8]}").start()
+    try:
+        s.worker.submit(work)
+    except RuntimeError:  # the worker was shut down (the app is stopping)
+        writer.release()
+        raise
     return job
+
+
+def release_memory() -> None:
+    """Give freed memory back to the operating system after a run (glibc keeps freed heap pages otherwise)."""
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    if name and os.name == "posix":
+        with contextlib.suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+            ctypes.CDLL(name).malloc_trim(0)
 
 
 def _crs(profile):

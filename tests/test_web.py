@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -212,7 +213,12 @@ def zipped_shapefile(town, tmp_path, evil_member: str | None = None) -> bytes:
     return buf.getvalue()
 
 
-def test_upload_zipped_shapefile_flow(client, tmp_path, app):
+def test_upload_zipped_shapefile_flow(store, tmp_path):
+    """Upload, map, validate, work on it (only this planner sees it), publish it, restore the previous store."""
+    own = tmp_path / "town.gpkg"
+    shutil.copy(store, own)
+    app = make_app(own, tmp_path)
+    client, other = app.test_client(), app.test_client()
     town = sample_town(80)
     token = csrf(client)
     data = {"dataset": (io.BytesIO(zipped_shapefile(town, tmp_path)), "town.zip"), "csrf_token": token}
@@ -225,7 +231,24 @@ def test_upload_zipped_shapefile_flow(client, tmp_path, app):
     report = client.post(sent.headers["Location"], data={"csrf_token": token, "parcels.parcel_id": "parcel_id"})
     assert report.status_code == 200 and "The data can be used" in report.get_data(as_text=True)
     used = client.post(f"/data/{upload_token}/use", data={"csrf_token": token})
-    assert used.status_code == 302 and app.config["STORE"].endswith("store.gpkg")
+    assert used.status_code == 302 and app.config["STORE"] == str(own)
+
+    def mains_seen(c):
+        return len(c.get("/api/layers/mains?bbox=-75,42,-74,43.5&zoom=17").get_json()["features"])
+
+    town_mains, upload_mains = len(gpd.read_file(own, layer="mains")), len(town["mains"])
+    assert town_mains != upload_mains
+    assert mains_seen(client) == upload_mains and mains_seen(other) == town_mains  # a workspace, not the town's
+    assert "workspace-banner" in client.get("/summary").get_data(as_text=True)
+    published = client.post(f"/data/{upload_token}/publish", data={"csrf_token": token})
+    assert published.status_code == 200 and "is now the town" in published.get_data(as_text=True)
+    assert mains_seen(other) == upload_mains and mains_seen(client) == upload_mains
+    page = client.get("/data/upload").get_data(as_text=True)
+    kept = re.findall(r'name="name" value="([^"]+)"', page)
+    assert len(kept) == 1
+    restored = client.post("/data/restore", data={"csrf_token": token, "name": kept[0]})
+    assert restored.status_code == 200 and mains_seen(other) == town_mains
+    assert len(re.findall(r'name="name" value="([^"]+)"', client.get("/data/upload").get_data(as_text=True))) == 2
 
 
 def test_upload_refusals(client, tmp_path, app):
@@ -275,6 +298,8 @@ def test_upload_refusals(client, tmp_path, app):
     )
     report = invalid.post(sent.headers["Location"], data={"csrf_token": t4})
     assert report.status_code == 422 and "duplicate_id" in report.get_data(as_text=True)
+    for folder in (app.config["UPLOAD_FOLDER"], tmp_path / "b" / "uploads", tmp_path / "d" / "uploads"):
+        assert not Path(folder).exists() or not list(Path(folder).iterdir()), "a refused upload was kept"
 
 
 def test_settings_have_help():
@@ -650,5 +675,5 @@ def test_upload_in_chromium(live_server, browser, tmp_path):
     assert "The data can be used" in browser.page_source
     browser.find_element(By.ID, "use-dataset").click()
     wait_for(browser, lambda: browser.find_elements(By.ID, "sewerplan-config"))
-    assert app.config["STORE"].endswith("store.gpkg")
+    assert browser.find_elements(By.ID, "workspace-banner")  # the planner's own workspace, not the town's store
     shot(browser, "upload-done")
