@@ -216,9 +216,7 @@ def publish(token: str):
 def restore():
     name = request.form.get("name", "")
     try:
-        restore_store(
-            current_app.config["STORE"], name, who=g.user, keep=current_app.config["KEEP_PREVIOUS_STORES"]
-        )
+        restore_store(current_app.config["STORE"], name, who=g.user, keep=current_app.config["KEEP_PREVIOUS_STORES"])
     except StoreBusyError as exc:
         return upload_form(message=str(exc), status=409)
     return upload_form(message=f"The store saved as {name} is the town's store again; the one it replaced is kept.")
