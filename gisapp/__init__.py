@@ -53,7 +53,13 @@ TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 def create_app(test_config: dict | None = None) -> Flask:
     """Build the Flask app: settings, blueprints, error handlers, security headers."""
-    app = Flask(__name__, instance_relative_config=True, template_folder=str(TEMPLATES))
+    instance = os.environ.get("SEWERPLAN_INSTANCE")  # the instance folder elsewhere (a service's data folder)
+    app = Flask(
+        __name__,
+        instance_relative_config=True,
+        template_folder=str(TEMPLATES),
+        instance_path=str(Path(instance).resolve()) if instance else None,
+    )
     app.config.from_mapping({name: default for name, (default, _) in SETTINGS.items()})
     if test_config is None:
         app.config.from_pyfile("config.py", silent=True)

@@ -179,3 +179,50 @@ def test_the_sign_in_form_takes_only_a_small_body(app):
         "/login", input_stream=io.BytesIO(body), content_type=content_type, content_length=len(body)
     )
     assert response.status_code == 413
+
+
+def test_serve_runs_waitress_with_no_version_in_the_server_header(tmp_path):
+    """`sewerplan serve` as a user starts it: a production server, its thread count, no version advertised."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(60))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = os.environ | {"SEWERPLAN_INSTANCE": str(tmp_path / "instance")}
+    command = [sys.executable, "-m", "gisapp.cli", "serve", "--store", str(store), "--port", str(port)]
+    proc = subprocess.Popen(
+        [*command, "--threads", "3", "--users-db", str(tmp_path / "users.sqlite")],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        for _ in range(300):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as response:
+                    headers, status = response.headers, response.status
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the server did not start")
+        assert status == 200
+        assert headers["Server"] == "sewerplan" and not any(c.isdigit() for c in headers["Server"])
+        secret = tmp_path / "instance" / "secret_key"
+        assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+    finally:
+        proc.terminate()
+        output = proc.communicate(timeout=20)[0]
+    assert "3 threads" in output and "development server" not in output.lower()
