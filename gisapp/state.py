@@ -5,10 +5,10 @@ alone) or else the town's store (``STORE``). Notices are only ever issued from t
 loaded once per version of its file (a run or a publication replaces the file, so its identity changes); a few
 are kept at most.
 
-Jobs run one after another on one worker thread (so repeated runs reuse the same memory instead of each new
-thread growing its own allocator arena), each holding its store's writer lock from the moment it is accepted: a
-second run on the same store is refused at once with "a run is in progress". Nothing here is module-global: it
-all hangs off ``app.extensions["sewerplan"]``.
+Jobs run one after another, each in a child process started by one worker thread, each holding its store's
+writer lock from the moment it is accepted: a second run on the same store is refused at once with "a run is in
+progress", and the memory a run takes is the child's, returned to the system when it ends. Nothing here is
+module-global: it all hangs off ``app.extensions["sewerplan"]``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import ctypes
 import ctypes.util
 import datetime as dt
 import gc
+import multiprocessing
 import os
 import threading
 import traceback
@@ -192,11 +193,11 @@ def start_analysis(
     """Queue an analysis of ``store``; the job reports its steps.
 
     The store's writer lock is taken here, before anything starts: a second run on the same store gets
-    ``StoreBusyError`` at once. The run reads the store, analyses, and swaps its results in atomically
-    (``layers.store.write_run``); the input layers are never written.
+    ``StoreBusyError`` at once. The run itself happens in a child process (``_run_in_child``), which reads the
+    store, analyses and swaps its results in atomically (``layers.store.write_run``; the input layers are never
+    written). All the memory a run takes goes back to the system when the child ends, so the server does not grow
+    run after run, and a crash in the analysis cannot take the server down.
     """
-    from gisapp.pipeline import run_analysis
-
     writer = store_writer(store, who=who)
     job = Job(id=uuid.uuid4().hex, store=store)
     s = app.extensions["sewerplan"]
@@ -208,31 +209,54 @@ def start_analysis(
                 break
             s.jobs.popitem(last=False)
 
-    def work():
-        def progress(text: str) -> None:
-            job.step = text
-            job.steps.append(text)
+    def progress(text: str) -> None:
+        job.step = text
+        job.steps.append(text)
 
+    def work():
+        context = multiprocessing.get_context("spawn")
+        receive, send = context.Pipe(duplex=False)
+        child = context.Process(
+            target=_run_in_child,
+            args=(send, store, profile_name, notice_date, notice_reason),
+            name=f"sewerplan-analysis-{job.id[:8]}",
+            daemon=True,
+        )
+        outcome: tuple[str, object] = ("failed", "The analysis stopped unexpectedly.")
         try:
             job.state = "running"
-            progress("reading the store")
-            profile = load_profile(profile_name)
-            layers = load_layers(find_layers(store), target_crs=_crs(profile))
-            run = run_analysis(layers, profile, notice_date=notice_date, notice_reason=notice_reason, progress=progress)
-            progress(f"writing {Path(store).name}")
-            buildings = run.buildings.buildings if run.buildings is not None else None
-            write_run(store, run.parcels, run.measuring_lines, buildings, run.summary, writer=writer)
-            job.summary = run.summary
-            job.state = "done"
-            progress("done")
-        except ValueError as exc:  # domain errors: a message for the user
-            job.state, job.error = "failed", str(exc)
+            progress("starting the analysis process")
+            child.start()
+            send.close()
+            while True:
+                if receive.poll(0.2):
+                    try:
+                        kind, value = receive.recv()
+                    except EOFError:
+                        break
+                    if kind == "step":
+                        progress(value)
+                    else:
+                        outcome = (kind, value)
+                elif not child.is_alive():
+                    break
+            child.join()
+            if outcome[0] == "failed" and outcome[1] == "The analysis stopped unexpectedly.":
+                outcome = ("failed", f"The analysis stopped unexpectedly (exit code {child.exitcode}).")
         except Exception as exc:  # noqa: BLE001 - report, do not kill the server
-            job.state, job.error = "failed", f"Unexpected error: {exc}"
-            app.logger.error("analysis job failed:\n%s", traceback.format_exc())
+            outcome = ("error", (str(exc), traceback.format_exc()))
         finally:
-            writer.release()
-            release_memory()
+            receive.close()
+            writer.release()  # before the job says it is over, so the next run is accepted
+        kind, value = outcome
+        if kind == "done":
+            job.summary, job.state = value, "done"
+            progress("done")
+        elif kind == "failed":
+            job.state, job.error = "failed", value
+        else:  # an unexpected error: its traceback goes to the log, its message to the page
+            job.state, job.error = "failed", f"Unexpected error: {value[0]}"
+            app.logger.error("analysis job failed:\n%s", value[1])
 
     try:
         s.worker.submit(work)
@@ -240,6 +264,36 @@ def start_analysis(
         writer.release()
         raise
     return job
+
+
+def _run_in_child(send, store: str, profile_name: str, notice_date, notice_reason) -> None:
+    """One analysis run, in its own process; reports ``(kind, value)`` messages through ``send``.
+
+    The parent holds the store's writer lock for the whole run, so the results are written under it.
+    """
+    from gisapp.pipeline import run_analysis
+    from layers.uploads import SERVER_DRIVERS, harden_gdal
+
+    harden_gdal(keep_only=SERVER_DRIVERS)
+
+    def progress(text: str) -> None:
+        send.send(("step", text))
+
+    try:
+        progress("reading the store")
+        profile = load_profile(profile_name)
+        layers = load_layers(find_layers(store), target_crs=_crs(profile))
+        run = run_analysis(layers, profile, notice_date=notice_date, notice_reason=notice_reason, progress=progress)
+        progress(f"writing {Path(store).name}")
+        buildings = run.buildings.buildings if run.buildings is not None else None
+        write_run(store, run.parcels, run.measuring_lines, buildings, run.summary, locked=True)
+        send.send(("done", run.summary))
+    except ValueError as exc:  # domain errors: a message for the user
+        send.send(("failed", str(exc)))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which logs it
+        send.send(("error", (str(exc), traceback.format_exc())))
+    finally:
+        send.close()
 
 
 def release_memory() -> None:

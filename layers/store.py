@@ -225,24 +225,23 @@ def write_run(
     buildings: gpd.GeoDataFrame | None,
     summary: dict,
     *,
-    writer: StoreWriter | None = None,
+    locked: bool = False,
     who: str = "sewerplan analyze",
 ) -> list[str]:
     """Write a run's result layers and record into the store atomically; returns the layer names written.
 
-    ``writer`` is the store's lock when the caller already holds it (a web run takes it before starting);
-    otherwise it is taken here and ``StoreBusyError`` raised if another writer has it.
+    ``locked`` says the caller already holds the store's writer lock (a web run takes it before it starts, in the
+    server process); otherwise it is taken here and ``StoreBusyError`` raised if another writer has it.
     """
     target = Path(path)
-    own = writer is None
-    writer = writer or store_writer(target, who=who)
+    writer = None if locked else store_writer(target, who=who)
     try:
         with _replacement(target, copy_current=True) as tmp:
             written = write_results(str(tmp), parcels, measuring_lines, buildings)
             record_run(tmp, summary)
         return written
     finally:
-        if own:
+        if writer is not None:
             writer.release()
 
 
