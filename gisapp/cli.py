@@ -263,7 +263,10 @@ def serve(store, host, port, users_db, threads):
     from waitress import serve as waitress_serve
 
     from gisapp import create_app
+    from gisapp.state import limit_malloc_arenas
     from layers.uploads import SERVER_DRIVERS, expire_uploads, harden_gdal
+
+    limit_malloc_arenas()  # before any request thread exists
 
     if not Path(store).exists():
         raise LayerError(

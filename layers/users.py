@@ -27,6 +27,8 @@ from layers.errors import LayerError
 
 ROLES = ("viewer", "planner")
 NAME = re.compile(r"^[A-Za-z0-9_.@-]{2,64}$")
+# Accounts files whose tables are made, in this process (the schema is checked once, not on every request).
+_READY: set[str] = set()
 # Checked for names that have no account, so an unknown name costs the same hashing work as a known one.
 _DUMMY_HASH: str | None = None
 
@@ -49,8 +51,12 @@ def create_private_file(path: str | Path) -> None:
 
 
 def _connect(path: str | Path) -> sqlite3.Connection:
+    key = str(Path(path).resolve())
+    if key in _READY and Path(key).exists():
+        return sqlite3.connect(key, timeout=10)
     create_private_file(path)
-    con = sqlite3.connect(str(path), timeout=10)
+    con = sqlite3.connect(key, timeout=10)
+    _READY.add(key)
     con.execute(
         "CREATE TABLE IF NOT EXISTS users (name TEXT PRIMARY KEY, role TEXT NOT NULL, "
         "password_hash TEXT NOT NULL, created_at TEXT DEFAULT CURRENT_TIMESTAMP)"

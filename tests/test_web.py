@@ -659,21 +659,42 @@ def test_draw_and_evaluate_an_extension_in_chromium(hill_store, browser, tmp_pat
 
 
 @pytest.mark.browser
-def test_upload_in_chromium(live_server, browser, tmp_path):
+def test_upload_in_chromium(store, browser, tmp_path):
+    """Upload, map, validate, work on it, publish it from the Data page, then restore the previous store."""
     from selenium.webdriver.common.by import By
 
-    url, app = live_server
+    own = tmp_path / "town.gpkg"
+    shutil.copy(store, own)
+    app = make_app(own, tmp_path)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
     archive = tmp_path / "town.zip"
     archive.write_bytes(zipped_shapefile(sample_town(80), tmp_path))
-    browser.get(url + "/data/upload")
-    browser.find_element(By.NAME, "dataset").send_keys(str(archive))
-    browser.find_element(By.CSS_SELECTOR, "form button").click()
-    wait_for(browser, lambda: browser.find_elements(By.ID, "mapping-form"))
-    shot(browser, "upload-mapping")
-    browser.find_element(By.CSS_SELECTOR, "#mapping-form button").click()
-    wait_for(browser, lambda: browser.find_elements(By.ID, "problems"))
-    assert "The data can be used" in browser.page_source
-    browser.find_element(By.ID, "use-dataset").click()
-    wait_for(browser, lambda: browser.find_elements(By.ID, "sewerplan-config"))
-    assert browser.find_elements(By.ID, "workspace-banner")  # the planner's own workspace, not the town's store
-    shot(browser, "upload-done")
+    try:
+        browser.get(url + "/data/upload")
+        browser.find_element(By.NAME, "dataset").send_keys(str(archive))
+        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        wait_for(browser, lambda: browser.find_elements(By.ID, "mapping-form"))
+        shot(browser, "upload-mapping")
+        browser.find_element(By.CSS_SELECTOR, "#mapping-form button").click()
+        wait_for(browser, lambda: browser.find_elements(By.ID, "problems"))
+        assert "The data can be used" in browser.page_source
+        browser.find_element(By.ID, "use-dataset").click()
+        wait_for(browser, lambda: browser.find_elements(By.ID, "sewerplan-config"))
+        assert browser.find_elements(By.ID, "workspace-banner")  # the planner's own workspace, not the town's
+        shot(browser, "upload-done")
+        browser.get(url + "/data/upload")
+        browser.find_element(By.CSS_SELECTOR, ".publish-form button").click()
+        message = wait_for(browser, lambda: browser.find_elements(By.ID, "message"))[0]
+        assert "is now the town's store" in message.text
+        assert len(gpd.read_file(own, layer="parcels")) == 80
+        shot(browser, "published")
+        browser.find_element(By.CSS_SELECTOR, ".restore-form button").click()
+        message = wait_for(browser, lambda: browser.find_elements(By.ID, "message"))[0]
+        assert "town's store again" in message.text
+        assert len(gpd.read_file(own, layer="parcels")) == 300
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".restore-form")) == 2  # the restore can be undone
+        shot(browser, "restored")
+    finally:
+        server.shutdown()

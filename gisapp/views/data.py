@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
 from flask import Blueprint, current_app, g, redirect, render_template, request, session, url_for
@@ -118,9 +119,20 @@ def upload():
     return redirect(url_for("data.mapping", token=folder.name))
 
 
+@contextmanager
+def _refused_deletes(folder: Path):
+    """An upload that cannot be read is refused: its folder is deleted at once, then the error is shown."""
+    try:
+        yield
+    except LayerError:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
 def _sources(token: str):
     folder = _folder(token)
-    sources = upload_sources(folder)
+    with _refused_deletes(folder):
+        sources = upload_sources(folder)
     if not sources:
         shutil.rmtree(folder, ignore_errors=True)  # nothing in it can ever be used: refused, deleted at once
         raise LayerError(
@@ -136,7 +148,8 @@ def mapping(token: str):
     sources = _sources(token)
     layers = []
     for kind, source in sources.items():
-        columns = [c for c in read_source(source).columns if c != "geometry"]
+        with _refused_deletes(_folder(token)):
+            columns = [c for c in read_source(source).columns if c != "geometry"]
         by_lower = {c.lower(): c for c in columns}
         fields = [
             (f, next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), "")) for f in SPECS[kind].fields
@@ -157,7 +170,8 @@ def validate(token: str):
     crs = measuring_crs(load_profile("fort-plain").measurement.measuring_crs.value)
     folder = _folder(token)
     try:
-        layers = load_layers(sources, target_crs=crs, mapping=mapping)
+        with _refused_deletes(folder):
+            layers = load_layers(sources, target_crs=crs, mapping=mapping)
     except LayerValidationError as exc:
         shutil.rmtree(folder, ignore_errors=True)  # refused: deleted at once (the report says to upload again)
         return render_template("data/report.html", token=token, problems=exc.problems, ok=False), 422
