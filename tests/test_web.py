@@ -240,6 +240,17 @@ def test_upload_zipped_shapefile_flow(store, tmp_path):
     assert town_mains != upload_mains
     assert mains_seen(client) == upload_mains and mains_seen(other) == town_mains  # a workspace, not the town's
     assert "workspace-banner" in client.get("/summary").get_data(as_text=True)
+    assert client.get("/api/summary").status_code == 404 and other.get("/api/summary").status_code == 200  # no run yet
+    town_run = other.get("/api/summary").get_json()["run"]
+    job = client.post("/analysis/run", data={"profile": "poughkeepsie", "csrf_token": token}).get_json()
+    for _ in range(400):
+        job = client.get(f"/api/jobs/{job['id']}").get_json()
+        if job["state"] in ("done", "failed"):
+            break
+        time.sleep(0.05)
+    assert job["state"] == "done", job
+    assert sum(client.get("/api/summary").get_json()["counts"].values()) == 80  # the run wrote the workspace
+    assert other.get("/api/summary").get_json()["run"] == town_run  # and not the town's store
     published = client.post(f"/data/{upload_token}/publish", data={"csrf_token": token})
     assert published.status_code == 200 and "is now the town" in published.get_data(as_text=True)
     assert mains_seen(other) == upload_mains and mains_seen(client) == upload_mains
