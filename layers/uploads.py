@@ -74,11 +74,6 @@ UNSAFE_DRIVERS = (
     "MVT",
     "PMTiles",
     "SQLite",
-    "GTFS",
-    "OSM",
-    "VDV",
-    "XLSX",
-    "ODS",
 )
 # What `sewerplan serve` keeps registered: the upload formats, and MEM for in-memory work.
 SERVER_DRIVERS = ("GPKG", "ESRI Shapefile", "GeoJSON", "OpenFileGDB", "FlatGeobuf", "MEM")
