@@ -20,7 +20,7 @@ from analysis.network import build_network
 from analysis.profiles import Profile
 from analysis.trace import add_network_results
 from layers.read import Layers
-from layers.store import record_run
+from layers.store import write_run
 from layers.write import output_format, write_results
 
 
@@ -180,11 +180,11 @@ def run_analysis(
     written: list[str] = []
     if out_path:
         progress(f"writing {out_path}")
-        written = write_results(
-            out_path, parcels, result.measuring_lines, assessed.buildings if assessed is not None else None
-        )
-        if output_format(out_path) == "GPKG":
-            record_run(out_path, summary)
+        buildings = assessed.buildings if assessed is not None else None
+        if output_format(out_path) == "GPKG":  # the store: one writer at a time, swapped in atomically
+            written = write_run(out_path, parcels, result.measuring_lines, buildings, summary)
+        else:
+            written = write_results(out_path, parcels, result.measuring_lines, buildings)
     return RunResult(parcels, result.measuring_lines, assessed, summary, written, duties)
 
 

@@ -7,7 +7,6 @@ measuring line. CSV cells that a spreadsheet would run as formulas are neutralis
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from reportlab.lib.units import inch
 from reportlab.lib.utils import simpleSplit
 from reportlab.pdfgen import canvas
 
-from analysis.notices import neutralise
 from analysis.profiles import Profile
 
 REASON_TEXT = {
@@ -30,14 +28,9 @@ REASON_TEXT = {
 
 def write_mailing_list(path: str | Path, rows: pd.DataFrame, *, bom: bool = False) -> str:
     """The mail-merge CSV: every text cell neutralised against formula injection; UTF-8, with a BOM if asked."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    safe = rows.copy()
-    for column in safe.columns:
-        if safe[column].dtype == object or pd.api.types.is_string_dtype(safe[column]):
-            safe[column] = neutralise(safe[column])
-    # Every field quoted: a carriage return inside a cell must not split the row in a mail merge.
-    safe.to_csv(path, index=False, encoding="utf-8-sig" if bom else "utf-8", quoting=csv.QUOTE_ALL)
-    return str(path)
+    from layers.write import write_csv
+
+    return write_csv(path, rows, bom=bom)
 
 
 def write_labels(path: str | Path, rows: pd.DataFrame) -> str:
