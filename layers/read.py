@@ -161,7 +161,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         with _quiet():  # what GDAL warns of here it says again when the layer is read, and is reported then
             names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(str(path))}
     except Exception as exc:
-        raise LayerError(_unreadable(path, exc)) from exc
+        raise LayerError(unreadable_message(path, exc)) from exc
     found = _match(names, lambda name: LayerSource("", str(path), name))
     if not found:
         raise LayerError(_nothing_found(path.name, list(names.values()), "layer"))
@@ -261,7 +261,7 @@ def _read(source: LayerSource) -> gpd.GeoDataFrame:
     try:
         return gpd.read_file(path, layer=source.layer, engine="pyogrio", use_arrow=True)
     except Exception as exc:
-        raise LayerError(_unreadable(Path(path), exc, label=source.label)) from exc
+        raise LayerError(unreadable_message(Path(path), exc, label=source.label)) from exc
 
 
 @contextmanager
@@ -281,7 +281,7 @@ def _quiet() -> Iterator[list[str]]:
             heard.append(text)
 
 
-def _unreadable(path: Path, exc: Exception, *, label: str | None = None) -> str:
+def unreadable_message(path: Path, exc: Exception, *, label: str | None = None) -> str:
     """One sentence for a file GDAL cannot read: which file, what is wrong with it, and what to do."""
     reason = _reader_says(exc)
     name = label or path.name
@@ -327,7 +327,7 @@ def read_upload_source(source: LayerSource) -> gpd.GeoDataFrame:
             return gpd.read_parquet(source.path)
         return gpd.read_file(name, layer=source.layer, engine="pyogrio", use_arrow=True)
     except Exception as exc:
-        raise LayerError(f"{source.label} cannot be read as {source.driver}: {exc}") from exc
+        raise LayerError(unreadable_message(Path(source.path), exc, label=source.label)) from exc
 
 
 def _check_zip(path: str) -> None:

@@ -452,7 +452,7 @@ def upload_sources(folder: str | Path) -> dict:
     """
     import pyogrio
 
-    from layers.read import LAYER_NAMES, LayerSource
+    from layers.read import LAYER_NAMES, LayerSource, unreadable_message
 
     data = Path(folder) / "data"
     files = list(_vector_files(data))
@@ -465,7 +465,7 @@ def upload_sources(folder: str | Path) -> dict:
             except LayerError:
                 raise
             except Exception as exc:
-                raise LayerError(f"{path.name} cannot be read as {driver}: {exc}") from exc
+                raise LayerError(unreadable_message(path, exc)) from exc
             for name in names:
                 available.setdefault(name.lower(), LayerSource("", str(path), name, driver))
         else:
