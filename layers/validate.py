@@ -18,12 +18,14 @@ from pyproj import CRS
 from layers.crs import check_and_reproject, feet_per_unit
 from layers.errors import Problem
 from layers.schema import (
+    FACILITY_TYPE_VALUES,
     FALSE_VALUES,
     OWNERSHIP_VALUES,
     RESULT_COLUMNS,
     ROUTE_KIND_VALUES,
     SEWER_TYPE_VALUES,
     STATUS_VALUES,
+    STRUCTURE_VALUES,
     TRUE_VALUES,
     LayerSpec,
 )
@@ -349,6 +351,29 @@ def _normalise_values(
         gdf["diameter_in"] = pd.to_numeric(gdf["diameter_in"], errors="coerce")
     if "row_width_ft" in gdf.columns:
         gdf["row_width_ft"] = pd.to_numeric(gdf["row_width_ft"], errors="coerce")
+    ok &= _network_codes(gdf, spec, label, value_maps, problems)
+    return ok
+
+
+def _network_codes(
+    gdf: gpd.GeoDataFrame,
+    spec: LayerSpec,
+    label: str,
+    value_maps: dict[str, dict[str, str]],
+    problems: list[Problem],
+) -> bool:
+    """What a manhole-layer point is (``structure``) and what a plant-layer point is (``facility_type``).
+
+    Unknown values are errors, as for the mains' codes: a cleanout taken for a manhole names the wrong control
+    manhole, an industrial discharger taken for the plant drains the town to itself.
+    """
+    ok = True
+    for kind, name, table in (
+        ("manholes", "structure", STRUCTURE_VALUES),
+        ("outfalls", "facility_type", FACILITY_TYPE_VALUES),
+    ):
+        if spec.kind == kind and name in gdf.columns:
+            ok &= _code_column(gdf, spec, name, table, value_maps.get(name, {}), label, problems)
     return ok
 
 

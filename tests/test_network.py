@@ -139,6 +139,8 @@ def test_piece_without_outfall():
     net = build(m, mh, plant((320, 0), "A2"))
     found = {(d.check, d.feature_id) for d in checks(net, mh)}
     assert ("no_outfall", "ISLAND") in found and ("disconnected_piece", "ISLAND") in found
+    (island,) = [d for d in checks(net, mh) if d.check == "no_outfall"]
+    assert "A piece of 1 main (300 ft)" in island.message and "direction cannot be inferred" in island.message
     assert net.direction_source[list(net.main_id).index("ISLAND")] == "unknown"
     parcels = gpd.GeoDataFrame(
         {"parcel_id": ["ON_ISLAND"], "main_id": ["ISLAND"], "connection_x": [150.0], "connection_y": [1000.0]},
@@ -178,8 +180,11 @@ def test_force_main_flows_uphill_without_defects():
     [
         ({"from_manhole": "A", "to_manhole": "B"}, "from_to_fields", False),
         ({"from_manhole": "B", "to_manhole": "A"}, "from_to_fields", True),
-        ({"us_invert_ft": 100.0, "ds_invert_ft": 98.0}, "inverts", False),
         ({"us_invert_ft": 98.0, "ds_invert_ft": 100.0}, "inverts", True),
+        # The inverts fall toward B, where nothing leaves and no plant is: a gravity main laid uphill, kept
+        # flowing to the plant at A (and reported as an adverse slope), never reversed into a dead end.
+        ({"us_invert_ft": 100.0, "ds_invert_ft": 98.0}, "inferred", True),
+        ({"sewer_type": "force", "us_invert_ft": 100.0, "ds_invert_ft": 98.0}, "digitised", False),
         ({}, "inferred", True),  # the plant is at A: flow runs B -> A against the digitised direction
     ],
 )
@@ -189,6 +194,8 @@ def test_direction_sources(attrs, source, reversed_):
     net = build(m, mh, plant((-20, 0), "A"))
     assert net.direction_source[0] == source
     assert (names(net, net.u)[0] == "B") is reversed_
+    adverse = [d for d in checks(net) if d.check == "adverse_slope"]
+    assert len(adverse) == (source == "inferred" and "us_invert_ft" in attrs)
 
 
 def test_digitised_direction_only_when_trusted():
@@ -196,10 +203,15 @@ def test_digitised_direction_only_when_trusted():
     mh = manholes(A=(0, 0), B=(300, 0))
     assert build(m, mh).direction_source[0] == "unknown"
     trusted = build(m, mh, trust_digitised=True)
-    assert trusted.direction_source[0] == "digitised" and trusted.drains().all()  # B receives: the outfall
+    assert trusted.direction_source[0] == "digitised"
+    # B only receives flow, but nothing says it is an outfall: the flow stops there, and the check says so.
+    assert not trusted.drains().any() and not trusted.node_is_outfall.any()
+    (stop,) = [d for d in checks(trusted) if d.check == "no_outfall"]
+    assert "flow stops at B" in stop.message
+    assert "stops at B" in trace_down(trusted, trusted.node_index["A"]).problem
 
 
-def test_adverse_slope_and_against_flow():
+def test_adverse_slope_keeps_the_fields_direction_and_a_split_is_reported():
     m = mains(
         (
             "UP",
@@ -212,8 +224,9 @@ def test_adverse_slope_and_against_flow():
     mh = manholes(A=(0, 0), B=(300, 0), C=(600, 0), D=(300, -300))
     net = build(m, mh, plant((300, -320), "D"))
     found = {(d.check, d.feature_id) for d in checks(net, mh)}
-    assert ("adverse_slope", "UP") in found
-    assert ("against_flow", "AWAY") not in found  # C -> B -> D does run toward the outfall
+    assert ("adverse_slope", "UP") in found  # from/to fields decide; the inverts then read uphill
+    assert names(net, net.u)[list(net.main_id).index("UP")] == "A"
+    assert not {c for c, _ in found} & {"no_outfall", "cycle"}
     m2 = mains(
         ("BACK", [(0, 0), (300, 0)], {"from_manhole": "B", "to_manhole": "A"}),
         ("OUT", [(300, 0), (300, -300)], {"from_manhole": "B", "to_manhole": "D"}),
