@@ -164,9 +164,7 @@ class SewerNetwork:
 
     def is_pipe(self) -> np.ndarray:
         """True for mains that are pipes (every GIS main; a SWMM model's conduits, not its pumps, weirs ...)."""
-        if self.link_kind is None:
-            return np.ones(len(self.u), dtype=bool)
-        return pd.isna(self.link_kind) | np.isin(self.link_kind.astype(str), PIPE_LINKS)
+        return _is_pipe(self.link_kind, len(self.u))
 
     @cached_property
     def graph(self) -> nx.DiGraph:
@@ -253,6 +251,15 @@ def active_manholes(manholes: gpd.GeoDataFrame | None) -> gpd.GeoDataFrame | Non
     return manholes[~manholes["status"].isin(["abandoned", "proposed"]).to_numpy()]
 
 
+def _is_pipe(link_kind: np.ndarray | None, n: int = 0) -> np.ndarray:
+    """Mains that are pipes: no link kind (GIS mains), or a model's conduit."""
+    if link_kind is None:
+        return np.ones(n, dtype=bool)
+    codes, uniques = pd.factorize(pd.Series(link_kind, dtype=object), sort=False)
+    pipe_kind = np.array([str(k) in PIPE_LINKS for k in uniques] + [True])  # code -1: no kind
+    return pipe_kind[codes]
+
+
 def _col(frame: gpd.GeoDataFrame | None, name: str, n: int, default=None) -> np.ndarray:
     if frame is None or name not in frame.columns:
         return np.full(n, default, dtype=object)
@@ -268,15 +275,16 @@ def _num(frame: gpd.GeoDataFrame, name: str) -> np.ndarray:
 def structure_kinds(values) -> np.ndarray:
     """What each manholes-layer point is (``MANHOLE_STRUCTURES``, ``outfall``, ``cleanout`` ...), from its
     ``structure`` value: normalised values as they are, raw text by its words, and blank as a manhole."""
-    text = pd.Series(np.asarray(values, dtype=object)).fillna("").astype(str).str.strip().str.lower()
+    codes, uniques = pd.factorize(pd.Series(np.asarray(values, dtype=object)).fillna(""), sort=False)
+    text = pd.Series(uniques, dtype=object).astype(str).str.strip().str.lower()  # a layer has a few values
     canonical = ("manhole", "junction", "storage", "divider", "outfall", "plant", "cleanout", "cap")
     kinds = np.select(
         [text.isin([*canonical, "pump_station", "other"]).to_numpy()]
         + [text.str.contains(words, regex=True).to_numpy() for _, words in _STRUCTURE_WORDS],
         [text.to_numpy(object)] + [kind for kind, _ in _STRUCTURE_WORDS],
         default="manhole",
-    )
-    return kinds.astype(object)
+    ).astype(object)
+    return kinds[codes] if len(kinds) else np.full(len(codes), "manhole", dtype=object)
 
 
 @dataclass
@@ -324,7 +332,8 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     piece = csgraph.connected_components(_adjacency(n_nodes, a, b), directed=False)[1]
     sewer_type = _col(kept, "sewer_type", len(kept), "sanitary")[g.row]
     link_kind = _col(kept, "link_kind", len(kept), None)[g.row]
-    gravity = (sewer_type != "force") & (pd.isna(link_kind) | np.isin(link_kind.astype(str), PIPE_LINKS))
+    pipe = _is_pipe(link_kind)
+    gravity = (sewer_type != "force") & pipe
 
     # 3. Direction from the data itself.
     if explicit:
@@ -336,7 +345,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
 
     # 4. Outfalls: only what the data says.
     outfall_how = np.full(n_nodes, "", dtype=object)
-    outfall_how[np.isin(g.node_kind, OUTFALL_STRUCTURES)] = "structure"
+    outfall_how[pd.Series(g.node_kind, dtype=object).isin(OUTFALL_STRUCTURES).to_numpy()] = "structure"
     if outfalls is not None and len(outfalls):
         if explicit:
             defects.append(
@@ -382,10 +391,10 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     us_inv, ds_inv = _inverts(kept, g.row, forward)
     diameter = _num(kept, "diameter_in")[g.row]
     material = _col(kept, "material", len(kept), None)[g.row]
-    node_is_manhole = np.isin(g.node_kind, MANHOLE_STRUCTURES)
+    node_is_manhole = pd.Series(g.node_kind, dtype=object).isin(MANHOLE_STRUCTURES).to_numpy()
 
     # 6. Next-hop main for every node, then pointer jumping for terminal, length and control manhole.
-    next_main = _next_mains(n_nodes, u0, v0, length_ft, is_outfall, pd.isna(link_kind) | (link_kind == "conduit"))
+    next_main = _next_mains(n_nodes, u0, v0, length_ft, is_outfall, pipe)
     terminal, downstream = _jump(next_main, v0, length_ft)
     control = _first_manhole(next_main, v0, node_is_manhole)
     drains = (terminal >= 0) & is_outfall[np.clip(terminal, 0, None)]
@@ -494,14 +503,18 @@ def _report_zero_length(kept, ids, rows, mh_geoms, mh_ids, defects) -> None:
         pd.Series(_col(kept, "to_manhole", len(kept))[rows])
     )
     if len(mh_geoms):
-        at = pd.Index(mh_ids.astype(str)).get_indexer(named.astype(str))
+        at = first_position(mh_ids, named.to_numpy(object))
         use = ~present & (at >= 0)
         if use.any():
             xy[use] = shapely.get_coordinates(mh_geoms[at[use]]).reshape(-1, 2)
     recorded = _num(kept, "length_ft")[rows]
     for k, i in enumerate(rows):
         note = f" (its length_ft says {recorded[k]:,.1f} ft)" if np.isfinite(recorded[k]) and recorded[k] > 0 else ""
-        drawn = "drawn on one spot" if present[k] else "has no geometry left after validation"
+        drawn = (
+            "is drawn on one spot"
+            if present[k]
+            else "has no line (empty, or drawn on one spot and emptied by validation)"
+        )
         defects.append(
             Defect(
                 "zero_length_main",
@@ -654,9 +667,10 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
     labels = _col(outfalls, "outfall_name", len(outfalls))
     fallback = _col(outfalls, "outfall_id", len(outfalls))
     facility = _col(outfalls, "facility_type", len(outfalls))
-    index = {str(k): i for i, k in enumerate(g.node_id)}
+    named_node = first_position(g.node_id, named)
     pts = np.asarray(outfalls.geometry.values)
-    tree = shapely.STRtree(shapely.points(g.node_xy)) if n else None
+    # A town has one plant or a few: a scan of the node coordinates; a state layer of many facilities: a tree.
+    tree = shapely.STRtree(shapely.points(g.node_xy)) if n and len(outfalls) > 16 else None
     snapped: list[tuple[int, int, float]] = []  # (plant, node, distance in ft)
     for k in range(len(outfalls)):  # a town has one plant or a few outfalls
         label = str(labels[k] or fallback[k] or f"treatment plant {k + 1}")
@@ -677,8 +691,8 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
                 )
             )
             continue
-        if named[k] is not None and str(named[k]) in index:
-            node = index[str(named[k])]
+        if named_node[k] >= 0:
+            node = int(named_node[k])
             how[node] = "named"
             d = float(np.hypot(g.node_xy[node, 0] - px, g.node_xy[node, 1] - py) * fpu)
             defects.append(
@@ -687,7 +701,7 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
                     "info",
                     label,
                     "",
-                    f"{label} ends the sewer at {g.node_id[node]}, which its outfall_manhole column names"
+                    f"Plant {label} is joined to {g.node_id[node]}, which its outfall_manhole column names"
                     + (f" ({d:,.0f} ft from the plant point)." if np.isfinite(d) else "."),
                     px,
                     py,
@@ -707,11 +721,12 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
                     py,
                 )
             )
-        near = (
-            tree.query(p, predicate="dwithin", distance=reach)
-            if tree is not None and np.isfinite(px)
-            else np.zeros(0, int)
-        )
+        if not np.isfinite(px) or n == 0:
+            near = np.zeros(0, dtype=np.int64)
+        elif tree is not None:
+            near = tree.query(p, predicate="dwithin", distance=reach)
+        else:
+            near = np.flatnonzero(np.hypot(g.node_xy[:, 0] - px, g.node_xy[:, 1] - py) <= reach)
         if len(near) == 0:
             defects.append(
                 Defect(
@@ -779,9 +794,9 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
                 "info",
                 label,
                 "",
-                f"{label} ends the sewer at {g.node_id[node]}, the nearest end of a piece of {size:,} "
-                f"main{'s' if size != 1 else ''}, {d:,.0f} ft from the plant point (within "
-                "network.outfall_snap_ft).",
+                f"Plant {label} is joined to {g.node_id[node]}, the nearest end of a piece of {size:,} "
+                f"main{'s' if size != 1 else ''}, {d:,.0f} ft away (within network.outfall_snap_ft): the sewer "
+                "ends there.",
                 p.x,
                 p.y,
             )
@@ -794,17 +809,18 @@ def _directions(kept, g: _Graph, gravity, mh_geoms, mh_ids, fpu, defects):
     n = len(row)
     forward = np.ones(n, dtype=bool)
     source = np.full(n, "unknown", dtype=object)
-    # The whole main's ends: first piece's start, last piece's end (pieces of a split main keep its direction).
-    first_node = pd.Series(a).groupby(row).transform("first").to_numpy()
-    last_node = pd.Series(b).groupby(row).transform("last").to_numpy()
-    frm = _field_nodes(kept, "from_manhole", g, mh_ids)[row]
-    to = _field_nodes(kept, "to_manhole", g, mh_ids)[row]
-    ahead = ((frm >= 0) & (frm == first_node)) | ((to >= 0) & (to == last_node))
-    behind = ((frm >= 0) & (frm == last_node)) | ((to >= 0) & (to == first_node))
-    decided = ahead ^ behind
-    forward = np.where(decided, ahead, forward)
-    source = np.where(decided, "from_to_fields", source)
-    _report_unmatched_ends(kept, g, first_node, last_node, forward, mh_geoms, mh_ids, fpu, defects)
+    if {"from_manhole", "to_manhole"} & set(kept.columns):
+        # The whole main's ends: first piece's start, last piece's end (pieces of a split main keep its direction).
+        first_node = pd.Series(a).groupby(row).transform("first").to_numpy()
+        last_node = pd.Series(b).groupby(row).transform("last").to_numpy()
+        frm = _field_nodes(kept, "from_manhole", g, mh_ids)[row]
+        to = _field_nodes(kept, "to_manhole", g, mh_ids)[row]
+        ahead = ((frm >= 0) & (frm == first_node)) | ((to >= 0) & (to == last_node))
+        behind = ((frm >= 0) & (frm == last_node)) | ((to >= 0) & (to == first_node))
+        decided = ahead ^ behind
+        forward = np.where(decided, ahead, forward)
+        source = np.where(decided, "from_to_fields", source)
+        _report_unmatched_ends(kept, g, first_node, last_node, forward, mh_geoms, mh_ids, fpu, defects)
 
     # A force main is pumped: uphill inverts are its nature. It keeps its drawn direction.
     force = (source == "unknown") & ~gravity & (_col(kept, "sewer_type", len(kept))[row] == "force")
@@ -819,15 +835,20 @@ def _directions(kept, g: _Graph, gravity, mh_geoms, mh_ids, fpu, defects):
 
 def _field_nodes(kept, name: str, g: _Graph, mh_ids: np.ndarray) -> np.ndarray:
     """The node each main's from (or to) field names, through its manhole (-1 where none, or no such manhole)."""
-    values = _col(kept, name, len(kept))
-    out = np.full(len(kept), -1, dtype=np.int64)
+    at = first_position(mh_ids, _col(kept, name, len(kept)))
+    return np.where(at >= 0, g.mh_node[np.clip(at, 0, None)] if len(g.mh_node) else -1, -1)
+
+
+def first_position(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Position of each value's first match among ``ids`` (as text); -1 where missing or not found."""
+    out = np.full(len(values), -1, dtype=np.int64)
     given = pd.notna(values)
-    if not given.any() or len(mh_ids) == 0:
+    if not given.any() or len(ids) == 0:
         return out
-    ids = pd.Index(mh_ids.astype(str))
-    first = ~ids.duplicated()
-    at = pd.Index(ids[first]).get_indexer(values[given].astype(str))
-    out[given] = np.where(at >= 0, g.mh_node[np.flatnonzero(first)][np.clip(at, 0, None)], -1)
+    index = pd.Index(np.asarray(ids).astype(str))
+    first = np.flatnonzero(~index.duplicated())
+    at = pd.Index(index[first]).get_indexer(np.asarray(values)[given].astype(str))
+    out[given] = np.where(at >= 0, first[np.clip(at, 0, None)], -1)
     return out
 
 
@@ -846,7 +867,6 @@ def _report_unmatched_ends(kept, g, first_node, last_node, forward, mh_geoms, mh
     bad_to = pd.notna(t_field) & (_field_nodes(kept, "to_manhole", g, mh_ids)[r] != down)
     if not (bad_from | bad_to).any():
         return
-    where = pd.Index(mh_ids.astype(str)) if len(mh_geoms) else pd.Index([])
     ids = _col(kept, "main_id", len(kept))[r]
     for k in np.flatnonzero(bad_from | bad_to):  # data errors: a handful
         for bad, field_value, end, word in ((bad_from, f_field, up, "from"), (bad_to, t_field, down, "to")):
@@ -854,7 +874,7 @@ def _report_unmatched_ends(kept, g, first_node, last_node, forward, mh_geoms, mh
                 continue
             name = str(field_value[k])
             x, y = g.node_xy[end[k]]
-            at = where.get_indexer([name])[0] if len(where) else -1
+            at = first_position(mh_ids, np.array([name], dtype=object))[0]
             if at >= 0:
                 mx, my = mh_geoms[at].x, mh_geoms[at].y
                 gap = f"{np.hypot(mx - x, my - y) * fpu:,.1f} ft from {name}"

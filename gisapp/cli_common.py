@@ -17,7 +17,7 @@ from analysis._parallel import paused_gc
 from analysis.errors import AnalysisError
 from analysis.profiles import Profile, available_profiles, load_profile
 from layers.crs import measuring_crs
-from layers.errors import LayerError, LayerValidationError
+from layers.errors import LayerError, LayerValidationError, Problem
 from layers.read import Layers, find_layers, load_layers, parse_source, read_connected_ids, read_mapping
 from layers.schema import SPECS
 from layers.swmm import LOCAL_CRS
@@ -170,15 +170,18 @@ def loading(
     with paused_gc():
         bar = Progressing(console, total=len(sources) + extra_steps)
         try:
-            layers = load_layers(
-                sources,
-                target_crs=target,
-                mapping=mapping,
-                assume_crs=assume,
-                connected_ids=connected,
-                progress=bar.step,
-                required=required,
-            )
+            try:
+                layers = load_layers(
+                    sources,
+                    target_crs=target,
+                    mapping=mapping,
+                    assume_crs=assume,
+                    connected_ids=connected,
+                    progress=bar.step,
+                    required=required,
+                )
+            except LayerValidationError as exc:
+                raise _with_local_hint(exc, sources, allow_local) from exc
             yield Loaded(profile, layers, console), bar
         finally:
             bar.close()
@@ -206,6 +209,22 @@ def _local_target(opts: dict, sources: dict, allow_local: bool):
     if opts.get("crs_text"):
         raise click.UsageError("--data-crs local keeps the model's coordinates: leave out --crs.")
     return LOCAL_CRS
+
+
+def _with_local_hint(exc: LayerValidationError, sources: dict, allow_local: bool) -> LayerValidationError:
+    """A SWMM model refused for its CRS may be schematic: say how to keep its own coordinates, where that works."""
+    models = [k for k, s in sources.items() if str(s.path).lower().endswith(".inp")]
+    crs_trouble = any(p.check in ("crs_mismatch", "no_crs") and p.layer in models for p in exc.problems)
+    if not (allow_local and models and crs_trouble):
+        return exc
+    hint = Problem(
+        models[0],
+        "crs_mismatch",
+        "error",
+        "If the model's coordinates are in no real-world CRS (a schematic model), keep them as they are with "
+        "--data-crs local: lengths then come from the model, and maps are not made.",
+    )
+    return LayerValidationError([*exc.problems, hint])
 
 
 def pair(text: str, option: str) -> tuple[str, str]:

@@ -381,3 +381,56 @@ def test_bellinge_swmm_directions_and_paths(real_data):
     assert not [d for d in check_network(net, profile=FP) if d.check == "adverse_slope"]
     widths = pd.Series(net.diameter_in, index=net.main_id)
     assert widths["G72F821_G72F820_l1"] == pytest.approx(0.2 * 3937 / 1200 * 12)
+
+
+def test_manchester_through_the_cli(real_data):
+    """The real town's layers as a user gives them: the plant joins the end of each piece that reaches it."""
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+
+    base = real_data / "vt-sewer" / "manchester"
+    layers = [
+        "--mains",
+        base / "ManchesterLinearFeatures.geojson",
+        "--manholes",
+        base / "ManchesterPointFeatures.geojson",
+        "--outfalls",
+        base / "ManchesterWWTF.geojson",
+        "--set",
+        "network.snap_tolerance_ft=2",
+    ]
+    run = CliRunner().invoke(
+        main, ["network", "check", "--profile", "wappinger", *map(str, layers), "--json"], catch_exceptions=False
+    )
+    assert run.exit_code == 0, run.stderr
+    report = json.loads(run.stdout)
+    joined = [d for d in report if d["check"] == "outfall_joined"]
+    # Three pieces reach the plant (its program category: "Municipal Discharge"); each is joined at its end.
+    assert len(joined) == 3 and all("Plant Manchester is joined to J-" in d["message"] for d in joined)
+    assert all(60 < float(d["message"].split(" ft away")[0].rsplit(", ", 1)[1]) < 80 for d in joined)
+    assert not [d for d in report if d["check"] in ("plant_mid_run", "not_a_plant", "several_outfalls")]
+    assert all(isinstance(d["x"], float) and isinstance(d["y"], float) for d in report if d["check"] != "no_outfall")
+    # Wappinger's design numbers are the profile's settings: information, citing no section as requiring them.
+    design = [d for d in report if d["check"] in ("min_diameter", "manhole_spacing", "alignment_change")]
+    assert design and {d["severity"] for d in design} == {"info"} and {d["section"] for d in design} == {""}
+    assert not any("196-23D requires" in d["message"] for d in report)
+    # A trace from a manhole far up the largest piece reaches the plant's inlet with its length.
+    loaded = load_layers(
+        {
+            "mains": LayerSource("mains", str(base / "ManchesterLinearFeatures.geojson")),
+            "manholes": LayerSource("manholes", str(base / "ManchesterPointFeatures.geojson")),
+            "outfalls": LayerSource("outfalls", str(base / "ManchesterWWTF.geojson")),
+        },
+        target_crs=measuring_crs("EPSG:2260"),
+        required=("mains",),
+    )
+    profile = load_profile("wappinger", overrides={"network.snap_tolerance_ft": "2"})
+    net = build_network(loaded.mains, manholes=loaded.manholes, outfalls=loaded.outfalls, profile=profile)
+    far = int(np.nanargmax(np.where(net.node_is_manhole, net.downstream_ft, np.nan)))
+    expected = trace_down(net, far)
+    args = ["trace", *map(str, layers), "--manhole", str(net.node_id[far]), "--json"]
+    doc = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).stdout)
+    inlets = {d["message"].split(" is joined to ")[1].split(",")[0] for d in joined}
+    assert doc["path"] == expected.path and doc["outfall"] in inlets
+    assert doc["length_ft"] == pytest.approx(float(net.downstream_ft[far]), abs=0.1) and doc["length_ft"] > 5000
