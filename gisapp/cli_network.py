@@ -192,7 +192,10 @@ def _print_trace(doc: dict) -> None:
 def _print_sewershed(shed, profile, *, named: bool = True) -> None:
     out = Console()
     rate = profile.network.gallons_per_day_per_unit
-    whose = f"{shed.section}" if named else f"{shed.section}, the {profile.id} profile's setting: give --profile"
+    # A setting is never cited as the law's number: say whose number it is.
+    whose = "a profile setting, network.gallons_per_day_per_unit" if rate.setting or rate.overridden else shed.section
+    if not named:
+        whose += f", from the default {profile.id} profile: give --profile for the town's"
     out.print(
         f"Upstream of {shed.manhole}: {plural(len(shed.mains), 'main')}, {plural(len(shed.manholes), 'manhole')}, "
         f"{plural(len(shed.parcels), 'parcel')} (connected or required to connect) with {shed.units:g} living "

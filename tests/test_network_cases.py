@@ -299,6 +299,11 @@ def test_split_main_is_named_once_and_upstream_counts_read_right(tmp_path):
     one = write_town(tmp_path / "one.gpkg", [line("A", (0, 0), (300, 0))], RUN[:2], [plant("WWTP", 330, 0)])
     code, out, _ = run("trace", "--data", one, "--manhole", "MH2", "--upstream")
     assert code == 0 and "Upstream of MH2: 1 main, 2 manholes" in out and "1 mains" not in out
+    assert "from the default fort-plain profile" in out
+    # Wappinger's 250 gpd per unit is the profile's setting, not § 196-23D's number: never cited as the law's.
+    code, out, _ = run("trace", "--profile", "wappinger", "--data", one, "--manhole", "MH2", "--upstream")
+    assert code == 0 and "a profile setting, network.gallons_per_day_per_unit" in " ".join(out.split())
+    assert "196-23D" not in out
 
 
 @pytest.mark.parametrize("profile", ["fort-plain", "wappinger"])
@@ -350,3 +355,91 @@ def test_trace_needs_no_profile_and_buildings_no_wappinger_distance(tmp_path):
     # network check still needs the town's rules.
     code, _, err = run("network", "check", "--data", path)
     assert code == 2 and "--profile" in err
+
+
+HOSTILE = [
+    "zero",
+    "midrun",
+    "force",
+    "adverse",
+    "island",
+    "gap",
+    "Example1",
+    "Pump_Control_Model",
+    "SWMMExtCntrlModel",
+    "model_full_features_network_xy",
+    "test_inlet_drains",
+    "Example1-wrong-crs",
+    "bellinge",
+    "manchester",
+]
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory) -> dict[str, tuple[list[str], str]]:
+    """Every input this file and the real-data tests use: name -> (data options, a node to trace from)."""
+    from tests.conftest import DATA
+
+    tmp = tmp_path_factory.mktemp("hostile")
+    swmm = DATA / "swmm-swmmio"
+    manchester = DATA / "vt-sewer" / "manchester"
+    parcels = [{"parcel_id": "P1", "occupied": True, "geometry": box(100, 30, 200, 130)}]
+    towns = {
+        "zero": ([line("A", (0, 0), (300, 0)), line("Z", (300, 0), (300, 0)), line("B", (300, 0), (600, 0))], RUN),
+        "midrun": ([line("A", (0, 0), (300, 0)), line("B", (300, 0), (600, 0))], RUN),
+        "force": (
+            [line("F", (0, 0), (300, 0), sewer_type="force", us_invert_ft=90.0, ds_invert_ft=110.0)],
+            RUN[:2],
+        ),
+        "adverse": ([line("A", (0, 0), (300, 0), us_invert_ft=99.0, ds_invert_ft=100.0)], RUN[:2]),
+        "island": ([line("K", (0, 1000), (300, 1000), from_manhole="K1", to_manhole="K2")], RUN[:1]),
+        "gap": ([line("A", (0, 0), (295, 0), from_manhole="MH1", to_manhole="MH2")], RUN[:2]),
+    }
+    plants = {"midrun": [plant("WWTP", 630, 0), plant("ACME", 300, 44)]}
+    inputs = {}
+    for name, (mains, manholes) in towns.items():
+        path = write_town(tmp / f"{name}.gpkg", mains, manholes, plants.get(name, PLANT), parcels=parcels)
+        inputs[name] = (["--data", str(path)], "MH1")
+    for model in sorted(swmm.glob("*.inp")):
+        inputs[model.stem] = (["--data", str(model), "--data-crs", "local"], "J1")
+    inputs["Example1-wrong-crs"] = (["--data", str(swmm / "Example1.inp"), "--data-crs", "EPSG:2260"], "9")
+    bellinge = DATA / "bellinge-swmm" / "bellinge_small.inp"
+    inputs["bellinge"] = (["--data", str(bellinge), "--data-crs", "EPSG:32632", "--crs", "EPSG:32632"], "G72F050")
+    inputs["manchester"] = (
+        [
+            "--mains",
+            str(manchester / "ManchesterLinearFeatures.geojson"),
+            "--manholes",
+            str(manchester / "ManchesterPointFeatures.geojson"),
+            "--outfalls",
+            str(manchester / "ManchesterWWTF.geojson"),
+        ],
+        "1",
+    )
+    inputs["register"] = ([str(tmp / "register.db")], "")
+    return inputs
+
+
+@pytest.mark.parametrize("name", HOSTILE)
+def test_no_command_prints_a_traceback(hostile, name):
+    """A clear finding or a clear refusal (exit 2 with a message), never a traceback, from every command."""
+    data, node = hostile[name]
+    register = hostile["register"][0][0]
+    commands = [
+        ["network", "check", "--profile", "fort-plain", *data],
+        ["network", "check", "--profile", "wappinger", *data, "--json"],
+        ["trace", *data, "--manhole", node],
+        ["trace", *data, "--manhole", node, "--upstream", "--json"],
+        ["trace", *data, "--parcel", "P1"],
+        ["analyze", "--profile", "fort-plain", *data],
+        ["buildings", "--profile", "wappinger", *data],
+        ["plan", "--profile", "fort-plain", *data, "--streets-run", "Main St", "--diameter", "8"],
+        ["notices", "preview", "--profile", "fort-plain", *data, "--notice-date", "2027-03-01", "--register", register],
+    ]
+    for args in commands:
+        result = CliRunner().invoke(main, args)
+        assert result.exception is None or isinstance(result.exception, SystemExit), (args, result.exception)
+        assert result.exit_code in (0, 2), (args, result.output)
+        assert "Traceback" not in result.output, args
+        if result.exit_code == 2:
+            assert "Error" in result.output, args
