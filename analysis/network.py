@@ -671,7 +671,7 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
     pts = np.asarray(outfalls.geometry.values)
     # A town has one plant or a few: a scan of the node coordinates; a state layer of many facilities: a tree.
     tree = shapely.STRtree(shapely.points(g.node_xy)) if n and len(outfalls) > 16 else None
-    snapped: list[tuple[int, int, float]] = []  # (plant, node, distance in ft)
+    snapped: list[tuple[int, int, float, str]] = []  # (plant, node, distance in ft, other ends within reach)
     for k in range(len(outfalls)):  # a town has one plant or a few outfalls
         label = str(labels[k] or fallback[k] or f"treatment plant {k + 1}")
         p = pts[k]
@@ -747,7 +747,11 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
         for _, rows in table.groupby("piece", sort=False):
             ends = rows[rows["end"]]
             if len(ends):
-                snapped.append((k, int(ends["node"].iloc[0]), float(ends["d"].iloc[0])))
+                others = ends.iloc[1:4]
+                also = "; ".join(
+                    f"{g.node_id[e]} {dd:,.0f} ft" for e, dd in zip(others["node"], others["d"], strict=True)
+                )
+                snapped.append((k, int(ends["node"].iloc[0]), float(ends["d"].iloc[0]), also))
                 continue
             node = int(rows["node"].iloc[0])
             mains = np.flatnonzero((g.a == node) | (g.b == node))
@@ -768,7 +772,7 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
     # A piece with an outfall the data names (a structure, an outfall_manhole) takes no plant point by distance.
     named_piece = np.zeros(int(piece.max()) + 1 if n else 0, dtype=bool)
     named_piece[piece[how != ""]] = True
-    for k, node, d in snapped:
+    for k, node, d, also in snapped:
         label = str(labels[k] or fallback[k] or f"treatment plant {k + 1}")
         p = pts[k]
         if named_piece[piece[node]] and how[node] == "":
@@ -788,19 +792,16 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
             continue
         how[node] = how[node] or "joined"
         size = int(np.sum(piece[g.a] == piece[node]))
-        defects.append(
-            Defect(
-                "outfall_joined",
-                "info",
-                label,
-                "",
-                f"Plant {label} is joined to {g.node_id[node]}, the nearest end of a piece of {size:,} "
-                f"main{'s' if size != 1 else ''}, {d:,.0f} ft away (within network.outfall_snap_ft): the sewer "
-                "ends there.",
-                p.x,
-                p.y,
-            )
+        text = (
+            f"Plant {label} is joined to {g.node_id[node]}, the nearest end of a piece of {size:,} "
+            f"main{'s' if size != 1 else ''}, {d:,.0f} ft away (within network.outfall_snap_ft): the sewer ends there."
         )
+        if also:  # other ends of the same piece are as plausible by distance: the user should know which was taken
+            text += (
+                f" Other ends of that piece are within reach too ({also}); if the sewer enters the plant at one of "
+                "them, name it in the plant's outfall_manhole column."
+            )
+        defects.append(Defect("outfall_joined", "warning" if also else "info", label, "", text, p.x, p.y))
 
 
 def _directions(kept, g: _Graph, gravity, mh_geoms, mh_ids, fpu, defects):

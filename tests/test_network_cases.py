@@ -176,6 +176,17 @@ def test_two_plant_points_at_ends_of_one_piece_are_reported_with_their_shares(tm
     assert skipped["feature_id"] == "OTHER" and "MH4" in skipped["message"]
 
 
+def test_a_plant_near_two_ends_of_one_piece_says_which_it_took(tmp_path):
+    # The run ends at MH3, 30 ft from the plant; a branch from MH2 ends at MHX, 122 ft from it. No evidence says
+    # which end enters the plant: the nearer is taken, and the other named, as a warning.
+    mains = [*[line(k, *xy) for k, xy in (("A", ((0, 0), (300, 0))), ("B", ((300, 0), (600, 0))))]]
+    mains.append(line("X", (300, 0), (560, 100)))
+    path = write_town(tmp_path / "ends.gpkg", mains, [*RUN, mh("MHX", 560, 100)], PLANT)
+    (joined,) = by_check(check_json(path), "outfall_joined")
+    assert joined["severity"] == "warning" and "joined to MH3" in joined["message"]
+    assert "MHX 122 ft" in joined["message"] and "outfall_manhole" in joined["message"]
+
+
 def test_force_main_pumped_uphill_keeps_its_drawn_direction(tmp_path):
     # A wet well PS pumps up to MH2 (inverts rise 20 ft); gravity runs on to MH3 and the plant. No from/to fields.
     mains = [
