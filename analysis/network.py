@@ -457,7 +457,21 @@ def _explicit_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, defects) -> _Grap
     lines = np.asarray(kept.geometry.values)[row]
     given = _num(kept, "length_ft")[row]
     drawn = shapely.length(lines) * fpu
-    length_ft = np.where(np.isfinite(given) & (given >= 0), given, np.nan_to_num(drawn))
+    recorded = np.isfinite(given) & (given >= 0)
+    length_ft = np.where(recorded, given, np.nan_to_num(drawn))
+    for i in np.flatnonzero(~recorded)[:50]:  # a model that states its lengths has none
+        defects.append(
+            Defect(
+                "length_from_drawing",
+                "warning",
+                str(ids[row[i]]),
+                "",
+                f"Link {ids[row[i]]} states no length in the model; its drawn length, {length_ft[i]:,.1f}, was "
+                "used: check it, as a schematic drawing is not to scale.",
+                float(node_xy[a[row[i]], 0]) if len(node_xy) else float("nan"),
+                float(node_xy[a[row[i]], 1]) if len(node_xy) else float("nan"),
+            )
+        )
     return _Graph(lines, row, a[row], b[row], length_ft, node_id, node_xy, mh_kind, np.arange(len(node_id)))
 
 

@@ -65,18 +65,18 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
     """``{"mains": ..., "manholes": ...}`` from a SWMM .inp file, without a CRS."""
     sections = _sections(Path(path))
     options = sections.get("OPTIONS", {})
-    metric = options.get("FLOW_UNITS", ["CFS"])[0].upper() in METRIC_FLOW_UNITS
+    metric = _field(options.get("FLOW_UNITS", []), 0, "CFS").upper() in METRIC_FLOW_UNITS
     to_ft = M_TO_FT if metric else 1.0
-    offsets_are_elevations = options.get("LINK_OFFSETS", ["DEPTH"])[0].upper() == "ELEVATION"
+    offsets_are_elevations = _field(options.get("LINK_OFFSETS", []), 0, "DEPTH").upper() == "ELEVATION"
 
     nodes: dict[str, tuple[float, str]] = {}
     for section, structure in NODE_SECTIONS:
         for name, fields in sections.get(section, {}).items():
-            nodes[name] = (_float(fields[0]) * to_ft, structure)
-    coords = {name: (_float(f[0]), _float(f[1])) for name, f in sections.get("COORDINATES", {}).items()}
-    missing = sorted(set(nodes) - set(coords))
+            nodes[name] = (_float(_field(fields, 0)) * to_ft, structure)
+    coords = {name: (_float(_field(f, 0)), _float(_field(f, 1))) for name, f in sections.get("COORDINATES", {}).items()}
+    missing = sorted(n for n in nodes if n not in coords or not np.isfinite(coords[n]).all())
     if missing:
-        raise LayerError(f"{path}: node(s) {', '.join(missing[:10])} have no [COORDINATES].")
+        raise LayerError(f"{path}: node(s) {', '.join(missing[:10])} have no [COORDINATES] (x and y).")
     vertices: dict[str, list[tuple[float, float]]] = sections.get("VERTICES", {})
     xsections = sections.get("XSECTIONS", {})
 
@@ -90,11 +90,11 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
                 unknown.append(f"{name} ({frm} -> {to})")
                 continue
             conduit = section == "CONDUITS"
-            shape = str(xsections.get(name, ["?"])[0]).upper()
+            shape = _field(xsections.get(name, []), 0, "?").upper()
             # a street or open channel is one of the model's conduits, but no pipe
             link_kind = "channel" if conduit and shape in OPEN_SHAPES else kind
             pipe = link_kind == "conduit"
-            geom1 = _float(xsections[name][1]) if pipe and len(xsections.get(name, ())) > 1 else np.nan
+            geom1 = _float(_field(xsections.get(name, []), 1)) if pipe else np.nan
             rows.append(
                 {
                     "main_id": name,
@@ -102,7 +102,7 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
                     "to_manhole": to,
                     "sewer_type": "force" if kind == "pump" else "sanitary",
                     "link_kind": link_kind,
-                    "length_ft": _float(f[2]) * to_ft if conduit and len(f) > 2 else 0.0,
+                    "length_ft": _float(_field(f, 2)) * to_ft if conduit else 0.0,
                     "diameter_in": geom1 * to_ft * 12,
                     "us_invert_ft": _invert(nodes[frm][0], f, 4, to_ft, offsets_are_elevations) if conduit else np.nan,
                     "ds_invert_ft": _invert(nodes[to][0], f, 5, to_ft, offsets_are_elevations) if conduit else np.nan,
@@ -152,6 +152,11 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
         crs=None,
     )
     return {"mains": mains, "manholes": manholes}
+
+
+def _field(fields: list, i: int, default: str = "") -> str:
+    """The ``i``-th field of a row, or ``default`` where the row is short."""
+    return fields[i] if len(fields) > i else default
 
 
 def _invert(node_invert_ft: float, fields: list, i: int, to_ft: float, elevations: bool) -> float:

@@ -286,3 +286,32 @@ def test_conduit_between_two_nodes_on_one_spot(tmp_path, units, to_ft):
     assert not {d["check"] for d in report} & (NEVER | {"no_outfall", "cycle", "adverse_slope"})
     if units == "CMS":  # 1 m pipes are 39.4 in: no design note; 18 m between J2 and J3 is 59 ft
         assert not [d for d in report if d["check"] == "min_diameter"]
+
+
+@pytest.mark.parametrize(
+    ("text", "code", "says"),
+    [
+        ("[TITLE]\nnot a model\n", 2, "has no links"),
+        ("[JUNCTIONS]\nJ1 1\n[CONDUITS]\nC1 J1 X 10\n[COORDINATES]\nJ1 0 0\n", 2, "C1 (J1 -> X)"),
+        ("[JUNCTIONS]\nJ1 1\nJ2 1\n[CONDUITS]\nC1 J1 J2 10\n[COORDINATES]\nJ1 0\nJ2 1 1\n", 2, "J1 have no"),
+        # Short rows everywhere: no length, no elevation, no cross-section, half a vertex. A finding, not a crash.
+        (
+            "[OPTIONS]\nFLOW_UNITS\n[JUNCTIONS]\nJ1\nJ2 1\n[OUTFALLS]\nO 0\n[CONDUITS]\nC1 J1 J2 ten\nC2 J2 O 5\n"
+            "[XSECTIONS]\nC1\n[COORDINATES]\nJ1 0 0\nJ2 3 4\nO 9 9\n[VERTICES]\nC1 5\n",
+            0,
+            "length_from_drawing",
+        ),
+    ],
+)
+def test_malformed_models_are_refused_or_reported(tmp_path, text, code, says):
+    path = tmp_path / "model.inp"
+    path.write_text(text)
+    for args in (["network", "check", "--profile", "fort-plain", "--json"], ["trace", "--manhole", "J1", "--json"]):
+        result = CliRunner().invoke(main, [*args, "--data", str(path), "--data-crs", "local"])
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        assert result.exit_code == code, result.output
+        if args[0] == "network":
+            assert says in result.output
+    if code == 0:
+        doc = json.loads(cli("trace", "--data", path, "--data-crs", "local", "--manhole", "J1", "--json")[1])
+        assert doc["path"] == ["J1", "J2", "O"] and doc["length_ft"] == pytest.approx(5 + 5)  # drawn 3-4-5, then 5
