@@ -336,6 +336,15 @@ def test_design_rules_on_existing_mains_are_information(tmp_path, profile):
         assert "a setting" in small[0]["message"] and "not a number the law states" in small[0]["message"]
 
 
+def test_design_values_set_for_a_run_are_cited_as_such(tmp_path):
+    # Poughkeepsie's article sets no pipe size: a value given with --set is the user's, not the law's.
+    mains = [line("SMALL", (0, 0), (300, 0), diameter_in=6.0)]
+    path = write_town(tmp_path / "pk.gpkg", mains, RUN[:2], [plant("WWTP", 330, 0)])
+    assert not by_check(check_json(path, profile="poughkeepsie"), "min_diameter")
+    (small,) = by_check(check_json(path, "--set", "network.min_diameter_in=8", profile="poughkeepsie"), "min_diameter")
+    assert small["section"] == "" and "the 8 in set for this run" in small["message"]
+
+
 def test_wappinger_spacing_applies_to_mains_of_15_in_or_less(tmp_path):
     mains = [line("BIG", (0, 0), (900, 0), diameter_in=24.0), line("SMALL", (900, 0), (1800, 0), diameter_in=12.0)]
     manholes = [mh("A", 0, 0), mh("B", 900, 0), mh("C", 1800, 0)]
