@@ -123,6 +123,7 @@ class NetworkRules:
     control_manhole: Rule = _rule(str, choices=("nearest_downstream",))
     min_diameter_in: Rule = _rule((int, float), nullable=True)
     max_manhole_spacing_ft: Rule = _rule((int, float), nullable=True)
+    manhole_spacing_by_diameter: Rule = _rule(dict)
     manhole_at_alignment_change: Rule = _rule(bool)
     alignment_change_deg: Rule = _rule((int, float))
     slope_change_ft_per_ft: Rule = _rule((int, float))
