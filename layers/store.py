@@ -59,3 +59,25 @@ def latest_run(path: str | Path) -> dict | None:
     if row is None:
         return None
     return {"run_at": row[0], **json.loads(row[1])}
+
+
+def read_setting(path: str | Path, key: str) -> str | None:
+    """A setting kept in the store (``sewerplan_settings`` table), or None when the store has none of that name."""
+    if not Path(path).is_file():
+        return None
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+            row = con.execute("SELECT value FROM sewerplan_settings WHERE key = ?", (key,)).fetchone()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
+
+
+def write_setting(path: str | Path, key: str, value: str) -> None:
+    """Keep a setting in the store (``sewerplan_settings`` table: key, value), replacing one of the same name."""
+    try:
+        with sqlite3.connect(str(path)) as con:
+            con.execute("CREATE TABLE IF NOT EXISTS sewerplan_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            con.execute("INSERT OR REPLACE INTO sewerplan_settings (key, value) VALUES (?, ?)", (key, value))
+    except sqlite3.Error as exc:
+        raise LayerError(f"Cannot keep the setting {key} in the store {path}: {exc}") from exc
