@@ -248,7 +248,7 @@ def issue_batch(
         if not prepared["notices"]:
             return doc
         try:
-            folder, letters = _write(
+            folder, letters = write_files(
                 batch_id, prepared, plan, kind, profile, town, root, inputs, per_parcel, occupant, bom, progress
             )
             register.finish_batch(batch_id, letters=letters, actor=actor)
@@ -272,7 +272,21 @@ def issue_batch(
     return doc
 
 
-def _write(batch_id, prepared, plan, kind, profile, town, root, inputs, per_parcel, occupant, bom, progress):
+def write_files(
+    batch_id,
+    prepared,
+    plan,
+    kind,
+    profile,
+    town,
+    root,
+    inputs,
+    per_parcel=False,
+    occupant=False,
+    bom=False,
+    progress=None,
+) -> tuple[Path, dict]:
+    """Write a prepared batch's folder and check it; returns the folder and each notice's letter for the register."""
     ids = {n["parcel_id"]: n["notice_id"] for n in prepared["notices"]}
     sent = plan.due[plan.due["parcel_id"].astype(str).isin(ids)].copy()
     sent["notice_id"] = sent["parcel_id"].astype(str).map(ids)
@@ -438,6 +452,7 @@ __all__ = [
     "NoticeInputs",
     "batch_lock",
     "check_root",
+    "write_files",
     "data_checksum",
     "issue_batch",
     "preview",

@@ -15,6 +15,7 @@ a north arrow). CSV cells that a spreadsheet would run as formulas are neutralis
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import json
 import math
@@ -97,7 +98,9 @@ def _fit(lines: list[str], width: float, height: float, *, sizes=(9.0, 8.5, 8.0,
     return size, wrapped
 
 
-def _wrap(text: str, font: str, size: float, width: float) -> list[str]:
+@functools.lru_cache(maxsize=8192)
+def _wrap(text: str, font: str, size: float, width: float) -> tuple[str, ...]:
+    """``text`` broken into lines no wider than ``width`` (cached: every letter of a batch quotes the same law)."""
     out: list[str] = []
     for part in simpleSplit(text, font, size, width) or [""]:
         while stringWidth(part, font, size) > width and len(part) > 1:  # one word wider than the box: break it
@@ -107,7 +110,7 @@ def _wrap(text: str, font: str, size: float, width: float) -> list[str]:
             out.append(part[:cut])
             part = part[cut:]
         out.append(part)
-    return out
+    return tuple(out)
 
 
 def _clip(text: str, font: str, size: float, width: float) -> str:

@@ -670,13 +670,17 @@ class Register:
                 dest = sqlite3.connect(str(partial))
                 try:
                     source.backup(dest)
+                    dest.execute("PRAGMA journal_mode=DELETE")  # the copy is one self-contained file
                 finally:
                     dest.close()
             finally:
                 source.close()
-            with sqlite3.connect(str(partial)) as copy:
+            copy = sqlite3.connect(f"file:{partial}?mode=ro", uri=True)
+            try:
                 integrity = copy.execute("PRAGMA integrity_check").fetchone()[0]
                 copied = {t.name: copy.execute(f'SELECT count(*) FROM "{t.name}"').fetchone()[0] for t in _TABLES}
+            finally:
+                copy.close()
             if integrity != "ok" or copied != counts:
                 raise LayerError(
                     f"The backup did not verify (integrity check: {integrity}; rows {copied} against {counts}): "
