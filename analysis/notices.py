@@ -524,7 +524,8 @@ def building_obligations(buildings: pd.DataFrame | None, profile: Profile) -> di
         for parcel_id, group in frame[frame[flag].fillna(False).astype(bool)].groupby("parcel_id"):
             ids = ", ".join(str(b) for b in group.get("building_id", pd.Series(dtype=str)))
             out.setdefault(str(parcel_id), []).append(
-                f"Building(s) {ids} may be a building the following section covers. {manhole.section} provides: "
+                f"Building(s) {ids} on this parcel may be of a kind the following section covers. "
+                f"{manhole.section} provides: "
                 f"\u201c{manhole.quote}\u201d Before you connect, ask whether the administrative body requires a "
                 "manhole connection for this property."
             )
@@ -562,6 +563,11 @@ class Letter:
         return "\n".join(b.text for b in self.blocks)
 
 
+def words_of(text: str) -> str:
+    """Text with every run of whitespace (non-breaking spaces included) as one space."""
+    return " ".join(str(text).replace("\xa0", " ").split())
+
+
 def long_date(day) -> str:
     """March 1, 2027."""
     day = day if isinstance(day, dt.date) else dt.date.fromisoformat(str(day))
@@ -573,8 +579,9 @@ def code_name(profile: Profile) -> str:
     return profile.law.split(",")[0].strip()
 
 
-def _quote(rule: Rule, lead: str = "") -> list[Block]:
-    head = f"{lead}{rule.section} provides:" if lead else f"{rule.section} provides:"
+def _quote(rule: Rule, code: str = "") -> list[Block]:
+    """The rule's section and its words, verbatim; ``code`` names the code the first citation belongs to."""
+    head = f"{rule.section} of the {code} provides:" if code else f"{rule.section} provides:"
     return [Block("text", head), Block("quote", f"\u201c{rule.quote}\u201d", rule.section)]
 
 
@@ -615,7 +622,8 @@ def compose_letters(
         blocks = compose(parcels, profile=profile, town=town, period=period, notice_date=notice_date)
         if kind == "connection":
             blocks += _obligation_blocks(parcels, obligations or {})
-        blocks += _common_blocks(parcels, profile=profile, town=town, kind=kind, period=period)
+        act_by = notice_date + dt.timedelta(days=int(period.days))
+        blocks += _common_blocks(parcels, profile=profile, town=town, kind=kind, act_by=act_by)
         title = "NOTICE TO CONNECT TO THE PUBLIC SEWER" if kind == "connection" else "NOTICE OF VIOLATION"
         letters.append(
             Letter(
@@ -661,12 +669,17 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date) -> list[B
         blocks.append(Block("item", _parcel_line(p)))
         blocks.append(Block("text", _main_text(p)))
     deadline = notice_date + dt.timedelta(days=int(period.days))
-    blocks += [Block("heading", "What the law requires"), *_quote(n.connection_duty, "")]
+    blocks += [Block("heading", "What the law requires"), *_quote(n.connection_duty, code_name(profile))]
+    given = (
+        "is the official notice that section refers to"
+        if "official notice" in n.connection_duty.quote
+        else "gives you notice of that requirement"
+    )
     blocks.append(
         Block(
             "text",
-            f"This letter is the official notice that section refers to, given on {long_date(notice_date)}. You are "
-            f"required to connect by {long_date(deadline)}, {period.days} days after the date of this notice"
+            f"This letter, dated {long_date(notice_date)}, {given}. You are required to connect by "
+            f"{long_date(deadline)}, {period.days} days after the date of this notice"
             + (f" (the period set by {period.act}, under {period.section})." if period.act else "."),
         )
     )
@@ -676,7 +689,8 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date) -> list[B
         hazards = sorted({str(p["hazard"]) for p in parcels if p.get("hazard") and not pd.isna(p.get("hazard"))})
         text = f"This notice is given {NOTICE_REASONS.get(reason, reason)}"
         blocks.append(Block("text", text + (f": {'; '.join(hazards)}." if hazards else ".")))
-    if any(bool(p.get("private_system")) for p in parcels):
+    same = words_of(n.private_system_duty.quote) == words_of(n.connection_duty.quote)  # Wappinger § 196-17E is both
+    if any(bool(p.get("private_system")) for p in parcels) and not same:
         blocks += [Block("heading", "Your private sewage disposal system"), *_quote(n.private_system_duty)]
     return blocks
 
@@ -696,7 +710,7 @@ def _violation_blocks(parcels, *, profile, town, period, notice_date) -> list[Bl
                 "records no connection.",
             )
         )
-    blocks += [Block("heading", "The violation"), *_quote(n.connection_duty)]
+    blocks += [Block("heading", "The violation"), *_quote(n.connection_duty, code_name(profile))]
     blocks.append(
         Block(
             "text",
@@ -724,7 +738,7 @@ def _obligation_blocks(parcels, obligations: Mapping[str, list[str]]) -> list[Bl
     return blocks
 
 
-def _common_blocks(parcels, *, profile, town, kind, period) -> list[Block]:
+def _common_blocks(parcels, *, profile, town, kind, act_by: dt.date) -> list[Block]:
     n = profile.notices
     word = _town_word(profile)
     blocks: list[Block] = []
@@ -736,12 +750,12 @@ def _common_blocks(parcels, *, profile, town, kind, period) -> list[Block]:
     blocks += [Block("heading", "If the law is not complied with"), *_quote(n.penalty)]
     if town.penalty_amount:
         blocks.append(Block("text", f"The amount of the fine: {town.penalty_amount}"))
-    deadline_word = "the date above"
     contact = _contact(town)
+    number = "notice numbers" if len(parcels) > 1 else "notice number"
     ask = town.requests or (
-        f"To ask for more time, or if you believe this notice is wrong (for example, the property is already "
-        f"connected, or no building on it is occupied), write to the {town.officer_title or 'office'} at the "
-        f"address above before {deadline_word}, quoting the notice number. The {word} will answer in writing."
+        f"To ask the {word} for more time, or if you believe this notice is wrong (for example, the property is "
+        f"already connected, or no building on it is occupied), write to the {town.officer_title or 'office'} at "
+        f"the address above before {long_date(act_by)}, quoting the {number} above."
     )
     blocks += [Block("heading", "More time, or an objection"), Block("text", ask)]
     if contact:

@@ -88,11 +88,11 @@ def _fit(lines: list[str], width: float, height: float, *, sizes=(9.0, 8.5, 8.0,
     """The largest font size at which ``lines`` (wrapped at spaces, long words broken) fit the box, and the lines."""
     for size in sizes:
         wrapped = [part for line in lines for part in _wrap(line, "Helvetica", size, width)]
-        if len(wrapped) * size * 1.15 <= height:
+        if (len(wrapped) * 1.15 + 0.1) * size <= height:  # the last line's descenders stay inside too
             return size, wrapped
     size = sizes[-1]
     wrapped = [part for line in lines for part in _wrap(line, "Helvetica", size, width)]
-    room = max(1, int(height // (size * 1.15)))
+    room = max(1, int((height / size - 0.1) // 1.15))
     if len(wrapped) > room:  # never drawn outside the label: the last line says text was cut
         wrapped = [*wrapped[: room - 1], _clip(" ".join(wrapped[room - 1 :]), "Helvetica", size, width)]
     return size, wrapped
@@ -209,7 +209,8 @@ class _Page:
         pdf.setFont("Helvetica", 7.5)
         ids = ", ".join(self.letter.notice_ids)
         text = _clip(
-            f"Letter {self.letter.mailing_no:04d} - notice {ids} - page {self.page}",
+            f"Letter {self.letter.mailing_no:04d} - notice{'s' if len(self.letter.notice_ids) > 1 else ''} {ids} "
+            f"- page {self.page}",
             "Helvetica",
             7.5,
             self.width - 2 * _MARGIN,
@@ -256,6 +257,9 @@ def render_letter(pdf, letter: Letter, *, town: TownSettings, maps: dict[str, Le
         font, size, indent, after = _STYLES.get(block.kind, _STYLES["text"])
         if block.kind == "heading":
             page.need(size * 1.3 + 40)  # a heading never ends a page alone
+        elif block.kind == "quote":  # the law's words stay on one page, so they are read (and copied) whole
+            lines = _wrap(block.text, font, size, page.width - 2 * _MARGIN - indent)
+            page.need(min(len(lines) * size * 1.3, page.height - _TOP - _BOTTOM))
         page.lines(block.text, font, size, indent, after)
     page.need(70)
     page.y -= 6
