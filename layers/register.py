@@ -328,7 +328,7 @@ class Register:
         config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
         engine = _sqlite_engine(self.url, foreign_keys=False) if self.is_sqlite else self.engine
         try:
-            with engine.begin() as con:
+            with engine.execution_options(write=True).begin() as con:
                 if not self.is_sqlite:
                     con.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK})
                 config.attributes["connection"] = con
@@ -351,7 +351,9 @@ class Register:
 
     @contextmanager
     def transaction(self):
-        with self.engine.begin() as con:
+        """A write transaction: on SQLite BEGIN IMMEDIATE (the write lock at once, so two writers queue instead of
+        failing half way); reads use plain connections, which never wait for a writer under WAL."""
+        with self.engine.execution_options(write=True).begin() as con:
             yield con
 
     # -- runs and batches -----------------------------------------------------------------------------------------
@@ -714,8 +716,11 @@ def _sqlite_engine(url: str, *, foreign_keys: bool) -> sa.Engine:
         cur.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
         cur.close()
 
+    def begin(conn) -> None:  # writers take the write lock at once; readers read a snapshot and never wait
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
+
     sa.event.listen(engine, "connect", pragmas)
-    sa.event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+    sa.event.listen(engine, "begin", begin)
     return engine
 
 
