@@ -650,6 +650,12 @@ def test_cli_issue_writes_a_folder_per_batch_that_nothing_overwrites(store, tmp_
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith(".")) == sorted(
         [first["batch"], second["batch"]]
     )
+    # Each run records the input data's checksum: the same data, the same checksum, in the batch and its run.
+    register = Register(store=store, create=False)
+    with register.engine.connect() as con:
+        runs = con.execute(text("SELECT input_checksum FROM analysis_runs")).scalars().all()
+    checksums = {b["input_checksum"] for b in register.batches()} | set(runs)
+    assert len(runs) == 2 and len(checksums) == 1 and len(checksums.pop()) == 64
 
 
 def test_cli_out_that_is_a_file_records_nothing(store, tmp_path):
