@@ -205,8 +205,8 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
             "whether to give a later date.",
             highlight=False,
         )
-    for held in doc["held"]:
-        console.print(f"Held back: parcel {held['parcel_id']}: {held['why']}", highlight=False, markup=False)
+    for line in _held_lines(doc["held"]):
+        console.print(line, highlight=False, markup=False)
     for problem in doc["letters_blocked_by"]:
         console.print(f"[yellow]Before issuing[/yellow]: {problem}", highlight=False)
 
@@ -294,8 +294,8 @@ def issue(
             f"Note: the deadline {doc['deadline']} falls on a {doc['deadline_flag']}: the town decides whether "
             "that moves it."
         )
-    for held in doc["held"]:
-        click.echo(f"Held back: parcel {held['parcel_id']}: {held['why']}")
+    for line in _held_lines(doc["held"]):
+        click.echo(line)
 
 
 @notices.command()
@@ -451,6 +451,18 @@ def backup(target, store, register_url, as_json):
         return
     rows = ", ".join(f"{n} {t}" for t, n in done["tables"].items())
     click.echo(f"Register backed up to {done['target']} and verified (integrity ok; {rows}).")
+
+
+def _held_lines(held: list[dict], shown: int = 12) -> list[str]:
+    """Parcels held back, grouped by why: the reason once, then the parcel IDs (the first few)."""
+    groups: dict[str, list[str]] = {}
+    for h in held:
+        groups.setdefault(h["why"], []).append(str(h["parcel_id"]))
+    lines = []
+    for why, ids in groups.items():
+        more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+        lines.append(f"Held back, {len(ids)} parcel(s): {why} ({', '.join(ids[:shown])}{more}).")
+    return lines
 
 
 def _actor() -> str:

@@ -53,7 +53,7 @@ def plan(proposed, streets_run, diameter, name, save, out_path, pdf_path, regist
             else None
         )
         bar.step("planning")
-        register = Register(register_url) if save else None
+        register = Register(register_url, store=opts["data"]) if save else None
         result, doc = plan_on_layers(
             layers, profile, line, diameter_in=diameter, name=name, network=net, register=register
         )

@@ -23,7 +23,7 @@ bp = Blueprint("plans", __name__, url_prefix="/plans")
 def _register() -> Register:
     from flask import current_app
 
-    return Register(current_app.config["REGISTER"])
+    return Register(current_app.config["REGISTER"], store=current_app.config["STORE"])
 
 
 @bp.post("/evaluate")
