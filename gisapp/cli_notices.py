@@ -175,7 +175,7 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
     """Who would get a connection notice, grouped by owner mailing address; nothing is recorded."""
     store = _store(opts)
     register = _open(register_url, store)
-    town = _town(town_path, store)
+    town = _town(town_path, opts.get("data"))
     profile, inputs = _inputs(opts)
     plan, rows, doc = service.preview(
         register,
@@ -248,7 +248,7 @@ def issue(
     """Issue connection notices: a batch folder with the mailing list, labels and letters, then the register."""
     store = _store(opts)
     register = _open(register_url, store, new=new)
-    town = _town(town_path, store)
+    town = _town(town_path, opts.get("data"))
     profile, inputs = _inputs(opts)
     profile = with_resolutions(profile, town)
     settled = _settle(register, as_json)

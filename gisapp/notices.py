@@ -88,8 +88,8 @@ def town_problems(profile: Profile, town: TownSettings | None, plan: NoticePlan)
     """Why letters cannot be written yet: missing town settings, or a period the town must set itself."""
     if town is None:
         return [
-            "no town settings file: letters need the municipality's letterhead, return address, signing officer and "
-            "contact (a template: docs/town.example.toml)"
+            "no town settings file (town.toml beside the store): letters need the municipality's letterhead, return "
+            "address, signing officer and contact (a template to copy: docs/town.example.toml)"
         ]
     problems = [f"the town settings ({town.source}) lack {key}" for key in town.missing_for_letters()]
     word = "village" if "village" in profile.municipality.lower() else "town"

@@ -31,7 +31,8 @@ def town_file(given: str | Path | None = None, *, store: str | Path | None = Non
     if given:
         return Path(given).expanduser()
     if store and "://" not in str(store):
-        folder = Path(store) if Path(store).is_dir() else Path(store).resolve().parent
+        inside = Path(store).is_dir() and Path(store).suffix.lower() != ".gdb"  # a folder of layers holds it
+        folder = Path(store) if inside else Path(store).resolve().parent
         candidate = folder / TOWN_FILE
         return candidate if candidate.is_file() else None
     return None

@@ -214,6 +214,37 @@ def test_deadline_flags_weekends_and_new_york_holidays(day, flag):
     assert deadline_flag(day) == flag
 
 
+def test_the_town_settings_file_reports_every_problem_at_once(tmp_path):
+    bad = tmp_path / "town.toml"
+    bad.write_text(
+        '[letterhead]\nname = 3\nmotto = "x"\n[officer]\ntitle = ["a"]\n[signature]\n'
+        '[resolutions]\n"notices.correction_period_days" = { days = 0, act = "R 1" }\n'
+        '"mandate.notice_period_days" = { days = 30 }\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(LayerError) as info:
+        load_town_settings(bad)
+    for part in (
+        "name must be text",
+        "unknown key 'motto'",
+        "title must be text",
+        "unknown table [signature]",
+        "above 0",
+        "must be { days = N",
+    ):
+        assert part in str(info.value), part
+    example = load_town_settings(EXAMPLE_TOWN)
+    assert example.missing_for_letters() == [] and example.resolutions["notices.correction_period_days"].days == 30
+    empty = tmp_path / "empty.toml"
+    empty.write_text('[letterhead]\nname = "Village of X"\n', encoding="utf-8")
+    assert load_town_settings(empty).missing_for_letters() == [
+        "return_address.lines",
+        "officer.name",
+        "officer.title",
+        "contact.phone or contact.email",
+    ]
+
+
 # -- the mailing list ---------------------------------------------------------------------------------------------
 
 
