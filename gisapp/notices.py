@@ -362,7 +362,8 @@ def _set_aside(root: Path, batch_id: str) -> None:
 
 def settle(register: Register, *, actor: str) -> list[dict]:
     """Finish or cancel every prepared batch no live process is writing: issued when its folder is complete and
-    verifies, cancelled (never mailed) otherwise. Returns what was done to each."""
+    verifies, cancelled (never mailed) otherwise. A batch whose folder this machine cannot see is left for
+    ``resume``. Returns what was done to each."""
     done = []
     for batch in register.batches(status="prepared"):
         result = _settle_one(register, batch, actor=actor, cancel=False, wait=False)
@@ -379,6 +380,11 @@ def resume(register: Register, batch_id: str, *, actor: str, cancel: bool = Fals
     if batch["status"] != "prepared":
         raise LayerError(f"Batch {batch_id} is already {batch['status']}: nothing to resume.")
     result = _settle_one(register, batch, actor=actor, cancel=cancel, wait=False)
+    if result is None and not Path(batch["folder"]).is_dir():
+        raise LayerError(
+            f"Batch {batch_id} was being written into {batch['folder']}, which this machine cannot see: resume it "
+            "where that folder is, or cancel it (it was never mailed from here)."
+        )
     if result is None:
         raise LayerError(f"Batch {batch_id} is being written by another process right now: wait for it to end.")
     return result
@@ -387,8 +393,11 @@ def resume(register: Register, batch_id: str, *, actor: str, cancel: bool = Fals
 def _settle_one(register, batch, *, actor, cancel, wait) -> dict | None:
     root, batch_id = Path(batch["folder"]), batch["batch_id"]
     if not root.is_dir():
-        register.cancel_batch(batch_id, actor=actor, why=f"Its folder {root} no longer exists.")
-        return {"batch": batch_id, "action": "cancelled", "why": f"its folder {root} no longer exists"}
+        # Another machine may be writing it into a folder this one cannot see: only the clerk decides.
+        if not cancel:
+            return None
+        register.cancel_batch(batch_id, actor=actor, why=f"Cancelled on request; its folder {root} is not here.")
+        return {"batch": batch_id, "action": "cancelled", "notices": None, "why": f"its folder {root} is not here"}
     with batch_lock(root, batch_id, wait=wait) as mine:
         if not mine:
             return None

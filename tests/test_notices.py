@@ -828,6 +828,18 @@ def test_cli_resume_finishes_a_complete_batch_and_cancels_an_incomplete_one(stor
     assert again.exit_code == 2 and "already cancelled" in again.output
 
 
+def test_a_batch_whose_folder_is_not_here_is_left_for_the_clerk(store, tmp_path, small_results):
+    from gisapp.notices import settle
+
+    register = Register(store=store, create=True)
+    batch = _prepare(register, due_notices(small_results, profile=FP, notice_date=DAY).head(3))  # folder /nowhere
+    assert settle(register, actor="t") == [] and register.batch(batch["batch_id"])["status"] == "prepared"
+    refused = CliRunner().invoke(main, ["notices", "resume", batch["batch_id"], "--store", str(store)])
+    assert refused.exit_code == 2 and "cannot see" in refused.output
+    done = json.loads(invoke("notices", "resume", batch["batch_id"], "--cancel", "--store", store, "--json").output)
+    assert done["action"] == "cancelled" and set(register.batch_notices(batch["batch_id"])["status"]) == {"cancelled"}
+
+
 def test_cli_backup_prints_what_it_verified(store, tmp_path):
     _issue_cli(store, tmp_path / "out", "--new")
     result = invoke("notices", "backup", tmp_path / "b.sqlite", "--store", store)
