@@ -151,10 +151,18 @@ class BuildingRules:
 
 @dataclass(frozen=True)
 class NoticeRules:
-    """Violation notices: the time to correct and the penalty the law sets."""
+    """What notices and their letters say: the duties quoted whole, who may be noticed, correcting and penalties."""
 
     correction_period_days: Rule = _rule(int)
     penalty: Rule = _rule(str)
+    connection_duty: Rule = _rule(bool)
+    private_system_duty: Rule = _rule(bool)
+    private_system_reasons: Rule = _rule(list)
+    private_system_assumed: Rule = _rule(bool)
+    permit: Rule = _rule(bool)
+    permit_fees: Rule = _rule(bool)
+    inflow_sources: Rule = _rule(bool)
+    manhole_connection: Rule = _rule(bool)
 
 
 @dataclass(frozen=True)

@@ -43,8 +43,8 @@ SETTINGS: dict[str, tuple[Any, str]] = {
     ),
     "REGISTER": (
         None,
-        "The notice register: a SQLite path or database URL (default SEWERPLAN_DATABASE_URL, else "
-        "instance/register.sqlite).",
+        "The notice register: a SQLite path or database URL (default SEWERPLAN_DATABASE_URL, else the register "
+        "recorded in the store; the notices page offers to create one beside the store).",
     ),
     "NOTICES_FOLDER": ("instance/notices", "Where issued batches (mailing lists, labels, letters) are written."),
 }

@@ -281,8 +281,11 @@ def publish_store(path: str | Path, source: str | Path, *, who: str, label: str,
     target = Path(path)
     with store_writer(target, who=who, what="publishing a store"):
         kept = _keep_previous(target, label=f"before {label}", who=who, keep=keep)
+        town = _settings(target) if target.exists() else {}
         with _replacement(target, copy_current=False) as tmp:
             _copy_sqlite(Path(source), tmp)
+            if town:  # the town's settings (its notice register) stay with the town, whatever data is published
+                _write_settings(tmp, town)
     return kept
 
 
@@ -297,8 +300,11 @@ def restore_store(path: str | Path, name: str, *, who: str, keep: int = 5) -> st
     chosen = target.parent / PREVIOUS / name
     if not chosen.is_file():
         raise LayerError("No such earlier store (it may have been pruned).")
+    town = _settings(target) if target.exists() else {}
     with store_writer(target, who=who, what="restoring a store"), _replacement(target, copy_current=False) as tmp:
         _copy_sqlite(chosen, tmp)
+        if town:  # the town's settings (its notice register) are not rolled back with the data
+            _write_settings(tmp, town)
         return _keep_previous(target, label=f"replaced by the restore of {name}", who=who, keep=keep)
 
 
@@ -323,3 +329,46 @@ def copy_store(source: str | Path, target: str | Path) -> None:
     """A consistent copy of a store (the backup API), e.g. a workspace made from the town's store."""
     Path(target).parent.mkdir(parents=True, exist_ok=True)
     _copy_sqlite(Path(source), Path(target))
+
+
+# --- settings the town keeps in its store (its notice register) ---------------------------------------------------
+
+SETTINGS_TABLE = "sewerplan_settings"
+
+
+def read_setting(path: str | Path, key: str) -> str | None:
+    """A setting kept in the store (``sewerplan_settings`` table), or None when the store has none of that name."""
+    if not Path(path).is_file():
+        return None
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+            row = con.execute(f"SELECT value FROM {SETTINGS_TABLE} WHERE key = ?", (key,)).fetchone()
+    except sqlite3.Error:
+        return None
+    return row[0] if row else None
+
+
+def write_setting(path: str | Path, key: str, value: str) -> None:
+    """Keep a setting in the store (``sewerplan_settings`` table: key, value), replacing one of the same name.
+
+    Taken under the store's writer lock: a run swapping in a copy of the store at the same moment would lose it.
+    """
+    with store_writer(path, who="sewerplan", what="a settings change"):
+        try:
+            _write_settings(Path(path), {key: value})
+        except sqlite3.Error as exc:
+            raise LayerError(f"Cannot keep the setting {key} in the store {path}: {exc}") from exc
+
+
+def _settings(path: Path) -> dict[str, str]:
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+            return dict(con.execute(f"SELECT key, value FROM {SETTINGS_TABLE}").fetchall())
+    except sqlite3.Error:
+        return {}
+
+
+def _write_settings(path: Path, values: dict[str, str]) -> None:
+    with closing(sqlite3.connect(str(path))) as con, con:
+        con.execute(f"CREATE TABLE IF NOT EXISTS {SETTINGS_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        con.executemany(f"INSERT OR REPLACE INTO {SETTINGS_TABLE} (key, value) VALUES (?, ?)", values.items())

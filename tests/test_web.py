@@ -340,61 +340,6 @@ def test_users_add_command(tmp_path):
     assert short.exit_code == 2 and "at least 8" in short.output
 
 
-def test_notices_page_preview_issue_download_mark(client, app, store):
-    page = client.get("/notices")
-    assert page.status_code == 200 and 'id="notice-form"' in page.get_data(as_text=True)
-    token = csrf(client)
-    preview = client.post("/notices/preview", data={"notice_date": "2027-03-01", "csrf_token": token})
-    text = preview.get_data(as_text=True)
-    assert "nothing recorded" in text and "&lt;img src=x" in text and "<img src=x" not in text
-    assert client.get("/notices").get_data(as_text=True).count("N-") == 0  # a preview records nothing
-    issued = client.post("/notices/issue", data={"notice_date": "2027-03-01", "csrf_token": token})
-    assert issued.status_code == 302 and "issued" in issued.headers["Location"]
-    listing = client.get("/notices").get_data(as_text=True)
-    mandated = (gpd.read_file(store, layer="parcel_results")["status"] == "mandated").sum()
-    assert listing.count('class="inline mark-form"') == mandated
-    again = client.post("/notices/issue", data={"notice_date": "2027-03-01", "csrf_token": token})
-    assert f"0 notice(s) issued, {mandated} already noticed" in client.get(again.headers["Location"]).get_data(
-        as_text=True
-    )
-    batch = sorted(Path(app.config["NOTICES_FOLDER"]).iterdir())[0].name
-    csv_file = client.get(f"/notices/files/{batch}/mailing-list-2027-03-01.csv")
-    assert csv_file.status_code == 200 and b"name_line_1" in csv_file.data
-    assert client.get(f"/notices/files/{batch}/../../secret_key").status_code == 404
-    parcel = gpd.read_file(store, layer="parcel_results").query("status == 'mandated'")["parcel_id"].iloc[0]
-    marked = client.post(f"/notices/{parcel}/mark", data={"status": "connected", "note": "ok", "csrf_token": token})
-    assert marked.status_code == 302
-    assert client.get("/notices?status=connected").get_data(as_text=True).count(parcel) >= 1
-    overdue = client.get("/notices?overdue=1").get_data(as_text=True)
-    assert "Register (" in overdue
-
-
-def test_poughkeepsie_page_requires_a_reason(store, tmp_path):
-    own = tmp_path / "pk.gpkg"
-    shutil.copy(store, own)
-    CliRunner().invoke(main, ["analyze", "--profile", "poughkeepsie", "--data", str(own), "--out", str(own)])
-    c = make_app(own, tmp_path).test_client()
-    assert "public health hazard" in c.get("/notices").get_data(as_text=True)
-    token = csrf(c)
-    refused = c.post("/notices/issue", data={"notice_date": "2027-03-01", "csrf_token": token})
-    assert refused.status_code == 400 and "public_health_hazard" in refused.get_data(as_text=True)
-    ok = c.post(
-        "/notices/issue", data={"notice_date": "2027-03-01", "reason": "public_health_hazard", "csrf_token": token}
-    )
-    assert ok.status_code == 302
-
-
-def test_viewers_cannot_issue(store, tmp_path):
-    app = make_app(store, tmp_path)
-    add_user(app.config["USERS_DB"], "vera", "viewer", "viewer-password")
-    c = app.test_client()
-    token = csrf(c)
-    c.post("/login", data={"name": "vera", "password": "viewer-password", "csrf_token": token})
-    token = csrf(c)
-    assert c.get("/notices").status_code == 200
-    assert c.post("/notices/issue", data={"notice_date": "2027-03-01", "csrf_token": token}).status_code == 403
-
-
 @pytest.fixture(scope="module")
 def hill_store(tmp_path_factory):
     """A town of 1,200 parcels, big enough to have a street with no sewer (Prospect St)."""
@@ -607,31 +552,6 @@ def test_search_zooms_and_download_in_chromium(live_server, browser):
     )
     assert doc["type"] == "FeatureCollection" and len(doc["features"]) == 300
     shot(browser, "search")
-
-
-@pytest.mark.browser
-def test_notices_page_in_chromium(live_server, browser):
-    from selenium.webdriver.common.by import By
-
-    url, _ = live_server
-    browser.get(url + "/notices")
-    browser.find_element(By.NAME, "notice_date").send_keys("03012027")
-    browser.find_element(By.ID, "preview-button").click()
-    wait_for(browser, lambda: browser.find_elements(By.ID, "preview"))
-    shot(browser, "notices-preview")
-    browser.find_element(By.NAME, "notice_date").send_keys("03012027")
-    browser.find_element(By.ID, "issue-button").click()
-    message = wait_for(browser, lambda: browser.find_elements(By.ID, "message"))[0]
-    assert "notice(s) issued" in message.text
-    forms = browser.find_elements(By.CSS_SELECTOR, ".mark-form")
-    assert forms
-    from selenium.webdriver.support.ui import Select
-
-    Select(forms[0].find_element(By.NAME, "status")).select_by_value("connected")
-    forms[0].find_element(By.NAME, "note").send_keys("inspected")
-    forms[0].find_element(By.TAG_NAME, "button").click()
-    assert ": connected." in wait_for(browser, lambda: browser.find_elements(By.ID, "message"))[0].text
-    shot(browser, "notices-issued")
 
 
 @pytest.mark.browser
