@@ -519,9 +519,9 @@ def building_obligations(buildings: pd.DataFrame | None, profile: Profile) -> di
                 f"\u201c{per.quote}\u201d This building needs at least {int(row['required_laterals'])} building sewers."
             )
     manhole = profile.notices.manhole_connection
-    flag = next((c for c in ("manhole_connection_required", "manhole_connection_review") if c in frame.columns), None)
-    if manhole.value and flag:
-        for parcel_id, group in frame[frame[flag].fillna(False).astype(bool)].groupby("parcel_id"):
+    if manhole.value and "manhole_connection_case" in frame.columns:  # analysis.buildings: a case for the body
+        cases = frame[frame["manhole_connection_case"].fillna(False).astype(bool)]
+        for parcel_id, group in cases.groupby("parcel_id"):
             ids = ", ".join(str(b) for b in group.get("building_id", pd.Series(dtype=str)))
             out.setdefault(str(parcel_id), []).append(
                 f"Building(s) {ids} on this parcel may be of a kind the following section covers. "
@@ -748,6 +748,8 @@ def _common_blocks(parcels, *, profile, town, kind, act_by: dt.date) -> list[Blo
             blocks.append(Block("text", f"The fees now in force: {town.fees}"))
     blocks += [Block("heading", "Keep rain and ground water out of the sewer"), *_quote(n.inflow_sources)]
     blocks += [Block("heading", "If the law is not complied with"), *_quote(n.penalty)]
+    if n.penalty.value:  # the profile's plain summary of the quoted penalty
+        blocks.append(Block("text", f"In short: {n.penalty.value}."))
     if town.penalty_amount:
         blocks.append(Block("text", f"The amount of the fine: {town.penalty_amount}"))
     contact = _contact(town)

@@ -123,7 +123,7 @@ def _layers():
             "parcel_id": ["12.1-1-1", "12.1-1-2"],
             "units": [12.0, 0.0],
             "required_laterals": pd.array([3, 1], dtype="Int64"),
-            "manhole_connection_required": [False, True],
+            "manhole_connection_case": [False, True],
         },
         geometry=[box(10, 50, 50, 100), box(70, 50, 110, 110)],
         crs=CRS,
@@ -216,6 +216,7 @@ def test_each_letter_says_what_its_law_says(town, tmp_path):
     _, fort_plain, fp = _letter("fort-plain", town, tmp_path)
     assert "You are required to connect by May 30, 2027, 90 days after the date of this notice." in fort_plain
     assert "shall be abandoned and filled with suitable material" in fort_plain  # § 144-5B, the private system
+    assert words(fp.notices.private_system_duty.quote) in fort_plain
     assert "Building B-1 has 12 living units. § 144-9 provides:" in fort_plain
     assert "This building needs at least 3 building sewers." in fort_plain
     assert (
@@ -238,6 +239,29 @@ def test_each_letter_says_what_its_law_says(town, tmp_path):
     ) in wapp
     assert wapp.count("§ 196-17E") == 2  # quoted once (the duty is the private-system sentence), cited once more
     assert "§ 196-17E of the Code of the Town of Wappinger provides:" in wapp
+
+
+def test_building_obligations_read_what_the_building_assessment_writes():
+    """A letter's § 144-16 and § 144-9 duties come from analysis.buildings' own columns, not a hand-made frame."""
+    from analysis.buildings import assess_buildings
+    from analysis.mandate import analyze_mandates
+
+    profile = load_profile("fort-plain")
+    town = sample_town(600)
+    result = analyze_mandates(
+        town["parcels"], town["mains"], streets=town["streets"], buildings=town["buildings"], profile=profile
+    )
+    assessed = assess_buildings(
+        town["buildings"], result.parcels, profile=profile, streets=town["streets"], mains=town["mains"]
+    ).buildings
+    duties = building_obligations(assessed, profile)
+    cases = set(assessed.loc[assessed["manhole_connection_case"].astype(bool), "parcel_id"].astype(str))
+    many = set(assessed.loc[assessed["required_laterals"].fillna(1) > 1, "parcel_id"].astype(str))
+    assert cases and many  # the sample village has schools and apartment buildings
+    manhole = profile.notices.manhole_connection
+    assert {p for p, texts in duties.items() if any(manhole.section in t for t in texts)} == cases
+    per = profile.buildings.units_per_lateral
+    assert {p for p, texts in duties.items() if any(f"{per.section} provides" in t for t in texts)} == many
 
 
 @pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])

@@ -352,6 +352,8 @@ def test_wappinger_spacing_applies_to_mains_of_15_in_or_less(tmp_path):
     wp = [d["feature_id"] for d in by_check(check_json(path, profile="wappinger"), "manhole_spacing")]
     fp = [d["feature_id"] for d in by_check(check_json(path, profile="fort-plain"), "manhole_spacing")]
     assert wp == ["B"] and fp == ["A", "B"]  # Fort Plain's § 144-18K sets 400 ft for every size
+    assert load_profile("wappinger").network.manhole_spacing_by_diameter.value == {"15": 400.0}
+    assert load_profile("fort-plain").network.manhole_spacing_by_diameter.value == {}
 
 
 def test_trace_needs_no_profile_and_buildings_no_wappinger_distance(tmp_path):

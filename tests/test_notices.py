@@ -149,6 +149,8 @@ def test_the_reason_error_names_no_command_line_flag():
 
 def test_poughkeepsie_private_systems_are_noticed_only_for_a_named_hazard(results):
     """§ 168-22.3C: "Such notice shall be given only when it shall be necessary to eliminate a public health hazard"."""
+    assert PK.notices.private_system_reasons.value == ["public_health_hazard"]
+    assert PK.notices.private_system_assumed.value is True  # no private_system column: every such parcel has one
     mandated = int((results["status"] == "mandated").sum())
     highway = plan_notices(results, profile=PK, notice_date=DAY, notice_reason="highway_improvement")
     assert highway.due.empty and len(highway.held) == mandated  # every unconnected occupied parcel has a private system
