@@ -48,6 +48,7 @@ bench: install
 	$(BIN)/python bench/bench_mandate.py
 	$(BIN)/python bench/bench_network.py
 	$(BIN)/python bench/bench_map.py
+	$(BIN)/python bench/bench_web.py
 
 clean:
 	rm -rf $(VENV) build .pytest_cache .ruff_cache

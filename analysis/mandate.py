@@ -486,6 +486,6 @@ def check_notice(profile: Profile, notice_date: dt.date | None, notice_reason: s
         raise AnalysisError(f"Notice reason {notice_reason!r} is not one the {profile.id} profile knows: {allowed}.")
     if notice_date is not None and rule.value and notice_reason is None:
         raise AnalysisError(
-            f'{rule.section}: "{rule.quote}" Give the reason for these notices with --notice-reason '
-            f"{' or --notice-reason '.join(rule.value)}."
+            f'{rule.section}: "{rule.quote}" Give the reason for these notices (the notice reason): '
+            f"{' or '.join(rule.value)}."
         )

@@ -1,23 +1,40 @@
 """The sewer network as a directed graph: nodes (manholes, junctions, outfalls) and mains in flow direction.
 
-Built from arrays, never row by row:
+Two ways in, one graph out:
 
-1. Mains that are part of the public sewer: storm, abandoned and proposed mains never; private ones only when
-   the profile says. Multi-part mains are split into their parts; zero-length mains are dropped and reported.
-2. A main whose interior passes within the snap tolerance of another main's end (a T not split at the junction),
-   or of a manhole, is split there and reported. Mains that cross without a shared point stay unconnected.
-3. Every main end is snapped to the nearest manhole within ``snap_tolerance_ft``; ends meeting no manhole are
-   clustered into junction nodes (``J-1`` ...). Manholes closer together than the tolerance are one node.
-4. Direction, first that applies, recorded per main in ``direction_source``: ``from_to_fields`` (the main names
-   its from and to manholes), ``inverts`` (higher invert upstream), ``digitised`` (only when the user says the
-   data is drawn in flow direction), ``inferred`` (each piece oriented toward its outfall by network distance),
-   else ``unknown`` (kept as digitised, and reported).
-5. Outfalls: nodes named by a treatment-plant/outfall layer (``outfall_manhole``), else for each piece of the
-   network that comes within ``outfall_snap_ft`` of a plant point its nearest node (a plant may have several
-   inlets); manholes whose structure says outfall or plant; otherwise nodes with no downstream main.
+- **GIS layers** (geometry is the topology). Mains that are part of the public sewer (storm, abandoned and
+  proposed mains never; private ones only when the profile says) are split into their parts; empty and
+  zero-length mains are left out and reported. A main whose interior passes within the snap tolerance of another
+  main's end (a T not split at the junction), or of a manhole, is split there and reported. Every main end snaps
+  to the nearest manhole within ``snap_tolerance_ft``; ends meeting no manhole are clustered into junction nodes
+  (``J-1`` ...). Lengths are a ``length_ft`` column where the layer has one, else the measured geometry.
+- **A SWMM model** (mains with a ``swmm_section`` column, as ``layers.swmm`` reads them). The topology is the
+  model's: each link joins the nodes its From and To name; nothing is split, snapped or joined by geometry, and
+  the lengths are the model's. Coordinates may be schematic (no real-world CRS).
 
-Every node then gets, in one vectorised pass of pointer jumping over its next-hop main: the node it finally
-drains to, the length in feet to it, and its control manhole (the first manhole at or below it).
+Direction, first that applies, recorded per main in ``direction_source``:
+
+1. ``from_to_fields``: the main names its from or to manhole and that name is at one of its ends (a SWMM link
+   always: the model's From and To).
+2. A force main (``sewer_type`` force, pumped) keeps its drawn direction (``digitised``): its inverts may rise.
+3. ``inverts``: the higher invert is upstream, unless that would leave the lower end a dead end (no main leaves
+   it, not an outfall) while the network leads the other way to an outfall: then the main is a gravity main laid
+   uphill, kept in the direction the network drains (``inferred``) and reported as ``adverse_slope``.
+4. ``digitised``: only when the user says the data is drawn in flow direction.
+5. ``inferred``: toward the nearest outfall by network distance, in pieces that have one.
+6. else ``unknown`` (kept as digitised, and reported).
+
+Outfalls are only what the data says: manholes whose ``structure`` is an outfall or a plant (inlet), a SWMM
+model's [OUTFALLS], and the points of a treatment-plant layer (whose ``facility_type``, where given, says plant or
+outfall). A plant point joins the node its ``outfall_manhole`` names; otherwise, in every piece of the network
+within ``outfall_snap_ft``, the nearest node that is an end of the sewer (one main, or only mains flowing in).
+A plant beside a node in the middle of a run is refused and reported, a plant point in a piece that already has a
+named outfall is reported and not joined, and every join is reported with its distance. Any other downstream end
+is a dead end: traces say where the flow stops, and ``network check`` reports it as ``no_outfall``.
+
+Every node then gets its next main (at a split, the shortest way to an outfall along the flow), and in one
+vectorised pass of pointer jumping: the node it finally drains to, the length in feet to it, and its control
+manhole (the first manhole at or below it).
 """
 
 from __future__ import annotations
@@ -40,12 +57,28 @@ from analysis.errors import AnalysisError
 from analysis.profiles import Profile
 from analysis.units import feet_per_unit
 
-OUTFALL_WORDS = r"outfall|plant|wwtp|wwtf|treatment|outlet"
+# What a manholes-layer point is (``layers.schema.STRUCTURE_VALUES`` normalises users' values to these).
+MANHOLE_STRUCTURES = ("manhole", "junction", "storage", "divider", "plant")
+OUTFALL_STRUCTURES = ("outfall", "plant")
+# Raw values in layers that did not pass validation (a store's original layers): the words that say the same.
+_STRUCTURE_WORDS = (
+    ("plant", r"plant|wwtp|wwtf|treatment|headworks"),
+    ("outfall", r"outfall|discharge"),
+    ("cleanout", r"clean ?-?out|\bco\b"),
+    ("cap", r"\bcap\b|\bplug\b|end of line|\beol\b"),
+    ("pump_station", r"pump|lift station"),
+    ("other", r"valve|fitting|\bother\b"),
+)
+# What a treatment-plant-layer point is (``layers.schema.FACILITY_TYPE_VALUES``): only these end the sewer.
+PLANT_FACILITIES = ("plant", "outfall")
+_PLANT_WORDS = r"plant|outfall|wwtp|wwtf|potw|treatment|municipal|wpcp|wrrf"
+# Links of a SWMM model that are pipes; pumps, orifices, weirs and outlets are structures with no length.
+PIPE_LINKS = ("conduit",)
 
 
 @dataclass(frozen=True)
 class Defect:
-    """One thing wrong with the network, located, with the rule it breaks."""
+    """One finding about the network, located, with the rule it concerns (``section``; empty for structure)."""
 
     check: str
     severity: str
@@ -62,12 +95,21 @@ class Defect:
             "feature_id": self.feature_id,
             "section": self.section,
             "message": self.message,
+            "x": float(self.x) if np.isfinite(self.x) else None,
+            "y": float(self.y) if np.isfinite(self.y) else None,
         }
 
 
 @dataclass(frozen=True)
 class SewerNetwork:
-    """Nodes and mains as arrays; ``u -> v`` is the flow direction of main ``e``."""
+    """Nodes and mains as arrays; ``u -> v`` is the flow direction of main ``e``.
+
+    ``node_kind`` is what each node is (``manhole``, ``cleanout``, ``outfall`` ... from the manholes layer; ``""``
+    for a junction node where mains meet and no point is mapped). ``outfall_how`` says why a node is an outfall
+    (``structure``, ``named`` by a plant's ``outfall_manhole``, ``joined`` from a plant point within reach; ``""``
+    for other nodes). ``explicit`` networks come from a model's stated topology (SWMM); ``measurable`` is False
+    when the coordinates are a model's own, in no real-world CRS.
+    """
 
     node_id: np.ndarray
     node_xy: np.ndarray
@@ -92,6 +134,11 @@ class SewerNetwork:
     crs: CRS
     fpu: float
     defects: list[Defect] = field(default_factory=list)
+    node_kind: np.ndarray | None = None
+    outfall_how: np.ndarray | None = None
+    link_kind: np.ndarray | None = None
+    explicit: bool = False
+    measurable: bool = True
 
     @property
     def n_nodes(self) -> int:
@@ -101,9 +148,23 @@ class SewerNetwork:
     def node_index(self) -> dict[str, int]:
         return {str(k): i for i, k in enumerate(self.node_id)}
 
+    @cached_property
+    def out_degree(self) -> np.ndarray:
+        """How many mains leave each node (more than one: the flow divides there)."""
+        return np.bincount(self.u, minlength=self.n_nodes)
+
+    @cached_property
+    def to_outfall_ft(self) -> np.ndarray:
+        """Every node's shortest way to an outfall along the flow, in feet (inf where there is none)."""
+        return outfall_distance_along_flow(self.n_nodes, self.u, self.v, self.length_ft, self.node_is_outfall)
+
     def drains(self) -> np.ndarray:
         """True for nodes whose flow reaches an outfall."""
         return (self.terminal >= 0) & self.node_is_outfall[np.clip(self.terminal, 0, None)]
+
+    def is_pipe(self) -> np.ndarray:
+        """True for mains that are pipes (every GIS main; a SWMM model's conduits, not its pumps, weirs ...)."""
+        return _is_pipe(self.link_kind, len(self.u))
 
     @cached_property
     def graph(self) -> nx.DiGraph:
@@ -140,8 +201,12 @@ def build_network(
     manholes: gpd.GeoDataFrame | None = None,
     outfalls: gpd.GeoDataFrame | None = None,
     trust_digitised: bool | None = None,
+    explicit: bool | None = None,
 ) -> SewerNetwork:
-    """Build the directed sewer network from validated layers (one projected CRS). See the module docstring.
+    """Build the directed sewer network from validated layers (one CRS). See the module docstring.
+
+    ``explicit`` (default: mains with a ``swmm_section`` column) takes the topology from the mains' from/to
+    fields instead of their geometry.
 
     Examples
     --------
@@ -158,9 +223,14 @@ def build_network(
     >>> float(net.downstream_ft[net.node_index["MH1"]])
     600.0
     """
-    crs = CRS(mains.crs)
-    if not crs.is_projected:
-        raise AnalysisError("Mains must be in a projected CRS before the network is built.")
+    explicit = "swmm_section" in mains.columns if explicit is None else explicit
+    crs = CRS(mains.crs) if mains.crs is not None else None
+    if crs is None or crs.is_geographic or not (crs.is_projected or explicit):
+        raise AnalysisError(
+            "Mains must be in a projected CRS before the network is built (a SWMM model may keep its own coordinates)."
+        )
+    if explicit and (manholes is None or len(manholes) == 0):
+        raise AnalysisError("A network from a model's from/to topology needs its nodes (the manholes layer).")
     manholes = active_manholes(manholes)
     with paused_gc():
         return _build(
@@ -170,6 +240,7 @@ def build_network(
             profile,
             crs,
             profile.network.trust_digitised_direction.value if trust_digitised is None else trust_digitised,
+            explicit,
         )
 
 
@@ -178,6 +249,15 @@ def active_manholes(manholes: gpd.GeoDataFrame | None) -> gpd.GeoDataFrame | Non
     if manholes is None or "status" not in manholes.columns:
         return manholes
     return manholes[~manholes["status"].isin(["abandoned", "proposed"]).to_numpy()]
+
+
+def _is_pipe(link_kind: np.ndarray | None, n: int = 0) -> np.ndarray:
+    """Mains that are pipes: no link kind (GIS mains), or a model's conduit."""
+    if link_kind is None:
+        return np.ones(n, dtype=bool)
+    codes, uniques = pd.factorize(pd.Series(link_kind, dtype=object), sort=False)
+    pipe_kind = np.array([str(k) in PIPE_LINKS for k in uniques] + [True])  # code -1: no kind
+    return pipe_kind[codes]
 
 
 def _col(frame: gpd.GeoDataFrame | None, name: str, n: int, default=None) -> np.ndarray:
@@ -192,13 +272,43 @@ def _num(frame: gpd.GeoDataFrame, name: str) -> np.ndarray:
     return pd.to_numeric(frame[name], errors="coerce").to_numpy(float)
 
 
-def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitised: bool) -> SewerNetwork:
+def structure_kinds(values) -> np.ndarray:
+    """What each manholes-layer point is (``MANHOLE_STRUCTURES``, ``outfall``, ``cleanout`` ...), from its
+    ``structure`` value: normalised values as they are, raw text by its words, and blank as a manhole."""
+    codes, uniques = pd.factorize(pd.Series(np.asarray(values, dtype=object)).fillna(""), sort=False)
+    text = pd.Series(uniques, dtype=object).astype(str).str.strip().str.lower()  # a layer has a few values
+    canonical = ("manhole", "junction", "storage", "divider", "outfall", "plant", "cleanout", "cap")
+    kinds = np.select(
+        [text.isin([*canonical, "pump_station", "other"]).to_numpy()]
+        + [text.str.contains(words, regex=True).to_numpy() for _, words in _STRUCTURE_WORDS],
+        [text.to_numpy(object)] + [kind for kind, _ in _STRUCTURE_WORDS],
+        default="manhole",
+    ).astype(object)
+    return kinds[codes] if len(kinds) else np.full(len(codes), "manhole", dtype=object)
+
+
+@dataclass
+class _Graph:
+    """The undirected graph before directions: one row per main piece (``a`` its first vertex's node)."""
+
+    lines: np.ndarray
+    row: np.ndarray  # position of the piece's main in ``kept``
+    a: np.ndarray
+    b: np.ndarray
+    length_ft: np.ndarray
+    node_id: np.ndarray
+    node_xy: np.ndarray
+    node_kind: np.ndarray
+    mh_node: np.ndarray  # manhole position -> node
+
+
+def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitised: bool, explicit: bool):
     net_rules = profile.network
-    fpu = feet_per_unit(crs)
-    tol = net_rules.snap_tolerance_ft.value / fpu
+    measurable = bool(crs.is_projected)
+    fpu = feet_per_unit(crs) if measurable else 1.0
     defects: list[Defect] = []
 
-    # 1. Which mains, as single lines.
+    # 1. Which mains.
     kind = _col(mains, "sewer_type", len(mains))
     status = _col(mains, "status", len(mains))
     owner = _col(mains, "ownership", len(mains))
@@ -207,61 +317,63 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         keep &= owner != "private"
     kept = mains[keep]
     ids = _col(kept, "main_id", len(kept), None)
-    parts, part_of = shapely.get_parts(np.asarray(kept.geometry.values), return_index=True)
-    lines = parts
-    row = part_of  # position in ``kept``
-    length = shapely.length(lines)
-    zero = length * fpu < 0.01
-    for i in np.flatnonzero(zero):
-        p = shapely.get_point(lines[i], 0)
-        defects.append(
-            Defect(
-                "zero_length_main",
-                "error",
-                str(ids[row[i]]),
-                "",
-                f"Main {ids[row[i]]} has no length; left out of the network.",
-                p.x,
-                p.y,
-            )
-        )
-    lines, row = lines[~zero], row[~zero]
-
     mh_geoms = np.asarray(manholes.geometry.values) if manholes is not None and len(manholes) else np.empty(0, object)
     mh_ids = _col(manholes, "manhole_id", len(mh_geoms)) if len(mh_geoms) else np.empty(0, object)
+    mh_kind = structure_kinds(_col(manholes, "structure", len(mh_geoms), "")) if len(mh_geoms) else mh_ids
 
-    # 2. Split mains at interior points where another main ends, or where a manhole stands.
-    lines, row, split_defects = _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol)
-    defects += split_defects
-
-    # 3. Nodes.
-    starts, ends = shapely.get_point(lines, 0), shapely.get_point(lines, -1)
-    node_id, node_xy, node_is_manhole, end_node, mh_node, node_defects = _nodes(
-        np.concatenate([starts, ends]), mh_geoms, mh_ids, tol
-    )
-    defects += node_defects
-    a, b = end_node[: len(lines)], end_node[len(lines) :]
-    n_nodes = len(node_id)
-
-    # Outfalls.
+    # 2. The undirected graph: from the model's names, or from geometry.
+    if explicit:
+        g = _explicit_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, defects)
+    else:
+        tol = net_rules.snap_tolerance_ft.value / fpu
+        g = _geometric_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, tol, defects)
+    a, b, n_nodes = g.a, g.b, len(g.node_id)
+    main_ids = ids[g.row]
     piece = csgraph.connected_components(_adjacency(n_nodes, a, b), directed=False)[1]
-    structure = _col(manholes, "structure", len(mh_geoms), "") if len(mh_geoms) else np.empty(0, object)
-    is_outfall = np.zeros(n_nodes, dtype=bool)
-    if len(mh_geoms):
-        marked = pd.Series(structure, dtype=object).fillna("").astype(str).str.lower().str.contains(OUTFALL_WORDS)
-        marked &= mh_node >= 0
-        is_outfall[mh_node[marked.to_numpy()]] = True
-    if outfalls is not None and len(outfalls):
-        is_outfall |= _outfall_nodes(outfalls, node_id, node_xy, piece, net_rules.outfall_snap_ft.value / fpu, defects)
+    sewer_type = _col(kept, "sewer_type", len(kept), "sanitary")[g.row]
+    link_kind = _col(kept, "link_kind", len(kept), None)[g.row]
+    pipe = _is_pipe(link_kind)
+    gravity = (sewer_type != "force") & pipe
 
-    # 4. Direction.
-    main_ids = ids[row]
-    geoms = lines
-    forward, source = _directions(kept, row, a, b, node_id, main_ids, trust_digitised)
+    # 3. Direction from the data itself.
+    if explicit:
+        forward, source = np.ones(len(a), dtype=bool), np.full(len(a), "from_to_fields", dtype=object)
+    else:
+        forward, source = _directions(kept, g, gravity, mh_geoms, mh_ids, fpu, defects)
+        if trust_digitised:
+            source = np.where(source == "unknown", "digitised", source)
+
+    # 4. Outfalls: only what the data says.
+    outfall_how = np.full(n_nodes, "", dtype=object)
+    outfall_how[pd.Series(g.node_kind, dtype=object).isin(OUTFALL_STRUCTURES).to_numpy()] = "structure"
+    if outfalls is not None and len(outfalls):
+        if explicit:
+            defects.append(
+                Defect(
+                    "plants_not_used",
+                    "info",
+                    "outfalls",
+                    "",
+                    "The model's [OUTFALLS] are its outfalls: the treatment-plant layer was not used.",
+                )
+            )
+        else:
+            u_given = np.where(forward, a, b)[source != "unknown"]
+            v_given = np.where(forward, b, a)[source != "unknown"]
+            reach = net_rules.outfall_snap_ft.value / fpu
+            _plant_outfalls(outfalls, g, piece, u_given, v_given, reach, fpu, outfall_how, defects)
+    is_outfall = outfall_how != ""
+
+    # 5. Direction inferred toward the outfalls, and gravity mains whose inverts would end the flow.
+    length_ft = g.length_ft
     u0, v0 = np.where(forward, a, b), np.where(forward, b, a)
-    length_ft = shapely.length(geoms) * fpu
     unknown = source == "unknown"
-    dist = _distance_to_outfalls(n_nodes, a, b, length_ft, is_outfall)
+    inverted = (source == "inverts") & gravity
+    dist = (
+        _distance_to_outfalls(n_nodes, a, b, length_ft, is_outfall)
+        if (unknown.any() or inverted.any()) and is_outfall.any()
+        else np.full(n_nodes, np.inf)
+    )
     if unknown.any():
         da, db = dist[a], dist[b]
         can = unknown & np.isfinite(da) & np.isfinite(db) & (da != db)
@@ -269,34 +381,28 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         forward = np.where(can, da > db, forward)
         source = np.where(can, "inferred", source)
         u0, v0 = np.where(forward, a, b), np.where(forward, b, a)
-
-    # When no outfall is named, nodes that only receive flow are the outfalls of their pieces.
-    out_degree = np.bincount(u0, minlength=n_nodes)
-    in_degree = np.bincount(v0, minlength=n_nodes)
-    has_outfall = np.zeros(piece.max() + 1 if n_nodes else 0, dtype=bool)
-    has_outfall[piece[is_outfall]] = True
-    undirected_piece = piece[a[source == "unknown"]]
-    sinks = (out_degree == 0) & (in_degree > 0) & ~has_outfall[piece] & ~np.isin(piece, undirected_piece)
-    is_outfall |= sinks
+    if inverted.any() and is_outfall.any():
+        forward, source = _uphill_gravity_mains(forward, source, inverted, a, b, dist, is_outfall, n_nodes)
+        u0, v0 = np.where(forward, a, b), np.where(forward, b, a)
 
     reverse = ~forward
-    oriented = geoms.copy()
-    oriented[reverse] = shapely.reverse(geoms[reverse])
-    us_inv, ds_inv = _inverts(kept, row, forward)
-    diameter = _num(kept, "diameter_in")[row]
-    sewer_type = _col(kept, "sewer_type", len(kept), "sanitary")[row]
-    material = _col(kept, "material", len(kept), None)[row]
+    oriented = g.lines.copy()
+    oriented[reverse] = shapely.reverse(g.lines[reverse])
+    us_inv, ds_inv = _inverts(kept, g.row, forward)
+    diameter = _num(kept, "diameter_in")[g.row]
+    material = _col(kept, "material", len(kept), None)[g.row]
+    node_is_manhole = pd.Series(g.node_kind, dtype=object).isin(MANHOLE_STRUCTURES).to_numpy()
 
-    # 5. Next-hop main for every node, then pointer jumping for terminal, length and control manhole.
-    next_main = _next_mains(n_nodes, u0, v0, dist)
+    # 6. Next-hop main for every node, then pointer jumping for terminal, length and control manhole.
+    next_main = _next_mains(n_nodes, u0, v0, length_ft, is_outfall, pipe)
     terminal, downstream = _jump(next_main, v0, length_ft)
     control = _first_manhole(next_main, v0, node_is_manhole)
     drains = (terminal >= 0) & is_outfall[np.clip(terminal, 0, None)]
     downstream = np.where(drains, downstream, np.nan)
 
     return SewerNetwork(
-        node_id=node_id,
-        node_xy=node_xy,
+        node_id=g.node_id,
+        node_xy=g.node_xy,
         node_is_manhole=node_is_manhole,
         node_is_outfall=is_outfall,
         main_id=main_ids.astype(object),
@@ -318,7 +424,123 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         crs=crs,
         fpu=fpu,
         defects=defects,
+        node_kind=g.node_kind,
+        outfall_how=outfall_how,
+        link_kind=link_kind,
+        explicit=explicit,
+        measurable=measurable,
     )
+
+
+def _explicit_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, defects) -> _Graph:
+    """A model's graph: every node a node, every link joining the nodes its From and To name, its own length."""
+    node_id = mh_ids.astype(object)
+    node_xy = shapely.get_coordinates(mh_geoms).reshape(-1, 2) if len(mh_geoms) else np.zeros((0, 2))
+    index = pd.Index(node_id.astype(str))
+    if index.has_duplicates:
+        raise AnalysisError("The model's nodes must have distinct names: " + ", ".join(index[index.duplicated()][:5]))
+    frm = pd.Series(_col(kept, "from_manhole", len(kept), "")).astype(str).to_numpy()
+    to = pd.Series(_col(kept, "to_manhole", len(kept), "")).astype(str).to_numpy()
+    a, b = index.get_indexer(frm), index.get_indexer(to)
+    lost = (a < 0) | (b < 0)
+    for i in np.flatnonzero(lost):  # a model that passed the reader has none
+        defects.append(
+            Defect(
+                "link_without_node",
+                "error",
+                str(ids[i]),
+                "",
+                f"Link {ids[i]} joins {frm[i]} and {to[i]}, not both of which are nodes of the model; left out.",
+            )
+        )
+    row = np.flatnonzero(~lost)
+    lines = np.asarray(kept.geometry.values)[row]
+    given = _num(kept, "length_ft")[row]
+    drawn = shapely.length(lines) * fpu
+    recorded = np.isfinite(given) & (given >= 0)
+    length_ft = np.where(recorded, given, np.nan_to_num(drawn))
+    for i in np.flatnonzero(~recorded)[:50]:  # a model that states its lengths has none
+        defects.append(
+            Defect(
+                "length_from_drawing",
+                "warning",
+                str(ids[row[i]]),
+                "",
+                f"Link {ids[row[i]]} states no length in the model; its drawn length, {length_ft[i]:,.1f}, was "
+                "used: check it, as a schematic drawing is not to scale.",
+                float(node_xy[a[row[i]], 0]) if len(node_xy) else float("nan"),
+                float(node_xy[a[row[i]], 1]) if len(node_xy) else float("nan"),
+            )
+        )
+    return _Graph(lines, row, a[row], b[row], length_ft, node_id, node_xy, mh_kind, np.arange(len(node_id)))
+
+
+def _geometric_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, tol, defects) -> _Graph:
+    """GIS layers' graph: single lines, split at junctions and manholes on their interior, ends snapped."""
+    parts, row = shapely.get_parts(np.asarray(kept.geometry.values), return_index=True)
+    measured = shapely.length(parts) * fpu
+    empty = np.ones(len(kept), dtype=bool)
+    empty[row] = False  # mains with no part at all (an empty geometry) have no row here
+    whole_ft = np.bincount(row, weights=measured, minlength=len(kept))
+    zero = whole_ft < 0.01
+    _report_zero_length(kept, ids, np.flatnonzero(zero | empty), mh_geoms, mh_ids, defects)
+    keep = ~zero[row] & (measured > 0)
+    lines, row = parts[keep], row[keep]
+    # A main's recorded length (length_ft), shared among its parts and pieces in proportion to their drawn length.
+    given = _num(kept, "length_ft")
+    scale = np.where(np.isfinite(given) & (given > 0) & ~zero, given / np.where(zero, 1.0, whole_ft), 1.0)
+
+    lines, row, split_defects = _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol)
+    defects += split_defects
+
+    starts, ends = shapely.get_point(lines, 0), shapely.get_point(lines, -1)
+    node_id, node_xy, node_kind, end_node, mh_node, node_defects = _nodes(
+        np.concatenate([starts, ends]), mh_geoms, mh_ids, mh_kind, tol
+    )
+    defects += node_defects
+    length_ft = shapely.length(lines) * fpu * scale[row]
+    a, b = end_node[: len(lines)], end_node[len(lines) :]
+    return _Graph(lines, row, a, b, length_ft, node_id, node_xy, node_kind, mh_node)
+
+
+def _report_zero_length(kept, ids, rows, mh_geoms, mh_ids, defects) -> None:
+    """Mains with no length (drawn on one spot, or emptied by validation): left out, located where possible."""
+    if len(rows) == 0:
+        return
+    geoms = np.asarray(kept.geometry.values)[rows]
+    first = shapely.get_point(geoms, 0)
+    xy = np.full((len(rows), 2), np.nan)
+    present = ~shapely.is_missing(first) & ~shapely.is_empty(first)
+    xy[present] = shapely.get_coordinates(first[present]).reshape(-1, 2)
+    # An empty geometry has no place: the manhole its from (or to) field names has one.
+    named = pd.Series(_col(kept, "from_manhole", len(kept))[rows]).fillna(
+        pd.Series(_col(kept, "to_manhole", len(kept))[rows])
+    )
+    if len(mh_geoms):
+        at = first_position(mh_ids, named.to_numpy(object))
+        use = ~present & (at >= 0)
+        if use.any():
+            xy[use] = shapely.get_coordinates(mh_geoms[at[use]]).reshape(-1, 2)
+    recorded = _num(kept, "length_ft")[rows]
+    for k, i in enumerate(rows):
+        note = f" (its length_ft says {recorded[k]:,.1f} ft)" if np.isfinite(recorded[k]) and recorded[k] > 0 else ""
+        drawn = (
+            "is drawn on one spot"
+            if present[k]
+            else "has no line (empty, or drawn on one spot and emptied by validation)"
+        )
+        defects.append(
+            Defect(
+                "zero_length_main",
+                "error",
+                str(ids[i]),
+                "",
+                f"Main {ids[i]} {drawn}{note}: its two ends cannot be told apart, so it is left out of the "
+                "network. Redraw it from its upstream to its downstream manhole.",
+                float(xy[k, 0]),
+                float(xy[k, 1]),
+            )
+        )
 
 
 def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol):
@@ -397,7 +619,7 @@ def _clusters(points: np.ndarray, tol: float) -> np.ndarray:
     return csgraph.connected_components(graph, directed=False)[1]
 
 
-def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, tol: float):
+def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, mh_kind: np.ndarray, tol: float):
     """Nodes: manholes (co-located ones merged), then junctions for ends that meet no manhole."""
     defects: list[Defect] = []
     mh_label = _clusters(mh_geoms, tol)
@@ -438,71 +660,267 @@ def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, tol: floa
     firsts = pd.Series(loose).groupby(labels).first().to_numpy() if len(loose) else np.zeros(0, dtype=np.int64)
     node_ids.append(np.array([f"J-{k + 1}" for k in range(n_j)], dtype=object))
     node_xy.append(shapely.get_coordinates(ends[firsts]).reshape(-1, 2))
-    is_mh = np.concatenate([np.ones(n_mh, bool), np.zeros(n_j, bool)])
-    return (np.concatenate(node_ids), np.concatenate(node_xy), is_mh, end_node, mh_node, defects)
+    kinds = np.concatenate([mh_kind[first_of].astype(object), np.full(n_j, "", dtype=object)])
+    return (np.concatenate(node_ids), np.concatenate(node_xy), kinds, end_node, mh_node, defects)
 
 
-def _outfall_nodes(outfalls, node_id, node_xy, piece, reach, defects) -> np.ndarray:
-    """Nodes named by the outfall layer's ``outfall_manhole``; else, for every piece of the network that comes
-    within ``reach`` of the plant, that piece's nearest node (a plant often has several inlets)."""
-    flags = np.zeros(len(node_id), dtype=bool)
+def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, how, defects) -> None:
+    """Mark the nodes where treatment plants (and outfalls) end the sewer; report every join and every refusal.
+
+    A plant joins the node its ``outfall_manhole`` names. Otherwise, in each piece of the network within
+    ``reach``, the nearest node that is an end of the sewer: one main meets it, or every main meeting it flows
+    in by its from/to fields or inverts, and none flows out. A plant beside a node in the middle of a run is
+    refused; a plant point in a piece that already has an outfall named by the data is not joined.
+    """
+    n = len(g.node_id)
+    degree = np.bincount(g.a, minlength=n) + np.bincount(g.b, minlength=n)
+    flows_out = np.bincount(u_given, minlength=n) > 0
+    given_in = np.bincount(v_given, minlength=n)
+    plausible_end = ~flows_out & ((degree == 1) | (given_in == degree))
     named = _col(outfalls, "outfall_manhole", len(outfalls))
     labels = _col(outfalls, "outfall_name", len(outfalls))
     fallback = _col(outfalls, "outfall_id", len(outfalls))
-    index = {str(k): i for i, k in enumerate(node_id)}
+    facility = _col(outfalls, "facility_type", len(outfalls))
+    named_node = first_position(g.node_id, named)
     pts = np.asarray(outfalls.geometry.values)
-    tree = shapely.STRtree(shapely.points(node_xy)) if len(node_id) else None
+    # A town has one plant or a few: a scan of the node coordinates; a state layer of many facilities: a tree.
+    tree = shapely.STRtree(shapely.points(g.node_xy)) if n and len(outfalls) > 16 else None
+    snapped: list[tuple[int, int, float, str]] = []  # (plant, node, distance in ft, other ends within reach)
     for k in range(len(outfalls)):  # a town has one plant or a few outfalls
-        label = labels[k] or fallback[k]
-        if named[k] is not None and str(named[k]) in index:
-            flags[index[str(named[k])]] = True
+        label = str(labels[k] or fallback[k] or f"treatment plant {k + 1}")
+        p = pts[k]
+        px, py = (p.x, p.y) if p is not None and not p.is_empty else (np.nan, np.nan)
+        kind = str(facility[k]).strip().lower() if facility[k] is not None else ""
+        if kind and kind not in PLANT_FACILITIES and not pd.Series([kind]).str.contains(_PLANT_WORDS).iloc[0]:
+            defects.append(
+                Defect(
+                    "not_a_plant",
+                    "info",
+                    label,
+                    "",
+                    f"{label} is a facility of type {facility[k]!r}, not a treatment plant or sewer outfall: it "
+                    "does not end the sewer, and was not joined to the network.",
+                    px,
+                    py,
+                )
+            )
             continue
-        near = tree.query(pts[k], predicate="dwithin", distance=reach) if tree is not None else np.zeros(0, int)
+        if named_node[k] >= 0:
+            node = int(named_node[k])
+            how[node] = "named"
+            d = float(np.hypot(g.node_xy[node, 0] - px, g.node_xy[node, 1] - py) * fpu)
+            defects.append(
+                Defect(
+                    "outfall_joined",
+                    "info",
+                    label,
+                    "",
+                    f"Plant {label} is joined to {g.node_id[node]}, which its outfall_manhole column names"
+                    + (f" ({d:,.0f} ft from the plant point)." if np.isfinite(d) else "."),
+                    px,
+                    py,
+                )
+            )
+            continue
+        if named[k] is not None:
+            defects.append(
+                Defect(
+                    "outfall_manhole_unknown",
+                    "warning",
+                    label,
+                    "",
+                    f"{label} names {named[k]} as its inlet manhole, but no node of the network has that ID "
+                    "(abandoned, proposed, or mistyped?); the plant point is joined by distance instead.",
+                    px,
+                    py,
+                )
+            )
+        if not np.isfinite(px) or n == 0:
+            near = np.zeros(0, dtype=np.int64)
+        elif tree is not None:
+            near = tree.query(p, predicate="dwithin", distance=reach)
+        else:
+            near = np.flatnonzero(np.hypot(g.node_xy[:, 0] - px, g.node_xy[:, 1] - py) <= reach)
         if len(near) == 0:
             defects.append(
                 Defect(
                     "outfall_not_on_network",
                     "error",
-                    str(label),
+                    label,
                     "",
-                    f"Outfall {label} is more than the outfall reach from any main end; name its inlet "
-                    "manhole in an outfall_manhole column.",
-                    pts[k].x,
-                    pts[k].y,
+                    f"{label} is more than {reach * fpu:,.0f} ft (network.outfall_snap_ft) from every node of "
+                    "the network; name its inlet manhole in an outfall_manhole column.",
+                    px,
+                    py,
                 )
             )
             continue
-        d = np.hypot(*(node_xy[near] - [pts[k].x, pts[k].y]).T)
-        nearest = pd.DataFrame({"node": near, "d": d, "piece": piece[near]}).sort_values(["d", "node"])
-        flags[nearest.drop_duplicates("piece")["node"].to_numpy()] = True
-    return flags
+        d = np.hypot(*(g.node_xy[near] - [px, py]).T) * fpu
+        table = pd.DataFrame({"node": near, "d": d, "piece": piece[near], "end": plausible_end[near]})
+        table = table.sort_values(["piece", "d", "node"])
+        for _, rows in table.groupby("piece", sort=False):
+            ends = rows[rows["end"]]
+            if len(ends):
+                others = ends.iloc[1:4]
+                also = "; ".join(
+                    f"{g.node_id[e]} {dd:,.0f} ft" for e, dd in zip(others["node"], others["d"], strict=True)
+                )
+                snapped.append((k, int(ends["node"].iloc[0]), float(ends["d"].iloc[0]), also))
+                continue
+            node = int(rows["node"].iloc[0])
+            mains = np.flatnonzero((g.a == node) | (g.b == node))
+            defects.append(
+                Defect(
+                    "plant_mid_run",
+                    "warning",
+                    label,
+                    "",
+                    f"{label} is {rows['d'].iloc[0]:,.0f} ft from {g.node_id[node]}, where the sewer runs on "
+                    f"({len(mains)} mains meet there, and no evidence says they all end there): a plant sits at "
+                    "the end of the sewer, so it was not taken as an outfall. If the sewer does end there, name "
+                    f"{g.node_id[node]} in the plant's outfall_manhole column.",
+                    px,
+                    py,
+                )
+            )
+    # A piece with an outfall the data names (a structure, an outfall_manhole) takes no plant point by distance.
+    named_piece = np.zeros(int(piece.max()) + 1 if n else 0, dtype=bool)
+    named_piece[piece[how != ""]] = True
+    for k, node, d, also in snapped:
+        label = str(labels[k] or fallback[k] or f"treatment plant {k + 1}")
+        p = pts[k]
+        if named_piece[piece[node]] and how[node] == "":
+            others = ", ".join(map(str, g.node_id[(piece == piece[node]) & (how != "")][:3]))
+            defects.append(
+                Defect(
+                    "outfall_not_joined",
+                    "info",
+                    label,
+                    "",
+                    f"{label} is {d:,.0f} ft from {g.node_id[node]}, in a piece of the network that already ends "
+                    f"at {others}, named as an outfall by the data: not joined there.",
+                    p.x,
+                    p.y,
+                )
+            )
+            continue
+        how[node] = how[node] or "joined"
+        size = int(np.sum(piece[g.a] == piece[node]))
+        text = (
+            f"Plant {label} is joined to {g.node_id[node]}, the nearest end of a piece of {size:,} "
+            f"main{'s' if size != 1 else ''}, {d:,.0f} ft away (within network.outfall_snap_ft): the sewer ends there."
+        )
+        if also:  # other ends of the same piece are as plausible by distance: the user should know which was taken
+            text += (
+                f" Other ends of that piece are within reach too ({also}); if the sewer enters the plant at one of "
+                "them, name it in the plant's outfall_manhole column."
+            )
+        defects.append(Defect("outfall_joined", "warning" if also else "info", label, "", text, p.x, p.y))
 
 
-def _directions(kept, row, a, b, node_id, main_ids, trust_digitised):
-    """``forward`` (flow runs from the first vertex to the last) and its source, per main piece."""
+def _directions(kept, g: _Graph, gravity, mh_geoms, mh_ids, fpu, defects):
+    """``forward`` (flow runs from the first vertex to the last) and its source, per main piece, from the data."""
+    row, a, b = g.row, g.a, g.b
     n = len(row)
     forward = np.ones(n, dtype=bool)
     source = np.full(n, "unknown", dtype=object)
-    names_a, names_b = node_id[a].astype(str), node_id[b].astype(str)
-    # The whole main's ends: first piece's start, last piece's end (pieces of a split main keep its direction).
-    first_a = pd.Series(names_a).groupby(row).transform("first").to_numpy()
-    last_b = pd.Series(names_b).groupby(row).transform("last").to_numpy()
-    frm = _col(kept, "from_manhole", len(kept))[row]
-    to = _col(kept, "to_manhole", len(kept))[row]
-    given = pd.notna(frm) & pd.notna(to)
-    frm_s, to_s = frm.astype(str), to.astype(str)
-    same = given & (frm_s == first_a) & (to_s == last_b)
-    flipped = given & (frm_s == last_b) & (to_s == first_a)
-    forward = np.where(flipped, False, forward)
-    source = np.where(same | flipped, "from_to_fields", source)
+    if {"from_manhole", "to_manhole"} & set(kept.columns):
+        # The whole main's ends: first piece's start, last piece's end (pieces of a split main keep its direction).
+        first_node = pd.Series(a).groupby(row).transform("first").to_numpy()
+        last_node = pd.Series(b).groupby(row).transform("last").to_numpy()
+        frm = _field_nodes(kept, "from_manhole", g, mh_ids)[row]
+        to = _field_nodes(kept, "to_manhole", g, mh_ids)[row]
+        ahead = ((frm >= 0) & (frm == first_node)) | ((to >= 0) & (to == last_node))
+        behind = ((frm >= 0) & (frm == last_node)) | ((to >= 0) & (to == first_node))
+        decided = ahead ^ behind
+        forward = np.where(decided, ahead, forward)
+        source = np.where(decided, "from_to_fields", source)
+        _report_unmatched_ends(kept, g, first_node, last_node, forward, mh_geoms, mh_ids, fpu, defects)
 
+    # A force main is pumped: uphill inverts are its nature. It keeps its drawn direction.
+    force = (source == "unknown") & ~gravity & (_col(kept, "sewer_type", len(kept))[row] == "force")
+    source = np.where(force, "digitised", source)
     us = _num(kept, "us_invert_ft")[row]
     ds = _num(kept, "ds_invert_ft")[row]
     by_invert = (source == "unknown") & np.isfinite(us) & np.isfinite(ds) & (np.abs(us - ds) > 1e-3)
     forward = np.where(by_invert, us > ds, forward)
     source = np.where(by_invert, "inverts", source)
-    if trust_digitised:
-        source = np.where(source == "unknown", "digitised", source)
+    return forward, source
+
+
+def _field_nodes(kept, name: str, g: _Graph, mh_ids: np.ndarray) -> np.ndarray:
+    """The node each main's from (or to) field names, through its manhole (-1 where none, or no such manhole)."""
+    at = first_position(mh_ids, _col(kept, name, len(kept)))
+    return np.where(at >= 0, g.mh_node[np.clip(at, 0, None)] if len(g.mh_node) else -1, -1)
+
+
+def first_position(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Position of each value's first match among ``ids`` (as text); -1 where missing or not found."""
+    out = np.full(len(values), -1, dtype=np.int64)
+    given = pd.notna(values)
+    if not given.any() or len(ids) == 0:
+        return out
+    index = pd.Index(np.asarray(ids).astype(str))
+    first = np.flatnonzero(~index.duplicated())
+    at = pd.Index(index[first]).get_indexer(np.asarray(values)[given].astype(str))
+    out[given] = np.where(at >= 0, first[np.clip(at, 0, None)], -1)
+    return out
+
+
+def _report_unmatched_ends(kept, g, first_node, last_node, forward, mh_geoms, mh_ids, fpu, defects) -> None:
+    """Mains whose from/to fields name a manhole that is not at the end the flow says: how far it is, and why."""
+    rows = pd.DataFrame({"row": g.row, "first": first_node, "last": last_node, "fwd": forward})
+    whole = rows.drop_duplicates("row")
+    r = whole["row"].to_numpy()
+    f_field = _col(kept, "from_manhole", len(kept))[r]
+    t_field = _col(kept, "to_manhole", len(kept))[r]
+    fwd = whole["fwd"].to_numpy()
+    up = np.where(fwd, whole["first"].to_numpy(), whole["last"].to_numpy())
+    down = np.where(fwd, whole["last"].to_numpy(), whole["first"].to_numpy())
+    names = g.node_id.astype(str)
+    bad_from = pd.notna(f_field) & (_field_nodes(kept, "from_manhole", g, mh_ids)[r] != up)
+    bad_to = pd.notna(t_field) & (_field_nodes(kept, "to_manhole", g, mh_ids)[r] != down)
+    if not (bad_from | bad_to).any():
+        return
+    ids = _col(kept, "main_id", len(kept))[r]
+    for k in np.flatnonzero(bad_from | bad_to):  # data errors: a handful
+        for bad, field_value, end, word in ((bad_from, f_field, up, "from"), (bad_to, t_field, down, "to")):
+            if not bad[k]:
+                continue
+            name = str(field_value[k])
+            x, y = g.node_xy[end[k]]
+            at = first_position(mh_ids, np.array([name], dtype=object))[0]
+            if at >= 0:
+                mx, my = mh_geoms[at].x, mh_geoms[at].y
+                gap = f"{np.hypot(mx - x, my - y) * fpu:,.1f} ft from {name}"
+            else:
+                gap = f"and no live manhole is named {name}"
+            defects.append(
+                Defect(
+                    "from_to_mismatch",
+                    "warning",
+                    str(ids[k]),
+                    "",
+                    f"Main {ids[k]}'s {word} field names {name}, but that end of the main meets "
+                    f"{names[end[k]]}, {gap} (beyond network.snap_tolerance_ft): the main is not connected to "
+                    f"{name} there. Move the main's end onto the manhole, or correct the field.",
+                    float(x),
+                    float(y),
+                )
+            )
+
+
+def _uphill_gravity_mains(forward, source, inverted, a, b, dist, is_outfall, n):
+    """Gravity mains oriented by inverts whose lower end would be a dead end while the network drains the other
+    way: keep the network's direction (``inferred``); the inverts then read as an adverse slope."""
+    for _ in range(64):  # each pass frees the next main up a run of uphill mains; real data needs one or two
+        u0, v0 = np.where(forward, a, b), np.where(forward, b, a)
+        dead = (np.bincount(u0, minlength=n) == 0) & ~is_outfall
+        flip = inverted & (source == "inverts") & dead[v0] & np.isfinite(dist[v0]) & (dist[v0] > dist[u0])
+        if not flip.any():
+            break
+        forward = np.where(flip, ~forward, forward)
+        source = np.where(flip, "inferred", source)
     return forward, source
 
 
@@ -513,8 +931,13 @@ def _inverts(kept, row, forward):
 
 
 def _adjacency(n: int, a: np.ndarray, b: np.ndarray, weight: np.ndarray | None = None):
-    w = np.ones(len(a)) if weight is None else weight
-    return sparse.coo_matrix((w, (a, b)), shape=(n, n)).tocsr()
+    """Sparse adjacency ``a -> b``; with weights, parallel mains count once, at their shortest."""
+    if weight is None:
+        return sparse.coo_matrix((np.ones(len(a)), (a, b)), shape=(n, n)).tocsr()
+    key = a.astype(np.int64) * n + b
+    order = np.lexsort((weight, key))
+    first = order[np.r_[True, key[order][1:] != key[order][:-1]]] if len(order) else order
+    return sparse.coo_matrix((weight[first], (a[first], b[first])), shape=(n, n)).tocsr()
 
 
 def _distance_to_outfalls(n, a, b, length_ft, is_outfall) -> np.ndarray:
@@ -525,15 +948,31 @@ def _distance_to_outfalls(n, a, b, length_ft, is_outfall) -> np.ndarray:
     return csgraph.dijkstra(graph, directed=False, indices=np.flatnonzero(is_outfall), min_only=True)
 
 
-def _next_mains(n: int, u: np.ndarray, v: np.ndarray, dist: np.ndarray) -> np.ndarray:
-    """For every node, the main it drains through (-1 at an outfall or dead end); at a split, the one whose far
-    end is nearest an outfall (then the lowest position)."""
+def outfall_distance_along_flow(n, u, v, length_ft, is_outfall) -> np.ndarray:
+    """Length (ft) of the shortest way from every node to an outfall along the flow; inf where there is none."""
+    if not is_outfall.any() or n == 0:
+        return np.full(n, np.inf)
+    graph = _adjacency(n, v, u, np.maximum(length_ft, 1e-6))  # edges point upstream: search from the outfalls
+    return csgraph.dijkstra(graph, directed=True, indices=np.flatnonzero(is_outfall), min_only=True)
+
+
+def _next_mains(n, u, v, length_ft, is_outfall, pipe) -> np.ndarray:
+    """For every node, the main it drains through (-1 at an outfall or dead end); where flow divides, the main
+    that begins the shortest way to an outfall along the flow (between parallel links to one node, a pipe before
+    a pump, weir or orifice; then the lowest position)."""
     nxt = np.full(n, -1, dtype=np.int64)
     if len(u) == 0:
         return nxt
-    order = np.lexsort((np.arange(len(u)), dist[v], u))
-    first = order[np.r_[True, u[order][1:] != u[order][:-1]]]
-    nxt[u[first]] = first
+    out_degree = np.bincount(u, minlength=n)
+    if not (out_degree > 1).any():
+        nxt[u] = np.arange(len(u))
+    else:
+        cost = length_ft + outfall_distance_along_flow(n, u, v, length_ft, is_outfall)[v]
+        to_node = pd.Series(cost).groupby([u, v]).transform("min").to_numpy()
+        order = np.lexsort((np.arange(len(u)), ~pipe, to_node, u))
+        first = order[np.r_[True, u[order][1:] != u[order][:-1]]]
+        nxt[u[first]] = first
+    nxt[is_outfall] = -1  # flow that reaches an outfall has arrived
     return nxt
 
 

@@ -1,9 +1,14 @@
 """Checks of a built sewer network: what a superintendent must fix, each with its feature and location.
 
-Defects are reported, never silently fixed. Structural checks (pieces, cycles, direction, slope, dangling ends,
-manholes without mains, duplicates) always run; the design rules run where the profile gives them a value:
-minimum diameter (Fort Plain § 144-18B), manholes at most ``max_manhole_spacing_ft`` apart and at every change in
-slope or alignment (§ 144-18K).
+Findings are reported, never silently fixed. Structural checks (pieces, dead ends, cycles, direction, slope,
+dangling ends, junctions, duplicates, splits, manholes without mains) always run.
+
+The design rules (least diameter, manholes at most ``max_manhole_spacing_ft`` apart and at every change in slope
+or alignment) run where the profile gives them a value. They govern the design of new sewers and extensions
+(Fort Plain § 144-18, applied through § 144-17A and C), so on the existing mains of the network they are
+information: "below the design standard for new sewers", never an error the law requires fixed. Planned
+extensions are checked against them in ``analysis.plans``. Where a profile's value is a setting (Wappinger's
+Ten States Standards readings) or was set by the user, the message says so and cites no section as requiring it.
 """
 
 from __future__ import annotations
@@ -14,16 +19,18 @@ import shapely
 from scipy.sparse import csgraph
 
 from analysis.network import Defect, SewerNetwork, _adjacency, active_manholes
-from analysis.profiles import Profile
+from analysis.profiles import Profile, Rule
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 def check_network(net: SewerNetwork, *, profile: Profile, manholes=None) -> list[Defect]:
-    """Every defect of the network: those found while building it, then the checks below, errors first."""
+    """Every finding about the network: those found while building it, then the checks below, errors first."""
     rules = profile.network
     found = list(net.defects)
     found += _pieces(net)
+    found += _dead_ends(net)
+    found += _shared_outfalls(net)
     found += _cycles(net)
     found += _direction(net)
     found += _slopes(net)
@@ -37,10 +44,21 @@ def check_network(net: SewerNetwork, *, profile: Profile, manholes=None) -> list
     if rules.min_diameter_in.value is not None:
         found += _diameters(net, rules.min_diameter_in)
     if rules.max_manhole_spacing_ft.value is not None:
-        found += _spacing(net, rules.max_manhole_spacing_ft)
-    if rules.manhole_at_alignment_change.value:
+        found += _spacing(net, rules.max_manhole_spacing_ft, rules.manhole_spacing_by_diameter)
+    if rules.manhole_at_alignment_change.value and not net.explicit:
+        # A model's drawing is not its geometry (its lengths are its own): bends are read from GIS mains only.
         found += _alignment(net, profile)
     return sorted(found, key=lambda d: (SEVERITY_ORDER.get(d.severity, 3), d.check, d.feature_id))
+
+
+def plural(n: int, word: str) -> str:
+    """``1 main``, ``2 mains``."""
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def unique_in_order(values) -> list[str]:
+    """Main IDs without repeats, in order: a main split at junctions is one main to the reader."""
+    return list(dict.fromkeys(str(v) for v in values))
 
 
 def _at(net: SewerNetwork, node: int) -> tuple[float, float]:
@@ -48,11 +66,16 @@ def _at(net: SewerNetwork, node: int) -> tuple[float, float]:
 
 
 def _mid(net: SewerNetwork, e: int) -> tuple[float, float]:
-    p = shapely.line_interpolate_point(net.geometry[e], 0.5, normalized=True)
+    """The middle of a main as drawn; its upstream node where it has no drawn length (a model's pump, weir ...)."""
+    line = net.geometry[e]
+    if line is None or shapely.is_empty(line) or shapely.length(line) == 0:
+        return _at(net, int(net.u[e]))
+    p = shapely.line_interpolate_point(line, 0.5, normalized=True)
     return p.x, p.y
 
 
 def _pieces(net: SewerNetwork) -> list[Defect]:
+    """Pieces not connected to the largest, and pieces that reach no outfall at all."""
     if net.n_nodes == 0:
         return []
     labels = net.piece
@@ -62,38 +85,119 @@ def _pieces(net: SewerNetwork) -> list[Defect]:
     has_outfall = np.zeros(n_pieces, bool)
     has_outfall[labels[net.node_is_outfall]] = True
     biggest = int(np.argmax(length_per))
+    dead = _dead_end_nodes(net)
     out = []
-    for p in range(n_pieces):  # one row per piece of the network: a handful
+    for p in np.flatnonzero(mains_per > 0):  # one row per piece of the network: a handful
         nodes = np.flatnonzero(labels == p)
         x, y = _at(net, nodes[0])
-        first = str(net.main_id[np.flatnonzero(labels[net.u] == p)[0]]) if mains_per[p] else str(net.node_id[nodes[0]])
-        if p != biggest and mains_per[p]:
+        first = str(net.main_id[np.flatnonzero(labels[net.u] == p)[0]])
+        size = f"{plural(int(mains_per[p]), 'main')} ({length_per[p]:,.0f} ft)"
+        if p != biggest:
             out.append(
                 Defect(
                     "disconnected_piece",
                     "warning",
                     first,
                     "",
-                    f"A piece of {mains_per[p]} main(s), {length_per[p]:,.0f} ft, is not connected to the "
-                    "rest of the network.",
+                    f"A piece of {size} is not connected to the rest of the network.",
                     x,
                     y,
                 )
             )
-        if not has_outfall[p] and mains_per[p]:
+        if not has_outfall[p]:
+            stops = [str(net.node_id[k]) for k in dead if labels[k] == p]
+            unknown = int(np.sum((net.direction_source == "unknown") & (labels[net.u] == p)))
+            if unknown:
+                why = "its flow direction cannot be inferred, "
+            elif stops:
+                why = "its flow stops at " + ", ".join(stops[:5]) + (" ..." if len(stops) > 5 else "") + ", "
+            else:
+                why = "its flow runs in a loop, "
             out.append(
                 Defect(
                     "no_outfall",
                     "error",
                     first,
                     "",
-                    f"A piece of {mains_per[p]} main(s) ({length_per[p]:,.0f} ft) reaches no treatment "
-                    "plant or outfall; its flow direction cannot be inferred and its parcels have no "
+                    f"A piece of {size} reaches no treatment plant or outfall: {why}and its parcels have no "
                     "downstream path.",
                     x,
                     y,
                 )
             )
+    return out
+
+
+def _dead_end_nodes(net: SewerNetwork) -> np.ndarray:
+    """Nodes where flow arrives and stops: mains flow in, none leaves, and the data does not call it an outfall."""
+    out_degree = np.bincount(net.u, minlength=net.n_nodes)
+    in_degree = np.bincount(net.v, minlength=net.n_nodes)
+    return np.flatnonzero((in_degree > 0) & (out_degree == 0) & ~net.node_is_outfall)
+
+
+def _dead_ends(net: SewerNetwork) -> list[Defect]:
+    """Dead ends in pieces that do reach an outfall elsewhere (pieces with none are reported whole)."""
+    dead = _dead_end_nodes(net)
+    if len(dead) == 0:
+        return []
+    has_outfall = np.zeros(int(net.piece.max()) + 1, bool)
+    has_outfall[net.piece[net.node_is_outfall]] = True
+    upstream = np.bincount(net.terminal[net.u][net.terminal[net.u] >= 0], minlength=net.n_nodes)
+    out = []
+    for node in dead[has_outfall[net.piece[dead]]]:
+        x, y = _at(net, node)
+        arriving = unique_in_order(net.main_id[net.v == node])
+        sources = sorted(set(map(str, net.direction_source[net.v == node])))
+        out.append(
+            Defect(
+                "no_outfall",
+                "error",
+                str(net.node_id[node]),
+                "",
+                f"The flow stops at {net.node_id[node]}: {', '.join(arriving[:5])} flow into it "
+                f"({', '.join(sources)}) and no main leaves it, and it is not a treatment plant or outfall. "
+                f"{plural(int(upstream[node]), 'main')} drain to it and reach no outfall. Check the directions "
+                "of the mains around it.",
+                x,
+                y,
+            )
+        )
+    return out
+
+
+def _shared_outfalls(net: SewerNetwork) -> list[Defect]:
+    """A piece whose flow a plant point joined by distance shares with another outfall: never silently."""
+    if net.outfall_how is None or net.n_nodes == 0:
+        return []
+    outfalls = np.flatnonzero(net.node_is_outfall)
+    joined = net.outfall_how[outfalls] == "joined"
+    pieces = np.unique(net.piece[outfalls[joined]])
+    draining = np.bincount(net.terminal[net.u][net.terminal[net.u] >= 0], minlength=net.n_nodes)
+    out = []
+    for p in pieces:
+        here = outfalls[net.piece[outfalls] == p]
+        if len(here) < 2:
+            continue
+        total = max(int(draining[here].sum()), 1)
+        shares = ", ".join(
+            f"{net.node_id[k]} ({net.outfall_how[k]}: {plural(int(draining[k]), 'main')}, "
+            f"{100 * draining[k] / total:.0f}%)"
+            for k in here[np.argsort(-draining[here], kind="stable")]
+        )
+        x, y = _at(net, here[0])
+        out.append(
+            Defect(
+                "several_outfalls",
+                "warning",
+                str(net.node_id[here[0]]),
+                "",
+                f"One piece of the network ends at {len(here)} outfalls, each draining the mains nearest it: "
+                f"{shares}. If only one of them is the treatment plant, name its inlet manhole (outfall_manhole) "
+                "and give the plant layer a facility_type.",
+                x,
+                y,
+            )
+        )
     return out
 
 
@@ -106,66 +210,45 @@ def _cycles(net: SewerNetwork) -> list[Defect]:
     sizes = np.bincount(labels, minlength=n_comp)
     looped = np.flatnonzero(sizes > 1)
     out = []
+    drains = net.drains()
     for comp in looped:
         inside = np.flatnonzero((labels[net.u] == comp) & (labels[net.v] == comp))
         x, y = _mid(net, inside[0])
-        mains = ", ".join(map(str, net.main_id[inside]))
-        out.append(
-            Defect(
-                "cycle",
-                "error",
-                str(net.main_id[inside[0]]),
-                "",
-                f"Flow runs in a loop through mains {mains}: check their directions.",
-                x,
-                y,
-            )
-        )
+        mains = ", ".join(unique_in_order(net.main_id[inside]))
+        if net.explicit and drains[labels == comp].all():
+            # A model may loop by design (a relief pipe back to a junction); its flow still leaves for an outfall.
+            severity, text = "info", f"The model's links form a loop through {mains}; traces leave it by the "
+            text += "shortest way to an outfall."
+        else:
+            severity, text = "error", f"Flow runs in a loop through mains {mains}: check their directions."
+        out.append(Defect("cycle", severity, str(net.main_id[inside[0]]), "", text, x, y))
     return out
 
 
 def _direction(net: SewerNetwork) -> list[Defect]:
-    out = []
     unknown = np.flatnonzero(net.direction_source == "unknown")
-    if len(unknown):
-        x, y = _mid(net, unknown[0])
-        out.append(
-            Defect(
-                "direction_unknown",
-                "warning",
-                str(net.main_id[unknown[0]]),
-                "",
-                f"{len(unknown)} main(s) have no from/to fields, no inverts and no outfall to orient "
-                "toward; kept as digitised (e.g. " + ", ".join(map(str, net.main_id[unknown[:5]])) + ").",
-                x,
-                y,
-            )
+    if len(unknown) == 0:
+        return []
+    x, y = _mid(net, unknown[0])
+    names = unique_in_order(net.main_id[unknown])
+    return [
+        Defect(
+            "direction_unknown",
+            "warning",
+            str(net.main_id[unknown[0]]),
+            "",
+            f"{plural(len(names), 'main')} have no direction: no from/to field names a manhole at their ends, "
+            "they have no inverts, and their piece reaches no outfall to orient toward; kept as drawn (e.g. "
+            + ", ".join(names[:5])
+            + ").",
+            x,
+            y,
         )
-    # Mains whose given direction (fields or inverts) runs away from the outfall the network leads to.
-    given = np.isin(net.direction_source, ["from_to_fields", "inverts", "digitised"])
-    drains = net.drains()
-    d = net.downstream_ft
-    against = given & drains[net.u] & drains[net.v] & (d[net.v] > d[net.u] + 1e-6)
-    for e in np.flatnonzero(against):
-        x, y = _mid(net, e)
-        out.append(
-            Defect(
-                "against_flow",
-                "warning",
-                str(net.main_id[e]),
-                "",
-                f"Main {net.main_id[e]} flows ({net.direction_source[e]}) from "
-                f"{net.node_id[net.u[e]]} to {net.node_id[net.v[e]]}, away from the outfall its "
-                "piece drains to.",
-                x,
-                y,
-            )
-        )
-    return out
+    ]
 
 
 def _slopes(net: SewerNetwork) -> list[Defect]:
-    gravity = net.sewer_type != "force"
+    gravity = (net.sewer_type != "force") & net.is_pipe()
     adverse = (
         gravity
         & np.isfinite(net.us_invert_ft)
@@ -175,6 +258,15 @@ def _slopes(net: SewerNetwork) -> list[Defect]:
     out = []
     for e in np.flatnonzero(adverse):
         x, y = _mid(net, e)
+        if net.direction_source[e] == "inferred":
+            why = (
+                f" Its inverts alone would send the flow to {net.node_id[net.u[e]]}, where it could go no "
+                "further: it is kept in the direction the network drains to its outfall."
+            )
+        else:
+            why = (
+                f" Flow runs from {net.node_id[net.u[e]]} to {net.node_id[net.v[e]]} by its {net.direction_source[e]}."
+            )
         out.append(
             Defect(
                 "adverse_slope",
@@ -182,7 +274,7 @@ def _slopes(net: SewerNetwork) -> list[Defect]:
                 str(net.main_id[e]),
                 "",
                 f"Main {net.main_id[e]} runs uphill: downstream invert {net.ds_invert_ft[e]:.2f} ft above "
-                f"upstream invert {net.us_invert_ft[e]:.2f} ft.",
+                f"upstream invert {net.us_invert_ft[e]:.2f} ft.{why}",
                 x,
                 y,
             )
@@ -194,8 +286,15 @@ def _degree(net: SewerNetwork) -> np.ndarray:
     return np.bincount(net.u, minlength=net.n_nodes) + np.bincount(net.v, minlength=net.n_nodes)
 
 
+def _mapped(net: SewerNetwork) -> np.ndarray:
+    """Nodes that are points of the manholes layer (manholes, cleanouts, caps ...), not junctions found by us."""
+    if net.node_kind is None:
+        return net.node_is_manhole
+    return net.node_kind != ""
+
+
 def _dangling(net: SewerNetwork) -> list[Defect]:
-    loose = (_degree(net) == 1) & ~net.node_is_manhole & ~net.node_is_outfall
+    loose = (_degree(net) == 1) & ~_mapped(net) & ~net.node_is_outfall
     out = []
     for node in np.flatnonzero(loose):
         x, y = _at(net, node)
@@ -215,19 +314,21 @@ def _dangling(net: SewerNetwork) -> list[Defect]:
 
 
 def _junctions(net: SewerNetwork) -> list[Defect]:
-    """Places where two or more mains meet with no manhole: the network has a junction node there."""
+    """Places where two or more mains meet with no manhole: a junction node, or a cleanout, cap ... there."""
     meeting = (_degree(net) >= 2) & ~net.node_is_manhole & ~net.node_is_outfall
     out = []
     for node in np.flatnonzero(meeting):
         x, y = _at(net, node)
-        mains = net.main_id[(net.u == node) | (net.v == node)]
+        mains = ", ".join(unique_in_order(net.main_id[(net.u == node) | (net.v == node)]))
+        kind = str(net.node_kind[node]).replace("_", " ") if net.node_kind is not None else ""
+        where = f"{net.node_id[node]}, a {kind}, not a manhole" if kind else f"{net.node_id[node]} with no manhole"
         out.append(
             Defect(
                 "junction_without_manhole",
                 "warning",
                 str(net.node_id[node]),
                 "",
-                f"Mains {', '.join(map(str, mains))} meet at {net.node_id[node]} with no manhole mapped there.",
+                f"Mains {mains} meet at {where} mapped there.",
                 x,
                 y,
             )
@@ -236,11 +337,24 @@ def _junctions(net: SewerNetwork) -> list[Defect]:
 
 
 def _duplicates(net: SewerNetwork) -> list[Defect]:
+    """Two mains of the same kind joining the same two nodes with the same length (a pump beside a conduit, or a
+    force main beside a gravity main, is two things, not one drawn twice)."""
     lo, hi = np.minimum(net.u, net.v), np.maximum(net.u, net.v)
-    frame = pd.DataFrame({"lo": lo, "hi": hi, "len": np.round(net.length_ft, 0), "e": np.arange(len(lo))})
-    dup = frame[frame.duplicated(["lo", "hi", "len"], keep=False)]
+    kind = pd.Series(net.link_kind if net.link_kind is not None else np.full(len(lo), None)).fillna("").astype(str)
+    frame = pd.DataFrame(
+        {
+            "lo": lo,
+            "hi": hi,
+            "len": np.round(net.length_ft, 0),
+            "type": pd.Series(net.sewer_type).fillna("").astype(str),
+            "kind": kind,
+            "e": np.arange(len(lo)),
+        }
+    )
+    keys = ["lo", "hi", "len", "type", "kind"]
+    dup = frame[frame.duplicated(keys, keep=False)]
     out = []
-    for _, group in dup.groupby(["lo", "hi", "len"]):
+    for _, group in dup.groupby(keys):
         es = group["e"].to_numpy()
         x, y = _mid(net, es[0])
         out.append(
@@ -249,7 +363,7 @@ def _duplicates(net: SewerNetwork) -> list[Defect]:
                 "warning",
                 str(net.main_id[es[1]]),
                 "",
-                f"Mains {', '.join(map(str, net.main_id[es]))} join the same two nodes with the same "
+                f"Mains {', '.join(unique_in_order(net.main_id[es]))} join the same two nodes with the same "
                 "length: one is probably drawn twice.",
                 x,
                 y,
@@ -259,19 +373,22 @@ def _duplicates(net: SewerNetwork) -> list[Defect]:
 
 
 def _diversions(net: SewerNetwork) -> list[Defect]:
+    """Nodes where flow leaves by more than one main. In a model that is its design (an overflow weir, a pump
+    beside a gravity outlet): information. In GIS layers it is usually a direction to check."""
     out_degree = np.bincount(net.u, minlength=net.n_nodes)
     out = []
     for node in np.flatnonzero(out_degree > 1):
         x, y = _at(net, node)
-        mains = net.main_id[net.u == node]
+        mains = unique_in_order(net.main_id[net.u == node])
+        followed = net.main_id[net.next_main[node]] if net.next_main[node] >= 0 else None
+        follows = f"traces follow {followed}, the shortest way to an outfall" if followed else "none reaches an outfall"
         out.append(
             Defect(
                 "split_flow",
-                "warning",
+                "info" if net.explicit else "warning",
                 str(net.node_id[node]),
                 "",
-                f"Flow leaves {net.node_id[node]} through {len(mains)} mains ({', '.join(map(str, mains))});"
-                f" traces follow {net.main_id[net.next_main[node]]}.",
+                f"Flow leaves {net.node_id[node]} through {len(mains)} mains ({', '.join(mains)}); {follows}.",
                 x,
                 y,
             )
@@ -284,7 +401,7 @@ def _manholes_without_mains(net: SewerNetwork, manholes, tol: float) -> list[Def
     geoms = np.asarray(manholes.geometry.values)
     ids = manholes["manhole_id"].astype(str).to_numpy() if "manhole_id" in manholes else np.array([])
     touching = np.zeros(len(geoms), bool)
-    if len(net.geometry):
+    if len(net.geometry) and not net.explicit:  # a model's nodes are joined by name, never by distance
         hit, _ = shapely.STRtree(net.geometry).query(geoms, predicate="dwithin", distance=tol)
         touching[hit] = True
     out = []
@@ -304,19 +421,32 @@ def _manholes_without_mains(net: SewerNetwork, manholes, tol: float) -> list[Def
     return out
 
 
-def _diameters(net: SewerNetwork, rule) -> list[Defect]:
-    small = (net.sewer_type != "force") & np.isfinite(net.diameter_in) & (net.diameter_in < rule.value)
+def _standard(rule: Rule, key: str, unit: str) -> tuple[str, str]:
+    """The section column and the words naming a design standard: the law's, or the profile's own setting."""
+    if rule.overridden:
+        return "", f"the {rule.value:g} {unit} set for this run (network.{key}) as the design standard for new sewers"
+    if rule.setting:
+        return "", (
+            f"the {rule.value:g} {unit} this profile sets as the design standard for new sewers (a setting, "
+            f"network.{key}, not a number the law states; see {rule.section})"
+        )
+    return rule.citation, f"the design standard for new sewers in {rule.citation} ({rule.value:g} {unit})"
+
+
+def _diameters(net: SewerNetwork, rule: Rule) -> list[Defect]:
+    small = (net.sewer_type != "force") & net.is_pipe() & np.isfinite(net.diameter_in) & (net.diameter_in < rule.value)
+    section, standard = _standard(rule, "min_diameter_in", "in")
     out = []
     for e in np.flatnonzero(small):
         x, y = _mid(net, e)
         out.append(
             Defect(
                 "min_diameter",
-                "error",
+                "info",
                 str(net.main_id[e]),
-                rule.citation,
-                f"Main {net.main_id[e]} is {net.diameter_in[e]:g} in; {rule.citation} requires at least "
-                f"{rule.value:g} in.",
+                section,
+                f"Existing main {net.main_id[e]} is {net.diameter_in[e]:g} in: below {standard}. The standard "
+                "governs new sewers and extensions, not mains already built.",
                 x,
                 y,
             )
@@ -324,7 +454,24 @@ def _diameters(net: SewerNetwork, rule) -> list[Defect]:
     return out
 
 
-def _spacing(net: SewerNetwork, rule) -> list[Defect]:
+def spacing_limits_ft(diameter_in: np.ndarray, rule: Rule, by_diameter: Rule) -> np.ndarray:
+    """The greatest manhole spacing (ft) for mains of each diameter; NaN where the profile sets none.
+
+    ``by_diameter`` maps a largest diameter (in) to its spacing; larger mains get none. Empty: ``rule`` for every
+    main. A main of unknown diameter gets ``rule``.
+    """
+    limits = np.full(len(diameter_in), float(rule.value))
+    table = sorted((float(k), float(v)) for k, v in (by_diameter.value or {}).items())
+    if not table:
+        return limits
+    known = np.isfinite(diameter_in)
+    sizes = np.array([k for k, _ in table])
+    spacing = np.array([v for _, v in table] + [np.nan])
+    limits[known] = spacing[np.searchsorted(sizes, diameter_in[known], side="left")]
+    return limits
+
+
+def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
     """Length of flow path from each manhole to the next manhole downstream, by pointer jumping."""
     n = net.n_nodes
     has = net.next_main >= 0
@@ -335,18 +482,27 @@ def _spacing(net: SewerNetwork, rule) -> list[Defect]:
         go = ~net.node_is_manhole[ptr] & (net.next_main[ptr] >= 0)
         acc = np.where(go, acc + acc[ptr], acc)
         ptr = np.where(go, ptr[ptr], ptr)
-    long_run = net.node_is_manhole & has & net.node_is_manhole[ptr] & (acc > rule.value + 0.5)
+    leaving = np.clip(net.next_main, 0, None)
+    diameter = net.diameter_in[leaving] if len(net.v) else np.full(n, np.nan)
+    limit = spacing_limits_ft(diameter, rule, by_diameter)
+    pipe = net.is_pipe()[leaving] if len(net.v) else np.zeros(n, dtype=bool)
+    long_run = net.node_is_manhole & has & pipe & net.node_is_manhole[ptr] & np.isfinite(limit) & (acc > limit + 0.5)
+    section, standard = _standard(rule, "max_manhole_spacing_ft", "ft")
+    if by_diameter.value:
+        standard += " on mains of " + ", ".join(f"{float(k):g} in or less" for k in by_diameter.value)
     out = []
     for node in np.flatnonzero(long_run):
         x, y = _at(net, node)
+        size = f"{diameter[node]:g}-in " if np.isfinite(diameter[node]) else ""
         out.append(
             Defect(
                 "manhole_spacing",
-                "error",
+                "info",
                 str(net.node_id[node]),
-                rule.citation,
-                f"{acc[node]:,.0f} ft of sewer from manhole {net.node_id[node]} to the next manhole "
-                f"{net.node_id[ptr[node]]}; {rule.citation} allows at most {rule.value:g} ft.",
+                section,
+                f"{acc[node]:,.0f} ft of existing {size}sewer from manhole {net.node_id[node]} to the next manhole "
+                f"{net.node_id[ptr[node]]}: more than {standard}. The standard governs new sewers and "
+                "extensions, not mains already built.",
                 x,
                 y,
             )
@@ -358,7 +514,12 @@ def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
     """Bends and slope changes away from manholes: inside a main, or where mains meet at a junction."""
     rules = profile.network
     limit = rules.alignment_change_deg.value
-    section = rules.manhole_at_alignment_change.citation
+    rule = rules.manhole_at_alignment_change
+    if rule.setting or rule.overridden:
+        section, standard = "", "the profile's design standard for new sewers (a setting, not a rule the law states)"
+    else:
+        section, standard = rule.citation, f"the design standard for new sewers in {rule.citation}"
+    tail = f"; {standard} puts a manhole at every change in alignment or slope. It governs new sewers, not mains built."
     out = []
     coords, which = shapely.get_coordinates(net.geometry, return_index=True)
     if len(coords) >= 3:
@@ -372,11 +533,10 @@ def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
             out.append(
                 Defect(
                     "alignment_change",
-                    "error",
+                    "info",
                     str(net.main_id[e]),
                     section,
-                    f"Main {net.main_id[e]} bends {turn[k]:.0f} degrees with no manhole at the bend; "
-                    f"{section} requires manholes at all changes in alignment.",
+                    f"Existing main {net.main_id[e]} bends {turn[k]:.0f} degrees with no manhole at the bend{tail}",
                     float(coords[k + 1, 0]),
                     float(coords[k + 1, 1]),
                 )
@@ -391,8 +551,9 @@ def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
         h_in = _end_heading(net.geometry[e_in], -1)
         h_out = _end_heading(net.geometry[e_out], 0)
         turn = np.abs((h_out - h_in + 180) % 360 - 180)
-        slope_in = (net.us_invert_ft[e_in] - net.ds_invert_ft[e_in]) / net.length_ft[e_in]
-        slope_out = (net.us_invert_ft[e_out] - net.ds_invert_ft[e_out]) / net.length_ft[e_out]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            slope_in = (net.us_invert_ft[e_in] - net.ds_invert_ft[e_in]) / net.length_ft[e_in]
+            slope_out = (net.us_invert_ft[e_out] - net.ds_invert_ft[e_out]) / net.length_ft[e_out]
         slope_jump = np.abs(slope_in - slope_out) > rules.slope_change_ft_per_ft.value
         for k in np.flatnonzero((turn > limit) | slope_jump):
             node = nodes[k]
@@ -405,11 +566,11 @@ def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
             out.append(
                 Defect(
                     "alignment_change",
-                    "error",
+                    "info",
                     str(net.main_id[e_out[k]]),
                     section,
-                    f"The sewer {what} at {net.node_id[node]}, where mains {net.main_id[e_in[k]]} and "
-                    f"{net.main_id[e_out[k]]} meet without a manhole; {section} requires one.",
+                    f"The existing sewer {what} at {net.node_id[node]}, where mains {net.main_id[e_in[k]]} and "
+                    f"{net.main_id[e_out[k]]} meet without a manhole{tail}",
                     x,
                     y,
                 )

@@ -1,20 +1,33 @@
-"""Connection and violation notices: who is due one, and the mailing list that goes with them. Pure functions.
+"""Connection and violation notices: who is due one, the mailing list, and the words of each letter. Pure functions.
 
 A connection notice goes to the owner of every mandated parcel that has no open notice and was never recorded as
 connected or exempt (the register says which). Owners are grouped by their normalised mailing address (case,
-spacing, punctuation, ZIP+4 folded to 5 digits), so one owner of five parcels gets one envelope listing all five.
+spacing, punctuation, ZIP+4 folded to 5 digits), so one owner of five parcels gets one envelope and one letter
+listing all five.
+
+The letters are composed here as blocks of text (``compose_letters``): every passage of law is the profile's quote,
+printed verbatim with its section, and never an internal annotation ("section number derived", "value set by the
+user"). A period the law leaves to the town (Fort Plain § 144-40A's "reasonable time limit", a time "determined by
+the Town Board") is printed with the town's own resolution, from the town settings, never as the section's.
+``layers.letters`` lays the blocks out on paper.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
+import shapely
 
 from analysis.errors import AnalysisError
 from analysis.mandate import check_notice
-from analysis.profiles import Profile
+from analysis.profiles import Profile, Rule
+from analysis.reasons import NOTICE_REASONS
 
 NOTICE_FIELDS = (
     "parcel_id",
@@ -29,11 +42,14 @@ NOTICE_FIELDS = (
     "site_zip",
     "distance_ft",
     "main_id",
+    "street_name_main",
     "section",
     "reason",
     "deadline",
 )
 MAILING_COLUMNS = (
+    "mailing_no",
+    "letter_file",
     "name_line_1",
     "name_line_2",
     "address_line_1",
@@ -42,44 +58,313 @@ MAILING_COLUMNS = (
     "state",
     "zip",
     "parcel_ids",
+    "notice_ids",
     "site_addresses",
     "deadline",
     "section",
     "notices",
+    "certified_article_no",
 )
+# A name line longer than this goes on to name_line_2: an Avery 5160 label holds about 32 capitals at 9 pt.
+NAME_LINE_CHARS = 32
+HAZARD_REASON = "public_health_hazard"
 
 
-def due_notices(
+# -- periods and town settings ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A period the town set itself where the law leaves it open: the days and the act that set them."""
+
+    days: int
+    act: str
+
+
+@dataclass(frozen=True)
+class TownSettings:
+    """The municipality's own details for its letters (``layers.town`` reads them from the town settings file)."""
+
+    name: str = ""
+    letterhead: tuple[str, ...] = ()
+    return_address: tuple[str, ...] = ()
+    officer_name: str = ""
+    officer_title: str = ""
+    phone: str = ""
+    email: str = ""
+    hours: str = ""
+    fees: str = ""
+    requests: str = ""
+    penalty_amount: str = ""
+    resolutions: Mapping[str, Resolution] = field(default_factory=dict)
+    source: str = ""
+
+    def missing_for_letters(self) -> list[str]:
+        """What a letter a clerk can sign needs and these settings lack (the keys of the settings file)."""
+        missing = [
+            key
+            for key, value in (
+                ("letterhead.name", self.name),
+                ("return_address.lines", self.return_address),
+                ("officer.name", self.officer_name),
+                ("officer.title", self.officer_title),
+            )
+            if not value
+        ]
+        if not (self.phone or self.email):
+            missing.append("contact.phone or contact.email")
+        return missing
+
+
+@dataclass(frozen=True)
+class Period:
+    """A number of days a letter states, and what it rests on: the law's section, or the town's act under it."""
+
+    key: str
+    days: int | None
+    section: str
+    quote: str
+    act: str | None = None  # the town's resolution, where the law leaves the period to the town
+    left_to_town: bool = False
+
+    @property
+    def basis(self) -> str:
+        """As a letter cites it: "§ 144-4", or "Resolution 4 of 2027, under § 144-40A"."""
+        return f"{self.act}, under {self.section}" if self.act else self.section
+
+    @property
+    def ready_for_letters(self) -> bool:
+        return self.days is not None and (self.act is not None or not self.left_to_town)
+
+
+def period(profile: Profile, key: str, town: TownSettings | None = None) -> Period:
+    """The period ``key`` ("mandate.notice_period_days", "notices.correction_period_days") as letters state it.
+
+    Where the law sets the period (Fort Plain § 144-4's 90 days) the profile's value and section are used. Where the
+    law leaves it to the town (``setting`` or ``town_setting`` in the profile), the town's resolution decides the days
+    and is cited; without one the profile's reading is returned with ``ready_for_letters`` false.
+    """
+    section_name, name = key.split(".")
+    rule: Rule = getattr(getattr(profile, section_name), name)
+    left = bool(rule.setting or rule.town_setting)
+    act = (town.resolutions.get(key) if town else None) if left else None
+    days = act.days if act else (int(rule.value) if rule.value is not None else None)
+    return Period(key, days, rule.section, rule.quote, act.act if act else None, left)
+
+
+def period_problem(p: Period, *, town_word: str = "town") -> str | None:
+    """Why a period cannot go into a letter yet, or None."""
+    if p.ready_for_letters:
+        return None
+    reading = f"this profile reads it as {p.days} days" if p.days is not None else "the profile sets no number"
+    return (
+        f"{p.section} leaves the period to the {town_word} ({reading}). A letter must cite the {town_word}'s own "
+        f'decision: add [resolutions] "{p.key}" = {{ days = N, act = "the resolution that set it" }} to the town '
+        "settings file."
+    )
+
+
+# -- who is due a notice ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NoticePlan:
+    """The notices due, the parcels held back and why, and the period and deadline the letters will state."""
+
+    due: pd.DataFrame
+    held: pd.DataFrame
+    period: Period
+    notice_date: dt.date
+    deadline: dt.date | None
+    reason: str | None = None
+
+
+def plan_notices(
     results: pd.DataFrame,
     *,
     profile: Profile,
     notice_date: dt.date,
     notice_reason: str | None = None,
+    hazard: str | Mapping[str, str] | None = None,
     exclude: set[str] | frozenset[str] = frozenset(),
-) -> pd.DataFrame:
-    """Connection notices due: mandated parcels not in ``exclude`` (open, connected or exempt in the register).
+    town: TownSettings | None = None,
+) -> NoticePlan:
+    """Connection notices due on ``notice_date``: mandated parcels not in ``exclude`` (the register's open, connected
+    and exempt parcels), less those the law does not allow to be noticed for ``notice_reason``.
 
-    Raises AnalysisError where the profile requires a reason (Poughkeepsie § 168-22.2G) and none is given, or where
-    the profile sets no notice period (Wappinger: set one with --set mandate.notice_period_days=N).
+    Poughkeepsie § 168-22.3C: a property served by a private sewage disposal system is noticed "only when it shall
+    be necessary to eliminate a public health hazard". Such parcels (the ``private_system`` column where the data
+    has one, else every parcel not connected, by the profile's ``notices.private_system_assumed`` reading) are held
+    back for any other reason. With ``public_health_hazard`` the hazard must be named: one text for every parcel,
+    or a mapping parcel ID -> hazard, which also limits the notices to the parcels it names.
+
+    Raises AnalysisError where the profile needs a reason (§ 168-22.2G) and none is given, or a hazard is missing.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from analysis.profiles import load_profile
+    >>> results = pd.DataFrame({"parcel_id": ["A", "B"], "status": ["mandated", "out_of_range"]})
+    >>> plan = plan_notices(results, profile=load_profile("fort-plain"), notice_date=dt.date(2027, 3, 1))
+    >>> plan.due["parcel_id"].tolist(), plan.deadline.isoformat(), plan.period.basis
+    (['A'], '2027-05-30', '§ 144-4')
     """
     check_notice(profile, notice_date, notice_reason)
-    period = profile.mandate.notice_period_days
-    if period.value is None:
+    notice_period = period(profile, "mandate.notice_period_days", town)
+    if notice_period.days is None:
         raise AnalysisError(
-            f"The {profile.id} profile sets no period for connecting after notice ({period.citation}); "
-            "set one with --set mandate.notice_period_days=N before issuing notices."
+            f"The {profile.id} profile sets no period for connecting after notice: {notice_period.section} leaves "
+            "it to the town. Set the town's period (mandate.notice_period_days) before giving notice."
         )
-    mandated = results[(results["status"] == "mandated") & ~results["parcel_id"].astype(str).isin(exclude)]
+    hazards = _hazards(profile, notice_reason, hazard)
+    mandated = results[results["status"] == "mandated"]
+    mandated = mandated[~mandated["parcel_id"].astype(str).isin(exclude)]
     out = pd.DataFrame(
         {name: (mandated[name] if name in mandated.columns else None) for name in NOTICE_FIELDS}, index=mandated.index
     )
     out["parcel_id"] = out["parcel_id"].astype(str)
-    out["deadline"] = (notice_date + dt.timedelta(days=int(period.value))).isoformat()
-    out["section"] = period.citation
+    out["private_system"] = _private_system(mandated, profile)
+    deadline = notice_date + dt.timedelta(days=int(notice_period.days))
+    out["deadline"] = deadline
+    out["section"] = profile.mandate.notice_period_days.section
     out["notice_type"] = "connection"
     out["notice_reason"] = notice_reason
-    out["issued_date"] = notice_date.isoformat()
-    return out.sort_values("parcel_id").reset_index(drop=True)
+    out["issued_date"] = notice_date
+    out["hazard"] = None
+    held: list[pd.DataFrame] = []
+    if isinstance(hazards, Mapping):
+        named = out["parcel_id"].isin(hazards)
+        out["hazard"] = out["parcel_id"].map(hazards)
+        absent = sorted(set(hazards) - set(out["parcel_id"]))
+        if absent:
+            held.append(
+                pd.DataFrame(
+                    {
+                        "parcel_id": absent,
+                        "why": "named in the hazard list but not due a connection notice (not mandated, or already "
+                        "noticed, connected or exempt)",
+                    }
+                )
+            )
+        out = out[named]
+    elif hazards:
+        out["hazard"] = hazards
+    allowed = profile.notices.private_system_reasons
+    if allowed.value and notice_reason not in allowed.value:
+        private = out["private_system"].to_numpy(bool)
+        held.append(
+            pd.DataFrame(
+                {
+                    "parcel_id": out.loc[private, "parcel_id"],
+                    "why": f'{allowed.section}: served by a private sewage disposal system, and "{allowed.quote}"',
+                }
+            )
+        )
+        out = out[~private]
+    held_frame = pd.concat(held, ignore_index=True) if held else pd.DataFrame(columns=["parcel_id", "why"])
+    return NoticePlan(
+        due=out.sort_values("parcel_id").reset_index(drop=True),
+        held=held_frame.sort_values("parcel_id").reset_index(drop=True),
+        period=notice_period,
+        notice_date=notice_date,
+        deadline=deadline,
+        reason=notice_reason,
+    )
+
+
+def due_notices(results: pd.DataFrame, **options) -> pd.DataFrame:
+    """The notices due, as ``plan_notices(...).due``."""
+    return plan_notices(results, **options).due
+
+
+def _hazards(profile: Profile, reason: str | None, hazard) -> str | Mapping[str, str] | None:
+    if isinstance(hazard, str):
+        hazard = hazard.strip() or None
+    if isinstance(hazard, Mapping):
+        hazard = {str(k): str(v).strip() for k, v in hazard.items()}
+        blank = sorted(k for k, v in hazard.items() if not v)
+        if blank:
+            raise AnalysisError(f"The hazard list names no hazard for parcel(s) {', '.join(blank[:10])}.")
+    if reason == HAZARD_REASON and not hazard:
+        rule = profile.notices.private_system_reasons
+        raise AnalysisError(
+            f'A notice "to eliminate a public health hazard" ({rule.section}) must say which hazard: name it for '
+            "every parcel, or give a list of parcels and their hazards."
+        )
+    if hazard and reason != HAZARD_REASON:
+        raise AnalysisError(
+            "A hazard is named only with a notice given to eliminate a public health hazard "
+            f"(the reason {HAZARD_REASON}); this notice's reason is {reason or 'none'}."
+        )
+    return hazard
+
+
+def _private_system(parcels: pd.DataFrame, profile: Profile) -> np.ndarray:
+    """Whether each parcel is served by a private system: its ``private_system`` column, else the profile's reading."""
+    assumed = bool(profile.notices.private_system_assumed.value)
+    default = np.full(len(parcels), assumed)
+    if "private_system" not in parcels.columns:
+        return default
+    words = parcels["private_system"].map(lambda v: "" if pd.isna(v) else str(v).strip().lower())
+    yes, no = words.isin(("y", "yes", "true", "t", "1")), words.isin(("n", "no", "false", "f", "0"))
+    return np.where(yes, True, np.where(no, False, default))
+
+
+# -- New York legal holidays (a deadline on one is flagged; the town decides) ---------------------------------------
+
+# New York General Construction Law § 24: the public holidays, with the next day observed when one falls on a Sunday
+# (Flag Day excepted), and each general election day (the Tuesday after the first Monday in November).
+_FIXED = {(1, 1): "New Year's Day", (2, 12): "Lincoln's Birthday", (6, 19): "Juneteenth", (7, 4): "Independence Day"}
+_FIXED |= {(11, 11): "Veterans' Day", (12, 25): "Christmas Day"}
+
+
+def _nth_weekday(year: int, month: int, weekday: int, n: int) -> dt.date:
+    first = dt.date(year, month, 1)
+    day = first + dt.timedelta(days=(weekday - first.weekday()) % 7)
+    if n > 0:
+        return day + dt.timedelta(weeks=n - 1)
+    last = dt.date(year + (month == 12), month % 12 + 1, 1) - dt.timedelta(days=1)
+    return last - dt.timedelta(days=(last.weekday() - weekday) % 7)
+
+
+def ny_holidays(year: int) -> dict[dt.date, str]:
+    """New York's public holidays in ``year`` (General Construction Law § 24), observed days included.
+
+    Examples
+    --------
+    >>> ny_holidays(2027)[dt.date(2027, 5, 31)]
+    'Memorial Day'
+    >>> ny_holidays(2027)[dt.date(2027, 7, 5)]
+    'Independence Day (observed)'
+    """
+    days = {dt.date(year, m, d): name for (m, d), name in _FIXED.items()}
+    days[_nth_weekday(year, 1, 0, 3)] = "Martin Luther King, Jr. Day"
+    days[_nth_weekday(year, 2, 0, 3)] = "Washington's Birthday"
+    days[_nth_weekday(year, 5, 0, -1)] = "Memorial Day"
+    days[_nth_weekday(year, 6, 6, 2)] = "Flag Day"
+    days[_nth_weekday(year, 9, 0, 1)] = "Labor Day"
+    days[_nth_weekday(year, 10, 0, 2)] = "Columbus Day"
+    days[_nth_weekday(year, 11, 0, 1) + dt.timedelta(days=1)] = "General Election Day"
+    days[_nth_weekday(year, 11, 3, 4)] = "Thanksgiving Day"
+    observed = {
+        day + dt.timedelta(days=1): f"{name} (observed)"
+        for day, name in days.items()
+        if day.weekday() == 6 and name != "Flag Day"
+    }
+    return days | observed
+
+
+def deadline_flag(day: dt.date | None) -> str | None:
+    """ "Saturday", "Sunday" or the holiday's name when ``day`` is not a business day in New York; else None."""
+    if day is None:
+        return None
+    holiday = ny_holidays(day.year).get(day)
+    weekend = {5: "Saturday", 6: "Sunday"}.get(day.weekday())
+    parts = [p for p in (weekend, f"{holiday}, a New York public holiday" if holiday else None) if p]
+    return " and ".join(parts) or None
+
+
+# -- mailing list -------------------------------------------------------------------------------------------------
 
 
 def address_key(frame: pd.DataFrame) -> pd.Series:
@@ -106,77 +391,524 @@ def address_key(frame: pd.DataFrame) -> pd.Series:
     )
 
 
+def split_name(names: pd.Series, width: int = NAME_LINE_CHARS) -> tuple[pd.Series, pd.Series]:
+    """Owner names as two lines: the first at most ``width`` characters, broken at a space, the rest on the second.
+
+    Examples
+    --------
+    >>> first, second = split_name(pd.Series(["SMITH JOHN", "VAN DER BERG-WILLIAMSON JOHNATHAN & MARGARET TRUST"]))
+    >>> first.tolist(), second.tolist()
+    (['SMITH JOHN', 'VAN DER BERG-WILLIAMSON'], ['', 'JOHNATHAN & MARGARET TRUST'])
+    """
+    text = names.fillna("").astype(str).str.replace(r"\s+", " ", regex=True).str.strip()
+    pattern = re.compile(rf"^(.{{1,{width}}})(?:\s+(.*))?$")
+    parts = text.map(lambda s: pattern.match(s) if len(s) > width else None)
+    first = text.where(parts.isna(), parts.map(lambda m: m.group(1) if m else ""))
+    second = parts.map(lambda m: (m.group(2) or "") if m else "")
+    # No space within the first ``width`` characters: break the word itself.
+    unbroken = (first.str.len() > width) & (second == "")
+    first, second = first.where(~unbroken, text.str[:width]), second.where(~unbroken, text.str[width:])
+    return first, second
+
+
 def mailing_list(notices: pd.DataFrame, *, per_parcel: bool = False, occupant: bool = False) -> pd.DataFrame:
-    """Rows for mail merge: one per owner mailing address (all its parcels listed), or one per parcel.
+    """Rows for mail merge in mailing order (ZIP, then name): one per owner mailing address listing all its parcels
+    and notice IDs, or one per parcel. Each row is one envelope, one label and one letter (``letter_file``).
 
     With ``occupant``, an extra row "Occupant" at the site address of each parcel whose owner mails elsewhere.
     """
     if notices.empty:
         return pd.DataFrame(columns=list(MAILING_COLUMNS))
     frame = notices.copy()
+    if "notice_id" not in frame.columns:
+        frame["notice_id"] = ""
     frame["key"] = address_key(frame) if not per_parcel else frame["parcel_id"].astype(str)
     grouped = frame.groupby("key", sort=False)
+
+    def joined(column: str) -> pd.Series:
+        return grouped[column].agg(lambda s: "; ".join(s.fillna("").astype(str)))
+
+    first, second = split_name(grouped["owner_name"].first())
     rows = pd.DataFrame(
         {
-            "name_line_1": grouped["owner_name"].first().fillna("").astype(str),
-            "name_line_2": "",
+            "name_line_1": first,
+            "name_line_2": second,
             "address_line_1": grouped["mail_address"].first().fillna("").astype(str),
             "address_line_2": "",
             "city": grouped["mail_city"].first().fillna("").astype(str),
             "state": grouped["mail_state"].first().fillna("").astype(str),
             "zip": grouped["mail_zip"].first().fillna("").astype(str),
-            "parcel_ids": grouped["parcel_id"].agg(lambda s: "; ".join(s.astype(str))),
-            "site_addresses": grouped["site_address"].agg(lambda s: "; ".join(s.fillna("").astype(str))),
+            "parcel_ids": joined("parcel_id"),
+            "notice_ids": joined("notice_id"),
+            "site_addresses": joined("site_address"),
             "deadline": grouped["deadline"].min(),
             "section": grouped["section"].first(),
             "notices": grouped.size(),
         }
     ).reset_index(drop=True)
     if occupant:
-        away = address_key(frame.assign(owner_name="", mail_address=frame["mail_address"])) != address_key(
-            frame.assign(
-                owner_name="",
-                mail_address=frame["site_address"],
-                mail_city=frame.get("site_city"),
-                mail_state=frame.get("site_state"),
-                mail_zip=frame.get("site_zip"),
-            )
+        site = frame.assign(
+            owner_name="",
+            mail_address=frame["site_address"],
+            mail_city=frame.get("site_city"),
+            mail_state=frame.get("site_state"),
+            mail_zip=frame.get("site_zip"),
         )
+        away = address_key(frame.assign(owner_name="")) != address_key(site)
         extra = frame[away.to_numpy()]
+
+        def site_column(name: str) -> pd.Series:
+            return extra.get(name, pd.Series("", index=extra.index)).fillna("").astype(str)
+
         occupants = pd.DataFrame(
             {
                 "name_line_1": "Occupant",
                 "name_line_2": "",
-                "address_line_1": extra["site_address"].fillna("").astype(str),
+                "address_line_1": site_column("site_address"),
                 "address_line_2": "",
-                "city": extra.get("site_city", pd.Series("", index=extra.index)).fillna("").astype(str),
-                "state": extra.get("site_state", pd.Series("", index=extra.index)).fillna("").astype(str),
-                "zip": extra.get("site_zip", pd.Series("", index=extra.index)).fillna("").astype(str),
+                "city": site_column("site_city"),
+                "state": site_column("site_state"),
+                "zip": site_column("site_zip"),
                 "parcel_ids": extra["parcel_id"].astype(str),
-                "site_addresses": extra["site_address"].fillna(""),
+                "notice_ids": extra["notice_id"].fillna("").astype(str),
+                "site_addresses": extra["site_address"].fillna("").astype(str),
                 "deadline": extra["deadline"],
                 "section": extra["section"],
                 "notices": 1,
             }
         )
         rows = pd.concat([rows, occupants], ignore_index=True)
+    order = rows["zip"].str.extract(r"(\d{5})", expand=False).fillna("99999")
+    rows = rows.assign(_zip=order, _name=rows["name_line_1"].str.upper()).sort_values(
+        ["_zip", "_name", "address_line_1", "parcel_ids"], kind="stable"
+    )
+    rows = rows.drop(columns=["_zip", "_name"]).reset_index(drop=True)
+    rows["mailing_no"] = np.arange(1, len(rows) + 1)
+    rows["letter_file"] = [letter_file(k) for k in rows["mailing_no"]]
+    rows["certified_article_no"] = ""
     return rows[list(MAILING_COLUMNS)]
 
 
-def violation_deadline(profile: Profile, today: dt.date) -> str:
-    """The date by which an overdue owner must correct, after a violation notice served ``today``."""
-    return (today + dt.timedelta(days=int(profile.notices.correction_period_days.value))).isoformat()
+def letter_file(mailing_no: int) -> str:
+    """The letter's file in its batch folder, named by the mailing-list row that carries it."""
+    return f"letters/{int(mailing_no):04d}.pdf"
 
 
-def violation_text(profile: Profile, parcel_id: str, deadline: str, correct_by: str) -> str:
-    """The violation sentence for a letter or the register."""
-    rules = profile.notices
+# -- building obligations -----------------------------------------------------------------------------------------
+
+
+def building_obligations(buildings: pd.DataFrame | None, profile: Profile) -> dict[str, list[str]]:
+    """Per parcel, the duties its buildings put on the connection, worded as the law words them.
+
+    A building whose living units need more than one building sewer (Fort Plain § 144-9: one for each group of four
+    living units), and a building whose sewer may have to connect through a manhole, which the administrative body
+    decides (§ 144-16). ``buildings`` is ``analysis.buildings.assess_buildings(...).buildings``.
+    """
+    out: dict[str, list[str]] = {}
+    if buildings is None or buildings.empty or "parcel_id" not in buildings.columns:
+        return out
+    frame = buildings[buildings["parcel_id"].notna()]
+    per = profile.buildings.units_per_lateral
+    if per.value and "required_laterals" in frame.columns:
+        required = pd.to_numeric(frame["required_laterals"], errors="coerce")
+        many = frame[required.fillna(1) > 1]
+        for row in many.to_dict("records"):
+            units = pd.to_numeric(pd.Series([row.get("units")]), errors="coerce").iloc[0]
+            out.setdefault(str(row["parcel_id"]), []).append(
+                f"Building {row.get('building_id')} has {units:g} living units. {per.section} provides: "
+                f"\u201c{per.quote}\u201d This building needs at least {int(row['required_laterals'])} building sewers."
+            )
+    manhole = profile.notices.manhole_connection
+    if manhole.value and "manhole_connection_case" in frame.columns:  # analysis.buildings: a case for the body
+        cases = frame[frame["manhole_connection_case"].fillna(False).astype(bool)]
+        for parcel_id, group in cases.groupby("parcel_id"):
+            ids = ", ".join(str(b) for b in group.get("building_id", pd.Series(dtype=str)))
+            out.setdefault(str(parcel_id), []).append(
+                f"Building(s) {ids} on this parcel may be of a kind the following section covers. "
+                f"{manhole.section} provides: "
+                f"\u201c{manhole.quote}\u201d Before you connect, ask whether the administrative body requires a "
+                "manhole connection for this property."
+            )
+    return out
+
+
+# -- letters ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Block:
+    """One piece of a letter: ``kind`` is heading, text, quote (the law's words, ``section`` says whose) or item."""
+
+    kind: str
+    text: str
+    section: str = ""
+
+
+@dataclass(frozen=True)
+class Letter:
+    """One envelope's letter: its mailing-list row, recipient, notices and the blocks of its body."""
+
+    mailing_no: int
+    file_name: str
+    kind: str
+    title: str
+    notice_ids: tuple[str, ...]
+    parcel_ids: tuple[str, ...]
+    recipient: tuple[str, ...]
+    date: dt.date
+    blocks: tuple[Block, ...]
+
+    def text(self) -> str:
+        """The body as plain text (for tests and previews)."""
+        return "\n".join(b.text for b in self.blocks)
+
+
+def words_of(text: str) -> str:
+    """Text with every run of whitespace (non-breaking spaces included) as one space."""
+    return " ".join(str(text).replace("\xa0", " ").split())
+
+
+def long_date(day) -> str:
+    """March 1, 2027."""
+    day = day if isinstance(day, dt.date) else dt.date.fromisoformat(str(day))
+    return f"{day:%B} {day.day}, {day.year}"
+
+
+def code_name(profile: Profile) -> str:
+    """The code the sections belong to, as printed on a letter: "Code of the Village of Fort Plain"."""
+    return profile.law.split(",")[0].strip()
+
+
+def _quote(rule: Rule, code: str = "") -> list[Block]:
+    """The rule's section and its words, verbatim; ``code`` names the code the first citation belongs to."""
+    head = f"{rule.section} of the {code} provides:" if code else f"{rule.section} provides:"
+    return [Block("text", head), Block("quote", f"\u201c{rule.quote}\u201d", rule.section)]
+
+
+def _town_word(profile: Profile) -> str:
+    return "Village" if "village" in profile.municipality.lower() else "Town"
+
+
+def compose_letters(
+    rows: pd.DataFrame,
+    notices: pd.DataFrame,
+    *,
+    profile: Profile,
+    town: TownSettings,
+    kind: str,
+    notice_date: dt.date,
+    period: Period,
+    obligations: Mapping[str, list[str]] | None = None,
+) -> list[Letter]:
+    """One letter per mailing-list row: every parcel and notice it covers, the law verbatim, what to do and by when.
+
+    ``rows`` is ``mailing_list(...)``; ``notices`` holds one row per notice (``notice_id``, ``parcel_id``, the
+    measured distance, ``main_id``, ``main_diameter_in``; for violations ``original_notice_id``,
+    ``original_issued_date``, ``original_deadline``). ``kind`` is "connection" or "violation"; ``period`` the
+    notice or correction period.
+    """
+    by_id = notices.set_index("notice_id", drop=False)
+    letters = []
+    for row in rows.to_dict("records"):
+        ids = tuple(i for i in str(row["notice_ids"]).split("; ") if i)
+        parcels = by_id.loc[list(ids)].to_dict("records") if ids else []
+        city = " ".join(p for p in (f"{row['city']}," if row["city"] else "", row["state"], row["zip"]) if p)
+        recipient = tuple(
+            str(t)
+            for t in (row["name_line_1"], row["name_line_2"], row["address_line_1"], row["address_line_2"], city)
+            if t
+        )
+        compose = _connection_blocks if kind == "connection" else _violation_blocks
+        blocks = compose(parcels, profile=profile, town=town, period=period, notice_date=notice_date)
+        if kind == "connection":
+            blocks += _obligation_blocks(parcels, obligations or {})
+        act_by = notice_date + dt.timedelta(days=int(period.days))
+        blocks += _common_blocks(parcels, profile=profile, town=town, kind=kind, act_by=act_by)
+        title = "NOTICE TO CONNECT TO THE PUBLIC SEWER" if kind == "connection" else "NOTICE OF VIOLATION"
+        letters.append(
+            Letter(
+                mailing_no=int(row["mailing_no"]),
+                file_name=str(row["letter_file"]),
+                kind=kind,
+                title=title,
+                notice_ids=ids,
+                parcel_ids=tuple(str(p["parcel_id"]) for p in parcels),
+                recipient=recipient,
+                date=notice_date,
+                blocks=tuple(blocks),
+            )
+        )
+    return letters
+
+
+def _parcel_line(p: dict) -> str:
+    site = p.get("site_address") or "site address not recorded"
+    return f"Parcel {p['parcel_id']}, {site} (notice {p['notice_id']})"
+
+
+def _main_text(p: dict) -> str:
+    distance = p.get("distance_ft")
+    if distance is None or pd.isna(distance):
+        return "A public sanitary sewer lies within the distance the law sets."
+    main = str(p.get("main_id") or "").strip()
+    size = p.get("main_diameter_in")
+    size_text = f"{float(size):g}-inch " if size is not None and not pd.isna(size) else ""
+    street = p.get("street_name_main")
+    where = f" in {street}" if street is not None and not pd.isna(street) and str(street).strip() else ""
     return (
-        f"Parcel {parcel_id} was required to connect to the public sewer by {deadline} and has not. Under "
-        f"{rules.correction_period_days.citation} the violation must be corrected by {correct_by}; continuing "
-        f"it makes the owner liable to {rules.penalty.value} ({rules.penalty.citation})."
+        f"The {size_text}public sanitary sewer main {main}{where} lies {float(distance):.1f} feet from the property "
+        "line, measured on the tax map."
     )
 
+
+def _connection_blocks(parcels, *, profile, town, period, notice_date) -> list[Block]:
+    n = profile.notices
+    md = profile.mandate
+    blocks = [Block("heading", "Property" if len(parcels) == 1 else "Properties")]
+    for p in parcels:
+        blocks.append(Block("item", _parcel_line(p)))
+        blocks.append(Block("text", _main_text(p)))
+    deadline = notice_date + dt.timedelta(days=int(period.days))
+    blocks += [Block("heading", "What the law requires"), *_quote(n.connection_duty, code_name(profile))]
+    given = (
+        "is the official notice that section refers to"
+        if "official notice" in n.connection_duty.quote
+        else "gives you notice of that requirement"
+    )
+    blocks.append(
+        Block(
+            "text",
+            f"This letter, dated {long_date(notice_date)}, {given}. You are required to connect by "
+            f"{long_date(deadline)}, {period.days} days after the date of this notice"
+            + (f" (the period set by {period.act}, under {period.section})." if period.act else "."),
+        )
+    )
+    reason = parcels[0].get("notice_reason") if parcels else None
+    if reason and not pd.isna(reason):
+        blocks += [Block("heading", "Why this notice is given"), *_quote(md.notice_reasons)]
+        hazards = sorted({str(p["hazard"]) for p in parcels if p.get("hazard") and not pd.isna(p.get("hazard"))})
+        text = f"This notice is given {NOTICE_REASONS.get(reason, reason)}"
+        blocks.append(Block("text", text + (f": {'; '.join(hazards)}." if hazards else ".")))
+    same = words_of(n.private_system_duty.quote) == words_of(n.connection_duty.quote)  # Wappinger § 196-17E is both
+    if any(bool(p.get("private_system")) for p in parcels) and not same:
+        blocks += [Block("heading", "Your private sewage disposal system"), *_quote(n.private_system_duty)]
+    return blocks
+
+
+def _violation_blocks(parcels, *, profile, town, period, notice_date) -> list[Block]:
+    n = profile.notices
+    correct_by = notice_date + dt.timedelta(days=int(period.days))
+    blocks = [Block("heading", "Property" if len(parcels) == 1 else "Properties")]
+    for p in parcels:
+        blocks.append(Block("item", _parcel_line(p)))
+        original = p.get("original_notice_id")
+        blocks.append(
+            Block(
+                "text",
+                f"Notice {original}, given on {long_date(p['original_issued_date'])}, required the owner of this "
+                f"property to connect it to the public sewer by {long_date(p['original_deadline'])}. Our register "
+                "records no connection.",
+            )
+        )
+    blocks += [Block("heading", "The violation"), *_quote(n.connection_duty, code_name(profile))]
+    blocks.append(
+        Block(
+            "text",
+            "The nature of the violation: the building(s) on the property listed above have not been connected to the "
+            f"public sewer as {n.connection_duty.section} requires.",
+        )
+    )
+    blocks += [Block("heading", "Time to correct it"), *_quote(n.correction_period_days)]
+    by = f"You must correct the violation by {long_date(correct_by)}, {period.days} days after the date of this notice"
+    if period.act:
+        by += f": the time limit set by {period.act}, under {period.section}."
+    else:
+        by += f" ({period.section})."
+    blocks.append(Block("text", by))
+    return blocks
+
+
+def _obligation_blocks(parcels, obligations: Mapping[str, list[str]]) -> list[Block]:
+    blocks: list[Block] = []
+    for p in parcels:
+        for text in obligations.get(str(p["parcel_id"]), []):
+            if not blocks:
+                blocks.append(Block("heading", "Your buildings"))
+            blocks.append(Block("text", f"Parcel {p['parcel_id']}: {text}"))
+    return blocks
+
+
+def _common_blocks(parcels, *, profile, town, kind, act_by: dt.date) -> list[Block]:
+    n = profile.notices
+    word = _town_word(profile)
+    blocks: list[Block] = []
+    if kind == "connection":
+        blocks += [Block("heading", "Permit and fees"), *_quote(n.permit), *_quote(n.permit_fees)]
+        if town.fees:
+            blocks.append(Block("text", f"The fees now in force: {town.fees}"))
+    blocks += [Block("heading", "Keep rain and ground water out of the sewer"), *_quote(n.inflow_sources)]
+    blocks += [Block("heading", "If the law is not complied with"), *_quote(n.penalty)]
+    if n.penalty.value:  # the profile's plain summary of the quoted penalty
+        blocks.append(Block("text", f"In short: {n.penalty.value}."))
+    if town.penalty_amount:
+        blocks.append(Block("text", f"The amount of the fine: {town.penalty_amount}"))
+    contact = _contact(town)
+    number = "notice numbers" if len(parcels) > 1 else "notice number"
+    ask = town.requests or (
+        f"To ask the {word} for more time, or if you believe this notice is wrong (for example, the property is "
+        f"already connected, or no building on it is occupied), write to the {town.officer_title or 'office'} at "
+        f"the address above before {long_date(act_by)}, quoting the {number} above."
+    )
+    blocks += [Block("heading", "More time, or an objection"), Block("text", ask)]
+    if contact:
+        blocks += [Block("heading", "Questions"), Block("text", contact)]
+    return blocks
+
+
+def _contact(town: TownSettings) -> str:
+    parts = [p for p in (f"telephone {town.phone}" if town.phone else "", town.email) if p]
+    text = " or ".join(parts)
+    if town.hours:
+        text += f" ({town.hours})"
+    return (f"Call or write to the {town.officer_title or 'office'}: " + text + ".") if text else ""
+
+
+# -- maps for letters ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LetterMap:
+    """What a letter's map of one parcel shows, in the measuring CRS (feet): all clipped to a square ``frame``."""
+
+    parcel_id: str
+    frame: tuple[float, float, float, float]
+    parcel: object
+    line: object | None
+    mains: tuple[tuple[object, str, float | None], ...]
+    streets: tuple[tuple[object, str], ...]
+    buildings: tuple[object, ...]
+    feet_per_unit: float = 1.0
+
+
+def letter_maps(
+    parcel_ids: list[str],
+    *,
+    parcels: pd.DataFrame,
+    lines: pd.DataFrame | None = None,
+    mains: pd.DataFrame | None = None,
+    streets: pd.DataFrame | None = None,
+    buildings: pd.DataFrame | None = None,
+    margin_ft: float = 60.0,
+    feet_per_unit: float = 1.0,
+) -> dict[str, LetterMap]:
+    """For each parcel to be mapped: a square frame around it and its measuring line, and the mains (ID, diameter),
+    streets (name) and buildings inside the frame. One bulk STRtree query per layer."""
+    ids = pd.Index([str(p) for p in parcel_ids]).unique()
+    if len(ids) == 0:
+        return {}
+    by_parcel = pd.Series(parcels.geometry.values, index=parcels["parcel_id"].astype(str)).groupby(level=0).first()
+    ids = ids[ids.isin(by_parcel.index)]
+    geoms = by_parcel.loc[ids].to_numpy(object)
+    measure = None
+    if lines is not None and len(lines):
+        measure = pd.Series(lines.geometry.values, index=lines["parcel_id"].astype(str)).groupby(level=0).first()
+    line_geoms = np.array([measure.get(i) if measure is not None else None for i in ids], dtype=object)
+    focus = np.array(
+        [shapely.union_all([g for g in (p, ln) if g is not None]) for p, ln in zip(geoms, line_geoms, strict=True)],
+        dtype=object,
+    )
+    bounds = shapely.bounds(focus)
+    pad = margin_ft / feet_per_unit
+    span = np.maximum(bounds[:, 2] - bounds[:, 0], bounds[:, 3] - bounds[:, 1]) + 2 * pad
+    cx, cy = (bounds[:, 0] + bounds[:, 2]) / 2, (bounds[:, 1] + bounds[:, 3]) / 2
+    frames = np.column_stack([cx - span / 2, cy - span / 2, cx + span / 2, cy + span / 2])
+    boxes = shapely.box(frames[:, 0], frames[:, 1], frames[:, 2], frames[:, 3])
+
+    def inside(layer: pd.DataFrame | None) -> dict[int, np.ndarray]:
+        if layer is None or not len(layer):
+            return {}
+        layer_geoms = np.asarray(layer.geometry.values)
+        box_i, feat_i = shapely.STRtree(layer_geoms).query(boxes, predicate="intersects")
+        return {int(k): feat_i[box_i == k] for k in np.unique(box_i)}
+
+    main_hits, street_hits, building_hits = inside(mains), inside(streets), inside(buildings)
+
+    def column(layer, name):
+        if layer is None or name not in layer.columns:
+            return np.full(len(layer) if layer is not None else 0, None, dtype=object)
+        return layer[name].to_numpy(object)
+
+    main_ids, main_diams = column(mains, "main_id"), column(mains, "diameter_in")
+    street_names = column(streets, "street_name")
+    main_geoms = np.asarray(mains.geometry.values) if mains is not None else np.array([], dtype=object)
+    street_geoms = np.asarray(streets.geometry.values) if streets is not None else np.array([], dtype=object)
+    building_geoms = np.asarray(buildings.geometry.values) if buildings is not None else np.array([], dtype=object)
+    out = {}
+    for k, pid in enumerate(ids):
+        m = main_hits.get(k, np.array([], dtype=int))
+        s = street_hits.get(k, np.array([], dtype=int))
+        b = building_hits.get(k, np.array([], dtype=int))
+        out[pid] = LetterMap(
+            parcel_id=pid,
+            frame=tuple(float(v) for v in frames[k]),
+            parcel=geoms[k],
+            line=line_geoms[k],
+            mains=tuple(
+                (main_geoms[i], "" if main_ids[i] is None else str(main_ids[i]), _number(main_diams[i])) for i in m
+            ),
+            streets=tuple(
+                (street_geoms[i], "" if street_names[i] is None or pd.isna(street_names[i]) else str(street_names[i]))
+                for i in s
+            ),
+            buildings=tuple(building_geoms[i] for i in b),
+            feet_per_unit=feet_per_unit,
+        )
+    return out
+
+
+def _number(value) -> float | None:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if np.isnan(number) else number
+
+
+# -- violations ---------------------------------------------------------------------------------------------------
+
+
+def plan_violations(
+    overdue: pd.DataFrame, *, profile: Profile, today: dt.date, town: TownSettings | None = None
+) -> NoticePlan:
+    """Violation notices for overdue connection notices (the register's rows), citing each original notice.
+
+    The correction period is the law's (Wappinger § 196-22A: 10 days) or the town's own where the law leaves it open
+    (Fort Plain § 144-40A, Poughkeepsie § 168-22.9A): see ``period``.
+    """
+    correction = period(profile, "notices.correction_period_days", town)
+    correct_by = today + dt.timedelta(days=int(correction.days))
+    due = overdue.assign(
+        original_notice_id=overdue["notice_id"],
+        original_issued_date=overdue["issued_date"],
+        original_deadline=overdue["deadline"],
+        notice_type="violation",
+        issued_date=today,
+        deadline=correct_by,
+        section=profile.notices.correction_period_days.section,
+        notice_reason=None,
+        hazard=None,
+        private_system=False,
+    ).drop(columns=["notice_id"])
+    return NoticePlan(
+        due=due.reset_index(drop=True),
+        held=pd.DataFrame(columns=["parcel_id", "why"]),
+        period=correction,
+        notice_date=today,
+        deadline=correct_by,
+    )
+
+
+# -- CSV safety (the mailing list) --------------------------------------------------------------------------------
 
 _FORMULA = re.compile(r"^[=+\-@\t\r]")
 
@@ -188,13 +920,47 @@ def neutralise(values: pd.Series) -> pd.Series:
     return text.where(~risky, "'" + text)
 
 
+def with_resolutions(profile: Profile, town: TownSettings | None) -> Profile:
+    """The profile with the town's own periods where the law leaves them to the town (for previews and deadlines)."""
+    if town is None or not town.resolutions:
+        return profile
+    changes: dict[str, object] = {}
+    for key, act in town.resolutions.items():
+        section_name, _, name = key.partition(".")
+        section = getattr(profile, section_name, None)
+        rule = getattr(section, name, None) if section is not None else None
+        if isinstance(rule, Rule) and (rule.setting or rule.town_setting):
+            section = changes.get(section_name, section)
+            changes[section_name] = dataclasses.replace(section, **{name: dataclasses.replace(rule, value=act.days)})
+    return dataclasses.replace(profile, **changes) if changes else profile
+
+
 __all__ = [
     "NOTICE_FIELDS",
     "MAILING_COLUMNS",
-    "due_notices",
+    "Block",
+    "Letter",
+    "LetterMap",
+    "NoticePlan",
+    "Period",
+    "Resolution",
+    "TownSettings",
     "address_key",
+    "building_obligations",
+    "compose_letters",
+    "code_name",
+    "deadline_flag",
+    "due_notices",
+    "letter_file",
+    "letter_maps",
+    "long_date",
     "mailing_list",
-    "violation_deadline",
-    "violation_text",
     "neutralise",
+    "ny_holidays",
+    "period",
+    "period_problem",
+    "plan_notices",
+    "plan_violations",
+    "split_name",
+    "with_resolutions",
 ]

@@ -123,6 +123,7 @@ class NetworkRules:
     control_manhole: Rule = _rule(str, choices=("nearest_downstream",))
     min_diameter_in: Rule = _rule((int, float), nullable=True)
     max_manhole_spacing_ft: Rule = _rule((int, float), nullable=True)
+    manhole_spacing_by_diameter: Rule = _rule(dict)
     manhole_at_alignment_change: Rule = _rule(bool)
     alignment_change_deg: Rule = _rule((int, float))
     slope_change_ft_per_ft: Rule = _rule((int, float))
@@ -150,10 +151,18 @@ class BuildingRules:
 
 @dataclass(frozen=True)
 class NoticeRules:
-    """Violation notices: the time to correct and the penalty the law sets."""
+    """What notices and their letters say: the duties quoted whole, who may be noticed, correcting and penalties."""
 
     correction_period_days: Rule = _rule(int)
     penalty: Rule = _rule(str)
+    connection_duty: Rule = _rule(bool)
+    private_system_duty: Rule = _rule(bool)
+    private_system_reasons: Rule = _rule(list)
+    private_system_assumed: Rule = _rule(bool)
+    permit: Rule = _rule(bool)
+    permit_fees: Rule = _rule(bool)
+    inflow_sources: Rule = _rule(bool)
+    manhole_connection: Rule = _rule(bool)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,9 @@ from analysis.profiles import Profile
 
 @dataclass(frozen=True)
 class Trace:
-    """A downstream path: ``path`` node IDs in flow order to (and including) the outfall; ``mains`` alike."""
+    """A downstream path: ``path`` node IDs in flow order to (and including) the outfall; ``mains`` alike (a main
+    split at junctions is named once). ``splits`` says, for every node on the path where the flow divides, which
+    main the trace followed and why."""
 
     start: str
     path: list[str]
@@ -31,6 +33,7 @@ class Trace:
     length_ft: float | None
     outfall: str | None
     problem: str | None
+    splits: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -41,6 +44,7 @@ class Trace:
             "length_ft": None if self.length_ft is None else round(self.length_ft, 1),
             "outfall": self.outfall,
             "problem": self.problem,
+            "splits": self.splits,
         }
 
 
@@ -119,7 +123,19 @@ def connect_parcels(net: SewerNetwork, parcels) -> pd.DataFrame:
     problem = np.full(n, None, dtype=object)
     problem[~has & pd.notna(want)] = "The parcel's main is not part of the public sewer network."
     problem[has & ~drains[v] & (terminal < 0)] = "The flow from this connection runs in a loop."
-    problem[has & ~drains[v] & (terminal >= 0)] = "The main lies in a piece of the network with no outfall."
+    stops = has & ~drains[v] & (terminal >= 0)
+    has_outfall = np.zeros(int(net.piece.max()) + 1 if net.n_nodes else 0, dtype=bool)
+    has_outfall[net.piece[net.node_is_outfall]] = True
+    cut_off = np.zeros(n, dtype=bool)
+    cut_off[stops] = ~has_outfall[net.piece[terminal[stops]]]
+    problem[cut_off] = "The main lies in a piece of the network with no outfall."
+    stops &= ~cut_off
+    if stops.any():
+        problem[stops] = (
+            "The flow from this connection stops at "
+            + pd.Series(net.node_id[terminal[stops]]).astype(str)
+            + ", which is not a treatment plant or outfall; no main leaves it."
+        ).to_numpy(object)
     problem[has & (control < 0) & pd.isna(special) & drains[v]] = "No manhole below the connection."
     return pd.DataFrame(
         {
@@ -137,7 +153,7 @@ def trace_down(
     net: SewerNetwork, node: int, *, start: str | None = None, first_main: int | None = None, first_ft: float = 0.0
 ) -> Trace:
     """Follow next-hop mains from ``node`` to the outfall (one walk: the path is as long as the network is deep)."""
-    path, mains = [], []
+    path, mains, splits = [], [], []
     if first_main is not None:
         mains.append(str(net.main_id[first_main]))
     seen = set()
@@ -153,24 +169,68 @@ def trace_down(
                 None,
                 None,
                 f"The flow runs in a loop at {net.node_id[here]}.",
+                splits,
             )
         seen.add(here)
         e = net.next_main[here]
         if e < 0:
             break
-        mains.append(str(net.main_id[e]))
+        if net.out_degree[here] > 1:
+            splits.append(_split(net, here, e, np.flatnonzero(net.u == here), net.to_outfall_ft))
+        if not mains or mains[-1] != str(net.main_id[e]):  # a main split at a junction is one main
+            mains.append(str(net.main_id[e]))
         here = net.v[e]
     drains = bool(net.node_is_outfall[here])
-    problem = (
-        None
-        if drains
-        else (
-            f"The flow stops at {net.node_id[here]}, which is not an outfall: this piece of "
-            "the network reaches no treatment plant or outfall."
-        )
-    )
+    problem = None if drains else _stops(net, here)
     length = first_ft + float(net.downstream_ft[node]) if drains else None
-    return Trace(start or path[0], path, mains, _control(net, node), length, path[-1] if drains else None, problem)
+    return Trace(
+        start or path[0], path, mains, _control(net, node), length, path[-1] if drains else None, problem, splits
+    )
+
+
+def _stops(net: SewerNetwork, node: int) -> str:
+    """Where and why a trace ends short of an outfall."""
+    elsewhere = bool(net.node_is_outfall[net.piece == net.piece[node]].any())
+    where = (
+        "its piece of the network drains to an outfall by other mains, but the directions around "
+        f"{net.node_id[node]} send this flow nowhere"
+        if elsewhere
+        else "this piece of the network reaches no treatment plant or outfall"
+    )
+    return (
+        f"The flow stops at {net.node_id[node]}, which is not a treatment plant or outfall: no main leaves it "
+        f"({where})."
+    )
+
+
+def _split(net: SewerNetwork, node: int, chosen: int, leaving: np.ndarray, to_outfall: np.ndarray) -> dict:
+    """Which main a trace follows where the flow divides, and why: the shortest way to an outfall along the flow;
+    between links that run side by side to one node, the pipe."""
+    ahead = net.v[chosen]
+    cost = net.length_ft[leaving] + to_outfall[net.v[leaving]]
+    mine = net.length_ft[chosen] + to_outfall[ahead]
+    text = f"The flow divides at {net.node_id[node]}; this trace follows {net.main_id[chosen]} to {net.node_id[ahead]}"
+    others = [
+        f"{net.main_id[e]} to {net.node_id[net.v[e]]} " + (f"{c:,.0f} ft" if np.isfinite(c) else "reaches no outfall")
+        for e, c in zip(leaving, cost, strict=True)
+        if net.v[e] != ahead
+    ]
+    if not np.isfinite(mine):
+        text += ", the first of them: none reaches an outfall"
+    elif others:
+        text += f", the shortest way to an outfall along the flow ({mine:,.0f} ft; " + "; ".join(others) + ")"
+    beside = [e for e in leaving if e != chosen and net.v[e] == ahead]
+    if beside:
+        kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
+        names = ", ".join(f"{net.main_id[e]} ({kinds[e] or 'main'})" for e in beside)
+        text += f"; {names} also lead{'s' if len(beside) == 1 else ''} there (a pipe is followed before a pump, weir, "
+        text += "orifice or inlet)"
+    return {
+        "node": str(net.node_id[node]),
+        "mains": [str(m) for m in net.main_id[leaving]],
+        "followed": str(net.main_id[chosen]),
+        "reason": text + ".",
+    }
 
 
 def _control(net: SewerNetwork, node: int) -> str | None:
@@ -204,6 +264,7 @@ def trace_parcel(net: SewerNetwork, parcel_id: str, connection: pd.Series) -> Tr
         None if t.length_ft is None else first_ft + t.length_ft,
         t.outfall,
         t.problem,
+        t.splits,
     )
 
 
@@ -234,7 +295,7 @@ def sewershed(
     manholes = [str(net.node_id[i]) for i in order if net.node_is_manhole[i]]
     return Sewershed(
         str(net.node_id[node]),
-        [str(m) for m in net.main_id[mains]],
+        list(dict.fromkeys(str(m) for m in net.main_id[mains])),
         manholes,
         parcel_ids,
         units,

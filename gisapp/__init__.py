@@ -24,10 +24,27 @@ SETTINGS: dict[str, tuple[Any, str]] = {
     "LOCAL_MODE": (True, "Bound to 127.0.0.1: with no accounts, run as one local planner without a login."),
     "MAP_MAX_FEATURES": (5000, "Most parcels sent for one map view; beyond it a grid overview is sent instead."),
     "SESSION_COOKIE_SECURE": (False, "Send the session cookie over HTTPS only (set True behind HTTPS)."),
+    "SESSION_COOKIE_SAMESITE": ("Lax", "The session cookie's SameSite attribute: not sent on cross-site POSTs."),
+    "SESSION_COOKIE_HTTPONLY": (True, "The session cookie is not readable by page scripts."),
+    "LOGIN_MAX_FAILURES": (5, "Failed sign-ins for one account name before it is locked."),
+    "LOGIN_MAX_FAILURES_PER_ADDRESS": (20, "Failed sign-ins from one client address before it is locked."),
+    "LOGIN_LOCKOUT_MINUTES": (15, "How long a lock lasts, and the window in which failures are counted."),
+    "UPLOAD_TTL_HOURS": (24, "Uploads not used for this many hours are deleted (published stores are kept)."),
+    "UPLOAD_QUOTA_BYTES": (
+        2 * 1024 * 1024 * 1024,
+        "Most bytes one user's uploads may take on disk together, counted while unpacking.",
+    ),
+    "KEEP_PREVIOUS_STORES": (5, "How many earlier versions of the town's store are kept to restore from."),
+    "SERVER_THREADS": (8, "Request threads of the production server (sewerplan serve)."),
+    "REQUEST_TIMEOUT": (60, "Seconds a connection may sit idle (a slow or stalled client) before it is closed."),
+    "TRUSTED_PROXY": (
+        None,
+        "Address of the HTTPS reverse proxy in front of the server, whose X-Forwarded-For/-Proto are believed.",
+    ),
     "REGISTER": (
         None,
-        "The notice register: a SQLite path or database URL (default SEWERPLAN_DATABASE_URL, else "
-        "instance/register.sqlite).",
+        "The notice register: a SQLite path or database URL (default SEWERPLAN_DATABASE_URL, else the register "
+        "recorded in the store; the notices page offers to create one beside the store).",
     ),
     "NOTICES_FOLDER": ("instance/notices", "Where issued batches (mailing lists, labels, letters) are written."),
 }
@@ -36,7 +53,13 @@ TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
 def create_app(test_config: dict | None = None) -> Flask:
     """Build the Flask app: settings, blueprints, error handlers, security headers."""
-    app = Flask(__name__, instance_relative_config=True, template_folder=str(TEMPLATES))
+    instance = os.environ.get("SEWERPLAN_INSTANCE")  # the instance folder elsewhere (a service's data folder)
+    app = Flask(
+        __name__,
+        instance_relative_config=True,
+        template_folder=str(TEMPLATES),
+        instance_path=str(Path(instance).resolve()) if instance else None,
+    )
     app.config.from_mapping({name: default for name, (default, _) in SETTINGS.items()})
     if test_config is None:
         app.config.from_pyfile("config.py", silent=True)
@@ -47,6 +70,9 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     from gisapp import errors, security
     from gisapp.state import AppState
+    from layers.uploads import harden_gdal
+
+    harden_gdal()  # no GDAL driver that reads other files or the network, no GDAL network access, in this process
     from gisapp.views import analysis, api, auth, data, notices, plans, summary
     from gisapp.views import map as map_view
 
@@ -59,11 +85,17 @@ def create_app(test_config: dict | None = None) -> Flask:
 
 
 def _secret_key(instance: Path) -> str:
+    """The key in ``instance/secret_key``, made once; the file is created 0600 (never readable by others)."""
     path = instance / "secret_key"
     if path.exists():
+        os.chmod(path, 0o600)
         return path.read_text().strip()
-    instance.mkdir(parents=True, exist_ok=True)
+    instance.mkdir(parents=True, exist_ok=True, mode=0o700)
     key = secrets.token_hex(32)
-    path.write_text(key)
-    os.chmod(path, 0o600)
+    try:
+        fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600)
+    except FileExistsError:  # another worker made it first
+        return path.read_text().strip()
+    with os.fdopen(fd, "w") as f:
+        f.write(key)
     return key

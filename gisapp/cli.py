@@ -287,10 +287,17 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=5000, show_default=True, type=int)
 @click.option("--users-db", default="instance/users.sqlite", show_default=True, help="The accounts file.")
+@click.option("--threads", type=click.IntRange(1, 256), help="Request threads (default: the SERVER_THREADS setting).")
 @user_errors
-def serve(store, host, port, users_db):
-    """Serve the web app on http://HOST:PORT (127.0.0.1 by default)."""
+def serve(store, host, port, users_db, threads):
+    """Serve the web app on http://HOST:PORT (127.0.0.1 by default) with the waitress production server."""
+    from waitress import serve as waitress_serve
+
     from gisapp import create_app
+    from gisapp.state import limit_malloc_arenas
+    from layers.uploads import SERVER_DRIVERS, expire_uploads, harden_gdal
+
+    limit_malloc_arenas()  # before any request thread exists
 
     if not Path(store).exists():
         raise LayerError(
@@ -303,16 +310,33 @@ def serve(store, host, port, users_db):
             f"Serving on {host} exposes owners' names and addresses: add an account first with "
             "`sewerplan users add NAME --role planner`."
         )
-    app = create_app(
-        {"STORE": str(Path(store).resolve()), "LOCAL_MODE": local, "USERS_DB": str(Path(users_db).resolve())}
-    )
+    app = create_app()  # instance/config.py is read (SESSION_COOKIE_SECURE, TRUSTED_PROXY ...), then:
+    app.config.update(STORE=str(Path(store).resolve()), LOCAL_MODE=local, USERS_DB=str(Path(users_db).resolve()))
+    harden_gdal(keep_only=SERVER_DRIVERS)  # this process reads only the store and checked uploads
+    expire_uploads(app.config["UPLOAD_FOLDER"], ttl_hours=app.config["UPLOAD_TTL_HOURS"])
     with app.app_context():
         from gisapp.state import map_data
 
         map_data()  # load the store before the first visitor waits for it
+    threads = threads or app.config["SERVER_THREADS"]
+    options = {
+        "host": host,
+        "port": port,
+        "threads": threads,
+        "ident": "sewerplan",  # the Server header names no version
+        "channel_timeout": app.config["REQUEST_TIMEOUT"],
+        "max_request_body_size": app.config["MAX_CONTENT_LENGTH"],
+        "clear_untrusted_proxy_headers": True,
+    }
+    if app.config["TRUSTED_PROXY"]:
+        options |= {
+            "trusted_proxy": app.config["TRUSTED_PROXY"],
+            "trusted_proxy_count": 1,
+            "trusted_proxy_headers": "x-forwarded-for x-forwarded-proto x-forwarded-host",
+        }
     mode = "one local planner, no login" if local and count_users(users_db) == 0 else "sign-in required"
-    click.echo(f"Serving {store} on http://{host}:{port} ({mode}; Ctrl+C to stop)")
-    app.run(host=host, port=port, debug=False, threaded=True)
+    click.echo(f"Serving {store} on http://{host}:{port} ({mode}; {threads} threads; Ctrl+C to stop)")
+    waitress_serve(app, **options)
 
 
 @main.group()

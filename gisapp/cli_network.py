@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 
@@ -15,11 +16,15 @@ from rich.table import Table
 from analysis.buildings import assess_buildings
 from analysis.errors import AnalysisError
 from analysis.network import build_network
-from analysis.network_checks import check_network
+from analysis.network_checks import check_network, plural
 from analysis.trace import connect_parcels, sewershed, trace_down, trace_parcel
-from gisapp.cli_common import data_options, loading, print_problems, user_errors
+from gisapp.cli_common import DEFAULT_PROFILE, data_options, is_local_option, loading, print_problems, user_errors
 from gisapp.pipeline import analyse_layers
 from layers.write import output_format, write_report, write_results
+
+# Where a town leaves the mandate distance unset, the nearest-main search starts this far out (a speed hint: the
+# search goes on until every parcel has its nearest main, so no result depends on it).
+CONNECTION_SEARCH_FT = 100.0
 
 DIRECTION_OPTION = click.option(
     "--digitised-direction",
@@ -43,27 +48,44 @@ def network() -> None:
 @user_errors
 def check(digitised_direction, out_paths, as_json, **opts):
     """Build the network and report every defect with its main or manhole ID, location and rule."""
-    with loading(opts, as_json=as_json, required=("mains",), extra_steps=2) as (loaded, bar):
+    for path in out_paths:
+        output_format(path)
+        if is_local_option(opts) and not path.lower().endswith(".csv"):
+            raise click.UsageError(
+                f"--out {path}: the model's coordinates are its own (--data-crs local), in no real-world CRS, so "
+                "a map layer (.geojson, .gpkg) cannot be placed. Write .csv (x, y in the model's coordinates), or "
+                "give the CRS the model was drawn in with --data-crs."
+            )
+    with loading(opts, as_json=as_json, required=("mains",), extra_steps=2, allow_local=True) as (loaded, bar):
         bar.step("building the network")
         net = _network(loaded, digitised_direction)
         bar.step("checking")
         defects = check_network(net, profile=loaded.profile, manholes=loaded.layers.manholes)
         for path in out_paths:
-            write_report(path, _report_frame(defects, net.crs))
+            write_report(path, _report_frame(defects, net.crs if net.measurable else None))
     if as_json:
         click.echo(json.dumps([d.as_dict() for d in defects], indent=2))
         return
     print_problems(loaded.console, loaded.layers)
     out = Console()
     sources = Counter(net.direction_source)
+    n_mains = len(set(map(str, net.main_id)))
+    n_junctions = int((net.node_kind == "").sum()) if net.node_kind is not None else 0
+    n_pieces = int(net.piece.max()) + 1 if net.n_nodes else 0
     out.print(
-        f"{len(net.main_id):,} mains, {int(net.node_is_manhole.sum()):,} manholes, "
-        f"{int((~net.node_is_manhole).sum()):,} junctions, {int(net.node_is_outfall.sum())} outfall(s), "
-        f"{int(net.piece.max()) + 1 if net.n_nodes else 0} piece(s). Direction from: "
+        f"{plural(n_mains, 'main')}, {plural(int(net.node_is_manhole.sum()), 'manhole')}, "
+        f"{plural(n_junctions, 'junction')}, {plural(int(net.node_is_outfall.sum()), 'outfall')}, "
+        f"{plural(n_pieces, 'piece')}. Direction from: "
         + ", ".join(f"{k} {v:,}" for k, v in sources.most_common())
         + ".",
         highlight=False,
     )
+    if net.explicit:
+        out.print(
+            "Topology, directions and lengths are the model's own (From/To nodes, conduit lengths); "
+            + ("its coordinates are in no real-world CRS." if not net.measurable else "nothing was snapped."),
+            highlight=False,
+        )
     table = Table(title=f"Network check under {loaded.profile.id}: {len(defects)} finding(s)")
     for col in ("check", "severity", "count", "rule", "example"):
         table.add_column(col, overflow="fold")
@@ -89,7 +111,7 @@ def _network(loaded, digitised_direction: bool):
 
 
 def _report_frame(defects, crs) -> gpd.GeoDataFrame:
-    rows = [d.as_dict() | {"x": d.x, "y": d.y} for d in defects]
+    rows = [d.as_dict() for d in defects]
     frame = pd.DataFrame(rows, columns=["check", "severity", "feature_id", "section", "message", "x", "y"])
     return gpd.GeoDataFrame(
         frame.drop(columns=["x", "y"]), geometry=gpd.points_from_xy(frame["x"], frame["y"]), crs=crs
@@ -112,14 +134,16 @@ def trace(digitised_direction, parcel_id, manhole_id, upstream, as_json, **opts)
         raise click.UsageError("--upstream goes with --manhole.")
     needs_parcels = bool(parcel_id) or upstream
     required = ("parcels", "mains") if parcel_id else ("mains",)
-    with loading(opts, as_json=as_json, required=required, extra_steps=2) as (loaded, bar):
+    with loading(
+        opts, as_json=as_json, required=required, extra_steps=2, default_profile=DEFAULT_PROFILE, allow_local=True
+    ) as (loaded, bar):
         bar.step("building the network")
         net = _network(loaded, digitised_direction)
         layers = loaded.layers
         results = connections = None
         if needs_parcels and layers.parcels is not None:
             bar.step("finding connection points")
-            results = analyse_layers(layers, loaded.profile).parcels
+            results = analyse_layers(layers, connection_profile(loaded.profile)).parcels
             connections = connect_parcels(net, results)
 
     if parcel_id:
@@ -140,7 +164,7 @@ def trace(digitised_direction, parcel_id, manhole_id, upstream, as_json, **opts)
             shed = sewershed(net, node, connections, draining, profile=loaded.profile)
             doc = shed.as_dict()
             if not as_json:
-                _print_sewershed(shed, loaded.profile)
+                _print_sewershed(shed, loaded.profile, named=bool(opts["profile_name"]))
                 return
         else:
             doc = trace_down(net, node).as_dict()
@@ -157,22 +181,44 @@ def _print_trace(doc: dict) -> None:
     if doc["path"]:
         out.print("Path: " + " -> ".join(doc["path"]), highlight=False)
         out.print("Mains: " + ", ".join(doc["mains"]), highlight=False)
+    for split in doc.get("splits") or []:
+        out.print(split["reason"], highlight=False)
     if doc["length_ft"] is not None:
         out.print(f"{doc['length_ft']:,.1f} ft of sewer to the outfall {doc['outfall']}.", highlight=False)
     if doc["problem"]:
         out.print(f"[yellow]Problem:[/yellow] {doc['problem']}", highlight=False)
 
 
-def _print_sewershed(shed, profile) -> None:
+def _print_sewershed(shed, profile, *, named: bool = True) -> None:
     out = Console()
+    rate = profile.network.gallons_per_day_per_unit
+    # A setting is never cited as the law's number: say whose number it is.
+    whose = "a profile setting, network.gallons_per_day_per_unit" if rate.setting or rate.overridden else shed.section
+    if not named:
+        whose += f", from the default {profile.id} profile: give --profile for the town's"
     out.print(
-        f"Upstream of {shed.manhole}: {len(shed.mains):,} mains, {len(shed.manholes):,} manholes, "
-        f"{len(shed.parcels):,} parcels (connected or required to connect) with {shed.units:g} living units"
-        + (f" ({shed.units_unknown} parcels with units unknown)" if shed.units_unknown else "")
-        + f"; estimated average flow {shed.flow_gpd:,.0f} gallons per day at "
-        f"{profile.network.gallons_per_day_per_unit.value:g} gpd per unit ({shed.section}).",
+        f"Upstream of {shed.manhole}: {plural(len(shed.mains), 'main')}, {plural(len(shed.manholes), 'manhole')}, "
+        f"{plural(len(shed.parcels), 'parcel')} (connected or required to connect) with {shed.units:g} living "
+        "units"
+        + (f" ({plural(shed.units_unknown, 'parcel')} with units unknown)" if shed.units_unknown else "")
+        + f"; estimated average flow {shed.flow_gpd:,.0f} gallons per day at {rate.value:g} gpd per unit ({whose}).",
         highlight=False,
     )
+
+
+def connection_profile(profile):
+    """The profile a command that needs only each parcel's connection point runs the mandate analysis under.
+
+    Buildings and traces need where each parcel's building sewer meets its main, not who must connect. Where the
+    town has left the mandate distance unset (Wappinger, whose connection rule does not tie the duty to an
+    abutting street), every parcel connects to its nearest main, so any search distance gives the same points:
+    the profile's distance is filled in for the search only, and no status from it is shown.
+    """
+    rule = profile.mandate.distance_ft
+    if rule.value is not None or profile.mandate.requires_abutting_street.value:
+        return profile
+    search = dataclasses.replace(rule, value=CONNECTION_SEARCH_FT, setting=True)
+    return dataclasses.replace(profile, mandate=dataclasses.replace(profile.mandate, distance_ft=search))
 
 
 BUILDING_FIELDS = (
@@ -205,7 +251,7 @@ def buildings(show_all, out_path, as_json, **opts):
     with loading(opts, as_json=as_json, required=("parcels", "mains", "buildings"), extra_steps=2) as (loaded, bar):
         layers = loaded.layers
         bar.step("finding connection points")
-        analysed = analyse_layers(layers, loaded.profile)
+        analysed = analyse_layers(layers, connection_profile(loaded.profile))
         bar.step("assessing buildings")
         assessed = assess_buildings(
             layers.buildings,

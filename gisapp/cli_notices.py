@@ -1,4 +1,9 @@
-"""``sewerplan notices``: preview, issue, list, mark, violations, backup."""
+"""``sewerplan notices``: preview, issue, resume, list, mark, violations, backup.
+
+The register is found the same way from any folder: ``--register``, else ``SEWERPLAN_DATABASE_URL``, else the
+register recorded in the town's store (the ``--data`` GeoPackage, or ``--store``). A register that does not exist
+is created only by ``notices issue --new``.
+"""
 
 from __future__ import annotations
 
@@ -8,170 +13,385 @@ import json
 from pathlib import Path
 
 import click
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from analysis.notices import due_notices, mailing_list, violation_deadline, violation_text
+from analysis.notices import with_resolutions
 from analysis.profiles import load_profile
-from gisapp.cli_common import data_options, loading, user_errors
-from gisapp.pipeline import analyse_layers, issue_notices
-from layers.letters import write_letter
-from layers.register import STATUSES, Register
+from gisapp import notices as service
+from gisapp.cli_common import data_options, loading, pair, user_errors
+from gisapp.pipeline import analyse_layers
+from layers.errors import LayerError
+from layers.letters import write_mailing_list
+from layers.register import STATUSES, Register, RegisterMissingError
+from layers.town import load_town_settings, town_file
 
 REGISTER_OPTION = click.option(
     "--register",
     "register_url",
     metavar="URL|PATH",
-    help="The notice register (default SEWERPLAN_DATABASE_URL, else instance/register.sqlite).",
+    help="The notice register (default: SEWERPLAN_DATABASE_URL, else the register recorded in the store).",
+)
+STORE_OPTION = click.option(
+    "--store",
+    "store",
+    metavar="GPKG",
+    type=click.Path(dir_okay=False),
+    help="The town's GeoPackage store, whose register (and town.toml beside it) is used.",
+)
+TOWN_OPTION = click.option(
+    "--town",
+    "town_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="The town settings file for letters (default: town.toml beside the store).",
 )
 DATE = click.DateTime(formats=["%Y-%m-%d"])
+REASON_OPTION = click.option(
+    "--notice-reason",
+    "notice_reason",
+    metavar="REASON",
+    help="Why notice is given, where the profile requires one (Poughkeepsie: public_health_hazard or "
+    "highway_improvement, § 168-22.2G).",
+)
+HAZARD_OPTION = click.option(
+    "--hazard", metavar="TEXT", help="With public_health_hazard: the hazard, named on every letter of the batch."
+)
+HAZARD_FILE_OPTION = click.option(
+    "--hazard-file",
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="CSV",
+    help="With public_health_hazard: a CSV of parcel_id,hazard; only the parcels it lists are noticed.",
+)
 
 
 @click.group()
 def notices() -> None:
-    """Connection notices: preview, issue, list, mark, violations, backup."""
+    """Connection notices: preview, issue, resume, list, mark, violations, backup."""
 
 
-def _due(opts, notice_date, reason, register):
-    with loading(opts, as_json=True, required=("parcels", "mains"), extra_steps=1) as (loaded, bar):
+def _store(opts_or_path) -> str | None:
+    data = opts_or_path.get("data") if isinstance(opts_or_path, dict) else opts_or_path
+    if data and "://" not in str(data) and Path(data).suffix.lower() == ".gpkg":
+        return str(data)
+    return None
+
+
+def _open(register_url: str | None, store: str | None, *, new: bool = False) -> Register:
+    """The register, with the CLI's own words for the way out when it does not exist."""
+    try:
+        return Register(register_url, store=store, create=new)
+    except RegisterMissingError as exc:
+        if exc.url:
+            hint = " If a new register is really wanted there, add --new to `sewerplan notices issue`."
+        else:
+            hint = (
+                " Create the town's register once with `sewerplan notices issue --data STORE.gpkg --new` (it is "
+                "recorded in the store and found from any folder after that), or give --register."
+            )
+        raise LayerError(str(exc) + hint) from exc
+
+
+def _town(town_path: str | None, store: str | None):
+    return load_town_settings(town_file(town_path, store=store))
+
+
+def _hazard(hazard: str | None, hazard_file: str | None):
+    if hazard and hazard_file:
+        raise click.UsageError("Give --hazard or --hazard-file, not both.")
+    if not hazard_file:
+        return hazard
+    try:
+        table = pd.read_csv(hazard_file, dtype=str, keep_default_na=False)
+    except (OSError, ValueError) as exc:
+        raise LayerError(f"Cannot read the hazard file {hazard_file}: {exc}") from exc
+    if not {"parcel_id", "hazard"} <= set(table.columns):
+        raise LayerError(
+            f"{hazard_file} needs the columns parcel_id and hazard; it has {', '.join(table.columns) or 'none'}."
+        )
+    return dict(zip(table["parcel_id"].str.strip(), table["hazard"], strict=True))
+
+
+def _inputs(opts) -> tuple:
+    """Profile, the analysed parcels and the layers the letters show, with the input data's checksum."""
+    with loading(opts, as_json=True, required=("parcels", "mains"), extra_steps=2) as (loaded, bar):
         layers = loaded.layers
         bar.step("analysing")
         result = analyse_layers(layers, loaded.profile)
-    excluded = register.excluded_parcels()
-    due = due_notices(
-        result.parcels, profile=loaded.profile, notice_date=notice_date.date(), notice_reason=reason, exclude=excluded
+        buildings = layers.buildings
+        if layers.buildings is not None and layers.streets is not None:
+            from analysis.buildings import assess_buildings
+
+            bar.step("assessing buildings")
+            buildings = assess_buildings(
+                layers.buildings,
+                result.parcels,
+                profile=loaded.profile,
+                streets=layers.streets,
+                mains=layers.mains,
+                alleys=layers.alleys,
+                laterals=layers.laterals,
+            ).buildings
+    frames = {
+        kind: getattr(layers, kind)
+        for kind in ("parcels", "mains", "streets", "buildings", "service_areas", "alleys", "laterals")
+    }
+    inputs = service.NoticeInputs(
+        results=result.parcels,
+        lines=result.measuring_lines,
+        mains=layers.mains,
+        streets=layers.streets,
+        buildings=buildings,
+        summary=result.summary,
+        fingerprints=dict(layers.sources) | {"parcels": len(result.parcels)},
+        checksum=service.data_checksum(frames),
     )
-    mandated = set(result.parcels.loc[result.parcels["status"] == "mandated", "parcel_id"].astype(str))
-    return loaded, result, due, len(mandated & excluded)
+    return loaded.profile, inputs
 
 
-def _notice_json(rows) -> list[dict]:
-    return [
-        {
-            "notice_id": r.get("notice_id"),
-            "parcel_id": r["parcel_id"],
-            "deadline": r["deadline"],
-            "type": r.get("notice_type", "connection"),
-        }
-        for r in rows
-    ]
+def _settle(register: Register, as_json: bool) -> list[dict]:
+    done = service.settle(register, actor=_actor())
+    if not as_json:
+        for d in done:
+            if d["action"] == "issued":
+                click.echo(f"Finished batch {d['batch']} left from an earlier run: {d['notices']} notice(s) issued.")
+            else:
+                click.echo(f"Cancelled batch {d['batch']} left from an earlier run ({d['why']}): never mailed.")
+    return done
 
 
 @notices.command()
 @data_options
 @click.option("--notice-date", type=DATE, required=True, help="Date the notices would be given.")
-@click.option(
-    "--reason",
-    metavar="REASON",
-    help="Why notice is given (Poughkeepsie: public_health_hazard or highway_improvement).",
-)
+@REASON_OPTION
+@HAZARD_OPTION
+@HAZARD_FILE_OPTION
+@TOWN_OPTION
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def preview(notice_date, reason, register_url, as_json, **opts):
+def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register_url, as_json, **opts):
     """Who would get a connection notice, grouped by owner mailing address; nothing is recorded."""
-    register = Register(register_url)
-    _, _, due, _ = _due(opts, notice_date, reason, register)
+    store = _store(opts)
+    register = _open(register_url, store)
+    town = _town(town_path, opts.get("data"))
+    profile, inputs = _inputs(opts)
+    plan, rows, doc = service.preview(
+        register,
+        inputs,
+        profile=with_resolutions(profile, town),
+        town=town,
+        notice_date=notice_date.date(),
+        notice_reason=notice_reason,
+        hazard=_hazard(hazard, hazard_file),
+    )
     if as_json:
-        click.echo(json.dumps({"notices": _notice_json(due.to_dict("records"))}, indent=2))
+        click.echo(json.dumps(doc, indent=2, default=str))
         return
-    rows = mailing_list(due)
-    table = Table(title=f"{len(due)} notice(s) to {len(rows)} mailing address(es) (nothing recorded)")
+    console = Console()
+    table = Table(title=f"{len(plan.due)} notice(s) to {len(rows)} mailing address(es) (nothing recorded)")
     for col in ("owner", "mailing address", "parcels", "deadline"):
         table.add_column(col, overflow="fold")
     for r in rows.to_dict("records"):
+        name = " ".join(p for p in (r["name_line_1"], r["name_line_2"]) if p)
         table.add_row(
-            r["name_line_1"],
-            f"{r['address_line_1']}, {r['city']} {r['state']} {r['zip']}",
-            r["parcel_ids"],
-            r["deadline"],
+            name, f"{r['address_line_1']}, {r['city']} {r['state']} {r['zip']}", r["parcel_ids"], str(r["deadline"])
         )
-    Console().print(table)
+    console.print(table)
+    if doc["deadline_flag"]:
+        console.print(
+            f"[yellow]The deadline {doc['deadline']} falls on a {doc['deadline_flag']}[/yellow]: the town decides "
+            "whether to give a later date.",
+            highlight=False,
+        )
+    for line in _held_lines(doc["held"]):
+        console.print(line, highlight=False, markup=False)
+    for problem in doc["letters_blocked_by"]:
+        console.print(f"[yellow]Before issuing[/yellow]: {problem}", highlight=False)
 
 
 @notices.command()
 @data_options
-@click.option("--notice-date", type=DATE, required=True, help="Date of the notices.")
-@click.option("--reason", metavar="REASON", help="Why notice is given (required by Poughkeepsie § 168-22.2G).")
-@click.option("--out", "out_dir", required=True, metavar="DIR", help="Folder for the mailing list, labels and letters.")
-@click.option("--per-parcel", is_flag=True, help="One mailing-list row per parcel instead of per owner address.")
+@click.option("--notice-date", type=DATE, required=True, help="Date of the notices (the date they are mailed).")
+@REASON_OPTION
+@HAZARD_OPTION
+@HAZARD_FILE_OPTION
+@click.option(
+    "--out", "out_dir", required=True, metavar="DIR", help="Folder for the batches: each batch gets its own folder."
+)
+@click.option("--per-parcel", is_flag=True, help="One mailing-list row and letter per parcel instead of per address.")
 @click.option("--occupant", is_flag=True, help='Also write to "Occupant" at the site when the owner lives elsewhere.')
 @click.option("--bom", is_flag=True, help="Write the CSV with a UTF-8 byte-order mark (for spreadsheet programs).")
+@TOWN_OPTION
 @REGISTER_OPTION
+@click.option(
+    "--new", "new", is_flag=True, help="Create the register if it does not exist (and record it in the store)."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def issue(notice_date, reason, out_dir, per_parcel, occupant, bom, register_url, as_json, **opts):
-    """Record connection notices in the register and write the mailing list, labels and letters."""
-    register = Register(register_url)
-    loaded, result, due, noticed_before = _due(opts, notice_date, reason, register)
-    fingerprints = {k: v for k, v in loaded.layers.sources.items()} | {"parcels": len(result.parcels)}
-    doc = issue_notices(
+def issue(
+    notice_date,
+    notice_reason,
+    hazard,
+    hazard_file,
+    out_dir,
+    per_parcel,
+    occupant,
+    bom,
+    town_path,
+    register_url,
+    new,
+    as_json,
+    **opts,
+):
+    """Issue connection notices: a batch folder with the mailing list, labels and letters, then the register."""
+    store = _store(opts)
+    register = _open(register_url, store, new=new)
+    town = _town(town_path, opts.get("data"))
+    profile, inputs = _inputs(opts)
+    profile = with_resolutions(profile, town)
+    settled = _settle(register, as_json)
+    plan, _, _ = service.preview(
         register,
-        due,
-        profile=loaded.profile,
-        parcels=result.parcels,
-        lines=result.measuring_lines,
-        mains=loaded.layers.mains,
-        out_dir=out_dir,
+        inputs,
+        profile=profile,
+        town=town,
+        notice_date=notice_date.date(),
+        notice_reason=notice_reason,
+        hazard=_hazard(hazard, hazard_file),
+    )
+    mandated = set(inputs.results.loc[inputs.results["status"] == "mandated", "parcel_id"].astype(str))
+    before = len(mandated & register.excluded_parcels())
+    doc = service.issue_batch(
+        register,
+        plan,
+        kind="connection",
+        profile=profile,
+        town=town,
+        root=out_dir,
         actor=_actor(),
-        summary=result.summary,
-        fingerprints=fingerprints,
+        inputs=inputs,
         per_parcel=per_parcel,
         occupant=occupant,
         bom=bom,
-        already_before=noticed_before,
     )
+    doc["already_open"] += before
+    doc["settled"] = settled
     if as_json:
-        click.echo(json.dumps(doc, indent=2))
+        click.echo(json.dumps(doc, indent=2, default=str))
+        return
+    if not doc["batch"]:
+        click.echo(f"0 notice(s) issued ({doc['already_open']} already noticed); no files written.")
     else:
         click.echo(
-            f"{doc['issued']} notice(s) issued ({doc['already_open']} already noticed); mailing list "
-            f"{doc['mailing_list']}, labels {doc['labels']}, {len(doc['letters'])} letter(s)."
+            f"Batch {doc['batch']}: {doc['issued']} notice(s) issued ({doc['already_open']} already noticed) in "
+            f"{len(doc['letters'])} letter(s). Files in {doc['folder']}: {Path(doc['mailing_list']).name}, "
+            f"{Path(doc['labels']).name}, {Path(doc['letters_pdf']).name} (all letters in mailing order), letters/."
         )
+    if doc["deadline_flag"] and doc["batch"]:
+        click.echo(
+            f"Note: the deadline {doc['deadline']} falls on a {doc['deadline_flag']}: the town decides whether "
+            "that moves it."
+        )
+    for line in _held_lines(doc["held"]):
+        click.echo(line)
 
 
-@notices.command("list")
-@click.option("--overdue", is_flag=True, help="Only open notices whose deadline has passed.")
-@click.option("--as-of", type=DATE, help="The day to judge overdue by (default today).")
-@click.option("--status", type=click.Choice(STATUSES), help="Only notices with this status.")
+@notices.command()
+@click.argument("batch_id")
+@click.option("--cancel", is_flag=True, help="Cancel the batch even if its files are complete (it was not mailed).")
+@STORE_OPTION
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def list_notices(overdue, as_of, status, register_url, as_json):
-    """The notices in the register."""
-    day = (as_of.date() if as_of else dt.date.today()) if overdue else None
-    table = Register(register_url).listing(status=status, overdue_on=day)
+def resume(batch_id, cancel, store, register_url, as_json):
+    """Finish a batch an interrupted run left prepared (its files are all there), or cancel it (they are not)."""
+    done = service.resume(_open(register_url, store), batch_id, actor=_actor(), cancel=cancel)
     if as_json:
-        click.echo(json.dumps({"notices": _notice_json(table.to_dict("records"))}, indent=2))
+        click.echo(json.dumps(done, indent=2, default=str))
+    elif done["action"] == "issued":
+        click.echo(f"Batch {batch_id}: {done['notices']} notice(s) issued; files in {done['folder']}.")
+    else:
+        click.echo(f"Batch {batch_id}: {done['notices']} notice(s) cancelled, never mailed ({done['why']}).")
+
+
+LIST_COLUMNS = (
+    ("notice_id", "notice", 14),
+    ("parcel_id", "parcel", 9),
+    ("notice_type", "type", 4),
+    ("status", "status", 8),
+    ("issued_date", "issued", 10),
+    ("deadline", "deadline", 10),
+    ("owner_name", "owner", 8),
+)
+
+
+@notices.command("list")
+@click.option("--overdue", is_flag=True, help="Only issued notices still open whose deadline has passed.")
+@click.option("--as-of", type=DATE, help="The day to judge overdue by (default today).")
+@click.option("--status", type=click.Choice(("prepared", "cancelled", *STATUSES)), help="Only this status.")
+@click.option("--csv", "csv_path", type=click.Path(dir_okay=False), metavar="FILE", help="Also write every column.")
+@STORE_OPTION
+@REGISTER_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document with every column.")
+@user_errors
+def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json):
+    """The notices in the register: status, owner, issued date and deadline."""
+    day = (as_of.date() if as_of else dt.date.today()) if overdue else None
+    table = _open(register_url, store).listing(status=status, overdue_on=day)
+    if csv_path:
+        if Path(csv_path).exists():
+            raise LayerError(f"{csv_path} already exists: give a new file name for the export.")
+        write_mailing_list(csv_path, table)
+    if as_json:
+        records = json.loads(table.to_json(orient="records", date_format="iso", default_handler=str))
+        for row, original in zip(records, table.to_dict("records"), strict=True):
+            for k in ("issued_date", "deadline"):
+                row[k] = original[k].isoformat() if original[k] is not None else None
+        click.echo(json.dumps({"notices": records}, indent=2))
         return
-    out = Table(title=f"{len(table)} notice(s)" + (f" overdue on {day}" if day else ""))
-    for col in ("notice", "parcel", "type", "issued", "deadline", "status", "owner"):
-        out.add_column(col)
+    console = Console(width=min(Console().width, 120))
+    out = Table(
+        title=f"{len(table)} notice(s)" + (f" overdue on {day}" if day else ""),
+        box=None,
+        pad_edge=False,
+        padding=(0, 1, 0, 0),
+    )
+    for key, label, width in LIST_COLUMNS:  # fixed columns keep their width; parcel and owner share the rest
+        flexible = key in ("parcel_id", "owner_name")
+        out.add_column(label, no_wrap=True, overflow="ellipsis", min_width=None if flexible else width)
     for r in table.to_dict("records"):
         out.add_row(
-            r["notice_id"],
-            r["parcel_id"],
-            r["notice_type"],
-            r["issued_date"],
-            r["deadline"],
-            r["status"],
-            r["owner_name"] or "",
+            *(
+                ("conn" if r[k] == "connection" else "viol")
+                if k == "notice_type"
+                else (r[k].isoformat() if isinstance(r[k], dt.date) else ("-" if r[k] is None else str(r[k])))
+                for k, _, _ in LIST_COLUMNS
+            )
         )
-    Console().print(out)
+    console.print(out)
+    if csv_path:
+        click.echo(f"All {len(table.columns)} columns written to {csv_path}.")
 
 
 @notices.command()
 @click.argument("parcel_id")
 @click.argument("status", type=click.Choice(STATUSES[1:]))
 @click.option("--note", help="Why (stored in the register and its event log).")
-@click.option("--until", type=DATE, help="With extended: the new deadline.")
+@click.option("--until", type=DATE, help="Only with extended: the new, later deadline.")
+@STORE_OPTION
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def mark(parcel_id, status, note, until, register_url, as_json):
+def mark(parcel_id, status, note, until, store, register_url, as_json):
     """Record that a parcel connected, got an extension, was exempted, or its notice was withdrawn."""
-    done = Register(register_url).mark(
-        parcel_id, status, actor=_actor(), note=note, deadline=until.date().isoformat() if until else None
+    if until and status != "extended":
+        raise click.UsageError(f"--until goes only with extended; a notice marked {status} keeps its deadline.")
+    if status == "extended" and not until:
+        raise click.UsageError("An extension needs the new deadline: --until YYYY-MM-DD.")
+    done = _open(register_url, store).mark(
+        parcel_id, status, actor=_actor(), note=note, deadline=until.date() if until else None
     )
     click.echo(json.dumps(done, indent=2) if as_json else f"{parcel_id}: {status} ({len(done['notices'])} notice(s)).")
 
@@ -179,55 +399,70 @@ def mark(parcel_id, status, note, until, register_url, as_json):
 @notices.command()
 @click.option("--profile", "profile_name", required=True, metavar="NAME|FILE", help="Ordinance profile.")
 @click.option("--as-of", type=DATE, help="The day of the violation notices (default today).")
-@click.option("--out", "out_dir", metavar="DIR", help="Folder for the violation letters.")
+@click.option("--out", "out_dir", metavar="DIR", help="Folder for the batch; without it nothing is recorded.")
+@click.option(
+    "--set", "settings", multiple=True, metavar="SECTION.KEY=VALUE", help="Override a profile value (as analyze)."
+)
+@TOWN_OPTION
+@STORE_OPTION
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def violations(profile_name, as_of, out_dir, register_url, as_json):
-    """Violation notices for overdue connection notices, with the profile's correction period and penalty."""
-    profile = load_profile(profile_name)
-    register = Register(register_url)
+def violations(profile_name, as_of, out_dir, settings, town_path, store, register_url, as_json):
+    """Violation notices for overdue connection notices: letters citing each original notice, mailing list, labels."""
+    town = _town(town_path, store)
+    profile = with_resolutions(load_profile(profile_name, overrides=dict(pair(s, "--set") for s in settings)), town)
+    register = _open(register_url, store)
+    settled = _settle(register, as_json) if out_dir else []
     day = as_of.date() if as_of else dt.date.today()
-    overdue = register.listing(overdue_on=day, notice_type="connection")
-    correct_by = violation_deadline(profile, day)
-    due = overdue.assign(
-        notice_type="violation",
-        issued_date=day.isoformat(),
-        deadline=correct_by,
-        section=profile.notices.correction_period_days.citation,
-        notice_reason=None,
-        original_deadline=overdue["deadline"],
-    )
-    issued, already = register.issue(due, actor=_actor())
-    letters = []
-    if out_dir and issued:
-        ids = {n["parcel_id"]: n["notice_id"] for n in issued}
-        with register.transaction() as con:
-            for row in due[due["parcel_id"].isin(ids)].to_dict("records"):
-                notice_id = ids[row["parcel_id"]]
-                text = violation_text(profile, row["parcel_id"], row["original_deadline"], correct_by)
-                path = write_letter(
-                    Path(out_dir) / f"{notice_id}.pdf", row | {"notice_id": notice_id, "text": text}, profile=profile
-                )
-                register.set_letter(con, notice_id, path)
-                letters.append(path)
-    doc = {"issued": len(issued), "already_open": already, "letters": letters, "notices": issued}
+    doc = service.violations(register, profile=profile, town=town, today=day, root=out_dir, actor=_actor())
+    doc["settled"] = settled
     if as_json:
-        click.echo(json.dumps(doc, indent=2))
-    else:
+        click.echo(json.dumps(doc, indent=2, default=str))
+        return
+    n = len(doc["notices"])
+    if not doc["recorded"]:
         click.echo(
-            f"{len(issued)} violation notice(s) issued, to be corrected by {correct_by} "
-            f"({profile.notices.correction_period_days.citation}); {already} already open."
+            f"{n} connection notice(s) overdue on {day}: violation notices would be corrected by {doc['correct_by']} "
+            f"({doc['period']['basis']}). Nothing recorded: give --out DIR to issue them with their letters."
         )
+        for problem in doc["letters_blocked_by"]:
+            click.echo(f"Before issuing: {problem}")
+        return
+    click.echo(
+        f"Batch {doc['batch']}: {doc['issued']} violation notice(s) issued, to be corrected by {doc['correct_by']}; "
+        f"{doc['already_open']} already open. Files in {doc['folder']}."
+        if doc["batch"]
+        else f"0 violation notice(s) issued; {doc['already_open']} already open."
+    )
 
 
 @notices.command()
 @click.argument("target")
+@STORE_OPTION
 @REGISTER_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def backup(target, register_url):
-    """Copy the register consistently (SQLite's online backup API), even while it is in use."""
-    click.echo(f"Register backed up to {Register(register_url).backup(target)}.")
+def backup(target, store, register_url, as_json):
+    """A verified copy of the register (SQLite's online backup API, integrity check, row counts); never overwrites."""
+    done = _open(register_url, store).backup(target)
+    if as_json:
+        click.echo(json.dumps(done, indent=2))
+        return
+    rows = ", ".join(f"{n} {t}" for t, n in done["tables"].items())
+    click.echo(f"Register backed up to {done['target']} and verified (integrity ok; {rows}).")
+
+
+def _held_lines(held: list[dict], shown: int = 12) -> list[str]:
+    """Parcels held back, grouped by why: the reason once, then the parcel IDs (the first few)."""
+    groups: dict[str, list[str]] = {}
+    for h in held:
+        groups.setdefault(h["why"], []).append(str(h["parcel_id"]))
+    lines = []
+    for why, ids in groups.items():
+        more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+        lines.append(f"Held back, {len(ids)} parcel(s): {why} ({', '.join(ids[:shown])}{more}).")
+    return lines
 
 
 def _actor() -> str:

@@ -69,7 +69,7 @@ def plan(
             else None
         )
         bar.step("planning")
-        register = Register(register_url) if save else None
+        register = Register(register_url, store=opts["data"]) if save else None
         result, doc = plan_on_layers(
             layers, profile, line, diameter_in=diameter, material=material, name=name, network=net, register=register
         )

@@ -20,7 +20,7 @@ from analysis.network import build_network
 from analysis.profiles import Profile
 from analysis.trace import add_network_results
 from layers.read import Layers
-from layers.store import record_run
+from layers.store import write_run
 from layers.write import output_format, write_results
 
 
@@ -182,88 +182,9 @@ def run_analysis(
     written: list[str] = []
     if out_path:
         progress(f"writing {out_path}")
-        written = write_results(
-            out_path, parcels, result.measuring_lines, assessed.buildings if assessed is not None else None
-        )
-        if output_format(out_path) == "GPKG":
-            record_run(out_path, summary)
+        buildings = assessed.buildings if assessed is not None else None
+        if output_format(out_path) == "GPKG":  # the store: one writer at a time, swapped in atomically
+            written = write_run(out_path, parcels, result.measuring_lines, buildings, summary)
+        else:
+            written = write_results(out_path, parcels, result.measuring_lines, buildings)
     return RunResult(parcels, result.measuring_lines, assessed, summary, written, duties)
-
-
-def issue_notices(
-    register,
-    due,
-    *,
-    profile: Profile,
-    parcels: gpd.GeoDataFrame,
-    lines: gpd.GeoDataFrame,
-    mains: gpd.GeoDataFrame,
-    out_dir,
-    actor: str,
-    summary: dict | None = None,
-    fingerprints: dict | None = None,
-    per_parcel: bool = False,
-    occupant: bool = False,
-    bom: bool = False,
-    already_before: int = 0,
-) -> dict:
-    """Record ``due`` notices in one transaction, then write the mailing list, labels and a letter per notice.
-
-    Returns the document `sewerplan notices issue --json` prints.
-    """
-    from pathlib import Path
-
-    from analysis.notices import mailing_list
-    from layers.letters import write_labels, write_letter, write_mailing_list
-
-    issued, already = register.issue(due, actor=actor, summary=summary, fingerprints=fingerprints)
-    if not issued:  # nothing new: no empty mailing list, labels or folder
-        return {
-            "issued": 0,
-            "already_open": already + already_before,
-            "mailing_list": None,
-            "labels": None,
-            "letters": [],
-            "notices": [],
-        }
-    ids = {n["parcel_id"]: n["notice_id"] for n in issued}
-    sent = due[due["parcel_id"].isin(ids)].assign(notice_id=lambda d: d["parcel_id"].map(ids))
-    out = Path(out_dir)
-    stamp = str(due["issued_date"].iloc[0])
-    rows = mailing_list(sent, per_parcel=per_parcel, occupant=occupant)
-    mailing = write_mailing_list(out / f"mailing-list-{stamp}.csv", rows, bom=bom)
-    labels = write_labels(out / f"labels-{stamp}.pdf", rows)
-    by_parcel = parcels.set_index(parcels["parcel_id"].astype(str)).geometry
-    by_line = lines.set_index(lines["parcel_id"].astype(str)).geometry
-    index = gpd.GeoSeries(mains.geometry.values).sindex
-    letters = []
-    with register.transaction() as con:
-        for row in sent.to_dict("records"):  # one letter per notice
-            parcel = by_parcel.get(row["parcel_id"])
-            near = mains.geometry.values[index.query(parcel.buffer(300))] if parcel is not None else None
-            path = write_letter(
-                out / "letters" / f"{row['notice_id']}.pdf",
-                row | {"reason": row.get("notice_reason")},
-                profile=profile,
-                parcel=parcel,
-                line=by_line.get(row["parcel_id"]),
-                mains=near,
-            )
-            register.set_letter(con, row["notice_id"], path)
-            letters.append(path)
-    return {
-        "issued": len(issued),
-        "already_open": already + already_before,
-        "mailing_list": mailing,
-        "labels": labels,
-        "letters": letters,
-        "notices": [
-            {
-                "notice_id": r["notice_id"],
-                "parcel_id": r["parcel_id"],
-                "deadline": r["deadline"],
-                "type": r["notice_type"],
-            }
-            for r in sent.to_dict("records")
-        ],
-    }

@@ -5,6 +5,11 @@
   other address without an account.
 - Every state-changing request (POST) carries the session's CSRF token, in the form field ``csrf_token`` or the
   ``X-CSRF-Token`` header.
+- A request's body is read only after its session is known to be allowed there: an anonymous POST (other than the
+  sign-in form, whose body is capped at ``LOGIN_MAX_BODY`` bytes) is sent to sign in, and a viewer's POST to a
+  planner's page refused, before a byte of the body is parsed.
+- A session is valid only while its account's session version (layers/users.py) is the one it was issued under:
+  signing out ends it on the server, not only in the browser.
 - Every response gets a Content-Security-Policy with a per-request nonce for the page's own inline script (the
   Folium map's), nosniff, frame-ancestors 'none' and a same-origin referrer policy.
 """
@@ -17,19 +22,19 @@ import secrets
 
 from flask import Flask, abort, current_app, g, redirect, request, session, url_for
 
-from layers.users import count_users, user_role
+from layers.users import count_users, user_session
 
 LOCAL_USER = "local"
+LOGIN_MAX_BODY = 64 * 1024
 
 
 def init_app(app: Flask) -> None:
-    app.config.setdefault("SESSION_COOKIE_HTTPONLY", True)
-    app.config.setdefault("SESSION_COOKIE_SAMESITE", "Lax")
-
     @app.before_request
     def _identify():
         g.csp_nonce = secrets.token_urlsafe(16)
         g.user, g.role = current_user()
+        if request.method == "POST":
+            _refuse_before_reading_body()
         if request.method == "POST" and not app.config.get("WTF_CSRF_DISABLED"):
             sent = request.form.get("csrf_token") or request.headers.get("X-CSRF-Token", "")
             if not sent or not hmac.compare_digest(sent, csrf_token()):
@@ -67,13 +72,39 @@ def local_mode() -> bool:
 
 
 def current_user() -> tuple[str | None, str | None]:
+    """The signed-in user and role; a session issued under an older session version counts as signed out."""
     if local_mode():
         return LOCAL_USER, "planner"
     name = session.get("user")
     if not name:
         return None, None
-    role = user_role(current_app.config["USERS_DB"], name)
-    return (name, role) if role else (None, None)
+    found = user_session(current_app.config["USERS_DB"], name)
+    if found is None or session.get("ver") != found[1]:
+        session.clear()
+        return None, None
+    return name, found[0]
+
+
+def _refuse_before_reading_body() -> None:
+    """Send an anonymous POST to sign in, and refuse a viewer's POST to a planner's view, without reading its body.
+
+    Only the sign-in form takes a POST from nobody, and its body is capped small.
+    """
+    view = current_app.view_functions.get(request.endpoint or "")
+    needed = getattr(view, "required_role", None)
+    if needed is None:
+        request.max_content_length = min(LOGIN_MAX_BODY, current_app.config.get("MAX_CONTENT_LENGTH") or LOGIN_MAX_BODY)
+        return
+    if g.user is None:
+        _not_signed_in()
+    if needed == "planner" and g.role != "planner":
+        abort(403, description="Only planners may do this.")
+
+
+def _not_signed_in():
+    if request.path.startswith("/api/") or request.is_json:
+        abort(401, description="Sign in first.")
+    abort(redirect(url_for("auth.login", next=request.path)))
 
 
 def csrf_token() -> str:
@@ -89,13 +120,12 @@ def requires(role: str = "viewer"):
         @functools.wraps(view)
         def wrapped(*args, **kwargs):
             if g.user is None:
-                if request.path.startswith("/api/"):
-                    abort(401, description="Sign in first.")
-                return redirect(url_for("auth.login", next=request.path))
+                _not_signed_in()
             if role == "planner" and g.role != "planner":
                 abort(403, description="Only planners may do this.")
             return view(*args, **kwargs)
 
+        wrapped.required_role = role  # read before the body is (_refuse_before_reading_body)
         return wrapped
 
     return decorate

@@ -1,32 +1,53 @@
-"""What the running app keeps between requests: the loaded store, its network, and background analysis jobs.
+"""What the running app keeps between requests: the loaded stores, their networks, and background analysis jobs.
 
-The store is reloaded when its file changes (a new analysis or upload). Jobs run in a thread each; their state is
-polled by the page. Nothing here is module-global: it all hangs off ``app.extensions["sewerplan"]``.
+Which store a request works on: the signed-in planner's workspace (an upload they chose to work on, seen by them
+alone) or else the town's store (``STORE``). Notices are only ever issued from the town's store. Each store is
+loaded once per version of its file (a run or a publication replaces the file, so its identity changes); a few
+are kept at most.
+
+Jobs run one after another, each in a child process started by one worker thread, each holding its store's
+writer lock from the moment it is accepted: a second run on the same store is refused at once with "a run is in
+progress", and the memory a run takes is the child's, returned to the system when it ends. Nothing here is
+module-global: it all hangs off ``app.extensions["sewerplan"]``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
 import datetime as dt
+import gc
+import multiprocessing
+import os
 import threading
 import traceback
 import uuid
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flask import current_app
+from flask import current_app, g, has_request_context, request, session
 
 from analysis.network import SewerNetwork, build_network
 from analysis.profiles import load_profile
 from analysis.trace import connect_parcels
+from layers.errors import LayerError
 from layers.mapdata import MapData
 from layers.read import find_layers, load_layers
-from layers.store import latest_run
+from layers.store import latest_run, store_writer, write_run
+from layers.uploads import touch, upload_folder
 from layers.write import RESULT_LAYER
+
+CACHED_STORES = 3
+KEPT_JOBS = 50
 
 
 @dataclass
 class Job:
     id: str
+    store: str = ""
     state: str = "queued"
     step: str = ""
     steps: list[str] = field(default_factory=list)
@@ -47,30 +68,83 @@ class Job:
 @dataclass
 class AppState:
     lock: threading.Lock = field(default_factory=threading.Lock)
-    data: MapData | None = None
-    network: tuple[float, SewerNetwork, object] | None = None
-    layers: tuple[float, object, object] | None = None
-    jobs: dict[str, Job] = field(default_factory=dict)
+    # path -> loaded store; path -> (loaded store it was built from, network, connections) / (.., layers, profile)
+    data: OrderedDict[str, MapData] = field(default_factory=OrderedDict)
+    networks: dict[str, tuple[MapData, SewerNetwork, object]] = field(default_factory=dict)
+    layers: dict[str, tuple[MapData, object, object]] = field(default_factory=dict)
+    jobs: OrderedDict[str, Job] = field(default_factory=OrderedDict)
+    worker: ThreadPoolExecutor = field(
+        default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="sewerplan-analysis")
+    )
 
 
 def state() -> AppState:
     return current_app.extensions["sewerplan"]
 
 
-def store_path() -> str:
+def town_store() -> str:
     return current_app.config["STORE"]
 
 
-def map_data() -> MapData:
-    """The store's layers, loaded once per version of the file."""
+def workspace_store() -> str | None:
+    """The signed-in user's workspace store, if they chose to work on one of their uploads (and it still exists)."""
+    if not has_request_context():
+        return None
+    token = session.get("workspace")
+    user = getattr(g, "user", None)
+    if not token or not user:
+        return None
+    try:
+        folder = upload_folder(current_app.config["UPLOAD_FOLDER"], token, owner=user)
+    except LayerError:
+        session.pop("workspace", None)
+        return None
+    store = folder / "store.gpkg"
+    if not store.exists():
+        return None
+    touch(folder)
+    return str(store)
+
+
+def store_path() -> str:
+    """The store this request works on: the user's workspace, else the town's store (always, for notices)."""
+    if has_request_context() and request.blueprint == "notices":
+        return town_store()
+    return workspace_store() or town_store()
+
+
+def _signature(path: str) -> float:
+    """Changes whenever the file is replaced or rewritten (its modification time in ns, size and inode)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return -1.0
+    return float(hash((st.st_mtime_ns, st.st_size, st.st_ino)))
+
+
+def map_data(path: str | None = None) -> MapData:
+    """A store's layers, loaded once per version of the file (the request's store by default)."""
     s = state()
-    path = store_path()
+    path = path or store_path()
     with s.lock:
-        mtime = Path(path).stat().st_mtime if Path(path).exists() else -1
-        if s.data is None or s.data.path != path or s.data.mtime != mtime:
-            s.data = MapData.load(path, max_features=current_app.config["MAP_MAX_FEATURES"])
-            s.network = None
-        return s.data
+        mark = _signature(path)
+        data = s.data.get(path)
+        if data is None or data.mtime != mark:
+            stale = s.data.pop(path, None) is not None
+            s.networks.pop(path, None)
+            s.layers.pop(path, None)
+            replaced = stale or len(s.data) >= CACHED_STORES
+            data = MapData.load(path, max_features=current_app.config["MAP_MAX_FEATURES"])
+            data.mtime = mark
+            s.data[path] = data
+            while len(s.data) > CACHED_STORES:
+                old, _ = s.data.popitem(last=False)
+                s.networks.pop(old, None)
+                s.layers.pop(old, None)
+            if replaced:
+                release_memory()  # the version just dropped: give its pages back, in every thread's arena
+        s.data.move_to_end(path)
+        return data
 
 
 def network():
@@ -78,8 +152,9 @@ def network():
     data = map_data()
     s = state()
     with s.lock:
-        if s.network is not None and s.network[0] == data.mtime:
-            return s.network[1], s.network[2]
+        cached = s.networks.get(data.path)
+        if cached is not None and cached[0] is data:
+            return cached[1], cached[2]
     run = latest_run(data.path) or {}
     profile = load_profile(run.get("profile", "fort-plain"))
     originals = data.originals
@@ -94,7 +169,8 @@ def network():
     results = originals.get(RESULT_LAYER)
     connections = connect_parcels(net, results) if results is not None else None
     with s.lock:
-        s.network = (data.mtime, net, connections)
+        if data.path in s.data:
+            s.networks[data.path] = (data, net, connections)
     return net, connections
 
 
@@ -103,48 +179,146 @@ def store_layers():
     data = map_data()
     s = state()
     with s.lock:
-        if s.layers is not None and s.layers[0] == data.mtime:
-            return s.layers[1], s.layers[2]
+        cached = s.layers.get(data.path)
+        if cached is not None and cached[0] is data:
+            return cached[1], cached[2]
     profile = load_profile((latest_run(data.path) or {}).get("profile", "fort-plain"))
     layers = load_layers(find_layers(data.path), target_crs=_crs(profile))
     with s.lock:
-        s.layers = (data.mtime, layers, profile)
+        if data.path in s.data:
+            s.layers[data.path] = (data, layers, profile)
     return layers, profile
 
 
-def start_analysis(app, profile_name: str, notice_date: dt.date | None, notice_reason: str | None) -> Job:
-    """Run the analysis on the current store in a background thread; the job reports its steps."""
-    from gisapp.pipeline import run_analysis
+def start_analysis(
+    app, store: str, who: str, profile_name: str, notice_date: dt.date | None, notice_reason: str | None
+) -> Job:
+    """Queue an analysis of ``store``; the job reports its steps.
 
-    job = Job(id=uuid.uuid4().hex)
+    The store's writer lock is taken here, before anything starts: a second run on the same store gets
+    ``StoreBusyError`` at once. The run itself happens in a child process (``_run_in_child``), which reads the
+    store, analyses and swaps its results in atomically (``layers.store.write_run``; the input layers are never
+    written). All the memory a run takes goes back to the system when the child ends, so the server does not grow
+    run after run, and a crash in the analysis cannot take the server down.
+    """
+    writer = store_writer(store, who=who)
+    job = Job(id=uuid.uuid4().hex, store=store)
     s = app.extensions["sewerplan"]
-    s.jobs[job.id] = job
-    path = app.config["STORE"]
+    with s.lock:
+        s.jobs[job.id] = job
+        while len(s.jobs) > KEPT_JOBS:
+            oldest = next(iter(s.jobs.values()))
+            if oldest.state in ("queued", "running"):
+                break
+            s.jobs.popitem(last=False)
+
+    def progress(text: str) -> None:
+        job.step = text
+        job.steps.append(text)
 
     def work():
-        def progress(text: str) -> None:
-            job.step = text
-            job.steps.append(text)
-
+        context = multiprocessing.get_context("spawn")
+        receive, send = context.Pipe(duplex=False)
+        child = context.Process(
+            target=_run_in_child,
+            args=(send, store, profile_name, notice_date, notice_reason),
+            name=f"sewerplan-analysis-{job.id[:8]}",
+            daemon=True,
+        )
+        outcome: tuple[str, object] = ("failed", "The analysis stopped unexpectedly.")
         try:
             job.state = "running"
-            progress("reading the store")
-            profile = load_profile(profile_name)
-            layers = load_layers(find_layers(path), target_crs=_crs(profile))
-            run = run_analysis(
-                layers, profile, notice_date=notice_date, notice_reason=notice_reason, out_path=path, progress=progress
-            )
-            job.summary = run.summary
-            job.state = "done"
-            progress("done")
-        except ValueError as exc:  # domain errors: a message for the user
-            job.state, job.error = "failed", str(exc)
+            progress("starting the analysis process")
+            child.start()
+            send.close()
+            while True:
+                if receive.poll(0.2):
+                    try:
+                        kind, value = receive.recv()
+                    except EOFError:
+                        break
+                    if kind == "step":
+                        progress(value)
+                    else:
+                        outcome = (kind, value)
+                elif not child.is_alive():
+                    break
+            child.join()
+            if outcome[0] == "failed" and outcome[1] == "The analysis stopped unexpectedly.":
+                outcome = ("failed", f"The analysis stopped unexpectedly (exit code {child.exitcode}).")
         except Exception as exc:  # noqa: BLE001 - report, do not kill the server
-            job.state, job.error = "failed", f"Unexpected error: {exc}"
-            app.logger.error("analysis job failed:\n%s", traceback.format_exc())
+            outcome = ("error", (str(exc), traceback.format_exc()))
+        finally:
+            receive.close()
+            writer.release()  # before the job says it is over, so the next run is accepted
+            release_memory()
+        kind, value = outcome
+        if kind == "done":
+            job.summary, job.state = value, "done"
+            progress("done")
+        elif kind == "failed":
+            job.state, job.error = "failed", value
+        else:  # an unexpected error: its traceback goes to the log, its message to the page
+            job.state, job.error = "failed", f"Unexpected error: {value[0]}"
+            app.logger.error("analysis job failed:\n%s", value[1])
 
-    threading.Thread(target=work, daemon=True, name=f"analysis-{job.id[:8]}").start()
+    try:
+        s.worker.submit(work)
+    except RuntimeError:  # the worker was shut down (the app is stopping)
+        writer.release()
+        raise
     return job
+
+
+def _run_in_child(send, store: str, profile_name: str, notice_date, notice_reason) -> None:
+    """One analysis run, in its own process; reports ``(kind, value)`` messages through ``send``.
+
+    The parent holds the store's writer lock for the whole run, so the results are written under it.
+    """
+    from gisapp.pipeline import run_analysis
+    from layers.uploads import SERVER_DRIVERS, harden_gdal
+
+    harden_gdal(keep_only=SERVER_DRIVERS)
+
+    def progress(text: str) -> None:
+        send.send(("step", text))
+
+    try:
+        progress("reading the store")
+        profile = load_profile(profile_name)
+        layers = load_layers(find_layers(store), target_crs=_crs(profile))
+        run = run_analysis(layers, profile, notice_date=notice_date, notice_reason=notice_reason, progress=progress)
+        progress(f"writing {Path(store).name}")
+        buildings = run.buildings.buildings if run.buildings is not None else None
+        write_run(store, run.parcels, run.measuring_lines, buildings, run.summary, locked=True)
+        send.send(("done", run.summary))
+    except ValueError as exc:  # domain errors: a message for the user
+        send.send(("failed", str(exc)))
+    except Exception as exc:  # noqa: BLE001 - reported to the parent, which logs it
+        send.send(("error", (str(exc), traceback.format_exc())))
+    finally:
+        send.close()
+
+
+def limit_malloc_arenas(arenas: int = 2) -> None:
+    """Let glibc keep at most ``arenas`` heaps for all threads (it makes up to 8 per core otherwise).
+
+    Each server thread would get its own heap, and the memory a request frees in one is never reused by
+    another: with 8 threads the server grew by hundreds of MB under load. Call before the threads start.
+    """
+    name = ctypes.util.find_library("c")
+    if name and os.name == "posix":
+        with contextlib.suppress(OSError, AttributeError):
+            ctypes.CDLL(name).mallopt(-8, arenas)  # M_ARENA_MAX
+
+
+def release_memory() -> None:
+    """Give freed memory back to the operating system (glibc keeps freed heap pages otherwise)."""
+    gc.collect()
+    name = ctypes.util.find_library("c")
+    if name and os.name == "posix":
+        with contextlib.suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+            ctypes.CDLL(name).malloc_trim(0)
 
 
 def _crs(profile):

@@ -106,7 +106,9 @@ def check_and_reproject(
         gdf = gdf.set_crs(crs, allow_override=True)
     bounds = shapely.bounds(np.asarray(gdf.geometry.values))
     usable = np.isfinite(bounds).all(axis=1)
-    if usable.any():
+    # A model's own coordinates (an engineering CRS, a schematic SWMM model) lie nowhere on Earth: there is no
+    # area of use to check them against, and they are never measured against real-world layers.
+    if usable.any() and not crs.is_engineering:
         centre = _middle(bounds[usable])
         wrong = _placement(crs, target, centre, layer=layer, label=label, option=option)
         if wrong is not None:

@@ -1,191 +1,583 @@
-"""What goes in the mail: the mailing list CSV, Avery 5160 labels and one letter per notice (PDF).
+"""What goes in the mail: the mailing list CSV, Avery 5160 labels, and one letter per envelope (PDF), written as one
+batch folder that appears whole or not at all.
 
-Letters name the owner, parcel and site address, the measured distance, the ordinance's own words and section,
-the deadline, and (Poughkeepsie) the reason for the notice, with a small map of the parcel, the main and the
-measuring line. CSV cells that a spreadsheet would run as formulas are neutralised.
+A batch is written into a hidden partial folder beside its final place, every file fsynced, a ``manifest.json`` with
+each file's SHA-256 and each notice's letter written last, and the folder then renamed into place (``<root>/<batch
+ID>``). ``verify_batch`` checks a folder against its manifest before the register counts a notice as issued.
+
+Letters are laid out from ``analysis.notices.compose_letters`` blocks: the town's letterhead (wrapped to the page),
+the date and a certified-mail article number field, the recipient, the notices it covers, the law quoted verbatim
+with its section, what to do and by when, how to ask for more time or object, the contact and the signing officer,
+then a map of each parcel (buildings, street names, the main's ID and diameter, the measuring line, a scale bar and
+a north arrow). CSV cells that a spreadsheet would run as formulas are neutralised.
 """
 
 from __future__ import annotations
 
-import csv
-import datetime as dt
+import functools
+import hashlib
+import json
+import math
+import os
+import shutil
+from collections.abc import Sequence
+from contextlib import suppress
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import shapely
+from pypdf import PdfReader, PdfWriter
 from reportlab.lib.pagesizes import LETTER
 from reportlab.lib.units import inch
 from reportlab.lib.utils import simpleSplit
+from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas
 
-from analysis.notices import neutralise
-from analysis.profiles import Profile
+from analysis.notices import Letter, LetterMap, TownSettings, long_date
+from layers.errors import LayerError
 
-REASON_TEXT = {
-    "public_health_hazard": "to eliminate a public health hazard",
-    "highway_improvement": "to promote a highway improvement program",
+MAILING_LIST = "mailing-list.csv"
+LABELS = "labels.pdf"
+ALL_LETTERS = "letters-all.pdf"
+MANIFEST = "manifest.json"
+
+# Avery 5160 / 8160: US letter, 3 across and 10 down, each label 2 5/8 x 1 in; 3/16 in side and 1/2 in top margins,
+# 1/8 in between columns, none between rows.
+AVERY_5160 = {
+    "columns": 3,
+    "rows": 10,
+    "left": 0.1875 * inch,
+    "top": 0.5 * inch,
+    "width": 2.625 * inch,
+    "height": 1.0 * inch,
+    "gap": 0.125 * inch,
+    "pad_x": 0.12 * inch,
+    "pad_y": 0.08 * inch,
 }
 
 
 def write_mailing_list(path: str | Path, rows: pd.DataFrame, *, bom: bool = False) -> str:
-    """The mail-merge CSV: every text cell neutralised against formula injection; UTF-8, with a BOM if asked."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    safe = rows.copy()
-    for column in safe.columns:
-        if safe[column].dtype == object or pd.api.types.is_string_dtype(safe[column]):
-            safe[column] = neutralise(safe[column])
-    # Every field quoted: a carriage return inside a cell must not split the row in a mail merge.
-    safe.to_csv(path, index=False, encoding="utf-8-sig" if bom else "utf-8", quoting=csv.QUOTE_ALL)
-    return str(path)
+    """The mail-merge CSV, through the one CSV writer (formula-safe, every field quoted, ZIP codes as text)."""
+    from layers.write import write_csv
+
+    return write_csv(path, rows, bom=bom)
+
+
+# -- labels -------------------------------------------------------------------------------------------------------
+
+
+def label_box(k: int) -> tuple[int, float, float, float, float]:
+    """Page number and the (x, y, width, height) of the ``k``-th label (0-based) on Avery 5160, in points."""
+    g = AVERY_5160
+    per_page = g["columns"] * g["rows"]
+    page, slot = divmod(k, per_page)
+    col, row = slot % g["columns"], slot // g["columns"]
+    x = g["left"] + col * (g["width"] + g["gap"])
+    y = LETTER[1] - g["top"] - (row + 1) * g["height"]
+    return page, x, y, g["width"], g["height"]
+
+
+def _fit(lines: list[str], width: float, height: float, *, sizes=(9.0, 8.5, 8.0, 7.5, 7.0, 6.5)) -> tuple[float, list]:
+    """The largest font size at which ``lines`` (wrapped at spaces, long words broken) fit the box, and the lines."""
+    for size in sizes:
+        wrapped = [part for line in lines for part in _wrap(line, "Helvetica", size, width)]
+        if (len(wrapped) * 1.15 + 0.1) * size <= height:  # the last line's descenders stay inside too
+            return size, wrapped
+    size = sizes[-1]
+    wrapped = [part for line in lines for part in _wrap(line, "Helvetica", size, width)]
+    room = max(1, int((height / size - 0.1) // 1.15))
+    if len(wrapped) > room:  # never drawn outside the label: the last line says text was cut
+        wrapped = [*wrapped[: room - 1], _clip(" ".join(wrapped[room - 1 :]), "Helvetica", size, width)]
+    return size, wrapped
+
+
+@functools.lru_cache(maxsize=8192)
+def _wrap(text: str, font: str, size: float, width: float) -> tuple[str, ...]:
+    """``text`` broken into lines no wider than ``width`` (cached: every letter of a batch quotes the same law)."""
+    out: list[str] = []
+    for part in simpleSplit(text, font, size, width) or [""]:
+        while stringWidth(part, font, size) > width and len(part) > 1:  # one word wider than the box: break it
+            cut = max(1, int(len(part) * width / stringWidth(part, font, size)))
+            while cut > 1 and stringWidth(part[:cut], font, size) > width:
+                cut -= 1
+            out.append(part[:cut])
+            part = part[cut:]
+        out.append(part)
+    return tuple(out)
+
+
+def _clip(text: str, font: str, size: float, width: float) -> str:
+    if stringWidth(text, font, size) <= width:
+        return text
+    while text and stringWidth(text + "\u2026", font, size) > width:
+        text = text[:-1]
+    return text + "\u2026"
+
+
+def _reference(row: dict, font: str, size: float, width: float) -> str:
+    """The label's first line: the mailing number and the notice IDs, as many as fit, then how many more."""
+    ids = [i for i in str(row.get("notice_ids") or "").split("; ") if i]
+    head = f"{int(row['mailing_no']):04d}" if str(row.get("mailing_no") or "").strip() else ""
+    for shown in range(len(ids), -1, -1):
+        more = f" +{len(ids) - shown} more" if shown < len(ids) else ""
+        text = " ".join(p for p in (head, ", ".join(ids[:shown]) + more) if p).strip()
+        if stringWidth(text, font, size) <= width:
+            return text
+    return _clip(head, font, size, width)
 
 
 def write_labels(path: str | Path, rows: pd.DataFrame) -> str:
-    """Avery 5160 labels: 3 across, 10 down, 2.625 x 1 in, on US letter."""
+    """Avery 5160 labels, one per mailing-list row in its order: the mailing number and notice IDs in small type,
+    then the name (two lines), the address and the city line, each shrunk and wrapped to stay inside its label."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    pdf = canvas.Canvas(str(path), pagesize=LETTER)
-    pdf.setTitle("Mailing labels")
-    left, top, width, height, gap = 0.1875 * inch, 0.5 * inch, 2.625 * inch, 1.0 * inch, 0.125 * inch
-    for k, row in enumerate(rows.to_dict("records")):  # one label per mailing-list row
-        if k and k % 30 == 0:
+    pdf = canvas.Canvas(str(path), pagesize=LETTER, invariant=1)
+    pdf.setTitle("Mailing labels (Avery 5160)")
+    g = AVERY_5160
+    records = rows.to_dict("records")
+    last_page = 0
+    for k, row in enumerate(records):
+        page, x, y, w, h = label_box(k)
+        if page != last_page:
             pdf.showPage()
-        col, line = (k % 30) % 3, (k % 30) // 3
-        x = left + col * (width + gap) + 0.1 * inch
-        y = LETTER[1] - top - line * height - 0.22 * inch
-        pdf.setFont("Helvetica", 9)
-        city = ", ".join(p for p in (row.get("city"), row.get("state")) if p) + f" {row.get('zip') or ''}".rstrip()
-        for text in (
-            row.get("name_line_1"),
-            row.get("name_line_2"),
-            row.get("address_line_1"),
-            row.get("address_line_2"),
-            city,
-        ):
-            if text:
-                pdf.drawString(x, y, str(text)[:44])
-                y -= 11
+            last_page = page
+        inner_w = w - 2 * g["pad_x"]
+        ref_size = 6.0
+        reference = _reference(row, "Helvetica", ref_size, inner_w) if "notice_ids" in row else ""
+        city = ", ".join(p for p in (str(row.get("city") or ""), str(row.get("state") or "")) if p)
+        city = f"{city} {row.get('zip') or ''}".strip()
+        lines = [
+            str(t)
+            for t in (
+                row.get("name_line_1"),
+                row.get("name_line_2"),
+                row.get("address_line_1"),
+                row.get("address_line_2"),
+            )
+            if t is not None and not pd.isna(t) and str(t).strip()
+        ] + ([city] if city else [])
+        top = y + h - g["pad_y"]
+        if reference:
+            pdf.setFont("Helvetica", ref_size)
+            pdf.drawString(x + g["pad_x"], top - ref_size, reference)
+            top -= ref_size * 1.25
+        size, fitted = _fit(lines, inner_w, top - (y + g["pad_y"]))
+        pdf.setFont("Helvetica", size)
+        for i, text in enumerate(fitted):
+            pdf.drawString(x + g["pad_x"], top - size - i * size * 1.15, text)
     pdf.save()
     return str(path)
+
+
+# -- letters ------------------------------------------------------------------------------------------------------
+
+_MARGIN = 0.9 * inch
+_TOP = 0.7 * inch
+_BOTTOM = 0.8 * inch
+_STYLES = {
+    "heading": ("Helvetica-Bold", 10.5, 0, 8),
+    "text": ("Helvetica", 10.0, 0, 3),
+    "quote": ("Helvetica", 10.0, 0.3 * inch, 4),
+    "item": ("Helvetica-Bold", 10.0, 0.15 * inch, 1),
+}
+
+
+class _Page:
+    """A letter being written: the cursor, page breaks with a footer on each page."""
+
+    def __init__(self, pdf, letter: Letter, town: TownSettings):
+        self.pdf, self.letter, self.town = pdf, letter, town
+        self.width, self.height = LETTER
+        self.y = self.height - _TOP
+        self.page = 1
+
+    def need(self, points: float) -> None:
+        if self.y - points < _BOTTOM:
+            self.footer()
+            self.pdf.showPage()
+            self.page += 1
+            self.y = self.height - _TOP
+
+    def footer(self) -> None:
+        pdf = self.pdf
+        pdf.setFont("Helvetica", 7.5)
+        ids = ", ".join(self.letter.notice_ids)
+        text = _clip(
+            f"Letter {self.letter.mailing_no:04d} - notice{'s' if len(self.letter.notice_ids) > 1 else ''} {ids} "
+            f"- page {self.page}",
+            "Helvetica",
+            7.5,
+            self.width - 2 * _MARGIN,
+        )
+        pdf.drawString(_MARGIN, 0.45 * inch, text)
+
+    def lines(self, text: str, font: str, size: float, indent: float = 0.0, after: float = 3.0) -> None:
+        width = self.width - 2 * _MARGIN - indent
+        for part in _wrap(text, font, size, width):
+            self.need(size * 1.3)
+            self.pdf.setFont(font, size)
+            self.pdf.drawString(_MARGIN + indent, self.y - size, part)
+            self.y -= size * 1.3
+        self.y -= after
+
+
+def _letterhead(page: _Page, town: TownSettings) -> None:
+    width = page.width - 2 * _MARGIN
+    page.lines(town.name, "Helvetica-Bold", 14, after=1)
+    for line in town.letterhead:
+        page.lines(line, "Helvetica", 9, after=0)
+    contact = "  |  ".join(p for p in (" / ".join(town.return_address), town.phone, town.email) if p)
+    if contact:
+        page.lines(contact, "Helvetica", 8.5, after=0)
+    page.y -= 4
+    page.pdf.setLineWidth(0.6)
+    page.pdf.line(_MARGIN, page.y, _MARGIN + width, page.y)
+    page.y -= 14
+
+
+def render_letter(pdf, letter: Letter, *, town: TownSettings, maps: dict[str, LetterMap] | None = None) -> None:
+    """Draw one letter, from its first page to its last map, on ``pdf`` (a reportlab canvas)."""
+    page = _Page(pdf, letter, town)
+    _letterhead(page, town)
+    page.lines(long_date(letter.date), "Helvetica", 10, after=8)
+    page.lines("CERTIFIED MAIL    Article No. ________________________________", "Helvetica-Bold", 9.5, after=10)
+    for line in letter.recipient:
+        page.lines(line, "Helvetica", 10.5, after=0)
+    page.y -= 16
+    page.lines(letter.title, "Helvetica-Bold", 12.5, after=1)
+    numbers = "Notice" + ("s" if len(letter.notice_ids) > 1 else "") + " " + ", ".join(letter.notice_ids)
+    page.lines(f"{numbers}    (letter {letter.mailing_no:04d})", "Helvetica", 9, after=6)
+    for block in letter.blocks:
+        font, size, indent, after = _STYLES.get(block.kind, _STYLES["text"])
+        if block.kind == "heading":
+            page.need(size * 1.3 + 40)  # a heading never ends a page alone
+        elif block.kind == "quote":  # the law's words stay on one page, so they are read (and copied) whole
+            lines = _wrap(block.text, font, size, page.width - 2 * _MARGIN - indent)
+            page.need(min(len(lines) * size * 1.3, page.height - _TOP - _BOTTOM))
+        page.lines(block.text, font, size, indent, after)
+    page.need(70)
+    page.y -= 6
+    page.lines("Sincerely,", "Helvetica", 10, after=26)
+    page.lines(town.officer_name, "Helvetica", 10, after=0)
+    page.lines(town.officer_title, "Helvetica", 10, after=0)
+    page.lines(town.name, "Helvetica", 10, after=0)
+    for parcel_id in letter.parcel_ids:
+        extract = (maps or {}).get(parcel_id)
+        if extract is None:
+            continue
+        size = 3.4 * inch
+        page.need(size + 60)
+        page.lines(f"Map: parcel {parcel_id}", "Helvetica-Bold", 10, after=4)
+        _draw_map(pdf, extract, x=_MARGIN, y=page.y - size, size=size)
+        page.y -= size + 6
+        page.lines(
+            "Parcel outlined in dark grey, buildings shaded, streets with their names, public sewer mains in black "
+            "with their ID and diameter, the measuring line from the property line to the main dashed red. North is "
+            "up.",
+            "Helvetica",
+            7.5,
+            after=6,
+        )
+    page.footer()
+    pdf.showPage()
 
 
 def write_letter(
-    path: str | Path,
-    notice: dict,
-    *,
-    profile: Profile,
-    parcel=None,
-    line=None,
-    mains=None,
-    today: dt.date | None = None,
+    path: str | Path, letter: Letter, *, town: TownSettings, maps: dict[str, LetterMap] | None = None
 ) -> str:
-    """One connection (or violation) letter; ``parcel``, ``line`` and ``mains`` are shapely geometries to map."""
+    """One letter as a PDF file."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    pdf = canvas.Canvas(str(path), pagesize=LETTER)
-    pdf.setTitle(f"Notice {notice['notice_id']}")
-    width, height = LETTER
-    margin = 0.9 * inch
-    y = height - margin
-    pdf.setFont("Helvetica-Bold", 13)
-    pdf.drawString(margin, y, profile.municipality)
-    y -= 16
-    pdf.setFont("Helvetica", 9)
-    pdf.drawString(margin, y, profile.law[:110])
-    y -= 30
-    pdf.setFont("Helvetica", 10.5)
-    for text in (
-        notice.get("owner_name"),
-        notice.get("mail_address"),
-        " ".join(str(p) for p in (notice.get("mail_city"), notice.get("mail_state"), notice.get("mail_zip")) if p),
-    ):
-        if text:
-            pdf.drawString(margin, y, str(text))
-            y -= 14
-    y -= 10
-    pdf.drawString(margin, y, f"Date of notice: {notice['issued_date']}    Notice {notice['notice_id']}")
-    y -= 24
-    kind = notice.get("notice_type", "connection")
-    pdf.setFont("Helvetica-Bold", 12)
-    title = "NOTICE TO CONNECT TO THE PUBLIC SEWER" if kind == "connection" else "NOTICE OF VIOLATION"
-    pdf.drawString(margin, y, title)
-    y -= 18
-    pdf.setFont("Helvetica", 10.5)
-    md = profile.mandate
-    distance = notice.get("distance_ft")
-    paragraphs = [
-        f"Property: parcel {notice['parcel_id']}, {notice.get('site_address') or 'site address not recorded'}.",
-    ]
-    if kind == "connection":
-        paragraphs += [
-            f"The public sanitary sewer main {notice.get('main_id') or ''} lies "
-            f"{float(distance):.1f} feet from the property line of this parcel."
-            if distance is not None and not pd.isna(distance)
-            else "A public sanitary sewer main lies within the distance the law sets.",
-            f'{md.distance_ft.citation} of the law provides: "{md.requires_occupied_building.quote} ... '
-            f'{md.notice_period_days.quote} ... {md.distance_ft.quote}."',
-            f"You are required to connect the building to the public sewer by {notice['deadline']} "
-            f"({md.notice_period_days.value} days after the date of this notice).",
-        ]
-        if notice.get("reason"):
-            paragraphs.append(
-                f"This notice is given {REASON_TEXT.get(notice['reason'], notice['reason'])} "
-                f"({md.notice_reasons.citation})."
-            )
-    else:
-        paragraphs.append(notice.get("text") or "")
-    for text in paragraphs:
-        for line_text in simpleSplit(text, "Helvetica", 10.5, width - 2 * margin):
-            pdf.drawString(margin, y, line_text)
-            y -= 14
-        y -= 6
-    if parcel is not None:
-        _draw_map(pdf, parcel, line, mains, x=margin, y=y - 3.0 * inch, size=3.0 * inch)
-        pdf.setFont("Helvetica", 8)
-        pdf.drawString(
-            margin,
-            y - 3.0 * inch - 12,
-            "Parcel (grey), sewer main (black), measuring line from the property line to the main (red).",
-        )
-    pdf.showPage()
+    pdf = canvas.Canvas(str(path), pagesize=LETTER, invariant=1)
+    pdf.setTitle(f"{letter.title.title()} - {', '.join(letter.notice_ids)}")
+    pdf.setAuthor(town.name)
+    render_letter(pdf, letter, town=town, maps=maps)
     pdf.save()
     return str(path)
 
 
-def _draw_map(pdf, parcel, line, mains, *, x: float, y: float, size: float) -> None:
-    """Parcel, mains and measuring line, fitted to a square box with the parcel centred."""
-    focus = shapely.union_all([g for g in (parcel, line) if g is not None])
-    minx, miny, maxx, maxy = focus.buffer(40).bounds
-    span = max(maxx - minx, maxy - miny)
-    cx, cy = (minx + maxx) / 2, (miny + maxy) / 2
-    box = shapely.box(cx - span / 2, cy - span / 2, cx + span / 2, cy + span / 2)
-    scale = size / span
+# -- the letter's map ---------------------------------------------------------------------------------------------
 
-    def xy(coords):
-        return [(x + (px - (cx - span / 2)) * scale, y + (py - (cy - span / 2)) * scale) for px, py in coords]
+_NICE_FT = (10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 5000)
 
-    pdf.setStrokeColorRGB(0.6, 0.6, 0.6)
-    pdf.rect(x, y, size, size)
 
-    def stroke_lines(geoms, colour, width, dash=None):
-        pdf.setStrokeColorRGB(*colour)
-        pdf.setLineWidth(width)
-        pdf.setDash(*(dash or ()))
-        for g in geoms:
-            clipped = shapely.intersection(g, box)
-            for part in shapely.get_parts(np.array([clipped])):
-                if part.is_empty:
+def _draw_map(pdf, m: LetterMap, *, x: float, y: float, size: float) -> None:
+    """The parcel and what lies around it inside ``m.frame``, drawn into the square (x, y, size) and clipped to it."""
+    minx, miny, maxx, maxy = m.frame
+    scale = size / (maxx - minx)
+    frame = shapely.box(minx, miny, maxx, maxy)
+
+    def xy(px: float, py: float) -> tuple[float, float]:
+        return x + (px - minx) * scale, y + (py - miny) * scale
+
+    def path_of(geom, close: bool):
+        p = pdf.beginPath()
+        parts = shapely.get_parts(geom)
+        for part in parts:
+            rings = [part.exterior, *part.interiors] if part.geom_type == "Polygon" else [part]
+            for ring in rings:
+                coords = list(ring.coords)
+                if len(coords) < 2:
                     continue
-                rings = [part.exterior, *part.interiors] if part.geom_type == "Polygon" else [part]
-                for ring in rings:
-                    points = xy(ring.coords)
-                    path = pdf.beginPath()
-                    path.moveTo(*points[0])
-                    for p in points[1:]:
-                        path.lineTo(*p)
-                    pdf.drawPath(path, stroke=1, fill=0)
-        pdf.setDash()
+                p.moveTo(*xy(*coords[0][:2]))
+                for c in coords[1:]:
+                    p.lineTo(*xy(*c[:2]))
+                if close:
+                    p.close()
+        return p
 
-    stroke_lines([parcel], (0.45, 0.45, 0.45), 1.2)
-    if mains is not None:
-        stroke_lines(list(mains), (0, 0, 0), 2.2)
-    if line is not None and line.length > 0:
-        stroke_lines([line], (0.85, 0.1, 0.1), 1.5, (4, 3))
+    pdf.saveState()
+    clip = pdf.beginPath()
+    clip.rect(x, y, size, size)
+    pdf.clipPath(clip, stroke=0, fill=0)
+    pdf.setFillColorRGB(1, 1, 1)
+    pdf.rect(x, y, size, size, stroke=0, fill=1)
+    for geom, _name in m.streets:  # right-of-way polygons shaded, centrelines as wide pale lines
+        if geom is None:
+            continue
+        if geom.geom_type.endswith("Polygon"):
+            pdf.setFillColorRGB(0.93, 0.93, 0.93)
+            pdf.drawPath(path_of(geom, True), stroke=0, fill=1)
+        else:
+            pdf.setStrokeColorRGB(0.88, 0.88, 0.88)
+            pdf.setLineWidth(max(6.0, 30 / m.feet_per_unit * scale))
+            pdf.drawPath(path_of(geom, False), stroke=1, fill=0)
+    pdf.setFillColorRGB(0.99, 0.96, 0.80)
+    pdf.setStrokeColorRGB(0.3, 0.3, 0.3)
+    pdf.setLineWidth(1.6)
+    pdf.drawPath(path_of(m.parcel, True), stroke=1, fill=1)
+    pdf.setFillColorRGB(0.72, 0.72, 0.72)
+    pdf.setStrokeColorRGB(0.45, 0.45, 0.45)
+    pdf.setLineWidth(0.5)
+    for geom in m.buildings:
+        if geom is not None and geom.geom_type.endswith("Polygon"):
+            pdf.drawPath(path_of(geom, True), stroke=1, fill=1)
+        elif geom is not None:
+            px, py = xy(*shapely.get_coordinates(geom)[0])
+            pdf.rect(px - 2, py - 2, 4, 4, stroke=1, fill=1)
+    pdf.setStrokeColorRGB(0, 0, 0)
+    pdf.setLineWidth(2.2)
+    for geom, _main_id, _diameter in m.mains:
+        if geom is not None:
+            pdf.drawPath(path_of(geom, False), stroke=1, fill=0)
+    if m.line is not None and m.line.length > 0:
+        pdf.setStrokeColorRGB(0.85, 0.1, 0.1)
+        pdf.setLineWidth(1.5)
+        pdf.setDash(4, 3)
+        pdf.drawPath(path_of(m.line, False), stroke=1, fill=0)
+        pdf.setDash()
+    for geom, name in m.streets:
+        _label_line(pdf, geom, name, frame, xy, size=7, colour=(0.25, 0.25, 0.25), offset=0)
+    for geom, main_id, diameter in m.mains:
+        text = " ".join(p for p in (main_id, f"{diameter:g} in" if diameter else "") if p)
+        _label_line(pdf, geom, text, frame, xy, size=6.5, colour=(0, 0, 0), offset=4)
+    _scale_bar(pdf, x, y, size, scale * m.feet_per_unit)
+    _north_arrow(pdf, x + size - 18, y + size - 34)
+    pdf.restoreState()
+    pdf.setStrokeColorRGB(0.5, 0.5, 0.5)
+    pdf.setLineWidth(0.8)
+    pdf.rect(x, y, size, size, stroke=1, fill=0)
+
+
+def _label_line(pdf, geom, text: str, frame, xy, *, size: float, colour, offset: float) -> None:
+    """``text`` along the longest piece of ``geom`` inside the frame, upright, at its middle."""
+    if not text or geom is None:
+        return
+    if geom.geom_type.endswith("Polygon"):
+        geom = geom.boundary
+    inside = shapely.intersection(geom, frame.buffer(-(frame.bounds[2] - frame.bounds[0]) * 0.04))
+    pieces = [p for p in shapely.get_parts(inside) if p.geom_type == "LineString" and p.length > 0]
+    if not pieces:
+        return
+    piece = max(pieces, key=lambda p: p.length)
+    mid = piece.interpolate(0.5, normalized=True)
+    ahead = piece.interpolate(min(piece.length, piece.project(mid) + piece.length * 0.05))
+    behind = piece.interpolate(max(0.0, piece.project(mid) - piece.length * 0.05))
+    (x0, y0), (x1, y1) = xy(behind.x, behind.y), xy(ahead.x, ahead.y)
+    angle = math.degrees(math.atan2(y1 - y0, x1 - x0))
+    if angle > 90 or angle <= -90:
+        angle -= 180 if angle > 0 else -180
+    px, py = xy(mid.x, mid.y)
+    pdf.saveState()
+    pdf.translate(px, py)
+    pdf.rotate(angle)
+    width = stringWidth(text, "Helvetica", size)
+    pdf.setFillColorRGB(1, 1, 1)
+    pdf.rect(-width / 2 - 1.5, offset - 1.5, width + 3, size + 2, stroke=0, fill=1)
+    pdf.setFillColorRGB(*colour)
+    pdf.setFont("Helvetica", size)
+    pdf.drawCentredString(0, offset, text)
+    pdf.restoreState()
+
+
+def _scale_bar(pdf, x: float, y: float, size: float, points_per_ft: float) -> None:
+    """A bar of a round number of feet, at most a third of the map wide, bottom left."""
+    feet = max((f for f in _NICE_FT if f * points_per_ft <= size / 3), default=_NICE_FT[0])
+    length = feet * points_per_ft
+    bx, by = x + 8, y + 10
+    pdf.setFillColorRGB(1, 1, 1)
+    pdf.rect(bx - 4, by - 5, length + 40, 18, stroke=0, fill=1)
+    pdf.setFillColorRGB(0, 0, 0)
+    pdf.setStrokeColorRGB(0, 0, 0)
+    pdf.setLineWidth(1)
+    pdf.rect(bx, by, length / 2, 3, stroke=1, fill=1)
+    pdf.rect(bx + length / 2, by, length / 2, 3, stroke=1, fill=0)
+    pdf.setFont("Helvetica", 6.5)
+    pdf.drawString(bx, by + 5, "0")
+    pdf.drawString(bx + length + 3, by, f"{feet:,} ft")
+
+
+def _north_arrow(pdf, x: float, y: float) -> None:
+    pdf.setFillColorRGB(1, 1, 1)
+    pdf.rect(x - 9, y - 4, 18, 32, stroke=0, fill=1)
+    pdf.setFillColorRGB(0, 0, 0)
+    arrow = pdf.beginPath()
+    arrow.moveTo(x, y + 18)
+    arrow.lineTo(x - 5, y + 4)
+    arrow.lineTo(x, y + 8)
+    arrow.lineTo(x + 5, y + 4)
+    arrow.close()
+    pdf.drawPath(arrow, stroke=0, fill=1)
+    pdf.setFont("Helvetica-Bold", 8)
+    pdf.drawCentredString(x, y + 20, "N")
+
+
+# -- the batch folder ---------------------------------------------------------------------------------------------
+
+
+def write_batch(
+    root: str | Path,
+    batch_id: str,
+    *,
+    rows: pd.DataFrame,
+    letters: Sequence[Letter],
+    town: TownSettings,
+    maps: dict[str, LetterMap] | None = None,
+    bom: bool = False,
+    progress=None,
+) -> tuple[Path, dict]:
+    """Write a batch's files into ``<root>/<batch_id>``, whole or not at all; returns the folder and its manifest.
+
+    The files go first into a hidden partial folder in ``root``: the mailing list, the labels, one letter per
+    mailing-list row (``letters/0001.pdf`` ...), all letters merged in mailing order (``letters-all.pdf``), and
+    ``manifest.json`` last; each is fsynced, then the folder is renamed into place and ``root`` fsynced. A folder
+    already at that place is never replaced.
+    """
+    root = Path(root)
+    final = root / batch_id
+    if final.exists():
+        raise LayerError(f"{final} already exists: a batch never overwrites another batch's files.")
+    partial = root / f".{batch_id}.partial-{os.getpid()}"
+    if partial.exists():
+        shutil.rmtree(partial)
+    try:
+        (partial / "letters").mkdir(parents=True)
+        write_mailing_list(partial / MAILING_LIST, rows, bom=bom)
+        write_labels(partial / LABELS, rows)
+        merged = PdfWriter()
+        notices: dict[str, list] = {}
+        for letter in letters:
+            path = write_letter(partial / letter.file_name, letter, town=town, maps=maps)
+            merged.append(path)
+            occupant = bool(letter.recipient) and letter.recipient[0] == "Occupant"
+            for notice_id in letter.notice_ids:  # [file, mailing number, addressed to the occupant]
+                notices.setdefault(notice_id, []).append([letter.file_name, letter.mailing_no, occupant])
+            if progress:
+                progress(letter)
+        with open(partial / ALL_LETTERS, "wb") as out:
+            merged.write(out)
+        merged.close()
+        files = sorted(p for p in partial.rglob("*") if p.is_file())
+        manifest = {
+            "batch_id": batch_id,
+            "rows": len(rows),
+            "letters": notices,
+            "files": {str(p.relative_to(partial)): _sha256(p) for p in files},
+        }
+        (partial / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
+        for p in [*files, partial / MANIFEST]:
+            _fsync(p)
+        _fsync(partial / "letters")
+        _fsync(partial)
+        if final.exists():
+            raise LayerError(f"{final} already exists: a batch never overwrites another batch's files.")
+        os.rename(partial, final)
+        _fsync(root)
+    except BaseException:
+        with suppress(OSError):
+            shutil.rmtree(partial)
+        raise
+    return final, manifest
+
+
+def verify_batch(folder: str | Path, notice_ids: Sequence[str]) -> list[str]:
+    """What is wrong with a batch folder: a missing or changed file, a notice with no letter, or no mailing-list row.
+
+    An empty list means every notice has its letter, its row in the mailing list and (by the manifest's checksums)
+    the labels written with it.
+    """
+    folder = Path(folder)
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return [f"{folder / MANIFEST} cannot be read ({exc})"]
+    problems = []
+    for name, digest in manifest.get("files", {}).items():
+        path = folder / name
+        if not path.is_file():
+            problems.append(f"{name} is missing")
+        elif _sha256(path) != digest:
+            problems.append(f"{name} has changed since it was written")
+    for needed in (MAILING_LIST, LABELS, ALL_LETTERS):
+        if needed not in manifest.get("files", {}):
+            problems.append(f"{needed} was never written")
+    letters = manifest.get("letters", {})
+    problems += [f"notice {n} has no letter" for n in notice_ids if n not in letters]
+    try:
+        rows = pd.read_csv(folder / MAILING_LIST, dtype=str, keep_default_na=False)
+        listed = {i for cell in rows.get("notice_ids", pd.Series(dtype=str)) for i in str(cell).split("; ") if i}
+        problems += [f"notice {n} is not in the mailing list" for n in notice_ids if n not in listed]
+    except (OSError, ValueError) as exc:
+        problems.append(f"{MAILING_LIST} cannot be read ({exc})")
+    return problems
+
+
+def label_texts(path: str | Path) -> list[str]:
+    """The text of each label of a labels PDF, in order (for checking what was printed)."""
+    out: list[str] = []
+    for page in PdfReader(str(path)).pages:
+        boxes: dict[int, list[tuple[float, float, str]]] = {}
+
+        def visit(text, cm, tm, _font, _size, boxes=boxes):
+            if not text.strip():
+                return
+            x, y = tm[4] * cm[0] + cm[4], tm[5] * cm[3] + cm[5]
+            k = _label_at(x, y)
+            if k is not None:
+                boxes.setdefault(k, []).append((-y, x, text))
+
+        page.extract_text(visitor_text=visit)
+        out += [" ".join(t for _, _, t in sorted(boxes[k])) for k in sorted(boxes)]
+    return out
+
+
+def _label_at(x: float, y: float) -> int | None:
+    for k in range(AVERY_5160["columns"] * AVERY_5160["rows"]):
+        _, bx, by, w, h = label_box(k)
+        if bx <= x <= bx + w and by <= y <= by + h:
+            return k
+    return None
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

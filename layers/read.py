@@ -80,11 +80,15 @@ _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 
 @dataclass(frozen=True)
 class LayerSource:
-    """Where one layer comes from: a path (with an optional layer name inside it) or a PostGIS table."""
+    """Where one layer comes from: a path (with an optional layer name inside it) or a PostGIS table.
+
+    ``driver`` is set for an uploaded file: it is then opened by that driver only (``read_upload_source``).
+    """
 
     kind: str
     path: str
     layer: str | None = None
+    driver: str | None = None
 
     @property
     def label(self) -> str:
@@ -157,7 +161,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         with _quiet():  # what GDAL warns of here it says again when the layer is read, and is reported then
             names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(str(path))}
     except Exception as exc:
-        raise LayerError(_unreadable(path, exc)) from exc
+        raise LayerError(unreadable_message(path, exc)) from exc
     found = _match(names, lambda name: LayerSource("", str(path), name))
     if not found:
         raise LayerError(_nothing_found(path.name, list(names.values()), "layer"))
@@ -243,6 +247,8 @@ def read_source(source: LayerSource) -> gpd.GeoDataFrame:
 
 
 def _read(source: LayerSource) -> gpd.GeoDataFrame:
+    if source.driver is not None:
+        return read_upload_source(source)
     if is_postgres(source.path):
         return _read_postgis(source.path, source.layer or source.kind)
     path = source.path
@@ -255,7 +261,7 @@ def _read(source: LayerSource) -> gpd.GeoDataFrame:
     try:
         return gpd.read_file(path, layer=source.layer, engine="pyogrio", use_arrow=True)
     except Exception as exc:
-        raise LayerError(_unreadable(Path(path), exc, label=source.label)) from exc
+        raise LayerError(unreadable_message(Path(path), exc, label=source.label)) from exc
 
 
 @contextmanager
@@ -275,7 +281,7 @@ def _quiet() -> Iterator[list[str]]:
             heard.append(text)
 
 
-def _unreadable(path: Path, exc: Exception, *, label: str | None = None) -> str:
+def unreadable_message(path: Path, exc: Exception, *, label: str | None = None) -> str:
     """One sentence for a file GDAL cannot read: which file, what is wrong with it, and what to do."""
     reason = _reader_says(exc)
     name = label or path.name
@@ -305,6 +311,23 @@ def _reader_says(exc: Exception) -> str:
         text = text.split("failed: ", 1)[1]
     text = " ".join(text.split("; ")[0].split())
     return text if len(text) <= 160 else text[:157] + "..."
+
+
+def read_upload_source(source: LayerSource) -> gpd.GeoDataFrame:
+    """Read an uploaded layer with the one driver its extension names, after its content is checked.
+
+    No other GDAL driver is tried (layers/uploads.py says how), so a ``parcels.geojson`` that holds a VRT
+    document, a GDAL pipeline or a ``/vsicurl/`` path is refused, never followed. GeoParquet is read by pyarrow.
+    """
+    from layers.uploads import gdal_path
+
+    name = gdal_path(source.path, source.driver or "")
+    try:
+        if source.driver == "GeoParquet":
+            return gpd.read_parquet(source.path)
+        return gpd.read_file(name, layer=source.layer, engine="pyogrio", use_arrow=True)
+    except Exception as exc:
+        raise LayerError(unreadable_message(Path(source.path), exc, label=source.label)) from exc
 
 
 def _check_zip(path: str) -> None:

@@ -1,12 +1,21 @@
-"""The notice register: analysis runs, notices and an append-only event log, in SQLite or PostgreSQL.
+"""The notice register: analysis runs, batches of notices, notices and an append-only event log, in SQLite or
+PostgreSQL.
 
-- Embedded default: ``instance/register.sqlite`` (WAL, synchronous=FULL, every write in BEGIN IMMEDIATE with a
-  busy timeout). Larger installs: PostgreSQL by URL (``--register`` or ``SEWERPLAN_DATABASE_URL``).
-- The schema is created and migrated by Alembic (``layers/migrations``) whenever a register is opened.
-- Issuing is idempotent: a partial unique index allows one open notice per parcel and type, and notices are
-  inserted with ON CONFLICT DO NOTHING, so re-running, double-clicking or two planners at once never duplicate one.
-  A parcel once marked connected or exempt is never noticed again.
-- A batch is one transaction, events included: a crash leaves all of it or none of it.
+- **One register per town.** It is found the same way from anywhere: the URL or path given, else
+  ``SEWERPLAN_DATABASE_URL``, else the register recorded in the town's store (a setting in the GeoPackage). Never
+  the current folder. A register that does not exist is created only when asked to (``create=True``); otherwise
+  ``RegisterMissingError`` names the registers that do exist.
+- **A notice is never recorded without its paperwork.** A batch is *prepared* (its notices inserted with status
+  ``prepared``, no deadline, in one transaction), its files are written and moved into place, and only then is it
+  *issued* (status ``open``, deadline set, in a second transaction). A prepared batch whose files are missing is
+  cancelled, never issued: its notices never count, never get a deadline and never reach violations.
+- SQLite runs in WAL mode with synchronous=FULL, every write transaction BEGIN IMMEDIATE with a busy timeout; a
+  page view never takes the write lock. PostgreSQL migrations run under an advisory lock, so two processes opening
+  a brand-new register at once never race.
+- Dates are dates: ``DATE`` columns in PostgreSQL; in SQLite a CHECK constraint refuses anything that is not a real
+  calendar date (``date(julianday(x)) IS x``), and comparisons are on ISO text, which orders as dates do.
+- One open notice per parcel and type: a partial unique index (``is_open = 1``, prepared notices included), and
+  inserts with ON CONFLICT DO NOTHING, so a re-run, a double click or two planners at once never duplicate one.
 """
 
 from __future__ import annotations
@@ -14,9 +23,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import sqlite3
 import uuid
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 import pandas as pd
@@ -26,10 +37,14 @@ from sqlalchemy.dialects import postgresql, sqlite
 from layers.errors import LayerError
 from layers.errors import redact_url as _redact
 
-DEFAULT_REGISTER = Path("instance") / "register.sqlite"
+HEAD = "0003"  # the newest migration in layers/migrations/versions
 STATUSES = ("open", "extended", "connected", "exempt", "withdrawn")
 OPEN = ("open", "extended")
 CLOSING = ("connected", "exempt")  # never noticed again
+STATES = ("prepared", "cancelled", *STATUSES)  # every status a notice row can hold
+BATCH_STATES = ("prepared", "issued", "cancelled")
+STORE_SETTING = "register"  # the key under which a store records its register
+_PG_LOCK = 0x5E3E9_1A4  # the advisory lock held while migrating a PostgreSQL register
 
 METADATA = sa.MetaData()
 runs = sa.Table(
@@ -41,6 +56,25 @@ runs = sa.Table(
     sa.Column("profile_version", sa.String(32), nullable=False),
     sa.Column("fingerprints", sa.Text, nullable=False),
     sa.Column("counts", sa.Text, nullable=False),
+    sa.Column("input_checksum", sa.String(64)),
+)
+batches = sa.Table(
+    "batches",
+    METADATA,
+    sa.Column("batch_id", sa.String(40), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("notice_date", sa.Date, nullable=False),
+    sa.Column("deadline", sa.Date, nullable=False),
+    sa.Column("folder", sa.Text, nullable=False),
+    sa.Column("profile", sa.String(64), nullable=False),
+    sa.Column("profile_version", sa.String(32), nullable=False),
+    sa.Column("run_id", sa.Integer, sa.ForeignKey("analysis_runs.id"), nullable=True),
+    sa.Column("input_checksum", sa.String(64)),
+    sa.Column("actor", sa.String(64), nullable=False),
+    sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("finished_at", sa.String(32)),
+    sa.Column("note", sa.Text),
 )
 notices = sa.Table(
     "notices",
@@ -49,8 +83,8 @@ notices = sa.Table(
     sa.Column("parcel_id", sa.String(64), nullable=False),
     sa.Column("run_id", sa.Integer, sa.ForeignKey("analysis_runs.id"), nullable=True),
     sa.Column("notice_type", sa.String(16), nullable=False),
-    sa.Column("issued_date", sa.String(10), nullable=False),
-    sa.Column("deadline", sa.String(10), nullable=False),
+    sa.Column("issued_date", sa.Date, nullable=False),
+    sa.Column("deadline", sa.Date, nullable=True),
     sa.Column("reason", sa.String(64), nullable=True),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("is_open", sa.Integer, nullable=False),
@@ -66,6 +100,10 @@ notices = sa.Table(
     sa.Column("letter_file", sa.Text),
     sa.Column("note", sa.Text),
     sa.Column("created_at", sa.String(32), nullable=False),
+    sa.Column("batch_id", sa.String(40), sa.ForeignKey("batches.batch_id"), nullable=True),
+    sa.Column("hazard", sa.Text),
+    sa.Column("original_notice_id", sa.String(40)),
+    sa.Column("mailing_no", sa.Integer),
     sa.Index(
         "one_open_notice",
         "parcel_id",
@@ -75,6 +113,7 @@ notices = sa.Table(
         postgresql_where=sa.text("is_open = 1"),
     ),
     sa.Index("notices_by_parcel", "parcel_id"),
+    sa.Index("notices_by_batch", "batch_id"),
 )
 events = sa.Table(
     "events",
@@ -88,7 +127,6 @@ events = sa.Table(
     sa.Column("old_value", sa.Text),
     sa.Column("new_value", sa.Text),
 )
-
 plans = sa.Table(
     "plans",
     METADATA,
@@ -113,71 +151,229 @@ NOTICE_COLUMNS = (
 )
 
 
-def register_url(given: str | None = None) -> str:
-    """``--register``, else ``SEWERPLAN_DATABASE_URL``, else the SQLite file in ``instance/``."""
-    url = given or os.environ.get("SEWERPLAN_DATABASE_URL")
+class RegisterMissingError(LayerError):
+    """The register asked for does not exist (and creating one was not asked for)."""
+
+    def __init__(self, message: str, *, url: str, known: list[str]):
+        super().__init__(message)
+        self.url = url
+        self.known = known
+
+
+# -- finding the register -----------------------------------------------------------------------------------------
+
+
+def register_url(given: str | None = None, *, store: str | Path | None = None) -> str:
+    """The register's URL: ``given``, else ``SEWERPLAN_DATABASE_URL``, else the register recorded in ``store``.
+
+    A path is made absolute. Raises RegisterMissingError when none of them names a register.
+    """
+    url = given or os.environ.get("SEWERPLAN_DATABASE_URL") or _store_register(store)
     if url:
-        return url if "://" in url else f"sqlite:///{Path(url).resolve()}"
-    return f"sqlite:///{DEFAULT_REGISTER.resolve()}"
+        return _as_url(url)
+    where = f" for the store {store}" if store else ""
+    known = known_registers(store=store)
+    raise RegisterMissingError(
+        f"No notice register is set up{where}: none was named, SEWERPLAN_DATABASE_URL is not set"
+        + (", and the store records none." if store else ", and no store was given to look in.")
+        + _known_text(known),
+        url="",
+        known=known,
+    )
+
+
+def default_register_path(store: str | Path) -> Path:
+    """Where a new register goes when a store has none: beside the store, ``<store name>-register.sqlite``."""
+    store = Path(store).resolve()
+    return store.with_name(f"{store.stem}-register.sqlite")
+
+
+def known_registers(*, store: str | Path | None = None, near: str | None = None) -> list[str]:
+    """Registers that exist and can be named: the environment's, the store's, and SQLite registers in the folders
+    of the store and of ``near`` (the path that was asked for)."""
+    found: list[str] = []
+    env = os.environ.get("SEWERPLAN_DATABASE_URL")
+    if env:
+        found.append(_redact(_as_url(env)))
+    recorded = _store_register(store)
+    if recorded:
+        found.append(_redact(_as_url(recorded)))
+    folders = {Path(store).resolve().parent} if store else set()
+    if near and "://" not in near:
+        folders.add(Path(near).resolve().parent)
+    for folder in sorted(folders):
+        with suppress(OSError):
+            for path in sorted(folder.glob("*.sqlite")):
+                if _is_register_file(path):
+                    found.append(f"sqlite:///{path}")
+    return list(dict.fromkeys(found))
+
+
+def _known_text(known: list[str]) -> str:
+    if not known:
+        return " No register exists yet."
+    return " Registers that exist: " + ", ".join(known) + "."
+
+
+def _store_register(store) -> str | None:
+    if not store or "://" in str(store) or not Path(store).is_file():
+        return None
+    from layers.store import read_setting
+
+    value = read_setting(store, STORE_SETTING)
+    if value and "://" not in value and not Path(value).is_absolute():
+        value = str((Path(store).resolve().parent / value).resolve())
+    return value
+
+
+def _as_url(url: str) -> str:
+    url = str(url)
+    if "://" in url:
+        return url.replace("postgres://", "postgresql://", 1)
+    return f"sqlite:///{Path(url).expanduser().resolve()}"
+
+
+def _is_register_file(path: Path) -> bool:
+    try:
+        if not path.is_file() or path.stat().st_size == 0:
+            return False
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+            return (
+                con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='notices'").fetchone() is not None
+            )
+    except (sqlite3.Error, OSError):
+        return False
+
+
+# -- the register -------------------------------------------------------------------------------------------------
 
 
 class Register:
-    """An open register; ``issue``, ``mark``, ``violations``, ``listing``, ``backup``."""
+    """An open register: prepare, finish and cancel batches, mark notices, list, back up.
 
-    def __init__(self, url: str | None = None):
-        self.url = register_url(url)
+    ``url`` (a path or database URL) else ``SEWERPLAN_DATABASE_URL`` else the register recorded in ``store``. A
+    register that does not exist is created only with ``create=True`` (and then recorded in ``store`` when the store
+    has none); otherwise RegisterMissingError.
+    """
+
+    def __init__(self, url: str | None = None, *, store: str | Path | None = None, create: bool = True):
+        try:
+            self.url = register_url(url, store=store)
+        except RegisterMissingError:
+            if not (create and store and Path(store).is_file()):
+                raise
+            self.url = _as_url(str(default_register_path(store)))  # the town's first register, beside its store
         self.is_sqlite = self.url.startswith("sqlite")
+        self.path = Path(self.url.removeprefix("sqlite:///")) if self.is_sqlite else None
         if self.is_sqlite:
-            path = self.url.removeprefix("sqlite:///")
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-            self.engine = sa.create_engine(
-                self.url, connect_args={"timeout": 30, "isolation_level": None}, poolclass=sa.pool.NullPool
-            )
-            sa.event.listen(self.engine, "connect", _sqlite_pragmas)
-            sa.event.listen(self.engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+            exists = self.path.is_file() and self.path.stat().st_size > 0
+            if exists and not _is_register_file(self.path):
+                raise LayerError(f"{self.path} is not a notice register (it has no notices table).")
+            if not exists:
+                self._refuse_or_prepare(create, store)
+                try:
+                    self.path.parent.mkdir(parents=True, exist_ok=True)
+                except OSError as exc:
+                    raise LayerError(f"Cannot create the register {self.path}: {exc.strerror}.") from exc
+            self.engine = _sqlite_engine(self.url, foreign_keys=True)
         else:
-            self.engine = sa.create_engine(
-                self.url.replace("postgres://", "postgresql://", 1), poolclass=sa.pool.NullPool
-            )
+            self.engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
+            try:
+                with self.engine.connect() as con:
+                    exists = sa.inspect(con).has_table("notices")
+            except sa.exc.OperationalError as exc:
+                raise LayerError(f"Cannot open the register {_redact(self.url)}: {exc.orig}") from exc
+            if not exists:
+                self._refuse_or_prepare(create, store)
         try:
             self._migrate()
         except sa.exc.OperationalError as exc:
             raise LayerError(f"Cannot open the register {_redact(self.url)}: {exc.orig}") from exc
+        if create and store:
+            self._record_in_store(store)
+
+    def _refuse_or_prepare(self, create: bool, store) -> None:
+        if create:
+            recorded = _store_register(store)
+            if recorded and _as_url(recorded) != self.url:
+                raise LayerError(
+                    f"The store {store} already keeps its notices in the register {_redact(_as_url(recorded))}. A "
+                    f"second register ({_redact(self.url)}) would give the same owners second notices with other "
+                    "deadlines: use that register."
+                )
+            return
+        known = known_registers(store=store, near=str(self.path) if self.path else None)
+        raise RegisterMissingError(
+            f"There is no notice register at {_redact(self.url)}." + _known_text(known) + " Use one of those; a new, "
+            "empty register is created only when asked for.",
+            url=self.url,
+            known=known,
+        )
+
+    def _record_in_store(self, store) -> None:
+        from layers.store import read_setting, write_setting
+
+        if not Path(store).is_file() or "://" in str(store) or read_setting(store, STORE_SETTING):
+            return
+        write_setting(store, STORE_SETTING, self.url if not self.is_sqlite else str(self.path))
 
     def _migrate(self) -> None:
+        """Bring the schema to HEAD: a read-only version check first (page views never take the write lock), then
+        Alembic under the write lock (SQLite BEGIN IMMEDIATE) or an advisory lock (PostgreSQL)."""
+        if self._version() == HEAD:
+            return
         from alembic import command
         from alembic.config import Config
 
         config = Config()
         config.set_main_option("script_location", str(Path(__file__).parent / "migrations"))
-        with self.engine.begin() as con:
-            config.attributes["connection"] = con
-            command.upgrade(config, "head")
+        engine = _sqlite_engine(self.url, foreign_keys=False) if self.is_sqlite else self.engine
+        try:
+            with engine.execution_options(write=True).begin() as con:
+                if not self.is_sqlite:
+                    con.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_LOCK})
+                config.attributes["connection"] = con
+                command.upgrade(config, "head")
+                if self.is_sqlite and con.exec_driver_sql("PRAGMA foreign_key_check").first() is not None:
+                    raise LayerError(f"Migrating {self.path} broke a foreign key: the register was left unchanged.")
+        finally:
+            if engine is not self.engine:
+                engine.dispose()
+
+    def _version(self) -> str | None:
+        try:
+            with self.engine.connect() as con:
+                return con.execute(sa.text("SELECT version_num FROM alembic_version")).scalar()
+        except sa.exc.DBAPIError:
+            return None
 
     def close(self) -> None:
         self.engine.dispose()
 
     @contextmanager
     def transaction(self):
-        with self.engine.begin() as con:
+        """A write transaction: on SQLite BEGIN IMMEDIATE (the write lock at once, so two writers queue instead of
+        failing half way); reads use plain connections, which never wait for a writer under WAL."""
+        with self.engine.execution_options(write=True).begin() as con:
             yield con
 
-    # -- writing ------------------------------------------------------------------------------------------------
+    # -- runs and batches -----------------------------------------------------------------------------------------
 
-    def record_run(self, con, summary: dict, fingerprints: dict) -> int:
+    def record_run(self, con, summary: dict, fingerprints: dict, checksum: str | None = None) -> int:
         result = con.execute(
             runs.insert().values(
                 run_at=_now(),
                 profile=summary["profile"],
                 profile_version=summary["profile_version"],
-                fingerprints=json.dumps(fingerprints, sort_keys=True),
-                counts=json.dumps(summary["counts"]),
+                fingerprints=json.dumps(fingerprints, sort_keys=True, default=str),
+                counts=json.dumps(summary.get("counts", {})),
+                input_checksum=checksum,
             )
         )
         return int(result.inserted_primary_key[0])
 
     def excluded_parcels(self, con=None) -> set[str]:
-        """Parcels not to notice: an open connection notice, or ever marked connected or exempt."""
+        """Parcels not to notice: an open or prepared connection notice, or ever marked connected or exempt."""
         query = sa.select(notices.c.parcel_id).where(
             (notices.c.notice_type == "connection") & ((notices.c.is_open == 1) | notices.c.status.in_(CLOSING))
         )
@@ -186,48 +382,64 @@ class Register:
         with self.engine.connect() as c:
             return {r[0] for r in c.execute(query)}
 
-    def issue(
+    def prepare_batch(
         self,
         due: pd.DataFrame,
         *,
+        batch_id: str,
+        kind: str,
+        notice_date: dt.date,
+        deadline: dt.date,
+        folder: str,
         actor: str,
+        profile: tuple[str, str],
         summary: dict | None = None,
         fingerprints: dict | None = None,
-        pause=None,
-    ) -> tuple[list[dict], int]:
-        """Record the due notices in one transaction; returns the notices inserted and how many were already open.
+        checksum: str | None = None,
+        pause: Callable[[int], None] | None = None,
+    ) -> dict:
+        """Record a batch as *prepared*, with its notices (status prepared, no deadline), in one transaction.
 
-        ``pause(i)`` is called between inserts (for tests that interrupt a batch).
+        Returns ``{"batch_id", "notices": [{notice_id, parcel_id, ...}], "already": n}``; parcels already holding
+        an open or prepared notice of the kind are skipped. With nothing new to record, nothing is written and
+        ``notices`` is empty. ``pause(i)`` is called between inserts (for tests that interrupt a batch).
         """
-        issued: list[dict] = []
+        recorded: list[dict] = []
         already = 0
         with self.transaction() as con:
-            skip = self.excluded_parcels(con)
-            run_id = self.record_run(con, summary, fingerprints or {}) if summary else None
-            for i, row in enumerate(due.to_dict("records")):  # one statement per notice; batches are hundreds
-                if row["parcel_id"] in skip and row.get("notice_type", "connection") == "connection":
-                    already += 1
-                    continue
-                values = _notice_values(row, run_id)
-                inserted = con.execute(self._insert_ignore(values)).first()
-                if inserted is None:
-                    already += 1
-                    continue
-                con.execute(
-                    events.insert().values(
-                        at=_now(),
-                        actor=actor,
-                        notice_id=values["notice_id"],
-                        action="issued",
-                        field="status",
-                        old_value=None,
-                        new_value="open",
-                    )
+            skip = self.excluded_parcels(con) if kind == "connection" else set()
+            run_id = self.record_run(con, summary, fingerprints or {}, checksum) if summary else None
+            con.execute(
+                batches.insert().values(
+                    batch_id=batch_id,
+                    kind=kind,
+                    status="prepared",
+                    notice_date=_date(notice_date),
+                    deadline=_date(deadline),
+                    folder=str(folder),
+                    profile=profile[0],
+                    profile_version=profile[1],
+                    run_id=run_id,
+                    input_checksum=checksum,
+                    actor=actor,
+                    created_at=_now(),
                 )
-                issued.append({k: values[k] for k in ("notice_id", "parcel_id", "deadline", "notice_type")})
+            )
+            for i, row in enumerate(due.to_dict("records")):  # one statement per notice; batches are hundreds
+                if str(row["parcel_id"]) in skip:
+                    already += 1
+                    continue
+                values = _notice_values(row, run_id, batch_id, kind)
+                if con.execute(self._insert_ignore(values)).first() is None:
+                    already += 1
+                    continue
+                _event(con, actor, values["notice_id"], "prepared", "status", None, "prepared")
+                recorded.append({k: values[k] for k in ("notice_id", "parcel_id", "notice_type")} | {"row": row})
                 if pause:
                     pause(i)
-        return issued, already
+            if not recorded:
+                con.execute(batches.delete().where(batches.c.batch_id == batch_id))
+        return {"batch_id": batch_id, "notices": recorded, "already": already}
 
     def _insert_ignore(self, values: dict):
         dialect = sqlite if self.is_sqlite else postgresql
@@ -238,47 +450,118 @@ class Register:
             .returning(notices.c.notice_id)
         )
 
-    def set_letter(self, con, notice_id: str, path: str) -> None:
-        con.execute(notices.update().where(notices.c.notice_id == notice_id).values(letter_file=path))
+    def finish_batch(self, batch_id: str, *, letters: Mapping[str, tuple[str, int]], actor: str) -> int:
+        """Issue a prepared batch whose files are in place: each notice gets its letter (path in the batch folder and
+        mailing-list row), status open and the batch's deadline. ``letters`` must cover every notice of the batch."""
+        with self.transaction() as con:
+            batch = con.execute(sa.select(batches).where(batches.c.batch_id == batch_id)).mappings().first()
+            if batch is None or batch["status"] != "prepared":
+                state = batch["status"] if batch else "unknown"
+                raise LayerError(f"Batch {batch_id} cannot be issued: it is {state}, not prepared.")
+            ids = [r[0] for r in con.execute(sa.select(notices.c.notice_id).where(notices.c.batch_id == batch_id))]
+            missing = sorted(set(ids) - set(letters))
+            if missing:
+                raise LayerError(
+                    f"Batch {batch_id} cannot be issued: {len(missing)} notice(s) have no letter "
+                    f"({', '.join(missing[:5])})."
+                )
+            for notice_id in ids:
+                path, mailing_no = letters[notice_id]
+                con.execute(
+                    notices.update()
+                    .where((notices.c.notice_id == notice_id) & (notices.c.status == "prepared"))
+                    .values(status="open", deadline=batch["deadline"], letter_file=path, mailing_no=int(mailing_no))
+                )
+                _event(con, actor, notice_id, "issued", "status", "prepared", "open")
+            con.execute(
+                batches.update().where(batches.c.batch_id == batch_id).values(status="issued", finished_at=_now())
+            )
+        return len(ids)
+
+    def cancel_batch(self, batch_id: str, *, actor: str, why: str) -> int:
+        """Cancel a prepared batch: its notices were never mailed, so they close without a deadline."""
+        with self.transaction() as con:
+            batch = con.execute(sa.select(batches.c.status).where(batches.c.batch_id == batch_id)).first()
+            if batch is None or batch[0] != "prepared":
+                raise LayerError(f"Batch {batch_id} cannot be cancelled: it is {batch[0] if batch else 'unknown'}.")
+            ids = [r[0] for r in con.execute(sa.select(notices.c.notice_id).where(notices.c.batch_id == batch_id))]
+            con.execute(
+                notices.update()
+                .where(notices.c.batch_id == batch_id)
+                .values(status="cancelled", is_open=0, note=why[:500])
+            )
+            for notice_id in ids:
+                _event(con, actor, notice_id, "cancelled", "status", "prepared", "cancelled")
+            con.execute(
+                batches.update()
+                .where(batches.c.batch_id == batch_id)
+                .values(status="cancelled", finished_at=_now(), note=why[:500])
+            )
+        return len(ids)
+
+    def batch(self, batch_id: str) -> dict | None:
+        with self.engine.connect() as con:
+            row = con.execute(sa.select(batches).where(batches.c.batch_id == batch_id)).mappings().first()
+        return dict(row) if row else None
+
+    def batches(self, status: str | None = None) -> list[dict]:
+        query = sa.select(batches).order_by(batches.c.created_at.desc())
+        if status:
+            query = query.where(batches.c.status == status)
+        with self.engine.connect() as con:
+            return [dict(r) for r in con.execute(query).mappings()]
+
+    def batch_notices(self, batch_id: str) -> pd.DataFrame:
+        query = sa.select(notices).where(notices.c.batch_id == batch_id).order_by(notices.c.parcel_id)
+        with self.engine.connect() as con:
+            return _typed(pd.read_sql(query, con))
+
+    # -- status changes -------------------------------------------------------------------------------------------
 
     def mark(
-        self, parcel_id: str, status: str, *, actor: str, note: str | None = None, deadline: str | None = None
+        self,
+        parcel_id: str,
+        status: str,
+        *,
+        actor: str,
+        note: str | None = None,
+        deadline: dt.date | str | None = None,
     ) -> dict:
-        """Change the open notices of a parcel: connected, extended (with a new deadline), exempt or withdrawn."""
+        """Change the open notices of a parcel: connected, extended (to a later deadline), exempt or withdrawn."""
         if status not in STATUSES[1:]:
             raise LayerError(f"Mark a notice {', '.join(STATUSES[1:])}; not {status!r}.")
         if status == "extended" and not deadline:
-            raise LayerError("An extension needs the new deadline (--until YYYY-MM-DD).")
+            raise LayerError("An extension needs the new deadline (a date, YYYY-MM-DD).")
+        if status != "extended" and deadline:
+            raise LayerError(f"A new deadline goes only with an extension; a notice marked {status} keeps its own.")
+        new_deadline = parse_date(deadline, "The new deadline") if deadline else None
         with self.transaction() as con:
             rows = (
-                con.execute(sa.select(notices).where((notices.c.parcel_id == parcel_id) & (notices.c.is_open == 1)))
+                con.execute(sa.select(notices).where((notices.c.parcel_id == parcel_id) & notices.c.status.in_(OPEN)))
                 .mappings()
                 .all()
             )
             if not rows:
                 raise LayerError(f"Parcel {parcel_id} has no open notice.")
+            if new_deadline is not None:
+                early = [r for r in rows if r["deadline"] is not None and new_deadline <= r["deadline"]]
+                if early:
+                    raise LayerError(
+                        f"An extension moves the deadline later: notice {early[0]['notice_id']} is due "
+                        f"{early[0]['deadline'].isoformat()}, and {new_deadline.isoformat()} is not after it."
+                    )
             for row in rows:
                 changes = {"status": status, "is_open": 1 if status in OPEN else 0, "note": note}
-                if deadline:
-                    changes["deadline"] = deadline
+                if new_deadline is not None:
+                    changes["deadline"] = new_deadline
                 con.execute(notices.update().where(notices.c.notice_id == row["notice_id"]).values(**changes))
                 for field, old, new in (
                     ("status", row["status"], status),
-                    ("deadline", row["deadline"], deadline),
+                    ("deadline", _iso(row["deadline"]), _iso(new_deadline)),
                     ("note", row["note"], note),
                 ):
                     if new is not None and new != old:
-                        con.execute(
-                            events.insert().values(
-                                at=_now(),
-                                actor=actor,
-                                notice_id=row["notice_id"],
-                                action="marked",
-                                field=field,
-                                old_value=old,
-                                new_value=new,
-                            )
-                        )
+                        _event(con, actor, row["notice_id"], "marked", field, old, new)
         return {"parcel_id": parcel_id, "status": status, "notices": [r["notice_id"] for r in rows]}
 
     def save_plan(self, name: str, *, profile: str, diameter_in: float, wkt: str, crs: str, result: dict) -> None:
@@ -310,17 +593,49 @@ class Register:
     # -- reading ------------------------------------------------------------------------------------------------
 
     def listing(
-        self, *, status: str | None = None, overdue_on: dt.date | None = None, notice_type: str | None = None
+        self,
+        *,
+        status: str | None = None,
+        overdue_on: dt.date | None = None,
+        notice_type: str | None = None,
+        query: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
     ) -> pd.DataFrame:
-        query = sa.select(notices)
-        if status:
-            query = query.where(notices.c.status == status)
-        if notice_type:
-            query = query.where(notices.c.notice_type == notice_type)
-        if overdue_on is not None:
-            query = query.where((notices.c.is_open == 1) & (notices.c.deadline < overdue_on.isoformat()))
+        """Notices, by parcel and date. ``overdue_on``: issued notices still open whose deadline is before the day
+        (never a prepared or cancelled one). ``query``: parcel ID or owner containing the text."""
+        select = sa.select(notices)
+        for condition in self._conditions(status, overdue_on, notice_type, query):
+            select = select.where(condition)
+        select = select.order_by(notices.c.parcel_id, notices.c.issued_date, notices.c.notice_id).offset(offset)
+        if limit is not None:
+            select = select.limit(limit)
         with self.engine.connect() as con:
-            return pd.read_sql(query.order_by(notices.c.parcel_id, notices.c.issued_date), con)
+            return _typed(pd.read_sql(select, con))
+
+    def count(self, **filters) -> int:
+        select = sa.select(sa.func.count()).select_from(notices)
+        for condition in self._conditions(
+            filters.get("status"), filters.get("overdue_on"), filters.get("notice_type"), filters.get("query")
+        ):
+            select = select.where(condition)
+        with self.engine.connect() as con:
+            return int(con.execute(select).scalar())
+
+    @staticmethod
+    def _conditions(status, overdue_on, notice_type, query) -> list:
+        out = []
+        if status:
+            out.append(notices.c.status == status)
+        if notice_type:
+            out.append(notices.c.notice_type == notice_type)
+        if overdue_on is not None:
+            day = parse_date(overdue_on, "The day to judge overdue by")
+            out.append(notices.c.status.in_(OPEN) & notices.c.deadline.is_not(None) & (notices.c.deadline < day))
+        if query:
+            like = f"%{query.lower()}%"
+            out.append(sa.func.lower(notices.c.parcel_id).like(like) | sa.func.lower(notices.c.owner_name).like(like))
+        return out
 
     def events_of(self, notice_id: str) -> list[dict]:
         with self.engine.connect() as con:
@@ -330,53 +645,175 @@ class Register:
     def integrity_ok(self) -> bool:
         if not self.is_sqlite:
             return True
-        with sqlite3.connect(self.url.removeprefix("sqlite:///")) as con:
+        with sqlite3.connect(str(self.path)) as con:
             return con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
-    def backup(self, target: str) -> str:
-        """A consistent copy through SQLite's online backup API (for PostgreSQL, use pg_dump)."""
+    def table_counts(self) -> dict[str, int]:
+        with self.engine.connect() as con:
+            return {t.name: int(con.execute(sa.select(sa.func.count()).select_from(t)).scalar()) for t in _TABLES}
+
+    def backup(self, target: str | Path) -> dict:
+        """A verified copy of a SQLite register: written beside ``target`` through SQLite's online backup API, checked
+        (integrity check, the same row count in every table as the register at that moment), then linked into place.
+        Never overwrites: refuses an existing file, a folder, or a folder that does not exist."""
         if not self.is_sqlite:
             raise LayerError("Back up a PostgreSQL register with pg_dump (the database's own backup tool).")
-        Path(target).parent.mkdir(parents=True, exist_ok=True)
-        source = sqlite3.connect(self.url.removeprefix("sqlite:///"))
-        dest = sqlite3.connect(target)
+        target = Path(target).expanduser()
+        if target.is_dir():
+            raise LayerError(
+                f"{target} is a folder: give the backup a file name in it, e.g. {target / 'register.sqlite'}."
+            )
+        if target.exists() or target.is_symlink():
+            raise LayerError(f"{target} already exists: a backup never overwrites a file. Give a new file name.")
+        if not target.parent.is_dir():
+            raise LayerError(f"The folder {target.parent} does not exist: create it, or back up into another folder.")
+        if target.resolve() == self.path.resolve():
+            raise LayerError("The backup cannot be the register itself.")
+        partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
         try:
-            with dest:
-                source.backup(dest)
+            source = sqlite3.connect(str(self.path))
+            try:
+                source.execute("BEGIN")  # one read snapshot for the counts and the copy
+                counts = {t.name: source.execute(f'SELECT count(*) FROM "{t.name}"').fetchone()[0] for t in _TABLES}
+                dest = sqlite3.connect(str(partial))
+                try:
+                    source.backup(dest)
+                    dest.execute("PRAGMA journal_mode=DELETE")  # the copy is one self-contained file
+                finally:
+                    dest.close()
+            finally:
+                source.close()
+            copy = sqlite3.connect(f"file:{partial}?mode=ro", uri=True)
+            try:
+                integrity = copy.execute("PRAGMA integrity_check").fetchone()[0]
+                copied = {t.name: copy.execute(f'SELECT count(*) FROM "{t.name}"').fetchone()[0] for t in _TABLES}
+            finally:
+                copy.close()
+            if integrity != "ok" or copied != counts:
+                raise LayerError(
+                    f"The backup did not verify (integrity check: {integrity}; rows {copied} against {counts}): "
+                    "nothing was written. Try again; if it fails again, check the disk."
+                )
+            _fsync(partial)
+            os.link(partial, target)  # fails, never overwrites, if the target appeared meanwhile
+            _fsync(target.parent)
+        except FileExistsError as exc:
+            raise LayerError(f"{target} already exists: a backup never overwrites a file.") from exc
+        except (OSError, sqlite3.Error) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise LayerError(f"Cannot write the backup {target}: {reason}.") from exc
         finally:
-            dest.close()
-            source.close()
-        return target
+            with suppress(OSError):
+                partial.unlink()
+        return {"target": str(target), "integrity": "ok", "tables": counts}
 
 
-def _sqlite_pragmas(dbapi_connection, _record) -> None:
-    cur = dbapi_connection.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=FULL")
-    cur.execute("PRAGMA busy_timeout=30000")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.close()
+_TABLES = (runs, batches, notices, events, plans)
 
 
-def _notice_values(row: dict, run_id: int | None) -> dict:
-    values = {k: (None if pd.isna(row.get(k)) else row.get(k)) for k in NOTICE_COLUMNS}
+def _sqlite_engine(url: str, *, foreign_keys: bool) -> sa.Engine:
+    engine = sa.create_engine(url, connect_args={"timeout": 30, "isolation_level": None}, poolclass=sa.pool.NullPool)
+
+    def pragmas(dbapi_connection, _record) -> None:
+        cur = dbapi_connection.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=FULL")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
+        cur.close()
+
+    def begin(conn) -> None:  # writers take the write lock at once; readers read a snapshot and never wait
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
+
+    sa.event.listen(engine, "connect", pragmas)
+    sa.event.listen(engine, "begin", begin)
+    return engine
+
+
+def parse_date(value, what: str = "The date") -> dt.date:
+    """A real calendar date from a date or strict ``YYYY-MM-DD`` text; LayerError naming ``what`` otherwise."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    text = str(value).strip()
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        raise LayerError(f"{what} {text!r} is not a date: write it as YYYY-MM-DD, e.g. 2027-03-01.")
+    try:
+        return dt.date.fromisoformat(text)
+    except ValueError as exc:
+        raise LayerError(f"{what} {text!r} is not a date on the calendar ({exc}).") from exc
+
+
+def _date(value) -> dt.date | None:
+    if value is None or (not isinstance(value, str | dt.date) and pd.isna(value)):
+        return None
+    return parse_date(value)
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if isinstance(value, dt.date) else value
+
+
+def _typed(frame: pd.DataFrame) -> pd.DataFrame:
+    """Date columns as datetime.date objects (SQLite hands back text, PostgreSQL dates)."""
+    for column in ("issued_date", "deadline"):
+        if column in frame.columns:
+            frame[column] = frame[column].map(lambda v: _date(v) if v is not None and not pd.isna(v) else None)
+    return frame
+
+
+def _event(con, actor, notice_id, action, field, old, new) -> None:
+    con.execute(
+        events.insert().values(
+            at=_now(), actor=actor, notice_id=notice_id, action=action, field=field, old_value=old, new_value=new
+        )
+    )
+
+
+def _notice_values(row: dict, run_id: int | None, batch_id: str, kind: str) -> dict:
+    values = {k: (None if _missing(row.get(k)) else row.get(k)) for k in NOTICE_COLUMNS}
     if values["distance_ft"] is not None:
         values["distance_ft"] = float(values["distance_ft"])
+    for k in ("owner_name", "mail_address", "mail_city", "mail_state", "mail_zip", "site_address", "main_id"):
+        if values[k] is not None:
+            values[k] = str(values[k])
     return values | {
         "notice_id": f"N-{uuid.uuid4().hex[:12].upper()}",
         "parcel_id": str(row["parcel_id"]),
         "run_id": run_id,
-        "notice_type": row.get("notice_type", "connection"),
-        "issued_date": row["issued_date"],
-        "deadline": row["deadline"],
-        "reason": row.get("notice_reason"),
-        "status": "open",
+        "notice_type": kind,
+        "issued_date": parse_date(row["issued_date"], "The notice date"),
+        "deadline": None,
+        "reason": None if _missing(row.get("notice_reason")) else row.get("notice_reason"),
+        "status": "prepared",
         "is_open": 1,
         "section": row["section"],
         "letter_file": None,
         "note": None,
         "created_at": _now(),
+        "batch_id": batch_id,
+        "hazard": None if _missing(row.get("hazard")) else str(row.get("hazard")),
+        "original_notice_id": None if _missing(row.get("original_notice_id")) else row.get("original_notice_id"),
+        "mailing_no": None,
     }
+
+
+def _missing(value) -> bool:
+    return value is None or (not isinstance(value, str | list | tuple | dict) and pd.isna(value))
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def new_batch_id(day: dt.date) -> str:
+    """A batch ID that names its folder: B, the notice date, and six random hex digits (B20270301-3F9A1C)."""
+    return f"B{day:%Y%m%d}-{uuid.uuid4().hex[:6].upper()}"
 
 
 def _now() -> str:

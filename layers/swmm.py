@@ -1,11 +1,25 @@
 """Read an EPA SWMM 5 input file (.inp) into mains and manholes layers.
 
-Nodes come from [JUNCTIONS], [STORAGE], [DIVIDERS] and [OUTFALLS] (outfalls get ``structure = "outfall"``),
-placed by [COORDINATES]; links from [CONDUITS] (and [PUMPS], as force mains), shaped by [VERTICES] between their
-end nodes, sized by [XSECTIONS] Geom1. Each main carries its from and to node, so its direction is explicit, and
-inverts = node invert elevation + the link's offset. Elevations and diameters are converted to feet and inches
-from the model's units ([OPTIONS] FLOW_UNITS: CMS, LPS, MLD are metric). A SWMM file records no CRS: the user
-gives it (``--data-crs``).
+A .inp file states its topology: every link names its From and To node. Nothing here snaps, splits or joins by
+geometry; the network is built from the names (``analysis.network`` does so for any mains that carry a
+``swmm_section`` column).
+
+- Nodes come from [JUNCTIONS], [STORAGE], [DIVIDERS] and [OUTFALLS] (``structure`` junction, storage, divider,
+  outfall), placed by [COORDINATES]. The model's [OUTFALLS] are its outfalls, and the only ones.
+- Links come from every link section: [CONDUITS], [PUMPS], [ORIFICES], [WEIRS] and [OUTLETS] (``link_kind``
+  conduit, pump, orifice, weir, outlet; pumps are force mains), shaped by [VERTICES] between their end nodes for
+  display only. Each keeps the model's From and To as its direction. Conduits whose cross-section is a street or
+  an open channel are ``channel`` links (not pipes: no pipe design rule applies to them). A street inlet
+  ([INLET_USAGE]) is a link too (``inlet``): SWMM moves the flow it captures from its street conduit's downstream
+  node to the sewer node.
+- Lengths are the model's: a conduit's Length field (schematic drawings can be many times longer or shorter than
+  the pipe), converted to feet; pumps, orifices, weirs, outlets and inlets have no length in SWMM and get 0 ft.
+- Conduit inverts are node invert + the link's offset (``LINK_OFFSETS DEPTH``, the default) or the offset itself
+  (``LINK_OFFSETS ELEVATION``); diameters are a conduit's [XSECTIONS] Geom1.
+
+Elevations, lengths and sizes are converted to feet and inches from the model's units: [OPTIONS] FLOW_UNITS CFS,
+GPM and MGD models are in feet, CMS, LPS and MLD models in metres. A SWMM file records no CRS: the user gives it,
+or says the coordinates are the model's own (``LOCAL_CRS``), which many schematic models' are.
 """
 
 from __future__ import annotations
@@ -15,61 +29,118 @@ from pathlib import Path
 import geopandas as gpd
 import numpy as np
 import shapely
+from pyproj import CRS
 
 from layers.errors import LayerError
 
 METRIC_FLOW_UNITS = {"CMS", "LPS", "MLD"}
-M_TO_FT = 3937 / 1200  # US survey feet per metre (for elevations); diameters use the same factor x 12
+M_TO_FT = 3937 / 1200  # US survey feet per metre (for elevations and lengths); diameters use the same factor x 12
+LINK_SECTIONS = (
+    ("CONDUITS", "conduit"),
+    ("PUMPS", "pump"),
+    ("ORIFICES", "orifice"),
+    ("WEIRS", "weir"),
+    ("OUTLETS", "outlet"),
+)
+# Conduit cross-sections that are not pipes: streets and open channels (SWMM's open shapes).
+OPEN_SHAPES = {"STREET", "RECT_OPEN", "TRAPEZOIDAL", "TRIANGULAR", "PARABOLIC", "POWER", "IRREGULAR"}
+NODE_SECTIONS = (("JUNCTIONS", "junction"), ("STORAGE", "storage"), ("DIVIDERS", "divider"), ("OUTFALLS", "outfall"))
+
+# The coordinates of a schematic model, taken as they are: an engineering CRS with no place on Earth. Layers in it
+# are never reprojected; lengths come from the model, and nothing that needs a real place (a map, a distance to a
+# parcel) can be made from them.
+LOCAL_CRS = CRS.from_wkt(
+    'ENGCRS["Model coordinates (no real-world CRS)",EDATUM["Model datum"],CS[Cartesian,2],'
+    'AXIS["easting (X)",east,ORDER[1],LENGTHUNIT["US survey foot",0.304800609601219]],'
+    'AXIS["northing (Y)",north,ORDER[2],LENGTHUNIT["US survey foot",0.304800609601219]]]'
+)
+
+
+def is_local(crs) -> bool:
+    """True for layers in the model's own coordinates (``LOCAL_CRS``)."""
+    return crs is not None and CRS(crs).equals(LOCAL_CRS)
 
 
 def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
     """``{"mains": ..., "manholes": ...}`` from a SWMM .inp file, without a CRS."""
     sections = _sections(Path(path))
-    metric = sections.get("OPTIONS", {}).get("FLOW_UNITS", ["CFS"])[0].upper() in METRIC_FLOW_UNITS
+    options = sections.get("OPTIONS", {})
+    metric = _field(options.get("FLOW_UNITS", []), 0, "CFS").upper() in METRIC_FLOW_UNITS
     to_ft = M_TO_FT if metric else 1.0
+    offsets_are_elevations = _field(options.get("LINK_OFFSETS", []), 0, "DEPTH").upper() == "ELEVATION"
 
     nodes: dict[str, tuple[float, str]] = {}
-    for section, structure in (
-        ("JUNCTIONS", "junction"),
-        ("STORAGE", "storage"),
-        ("DIVIDERS", "divider"),
-        ("OUTFALLS", "outfall"),
-    ):
+    for section, structure in NODE_SECTIONS:
         for name, fields in sections.get(section, {}).items():
-            nodes[name] = (_float(fields[0]) * to_ft, structure)
-    coords = {name: (_float(f[0]), _float(f[1])) for name, f in sections.get("COORDINATES", {}).items()}
-    missing = sorted(set(nodes) - set(coords))
+            nodes[name] = (_float(_field(fields, 0)) * to_ft, structure)
+    coords = {name: (_float(_field(f, 0)), _float(_field(f, 1))) for name, f in sections.get("COORDINATES", {}).items()}
+    missing = sorted(n for n in nodes if n not in coords or not np.isfinite(coords[n]).all())
     if missing:
-        raise LayerError(f"{path}: node(s) {', '.join(missing[:10])} have no [COORDINATES].")
-    vertices: dict[str, list[tuple[float, float]]] = {}
-    for name, pts in sections.get("VERTICES", {}).items():
-        vertices[name] = pts  # a list of (x, y) kept in file order by _sections
+        raise LayerError(f"{path}: node(s) {', '.join(missing[:10])} have no [COORDINATES] (x and y).")
+    vertices: dict[str, list[tuple[float, float]]] = sections.get("VERTICES", {})
+    xsections = sections.get("XSECTIONS", {})
 
-    xsections = {name: f for name, f in sections.get("XSECTIONS", {}).items()}
-    rows, geoms = [], []
-    for section, kind in (("CONDUITS", "sanitary"), ("PUMPS", "force")):
+    rows, geoms, unknown = [], [], []
+    for section, kind in LINK_SECTIONS:
         for name, f in sections.get(section, {}).items():
+            if len(f) < 2:
+                raise LayerError(f"{path}: link {name} in [{section}] names no From and To node.")
             frm, to = f[0], f[1]
-            if frm not in coords or to not in coords:
-                raise LayerError(f"{path}: link {name} joins {frm} and {to}, not both of which are nodes.")
-            in_off = _float(f[3]) * to_ft if section == "CONDUITS" and len(f) > 3 else 0.0
-            out_off = _float(f[4]) * to_ft if section == "CONDUITS" and len(f) > 4 else 0.0
-            geom1 = _float(xsections[name][1]) if name in xsections and len(xsections[name]) > 1 else np.nan
+            if frm not in nodes or to not in nodes:
+                unknown.append(f"{name} ({frm} -> {to})")
+                continue
+            conduit = section == "CONDUITS"
+            shape = _field(xsections.get(name, []), 0, "?").upper()
+            # a street or open channel is one of the model's conduits, but no pipe
+            link_kind = "channel" if conduit and shape in OPEN_SHAPES else kind
+            pipe = link_kind == "conduit"
+            geom1 = _float(_field(xsections.get(name, []), 1)) if pipe else np.nan
             rows.append(
                 {
                     "main_id": name,
                     "from_manhole": frm,
                     "to_manhole": to,
-                    "sewer_type": kind,
+                    "sewer_type": "force" if kind == "pump" else "sanitary",
+                    "link_kind": link_kind,
+                    "length_ft": _float(_field(f, 2)) * to_ft if conduit else 0.0,
                     "diameter_in": geom1 * to_ft * 12,
-                    "us_invert_ft": nodes.get(frm, (np.nan,))[0] + in_off,
-                    "ds_invert_ft": nodes.get(to, (np.nan,))[0] + out_off,
+                    "us_invert_ft": _invert(nodes[frm][0], f, 4, to_ft, offsets_are_elevations) if conduit else np.nan,
+                    "ds_invert_ft": _invert(nodes[to][0], f, 5, to_ft, offsets_are_elevations) if conduit else np.nan,
                     "swmm_section": section,
                 }
             )
             geoms.append(shapely.LineString([coords[frm], *vertices.get(name, []), coords[to]]))
+    # A street inlet sends the flow it captures from its conduit's downstream node to a sewer node: a link too.
+    to_node = {r["main_id"]: r["to_manhole"] for r in rows}
+    for conduit, f in sections.get("INLET_USAGE", {}).items():
+        if len(f) < 2:
+            raise LayerError(f"{path}: [INLET_USAGE] {conduit} names no inlet and receiving node.")
+        inlet, node = f[0], f[1]
+        if conduit not in to_node or node not in nodes:
+            unknown.append(f"inlet {inlet} on {conduit} (-> {node})")
+            continue
+        rows.append(
+            {
+                "main_id": f"{conduit}:{inlet}",
+                "from_manhole": to_node[conduit],
+                "to_manhole": node,
+                "sewer_type": "sanitary",
+                "link_kind": "inlet",
+                "length_ft": 0.0,
+                "diameter_in": np.nan,
+                "us_invert_ft": np.nan,
+                "ds_invert_ft": np.nan,
+                "swmm_section": "INLET_USAGE",
+            }
+        )
+        geoms.append(shapely.LineString([coords[to_node[conduit]], coords[node]]))
+    if unknown:
+        raise LayerError(
+            f"{path}: link(s) {', '.join(unknown[:10])} join nodes that are in no node section ([JUNCTIONS], "
+            "[STORAGE], [DIVIDERS], [OUTFALLS])."
+        )
     if not rows:
-        raise LayerError(f"{path} has no [CONDUITS]: is it a SWMM input file?")
+        raise LayerError(f"{path} has no links ([CONDUITS], [PUMPS], ...): is it a SWMM input file?")
     mains = gpd.GeoDataFrame(rows, geometry=geoms, crs=None)
     manholes = gpd.GeoDataFrame(
         {
@@ -81,6 +152,19 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
         crs=None,
     )
     return {"mains": mains, "manholes": manholes}
+
+
+def _field(fields: list, i: int, default: str = "") -> str:
+    """The ``i``-th field of a row, or ``default`` where the row is short."""
+    return fields[i] if len(fields) > i else default
+
+
+def _invert(node_invert_ft: float, fields: list, i: int, to_ft: float, elevations: bool) -> float:
+    """A conduit end's invert: the node's invert plus the offset (or the offset as an elevation; ``*`` = none)."""
+    if len(fields) <= i or fields[i] == "*":
+        return node_invert_ft
+    offset = _float(fields[i]) * to_ft
+    return offset if elevations else node_invert_ft + offset
 
 
 def _float(text: str) -> float:
@@ -110,7 +194,8 @@ def _sections(path: Path) -> dict[str, dict[str, list]]:
             continue
         fields = line.split()
         if current == "VERTICES":
-            out[current].setdefault(fields[0], []).append((_float(fields[1]), _float(fields[2])))
+            if len(fields) >= 3:
+                out[current].setdefault(fields[0], []).append((_float(fields[1]), _float(fields[2])))
         elif current == "OPTIONS":
             out[current][fields[0].upper()] = fields[1:]
         else:

@@ -1,69 +1,200 @@
-"""Safe handling of uploaded datasets: zipped shapefiles, GeoPackages and GeoJSON files.
+"""Uploaded datasets: saved within limits, checked by content, opened only by the driver their extension names.
 
-An upload is refused unless it is one of those kinds, checked by content, not name alone. A zip archive is
-unpacked member by member into the upload's own folder: members with ``..`` or absolute paths are refused, only
-the files a shapefile or GeoJSON needs are taken (no VRT or anything else that makes GDAL read another file),
-and the bytes actually decompressed are counted, so a zip bomb stops at the limit whatever its headers claim.
-Uploads live under ``instance/uploads/``, never in the served static folder.
+Every file a user gives us is hostile until its driver and content are checked (GDAL's own security advice):
+
+- **Kinds.** An upload is a zip, a GeoPackage, a GeoJSON file, a FlatGeobuf or a GeoParquet file. Inside a zip
+  only the files of those formats are kept, with a shapefile's parts (``.shp .shx .dbf .prj .cpg``) and the
+  files of a File Geodatabase folder (``*.gdb/``); nothing else is unpacked (no VRT, no GDAL pipeline, no readme).
+- **Content.** Each kept file must start with its format's signature (``UPLOAD_DRIVERS`` and ``_SIGNATURES``): a
+  ``parcels.geojson`` holding an OGR VRT document is refused by its first byte, whatever its name.
+- **Opening.** ``read.read_upload_source`` opens a checked file with its one driver: ``GPKG:`` and ``GeoJSON:``
+  prefixes make GDAL try no other driver; a shapefile, FlatGeobuf or geodatabase is opened only after its binary
+  signature, which no text-sniffing driver (VRT, GDALG, GML, CSV) can claim. GeoParquet is read by pyarrow, not
+  GDAL. A path with ``/vsi`` or ``:`` in it, a link, or a path outside the upload's folder is refused.
+- **GDAL in the server process** (``harden_gdal``): the drivers that read other files or the network are
+  deregistered and GDAL's HTTP is pointed at nothing, so even a GeoJSON ``crs`` link cannot make it fetch a URL.
+- **Size.** The bytes actually decompressed are counted while unpacking, and a block that would pass the limit
+  (``MAX_UNZIPPED_BYTES`` or what is left of the user's quota, whichever is less) is never written; a zip whose
+  headers already promise more is refused before anything is unpacked. A refused upload's folder is deleted at
+  once; an unused one is deleted after ``UPLOAD_TTL_HOURS``; one user's uploads together stay under a quota.
+- **Ownership.** An upload is its uploader's workspace (``meta.json`` names the owner) until a planner publishes
+  it as the town's store (layers/store.py).
+
+Uploads live under ``instance/uploads/<random token>/``, never in the served static folder.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import secrets
 import shutil
+import time
 import zipfile
 from pathlib import Path, PurePosixPath
 
 from layers.errors import LayerError
 
-ALLOWED_MEMBERS = {".shp", ".shx", ".dbf", ".prj", ".cpg", ".qix", ".geojson", ".json", ".gpkg"}
+# The drivers an upload may be opened with, by extension (the allow-list). CSV is not accepted: a town's layers
+# come as one of these, and CSV with geometry text adds a parser for no user.
+UPLOAD_DRIVERS = {
+    ".gpkg": "GPKG",
+    ".shp": "ESRI Shapefile",
+    ".geojson": "GeoJSON",
+    ".json": "GeoJSON",
+    ".fgb": "FlatGeobuf",
+    ".gdb": "OpenFileGDB",
+    ".parquet": "GeoParquet",
+}
+UPLOAD_SUFFIXES = (".zip", ".gpkg", ".geojson", ".json", ".fgb", ".parquet")
+SHAPEFILE_PARTS = {".shx", ".dbf", ".prj", ".cpg"}
+_GDB_FILE = re.compile(r"^(a[0-9a-f]{8}\.(gdbtable|gdbtablx|gdbindexes|atx|spx|freelist|horizon|cdf)|gdb|timestamps)$")
+_DBF_VERSIONS = {0x02, 0x03, 0x04, 0x05, 0x30, 0x31, 0x32, 0x43, 0x63, 0x83, 0x8B, 0xCB, 0xE5, 0xF5, 0xFB}
+# Drivers that read other files, run programs or reach the network: never registered in the server process.
+UNSAFE_DRIVERS = (
+    "OGR_VRT",
+    "GDALG",
+    "GPSBabel",
+    "HTTP",
+    "WFS",
+    "OAPIF",
+    "OGCAPI",
+    "CSW",
+    "Carto",
+    "AmigoCloud",
+    "Elasticsearch",
+    "NGW",
+    "PLSCENES",
+    "EEDA",
+    "AIVector",
+    "ADBC",
+    "LIBKML",
+    "GML",
+    "MVT",
+    "PMTiles",
+    "SQLite",
+)
+# What `sewerplan serve` keeps registered: the upload formats, and MEM for in-memory work.
+SERVER_DRIVERS = ("GPKG", "ESRI Shapefile", "GeoJSON", "OpenFileGDB", "FlatGeobuf", "MEM")
 TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 CHUNK = 1 << 20
+META = "meta.json"
 
 
-def new_upload(root: str | Path, filename: str, stream, *, max_unzipped_bytes: int, max_members: int = 500) -> Path:
-    """Save and unpack one upload into ``root/<token>/``; returns that folder. Raises LayerError when refused."""
+# --- GDAL in the server process ---------------------------------------------------------------------------------
+
+
+def harden_gdal(*, keep_only: tuple[str, ...] | None = None) -> list[str]:
+    """Deregister GDAL's unsafe drivers and turn its network access off, for this whole process.
+
+    ``keep_only`` (``sewerplan serve``) deregisters every driver but those named instead. The network is cut at
+    GDAL's HTTP layer (an unusable proxy, no /vsicurl/ file allowed), so a ``crs`` link in a GeoJSON or a
+    ``/vsicurl/`` path is refused without a request. Returns the drivers still registered.
+    """
+    import pyogrio
+    from pyogrio import _ogr
+
+    registered = set(pyogrio.list_drivers())
+    drop = sorted(registered - set(keep_only)) if keep_only is not None else [d for d in UNSAFE_DRIVERS]
+    pyogrio.set_gdal_config_options(
+        {
+            "GDAL_SKIP": ",".join(drop),  # comma-separated: some names have spaces ("MapInfo File")
+            "GDAL_HTTP_PROXY": "http://0.0.0.0:0",  # every GDAL HTTP request fails before connecting
+            "CPL_VSIL_CURL_ALLOWED_FILENAME": "/nonexistent/sewerplan-allows-no-network-file",
+            "GDAL_HTTP_TIMEOUT": "1",
+            "GDAL_HTTP_MAX_RETRY": "0",
+            "CPL_VSIL_CURL_USE_HEAD": "NO",
+        }
+    )
+    _ogr._register_drivers()  # GDALAllRegister again: it drops the drivers named in GDAL_SKIP
+    try:
+        import pyproj
+
+        pyproj.network.set_network_enabled(False)
+    except (ImportError, AttributeError):  # pragma: no cover - pyproj always has it
+        pass
+    left = set(pyogrio.list_drivers())
+    still = left & set(drop)
+    if still:
+        raise RuntimeError(f"GDAL drivers {', '.join(sorted(still))} could not be turned off in this process.")
+    return sorted(left)
+
+
+# --- saving an upload -------------------------------------------------------------------------------------------
+
+
+def new_upload(
+    root: str | Path,
+    filename: str,
+    stream,
+    *,
+    owner: str,
+    max_unzipped_bytes: int,
+    quota_bytes: int | None = None,
+    max_members: int = 500,
+) -> Path:
+    """Save and unpack one upload into ``root/<token>/data``; returns the folder. Raises LayerError when refused.
+
+    The upload's bytes (the archive while it is unpacked, then what it unpacked to) count against ``owner``'s
+    quota; a refused upload leaves nothing behind.
+    """
     suffix = Path(filename or "").suffix.lower()
-    if suffix not in (".zip", ".gpkg", ".geojson", ".json"):
-        raise LayerError(f"{filename!r}: upload a zipped shapefile (.zip), a GeoPackage (.gpkg) or GeoJSON.")
+    if suffix not in UPLOAD_SUFFIXES:
+        raise LayerError(
+            f"{filename!r}: upload a zipped shapefile or File Geodatabase (.zip), a GeoPackage (.gpkg), GeoJSON "
+            "(.geojson), FlatGeobuf (.fgb) or GeoParquet (.parquet)."
+        )
+    left = None
+    if quota_bytes is not None:
+        used = owner_usage(root, owner)
+        left = quota_bytes - used
+        if left <= 0:
+            raise LayerError(
+                f"Your uploads already take {used / 2**20:.0f} MB of your {quota_bytes / 2**20:.0f} MB: discard "
+                "one you no longer need on the Data page, then upload again."
+            )
     folder = Path(root) / secrets.token_urlsafe(18)
     (folder / "data").mkdir(parents=True)
     try:
+        _write_meta(folder, {"owner": owner, "name": Path(filename).name[:120], "created": time.time()})
         raw = folder / f"upload{suffix}"
-        with open(raw, "wb") as out:
-            shutil.copyfileobj(stream, out, CHUNK)
+        if left is not None and left < max_unzipped_bytes:
+            _save_stream(stream, raw, left, f"The upload is larger than the {left / 2**20:.1f} MB left of your quota")
+        else:
+            _save_stream(stream, raw, max_unzipped_bytes, "The upload is larger than the server accepts")
         if suffix == ".zip":
-            _unzip(raw, folder / "data", max_unzipped_bytes, max_members)
+            limit = max_unzipped_bytes if left is None else min(max_unzipped_bytes, left - raw.stat().st_size)
+            _unzip(raw, folder / "data", limit, max_members)
             raw.unlink()
         else:
-            _check_magic(raw, suffix)
-            raw.rename(folder / "data" / f"{Path(filename).stem[:60] or 'layer'}{suffix}")
+            stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:60].lstrip(".") or "layer"
+            target = folder / "data" / f"{stem}{suffix}"
+            raw.rename(target)
+            check_content(target, UPLOAD_DRIVERS[suffix])
+        if not any(_vector_files(folder / "data")):
+            raise LayerError(
+                "The upload holds no layer sewerplan reads: shapefiles (.shp with .shx, .dbf), GeoPackage, "
+                "GeoJSON, FlatGeobuf, GeoParquet or a File Geodatabase folder (.gdb)."
+            )
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return folder
 
 
-def upload_folder(root: str | Path, token: str) -> Path:
-    if not TOKEN.match(token or ""):
-        raise LayerError("No such upload.")
-    folder = Path(root) / token
-    if not (folder / "data").is_dir():
-        raise LayerError("No such upload (it may have been removed).")
-    return folder
-
-
-def _check_magic(path: Path, suffix: str) -> None:
-    with path.open("rb") as f:
-        head = f.read(16)
-    if suffix == ".gpkg" and not head.startswith(b"SQLite format 3\x00"):
-        raise LayerError("The .gpkg file is not a GeoPackage (SQLite) file.")
-    if suffix in (".geojson", ".json") and not head.lstrip().startswith(b"{"):
-        raise LayerError("The GeoJSON file does not start with a JSON object.")
+def _save_stream(stream, target: Path, limit: int, refusal: str) -> None:
+    total = 0
+    with open(target, "wb") as out:
+        while block := stream.read(CHUNK):
+            total += len(block)
+            if total > limit:
+                raise LayerError(f"{refusal}; refused. Discard uploads you no longer need on the Data page.")
+            out.write(block)
 
 
 def _unzip(archive: Path, target: Path, limit: int, max_members: int) -> None:
+    """Unpack the members sewerplan reads, counting the bytes actually decompressed; never write past ``limit``."""
     try:
         zf = zipfile.ZipFile(archive)
     except zipfile.BadZipFile as exc:
@@ -72,17 +203,278 @@ def _unzip(archive: Path, target: Path, limit: int, max_members: int) -> None:
         members = [m for m in zf.infolist() if not m.is_dir()]
         if len(members) > max_members:
             raise LayerError(f"The archive holds {len(members)} files; at most {max_members} are accepted.")
-        total = 0
+        chosen = []
         for member in members:
             name = PurePosixPath(member.filename.replace("\\", "/"))
             if name.is_absolute() or ".." in name.parts or re.match(r"^[A-Za-z]:", member.filename):
                 raise LayerError(f"The archive member {member.filename!r} points outside the archive; refused.")
-            if name.suffix.lower() not in ALLOWED_MEMBERS or name.name.startswith("."):
-                continue  # readme files, VRTs, anything GDAL should not see
-            dest = target / name.name
-            with zf.open(member) as src, open(dest, "wb") as out:
+            dest = _member_target(name)
+            if dest is not None:
+                chosen.append((member, dest))
+        promised = sum(m.file_size for m, _ in chosen)
+        if promised > limit:  # honest headers: refused before a byte is written
+            raise LayerError(f"The archive unpacks to more than {limit / 2**20:.0f} MB; refused.")
+        total = 0
+        for member, dest in chosen:
+            out_path = target / dest
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(member) as src, open(out_path, "wb") as out:
                 while block := src.read(CHUNK):
                     total += len(block)
-                    if total > limit:
-                        raise LayerError(f"The archive unpacks to more than {limit // (1 << 20)} MB; refused.")
+                    if total > limit:  # lying headers: stopped before this block is written
+                        raise LayerError(f"The archive unpacks to more than {limit / 2**20:.0f} MB; refused.")
                     out.write(block)
+    for path in _vector_files(target):
+        check_content(path, UPLOAD_DRIVERS[path.suffix.lower()])
+
+
+def _member_target(name: PurePosixPath) -> PurePosixPath | None:
+    """Where a zip member goes in the upload's data folder, or None for a member that is not kept."""
+    if name.name.startswith(".") or any(p.startswith(".") or p == "__MACOSX" for p in name.parts):
+        return None
+    gdb = next((i for i, p in enumerate(name.parts[:-1]) if p.lower().endswith(".gdb")), None)
+    if gdb is not None:
+        if gdb != len(name.parts) - 2 or not _GDB_FILE.match(name.name):
+            return None
+        return PurePosixPath(_safe_name(name.parts[gdb]), name.name)
+    suffix = name.suffix.lower()
+    if suffix in UPLOAD_DRIVERS and suffix != ".gdb" or suffix in SHAPEFILE_PARTS:
+        return PurePosixPath(_safe_name(name.name))
+    return None
+
+
+def _safe_name(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:80]
+
+
+def _vector_files(folder: Path):
+    for path in sorted(folder.iterdir()):
+        suffix = path.suffix.lower()
+        if suffix in UPLOAD_DRIVERS and (path.is_dir() == (suffix == ".gdb")):
+            yield path
+
+
+# --- checking content -------------------------------------------------------------------------------------------
+
+
+def check_content(path: str | Path, driver: str) -> None:
+    """Refuse a file whose first bytes are not those of ``driver``'s format (names prove nothing)."""
+    path = Path(path)
+    label = path.name
+    if path.is_symlink():
+        raise LayerError(f"{label} is a link; refused.")
+    if driver == "OpenFileGDB":
+        _check_gdb(path)
+        return
+    if not path.is_file():
+        raise LayerError(f"{label} is not a file.")
+    with path.open("rb") as f:
+        head = f.read(1024)
+    ok, expected = _SIGNATURES[driver](head, path)
+    if not ok:
+        shown = head[:24].decode("latin-1").encode("unicode_escape").decode("ascii")
+        raise LayerError(
+            f"{label} is not {expected}: it starts with {shown!r}. Export the layer again as {expected} "
+            "(a file renamed to another extension is not converted)."
+        )
+
+
+def _gpkg(head: bytes, path: Path) -> tuple[bool, str]:
+    return head.startswith(b"SQLite format 3\x00") and head[68:72] in (b"GPKG", b"GP10", b"GP11"), "a GeoPackage"
+
+
+def _geojson(head: bytes, path: Path) -> tuple[bool, str]:
+    return head.removeprefix(b"\xef\xbb\xbf").lstrip(b" \t\r\n").startswith(b"{"), "GeoJSON (a JSON object)"
+
+
+def _shapefile(head: bytes, path: Path) -> tuple[bool, str]:
+    expected = "a shapefile (.shp with its .shx and .dbf)"
+    if not head.startswith(b"\x00\x00\x27\x0a") or len(head) < 100:
+        return False, expected
+    for part, check in ((".shx", lambda h: h.startswith(b"\x00\x00\x27\x0a")), (".dbf", _dbf)):
+        sibling = next((p for p in path.parent.iterdir() if p.stem == path.stem and p.suffix.lower() == part), None)
+        if sibling is None or sibling.is_symlink():
+            raise LayerError(f"{path.name} has no {part} file beside it: zip the .shp, .shx, .dbf and .prj together.")
+        with sibling.open("rb") as f:
+            if not check(f.read(100)):
+                raise LayerError(f"{sibling.name} is not the {part} part of a shapefile.")
+    return True, expected
+
+
+def _dbf(head: bytes) -> bool:
+    return len(head) >= 32 and head[0] in _DBF_VERSIONS
+
+
+def _flatgeobuf(head: bytes, path: Path) -> tuple[bool, str]:
+    return head[:3] == b"fgb" and head[4:7] == b"fgb", "a FlatGeobuf file"
+
+
+def _parquet(head: bytes, path: Path) -> tuple[bool, str]:
+    with path.open("rb") as f:
+        f.seek(-4, os.SEEK_END)
+        tail = f.read(4)
+    return head.startswith(b"PAR1") and tail == b"PAR1", "a GeoParquet file"
+
+
+_SIGNATURES = {
+    "GPKG": _gpkg,
+    "GeoJSON": _geojson,
+    "ESRI Shapefile": _shapefile,
+    "FlatGeobuf": _flatgeobuf,
+    "GeoParquet": _parquet,
+}
+
+
+def _check_gdb(path: Path) -> None:
+    if not path.is_dir():
+        raise LayerError(f"{path.name} is not a File Geodatabase folder.")
+    names = [p.name for p in path.iterdir()]
+    odd = [n for n in names if not _GDB_FILE.match(n) or (path / n).is_symlink() or not (path / n).is_file()]
+    if odd or "a00000001.gdbtable" not in names:
+        raise LayerError(f"{path.name} is not a File Geodatabase (unexpected: {', '.join(odd[:3]) or 'no tables'}).")
+    with (path / "a00000001.gdbtable").open("rb") as f:
+        if f.read(4) not in (b"\x03\x00\x00\x00", b"\x04\x00\x00\x00"):
+            raise LayerError(f"{path.name} is not a File Geodatabase (its catalogue table is not a .gdbtable).")
+
+
+def gdal_path(path: str | Path, driver: str, root: str | Path | None = None) -> str:
+    """The name GDAL opens a checked upload by: only ``driver`` can claim it; anything else is refused.
+
+    The path must be a plain local path (no ``/vsi...``, no ``DRIVER:`` prefix, no URL), inside ``root`` if
+    given, and its content must match the driver (``check_content``).
+    """
+    text = str(path)
+    if driver not in _SIGNATURES and driver != "OpenFileGDB":
+        raise LayerError(f"{Path(text).name}: {driver} files are not accepted as uploads.")
+    if "/vsi" in text.lower() or "\\vsi" in text.lower() or "://" in text or ":" in Path(text).name:
+        raise LayerError(f"{text!r} is not a file in the upload; refused.")
+    if Path(text).is_symlink():
+        raise LayerError(f"{Path(text).name} is a link; refused.")
+    resolved = Path(text).resolve()
+    if root is not None and not resolved.is_relative_to(Path(root).resolve()):
+        raise LayerError(f"{Path(text).name} is outside the upload's folder; refused.")
+    if UPLOAD_DRIVERS.get(resolved.suffix.lower()) != driver:
+        raise LayerError(f"{resolved.name} is not opened as {driver}: its extension names another format.")
+    check_content(resolved, driver)
+    if driver in ("GPKG", "GeoJSON"):
+        return f"{driver}:{resolved}"  # GDAL tries no other driver on a prefixed name
+    return str(resolved)
+
+
+# --- the upload's folder, owner and life ------------------------------------------------------------------------
+
+
+def upload_folder(root: str | Path, token: str, *, owner: str | None = None) -> Path:
+    """The upload's folder; a LayerError when there is none, or when it is not ``owner``'s (given)."""
+    if not TOKEN.match(token or ""):
+        raise LayerError("No such upload.")
+    folder = Path(root) / token
+    if not (folder / "data").is_dir():
+        raise LayerError("No such upload (it may have expired or been discarded).")
+    if owner is not None and read_meta(folder).get("owner") != owner:
+        raise LayerError("No such upload.")  # another user's workspace: not even its existence is told
+    return folder
+
+
+def read_meta(folder: Path) -> dict:
+    try:
+        return json.loads((folder / META).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _write_meta(folder: Path, meta: dict) -> None:
+    tmp = folder / f".{META}.tmp"
+    tmp.write_text(json.dumps(meta), encoding="utf-8")
+    os.replace(tmp, folder / META)
+
+
+def touch(folder: Path, *, every_s: float = 300.0) -> None:
+    """Mark the upload used now (at most every ``every_s`` seconds), so it does not expire while worked on."""
+    meta = folder / META
+    try:
+        if time.time() - meta.stat().st_mtime > every_s:
+            os.utime(meta)
+    except OSError:
+        pass
+
+
+def last_used(folder: Path) -> float:
+    try:
+        return (folder / META).stat().st_mtime
+    except OSError:
+        return folder.stat().st_mtime
+
+
+def folder_bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+def owner_usage(root: str | Path, owner: str) -> int:
+    """Bytes on disk of ``owner``'s uploads together."""
+    return sum(folder_bytes(f) for f in list_uploads(root, owner=owner))
+
+
+def list_uploads(root: str | Path, *, owner: str | None = None) -> list[Path]:
+    """The upload folders (of ``owner`` when given), newest first."""
+    base = Path(root)
+    if not base.is_dir():
+        return []
+    found = [
+        f
+        for f in base.iterdir()
+        if f.is_dir() and TOKEN.match(f.name) and (owner is None or read_meta(f).get("owner") == owner)
+    ]
+    return sorted(found, key=last_used, reverse=True)
+
+
+def discard(root: str | Path, token: str, *, owner: str) -> None:
+    shutil.rmtree(upload_folder(root, token, owner=owner), ignore_errors=True)
+
+
+def expire_uploads(root: str | Path, *, ttl_hours: float, now: float | None = None) -> list[str]:
+    """Delete uploads unused for ``ttl_hours`` (and leftover folders of that age without a record); returns them."""
+    base = Path(root)
+    if not base.is_dir():
+        return []
+    now = time.time() if now is None else now
+    gone = []
+    for folder in base.iterdir():
+        if folder.is_dir() and TOKEN.match(folder.name) and now - last_used(folder) > ttl_hours * 3600:
+            shutil.rmtree(folder, ignore_errors=True)
+            gone.append(folder.name)
+    return gone
+
+
+def upload_sources(folder: str | Path) -> dict:
+    """The layers of an upload found by name (``parcels.shp``, a GeoPackage's ``mains`` ...), each to be opened
+    only by its checked driver. A GeoPackage's or geodatabase's layer names are listed through that driver alone.
+    """
+    import pyogrio
+
+    from layers.read import LAYER_NAMES, LayerSource, unreadable_message
+
+    data = Path(folder) / "data"
+    files = list(_vector_files(data))
+    available: dict[str, LayerSource] = {}
+    for path in files:
+        driver = UPLOAD_DRIVERS[path.suffix.lower()]
+        if driver in ("GPKG", "OpenFileGDB"):
+            try:
+                names = [str(n) for n, _ in pyogrio.list_layers(gdal_path(path, driver, root=data))]
+            except LayerError:
+                raise
+            except Exception as exc:
+                raise LayerError(unreadable_message(path, exc)) from exc
+            for name in names:
+                available.setdefault(name.lower(), LayerSource("", str(path), name, driver))
+        else:
+            available.setdefault(path.stem.lower(), LayerSource("", str(path), None, driver))
+    found = {}
+    for kind, names in LAYER_NAMES.items():
+        for name in names:
+            if name in available:
+                src = available[name]
+                found[kind] = LayerSource(kind, src.path, src.layer, src.driver)
+                break
+    return found

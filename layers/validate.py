@@ -20,12 +20,14 @@ from pyproj import CRS
 from layers.crs import check_and_reproject, feet_per_unit
 from layers.errors import Problem
 from layers.schema import (
+    FACILITY_TYPE_VALUES,
     FALSE_VALUES,
     OWNERSHIP_VALUES,
     RESULT_COLUMNS,
     ROUTE_KIND_VALUES,
     SEWER_TYPE_VALUES,
     STATUS_VALUES,
+    STRUCTURE_VALUES,
     TRUE_VALUES,
     UNKNOWN_NUMBER_VALUES,
     LayerSpec,
@@ -417,6 +419,29 @@ def _normalise_values(
     for f in spec.fields:
         if f.number and f.name in gdf.columns:
             ok &= _number_column(gdf, spec, f.name, label, problems)
+    ok &= _network_codes(gdf, spec, label, value_maps, problems)
+    return ok
+
+
+def _network_codes(
+    gdf: gpd.GeoDataFrame,
+    spec: LayerSpec,
+    label: str,
+    value_maps: dict[str, dict[str, str]],
+    problems: list[Problem],
+) -> bool:
+    """What a manhole-layer point is (``structure``) and what a plant-layer point is (``facility_type``).
+
+    Unknown values are errors, as for the mains' codes: a cleanout taken for a manhole names the wrong control
+    manhole, an industrial discharger taken for the plant drains the town to itself.
+    """
+    ok = True
+    for kind, name, table in (
+        ("manholes", "structure", STRUCTURE_VALUES),
+        ("outfalls", "facility_type", FACILITY_TYPE_VALUES),
+    ):
+        if spec.kind == kind and name in gdf.columns:
+            ok &= _code_column(gdf, spec, name, table, value_maps.get(name, {}), label, problems)
     return ok
 
 

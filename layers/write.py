@@ -4,10 +4,17 @@ The format follows the output's extension. A GeoPackage gets the parcel results,
 connection points as three layers, in the measuring CRS; GeoJSON and CSV get the parcel results only (CSV
 without geometry, with the connection point's coordinates). Existing layers of the same name are replaced;
 other layers of a GeoPackage (the input layers of the embedded store) are kept.
+
+Every CSV sewerplan writes (results, network reports, the notices mailing list) goes through ``write_csv``: a
+spreadsheet opens it without running anything in it (a text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or
+a carriage return gets a leading apostrophe), every field is quoted (a carriage return inside a cell never splits
+the row), it is UTF-8 with a byte-order mark (so "§" and MÜLLER-ŽÁK show right), and ZIP codes stay text.
 """
 
 from __future__ import annotations
 
+import csv
+import re
 from pathlib import Path
 
 import geopandas as gpd
@@ -22,6 +29,57 @@ BUILDINGS_LAYER = "building_results"
 LINES_LAYER = "measuring_lines"
 POINTS_LAYER = "connection_points"
 FORMATS = {".gpkg": "GPKG", ".geojson": "GeoJSON", ".json": "GeoJSON", ".csv": "CSV"}
+# A cell a spreadsheet would run as a formula (OWASP's list: = + - @ tab carriage-return first).
+_FORMULA = re.compile(r"^[=+\-@\t\r]")
+# Columns that hold ZIP codes: written as text, never as a number (01234, not 1234 or 1234.0).
+_ZIP_COLUMN = re.compile(r"(^|_)(zip|zip5|zipcode|zip_code|postal_code|postcode)($|_)", re.IGNORECASE)
+
+
+def write_csv(path: str | Path, frame: pd.DataFrame, *, bom: bool = True) -> str:
+    """Write a table as a CSV that is safe to open in a spreadsheet; returns the path.
+
+    Text cells that start like a formula get a leading apostrophe, every field is quoted, ZIP-code columns are
+    text, and the file is UTF-8 with a byte-order mark unless ``bom`` is False. A geometry column, if any, is
+    dropped (CSV output carries attributes only). Numbers stay numbers.
+    """
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    table = pd.DataFrame(frame)
+    if isinstance(frame, gpd.GeoDataFrame) and frame.geometry.name in table.columns:
+        table = table.drop(columns=frame.geometry.name)
+    safe = {}
+    for name in table.columns:
+        column = table[name]
+        if _ZIP_COLUMN.search(str(name)):
+            column = _zip_text(column)
+        if column.dtype == object or pd.api.types.is_string_dtype(column):
+            safe[name] = formula_safe(column)
+        else:
+            safe[name] = column
+    out = pd.DataFrame(safe, index=table.index)
+    out.columns = [_formula_safe_text(str(c)) for c in table.columns]
+    encoding = "utf-8-sig" if bom else "utf-8"
+    out.to_csv(path, index=False, encoding=encoding, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
+    return str(path)
+
+
+def formula_safe(values: pd.Series) -> pd.Series:
+    """Text a spreadsheet would run as a formula, with a leading apostrophe; missing values become empty text."""
+    text = values.astype(object).where(values.notna(), "").astype(str)
+    return text.where(~text.str.match(_FORMULA), "'" + text)
+
+
+def _formula_safe_text(text: str) -> str:
+    return "'" + text if _FORMULA.match(text) else text
+
+
+def _zip_text(values: pd.Series) -> pd.Series:
+    """ZIP codes as text: numbers (read from a DBF or a spreadsheet) get their leading zeros back, no ``.0``."""
+    if not pd.api.types.is_numeric_dtype(values) or pd.api.types.is_bool_dtype(values):
+        return values
+    whole = values.round().astype("Int64")
+    short = whole.astype("string").str.zfill(5)
+    text = short.where(whole.abs() <= 99999, whole.astype("string").str.zfill(9))  # ZIP+4 as nine digits
+    return text.astype(object).where(whole.notna(), "")
 
 
 def output_format(path: str) -> str:
@@ -47,7 +105,7 @@ def write_results(
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     frame = _plain_columns(parcels)
     if driver == "CSV":
-        frame.drop(columns=frame.geometry.name).to_csv(path, index=False)
+        write_csv(path, frame)
         return [Path(path).stem]
     if driver == "GeoJSON":
         _write(frame.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
@@ -70,9 +128,7 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> None:
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if driver == "CSV":
-        report.assign(x=report.geometry.x, y=report.geometry.y).drop(columns=report.geometry.name).to_csv(
-            path, index=False
-        )
+        write_csv(path, report.assign(x=report.geometry.x, y=report.geometry.y))
     elif driver == "GeoJSON":
         _write(report.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
     else:

@@ -130,7 +130,7 @@ def test_connected_csv(town_gpkg, tmp_path):
     [
         (["--profile", "albany"], "No profile named 'albany'"),
         (["--profile", "wappinger"], "--set mandate.distance_ft=N"),
-        (["--profile", "poughkeepsie", "--notice-date", "2027-03-01"], "--notice-reason public_health_hazard"),
+        (["--profile", "poughkeepsie", "--notice-date", "2027-03-01"], "notice reason): public_health_hazard or"),
         (["--profile", "fort-plain", "--set", "mandate.distance=3"], "names no rule"),
         (["--profile", "fort-plain", "--out", "results.shp"], "give an output ending in .gpkg, .geojson or .csv"),
         (["--profile", "fort-plain", "--crs", "EPSG:4326"], "not projected"),
@@ -243,7 +243,7 @@ def test_network_check_json_and_report(town_gpkg, tmp_path):
     result = invoke("network", "check", "--profile", "fort-plain", "--data", data, "--json")
     assert result.exit_code == 0
     report = json.loads(result.output)
-    assert all(set(d) == {"check", "severity", "feature_id", "section", "message"} for d in report)
+    assert all(set(d) == {"check", "severity", "feature_id", "section", "message", "x", "y"} for d in report)
     small = [d for d in report if d["check"] == "min_diameter"]
     assert [d["feature_id"] for d in small] == ["M-3"] and small[0]["section"] == "§ 144-18B"
     out, table = tmp_path / "report.geojson", tmp_path / "report.csv"
@@ -257,7 +257,7 @@ def test_trace_json_shapes(town_gpkg):
     doc = json.loads(
         invoke("trace", "--profile", "fort-plain", "--data", town_gpkg, "--parcel", parcel, "--json").output
     )
-    assert set(doc) == {"start", "path", "mains", "control_manhole", "length_ft", "outfall", "problem"}
+    assert set(doc) == {"start", "path", "mains", "control_manhole", "length_ft", "outfall", "problem", "splits"}
     assert doc["start"] == parcel and doc["path"][0] == doc["control_manhole"] and doc["problem"] is None
     assert doc["outfall"] == doc["path"][-1] and len(doc["mains"]) == len(doc["path"])
     down = json.loads(

@@ -139,6 +139,8 @@ def test_piece_without_outfall():
     net = build(m, mh, plant((320, 0), "A2"))
     found = {(d.check, d.feature_id) for d in checks(net, mh)}
     assert ("no_outfall", "ISLAND") in found and ("disconnected_piece", "ISLAND") in found
+    (island,) = [d for d in checks(net, mh) if d.check == "no_outfall"]
+    assert "A piece of 1 main (300 ft)" in island.message and "direction cannot be inferred" in island.message
     assert net.direction_source[list(net.main_id).index("ISLAND")] == "unknown"
     parcels = gpd.GeoDataFrame(
         {"parcel_id": ["ON_ISLAND"], "main_id": ["ISLAND"], "connection_x": [150.0], "connection_y": [1000.0]},
@@ -178,8 +180,11 @@ def test_force_main_flows_uphill_without_defects():
     [
         ({"from_manhole": "A", "to_manhole": "B"}, "from_to_fields", False),
         ({"from_manhole": "B", "to_manhole": "A"}, "from_to_fields", True),
-        ({"us_invert_ft": 100.0, "ds_invert_ft": 98.0}, "inverts", False),
         ({"us_invert_ft": 98.0, "ds_invert_ft": 100.0}, "inverts", True),
+        # The inverts fall toward B, where nothing leaves and no plant is: a gravity main laid uphill, kept
+        # flowing to the plant at A (and reported as an adverse slope), never reversed into a dead end.
+        ({"us_invert_ft": 100.0, "ds_invert_ft": 98.0}, "inferred", True),
+        ({"sewer_type": "force", "us_invert_ft": 100.0, "ds_invert_ft": 98.0}, "digitised", False),
         ({}, "inferred", True),  # the plant is at A: flow runs B -> A against the digitised direction
     ],
 )
@@ -189,6 +194,8 @@ def test_direction_sources(attrs, source, reversed_):
     net = build(m, mh, plant((-20, 0), "A"))
     assert net.direction_source[0] == source
     assert (names(net, net.u)[0] == "B") is reversed_
+    adverse = [d for d in checks(net) if d.check == "adverse_slope"]
+    assert len(adverse) == (source == "inferred" and "us_invert_ft" in attrs)
 
 
 def test_digitised_direction_only_when_trusted():
@@ -196,10 +203,15 @@ def test_digitised_direction_only_when_trusted():
     mh = manholes(A=(0, 0), B=(300, 0))
     assert build(m, mh).direction_source[0] == "unknown"
     trusted = build(m, mh, trust_digitised=True)
-    assert trusted.direction_source[0] == "digitised" and trusted.drains().all()  # B receives: the outfall
+    assert trusted.direction_source[0] == "digitised"
+    # B only receives flow, but nothing says it is an outfall: the flow stops there, and the check says so.
+    assert not trusted.drains().any() and not trusted.node_is_outfall.any()
+    (stop,) = [d for d in checks(trusted) if d.check == "no_outfall"]
+    assert "flow stops at B" in stop.message
+    assert "stops at B" in trace_down(trusted, trusted.node_index["A"]).problem
 
 
-def test_adverse_slope_and_against_flow():
+def test_adverse_slope_keeps_the_fields_direction_and_a_split_is_reported():
     m = mains(
         (
             "UP",
@@ -212,8 +224,9 @@ def test_adverse_slope_and_against_flow():
     mh = manholes(A=(0, 0), B=(300, 0), C=(600, 0), D=(300, -300))
     net = build(m, mh, plant((300, -320), "D"))
     found = {(d.check, d.feature_id) for d in checks(net, mh)}
-    assert ("adverse_slope", "UP") in found
-    assert ("against_flow", "AWAY") not in found  # C -> B -> D does run toward the outfall
+    assert ("adverse_slope", "UP") in found  # from/to fields decide; the inverts then read uphill
+    assert names(net, net.u)[list(net.main_id).index("UP")] == "A"
+    assert not {c for c, _ in found} & {"no_outfall", "cycle"}
     m2 = mains(
         ("BACK", [(0, 0), (300, 0)], {"from_manhole": "B", "to_manhole": "A"}),
         ("OUT", [(300, 0), (300, -300)], {"from_manhole": "B", "to_manhole": "D"}),
@@ -368,3 +381,56 @@ def test_bellinge_swmm_directions_and_paths(real_data):
     assert not [d for d in check_network(net, profile=FP) if d.check == "adverse_slope"]
     widths = pd.Series(net.diameter_in, index=net.main_id)
     assert widths["G72F821_G72F820_l1"] == pytest.approx(0.2 * 3937 / 1200 * 12)
+
+
+def test_manchester_through_the_cli(real_data):
+    """The real town's layers as a user gives them: the plant joins the end of each piece that reaches it."""
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+
+    base = real_data / "vt-sewer" / "manchester"
+    layers = [
+        "--mains",
+        base / "ManchesterLinearFeatures.geojson",
+        "--manholes",
+        base / "ManchesterPointFeatures.geojson",
+        "--outfalls",
+        base / "ManchesterWWTF.geojson",
+        "--set",
+        "network.snap_tolerance_ft=2",
+    ]
+    run = CliRunner().invoke(
+        main, ["network", "check", "--profile", "wappinger", *map(str, layers), "--json"], catch_exceptions=False
+    )
+    assert run.exit_code == 0, run.stderr
+    report = json.loads(run.stdout)
+    joined = [d for d in report if d["check"] == "outfall_joined"]
+    # Three pieces reach the plant (its program category: "Municipal Discharge"); each is joined at its end.
+    assert len(joined) == 3 and all("Plant Manchester is joined to J-" in d["message"] for d in joined)
+    assert all(60 < float(d["message"].split(" ft away")[0].rsplit(", ", 1)[1]) < 80 for d in joined)
+    assert not [d for d in report if d["check"] in ("plant_mid_run", "not_a_plant", "several_outfalls")]
+    assert all(isinstance(d["x"], float) and isinstance(d["y"], float) for d in report if d["check"] != "no_outfall")
+    # Wappinger's design numbers are the profile's settings: information, citing no section as requiring them.
+    design = [d for d in report if d["check"] in ("min_diameter", "manhole_spacing", "alignment_change")]
+    assert design and {d["severity"] for d in design} == {"info"} and {d["section"] for d in design} == {""}
+    assert not any("196-23D requires" in d["message"] for d in report)
+    # A trace from a manhole far up the largest piece reaches the plant's inlet with its length.
+    loaded = load_layers(
+        {
+            "mains": LayerSource("mains", str(base / "ManchesterLinearFeatures.geojson")),
+            "manholes": LayerSource("manholes", str(base / "ManchesterPointFeatures.geojson")),
+            "outfalls": LayerSource("outfalls", str(base / "ManchesterWWTF.geojson")),
+        },
+        target_crs=measuring_crs("EPSG:2260"),
+        required=("mains",),
+    )
+    profile = load_profile("wappinger", overrides={"network.snap_tolerance_ft": "2"})
+    net = build_network(loaded.mains, manholes=loaded.manholes, outfalls=loaded.outfalls, profile=profile)
+    far = int(np.nanargmax(np.where(net.node_is_manhole, net.downstream_ft, np.nan)))
+    expected = trace_down(net, far)
+    args = ["trace", *map(str, layers), "--manhole", str(net.node_id[far]), "--json"]
+    doc = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).stdout)
+    inlets = {d["message"].split(" is joined to ")[1].split(",")[0] for d in joined}
+    assert doc["path"] == expected.path and doc["outfall"] in inlets
+    assert doc["length_ft"] == pytest.approx(float(net.downstream_ft[far]), abs=0.1) and doc["length_ft"] > 5000

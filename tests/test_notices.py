@@ -1,5 +1,5 @@
-"""Connection notices: who gets one, mailing lists, letters and labels, and a register that never loses or
-duplicates a notice (SQLite and PostgreSQL)."""
+"""Connection notices: who gets one, the mailing list, and a register that never counts a notice without its
+paperwork, never duplicates one, and is never created by accident (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -7,11 +7,10 @@ import csv
 import datetime as dt
 import json
 import os
-import signal
+import shutil
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -22,19 +21,33 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 from pypdf import PdfReader
 from sqlalchemy import create_engine, text
+from sqlalchemy.exc import DBAPIError
 
 from analysis.errors import AnalysisError
-from analysis.mandate import analyze_mandates
-from analysis.notices import due_notices, mailing_list, neutralise
+from analysis.mandate import analyze_mandates, check_notice
+from analysis.notices import (
+    deadline_flag,
+    due_notices,
+    mailing_list,
+    neutralise,
+    period,
+    plan_notices,
+    split_name,
+)
 from analysis.profiles import load_profile
 from gisapp.cli import main
-from layers.letters import write_labels, write_letter, write_mailing_list
-from layers.register import Register
+from layers.errors import LayerError
+from layers.letters import label_texts, verify_batch, write_mailing_list
+from layers.register import Register, RegisterMissingError, new_batch_id
 from layers.sample import sample_town
+from layers.store import read_setting
+from layers.town import load_town_settings
 from layers.write import write_layers
 
-FP, PK = load_profile("fort-plain"), load_profile("poughkeepsie")
+FP, PK, WP = load_profile("fort-plain"), load_profile("poughkeepsie"), load_profile("wappinger")
 REPO = Path(__file__).resolve().parents[1]
+EXAMPLE_TOWN = REPO / "docs" / "town.example.toml"
+DAY = dt.date(2027, 3, 1)
 
 
 @pytest.fixture(scope="module")
@@ -50,6 +63,12 @@ def results(town):
     ).parcels
 
 
+def town_file(folder: Path, extra: str = "") -> Path:
+    path = folder / "town.toml"
+    path.write_text(EXAMPLE_TOWN.read_text(encoding="utf-8") + extra, encoding="utf-8")
+    return path
+
+
 def _fresh_postgres(url: str) -> None:
     """Drop every register table (from the register's own metadata) and Alembic's version table."""
     from layers.register import METADATA
@@ -61,44 +80,181 @@ def _fresh_postgres(url: str) -> None:
     engine.dispose()
 
 
-def _pg_url():
-    return os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
+def _pg_url() -> str:
+    url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL.")
+        pytest.skip("no PostgreSQL (set SEWERPLAN_TEST_POSTGRES_URL)")
+    return url
+
+
+def _url(backend: str, tmp_path: Path) -> str:
+    if backend == "postgres":
+        url = _pg_url()
+        _fresh_postgres(url)
+        return url
+    return str(tmp_path / "register.sqlite")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
 def register(request, tmp_path):
-    if request.param == "sqlite":
-        reg = Register(str(tmp_path / "register.sqlite"))
-    else:
-        url = _pg_url()
-        if not url:
-            if os.environ.get("CI"):
-                pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL.")
-            pytest.skip("no PostgreSQL (set SEWERPLAN_TEST_POSTGRES_URL)")
-        _fresh_postgres(url)
-        reg = Register(url)
+    reg = Register(_url(request.param, tmp_path), create=True)
     yield reg
     reg.close()
 
 
-def test_due_notices_and_the_poughkeepsie_reason(results):
-    due = due_notices(results, profile=FP, notice_date=dt.date(2027, 3, 1))
-    assert len(due) == (results["status"] == "mandated").sum()
-    assert set(due["deadline"]) == {"2027-05-30"} and set(due["section"]) == {"§ 144-4"}
-    with pytest.raises(AnalysisError, match="public_health_hazard"):
-        due_notices(results, profile=PK, notice_date=dt.date(2027, 3, 1))
-    pk = due_notices(results, profile=PK, notice_date=dt.date(2027, 3, 1), notice_reason="highway_improvement")
-    assert set(pk["notice_reason"]) == {"highway_improvement"} and set(pk["deadline"]) == {"2027-03-31"}
-    with pytest.raises(AnalysisError, match="notice_period_days"):
-        due_notices(results, profile=load_profile("wappinger"), notice_date=dt.date(2027, 3, 1))
-    skipped = due_notices(results, profile=FP, notice_date=dt.date(2027, 3, 1), exclude={due["parcel_id"][0]})
-    assert len(skipped) == len(due) - 1
+def _prepare(reg: Register, due: pd.DataFrame, *, kind="connection", day=DAY, deadline=None, actor="t") -> dict:
+    batch_id = new_batch_id(day)
+    return reg.prepare_batch(
+        due,
+        batch_id=batch_id,
+        kind=kind,
+        notice_date=day,
+        deadline=deadline or day + dt.timedelta(days=90),
+        folder="/nowhere",
+        actor=actor,
+        profile=("fort-plain", FP.version),
+    )
 
 
-def test_one_envelope_per_owner_address():
+def _issue(reg: Register, due: pd.DataFrame, **kw) -> dict:
+    """Prepare and finish a batch with stand-in letter paths (the register's own bookkeeping, no files)."""
+    batch = _prepare(reg, due, **kw)
+    if batch["notices"]:
+        letters = {
+            n["notice_id"]: (f"{batch['batch_id']}/letters/{i:04d}.pdf", i) for i, n in enumerate(batch["notices"], 1)
+        }
+        reg.finish_batch(batch["batch_id"], letters=letters, actor="t")
+    return batch
+
+
+# -- who is due a notice ------------------------------------------------------------------------------------------
+
+
+def test_due_notices_carry_real_dates_and_the_section(results):
+    plan = plan_notices(results, profile=FP, notice_date=DAY)
+    assert len(plan.due) == (results["status"] == "mandated").sum() > 0
+    assert set(plan.due["deadline"]) == {dt.date(2027, 5, 30)} and set(plan.due["section"]) == {"§ 144-4"}
+    assert plan.period.basis == "§ 144-4" and plan.period.ready_for_letters
+    skipped = due_notices(results, profile=FP, notice_date=DAY, exclude={plan.due["parcel_id"][0]})
+    assert len(skipped) == len(plan.due) - 1
+
+
+def test_the_reason_error_names_no_command_line_flag():
+    with pytest.raises(AnalysisError) as info:
+        check_notice(PK, DAY, None)
+    assert "--" not in str(info.value) and "public_health_hazard or highway_improvement" in str(info.value)
+
+
+def test_poughkeepsie_private_systems_are_noticed_only_for_a_named_hazard(results):
+    """§ 168-22.3C: "Such notice shall be given only when it shall be necessary to eliminate a public health hazard"."""
+    assert PK.notices.private_system_reasons.value == ["public_health_hazard"]
+    assert PK.notices.private_system_assumed.value is True  # no private_system column: every such parcel has one
+    mandated = int((results["status"] == "mandated").sum())
+    highway = plan_notices(results, profile=PK, notice_date=DAY, notice_reason="highway_improvement")
+    assert highway.due.empty and len(highway.held) == mandated  # every unconnected occupied parcel has a private system
+    assert set(highway.held["why"].str[:12]) == {"§ 168-22.3C:"}
+    with pytest.raises(AnalysisError, match="must say which hazard"):
+        plan_notices(results, profile=PK, notice_date=DAY, notice_reason="public_health_hazard")
+    hazard = plan_notices(
+        results, profile=PK, notice_date=DAY, notice_reason="public_health_hazard", hazard="failing septic systems"
+    )
+    assert len(hazard.due) == mandated and set(hazard.due["hazard"]) == {"failing septic systems"}
+    assert set(hazard.due["deadline"]) == {dt.date(2027, 3, 31)}
+    # The data may say which parcels have no private system: only those may be noticed for a highway program.
+    ids = list(results.loc[results["status"] == "mandated", "parcel_id"])
+    marked = results.assign(private_system=results["parcel_id"].isin(ids[:3]).map({True: "Y", False: "N"}))
+    partial = plan_notices(marked, profile=PK, notice_date=DAY, notice_reason="highway_improvement")
+    assert set(partial.held["parcel_id"]) == set(ids[:3]) and len(partial.due) == mandated - 3
+    # A hazard list names the parcels: only those are noticed, each with its own hazard.
+    listed = plan_notices(
+        results,
+        profile=PK,
+        notice_date=DAY,
+        notice_reason="public_health_hazard",
+        hazard={ids[0]: "sewage on the ground", "NOT-A-PARCEL": "x"},
+    )
+    assert list(listed.due["parcel_id"]) == [ids[0]] and listed.due["hazard"].iloc[0] == "sewage on the ground"
+    assert list(listed.held["parcel_id"]) == ["NOT-A-PARCEL"]
+    with pytest.raises(AnalysisError, match="only with a notice given to eliminate a public health hazard"):
+        plan_notices(results, profile=FP, notice_date=DAY, hazard="anything")
+
+
+def test_a_period_the_law_leaves_to_the_town_needs_the_towns_resolution(results, tmp_path):
+    with pytest.raises(AnalysisError, match="sets no period"):
+        plan_notices(results, profile=WP, notice_date=DAY)
+    correction = period(FP, "notices.correction_period_days")
+    assert correction.left_to_town and not correction.ready_for_letters and correction.days == 30
+    town = load_town_settings(
+        town_file(tmp_path, '"mandate.notice_period_days" = { days = 60, act = "Resolution 9 of 2027" }\n')
+    )
+    cited = period(FP, "notices.correction_period_days", town)
+    assert cited.ready_for_letters and cited.basis == "Resolution 4 of 2027 of the Board of Trustees, under § 144-40A"
+    wappinger = plan_notices(results, profile=WP, notice_date=DAY, town=town)
+    assert (
+        wappinger.deadline == dt.date(2027, 4, 30) and wappinger.period.basis == "Resolution 9 of 2027, under § 196-17E"
+    )
+    law = period(WP, "notices.correction_period_days", town)  # set by the law itself: the town cannot change it
+    assert law.days == 10 and law.basis == "§ 196-22A"
+
+
+@pytest.mark.parametrize(
+    ("day", "flag"),
+    [
+        (dt.date(2027, 5, 30), "Sunday"),
+        (dt.date(2027, 5, 31), "Memorial Day, a New York public holiday"),
+        (dt.date(2027, 7, 5), "Independence Day (observed), a New York public holiday"),
+        (dt.date(2027, 11, 2), "General Election Day, a New York public holiday"),
+        (dt.date(2027, 2, 12), "Lincoln's Birthday, a New York public holiday"),
+        (dt.date(2027, 6, 13), "Sunday and Flag Day, a New York public holiday"),
+        (dt.date(2027, 12, 25), "Saturday and Christmas Day, a New York public holiday"),
+        (dt.date(2027, 3, 31), None),
+    ],
+)
+def test_deadline_flags_weekends_and_new_york_holidays(day, flag):
+    assert deadline_flag(day) == flag
+
+
+def test_the_town_settings_file_reports_every_problem_at_once(tmp_path):
+    bad = tmp_path / "town.toml"
+    bad.write_text(
+        '[letterhead]\nname = 3\nmotto = "x"\n[officer]\ntitle = ["a"]\n[signature]\n'
+        '[resolutions]\n"notices.correction_period_days" = { days = 0, act = "R 1" }\n'
+        '"mandate.notice_period_days" = { days = 30 }\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(LayerError) as info:
+        load_town_settings(bad)
+    for part in (
+        "name must be text",
+        "unknown key 'motto'",
+        "title must be text",
+        "unknown table [signature]",
+        "above 0",
+        "must be { days = N",
+    ):
+        assert part in str(info.value), part
+    example = load_town_settings(EXAMPLE_TOWN)
+    assert example.missing_for_letters() == [] and example.resolutions["notices.correction_period_days"].days == 30
+    empty = tmp_path / "empty.toml"
+    empty.write_text('[letterhead]\nname = "Village of X"\n', encoding="utf-8")
+    assert load_town_settings(empty).missing_for_letters() == [
+        "return_address.lines",
+        "officer.name",
+        "officer.title",
+        "contact.phone or contact.email",
+    ]
+
+
+# -- the mailing list ---------------------------------------------------------------------------------------------
+
+
+def test_one_envelope_per_owner_address_in_mailing_order():
     notices = pd.DataFrame(
         {
             "parcel_id": ["A", "B", "C", "D"],
+            "notice_id": ["N-A", "N-B", "N-C", "N-D"],
             "owner_name": ["SMITH JOHN", "Smith, John", "SMITH JOHN", "JONES MARY"],
             "mail_address": ["12 Lake Rd.", "12  LAKE RD", "12 Lake Rd", "12 Lake Rd"],
             "mail_city": ["Albany", "ALBANY", "Albany", "Albany"],
@@ -108,17 +264,32 @@ def test_one_envelope_per_owner_address():
             "site_city": "Fort Plain",
             "site_state": "NY",
             "site_zip": "13339",
-            "deadline": ["2027-05-30", "2027-05-01", "2027-05-30", "2027-05-30"],
+            "deadline": [dt.date(2027, 5, 30), dt.date(2027, 5, 1), dt.date(2027, 5, 30), dt.date(2027, 5, 30)],
             "section": "§ 144-4",
         }
     )
     rows = mailing_list(notices)
-    assert rows["parcel_ids"].tolist() == ["A; B", "C", "D"]  # case, spacing, punctuation, ZIP+4; C's ZIP differs
-    assert rows.loc[0, "deadline"] == "2027-05-01" and rows.loc[0, "notices"] == 2
+    # ZIP 12203 first (Jones, then Smith), then 12204; case, spacing, punctuation and ZIP+4 fold into one envelope.
+    assert rows["parcel_ids"].tolist() == ["D", "A; B", "C"]
+    assert rows["notice_ids"].tolist() == ["N-D", "N-A; N-B", "N-C"]
+    assert rows["mailing_no"].tolist() == [1, 2, 3] and rows["letter_file"].tolist()[1] == "letters/0002.pdf"
+    assert rows.loc[1, "deadline"] == dt.date(2027, 5, 1) and rows.loc[1, "notices"] == 2
+    assert (rows["certified_article_no"] == "").all()
     assert len(mailing_list(notices, per_parcel=True)) == 4
     with_occupants = mailing_list(notices, occupant=True)
     assert (with_occupants["name_line_1"] == "Occupant").sum() == 4
     assert set(with_occupants.loc[with_occupants["name_line_1"] == "Occupant", "city"]) == {"Fort Plain"}
+
+
+def test_long_owner_names_go_on_a_second_line(town):
+    names = town["parcels"]["owner_name"]
+    longest = names[names.str.len() == names.str.len().max()].iloc[0]
+    trust = "THE ESTATE OF JOHN JACOB JINGLEHEIMER-SCHMIDT IRREVOCABLE TRUST"
+    first, second = split_name(pd.Series([longest, trust, "X" * 40]))
+    for whole, a, b in zip([longest, trust, "X" * 40], first, second, strict=True):
+        assert len(a) <= 32 and whole.startswith(a) and whole.replace(" ", "") == (a + b).replace(" ", "")
+    assert (first[1], second[1]) == ("THE ESTATE OF JOHN JACOB", "JINGLEHEIMER-SCHMIDT IRREVOCABLE TRUST")
+    assert first[2] + second[2] == "X" * 40
 
 
 @pytest.mark.parametrize(
@@ -149,150 +320,234 @@ def test_bom_option(tmp_path):
     assert Path(bom).read_bytes().startswith(b"\xef\xbb\xbf")
 
 
-def test_letter_and_labels_render(tmp_path, results, town):
-    due = due_notices(results, profile=PK, notice_date=dt.date(2027, 3, 1), notice_reason="public_health_hazard")
-    row = due.iloc[0].to_dict() | {"notice_id": "N-TEST", "reason": "public_health_hazard"}
-    parcel = results.set_index("parcel_id").geometry[row["parcel_id"]]
-    letter = write_letter(tmp_path / "l.pdf", row, profile=PK, parcel=parcel, mains=town["mains"].geometry.values[:5])
-    words = " ".join(PdfReader(letter).pages[0].extract_text().split())
-    for expected in (
-        row["owner_name"],
-        row["parcel_id"],
-        "§ 168-22.2G",
-        "2027-03-31",
-        "within 300 feet",
-        f"{row['distance_ft']:.1f} feet",
-        "to eliminate a public health hazard",
-        "N-TEST",
-    ):
-        assert expected in words, expected
-    rows = mailing_list(due)
-    labels = PdfReader(write_labels(tmp_path / "labels.pdf", rows))
-    assert len(labels.pages) == -(-len(rows) // 30)
-    first = " ".join(labels.pages[0].extract_text().split())
-    assert rows.loc[0, "name_line_1"] in first and rows.loc[0, "address_line_1"] in first
+# -- the register: prepared, issued, cancelled --------------------------------------------------------------------
 
 
-def test_issue_is_idempotent_and_connected_parcels_stay_closed(register, results):
-    due = due_notices(results, profile=FP, notice_date=dt.date(2027, 3, 1), exclude=register.excluded_parcels())
-    issued, already = register.issue(due, actor="test")
-    assert len(issued) == len(due) > 0 and already == 0
-    again, already = register.issue(due, actor="test")  # double click, or a re-run
-    assert again == [] and already == len(due)
-    first = issued[0]["parcel_id"]
-    register.mark(first, "connected", actor="clerk", note="inspected 2027-04-02")
-    rerun = due_notices(results, profile=FP, notice_date=dt.date(2027, 6, 1), exclude=register.excluded_parcels())
-    assert first not in set(rerun["parcel_id"])  # never re-noticed
-    second = issued[1]["parcel_id"]
-    register.mark(second, "withdrawn", actor="clerk")
-    assert second in set(
-        due_notices(results, profile=FP, notice_date=dt.date(2027, 6, 1), exclude=register.excluded_parcels())[
-            "parcel_id"
-        ]
-    )
-    with pytest.raises(ValueError, match="--until"):
-        register.mark(issued[2]["parcel_id"], "extended", actor="clerk")
-    register.mark(issued[2]["parcel_id"], "extended", actor="clerk", deadline="2027-08-01")
+def test_prepared_notices_have_no_deadline_and_never_reach_violations(register, results):
+    due = due_notices(results, profile=FP, notice_date=DAY)
+    batch = _prepare(register, due)
     listing = register.listing()
-    assert listing.loc[listing["parcel_id"] == issued[2]["parcel_id"], "deadline"].iloc[0] == "2027-08-01"
-    history = register.events_of(issued[0]["notice_id"])
+    assert set(listing["status"]) == {"prepared"} and listing["deadline"].isna().all()
+    assert register.listing(overdue_on=dt.date(2030, 1, 1)).empty  # never overdue, never a violation
+    assert register.excluded_parcels() == set(due["parcel_id"])  # but never noticed twice meanwhile
+    assert _prepare(register, due)["notices"] == []  # a second run prepares nothing for the same parcels
+    with pytest.raises(LayerError, match="have no letter"):
+        register.finish_batch(batch["batch_id"], letters={}, actor="t")
+    assert set(register.listing()["status"]) == {"prepared"}  # refused whole: nothing half issued
+    register.cancel_batch(batch["batch_id"], actor="t", why="files never written")
+    assert set(register.listing()["status"]) == {"cancelled"} and register.excluded_parcels() == set()
+    again = _issue(register, due)
+    issued = register.listing(status="open")
+    assert len(issued) == len(due) and set(issued["deadline"]) == {dt.date(2027, 5, 30)}
+    assert set(issued["batch_id"]) == {again["batch_id"]} and issued["letter_file"].notna().all()
+    assert len(register.listing(overdue_on=dt.date(2027, 5, 31))) == len(due)
+    assert register.listing(overdue_on=dt.date(2027, 5, 30)).empty  # due on the day itself is not yet overdue
+    assert [b["status"] for b in register.batches()] == ["issued", "cancelled"]
+
+
+def test_issuing_twice_never_duplicates_and_connected_parcels_stay_closed(register, results):
+    due = due_notices(results, profile=FP, notice_date=DAY, exclude=register.excluded_parcels())
+    first = _issue(register, due)
+    assert len(first["notices"]) == len(due) > 0 and first["already"] == 0
+    again = _prepare(register, due)  # double click, or a re-run
+    assert again["notices"] == [] and again["already"] == len(due) and register.batch(again["batch_id"]) is None
+    parcels = [n["parcel_id"] for n in first["notices"]]
+    register.mark(parcels[0], "connected", actor="clerk", note="inspected 2027-04-02")
+    rerun = due_notices(results, profile=FP, notice_date=dt.date(2027, 6, 1), exclude=register.excluded_parcels())
+    assert parcels[0] not in set(rerun["parcel_id"])  # never re-noticed
+    register.mark(parcels[1], "withdrawn", actor="clerk")
+    rerun = due_notices(results, profile=FP, notice_date=dt.date(2027, 6, 1), exclude=register.excluded_parcels())
+    assert set(rerun["parcel_id"]) == {parcels[1]}  # a withdrawn notice may be given again
+    history = register.events_of(first["notices"][0]["notice_id"])
     assert [(e["action"], e["field"], e["new_value"]) for e in history] == [
+        ("prepared", "status", "prepared"),
         ("issued", "status", "open"),
         ("marked", "status", "connected"),
         ("marked", "note", "inspected 2027-04-02"),
     ]
-    overdue = register.listing(overdue_on=dt.date(2027, 6, 1))
-    assert issued[2]["parcel_id"] not in set(overdue["parcel_id"]) and len(overdue) == len(due) - 3
 
 
-def test_database_refuses_a_second_open_notice(register, results):
-    due = due_notices(results, profile=FP, notice_date=dt.date(2027, 3, 1)).head(1)
-    register.issue(due, actor="a")
+@pytest.mark.parametrize(
+    ("status", "until", "message"),
+    [
+        ("extended", None, "needs the new deadline"),
+        ("connected", "2027-08-01", "only with an extension"),
+        ("extended", "next tuesday", "is not a date"),
+        ("extended", "2027-02-30", "not a date on the calendar"),
+        ("extended", "1999-01-01", "moves the deadline later"),
+        ("extended", "2027-05-30", "moves the deadline later"),
+    ],
+)
+def test_marking_refuses_deadlines_that_are_not_a_later_date(register, results, status, until, message):
+    due = due_notices(results, profile=FP, notice_date=DAY).head(2)
+    _issue(register, due)
+    parcel = due["parcel_id"].iloc[0]
+    with pytest.raises(LayerError, match=message):
+        register.mark(parcel, status, actor="clerk", deadline=until)
+    listing = register.listing().set_index("parcel_id")
+    assert listing.loc[parcel, "status"] == "open" and listing.loc[parcel, "deadline"] == dt.date(2027, 5, 30)
+    register.mark(parcel, "extended", actor="clerk", deadline="2027-08-01")
+    assert register.listing().set_index("parcel_id").loc[parcel, "deadline"] == dt.date(2027, 8, 1)
+    assert parcel not in set(register.listing(overdue_on=dt.date(2027, 7, 1))["parcel_id"])
+
+
+def test_the_database_refuses_non_dates_and_a_second_open_notice(register, results):
+    due = due_notices(results, profile=FP, notice_date=DAY).head(1)
+    _issue(register, due)
     from sqlalchemy.exc import IntegrityError
 
     from layers.register import _notice_values, notices
 
     with pytest.raises(IntegrityError), register.transaction() as con:
-        con.execute(notices.insert().values(**_notice_values(due.iloc[0].to_dict(), None)))
+        con.execute(notices.insert().values(**_notice_values(due.iloc[0].to_dict(), None, None, "connection")))
+    for bad in ("2027-02-30", "next tue"):
+        with pytest.raises(DBAPIError), register.transaction() as con:
+            con.execute(text("UPDATE notices SET deadline = :d"), {"d": bad})
+    assert register.listing()["deadline"].tolist() == [dt.date(2027, 5, 30)]
 
 
-WRITER = textwrap.dedent("""
-    import sys, time, datetime as dt, pandas as pd
-    from layers.register import Register
-    reg = Register(sys.argv[1])
-    due = pd.read_json(sys.argv[2], dtype={"parcel_id": str, "deadline": str, "issued_date": str})
-    def pause(i):
-        if sys.argv[3] == "slow":
-            print(f"inserted {i + 1}", flush=True)
-            time.sleep(0.2)
-    issued, already = reg.issue(due, actor=sys.argv[4], pause=pause)
-    print(f"done {len(issued)} {already}", flush=True)
-""")
-
-
-def _writer(reg_url, due_path, mode, actor):
-    return subprocess.Popen(
-        [sys.executable, "-c", WRITER, reg_url, str(due_path), mode, actor], cwd=REPO, stdout=subprocess.PIPE, text=True
-    )
-
-
-def _due_file(tmp_path, results, n=None):
-    due = due_notices(results, profile=FP, notice_date=dt.date(2027, 3, 1))
-    due = due.head(n) if n else due
-    path = tmp_path / "due.json"
-    due.to_json(path)
-    return due, path
-
-
-def test_kill_9_mid_batch_leaves_nothing_half_done(tmp_path, results):
-    url = str(tmp_path / "register.sqlite")
-    Register(url).close()
-    due, path = _due_file(tmp_path, results, 20)
-    writer = _writer(url, path, "slow", "killed")
-    for line in writer.stdout:
-        if line.startswith("inserted 5"):
-            break
-    os.kill(writer.pid, signal.SIGKILL)
-    writer.wait()
-    writer.stdout.close()
-    reg = Register(url)
-    assert reg.integrity_ok()
-    assert len(reg.listing()) == 0  # the batch is all there or not there: here, not there
-    issued, _ = reg.issue(due, actor="retry")
-    assert len(issued) == 20 and len(reg.listing()) == 20
+# -- the register: migration, discovery, backup --------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_two_processes_issuing_at_once_create_no_duplicates(tmp_path, results, backend):
-    if backend == "postgres":
-        url = _pg_url()
-        if not url:
-            if os.environ.get("CI"):
-                pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set")
-            pytest.skip("no PostgreSQL")
-        _fresh_postgres(url)
-    else:
-        url = str(tmp_path / "register.sqlite")
-    Register(url).close()
-    due, path = _due_file(tmp_path, results)
-    a, b = _writer(url, path, "fast", "planner-a"), _writer(url, path, "fast", "planner-b")
-    outs = [p.communicate(timeout=120)[0] for p in (a, b)]
-    totals = [tuple(map(int, o.strip().split()[1:])) for o in outs]
-    assert sum(t[0] for t in totals) == len(due)  # issued between them exactly once
-    listing = Register(url).listing()
+def test_migration_keeps_old_notices_and_empties_deadlines_that_are_not_dates(tmp_path, backend):
+    from alembic import command
+    from alembic.config import Config
+
+    url = _url(backend, tmp_path)
+    engine = create_engine(url if "://" in url else f"sqlite:///{url}")
+    config = Config()
+    config.set_main_option("script_location", str(REPO / "layers" / "migrations"))
+    with engine.begin() as con:  # a register as the previous version wrote it
+        config.attributes["connection"] = con
+        command.upgrade(config, "0002")
+        con.execute(
+            text(
+                "INSERT INTO notices (notice_id, parcel_id, notice_type, issued_date, deadline, status, is_open, "
+                "section, created_at) VALUES ('N-OLD1', 'P1', 'connection', '2027-03-01', '2027-02-30', 'extended', "
+                "1, '§ 144-4', 'x'), ('N-OLD2', 'P2', 'connection', '2027-03-01', '2027-05-30', 'open', 1, "
+                "'§ 144-4', 'x')"
+            )
+        )
+    engine.dispose()
+    reg = Register(url, create=False)
+    listing = reg.listing().set_index("notice_id")
+    assert listing.loc["N-OLD2", "deadline"] == dt.date(2027, 5, 30) and listing.loc["N-OLD2", "status"] == "open"
+    assert listing.loc["N-OLD1", "deadline"] is None and "2027-02-30" in listing.loc["N-OLD1", "note"]
+    assert [(e["field"], e["old_value"]) for e in reg.events_of("N-OLD1")] == [("deadline", "2027-02-30")]
+    assert list(reg.listing(overdue_on=dt.date(2027, 6, 1))["notice_id"]) == ["N-OLD2"]
+    assert reg.integrity_ok()
+    reg.close()
+
+
+@pytest.mark.postgres
+def test_a_new_postgres_register_opened_by_several_processes_at_once_migrates_once(tmp_path):
+    url = _pg_url()
+    _fresh_postgres(url)
+    script = "import sys; from layers.register import Register; Register(sys.argv[1], create=True).close()"
+    procs = [subprocess.Popen([sys.executable, "-c", script, url], cwd=REPO, stderr=subprocess.PIPE) for _ in range(6)]
+    errors = [p.communicate(timeout=120)[1].decode() for p in procs]
+    assert [p.returncode for p in procs] == [0] * 6, errors
+    engine = create_engine(url)
+    with engine.connect() as con:
+        assert con.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0003"]
+    engine.dispose()
+
+
+def test_the_register_is_found_through_the_store_from_any_folder(tmp_path, monkeypatch):
+    monkeypatch.delenv("SEWERPLAN_DATABASE_URL", raising=False)
+    store = tmp_path / "town" / "town.gpkg"
+    store.parent.mkdir()
+    write_layers(str(store), sample_town(50))
+    with pytest.raises(RegisterMissingError, match="No notice register is set up"):
+        Register(store=store, create=False)
+    created = Register(store=store, create=True)
+    assert created.path == tmp_path / "town" / "town-register.sqlite" and read_setting(store, "register")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert Register(store=str(store), create=False).url == created.url  # the same register from another folder
+    assert not (elsewhere / "instance").exists()
+    with pytest.raises(LayerError, match="already keeps its notices"):
+        Register(str(tmp_path / "second.sqlite"), store=store, create=True)
+    monkeypatch.setenv("SEWERPLAN_DATABASE_URL", str(tmp_path / "town" / "town-register.sqlite"))
+    assert Register(create=False).url == created.url
+
+
+def test_a_mistyped_register_is_refused_and_the_existing_ones_named(tmp_path, monkeypatch):
+    monkeypatch.delenv("SEWERPLAN_DATABASE_URL", raising=False)
+    Register(str(tmp_path / "register.sqlite"), create=True).close()
+    with pytest.raises(RegisterMissingError) as info:
+        Register(str(tmp_path / "registre.sqlite"), create=False)
+    assert str(tmp_path / "register.sqlite") in str(info.value) and "--" not in str(info.value)
+    assert not (tmp_path / "registre.sqlite").exists()  # nothing created
+    (tmp_path / "other.sqlite").write_bytes(b"SQLite format 3\x00" + b"\x00" * 100)
+    with pytest.raises(LayerError):
+        Register(str(tmp_path / "other.sqlite"), create=True)
+
+
+@pytest.mark.parametrize(
+    ("make_target", "message"),
+    [
+        (lambda d: d / "exists.sqlite", "already exists"),
+        (lambda d: d, "is a folder"),
+        (lambda d: d / "no-such-folder" / "b.sqlite", "does not exist"),
+        (lambda d: Path("/proc/sewerplan-backup.sqlite"), "Cannot write the backup"),
+    ],
+)
+def test_backup_refuses_to_overwrite_and_explains(tmp_path, results, make_target, message):
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    _issue(reg, due_notices(results, profile=FP, notice_date=DAY))
+    (tmp_path / "exists.sqlite").write_bytes(b"keep me")
+    with pytest.raises(LayerError, match=message):
+        reg.backup(make_target(tmp_path))
+    assert (tmp_path / "exists.sqlite").read_bytes() == b"keep me"
+
+
+def test_backup_is_a_verified_copy(tmp_path, results):
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    _issue(reg, due_notices(results, profile=FP, notice_date=DAY))
+    done = reg.backup(tmp_path / "copy.sqlite")
+    copy = Register(str(tmp_path / "copy.sqlite"), create=False)
+    assert done["tables"] == copy.table_counts() == reg.table_counts() and done["tables"]["notices"] > 0
+    assert copy.integrity_ok() and len(copy.listing()) == len(reg.listing())
+    assert not list(tmp_path.glob(".copy.sqlite.partial-*"))
+
+
+WRITER = textwrap.dedent("""
+    import sys, datetime as dt, pandas as pd
+    from layers.register import Register, new_batch_id
+    reg = Register(sys.argv[1], create=False)
+    due = pd.read_json(sys.argv[2], dtype={"parcel_id": str})
+    due["issued_date"] = dt.date(2027, 3, 1)
+    batch = reg.prepare_batch(due, batch_id=new_batch_id(dt.date(2027, 3, 1)), kind="connection",
+        notice_date=dt.date(2027, 3, 1), deadline=dt.date(2027, 5, 30), folder="/x", actor=sys.argv[3],
+        profile=("fort-plain", "1"))
+    print(f"done {len(batch['notices'])} {batch['already']}", flush=True)
+""")
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_two_processes_preparing_at_once_create_no_duplicates(tmp_path, results, backend):
+    url = _url(backend, tmp_path)
+    Register(url, create=True).close()
+    due = due_notices(results, profile=FP, notice_date=DAY).drop(columns=["deadline", "issued_date"])
+    path = tmp_path / "due.json"
+    due.to_json(path)
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WRITER, url, str(path), a], cwd=REPO, stdout=subprocess.PIPE, text=True)
+        for a in ("planner-a", "planner-b")
+    ]
+    totals = [tuple(map(int, p.communicate(timeout=120)[0].split()[1:])) for p in procs]
+    assert sum(t[0] for t in totals) == len(due) and all(sum(t) == len(due) for t in totals)
+    listing = Register(url, create=False).listing()
     assert len(listing) == len(due) and listing["parcel_id"].is_unique
 
 
-def test_backup_is_a_consistent_copy(tmp_path, results):
-    reg = Register(str(tmp_path / "register.sqlite"))
-    reg.issue(due_notices(results, profile=FP, notice_date=dt.date(2027, 3, 1)), actor="t")
-    copy = reg.backup(str(tmp_path / "copy.sqlite"))
-    assert len(Register(copy).listing()) == len(reg.listing()) and Register(copy).integrity_ok()
-
-
 class NoticeMachine(RuleBasedStateMachine):
-    """Issue, re-run, mark and serve violations in any order: at most one open connection notice per parcel, and a
-    parcel marked connected or exempt is never noticed again."""
+    """Prepare, finish, cancel, mark and serve violations in any order: at most one open or prepared notice per parcel
+    and type, a parcel marked connected or exempt is never noticed again, and a notice has a deadline exactly when it
+    was issued."""
 
     results = None
 
@@ -301,58 +556,65 @@ class NoticeMachine(RuleBasedStateMachine):
         import tempfile
 
         self.folder = tempfile.mkdtemp(prefix="sewerplan-machine-")
-        self.reg = Register(f"{self.folder}/register.sqlite")
+        self.reg = Register(f"{self.folder}/register.sqlite", create=True)
         self.closed: set[str] = set()
-        self.day = dt.date(2027, 3, 1)
+        self.prepared: list[str] = []
+        self.day = DAY
 
     def _due(self, k):
-        due = due_notices(self.results, profile=FP, notice_date=self.day, exclude=self.reg.excluded_parcels())
-        return due.head(k)
+        return due_notices(self.results, profile=FP, notice_date=self.day, exclude=self.reg.excluded_parcels()).head(k)
 
     @rule(k=st.integers(0, 12))
-    def issue(self, k):
-        self.reg.issue(self._due(k), actor="machine")
+    def prepare(self, k):
+        batch = _prepare(self.reg, self._due(k), day=self.day)
+        if batch["notices"]:
+            self.prepared.append(batch["batch_id"])
 
-    @rule()
-    def rerun_everything(self):
-        self.reg.issue(self._due(10_000), actor="machine")
+    @rule(finish=st.booleans())
+    def settle(self, finish):
+        if not self.prepared:
+            return
+        batch_id = self.prepared.pop()
+        if finish:
+            ids = self.reg.batch_notices(batch_id)["notice_id"]
+            self.reg.finish_batch(batch_id, letters={n: (f"{batch_id}/x.pdf", 1) for n in ids}, actor="m")
+        else:
+            self.reg.cancel_batch(batch_id, actor="m", why="test")
 
     @rule(pick=st.integers(0, 500), status=st.sampled_from(["connected", "exempt", "withdrawn", "extended"]))
     def mark(self, pick, status):
         open_ = self.reg.listing()
-        open_ = open_[open_["is_open"] == 1]
+        open_ = open_[open_["status"].isin(["open", "extended"])]
         if open_.empty:
             return
-        parcel = open_["parcel_id"].iloc[pick % len(open_)]
-        self.reg.mark(parcel, status, actor="machine", deadline="2027-12-31" if status == "extended" else None)
+        row = open_.iloc[pick % len(open_)]
+        later = max(open_.loc[open_["parcel_id"] == row["parcel_id"], "deadline"]) + dt.timedelta(days=30)
+        self.reg.mark(row["parcel_id"], status, actor="m", deadline=later if status == "extended" else None)
         if status in ("connected", "exempt"):
-            self.closed.add(parcel)
+            self.closed.add(row["parcel_id"])
 
     @rule(days=st.integers(1, 200))
     def violations(self, days):
         self.day += dt.timedelta(days=days)
         overdue = self.reg.listing(overdue_on=self.day, notice_type="connection")
-        self.reg.issue(
-            overdue.assign(
-                notice_type="violation",
-                issued_date=self.day.isoformat(),
-                deadline=(self.day + dt.timedelta(days=30)).isoformat(),
-                notice_reason=None,
-            ),
-            actor="machine",
-        )
+        due = overdue.assign(issued_date=self.day, notice_type="violation", notice_reason=None)
+        batch = _prepare(self.reg, due, kind="violation", day=self.day, deadline=self.day + dt.timedelta(days=30))
+        if batch["notices"]:
+            self.prepared.append(batch["batch_id"])
 
     @invariant()
-    def one_open_notice_per_parcel_and_type(self):
+    def one_open_notice_per_parcel_and_type_and_deadlines_only_when_issued(self):
         listing = self.reg.listing()
-        open_ = listing[listing["is_open"] == 1]
-        assert not open_.duplicated(["parcel_id", "notice_type"]).any()
-        connection = listing[listing["notice_type"] == "connection"]
-        for parcel in self.closed:
-            assert not connection[(connection["parcel_id"] == parcel) & (connection["is_open"] == 1)].shape[0]
+        live = listing[listing["is_open"] == 1]
+        assert not live.duplicated(["parcel_id", "notice_type"]).any()
+        assert listing.loc[listing["status"].isin(["prepared", "cancelled"]), "deadline"].isna().all()
+        assert listing.loc[listing["status"].isin(["open", "extended"]), "deadline"].notna().all()
+        connection = live[live["notice_type"] == "connection"]
+        assert not set(connection["parcel_id"]) & self.closed
 
     def teardown(self):
         self.reg.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def test_notice_state_machine(results):
@@ -362,84 +624,245 @@ def test_notice_state_machine(results):
     run().runTest()
 
 
-def test_cli_issue_json_and_list(tmp_path, town):
-    data = tmp_path / "town.gpkg"
-    write_layers(str(data), town)
-    reg = str(tmp_path / "reg.sqlite")
-    args = [
-        "notices",
-        "issue",
-        "--profile",
-        "fort-plain",
-        "--data",
-        str(data),
-        "--notice-date",
-        "2027-03-01",
-        "--out",
-        str(tmp_path / "out"),
-        "--register",
-        reg,
-        "--json",
-    ]
-    first = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).output)
-    assert set(first) == {"issued", "already_open", "mailing_list", "labels", "letters", "notices"}
-    assert first["issued"] > 0 and len(first["letters"]) == first["issued"]
-    assert set(first["notices"][0]) == {"notice_id", "parcel_id", "deadline", "type"}
-    again = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).output)
-    assert again["issued"] == 0 and again["already_open"] == first["issued"]
-    listed = json.loads(CliRunner().invoke(main, ["notices", "list", "--register", reg, "--json"]).output)
-    assert len(listed["notices"]) == first["issued"]
-    overdue = json.loads(
-        CliRunner()
-        .invoke(main, ["notices", "list", "--overdue", "--as-of", "2027-06-01", "--register", reg, "--json"])
-        .output
+# -- the command line ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def small_town():
+    """A town small enough that writing its letters takes a moment (about 30 notices)."""
+    return sample_town(80)
+
+
+@pytest.fixture(scope="module")
+def small_results(small_town):
+    parcels = small_town["parcels"].assign(connected=small_town["parcels"]["connected"] == "Y")
+    return analyze_mandates(
+        parcels, small_town["mains"], streets=small_town["streets"], buildings=small_town["buildings"], profile=FP
+    ).parcels
+
+
+@pytest.fixture
+def store(tmp_path, small_town):
+    path = tmp_path / "town.gpkg"
+    write_layers(str(path), small_town)
+    town_file(tmp_path)
+    return path
+
+
+def invoke(*args, ok=True):
+    result = CliRunner().invoke(main, [str(a) for a in args])
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+def _issue_cli(store, out, *extra):
+    args = ["notices", "issue", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    return invoke(*args, "--out", out, "--json", *extra)
+
+
+def test_cli_issue_writes_a_folder_per_batch_that_nothing_overwrites(store, tmp_path):
+    first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
+    assert first["issued"] > 0 and Path(first["folder"]).name == first["batch"]
+    assert len(first["letters"]) == len(pd.read_csv(first["mailing_list"]))  # one letter per envelope
+    assert first["deadline_flag"] == "Sunday"  # 2027-05-30, flagged for the town to decide
+    assert verify_batch(first["folder"], [n["notice_id"] for n in first["notices"]]) == []
+    rows = pd.read_csv(first["mailing_list"], dtype=str)
+    for n in first["notices"]:
+        row = rows[rows["mailing_no"] == str(n["mailing_no"])].iloc[0]
+        assert n["notice_id"] in row["notice_ids"].split("; ") and n["letter"].endswith(row["letter_file"])
+    again = json.loads(_issue_cli(store, tmp_path / "out").output)
+    assert again["issued"] == 0 and again["already_open"] == first["issued"] and again["batch"] is None
+    listed = json.loads(invoke("notices", "list", "--store", store, "--json").output)["notices"]
+    parcel = listed[0]["parcel_id"]
+    invoke("notices", "mark", parcel, "withdrawn", "--store", store)
+    second = json.loads(_issue_cli(store, tmp_path / "out").output)
+    assert second["issued"] == 1 and second["folder"] != first["folder"]
+    assert len(pd.read_csv(first["mailing_list"])) == len(first["letters"])  # the first batch's files untouched
+    assert verify_batch(first["folder"], [n["notice_id"] for n in first["notices"]]) == []
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith(".")) == sorted(
+        [first["batch"], second["batch"]]
     )
-    assert len(overdue["notices"]) == first["issued"]
-    parcel = first["notices"][0]["parcel_id"]
-    marked = CliRunner().invoke(main, ["notices", "mark", parcel, "connected", "--note", "done", "--register", reg])
-    assert marked.exit_code == 0
-    viol = json.loads(
-        CliRunner()
-        .invoke(
-            main,
-            [
-                "notices",
-                "violations",
-                "--profile",
-                "wappinger",
-                "--as-of",
-                "2027-06-01",
-                "--register",
-                reg,
-                "--json",
-                "--out",
-                str(tmp_path / "v"),
-            ],
-        )
-        .output
-    )
-    assert viol["issued"] == first["issued"] - 1
-    assert viol["notices"][0]["deadline"] == "2027-06-11"  # Wappinger § 196-22A: 10 days
-    words = " ".join(PdfReader(viol["letters"][0]).pages[0].extract_text().split())
-    assert "§ 196-22A" in words and "§ 196-22B" in words
-    pk = CliRunner().invoke(
+    # Each run records the input data's checksum: the same data, the same checksum, in the batch and its run.
+    register = Register(store=store, create=False)
+    with register.engine.connect() as con:
+        runs = con.execute(text("SELECT input_checksum FROM analysis_runs")).scalars().all()
+    checksums = {b["input_checksum"] for b in register.batches()} | set(runs)
+    assert len(runs) == 2 and len(checksums) == 1 and len(checksums.pop()) == 64
+
+
+def test_cli_out_that_is_a_file_records_nothing(store, tmp_path):
+    (tmp_path / "afile").write_text("x")
+    failed = CliRunner().invoke(
         main,
-        [
-            "notices",
-            "issue",
-            "--profile",
-            "poughkeepsie",
-            "--data",
-            str(data),
-            "--notice-date",
-            "2027-03-01",
-            "--out",
-            str(tmp_path / "pk"),
-            "--register",
-            str(tmp_path / "pk.sqlite"),
-        ],
+        ["notices", "issue", "--profile", "fort-plain", "--data", str(store), "--notice-date", "2027-03-01"]
+        + ["--out", str(tmp_path / "afile"), "--new"],
     )
-    assert pk.exit_code == 2 and "--notice-reason public_health_hazard" in pk.output
-    backup = CliRunner().invoke(main, ["notices", "backup", str(tmp_path / "b.sqlite"), "--register", reg])
-    assert backup.exit_code == 0 and Path(tmp_path / "b.sqlite").exists()
-    time.sleep(0)
+    assert failed.exit_code == 2 and "is a file" in failed.output and "Traceback" not in failed.output
+    assert Register(store=store, create=False).listing().empty and (tmp_path / "afile").read_text() == "x"
+
+
+def test_cli_issue_refuses_without_town_settings_before_recording(store, tmp_path):
+    (tmp_path / "town.toml").unlink()
+    result = CliRunner().invoke(
+        main,
+        ["notices", "issue", "--profile", "fort-plain", "--data", str(store), "--notice-date", "2027-03-01"]
+        + ["--out", str(tmp_path / "out"), "--new"],
+    )
+    assert result.exit_code == 2 and "town settings" in result.output
+    assert Register(store=store, create=False).listing().empty and not list((tmp_path / "out").glob("B*"))
+
+
+def test_cli_mistyped_register_is_refused_with_the_flag_to_create_one(store, tmp_path):
+    _issue_cli(store, tmp_path / "out", "--new")
+    result = CliRunner().invoke(main, ["notices", "list", "--register", str(tmp_path / "town-registr.sqlite")])
+    assert result.exit_code == 2 and "town-register.sqlite" in result.output and "--new" in result.output
+    assert not (tmp_path / "town-registr.sqlite").exists()
+
+
+def test_cli_list_fits_80_columns_and_exports_every_column(store, tmp_path):
+    _issue_cli(store, tmp_path / "out", "--new")
+    result = CliRunner().invoke(main, ["notices", "list", "--store", str(store)], env={"COLUMNS": "80"})
+    lines = result.output.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    header = lines[1].split()
+    assert header == ["notice", "parcel", "type", "status", "issued", "deadline", "owner"]
+    assert all(len(line.split()[4]) == 10 and len(line.split()[5]) == 10 for line in lines[2:])  # whole dates
+    records = json.loads(invoke("notices", "list", "--store", store, "--json").output)["notices"]
+    register = Register(store=store, create=False)
+    assert set(records[0]) == set(register.listing().columns)
+    assert records[0]["deadline"] == "2027-05-30" and records[0]["status"] == "open"
+    invoke("notices", "list", "--store", store, "--csv", tmp_path / "all.csv")
+    exported = pd.read_csv(tmp_path / "all.csv", dtype=str)
+    assert list(exported.columns) == list(register.listing().columns) and len(exported) == len(records)
+    refused = CliRunner().invoke(main, ["notices", "list", "--store", str(store), "--csv", str(tmp_path / "all.csv")])
+    assert refused.exit_code == 2 and "already exists" in refused.output
+
+
+def test_cli_until_goes_only_with_extended(store, tmp_path):
+    doc = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
+    parcel = doc["notices"][0]["parcel_id"]
+    bad = CliRunner().invoke(
+        main, ["notices", "mark", parcel, "connected", "--until", "2027-09-01", "--store", str(store)]
+    )
+    assert bad.exit_code == 2 and "--until goes only with extended" in bad.output
+    register = Register(store=store, create=False)
+    assert register.listing().set_index("parcel_id").loc[parcel, "status"] == "open"
+    invoke("notices", "mark", parcel, "extended", "--until", "2027-09-01", "--store", store)
+    assert register.listing().set_index("parcel_id").loc[parcel, "deadline"] == dt.date(2027, 9, 1)
+
+
+def test_cli_violations_record_nothing_without_out_and_write_their_paperwork_with_it(store, tmp_path):
+    first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
+    connected = first["notices"][0]
+    invoke("notices", "mark", connected["parcel_id"], "connected", "--store", store)
+    args = ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-01", "--store", store, "--json"]
+    preview = json.loads(invoke(*args).output)
+    assert preview["recorded"] is False and len(preview["notices"]) == first["issued"] - 1
+    assert Register(store=store, create=False).listing(notice_type="violation").empty
+    viol = json.loads(invoke(*args, "--out", tmp_path / "violations").output)
+    assert viol["issued"] == first["issued"] - 1 and viol["correct_by"] == "2027-07-01"
+    assert Path(viol["mailing_list"]).is_file() and Path(viol["labels"]).is_file()
+    originals = {n["notice_id"]: n for n in first["notices"]}
+    letter = viol["notices"][0]
+    words = " ".join(" ".join(p.extract_text() for p in PdfReader(letter["letter"]).pages).split())
+    register = Register(store=store, create=False)
+    original = register.listing(notice_type="violation").set_index("notice_id").loc[letter["notice_id"]]
+    assert original["original_notice_id"] in originals
+    assert f"Notice {original['original_notice_id']}, given on March 1, 2027" in words
+    assert "Resolution 4 of 2027 of the Board of Trustees, under § 144-40A" in words  # the village's own choice
+    labels = label_texts(viol["labels"])
+    assert len(labels) == len(pd.read_csv(viol["mailing_list"])) and letter["notice_id"] in " ".join(labels)
+    again = json.loads(invoke(*args, "--out", tmp_path / "violations").output)
+    assert again["issued"] == 0 and again["already_open"] == viol["issued"]
+
+
+def test_cli_violations_refuse_a_period_the_law_leaves_to_the_town_without_its_resolution(store, tmp_path):
+    _issue_cli(store, tmp_path / "out", "--new")
+    town_file(tmp_path).write_text(
+        EXAMPLE_TOWN.read_text(encoding="utf-8").replace('"notices.correction_period_days"', "# none"),
+        encoding="utf-8",
+    )
+    result = CliRunner().invoke(
+        main,
+        ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-01", "--store", str(store)]
+        + ["--out", str(tmp_path / "v")],
+    )
+    assert result.exit_code == 2 and "§ 144-40A leaves the period to the village" in result.output
+    assert Register(store=store, create=False).listing(notice_type="violation").empty
+
+
+def test_cli_resume_finishes_a_complete_batch_and_cancels_an_incomplete_one(store, tmp_path, small_results):
+    results = small_results
+    from gisapp.notices import NoticeInputs, write_files
+
+    doc = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
+    register = Register(store=store, create=False)
+    for n in doc["notices"][:4]:
+        register.mark(n["parcel_id"], "withdrawn", actor="t")
+    town = load_town_settings(tmp_path / "town.toml")
+    plans = []
+    for k in range(2):  # two batches left prepared, as a killed run leaves them
+        plan = plan_notices(results, profile=FP, notice_date=DAY, exclude=register.excluded_parcels(), town=town)
+        plan = plan.__class__(**{**plan.__dict__, "due": plan.due.head(2)})
+        batch_id = new_batch_id(DAY)
+        prepared = register.prepare_batch(
+            plan.due,
+            batch_id=batch_id,
+            kind="connection",
+            notice_date=DAY,
+            deadline=plan.deadline,
+            folder=str(tmp_path / "out"),
+            actor="t",
+            profile=("fort-plain", FP.version),
+        )
+        if k == 0:  # its files were written and moved into place before the process died
+            write_files(
+                batch_id, prepared, plan, "connection", FP, town, tmp_path / "out", NoticeInputs(results=results)
+            )
+        plans.append(batch_id)
+    done = json.loads(invoke("notices", "resume", plans[0], "--store", store, "--json").output)
+    assert done["action"] == "issued" and set(register.batch_notices(plans[0])["status"]) == {"open"}
+    cancelled = json.loads(invoke("notices", "resume", plans[1], "--store", store, "--json").output)
+    assert cancelled["action"] == "cancelled" and set(register.batch_notices(plans[1])["status"]) == {"cancelled"}
+    assert register.batch_notices(plans[1])["deadline"].isna().all()
+    again = CliRunner().invoke(main, ["notices", "resume", plans[1], "--store", str(store)])
+    assert again.exit_code == 2 and "already cancelled" in again.output
+
+
+def test_a_batch_whose_folder_is_not_here_is_left_for_the_clerk(store, tmp_path, small_results):
+    from gisapp.notices import settle
+
+    register = Register(store=store, create=True)
+    batch = _prepare(register, due_notices(small_results, profile=FP, notice_date=DAY).head(3))  # folder /nowhere
+    assert settle(register, actor="t") == [] and register.batch(batch["batch_id"])["status"] == "prepared"
+    refused = CliRunner().invoke(main, ["notices", "resume", batch["batch_id"], "--store", str(store)])
+    assert refused.exit_code == 2 and "cannot see" in refused.output
+    done = json.loads(invoke("notices", "resume", batch["batch_id"], "--cancel", "--store", store, "--json").output)
+    assert done["action"] == "cancelled" and set(register.batch_notices(batch["batch_id"])["status"]) == {"cancelled"}
+
+
+def test_cli_backup_prints_what_it_verified(store, tmp_path):
+    _issue_cli(store, tmp_path / "out", "--new")
+    result = invoke("notices", "backup", tmp_path / "b.sqlite", "--store", store)
+    assert "verified (integrity ok;" in result.output and "notices" in result.output
+    again = CliRunner().invoke(main, ["notices", "backup", str(tmp_path / "b.sqlite"), "--store", str(store)])
+    assert again.exit_code == 2 and "already exists" in again.output and "Traceback" not in again.output
+    folder = CliRunner().invoke(main, ["notices", "backup", str(tmp_path), "--store", str(store)])
+    assert folder.exit_code == 2 and "is a folder" in folder.output
+
+
+def test_cli_poughkeepsie_needs_a_reason_and_a_named_hazard(store, tmp_path):
+    base = ["notices", "preview", "--profile", "poughkeepsie", "--data", str(store), "--notice-date", "2027-03-01"]
+    Register(store=store, create=True).close()
+    missing = CliRunner().invoke(main, base)
+    assert missing.exit_code == 2 and "public_health_hazard or highway_improvement" in missing.output
+    highway = json.loads(invoke(*base, "--notice-reason", "highway_improvement", "--json").output)
+    assert highway["notices"] == [] and highway["held"] and "§ 168-22.3C" in highway["held"][0]["why"]
+    (tmp_path / "hazards.csv").write_text(f"parcel_id,hazard\n{highway['held'][0]['parcel_id']},sewage on the lawn\n")
+    named = json.loads(
+        invoke(
+            *base, "--notice-reason", "public_health_hazard", "--hazard-file", tmp_path / "hazards.csv", "--json"
+        ).output
+    )
+    assert [n["parcel_id"] for n in named["notices"]] == [highway["held"][0]["parcel_id"]]

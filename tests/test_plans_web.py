@@ -18,6 +18,7 @@ from shapely.geometry import LineString
 from werkzeug.serving import make_server
 
 from gisapp.cli import main
+from layers.register import Register
 from layers.users import add_user
 from layers.write import write_layers
 from tests.conftest import ny_frame
@@ -37,6 +38,11 @@ def oak_store(tmp_path_factory):
     return path
 
 
+def oak_app(store, tmp_path):
+    """The web app on the shared Oak St store, with the one register that store keeps its notices and plans in."""
+    return make_app(store, tmp_path, REGISTER=str(store.parent / "register.sqlite"))
+
+
 def oak_line() -> list[list[float]]:
     line = ny_frame([{"geometry": LineString([(0, 0), (900, 0)])}]).to_crs(4326).geometry.iloc[0]
     return [list(c) for c in line.coords]
@@ -50,7 +56,7 @@ def evaluate(client, token, **body):
 
 
 def test_evaluate_gives_verdicts_requirements_sections_and_the_map(oak_store, tmp_path):
-    client = make_app(oak_store, tmp_path).test_client()
+    client = oak_app(oak_store, tmp_path).test_client()
     token = csrf(client)
     doc = evaluate(client, token, material="PVC", name="Oak")
     assert doc["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"] and doc["vacant_benefiting"] == ["L4", "L7"]
@@ -68,7 +74,7 @@ def test_evaluate_gives_verdicts_requirements_sections_and_the_map(oak_store, tm
 
 
 def test_plans_page_side_by_side_compare_export_reopen_delete(oak_store, tmp_path):
-    app = make_app(oak_store, tmp_path)
+    app = oak_app(oak_store, tmp_path)
     client = app.test_client()
     token = csrf(client)
     evaluate(client, token, name="Eight", save=True)
@@ -111,7 +117,7 @@ def test_plans_page_side_by_side_compare_export_reopen_delete(oak_store, tmp_pat
 
 
 def test_viewers_see_scenarios_but_cannot_delete_them(oak_store, tmp_path):
-    app = make_app(oak_store, tmp_path)
+    app = oak_app(oak_store, tmp_path)
     planner = app.test_client()
     evaluate(planner, csrf(planner), name="Eight", save=True)
     add_user(app.config["USERS_DB"], "vera", "viewer", "viewer-password")
@@ -129,7 +135,10 @@ def test_viewers_see_scenarios_but_cannot_delete_them(oak_store, tmp_path):
 def test_scenarios_side_by_side_reopen_on_the_map_and_delete_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
 
-    app = make_app(oak_store, tmp_path)
+    app = oak_app(oak_store, tmp_path)
+    register = Register(app.config["REGISTER"], store=str(oak_store))
+    for saved in register.saved_plans():  # the store's one register holds the other tests' scenarios too
+        register.delete_plan(saved["name"])
     client = app.test_client()
     token = csrf(client)
     evaluate(client, token, name="Eight", material="reinforced concrete", save=True)

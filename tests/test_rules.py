@@ -21,7 +21,7 @@ from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
 from analysis.network import build_network
 from analysis.network_checks import check_network
-from analysis.notices import violation_deadline, violation_text
+from analysis.notices import TownSettings, compose_letters, mailing_list, plan_violations
 from analysis.plans import plan_extension
 from analysis.profiles import load_profile
 from analysis.subdivisions import assess_subdivisions
@@ -255,8 +255,35 @@ def buildings(profile, tmp=None):
 
 
 def notices(profile, tmp=None):
-    deadline = violation_deadline(profile, dt.date(2027, 6, 1))
-    return deadline, violation_text(profile, "P-1", "2027-05-30", deadline)
+    """A violation letter for one overdue connection notice: its correction date and every sentence of it."""
+    import pandas as pd
+
+    overdue = pd.DataFrame(
+        {
+            "notice_id": ["N-1"],
+            "parcel_id": ["P-1"],
+            "issued_date": [dt.date(2027, 3, 1)],
+            "deadline": [dt.date(2027, 5, 30)],
+            "owner_name": ["DOE JANE"],
+            "mail_address": ["1 Main St"],
+            "mail_city": ["Fort Plain"],
+            "mail_state": ["NY"],
+            "mail_zip": ["13339"],
+            "site_address": ["1 Main St"],
+        }
+    )
+    plan = plan_violations(overdue, profile=profile, today=dt.date(2027, 6, 1))
+    notices = plan.due.assign(notice_id="N-2")
+    (letter,) = compose_letters(
+        mailing_list(notices),
+        notices,
+        profile=profile,
+        town=TownSettings(name="Village"),
+        kind="violation",
+        notice_date=plan.notice_date,
+        period=plan.period,
+    )
+    return plan.deadline, [b.text for b in letter.blocks]
 
 
 def plan(profile, tmp=None):

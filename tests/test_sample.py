@@ -87,8 +87,9 @@ def test_network_is_one_piece_draining_to_the_plant(town):
     assert net.drains().all()
     assert set(net.direction_source) == {"from_to_fields"}
     defects = check_network(net, profile=profile, manholes=town["manholes"])
-    # Only the deliberate design defects: the old 6-inch mains.
-    assert {d.check for d in defects} == {"min_diameter"}
+    # Only the deliberate design defects (the old 6-inch mains, information on existing mains) and the plant's join.
+    assert {d.check for d in defects} == {"min_diameter", "outfall_joined"}
+    assert {d.severity for d in defects} == {"info"}
 
 
 def test_every_status_but_no_sewer_occurs(town):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import shutil
 import threading
 import time
@@ -212,7 +213,12 @@ def zipped_shapefile(town, tmp_path, evil_member: str | None = None) -> bytes:
     return buf.getvalue()
 
 
-def test_upload_zipped_shapefile_flow(client, tmp_path, app):
+def test_upload_zipped_shapefile_flow(store, tmp_path):
+    """Upload, map, validate, work on it (only this planner sees it), publish it, restore the previous store."""
+    own = tmp_path / "town.gpkg"
+    shutil.copy(store, own)
+    app = make_app(own, tmp_path)
+    client, other = app.test_client(), app.test_client()
     town = sample_town(80)
     token = csrf(client)
     data = {"dataset": (io.BytesIO(zipped_shapefile(town, tmp_path)), "town.zip"), "csrf_token": token}
@@ -225,7 +231,35 @@ def test_upload_zipped_shapefile_flow(client, tmp_path, app):
     report = client.post(sent.headers["Location"], data={"csrf_token": token, "parcels.parcel_id": "parcel_id"})
     assert report.status_code == 200 and "The data can be used" in report.get_data(as_text=True)
     used = client.post(f"/data/{upload_token}/use", data={"csrf_token": token})
-    assert used.status_code == 302 and app.config["STORE"].endswith("store.gpkg")
+    assert used.status_code == 302 and app.config["STORE"] == str(own)
+
+    def mains_seen(c):
+        return len(c.get("/api/layers/mains?bbox=-75,42,-74,43.5&zoom=17").get_json()["features"])
+
+    town_mains, upload_mains = len(gpd.read_file(own, layer="mains")), len(town["mains"])
+    assert town_mains != upload_mains
+    assert mains_seen(client) == upload_mains and mains_seen(other) == town_mains  # a workspace, not the town's
+    assert "workspace-banner" in client.get("/summary").get_data(as_text=True)
+    assert client.get("/api/summary").status_code == 404 and other.get("/api/summary").status_code == 200  # no run yet
+    town_run = other.get("/api/summary").get_json()["run"]
+    job = client.post("/analysis/run", data={"profile": "poughkeepsie", "csrf_token": token}).get_json()
+    for _ in range(400):
+        job = client.get(f"/api/jobs/{job['id']}").get_json()
+        if job["state"] in ("done", "failed"):
+            break
+        time.sleep(0.05)
+    assert job["state"] == "done", job
+    assert sum(client.get("/api/summary").get_json()["counts"].values()) == 80  # the run wrote the workspace
+    assert other.get("/api/summary").get_json()["run"] == town_run  # and not the town's store
+    published = client.post(f"/data/{upload_token}/publish", data={"csrf_token": token})
+    assert published.status_code == 200 and "is now the town" in published.get_data(as_text=True)
+    assert mains_seen(other) == upload_mains and mains_seen(client) == upload_mains
+    page = client.get("/data/upload").get_data(as_text=True)
+    kept = re.findall(r'name="name" value="([^"]+)"', page)
+    assert len(kept) == 1
+    restored = client.post("/data/restore", data={"csrf_token": token, "name": kept[0]})
+    assert restored.status_code == 200 and mains_seen(other) == town_mains
+    assert len(re.findall(r'name="name" value="([^"]+)"', client.get("/data/upload").get_data(as_text=True))) == 2
 
 
 def test_upload_refusals(client, tmp_path, app):
@@ -275,6 +309,8 @@ def test_upload_refusals(client, tmp_path, app):
     )
     report = invalid.post(sent.headers["Location"], data={"csrf_token": t4})
     assert report.status_code == 422 and "duplicate_id" in report.get_data(as_text=True)
+    for folder in (app.config["UPLOAD_FOLDER"], tmp_path / "b" / "uploads", tmp_path / "d" / "uploads"):
+        assert not Path(folder).exists() or not list(Path(folder).iterdir()), "a refused upload was kept"
 
 
 def test_settings_have_help():
@@ -302,61 +338,6 @@ def test_users_add_command(tmp_path):
         main, ["users", "add", "x1", "--role", "viewer", "--users-db", str(db), "--password", "short"]
     )
     assert short.exit_code == 2 and "at least 8" in short.output
-
-
-def test_notices_page_preview_issue_download_mark(client, app, store):
-    page = client.get("/notices")
-    assert page.status_code == 200 and 'id="notice-form"' in page.get_data(as_text=True)
-    token = csrf(client)
-    preview = client.post("/notices/preview", data={"notice_date": "2027-03-01", "csrf_token": token})
-    text = preview.get_data(as_text=True)
-    assert "nothing recorded" in text and "&lt;img src=x" in text and "<img src=x" not in text
-    assert client.get("/notices").get_data(as_text=True).count("N-") == 0  # a preview records nothing
-    issued = client.post("/notices/issue", data={"notice_date": "2027-03-01", "csrf_token": token})
-    assert issued.status_code == 302 and "issued" in issued.headers["Location"]
-    listing = client.get("/notices").get_data(as_text=True)
-    mandated = (gpd.read_file(store, layer="parcel_results")["status"] == "mandated").sum()
-    assert listing.count('class="inline mark-form"') == mandated
-    again = client.post("/notices/issue", data={"notice_date": "2027-03-01", "csrf_token": token})
-    assert f"0 notice(s) issued, {mandated} already noticed" in client.get(again.headers["Location"]).get_data(
-        as_text=True
-    )
-    batch = sorted(Path(app.config["NOTICES_FOLDER"]).iterdir())[0].name
-    csv_file = client.get(f"/notices/files/{batch}/mailing-list-2027-03-01.csv")
-    assert csv_file.status_code == 200 and b"name_line_1" in csv_file.data
-    assert client.get(f"/notices/files/{batch}/../../secret_key").status_code == 404
-    parcel = gpd.read_file(store, layer="parcel_results").query("status == 'mandated'")["parcel_id"].iloc[0]
-    marked = client.post(f"/notices/{parcel}/mark", data={"status": "connected", "note": "ok", "csrf_token": token})
-    assert marked.status_code == 302
-    assert client.get("/notices?status=connected").get_data(as_text=True).count(parcel) >= 1
-    overdue = client.get("/notices?overdue=1").get_data(as_text=True)
-    assert "Register (" in overdue
-
-
-def test_poughkeepsie_page_requires_a_reason(store, tmp_path):
-    own = tmp_path / "pk.gpkg"
-    shutil.copy(store, own)
-    CliRunner().invoke(main, ["analyze", "--profile", "poughkeepsie", "--data", str(own), "--out", str(own)])
-    c = make_app(own, tmp_path).test_client()
-    assert "public health hazard" in c.get("/notices").get_data(as_text=True)
-    token = csrf(c)
-    refused = c.post("/notices/issue", data={"notice_date": "2027-03-01", "csrf_token": token})
-    assert refused.status_code == 400 and "public_health_hazard" in refused.get_data(as_text=True)
-    ok = c.post(
-        "/notices/issue", data={"notice_date": "2027-03-01", "reason": "public_health_hazard", "csrf_token": token}
-    )
-    assert ok.status_code == 302
-
-
-def test_viewers_cannot_issue(store, tmp_path):
-    app = make_app(store, tmp_path)
-    add_user(app.config["USERS_DB"], "vera", "viewer", "viewer-password")
-    c = app.test_client()
-    token = csrf(c)
-    c.post("/login", data={"name": "vera", "password": "viewer-password", "csrf_token": token})
-    token = csrf(c)
-    assert c.get("/notices").status_code == 200
-    assert c.post("/notices/issue", data={"notice_date": "2027-03-01", "csrf_token": token}).status_code == 403
 
 
 @pytest.fixture(scope="module")
@@ -574,31 +555,6 @@ def test_search_zooms_and_download_in_chromium(live_server, browser):
 
 
 @pytest.mark.browser
-def test_notices_page_in_chromium(live_server, browser):
-    from selenium.webdriver.common.by import By
-
-    url, _ = live_server
-    browser.get(url + "/notices")
-    browser.find_element(By.NAME, "notice_date").send_keys("03012027")
-    browser.find_element(By.ID, "preview-button").click()
-    wait_for(browser, lambda: browser.find_elements(By.ID, "preview"))
-    shot(browser, "notices-preview")
-    browser.find_element(By.NAME, "notice_date").send_keys("03012027")
-    browser.find_element(By.ID, "issue-button").click()
-    message = wait_for(browser, lambda: browser.find_elements(By.ID, "message"))[0]
-    assert "notice(s) issued" in message.text
-    forms = browser.find_elements(By.CSS_SELECTOR, ".mark-form")
-    assert forms
-    from selenium.webdriver.support.ui import Select
-
-    Select(forms[0].find_element(By.NAME, "status")).select_by_value("connected")
-    forms[0].find_element(By.NAME, "note").send_keys("inspected")
-    forms[0].find_element(By.TAG_NAME, "button").click()
-    assert ": connected." in wait_for(browser, lambda: browser.find_elements(By.ID, "message"))[0].text
-    shot(browser, "notices-issued")
-
-
-@pytest.mark.browser
 def test_draw_and_evaluate_an_extension_in_chromium(hill_store, browser, tmp_path):
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
@@ -634,21 +590,42 @@ def test_draw_and_evaluate_an_extension_in_chromium(hill_store, browser, tmp_pat
 
 
 @pytest.mark.browser
-def test_upload_in_chromium(live_server, browser, tmp_path):
+def test_upload_in_chromium(store, browser, tmp_path):
+    """Upload, map, validate, work on it, publish it from the Data page, then restore the previous store."""
     from selenium.webdriver.common.by import By
 
-    url, app = live_server
+    own = tmp_path / "town.gpkg"
+    shutil.copy(store, own)
+    app = make_app(own, tmp_path)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
     archive = tmp_path / "town.zip"
     archive.write_bytes(zipped_shapefile(sample_town(80), tmp_path))
-    browser.get(url + "/data/upload")
-    browser.find_element(By.NAME, "dataset").send_keys(str(archive))
-    browser.find_element(By.CSS_SELECTOR, "form button").click()
-    wait_for(browser, lambda: browser.find_elements(By.ID, "mapping-form"))
-    shot(browser, "upload-mapping")
-    browser.find_element(By.CSS_SELECTOR, "#mapping-form button").click()
-    wait_for(browser, lambda: browser.find_elements(By.ID, "problems"))
-    assert "The data can be used" in browser.page_source
-    browser.find_element(By.ID, "use-dataset").click()
-    wait_for(browser, lambda: browser.find_elements(By.ID, "sewerplan-config"))
-    assert app.config["STORE"].endswith("store.gpkg")
-    shot(browser, "upload-done")
+    try:
+        browser.get(url + "/data/upload")
+        browser.find_element(By.NAME, "dataset").send_keys(str(archive))
+        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        wait_for(browser, lambda: browser.find_elements(By.ID, "mapping-form"))
+        shot(browser, "upload-mapping")
+        browser.find_element(By.CSS_SELECTOR, "#mapping-form button").click()
+        wait_for(browser, lambda: browser.find_elements(By.ID, "problems"))
+        assert "The data can be used" in browser.page_source
+        browser.find_element(By.ID, "use-dataset").click()
+        wait_for(browser, lambda: browser.find_elements(By.ID, "sewerplan-config"))
+        assert browser.find_elements(By.ID, "workspace-banner")  # the planner's own workspace, not the town's
+        shot(browser, "upload-done")
+        browser.get(url + "/data/upload")
+        browser.find_element(By.CSS_SELECTOR, ".publish-form button").click()
+        message = wait_for(browser, lambda: browser.find_elements(By.ID, "message"))[0]
+        assert "is now the town's store" in message.text
+        assert len(gpd.read_file(own, layer="parcels")) == 80
+        shot(browser, "published")
+        browser.find_element(By.CSS_SELECTOR, ".restore-form button").click()
+        message = wait_for(browser, lambda: browser.find_elements(By.ID, "message"))[0]
+        assert "town's store again" in message.text
+        assert len(gpd.read_file(own, layer="parcels")) == 300
+        assert len(browser.find_elements(By.CSS_SELECTOR, ".restore-form")) == 2  # the restore can be undone
+        shot(browser, "restored")
+    finally:
+        server.shutdown()

@@ -1,14 +1,19 @@
-"""Starting an analysis run from the web page, and following its progress."""
+"""Starting an analysis run from the web page, and following its progress.
+
+A run works on the request's store (the planner's workspace, else the town's store). Only one run at a time may
+write a store: a second is answered 409 "a run is in progress" at once, in the JSON error shape the page shows.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 
-from flask import Blueprint, abort, current_app, jsonify, request
+from flask import Blueprint, abort, current_app, g, jsonify, request
 
 from analysis.profiles import available_profiles, load_profile
 from gisapp.security import requires
-from gisapp.state import start_analysis, state
+from gisapp.state import start_analysis, state, store_path
+from layers.store import StoreBusyError
 
 bp = Blueprint("analysis", __name__)
 
@@ -26,7 +31,11 @@ def run_analysis():
         abort(400, description=f"Notice date {text!r} is not a date (YYYY-MM-DD).")
     reason = request.form.get("notice_reason") or None
     load_profile(profile)  # refuse a broken profile before starting
-    job = start_analysis(current_app._get_current_object(), profile, notice, reason)
+    try:
+        job = start_analysis(current_app._get_current_object(), store_path(), g.user, profile, notice, reason)
+    except StoreBusyError as exc:
+        body = {"error": {"status": 409, "title": "A run is in progress", "message": str(exc), "problems": []}}
+        return jsonify(body), 409
     return jsonify(job.as_dict()), 202
 
 

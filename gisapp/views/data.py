@@ -1,18 +1,38 @@
-"""Uploading a dataset: save it safely, map its columns, see the validation report, then work on it."""
+"""The Data page: upload a dataset, map its columns, see the validation report, work on it, publish it.
+
+An upload is its uploader's workspace: working on it changes what that planner sees and analyses, nobody else's.
+Only publishing makes it the town's store, and the store it replaces is kept, to be restored from this page.
+A refused upload (wrong kind, bad content, too big, nothing usable in it, invalid data) is deleted at once;
+uploads nobody used for ``UPLOAD_TTL_HOURS`` are deleted when the page is next used.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import shutil
+from contextlib import contextmanager
 from pathlib import Path
 
-from flask import Blueprint, current_app, redirect, render_template, request, url_for
+from flask import Blueprint, current_app, g, redirect, render_template, request, session, url_for
 
 from analysis.profiles import load_profile
 from gisapp.security import requires
 from layers.crs import measuring_crs
 from layers.errors import LayerError, LayerValidationError
-from layers.read import find_layers, load_layers, read_source
+from layers.read import load_layers, read_source
 from layers.schema import SPECS
-from layers.uploads import new_upload, upload_folder
+from layers.store import StoreBusyError, latest_run, layer_counts, previous_stores, publish_store, restore_store
+from layers.uploads import (
+    discard,
+    expire_uploads,
+    folder_bytes,
+    list_uploads,
+    new_upload,
+    owner_usage,
+    read_meta,
+    upload_folder,
+    upload_sources,
+)
 from layers.validate import ColumnMapping
 from layers.write import write_layers
 
@@ -23,10 +43,59 @@ def _root() -> Path:
     return Path(current_app.config["UPLOAD_FOLDER"])
 
 
+def _folder(token: str) -> Path:
+    return upload_folder(_root(), token, owner=g.user)
+
+
+@bp.app_context_processor
+def _workspace_banner():
+    """The name of the upload this planner works on, for the banner every page shows while they do."""
+    from gisapp.state import workspace_store
+
+    store = workspace_store() if getattr(g, "user", None) else None
+    return {"workspace_name": read_meta(Path(store).parent).get("name", "") if store else None}
+
+
+@bp.before_request
+def _expire():
+    expire_uploads(_root(), ttl_hours=current_app.config["UPLOAD_TTL_HOURS"])
+
+
 @bp.get("/upload")
 @requires("planner")
-def upload_form():
-    return render_template("data/upload.html")
+def upload_form(message: str | None = None, status: int = 200):
+    config = current_app.config
+    town = config["STORE"]
+    workspaces = []
+    for folder in list_uploads(_root(), owner=g.user):
+        meta = read_meta(folder)
+        workspaces.append(
+            {
+                "token": folder.name,
+                "name": meta.get("name", folder.name),
+                "created": _when(meta.get("created")),
+                "validated": (folder / "store.gpkg").exists(),
+                "active": session.get("workspace") == folder.name,
+                "mb": folder_bytes(folder) / 2**20,
+            }
+        )
+    previous = [p | {"saved": _when(p["saved_at"]), "mb": p["bytes"] / 2**20} for p in previous_stores(town)]
+    page = render_template(
+        "data/upload.html",
+        workspaces=workspaces,
+        previous=previous,
+        town_counts=layer_counts(town) if Path(town).exists() else {},
+        town_run=latest_run(town),
+        used_mb=owner_usage(_root(), g.user) / 2**20,
+        quota_mb=config["UPLOAD_QUOTA_BYTES"] / 2**20,
+        ttl_hours=config["UPLOAD_TTL_HOURS"],
+        message=message,
+    )
+    return page, status
+
+
+def _when(stamp) -> str:
+    return dt.datetime.fromtimestamp(float(stamp)).strftime("%Y-%m-%d %H:%M") if stamp else ""
 
 
 @bp.post("/upload")
@@ -35,18 +104,37 @@ def upload():
     file = request.files.get("dataset")
     if file is None or not file.filename:
         raise LayerError("Choose a file to upload: a zipped shapefile, a GeoPackage or a GeoJSON file.")
-    folder = new_upload(
-        _root(), file.filename, file.stream, max_unzipped_bytes=current_app.config["MAX_UNZIPPED_BYTES"]
-    )
+    config = current_app.config
+    try:
+        folder = new_upload(
+            _root(),
+            file.filename,
+            file.stream,
+            owner=g.user,
+            max_unzipped_bytes=config["MAX_UNZIPPED_BYTES"],
+            quota_bytes=config["UPLOAD_QUOTA_BYTES"],
+        )
+    finally:
+        file.close()  # werkzeug's spooled copy of the body goes now, not when the request ends
     return redirect(url_for("data.mapping", token=folder.name))
 
 
+@contextmanager
+def _refused_deletes(folder: Path):
+    """An upload that cannot be read is refused: its folder is deleted at once, then the error is shown."""
+    try:
+        yield
+    except LayerError:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
 def _sources(token: str):
-    data = upload_folder(_root(), token) / "data"
-    files = sorted(data.iterdir())
-    target = files[0] if len(files) == 1 and files[0].suffix.lower() == ".gpkg" else data
-    sources = find_layers(str(target))
+    folder = _folder(token)
+    with _refused_deletes(folder):
+        sources = upload_sources(folder)
     if not sources:
+        shutil.rmtree(folder, ignore_errors=True)  # nothing in it can ever be used: refused, deleted at once
         raise LayerError(
             "No layer in the upload is named parcels, mains, streets, buildings or manholes. Name "
             "the files or layers that way (parcels.shp, mains.shp ...) and upload again."
@@ -60,7 +148,8 @@ def mapping(token: str):
     sources = _sources(token)
     layers = []
     for kind, source in sources.items():
-        columns = [c for c in read_source(source).columns if c != "geometry"]
+        with _refused_deletes(_folder(token)):
+            columns = [c for c in read_source(source).columns if c != "geometry"]
         by_lower = {c.lower(): c for c in columns}
         fields = [
             (f, next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), "")) for f in SPECS[kind].fields
@@ -79,11 +168,13 @@ def validate(token: str):
         if kind in SPECS and field and column:
             mapping.columns.setdefault(kind, {})[field] = column
     crs = measuring_crs(load_profile("fort-plain").measurement.measuring_crs.value)
+    folder = _folder(token)
     try:
-        layers = load_layers(sources, target_crs=crs, mapping=mapping)
+        with _refused_deletes(folder):
+            layers = load_layers(sources, target_crs=crs, mapping=mapping)
     except LayerValidationError as exc:
+        shutil.rmtree(folder, ignore_errors=True)  # refused: deleted at once (the report says to upload again)
         return render_template("data/report.html", token=token, problems=exc.problems, ok=False), 422
-    folder = upload_folder(_root(), token)
     store = folder / "store.gpkg"
     frames = {k: getattr(layers, k) for k in SPECS if getattr(layers, k, None) is not None}
     write_layers(str(store), frames, overwrite=True)
@@ -94,8 +185,61 @@ def validate(token: str):
 @bp.post("/<token>/use")
 @requires("planner")
 def use(token: str):
-    store = upload_folder(_root(), token) / "store.gpkg"
+    """Work on the upload: the map, summary, runs and downloads of this planner's session use it."""
+    store = _folder(token) / "store.gpkg"
     if not store.exists():
         raise LayerError("Validate the upload first.")
-    current_app.config["STORE"] = str(store)
+    session["workspace"] = token
     return redirect(url_for("map.index"))
+
+
+@bp.post("/town")
+@requires("planner")
+def back_to_town():
+    session.pop("workspace", None)
+    return redirect(url_for("map.index"))
+
+
+@bp.post("/<token>/publish")
+@requires("planner")
+def publish(token: str):
+    """Make the workspace the town's store, for everyone; the store it replaces is kept to restore."""
+    folder = _folder(token)
+    store = folder / "store.gpkg"
+    if not store.exists():
+        raise LayerError("Validate the upload first.")
+    name = read_meta(folder).get("name", token)
+    try:
+        publish_store(
+            current_app.config["STORE"],
+            store,
+            who=g.user,
+            label=f"publishing {name} by {g.user}",
+            keep=current_app.config["KEEP_PREVIOUS_STORES"],
+        )
+    except StoreBusyError as exc:
+        return upload_form(message=str(exc), status=409)
+    if session.get("workspace") == token:
+        session.pop("workspace")
+    shutil.rmtree(folder, ignore_errors=True)  # it is the town's store now
+    return upload_form(message=f"{name} is now the town's store. The store it replaced is kept below.")
+
+
+@bp.post("/restore")
+@requires("planner")
+def restore():
+    name = request.form.get("name", "")
+    try:
+        restore_store(current_app.config["STORE"], name, who=g.user, keep=current_app.config["KEEP_PREVIOUS_STORES"])
+    except StoreBusyError as exc:
+        return upload_form(message=str(exc), status=409)
+    return upload_form(message=f"The store saved as {name} is the town's store again; the one it replaced is kept.")
+
+
+@bp.post("/<token>/discard")
+@requires("planner")
+def discard_upload(token: str):
+    discard(_root(), token, owner=g.user)
+    if session.get("workspace") == token:
+        session.pop("workspace")
+    return redirect(url_for("data.upload_form"))

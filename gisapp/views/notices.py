@@ -1,153 +1,261 @@
-"""The notices page: the register with filters, preview and issue, downloads of the batch files, status changes."""
+"""The notices page: the register (paged, filtered), preview then confirm to issue, the batches and their files,
+and status changes. Every parcel ID travels in a form field or a query parameter, never in a URL path, so IDs with
+"/", "#", "?", "%" or spaces work.
+
+The page reads only the register (one count and one page of rows, no write lock) and the store's run record; it
+never loads the store's layers. Those are read for a preview or an issue only.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import io
-import secrets
 from pathlib import Path
 
 from flask import Blueprint, abort, current_app, g, redirect, render_template, request, send_file, url_for
 from werkzeug.utils import safe_join
 
-from analysis.notices import due_notices, mailing_list
+from analysis.errors import AnalysisError
+from analysis.notices import with_resolutions
 from analysis.profiles import load_profile
-from gisapp.pipeline import issue_notices
+from gisapp import notices as service
 from gisapp.security import requires
-from gisapp.state import map_data
-from layers.register import STATUSES, Register
+from layers.errors import LayerError
+from layers.register import STATES, STATUSES, Register, RegisterMissingError, default_register_path, parse_date
 from layers.store import latest_run
+from layers.town import load_town_settings, town_file
 
 bp = Blueprint("notices", __name__, url_prefix="/notices")
+PAGE_ROWS = 100
 
 
-def _register() -> Register:
-    return Register(current_app.config["REGISTER"])
-
-
-def _folder() -> Path:
-    return Path(current_app.config["NOTICES_FOLDER"])
+def _register(*, create: bool = False) -> Register:
+    """The app's register, opened once per URL (its schema is checked once, without the write lock)."""
+    config = current_app.config
+    cache = current_app.extensions.setdefault("sewerplan_registers", {})
+    key = (config["REGISTER"], config["STORE"])
+    if key not in cache or create:
+        cache[key] = Register(config["REGISTER"], store=config["STORE"], create=create)
+    return cache[key]
 
 
 def _profile():
-    return load_profile((latest_run(map_data().path) or {}).get("profile", "fort-plain"))
+    return load_profile((latest_run(current_app.config["STORE"]) or {}).get("profile", "fort-plain"))
 
 
-def _due(form):
-    text = form.get("notice_date", "")
-    try:
-        day = dt.date.fromisoformat(text)
-    except ValueError:
-        abort(400, description=f"Notice date {text!r} is not a date (YYYY-MM-DD).")
-    data = map_data()
-    results = data.originals.get("parcel_results")
-    if results is None:
-        abort(400, description="Run the analysis first: there are no results to notice.")
-    register = _register()
-    excluded = register.excluded_parcels()
-    due = due_notices(
-        results, profile=_profile(), notice_date=day, notice_reason=form.get("reason") or None, exclude=excluded
-    )
-    return register, due, results, excluded
+def _town():
+    return load_town_settings(town_file(None, store=current_app.config["STORE"]))
+
+
+def _back(message: str | None = None, error: str | None = None):
+    args = {k: v for k, v in (("message", message), ("error", error)) if v}
+    return redirect(url_for("notices.index", **args))
 
 
 @bp.get("")
 @requires("viewer")
 def index():
+    return _page()
+
+
+def _page(*, preview=None, status_code: int = 200, error: str | None = None, form: dict | None = None):
     status = request.args.get("status") or None
+    status = status if status in STATES else None
     overdue = request.args.get("overdue") == "1"
-    query = (request.args.get("q") or "").strip().lower()
-    listing = _register().listing(
-        status=status if status in STATUSES else None, overdue_on=dt.date.today() if overdue else None
-    )
-    if query:
-        keep = listing["parcel_id"].str.lower().str.contains(query, regex=False) | listing["owner_name"].fillna(
-            ""
-        ).str.lower().str.contains(query, regex=False)
-        listing = listing[keep]
-    batches = sorted((p.name for p in _folder().iterdir() if p.is_dir()), reverse=True) if _folder().exists() else []
+    query = (request.args.get("q") or "").strip()
+    page = max(1, request.args.get("page", default=1, type=int) or 1)
+    try:
+        register = _register()
+    except RegisterMissingError as exc:
+        return render_template(
+            "notices/index.html",
+            missing=str(exc),
+            new_register=str(default_register_path(current_app.config["STORE"])),
+            profile=_profile(),
+            preview=None,
+            form=form or {},
+            message=request.args.get("message"),
+            error=error or request.args.get("error"),
+        ), status_code
+    filters = {
+        "status": status,
+        "overdue_on": dt.date.today() if overdue else None,
+        "query": query or None,
+    }
+    total = register.count(**filters)
+    rows = register.listing(**filters, limit=PAGE_ROWS, offset=(page - 1) * PAGE_ROWS).to_dict("records")
     return render_template(
         "notices/index.html",
-        notices=listing.head(1000).to_dict("records"),
-        total=len(listing),
+        missing=None,
+        notices=rows,
+        total=total,
+        page=page,
+        pages=max(1, -(-total // PAGE_ROWS)),
         statuses=STATUSES,
+        states=STATES,
         status=status,
         overdue=overdue,
         q=query,
-        batches=batches,
-        files={b: sorted(f.name for f in (_folder() / b).iterdir() if f.is_file()) for b in batches},
+        batches=register.batches()[:20],
         profile=_profile(),
-        preview=None,
+        preview=preview,
+        form=preview["form"] if preview else (form or {}),
         message=request.args.get("message"),
+        error=error or request.args.get("error"),
+    ), status_code
+
+
+@bp.post("/register")
+@requires("planner")
+def create_register():
+    """Create the town's register beside the store and record it there (the page's "--new")."""
+    register = _register(create=True)
+    return _back(message=f"The notice register was created: {register.url.removeprefix('sqlite:///')}.")
+
+
+def _plan(form):
+    day = parse_date(form.get("notice_date", ""), "The notice date")
+    register = _register()
+    data = service_inputs()
+    town = _town()
+    profile = with_resolutions(_profile(), town)
+    reason = form.get("notice_reason") or None
+    hazard = (form.get("hazard") or "").strip() or None
+    settled = service.settle(register, actor=f"web:{g.user}")
+    plan, rows, doc = service.preview(
+        register, data, profile=profile, town=town, notice_date=day, notice_reason=reason, hazard=hazard
+    )
+    token = _confirmation(plan)
+    mandated = set(data.results.loc[data.results["status"] == "mandated", "parcel_id"].astype(str))
+    before = len(mandated & register.excluded_parcels())
+    return register, data, town, profile, plan, rows, doc | {"settled": settled, "token": token, "before": before}
+
+
+def _kept(form) -> dict:
+    return {k: form.get(k, "") for k in ("notice_date", "notice_reason", "hazard")}
+
+
+def _confirmation(plan) -> str:
+    """What the clerk confirmed: the date, the reason and exactly these parcels."""
+    text = "|".join([plan.notice_date.isoformat(), plan.reason or "", *sorted(plan.due["parcel_id"].astype(str))])
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def service_inputs() -> service.NoticeInputs:
+    from gisapp.state import map_data
+
+    data = map_data()
+    originals = data.originals
+    results = originals.get("parcel_results")
+    if results is None:
+        raise LayerError("Run the analysis first (Map page, Run analysis): there are no results to give notice on.")
+    frames = {k: originals.get(k) for k in ("parcel_results", "mains", "streets", "buildings")}
+    return service.NoticeInputs(
+        results=results,
+        lines=originals.get("measuring_lines"),
+        mains=originals.get("mains"),
+        streets=originals.get("streets"),
+        buildings=originals.get("building_results", originals.get("buildings")),
+        summary=latest_run(data.path),
+        fingerprints={"store": data.path},
+        checksum=service.data_checksum(frames),
     )
 
 
 @bp.post("/preview")
 @requires("planner")
 def preview():
-    _, due, _, _ = _due(request.form)
-    rows = mailing_list(due)
-    listing = _register().listing()
-    return render_template(
-        "notices/index.html",
-        notices=listing.head(1000).to_dict("records"),
-        total=len(listing),
-        statuses=STATUSES,
-        status=None,
-        overdue=False,
-        q="",
-        batches=[],
-        files={},
-        profile=_profile(),
-        preview=rows.to_dict("records"),
-        preview_count=len(due),
-        form=request.form,
-        message=None,
-    )
+    try:
+        _, _, _, _, plan, rows, doc = _plan(request.form)
+    except (LayerError, AnalysisError) as exc:
+        return _page(error=str(exc), form=_kept(request.form), status_code=400)
+    return _page(preview=_preview_view(plan, rows, doc, request.form))
+
+
+def _preview_view(plan, rows, doc, form) -> dict:
+    return {
+        "rows": rows.to_dict("records"),
+        "count": len(plan.due),
+        "doc": doc,
+        "form": _kept(form),
+    }
 
 
 @bp.post("/issue")
 @requires("planner")
 def issue():
-    register, due, results, excluded = _due(request.form)
-    data = map_data()
-    batch = f"{request.form['notice_date']}-{secrets.token_hex(4)}"
-    mandated = set(results.loc[results["status"] == "mandated", "parcel_id"].astype(str))
-    doc = issue_notices(
-        register,
-        due,
-        profile=_profile(),
-        parcels=results,
-        lines=data.originals.get("measuring_lines", results.iloc[:0]),
-        mains=data.originals["mains"],
-        out_dir=_folder() / batch,
-        actor=f"web:{g.user}",
-        already_before=len(mandated & excluded),
-    )
-    return redirect(
-        url_for(
-            "notices.index",
-            message=f"{doc['issued']} notice(s) issued, {doc['already_open']} already noticed; files in batch {batch}.",
+    try:
+        register, data, town, profile, plan, rows, doc = _plan(request.form)
+    except (LayerError, AnalysisError) as exc:
+        return _page(error=str(exc), form=_kept(request.form), status_code=400)
+    if request.form.get("confirm") != doc["token"]:
+        # Never issue without the clerk having seen exactly what will be issued.
+        view = _preview_view(plan, rows, doc, request.form)
+        view["ask"] = (
+            "Check the preview below, then confirm to issue."
+            if not request.form.get("confirm")
+            else "The notices due have changed since the preview: check them again, then confirm."
         )
+        return _page(preview=view)
+    try:
+        done = service.issue_batch(
+            register,
+            plan,
+            kind="connection",
+            profile=profile,
+            town=town,
+            root=current_app.config["NOTICES_FOLDER"],
+            actor=f"web:{g.user}",
+            inputs=data,
+        )
+    except (LayerError, AnalysisError) as exc:
+        return _page(error=str(exc), form=_kept(request.form), status_code=400)
+    already = done["already_open"] + doc["before"]
+    if not done["batch"]:
+        return _back(message=f"0 notice(s) issued, {already} already noticed: no files written.")
+    return _back(
+        message=f"{done['issued']} notice(s) issued, {already} already noticed; batch {done['batch']}, "
+        f"{len(done['letters'])} letter(s): download them below."
     )
 
 
 @bp.get("/files/<batch>/<path:name>")
 @requires("viewer")
 def download(batch: str, name: str):
-    folder = (_folder() / batch).resolve()
-    if folder.parent != _folder().resolve() or not folder.is_dir():
-        abort(404, description="No such batch.")
+    record = _register().batch(batch)
+    if record is None:
+        abort(404, description="No such batch in the register.")
+    folder = (Path(record["folder"]) / batch).resolve()
     path = safe_join(str(folder), name)
     if path is None or not Path(path).is_file():
         abort(404, description="No such file in the batch.")
     return send_file(io.BytesIO(Path(path).read_bytes()), as_attachment=True, download_name=Path(path).name)
 
 
-@bp.post("/<parcel_id>/mark")
+@bp.post("/mark")
 @requires("planner")
-def mark(parcel_id: str):
+def mark():
+    parcel_id = request.form.get("parcel_id", "")
     status = request.form.get("status", "")
-    until = request.form.get("until") or None
-    _register().mark(parcel_id, status, actor=f"web:{g.user}", note=request.form.get("note") or None, deadline=until)
-    return redirect(url_for("notices.index", message=f"{parcel_id}: {status}."))
+    until = (request.form.get("until") or "").strip() or None
+    note = (request.form.get("note") or "").strip() or None
+    if not parcel_id:
+        return _back(error="No parcel was given: use the Save button on the parcel's row.")
+    if status not in STATUSES[1:]:
+        return _back(
+            error=f"Choose what happened to parcel {parcel_id}'s notice (connected, extended, exempt or withdrawn), "
+            "then Save."
+        )
+    if status == "extended" and not until:
+        return _back(error=f"An extension needs the new deadline: pick a date for parcel {parcel_id}, then Save.")
+    if status != "extended" and until:
+        return _back(
+            error=f"A new deadline goes only with an extension: parcel {parcel_id}'s notice was not changed. Choose "
+            "extended, or clear the date."
+        )
+    try:
+        _register().mark(parcel_id, status, actor=f"web:{g.user}", note=note, deadline=until)
+    except LayerError as exc:
+        return _back(error=str(exc))
+    return _back(message=f"{parcel_id}: {status}.")

@@ -30,7 +30,7 @@ FORMATS = ("geojson", "gpkg", "pdf", "json")
 
 
 def _register() -> Register:
-    return Register(current_app.config["REGISTER"])
+    return Register(current_app.config["REGISTER"], store=current_app.config["STORE"])
 
 
 def _map(doc: dict, line, layers) -> dict:

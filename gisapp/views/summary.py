@@ -6,13 +6,14 @@ from flask import Blueprint, current_app, jsonify, render_template
 
 from analysis.mandate import STATUSES
 from gisapp.security import requires
+from gisapp.state import store_path
 from layers.store import latest_run, read_results
 
 bp = Blueprint("summary", __name__)
 
 
 def _load():
-    store = current_app.config["STORE"]
+    store = store_path()  # the planner's workspace while they work on one, else the town's store
     return store, latest_run(store), read_results(store)
 
 

@@ -1,0 +1,472 @@
+"""Notices as `sewerplan notices` and the notices page both give them: one function per job.
+
+- ``preview``: who would be noticed, who is held back and why, the deadline and whether it falls on a weekend or a
+  New York public holiday (the town decides); nothing is recorded.
+- ``issue_batch``: a batch is *prepared* in the register, its files written into a partial folder, fsynced and
+  renamed into ``<root>/<batch ID>``, checked against their manifest, and only then *issued*. Anything that stops it
+  before that (an error, a full disk, kill -9) leaves a prepared batch that the next run (``settle``) or
+  ``resume`` finishes when its folder is complete and cancels when it is not: a notice is never counted as issued
+  without its letter, mailing-list row and label.
+- ``violations``: the same for violation notices of overdue connection notices; without an output folder only a
+  preview.
+
+A process writing a batch holds an exclusive lock on ``<root>/.<batch ID>.lock`` (released by the kernel when the
+process dies), so ``settle`` never touches a batch another live process is still writing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import geopandas as gpd
+import pandas as pd
+import shapely
+
+from analysis.notices import (
+    NoticePlan,
+    TownSettings,
+    building_obligations,
+    compose_letters,
+    deadline_flag,
+    letter_maps,
+    mailing_list,
+    period_problem,
+    plan_notices,
+    plan_violations,
+)
+from analysis.profiles import Profile
+from analysis.units import feet_per_unit
+from layers.errors import LayerError
+from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, verify_batch, write_batch
+from layers.register import Register, new_batch_id
+
+
+@dataclass
+class NoticeInputs:
+    """What a connection batch is made from: the analysed parcels and the layers its letters' maps show."""
+
+    results: gpd.GeoDataFrame
+    lines: gpd.GeoDataFrame | None = None
+    mains: gpd.GeoDataFrame | None = None
+    streets: gpd.GeoDataFrame | None = None
+    buildings: gpd.GeoDataFrame | None = None  # assessed buildings (building_results), or the plain layer
+    summary: dict | None = None
+    fingerprints: dict | None = None
+    checksum: str | None = None
+
+
+def data_checksum(frames: Mapping[str, pd.DataFrame | None]) -> str:
+    """SHA-256 over the layers' attributes and geometries (WKB), in layer-name order: the same data gives the same
+    checksum wherever it is read from."""
+    digest = hashlib.sha256()
+    for name in sorted(frames):
+        frame = frames[name]
+        if frame is None:
+            continue
+        digest.update(f"{name}:{len(frame)}:".encode())
+        geometry = frame.geometry.name if isinstance(frame, gpd.GeoDataFrame) else None
+        attrs = frame.drop(columns=[geometry]) if geometry else frame
+        attrs = attrs.reindex(sorted(attrs.columns), axis=1).astype(str)
+        digest.update(",".join(attrs.columns).encode())
+        digest.update(pd.util.hash_pandas_object(attrs, index=False).to_numpy().tobytes())
+        if geometry:
+            wkb = shapely.to_wkb(frame.geometry.values, include_srid=False)
+            digest.update(b"".join(w if w is not None else b"-" for w in wkb))
+    return digest.hexdigest()
+
+
+def town_problems(profile: Profile, town: TownSettings | None, plan: NoticePlan) -> list[str]:
+    """Why letters cannot be written yet: missing town settings, or a period the town must set itself."""
+    if town is None:
+        return [
+            "no town settings file (town.toml beside the store): letters need the municipality's letterhead, return "
+            "address, signing officer and contact (a template to copy: docs/town.example.toml)"
+        ]
+    problems = [f"the town settings ({town.source}) lack {key}" for key in town.missing_for_letters()]
+    word = "village" if "village" in profile.municipality.lower() else "town"
+    issue = period_problem(plan.period, town_word=word)
+    return problems + ([issue] if issue else [])
+
+
+def preview(
+    register: Register,
+    inputs: NoticeInputs,
+    *,
+    profile: Profile,
+    town: TownSettings | None,
+    notice_date: dt.date,
+    notice_reason: str | None = None,
+    hazard=None,
+) -> tuple[NoticePlan, pd.DataFrame, dict]:
+    """Who would get a connection notice, grouped by mailing address, and why others are held back; records nothing.
+
+    Returns the plan, the mailing rows and the document `sewerplan notices preview --json` prints.
+    """
+    plan = plan_notices(
+        inputs.results,
+        profile=profile,
+        notice_date=notice_date,
+        notice_reason=notice_reason,
+        hazard=hazard,
+        exclude=register.excluded_parcels(),
+        town=town,
+    )
+    rows = mailing_list(plan.due)
+    doc = {
+        "notice_date": notice_date.isoformat(),
+        "deadline": plan.deadline.isoformat() if plan.deadline else None,
+        "deadline_flag": deadline_flag(plan.deadline),
+        "period": {"days": plan.period.days, "basis": plan.period.basis},
+        "notices": [_notice_doc(r) for r in plan.due.to_dict("records")],
+        "mailing_addresses": len(rows),
+        "held": plan.held.to_dict("records"),
+        "letters_blocked_by": town_problems(profile, town, plan),
+        "unfinished_batches": [b["batch_id"] for b in register.batches(status="prepared")],
+    }
+    return plan, rows, doc
+
+
+def _notice_doc(row: Mapping) -> dict:
+    def iso(v):
+        return v.isoformat() if isinstance(v, dt.date) else (None if v is None or pd.isna(v) else str(v))
+
+    return {
+        "notice_id": row.get("notice_id"),
+        "parcel_id": str(row["parcel_id"]),
+        "deadline": iso(row.get("deadline")),
+        "type": row.get("notice_type", "connection"),
+    }
+
+
+# -- issuing a batch ----------------------------------------------------------------------------------------------
+
+
+def check_root(root: str | Path) -> Path:
+    """The folder batches go into: created if missing; refused when it is a file or cannot be written."""
+    root = Path(root).expanduser()
+    if root.exists() and not root.is_dir():
+        raise LayerError(f"{root} is a file: give a folder for the notice batches (each batch gets its own folder).")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LayerError(f"Cannot create the folder {root}: {exc.strerror}.") from exc
+    probe = root / f".write-test-{os.getpid()}"
+    try:
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as exc:
+        raise LayerError(f"Cannot write in {root}: {exc.strerror}. Give a folder you can write to.") from exc
+    return root.resolve()
+
+
+@contextlib.contextmanager
+def batch_lock(root: Path, batch_id: str, *, wait: bool = True):
+    """An exclusive lock on the batch while a process works on it; yields False when held elsewhere (wait=False)."""
+    path = Path(root) / f".{batch_id}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            with contextlib.suppress(OSError):
+                path.unlink()
+    finally:
+        os.close(fd)
+
+
+def issue_batch(
+    register: Register,
+    plan: NoticePlan,
+    *,
+    kind: str,
+    profile: Profile,
+    town: TownSettings | None,
+    root: str | Path,
+    actor: str,
+    inputs: NoticeInputs | None = None,
+    per_parcel: bool = False,
+    occupant: bool = False,
+    bom: bool = False,
+    progress: Callable | None = None,
+) -> dict:
+    """Prepare, write and issue one batch of ``plan.due`` notices; returns the document `notices issue --json` prints.
+
+    Refuses before recording anything when the letters could not be signed (town settings, a period the town must
+    set) or the folder cannot take them.
+    """
+    problems = town_problems(profile, town, plan)
+    if problems:
+        raise LayerError("Letters cannot be written yet: " + "; ".join(problems) + ".")
+    root = check_root(root)
+    doc = {
+        "batch": None,
+        "folder": None,
+        "issued": 0,
+        "already_open": 0,
+        "held": plan.held.to_dict("records"),
+        "deadline": plan.deadline.isoformat() if plan.deadline else None,
+        "deadline_flag": deadline_flag(plan.deadline),
+        "mailing_list": None,
+        "labels": None,
+        "letters_pdf": None,
+        "letters": [],
+        "notices": [],
+    }
+    if plan.due.empty:
+        return doc
+    batch_id = new_batch_id(plan.notice_date)
+    inputs = inputs or NoticeInputs(results=plan.due)
+    with batch_lock(root, batch_id):
+        prepared = register.prepare_batch(
+            plan.due,
+            batch_id=batch_id,
+            kind=kind,
+            notice_date=plan.notice_date,
+            deadline=plan.deadline,
+            folder=str(root),
+            actor=actor,
+            profile=(profile.id, profile.version),
+            summary=inputs.summary,
+            fingerprints=inputs.fingerprints,
+            checksum=inputs.checksum,
+        )
+        doc["already_open"] = prepared["already"]
+        if not prepared["notices"]:
+            return doc
+        try:
+            folder, letters = write_files(
+                batch_id, prepared, plan, kind, profile, town, root, inputs, per_parcel, occupant, bom, progress
+            )
+            register.finish_batch(batch_id, letters=letters, actor=actor)
+        except BaseException as exc:
+            _abandon(register, root, batch_id, actor, f"Stopped while writing its files: {exc}")
+            raise
+    sent = register.batch_notices(batch_id)
+    doc |= {
+        "batch": batch_id,
+        "folder": str(folder),
+        "issued": len(sent),
+        "mailing_list": str(folder / MAILING_LIST),
+        "labels": str(folder / LABELS),
+        "letters_pdf": str(folder / ALL_LETTERS),
+        "letters": sorted({str(root / f) for f in sent["letter_file"]}),
+        "notices": [
+            _notice_doc(r) | {"letter": str(root / r["letter_file"]), "mailing_no": int(r["mailing_no"])}
+            for r in sent.to_dict("records")
+        ],
+    }
+    return doc
+
+
+def write_files(
+    batch_id,
+    prepared,
+    plan,
+    kind,
+    profile,
+    town,
+    root,
+    inputs,
+    per_parcel=False,
+    occupant=False,
+    bom=False,
+    progress=None,
+) -> tuple[Path, dict]:
+    """Write a prepared batch's folder and check it; returns the folder and each notice's letter for the register."""
+    ids = {n["parcel_id"]: n["notice_id"] for n in prepared["notices"]}
+    sent = plan.due[plan.due["parcel_id"].astype(str).isin(ids)].copy()
+    sent["notice_id"] = sent["parcel_id"].astype(str).map(ids)
+    sent["main_diameter_in"] = _diameters(sent, inputs.mains)
+    rows = mailing_list(sent, per_parcel=per_parcel, occupant=occupant)
+    obligations = building_obligations(inputs.buildings, profile) if kind == "connection" else {}
+    letters = compose_letters(
+        rows,
+        sent,
+        profile=profile,
+        town=town,
+        kind=kind,
+        notice_date=plan.notice_date,
+        period=plan.period,
+        obligations=obligations,
+    )
+    maps = {}
+    if kind == "connection" and inputs.results is not None and "geometry" in inputs.results:
+        maps = letter_maps(
+            list(sent["parcel_id"]),
+            parcels=inputs.results,
+            lines=inputs.lines,
+            mains=inputs.mains,
+            streets=inputs.streets,
+            buildings=inputs.buildings,
+            feet_per_unit=feet_per_unit(inputs.results.crs) if inputs.results.crs else 1.0,
+        )
+    folder, manifest = write_batch(
+        root, batch_id, rows=rows, letters=letters, town=town, maps=maps, bom=bom, progress=progress
+    )
+    problems = verify_batch(folder, list(sent["notice_id"]))
+    if problems:
+        raise LayerError(f"The files of batch {batch_id} did not verify: {'; '.join(problems[:5])}.")
+    return folder, _letters_of(batch_id, manifest)
+
+
+def _letters_of(batch_id: str, manifest: dict) -> dict[str, tuple[str, int]]:
+    """Each notice's letter for the register: the owner's, where an occupant letter covers the notice too."""
+    out = {}
+    for notice_id, entries in manifest["letters"].items():
+        owner = [e for e in entries if not e[2]] or entries
+        out[notice_id] = (f"{batch_id}/{owner[0][0]}", int(owner[0][1]))
+    return out
+
+
+def _diameters(sent: pd.DataFrame, mains: pd.DataFrame | None) -> pd.Series:
+    if mains is None or "diameter_in" not in mains.columns or "main_id" not in mains.columns:
+        return pd.Series(None, index=sent.index, dtype=object)
+    by_id = pd.to_numeric(mains["diameter_in"], errors="coerce").groupby(mains["main_id"].astype(str)).first()
+    return sent["main_id"].astype(str).map(by_id)
+
+
+def _abandon(register: Register, root: Path, batch_id: str, actor: str, why: str) -> None:
+    """A batch that stopped in this process: cancel it (its files never went out) and put its folder aside."""
+    with contextlib.suppress(Exception):
+        batch = register.batch(batch_id)
+        if batch and batch["status"] == "prepared":
+            register.cancel_batch(batch_id, actor=actor, why=why)
+    _set_aside(root, batch_id)
+
+
+def _set_aside(root: Path, batch_id: str) -> None:
+    final = Path(root) / batch_id
+    if final.is_dir():
+        with contextlib.suppress(OSError):
+            os.rename(final, Path(root) / f"{batch_id}-CANCELLED")
+    for partial in Path(root).glob(f".{batch_id}.partial-*"):
+        shutil.rmtree(partial, ignore_errors=True)
+
+
+# -- unfinished batches -------------------------------------------------------------------------------------------
+
+
+def settle(register: Register, *, actor: str) -> list[dict]:
+    """Finish or cancel every prepared batch no live process is writing: issued when its folder is complete and
+    verifies, cancelled (never mailed) otherwise. A batch whose folder this machine cannot see is left for
+    ``resume``. Returns what was done to each."""
+    done = []
+    for batch in register.batches(status="prepared"):
+        result = _settle_one(register, batch, actor=actor, cancel=False, wait=False)
+        if result is not None:
+            done.append(result)
+    return done
+
+
+def resume(register: Register, batch_id: str, *, actor: str, cancel: bool = False) -> dict:
+    """Finish an unfinished batch (its files are all there) or cancel it (they are not, or ``cancel``)."""
+    batch = register.batch(batch_id)
+    if batch is None:
+        raise LayerError(f"No batch {batch_id} in the register {register.url}.")
+    if batch["status"] != "prepared":
+        raise LayerError(f"Batch {batch_id} is already {batch['status']}: nothing to resume.")
+    result = _settle_one(register, batch, actor=actor, cancel=cancel, wait=False)
+    if result is None and not Path(batch["folder"]).is_dir():
+        raise LayerError(
+            f"Batch {batch_id} was being written into {batch['folder']}, which this machine cannot see: resume it "
+            "where that folder is, or cancel it (it was never mailed from here)."
+        )
+    if result is None:
+        raise LayerError(f"Batch {batch_id} is being written by another process right now: wait for it to end.")
+    return result
+
+
+def _settle_one(register, batch, *, actor, cancel, wait) -> dict | None:
+    root, batch_id = Path(batch["folder"]), batch["batch_id"]
+    if not root.is_dir():
+        # Another machine may be writing it into a folder this one cannot see: only the clerk decides.
+        if not cancel:
+            return None
+        register.cancel_batch(batch_id, actor=actor, why=f"Cancelled on request; its folder {root} is not here.")
+        return {"batch": batch_id, "action": "cancelled", "notices": None, "why": f"its folder {root} is not here"}
+    with batch_lock(root, batch_id, wait=wait) as mine:
+        if not mine:
+            return None
+        current = register.batch(batch_id)
+        if current is None or current["status"] != "prepared":
+            return None
+        notice_ids = list(register.batch_notices(batch_id)["notice_id"])
+        folder = root / batch_id
+        problems = verify_batch(folder, notice_ids) if folder.is_dir() else ["its files were never moved into place"]
+        if not problems and not cancel:
+            manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+            register.finish_batch(batch_id, letters=_letters_of(batch_id, manifest), actor=actor)
+            return {"batch": batch_id, "action": "issued", "notices": len(notice_ids), "folder": str(folder)}
+        why = "cancelled on request" if cancel else f"its files were not all written ({'; '.join(problems[:3])})"
+        register.cancel_batch(batch_id, actor=actor, why=why[:500])
+        _set_aside(root, batch_id)
+        return {"batch": batch_id, "action": "cancelled", "notices": len(notice_ids), "why": why}
+
+
+# -- violations ---------------------------------------------------------------------------------------------------
+
+
+def violations(
+    register: Register,
+    *,
+    profile: Profile,
+    town: TownSettings | None,
+    today: dt.date,
+    root: str | Path | None,
+    actor: str,
+) -> dict:
+    """Violation notices for the connection notices overdue on ``today``, each citing its original notice.
+
+    With ``root`` the batch is issued like a connection batch (letters, mailing list, labels); without it nothing is
+    recorded and the document lists who would get one.
+    """
+    overdue = register.listing(overdue_on=today, notice_type="connection")
+    plan = plan_violations(overdue, profile=profile, today=today, town=town)
+    checksum = hashlib.sha256(
+        overdue[["notice_id", "parcel_id", "deadline"]].astype(str).to_csv(index=False).encode()
+    ).hexdigest()
+    if root is None:
+        return {
+            "recorded": False,
+            "correct_by": plan.deadline.isoformat(),
+            "deadline_flag": deadline_flag(plan.deadline),
+            "period": {"days": plan.period.days, "basis": plan.period.basis},
+            "letters_blocked_by": town_problems(profile, town, plan),
+            "notices": [
+                _notice_doc(r) | {"original_notice_id": r["original_notice_id"]} for r in plan.due.to_dict("records")
+            ],
+        }
+    inputs = NoticeInputs(results=plan.due, checksum=checksum, fingerprints={"register": register.url})
+    doc = issue_batch(
+        register, plan, kind="violation", profile=profile, town=town, root=root, actor=actor, inputs=inputs
+    )
+    return doc | {"recorded": True, "correct_by": plan.deadline.isoformat()}
+
+
+__all__ = [
+    "NoticeInputs",
+    "batch_lock",
+    "check_root",
+    "write_files",
+    "data_checksum",
+    "issue_batch",
+    "preview",
+    "resume",
+    "settle",
+    "town_problems",
+    "violations",
+]

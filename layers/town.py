@@ -1,0 +1,109 @@
+"""The town settings file: the municipality's own details for its letters (letterhead, return address, the officer
+who signs, how to reach the office, fees, and the resolutions that set periods the law leaves to the town).
+
+Not part of an ordinance profile: a profile is the law, shared by every copy of the tool; these are one office's
+facts. The file is ``town.toml`` beside the store (the GeoPackage), or any file given by name. A template with every
+key: ``docs/town.example.toml``.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from analysis.notices import Resolution, TownSettings
+from layers.errors import LayerError
+
+TOWN_FILE = "town.toml"
+_KEYS = {
+    "letterhead": {"name": str, "lines": list},
+    "return_address": {"lines": list},
+    "officer": {"name": str, "title": str},
+    "contact": {"phone": str, "email": str, "hours": str},
+    "fees": {"text": str},
+    "requests": {"text": str},
+    "penalty": {"amount": str},
+}
+
+
+def town_file(given: str | Path | None = None, *, store: str | Path | None = None) -> Path | None:
+    """The town settings file: ``given``, else ``town.toml`` in the store's folder (None when there is none)."""
+    if given:
+        return Path(given).expanduser()
+    if store and "://" not in str(store):
+        inside = Path(store).is_dir() and Path(store).suffix.lower() != ".gdb"  # a folder of layers holds it
+        folder = Path(store) if inside else Path(store).resolve().parent
+        candidate = folder / TOWN_FILE
+        return candidate if candidate.is_file() else None
+    return None
+
+
+def load_town_settings(path: str | Path | None) -> TownSettings | None:
+    """Read a town settings file; None for no file. Every problem in the file is reported at once."""
+    if path is None:
+        return None
+    path = Path(path)
+    if path.is_dir():
+        raise LayerError(f"{path} is a folder: give the town settings file ({TOWN_FILE}).")
+    if not path.is_file():
+        raise LayerError(f"The town settings file {path} does not exist (a template: docs/town.example.toml).")
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise LayerError(f"{path.name} is not valid TOML: {exc}") from exc
+    problems: list[str] = []
+    values: dict[str, dict] = {}
+    for table, content in data.items():
+        if table == "resolutions":
+            continue
+        if table not in _KEYS:
+            problems.append(f"unknown table [{table}] (known: {', '.join([*_KEYS, 'resolutions'])})")
+            continue
+        if not isinstance(content, dict):
+            problems.append(f"[{table}] must be a table")
+            continue
+        for key, value in content.items():
+            expected = _KEYS[table].get(key)
+            if expected is None:
+                problems.append(f"[{table}] unknown key {key!r} (known: {', '.join(_KEYS[table])})")
+            elif not isinstance(value, expected) or (expected is list and not all(isinstance(v, str) for v in value)):
+                kind = "a list of text lines" if expected is list else "text"
+                problems.append(f"[{table}] {key} must be {kind}, got {value!r}")
+        values[table] = content
+    resolutions: dict[str, Resolution] = {}
+    for key, act in (data.get("resolutions") or {}).items():
+        if not isinstance(act, dict) or set(act) != {"days", "act"}:
+            problems.append(f'[resolutions] "{key}" must be {{ days = N, act = "the resolution that set it" }}')
+            continue
+        days, text = act["days"], act["act"]
+        if isinstance(days, bool) or not isinstance(days, int) or days <= 0:
+            problems.append(f'[resolutions] "{key}" days must be a whole number of days above 0, got {days!r}')
+        elif not isinstance(text, str) or not text.strip():
+            problems.append(f'[resolutions] "{key}" act must name the resolution or local law that set the period')
+        else:
+            resolutions[key] = Resolution(days, text.strip())
+    if problems:
+        raise LayerError(f"{path}: " + "; ".join(problems) + ".")
+
+    def get(table: str, key: str, default=""):
+        value = values.get(table, {}).get(key, default)
+        return tuple(v.strip() for v in value if v.strip()) if isinstance(value, list) else str(value).strip()
+
+    return TownSettings(
+        name=get("letterhead", "name"),
+        letterhead=get("letterhead", "lines", []),
+        return_address=get("return_address", "lines", []),
+        officer_name=get("officer", "name"),
+        officer_title=get("officer", "title"),
+        phone=get("contact", "phone"),
+        email=get("contact", "email"),
+        hours=get("contact", "hours"),
+        fees=get("fees", "text"),
+        requests=get("requests", "text"),
+        penalty_amount=get("penalty", "amount"),
+        resolutions=resolutions,
+        source=str(path),
+    )
+
+
+__all__ = ["TOWN_FILE", "load_town_settings", "town_file"]

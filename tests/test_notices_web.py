@@ -1,0 +1,373 @@
+"""The notices page as a clerk uses it: create the register once, preview, confirm, issue, download the letters,
+change a notice's status (parcel IDs with "/", "#", "?", "%" and spaces), and error pages with a way back. With the
+Flask test client, and in a real headless Chromium."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import shutil
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from urllib.parse import quote, unquote_plus
+
+import geopandas as gpd
+import pytest
+from click.testing import CliRunner
+from pypdf import PdfReader
+from werkzeug.serving import make_server
+
+from analysis.mandate import analyze_mandates
+from analysis.profiles import load_profile
+from gisapp import create_app
+from gisapp.cli import main
+from layers.register import Register
+from layers.sample import sample_town
+from layers.store import read_setting
+from layers.users import add_user
+from layers.write import write_layers
+
+REPO = Path(__file__).resolve().parents[1]
+SCREENSHOTS = REPO / "build" / "screenshots"
+HOSTILE_IDS = ("12.1-1-2/A", "12.1-1-3#B", "12.1-1-4?C=1", "12.1-1-5%2F", "12.1-1-6 D")
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """The sample village, with five mandated parcels renamed to IDs a URL path would break on."""
+    folder = tmp_path_factory.mktemp("notices-store")
+    town = sample_town(80)
+    parcels = town["parcels"].assign(connected=town["parcels"]["connected"] == "Y")
+    result = analyze_mandates(
+        parcels, town["mains"], streets=town["streets"], buildings=town["buildings"], profile=load_profile("fort-plain")
+    )
+    mandated = result.parcels.index[result.parcels["status"] == "mandated"][: len(HOSTILE_IDS)]
+    town["parcels"].loc[mandated, "parcel_id"] = list(HOSTILE_IDS)
+    path = folder / "town.gpkg"
+    write_layers(str(path), town)
+    done = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+    assert done.exit_code == 0, done.output
+    return path
+
+
+def make_app(store: Path, tmp_path: Path, *, town: bool = True, **extra):
+    own = tmp_path / "store" / "town.gpkg"
+    own.parent.mkdir(exist_ok=True)
+    if not own.exists():
+        shutil.copy(store, own)
+    if town:
+        shutil.copy(REPO / "docs" / "town.example.toml", own.parent / "town.toml")
+    return create_app(
+        {
+            "TESTING": True,
+            "STORE": str(own),
+            "USERS_DB": str(tmp_path / "users.sqlite"),
+            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+            "SECRET_KEY": "test",
+            "NOTICES_FOLDER": str(tmp_path / "notices"),
+            **extra,
+        }
+    )
+
+
+def csrf(client) -> str:
+    client.get("/login")
+    with client.session_transaction() as s:
+        return s["csrf"]
+
+
+@pytest.fixture
+def app(store, tmp_path):
+    return make_app(store, tmp_path)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+def _message(response) -> str:
+    return " ".join(re.findall(r'id="(?:message|error)"[^>]*>([^<]*)<', response.get_data(as_text=True)))
+
+
+def _issue(client) -> str:
+    token = csrf(client)
+    client.post("/notices/register", data={"csrf_token": token})
+    preview = client.post("/notices/preview", data={"notice_date": "2027-03-01", "csrf_token": token}).get_data(
+        as_text=True
+    )
+    confirm = re.search(r'name="confirm" value="([0-9a-f]+)"', preview).group(1)
+    done = client.post("/notices/issue", data={"notice_date": "2027-03-01", "confirm": confirm, "csrf_token": token})
+    assert done.status_code == 302
+    return client.get(done.headers["Location"]).get_data(as_text=True)
+
+
+def test_without_a_register_the_page_offers_to_create_the_towns_one(client, app):
+    page = client.get("/notices").get_data(as_text=True)
+    assert "No notice register is set up" in page and 'id="create-register"' in page
+    assert not list(Path(app.config["STORE"]).parent.glob("*.sqlite"))  # looking never creates one
+    token = csrf(client)
+    created = client.post("/notices/register", data={"csrf_token": token})
+    assert created.status_code == 302 and "was created" in unquote_plus(created.headers["Location"])
+    register = Path(app.config["STORE"]).with_name("town-register.sqlite")
+    assert register.is_file() and read_setting(app.config["STORE"], "register") == str(register)
+    assert 'id="notice-form"' in client.get("/notices").get_data(as_text=True)
+
+
+def test_issuing_needs_a_confirmed_preview_and_links_the_letters(client, app, store):
+    token = csrf(client)
+    client.post("/notices/register", data={"csrf_token": token})
+    form = {"notice_date": "2027-03-01", "csrf_token": token}
+    preview = client.post("/notices/preview", data=form).get_data(as_text=True)
+    assert "nothing recorded yet" in preview and 'id="confirm-form"' in preview
+    assert "It falls on a Sunday" in preview  # 2027-05-30
+    register = Register(store=app.config["STORE"], create=False)
+    unconfirmed = client.post("/notices/issue", data=form).get_data(as_text=True)
+    assert "Check the preview below, then confirm" in unconfirmed and register.listing().empty
+    stale = client.post("/notices/issue", data=form | {"confirm": "0" * 24}).get_data(as_text=True)
+    assert "have changed since the preview" in stale and register.listing().empty
+    confirm = re.search(r'name="confirm" value="([0-9a-f]+)"', preview).group(1)
+    done = client.post("/notices/issue", data=form | {"confirm": confirm})
+    page = client.get(done.headers["Location"]).get_data(as_text=True)
+    mandated = (gpd.read_file(app.config["STORE"], layer="parcel_results")["status"] == "mandated").sum()
+    assert f"{mandated} notice(s) issued, 0 already noticed" in page
+    listing = register.listing()
+    assert len(listing) == mandated and set(listing["status"]) == {"open"}
+    letter_links = re.findall(r'class="letter-link" href="([^"]+)"', page)
+    assert len(letter_links) == mandated
+    letter = client.get(letter_links[0].replace("&amp;", "&"))
+    assert letter.status_code == 200 and letter.data.startswith(b"%PDF")
+    batch = listing["batch_id"].iloc[0]
+    for name in ("letters-all.pdf", "mailing-list.csv", "labels.pdf"):
+        assert f"/notices/files/{batch}/{name}" in page
+        assert client.get(f"/notices/files/{batch}/{name}").status_code == 200
+    merged = client.get(f"/notices/files/{batch}/letters-all.pdf").data
+    assert len(PdfReader(__import__("io").BytesIO(merged)).pages) >= len(set(listing["mailing_no"]))
+    assert client.get(f"/notices/files/{batch}/../../town.gpkg").status_code == 404
+    assert client.get("/notices/files/B00000000-NOPE/labels.pdf").status_code == 404
+    again = client.post("/notices/preview", data=form).get_data(as_text=True)
+    assert "Preview: 0 notice(s)" in again and 'id="confirm-form"' not in again
+
+
+def test_marking_works_for_parcel_ids_a_url_path_would_break(client, app):
+    _issue(client)
+    token = csrf(client)
+    for parcel in HOSTILE_IDS:
+        page = client.get(f"/notices?q={quote(parcel)}").get_data(as_text=True)
+        assert f'name="parcel_id" value="{parcel}"' in page.replace("&#34;", '"')
+        done = client.post(
+            "/notices/mark", data={"parcel_id": parcel, "status": "connected", "note": "seen", "csrf_token": token}
+        )
+        assert done.status_code == 302 and f"{parcel}: connected." in _message(client.get(done.headers["Location"]))
+    listing = Register(store=app.config["STORE"], create=False).listing().set_index("parcel_id")
+    assert set(listing.loc[list(HOSTILE_IDS), "status"]) == {"connected"}
+
+
+@pytest.mark.parametrize(
+    ("form", "says"),
+    [
+        ({}, "Choose what happened to parcel"),
+        ({"status": "extended"}, "An extension needs the new deadline"),
+        ({"status": "extended", "until": "next tuesday"}, "is not a date"),
+        ({"status": "extended", "until": "2027-02-30"}, "not a date on the calendar"),
+        ({"status": "extended", "until": "1999-01-01"}, "moves the deadline later"),
+        ({"status": "connected", "until": "2027-09-01"}, "A new deadline goes only with an extension"),
+    ],
+)
+def test_a_plain_save_explains_itself_and_changes_nothing(client, app, form, says):
+    _issue(client)
+    register = Register(store=app.config["STORE"], create=False)
+    parcel = register.listing()["parcel_id"].iloc[0]
+    done = client.post("/notices/mark", data={"parcel_id": parcel, "csrf_token": csrf(client), **form})
+    assert done.status_code == 302
+    assert says in _message(client.get(done.headers["Location"]))
+    row = register.listing().set_index("parcel_id").loc[parcel]
+    assert row["status"] == "open" and row["deadline"] == dt.date(2027, 5, 30)
+
+
+def test_the_status_form_has_no_default_status(client):
+    page = _issue(client)
+    form = re.search(r'<form method="post" action="/notices/mark".*?</form>', page, re.S).group(0)
+    assert '<option value="" selected disabled>' in form and "required" in form
+    assert not re.search(r'<option value="(connected|extended|exempt|withdrawn)" selected', form)
+
+
+def test_error_pages_offer_a_way_back(client):
+    client.post("/notices/register", data={"csrf_token": csrf(client)})
+    missing = client.get("/notices/files/B1/x.pdf", headers={"Referer": "http://localhost/notices?status=open"})
+    page = missing.get_data(as_text=True)
+    assert missing.status_code == 404 and 'id="way-back"' in page
+    assert 'href="http://localhost/notices?status=open"' in page and 'href="/notices"' in page and 'href="/"' in page
+    foreign = client.get("/notices/files/B1/x.pdf", headers={"Referer": "http://evil.example/x"}).get_data(as_text=True)
+    assert "evil.example" not in foreign and 'href="/"' in foreign
+
+
+def test_poughkeepsie_needs_a_reason_and_holds_private_systems_back_without_a_hazard(store, tmp_path):
+    app = make_app(store, tmp_path)
+    done = CliRunner().invoke(
+        main, ["analyze", "--profile", "poughkeepsie", "--data", app.config["STORE"], "--out", app.config["STORE"]]
+    )
+    assert done.exit_code == 0, done.output
+    c = app.test_client()
+    token = csrf(c)
+    c.post("/notices/register", data={"csrf_token": token})
+    page = c.get("/notices").get_data(as_text=True)
+    assert 'name="notice_reason"' in page and 'name="hazard"' in page
+    refused = c.post("/notices/preview", data={"notice_date": "2027-03-01", "csrf_token": token})
+    text = refused.get_data(as_text=True)
+    assert (
+        refused.status_code == 400
+        and "public_health_hazard or highway_improvement" in text
+        and "--" not in _message(refused)
+    )
+    assert 'value="2027-03-01"' in text  # the form keeps what was typed
+    highway = c.post(
+        "/notices/preview",
+        data={"notice_date": "2027-03-01", "notice_reason": "highway_improvement", "csrf_token": token},
+    ).get_data(as_text=True)
+    assert "Preview: 0 notice(s)" in highway and "§ 168-22.3C: served by a private sewage disposal system" in highway
+    form = {"notice_date": "2027-03-01", "notice_reason": "public_health_hazard", "csrf_token": token}
+    no_hazard = c.post("/notices/preview", data=form)
+    assert no_hazard.status_code == 400 and "must say which hazard" in no_hazard.get_data(as_text=True)
+    form["hazard"] = "sewage surfacing from failing septic systems"
+    preview = c.post("/notices/preview", data=form).get_data(as_text=True)
+    confirm = re.search(r'name="confirm" value="([0-9a-f]+)"', preview).group(1)
+    issued = c.post("/notices/issue", data=form | {"confirm": confirm})
+    assert issued.status_code == 302 and "notice(s) issued" in unquote_plus(issued.headers["Location"])
+    listing = Register(store=app.config["STORE"], create=False).listing()
+    assert set(listing["reason"]) == {"public_health_hazard"} and set(listing["hazard"]) == {form["hazard"]}
+
+
+def test_viewers_cannot_issue_or_mark(store, tmp_path):
+    app = make_app(store, tmp_path)
+    add_user(app.config["USERS_DB"], "vera", "viewer", "viewer-password")
+    c = app.test_client()
+    token = csrf(c)
+    c.post("/login", data={"name": "vera", "password": "viewer-password", "csrf_token": token})
+    token = csrf(c)
+    assert c.get("/notices").status_code == 200
+    for path in ("/notices/issue", "/notices/preview", "/notices/mark", "/notices/register"):
+        assert c.post(path, data={"notice_date": "2027-03-01", "csrf_token": token}).status_code == 403
+
+
+def test_a_page_view_never_waits_for_a_writer(client, app):
+    """The page reads without the write lock: a batch being written elsewhere never holds it up."""
+    _issue(client)
+    register = Path(app.config["STORE"]).with_name("town-register.sqlite")
+    writer = sqlite3.connect(register, timeout=1)
+    writer.execute("BEGIN IMMEDIATE")
+    writer.execute("UPDATE notices SET note = 'being written' WHERE 0")
+    try:
+        page = client.get("/notices?page=1")
+        assert page.status_code == 200 and "Register (" in page.get_data(as_text=True)
+    finally:
+        writer.rollback()
+        writer.close()
+
+
+def test_the_register_table_is_paged(client, app):
+    _issue(client)
+    register = Register(store=app.config["STORE"], create=False)
+    total = len(register.listing())
+    from gisapp.views import notices as view
+
+    view.PAGE_ROWS, saved = 5, view.PAGE_ROWS
+    try:
+        first = client.get("/notices").get_data(as_text=True)
+        assert first.count('class="inline mark-form"') == 5 and f"page 1 of {-(-total // 5)}" in first
+        second = client.get("/notices?page=2").get_data(as_text=True)
+        ids = re.findall(r'name="parcel_id" value="([^"]+)"', first + second)
+        assert len(set(ids)) == 10
+    finally:
+        view.PAGE_ROWS = saved
+
+
+# -- in a real browser --------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def browser(tmp_path):
+    webdriver = pytest.importorskip("selenium.webdriver")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    if not (chromium and driver_path):
+        if os.environ.get("CI"):
+            pytest.fail("CI must have Debian's chromium and chromium-driver installed (see .ci/run).")
+        pytest.skip("chromium / chromedriver not installed (apt-get install chromium chromium-driver)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"):
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
+    options.add_argument("--window-size=1400,1000")
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    yield driver
+    driver.quit()
+
+
+def _wait(condition, timeout=30.0):
+    end = time.time() + timeout
+    while time.time() < end:
+        value = condition()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError("timed out waiting in the browser")
+
+
+def _shot(driver, name):
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
+
+
+@pytest.mark.browser
+def test_notices_page_in_chromium(store, tmp_path, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    app = make_app(store, tmp_path)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        browser.get(url + "/notices")
+        browser.find_element(By.ID, "create-register").click()
+        _wait(lambda: browser.find_elements(By.ID, "notice-form"))
+        browser.find_element(By.NAME, "notice_date").send_keys("03012027")
+        browser.find_element(By.ID, "preview-button").click()
+        button = _wait(lambda: browser.find_elements(By.ID, "issue-button"))[0]
+        assert "Confirm: issue" in button.text and browser.find_elements(By.ID, "deadline-flag")
+        assert Register(store=app.config["STORE"], create=False).listing().empty  # nothing until confirmed
+        _shot(browser, "notices-preview")
+        button.click()
+        message = _wait(lambda: browser.find_elements(By.ID, "message"), timeout=120)[0]
+        assert "notice(s) issued" in message.text
+        links = browser.find_elements(By.CSS_SELECTOR, "#batches a")
+        assert [a.text for a in links][:1] == ["all letters (PDF, mailing order)"]
+        assert browser.find_elements(By.CSS_SELECTOR, ".letter-link")
+        forms = browser.find_elements(By.CSS_SELECTOR, ".mark-form")
+        hostile = next(
+            f for f in forms if f.find_element(By.NAME, "parcel_id").get_attribute("value") == HOSTILE_IDS[0]
+        )
+        # A plain Save is stopped by the browser (no status chosen) and the page stays as it was.
+        hostile.find_element(By.TAG_NAME, "button").click()
+        assert not browser.find_elements(By.ID, "error") and browser.current_url.endswith("issued.") is False
+        Select(hostile.find_element(By.NAME, "status")).select_by_value("extended")
+        hostile.find_element(By.NAME, "until").send_keys("09012027")
+        hostile.find_element(By.NAME, "note").send_keys("asked in writing")
+        hostile.find_element(By.TAG_NAME, "button").click()
+        done = _wait(lambda: browser.find_elements(By.ID, "message"))[0]
+        assert f"{HOSTILE_IDS[0]}: extended." in done.text
+        row = Register(store=app.config["STORE"], create=False).listing().set_index("parcel_id").loc[HOSTILE_IDS[0]]
+        assert row["status"] == "extended" and row["deadline"] == dt.date(2027, 9, 1)
+        _shot(browser, "notices-issued")
+        browser.get(url + "/notices/files/B1/nothing.pdf")
+        browser.find_element(By.LINK_TEXT, "Notices").click()
+        _wait(lambda: browser.find_elements(By.ID, "register"))
+    finally:
+        server.shutdown()

@@ -1,0 +1,353 @@
+"""Uploads that cannot reach the server (issue 11, findings 1, 3 and 4), through the web app.
+
+The exact payloads of the issue: a zip holding ``parcels.geojson`` whose content is an OGR VRT document reading
+the instance's secret key through ``CSV:``, and ``/vsicurl/`` URLs (a VRT source, a GeoJSON ``crs`` link, an upload
+named so). A local HTTP server counts the requests GDAL makes; the secret must never appear in any answer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import http.server
+import io
+import os
+import secrets
+import threading
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from gisapp import create_app
+from layers.errors import LayerError
+from layers.sample import sample_town
+from layers.uploads import expire_uploads, gdal_path, new_upload
+from layers.write import write_layers
+
+
+class Recorder(http.server.BaseHTTPRequestHandler):
+    requests: list[str] = []
+
+    def do_GET(self):  # noqa: N802 - http.server's name
+        Recorder.requests.append(self.path)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/csv")
+        self.end_headers()
+        self.wfile.write(b"leaked\n1\n")
+
+    do_HEAD = do_GET  # noqa: N815 - http.server's name
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def listener():
+    Recorder.requests = []
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}", Recorder.requests
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.fixture
+def secret(tmp_path):
+    """The instance's secret_key file, as the app writes it."""
+    path = tmp_path / "instance" / "secret_key"
+    path.parent.mkdir()
+    key = secrets.token_hex(32)
+    path.write_text(key)
+    return path, key
+
+
+@pytest.fixture
+def app(tmp_path, secret):
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(60))
+    return create_app(
+        {
+            "TESTING": True,
+            "STORE": str(store),
+            "USERS_DB": str(tmp_path / "users.sqlite"),
+            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+            "SECRET_KEY": secret[1],
+        }
+    )
+
+
+def csrf(client) -> str:
+    client.get("/login")
+    with client.session_transaction() as s:
+        return s["csrf"]
+
+
+def vrt(source: str, layer: str) -> str:
+    return (
+        '<OGRVRTDataSource><OGRVRTLayer name="parcels">'
+        f"<SrcDataSource>{source}</SrcDataSource><SrcLayer>{layer}</SrcLayer>"
+        "</OGRVRTLayer></OGRVRTDataSource>"
+    )
+
+
+def zipped(members: dict[str, str | bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, content in members.items():
+            zf.writestr(name, content)
+    return buf.getvalue()
+
+
+def attempt(client, payload: bytes, filename: str) -> list:
+    """Upload, then go through every page an upload reaches; return every answer."""
+    token = csrf(client)
+    sent = client.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(payload), filename), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    answers = [sent]
+    if sent.status_code == 302:
+        answers.append(client.get(sent.headers["Location"]))
+        answers.append(client.post(sent.headers["Location"], data={"csrf_token": token}))
+    return answers
+
+
+def assert_refused_without_leak(answers, key: str, uploads: Path) -> None:
+    for answer in answers:
+        assert key not in answer.get_data(as_text=True)
+        assert key[:16] not in answer.get_data(as_text=True)
+    assert answers[0].status_code == 400, answers[0].get_data(as_text=True)[:300]
+    assert not uploads.exists() or not list(uploads.iterdir()), "the refused upload was kept"
+
+
+def test_vrt_in_parcels_geojson_never_reads_the_secret_key(app, secret, tmp_path):
+    path, key = secret
+    payload = zipped({"town/parcels.geojson": vrt(f"CSV:{path}", "secret_key")})
+    answers = attempt(app.test_client(), payload, "town.zip")
+    assert_refused_without_leak(answers, key, tmp_path / "uploads")
+    assert "is not GeoJSON" in answers[0].get_data(as_text=True)
+
+
+def test_vrt_uploaded_directly_as_geojson_is_refused(app, secret, tmp_path):
+    path, key = secret
+    answers = attempt(app.test_client(), vrt(f"CSV:{path}", "secret_key").encode(), "parcels.geojson")
+    assert_refused_without_leak(answers, key, tmp_path / "uploads")
+
+
+@pytest.mark.parametrize("name", ["parcels.geojson", "parcels.json", "parcels.fgb", "parcels.gpkg"])
+def test_vsicurl_source_makes_no_request(app, secret, tmp_path, listener, name):
+    url, requests = listener
+    payload = zipped({name: vrt(f"/vsicurl/{url}/parcels.csv", "parcels")})
+    answers = attempt(app.test_client(), payload, "town.zip")
+    assert_refused_without_leak(answers, secret[1], tmp_path / "uploads")
+    time.sleep(0.2)
+    assert requests == []
+
+
+def test_upload_named_like_a_vsicurl_url_makes_no_request(app, secret, tmp_path, listener):
+    url, requests = listener
+    answers = attempt(app.test_client(), b'{"type": "FeatureCollection"', f"/vsicurl/{url}/parcels.geojson")
+    for answer in answers:
+        assert secret[1] not in answer.get_data(as_text=True)
+    time.sleep(0.2)
+    assert requests == []
+
+
+def test_geojson_crs_link_makes_no_request(app, tmp_path, listener):
+    """A valid GeoJSON whose ``crs`` is a link: GDAL would fetch it to read the projection; here it cannot."""
+    url, requests = listener
+    town = sample_town(60)
+    doc = town["parcels"].to_crs(4326).to_json()
+    doc = doc.replace(
+        '{"type": "FeatureCollection"',
+        f'{{"type": "FeatureCollection", "crs": {{"type": "link", '
+        f'"properties": {{"href": "{url}/crs", "type": "proj4"}}}}',
+        1,
+    )
+    mains = town["mains"].to_crs(4326).to_json()
+    payload = zipped({"parcels.geojson": doc, "mains.geojson": mains})
+    attempt(app.test_client(), payload, "town.zip")
+    time.sleep(0.2)
+    assert requests == []
+
+
+def test_gdal_pipeline_json_is_not_run(app, secret, tmp_path):
+    """A GDALG document starts with '{' like GeoJSON: it is opened by the GeoJSON driver alone, and refused."""
+    path, key = secret
+    command = f"gdal vector pipeline ! read CSV:{path} ! write streamed"
+    doc = '{"type": "gdal_streamed_alg", "command_line": "' + command + '"}'
+    answers = attempt(app.test_client(), zipped({"parcels.geojson": doc}), "town.zip")
+    for answer in answers:
+        assert key not in answer.get_data(as_text=True)
+
+
+def test_only_the_named_driver_and_plain_paths_are_opened(tmp_path):
+    good = tmp_path / "parcels.geojson"
+    good.write_text('{"type": "FeatureCollection", "features": []}')
+    assert gdal_path(good, "GeoJSON") == f"GeoJSON:{good.resolve()}"
+    for bad, driver in [
+        ("/vsicurl/http://127.0.0.1:9/x.geojson", "GeoJSON"),
+        (f"/vsizip/{tmp_path}/a.zip/parcels.geojson", "GeoJSON"),
+        (str(good), "OGR_VRT"),
+        (str(good), "GPKG"),
+        (f"CSV:{good}", "GeoJSON"),
+    ]:
+        with pytest.raises(LayerError):
+            gdal_path(bad, driver)
+    link = tmp_path / "link.geojson"
+    os.symlink(good, link)
+    with pytest.raises(LayerError, match="link"):
+        gdal_path(link, "GeoJSON")
+
+
+def test_gdal_has_no_unsafe_driver_in_the_server_process(app):
+    import pyogrio
+
+    drivers = set(pyogrio.list_drivers())
+    assert not {"OGR_VRT", "GDALG", "HTTP", "WFS", "GPSBabel", "LIBKML"} & drivers
+    assert {"GPKG", "ESRI Shapefile", "GeoJSON", "OpenFileGDB", "FlatGeobuf"} <= drivers
+
+
+def test_serve_keeps_only_the_allowed_drivers():
+    """What `sewerplan serve` does to its own process, run in a child so this test process keeps its drivers."""
+    import subprocess
+    import sys
+
+    code = (
+        "from layers.uploads import harden_gdal, SERVER_DRIVERS; import pyogrio;"
+        "left = harden_gdal(keep_only=SERVER_DRIVERS); print(sorted(pyogrio.list_drivers()))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "OGR_VRT" not in out and "'CSV'" not in out and "'GPKG'" in out
+
+
+# --- sizes, expiry, quota, ownership -----------------------------------------------------------------------------
+
+
+class DiskWatcher:
+    """Samples the bytes under a folder while an upload runs; ``peak`` is the most seen at once."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.peak, self._stop = folder, 0, threading.Event()
+
+    def _size(self) -> int:
+        total = 0
+        for root, _, files in os.walk(self.folder):
+            for f in files:
+                with contextlib.suppress(OSError):
+                    total += os.path.getsize(os.path.join(root, f))
+        return total
+
+    def __enter__(self):
+        def run():
+            while not self._stop.is_set():
+                self.peak = max(self.peak, self._size())
+                time.sleep(0.002)
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+class SlowStream(io.BytesIO):
+    """An upload arriving over a network: the watcher sees every stage."""
+
+    def read(self, size=-1):
+        time.sleep(0.001)
+        return super().read(size)
+
+
+def bomb(expanded_mb: int) -> bytes:
+    """A real zip bomb: one shapefile part of zeros, deflated about 1000 to 1."""
+    buf = io.BytesIO()
+    with (
+        zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf,
+        zf.open("parcels.shp", "w", force_zip64=True) as member,
+    ):
+        block = b"\0" * (1 << 20)
+        for _ in range(expanded_mb):
+            member.write(block)
+    return buf.getvalue()
+
+
+def test_zip_bomb_writes_nothing_past_the_archive(tmp_path):
+    payload = bomb(200)
+    assert len(payload) < 1 << 20  # under 1 MB on the wire
+    root = tmp_path / "uploads"
+    root.mkdir()
+    with DiskWatcher(root) as watch, pytest.raises(LayerError, match="unpacks to more than 64 MB"):
+        new_upload(root, "town.zip", SlowStream(payload), owner="pat", max_unzipped_bytes=64 << 20)
+    assert watch.peak <= len(payload) + 4096, f"{watch.peak:,} bytes written for a {len(payload):,}-byte zip"
+    assert list(root.iterdir()) == []
+
+
+def test_zip_bomb_with_lying_headers_stops_at_the_limit(tmp_path):
+    """Headers that claim a small size: Python's zip reader stops at the claimed size, and we count as we write."""
+    payload = bytearray(bomb(40))
+    # shrink the promised size in the local header and the central directory (zip64 extra: 8-byte sizes)
+    real = (40 << 20).to_bytes(8, "little")
+    small = (1 << 20).to_bytes(8, "little")
+    payload = bytes(payload).replace(real, small)
+    root = tmp_path / "uploads"
+    root.mkdir()
+    with DiskWatcher(root) as watch, pytest.raises(LayerError):
+        new_upload(root, "town.zip", io.BytesIO(payload), owner="pat", max_unzipped_bytes=4 << 20)
+    assert watch.peak <= len(payload) + (5 << 20)
+    assert list(root.iterdir()) == []
+
+
+def test_unused_uploads_expire_and_a_users_quota_holds(tmp_path):
+    root = tmp_path / "uploads"
+    gj = sample_town(60)["parcels"].to_crs(4326).to_json().encode()
+    first = new_upload(root, "parcels.geojson", io.BytesIO(gj), owner="pat", max_unzipped_bytes=1 << 30)
+    quota = len(gj) + 4096
+    with pytest.raises(LayerError, match="Your uploads already take|left of your quota"):
+        for _ in range(3):
+            new_upload(
+                root, "parcels.geojson", io.BytesIO(gj), owner="pat", max_unzipped_bytes=1 << 30, quota_bytes=quota
+            )
+    assert len(list(root.iterdir())) == 1  # the refused ones left nothing
+    new_upload(root, "parcels.geojson", io.BytesIO(gj), owner="vera", max_unzipped_bytes=1 << 30, quota_bytes=quota)
+    assert expire_uploads(root, ttl_hours=24) == []
+    assert first.name in expire_uploads(root, ttl_hours=24, now=time.time() + 25 * 3600)
+    assert list(root.iterdir()) == []
+
+
+def test_an_upload_is_its_owners_workspace(app, tmp_path):
+    from layers.users import add_user
+
+    add_user(app.config["USERS_DB"], "pat", "planner", "planner-password")
+    add_user(app.config["USERS_DB"], "alex", "planner", "planner-password")
+    pat, alex = app.test_client(), app.test_client()
+    for client, name in ((pat, "pat"), (alex, "alex")):
+        client.post("/login", data={"name": name, "password": "planner-password", "csrf_token": csrf(client)})
+    gj = sample_town(60)["parcels"].to_crs(4326).to_json().encode()
+    sent = pat.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(gj), "parcels.geojson"), "csrf_token": csrf(pat)},
+        content_type="multipart/form-data",
+    )
+    location = sent.headers["Location"]
+    assert pat.get(location).status_code == 200
+    assert alex.get(location).status_code == 400  # another planner's workspace: "No such upload"
+    token = location.split("/")[2]
+    assert alex.post(f"/data/{token}/publish", data={"csrf_token": csrf(alex)}).status_code == 400
+
+
+def test_the_default_gdal_would_have_read_the_secret(tmp_path, secret):
+    """The payload is real: opened by GDAL's guesswork (a child process with every driver), it leaks the key."""
+    import subprocess
+    import sys
+
+    path, key = secret
+    target = tmp_path / "parcels.geojson"
+    target.write_text(vrt(f"CSV:{path}", "secret_key"))
+    code = f"import pyogrio; print(list(pyogrio.read_dataframe({str(target)!r}).columns))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
+    assert key in out

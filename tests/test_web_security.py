@@ -1,0 +1,228 @@
+"""Sign-in and sessions on a town-hall network (issue 11, findings 5 and 8): throttling, no timing oracle,
+server-side sign-out, cookie attributes, private files, and no body read before the session is checked."""
+
+from __future__ import annotations
+
+import io
+import stat
+
+import pytest
+
+import layers.users as users
+from gisapp import _secret_key, create_app
+from layers.users import add_user
+
+
+@pytest.fixture
+def app(tmp_path):
+    app = create_app(
+        {
+            "TESTING": True,
+            "STORE": str(tmp_path / "none.gpkg"),
+            "USERS_DB": str(tmp_path / "users.sqlite"),
+            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+            "SECRET_KEY": "test",
+        }
+    )
+    add_user(app.config["USERS_DB"], "pat", "planner", "planner-password")
+    add_user(app.config["USERS_DB"], "vera", "viewer", "viewer-password")
+    return app
+
+
+def csrf(client) -> str:
+    client.get("/login")
+    with client.session_transaction() as s:
+        return s["csrf"]
+
+
+def sign_in(client, name, password, address="10.0.0.1"):
+    return client.post(
+        "/login",
+        data={"name": name, "password": password, "csrf_token": csrf(client)},
+        environ_base={"REMOTE_ADDR": address},
+    )
+
+
+def test_an_account_is_locked_after_repeated_failures_and_says_until_when(app):
+    client = app.test_client()
+    for _ in range(app.config["LOGIN_MAX_FAILURES"] - 1):
+        assert sign_in(client, "pat", "wrong-guess").status_code == 401
+    locked = sign_in(client, "pat", "wrong-guess")
+    assert locked.status_code == 429 and int(locked.headers["Retry-After"]) > 0
+    text = locked.get_data(as_text=True)
+    assert "locked until" in text
+    # even the right password is refused while locked, from another address too
+    right = sign_in(app.test_client(), "pat", "planner-password", address="10.0.0.2")
+    assert right.status_code == 429 and "locked until" in right.get_data(as_text=True)
+    # another account is not locked by pat's failures
+    assert sign_in(app.test_client(), "vera", "viewer-password", address="10.0.0.3").status_code == 302
+
+
+def test_an_address_is_locked_after_failures_across_names(app):
+    client = app.test_client()
+    limit = app.config["LOGIN_MAX_FAILURES_PER_ADDRESS"]
+    statuses = [sign_in(client, f"guess{k}", "wrong-guess", address="10.9.9.9").status_code for k in range(limit)]
+    assert statuses[:-1] == [401] * (limit - 1) and statuses[-1] == 429
+    refused = sign_in(client, "pat", "planner-password", address="10.9.9.9")
+    assert refused.status_code == 429
+    assert sign_in(app.test_client(), "pat", "planner-password", address="10.8.8.8").status_code == 302
+
+
+def test_a_successful_sign_in_clears_the_account_count(app):
+    client = app.test_client()
+    for _ in range(app.config["LOGIN_MAX_FAILURES"] - 1):
+        sign_in(client, "pat", "wrong-guess")
+    assert sign_in(client, "pat", "planner-password").status_code == 302
+    client = app.test_client()
+    for _ in range(app.config["LOGIN_MAX_FAILURES"] - 1):
+        assert sign_in(client, "pat", "wrong-guess").status_code == 401
+
+
+def test_unknown_names_cost_the_same_hashing_as_known_ones(app, monkeypatch):
+    """No timing oracle: one password hash is checked whether or not the name has an account."""
+    calls = []
+    real = users.check_password_hash
+    monkeypatch.setattr(users, "check_password_hash", lambda h, p: calls.append(h) or real(h, p))
+    assert sign_in(app.test_client(), "pat", "wrong-guess").status_code == 401
+    assert sign_in(app.test_client(), "nobody-here", "wrong-guess", address="10.0.0.9").status_code == 401
+    assert len(calls) == 2
+    method = [h.split("$", 1)[0] for h in calls]
+    assert method[0] == method[1]  # the same hash function and cost for the dummy as for a real account
+
+
+def test_a_cookie_copied_before_sign_out_no_longer_works(app):
+    client = app.test_client()
+    assert sign_in(client, "pat", "planner-password").status_code == 302
+    assert client.get("/data/upload").status_code == 200
+    cookie = client.get_cookie("session").value
+    token = csrf(client)
+    assert client.post("/logout", data={"csrf_token": token}).status_code == 302
+    thief = app.test_client()
+    thief.set_cookie("session", cookie)
+    assert thief.get("/data/upload").status_code == 302
+    assert thief.get("/api/summary").status_code == 401
+
+
+def test_changing_a_password_ends_old_sessions(app):
+    client = app.test_client()
+    sign_in(client, "vera", "viewer-password")
+    assert client.get("/api/summary").status_code != 401
+    add_user(app.config["USERS_DB"], "vera", "viewer", "a-new-password")
+    assert client.get("/api/summary").status_code == 401
+
+
+def test_session_cookie_is_samesite_lax_and_httponly(app):
+    client = app.test_client()
+    response = sign_in(client, "pat", "planner-password")
+    cookie = response.headers["Set-Cookie"]
+    assert "SameSite=Lax" in cookie and "HttpOnly" in cookie
+
+
+def test_users_file_and_secret_key_are_private(tmp_path):
+    old = __import__("os").umask(0o022)
+    try:
+        add_user(tmp_path / "instance" / "users.sqlite", "pat", "planner", "planner-password")
+        _secret_key(tmp_path / "other")
+    finally:
+        __import__("os").umask(old)
+    for path in (tmp_path / "instance" / "users.sqlite", tmp_path / "other" / "secret_key"):
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+
+
+class CountingStream(io.BytesIO):
+    """A request body that counts the bytes the server reads from it."""
+
+    def __init__(self, data: bytes):
+        super().__init__(data)
+        self.consumed = 0
+
+    def read(self, size=-1):
+        chunk = super().read(size)
+        self.consumed += len(chunk)
+        return chunk
+
+    def readline(self, size=-1):
+        chunk = super().readline(size)
+        self.consumed += len(chunk)
+        return chunk
+
+
+def big_multipart(megabytes: int) -> tuple[bytes, str]:
+    boundary = "sewerplanboundary"
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="csrf_token"\r\n\r\nx\r\n'
+            f'--{boundary}\r\nContent-Disposition: form-data; name="dataset"; filename="town.zip"\r\n'
+            "Content-Type: application/zip\r\n\r\n"
+        ).encode()
+        + b"\0" * (megabytes * 1024 * 1024)
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    return body, f"multipart/form-data; boundary={boundary}"
+
+
+@pytest.mark.parametrize("who", ["anonymous", "viewer"])
+def test_the_session_is_checked_before_the_body_is_read(app, who):
+    client = app.test_client()
+    if who == "viewer":
+        sign_in(client, "vera", "viewer-password")
+    body, content_type = big_multipart(20)
+    stream = CountingStream(body)
+    response = client.post("/data/upload", input_stream=stream, content_type=content_type, content_length=len(body))
+    assert response.status_code == (302 if who == "anonymous" else 403)
+    assert stream.consumed == 0
+
+
+def test_the_sign_in_form_takes_only_a_small_body(app):
+    body, content_type = big_multipart(2)
+    response = app.test_client().post(
+        "/login", input_stream=io.BytesIO(body), content_type=content_type, content_length=len(body)
+    )
+    assert response.status_code == 413
+
+
+def test_serve_runs_waitress_with_no_version_in_the_server_header(tmp_path):
+    """`sewerplan serve` as a user starts it: a production server, its thread count, no version advertised."""
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(60))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = os.environ | {"SEWERPLAN_INSTANCE": str(tmp_path / "instance")}
+    command = [sys.executable, "-m", "gisapp.cli", "serve", "--store", str(store), "--port", str(port)]
+    proc = subprocess.Popen(
+        [*command, "--threads", "3", "--users-db", str(tmp_path / "users.sqlite")],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        for _ in range(300):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as response:
+                    headers, status = response.headers, response.status
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            raise AssertionError("the server did not start")
+        assert status == 200
+        assert headers["Server"] == "sewerplan" and not any(c.isdigit() for c in headers["Server"])
+        secret = tmp_path / "instance" / "secret_key"
+        assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+    finally:
+        proc.terminate()
+        output = proc.communicate(timeout=20)[0]
+    assert "3 threads" in output and "development server" not in output.lower()
