@@ -65,7 +65,21 @@ LAYER_NAMES: dict[str, tuple[str, ...]] = {
     "sewer_rights_of_way": ("sewer_rights_of_way", "sewer_row", "sewer_easements"),
     "subdivisions": ("subdivisions", "subdivision", "proposed_subdivisions", "plats"),
 }
-VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".fgb", ".zip", ".gdb", ".gml", ".kml", ".sqlite")
+VECTOR_SUFFIXES = (
+    ".gpkg",
+    ".parquet",
+    ".shp",
+    ".geojson",
+    ".json",
+    ".fgb",
+    ".zip",
+    ".gdb",
+    ".gml",
+    ".kml",
+    ".sqlite",
+)
+# GeoParquet: one layer per file, read by pyarrow (no GDAL driver), named by the file's stem in a folder.
+PARQUET_SUFFIXES = (".parquet", ".geoparquet")
 # Tables without map geometry that users hand over as data.
 TABLE_SUFFIXES = {
     ".csv": "CSV",
@@ -140,6 +154,11 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         raise LayerError(f"{data} does not exist. Give a GeoPackage, a folder of layers, or a postgresql:// URL.")
     if path.suffix.lower() == ".inp":
         return {kind: LayerSource(kind, str(path), kind) for kind in ("mains", "manholes")}
+    if path.is_file() and path.suffix.lower() in PARQUET_SUFFIXES:
+        found = _match({path.stem.lower(): path}, lambda p: LayerSource("", str(p)))
+        if not found:
+            raise LayerError(_nothing_found(f"The GeoParquet file {path.name}", [path.stem], "layer"))
+        return found
     if path.is_file() and path.suffix.lower() in TABLE_SUFFIXES:
         raise LayerError(
             f"{path.name} is a {TABLE_SUFFIXES[path.suffix.lower()]} table, which holds no map geometry: give a "
@@ -150,7 +169,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         files = {
             p.stem.lower(): p
             for p in sorted(path.iterdir())
-            if p.suffix.lower() in VECTOR_SUFFIXES or (p.is_dir() and p.suffix.lower() == ".gdb")
+            if p.suffix.lower() in (*VECTOR_SUFFIXES, *PARQUET_SUFFIXES) or (p.is_dir() and p.suffix.lower() == ".gdb")
         }
         found = _match(files, lambda p: LayerSource("", str(p)))
         if not found:
@@ -256,6 +275,8 @@ def _read(source: LayerSource) -> gpd.GeoDataFrame:
         from layers.swmm import read_inp
 
         return read_inp(path)[source.layer or source.kind]
+    if path.lower().endswith(PARQUET_SUFFIXES):
+        return read_geoparquet(path, label=source.label)
     if path.lower().endswith(".zip"):
         _check_zip(path)
     try:
@@ -313,6 +334,29 @@ def _reader_says(exc: Exception) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
+def read_geoparquet(path: str, *, label: str | None = None) -> gpd.GeoDataFrame:
+    """A GeoParquet file (1.0 or 1.1) read by pyarrow: one layer, its CRS from the file's metadata.
+
+    A 1.1 file's bounding-box covering column is left out (geopandas drops it); a Parquet file without
+    GeoParquet metadata, or not Parquet at all, is refused with one sentence saying which.
+    """
+    name = label or Path(path).name
+    try:
+        return gpd.read_parquet(path)
+    except ValueError as exc:
+        if "geo metadata" in str(exc):
+            raise LayerError(
+                f"{name} is a Parquet table without GeoParquet metadata, so it holds no map geometry sewerplan can "
+                "read: export it from the GIS as GeoParquet (QGIS, GDAL's ogr2ogr, geopandas' to_parquet)."
+            ) from exc
+        raise LayerError(f"{name} cannot be read as GeoParquet: {_reader_says(exc)}.") from exc
+    except Exception as exc:
+        raise LayerError(
+            f"{name} cannot be read as GeoParquet (pyarrow says: {_reader_says(exc)}); check that it is a "
+            "GeoParquet file, and export it from the GIS again if it is damaged."
+        ) from exc
+
+
 def read_upload_source(source: LayerSource) -> gpd.GeoDataFrame:
     """Read an uploaded layer with the one driver its extension names, after its content is checked.
 
@@ -324,8 +368,10 @@ def read_upload_source(source: LayerSource) -> gpd.GeoDataFrame:
     name = gdal_path(source.path, source.driver or "")
     try:
         if source.driver == "GeoParquet":
-            return gpd.read_parquet(source.path)
+            return read_geoparquet(source.path, label=source.label)
         return gpd.read_file(name, layer=source.layer, engine="pyogrio", use_arrow=True)
+    except LayerError:
+        raise
     except Exception as exc:
         raise LayerError(unreadable_message(Path(source.path), exc, label=source.label)) from exc
 
