@@ -337,8 +337,9 @@ def _reader_says(exc: Exception) -> str:
 def read_geoparquet(path: str, *, label: str | None = None) -> gpd.GeoDataFrame:
     """A GeoParquet file (1.0 or 1.1) read by pyarrow: one layer, its CRS from the file's metadata.
 
-    A 1.1 file's bounding-box covering column is left out (geopandas drops it); a Parquet file without
-    GeoParquet metadata, or not Parquet at all, is refused with one sentence saying which.
+    pyarrow reads the columns on its own threads, with no GDAL driver in between (geopandas' reader); a 1.1
+    file's bounding-box covering column is left out. A Parquet file without GeoParquet metadata, or not Parquet
+    at all, is refused with one sentence saying which.
     """
     name = label or Path(path).name
     try:
