@@ -44,6 +44,7 @@ from analysis.areas import held_by_service_area
 from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
 from analysis.network import SewerNetwork
+from analysis.network_checks import spacing_limits_ft
 from analysis.profiles import Profile
 from analysis.streets import street_pairs
 from analysis.trace import connect_parcels, sewershed, trace_down
@@ -327,7 +328,7 @@ def plan_extension(
     if connection.kind != "none":
         connection.capacity = present.capacity(connection.node, connection.first_main, reach.added_peak_gpd)
 
-    manholes = _manholes(built, connection, network, profile, fpu)
+    manholes = _manholes(built, connection, network, profile, fpu, diameter_in)
     new_manholes = sum(1 for m in manholes if not m["existing"])
     connecting = None
     if connection.kind == "run":
@@ -757,13 +758,16 @@ class _Present:
         trace = trace_down(net, start, first_main=first_main)
         index = {str(m): i for i, m in enumerate(net.main_id)}
         rows, exceeded, unknown = [], [], []
+        pipe = net.is_pipe()
         for mid in trace.mains:  # the mains on one downstream path
             e = index[mid]
-            slope = (net.us_invert_ft[e] - net.ds_invert_ft[e]) / net.length_ft[e]
+            length = float(net.length_ft[e])
+            slope = (net.us_invert_ft[e] - net.ds_invert_ft[e]) / length if length > 0 else np.nan
             slope_source = "inverts"
             if not np.isfinite(slope) or slope <= 0:
                 slope, slope_source = design.default_slope_ft_per_ft.value, "profile default"
-            diameter = net.diameter_in[e]
+            # Manning's equation is for gravity pipes: a model's pump, weir or orifice has a capacity of its own.
+            diameter = net.diameter_in[e] if pipe[e] else np.nan
             material = str(net.material[e] or "").strip().lower()
             n = design.manning_n_by_material.value.get(material, design.manning_n.value)
             capacity = manning_capacity_gpd(diameter, slope, n) if np.isfinite(diameter) and diameter > 0 else None
@@ -876,9 +880,23 @@ def _built_line(line, conn: _Connection):
     return shapely.LineString(coords) if conn.end == -1 else line
 
 
-def _manholes(built, conn: _Connection, net, profile, fpu) -> list[dict]:
+def planned_spacing_ft(diameter_in: float, profile: Profile) -> float | None:
+    """The greatest manhole spacing for a planned main of this size; None where the profile sets none for it.
+
+    Wappinger's 400 ft applies to mains of 15 in or less (``network.manhole_spacing_by_diameter``).
+    """
     rules = profile.network
-    spacing = rules.max_manhole_spacing_ft.value
+    if rules.max_manhole_spacing_ft.value is None:
+        return None
+    limit = spacing_limits_ft(
+        np.array([float(diameter_in)]), rules.max_manhole_spacing_ft, rules.manhole_spacing_by_diameter
+    )
+    return float(limit[0]) if np.isfinite(limit[0]) else None
+
+
+def _manholes(built, conn: _Connection, net, profile, fpu, diameter_in: float) -> list[dict]:
+    rules = profile.network
+    spacing = planned_spacing_ft(diameter_in, profile)
     bend = rules.alignment_change_deg.value if rules.manhole_at_alignment_change.value else None
     points = place_manholes(built, max_spacing=None if spacing is None else spacing / fpu, bend_deg=bend)
     existing_xy = net.node_xy[net.node_is_manhole] if net is not None and net.n_nodes else np.zeros((0, 2))
@@ -972,17 +990,18 @@ def _design_checks(built, diameter, material, manholes, conn, profile, fpu) -> l
             )
         )
     rule = rules.max_manhole_spacing_ft
-    if rule.value is not None:
+    spacing = planned_spacing_ft(diameter, profile)
+    if spacing is not None:
         stations = sorted(m["station_ft"] for m in manholes)
         gap = float(np.max(np.diff(stations))) if len(stations) > 1 else 0.0
-        ok = gap <= rule.value + 0.01
+        ok = gap <= spacing + 0.01
         checks.append(
             Check(
                 "manhole_spacing",
                 MEETS if ok else FAILS,
                 cite(rule),
                 f"{len(manholes)} manholes, the longest run between two {gap:,.0f} ft "
-                f"({'within' if ok else 'over'} the {rule.value:g} ft allowed).",
+                f"({'within' if ok else 'over'} the {spacing:g} ft allowed).",
             )
         )
     rule = rules.manhole_at_alignment_change

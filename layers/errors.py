@@ -86,3 +86,17 @@ def redact_url(url: str, within: str | None = None) -> str:
             if len(secret) >= 4:
                 text = text.replace(secret, "***")
     return text
+
+
+def quote_password(url: str) -> str:
+    """The URL with every ``@`` in its password written ``%40``: SQLAlchemy ends a password at its first ``@``.
+
+    The credentials end at the last ``@`` before the host, so ``user:p@ss@host/db`` connects as ``p@ss`` instead
+    of to a host named ``ss@host`` (whose name would then appear in error messages).
+    """
+    scheme, sep, rest = url.partition("://")
+    credentials, at, host = rest.rpartition("@")
+    user, colon, password = credentials.partition(":")
+    if not (sep and at and colon) or "/" in user or "@" not in password:
+        return url
+    return f"{scheme}://{user}:{password.replace('@', '%40')}@{host}"

@@ -25,7 +25,7 @@ import pyogrio
 from pyproj import CRS
 
 from layers.crs import check_layers_together
-from layers.errors import LayerError, LayerValidationError, Problem, redact_url
+from layers.errors import LayerError, LayerValidationError, Problem, quote_password, redact_url
 from layers.schema import SPECS
 from layers.validate import ColumnMapping, prepare_layer
 
@@ -394,26 +394,12 @@ def _connect(url: str):
     from sqlalchemy import create_engine
     from sqlalchemy.pool import NullPool
 
-    engine = create_engine(_quote_password(url.replace("postgres://", "postgresql://", 1)), poolclass=NullPool)
+    engine = create_engine(quote_password(url.replace("postgres://", "postgresql://", 1)), poolclass=NullPool)
     try:
         with engine.connect() as con:
             yield con
     finally:
         engine.dispose()
-
-
-def _quote_password(url: str) -> str:
-    """The URL with every ``@`` in its password written ``%40``: SQLAlchemy ends a password at its first ``@``.
-
-    The credentials end at the last ``@`` before the host, so ``user:p@ss@host/db`` connects as ``p@ss`` instead
-    of to a host named ``ss@host`` (whose name would then appear in error messages).
-    """
-    scheme, sep, rest = url.partition("://")
-    credentials, at, host = rest.rpartition("@")
-    user, colon, password = credentials.partition(":")
-    if not (sep and at and colon) or "/" in user or "@" not in password:
-        return url
-    return f"{scheme}://{user}:{password.replace('@', '%40')}@{host}"
 
 
 def _postgis_tables(url: str) -> list[str]:

@@ -34,7 +34,7 @@ import pandas as pd
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
-from layers.errors import LayerError
+from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
 HEAD = "0003"  # the newest migration in layers/migrations/versions
@@ -277,18 +277,22 @@ class Register:
                     raise LayerError(f"Cannot create the register {self.path}: {exc.strerror}.") from exc
             self.engine = _sqlite_engine(self.url, foreign_keys=True)
         else:
-            self.engine = sa.create_engine(self.url, poolclass=sa.pool.NullPool)
+            self.engine = sa.create_engine(quote_password(self.url), poolclass=sa.pool.NullPool)
             try:
                 with self.engine.connect() as con:
                     exists = sa.inspect(con).has_table("notices")
             except sa.exc.OperationalError as exc:
-                raise LayerError(f"Cannot open the register {_redact(self.url)}: {exc.orig}") from exc
+                raise LayerError(
+                    f"Cannot open the register {_redact(self.url)}: {_redact(self.url, str(exc.orig))}"
+                ) from exc
             if not exists:
                 self._refuse_or_prepare(create, store)
         try:
             self._migrate()
         except sa.exc.OperationalError as exc:
-            raise LayerError(f"Cannot open the register {_redact(self.url)}: {exc.orig}") from exc
+            raise LayerError(
+                f"Cannot open the register {_redact(self.url)}: {_redact(self.url, str(exc.orig))}"
+            ) from exc
         if create and store:
             self._record_in_store(store)
 

@@ -122,6 +122,12 @@ PARCELS = LayerSpec(
             "yes/no: already connected to the public sewer",
         ),
         FieldSpec(
+            "private_system",
+            False,
+            ("private_system", "septic", "on_septic", "septic_system", "private_sewage", "private_sewage_system"),
+            "yes/no: served by a septic tank, cesspool or other private sewage disposal system (the notices use it)",
+        ),
+        FieldSpec(
             "control_manhole",
             False,
             ("control_manhole", "control_mh", "sampling_manhole"),

@@ -384,6 +384,20 @@ def test_password_with_at_signs_never_leaks(pg_url):
         assert "password authentication failed" in result.output  # the host was read right
 
 
+@pytest.mark.postgres
+def test_register_password_with_at_signs_never_leaks(pg_url):
+    from layers.errors import LayerError
+    from layers.register import Register
+
+    user, _, host = pg_url.partition("://")[2].partition("@")
+    wrong = f"postgresql://{user.split(':')[0]}:se@cret@Wrong@{host}"
+    with pytest.raises(LayerError) as caught:
+        Register(wrong)
+    message = str(caught.value)
+    assert "cret" not in message and "Wrong" not in message, message
+    assert "password authentication failed" in message  # the host was read right
+
+
 @pytest.fixture(scope="module")
 def pg_url():
     url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")

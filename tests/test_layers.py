@@ -62,6 +62,13 @@ def test_common_column_names_are_detected_and_originals_kept():
     assert "SBL" in out.columns and "OWNER" in out.columns
 
 
+def test_a_septic_column_says_which_parcels_have_a_private_system():
+    """Poughkeepsie § 168-22.3C notices read ``private_system``; offices call it SEPTIC, ON_SEPTIC ..."""
+    out, problems = prepare(parcels_frame().assign(SEPTIC=["Y", "N"]))
+    assert not errors(problems)
+    assert list(out["private_system"]) == ["Y", "N"]
+
+
 def test_missing_required_column_lists_the_columns():
     gdf = parcels_frame().rename(columns={"SBL": "TAXNUM"})
     out, problems = prepare(gdf)
@@ -567,11 +574,11 @@ def test_redact_url_masks_a_password_holding_at_signs():
 def test_a_password_holding_at_signs_reaches_the_driver_whole():
     from sqlalchemy.engine import make_url
 
-    from layers.read import _quote_password
+    from layers.errors import quote_password
 
-    parsed = make_url(_quote_password("postgresql://town:p@ss@Wrong@db.example:5432/gis"))
+    parsed = make_url(quote_password("postgresql://town:p@ss@Wrong@db.example:5432/gis"))
     assert (parsed.password, parsed.host, parsed.database) == ("p@ss@Wrong", "db.example", "gis")
-    assert _quote_password("postgresql://town:secret@db/gis") == "postgresql://town:secret@db/gis"
+    assert quote_password("postgresql://town:secret@db/gis") == "postgresql://town:secret@db/gis"
 
 
 def test_gdal_messages_are_decoded_and_shortened():

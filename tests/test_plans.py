@@ -198,6 +198,17 @@ def test_poughkeepsie_sets_no_manhole_rule_so_none_is_applied():
     assert r["test_sections"] == [] and r["exfiltration_allowance_gpd"] is None and not r["petition"]["applies"]
 
 
+def test_wappinger_spacing_applies_only_to_planned_mains_of_15_in_or_less():
+    """Wappinger's 400 ft (network.manhole_spacing_by_diameter, a setting) is for mains of 15 in or less."""
+    wp = load_profile("wappinger", overrides={"mandate.distance_ft": "100"})
+    small = run(diameter=12.0, profile=wp).as_dict()
+    large = run(diameter=18.0, profile=wp).as_dict()
+    assert [m["station_ft"] for m in small["manholes"]] == [0.0, 300.0, 600.0, 900.0]  # 900 ft in three equal runs
+    assert "400 ft allowed" in check(small, "manhole_spacing")["message"]
+    assert [m["station_ft"] for m in large["manholes"]] == [0.0, 900.0]  # the ends only
+    assert "manhole_spacing" not in {c["check"] for c in large["design_checks"]}
+
+
 # -- leakage: requirements by test section --------------------------------------------------------------------
 
 
