@@ -23,7 +23,7 @@ sys.path.insert(0, str(HERE.parent))
 
 # Radii for DuckDB's widening nearest-main search (it has no nearest-neighbour operator): each round joins the
 # parcels still without a main to the mains within the radius; a last round takes every main for any left.
-DUCKDB_RADII_FT = (100, 300, 1_000, 3_000, 6_000, 10_000, 20_000, 50_000)
+DUCKDB_RADII_FT = (100, 300, 1_000, 2_000, 4_000, 6_000, 8_000, 11_000, 15_000, 25_000, 50_000)
 
 
 def settings(profile) -> dict[str, str]:
