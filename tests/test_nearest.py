@@ -60,3 +60,21 @@ def test_tie_rank_reads_the_number_at_the_end_of_an_id():
     # One ID twice: the geometry decides, wherever the rows stand.
     swapped = tie_rank(ids[[0, 5, 2, 3, 4, 1]], geoms[[0, 5, 2, 3, 4, 1]])
     assert (rank[1] < rank[5]) == (swapped[5] < swapped[1])
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 5), st.integers(0, 5)), min_size=1, max_size=40), st.data())
+def test_places_hand_each_answer_to_every_point_standing_there(points, data):
+    from analysis.network import _places, _spread
+
+    xy = np.array(points, dtype=float)
+    place, at = _places(xy)
+    np.testing.assert_array_equal(xy[place[at]], xy)  # every point stands at its place
+    assert len(np.unique(xy, axis=0)) == len(place)
+    # Pairs found for places come back as the same pairs for every point there, sorted by point, stably.
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, len(place) - 1), st.integers(0, 9)), max_size=30))
+    u_idx = np.array([p for p, _ in pairs], dtype=np.int64)
+    l_idx = np.array([line for _, line in pairs], dtype=np.int64)
+    got = list(zip(*_spread(u_idx, l_idx, at), strict=True))
+    expected = [(p, line) for p in range(len(xy)) for u, line in zip(u_idx, l_idx, strict=True) if at[p] == u]
+    assert [(int(p), int(line)) for p, line in got] == expected
