@@ -52,7 +52,7 @@ from pyproj import CRS
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from analysis._parallel import map_chunks, nearest_within, paused_gc, within_pairs
+from analysis._parallel import map_chunks, nearest_within, paused_gc, query_pairs
 from analysis.errors import AnalysisError
 from analysis.profiles import Profile
 from analysis.units import feet_per_unit
@@ -645,7 +645,8 @@ def _clusters(points: np.ndarray, tol: float) -> np.ndarray:
     """Cluster label per point: points within ``tol`` of each other (transitively) share one."""
     if len(points) == 0:
         return np.zeros(0, dtype=np.int64)
-    i, j, _ = within_pairs(shapely.STRtree(points), points, tol, workers=2)
+    # Point to point, GEOS's dwithin is as cheap as the envelope test: no box is made per point.
+    i, j = query_pairs(shapely.STRtree(points), points, workers=2, predicate="dwithin", distance=tol)
     graph = sparse.coo_matrix((np.ones(len(i), dtype=np.int8), (i, j)), shape=(len(points), len(points)))
     return csgraph.connected_components(graph, directed=False)[1]
 
