@@ -490,10 +490,12 @@ def _geometric_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, tol, defects) ->
     given = _num(kept, "length_ft")
     scale = np.where(np.isfinite(given) & (given > 0) & ~zero, given / np.where(zero, 1.0, whole_ft), 1.0)
 
-    lines, row, split_defects = _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol)
-    defects += split_defects
-
+    unsplit = lines
     starts, ends = shapely.get_point(lines, 0), shapely.get_point(lines, -1)
+    lines, row, split_defects = _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, ends)
+    defects += split_defects
+    if lines is not unsplit:  # some main was split: its pieces have new ends
+        starts, ends = shapely.get_point(lines, 0), shapely.get_point(lines, -1)
     node_id, node_xy, node_kind, end_node, mh_node, node_defects = _nodes(
         np.concatenate([starts, ends]), mh_geoms, mh_ids, mh_kind, tol
     )
@@ -543,12 +545,12 @@ def _report_zero_length(kept, ids, rows, mh_geoms, mh_ids, defects) -> None:
         )
 
 
-def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol):
-    """Split mains where another main's end, or a manhole, lies on their interior."""
+def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops):
+    """Split mains where another main's end, or a manhole, lies on their interior (``starts``, ``stops``: ends)."""
     defects: list[Defect] = []
     if len(lines) == 0:
         return lines, row, defects
-    ends = np.concatenate([shapely.get_point(lines, 0), shapely.get_point(lines, -1)])
+    ends = np.concatenate([starts, stops])
     owner = np.concatenate([np.arange(len(lines)), np.arange(len(lines))])
     points = np.concatenate([ends, mh_geoms])
     what = np.concatenate([np.full(len(ends), "end"), np.full(len(mh_geoms), "manhole")])
