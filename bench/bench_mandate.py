@@ -16,6 +16,7 @@ In the GeoParquet process, on the same layers, after ours:
 
     python bench/bench_mandate.py                 # 100k and 1M
     python bench/bench_mandate.py 10000 100000    # chosen sizes
+    python bench/bench_mandate.py --repeat 3 --no-peers --keep /tmp/towns 1000000   # ours only, three times
     python bench/peers.py 10000                   # the peers' answers checked against ours
 """
 
@@ -137,22 +138,37 @@ def main(argv: list[str]) -> None:
         with paused_gc():  # as `sewerplan analyze` runs
             print(json.dumps(measure(Path(argv[1]), argv[2], argv[3] == "peers")))
         return
-    sizes = [int(a) for a in argv] or [100_000, 1_000_000]
+    options = {"--repeat": "1", "--keep": ""}
+    flags = {"--no-peers": False}
+    args = list(argv)
+    while args and args[0].startswith("--"):
+        name = args.pop(0)
+        if name in flags:
+            flags[name] = True
+        else:
+            options[name] = args.pop(0)
+    sizes = [int(a) for a in args] or [100_000, 1_000_000]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(options["--keep"] or tmp)
+        folder.mkdir(parents=True, exist_ok=True)
         for n in sizes:
-            sources = setup(n, Path(tmp))
-            for fmt in ("parquet", "gpkg"):
-                done = subprocess.run(
-                    [sys.executable, __file__, "--one", str(sources[fmt]), fmt, "peers" if fmt == "parquet" else "-"],
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                )
-                row = json.loads(done.stdout.strip().splitlines()[-1])
-                row["load"] = os.getloadavg()[0]
-                rows.append(row)
-                print(json.dumps(row), flush=True)
+            kept = {"gpkg": folder / f"town_{n}.gpkg", "parquet": folder / f"town_{n}"}
+            sources = kept if all(p.exists() for p in kept.values()) else setup(n, folder)
+            for _ in range(int(options["--repeat"])):
+                for fmt in ("parquet", "gpkg"):
+                    peers_here = fmt == "parquet" and not flags["--no-peers"]
+                    before = os.getloadavg()[0]
+                    done = subprocess.run(
+                        [sys.executable, __file__, "--one", str(sources[fmt]), fmt, "peers" if peers_here else "-"],
+                        check=True,
+                        capture_output=True,
+                        text=True,
+                    )
+                    row = json.loads(done.stdout.strip().splitlines()[-1])
+                    row["load"] = max(before, os.getloadavg()[0])  # the 1-minute load average, before and after
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
     print()
     print(table(rows))
     for r in rows:
