@@ -52,7 +52,7 @@ from pyproj import CRS
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from analysis._parallel import map_chunks, nearest_within, paused_gc, query_pairs
+from analysis._parallel import map_chunks, nearest_of_pairs, paused_gc, query_pairs
 from analysis.errors import AnalysisError
 from analysis.profiles import Profile
 from analysis.units import feet_per_unit
@@ -687,9 +687,12 @@ def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, mh_kind: 
     if n_mh:
         # Each place where ends meet is matched to its manhole once (two or three ends share most places).
         place, at = _places(shapely.get_coordinates(ends))
-        e_idx, m_idx = nearest_within(shapely.STRtree(mh_geoms[first_of]), ends[place], tol, workers=2)
+        # Point to point, a dwithin query makes no box per place; of two manholes as near, the first decides.
+        tree = shapely.STRtree(mh_geoms[first_of])
+        i_end, i_mh = query_pairs(tree, ends[place], workers=2, predicate="dwithin", distance=tol)
+        rows, pick = nearest_of_pairs(i_end, shapely.distance(ends[place][i_end], tree.geometries[i_mh]), i_mh)
         matched = np.full(len(place), -1, dtype=np.int64)
-        matched[e_idx] = m_idx
+        matched[rows] = i_mh[pick]
         end_node = matched[at]
     loose = np.flatnonzero(end_node < 0)
     labels = _clusters(ends[loose], tol)
