@@ -41,7 +41,7 @@ import shapely
 from analysis._parallel import paused_gc
 from analysis.mandate import counting_mains, locate_buildings
 from analysis.profiles import Profile
-from analysis.streets import street_pairs
+from analysis.streets import StreetPairs, street_pairs
 from analysis.units import feet_per_unit
 
 VERDICTS = ("may_share_if_no_route", "separate_required", "main_extension_required")
@@ -81,13 +81,15 @@ def assess_buildings(
     laterals: gpd.GeoDataFrame | None = None,
     workers: int = 2,
     building_parcels: np.ndarray | None = None,
+    street_pairs: StreetPairs | None = None,
 ) -> BuildingsResult:
     """Every building's rear-building verdict, living units, laterals required and manhole connection.
 
     ``parcels`` are mandate results (``parcel_id``, ``main_id``, ``connection_x``/``connection_y``; optionally
     ``units``, ``property_class``); ``mains`` the same mains the analysis used (to find the frontage street).
     ``building_parcels`` (``MandateResult.building_parcels``, for these buildings and parcels in the same
-    order) saves finding again which parcel each building stands on.
+    order) saves finding again which parcel each building stands on, and ``street_pairs``
+    (``MandateResult.street_pairs``, for these parcels, streets and mains) which streets each parcel abuts.
 
     Examples
     --------
@@ -107,11 +109,13 @@ def assess_buildings(
     [['FRONT', False, '-', '-'], ['BACK', True, 'FRONT', 'may_share_if_no_route']]
     """
     with paused_gc():
-        return _assess(buildings, parcels, profile, streets, mains, alleys, laterals, workers, building_parcels)
+        return _assess(
+            buildings, parcels, profile, streets, mains, alleys, laterals, workers, building_parcels, street_pairs
+        )
 
 
 def _assess(
-    buildings, parcels, profile, streets, mains, alleys, laterals, workers, building_parcels
+    buildings, parcels, profile, streets, mains, alleys, laterals, workers, building_parcels, given_pairs
 ) -> BuildingsResult:
     rules = profile.buildings
     fpu = feet_per_unit(buildings.crs)
@@ -156,7 +160,20 @@ def _assess(
     lots = np.unique(parcel_of[several])
     if len(lots) and streets is not None and len(streets) and mains is not None:
         rear, front_id, verdict, lot_type, reason = _rear_buildings(
-            geoms, ids, parcel_of, several, lots, parcels, parcel_geoms, streets, mains, alleys, profile, fpu, workers
+            geoms,
+            ids,
+            parcel_of,
+            several,
+            lots,
+            parcels,
+            parcel_geoms,
+            streets,
+            mains,
+            alleys,
+            profile,
+            fpu,
+            workers,
+            given_pairs if given_pairs is not None and len(given_pairs.sewered) == len(streets) else None,
         )
 
     units, units_source, units_unknown = _units(out, parcels, parcel_of, qualifies, count, rules)
@@ -235,7 +252,7 @@ def _assess(
 
 
 def _rear_buildings(
-    geoms, ids, parcel_of, several, lots, parcels, parcel_geoms, streets, mains, alleys, profile, fpu, workers
+    geoms, ids, parcel_of, several, lots, parcels, parcel_geoms, streets, mains, alleys, profile, fpu, workers, given
 ):
     """Front and rear buildings, lot type and verdict for the buildings on ``lots`` (parcel positions)."""
     rules = profile.buildings
@@ -252,15 +269,20 @@ def _rear_buildings(
         if "main_id" in mains
         else np.char.add("mains-", np.arange(1, len(mains) + 1).astype(str))
     )[counting]
-    pairs = street_pairs(
-        streets,
-        parcel_geoms[lots],
-        np.asarray(mains.geometry.values)[counting],
-        profile=profile,
-        fpu=fpu,
-        workers=workers,
-    )
-    abuts = pairs.abuts.assign(parcel=lots[pairs.abuts["parcel"].to_numpy()])  # back to parcel positions
+    if given is not None:  # the analysis's pairs for every parcel: the lots' rows, in the same order
+        pairs = given
+        mine = np.isin(given.abuts["parcel"].to_numpy(), lots)
+        abuts = given.abuts[mine].reset_index(drop=True)
+    else:
+        pairs = street_pairs(
+            streets,
+            parcel_geoms[lots],
+            np.asarray(mains.geometry.values)[counting],
+            profile=profile,
+            fpu=fpu,
+            workers=workers,
+        )
+        abuts = pairs.abuts.assign(parcel=lots[pairs.abuts["parcel"].to_numpy()])  # back to parcel positions
     reach_polys = _ReachPolygons(streets, profile, fpu)
     names = (
         pd.Series(pairs.street_names)

@@ -43,6 +43,7 @@ from analysis.errors import AnalysisError
 from analysis.profiles import Profile
 from analysis.reasons import MEASURED_FROM, OCCUPANCY_SOURCES, STATUSES, explain
 from analysis.streets import (
+    StreetPairs,
     abuts_sewered,
     property_line_distance,
     said_sewer,
@@ -59,13 +60,16 @@ class MandateResult:
     """Parcels with their classification, the measuring lines as evidence, and a summary.
 
     ``building_parcels`` is the position in ``parcels`` of the parcel each building stands on (-1 where none),
-    found once for the occupancy test and handed to ``buildings.assess_buildings`` so it is not found again.
+    found once for the occupancy test and handed to ``buildings.assess_buildings`` so it is not found again;
+    ``street_pairs`` likewise, the parcels' abutting streets and the streets' mains (only where the streets layer
+    alone was used, no sewer rights-of-way, as the assessment uses it).
     """
 
     parcels: gpd.GeoDataFrame
     measuring_lines: gpd.GeoDataFrame
     summary: dict = field(default_factory=dict)
     building_parcels: np.ndarray | None = None
+    street_pairs: StreetPairs | None = None
 
 
 def analyze_mandates(
@@ -173,6 +177,7 @@ def _analyze(
     abuts = np.zeros(n, dtype=bool)
     street = pa.nulls(n, pa.string())
     street_pos = np.full(n, -1, dtype=np.int64)
+    pairs = None
     if (has_streets or has_rows) and tree is not None:
         pairs = street_pairs(
             ways, parcel_geoms, main_geoms, profile=profile, fpu=fpu, workers=workers, parcel_tree=parcel_tree
@@ -293,7 +298,13 @@ def _analyze(
         "counting_mains": int(counting.sum()),
         "mains": len(mains),
     }
-    return MandateResult(parcels=out, measuring_lines=measuring, summary=summary, building_parcels=building_parcels)
+    return MandateResult(
+        parcels=out,
+        measuring_lines=measuring,
+        summary=summary,
+        building_parcels=building_parcels,
+        street_pairs=pairs if has_streets and not has_rows else None,
+    )
 
 
 def tie_rank(ids: np.ndarray, geoms: np.ndarray) -> np.ndarray:

@@ -268,6 +268,7 @@ def buildings(show_all, out_path, as_json, **opts):
             alleys=layers.alleys,
             laterals=layers.laterals,
             building_parcels=analysed.building_parcels,
+            street_pairs=analysed.street_pairs,
         )
         if out_path:
             write_results(out_path, assessed.buildings)

@@ -167,6 +167,7 @@ def run_analysis(
     assessed = None
     if layers.buildings is not None and layers.streets is not None:
         progress("assessing buildings")
+        same_parcels = parcels.index.equals(result.parcels.index)
         assessed = assess_buildings(
             layers.buildings,
             parcels,
@@ -176,7 +177,8 @@ def run_analysis(
             alleys=layers.alleys,
             laterals=layers.laterals,
             # The analysis already found each building's parcel; reuse it while the parcels are in its order.
-            building_parcels=result.building_parcels if parcels.index.equals(result.parcels.index) else None,
+            building_parcels=result.building_parcels if same_parcels else None,
+            street_pairs=result.street_pairs if same_parcels else None,
         )
         summary["buildings"] = assessed.summary
     written: list[str] = []

@@ -112,3 +112,14 @@ def test_sample_town_results_are_unchanged(town, name):
     ).buildings
     assert buildings.index.equals(town.buildings.index)
     assert digest(buildings, BUILDING_COLUMNS) == PINNED_BUILDINGS[name]
+    # The same answers when the assessment reuses the analysis's building lookup and street pairs.
+    reused = assess_buildings(
+        town.buildings,
+        result.parcels,
+        profile=profile,
+        streets=town.streets,
+        mains=town.mains,
+        building_parcels=result.building_parcels,
+        street_pairs=result.street_pairs,
+    ).buildings
+    assert digest(reused, BUILDING_COLUMNS) == PINNED_BUILDINGS[name]
