@@ -80,6 +80,7 @@ def measure(source: Path, fmt: str, peers: bool) -> dict:
         streets=layers.streets,
         mains=layers.mains,
         building_parcels=result.building_parcels,
+        street_pairs=result.street_pairs,
     )
     out["buildings_s"] = time.perf_counter() - t
     with tempfile.TemporaryDirectory() as tmp:
