@@ -15,6 +15,7 @@ from rich.table import Table
 
 from analysis.mandate import STATUSES
 from analysis.profiles import available_profiles, load_profile
+from gisapp.cli_batch import batch
 from gisapp.cli_common import data_options, loading, print_problems, user_errors
 from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
@@ -48,6 +49,7 @@ main.add_command(buildings)
 main.add_command(notices)
 main.add_command(plan)
 main.add_command(plans)
+main.add_command(batch)
 
 
 @main.command()
