@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import logging
+import os
 import resource
 import sys
 import time
@@ -90,6 +91,8 @@ def run_town(spec: TownSpec, job: TownJob) -> dict:
         record["error"] = f"unexpected {type(exc).__name__}: {exc}"
     record["run_time_s"] = round(time.perf_counter() - started, 3)
     record["worker_peak_mb"] = round(_peak_rss_mb(), 1)
+    record["worker"] = _worker_address()
+    record["worker_pid"] = os.getpid()
     record["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     return record
 
@@ -167,6 +170,15 @@ def _analyse(spec: TownSpec, job: TownJob) -> dict:
         "gpkg": str(gpkg) if gpkg is not None else None,
         "summary": {k: v for k, v in summary.items() if k != "counts"},
     }
+
+
+def _worker_address() -> str | None:
+    try:
+        from distributed import get_worker
+
+        return get_worker().address
+    except (ImportError, ValueError):
+        return None
 
 
 def _peak_rss_mb() -> float:

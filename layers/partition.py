@@ -50,8 +50,8 @@ def assign_parcels(parcels: gpd.GeoSeries, municipalities: gpd.GeoDataFrame, *, 
     A parcel touching no municipality polygon belongs to none (``municipality`` is missing).
 
     Returns a frame on ``parcels``' index with ``municipality``, ``share`` (the fraction of the parcel's area in
-    it, 1.0 for a parcel inside one) and ``straddles`` (it touches more than one municipality). Both inputs must
-    be in the same CRS.
+    it, 1.0 for a parcel inside one) and ``straddles`` (it crosses a municipal boundary: some municipality holds
+    part of it but not all; a parcel inside a village inside a town does not). Both inputs must be in the same CRS.
 
     Examples
     --------
@@ -93,7 +93,8 @@ def assign_parcels(parcels: gpd.GeoSeries, municipalities: gpd.GeoDataFrame, *, 
     rows = pi[first]
     out.iloc[rows, 0] = names[mi[first]]
     out.iloc[rows, 1] = share[first]
-    out.iloc[rows, 2] = count[rows] > 1
+    crossing = np.bincount(pi, weights=share < 1 - 1e-9, minlength=n) > 0
+    out.iloc[rows, 2] = crossing[rows]
     return out
 
 

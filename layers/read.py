@@ -326,11 +326,43 @@ def read_geoparquet(
         column = geo["columns"][geo.get("primary_column") or next(iter(geo["columns"]))]
         stored = column.get("crs", "OGC:CRS84")  # GeoParquet: an absent crs means longitude/latitude
         kwargs["bbox"] = _bounds_in(bbox, bbox_crs, stored if stored is not None else assume_crs, label)
+    column = geo["columns"][geo.get("primary_column") or next(iter(geo["columns"]))]
     try:
+        if "bbox" in kwargs and "covering" not in column and column.get("encoding", "WKB").upper() == "WKB":
+            return _scan_geoparquet(path, geo, kwargs.get("filters"), kwargs["bbox"])
         frame = gpd.read_parquet(path, **kwargs)
     except Exception as exc:
         raise LayerError(f"{label} cannot be read as GeoParquet: {exc}") from exc
     return frame.reset_index(drop=True)
+
+
+def _scan_geoparquet(path: str, geo: dict, filters, bbox: Bounds) -> gpd.GeoDataFrame:
+    """A bounding-box read of a GeoParquet file that has no bbox column: one batch of rows in memory at a time."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    import shapely
+
+    name = geo.get("primary_column") or next(iter(geo["columns"]))
+    file = pq.ParquetFile(path)
+    expr = pq.filters_to_expression(filters) if filters else None
+    kept = []
+    for batch in file.iter_batches(batch_size=65_536):
+        table = pa.Table.from_batches([batch])
+        if expr is not None:
+            table = table.filter(expr)
+        bounds = shapely.bounds(shapely.from_wkb(table.column(name).to_numpy(zero_copy_only=False)))
+        hit = (
+            (bounds[:, 0] <= bbox[2])
+            & (bounds[:, 2] >= bbox[0])
+            & (bounds[:, 1] <= bbox[3])
+            & (bounds[:, 3] >= bbox[1])
+        )
+        kept.append(table.filter(pc.fill_null(pa.array(hit), False)))
+    table = pa.concat_tables(kept) if kept else file.schema_arrow.empty_table()
+    frame = table.drop_columns([name]).to_pandas()
+    frame[name] = shapely.from_wkb(table.column(name).to_numpy(zero_copy_only=False))
+    return gpd.GeoDataFrame(frame, geometry=name, crs=CRS.from_user_input(geo["columns"][name].get("crs", "OGC:CRS84")))
 
 
 def _check_column(label: str, column: str, names: list[str]) -> None:
