@@ -234,9 +234,14 @@ def dask_client(
         finally:
             client.close()
         return
+    import dask
+
     n_workers, limit = local_cluster_size(workers, memory_limit)
     dashboard = _has_bokeh()
+    # Every local worker has the same memory: a municipality that got its worker killed once would only be killed
+    # again, so it is reported at once instead of being retried on the next worker.
     with (
+        dask.config.set({"distributed.scheduler.allowed-failures": 0}),
         LocalCluster(
             n_workers=n_workers,
             threads_per_worker=1,

@@ -260,6 +260,24 @@ def test_a_failed_town_is_reported_the_others_finish_and_resume_runs_only_it(sta
     _same_as_alone(out, alone, [t["name"] for t in towns])
 
 
+def test_a_town_too_big_for_its_worker_fails_alone(tmp_path):
+    """A worker killed for memory fails its municipality with a message saying so; the other town finishes.
+
+    140,000 parcels need about 850 MB; 20,000 about 430 MB. Workers of 650 MB are stopped at 95% of it.
+    """
+    made = make_state.make_state(tmp_path, n_towns=2, total_parcels=160_000)
+    big = max(made["towns"], key=lambda t: t["parcels"])["name"]
+    out = tmp_path / "results"
+    run = _batch(
+        "--manifest", str(tmp_path / "towns.toml"), "--out", str(out), "--workers", "2", "--memory-limit", "650MB"
+    )
+    assert run.exit_code == 1, run.output
+    rows = {r["municipality"]: r for r in json.loads((out / "_summary.json").read_text())["municipalities"]}
+    assert rows[big]["status"] == "failed" and "more memory than a worker has" in rows[big]["error"]
+    assert [r["status"] for n, r in rows.items() if n != big] == ["ok"]
+    assert not (out / f"municipality={partition_names([big])[0]}").exists()
+
+
 def _adjacent_state(folder: Path) -> dict:
     """Three municipalities: West and East share a border at x = X0 + 1000; Village lies inside West.
 
