@@ -53,6 +53,13 @@ GIB = 1024**3
 MIN_WORKER_MEMORY = 2 * GIB
 
 
+# Messages from the analysis name the options of `analyze`; in a manifest each is a key of the municipality.
+MANIFEST_HINT = (
+    ' (In the manifest, an option is a key of the municipality: --set K=V is set = { "K" = V }, --map is map, '
+    "--map-value is map_value, --LAYER-crs is layer_crs = { LAYER = CRS }.)"
+)
+
+
 @dataclass(frozen=True)
 class TownJob:
     """What a worker needs besides the municipality itself: where to write and how."""
@@ -89,6 +96,8 @@ def run_town(spec: TownSpec, job: TownJob) -> dict:
         record["error"] = str(exc)
     except Exception as exc:  # a defect, not bad input: still only this municipality fails
         record["error"] = f"unexpected {type(exc).__name__}: {exc}"
+    if record["error"] and " --" in record["error"]:
+        record["error"] += MANIFEST_HINT
     record["run_time_s"] = round(time.perf_counter() - started, 3)
     record["worker_peak_mb"] = round(_peak_rss_mb(), 1)
     record["worker"] = _worker_address()
