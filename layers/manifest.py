@@ -194,6 +194,11 @@ def read_manifest(path: str | Path) -> Manifest:
         for key in ("filter_column", "filter_value", "unfiltered"):
             if key in defaults or any(key in e for e in entries):
                 problems.append(f"{key!r} has no meaning in statewide mode: municipalities are cut out by location")
+        for key in ("profile", "data", *SPECS):
+            named = sorted(str(e.get("name")) for e in entries if key in e)
+            if named:
+                where = "the municipalities layer" if key == "profile" else "[defaults] (the statewide layers)"
+                problems.append(f"{', '.join(named)}: {key!r} comes from {where} in statewide mode")
     elif not entries:
         problems.append("no [[municipality]] listed (and no [statewide] layer of municipalities)")
 

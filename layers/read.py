@@ -384,13 +384,17 @@ def _typed_value(arrow_type, value: str | int):
     import pyarrow as pa
 
     if pa.types.is_integer(arrow_type):
-        try:
-            return int(value)
-        except ValueError as exc:
-            raise LayerError(f"The municipality column holds numbers; {value!r} is not one.") from exc
+        return _typed_number(value)
     if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_dictionary(arrow_type):
         return str(value)
     return value
+
+
+def _typed_number(value: str | int) -> int:
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise LayerError(f"The municipality column holds numbers; {value!r} is not one.") from exc
 
 
 def _bounds_in(bbox: Bounds, bbox_crs: CRS | None, layer_crs, label: str) -> Bounds:
@@ -433,15 +437,12 @@ def _read_postgis_subset(
             geom_col, srid = row
             clauses, params = [], {}
             if where is not None:
-                columns = con.execute(
-                    text(
-                        "SELECT column_name FROM information_schema.columns WHERE table_schema = :s AND table_name = :t"
-                    ),
-                    {"s": schema, "t": name},
-                ).scalars()
+                query = "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = :s"
+                columns = dict(con.execute(text(query + " AND table_name = :t"), {"s": schema, "t": name}).all())
                 _check_column(label, where[0], list(columns))
                 clauses.append(f'"{where[0]}" = :value')
-                params["value"] = where[1]
+                numeric = columns[where[0]] in ("integer", "bigint", "smallint", "numeric")
+                params["value"] = _typed_number(where[1]) if numeric else str(where[1])
             if bbox is not None:
                 stored = CRS.from_epsg(srid) if srid else (CRS.from_user_input(assume_crs) if assume_crs else None)
                 x0, y0, x1, y1 = _bounds_in(bbox, bbox_crs, stored, label)

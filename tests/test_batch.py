@@ -386,6 +386,15 @@ def test_assignment_keeps_the_index_and_reports_shares():
         ("[[municipality]]\nname = 'A'\nprofile = 'fort-plain'\ndata = 'x'\nfilter_value = 'A'\n", "filter_column"),
         ("[[municipality]]\nname = 'A'\nprofile = 'p'\ndata = 'x'\nfilter_column = 'a; drop'\n", "not a column"),
         ("[towns]\n", "unknown table"),
+        ("[statewide]\nmargin_ft = 10\n[defaults]\ndata = '.'\n", "needs municipalities"),
+        (
+            "[statewide]\nmunicipalities = 'm.parquet'\n[[municipality]]\nname = 'A'\nprofile = 'fort-plain'\n",
+            "'profile' comes from the municipalities layer",
+        ),
+        (
+            "[statewide]\nmunicipalities = 'm.parquet'\n[defaults]\nfilter_column = 'town'\n",
+            "no meaning in statewide mode",
+        ),
         ("", "no [[municipality]]"),
     ],
 )
@@ -467,6 +476,23 @@ def test_a_statewide_layer_is_refused_as_one_town(state):
     )
     assert run.exit_code == 2 and "used by more than one feature" in run.output
     assert pq.read_schema(folder / "parcels.parquet").names[0] == "municipality"
+
+
+def test_a_numeric_municipality_code_filters_geoparquet(tmp_path):
+    """A SWIS code stored as a number matches whether the manifest gives it as a number or as text."""
+    from layers.errors import LayerError
+    from layers.read import read_geoparquet
+
+    lots = gpd.GeoDataFrame(
+        {"swis": [134689, 134689, 272401]}, geometry=[box(0, 0, 1, 1), box(1, 0, 2, 1), box(2, 0, 3, 1)], crs=2260
+    )
+    lots.to_parquet(tmp_path / "p.parquet")
+    assert len(read_geoparquet(str(tmp_path / "p.parquet"), where=("swis", 134689))) == 2
+    assert len(read_geoparquet(str(tmp_path / "p.parquet"), where=("swis", "272401"))) == 1
+    with pytest.raises(LayerError, match="holds numbers"):
+        read_geoparquet(str(tmp_path / "p.parquet"), where=("swis", "Fort Plain"))
+    with pytest.raises(LayerError, match="no column 'municipality'"):
+        read_geoparquet(str(tmp_path / "p.parquet"), where=("municipality", "Fort Plain"))
 
 
 @pytest.mark.postgres
