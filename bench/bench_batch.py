@@ -16,6 +16,7 @@ shared.
 
     python bench/bench_batch.py                                  # 40 towns, 4,000,000 parcels, 2 workers
     python bench/bench_batch.py --towns 6 --parcels 60000        # a quick run while developing
+    python bench/bench_batch.py --statewide                      # also the statewide manifest (by location)
 """
 
 from __future__ import annotations
@@ -97,9 +98,9 @@ class TreeSampler:
         self.thread.join()
 
 
-def batch_run(folder: Path, workers: int) -> dict:
-    out = folder / "batch"
-    cmd = [str(BIN / "sewerplan"), "batch", "--manifest", str(folder / "towns.toml"), "--out", str(out)]
+def batch_run(folder: Path, workers: int, manifest: str = "towns.toml") -> dict:
+    out = folder / ("batch" if manifest == "towns.toml" else "batch-statewide")
+    cmd = [str(BIN / "sewerplan"), "batch", "--manifest", str(folder / manifest), "--out", str(out)]
     cmd += ["--workers", str(workers), "--overwrite", "--json"]
     started = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -135,6 +136,7 @@ def main() -> None:
     parser.add_argument("--parcels", type=int, default=4_000_000)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--folder", help="where the state is (generated there if missing)")
+    parser.add_argument("--statewide", action="store_true", help="also run statewide.toml (parcels by location)")
     parser.add_argument("--single", metavar="FOLDER", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.single:
@@ -158,6 +160,9 @@ def main() -> None:
     report["load_between"] = os.getloadavg()
     report["batch"] = batch_run(folder, args.workers)
     report["load_after"] = os.getloadavg()
+    if args.statewide:
+        report["statewide"] = batch_run(folder, args.workers, "statewide.toml")
+        report["load_after_statewide"] = os.getloadavg()
     s, b = report["single"], report["batch"]
     report["ratio_wall_to_single_sum"] = b["wall_s"] / s["sum_s"]
     report["overhead_vs_ideal"] = b["wall_s"] / (s["sum_s"] / args.workers) - 1
@@ -174,6 +179,12 @@ def main() -> None:
         f"{max(b['worker_peak_sampled_mb'].values(), default=0):,.0f} | {b['client_peak_mb']:,.0f} | "
         f"{report['load_before'][0]:.1f} / {report['load_after'][0]:.1f} |"
     )
+    if args.statewide:
+        w = report["statewide"]
+        print(
+            f"statewide: wall {w['wall_s']:.1f} s, tasks {w['task_sum_s']:.1f} s, worker peak "
+            f"{max(w['worker_peak_mb'].values()):,.0f} MB, client {w['client_peak_mb']:,.0f} MB"
+        )
     print(f"full report: {out}")
 
 

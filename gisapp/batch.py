@@ -256,7 +256,7 @@ def dask_client(
             threads_per_worker=1,
             processes=True,
             memory_limit=limit,
-            dashboard_address=":0" if dashboard else None,
+            dashboard_address="127.0.0.1:0",  # loopback, a free port: never the 8787 of another cluster
             silence_logs=logging.ERROR,
         ) as cluster,
         Client(cluster) as client,
