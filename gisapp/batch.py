@@ -75,7 +75,7 @@ def run_town(spec: TownSpec, job: TownJob) -> dict:
     The same steps as ``sewerplan analyze``: profile (with the manifest's settings), measuring CRS, layers found
     by name or given one by one, column mapping, connected list, ``load_layers``, ``run_analysis``.
     """
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     record: dict = {
         "municipality": spec.name,
         "partition": spec.partition,
@@ -99,6 +99,7 @@ def run_town(spec: TownSpec, job: TownJob) -> dict:
     if record["error"] and " --" in record["error"]:
         record["error"] += MANIFEST_HINT
     record["run_time_s"] = round(time.perf_counter() - started, 3)
+    record["cpu_s"] = round(time.process_time() - cpu, 3)  # the worker process's, all its threads
     record["worker_peak_mb"] = round(_peak_rss_mb(), 1)
     record["worker"] = _worker_address()
     record["worker_pid"] = os.getpid()
