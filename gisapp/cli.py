@@ -15,6 +15,7 @@ from rich.table import Table
 
 from analysis.mandate import STATUSES
 from analysis.profiles import available_profiles, covering_tests, load_profile, rule_tests
+from gisapp.cli_batch import batch
 from gisapp.cli_common import data_options, loading, print_problems, user_errors
 from gisapp.cli_duties import duties
 from gisapp.cli_network import buildings, network, trace
@@ -50,6 +51,7 @@ main.add_command(notices)
 main.add_command(plan)
 main.add_command(plans)
 main.add_command(duties)
+main.add_command(batch)
 
 
 @main.command()

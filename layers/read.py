@@ -75,6 +75,7 @@ TABLE_SUFFIXES = {
     ".xls": "Excel",
     ".ods": "spreadsheet",
 }
+PARQUET_SUFFIXES = (".parquet", ".geoparquet")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 
 
@@ -89,13 +90,16 @@ class LayerSource:
     path: str
     layer: str | None = None
     driver: str | None = None
+    # Only the features whose column holds the value (one municipality of a county- or statewide layer).
+    where: tuple[str, str | int] | None = None
 
     @property
     def label(self) -> str:
+        only = f" where {self.where[0]} = {self.where[1]!r}" if self.where else ""
         if self.path.startswith(("postgresql://", "postgres://")):
-            return f"{self.kind} (PostGIS table {self.layer})"
+            return f"{self.kind} (PostGIS table {self.layer}{only})"
         name = Path(self.path).name
-        return f"{self.kind} ({name}{':' + self.layer if self.layer else ''})"
+        return f"{self.kind} ({name}{':' + self.layer if self.layer else ''}{only})"
 
 
 @dataclass
@@ -150,7 +154,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         files = {
             p.stem.lower(): p
             for p in sorted(path.iterdir())
-            if p.suffix.lower() in VECTOR_SUFFIXES or (p.is_dir() and p.suffix.lower() == ".gdb")
+            if p.suffix.lower() in VECTOR_SUFFIXES + PARQUET_SUFFIXES or (p.is_dir() and p.suffix.lower() == ".gdb")
         }
         found = _match(files, lambda p: LayerSource("", str(p)))
         if not found:
@@ -249,6 +253,8 @@ def read_source(source: LayerSource) -> gpd.GeoDataFrame:
 def _read(source: LayerSource) -> gpd.GeoDataFrame:
     if source.driver is not None:
         return read_upload_source(source)
+    if source.where is not None or source.path.lower().endswith(PARQUET_SUFFIXES):
+        return read_subset(source, where=source.where)
     if is_postgres(source.path):
         return _read_postgis(source.path, source.layer or source.kind)
     path = source.path
@@ -395,6 +401,208 @@ def _read_postgis(url: str, table: str) -> gpd.GeoDataFrame:
         raise LayerError(
             f"Cannot read PostGIS table {schema}.{name} from {redact_url(url)}: {redact_url(url, str(exc))}"
         ) from exc
+
+
+# One municipality's features from a county- or statewide layer: by a column's value, or by a bounding box.
+# GeoParquet is read with pyarrow (row groups whose statistics cannot match are skipped), OGR files with an attribute
+# filter and their spatial index, PostGIS with a bound parameter and the geometry index (``&&``).
+Bounds = tuple[float, float, float, float]
+
+
+def read_subset(
+    source: LayerSource,
+    *,
+    where: tuple[str, str | int] | None = None,
+    bbox: Bounds | None = None,
+    bbox_crs: CRS | None = None,
+    assume_crs: str | None = None,
+) -> gpd.GeoDataFrame:
+    """The features of ``source`` whose column ``where[0]`` holds ``where[1]`` and that touch ``bbox``.
+
+    ``bbox`` is in ``bbox_crs`` and is turned into the layer's own CRS (``assume_crs`` for a layer that declares
+    none). A column that is not in the layer is an error, never an unfiltered read: a statewide layer read whole
+    would be both wrong and too big.
+    """
+    path = source.path
+    if path.lower().endswith(".inp"):
+        raise LayerError(f"{source.label}: a SWMM model cannot be split by municipality; give one model per town.")
+    if path.lower().endswith(PARQUET_SUFFIXES):
+        return read_geoparquet(path, where=where, bbox=bbox, bbox_crs=bbox_crs, assume_crs=assume_crs)
+    if is_postgres(path):
+        return _read_postgis_subset(path, source.layer or source.kind, where, bbox, bbox_crs, assume_crs)
+    if path.lower().endswith(".zip"):
+        _check_zip(path)
+    try:
+        info = pyogrio.read_info(path, layer=source.layer)
+    except Exception as exc:
+        raise LayerError(f"{source.label} cannot be read: {exc}") from exc
+    kwargs: dict = {}
+    if where is not None:
+        _check_column(source.label, where[0], [str(f) for f in info["fields"]])
+        kwargs["where"] = f'"{where[0]}" = {_sql_literal(where[1])}'
+    if bbox is not None:
+        kwargs["bbox"] = _bounds_in(bbox, bbox_crs, info.get("crs") or assume_crs, source.label)
+    try:
+        return gpd.read_file(path, layer=source.layer, engine="pyogrio", use_arrow=True, **kwargs)
+    except Exception as exc:
+        raise LayerError(f"{source.label} cannot be read: {exc}") from exc
+
+
+def read_geoparquet(
+    path: str,
+    *,
+    where: tuple[str, str | int] | None = None,
+    bbox: Bounds | None = None,
+    bbox_crs: CRS | None = None,
+    assume_crs: str | None = None,
+) -> gpd.GeoDataFrame:
+    """A GeoParquet file, whole or only the features with a column's value and/or touching a bounding box."""
+    import pyarrow.parquet as pq
+
+    label = Path(path).name
+    try:
+        schema = pq.read_schema(path)
+        geo = json.loads((schema.metadata or {}).get(b"geo", b"{}"))
+    except Exception as exc:
+        raise LayerError(f"{label} cannot be read as GeoParquet: {exc}") from exc
+    if not geo.get("columns"):
+        raise LayerError(f"{label} is a Parquet file without GeoParquet metadata (no geometry column declared).")
+    kwargs: dict = {}
+    if where is not None:
+        _check_column(label, where[0], schema.names)
+        kwargs["filters"] = [(where[0], "==", _typed_value(schema.field(where[0]).type, where[1]))]
+    if bbox is not None:
+        column = geo["columns"][geo.get("primary_column") or next(iter(geo["columns"]))]
+        stored = column.get("crs", "OGC:CRS84")  # GeoParquet: an absent crs means longitude/latitude
+        kwargs["bbox"] = _bounds_in(bbox, bbox_crs, stored if stored is not None else assume_crs, label)
+    column = geo["columns"][geo.get("primary_column") or next(iter(geo["columns"]))]
+    try:
+        if "bbox" in kwargs and "covering" not in column and column.get("encoding", "WKB").upper() == "WKB":
+            return _scan_geoparquet(path, geo, kwargs.get("filters"), kwargs["bbox"])
+        frame = gpd.read_parquet(path, **kwargs)
+    except Exception as exc:
+        raise LayerError(f"{label} cannot be read as GeoParquet: {exc}") from exc
+    return frame.reset_index(drop=True)
+
+
+def _scan_geoparquet(path: str, geo: dict, filters, bbox: Bounds) -> gpd.GeoDataFrame:
+    """A bounding-box read of a GeoParquet file that has no bbox column: one batch of rows in memory at a time."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    import shapely
+
+    name = geo.get("primary_column") or next(iter(geo["columns"]))
+    file = pq.ParquetFile(path)
+    expr = pq.filters_to_expression(filters) if filters else None
+    kept = []
+    for batch in file.iter_batches(batch_size=65_536):
+        table = pa.Table.from_batches([batch])
+        if expr is not None:
+            table = table.filter(expr)
+        bounds = shapely.bounds(shapely.from_wkb(table.column(name).to_numpy(zero_copy_only=False)))
+        hit = (
+            (bounds[:, 0] <= bbox[2])
+            & (bounds[:, 2] >= bbox[0])
+            & (bounds[:, 1] <= bbox[3])
+            & (bounds[:, 3] >= bbox[1])
+        )
+        kept.append(table.filter(pc.fill_null(pa.array(hit), False)))
+    table = pa.concat_tables(kept) if kept else file.schema_arrow.empty_table()
+    frame = table.drop_columns([name]).to_pandas()
+    frame[name] = shapely.from_wkb(table.column(name).to_numpy(zero_copy_only=False))
+    return gpd.GeoDataFrame(frame, geometry=name, crs=CRS.from_user_input(geo["columns"][name].get("crs", "OGC:CRS84")))
+
+
+def _check_column(label: str, column: str, names: list[str]) -> None:
+    if column not in names:
+        raise LayerError(
+            f"{label} has no column {column!r} to pick one municipality's features by; its columns are "
+            f"{', '.join(names)}. Name the column that holds the municipality."
+        )
+
+
+def _sql_literal(value: str | int) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _typed_value(arrow_type, value: str | int):
+    """The filter value as the column stores it (a SWIS code may be a number in one file and text in another)."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(arrow_type):
+        return _typed_number(value)
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_dictionary(arrow_type):
+        return str(value)
+    return value
+
+
+def _typed_number(value: str | int) -> int:
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise LayerError(f"The municipality column holds numbers; {value!r} is not one.") from exc
+
+
+def _bounds_in(bbox: Bounds, bbox_crs: CRS | None, layer_crs, label: str) -> Bounds:
+    """``bbox`` in the layer's CRS (edges densified, so a curved edge after reprojection is still covered)."""
+    if bbox_crs is None:
+        return bbox
+    if layer_crs is None:
+        raise LayerError(f"{label} declares no CRS: give the CRS of the layer so it can be split by location.")
+    from pyproj import Transformer
+
+    target = CRS.from_user_input(layer_crs)
+    if target == bbox_crs:
+        return bbox
+    transformer = Transformer.from_crs(bbox_crs, target, always_xy=True)
+    return tuple(transformer.transform_bounds(*bbox, densify_pts=21))
+
+
+def _read_postgis_subset(
+    url: str, table: str, where: tuple[str, str | int] | None, bbox: Bounds | None, bbox_crs, assume_crs
+) -> gpd.GeoDataFrame:
+    """A PostGIS table's rows with ``column = value`` (bound, never spliced) and/or touching ``bbox``."""
+    from sqlalchemy import text
+
+    if not _IDENT.match(table):
+        raise LayerError(f"{table!r} is not a table name (schema.table, letters, digits and _).")
+    schema, _, name = table.rpartition(".")
+    schema = schema or "public"
+    label = f"PostGIS table {schema}.{name}"
+    try:
+        with _connect(url) as con:
+            row = con.execute(
+                text(
+                    "SELECT f_geometry_column, srid FROM geometry_columns "
+                    "WHERE f_table_schema = :s AND f_table_name = :t"
+                ),
+                {"s": schema, "t": name},
+            ).first()
+            if row is None:
+                raise LayerError(f"{label} has no geometry column (or does not exist) in {redact_url(url)}.")
+            geom_col, srid = row
+            clauses, params = [], {}
+            if where is not None:
+                query = "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = :s"
+                columns = dict(con.execute(text(query + " AND table_name = :t"), {"s": schema, "t": name}).all())
+                _check_column(label, where[0], list(columns))
+                clauses.append(f'"{where[0]}" = :value')
+                numeric = columns[where[0]] in ("integer", "bigint", "smallint", "numeric")
+                params["value"] = _typed_number(where[1]) if numeric else str(where[1])
+            if bbox is not None:
+                stored = CRS.from_epsg(srid) if srid else (CRS.from_user_input(assume_crs) if assume_crs else None)
+                x0, y0, x1, y1 = _bounds_in(bbox, bbox_crs, stored, label)
+                clauses.append(f'"{geom_col}" && ST_MakeEnvelope(:x0, :y0, :x1, :y1, {int(srid or 0)})')
+                params |= {"x0": x0, "y0": y0, "x1": x1, "y1": y1}
+            sql = f'SELECT * FROM "{schema}"."{name}"' + (" WHERE " + " AND ".join(clauses) if clauses else "")
+            return gpd.read_postgis(text(sql).bindparams(**params), con, geom_col=geom_col)
+    except LayerError:
+        raise
+    except Exception as exc:
+        raise LayerError(f"Cannot read {label} from {redact_url(url)}: {exc}") from exc
 
 
 def read_mapping(path: str | None, pairs: tuple[str, ...] = (), value_pairs: tuple[str, ...] = ()) -> ColumnMapping:

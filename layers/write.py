@@ -246,3 +246,34 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         _write(_plain_columns(every).to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
         return [Path(path).stem]
     raise LayerError(f"Write a plan as .gpkg or .geojson, not {path}.")
+
+
+def write_geoparquet(path: str | Path, frame: gpd.GeoDataFrame, *, crs=None, row_group_size: int = 65_536) -> str:
+    """Write ``frame`` as one GeoParquet file (1.1, WKB, with a bbox covering column), atomically.
+
+    The file appears complete or not at all: it is written beside its final name and renamed into place, so a
+    run stopped halfway never leaves a partial file that a reader or a resumed batch would take for a result.
+    ``crs`` reprojects first. The bbox column lets readers skip row groups outside an area of interest.
+    """
+    import os
+    import uuid
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    out = _plain_columns(frame)
+    if crs is not None and out.crs is not None and not out.crs.equals(crs):
+        out = out.to_crs(crs)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        out.to_parquet(
+            tmp,
+            index=False,
+            schema_version="1.1.0",
+            write_covering_bbox=True,
+            row_group_size=row_group_size,
+        )
+        os.replace(tmp, target)
+    except Exception as exc:
+        tmp.unlink(missing_ok=True)
+        raise LayerError(f"Cannot write {target}: {exc}") from exc
+    return str(target)
