@@ -97,14 +97,14 @@ def test_layers_given_one_by_one_with_a_mapping(town_gpkg, tmp_path):
         "analyze",
         "--profile",
         "fort-plain",
-        "--parcels",
-        tmp_path / "p.shp",
-        "--mains",
-        f"{town_gpkg}:mains",
-        "--streets",
-        f"{town_gpkg}:streets",
-        "--buildings",
-        f"{town_gpkg}:buildings",
+        "--layer",
+        f"parcels={tmp_path / 'p.shp'}",
+        "--layer",
+        f"mains={town_gpkg}:mains",
+        "--layer",
+        f"streets={town_gpkg}:streets",
+        "--layer",
+        f"buildings={town_gpkg}:buildings",
         "--map",
         "parcels.parcel_id=TAXMAPNO",
         "--map",
@@ -156,7 +156,7 @@ def test_missing_data_and_bad_layers_exit_2(tmp_path, town_gpkg):
     assert result.exit_code == 2
     doc = json.loads(result.stdout)
     assert doc["problems"][0]["check"] == "no_crs"
-    assert "--parcels-crs EPSG:2260" in result.stderr
+    assert "--layer-crs parcels=EPSG:2260" in result.stderr
     # ... and the user's fix works.
     fixed = CliRunner().invoke(
         main,
@@ -166,10 +166,10 @@ def test_missing_data_and_bad_layers_exit_2(tmp_path, town_gpkg):
             "fort-plain",
             "--data",
             str(bad),
-            "--parcels-crs",
-            "EPSG:2260",
-            "--streets",
-            f"{town_gpkg}:streets",
+            "--layer-crs",
+            "parcels=EPSG:2260",
+            "--layer",
+            f"streets={town_gpkg}:streets",
             "--json",
         ],
     )
@@ -284,7 +284,7 @@ def test_trace_json_shapes(town_gpkg):
 def test_swmm_inp_through_the_cli(real_data):
     inp = real_data / "bellinge-swmm" / "bellinge_small.inp"
     no_crs = CliRunner().invoke(main, ["network", "check", "--profile", "fort-plain", "--data", str(inp)])
-    assert no_crs.exit_code == 2 and "--mains-crs" in no_crs.output
+    assert no_crs.exit_code == 2 and "--layer-crs mains=" in no_crs.output
     doc = json.loads(
         invoke(
             "trace",

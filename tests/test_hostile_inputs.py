@@ -376,7 +376,8 @@ def test_database_without_postgis_says_so(pg_url):
 def test_password_with_at_signs_never_leaks(pg_url):
     user, _, host = pg_url.partition("://")[2].partition("@")
     wrong = f"postgresql://{user.split(':')[0]}:se@cret@Wrong@{host}"
-    for args in (("--data", wrong), ("--parcels", f"{wrong}#public.parcels", "--mains", f"{wrong}#public.mains")):
+    one_by_one = ("--layer", f"parcels={wrong}#public.parcels", "--layer", f"mains={wrong}#public.mains")
+    for args in (("--data", wrong), one_by_one):
         result = cli("analyze", "--profile", "fort-plain", *args)
         assert result.exit_code == 2
         assert "cret" not in result.output and "Wrong" not in result.output, result.output

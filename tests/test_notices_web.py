@@ -24,10 +24,10 @@ from analysis.mandate import analyze_mandates
 from analysis.profiles import load_profile
 from gisapp import create_app
 from gisapp.cli import main
+from gisapp.users import add_user
 from layers.register import Register
 from layers.sample import sample_town
 from layers.store import read_setting
-from layers.users import add_user
 from layers.write import write_layers
 
 REPO = Path(__file__).resolve().parents[1]

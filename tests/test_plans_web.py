@@ -18,8 +18,8 @@ from shapely.geometry import LineString
 from werkzeug.serving import make_server
 
 from gisapp.cli import main
+from gisapp.users import add_user
 from layers.register import Register
-from layers.users import add_user
 from layers.write import write_layers
 from tests.conftest import ny_frame
 from tests.test_plans import layout

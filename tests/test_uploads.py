@@ -320,7 +320,7 @@ def test_unused_uploads_expire_and_a_users_quota_holds(tmp_path):
 
 
 def test_an_upload_is_its_owners_workspace(app, tmp_path):
-    from layers.users import add_user
+    from gisapp.users import add_user
 
     add_user(app.config["USERS_DB"], "pat", "planner", "planner-password")
     add_user(app.config["USERS_DB"], "alex", "planner", "planner-password")

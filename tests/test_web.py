@@ -19,8 +19,8 @@ from werkzeug.serving import make_server
 
 from gisapp import SETTINGS, create_app
 from gisapp.cli import main
+from gisapp.users import add_user
 from layers.sample import sample_town
-from layers.users import add_user
 from layers.write import write_layers
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"
@@ -139,7 +139,7 @@ def test_parcel_trace_search_sewershed(client):
 def test_api_error_shape(client, url, status):
     response = client.get(url)
     assert response.status_code == status and response.is_json
-    assert set(response.get_json()["error"]) == {"status", "title", "message", "problems"}
+    assert set(response.get_json()["error"]) == {"status", "title", "message", "problems", "fix"}
 
 
 def test_downloads(client):

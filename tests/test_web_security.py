@@ -8,9 +8,9 @@ import stat
 
 import pytest
 
-import layers.users as users
+import gisapp.users as users
 from gisapp import _secret_key, create_app
-from layers.users import add_user
+from gisapp.users import add_user
 
 
 @pytest.fixture
