@@ -314,9 +314,7 @@ def write_files(
             buildings=inputs.buildings,
             feet_per_unit=feet_per_unit(inputs.results.crs) if inputs.results.crs else 1.0,
         )
-    folder, manifest = write_batch(
-        root, batch_id, rows=rows, letters=letters, town=town, maps=maps, bom=bom, progress=progress
-    )
+    folder, manifest = write_batch(root, batch_id, rows=rows, letters=letters, maps=maps, bom=bom, progress=progress)
     problems = verify_batch(folder, list(sent["notice_id"]))
     if problems:
         raise LayerError(f"The files of batch {batch_id} did not verify: {'; '.join(problems[:5])}.")
