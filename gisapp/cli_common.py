@@ -94,6 +94,10 @@ def user_errors(func):
             fail(error_text(exc), kwargs.get("as_json"), problems=[p.as_dict() for p in exc.problems])
         except (LayerError, AnalysisError) as exc:
             fail(error_text(exc), kwargs.get("as_json"), fix=getattr(exc, "fix", None))
+        except click.UsageError as exc:  # click says it on stderr with the usage; --json gets the one document too
+            if kwargs.get("as_json"):
+                click.echo(json.dumps({"error": exc.format_message(), "problems": [], "fix": None}, indent=2))
+            raise
 
     return wrapper
 
