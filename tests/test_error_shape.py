@@ -78,3 +78,45 @@ def test_a_fix_is_worded_as_the_flag_that_sets_it(runner, data):
     doc = json.loads(result.stdout)
     assert doc["fix"] == {"setting": "rule", "target": "mandate.distance_ft", "example": "N", "choices": []}
     assert doc["error"].endswith("Use --set mandate.distance_ft=N.")
+
+
+def _strings(path):
+    """The string constants of a module that are not docstrings (f-string parts too)."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            yield node.lineno, node.value
+
+
+def test_no_message_in_analysis_or_layers_names_a_command_line_flag():
+    """analysis/ and layers/ name a fix by what it is (a rule key, a layer kind); the CLI words it as a flag."""
+    import re
+    import tomllib
+
+    from tests.conftest import REPO
+
+    flag = re.compile(r"(?<![\w-])--[a-z]")
+    found = [
+        f"{path.relative_to(REPO)}:{line}: {text[:80]}"
+        for folder in ("analysis", "layers")
+        for path in sorted((REPO / folder).rglob("*.py"))
+        for line, text in _strings(path)
+        if flag.search(text)
+    ]
+    for path in sorted((REPO / "analysis" / "profiles").glob("*.toml")):
+        for table in tomllib.loads(path.read_text(encoding="utf-8")).values():
+            for key, rule in table.items():
+                text = rule.get("note", "") if isinstance(rule, dict) else str(rule)
+                if flag.search(str(text)):
+                    found.append(f"{path.name}: {key}: {str(text)[:80]}")
+    assert found == []
