@@ -713,6 +713,21 @@ def test_each_batch_records_the_input_data_checksum(store, tmp_path, first_batch
     assert len(runs) == 2 and len(checksums) == 1 and len(checksums.pop()) == 64
 
 
+def test_a_preview_prints_the_layers_warnings(small_town, tmp_path):
+    """The notices commands say what validation found, as analyze does (they once read the layers silently)."""
+    town = {k: v.copy() for k, v in small_town.items()}
+    town["parcels"].loc[town["parcels"].index[-1], "geometry"] = None  # dropped from the analysis, with a warning
+    path = tmp_path / "town.gpkg"
+    write_layers(str(path), town)
+    Register(str(tmp_path / "register.sqlite"), create=True)
+    args = ["notices", "preview", "--profile", "fort-plain", "--data", path, "--notice-date", "2027-03-01"]
+    shown = invoke(*args, "--register", tmp_path / "register.sqlite")
+    said = " ".join(shown.stderr.split())
+    assert "warning: parcels: 1 feature(s) have no geometry and were left out of the analysis." in said
+    quiet = invoke(*args, "--register", tmp_path / "register.sqlite", "--json")
+    assert "warning" not in quiet.stderr and json.loads(quiet.stdout)["notices"]
+
+
 def test_cli_out_that_is_a_file_records_nothing(store, tmp_path):
     (tmp_path / "afile").write_text("x")
     failed = CliRunner().invoke(
