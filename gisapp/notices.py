@@ -1,4 +1,4 @@
-"""Notices as `sewerplan notices` and the notices page both give them: one function per job.
+"""The batch machinery behind ``gisapp.services``' notices jobs, which `sewerplan notices` and the notices page call.
 
 - ``preview``: who would be noticed, who is held back and why, the deadline and whether it falls on a weekend or a
   New York public holiday (the town decides); nothing is recorded.
