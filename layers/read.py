@@ -24,6 +24,7 @@ import pandas as pd
 import pyogrio
 from pyproj import CRS
 
+from analysis.errors import Fix
 from layers.crs import check_layers_together
 from layers.errors import LayerError, LayerValidationError, Problem, quote_password, redact_url
 from layers.schema import SPECS
@@ -202,9 +203,11 @@ def _tables_by_bare_name(tables: list[str]) -> dict[str, str]:
         if public or len(found) == 1:
             chosen[bare] = (public or found)[0]
         elif bare in {n for names in LAYER_NAMES.values() for n in names}:
+            kind = next((k for k, names in LAYER_NAMES.items() if bare in names), bare)
             raise LayerError(
-                f"Several PostGIS tables are named {bare}: {', '.join(sorted(found))}. Give the one to "
-                "use with --LAYER postgresql://...#schema.table."
+                f"Several PostGIS tables are named {bare}: {', '.join(sorted(found))}. Give the one to use as the "
+                f"{kind} layer: postgresql://...#schema.table.",
+                fix=Fix("layer", kind, "postgresql://...#schema.table"),
             )
     return chosen
 
@@ -225,14 +228,17 @@ def parse_source(kind: str, text: str) -> LayerSource:
     if is_postgres(text):
         url, _, table = text.partition("#")
         if not table:
-            raise LayerError(f"--{kind} {text}: name the table after '#', e.g. postgresql://host/db#public.{kind}")
+            raise LayerError(
+                f"The {kind} layer {redact_url(text)}: name the table after '#', e.g. postgresql://host/db#public.{kind}.",
+                fix=Fix("layer", kind, f"postgresql://host/db#public.{kind}"),
+            )
         return LayerSource(kind, url, table)
     if ":" in text and not Path(text).exists():
         path, _, layer = text.rpartition(":")
         if Path(path).exists():
             return LayerSource(kind, path, layer)
     if not Path(text).exists():
-        raise LayerError(f"--{kind}: {text} does not exist.")
+        raise LayerError(f"The {kind} layer {text} does not exist.", fix=Fix("layer", kind, "PATH"))
     return LayerSource(kind, text)
 
 
@@ -635,14 +641,18 @@ def read_mapping(path: str | None, pairs: tuple[str, ...] = (), value_pairs: tup
         key, sep, column = pair.partition("=")
         kind, dot, fname = key.partition(".")
         if not sep or not dot or kind not in SPECS:
-            raise LayerError(f"--map {pair}: expected LAYER.FIELD=COLUMN, e.g. --map parcels.parcel_id=SBL")
+            raise LayerError(
+                f"Column mapping {pair!r}: expected LAYER.FIELD=COLUMN, e.g. parcels.parcel_id=SBL.",
+                fix=Fix("map", "parcels.parcel_id", "SBL"),
+            )
         mapping.columns.setdefault(kind, {})[fname] = column
     for pair in value_pairs:
         key, sep, code = pair.partition("=")
         parts = key.split(".", 2)
         if not sep or len(parts) != 3 or parts[0] not in SPECS:
             raise LayerError(
-                f"--map-value {pair}: expected LAYER.FIELD.VALUE=CODE, e.g. --map-value mains.sewer_type.GRAV=sanitary"
+                f"Coded value {pair!r}: expected LAYER.FIELD.VALUE=CODE, e.g. mains.sewer_type.GRAV=sanitary.",
+                fix=Fix("map_value", "mains.sewer_type.GRAV", "sanitary"),
             )
         mapping.values.setdefault(parts[0], {}).setdefault(parts[1], {})[parts[2]] = code
     return mapping
@@ -684,7 +694,8 @@ def load_layers(
     if missing:
         raise LayerError(
             f"No {' or '.join(missing)} layer found. Name the layers parcels, mains (and buildings, streets, "
-            f"manholes, treatment_plants) in the GeoPackage or folder, or give each with --{missing[0]} PATH."
+            f"manholes, treatment_plants) in the GeoPackage or folder, or give the {missing[0]} layer on its own.",
+            fix=Fix("layer", missing[0], "PATH"),
         )
     frames: dict[str, gpd.GeoDataFrame] = {}
     for kind, source in sources.items():

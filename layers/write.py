@@ -22,6 +22,7 @@ import pandas as pd
 import pyogrio
 import shapely
 
+from analysis.errors import Fix
 from layers.errors import LayerError
 
 RESULT_LAYER = "parcel_results"
@@ -140,7 +141,7 @@ def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: b
     target = Path(path)
     if target.exists():
         if not overwrite:
-            raise LayerError(f"{path} exists; give --overwrite to replace it.")
+            raise LayerError(f"{path} exists: replace it only when asked to (overwrite).", fix=Fix("overwrite"))
         target.unlink()
     target.parent.mkdir(parents=True, exist_ok=True)
     for name, frame in layers.items():
