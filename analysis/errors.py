@@ -1,8 +1,61 @@
-"""Errors raised by the analysis and by ordinance profiles; plain ``ValueError`` subclasses."""
+"""Errors raised by the analysis and by ordinance profiles; plain ``ValueError`` subclasses.
+
+An error whose way out is one setting names that setting with a ``Fix``: what it is (a rule key, a layer kind, a
+column mapping), never a command-line flag or a web-page field. The command line words a fix as its flag
+(``--set mandate.distance_ft=N``), the web page as the field to fill in; both from the same ``Fix``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# What a fix can set, and what ``Fix.target`` then holds.
+FIX_SETTINGS = {
+    "rule": "a profile rule key (mandate.distance_ft)",
+    "layer": "a layer kind (streets): the layer to give",
+    "layer_crs": "a layer kind (parcels): the CRS of a layer that declares none",
+    "data_crs": "'' : the CRS of every layer that declares none",
+    "crs": "'' : the measuring CRS",
+    "map": "LAYER.FIELD (parcels.parcel_id): the column holding a field",
+    "map_value": "LAYER.FIELD.VALUE (mains.sewer_type.GRAV): what a coded value means",
+    "notice_reason": "'' : why notice is given",
+    "profile": "'' : the ordinance profile",
+    "register": "'' (none named) or the register's URL (one that does not exist)",
+    "overwrite": "'' : replace a file that exists",
+    "connected": "'' : the connected-parcels list (billing records)",
+}
+
+
+@dataclass(frozen=True)
+class Fix:
+    """The one setting that fixes an error, named by what it is.
+
+    ``setting`` is a key of ``FIX_SETTINGS``; ``target`` the rule key, layer kind or mapping key it applies to;
+    ``example`` a value to show (``EPSG:2260``, ``N``, ``COLUMN``); ``choices`` the values allowed, where few.
+    """
+
+    setting: str
+    target: str = ""
+    example: str = ""
+    choices: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.setting not in FIX_SETTINGS:
+            raise ValueError(f"unknown fix setting {self.setting!r} (known: {', '.join(FIX_SETTINGS)})")
+
+    def as_dict(self) -> dict:
+        return {"setting": self.setting, "target": self.target, "example": self.example, "choices": list(self.choices)}
 
 
 class AnalysisError(ValueError):
-    """The analysis cannot run on what it was given (a rule needs a layer or a setting that is missing)."""
+    """The analysis cannot run on what it was given (a rule needs a layer or a setting that is missing).
+
+    ``fix`` names the setting that fixes it, where one does.
+    """
+
+    def __init__(self, message: str, *, fix: Fix | None = None):
+        super().__init__(message)
+        self.fix = fix
 
 
 class ProfileError(AnalysisError):

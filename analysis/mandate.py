@@ -39,7 +39,7 @@ from pyproj import CRS
 
 from analysis._parallel import elementwise, map_chunks, nearest, paused_gc
 from analysis.areas import held_by_service_area
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, Fix
 from analysis.profiles import Profile
 from analysis.reasons import MEASURED_FROM, OCCUPANCY_SOURCES, STATUSES, explain
 from analysis.streets import (
@@ -360,7 +360,8 @@ def _check_inputs(parcels, mains, streets, buildings, profile: Profile, **more) 
         raise AnalysisError(
             f'The {profile.id} profile applies the abutting-street test of {rule.section} ("{rule.quote}"), '
             "which needs a streets layer (centrelines or right-of-way polygons). Add a 'streets' layer to the data "
-            "or give one with --streets PATH."
+            "or give one on its own.",
+            fix=Fix("layer", "streets", "PATH"),
         )
     if (
         profile.mandate.requires_occupied_building.value
@@ -370,8 +371,9 @@ def _check_inputs(parcels, mains, streets, buildings, profile: Profile, **more) 
         rule = profile.mandate.requires_occupied_building
         raise AnalysisError(
             f"The occupancy test of {rule.section} needs a buildings layer, or an occupied or property_class "
-            "column on the parcels; none was given. Add a 'buildings' layer or map a column with "
-            "--map parcels.occupied=COLUMN."
+            "column on the parcels; none was given. Add a 'buildings' layer, or map a column of the parcels to "
+            "parcels.occupied.",
+            fix=Fix("map", "parcels.occupied", "COLUMN"),
         )
 
 
@@ -380,7 +382,8 @@ def _threshold(profile: Profile) -> float | None:
     if rule.value is None:
         raise AnalysisError(
             f"The {profile.id} profile has no mandate distance: {rule.section} leaves it to the municipality "
-            f"({rule.note}) Set it with --set mandate.distance_ft=N (feet)."
+            f"({rule.note}) Set the town's distance in feet as mandate.distance_ft.",
+            fix=Fix("rule", "mandate.distance_ft", "N"),
         )
     return float(rule.value)
 

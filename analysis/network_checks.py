@@ -61,6 +61,20 @@ def unique_in_order(values) -> list[str]:
     return list(dict.fromkeys(str(v) for v in values))
 
 
+def _findings(check: str, severity, feature_ids, messages, places, section: str = "") -> list[Defect]:
+    """The defects one check found: one per feature, each with its message and place (x, y).
+
+    ``severity`` is one for all, or one per finding. Every check reports through here, so a finding always has the
+    same fields in the same order.
+    """
+    messages = list(messages)
+    severities = [severity] * len(messages) if isinstance(severity, str) else list(severity)
+    return [
+        Defect(check, sev, str(feature), section, message, float(x), float(y))
+        for sev, feature, message, (x, y) in zip(severities, feature_ids, messages, places, strict=True)
+    ]
+
+
 def _at(net: SewerNetwork, node: int) -> tuple[float, float]:
     return float(net.node_xy[node, 0]), float(net.node_xy[node, 1])
 
@@ -86,46 +100,40 @@ def _pieces(net: SewerNetwork) -> list[Defect]:
     has_outfall[labels[net.node_is_outfall]] = True
     biggest = int(np.argmax(length_per))
     dead = _dead_end_nodes(net)
-    out = []
-    for p in np.flatnonzero(mains_per > 0):  # one row per piece of the network: a handful
-        nodes = np.flatnonzero(labels == p)
-        x, y = _at(net, nodes[0])
-        first = str(net.main_id[np.flatnonzero(labels[net.u] == p)[0]])
-        size = f"{plural(int(mains_per[p]), 'main')} ({length_per[p]:,.0f} ft)"
-        if p != biggest:
-            out.append(
-                Defect(
-                    "disconnected_piece",
-                    "warning",
-                    first,
-                    "",
-                    f"A piece of {size} is not connected to the rest of the network.",
-                    x,
-                    y,
-                )
-            )
-        if not has_outfall[p]:
-            stops = [str(net.node_id[k]) for k in dead if labels[k] == p]
-            unknown = int(np.sum((net.direction_source == "unknown") & (labels[net.u] == p)))
-            if unknown:
-                why = "its flow direction cannot be inferred, "
-            elif stops:
-                why = "its flow stops at " + ", ".join(stops[:5]) + (" ..." if len(stops) > 5 else "") + ", "
-            else:
-                why = "its flow runs in a loop, "
-            out.append(
-                Defect(
-                    "no_outfall",
-                    "error",
-                    first,
-                    "",
-                    f"A piece of {size} reaches no treatment plant or outfall: {why}and its parcels have no "
-                    "downstream path.",
-                    x,
-                    y,
-                )
-            )
-    return out
+    pieces = np.flatnonzero(mains_per > 0)  # the pieces of the network: a handful
+    first = {p: net.main_id[np.flatnonzero(labels[net.u] == p)[0]] for p in pieces}
+    place = {p: _at(net, np.flatnonzero(labels == p)[0]) for p in pieces}
+
+    def size(p: int) -> str:
+        return f"{plural(int(mains_per[p]), 'main')} ({length_per[p]:,.0f} ft)"
+
+    def why(p: int) -> str:
+        stops = [str(net.node_id[k]) for k in dead if labels[k] == p]
+        if np.any((net.direction_source == "unknown") & (labels[net.u] == p)):
+            return "its flow direction cannot be inferred, "
+        if stops:
+            return "its flow stops at " + ", ".join(stops[:5]) + (" ..." if len(stops) > 5 else "") + ", "
+        return "its flow runs in a loop, "
+
+    apart = [p for p in pieces if p != biggest]
+    stranded = [p for p in pieces if not has_outfall[p]]
+    return _findings(
+        "disconnected_piece",
+        "warning",
+        [first[p] for p in apart],
+        [f"A piece of {size(p)} is not connected to the rest of the network." for p in apart],
+        [place[p] for p in apart],
+    ) + _findings(
+        "no_outfall",
+        "error",
+        [first[p] for p in stranded],
+        [
+            f"A piece of {size(p)} reaches no treatment plant or outfall: {why(p)}and its parcels have no downstream "
+            "path."
+            for p in stranded
+        ],
+        [place[p] for p in stranded],
+    )
 
 
 def _dead_end_nodes(net: SewerNetwork) -> np.ndarray:
@@ -143,26 +151,19 @@ def _dead_ends(net: SewerNetwork) -> list[Defect]:
     has_outfall = np.zeros(int(net.piece.max()) + 1, bool)
     has_outfall[net.piece[net.node_is_outfall]] = True
     upstream = np.bincount(net.terminal[net.u][net.terminal[net.u] >= 0], minlength=net.n_nodes)
-    out = []
-    for node in dead[has_outfall[net.piece[dead]]]:
-        x, y = _at(net, node)
+    nodes = dead[has_outfall[net.piece[dead]]]
+
+    def message(node: int) -> str:
         arriving = unique_in_order(net.main_id[net.v == node])
         sources = sorted(set(map(str, net.direction_source[net.v == node])))
-        out.append(
-            Defect(
-                "no_outfall",
-                "error",
-                str(net.node_id[node]),
-                "",
-                f"The flow stops at {net.node_id[node]}: {', '.join(arriving[:5])} flow into it "
-                f"({', '.join(sources)}) and no main leaves it, and it is not a treatment plant or outfall. "
-                f"{plural(int(upstream[node]), 'main')} drain to it and reach no outfall. Check the directions "
-                "of the mains around it.",
-                x,
-                y,
-            )
+        return (
+            f"The flow stops at {net.node_id[node]}: {', '.join(arriving[:5])} flow into it "
+            f"({', '.join(sources)}) and no main leaves it, and it is not a treatment plant or outfall. "
+            f"{plural(int(upstream[node]), 'main')} drain to it and reach no outfall. Check the directions "
+            "of the mains around it."
         )
-    return out
+
+    return _findings("no_outfall", "error", net.node_id[nodes], map(message, nodes), [_at(net, node) for node in nodes])
 
 
 def _shared_outfalls(net: SewerNetwork) -> list[Defect]:
@@ -173,32 +174,28 @@ def _shared_outfalls(net: SewerNetwork) -> list[Defect]:
     joined = net.outfall_how[outfalls] == "joined"
     pieces = np.unique(net.piece[outfalls[joined]])
     draining = np.bincount(net.terminal[net.u][net.terminal[net.u] >= 0], minlength=net.n_nodes)
-    out = []
-    for p in pieces:
-        here = outfalls[net.piece[outfalls] == p]
-        if len(here) < 2:
-            continue
+    groups = [here for p in pieces if len(here := outfalls[net.piece[outfalls] == p]) >= 2]
+
+    def message(here: np.ndarray) -> str:
         total = max(int(draining[here].sum()), 1)
         shares = ", ".join(
             f"{net.node_id[k]} ({net.outfall_how[k]}: {plural(int(draining[k]), 'main')}, "
             f"{100 * draining[k] / total:.0f}%)"
             for k in here[np.argsort(-draining[here], kind="stable")]
         )
-        x, y = _at(net, here[0])
-        out.append(
-            Defect(
-                "several_outfalls",
-                "warning",
-                str(net.node_id[here[0]]),
-                "",
-                f"One piece of the network ends at {len(here)} outfalls, each draining the mains nearest it: "
-                f"{shares}. If only one of them is the treatment plant, name its inlet manhole (outfall_manhole) "
-                "and give the plant layer a facility_type.",
-                x,
-                y,
-            )
+        return (
+            f"One piece of the network ends at {len(here)} outfalls, each draining the mains nearest it: "
+            f"{shares}. If only one of them is the treatment plant, name its inlet manhole (outfall_manhole) "
+            "and give the plant layer a facility_type."
         )
-    return out
+
+    return _findings(
+        "several_outfalls",
+        "warning",
+        [net.node_id[here[0]] for here in groups],
+        map(message, groups),
+        [_at(net, here[0]) for here in groups],
+    )
 
 
 def _cycles(net: SewerNetwork) -> list[Defect]:
@@ -209,42 +206,43 @@ def _cycles(net: SewerNetwork) -> list[Defect]:
     )
     sizes = np.bincount(labels, minlength=n_comp)
     looped = np.flatnonzero(sizes > 1)
-    out = []
     drains = net.drains()
-    for comp in looped:
-        inside = np.flatnonzero((labels[net.u] == comp) & (labels[net.v] == comp))
-        x, y = _mid(net, inside[0])
+    insides = [np.flatnonzero((labels[net.u] == comp) & (labels[net.v] == comp)) for comp in looped]
+    # A model may loop by design (a relief pipe back to a junction); its flow still leaves for an outfall.
+    by_design = [bool(net.explicit and drains[labels == comp].all()) for comp in looped]
+
+    def message(inside: np.ndarray, designed: bool) -> str:
         mains = ", ".join(unique_in_order(net.main_id[inside]))
-        if net.explicit and drains[labels == comp].all():
-            # A model may loop by design (a relief pipe back to a junction); its flow still leaves for an outfall.
-            severity, text = "info", f"The model's links form a loop through {mains}; traces leave it by the "
-            text += "shortest way to an outfall."
-        else:
-            severity, text = "error", f"Flow runs in a loop through mains {mains}: check their directions."
-        out.append(Defect("cycle", severity, str(net.main_id[inside[0]]), "", text, x, y))
-    return out
+        if designed:
+            return f"The model's links form a loop through {mains}; traces leave it by the shortest way to an outfall."
+        return f"Flow runs in a loop through mains {mains}: check their directions."
+
+    return _findings(
+        "cycle",
+        ["info" if designed else "error" for designed in by_design],
+        [net.main_id[inside[0]] for inside in insides],
+        [message(inside, designed) for inside, designed in zip(insides, by_design, strict=True)],
+        [_mid(net, inside[0]) for inside in insides],
+    )
 
 
 def _direction(net: SewerNetwork) -> list[Defect]:
     unknown = np.flatnonzero(net.direction_source == "unknown")
     if len(unknown) == 0:
         return []
-    x, y = _mid(net, unknown[0])
     names = unique_in_order(net.main_id[unknown])
-    return [
-        Defect(
-            "direction_unknown",
-            "warning",
-            str(net.main_id[unknown[0]]),
-            "",
+    return _findings(
+        "direction_unknown",
+        "warning",
+        [net.main_id[unknown[0]]],
+        [
             f"{plural(len(names), 'main')} have no direction: no from/to field names a manhole at their ends, "
             "they have no inverts, and their piece reaches no outfall to orient toward; kept as drawn (e.g. "
             + ", ".join(names[:5])
-            + ").",
-            x,
-            y,
-        )
-    ]
+            + ")."
+        ],
+        [_mid(net, unknown[0])],
+    )
 
 
 def _slopes(net: SewerNetwork) -> list[Defect]:
@@ -255,9 +253,9 @@ def _slopes(net: SewerNetwork) -> list[Defect]:
         & np.isfinite(net.ds_invert_ft)
         & (net.ds_invert_ft > net.us_invert_ft + 1e-3)
     )
-    out = []
-    for e in np.flatnonzero(adverse):
-        x, y = _mid(net, e)
+    mains = np.flatnonzero(adverse)
+
+    def message(e: int) -> str:
         if net.direction_source[e] == "inferred":
             why = (
                 f" Its inverts alone would send the flow to {net.node_id[net.u[e]]}, where it could go no "
@@ -267,19 +265,12 @@ def _slopes(net: SewerNetwork) -> list[Defect]:
             why = (
                 f" Flow runs from {net.node_id[net.u[e]]} to {net.node_id[net.v[e]]} by its {net.direction_source[e]}."
             )
-        out.append(
-            Defect(
-                "adverse_slope",
-                "error",
-                str(net.main_id[e]),
-                "",
-                f"Main {net.main_id[e]} runs uphill: downstream invert {net.ds_invert_ft[e]:.2f} ft above "
-                f"upstream invert {net.us_invert_ft[e]:.2f} ft.{why}",
-                x,
-                y,
-            )
+        return (
+            f"Main {net.main_id[e]} runs uphill: downstream invert {net.ds_invert_ft[e]:.2f} ft above "
+            f"upstream invert {net.us_invert_ft[e]:.2f} ft.{why}"
         )
-    return out
+
+    return _findings("adverse_slope", "error", net.main_id[mains], map(message, mains), [_mid(net, e) for e in mains])
 
 
 def _degree(net: SewerNetwork) -> np.ndarray:
@@ -294,46 +285,37 @@ def _mapped(net: SewerNetwork) -> np.ndarray:
 
 
 def _dangling(net: SewerNetwork) -> list[Defect]:
-    loose = (_degree(net) == 1) & ~_mapped(net) & ~net.node_is_outfall
-    out = []
-    for node in np.flatnonzero(loose):
-        x, y = _at(net, node)
-        e = np.flatnonzero((net.u == node) | (net.v == node))[0]
-        out.append(
-            Defect(
-                "dangling_end",
-                "warning",
-                str(net.main_id[e]),
-                "",
-                f"Main {net.main_id[e]} ends at {net.node_id[node]} with no manhole and no other main.",
-                x,
-                y,
-            )
-        )
-    return out
+    nodes = np.flatnonzero((_degree(net) == 1) & ~_mapped(net) & ~net.node_is_outfall)
+    mains = [net.main_id[np.flatnonzero((net.u == node) | (net.v == node))[0]] for node in nodes]
+    return _findings(
+        "dangling_end",
+        "warning",
+        mains,
+        [
+            f"Main {m} ends at {net.node_id[node]} with no manhole and no other main."
+            for m, node in zip(mains, nodes, strict=True)
+        ],
+        [_at(net, node) for node in nodes],
+    )
 
 
 def _junctions(net: SewerNetwork) -> list[Defect]:
     """Places where two or more mains meet with no manhole: a junction node, or a cleanout, cap ... there."""
-    meeting = (_degree(net) >= 2) & ~net.node_is_manhole & ~net.node_is_outfall
-    out = []
-    for node in np.flatnonzero(meeting):
-        x, y = _at(net, node)
+    nodes = np.flatnonzero((_degree(net) >= 2) & ~net.node_is_manhole & ~net.node_is_outfall)
+
+    def message(node: int) -> str:
         mains = ", ".join(unique_in_order(net.main_id[(net.u == node) | (net.v == node)]))
         kind = str(net.node_kind[node]).replace("_", " ") if net.node_kind is not None else ""
         where = f"{net.node_id[node]}, a {kind}, not a manhole" if kind else f"{net.node_id[node]} with no manhole"
-        out.append(
-            Defect(
-                "junction_without_manhole",
-                "warning",
-                str(net.node_id[node]),
-                "",
-                f"Mains {mains} meet at {where} mapped there.",
-                x,
-                y,
-            )
-        )
-    return out
+        return f"Mains {mains} meet at {where} mapped there."
+
+    return _findings(
+        "junction_without_manhole",
+        "warning",
+        net.node_id[nodes],
+        map(message, nodes),
+        [_at(net, node) for node in nodes],
+    )
 
 
 def _duplicates(net: SewerNetwork) -> list[Defect]:
@@ -353,47 +335,38 @@ def _duplicates(net: SewerNetwork) -> list[Defect]:
     )
     keys = ["lo", "hi", "len", "type", "kind"]
     dup = frame[frame.duplicated(keys, keep=False)]
-    out = []
-    for _, group in dup.groupby(keys):
-        es = group["e"].to_numpy()
-        x, y = _mid(net, es[0])
-        out.append(
-            Defect(
-                "duplicate_main",
-                "warning",
-                str(net.main_id[es[1]]),
-                "",
-                f"Mains {', '.join(unique_in_order(net.main_id[es]))} join the same two nodes with the same "
-                "length: one is probably drawn twice.",
-                x,
-                y,
-            )
-        )
-    return out
+    groups = [group["e"].to_numpy() for _, group in dup.groupby(keys)]
+    return _findings(
+        "duplicate_main",
+        "warning",
+        [net.main_id[es[1]] for es in groups],
+        [
+            f"Mains {', '.join(unique_in_order(net.main_id[es]))} join the same two nodes with the same length: one "
+            "is probably drawn twice."
+            for es in groups
+        ],
+        [_mid(net, es[0]) for es in groups],
+    )
 
 
 def _diversions(net: SewerNetwork) -> list[Defect]:
     """Nodes where flow leaves by more than one main. In a model that is its design (an overflow weir, a pump
     beside a gravity outlet): information. In GIS layers it is usually a direction to check."""
-    out_degree = np.bincount(net.u, minlength=net.n_nodes)
-    out = []
-    for node in np.flatnonzero(out_degree > 1):
-        x, y = _at(net, node)
+    nodes = np.flatnonzero(np.bincount(net.u, minlength=net.n_nodes) > 1)
+
+    def message(node: int) -> str:
         mains = unique_in_order(net.main_id[net.u == node])
         followed = net.main_id[net.next_main[node]] if net.next_main[node] >= 0 else None
         follows = f"traces follow {followed}, the shortest way to an outfall" if followed else "none reaches an outfall"
-        out.append(
-            Defect(
-                "split_flow",
-                "info" if net.explicit else "warning",
-                str(net.node_id[node]),
-                "",
-                f"Flow leaves {net.node_id[node]} through {len(mains)} mains ({', '.join(mains)}); {follows}.",
-                x,
-                y,
-            )
-        )
-    return out
+        return f"Flow leaves {net.node_id[node]} through {len(mains)} mains ({', '.join(mains)}); {follows}."
+
+    return _findings(
+        "split_flow",
+        "info" if net.explicit else "warning",
+        net.node_id[nodes],
+        map(message, nodes),
+        [_at(net, node) for node in nodes],
+    )
 
 
 def _manholes_without_mains(net: SewerNetwork, manholes, tol: float) -> list[Defect]:
@@ -404,21 +377,14 @@ def _manholes_without_mains(net: SewerNetwork, manholes, tol: float) -> list[Def
     if len(net.geometry) and not net.explicit:  # a model's nodes are joined by name, never by distance
         hit, _ = shapely.STRtree(net.geometry).query(geoms, predicate="dwithin", distance=tol)
         touching[hit] = True
-    out = []
-    for k in np.flatnonzero(~np.isin(ids, list(used)) & ~touching):
-        p = geoms[k]
-        out.append(
-            Defect(
-                "manhole_without_main",
-                "warning",
-                str(ids[k]),
-                "",
-                f"Manhole {ids[k]} has no main ending at it.",
-                p.x,
-                p.y,
-            )
-        )
-    return out
+    alone = np.flatnonzero(~np.isin(ids, list(used)) & ~touching)
+    return _findings(
+        "manhole_without_main",
+        "warning",
+        ids[alone],
+        [f"Manhole {ids[k]} has no main ending at it." for k in alone],
+        [(geoms[k].x, geoms[k].y) for k in alone],
+    )
 
 
 def _standard(rule: Rule, key: str, unit: str) -> tuple[str, str]:
@@ -436,22 +402,19 @@ def _standard(rule: Rule, key: str, unit: str) -> tuple[str, str]:
 def _diameters(net: SewerNetwork, rule: Rule) -> list[Defect]:
     small = (net.sewer_type != "force") & net.is_pipe() & np.isfinite(net.diameter_in) & (net.diameter_in < rule.value)
     section, standard = _standard(rule, "min_diameter_in", "in")
-    out = []
-    for e in np.flatnonzero(small):
-        x, y = _mid(net, e)
-        out.append(
-            Defect(
-                "min_diameter",
-                "info",
-                str(net.main_id[e]),
-                section,
-                f"Existing main {net.main_id[e]} is {net.diameter_in[e]:g} in: below {standard}. The standard "
-                "governs new sewers and extensions, not mains already built.",
-                x,
-                y,
-            )
-        )
-    return out
+    mains = np.flatnonzero(small)
+    return _findings(
+        "min_diameter",
+        "info",
+        net.main_id[mains],
+        [
+            f"Existing main {net.main_id[e]} is {net.diameter_in[e]:g} in: below {standard}. The standard governs "
+            "new sewers and extensions, not mains already built."
+            for e in mains
+        ],
+        [_mid(net, e) for e in mains],
+        section,
+    )
 
 
 def spacing_limits_ft(diameter_in: np.ndarray, rule: Rule, by_diameter: Rule) -> np.ndarray:
@@ -490,24 +453,19 @@ def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
     section, standard = _standard(rule, "max_manhole_spacing_ft", "ft")
     if by_diameter.value:
         standard += " on mains of " + ", ".join(f"{float(k):g} in or less" for k in by_diameter.value)
-    out = []
-    for node in np.flatnonzero(long_run):
-        x, y = _at(net, node)
+    nodes = np.flatnonzero(long_run)
+
+    def message(node: int) -> str:
         size = f"{diameter[node]:g}-in " if np.isfinite(diameter[node]) else ""
-        out.append(
-            Defect(
-                "manhole_spacing",
-                "info",
-                str(net.node_id[node]),
-                section,
-                f"{acc[node]:,.0f} ft of existing {size}sewer from manhole {net.node_id[node]} to the next manhole "
-                f"{net.node_id[ptr[node]]}: more than {standard}. The standard governs new sewers and "
-                "extensions, not mains already built.",
-                x,
-                y,
-            )
+        return (
+            f"{acc[node]:,.0f} ft of existing {size}sewer from manhole {net.node_id[node]} to the next manhole "
+            f"{net.node_id[ptr[node]]}: more than {standard}. The standard governs new sewers and "
+            "extensions, not mains already built."
         )
-    return out
+
+    return _findings(
+        "manhole_spacing", "info", net.node_id[nodes], map(message, nodes), [_at(net, node) for node in nodes], section
+    )
 
 
 def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
@@ -528,19 +486,19 @@ def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
         heading = np.degrees(np.arctan2(d[:, 1], d[:, 0]))
         turn = np.abs((heading[1:] - heading[:-1] + 180) % 360 - 180)
         inner = same[1:] & same[:-1]
-        for k in np.flatnonzero(inner & (turn > limit)):
-            e = which[k + 1]
-            out.append(
-                Defect(
-                    "alignment_change",
-                    "info",
-                    str(net.main_id[e]),
-                    section,
-                    f"Existing main {net.main_id[e]} bends {turn[k]:.0f} degrees with no manhole at the bend{tail}",
-                    float(coords[k + 1, 0]),
-                    float(coords[k + 1, 1]),
-                )
-            )
+        bends = np.flatnonzero(inner & (turn > limit))
+        out += _findings(
+            "alignment_change",
+            "info",
+            net.main_id[which[bends + 1]],
+            [
+                f"Existing main {net.main_id[which[k + 1]]} bends {turn[k]:.0f} degrees with no manhole at the "
+                f"bend{tail}"
+                for k in bends
+            ],
+            coords[bends + 1],
+            section,
+        )
     # Junction nodes (not manholes) with one main in and one out.
     indeg = np.bincount(net.v, minlength=net.n_nodes)
     outdeg = np.bincount(net.u, minlength=net.n_nodes)
@@ -555,26 +513,27 @@ def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
             slope_in = (net.us_invert_ft[e_in] - net.ds_invert_ft[e_in]) / net.length_ft[e_in]
             slope_out = (net.us_invert_ft[e_out] - net.ds_invert_ft[e_out]) / net.length_ft[e_out]
         slope_jump = np.abs(slope_in - slope_out) > rules.slope_change_ft_per_ft.value
-        for k in np.flatnonzero((turn > limit) | slope_jump):
-            node = nodes[k]
-            x, y = _at(net, node)
+        changes = np.flatnonzero((turn > limit) | slope_jump)
+
+        def message(k: int) -> str:
             what = (
                 f"changes alignment by {turn[k]:.0f} degrees"
                 if turn[k] > limit
                 else f"changes slope from {slope_in[k]:.4f} to {slope_out[k]:.4f} ft/ft"
             )
-            out.append(
-                Defect(
-                    "alignment_change",
-                    "info",
-                    str(net.main_id[e_out[k]]),
-                    section,
-                    f"The existing sewer {what} at {net.node_id[node]}, where mains {net.main_id[e_in[k]]} and "
-                    f"{net.main_id[e_out[k]]} meet without a manhole{tail}",
-                    x,
-                    y,
-                )
+            return (
+                f"The existing sewer {what} at {net.node_id[nodes[k]]}, where mains {net.main_id[e_in[k]]} and "
+                f"{net.main_id[e_out[k]]} meet without a manhole{tail}"
             )
+
+        out += _findings(
+            "alignment_change",
+            "info",
+            net.main_id[e_out[changes]],
+            map(message, changes),
+            [_at(net, nodes[k]) for k in changes],
+            section,
+        )
     return out
 
 

@@ -5,11 +5,12 @@ connected or exempt (the register says which). Owners are grouped by their norma
 spacing, punctuation, ZIP+4 folded to 5 digits), so one owner of five parcels gets one envelope and one letter
 listing all five.
 
-The letters are composed here as blocks of text (``compose_letters``): every passage of law is the profile's quote,
-printed verbatim with its section, and never an internal annotation ("section number derived", "value set by the
-user"). A period the law leaves to the town (Fort Plain § 144-40A's "reasonable time limit", a time "determined by
-the Town Board") is printed with the town's own resolution, from the town settings, never as the section's.
-``layers.letters`` lays the blocks out on paper.
+Every word of a letter is composed here (``compose_letters``, ``letter_text``): the letterhead and the signature
+from the town settings, the date, the certified-mail line, the blocks of the body, each map's heading and caption,
+the page footer. Every passage of law is the profile's quote, printed verbatim with its section, and never an
+internal annotation ("section number derived", "value set by the user"). A period the law leaves to the town (Fort
+Plain § 144-40A's "reasonable time limit", a time "determined by the Town Board") is printed with the town's own
+resolution, from the town settings, never as the section's. ``layers.letters`` only lays the words out on paper.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, Fix
 from analysis.mandate import check_notice
 from analysis.profiles import Profile, Rule
 from analysis.reasons import NOTICE_REASONS
@@ -214,7 +215,8 @@ def plan_notices(
     if notice_period.days is None:
         raise AnalysisError(
             f"The {profile.id} profile sets no period for connecting after notice: {notice_period.section} leaves "
-            "it to the town. Set the town's period (mandate.notice_period_days) before giving notice."
+            "it to the town. Set the town's period (mandate.notice_period_days) before giving notice.",
+            fix=Fix("rule", "mandate.notice_period_days", "N"),
         )
     hazards = _hazards(profile, notice_reason, hazard)
     mandated = results[results["status"] == "mandated"]
@@ -544,9 +546,22 @@ class Block:
     section: str = ""
 
 
+CERTIFIED_MAIL = "CERTIFIED MAIL    Article No. ________________________________"
+CLOSING = "Sincerely,"
+MAP_CAPTION = (
+    "Parcel outlined in dark grey, buildings shaded, streets with their names, public sewer mains in black with their "
+    "ID and diameter, the measuring line from the property line to the main dashed red. North is up."
+)
+
+
 @dataclass(frozen=True)
 class Letter:
-    """One envelope's letter: its mailing-list row, recipient, notices and the blocks of its body."""
+    """One envelope's letter, every word of it: the letterhead (``sender``, ``sender_lines``, ``contact``), the
+    recipient, the title, the notices it covers, the blocks of its body and the signature (``closing``).
+
+    ``date_line``, ``mail_line``, ``reference``, ``map_heading``, ``map_caption`` and ``footer`` give the rest of
+    its words; ``letter_text`` puts them all in reading order.
+    """
 
     mailing_no: int
     file_name: str
@@ -557,10 +572,63 @@ class Letter:
     recipient: tuple[str, ...]
     date: dt.date
     blocks: tuple[Block, ...]
+    sender: str = ""
+    sender_lines: tuple[str, ...] = ()
+    contact: str = ""
+    closing: tuple[str, ...] = ()
 
     def text(self) -> str:
         """The body as plain text (for tests and previews)."""
         return "\n".join(b.text for b in self.blocks)
+
+    @property
+    def date_line(self) -> str:
+        return long_date(self.date)
+
+    @property
+    def mail_line(self) -> str:
+        return CERTIFIED_MAIL
+
+    @property
+    def reference(self) -> str:
+        """The notices the letter covers and its mailing number: "Notices N-1, N-2    (letter 0001)"."""
+        word = "Notices" if len(self.notice_ids) > 1 else "Notice"
+        return f"{word} {', '.join(self.notice_ids)}    (letter {self.mailing_no:04d})"
+
+    def map_heading(self, parcel_id: str) -> str:
+        return f"Map: parcel {parcel_id}"
+
+    @property
+    def map_caption(self) -> str:
+        return MAP_CAPTION
+
+    def footer(self, page: int) -> str:
+        """The line at the foot of each page: the letter, its notices and the page number."""
+        word = "notices" if len(self.notice_ids) > 1 else "notice"
+        return f"Letter {self.mailing_no:04d} - {word} {', '.join(self.notice_ids)} - page {page}"
+
+
+def letter_text(letter: Letter, *, mapped=()) -> str:
+    """Every word of a letter in reading order, one line each, as the PDF prints it (page footers aside).
+
+    ``mapped`` names the parcels whose map the letter carries (those ``letter_maps`` could draw).
+    """
+    lines = [letter.sender, *letter.sender_lines]
+    if letter.contact:
+        lines.append(letter.contact)
+    lines += [letter.date_line, letter.mail_line, *letter.recipient, letter.title, letter.reference]
+    lines += [b.text for b in letter.blocks]
+    lines += list(letter.closing)
+    mapped = set(mapped)
+    for parcel_id in letter.parcel_ids:
+        if parcel_id in mapped:
+            lines += [letter.map_heading(parcel_id), letter.map_caption]
+    return "\n".join(line for line in lines if line)
+
+
+def town_contact(town: TownSettings) -> str:
+    """The letterhead's contact line: the return address, telephone and e-mail."""
+    return "  |  ".join(p for p in (" / ".join(town.return_address), town.phone, town.email) if p)
 
 
 def words_of(text: str) -> str:
@@ -636,6 +704,10 @@ def compose_letters(
                 recipient=recipient,
                 date=notice_date,
                 blocks=tuple(blocks),
+                sender=town.name,
+                sender_lines=tuple(town.letterhead),
+                contact=town_contact(town),
+                closing=(CLOSING, town.officer_name, town.officer_title, town.name),
             )
         )
     return letters
@@ -946,6 +1018,8 @@ __all__ = [
     "Resolution",
     "TownSettings",
     "address_key",
+    "letter_text",
+    "town_contact",
     "building_obligations",
     "compose_letters",
     "code_name",

@@ -14,17 +14,20 @@ from rich.console import Console
 from rich.table import Table
 
 from analysis.mandate import STATUSES
-from analysis.profiles import available_profiles, covering_tests, load_profile, rule_tests
-from gisapp.cli_common import data_options, loading, print_problems, user_errors
+from analysis.profiles import covering_tests, rule_tests
+from gisapp import services
+from gisapp.cli_batch import batch
+from gisapp.cli_common import DIRECTION_OPTION, data_options, loading, print_problems, user_errors
 from gisapp.cli_duties import duties
 from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
 from gisapp.cli_plan import plan, plans
-from gisapp.pipeline import run_analysis
+from gisapp.users import ROLES, add_user, count_users, list_users
 from layers.errors import LayerError
+from layers.read import LAYER_NAMES
 from layers.sample import sample_town
+from layers.schema import SPECS
 from layers.store import DEFAULT_STORE
-from layers.users import ROLES, add_user, count_users, list_users
 from layers.write import output_format, write_layers
 
 STATUS_HELP = {
@@ -50,6 +53,7 @@ main.add_command(notices)
 main.add_command(plan)
 main.add_command(plans)
 main.add_command(duties)
+main.add_command(batch)
 
 
 @main.command()
@@ -72,11 +76,7 @@ main.add_command(duties)
     help="Why notice is given, where the profile requires one "
     "(Poughkeepsie: public_health_hazard or highway_improvement).",
 )
-@click.option(
-    "--digitised-direction",
-    is_flag=True,
-    help="The mains are drawn in flow direction: use it where no from/to fields or inverts say otherwise.",
-)
+@DIRECTION_OPTION
 @click.option(
     "--out",
     "out_path",
@@ -95,17 +95,16 @@ def analyze(
         opts,
         as_json=as_json,
         required=("parcels", "mains"),
-        connected_file=connected_file,
-        connected_column=connected_column,
         extra_steps=5 + bool(out_path),
+        connected=connected_file,
+        connected_column=connected_column,
+        digitised_direction=digitised_direction,
     ) as (loaded, bar):
         layers, profile = loaded.layers, loaded.profile
-        run = run_analysis(
-            layers,
-            profile,
+        run = services.analyse(
+            loaded.workspace,
             notice_date=notice_date.date() if notice_date else None,
             notice_reason=notice_reason,
-            trust_digitised=digitised_direction or None,
             out_path=out_path,
             progress=bar.step,
         )
@@ -210,6 +209,31 @@ def sample(out_path, n_parcels, seed, overwrite, as_json):
         click.echo(f"Sample village written to {out_path}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
 
 
+@main.command("layers")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+def layers_command(as_json):
+    """The layer kinds --layer KIND=SOURCE and --layer-crs KIND=CRS take, and the names --data finds them by."""
+    kinds = [
+        {
+            "kind": kind,
+            "holds": spec.help,
+            "required": spec.required_layer,
+            "names": list(LAYER_NAMES.get(kind, ())),
+            "fields": [f.name for f in spec.fields],
+        }
+        for kind, spec in SPECS.items()
+    ]
+    if as_json:
+        click.echo(json.dumps(kinds, indent=2))
+        return
+    table = Table(title="Layer kinds (--layer KIND=SOURCE, --layer-crs KIND=CRS)")
+    for col in ("kind", "holds", "found in --data by the names"):
+        table.add_column(col, overflow="fold")
+    for k in kinds:
+        table.add_row(k["kind"] + (" (required)" if k["required"] else ""), k["holds"], ", ".join(k["names"]))
+    Console().print(table)
+
+
 @main.group()
 def profiles() -> None:
     """List the ordinance profiles, or show one with its citations."""
@@ -220,7 +244,7 @@ def profiles() -> None:
 @user_errors
 def profiles_list(as_json):
     """List the bundled ordinance profiles."""
-    loaded = [load_profile(name) for name in available_profiles()]
+    loaded = services.profiles()
     if as_json:
         click.echo(
             json.dumps([{k: getattr(p, k) for k in ("id", "municipality", "law", "summary")} for p in loaded], indent=2)
@@ -246,7 +270,7 @@ def profiles_list(as_json):
 @user_errors
 def profiles_show(name, with_rules, as_json):
     """Show every rule of a profile with its section and quote."""
-    profile = load_profile(name)
+    profile = services.profile(name)
     tests = rule_tests() if with_rules else {}
     if as_json:
         doc = profile.as_dict()

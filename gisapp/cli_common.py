@@ -1,4 +1,4 @@
-"""What the sewerplan commands share: the data options, loading the layers, errors, progress."""
+"""What the sewerplan commands share: the data options, opening the workspace, errors worded as flags, progress."""
 
 from __future__ import annotations
 
@@ -14,16 +14,73 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from analysis._parallel import paused_gc
-from analysis.errors import AnalysisError
-from analysis.profiles import Profile, available_profiles, load_profile
-from layers.crs import measuring_crs
+from analysis.errors import AnalysisError, Fix
+from gisapp import services
+from gisapp.workspace import Workspace, WorkspaceSpec
 from layers.errors import LayerError, LayerValidationError, Problem
-from layers.read import Layers, find_layers, load_layers, parse_source, read_connected_ids, read_mapping
+from layers.read import Layers, read_mapping
 from layers.schema import SPECS
-from layers.swmm import LOCAL_CRS
 
-# The profile `trace` uses for its snapping settings when none is given (the network rules are not applied).
-DEFAULT_PROFILE = "fort-plain"
+DEFAULT_PROFILE = services.DEFAULT_PROFILE
+KINDS = tuple(SPECS)
+
+
+# -- errors, worded for the command line --------------------------------------------------------------------------
+
+
+def flag_for(fix: Fix) -> str:
+    """The command-line spelling of the setting a ``Fix`` names: ``--set mandate.distance_ft=N`` ..."""
+    target, example = fix.target, fix.example
+    choices = "|".join(fix.choices)
+    words = {
+        "rule": f"--set {target}={example or 'VALUE'}",
+        "layer": f"--layer {target}={example or 'PATH'}" if target else "--data PATH (or --layer KIND=PATH)",
+        "layer_crs": f"--layer-crs {target}={example or 'CRS'}",
+        "data_crs": f"--data-crs {example or 'CRS'}",
+        "crs": f"--crs {example or 'CRS'}",
+        "map": f"--map {target}={example or 'COLUMN'}",
+        "map_value": f"--map-value {target}={example or 'CODE'}",
+        "notice_reason": f"--notice-reason {choices or 'REASON'}",
+        "profile": f"--profile {choices or 'NAME'}",
+        "overwrite": "--overwrite",
+        "connected": f"--connected {example or 'FILE'}",
+        "register": "--register URL|PATH",
+    }
+    return words[fix.setting]
+
+
+def how_to_fix(fix: Fix | None) -> str:
+    """The sentence that tells a command-line user which flag fixes an error ("" when none does)."""
+    if fix is None:
+        return ""
+    if fix.setting == "register":
+        if fix.target:
+            return "If a new register is really wanted there, add --new to `sewerplan notices issue`."
+        return (
+            "Create the town's register once with `sewerplan notices issue --data STORE.gpkg --new` (it is recorded "
+            "in the store and found from any folder after that), or give --register."
+        )
+    return f"Use {flag_for(fix)}."
+
+
+def worded(text: str, fix: Fix | None) -> str:
+    """``text`` with the flag that fixes it."""
+    tail = how_to_fix(fix)
+    return f"{text} {tail}" if tail else text
+
+
+def problem_text(p: Problem) -> str:
+    """A problem as the command line prints it: layer, message, features, and the flag that fixes it."""
+    return worded(str(p), p.fix)
+
+
+def error_text(exc: ValueError) -> str:
+    """A domain error as the command line prints it: every problem, each with the flag that fixes it."""
+    if isinstance(exc, LayerValidationError):
+        errors = [p for p in exc.problems if p.severity == "error"]
+        lines = "\n".join(f"  - {problem_text(p)}" for p in errors)
+        return f"{len(errors)} problem(s) in the input layers:\n{lines}"
+    return worded(str(exc), getattr(exc, "fix", None))
 
 
 def user_errors(func):
@@ -34,54 +91,71 @@ def user_errors(func):
         try:
             return func(*args, **kwargs)
         except LayerValidationError as exc:
-            fail(str(exc), kwargs.get("as_json"), problems=[p.as_dict() for p in exc.problems])
+            fail(error_text(exc), kwargs.get("as_json"), problems=[p.as_dict() for p in exc.problems])
         except (LayerError, AnalysisError) as exc:
-            fail(str(exc), kwargs.get("as_json"))
+            fail(error_text(exc), kwargs.get("as_json"), fix=getattr(exc, "fix", None))
+        except click.UsageError as exc:  # click says it on stderr with the usage; --json gets the one document too
+            if kwargs.get("as_json"):
+                click.echo(json.dumps({"error": exc.format_message(), "problems": [], "fix": None}, indent=2))
+            raise
 
     return wrapper
 
 
-def fail(message: str, as_json: bool | None, problems: list | None = None) -> None:
+def fail(message: str, as_json: bool | None, problems: list | None = None, fix: Fix | None = None) -> None:
+    """Exit 2 with ``message`` on stderr; with --json also ``{"error", "problems", "fix"}`` on stdout."""
     if as_json:
-        click.echo(json.dumps({"error": message, "problems": problems or []}, indent=2))
+        doc = {"error": message, "problems": problems or [], "fix": fix.as_dict() if fix else None}
+        click.echo(json.dumps(doc, indent=2))
     click.echo(f"Error: {message}", err=True)
     sys.exit(2)
 
 
+def deprecated(old: str, new: str) -> None:
+    """A spelling kept for one release: say on stderr what replaces it."""
+    click.echo(f"Deprecated: {old} will be removed in the next release; use {new}.", err=True)
+
+
+# -- the data options ---------------------------------------------------------------------------------------------
+
+
+def _kind_help() -> str:
+    return ", ".join(KINDS)
+
+
 def data_options(func):
-    """--profile, --data, each layer and its CRS, --data-crs, --crs, column mappings and --set."""
+    """--profile, --data, --layer, --layer-crs, --data-crs, --crs, column mappings and --set; and, for one release,
+    the old per-layer spellings (--parcels PATH, --parcels-crs CRS ...), hidden, with a deprecation note."""
     options = [
         click.option(
             "--profile",
             "profile_name",
             metavar="NAME|FILE",
-            help=f"Ordinance profile: {', '.join(available_profiles())}, or a .toml file (trace: default "
-            f"{DEFAULT_PROFILE}).",
+            help=f"Ordinance profile: {', '.join(services.profile_names())}, or a .toml file (default: the one the "
+            f"store's latest run used; trace: {DEFAULT_PROFILE}).",
         ),
         click.option(
             "--data",
             metavar="PATH|URL",
             help="GeoPackage, folder, .gdb, zip, SWMM .inp or postgresql:// URL whose layers are found by name.",
         ),
-        *[
-            click.option(
-                f"--{kind.replace('_', '-')}",
-                f"{kind}_source",
-                metavar="PATH",
-                help=f"The {kind} layer ({SPECS[kind].help}): a file, FILE:LAYER or "
-                "postgresql://...#schema.table. Overrides --data.",
-            )
-            for kind in SPECS
-        ],
-        *[
-            click.option(
-                f"--{kind.replace('_', '-')}-crs",
-                f"{kind}_crs",
-                metavar="CRS",
-                help=f"CRS of a {kind} layer that declares none (e.g. EPSG:2260).",
-            )
-            for kind in SPECS
-        ],
+        click.option(
+            "--layer",
+            "layer_pairs",
+            multiple=True,
+            metavar="KIND=SOURCE",
+            help="One layer: a file, FILE:LAYER or postgresql://...#schema.table; overrides --data. Repeatable. "
+            "The kinds: sewerplan layers.",
+        ),
+        click.option(
+            "--layer-crs",
+            "layer_crs_pairs",
+            multiple=True,
+            metavar="KIND=CRS",
+            help="CRS of a layer that declares none, e.g. parcels=EPSG:2260. Repeatable.",
+        ),
+        *[click.option(f"--{kind.replace('_', '-')}", f"{kind}_source", metavar="PATH", hidden=True) for kind in KINDS],
+        *[click.option(f"--{kind.replace('_', '-')}-crs", f"{kind}_crs", metavar="CRS", hidden=True) for kind in KINDS],
         click.option(
             "--data-crs",
             metavar="CRS",
@@ -117,11 +191,128 @@ def data_options(func):
     return func
 
 
+DIRECTION_OPTION = click.option(
+    "--digitised-direction",
+    is_flag=True,
+    help="The mains are drawn in flow direction: use it where no from/to fields or inverts say otherwise.",
+)
+
+
+def pair(text: str, option: str, example: str = "mandate.distance_ft=200") -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep:
+        raise click.UsageError(f"{option} {text}: expected KEY=VALUE, e.g. {option} {example}")
+    return key.strip(), value.strip()
+
+
+def _kind_pairs(texts, option: str, example: str) -> dict[str, str]:
+    out = {}
+    for text in texts:
+        kind, value = pair(text, option, example)
+        kind = kind.replace("-", "_")
+        if kind not in SPECS:
+            raise click.UsageError(
+                f"{option} {text}: {kind!r} is not a layer kind. The kinds: {_kind_help()} (sewerplan layers)."
+            )
+        out[kind] = value
+    return out
+
+
+def given_spec(opts: dict, **extra) -> WorkspaceSpec:
+    """The workspace spec from the data options as typed (old per-layer spellings too, with a note)."""
+    layers = _kind_pairs(opts.get("layer_pairs") or (), "--layer", "parcels=town.gpkg:parcels")
+    crs = _kind_pairs(opts.get("layer_crs_pairs") or (), "--layer-crs", "parcels=EPSG:2260")
+    for kind in KINDS:
+        flag = f"--{kind.replace('_', '-')}"
+        if opts.get(f"{kind}_source"):
+            deprecated(f"{flag} PATH", f"--layer {kind}=PATH")
+            layers.setdefault(kind, opts[f"{kind}_source"])
+        if opts.get(f"{kind}_crs"):
+            deprecated(f"{flag}-crs CRS", f"--layer-crs {kind}=CRS")
+            crs.setdefault(kind, opts[f"{kind}_crs"])
+    mapping = read_mapping(opts.get("mapping_file"), opts.get("map_pairs") or (), opts.get("map_values") or ())
+    return WorkspaceSpec(
+        profile=opts.get("profile_name"),
+        settings=tuple(pair(s, "--set") for s in opts.get("settings") or ()),
+        crs=opts.get("crs_text"),
+        data=opts.get("data"),
+        layers=tuple(layers.items()),
+        layer_crs=tuple(crs.items()),
+        data_crs=opts.get("data_crs"),
+        mapping={"columns": mapping.columns, "values": mapping.values} if (mapping.columns or mapping.values) else {},
+        **extra,
+    )
+
+
+def workspace_spec(opts: dict, *, default_profile: str | None = None, **extra) -> tuple[WorkspaceSpec, str | None]:
+    """The spec a command works with, and its store: what was typed, over what the store's latest run recorded.
+
+    A value typed wins; what was not typed is the run's (its profile and the values set on it, its measuring CRS,
+    column mapping, layer CRSs, direction choice), so a later command rebuilds exactly what the run used. Says on
+    stderr what it took from the record.
+    """
+    given = given_spec(opts, **extra)
+    store = services.store_of(given.data)
+    recorded = services.recorded_spec(store) if store else None
+    spec = given.merged_over(recorded.replace(data=None)) if recorded else given
+    if recorded:
+        taken = recorded_words(given, recorded)
+        if taken:
+            click.echo(f"Using what the latest run recorded in {store}: {taken}.", err=True)
+    if not spec.profile:
+        if not default_profile:
+            raise click.UsageError(
+                f"Give the town's ordinance profile with --profile ({', '.join(services.profile_names())})."
+            )
+        spec = spec.replace(profile=default_profile)
+    if not (spec.data or spec.layers):
+        raise click.UsageError("Give --data (a GeoPackage or folder) or the layers one by one (--layer KIND=PATH).")
+    return spec, store
+
+
+def recorded_words(given: WorkspaceSpec, recorded: WorkspaceSpec) -> str:
+    """What a command takes from a run's record, as the flags that would give it."""
+    parts = []
+    if not given.profile and recorded.profile:
+        parts.append(f"--profile {recorded.profile}")
+    if not given.profile or given.profile == recorded.profile:
+        typed = dict(given.settings)
+        parts += [f"--set {k}={v}" for k, v in recorded.settings if k not in typed]
+    if not given.crs and recorded.crs:
+        parts.append(f"--crs {recorded.crs}")
+    typed_layers = dict(given.layers)
+    parts += [f"--layer {k}={v}" for k, v in recorded.layers if k not in typed_layers]
+    typed_crs = dict(given.layer_crs)
+    parts += [f"--layer-crs {k}={v}" for k, v in recorded.layer_crs if k not in typed_crs]
+    if not given.data_crs and recorded.data_crs:
+        parts.append(f"--data-crs {recorded.data_crs}")
+    if not given.mapping and recorded.mapping and (recorded.mapping.get("columns") or recorded.mapping.get("values")):
+        parts.append("its column mapping")
+    if not given.digitised_direction and recorded.digitised_direction:
+        parts.append("--digitised-direction")
+    if not given.connected and recorded.connected:
+        parts.append(f"--connected {recorded.connected}")
+    return ", ".join(parts)
+
+
+# -- opening the workspace ----------------------------------------------------------------------------------------
+
+
 @dataclass
 class Loaded:
-    profile: Profile
-    layers: Layers
+    """The command's workspace and its console (quiet with --json)."""
+
+    workspace: Workspace
     console: Console
+    default_profile: bool = False  # no profile was given or recorded: the command's default was used
+
+    @property
+    def profile(self):
+        return self.workspace.profile
+
+    @property
+    def layers(self) -> Layers:
+        return self.workspace.layers
 
 
 @contextmanager
@@ -130,59 +321,33 @@ def loading(
     *,
     as_json: bool,
     required: tuple[str, ...],
-    connected_file: str | None = None,
-    connected_column: str | None = None,
     extra_steps: int = 0,
     default_profile: str | None = None,
     allow_local: bool = False,
+    **extra,
 ) -> Iterator[tuple[Loaded, Progressing]]:
-    """Profile and validated layers from the data options, for the length of one command's run.
+    """The workspace of one command's run (``services.open_workspace``), open for the length of the block.
 
-    ``default_profile`` is used when no --profile is given (trace); without one, --profile is required.
-    ``allow_local`` lets a SWMM .inp keep its own coordinates (--data-crs local).
+    ``default_profile`` is used when no --profile is given and the store records none (trace); without one,
+    --profile is required. ``allow_local`` lets a SWMM .inp keep its own coordinates (--data-crs local). ``extra``
+    goes into the spec (``digitised_direction``, ``connected`` ...).
 
     Inside the block the garbage collector is paused (the runs allocate millions of small objects) and a progress
     bar on stderr counts the reading and the command's own steps; the bar is closed when the block ends, error or not.
     """
-    overrides = dict(pair(s, "--set") for s in opts["settings"])
-    if not opts["profile_name"] and not default_profile:
-        raise click.UsageError(f"Give the town's ordinance profile with --profile ({', '.join(available_profiles())}).")
-    profile = load_profile(opts["profile_name"] or default_profile, overrides=overrides)
-    sources = find_layers(opts["data"]) if opts["data"] else {}
-    for kind in SPECS:
-        if opts.get(f"{kind}_source"):
-            sources[kind] = parse_source(kind, opts[f"{kind}_source"])
-    if not sources:
-        raise click.UsageError("Give --data (a GeoPackage or folder) or the layers one by one (--parcels ...).")
-    if is_local_option(opts):
-        target = _local_target(opts, sources, allow_local)
-        assume = dict.fromkeys(sources, LOCAL_CRS.to_wkt())
-    else:
-        target = measuring_crs(opts["crs_text"] or profile.measurement.measuring_crs.value)
-        assume = {
-            k: opts.get(f"{k}_crs") or opts.get("data_crs")
-            for k in SPECS
-            if opts.get(f"{k}_crs") or opts.get("data_crs")
-        }
-    mapping = read_mapping(opts["mapping_file"], opts["map_pairs"], opts["map_values"])
-    connected = read_connected_ids(connected_file, column=connected_column) if connected_file else None
+    spec, store = workspace_spec(opts, default_profile=default_profile, **extra)
+    sources = services.layer_sources(spec, store=store)
+    if spec.is_local:
+        _check_local(spec, sources, allow_local)
     console = Console(stderr=True, quiet=as_json)
     with paused_gc():
         bar = Progressing(console, total=len(sources) + extra_steps)
         try:
             try:
-                layers = load_layers(
-                    sources,
-                    target_crs=target,
-                    mapping=mapping,
-                    assume_crs=assume,
-                    connected_ids=connected,
-                    progress=bar.step,
-                    required=required,
-                )
+                ws = services.open_workspace(spec, store=store, sources=sources, required=required, progress=bar.step)
             except LayerValidationError as exc:
                 raise _with_local_hint(exc, sources, allow_local) from exc
-            yield Loaded(profile, layers, console), bar
+            yield Loaded(ws, console, default_profile=bool(default_profile) and spec.profile == default_profile), bar
         finally:
             bar.close()
 
@@ -192,8 +357,8 @@ def is_local_option(opts: dict) -> bool:
     return str(opts.get("data_crs") or "").strip().lower() == "local"
 
 
-def _local_target(opts: dict, sources: dict, allow_local: bool):
-    """The model's own coordinates as the working CRS, for a SWMM .inp alone, in the commands that need no place."""
+def _check_local(spec: WorkspaceSpec, sources: dict, allow_local: bool) -> None:
+    """The model's own coordinates are for a SWMM .inp alone, in the commands that need no place."""
     if not allow_local:
         raise click.UsageError(
             "--data-crs local keeps a SWMM model's own coordinates, which are in no real-world CRS: only "
@@ -206,9 +371,8 @@ def _local_target(opts: dict, sources: dict, allow_local: bool):
             f"--data-crs local is for a SWMM .inp file alone; the {', '.join(others)} layer(s) have a real place "
             "and cannot be set beside the model's own coordinates. Give the model's real CRS with --data-crs."
         )
-    if opts.get("crs_text"):
+    if spec.crs:
         raise click.UsageError("--data-crs local keeps the model's coordinates: leave out --crs.")
-    return LOCAL_CRS
 
 
 def _with_local_hint(exc: LayerValidationError, sources: dict, allow_local: bool) -> LayerValidationError:
@@ -225,13 +389,6 @@ def _with_local_hint(exc: LayerValidationError, sources: dict, allow_local: bool
         "--data-crs local: lengths then come from the model, and maps are not made.",
     )
     return LayerValidationError([*exc.problems, hint])
-
-
-def pair(text: str, option: str) -> tuple[str, str]:
-    key, sep, value = text.partition("=")
-    if not sep:
-        raise click.UsageError(f"{option} {text}: expected KEY=VALUE, e.g. {option} mandate.distance_ft=200")
-    return key.strip(), value.strip()
 
 
 class Progressing:
@@ -262,4 +419,4 @@ class Progressing:
 
 def print_problems(console: Console, layers: Layers) -> None:
     for p in layers.problems:
-        console.print(f"[yellow]{p.severity}[/yellow]: {p}", markup=True, highlight=False)
+        console.print(f"[yellow]{p.severity}[/yellow]: {problem_text(p)}", markup=True, highlight=False)

@@ -9,11 +9,9 @@ import geopandas as gpd
 from rich.console import Console
 from rich.table import Table
 
-from analysis.network import build_network
-from analysis.trace import add_network_results
-from gisapp.cli_common import data_options, loading, print_problems, user_errors
-from gisapp.pipeline import analyse_layers, duties_on_layers
-from layers.write import output_format, write_results
+from gisapp import services
+from gisapp.cli_common import DIRECTION_OPTION, data_options, loading, print_problems, user_errors
+from layers.write import output_format
 
 PARCEL_FIELDS = (
     "parcel_id",
@@ -46,11 +44,7 @@ SUBDIVISION_FIELDS = (
 
 @click.command()
 @data_options
-@click.option(
-    "--digitised-direction",
-    is_flag=True,
-    help="The mains are drawn in flow direction: use it where no from/to fields or inverts say otherwise.",
-)
+@DIRECTION_OPTION
 @click.option("--all", "show_all", is_flag=True, help="Every parcel, not only those with a duty to list.")
 @click.option(
     "--out", "out_path", metavar="PATH", help="Write the parcels with their duties: .gpkg, .parquet, .geojson or .csv."
@@ -61,25 +55,13 @@ def duties(digitised_direction, show_all, out_path, as_json, **opts):
     """Further duties of the law: grease interceptors, industrial users and their control manholes, subdivisions."""
     if out_path:
         output_format(out_path)
-    with loading(opts, as_json=as_json, required=("parcels", "mains"), extra_steps=3) as (loaded, bar):
+    with loading(
+        opts, as_json=as_json, required=("parcels", "mains"), extra_steps=3, digitised_direction=digitised_direction
+    ) as (loaded, bar):
         layers, profile = loaded.layers, loaded.profile
-        bar.step("analysing")
-        parcels = analyse_layers(layers, profile).parcels
-        net = connections = None
-        if layers.manholes is not None:
-            bar.step("tracing the network")
-            net = build_network(
-                layers.mains,
-                manholes=layers.manholes,
-                outfalls=layers.outfalls,
-                profile=profile,
-                trust_digitised=digitised_direction or None,
-            )
-            parcels, connections = add_network_results(parcels, net)
-        bar.step("finding further duties")
-        found = duties_on_layers(layers, profile, parcels, net, connections)
+        found = services.duties(loaded.workspace, progress=bar.step)
         if out_path:
-            write_results(out_path, found.parcels)
+            services.export_results(out_path, found.parcels)
     chosen = found.parcels if show_all else found.cases()
     if as_json:
         doc = {

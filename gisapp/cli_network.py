@@ -2,35 +2,27 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 
 import click
 import geopandas as gpd
-import numpy as np
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from analysis.buildings import assess_buildings
-from analysis.errors import AnalysisError
-from analysis.network import build_network
-from analysis.network_checks import check_network, plural
-from analysis.trace import connect_parcels, sewershed, trace_down, trace_parcel
-from gisapp.cli_common import DEFAULT_PROFILE, data_options, is_local_option, loading, print_problems, user_errors
-from gisapp.pipeline import analyse_layers
-from layers.write import output_format, write_report, write_results
-
-# Where a town leaves the mandate distance unset, the nearest-main search starts this far out (a speed hint: the
-# search goes on until every parcel has its nearest main, so no result depends on it).
-CONNECTION_SEARCH_FT = 100.0
-
-DIRECTION_OPTION = click.option(
-    "--digitised-direction",
-    is_flag=True,
-    help="The mains are drawn in flow direction: use it where no from/to fields or inverts say otherwise.",
+from analysis.network_checks import plural
+from gisapp import services
+from gisapp.cli_common import (
+    DEFAULT_PROFILE,
+    DIRECTION_OPTION,
+    data_options,
+    is_local_option,
+    loading,
+    print_problems,
+    user_errors,
 )
+from layers.write import output_format, write_report
 
 
 @click.group()
@@ -60,11 +52,18 @@ def check(digitised_direction, out_paths, as_json, **opts):
                 "a map layer (.geojson, .gpkg, .parquet) cannot be placed. Write .csv (x, y in the model's "
                 "coordinates), or give the CRS the model was drawn in with --data-crs."
             )
-    with loading(opts, as_json=as_json, required=("mains",), extra_steps=2, allow_local=True) as (loaded, bar):
+    with loading(
+        opts,
+        as_json=as_json,
+        required=("mains",),
+        extra_steps=2,
+        allow_local=True,
+        digitised_direction=digitised_direction,
+    ) as (loaded, bar):
         bar.step("building the network")
-        net = _network(loaded, digitised_direction)
+        net = services.network(loaded.workspace)
         bar.step("checking")
-        defects = check_network(net, profile=loaded.profile, manholes=loaded.layers.manholes)
+        defects = services.check(loaded.workspace)
         for path in out_paths:
             write_report(path, _report_frame(defects, net.crs if net.measurable else None))
     if as_json:
@@ -103,17 +102,6 @@ def check(digitised_direction, out_paths, as_json, **opts):
         out.print(f"Report written to {', '.join(out_paths)}.", highlight=False)
 
 
-def _network(loaded, digitised_direction: bool):
-    layers = loaded.layers
-    return build_network(
-        layers.mains,
-        manholes=layers.manholes,
-        outfalls=layers.outfalls,
-        profile=loaded.profile,
-        trust_digitised=digitised_direction or None,
-    )
-
-
 def _report_frame(defects, crs) -> gpd.GeoDataFrame:
     rows = [d.as_dict() for d in defects]
     frame = pd.DataFrame(rows, columns=["check", "severity", "feature_id", "section", "message", "x", "y"])
@@ -136,42 +124,30 @@ def trace(digitised_direction, parcel_id, manhole_id, upstream, as_json, **opts)
         raise click.UsageError("Give one of --parcel ID or --manhole ID.")
     if upstream and not manhole_id:
         raise click.UsageError("--upstream goes with --manhole.")
-    needs_parcels = bool(parcel_id) or upstream
     required = ("parcels", "mains") if parcel_id else ("mains",)
     with loading(
-        opts, as_json=as_json, required=required, extra_steps=2, default_profile=DEFAULT_PROFILE, allow_local=True
+        opts,
+        as_json=as_json,
+        required=required,
+        extra_steps=2,
+        default_profile=DEFAULT_PROFILE,
+        allow_local=True,
+        digitised_direction=digitised_direction,
     ) as (loaded, bar):
+        ws = loaded.workspace
         bar.step("building the network")
-        net = _network(loaded, digitised_direction)
-        layers = loaded.layers
-        results = connections = None
-        if needs_parcels and layers.parcels is not None:
-            bar.step("finding connection points")
-            results = analyse_layers(layers, connection_profile(loaded.profile)).parcels
-            connections = connect_parcels(net, results)
-
-    if parcel_id:
-        match = np.flatnonzero(results["parcel_id"].astype(str).to_numpy() == parcel_id)
-        if len(match) == 0:
-            raise AnalysisError(f"No parcel {parcel_id!r} in the parcels layer.")
-        doc = trace_parcel(net, parcel_id, connections.iloc[match[0]]).as_dict()
-    else:
-        if manhole_id not in net.node_index:
-            raise AnalysisError(f"No manhole or node {manhole_id!r} in the network.")
-        node = net.node_index[manhole_id]
-        if upstream:
-            draining = None
-            if results is not None:
-                keep = results["status"].isin(["connected", "mandated"]).to_numpy()
-                draining = results[keep]
-                connections = connections[keep]
-            shed = sewershed(net, node, connections, draining, profile=loaded.profile)
+        services.network(ws)
+        bar.step("tracing")
+        if parcel_id:
+            doc = services.trace_parcel(ws, parcel_id).as_dict()
+        elif upstream:
+            shed = services.sewershed(ws, manhole_id)
             doc = shed.as_dict()
-            if not as_json:
-                _print_sewershed(shed, loaded.profile, named=bool(opts["profile_name"]))
-                return
         else:
-            doc = trace_down(net, node).as_dict()
+            doc = services.trace_manhole(ws, manhole_id).as_dict()
+    if upstream and not as_json:
+        _print_sewershed(shed, ws.profile, named=not loaded.default_profile)
+        return
     if as_json:
         click.echo(json.dumps(doc, indent=2))
         return
@@ -210,21 +186,6 @@ def _print_sewershed(shed, profile, *, named: bool = True) -> None:
     )
 
 
-def connection_profile(profile):
-    """The profile a command that needs only each parcel's connection point runs the mandate analysis under.
-
-    Buildings and traces need where each parcel's building sewer meets its main, not who must connect. Where the
-    town has left the mandate distance unset (Wappinger, whose connection rule does not tie the duty to an
-    abutting street), every parcel connects to its nearest main, so any search distance gives the same points:
-    the profile's distance is filled in for the search only, and no status from it is shown.
-    """
-    rule = profile.mandate.distance_ft
-    if rule.value is not None or profile.mandate.requires_abutting_street.value:
-        return profile
-    search = dataclasses.replace(rule, value=CONNECTION_SEARCH_FT, setting=True)
-    return dataclasses.replace(profile, mandate=dataclasses.replace(profile.mandate, distance_ft=search))
-
-
 BUILDING_FIELDS = (
     "building_id",
     "parcel_id",
@@ -255,23 +216,9 @@ def buildings(show_all, out_path, as_json, **opts):
     if out_path:
         output_format(out_path)
     with loading(opts, as_json=as_json, required=("parcels", "mains", "buildings"), extra_steps=2) as (loaded, bar):
-        layers = loaded.layers
-        bar.step("finding connection points")
-        analysed = analyse_layers(layers, connection_profile(loaded.profile))
-        bar.step("assessing buildings")
-        assessed = assess_buildings(
-            layers.buildings,
-            analysed.parcels,
-            profile=loaded.profile,
-            streets=layers.streets,
-            mains=layers.mains,
-            alleys=layers.alleys,
-            laterals=layers.laterals,
-            building_parcels=analysed.building_parcels,
-            street_pairs=analysed.street_pairs,
-        )
+        assessed = services.buildings(loaded.workspace, progress=bar.step)
         if out_path:
-            write_results(out_path, assessed.buildings)
+            services.export_results(out_path, assessed.buildings)
     chosen = assessed.buildings if show_all else assessed.cases()
     if as_json:
         click.echo(json.dumps(building_records(chosen), indent=2))

@@ -17,15 +17,12 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from analysis.notices import with_resolutions
-from analysis.profiles import load_profile
-from gisapp import notices as service
-from gisapp.cli_common import data_options, loading, pair, user_errors
-from gisapp.pipeline import analyse_layers
+from gisapp import services
+from gisapp.cli_common import data_options, loading, pair, print_problems, recorded_words, user_errors
+from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
-from layers.register import STATUSES, Register, RegisterMissingError
-from layers.town import load_town_settings, town_file
+from layers.register import STATUSES, Register
 
 REGISTER_OPTION = click.option(
     "--register",
@@ -71,30 +68,9 @@ def notices() -> None:
     """Connection notices: preview, issue, resume, list, mark, violations, backup."""
 
 
-def _store(opts_or_path) -> str | None:
-    data = opts_or_path.get("data") if isinstance(opts_or_path, dict) else opts_or_path
-    if data and "://" not in str(data) and Path(data).suffix.lower() == ".gpkg":
-        return str(data)
-    return None
-
-
 def _open(register_url: str | None, store: str | None, *, new: bool = False) -> Register:
-    """The register, with the CLI's own words for the way out when it does not exist."""
-    try:
-        return Register(register_url, store=store, create=new)
-    except RegisterMissingError as exc:
-        if exc.url:
-            hint = " If a new register is really wanted there, add --new to `sewerplan notices issue`."
-        else:
-            hint = (
-                " Create the town's register once with `sewerplan notices issue --data STORE.gpkg --new` (it is "
-                "recorded in the store and found from any folder after that), or give --register."
-            )
-        raise LayerError(str(exc) + hint) from exc
-
-
-def _town(town_path: str | None, store: str | None):
-    return load_town_settings(town_file(town_path, store=store))
+    """The register (``services.open_register``); a missing one's error says how to make it, in flags."""
+    return services.open_register(register_url, store=store, create=new)
 
 
 def _hazard(hazard: str | None, hazard_file: str | None):
@@ -113,45 +89,8 @@ def _hazard(hazard: str | None, hazard_file: str | None):
     return dict(zip(table["parcel_id"].str.strip(), table["hazard"], strict=True))
 
 
-def _inputs(opts) -> tuple:
-    """Profile, the analysed parcels and the layers the letters show, with the input data's checksum."""
-    with loading(opts, as_json=True, required=("parcels", "mains"), extra_steps=2) as (loaded, bar):
-        layers = loaded.layers
-        bar.step("analysing")
-        result = analyse_layers(layers, loaded.profile)
-        buildings = layers.buildings
-        if layers.buildings is not None and layers.streets is not None:
-            from analysis.buildings import assess_buildings
-
-            bar.step("assessing buildings")
-            buildings = assess_buildings(
-                layers.buildings,
-                result.parcels,
-                profile=loaded.profile,
-                streets=layers.streets,
-                mains=layers.mains,
-                alleys=layers.alleys,
-                laterals=layers.laterals,
-            ).buildings
-    frames = {
-        kind: getattr(layers, kind)
-        for kind in ("parcels", "mains", "streets", "buildings", "service_areas", "alleys", "laterals")
-    }
-    inputs = service.NoticeInputs(
-        results=result.parcels,
-        lines=result.measuring_lines,
-        mains=layers.mains,
-        streets=layers.streets,
-        buildings=buildings,
-        summary=result.summary,
-        fingerprints=dict(layers.sources) | {"parcels": len(result.parcels)},
-        checksum=service.data_checksum(frames),
-    )
-    return loaded.profile, inputs
-
-
 def _settle(register: Register, as_json: bool) -> list[dict]:
-    done = service.settle(register, actor=_actor())
+    done = services.settle(register, actor=_actor())
     if not as_json:
         for d in done:
             if d["action"] == "issued":
@@ -159,6 +98,43 @@ def _settle(register: Register, as_json: bool) -> list[dict]:
             else:
                 click.echo(f"Cancelled batch {d['batch']} left from an earlier run ({d['why']}): never mailed.")
     return done
+
+
+def _preview(
+    opts: dict,
+    *,
+    register_url: str | None,
+    town_path: str | None,
+    notice_date,
+    notice_reason: str | None,
+    hazards,
+    as_json: bool,
+    new: bool = False,
+    settle: bool = False,
+):
+    """The workspace's notices preview, the register it was checked against, and the batches settled first.
+
+    The register is opened before the layers are read, so a missing register is said at once.
+    """
+    register = _open(register_url, services.store_of(opts.get("data")), new=new)
+    town = services.town(town_path, data=opts.get("data"))
+    with loading(opts, as_json=as_json, required=("parcels", "mains"), extra_steps=2, register=register_url) as (
+        loaded,
+        bar,
+    ):
+        settled = _settle(register, as_json) if settle else []
+        found = services.preview_notices(
+            loaded.workspace,
+            register,
+            town=town,
+            notice_date=notice_date.date(),
+            notice_reason=notice_reason,
+            hazard=hazards,
+            progress=bar.step,
+        )
+    if not as_json:
+        print_problems(loaded.console, loaded.layers)
+    return register, found, settled
 
 
 @notices.command()
@@ -173,19 +149,16 @@ def _settle(register: Register, as_json: bool) -> list[dict]:
 @user_errors
 def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register_url, as_json, **opts):
     """Who would get a connection notice, grouped by owner mailing address; nothing is recorded."""
-    store = _store(opts)
-    register = _open(register_url, store)
-    town = _town(town_path, opts.get("data"))
-    profile, inputs = _inputs(opts)
-    plan, rows, doc = service.preview(
-        register,
-        inputs,
-        profile=with_resolutions(profile, town),
-        town=town,
-        notice_date=notice_date.date(),
+    _, found, _ = _preview(
+        opts,
+        register_url=register_url,
+        town_path=town_path,
+        notice_date=notice_date,
         notice_reason=notice_reason,
-        hazard=_hazard(hazard, hazard_file),
+        hazards=_hazard(hazard, hazard_file),
+        as_json=as_json,
     )
+    plan, rows, doc = found.plan, found.rows, found.doc
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))
         return
@@ -246,37 +219,20 @@ def issue(
     **opts,
 ):
     """Issue connection notices: a batch folder with the mailing list, labels and letters, then the register."""
-    store = _store(opts)
-    register = _open(register_url, store, new=new)
-    town = _town(town_path, opts.get("data"))
-    profile, inputs = _inputs(opts)
-    profile = with_resolutions(profile, town)
-    settled = _settle(register, as_json)
-    plan, _, _ = service.preview(
-        register,
-        inputs,
-        profile=profile,
-        town=town,
-        notice_date=notice_date.date(),
+    register, found, settled = _preview(
+        opts,
+        register_url=register_url,
+        town_path=town_path,
+        notice_date=notice_date,
         notice_reason=notice_reason,
-        hazard=_hazard(hazard, hazard_file),
+        hazards=_hazard(hazard, hazard_file),
+        as_json=as_json,
+        new=new,
+        settle=True,
     )
-    mandated = set(inputs.results.loc[inputs.results["status"] == "mandated", "parcel_id"].astype(str))
-    before = len(mandated & register.excluded_parcels())
-    doc = service.issue_batch(
-        register,
-        plan,
-        kind="connection",
-        profile=profile,
-        town=town,
-        root=out_dir,
-        actor=_actor(),
-        inputs=inputs,
-        per_parcel=per_parcel,
-        occupant=occupant,
-        bom=bom,
+    doc = services.issue_notices(
+        found, register, root=out_dir, actor=_actor(), per_parcel=per_parcel, occupant=occupant, bom=bom
     )
-    doc["already_open"] += before
     doc["settled"] = settled
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))
@@ -307,7 +263,7 @@ def issue(
 @user_errors
 def resume(batch_id, cancel, store, register_url, as_json):
     """Finish a batch an interrupted run left prepared (its files are all there), or cancel it (they are not)."""
-    done = service.resume(_open(register_url, store), batch_id, actor=_actor(), cancel=cancel)
+    done = services.resume(_open(register_url, store), batch_id, actor=_actor(), cancel=cancel)
     if as_json:
         click.echo(json.dumps(done, indent=2, default=str))
     elif done["action"] == "issued":
@@ -397,7 +353,12 @@ def mark(parcel_id, status, note, until, store, register_url, as_json):
 
 
 @notices.command()
-@click.option("--profile", "profile_name", required=True, metavar="NAME|FILE", help="Ordinance profile.")
+@click.option(
+    "--profile",
+    "profile_name",
+    metavar="NAME|FILE",
+    help="Ordinance profile (default: the one the store's latest run used).",
+)
 @click.option("--as-of", type=DATE, help="The day of the violation notices (default today).")
 @click.option("--out", "out_dir", metavar="DIR", help="Folder for the batch; without it nothing is recorded.")
 @click.option(
@@ -410,12 +371,20 @@ def mark(parcel_id, status, note, until, store, register_url, as_json):
 @user_errors
 def violations(profile_name, as_of, out_dir, settings, town_path, store, register_url, as_json):
     """Violation notices for overdue connection notices: letters citing each original notice, mailing list, labels."""
-    town = _town(town_path, store)
-    profile = with_resolutions(load_profile(profile_name, overrides=dict(pair(s, "--set") for s in settings)), town)
+    given = WorkspaceSpec(profile=profile_name, settings=tuple(pair(s, "--set") for s in settings))
+    recorded = services.recorded_spec(store)
+    spec = given.merged_over(recorded) if recorded else given
+    if recorded and recorded_words(given, recorded):
+        click.echo(f"Using what the latest run recorded in {store}: {recorded_words(given, recorded)}.", err=True)
+    if not spec.profile:
+        raise click.UsageError("Give the town's ordinance profile with --profile, or the --store its runs use.")
+    town = services.town(town_path, data=store)
     register = _open(register_url, store)
     settled = _settle(register, as_json) if out_dir else []
     day = as_of.date() if as_of else dt.date.today()
-    doc = service.violations(register, profile=profile, town=town, today=day, root=out_dir, actor=_actor())
+    doc = services.violations(
+        register, profile=services.profile_of(spec), town=town, today=day, root=out_dir, actor=_actor()
+    )
     doc["settled"] = settled
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))

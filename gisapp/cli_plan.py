@@ -8,26 +8,23 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from analysis.network import build_network
 from analysis.plans import compare_plans
-from gisapp.cli_common import data_options, loading, user_errors
-from gisapp.pipeline import plan_on_layers, plan_pdf
+from gisapp import services
+from gisapp.cli_common import DIRECTION_OPTION, data_options, deprecated, loading, user_errors
 from layers.board import summary_lines, write_comparison_csv
-from layers.crs import measuring_crs
-from layers.read import read_proposed, street_run
-from layers.register import Register
-from layers.write import write_plan
 
 
 @click.command()
 @data_options
+@DIRECTION_OPTION
 @click.option("--proposed", metavar="PATH", help="The proposed main: a GeoJSON, GeoPackage or shapefile line.")
 @click.option(
     "--streets-run",
     metavar="NAMES",
     help='Or: lay it along these streets\' centrelines (comma-separated names, e.g. "Hill St,Oak Ave").',
 )
-@click.option("--diameter", type=float, required=True, help="Internal diameter of the proposed main, inches.")
+@click.option("--diameter-in", "diameter_in", type=float, help="Internal diameter of the proposed main, inches.")
+@click.option("--diameter", "old_diameter", type=float, hidden=True)
 @click.option(
     "--material",
     metavar="TEXT",
@@ -47,36 +44,52 @@ from layers.write import write_plan
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
 def plan(
-    proposed, streets_run, diameter, material, name, save, out_path, pdf_path, preparer, register_url, as_json, **opts
+    digitised_direction,
+    proposed,
+    streets_run,
+    diameter_in,
+    old_diameter,
+    material,
+    name,
+    save,
+    out_path,
+    pdf_path,
+    preparer,
+    register_url,
+    as_json,
+    **opts,
 ):
     """Who becomes mandated by a proposed main, whether it meets the ordinance, what it costs, where it drains."""
     if bool(proposed) == bool(streets_run):
         raise click.UsageError("Give the proposed main with --proposed PATH or --streets-run NAMES.")
-    if not diameter > 0:
-        raise click.BadParameter("give the internal diameter in inches, a positive number", param_hint="--diameter")
-    with loading(opts, as_json=as_json, required=("parcels", "mains"), extra_steps=2) as (loaded, bar):
-        layers, profile = loaded.layers, loaded.profile
-        target = measuring_crs(opts["crs_text"] or profile.measurement.measuring_crs.value)
-        line = (
-            read_proposed(proposed, target_crs=target, assume_crs=opts.get("data_crs"))
-            if proposed
-            else street_run(layers.streets, streets_run)
-        )
+    if old_diameter is not None:
+        deprecated("--diameter INCHES", "--diameter-in INCHES")
+        diameter_in = diameter_in if diameter_in is not None else old_diameter
+    if diameter_in is None:
+        raise click.UsageError("Give the internal diameter of the proposed main with --diameter-in INCHES.")
+    if not diameter_in > 0:
+        raise click.BadParameter("give the internal diameter in inches, a positive number", param_hint="--diameter-in")
+    with loading(
+        opts,
+        as_json=as_json,
+        required=("parcels", "mains"),
+        extra_steps=2,
+        digitised_direction=digitised_direction,
+        register=register_url,
+    ) as (loaded, bar):
+        ws = loaded.workspace
+        line = services.proposed_line(ws, path=proposed, streets_run=streets_run)
         bar.step("building the network")
-        net = (
-            build_network(layers.mains, manholes=layers.manholes, outfalls=layers.outfalls, profile=profile)
-            if layers.manholes is not None
-            else None
-        )
+        services.network_if_manholes(ws)
         bar.step("planning")
-        register = Register(register_url, store=opts["data"]) if save else None
-        result, doc = plan_on_layers(
-            layers, profile, line, diameter_in=diameter, material=material, name=name, network=net, register=register
+        register = services.open_register(register_url, store=ws.store, create=True) if save else None
+        result, doc = services.evaluate_plan(
+            ws, line, diameter_in=diameter_in, material=material, name=name, register=register
         )
     if out_path:
-        doc["exported"] = write_plan(out_path, doc, result.line, layers.parcels, crs=layers.parcels.crs)
+        doc["exported"] = services.export_plan(out_path, doc, result.line, ws.layers)
     if pdf_path:
-        doc["pdf"] = plan_pdf(pdf_path, doc, layers, profile, line=result.line, preparer=preparer)
+        doc["pdf"] = services.plan_pdf(pdf_path, doc, ws.layers, ws.profile, line=result.line, preparer=preparer)
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))
         return
@@ -138,11 +151,17 @@ def _print_plan(name: str, doc: dict) -> None:
 @click.option("--csv", "csv_path", metavar="PATH", help="Export the side-by-side comparison as CSV.")
 @click.option("--delete", "delete_name", metavar="NAME", help="Delete a saved scenario.")
 @click.option("--register", "register_url", metavar="URL|PATH", help="The register the scenarios are saved in.")
+@click.option(
+    "--store",
+    metavar="GPKG",
+    type=click.Path(dir_okay=False),
+    help="The town's GeoPackage store, whose register is used.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def plans(names, compare, csv_path, delete_name, register_url, as_json):
+def plans(names, compare, csv_path, delete_name, register_url, store, as_json):
     """The saved extension scenarios side by side: `sewerplan plans --compare A B`."""
-    register = Register(register_url)
+    register = services.open_register(register_url, store=store, create=register_url is not None)
     if delete_name is not None:
         if not register.delete_plan(delete_name):
             raise click.BadParameter(f"no saved scenario is named {delete_name!r}", param_hint="--delete")

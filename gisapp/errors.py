@@ -1,17 +1,69 @@
-"""One place that maps domain errors to HTTP statuses: JSON under /api/ (and for JSON requests), a page elsewhere."""
+"""One place that maps domain errors to HTTP statuses: JSON under /api/ (and for JSON requests), a page elsewhere.
+
+A domain error's ``fix`` (``analysis.errors.Fix``: a rule key, a layer kind, a column mapping) is worded here as the
+field of the web app to fill in, never as a command-line flag (the CLI words the same fix as its flag).
+"""
 
 from __future__ import annotations
 
 from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
-from analysis.errors import AnalysisError
-from layers.errors import LayerError, LayerValidationError
+from analysis.errors import AnalysisError, Fix
+from layers.errors import LayerError, LayerValidationError, NotFoundError, Problem
+
+MAPPING_PAGE = "the column-mapping page of the upload (Data page)"
+RUN_FORM = '"Run the analysis" on the map page'
 
 
-def _respond(status: int, title: str, message: str, problems: list | None = None):
-    if request.path.startswith("/api/") or request.is_json:
-        body = {"error": {"status": status, "title": title, "message": message, "problems": problems or []}}
+def field_for(fix: Fix) -> str:
+    """The web app's words for the setting a ``Fix`` names: the field to fill in, and where it is."""
+    target, example = fix.target, fix.example
+    layer, _, rest = target.partition(".")
+    words = {
+        "rule": f'Fill in the "Settings" field of {RUN_FORM} with {target}={example or "VALUE"}, then run it.',
+        "layer": f"Upload the data again with a {target} layer (Data page)."
+        if target
+        else "Upload the town's data (Data page).",
+        "layer_crs": f'Fill in the "CRS" field of the {target} layer on {MAPPING_PAGE}'
+        + (f" (e.g. {example})." if example else "."),
+        "data_crs": f'Fill in the "CRS" field of each layer on {MAPPING_PAGE} (e.g. {example or "EPSG:2260"}).',
+        "crs": f'Fill in the "Settings" field of {RUN_FORM} with measurement.measuring_crs={example or "CRS"}.',
+        "map": f"Choose the column that holds {rest} for the {layer} layer on {MAPPING_PAGE}.",
+        "map_value": f'Fill in the "Coded values" field of the {layer} layer on {MAPPING_PAGE} with '
+        f"{rest}={example or 'CODE'}" + (f" (CODE one of {', '.join(fix.choices)})." if fix.choices else "."),
+        "notice_reason": 'Choose the "Notice reason".',
+        "profile": 'Choose the "Profile".',
+        "register": 'Create the town\'s register with the "Create the register" button on the Notices page.',
+        "overwrite": "Give another name.",
+        "connected": "The connected-parcels list is given where the analysis was run (the command line): run it "
+        "there again, or run the analysis here without it.",
+    }
+    return words[fix.setting]
+
+
+def web_text(exc: ValueError) -> str:
+    """A domain error's message with its fix worded as the field to fill in."""
+    fix = getattr(exc, "fix", None)
+    return f"{exc} {field_for(fix)}" if fix else str(exc)
+
+
+def problem_view(p: Problem) -> dict:
+    """A problem for a page or the JSON API: its fields, and ``how`` (the fix, worded for the web)."""
+    return p.as_dict() | {"how": field_for(p.fix) if p.fix else ""}
+
+
+def _respond(status: int, title: str, message: str, problems: list | None = None, fix: Fix | None = None):
+    if request.path.startswith(("/api/", "/analysis/")) or request.is_json:
+        body = {
+            "error": {
+                "status": status,
+                "title": title,
+                "message": message,
+                "problems": problems or [],
+                "fix": fix.as_dict() if fix else None,
+            }
+        }
         return jsonify(body), status
     return render_template("error.html", status=status, title=title, message=message, problems=problems or []), status
 
@@ -19,12 +71,16 @@ def _respond(status: int, title: str, message: str, problems: list | None = None
 def register(app: Flask) -> None:
     @app.errorhandler(LayerValidationError)
     def validation_error(exc: LayerValidationError):
-        return _respond(422, "Invalid input layers", str(exc), [p.as_dict() for p in exc.problems])
+        return _respond(422, "Invalid input layers", str(exc), [problem_view(p) for p in exc.problems])
+
+    @app.errorhandler(NotFoundError)
+    def not_found(exc: NotFoundError):
+        return _respond(404, "Not found", web_text(exc), fix=exc.fix)
 
     @app.errorhandler(LayerError)
     @app.errorhandler(AnalysisError)
     def domain_error(exc: ValueError):
-        return _respond(400, "Cannot use this input", str(exc))
+        return _respond(400, "Cannot use this input", web_text(exc), fix=getattr(exc, "fix", None))
 
     @app.errorhandler(413)
     def too_large(exc: HTTPException):

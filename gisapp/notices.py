@@ -1,4 +1,4 @@
-"""Notices as `sewerplan notices` and the notices page both give them: one function per job.
+"""The batch machinery behind ``gisapp.services``' notices jobs, which `sewerplan notices` and the notices page call.
 
 - ``preview``: who would be noticed, who is held back and why, the deadline and whether it falls on a weekend or a
   New York public holiday (the town decides); nothing is recorded.
@@ -314,9 +314,7 @@ def write_files(
             buildings=inputs.buildings,
             feet_per_unit=feet_per_unit(inputs.results.crs) if inputs.results.crs else 1.0,
         )
-    folder, manifest = write_batch(
-        root, batch_id, rows=rows, letters=letters, town=town, maps=maps, bom=bom, progress=progress
-    )
+    folder, manifest = write_batch(root, batch_id, rows=rows, letters=letters, maps=maps, bom=bom, progress=progress)
     problems = verify_batch(folder, list(sent["notice_id"]))
     if problems:
         raise LayerError(f"The files of batch {batch_id} did not verify: {'; '.join(problems[:5])}.")

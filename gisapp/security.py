@@ -8,7 +8,7 @@
 - A request's body is read only after its session is known to be allowed there: an anonymous POST (other than the
   sign-in form, whose body is capped at ``LOGIN_MAX_BODY`` bytes) is sent to sign in, and a viewer's POST to a
   planner's page refused, before a byte of the body is parsed.
-- A session is valid only while its account's session version (layers/users.py) is the one it was issued under:
+- A session is valid only while its account's session version (gisapp/users.py) is the one it was issued under:
   signing out ends it on the server, not only in the browser.
 - Every response gets a Content-Security-Policy with a per-request nonce for the page's own inline script (the
   Folium map's), nosniff, frame-ancestors 'none' and a same-origin referrer policy.
@@ -22,7 +22,7 @@ import secrets
 
 from flask import Flask, abort, current_app, g, redirect, request, session, url_for
 
-from layers.users import count_users, user_session
+from gisapp.users import count_users, user_session
 
 LOCAL_USER = "local"
 LOGIN_MAX_BODY = 64 * 1024

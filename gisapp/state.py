@@ -1,9 +1,10 @@
-"""What the running app keeps between requests: the loaded stores, their networks, and background analysis jobs.
+"""What the running app keeps between requests: the loaded stores, their workspaces, and background analysis jobs.
 
 Which store a request works on: the signed-in planner's workspace (an upload they chose to work on, seen by them
 alone) or else the town's store (``STORE``). Notices are only ever issued from the town's store. Each store is
 loaded once per version of its file (a run or a publication replaces the file, so its identity changes); a few
-are kept at most.
+are kept at most, each with its workspace (``gisapp.services.open_store``: the profile as applied, the layers and
+the network exactly as the store's latest run used them), made once per version when a job first needs it.
 
 Jobs run one after another, each in a child process started by one worker thread, each holding its store's
 writer lock from the moment it is accepted: a second run on the same store is refused at once with "a run is in
@@ -26,19 +27,16 @@ import uuid
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from flask import current_app, g, has_request_context, request, session
 
-from analysis.network import SewerNetwork, build_network
-from analysis.profiles import load_profile
-from analysis.trace import connect_parcels
+from gisapp import services
+from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
 from layers.errors import LayerError
 from layers.mapdata import MapData
-from layers.read import find_layers, load_layers
-from layers.store import latest_run, store_writer, write_run
+from layers.store import latest_run, store_writer
 from layers.uploads import touch, upload_folder
-from layers.write import RESULT_LAYER
+from layers.write import LINES_LAYER, RESULT_LAYER
 
 CACHED_STORES = 3
 KEPT_JOBS = 50
@@ -68,10 +66,9 @@ class Job:
 @dataclass
 class AppState:
     lock: threading.Lock = field(default_factory=threading.Lock)
-    # path -> loaded store; path -> (loaded store it was built from, network, connections) / (.., layers, profile)
+    # path -> loaded store; path -> (the loaded store it was rebuilt from, its workspace)
     data: OrderedDict[str, MapData] = field(default_factory=OrderedDict)
-    networks: dict[str, tuple[MapData, SewerNetwork, object]] = field(default_factory=dict)
-    layers: dict[str, tuple[MapData, object, object]] = field(default_factory=dict)
+    workspaces: dict[str, tuple[MapData, Workspace]] = field(default_factory=dict)
     jobs: OrderedDict[str, Job] = field(default_factory=OrderedDict)
     worker: ThreadPoolExecutor = field(
         default_factory=lambda: ThreadPoolExecutor(max_workers=1, thread_name_prefix="sewerplan-analysis")
@@ -131,67 +128,53 @@ def map_data(path: str | None = None) -> MapData:
         data = s.data.get(path)
         if data is None or data.mtime != mark:
             stale = s.data.pop(path, None) is not None
-            s.networks.pop(path, None)
-            s.layers.pop(path, None)
+            s.workspaces.pop(path, None)
             replaced = stale or len(s.data) >= CACHED_STORES
             data = MapData.load(path, max_features=current_app.config["MAP_MAX_FEATURES"])
             data.mtime = mark
             s.data[path] = data
             while len(s.data) > CACHED_STORES:
                 old, _ = s.data.popitem(last=False)
-                s.networks.pop(old, None)
-                s.layers.pop(old, None)
+                s.workspaces.pop(old, None)
             if replaced:
                 release_memory()  # the version just dropped: give its pages back, in every thread's arena
         s.data.move_to_end(path)
         return data
 
 
-def network():
-    """The store's sewer network and every parcel's connection on it, built once per version of the store."""
+def workspace() -> Workspace:
+    """The request's store's workspace, rebuilt from its latest run once per version of the store.
+
+    Its results are the ones the page shows (read with the map data), its profile the one the run applied with
+    every value set on it, its network built as the run built it (the digitised-direction choice too).
+    """
     data = map_data()
     s = state()
     with s.lock:
-        cached = s.networks.get(data.path)
+        cached = s.workspaces.get(data.path)
         if cached is not None and cached[0] is data:
-            return cached[1], cached[2]
-    run = latest_run(data.path) or {}
-    profile = load_profile(run.get("profile", "fort-plain"))
+            return cached[1]
     originals = data.originals
-    if "mains" not in originals:
-        return None, None
-    net = build_network(
-        originals["mains"],
-        manholes=originals.get("manholes"),
-        outfalls=originals.get("treatment_plants"),
-        profile=profile,
+    stored = StoredRun(
+        parcels=originals.get(RESULT_LAYER),
+        lines=originals.get(LINES_LAYER),
+        buildings=originals.get("building_results"),
+        record=latest_run(data.path),
     )
-    results = originals.get(RESULT_LAYER)
-    connections = connect_parcels(net, results) if results is not None else None
+    ws = services.open_store(data.path, stored=stored)
     with s.lock:
         if data.path in s.data:
-            s.networks[data.path] = (data, net, connections)
-    return net, connections
+            s.workspaces[data.path] = (data, ws)
+    return ws
 
 
-def store_layers():
-    """The store's input layers, validated and normalised (as the CLI reads them), once per version of the store."""
-    data = map_data()
-    s = state()
-    with s.lock:
-        cached = s.layers.get(data.path)
-        if cached is not None and cached[0] is data:
-            return cached[1], cached[2]
-    profile = load_profile((latest_run(data.path) or {}).get("profile", "fort-plain"))
-    layers = load_layers(find_layers(data.path), target_crs=_crs(profile))
-    with s.lock:
-        if data.path in s.data:
-            s.layers[data.path] = (data, layers, profile)
-    return layers, profile
+def recorded_spec(path: str | None = None) -> WorkspaceSpec:
+    """The workspace spec the store's latest run recorded (the default profile's for a store never analysed)."""
+    return services.recorded_spec(path or store_path()) or WorkspaceSpec(profile=services.DEFAULT_PROFILE)
 
 
 def start_analysis(
-    app, store: str, who: str, profile_name: str, notice_date: dt.date | None, notice_reason: str | None
+    app, store: str, who: str, spec: WorkspaceSpec, notice_date: dt.date | None, notice_reason: str | None
 ) -> Job:
     """Queue an analysis of ``store``; the job reports its steps.
 
@@ -221,7 +204,7 @@ def start_analysis(
         receive, send = context.Pipe(duplex=False)
         child = context.Process(
             target=_run_in_child,
-            args=(send, store, profile_name, notice_date, notice_reason),
+            args=(send, store, spec, notice_date, notice_reason),
             name=f"sewerplan-analysis-{job.id[:8]}",
             daemon=True,
         )
@@ -270,12 +253,11 @@ def start_analysis(
     return job
 
 
-def _run_in_child(send, store: str, profile_name: str, notice_date, notice_reason) -> None:
+def _run_in_child(send, store: str, spec: WorkspaceSpec, notice_date, notice_reason) -> None:
     """One analysis run, in its own process; reports ``(kind, value)`` messages through ``send``.
 
     The parent holds the store's writer lock for the whole run, so the results are written under it.
     """
-    from gisapp.pipeline import run_analysis
     from layers.uploads import SERVER_DRIVERS, harden_gdal
 
     harden_gdal(keep_only=SERVER_DRIVERS)
@@ -285,15 +267,21 @@ def _run_in_child(send, store: str, profile_name: str, notice_date, notice_reaso
 
     try:
         progress("reading the store")
-        profile = load_profile(profile_name)
-        layers = load_layers(find_layers(store), target_crs=_crs(profile))
-        run = run_analysis(layers, profile, notice_date=notice_date, notice_reason=notice_reason, progress=progress)
-        progress(f"writing {Path(store).name}")
-        buildings = run.buildings.buildings if run.buildings is not None else None
-        write_run(store, run.parcels, run.measuring_lines, buildings, run.summary, locked=True)
+        ws = services.open_workspace(spec, store=store)
+        run = services.analyse(
+            ws,
+            notice_date=notice_date,
+            notice_reason=notice_reason,
+            out_path=store,
+            locked=True,
+            who="the web app",
+            progress=progress,
+        )
         send.send(("done", run.summary))
-    except ValueError as exc:  # domain errors: a message for the user
-        send.send(("failed", str(exc)))
+    except ValueError as exc:  # domain errors: a message for the user, the fix in the page's words
+        from gisapp.errors import web_text
+
+        send.send(("failed", web_text(exc)))
     except Exception as exc:  # noqa: BLE001 - reported to the parent, which logs it
         send.send(("error", (str(exc), traceback.format_exc())))
     finally:
@@ -319,9 +307,3 @@ def release_memory() -> None:
     if name and os.name == "posix":
         with contextlib.suppress(OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
             ctypes.CDLL(name).malloc_trim(0)
-
-
-def _crs(profile):
-    from layers.crs import measuring_crs
-
-    return measuring_crs(profile.measurement.measuring_crs.value)

@@ -23,9 +23,10 @@ import shapely
 from pyproj import CRS, Transformer
 from pyproj.exceptions import CRSError
 
+from analysis.errors import Fix
+from analysis.units import feet_per_unit
 from layers.errors import LayerError, Problem
 
-US_SURVEY_FOOT_M = 1200 / 3937
 WGS84 = CRS.from_epsg(4326)
 # How far outside a CRS's published area of use a layer may reach before it is called a misfit (degrees).
 AREA_OF_USE_MARGIN_DEG = 2.0
@@ -43,29 +44,29 @@ FAR_LAYER_FT = 52_800.0
 ABSURD_COORDINATE = 1e9
 
 
-def parse_crs(text: str, *, what: str) -> CRS:
-    """A CRS from user text (``EPSG:2260``, ``2260``, WKT, PROJ), or a LayerError that says what was wrong."""
+def parse_crs(text: str, *, what: str, fix: Fix | None = None) -> CRS:
+    """A CRS from user text (``EPSG:2260``, ``2260``, WKT, PROJ), or a LayerError that says what was wrong.
+
+    ``what`` names the CRS in the message ("the measuring CRS"); ``fix`` the setting that gives it.
+    """
     try:
         return CRS.from_user_input(int(text) if str(text).isdigit() else text)
     except CRSError as exc:
-        raise LayerError(f"{what}: {text!r} is not a coordinate reference system (try EPSG:2260).") from exc
+        raise LayerError(
+            f"{what[:1].upper()}{what[1:]}: {text!r} is not a coordinate reference system (try EPSG:2260).", fix=fix
+        ) from exc
 
 
 def measuring_crs(text: str) -> CRS:
     """The CRS distances are measured in; must be projected with a linear unit."""
-    crs = parse_crs(text, what="measuring CRS")
+    crs = parse_crs(text, what="the measuring CRS", fix=Fix("crs", example="EPSG:2260"))
     if not crs.is_projected:
         raise LayerError(
             f"The measuring CRS {crs.to_string()} is not projected: distances cannot be measured in degrees. "
-            "Use a projected CRS in feet or metres, e.g. --crs EPSG:2260 (New York East, US survey feet)."
+            "Measure in a projected CRS in feet or metres, e.g. EPSG:2260 (New York East, US survey feet).",
+            fix=Fix("crs", example="EPSG:2260"),
         )
     return crs
-
-
-def feet_per_unit(crs: CRS) -> float:
-    """US survey feet in one unit of the CRS's first axis (1.0 for EPSG:2260, 3.2808... for metres)."""
-    ratio = crs.axis_info[0].unit_conversion_factor / US_SURVEY_FOOT_M
-    return 1.0 if abs(ratio - 1.0) < 1e-12 else ratio
 
 
 def check_and_reproject(
@@ -85,7 +86,6 @@ def check_and_reproject(
     far from the rest of the layer are kept and reported as a warning. The result remembers the CRS it came in
     (``attrs["source_crs"]``) so that :func:`check_layers_together` can tell a swapped layer from a distant one.
     """
-    option = f"--{layer}-crs"
     given = gdf
     if gdf.crs is None:
         if assume is None:
@@ -94,11 +94,14 @@ def check_and_reproject(
                     layer,
                     "no_crs",
                     "error",
-                    f"{label} has no coordinate reference system. Set it with {option} EPSG:2260 "
-                    "(or the CRS it was drawn in), or add a .prj file beside the shapefile.",
+                    f"{label} has no coordinate reference system. Give the CRS it was drawn in (e.g. EPSG:2260) as "
+                    f"the {layer} layer's CRS, or add a .prj file beside the shapefile.",
+                    fix=Fix("layer_crs", layer, "EPSG:2260"),
                 )
             ]
-        gdf = gdf.set_crs(parse_crs(assume, what=option))
+        gdf = gdf.set_crs(
+            parse_crs(assume, what=f"the CRS given for the {layer} layer", fix=Fix("layer_crs", layer, "EPSG:2260"))
+        )
     crs = CRS(gdf.crs)
     if crs.is_geographic and len(crs.axis_info) > 2:
         # A 3-D geographic CRS (EPSG:4979): the Z values were dropped already; measure in its 2-D form.
@@ -110,7 +113,7 @@ def check_and_reproject(
     # area of use to check them against, and they are never measured against real-world layers.
     if usable.any() and not crs.is_engineering:
         centre = _middle(bounds[usable])
-        wrong = _placement(crs, target, centre, layer=layer, label=label, option=option)
+        wrong = _placement(crs, target, centre, layer=layer, label=label)
         if wrong is not None:
             return None, [wrong]
         outside = _outside_features(crs, target, bounds, usable, centre, layer=layer, label=label, ids=ids)
@@ -271,7 +274,7 @@ def _where(point: tuple[float, float] | None) -> str:
     )
 
 
-def _placement(crs: CRS, target: CRS, centre: tuple[float, float], *, layer, label, option) -> Problem | None:
+def _placement(crs: CRS, target: CRS, centre: tuple[float, float], *, layer, label) -> Problem | None:
     """An error when the layer as a whole does not lie where its CRS and the measuring CRS are used."""
     x, y = centre
     degrees = abs(x) <= 180 and abs(y) <= 90
@@ -283,8 +286,9 @@ def _placement(crs: CRS, target: CRS, centre: tuple[float, float], *, layer, lab
             "crs_mismatch",
             "error",
             f"{label} declares {crs.name} (projected) but its coordinates look like degrees "
-            f"({x:.4f}, {y:.4f}). If it is longitude/latitude, set {option} EPSG:4326; otherwise give the CRS it "
-            "was drawn in.",
+            f"({x:.4f}, {y:.4f}). If it is longitude/latitude, give EPSG:4326 as the {layer} layer's CRS; otherwise "
+            "give the CRS it was drawn in.",
+            fix=Fix("layer_crs", layer, "EPSG:4326"),
         )
     if _inside(here, own) and _inside(here, measuring):
         return None
@@ -304,7 +308,9 @@ def _placement(crs: CRS, target: CRS, centre: tuple[float, float], *, layer, lab
             "crs_mismatch",
             "error",
             f"{label} declares {crs.name} (degrees) but its coordinates lie near ({x:.0f}, {y:.0f}), which are not "
-            f"longitudes and latitudes. Give the CRS it was really drawn in with {option}, e.g. {option} EPSG:2260.",
+            f"longitudes and latitudes. Give the CRS it was really drawn in as the {layer} layer's CRS (e.g. "
+            "EPSG:2260).",
+            fix=Fix("layer_crs", layer, "EPSG:2260"),
         )
     if not _inside(here, own):
         return Problem(
@@ -312,7 +318,8 @@ def _placement(crs: CRS, target: CRS, centre: tuple[float, float], *, layer, lab
             "crs_mismatch",
             "error",
             f"{label} declares {crs.name}, but its coordinates fall {_where(here)}, outside where that CRS is "
-            f"used. Check the .prj or give the right CRS with {option}.",
+            f"used. Check the .prj, or give the right CRS as the {layer} layer's CRS.",
+            fix=Fix("layer_crs", layer, "EPSG:2260"),
         )
     return Problem(
         layer,

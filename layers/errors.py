@@ -1,7 +1,9 @@
 """Errors raised while reading and validating input layers.
 
 They subclass ``ValueError`` and know nothing of HTTP or the command line: the CLI prints them and exits 2,
-the web app maps them to a status. A message says what was expected, what arrived and how to fix it.
+the web app maps them to a status. A message says what was expected, what arrived and how to fix it; where the fix
+is one setting, ``fix`` names it (``analysis.errors.Fix``: a layer kind, a column mapping, a CRS) and the CLI words
+it as its flag, the web page as the field to fill in. No message here names a command-line flag.
 """
 
 from __future__ import annotations
@@ -10,9 +12,22 @@ import re
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
+from analysis.errors import Fix
+
 
 class LayerError(ValueError):
-    """A layer cannot be read or used as given (missing file, unknown layer, unreadable source)."""
+    """A layer cannot be read or used as given (missing file, unknown layer, unreadable source).
+
+    ``fix`` names the setting that fixes it, where one does.
+    """
+
+    def __init__(self, message: str, *, fix: Fix | None = None):
+        super().__init__(message)
+        self.fix = fix
+
+
+class NotFoundError(LayerError):
+    """A feature asked for by its ID (a parcel, a manhole) is not in the data."""
 
 
 @dataclass(frozen=True)
@@ -29,6 +44,7 @@ class Problem:
     message: str
     count: int = 0
     feature_ids: tuple[str, ...] = field(default_factory=tuple)
+    fix: Fix | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -38,6 +54,7 @@ class Problem:
             "count": self.count,
             "feature_ids": list(self.feature_ids),
             "message": self.message,
+            "fix": self.fix.as_dict() if self.fix else None,
         }
 
     def __str__(self) -> str:

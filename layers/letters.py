@@ -5,11 +5,12 @@ A batch is written into a hidden partial folder beside its final place, every fi
 each file's SHA-256 and each notice's letter written last, and the folder then renamed into place (``<root>/<batch
 ID>``). ``verify_batch`` checks a folder against its manifest before the register counts a notice as issued.
 
-Letters are laid out from ``analysis.notices.compose_letters`` blocks: the town's letterhead (wrapped to the page),
-the date and a certified-mail article number field, the recipient, the notices it covers, the law quoted verbatim
-with its section, what to do and by when, how to ask for more time or object, the contact and the signing officer,
-then a map of each parcel (buildings, street names, the main's ID and diameter, the measuring line, a scale bar and
-a north arrow). CSV cells that a spreadsheet would run as formulas are neutralised.
+Letters are laid out, never worded, here: every word comes from the ``analysis.notices.Letter`` that
+``compose_letters`` made (``letter_text`` lists them in reading order). The layout: the town's letterhead (wrapped
+to the page), the date and a certified-mail article number field, the recipient, the notices it covers, the blocks
+of the body (headings, text, the law quoted verbatim with its section), the signature, then a map of each parcel
+(buildings, street names, the main's ID and diameter, the measuring line, a scale bar and a north arrow), and a
+footer on every page. CSV cells that a spreadsheet would run as formulas are neutralised.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import shutil
 from collections.abc import Sequence
 from contextlib import suppress
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pandas as pd
 import shapely
@@ -33,8 +35,10 @@ from reportlab.lib.utils import simpleSplit
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas
 
-from analysis.notices import Letter, LetterMap, TownSettings, long_date
 from layers.errors import LayerError
+
+if TYPE_CHECKING:  # the letters are made in analysis/; laying them out needs nothing else from it
+    from analysis.notices import Letter, LetterMap
 
 MAILING_LIST = "mailing-list.csv"
 LABELS = "labels.pdf"
@@ -184,8 +188,8 @@ _STYLES = {
 class _Page:
     """A letter being written: the cursor, page breaks with a footer on each page."""
 
-    def __init__(self, pdf, letter: Letter, town: TownSettings):
-        self.pdf, self.letter, self.town = pdf, letter, town
+    def __init__(self, pdf, letter: Letter):
+        self.pdf, self.letter = pdf, letter
         self.width, self.height = LETTER
         self.y = self.height - _TOP
         self.page = 1
@@ -200,14 +204,7 @@ class _Page:
     def footer(self) -> None:
         pdf = self.pdf
         pdf.setFont("Helvetica", 7.5)
-        ids = ", ".join(self.letter.notice_ids)
-        text = _clip(
-            f"Letter {self.letter.mailing_no:04d} - notice{'s' if len(self.letter.notice_ids) > 1 else ''} {ids} "
-            f"- page {self.page}",
-            "Helvetica",
-            7.5,
-            self.width - 2 * _MARGIN,
-        )
+        text = _clip(self.letter.footer(self.page), "Helvetica", 7.5, self.width - 2 * _MARGIN)
         pdf.drawString(_MARGIN, 0.45 * inch, text)
 
     def lines(self, text: str, font: str, size: float, indent: float = 0.0, after: float = 3.0) -> None:
@@ -220,32 +217,30 @@ class _Page:
         self.y -= after
 
 
-def _letterhead(page: _Page, town: TownSettings) -> None:
+def _letterhead(page: _Page, letter: Letter) -> None:
     width = page.width - 2 * _MARGIN
-    page.lines(town.name, "Helvetica-Bold", 14, after=1)
-    for line in town.letterhead:
+    page.lines(letter.sender, "Helvetica-Bold", 14, after=1)
+    for line in letter.sender_lines:
         page.lines(line, "Helvetica", 9, after=0)
-    contact = "  |  ".join(p for p in (" / ".join(town.return_address), town.phone, town.email) if p)
-    if contact:
-        page.lines(contact, "Helvetica", 8.5, after=0)
+    if letter.contact:
+        page.lines(letter.contact, "Helvetica", 8.5, after=0)
     page.y -= 4
     page.pdf.setLineWidth(0.6)
     page.pdf.line(_MARGIN, page.y, _MARGIN + width, page.y)
     page.y -= 14
 
 
-def render_letter(pdf, letter: Letter, *, town: TownSettings, maps: dict[str, LetterMap] | None = None) -> None:
+def render_letter(pdf, letter: Letter, *, maps: dict[str, LetterMap] | None = None) -> None:
     """Draw one letter, from its first page to its last map, on ``pdf`` (a reportlab canvas)."""
-    page = _Page(pdf, letter, town)
-    _letterhead(page, town)
-    page.lines(long_date(letter.date), "Helvetica", 10, after=8)
-    page.lines("CERTIFIED MAIL    Article No. ________________________________", "Helvetica-Bold", 9.5, after=10)
+    page = _Page(pdf, letter)
+    _letterhead(page, letter)
+    page.lines(letter.date_line, "Helvetica", 10, after=8)
+    page.lines(letter.mail_line, "Helvetica-Bold", 9.5, after=10)
     for line in letter.recipient:
         page.lines(line, "Helvetica", 10.5, after=0)
     page.y -= 16
     page.lines(letter.title, "Helvetica-Bold", 12.5, after=1)
-    numbers = "Notice" + ("s" if len(letter.notice_ids) > 1 else "") + " " + ", ".join(letter.notice_ids)
-    page.lines(f"{numbers}    (letter {letter.mailing_no:04d})", "Helvetica", 9, after=6)
+    page.lines(letter.reference, "Helvetica", 9, after=6)
     for block in letter.blocks:
         font, size, indent, after = _STYLES.get(block.kind, _STYLES["text"])
         if block.kind == "heading":
@@ -256,40 +251,31 @@ def render_letter(pdf, letter: Letter, *, town: TownSettings, maps: dict[str, Le
         page.lines(block.text, font, size, indent, after)
     page.need(70)
     page.y -= 6
-    page.lines("Sincerely,", "Helvetica", 10, after=26)
-    page.lines(town.officer_name, "Helvetica", 10, after=0)
-    page.lines(town.officer_title, "Helvetica", 10, after=0)
-    page.lines(town.name, "Helvetica", 10, after=0)
+    if letter.closing:
+        page.lines(letter.closing[0], "Helvetica", 10, after=26)  # the signature goes in the space below
+        for line in letter.closing[1:]:
+            page.lines(line, "Helvetica", 10, after=0)
     for parcel_id in letter.parcel_ids:
         extract = (maps or {}).get(parcel_id)
         if extract is None:
             continue
         size = 3.4 * inch
         page.need(size + 60)
-        page.lines(f"Map: parcel {parcel_id}", "Helvetica-Bold", 10, after=4)
+        page.lines(letter.map_heading(parcel_id), "Helvetica-Bold", 10, after=4)
         _draw_map(pdf, extract, x=_MARGIN, y=page.y - size, size=size)
         page.y -= size + 6
-        page.lines(
-            "Parcel outlined in dark grey, buildings shaded, streets with their names, public sewer mains in black "
-            "with their ID and diameter, the measuring line from the property line to the main dashed red. North is "
-            "up.",
-            "Helvetica",
-            7.5,
-            after=6,
-        )
+        page.lines(letter.map_caption, "Helvetica", 7.5, after=6)
     page.footer()
     pdf.showPage()
 
 
-def write_letter(
-    path: str | Path, letter: Letter, *, town: TownSettings, maps: dict[str, LetterMap] | None = None
-) -> str:
+def write_letter(path: str | Path, letter: Letter, *, maps: dict[str, LetterMap] | None = None) -> str:
     """One letter as a PDF file."""
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     pdf = canvas.Canvas(str(path), pagesize=LETTER, invariant=1)
     pdf.setTitle(f"{letter.title.title()} - {', '.join(letter.notice_ids)}")
-    pdf.setAuthor(town.name)
-    render_letter(pdf, letter, town=town, maps=maps)
+    pdf.setAuthor(letter.sender)
+    render_letter(pdf, letter, maps=maps)
     pdf.save()
     return str(path)
 
@@ -449,7 +435,6 @@ def write_batch(
     *,
     rows: pd.DataFrame,
     letters: Sequence[Letter],
-    town: TownSettings,
     maps: dict[str, LetterMap] | None = None,
     bom: bool = False,
     progress=None,
@@ -475,7 +460,7 @@ def write_batch(
         merged = PdfWriter()
         notices: dict[str, list] = {}
         for letter in letters:
-            path = write_letter(partial / letter.file_name, letter, town=town, maps=maps)
+            path = write_letter(partial / letter.file_name, letter, maps=maps)
             merged.append(path)
             occupant = bool(letter.recipient) and letter.recipient[0] == "Occupant"
             for notice_id in letter.notice_ids:  # [file, mailing number, addressed to the occupant]

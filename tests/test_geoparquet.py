@@ -71,8 +71,8 @@ def test_one_layer_given_as_geoparquet_overrides_the_data(town, tmp_path):
         "fort-plain",
         "--data",
         town / "town.gpkg",
-        "--parcels",
-        tmp_path / "lots.parquet",
+        "--layer",
+        f"parcels={tmp_path / 'lots.parquet'}",
         "--out",
         out,
     )
@@ -98,7 +98,7 @@ def test_reports_and_building_results_as_geoparquet(town, tmp_path):
 @pytest.mark.parametrize(
     ("content", "message"),
     [
-        ("plain", "a Parquet table without GeoParquet metadata"),
+        ("plain", "without GeoParquet metadata"),
         ("garbage", "cannot be read as GeoParquet"),
     ],
 )
@@ -111,6 +111,6 @@ def test_a_parquet_file_that_is_no_geoparquet_is_refused_in_one_sentence(tmp_pat
     with pytest.raises(LayerError, match=message):
         read_source(LayerSource("parcels", str(path)))
     result = CliRunner().invoke(
-        main, ["analyze", "--profile", "fort-plain", "--parcels", str(path), "--mains", str(path)]
+        main, ["analyze", "--profile", "fort-plain", "--layer", f"parcels={path}", "--layer", f"mains={path}"]
     )
     assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output

@@ -24,10 +24,10 @@ import shapely
 from click.testing import CliRunner
 from shapely.geometry import LineString
 
-from gisapp import create_app
 from gisapp.cli import main
 from layers.sample import sample_town
 from layers.write import write_layers
+from tests.conftest import csrf, make_app
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -376,7 +376,8 @@ def test_database_without_postgis_says_so(pg_url):
 def test_password_with_at_signs_never_leaks(pg_url):
     user, _, host = pg_url.partition("://")[2].partition("@")
     wrong = f"postgresql://{user.split(':')[0]}:se@cret@Wrong@{host}"
-    for args in (("--data", wrong), ("--parcels", f"{wrong}#public.parcels", "--mains", f"{wrong}#public.mains")):
+    one_by_one = ("--layer", f"parcels={wrong}#public.parcels", "--layer", f"mains={wrong}#public.mains")
+    for args in (("--data", wrong), one_by_one):
         result = cli("analyze", "--profile", "fort-plain", *args)
         assert result.exit_code == 2
         assert "cret" not in result.output and "Wrong" not in result.output, result.output
@@ -416,22 +417,8 @@ def web(tmp_path):
     """A test client logged in (no accounts: local use) and its CSRF token."""
     store = tmp_path / "store.gpkg"
     write_layers(str(store), sample_town(50))
-    app = create_app(
-        {
-            "TESTING": True,
-            "STORE": str(store),
-            "USERS_DB": str(tmp_path / "users.sqlite"),
-            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
-            "SECRET_KEY": "test",
-            "REGISTER": str(tmp_path / "register.sqlite"),
-            "NOTICES_FOLDER": str(tmp_path / "notices"),
-        }
-    )
-    client = app.test_client()
-    client.get("/login")
-    with client.session_transaction() as session:
-        token = session["csrf"]
-    return client, token
+    client = make_app(store, tmp_path).test_client()
+    return client, csrf(client)
 
 
 def _upload_and_validate(client, token: str, payload: bytes, name: str):

@@ -12,6 +12,7 @@ import pytest
 import shapely
 from shapely.geometry import LineString, Point, Polygon, box
 
+from analysis.errors import Fix
 from analysis.mandate import analyze_mandates
 from analysis.profiles import load_profile
 from layers.crs import check_and_reproject, check_layers_together, measuring_crs
@@ -75,7 +76,8 @@ def test_missing_required_column_lists_the_columns():
     assert out is None
     assert "has no parcel_id column" in problems[0].message
     assert "Columns: TAXNUM, OWNER" in problems[0].message
-    assert "--map parcels.parcel_id=COLUMN" in problems[0].message
+    assert problems[0].fix == Fix("map", "parcels.parcel_id", "COLUMN") and "parcels.parcel_id" in problems[0].message
+    assert "--" not in problems[0].message  # the fix is named by what it is; the CLI words it as a flag
 
 
 def test_explicit_mapping_wins():
@@ -107,7 +109,8 @@ def test_no_crs_is_refused_with_how_to_fix():
     out, problems = prepare(parcels_frame(crs=None))
     assert out is None
     assert problems[0].check == "no_crs"
-    assert "--parcels-crs EPSG:2260" in problems[0].message and ".prj" in problems[0].message
+    assert "as the parcels layer's CRS" in problems[0].message and ".prj" in problems[0].message
+    assert problems[0].fix == Fix("layer_crs", "parcels", "EPSG:2260") and "--" not in problems[0].message
 
 
 def test_no_crs_with_a_crs_given_by_the_user():
@@ -127,7 +130,9 @@ def test_projected_crs_with_degree_coordinates_is_refused():
     wrong = parcels_frame().to_crs(4326).set_crs(CRS, allow_override=True)
     out, problems = prepare(wrong)
     assert out is None and problems[0].check == "crs_mismatch"
-    assert "look like degrees" in problems[0].message and "--parcels-crs EPSG:4326" in problems[0].message
+    assert "look like degrees" in problems[0].message
+    assert "give EPSG:4326 as the parcels layer's CRS" in problems[0].message
+    assert problems[0].fix == Fix("layer_crs", "parcels", "EPSG:4326")
 
 
 def test_geographic_crs_with_projected_coordinates_is_refused():
@@ -230,9 +235,9 @@ def test_sewer_type_vocabulary_and_unknown_values():
     assert pd.isna(out["sewer_type"].iloc[4])
     gdf.loc[0, "TYPE"] = "GRAV"
     out, problems = prepare(gdf, MAINS)
-    assert (
-        out is None and "'GRAV'" in problems[0].message and "--map-value mains.sewer_type.GRAV=" in problems[0].message
-    )
+    assert out is None and "'GRAV'" in problems[0].message and "mains.sewer_type.GRAV=CODE" in problems[0].message
+    assert problems[0].fix.setting == "map_value" and problems[0].fix.target == "mains.sewer_type.GRAV"
+    assert "sanitary" in problems[0].fix.choices
     out, problems = prepare(gdf, MAINS, mapping=read_mapping(None, (), ("mains.sewer_type.GRAV=sanitary",)))
     assert out["sewer_type"].iloc[0] == "sanitary"
 

@@ -26,6 +26,7 @@ from analysis.notices import (
     code_name,
     compose_letters,
     letter_maps,
+    letter_text,
     mailing_list,
     period,
     plan_violations,
@@ -131,7 +132,8 @@ def _layers():
     return parcels, lines, mains, streets, buildings
 
 
-def _letter(profile_name: str, town, tmp_path: Path) -> tuple[Path, str, object]:
+def _composed(profile_name: str, town):
+    """The one connection letter of the golden case, and the maps it carries."""
     profile = load_profile(profile_name)
     parcels, lines, mains, streets, buildings = _layers()
     notice_period = period(profile, "mandate.notice_period_days", town)
@@ -160,8 +162,36 @@ def _letter(profile_name: str, town, tmp_path: Path) -> tuple[Path, str, object]
     maps = letter_maps(
         list(due["parcel_id"]), parcels=parcels, lines=lines, mains=mains, streets=streets, buildings=buildings
     )
-    path = write_letter(tmp_path / f"{profile_name}.pdf", letter, town=town, maps=maps)
+    return letter, maps, profile
+
+
+def _letter(profile_name: str, town, tmp_path: Path) -> tuple[Path, str, object]:
+    letter, maps, profile = _composed(profile_name, town)
+    path = write_letter(tmp_path / f"{profile_name}.pdf", letter, maps=maps)
     return Path(path), pdf_text(path), profile
+
+
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
+def test_the_pdf_prints_exactly_the_words_analysis_composed(name, tmp_path):
+    """The letter's words have one home (analysis.notices): the PDF lays out letter_text's words, no more, no less."""
+    town = town_settings(tmp_path, name)
+    letter, maps, _ = _composed(name, town)
+    printed = pdf_text(write_letter(tmp_path / f"{name}.pdf", letter, maps=maps))
+    # Inside each map only its drawing's labels: the data's street names and main IDs, the scale bar, the "N".
+    drawn = re.findall(r"Map: parcel \S+ (.*?) Parcel outlined", printed)
+    assert drawn and all(re.fullmatch(r"(Main St |M-1 8 in )*0 \d+ ft N", d) for d in drawn), drawn
+    printed = re.sub(r"(Map: parcel \S+) .*? (Parcel outlined)", r"\1 \2", printed)
+    assert printed == words(letter_text(letter, mapped=maps))
+    assert "Map: parcel 12.1-1-1" in printed and town.officer_name in printed  # the maps and the signature too
+    without_maps = pdf_text(write_letter(tmp_path / f"{name}-plain.pdf", letter))
+    assert without_maps == words(letter_text(letter)) and "Map: parcel" not in without_maps
+
+
+def test_layers_letters_lays_out_and_never_imports_analysis():
+    """layers/letters.py draws what it is given: no import of analysis/ at run time."""
+    source = (REPO / "layers" / "letters.py").read_text(encoding="utf-8")
+    runtime = source.split("if TYPE_CHECKING:")[0] + source.split("if TYPE_CHECKING:")[1].split("\n\n\n", 1)[1]
+    assert "from analysis" not in runtime and "import analysis" not in runtime
 
 
 @pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
@@ -292,7 +322,7 @@ def test_violation_letters_cite_the_original_notice_and_the_towns_own_period(nam
         notice_date=plan.notice_date,
         period=plan.period,
     )
-    text = pdf_text(write_letter(tmp_path / "v.pdf", letter, town=town))
+    text = pdf_text(write_letter(tmp_path / "v.pdf", letter))
     assert "NOTICE OF VIOLATION" in text and "N-VIOLATION001" in text
     assert "Notice N-ORIGINAL0001, given on March 1, 2027, required the owner" in text and "by May 30, 2027" in text
     law = ordinance(profile)
@@ -327,7 +357,7 @@ def test_a_long_letterhead_wraps_inside_the_page(town, tmp_path):
         notice_date=DAY,
         period=period(profile, "mandate.notice_period_days"),
     )
-    path = write_letter(tmp_path / "l.pdf", letter, town=long_town)
+    path = write_letter(tmp_path / "l.pdf", letter)
     right = 8.5 * inch - 0.9 * inch
     spans = []
     PdfReader(path).pages[0].extract_text(

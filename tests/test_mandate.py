@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from shapely.geometry import LineString, MultiPolygon, Polygon, box
 
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, Fix
 from analysis.mandate import analyze_mandates
 from analysis.profiles import load_profile
 from tests.conftest import CRS, frame, lot
@@ -271,8 +271,9 @@ def test_poughkeepsie_notice_needs_a_reason(street_block):
 
 def test_wappinger_needs_the_town_distance(street_block):
     streets, mains = street_block
-    with pytest.raises(AnalysisError, match=r"--set mandate.distance_ft=N"):
+    with pytest.raises(AnalysisError, match=r"Set the town's distance in feet as mandate.distance_ft") as raised:
         run([lot("P", 0, 25)], mains, None, load_profile("wappinger"))
+    assert raised.value.fix == Fix("rule", "mandate.distance_ft", "N")
     town = load_profile("wappinger", overrides={"mandate.distance_ft": "200"})
     # No streets needed: the article does not ask whether the lot abuts a sewered street.
     r = run([lot("P", 0, 150), lot("FAR", 0, 300)], mains, None, town)
@@ -469,7 +470,7 @@ def test_a_sewer_right_of_way_is_a_right_of_way_and_its_edge_the_property_line(f
 
 
 def test_curbs_through_the_command_line(tmp_path):
-    """`sewerplan analyze --curbs FILE`: the curbline decides, both distances are written."""
+    """`sewerplan analyze --layer curbs=FILE`: the curbline decides, both distances are written."""
     import json
 
     from click.testing import CliRunner
@@ -492,7 +493,7 @@ def test_curbs_through_the_command_line(tmp_path):
     args = ["analyze", "--profile", "fort-plain", "--data", str(town), "--json"]
     plain = json.loads(CliRunner().invoke(main, args).output)
     assert plain["summary"]["counts"]["out_of_range"] == 1
-    result = CliRunner().invoke(main, [*args, "--curbs", f"{curbs}:curblines", "--out", str(out)])
+    result = CliRunner().invoke(main, [*args, "--layer", f"curbs={curbs}:curblines", "--out", str(out)])
     assert result.exit_code == 0, result.output
     mandated = json.loads(result.output)["mandated"]
     assert [(m["parcel_id"], m["distance_ft"], m["boundary_distance_ft"], m["measured_from"]) for m in mandated] == [

@@ -391,12 +391,12 @@ def test_manchester_through_the_cli(real_data):
 
     base = real_data / "vt-sewer" / "manchester"
     layers = [
-        "--mains",
-        base / "ManchesterLinearFeatures.geojson",
-        "--manholes",
-        base / "ManchesterPointFeatures.geojson",
-        "--outfalls",
-        base / "ManchesterWWTF.geojson",
+        "--layer",
+        f"mains={base / 'ManchesterLinearFeatures.geojson'}",
+        "--layer",
+        f"manholes={base / 'ManchesterPointFeatures.geojson'}",
+        "--layer",
+        f"outfalls={base / 'ManchesterWWTF.geojson'}",
         "--set",
         "network.snap_tolerance_ft=2",
     ]

@@ -429,12 +429,12 @@ def hostile(tmp_path_factory) -> dict[str, tuple[list[str], str]]:
     inputs["bellinge"] = (["--data", str(bellinge), "--data-crs", "EPSG:32632", "--crs", "EPSG:32632"], "G72F050")
     inputs["manchester"] = (
         [
-            "--mains",
-            str(manchester / "ManchesterLinearFeatures.geojson"),
-            "--manholes",
-            str(manchester / "ManchesterPointFeatures.geojson"),
-            "--outfalls",
-            str(manchester / "ManchesterWWTF.geojson"),
+            "--layer",
+            f"mains={manchester / 'ManchesterLinearFeatures.geojson'}",
+            "--layer",
+            f"manholes={manchester / 'ManchesterPointFeatures.geojson'}",
+            "--layer",
+            f"outfalls={manchester / 'ManchesterWWTF.geojson'}",
         ],
         "1",
     )
@@ -455,7 +455,7 @@ def test_no_command_prints_a_traceback(hostile, name):
         ["trace", *data, "--parcel", "P1"],
         ["analyze", "--profile", "fort-plain", *data],
         ["buildings", "--profile", "wappinger", *data],
-        ["plan", "--profile", "fort-plain", *data, "--streets-run", "Main St", "--diameter", "8"],
+        ["plan", "--profile", "fort-plain", *data, "--streets-run", "Main St", "--diameter-in", "8"],
         ["notices", "preview", "--profile", "fort-plain", *data, "--notice-date", "2027-03-01", "--register", register],
     ]
     for args in commands:

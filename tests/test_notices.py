@@ -661,34 +661,71 @@ def _issue_cli(store, out, *extra):
     return invoke(*args, "--out", out, "--json", *extra)
 
 
-def test_cli_issue_writes_a_folder_per_batch_that_nothing_overwrites(store, tmp_path):
-    first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
+@pytest.fixture
+def first_batch(store, tmp_path) -> dict:
+    """The first batch of the town's connection notices, issued through the command line (the register made)."""
+    return json.loads(_issue_cli(store, tmp_path / "out", "--new").stdout)
+
+
+def test_cli_issue_writes_one_verified_folder_with_a_letter_per_envelope(first_batch):
+    first = first_batch
     assert first["issued"] > 0 and Path(first["folder"]).name == first["batch"]
     assert len(first["letters"]) == len(pd.read_csv(first["mailing_list"]))  # one letter per envelope
     assert first["deadline_flag"] == "Sunday"  # 2027-05-30, flagged for the town to decide
     assert verify_batch(first["folder"], [n["notice_id"] for n in first["notices"]]) == []
-    rows = pd.read_csv(first["mailing_list"], dtype=str)
-    for n in first["notices"]:
+
+
+def test_cli_issue_links_each_notice_to_its_mailing_row_and_letter(first_batch):
+    rows = pd.read_csv(first_batch["mailing_list"], dtype=str)
+    for n in first_batch["notices"]:
         row = rows[rows["mailing_no"] == str(n["mailing_no"])].iloc[0]
         assert n["notice_id"] in row["notice_ids"].split("; ") and n["letter"].endswith(row["letter_file"])
-    again = json.loads(_issue_cli(store, tmp_path / "out").output)
-    assert again["issued"] == 0 and again["already_open"] == first["issued"] and again["batch"] is None
-    listed = json.loads(invoke("notices", "list", "--store", store, "--json").output)["notices"]
-    parcel = listed[0]["parcel_id"]
-    invoke("notices", "mark", parcel, "withdrawn", "--store", store)
-    second = json.loads(_issue_cli(store, tmp_path / "out").output)
+
+
+def test_cli_issue_again_issues_nothing_new_and_writes_no_folder(store, tmp_path, first_batch):
+    again = json.loads(_issue_cli(store, tmp_path / "out").stdout)
+    assert again["issued"] == 0 and again["already_open"] == first_batch["issued"] and again["batch"] is None
+    assert [p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith(".")] == [first_batch["batch"]]
+
+
+def test_a_withdrawn_notice_goes_out_again_in_a_new_batch_and_the_first_is_untouched(store, tmp_path, first_batch):
+    first = first_batch
+    listed = json.loads(invoke("notices", "list", "--store", store, "--json").stdout)["notices"]
+    invoke("notices", "mark", listed[0]["parcel_id"], "withdrawn", "--store", store)
+    second = json.loads(_issue_cli(store, tmp_path / "out").stdout)
     assert second["issued"] == 1 and second["folder"] != first["folder"]
     assert len(pd.read_csv(first["mailing_list"])) == len(first["letters"])  # the first batch's files untouched
     assert verify_batch(first["folder"], [n["notice_id"] for n in first["notices"]]) == []
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith(".")) == sorted(
         [first["batch"], second["batch"]]
     )
-    # Each run records the input data's checksum: the same data, the same checksum, in the batch and its run.
+
+
+def test_each_batch_records_the_input_data_checksum(store, tmp_path, first_batch):
+    """The same data gives the same checksum, in every batch and its run."""
+    listed = json.loads(invoke("notices", "list", "--store", store, "--json").stdout)["notices"]
+    invoke("notices", "mark", listed[0]["parcel_id"], "withdrawn", "--store", store)
+    _issue_cli(store, tmp_path / "out")
     register = Register(store=store, create=False)
     with register.engine.connect() as con:
         runs = con.execute(text("SELECT input_checksum FROM analysis_runs")).scalars().all()
     checksums = {b["input_checksum"] for b in register.batches()} | set(runs)
     assert len(runs) == 2 and len(checksums) == 1 and len(checksums.pop()) == 64
+
+
+def test_a_preview_prints_the_layers_warnings(small_town, tmp_path):
+    """The notices commands say what validation found, as analyze does (they once read the layers silently)."""
+    town = {k: v.copy() for k, v in small_town.items()}
+    town["parcels"].loc[town["parcels"].index[-1], "geometry"] = None  # dropped from the analysis, with a warning
+    path = tmp_path / "town.gpkg"
+    write_layers(str(path), town)
+    Register(str(tmp_path / "register.sqlite"), create=True)
+    args = ["notices", "preview", "--profile", "fort-plain", "--data", path, "--notice-date", "2027-03-01"]
+    shown = invoke(*args, "--register", tmp_path / "register.sqlite")
+    said = " ".join(shown.stderr.split())
+    assert "warning: parcels: 1 feature(s) have no geometry and were left out of the analysis." in said
+    quiet = invoke(*args, "--register", tmp_path / "register.sqlite", "--json")
+    assert "warning" not in quiet.stderr and json.loads(quiet.stdout)["notices"]
 
 
 def test_cli_out_that_is_a_file_records_nothing(store, tmp_path):

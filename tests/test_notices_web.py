@@ -22,13 +22,13 @@ from werkzeug.serving import make_server
 
 from analysis.mandate import analyze_mandates
 from analysis.profiles import load_profile
-from gisapp import create_app
 from gisapp.cli import main
 from layers.register import Register
 from layers.sample import sample_town
 from layers.store import read_setting
-from layers.users import add_user
 from layers.write import write_layers
+from tests import conftest
+from tests.conftest import csrf
 
 REPO = Path(__file__).resolve().parents[1]
 SCREENSHOTS = REPO / "build" / "screenshots"
@@ -54,39 +54,20 @@ def store(tmp_path_factory):
 
 
 def make_app(store: Path, tmp_path: Path, *, town: bool = True, **extra):
+    """The web app on a copy of the notices store (an issue records the register in it), with the example town
+    settings beside it, and the register the store records (none until one is created)."""
     own = tmp_path / "store" / "town.gpkg"
     own.parent.mkdir(exist_ok=True)
     if not own.exists():
         shutil.copy(store, own)
     if town:
         shutil.copy(REPO / "docs" / "town.example.toml", own.parent / "town.toml")
-    return create_app(
-        {
-            "TESTING": True,
-            "STORE": str(own),
-            "USERS_DB": str(tmp_path / "users.sqlite"),
-            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
-            "SECRET_KEY": "test",
-            "NOTICES_FOLDER": str(tmp_path / "notices"),
-            **extra,
-        }
-    )
-
-
-def csrf(client) -> str:
-    client.get("/login")
-    with client.session_transaction() as s:
-        return s["csrf"]
+    return conftest.make_app(own, tmp_path, REGISTER=None, **extra)
 
 
 @pytest.fixture
 def app(store, tmp_path):
     return make_app(store, tmp_path)
-
-
-@pytest.fixture
-def client(app):
-    return app.test_client()
 
 
 def _message(response) -> str:
@@ -241,16 +222,13 @@ def test_poughkeepsie_needs_a_reason_and_holds_private_systems_back_without_a_ha
     assert set(listing["reason"]) == {"public_health_hazard"} and set(listing["hazard"]) == {form["hazard"]}
 
 
-def test_viewers_cannot_issue_or_mark(store, tmp_path):
-    app = make_app(store, tmp_path)
-    add_user(app.config["USERS_DB"], "vera", "viewer", "viewer-password")
-    c = app.test_client()
-    token = csrf(c)
-    c.post("/login", data={"name": "vera", "password": "viewer-password", "csrf_token": token})
-    token = csrf(c)
-    assert c.get("/notices").status_code == 200
+def test_viewers_cannot_issue_or_mark(client, auth):
+    auth.add("vera", "viewer", "viewer-password")
+    assert auth.login("vera", "viewer-password").status_code == 302
+    token = auth.csrf()
+    assert client.get("/notices").status_code == 200
     for path in ("/notices/issue", "/notices/preview", "/notices/mark", "/notices/register"):
-        assert c.post(path, data={"notice_date": "2027-03-01", "csrf_token": token}).status_code == 403
+        assert client.post(path, data={"notice_date": "2027-03-01", "csrf_token": token}).status_code == 403
 
 
 def test_a_page_view_never_waits_for_a_writer(client, app):

@@ -533,7 +533,7 @@ def plan_args(data, tmp_path, *extra):
         str(data),
         "--proposed",
         str(tmp_path / "extension.geojson"),
-        "--diameter",
+        "--diameter-in",
         "8",
         *extra,
     ]
@@ -584,16 +584,16 @@ def test_plan_cli_json_save_export_pdf(town_gpkg, tmp_path):
             str(town_gpkg),
             "--streets-run",
             "Oak St",
-            "--diameter",
+            "--diameter-in",
             "8",
             "--json",
         ],
     )
     assert json.loads(by_streets.output)["newly_mandated"] == doc["newly_mandated"]
-    bad = CliRunner().invoke(main, ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--diameter", "8"])
+    bad = CliRunner().invoke(main, ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--diameter-in", "8"])
     assert bad.exit_code == 2 and "--proposed PATH or --streets-run" in bad.output
     zero = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path)[:-1] + ["0"])
-    assert zero.exit_code == 2 and "--diameter" in zero.output
+    assert zero.exit_code == 2 and "--diameter-in" in zero.output
 
 
 def test_plan_cli_prints_verdicts_requirements_and_sections(town_gpkg, tmp_path):
@@ -616,7 +616,7 @@ def test_plans_compare_side_by_side_csv_and_delete(town_gpkg, tmp_path):
     runner = CliRunner()
     for name, diameter in (("A", "8"), ("B", "6")):
         args = plan_args(town_gpkg, tmp_path, "--name", name, "--save", "--register", reg)
-        args[args.index("--diameter") + 1] = diameter
+        args[args.index("--diameter-in") + 1] = diameter
         assert runner.invoke(main, args).exit_code == 0
     listed = json.loads(runner.invoke(main, ["plans", "--register", reg, "--json"]).output)
     assert [p["name"] for p in listed] == ["A", "B"]

@@ -18,12 +18,12 @@ from shapely.geometry import LineString
 from werkzeug.serving import make_server
 
 from gisapp.cli import main
+from gisapp.users import add_user
 from layers.register import Register
-from layers.users import add_user
 from layers.write import write_layers
-from tests.conftest import ny_frame
+from tests.conftest import csrf, make_app, ny_frame
 from tests.test_plans import layout
-from tests.test_web import browser, csrf, make_app, open_map, shot, wait_for  # noqa: F401 - browser is a fixture
+from tests.test_web import browser, open_map, shot, wait_for  # noqa: F401 - browser is a fixture
 
 ODD_NAME = "Oak/St #2 ?50% six"
 HOSTILE = "<img src=x onerror=alert(1)>"

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from gisapp import create_app
 from layers.errors import LayerError
 from layers.sample import sample_town
 from layers.uploads import expire_uploads, gdal_path, new_upload
 from layers.write import write_layers
+from tests.conftest import csrf, make_app
 
 
 class Recorder(http.server.BaseHTTPRequestHandler):
@@ -66,21 +66,7 @@ def secret(tmp_path):
 def app(tmp_path, secret):
     store = tmp_path / "town.gpkg"
     write_layers(str(store), sample_town(60))
-    return create_app(
-        {
-            "TESTING": True,
-            "STORE": str(store),
-            "USERS_DB": str(tmp_path / "users.sqlite"),
-            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
-            "SECRET_KEY": secret[1],
-        }
-    )
-
-
-def csrf(client) -> str:
-    client.get("/login")
-    with client.session_transaction() as s:
-        return s["csrf"]
+    return make_app(store, tmp_path, SECRET_KEY=secret[1])
 
 
 def vrt(source: str, layer: str) -> str:
@@ -320,7 +306,7 @@ def test_unused_uploads_expire_and_a_users_quota_holds(tmp_path):
 
 
 def test_an_upload_is_its_owners_workspace(app, tmp_path):
-    from layers.users import add_user
+    from gisapp.users import add_user
 
     add_user(app.config["USERS_DB"], "pat", "planner", "planner-password")
     add_user(app.config["USERS_DB"], "alex", "planner", "planner-password")

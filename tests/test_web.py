@@ -17,11 +17,11 @@ import pytest
 from click.testing import CliRunner
 from werkzeug.serving import make_server
 
-from gisapp import SETTINGS, create_app
+from gisapp import SETTINGS
 from gisapp.cli import main
 from layers.sample import sample_town
-from layers.users import add_user
 from layers.write import write_layers
+from tests.conftest import csrf, make_app
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"
 HOSTILE_OWNER = "<img src=x onerror=alert(1)>"
@@ -42,37 +42,6 @@ def store(tmp_path_factory):
     )
     assert result.exit_code == 0, result.output
     return path
-
-
-def make_app(store, tmp_path, **extra):
-    return create_app(
-        {
-            "TESTING": True,
-            "STORE": str(store),
-            "USERS_DB": str(tmp_path / "users.sqlite"),
-            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
-            "SECRET_KEY": "test",
-            "REGISTER": str(tmp_path / "register.sqlite"),
-            "NOTICES_FOLDER": str(tmp_path / "notices"),
-            **extra,
-        }
-    )
-
-
-@pytest.fixture
-def app(store, tmp_path):
-    return make_app(store, tmp_path)
-
-
-@pytest.fixture
-def client(app):
-    return app.test_client()
-
-
-def csrf(client) -> str:
-    client.get("/login")
-    with client.session_transaction() as s:
-        return s["csrf"]
 
 
 def test_map_page(client):
@@ -139,7 +108,7 @@ def test_parcel_trace_search_sewershed(client):
 def test_api_error_shape(client, url, status):
     response = client.get(url)
     assert response.status_code == status and response.is_json
-    assert set(response.get_json()["error"]) == {"status", "title", "message", "problems"}
+    assert set(response.get_json()["error"]) == {"status", "title", "message", "problems", "fix"}
 
 
 def test_downloads(client):
@@ -180,20 +149,19 @@ def test_run_analysis_job(store, tmp_path):
     assert client.get("/api/summary").get_json()["run"]["profile"] == "poughkeepsie"
 
 
-def test_accounts_and_roles(store, tmp_path):
-    app = make_app(store, tmp_path)
-    add_user(app.config["USERS_DB"], "vera", "viewer", "viewer-password")
-    add_user(app.config["USERS_DB"], "pat", "planner", "planner-password")
-    c = app.test_client()
-    assert c.get("/").status_code == 302 and c.get("/api/summary").status_code == 401
-    token = csrf(c)
-    bad = c.post("/login", data={"name": "vera", "password": "nope-nope", "csrf_token": token})
-    assert bad.status_code == 401
-    c.post("/login", data={"name": "vera", "password": "viewer-password", "csrf_token": token})
-    assert c.get("/").status_code == 200
-    token = csrf(c)
-    assert c.post("/analysis/run", data={"profile": "fort-plain", "csrf_token": token}).status_code == 403
-    assert c.get("/data/upload").status_code == 403
+def test_with_accounts_every_page_needs_a_sign_in(app, client, auth):
+    auth.add("vera", "viewer", "viewer-password")
+    assert client.get("/").status_code == 302 and client.get("/api/summary").status_code == 401
+    assert auth.login("vera", "nope-nope").status_code == 401
+    assert client.get("/").status_code == 302
+
+
+def test_a_viewer_sees_but_cannot_run_or_upload(app, client, auth):
+    auth.add("vera", "viewer", "viewer-password")
+    assert auth.login("vera", "viewer-password").status_code == 302
+    assert client.get("/").status_code == 200
+    assert client.post("/analysis/run", data={"profile": "fort-plain", "csrf_token": auth.csrf()}).status_code == 403
+    assert client.get("/data/upload").status_code == 403
 
 
 def zipped_shapefile(town, tmp_path, evil_member: str | None = None) -> bytes:

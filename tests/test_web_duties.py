@@ -9,8 +9,8 @@ from shapely.geometry import LineString, Point, box
 
 from gisapp.cli import main
 from layers.write import write_layers
-from tests.conftest import ny_frame
-from tests.test_web import browser, click_parcel, live_server, make_app, open_map, shot  # noqa: F401 - fixtures
+from tests.conftest import make_app, ny_frame
+from tests.test_web import browser, click_parcel, live_server, open_map, shot  # noqa: F401 - fixtures
 
 
 @pytest.fixture(scope="module")

@@ -8,39 +8,24 @@ import stat
 
 import pytest
 
-import layers.users as users
-from gisapp import _secret_key, create_app
-from layers.users import add_user
+import gisapp.users as users
+from gisapp import _secret_key
+from gisapp.users import add_user
+from tests.conftest import Auth, csrf, make_app
 
 
 @pytest.fixture
 def app(tmp_path):
-    app = create_app(
-        {
-            "TESTING": True,
-            "STORE": str(tmp_path / "none.gpkg"),
-            "USERS_DB": str(tmp_path / "users.sqlite"),
-            "UPLOAD_FOLDER": str(tmp_path / "uploads"),
-            "SECRET_KEY": "test",
-        }
-    )
+    """The app with no store yet, and a planner and a viewer."""
+    app = make_app(tmp_path / "none.gpkg", tmp_path)
     add_user(app.config["USERS_DB"], "pat", "planner", "planner-password")
     add_user(app.config["USERS_DB"], "vera", "viewer", "viewer-password")
     return app
 
 
-def csrf(client) -> str:
-    client.get("/login")
-    with client.session_transaction() as s:
-        return s["csrf"]
-
-
 def sign_in(client, name, password, address="10.0.0.1"):
-    return client.post(
-        "/login",
-        data={"name": name, "password": password, "csrf_token": csrf(client)},
-        environ_base={"REMOTE_ADDR": address},
-    )
+    """Each attempt from a fresh client of its own, from ``address`` (the throttle counts names and addresses)."""
+    return Auth(None, client).login(name, password, address=address)
 
 
 def test_an_account_is_locked_after_repeated_failures_and_says_until_when(app):

@@ -1,7 +1,10 @@
 """Starting an analysis run from the web page, and following its progress.
 
-A run works on the request's store (the planner's workspace, else the town's store). Only one run at a time may
-write a store: a second is answered 409 "a run is in progress" at once, in the JSON error shape the page shows.
+A run works on the request's store (the planner's workspace, else the town's store), with the workspace the
+store's latest run recorded (its measuring CRS, column mapping, layer CRSs) and what the form gives: the profile,
+the values set on it (``set``: one ``SECTION.KEY=VALUE`` a line, as the command line's ``--set``), whether the mains
+are drawn in flow direction (``digitised_direction``), the notice date and reason. Only one run at a time may
+write a store: a second is answered 409 "a run is in progress", in the JSON error shape the page shows.
 """
 
 from __future__ import annotations
@@ -10,19 +13,32 @@ import datetime as dt
 
 from flask import Blueprint, abort, current_app, g, jsonify, request
 
-from analysis.profiles import available_profiles, load_profile
+from gisapp import services
 from gisapp.security import requires
-from gisapp.state import start_analysis, state, store_path
+from gisapp.state import recorded_spec, start_analysis, state, store_path
 from layers.store import StoreBusyError
 
 bp = Blueprint("analysis", __name__)
+
+
+def parse_settings(text: str) -> tuple[tuple[str, str], ...]:
+    """The form's ``set`` field: one ``SECTION.KEY=VALUE`` a line (blank lines and spaces ignored)."""
+    pairs = []
+    for line in text.replace(";", "\n").splitlines():
+        if not line.strip():
+            continue
+        key, sep, value = line.partition("=")
+        if not sep or not key.strip():
+            abort(400, description=f"Settings: {line.strip()!r} is not SECTION.KEY=VALUE (mandate.distance_ft=200).")
+        pairs.append((key.strip(), value.strip()))
+    return tuple(pairs)
 
 
 @bp.post("/analysis/run")
 @requires("planner")
 def run_analysis():
     profile = request.form.get("profile", "")
-    if profile not in available_profiles():
+    if profile not in services.profile_names():
         abort(400, description=f"Unknown profile {profile!r}.")
     text = request.form.get("notice_date", "").strip()
     try:
@@ -30,11 +46,25 @@ def run_analysis():
     except ValueError:
         abort(400, description=f"Notice date {text!r} is not a date (YYYY-MM-DD).")
     reason = request.form.get("notice_reason") or None
-    load_profile(profile)  # refuse a broken profile before starting
+    store = store_path()
+    recorded = recorded_spec(store)
+    # A field the form does not send keeps the run's value: its settings (for the same profile), its direction.
+    if "set" in request.form:
+        settings = parse_settings(request.form["set"])
+    else:
+        settings = recorded.settings if profile == recorded.profile else ()
+    if "digitised_direction" in request.form:
+        direction = any(v in ("1", "on", "true") for v in request.form.getlist("digitised_direction"))
+    else:
+        direction = recorded.digitised_direction
+    spec = recorded.replace(profile=profile, settings=settings, digitised_direction=direction, data=None)
+    services.profile_of(spec)  # refuse a broken profile or setting before starting
     try:
-        job = start_analysis(current_app._get_current_object(), store_path(), g.user, profile, notice, reason)
+        job = start_analysis(current_app._get_current_object(), store, g.user, spec, notice, reason)
     except StoreBusyError as exc:
-        body = {"error": {"status": 409, "title": "A run is in progress", "message": str(exc), "problems": []}}
+        body = {
+            "error": {"status": 409, "title": "A run is in progress", "message": str(exc), "problems": [], "fix": None}
+        }
         return jsonify(body), 409
     return jsonify(job.as_dict()), 202
 

@@ -8,13 +8,11 @@ from pathlib import Path
 
 from flask import Blueprint, abort, jsonify, request, send_file
 
-from analysis.profiles import load_profile
-from analysis.trace import sewershed, trace_parcel
+from gisapp import services
 from gisapp.security import requires
-from gisapp.state import map_data, network
+from gisapp.state import map_data, workspace
 from layers.mapdata import MAIN_FIELDS, PARCEL_FIELDS
-from layers.store import latest_run
-from layers.write import FORMATS, write_results
+from layers.write import FORMATS
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
@@ -85,15 +83,10 @@ def search():
 @requires("viewer")
 def trace():
     parcel_id = request.args.get("parcel", "")
-    net, connections = network()
     data = map_data()
-    results = data.originals.get("parcel_results")
-    if net is None or results is None:
+    if data.originals.get("parcel_results") is None or "mains" not in data.originals:
         abort(404, description="The store has no network or no results to trace.")
-    hit = (results["parcel_id"].astype(str) == parcel_id).to_numpy().nonzero()[0]
-    if not len(hit):
-        abort(404, description=f"No parcel {parcel_id!r} in the results.")
-    t = trace_parcel(net, parcel_id, connections.iloc[hit[0]])
+    t = services.trace_parcel(workspace(), parcel_id)
     doc = t.as_dict()
     doc["geojson"] = data.features_by_id("mains", "main_id", t.mains, ("main_id", "diameter_in"))
     doc["control_manhole_geojson"] = data.features_by_id(
@@ -106,19 +99,10 @@ def trace():
 @requires("viewer")
 def upstream():
     manhole = request.args.get("manhole", "")
-    net, connections = network()
     data = map_data()
-    if net is None or manhole not in net.node_index:
+    if "mains" not in data.originals:
         abort(404, description=f"No manhole {manhole!r} in the network.")
-    results = data.originals.get("parcel_results")
-    draining = conn = None
-    if results is not None and connections is not None:
-        keep = results["status"].isin(["connected", "mandated"]).to_numpy()
-        draining, conn = results[keep], connections[keep]
-    run = latest_run(data.path) or {}
-    shed = sewershed(
-        net, net.node_index[manhole], conn, draining, profile=load_profile(run.get("profile", "fort-plain"))
-    )
+    shed = services.sewershed(workspace(), manhole)
     doc = shed.as_dict() | {"units_unknown": shed.units_unknown}
     doc["geojson"] = data.features_by_id("mains", "main_id", shed.mains, ("main_id",))
     return jsonify(doc)
@@ -133,7 +117,7 @@ def download(fmt: str):
     frame = map_data().selection(_bbox())
     with tempfile.TemporaryDirectory(prefix="sewerplan-download-") as folder:
         path = Path(folder) / f"sewerplan-results{suffix}"
-        write_results(str(path), frame)
+        services.export_results(str(path), frame)
         payload = io.BytesIO(path.read_bytes())
     mimetypes = {
         ".geojson": "application/geo+json",

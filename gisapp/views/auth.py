@@ -12,7 +12,7 @@ import datetime as dt
 
 from flask import Blueprint, current_app, g, redirect, render_template, request, session, url_for
 
-from layers.users import check_user, clear_failures, end_sessions, locked_until, record_failure, user_session
+from gisapp.users import check_user, clear_failures, end_sessions, locked_until, record_failure, user_session
 
 bp = Blueprint("auth", __name__)
 

@@ -15,11 +15,13 @@ from pathlib import Path
 
 from flask import Blueprint, current_app, g, redirect, render_template, request, session, url_for
 
-from analysis.profiles import load_profile
+from gisapp import services
+from gisapp.errors import problem_view
 from gisapp.security import requires
-from layers.crs import measuring_crs
+from gisapp.state import recorded_spec
+from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError, LayerValidationError
-from layers.read import load_layers, read_source
+from layers.read import read_source
 from layers.schema import SPECS
 from layers.store import StoreBusyError, latest_run, layer_counts, previous_stores, publish_store, restore_store
 from layers.uploads import (
@@ -33,7 +35,6 @@ from layers.uploads import (
     upload_folder,
     upload_sources,
 )
-from layers.validate import ColumnMapping
 from layers.write import write_layers
 
 bp = Blueprint("data", __name__, url_prefix="/data")
@@ -162,24 +163,59 @@ def mapping(token: str):
 @requires("planner")
 def validate(token: str):
     sources = _sources(token)
-    mapping = ColumnMapping()
-    for key, column in request.form.items():
-        kind, _, field = key.partition(".")
-        if kind in SPECS and field and column:
-            mapping.columns.setdefault(kind, {})[field] = column
-    crs = measuring_crs(load_profile("fort-plain").measurement.measuring_crs.value)
+    spec = _upload_spec(request.form)
     folder = _folder(token)
     try:
         with _refused_deletes(folder):
-            layers = load_layers(sources, target_crs=crs, mapping=mapping)
+            ws = services.open_workspace(spec, sources=sources, required=("parcels", "mains"))
     except LayerValidationError as exc:
         shutil.rmtree(folder, ignore_errors=True)  # refused: deleted at once (the report says to upload again)
-        return render_template("data/report.html", token=token, problems=exc.problems, ok=False), 422
+        problems = [problem_view(p) for p in exc.problems]
+        return render_template("data/report.html", token=token, problems=problems, ok=False), 422
+    layers = ws.layers
     store = folder / "store.gpkg"
     frames = {k: getattr(layers, k) for k in SPECS if getattr(layers, k, None) is not None}
     write_layers(str(store), frames, overwrite=True)
     counts = {k: len(v) for k, v in frames.items()}
-    return render_template("data/report.html", token=token, problems=layers.problems, ok=True, counts=counts)
+    problems = [problem_view(p) for p in layers.problems]
+    return render_template("data/report.html", token=token, problems=problems, ok=True, counts=counts)
+
+
+def _upload_spec(form) -> WorkspaceSpec:
+    """The workspace an upload is checked in: the town's profile and measuring CRS (as its store's latest run
+    applied them), and the form's column mapping (``KIND.FIELD``), each layer's CRS where it declares none
+    (``layer_crs.KIND``, as the command line's --layer-crs KIND=CRS) and coded values (``map_value.KIND``: one
+    ``FIELD.VALUE=CODE`` a line, as --map-value KIND.FIELD.VALUE=CODE)."""
+    columns: dict[str, dict[str, str]] = {}
+    values: dict[str, dict[str, dict[str, str]]] = {}
+    layer_crs: dict[str, str] = {}
+    for key, text in form.items():
+        head, _, rest = key.partition(".")
+        text = (text or "").strip()
+        if not text:
+            continue
+        if head == "layer_crs" and rest in SPECS:
+            layer_crs[rest] = text
+        elif head == "map_value" and rest in SPECS:
+            for line in text.splitlines():
+                name, sep, code = line.partition("=")
+                field, dot, value = name.strip().partition(".")
+                if not (sep and dot and field and value):
+                    raise LayerError(
+                        f"Coded values of the {rest} layer: {line.strip()!r} is not FIELD.VALUE=CODE "
+                        "(e.g. sewer_type.GRAV=sanitary)."
+                    )
+                values.setdefault(rest, {}).setdefault(field, {})[value.strip()] = code.strip()
+        elif head in SPECS and rest:
+            columns.setdefault(head, {})[rest] = text
+    town = recorded_spec(current_app.config["STORE"])
+    return WorkspaceSpec(
+        profile=town.profile,
+        settings=town.settings,
+        crs=town.crs,
+        layer_crs=tuple(layer_crs.items()),
+        mapping={"columns": columns, "values": values},
+    )
 
 
 @bp.post("/<token>/use")

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from flask import Blueprint, Response, current_app, g, render_template, url_for
 
-from analysis.profiles import available_profiles
+from gisapp import services
 from gisapp.maps import build_map
 from gisapp.security import requires
-from gisapp.state import map_data
+from gisapp.state import map_data, recorded_spec
 from layers.store import latest_run
 
 bp = Blueprint("map", __name__)
@@ -35,6 +35,7 @@ def index():
         blank_tiles_url=url_for("map.blank_tile", z=0, x=0, y=0).replace("/0/0/0", "/{z}/{x}/{y}"),
     )
     run = latest_run(data.path)
+    spec = recorded_spec(data.path)  # the run form starts from what the latest run used
     # Folium's own inline scripts run under the page's Content-Security-Policy nonce.
     parts = replace(parts, header=parts.header.replace("<script>", f'<script nonce="{g.csp_nonce}">'))
     return render_template(
@@ -42,8 +43,10 @@ def index():
         parts=parts,
         run=run,
         colours=STATUS_COLOURS,
-        profiles=available_profiles(),
+        profiles=services.profile_names(),
         has_results=data.has_results,
+        settings=spec.settings,
+        digitised_direction=spec.digitised_direction,
     )
 
 

@@ -17,14 +17,12 @@ from flask import Blueprint, abort, current_app, g, redirect, render_template, r
 from werkzeug.utils import safe_join
 
 from analysis.errors import AnalysisError
-from analysis.notices import with_resolutions
-from analysis.profiles import load_profile
-from gisapp import notices as service
+from gisapp import services
+from gisapp.errors import web_text
 from gisapp.security import requires
+from gisapp.state import recorded_spec, workspace
 from layers.errors import LayerError
 from layers.register import STATES, STATUSES, Register, RegisterMissingError, default_register_path, parse_date
-from layers.store import latest_run
-from layers.town import load_town_settings, town_file
 
 bp = Blueprint("notices", __name__, url_prefix="/notices")
 PAGE_ROWS = 100
@@ -36,16 +34,17 @@ def _register(*, create: bool = False) -> Register:
     cache = current_app.extensions.setdefault("sewerplan_registers", {})
     key = (config["REGISTER"], config["STORE"])
     if key not in cache or create:
-        cache[key] = Register(config["REGISTER"], store=config["STORE"], create=create)
+        cache[key] = services.open_register(config["REGISTER"], store=config["STORE"], create=create)
     return cache[key]
 
 
 def _profile():
-    return load_profile((latest_run(current_app.config["STORE"]) or {}).get("profile", "fort-plain"))
+    """The profile as the town store's latest run applied it (the page's heading and notice reasons)."""
+    return services.profile_of(recorded_spec(current_app.config["STORE"]))
 
 
 def _town():
-    return load_town_settings(town_file(None, store=current_app.config["STORE"]))
+    return services.town(None, data=current_app.config["STORE"])
 
 
 def _back(message: str | None = None, error: str | None = None):
@@ -114,22 +113,17 @@ def create_register():
     return _back(message=f"The notice register was created: {register.url.removeprefix('sqlite:///')}.")
 
 
-def _plan(form):
+def _plan(form) -> tuple[Register, services.NoticePreview, dict]:
+    """Settle unfinished batches, then preview the notices the form asks for (``services.preview_notices``)."""
     day = parse_date(form.get("notice_date", ""), "The notice date")
     register = _register()
-    data = service_inputs()
-    town = _town()
-    profile = with_resolutions(_profile(), town)
     reason = form.get("notice_reason") or None
     hazard = (form.get("hazard") or "").strip() or None
-    settled = service.settle(register, actor=f"web:{g.user}")
-    plan, rows, doc = service.preview(
-        register, data, profile=profile, town=town, notice_date=day, notice_reason=reason, hazard=hazard
+    settled = services.settle(register, actor=f"web:{g.user}")
+    found = services.preview_notices(
+        workspace(), register, town=_town(), notice_date=day, notice_reason=reason, hazard=hazard
     )
-    token = _confirmation(plan)
-    mandated = set(data.results.loc[data.results["status"] == "mandated", "parcel_id"].astype(str))
-    before = len(mandated & register.excluded_parcels())
-    return register, data, town, profile, plan, rows, doc | {"settled": settled, "token": token, "before": before}
+    return register, found, found.doc | {"settled": settled, "token": _confirmation(found.plan)}
 
 
 def _kept(form) -> dict:
@@ -142,41 +136,20 @@ def _confirmation(plan) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def service_inputs() -> service.NoticeInputs:
-    from gisapp.state import map_data
-
-    data = map_data()
-    originals = data.originals
-    results = originals.get("parcel_results")
-    if results is None:
-        raise LayerError("Run the analysis first (Map page, Run analysis): there are no results to give notice on.")
-    frames = {k: originals.get(k) for k in ("parcel_results", "mains", "streets", "buildings")}
-    return service.NoticeInputs(
-        results=results,
-        lines=originals.get("measuring_lines"),
-        mains=originals.get("mains"),
-        streets=originals.get("streets"),
-        buildings=originals.get("building_results", originals.get("buildings")),
-        summary=latest_run(data.path),
-        fingerprints={"store": data.path},
-        checksum=service.data_checksum(frames),
-    )
-
-
 @bp.post("/preview")
 @requires("planner")
 def preview():
     try:
-        _, _, _, _, plan, rows, doc = _plan(request.form)
+        _, found, doc = _plan(request.form)
     except (LayerError, AnalysisError) as exc:
-        return _page(error=str(exc), form=_kept(request.form), status_code=400)
-    return _page(preview=_preview_view(plan, rows, doc, request.form))
+        return _page(error=web_text(exc), form=_kept(request.form), status_code=400)
+    return _page(preview=_preview_view(found, doc, request.form))
 
 
-def _preview_view(plan, rows, doc, form) -> dict:
+def _preview_view(found: services.NoticePreview, doc: dict, form) -> dict:
     return {
-        "rows": rows.to_dict("records"),
-        "count": len(plan.due),
+        "rows": found.rows.to_dict("records"),
+        "count": len(found.plan.due),
         "doc": doc,
         "form": _kept(form),
     }
@@ -186,12 +159,12 @@ def _preview_view(plan, rows, doc, form) -> dict:
 @requires("planner")
 def issue():
     try:
-        register, data, town, profile, plan, rows, doc = _plan(request.form)
+        register, found, doc = _plan(request.form)
     except (LayerError, AnalysisError) as exc:
-        return _page(error=str(exc), form=_kept(request.form), status_code=400)
+        return _page(error=web_text(exc), form=_kept(request.form), status_code=400)
     if request.form.get("confirm") != doc["token"]:
         # Never issue without the clerk having seen exactly what will be issued.
-        view = _preview_view(plan, rows, doc, request.form)
+        view = _preview_view(found, doc, request.form)
         view["ask"] = (
             "Check the preview below, then confirm to issue."
             if not request.form.get("confirm")
@@ -199,19 +172,10 @@ def issue():
         )
         return _page(preview=view)
     try:
-        done = service.issue_batch(
-            register,
-            plan,
-            kind="connection",
-            profile=profile,
-            town=town,
-            root=current_app.config["NOTICES_FOLDER"],
-            actor=f"web:{g.user}",
-            inputs=data,
-        )
+        done = services.issue_notices(found, register, root=current_app.config["NOTICES_FOLDER"], actor=f"web:{g.user}")
     except (LayerError, AnalysisError) as exc:
-        return _page(error=str(exc), form=_kept(request.form), status_code=400)
-    already = done["already_open"] + doc["before"]
+        return _page(error=web_text(exc), form=_kept(request.form), status_code=400)
+    already = done["already_open"]
     if not done["batch"]:
         return _back(message=f"0 notice(s) issued, {already} already noticed: no files written.")
     return _back(
@@ -257,5 +221,5 @@ def mark():
     try:
         _register().mark(parcel_id, status, actor=f"web:{g.user}", note=note, deadline=until)
     except LayerError as exc:
-        return _back(error=str(exc))
+        return _back(error=web_text(exc))
     return _back(message=f"{parcel_id}: {status}.")

@@ -15,22 +15,20 @@ from flask import Blueprint, abort, current_app, g, jsonify, redirect, render_te
 from pyproj import CRS
 
 from analysis.plans import compare_plans
-from analysis.profiles import load_profile
-from gisapp.pipeline import plan_on_layers, plan_pdf
+from gisapp import services
 from gisapp.security import LOCAL_USER, requires
-from gisapp.state import network, store_layers
+from gisapp.state import workspace
 from layers.board import write_comparison_csv
 from layers.errors import LayerError
-from layers.read import proposed_from_geojson, street_run, to_lonlat_geojson
+from layers.read import to_lonlat_geojson
 from layers.register import Register
-from layers.write import write_plan
 
 bp = Blueprint("plans", __name__, url_prefix="/plans")
 FORMATS = ("geojson", "gpkg", "pdf", "json")
 
 
 def _register() -> Register:
-    return Register(current_app.config["REGISTER"], store=current_app.config["STORE"])
+    return services.open_register(current_app.config["REGISTER"], store=current_app.config["STORE"], create=True)
 
 
 def _map(doc: dict, line, layers) -> dict:
@@ -68,23 +66,20 @@ def evaluate():
         abort(400, description="The diameter must be a positive number of inches.")
     name = str(body.get("name") or "scenario").strip()[:80] or "scenario"
     material = str(body.get("material") or "").strip()[:60] or None
-    layers, profile = store_layers()
+    ws = workspace()
     if body.get("streets_run"):
-        line = street_run(layers.streets, str(body["streets_run"]))
+        line = services.proposed_line(ws, streets_run=str(body["streets_run"]))
     else:
-        line = proposed_from_geojson(body.get("geometry") or {}, target_crs=layers.parcels.crs)
-    net, _ = network()
-    result, doc = plan_on_layers(
-        layers,
-        profile,
+        line = services.proposed_line(ws, geometry=body.get("geometry") or {})
+    result, doc = services.evaluate_plan(
+        ws,
         line,
         diameter_in=diameter,
         material=material,
         name=name,
-        network=net,
         register=_register() if body.get("save") else None,
     )
-    doc["map"] = _map(doc, line, layers)
+    doc["map"] = _map(doc, line, ws.layers)
     return jsonify(doc)
 
 
@@ -153,7 +148,9 @@ def export(name: str, fmt: str):
         abort(404, description=f"No saved scenario is named {name!r}.")
     plan = saved[name]
     doc = plan["result"] | {"name": name}
-    layers, _ = store_layers()
+    layers = workspace().layers
+    if layers.parcels is None:
+        raise LayerError("The store has no parcels layer to draw the scenario on.")
     if not CRS(plan["crs"]).equals(CRS(layers.parcels.crs)):
         raise LayerError(
             f"The scenario {name} was saved in {plan['crs']}, but the store's layers are now in "
@@ -165,10 +162,9 @@ def export(name: str, fmt: str):
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"plan.{fmt}"
         if fmt == "pdf":
-            profile = load_profile(plan["profile"], overrides=doc.get("profile_overrides") or None)
             preparer = "local planner" if g.user == LOCAL_USER else g.user
-            plan_pdf(path, doc, layers, profile, line=line, preparer=preparer)
+            services.plan_pdf(path, doc, layers, services.saved_plan_profile(plan), line=line, preparer=preparer)
         else:
-            write_plan(str(path), doc, line, layers.parcels, crs=layers.parcels.crs)
+            services.export_plan(str(path), doc, line, layers)
         payload = io.BytesIO(path.read_bytes())
     return send_file(payload, as_attachment=True, download_name=f"{name.replace('/', '-')}.{fmt}")

@@ -1,0 +1,747 @@
+"""One typed function per job, the one thing the command line and the web pages both call (no Flask, no click).
+
+A job starts from a workspace (``gisapp.workspace``): ``open_workspace`` makes one from what a user gave, and
+``open_store`` rebuilds the one a store's latest run recorded, so the CLI and the web page analyse, trace, plan and
+give notice on exactly the same profile as applied, layers, network and register. ``load_profile`` and
+``build_network`` are called here and nowhere else outside ``analysis/``.
+
+Jobs: ``analyse``; ``network``, ``check``, ``trace_parcel``, ``trace_manhole``, ``sewershed``; ``buildings``;
+``duties``; ``preview_notices``, ``issue_notices``, ``violations``, ``settle``, ``resume``; ``evaluate_plan``,
+``plan_pdf``, ``export_plan``; ``export_results``. A command or a view parses its input, calls one of them and
+presents the result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import geopandas as gpd
+import pandas as pd
+from pyproj import CRS
+
+from analysis.buildings import BuildingsResult, assess_buildings
+from analysis.duties import DutiesResult, assess_duties
+from analysis.errors import Fix
+from analysis.mandate import MandateResult, analyze_mandates
+from analysis.network import SewerNetwork, build_network
+from analysis.network_checks import check_network
+from analysis.notices import NoticePlan, TownSettings, with_resolutions
+from analysis.profiles import Profile, available_profiles, load_profile
+from analysis.trace import Sewershed, Trace, add_network_results, connect_parcels, trace_down
+from analysis.trace import sewershed as upstream_of
+from analysis.trace import trace_parcel as trace_from_parcel
+from gisapp import notices as _notices
+from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
+from layers.crs import measuring_crs
+from layers.errors import LayerError, NotFoundError
+from layers.read import (
+    Layers,
+    LayerSource,
+    find_layers,
+    load_layers,
+    parse_source,
+    read_connected_ids,
+    read_proposed,
+    street_run,
+)
+from layers.register import Register, RegisterMissingError
+from layers.store import latest_run, read_results, write_run
+from layers.swmm import LOCAL_CRS
+from layers.town import load_town_settings, town_file
+from layers.validate import ColumnMapping
+from layers.write import output_format, write_plan, write_results
+
+# The profile a store with no recorded run, and `sewerplan trace` without --profile, use (for its snapping
+# settings: the network rules are not applied).
+DEFAULT_PROFILE = "fort-plain"
+# Where a town leaves the mandate distance unset, the nearest-main search starts this far out (a speed hint: the
+# search goes on until every parcel has its nearest main, so no result depends on it).
+CONNECTION_SEARCH_FT = 100.0
+
+
+def _quiet(_text: str) -> None:
+    """No progress reporting."""
+
+
+Progress = Callable[[str], None]
+
+
+# -- profiles -----------------------------------------------------------------------------------------------------
+
+
+def profile_names() -> list[str]:
+    """The bundled profiles' names."""
+    return available_profiles()
+
+
+def profile(name: str, *, settings: dict | None = None) -> Profile:
+    """A profile by bundled name or ``.toml`` path, with ``settings`` (rule key -> value) applied."""
+    return load_profile(name, overrides=settings or None)
+
+
+def profiles() -> list[Profile]:
+    """Every bundled profile."""
+    return [profile(name) for name in available_profiles()]
+
+
+def profile_of(spec: WorkspaceSpec) -> Profile:
+    """The profile as a workspace applies it: its file or bundled name, and every value set on it."""
+    if not spec.profile:
+        raise LayerError(
+            f"No ordinance profile was chosen: choose the town's ({', '.join(available_profiles())}).",
+            fix=Fix("profile", example=DEFAULT_PROFILE, choices=tuple(available_profiles())),
+        )
+    return profile(spec.profile, settings=spec.overrides)
+
+
+def connection_profile(prof: Profile) -> Profile:
+    """The profile a job that needs only each parcel's connection point runs the mandate analysis under.
+
+    Buildings and traces need where each parcel's building sewer meets its main, not who must connect. Where the
+    town has left the mandate distance unset (Wappinger, whose connection rule does not tie the duty to an
+    abutting street), every parcel connects to its nearest main, so any search distance gives the same points:
+    the profile's distance is filled in for the search only, and no status from it is shown.
+    """
+    rule = prof.mandate.distance_ft
+    if rule.value is not None or prof.mandate.requires_abutting_street.value:
+        return prof
+    search = dataclasses.replace(rule, value=CONNECTION_SEARCH_FT, setting=True)
+    return dataclasses.replace(prof, mandate=dataclasses.replace(prof.mandate, distance_ft=search))
+
+
+# -- opening a workspace ------------------------------------------------------------------------------------------
+
+
+def store_of(data: str | Path | None) -> str | None:
+    """``data`` when it is a GeoPackage file that can be a store (its run record, its register); else None."""
+    if data and "://" not in str(data) and Path(data).suffix.lower() == ".gpkg":
+        return str(data)
+    return None
+
+
+def recorded_spec(store: str | Path | None) -> WorkspaceSpec | None:
+    """The workspace the store's latest run used (None for a store never analysed, or not a GeoPackage)."""
+    if not store_of(store):
+        return None
+    try:
+        record = latest_run(store)
+    except (ValueError, sqlite3.Error):  # a damaged file: its layers are refused, with a sentence, when read
+        return None
+    return WorkspaceSpec.from_record(record)
+
+
+def layer_sources(spec: WorkspaceSpec, *, store: str | None = None) -> dict[str, LayerSource]:
+    """Where each layer comes from: the spec's data (else the store's own layers), then each layer given alone."""
+    data = spec.data or store
+    found = find_layers(str(data)) if data else {}
+    for kind, text in spec.layers:
+        found[kind] = parse_source(kind, text)
+    if not found:
+        raise LayerError("No data was given: give the town's data, or each layer on its own.", fix=Fix("layer"))
+    return found
+
+
+def measuring_target(spec: WorkspaceSpec, prof: Profile) -> CRS:
+    """The CRS the workspace measures in: the one given, else the profile's (a model's own for local data)."""
+    if spec.is_local:
+        return LOCAL_CRS
+    return measuring_crs(spec.crs or prof.measurement.measuring_crs.value)
+
+
+def open_workspace(
+    spec: WorkspaceSpec,
+    *,
+    store: str | None = None,
+    sources: dict[str, LayerSource] | None = None,
+    required: tuple[str, ...] = ("parcels", "mains"),
+    progress: Progress | None = None,
+    stored: StoredRun | None = None,
+) -> Workspace:
+    """The profile as applied and the validated layers of a workspace (``LayerValidationError`` with every problem).
+
+    ``sources`` replaces the spec's (an upload's checked layers); ``store`` is the GeoPackage whose layers the spec
+    means when it names no data, and where runs are recorded; ``stored`` the results of the run the spec came from.
+    """
+    prof = profile_of(spec)
+    sources = layer_sources(spec, store=store) if sources is None else sources
+    target = measuring_target(spec, prof)
+    if spec.is_local:
+        assume = dict.fromkeys(sources, LOCAL_CRS.to_wkt())
+    else:
+        given = dict(spec.layer_crs)
+        assume = {k: given.get(k) or spec.data_crs for k in sources if given.get(k) or spec.data_crs}
+    mapping = ColumnMapping(
+        columns={k: dict(v) for k, v in (spec.mapping.get("columns") or {}).items()},
+        values={k: {f: dict(c) for f, c in v.items()} for k, v in (spec.mapping.get("values") or {}).items()},
+    )
+    connected = read_connected_ids(spec.connected, column=spec.connected_column) if spec.connected else None
+    layers = load_layers(
+        sources,
+        target_crs=target,
+        mapping=mapping,
+        assume_crs=assume,
+        connected_ids=connected,
+        progress=progress,
+        required=required,
+    )
+    return Workspace(spec, prof, layers, store=store, stored=stored)
+
+
+def open_store(
+    store: str,
+    *,
+    spec: WorkspaceSpec | None = None,
+    required: tuple[str, ...] = ("mains",),
+    stored: StoredRun | None = None,
+) -> Workspace:
+    """The workspace a store's latest run used, rebuilt from the store's own layers (the web app's workspace).
+
+    ``spec`` (what the run recorded) is read from the store when not given; a store never analysed gets the
+    default profile. ``stored`` holds the run's results, read from the store when not given.
+    """
+    spec = (spec or recorded_spec(store) or WorkspaceSpec(profile=DEFAULT_PROFILE)).replace(data=None)
+    if stored is None:
+        stored = StoredRun(parcels=read_results(store), record=latest_run(store))
+    return open_workspace(spec, store=store, required=required, stored=stored)
+
+
+def _need(ws: Workspace, *kinds: str) -> None:
+    missing = [k for k in kinds if getattr(ws.layers, k, None) is None]
+    if missing:
+        raise LayerError(
+            f"This needs a {' and a '.join(missing)} layer, and the data has none.", fix=Fix("layer", missing[0])
+        )
+
+
+# -- analysis -----------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunResult:
+    """One analysis run: the parcels with every result column, the measuring lines, buildings, duties, summary."""
+
+    parcels: gpd.GeoDataFrame
+    measuring_lines: gpd.GeoDataFrame
+    buildings: BuildingsResult | None
+    summary: dict
+    written: list[str]
+    duties: DutiesResult | None = None
+
+
+def mandates(ws: Workspace, prof: Profile | None = None, **options) -> MandateResult:
+    """The mandate analysis on every layer it uses (streets, buildings, service areas, curbs, rights of way)."""
+    _need(ws, "parcels", "mains")
+    layers = ws.layers
+    return analyze_mandates(
+        layers.parcels,
+        layers.mains,
+        streets=layers.streets,
+        buildings=layers.buildings,
+        service_areas=layers.service_areas,
+        curbs=layers.curbs,
+        sewer_rights_of_way=layers.sewer_rights_of_way,
+        profile=prof or ws.profile,
+        **options,
+    )
+
+
+def _assess(
+    ws: Workspace, parcels: gpd.GeoDataFrame, prof: Profile, found: MandateResult | None = None
+) -> BuildingsResult:
+    layers = ws.layers
+    # The analysis already found each building's parcel and each parcel's streets: reused while the parcels are
+    # the analysis's, in its order.
+    same = found is not None and parcels.index.equals(found.parcels.index)
+    return assess_buildings(
+        layers.buildings,
+        parcels,
+        profile=prof,
+        streets=layers.streets,
+        mains=layers.mains,
+        alleys=layers.alleys,
+        laterals=layers.laterals,
+        building_parcels=found.building_parcels if same else None,
+        street_pairs=found.street_pairs if same else None,
+    )
+
+
+def _duties(ws: Workspace, parcels, net=None, connections=None) -> DutiesResult:
+    return assess_duties(
+        parcels,
+        profile=ws.profile,
+        network=net,
+        connections=connections,
+        subdivisions=ws.layers.subdivisions,
+        service_areas=ws.layers.service_areas,
+    )
+
+
+def analyse(
+    ws: Workspace,
+    *,
+    notice_date: dt.date | None = None,
+    notice_reason: str | None = None,
+    out_path: str | None = None,
+    locked: bool = False,
+    who: str = "sewerplan analyze",
+    progress: Progress = _quiet,
+) -> RunResult:
+    """One analysis run: mandates, then (with manholes) the network columns, the further duties, then (with
+    buildings and streets) the building results; written to ``out_path`` when given.
+
+    A GeoPackage output is a store: the run's results and its record (the summary, with the workspace the run used
+    under ``"workspace"``) are swapped in atomically, under the store's writer lock (``locked``: the caller holds
+    it already).
+    """
+    progress("analysing")
+    result = mandates(ws, notice_date=notice_date, notice_reason=notice_reason)
+    parcels = result.parcels
+    summary = dict(result.summary)
+    net = connections = None
+    if ws.layers.manholes is not None:
+        progress("tracing the network")
+        net = network(ws)
+        parcels, connections = add_network_results(parcels, net)
+        summary["traced"] = int(parcels["downstream_length_ft"].notna().sum())
+    progress("finding further duties")
+    found = _duties(ws, parcels, net, connections)
+    parcels = found.parcels
+    summary["duties"] = found.summary
+    assessed = None
+    if ws.layers.buildings is not None and ws.layers.streets is not None:
+        progress("assessing buildings")
+        assessed = _assess(ws, parcels, ws.profile, result)
+        summary["buildings"] = assessed.summary
+    is_store = bool(out_path) and output_format(out_path) == "GPKG"
+    summary["workspace"] = ws.spec.as_record(store=out_path if is_store else ws.store)
+    written: list[str] = []
+    if out_path:
+        progress(f"writing {Path(out_path).name}")
+        buildings = assessed.buildings if assessed is not None else None
+        if is_store:  # the store: one writer at a time, swapped in atomically
+            written = write_run(out_path, parcels, result.measuring_lines, buildings, summary, locked=locked, who=who)
+        else:
+            written = write_results(out_path, parcels, result.measuring_lines, buildings)
+    return RunResult(parcels, result.measuring_lines, assessed, summary, written, found)
+
+
+def export_results(path: str, frame: gpd.GeoDataFrame, lines=None, buildings=None) -> list[str]:
+    """Write result frames to ``path`` (.gpkg, .geojson or .csv); returns the layers written."""
+    return write_results(path, frame, lines, buildings)
+
+
+# -- the network --------------------------------------------------------------------------------------------------
+
+
+def network(ws: Workspace) -> SewerNetwork:
+    """The workspace's sewer network, built once (honouring the digitised-direction choice), then kept."""
+    with ws.lock:
+        net = ws.cache.get("network")
+        if net is None:
+            _need(ws, "mains")
+            layers = ws.layers
+            net = build_network(
+                layers.mains,
+                manholes=layers.manholes,
+                outfalls=layers.outfalls,
+                profile=ws.profile,
+                trust_digitised=ws.spec.digitised_direction or None,
+            )
+            ws.cache["network"] = net
+        return net
+
+
+def network_if_manholes(ws: Workspace) -> SewerNetwork | None:
+    """The network where the data has manholes (analyses, plans and duties use it then), else None."""
+    return network(ws) if ws.layers.manholes is not None else None
+
+
+def check(ws: Workspace) -> list:
+    """Every defect of the network, errors first (``analysis.network_checks``)."""
+    return check_network(network(ws), profile=ws.profile, manholes=ws.layers.manholes)
+
+
+def connections(ws: Workspace) -> tuple[gpd.GeoDataFrame, pd.DataFrame]:
+    """Each parcel's result row and its connection on the network, kept once found.
+
+    From the store's run where the workspace was rebuilt from one (its results are what the page shows); else from
+    a mandate analysis under ``connection_profile``.
+    """
+    with ws.lock:
+        cached = ws.cache.get("connections")
+    if cached is not None:
+        return cached
+    net = network(ws)
+    if ws.stored is not None:
+        parcels = ws.stored.parcels
+        if parcels is None:
+            raise LayerError("There are no results yet: run the analysis first.")
+    else:
+        parcels = mandates(ws, connection_profile(ws.profile)).parcels
+    found = (parcels, connect_parcels(net, parcels))
+    with ws.lock:
+        ws.cache["connections"] = found
+    return found
+
+
+def trace_parcel(ws: Workspace, parcel_id: str) -> Trace:
+    """The flow path from a parcel's connection point to its control manhole and the outfall."""
+    parcels, conn = connections(ws)
+    hit = (parcels["parcel_id"].astype(str) == str(parcel_id)).to_numpy().nonzero()[0]
+    if not len(hit):
+        raise NotFoundError(f"No parcel {parcel_id!r} in the parcels layer.")
+    return trace_from_parcel(network(ws), str(parcel_id), conn.iloc[hit[0]])
+
+
+def _node(net: SewerNetwork, manhole_id: str) -> int:
+    if manhole_id not in net.node_index:
+        raise NotFoundError(f"No manhole or node {manhole_id!r} in the network.")
+    return net.node_index[manhole_id]
+
+
+def trace_manhole(ws: Workspace, manhole_id: str) -> Trace:
+    """The flow path down from a manhole."""
+    net = network(ws)
+    return trace_down(net, _node(net, manhole_id))
+
+
+def sewershed(ws: Workspace, manhole_id: str) -> Sewershed:
+    """Everything draining through a manhole: mains, manholes, and the parcels connected or required to connect."""
+    net = network(ws)
+    node = _node(net, manhole_id)
+    draining = conn = None
+    has_parcels = ws.layers.parcels is not None if ws.stored is None else ws.stored.parcels is not None
+    if has_parcels:
+        parcels, conn = connections(ws)
+        keep = parcels["status"].isin(["connected", "mandated"]).to_numpy()
+        draining, conn = parcels[keep], conn[keep]
+    return upstream_of(net, node, conn, draining, profile=ws.profile)
+
+
+# -- buildings and duties -----------------------------------------------------------------------------------------
+
+
+def buildings(ws: Workspace, progress: Progress = _quiet) -> BuildingsResult:
+    """Every building's case: rear buildings, living units, laterals, manhole connections (``sewerplan
+    buildings``): the mandate analysis finds each parcel's connection point, the buildings are assessed on it."""
+    _need(ws, "parcels", "mains", "buildings")
+    progress("finding connection points")
+    found = mandates(ws, connection_profile(ws.profile))
+    progress("assessing buildings")
+    return _assess(ws, found.parcels, ws.profile, found)
+
+
+def duties(ws: Workspace, progress: Progress = _quiet) -> DutiesResult:
+    """The further duties: grease interceptors, industrial users and their control manholes, subdivisions."""
+    progress("analysing")
+    parcels = mandates(ws).parcels
+    net = conn = None
+    if ws.layers.manholes is not None:
+        progress("tracing the network")
+        net = network(ws)
+        parcels, conn = add_network_results(parcels, net)
+    progress("finding further duties")
+    return _duties(ws, parcels, net, conn)
+
+
+# -- the register and the town ------------------------------------------------------------------------------------
+
+
+def open_register(url: str | None, *, store: str | None, create: bool = False) -> Register:
+    """The register: ``url``, else ``SEWERPLAN_DATABASE_URL``, else the one recorded in the store.
+
+    ``RegisterMissingError`` (its ``fix`` names the register) when none exists and ``create`` is not asked.
+    """
+    try:
+        return Register(url, store=store_of(store), create=create)
+    except RegisterMissingError as exc:
+        exc.fix = Fix("register", exc.url)
+        raise
+
+
+def town(path: str | None, *, data: str | None) -> TownSettings | None:
+    """The town settings for letters: ``path``, else ``town.toml`` beside the store (or in the data folder)."""
+    return load_town_settings(town_file(path, store=data))
+
+
+# -- notices ------------------------------------------------------------------------------------------------------
+
+
+def notice_inputs(ws: Workspace, progress: Progress = _quiet) -> _notices.NoticeInputs:
+    """The analysed parcels and the layers the letters' maps show, with the input data's checksum.
+
+    From the store's run where the workspace was rebuilt from one; else a fresh analysis. Either way the checksum
+    is over the workspace's validated input layers, so the same data gives the same checksum wherever it is read.
+    """
+    layers = ws.layers
+    if ws.stored is not None:
+        if ws.stored.parcels is None:
+            raise LayerError("Run the analysis first: there are no results to give notice on.")
+        results, lines = ws.stored.parcels, ws.stored.lines
+        assessed = ws.stored.buildings
+        summary = ws.stored.record
+    else:
+        progress("analysing")
+        result = mandates(ws)
+        results, lines, summary = result.parcels, result.measuring_lines, result.summary
+        assessed = None
+        if layers.buildings is not None and layers.streets is not None:
+            progress("assessing buildings")
+            assessed = _assess(ws, results, ws.profile).buildings
+    frames = {
+        kind: getattr(layers, kind)
+        for kind in ("parcels", "mains", "streets", "buildings", "service_areas", "alleys", "laterals")
+    }
+    return _notices.NoticeInputs(
+        results=results,
+        lines=lines,
+        mains=layers.mains,
+        streets=layers.streets,
+        buildings=assessed if assessed is not None else layers.buildings,
+        summary=summary,
+        fingerprints=({"store": ws.store} if ws.store else {}) | dict(layers.sources) | {"parcels": len(results)},
+        checksum=_notices.data_checksum(frames),
+    )
+
+
+@dataclass
+class NoticePreview:
+    """Who would get a connection notice: the plan, the mailing rows, the document previews print, and what an
+    issue of it needs (the inputs, the profile with the town's periods, the town settings)."""
+
+    plan: NoticePlan
+    rows: pd.DataFrame
+    doc: dict
+    inputs: _notices.NoticeInputs
+    profile: Profile
+    town: TownSettings | None
+    already: int
+
+
+def preview_notices(
+    ws: Workspace,
+    register: Register,
+    *,
+    town: TownSettings | None,
+    notice_date: dt.date,
+    notice_reason: str | None = None,
+    hazard=None,
+    progress: Progress = _quiet,
+) -> NoticePreview:
+    """Who would get a connection notice, grouped by mailing address; who is held back and why. Records nothing.
+
+    ``already`` counts the mandated parcels the register already has a notice (or a connection) for.
+    """
+    inputs = notice_inputs(ws, progress)
+    prof = with_resolutions(ws.profile, town)
+    plan, rows, doc = _notices.preview(
+        register,
+        inputs,
+        profile=prof,
+        town=town,
+        notice_date=notice_date,
+        notice_reason=notice_reason,
+        hazard=hazard,
+    )
+    results = inputs.results
+    mandated = set(results.loc[results["status"] == "mandated", "parcel_id"].astype(str))
+    already = len(mandated & register.excluded_parcels())
+    return NoticePreview(plan, rows, doc, inputs, prof, town, already)
+
+
+def issue_notices(
+    preview: NoticePreview,
+    register: Register,
+    *,
+    root: str | Path,
+    actor: str,
+    per_parcel: bool = False,
+    occupant: bool = False,
+    bom: bool = False,
+) -> dict:
+    """Issue the previewed connection notices as one batch (``gisapp.notices.issue_batch``); the document's
+    ``already_open`` counts every mandated parcel already noticed."""
+    doc = _notices.issue_batch(
+        register,
+        preview.plan,
+        kind="connection",
+        profile=preview.profile,
+        town=preview.town,
+        root=root,
+        actor=actor,
+        inputs=preview.inputs,
+        per_parcel=per_parcel,
+        occupant=occupant,
+        bom=bom,
+    )
+    doc["already_open"] += preview.already
+    return doc
+
+
+def violations(
+    register: Register,
+    *,
+    profile: Profile,
+    town: TownSettings | None,
+    today: dt.date,
+    root: str | Path | None,
+    actor: str,
+) -> dict:
+    """Violation notices for the connection notices overdue on ``today``; issued with ``root``, else a preview."""
+    return _notices.violations(
+        register, profile=with_resolutions(profile, town), town=town, today=today, root=root, actor=actor
+    )
+
+
+settle = _notices.settle
+resume = _notices.resume
+
+
+# -- plans --------------------------------------------------------------------------------------------------------
+
+
+def proposed_line(
+    ws: Workspace, *, path: str | None = None, streets_run: str | None = None, geometry: dict | None = None
+):
+    """The proposed main: a file's line, a run of named streets, or a line drawn on the web map (GeoJSON)."""
+    _need(ws, "parcels", "mains")
+    crs = ws.layers.parcels.crs
+    if path:
+        return read_proposed(path, target_crs=crs, assume_crs=None if ws.spec.is_local else ws.spec.data_crs)
+    if streets_run:
+        return street_run(ws.layers.streets, streets_run)
+    from layers.read import proposed_from_geojson
+
+    return proposed_from_geojson(geometry or {}, target_crs=crs)
+
+
+def evaluate_plan(
+    ws: Workspace,
+    line,
+    *,
+    diameter_in: float,
+    name: str,
+    material: str | None = None,
+    register: Register | None = None,
+):
+    """A planned extension on the workspace's layers and network; saved in ``register`` when given.
+
+    Returns the PlanResult and the document `sewerplan plan --json` prints: the plan, its name and the profile
+    as applied (id, version and any values the user set).
+    """
+    import shapely
+
+    from analysis.plans import plan_extension
+
+    _need(ws, "parcels", "mains")
+    layers, prof = ws.layers, ws.profile
+    result = plan_extension(
+        line,
+        diameter_in=diameter_in,
+        material=material,
+        profile=prof,
+        parcels=layers.parcels,
+        mains=layers.mains,
+        streets=layers.streets,
+        buildings=layers.buildings,
+        service_areas=layers.service_areas,
+        network=network_if_manholes(ws),
+    )
+    overrides = {key: rule.value for key, rule in prof.rules().items() if rule.overridden}
+    doc = result.as_dict() | {
+        "name": name,
+        "profile": prof.id,
+        "profile_version": prof.version,
+        "profile_overrides": overrides,
+        "evaluated_on": dt.date.today().isoformat(),
+    }
+    if register is not None:
+        register.save_plan(
+            name,
+            profile=prof.id,
+            diameter_in=diameter_in,
+            wkt=shapely.to_wkt(line),
+            crs=layers.parcels.crs.to_string(),
+            result=doc,
+        )
+    return result, doc
+
+
+def saved_plan_profile(plan: dict) -> Profile:
+    """The profile a saved scenario was evaluated under, with the values set for it."""
+    return profile(plan["profile"], settings=(plan.get("result") or {}).get("profile_overrides") or None)
+
+
+def plan_pdf(
+    path, doc: dict, layers: Layers, prof: Profile, *, line, preparer: str | None, today: dt.date | None = None
+) -> str:
+    """The board's PDF of a plan, with the town's layers on its map (CLI and web alike)."""
+    from layers.board import write_plan_summary
+
+    return write_plan_summary(
+        path,
+        doc.get("name") or "scenario",
+        doc,
+        profile=prof,
+        line=line,
+        parcels=layers.parcels,
+        streets=layers.streets,
+        mains=layers.mains,
+        manholes=layers.manholes,
+        preparer=preparer,
+        today=today,
+    )
+
+
+def export_plan(path: str, doc: dict, line, layers: Layers) -> list[str]:
+    """A plan and its geometry as .gpkg or .geojson."""
+    return write_plan(str(path), doc, line, layers.parcels, crs=layers.parcels.crs)
+
+
+__all__ = [
+    "CONNECTION_SEARCH_FT",
+    "DEFAULT_PROFILE",
+    "NoticePreview",
+    "RunResult",
+    "analyse",
+    "buildings",
+    "check",
+    "connection_profile",
+    "connections",
+    "duties",
+    "evaluate_plan",
+    "export_plan",
+    "export_results",
+    "issue_notices",
+    "layer_sources",
+    "mandates",
+    "measuring_target",
+    "network",
+    "network_if_manholes",
+    "notice_inputs",
+    "open_register",
+    "open_store",
+    "open_workspace",
+    "plan_pdf",
+    "preview_notices",
+    "profile",
+    "profile_names",
+    "profile_of",
+    "profiles",
+    "proposed_line",
+    "recorded_spec",
+    "resume",
+    "saved_plan_profile",
+    "settle",
+    "sewershed",
+    "store_of",
+    "town",
+    "trace_manhole",
+    "trace_parcel",
+    "violations",
+]

@@ -1,0 +1,181 @@
+"""The web app words a fix as the field to fill in, never as a command-line flag, and that field fixes it.
+
+The same errors the command line words as ``--set``, ``--layer-crs`` and ``--map-value`` (tests/test_cli.py,
+tests/test_error_shape.py) are worded here as the run form's "Settings" field and the column-mapping page's "CRS" and
+"Coded values" fields; filling them in as told makes the run or the upload go through.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import time
+import zipfile
+
+import pytest
+
+from layers.sample import sample_town
+from layers.write import write_layers
+from tests.conftest import csrf, make_app
+from tests.test_web import browser, open_map, shot, wait_for  # noqa: F401 - browser is a fixture
+
+FLAG = re.compile(r"--[a-z]")
+
+
+@pytest.fixture
+def store(tmp_path):
+    """The sample village, never analysed (its own file: a run rewrites it)."""
+    path = tmp_path / "town.gpkg"
+    write_layers(str(path), sample_town(80))
+    return path
+
+
+def _run(client, **form) -> dict:
+    job = client.post("/analysis/run", data=form | {"csrf_token": csrf(client)}).get_json()
+    for _ in range(600):
+        job = client.get(f"/api/jobs/{job['id']}").get_json()
+        if job["state"] in ("done", "failed"):
+            return job
+        time.sleep(0.1)
+    raise AssertionError(f"the run did not end: {job}")
+
+
+def test_a_run_that_needs_a_setting_names_the_settings_field(client):
+    failed = _run(client, profile="wappinger")
+    assert failed["state"] == "failed"
+    assert 'Fill in the "Settings" field of "Run the analysis"' in failed["error"]
+    assert "mandate.distance_ft=N" in failed["error"] and not FLAG.search(failed["error"])
+
+
+def test_the_settings_field_as_told_makes_the_run_go_through(client):
+    done = _run(client, profile="wappinger", set="mandate.distance_ft=200")
+    assert done["state"] == "done", done
+    assert done["summary"]["distance_ft"] == 200.0 and done["summary"]["workspace"]["settings"] == {
+        "mandate.distance_ft": "200"
+    }
+    page = client.get("/").get_data(as_text=True)  # the next run starts from what this one used
+    assert re.search(r'<textarea name="set"[^>]*>mandate.distance_ft=200', page)
+
+
+def test_a_run_without_the_settings_field_keeps_the_runs_settings(client):
+    assert _run(client, profile="wappinger", set="mandate.distance_ft=200")["state"] == "done"
+    again = _run(client, profile="wappinger")  # an older page: no "set" field sent
+    assert again["state"] == "done" and again["summary"]["distance_ft"] == 200.0
+
+
+def test_a_malformed_setting_is_refused_before_a_run(client):
+    refused = client.post(
+        "/analysis/run", data={"profile": "wappinger", "set": "distance 200", "csrf_token": csrf(client)}
+    )
+    assert refused.status_code == 400 and refused.is_json
+    assert "SECTION.KEY=VALUE" in refused.get_json()["error"]["message"]
+    unknown = client.post(
+        "/analysis/run", data={"profile": "wappinger", "set": "mandate.distance=200", "csrf_token": csrf(client)}
+    )
+    assert unknown.status_code == 400 and "names no rule" in unknown.get_json()["error"]["message"]
+
+
+# -- uploads ------------------------------------------------------------------------------------------------------
+
+
+def _zipped(tmp_path, *, parcels_prj: bool = True, mains_code: str | None = None) -> bytes:
+    town = sample_town(60)
+    if mains_code:
+        town["mains"].loc[town["mains"].index[0], "sewer_type"] = mains_code
+    folder = tmp_path / "shp"
+    folder.mkdir()
+    for name in ("parcels", "mains", "streets", "buildings"):
+        frame = town[name]
+        frame[[c for c in frame.columns if len(c) <= 10]].to_file(folder / f"{name}.shp")
+    if not parcels_prj:
+        (folder / "parcels.prj").unlink()
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for f in folder.iterdir():
+            zf.write(f, f.name)
+    return buf.getvalue()
+
+
+def _validate(client, payload: bytes, **fields):
+    token = csrf(client)
+    sent = client.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(payload), "town.zip"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    assert sent.status_code == 302, sent.get_data(as_text=True)[:500]
+    form = client.get(sent.headers["Location"]).get_data(as_text=True)
+    assert 'name="layer_crs.parcels"' in form and 'name="map_value.mains"' in form
+    return client.post(sent.headers["Location"], data={"csrf_token": token, **fields})
+
+
+@pytest.fixture
+def web(store, tmp_path):
+    return make_app(store, tmp_path).test_client()
+
+
+def test_an_upload_without_a_crs_names_the_crs_field(web, tmp_path):
+    report = _validate(web, _zipped(tmp_path, parcels_prj=False))
+    text = report.get_data(as_text=True)
+    assert report.status_code == 422
+    assert "Fill in the &#34;CRS&#34; field of the parcels layer on the column-mapping page" in text
+    assert not FLAG.search(re.sub(r"<[^>]+>", " ", text))
+
+
+def test_the_crs_field_as_told_makes_the_upload_go_through(web, tmp_path):
+    report = _validate(web, _zipped(tmp_path, parcels_prj=False), **{"layer_crs.parcels": "EPSG:2260"})
+    assert report.status_code == 200 and "The data can be used" in report.get_data(as_text=True)
+
+
+def test_an_unknown_code_names_the_coded_values_field(web, tmp_path):
+    report = _validate(web, _zipped(tmp_path, mains_code="GRAV"))
+    text = report.get_data(as_text=True)
+    assert report.status_code == 422
+    assert "Fill in the &#34;Coded values&#34; field of the mains layer" in text and "sewer_type.GRAV=CODE" in text
+    assert not FLAG.search(re.sub(r"<[^>]+>", " ", text))
+
+
+def test_the_coded_values_field_as_told_makes_the_upload_go_through(web, tmp_path):
+    payload = _zipped(tmp_path, mains_code="GRAV")
+    report = _validate(web, payload, **{"map_value.mains": "sewer_type.GRAV=sanitary"})
+    assert report.status_code == 200 and "The data can be used" in report.get_data(as_text=True)
+
+
+# -- in a real headless Chromium ------------------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_the_run_form_takes_settings_and_the_direction_in_chromium(store, tmp_path, browser):  # noqa: F811
+    """A planner fills in the Settings field the error names, ticks the direction and runs, as a clerk would."""
+    import threading
+
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+    from werkzeug.serving import make_server
+
+    app = make_app(store, tmp_path)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        open_map(browser, url)
+        Select(browser.find_element(By.NAME, "profile")).select_by_value("wappinger")
+        browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]").click()
+        failed = wait_for(browser, lambda: "Failed" in (text := browser.find_element(By.ID, "job").text) and text, 60)
+        assert 'Fill in the "Settings" field' in failed and not FLAG.search(failed)
+        settings = browser.find_element(By.NAME, "set")
+        settings.clear()
+        settings.send_keys("mandate.distance_ft=200")
+        browser.find_element(By.CSS_SELECTOR, "#run-form input[type=checkbox][name=digitised_direction]").click()
+        browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]").click()
+        wait_for(
+            browser, lambda: any("profile wappinger" in e.text for e in browser.find_elements(By.ID, "run-info")), 60
+        )
+        shot(browser, "run-form-settings")
+        assert browser.find_element(By.NAME, "set").get_attribute("value").strip() == "mandate.distance_ft=200"
+        box = browser.find_element(By.CSS_SELECTOR, "#run-form input[type=checkbox][name=digitised_direction]")
+        assert box.is_selected()  # the next run starts from what this one used
+    finally:
+        server.shutdown()
+    run = app.test_client().get("/api/summary").get_json()["run"]
+    assert run["distance_ft"] == 200.0 and run["workspace"]["digitised_direction"] is True

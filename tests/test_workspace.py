@@ -1,0 +1,171 @@
+"""The workspace a run records, and what later commands make of it; one name per option; the old spellings.
+
+A run written into a store records its workspace (the profile as applied with every --set, the measuring CRS, the
+column mapping, the layer CRSs, the direction choice), and a later command given that store rebuilds it without
+being told again, saying on stderr what it took.
+"""
+
+from __future__ import annotations
+
+import json
+
+import geopandas as gpd
+import pytest
+
+from gisapp import services
+from gisapp.workspace import WorkspaceSpec
+from layers.sample import sample_town
+from layers.store import latest_run
+from layers.write import write_layers
+
+
+@pytest.fixture
+def raw_store(tmp_path):
+    """The sample town with its parcel IDs in a column named SBL, not yet analysed."""
+    town = sample_town(120)
+    town["parcels"] = town["parcels"].rename(columns={"parcel_id": "SBL"})
+    path = tmp_path / "town.gpkg"
+    write_layers(str(path), town)
+    return path
+
+
+def _analyse(runner, store, *extra):
+    return runner.invoke(
+        "analyze",
+        "--profile",
+        "wappinger",
+        "--set",
+        "mandate.distance_ft=200",
+        "--map",
+        "parcels.parcel_id=SBL",
+        "--digitised-direction",
+        "--data",
+        store,
+        "--out",
+        store,
+        *extra,
+        ok=True,
+    )
+
+
+def test_a_run_records_the_workspace_it_used(runner, raw_store):
+    _analyse(runner, raw_store)
+    saved = latest_run(raw_store)["workspace"]
+    assert saved["profile"] == "wappinger" and saved["settings"] == {"mandate.distance_ft": "200"}
+    assert saved["mapping"]["columns"] == {"parcels": {"parcel_id": "SBL"}}
+    assert saved["digitised_direction"] is True
+    assert saved["data"] is None  # the store's own layers: the record stays true when the store is copied
+    spec = WorkspaceSpec.from_record(latest_run(raw_store))
+    assert services.profile_of(spec).mandate.distance_ft.value == 200.0
+
+
+def test_a_later_command_rebuilds_the_recorded_workspace_and_says_so(runner, raw_store):
+    first = json.loads(_analyse(runner, raw_store, "--json").stdout)["summary"]
+    again = runner.invoke("analyze", "--data", raw_store, "--json", ok=True)
+    assert json.loads(again.stdout)["summary"]["counts"] == first["counts"]
+    assert "Using what the latest run recorded in" in again.stderr
+    for flag in ("--profile wappinger", "--set mandate.distance_ft=200", "its column mapping", "--digitised-direction"):
+        assert flag in again.stderr, flag
+
+
+def test_a_value_given_wins_over_the_recorded_one(runner, raw_store):
+    _analyse(runner, raw_store)
+    nearer = runner.json("analyze", "--data", raw_store, "--set", "mandate.distance_ft=50")["summary"]
+    assert nearer["distance_ft"] == 50.0 and nearer["profile"] == "wappinger"
+
+
+def test_another_profile_drops_the_recorded_settings(runner, raw_store):
+    _analyse(runner, raw_store)
+    fort_plain = runner.json("analyze", "--data", raw_store, "--profile", "fort-plain")["summary"]
+    assert fort_plain["distance_ft"] == 100.0 and fort_plain["distance_section"] == "§ 144-4"
+
+
+def test_without_a_record_the_profile_is_asked_for(runner, raw_store):
+    result = runner.invoke("analyze", "--data", raw_store, "--map", "parcels.parcel_id=SBL")
+    assert result.exit_code == 2 and "Give the town's ordinance profile with --profile" in result.output
+
+
+def test_a_record_from_before_workspaces_gives_its_profile():
+    spec = WorkspaceSpec.from_record({"profile": "poughkeepsie", "counts": {}})
+    assert spec == WorkspaceSpec(profile="poughkeepsie")
+    assert WorkspaceSpec.from_record(None) is None
+
+
+def test_the_record_never_keeps_a_password():
+    spec = WorkspaceSpec(
+        profile="fort-plain",
+        layers=(("parcels", "postgresql://town:s3cret-pw@db.example/gis#public.parcels"),),
+        register="postgresql://town:s3cret-pw@db.example/notices",
+    )
+    text = json.dumps(spec.as_record())
+    assert "s3cret" not in text and "town:***@db.example" in text
+
+
+def test_the_record_round_trips():
+    spec = WorkspaceSpec(
+        profile="wappinger",
+        settings=(("mandate.distance_ft", "200"),),
+        crs="EPSG:2260",
+        layer_crs=(("parcels", "EPSG:2260"),),
+        mapping={"columns": {"parcels": {"parcel_id": "SBL"}}, "values": {}},
+        digitised_direction=True,
+    )
+    assert WorkspaceSpec.from_record({"workspace": spec.as_record()}) == spec
+
+
+# -- one name per option, and the old spellings for one release ---------------------------------------------------
+
+
+def test_sewerplan_layers_lists_every_kind(runner):
+    kinds = runner.json("layers")
+    from layers.schema import SPECS
+
+    assert [k["kind"] for k in kinds] == list(SPECS)
+    parcels = kinds[0]
+    assert parcels["required"] and "tax_parcels" in parcels["names"] and "parcel_id" in parcels["fields"]
+    assert "outfalls" in runner.invoke("layers", ok=True).stdout
+
+
+def test_the_old_layer_spellings_still_work_with_a_note(runner, tmp_path):
+    town = tmp_path / "town.gpkg"
+    write_layers(str(town), sample_town(80))
+    new = runner.invoke(
+        "analyze", "--profile", "fort-plain", "--layer", f"parcels={town}:parcels", "--data", town, "--json", ok=True
+    )
+    old = runner.invoke(
+        "analyze", "--profile", "fort-plain", "--parcels", f"{town}:parcels", "--data", town, "--json", ok=True
+    )
+    assert json.loads(old.stdout)["summary"]["counts"] == json.loads(new.stdout)["summary"]["counts"]
+    assert "Deprecated: --parcels PATH will be removed in the next release; use --layer parcels=PATH." in old.stderr
+    assert "Deprecated" not in new.stderr
+
+
+def test_the_old_layer_crs_spelling_still_works_with_a_note(runner, tmp_path):
+    town = tmp_path / "town.gpkg"
+    write_layers(str(town), sample_town(80))
+    bare = tmp_path / "bare.gpkg"
+    parcels = gpd.read_file(town, layer="parcels").set_crs(None, allow_override=True)
+    with pytest.warns(UserWarning, match="'crs' was not provided"):
+        parcels.to_file(bare, layer="parcels")
+    for layer in ("mains", "streets", "buildings"):
+        gpd.read_file(town, layer=layer).to_file(bare, layer=layer)
+    old = runner.invoke("analyze", "--profile", "fort-plain", "--data", bare, "--parcels-crs", "EPSG:2260", ok=True)
+    assert "use --layer-crs parcels=CRS" in old.stderr
+
+
+def test_the_old_diameter_spelling_still_works_with_a_note(runner, tmp_path):
+    town = tmp_path / "town.gpkg"
+    write_layers(str(town), sample_town(80))
+    street = gpd.read_file(town, layer="streets")["street_name"].iloc[0]
+    args = ("plan", "--profile", "fort-plain", "--data", town, "--streets-run", street, "--json")
+    new = runner.invoke(*args, "--diameter-in", "8", ok=True)
+    old = runner.invoke(*args, "--diameter", "8", ok=True)
+    assert json.loads(old.stdout)["diameter_in"] == json.loads(new.stdout)["diameter_in"] == 8
+    assert "use --diameter-in INCHES" in old.stderr
+
+
+def test_an_unknown_layer_kind_names_the_kinds(runner, tmp_path):
+    result = runner.invoke("analyze", "--profile", "fort-plain", "--layer", f"lots={tmp_path}")
+    assert (
+        result.exit_code == 2 and "'lots' is not a layer kind" in result.output and "sewerplan layers" in result.output
+    )
