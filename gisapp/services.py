@@ -562,7 +562,7 @@ def issue_notices(
     actor: str,
     per_parcel: bool = False,
     occupant: bool = False,
-    bom: bool = False,
+    bom: bool = True,
 ) -> dict:
     """Issue the previewed connection notices as one batch (``gisapp.notices.issue_batch``); the document's
     ``already_open`` counts every mandated parcel already noticed."""

@@ -448,14 +448,14 @@ def test_partition_names_are_path_safe_and_distinct(names, check):
 
 
 def test_a_geoparquet_file_is_a_layer_for_analyze_too(state, alone, tmp_path):
-    """`--parcels town.parquet` (GeoParquet as GeoPandas writes it, no bbox column): the same answer as the GPKG."""
+    """`--layer parcels=town.parquet` (GeoParquet as GeoPandas writes it, no bbox column): the GPKG's answer."""
     town = state["towns"][0]
     gpkg = state["folder"] / "towns" / f"{town['name']}.gpkg"
     gpd.read_file(gpkg, layer="parcels").to_parquet(tmp_path / "parcels.parquet")
     out = tmp_path / "out.gpkg"
     run = CliRunner().invoke(
         main,
-        ["analyze", "--data", str(gpkg), "--parcels", str(tmp_path / "parcels.parquet"), *_analyze_options(town)]
+        ["analyze", "--data", str(gpkg), "--layer", f"parcels={tmp_path / 'parcels.parquet'}", *_analyze_options(town)]
         + ["--out", str(out), "--json"],
     )
     assert run.exit_code == 0, run.output
@@ -472,7 +472,7 @@ def test_a_statewide_layer_is_refused_as_one_town(state):
     run = CliRunner().invoke(
         main,
         ["analyze", "--profile", "fort-plain", "--data", str(folder / "towns" / "Fort Plain.gpkg")]
-        + ["--parcels", str(folder / "parcels.parquet")],
+        + ["--layer", f"parcels={folder / 'parcels.parquet'}"],
     )
     assert run.exit_code == 2 and "used by more than one feature" in run.output
     assert pq.read_schema(folder / "parcels.parquet").names[0] == "municipality"
