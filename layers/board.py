@@ -28,7 +28,7 @@ from reportlab.lib.units import inch
 from reportlab.pdfgen import canvas as pdfcanvas
 from reportlab.platypus import Flowable, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-from analysis.notices import neutralise
+from analysis.notices import long_date, neutralise
 from analysis.profiles import Profile
 from analysis.units import feet_per_unit
 
@@ -39,11 +39,6 @@ VACANT = colors.HexColor("#fdbf6f")
 VACANT_EDGE = colors.HexColor("#ff7f00")
 STREET = colors.HexColor("#e8e8e8")
 MARGIN = 0.7 * inch
-
-
-def long_date(day: dt.date) -> str:
-    """A date as a board packet writes it: March 1, 2027."""
-    return f"{day:%B} {day.day}, {day.year}"
 
 
 def write_plan_summary(

@@ -28,6 +28,7 @@ from analysis.errors import Fix
 from layers.crs import check_layers_together
 from layers.errors import LayerError, LayerValidationError, Problem, quote_password, redact_url
 from layers.schema import SPECS
+from layers.uploads import outside_archive
 from layers.validate import ColumnMapping, prepare_layer
 
 # Names a layer or file may have, per kind, lower-case and without extension; first match wins.
@@ -167,6 +168,8 @@ def find_layers(data: str) -> dict[str, LayerSource]:
             held = [p.name for p in sorted(path.iterdir()) if not p.name.startswith(".")]
             raise LayerError(_nothing_found(f"The folder {path.name}", held, "file"))
         return found
+    if path.suffix.lower() == ".zip":
+        _check_zip(str(path))
     try:
         with _quiet():  # what GDAL warns of here it says again when the layer is read, and is reported then
             names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(str(path))}
@@ -353,7 +356,7 @@ def _check_zip(path: str) -> None:
     """Refuse archives whose members escape the archive (``..``, absolute paths) before GDAL opens them."""
     try:
         with zipfile.ZipFile(path) as zf:
-            bad = [n for n in zf.namelist() if n.startswith(("/", "\\")) or ".." in Path(n).parts]
+            bad = [n for n in zf.namelist() if outside_archive(n)]
     except zipfile.BadZipFile as exc:
         raise LayerError(f"{path} is not a valid zip archive.") from exc
     if bad:

@@ -607,3 +607,14 @@ def test_reader_warnings_are_reported_not_printed(tmp_path):
     out, problems = prepare(frame)
     assert out is not None
     assert [(p.check, p.severity) for p in problems] == [("read_warning", "warning")]
+
+
+@pytest.mark.parametrize("member", ["../parcels.shp", "a\\..\\..\\parcels.shp", "/etc/parcels.shp", "C:parcels.shp"])
+def test_zip_given_on_the_command_line_with_a_member_outside_it_is_refused(tmp_path, member):
+    """The CLI's zip reader and the web upload refuse the same escaping member names (one check, two callers)."""
+    archive = tmp_path / "town.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("parcels.shp", b"")
+        zf.writestr(member, b"")
+    with pytest.raises(LayerError, match="outside the archive"):
+        find_layers(str(archive))

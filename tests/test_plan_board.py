@@ -16,8 +16,9 @@ import pytest
 from pypdf import PdfReader
 from shapely.geometry import LineString
 
+from analysis.notices import long_date
 from gisapp.services import plan_pdf
-from layers.board import long_date, write_plan_summary
+from layers.board import write_plan_summary
 from layers.read import Layers
 from tests.test_plans import FP, layout, run, two_sewers
 
