@@ -126,6 +126,41 @@ def analyze_mandates(
         )
 
 
+@dataclass(frozen=True)
+class _Mains:
+    """The mains that count for the mandate, their IDs, their tree and their order when two are exactly as near."""
+
+    geoms: np.ndarray
+    ids: np.ndarray
+    counting: np.ndarray
+    tree: shapely.STRtree | None
+    rank: np.ndarray
+
+
+@dataclass
+class _Nearest:
+    """Each parcel's deciding main (-1: none in reach), its distance in CRS units, and the street it lies in."""
+
+    main_index: np.ndarray
+    distance: np.ndarray
+    abuts: np.ndarray
+    street: pa.Array
+    street_pos: np.ndarray
+    pairs: StreetPairs | None = None
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """Each parcel's measuring line, the connection point on its main, and the distances: the one the mandate
+    compares (``distance_ft``), the one from the parcel boundary, and which property line was measured from."""
+
+    lines: np.ndarray
+    connection: np.ndarray
+    distance_ft: np.ndarray
+    boundary_ft: np.ndarray
+    measured_from: np.ndarray
+
+
 def _analyze(
     parcels,
     mains,
@@ -140,134 +175,79 @@ def _analyze(
     notice_reason,
     workers,
 ) -> MandateResult:
-    crs = CRS(parcels.crs)
-    fpu = feet_per_unit(crs)
+    """The mandate in named steps: the mains, the nearest main and the streets, occupancy, the measuring line,
+    the status and its reason, then the frames the caller gets."""
+    fpu = feet_per_unit(CRS(parcels.crs))
     threshold_ft = _threshold(profile)
+    reach = (threshold_ft + profile.measurement.distance_tolerance_ft.value) / fpu
     workers = workers or min(4, os.cpu_count() or 1)
-    tolerance_ft = profile.measurement.distance_tolerance_ft.value
-
-    counting = counting_mains(mains, profile)
-    main_geoms = np.asarray(mains.geometry.values)[counting]
-    main_ids = _text(
-        mains["main_id"]
-        if "main_id" in mains
-        else "mains-" + pd.Series(np.arange(1, len(mains) + 1), index=mains.index).astype(str)
-    )[counting]
     parcel_geoms = np.asarray(parcels.geometry.values)
-    n = len(parcels)
-
-    main_index, distance = np.full(n, -1, dtype=np.int64), np.full(n, np.nan)
-    tree = shapely.STRtree(main_geoms) if len(main_geoms) else None
-    rank = tie_rank(main_ids, main_geoms)
     parcel_tree = shapely.STRtree(parcel_geoms)  # shared by the nearest-main search and the buildings
-    if tree is not None:
-        main_index, distance = nearest(
-            tree,
-            parcel_geoms,
-            near=(threshold_ft + tolerance_ft) / fpu,
-            workers=workers,
-            rank=rank,
-            geoms_tree=parcel_tree,
-        )
 
-    has_streets = streets is not None and len(streets) > 0
-    n_streets = len(streets) if has_streets else 0
+    counted = _counted_mains(mains, profile)
+    near = _nearest_mains(parcel_geoms, parcel_tree, counted, reach, workers)
     has_rows = sewer_rights_of_way is not None and len(sewer_rights_of_way) > 0
-    ways = with_sewer_rights_of_way(streets if has_streets else None, sewer_rights_of_way, fpu) if has_rows else streets
-    abuts = np.zeros(n, dtype=bool)
-    street = pa.nulls(n, pa.string())
-    street_pos = np.full(n, -1, dtype=np.int64)
-    pairs = None
-    if (has_streets or has_rows) and tree is not None:
-        pairs = street_pairs(
-            ways, parcel_geoms, main_geoms, profile=profile, fpu=fpu, workers=workers, parcel_tree=parcel_tree
-        )
-        abuts = abuts_sewered(pairs, n)
-        if profile.mandate.requires_abutting_street.value:
-            main_index, distance, street_pos = said_sewer(
-                pairs, tree, parcel_geoms, main_geoms, main_index, distance, (threshold_ft + tolerance_ft) / fpu, rank
-            )
-            street = pc.take(pa.array(pairs.street_names, pa.string()), pa.array(street_pos, mask=street_pos < 0))
-    boundary_ft = distance * fpu
-
-    building_parcels = None
-    if buildings is not None:
-        b_idx, p_idx = locate_buildings(np.asarray(buildings.geometry.values), parcel_tree, workers)
-        building_parcels = np.full(len(buildings), -1, dtype=np.int64)
-        building_parcels[b_idx] = p_idx
-    occupied, occupied_source = _occupancy(
-        parcels, buildings, profile, fpu, (b_idx, p_idx) if buildings is not None else None
+    near = _said_sewer(
+        near, parcel_geoms, parcel_tree, counted, streets, sewer_rights_of_way, profile, fpu, reach, workers
     )
+    building_parcels, occupied, occupied_source = _occupancy_of(parcels, parcel_tree, buildings, profile, fpu, workers)
+    measure = _measure(parcel_geoms, counted, near, streets, curbs, sewer_rights_of_way, profile, fpu, workers)
     connected = _connected(parcels)
-    has_main = main_index >= 0
-    lines = np.full(n, None, dtype=object)
-    lines[has_main] = elementwise(
-        shapely.shortest_line, parcel_geoms[has_main], main_geoms[main_index[has_main]], workers=workers
-    )
-    connection = shapely.get_point(lines, -1)
-    # The property line as § 144-1 defines it: the curbline (main in a public street) or the edge of the sewer
-    # right-of-way (main in one). The connection point stays where the parcel's shortest line meets the main.
-    measured = np.zeros(n, dtype=np.int8)
-    distance_ft = boundary_ft
-    if profile.mandate.measured_from.value == "curbline" and (curbs is not None or has_rows):
-        distance_ft, lines, measured = property_line_distance(
-            lines,
-            main_geoms,
-            main_index,
-            street_pos,
-            n_streets,
-            curbs=curbs,
-            sewer_rights_of_way=sewer_rights_of_way,
-            fpu=fpu,
-        )
-
-    in_range = distance_ft <= threshold_ft + tolerance_ft
-    needs_abut = profile.mandate.requires_abutting_street.value
-    needs_occupied = profile.mandate.requires_occupied_building.value
-    # Outside the service area (or in Phase III), no public sewer is available to require a connection to.
     held = held_by_service_area(parcels, service_areas)
-    code = np.select(
-        [connected, ~has_main | held, needs_occupied & ~occupied, ~in_range, needs_abut & ~abuts],
-        [
-            STATUSES.index(s)
-            for s in ("connected", "no_public_sewer", "unoccupied", "out_of_range", "in_range_not_abutting")
-        ],
-        default=STATUSES.index("mandated"),
-    )
-    main_text = pc.take(pa.array(main_ids, pa.string()), pa.array(main_index, mask=~has_main))
+    code = _status_codes(profile, connected, near, held, occupied, measure.distance_ft, threshold_ft)
+
+    main_text = pc.take(pa.array(counted.ids, pa.string()), pa.array(near.main_index, mask=near.main_index < 0))
     klass = pa.array(_text(parcels["property_class"]), pa.string()) if "property_class" in parcels else None
     text = explain(
         code,
         profile=profile,
         threshold_ft=threshold_ft,
-        distance_ft=distance_ft,
+        distance_ft=measure.distance_ft,
         main_id=main_text,
-        street=street,
+        street=near.street,
         occupied_source=occupied_source,
         property_class=klass,
         connected_source=parcels.attrs.get("connected_source"),
         notice_date=notice_date,
         notice_reason=notice_reason,
         held=held,
-        measured_from=measured,
-        boundary_ft=boundary_ft,
+        measured_from=measure.measured_from,
+        boundary_ft=measure.boundary_ft,
+    )
+    has_streets = streets is not None and len(streets) > 0
+    out, measuring = _result_frames(
+        parcels, counted, near, measure, code, text, main_text, (occupied, occupied_source, connected), has_streets
+    )
+    return MandateResult(
+        parcels=out,
+        measuring_lines=measuring,
+        summary=_summary(profile, parcels, mains, counted, code, threshold_ft, notice_date),
+        building_parcels=building_parcels,
+        street_pairs=near.pairs if has_streets and not has_rows else None,
     )
 
+
+def _result_frames(
+    parcels, counted: _Mains, near: _Nearest, measure: _Measured, code, text, main_text, occupancy, has_streets
+) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
+    """The parcels with every result column beside the user's own, and the measuring lines as evidence."""
+    occupied, occupied_source, connected = occupancy
+    has_main = near.main_index >= 0
     out = parcels.copy()
     columns = {
-        "distance_ft": np.round(distance_ft, 2),
-        "boundary_distance_ft": np.round(boundary_ft, 2),
-        "measured_from": np.asarray(MEASURED_FROM, dtype=object)[measured],
+        "distance_ft": np.round(measure.distance_ft, 2),
+        "boundary_distance_ft": np.round(measure.boundary_ft, 2),
+        "measured_from": np.asarray(MEASURED_FROM, dtype=object)[measure.measured_from],
         "main_id": _strings(main_text, out.index),
-        "abuts_sewered_street": abuts if has_streets else pd.array([pd.NA] * n, dtype="boolean"),
+        "abuts_sewered_street": near.abuts if has_streets else pd.array([pd.NA] * len(out), dtype="boolean"),
         "occupied": occupied,
         "occupied_source": _strings(pc.take(pa.array(OCCUPANCY_SOURCES), pa.array(occupied_source)), out.index),
         "connected_flag": connected,
         "status": _strings(pc.take(pa.array(STATUSES), pa.array(code)), out.index),
         **{name: _strings(values, out.index) for name, values in text.items()},
-        "street_name_main": _strings(street, out.index),
-        "connection_x": np.where(has_main, shapely.get_x(connection), np.nan),
-        "connection_y": np.where(has_main, shapely.get_y(connection), np.nan),
+        "street_name_main": _strings(near.street, out.index),
+        "connection_x": np.where(has_main, shapely.get_x(measure.connection), np.nan),
+        "connection_y": np.where(has_main, shapely.get_y(measure.connection), np.nan),
     }
     for name, values in columns.items():
         out[name] = values
@@ -275,36 +255,142 @@ def _analyze(
     measuring = gpd.GeoDataFrame(
         {
             "parcel_id": out["parcel_id"].to_numpy()[has_main],
-            "main_id": main_ids[main_index[has_main]],
+            "main_id": counted.ids[near.main_index[has_main]],
             "distance_ft": out["distance_ft"].to_numpy()[has_main],
             "status": np.asarray(STATUSES, dtype=object)[code[has_main]],
         },
-        geometry=lines[has_main],
+        geometry=measure.lines[has_main],
         crs=parcels.crs,
         index=parcels.index[has_main],
     )
-    counts = {s: int((code == i).sum()) for i, s in enumerate(STATUSES)}
-    summary = {
+    return out, measuring
+
+
+def _counted_mains(mains: gpd.GeoDataFrame, profile: Profile) -> _Mains:
+    """The mains the profile counts, their IDs (generated ``mains-N`` where the layer has none) and their tree."""
+    counting = counting_mains(mains, profile)
+    geoms = np.asarray(mains.geometry.values)[counting]
+    ids = _text(
+        mains["main_id"]
+        if "main_id" in mains
+        else "mains-" + pd.Series(np.arange(1, len(mains) + 1), index=mains.index).astype(str)
+    )[counting]
+    tree = shapely.STRtree(geoms) if len(geoms) else None
+    return _Mains(geoms, ids, counting, tree, tie_rank(ids, geoms))
+
+
+def _nearest_mains(parcel_geoms, parcel_tree, counted: _Mains, reach: float, workers: int) -> _Nearest:
+    """Each parcel's nearest counting main within ``reach`` (CRS units), ties broken by ``counted.rank``."""
+    n = len(parcel_geoms)
+    main_index, distance = np.full(n, -1, dtype=np.int64), np.full(n, np.nan)
+    if counted.tree is not None:
+        main_index, distance = nearest(
+            counted.tree, parcel_geoms, near=reach, workers=workers, rank=counted.rank, geoms_tree=parcel_tree
+        )
+    return _Nearest(
+        main_index, distance, np.zeros(n, dtype=bool), pa.nulls(n, pa.string()), np.full(n, -1, dtype=np.int64)
+    )
+
+
+def _said_sewer(
+    near: _Nearest, parcel_geoms, parcel_tree, counted, streets, sewer_rights_of_way, profile, fpu, reach, workers
+) -> _Nearest:
+    """Which parcels abut a street (or sewer right-of-way) with a counting main in it, and, where the profile
+    requires the main to be "said public sewer", the nearest in-range main lying in a street the parcel abuts."""
+    has_streets = streets is not None and len(streets) > 0
+    has_rows = sewer_rights_of_way is not None and len(sewer_rights_of_way) > 0
+    if not (has_streets or has_rows) or counted.tree is None:
+        return near
+    ways = with_sewer_rights_of_way(streets if has_streets else None, sewer_rights_of_way, fpu) if has_rows else streets
+    pairs = street_pairs(
+        ways, parcel_geoms, counted.geoms, profile=profile, fpu=fpu, workers=workers, parcel_tree=parcel_tree
+    )
+    near.pairs, near.abuts = pairs, abuts_sewered(pairs, len(parcel_geoms))
+    if profile.mandate.requires_abutting_street.value:
+        near.main_index, near.distance, near.street_pos = said_sewer(
+            pairs, counted.tree, parcel_geoms, counted.geoms, near.main_index, near.distance, reach, counted.rank
+        )
+        near.street = pc.take(
+            pa.array(pairs.street_names, pa.string()), pa.array(near.street_pos, mask=near.street_pos < 0)
+        )
+    return near
+
+
+def _occupancy_of(parcels, parcel_tree, buildings, profile, fpu, workers):
+    """The parcel each building stands on (-1 where none), and each parcel's occupancy and its source."""
+    if buildings is None:
+        occupied, source = _occupancy(parcels, None, profile, fpu, None)
+        return None, occupied, source
+    b_idx, p_idx = locate_buildings(np.asarray(buildings.geometry.values), parcel_tree, workers)
+    building_parcels = np.full(len(buildings), -1, dtype=np.int64)
+    building_parcels[b_idx] = p_idx
+    occupied, source = _occupancy(parcels, buildings, profile, fpu, (b_idx, p_idx))
+    return building_parcels, occupied, source
+
+
+def _measure(parcel_geoms, counted, near, streets, curbs, sewer_rights_of_way, profile, fpu, workers) -> _Measured:
+    """The measuring line from each parcel to its main, the connection point on the main, and the distance the
+    mandate compares: from the parcel boundary, or from the property line as § 144-1 defines it (the curbline for
+    a main in a public street, the right-of-way's edge for one in a sewer right-of-way) where the profile says so.
+    The connection point stays where the parcel's shortest line meets the main."""
+    n = len(parcel_geoms)
+    has_main = near.main_index >= 0
+    lines = np.full(n, None, dtype=object)
+    lines[has_main] = elementwise(
+        shapely.shortest_line, parcel_geoms[has_main], counted.geoms[near.main_index[has_main]], workers=workers
+    )
+    connection = shapely.get_point(lines, -1)
+    boundary_ft = near.distance * fpu
+    measured = np.zeros(n, dtype=np.int8)
+    distance_ft = boundary_ft
+    has_rows = sewer_rights_of_way is not None and len(sewer_rights_of_way) > 0
+    if profile.mandate.measured_from.value == "curbline" and (curbs is not None or has_rows):
+        n_streets = len(streets) if streets is not None and len(streets) > 0 else 0
+        distance_ft, lines, measured = property_line_distance(
+            lines,
+            counted.geoms,
+            near.main_index,
+            near.street_pos,
+            n_streets,
+            curbs=curbs,
+            sewer_rights_of_way=sewer_rights_of_way,
+            fpu=fpu,
+        )
+    return _Measured(lines, connection, distance_ft, boundary_ft, measured)
+
+
+def _status_codes(profile, connected, near, held, occupied, distance_ft, threshold_ft) -> np.ndarray:
+    """Each parcel's status as its position in ``STATUSES``, the first that applies in the module's order.
+    Outside the service area (or in Phase III) no public sewer is available to require a connection to."""
+    in_range = distance_ft <= threshold_ft + profile.measurement.distance_tolerance_ft.value
+    needs_abut = profile.mandate.requires_abutting_street.value
+    needs_occupied = profile.mandate.requires_occupied_building.value
+    return np.select(
+        [connected, (near.main_index < 0) | held, needs_occupied & ~occupied, ~in_range, needs_abut & ~near.abuts],
+        [
+            STATUSES.index(s)
+            for s in ("connected", "no_public_sewer", "unoccupied", "out_of_range", "in_range_not_abutting")
+        ],
+        default=STATUSES.index("mandated"),
+    )
+
+
+def _summary(profile, parcels, mains, counted, code, threshold_ft, notice_date) -> dict:
+    """The run's counts per status and what it measured by, as the run record and the summary page show them."""
+    return {
         "profile": profile.id,
         "profile_version": profile.version,
         "municipality": profile.municipality,
-        "parcels": n,
-        "counts": counts,
+        "parcels": len(parcels),
+        "counts": {s: int((code == i).sum()) for i, s in enumerate(STATUSES)},
         "distance_ft": threshold_ft,
         "distance_section": profile.mandate.distance_ft.citation,
-        "measuring_crs": crs.to_string(),
+        "measuring_crs": CRS(parcels.crs).to_string(),
         "notice_date": notice_date.isoformat() if notice_date else None,
         "notice_period_days": profile.mandate.notice_period_days.value,
-        "counting_mains": int(counting.sum()),
+        "counting_mains": int(counted.counting.sum()),
         "mains": len(mains),
     }
-    return MandateResult(
-        parcels=out,
-        measuring_lines=measuring,
-        summary=summary,
-        building_parcels=building_parcels,
-        street_pairs=pairs if has_streets and not has_rows else None,
-    )
 
 
 def tie_rank(ids: np.ndarray, geoms: np.ndarray) -> np.ndarray:
