@@ -8,6 +8,7 @@ occupied property within 100 ft to connect within 90 days of official notice."
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 
 import numpy as np
 import pyarrow as pa
@@ -49,6 +50,29 @@ def _join(*parts) -> pa.Array:
     return pc.binary_join_element_wise(*parts, "")
 
 
+@dataclass(frozen=True)
+class _Facts:
+    """What the reason sentences are made of: the measurements per parcel and the profile's words, worked out once."""
+
+    profile: Profile
+    threshold_ft: float | None
+    distance_ft: np.ndarray
+    main_id: pa.Array
+    street: pa.Array
+    occupied_source: np.ndarray
+    property_class: pa.Array | None
+    connected_source: str | None
+    held: np.ndarray | None
+    measured_from: np.ndarray | None
+    boundary_ft: np.ndarray | None
+    due: str | None
+    notice_rule: str
+
+    @property
+    def limit(self) -> str:
+        return f"{self.threshold_ft:g} ft" if self.threshold_ft is not None else ""
+
+
 def explain(
     status_code: np.ndarray,
     *,
@@ -66,150 +90,34 @@ def explain(
     measured_from: np.ndarray | None = None,
     boundary_ft: np.ndarray | None = None,
 ) -> dict[str, pa.Array]:
-    """``rule``, ``section``, ``reason`` and ``deadline`` columns; ``status_code`` indexes ``STATUSES``."""
+    """``rule``, ``section``, ``reason`` and ``deadline`` columns; ``status_code`` indexes ``STATUSES``.
+
+    Each status's sentences are built on its own rows only, then put back in parcel order with one take.
+    """
     md = profile.mandate
     n = len(status_code)
-    sec_dist = md.distance_ft.citation
-    sec_abut = md.requires_abutting_street.citation
-    sec_occ = md.requires_occupied_building.citation
-    limit = f"{threshold_ft:g} ft" if threshold_ft is not None else ""
-
-    if md.notice_period_days.value is not None:
-        when = f"within {md.notice_period_days.value} days of official notice"
-    else:
-        when = f"when notified (no period set: {md.notice_period_days.citation})"
-    notice_rule = ""
-    if md.notice_reasons.value:
-        chosen = NOTICE_REASONS.get(notice_reason or "", "")
-        notice_rule = (
-            f" Notice given {chosen} ({md.notice_reasons.citation})."
-            if chosen
-            else " A notice may be given only "
-            + " or ".join(NOTICE_REASONS[r] for r in md.notice_reasons.value)
-            + f" ({md.notice_reasons.citation})."
-        )
     due = None
     if notice_date is not None and md.notice_period_days.value is not None:
         due = (notice_date + dt.timedelta(days=int(md.notice_period_days.value))).isoformat()
-    min_sqft = f"{profile.measurement.min_occupied_building_sqft.value:g}"
-    sec_line = md.measured_from.citation
-
-    def from_line(rows: np.ndarray) -> pa.Array:
-        """ " ft from the property line", or from the curbline or sewer right-of-way edge with the boundary's too."""
-        plain = pa.scalar(" ft from the property line", pa.string())
-        if measured_from is None or not np.asarray(measured_from)[rows].any():
-            return pa.repeat(plain, len(rows))
-        kind = np.asarray(measured_from)[rows]
-        words = pc.take(
-            pa.array(
-                [
-                    " ft from the property line",
-                    f" ft from the curbline in front of the property (the property line, {sec_line}) and ",
-                    f" ft from the edge of the sewer right-of-way (the property line, {sec_line}) and ",
-                ]
-            ),
-            pa.array(kind),
-        )
-        boundary = _join(words, feet_text(np.asarray(boundary_ft)[rows]), " ft from the parcel boundary")
-        return pc.if_else(pa.array(kind > 0), boundary, plain)
-
-    def sentence(status: str, rows: np.ndarray) -> pa.Array:
-        """The reason for the parcels at ``rows``, all of one status: only their strings are built."""
-        take = pa.array(rows)
-        if status == "connected":
-            return pa.repeat(
-                pa.scalar(
-                    f"Already connected to the public sewer (from the {connected_source or 'connected attribute'}).",
-                    pa.string(),
-                ),
-                len(rows),
-            )
-        if status == "no_public_sewer":
-            none_text = pa.scalar(
-                "No public sanitary sewer main in the data; storm, abandoned and (by this profile) "
-                "private or combined mains do not count "
-                f"({profile.sewers.count_private.citation}).",
-                pa.string(),
-            )
-            area = md.applies_within
-            area_text = pa.scalar(
-                f"Outside {area.value}, or in a part of it where public sewer is not yet available: "
-                f"no connection can be required ({area.citation}).",
-                pa.string(),
-            )
-            if held is None:
-                return pa.repeat(none_text, len(rows))
-            return pc.if_else(pa.array(np.asarray(held)[rows]), area_text, none_text)
-        if status == "unoccupied":
-            src = pa.array(occupied_source[rows])
-            why = pc.take(
-                pa.array(
-                    [
-                        "no occupancy information",
-                        "the parcel's occupied attribute says no",
-                        f"no building of {min_sqft} sq ft or more, nor one marked occupied, stands on it",
-                        "property class ",
-                    ]
-                ),
-                src,
-            )
-            if property_class is not None:
-                klass = pc.fill_null(pc.take(property_class, take), "")
-                why = pc.if_else(pc.equal(src, 3), _join(why, klass, " is vacant, wild or park land"), why)
-            return _join(
-                "No building used for human occupancy, employment or recreation on the parcel (",
-                why,
-                f"); {sec_occ} applies only to occupied property.",
-            )
-        main = pc.fill_null(pc.take(main_id, take), "")
-        street_here = pc.take(street, take)
-        in_street = pc.if_else(pc.is_null(street_here), "", _join(" (in ", pc.fill_null(street_here, ""), ")"))
-        dist = feet_text(distance_ft[rows], threshold_ft)
-        if status == "out_of_range":
-            beyond = feet_text(distance_ft[rows] - (threshold_ft or 0.0))
-            return _join(
-                "Nearest public sanitary main ",
-                main,
-                in_street,
-                " lies ",
-                dist,
-                from_line(rows),
-                ", ",
-                beyond,
-                f" ft beyond the {limit} of {sec_dist}; no connection can be required.",
-            )
-        if status == "in_range_not_abutting":
-            return _join(
-                "Main ",
-                main,
-                " lies ",
-                dist,
-                from_line(rows),
-                f", within {limit}, but not in "
-                f"a street, alley or right-of-way the parcel abuts ({sec_abut}); no connection can be "
-                "required.",
-            )
-        text = (
-            f"; {sec_dist} requires an occupied property within {limit} to connect {when}."
-            + notice_rule
-            + (f" Deadline {due}." if due else "")
-        )
-        return _join("Sewer main ", main, in_street, " lies ", dist, from_line(rows), text)
-
-    rules = {
-        "connected": ("already_connected", sec_dist),
-        "no_public_sewer": ("no_public_sewer", sec_dist),
-        "unoccupied": ("occupancy", sec_occ),
-        "out_of_range": ("distance", sec_dist),
-        "in_range_not_abutting": ("abutting_street", sec_abut),
-        "mandated": ("connection_required", sec_dist),
-    }
-
-    # Build each status's sentences on its own rows, then put them back in parcel order with one take.
+    facts = _Facts(
+        profile,
+        threshold_ft,
+        distance_ft,
+        main_id,
+        street,
+        occupied_source,
+        property_class,
+        connected_source,
+        held,
+        measured_from,
+        boundary_ft,
+        due,
+        _notice_rule(profile, notice_reason),
+    )
     order = np.argsort(status_code, kind="stable")
     bounds = np.searchsorted(status_code[order], np.arange(len(STATUSES) + 1))
     pieces = [
-        sentence(status, order[bounds[i] : bounds[i + 1]])
+        _SENTENCES[status](facts, order[bounds[i] : bounds[i + 1]])
         for i, status in enumerate(STATUSES)
         if bounds[i + 1] > bounds[i]
     ]
@@ -218,15 +126,174 @@ def explain(
     # A chunked array is reordered without first copying the pieces into one.
     reason = pc.take(pa.chunked_array(pieces, type=pa.string()), pa.array(inverse)) if n else pa.array([], pa.string())
 
+    rules = _rules(profile)
     code = pa.array(status_code)
-    rule = pc.take(pa.array([rules[s][0] for s in STATUSES]), code)
-    section = pc.take(pa.array([rules[s][1] for s in STATUSES]), code)
     mandated = pc.equal(code, STATUSES.index("mandated"))
     none = pa.nulls(n, pa.string())
     return {
-        "rule": rule,
-        "section": section,
+        "rule": pc.take(pa.array([rules[s][0] for s in STATUSES]), code),
+        "section": pc.take(pa.array([rules[s][1] for s in STATUSES]), code),
         "reason": reason,
         "deadline": pc.if_else(mandated, due, none) if due else none,
         "notice_reason": pc.if_else(mandated, notice_reason, none) if notice_reason else none,
     }
+
+
+def _rules(profile: Profile) -> dict[str, tuple[str, str]]:
+    """Each status's rule key and the section that decides it."""
+    md = profile.mandate
+    sec_dist, sec_abut = md.distance_ft.citation, md.requires_abutting_street.citation
+    return {
+        "connected": ("already_connected", sec_dist),
+        "no_public_sewer": ("no_public_sewer", sec_dist),
+        "unoccupied": ("occupancy", md.requires_occupied_building.citation),
+        "out_of_range": ("distance", sec_dist),
+        "in_range_not_abutting": ("abutting_street", sec_abut),
+        "mandated": ("connection_required", sec_dist),
+    }
+
+
+def _notice_rule(profile: Profile, notice_reason: str | None) -> str:
+    """The sentence on why a notice may be given, where the law limits the reasons (§ 168-22.2G)."""
+    md = profile.mandate
+    if not md.notice_reasons.value:
+        return ""
+    chosen = NOTICE_REASONS.get(notice_reason or "", "")
+    if chosen:
+        return f" Notice given {chosen} ({md.notice_reasons.citation})."
+    allowed = " or ".join(NOTICE_REASONS[r] for r in md.notice_reasons.value)
+    return f" A notice may be given only {allowed} ({md.notice_reasons.citation})."
+
+
+def _from_line(facts: _Facts, rows: np.ndarray) -> pa.Array:
+    """ " ft from the property line", or from the curbline or sewer right-of-way edge with the boundary's too."""
+    plain = pa.scalar(" ft from the property line", pa.string())
+    if facts.measured_from is None or not np.asarray(facts.measured_from)[rows].any():
+        return pa.repeat(plain, len(rows))
+    kind = np.asarray(facts.measured_from)[rows]
+    sec_line = facts.profile.mandate.measured_from.citation
+    words = pc.take(
+        pa.array(
+            [
+                " ft from the property line",
+                f" ft from the curbline in front of the property (the property line, {sec_line}) and ",
+                f" ft from the edge of the sewer right-of-way (the property line, {sec_line}) and ",
+            ]
+        ),
+        pa.array(kind),
+    )
+    boundary = _join(words, feet_text(np.asarray(facts.boundary_ft)[rows]), " ft from the parcel boundary")
+    return pc.if_else(pa.array(kind > 0), boundary, plain)
+
+
+def _connected(facts: _Facts, rows: np.ndarray) -> pa.Array:
+    source = facts.connected_source or "connected attribute"
+    text = pa.scalar(f"Already connected to the public sewer (from the {source}).", pa.string())
+    return pa.repeat(text, len(rows))
+
+
+def _no_public_sewer(facts: _Facts, rows: np.ndarray) -> pa.Array:
+    """No counting main at all, or outside the service area (or in a part not yet served)."""
+    area = facts.profile.mandate.applies_within
+    none_text = pa.scalar(
+        "No public sanitary sewer main in the data; storm, abandoned and (by this profile) "
+        f"private or combined mains do not count ({facts.profile.sewers.count_private.citation}).",
+        pa.string(),
+    )
+    area_text = pa.scalar(
+        f"Outside {area.value}, or in a part of it where public sewer is not yet available: "
+        f"no connection can be required ({area.citation}).",
+        pa.string(),
+    )
+    if facts.held is None:
+        return pa.repeat(none_text, len(rows))
+    return pc.if_else(pa.array(np.asarray(facts.held)[rows]), area_text, none_text)
+
+
+def _unoccupied(facts: _Facts, rows: np.ndarray) -> pa.Array:
+    """Why the parcel counts as unoccupied: the source that decided, in words."""
+    min_sqft = f"{facts.profile.measurement.min_occupied_building_sqft.value:g}"
+    src = pa.array(facts.occupied_source[rows])
+    why = pc.take(
+        pa.array(
+            [
+                "no occupancy information",
+                "the parcel's occupied attribute says no",
+                f"no building of {min_sqft} sq ft or more, nor one marked occupied, stands on it",
+                "property class ",
+            ]
+        ),
+        src,
+    )
+    if facts.property_class is not None:
+        klass = pc.fill_null(pc.take(facts.property_class, pa.array(rows)), "")
+        why = pc.if_else(pc.equal(src, 3), _join(why, klass, " is vacant, wild or park land"), why)
+    return _join(
+        "No building used for human occupancy, employment or recreation on the parcel (",
+        why,
+        f"); {facts.profile.mandate.requires_occupied_building.citation} applies only to occupied property.",
+    )
+
+
+def _main_words(facts: _Facts, rows: np.ndarray) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """The main's ID, " (in STREET)" where the main lies in a named street, and the distance in feet."""
+    take = pa.array(rows)
+    main = pc.fill_null(pc.take(facts.main_id, take), "")
+    street_here = pc.take(facts.street, take)
+    in_street = pc.if_else(pc.is_null(street_here), "", _join(" (in ", pc.fill_null(street_here, ""), ")"))
+    return main, in_street, feet_text(facts.distance_ft[rows], facts.threshold_ft)
+
+
+def _out_of_range(facts: _Facts, rows: np.ndarray) -> pa.Array:
+    main, in_street, dist = _main_words(facts, rows)
+    beyond = feet_text(facts.distance_ft[rows] - (facts.threshold_ft or 0.0))
+    return _join(
+        "Nearest public sanitary main ",
+        main,
+        in_street,
+        " lies ",
+        dist,
+        _from_line(facts, rows),
+        ", ",
+        beyond,
+        f" ft beyond the {facts.limit} of {facts.profile.mandate.distance_ft.citation}; no connection can be required.",
+    )
+
+
+def _in_range_not_abutting(facts: _Facts, rows: np.ndarray) -> pa.Array:
+    main, _, dist = _main_words(facts, rows)
+    return _join(
+        "Main ",
+        main,
+        " lies ",
+        dist,
+        _from_line(facts, rows),
+        f", within {facts.limit}, but not in a street, alley or right-of-way the parcel abuts "
+        f"({facts.profile.mandate.requires_abutting_street.citation}); no connection can be required.",
+    )
+
+
+def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
+    """The main, the distance, the section and the period to connect in (and the deadline, given a notice date)."""
+    md = facts.profile.mandate
+    if md.notice_period_days.value is not None:
+        when = f"within {md.notice_period_days.value} days of official notice"
+    else:
+        when = f"when notified (no period set: {md.notice_period_days.citation})"
+    main, in_street, dist = _main_words(facts, rows)
+    text = (
+        f"; {md.distance_ft.citation} requires an occupied property within {facts.limit} to connect {when}."
+        + facts.notice_rule
+        + (f" Deadline {facts.due}." if facts.due else "")
+    )
+    return _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows), text)
+
+
+_SENTENCES = {
+    "connected": _connected,
+    "no_public_sewer": _no_public_sewer,
+    "unoccupied": _unoccupied,
+    "out_of_range": _out_of_range,
+    "in_range_not_abutting": _in_range_not_abutting,
+    "mandated": _mandated,
+}
