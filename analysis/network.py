@@ -303,99 +303,48 @@ class _Graph:
 
 
 def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitised: bool, explicit: bool):
-    net_rules = profile.network
+    """The network in named steps: which mains, the graph, direction from the data, the outfalls, direction toward
+    them, then the flow path (next main, terminal, control manhole) from every node."""
     measurable = bool(crs.is_projected)
     fpu = feet_per_unit(crs) if measurable else 1.0
     defects: list[Defect] = []
 
-    # 1. Which mains.
-    kind = _col(mains, "sewer_type", len(mains))
-    status = _col(mains, "status", len(mains))
-    owner = _col(mains, "ownership", len(mains))
-    keep = (kind != "storm") & ~np.isin(status, ["abandoned", "proposed"])
-    if not net_rules.include_private_mains.value:
-        keep &= owner != "private"
-    kept = mains[keep]
+    kept = _network_mains(mains, profile)
     ids = _col(kept, "main_id", len(kept), None)
     mh_geoms = np.asarray(manholes.geometry.values) if manholes is not None and len(manholes) else np.empty(0, object)
     mh_ids = _col(manholes, "manhole_id", len(mh_geoms)) if len(mh_geoms) else np.empty(0, object)
     mh_kind = structure_kinds(_col(manholes, "structure", len(mh_geoms), "")) if len(mh_geoms) else mh_ids
-
-    # 2. The undirected graph: from the model's names, or from geometry.
     if explicit:
         g = _explicit_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, defects)
     else:
-        tol = net_rules.snap_tolerance_ft.value / fpu
+        tol = profile.network.snap_tolerance_ft.value / fpu
         g = _geometric_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, tol, defects)
     a, b, n_nodes = g.a, g.b, len(g.node_id)
-    main_ids = ids[g.row]
     piece = csgraph.connected_components(_adjacency(n_nodes, a, b), directed=False)[1]
     sewer_type = _col(kept, "sewer_type", len(kept), "sanitary")[g.row]
     link_kind = _col(kept, "link_kind", len(kept), None)[g.row]
     pipe = _is_pipe(link_kind)
     gravity = (sewer_type != "force") & pipe
 
-    # 3. Direction from the data itself.
     if explicit:
         forward, source = np.ones(len(a), dtype=bool), np.full(len(a), "from_to_fields", dtype=object)
     else:
         forward, source = _directions(kept, g, gravity, mh_geoms, mh_ids, fpu, defects)
         if trust_digitised:
             source = np.where(source == "unknown", "digitised", source)
-
-    # 4. Outfalls: only what the data says.
-    outfall_how = np.full(n_nodes, "", dtype=object)
-    outfall_how[pd.Series(g.node_kind, dtype=object).isin(OUTFALL_STRUCTURES).to_numpy()] = "structure"
-    if outfalls is not None and len(outfalls):
-        if explicit:
-            defects.append(
-                Defect(
-                    "plants_not_used",
-                    "info",
-                    "outfalls",
-                    "",
-                    "The model's [OUTFALLS] are its outfalls: the treatment-plant layer was not used.",
-                )
-            )
-        else:
-            u_given = np.where(forward, a, b)[source != "unknown"]
-            v_given = np.where(forward, b, a)[source != "unknown"]
-            reach = net_rules.outfall_snap_ft.value / fpu
-            _plant_outfalls(outfalls, g, piece, u_given, v_given, reach, fpu, outfall_how, defects)
+    outfall_how = _outfalls(outfalls, g, piece, forward, source, profile, fpu, explicit, defects)
     is_outfall = outfall_how != ""
+    forward, source = _toward_outfalls(g, forward, source, gravity, is_outfall)
 
-    # 5. Direction inferred toward the outfalls, and gravity mains whose inverts would end the flow.
-    length_ft = g.length_ft
     u0, v0 = np.where(forward, a, b), np.where(forward, b, a)
-    unknown = source == "unknown"
-    inverted = (source == "inverts") & gravity
-    dist = (
-        _distance_to_outfalls(n_nodes, a, b, length_ft, is_outfall)
-        if (unknown.any() or inverted.any()) and is_outfall.any()
-        else np.full(n_nodes, np.inf)
-    )
-    if unknown.any():
-        da, db = dist[a], dist[b]
-        can = unknown & np.isfinite(da) & np.isfinite(db) & (da != db)
-        # inferred: flow from the end farther (by network distance) from an outfall to the nearer one
-        forward = np.where(can, da > db, forward)
-        source = np.where(can, "inferred", source)
-        u0, v0 = np.where(forward, a, b), np.where(forward, b, a)
-    if inverted.any() and is_outfall.any():
-        forward, source = _uphill_gravity_mains(forward, source, inverted, a, b, dist, is_outfall, n_nodes)
-        u0, v0 = np.where(forward, a, b), np.where(forward, b, a)
-
-    reverse = ~forward
     oriented = g.lines.copy()
-    oriented[reverse] = shapely.reverse(g.lines[reverse])
+    oriented[~forward] = shapely.reverse(g.lines[~forward])
     us_inv, ds_inv = _inverts(kept, g.row, forward)
-    diameter = _num(kept, "diameter_in")[g.row]
-    material = _col(kept, "material", len(kept), None)[g.row]
     node_is_manhole = pd.Series(g.node_kind, dtype=object).isin(MANHOLE_STRUCTURES).to_numpy()
 
-    # 6. Next-hop main for every node, then pointer jumping for terminal, length and control manhole.
-    next_main = _next_mains(n_nodes, u0, v0, length_ft, is_outfall, pipe)
-    terminal, downstream = _jump(next_main, v0, length_ft)
+    # The next-hop main for every node, then pointer jumping for terminal, length and control manhole.
+    next_main = _next_mains(n_nodes, u0, v0, g.length_ft, is_outfall, pipe)
+    terminal, downstream = _jump(next_main, v0, g.length_ft)
     control = _first_manhole(next_main, v0, node_is_manhole)
     drains = (terminal >= 0) & is_outfall[np.clip(terminal, 0, None)]
     downstream = np.where(drains, downstream, np.nan)
@@ -405,16 +354,16 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         node_xy=g.node_xy,
         node_is_manhole=node_is_manhole,
         node_is_outfall=is_outfall,
-        main_id=main_ids.astype(object),
+        main_id=ids[g.row].astype(object),
         u=u0,
         v=v0,
-        length_ft=length_ft,
+        length_ft=g.length_ft,
         geometry=oriented,
-        diameter_in=diameter,
+        diameter_in=_num(kept, "diameter_in")[g.row],
         us_invert_ft=us_inv,
         ds_invert_ft=ds_inv,
         sewer_type=sewer_type,
-        material=material,
+        material=_col(kept, "material", len(kept), None)[g.row],
         direction_source=source.astype(object),
         next_main=next_main,
         terminal=terminal,
@@ -430,6 +379,61 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         explicit=explicit,
         measurable=measurable,
     )
+
+
+def _network_mains(mains: gpd.GeoDataFrame, profile: Profile) -> gpd.GeoDataFrame:
+    """The mains sewage flows in: not storm, abandoned or proposed; private only where the profile includes them."""
+    kind = _col(mains, "sewer_type", len(mains))
+    status = _col(mains, "status", len(mains))
+    owner = _col(mains, "ownership", len(mains))
+    keep = (kind != "storm") & ~np.isin(status, ["abandoned", "proposed"])
+    if not profile.network.include_private_mains.value:
+        keep &= owner != "private"
+    return mains[keep]
+
+
+def _outfalls(outfalls, g: _Graph, piece, forward, source, profile, fpu, explicit, defects) -> np.ndarray:
+    """How each node is an outfall ("structure", a treatment plant near it, or "" for none): only what the data
+    says. A SWMM model's [OUTFALLS] are its outfalls; there the plants layer is not used, and the report says so."""
+    outfall_how = np.full(len(g.node_id), "", dtype=object)
+    outfall_how[pd.Series(g.node_kind, dtype=object).isin(OUTFALL_STRUCTURES).to_numpy()] = "structure"
+    if outfalls is None or not len(outfalls):
+        return outfall_how
+    if explicit:
+        defects.append(
+            Defect(
+                "plants_not_used",
+                "info",
+                "outfalls",
+                "",
+                "The model's [OUTFALLS] are its outfalls: the treatment-plant layer was not used.",
+            )
+        )
+        return outfall_how
+    given = source != "unknown"
+    u_given = np.where(forward, g.a, g.b)[given]
+    v_given = np.where(forward, g.b, g.a)[given]
+    reach = profile.network.outfall_snap_ft.value / fpu
+    _plant_outfalls(outfalls, g, piece, u_given, v_given, reach, fpu, outfall_how, defects)
+    return outfall_how
+
+
+def _toward_outfalls(g: _Graph, forward, source, gravity, is_outfall) -> tuple[np.ndarray, np.ndarray]:
+    """Direction inferred toward the outfalls for mains the data leaves unknown (flow from the end farther, by
+    network distance, from an outfall to the nearer one), and gravity mains whose inverts would end the flow."""
+    unknown = source == "unknown"
+    inverted = (source == "inverts") & gravity
+    if not is_outfall.any() or not (unknown.any() or inverted.any()):
+        return forward, source
+    dist = _distance_to_outfalls(len(g.node_id), g.a, g.b, g.length_ft, is_outfall)
+    if unknown.any():
+        da, db = dist[g.a], dist[g.b]
+        can = unknown & np.isfinite(da) & np.isfinite(db) & (da != db)
+        forward = np.where(can, da > db, forward)
+        source = np.where(can, "inferred", source)
+    if inverted.any():
+        forward, source = _uphill_gravity_mains(forward, source, inverted, g.a, g.b, dist, is_outfall, len(g.node_id))
+    return forward, source
 
 
 def _explicit_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, defects) -> _Graph:
