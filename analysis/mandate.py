@@ -583,9 +583,13 @@ def check_notice(profile: Profile, notice_date: dt.date | None, notice_reason: s
     rule = profile.mandate.notice_reasons
     if notice_reason is not None and notice_reason not in rule.value:
         allowed = ", ".join(rule.value) or "none (this profile sets no notice reasons)"
-        raise AnalysisError(f"Notice reason {notice_reason!r} is not one the {profile.id} profile knows: {allowed}.")
+        raise AnalysisError(
+            f"Notice reason {notice_reason!r} is not one the {profile.id} profile knows: {allowed}.",
+            fix=Fix("notice_reason", choices=tuple(rule.value)) if rule.value else None,
+        )
     if notice_date is not None and rule.value and notice_reason is None:
         raise AnalysisError(
             f'{rule.section}: "{rule.quote}" Give the reason for these notices (the notice reason): '
-            f"{' or '.join(rule.value)}."
+            f"{' or '.join(rule.value)}.",
+            fix=Fix("notice_reason", choices=tuple(rule.value)),
         )

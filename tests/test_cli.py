@@ -132,6 +132,8 @@ def test_connected_csv(town_gpkg, tmp_path):
         (["--profile", "albany"], "No profile named 'albany'"),
         (["--profile", "wappinger"], "--set mandate.distance_ft=N"),
         (["--profile", "poughkeepsie", "--notice-date", "2027-03-01"], "notice reason): public_health_hazard or"),
+        (["--profile", "poughkeepsie", "--notice-date", "2027-03-01"], "Use --notice-reason public_health_hazard|"),
+        (["--profile", "poughkeepsie", "--notice-reason", "whim"], "Use --notice-reason public_health_hazard|"),
         (["--profile", "fort-plain", "--set", "mandate.distance=3"], "names no rule"),
         (["--profile", "fort-plain", "--out", "results.shp"], "give an output ending in .gpkg, .parquet"),
         (["--profile", "fort-plain", "--crs", "EPSG:4326"], "not projected"),
