@@ -67,6 +67,7 @@ class TownJob:
     out_dir: str
     output_crs: str
     gpkg: bool
+    threads: int | None = None  # the analysis's threads per task: the worker's share of its machine's cores
 
 
 def run_town(spec: TownSpec, job: TownJob) -> dict:
@@ -103,6 +104,7 @@ def run_town(spec: TownSpec, job: TownJob) -> dict:
     record["worker_peak_mb"] = round(_peak_rss_mb(), 1)
     record["worker"] = _worker_address()
     record["worker_pid"] = os.getpid()
+    record["threads"] = job.threads
     record["finished_at"] = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     return record
 
@@ -160,6 +162,7 @@ def _analyse(spec: TownSpec, job: TownJob) -> dict:
         notice_reason=spec.notice_reason,
         trust_digitised=spec.digitised_direction or None,
         out_path=str(gpkg) if gpkg is not None else None,
+        threads=job.threads,
     )
     write_partition(job.out_dir, spec.partition, run.parcels, crs=parse_crs(job.output_crs, what="output CRS"))
     summary = run.summary
@@ -220,6 +223,7 @@ class Cluster:
     client: object
     description: str
     dashboard: str | None
+    threads: int | None = None  # threads per task (a LocalCluster's share of the cores; None: the analysis's own)
 
 
 @contextmanager
@@ -229,7 +233,10 @@ def dask_client(
     """A Dask client on the scheduler at ``scheduler``, or on a LocalCluster sized to this machine.
 
     The LocalCluster has one single-threaded worker process per core, as many as the memory allows with at least
-    2 GB each; the machine's memory is shared equally between them. The analysis threads its own vectorised steps.
+    2 GB each; the machine's memory is shared equally between them, and so are its cores: each task's analysis
+    threads its vectorised steps over its worker's share (``Cluster.threads``), so W workers use W cores rather
+    than each sizing its threads to the whole machine. On a scheduler given by address each task uses the
+    analysis's own default (the worker's cores, up to 4).
     """
     from distributed import Client, LocalCluster
 
@@ -245,6 +252,7 @@ def dask_client(
             client.close()
         return
     import dask
+    from dask.system import CPU_COUNT
 
     n_workers, limit = local_cluster_size(workers, memory_limit)
     dashboard = _has_bokeh()
@@ -267,6 +275,7 @@ def dask_client(
             client,
             f"LocalCluster: {n_workers} worker process(es), {memory} each",
             client.dashboard_link if dashboard else None,
+            threads=max(1, CPU_COUNT // n_workers),
         )
 
 
@@ -307,6 +316,7 @@ def run_batch(
     client,
     cluster_description: str = "",
     gpkg: bool = False,
+    threads: int | None = None,
     resume: bool = False,
     overwrite: bool = False,
     on_start: Callable[[int, int], None] = lambda todo, skipped: None,
@@ -334,7 +344,7 @@ def run_batch(
             f"The results in {out_dir} are in {previous['output_crs']}, this manifest's in {output_crs}: "
             "a dataset has one CRS. Set output_crs in the manifest's [batch] table, or start again."
         )
-    job = TownJob(out_dir=str(out_dir), output_crs=output_crs, gpkg=gpkg)
+    job = TownJob(out_dir=str(out_dir), output_crs=output_crs, gpkg=gpkg, threads=threads)
     todo = [t for t in manifest.towns if not (resume and is_done(out_dir, t.partition, t.fingerprint()))]
     on_start(len(todo), len(manifest.towns) - len(todo))
     by_key = {}

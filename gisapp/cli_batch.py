@@ -61,6 +61,7 @@ def batch(manifest_path, out_dir, scheduler, workers, memory_limit, gpkg, resume
                 client=cluster.client,
                 cluster_description=cluster.description,
                 gpkg=gpkg,
+                threads=cluster.threads,
                 resume=resume,
                 overwrite=overwrite,
                 on_start=bar.start,

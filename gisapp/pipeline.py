@@ -34,16 +34,23 @@ def run_analysis(
     out_path: str | None = None,
     progress: Callable[[str], None] = lambda text: None,
     spec: WorkspaceSpec | None = None,
+    threads: int | None = None,
 ) -> RunResult:
     """Analyse ``layers`` under ``profile`` and write to ``out_path`` (a GeoPackage store records the run).
 
     ``spec`` says how the layers were loaded, for the run record; without it the record holds the profile as
-    applied and the direction choice, and names the store's own layers as the data.
+    applied and the direction choice, and names the store's own layers as the data. ``threads`` caps the
+    analysis's threads (``services.analyse``).
     """
     store = out_path if out_path and output_format(out_path) == "GPKG" else None
     workspace = Workspace(spec or spec_of(profile, trust_digitised=trust_digitised), profile, layers, store=store)
     return services.analyse(
-        workspace, notice_date=notice_date, notice_reason=notice_reason, out_path=out_path, progress=progress
+        workspace,
+        notice_date=notice_date,
+        notice_reason=notice_reason,
+        out_path=out_path,
+        progress=progress,
+        threads=threads,
     )
 
 

@@ -251,7 +251,12 @@ def mandates(ws: Workspace, prof: Profile | None = None, **options) -> MandateRe
 
 
 def _assess(
-    ws: Workspace, parcels: gpd.GeoDataFrame, prof: Profile, found: MandateResult | None = None
+    ws: Workspace,
+    parcels: gpd.GeoDataFrame,
+    prof: Profile,
+    found: MandateResult | None = None,
+    *,
+    threads: int | None = None,
 ) -> BuildingsResult:
     layers = ws.layers
     # The analysis already found each building's parcel and each parcel's streets: reused while the parcels are
@@ -267,6 +272,7 @@ def _assess(
         laterals=layers.laterals,
         building_parcels=found.building_parcels if same else None,
         street_pairs=found.street_pairs if same else None,
+        **({"workers": threads} if threads else {}),
     )
 
 
@@ -290,16 +296,20 @@ def analyse(
     locked: bool = False,
     who: str = "sewerplan analyze",
     progress: Progress = _quiet,
+    threads: int | None = None,
 ) -> RunResult:
     """One analysis run: mandates, then (with manholes) the network columns, the further duties, then (with
     buildings and streets) the building results; written to ``out_path`` when given.
+
+    ``threads`` caps the threads the analysis's vectorised steps use (None: as many as the machine has, up to 4);
+    a batch gives each of its tasks its share of the cores, so tasks running side by side do not contend.
 
     A GeoPackage output is a store: the run's results and its record (the summary, with the workspace the run used
     under ``"workspace"``) are swapped in atomically, under the store's writer lock (``locked``: the caller holds
     it already).
     """
     progress("analysing")
-    result = mandates(ws, notice_date=notice_date, notice_reason=notice_reason)
+    result = mandates(ws, notice_date=notice_date, notice_reason=notice_reason, workers=threads)
     parcels = result.parcels
     summary = dict(result.summary)
     net = connections = None
@@ -315,7 +325,7 @@ def analyse(
     assessed = None
     if ws.layers.buildings is not None and ws.layers.streets is not None:
         progress("assessing buildings")
-        assessed = _assess(ws, parcels, ws.profile, result)
+        assessed = _assess(ws, parcels, ws.profile, result, threads=threads)
         summary["buildings"] = assessed.summary
     is_store = bool(out_path) and output_format(out_path) == "GPKG"
     summary["workspace"] = ws.spec.as_record(store=out_path if is_store else ws.store)

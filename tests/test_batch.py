@@ -149,6 +149,8 @@ def test_batch_on_a_local_cluster_of_two_worker_processes_matches_analyze(state,
     # Every town ran in a worker process, not in this one, and both workers took towns.
     pids = {r["worker_pid"] for r in rows}
     assert os.getpid() not in pids and len(pids) == 2
+    # Each task's analysis threads over its worker's share of the cores, not the whole machine's.
+    assert {r["threads"] for r in rows} == {max(1, (os.cpu_count() or 1) // 2)}
     names = [t["name"] for t in state["towns"]]
     _same_as_alone(out, alone, names)
 
@@ -557,3 +559,28 @@ def _pg_table(con, table: str, frame: gpd.GeoDataFrame) -> None:
         rows,
     )
     con.execute(text(f"SELECT Populate_Geometry_Columns('{table}'::regclass)"))
+
+
+def test_a_batch_task_runs_its_analysis_on_the_threads_it_is_given(monkeypatch, tmp_path):
+    """``run_analysis(threads=N)`` reaches the mandate and buildings steps (the batch's per-task share)."""
+    import gisapp.services as services
+    from analysis.profiles import load_profile
+    from gisapp.pipeline import run_analysis
+    from layers.crs import measuring_crs
+    from layers.read import find_layers, load_layers
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    seen = {}
+    for name in ("analyze_mandates", "assess_buildings"):
+        real = getattr(services, name)
+
+        def spy(*args, _real=real, _name=name, **kwargs):
+            seen[_name] = kwargs.get("workers")
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(services, name, spy)
+    write_layers(str(tmp_path / "town.gpkg"), sample_town(120))
+    layers = load_layers(find_layers(str(tmp_path / "town.gpkg")), target_crs=measuring_crs("EPSG:2260"))
+    run_analysis(layers, load_profile("fort-plain"), threads=1)
+    assert seen == {"analyze_mandates": 1, "assess_buildings": 1}
