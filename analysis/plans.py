@@ -292,8 +292,13 @@ def plan_extension(
     service_areas: gpd.GeoDataFrame | None = None,
     network: SewerNetwork | None = None,
     material: str | None = None,
+    curbs: gpd.GeoDataFrame | None = None,
+    sewer_rights_of_way: gpd.GeoDataFrame | None = None,
 ) -> PlanResult:
     """Evaluate a proposed main (a shapely LineString in the layers' CRS). See the module docstring.
+
+    ``curbs`` and ``sewer_rights_of_way`` are measured from as the analysis measures (the property line of Fort
+    Plain's § 144-1), so a plan's "before" is the town's analysis and its "after" is measured the same way.
 
     Examples
     --------
@@ -318,13 +323,14 @@ def plan_extension(
     drawn_ft = line.length * fpu
     material = (material or "").strip() or None
 
-    before = analyze_mandates(parcels, mains, profile=profile, streets=streets, buildings=buildings).parcels
+    layers = {"streets": streets, "buildings": buildings, "curbs": curbs, "sewer_rights_of_way": sewer_rights_of_way}
+    before = analyze_mandates(parcels, mains, profile=profile, **layers).parcels
     present = _Present(network, before, profile)
-    reach = _served(line, parcels, mains, before, profile, streets, buildings, service_areas, diameter_in, fpu)
+    reach = _served(line, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
     connection = _connect(line, network, profile, fpu, present, reach.added_peak_gpd)
     built = _built_line(line, connection)
     if connection.kind == "run":  # the connecting run is built too: parcels along it are reached as well
-        reach = _served(built, parcels, mains, before, profile, streets, buildings, service_areas, diameter_in, fpu)
+        reach = _served(built, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
     if connection.kind != "none":
         connection.capacity = present.capacity(connection.node, connection.first_main, reach.added_peak_gpd)
 
@@ -396,12 +402,20 @@ class _Reach:
     made_available: list[str]
 
 
-def _served(line, parcels, mains, before, profile, streets, buildings, service_areas, diameter_in, fpu) -> _Reach:
-    """Who the built main newly reaches: the mandate analysis with it, on the parcels near enough to change."""
+def _served(line, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu) -> _Reach:
+    """Who the built main newly reaches: the mandate analysis with it, on the parcels near enough to change.
+
+    Measured from the curbline (or a sewer right-of-way's edge), a parcel can be in range though its boundary is
+    not: there every parcel is analysed again rather than guessing how far the curb lies in front of it.
+    """
     md = profile.mandate
     threshold = md.distance_ft.value
     tolerance = profile.measurement.distance_tolerance_ft.value
-    if threshold is not None:
+    rows = layers["sewer_rights_of_way"]
+    from_curbs = md.measured_from.value == "curbline" and (
+        layers["curbs"] is not None or (rows is not None and len(rows) > 0)
+    )
+    if threshold is not None and not from_curbs:
         near = shapely.dwithin(np.asarray(parcels.geometry.values), line, (threshold + tolerance + 1.0) / fpu)
     else:
         near = np.ones(len(parcels), dtype=bool)  # the analysis explains that the distance must be set
@@ -418,7 +432,7 @@ def _served(line, parcels, mains, before, profile, streets, buildings, service_a
         crs=parcels.crs,
     )
     with_new = gpd.GeoDataFrame(pd.concat([mains, new_main], ignore_index=True), crs=parcels.crs)
-    after = analyze_mandates(subset, with_new, profile=profile, streets=streets, buildings=buildings).parcels
+    after = analyze_mandates(subset, with_new, profile=profile, **layers).parcels
     was = before[near]
     newly = (after["status"].to_numpy() == "mandated") & (was["status"].to_numpy() != "mandated")
     vacant = _vacant_reached(after, profile) & ~_vacant_reached(was, profile)

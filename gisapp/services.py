@@ -660,6 +660,8 @@ def evaluate_plan(
         streets=layers.streets,
         buildings=layers.buildings,
         service_areas=layers.service_areas,
+        curbs=layers.curbs,
+        sewer_rights_of_way=layers.sewer_rights_of_way,
         network=network_if_manholes(ws),
     )
     overrides = {key: rule.value for key, rule in prof.rules().items() if rule.overridden}

@@ -655,3 +655,24 @@ def test_compare_reads_scenarios_saved_before_this_version():
     values = {r["measure"]: r["values"][0] for r in compare_plans([{"name": "old", "diameter_in": 6, "result": old}])}
     assert values["cost_per_unit"] is None and values["signatures_needed"] is None
     assert values["checks_not_met"] == "min diameter" and values["new_manholes"] == 1
+
+
+def test_a_plan_measures_from_the_curbline_as_the_analysis_does():
+    """Fort Plain § 144-1: a lot whose boundary is 105 ft from the planned main in a 210-ft street, its curb 95 ft,
+    is newly mandated by the plan (as `analyze` would find once the main is built); without curbs it is not."""
+    from tests.conftest import lot
+
+    street = LineString([(-1000, 0), (2000, 0)])
+    streets = frame([{"street_name": "Broad St", "row_width_ft": 210.0, "geometry": street}])
+    curbs = frame([{"geometry": LineString([(-1000, 95), (2000, 95)])}])
+    parcels = frame([lot("P", 0, 105, occupied=True, owner_name="A. Owner")])
+    no_mains = gpd.GeoDataFrame({"main_id": []}, geometry=[], crs=parcels.crs)
+    proposed = LineString([(-200, 0), (300, 0)])
+
+    def plan(**kw):
+        return plan_extension(
+            proposed, diameter_in=8, profile=FP, parcels=parcels, mains=no_mains, streets=streets, **kw
+        ).as_dict()
+
+    assert plan(curbs=curbs)["newly_mandated"] == ["P"]
+    assert plan()["newly_mandated"] == []
