@@ -289,13 +289,26 @@ def browser(tmp_path):
 
 
 def _wait(condition, timeout=30.0):
+    """Poll ``condition`` until it holds; an element gone stale (the page being replaced) counts as not yet."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
     end = time.time() + timeout
     while time.time() < end:
-        value = condition()
+        try:
+            value = condition()
+        except StaleElementReferenceException:
+            value = None
         if value:
             return value
         time.sleep(0.1)
     raise AssertionError("timed out waiting in the browser")
+
+
+def _message_saying(browser, text: str, timeout: float = 30.0):
+    """The page's message once it says ``text``: the message of the page before may still be on screen."""
+    from selenium.webdriver.common.by import By
+
+    return _wait(lambda: [m for m in browser.find_elements(By.ID, "message") if text in m.text], timeout)[0]
 
 
 def _shot(driver, name):
@@ -323,8 +336,7 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
         assert Register(store=app.config["STORE"], create=False).listing().empty  # nothing until confirmed
         _shot(browser, "notices-preview")
         button.click()
-        message = _wait(lambda: browser.find_elements(By.ID, "message"), timeout=120)[0]
-        assert "notice(s) issued" in message.text
+        assert _message_saying(browser, "notice(s) issued", timeout=120).is_displayed()
         links = browser.find_elements(By.CSS_SELECTOR, "#batches a")
         assert [a.text for a in links][:1] == ["all letters (PDF, mailing order)"]
         assert browser.find_elements(By.CSS_SELECTOR, ".letter-link")
@@ -339,8 +351,8 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
         hostile.find_element(By.NAME, "until").send_keys("09012027")
         hostile.find_element(By.NAME, "note").send_keys("asked in writing")
         hostile.find_element(By.TAG_NAME, "button").click()
-        done = _wait(lambda: browser.find_elements(By.ID, "message"))[0]
-        assert f"{HOSTILE_IDS[0]}: extended." in done.text
+        done = _message_saying(browser, f"{HOSTILE_IDS[0]}: extended.")
+        assert done.is_displayed()
         row = Register(store=app.config["STORE"], create=False).listing().set_index("parcel_id").loc[HOSTILE_IDS[0]]
         assert row["status"] == "extended" and row["deadline"] == dt.date(2027, 9, 1)
         _shot(browser, "notices-issued")
