@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -390,6 +391,9 @@ def _check_value(key: str, value: Any, meta: dict) -> list[str]:
         return [f"{key}: expected one of {', '.join(meta['choices'])}, got {value!r}"]
     if isinstance(value, dict) and not all(isinstance(v, int | float) for v in value.values()):
         return [f"{key}: every value must be a number, got {value!r}"]
+    numbers = list(value.values()) if isinstance(value, dict) else [value]
+    if any(isinstance(v, float) and not math.isfinite(v) for v in numbers):
+        return [f"{key}: must be a finite number (not nan or inf), got {value!r}"]
     if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
         return [f"{key}: must not be negative, got {value!r}"]
     return []

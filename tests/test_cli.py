@@ -135,6 +135,7 @@ def test_connected_csv(town_gpkg, tmp_path):
         (["--profile", "poughkeepsie", "--notice-date", "2027-03-01"], "Use --notice-reason public_health_hazard|"),
         (["--profile", "poughkeepsie", "--notice-reason", "whim"], "Use --notice-reason public_health_hazard|"),
         (["--profile", "fort-plain", "--set", "mandate.distance=3"], "names no rule"),
+        (["--profile", "fort-plain", "--set", "mandate.distance_ft=nan"], "must be a finite number"),
         (["--profile", "fort-plain", "--out", "results.shp"], "give an output ending in .gpkg, .parquet"),
         (["--profile", "fort-plain", "--crs", "EPSG:4326"], "not projected"),
         (["--profile", "fort-plain", "--crs", "EPSG:999999"], "is not a coordinate reference system"),

@@ -104,6 +104,7 @@ def _copy(tmp_path, name="fort-plain"):
         (lambda t: t.replace("[measurement]", "[measurements]"), r"unknown table \[measurements\]"),
         (lambda t: t.replace('version = "2026-11-30"\n', ""), r"\[profile\] missing key 'version'"),
         (lambda t: t.replace("distance_ft = { value = 100.0", "distance_ft = { value = -1.0"), "must not be negative"),
+        (lambda t: t.replace("distance_ft = { value = 100.0", "distance_ft = { value = nan"), "finite number"),
         (lambda t: t + "\n[[", "is not valid TOML"),
     ],
 )
@@ -134,6 +135,9 @@ def test_unknown_profile_lists_the_bundled_ones():
         ({"mandate.distance": "5"}, "names no rule"),
         ({"mandate.distance_ft": "far"}, "not a int"),
         ({"sewers.count_private": "maybe"}, "not a bool"),
+        ({"mandate.distance_ft": "nan"}, "must be a finite number"),
+        ({"mandate.distance_ft": "inf"}, "must be a finite number"),
+        ({"mandate.distance_ft": "-inf"}, "must be a finite number"),
     ],
 )
 def test_bad_overrides(overrides, message):

@@ -73,6 +73,12 @@ def test_a_malformed_setting_is_refused_before_a_run(client):
         "/analysis/run", data={"profile": "wappinger", "set": "mandate.distance=200", "csrf_token": csrf(client)}
     )
     assert unknown.status_code == 400 and "names no rule" in unknown.get_json()["error"]["message"]
+    for value in ("nan", "inf"):
+        silly = client.post(
+            "/analysis/run",
+            data={"profile": "wappinger", "set": f"mandate.distance_ft={value}", "csrf_token": csrf(client)},
+        )
+        assert silly.status_code == 400 and "finite number" in silly.get_json()["error"]["message"]
 
 
 # -- uploads ------------------------------------------------------------------------------------------------------
