@@ -211,3 +211,28 @@ def test_serve_runs_waitress_with_no_version_in_the_server_header(tmp_path):
         proc.terminate()
         output = proc.communicate(timeout=20)[0]
     assert "3 threads" in output and "development server" not in output.lower()
+
+
+@pytest.mark.parametrize(
+    ("target", "lands_on"),
+    [
+        ("/notices?page=2", "/notices?page=2"),
+        ("/%09/evil.example", "/"),
+        ("/%0a/evil.example", "/"),
+        ("/%0d/x", "/"),
+        ("//evil.example", "/"),
+        ("/%5cevil.example", "/"),
+        ("https://evil.example/", "/"),
+    ],
+)
+def test_after_sign_in_only_a_path_on_this_site_is_followed(app, target, lands_on):
+    """A ``next`` a browser would read as another host (a tab or line break dropped, a backslash) goes to the map."""
+    client = app.test_client()
+    Auth(app, client).csrf()
+    response = client.post(
+        f"/login?next={target}",
+        data={"name": "pat", "password": "planner-password", "csrf_token": csrf(client)},
+        environ_base={"REMOTE_ADDR": "10.0.0.9"},
+    )
+    assert response.status_code == 302
+    assert response.headers["Location"] == lands_on

@@ -12,6 +12,7 @@ import datetime as dt
 
 from flask import Blueprint, current_app, g, redirect, render_template, request, session, url_for
 
+from gisapp.security import local_path
 from gisapp.users import check_user, clear_failures, end_sessions, locked_until, record_failure, user_session
 
 bp = Blueprint("auth", __name__)
@@ -46,8 +47,7 @@ def login():
                 session.clear()
                 session["user"], session["ver"] = name, found[1]
                 target = request.args.get("next", "")
-                safe = target.startswith("/") and not target.startswith("//") and "\\" not in target
-                return redirect(target if safe else url_for("map.index"))
+                return redirect(target if local_path(target) else url_for("map.index"))
             until = record_failure(
                 db,
                 {account: config["LOGIN_MAX_FAILURES"], address: config["LOGIN_MAX_FAILURES_PER_ADDRESS"]},
