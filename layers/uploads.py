@@ -32,6 +32,8 @@ import secrets
 import shutil
 import time
 import zipfile
+import zlib
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from layers.errors import LayerError
@@ -145,42 +147,63 @@ def new_upload(
             f"{filename!r}: upload a zipped shapefile or File Geodatabase (.zip), a GeoPackage (.gpkg), GeoJSON "
             "(.geojson), FlatGeobuf (.fgb) or GeoParquet (.parquet)."
         )
-    left = None
-    if quota_bytes is not None:
-        used = owner_usage(root, owner)
-        left = quota_bytes - used
-        if left <= 0:
-            raise LayerError(
-                f"Your uploads already take {used / 2**20:.0f} MB of your {quota_bytes / 2**20:.0f} MB: discard "
-                "one you no longer need on the Data page, then upload again."
-            )
-    folder = Path(root) / secrets.token_urlsafe(18)
-    (folder / "data").mkdir(parents=True)
+    # The quota is checked and the upload written under the owner's lock: two uploads sent at once are counted
+    # one after the other, so together they cannot pass a quota each would pass alone.
+    with _uploads_lock(root):
+        left = None
+        if quota_bytes is not None:
+            used = owner_usage(root, owner)
+            left = quota_bytes - used
+            if left <= 0:
+                raise LayerError(
+                    f"Your uploads already take {used / 2**20:.0f} MB of your {quota_bytes / 2**20:.0f} MB: discard "
+                    "one you no longer need on the Data page, then upload again."
+                )
+        folder = Path(root) / secrets.token_urlsafe(18)
+        (folder / "data").mkdir(parents=True)
+        try:
+            _write_meta(folder, {"owner": owner, "name": Path(filename).name[:120], "created": time.time()})
+            raw = folder / f"upload{suffix}"
+            if left is not None and left < max_unzipped_bytes:
+                _save_stream(
+                    stream, raw, left, f"The upload is larger than the {left / 2**20:.1f} MB left of your quota"
+                )
+            else:
+                _save_stream(stream, raw, max_unzipped_bytes, "The upload is larger than the server accepts")
+            if suffix == ".zip":
+                limit = max_unzipped_bytes if left is None else min(max_unzipped_bytes, left - raw.stat().st_size)
+                _unzip(raw, folder / "data", limit, max_members)
+                raw.unlink()
+            else:
+                stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:60].lstrip(".") or "layer"
+                target = folder / "data" / f"{stem}{suffix}"
+                raw.rename(target)
+                limit = max_unzipped_bytes if left is None else min(max_unzipped_bytes, left)
+                check_content(target, UPLOAD_DRIVERS[suffix], decoded_limit=limit)
+            if not any(_vector_files(folder / "data")):
+                raise LayerError(
+                    "The upload holds no layer sewerplan reads: shapefiles (.shp with .shx, .dbf), GeoPackage, "
+                    "GeoJSON, FlatGeobuf, GeoParquet or a File Geodatabase folder (.gdb)."
+                )
+        except BaseException:
+            shutil.rmtree(folder, ignore_errors=True)
+            raise
+        return folder
+
+
+@contextmanager
+def _uploads_lock(root: str | Path):
+    """An exclusive lock while an owner's quota is checked and an upload written, across the server's threads and
+    processes: an OS lock on the uploads folder itself (uploads are few; one at a time costs nothing)."""
+    import fcntl
+
+    Path(root).mkdir(parents=True, exist_ok=True)
+    fd = os.open(root, os.O_RDONLY)
     try:
-        _write_meta(folder, {"owner": owner, "name": Path(filename).name[:120], "created": time.time()})
-        raw = folder / f"upload{suffix}"
-        if left is not None and left < max_unzipped_bytes:
-            _save_stream(stream, raw, left, f"The upload is larger than the {left / 2**20:.1f} MB left of your quota")
-        else:
-            _save_stream(stream, raw, max_unzipped_bytes, "The upload is larger than the server accepts")
-        if suffix == ".zip":
-            limit = max_unzipped_bytes if left is None else min(max_unzipped_bytes, left - raw.stat().st_size)
-            _unzip(raw, folder / "data", limit, max_members)
-            raw.unlink()
-        else:
-            stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:60].lstrip(".") or "layer"
-            target = folder / "data" / f"{stem}{suffix}"
-            raw.rename(target)
-            check_content(target, UPLOAD_DRIVERS[suffix])
-        if not any(_vector_files(folder / "data")):
-            raise LayerError(
-                "The upload holds no layer sewerplan reads: shapefiles (.shp with .shx, .dbf), GeoPackage, "
-                "GeoJSON, FlatGeobuf, GeoParquet or a File Geodatabase folder (.gdb)."
-            )
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    return folder
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def _save_stream(stream, target: Path, limit: int, refusal: str) -> None:
@@ -217,14 +240,31 @@ def _unzip(archive: Path, target: Path, limit: int, max_members: int) -> None:
         for member, dest in chosen:
             out_path = target / dest
             out_path.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(member) as src, open(out_path, "wb") as out:
-                while block := src.read(CHUNK):
-                    total += len(block)
-                    if total > limit:  # lying headers: stopped before this block is written
-                        raise LayerError(f"The archive unpacks to more than {limit / 2**20:.0f} MB; refused.")
-                    out.write(block)
+            try:
+                with zf.open(member) as src, open(out_path, "wb") as out:
+                    while block := src.read(CHUNK):
+                        total += len(block)
+                        if total > limit:  # lying headers: stopped before this block is written
+                            raise LayerError(f"The archive unpacks to more than {limit / 2**20:.0f} MB; refused.")
+                        out.write(block)
+            except (zipfile.BadZipFile, zlib.error, EOFError, RuntimeError, NotImplementedError) as exc:
+                # A damaged member (bad CRC, cut short), an encrypted one, or a compression zipfile cannot read.
+                raise LayerError(
+                    f"The archive member {member.filename!r} cannot be unpacked ({_zip_trouble(exc)}). Zip the "
+                    "files again without a password, with ordinary (deflate) compression, and upload the new zip."
+                ) from exc
     for path in _vector_files(target):
-        check_content(path, UPLOAD_DRIVERS[path.suffix.lower()])
+        check_content(path, UPLOAD_DRIVERS[path.suffix.lower()], decoded_limit=limit)
+
+
+def _zip_trouble(exc: BaseException) -> str:
+    """What went wrong with a zip member, in a few words."""
+    text = str(exc).lower()
+    if "encrypted" in text or "password" in text:
+        return "it is protected by a password"
+    if "compression method" in text:
+        return "it uses a compression method that cannot be read"
+    return "the archive is damaged"
 
 
 def outside_archive(member: str) -> bool:
@@ -269,8 +309,13 @@ def _vector_files(folder: Path):
 # --- checking content -------------------------------------------------------------------------------------------
 
 
-def check_content(path: str | Path, driver: str) -> None:
-    """Refuse a file whose first bytes are not those of ``driver``'s format (names prove nothing)."""
+def check_content(path: str | Path, driver: str, *, decoded_limit: int | None = None) -> None:
+    """Refuse a file whose first bytes are not those of ``driver``'s format (names prove nothing).
+
+    With ``decoded_limit``, a GeoParquet file is also refused when its columns decode to more bytes than that:
+    dictionary encoding and compression let a file of a few kilobytes hold millions of rows, which the limit on
+    unpacked bytes must count as what they are once read.
+    """
     path = Path(path)
     label = path.name
     if path.is_symlink():
@@ -289,6 +334,43 @@ def check_content(path: str | Path, driver: str) -> None:
             f"{label} is not {expected}: it starts with {shown!r}. Export the layer again as {expected} "
             "(a file renamed to another extension is not converted)."
         )
+    if driver == "GeoParquet" and decoded_limit is not None:
+        _check_decoded_size(path, decoded_limit)
+
+
+def _decoded_nbytes(column) -> int:
+    """Bytes of an Arrow column once every value is its own (a dictionary column counted row by row)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    if not pa.types.is_dictionary(column.type):
+        return column.nbytes
+    values = column.dictionary
+    if pa.types.is_binary(values.type) or pa.types.is_string(values.type) or pa.types.is_large_binary(values.type):
+        sizes = pc.binary_length(values)
+    else:
+        sizes = pa.array([values.nbytes / max(1, len(values))] * len(values))
+    taken = pc.take(sizes, column.indices)
+    return column.indices.nbytes + int(pc.sum(taken).as_py() or 0)
+
+
+def _check_decoded_size(path: Path, limit: int) -> None:
+    """Decode a GeoParquet file batch by batch (memory bounded by one batch), refusing it past ``limit`` bytes."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    total = 0
+    try:
+        with pq.ParquetFile(path) as parquet:
+            for batch in parquet.iter_batches(batch_size=65_536):
+                total += sum(_decoded_nbytes(column) for column in batch.columns)
+                if total > limit:
+                    raise LayerError(
+                        f"{path.name} decodes to more than {limit / 2**20:.0f} MB (its rows are stored compressed); "
+                        "refused. Upload the municipality's own features only."
+                    )
+    except (pa.ArrowException, OSError) as exc:
+        raise LayerError(f"{path.name} is not a readable GeoParquet file: {exc}") from exc
 
 
 def _gpkg(head: bytes, path: Path) -> tuple[bool, str]:

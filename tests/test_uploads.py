@@ -17,6 +17,7 @@ import time
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from layers.errors import LayerError
@@ -337,3 +338,98 @@ def test_the_default_gdal_would_have_read_the_secret(tmp_path, secret):
     code = f"import pyogrio; print(list(pyogrio.read_dataframe({str(target)!r}).columns))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout
     assert key in out
+
+
+def _damaged_zip(kind: str) -> bytes:
+    """A zipped parcels.geojson that cannot be unpacked: a bad CRC, a password, or an unknown compression."""
+    body = sample_town(50)["parcels"].to_crs(4326).to_json().encode()
+    raw = bytearray(zipped({"parcels.geojson": body}))
+    if kind == "bad_crc":
+        at = raw.index(b"PK\x03\x04") + 14  # the local header's CRC-32
+        raw[at : at + 4] = b"\x00\x00\x00\x00"
+        central = raw.index(b"PK\x01\x02") + 16  # and the central directory's, so only the data disagrees
+        raw[central : central + 4] = b"\x00\x00\x00\x00"
+    elif kind == "encrypted":
+        raw[raw.index(b"PK\x03\x04") + 6] |= 1  # the general-purpose flag's "encrypted" bit
+        raw[raw.index(b"PK\x01\x02") + 8] |= 1
+    else:  # compression method 99 (AES), which Python's zipfile cannot read
+        raw[raw.index(b"PK\x03\x04") + 8] = 99
+        raw[raw.index(b"PK\x01\x02") + 10] = 99
+    return bytes(raw)
+
+
+@pytest.mark.parametrize(
+    ("kind", "words"),
+    [
+        ("bad_crc", "the archive is damaged"),
+        ("encrypted", "protected by a password"),
+        ("method99", "compression method that cannot be read"),
+    ],
+)
+def test_a_damaged_zip_is_refused_with_a_sentence_not_a_server_error(app, tmp_path, kind, words):
+    from gisapp.users import add_user
+
+    add_user(app.config["USERS_DB"], "pat", "planner", "planner-password")
+    client = app.test_client()
+    client.post("/login", data={"name": "pat", "password": "planner-password", "csrf_token": csrf(client)})
+    answers = attempt(client, _damaged_zip(kind), "town.zip")
+    assert answers[0].status_code == 400, answers[0].get_data(as_text=True)[:300]
+    assert words in answers[0].get_data(as_text=True)
+    with pytest.raises(LayerError, match="cannot be unpacked"):
+        new_upload(
+            tmp_path / "direct", "town.zip", io.BytesIO(_damaged_zip(kind)), owner="pat", max_unzipped_bytes=1 << 30
+        )
+    assert list((tmp_path / "direct").iterdir()) == []
+
+
+def test_a_geoparquet_that_decodes_past_the_limit_is_refused_before_it_is_read(tmp_path):
+    """Dictionary encoding lets a file of kilobytes hold a million rows: counted as what it decodes to."""
+    import geopandas as gpd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import shapely
+
+    one = shapely.to_wkb(shapely.box(0, 0, 1, 1))
+    n = 1_000_000
+    table = pa.table(
+        {
+            "parcel_id": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array(["P"])),
+            "geometry": pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)), pa.array([one])),
+        }
+    )
+    meta = pa.table(gpd.GeoDataFrame(geometry=[shapely.box(0, 0, 1, 1)], crs="EPSG:2260").to_arrow()).schema.metadata
+    path = tmp_path / "parcels.parquet"
+    pq.write_table(table.replace_schema_metadata(meta), path, compression="zstd")
+    assert path.stat().st_size < 100_000
+    with pytest.raises(LayerError, match="decodes to more than 16 MB"), open(path, "rb") as sent:
+        new_upload(tmp_path / "up", "parcels.parquet", sent, owner="pat", max_unzipped_bytes=16 << 20)
+    assert list((tmp_path / "up").iterdir()) == []
+    # The same file within the limit is taken.
+    with open(path, "rb") as sent:
+        assert new_upload(tmp_path / "up", "parcels.parquet", sent, owner="pat", max_unzipped_bytes=1 << 30)
+
+
+def test_uploads_sent_at_once_cannot_together_pass_the_quota(tmp_path):
+    """Each upload alone is within the quota, two together are not: one of two sent at the same moment is refused."""
+    root = tmp_path / "uploads"
+    gj = sample_town(60)["parcels"].to_crs(4326).to_json().encode()
+    quota = int(len(gj) * 1.5)
+    start, results = threading.Barrier(2), []
+
+    def send():
+        start.wait()
+        try:
+            new_upload(
+                root, "parcels.geojson", SlowStream(gj), owner="pat", max_unzipped_bytes=1 << 30, quota_bytes=quota
+            )
+            results.append("taken")
+        except LayerError as exc:
+            results.append(str(exc))
+
+    threads = [threading.Thread(target=send) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(r == "taken" for r in results) == [False, True], results
+    assert len(list(root.iterdir())) == 1
