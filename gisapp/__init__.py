@@ -65,6 +65,10 @@ def create_app(test_config: dict | None = None) -> Flask:
         app.config.from_pyfile("config.py", silent=True)
     else:
         app.config.from_mapping(test_config)
+    if instance:  # the folders left at their defaults follow the instance folder, as the key does
+        for name, (default, _) in SETTINGS.items():
+            if isinstance(default, str) and default.startswith("instance/") and app.config.get(name) == default:
+                app.config[name] = str(Path(app.instance_path) / default.removeprefix("instance/"))
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(Path(app.instance_path))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -236,3 +237,17 @@ def test_after_sign_in_only_a_path_on_this_site_is_followed(app, target, lands_o
     )
     assert response.status_code == 302
     assert response.headers["Location"] == lands_on
+
+
+def test_the_instance_folder_setting_moves_uploads_notices_and_accounts_too(tmp_path, monkeypatch):
+    """SEWERPLAN_INSTANCE moves every folder left at its default, not only the secret key."""
+    from gisapp import create_app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("SEWERPLAN_INSTANCE", str(tmp_path / "service"))
+    app = create_app()
+    service = (tmp_path / "service").resolve()
+    for name, leaf in (("UPLOAD_FOLDER", "uploads"), ("NOTICES_FOLDER", "notices"), ("USERS_DB", "users.sqlite")):
+        assert Path(app.config[name]) == service / leaf, name
+    assert Path(app.config["STORE"]) == service / "sewerplan.gpkg"
+    assert (service / "secret_key").exists() and not (tmp_path / "instance").exists()
