@@ -152,7 +152,10 @@ def data_options(func):
             "layer_crs_pairs",
             multiple=True,
             metavar="KIND=CRS",
-            help="CRS of a layer that declares none, e.g. parcels=EPSG:2260. Repeatable.",
+            help=(
+                "CRS of a layer, e.g. parcels=EPSG:2260: for one that declares none, or one whose .prj is wrong "
+                "(it replaces the declared CRS, and says so). Repeatable."
+            ),
         ),
         *[click.option(f"--{kind.replace('_', '-')}", f"{kind}_source", metavar="PATH", hidden=True) for kind in KINDS],
         *[click.option(f"--{kind.replace('_', '-')}-crs", f"{kind}_crs", metavar="CRS", hidden=True) for kind in KINDS],

@@ -170,11 +170,14 @@ def open_workspace(
     prof = profile_of(spec)
     sources = layer_sources(spec, store=store) if sources is None else sources
     target = measuring_target(spec, prof)
+    overrides: dict[str, str] = {}
     if spec.is_local:
         assume = dict.fromkeys(sources, LOCAL_CRS.to_wkt())
     else:
-        given = dict(spec.layer_crs)
-        assume = {k: given.get(k) or spec.data_crs for k in sources if given.get(k) or spec.data_crs}
+        # A layer's own CRS, given by name, replaces what its file declares (a .prj that lies); the data's CRS
+        # only fills in for layers that declare none.
+        overrides = {k: v for k, v in dict(spec.layer_crs).items() if k in sources and v}
+        assume = dict.fromkeys(sources, spec.data_crs) if spec.data_crs else {}
     mapping = ColumnMapping(
         columns={k: dict(v) for k, v in (spec.mapping.get("columns") or {}).items()},
         values={k: {f: dict(c) for f, c in v.items()} for k, v in (spec.mapping.get("values") or {}).items()},
@@ -188,6 +191,7 @@ def open_workspace(
         connected_ids=connected,
         progress=progress,
         required=required,
+        layer_crs=overrides,
     )
     return Workspace(spec, prof, layers, store=store, stored=stored)
 

@@ -77,17 +77,36 @@ def check_and_reproject(
     target: CRS,
     assume: str | None = None,
     ids: pd.Series | None = None,
+    override: str | None = None,
 ) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
     """Check the layer's CRS against its coordinates, then reproject it to ``target``.
 
-    ``assume`` is the CRS the user told us to use for a layer that declares none; ``ids`` name the features in
+    ``assume`` is the CRS the user told us to use for a layer that declares none; ``override`` the CRS the user
+    gave for this layer by name, which replaces a declared one (a .prj that lies: the replacement is reported, and
+    the coordinates must fit the CRS given as they must fit a declared one); ``ids`` name the features in
     problems (row numbers when absent). Returns ``None`` with an error problem when the layer cannot be trusted:
     no CRS, a CRS its coordinates do not fit, swapped axes, or features outside where the CRSs are used. Features
     far from the rest of the layer are kept and reported as a warning. The result remembers the CRS it came in
     (``attrs["source_crs"]``) so that :func:`check_layers_together` can tell a swapped layer from a distant one.
     """
     given = gdf
-    if gdf.crs is None:
+    replaced: list[Problem] = []
+    if override is not None:
+        chosen = parse_crs(
+            override, what=f"the CRS given for the {layer} layer", fix=Fix("layer_crs", layer, "EPSG:2260")
+        )
+        if gdf.crs is not None and not CRS(gdf.crs).equals(chosen):
+            replaced.append(
+                Problem(
+                    layer,
+                    "crs_replaced",
+                    "warning",
+                    f"{label} declares {CRS(gdf.crs).name}; the CRS given for the {layer} layer, {chosen.name}, is "
+                    "used instead.",
+                )
+            )
+        gdf = gdf.set_crs(chosen, allow_override=True)
+    elif gdf.crs is None:
         if assume is None:
             return None, [
                 Problem(
@@ -119,7 +138,7 @@ def check_and_reproject(
         outside = _outside_features(crs, target, bounds, usable, centre, layer=layer, label=label, ids=ids)
         if outside is not None:
             return None, [outside]
-    problems: list[Problem] = []
+    problems: list[Problem] = list(replaced)
     if not crs.equals(target):
         with np.errstate(all="ignore"):
             gdf = gdf.to_crs(target)

@@ -694,8 +694,12 @@ def load_layers(
     connected_ids: set[str] | None = None,
     progress=None,
     required: tuple[str, ...] = ("parcels", "mains"),
+    layer_crs: dict[str, str] | None = None,
 ) -> Layers:
     """Read, validate and reproject every given layer; raise ``LayerValidationError`` with all errors at once.
+
+    ``assume_crs`` gives a layer that declares no CRS its CRS; ``layer_crs`` (the CRS a user gave a layer by name)
+    replaces even a declared one, and the replacement is reported.
 
     ``required`` names the layers the caller cannot do without (the network check needs only mains).
     """
@@ -719,6 +723,7 @@ def load_layers(
             target_crs=target_crs,
             mapping=mapping,
             assume_crs=(assume_crs or {}).get(kind),
+            override_crs=(layer_crs or {}).get(kind),
         )
         problems += found
         if frame is not None:

@@ -58,8 +58,13 @@ def prepare_layer(
     target_crs: CRS,
     mapping: ColumnMapping | None = None,
     assume_crs: str | None = None,
+    override_crs: str | None = None,
 ) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
-    """Check and normalise a layer read from ``label``; ``None`` when it has errors (listed in the problems)."""
+    """Check and normalise a layer read from ``label``; ``None`` when it has errors (listed in the problems).
+
+    ``assume_crs`` is used where the layer declares no CRS; ``override_crs`` (the CRS the user gave this layer by
+    name) even where it declares one.
+    """
     mapping = mapping or ColumnMapping()
     kind = spec.kind
     if getattr(gdf, "active_geometry_name", None) is None:
@@ -95,7 +100,13 @@ def prepare_layer(
         return None, problems
 
     gdf, crs_problems = check_and_reproject(
-        gdf, layer=kind, label=label, target=target_crs, assume=assume_crs, ids=gdf[spec.id_field]
+        gdf,
+        layer=kind,
+        label=label,
+        target=target_crs,
+        assume=assume_crs,
+        ids=gdf[spec.id_field],
+        override=override_crs,
     )
     problems += crs_problems
     if gdf is None:

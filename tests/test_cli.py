@@ -191,6 +191,25 @@ def test_the_flag_the_error_names_fixes_it(runner, no_crs_gpkg, town_gpkg):
     assert json.loads(fixed.stdout)["summary"]["parcels"] == 400
 
 
+def test_a_prj_that_lies_is_fixed_by_the_flag_its_refusal_names(runner, town_gpkg, tmp_path):
+    """Parcels in New York East feet whose file says Long Island feet: refused, then fixed by --layer-crs."""
+    lying = tmp_path / "lying.gpkg"
+    parcels = gpd.read_file(town_gpkg, layer="parcels").set_crs("EPSG:2263", allow_override=True)
+    parcels.to_file(lying, layer="parcels")
+    for layer in ("mains", "streets", "buildings"):
+        gpd.read_file(town_gpkg, layer=layer).to_file(lying, layer=layer)
+    refused = runner.invoke("analyze", "--profile", "fort-plain", "--data", lying)
+    assert refused.exit_code == 2 and "Use --layer-crs parcels=EPSG:2260." in refused.stderr
+    fixed = runner.invoke(
+        "analyze", "--profile", "fort-plain", "--data", lying, "--layer-crs", "parcels=EPSG:2260", "--json"
+    )
+    assert fixed.exit_code == 0, fixed.output
+    doc = json.loads(fixed.stdout)
+    assert doc["summary"]["parcels"] == 400
+    replaced = [p for p in doc["problems"] if p["check"] == "crs_replaced"]
+    assert replaced and replaced[0]["layer"] == "parcels" and "is used instead" in replaced[0]["message"]
+
+
 def test_no_streets_for_the_abutting_test(tmp_path, town_gpkg):
     data = tmp_path / "nostreets.gpkg"
     for layer in ("parcels", "mains", "buildings"):

@@ -149,6 +149,22 @@ def test_declared_crs_that_does_not_fit_is_refused():
     assert "outside where that CRS is used" in problems[0].message
 
 
+def test_the_crs_given_for_a_layer_replaces_a_declared_one_that_does_not_fit():
+    """The fix the refusal names works: the layer's CRS given by name replaces the .prj's, and says so."""
+    wrong = frame([{"SBL": "A", "geometry": box(457000, 1490000, 457050, 1490100)}], crs="EPSG:2263")
+    out, problems = prepare(wrong, override_crs="EPSG:2260")
+    assert not errors(problems) and out.crs == TARGET
+    replaced = [p for p in problems if p.check == "crs_replaced"]
+    assert replaced and replaced[0].severity == "warning" and "EPSG:2263" not in replaced[0].message
+    assert "NAD83 / New York Long Island (ftUS)" in replaced[0].message
+    # A CRS given for every layer (the data's) only fills in where none is declared: the lie is still refused.
+    out, problems = prepare(wrong, assume_crs="EPSG:2260")
+    assert out is None and problems[0].check == "crs_mismatch"
+    # And a replacement that does not fit either is refused as a declared one would be.
+    out, problems = prepare(wrong, override_crs="EPSG:4326")
+    assert out is None and "not longitudes and latitudes" in problems[0].message
+
+
 def test_invalid_geometry_repaired_and_reported():
     bowtie = Polygon([(0, 0), (100, 100), (100, 0), (0, 100), (0, 0)])
     gdf = ny_frame([{"SBL": "BOW", "geometry": bowtie}, {"SBL": "OK", "geometry": box(200, 0, 300, 100)}])
