@@ -205,10 +205,13 @@ def plan_notices(
     --------
     >>> import pandas as pd
     >>> from analysis.profiles import load_profile
-    >>> results = pd.DataFrame({"parcel_id": ["A", "B"], "status": ["mandated", "out_of_range"]})
+    >>> results = pd.DataFrame({"parcel_id": ["A", "B", "C"], "status": ["mandated", "out_of_range", "mandated"],
+    ...     "owner_name": ["Ann Roe", "Bo Poe", None], "mail_address": "1 Main St", "mail_city": "Fort Plain"})
     >>> plan = plan_notices(results, profile=load_profile("fort-plain"), notice_date=dt.date(2027, 3, 1))
     >>> plan.due["parcel_id"].tolist(), plan.deadline.isoformat(), plan.period.basis
     (['A'], '2027-05-30', '§ 144-4')
+    >>> plan.held["parcel_id"].tolist()  # no owner name: a letter cannot be addressed
+    ['C']
     """
     check_notice(profile, notice_date, notice_reason)
     notice_period = period(profile, "mandate.notice_period_days", town)
@@ -263,6 +266,8 @@ def plan_notices(
             )
         )
         out = out[~private]
+    out, unmailable = _mailable(out)
+    held += unmailable
     held_frame = pd.concat(held, ignore_index=True) if held else pd.DataFrame(columns=["parcel_id", "why"])
     return NoticePlan(
         due=out.sort_values("parcel_id").reset_index(drop=True),
@@ -272,6 +277,61 @@ def plan_notices(
         deadline=deadline,
         reason=notice_reason,
     )
+
+
+# What the letters and labels can print: their font is Helvetica in WinAnsi (cp1252) encoding (layers/letters.py).
+# Text outside it would print as black boxes, and right-to-left scripts would run backwards.
+LETTER_ENCODING = "cp1252"
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def _mailable(due: pd.DataFrame) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+    """The notices a letter can be addressed and printed for, and those held back with why.
+
+    A notice starts its deadline when it is mailed: one with no owner name or no mailing address (a street line
+    and a city or ZIP) cannot be, and one whose owner or address holds characters the letter cannot print would
+    reach nobody legibly. Both are held back for the clerk to complete or correct the owner record.
+    """
+
+    def text(column: str) -> pd.Series:
+        values = due[column] if column in due.columns else pd.Series(None, index=due.index, dtype=object)
+        return values.astype(object).where(values.notna(), "").astype(str).str.strip()
+
+    name, street = text("owner_name"), text("mail_address")
+    place = text("mail_city") + text("mail_zip")
+    missing = (name == "") | (street == "") | (place == "")
+    shown = name + " " + street + " " + text("mail_city") + " " + text("mail_state") + " " + text("mail_zip")
+    odd = shown.map(_unprintable)
+    unprintable = ~missing & (odd != "")
+    held = []
+    if missing.any():
+        held.append(
+            pd.DataFrame(
+                {
+                    "parcel_id": due.loc[missing, "parcel_id"],
+                    "why": "no owner name or no mailing address (street, and city or ZIP) on record: a letter "
+                    "cannot be addressed; complete the owner record and give notice again",
+                }
+            )
+        )
+    if unprintable.any():
+        held.append(
+            pd.DataFrame(
+                {
+                    "parcel_id": due.loc[unprintable, "parcel_id"],
+                    "why": "the owner's name or mailing address holds characters the letter cannot print ("
+                    + odd[unprintable]
+                    + "): enter them in Latin letters in the owner record and give notice again",
+                }
+            )
+        )
+    return due[~(missing | unprintable)], held
+
+
+def _unprintable(text: str) -> str:
+    """The characters of ``text`` a letter cannot print (invisible direction marks included), shown; "" if none."""
+    bad = {c for c in text if _INVISIBLE.match(c) or not c.encode(LETTER_ENCODING, "ignore")}
+    return " ".join(sorted(f"U+{ord(c):04X}" if _INVISIBLE.match(c) else c for c in bad))
 
 
 def due_notices(results: pd.DataFrame, **options) -> pd.DataFrame:

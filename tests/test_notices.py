@@ -904,3 +904,32 @@ def test_cli_poughkeepsie_needs_a_reason_and_a_named_hazard(store, tmp_path):
         ).output
     )
     assert [n["parcel_id"] for n in named["notices"]] == [highway["held"][0]["parcel_id"]]
+
+
+def test_notices_that_cannot_be_addressed_or_printed_are_held_back_not_mailed():
+    """A letter to nobody, or one whose owner prints as black boxes, never starts a deadline."""
+    from analysis.notices import plan_notices
+
+    owners = {
+        "OK": ("MÜLLER-ŽÁK Ørsted", "1 Main St", "Fort Plain"),
+        "NO-NAME": ("", "2 Main St", "Fort Plain"),
+        "NO-ADDR": ("Ann Roe", "", ""),
+        "CJK": ("李小龍", "3 Main St", "Fort Plain"),
+        "RTL": ("\u202eEVIL OVERRIDE", "4 Main St", "Fort Plain"),
+        "ARABIC": ("Ann Roe", "شارع النيل", "Fort Plain"),
+    }
+    results = pd.DataFrame(
+        {
+            "parcel_id": list(owners),
+            "status": "mandated",
+            "owner_name": [o[0] for o in owners.values()],
+            "mail_address": [o[1] for o in owners.values()],
+            "mail_city": [o[2] for o in owners.values()],
+        }
+    )
+    plan = plan_notices(results, profile=load_profile("fort-plain"), notice_date=dt.date(2027, 3, 1))
+    assert plan.due["parcel_id"].tolist() == ["OK"]
+    why = dict(zip(plan.held["parcel_id"], plan.held["why"], strict=True))
+    assert set(why) == set(owners) - {"OK"}
+    assert why["NO-NAME"].startswith("no owner name or no mailing address") and why["NO-ADDR"] == why["NO-NAME"]
+    assert "李" in why["CJK"] and "龍" in why["CJK"] and "U+202E" in why["RTL"] and "cannot print" in why["ARABIC"]
