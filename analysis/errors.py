@@ -19,6 +19,7 @@ FIX_SETTINGS = {
     "map": "LAYER.FIELD (parcels.parcel_id): the column holding a field",
     "map_value": "LAYER.FIELD.VALUE (mains.sewer_type.GRAV): what a coded value means",
     "notice_reason": "'' : why notice is given",
+    "notice_date": "'' : the date of the notices (the day the letters are mailed)",
     "profile": "'' : the ordinance profile",
     "register": "'' (none named) or the register's URL (one that does not exist)",
     "overwrite": "'' : replace a file that exists",

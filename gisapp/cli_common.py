@@ -41,6 +41,7 @@ def flag_for(fix: Fix) -> str:
         "map": f"--map {target}={example or 'COLUMN'}",
         "map_value": f"--map-value {target}={example or 'CODE'}",
         "notice_reason": f"--notice-reason {choices or 'REASON'}",
+        "notice_date": f"--notice-date {example or 'YYYY-MM-DD'}",
         "profile": f"--profile {choices or 'NAME'}",
         "overwrite": "--overwrite",
         "connected": f"--connected {example or 'FILE'}",

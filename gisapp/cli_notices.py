@@ -17,6 +17,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import data_options, loading, pair, print_problems, recorded_words, user_errors
 from gisapp.workspace import WorkspaceSpec
@@ -299,7 +300,7 @@ LIST_COLUMNS = (
 @user_errors
 def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json):
     """The notices in the register: status, owner, issued date and deadline."""
-    day = (as_of.date() if as_of else dt.date.today()) if overdue else None
+    day = (as_of.date() if as_of else _notices.today()) if overdue else None
     table = _open(register_url, store).listing(status=status, overdue_on=day)
     if csv_path:
         if Path(csv_path).exists():
@@ -386,7 +387,7 @@ def violations(profile_name, as_of, out_dir, settings, town_path, store, registe
     town = services.town(town_path, data=store)
     register = _open(register_url, store)
     settled = _settle(register, as_json) if out_dir else []
-    day = as_of.date() if as_of else dt.date.today()
+    day = as_of.date() if as_of else _notices.today()
     doc = services.violations(
         register, profile=services.profile_of(spec), town=town, today=day, root=out_dir, actor=_actor()
     )

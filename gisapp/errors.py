@@ -33,6 +33,7 @@ def field_for(fix: Fix) -> str:
         "map_value": f'Fill in the "Coded values" field of the {layer} layer on {MAPPING_PAGE} with '
         f"{rest}={example or 'CODE'}" + (f" (CODE one of {', '.join(fix.choices)})." if fix.choices else "."),
         "notice_reason": 'Choose the "Notice reason".',
+        "notice_date": 'Choose the "Notice date": today or the day the letters will be mailed.',
         "profile": 'Choose the "Profile".',
         "register": 'Create the town\'s register with the "Create the register" button on the Notices page.',
         "overwrite": "Give another name.",

@@ -31,6 +31,7 @@ import geopandas as gpd
 import pandas as pd
 import shapely
 
+from analysis.errors import Fix
 from analysis.notices import (
     NoticePlan,
     TownSettings,
@@ -188,6 +189,31 @@ def batch_lock(root: Path, batch_id: str, *, wait: bool = True):
         os.close(fd)
 
 
+def today() -> dt.date:
+    """The day sewerplan takes as today: the system's date, or ``SEWERPLAN_TODAY`` (YYYY-MM-DD) where set, to
+    rehearse a schedule (and in the test suite, whose notices are dated in 2027)."""
+    given = os.environ.get("SEWERPLAN_TODAY", "").strip()
+    if not given:
+        return dt.date.today()
+    try:
+        return dt.date.fromisoformat(given)
+    except ValueError as exc:
+        raise LayerError(f"SEWERPLAN_TODAY is {given!r}, not a date written YYYY-MM-DD.") from exc
+
+
+def check_notice_date(notice_date: dt.date, on: dt.date | None = None) -> None:
+    """Refuse a notice dated before today: a notice's date is the day it is mailed, and its deadline (and, once
+    that passes, violations) run from it; a date in the past would start a clock the owner never saw run."""
+    on = on or today()
+    if notice_date < on:
+        raise LayerError(
+            f"The notice date {notice_date.isoformat()} is before today ({on.isoformat()}). A notice is dated the "
+            "day its letters are mailed and its deadline runs from then: give today's date or the later day the "
+            "letters will be mailed.",
+            fix=Fix("notice_date", example=on.isoformat()),
+        )
+
+
 def issue_batch(
     register: Register,
     plan: NoticePlan,
@@ -208,6 +234,8 @@ def issue_batch(
     Refuses before recording anything when the letters could not be signed (town settings, a period the town must
     set) or the folder cannot take them.
     """
+    if kind == "connection":
+        check_notice_date(plan.notice_date)
     problems = town_problems(profile, town, plan)
     if problems:
         raise LayerError("Letters cannot be written yet: " + "; ".join(problems) + ".")

@@ -3,6 +3,7 @@ paperwork, never duplicates one, and is never created by accident (SQLite and Po
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import datetime as dt
 import json
@@ -933,3 +934,22 @@ def test_notices_that_cannot_be_addressed_or_printed_are_held_back_not_mailed():
     assert set(why) == set(owners) - {"OK"}
     assert why["NO-NAME"].startswith("no owner name or no mailing address") and why["NO-ADDR"] == why["NO-NAME"]
     assert "李" in why["CJK"] and "龍" in why["CJK"] and "U+202E" in why["RTL"] and "cannot print" in why["ARABIC"]
+
+
+def test_a_notice_dated_before_today_is_refused_before_anything_is_recorded(runner, tmp_path, monkeypatch):
+    """A notice's date is the day it is mailed: a past date would start a deadline (then fines) nobody saw run."""
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(120))
+    runner.invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store, ok=True)
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-03-02")
+    args = ("notices", "issue", "--data", store, "--out", tmp_path / "out", "--new", "--town", EXAMPLE_TOWN)
+    refused = runner.invoke(*args, "--notice-date", "2027-03-01")
+    assert refused.exit_code == 2, refused.output
+    assert "is before today (2027-03-02)" in refused.stderr and "Use --notice-date 2027-03-02." in refused.stderr
+    with contextlib.suppress(RegisterMissingError):  # refused before the register was set up, or with it empty
+        assert Register(store=str(store), create=False).listing().empty
+    taken = runner.invoke(*args, "--notice-date", "2027-03-02", "--json")
+    assert taken.exit_code == 0, taken.output

@@ -8,7 +8,6 @@ never loads the store's layers. Those are read for a preview or an issue only.
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import io
 from pathlib import Path
@@ -19,6 +18,7 @@ from werkzeug.utils import safe_join
 from analysis.errors import AnalysisError
 from gisapp import services
 from gisapp.errors import web_text
+from gisapp.notices import today as notices_today
 from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
 from layers.errors import LayerError
@@ -79,7 +79,7 @@ def _page(*, preview=None, status_code: int = 200, error: str | None = None, for
         ), status_code
     filters = {
         "status": status,
-        "overdue_on": dt.date.today() if overdue else None,
+        "overdue_on": notices_today() if overdue else None,
         "query": query or None,
     }
     total = register.count(**filters)
