@@ -280,6 +280,13 @@ def issue_batch(
                 batch_id, prepared, plan, kind, profile, town, root, inputs, per_parcel, occupant, bom, progress
             )
             register.finish_batch(batch_id, letters=letters, actor=actor)
+        except OSError as exc:  # a full disk, a file-size limit, a folder gone: the clerk's to fix, not a defect
+            _abandon(register, root, batch_id, actor, f"Stopped while writing its files: {exc}")
+            raise LayerError(
+                f"The batch's letters could not be written in {root} ({exc.strerror or exc}). The batch was "
+                "cancelled and no notice was issued: free space on that disk or choose another folder, then issue "
+                "again."
+            ) from exc
         except BaseException as exc:
             _abandon(register, root, batch_id, actor, f"Stopped while writing its files: {exc}")
             raise

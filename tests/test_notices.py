@@ -953,3 +953,22 @@ def test_a_notice_dated_before_today_is_refused_before_anything_is_recorded(runn
         assert Register(store=str(store), create=False).listing().empty
     taken = runner.invoke(*args, "--notice-date", "2027-03-02", "--json")
     assert taken.exit_code == 0, taken.output
+
+
+def test_a_disk_that_fills_while_letters_are_written_is_told_in_a_sentence(store, tmp_path, monkeypatch):
+    """A full disk while the letters are written: a sentence (no traceback), the batch cancelled, none issued."""
+    import errno
+
+    import gisapp.notices as notices_module
+
+    def full_disk(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(notices_module, "write_batch", full_disk)
+    args = ["notices", "issue", "--profile", "fort-plain", "--data", str(store), "--notice-date", "2027-03-01"]
+    done = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "out"), "--new"])
+    assert done.exit_code == 2, done.output
+    assert "could not be written" in done.stderr and "No space left on device" in done.stderr
+    assert done.exception is None or isinstance(done.exception, SystemExit)
+    issued = Register(store=store, create=False).listing()
+    assert issued.empty or set(issued["status"]) <= {"cancelled"}
