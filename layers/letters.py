@@ -81,15 +81,28 @@ def label_box(k: int) -> tuple[int, float, float, float, float]:
     return page, x, y, g["width"], g["height"]
 
 
-def _fit(lines: list[str], width: float, height: float, *, sizes=(9.0, 8.5, 8.0, 7.5, 7.0, 6.5)) -> tuple[float, list]:
-    """The largest font size at which ``lines`` (wrapped at spaces, long words broken) fit the box, and the lines."""
+def _fit(
+    lines: list[str], width: float, height: float, *, keep: int = 0, sizes=(9.0, 8.5, 8.0, 7.5, 7.0, 6.5)
+) -> tuple[float, list]:
+    """The largest font size at which ``lines`` (wrapped at spaces, long words broken) fit the box, and the lines.
+
+    Where they do not fit even at the smallest size, the last ``keep`` lines (a label's street and city) are kept
+    whole and the lines before them (the name) are cut, the last one kept saying so: mail can still be delivered to
+    a shortened name, never to a missing address.
+    """
     for size in sizes:
         wrapped = [part for line in lines for part in _wrap(line, "Helvetica", size, width)]
         if (len(wrapped) * 1.15 + 0.1) * size <= height:  # the last line's descenders stay inside too
             return size, wrapped
     size = sizes[-1]
-    wrapped = [part for line in lines for part in _wrap(line, "Helvetica", size, width)]
+    split = len(lines) - keep
+    head = [part for line in lines[:split] for part in _wrap(line, "Helvetica", size, width)]
+    tail = [part for line in lines[split:] for part in _wrap(line, "Helvetica", size, width)]
     room = max(1, int((height / size - 0.1) // 1.15))
+    head_room = max(1, room - len(tail))
+    if len(head) > head_room:
+        head = [*head[: head_room - 1], _clip(" ".join(head[head_room - 1 :]), "Helvetica", size, width)]
+    wrapped = head + tail
     if len(wrapped) > room:  # never drawn outside the label: the last line says text was cut
         wrapped = [*wrapped[: room - 1], _clip(" ".join(wrapped[room - 1 :]), "Helvetica", size, width)]
     return size, wrapped
@@ -149,22 +162,18 @@ def write_labels(path: str | Path, rows: pd.DataFrame) -> str:
         reference = _reference(row, "Helvetica", ref_size, inner_w) if "notice_ids" in row else ""
         city = ", ".join(p for p in (str(row.get("city") or ""), str(row.get("state") or "")) if p)
         city = f"{city} {row.get('zip') or ''}".strip()
-        lines = [
-            str(t)
-            for t in (
-                row.get("name_line_1"),
-                row.get("name_line_2"),
-                row.get("address_line_1"),
-                row.get("address_line_2"),
-            )
-            if t is not None and not pd.isna(t) and str(t).strip()
-        ] + ([city] if city else [])
+
+        def present(*values) -> list[str]:
+            return [str(t) for t in values if t is not None and not pd.isna(t) and str(t).strip()]
+
+        name = present(row.get("name_line_1"), row.get("name_line_2"))
+        address = present(row.get("address_line_1"), row.get("address_line_2")) + ([city] if city else [])
         top = y + h - g["pad_y"]
         if reference:
             pdf.setFont("Helvetica", ref_size)
             pdf.drawString(x + g["pad_x"], top - ref_size, reference)
             top -= ref_size * 1.25
-        size, fitted = _fit(lines, inner_w, top - (y + g["pad_y"]))
+        size, fitted = _fit(name + address, inner_w, top - (y + g["pad_y"]), keep=len(address))
         pdf.setFont("Helvetica", size)
         for i, text in enumerate(fitted):
             pdf.drawString(x + g["pad_x"], top - size - i * size * 1.15, text)

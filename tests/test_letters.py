@@ -444,3 +444,28 @@ def test_labels_carry_the_mailing_number_notice_ids_and_whole_names(tmp_path):
         name = words(f"{row['name_line_1']} {row['name_line_2']}")
         assert name.replace(" ", "") in text.replace(" ", ""), name  # wrapped, never cut
         assert row["zip"] in text
+
+
+def test_a_name_too_long_for_the_label_is_cut_never_the_street_or_city(tmp_path):
+    """Fifteen words of owner and a 105-character street: the label still carries the street and "CITY, ST ZIP"."""
+    owner = " ".join(f"VERYLONGWORD{i}" for i in range(1, 16))
+    street = "1234 COUNTY HIGHWAY 80 APARTMENT 12B REAR ENTRANCE BY THE OLD MILL ACROSS FROM THE FIREHOUSE ON THE LEFT"
+    due = pd.DataFrame(
+        {
+            "parcel_id": ["P-1"],
+            "notice_id": ["N-000000000001"],
+            "owner_name": [owner],
+            "mail_address": [street],
+            "mail_city": "BROOKLYN",
+            "mail_state": "NY",
+            "mail_zip": "11215",
+            "site_address": "1 Main St",
+            "deadline": DAY,
+            "section": "§ 144-4",
+        }
+    )
+    rows = mailing_list(due, per_parcel=True)
+    text = words(label_texts(write_labels(tmp_path / "labels.pdf", rows))[0])
+    assert "BROOKLYN, NY 11215" in text
+    assert words(street).replace(" ", "") in text.replace(" ", "")
+    assert text.replace(" ", "").find("VERYLONGWORD1") < text.replace(" ", "").find("1234COUNTY")
