@@ -818,9 +818,14 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date) -> list[B
     reason = parcels[0].get("notice_reason") if parcels else None
     if reason and not pd.isna(reason):
         blocks += [Block("heading", "Why this notice is given"), *_quote(md.notice_reasons)]
-        hazards = sorted({str(p["hazard"]) for p in parcels if p.get("hazard") and not pd.isna(p.get("hazard"))})
+        named = [p for p in parcels if p.get("hazard") and not pd.isna(p.get("hazard"))]
+        hazards = sorted({str(p["hazard"]) for p in named})
         text = f"This notice is given {NOTICE_REASONS.get(reason, reason)}"
-        blocks.append(Block("text", text + (f": {'; '.join(hazards)}." if hazards else ".")))
+        if len(hazards) > 1:  # § 168-22.3C: each property's own hazard, named beside it
+            blocks.append(Block("text", text + ", for each property as follows:"))
+            blocks += [Block("text", f"{_parcel_line(p)}: {p['hazard']}.") for p in named]
+        else:
+            blocks.append(Block("text", text + (f": {hazards[0]}." if hazards else ".")))
     same = words_of(n.private_system_duty.quote) == words_of(n.connection_duty.quote)  # Wappinger § 196-17E is both
     if any(bool(p.get("private_system")) for p in parcels) and not same:
         blocks += [Block("heading", "Your private sewage disposal system"), *_quote(n.private_system_duty)]

@@ -469,3 +469,28 @@ def test_a_name_too_long_for_the_label_is_cut_never_the_street_or_city(tmp_path)
     assert "BROOKLYN, NY 11215" in text
     assert words(street).replace(" ", "") in text.replace(" ", "")
     assert text.replace(" ", "").find("VERYLONGWORD1") < text.replace(" ", "").find("1234COUNTY")
+
+
+def test_a_poughkeepsie_letter_for_two_properties_names_each_propertys_hazard(town):
+    """§ 168-22.3C: one owner, two parcels, two hazards: each named beside its property, not pooled."""
+    profile = load_profile("poughkeepsie")
+    parcels = _layers()[0]
+    notice_period = period(profile, "mandate.notice_period_days", town)
+    due = parcels.drop(columns="geometry").assign(
+        notice_id=["N-H1", "N-H2"],
+        notice_type="connection",
+        issued_date=DAY,
+        deadline=DAY + dt.timedelta(days=notice_period.days),
+        section=profile.mandate.notice_period_days.section,
+        private_system=True,
+        notice_reason="public_health_hazard",
+        hazard=["raw sewage discharging to the creek", "a cesspool overflowing onto the sidewalk"],
+    )
+    (letter,) = compose_letters(
+        mailing_list(due), due, profile=profile, town=town, kind="connection", notice_date=DAY, period=notice_period
+    )
+    text = words(letter_text(letter))
+    first, second = due.to_dict("records")
+    assert f"Parcel {first['parcel_id']}" in text and "(notice N-H1): raw sewage discharging to the creek." in text
+    assert "(notice N-H2): a cesspool overflowing onto the sidewalk." in text
+    assert "for each property as follows" in text
