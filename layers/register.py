@@ -245,6 +245,16 @@ def _is_register_file(path: Path) -> bool:
         return False
 
 
+def _is_empty_database(path: Path) -> bool:
+    """An SQLite database with no table yet: a register another process is creating this moment (its schema not
+    yet committed), to be waited for under the write lock rather than refused."""
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30) as con:
+            return con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+    except (sqlite3.Error, OSError):
+        return False
+
+
 # -- the register -------------------------------------------------------------------------------------------------
 
 
@@ -268,7 +278,9 @@ class Register:
         if self.is_sqlite:
             exists = self.path.is_file() and self.path.stat().st_size > 0
             if exists and not _is_register_file(self.path):
-                raise LayerError(f"{self.path} is not a notice register (it has no notices table).")
+                if not _is_empty_database(self.path):
+                    raise LayerError(f"{self.path} is not a notice register (it has no notices table).")
+                exists = False  # being created by another process: the migration below waits for its write lock
             if not exists:
                 self._refuse_or_prepare(create, store)
                 try:

@@ -12,6 +12,7 @@ import shutil
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -972,3 +973,35 @@ def test_a_disk_that_fills_while_letters_are_written_is_told_in_a_sentence(store
     assert done.exception is None or isinstance(done.exception, SystemExit)
     issued = Register(store=store, create=False).listing()
     assert issued.empty or set(issued["status"]) <= {"cancelled"}
+
+
+def test_two_processes_creating_the_towns_first_register_at_once_both_get_it(tmp_path):
+    """A brand-new SQLite register opened twice at the same moment: the second waits for the first's schema
+    instead of calling the half-made file 'not a notice register'."""
+    from layers.sample import sample_town
+
+    script = (
+        "import sys, time; from layers.register import Register; t = float(sys.argv[2]);\n"
+        "time.sleep(max(0.0, t - time.time())); Register(store=sys.argv[1], create=True).close(); print('ok')"
+    )
+    failures = []
+    for trial in range(6):
+        store = tmp_path / f"town{trial}.gpkg"
+        write_layers(str(store), sample_town(50))
+        start = str(time.time() + 1.5)
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", script, str(store), start],
+                cwd=REPO,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for _ in range(2)
+        ]
+        for proc in procs:
+            out, err = proc.communicate(timeout=120)
+            if proc.returncode != 0 or out.strip() != "ok":
+                failures.append(err.strip().splitlines()[-1:] or [f"exit {proc.returncode}"])
+        assert Register(store=str(store), create=False).listing().empty
+    assert failures == []
