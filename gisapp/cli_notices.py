@@ -23,7 +23,7 @@ from gisapp.cli_common import data_options, loading, pair, print_problems, recor
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
-from layers.register import STATUSES, Register
+from layers.register import STATUSES, Register, RegisterMissingError
 
 REGISTER_OPTION = click.option(
     "--register",
@@ -74,6 +74,23 @@ def _open(register_url: str | None, store: str | None, *, new: bool = False) -> 
     return services.open_register(register_url, store=store, create=new)
 
 
+def _no_register_yet(as_json: bool) -> Register:
+    """An empty register in a temporary folder, for previewing a town's first batch before any register exists."""
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="sewerplan-preview-")
+    atexit.register(shutil.rmtree, folder, True)
+    if not as_json:
+        click.echo(
+            "No notice register yet: nobody has been noticed. `sewerplan notices issue ... --new` creates the "
+            "town's register when the first batch is issued.",
+            err=True,
+        )
+    return Register(f"sqlite:///{folder}/register.sqlite", create=True)
+
+
 def _hazard(hazard: str | None, hazard_file: str | None):
     if hazard and hazard_file:
         raise click.UsageError("Give --hazard or --hazard-file, not both.")
@@ -112,12 +129,21 @@ def _preview(
     as_json: bool,
     new: bool = False,
     settle: bool = False,
+    first_look: bool = False,
 ):
     """The workspace's notices preview, the register it was checked against, and the batches settled first.
 
-    The register is opened before the layers are read, so a missing register is said at once.
+    The register is opened before the layers are read, so a missing register is said at once. With
+    ``first_look`` (the preview), a store that has no register yet is previewed against an empty one: nobody has
+    been noticed, and nothing is created; a register named by URL or path must exist.
     """
-    register = _open(register_url, services.store_of(opts.get("data")), new=new)
+    store = services.store_of(opts.get("data"))
+    try:
+        register = _open(register_url, store, new=new)
+    except RegisterMissingError:
+        if not first_look or register_url:
+            raise
+        register = _no_register_yet(as_json)
     town = services.town(town_path, data=opts.get("data"))
     with loading(opts, as_json=as_json, required=("parcels", "mains"), extra_steps=2, register=register_url) as (
         loaded,
@@ -158,6 +184,7 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
         notice_reason=notice_reason,
         hazards=_hazard(hazard, hazard_file),
         as_json=as_json,
+        first_look=True,
     )
     plan, rows, doc = found.plan, found.rows, found.doc
     if as_json:

@@ -1005,3 +1005,17 @@ def test_two_processes_creating_the_towns_first_register_at_once_both_get_it(tmp
                 failures.append(err.strip().splitlines()[-1:] or [f"exit {proc.returncode}"])
         assert Register(store=str(store), create=False).listing().empty
     assert failures == []
+
+
+def test_a_towns_first_preview_needs_no_register_and_creates_none(store, tmp_path):
+    """The README's order: preview first, then issue with --new. The preview says nobody has been noticed yet."""
+    args = ["notices", "preview", "--profile", "fort-plain", "--data", str(store), "--notice-date", "2027-03-01"]
+    shown = CliRunner().invoke(main, args)
+    assert shown.exit_code == 0, shown.output
+    assert "No notice register yet" in shown.stderr and "notice(s) to" in shown.stdout
+    assert not list(tmp_path.glob("*register*")) and not read_setting(str(store), "register")
+    doc = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
+    assert doc["notices"]
+    # A register named by path must exist: a typo is never previewed against an empty one.
+    typo = CliRunner().invoke(main, [*args, "--register", str(tmp_path / "town-registr.sqlite")])
+    assert typo.exit_code == 2 and "There is no notice register" in typo.output
