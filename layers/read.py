@@ -793,7 +793,15 @@ def proposed_from_geojson(geometry: dict, *, target_crs: CRS):
         raise LayerError(f"The drawn main is not a GeoJSON line: {exc}") from exc
     if line.geom_type != "LineString" or len(line.coords) < 2:
         raise LayerError("Draw the proposed main as a line of at least two points.")
-    return gpd.GeoSeries([line], crs=4326).to_crs(target_crs).iloc[0]
+    from layers.crs import check_and_reproject
+
+    # The same checks as a layer's: finite longitudes and latitudes, within where the measuring CRS is used.
+    drawn = gpd.GeoDataFrame(geometry=[shapely.force_2d(line)], crs=4326)
+    with np.errstate(all="ignore"):
+        frame, problems = check_and_reproject(drawn, layer="proposed", label="the drawn main", target=target_crs)
+    if frame is None:
+        raise LayerError(" ".join(p.message for p in problems))
+    return frame.geometry.iloc[0]
 
 
 def to_lonlat_geojson(geoms, crs) -> list[dict]:

@@ -259,6 +259,11 @@ def test_the_register_table_is_paged(client, app):
         second = client.get("/notices?page=2").get_data(as_text=True)
         ids = re.findall(r'name="parcel_id" value="([^"]+)"', first + second)
         assert len(set(ids)) == 10
+        # A page past the last, even past SQLite's integers, shows the last page rather than a server error.
+        last = -(-total // 5)
+        for page in (last + 7, "999999999999999999999"):
+            answer = client.get(f"/notices?page={page}")
+            assert answer.status_code == 200 and f"page {last} of {last}" in answer.get_data(as_text=True)
     finally:
         view.PAGE_ROWS = saved
 

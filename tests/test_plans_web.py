@@ -71,6 +71,17 @@ def test_evaluate_gives_verdicts_requirements_sections_and_the_map(oak_store, tm
         headers={"X-CSRF-Token": token},
     )
     assert bad.status_code == 400 and "positive" in bad.get_json()["error"]["message"]
+    # A line drawn with an absurd vertex, or out past where the measuring CRS is used: a sentence, never a 500.
+    start = oak_line()[0]
+    for far in ([1e308, 1e308], [-60.0, 10.0], [float("nan"), 42.9]):
+        odd = client.post(
+            "/plans/evaluate",
+            data=json.dumps({"geometry": {"type": "LineString", "coordinates": [far, start]}, "diameter_in": 8}),
+            content_type="application/json",
+            headers={"X-CSRF-Token": token},
+        )
+        assert odd.status_code == 400, (far, odd.status_code, odd.get_data(as_text=True)[:300])
+        assert "the drawn main" in odd.get_json()["error"]["message"].lower()
 
 
 def test_plans_page_side_by_side_compare_export_reopen_delete(oak_store, tmp_path):

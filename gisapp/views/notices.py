@@ -83,6 +83,7 @@ def _page(*, preview=None, status_code: int = 200, error: str | None = None, for
         "query": query or None,
     }
     total = register.count(**filters)
+    page = min(page, max(1, -(-total // PAGE_ROWS)))  # past the last page (or past any integer): the last page
     rows = register.listing(**filters, limit=PAGE_ROWS, offset=(page - 1) * PAGE_ROWS).to_dict("records")
     return render_template(
         "notices/index.html",
