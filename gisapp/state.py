@@ -34,7 +34,7 @@ from gisapp import services
 from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
 from layers.errors import LayerError
 from layers.mapdata import MapData
-from layers.store import latest_run, store_writer
+from layers.store import latest_run, open_store, store_writer
 from layers.uploads import touch, upload_folder
 from layers.write import LINES_LAYER, RESULT_LAYER
 
@@ -111,12 +111,9 @@ def store_path() -> str:
 
 
 def _signature(path: str) -> float:
-    """Changes whenever the file is replaced or rewritten (its modification time in ns, size and inode)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return -1.0
-    return float(hash((st.st_mtime_ns, st.st_size, st.st_ino)))
+    """Changes whenever the store is written (a GeoPackage replaced or rewritten; a PostGIS store's write counter
+    and row changes), so every server showing the store reloads it after a run from any machine."""
+    return open_store(path).version()
 
 
 def map_data(path: str | None = None) -> MapData:
