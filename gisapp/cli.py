@@ -75,7 +75,10 @@ main.add_command(batch)
     "--out",
     "out_path",
     metavar="PATH|URL",
-    help="Write results: .gpkg, .geojson (RFC 7946) or .csv, or a PostGIS store postgresql://USER@HOST/DB#SCHEMA.",
+    help=(
+        "Write results: .gpkg, .parquet (GeoParquet), .geojson (RFC 7946) or .csv, "
+        "or a PostGIS store postgresql://USER@HOST/DB#SCHEMA."
+    ),
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
 @user_errors

@@ -8,12 +8,14 @@ parcels per status instead, which the page draws as a coarse overview until the 
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import pyogrio
 import shapely
 
 from layers.errors import LayerError
@@ -63,21 +65,20 @@ class MapData:
 
     @classmethod
     def load(cls, path: str | Path, *, max_features: int = 5000) -> MapData:
-        from layers.store import open_store
-
         path = str(path)
-        store = open_store(path)  # a GeoPackage or a PostGIS schema: the store reads its own layers
-        if not store.exists():
-            raise LayerError(f"The store {store.label} does not exist.")
-        data = cls(path, store.version(), max_features=max_features)
-        wanted = (RESULT_LAYER, LINES_LAYER, "building_results", *INPUT_LAYERS, "parcels", "streets")
-        for name, frame in store.read_layers(wanted).items():
-            if frame.crs is None:
-                continue
-            data.originals[name] = frame
-            shown = frame.to_crs(4326)
-            data.layers[name] = shown
-            data.trees[name] = shapely.STRtree(np.asarray(shown.geometry.values))
+        if not Path(path).exists():
+            raise LayerError(f"The store {path} does not exist.")
+        names = {str(n) for n, _ in pyogrio.list_layers(path)}
+        data = cls(path, os.path.getmtime(path), max_features=max_features)
+        for name in (RESULT_LAYER, LINES_LAYER, "building_results", *INPUT_LAYERS, "parcels", "streets"):
+            if name in names:
+                frame = gpd.read_file(path, layer=name, engine="pyogrio", use_arrow=True)
+                if frame.crs is None:
+                    continue
+                data.originals[name] = frame
+                shown = frame.to_crs(4326)
+                data.layers[name] = shown
+                data.trees[name] = shapely.STRtree(np.asarray(shown.geometry.values))
         return data
 
     @property

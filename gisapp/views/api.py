@@ -113,7 +113,7 @@ def upstream():
 def download(fmt: str):
     suffix = f".{fmt}"
     if suffix not in FORMATS:
-        abort(404, description="Results download as .geojson, .gpkg or .csv.")
+        abort(404, description="Results download as .geojson, .gpkg, .parquet or .csv.")
     frame = map_data().selection(_bbox())
     with tempfile.TemporaryDirectory(prefix="sewerplan-download-") as folder:
         path = Path(folder) / f"sewerplan-results{suffix}"
@@ -124,6 +124,7 @@ def download(fmt: str):
         ".json": "application/geo+json",
         ".csv": "text/csv",
         ".gpkg": "application/geopackage+sqlite3",
+        ".parquet": "application/vnd.apache.parquet",
     }
     return send_file(
         payload, mimetype=mimetypes[suffix], as_attachment=True, download_name=f"sewerplan-results{suffix}"
