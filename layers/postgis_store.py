@@ -160,17 +160,35 @@ class PostGISStore(Store):
     def exists(self) -> bool:
         return bool(self._scalar("SELECT to_regnamespace(:s) IS NOT NULL", s=self.schema))
 
-    def _geometry_tables(self, con) -> dict[str, tuple[str, str, int]]:
+    def _geometry_tables(self, con, schema: str | None = None) -> dict[str, tuple[str, str, int]]:
+        """Each table of the schema with a geometry column: (that column, its type in capitals, its SRID).
+
+        Read from the catalogue for this schema alone, not from PostGIS's ``geometry_columns`` view: that view
+        opens every table of the database, and fails while another session drops one of them.
+        """
         from sqlalchemy import text
 
         rows = con.execute(
             text(
-                "SELECT f_table_name, f_geometry_column, type, srid FROM geometry_columns WHERE f_table_schema = :s "
-                "ORDER BY f_table_name"
+                "SELECT DISTINCT ON (c.relname) c.relname, a.attname, upper(postgis_typmod_type(a.atttypmod)), "
+                "postgis_typmod_srid(a.atttypmod) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                "JOIN pg_attribute a ON a.attrelid = c.oid WHERE n.nspname = :s AND c.relkind IN ('r', 'v', 'm', 'p') "
+                "AND a.attnum > 0 AND NOT a.attisdropped AND a.atttypid = 'geometry'::regtype "
+                "ORDER BY c.relname, a.attnum"
             ),
-            {"s": self.schema},
+            {"s": schema or self.schema},
         ).all()
-        return {str(t): (str(g), str(kind), int(srid)) for t, g, kind, srid in rows}
+        found = {}
+        for table, geom, kind, srid in rows:
+            if not srid:  # a column without a declared SRID: its features'
+                srid = con.execute(
+                    text(
+                        f"SELECT ST_SRID({_ident(geom)}) FROM {_ident(schema or self.schema)}.{_ident(table)} "
+                        f"WHERE {_ident(geom)} IS NOT NULL LIMIT 1"
+                    )
+                ).scalar()
+            found[str(table)] = (str(geom), str(kind), int(srid or 0))
+        return found
 
     def _has_table(self, con, name: str) -> bool:
         from sqlalchemy import text
@@ -208,16 +226,11 @@ class PostGISStore(Store):
         """A table as a GeoDataFrame, without the ``fid`` key sewerplan adds (a GeoPackage hides it too)."""
         from sqlalchemy import text
 
-        if present is None or schema != self.schema:
-            row = con.execute(
-                text("SELECT f_geometry_column FROM geometry_columns WHERE f_table_schema = :s AND f_table_name = :t"),
-                {"s": schema, "t": name},
-            ).first()
-            if row is None:
-                raise LayerError(f"The PostGIS store {self.label} has no layer {name}.")
-            geom = str(row[0])
-        else:
-            geom = present[name][0]
+        if present is None:
+            present = self._geometry_tables(con, schema)
+        if name not in present:
+            raise LayerError(f"The PostGIS store {self.label} has no layer {name}.")
+        geom = present[name][0]
         listed = [
             str(c)
             for c in con.execute(
@@ -666,13 +679,8 @@ class PostGISStore(Store):
                         {"s": name},
                     ).scalars()
                 ]
-                geo = {
-                    str(t)
-                    for t in con.execute(
-                        text("SELECT f_table_name FROM geometry_columns WHERE f_table_schema = :s"), {"s": name}
-                    ).scalars()
-                }
-                frames = {t: self._read_table(con, name, t) for t in tables if t in geo}
+                geo = self._geometry_tables(con, name)
+                frames = {t: self._read_table(con, name, t, geo) for t in tables if t in geo}
                 runs = None
                 if RUNS_TABLE in tables:
                     runs = pd.read_sql(
