@@ -796,10 +796,37 @@ class PostGISStore(Store):
             return False
         return (a.username, a.host, a.port or 5432, a.database) == (b.username, b.host, b.port or 5432, b.database)
 
+    def register_schema(self) -> str:
+        """The schema the town's first notice register gets: ``<schema>_register``, beside the store's (the
+        register's tables are its own, one of them named ``analysis_runs`` like the store's run record)."""
+        return f"{self.schema[:54]}_register"
+
     def default_register(self) -> str:
-        """The register's tables in the store's own schema (the URL without its password)."""
-        url = self._parts(self.url).set(password=None, query={"options": f"-csearch_path={self.schema}"})
+        """The register in its own schema on the store's database (the URL without its password)."""
+        url = (
+            self._parts(self.url)
+            ._replace(password=None)
+            .set(query={"options": f"-csearch_path={self.register_schema()}"})
+        )
         return url.render_as_string(hide_password=False)
+
+    def prepare_register(self, location: str) -> None:
+        """Create the register's schema when ``location`` is the default register and it does not exist yet."""
+        if not self._same_server(location):
+            return
+        if self._parts(location).query.get("options") != f"-csearch_path={self.register_schema()}":
+            return
+        from sqlalchemy import text
+
+        try:
+            with _engine(self.url).begin() as con:
+                con.execute(text(f"CREATE SCHEMA IF NOT EXISTS {_ident(self.register_schema())}"))
+        except Exception as exc:
+            raise LayerError(
+                f"The notice register goes in the schema {self.register_schema()}, and it cannot be created "
+                f"({' '.join(str(getattr(exc, 'orig', exc)).split())}): create it (CREATE SCHEMA "
+                f"{self.register_schema()}) and grant the planners' role CREATE and USAGE on it."
+            ) from exc
 
     def register_location(self, recorded: str) -> str:
         """A register URL on this store's server, recorded without a password, gets the store's."""
@@ -813,7 +840,7 @@ class PostGISStore(Store):
     def recordable(self, location: str) -> str:
         """A register URL on this store's server is recorded without its password (viewers may read the table)."""
         if location and "://" in location and self._same_server(location):
-            return self._parts(location).set(password=None).render_as_string(hide_password=False)
+            return self._parts(location)._replace(password=None).render_as_string(hide_password=False)
         return location
 
     def qgis_layers(self) -> list[dict]:

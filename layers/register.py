@@ -171,7 +171,7 @@ def register_url(given: str | None = None, *, store: str | Path | None = None) -
     url = given or os.environ.get("SEWERPLAN_DATABASE_URL") or _store_register(store)
     if url:
         return _as_url(url)
-    where = f" for the store {store}" if store else ""
+    where = f" for the store {_redact(str(store))}" if store else ""
     known = known_registers(store=store)
     raise RegisterMissingError(
         f"No notice register is set up{where}: none was named, SEWERPLAN_DATABASE_URL is not set"
@@ -184,7 +184,7 @@ def register_url(given: str | None = None, *, store: str | Path | None = None) -
 
 def default_register_path(store: str | Path) -> Path | str:
     """Where a new register goes when a store has none: beside a GeoPackage store, ``<store name>-register.sqlite``;
-    in a PostGIS store's own schema (its URL, without the password)."""
+    for a PostGIS store, the schema ``<schema>_register`` of its database (a URL, without the password)."""
     from layers.store import open_store
 
     location = open_store(store).default_register()
@@ -279,8 +279,10 @@ class Register:
                 raise
             from layers.store import open_store
 
-            # The town's first register: beside a GeoPackage store, in a PostGIS store's own schema.
-            self.url = _as_url(open_store(store).register_location(str(default_register_path(store))))
+            # The town's first register: beside a GeoPackage store; in a schema of its own beside a PostGIS store's.
+            found = open_store(store)
+            self.url = _as_url(found.register_location(str(default_register_path(store))))
+            found.prepare_register(self.url)
         self.is_sqlite = self.url.startswith("sqlite")
         self.path = Path(self.url.removeprefix("sqlite:///")) if self.is_sqlite else None
         if self.is_sqlite:
@@ -319,7 +321,8 @@ class Register:
             recorded = _store_register(store)
             if recorded and _as_url(recorded) != self.url:
                 raise LayerError(
-                    f"The store {store} already keeps its notices in the register {_redact(_as_url(recorded))}. A "
+                    f"The store {_redact(str(store))} already keeps its notices in the register "
+                    f"{_redact(_as_url(recorded))}. A "
                     f"second register ({_redact(self.url)}) would give the same owners second notices with other "
                     "deadlines: use that register."
                 )

@@ -161,6 +161,9 @@ class Store:
         """Where the town's first notice register goes when the store records none."""
         raise NotImplementedError
 
+    def prepare_register(self, location: str) -> None:
+        """Make ready the place the town's first register goes (``default_register``): nothing for a file."""
+
     def register_location(self, recorded: str) -> str:
         """A register location as recorded in the store, made usable (a relative path, a URL without password)."""
         return recorded

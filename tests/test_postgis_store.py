@@ -66,7 +66,7 @@ def store_url(pg_url, engine):
     with engine.begin() as con:
         for name in con.execute(
             text("SELECT nspname FROM pg_namespace WHERE nspname = :s OR nspname LIKE :p"),
-            {"s": schema, "p": f"{schema}\\_\\_prev\\_%"},
+            {"s": schema, "p": f"{schema}\\_%"},
         ).scalars():
             con.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
         if con.execute(text("SELECT to_regclass('public.layer_styles')")).scalar():
@@ -309,3 +309,26 @@ def test_publish_and_restore_on_a_postgis_store(town, store_url, tmp_path, engin
     assert again and again != kept
     assert _fingerprint(engine, _schema(store_url))["parcel_results"] == before["parcel_results"]
     assert store.read_setting("register") == "kept"
+
+
+def test_notices_from_a_postgis_store_keep_their_register_beside_it(store_url, engine, tmp_path):
+    """The town's first register goes in its own schema (<schema>_register), recorded in the store without the
+    password; later commands find it from the store alone."""
+    runner = Runner()
+    runner.invoke("sample", "--out", store_url, "--parcels", "60", ok=True)
+    runner.invoke("analyze", "--profile", "fort-plain", "--data", store_url, "--out", store_url, ok=True)
+    town = REPO / "docs" / "town.example.toml"
+    issued = runner.invoke(
+        "notices", "issue", "--data", store_url, "--notice-date", "2027-03-01", "--out", tmp_path, "--new",
+        "--town", town,
+    )  # fmt: skip
+    assert issued.exit_code == 0, issued.output
+    assert "sewerplan:sewerplan@" not in issued.output
+    listed = runner.json("notices", "list", "--store", store_url)["notices"]
+    with engine.connect() as con:
+        schema = _schema(store_url)
+        mandated = con.execute(text(f"SELECT count(*) FROM {schema}.parcel_results WHERE status = 'mandated'")).scalar()
+        recorded = con.execute(text(f"SELECT value FROM {schema}.sewerplan_settings WHERE key = 'register'")).scalar()
+        kept = con.execute(text(f"SELECT count(*) FROM {schema}_register.notices")).scalar()
+    assert len(listed) == kept == mandated > 0
+    assert recorded.startswith("postgresql://sewerplan@") and f"search_path%3D{schema}_register" in recorded
