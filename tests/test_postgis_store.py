@@ -332,3 +332,35 @@ def test_notices_from_a_postgis_store_keep_their_register_beside_it(store_url, e
         kept = con.execute(text(f"SELECT count(*) FROM {schema}_register.notices")).scalar()
     assert len(listed) == kept == mandated > 0
     assert recorded.startswith("postgresql://sewerplan@") and f"search_path%3D{schema}_register" in recorded
+
+
+def test_a_web_run_on_a_postgis_store_holds_the_lock_and_writes_its_results(store_url, engine, tmp_path):
+    """The map page's "Run": accepted once, a second refused while it runs, then served from the schema."""
+    import time
+
+    runner = Runner()
+    runner.invoke("sample", "--out", store_url, "--parcels", "80", ok=True)
+    runner.invoke("analyze", "--profile", "fort-plain", "--data", store_url, "--out", store_url, ok=True)
+    app = make_app(store_url, tmp_path, LOCAL_MODE=True)
+    client = app.test_client()
+    client.get("/login")
+    with client.session_transaction() as s:
+        headers = {"X-CSRF-Token": s["csrf"]}
+    first = client.post("/analysis/run", data={"profile": "poughkeepsie"}, headers=headers)
+    assert first.status_code == 202, first.get_data(as_text=True)
+    second = client.post("/analysis/run", data={"profile": "fort-plain"}, headers=headers)
+    assert second.status_code == 409 and "in progress" in second.get_json()["error"]["message"]
+    with pytest.raises(StoreBusyError):  # another process or machine is refused too, through the database
+        store_writer(store_url, who="a planner elsewhere")
+    for _ in range(1200):
+        job = client.get(f"/api/jobs/{first.get_json()['id']}").get_json()
+        if job["state"] in ("done", "failed"):
+            break
+        time.sleep(0.1)
+    assert job["state"] == "done", job
+    with engine.connect() as con:
+        runs = con.execute(text(f"SELECT summary FROM {_schema(store_url)}.analysis_runs ORDER BY id")).scalars().all()
+    assert [r["profile"] for r in runs] == ["fort-plain", "poughkeepsie"]
+    assert client.get("/api/summary").get_json()["run"]["profile"] == "poughkeepsie"  # reloaded after the run
+    with store_writer(store_url, who="next"):
+        pass
