@@ -127,9 +127,10 @@ def store_of(data: str | Path | None) -> str | None:
 
 def check_output(path: str) -> None:
     """Refuse an output sewerplan cannot write, before any work: a file by its extension, a store's URL by its
-    schema (``LayerError`` saying what to give)."""
+    schema and by connecting to its database (a wrong password or host is said before the analysis, not after).
+    ``LayerError`` says what to give."""
     if is_postgres(str(path)):
-        store_at(path)
+        store_at(path).exists()
     else:
         output_format(path)
 

@@ -364,3 +364,13 @@ def test_a_web_run_on_a_postgis_store_holds_the_lock_and_writes_its_results(stor
     assert client.get("/api/summary").get_json()["run"]["profile"] == "poughkeepsie"  # reloaded after the run
     with store_writer(store_url, who="next"):
         pass
+
+
+def test_a_store_url_that_cannot_be_written_is_refused_before_the_analysis(town, pg_url):
+    bad = pg_url.replace("sewerplan:sewerplan@", "sewerplan:hunter22@") + "#fort_plain"
+    result = _analyze(town, bad)
+    assert result.exit_code != 0 and "password authentication failed" in result.output
+    assert "hunter22" not in result.output and "mandated" not in result.output  # no analysis ran
+    for url, said in ((pg_url, "names no schema"), (f"{pg_url}#town.parcels", "is not a schema name")):
+        result = _analyze(town, url)
+        assert result.exit_code != 0 and said in " ".join(result.output.split())
