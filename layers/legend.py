@@ -145,6 +145,7 @@ _EVIDENCE = {
     "status": Column("Status", "The parcel's status."),
 }
 _BUILDING_RESULTS = {
+    "parcel_id": Column("Parcel", "The parcel the building stands on (empty where it stands on none)."),
     "units_source": Column(
         "Units from", "Where the living units came from: the building, its parcel, or the property class."
     ),
