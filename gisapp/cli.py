@@ -24,20 +24,14 @@ from gisapp.cli_notices import notices
 from gisapp.cli_plan import plan, plans
 from gisapp.users import ROLES, add_user, count_users, list_users
 from layers.errors import LayerError
+from layers.legend import STATUS_LEGEND
 from layers.read import LAYER_NAMES
 from layers.sample import sample_town
 from layers.schema import SPECS
-from layers.store import DEFAULT_STORE
-from layers.write import output_format, write_layers
+from layers.store import DEFAULT_STORE, is_store, open_store, store_label
 
-STATUS_HELP = {
-    "connected": "already connected to the public sewer",
-    "mandated": "must connect (occupied, abutting a sewered street, within the distance)",
-    "in_range_not_abutting": "a main is within the distance, but not in a street the parcel abuts",
-    "out_of_range": "the nearest public main is farther than the distance",
-    "unoccupied": "no building used for occupancy on the parcel",
-    "no_public_sewer": "no public sanitary main in the data",
-}
+STATUS_HELP = {status: style.meaning for status, style in STATUS_LEGEND.items()}
+STORE_HELP = "The store: a GeoPackage, or a PostGIS schema postgresql://USER@HOST/DB#SCHEMA."
 
 
 @click.group()
@@ -80,8 +74,11 @@ main.add_command(batch)
 @click.option(
     "--out",
     "out_path",
-    metavar="PATH",
-    help="Write results: .gpkg, .parquet (GeoParquet), .geojson (RFC 7946) or .csv.",
+    metavar="PATH|URL",
+    help=(
+        "Write results: .gpkg, .parquet (GeoParquet), .geojson (RFC 7946) or .csv, "
+        "or a PostGIS store postgresql://USER@HOST/DB#SCHEMA."
+    ),
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
 @user_errors
@@ -90,7 +87,7 @@ def analyze(
 ):
     """Classify every parcel under the chosen ordinance's connection mandate."""
     if out_path:
-        output_format(out_path)
+        services.check_output(out_path)
     with loading(
         opts,
         as_json=as_json,
@@ -110,7 +107,8 @@ def analyze(
         )
 
     parcels = run.parcels
-    summary = run.summary | {"output": out_path, "layers_written": run.written, "sources": layers.sources}
+    shown = store_label(out_path) if out_path and "://" in out_path else out_path  # never a password
+    summary = run.summary | {"output": shown, "layers_written": run.written, "sources": layers.sources}
     mandated = parcels[parcels["status"] == "mandated"]
     if as_json:
         doc = {
@@ -180,10 +178,18 @@ def _print_summary(summary: dict, profile) -> None:
         )
     if summary["output"]:
         out.print(f"Results written to {summary['output']} ({', '.join(summary['layers_written'])}).", highlight=False)
+    for warning in summary.get("warnings", []):
+        out.print(f"Warning: {warning}", highlight=False)
 
 
 @main.command()
-@click.option("--out", "out_path", default=str(DEFAULT_STORE), show_default=True, help="GeoPackage to write.")
+@click.option(
+    "--out",
+    "out_path",
+    default=str(DEFAULT_STORE),
+    show_default=True,
+    help="The store to write: a GeoPackage, or a PostGIS schema postgresql://USER@HOST/DB#SCHEMA.",
+)
 @click.option(
     "--parcels",
     "n_parcels",
@@ -197,16 +203,20 @@ def _print_summary(summary: dict, profile) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
 def sample(out_path, n_parcels, seed, overwrite, as_json):
-    """Write the bundled sample village (EPSG:2260) to a GeoPackage."""
-    if not out_path.lower().endswith(".gpkg"):
-        raise LayerError(f"--out {out_path}: the sample town is written as a GeoPackage (.gpkg).")
+    """Write the bundled sample village (EPSG:2260) to a store (a GeoPackage or a PostGIS schema)."""
+    if not is_store(out_path):
+        raise LayerError(
+            f"--out {store_label(out_path)}: the sample town is written as a store, a GeoPackage (.gpkg) or a PostGIS "
+            "schema (postgresql://USER@HOST/DB#SCHEMA)."
+        )
     town = sample_town(n_parcels, seed=seed)
-    write_layers(out_path, town, overwrite=overwrite)
+    open_store(out_path).write_layers(town, overwrite=overwrite)
     counts = {name: len(frame) for name, frame in town.items()}
+    shown = store_label(out_path)
     if as_json:
-        click.echo(json.dumps({"output": out_path, "crs": "EPSG:2260", "layers": counts}, indent=2))
+        click.echo(json.dumps({"output": shown, "crs": "EPSG:2260", "layers": counts}, indent=2))
     else:
-        click.echo(f"Sample village written to {out_path}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
+        click.echo(f"Sample village written to {shown}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
 
 
 @main.command("layers")
@@ -312,7 +322,7 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
 @main.command()
-@click.option("--store", default=str(DEFAULT_STORE), show_default=True, help="The GeoPackage store to show.")
+@click.option("--store", default=str(DEFAULT_STORE), show_default=True, help=STORE_HELP)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=5000, show_default=True, type=int)
 @click.option("--users-db", default="instance/users.sqlite", show_default=True, help="The accounts file.")
@@ -328,10 +338,17 @@ def serve(store, host, port, users_db, threads):
 
     limit_malloc_arenas()  # before any request thread exists
 
-    if not Path(store).exists():
+    found = open_store(store)  # a GeoPackage, or a PostGIS schema (its URL checked here)
+    if not found.exists():
+        shown = found.label
+        if found.kind == "PostGIS":
+            raise LayerError(
+                f"The PostGIS store {shown} does not exist yet (no such schema). Load the town's layers into the "
+                f"schema (parcels, mains ...), then run `sewerplan analyze --data {shown} --out {shown}`."
+            )
         raise LayerError(
-            f"The store {store} does not exist yet. Run `make demo`, or `sewerplan sample` and "
-            f"`sewerplan analyze --data {store} --out {store}` first."
+            f"The store {shown} does not exist yet. Run `make demo`, or `sewerplan sample` and "
+            f"`sewerplan analyze --data {shown} --out {shown}` first."
         )
     local = host in LOOPBACK
     if not local and count_users(users_db) == 0:
@@ -340,7 +357,8 @@ def serve(store, host, port, users_db, threads):
             "`sewerplan users add NAME --role planner`."
         )
     app = create_app()  # instance/config.py is read (SESSION_COOKIE_SECURE, TRUSTED_PROXY ...), then:
-    app.config.update(STORE=str(Path(store).resolve()), LOCAL_MODE=local, USERS_DB=str(Path(users_db).resolve()))
+    location = store if found.kind == "PostGIS" else str(Path(store).resolve())
+    app.config.update(STORE=location, LOCAL_MODE=local, USERS_DB=str(Path(users_db).resolve()))
     harden_gdal(keep_only=SERVER_DRIVERS)  # this process reads only the store and checked uploads
     expire_uploads(app.config["UPLOAD_FOLDER"], ttl_hours=app.config["UPLOAD_TTL_HOURS"])
     with app.app_context():
@@ -364,8 +382,24 @@ def serve(store, host, port, users_db, threads):
             "trusted_proxy_headers": "x-forwarded-for x-forwarded-proto x-forwarded-host",
         }
     mode = "one local planner, no login" if local and count_users(users_db) == 0 else "sign-in required"
-    click.echo(f"Serving {store} on http://{host}:{port} ({mode}; {threads} threads; Ctrl+C to stop)")
+    click.echo(f"Serving {found.label} on http://{host}:{port} ({mode}; {threads} threads; Ctrl+C to stop)")
     waitress_serve(app, **options)
+
+
+@main.command("export-qgis")
+@click.option("--store", default=str(DEFAULT_STORE), show_default=True, help=STORE_HELP)
+@click.option("--out", "out_path", required=True, metavar="PATH", help="The QGIS project to write: .qgz (or .qgs).")
+@click.option("--title", help="The project's title (default: the municipality of the store's latest run).")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@user_errors
+def export_qgis(store, out_path, title, as_json):
+    """Write a QGIS project of the store's layers, styled as the web map and grouped (results, network, base)."""
+    done = services.export_qgis(store, out_path, title=title)
+    if as_json:
+        click.echo(json.dumps(done, indent=2))
+        return
+    groups = "; ".join(f"{group}: {', '.join(names)}" for group, names in done["layers"].items() if names)
+    click.echo(f"QGIS project written to {done['output']} ({done['crs']}). {groups}.")
 
 
 @main.group()

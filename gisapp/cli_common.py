@@ -20,6 +20,7 @@ from gisapp.workspace import Workspace, WorkspaceSpec
 from layers.errors import LayerError, LayerValidationError, Problem
 from layers.read import Layers, read_mapping
 from layers.schema import SPECS
+from layers.store import store_label
 
 DEFAULT_PROFILE = services.DEFAULT_PROFILE
 KINDS = tuple(SPECS)
@@ -262,7 +263,7 @@ def workspace_spec(opts: dict, *, default_profile: str | None = None, **extra) -
     if recorded:
         taken = recorded_words(given, recorded)
         if taken:
-            click.echo(f"Using what the latest run recorded in {store}: {taken}.", err=True)
+            click.echo(f"Using what the latest run recorded in {store_label(store)}: {taken}.", err=True)
     if not spec.profile:
         if not default_profile:
             raise click.UsageError(

@@ -24,6 +24,7 @@ from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
 from layers.register import STATUSES, Register, RegisterMissingError
+from layers.store import store_label
 
 REGISTER_OPTION = click.option(
     "--register",
@@ -34,9 +35,10 @@ REGISTER_OPTION = click.option(
 STORE_OPTION = click.option(
     "--store",
     "store",
-    metavar="GPKG",
+    metavar="GPKG|URL",
     type=click.Path(dir_okay=False),
-    help="The town's GeoPackage store, whose register (and town.toml beside it) is used.",
+    help="The town's store (a GeoPackage, or postgresql://...#SCHEMA), whose register (and town.toml beside a "
+    "GeoPackage) is used.",
 )
 TOWN_OPTION = click.option(
     "--town",
@@ -408,7 +410,8 @@ def violations(profile_name, as_of, out_dir, settings, town_path, store, registe
     recorded = services.recorded_spec(store)
     spec = given.merged_over(recorded) if recorded else given
     if recorded and recorded_words(given, recorded):
-        click.echo(f"Using what the latest run recorded in {store}: {recorded_words(given, recorded)}.", err=True)
+        taken = recorded_words(given, recorded)
+        click.echo(f"Using what the latest run recorded in {store_label(store)}: {taken}.", err=True)
     if not spec.profile:
         raise click.UsageError("Give the town's ordinance profile with --profile, or the --store its runs use.")
     town = services.town(town_path, data=store)

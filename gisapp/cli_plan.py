@@ -153,9 +153,9 @@ def _print_plan(name: str, doc: dict) -> None:
 @click.option("--register", "register_url", metavar="URL|PATH", help="The register the scenarios are saved in.")
 @click.option(
     "--store",
-    metavar="GPKG",
+    metavar="GPKG|URL",
     type=click.Path(dir_okay=False),
-    help="The town's GeoPackage store, whose register is used.",
+    help="The town's store (a GeoPackage, or postgresql://...#SCHEMA), whose register is used.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors

@@ -43,6 +43,7 @@ from layers.read import (
     Layers,
     LayerSource,
     find_layers,
+    is_postgres,
     load_layers,
     parse_source,
     read_connected_ids,
@@ -50,7 +51,8 @@ from layers.read import (
     street_run,
 )
 from layers.register import Register, RegisterMissingError
-from layers.store import latest_run, read_results, write_run
+from layers.store import is_store, latest_run, read_results, store_label, write_run
+from layers.store import open_store as store_at
 from layers.swmm import LOCAL_CRS
 from layers.town import load_town_settings, town_file
 from layers.validate import ColumnMapping
@@ -118,14 +120,23 @@ def connection_profile(prof: Profile) -> Profile:
 
 
 def store_of(data: str | Path | None) -> str | None:
-    """``data`` when it is a GeoPackage file that can be a store (its run record, its register); else None."""
-    if data and "://" not in str(data) and Path(data).suffix.lower() == ".gpkg":
-        return str(data)
-    return None
+    """``data`` when it can be a store (its run record, its register): a GeoPackage file, or a PostGIS schema
+    (``postgresql://...#schema``); else None."""
+    return str(data) if is_store(data) else None
+
+
+def check_output(path: str) -> None:
+    """Refuse an output sewerplan cannot write, before any work: a file by its extension, a store's URL by its
+    schema and by connecting to its database (a wrong password or host is said before the analysis, not after).
+    ``LayerError`` says what to give."""
+    if is_postgres(str(path)):
+        store_at(path).exists()
+    else:
+        output_format(path)
 
 
 def recorded_spec(store: str | Path | None) -> WorkspaceSpec | None:
-    """The workspace the store's latest run used (None for a store never analysed, or not a GeoPackage)."""
+    """The workspace the store's latest run used (None for a store never analysed, or not a store)."""
     if not store_of(store):
         return None
     try:
@@ -308,9 +319,9 @@ def analyse(
     ``threads`` caps the threads the analysis's vectorised steps use (None: as many as the machine has, up to 4);
     a batch gives each of its tasks its share of the cores, so tasks running side by side do not contend.
 
-    A GeoPackage output is a store: the run's results and its record (the summary, with the workspace the run used
-    under ``"workspace"``) are swapped in atomically, under the store's writer lock (``locked``: the caller holds
-    it already).
+    A store output (a GeoPackage, or a PostGIS schema ``postgresql://...#schema``) gets the run's results and its
+    record (the summary, with the workspace the run used under ``"workspace"``) atomically, under the store's writer
+    lock (``locked``: the caller holds it already).
     """
     progress("analysing")
     result = mandates(ws, notice_date=notice_date, notice_reason=notice_reason, workers=threads)
@@ -331,13 +342,13 @@ def analyse(
         progress("assessing buildings")
         assessed = _assess(ws, parcels, ws.profile, result, threads=threads)
         summary["buildings"] = assessed.summary
-    is_store = bool(out_path) and output_format(out_path) == "GPKG"
-    summary["workspace"] = ws.spec.as_record(store=out_path if is_store else ws.store)
+    to_store = bool(out_path) and is_store(out_path)
+    summary["workspace"] = ws.spec.as_record(store=out_path if to_store else ws.store)
     written: list[str] = []
     if out_path:
-        progress(f"writing {Path(out_path).name}")
+        progress(f"writing {store_label(out_path) if to_store else Path(out_path).name}")
         buildings = assessed.buildings if assessed is not None else None
-        if is_store:  # the store: one writer at a time, swapped in atomically
+        if to_store:  # the store: one writer at a time, written atomically
             written = write_run(out_path, parcels, result.measuring_lines, buildings, summary, locked=locked, who=who)
         else:
             written = write_results(out_path, parcels, result.measuring_lines, buildings)
@@ -347,6 +358,14 @@ def analyse(
 def export_results(path: str, frame: gpd.GeoDataFrame, lines=None, buildings=None) -> list[str]:
     """Write result frames to ``path`` (.gpkg, .geojson or .csv); returns the layers written."""
     return write_results(path, frame, lines, buildings)
+
+
+def export_qgis(store: str, out: str, *, title: str | None = None) -> dict:
+    """A QGIS project of the store's layers, styled and grouped (results, network, base): ``{"output", "layers",
+    "crs", "title"}`` (``layers.qgis_project``)."""
+    from layers.qgis_project import write_project
+
+    return write_project(store_at(store), out, title=title) | {"store": store_label(store)}
 
 
 # -- the network --------------------------------------------------------------------------------------------------
@@ -731,7 +750,9 @@ __all__ = [
     "connections",
     "duties",
     "evaluate_plan",
+    "check_output",
     "export_plan",
+    "export_qgis",
     "export_results",
     "issue_notices",
     "layer_sources",

@@ -28,13 +28,15 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
+import numpy as np
+import shapely
 from flask import current_app, g, has_request_context, request, session
 
 from gisapp import services
 from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
 from layers.errors import LayerError
-from layers.mapdata import MapData
-from layers.store import latest_run, store_writer
+from layers.mapdata import INPUT_LAYERS, MapData
+from layers.store import latest_run, open_store, store_writer
 from layers.uploads import touch, upload_folder
 from layers.write import LINES_LAYER, RESULT_LAYER
 
@@ -111,12 +113,32 @@ def store_path() -> str:
 
 
 def _signature(path: str) -> float:
-    """Changes whenever the file is replaced or rewritten (its modification time in ns, size and inode)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return -1.0
-    return float(hash((st.st_mtime_ns, st.st_size, st.st_ino)))
+    """Changes whenever the store is written (a GeoPackage replaced or rewritten; a PostGIS store's write counter
+    and row changes), so every server showing the store reloads it after a run from any machine."""
+    return open_store(path).version()
+
+
+def _load(path: str, *, max_features: int) -> MapData:
+    """A store's layers for the map: ``MapData.load`` reads a GeoPackage file; any other store (a PostGIS schema)
+    is read through the store's own interface, on one snapshot of the database, into the same ``MapData``.
+
+    (``MapData.load`` reads files only; when it reads through ``layers.store.open_store`` itself, this goes.)
+    """
+    store = open_store(path)
+    if store.kind == "GeoPackage":
+        return MapData.load(path, max_features=max_features)
+    if not store.exists():
+        raise LayerError(f"The store {store.label} does not exist.")
+    data = MapData(path, store.version(), max_features=max_features)
+    wanted = (RESULT_LAYER, LINES_LAYER, "building_results", *INPUT_LAYERS, "parcels", "streets")
+    for name, frame in store.read_layers(wanted).items():
+        if frame.crs is None:
+            continue
+        shown = frame.to_crs(4326)
+        data.originals[name] = frame
+        data.layers[name] = shown
+        data.trees[name] = shapely.STRtree(np.asarray(shown.geometry.values))
+    return data
 
 
 def map_data(path: str | None = None) -> MapData:
@@ -130,7 +152,7 @@ def map_data(path: str | None = None) -> MapData:
             stale = s.data.pop(path, None) is not None
             s.workspaces.pop(path, None)
             replaced = stale or len(s.data) >= CACHED_STORES
-            data = MapData.load(path, max_features=current_app.config["MAP_MAX_FEATURES"])
+            data = _load(path, max_features=current_app.config["MAP_MAX_FEATURES"])
             data.mtime = mark
             s.data[path] = data
             while len(s.data) > CACHED_STORES:

@@ -24,6 +24,7 @@ import geopandas as gpd
 from analysis.profiles import Profile
 from layers.errors import redact_url
 from layers.read import Layers
+from layers.store import same_store
 
 # The record's version: a record without one (an older sewerplan's run) holds only the profile's id.
 RECORD_VERSION = 1
@@ -185,12 +186,8 @@ def _absolute(text: str) -> str:
 
 
 def _same_file(a: str | Path, b: str | Path) -> bool:
-    if "://" in str(a) or "://" in str(b):
-        return False
-    try:
-        return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
-    except OSError:
-        return False
+    """The same store: one GeoPackage file, or one PostGIS schema (whether or not a password is masked)."""
+    return same_store(a, b)
 
 
 def _source_text(text: str) -> str:

@@ -135,11 +135,15 @@ def find_layers(data: str) -> dict[str, LayerSource]:
     empty PostGIS database or a GeoPackage of other layers says so rather than yielding no layers.
     """
     if is_postgres(data):
-        url, _, _ = data.partition("#")
+        url, _, schema = data.partition("#")
         tables = _postgis_tables(url)
+        where = f"The PostGIS database {redact_url(url)}"
+        if schema and "." not in schema:  # one schema (a store): its own tables only
+            tables = [t for t in tables if (t.rpartition(".")[0] or "public") == schema]
+            where = f"The schema {schema} of the PostGIS database {redact_url(url)}"
         found = _match(_tables_by_bare_name(tables), lambda name: LayerSource("", url, name))
         if not found:
-            raise LayerError(_nothing_found(f"The PostGIS database {redact_url(url)}", tables, "table"))
+            raise LayerError(_nothing_found(where, tables, "table"))
         return found
     path = Path(data)
     if not path.exists():

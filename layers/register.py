@@ -171,7 +171,7 @@ def register_url(given: str | None = None, *, store: str | Path | None = None) -
     url = given or os.environ.get("SEWERPLAN_DATABASE_URL") or _store_register(store)
     if url:
         return _as_url(url)
-    where = f" for the store {store}" if store else ""
+    where = f" for the store {_redact(str(store))}" if store else ""
     known = known_registers(store=store)
     raise RegisterMissingError(
         f"No notice register is set up{where}: none was named, SEWERPLAN_DATABASE_URL is not set"
@@ -182,10 +182,13 @@ def register_url(given: str | None = None, *, store: str | Path | None = None) -
     )
 
 
-def default_register_path(store: str | Path) -> Path:
-    """Where a new register goes when a store has none: beside the store, ``<store name>-register.sqlite``."""
-    store = Path(store).resolve()
-    return store.with_name(f"{store.stem}-register.sqlite")
+def default_register_path(store: str | Path) -> Path | str:
+    """Where a new register goes when a store has none: beside a GeoPackage store, ``<store name>-register.sqlite``;
+    for a PostGIS store, the schema ``<schema>_register`` of its database (a URL, without the password)."""
+    from layers.store import open_store
+
+    location = open_store(store).default_register()
+    return location if "://" in location else Path(location)
 
 
 def known_registers(*, store: str | Path | None = None, near: str | None = None) -> list[str]:
@@ -198,7 +201,7 @@ def known_registers(*, store: str | Path | None = None, near: str | None = None)
     recorded = _store_register(store)
     if recorded:
         found.append(_redact(_as_url(recorded)))
-    folders = {Path(store).resolve().parent} if store else set()
+    folders = {Path(store).resolve().parent} if store and "://" not in str(store) else set()
     if near and "://" not in near:
         folders.add(Path(near).resolve().parent)
     for folder in sorted(folders):
@@ -216,14 +219,26 @@ def _known_text(known: list[str]) -> str:
 
 
 def _store_register(store) -> str | None:
-    if not store or "://" in str(store) or not Path(store).is_file():
-        return None
-    from layers.store import read_setting
+    """The register the store records (a GeoPackage's relative path made absolute; a PostGIS store's URL on its own
+    server with the store's password)."""
+    from layers.store import open_store
 
-    value = read_setting(store, STORE_SETTING)
-    if value and "://" not in value and not Path(value).is_absolute():
-        value = str((Path(store).resolve().parent / value).resolve())
-    return value
+    if not _store_exists(store):
+        return None
+    found = open_store(store)
+    value = found.read_setting(STORE_SETTING)
+    return found.register_location(value) if value else value
+
+
+def _store_exists(store) -> bool:
+    """A store to look in or record in: a GeoPackage file, or a PostGIS store's schema that exists."""
+    from layers.store import is_store, store_exists
+
+    if not store:
+        return False
+    if "://" in str(store):
+        return is_store(store) and store_exists(store)
+    return Path(store).is_file()
 
 
 def _as_url(url: str) -> str:
@@ -270,9 +285,14 @@ class Register:
         try:
             self.url = register_url(url, store=store)
         except RegisterMissingError:
-            if not (create and store and Path(store).is_file()):
+            if not (create and _store_exists(store)):
                 raise
-            self.url = _as_url(str(default_register_path(store)))  # the town's first register, beside its store
+            from layers.store import open_store
+
+            # The town's first register: beside a GeoPackage store; in a schema of its own beside a PostGIS store's.
+            found = open_store(store)
+            self.url = _as_url(found.register_location(str(default_register_path(store))))
+            found.prepare_register(self.url)
         self.is_sqlite = self.url.startswith("sqlite")
         self.path = Path(self.url.removeprefix("sqlite:///")) if self.is_sqlite else None
         if self.is_sqlite:
@@ -313,7 +333,8 @@ class Register:
             recorded = _store_register(store)
             if recorded and _as_url(recorded) != self.url:
                 raise LayerError(
-                    f"The store {store} already keeps its notices in the register {_redact(_as_url(recorded))}. A "
+                    f"The store {_redact(str(store))} already keeps its notices in the register "
+                    f"{_redact(_as_url(recorded))}. A "
                     f"second register ({_redact(self.url)}) would give the same owners second notices with other "
                     "deadlines: use that register."
                 )
@@ -327,11 +348,14 @@ class Register:
         )
 
     def _record_in_store(self, store) -> None:
-        from layers.store import read_setting, write_setting
+        from layers.store import open_store
 
-        if not Path(store).is_file() or "://" in str(store) or read_setting(store, STORE_SETTING):
+        if not _store_exists(store):
             return
-        write_setting(store, STORE_SETTING, self.url if not self.is_sqlite else str(self.path))
+        found = open_store(store)
+        if found.read_setting(STORE_SETTING):
+            return
+        found.write_setting(STORE_SETTING, found.recordable(self.url) if not self.is_sqlite else str(self.path))
 
     def _migrate(self) -> None:
         """Bring the schema to HEAD: a read-only version check first (page views never take the write lock), then

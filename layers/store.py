@@ -1,20 +1,30 @@
-"""The embedded default store: one GeoPackage under ``instance/`` holding a town's layers and latest results.
+"""The store: a town's layers and latest results, as the web map shows them and every command finds them.
 
-``make demo`` writes the sample town into it, ``sewerplan analyze --data STORE --out STORE`` adds the results
-(``parcel_results``, ``measuring_lines``, ``connection_points``) beside the input layers, and the web app reads
-them back. A run record (profile, counts, when) is kept in the GeoPackage's ``analysis_runs`` attribute table.
+One concept, two backends behind one interface (``Store``; ``open_store`` picks the backend from the location):
 
-Writing is safe against concurrent runs and readers:
+- **GeoPackage** (``GeoPackageStore``, the embedded default ``instance/sewerplan.gpkg``): one file.
+- **PostGIS** (``layers.postgis_store.PostGISStore``): a schema, ``postgresql://user@host/db#schema``, so the
+  town's results live where the county's GIS keeps its layers and several planners on several machines share them.
 
-- **One writer at a time per store** (``store_writer``): an exclusive lock on ``STORE.lock`` (an OS file lock,
-  released by the OS if the process dies), taken without waiting; a second writer gets ``StoreBusyError`` saying
-  who is writing and since when, in this process or another (the CLI and the web app share it).
-- **Atomic results** (``write_run``): the store is copied (SQLite's backup API) to a temporary file beside it, the
-  result layers and the run record are written into the copy, and the copy replaces the store in one
-  ``os.replace``. A reader sees the old store or the new one, never half of one; the input layers are copied
-  byte for byte and never written; a run that fails leaves the store as it was.
-- **Publishing** (``publish_store``, ``restore_store``): the town's store is replaced the same way, and the store
-  it replaces is kept in ``previous-stores/`` beside it (the newest ``keep``), to be restored from the web page.
+Both hold the input layers (``parcels``, ``mains`` ... found by name), the latest results (``parcel_results``,
+``measuring_lines``, ``connection_points``, ``building_results``), the run record (``analysis_runs``: one JSON
+summary per run, with the workspace it used), the town's settings (``sewerplan_settings``: the notice register it
+records) and QGIS's ``layer_styles``, and both keep the same promises:
+
+- **One writer at a time** (``writer``): a second run or publication gets ``StoreBusyError`` at once, saying who
+  is writing and since when. GeoPackage: an OS file lock on ``STORE.lock`` (released by the OS if the process
+  dies). PostGIS: a session advisory lock in the database, so it holds across processes and machines (released
+  by the server if the connection drops).
+- **Atomic results** (``write_run``): a reader sees the previous results or the new ones, never half; a run that
+  fails leaves the previous results in place. GeoPackage: the results are written into a copy that replaces the
+  store in one ``os.replace``. PostGIS: everything is written in one transaction.
+- **Publishing and restoring** (``publish``, ``restore``, ``previous``): a validated upload replaces the town's
+  layers, and the layers it replaces are kept (the newest ``keep``) to be put back. GeoPackage: copies in
+  ``previous-stores/`` beside the file. PostGIS: a snapshot schema per version (``<schema>__prev_<time>``).
+  The town's settings stay with the town either way.
+
+The module-level functions (``latest_run(location)``, ``store_writer(location, ...)`` ...) open the store and call
+its method, so code that holds only a location (the web app's ``STORE`` setting) never asks which kind it is.
 """
 
 from __future__ import annotations
@@ -33,84 +43,46 @@ from pathlib import Path
 import geopandas as gpd
 import pyogrio
 
-from layers.errors import LayerError
-from layers.write import RESULT_LAYER, write_results
+from layers.errors import LayerError, redact_url
+from layers.write import RESULT_LAYER, write_layers, write_results
 
 DEFAULT_STORE = Path("instance") / "sewerplan.gpkg"
 PREVIOUS = "previous-stores"
+SETTINGS_TABLE = "sewerplan_settings"
+RUNS_TABLE = "analysis_runs"
+# Tables a store keeps that are not map layers (the Data page does not count them).
+BOOKKEEPING = frozenset({"layer_styles", SETTINGS_TABLE, "sewerplan_writer", "sewerplan_version"})
 
 
 class StoreBusyError(LayerError):
     """Another run or publication is writing this store right now."""
 
 
-def store_layers(path: str | Path) -> list[str]:
-    """The layer names in the store; empty when it does not exist yet."""
-    if not Path(path).exists():
-        return []
-    return [str(name) for name, _ in pyogrio.list_layers(str(path))]
+def busy_message(holder: dict) -> str:
+    """The one sentence a refused writer gets, from either backend: what is running, who started it, when."""
+    since = holder.get("since")
+    when = dt.datetime.fromtimestamp(float(since)).astimezone().strftime("%H:%M:%S") if since else "a moment ago"
+    return (
+        f"{str(holder.get('what') or 'a run').capitalize()} is in progress on this store (started by "
+        f"{holder.get('who') or 'another user'} at {when}). Wait for it to finish, then try again."
+    )
 
 
-def layer_counts(path: str | Path) -> dict[str, int]:
-    """Every layer in the store and its number of features."""
-    return {name: int(pyogrio.read_info(str(path), layer=name)["features"]) for name in store_layers(path)}
-
-
-def read_results(path: str | Path) -> gpd.GeoDataFrame | None:
-    """The latest parcel results in the store, or None before any analysis has run."""
-    if RESULT_LAYER not in store_layers(path):
-        return None
-    return gpd.read_file(str(path), layer=RESULT_LAYER, engine="pyogrio", use_arrow=True)
-
-
-def record_run(path: str | Path, summary: dict) -> None:
-    """Append one analysis run's summary to the store's ``analysis_runs`` table."""
-    try:
-        with closing(sqlite3.connect(str(path))) as con, con:
-            con.execute(
-                "CREATE TABLE IF NOT EXISTS analysis_runs (id INTEGER PRIMARY KEY AUTOINCREMENT, "
-                "run_at TEXT DEFAULT CURRENT_TIMESTAMP, summary TEXT NOT NULL)"
-            )
-            con.execute("INSERT INTO analysis_runs (summary) VALUES (?)", (json.dumps(summary),))
-    except sqlite3.Error as exc:
-        raise LayerError(f"Cannot record the run in {path}: {exc}") from exc
-
-
-def latest_run(path: str | Path) -> dict | None:
-    """The summary of the latest recorded run, or None."""
-    if not Path(path).exists():
-        return None
-    try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
-            row = con.execute("SELECT run_at, summary FROM analysis_runs ORDER BY id DESC LIMIT 1").fetchone()
-    except sqlite3.Error:
-        return None
-    if row is None:
-        return None
-    return {"run_at": row[0], **json.loads(row[1])}
-
-
-# --- one writer at a time ---------------------------------------------------------------------------------------
+# -- the interface ------------------------------------------------------------------------------------------------
 
 
 class StoreWriter:
-    """The exclusive right to write one store, held until ``release()`` (from any thread)."""
+    """The exclusive right to write one store, held until ``release()`` (from any thread, once)."""
 
-    def __init__(self, path: Path, fd: int):
-        self.path = path
-        self._fd: int | None = fd
+    def __init__(self, release) -> None:
+        self._release = release
         self._guard = threading.Lock()
 
     def release(self) -> None:
         with self._guard:
-            if self._fd is None:
-                return
-            fd, self._fd = self._fd, None
-        try:
-            os.ftruncate(fd, 0)
-            _unlock(fd)
-        finally:
-            os.close(fd)
+            release, self._release = self._release, None
+        if release is not None:
+            release()
 
     def __enter__(self) -> StoreWriter:
         return self
@@ -119,29 +91,363 @@ class StoreWriter:
         self.release()
 
 
-def lock_path(path: str | Path) -> Path:
-    return Path(f"{Path(path).resolve()}.lock")
+class Store:
+    """A town's store; see the module docstring. ``location`` is what the user gave (a path or a URL)."""
+
+    kind = "store"
+
+    def __init__(self, location: str | Path):
+        self.location = str(location)
+
+    @property
+    def label(self) -> str:
+        """The store for messages and pages: a URL with its password masked."""
+        return redact_url(self.location)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.label!r})"
+
+    # What every backend provides.
+    def exists(self) -> bool:
+        raise NotImplementedError
+
+    def layer_names(self) -> list[str]:
+        raise NotImplementedError
+
+    def layer_counts(self) -> dict[str, int]:
+        raise NotImplementedError
+
+    def read_layer(self, name: str) -> gpd.GeoDataFrame:
+        raise NotImplementedError
+
+    def read_layers(self, names) -> dict[str, gpd.GeoDataFrame]:
+        """The named layers that exist, read together (PostGIS: from one snapshot of the database)."""
+        present = set(self.layer_names())
+        return {name: self.read_layer(name) for name in names if name in present}
+
+    def latest_run(self) -> dict | None:
+        raise NotImplementedError
+
+    def version(self) -> float:
+        """A value that changes whenever the store's layers or results change (-1 when it does not exist)."""
+        raise NotImplementedError
+
+    def writer(self, *, who: str, what: str = "an analysis run") -> StoreWriter:
+        raise NotImplementedError
+
+    def write_run(self, parcels, measuring_lines, buildings, summary: dict, *, locked=False, who="") -> list[str]:
+        raise NotImplementedError
+
+    def write_layers(self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> list[str]:
+        """Write input layers into the store (a sample town); existing ones are replaced only with ``overwrite``."""
+        raise NotImplementedError
+
+    def read_setting(self, key: str) -> str | None:
+        raise NotImplementedError
+
+    def write_setting(self, key: str, value: str) -> None:
+        raise NotImplementedError
+
+    def previous(self) -> list[dict]:
+        raise NotImplementedError
+
+    def publish(self, source: str | Path, *, who: str, label: str, keep: int = 5) -> str:
+        raise NotImplementedError
+
+    def restore(self, name: str, *, who: str, keep: int = 5) -> str:
+        raise NotImplementedError
+
+    def default_register(self) -> str:
+        """Where the town's first notice register goes when the store records none."""
+        raise NotImplementedError
+
+    def prepare_register(self, location: str) -> None:
+        """Make ready the place the town's first register goes (``default_register``): nothing for a file."""
+
+    def register_location(self, recorded: str) -> str:
+        """A register location as recorded in the store, made usable (a relative path, a URL without password)."""
+        return recorded
+
+    def recordable(self, location: str) -> str:
+        """A register location as the store records it."""
+        return location
+
+    def qgis_layers(self) -> list[dict]:
+        """The store's map layers as a QGIS project names them: ``{"name", "source", "provider", "geometry",
+        "srid", "fields"}`` (no password in any source)."""
+        raise NotImplementedError
+
+    def read_results(self) -> gpd.GeoDataFrame | None:
+        """The latest parcel results, or None before any analysis has run."""
+        if RESULT_LAYER not in self.layer_names():
+            return None
+        return self.read_layer(RESULT_LAYER)
 
 
-def store_writer(path: str | Path, *, who: str, what: str = "an analysis run") -> StoreWriter:
-    """Take the store's writer lock without waiting; ``StoreBusyError`` says who holds it and since when."""
-    target = lock_path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o600)
+def is_store(text: str | Path | None) -> bool:
+    """``text`` names a store: a GeoPackage path, or a ``postgresql://`` URL with a schema after ``#``."""
+    if not text:
+        return False
+    text = str(text)
+    if _is_postgres(text):
+        _, _, schema = text.partition("#")
+        return bool(schema) and "." not in schema
+    return "://" not in text and Path(text).suffix.lower() == ".gpkg"
+
+
+def open_store(location: str | Path | Store) -> Store:
+    """The store at ``location``: a PostGIS schema for a ``postgresql://...#schema`` URL, else a GeoPackage."""
+    if isinstance(location, Store):
+        return location
+    if _is_postgres(str(location)):
+        from layers.postgis_store import PostGISStore
+
+        return PostGISStore(str(location))
+    return GeoPackageStore(location)
+
+
+def _is_postgres(text: str) -> bool:
+    return str(text).startswith(("postgresql://", "postgres://", "postgresql+psycopg://"))
+
+
+# -- the GeoPackage backend ---------------------------------------------------------------------------------------
+
+
+class GeoPackageStore(Store):
+    """A store in one GeoPackage file (see the module docstring)."""
+
+    kind = "GeoPackage"
+
+    @property
+    def path(self) -> Path:
+        return Path(self.location)
+
+    @property
+    def label(self) -> str:
+        return self.location
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def layer_names(self) -> list[str]:
+        if not self.path.exists():
+            return []
+        return [str(name) for name, _ in pyogrio.list_layers(self.location)]
+
+    def layer_counts(self) -> dict[str, int]:
+        return {
+            name: int(pyogrio.read_info(self.location, layer=name)["features"])
+            for name in self.layer_names()
+            if name not in BOOKKEEPING
+        }
+
+    def read_layer(self, name: str) -> gpd.GeoDataFrame:
+        return gpd.read_file(self.location, layer=name, engine="pyogrio", use_arrow=True)
+
+    def latest_run(self) -> dict | None:
+        if not self.path.exists():
+            return None
+        try:
+            with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)) as con:
+                row = con.execute(f"SELECT run_at, summary FROM {RUNS_TABLE} ORDER BY id DESC LIMIT 1").fetchone()
+        except sqlite3.Error:
+            return None
+        if row is None:
+            return None
+        return {"run_at": row[0], **json.loads(row[1])}
+
+    def version(self) -> float:
+        """Changes whenever the file is replaced or rewritten (its modification time in ns, size and inode)."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return -1.0
+        return float(hash((st.st_mtime_ns, st.st_size, st.st_ino)))
+
+    # -- one writer at a time
+
+    def lock_path(self) -> Path:
+        return Path(f"{self.path.resolve()}.lock")
+
+    def writer(self, *, who: str, what: str = "an analysis run") -> StoreWriter:
+        """Take the store's writer lock without waiting; ``StoreBusyError`` says who holds it and since when."""
+        target = self.lock_path()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            _lock(fd)
+        except OSError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise StoreBusyError(busy_message(holder)) from None
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"who": who, "what": what, "since": time.time(), "pid": os.getpid()}).encode())
+
+        def release() -> None:
+            try:
+                os.ftruncate(fd, 0)
+                _unlock(fd)
+            finally:
+                os.close(fd)
+
+        return StoreWriter(release)
+
+    # -- results
+
+    def write_run(self, parcels, measuring_lines, buildings, summary: dict, *, locked=False, who="") -> list[str]:
+        """The run's result layers and record, written into a copy that replaces the store in one step."""
+        writer = None if locked else self.writer(who=who or "sewerplan analyze")
+        try:
+            with _replacement(self.path, copy_current=True) as tmp:
+                written = write_results(str(tmp), parcels, measuring_lines, buildings)
+                _record_run(tmp, summary)
+            return written
+        finally:
+            if writer is not None:
+                writer.release()
+
+    def write_layers(self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> list[str]:
+        write_layers(self.location, layers, overwrite=overwrite)
+        return list(layers)
+
+    # -- settings
+
+    def read_setting(self, key: str) -> str | None:
+        if not self.path.is_file():
+            return None
+        try:
+            with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)) as con:
+                row = con.execute(f"SELECT value FROM {SETTINGS_TABLE} WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            return None
+        return row[0] if row else None
+
+    def write_setting(self, key: str, value: str) -> None:
+        """Taken under the writer lock: a run swapping in a copy of the store at the same moment would lose it."""
+        with self.writer(who="sewerplan", what="a settings change"):
+            try:
+                _write_settings(self.path, {key: value})
+            except sqlite3.Error as exc:
+                raise LayerError(f"Cannot keep the setting {key} in the store {self.path}: {exc}") from exc
+
+    # -- publishing and restoring
+
+    def previous(self) -> list[dict]:
+        folder = self.path.parent / PREVIOUS
+        if not folder.is_dir():
+            return []
+        found = []
+        for f in folder.glob("*.gpkg"):
+            meta = {}
+            side = f.with_suffix(".json")
+            if side.exists():
+                try:
+                    meta = json.loads(side.read_text(encoding="utf-8"))
+                except ValueError:
+                    meta = {}
+            found.append(
+                {
+                    "name": f.name,
+                    "saved_at": meta.get("saved_at", f.stat().st_mtime),
+                    "label": meta.get("label", ""),
+                    "bytes": f.stat().st_size,
+                }
+            )
+        return sorted(found, key=lambda m: m["saved_at"], reverse=True)
+
+    def publish(self, source: str | Path, *, who: str, label: str, keep: int = 5) -> str:
+        target = self.path
+        with self.writer(who=who, what="publishing a store"):
+            kept = self._keep_previous(label=f"before {label}", who=who, keep=keep)
+            town = _settings(target) if target.exists() else {}
+            with _replacement(target, copy_current=False) as tmp:
+                _copy_sqlite(Path(source), tmp)
+                if town:  # the town's settings (its notice register) stay with the town, whatever data is published
+                    _write_settings(tmp, town)
+        return kept
+
+    def restore(self, name: str, *, who: str, keep: int = 5) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9_.-]+\.gpkg", name or ""):
+            raise LayerError("No such earlier store.")
+        target = self.path
+        chosen = target.parent / PREVIOUS / name
+        if not chosen.is_file():
+            raise LayerError("No such earlier store (it may have been pruned).")
+        town = _settings(target) if target.exists() else {}
+        with (
+            self.writer(who=who, what="restoring a store"),
+            _replacement(target, copy_current=False) as tmp,
+        ):
+            _copy_sqlite(chosen, tmp)
+            if town:  # the town's settings (its notice register) are not rolled back with the data
+                _write_settings(tmp, town)
+            return self._keep_previous(label=f"replaced by the restore of {name}", who=who, keep=keep)
+
+    def _keep_previous(self, *, label: str, who: str, keep: int) -> str:
+        """Copy the current store into ``previous-stores/`` and prune that folder to the newest ``keep``."""
+        target = self.path
+        if not target.exists():
+            return ""
+        folder = target.parent / PREVIOUS
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+        _copy_sqlite(target, folder / f"{stamp}.gpkg")
+        (folder / f"{stamp}.json").write_text(
+            json.dumps({"saved_at": time.time(), "label": label, "by": who}), encoding="utf-8"
+        )
+        for old in self.previous()[max(keep, 1) :]:
+            (folder / old["name"]).unlink(missing_ok=True)
+            (folder / old["name"]).with_suffix(".json").unlink(missing_ok=True)
+        return f"{stamp}.gpkg"
+
+    # -- the register and QGIS
+
+    def default_register(self) -> str:
+        store = self.path.resolve()
+        return str(store.with_name(f"{store.stem}-register.sqlite"))
+
+    def register_location(self, recorded: str) -> str:
+        if recorded and "://" not in recorded and not Path(recorded).is_absolute():
+            return str((self.path.resolve().parent / recorded).resolve())
+        return recorded
+
+    def qgis_layers(self) -> list[dict]:
+        with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)) as con:
+            rows = con.execute(
+                "SELECT table_name, column_name, geometry_type_name, srs_id FROM gpkg_geometry_columns"
+            ).fetchall()
+            found = []
+            for table, geom, geometry, srid in rows:
+                fields = [r[1] for r in con.execute(f'PRAGMA table_info("{table}")') if r[1] not in (geom, "fid")]
+                found.append(
+                    {
+                        "name": table,
+                        "path": str(self.path.resolve()),
+                        "provider": "ogr",
+                        "geometry": geometry.upper(),
+                        "srid": int(srid),
+                        "fields": fields,
+                    }
+                )
+        for entry in found:
+            bounds = pyogrio.read_info(self.location, layer=entry["name"], force_total_bounds=True)["total_bounds"]
+            entry["extent"] = (
+                tuple(float(v) for v in bounds) if bounds is not None and all(v == v for v in bounds) else None
+            )
+        return found
+
+
+def _record_run(path: str | Path, summary: dict) -> None:
+    """Append one analysis run's summary to the GeoPackage's ``analysis_runs`` table."""
     try:
-        _lock(fd)
-    except OSError:
-        holder = _holder(fd)
-        os.close(fd)
-        since = holder.get("since")
-        when = dt.datetime.fromtimestamp(since).astimezone().strftime("%H:%M:%S") if since else "a moment ago"
-        raise StoreBusyError(
-            f"{holder.get('what', 'A run').capitalize()} is in progress on this store (started by "
-            f"{holder.get('who', 'another user')} at {when}). Wait for it to finish, then try again."
-        ) from None
-    os.ftruncate(fd, 0)
-    os.write(fd, json.dumps({"who": who, "what": what, "since": time.time(), "pid": os.getpid()}).encode())
-    return StoreWriter(target, fd)
+        with closing(sqlite3.connect(str(path))) as con, con:
+            con.execute(
+                f"CREATE TABLE IF NOT EXISTS {RUNS_TABLE} (id INTEGER PRIMARY KEY AUTOINCREMENT, "
+                "run_at TEXT DEFAULT CURRENT_TIMESTAMP, summary TEXT NOT NULL)"
+            )
+            con.execute(f"INSERT INTO {RUNS_TABLE} (summary) VALUES (?)", (json.dumps(summary),))
+    except sqlite3.Error as exc:
+        raise LayerError(f"Cannot record the run in {path}: {exc}") from exc
 
 
 def _holder(fd: int) -> dict:
@@ -171,9 +477,6 @@ else:
 
     def _unlock(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
-
-
-# --- atomic replacement -----------------------------------------------------------------------------------------
 
 
 @contextmanager
@@ -218,8 +521,74 @@ def _replace(tmp: Path, path: Path, attempts: int = 20) -> None:
             time.sleep(0.1)
 
 
+def _settings(path: Path) -> dict[str, str]:
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+            return dict(con.execute(f"SELECT key, value FROM {SETTINGS_TABLE}").fetchall())
+    except sqlite3.Error:
+        return {}
+
+
+def _write_settings(path: Path, values: dict[str, str]) -> None:
+    with closing(sqlite3.connect(str(path))) as con, con:
+        con.execute(f"CREATE TABLE IF NOT EXISTS {SETTINGS_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        con.executemany(f"INSERT OR REPLACE INTO {SETTINGS_TABLE} (key, value) VALUES (?, ?)", values.items())
+
+
+# -- the store by its location (what the web app's STORE setting and the commands hold) ---------------------------
+
+
+def store_exists(location: str | Path | None) -> bool:
+    """The store at ``location`` exists (a GeoPackage file; a PostGIS schema)."""
+    return bool(location) and open_store(location).exists()
+
+
+def same_store(a: str | Path | None, b: str | Path | None) -> bool:
+    """``a`` and ``b`` name the same store: the same GeoPackage file, or the same PostGIS schema (a password masked
+    in one of them, as a run record keeps it, does not matter)."""
+    if not a or not b:
+        return False
+    if "://" in str(a) or "://" in str(b):
+        return redact_url(str(a)) == redact_url(str(b))
+    try:
+        return Path(a).expanduser().resolve() == Path(b).expanduser().resolve()
+    except OSError:
+        return False
+
+
+def store_label(location: str | Path) -> str:
+    """The store for messages and pages: its path, or its URL with the password masked."""
+    return open_store(location).label
+
+
+def store_layers(location: str | Path) -> list[str]:
+    """The layer names in the store; empty when it does not exist yet."""
+    return open_store(location).layer_names()
+
+
+def layer_counts(location: str | Path) -> dict[str, int]:
+    """Every layer in the store and its number of features (empty when the store does not exist)."""
+    store = open_store(location)
+    return store.layer_counts() if store.exists() else {}
+
+
+def read_results(location: str | Path) -> gpd.GeoDataFrame | None:
+    """The latest parcel results in the store, or None before any analysis has run."""
+    return open_store(location).read_results()
+
+
+def latest_run(location: str | Path) -> dict | None:
+    """The summary of the latest recorded run, or None."""
+    return open_store(location).latest_run()
+
+
+def store_writer(location: str | Path, *, who: str, what: str = "an analysis run") -> StoreWriter:
+    """Take the store's writer lock without waiting; ``StoreBusyError`` says who holds it and since when."""
+    return open_store(location).writer(who=who, what=what)
+
+
 def write_run(
-    path: str | Path,
+    location: str | Path,
     parcels: gpd.GeoDataFrame,
     measuring_lines: gpd.GeoDataFrame | None,
     buildings: gpd.GeoDataFrame | None,
@@ -233,142 +602,44 @@ def write_run(
     ``locked`` says the caller already holds the store's writer lock (a web run takes it before it starts, in the
     server process); otherwise it is taken here and ``StoreBusyError`` raised if another writer has it.
     """
-    target = Path(path)
-    writer = None if locked else store_writer(target, who=who)
-    try:
-        with _replacement(target, copy_current=True) as tmp:
-            written = write_results(str(tmp), parcels, measuring_lines, buildings)
-            record_run(tmp, summary)
-        return written
-    finally:
-        if writer is not None:
-            writer.release()
+    return open_store(location).write_run(parcels, measuring_lines, buildings, summary, locked=locked, who=who)
 
 
-# --- publishing and restoring the town's store -------------------------------------------------------------------
-
-
-def previous_stores(path: str | Path) -> list[dict]:
+def previous_stores(location: str | Path) -> list[dict]:
     """Earlier versions of the store, newest first: ``{"name", "saved_at", "label", "bytes"}``."""
-    folder = Path(path).parent / PREVIOUS
-    if not folder.is_dir():
-        return []
-    found = []
-    for f in folder.glob("*.gpkg"):
-        meta = {}
-        side = f.with_suffix(".json")
-        if side.exists():
-            try:
-                meta = json.loads(side.read_text(encoding="utf-8"))
-            except ValueError:
-                meta = {}
-        found.append(
-            {
-                "name": f.name,
-                "saved_at": meta.get("saved_at", f.stat().st_mtime),
-                "label": meta.get("label", ""),
-                "bytes": f.stat().st_size,
-            }
-        )
-    return sorted(found, key=lambda m: m["saved_at"], reverse=True)
+    return open_store(location).previous()
 
 
-def publish_store(path: str | Path, source: str | Path, *, who: str, label: str, keep: int = 5) -> str:
-    """Make ``source`` (a validated workspace store) the town's store; the store it replaces is kept.
+def publish_store(location: str | Path, source: str | Path, *, who: str, label: str, keep: int = 5) -> str:
+    """Make ``source`` (a validated workspace store, a GeoPackage) the town's store; the version it replaces is
+    kept. Returns the name under which the replaced version was kept ("" when there was none)."""
+    return open_store(location).publish(source, who=who, label=label, keep=keep)
 
-    Returns the name under which the replaced store was kept ("" when there was none).
+
+def restore_store(location: str | Path, name: str, *, who: str, keep: int = 5) -> str:
+    """Put an earlier version back as the town's store; the one it replaces is kept too (restoring is undoable).
+
+    Returns the name under which the replaced version was kept.
     """
-    target = Path(path)
-    with store_writer(target, who=who, what="publishing a store"):
-        kept = _keep_previous(target, label=f"before {label}", who=who, keep=keep)
-        town = _settings(target) if target.exists() else {}
-        with _replacement(target, copy_current=False) as tmp:
-            _copy_sqlite(Path(source), tmp)
-            if town:  # the town's settings (its notice register) stay with the town, whatever data is published
-                _write_settings(tmp, town)
-    return kept
-
-
-def restore_store(path: str | Path, name: str, *, who: str, keep: int = 5) -> str:
-    """Put an earlier version back as the town's store; the store it replaces is kept too (restoring is undoable).
-
-    Returns the name under which the replaced store was kept.
-    """
-    if not re.fullmatch(r"[A-Za-z0-9_.-]+\.gpkg", name or ""):
-        raise LayerError("No such earlier store.")
-    target = Path(path)
-    chosen = target.parent / PREVIOUS / name
-    if not chosen.is_file():
-        raise LayerError("No such earlier store (it may have been pruned).")
-    town = _settings(target) if target.exists() else {}
-    with store_writer(target, who=who, what="restoring a store"), _replacement(target, copy_current=False) as tmp:
-        _copy_sqlite(chosen, tmp)
-        if town:  # the town's settings (its notice register) are not rolled back with the data
-            _write_settings(tmp, town)
-        return _keep_previous(target, label=f"replaced by the restore of {name}", who=who, keep=keep)
-
-
-def _keep_previous(target: Path, *, label: str, who: str, keep: int) -> str:
-    """Copy the current store into ``previous-stores/`` and prune that folder to the newest ``keep``."""
-    if not target.exists():
-        return ""
-    folder = target.parent / PREVIOUS
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-    _copy_sqlite(target, folder / f"{stamp}.gpkg")
-    (folder / f"{stamp}.json").write_text(
-        json.dumps({"saved_at": time.time(), "label": label, "by": who}), encoding="utf-8"
-    )
-    for old in previous_stores(target)[max(keep, 1) :]:
-        (folder / old["name"]).unlink(missing_ok=True)
-        (folder / old["name"]).with_suffix(".json").unlink(missing_ok=True)
-    return f"{stamp}.gpkg"
+    return open_store(location).restore(name, who=who, keep=keep)
 
 
 def copy_store(source: str | Path, target: str | Path) -> None:
-    """A consistent copy of a store (the backup API), e.g. a workspace made from the town's store."""
+    """A consistent copy of a GeoPackage store (the backup API), e.g. a workspace made from the town's store."""
     Path(target).parent.mkdir(parents=True, exist_ok=True)
     _copy_sqlite(Path(source), Path(target))
 
 
-# --- settings the town keeps in its store (its notice register) ---------------------------------------------------
-
-SETTINGS_TABLE = "sewerplan_settings"
-
-
-def read_setting(path: str | Path, key: str) -> str | None:
-    """A setting kept in the store (``sewerplan_settings`` table), or None when the store has none of that name."""
-    if not Path(path).is_file():
-        return None
-    try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
-            row = con.execute(f"SELECT value FROM {SETTINGS_TABLE} WHERE key = ?", (key,)).fetchone()
-    except sqlite3.Error:
-        return None
-    return row[0] if row else None
+def read_setting(location: str | Path, key: str) -> str | None:
+    """A setting kept in the store (``sewerplan_settings``: key, value), or None when it has none of that name."""
+    return open_store(location).read_setting(key)
 
 
-def write_setting(path: str | Path, key: str, value: str) -> None:
-    """Keep a setting in the store (``sewerplan_settings`` table: key, value), replacing one of the same name.
-
-    Taken under the store's writer lock: a run swapping in a copy of the store at the same moment would lose it.
-    """
-    with store_writer(path, who="sewerplan", what="a settings change"):
-        try:
-            _write_settings(Path(path), {key: value})
-        except sqlite3.Error as exc:
-            raise LayerError(f"Cannot keep the setting {key} in the store {path}: {exc}") from exc
+def write_setting(location: str | Path, key: str, value: str) -> None:
+    """Keep a setting in the store, replacing one of the same name."""
+    open_store(location).write_setting(key, value)
 
 
-def _settings(path: Path) -> dict[str, str]:
-    try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
-            return dict(con.execute(f"SELECT key, value FROM {SETTINGS_TABLE}").fetchall())
-    except sqlite3.Error:
-        return {}
-
-
-def _write_settings(path: Path, values: dict[str, str]) -> None:
-    with closing(sqlite3.connect(str(path))) as con, con:
-        con.execute(f"CREATE TABLE IF NOT EXISTS {SETTINGS_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        con.executemany(f"INSERT OR REPLACE INTO {SETTINGS_TABLE} (key, value) VALUES (?, ?)", values.items())
+def lock_path(path: str | Path) -> Path:
+    """The GeoPackage store's lock file."""
+    return GeoPackageStore(path).lock_path()

@@ -132,6 +132,7 @@ def write_results(
         return [Path(path).stem, *(Path(parquet_sibling(path, name)).stem for name in list(layers)[1:])]
     for name, layer in layers.items():
         _write_gpkg(frame if name == RESULT_LAYER else _plain_columns(layer), path, name)
+    style_geopackage_layers(path)
     return list(layers)
 
 
@@ -153,6 +154,7 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> None:
         _write(report.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
     else:
         _write(report, path, layer="network_report", driver="GPKG")
+        style_geopackage_layers(path)
 
 
 def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> None:
@@ -165,6 +167,7 @@ def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: b
     target.parent.mkdir(parents=True, exist_ok=True)
     for name, frame in layers.items():
         _write_gpkg(_plain_columns(frame), path, name)
+    style_geopackage_layers(path)
 
 
 def _write_gpkg(frame: gpd.GeoDataFrame, path: str, layer: str) -> None:
@@ -256,6 +259,7 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
     if driver == "GPKG":
         for name, frame in layers.items():
             _write(_plain_columns(frame), path, layer=name, driver="GPKG")
+        style_geopackage_layers(path)
         return list(layers)
     if driver == "Parquet":
         for i, (name, frame) in enumerate(layers.items()):
@@ -310,3 +314,17 @@ def write_geoparquet(path: str | Path, frame: gpd.GeoDataFrame, *, crs=None, row
         tmp.unlink(missing_ok=True)
         raise LayerError(f"Cannot write {target}: {exc}") from exc
     return str(target)
+
+
+def style_geopackage_layers(path: str | Path) -> list[str]:
+    """Give every layer of a GeoPackage sewerplan wrote its QGIS style (``layer_styles``) and column meanings.
+
+    Called after each GeoPackage is written, so QGIS opens any of them styled: ``parcel_results`` by status in
+    the web map's colours, mains by diameter, measuring lines dashed, labels off (``layers.qgis_styles``).
+    """
+    from layers.qgis_styles import style_geopackage
+
+    try:
+        return style_geopackage(path)
+    except Exception as exc:  # sqlite3.Error, OSError: the layers are written; say why the styles are not
+        raise LayerError(f"{path} is written, but its QGIS styles cannot be added: {exc}") from exc

@@ -85,7 +85,7 @@ def upload_form(message: str | None = None, status: int = 200):
         "data/upload.html",
         workspaces=workspaces,
         previous=previous,
-        town_counts=layer_counts(town) if Path(town).exists() else {},
+        town_counts=layer_counts(town),  # {} before the store exists (a GeoPackage or a PostGIS schema)
         town_run=latest_run(town),
         used_mb=owner_usage(_root(), g.user) / 2**20,
         quota_mb=config["UPLOAD_QUOTA_BYTES"] / 2**20,

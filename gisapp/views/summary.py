@@ -7,14 +7,14 @@ from flask import Blueprint, current_app, jsonify, render_template
 from analysis.mandate import STATUSES
 from gisapp.security import requires
 from gisapp.state import store_path
-from layers.store import latest_run, read_results
+from layers.store import latest_run, read_results, store_label
 
 bp = Blueprint("summary", __name__)
 
 
 def _load():
     store = store_path()  # the planner's workspace while they work on one, else the town's store
-    return store, latest_run(store), read_results(store)
+    return store_label(store), latest_run(store), read_results(store)  # shown without a database password
 
 
 @bp.get("/summary")

@@ -1,0 +1,249 @@
+"""What each result means and how it is drawn: one source for the web map, QGIS, PostGIS comments and the docs.
+
+``STATUS_LEGEND`` gives each parcel status its colour and the label the web map's legend shows; the QGIS styles
+(``layers.qgis_styles``) colour ``parcel_results`` from it, so QGIS and the web map agree. ``RESULT_COLUMNS`` says,
+per result layer, what each column the analysis writes means (a short title and a sentence): the PostGIS store
+writes them as column comments, GeoPackages carry them in ``gpkg_data_columns``, the QGIS styles use the titles
+as field aliases, and docs/postgis.md lists them (tests/test_qgis.py checks that the page holds every one).
+Columns a result layer carries over from an input layer (owner names, addresses ...) are described by
+``column_description`` from the input layer's field help in ``layers.schema``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from layers.schema import SPECS
+
+
+@dataclass(frozen=True)
+class StatusStyle:
+    """How one parcel status is drawn and named: its fill colour and the legend's words for it."""
+
+    colour: str
+    label: str
+    meaning: str
+
+
+# In the order the web map's legend lists them.
+STATUS_LEGEND: dict[str, StatusStyle] = {
+    "mandated": StatusStyle(
+        "#d7301f", "mandated", "must connect (occupied, abutting a sewered street, within the distance)"
+    ),
+    "in_range_not_abutting": StatusStyle(
+        "#fc8d59", "in range not abutting", "a main is within the distance, but not in a street the parcel abuts"
+    ),
+    "out_of_range": StatusStyle("#fdcc8a", "out of range", "the nearest public main is farther than the distance"),
+    "connected": StatusStyle("#2b8cbe", "connected", "already connected to the public sewer"),
+    "unoccupied": StatusStyle("#bdbdbd", "unoccupied", "no building used for occupancy on the parcel"),
+    "no_public_sewer": StatusStyle("#756bb1", "no public sewer", "no public sanitary main in the data"),
+}
+STATUS_COLOURS = {status: style.colour for status, style in STATUS_LEGEND.items()}
+
+
+@dataclass(frozen=True)
+class Column:
+    """One result column: a short title (QGIS shows it as the field's alias) and what it means."""
+
+    title: str
+    description: str
+
+
+_PARCEL_RESULTS = {
+    "status": Column(
+        "Status",
+        "The parcel's status under the connection mandate: mandated, in_range_not_abutting, out_of_range, "
+        "connected, unoccupied or no_public_sewer.",
+    ),
+    "distance_ft": Column(
+        "Distance to main (ft)",
+        "Shortest distance in feet from the property line to the sewer main that decides (measured in the "
+        "measuring CRS); 0 where the main crosses the parcel.",
+    ),
+    "boundary_distance_ft": Column(
+        "Distance from boundary (ft)",
+        "The same distance measured from the parcel boundary, kept where the profile measures from the curbline "
+        "or a sewer right-of-way edge.",
+    ),
+    "measured_from": Column(
+        "Measured from",
+        "What the distance was measured from: parcel boundary, curbline or sewer right-of-way edge.",
+    ),
+    "main_id": Column("Main", "The sewer main the distance is measured to (the main that decides the status)."),
+    "abuts_sewered_street": Column(
+        "Abuts a sewered street",
+        "True where the parcel abuts a street right-of-way in which a counting sewer main runs; empty without a "
+        "streets layer.",
+    ),
+    "occupied": Column("Occupied", "True where the parcel has a building used for human occupancy."),
+    "occupied_source": Column(
+        "Occupancy from",
+        "What decided occupancy: the occupied attribute, the buildings layer, the property class, or none.",
+    ),
+    "connected_flag": Column(
+        "Connected (as read)",
+        "True where the parcel is already connected, from its connected attribute or the connected-parcels list.",
+    ),
+    "rule": Column("Rule", "The profile rule that decided the status."),
+    "section": Column("Section", "The ordinance section that decided the status."),
+    "reason": Column(
+        "Reason",
+        "One sentence a clerk can read out: the main, the street it lies in, the measured distance and the law.",
+    ),
+    "deadline": Column(
+        "Deadline", "The date by which a mandated parcel must connect (given a notice date); empty otherwise."
+    ),
+    "notice_reason": Column(
+        "Notice reason", "Why notice is given, where the profile requires a reason (Poughkeepsie)."
+    ),
+    "street_name_main": Column("Street of the main", "The street the deciding main lies in."),
+    "connection_x": Column(
+        "Connection point x", "Easting of the point on the main the distance is measured to (measuring CRS)."
+    ),
+    "connection_y": Column(
+        "Connection point y", "Northing of the point on the main the distance is measured to (measuring CRS)."
+    ),
+    "control_manhole": Column(
+        "Control manhole",
+        "The parcel's control manhole: the one specially required for it, else the nearest manhole downstream of "
+        "its connection point.",
+    ),
+    "downstream_length_ft": Column(
+        "Length to the outfall (ft)", "Length in feet along the sewer from the connection point to the outfall."
+    ),
+    "outfall_id": Column("Outfall", "The treatment plant or outfall the parcel's sewage reaches."),
+    "network_problem": Column(
+        "Network problem", "Why the parcel could not be traced to an outfall (empty where it could)."
+    ),
+    "discharge_gpd": Column(
+        "Average flow (gpd)", "The parcel's average daily flow in gallons per day (given, else from living units)."
+    ),
+    "discharge_source": Column("Flow from", "Where the flow came from: flow_gpd (given) or living units."),
+    "flow_share_pct": Column(
+        "Share of system flow (%)", "The parcel's flow as a percentage of the system's average daily flow."
+    ),
+    "grease_interceptor": Column(
+        "Grease interceptor", "required, or for_decision (the engineer or superintendent decides); empty otherwise."
+    ),
+    "industrial_user": Column(
+        "Industrial user",
+        "significant, review (subject to review and approval) or flow_unknown for an industrial parcel without a "
+        "flow; empty otherwise.",
+    ),
+    "in_subdivision": Column("Subdivision", "The proposed subdivision the parcel lies in."),
+    "subdivision_duty": Column(
+        "Subdivision duty",
+        "The subdivision's sewer duty: must_build_sewers, private_until_available, not_required, unknown or no_rule.",
+    ),
+    "duties": Column("Further duties", "One sentence per duty beyond connecting (grease, industrial, subdivision)."),
+    "duties_section": Column("Their sections", "The ordinance sections of the further duties."),
+}
+_EVIDENCE = {
+    "parcel_id": Column("Parcel", "The parcel the measurement belongs to."),
+    "main_id": Column("Main", "The sewer main measured to."),
+    "distance_ft": Column("Distance (ft)", "The measured distance in feet (the parcel's distance_ft)."),
+    "status": Column("Status", "The parcel's status."),
+}
+_BUILDING_RESULTS = {
+    "parcel_id": Column("Parcel", "The parcel the building stands on (empty where it stands on none)."),
+    "units_source": Column(
+        "Units from", "Where the living units came from: the building, its parcel, or the property class."
+    ),
+    "units_unknown": Column(
+        "Units unknown", "True where no count of living units is known, so no number of building sewers is set."
+    ),
+    "rear_building": Column("Rear building", "True for a building at the rear of another on its lot."),
+    "front_building_id": Column("Front building", "The building in front of a rear building."),
+    "lot_type": Column(
+        "Lot type", "The lot of a parcel with several buildings: interior (one street), corner or through."
+    ),
+    "shared_lateral": Column(
+        "Shared building sewer",
+        "For a rear building: may_share_if_no_route, separate_required or main_extension_required.",
+    ),
+    "required_laterals": Column(
+        "Building sewers required", "How many building sewers (laterals) the building needs for its living units."
+    ),
+    "existing_laterals": Column(
+        "Building sewers mapped", "The laterals mapped at the building (empty without a laterals layer)."
+    ),
+    "lateral_shortfall": Column("Building sewers missing", "Required minus mapped building sewers."),
+    "manhole_connection_case": Column(
+        "Manhole connection case",
+        "True for a building whose connection through a manhole the administrative body is to determine.",
+    ),
+    "lateral_diameter_in": Column("Smallest lateral (in)", "The diameter of the building's smallest lateral."),
+    "lateral_slope_in_per_ft": Column(
+        "Flattest lateral slope (in/ft)", "The slope of the building's flattest lateral, in inches per foot."
+    ),
+    "lateral_below_standard": Column(
+        "Lateral below standard", "True where a lateral is smaller or flatter than the ordinance allows."
+    ),
+    "section": Column("Section", "The ordinance section of the building's finding."),
+    "reason": Column("Reason", "One sentence saying what the building needs and why."),
+    "qualifies": Column("Counts as occupied", "True for a building that counts (used for occupancy, on a parcel)."),
+}
+_RUNS = {
+    "id": Column("Run", "The run's number in this store."),
+    "run_at": Column("Run at", "When the run was written."),
+    "summary": Column(
+        "Summary",
+        "The run's summary as JSON: profile and version, counts per status, the workspace it used (profile, values "
+        "set on it, layers, CRS, mapping).",
+    ),
+}
+
+RESULT_COLUMNS: dict[str, dict[str, Column]] = {
+    "parcel_results": _PARCEL_RESULTS,
+    "measuring_lines": _EVIDENCE,
+    "connection_points": _EVIDENCE,
+    "building_results": _BUILDING_RESULTS,
+    "analysis_runs": _RUNS,
+}
+# The input layer a result layer carries columns over from.
+CARRIED_FROM = {"parcel_results": "parcels", "building_results": "buildings"}
+LAYER_DESCRIPTIONS = {
+    "parcel_results": "Every parcel with its status under the connection mandate, the measured distance and the law.",
+    "measuring_lines": "The measuring line of each parcel: from its property line to the main it was measured to.",
+    "connection_points": "The point on the main each parcel's distance was measured to.",
+    "building_results": "Every building: rear buildings, living units, building sewers required and mapped.",
+    "analysis_runs": "One row per analysis run written to this store: its summary and workspace as JSON.",
+}
+
+
+def column(layer: str, name: str) -> Column | None:
+    """The title and meaning of a column of a result layer (or one carried over from its input layer)."""
+    known = RESULT_COLUMNS.get(layer, {}).get(name)
+    if known is not None:
+        return known
+    source = CARRIED_FROM.get(layer) or (layer if layer in SPECS else None)
+    if source is None:
+        return None
+    spec = SPECS[source]
+    kept = name.removeprefix("input_")
+    field = next((f for f in spec.fields if f.name == kept), None)
+    if name.startswith("input_"):
+        return Column(kept, f"The {source} layer's own {kept} column, kept under this name beside the result.")
+    if field is not None:
+        words = field.help or kept.replace("_", " ")
+        return Column(kept.replace("_", " ").capitalize(), f"From the {source} layer: {words}.")
+    return Column(name, f"As given in the {source} layer.")
+
+
+def column_description(layer: str, name: str) -> str | None:
+    """The sentence saying what a column means (``None`` for a layer sewerplan does not describe)."""
+    found = column(layer, name)
+    return found.description if found else None
+
+
+__all__ = [
+    "CARRIED_FROM",
+    "LAYER_DESCRIPTIONS",
+    "RESULT_COLUMNS",
+    "STATUS_COLOURS",
+    "STATUS_LEGEND",
+    "Column",
+    "StatusStyle",
+    "column",
+    "column_description",
+]

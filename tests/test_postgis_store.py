@@ -1,0 +1,376 @@
+"""The PostGIS store against a real PostgreSQL/PostGIS server (CI starts one; see .ci/run).
+
+A run written with ``analyze --out postgresql://...#schema`` lands in that schema in one transaction (keys, GiST
+indexes, the SRID, column comments, QGIS styles), the web app serves the map from it, one writer at a time holds
+the store across processes (an advisory lock), and a run that fails midway leaves the previous results in place.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import uuid
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
+
+from analysis.mandate import STATUSES
+from layers.legend import column_description
+from layers.store import StoreBusyError, open_store, store_writer
+from tests.conftest import Runner, make_app
+
+pytestmark = pytest.mark.postgres
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = ("parcel_results", "measuring_lines", "connection_points", "building_results")
+
+
+@pytest.fixture(scope="module")
+def pg_url():
+    url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL/PostGIS.")
+        pytest.skip("no PostgreSQL/PostGIS (set SEWERPLAN_TEST_POSTGRES_URL; .ci/run does)")
+    return url
+
+
+@pytest.fixture(scope="module")
+def town(tmp_path_factory) -> Path:
+    """The sample village (300 parcels) in a GeoPackage: the layers every run here reads."""
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    path = tmp_path_factory.mktemp("town") / "town.gpkg"
+    write_layers(str(path), sample_town(300))
+    return path
+
+
+@pytest.fixture
+def engine(pg_url):
+    engine = create_engine(pg_url, poolclass=NullPool)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def store_url(pg_url, engine):
+    """A fresh schema for one test's store; dropped afterwards with its snapshots and QGIS styles."""
+    schema = f"store_{uuid.uuid4().hex[:8]}"
+    yield f"{pg_url}#{schema}"
+    with engine.begin() as con:
+        for name in con.execute(
+            text("SELECT nspname FROM pg_namespace WHERE nspname = :s OR nspname LIKE :p"),
+            {"s": schema, "p": f"{schema}\\_%"},
+        ).scalars():
+            con.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
+        if con.execute(text("SELECT to_regclass('public.layer_styles')")).scalar():
+            con.execute(text("DELETE FROM public.layer_styles WHERE f_table_schema = :s"), {"s": schema})
+
+
+def _schema(url: str) -> str:
+    return url.partition("#")[2]
+
+
+def _analyze(town, url, *extra):
+    return Runner().invoke("analyze", "--profile", "fort-plain", "--data", town, "--out", url, *extra)
+
+
+def _fingerprint(engine, schema: str) -> dict:
+    """What the store's results are: each table's rows hashed, and the run record."""
+    with engine.connect() as con:
+        found = {
+            name: con.execute(
+                text(f'SELECT count(*), md5(string_agg(t::text, \'|\' ORDER BY fid)) FROM "{schema}"."{name}" t')
+            ).one()
+            for name in RESULTS
+        }
+        found["runs"] = con.execute(
+            text(
+                "SELECT count(*), max(id), md5(string_agg(summary::text, '|' ORDER BY id)) "
+                f'FROM "{schema}".analysis_runs'
+            )
+        ).one()
+    return found
+
+
+def test_analyse_into_postgis_then_serve_the_map_from_it(town, store_url, engine, tmp_path):
+    result = _analyze(town, store_url, "--notice-date", "2027-03-01")
+    assert result.exit_code == 0, result.output
+    assert "sewerplan:sewerplan@" not in result.output and "#" + _schema(store_url) in result.output
+    schema = _schema(store_url)
+    with engine.connect() as con:
+        for name in RESULTS:
+            key = con.execute(
+                text(
+                    "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
+                    "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = to_regclass(:t) AND i.indisprimary"
+                ),
+                {"t": f"{schema}.{name}"},
+            ).scalar()
+            assert key == "fid", name
+            methods = con.execute(
+                text(
+                    "SELECT am.amname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+                    "JOIN pg_am am ON am.oid = c.relam WHERE i.indrelid = to_regclass(:t)"
+                ),
+                {"t": f"{schema}.{name}"},
+            ).scalars()
+            assert "gist" in set(methods), name
+            assert con.execute(text("SELECT Find_SRID(:s, :t, 'geom')"), {"s": schema, "t": name}).scalar() == 2260
+        said = con.execute(
+            text(
+                "SELECT col_description(to_regclass(:t), a.attnum) FROM pg_attribute a "
+                "WHERE a.attrelid = to_regclass(:t) AND a.attname = 'distance_ft'"
+            ),
+            {"t": f"{schema}.parcel_results"},
+        ).scalar()
+        assert said == column_description("parcel_results", "distance_ft")
+        rows = con.execute(text(f"SELECT parcel_id, status FROM {schema}.parcel_results")).all()
+        run = con.execute(text(f"SELECT summary FROM {schema}.analysis_runs")).scalars().all()
+    assert len(rows) == 300 and len(run) == 1 and run[0]["counts"]["mandated"] > 0
+    assert "sewerplan:sewerplan@" not in json.dumps(run[0]["workspace"])
+
+    # The web app, pointed at the schema, serves the parcels the run wrote (the map's layer API and the summary).
+    client = make_app(store_url, tmp_path, LOCAL_MODE=True).test_client()
+    page = client.get("/")
+    assert page.status_code == 200
+    served = client.get("/api/layers/parcels?bbox=-180,-90,180,90&zoom=18").get_json()
+    got = {f["properties"]["parcel_id"]: f["properties"]["status"] for f in served["features"]}
+    assert got == dict(rows)
+    counts = client.get("/api/summary").get_json()["counts"]
+    assert counts == run[0]["counts"]
+    summary = client.get("/summary").get_data(as_text=True)
+    assert "sewerplan:sewerplan@" not in summary
+
+
+def test_serve_refuses_a_schema_that_does_not_exist(store_url):
+    result = Runner().invoke("serve", "--store", store_url)
+    assert result.exit_code != 0
+    assert "does not exist yet (no such schema)" in result.output and "sewerplan:sewerplan@" not in result.output
+
+
+def test_a_second_writer_is_refused_with_the_geopackage_sentence(town, store_url, tmp_path):
+    """The advisory lock holds across processes; the refusal reads as the GeoPackage lock's does."""
+    holder = textwrap.dedent(
+        """
+        import sys
+        from layers.store import store_writer
+        with store_writer(sys.argv[1], who="pat on the county machine"):
+            print("locked", flush=True)
+            sys.stdin.read()
+        """
+    )
+    gpkg = tmp_path / "copy.gpkg"
+    gpkg.write_bytes(town.read_bytes())
+    said = {}
+    for location in (store_url, str(gpkg)):
+        proc = subprocess.Popen(
+            [sys.executable, "-c", holder, location],
+            cwd=REPO,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            assert proc.stdout.readline().strip() == "locked"
+            result = _analyze(town, location)
+            assert result.exit_code != 0
+            said[location] = " ".join(result.output.split())
+            with pytest.raises(StoreBusyError):
+                store_writer(location, who="me")
+        finally:
+            proc.stdin.close()
+            proc.wait(timeout=60)
+            proc.stdout.close()
+        with store_writer(location, who="me"):  # released when the holder ends
+            pass
+    pattern = (
+        r"An analysis run is in progress on this store \(started by pat on the county machine at "
+        r"\d\d:\d\d:\d\d\)\. Wait for it to finish, then try again\."
+    )
+    for location, text_ in said.items():
+        assert re.search(pattern, text_), (location, text_)
+        assert "sewerplan:sewerplan@" not in text_
+
+
+def test_two_runs_at_once_one_is_refused_and_nothing_is_lost(town, store_url, engine):
+    command = [
+        sys.executable,
+        "-m",
+        "gisapp.cli",
+        "analyze",
+        "--profile",
+        "fort-plain",
+        "--data",
+        str(town),
+        "--out",
+        store_url,
+    ]
+    procs = [
+        subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for _ in range(2)
+    ]
+    outputs = [(p.wait(timeout=300), p.stdout.read()) for p in procs]
+    for p in procs:
+        p.stdout.close()
+    succeeded = [out for rc, out in outputs if rc == 0]
+    refused = [out for rc, out in outputs if rc != 0]
+    assert succeeded, outputs
+    for out in refused:
+        assert "is in progress on this store" in " ".join(out.split()), out
+    found = _fingerprint(engine, _schema(store_url))
+    assert found["parcel_results"][0] == 300
+    assert found["measuring_lines"][0] > 0 and found["building_results"][0] > 0
+    assert found["runs"][0] == len(succeeded)
+
+
+def test_a_run_that_fails_midway_leaves_the_previous_results(town, store_url, engine, monkeypatch):
+    assert _analyze(town, store_url).exit_code == 0
+    before = _fingerprint(engine, _schema(store_url))
+
+    import layers.postgis_store as pg
+
+    real, calls = pg._copy, []
+
+    def failing(con, table, prepared):  # the third table (after the parcels and the lines): midway
+        calls.append(table)
+        if len(calls) == 3:
+            raise OSError("the disk is full")
+        real(con, table, prepared)
+
+    monkeypatch.setattr(pg, "_copy", failing)
+    result = _analyze(town, store_url, "--notice-date", "2027-06-01")
+    assert result.exit_code != 0 and "the disk is full" in result.output
+    assert len(calls) == 3
+    assert _fingerprint(engine, _schema(store_url)) == before
+    with store_writer(store_url, who="next run"):  # the failed run let go of the lock
+        pass
+    monkeypatch.setattr(pg, "_copy", real)
+    assert _analyze(town, store_url, "--notice-date", "2027-06-01").exit_code == 0
+    after = _fingerprint(engine, _schema(store_url))
+    assert after["runs"][0] == before["runs"][0] + 1 and after["parcel_results"] != before["parcel_results"]
+
+
+def test_the_postgis_store_gets_qgis_styles_listing_every_status(town, store_url, engine):
+    assert _analyze(town, store_url).exit_code == 0
+    with engine.connect() as con:
+        rows = con.execute(
+            text(
+                "SELECT f_table_name, stylename, useasdefault, styleqml::text FROM public.layer_styles "
+                "WHERE f_table_schema = :s"
+            ),
+            {"s": _schema(store_url)},
+        ).all()
+    styles = {r[0]: r for r in rows}
+    assert set(RESULTS) <= set(styles)
+    _, name, default, qml = styles["parcel_results"]
+    assert name == "sewerplan" and default is True
+    for status in STATUSES:
+        assert f'value="{status}"' in qml, status
+    assert 'labelsEnabled="0"' in qml
+
+
+def test_settings_and_register_live_in_the_postgis_store(town, store_url):
+    assert _analyze(town, store_url).exit_code == 0
+    store = open_store(store_url)
+    assert store.read_setting("anything") is None
+    store.write_setting("anything", "a value")
+    store.write_setting("anything", "another value")
+    assert store.read_setting("anything") == "another value"
+    assert open_store(store_url).latest_run()["counts"]["mandated"] > 0
+
+
+def test_publish_and_restore_on_a_postgis_store(town, store_url, tmp_path, engine):
+    assert _analyze(town, store_url).exit_code == 0
+    store = open_store(store_url)
+    store.write_setting("register", "kept")
+    before = _fingerprint(engine, _schema(store_url))
+
+    # An upload (a GeoPackage with a run of its own) is published: the schema's layers become the upload's.
+    upload = tmp_path / "upload.gpkg"
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    write_layers(str(upload), sample_town(120, seed=7))
+    assert _analyze(upload, str(upload)).exit_code == 0
+    kept = store.publish(upload, who="pat", label="the March upload")
+    assert kept and kept in {p["name"] for p in store.previous()}
+    assert store.layer_counts()["parcel_results"] == 120
+    assert store.read_setting("register") == "kept"  # the town's settings stay with the town
+
+    # Restoring puts the earlier layers back; the published ones are kept in turn.
+    again = store.restore(kept, who="pat")
+    assert again and again != kept
+    assert _fingerprint(engine, _schema(store_url))["parcel_results"] == before["parcel_results"]
+    assert store.read_setting("register") == "kept"
+
+
+def test_notices_from_a_postgis_store_keep_their_register_beside_it(store_url, engine, tmp_path):
+    """The town's first register goes in its own schema (<schema>_register), recorded in the store without the
+    password; later commands find it from the store alone."""
+    runner = Runner()
+    runner.invoke("sample", "--out", store_url, "--parcels", "60", ok=True)
+    runner.invoke("analyze", "--profile", "fort-plain", "--data", store_url, "--out", store_url, ok=True)
+    town = REPO / "docs" / "town.example.toml"
+    issued = runner.invoke(
+        "notices", "issue", "--data", store_url, "--notice-date", "2027-03-01", "--out", tmp_path, "--new",
+        "--town", town,
+    )  # fmt: skip
+    assert issued.exit_code == 0, issued.output
+    assert "sewerplan:sewerplan@" not in issued.output
+    listed = runner.json("notices", "list", "--store", store_url)["notices"]
+    with engine.connect() as con:
+        schema = _schema(store_url)
+        mandated = con.execute(text(f"SELECT count(*) FROM {schema}.parcel_results WHERE status = 'mandated'")).scalar()
+        recorded = con.execute(text(f"SELECT value FROM {schema}.sewerplan_settings WHERE key = 'register'")).scalar()
+        kept = con.execute(text(f"SELECT count(*) FROM {schema}_register.notices")).scalar()
+    assert len(listed) == kept == mandated > 0
+    assert recorded.startswith("postgresql://sewerplan@") and f"search_path%3D{schema}_register" in recorded
+
+
+def test_a_web_run_on_a_postgis_store_holds_the_lock_and_writes_its_results(store_url, engine, tmp_path):
+    """The map page's "Run": accepted once, a second refused while it runs, then served from the schema."""
+    import time
+
+    runner = Runner()
+    runner.invoke("sample", "--out", store_url, "--parcels", "80", ok=True)
+    runner.invoke("analyze", "--profile", "fort-plain", "--data", store_url, "--out", store_url, ok=True)
+    app = make_app(store_url, tmp_path, LOCAL_MODE=True)
+    client = app.test_client()
+    client.get("/login")
+    with client.session_transaction() as s:
+        headers = {"X-CSRF-Token": s["csrf"]}
+    first = client.post("/analysis/run", data={"profile": "poughkeepsie"}, headers=headers)
+    assert first.status_code == 202, first.get_data(as_text=True)
+    second = client.post("/analysis/run", data={"profile": "fort-plain"}, headers=headers)
+    assert second.status_code == 409 and "in progress" in second.get_json()["error"]["message"]
+    with pytest.raises(StoreBusyError):  # another process or machine is refused too, through the database
+        store_writer(store_url, who="a planner elsewhere")
+    for _ in range(1200):
+        job = client.get(f"/api/jobs/{first.get_json()['id']}").get_json()
+        if job["state"] in ("done", "failed"):
+            break
+        time.sleep(0.1)
+    assert job["state"] == "done", job
+    with engine.connect() as con:
+        runs = con.execute(text(f"SELECT summary FROM {_schema(store_url)}.analysis_runs ORDER BY id")).scalars().all()
+    assert [r["profile"] for r in runs] == ["fort-plain", "poughkeepsie"]
+    assert client.get("/api/summary").get_json()["run"]["profile"] == "poughkeepsie"  # reloaded after the run
+    with store_writer(store_url, who="next"):
+        pass
+
+
+def test_a_store_url_that_cannot_be_written_is_refused_before_the_analysis(town, pg_url):
+    bad = pg_url.replace("sewerplan:sewerplan@", "sewerplan:hunter22@") + "#fort_plain"
+    result = _analyze(town, bad)
+    assert result.exit_code != 0 and "password authentication failed" in result.output
+    assert "hunter22" not in result.output and "mandated" not in result.output  # no analysis ran
+    for url, said in ((pg_url, "names no schema"), (f"{pg_url}#town.parcels", "is not a schema name")):
+        result = _analyze(town, url)
+        assert result.exit_code != 0 and said in " ".join(result.output.split())

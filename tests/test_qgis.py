@@ -1,0 +1,247 @@
+"""Results QGIS opens styled: the layer_styles table in every GeoPackage sewerplan writes, and ``export-qgis``.
+
+The project is checked twice: its XML against the structure QGIS reads (groups, layers, sources that resolve), and
+(where Debian's python3-qgis is installed, as .ci/run installs it) by opening it headless with PyQGIS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import xml.etree.ElementTree as ET
+import zipfile
+from contextlib import closing
+from pathlib import Path
+
+import pyogrio
+import pytest
+
+from analysis.mandate import STATUSES
+from gisapp.views.map import STATUS_COLOURS as WEB_MAP_COLOURS
+from layers.legend import RESULT_COLUMNS, STATUS_LEGEND
+from layers.qgis_project import GROUPS
+from tests.conftest import Runner
+
+REPO = Path(__file__).resolve().parents[1]
+SYSTEM_PYTHON = "/usr/bin/python3"  # Debian's, where python3-qgis installs PyQGIS
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory) -> Path:
+    """The sample village analysed into its own GeoPackage store by the command line."""
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    path = tmp_path_factory.mktemp("qgis") / "town.gpkg"
+    write_layers(str(path), sample_town(300))
+    Runner().invoke("analyze", "--profile", "fort-plain", "--data", path, "--out", path, ok=True)
+    return path
+
+
+def _styles(path: Path) -> dict[str, tuple]:
+    with closing(sqlite3.connect(path)) as con:
+        rows = con.execute("SELECT f_table_name, styleName, useAsDefault, styleQML FROM layer_styles").fetchall()
+    return {r[0]: r for r in rows}
+
+
+def _rgb(hex_colour: str) -> str:
+    h = hex_colour.lstrip("#")
+    return ",".join(str(int(h[i : i + 2], 16)) for i in (0, 2, 4))
+
+
+def test_the_status_legend_is_the_web_maps():
+    assert {s: style.colour for s, style in STATUS_LEGEND.items()} == WEB_MAP_COLOURS
+    assert set(STATUS_LEGEND) == set(STATUSES)
+
+
+def test_a_geopackage_written_by_the_tool_carries_qgis_styles(analysed):
+    styles = _styles(analysed)
+    assert {"parcel_results", "measuring_lines", "connection_points", "building_results", "mains"} <= set(styles)
+    _, name, default, qml = styles["parcel_results"]
+    assert name == "sewerplan" and default == 1
+    root = ET.fromstring(qml.split("\n", 1)[1])
+    assert root.get("labelsEnabled") == "0"
+    renderer = root.find("renderer-v2")
+    assert renderer.get("type") == "categorizedSymbol" and renderer.get("attr") == "status"
+    symbols = {s.get("name"): s for s in renderer.find("symbols")}
+    shown = {}
+    for category in renderer.find("categories"):
+        colour = symbols[category.get("symbol")].find("layer/prop[@k='color']").get("v")
+        shown[category.get("value")] = (colour.rsplit(",", 1)[0], category.get("label"))
+    assert shown == {s: (_rgb(style.colour), style.label) for s, style in STATUS_LEGEND.items()}
+    # Mains by diameter (wider lines for larger pipes), measuring lines dashed.
+    mains = ET.fromstring(_styles(analysed)["mains"][3].split("\n", 1)[1]).find("renderer-v2")
+    assert mains.get("type") == "RuleRenderer"
+    widths = [float(p.get("v")) for p in mains.iter("prop") if p.get("k") == "line_width"]
+    assert len(set(widths)) >= 4
+    assert all('"diameter_in"' in r.get("filter") for r in mains.iter("rule") if r.get("filter") != "ELSE")
+    lines = styles["measuring_lines"][3]
+    assert 'k="use_custom_dash" v="1"' in lines and 'k="line_style" v="dash"' in lines
+    # GDAL still sees the results as before: layer_styles is a table, not a map layer.
+    spatial = {str(n) for n, g in pyogrio.list_layers(analysed) if g}
+    assert "layer_styles" not in spatial and "parcel_results" in spatial
+
+
+def test_every_result_column_is_described_in_the_docs():
+    page = (REPO / "docs" / "postgis.md").read_text(encoding="utf-8")
+    for layer, columns in RESULT_COLUMNS.items():
+        for name in columns:
+            assert f"`{name}`" in page, (layer, name)
+
+
+def _project(path: Path) -> ET.Element:
+    with zipfile.ZipFile(path) as archive:
+        (name,) = archive.namelist()
+        assert name.endswith(".qgs")
+        return ET.fromstring(archive.read(name).decode("utf-8").split("\n", 1)[1])
+
+
+def test_export_qgis_writes_a_project_whose_layers_resolve(analysed, tmp_path):
+    out = tmp_path / "project" / "town.qgz"
+    done = Runner().json("export-qgis", "--store", analysed, "--out", out)
+    assert done["crs"] == "EPSG:2260" and Path(done["output"]) == out
+    root = _project(out)
+    assert root.tag == "qgis" and root.find("projectCrs/spatialrefsys/authid").text == "EPSG:2260"
+    groups = root.find("layer-tree-group").findall("layer-tree-group")
+    assert [g.get("name") for g in groups] == [g for g in GROUPS if done["layers"][g]]
+    assert [leaf.get("name") for leaf in groups[0].findall("layer-tree-layer")] == [
+        "connection_points",
+        "measuring_lines",
+        "building_results",
+        "parcel_results",
+    ]
+    assert {leaf.get("name") for leaf in groups[1].findall("layer-tree-layer")} == {
+        "mains",
+        "manholes",
+        "treatment_plants",
+    }
+    layers = {m.find("layername").text: m for m in root.find("projectlayers")}
+    tree_ids = {leaf.get("id") for g in groups for leaf in g.findall("layer-tree-layer")}
+    assert tree_ids == {m.find("id").text for m in layers.values()}
+    assert {e.get("id") for e in root.find("layerorder")} == tree_ids
+    in_store = {str(n) for n, g in pyogrio.list_layers(analysed) if g}
+    assert set(layers) == in_store
+    for name, layer in layers.items():
+        source = layer.find("datasource").text
+        path, _, layername = source.partition("|layername=")
+        assert path.startswith("./")  # relative: the project and the store move together
+        assert (out.parent / path).resolve() == analysed.resolve() and layername == name
+        assert layer.find("provider").text == "ogr" and layer.find("renderer-v2") is not None
+        assert layer.get("labelsEnabled") == "0"
+    assert layers["parcel_results"].find("renderer-v2").get("type") == "categorizedSymbol"
+
+
+def test_export_qgis_refuses_what_it_cannot_write(analysed, tmp_path):
+    wrong = Runner().invoke("export-qgis", "--store", analysed, "--out", tmp_path / "town.zip")
+    assert wrong.exit_code != 0 and "as .qgz" in wrong.output
+    missing = Runner().invoke("export-qgis", "--store", tmp_path / "none.gpkg", "--out", tmp_path / "x.qgz")
+    assert missing.exit_code != 0 and "does not exist" in missing.output
+
+
+OPEN_PROJECT = """
+import json, os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from qgis.core import QgsApplication, QgsProject, QgsVectorLayer
+app = QgsApplication([], False)
+app.initQgis()
+project = QgsProject.instance()
+report = {"read": project.read(sys.argv[1]), "error": project.error(), "layers": {}}
+for layer in project.mapLayers().values():
+    report["layers"][layer.name()] = {
+        "valid": layer.isValid(), "features": layer.featureCount(), "renderer": layer.renderer().type(),
+        "crs": layer.crs().authid(), "labels": layer.labelsEnabled(),
+    }
+report["groups"] = [g.name() for g in project.layerTreeRoot().children()]
+if len(sys.argv) > 2:  # the GeoPackage's own default style, as QGIS applies it to a layer added alone
+    alone = QgsVectorLayer(sys.argv[2] + "|layername=parcel_results", "alone", "ogr")
+    report["alone"] = {"valid": alone.isValid(), "renderer": alone.renderer().type(),
+                       "categories": [c.value() for c in alone.renderer().categories()]}
+    del alone
+print(json.dumps(report), flush=True)
+project.clear()
+app.exitQgis()
+"""
+
+
+def _pyqgis():
+    found = Path(SYSTEM_PYTHON).exists() and shutil.which(SYSTEM_PYTHON)
+    if found:
+        probe = subprocess.run([SYSTEM_PYTHON, "-c", "import qgis.core"], capture_output=True, timeout=120)
+        if probe.returncode == 0:
+            return SYSTEM_PYTHON
+    if os.environ.get("CI"):
+        pytest.fail("PyQGIS is missing: .ci/run installs Debian's python3-qgis.")
+    pytest.skip("no PyQGIS (Debian: apt-get install python3-qgis qgis-providers)")
+
+
+def open_in_qgis(project: Path, *extra: str, env: dict | None = None) -> dict:
+    python = _pyqgis()
+    done = subprocess.run(
+        [python, "-c", OPEN_PROJECT, str(project), *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "XDG_RUNTIME_DIR": str(project.parent), **(env or {})},
+    )
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_qgis_opens_the_project_with_every_layer_valid(analysed, tmp_path):
+    out = tmp_path / "town.qgz"
+    Runner().invoke("export-qgis", "--store", analysed, "--out", out, ok=True)
+    report = open_in_qgis(out, str(analysed))
+    assert report["read"] is True and report["error"] == ""
+    in_store = {str(n) for n, g in pyogrio.list_layers(analysed) if g}
+    assert set(report["layers"]) == in_store
+    for name, layer in report["layers"].items():
+        assert layer["valid"] and layer["features"] > 0 and layer["crs"] == "EPSG:2260", (name, layer)
+        assert layer["labels"] is False
+    assert report["layers"]["parcel_results"]["renderer"] == "categorizedSymbol"
+    assert report["layers"]["mains"]["renderer"] == "RuleRenderer"
+    assert report["groups"] == ["results", "network", "base"]
+    assert report["alone"]["valid"] and report["alone"]["renderer"] == "categorizedSymbol"
+    assert set(report["alone"]["categories"]) == set(STATUSES)
+
+
+@pytest.mark.postgres
+def test_qgis_opens_a_postgis_store_project(tmp_path, analysed):
+    url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL/PostGIS.")
+        pytest.skip("no PostgreSQL/PostGIS (set SEWERPLAN_TEST_POSTGRES_URL; .ci/run does)")
+    import uuid
+
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.pool import NullPool
+
+    schema = f"qgis_{uuid.uuid4().hex[:8]}"
+    store = f"{url}#{schema}"
+    try:
+        Runner().invoke("analyze", "--profile", "fort-plain", "--data", analysed, "--out", store, ok=True)
+        out = tmp_path / "county.qgz"
+        Runner().invoke("export-qgis", "--store", store, "--out", out, ok=True)
+        password = make_url(url).password
+        with zipfile.ZipFile(out) as archive:
+            document = archive.read(archive.namelist()[0]).decode("utf-8")
+        assert password and f"password={password}" not in document and f":{password}@" not in document
+        sources = re.findall(r"<datasource>(.*?)</datasource>", document)
+        assert sources and all(f'table="{schema}".' in s and "key='fid'" in s for s in sources)
+        report = open_in_qgis(out, env={"PGPASSWORD": password})
+        assert report["read"] is True
+        assert set(report["layers"]) == {"parcel_results", "measuring_lines", "connection_points", "building_results"}
+        for name, layer in report["layers"].items():
+            assert layer["valid"] and layer["features"] > 0 and layer["crs"] == "EPSG:2260", (name, layer)
+        assert report["layers"]["parcel_results"]["renderer"] == "categorizedSymbol"
+    finally:
+        engine = create_engine(url, poolclass=NullPool)
+        with engine.begin() as con:
+            con.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
+            con.execute(text("DELETE FROM public.layer_styles WHERE f_table_schema = :s"), {"s": schema})
+        engine.dispose()
