@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from flask import current_app, g, has_request_context, request, session
 
 from gisapp import services
+from gisapp.mapdata import MapData
 from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
 from layers.errors import LayerError
-from layers.mapdata import MapData
 from layers.store import latest_run, store_writer
 from layers.uploads import touch, upload_folder
 from layers.write import LINES_LAYER, RESULT_LAYER

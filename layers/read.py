@@ -781,6 +781,31 @@ def proposed_from_geojson(geometry: dict, *, target_crs: CRS):
     return gpd.GeoSeries([line], crs=4326).to_crs(target_crs).iloc[0]
 
 
+DRAWN_KINDS = ("Point", "MultiPoint", "LineString", "MultiLineString", "Polygon", "MultiPolygon")
+
+
+def drawn_feature(geometry: dict, *, target_crs: CRS):
+    """A point, line or area drawn on the web map (GeoJSON, WGS 84 longitude/latitude) in ``target_crs``.
+
+    Refused with a sentence when it is not GeoJSON, not one of ``DRAWN_KINDS``, empty, invalid, or outside the
+    longitudes and latitudes of the Earth.
+    """
+    import shapely
+
+    try:
+        shape = shapely.from_geojson(json.dumps(geometry))
+    except Exception as exc:
+        raise LayerError(f"The drawn feature is not a GeoJSON geometry: {exc}") from exc
+    if shape is None or shape.geom_type not in DRAWN_KINDS or shape.is_empty:
+        raise LayerError("Draw a point, a line or an area (or pick a parcel) to measure from.")
+    if not shape.is_valid:
+        raise LayerError("The drawn area crosses itself: draw it again without crossing its own edge.")
+    west, south, east, north = shape.bounds
+    if not (-180 <= west <= east <= 180 and -90 <= south <= north <= 90):
+        raise LayerError("The drawn feature is not in longitude and latitude (degrees).")
+    return gpd.GeoSeries([shape], crs=4326).to_crs(target_crs).iloc[0]
+
+
 def to_lonlat_geojson(geoms, crs) -> list[dict]:
     """Geometries in ``crs`` as GeoJSON geometries in WGS 84, for the web map."""
     import shapely

@@ -276,7 +276,7 @@ def test_upload_refusals(client, tmp_path, app):
         content_type="multipart/form-data",
     )
     report = invalid.post(sent.headers["Location"], data={"csrf_token": t4})
-    assert report.status_code == 422 and "duplicate_id" in report.get_data(as_text=True)
+    assert report.status_code == 422 and "duplicate id" in report.get_data(as_text=True)
     for folder in (app.config["UPLOAD_FOLDER"], tmp_path / "b" / "uploads", tmp_path / "d" / "uploads"):
         assert not Path(folder).exists() or not list(Path(folder).iterdir()), "a refused upload was kept"
 
