@@ -39,9 +39,9 @@ import pandas as pd
 import shapely
 
 from analysis._parallel import paused_gc
-from analysis.mandate import counting_mains
+from analysis.mandate import counting_mains, locate_buildings
 from analysis.profiles import Profile
-from analysis.streets import street_pairs
+from analysis.streets import StreetPairs, street_pairs
 from analysis.units import feet_per_unit
 
 VERDICTS = ("may_share_if_no_route", "separate_required", "main_extension_required")
@@ -80,11 +80,16 @@ def assess_buildings(
     alleys: gpd.GeoDataFrame | None = None,
     laterals: gpd.GeoDataFrame | None = None,
     workers: int = 2,
+    building_parcels: np.ndarray | None = None,
+    street_pairs: StreetPairs | None = None,
 ) -> BuildingsResult:
     """Every building's rear-building verdict, living units, laterals required and manhole connection.
 
     ``parcels`` are mandate results (``parcel_id``, ``main_id``, ``connection_x``/``connection_y``; optionally
     ``units``, ``property_class``); ``mains`` the same mains the analysis used (to find the frontage street).
+    ``building_parcels`` (``MandateResult.building_parcels``, for these buildings and parcels in the same
+    order) saves finding again which parcel each building stands on, and ``street_pairs``
+    (``MandateResult.street_pairs``, for these parcels, streets and mains) which streets each parcel abuts.
 
     Examples
     --------
@@ -104,10 +109,14 @@ def assess_buildings(
     [['FRONT', False, '-', '-'], ['BACK', True, 'FRONT', 'may_share_if_no_route']]
     """
     with paused_gc():
-        return _assess(buildings, parcels, profile, streets, mains, alleys, laterals, workers)
+        return _assess(
+            buildings, parcels, profile, streets, mains, alleys, laterals, workers, building_parcels, street_pairs
+        )
 
 
-def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, workers) -> BuildingsResult:
+def _assess(
+    buildings, parcels, profile, streets, mains, alleys, laterals, workers, building_parcels, given_pairs
+) -> BuildingsResult:
     rules = profile.buildings
     fpu = feet_per_unit(buildings.crs)
     n = len(buildings)
@@ -115,12 +124,12 @@ def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, worke
     parcel_geoms = np.asarray(parcels.geometry.values)
 
     # Which parcel each building stands on (its centroid, else a surface point, inside the parcel).
-    points = shapely.centroid(geoms)
-    outside = ~shapely.intersects(geoms, points)
-    points[outside] = shapely.point_on_surface(geoms[outside])
-    b_idx, p_idx = shapely.STRtree(parcel_geoms).query(points, predicate="within")
-    parcel_of = np.full(n, -1, dtype=np.int64)
-    parcel_of[b_idx] = p_idx
+    if building_parcels is not None and len(building_parcels) == n:
+        parcel_of = np.asarray(building_parcels, dtype=np.int64)
+    else:
+        b_idx, p_idx = locate_buildings(geoms, shapely.STRtree(parcel_geoms), workers)
+        parcel_of = np.full(n, -1, dtype=np.int64)
+        parcel_of[b_idx] = p_idx
 
     area_sqft = shapely.area(geoms) * fpu * fpu
     qualifies = (shapely.get_dimensions(geoms) == 0) | (
@@ -151,7 +160,20 @@ def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, worke
     lots = np.unique(parcel_of[several])
     if len(lots) and streets is not None and len(streets) and mains is not None:
         rear, front_id, verdict, lot_type, reason = _rear_buildings(
-            geoms, ids, parcel_of, several, lots, parcels, parcel_geoms, streets, mains, alleys, profile, fpu, workers
+            geoms,
+            ids,
+            parcel_of,
+            several,
+            lots,
+            parcels,
+            parcel_geoms,
+            streets,
+            mains,
+            alleys,
+            profile,
+            fpu,
+            workers,
+            given_pairs if given_pairs is not None and len(given_pairs.sewered) == len(streets) else None,
         )
 
     units, units_source, units_unknown = _units(out, parcels, parcel_of, qualifies, count, rules)
@@ -171,10 +193,25 @@ def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, worke
     section = np.where((section == "") & (more | unknown_rule), rules.units_per_lateral.citation, section)
     section = np.where((section == "") & manhole, rules.manhole_connection_classes.citation, section)
     section = np.where((section == "") & (pipes["finding"] != ""), pipes["section"], section)
-    reason = _more_reasons(
-        reason, more, unknown_rule, manhole, manhole_why, units, required, existing, shortfall, rules
-    )
-    reason = np.where(pipes["finding"] != "", pd.Series(reason + " " + pipes["finding"]).str.strip(), reason)
+    # The further sentences, built only for the buildings they are about (elementwise, so row by row the same).
+    reason = np.asarray(reason, dtype=object).copy()
+    rows = np.flatnonzero(more | unknown_rule | manhole)
+    if len(rows):
+        reason[rows] = _more_reasons(
+            reason[rows],
+            more[rows],
+            unknown_rule[rows],
+            manhole[rows],
+            manhole_why[rows],
+            units[rows],
+            required[rows],
+            existing[rows],
+            shortfall[rows],
+            rules,
+        )
+    rows = np.flatnonzero(pipes["finding"] != "")
+    if len(rows):
+        reason[rows] = pd.Series(reason[rows] + " " + pipes["finding"][rows]).str.strip().to_numpy(object)
 
     out["building_id"] = ids
     out["units"] = units
@@ -215,7 +252,7 @@ def _assess(buildings, parcels, profile, streets, mains, alleys, laterals, worke
 
 
 def _rear_buildings(
-    geoms, ids, parcel_of, several, lots, parcels, parcel_geoms, streets, mains, alleys, profile, fpu, workers
+    geoms, ids, parcel_of, several, lots, parcels, parcel_geoms, streets, mains, alleys, profile, fpu, workers, given
 ):
     """Front and rear buildings, lot type and verdict for the buildings on ``lots`` (parcel positions)."""
     rules = profile.buildings
@@ -232,16 +269,21 @@ def _rear_buildings(
         if "main_id" in mains
         else np.char.add("mains-", np.arange(1, len(mains) + 1).astype(str))
     )[counting]
-    pairs = street_pairs(
-        streets,
-        parcel_geoms[lots],
-        np.asarray(mains.geometry.values)[counting],
-        profile=profile,
-        fpu=fpu,
-        workers=workers,
-    )
-    abuts = pairs.abuts.assign(parcel=lots[pairs.abuts["parcel"].to_numpy()])  # back to parcel positions
-    reach_polys = _reach_polygons(streets, profile, fpu)
+    if given is not None:  # the analysis's pairs for every parcel: the lots' rows, in the same order
+        pairs = given
+        mine = np.isin(given.abuts["parcel"].to_numpy(), lots)
+        abuts = given.abuts[mine].reset_index(drop=True)
+    else:
+        pairs = street_pairs(
+            streets,
+            parcel_geoms[lots],
+            np.asarray(mains.geometry.values)[counting],
+            profile=profile,
+            fpu=fpu,
+            workers=workers,
+        )
+        abuts = pairs.abuts.assign(parcel=lots[pairs.abuts["parcel"].to_numpy()])  # back to parcel positions
+    reach_polys = _ReachPolygons(streets, profile, fpu)
     names = (
         pd.Series(pairs.street_names)
         .fillna(pd.Series(np.arange(len(pairs.street_names))).astype(str).radd("#"))
@@ -316,22 +358,39 @@ def _rear_buildings(
     return rear, front_id, verdict, lot_type, reason
 
 
-def _reach_polygons(streets, profile, fpu) -> np.ndarray:
-    """Rights-of-way grown by the abut tolerance (as streets.street_pairs builds them)."""
-    m = profile.measurement
-    geoms = np.asarray(streets.geometry.values)
-    width = np.full(len(geoms), float(m.default_row_width_ft.value))
-    if "row_width_ft" in streets.columns:
-        given = pd.to_numeric(streets["row_width_ft"], errors="coerce").to_numpy(float)
-        width = np.where(np.isfinite(given) & (given > 0), given, width)
-    linear = shapely.get_dimensions(geoms) == 1
-    grow = m.abut_tolerance_ft.value / fpu
-    out = geoms.copy()
-    out[linear] = shapely.buffer(
-        geoms[linear], width[linear] / 2 / fpu + grow, cap_style="flat", join_style="mitre", mitre_limit=2
-    )
-    out[~linear] = shapely.buffer(geoms[~linear], grow, join_style="mitre", mitre_limit=2)
-    return out
+class _ReachPolygons:
+    """Rights-of-way grown by the abut tolerance (as streets.street_pairs builds them), each made when first used.
+
+    Only the streets that front a lot with several buildings, or meet another at a corner lot, are ever looked
+    at: buffering every street of a state for them would cost more than all the rest of the assessment.
+    """
+
+    def __init__(self, streets, profile, fpu):
+        m = profile.measurement
+        self.geoms = np.asarray(streets.geometry.values)
+        width = np.full(len(self.geoms), float(m.default_row_width_ft.value))
+        if "row_width_ft" in streets.columns:
+            given = pd.to_numeric(streets["row_width_ft"], errors="coerce").to_numpy(float)
+            width = np.where(np.isfinite(given) & (given > 0), given, width)
+        self.width = width
+        self.linear = shapely.get_dimensions(self.geoms) == 1
+        self.grow = m.abut_tolerance_ft.value / fpu
+        self.fpu = fpu
+        self.made = np.full(len(self.geoms), None, dtype=object)
+
+    def __getitem__(self, rows: np.ndarray) -> np.ndarray:
+        rows = np.asarray(rows, dtype=np.int64)
+        new = np.unique(rows[shapely.is_missing(self.made[rows])])
+        line, area = new[self.linear[new]], new[~self.linear[new]]
+        self.made[line] = shapely.buffer(
+            self.geoms[line],
+            self.width[line] / 2 / self.fpu + self.grow,
+            cap_style="flat",
+            join_style="mitre",
+            mitre_limit=2,
+        )
+        self.made[area] = shapely.buffer(self.geoms[area], self.grow, join_style="mitre", mitre_limit=2)
+        return self.made[rows]
 
 
 def _direction(reference: np.ndarray) -> np.ndarray:
@@ -495,6 +554,19 @@ def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, route_found, verdict, profile
     return np.where(is_rear, (base + pd.Series(tail)).to_numpy(object), side.to_numpy(object))
 
 
+def _classes(parcels: gpd.GeoDataFrame) -> tuple[np.ndarray, pd.Series]:
+    """Each parcel's property class as a code into a short Series of the distinct classes (text, stripped).
+
+    A town has a few dozen classes and a million parcels: tests on the class run once per distinct class, and
+    their answers are spread to the parcels by code.
+    """
+    if "property_class" not in parcels.columns:
+        return np.zeros(len(parcels), dtype=np.int64), pd.Series([""], dtype=object)
+    text = parcels["property_class"].astype(str).str.strip().to_numpy(object)
+    codes, uniques = pd.factorize(text, use_na_sentinel=False)
+    return codes, pd.Series(np.asarray(uniques, dtype=object), dtype=object)
+
+
 def _units(out, parcels, parcel_of, qualifies, count, rules):
     """Living units: the building's, else the parcel's (when it has one qualifying building), else by class."""
     n = len(out)
@@ -507,17 +579,14 @@ def _units(out, parcels, parcel_of, qualifies, count, rules):
         use = ~np.isfinite(units) & sole & np.isfinite(pu)
         units = np.where(use, pu, units)
         source = np.where(use, "parcel", source)
-    klass = (
-        parcels["property_class"].astype(str).str.strip().to_numpy(object)[p]
-        if "property_class" in parcels.columns
-        else np.full(n, "", dtype=object)
-    )
+    codes, classes = _classes(parcels)
+    klass = codes[p] if len(parcels) else np.zeros(n, dtype=np.int64)
     table = rules.class_units.value
-    by_class = pd.Series(klass).map(table).to_numpy(float)
+    by_class = classes.map(table).to_numpy(float)[klass]
     use = ~np.isfinite(units) & sole & np.isfinite(by_class)
     units = np.where(use, by_class, units)
     source = np.where(use, "property class", source)
-    residential = pd.Series(klass).str.startswith("2").to_numpy() | pd.Series(klass).str.startswith("411").to_numpy()
+    residential = (classes.str.startswith("2").to_numpy() | classes.str.startswith("411").to_numpy())[klass]
     # Non-residential buildings hold no living units; residential ones without a count are unknown.
     nonres = ~np.isfinite(units) & ~residential & (parcel_of >= 0)
     units = np.where(nonres, 0.0, units)
@@ -547,22 +616,27 @@ def _manhole_connection(out, parcels, parcel_of, qualifies, count, rules) -> tup
     ):
         return np.zeros(n, dtype=bool), why
     p = np.clip(parcel_of, 0, None)
-    klass = pd.Series(parcels["property_class"].astype(str).str.strip().to_numpy(object)[p])
-    institution = qualifies & klass.str.startswith(tuple(rules.manhole_connection_classes.value) or ("\0",)).to_numpy()
+    codes, classes = _classes(parcels)
+    klass = codes[p]
+    institution = (
+        qualifies & classes.str.startswith(tuple(rules.manhole_connection_classes.value) or ("\0",)).to_numpy()[klass]
+    )
     complex_min = rules.commercial_complex_min_buildings.value
     in_complex = (
         qualifies
-        & klass.str.startswith(tuple(rules.complex_classes.value) or ("\0",)).to_numpy()
+        & classes.str.startswith(tuple(rules.complex_classes.value) or ("\0",)).to_numpy()[klass]
         & (count[p] >= (complex_min or np.inf))
     )
-    label = " (property class " + klass + ")"
+    # The sentences only for the buildings that are a case.
+    rows = np.flatnonzero(institution | in_complex)
+    label = " (property class " + pd.Series(classes.to_numpy(object)[klass[rows]], dtype=object) + ")"
     complex_text = (
-        "One of a complex of " + pd.Series(count[p]).astype(str) + " industrial or commercial buildings" + label
+        "One of a complex of " + pd.Series(count[p[rows]]).astype(str) + " industrial or commercial buildings" + label
     )
-    why = np.where(
-        institution,
+    why[rows] = np.where(
+        institution[rows],
         ("A school, hospital, similar institution or public building" + label).to_numpy(object),
-        np.where(in_complex, complex_text.to_numpy(object), ""),
+        np.where(in_complex[rows], complex_text.to_numpy(object), ""),
     )
     return institution | in_complex, why
 

@@ -52,7 +52,7 @@ from pyproj import CRS
 from scipy import sparse
 from scipy.sparse import csgraph
 
-from analysis._parallel import map_chunks, nearest_within, paused_gc, within_pairs
+from analysis._parallel import map_chunks, nearest_of_pairs, paused_gc, query_pairs
 from analysis.errors import AnalysisError
 from analysis.profiles import Profile
 from analysis.units import feet_per_unit
@@ -490,10 +490,12 @@ def _geometric_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, tol, defects) ->
     given = _num(kept, "length_ft")
     scale = np.where(np.isfinite(given) & (given > 0) & ~zero, given / np.where(zero, 1.0, whole_ft), 1.0)
 
-    lines, row, split_defects = _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol)
-    defects += split_defects
-
+    unsplit = lines
     starts, ends = shapely.get_point(lines, 0), shapely.get_point(lines, -1)
+    lines, row, split_defects = _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, ends)
+    defects += split_defects
+    if lines is not unsplit:  # some main was split: its pieces have new ends
+        starts, ends = shapely.get_point(lines, 0), shapely.get_point(lines, -1)
     node_id, node_xy, node_kind, end_node, mh_node, node_defects = _nodes(
         np.concatenate([starts, ends]), mh_geoms, mh_ids, mh_kind, tol
     )
@@ -543,12 +545,12 @@ def _report_zero_length(kept, ids, rows, mh_geoms, mh_ids, defects) -> None:
         )
 
 
-def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol):
-    """Split mains where another main's end, or a manhole, lies on their interior."""
+def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops):
+    """Split mains where another main's end, or a manhole, lies on their interior (``starts``, ``stops``: ends)."""
     defects: list[Defect] = []
     if len(lines) == 0:
         return lines, row, defects
-    ends = np.concatenate([shapely.get_point(lines, 0), shapely.get_point(lines, -1)])
+    ends = np.concatenate([starts, stops])
     owner = np.concatenate([np.arange(len(lines)), np.arange(len(lines))])
     points = np.concatenate([ends, mh_geoms])
     what = np.concatenate([np.full(len(ends), "end"), np.full(len(mh_geoms), "manhole")])
@@ -556,22 +558,30 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol):
     tree = shapely.STRtree(lines)
     first, last = shapely.get_coordinates(ends[: len(lines)]), shapely.get_coordinates(ends[len(lines) :])
     xy = shapely.get_coordinates(points)
+    # Most points stand where two or three others do (main ends and the manhole they meet at): each place is
+    # searched once, and its pairs handed back to every point standing there.
+    place, at = _places(xy)
 
     def candidates(part: slice):
         # Pairs by envelope; a point within the tolerance of one of the line's own ends is a shared node, not a
         # junction on its interior: dropped with plain arithmetic before any GEOS distance is computed.
-        b = xy[part]
+        b = xy[place[part]]
         i_in, i_line = tree.query(shapely.box(b[:, 0] - tol, b[:, 1] - tol, b[:, 0] + tol, b[:, 1] + tol))
         i_in += part.start
-        at_end = (np.hypot(*(xy[i_in] - first[i_line]).T) <= tol) | (np.hypot(*(xy[i_in] - last[i_line]).T) <= tol)
-        keep = ~at_end & (point_owner[i_in] != i_line)
+        p = place[i_in]
+        at_end = (np.hypot(*(xy[p] - first[i_line]).T) <= tol) | (np.hypot(*(xy[p] - last[i_line]).T) <= tol)
+        keep = ~at_end
         return i_in[keep], i_line[keep]
 
-    parts = map_chunks(candidates, len(points), 2)
-    p_idx = np.concatenate([c[0] for c in parts]) if parts else np.zeros(0, np.int64)
+    parts = map_chunks(candidates, len(place), 2)
+    u_idx = np.concatenate([c[0] for c in parts]) if parts else np.zeros(0, np.int64)
     l_idx = np.concatenate([c[1] for c in parts]) if parts else np.zeros(0, np.int64)
-    near = shapely.distance(points[p_idx], lines[l_idx]) <= tol
-    p_idx, l_idx = p_idx[near], l_idx[near]
+    near = shapely.distance(points[place[u_idx]], lines[l_idx]) <= tol
+    u_idx, l_idx = u_idx[near], l_idx[near]
+    # Back to every point at each place, in point order (and, per point, in the order the tree gave the lines).
+    p_idx, l_idx = _spread(u_idx, l_idx, at)
+    own = point_owner[p_idx] != l_idx
+    p_idx, l_idx = p_idx[own], l_idx[own]
     along = shapely.line_locate_point(lines[l_idx], points[p_idx])
     interior = (along > tol) & (along < shapely.length(lines[l_idx]) - tol)
     p_idx, l_idx, along = p_idx[interior], l_idx[interior], along[interior]
@@ -610,11 +620,35 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol):
     return np.concatenate(new_lines), np.concatenate(new_rows), defects
 
 
+def _places(xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct coordinates among the points: one point standing at each (``place``), and each point's place."""
+    at, _ = pd.factorize(xy[:, 0] + 1j * xy[:, 1])  # one hash per point: x + iy is the coordinate pair, exactly
+    place = np.full(int(at.max()) + 1 if len(at) else 0, -1, dtype=np.int64)
+    place[at[::-1]] = np.arange(len(at))[::-1]  # the first point at each place
+    return place, at
+
+
+def _spread(u_idx: np.ndarray, l_idx: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs (place, line) as pairs (point, line) for every point at the place, sorted by point (stably)."""
+    if len(u_idx) == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    by_place = np.argsort(at, kind="stable")
+    start = np.searchsorted(at[by_place], np.arange(int(at.max()) + 1))
+    count = np.bincount(at, minlength=len(start))
+    repeat = count[u_idx]
+    pair = np.repeat(np.arange(len(u_idx)), repeat)
+    offset = np.arange(len(pair)) - np.repeat(np.cumsum(repeat) - repeat, repeat)
+    points = by_place[start[u_idx[pair]] + offset]
+    order = np.argsort(points, kind="stable")
+    return points[order], l_idx[pair][order]
+
+
 def _clusters(points: np.ndarray, tol: float) -> np.ndarray:
     """Cluster label per point: points within ``tol`` of each other (transitively) share one."""
     if len(points) == 0:
         return np.zeros(0, dtype=np.int64)
-    i, j, _ = within_pairs(shapely.STRtree(points), points, tol, workers=2)
+    # Point to point, GEOS's dwithin is as cheap as the envelope test: no box is made per point.
+    i, j = query_pairs(shapely.STRtree(points), points, workers=2, predicate="dwithin", distance=tol)
     graph = sparse.coo_matrix((np.ones(len(i), dtype=np.int8), (i, j)), shape=(len(points), len(points)))
     return csgraph.connected_components(graph, directed=False)[1]
 
@@ -651,8 +685,15 @@ def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, mh_kind: 
 
     end_node = np.full(len(ends), -1, dtype=np.int64)
     if n_mh:
-        e_idx, m_idx = nearest_within(shapely.STRtree(mh_geoms[first_of]), ends, tol, workers=2)
-        end_node[e_idx] = m_idx
+        # Each place where ends meet is matched to its manhole once (two or three ends share most places).
+        place, at = _places(shapely.get_coordinates(ends))
+        # Point to point, a dwithin query makes no box per place; of two manholes as near, the first decides.
+        tree = shapely.STRtree(mh_geoms[first_of])
+        i_end, i_mh = query_pairs(tree, ends[place], workers=2, predicate="dwithin", distance=tol)
+        rows, pick = nearest_of_pairs(i_end, shapely.distance(ends[place][i_end], tree.geometries[i_mh]), i_mh)
+        matched = np.full(len(place), -1, dtype=np.int64)
+        matched[rows] = i_mh[pick]
+        end_node = matched[at]
     loose = np.flatnonzero(end_node < 0)
     labels = _clusters(ends[loose], tol)
     n_j = int(labels.max()) + 1 if len(labels) else 0

@@ -35,9 +35,21 @@ class StreetPairs:
 
 
 def street_pairs(
-    streets: gpd.GeoDataFrame, parcels: np.ndarray, mains: np.ndarray, *, profile: Profile, fpu: float, workers: int
+    streets: gpd.GeoDataFrame,
+    parcels: np.ndarray,
+    mains: np.ndarray,
+    *,
+    profile: Profile,
+    fpu: float,
+    workers: int,
+    parcel_tree: shapely.STRtree | None = None,
 ) -> StreetPairs:
-    """Which parcels abut which streets, which mains lie in which streets, and which streets are sewered."""
+    """Which parcels abut which streets, which mains lie in which streets, and which streets are sewered.
+
+    With ``parcel_tree`` (a tree of ``parcels``), the rights-of-way are looked up in it: a town has far fewer
+    streets than parcels, so that is fewer queries than one per parcel. The pairs come out the same either way,
+    ordered by parcel, then street.
+    """
     m = profile.measurement
     geoms = np.asarray(streets.geometry.values)
     linear = shapely.get_dimensions(geoms) == 1
@@ -65,8 +77,12 @@ def street_pairs(
         else row[rest]
     )
 
-    row_tree = shapely.STRtree(reach)
-    p_idx, r_idx = query_pairs(row_tree, parcels, workers=workers, predicate="intersects")
+    if parcel_tree is not None:
+        r_idx, p_idx = query_pairs(parcel_tree, reach, workers=workers, predicate="intersects")
+    else:
+        p_idx, r_idx = query_pairs(shapely.STRtree(reach), parcels, workers=workers, predicate="intersects")
+    order = np.lexsort((r_idx, p_idx))
+    p_idx, r_idx = p_idx[order], r_idx[order]
 
     m_idx, mr_idx = query_pairs(shapely.STRtree(row), mains, workers=workers, predicate="intersects")
     inside = np.empty(len(m_idx))
@@ -157,8 +173,11 @@ def said_sewer(
     main_index: np.ndarray,
     distance: np.ndarray,
     reach: float,
+    rank: np.ndarray | None = None,
 ):
     """Make the deciding main one that lies in a street the parcel abuts, where one is within ``reach``.
+
+    Of two such mains exactly as near, the one of lower ``rank`` (``mandate.tie_rank``: by main ID) decides.
 
     Returns the new main positions and distances, and each parcel's street position (-1 where none): the
     street the deciding main runs along, for the reason sentence.
@@ -178,7 +197,8 @@ def said_sewer(
         cand = holds.merge(cand.merge(abuts, on="parcel"), on=["main", "row"])
         if len(cand):
             cand["d"] = shapely.distance(parcels[cand["parcel"].to_numpy()], mains[cand["main"].to_numpy()])
-            best = cand.sort_values(["parcel", "d", "main"], kind="stable").drop_duplicates("parcel")
+            cand["rank"] = (np.arange(len(mains)) if rank is None else rank)[cand["main"].to_numpy()]
+            best = cand.sort_values(["parcel", "d", "rank"], kind="stable").drop_duplicates("parcel")
             rows = best["parcel"].to_numpy()
             main_index, distance = main_index.copy(), distance.copy()
             main_index[rows] = best["main"].to_numpy()

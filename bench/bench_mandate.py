@@ -1,18 +1,23 @@
-"""Benchmark the mandate analysis on generated towns, beside two baselines on the same data.
+"""Benchmark reading, analysing and writing a town, beside its SQL peers and a naive baseline, in one run.
 
-For each size: the sample town is written to a GeoPackage (setup, not timed), then a fresh process reads it
-(``load_layers``: read, validate, reproject), analyses it and writes the results GeoPackage, reporting each
-step's time, parcels per second and the process's peak memory. Baselines, on the same parcels and mains:
+For each size, the sample town is written (setup, not timed) as a GeoPackage and as a folder of GeoParquet
+files. Then, in a fresh process per input format: ``load_layers`` reads it (read, validate, reproject), the
+mandate analysis runs with buildings, ``assess_buildings`` reuses the analysis's building-to-parcel lookup, and
+the results are written in the same format (GeoPackage: three layers in one file; GeoParquet: three files).
+Peak memory is the process's maximum resident set after writing, before any peer runs.
 
-- naive geopandas: ``parcels.distance(mains.union_all())`` on a sample (it is far too slow for the whole town),
-  extrapolated to all parcels;
-- DuckDB spatial SQL: an ``ST_DWithin`` join with ``min(ST_Distance)`` per parcel (distance only: it does less
-  than the analysis, which also finds streets, occupancy, measuring lines and reasons).
+In the GeoParquet process, on the same layers, after ours:
 
-A dense variant repeats the analysis and the DuckDB query with parcels segmentised to 30+ vertices.
+- our within-distance nearest step alone (parcel tree, envelope candidates, exact distances, nearest per parcel)
+  beside DuckDB's narrow query (``ST_DWithin`` join, ``min(ST_Distance)`` per parcel, the query alone);
+- the whole classification as a county analyst would write it: bench/peer_duckdb.sql and bench/peer_postgis.sql
+  (loading excluded, as our reading is excluded from "analysis"), checked against our statuses and distances;
+- naive geopandas: ``parcels.distance(mains.union_all())`` on a sample, extrapolated.
 
-    python bench/bench_mandate.py                 # 10k, 100k, 1M
+    python bench/bench_mandate.py                 # 100k and 1M
     python bench/bench_mandate.py 10000 100000    # chosen sizes
+    python bench/bench_mandate.py --repeat 3 --no-peers --keep /tmp/towns 1000000   # ours only, three times
+    python bench/peers.py 10000                   # the peers' answers checked against ours
 """
 
 from __future__ import annotations
@@ -28,22 +33,28 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
-DENSE_VERTICES = 32
 NAIVE_SAMPLE = 2_000
 
 
-def setup(n: int, folder: Path) -> Path:
+def setup(n: int, folder: Path) -> dict[str, Path]:
     from layers.sample import sample_town
-    from layers.write import write_layers
+    from layers.write import write_geoparquet, write_layers
 
-    path = folder / f"town_{n}.gpkg"
-    write_layers(str(path), sample_town(n), overwrite=True)
-    return path
+    town = sample_town(n)
+    gpkg = folder / f"town_{n}.gpkg"
+    write_layers(str(gpkg), town, overwrite=True)
+    parquet = folder / f"town_{n}"
+    parquet.mkdir(exist_ok=True)
+    for name, frame in town.items():
+        write_geoparquet(str(parquet / f"{name}.parquet"), frame)
+    return {"gpkg": gpkg, "parquet": parquet}
 
 
-def measure(path: Path, dense: bool) -> dict:
-    """Run in a fresh process: read, analyse, write; the baselines on the layers read."""
+def measure(source: Path, fmt: str, peers: bool) -> dict:
+    """Run in a fresh process: read, analyse, assess buildings, write; then the peers on the same layers."""
+    from analysis.buildings import assess_buildings
     from analysis.mandate import analyze_mandates
     from analysis.profiles import load_profile
     from layers.crs import measuring_crs
@@ -51,81 +62,74 @@ def measure(path: Path, dense: bool) -> dict:
     from layers.write import write_results
 
     profile = load_profile("fort-plain")
-    out: dict = {"dense": dense}
+    out: dict = {"format": fmt}
     t = time.perf_counter()
-    layers = load_layers(find_layers(str(path)), target_crs=measuring_crs("EPSG:2260"))
+    layers = load_layers(find_layers(str(source)), target_crs=measuring_crs("EPSG:2260"))
     out["read_s"] = time.perf_counter() - t
-    parcels = layers.parcels
-    if dense:
-        import shapely
-
-        perimeter = shapely.length(parcels.geometry.values)
-        parcels = parcels.set_geometry(shapely.segmentize(parcels.geometry.values, perimeter / DENSE_VERTICES))
-        out["vertices_per_parcel"] = float(shapely.get_num_coordinates(parcels.geometry.values).mean())
-    n = len(parcels)
-    out["parcels"] = n
+    out["parcels"], out["buildings"] = len(layers.parcels), len(layers.buildings)
     t = time.perf_counter()
     result = analyze_mandates(
-        parcels, layers.mains, streets=layers.streets, buildings=layers.buildings, profile=profile
+        layers.parcels, layers.mains, streets=layers.streets, buildings=layers.buildings, profile=profile
     )
     out["analysis_s"] = time.perf_counter() - t
-    out["peak_read_analyse_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    t = time.perf_counter()
+    assess_buildings(
+        layers.buildings,
+        result.parcels,
+        profile=profile,
+        streets=layers.streets,
+        mains=layers.mains,
+        building_parcels=result.building_parcels,
+        street_pairs=result.street_pairs,
+    )
+    out["buildings_s"] = time.perf_counter() - t
     with tempfile.TemporaryDirectory() as tmp:
         t = time.perf_counter()
-        write_results(f"{tmp}/results.gpkg", result.parcels, result.measuring_lines)
+        write_results(f"{tmp}/results.{fmt}", result.parcels, result.measuring_lines)
         out["write_s"] = time.perf_counter() - t
-    out["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # read + analyse + write
-    from analysis.buildings import assess_buildings
-
-    t = time.perf_counter()
-    assess_buildings(layers.buildings, result.parcels, profile=profile, streets=layers.streets, mains=layers.mains)
-    out["buildings_s"] = time.perf_counter() - t
-    out["buildings"] = len(layers.buildings)
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     out["end_to_end_s"] = out["read_s"] + out["analysis_s"] + out["write_s"]
-    out["parcels_per_s"] = n / out["analysis_s"]
     out["counts"] = result.summary["counts"]
-
-    main_geoms = layers.mains.geometry
-    t = time.perf_counter()
-    union = main_geoms.union_all()
-    sample = parcels.geometry.iloc[:: max(1, n // NAIVE_SAMPLE)]
-    sample.distance(union)
-    elapsed = time.perf_counter() - t
-    out["naive_s_extrapolated"] = elapsed / len(sample) * n
-    out["duckdb_s"] = _duckdb(parcels, layers.mains, profile.mandate.distance_ft.value)
+    if peers:
+        out |= _peers(layers, result, profile)
     return out
 
 
-def _duckdb(parcels, mains, distance_ft: float) -> float | None:
-    try:
-        import duckdb
-        import duckdb_extension_spatial
-    except ImportError:
-        return None
-    import pyarrow as pa
+def _peers(layers, result, profile) -> dict:
+    import numpy as np
+    import peers
     import shapely
 
-    ext = Path(duckdb_extension_spatial.__file__).parent / "extensions" / f"v{duckdb.__version__}"
-    con = duckdb.connect()
-    con.load_extension(str(ext / "spatial.duckdb_extension"))
-    con.execute(f"SET threads = {os.cpu_count() or 2}")
-    p = pa.table(
-        {"id": pa.array(range(len(parcels))), "wkb": pa.array(shapely.to_wkb(parcels.geometry.values), pa.binary())}
-    )
-    m = pa.table(
-        {"id": pa.array(range(len(mains))), "wkb": pa.array(shapely.to_wkb(mains.geometry.values), pa.binary())}
-    )
-    con.register("p_in", p)
-    con.register("m_in", m)
-    con.execute("CREATE TABLE parcels AS SELECT id, ST_GeomFromWKB(wkb) AS geom FROM p_in")
-    con.execute("CREATE TABLE mains AS SELECT id, ST_GeomFromWKB(wkb) AS geom FROM m_in")
+    from analysis._parallel import _near_pairs, nearest_of_pairs
+    from analysis.mandate import counting_mains
+
+    out: dict = {}
+    parcels = np.asarray(layers.parcels.geometry.values)
+    mains = np.asarray(layers.mains.geometry.values)[counting_mains(layers.mains, profile)]
+    reach = profile.mandate.distance_ft.value
     t = time.perf_counter()
-    con.execute(f"""
-        SELECT p.id, min(ST_Distance(p.geom, m.geom)) AS d
-        FROM parcels p JOIN mains m ON ST_DWithin(p.geom, m.geom, {distance_ft})
-        GROUP BY p.id
-    """).fetchall()
-    return time.perf_counter() - t
+    i_in, i_tree, d = _near_pairs(
+        shapely.STRtree(parcels), parcels, mains, reach, np.ones(len(parcels), dtype=bool), min(4, os.cpu_count())
+    )
+    nearest_of_pairs(i_in, d, i_tree)
+    out["our_within_s"] = time.perf_counter() - t
+    out["duckdb_within_s"] = peers.duckdb_within(parcels, mains, reach)
+
+    for name, run in (("duckdb", peers.run_duckdb), ("postgis", peers.run_postgis)):
+        done = run(layers, profile)
+        if done is None:
+            out[f"{name}_s"] = None
+            continue
+        out[f"{name}_s"], table = done
+        out[f"{name}_differ"] = peers.compare(result.parcels, table)
+
+    n = len(parcels)
+    t = time.perf_counter()
+    union = shapely.union_all(mains)
+    sample = parcels[:: max(1, n // NAIVE_SAMPLE)]
+    shapely.distance(sample, union)
+    out["naive_s_extrapolated"] = (time.perf_counter() - t) / len(sample) * n
+    return out
 
 
 def main(argv: list[str]) -> None:
@@ -133,53 +137,76 @@ def main(argv: list[str]) -> None:
         from analysis._parallel import paused_gc
 
         with paused_gc():  # as `sewerplan analyze` runs
-            print(json.dumps(measure(Path(argv[1]), argv[2] == "dense")))
+            print(json.dumps(measure(Path(argv[1]), argv[2], argv[3] == "peers")))
         return
-    sizes = [int(a) for a in argv] or [10_000, 100_000, 1_000_000]
+    options = {"--repeat": "1", "--keep": ""}
+    flags = {"--no-peers": False}
+    args = list(argv)
+    while args and args[0].startswith("--"):
+        name = args.pop(0)
+        if name in flags:
+            flags[name] = True
+        else:
+            options[name] = args.pop(0)
+    sizes = [int(a) for a in args] or [100_000, 1_000_000]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(options["--keep"] or tmp)
+        folder.mkdir(parents=True, exist_ok=True)
         for n in sizes:
-            path = setup(n, Path(tmp))
-            variants = ["simple", "dense"] if n <= 100_000 else ["simple"]
-            for variant in variants:
-                done = subprocess.run(
-                    [sys.executable, __file__, "--one", str(path), variant], check=True, capture_output=True, text=True
-                )
-                row = json.loads(done.stdout.strip().splitlines()[-1])
-                rows.append(row)
-                print(_line(row), flush=True)
+            kept = {"gpkg": folder / f"town_{n}.gpkg", "parquet": folder / f"town_{n}"}
+            sources = kept if all(p.exists() for p in kept.values()) else setup(n, folder)
+            for _ in range(int(options["--repeat"])):
+                for fmt in ("parquet", "gpkg"):
+                    peers_here = fmt == "parquet" and not flags["--no-peers"]
+                    before = os.getloadavg()[0]
+                    done = subprocess.run(
+                        [sys.executable, __file__, "--one", str(sources[fmt]), fmt, "peers" if peers_here else "-"],
+                        check=True,
+                        capture_output=True,
+                        text=True,
+                    )
+                    row = json.loads(done.stdout.strip().splitlines()[-1])
+                    row["load"] = max(before, os.getloadavg()[0])  # the 1-minute load average, before and after
+                    rows.append(row)
+                    print(json.dumps(row), flush=True)
     print()
     print(table(rows))
+    for r in rows:
+        for peer in ("duckdb", "postgis"):
+            if f"{peer}_differ" in r:
+                found = r[f"{peer}_differ"]
+                print(
+                    f"{r['parcels']:,} parcels, {peer}: {found['status']} statuses and {found['distance']} distances "
+                    "differ from sewerplan's"
+                )
 
 
-def _line(r: dict) -> str:
-    return (
-        f"{r['parcels']:>9,} {'dense ' if r['dense'] else 'simple'}  read {r['read_s']:.2f}s  analysis "
-        f"{r['analysis_s']:.2f}s  write {r['write_s']:.2f}s  end-to-end {r['end_to_end_s']:.2f}s  "
-        f"{r['parcels_per_s']:,.0f} parcels/s  peak {r['peak_rss_mb']:,.0f} MB  "
-        f"naive~{r['naive_s_extrapolated']:.1f}s"
-        f"  duckdb {r['duckdb_s'] if r['duckdb_s'] is None else round(r['duckdb_s'], 2)}s"
-    )
+def _s(value) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
 
 
 def table(rows: list[dict]) -> str:
     head = (
-        "| parcels | geometry | read s | analysis s | write s | end to end s | parcels/s | peak MB read+analyse | "
-        "peak MB +write | naive geopandas s (extrapolated) | DuckDB ST_DWithin s | analysis / DuckDB | buildings | "
-        "buildings s |"
+        "| parcels | in/out | read s | analysis s | buildings s | write s | end to end s | peak MB | "
+        "our within-distance nearest s | DuckDB ST_DWithin s | DuckDB SQL s | PostGIS SQL s | "
+        "naive geopandas s (extrap.) | load |"
     )
     lines = [head, "|" + "---|" * 14]
     for r in rows:
-        duck = r["duckdb_s"]
-        ratio = f"{r['analysis_s'] / duck:.2f}" if duck else "n/a"
-        geometry = f"dense ({r.get('vertices_per_parcel', 0):.0f} vertices)" if r["dense"] else "simple (5)"
-        lines.append(
-            f"| {r['parcels']:,} | {geometry} | {r['read_s']:.2f} | {r['analysis_s']:.2f} | "
-            f"{r['write_s']:.2f} | {r['end_to_end_s']:.2f} | {r['parcels_per_s']:,.0f} | "
-            f"{r['peak_read_analyse_mb']:,.0f} | {r['peak_rss_mb']:,.0f} | {r['naive_s_extrapolated']:.1f} | "
-            f"{'n/a' if duck is None else f'{duck:.2f}'} | {ratio} | {r['buildings']:,} | "
-            f"{r['buildings_s']:.2f} |"
-        )
+        cells = [
+            f"{r['parcels']:,}",
+            "GeoParquet" if r["format"] == "parquet" else "GeoPackage",
+            *(f"{r[k]:.2f}" for k in ("read_s", "analysis_s", "buildings_s", "write_s", "end_to_end_s")),
+            f"{r['peak_mb']:,.0f}",
+        ]
+        if "our_within_s" in r:
+            cells += [_s(r[k]) for k in ("our_within_s", "duckdb_within_s", "duckdb_s", "postgis_s")]
+            cells.append(f"{r['naive_s_extrapolated']:,.0f}")
+        else:
+            cells += [""] * 5
+        cells.append(f"{r['load']:.1f}")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -77,7 +77,12 @@ main.add_command(batch)
     "(Poughkeepsie: public_health_hazard or highway_improvement).",
 )
 @DIRECTION_OPTION
-@click.option("--out", "out_path", metavar="PATH", help="Write results: .gpkg, .geojson (RFC 7946) or .csv.")
+@click.option(
+    "--out",
+    "out_path",
+    metavar="PATH",
+    help="Write results: .gpkg, .parquet (GeoParquet), .geojson (RFC 7946) or .csv.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document instead of tables.")
 @user_errors
 def analyze(

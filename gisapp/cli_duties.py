@@ -46,7 +46,9 @@ SUBDIVISION_FIELDS = (
 @data_options
 @DIRECTION_OPTION
 @click.option("--all", "show_all", is_flag=True, help="Every parcel, not only those with a duty to list.")
-@click.option("--out", "out_path", metavar="PATH", help="Write the parcels with their duties: .gpkg, .geojson or .csv.")
+@click.option(
+    "--out", "out_path", metavar="PATH", help="Write the parcels with their duties: .gpkg, .parquet, .geojson or .csv."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
 def duties(digitised_direction, show_all, out_path, as_json, **opts):

@@ -34,7 +34,11 @@ def network() -> None:
 @data_options
 @DIRECTION_OPTION
 @click.option(
-    "--out", "out_paths", metavar="PATH", multiple=True, help="Write the report: .geojson, .csv or .gpkg. Repeatable."
+    "--out",
+    "out_paths",
+    metavar="PATH",
+    multiple=True,
+    help="Write the report: .geojson, .csv, .gpkg or .parquet. Repeatable.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON list.")
 @user_errors
@@ -45,8 +49,8 @@ def check(digitised_direction, out_paths, as_json, **opts):
         if is_local_option(opts) and not path.lower().endswith(".csv"):
             raise click.UsageError(
                 f"--out {path}: the model's coordinates are its own (--data-crs local), in no real-world CRS, so "
-                "a map layer (.geojson, .gpkg) cannot be placed. Write .csv (x, y in the model's coordinates), or "
-                "give the CRS the model was drawn in with --data-crs."
+                "a map layer (.geojson, .gpkg, .parquet) cannot be placed. Write .csv (x, y in the model's "
+                "coordinates), or give the CRS the model was drawn in with --data-crs."
             )
     with loading(
         opts,
@@ -202,7 +206,9 @@ BUILDING_FIELDS = (
 @click.command()
 @data_options
 @click.option("--all", "show_all", is_flag=True, help="Every building, not only those with a case to decide.")
-@click.option("--out", "out_path", metavar="PATH", help="Write the building results: .gpkg, .geojson or .csv.")
+@click.option(
+    "--out", "out_path", metavar="PATH", help="Write the building results: .gpkg, .parquet, .geojson or .csv."
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON list, one object per building.")
 @user_errors
 def buildings(show_all, out_path, as_json, **opts):

@@ -195,7 +195,12 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
 )
 @click.option("--per-parcel", is_flag=True, help="One mailing-list row and letter per parcel instead of per address.")
 @click.option("--occupant", is_flag=True, help='Also write to "Occupant" at the site when the owner lives elsewhere.')
-@click.option("--bom", is_flag=True, help="Write the CSV with a UTF-8 byte-order mark (for spreadsheet programs).")
+@click.option(
+    "--bom/--no-bom",
+    default=True,
+    show_default=True,
+    help="Write the mailing list with a UTF-8 byte-order mark, so spreadsheet programs show § and accented names.",
+)
 @TOWN_OPTION
 @REGISTER_OPTION
 @click.option(

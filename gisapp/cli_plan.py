@@ -32,7 +32,7 @@ from layers.board import summary_lines, write_comparison_csv
 )
 @click.option("--name", default="scenario", show_default=True, help="A name for the scenario.")
 @click.option("--save", is_flag=True, help="Save the scenario in the register (sewerplan plans lists them).")
-@click.option("--out", "out_path", metavar="PATH", help="Export the plan: .gpkg or .geojson.")
+@click.option("--out", "out_path", metavar="PATH", help="Export the plan: .gpkg, .parquet or .geojson.")
 @click.option(
     "--pdf",
     "pdf_path",

@@ -200,7 +200,7 @@ def issue_batch(
     inputs: NoticeInputs | None = None,
     per_parcel: bool = False,
     occupant: bool = False,
-    bom: bool = False,
+    bom: bool = True,
     progress: Callable | None = None,
 ) -> dict:
     """Prepare, write and issue one batch of ``plan.due`` notices; returns the document `notices issue --json` prints.
@@ -283,7 +283,7 @@ def write_files(
     inputs,
     per_parcel=False,
     occupant=False,
-    bom=False,
+    bom=True,
     progress=None,
 ) -> tuple[Path, dict]:
     """Write a prepared batch's folder and check it; returns the folder and each notice's letter for the register."""

@@ -254,8 +254,13 @@ def mandates(ws: Workspace, prof: Profile | None = None, **options) -> MandateRe
     )
 
 
-def _assess(ws: Workspace, parcels: gpd.GeoDataFrame, prof: Profile) -> BuildingsResult:
+def _assess(
+    ws: Workspace, parcels: gpd.GeoDataFrame, prof: Profile, found: MandateResult | None = None
+) -> BuildingsResult:
     layers = ws.layers
+    # The analysis already found each building's parcel and each parcel's streets: reused while the parcels are
+    # the analysis's, in its order.
+    same = found is not None and parcels.index.equals(found.parcels.index)
     return assess_buildings(
         layers.buildings,
         parcels,
@@ -264,6 +269,8 @@ def _assess(ws: Workspace, parcels: gpd.GeoDataFrame, prof: Profile) -> Building
         mains=layers.mains,
         alleys=layers.alleys,
         laterals=layers.laterals,
+        building_parcels=found.building_parcels if same else None,
+        street_pairs=found.street_pairs if same else None,
     )
 
 
@@ -312,7 +319,7 @@ def analyse(
     assessed = None
     if ws.layers.buildings is not None and ws.layers.streets is not None:
         progress("assessing buildings")
-        assessed = _assess(ws, parcels, ws.profile)
+        assessed = _assess(ws, parcels, ws.profile, result)
         summary["buildings"] = assessed.summary
     is_store = bool(out_path) and output_format(out_path) == "GPKG"
     summary["workspace"] = ws.spec.as_record(store=out_path if is_store else ws.store)
@@ -463,9 +470,9 @@ def buildings(ws: Workspace, progress: Progress = _quiet) -> BuildingsResult:
     buildings``): the mandate analysis finds each parcel's connection point, the buildings are assessed on it."""
     _need(ws, "parcels", "mains", "buildings")
     progress("finding connection points")
-    parcels = mandates(ws, connection_profile(ws.profile)).parcels
+    found = mandates(ws, connection_profile(ws.profile))
     progress("assessing buildings")
-    return _assess(ws, parcels, ws.profile)
+    return _assess(ws, found.parcels, ws.profile, found)
 
 
 def duties(ws: Workspace, progress: Progress = _quiet) -> DutiesResult:
@@ -625,7 +632,7 @@ def issue_notices(
     actor: str,
     per_parcel: bool = False,
     occupant: bool = False,
-    bom: bool = False,
+    bom: bool = True,
 ) -> dict:
     """Issue the previewed connection notices as one batch (``gisapp.notices.issue_batch``); the document's
     ``already_open`` counts every mandated parcel already noticed."""

@@ -60,7 +60,7 @@ AVERY_5160 = {
 }
 
 
-def write_mailing_list(path: str | Path, rows: pd.DataFrame, *, bom: bool = False) -> str:
+def write_mailing_list(path: str | Path, rows: pd.DataFrame, *, bom: bool = True) -> str:
     """The mail-merge CSV, through the one CSV writer (formula-safe, every field quoted, ZIP codes as text)."""
     from layers.write import write_csv
 
@@ -436,7 +436,7 @@ def write_batch(
     rows: pd.DataFrame,
     letters: Sequence[Letter],
     maps: dict[str, LetterMap] | None = None,
-    bom: bool = False,
+    bom: bool = True,
     progress=None,
 ) -> tuple[Path, dict]:
     """Write a batch's files into ``<root>/<batch_id>``, whole or not at all; returns the folder and its manifest.

@@ -145,6 +145,11 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         raise LayerError(f"{data} does not exist. Give a GeoPackage, a folder of layers, or a postgresql:// URL.")
     if path.suffix.lower() == ".inp":
         return {kind: LayerSource(kind, str(path), kind) for kind in ("mains", "manholes")}
+    if path.is_file() and path.suffix.lower() in PARQUET_SUFFIXES:
+        found = _match({path.stem.lower(): path}, lambda p: LayerSource("", str(p)))
+        if not found:
+            raise LayerError(_nothing_found(f"The GeoParquet file {path.name}", [path.stem], "layer"))
+        return found
     if path.is_file() and path.suffix.lower() in TABLE_SUFFIXES:
         raise LayerError(
             f"{path.name} is a {TABLE_SUFFIXES[path.suffix.lower()]} table, which holds no map geometry: give a "
@@ -336,8 +341,10 @@ def read_upload_source(source: LayerSource) -> gpd.GeoDataFrame:
     name = gdal_path(source.path, source.driver or "")
     try:
         if source.driver == "GeoParquet":
-            return gpd.read_parquet(source.path)
+            return read_geoparquet(source.path)
         return gpd.read_file(name, layer=source.layer, engine="pyogrio", use_arrow=True)
+    except LayerError:
+        raise
     except Exception as exc:
         raise LayerError(unreadable_message(Path(source.path), exc, label=source.label)) from exc
 

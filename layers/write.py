@@ -1,9 +1,15 @@
-"""Write analysis results: GeoPackage (all layers), GeoJSON (RFC 7946: EPSG:4326, lon/lat) or CSV.
+"""Write analysis results: GeoPackage, GeoParquet (all layers), GeoJSON (RFC 7946: EPSG:4326, lon/lat) or CSV.
 
 The format follows the output's extension. A GeoPackage gets the parcel results, the measuring lines and the
 connection points as three layers, in the measuring CRS; GeoJSON and CSV get the parcel results only (CSV
 without geometry, with the connection point's coordinates). Existing layers of the same name are replaced;
-other layers of a GeoPackage (the input layers of the embedded store) are kept.
+other layers of a GeoPackage (the input layers of the embedded store) are kept. A GeoParquet file holds one
+layer: ``results.parquet`` gets the parcel results and the other layers go beside it as
+``results.measuring_lines.parquet`` and ``results.connection_points.parquet`` (GeoParquet 1.1, with a bounding-box
+covering column, in the measuring CRS).
+
+A GeoPackage layer is written through pyogrio's Arrow path inside one transaction, its spatial index (R-tree)
+built by GDAL once after the bulk insert (in bulk, not row by row).
 
 Every CSV sewerplan writes (results, network reports, the notices mailing list) goes through ``write_csv``: a
 spreadsheet opens it without running anything in it (a text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or
@@ -29,7 +35,7 @@ RESULT_LAYER = "parcel_results"
 BUILDINGS_LAYER = "building_results"
 LINES_LAYER = "measuring_lines"
 POINTS_LAYER = "connection_points"
-FORMATS = {".gpkg": "GPKG", ".geojson": "GeoJSON", ".json": "GeoJSON", ".csv": "CSV"}
+FORMATS = {".gpkg": "GPKG", ".parquet": "Parquet", ".geojson": "GeoJSON", ".json": "GeoJSON", ".csv": "CSV"}
 # A cell a spreadsheet would run as a formula (OWASP's list: = + - @ tab carriage-return first).
 _FORMULA = re.compile(r"^[=+\-@\t\r]")
 # Columns that hold ZIP codes: written as text, never as a number (01234, not 1234 or 1234.0).
@@ -87,7 +93,9 @@ def output_format(path: str) -> str:
     """The driver for an output path, or a LayerError naming the formats sewerplan writes."""
     suffix = Path(path).suffix.lower()
     if suffix not in FORMATS:
-        raise LayerError(f"Cannot write {path}: give an output ending in .gpkg, .geojson or .csv.")
+        raise LayerError(
+            f"Cannot write {path}: give an output ending in .gpkg, .parquet (GeoParquet), .geojson or .csv."
+        )
     return FORMATS[suffix]
 
 
@@ -111,25 +119,36 @@ def write_results(
     if driver == "GeoJSON":
         _write(frame.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
         return [Path(path).stem]
-    _write(frame, path, layer=RESULT_LAYER, driver="GPKG")
-    written = [RESULT_LAYER]
+    layers = {RESULT_LAYER: parcels}
     if measuring_lines is not None:
-        _write(_plain_columns(measuring_lines), path, layer=LINES_LAYER, driver="GPKG")
-        points = measuring_lines.set_geometry(shapely.get_point(measuring_lines.geometry.values, -1))
-        _write(_plain_columns(points), path, layer=POINTS_LAYER, driver="GPKG")
-        written += [LINES_LAYER, POINTS_LAYER]
+        layers[LINES_LAYER] = measuring_lines
+        layers[POINTS_LAYER] = measuring_lines.set_geometry(shapely.get_point(measuring_lines.geometry.values, -1))
     if buildings is not None:
-        _write(_plain_columns(buildings), path, layer=BUILDINGS_LAYER, driver="GPKG")
-        written.append(BUILDINGS_LAYER)
-    return written
+        layers[BUILDINGS_LAYER] = buildings
+    if driver == "Parquet":
+        # One layer per file: the parcel results at the path, the others beside it (results.measuring_lines...).
+        for name, layer in layers.items():  # write_geoparquet makes the columns plain itself
+            write_geoparquet(path if name == RESULT_LAYER else parquet_sibling(path, name), layer)
+        return [Path(path).stem, *(Path(parquet_sibling(path, name)).stem for name in list(layers)[1:])]
+    for name, layer in layers.items():
+        _write_gpkg(frame if name == RESULT_LAYER else _plain_columns(layer), path, name)
+    return list(layers)
+
+
+def parquet_sibling(path: str, layer: str) -> str:
+    """Where a GeoParquet output's further layer goes: ``results.parquet`` -> ``results.measuring_lines.parquet``."""
+    p = Path(path)
+    return str(p.with_name(f"{p.stem}.{layer}{p.suffix}"))
 
 
 def write_report(path: str, report: gpd.GeoDataFrame) -> None:
-    """A network report: GeoJSON (RFC 7946), GeoPackage layer ``network_report`` or CSV (with x, y)."""
+    """A network report: GeoJSON (RFC 7946), GeoPackage layer ``network_report``, GeoParquet or CSV (with x, y)."""
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if driver == "CSV":
         write_csv(path, report.assign(x=report.geometry.x, y=report.geometry.y))
+    elif driver == "Parquet":
+        write_geoparquet(path, report)
     elif driver == "GeoJSON":
         _write(report.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
     else:
@@ -145,7 +164,16 @@ def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: b
         target.unlink()
     target.parent.mkdir(parents=True, exist_ok=True)
     for name, frame in layers.items():
-        _write(_plain_columns(frame), path, layer=name, driver="GPKG")
+        _write_gpkg(_plain_columns(frame), path, name)
+
+
+def _write_gpkg(frame: gpd.GeoDataFrame, path: str, layer: str) -> None:
+    """One GeoPackage layer through pyogrio's Arrow path.
+
+    GDAL inserts the rows in one transaction and builds the layer's R-tree once after the last row, in bulk
+    (in a scratch database whose R-tree pages it then copies in): no index is kept up to date row by row.
+    """
+    _write(frame, path, layer=layer, driver="GPKG")
 
 
 def _write(frame: gpd.GeoDataFrame, path: str, **kwargs) -> None:
@@ -229,6 +257,10 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         for name, frame in layers.items():
             _write(_plain_columns(frame), path, layer=name, driver="GPKG")
         return list(layers)
+    if driver == "Parquet":
+        for i, (name, frame) in enumerate(layers.items()):
+            write_geoparquet(path if i == 0 else parquet_sibling(path, name), frame)
+        return [Path(path).stem, *(Path(parquet_sibling(path, name)).stem for name in list(layers)[1:])]
     if driver == "GeoJSON":
         every = gpd.GeoDataFrame(
             pd.concat(
@@ -246,7 +278,7 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         )
         _write(_plain_columns(every).to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
         return [Path(path).stem]
-    raise LayerError(f"Write a plan as .gpkg or .geojson, not {path}.")
+    raise LayerError(f"Write a plan as .gpkg, .parquet or .geojson, not {path}.")
 
 
 def write_geoparquet(path: str | Path, frame: gpd.GeoDataFrame, *, crs=None, row_group_size: int = 65_536) -> str:

@@ -133,7 +133,7 @@ def test_connected_csv(town_gpkg, tmp_path):
         (["--profile", "wappinger"], "--set mandate.distance_ft=N"),
         (["--profile", "poughkeepsie", "--notice-date", "2027-03-01"], "notice reason): public_health_hazard or"),
         (["--profile", "fort-plain", "--set", "mandate.distance=3"], "names no rule"),
-        (["--profile", "fort-plain", "--out", "results.shp"], "give an output ending in .gpkg, .geojson or .csv"),
+        (["--profile", "fort-plain", "--out", "results.shp"], "give an output ending in .gpkg, .parquet"),
         (["--profile", "fort-plain", "--crs", "EPSG:4326"], "not projected"),
         (["--profile", "fort-plain", "--crs", "EPSG:999999"], "is not a coordinate reference system"),
     ],

@@ -308,16 +308,17 @@ def test_long_owner_names_go_on_a_second_line(town):
 def test_csv_injection_neutralised(tmp_path, value, safe):
     assert neutralise(pd.Series([value]))[0] == safe
     path = write_mailing_list(tmp_path / "m.csv", pd.DataFrame({"name_line_1": [value], "zip": ["01234"]}))
-    with open(path, newline="", encoding="utf-8") as f:
+    with open(path, newline="", encoding="utf-8-sig") as f:
         header, row = list(csv.reader(f))
     assert dict(zip(header, row, strict=True)) == {"name_line_1": safe, "zip": "01234"}
 
 
-def test_bom_option(tmp_path):
-    plain = write_mailing_list(tmp_path / "a.csv", pd.DataFrame({"name_line_1": ["Ñandú"]}))
-    bom = write_mailing_list(tmp_path / "b.csv", pd.DataFrame({"name_line_1": ["Ñandú"]}), bom=True)
+def test_the_mailing_list_has_a_byte_order_mark_unless_asked_not_to(tmp_path):
+    """A spreadsheet opens a UTF-8 CSV without the mark as its own code page: "Ñandú" would read "Ã‘andÃº"."""
+    marked = write_mailing_list(tmp_path / "a.csv", pd.DataFrame({"name_line_1": ["Ñandú"]}))
+    plain = write_mailing_list(tmp_path / "b.csv", pd.DataFrame({"name_line_1": ["Ñandú"]}), bom=False)
+    assert Path(marked).read_bytes().startswith(b"\xef\xbb\xbf")
     assert not Path(plain).read_bytes().startswith(b"\xef\xbb\xbf")
-    assert Path(bom).read_bytes().startswith(b"\xef\xbb\xbf")
 
 
 # -- the register: prepared, issued, cancelled --------------------------------------------------------------------

@@ -28,6 +28,7 @@ MIMETYPES = {
     ".json": "application/geo+json",
     ".csv": "text/csv",
     ".gpkg": "application/geopackage+sqlite3",
+    ".parquet": "application/vnd.apache.parquet",
 }
 # The most parcels a select-by-distance answer lists in JSON (all are in its CSV downloads).
 LISTED_WITHIN = 2000
@@ -139,7 +140,7 @@ def download(fmt: str):
     """Parcel results: all, those in ``bbox``, those listed by ``id`` (repeated), of one ``status``."""
     suffix = f".{fmt}"
     if suffix not in FORMATS:
-        abort(404, description="Results download as .geojson, .gpkg or .csv.")
+        abort(404, description="Results download as .geojson, .gpkg, .parquet or .csv.")
     ids = request.args.getlist("id") or None
     frame = map_data().selection(bbox_arg(), ids=ids, status=request.args.get("status") or None)
     with tempfile.TemporaryDirectory(prefix="sewerplan-download-") as folder:

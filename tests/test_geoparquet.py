@@ -1,0 +1,116 @@
+"""GeoParquet in and out: a town given as GeoParquet files gives the answers its GeoPackage gives, and results,
+reports and building results come out as GeoParquet 1.1 with bounding-box covering columns."""
+
+from __future__ import annotations
+
+import json
+
+import geopandas as gpd
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+from click.testing import CliRunner
+
+from gisapp.cli import main
+from layers.errors import LayerError
+from layers.read import LayerSource, find_layers, read_source
+from layers.sample import sample_town
+from layers.write import write_geoparquet, write_layers
+
+COLUMNS = ["parcel_id", "status", "main_id", "distance_ft", "abuts_sewered_street", "reason", "connection_x"]
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def town(tmp_path_factory):
+    """The same sample town as a GeoPackage and as a folder of GeoParquet files."""
+    folder = tmp_path_factory.mktemp("town")
+    layers = sample_town(300)
+    write_layers(str(folder / "town.gpkg"), layers)
+    (folder / "parquet").mkdir()
+    for name, frame in layers.items():
+        write_geoparquet(str(folder / "parquet" / f"{name}.parquet"), frame)
+    return folder
+
+
+def geo_metadata(path) -> dict:
+    return json.loads(pq.read_schema(path).metadata[b"geo"])
+
+
+def test_a_geoparquet_town_gives_the_geopackage_answers_and_writes_geoparquet(town, tmp_path):
+    from_gpkg, from_parquet = tmp_path / "a.gpkg", tmp_path / "b.parquet"
+    for data, out in ((town / "town.gpkg", from_gpkg), (town / "parquet", from_parquet)):
+        result = invoke("analyze", "--profile", "fort-plain", "--data", data, "--out", out)
+        assert result.exit_code == 0, result.output
+    expected = gpd.read_file(from_gpkg, layer="parcel_results")
+    got = gpd.read_parquet(from_parquet)
+    assert got.crs.to_epsg() == 2260 and len(got) == 300
+    pd.testing.assert_frame_equal(got[COLUMNS], expected[COLUMNS], check_dtype=False)
+    # The measuring lines and connection points lie beside the results, as a GeoPackage holds them as layers.
+    for layer in ("measuring_lines", "connection_points"):
+        beside = tmp_path / f"b.{layer}.parquet"
+        assert len(gpd.read_parquet(beside)) == len(gpd.read_file(from_gpkg, layer=layer))
+    # GeoParquet 1.1, with the bbox covering column a reader uses to skip row groups.
+    meta = geo_metadata(from_parquet)
+    assert meta["version"] == "1.1.0"
+    assert meta["columns"]["geometry"]["covering"]["bbox"]["xmin"] == ["bbox", "xmin"]
+    assert "bbox" in pq.read_schema(from_parquet).names
+    assert "bbox" not in got.columns  # the covering column is not read back as an attribute
+
+
+def test_one_layer_given_as_geoparquet_overrides_the_data(town, tmp_path):
+    parcels = gpd.read_parquet(town / "parquet" / "parcels.parquet")
+    write_geoparquet(str(tmp_path / "lots.parquet"), parcels.iloc[:40])
+    out = tmp_path / "r.csv"
+    result = invoke(
+        "analyze",
+        "--profile",
+        "fort-plain",
+        "--data",
+        town / "town.gpkg",
+        "--layer",
+        f"parcels={tmp_path / 'lots.parquet'}",
+        "--out",
+        out,
+    )
+    assert result.exit_code == 0, result.output
+    assert len(pd.read_csv(out)) == 40
+
+
+def test_a_single_geoparquet_file_is_found_by_its_name(town):
+    assert set(find_layers(str(town / "parquet" / "mains.parquet"))) == {"mains"}
+
+
+def test_reports_and_building_results_as_geoparquet(town, tmp_path):
+    report = tmp_path / "report.parquet"
+    result = invoke("network", "check", "--profile", "fort-plain", "--data", town / "parquet", "--out", report)
+    assert result.exit_code in (0, 1), result.output
+    assert geo_metadata(report)["version"] == "1.1.0"
+    out = tmp_path / "buildings.parquet"
+    result = invoke("buildings", "--profile", "fort-plain", "--data", town / "parquet", "--out", out)
+    assert result.exit_code == 0, result.output
+    assert len(gpd.read_parquet(out)) == len(gpd.read_parquet(town / "parquet" / "buildings.parquet"))
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("plain", "without GeoParquet metadata"),
+        ("garbage", "cannot be read as GeoParquet"),
+    ],
+)
+def test_a_parquet_file_that_is_no_geoparquet_is_refused_in_one_sentence(tmp_path, content, message):
+    path = tmp_path / "parcels.parquet"
+    if content == "plain":
+        pd.DataFrame({"parcel_id": ["A"]}).to_parquet(path)
+    else:
+        path.write_bytes(b"PAR1 this is no parquet file PAR1")
+    with pytest.raises(LayerError, match=message):
+        read_source(LayerSource("parcels", str(path)))
+    result = CliRunner().invoke(
+        main, ["analyze", "--profile", "fort-plain", "--layer", f"parcels={path}", "--layer", f"mains={path}"]
+    )
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output

@@ -1,0 +1,125 @@
+"""The sample town's full result tables, pinned: a speed-up must change no answer.
+
+Each digest is a SHA-256 of the result table as text (every parcel's status, main, distances rounded to 0.01 ft,
+connection point, rule, section and reason; every building's parcel, verdict and reason), computed before the
+analysis was rewritten for speed (issue 18). A refactor that changes any one answer in 2,000 parcels and 2,100
+buildings under any of the three ordinances changes a digest. When an answer is meant to change, the new digest
+is set here in the same commit, with the reason in its message.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.buildings import assess_buildings
+from analysis.mandate import analyze_mandates
+from analysis.profiles import load_profile
+from layers.crs import measuring_crs
+from layers.read import find_layers, load_layers
+from layers.sample import sample_town
+from layers.write import write_layers
+
+PARCEL_COLUMNS = [
+    "parcel_id",
+    "status",
+    "main_id",
+    "distance_ft",
+    "boundary_distance_ft",
+    "measured_from",
+    "abuts_sewered_street",
+    "occupied",
+    "occupied_source",
+    "connected_flag",
+    "rule",
+    "section",
+    "reason",
+    "deadline",
+    "notice_reason",
+    "street_name_main",
+    "connection_x",
+    "connection_y",
+]
+BUILDING_COLUMNS = [
+    "building_id",
+    "parcel_id",
+    "qualifies",
+    "units",
+    "units_source",
+    "units_unknown",
+    "rear_building",
+    "front_building_id",
+    "lot_type",
+    "shared_lateral",
+    "required_laterals",
+    "manhole_connection_case",
+    "section",
+    "reason",
+]
+NOTICE = {"fort-plain": (dt.date(2026, 3, 2), None), "poughkeepsie": (dt.date(2026, 3, 2), "public_health_hazard")}
+# Wappinger's § 196-17E sets no distance (a profile setting the town must give); 150 ft as in the other tests.
+OVERRIDES = {"wappinger": {"mandate.distance_ft": "150"}}
+PINNED = {
+    "fort-plain": "d83dda399ca3c0795b51dcd1c808ec6cb54fc76366afc3475ee6821deb5035d9",
+    "wappinger": "e7693251334ed6ad106807add26f591e4c91900b0c93dd5a88f65425d6316d69",
+    "poughkeepsie": "43a832f48b15392b5db682805ed7de44e2cef9ae8b047b41c92f098c308cb3c8",
+}
+PINNED_BUILDINGS = {
+    "fort-plain": "122f36bfb7996752ca6df10dc456d67d6b93ff012614467aabd736da2d743989",
+    "wappinger": "a6851658e7796bc83beb5969e7d50dfd8ac8cadc9fdf1c451985584bbc1c6689",
+    "poughkeepsie": "4c5d2ff300aecb0dbc22da31933b1d7c38a746445c356c0a621e63b88572c5a7",
+}
+
+
+def digest(frame: pd.DataFrame, columns: list[str]) -> str:
+    """SHA-256 of the columns as text: numbers to 0.01, missing values as empty fields."""
+    table = frame[columns].copy()
+    for name in columns:
+        if pd.api.types.is_float_dtype(table[name]):
+            table[name] = [f"{v:.2f}" if np.isfinite(v) else "" for v in table[name].to_numpy(float)]
+    text = table.astype(object).where(table.notna(), "").astype(str).to_csv(index=False, lineterminator="\n")
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def town(tmp_path_factory):
+    path = tmp_path_factory.mktemp("pinned") / "town.gpkg"
+    write_layers(str(path), sample_town(2000))
+    return load_layers(find_layers(str(path)), target_crs=measuring_crs("EPSG:2260"))
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_sample_town_results_are_unchanged(town, name):
+    profile = load_profile(name, overrides=OVERRIDES.get(name))
+    date, reason = NOTICE.get(name, (None, None))
+    result = analyze_mandates(
+        town.parcels,
+        town.mains,
+        streets=town.streets,
+        buildings=town.buildings,
+        profile=profile,
+        notice_date=date,
+        notice_reason=reason,
+    )
+    assert result.parcels.index.equals(town.parcels.index)
+    assert digest(result.parcels, PARCEL_COLUMNS) == PINNED[name]
+    buildings = assess_buildings(
+        town.buildings, result.parcels, profile=profile, streets=town.streets, mains=town.mains
+    ).buildings
+    assert buildings.index.equals(town.buildings.index)
+    assert digest(buildings, BUILDING_COLUMNS) == PINNED_BUILDINGS[name]
+    # The same answers when the assessment reuses the analysis's building lookup and street pairs.
+    reused = assess_buildings(
+        town.buildings,
+        result.parcels,
+        profile=profile,
+        streets=town.streets,
+        mains=town.mains,
+        building_parcels=result.building_parcels,
+        street_pairs=result.street_pairs,
+    ).buildings
+    assert digest(reused, BUILDING_COLUMNS) == PINNED_BUILDINGS[name]
