@@ -474,7 +474,10 @@ def test_map_click_popup_and_trace_in_chromium(live_server, browser, store):
     assert target in text and "§ 144-4" in text and "2027-05-30" in text
     popup.find_element(By.CSS_SELECTOR, ".trace-button").click()
     result = wait_for(
-        browser, lambda: popup.find_element(By.CSS_SELECTOR, ".trace-result").get_attribute("textContent")
+        browser,
+        lambda: (t := popup.find_element(By.CSS_SELECTOR, ".trace-result").get_attribute("textContent"))
+        and "Tracing" not in t
+        and t,
     )
     assert "Control manhole MH-" in result and "ft through" in result
     shot(browser, "trace")

@@ -79,6 +79,9 @@
         color: "#555", weight: f.properties.count ? 0 : 0.6,
         fillColor: colours[f.properties.status] || "#999", fillOpacity: f.properties.count ? 0.45 : 0.6,
       }),
+      // A click inside a lot is that lot's, however near its neighbour's edge (the renderer's few pixels of
+      // tolerance are for the thin mains, and would hand a click near a shared edge to the lot drawn later).
+      onEachFeature: (f, layer) => { layer._clickTolerance = () => 0; },
     }),
     mains: L.geoJSON(null, {
       renderer,

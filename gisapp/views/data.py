@@ -291,9 +291,14 @@ def validate(token: str):
             "municipality": r.municipality,
             "chosen": k == 0,
             "ready": r.ready,
-            "missing": [{"message": str(e), "how": field_for(e.fix) if getattr(e, "fix", None) else "",
-                         "layer": e.fix.target if getattr(e, "fix", None) and e.fix.setting == "layer" else None}
-                        for e in r.missing],
+            "missing": [
+                {
+                    "message": str(e),
+                    "how": field_for(e.fix) if getattr(e, "fix", None) else "",
+                    "layer": e.fix.target if getattr(e, "fix", None) and e.fix.setting == "layer" else None,
+                }
+                for e in r.missing
+            ],
         }
         for k, r in enumerate(ready)
     ]
@@ -384,7 +389,7 @@ def use(token: str):
     """Work on the upload: the map, summary, runs and downloads of this planner's session use it."""
     store = _folder(token) / "store.gpkg"
     if not store.exists():
-        raise LayerError("Check the upload first: press \"Check the data\" on its column-mapping page.")
+        raise LayerError('Check the upload first: press "Check the data" on its column-mapping page.')
     session["workspace"] = token
     return redirect(url_for("map.index"))
 
@@ -403,7 +408,7 @@ def publish(token: str):
     folder = _folder(token)
     store = folder / "store.gpkg"
     if not store.exists():
-        raise LayerError("Check the upload first: press \"Check the data\" on its column-mapping page.")
+        raise LayerError('Check the upload first: press "Check the data" on its column-mapping page.')
     name = read_meta(folder).get("name", token)
     try:
         publish_store(

@@ -1,0 +1,286 @@
+"""The map as a planner uses it, in a real headless Chromium and through the API (issue 15).
+
+Two stores: the sample village, and a store of real-looking cadastral parcels (irregular Voronoi lots, three to a
+sample lot, clipped to the blocks) whose tax IDs carry "/", "#", "?", "%" and spaces as real ones do.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import threading
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import shapely
+from click.testing import CliRunner
+from shapely.ops import polylabel
+from werkzeug.serving import make_server
+
+from gisapp.cli import main
+from layers.sample import sample_town
+from layers.write import write_layers
+from tests.conftest import make_app
+from tests.test_web import browser, open_map, shot, wait_for  # noqa: F401 - browser is a fixture
+
+# Real tax IDs: a slash (12.34-1-5/A), and the other characters a URL path or query would eat.
+HOSTILE_IDS = ("12.34-1-5/A", "7#B", "8?C", "9%D", "10 E/F")
+
+
+def cadastral_town(seed: int = 15) -> dict:
+    """The sample village with each lot cut into three irregular ones (a Voronoi cell of three jittered seeds)."""
+    town = sample_town(300)
+    lots = town["parcels"]
+    rng = np.random.default_rng(seed)
+    seeds, owners = [], []
+    for i, geom in enumerate(lots.geometry.values):
+        x0, y0, x1, y1 = geom.bounds
+        for _ in range(3):
+            while True:
+                p = shapely.Point(rng.uniform(x0, x1), rng.uniform(y0, y1))
+                if geom.contains(p):
+                    break
+            seeds.append(p)
+            owners.append(i)
+    blocks = shapely.union_all(lots.geometry.values)
+    cells = shapely.get_parts(shapely.voronoi_polygons(shapely.MultiPoint(seeds), extend_to=blocks.envelope))
+    tree = shapely.STRtree(cells)
+    which = tree.query(np.asarray(seeds), predicate="within")
+    order = np.empty(len(seeds), dtype=int)
+    order[which[0]] = which[1]
+    shapes = shapely.intersection(cells[order], lots.geometry.values[owners])
+    parcels = lots.iloc[owners].reset_index(drop=True)
+    parcels["parcel_id"] = [f"{pid}.{k % 3 + 1}" for k, pid in enumerate(parcels["parcel_id"])]
+    parcels.loc[: len(HOSTILE_IDS) - 1, "parcel_id"] = HOSTILE_IDS
+    parcels = parcels.set_geometry(gpd.GeoSeries(shapes, crs=lots.crs))
+    parcels = parcels[parcels.geometry.geom_type == "Polygon"].reset_index(drop=True)
+    town["parcels"] = parcels
+    del town["buildings"]  # the occupancy test reads the property class
+    return town
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sample") / "town.gpkg"
+    write_layers(str(path), sample_town(300))
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+@pytest.fixture(scope="module")
+def cadastral_store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cadastral") / "town.gpkg"
+    write_layers(str(path), cadastral_town())
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def serve(store, tmp_path):
+    app = make_app(store, tmp_path)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_port}", server
+
+
+def click_points(store, ids) -> dict[str, tuple[float, float]]:
+    """The point deepest inside each parcel, clear of buildings and mains (those take their own clicks), in WGS 84."""
+    parcels = gpd.read_file(store, layer="parcel_results")
+    names = set(gpd.list_layers(store)["name"])
+    others = [gpd.read_file(store, layer="mains").geometry.buffer(6)]
+    if "buildings" in names:
+        others.append(gpd.read_file(store, layer="buildings").geometry.buffer(4))
+    blocked = shapely.union_all(np.concatenate([np.asarray(o.values) for o in others]))
+    chosen = parcels[parcels["parcel_id"].isin(ids)].set_index("parcel_id")
+    inner = chosen.geometry.difference(blocked)
+    labels = [polylabel(max(shapely.get_parts(g), key=lambda part: part.area)) for g in inner.values]
+    points = gpd.GeoSeries(labels, index=inner.index, crs=parcels.crs).to_crs(4326)
+    return {pid: (p.y, p.x) for pid, p in points.items()}
+
+
+def click_at(driver, lat, lon):
+    """Click the map where (lat, lon) is drawn, as a mouse does, after closing the open popup with its close
+    button as a planner does (a popup may cover the next lot, and a click on a popup is the popup's)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    x, y = driver.execute_script(
+        "const p = window.sewerplanMap.latLngToContainerPoint([arguments[0], arguments[1]]); return [p.x, p.y];",
+        lat,
+        lon,
+    )
+    if driver.find_elements(By.CSS_SELECTOR, ".leaflet-popup"):
+        driver.execute_script("[...document.querySelectorAll('.leaflet-popup-close-button')].pop().click();")
+        wait_for(driver, lambda: not driver.find_elements(By.CSS_SELECTOR, ".leaflet-popup"))
+    element = driver.find_element(By.CSS_SELECTOR, "#mapcell .folium-map")
+    size = element.size
+    ActionChains(driver).move_to_element_with_offset(
+        element, int(x - size["width"] / 2), int(y - size["height"] / 2)
+    ).click().perform()
+
+
+def settle(driver):
+    """Wait until the view's layers are loaded and drawn (no request in flight)."""
+    wait_for(driver, lambda: driver.execute_script("return document.body.dataset.loading") == "0")
+
+
+def popup_text(driver, parcel_id):
+    """The open parcel popup's text once it shows ``parcel_id`` (it is filled in when the answer arrives)."""
+    script = """return [...document.querySelectorAll('.parcel-popup')].map((p) => p.textContent)
+                .find((t) => t.includes(arguments[0])) || null;"""
+    return wait_for(driver, lambda: driver.execute_script(script, parcel_id))
+
+
+def ten_clicks(driver, store, ids):
+    """Pan, zoom and click each parcel in turn; every click must open its popup. Returns the popups' texts."""
+    points = click_points(store, ids)
+    texts = []
+    for k, pid in enumerate(ids):
+        lat, lon = points[pid]
+        zoom = (19, 18, 17)[k % 3]
+        driver.execute_script("window.sewerplanMap.setView([arguments[0], arguments[1]], 15, {animate: false});", lat, lon)
+        settle(driver)
+        driver.execute_script("window.sewerplanMap.panBy([120, -80], {animate: false});")
+        settle(driver)
+        driver.execute_script(
+            "window.sewerplanMap.setView([arguments[0], arguments[1]], arguments[2], {animate: false});", lat, lon, zoom
+        )
+        settle(driver)
+        click_at(driver, lat, lon)
+        texts.append(popup_text(driver, pid))
+        assert driver.execute_script("return document.body.dataset.focused") == pid  # the selection stays lit
+    return texts
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("which", ["sample", "cadastral"])
+def test_ten_clicks_in_a_row_open_ten_popups(which, sample_store, cadastral_store, browser, tmp_path):  # noqa: F811
+    store = sample_store if which == "sample" else cadastral_store
+    url, server = serve(store, tmp_path)
+    try:
+        open_map(browser, url)
+        results = gpd.read_file(store, layer="parcel_results")
+        rng = np.random.default_rng(7)
+        ids = list(rng.choice(results["parcel_id"].to_numpy(), size=10, replace=False))
+        if which == "cadastral":
+            ids[:5] = HOSTILE_IDS  # real tax IDs: the popup asks for them in a query parameter
+        texts = ten_clicks(browser, store, ids)
+        assert len(texts) == 10 and all(pid in t for pid, t in zip(ids, texts, strict=True))
+        # One canvas draws everything that takes a click; nothing else is stacked over it.
+        canvases = browser.execute_script("return document.querySelectorAll('.leaflet-pane canvas').length")
+        assert canvases == 1
+        shot(browser, f"ten-clicks-{which}")
+    finally:
+        server.shutdown()
+
+
+@pytest.mark.browser
+def test_trace_is_drawn_above_the_mains(sample_store, browser, tmp_path):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    url, server = serve(sample_store, tmp_path)
+    try:
+        open_map(browser, url)
+        results = gpd.read_file(sample_store, layer="parcel_results")
+        target = results[results["status"] == "mandated"]["parcel_id"].iloc[3]
+        lat, lon = click_points(sample_store, [target])[target]
+        browser.execute_script("window.sewerplanMap.setView([arguments[0], arguments[1]], 18, {animate: false});", lat, lon)
+        settle(browser)
+        click_at(browser, lat, lon)
+        popup_text(browser, target)
+        browser.find_element(By.CSS_SELECTOR, ".parcel-popup .trace-button").click()
+        result = wait_for(
+            browser,
+            lambda: (t := browser.find_element(By.CSS_SELECTOR, ".trace-result").get_attribute("textContent"))
+            and "Tracing" not in t
+            and t,
+        )
+        assert "Control manhole MH-" in result
+        for zoom in (13, 16, 19):
+            browser.execute_script("window.sewerplanMap.setZoom(arguments[0], {animate: false});", zoom)
+            settle(browser)
+            drawn = browser.execute_script(
+                """const m = window.sewerplanMap, pane = m.getPane('sewerplan-evidence');
+                const z = (name) => Number(getComputedStyle(m.getPane(name)).zIndex);
+                const widths = [...pane.querySelectorAll('path')].map((p) => Number(p.getAttribute('stroke-width')));
+                return [z('sewerplan-evidence'), z('sewerplan-data'), z('overlayPane'), z('markerPane'),
+                        Math.max(0, ...widths), pane.querySelectorAll('path').length];"""
+            )
+            evidence_z, data_z, overlay_z, marker_z, widest, paths = drawn
+            assert evidence_z > max(data_z, overlay_z, marker_z) and paths >= 2 and widest >= 6
+        shot(browser, "trace-above-mains")
+    finally:
+        server.shutdown()
+
+
+# -- IDs that are not path-safe, through the API ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cadastral_client(cadastral_store, tmp_path_factory):
+    return make_app(cadastral_store, tmp_path_factory.mktemp("cadastral-app")).test_client()
+
+
+@pytest.mark.parametrize("parcel_id", HOSTILE_IDS)
+def test_hostile_ids_in_query_parameters(cadastral_client, parcel_id):
+    from urllib.parse import urlencode
+
+    c = cadastral_client
+    popup = c.get("/api/parcel?" + urlencode({"id": parcel_id}))
+    assert popup.status_code == 200 and popup.get_json()["parcel"]["properties"]["parcel_id"] == parcel_id
+    trace = c.get("/api/trace?" + urlencode({"parcel": parcel_id}))
+    assert trace.status_code == 200 and trace.get_json()["control_manhole"]
+    within = c.get("/api/within?" + urlencode({"parcel": parcel_id, "distance_ft": 0})).get_json()
+    assert [p["parcel_id"] for p in within["parcels"] if p["source"]] == [parcel_id]
+    rows = c.get("/api/results.csv?" + urlencode({"id": parcel_id})).get_data(as_text=True)
+    assert [r["parcel_id"] for r in csv.DictReader(io.StringIO(rows.lstrip("\ufeff")))] == [parcel_id]
+    hits = c.get("/api/search?" + urlencode({"q": parcel_id})).get_json()
+    assert parcel_id in [h["parcel_id"] for h in hits["results"]]
+
+
+def test_a_slashed_id_in_the_old_path_still_works(cadastral_client):
+    found = cadastral_client.get("/api/parcels/12.34-1-5/A").get_json()
+    assert found["parcel"]["properties"]["parcel_id"] == "12.34-1-5/A"
+
+
+def test_manhole_ids_in_query_parameters(tmp_path):
+    town = sample_town(300)
+    renamed = {"MH-5": "MH 5/#?%"}
+    town["manholes"]["manhole_id"] = town["manholes"]["manhole_id"].replace(renamed)
+    for column in ("from_manhole", "to_manhole"):
+        town["mains"][column] = town["mains"][column].replace(renamed)
+    path = tmp_path / "town.gpkg"
+    write_layers(str(path), town)
+    assert CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)]).exit_code == 0
+    c = make_app(path, tmp_path).test_client()
+    from urllib.parse import urlencode
+
+    shed = c.get("/api/sewershed?" + urlencode({"manhole": "MH 5/#?%"}))
+    assert shed.status_code == 200 and shed.get_json()["mains"]
+    assert c.get("/api/sewershed?" + urlencode({"manhole": "MH 5"})).status_code == 404
+
+
+def test_plan_names_with_hostile_characters_link_and_download(sample_store, tmp_path):
+    import re
+
+    from tests.conftest import csrf
+
+    c = make_app(sample_store, tmp_path).test_client()
+    streets = gpd.read_file(sample_store, layer="streets")
+    line = gpd.GeoSeries([streets.geometry.iloc[0]], crs=streets.crs).to_crs(4326).iloc[0]
+    name = "Oak 1/2 #3?%"
+    sent = c.post(
+        "/plans/evaluate",
+        json={"geometry": json.loads(shapely.to_geojson(line)), "name": name, "save": True, "diameter_in": 8},
+        headers={"X-CSRF-Token": csrf(c)},
+    )
+    assert sent.status_code == 200, sent.get_data(as_text=True)
+    page = c.get("/plans").get_data(as_text=True)
+    links = [h for h in re.findall(r'href="([^"]+\.geojson)"', page) if "Oak" in h]
+    assert links, page
+    # The saved scenario as JSON (this line crosses no unsewered lot, so it has no parcels to write as GeoJSON).
+    got = c.get(links[0].replace("&amp;", "&").removesuffix(".geojson") + ".json")
+    assert got.status_code == 200 and got.get_json()["name"] == name
