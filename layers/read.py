@@ -108,7 +108,7 @@ class Layers:
     """The validated input layers, all in the measuring CRS, and everything validation found."""
 
     parcels: gpd.GeoDataFrame | None
-    mains: gpd.GeoDataFrame
+    mains: gpd.GeoDataFrame | None  # None only when checking an upload that has no mains yet
     buildings: gpd.GeoDataFrame | None = None
     streets: gpd.GeoDataFrame | None = None
     manholes: gpd.GeoDataFrame | None = None
@@ -726,7 +726,11 @@ def load_layers(
     problems += check_layers_together(frames, {kind: sources[kind].label for kind in frames})
     if any(p.severity == "error" for p in problems):
         raise LayerValidationError(problems)
-    return Layers(**{"parcels": None, **frames}, problems=problems, sources={k: s.label for k, s in sources.items()})
+    return Layers(
+        **{"parcels": None, "mains": None, **frames},
+        problems=problems,
+        sources={k: s.label for k, s in sources.items()},
+    )
 
 
 def _apply_connected_list(parcels: gpd.GeoDataFrame, ids: set[str]) -> tuple[gpd.GeoDataFrame, list[Problem]]:

@@ -475,9 +475,11 @@ def test_map_click_popup_and_trace_in_chromium(live_server, browser, store):
     popup.find_element(By.CSS_SELECTOR, ".trace-button").click()
     result = wait_for(
         browser,
-        lambda: (t := popup.find_element(By.CSS_SELECTOR, ".trace-result").get_attribute("textContent"))
-        and "Tracing" not in t
-        and t,
+        lambda: (
+            (t := popup.find_element(By.CSS_SELECTOR, ".trace-result").get_attribute("textContent"))
+            and "Tracing" not in t
+            and t
+        ),
     )
     assert "Control manhole MH-" in result and "ft through" in result
     shot(browser, "trace")

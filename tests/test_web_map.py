@@ -9,7 +9,9 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import threading
+import warnings
 
 import geopandas as gpd
 import numpy as np
@@ -27,6 +29,7 @@ from tests.test_web import browser, open_map, shot, wait_for  # noqa: F401 - bro
 
 # Real tax IDs: a slash (12.34-1-5/A), and the other characters a URL path or query would eat.
 HOSTILE_IDS = ("12.34-1-5/A", "7#B", "8?C", "9%D", "10 E/F")
+SET_VIEW = "window.sewerplanMap.setView([arguments[0], arguments[1]], arguments[2], {animate: false});"
 
 
 def cadastral_town(seed: int = 15) -> dict:
@@ -141,13 +144,11 @@ def ten_clicks(driver, store, ids):
     for k, pid in enumerate(ids):
         lat, lon = points[pid]
         zoom = (19, 18, 17)[k % 3]
-        driver.execute_script("window.sewerplanMap.setView([arguments[0], arguments[1]], 15, {animate: false});", lat, lon)
+        driver.execute_script(SET_VIEW, lat, lon, 15)
         settle(driver)
         driver.execute_script("window.sewerplanMap.panBy([120, -80], {animate: false});")
         settle(driver)
-        driver.execute_script(
-            "window.sewerplanMap.setView([arguments[0], arguments[1]], arguments[2], {animate: false});", lat, lon, zoom
-        )
+        driver.execute_script(SET_VIEW, lat, lon, zoom)
         settle(driver)
         click_at(driver, lat, lon)
         texts.append(popup_text(driver, pid))
@@ -187,16 +188,18 @@ def test_trace_is_drawn_above_the_mains(sample_store, browser, tmp_path):  # noq
         results = gpd.read_file(sample_store, layer="parcel_results")
         target = results[results["status"] == "mandated"]["parcel_id"].iloc[3]
         lat, lon = click_points(sample_store, [target])[target]
-        browser.execute_script("window.sewerplanMap.setView([arguments[0], arguments[1]], 18, {animate: false});", lat, lon)
+        browser.execute_script(SET_VIEW, lat, lon, 18)
         settle(browser)
         click_at(browser, lat, lon)
         popup_text(browser, target)
         browser.find_element(By.CSS_SELECTOR, ".parcel-popup .trace-button").click()
         result = wait_for(
             browser,
-            lambda: (t := browser.find_element(By.CSS_SELECTOR, ".trace-result").get_attribute("textContent"))
-            and "Tracing" not in t
-            and t,
+            lambda: (
+                (t := browser.find_element(By.CSS_SELECTOR, ".trace-result").get_attribute("textContent"))
+                and "Tracing" not in t
+                and t
+            ),
         )
         assert "Control manhole MH-" in result
         for zoom in (13, 16, 19):
@@ -254,7 +257,8 @@ def test_manhole_ids_in_query_parameters(tmp_path):
         town["mains"][column] = town["mains"][column].replace(renamed)
     path = tmp_path / "town.gpkg"
     write_layers(str(path), town)
-    assert CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)]).exit_code == 0
+    analysed = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+    assert analysed.exit_code == 0, analysed.output
     c = make_app(path, tmp_path).test_client()
     from urllib.parse import urlencode
 
@@ -284,3 +288,115 @@ def test_plan_names_with_hostile_characters_link_and_download(sample_store, tmp_
     # The saved scenario as JSON (this line crosses no unsewered lot, so it has no parcels to write as GeoJSON).
     got = c.get(links[0].replace("&amp;", "&").removesuffix(".geojson") + ".json")
     assert got.status_code == 200 and got.get_json()["name"] == name
+
+
+# -- the upload workflow: truncated names, what each profile still needs, adding the layer, a single GeoJSON ----
+
+
+def _zip(frames: dict, tmp_path, folder_name: str) -> bytes:
+    import zipfile
+
+    folder = tmp_path / folder_name
+    folder.mkdir()
+    with warnings.catch_warnings():  # the shapefile driver says it cuts names to 10 characters: the point here
+        warnings.simplefilter("ignore")
+        for name, frame in frames.items():
+            frame.to_file(folder / f"{name}.shp")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in folder.iterdir():
+            zf.write(f, f"town/{f.name}")
+    return buf.getvalue()
+
+
+def test_upload_truncated_names_missing_streets_added_then_run(sample_store, tmp_path):
+    import shutil
+    import time
+
+    from tests.conftest import csrf
+
+    own = tmp_path / "town.gpkg"
+    shutil.copy(sample_store, own)
+    app = make_app(own, tmp_path)
+    c = app.test_client()
+    town = sample_town(80)
+    mains = town["mains"].rename(
+        columns={"diameter_in": "diameter_inches", "us_invert_ft": "up_invert_ft", "ds_invert_ft": "down_invert_ft"}
+    )
+    parcels = town["parcels"].assign(assessment_note="kept as it is")
+    body = _zip({"parcels": parcels, "mains": mains, "buildings": town["buildings"]}, tmp_path, "shp")
+    token = csrf(c)
+    sent = c.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(body), "town.zip"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    assert sent.status_code == 302
+    mapping_url = sent.headers["Location"]
+    form = c.get(mapping_url).get_data(as_text=True)
+    for cut in ("diameter_i", "up_invert_", "down_inver"):  # matched, not dropped
+        assert re.search(rf'<option value="{cut}"\s+selected', form), cut
+    report = c.post(mapping_url, data={"csrf_token": token, "profile": "fort-plain"})
+    html = report.get_data(as_text=True)
+    assert report.status_code == 200 and 'id="usable"' in html
+    fort_plain = re.search(r'<tr data-profile="fort-plain".*?</tr>', html, re.S).group(0)
+    assert "Not yet" in fort_plain and "streets layer" in fort_plain and "--" not in fort_plain  # no CLI flag
+    wappinger = re.search(r'<tr data-profile="wappinger".*?</tr>', html, re.S).group(0)
+    # Wappinger does not tie the duty to a street (§ 196-17E), but leaves the distance to the town: a setting.
+    assert "streets" not in wappinger and "mandate.distance_ft" in wappinger and "--" not in wappinger
+    unused = re.search(r'<li data-kind="parcels">(.*?)</li>', html, re.S).group(1)
+    assert "assessment" in unused  # a column nobody mapped is listed (its name cut to assessmen)
+    assert 'id="add-layer-form"' in html and '<option value="streets">' in html
+    # Add the streets the report asked for, check again: Fort Plain can now run.
+    streets = _zip({"streets": town["streets"]}, tmp_path, "streets")
+    upload_token = mapping_url.split("/")[2]
+    added = c.post(
+        f"/data/{upload_token}/add",
+        data={"kind": "streets", "layer": (io.BytesIO(streets), "streets.zip"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    assert added.status_code == 302
+    again = c.post(mapping_url, data={"csrf_token": token, "profile": "fort-plain"}).get_data(as_text=True)
+    fort_plain = re.search(r'<tr data-profile="fort-plain".*?</tr>', again, re.S).group(0)
+    assert "Yes." in fort_plain
+    # Work on it: its parcels are drawn before any analysis, then the run succeeds.
+    assert c.post(f"/data/{upload_token}/use", data={"csrf_token": token}).status_code == 302
+    drawn = c.get("/api/layers/parcels?bbox=-75,42,-74,43.5&zoom=17").get_json()
+    assert len(drawn["features"]) == 80
+    assert {f["properties"]["status"] for f in drawn["features"]} == {"not_analysed"}
+    job = c.post("/analysis/run", data={"profile": "fort-plain", "csrf_token": token}).get_json()
+    end = time.time() + 120
+    while job["state"] not in ("done", "failed") and time.time() < end:
+        time.sleep(0.1)
+        job = c.get(f"/api/jobs/{job['id']}").get_json()
+    assert job["state"] == "done", job
+    mains_read = c.get("/api/layers/mains?bbox=-75,42,-74,43.5&zoom=17").get_json()
+    assert all(f["properties"]["diameter_in"] for f in mains_read["features"])
+
+
+def test_a_single_geojson_upload_is_the_parcels_layer(sample_store, tmp_path):
+    import shutil
+
+    from tests.conftest import csrf
+
+    own = tmp_path / "town.gpkg"
+    shutil.copy(sample_store, own)
+    c = make_app(own, tmp_path).test_client()
+    body = sample_town(80)["parcels"].head(40).to_crs(4326).to_json().encode()
+    token = csrf(c)
+    sent = c.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(body), "lots.geojson"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    assert sent.status_code == 302
+    mapping_url = sent.headers["Location"]
+    form = c.get(mapping_url).get_data(as_text=True)
+    if 'name="parcels.parcel_id"' not in form:  # a name that says nothing: the page asks what it is
+        name = re.search(r'name="kind\.([^"]+)"', form).group(1)
+        said = c.post(mapping_url.replace("/mapping", "/kinds"), data={f"kind.{name}": "parcels", "csrf_token": token})
+        assert said.status_code == 302
+    report = c.post(mapping_url, data={"csrf_token": token, "profile": "wappinger"}).get_data(as_text=True)
+    assert 'id="usable"' in report and "40 parcels" in report
+    wappinger = re.search(r'<tr data-profile="wappinger".*?</tr>', report, re.S).group(0)
+    assert "Not yet" in wappinger and "sewer mains layer" in wappinger
