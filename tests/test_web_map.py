@@ -400,3 +400,79 @@ def test_a_single_geojson_upload_is_the_parcels_layer(sample_store, tmp_path):
     assert 'id="usable"' in report and "40 parcels" in report
     wappinger = re.search(r'<tr data-profile="wappinger".*?</tr>', report, re.S).group(0)
     assert "Not yet" in wappinger and "sewer mains layer" in wappinger
+
+
+# -- search, select by distance, print, plain words -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample_client(sample_store, tmp_path_factory):
+    return make_app(sample_store, tmp_path_factory.mktemp("sample-app")).test_client()
+
+
+def test_search_abbreviates_street_suffixes_and_counts_all_hits(sample_client, sample_store):
+    results = gpd.read_file(sample_store, layer="parcel_results")
+    on_main = results["site_address"].str.contains(r"\bMain St\b", regex=True).sum()
+    assert on_main > 20  # enough to need "20 of N"
+    doc = sample_client.get("/api/search?q=Main%20Street").get_json()
+    assert doc["total"] == on_main and len(doc["results"]) == 20
+    assert all("Main St" in r["site_address"] for r in doc["results"])
+    assert sample_client.get("/api/search?q=main+st.").get_json()["total"] == on_main
+
+
+def test_select_by_distance_lists_parcels_and_mailing(sample_client, sample_store):
+    from urllib.parse import urlencode
+
+    results = gpd.read_file(sample_store, layer="parcel_results")
+    source = results["parcel_id"].iloc[40]
+    shape = results.geometry.iloc[40]
+    expected = set(results.loc[results.geometry.distance(shape) <= 200, "parcel_id"])  # EPSG:2260 is in feet
+    doc = sample_client.get("/api/within?" + urlencode({"parcel": source, "distance_ft": 200})).get_json()
+    assert {p["parcel_id"] for p in doc["parcels"]} == expected and doc["total"] == len(expected)
+    assert [p["parcel_id"] for p in doc["parcels"] if p["source"]] == [source]
+    assert doc["buffer"]["type"] == "Polygon"
+    mailing = sample_client.get("/api/within.csv?" + urlencode({"parcel": source, "distance_ft": 200}))
+    rows = list(csv.DictReader(io.StringIO(mailing.get_data(as_text=True).lstrip("\ufeff"))))
+    owners = results[results["parcel_id"].isin(expected)]
+    assert len(rows) == doc["mailing_rows"] == owners[["owner_name", "mail_address"]].drop_duplicates().shape[0]
+    assert sum(int(r["parcels"]) for r in rows) == len(expected)
+    # A point drawn on the map, in longitude and latitude.
+    centre = gpd.GeoSeries([shape.centroid], crs=results.crs).to_crs(4326).iloc[0]
+    point = json.dumps({"type": "Point", "coordinates": [centre.x, centre.y]})
+    drawn = sample_client.get("/api/within?" + urlencode({"geometry": point, "distance_ft": 0})).get_json()
+    assert [p["parcel_id"] for p in drawn["parcels"]] == [source]
+    bad = sample_client.get("/api/within?" + urlencode({"geometry": point}))
+    assert bad.status_code == 400 and "distance" in bad.get_json()["error"]["message"]
+
+
+def test_print_a_view_to_one_page(sample_client, sample_store):
+    from pypdf import PdfReader
+
+    results = gpd.read_file(sample_store, layer="parcel_results").to_crs(4326)
+    w, s, e, n = results.total_bounds
+    url = f"/print.pdf?bbox={w},{s},{e},{n}&title=Board+packet+May&selected={results['parcel_id'].iloc[3]}"
+    pdf = sample_client.get(url)
+    assert pdf.status_code == 200 and pdf.mimetype == "application/pdf"
+    reader = PdfReader(io.BytesIO(pdf.data))
+    assert len(reader.pages) == 1
+    text = reader.pages[0].extract_text()
+    for wanted in ("Board packet May", "fort-plain", "must connect", "already connected", "N", "ft", "Printed"):
+        assert wanted in text, wanted
+    assert sample_client.get("/print.pdf").status_code == 400
+
+
+def test_plain_words_and_the_towns_date_format(sample_store, tmp_path):
+    from gisapp.words import count, number, town_date, words
+
+    assert words("connection_required") == "connection required" and words("min_diameter") == "pipe size"
+    assert (number(70.0, "units"), number(8.0, "in"), count(1, "main"), count(0, "living unit")) == (
+        "70 units",
+        "8 in",
+        "1 main",
+        "no living units",
+    )
+    assert town_date("2027-05-30", "%m/%d/%Y") == "05/30/2027" and town_date("2027-05-03") == "May 3, 2027"
+    c = make_app(sample_store, tmp_path, DATE_FORMAT="%d.%m.%Y").test_client()
+    html = c.get("/summary").get_data(as_text=True)
+    assert re.search(r"analysed\s+\d{2}\.\d{2}\.\d{4}", html)
+    assert "connection_required" not in html and "mandated</td>" not in html and "must connect" in html
