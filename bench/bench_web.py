@@ -35,6 +35,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -152,7 +153,7 @@ def main() -> None:
         # warm up: every kind of request once, so caches are built before the start is measured
         warm = Session(base)
         warm.sign_on()
-        for path in ("/summary", "/notices", f"/api/parcels/{ids[0]}", "/api/search?q=main"):
+        for path in ("/summary", "/notices", f"/api/parcel?id={quote(ids[0])}", "/api/search?q=main"):
             warm.get(path)
         for layer in ("parcels", "mains", "streets", "manholes"):
             warm.get(f"/api/layers/{layer}?bbox={west},{south},{east},{north}&zoom=16")
@@ -190,7 +191,7 @@ def main() -> None:
                         f"/api/layers/{rng.choice(['parcels', 'mains', 'streets', 'manholes'])}?{view()}",
                     )
                 elif roll < 0.65:
-                    kind, path = "parcel popup", f"/api/parcels/{rng.choice(ids)}"
+                    kind, path = "parcel popup", f"/api/parcel?id={quote(rng.choice(ids))}"
                 elif roll < 0.80:
                     kind, path = "search", f"/api/search?q={rng.choice(words)}"
                 elif roll < 0.92:

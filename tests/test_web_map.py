@@ -341,6 +341,7 @@ def test_upload_truncated_names_missing_streets_added_then_run(sample_store, tmp
     assert report.status_code == 200 and 'id="usable"' in html
     fort_plain = re.search(r'<tr data-profile="fort-plain".*?</tr>', html, re.S).group(0)
     assert "Not yet" in fort_plain and "streets layer" in fort_plain and "--" not in fort_plain  # no CLI flag
+    assert "Add the streets layer with &#34;Add a layer to this upload&#34; below." in fort_plain
     wappinger = re.search(r'<tr data-profile="wappinger".*?</tr>', html, re.S).group(0)
     # Wappinger does not tie the duty to a street (§ 196-17E), but leaves the distance to the town: a setting.
     assert "streets" not in wappinger and "mandate.distance_ft" in wappinger and "--" not in wappinger

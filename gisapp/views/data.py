@@ -294,7 +294,13 @@ def validate(token: str):
             "missing": [
                 {
                     "message": str(e),
-                    "how": field_for(e.fix) if getattr(e, "fix", None) else "",
+                    "how": (
+                        f'Add the {e.fix.target.replace("_", " ")} layer with "Add a layer to this upload" below.'
+                        if getattr(e, "fix", None) and e.fix.setting == "layer"
+                        else field_for(e.fix)
+                        if getattr(e, "fix", None)
+                        else ""
+                    ),
                     "layer": e.fix.target if getattr(e, "fix", None) and e.fix.setting == "layer" else None,
                 }
                 for e in r.missing
