@@ -33,6 +33,7 @@ import pandas as pd
 import pyogrio
 import shapely
 
+from gisapp.words import number
 from layers.errors import LayerError
 from layers.store import latest_run
 from layers.write import BUILDINGS_LAYER, LINES_LAYER, RESULT_LAYER
@@ -57,14 +58,16 @@ PARCEL_FIELDS = (
 # (Fort Plain's curbline), and the duties beyond connecting (grease interceptors, industrial users, subdivisions).
 PARCEL_POPUP_FIELDS = (
     ("Measured from", "measured_from"),
-    ("From the parcel boundary (ft)", "boundary_distance_ft"),
-    ("Average flow (gpd)", "discharge_gpd"),
+    ("From the parcel boundary", "boundary_distance_ft"),
+    ("Average flow", "discharge_gpd"),
     ("Grease interceptor", "grease_interceptor"),
     ("Industrial user", "industrial_user"),
     ("Subdivision", "subdivision_duty"),
     ("Further duties", "duties"),
     ("Their sections", "duties_section"),
 )
+# The unit each measured popup row is written with ("1,500 gallons per day", not "1,500.0").
+POPUP_UNITS = {"boundary_distance_ft": "ft", "discharge_gpd": "gallons per day"}
 MAIN_FIELDS = ("main_id", "diameter_in", "sewer_type", "ownership", "status", "street_name")
 BUILDING_FIELDS = (
     "building_id",
@@ -481,7 +484,9 @@ def _popup_rows(props: dict) -> list[list[str]]:
             continue
         if column == "boundary_distance_ft" and props.get("measured_from") in (None, "parcel boundary"):
             continue
-        rows.append([label, f"{value:,.1f}" if isinstance(value, float) else str(value)])
+        unit = POPUP_UNITS.get(column, "")
+        measured = isinstance(value, int | float) and not isinstance(value, bool)
+        rows.append([label, number(value, unit) if measured else str(value)])
     return rows
 
 
