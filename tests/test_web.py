@@ -444,7 +444,6 @@ def click_parcel(driver, parcel_id, store):
     point = parcels[parcels["parcel_id"] == parcel_id].geometry.iloc[0].representative_point()
     driver.execute_script(f"window.sewerplanMap.setView([{point.y}, {point.x}], 19, {{animate: false}});")
     wait_for(driver, lambda: driver.execute_script("return document.body.dataset.loading") == "0")
-    time.sleep(0.3)
     xy = driver.execute_script(
         f"const p = window.sewerplanMap.latLngToContainerPoint([{point.y}, {point.x}]);return [p.x, p.y];"
     )
@@ -455,7 +454,6 @@ def click_parcel(driver, parcel_id, store):
     ).click().perform()
     popup = wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, ".parcel-popup"))[0]
     wait_for(driver, lambda: parcel_id in popup.get_attribute("textContent"))
-    time.sleep(0.4)  # the popup fades in
     return popup
 
 

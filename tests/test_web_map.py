@@ -477,3 +477,32 @@ def test_plain_words_and_the_towns_date_format(sample_store, tmp_path):
     html = c.get("/summary").get_data(as_text=True)
     assert re.search(r"analysed\s+\d{2}\.\d{2}\.\d{4}", html)
     assert "connection_required" not in html and "mandated</td>" not in html and "must connect" in html
+
+
+@pytest.mark.browser
+def test_a_400_px_phone_gets_a_usable_map_and_tables_that_scroll_in_their_box(sample_store, browser, tmp_path):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    url, server = serve(sample_store, tmp_path)
+    try:
+        browser.set_window_size(400, 800)
+        open_map(browser, url)
+        width = browser.execute_script("return window.sewerplanMap.getContainer().getBoundingClientRect().width")
+        inner = browser.execute_script("return document.documentElement.clientWidth")
+        assert width >= inner - 20  # the map takes the screen's width
+        collapsed = browser.execute_script(
+            "return !document.querySelector('.leaflet-control-layers')"
+            ".classList.contains('leaflet-control-layers-expanded')"
+        )
+        assert collapsed  # the layer panel is folded away
+        toggle = browser.find_element(By.ID, "sidebar-toggle")
+        assert toggle.is_displayed()
+        wide = browser.execute_script("return document.documentElement.scrollWidth")
+        assert wide <= inner + 1  # nothing pushes the page sideways: wide tables scroll inside their box
+        shot(browser, "phone-map")
+        browser.get(url + "/summary")
+        wait_for(browser, lambda: browser.find_elements(By.ID, "mandated"))
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= inner + 1
+        shot(browser, "phone-summary")
+    finally:
+        server.shutdown()
