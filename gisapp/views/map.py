@@ -14,7 +14,7 @@ from flask import Blueprint, Response, abort, current_app, g, render_template, r
 from analysis.mandate import STATUSES
 from gisapp import services
 from gisapp.maps import build_map
-from gisapp.security import requires
+from gisapp.security import LOCAL_USER, requires
 from gisapp.state import map_data, recorded_spec, workspace
 from gisapp.views.api import bbox_arg
 from gisapp.words import STATUS_COLOURS, WORDS, count, number, town_date, words
@@ -155,12 +155,13 @@ def print_view():
     else:
         profile_line = "No analysis yet: parcels are shown as uploaded, not analysed."
     shown = [*STATUSES] if parcels_name == RESULT_LAYER else ["not_analysed"]
+    printer = "the local planner" if g.user in (None, LOCAL_USER) else g.user
     text = SheetText(
         title=title,
         subtitle=(profile_line, f"Printed {today}."),
         statuses=tuple((s, words(s), STATUS_COLOURS[s]) for s in shown),
         footer=(
-            f"sewerplan map printed {today} by {g.user or 'the local planner'}; data: {Path(data.path).name}; "
+            f"sewerplan map printed {today} by {printer}; data: {Path(data.path).name}; "
             f"profile {run.get('profile', services.DEFAULT_PROFILE)}.",
         ),
     )
