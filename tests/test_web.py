@@ -131,6 +131,15 @@ def test_security_headers_and_csrf(client):
     assert refused.status_code == 400 and "security token" in refused.get_data(as_text=True)
 
 
+def wait_job(client, job, timeout=180.0):
+    """The job once it is done or failed (a run takes seconds alone, a minute on a loaded 2-core machine)."""
+    end = time.time() + timeout
+    while job["state"] not in ("done", "failed") and time.time() < end:
+        time.sleep(0.05)
+        job = client.get(f"/api/jobs/{job['id']}").get_json()
+    return job
+
+
 def test_run_analysis_job(store, tmp_path):
     own = tmp_path / "own.gpkg"
     shutil.copy(store, own)  # the run rewrites the store: keep the shared one as it is
@@ -139,11 +148,7 @@ def test_run_analysis_job(store, tmp_path):
     started = client.post("/analysis/run", data={"profile": "poughkeepsie", "csrf_token": token})
     assert started.status_code == 202
     job = started.get_json()
-    for _ in range(200):
-        job = client.get(f"/api/jobs/{job['id']}").get_json()
-        if job["state"] in ("done", "failed"):
-            break
-        time.sleep(0.05)
+    job = wait_job(client, job)
     assert job["state"] == "done", job
     assert job["summary"]["profile"] == "poughkeepsie" and "analysing" in job["steps"]
     assert client.get("/api/summary").get_json()["run"]["profile"] == "poughkeepsie"
@@ -211,11 +216,7 @@ def test_upload_zipped_shapefile_flow(store, tmp_path):
     assert client.get("/api/summary").status_code == 404 and other.get("/api/summary").status_code == 200  # no run yet
     town_run = other.get("/api/summary").get_json()["run"]
     job = client.post("/analysis/run", data={"profile": "poughkeepsie", "csrf_token": token}).get_json()
-    for _ in range(400):
-        job = client.get(f"/api/jobs/{job['id']}").get_json()
-        if job["state"] in ("done", "failed"):
-            break
-        time.sleep(0.05)
+    job = wait_job(client, job)
     assert job["state"] == "done", job
     assert sum(client.get("/api/summary").get_json()["counts"].values()) == 80  # the run wrote the workspace
     assert other.get("/api/summary").get_json()["run"] == town_run  # and not the town's store
