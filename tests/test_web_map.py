@@ -506,3 +506,47 @@ def test_a_400_px_phone_gets_a_usable_map_and_tables_that_scroll_in_their_box(sa
         shot(browser, "phone-summary")
     finally:
         server.shutdown()
+
+
+# -- issue 14's notes: the building sewer's findings in the building popup, subdivisions drawn ----------------------
+
+
+def test_building_popup_has_the_building_sewer_findings_and_subdivisions_are_a_layer(tmp_path):
+    from urllib.parse import urlencode
+
+    town = sample_town(300)
+    buildings, mains = town["buildings"], town["mains"]
+    chosen = buildings.iloc[[0, 1]]
+    starts = chosen.geometry.centroid.to_numpy()
+    ends = [shapely.ops.nearest_points(p, shapely.union_all(mains.geometry.to_numpy()))[1] for p in starts]
+    town["laterals"] = gpd.GeoDataFrame(
+        {
+            "lateral_id": ["L1", "L2"],
+            "diameter_in": [3.0, 6.0],  # § 144-11B: no less than 4 inches
+            "us_invert_ft": [100.0, 100.0],
+            "ds_invert_ft": [99.0, 90.0],
+        },
+        geometry=[shapely.LineString([a, b]) for a, b in zip(starts, ends, strict=True)],
+        crs=buildings.crs,
+    )
+    x0, y0, x1, y1 = town["parcels"].total_bounds
+    town["subdivisions"] = gpd.GeoDataFrame(
+        {"subdivision_id": ["S-1"], "subdivision_name": ["Hill Farm"], "units": [40]},
+        geometry=[shapely.box(x1 + 100, y0, x1 + 1100, y0 + 1000)],
+        crs=buildings.crs,
+    )
+    path = tmp_path / "town.gpkg"
+    write_layers(str(path), town)
+    done = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+    assert done.exit_code == 0, done.output
+    c = make_app(path, tmp_path).test_client()
+    small = c.get("/api/building?" + urlencode({"id": chosen["building_id"].iloc[0]})).get_json()["building"]
+    props = small["properties"]
+    assert props["lateral_diameter_in"] == 3.0 and props["lateral_below_standard"] is True
+    assert "§ 144-11B" in props["reason"]
+    fine = c.get("/api/building?" + urlencode({"id": chosen["building_id"].iloc[1]})).get_json()["building"]
+    assert fine["properties"]["lateral_below_standard"] is False
+    drawn = c.get("/api/layers/subdivisions?bbox=-180,-90,180,90&zoom=15").get_json()
+    assert [f["properties"]["subdivision_id"] for f in drawn["features"]] == ["S-1"]
+    assert drawn["features"][0]["properties"]["sewer_duty"]
+    assert '"hasSubdivisions": true' in c.get("/").get_data(as_text=True).replace("&#34;", '"')
