@@ -119,9 +119,10 @@ def main() -> None:
     register = work / "instance" / "register.sqlite"
     (work / "instance").mkdir(exist_ok=True)
     (work / "instance" / "config.py").write_text(f"REGISTER = {str(register)!r}\n")
+    (work / "town.toml").write_text((REPO / "docs" / "town.example.toml").read_text())  # the letters' letterhead
     sewerplan(
         "notices", "issue", "--profile", "fort-plain", "--data", str(store), "--notice-date", "2027-03-01",
-        "--register", str(register), "--out", str(work / "notices"), cwd=work, env=env,
+        "--register", str(register), "--new", "--out", str(work / "notices"), cwd=work, env=env,
     )  # fmt: skip
     results = gpd.read_file(store, layer="parcel_results").to_crs(4326)
     ids = list(results["parcel_id"].astype(str))
