@@ -52,7 +52,15 @@ from analysis.streets import (
 )
 from analysis.units import feet_per_unit
 
-__all__ = ["MEASURED_FROM", "STATUSES", "MandateResult", "analyze_mandates", "check_notice", "counting_mains"]
+__all__ = [
+    "MEASURED_FROM",
+    "STATUSES",
+    "MandateResult",
+    "analyze_mandates",
+    "check_notice",
+    "counting_mains",
+    "missing_inputs",
+]
 
 
 @dataclass(frozen=True)
@@ -441,26 +449,64 @@ def _check_inputs(parcels, mains, streets, buildings, profile: Profile, **more) 
             raise AnalysisError(f"{name} are in {frame.crs}, parcels in {parcels.crs}: reproject both to one CRS.")
     if "parcel_id" not in parcels.columns:
         raise AnalysisError("Parcels have no parcel_id column.")
+    missing = missing_inputs(profile, parcels=parcels, streets=streets, buildings=buildings, settings=False)
+    if missing:
+        raise missing[0]
+
+
+def missing_inputs(
+    profile: Profile,
+    *,
+    parcels: pd.DataFrame | None,
+    streets: gpd.GeoDataFrame | None = None,
+    buildings: gpd.GeoDataFrame | None = None,
+    mains: gpd.GeoDataFrame | None | bool = True,
+    settings: bool = True,
+) -> list[AnalysisError]:
+    """What the analysis under ``profile`` would refuse these layers for, every reason at once (none: it can run).
+
+    The same checks ``analyze_mandates`` makes before it measures, so a validation report can say before a run
+    what a profile still needs: a layer (``fix`` names its kind), a column, or (with ``settings``) a value the town
+    must set. ``mains`` True means "not asked" (the caller has checked them); None or an empty layer is missing.
+    """
+    found: list[AnalysisError] = []
+    if parcels is None:
+        found.append(AnalysisError("The analysis needs a parcels layer.", fix=Fix("layer", "parcels", "PATH")))
+    if mains is not True and (mains is None or len(mains) == 0):
+        found.append(
+            AnalysisError("The analysis needs a sewer mains layer to measure to.", fix=Fix("layer", "mains", "PATH"))
+        )
     if profile.mandate.requires_abutting_street.value and (streets is None or len(streets) == 0):
         rule = profile.mandate.requires_abutting_street
-        raise AnalysisError(
-            f'The {profile.id} profile applies the abutting-street test of {rule.section} ("{rule.quote}"), '
-            "which needs a streets layer (centrelines or right-of-way polygons). Add a 'streets' layer to the data "
-            "or give one on its own.",
-            fix=Fix("layer", "streets", "PATH"),
+        found.append(
+            AnalysisError(
+                f'The {profile.id} profile applies the abutting-street test of {rule.section} ("{rule.quote}"), '
+                "which needs a streets layer (centrelines or right-of-way polygons). Add a 'streets' layer to the "
+                "data or give one on its own.",
+                fix=Fix("layer", "streets", "PATH"),
+            )
         )
+    columns = set(parcels.columns) if parcels is not None else set()
     if (
         profile.mandate.requires_occupied_building.value
         and buildings is None
-        and not ({"occupied", "property_class"} & set(parcels.columns))
+        and not ({"occupied", "property_class"} & columns)
     ):
         rule = profile.mandate.requires_occupied_building
-        raise AnalysisError(
-            f"The occupancy test of {rule.section} needs a buildings layer, or an occupied or property_class "
-            "column on the parcels; none was given. Add a 'buildings' layer, or map a column of the parcels to "
-            "parcels.occupied.",
-            fix=Fix("map", "parcels.occupied", "COLUMN"),
+        found.append(
+            AnalysisError(
+                f"The occupancy test of {rule.section} needs a buildings layer, or an occupied or property_class "
+                "column on the parcels; none was given. Add a 'buildings' layer, or map a column of the parcels to "
+                "parcels.occupied.",
+                fix=Fix("map", "parcels.occupied", "COLUMN"),
+            )
         )
+    if settings:
+        try:
+            _threshold(profile)
+        except AnalysisError as exc:
+            found.append(exc)
+    return found
 
 
 def _threshold(profile: Profile) -> float | None:

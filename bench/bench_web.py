@@ -35,6 +35,7 @@ import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -118,9 +119,10 @@ def main() -> None:
     register = work / "instance" / "register.sqlite"
     (work / "instance").mkdir(exist_ok=True)
     (work / "instance" / "config.py").write_text(f"REGISTER = {str(register)!r}\n")
+    (work / "town.toml").write_text((REPO / "docs" / "town.example.toml").read_text())  # the letters' letterhead
     sewerplan(
         "notices", "issue", "--profile", "fort-plain", "--data", str(store), "--notice-date", "2027-03-01",
-        "--register", str(register), "--out", str(work / "notices"), cwd=work, env=env,
+        "--register", str(register), "--new", "--out", str(work / "notices"), cwd=work, env=env,
     )  # fmt: skip
     results = gpd.read_file(store, layer="parcel_results").to_crs(4326)
     ids = list(results["parcel_id"].astype(str))
@@ -152,7 +154,7 @@ def main() -> None:
         # warm up: every kind of request once, so caches are built before the start is measured
         warm = Session(base)
         warm.sign_on()
-        for path in ("/summary", "/notices", f"/api/parcels/{ids[0]}", "/api/search?q=main"):
+        for path in ("/summary", "/notices", f"/api/parcel?id={quote(ids[0])}", "/api/search?q=main"):
             warm.get(path)
         for layer in ("parcels", "mains", "streets", "manholes"):
             warm.get(f"/api/layers/{layer}?bbox={west},{south},{east},{north}&zoom=16")
@@ -190,7 +192,7 @@ def main() -> None:
                         f"/api/layers/{rng.choice(['parcels', 'mains', 'streets', 'manholes'])}?{view()}",
                     )
                 elif roll < 0.65:
-                    kind, path = "parcel popup", f"/api/parcels/{rng.choice(ids)}"
+                    kind, path = "parcel popup", f"/api/parcel?id={quote(rng.choice(ids))}"
                 elif roll < 0.80:
                     kind, path = "search", f"/api/search?q={rng.choice(words)}"
                 elif roll < 0.92:

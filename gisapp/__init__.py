@@ -23,6 +23,11 @@ SETTINGS: dict[str, tuple[Any, str]] = {
     "USERS_DB": ("instance/users.sqlite", "The accounts file (sewerplan users add)."),
     "LOCAL_MODE": (True, "Bound to 127.0.0.1: with no accounts, run as one local planner without a login."),
     "MAP_MAX_FEATURES": (5000, "Most parcels sent for one map view; beyond it a grid overview is sent instead."),
+    "DATE_FORMAT": (
+        "%B %-d, %Y",
+        "How the pages and the printed map write dates (strftime codes; %-d and %-m drop the leading zero): "
+        "'%B %-d, %Y' is May 30, 2027, '%m/%d/%Y' is 05/30/2027.",
+    ),
     "SESSION_COOKIE_SECURE": (False, "Send the session cookie over HTTPS only (set True behind HTTPS)."),
     "SESSION_COOKIE_SAMESITE": ("Lax", "The session cookie's SameSite attribute: not sent on cross-site POSTs."),
     "SESSION_COOKIE_HTTPONLY": (True, "The session cookie is not readable by page scripts."),

@@ -5,9 +5,10 @@ A job starts from a workspace (``gisapp.workspace``): ``open_workspace`` makes o
 give notice on exactly the same profile as applied, layers, network and register. ``load_profile`` and
 ``build_network`` are called here and nowhere else outside ``analysis/``.
 
-Jobs: ``analyse``; ``network``, ``check``, ``trace_parcel``, ``trace_manhole``, ``sewershed``; ``buildings``;
-``duties``; ``preview_notices``, ``issue_notices``, ``violations``, ``settle``, ``resume``; ``evaluate_plan``,
-``plan_pdf``, ``export_plan``; ``export_results``. A command or a view parses its input, calls one of them and
+Jobs: ``analyse``, ``readiness``; ``network``, ``check``, ``trace_parcel``, ``trace_manhole``, ``sewershed``;
+``buildings``; ``duties``, ``subdivisions``; ``select_by_distance``; ``preview_notices``, ``issue_notices``,
+``violations``, ``settle``, ``resume``; ``evaluate_plan``, ``plan_pdf``, ``export_plan``; ``export_results``,
+``print_map``. A command or a view parses its input, calls one of them and
 presents the result.
 """
 
@@ -27,11 +28,13 @@ from pyproj import CRS
 from analysis.buildings import BuildingsResult, assess_buildings
 from analysis.duties import DutiesResult, assess_duties
 from analysis.errors import Fix
-from analysis.mandate import MandateResult, analyze_mandates
+from analysis.mandate import MandateResult, analyze_mandates, missing_inputs
 from analysis.network import SewerNetwork, build_network
 from analysis.network_checks import check_network
 from analysis.notices import NoticePlan, TownSettings, with_resolutions
+from analysis.notification import Notification, parcels_within
 from analysis.profiles import Profile, available_profiles, load_profile
+from analysis.subdivisions import assess_subdivisions
 from analysis.trace import Sewershed, Trace, add_network_results, connect_parcels, trace_down
 from analysis.trace import sewershed as upstream_of
 from analysis.trace import trace_parcel as trace_from_parcel
@@ -42,6 +45,7 @@ from layers.errors import LayerError, NotFoundError
 from layers.read import (
     Layers,
     LayerSource,
+    drawn_feature,
     find_layers,
     is_postgres,
     load_layers,
@@ -56,7 +60,7 @@ from layers.store import open_store as store_at
 from layers.swmm import LOCAL_CRS
 from layers.town import load_town_settings, town_file
 from layers.validate import ColumnMapping
-from layers.write import output_format, write_plan, write_results
+from layers.write import output_format, write_csv, write_plan, write_results
 
 # The profile a store with no recorded run, and `sewerplan trace` without --profile, use (for its snapping
 # settings: the network rules are not applied).
@@ -368,6 +372,41 @@ def export_qgis(store: str, out: str, *, title: str | None = None) -> dict:
     return write_project(store_at(store), out, title=title) | {"store": store_label(store)}
 
 
+def export_table(path: str, frame: pd.DataFrame) -> str:
+    """Write a table (a mailing list, parcels) as a CSV safe to open in a spreadsheet; returns the path."""
+    return write_csv(path, frame)
+
+
+@dataclass
+class Readiness:
+    """Whether the analysis can run on some layers under one profile, and if not, everything it still needs."""
+
+    profile: str
+    municipality: str
+    missing: list[ValueError]
+
+    @property
+    def ready(self) -> bool:
+        return not self.missing
+
+
+def readiness(layers: Layers, profiles: list[Profile]) -> list[Readiness]:
+    """For each profile, what the analysis would refuse these layers for (the checks it makes before measuring):
+    a layer to add, a column to map, a value the town must set. Said before any run, so nothing fails late."""
+    return [
+        Readiness(
+            prof.id,
+            prof.municipality,
+            list(
+                missing_inputs(
+                    prof, parcels=layers.parcels, streets=layers.streets, buildings=layers.buildings, mains=layers.mains
+                )
+            ),
+        )
+        for prof in profiles
+    ]
+
+
 # -- the network --------------------------------------------------------------------------------------------------
 
 
@@ -480,6 +519,37 @@ def duties(ws: Workspace, progress: Progress = _quiet) -> DutiesResult:
         parcels, conn = add_network_results(parcels, net)
     progress("finding further duties")
     return _duties(ws, parcels, net, conn)
+
+
+def subdivisions(ws: Workspace) -> gpd.GeoDataFrame | None:
+    """The subdivisions layer with each one's duty to build sewers (``analysis.subdivisions``), or None without one."""
+    if ws.layers.subdivisions is None:
+        return None
+    return assess_subdivisions(ws.layers.subdivisions, profile=ws.profile, service_areas=ws.layers.service_areas)
+
+
+# -- select by distance -------------------------------------------------------------------------------------------
+
+
+def select_by_distance(
+    ws: Workspace, *, distance_ft: float, parcel_id: str | None = None, geometry: dict | None = None
+) -> Notification:
+    """The parcels within ``distance_ft`` of a parcel or of a point, line or area drawn on the web map (GeoJSON in
+    longitude and latitude), with their owners' mailing list: the public notification workflow.
+
+    The parcels are the run's results where there is a run (they carry the owners), else the parcels as loaded.
+    """
+    parcels = ws.stored.parcels if ws.stored is not None and ws.stored.parcels is not None else ws.layers.parcels
+    if parcels is None:
+        raise LayerError("There are no parcels to select from: upload the town's parcels.", fix=Fix("layer", "parcels"))
+    if parcel_id is not None:
+        hit = (parcels["parcel_id"].astype(str) == str(parcel_id)).to_numpy().nonzero()[0]
+        if not len(hit):
+            raise NotFoundError(f"No parcel {parcel_id!r} in the parcels layer.")
+        feature = parcels.geometry.iloc[hit[0]]
+    else:
+        feature = drawn_feature(geometry or {}, target_crs=parcels.crs)
+    return parcels_within(parcels, feature, distance_ft=distance_ft, source_id=parcel_id)
 
 
 # -- the register and the town ------------------------------------------------------------------------------------
@@ -738,10 +808,22 @@ def export_plan(path: str, doc: dict, line, layers: Layers) -> list[str]:
     return write_plan(str(path), doc, line, layers.parcels, crs=layers.parcels.crs)
 
 
+# -- printing a map view ------------------------------------------------------------------------------------------
+
+
+def print_map(path: str | Path, layers, *, bbox_lonlat: tuple[float, float, float, float], text) -> dict:
+    """One page of the map view ``bbox_lonlat`` for a board packet (``layers.mapsheet``): title, the map with a
+    scale bar and north arrow, the legend with counts, the date and the profile."""
+    from layers.mapsheet import write_map_sheet
+
+    return write_map_sheet(path, layers, bbox_lonlat=bbox_lonlat, text=text)
+
+
 __all__ = [
     "CONNECTION_SEARCH_FT",
     "DEFAULT_PROFILE",
     "NoticePreview",
+    "Readiness",
     "RunResult",
     "analyse",
     "buildings",
@@ -754,6 +836,7 @@ __all__ = [
     "export_plan",
     "export_qgis",
     "export_results",
+    "export_table",
     "issue_notices",
     "layer_sources",
     "mandates",
@@ -766,17 +849,21 @@ __all__ = [
     "open_workspace",
     "plan_pdf",
     "preview_notices",
+    "print_map",
     "profile",
     "profile_names",
     "profile_of",
     "profiles",
     "proposed_line",
+    "readiness",
     "recorded_spec",
     "resume",
     "saved_plan_profile",
+    "select_by_distance",
     "settle",
     "sewershed",
     "store_of",
+    "subdivisions",
     "town",
     "trace_manhole",
     "trace_parcel",

@@ -28,14 +28,12 @@ from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-import numpy as np
-import shapely
 from flask import current_app, g, has_request_context, request, session
 
 from gisapp import services
+from gisapp.mapdata import MapData
 from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
 from layers.errors import LayerError
-from layers.mapdata import INPUT_LAYERS, MapData
 from layers.store import latest_run, open_store, store_writer
 from layers.uploads import touch, upload_folder
 from layers.write import LINES_LAYER, RESULT_LAYER
@@ -119,26 +117,8 @@ def _signature(path: str) -> float:
 
 
 def _load(path: str, *, max_features: int) -> MapData:
-    """A store's layers for the map: ``MapData.load`` reads a GeoPackage file; any other store (a PostGIS schema)
-    is read through the store's own interface, on one snapshot of the database, into the same ``MapData``.
-
-    (``MapData.load`` reads files only; when it reads through ``layers.store.open_store`` itself, this goes.)
-    """
-    store = open_store(path)
-    if store.kind == "GeoPackage":
-        return MapData.load(path, max_features=max_features)
-    if not store.exists():
-        raise LayerError(f"The store {store.label} does not exist.")
-    data = MapData(path, store.version(), max_features=max_features)
-    wanted = (RESULT_LAYER, LINES_LAYER, "building_results", *INPUT_LAYERS, "parcels", "streets")
-    for name, frame in store.read_layers(wanted).items():
-        if frame.crs is None:
-            continue
-        shown = frame.to_crs(4326)
-        data.originals[name] = frame
-        data.layers[name] = shown
-        data.trees[name] = shapely.STRtree(np.asarray(shown.geometry.values))
-    return data
+    """A store's layers for the map (``MapData.load`` reads any store, GeoPackage or PostGIS, through its interface)."""
+    return MapData.load(path, max_features=max_features)
 
 
 def map_data(path: str | None = None) -> MapData:

@@ -109,7 +109,7 @@ class Layers:
     """The validated input layers, all in the measuring CRS, and everything validation found."""
 
     parcels: gpd.GeoDataFrame | None
-    mains: gpd.GeoDataFrame
+    mains: gpd.GeoDataFrame | None  # None only when checking an upload that has no mains yet
     buildings: gpd.GeoDataFrame | None = None
     streets: gpd.GeoDataFrame | None = None
     manholes: gpd.GeoDataFrame | None = None
@@ -738,7 +738,11 @@ def load_layers(
     problems += check_layers_together(frames, {kind: sources[kind].label for kind in frames})
     if any(p.severity == "error" for p in problems):
         raise LayerValidationError(problems)
-    return Layers(**{"parcels": None, **frames}, problems=problems, sources={k: s.label for k, s in sources.items()})
+    return Layers(
+        **{"parcels": None, "mains": None, **frames},
+        problems=problems,
+        sources={k: s.label for k, s in sources.items()},
+    )
 
 
 def _apply_connected_list(parcels: gpd.GeoDataFrame, ids: set[str]) -> tuple[gpd.GeoDataFrame, list[Problem]]:
@@ -806,6 +810,31 @@ def proposed_from_geojson(geometry: dict, *, target_crs: CRS):
     if frame is None:
         raise LayerError(" ".join(p.message for p in problems))
     return frame.geometry.iloc[0]
+
+
+DRAWN_KINDS = ("Point", "MultiPoint", "LineString", "MultiLineString", "Polygon", "MultiPolygon")
+
+
+def drawn_feature(geometry: dict, *, target_crs: CRS):
+    """A point, line or area drawn on the web map (GeoJSON, WGS 84 longitude/latitude) in ``target_crs``.
+
+    Refused with a sentence when it is not GeoJSON, not one of ``DRAWN_KINDS``, empty, invalid, or outside the
+    longitudes and latitudes of the Earth.
+    """
+    import shapely
+
+    try:
+        shape = shapely.from_geojson(json.dumps(geometry))
+    except Exception as exc:
+        raise LayerError(f"The drawn feature is not a GeoJSON geometry: {exc}") from exc
+    if shape is None or shape.geom_type not in DRAWN_KINDS or shape.is_empty:
+        raise LayerError("Draw a point, a line or an area (or pick a parcel) to measure from.")
+    if not shape.is_valid:
+        raise LayerError("The drawn area crosses itself: draw it again without crossing its own edge.")
+    west, south, east, north = shape.bounds
+    if not (-180 <= west <= east <= 180 and -90 <= south <= north <= 90):
+        raise LayerError("The drawn feature is not in longitude and latitude (degrees).")
+    return gpd.GeoSeries([shape], crs=4326).to_crs(target_crs).iloc[0]
 
 
 def to_lonlat_geojson(geoms, crs) -> list[dict]:

@@ -2,13 +2,17 @@
 
 Every layer kind has canonical field names (``parcel_id``, ``owner_name``, ``diameter_in`` ...). A user's
 columns are matched to them by an explicit mapping first (``--map parcels.parcel_id=SBL`` or a TOML file), then
-by the common names listed here, case-insensitively. The canonical columns are added beside the user's own,
+by the common names listed here, case-insensitively, then by those names cut to the 10 characters a shapefile's
+.dbf keeps (``diameter_i``, ``us_invert_``, ``down_inver``). The canonical columns are added beside the user's own,
 which are kept untouched, so outputs still carry owner names exactly as given.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+# A shapefile's .dbf keeps at most this many characters of a column name.
+DBF_NAME_CHARS = 10
 
 
 @dataclass(frozen=True)
@@ -37,8 +41,35 @@ class LayerSpec:
     required_layer: bool = False
     help: str = ""
 
+    def __post_init__(self):
+        object.__setattr__(self, "fields", _with_truncated_names(self.fields))
+
     def field(self, name: str) -> FieldSpec:
         return next(f for f in self.fields if f.name == name)
+
+
+def _with_truncated_names(fields: tuple[FieldSpec, ...]) -> tuple[FieldSpec, ...]:
+    """Each field's names also as a shapefile cuts them (10 characters), after its full names.
+
+    A cut name that two fields of the layer would share (``downstream`` from ``downstream_mh`` and
+    ``downstream_invert``), or that is another field's full name, is matched to neither: the user maps it.
+    """
+    full = {n for f in fields for n in (f.name, *f.aliases)}
+    cuts: dict[str, set[str]] = {}
+    for f in fields:
+        for n in (f.name, *f.aliases):
+            if len(n) > DBF_NAME_CHARS:
+                cuts.setdefault(n[:DBF_NAME_CHARS], set()).add(f.name)
+    out = []
+    for f in fields:
+        names = (f.name, *f.aliases)
+        extra = []
+        for n in names:
+            cut = n[:DBF_NAME_CHARS]
+            if len(n) > DBF_NAME_CHARS and cuts[cut] == {f.name} and cut not in full and cut not in extra:
+                extra.append(cut)
+        out.append(replace(f, aliases=(*f.aliases, *extra)) if extra else f)
+    return tuple(out)
 
 
 POLYGONAL = ("Polygon", "MultiPolygon")
@@ -235,6 +266,7 @@ MAINS = LayerSpec(
                 "us_invert_ft",
                 "us_invert",
                 "up_invert",
+                "up_invert_ft",
                 "upinvert",
                 "inv_up",
                 "invert_up",
@@ -254,6 +286,7 @@ MAINS = LayerSpec(
                 "dn_invert",
                 "dninvert",
                 "down_invert",
+                "down_invert_ft",
                 "inv_dn",
                 "invert_dn",
                 "end_invert",

@@ -540,18 +540,17 @@ def expire_uploads(root: str | Path, *, ttl_hours: float, now: float | None = No
     return gone
 
 
-def upload_sources(folder: str | Path) -> dict:
-    """The layers of an upload found by name (``parcels.shp``, a GeoPackage's ``mains`` ...), each to be opened
-    only by its checked driver. A GeoPackage's or geodatabase's layer names are listed through that driver alone.
-    """
+def upload_layers(folder: str | Path) -> dict:
+    """Every layer in an upload by its lower-case name (a file's stem, a GeoPackage's or geodatabase's layer name),
+    each to be opened only by its checked driver. A GeoPackage's or geodatabase's layer names are listed through
+    that driver alone."""
     import pyogrio
 
-    from layers.read import LAYER_NAMES, LayerSource, unreadable_message
+    from layers.read import LayerSource, unreadable_message
 
     data = Path(folder) / "data"
-    files = list(_vector_files(data))
     available: dict[str, LayerSource] = {}
-    for path in files:
+    for path in _vector_files(data):
         driver = UPLOAD_DRIVERS[path.suffix.lower()]
         if driver in ("GPKG", "OpenFileGDB"):
             try:
@@ -564,11 +563,119 @@ def upload_sources(folder: str | Path) -> dict:
                 available.setdefault(name.lower(), LayerSource("", str(path), name, driver))
         else:
             available.setdefault(path.stem.lower(), LayerSource("", str(path), None, driver))
+    return available
+
+
+def upload_sources(folder: str | Path) -> dict:
+    """The layers of an upload by kind: those the user said what they are (``set_kinds``), then those found by name
+    (``parcels.shp``, a GeoPackage's ``mains`` ...), each to be opened only by its checked driver."""
+    from layers.read import LAYER_NAMES, LayerSource
+
+    available = upload_layers(folder)
+    given = {name: kind for name, kind in (read_meta(Path(folder)).get("kinds") or {}).items() if name in available}
     found = {}
+    for name, kind in given.items():
+        src = available[name]
+        found.setdefault(kind, LayerSource(kind, src.path, src.layer, src.driver))
     for kind, names in LAYER_NAMES.items():
+        if kind in found:
+            continue
         for name in names:
-            if name in available:
+            if name in available and name not in given:
                 src = available[name]
                 found[kind] = LayerSource(kind, src.path, src.layer, src.driver)
                 break
     return found
+
+
+def set_kinds(folder: str | Path, kinds: dict[str, str]) -> None:
+    """Record what the user said each layer of an upload is (layer name -> kind; an empty kind forgets it)."""
+    known = dict(read_meta(Path(folder)).get("kinds") or {})
+    for name, kind in kinds.items():
+        if kind:
+            known[name.lower()] = kind
+        else:
+            known.pop(name.lower(), None)
+    update_meta(folder, {"kinds": known})
+
+
+def update_meta(folder: str | Path, values: dict) -> None:
+    """Add or replace entries of the upload's record (its owner and creation time are never replaced)."""
+    meta = read_meta(Path(folder))
+    _write_meta(Path(folder), meta | {k: v for k, v in values.items() if k not in ("owner", "created")})
+
+
+def add_to_upload(
+    folder: str | Path,
+    filename: str,
+    stream,
+    *,
+    kind: str,
+    max_unzipped_bytes: int,
+    quota_left: int | None = None,
+    max_members: int = 500,
+) -> list[str]:
+    """Add one file (a layer the validation report said is missing) to an upload, recorded as a layer of ``kind``.
+
+    The file goes through the same checks as an upload (allowed kinds, signatures, zip members, sizes, quota); a
+    zip may hold one layer. Returns the names of the layers added. A refused file leaves the upload as it was.
+    """
+    folder = Path(folder)
+    suffix = Path(filename or "").suffix.lower()
+    if suffix not in UPLOAD_SUFFIXES:
+        raise LayerError(
+            f"{filename!r}: add a zipped shapefile (.zip), a GeoPackage (.gpkg), GeoJSON (.geojson), FlatGeobuf "
+            "(.fgb) or GeoParquet (.parquet)."
+        )
+    limit = max_unzipped_bytes if quota_left is None else min(max_unzipped_bytes, quota_left)
+    if limit <= 0:
+        raise LayerError("Your uploads take all of your quota: discard one you no longer need on the Data page.")
+    incoming = folder / f"incoming-{secrets.token_hex(6)}"
+    incoming.mkdir()
+    try:
+        raw = incoming / f"upload{suffix}"
+        _save_stream(stream, raw, limit, "The file is larger than the server accepts")
+        unpacked = incoming / "data"
+        unpacked.mkdir()
+        if suffix == ".zip":
+            _unzip(raw, unpacked, limit - raw.stat().st_size, max_members)
+            raw.unlink()
+        else:
+            stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:60].lstrip(".") or "layer"
+            raw.rename(unpacked / f"{stem}{suffix}")
+            check_content(unpacked / f"{stem}{suffix}", UPLOAD_DRIVERS[suffix])
+        names = list(upload_layers(incoming))
+        if len(names) != 1:
+            raise LayerError(
+                f"Add one layer at a time: the file holds {len(names)} ({', '.join(names) or 'none sewerplan reads'})."
+            )
+        data = folder / "data"
+        parts = list(unpacked.iterdir())
+        suffixes = [p.suffix.lower() for p in parts]
+        if len(set(suffixes)) != len(suffixes):
+            raise LayerError("Add one layer at a time: the file holds parts of several layers.")
+        before = set(upload_layers(folder))
+        taken = {p.name.lower() for p in data.iterdir()}
+        stem, k = f"{kind}_added", 1
+        while any(f"{stem}{x}" in taken for x in suffixes):
+            k += 1
+            stem = f"{kind}_added_{k}"
+        moved = []
+        for part in parts:
+            target = data / f"{stem}{part.suffix.lower()}"
+            os.replace(part, target)
+            moved.append(target)
+        added = sorted(set(upload_layers(folder)) - before)
+        if len(added) != 1:
+            for target in moved:
+                if target.is_dir():
+                    shutil.rmtree(target, ignore_errors=True)
+                else:
+                    target.unlink(missing_ok=True)
+            raise LayerError(
+                f"The upload already has a layer named {names[0]!r}: rename the layer in the file and add it again."
+            )
+        set_kinds(folder, {added[0]: kind})
+        return added
+    finally:
+        shutil.rmtree(incoming, ignore_errors=True)

@@ -46,7 +46,7 @@ def test_openapi_lists_every_api_route():
     routes = {r.rule for r in app.url_map.iter_rules() if r.rule.startswith("/api/")}
     documented = {
         p.replace("{name}", "<name>")
-        .replace("{parcel_id}", "<parcel_id>")
+        .replace("{parcel_id}", "<path:parcel_id>")
         .replace("{fmt}", "<fmt>")
         .replace("{job_id}", "<job_id>")
         .replace("results.<fmt>", "results.<fmt>")

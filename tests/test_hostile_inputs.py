@@ -113,7 +113,7 @@ def test_swapped_upload_shows_in_the_validation_report(town, tmp_path, web):
     report = _upload_and_validate(client, token, _zip(members), "town.zip")
     html = report.get_data(as_text=True)
     assert report.status_code == 422
-    assert "swapped_axes" in html and "has its x and y swapped" in html and "No problems found" not in html
+    assert "swapped axes" in html and "has its x and y swapped" in html and "No problems found" not in html
 
 
 # ---------------------------------------------------------------------------------------------------- finding 2
@@ -147,7 +147,7 @@ def test_text_in_a_number_field_in_the_web_report(town, tmp_path, web):
     report = _upload_and_validate(client, token, gpkg.read_bytes(), "town.gpkg")
     html = report.get_data(as_text=True)
     assert report.status_code == 422
-    assert "not_a_number" in html and "row 3 &#39;8&#34;&#39;" in html
+    assert "not a number" in html and "row 3 &#39;8&#34;&#39;" in html
 
 
 # ---------------------------------------------------------------------------------------------------- finding 3
@@ -274,7 +274,7 @@ def test_attribute_only_parcels_upload_is_a_422_report(town, tmp_path, web):
     gpkg = tmp_path / "attributes.gpkg"
     _attribute_only_parcels(town, gpkg)
     report = _upload_and_validate(client, token, gpkg.read_bytes(), "attributes.gpkg")
-    assert report.status_code == 422 and "no_geometry" in report.get_data(as_text=True)
+    assert report.status_code == 422 and "no geometry" in report.get_data(as_text=True)
 
 
 # ---------------------------------------------------------------------------------------------------- finding 7

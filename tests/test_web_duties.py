@@ -60,13 +60,13 @@ def store(tmp_path_factory):
 def test_parcel_api_gives_the_popup_rows(store, tmp_path):
     client = make_app(store, tmp_path).test_client()
     rows = dict(client.get("/api/parcels/DINER").get_json()["rows"])
-    assert rows["Measured from"] == "curbline" and rows["From the parcel boundary (ft)"] == "25.0"
+    assert rows["Measured from"] == "curbline" and rows["From the parcel boundary"] == "25 ft"
     assert rows["Grease interceptor"] == "for_decision"
     assert "for the engineer to decide" in rows["Further duties"]
     assert rows["Their sections"] == "§ 144-23A (section number derived)"
     mill = dict(client.get("/api/parcels/MILL").get_json()["rows"])
     assert mill["Industrial user"] == "significant" and "Control manhole MH-2" in mill["Further duties"]
-    assert mill["Average flow (gpd)"] == "30,000.0"
+    assert mill["Average flow"] == "30,000 gallons per day"
     house = dict(client.get("/api/parcels/HOUSE").get_json()["rows"])
     assert "Further duties" not in house and "Grease interceptor" not in house
 
@@ -78,7 +78,7 @@ def test_popup_shows_the_curbline_and_the_duties_in_chromium(live_server, browse
     popup = click_parcel(browser, "MILL", store)
     shot(browser, "duties-popup")
     raw = popup.get_attribute("textContent")
-    assert "Measured fromcurbline" in raw and "From the parcel boundary (ft)25.0" in raw  # <dt> then <dd>
+    assert "Measured fromcurbline" in raw and "From the parcel boundary25 ft" in raw  # <dt> then <dd>
     text = " ".join(raw.split())
     assert "a significant industrial user" in text and "Control manhole MH-2" in text
     assert "15.0 ft from the curbline in front of the property" in text

@@ -1,13 +1,46 @@
-// sewerplan map: loads parcels, mains and manholes for the current view from the JSON API, draws them, and
-// handles clicks (parcel popup, measuring line, trace; manhole sewershed), search, runs and downloads.
-// Every value shown comes from data users upload: it is set with textContent, never as HTML.
+// sewerplan map: loads the layers of the current view from the JSON API, draws them, and handles clicks (parcel
+// popup, measuring line, trace; manhole sewershed), the selection, search, the attribute table, select by distance,
+// printing, runs and plans. Every value shown comes from data users upload: it is set with textContent, never as
+// HTML. Every ID goes to the server in a query parameter (encodeURIComponent), never in a URL path.
+//
+// Drawing: one canvas renderer draws every layer a user can click (streets, parcels, buildings, mains, manholes,
+// plants), in a fixed order, so no second canvas can sit on top and swallow clicks. What the user asked to see (the
+// measuring line, a trace, a sewershed, the selection, a searched area, a plan) is drawn in panes above it that
+// never take a click.
 (function () {
   "use strict";
-  const cfg = document.getElementById("sewerplan-config").dataset;
+  const cfgNode = document.getElementById("sewerplan-config");
+  const cfg = cfgNode.dataset;
+  const page = JSON.parse(cfg.page);
   const map = window.sewerplanMap;
   const control = window.sewerplanControl;
-  const colours = JSON.parse(cfg.colours);
-  const renderer = L.canvas({ padding: 0.3 });
+  const colours = page.colours;
+
+  // -- plain words, numbers and dates --------------------------------------------------------------------------
+  const words = (code) => (code === null || code === undefined ? "" : page.words[code] || String(code).replaceAll("_", " "));
+  const plural = (n, one, many) => (n === 0 ? `no ${many || one + "s"}` :
+                                    `${Number(n).toLocaleString("en-US")} ${n === 1 ? one : many || one + "s"}`);
+  const num = (v, unit) => {
+    if (v === null || v === undefined || v === "" || Number.isNaN(Number(v))) return "";
+    const x = Number(v);
+    const text = Number.isInteger(x) ? x.toLocaleString("en-US")
+                                     : x.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
+    return unit ? `${text} ${unit}` : text;
+  };
+  const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                  "November", "December"];
+  const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
+  function townDate(value) {
+    const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(value || "");
+    if (!m) return value || "";
+    const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    const day = new Date(Date.UTC(y, mo - 1, d));
+    const pad = (n) => String(n).padStart(2, "0");
+    const codes = { Y: String(y), y: pad(y % 100), m: pad(mo), d: pad(d), "-m": String(mo), "-d": String(d),
+                    B: MONTHS[mo - 1], b: MONTHS[mo - 1].slice(0, 3), A: DAYS[day.getUTCDay()],
+                    a: DAYS[day.getUTCDay()].slice(0, 3), "%": "%" };
+    return page.dateFormat.replace(/%(-?[a-zA-Z%])/g, (all, code) => (code in codes ? codes[code] : all));
+  }
 
   function el(tag, text, cls) {
     const node = document.createElement(tag);
@@ -15,70 +48,120 @@
     if (cls) node.className = cls;
     return node;
   }
+  const api = (path, params) => `${path}?${new URLSearchParams(params).toString()}`;
+  const getJSON = async (url, signal) => {
+    const response = await fetch(url, { credentials: "same-origin", signal });
+    let body = null;
+    try { body = await response.json(); } catch (err) { body = null; }
+    return { ok: response.ok, status: response.status, body };
+  };
+  const errorText = (r, fallback) => (r.body && r.body.error ? r.body.error.message : fallback);
 
+  // -- panes and the one renderer -------------------------------------------------------------------------------
+  map.createPane("sewerplan-data").style.zIndex = 410;
+  for (const [name, z] of [["sewerplan-overlay", 615], ["sewerplan-selection", 625], ["sewerplan-evidence", 635]]) {
+    const pane = map.createPane(name);
+    pane.style.zIndex = z;
+    pane.classList.add("sewerplan-passive");  // never takes a click: the parcels under it do
+  }
+  const renderer = L.canvas({ padding: 0.3, pane: "sewerplan-data", tolerance: 3 });
+  map.options.renderer = renderer;  // any layer made without one uses this canvas too, never a second one
+  const passive = (pane) => ({ pane, interactive: false, renderer: L.svg({ pane, padding: 0.3 }) });
+  const overlayStyle = passive("sewerplan-overlay");
+  const selectionStyle = passive("sewerplan-selection");
+  const evidenceStyle = passive("sewerplan-evidence");
+
+  const ORDER = ["streets", "subdivisions", "parcels", "buildings", "mains", "manholes", "plants"];
   const layers = {
     parcels: L.geoJSON(null, {
-      renderer: renderer,
+      renderer,
       style: (f) => ({
         color: "#555", weight: f.properties.count ? 0 : 0.6,
         fillColor: colours[f.properties.status] || "#999", fillOpacity: f.properties.count ? 0.45 : 0.6,
       }),
-      onEachFeature: (f, layer) => {
-        if (f.properties.parcel_id !== undefined) layer.on("click", (e) => {
-          if (!drawing) showParcel(f.properties.parcel_id, e.latlng);
-        });
-      },
+      // A click inside a lot is that lot's, however near its neighbour's edge (the renderer's few pixels of
+      // tolerance are for the thin mains, and would hand a click near a shared edge to the lot drawn later).
+      onEachFeature: (f, layer) => { layer._clickTolerance = () => 0; },
     }),
     mains: L.geoJSON(null, {
-      renderer: renderer,
+      renderer,
       style: (f) => ({ color: f.properties.sewer_type === "storm" ? "#74a9cf" : "#3a3a3a",
                        weight: Math.max(1.5, Math.min(7, (f.properties.diameter_in || 8) / 3)),
                        dashArray: f.properties.status === "abandoned" ? "4 4" : null }),
-      onEachFeature: (f, layer) => layer.bindTooltip(() => el("span", `${f.properties.main_id} · ${f.properties.diameter_in ?? "?"} in`)),
+      onEachFeature: (f, layer) => layer.bindTooltip(() => el("span",
+        `Main ${f.properties.main_id}${f.properties.diameter_in ? " · " + num(f.properties.diameter_in, "in") : ""}`)),
     }),
     manholes: L.geoJSON(null, {
-      pointToLayer: (f, latlng) => L.circleMarker(latlng, { renderer: renderer, radius: 4, color: "#222", weight: 1,
+      pointToLayer: (f, latlng) => L.circleMarker(latlng, { renderer, radius: 4, color: "#222", weight: 1,
                                                              fillColor: "#fff", fillOpacity: 1 }),
-      onEachFeature: (f, layer) => layer.on("click", (e) => showSewershed(f.properties.manhole_id, e.latlng)),
     }),
     streets: L.geoJSON(null, {
-      renderer: renderer,
+      renderer,
       style: { color: "#ffffff", weight: 9, opacity: 0.9 },
       onEachFeature: (f, layer) => layer.bindTooltip(() => el("span", f.properties.street_name || "street")),
     }),
     buildings: L.geoJSON(null, {
-      renderer: renderer,
-      style: (f) => ({
-        color: f.properties.rear_building ? "#7b3294" : ((f.properties.required_laterals || 1) > 1 ? "#e66101" : "#444"),
-        weight: f.properties.rear_building || (f.properties.required_laterals || 1) > 1 ? 2.5 : 1,
-        dashArray: (f.properties.required_laterals || 1) > 1 ? "4 3" : null, fillColor: "#fafafa", fillOpacity: 0.8,
-      }),
-      onEachFeature: (f, layer) => {
-        layer.bindTooltip(() => el("span", f.properties.reason ||
-          `${f.properties.building_id} · ${f.properties.units ?? "?"} units`));
-        // A click on a building opens its parcel, as a click beside it would.
-        if (f.properties.parcel_id) layer.on("click", (e) => showParcel(f.properties.parcel_id, e.latlng));
+      renderer,
+      style: (f) => {
+        const p = f.properties;
+        const more = (p.required_laterals || 1) > 1;
+        const finding = p.lateral_below_standard || p.manhole_connection_case;
+        return { color: p.rear_building ? "#7b3294" : more ? "#e66101" : finding ? "#b2182b" : "#444",
+                 weight: p.rear_building || more || finding ? 2.5 : 1, dashArray: more ? "4 3" : null,
+                 fillColor: "#fafafa", fillOpacity: 0.8 };
       },
+      onEachFeature: (f, layer) => layer.bindTooltip(() => el("span", f.properties.reason ||
+        `Building ${f.properties.building_id}${f.properties.units ? " · " + plural(f.properties.units, "living unit") : ""}`)),
     }),
     plants: L.geoJSON(null, {
-      pointToLayer: (f, latlng) => L.circleMarker(latlng, { radius: 9, color: "#000", fillColor: "#756bb1", fillOpacity: 1 }),
+      pointToLayer: (f, latlng) => L.circleMarker(latlng, { renderer, radius: 9, color: "#000", fillColor: "#756bb1",
+                                                             fillOpacity: 1 }),
       onEachFeature: (f, layer) => layer.bindTooltip(() => el("span", f.properties.name || f.properties.outfall_name || "treatment plant")),
     }),
+    subdivisions: L.geoJSON(null, {
+      ...overlayStyle,
+      style: (f) => ({ color: f.properties.sewer_duty === "must_build_sewers" ? "#c51b7d" : "#4d9221", weight: 3,
+                       dashArray: "8 5", fill: false }),
+      onEachFeature: (f, layer) => layer.bindTooltip(el("span", `${f.properties.subdivision_name || f.properties.subdivision_id}: ` +
+        `${words(f.properties.sewer_duty)}${f.properties.section ? " (" + f.properties.section + ")" : ""}`),
+        { permanent: true, direction: "center", className: "subdivision-label" }),
+    }),
   };
+  const selectionLayer = L.layerGroup().addTo(map);
+  const focusLayer = L.layerGroup().addTo(map);
   const evidence = L.layerGroup().addTo(map);
+  const withinLayer = L.layerGroup().addTo(map);
   const planLayer = L.layerGroup().addTo(map);
-  let drawing = false;
-  let drawn = [];
   control.addOverlay(layers.streets, "Streets");
+  if (page.hasSubdivisions) control.addOverlay(layers.subdivisions, "Subdivisions");
   control.addOverlay(layers.parcels, "Parcels by status");
   control.addOverlay(layers.buildings, "Buildings");
   control.addOverlay(layers.mains, "Sewer mains");
   control.addOverlay(layers.manholes, "Manholes");
   control.addOverlay(layers.plants, "Treatment plant");
   control.addOverlay(evidence, "Measuring lines and traces");
-  ["streets", "parcels", "buildings", "mains", "manholes", "plants"].forEach((name) => layers[name].addTo(map));
+  control.addOverlay(selectionLayer, "Selection");
+  ORDER.forEach((name) => { if (name !== "subdivisions" || page.hasSubdivisions) layers[name].addTo(map); });
 
+  // The layer panel folds away on a small screen (a tap on its button opens it, a tap on the map closes it).
+  const small = window.matchMedia("(max-width: 700px)");
+  const fold = () => { if (small.matches) control.collapse(); else control.expand(); };
+  fold();
+  small.addEventListener("change", fold);
+  map.on("click", () => { if (small.matches) control.collapse(); });
+
+  function reorder() {  // the canvas draws in the order layers were added: put them back in the map's order
+    ORDER.forEach((name) => { if (name !== "subdivisions" && map.hasLayer(layers[name])) layers[name].bringToFront(); });
+  }
+
+  // -- what the user is doing: nothing, or drawing for a plan or for select by distance ---------------------------
+  let mode = null;  // null | "plan" | "within"
+
+  // -- loading the view --------------------------------------------------------------------------------------------
   let pending = null;
+  let viewTotal = 0;
+  let viewParcels = [];  // the parcels of the current view (their map properties), for the table and the legend
+  let aggregated = false;
   function bboxParam() {
     const b = map.getBounds();
     return [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()].map((v) => v.toFixed(6)).join(",");
@@ -91,167 +174,607 @@
     const zoom = map.getZoom();
     const query = `bbox=${bboxParam()}&zoom=${zoom}`;
     const wanted = { streets: zoom >= 14, parcels: true, buildings: zoom >= 17, mains: zoom >= 13,
-                     manholes: zoom >= 16, plants: true };
+                     manholes: zoom >= 16, plants: true, subdivisions: page.hasSubdivisions };
     document.body.dataset.loading = "1";
     try {
       await Promise.all(Object.entries(wanted).map(async ([name, want]) => {
         if (!want) { layers[name].clearLayers(); return; }
-        const response = await fetch(`/api/layers/${name}?${query}`, { signal, credentials: "same-origin" });
-        if (!response.ok) return;
-        const data = await response.json();
+        const r = await getJSON(`/api/layers/${name}?${query}`, signal);
+        if (!r.ok) return;
         layers[name].clearLayers();
-        layers[name].addData(data);
-        if (name === "parcels") document.body.dataset.aggregated = data.aggregated ? "1" : "0";
+        layers[name].addData(r.body);
+        if (name === "parcels") {
+          aggregated = Boolean(r.body.aggregated);
+          document.body.dataset.aggregated = aggregated ? "1" : "0";
+          viewParcels = aggregated ? [] : r.body.features.map((f) => f.properties);
+          viewTotal = aggregated ? r.body.total : viewParcels.length;
+        }
       }));
+      reorder();
+      updateLegend();
+      if (table.mode === "view" && !table.hold) renderTable();
+      else markSelectedRows();
+      table.hold = false;
       document.body.dataset.loaded = String(Date.now());
     } catch (err) {
       if (err.name !== "AbortError") console.error(err);
     } finally {
-      document.body.dataset.loading = "0";
+      if (pending && pending.signal === signal) document.body.dataset.loading = "0";
     }
   }
   map.on("moveend", refresh);
-  refresh();
 
+  // -- the legend: each status with its count in the town and in view ---------------------------------------------
+  function updateLegend() {
+    const inView = {};
+    viewParcels.forEach((p) => { inView[p.status] = (inView[p.status] || 0) + 1; });
+    document.querySelectorAll("#legend [data-status]").forEach((row) => {
+      const s = row.dataset.status;
+      const town = page.counts[s] || 0;
+      const target = row.querySelector(".count");
+      target.textContent = aggregated
+        ? (page.hasResults ? `${town.toLocaleString("en-US")} in all` : "")
+        : `${(inView[s] || 0).toLocaleString("en-US")} in view` + (page.hasResults ? ` · ${town.toLocaleString("en-US")} in all` : "");
+    });
+  }
+
+  // -- the selection: what was clicked, found or selected by distance stays lit -----------------------------------
+  const selection = { ids: [], rows: [], source: null, within: null };
+  function drawSelection(geojson) {
+    selectionLayer.clearLayers();
+    if (!geojson) return;
+    L.geoJSON(geojson, { ...selectionStyle, style: { color: "#0b2545", weight: 7, opacity: 0.7, fill: false } })
+      .addTo(selectionLayer);
+    L.geoJSON(geojson, { ...selectionStyle, style: { color: "#00e5ff", weight: 3.5, opacity: 1, fillColor: "#00e5ff",
+                                                     fillOpacity: 0.12 } }).addTo(selectionLayer);
+  }
+  function selectOne(feature) {
+    focusLayer.clearLayers();
+    const id = String(feature.properties.parcel_id);
+    if (selection.source === "within" && selection.ids.includes(id)) {  // a parcel of the list: the list stays
+      L.geoJSON(feature, { ...selectionStyle, style: { color: "#ffe600", weight: 5, fill: false } }).addTo(focusLayer);
+      document.body.dataset.focused = id;
+      markSelectedRows();
+      return;
+    }
+    selection.ids = [String(feature.properties.parcel_id)];
+    selection.rows = [feature.properties];
+    selection.source = "parcel";
+    selection.within = null;
+    withinLayer.clearLayers();
+    drawSelection(feature);
+    document.body.dataset.focused = id;
+    within.parcel = id;
+    document.body.dataset.selected = selection.ids.join("\n");
+    table.setSelectedCount();
+    if (table.mode === "selected") renderTable();
+    else markSelectedRows();
+  }
+
+  // -- the parcel popup ---------------------------------------------------------------------------------------------
   function row(dl, label, value) {
     if (value === null || value === undefined || value === "") return;
     dl.append(el("dt", label), el("dd", value));
   }
+  const CODED_ROWS = new Set(["Grease interceptor", "Industrial user", "Subdivision", "Measured from"]);
 
-  async function showParcel(parcelId, latlng) {
-    const response = await fetch(`/api/parcels/${encodeURIComponent(parcelId)}`, { credentials: "same-origin" });
-    if (!response.ok) return;
-    const data = await response.json();
+  function popupAt(latlng, content) {
+    return L.popup({ maxWidth: 360, maxHeight: 420, autoPanPadding: [20, 20] }).setLatLng(latlng)
+      .setContent(content).openOn(map);
+  }
+
+  async function showParcel(parcelId, latlng, building, fit) {
+    const r = await getJSON(api("/api/parcel", { id: parcelId }));
+    if (!r.ok) {
+      popupAt(latlng || map.getCenter(), el("p", errorText(r, `No parcel ${parcelId}.`), "popup error"));
+      return null;
+    }
+    const data = r.body;
     const p = data.parcel.properties;
+    hideHint();
+    selectOne(data.parcel);
+    const bounds = L.geoJSON(data.parcel).getBounds();
+    if (fit) map.fitBounds(bounds, { maxZoom: 19, animate: false });
     const box = el("div", null, "popup parcel-popup");
+    box.dataset.parcelId = p.parcel_id;
     box.append(el("h4", p.parcel_id));
     const dl = el("dl");
     row(dl, "Site address", p.site_address);
     row(dl, "Owner", p.owner_name);
-    row(dl, "Status", (p.status || "").replaceAll("_", " "));
-    row(dl, "Distance", p.distance_ft === null ? null : `${Number(p.distance_ft).toFixed(1)} ft to ${p.main_id}`);
-    row(dl, "Rule", p.rule);
+    row(dl, "Status", words(p.status));
+    row(dl, "Distance", p.distance_ft === null || p.distance_ft === undefined ? null
+                        : `${num(p.distance_ft, "ft")} to main ${p.main_id}`);
+    row(dl, "Rule", words(p.rule));
     row(dl, "Section", p.section);
     row(dl, "Reason", p.reason);
-    row(dl, "Deadline", p.deadline);
+    row(dl, "Deadline", townDate(p.deadline));
     row(dl, "Control manhole", p.control_manhole);
-    (data.rows || []).forEach(([label, value]) => row(dl, label, value));
+    (data.rows || []).forEach(([label, value]) => row(dl, label, CODED_ROWS.has(label) ? words(value) : value));
     box.append(dl);
-    const button = el("button", "Trace to the plant", "trace-button");
-    button.type = "button";
+    if (building) box.append(buildingPart(building));
+    const actions = el("p", null, "popup-actions");
+    const trace = el("button", "Trace to the plant", "trace-button");
+    trace.type = "button";
     const result = el("p", null, "trace-result");
-    button.addEventListener("click", () => traceParcel(parcelId, result));
-    box.append(button, result);
+    result.setAttribute("aria-live", "polite");
+    trace.addEventListener("click", () => traceParcel(parcelId, result));
+    const near = el("button", "Parcels near this one", "near-button");
+    near.type = "button";
+    near.addEventListener("click", () => {
+      within.from.value = "parcel";
+      within.panel.scrollIntoView({ block: "nearest" });
+      within.distance.focus();
+    });
+    actions.append(trace, " ", near);
+    box.append(actions, result);
     evidence.clearLayers();
     if (data.measuring_line) {
-      L.geoJSON(data.measuring_line, { style: { color: "#e41a1c", weight: 3, dashArray: "6 4" } }).addTo(evidence);
+      L.geoJSON(data.measuring_line, { ...evidenceStyle, style: { color: "#fff", weight: 8, opacity: 0.9 } }).addTo(evidence);
+      L.geoJSON(data.measuring_line, { ...evidenceStyle, style: { color: "#e41a1c", weight: 4, dashArray: "8 5" } })
+        .addTo(evidence);
     }
-    L.popup({ maxWidth: 340, maxHeight: 380, autoPanPadding: [20, 20] }).setLatLng(latlng).setContent(box).openOn(map);
+    popupAt(latlng || bounds.getCenter(), box);
+    return data;
   }
 
+  function buildingPart(b) {
+    const part = el("div", null, "building-part");
+    part.append(el("h5", `Building ${b.building_id}`));
+    const dl = el("dl");
+    if (b.units !== null && b.units !== undefined) row(dl, "Living units", plural(Number(b.units), "living unit"));
+    if (b.rear_building) row(dl, "Rear building", words(b.shared_lateral) || "yes");
+    if (b.required_laterals > 1) {
+      row(dl, "Building sewers", `${plural(b.required_laterals, "building sewer")} needed` +
+          (b.existing_laterals !== null && b.existing_laterals !== undefined ? `, ${b.existing_laterals} there` : ""));
+    }
+    if (b.lateral_diameter_in !== null && b.lateral_diameter_in !== undefined) {
+      row(dl, "Its building sewer", `${num(b.lateral_diameter_in, "in")} across` +
+          (b.lateral_slope_in_per_ft !== null && b.lateral_slope_in_per_ft !== undefined
+            ? `, falling ${Number(b.lateral_slope_in_per_ft).toFixed(3)} in per ft` : "") +
+          (b.lateral_below_standard ? ": below the standard" : ": meets the standard"));
+    }
+    if (b.manhole_connection_case) {
+      row(dl, "Manhole connection", "a case for the administrative body to determine, not a requirement");
+    }
+    row(dl, "Findings", b.reason);
+    row(dl, "Section", b.section);
+    part.append(dl);
+    return part;
+  }
+
+  async function showBuilding(buildingId, parcelId, latlng) {
+    const r = await getJSON(api("/api/building", { id: buildingId }));
+    const building = r.ok ? r.body.building.properties : null;
+    if (parcelId) return showParcel(parcelId, latlng, building);
+    if (building) {
+      const box = el("div", null, "popup building-popup");
+      box.append(buildingPart(building));
+      popupAt(latlng, box);
+    }
+    return null;
+  }
+
+  layers.parcels.on("click", (e) => {
+    const p = e.layer.feature.properties;
+    if (mode || p.parcel_id === undefined) return;
+    showParcel(p.parcel_id, e.latlng);
+  });
+  layers.buildings.on("click", (e) => {
+    if (mode) return;
+    const p = e.layer.feature.properties;
+    showBuilding(p.building_id, p.parcel_id, e.latlng);
+  });
+  layers.manholes.on("click", (e) => { if (!mode) showSewershed(e.layer.feature.properties.manhole_id, e.latlng); });
+
   async function traceParcel(parcelId, target) {
-    const response = await fetch(`/api/trace?parcel=${encodeURIComponent(parcelId)}`, { credentials: "same-origin" });
-    const data = await response.json();
-    if (!response.ok) { target.textContent = data.error ? data.error.message : "No trace."; return; }
-    L.geoJSON(data.geojson, { style: { color: "#00a651", weight: 6, opacity: 0.8 } }).addTo(evidence);
+    target.textContent = "Tracing…";
+    const r = await getJSON(api("/api/trace", { parcel: parcelId }));
+    if (!r.ok) { target.textContent = errorText(r, "No trace."); return; }
+    const data = r.body;
+    L.geoJSON(data.geojson, { ...evidenceStyle, style: { color: "#fff", weight: 12, opacity: 0.9 } }).addTo(evidence);
+    L.geoJSON(data.geojson, { ...evidenceStyle, style: { color: "#00a651", weight: 7, opacity: 1 } }).addTo(evidence);
     L.geoJSON(data.control_manhole_geojson, {
-      pointToLayer: (f, ll) => L.circleMarker(ll, { radius: 8, color: "#00a651", weight: 3, fillOpacity: 0 }),
+      ...evidenceStyle,
+      pointToLayer: (f, ll) => L.circleMarker(ll, { ...evidenceStyle, radius: 10, color: "#00a651", weight: 4, fillOpacity: 0 }),
     }).addTo(evidence);
     target.textContent = data.problem
       ? data.problem
-      : `Control manhole ${data.control_manhole}; ${Number(data.length_ft).toLocaleString()} ft through ` +
-        `${data.mains.length} mains to ${data.outfall}.`;
+      : `Control manhole ${data.control_manhole}; ${num(Math.round(data.length_ft), "ft")} through ` +
+        `${plural(data.mains.length, "main")} to ${data.outfall}.`;
     target.dataset.controlManhole = data.control_manhole || "";
   }
 
   async function showSewershed(manholeId, latlng) {
-    const response = await fetch(`/api/sewershed?manhole=${encodeURIComponent(manholeId)}`, { credentials: "same-origin" });
-    const data = await response.json();
+    const r = await getJSON(api("/api/sewershed", { manhole: manholeId }));
     const box = el("div", null, "popup sewershed-popup");
     box.append(el("h4", `Manhole ${manholeId}`));
-    if (!response.ok) {
-      box.append(el("p", data.error ? data.error.message : "Not in the network."));
+    if (!r.ok) {
+      box.append(el("p", errorText(r, "Not in the network.")));
     } else {
+      const data = r.body;
       evidence.clearLayers();
-      L.geoJSON(data.geojson, { style: { color: "#ff7f00", weight: 5, opacity: 0.85 } }).addTo(evidence);
-      box.append(el("p", `Drains ${data.mains.length} mains and ${data.manholes.length} manholes; ` +
-        `${data.parcels.length} parcels with ${data.units} living units` +
-        (data.units_unknown ? ` (${data.units_unknown} unknown)` : "") +
-        `; about ${Math.round(data.flow_gpd).toLocaleString()} gallons per day.`));
+      L.geoJSON(data.geojson, { ...evidenceStyle, style: { color: "#fff", weight: 11, opacity: 0.9 } }).addTo(evidence);
+      L.geoJSON(data.geojson, { ...evidenceStyle, style: { color: "#ff7f00", weight: 6, opacity: 1 } }).addTo(evidence);
+      const units = Number(data.units) || 0;
+      const flow = units > 0
+        ? `about ${Math.round(data.flow_gpd).toLocaleString("en-US")} gallons per day`
+        : "no living units recorded, so no flow estimate";
+      box.append(el("p", `Drains ${plural(data.mains.length, "main")} and ${plural(data.manholes.length, "manhole")}; ` +
+        `${plural(data.parcels.length, "parcel")} with ${plural(units, "living unit")}` +
+        (data.units_unknown ? ` (${plural(data.units_unknown, "parcel")} with units unknown)` : "") + `; ${flow}.`));
     }
-    L.popup({ maxWidth: 340, maxHeight: 380, autoPanPadding: [20, 20] }).setLatLng(latlng).setContent(box).openOn(map);
+    popupAt(latlng, box);
   }
 
+  // -- the first-visit hint -------------------------------------------------------------------------------------
+  const hint = document.getElementById("map-hint");
+  function hideHint() {
+    if (!hint || hint.hidden) return;
+    hint.hidden = true;
+    try { localStorage.setItem("sewerplan.hint", "seen"); } catch (err) { /* private browsing */ }
+  }
+  if (hint) {
+    let seen = null;
+    try { seen = localStorage.getItem("sewerplan.hint"); } catch (err) { seen = null; }
+    hint.hidden = Boolean(seen) || !page.parcels;
+    hint.querySelector("button").addEventListener("click", hideHint);
+  }
+
+  // -- search ---------------------------------------------------------------------------------------------------
   const searchForm = document.getElementById("search-form");
+  const searchInput = document.getElementById("search");
   const searchList = document.getElementById("search-results");
+  const searchCount = document.getElementById("search-count");
+
+  const goToParcel = (parcelId) => showParcel(parcelId, null, null, true);
+  // A row of the table: the map pans to the parcel (zooming in only from far out) and the table keeps its rows.
+  async function followRow(parcelId) {
+    const r = await getJSON(api("/api/parcel", { id: parcelId }));
+    if (!r.ok) return;
+    const bounds = L.geoJSON(r.body.parcel).getBounds();
+    table.hold = true;
+    if (map.getZoom() >= 16 && map.getBounds().pad(1).intersects(bounds)) map.panTo(bounds.getCenter(), { animate: false });
+    else map.fitBounds(bounds, { maxZoom: 18, animate: false });
+    await showParcel(parcelId, bounds.getCenter());
+  }
+
   searchForm.addEventListener("submit", async (event) => {
     event.preventDefault();
-    const q = document.getElementById("search").value;
-    const response = await fetch(`/api/search?q=${encodeURIComponent(q)}`, { credentials: "same-origin" });
-    const data = await response.json();
+    const q = searchInput.value;
+    searchCount.textContent = "Searching…";
+    const r = await getJSON(api("/api/search", { q }));
     searchList.replaceChildren();
-    if (!data.results.length) { searchList.append(el("li", "Nothing found.")); return; }
-    data.results.forEach((r, i) => {
-      const item = el("li", `${r.parcel_id} · ${r.site_address || ""} · ${r.owner_name || ""}`);
-      const go = () => map.fitBounds([[r.bbox[1], r.bbox[0]], [r.bbox[3], r.bbox[2]]], { maxZoom: 19 });
-      item.addEventListener("click", go);
+    if (!r.ok) { searchCount.textContent = errorText(r, "The search failed."); return; }
+    const { results, total } = r.body;
+    if (!results.length) { searchCount.textContent = `Nothing found for "${q}".`; return; }
+    searchCount.textContent = total > results.length
+      ? `${results.length} of ${total.toLocaleString("en-US")} parcels (the first ${results.length}; add words to narrow it)`
+      : plural(total, "parcel") + " found";
+    results.forEach((hit, i) => {
+      const item = el("li");
+      const button = el("button", [hit.parcel_id, hit.site_address, hit.owner_name].filter(Boolean).join(" · "), "hit");
+      button.type = "button";
+      button.dataset.parcelId = hit.parcel_id;
+      button.addEventListener("click", () => goToParcel(hit.parcel_id));
+      button.addEventListener("keydown", (e) => {
+        const items = [...searchList.querySelectorAll("button.hit")];
+        const at = items.indexOf(button);
+        if (e.key === "ArrowDown" && at < items.length - 1) { e.preventDefault(); items[at + 1].focus(); }
+        if (e.key === "ArrowUp") { e.preventDefault(); (at > 0 ? items[at - 1] : searchInput).focus(); }
+      });
+      item.append(button);
       searchList.append(item);
-      if (i === 0) go();
+      if (i === 0) goToParcel(hit.parcel_id);
     });
   });
+  searchInput.addEventListener("keydown", (e) => {
+    const first = searchList.querySelector("button.hit");
+    if (e.key === "ArrowDown" && first) { e.preventDefault(); first.focus(); }
+  });
 
-  document.querySelectorAll("a.dl-view").forEach((a) => a.addEventListener("click", (event) => {
-    a.href = `/api/results.${a.dataset.fmt}?bbox=${bboxParam()}`;
+  // -- the attribute table --------------------------------------------------------------------------------------
+  const COLUMNS = [
+    ["parcel_id", "Parcel"], ["status", "Status"], ["site_address", "Site address"], ["owner_name", "Owner"],
+    ["distance_ft", "Distance (ft)"], ["deadline", "Deadline"], ["section", "Section"],
+  ];
+  const SHOWN_ROWS = 500;
+  const table = {
+    mode: "view", sort: "parcel_id", descending: false, hold: false,
+    node: document.getElementById("attribute-table"),
+    body: document.querySelector("#attribute-table tbody"),
+    status: document.getElementById("table-status"),
+    filter: document.getElementById("table-filter"),
+    info: document.getElementById("table-info"),
+    download: document.getElementById("table-download"),
+    setSelectedCount() {
+      const label = document.querySelector("label[for=table-mode-selected]");
+      if (label) label.textContent = `Selected (${selection.ids.length.toLocaleString("en-US")})`;
+    },
+  };
+  (function buildHead() {
+    const tr = document.querySelector("#attribute-table thead tr");
+    COLUMNS.forEach(([key, label]) => {
+      const th = el("th");
+      th.scope = "col";
+      th.dataset.key = key;
+      const button = el("button", label, "sort");
+      button.type = "button";
+      button.addEventListener("click", () => {
+        table.descending = table.sort === key ? !table.descending : false;
+        table.sort = key;
+        renderTable();
+      });
+      th.append(button);
+      tr.append(th);
+    });
+  })();
+  document.querySelectorAll("input[name=table-mode]").forEach((radio) => radio.addEventListener("change", () => {
+    table.mode = radio.value;
+    renderTable();
+  }));
+  table.status.addEventListener("change", renderTable);
+  table.filter.addEventListener("input", renderTable);
+
+  function tableRows() {
+    const source = table.mode === "view" ? viewParcels : selection.rows;
+    const status = table.status.value;
+    const needle = table.filter.value.trim().toLowerCase();
+    let rows = source.filter((p) => (!status || p.status === status) &&
+      (!needle || [p.parcel_id, p.site_address, p.owner_name].some((v) => v && String(v).toLowerCase().includes(needle))));
+    const key = table.sort;
+    const sign = table.descending ? -1 : 1;
+    rows = rows.slice().sort((a, b) => {
+      const x = a[key], y = b[key];
+      if (x === y) return 0;
+      if (x === null || x === undefined || x === "") return 1;
+      if (y === null || y === undefined || y === "") return -1;
+      return (typeof x === "number" && typeof y === "number" ? x - y
+        : String(x).localeCompare(String(y), "en", { numeric: true })) * sign;
+    });
+    return rows;
+  }
+
+  function renderTable() {
+    document.querySelectorAll("#attribute-table th").forEach((th) => {
+      th.setAttribute("aria-sort", th.dataset.key === table.sort ? (table.descending ? "descending" : "ascending") : "none");
+    });
+    table.body.replaceChildren();
+    if (table.mode === "view" && aggregated) {
+      table.info.textContent = `${viewTotal.toLocaleString("en-US")} parcels in view: zoom in to list them.`;
+      updateDownload([]);
+      return;
+    }
+    const rows = tableRows();
+    rows.slice(0, SHOWN_ROWS).forEach((p) => {
+      const tr = el("tr");
+      tr.tabIndex = 0;
+      tr.dataset.parcelId = p.parcel_id;
+      if (selection.ids.includes(String(p.parcel_id))) tr.classList.add("selected");
+      COLUMNS.forEach(([key]) => {
+        const value = key === "status" ? words(p[key]) : key === "deadline" ? townDate(p[key])
+          : key === "distance_ft" ? num(p[key]) : p[key];
+        const td = el("td", value === null || value === undefined ? "" : value);
+        if (key === "distance_ft") td.className = "num";
+        tr.append(td);
+      });
+      const pick = () => followRow(String(p.parcel_id));
+      tr.addEventListener("click", pick);
+      tr.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); pick(); } });
+      table.body.append(tr);
+    });
+    const source = table.mode === "view" ? "in view" : "selected";
+    table.info.textContent = rows.length > SHOWN_ROWS
+      ? `${SHOWN_ROWS} of ${rows.length.toLocaleString("en-US")} parcels ${source} shown; the download has them all.`
+      : `${plural(rows.length, "parcel")} ${source}${table.status.value ? ", " + words(table.status.value) : ""}.`;
+    table.node.dataset.rows = String(rows.length);
+    updateDownload(rows);
+  }
+
+  function markSelectedRows() {
+    const focused = document.body.dataset.focused;
+    table.body.querySelectorAll("tr").forEach((tr) => {
+      tr.classList.toggle("selected", selection.ids.includes(tr.dataset.parcelId));
+      tr.classList.toggle("focused", tr.dataset.parcelId === focused);
+    });
+  }
+
+  function updateDownload(rows) {
+    const status = table.status.value;
+    let href = "#";
+    if (table.mode === "view" && page.hasResults) {
+      href = api("/api/results.csv", { bbox: bboxParam(), ...(status ? { status } : {}) });
+    } else if (table.mode === "selected" && selection.within && !table.filter.value && !status) {
+      href = api("/api/within.csv", { ...selection.within, list: "parcels" });
+    } else if (table.mode === "selected" && page.hasResults && rows.length) {
+      const params = new URLSearchParams();
+      rows.forEach((p) => params.append("id", p.parcel_id));
+      href = `/api/results.csv?${params.toString()}`;
+    }
+    table.download.href = href;
+    table.download.classList.toggle("disabled", href === "#");
+    table.download.setAttribute("aria-disabled", href === "#" ? "true" : "false");
+  }
+
+  // -- select by distance (public notification) -------------------------------------------------------------------
+  const within = {
+    panel: document.getElementById("within-panel"),
+    from: document.getElementById("within-from"),
+    distance: document.getElementById("within-distance"),
+    draw: document.getElementById("within-draw"),
+    finish: document.getElementById("within-finish"),
+    run: document.getElementById("within-run"),
+    result: document.getElementById("within-result"),
+    points: [],
+    shape: null,
+    parcel: null,  // the parcel last clicked, searched or picked: "the selected parcel"
+  };
+  function withinSketch() {
+    evidence.clearLayers();
+    const kind = within.from.value;
+    if (!within.points.length) return;
+    const style = { ...evidenceStyle, color: "#ff7f00", weight: 3 };
+    if (kind === "point") L.circleMarker(within.points[0], { ...style, radius: 6, fillOpacity: 0.6 }).addTo(evidence);
+    else if (kind === "line") L.polyline(within.points, style).addTo(evidence);
+    else L.polygon(within.points, { ...style, fillOpacity: 0.1 }).addTo(evidence);
+  }
+  function stopDrawing() {
+    mode = null;
+    within.finish.disabled = true;
+    map.getContainer().style.cursor = "";
+  }
+  within.draw.addEventListener("click", () => {
+    if (within.from.value === "parcel") {
+      within.result.textContent = "Click a parcel on the map first; it is then the selected parcel.";
+      return;
+    }
+    within.points = [];
+    within.shape = null;
+    mode = "within";
+    within.finish.disabled = within.from.value === "point";
+    map.getContainer().style.cursor = "crosshair";
+    within.result.textContent = within.from.value === "point" ? "Click the point on the map."
+      : `Click the ${within.from.value === "line" ? "line's" : "area's"} corners on the map, then Finish.`;
+  });
+  within.finish.addEventListener("click", () => {
+    const kind = within.from.value;
+    if ((kind === "line" && within.points.length < 2) || (kind === "area" && within.points.length < 3)) {
+      within.result.textContent = kind === "line" ? "A line needs two points or more." : "An area needs three points or more.";
+      return;
+    }
+    stopDrawing();
+    within.result.textContent = "Drawn: give the distance and find the parcels.";
+  });
+  within.from.addEventListener("change", () => { within.points = []; within.shape = null; stopDrawing(); evidence.clearLayers(); });
+  map.on("click", (e) => {
+    if (mode !== "within") return;
+    within.points.push(e.latlng);
+    withinSketch();
+    if (within.from.value === "point") {
+      stopDrawing();
+      within.result.textContent = "Point placed: give the distance and find the parcels.";
+    }
+  });
+  function drawnGeometry() {
+    const ll = within.points.map((p) => [Number(p.lng.toFixed(7)), Number(p.lat.toFixed(7))]);
+    const kind = within.from.value;
+    if (kind === "point" && ll.length) return { type: "Point", coordinates: ll[0] };
+    if (kind === "line" && ll.length >= 2) return { type: "LineString", coordinates: ll };
+    if (kind === "area" && ll.length >= 3) return { type: "Polygon", coordinates: [[...ll, ll[0]]] };
+    return null;
+  }
+  within.run.addEventListener("click", async () => {
+    const distance = within.distance.value.trim();
+    if (distance === "" || Number(distance) < 0 || Number.isNaN(Number(distance))) {
+      within.result.textContent = "Give the distance in feet (0 or more).";
+      within.distance.focus();
+      return;
+    }
+    let params;
+    if (within.from.value === "parcel") {
+      if (!within.parcel) {
+        within.result.textContent = "Click a parcel on the map first; it is then the selected parcel.";
+        return;
+      }
+      params = { distance_ft: distance, parcel: within.parcel };
+    } else {
+      const geometry = drawnGeometry();
+      if (!geometry || mode) {
+        within.result.textContent = "Draw the feature first (Draw, then click on the map).";
+        return;
+      }
+      params = { distance_ft: distance, geometry: JSON.stringify(geometry) };
+    }
+    within.result.textContent = "Finding parcels…";
+    const r = await getJSON(api("/api/within", params));
+    if (!r.ok) { within.result.textContent = errorText(r, "Could not select by distance."); return; }
+    const data = r.body;
+    withinLayer.clearLayers();
+    L.geoJSON(data.buffer, { ...evidenceStyle, style: { color: "#ff7f00", weight: 3, dashArray: "8 6", fillColor: "#ff7f00",
+                                                         fillOpacity: 0.08 } }).addTo(withinLayer);
+    const from = within.from.value === "parcel" ? within.parcel : null;
+    selection.ids = data.parcels.map((p) => String(p.parcel_id));
+    selection.rows = data.parcels.map((p) => ({ ...p, distance_ft: p.distance_to_feature_ft }));
+    selection.source = "within";
+    selection.within = params;
+    focusLayer.clearLayers();
+    drawSelection(data.outlines);
+    document.body.dataset.selected = selection.ids.join("\n");
+    map.fitBounds(L.geoJSON(data.buffer).getBounds(), { maxZoom: 19 });
+    within.result.replaceChildren();
+    const what = from ? `parcel ${from}` : `the ${within.from.value} drawn`;
+    within.result.append(el("p", `${plural(data.total, "parcel")} within ${num(data.distance_ft, "ft")} of ${what}; ` +
+      `${plural(data.mailing_rows, "owner mailing address", "owner mailing addresses")}` +
+      (data.no_address ? ` (${plural(data.no_address, "parcel")} with no mailing address in the data)` : "") + "."));
+    const links = el("p");
+    const mailing = el("a", "Mailing list (CSV)", "within-mailing");
+    mailing.href = api("/api/within.csv", { ...params, list: "mailing" });
+    const parcels = el("a", "Parcels (CSV)", "within-parcels");
+    parcels.href = api("/api/within.csv", { ...params, list: "parcels" });
+    links.append(mailing, " · ", parcels);
+    within.result.append(links);
+    within.result.dataset.total = String(data.total);
+    document.getElementById("table-mode-selected").checked = true;
+    table.mode = "selected";
+    table.setSelectedCount();
+    renderTable();
+  });
+
+  // -- print ----------------------------------------------------------------------------------------------------
+  const printLink = document.getElementById("print-link");
+  if (printLink) printLink.addEventListener("click", () => {
+    const params = new URLSearchParams({ bbox: bboxParam(), title: document.getElementById("print-title").value });
+    if (selection.source === "within" && selection.within) {
+      Object.entries(selection.within).forEach(([k, v]) => params.append(k, v));
+    } else {
+      selection.ids.forEach((id) => params.append("selected", id));
+    }
+    printLink.href = `/print.pdf?${params.toString()}`;
+  });
+
+  document.querySelectorAll("a.dl-view").forEach((a) => a.addEventListener("click", () => {
+    a.href = api(`/api/results.${a.dataset.fmt}`, { bbox: bboxParam() });
   }));
 
-  // --- planning an extension ---------------------------------------------------------------------------------
+  // -- planning an extension ------------------------------------------------------------------------------------
   // Draw or load a main, evaluate it (POST /plans/evaluate), and show the plan; reopen a saved one (?plan=NAME).
   const panel = document.getElementById("plan-panel");
   const planOutput = panel ? document.getElementById("plan-result") : null;
+  let drawn = [];
+  const planStyle = passive("sewerplan-evidence");
   if (panel) {
     const startButton = document.getElementById("draw-start");
     const finishButton = document.getElementById("draw-finish");
     const evaluateButton = document.getElementById("plan-evaluate");
     const output = planOutput;
-    // The pipe material: checked against the materials the town's law lists (Fort Plain § 144-18A).
-    const materialLabel = el("label", "Material ");
-    const material = el("input");
-    material.id = "plan-material";
-    material.size = 14;
-    material.placeholder = "e.g. reinforced concrete";
-    material.setAttribute("list", "plan-materials");
-    const materials = el("datalist");
-    materials.id = "plan-materials";
-    ["reinforced concrete", "extra-strength vitrified clay", "asbestos-cement", "PVC", "ductile iron"].forEach(
-      (m) => { const o = el("option"); o.value = m; materials.append(o); });
-    materialLabel.append(material, materials);
-    document.getElementById("plan-diameter").closest("label").after(" ", materialLabel);
+    const material = document.getElementById("plan-material");
     let preview = null;
     const redraw = () => {
       if (preview) planLayer.removeLayer(preview);
-      preview = L.polyline(drawn, { color: "#1f78b4", weight: 5, dashArray: drawing ? "6 6" : null }).addTo(planLayer);
-      evaluateButton.disabled = drawing || (drawn.length < 2 && !document.getElementById("plan-streets").value.trim());
+      preview = L.polyline(drawn, { ...planStyle, color: "#1f78b4", weight: 5, dashArray: mode === "plan" ? "6 6" : null })
+        .addTo(planLayer);
+      evaluateButton.disabled = mode === "plan" || (drawn.length < 2 && !document.getElementById("plan-streets").value.trim());
     };
     panel.sewerplanRedraw = redraw;
     document.getElementById("plan-streets").addEventListener("input", () => {
-      if (!drawing) evaluateButton.disabled = drawn.length < 2 && !document.getElementById("plan-streets").value.trim();
+      if (mode !== "plan") evaluateButton.disabled = drawn.length < 2 && !document.getElementById("plan-streets").value.trim();
     });
     startButton.addEventListener("click", () => {
-      planLayer.clearLayers(); preview = null; drawn = []; drawing = true;
+      planLayer.clearLayers(); preview = null; drawn = []; mode = "plan";
       finishButton.disabled = false; map.getContainer().style.cursor = "crosshair"; redraw();
     });
     finishButton.addEventListener("click", () => {
-      drawing = false; finishButton.disabled = true; map.getContainer().style.cursor = ""; redraw();
+      mode = null; finishButton.disabled = true; map.getContainer().style.cursor = ""; redraw();
     });
-    map.on("click", (e) => { if (drawing) { drawn.push(e.latlng); redraw(); } });
+    map.on("click", (e) => { if (mode === "plan") { drawn.push(e.latlng); redraw(); } });
     document.getElementById("plan-file").addEventListener("change", async (event) => {
       const file = event.target.files[0];
       if (!file) return;
-      const data = JSON.parse(await file.text());
+      let data;
+      try { data = JSON.parse(await file.text()); } catch (err) { output.textContent = "The file is not GeoJSON."; return; }
       const features = data.type === "FeatureCollection" ? data.features : [data.type === "Feature" ? data : { geometry: data }];
       const line = features.map((f) => f.geometry).find((g) => g && g.type === "LineString");
-      if (!line) { output.textContent = "The file holds no LineString."; return; }
-      planLayer.clearLayers(); preview = null; drawing = false;
+      if (!line) { output.textContent = "The file holds no line (a GeoJSON LineString)."; return; }
+      planLayer.clearLayers(); preview = null; mode = null;
       drawn = line.coordinates.map(([lon, lat]) => L.latLng(lat, lon));
       redraw(); map.fitBounds(L.latLngBounds(drawn), { maxZoom: 18 });
     });
@@ -275,12 +798,12 @@
   const reopen = new URLSearchParams(window.location.search).get("plan");
   if (reopen) {
     (async () => {
-      const response = await fetch(`/plans/${encodeURIComponent(reopen)}.json`, { credentials: "same-origin" });
-      const plan = await response.json();
-      if (!response.ok) {
-        if (planOutput) planOutput.textContent = plan.error ? plan.error.message : `Could not open ${reopen}.`;
+      const r = await getJSON(`/plans/${encodeURIComponent(reopen)}.json`);
+      if (!r.ok) {
+        if (planOutput) planOutput.textContent = errorText(r, `Could not open ${reopen}.`);
         return;
       }
+      const plan = r.body;
       showPlan(plan, planOutput);
       map.fitBounds(L.geoJSON(plan.map.line).getBounds().pad(0.3), { maxZoom: 18 });
       if (panel) {  // ready to re-evaluate: the same line, diameter, material and name
@@ -296,42 +819,46 @@
 
   function showPlan(plan, output) {
     planLayer.clearLayers();
-    L.geoJSON(plan.map.line, { style: { color: "#1f78b4", weight: 5 } }).addTo(planLayer);
+    L.geoJSON(plan.map.line, { ...planStyle, style: { color: "#1f78b4", weight: 5 } }).addTo(planLayer);
     if (plan.map.connecting) {
-      L.geoJSON(plan.map.connecting, { style: { color: "#1f78b4", weight: 5, dashArray: "8 6" } }).addTo(planLayer);
+      L.geoJSON(plan.map.connecting, { ...planStyle, style: { color: "#1f78b4", weight: 5, dashArray: "8 6" } }).addTo(planLayer);
     }
-    plan.map.parcels.forEach((g) => L.geoJSON(g, { style: { color: "#e31a1c", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
-    (plan.map.vacant || []).forEach((g) => L.geoJSON(g, { style: { color: "#ff7f00", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
+    plan.map.parcels.forEach((g) => L.geoJSON(g, { ...planStyle, style: { color: "#e31a1c", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
+    (plan.map.vacant || []).forEach((g) => L.geoJSON(g, { ...planStyle, style: { color: "#ff7f00", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
     plan.map.manholes.forEach((m) => L.geoJSON(m.geometry, { pointToLayer: (f, ll) => L.circleMarker(ll, {
-      radius: 6, color: m.existing ? "#000" : "#1f78b4", weight: 2, fillColor: m.existing ? "#000" : "#fff", fillOpacity: 1 })
+      renderer, radius: 6, color: m.existing ? "#000" : "#1f78b4", weight: 2, fillColor: m.existing ? "#000" : "#fff", fillOpacity: 1 })
       .bindTooltip(() => el("span", `${m.id}: ${m.reason}`)) }).addTo(planLayer));
     if (!output) return;
     output.replaceChildren();
     const list = el("ul", null, "plan-summary");
     const add = (text, cls) => list.append(el("li", text, cls));
     const newManholes = plan.manholes.filter((m) => !m.existing).length;
-    add(`${plan.name ? plan.name + ": " : ""}${Math.round(plan.length_ft).toLocaleString()} ft of ${plan.diameter_in}-inch` +
-        `${plan.material ? " " + plan.material : ""} main, ${newManholes} new manholes` +
-        (plan.connecting_main ? ` (with a ${Math.round(plan.connecting_main.length_ft)} ft connecting main to ${plan.connecting_main.to_manhole})` : ""));
+    add(`${plan.name ? plan.name + ": " : ""}${num(Math.round(plan.length_ft), "ft")} of ${num(plan.diameter_in, "in")}` +
+        `${plan.material ? " " + plan.material : ""} main, ${plural(newManholes, "new manhole")}` +
+        (plan.connecting_main ? ` (with a ${num(Math.round(plan.connecting_main.length_ft), "ft")} connecting main to ${plan.connecting_main.to_manhole})` : ""));
     const unknown = (plan.flow && plan.flow.units_unknown.length) || 0;
-    add(`Newly required to connect: ${plan.newly_mandated.length} parcels (${plan.units} living units` +
-        `${unknown ? `; units unknown for ${unknown}` : ""}); ${plan.private_systems.length} septic systems retired` +
-        `${(plan.vacant_benefiting || []).length ? `; ${plan.vacant_benefiting.length} vacant lots benefit` : ""}` +
-        `${plan.held_by_service_area.length ? `; ${plan.held_by_service_area.length} outside every service area` : ""}`);
+    add(`Newly required to connect: ${plural(plan.newly_mandated.length, "parcel")} (${plural(Number(plan.units) || 0, "living unit")}` +
+        `${unknown ? `; units unknown for ${plural(unknown, "parcel")}` : ""}); ${plural(plan.private_systems.length, "septic system")} retired` +
+        `${(plan.vacant_benefiting || []).length ? `; ${plural(plan.vacant_benefiting.length, "vacant lot")} benefit` : ""}` +
+        `${plan.held_by_service_area.length ? `; ${plural(plan.held_by_service_area.length, "parcel")} outside every service area` : ""}`);
     if (plan.petition.applies) add(`Petition (${plan.petition.section}): ${plan.petition.signatures_needed} of ` +
-                                   `${plan.petition.benefiting_owners} benefiting owners make a majority`);
-    add(`Estimated cost $${plan.cost.total.toLocaleString(undefined, { minimumFractionDigits: 2 })}` +
-        (plan.units ? `, $${Math.round(plan.cost.total / plan.units).toLocaleString()} per newly connected living unit` : ""));
-    plan.design_checks.forEach((c) => add(`${c.check.replace(/_/g, " ")}: ${c.verdict} (${c.section}). ${c.message}`,
-                                          `verdict ${c.verdict.replace(/ /g, "-")}`));
-    (plan.requirements || []).forEach((r) => add(`Requirement, ${r.requirement.replace(/_/g, " ")} (${r.section}): ${r.text}`,
+                                   `${plural(plan.petition.benefiting_owners, "benefiting owner")} make a majority`);
+    add(`Estimated cost $${plan.cost.total.toLocaleString("en-US", { minimumFractionDigits: 2 })}` +
+        (plan.units ? `, $${Math.round(plan.cost.total / plan.units).toLocaleString("en-US")} per newly connected living unit` : ""));
+    plan.design_checks.forEach((c) => {
+      const checkWords = words(c.check);
+      add(`${checkWords.charAt(0).toUpperCase() + checkWords.slice(1)}: ${c.verdict} (${c.section}). ${c.message}`,
+          `verdict ${c.verdict.replace(/ /g, "-")}`);
+    });
+    (plan.requirements || []).forEach((r) => add(`Requirement, ${words(r.requirement)} (${r.section}): ${r.text}`,
                                                  "requirement"));
     (plan.test_sections || []).forEach((s) => add(`Test section ${s.number}: ${s.from_manhole} to ${s.to_manhole}, ` +
-      `${s.length_ft.toLocaleString()} ft, leakage at most ${s.allowance_gpd} gallons per day`, "test-section"));
+      `${num(s.length_ft, "ft")}, leakage at most ${num(s.allowance_gpd)} gallons per day`, "test-section"));
     output.append(list);
     output.dataset.newlyMandated = String(plan.newly_mandated.length);
   }
 
+  // -- running the analysis -------------------------------------------------------------------------------------
   const runForm = document.getElementById("run-form");
   if (runForm) {
     runForm.addEventListener("submit", async (event) => {
@@ -345,10 +872,23 @@
       while (job.state === "queued" || job.state === "running") {
         status.textContent = `Running: ${job.step || "starting"}…`;
         await new Promise((r) => setTimeout(r, 700));
-        job = await (await fetch(`/api/jobs/${job.id}`, { credentials: "same-origin" })).json();
+        job = await (await fetch(`/api/jobs/${encodeURIComponent(job.id)}`, { credentials: "same-origin" })).json();
       }
       if (job.state === "done") { status.textContent = "Done: reloading the map."; window.location.reload(); }
       else status.textContent = `Failed: ${job.error}`;
     });
   }
+
+  // -- the sidebar on a small screen: a button shows and hides it ---------------------------------------------
+  const toggle = document.getElementById("sidebar-toggle");
+  if (toggle) toggle.addEventListener("click", () => {
+    const open = document.body.classList.toggle("sidebar-open");
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    setTimeout(() => map.invalidateSize(), 50);
+  });
+
+  // -- start: the view, then a parcel asked for in the address (?parcel=ID, from the notices or summary page) -----
+  refresh();
+  const asked = new URLSearchParams(window.location.search).get("parcel");
+  if (asked) goToParcel(asked);
 })();

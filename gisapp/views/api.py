@@ -1,44 +1,41 @@
-"""The JSON API the map page uses (documented in gisapp/static/openapi.json)."""
+"""The JSON API the map page uses (documented in gisapp/static/openapi.json).
+
+Every ID travels in a query parameter (``/api/parcel?id=12.34-1-5/A``), never in the URL's path, so tax IDs with
+"/", "#", "?", "%" or spaces reach the server as they are. ``/api/parcels/{id}`` stays for old links (its converter
+takes "/" too).
+"""
 
 from __future__ import annotations
 
 import io
+import json
 import tempfile
 from pathlib import Path
 
-from flask import Blueprint, abort, jsonify, request, send_file
+from flask import Blueprint, Response, abort, jsonify, request, send_file
 
 from gisapp import services
+from gisapp.mapdata import MAP_LAYERS, collection
 from gisapp.security import requires
 from gisapp.state import map_data, workspace
-from layers.mapdata import MAIN_FIELDS, PARCEL_FIELDS
+from layers.read import to_lonlat_geojson
 from layers.write import FORMATS
 
 bp = Blueprint("api", __name__, url_prefix="/api")
 
-LAYERS = {
-    "parcels": ("parcel_results", PARCEL_FIELDS),
-    "mains": ("mains", MAIN_FIELDS),
-    "manholes": ("manholes", ("manhole_id", "structure", "invert_ft")),
-    "plants": ("treatment_plants", ("plant_id", "name", "outfall_id", "outfall_name")),
-    "buildings": (
-        "building_results",
-        (
-            "building_id",
-            "parcel_id",
-            "units",
-            "rear_building",
-            "shared_lateral",
-            "required_laterals",
-            "lateral_shortfall",
-            "reason",
-        ),
-    ),
-    "streets": ("streets", ("street_name",)),
+MIMETYPES = {
+    ".geojson": "application/geo+json",
+    ".json": "application/geo+json",
+    ".csv": "text/csv",
+    ".gpkg": "application/geopackage+sqlite3",
+    ".parquet": "application/vnd.apache.parquet",
 }
+# The most parcels a select-by-distance answer lists in JSON (all are in its CSV downloads).
+LISTED_WITHIN = 2000
 
 
-def _bbox() -> tuple[float, float, float, float] | None:
+def bbox_arg() -> tuple[float, float, float, float] | None:
+    """The request's ``bbox=west,south,east,north`` in degrees, or None; 400 when malformed."""
     text = request.args.get("bbox")
     if not text:
         return None
@@ -51,32 +48,61 @@ def _bbox() -> tuple[float, float, float, float] | None:
     return west, south, east, north
 
 
+def _required(name: str, what: str) -> str:
+    value = request.args.get(name)
+    if value is None or value == "":
+        abort(400, description=f"Give {what} as the {name}= query parameter.")
+    return value
+
+
 @bp.get("/layers/<name>")
 @requires("viewer")
 def layer(name: str):
-    if name not in LAYERS:
-        abort(404, description=f"No layer {name!r}; layers: {', '.join(LAYERS)}.")
-    bbox = _bbox()
+    if name not in MAP_LAYERS:
+        abort(404, description=f"No layer {name!r}; layers: {', '.join(MAP_LAYERS)}.")
+    bbox = bbox_arg()
     if bbox is None:
         abort(400, description="Give bbox=west,south,east,north.")
     zoom = request.args.get("zoom", default=16.0, type=float)
-    store_name, fields = LAYERS[name]
-    return jsonify(map_data().geojson(store_name, bbox, zoom, fields))
+    data = map_data()
+    if name == "subdivisions":
+        data.serve_subdivisions(lambda: services.subdivisions(workspace()))
+    return Response(data.features(name, bbox, zoom), mimetype="application/json")
 
 
-@bp.get("/parcels/<parcel_id>")
+@bp.get("/parcel")
+@requires("viewer")
+def parcel_by_query():
+    return _parcel(_required("id", "the parcel's ID"))
+
+
+@bp.get("/parcels/<path:parcel_id>")
 @requires("viewer")
 def parcel(parcel_id: str):
+    return _parcel(parcel_id)
+
+
+def _parcel(parcel_id: str):
     found = map_data().parcel(parcel_id)
     if found is None:
-        abort(404, description=f"No parcel {parcel_id!r} in the results.")
+        abort(404, description=f"No parcel {parcel_id!r} in the map's parcels.")
+    return jsonify(found)
+
+
+@bp.get("/building")
+@requires("viewer")
+def building():
+    building_id = _required("id", "the building's ID")
+    found = map_data().building(building_id)
+    if found is None:
+        abort(404, description=f"No building {building_id!r} in the map's buildings.")
     return jsonify(found)
 
 
 @bp.get("/search")
 @requires("viewer")
 def search():
-    return jsonify({"results": map_data().search(request.args.get("q", ""))})
+    return jsonify(map_data().search(request.args.get("q", "")))
 
 
 @bp.get("/trace")
@@ -85,7 +111,7 @@ def trace():
     parcel_id = request.args.get("parcel", "")
     data = map_data()
     if data.originals.get("parcel_results") is None or "mains" not in data.originals:
-        abort(404, description="The store has no network or no results to trace.")
+        abort(404, description="The store has no network or no results to trace: run the analysis first.")
     t = services.trace_parcel(workspace(), parcel_id)
     doc = t.as_dict()
     doc["geojson"] = data.features_by_id("mains", "main_id", t.mains, ("main_id", "diameter_in"))
@@ -111,21 +137,76 @@ def upstream():
 @bp.get("/results.<fmt>")
 @requires("viewer")
 def download(fmt: str):
+    """Parcel results: all, those in ``bbox``, those listed by ``id`` (repeated), of one ``status``."""
     suffix = f".{fmt}"
     if suffix not in FORMATS:
         abort(404, description="Results download as .geojson, .gpkg, .parquet or .csv.")
-    frame = map_data().selection(_bbox())
+    ids = request.args.getlist("id") or None
+    frame = map_data().selection(bbox_arg(), ids=ids, status=request.args.get("status") or None)
     with tempfile.TemporaryDirectory(prefix="sewerplan-download-") as folder:
         path = Path(folder) / f"sewerplan-results{suffix}"
         services.export_results(str(path), frame)
         payload = io.BytesIO(path.read_bytes())
-    mimetypes = {
-        ".geojson": "application/geo+json",
-        ".json": "application/geo+json",
-        ".csv": "text/csv",
-        ".gpkg": "application/geopackage+sqlite3",
-        ".parquet": "application/vnd.apache.parquet",
-    }
     return send_file(
-        payload, mimetype=mimetypes[suffix], as_attachment=True, download_name=f"sewerplan-results{suffix}"
+        payload, mimetype=MIMETYPES[suffix], as_attachment=True, download_name=f"sewerplan-results{suffix}"
     )
+
+
+# -- select by distance -------------------------------------------------------------------------------------------
+
+
+def _within():
+    """The request's select by distance: ``distance_ft`` and ``parcel`` (an ID) or ``geometry`` (GeoJSON)."""
+    distance = request.args.get("distance_ft", type=float)
+    if distance is None:
+        abort(400, description="Give the distance in feet (distance_ft=300).")
+    parcel_id = request.args.get("parcel") or None
+    geometry = request.args.get("geometry")
+    if parcel_id is None and not geometry:
+        abort(400, description="Pick a parcel or draw a point, line or area to measure from.")
+    shape = None
+    if parcel_id is None:
+        try:
+            shape = json.loads(geometry)
+        except ValueError:
+            abort(400, description="The drawn feature is not GeoJSON.")
+    return services.select_by_distance(workspace(), distance_ft=distance, parcel_id=parcel_id, geometry=shape)
+
+
+@bp.get("/within")
+@requires("viewer")
+def within():
+    """Parcels within a distance of a parcel or a drawn feature, the searched area, and the owners' mailing list."""
+    found = _within()
+    parcels = found.parcels
+    listed = parcels.head(LISTED_WITHIN)
+    fields = ("parcel_id", "status", "site_address", "owner_name", "distance_to_feature_ft", "source")
+    rows = json.loads(listed[[c for c in fields if c in listed.columns]].to_json(orient="records"))
+    return jsonify(
+        {
+            "distance_ft": found.distance_ft,
+            "total": len(parcels),
+            "parcels": rows,
+            "mailing_rows": len(found.mailing),
+            "no_address": found.no_address,
+            "buffer": to_lonlat_geojson([found.buffer], parcels.crs)[0],
+            "outlines": collection(listed, ("parcel_id",), layer="within"),
+        }
+    )
+
+
+@bp.get("/within.csv")
+@requires("viewer")
+def within_csv():
+    """The select by distance as CSV: the owners' mailing list (``list=mailing``, the default) or the parcels."""
+    found = _within()
+    which = request.args.get("list", "mailing")
+    if which not in ("mailing", "parcels"):
+        abort(400, description="list is mailing or parcels.")
+    table = found.mailing if which == "mailing" else found.parcels
+    name = f"within-{found.distance_ft:g}-ft-{which}.csv"
+    with tempfile.TemporaryDirectory(prefix="sewerplan-within-") as folder:
+        path = Path(folder) / name
+        services.export_table(str(path), table)
+        payload = io.BytesIO(path.read_bytes())
+    return send_file(payload, mimetype="text/csv", as_attachment=True, download_name=name)

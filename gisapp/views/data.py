@@ -1,9 +1,14 @@
-"""The Data page: upload a dataset, map its columns, see the validation report, work on it, publish it.
+"""The Data page: upload a dataset, say what its layers are, map its columns, see the validation report, add what
+the report says is missing, work on it, publish it.
 
 An upload is its uploader's workspace: working on it changes what that planner sees and analyses, nobody else's.
 Only publishing makes it the town's store, and the store it replaces is kept, to be restored from this page.
-A refused upload (wrong kind, bad content, too big, nothing usable in it, invalid data) is deleted at once;
-uploads nobody used for ``UPLOAD_TTL_HOURS`` are deleted when the page is next used.
+A refused upload (wrong kind, bad content, too big, nothing usable in it, invalid data the column-mapping page
+cannot fix) is deleted at once; uploads nobody used for ``UPLOAD_TTL_HOURS`` are deleted when the page is next used.
+
+The report runs the checks the analysis itself makes before it measures (``services.readiness``), for the profile
+chosen and for every other bundled one, so it says before any run what a profile still needs (a streets layer, a
+column, a distance the town must set) and offers the field or the upload that supplies it.
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ from pathlib import Path
 from flask import Blueprint, current_app, g, redirect, render_template, request, session, url_for
 
 from gisapp import services
-from gisapp.errors import problem_view
+from gisapp.errors import field_for, problem_view
 from gisapp.security import requires
 from gisapp.state import recorded_spec
 from gisapp.workspace import WorkspaceSpec
@@ -25,6 +30,7 @@ from layers.read import read_source
 from layers.schema import SPECS
 from layers.store import StoreBusyError, latest_run, layer_counts, previous_stores, publish_store, restore_store
 from layers.uploads import (
+    add_to_upload,
     discard,
     expire_uploads,
     folder_bytes,
@@ -32,12 +38,19 @@ from layers.uploads import (
     new_upload,
     owner_usage,
     read_meta,
+    set_kinds,
+    update_meta,
     upload_folder,
+    upload_layers,
     upload_sources,
 )
 from layers.write import write_layers
 
 bp = Blueprint("data", __name__, url_prefix="/data")
+
+# What the mapping page can fix: an upload refused only for these keeps its files, to be fixed there.
+FIXED_ON_MAPPING_PAGE = ("map", "layer_crs", "map_value", "data_crs")
+KIND_HELP = {kind: spec.help for kind, spec in SPECS.items()}
 
 
 def _root() -> Path:
@@ -96,7 +109,12 @@ def upload_form(message: str | None = None, status: int = 200):
 
 
 def _when(stamp) -> str:
-    return dt.datetime.fromtimestamp(float(stamp)).strftime("%Y-%m-%d %H:%M") if stamp else ""
+    if not stamp:
+        return ""
+    moment = dt.datetime.fromtimestamp(float(stamp))
+    from gisapp.words import town_date
+
+    return f"{town_date(moment, current_app.config['DATE_FORMAT'])} {moment:%H:%M}"
 
 
 @bp.post("/upload")
@@ -130,62 +148,213 @@ def _refused_deletes(folder: Path):
         raise
 
 
-def _sources(token: str):
+def _layers(token: str) -> tuple[dict, dict]:
+    """Every layer of the upload by name, and those whose kind is known by kind."""
     folder = _folder(token)
     with _refused_deletes(folder):
+        available = upload_layers(folder)
         sources = upload_sources(folder)
-    if not sources:
+    if not available:
         shutil.rmtree(folder, ignore_errors=True)  # nothing in it can ever be used: refused, deleted at once
         raise LayerError(
-            "No layer in the upload is named parcels, mains, streets, buildings or manholes. Name "
-            "the files or layers that way (parcels.shp, mains.shp ...) and upload again."
+            "The upload holds no layer sewerplan reads. Upload a zipped shapefile, a GeoPackage or a GeoJSON file."
         )
-    return sources
+    return available, sources
+
+
+def _columns(token: str, kind: str, source) -> list[str]:
+    """The layer's own columns (read once, then kept in the upload's record)."""
+    folder = _folder(token)
+    known = (read_meta(folder).get("columns") or {}).get(kind)
+    if known is not None and known.get("path") == source.path and known.get("layer") == source.layer:
+        return list(known["names"])
+    with _refused_deletes(folder):
+        names = [c for c in read_source(source).columns if c != "geometry"]
+    columns = dict(read_meta(folder).get("columns") or {})
+    columns[kind] = {"path": source.path, "layer": source.layer, "names": names}
+    update_meta(folder, {"columns": columns})
+    return names
+
+
+def matched_fields(kind: str, columns: list[str], chosen: dict[str, str]) -> list[tuple]:
+    """Each field of the kind with the column it takes: the one chosen on the form, else found by name (the names
+    users give it, and those names cut to 10 characters as a shapefile keeps them)."""
+    by_lower = {c.lower(): c for c in columns}
+    out = []
+    for f in SPECS[kind].fields:
+        picked = chosen.get(f"{kind}.{f.name}")
+        if picked is None:
+            picked = next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), "")
+        out.append((f, picked if picked in columns else ""))
+    return out
 
 
 @bp.get("/<token>/mapping")
 @requires("planner")
-def mapping(token: str):
-    sources = _sources(token)
+def mapping(token: str, message: str | None = None, status: int = 200):
+    available, sources = _layers(token)
+    meta = read_meta(_folder(token))
+    form = meta.get("form") or {}
+    used = {s.path + "|" + str(s.layer) for s in sources.values()}
+    unknown = [
+        (name, Path(src.path).name + (f": layer {src.layer}" if src.layer else ""))
+        for name, src in available.items()
+        if src.path + "|" + str(src.layer) not in used
+    ]
     layers = []
     for kind, source in sources.items():
-        with _refused_deletes(_folder(token)):
-            columns = [c for c in read_source(source).columns if c != "geometry"]
-        by_lower = {c.lower(): c for c in columns}
-        fields = [
-            (f, next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), "")) for f in SPECS[kind].fields
-        ]
-        layers.append((kind, source.label, columns, fields))
-    return render_template("data/mapping.html", token=token, layers=layers)
+        columns = _columns(token, kind, source)
+        fields = matched_fields(kind, columns, form)
+        taken = {c for _, c in fields if c}
+        layers.append(
+            {
+                "kind": kind,
+                "label": source.label,
+                "columns": columns,
+                "fields": fields,
+                "unused": [c for c in columns if c not in taken],
+                "crs": form.get(f"layer_crs.{kind}", ""),
+                "values": form.get(f"map_value.{kind}", ""),
+            }
+        )
+    town = recorded_spec(current_app.config["STORE"])
+    page = render_template(
+        "data/mapping.html",
+        token=token,
+        name=meta.get("name", token),
+        layers=layers,
+        unknown=unknown,
+        kinds=KIND_HELP,
+        profiles=services.profile_names(),
+        profile=meta.get("profile") or town.profile,
+        message=message,
+    )
+    return page, status
+
+
+@bp.post("/<token>/kinds")
+@requires("planner")
+def kinds(token: str):
+    """What each layer whose name says nothing is (a single ``town.geojson`` is the parcels layer, say)."""
+    available, _ = _layers(token)
+    given = {}
+    for key, value in request.form.items():
+        head, _, name = key.partition(".")
+        if head == "kind" and name in available and (value in SPECS or value == ""):
+            given[name] = value
+    chosen = [k for k in given.values() if k]
+    if len(chosen) != len(set(chosen)):
+        return mapping(token, message="Each kind of layer can be given once: choose one layer for each.", status=400)
+    set_kinds(_folder(token), given)
+    return redirect(url_for("data.mapping", token=token))
 
 
 @bp.post("/<token>/mapping")
 @requires("planner")
 def validate(token: str):
-    sources = _sources(token)
-    spec = _upload_spec(request.form)
+    _, sources = _layers(token)
     folder = _folder(token)
+    form = {k: v for k, v in request.form.items() if k != "csrf_token"}
+    update_meta(folder, {"form": form, "profile": form.get("profile") or None})
+    if "parcels" not in sources:
+        return mapping(
+            token,
+            message="No layer of the upload is the parcels layer: say which one it is below, or add it.",
+            status=422,
+        )
+    spec = _upload_spec(request.form)
     try:
         with _refused_deletes(folder):
-            ws = services.open_workspace(spec, sources=sources, required=("parcels", "mains"))
+            ws = services.open_workspace(spec, sources=sources, required=("parcels",))
     except LayerValidationError as exc:
-        shutil.rmtree(folder, ignore_errors=True)  # refused: deleted at once (the report says to upload again)
         problems = [problem_view(p) for p in exc.problems]
-        return render_template("data/report.html", token=token, problems=problems, ok=False), 422
+        errors = [p for p in exc.problems if p.severity == "error"]
+        fixable = all(p.fix is not None and p.fix.setting in FIXED_ON_MAPPING_PAGE for p in errors)
+        if not fixable:
+            shutil.rmtree(folder, ignore_errors=True)  # refused: deleted at once (the report says to upload again)
+        return render_template("data/report.html", token=token, problems=problems, ok=False, kept=fixable), 422
     layers = ws.layers
     store = folder / "store.gpkg"
     frames = {k: getattr(layers, k) for k in SPECS if getattr(layers, k, None) is not None}
     write_layers(str(store), frames, overwrite=True)
     counts = {k: len(v) for k, v in frames.items()}
+    unused = {}
+    for kind, frame in frames.items():
+        chosen = set((frame.attrs.get("source_columns") or {}).values())
+        unused[kind] = [c for c in _columns(token, kind, sources[kind]) if c not in chosen]
+    chosen_profile = services.profile_of(spec)
+    others = [p for p in services.profiles() if p.id != chosen_profile.id]
+    ready = services.readiness(layers, [chosen_profile, *others])
+    readiness = [
+        {
+            "profile": r.profile,
+            "municipality": r.municipality,
+            "chosen": k == 0,
+            "ready": r.ready,
+            "missing": [
+                {
+                    "message": str(e),
+                    "how": (
+                        f'Add the {e.fix.target.replace("_", " ")} layer with "Add a layer to this upload" below.'
+                        if getattr(e, "fix", None) and e.fix.setting == "layer"
+                        else field_for(e.fix)
+                        if getattr(e, "fix", None)
+                        else ""
+                    ),
+                    "layer": e.fix.target if getattr(e, "fix", None) and e.fix.setting == "layer" else None,
+                }
+                for e in r.missing
+            ],
+        }
+        for k, r in enumerate(ready)
+    ]
+    missing_layers = sorted({m["layer"] for r in readiness for m in r["missing"] if m["layer"]})
     problems = [problem_view(p) for p in layers.problems]
-    return render_template("data/report.html", token=token, problems=problems, ok=True, counts=counts)
+    return render_template(
+        "data/report.html",
+        token=token,
+        problems=problems,
+        ok=True,
+        counts=counts,
+        unused=unused,
+        readiness=readiness,
+        missing_layers=missing_layers,
+        kinds=KIND_HELP,
+    )
+
+
+@bp.post("/<token>/add")
+@requires("planner")
+def add_layer(token: str):
+    """Add the layer the report says is missing (streets, say) to the upload, then check it all again."""
+    folder = _folder(token)
+    kind = request.form.get("kind", "")
+    if kind not in SPECS:
+        raise LayerError(f"Choose what the added layer is: one of {', '.join(SPECS)}.")
+    file = request.files.get("layer")
+    if file is None or not file.filename:
+        raise LayerError("Choose the file of the layer to add.")
+    config = current_app.config
+    try:
+        add_to_upload(
+            folder,
+            file.filename,
+            file.stream,
+            kind=kind,
+            max_unzipped_bytes=config["MAX_UNZIPPED_BYTES"],
+            quota_left=config["UPLOAD_QUOTA_BYTES"] - owner_usage(_root(), g.user),
+        )
+    finally:
+        file.close()
+    (folder / "store.gpkg").unlink(missing_ok=True)  # checked again with the new layer before it is used
+    return redirect(url_for("data.mapping", token=token))
 
 
 def _upload_spec(form) -> WorkspaceSpec:
-    """The workspace an upload is checked in: the town's profile and measuring CRS (as its store's latest run
-    applied them), and the form's column mapping (``KIND.FIELD``), each layer's CRS where it declares none
-    (``layer_crs.KIND``, as the command line's --layer-crs KIND=CRS) and coded values (``map_value.KIND``: one
-    ``FIELD.VALUE=CODE`` a line, as --map-value KIND.FIELD.VALUE=CODE)."""
+    """The workspace an upload is checked in: the profile chosen on the form (else the town's, as its store's latest
+    run applied it) and the town's measuring CRS, and the form's column mapping (``KIND.FIELD``), each layer's CRS
+    where it declares none (``layer_crs.KIND``, as the command line's --layer-crs KIND=CRS) and coded values
+    (``map_value.KIND``: one ``FIELD.VALUE=CODE`` a line, as --map-value KIND.FIELD.VALUE=CODE)."""
     columns: dict[str, dict[str, str]] = {}
     values: dict[str, dict[str, dict[str, str]]] = {}
     layer_crs: dict[str, str] = {}
@@ -209,9 +378,11 @@ def _upload_spec(form) -> WorkspaceSpec:
         elif head in SPECS and rest:
             columns.setdefault(head, {})[rest] = text
     town = recorded_spec(current_app.config["STORE"])
+    chosen = form.get("profile") or ""
+    same = chosen in ("", town.profile)
     return WorkspaceSpec(
-        profile=town.profile,
-        settings=town.settings,
+        profile=town.profile if same else chosen,
+        settings=town.settings if same else (),
         crs=town.crs,
         layer_crs=tuple(layer_crs.items()),
         mapping={"columns": columns, "values": values},
@@ -224,7 +395,7 @@ def use(token: str):
     """Work on the upload: the map, summary, runs and downloads of this planner's session use it."""
     store = _folder(token) / "store.gpkg"
     if not store.exists():
-        raise LayerError("Validate the upload first.")
+        raise LayerError('Check the upload first: press "Check the data" on its column-mapping page.')
     session["workspace"] = token
     return redirect(url_for("map.index"))
 
@@ -243,7 +414,7 @@ def publish(token: str):
     folder = _folder(token)
     store = folder / "store.gpkg"
     if not store.exists():
-        raise LayerError("Validate the upload first.")
+        raise LayerError('Check the upload first: press "Check the data" on its column-mapping page.')
     name = read_meta(folder).get("name", token)
     try:
         publish_store(

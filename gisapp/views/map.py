@@ -1,53 +1,110 @@
-"""The planner's map page and its offline base tiles."""
+"""The planner's map page, its offline base tiles, and the map view printed on one page."""
 
 from __future__ import annotations
 
+import datetime as dt
+import io
+import json
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from flask import Blueprint, Response, current_app, g, render_template, url_for
+from flask import Blueprint, Response, abort, current_app, g, render_template, request, send_file, url_for
 
+from analysis.mandate import STATUSES
 from gisapp import services
 from gisapp.maps import build_map
-from gisapp.security import requires
-from gisapp.state import map_data, recorded_spec
-from layers.store import latest_run
+from gisapp.security import LOCAL_USER, requires
+from gisapp.state import map_data, recorded_spec, workspace
+from gisapp.views.api import bbox_arg
+from gisapp.words import STATUS_COLOURS, WORDS, count, number, town_date, words
+from layers.mapsheet import SheetLayers, SheetText
+from layers.write import RESULT_LAYER
 
 bp = Blueprint("map", __name__)
 
-STATUS_COLOURS = {
-    "mandated": "#d7301f",
-    "in_range_not_abutting": "#fc8d59",
-    "out_of_range": "#fdcc8a",
-    "connected": "#2b8cbe",
-    "unoccupied": "#bdbdbd",
-    "no_public_sewer": "#756bb1",
-}
+
+@bp.app_template_filter("words")
+def _words(code) -> str:
+    return words(code)
+
+
+@bp.app_template_filter("town_date")
+def _town_date(value) -> str:
+    return town_date(value, current_app.config["DATE_FORMAT"])
+
+
+@bp.app_template_filter("number")
+def _number(value, unit: str = "") -> str:
+    return number(value, unit)
+
+
+@bp.app_template_global("count")
+def _count(n: int, one: str, many: str | None = None) -> str:
+    return count(n, one, many)
+
+
+def _parts(data):
+    """The Folium skeleton of the page, rendered once per store version (its bounds do not change within one)."""
+    parts = data.cache.get("map_parts")
+    if parts is None:
+        parts = data.cache["map_parts"] = build_map(
+            data.bounds(),
+            static_url=url_for("static", filename=""),
+            blank_tiles_url=url_for("map.blank_tile", z=0, x=0, y=0).replace("/0/0/0", "/{z}/{x}/{y}"),
+        )
+    return parts
 
 
 @bp.get("/")
 @requires("viewer")
 def index():
     data = map_data()
-    parts = build_map(
-        data.bounds(),
-        static_url=url_for("static", filename=""),
-        blank_tiles_url=url_for("map.blank_tile", z=0, x=0, y=0).replace("/0/0/0", "/{z}/{x}/{y}"),
-    )
-    run = latest_run(data.path)
-    spec = recorded_spec(data.path)  # the run form starts from what the latest run used
+    run = data.run()
+    spec = data.cache.get("spec")
+    if spec is None:
+        spec = data.cache["spec"] = recorded_spec(data.path)  # the run form starts from what the latest run used
     # Folium's own inline scripts run under the page's Content-Security-Policy nonce.
+    parts = _parts(data)
     parts = replace(parts, header=parts.header.replace("<script>", f'<script nonce="{g.csp_nonce}">'))
+    statuses = [*STATUSES] if data.has_results else ["not_analysed"]
+    chosen = (run or {}).get("profile") or _upload_profile(data.path) or spec.profile
+    config = {
+        "colours": STATUS_COLOURS,
+        "words": WORDS,
+        "statuses": statuses,
+        "counts": data.status_counts(),
+        "dateFormat": current_app.config["DATE_FORMAT"],
+        "hasResults": data.has_results,
+        "parcels": len(data.served["parcels"]) if "parcels" in data.served else 0,
+        "hasSubdivisions": "subdivisions" in data.originals,
+    }
     return render_template(
         "map/index.html",
         parts=parts,
         run=run,
         colours=STATUS_COLOURS,
+        statuses=statuses,
+        counts=data.status_counts(),
         profiles=services.profile_names(),
         has_results=data.has_results,
+        has_parcels="parcels" in data.served,
+        has_subdivisions="subdivisions" in data.originals,
         settings=spec.settings,
         digitised_direction=spec.digitised_direction,
+        chosen_profile=chosen,
+        config=json.dumps(config),
     )
+
+
+def _upload_profile(store: str) -> str | None:
+    """The profile a planner checked their upload for (Data page), for the run form of an upload never analysed."""
+    from gisapp.state import workspace_store
+    from layers.uploads import read_meta
+
+    if store != workspace_store():
+        return None
+    return read_meta(Path(store).parent).get("profile")
 
 
 @bp.get("/tiles/blank/<int:z>/<int:x>/<int:y>.png")
@@ -55,3 +112,70 @@ def blank_tile(z: int, x: int, y: int):
     """The offline base layer: the same plain tile everywhere, served from memory."""
     tile = current_app.extensions.setdefault("blank_tile", (Path(current_app.static_folder) / "blank.png").read_bytes())
     return Response(tile, mimetype="image/png", headers={"Cache-Control": "public, max-age=86400"})
+
+
+@bp.get("/print.pdf")
+@requires("viewer")
+def print_view():
+    """The map view (``bbox``) on one page for a board packet: ``title``, the selected parcels (``selected``, an ID
+    each) and a select-by-distance's searched area (``distance_ft`` with ``parcel`` or ``geometry``) outlined."""
+    bbox = bbox_arg()
+    if bbox is None:
+        abort(400, description="Give the view to print as bbox=west,south,east,north.")
+    data = map_data()
+    parcels_name = data.parcels_name
+    if parcels_name is None:
+        abort(404, description="The store has no parcels to print.")
+    parcels = data.originals[parcels_name]
+    if parcels_name != RESULT_LAYER:
+        parcels = parcels.assign(status="not_analysed")
+    selected = tuple(request.args.getlist("selected"))
+    buffer = None
+    if request.args.get("distance_ft") and (request.args.get("parcel") or request.args.get("geometry")):
+        geometry = request.args.get("geometry")
+        found = services.select_by_distance(
+            workspace(),
+            distance_ft=request.args.get("distance_ft", type=float) or 0.0,
+            parcel_id=request.args.get("parcel") or None,
+            geometry=json.loads(geometry) if geometry else None,
+        )
+        buffer = found.buffer
+        selected = selected or tuple(found.parcels["parcel_id"].astype(str))
+    run = data.run() or {}
+    fmt = current_app.config["DATE_FORMAT"]
+    today = town_date(dt.date.today(), fmt)
+    municipality = run.get("municipality") or "The town"
+    title = (request.args.get("title") or "").strip()[:90] or f"{municipality}: sewer connection mandates"
+    if run:
+        profile_line = (
+            f"Profile {run.get('profile')} (version {run.get('profile_version')}), analysis of "
+            f"{town_date(str(run.get('run_at', ''))[:10], fmt)}: parcels within {number(run.get('distance_ft'), 'ft')} "
+            f"of a public sewer ({run.get('distance_section', '')}) must connect."
+        )
+    else:
+        profile_line = "No analysis yet: parcels are shown as uploaded, not analysed."
+    shown = [*STATUSES] if parcels_name == RESULT_LAYER else ["not_analysed"]
+    printer = "the local planner" if g.user in (None, LOCAL_USER) else g.user
+    text = SheetText(
+        title=title,
+        subtitle=(profile_line, f"Printed {today}."),
+        statuses=tuple((s, words(s), STATUS_COLOURS[s]) for s in shown),
+        footer=(
+            f"sewerplan map printed {today} by {printer}; data: {Path(data.path).name}; "
+            f"profile {run.get('profile', services.DEFAULT_PROFILE)}.",
+        ),
+    )
+    layers = SheetLayers(
+        parcels=parcels,
+        streets=data.originals.get("streets"),
+        mains=data.originals.get("mains"),
+        manholes=data.originals.get("manholes"),
+        selected=selected,
+        buffer=buffer,
+    )
+    with tempfile.TemporaryDirectory(prefix="sewerplan-print-") as folder:
+        path = Path(folder) / "map.pdf"
+        services.print_map(path, layers, bbox_lonlat=bbox, text=text)
+        payload = io.BytesIO(path.read_bytes())
+    name = f"sewerplan-map-{dt.date.today().isoformat()}.pdf"
+    return send_file(payload, mimetype="application/pdf", as_attachment=True, download_name=name)

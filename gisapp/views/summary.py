@@ -1,4 +1,8 @@
-"""The summary page: the latest analysis of the store, status by status, and the parcels that must connect."""
+"""The summary page: the latest analysis of the store, status by status, and the parcels that must connect.
+
+Both come from the store as the map holds it in memory (``gisapp.mapdata``): the counts and the list are made once
+per version of the store, not read from disk on every request.
+"""
 
 from __future__ import annotations
 
@@ -6,43 +10,38 @@ from flask import Blueprint, current_app, jsonify, render_template
 
 from analysis.mandate import STATUSES
 from gisapp.security import requires
-from gisapp.state import store_path
-from layers.store import latest_run, read_results, store_label
+from gisapp.state import map_data
+from layers.store import store_label
 
 bp = Blueprint("summary", __name__)
 
-
-def _load():
-    store = store_path()  # the planner's workspace while they work on one, else the town's store
-    return store_label(store), latest_run(store), read_results(store)  # shown without a database password
+LISTED = ("parcel_id", "site_address", "owner_name", "distance_ft", "main_id", "section", "deadline", "reason")
 
 
 @bp.get("/summary")
 @requires("viewer")
 def index():
-    store, run, results = _load()
-    mandated = []
-    if results is not None:
-        rows = results[results["status"] == "mandated"].sort_values("parcel_id")
-        limit = current_app.config["MAX_LISTED_PARCELS"]
-        cols = ["parcel_id", "site_address", "owner_name", "distance_ft", "main_id", "section", "deadline", "reason"]
-        present = [c for c in cols if c in rows.columns]
-        mandated = rows[present].head(limit).to_dict("records")
+    data = map_data()  # the planner's workspace while they work on one, else the town's store
+    counts = data.status_counts()
     return render_template(
         "summary/index.html",
-        store=store,
-        run=run,
+        store=store_label(data.path),  # shown without a database password
+        run=data.run(),
         statuses=STATUSES,
-        mandated=mandated,
-        has_results=results is not None,
+        counts=counts,
+        mandated=data.mandated(LISTED, current_app.config["MAX_LISTED_PARCELS"]),
+        total_mandated=counts.get("mandated", 0),
+        has_results=data.has_results,
     )
 
 
 @bp.get("/api/summary")
 @requires("viewer")
 def api_summary():
-    store, run, results = _load()
-    if results is None:
-        return jsonify({"store": store, "run": None, "counts": {}}), 404
-    counts = {s: int((results["status"] == s).sum()) for s in STATUSES}
-    return jsonify({"store": store, "run": run, "counts": counts})
+    data = map_data()
+    if not data.has_results:
+        return jsonify({"store": store_label(data.path), "run": None, "counts": {}}), 404
+    counts = data.status_counts()
+    return jsonify(
+        {"store": store_label(data.path), "run": data.run(), "counts": {s: counts.get(s, 0) for s in STATUSES}}
+    )

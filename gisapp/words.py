@@ -1,0 +1,134 @@
+"""Plain words for the codes the analysis writes, and dates in the town's format: what every page shows.
+
+The analysis keeps short codes in its results (``mandated``, ``connection_required``, ``for_decision`` ...), which
+are right for files and the command line. A page says what they mean. One list here serves the templates (the
+``words`` and ``town_date`` filters), the map's script (sent with the page) and the printed map.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+
+# The colours of each parcel status on the map, its legend and the printed map.
+STATUS_COLOURS = {
+    "mandated": "#d7301f",
+    "in_range_not_abutting": "#fc8d59",
+    "out_of_range": "#fdcc8a",
+    "connected": "#2b8cbe",
+    "unoccupied": "#bdbdbd",
+    "no_public_sewer": "#756bb1",
+    "not_analysed": "#e0e0e0",
+}
+
+WORDS: dict[str, str] = {
+    # parcel statuses
+    "mandated": "must connect",
+    "in_range_not_abutting": "near a main, but not on its street",
+    "out_of_range": "farther than the distance",
+    "connected": "already connected",
+    "unoccupied": "no occupied building",
+    "no_public_sewer": "no public sewer",
+    "not_analysed": "not analysed yet",
+    # the rule that decided
+    "connection_required": "connection required",
+    "already_connected": "already connected",
+    "occupancy": "no occupied building",
+    "distance": "farther than the distance",
+    "abutting_street": "the main is not in a street the parcel abuts",
+    # grease interceptors and industrial users
+    "required": "required",
+    "for_decision": "for the town's engineer or superintendent to decide",
+    "significant": "a significant industrial user",
+    "review": "for engineering review",
+    "flow_unknown": "flow not known: cannot be told",
+    # subdivisions
+    "must_build_sewers": "must build sewers",
+    "private_until_available": "private systems until the public sewer is available",
+    "not_required": "not required",
+    "unknown": "cannot be told from the data",
+    "no_rule": "the town's law sets no rule",
+    # rear buildings
+    "may_share_if_no_route": "may share the front building's sewer if no other route exists",
+    "separate_required": "needs its own building sewer",
+    "main_extension_required": "needs a main extended to it",
+    # plan checks and requirements
+    "min_diameter": "pipe size",
+    "manhole_spacing": "distance between manholes",
+    "alignment_change": "manholes at changes of direction",
+    "pipe_material": "pipe material",
+    "connection": "connection to the existing sewer",
+    "capacity": "capacity downstream",
+    "trench_width": "trench width",
+    "exfiltration_test": "leakage test",
+    # notice reasons
+    "public_health_hazard": "public health hazard",
+    "highway_improvement": "highway improvement",
+}
+# A date as a town writes it (strftime codes; %-d and %-m are the day and month without a leading zero).
+DEFAULT_DATE_FORMAT = "%B %-d, %Y"
+_DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})")
+
+
+def words(code) -> str:
+    """The plain words for a code; a code not listed is shown with spaces for its underscores."""
+    if code is None or (isinstance(code, float) and math.isnan(code)):
+        return ""
+    text = str(code)
+    return WORDS.get(text, text.replace("_", " "))
+
+
+def town_date(value, fmt: str = DEFAULT_DATE_FORMAT) -> str:
+    """A date (a ``date``, ``datetime`` or text starting YYYY-MM-DD) in the town's format; other text as it is.
+
+    Examples
+    --------
+    >>> town_date("2027-05-30"), town_date("2027-05-03", "%m/%d/%Y"), town_date(None)
+    ('May 30, 2027', '05/03/2027', '')
+    """
+    if value is None or value == "" or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if isinstance(value, dt.datetime):
+        day = value.date()
+    elif isinstance(value, dt.date):
+        day = value
+    else:
+        found = _DATE.match(str(value))
+        if not found:
+            return str(value)
+        try:
+            day = dt.date(*(int(g) for g in found.groups()))
+        except ValueError:
+            return str(value)
+    portable = fmt.replace("%-d", str(day.day)).replace("%-m", str(day.month))
+    return day.strftime(portable)
+
+
+def count(n: int, one: str, many: str | None = None) -> str:
+    """``n`` with its noun: "1 main", "3 mains", "no mains".
+
+    Examples
+    --------
+    >>> count(1, "main"), count(3, "main"), count(0, "living unit"), count(2, "property", "properties")
+    ('1 main', '3 mains', 'no living units', '2 properties')
+    """
+    many = many or one + "s"
+    if n == 0:
+        return f"no {many}"
+    return f"{n:,} {one if n == 1 else many}"
+
+
+def number(value, unit: str = "") -> str:
+    """A measure without a needless ".0": 8 in, 70 units, 12.5 ft; '' for a missing value.
+
+    Examples
+    --------
+    >>> number(8.0, "in"), number(12.46, "ft"), number(1500.0), number(None, "in")
+    ('8 in', '12.5 ft', '1,500', '')
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    v = float(value)
+    text = f"{v:,.0f}" if v == round(v) else f"{v:,.1f}"
+    return f"{text} {unit}".strip()

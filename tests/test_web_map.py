@@ -1,0 +1,552 @@
+"""The map as a planner uses it, in a real headless Chromium and through the API (issue 15).
+
+Two stores: the sample village, and a store of real-looking cadastral parcels (irregular Voronoi lots, three to a
+sample lot, clipped to the blocks) whose tax IDs carry "/", "#", "?", "%" and spaces as real ones do.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+import threading
+import warnings
+
+import geopandas as gpd
+import numpy as np
+import pytest
+import shapely
+from click.testing import CliRunner
+from shapely.ops import polylabel
+from werkzeug.serving import make_server
+
+from gisapp.cli import main
+from layers.sample import sample_town
+from layers.write import write_layers
+from tests.conftest import make_app
+from tests.test_web import browser, open_map, shot, wait_for  # noqa: F401 - browser is a fixture
+
+# Real tax IDs: a slash (12.34-1-5/A), and the other characters a URL path or query would eat.
+HOSTILE_IDS = ("12.34-1-5/A", "7#B", "8?C", "9%D", "10 E/F")
+SET_VIEW = "window.sewerplanMap.setView([arguments[0], arguments[1]], arguments[2], {animate: false});"
+
+
+def cadastral_town(seed: int = 15) -> dict:
+    """The sample village with each lot cut into three irregular ones (a Voronoi cell of three jittered seeds)."""
+    town = sample_town(300)
+    lots = town["parcels"]
+    rng = np.random.default_rng(seed)
+    seeds, owners = [], []
+    for i, geom in enumerate(lots.geometry.values):
+        x0, y0, x1, y1 = geom.bounds
+        for _ in range(3):
+            while True:
+                p = shapely.Point(rng.uniform(x0, x1), rng.uniform(y0, y1))
+                if geom.contains(p):
+                    break
+            seeds.append(p)
+            owners.append(i)
+    blocks = shapely.union_all(lots.geometry.values)
+    cells = shapely.get_parts(shapely.voronoi_polygons(shapely.MultiPoint(seeds), extend_to=blocks.envelope))
+    tree = shapely.STRtree(cells)
+    which = tree.query(np.asarray(seeds), predicate="within")
+    order = np.empty(len(seeds), dtype=int)
+    order[which[0]] = which[1]
+    shapes = shapely.intersection(cells[order], lots.geometry.values[owners])
+    parcels = lots.iloc[owners].reset_index(drop=True)
+    parcels["parcel_id"] = [f"{pid}.{k % 3 + 1}" for k, pid in enumerate(parcels["parcel_id"])]
+    parcels.loc[: len(HOSTILE_IDS) - 1, "parcel_id"] = HOSTILE_IDS
+    parcels = parcels.set_geometry(gpd.GeoSeries(shapes, crs=lots.crs))
+    parcels = parcels[parcels.geometry.geom_type == "Polygon"].reset_index(drop=True)
+    town["parcels"] = parcels
+    del town["buildings"]  # the occupancy test reads the property class
+    return town
+
+
+@pytest.fixture(scope="module")
+def sample_store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("sample") / "town.gpkg"
+    write_layers(str(path), sample_town(300))
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+@pytest.fixture(scope="module")
+def cadastral_store(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cadastral") / "town.gpkg"
+    write_layers(str(path), cadastral_town())
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def serve(store, tmp_path):
+    app = make_app(store, tmp_path)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return f"http://127.0.0.1:{server.server_port}", server
+
+
+def click_points(store, ids) -> dict[str, tuple[float, float]]:
+    """The point deepest inside each parcel, clear of buildings and mains (those take their own clicks), in WGS 84."""
+    parcels = gpd.read_file(store, layer="parcel_results")
+    names = set(gpd.list_layers(store)["name"])
+    others = [gpd.read_file(store, layer="mains").geometry.buffer(6)]
+    if "buildings" in names:
+        others.append(gpd.read_file(store, layer="buildings").geometry.buffer(4))
+    blocked = shapely.union_all(np.concatenate([np.asarray(o.values) for o in others]))
+    chosen = parcels[parcels["parcel_id"].isin(ids)].set_index("parcel_id")
+    inner = chosen.geometry.difference(blocked)
+    labels = [polylabel(max(shapely.get_parts(g), key=lambda part: part.area)) for g in inner.values]
+    points = gpd.GeoSeries(labels, index=inner.index, crs=parcels.crs).to_crs(4326)
+    return {pid: (p.y, p.x) for pid, p in points.items()}
+
+
+def click_at(driver, lat, lon):
+    """Click the map where (lat, lon) is drawn, as a mouse does, after closing the open popup with its close
+    button as a planner does (a popup may cover the next lot, and a click on a popup is the popup's)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    x, y = driver.execute_script(
+        "const p = window.sewerplanMap.latLngToContainerPoint([arguments[0], arguments[1]]); return [p.x, p.y];",
+        lat,
+        lon,
+    )
+    if driver.find_elements(By.CSS_SELECTOR, ".leaflet-popup"):
+        driver.execute_script("[...document.querySelectorAll('.leaflet-popup-close-button')].pop().click();")
+        wait_for(driver, lambda: not driver.find_elements(By.CSS_SELECTOR, ".leaflet-popup"))
+    element = driver.find_element(By.CSS_SELECTOR, "#mapcell .folium-map")
+    size = element.size
+    ActionChains(driver).move_to_element_with_offset(
+        element, int(x - size["width"] / 2), int(y - size["height"] / 2)
+    ).click().perform()
+
+
+def settle(driver):
+    """Wait until the view's layers are loaded and drawn (no request in flight)."""
+    wait_for(driver, lambda: driver.execute_script("return document.body.dataset.loading") == "0")
+
+
+def popup_text(driver, parcel_id):
+    """The open parcel popup's text once it shows ``parcel_id`` (it is filled in when the answer arrives)."""
+    script = """return [...document.querySelectorAll('.parcel-popup')].map((p) => p.textContent)
+                .find((t) => t.includes(arguments[0])) || null;"""
+    return wait_for(driver, lambda: driver.execute_script(script, parcel_id))
+
+
+def ten_clicks(driver, store, ids):
+    """Pan, zoom and click each parcel in turn; every click must open its popup. Returns the popups' texts."""
+    points = click_points(store, ids)
+    texts = []
+    for k, pid in enumerate(ids):
+        lat, lon = points[pid]
+        zoom = (19, 18, 17)[k % 3]
+        driver.execute_script(SET_VIEW, lat, lon, 15)
+        settle(driver)
+        driver.execute_script("window.sewerplanMap.panBy([120, -80], {animate: false});")
+        settle(driver)
+        driver.execute_script(SET_VIEW, lat, lon, zoom)
+        settle(driver)
+        click_at(driver, lat, lon)
+        texts.append(popup_text(driver, pid))
+        assert driver.execute_script("return document.body.dataset.focused") == pid  # the selection stays lit
+    return texts
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("which", ["sample", "cadastral"])
+def test_ten_clicks_in_a_row_open_ten_popups(which, sample_store, cadastral_store, browser, tmp_path):  # noqa: F811
+    store = sample_store if which == "sample" else cadastral_store
+    url, server = serve(store, tmp_path)
+    try:
+        open_map(browser, url)
+        results = gpd.read_file(store, layer="parcel_results")
+        rng = np.random.default_rng(7)
+        ids = list(rng.choice(results["parcel_id"].to_numpy(), size=10, replace=False))
+        if which == "cadastral":
+            ids[:5] = HOSTILE_IDS  # real tax IDs: the popup asks for them in a query parameter
+        texts = ten_clicks(browser, store, ids)
+        assert len(texts) == 10 and all(pid in t for pid, t in zip(ids, texts, strict=True))
+        # One canvas draws everything that takes a click; nothing else is stacked over it.
+        canvases = browser.execute_script("return document.querySelectorAll('.leaflet-pane canvas').length")
+        assert canvases == 1
+        shot(browser, f"ten-clicks-{which}")
+    finally:
+        server.shutdown()
+
+
+@pytest.mark.browser
+def test_trace_is_drawn_above_the_mains(sample_store, browser, tmp_path):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    url, server = serve(sample_store, tmp_path)
+    try:
+        open_map(browser, url)
+        results = gpd.read_file(sample_store, layer="parcel_results")
+        target = results[results["status"] == "mandated"]["parcel_id"].iloc[3]
+        lat, lon = click_points(sample_store, [target])[target]
+        browser.execute_script(SET_VIEW, lat, lon, 18)
+        settle(browser)
+        click_at(browser, lat, lon)
+        popup_text(browser, target)
+        browser.find_element(By.CSS_SELECTOR, ".parcel-popup .trace-button").click()
+        result = wait_for(
+            browser,
+            lambda: (
+                (t := browser.find_element(By.CSS_SELECTOR, ".trace-result").get_attribute("textContent"))
+                and "Tracing" not in t
+                and t
+            ),
+        )
+        assert "Control manhole MH-" in result
+        for zoom in (13, 16, 19):
+            browser.execute_script("window.sewerplanMap.setZoom(arguments[0], {animate: false});", zoom)
+            settle(browser)
+            drawn = browser.execute_script(
+                """const m = window.sewerplanMap, pane = m.getPane('sewerplan-evidence');
+                const z = (name) => Number(getComputedStyle(m.getPane(name)).zIndex);
+                const widths = [...pane.querySelectorAll('path')].map((p) => Number(p.getAttribute('stroke-width')));
+                return [z('sewerplan-evidence'), z('sewerplan-data'), z('overlayPane'), z('markerPane'),
+                        Math.max(0, ...widths), pane.querySelectorAll('path').length];"""
+            )
+            evidence_z, data_z, overlay_z, marker_z, widest, paths = drawn
+            assert evidence_z > max(data_z, overlay_z, marker_z) and paths >= 2 and widest >= 6
+        shot(browser, "trace-above-mains")
+    finally:
+        server.shutdown()
+
+
+# -- IDs that are not path-safe, through the API ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def cadastral_client(cadastral_store, tmp_path_factory):
+    return make_app(cadastral_store, tmp_path_factory.mktemp("cadastral-app")).test_client()
+
+
+@pytest.mark.parametrize("parcel_id", HOSTILE_IDS)
+def test_hostile_ids_in_query_parameters(cadastral_client, parcel_id):
+    from urllib.parse import urlencode
+
+    c = cadastral_client
+    popup = c.get("/api/parcel?" + urlencode({"id": parcel_id}))
+    assert popup.status_code == 200 and popup.get_json()["parcel"]["properties"]["parcel_id"] == parcel_id
+    trace = c.get("/api/trace?" + urlencode({"parcel": parcel_id}))
+    assert trace.status_code == 200 and trace.get_json()["control_manhole"]
+    within = c.get("/api/within?" + urlencode({"parcel": parcel_id, "distance_ft": 0})).get_json()
+    assert [p["parcel_id"] for p in within["parcels"] if p["source"]] == [parcel_id]
+    rows = c.get("/api/results.csv?" + urlencode({"id": parcel_id})).get_data(as_text=True)
+    assert [r["parcel_id"] for r in csv.DictReader(io.StringIO(rows.lstrip("\ufeff")))] == [parcel_id]
+    hits = c.get("/api/search?" + urlencode({"q": parcel_id})).get_json()
+    assert parcel_id in [h["parcel_id"] for h in hits["results"]]
+
+
+def test_a_slashed_id_in_the_old_path_still_works(cadastral_client):
+    found = cadastral_client.get("/api/parcels/12.34-1-5/A").get_json()
+    assert found["parcel"]["properties"]["parcel_id"] == "12.34-1-5/A"
+
+
+def test_manhole_ids_in_query_parameters(tmp_path):
+    town = sample_town(300)
+    renamed = {"MH-5": "MH 5/#?%"}
+    town["manholes"]["manhole_id"] = town["manholes"]["manhole_id"].replace(renamed)
+    for column in ("from_manhole", "to_manhole"):
+        town["mains"][column] = town["mains"][column].replace(renamed)
+    path = tmp_path / "town.gpkg"
+    write_layers(str(path), town)
+    analysed = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+    assert analysed.exit_code == 0, analysed.output
+    c = make_app(path, tmp_path).test_client()
+    from urllib.parse import urlencode
+
+    shed = c.get("/api/sewershed?" + urlencode({"manhole": "MH 5/#?%"}))
+    assert shed.status_code == 200 and shed.get_json()["mains"]
+    assert c.get("/api/sewershed?" + urlencode({"manhole": "MH 5"})).status_code == 404
+
+
+def test_plan_names_with_hostile_characters_link_and_download(sample_store, tmp_path):
+    import re
+
+    from tests.conftest import csrf
+
+    c = make_app(sample_store, tmp_path).test_client()
+    streets = gpd.read_file(sample_store, layer="streets")
+    line = gpd.GeoSeries([streets.geometry.iloc[0]], crs=streets.crs).to_crs(4326).iloc[0]
+    name = "Oak 1/2 #3?%"
+    sent = c.post(
+        "/plans/evaluate",
+        json={"geometry": json.loads(shapely.to_geojson(line)), "name": name, "save": True, "diameter_in": 8},
+        headers={"X-CSRF-Token": csrf(c)},
+    )
+    assert sent.status_code == 200, sent.get_data(as_text=True)
+    page = c.get("/plans").get_data(as_text=True)
+    links = [h for h in re.findall(r'href="([^"]+\.geojson)"', page) if "Oak" in h]
+    assert links, page
+    # The saved scenario as JSON (this line crosses no unsewered lot, so it has no parcels to write as GeoJSON).
+    got = c.get(links[0].replace("&amp;", "&").removesuffix(".geojson") + ".json")
+    assert got.status_code == 200 and got.get_json()["name"] == name
+
+
+# -- the upload workflow: truncated names, what each profile still needs, adding the layer, a single GeoJSON ----
+
+
+def _zip(frames: dict, tmp_path, folder_name: str) -> bytes:
+    import zipfile
+
+    folder = tmp_path / folder_name
+    folder.mkdir()
+    with warnings.catch_warnings():  # the shapefile driver says it cuts names to 10 characters: the point here
+        warnings.simplefilter("ignore")
+        for name, frame in frames.items():
+            frame.to_file(folder / f"{name}.shp")
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for f in folder.iterdir():
+            zf.write(f, f"town/{f.name}")
+    return buf.getvalue()
+
+
+def test_upload_truncated_names_missing_streets_added_then_run(sample_store, tmp_path):
+    import shutil
+    import time
+
+    from tests.conftest import csrf
+
+    own = tmp_path / "town.gpkg"
+    shutil.copy(sample_store, own)
+    app = make_app(own, tmp_path)
+    c = app.test_client()
+    town = sample_town(80)
+    mains = town["mains"].rename(
+        columns={"diameter_in": "diameter_inches", "us_invert_ft": "up_invert_ft", "ds_invert_ft": "down_invert_ft"}
+    )
+    parcels = town["parcels"].assign(assessment_note="kept as it is")
+    body = _zip({"parcels": parcels, "mains": mains, "buildings": town["buildings"]}, tmp_path, "shp")
+    token = csrf(c)
+    sent = c.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(body), "town.zip"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    assert sent.status_code == 302
+    mapping_url = sent.headers["Location"]
+    form = c.get(mapping_url).get_data(as_text=True)
+    for cut in ("diameter_i", "up_invert_", "down_inver"):  # matched, not dropped
+        assert re.search(rf'<option value="{cut}"\s+selected', form), cut
+    report = c.post(mapping_url, data={"csrf_token": token, "profile": "fort-plain"})
+    html = report.get_data(as_text=True)
+    assert report.status_code == 200 and 'id="usable"' in html
+    fort_plain = re.search(r'<tr data-profile="fort-plain".*?</tr>', html, re.S).group(0)
+    assert "Not yet" in fort_plain and "streets layer" in fort_plain and "--" not in fort_plain  # no CLI flag
+    assert "Add the streets layer with &#34;Add a layer to this upload&#34; below." in fort_plain
+    wappinger = re.search(r'<tr data-profile="wappinger".*?</tr>', html, re.S).group(0)
+    # Wappinger does not tie the duty to a street (§ 196-17E), but leaves the distance to the town: a setting.
+    assert "streets" not in wappinger and "mandate.distance_ft" in wappinger and "--" not in wappinger
+    unused = re.search(r'<li data-kind="parcels">(.*?)</li>', html, re.S).group(1)
+    assert "assessment" in unused  # a column nobody mapped is listed (its name cut to assessmen)
+    assert 'id="add-layer-form"' in html and '<option value="streets">' in html
+    # Add the streets the report asked for, check again: Fort Plain can now run.
+    streets = _zip({"streets": town["streets"]}, tmp_path, "streets")
+    upload_token = mapping_url.split("/")[2]
+    added = c.post(
+        f"/data/{upload_token}/add",
+        data={"kind": "streets", "layer": (io.BytesIO(streets), "streets.zip"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    assert added.status_code == 302
+    again = c.post(mapping_url, data={"csrf_token": token, "profile": "fort-plain"}).get_data(as_text=True)
+    fort_plain = re.search(r'<tr data-profile="fort-plain".*?</tr>', again, re.S).group(0)
+    assert "Yes." in fort_plain
+    # Work on it: its parcels are drawn before any analysis, then the run succeeds.
+    assert c.post(f"/data/{upload_token}/use", data={"csrf_token": token}).status_code == 302
+    drawn = c.get("/api/layers/parcels?bbox=-75,42,-74,43.5&zoom=17").get_json()
+    assert len(drawn["features"]) == 80
+    assert {f["properties"]["status"] for f in drawn["features"]} == {"not_analysed"}
+    job = c.post("/analysis/run", data={"profile": "fort-plain", "csrf_token": token}).get_json()
+    end = time.time() + 120
+    while job["state"] not in ("done", "failed") and time.time() < end:
+        time.sleep(0.1)
+        job = c.get(f"/api/jobs/{job['id']}").get_json()
+    assert job["state"] == "done", job
+    mains_read = c.get("/api/layers/mains?bbox=-75,42,-74,43.5&zoom=17").get_json()
+    assert all(f["properties"]["diameter_in"] for f in mains_read["features"])
+
+
+def test_a_single_geojson_upload_is_the_parcels_layer(sample_store, tmp_path):
+    import shutil
+
+    from tests.conftest import csrf
+
+    own = tmp_path / "town.gpkg"
+    shutil.copy(sample_store, own)
+    c = make_app(own, tmp_path).test_client()
+    body = sample_town(80)["parcels"].head(40).to_crs(4326).to_json().encode()
+    token = csrf(c)
+    sent = c.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(body), "lots.geojson"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    assert sent.status_code == 302
+    mapping_url = sent.headers["Location"]
+    form = c.get(mapping_url).get_data(as_text=True)
+    if 'name="parcels.parcel_id"' not in form:  # a name that says nothing: the page asks what it is
+        name = re.search(r'name="kind\.([^"]+)"', form).group(1)
+        said = c.post(mapping_url.replace("/mapping", "/kinds"), data={f"kind.{name}": "parcels", "csrf_token": token})
+        assert said.status_code == 302
+    report = c.post(mapping_url, data={"csrf_token": token, "profile": "wappinger"}).get_data(as_text=True)
+    assert 'id="usable"' in report and "40 parcels" in report
+    wappinger = re.search(r'<tr data-profile="wappinger".*?</tr>', report, re.S).group(0)
+    assert "Not yet" in wappinger and "sewer mains layer" in wappinger
+
+
+# -- search, select by distance, print, plain words -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample_client(sample_store, tmp_path_factory):
+    return make_app(sample_store, tmp_path_factory.mktemp("sample-app")).test_client()
+
+
+def test_search_abbreviates_street_suffixes_and_counts_all_hits(sample_client, sample_store):
+    results = gpd.read_file(sample_store, layer="parcel_results")
+    on_main = results["site_address"].str.contains(r"\bMain St\b", regex=True).sum()
+    assert on_main > 20  # enough to need "20 of N"
+    doc = sample_client.get("/api/search?q=Main%20Street").get_json()
+    assert doc["total"] == on_main and len(doc["results"]) == 20
+    assert all("Main St" in r["site_address"] for r in doc["results"])
+    assert sample_client.get("/api/search?q=main+st.").get_json()["total"] == on_main
+
+
+def test_select_by_distance_lists_parcels_and_mailing(sample_client, sample_store):
+    from urllib.parse import urlencode
+
+    results = gpd.read_file(sample_store, layer="parcel_results")
+    source = results["parcel_id"].iloc[40]
+    shape = results.geometry.iloc[40]
+    expected = set(results.loc[results.geometry.distance(shape) <= 200, "parcel_id"])  # EPSG:2260 is in feet
+    doc = sample_client.get("/api/within?" + urlencode({"parcel": source, "distance_ft": 200})).get_json()
+    assert {p["parcel_id"] for p in doc["parcels"]} == expected and doc["total"] == len(expected)
+    assert [p["parcel_id"] for p in doc["parcels"] if p["source"]] == [source]
+    assert doc["buffer"]["type"] == "Polygon"
+    mailing = sample_client.get("/api/within.csv?" + urlencode({"parcel": source, "distance_ft": 200}))
+    rows = list(csv.DictReader(io.StringIO(mailing.get_data(as_text=True).lstrip("\ufeff"))))
+    owners = results[results["parcel_id"].isin(expected)]
+    assert len(rows) == doc["mailing_rows"] == owners[["owner_name", "mail_address"]].drop_duplicates().shape[0]
+    assert sum(int(r["parcels"]) for r in rows) == len(expected)
+    # A point drawn on the map, in longitude and latitude.
+    centre = gpd.GeoSeries([shape.centroid], crs=results.crs).to_crs(4326).iloc[0]
+    point = json.dumps({"type": "Point", "coordinates": [centre.x, centre.y]})
+    drawn = sample_client.get("/api/within?" + urlencode({"geometry": point, "distance_ft": 0})).get_json()
+    assert [p["parcel_id"] for p in drawn["parcels"]] == [source]
+    bad = sample_client.get("/api/within?" + urlencode({"geometry": point}))
+    assert bad.status_code == 400 and "distance" in bad.get_json()["error"]["message"]
+
+
+def test_print_a_view_to_one_page(sample_client, sample_store):
+    from pypdf import PdfReader
+
+    results = gpd.read_file(sample_store, layer="parcel_results").to_crs(4326)
+    w, s, e, n = results.total_bounds
+    url = f"/print.pdf?bbox={w},{s},{e},{n}&title=Board+packet+May&selected={results['parcel_id'].iloc[3]}"
+    pdf = sample_client.get(url)
+    assert pdf.status_code == 200 and pdf.mimetype == "application/pdf"
+    reader = PdfReader(io.BytesIO(pdf.data))
+    assert len(reader.pages) == 1
+    text = reader.pages[0].extract_text()
+    for wanted in ("Board packet May", "fort-plain", "must connect", "already connected", "N", "ft", "Printed"):
+        assert wanted in text, wanted
+    assert sample_client.get("/print.pdf").status_code == 400
+
+
+def test_plain_words_and_the_towns_date_format(sample_store, tmp_path):
+    from gisapp.words import count, number, town_date, words
+
+    assert words("connection_required") == "connection required" and words("min_diameter") == "pipe size"
+    assert (number(70.0, "units"), number(8.0, "in"), count(1, "main"), count(0, "living unit")) == (
+        "70 units",
+        "8 in",
+        "1 main",
+        "no living units",
+    )
+    assert town_date("2027-05-30", "%m/%d/%Y") == "05/30/2027" and town_date("2027-05-03") == "May 3, 2027"
+    c = make_app(sample_store, tmp_path, DATE_FORMAT="%d.%m.%Y").test_client()
+    html = c.get("/summary").get_data(as_text=True)
+    assert re.search(r"analysed\s+\d{2}\.\d{2}\.\d{4}", html)
+    assert "connection_required" not in html and "mandated</td>" not in html and "must connect" in html
+
+
+@pytest.mark.browser
+def test_a_400_px_phone_gets_a_usable_map_and_tables_that_scroll_in_their_box(sample_store, browser, tmp_path):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    url, server = serve(sample_store, tmp_path)
+    try:
+        browser.set_window_size(400, 800)
+        open_map(browser, url)
+        width = browser.execute_script("return window.sewerplanMap.getContainer().getBoundingClientRect().width")
+        inner = browser.execute_script("return document.documentElement.clientWidth")
+        assert width >= inner - 20  # the map takes the screen's width
+        collapsed = browser.execute_script(
+            "return !document.querySelector('.leaflet-control-layers')"
+            ".classList.contains('leaflet-control-layers-expanded')"
+        )
+        assert collapsed  # the layer panel is folded away
+        toggle = browser.find_element(By.ID, "sidebar-toggle")
+        assert toggle.is_displayed()
+        wide = browser.execute_script("return document.documentElement.scrollWidth")
+        assert wide <= inner + 1  # nothing pushes the page sideways: wide tables scroll inside their box
+        shot(browser, "phone-map")
+        browser.get(url + "/summary")
+        wait_for(browser, lambda: browser.find_elements(By.ID, "mandated"))
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= inner + 1
+        shot(browser, "phone-summary")
+    finally:
+        server.shutdown()
+
+
+# -- issue 14's notes: the building sewer's findings in the building popup, subdivisions drawn ----------------------
+
+
+def test_building_popup_has_the_building_sewer_findings_and_subdivisions_are_a_layer(tmp_path):
+    from urllib.parse import urlencode
+
+    town = sample_town(300)
+    buildings, mains = town["buildings"], town["mains"]
+    chosen = buildings.iloc[[0, 1]]
+    starts = chosen.geometry.centroid.to_numpy()
+    ends = [shapely.ops.nearest_points(p, shapely.union_all(mains.geometry.to_numpy()))[1] for p in starts]
+    town["laterals"] = gpd.GeoDataFrame(
+        {
+            "lateral_id": ["L1", "L2"],
+            "diameter_in": [3.0, 6.0],  # § 144-11B: no less than 4 inches
+            "us_invert_ft": [100.0, 100.0],
+            "ds_invert_ft": [99.0, 90.0],
+        },
+        geometry=[shapely.LineString([a, b]) for a, b in zip(starts, ends, strict=True)],
+        crs=buildings.crs,
+    )
+    x0, y0, x1, y1 = town["parcels"].total_bounds
+    town["subdivisions"] = gpd.GeoDataFrame(
+        {"subdivision_id": ["S-1"], "subdivision_name": ["Hill Farm"], "units": [40]},
+        geometry=[shapely.box(x1 + 100, y0, x1 + 1100, y0 + 1000)],
+        crs=buildings.crs,
+    )
+    path = tmp_path / "town.gpkg"
+    write_layers(str(path), town)
+    done = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+    assert done.exit_code == 0, done.output
+    c = make_app(path, tmp_path).test_client()
+    small = c.get("/api/building?" + urlencode({"id": chosen["building_id"].iloc[0]})).get_json()["building"]
+    props = small["properties"]
+    assert props["lateral_diameter_in"] == 3.0 and props["lateral_below_standard"] is True
+    assert "§ 144-11B" in props["reason"]
+    fine = c.get("/api/building?" + urlencode({"id": chosen["building_id"].iloc[1]})).get_json()["building"]
+    assert fine["properties"]["lateral_below_standard"] is False
+    drawn = c.get("/api/layers/subdivisions?bbox=-180,-90,180,90&zoom=15").get_json()
+    assert [f["properties"]["subdivision_id"] for f in drawn["features"]] == ["S-1"]
+    assert drawn["features"][0]["properties"]["sewer_duty"]
+    assert '"hasSubdivisions": true' in c.get("/").get_data(as_text=True).replace("&#34;", '"')
