@@ -241,7 +241,8 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
     holes = holes.drop(columns=["x", "y"]).assign(feature="proposed manhole")
     rows = pd.DataFrame(
         plan.get("parcels")
-        or [{"parcel_id": p, "category": "newly mandated", "benefits": True} for p in plan["newly_mandated"]]
+        or [{"parcel_id": p, "category": "newly mandated", "benefits": True} for p in plan["newly_mandated"]],
+        columns=["parcel_id", "category", "benefits"] if not (plan.get("parcels") or plan["newly_mandated"]) else None,
     )
     geoms = parcels.drop_duplicates("parcel_id").set_index(parcels["parcel_id"].drop_duplicates().astype(str)).geometry
     rows = rows[rows["parcel_id"].astype(str).isin(geoms.index)]

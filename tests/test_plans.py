@@ -677,3 +677,25 @@ def test_a_plan_measures_from_the_curbline_as_the_analysis_does():
 
     assert plan(curbs=curbs)["newly_mandated"] == ["P"]
     assert plan()["newly_mandated"] == []
+
+
+@pytest.mark.parametrize("ext", ["gpkg", "geojson", "parquet"])
+def test_a_plan_that_reaches_no_parcel_exports_its_main_and_manholes(tmp_path, ext):
+    """A scenario that adds no parcel (a trunk, a relief sewer) still exports: its main and manholes, no lots."""
+    from layers.write import write_plan
+
+    parcels = ny_frame([{"parcel_id": "A", "geometry": box(0, 0, 10, 10)}])
+    plan = {
+        "name": "Relief",
+        "diameter_in": 8,
+        "length_ft": 100,
+        "manholes": [{"id": "MH-1", "x": 0, "y": 0, "existing": False}],
+        "newly_mandated": [],
+        "parcels": [],
+    }
+    path = tmp_path / f"relief.{ext}"
+    written = write_plan(str(path), plan, LineString([(0, 0), (100, 0)]), parcels, crs=parcels.crs)
+    assert written and path.exists()
+    if ext == "geojson":
+        features = gpd.read_file(path)
+        assert sorted(features["feature"]) == ["proposed main", "proposed manhole"]
