@@ -7,6 +7,7 @@ docs/cli.md). Bad input exits with status 2 and a message that says how to fix i
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import click
@@ -337,6 +338,9 @@ def serve(store, host, port, users_db, threads):
     from layers.uploads import SERVER_DRIVERS, expire_uploads, harden_gdal
 
     limit_malloc_arenas()  # before any request thread exists
+    # Everything the server writes (uploads, previous stores, letters, job files) is for the service's account only:
+    # a town-hall machine may have other users, and owners' names and addresses are in those files.
+    os.umask(0o077)
 
     found = open_store(store)  # a GeoPackage, or a PostGIS schema (its URL checked here)
     if not found.exists():
@@ -360,6 +364,8 @@ def serve(store, host, port, users_db, threads):
     location = store if found.kind == "PostGIS" else str(Path(store).resolve())
     app.config.update(STORE=location, LOCAL_MODE=local, USERS_DB=str(Path(users_db).resolve()))
     harden_gdal(keep_only=SERVER_DRIVERS)  # this process reads only the store and checked uploads
+    for folder in (app.config["UPLOAD_FOLDER"], app.config["NOTICES_FOLDER"]):
+        Path(folder).mkdir(parents=True, exist_ok=True, mode=0o700)
     expire_uploads(app.config["UPLOAD_FOLDER"], ttl_hours=app.config["UPLOAD_TTL_HOURS"])
     with app.app_context():
         from gisapp.state import map_data

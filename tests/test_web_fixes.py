@@ -133,6 +133,22 @@ def test_the_crs_field_as_told_makes_the_upload_go_through(web, tmp_path):
     assert report.status_code == 200 and "The data can be used" in report.get_data(as_text=True)
 
 
+def test_a_mistyped_crs_keeps_the_upload_for_the_field_to_be_corrected(web, tmp_path):
+    """EPSG:22600 for EPSG:2260: the page says so beside the field, and the upload is still there to try again."""
+    token = csrf(web)
+    sent = web.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(_zipped(tmp_path, parcels_prj=False)), "town.zip"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    page = sent.headers["Location"]
+    typo = web.post(page, data={"csrf_token": token, "layer_crs.parcels": "EPSG:22600"})
+    text = typo.get_data(as_text=True)
+    assert typo.status_code == 422 and 'name="layer_crs.parcels"' in text and "EPSG:22600" in text
+    again = web.post(page, data={"csrf_token": token, "layer_crs.parcels": "EPSG:2260"})
+    assert again.status_code == 200 and "The data can be used" in again.get_data(as_text=True)
+
+
 def test_an_unknown_code_names_the_coded_values_field(web, tmp_path):
     report = _validate(web, _zipped(tmp_path, mains_code="GRAV"))
     text = report.get_data(as_text=True)

@@ -208,6 +208,9 @@ def test_serve_runs_waitress_with_no_version_in_the_server_header(tmp_path):
         assert headers["Server"] == "sewerplan" and not any(c.isdigit() for c in headers["Server"])
         secret = tmp_path / "instance" / "secret_key"
         assert stat.S_IMODE(secret.stat().st_mode) == 0o600
+        # Everything the server writes is the service account's alone: its folders 0700 (and files 0600, umask 077).
+        for folder in ("uploads", "notices"):
+            assert stat.S_IMODE((tmp_path / "instance" / folder).stat().st_mode) == 0o700, folder
     finally:
         proc.terminate()
         output = proc.communicate(timeout=20)[0]

@@ -21,7 +21,7 @@ from pathlib import Path
 from flask import Blueprint, current_app, g, redirect, render_template, request, session, url_for
 
 from gisapp import services
-from gisapp.errors import field_for, problem_view
+from gisapp.errors import field_for, problem_view, web_text
 from gisapp.security import requires
 from gisapp.state import recorded_spec
 from gisapp.workspace import WorkspaceSpec
@@ -140,11 +140,14 @@ def upload():
 
 @contextmanager
 def _refused_deletes(folder: Path):
-    """An upload that cannot be read is refused: its folder is deleted at once, then the error is shown."""
+    """An upload that cannot be read is refused: its folder is deleted at once, then the error is shown. One whose
+    error a field of the mapping page fixes (a mistyped CRS) is kept, so the planner can correct the field."""
     try:
         yield
-    except LayerError:
-        shutil.rmtree(folder, ignore_errors=True)
+    except LayerError as exc:
+        fix = getattr(exc, "fix", None)
+        if fix is None or fix.setting not in FIXED_ON_MAPPING_PAGE:
+            shutil.rmtree(folder, ignore_errors=True)
         raise
 
 
@@ -273,6 +276,11 @@ def validate(token: str):
         if not fixable:
             shutil.rmtree(folder, ignore_errors=True)  # refused: deleted at once (the report says to upload again)
         return render_template("data/report.html", token=token, problems=problems, ok=False, kept=fixable), 422
+    except LayerError as exc:
+        fix = getattr(exc, "fix", None)
+        if fix is None or fix.setting not in FIXED_ON_MAPPING_PAGE:
+            raise
+        return mapping(token, message=web_text(exc), status=422)  # kept: the field below fixes it
     layers = ws.layers
     store = folder / "store.gpkg"
     frames = {k: getattr(layers, k) for k in SPECS if getattr(layers, k, None) is not None}
