@@ -11,16 +11,11 @@ import datetime as dt
 import math
 import re
 
+from layers.legend import STATUS_COLOURS as LEGEND_COLOURS
+
 # The colours of each parcel status on the map, its legend and the printed map.
-STATUS_COLOURS = {
-    "mandated": "#d7301f",
-    "in_range_not_abutting": "#fc8d59",
-    "out_of_range": "#fdcc8a",
-    "connected": "#2b8cbe",
-    "unoccupied": "#bdbdbd",
-    "no_public_sewer": "#756bb1",
-    "not_analysed": "#e0e0e0",
-}
+# The web map's colours are the legend's (layers/legend.py), which the QGIS styles use too: one source.
+STATUS_COLOURS = {**LEGEND_COLOURS, "not_analysed": "#e0e0e0"}
 
 WORDS: dict[str, str] = {
     # parcel statuses

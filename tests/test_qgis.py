@@ -21,7 +21,7 @@ import pyogrio
 import pytest
 
 from analysis.mandate import STATUSES
-from gisapp.views.map import STATUS_COLOURS as WEB_MAP_COLOURS
+from gisapp.words import STATUS_COLOURS as WEB_MAP_COLOURS
 from layers.legend import RESULT_COLUMNS, STATUS_LEGEND
 from layers.qgis_project import GROUPS
 from tests.conftest import Runner
@@ -54,7 +54,9 @@ def _rgb(hex_colour: str) -> str:
 
 
 def test_the_status_legend_is_the_web_maps():
-    assert {s: style.colour for s, style in STATUS_LEGEND.items()} == WEB_MAP_COLOURS
+    """Every analysed status is coloured on the web map as in QGIS; the map adds only "not analysed yet"."""
+    assert {s: WEB_MAP_COLOURS[s] for s in STATUS_LEGEND} == {s: style.colour for s, style in STATUS_LEGEND.items()}
+    assert set(WEB_MAP_COLOURS) - set(STATUS_LEGEND) == {"not_analysed"}
     assert set(STATUS_LEGEND) == set(STATUSES)
 
 
