@@ -254,6 +254,9 @@ def issue(
     **opts,
 ):
     """Issue connection notices: a batch folder with the mailing list, labels and letters, then the register."""
+    # What can be refused without the data is refused before a new register is made: the folder and the date.
+    _notices.check_root(out_dir)
+    _notices.check_notice_date(notice_date.date())
     register, found, settled = _preview(
         opts,
         register_url=register_url,

@@ -739,7 +739,10 @@ def test_cli_out_that_is_a_file_records_nothing(store, tmp_path):
         + ["--out", str(tmp_path / "afile"), "--new"],
     )
     assert failed.exit_code == 2 and "is a file" in failed.output and "Traceback" not in failed.output
-    assert Register(store=store, create=False).listing().empty and (tmp_path / "afile").read_text() == "x"
+    assert (tmp_path / "afile").read_text() == "x"
+    with pytest.raises(RegisterMissingError):  # refused before a register was made for the town
+        Register(store=store, create=False)
+    assert not read_setting(str(store), "register")
 
 
 def test_cli_issue_refuses_without_town_settings_before_recording(store, tmp_path):
