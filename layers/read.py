@@ -384,15 +384,26 @@ def _connect(url: str):
 def _postgis_tables(url: str) -> list[str]:
     from sqlalchemy import text
 
+    # The catalog, not the geometry_columns view: the view opens every table to read its type modifiers and fails
+    # ("could not open relation with OID") while another session drops one, as a publish or a run does.
+    listing = text(
+        "SELECT n.nspname, c.relname FROM pg_attribute a JOIN pg_class c ON a.attrelid = c.oid "
+        "JOIN pg_namespace n ON c.relnamespace = n.oid "
+        "WHERE a.atttypid = to_regtype('geometry') AND NOT a.attisdropped AND a.attnum > 0 "
+        "AND c.relkind IN ('r', 'v', 'm', 'p', 'f') AND n.nspname NOT IN ('pg_catalog', 'information_schema') "
+        "GROUP BY n.nspname, c.relname ORDER BY n.nspname, c.relname"
+    )
     try:
         with _connect(url) as con:
-            rows = con.execute(text("SELECT f_table_schema, f_table_name FROM geometry_columns")).all()
+            if con.execute(text("SELECT to_regtype('geometry')")).scalar() is None:
+                raise LayerError(
+                    f"The database {redact_url(url)} has no PostGIS (it has no geometry type): enable it with "
+                    "CREATE EXTENSION postgis and load the layers, or read them from a GeoPackage or folder."
+                )
+            rows = con.execute(listing).all()
+    except LayerError:
+        raise
     except Exception as exc:
-        if re.search(r"geometry_columns.{0,20} does not exist", str(exc)):
-            raise LayerError(
-                f"The database {redact_url(url)} has no PostGIS (it has no geometry_columns): enable it with "
-                "CREATE EXTENSION postgis and load the layers, or read them from a GeoPackage or folder."
-            ) from exc
         raise LayerError(f"Cannot list the tables of {redact_url(url)}: {redact_url(url, str(exc))}") from exc
     return [name if schema == "public" else f"{schema}.{name}" for schema, name in rows]
 

@@ -369,7 +369,7 @@ def test_database_without_postgis_says_so(pg_url):
     no_postgis = pg_url.rsplit("/", 1)[0] + "/postgres"
     result = analyze(no_postgis)
     assert result.exit_code == 2
-    assert "has no PostGIS (it has no geometry_columns): enable it with CREATE EXTENSION postgis" in result.stderr
+    assert "has no PostGIS (it has no geometry type): enable it with CREATE EXTENSION postgis" in result.stderr
 
 
 @pytest.mark.postgres

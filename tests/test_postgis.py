@@ -117,3 +117,42 @@ def test_wrong_password_is_a_clear_error_without_the_password(pg_url):
     with pytest.raises(LayerError) as info:
         find_layers(bad)
     assert "hunter2" not in str(info.value) and "Cannot list the tables" in str(info.value)
+
+
+def test_listing_a_databases_layers_holds_while_another_session_drops_tables(pg_url, town_schema):
+    """A publish or a run drops and creates tables while planners read: listing the layers must not fail then
+    (PostGIS's geometry_columns view did, with 'could not open relation with OID')."""
+    import threading
+
+    schema, _ = town_schema
+    churn = f"churn_{uuid.uuid4().hex[:8]}"
+    stop, errors = threading.Event(), []
+    engine = create_engine(pg_url, poolclass=NullPool)
+    with engine.begin() as con:
+        con.execute(text(f"CREATE SCHEMA {churn}"))
+
+    def drop_and_create():
+        try:
+            with engine.connect() as con:
+                while not stop.is_set():
+                    with con.begin():
+                        for k in range(20):
+                            con.execute(text(f"CREATE TABLE {churn}.t{k} (id int, geom geometry(Point, 2260))"))
+                    with con.begin():
+                        con.execute(text(", ".join(f"{churn}.t{k}" for k in range(20)).join(("DROP TABLE ", ""))))
+        except Exception as exc:  # the churn itself failing would make the test prove nothing
+            errors.append(exc)
+
+    worker = threading.Thread(target=drop_and_create)
+    worker.start()
+    try:
+        for _ in range(40):
+            found = find_layers(f"{pg_url}#{schema}")
+            assert {"parcels", "mains"} <= set(found)
+    finally:
+        stop.set()
+        worker.join()
+        with engine.begin() as con:
+            con.execute(text(f"DROP SCHEMA {churn} CASCADE"))
+        engine.dispose()
+    assert errors == []
