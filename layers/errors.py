@@ -105,8 +105,31 @@ def redact_url(url: str, within: str | None = None) -> str:
     return text
 
 
+def split_fragment(text: str) -> tuple[str, str]:
+    """A ``postgresql://...#schema`` text split into the URL and what follows its ``#`` (the schema or table).
+
+    The fragment is looked for after the credentials, so a password holding ``#`` stays whole in the URL rather
+    than being cut there (and its tail shown as a "schema name").
+
+    Examples
+    --------
+    >>> split_fragment("postgresql://town:Wr#ng@db.example/gis#fort_plain")
+    ('postgresql://town:Wr#ng@db.example/gis', 'fort_plain')
+    >>> split_fragment("postgresql://db.example/gis#public.parcels")
+    ('postgresql://db.example/gis', 'public.parcels')
+    """
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        url, _, fragment = text.partition("#")
+        return url, fragment
+    credentials, at, place = rest.rpartition("@")
+    where, _, fragment = place.partition("#")
+    return f"{scheme}://{credentials}{at}{where}", fragment
+
+
 def quote_password(url: str) -> str:
-    """The URL with every ``@`` in its password written ``%40``: SQLAlchemy ends a password at its first ``@``.
+    """The URL with every ``@``, ``#``, ``/`` and ``?`` in its password percent-encoded: SQLAlchemy ends a password
+    at its first ``@`` and a URL at its ``#``.
 
     The credentials end at the last ``@`` before the host, so ``user:p@ss@host/db`` connects as ``p@ss`` instead
     of to a host named ``ss@host`` (whose name would then appear in error messages).
@@ -114,6 +137,8 @@ def quote_password(url: str) -> str:
     scheme, sep, rest = url.partition("://")
     credentials, at, host = rest.rpartition("@")
     user, colon, password = credentials.partition(":")
-    if not (sep and at and colon) or "/" in user or "@" not in password:
+    if not (sep and at and colon) or "/" in user or not any(c in password for c in "@#/?"):
         return url
-    return f"{scheme}://{user}:{password.replace('@', '%40')}@{host}"
+    for c, code in (("@", "%40"), ("#", "%23"), ("/", "%2F"), ("?", "%3F")):
+        password = password.replace(c, code)
+    return f"{scheme}://{user}:{password}@{host}"

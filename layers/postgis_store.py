@@ -36,7 +36,7 @@ import pandas as pd
 import pyogrio
 import shapely
 
-from layers.errors import LayerError, quote_password, redact_url
+from layers.errors import LayerError, quote_password, redact_url, split_fragment
 from layers.legend import LAYER_DESCRIPTIONS, column_description
 from layers.read import LAYER_NAMES
 from layers.store import (
@@ -106,7 +106,7 @@ class PostGISStore(Store):
 
     def __init__(self, location: str):
         super().__init__(location)
-        url, _, schema = str(location).partition("#")
+        url, schema = split_fragment(str(location))
         shown = redact_url(url)
         if not schema:
             raise LayerError(
@@ -787,7 +787,7 @@ class PostGISStore(Store):
     def _parts(self, url: str):
         from sqlalchemy.engine import make_url
 
-        return make_url(quote_password(url.partition("#")[0].replace("postgres://", "postgresql://", 1)))
+        return make_url(quote_password(split_fragment(url)[0].replace("postgres://", "postgresql://", 1)))
 
     def _same_server(self, url: str) -> bool:
         try:

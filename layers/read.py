@@ -26,7 +26,7 @@ from pyproj import CRS
 
 from analysis.errors import Fix
 from layers.crs import check_layers_together
-from layers.errors import LayerError, LayerValidationError, Problem, quote_password, redact_url
+from layers.errors import LayerError, LayerValidationError, Problem, quote_password, redact_url, split_fragment
 from layers.schema import SPECS
 from layers.uploads import outside_archive
 from layers.validate import ColumnMapping, prepare_layer
@@ -135,7 +135,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
     empty PostGIS database or a GeoPackage of other layers says so rather than yielding no layers.
     """
     if is_postgres(data):
-        url, _, schema = data.partition("#")
+        url, schema = split_fragment(data)
         tables = _postgis_tables(url)
         where = f"The PostGIS database {redact_url(url)}"
         if schema and "." not in schema:  # one schema (a store): its own tables only
@@ -238,7 +238,7 @@ def _match(available: dict, make) -> dict[str, LayerSource]:
 def parse_source(kind: str, text: str) -> LayerSource:
     """A layer given on its own: ``file.shp``, ``town.gpkg:parcels`` or ``postgresql://...#schema.table``."""
     if is_postgres(text):
-        url, _, table = text.partition("#")
+        url, table = split_fragment(text)
         if not table:
             raise LayerError(
                 f"The {kind} layer {redact_url(text)}: name the table after '#', e.g. postgresql://host/db#public.{kind}.",

@@ -43,7 +43,7 @@ from pathlib import Path
 import geopandas as gpd
 import pyogrio
 
-from layers.errors import LayerError, redact_url
+from layers.errors import LayerError, redact_url, split_fragment
 from layers.write import RESULT_LAYER, write_layers, write_results
 
 DEFAULT_STORE = Path("instance") / "sewerplan.gpkg"
@@ -190,7 +190,7 @@ def is_store(text: str | Path | None) -> bool:
         return False
     text = str(text)
     if _is_postgres(text):
-        _, _, schema = text.partition("#")
+        _, schema = split_fragment(text)
         return bool(schema) and "." not in schema
     return "://" not in text and Path(text).suffix.lower() == ".gpkg"
 

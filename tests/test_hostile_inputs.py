@@ -399,6 +399,26 @@ def test_register_password_with_at_signs_never_leaks(pg_url):
     assert "password authentication failed" in message  # the host was read right
 
 
+@pytest.mark.parametrize("password", ["Wr#ngPass77", "p@ss#w%rd9", "sl/ash?word"])
+def test_a_store_password_with_a_hash_is_masked_whole_and_the_schema_read_right(pg_url, tmp_path, password):
+    """The schema follows the last '#' after the host: a '#' in the password is the password's, never shown."""
+    from tests.conftest import Runner
+
+    user, _, host = pg_url.partition("://")[2].partition("@")
+    store = f"postgresql://{user.split(':')[0]}:{password}@{host}#fort_plain"
+    for args in (
+        ("analyze", "--profile", "fort-plain", "--data", store, "--out", store),
+        ("notices", "list", "--store", store),
+    ):
+        result = Runner().invoke(*args)
+        said = result.output
+        assert result.exit_code == 2, said
+        tail = password[password.index("#") + 1 :] if "#" in password else password[-5:]
+        assert password not in said and tail not in said, said
+        assert "is not a schema name" not in said and "no store was given" not in said, said
+        assert "password authentication failed" in said, said  # the host and schema were read right
+
+
 @pytest.fixture(scope="module")
 def pg_url():
     url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
