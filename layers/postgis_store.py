@@ -75,6 +75,13 @@ def _engine(url: str):
         return engine
 
 
+def _options(parts) -> list[str]:
+    """A URL's libpq ``options`` as a list (``-crole=planners``, ``-csearch_path=x``)."""
+    value = parts.query.get("options")
+    values = value if isinstance(value, tuple) else ((value,) if value else ())
+    return [o for v in values for o in str(v).split()]
+
+
 def _ident(name: str) -> str:
     """A quoted SQL identifier."""
     return '"' + str(name).replace('"', '""') + '"'
@@ -790,11 +797,12 @@ class PostGISStore(Store):
         return make_url(quote_password(split_fragment(url)[0].replace("postgres://", "postgresql://", 1)))
 
     def _same_server(self, url: str) -> bool:
+        """``url`` is a database on this store's server (host, port and database; any login)."""
         try:
             a, b = self._parts(url), self._parts(self.url)
         except Exception:  # noqa: BLE001 - not a URL: not the same server
             return False
-        return (a.username, a.host, a.port or 5432, a.database) == (b.username, b.host, b.port or 5432, b.database)
+        return (a.host, a.port or 5432, a.database) == (b.host, b.port or 5432, b.database)
 
     def register_schema(self) -> str:
         """The schema the town's first notice register gets: ``<schema>_register``, beside the store's (the
@@ -802,19 +810,27 @@ class PostGISStore(Store):
         return f"{self.schema[:54]}_register"
 
     def default_register(self) -> str:
-        """The register in its own schema on the store's database (the URL without its password)."""
-        url = (
-            self._parts(self.url)
-            ._replace(password=None)
-            .set(query={"options": f"-csearch_path={self.register_schema()}"})
-        )
-        return url.render_as_string(hide_password=False)
+        """The register in its own schema on the store's database: a location on this server, with no login (each
+        user opens it with their own store URL's login and options, ``register_location``)."""
+        return self._register_url(self.register_schema(), login=False)
+
+    def _register_url(self, schema: str, *, login: bool) -> str:
+        """The store's URL with ``-csearch_path=<schema>`` among its options: with the store's own login (user,
+        password and other options such as ``-crole=planners``), or with no login at all (what is recorded)."""
+        parts = self._parts(self.url)
+        kept = [] if not login else [o for o in _options(parts) if not o.startswith("-csearch_path=")]
+        query = {"options": " ".join([*kept, f"-csearch_path={schema}"])}
+        if not login:
+            parts = parts._replace(username=None, password=None)
+        return parts.set(query=query).render_as_string(hide_password=False)
+
+    def _register_schema_of(self, location: str) -> str | None:
+        found = [o for o in _options(self._parts(location)) if o.startswith("-csearch_path=")]
+        return found[-1].removeprefix("-csearch_path=") if found else None
 
     def prepare_register(self, location: str) -> None:
         """Create the register's schema when ``location`` is the default register and it does not exist yet."""
-        if not self._same_server(location):
-            return
-        if self._parts(location).query.get("options") != f"-csearch_path={self.register_schema()}":
+        if not self._same_server(location) or self._register_schema_of(location) != self.register_schema():
             return
         from sqlalchemy import text
 
@@ -829,18 +845,21 @@ class PostGISStore(Store):
             ) from exc
 
     def register_location(self, recorded: str) -> str:
-        """A register URL on this store's server, recorded without a password, gets the store's."""
+        """A register on this store's server is opened with the login of the store URL in hand (its user, password
+        and options such as ``-crole``): every planner and viewer reaches the town's one register as themselves."""
         if not recorded or "://" not in recorded or not self._same_server(recorded):
             return recorded
-        parts = self._parts(recorded)
-        if parts.password:
+        schema = self._register_schema_of(recorded)
+        if schema is None:
             return recorded
-        return parts.set(password=self._parts(self.url).password).render_as_string(hide_password=False)
+        return self._register_url(schema, login=True)
 
     def recordable(self, location: str) -> str:
-        """A register URL on this store's server is recorded without its password (viewers may read the table)."""
+        """A register on this store's server is recorded as its place only (no user, no password, no role)."""
         if location and "://" in location and self._same_server(location):
-            return self._parts(location)._replace(password=None).render_as_string(hide_password=False)
+            schema = self._register_schema_of(location)
+            if schema is not None:
+                return self._register_url(schema, login=False)
         return location
 
     def qgis_layers(self) -> list[dict]:

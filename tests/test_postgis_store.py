@@ -331,7 +331,8 @@ def test_notices_from_a_postgis_store_keep_their_register_beside_it(store_url, e
         recorded = con.execute(text(f"SELECT value FROM {schema}.sewerplan_settings WHERE key = 'register'")).scalar()
         kept = con.execute(text(f"SELECT count(*) FROM {schema}_register.notices")).scalar()
     assert len(listed) == kept == mandated > 0
-    assert recorded.startswith("postgresql://sewerplan@") and f"search_path%3D{schema}_register" in recorded
+    # Recorded as a place only: no login (each user's own store URL supplies theirs) and no password.
+    assert recorded.startswith("postgresql://127.0.0.1") and f"search_path%3D{schema}_register" in recorded
 
 
 def test_a_web_run_on_a_postgis_store_holds_the_lock_and_writes_its_results(store_url, engine, tmp_path):
@@ -374,3 +375,38 @@ def test_a_store_url_that_cannot_be_written_is_refused_before_the_analysis(town,
     for url, said in ((pg_url, "names no schema"), (f"{pg_url}#town.parcels", "is not a schema name")):
         result = _analyze(town, url)
         assert result.exit_code != 0 and said in " ".join(result.output.split())
+
+
+def test_each_planner_and_viewer_opens_the_towns_register_with_their_own_login():
+    """docs/postgis.md's county setup: planners log in as themselves and act as the planners' group role. The
+    register the first planner made is recorded with no login, and each user's store URL supplies theirs."""
+    from layers.postgis_store import PostGISStore
+
+    def parts(url):
+        from sqlalchemy.engine import make_url
+
+        return make_url(url)
+
+    first = PostGISStore("postgresql://ann:a-secret@db.county.example/gis?options=-crole%3Dplanners#fort_plain")
+    recorded = first.recordable(first.register_location(first.default_register()))
+    assert "ann" not in recorded and "a-secret" not in recorded and "planners" not in recorded
+    assert parts(recorded).query["options"] == "-csearch_path=fort_plain_register"
+
+    second = PostGISStore("postgresql://bo:b-secret@db.county.example/gis?options=-crole%3Dplanners#fort_plain")
+    opened = parts(second.register_location(recorded))
+    assert (opened.username, opened.password) == ("bo", "b-secret")
+    assert opened.query["options"] == "-crole=planners -csearch_path=fort_plain_register"
+
+    viewer = PostGISStore("postgresql://vi:v-secret@db.county.example/gis#fort_plain")
+    seen = parts(viewer.register_location(recorded))
+    assert (seen.username, seen.password, seen.query["options"]) == (
+        "vi",
+        "v-secret",
+        "-csearch_path=fort_plain_register",
+    )
+    # A register recorded by an earlier version, with the first planner's name in it, is opened the same way.
+    old = "postgresql://ann@db.county.example/gis?options=-csearch_path%3Dfort_plain_register"
+    assert parts(second.register_location(old)).username == "bo"
+    # Another server's register is left as it was recorded.
+    elsewhere = "postgresql://ann@other.example/gis?options=-csearch_path%3Dx"
+    assert second.register_location(elsewhere) == elsewhere
