@@ -29,7 +29,7 @@ from layers.legend import STATUS_LEGEND
 from layers.read import LAYER_NAMES
 from layers.sample import sample_town
 from layers.schema import SPECS
-from layers.store import DEFAULT_STORE, is_store, open_store, store_label
+from layers.store import DEFAULT_STORE, is_store, open_store, store_label, store_writer
 
 STATUS_HELP = {status: style.meaning for status, style in STATUS_LEGEND.items()}
 STORE_HELP = "The store: a GeoPackage, or a PostGIS schema postgresql://USER@HOST/DB#SCHEMA."
@@ -89,23 +89,31 @@ def analyze(
     """Classify every parcel under the chosen ordinance's connection mandate."""
     if out_path:
         services.check_output(out_path)
-    with loading(
-        opts,
-        as_json=as_json,
-        required=("parcels", "mains"),
-        extra_steps=5 + bool(out_path),
-        connected=connected_file,
-        connected_column=connected_column,
-        digitised_direction=digitised_direction,
-    ) as (loaded, bar):
-        layers, profile = loaded.layers, loaded.profile
-        run = services.analyse(
-            loaded.workspace,
-            notice_date=notice_date.date() if notice_date else None,
-            notice_reason=notice_reason,
-            out_path=out_path,
-            progress=bar.step,
-        )
+    # A store is locked for the whole run, before its layers are read: results are never written over layers
+    # another writer (a publish, an upload, another run) changed while this run was computing from the old ones.
+    writer = store_writer(out_path, who="sewerplan analyze") if out_path and is_store(out_path) else None
+    try:
+        with loading(
+            opts,
+            as_json=as_json,
+            required=("parcels", "mains"),
+            extra_steps=5 + bool(out_path),
+            connected=connected_file,
+            connected_column=connected_column,
+            digitised_direction=digitised_direction,
+        ) as (loaded, bar):
+            layers, profile = loaded.layers, loaded.profile
+            run = services.analyse(
+                loaded.workspace,
+                notice_date=notice_date.date() if notice_date else None,
+                notice_reason=notice_reason,
+                out_path=out_path,
+                progress=bar.step,
+                locked=writer is not None,
+            )
+    finally:
+        if writer is not None:
+            writer.release()
 
     parcels = run.parcels
     shown = store_label(out_path) if out_path and "://" in out_path else out_path  # never a password

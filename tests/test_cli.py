@@ -393,3 +393,29 @@ def test_analyze_writes_the_building_results_into_a_geopackage(runner, town_gpkg
     out = tmp_path / "results.gpkg"
     runner.invoke("analyze", "--profile", "fort-plain", "--data", town_gpkg, "--out", out, ok=True)
     assert "building_results" in {name for name, _ in pyogrio.list_layers(out)}
+
+
+def test_analyze_holds_the_stores_lock_from_before_it_reads_to_after_it_writes(town_gpkg, tmp_path, monkeypatch):
+    """Results are never written over layers another writer changed meanwhile: the run locks its store first."""
+    import gisapp.services as services
+    from layers.store import StoreBusyError, store_writer
+
+    store = tmp_path / "town.gpkg"
+    store.write_bytes(town_gpkg.read_bytes())
+    seen = []
+    real = services.mandates
+
+    def probe(*args, **kwargs):
+        try:
+            with store_writer(str(store), who="another planner"):
+                seen.append("free")
+        except StoreBusyError:
+            seen.append("locked")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(services, "mandates", probe)
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(store), "--out", str(store)])
+    assert result.exit_code == 0, result.output
+    assert seen == ["locked"]
+    with store_writer(str(store), who="after the run"):  # and released at the end
+        pass
