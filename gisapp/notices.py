@@ -89,7 +89,8 @@ def town_problems(profile: Profile, town: TownSettings | None, plan: NoticePlan)
     """Why letters cannot be written yet: missing town settings, or a period the town must set itself."""
     if town is None:
         return [
-            "no town settings file (town.toml beside the store): letters need the municipality's letterhead, return "
+            "no town settings file (town.toml beside a GeoPackage store, or the town settings file given for the "
+            "notices: a PostGIS store has no folder beside it): letters need the municipality's letterhead, return "
             "address, signing officer and contact (a template to copy: docs/town.example.toml)"
         ]
     problems = [f"the town settings ({town.source}) lack {key}" for key in town.missing_for_letters()]
