@@ -24,6 +24,10 @@ from analysis.errors import AnalysisError
 from analysis.notices import mailing_list
 from analysis.units import feet_per_unit
 
+# The farthest a selection reaches: ten miles. A notification area is a few hundred feet; past ten miles a buffer
+# says nothing about neighbours, and past a few thousand miles it cannot even be drawn (its coordinates overflow).
+MAX_DISTANCE_FT = 52_800.0
+
 # The mailing list's columns, in order; ``parcels`` counts each owner address's parcels within the distance.
 NOTIFICATION_COLUMNS = (
     "name_line_1",
@@ -109,5 +113,9 @@ def _check(parcels: gpd.GeoDataFrame, feature, distance_ft: float) -> None:
         problems.append("the feature to measure from is empty or not a valid geometry: draw or pick it again")
     if not np.isfinite(distance_ft) or distance_ft < 0:
         problems.append(f"the distance must be 0 feet or more; it was {distance_ft!r}")
+    elif distance_ft > MAX_DISTANCE_FT:
+        problems.append(
+            f"the distance must be at most {MAX_DISTANCE_FT:,.0f} feet (ten miles); it was {distance_ft:,g}"
+        )
     if problems:
         raise AnalysisError("Cannot select parcels by distance: " + "; ".join(problems) + ".")

@@ -460,6 +460,17 @@ def test_print_a_view_to_one_page(sample_client, sample_store):
     for wanted in ("Board packet May", "fort-plain", "must connect", "already connected", "N", "ft", "Printed"):
         assert wanted in text, wanted
     assert sample_client.get("/print.pdf").status_code == 400
+    # Hostile values: a sentence (400), never a server error, and never silently another distance.
+    from urllib.parse import urlencode
+
+    box = f"bbox={w},{s},{e},{n}"
+    source = results["parcel_id"].iloc[3]
+    for query in (f"{box}&geometry=notjson&distance_ft=10", f"{box}&parcel={source}&distance_ft=abc"):
+        assert sample_client.get(f"/print.pdf?{query}").status_code == 400, query
+    for path in ("/api/within", "/api/within.csv", "/print.pdf"):
+        huge = sample_client.get(f"{path}?{box}&" + urlencode({"parcel": source, "distance_ft": "1e308"}))
+        assert huge.status_code == 400, (path, huge.status_code)
+        assert "at most 52,800 feet" in huge.get_data(as_text=True)
 
 
 def test_plain_words_and_the_towns_date_format(sample_store, tmp_path):

@@ -133,11 +133,15 @@ def print_view():
     buffer = None
     if request.args.get("distance_ft") and (request.args.get("parcel") or request.args.get("geometry")):
         geometry = request.args.get("geometry")
+        distance = request.args.get("distance_ft", type=float)
+        if distance is None:
+            abort(400, description="Give the distance in feet (0 or more) for the searched area.")
+        try:
+            drawn = json.loads(geometry) if geometry else None
+        except ValueError:
+            abort(400, description="The drawn feature is not a GeoJSON geometry: draw it again on the map.")
         found = services.select_by_distance(
-            workspace(),
-            distance_ft=request.args.get("distance_ft", type=float) or 0.0,
-            parcel_id=request.args.get("parcel") or None,
-            geometry=json.loads(geometry) if geometry else None,
+            workspace(), distance_ft=distance, parcel_id=request.args.get("parcel") or None, geometry=drawn
         )
         buffer = found.buffer
         selected = selected or tuple(found.parcels["parcel_id"].astype(str))
