@@ -163,8 +163,11 @@
   let viewParcels = [];  // the parcels of the current view (their map properties), for the table and the legend
   let aggregated = false;
   function bboxParam() {
+    // Zoomed out past the whole world the view wraps beyond +-180: ask for the world, not an impossible box.
     const b = map.getBounds();
-    return [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()].map((v) => v.toFixed(6)).join(",");
+    const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
+    return [clamp(b.getWest(), -180, 180), clamp(b.getSouth(), -90, 90), clamp(b.getEast(), -180, 180),
+      clamp(b.getNorth(), -90, 90)].map((v) => v.toFixed(6)).join(",");
   }
 
   async function refresh() {
@@ -180,7 +183,7 @@
       await Promise.all(Object.entries(wanted).map(async ([name, want]) => {
         if (!want) { layers[name].clearLayers(); return; }
         const r = await getJSON(`/api/layers/${name}?${query}`, signal);
-        if (!r.ok) return;
+        if (!r.ok || !r.body || signal.aborted) return;  // refused, or cut short by a newer view
         layers[name].clearLayers();
         layers[name].addData(r.body);
         if (name === "parcels") {
@@ -523,8 +526,10 @@
       (!needle || [p.parcel_id, p.site_address, p.owner_name].some((v) => v && String(v).toLowerCase().includes(needle))));
     const key = table.sort;
     const sign = table.descending ? -1 : 1;
+    // Statuses sort by the words the table shows ("already connected" before "must connect"), not by their codes.
+    const shown = (p) => (key === "status" && p[key] ? words(p[key]) : p[key]);
     rows = rows.slice().sort((a, b) => {
-      const x = a[key], y = b[key];
+      const x = shown(a), y = shown(b);
       if (x === y) return 0;
       if (x === null || x === undefined || x === "") return 1;
       if (y === null || y === undefined || y === "") return -1;
@@ -581,8 +586,10 @@
   function updateDownload(rows) {
     const status = table.status.value;
     let href = "#";
+    const needle = table.filter.value.trim();
     if (table.mode === "view" && page.hasResults) {
-      href = api("/api/results.csv", { bbox: bboxParam(), ...(status ? { status } : {}) });
+      // exactly the rows shown: the view, the status and the text filter
+      href = api("/api/results.csv", { bbox: bboxParam(), ...(status ? { status } : {}), ...(needle ? { q: needle } : {}) });
     } else if (table.mode === "selected" && selection.within && !table.filter.value && !status) {
       href = api("/api/within.csv", { ...selection.within, list: "parcels" });
     } else if (table.mode === "selected" && page.hasResults && rows.length) {

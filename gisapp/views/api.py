@@ -12,6 +12,7 @@ import json
 import tempfile
 from pathlib import Path
 
+import numpy as np
 from flask import Blueprint, Response, abort, jsonify, request, send_file
 
 from gisapp import services
@@ -137,12 +138,18 @@ def upstream():
 @bp.get("/results.<fmt>")
 @requires("viewer")
 def download(fmt: str):
-    """Parcel results: all, those in ``bbox``, those listed by ``id`` (repeated), of one ``status``."""
+    """Parcel results: all, those in ``bbox``, those listed by ``id`` (repeated), of one ``status``, and those whose
+    parcel ID, site address or owner holds ``q`` (the table's filter box: any case)."""
     suffix = f".{fmt}"
     if suffix not in FORMATS:
         abort(404, description="Results download as .geojson, .gpkg, .parquet or .csv.")
     ids = request.args.getlist("id") or None
     frame = map_data().selection(bbox_arg(), ids=ids, status=request.args.get("status") or None)
+    needle = (request.args.get("q") or "").strip().lower()
+    if needle:
+        fields = [c for c in ("parcel_id", "site_address", "owner_name") if c in frame.columns]
+        held = [frame[c].astype(str).str.lower().str.contains(needle, regex=False) & frame[c].notna() for c in fields]
+        frame = frame[np.logical_or.reduce(held)] if held else frame.iloc[:0]
     with tempfile.TemporaryDirectory(prefix="sewerplan-download-") as folder:
         path = Path(folder) / f"sewerplan-results{suffix}"
         services.export_results(str(path), frame)
