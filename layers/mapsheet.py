@@ -86,12 +86,13 @@ def write_map_sheet(
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     c = pdfcanvas.Canvas(str(path), pagesize=PAGE)
     c.setTitle(text.title)
+    width = PAGE[0] - 2 * MARGIN
     c.setFont("Helvetica-Bold", 15)
-    c.drawString(MARGIN, PAGE[1] - MARGIN - 12, text.title[:90])
+    c.drawString(MARGIN, PAGE[1] - MARGIN - 12, _fitted(text.title, "Helvetica-Bold", 15, width))
     c.setFont("Helvetica", 8.5)
     c.setFillColor(colors.HexColor("#333333"))
     for k, line in enumerate(text.subtitle[:3]):
-        c.drawString(MARGIN, PAGE[1] - MARGIN - 27 - 11 * k, line[:160])
+        c.drawString(MARGIN, PAGE[1] - MARGIN - 27 - 11 * k, _fitted(line, "Helvetica", 8.5, width))
     c.setFillColor(colors.black)
     origin = (MARGIN, MARGIN + 0.35 * inch)
     scale_ft = _draw_map(c, origin, (frame_w, frame_h), extent, box, crs, layers, parcels, text)
@@ -335,3 +336,20 @@ def _legend(c, top_left, text: SheetText, counts: dict[str, int], layers: SheetL
         c.setDash()
         c.drawString(x + 16, y, text.buffer_label)
         y -= 14
+
+
+def _fitted(line: str, font: str, size: float, width: float) -> str:
+    """``line`` as it fits on the page: whole, or cut at a word with an ellipsis (never past the margin)."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+
+    if stringWidth(line, font, size) <= width:
+        return line
+    words = line.split()
+    while words and stringWidth(" ".join(words) + " \u2026", font, size) > width:
+        words.pop()
+    if words:
+        return " ".join(words) + " \u2026"
+    cut = line
+    while cut and stringWidth(cut + "\u2026", font, size) > width:
+        cut = cut[:-1]
+    return cut + "\u2026"

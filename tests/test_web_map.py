@@ -463,6 +463,12 @@ def test_print_a_view_to_one_page(sample_client, sample_store):
     # Hostile values: a sentence (400), never a server error, and never silently another distance.
     from urllib.parse import urlencode
 
+    # A long title is cut at a word, with an ellipsis, inside the page.
+    long_title = "Village board packet: the Main Street extension and its neighbours " * 4
+    sheet = sample_client.get(f"/print.pdf?bbox={w},{s},{e},{n}&" + urlencode({"title": long_title}))
+    first_line = PdfReader(io.BytesIO(sheet.data)).pages[0].extract_text().splitlines()[0]
+    assert first_line.endswith("\u2026") and first_line[:-2] in long_title and len(first_line) < len(long_title)
+
     box = f"bbox={w},{s},{e},{n}"
     source = results["parcel_id"].iloc[3]
     for query in (f"{box}&geometry=notjson&distance_ft=10", f"{box}&parcel={source}&distance_ft=abc"):

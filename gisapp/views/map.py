@@ -149,7 +149,7 @@ def print_view():
     fmt = current_app.config["DATE_FORMAT"]
     today = town_date(dt.date.today(), fmt)
     municipality = run.get("municipality") or "The town"
-    title = (request.args.get("title") or "").strip()[:90] or f"{municipality}: sewer connection mandates"
+    title = (request.args.get("title") or "").strip()[:300] or f"{municipality}: sewer connection mandates"
     if run:
         profile_line = (
             f"Profile {run.get('profile')} (version {run.get('profile_version')}), analysis of "
