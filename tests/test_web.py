@@ -226,6 +226,9 @@ def test_upload_zipped_shapefile_flow(store, tmp_path):
     page = client.get("/data/upload").get_data(as_text=True)
     kept = re.findall(r'name="name" value="([^"]+)"', page)
     assert len(kept) == 1
+    # The town's store in words, the analysis dated as the town writes dates (no layer codes, no ISO timestamp).
+    assert "parcel results" in page and "parcel_results" not in page
+    assert re.search(r"Latest analysis: [A-Z][a-z]+ \d{1,2}, \d{4} \(", page), page[page.find("Latest analysis") :][:80]
     restored = client.post("/data/restore", data={"csrf_token": token, "name": kept[0]})
     assert restored.status_code == 200 and mains_seen(other) == town_mains
     assert len(re.findall(r'name="name" value="([^"]+)"', client.get("/data/upload").get_data(as_text=True))) == 2

@@ -402,8 +402,10 @@
       const flow = units > 0
         ? `about ${Math.round(data.flow_gpd).toLocaleString("en-US")} gallons per day`
         : "no living units recorded, so no flow estimate";
+      const served = data.parcels.length
+        ? `${plural(data.parcels.length, "parcel")} with ${plural(units, "living unit")}` : "no parcels";
       box.append(el("p", `Drains ${plural(data.mains.length, "main")} and ${plural(data.manholes.length, "manhole")}; ` +
-        `${plural(data.parcels.length, "parcel")} with ${plural(units, "living unit")}` +
+        served +
         (data.units_unknown ? ` (${plural(data.units_unknown, "parcel")} with units unknown)` : "") + `; ${flow}.`));
     }
     popupAt(latlng, box);
