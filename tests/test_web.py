@@ -421,13 +421,26 @@ def browser(tmp_path):
 
 
 def wait_for(driver, condition, timeout=15.0):
+    """Poll ``condition`` until it holds; an element gone stale (the page being replaced) counts as not yet."""
+    from selenium.common.exceptions import StaleElementReferenceException
+
     end = time.time() + timeout
     while time.time() < end:
-        value = condition()
+        try:
+            value = condition()
+        except StaleElementReferenceException:
+            value = None
         if value:
             return value
         time.sleep(0.1)
     raise AssertionError("timed out waiting in the browser")
+
+
+def message_saying(driver, text: str, timeout: float = 30.0):
+    """The page's #message once it says ``text``: the message of the page before may still be on screen."""
+    from selenium.webdriver.common.by import By
+
+    return wait_for(driver, lambda: [m for m in driver.find_elements(By.ID, "message") if text in m.text], timeout)[0]
 
 
 def shot(driver, name):
@@ -592,13 +605,11 @@ def test_upload_in_chromium(store, browser, tmp_path):
         shot(browser, "upload-done")
         browser.get(url + "/data/upload")
         browser.find_element(By.CSS_SELECTOR, ".publish-form button").click()
-        message = wait_for(browser, lambda: browser.find_elements(By.ID, "message"))[0]
-        assert "is now the town's store" in message.text
+        assert message_saying(browser, "is now the town's store").is_displayed()
         assert len(gpd.read_file(own, layer="parcels")) == 80
         shot(browser, "published")
         browser.find_element(By.CSS_SELECTOR, ".restore-form button").click()
-        message = wait_for(browser, lambda: browser.find_elements(By.ID, "message"))[0]
-        assert "town's store again" in message.text
+        assert message_saying(browser, "town's store again").is_displayed()
         assert len(gpd.read_file(own, layer="parcels")) == 300
         assert len(browser.find_elements(By.CSS_SELECTOR, ".restore-form")) == 2  # the restore can be undone
         shot(browser, "restored")

@@ -192,14 +192,18 @@ def test_trace_is_drawn_above_the_mains(sample_store, browser, tmp_path):  # noq
         settle(browser)
         click_at(browser, lat, lon)
         popup_text(browser, target)
-        browser.find_element(By.CSS_SELECTOR, ".parcel-popup .trace-button").click()
-        result = wait_for(
+        # Pressed as a keyboard user would (no pointer position: the popup may still be panning into view).
+        browser.execute_script(
+            "arguments[0].click()", browser.find_element(By.CSS_SELECTOR, ".parcel-popup .trace-button")
+        )
+        result = wait_for(  # the first trace builds the network: allow for a loaded machine
             browser,
             lambda: (
                 (t := browser.find_element(By.CSS_SELECTOR, ".trace-result").get_attribute("textContent"))
                 and "Tracing" not in t
                 and t
             ),
+            timeout=90,
         )
         assert "Control manhole MH-" in result
         for zoom in (13, 16, 19):
