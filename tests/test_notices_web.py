@@ -105,6 +105,7 @@ def test_issuing_needs_a_confirmed_preview_and_links_the_letters(client, app, st
     preview = client.post("/notices/preview", data=form).get_data(as_text=True)
     assert "nothing recorded yet" in preview and 'id="confirm-form"' in preview
     assert "It falls on a Sunday" in preview  # 2027-05-30
+    assert "Deadline <strong>May 30, 2027</strong>" in preview  # in the town's date format, not ISO
     register = Register(store=app.config["STORE"], create=False)
     unconfirmed = client.post("/notices/issue", data=form).get_data(as_text=True)
     assert "Check the preview below, then confirm" in unconfirmed and register.listing().empty
