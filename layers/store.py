@@ -37,6 +37,7 @@ import sqlite3
 import tempfile
 import threading
 import time
+from abc import ABC, abstractmethod
 from contextlib import closing, contextmanager
 from pathlib import Path
 
@@ -91,7 +92,7 @@ class StoreWriter:
         self.release()
 
 
-class Store:
+class Store(ABC):
     """A town's store; see the module docstring. ``location`` is what the user gave (a path or a URL)."""
 
     kind = "store"
@@ -108,61 +109,65 @@ class Store:
         return f"{type(self).__name__}({self.label!r})"
 
     # What every backend provides.
-    def exists(self) -> bool:
-        raise NotImplementedError
+    @abstractmethod
+    def exists(self) -> bool: ...
 
-    def layer_names(self) -> list[str]:
-        raise NotImplementedError
+    @abstractmethod
+    def layer_names(self) -> list[str]: ...
 
-    def layer_counts(self) -> dict[str, int]:
-        raise NotImplementedError
+    @abstractmethod
+    def layer_counts(self) -> dict[str, int]: ...
 
-    def read_layer(self, name: str) -> gpd.GeoDataFrame:
-        raise NotImplementedError
+    @abstractmethod
+    def read_layer(self, name: str) -> gpd.GeoDataFrame: ...
 
     def read_layers(self, names) -> dict[str, gpd.GeoDataFrame]:
         """The named layers that exist, read together (PostGIS: from one snapshot of the database)."""
         present = set(self.layer_names())
         return {name: self.read_layer(name) for name in names if name in present}
 
-    def latest_run(self) -> dict | None:
-        raise NotImplementedError
+    @abstractmethod
+    def latest_run(self) -> dict | None: ...
 
+    @abstractmethod
     def version(self) -> float:
         """A value that changes whenever the store's layers or results change (-1 when it does not exist)."""
-        raise NotImplementedError
+        ...
 
-    def writer(self, *, who: str, what: str = "an analysis run") -> StoreWriter:
-        raise NotImplementedError
+    @abstractmethod
+    def writer(self, *, who: str, what: str = "an analysis run") -> StoreWriter: ...
 
-    def write_run(self, parcels, measuring_lines, buildings, summary: dict, *, locked=False, who="") -> list[str]:
-        raise NotImplementedError
+    @abstractmethod
+    def write_run(self, parcels, measuring_lines, buildings, summary: dict, *, locked=False, who="") -> list[str]: ...
 
+    @abstractmethod
     def write_layers(self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> list[str]:
         """Write input layers into the store (a sample town); existing ones are replaced only with ``overwrite``."""
-        raise NotImplementedError
+        ...
 
-    def read_setting(self, key: str) -> str | None:
-        raise NotImplementedError
+    @abstractmethod
+    def read_setting(self, key: str) -> str | None: ...
 
-    def write_setting(self, key: str, value: str) -> None:
-        raise NotImplementedError
+    @abstractmethod
+    def write_setting(self, key: str, value: str) -> None: ...
 
-    def previous(self) -> list[dict]:
-        raise NotImplementedError
+    @abstractmethod
+    def previous(self) -> list[dict]: ...
 
-    def publish(self, source: str | Path, *, who: str, label: str, keep: int = 5) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def publish(self, source: str | Path, *, who: str, label: str, keep: int = 5) -> str: ...
 
-    def restore(self, name: str, *, who: str, keep: int = 5) -> str:
-        raise NotImplementedError
+    @abstractmethod
+    def restore(self, name: str, *, who: str, keep: int = 5) -> str: ...
 
+    @abstractmethod
     def default_register(self) -> str:
         """Where the town's first notice register goes when the store records none."""
-        raise NotImplementedError
+        ...
 
     def prepare_register(self, location: str) -> None:
         """Make ready the place the town's first register goes (``default_register``): nothing for a file."""
+        return None
 
     def register_location(self, recorded: str) -> str:
         """A register location as recorded in the store, made usable (a relative path, a URL without password)."""
@@ -172,10 +177,11 @@ class Store:
         """A register location as the store records it."""
         return location
 
+    @abstractmethod
     def qgis_layers(self) -> list[dict]:
         """The store's map layers as a QGIS project names them: ``{"name", "source", "provider", "geometry",
         "srid", "fields"}`` (no password in any source)."""
-        raise NotImplementedError
+        ...
 
     def read_results(self) -> gpd.GeoDataFrame | None:
         """The latest parcel results, or None before any analysis has run."""

@@ -10,6 +10,7 @@ web app and the command line as fixtures, as flaskr's tests/conftest.py has them
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import geopandas as gpd
@@ -71,6 +72,56 @@ def lot(parcel_id: str, x0: float, y0: float, w: float = 50, d: float = 100, **a
 def real_data() -> Path:
     """Real data nobody here drew, vendored with its licences (tests/data/README.md)."""
     return DATA
+
+
+# -- the services the suite needs: PostgreSQL/PostGIS and a headless Chromium ---------------------------------------
+
+
+def postgres_url() -> str:
+    """The test database; outside CI a missing server skips the test, in CI (``.ci/run`` sets CI) it fails it."""
+    url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
+    if not url:
+        if os.environ.get("CI"):
+            pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL/PostGIS.")
+        pytest.skip("no PostgreSQL/PostGIS (set SEWERPLAN_TEST_POSTGRES_URL; .ci/run does)")
+    return url
+
+
+@pytest.fixture(scope="module")
+def pg_url() -> str:
+    return postgres_url()
+
+
+@pytest.fixture
+def browser(tmp_path):
+    webdriver = pytest.importorskip("selenium.webdriver")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    if not (chromium and driver_path):
+        if os.environ.get("CI"):
+            pytest.fail("CI must have Debian's chromium and chromium-driver installed (see .ci/run).")
+        pytest.skip("chromium / chromedriver not installed (apt-get install chromium chromium-driver)")
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in (
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+        f"--user-data-dir={tmp_path / 'profile'}",
+        "--window-size=1400,1000",
+    ):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    driver.set_script_timeout(20)
+    yield driver
+    driver.quit()
 
 
 # -- the web app and the command line (flaskr's fixtures) ---------------------------------------------------------

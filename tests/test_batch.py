@@ -503,11 +503,9 @@ def test_postgis_tables_filtered_by_a_municipality_column(state, alone, cluster,
     from sqlalchemy import create_engine, text
     from sqlalchemy.pool import NullPool
 
-    url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
-    if not url:
-        if os.environ.get("CI"):
-            pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL/PostGIS.")
-        pytest.skip("no PostgreSQL/PostGIS (set SEWERPLAN_TEST_POSTGRES_URL; .ci/run does)")
+    from tests.conftest import postgres_url
+
+    url = postgres_url()
     schema = f"state_{uuid.uuid4().hex[:8]}"
     engine = create_engine(url, poolclass=NullPool)
     kinds = ("parcels", "buildings", "streets", "mains", "manholes", "treatment_plants")

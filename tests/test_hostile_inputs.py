@@ -419,16 +419,6 @@ def test_a_store_password_with_a_hash_is_masked_whole_and_the_schema_read_right(
         assert "password authentication failed" in said, said  # the host and schema were read right
 
 
-@pytest.fixture(scope="module")
-def pg_url():
-    url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
-    if not url:
-        if os.environ.get("CI"):
-            pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL/PostGIS.")
-        pytest.skip("no PostgreSQL/PostGIS (set SEWERPLAN_TEST_POSTGRES_URL; .ci/run does)")
-    return url
-
-
 # ---------------------------------------------------------------------------------------------------- helpers
 
 

@@ -7,7 +7,6 @@ import contextlib
 import csv
 import datetime as dt
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -45,6 +44,7 @@ from layers.sample import sample_town
 from layers.store import read_setting
 from layers.town import load_town_settings
 from layers.write import write_layers
+from tests.conftest import postgres_url
 
 FP, PK, WP = load_profile("fort-plain"), load_profile("poughkeepsie"), load_profile("wappinger")
 REPO = Path(__file__).resolve().parents[1]
@@ -82,18 +82,9 @@ def _fresh_postgres(url: str) -> None:
     engine.dispose()
 
 
-def _pg_url() -> str:
-    url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
-    if not url:
-        if os.environ.get("CI"):
-            pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL.")
-        pytest.skip("no PostgreSQL (set SEWERPLAN_TEST_POSTGRES_URL)")
-    return url
-
-
 def _url(backend: str, tmp_path: Path) -> str:
     if backend == "postgres":
-        url = _pg_url()
+        url = postgres_url()
         _fresh_postgres(url)
         return url
     return str(tmp_path / "register.sqlite")
@@ -445,7 +436,7 @@ def test_migration_keeps_old_notices_and_empties_deadlines_that_are_not_dates(tm
 
 @pytest.mark.postgres
 def test_a_new_postgres_register_opened_by_several_processes_at_once_migrates_once(tmp_path):
-    url = _pg_url()
+    url = postgres_url()
     _fresh_postgres(url)
     script = "import sys; from layers.register import Register; Register(sys.argv[1], create=True).close()"
     procs = [subprocess.Popen([sys.executable, "-c", script, url], cwd=REPO, stderr=subprocess.PIPE) for _ in range(6)]

@@ -5,12 +5,10 @@ Flask test client, and in a real headless Chromium."""
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 import shutil
 import sqlite3
 import threading
-import time
 from pathlib import Path
 from urllib.parse import quote, unquote_plus
 
@@ -29,6 +27,7 @@ from layers.store import read_setting
 from layers.write import write_layers
 from tests import conftest
 from tests.conftest import csrf
+from tests.test_web import message_saying, wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 SCREENSHOTS = REPO / "build" / "screenshots"
@@ -272,51 +271,6 @@ def test_the_register_table_is_paged(client, app):
 # -- in a real browser --------------------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def browser(tmp_path):
-    webdriver = pytest.importorskip("selenium.webdriver")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver_path = shutil.which("chromedriver")
-    if not (chromium and driver_path):
-        if os.environ.get("CI"):
-            pytest.fail("CI must have Debian's chromium and chromium-driver installed (see .ci/run).")
-        pytest.skip("chromium / chromedriver not installed (apt-get install chromium chromium-driver)")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"):
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={tmp_path / 'profile'}")
-    options.add_argument("--window-size=1400,1000")
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    yield driver
-    driver.quit()
-
-
-def _wait(condition, timeout=30.0):
-    """Poll ``condition`` until it holds; an element gone stale (the page being replaced) counts as not yet."""
-    from selenium.common.exceptions import StaleElementReferenceException
-
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            value = condition()
-        except StaleElementReferenceException:
-            value = None
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError("timed out waiting in the browser")
-
-
-def _message_saying(browser, text: str, timeout: float = 30.0):
-    """The page's message once it says ``text``: the message of the page before may still be on screen."""
-    from selenium.webdriver.common.by import By
-
-    return _wait(lambda: [m for m in browser.find_elements(By.ID, "message") if text in m.text], timeout)[0]
-
-
 def _shot(driver, name):
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     driver.save_screenshot(str(SCREENSHOTS / f"{name}.png"))
@@ -334,15 +288,15 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
     try:
         browser.get(url + "/notices")
         browser.find_element(By.ID, "create-register").click()
-        _wait(lambda: browser.find_elements(By.ID, "notice-form"))
+        wait_for(browser, lambda: browser.find_elements(By.ID, "notice-form"))
         browser.find_element(By.NAME, "notice_date").send_keys("03012027")
         browser.find_element(By.ID, "preview-button").click()
-        button = _wait(lambda: browser.find_elements(By.ID, "issue-button"))[0]
+        button = wait_for(browser, lambda: browser.find_elements(By.ID, "issue-button"))[0]
         assert "Confirm: issue" in button.text and browser.find_elements(By.ID, "deadline-flag")
         assert Register(store=app.config["STORE"], create=False).listing().empty  # nothing until confirmed
         _shot(browser, "notices-preview")
         button.click()
-        assert _message_saying(browser, "notice(s) issued", timeout=120).is_displayed()
+        assert message_saying(browser, "notice(s) issued", timeout=120).is_displayed()
         links = browser.find_elements(By.CSS_SELECTOR, "#batches a")
         assert [a.text for a in links][:1] == ["all letters (PDF, mailing order)"]
         assert browser.find_elements(By.CSS_SELECTOR, ".letter-link")
@@ -357,13 +311,13 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
         hostile.find_element(By.NAME, "until").send_keys("09012027")
         hostile.find_element(By.NAME, "note").send_keys("asked in writing")
         hostile.find_element(By.TAG_NAME, "button").click()
-        done = _message_saying(browser, f"{HOSTILE_IDS[0]}: extended.")
+        done = message_saying(browser, f"{HOSTILE_IDS[0]}: extended.")
         assert done.is_displayed()
         row = Register(store=app.config["STORE"], create=False).listing().set_index("parcel_id").loc[HOSTILE_IDS[0]]
         assert row["status"] == "extended" and row["deadline"] == dt.date(2027, 9, 1)
         _shot(browser, "notices-issued")
         browser.get(url + "/notices/files/B1/nothing.pdf")
         browser.find_element(By.LINK_TEXT, "Notices").click()
-        _wait(lambda: browser.find_elements(By.ID, "register"))
+        wait_for(browser, lambda: browser.find_elements(By.ID, "register"))
     finally:
         server.shutdown()

@@ -23,7 +23,7 @@ from layers.register import Register
 from layers.write import write_layers
 from tests.conftest import csrf, make_app, ny_frame
 from tests.test_plans import layout
-from tests.test_web import browser, open_map, shot, wait_for  # noqa: F401 - browser is a fixture
+from tests.test_web import open_map, shot, wait_for
 
 ODD_NAME = "Oak/St #2 ?50% six"
 HOSTILE = "<img src=x onerror=alert(1)>"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import uuid
 
 import pytest
@@ -19,16 +18,6 @@ from layers.sample import sample_town
 
 pytestmark = pytest.mark.postgres
 TARGET = measuring_crs("EPSG:2260")
-
-
-@pytest.fixture(scope="module")
-def pg_url():
-    url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
-    if not url:
-        if os.environ.get("CI"):
-            pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL/PostGIS.")
-        pytest.skip("no PostgreSQL/PostGIS (set SEWERPLAN_TEST_POSTGRES_URL; .ci/run does)")
-    return url
 
 
 @pytest.fixture(scope="module")

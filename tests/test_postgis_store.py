@@ -8,7 +8,6 @@ the store across processes (an advisory lock), and a run that fails midway leave
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -28,16 +27,6 @@ from tests.conftest import Runner, make_app
 pytestmark = pytest.mark.postgres
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = ("parcel_results", "measuring_lines", "connection_points", "building_results")
-
-
-@pytest.fixture(scope="module")
-def pg_url():
-    url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
-    if not url:
-        if os.environ.get("CI"):
-            pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL/PostGIS.")
-        pytest.skip("no PostgreSQL/PostGIS (set SEWERPLAN_TEST_POSTGRES_URL; .ci/run does)")
-    return url
 
 
 @pytest.fixture(scope="module")

@@ -212,11 +212,9 @@ def test_qgis_opens_the_project_with_every_layer_valid(analysed, tmp_path):
 
 @pytest.mark.postgres
 def test_qgis_opens_a_postgis_store_project(tmp_path, analysed):
-    url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
-    if not url:
-        if os.environ.get("CI"):
-            pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL/PostGIS.")
-        pytest.skip("no PostgreSQL/PostGIS (set SEWERPLAN_TEST_POSTGRES_URL; .ci/run does)")
+    from tests.conftest import postgres_url
+
+    url = postgres_url()
     import uuid
 
     from sqlalchemy import create_engine, text

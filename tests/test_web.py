@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
 import shutil
 import threading
@@ -386,38 +385,6 @@ def live_server(store, tmp_path):
     thread.start()
     yield f"http://127.0.0.1:{server.server_port}", app
     server.shutdown()
-
-
-@pytest.fixture
-def browser(tmp_path):
-    webdriver = pytest.importorskip("selenium.webdriver")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver_path = shutil.which("chromedriver")
-    if not (chromium and driver_path):
-        if os.environ.get("CI"):
-            pytest.fail("CI must have Debian's chromium and chromium-driver installed (see .ci/run).")
-        pytest.skip("chromium / chromedriver not installed (apt-get install chromium chromium-driver)")
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-        f"--user-data-dir={tmp_path / 'profile'}",
-        "--window-size=1400,1000",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
-    driver.set_script_timeout(20)
-    yield driver
-    driver.quit()
 
 
 def wait_for(driver, condition, timeout=15.0):

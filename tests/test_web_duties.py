@@ -10,7 +10,7 @@ from shapely.geometry import LineString, Point, box
 from gisapp.cli import main
 from layers.write import write_layers
 from tests.conftest import make_app, ny_frame
-from tests.test_web import browser, click_parcel, live_server, open_map, shot  # noqa: F401 - fixtures
+from tests.test_web import click_parcel, live_server, open_map, shot  # noqa: F401 - live_server is a fixture
 
 
 @pytest.fixture(scope="module")

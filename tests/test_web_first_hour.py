@@ -19,7 +19,7 @@ from werkzeug.serving import make_server
 
 from layers.sample import sample_town
 from tests.conftest import make_app
-from tests.test_web import SCREENSHOTS, browser, open_map, wait_for  # noqa: F401 - browser is a fixture
+from tests.test_web import SCREENSHOTS, open_map, wait_for
 from tests.test_web_map import (  # noqa: F401 - sample_store is a fixture
     _zip,
     click_at,

@@ -17,7 +17,7 @@ import pytest
 from layers.sample import sample_town
 from layers.write import write_layers
 from tests.conftest import csrf, make_app
-from tests.test_web import browser, open_map, shot, wait_for  # noqa: F401 - browser is a fixture
+from tests.test_web import open_map, shot, wait_for
 
 FLAG = re.compile(r"--[a-z]")
 

@@ -25,7 +25,7 @@ from gisapp.cli import main
 from layers.sample import sample_town
 from layers.write import write_layers
 from tests.conftest import make_app
-from tests.test_web import browser, open_map, shot, wait_for  # noqa: F401 - browser is a fixture
+from tests.test_web import open_map, shot, wait_for
 
 # Real tax IDs: a slash (12.34-1-5/A), and the other characters a URL path or query would eat.
 HOSTILE_IDS = ("12.34-1-5/A", "7#B", "8?C", "9%D", "10 E/F")
