@@ -5,7 +5,9 @@
 2. **Single-town runs**: in one plain Python process (no Dask), each town in turn through the very function a
    batch task runs (``gisapp.batch.run_town``: profile, ``load_layers`` on the town's rows, ``run_analysis``,
    writing its GeoParquet partition). Their times add up to what the work costs without a cluster.
-3. **Batch**: ``sewerplan batch --manifest towns.toml --out ... --workers W`` in a fresh process (LocalCluster start
+3. **A pool of W plain processes** (``concurrent.futures``, no Dask) running the same towns: two towns at once
+   without Dask, the baseline that tells Dask's cost from what sharing the cores costs.
+4. **Batch**: ``sewerplan batch --manifest towns.toml --out ... --workers W`` in a fresh process (LocalCluster start
    included), while every process of the tree is sampled for its resident memory twice a second.
 
 Reported: wall time of the batch; the sum of the single-town runs; the ratio of the batch's wall time to that sum
@@ -62,6 +64,59 @@ def single_runs(folder: Path) -> dict:
         "cpu_sum_s": sum(t["cpu_s"] for t in towns),
         "process_cpu_s": usage.ru_utime + usage.ru_stime,  # imports included
         "peak_mb": usage.ru_maxrss / 1024,
+    }
+
+
+def _pool_task(town, job) -> dict:
+    started, cpu = time.perf_counter(), time.process_time()
+    record = _run_town(town, job)
+    return {
+        "name": town.name,
+        "status": record["status"],
+        "error": record.get("error"),
+        "wall_s": time.perf_counter() - started,
+        "cpu_s": time.process_time() - cpu,
+    }
+
+
+def _run_town(town, job):
+    from gisapp.batch import run_town
+
+    return run_town(town, job)
+
+
+def pool_runs(folder: Path, workers: int) -> dict:
+    """The same towns on ``workers`` plain worker processes, without Dask: what running W towns at once costs.
+
+    The towns go to the processes in manifest order (largest first, as the batch gets them), each task's analysis
+    on its process's share of the cores, as a LocalCluster's tasks are. Its wall time, pool start included, is the
+    baseline the batch's overhead is measured against: both run W analyses at once on the same cores, so what
+    differs is Dask (its scheduler, nannies, workers' event loops and monitors, the cluster's start and close).
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    from gisapp.batch import TownJob, output_crs_for
+    from layers.manifest import read_manifest
+
+    manifest = read_manifest(folder / "towns.toml")
+    job = TownJob(
+        out_dir=str(folder / "pool"),
+        output_crs=output_crs_for(manifest),
+        gpkg=False,
+        threads=max(1, (os.cpu_count() or 1) // workers),
+    )
+    started = time.perf_counter()
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        towns = list(pool.map(_pool_task, manifest.towns, [job] * len(manifest.towns)))
+    failed = [t for t in towns if t["status"] != "ok"]
+    if failed:
+        raise SystemExit(f"{failed[0]['name']} failed in the pool: {failed[0]['error']}")
+    return {
+        "wall_s": time.perf_counter() - started,
+        "task_sum_s": sum(t["wall_s"] for t in towns),
+        "task_cpu_sum_s": sum(t["cpu_s"] for t in towns),
     }
 
 
@@ -149,9 +204,13 @@ def main() -> None:
     parser.add_argument("--folder", help="where the state is (generated there if missing)")
     parser.add_argument("--statewide", action="store_true", help="also run statewide.toml (parcels by location)")
     parser.add_argument("--single", metavar="FOLDER", help=argparse.SUPPRESS)
+    parser.add_argument("--pool", metavar="FOLDER", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.single:
         print(json.dumps(single_runs(Path(args.single))))
+        return
+    if args.pool:
+        print(json.dumps(pool_runs(Path(args.pool), args.workers)))
         return
     folder = Path(args.folder or Path(tempfile.gettempdir()) / f"sewerplan-state-{args.towns}-{args.parcels}")
     report: dict = {"towns": args.towns, "parcels": args.parcels, "workers": args.workers, "cores": os.cpu_count()}
@@ -169,12 +228,23 @@ def main() -> None:
     )
     report["single"] = json.loads(single.stdout.strip().splitlines()[-1])
     report["load_between"] = os.getloadavg()
+    pool = subprocess.run(
+        [sys.executable, __file__, "--pool", str(folder), "--workers", str(args.workers)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    report["pool"] = json.loads(pool.stdout.strip().splitlines()[-1])
+    report["load_after_pool"] = os.getloadavg()
     report["batch"] = batch_run(folder, args.workers)
     report["load_after"] = os.getloadavg()
     if args.statewide:
         report["statewide"] = batch_run(folder, args.workers, "statewide.toml")
         report["load_after_statewide"] = os.getloadavg()
-    s, b = report["single"], report["batch"]
+    s, b, p = report["single"], report["batch"], report["pool"]
+    # Dask's overhead: the batch against the same towns on as many plain processes (both run W at once).
+    report["dask_wall_vs_pool_wall"] = b["wall_s"] / p["wall_s"] - 1
+    report["dask_task_cpu_vs_pool_task_cpu"] = b["task_cpu_sum_s"] / p["task_cpu_sum_s"] - 1
     report["ratio_wall_to_single_sum"] = b["wall_s"] / s["sum_s"]
     report["overhead_vs_ideal"] = b["wall_s"] / (s["sum_s"] / args.workers) - 1
     report["task_sum_vs_single_sum"] = b["task_sum_s"] / s["sum_s"] - 1
@@ -185,7 +255,7 @@ def main() -> None:
     report["largest_town"] = largest
     out = folder / "bench_batch.json"
     out.write_text(json.dumps(report, indent=2, default=str))
-    print(json.dumps({k: v for k, v in report.items() if k not in ("single", "batch")}, indent=2, default=str))
+    print(json.dumps({k: v for k, v in report.items() if k not in ("single", "batch", "pool")}, indent=2, default=str))
     print(
         f"| {args.towns} | {args.parcels:,} | {args.workers} | {b['wall_s']:.1f} | {s['sum_s']:.1f} | "
         f"{report['ratio_wall_to_single_sum']:.2f} | {report['overhead_vs_ideal']:+.0%} | "
@@ -193,6 +263,11 @@ def main() -> None:
         f"{report['tree_cpu_vs_single_process_cpu']:+.0%} | {max(b['worker_peak_mb'].values()):,.0f} | "
         f"{max(b['worker_peak_sampled_mb'].values(), default=0):,.0f} | {b['client_peak_mb']:,.0f} | "
         f"{report['load_before'][0]:.1f} / {report['load_after'][0]:.1f} |"
+    )
+    print(
+        f"pool of {args.workers} plain processes: wall {p['wall_s']:.1f} s, task CPU {p['task_cpu_sum_s']:.1f} s; "
+        f"batch against it: wall {report['dask_wall_vs_pool_wall']:+.1%}, "
+        f"task CPU {report['dask_task_cpu_vs_pool_task_cpu']:+.1%}"
     )
     if args.statewide:
         w = report["statewide"]
