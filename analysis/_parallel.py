@@ -7,6 +7,7 @@ in parallel on a small thread pool. Results are put back in input order; nothing
 from __future__ import annotations
 
 import gc
+import os
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -34,6 +35,11 @@ def paused_gc() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def default_workers(workers: int | None = None) -> int:
+    """Threads for the vectorised steps: ``workers`` when given, else the machine's cores up to 4."""
+    return workers or min(4, os.cpu_count() or 1)
 
 
 def chunks(n: int, size: int | None = None) -> list[slice]:

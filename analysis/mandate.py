@@ -26,7 +26,6 @@ For every parcel, vectorised over STRtrees (no Python loop over parcels):
 from __future__ import annotations
 
 import datetime as dt
-import os
 from dataclasses import dataclass, field
 
 import geopandas as gpd
@@ -37,7 +36,7 @@ import pyarrow.compute as pc
 import shapely
 from pyproj import CRS
 
-from analysis._parallel import elementwise, map_chunks, nearest, paused_gc
+from analysis._parallel import default_workers, elementwise, map_chunks, nearest, paused_gc
 from analysis.areas import held_by_service_area
 from analysis.errors import AnalysisError, Fix
 from analysis.profiles import Profile
@@ -188,7 +187,7 @@ def _analyze(
     fpu = feet_per_unit(CRS(parcels.crs))
     threshold_ft = _threshold(profile)
     reach = (threshold_ft + profile.measurement.distance_tolerance_ft.value) / fpu
-    workers = workers or min(4, os.cpu_count() or 1)
+    workers = default_workers(workers)
     parcel_geoms = np.asarray(parcels.geometry.values)
     parcel_tree = shapely.STRtree(parcel_geoms)  # shared by the nearest-main search and the buildings
 

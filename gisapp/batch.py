@@ -151,6 +151,7 @@ def _analyse(spec: TownSpec, job: TownJob) -> dict:
         assume_crs=assume,
         connected_ids=connected,
         required=("parcels", "mains"),
+        threads=job.threads,
     )
     gpkg = gpkg_path(job.out_dir, spec.partition) if job.gpkg else None
     if gpkg is not None:

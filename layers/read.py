@@ -710,8 +710,11 @@ def load_layers(
     progress=None,
     required: tuple[str, ...] = ("parcels", "mains"),
     layer_crs: dict[str, str] | None = None,
+    threads: int | None = None,
 ) -> Layers:
     """Read, validate and reproject every given layer; raise ``LayerValidationError`` with all errors at once.
+
+    ``threads`` caps the threads validation's geometry checks use (None: the machine's cores, up to 4).
 
     ``assume_crs`` gives a layer that declares no CRS its CRS; ``layer_crs`` (the CRS a user gave a layer by name)
     replaces even a declared one, and the replacement is reported.
@@ -739,6 +742,7 @@ def load_layers(
             mapping=mapping,
             assume_crs=(assume_crs or {}).get(kind),
             override_crs=(layer_crs or {}).get(kind),
+            workers=threads,
         )
         problems += found
         if frame is not None:

@@ -305,7 +305,7 @@ class GeoPackageStore(Store):
         writer = None if locked else self.writer(who=who or "sewerplan analyze")
         try:
             with _replacement(self.path, copy_current=True) as tmp:
-                written = write_results(str(tmp), parcels, measuring_lines, buildings)
+                written = write_results(str(tmp), parcels, measuring_lines, buildings, scratch=True)
                 _record_run(tmp, summary)
             return written
         finally:

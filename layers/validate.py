@@ -17,6 +17,7 @@ import pandas as pd
 import shapely
 from pyproj import CRS
 
+from analysis._parallel import default_workers, elementwise
 from analysis.errors import Fix
 from analysis.units import feet_per_unit
 from layers.crs import check_and_reproject
@@ -59,11 +60,13 @@ def prepare_layer(
     mapping: ColumnMapping | None = None,
     assume_crs: str | None = None,
     override_crs: str | None = None,
+    workers: int | None = None,
 ) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
     """Check and normalise a layer read from ``label``; ``None`` when it has errors (listed in the problems).
 
     ``assume_crs`` is used where the layer declares no CRS; ``override_crs`` (the CRS the user gave this layer by
-    name) even where it declares one.
+    name) even where it declares one. ``workers``: threads for the geometry checks (None: the machine's cores, up
+    to 4), as for the analysis.
     """
     mapping = mapping or ColumnMapping()
     kind = spec.kind
@@ -111,7 +114,7 @@ def prepare_layer(
     problems += crs_problems
     if gdf is None:
         return None, problems
-    gdf = _repair_invalid(gdf, spec, problems, feet_per_unit(target_crs))
+    gdf = _repair_invalid(gdf, spec, problems, feet_per_unit(target_crs), default_workers(workers))
     if not _check_duplicate_ids(gdf, spec, label, problems):
         return None, problems
     if not _normalise_values(gdf, spec, label, mapping.values.get(kind, {}), problems):
@@ -310,11 +313,15 @@ def _rows_text(rows: np.ndarray, limit: int = 20) -> str:
     return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
 
 
+# shapely's geometry type IDs by name (``shapely.get_type_id``): types compared as small integers, not as text.
+_TYPE_IDS = {name: int(member) for name, member in shapely.GeometryType.__members__.items()}
+
+
 def _check_geometry_types(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]) -> bool:
-    types = gdf.geometry.geom_type
-    wrong = ~types.isin(spec.geometry)
+    allowed = [_TYPE_IDS[name.upper()] for name in spec.geometry]
+    wrong = ~np.isin(shapely.get_type_id(np.asarray(gdf.geometry.values)), allowed)
     if wrong.any():
-        counts = types[wrong].value_counts().to_dict()
+        counts = gdf.geometry[wrong].geom_type.value_counts().to_dict()
         ids = tuple(gdf.loc[wrong, spec.id_field].astype(str))
         problems.append(
             Problem(
@@ -332,9 +339,12 @@ def _check_geometry_types(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, pr
     return True
 
 
-def _repair_invalid(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem], fpu: float) -> gpd.GeoDataFrame:
+def _repair_invalid(
+    gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem], fpu: float, workers: int
+) -> gpd.GeoDataFrame:
     geoms = np.asarray(gdf.geometry.values)
-    invalid = ~shapely.is_valid(geoms)
+    # GEOS's validity check is the costliest check of a large layer; shapely runs it without the GIL, in chunks.
+    invalid = ~elementwise(shapely.is_valid, geoms, workers=workers).astype(bool)
     if not invalid.any():
         return gdf
     before = shapely.area(geoms[invalid])
@@ -511,7 +521,10 @@ def _code_column(
     text = raw.astype(object).where(raw.notna(), "").astype(str).str.strip()
     user_lower = {str(k).strip().lower(): v for k, v in user.items()}
     lower = text.str.lower()
-    mapped = lower.map(lambda v: user_lower.get(v, table.get(v)))
+    # Each distinct value is looked up once (a layer of 100,000 mains has a handful of codes), then spread back.
+    codes, distinct = pd.factorize(lower)
+    looked_up = np.array([user_lower.get(v, table.get(v)) for v in distinct] + [None], dtype=object)
+    mapped = pd.Series(looked_up[codes], index=text.index, dtype=object)
     if name == "ownership":
         # Free text such as "Village of Fort Plain" or "Private - Smith": look for the telling word.
         loose = lower.str.contains(r"\b(?:village|town|city|county|district|municipal|public)\b", regex=True)

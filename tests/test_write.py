@@ -1,0 +1,159 @@
+"""Writing results: a new GeoPackage appears whole or not at all, an existing one keeps its other layers, GDAL's
+settings are put back, and GeoParquet dictionary-encodes only the columns with few values."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+from contextlib import closing
+from pathlib import Path
+
+import geopandas as gpd
+import pyarrow.parquet as pq
+import pyogrio
+import pytest
+
+from analysis.mandate import analyze_mandates
+from analysis.profiles import load_profile
+from layers import write
+from layers.crs import measuring_crs
+from layers.errors import LayerError
+from layers.read import find_layers, load_layers
+from layers.sample import sample_town
+from layers.write import write_layers, write_results
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def analysed(parcels: int, folder: Path):
+    """The sample town read and validated as ``sewerplan analyze`` reads it, and its mandates."""
+    write_layers(str(folder / "town.gpkg"), sample_town(parcels))
+    town = load_layers(find_layers(str(folder / "town.gpkg")), target_crs=measuring_crs("EPSG:2260"))
+    result = analyze_mandates(
+        town.parcels,
+        town.mains,
+        streets=town.streets,
+        buildings=town.buildings,
+        profile=load_profile("fort-plain"),
+    )
+    return result.parcels, result.measuring_lines
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    parcels, lines = analysed(400, tmp_path_factory.mktemp("town"))
+    # a town worth writing: several statuses, and more distinct reasons than a tenth of its parcels
+    assert parcels["status"].nunique() > 2 and parcels["reason"].nunique() > len(parcels) // 10
+    return parcels, lines
+
+
+def leftovers(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_a_new_geopackage_is_whole_and_gdal_settings_are_put_back(results, tmp_path):
+    parcels, lines = results
+    pyogrio.set_gdal_config_options({"OGR_SQLITE_JOURNAL": None, "OGR_SQLITE_SYNCHRONOUS": None})
+    out = tmp_path / "results.gpkg"
+    assert write_results(str(out), parcels, lines) == ["parcel_results", "measuring_lines", "connection_points"]
+    assert len(gpd.read_file(out, layer="parcel_results")) == len(parcels)
+    assert len(gpd.read_file(out, layer="connection_points")) == len(lines)
+    assert leftovers(tmp_path) == []
+    assert pyogrio.get_gdal_config_option("OGR_SQLITE_JOURNAL") is None
+    assert pyogrio.get_gdal_config_option("OGR_SQLITE_SYNCHRONOUS") is None
+    with closing(sqlite3.connect(out)) as con:  # a whole database, not a half-written one
+        assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_a_write_that_fails_halfway_leaves_no_file(results, tmp_path, monkeypatch):
+    parcels, lines = results
+    real = write._write_gpkg
+
+    def fail_on_the_second_layer(frame, path, layer):
+        if layer == "measuring_lines":
+            raise LayerError(f"Cannot write {path}: disk full")
+        real(frame, path, layer)
+
+    monkeypatch.setattr(write, "_write_gpkg", fail_on_the_second_layer)
+    out = tmp_path / "results.gpkg"
+    with pytest.raises(LayerError, match="disk full"):
+        write_results(str(out), parcels, lines)
+    assert not out.exists()
+    assert leftovers(tmp_path) == []
+    assert pyogrio.get_gdal_config_option("OGR_SQLITE_JOURNAL") is None
+
+
+def test_an_existing_geopackage_keeps_its_other_layers(results, tmp_path):
+    parcels, lines = results
+    out = tmp_path / "store.gpkg"
+    town = sample_town(50)
+    pyogrio.write_dataframe(town["mains"], out, layer="mains", driver="GPKG")
+    write_results(str(out), parcels, lines)
+    assert set(pyogrio.list_layers(out)[:, 0]) >= {"mains", "parcel_results", "measuring_lines"}
+    assert len(gpd.read_file(out, layer="mains")) == len(town["mains"])
+
+
+def test_geoparquet_dictionary_encodes_statuses_but_not_reason_sentences(results, tmp_path):
+    parcels, lines = results
+    out = tmp_path / "results.parquet"
+    write_results(str(out), parcels, lines)
+    meta = pq.ParquetFile(out).metadata
+    names = [meta.schema.column(i).path for i in range(meta.num_columns)]
+    encodings = {name: meta.row_group(0).column(i).encodings for i, name in enumerate(names)}
+    assert any("DICTIONARY" in e for e in encodings["status"])
+    assert not any("DICTIONARY" in e for e in encodings["reason"])
+    assert not any("DICTIONARY" in e for e in encodings["parcel_id"])
+    back = gpd.read_parquet(out)
+    assert back["status"].tolist() == parcels["status"].tolist()
+    assert back["reason"].tolist() == parcels["reason"].tolist()
+    for layer in ("measuring_lines", "connection_points"):
+        assert len(gpd.read_parquet(tmp_path / f"results.{layer}.parquet")) == len(lines)
+    assert leftovers(tmp_path) == []
+
+
+WRITER = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, {root!r})
+    sys.path.insert(0, {tests!r})
+    from test_write import analysed
+    from layers.write import write_results
+    parcels, lines = analysed(3000, Path(sys.argv[1]).parent)
+    print("writing", flush=True)
+    write_results(sys.argv[1], parcels, lines)
+    print("written", flush=True)
+    """
+)
+
+
+def test_kill_9_while_writing_a_geopackage_leaves_it_whole_or_absent(tmp_path):
+    script = tmp_path / "writer.py"
+    script.write_text(WRITER.format(root=str(ROOT), tests=str(ROOT / "tests")))
+    rng = random.Random(20261201)
+    seen = {"absent": 0, "whole": 0}
+    for trial in range(6):
+        folder = tmp_path / f"t{trial}"
+        folder.mkdir()
+        out = folder / "results.gpkg"
+        proc = subprocess.Popen([sys.executable, str(script), str(out)], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "writing"
+        time.sleep(rng.uniform(0.0, 0.6))
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        proc.stdout.close()
+        if out.exists():
+            seen["whole"] += 1
+            assert len(gpd.read_file(out, layer="connection_points")) > 0
+            with closing(sqlite3.connect(out)) as con:
+                assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+                assert con.execute("SELECT count(*) FROM parcel_results").fetchone()[0] == 3000
+        else:
+            seen["absent"] += 1
+    assert seen["absent"] > 0, "no kill landed during the write: the test proved nothing"
