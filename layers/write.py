@@ -146,7 +146,8 @@ def write_results(
         with ThreadPoolExecutor(2) as pool:  # write_geoparquet makes the columns plain itself
             list(pool.map(lambda name: write_geoparquet(targets[name], layers[name]), layers))
         return [Path(target).stem for target in targets.values()]
-    with _unseen_geopackage(path, scratch=scratch) as target:
+    mode = "scratch" if scratch else "update" if Path(path).exists() else "new"
+    with _unseen_geopackage(path, mode) as target:
         for name, layer in layers.items():
             _write_gpkg(frame if name == RESULT_LAYER else _plain_columns(layer), target, name)
         style_geopackage_layers(target)
@@ -161,19 +162,20 @@ _GDAL_SETTINGS = threading.Lock()
 
 
 @contextmanager
-def _unseen_geopackage(path: str, *, scratch: bool):
-    """Where to write the GeoPackage ``path``: a new file under a temporary name, renamed into place at the end.
+def _unseen_geopackage(path: str, mode: str):
+    """Where to write the GeoPackage ``path``, and with which SQLite settings.
 
-    An existing GeoPackage (other layers kept beside the results) is written in place with SQLite's journal; a
-    store's scratch copy (``scratch``) is written in place without it, the store renaming it.
+    ``new``: a whole new file, written under a temporary name and renamed over ``path`` at the end (an old file
+    stays whole until then). ``scratch``: ``path`` is a copy nobody else sees, which the caller renames into place.
+    Both are written without SQLite's journal. ``update``: layers added to an existing GeoPackage beside others,
+    in place, with SQLite's journal.
     """
     target = Path(path)
-    unseen = scratch or not target.exists()
-    fresh = unseen and not scratch
+    fresh = mode == "new"
     where = target.with_name(f".{target.stem}.{uuid.uuid4().hex}.tmp{target.suffix}") if fresh else target
     with _GDAL_SETTINGS:
         before = {key: pyogrio.get_gdal_config_option(key) for key in _UNSEEN_SQLITE}
-        if unseen:
+        if mode != "update":
             pyogrio.set_gdal_config_options(_UNSEEN_SQLITE)
         try:
             yield str(where)
@@ -211,16 +213,19 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> None:
 
 
 def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> None:
-    """Write several layers to one GeoPackage (the embedded store, or a sample town)."""
+    """Write several layers to one new GeoPackage (the embedded store, or a sample town), replacing ``path`` whole.
+
+    The new file is written under a temporary name and renamed over the old one: a write stopped halfway leaves
+    the old file as it was.
+    """
     target = Path(path)
-    if target.exists():
-        if not overwrite:
-            raise LayerError(f"{path} exists: replace it only when asked to (overwrite).", fix=Fix("overwrite"))
-        target.unlink()
+    if target.exists() and not overwrite:
+        raise LayerError(f"{path} exists: replace it only when asked to (overwrite).", fix=Fix("overwrite"))
     target.parent.mkdir(parents=True, exist_ok=True)
-    for name, frame in layers.items():
-        _write_gpkg(_plain_columns(frame), path, name)
-    style_geopackage_layers(path)
+    with _unseen_geopackage(path, "new") as where:  # the old file stays whole until the new one replaces it
+        for name, frame in layers.items():
+            _write_gpkg(_plain_columns(frame), where, name)
+        style_geopackage_layers(where)
 
 
 def _write_gpkg(frame: gpd.GeoDataFrame, path: str, layer: str) -> None:

@@ -157,3 +157,26 @@ def test_kill_9_while_writing_a_geopackage_leaves_it_whole_or_absent(tmp_path):
         else:
             seen["absent"] += 1
     assert seen["absent"] > 0, "no kill landed during the write: the test proved nothing"
+
+
+def test_replacing_a_geopackage_that_fails_halfway_keeps_the_old_one(tmp_path, monkeypatch):
+    old, new = sample_town(50), sample_town(80)
+    path = tmp_path / "store.gpkg"
+    write_layers(str(path), old)
+    real = write._write_gpkg
+
+    def fail_on_mains(frame, where, layer):
+        if layer == "mains":
+            raise LayerError(f"Cannot write {where}: disk full")
+        real(frame, where, layer)
+
+    monkeypatch.setattr(write, "_write_gpkg", fail_on_mains)
+    with pytest.raises(LayerError, match="disk full"):
+        write_layers(str(path), new, overwrite=True)
+    assert len(gpd.read_file(path, layer="parcels")) == len(old["parcels"])
+    assert leftovers(tmp_path) == []
+    monkeypatch.setattr(write, "_write_gpkg", real)
+    write_layers(str(path), new, overwrite=True)
+    assert len(gpd.read_file(path, layer="parcels")) == len(new["parcels"])
+    with pytest.raises(LayerError, match="replace it only when asked"):
+        write_layers(str(path), old)
