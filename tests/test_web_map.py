@@ -521,6 +521,27 @@ def test_a_400_px_phone_gets_a_usable_map_and_tables_that_scroll_in_their_box(sa
         wide = browser.execute_script("return document.documentElement.scrollWidth")
         assert wide <= inner + 1  # nothing pushes the page sideways: wide tables scroll inside their box
         shot(browser, "phone-map")
+        # A parcel's popup fits the screen: nothing of it past either edge.
+        target = gpd.read_file(sample_store, layer="parcel_results")["parcel_id"].iloc[5]
+        lat, lon = click_points(sample_store, [target])[target]
+        browser.execute_script(SET_VIEW, lat, lon, 18)
+        settle(browser)
+        for button in browser.find_elements(By.XPATH, "//button[normalize-space()='Got it']"):
+            button.click()  # the first visit's hint, read and put away as a planner does
+        click_at(browser, lat, lon)
+        popup_text(browser, target)
+        wait_for(browser, lambda: browser.execute_script("return !window.sewerplanMap._panAnim?._inProgress"))
+        left, right = browser.execute_script(
+            "const r = document.querySelector('.leaflet-popup').getBoundingClientRect(); return [r.left, r.right];"
+        )
+        assert left >= 0 and right <= inner, (left, right, inner)
+        on_top = browser.execute_script(
+            "const b = document.querySelector('.leaflet-popup-close-button').getBoundingClientRect();"
+            "return document.elementFromPoint(b.left + b.width / 2, b.top + b.height / 2)?.closest("
+            "'.leaflet-popup-close-button') !== null;"
+        )
+        assert on_top  # its close button is in view, not under the layer control
+        shot(browser, "phone-popup")
         browser.get(url + "/summary")
         wait_for(browser, lambda: browser.find_elements(By.ID, "mandated"))
         assert browser.execute_script("return document.documentElement.scrollWidth") <= inner + 1

@@ -262,8 +262,16 @@
   const CODED_ROWS = new Set(["Grease interceptor", "Industrial user", "Subdivision", "Measured from"]);
 
   function popupAt(latlng, content) {
-    return L.popup({ maxWidth: 360, maxHeight: 420, autoPanPadding: [20, 20] }).setLatLng(latlng)
-      .setContent(content).openOn(map);
+    // Leaflet adds about 45 px of frame to maxWidth, and auto-panning keeps 20 px clear on each side (60 px at the
+    // top, below the layer control): on a phone the popup is narrowed and shortened to fit the map, never wider
+    // than the screen, its close button in view.
+    const size = map.getSize();
+    return L.popup({
+      maxWidth: Math.max(160, Math.min(360, size.x - 90)),
+      maxHeight: Math.max(160, Math.min(420, size.y - 140)),
+      autoPanPadding: [20, 20],
+      autoPanPaddingTopLeft: [20, 60],
+    }).setLatLng(latlng).setContent(content).openOn(map);
   }
 
   async function showParcel(parcelId, latlng, building, fit) {
