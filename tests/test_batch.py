@@ -582,3 +582,24 @@ def test_a_batch_task_runs_its_analysis_on_the_threads_it_is_given(monkeypatch, 
     layers = load_layers(find_layers(str(tmp_path / "town.gpkg")), target_crs=measuring_crs("EPSG:2260"))
     run_analysis(layers, load_profile("fort-plain"), threads=1)
     assert seen == {"analyze_mandates": 1, "assess_buildings": 1}
+
+
+def test_a_batch_task_validates_its_layers_on_the_threads_it_is_given(state, monkeypatch, tmp_path):
+    """A task's share of the cores reaches validation too (its validity checks run on threads)."""
+    import layers.read as read
+    from gisapp.batch import TownJob, output_crs_for, run_town
+    from layers.manifest import read_manifest
+
+    seen = []
+    real = read.prepare_layer
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs.get("workers"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(read, "prepare_layer", spy)
+    manifest = read_manifest(state["folder"] / "towns.toml")
+    job = TownJob(out_dir=str(tmp_path), output_crs=output_crs_for(manifest), gpkg=False, threads=1)
+    record = run_town(manifest.towns[0], job)
+    assert record["status"] == "ok" and record["threads"] == 1
+    assert seen and set(seen) == {1}
