@@ -208,8 +208,9 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> None:
     elif driver == "GeoJSON":
         _write(report.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
     else:
-        _write(report, path, layer="network_report", driver="GPKG")
-        style_geopackage_layers(path)
+        with _unseen_geopackage(path, "update" if Path(path).exists() else "new") as target:
+            _write(report, target, layer="network_report", driver="GPKG")
+            style_geopackage_layers(target)
 
 
 def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> None:

@@ -180,3 +180,23 @@ def test_replacing_a_geopackage_that_fails_halfway_keeps_the_old_one(tmp_path, m
     assert len(gpd.read_file(path, layer="parcels")) == len(new["parcels"])
     with pytest.raises(LayerError, match="replace it only when asked"):
         write_layers(str(path), old)
+
+
+def test_a_network_report_goes_into_a_new_or_an_existing_geopackage(tmp_path):
+    from shapely.geometry import Point
+
+    from layers.write import write_report
+
+    report = gpd.GeoDataFrame(
+        {"finding": ["no_outfall", "adverse_slope"], "main_id": ["M-1", "M-2"]},
+        geometry=[Point(0, 0), Point(10, 0)],
+        crs="EPSG:2260",
+    )
+    new = tmp_path / "report.gpkg"
+    write_report(str(new), report)
+    assert gpd.read_file(new, layer="network_report")["finding"].tolist() == ["no_outfall", "adverse_slope"]
+    existing = tmp_path / "store.gpkg"
+    write_layers(str(existing), {"mains": sample_town(50)["mains"]})
+    write_report(str(existing), report)
+    assert {"mains", "network_report"} <= set(pyogrio.list_layers(existing)[:, 0])
+    assert leftovers(tmp_path) == []
