@@ -565,8 +565,10 @@ def _bool_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str, 
     if pd.api.types.is_bool_dtype(raw):
         gdf[name] = raw.astype(object)
         return True
-    present = raw.notna()
-    lower = _text_values(raw).str.lower().where(present, None)
+    # Each distinct value is read once (a million parcels say yes or no in a handful of ways), then spread back.
+    codes, distinct = pd.factorize(raw)
+    words = _text_values(pd.Series(distinct, dtype=raw.dtype)).str.lower()
+    lower = pd.Series(np.append(words.to_numpy(object), None)[codes], index=raw.index, dtype=object)
     truthy = lower.isin(TRUE_VALUES)
     falsy = lower.isin(FALSE_VALUES)
     unknown = lower.notna() & ~truthy & ~falsy
