@@ -71,16 +71,22 @@ def test_a_new_geopackage_is_whole_and_gdal_settings_are_put_back(results, tmp_p
         assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
 
 
-def test_a_write_that_fails_halfway_leaves_no_file(results, tmp_path, monkeypatch):
-    parcels, lines = results
+def disk_full_at(monkeypatch, failing: str):
+    """GeoPackage layers are written as usual until the layer ``failing``, whose write fails as on a full disk."""
     real = write._write_gpkg
 
-    def fail_on_the_second_layer(frame, path, layer):
-        if layer == "measuring_lines":
+    def write_gpkg(frame, path, layer):
+        if layer == failing:
             raise LayerError(f"Cannot write {path}: disk full")
         real(frame, path, layer)
 
-    monkeypatch.setattr(write, "_write_gpkg", fail_on_the_second_layer)
+    monkeypatch.setattr(write, "_write_gpkg", write_gpkg)
+    return real
+
+
+def test_a_write_that_fails_halfway_leaves_no_file(results, tmp_path, monkeypatch):
+    parcels, lines = results
+    disk_full_at(monkeypatch, "measuring_lines")
     out = tmp_path / "results.gpkg"
     with pytest.raises(LayerError, match="disk full"):
         write_results(str(out), parcels, lines)
@@ -163,14 +169,7 @@ def test_replacing_a_geopackage_that_fails_halfway_keeps_the_old_one(tmp_path, m
     old, new = sample_town(50), sample_town(80)
     path = tmp_path / "store.gpkg"
     write_layers(str(path), old)
-    real = write._write_gpkg
-
-    def fail_on_mains(frame, where, layer):
-        if layer == "mains":
-            raise LayerError(f"Cannot write {where}: disk full")
-        real(frame, where, layer)
-
-    monkeypatch.setattr(write, "_write_gpkg", fail_on_mains)
+    real = disk_full_at(monkeypatch, "mains")
     with pytest.raises(LayerError, match="disk full"):
         write_layers(str(path), new, overwrite=True)
     assert len(gpd.read_file(path, layer="parcels")) == len(old["parcels"])
