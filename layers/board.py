@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
-import math
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -31,6 +30,7 @@ from reportlab.platypus import Flowable, Paragraph, SimpleDocTemplate, Spacer, T
 from analysis.notices import long_date, neutralise
 from analysis.profiles import Profile
 from analysis.units import feet_per_unit
+from layers.mapsheet import draw_street_names
 
 NEW_MAIN = colors.HexColor("#1f78b4")
 NEWLY = colors.HexColor("#fb9a99")
@@ -586,44 +586,14 @@ class PlanMap(Flowable):
             c.drawString(px + 4.5, py + 3, str(m.get("id", "")))
 
         if streets is not None and len(streets) and "street_name" in streets.columns:
-            self._street_names(streets, street_geoms, xy)
+            # beside the centreline, where a main would hide it
+            draw_street_names(c, streets, street_geoms, lambda x, y: tuple(xy([(x, y)])[0]), lift=5)
         c.restoreState()
         c.setStrokeColor(colors.HexColor("#666666"))
         c.setLineWidth(0.6)
         c.rect(0, 0, self.width, self.height, stroke=1, fill=0)
         self._scale_bar(scale)
         self._north_arrow()
-
-    def _street_names(self, streets, geoms, xy):
-        """Each street's name once, along its longest piece in view, kept upright."""
-        c = self.canv
-        frame = pd.DataFrame(
-            {"name": streets["street_name"].astype("string").to_numpy(), "length": shapely.length(geoms)}
-        )
-        frame["i"] = np.arange(len(frame))
-        best = frame.dropna(subset=["name"]).sort_values(["length", "i"], ascending=[False, True])
-        best = best.drop_duplicates("name")
-        c.setFont("Helvetica-Oblique", 7)
-        c.setFillColor(colors.HexColor("#333333"))
-        for name, i in zip(best["name"], best["i"], strict=True):  # one label per street name in view
-            parts = [p for p in shapely.get_parts(geoms[i]) if p.geom_type == "LineString" and not p.is_empty]
-            if not parts:
-                continue
-            piece = max(parts, key=lambda p: p.length)
-            mid = piece.interpolate(0.5, normalized=True)
-            a = piece.interpolate(max(0.0, piece.length / 2 - 1))
-            b = piece.interpolate(min(piece.length, piece.length / 2 + 1))
-            angle = math.degrees(math.atan2(b.y - a.y, b.x - a.x))
-            if angle > 90:
-                angle -= 180
-            elif angle < -90:
-                angle += 180
-            ((px, py),) = xy([(mid.x, mid.y)])
-            c.saveState()
-            c.translate(px, py)
-            c.rotate(angle)
-            c.drawCentredString(0, 5, str(name))  # beside the centreline, where a main would hide it
-            c.restoreState()
 
     def _scale_bar(self, scale):
         """A bar of a round number of feet, about a quarter of the map wide, at the lower left."""

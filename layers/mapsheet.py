@@ -219,7 +219,13 @@ def _draw_map(c, origin, size, extent, box, crs, layers: SheetLayers, parcels, t
                 c.drawPath(path(coords, close=True), stroke=1, fill=0)
 
     if len(streets) and "street_name" in streets:
-        _street_names(c, streets, scale, (minx, miny), (ox, oy))
+        draw_street_names(
+            c,
+            streets,
+            np.asarray(streets.geometry.values),
+            lambda x, y: ((x - minx) * scale + ox, (y - miny) * scale + oy),
+            lift=4,
+        )
     c.restoreState()
     c.setStrokeColor(colors.HexColor("#444444"))
     c.setLineWidth(0.8)
@@ -229,9 +235,11 @@ def _draw_map(c, origin, size, extent, box, crs, layers: SheetLayers, parcels, t
     return feet
 
 
-def _street_names(c, streets, scale, low, origin):
-    """Each street's name once, along its longest piece in view, kept upright."""
-    geoms = np.asarray(streets.geometry.values)
+def draw_street_names(c, streets, geoms: np.ndarray, to_page, *, lift: float) -> None:
+    """Each street's name once, along its longest piece in view, kept upright, ``lift`` points beside its line.
+
+    ``to_page(x, y)`` gives a map point's place on the page. The map sheet and the board's plan both label so.
+    """
     table = pd.DataFrame({"name": streets["street_name"].astype("string").to_numpy(), "length": shapely.length(geoms)})
     table["i"] = np.arange(len(table))
     best = table.dropna(subset=["name"]).sort_values(["length", "i"], ascending=[False, True]).drop_duplicates("name")
@@ -248,9 +256,9 @@ def _street_names(c, streets, scale, low, origin):
         angle = math.degrees(math.atan2(b.y - a.y, b.x - a.x))
         angle = angle - 180 if angle > 90 else angle + 180 if angle < -90 else angle
         c.saveState()
-        c.translate((mid.x - low[0]) * scale + origin[0], (mid.y - low[1]) * scale + origin[1])
+        c.translate(*to_page(mid.x, mid.y))
         c.rotate(angle)
-        c.drawCentredString(0, 4, str(name))
+        c.drawCentredString(0, lift, str(name))
         c.restoreState()
 
 

@@ -463,6 +463,10 @@ def test_print_a_view_to_one_page(sample_client, sample_store):
     text = reader.pages[0].extract_text()
     for wanted in ("Board packet May", "fort-plain", "must connect", "already connected", "N", "ft", "Printed"):
         assert wanted in text, wanted
+    streets = gpd.read_file(sample_store, layer="streets")["street_name"].dropna().unique()
+    named = {name: text.count(name) for name in streets}
+    assert max(named.values()) == 1, named  # a street named once on the sheet, however many segments it has
+    assert sum(named.values()) >= 3, named
     assert sample_client.get("/print.pdf").status_code == 400
     # Hostile values: a sentence (400), never a server error, and never silently another distance.
     from urllib.parse import urlencode
