@@ -100,7 +100,7 @@ def _peers(layers, result, profile) -> dict:
     import peers
     import shapely
 
-    from analysis._parallel import _near_pairs, nearest_of_pairs
+    from analysis._parallel import _near_pairs, default_workers, nearest_of_pairs
     from analysis.mandate import counting_mains
 
     out: dict = {}
@@ -109,7 +109,7 @@ def _peers(layers, result, profile) -> dict:
     reach = profile.mandate.distance_ft.value
     t = time.perf_counter()
     i_in, i_tree, d = _near_pairs(
-        shapely.STRtree(parcels), parcels, mains, reach, np.ones(len(parcels), dtype=bool), min(4, os.cpu_count())
+        shapely.STRtree(parcels), parcels, mains, reach, np.ones(len(parcels), dtype=bool), default_workers()
     )
     nearest_of_pairs(i_in, d, i_tree)
     out["our_within_s"] = time.perf_counter() - t

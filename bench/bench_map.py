@@ -22,8 +22,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from selenium import webdriver  # noqa: E402
-from selenium.webdriver.chrome.service import Service  # noqa: E402
 from werkzeug.serving import make_server  # noqa: E402
 
 from analysis.profiles import load_profile  # noqa: E402
@@ -34,6 +32,7 @@ from layers.crs import measuring_crs  # noqa: E402
 from layers.read import find_layers, load_layers  # noqa: E402
 from layers.sample import sample_town  # noqa: E402
 from layers.write import write_layers  # noqa: E402
+from tests.conftest import headless_chromium  # noqa: E402
 
 
 def wait(driver, script, timeout=60):
@@ -69,21 +68,7 @@ def main(n: int) -> None:
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_port}/"
 
-    options = webdriver.ChromeOptions()
-    options.binary_location = shutil.which("chromium")
-    for flag in (
-        "--headless=new",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-dev-shm-usage",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        f"--user-data-dir={folder / 'profile'}",
-        "--window-size=1400,1000",
-    ):
-        options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(shutil.which("chromedriver")), options=options)
+    driver = headless_chromium(folder / "profile")
     try:
         t = time.perf_counter()
         driver.get(url)

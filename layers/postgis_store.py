@@ -47,7 +47,7 @@ from layers.store import (
     StoreWriter,
     busy_message,
 )
-from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER
+from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER, result_layers
 
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _SNAPSHOT = re.compile(r"^[a-z_][a-z0-9_]*__prev_\d{8}_\d{6}_\d{6}$")
@@ -395,12 +395,7 @@ class PostGISStore(Store):
 
     def write_run(self, parcels, measuring_lines, buildings, summary: dict, *, locked=False, who="") -> list[str]:
         """The run's results and record, in one transaction (see the module docstring)."""
-        frames = {RESULT_LAYER: parcels}
-        if measuring_lines is not None:
-            frames[LINES_LAYER] = measuring_lines
-            frames[POINTS_LAYER] = measuring_lines.set_geometry(shapely.get_point(measuring_lines.geometry.values, -1))
-        if buildings is not None:
-            frames[BUILDINGS_LAYER] = buildings
+        frames = result_layers(parcels, measuring_lines, buildings)
         writer = None if locked else self.writer(who=who or "sewerplan analyze")
         try:
             with self._write("Cannot write the run to") as con:

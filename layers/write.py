@@ -134,12 +134,7 @@ def write_results(
     if driver == "GeoJSON":
         _write(frame.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
         return [Path(path).stem]
-    layers = {RESULT_LAYER: parcels}
-    if measuring_lines is not None:
-        layers[LINES_LAYER] = measuring_lines
-        layers[POINTS_LAYER] = measuring_lines.set_geometry(shapely.get_point(measuring_lines.geometry.values, -1))
-    if buildings is not None:
-        layers[BUILDINGS_LAYER] = buildings
+    layers = result_layers(parcels, measuring_lines, buildings)
     if driver == "Parquet":
         # One layer per file: the parcel results at the path, the others beside it (results.measuring_lines...).
         targets = {name: path if name == RESULT_LAYER else parquet_sibling(path, name) for name in layers}
@@ -189,6 +184,22 @@ def _unseen_geopackage(path: str, mode: str):
         with open(where, "rb+") as f:
             os.fsync(f.fileno())
         os.replace(where, target)
+
+
+def result_layers(
+    parcels: gpd.GeoDataFrame,
+    measuring_lines: gpd.GeoDataFrame | None = None,
+    buildings: gpd.GeoDataFrame | None = None,
+) -> dict[str, gpd.GeoDataFrame]:
+    """A run's result layers by name: parcel results, measuring lines, connection points (each line's end on the
+    main) and building results, those given. Every store and output format writes these."""
+    layers = {RESULT_LAYER: parcels}
+    if measuring_lines is not None:
+        layers[LINES_LAYER] = measuring_lines
+        layers[POINTS_LAYER] = measuring_lines.set_geometry(shapely.get_point(measuring_lines.geometry.values, -1))
+    if buildings is not None:
+        layers[BUILDINGS_LAYER] = buildings
+    return layers
 
 
 def parquet_sibling(path: str, layer: str) -> str:

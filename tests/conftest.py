@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from pathlib import Path
 
 import geopandas as gpd
@@ -92,19 +93,13 @@ def pg_url() -> str:
     return postgres_url()
 
 
-@pytest.fixture
-def browser(tmp_path):
-    webdriver = pytest.importorskip("selenium.webdriver")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    driver_path = shutil.which("chromedriver")
-    if not (chromium and driver_path):
-        if os.environ.get("CI"):
-            pytest.fail("CI must have Debian's chromium and chromium-driver installed (see .ci/run).")
-        pytest.skip("chromium / chromedriver not installed (apt-get install chromium chromium-driver)")
+def headless_chromium(profile_dir: Path, chromium: str | None = None, driver_path: str | None = None):
+    """Debian's Chromium, headless, through its chromedriver: the browser of the web tests and the map benchmark."""
+    from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
     options = webdriver.ChromeOptions()
-    options.binary_location = chromium
+    options.binary_location = chromium or shutil.which("chromium") or shutil.which("chromium-browser")
     for flag in (
         "--headless=new",
         "--no-sandbox",
@@ -114,14 +109,34 @@ def browser(tmp_path):
         "--disable-component-update",
         "--disable-sync",
         "--no-first-run",
-        f"--user-data-dir={tmp_path / 'profile'}",
+        f"--user-data-dir={profile_dir}",
         "--window-size=1400,1000",
     ):
         options.add_argument(flag)
-    driver = webdriver.Chrome(service=Service(driver_path), options=options)
+    return webdriver.Chrome(service=Service(driver_path or shutil.which("chromedriver")), options=options)
+
+
+@pytest.fixture
+def browser(tmp_path):
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver_path = shutil.which("chromedriver")
+    if not (chromium and driver_path):
+        if os.environ.get("CI"):
+            pytest.fail("CI must have Debian's chromium and chromium-driver installed (see .ci/run).")
+        pytest.skip("chromium / chromedriver not installed (apt-get install chromium chromium-driver)")
+    driver = headless_chromium(tmp_path / "profile", chromium, driver_path)
     driver.set_script_timeout(20)
     yield driver
     driver.quit()
+
+
+def wait_job(client, job: dict, timeout: float = 180.0) -> dict:
+    """The job once it is done or failed (a run takes seconds alone, a minute on a loaded 2-core machine)."""
+    end = time.time() + timeout
+    while job["state"] not in ("done", "failed") and time.time() < end:
+        time.sleep(0.05)
+        job = client.get(f"/api/jobs/{job['id']}").get_json()
+    return job
 
 
 # -- the web app and the command line (flaskr's fixtures) ---------------------------------------------------------

@@ -132,19 +132,29 @@ def _layers():
     return parcels, lines, mains, streets, buildings
 
 
+def _connection_notices(parcels, profile, notice_period, **columns):
+    """The parcels' connection notices issued on DAY, due after the profile's period, with ``columns`` added."""
+    return parcels.drop(columns="geometry").assign(
+        notice_type="connection",
+        issued_date=DAY,
+        deadline=DAY + dt.timedelta(days=notice_period.days),
+        section=profile.mandate.notice_period_days.section,
+        private_system=True,
+        **columns,
+    )
+
+
 def _composed(profile_name: str, town):
     """The one connection letter of the golden case, and the maps it carries."""
     profile = load_profile(profile_name)
     parcels, lines, mains, streets, buildings = _layers()
     notice_period = period(profile, "mandate.notice_period_days", town)
-    due = parcels.drop(columns="geometry").assign(
+    due = _connection_notices(
+        parcels,
+        profile,
+        notice_period,
         notice_id=["N-GOLDEN000001", "N-GOLDEN000002"],
-        notice_type="connection",
-        issued_date=DAY,
-        deadline=DAY + dt.timedelta(days=notice_period.days),
-        section=profile.mandate.notice_period_days.section,
         main_diameter_in=8.0,
-        private_system=True,
         notice_reason="public_health_hazard" if profile_name == "poughkeepsie" else None,
         hazard="sewage surfacing from a failing septic system" if profile_name == "poughkeepsie" else None,
     )
@@ -476,13 +486,11 @@ def test_a_poughkeepsie_letter_for_two_properties_names_each_propertys_hazard(to
     profile = load_profile("poughkeepsie")
     parcels = _layers()[0]
     notice_period = period(profile, "mandate.notice_period_days", town)
-    due = parcels.drop(columns="geometry").assign(
+    due = _connection_notices(
+        parcels,
+        profile,
+        notice_period,
         notice_id=["N-H1", "N-H2"],
-        notice_type="connection",
-        issued_date=DAY,
-        deadline=DAY + dt.timedelta(days=notice_period.days),
-        section=profile.mandate.notice_period_days.section,
-        private_system=True,
         notice_reason="public_health_hazard",
         hazard=["raw sewage discharging to the creek", "a cesspool overflowing onto the sidewalk"],
     )

@@ -22,7 +22,7 @@ from sqlalchemy.pool import NullPool
 from analysis.mandate import STATUSES
 from layers.legend import column_description
 from layers.store import StoreBusyError, open_store, store_writer
-from tests.conftest import Runner, make_app
+from tests.conftest import Runner, make_app, wait_job
 
 pytestmark = pytest.mark.postgres
 REPO = Path(__file__).resolve().parents[1]
@@ -326,7 +326,6 @@ def test_notices_from_a_postgis_store_keep_their_register_beside_it(store_url, e
 
 def test_a_web_run_on_a_postgis_store_holds_the_lock_and_writes_its_results(store_url, engine, tmp_path):
     """The map page's "Run": accepted once, a second refused while it runs, then served from the schema."""
-    import time
 
     runner = Runner()
     runner.invoke("sample", "--out", store_url, "--parcels", "80", ok=True)
@@ -342,11 +341,7 @@ def test_a_web_run_on_a_postgis_store_holds_the_lock_and_writes_its_results(stor
     assert second.status_code == 409 and "in progress" in second.get_json()["error"]["message"]
     with pytest.raises(StoreBusyError):  # another process or machine is refused too, through the database
         store_writer(store_url, who="a planner elsewhere")
-    for _ in range(1200):
-        job = client.get(f"/api/jobs/{first.get_json()['id']}").get_json()
-        if job["state"] in ("done", "failed"):
-            break
-        time.sleep(0.1)
+    job = wait_job(client, first.get_json(), 120)
     assert job["state"] == "done", job
     with engine.connect() as con:
         runs = con.execute(text(f"SELECT summary FROM {_schema(store_url)}.analysis_runs ORDER BY id")).scalars().all()

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import re
 import shutil
-import time
 
 import pytest
 import shapely
@@ -22,7 +21,7 @@ import shapely
 from layers.register import Register
 from layers.sample import sample_town
 from layers.write import write_layers
-from tests.conftest import REPO, Runner, csrf, make_app
+from tests.conftest import REPO, Runner, csrf, make_app, wait_job
 
 NOTICE_DATE = "2027-03-01"
 WAPPINGER_TOWN = (
@@ -103,12 +102,7 @@ def test_a_web_run_counts_what_the_command_line_counts(workspace, tmp_path):
     shutil.copy(workspace["raw"], own)  # the same layers, never analysed: the web form gives the workspace
     client = make_app(own, tmp_path).test_client()
     form = WORKSPACES[workspace["name"]]["form"] | {"csrf_token": csrf(client)}
-    job = client.post("/analysis/run", data=form).get_json()
-    for _ in range(600):
-        job = client.get(f"/api/jobs/{job['id']}").get_json()
-        if job["state"] in ("done", "failed"):
-            break
-        time.sleep(0.1)
+    job = wait_job(client, client.post("/analysis/run", data=form).get_json(), 60)
     assert job["state"] == "done", job
     cli = workspace["summary"]
     assert job["summary"]["counts"] == cli["counts"]

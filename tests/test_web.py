@@ -20,7 +20,7 @@ from gisapp import SETTINGS
 from gisapp.cli import main
 from layers.sample import sample_town
 from layers.write import write_layers
-from tests.conftest import csrf, make_app
+from tests.conftest import csrf, make_app, wait_job
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"
 HOSTILE_OWNER = "<img src=x onerror=alert(1)>"
@@ -128,15 +128,6 @@ def test_security_headers_and_csrf(client):
     assert headers["X-Content-Type-Options"] == "nosniff"
     refused = client.post("/analysis/run", data={"profile": "fort-plain"})
     assert refused.status_code == 400 and "security token" in refused.get_data(as_text=True)
-
-
-def wait_job(client, job, timeout=180.0):
-    """The job once it is done or failed (a run takes seconds alone, a minute on a loaded 2-core machine)."""
-    end = time.time() + timeout
-    while job["state"] not in ("done", "failed") and time.time() < end:
-        time.sleep(0.05)
-        job = client.get(f"/api/jobs/{job['id']}").get_json()
-    return job
 
 
 def test_run_analysis_job(store, tmp_path):

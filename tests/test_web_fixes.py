@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import io
 import re
-import time
 import zipfile
 
 import pytest
 
 from layers.sample import sample_town
 from layers.write import write_layers
-from tests.conftest import csrf, make_app
+from tests.conftest import csrf, make_app, wait_job
 from tests.test_web import open_map, shot, wait_for
 
 FLAG = re.compile(r"--[a-z]")
@@ -31,13 +30,10 @@ def store(tmp_path):
 
 
 def _run(client, **form) -> dict:
-    job = client.post("/analysis/run", data=form | {"csrf_token": csrf(client)}).get_json()
-    for _ in range(600):
-        job = client.get(f"/api/jobs/{job['id']}").get_json()
-        if job["state"] in ("done", "failed"):
-            return job
-        time.sleep(0.1)
-    raise AssertionError(f"the run did not end: {job}")
+    job = wait_job(client, client.post("/analysis/run", data=form | {"csrf_token": csrf(client)}).get_json(), 60)
+    if job["state"] not in ("done", "failed"):
+        raise AssertionError(f"the run did not end: {job}")
+    return job
 
 
 def test_a_run_that_needs_a_setting_names_the_settings_field(client):

@@ -24,7 +24,7 @@ from werkzeug.serving import make_server
 from gisapp.cli import main
 from layers.sample import sample_town
 from layers.write import write_layers
-from tests.conftest import make_app
+from tests.conftest import make_app, wait_job
 from tests.test_web import open_map, shot, wait_for
 
 # Real tax IDs: a slash (12.34-1-5/A), and the other characters a URL path or query would eat.
@@ -315,7 +315,6 @@ def _zip(frames: dict, tmp_path, folder_name: str) -> bytes:
 
 def test_upload_truncated_names_missing_streets_added_then_run(sample_store, tmp_path):
     import shutil
-    import time
 
     from tests.conftest import csrf
 
@@ -369,11 +368,7 @@ def test_upload_truncated_names_missing_streets_added_then_run(sample_store, tmp
     drawn = c.get("/api/layers/parcels?bbox=-75,42,-74,43.5&zoom=17").get_json()
     assert len(drawn["features"]) == 80
     assert {f["properties"]["status"] for f in drawn["features"]} == {"not_analysed"}
-    job = c.post("/analysis/run", data={"profile": "fort-plain", "csrf_token": token}).get_json()
-    end = time.time() + 120
-    while job["state"] not in ("done", "failed") and time.time() < end:
-        time.sleep(0.1)
-        job = c.get(f"/api/jobs/{job['id']}").get_json()
+    job = wait_job(c, c.post("/analysis/run", data={"profile": "fort-plain", "csrf_token": token}).get_json(), 120)
     assert job["state"] == "done", job
     mains_read = c.get("/api/layers/mains?bbox=-75,42,-74,43.5&zoom=17").get_json()
     assert all(f["properties"]["diameter_in"] for f in mains_read["features"])
