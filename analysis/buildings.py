@@ -38,9 +38,10 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from analysis._parallel import paused_gc
+from analysis._parallel import elementwise, paused_gc
 from analysis.mandate import counting_mains, locate_buildings
 from analysis.profiles import Profile
+from analysis.reasons import text_column
 from analysis.streets import StreetPairs, street_pairs
 from analysis.units import feet_per_unit
 
@@ -176,7 +177,8 @@ def _assess(
             given_pairs if given_pairs is not None and len(given_pairs.sewered) == len(streets) else None,
         )
 
-    units, units_source, units_unknown = _units(out, parcels, parcel_of, qualifies, count, rules)
+    by_class = _classes(parcels)  # once, for the units and the manhole cases
+    units, units_source, units_unknown = _units(out, parcels, parcel_of, qualifies, count, rules, by_class)
     per = rules.units_per_lateral.value
     required = np.where(qualifies, 1.0, np.nan)
     if per:
@@ -184,15 +186,20 @@ def _assess(
         required = np.where(qualifies & units_unknown, np.nan, required)
     existing = _existing_laterals(geoms, laterals, profile, fpu) if laterals is not None else np.full(n, np.nan)
     shortfall = np.where(np.isfinite(existing) & np.isfinite(required), np.maximum(required - existing, 0), np.nan)
-    manhole, manhole_why = _manhole_connection(out, parcels, parcel_of, qualifies, count, rules)
+    manhole, manhole_why = _manhole_connection(out, parcels, parcel_of, qualifies, count, rules, by_class)
     pipes = _lateral_sizes(geoms, laterals, profile, fpu)
 
-    section = np.where(verdict != None, rules.rear_building_rule.citation, "")  # noqa: E711 - elementwise
     more = qualifies & (np.nan_to_num(required) > 1)
     unknown_rule = qualifies & units_unknown & bool(per)
-    section = np.where((section == "") & (more | unknown_rule), rules.units_per_lateral.citation, section)
-    section = np.where((section == "") & manhole, rules.manhole_connection_classes.citation, section)
-    section = np.where((section == "") & (pipes["finding"] != ""), pipes["section"], section)
+    # The section cited: the first that applies of the rear-building rule, the units rule, the manhole rule and
+    # the lateral standard (a finding exactly where a lateral is below it). Chosen as a code per building, so no
+    # comparison of a million texts.
+    cited = np.select([pd.notna(verdict), more | unknown_rule, manhole, pipes["below"]], [1, 2, 3, 4], 0)
+    section = np.full(n, "", dtype=object)
+    section[cited == 1] = rules.rear_building_rule.citation
+    section[cited == 2] = rules.units_per_lateral.citation
+    section[cited == 3] = rules.manhole_connection_classes.citation
+    section[cited == 4] = pipes["section"][cited == 4]
     # The further sentences, built only for the buildings they are about (elementwise, so row by row the same).
     reason = np.asarray(reason, dtype=object).copy()
     rows = np.flatnonzero(more | unknown_rule | manhole)
@@ -209,7 +216,7 @@ def _assess(
             shortfall[rows],
             rules,
         )
-    rows = np.flatnonzero(pipes["finding"] != "")
+    rows = np.flatnonzero(pipes["below"])
     if len(rows):
         reason[rows] = pd.Series(reason[rows] + " " + pipes["finding"][rows]).str.strip().to_numpy(object)
 
@@ -218,9 +225,9 @@ def _assess(
     out["units_source"] = units_source
     out["units_unknown"] = units_unknown & qualifies
     out["rear_building"] = rear
-    out["front_building_id"] = pd.array(front_id, dtype="string")
-    out["lot_type"] = pd.array(lot_type, dtype="string")
-    out["shared_lateral"] = pd.array(verdict, dtype="string")
+    out["front_building_id"] = text_column(front_id)
+    out["lot_type"] = text_column(lot_type)
+    out["shared_lateral"] = text_column(verdict)
     out["required_laterals"] = (
         pd.array(np.where(np.isfinite(required), required, np.nan), dtype="Int64") if n else pd.array([], dtype="Int64")
     )
@@ -307,7 +314,12 @@ def _rear_buildings(
     reference[located] = shapely.points(cx[located], cy[located])
     with_front = frontage_row.index.to_numpy()
     if len(with_front):
-        edge = shapely.intersection(shapely.boundary(parcel_geoms[with_front]), reach_polys[frontage_row.to_numpy()])
+        edge = elementwise(
+            shapely.intersection,
+            shapely.boundary(parcel_geoms[with_front]),
+            reach_polys[frontage_row.to_numpy()],
+            workers=workers,
+        )
         ok = ~shapely.is_empty(edge)
         reference[with_front[ok]] = edge[ok]
 
@@ -319,7 +331,7 @@ def _rear_buildings(
     members, lot, ref = members[valid], lot[valid], ref[valid]
     if not len(members):  # no lot has a frontage or a connection point to measure from (no counting main)
         return rear, front_id, verdict, lot_type, reason
-    d = shapely.distance(geoms[members], ref)
+    d = elementwise(shapely.distance, geoms[members], ref, workers=workers).astype(float)
     order = np.lexsort((members, d, lot))
     is_first = np.r_[True, lot[order][1:] != lot[order][:-1]]
     front_of_lot = pd.Series(members[order][is_first], index=lot[order][is_first])
@@ -328,14 +340,14 @@ def _rear_buildings(
     b, f, r = members[others], front[others], ref[others]
 
     # Blocked route: centroid to the nearest point of the frontage crosses the front building.
-    route = shapely.shortest_line(shapely.centroid(geoms[b]), r)
-    blocked = shapely.intersects(route, geoms[f]) & ~shapely.touches(route, geoms[f])
+    route = elementwise(shapely.shortest_line, shapely.centroid(geoms[b]), r, workers=workers)
+    blocked = elementwise(_crosses_inside, route, geoms[f], workers=workers).astype(bool)
     # Behind: farther from the frontage and overlapping the front building along the frontage's direction.
     direction = _direction(r)
     lo_b, hi_b = _extent(geoms[b], direction)
     lo_f, hi_f = _extent(geoms[f], direction)
     overlap = np.minimum(hi_b, hi_f) - np.maximum(lo_b, lo_f)
-    farther = shapely.distance(geoms[b], r) > shapely.distance(geoms[f], r)
+    farther = elementwise(_farther, geoms[b], geoms[f], r, workers=workers).astype(bool)
     is_rear = blocked | (farther & (overlap > 0))
 
     kinds = _lot_types(abuts, names, reach_polys, len(parcels))
@@ -356,6 +368,16 @@ def _rear_buildings(
     searched = alleys is not None and len(alleys) > 0
     reason[b] = _rear_reasons(ids[b], ids[f], is_rear, lot_kind, route_found, verdict_b, profile, searched)
     return rear, front_id, verdict, lot_type, reason
+
+
+def _crosses_inside(route: np.ndarray, front: np.ndarray) -> np.ndarray:
+    """A route that meets the front building other than only along its edge (it would pass through it)."""
+    return shapely.intersects(route, front) & ~shapely.touches(route, front)
+
+
+def _farther(rear: np.ndarray, front: np.ndarray, frontage: np.ndarray) -> np.ndarray:
+    """Each building farther from the frontage than the front building of its lot."""
+    return shapely.distance(rear, frontage) > shapely.distance(front, frontage)
 
 
 class _ReachPolygons:
@@ -567,7 +589,7 @@ def _classes(parcels: gpd.GeoDataFrame) -> tuple[np.ndarray, pd.Series]:
     return codes, pd.Series(np.asarray(uniques, dtype=object), dtype=object)
 
 
-def _units(out, parcels, parcel_of, qualifies, count, rules):
+def _units(out, parcels, parcel_of, qualifies, count, rules, by_class):
     """Living units: the building's, else the parcel's (when it has one qualifying building), else by class."""
     n = len(out)
     units = pd.to_numeric(out["units"], errors="coerce").to_numpy(float) if "units" in out else np.full(n, np.nan)
@@ -579,7 +601,7 @@ def _units(out, parcels, parcel_of, qualifies, count, rules):
         use = ~np.isfinite(units) & sole & np.isfinite(pu)
         units = np.where(use, pu, units)
         source = np.where(use, "parcel", source)
-    codes, classes = _classes(parcels)
+    codes, classes = by_class  # _classes(parcels)
     klass = codes[p] if len(parcels) else np.zeros(n, dtype=np.int64)
     table = rules.class_units.value
     by_class = classes.map(table).to_numpy(float)[klass]
@@ -602,7 +624,7 @@ def _existing_laterals(geoms, laterals, profile, fpu) -> np.ndarray:
     return np.bincount(b, minlength=len(geoms)).astype(float)
 
 
-def _manhole_connection(out, parcels, parcel_of, qualifies, count, rules) -> tuple[np.ndarray, np.ndarray]:
+def _manhole_connection(out, parcels, parcel_of, qualifies, count, rules, by_class) -> tuple[np.ndarray, np.ndarray]:
     """Cases for the administrative body (§ 144-16), and what each is: an institution or a complex of buildings.
 
     A class in ``manhole_connection_classes`` (schools, hospitals, institutions, public buildings) is a case with
@@ -616,7 +638,7 @@ def _manhole_connection(out, parcels, parcel_of, qualifies, count, rules) -> tup
     ):
         return np.zeros(n, dtype=bool), why
     p = np.clip(parcel_of, 0, None)
-    codes, classes = _classes(parcels)
+    codes, classes = by_class  # _classes(parcels)
     klass = codes[p]
     institution = (
         qualifies & classes.str.startswith(tuple(rules.manhole_connection_classes.value) or ("\0",)).to_numpy()[klass]
@@ -733,46 +755,52 @@ def _lateral_sizes(geoms, laterals, profile, fpu) -> dict[str, np.ndarray]:
 def _more_reasons(
     reason, more, unknown_rule, manhole, manhole_why, units, required, existing, shortfall, rules
 ) -> np.ndarray:
-    out = pd.Series(reason, dtype=object)
+    """``reason`` with the units, unknown-units and manhole sentences added, each only where it applies."""
+    out = np.asarray(reason, dtype=object).copy()
     per = rules.units_per_lateral
-    u = pd.Series(np.nan_to_num(units)).map("{:g}".format)
-    r = pd.Series(np.nan_to_num(required)).map("{:g}".format)
-    lots = (
-        (
-            " " + u + " living units need at least " + r + f" building sewers, one for each group of {per.value} "
-            f"living units ({per.citation})."
+
+    def add(where: np.ndarray, text) -> None:
+        out[where] = (pd.Series(out[where], dtype=object) + text).str.strip().to_numpy(object)
+
+    rows = np.flatnonzero(more)
+    if len(rows):
+        u = pd.Series(np.nan_to_num(units[rows])).map("{:g}".format)
+        r = pd.Series(np.nan_to_num(required[rows])).map("{:g}".format)
+        lots = (
+            (
+                " " + u + " living units need at least " + r + f" building sewers, one for each group of {per.value} "
+                f"living units ({per.citation})."
+            )
+            if per.value
+            else pd.Series("", index=u.index)
         )
-        if per.value
-        else pd.Series("", index=out.index)
-    )
-    have = np.isfinite(existing)
-    lots = lots + np.where(
-        have & (np.nan_to_num(shortfall) > 0),
-        " It has "
-        + pd.Series(np.nan_to_num(existing)).map("{:g}".format)
-        + ": "
-        + pd.Series(np.nan_to_num(shortfall)).map("{:g}".format)
-        + " short.",
-        "",
-    )
-    out = out.where(~more, (out + lots).str.strip())
-    out = out.where(
-        ~unknown_rule,
-        (
-            out + f" Living units unknown (property class needs a count): the number of "
-            f"building sewers required cannot be set ({per.citation})."
-        ).str.strip(),
-    )
-    sec = rules.manhole_connection_classes.citation
-    body = rules.manhole_connection_decided_by.value or "the municipality"
-    out = out.where(
-        ~manhole,
-        (
-            out
-            + " "
-            + pd.Series(manhole_why, dtype=object)
+        have, short = np.isfinite(existing[rows]), np.nan_to_num(shortfall[rows])
+        lots = lots + np.where(
+            have & (short > 0),
+            " It has "
+            + pd.Series(np.nan_to_num(existing[rows])).map("{:g}".format)
+            + ": "
+            + pd.Series(short).map("{:g}".format)
+            + " short.",
+            "",
+        )
+        add(rows, lots)
+    rows = np.flatnonzero(unknown_rule)
+    if len(rows):
+        add(
+            rows,
+            f" Living units unknown (property class needs a count): the number of "
+            f"building sewers required cannot be set ({per.citation}).",
+        )
+    rows = np.flatnonzero(manhole)
+    if len(rows):
+        sec = rules.manhole_connection_classes.citation
+        body = rules.manhole_connection_decided_by.value or "the municipality"
+        add(
+            rows,
+            " "
+            + pd.Series(manhole_why[rows], dtype=object)
             + f": a case for {body} to determine if and where its building sewer connects to the public sewer "
-            f"through a manhole ({sec})."
-        ).str.strip(),
-    )
-    return out.to_numpy(object)
+            f"through a manhole ({sec}).",
+        )
+    return out

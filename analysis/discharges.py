@@ -30,6 +30,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.profiles import Profile
+from analysis.reasons import text_column
 
 GREASE = ("required", "for_decision")
 INDUSTRIAL = ("significant", "review", "flow_unknown")
@@ -93,7 +94,7 @@ def assess_discharges(
 
     out = parcels.copy()
     out["discharge_gpd"] = np.round(flow, 1)
-    out["discharge_source"] = pd.array(source, dtype="string")
+    out["discharge_source"] = text_column(source)
     out["flow_share_pct"] = np.round(share * 100, 3)
     out["grease_interceptor"] = pd.Series(grease, index=out.index, dtype=object)
     out["industrial_user"] = pd.Series(industrial, index=out.index, dtype=object)

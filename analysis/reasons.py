@@ -11,6 +11,7 @@ import datetime as dt
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -25,6 +26,16 @@ OCCUPANCY_SOURCES = ("none", "occupied attribute", "buildings", "property class"
 # What a distance is measured from: the parcel boundary (the tax map's property line), or the property line as
 # Fort Plain's § 144-1 defines it where the data shows it.
 MEASURED_FROM = ("parcel boundary", "curbline", "sewer right-of-way edge")
+
+
+def text_column(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
+    """Python strings and None as a pandas ``string`` array, made through Arrow.
+
+    The same array ``pd.array(values, dtype="string")`` makes, several times faster on a million mostly empty
+    rows (a building's front building, lot type, verdict).
+    """
+    arrow = pa.array(np.asarray(values, dtype=object), type=pa.large_string(), from_pandas=True)
+    return pd.array(arrow, dtype="string")
 
 
 def feet_text(values: np.ndarray, threshold: float | None = None) -> pa.Array:
