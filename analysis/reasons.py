@@ -134,8 +134,10 @@ def explain(
     ]
     inverse = np.empty(n, dtype=np.int64)
     inverse[order] = np.arange(n)
-    # A chunked array is reordered without first copying the pieces into one.
-    reason = pc.take(pa.chunked_array(pieces, type=pa.string()), pa.array(inverse)) if n else pa.array([], pa.string())
+    # One array first, then reordered: Arrow's take on the chunked pieces was ten times slower (0.4-0.6 s at 1M).
+    # Large strings, whose offsets do not overflow at 2 GB of text (ten million parcels' reasons).
+    whole = pa.concat_arrays([piece.cast(pa.large_string()) for piece in pieces]) if n else None
+    reason = pc.take(whole, pa.array(inverse)) if n else pa.array([], pa.large_string())
 
     rules = _rules(profile)
     code = pa.array(status_code)
