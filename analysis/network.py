@@ -690,14 +690,25 @@ def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, mh_kind: 
     end_node = np.full(len(ends), -1, dtype=np.int64)
     if n_mh:
         # Each place where ends meet is matched to its manhole once (two or three ends share most places).
-        place, at = _places(shapely.get_coordinates(ends))
-        # Point to point, a dwithin query makes no box per place; of two manholes as near, the first decides.
-        tree = shapely.STRtree(mh_geoms[first_of])
-        i_end, i_mh = query_pairs(tree, ends[place], workers=2, predicate="dwithin", distance=tol)
-        rows, pick = nearest_of_pairs(i_end, shapely.distance(ends[place][i_end], tree.geometries[i_mh]), i_mh)
+        # Places are taken among the ends and the manholes together: where a manhole stands exactly at the place
+        # (most ends in a drawn network), it is the nearest, at distance 0, with no search. Manholes are a tol
+        # or more apart once merged, so no other stands there.
+        reps = mh_geoms[first_of]
+        mh_xy = np.c_[shapely.get_x(reps), shapely.get_y(reps)]
+        located = np.isfinite(mh_xy).all(axis=1)
+        place, at = _places(np.concatenate([shapely.get_coordinates(ends), mh_xy[located]]))
         matched = np.full(len(place), -1, dtype=np.int64)
-        matched[rows] = i_mh[pick]
-        end_node = matched[at]
+        matched[at[len(ends) :]] = np.flatnonzero(located)
+        end_at = at[: len(ends)]
+        search = np.unique(end_at[matched[end_at] < 0])  # places of ends with no manhole standing exactly there
+        if len(search):
+            # Point to point, a dwithin query makes no box per place; of two manholes as near, the first decides.
+            tree = shapely.STRtree(reps)
+            where = ends[place[search]]
+            i_end, i_mh = query_pairs(tree, where, workers=2, predicate="dwithin", distance=tol)
+            rows, pick = nearest_of_pairs(i_end, shapely.distance(where[i_end], tree.geometries[i_mh]), i_mh)
+            matched[search[rows]] = i_mh[pick]
+        end_node = matched[end_at]
     loose = np.flatnonzero(end_node < 0)
     labels = _clusters(ends[loose], tol)
     n_j = int(labels.max()) + 1 if len(labels) else 0

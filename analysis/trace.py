@@ -16,6 +16,7 @@ import pandas as pd
 import shapely
 from scipy.sparse import csgraph
 
+from analysis._parallel import default_workers, elementwise, nearest_of_pairs, within_pairs
 from analysis.network import SewerNetwork, _adjacency
 from analysis.profiles import Profile
 
@@ -86,22 +87,26 @@ def connect_parcels(net: SewerNetwork, parcels) -> pd.DataFrame:
     want = parcels["main_id"].astype(object).where(parcels["main_id"].notna(), None).to_numpy(object)
     edge = np.full(n, -1, dtype=np.int64)
     ok = np.isfinite(x) & np.isfinite(y) & pd.notna(want)
+    points = np.full(n, None, dtype=object)
+    workers = default_workers()
     if ok.any() and len(net.geometry):
-        points = shapely.points(x[ok], y[ok])
+        points[ok] = shapely.points(x[ok], y[ok])
         rows = np.flatnonzero(ok)
         tol = 0.5 / net.fpu
-        p_idx, e_idx = shapely.STRtree(net.geometry).query(points, predicate="dwithin", distance=tol)
+        p_idx, e_idx, d = within_pairs(shapely.STRtree(net.geometry), points[rows], tol, workers=workers)
         match = net.main_id[e_idx].astype(str) == want[rows[p_idx]].astype(str)
-        p_idx, e_idx = p_idx[match], e_idx[match]
-        d = shapely.distance(points[p_idx], net.geometry[e_idx])
-        best = pd.DataFrame({"p": p_idx, "e": e_idx, "d": d}).sort_values(["p", "d", "e"]).drop_duplicates("p")
-        edge[rows[best["p"].to_numpy()]] = best["e"].to_numpy()
+        p_idx, e_idx, d = p_idx[match], e_idx[match], d[match]
+        # The nearest piece of the parcel's main; of two as near, the first piece.
+        chosen, pick = nearest_of_pairs(p_idx, d, e_idx)
+        edge[rows[chosen]] = e_idx[pick]
     has = edge >= 0
     e = np.clip(edge, 0, None)
     v = net.v[e] if len(net.v) else np.zeros(n, dtype=np.int64)
     frac = np.zeros(n)
     if has.any():
-        frac[has] = shapely.line_locate_point(net.geometry[edge[has]], shapely.points(x[has], y[has]), normalized=True)
+        frac[has] = elementwise(
+            shapely.line_locate_point, net.geometry[edge[has]], points[has], workers=workers, normalized=True
+        ).astype(float)
     rest_ft = np.where(has, (1 - frac) * (net.length_ft[e] if len(net.v) else 0.0), np.nan)
     control = np.where(has, net.control_manhole[v] if len(net.v) else -1, -1)
     drains = net.drains()
