@@ -495,13 +495,18 @@ def _geometric_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, tol, defects) ->
     scale = np.where(np.isfinite(given) & (given > 0) & ~zero, given / np.where(zero, 1.0, whole_ft), 1.0)
 
     unsplit = lines
-    starts, ends = shapely.get_point(lines, 0), shapely.get_point(lines, -1)
-    lines, row, split_defects = _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, ends)
+    end_xy = _end_coordinates(lines)
+    ends = shapely.points(end_xy)
+    starts, ends = ends[: len(lines)], ends[len(lines) :]
+    lines, row, split_defects, places = _split_at_junctions(
+        lines, row, ids, mh_geoms, mh_ids, tol, starts, ends, end_xy
+    )
     defects += split_defects
     if lines is not unsplit:  # some main was split: its pieces have new ends
         starts, ends = shapely.get_point(lines, 0), shapely.get_point(lines, -1)
+        places = None
     node_id, node_xy, node_kind, end_node, mh_node, node_defects = _nodes(
-        np.concatenate([starts, ends]), mh_geoms, mh_ids, mh_kind, tol
+        np.concatenate([starts, ends]), mh_geoms, mh_ids, mh_kind, tol, places
     )
     defects += node_defects
     length_ft = shapely.length(lines) * fpu * scale[row]
@@ -549,19 +554,32 @@ def _report_zero_length(kept, ids, rows, mh_geoms, mh_ids, defects) -> None:
         )
 
 
-def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops):
-    """Split mains where another main's end, or a manhole, lies on their interior (``starts``, ``stops``: ends)."""
+def _end_coordinates(lines: np.ndarray) -> np.ndarray:
+    """The first vertex of every line, then the last (x, y): ``get_point(lines, 0)`` and ``-1``'s coordinates,
+    read in one pass over the vertices."""
+    xy, which = shapely.get_coordinates(lines, return_index=True)
+    first = np.searchsorted(which, np.arange(len(lines)))
+    last = np.r_[first[1:], len(which)] - 1
+    return np.concatenate([xy[first], xy[last]])
+
+
+def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops, end_xy):
+    """Split mains where another main's end, or a manhole, lies on their interior (``starts``, ``stops``: ends,
+    whose coordinates ``end_xy`` holds).
+
+    Also returns the places (``_places``) of the ends followed by the manholes, which ``_nodes`` reuses when no
+    main was split (``None`` when there are no lines).
+    """
     defects: list[Defect] = []
     if len(lines) == 0:
-        return lines, row, defects
+        return lines, row, defects, None
     ends = np.concatenate([starts, stops])
     owner = np.concatenate([np.arange(len(lines)), np.arange(len(lines))])
     points = np.concatenate([ends, mh_geoms])
-    what = np.concatenate([np.full(len(ends), "end"), np.full(len(mh_geoms), "manhole")])
     point_owner = np.concatenate([owner, np.full(len(mh_geoms), -1)])
     tree = shapely.STRtree(lines)
-    first, last = shapely.get_coordinates(ends[: len(lines)]), shapely.get_coordinates(ends[len(lines) :])
-    xy = shapely.get_coordinates(points)
+    xy = np.concatenate([end_xy, shapely.get_coordinates(mh_geoms)])  # validated manholes are never empty
+    first, last = xy[: len(lines)], xy[len(lines) : len(ends)]
     # Most points stand where two or three others do (main ends and the manhole they meet at): each place is
     # searched once, and its pairs handed back to every point standing there.
     place, at = _places(xy)
@@ -590,7 +608,7 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops):
     interior = (along > tol) & (along < shapely.length(lines[l_idx]) - tol)
     p_idx, l_idx, along = p_idx[interior], l_idx[interior], along[interior]
     if len(p_idx) == 0:
-        return lines, row, defects
+        return lines, row, defects, (place, at)
     cuts = pd.DataFrame({"line": l_idx, "along": along, "point": p_idx}).sort_values(["line", "along"])
     cuts = cuts.drop_duplicates(["line", "along"])
     new_lines, new_rows = [lines[np.setdiff1d(np.arange(len(lines)), cuts["line"].unique())]], []
@@ -605,7 +623,7 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops):
         new_rows.append(np.full(len(pieces), row[line_i]))
         for _, cut in group.iterrows():
             pt = points[int(cut["point"])]
-            if what[int(cut["point"])] == "manhole":
+            if int(cut["point"]) >= len(ends):  # a manhole (the points are the ends, then the manholes)
                 mh = mh_ids[int(cut["point"]) - len(ends)]
                 check, msg = (
                     "main_through_manhole",
@@ -621,7 +639,7 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops):
                     ),
                 )
             defects.append(Defect(check, "warning", str(ids[row[line_i]]), "", msg, pt.x, pt.y))
-    return np.concatenate(new_lines), np.concatenate(new_rows), defects
+    return np.concatenate(new_lines), np.concatenate(new_rows), defects, (place, at)
 
 
 def _places(xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -657,8 +675,11 @@ def _clusters(points: np.ndarray, tol: float) -> np.ndarray:
     return csgraph.connected_components(graph, directed=False)[1]
 
 
-def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, mh_kind: np.ndarray, tol: float):
-    """Nodes: manholes (co-located ones merged), then junctions for ends that meet no manhole."""
+def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, mh_kind: np.ndarray, tol: float, places=None):
+    """Nodes: manholes (co-located ones merged), then junctions for ends that meet no manhole.
+
+    ``places``: ``_places`` of the ends followed by every manhole, when the caller has them (no main was split).
+    """
     defects: list[Defect] = []
     mh_label = _clusters(mh_geoms, tol)
     first_of = (
@@ -696,7 +717,10 @@ def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, mh_kind: 
         reps = mh_geoms[first_of]
         mh_xy = np.c_[shapely.get_x(reps), shapely.get_y(reps)]
         located = np.isfinite(mh_xy).all(axis=1)
-        place, at = _places(np.concatenate([shapely.get_coordinates(ends), mh_xy[located]]))
+        if places is not None and n_mh == len(mh_geoms) and located.all():  # the same points, in the same order
+            place, at = places
+        else:
+            place, at = _places(np.concatenate([shapely.get_coordinates(ends), mh_xy[located]]))
         matched = np.full(len(place), -1, dtype=np.int64)
         matched[at[len(ends) :]] = np.flatnonzero(located)
         end_at = at[: len(ends)]
