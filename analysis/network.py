@@ -139,10 +139,21 @@ class SewerNetwork:
     link_kind: np.ndarray | None = None
     explicit: bool = False
     measurable: bool = True
+    # The tree of the mains (its positions are the mains'), when the build already made one: see ``main_tree``.
+    built_tree: shapely.STRtree | None = field(default=None, repr=False, compare=False)
 
     @property
     def n_nodes(self) -> int:
         return len(self.node_id)
+
+    @cached_property
+    def main_tree(self) -> shapely.STRtree:
+        """An STRtree of the mains, positions as in ``geometry``: the build's when it made one, else made once here.
+
+        The build's tree holds the mains as drawn, before some were reversed to run with the flow: the same
+        envelopes and distances, so queries and distances give the same answers.
+        """
+        return self.built_tree if self.built_tree is not None else shapely.STRtree(self.geometry)
 
     @cached_property
     def node_index(self) -> dict[str, int]:
@@ -300,6 +311,7 @@ class _Graph:
     node_xy: np.ndarray
     node_kind: np.ndarray
     mh_node: np.ndarray  # manhole position -> node
+    tree: shapely.STRtree | None = None  # of ``lines``, when the junction search made one for these very lines
 
 
 def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitised: bool, explicit: bool):
@@ -378,6 +390,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         link_kind=link_kind,
         explicit=explicit,
         measurable=measurable,
+        built_tree=g.tree,
     )
 
 
@@ -498,7 +511,7 @@ def _geometric_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, tol, defects) ->
     end_xy = _end_coordinates(lines)
     ends = shapely.points(end_xy)
     starts, ends = ends[: len(lines)], ends[len(lines) :]
-    lines, row, split_defects, places = _split_at_junctions(
+    lines, row, split_defects, places, tree = _split_at_junctions(
         lines, row, ids, mh_geoms, mh_ids, tol, starts, ends, end_xy
     )
     defects += split_defects
@@ -511,7 +524,7 @@ def _geometric_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, tol, defects) ->
     defects += node_defects
     length_ft = shapely.length(lines) * fpu * scale[row]
     a, b = end_node[: len(lines)], end_node[len(lines) :]
-    return _Graph(lines, row, a, b, length_ft, node_id, node_xy, node_kind, mh_node)
+    return _Graph(lines, row, a, b, length_ft, node_id, node_xy, node_kind, mh_node, tree)
 
 
 def _report_zero_length(kept, ids, rows, mh_geoms, mh_ids, defects) -> None:
@@ -567,12 +580,12 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops, e
     """Split mains where another main's end, or a manhole, lies on their interior (``starts``, ``stops``: ends,
     whose coordinates ``end_xy`` holds).
 
-    Also returns the places (``_places``) of the ends followed by the manholes, which ``_nodes`` reuses when no
-    main was split (``None`` when there are no lines).
+    When no main was split, also returns the places (``_places``) of the ends followed by the manholes, which
+    ``_nodes`` reuses, and the tree of the lines, which the network keeps for the traces (else ``None``, ``None``).
     """
     defects: list[Defect] = []
     if len(lines) == 0:
-        return lines, row, defects, None
+        return lines, row, defects, None, None
     ends = np.concatenate([starts, stops])
     owner = np.concatenate([np.arange(len(lines)), np.arange(len(lines))])
     points = np.concatenate([ends, mh_geoms])
@@ -608,7 +621,7 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops, e
     interior = (along > tol) & (along < shapely.length(lines[l_idx]) - tol)
     p_idx, l_idx, along = p_idx[interior], l_idx[interior], along[interior]
     if len(p_idx) == 0:
-        return lines, row, defects, (place, at)
+        return lines, row, defects, (place, at), tree
     cuts = pd.DataFrame({"line": l_idx, "along": along, "point": p_idx}).sort_values(["line", "along"])
     cuts = cuts.drop_duplicates(["line", "along"])
     new_lines, new_rows = [lines[np.setdiff1d(np.arange(len(lines)), cuts["line"].unique())]], []
@@ -639,7 +652,7 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops, e
                     ),
                 )
             defects.append(Defect(check, "warning", str(ids[row[line_i]]), "", msg, pt.x, pt.y))
-    return np.concatenate(new_lines), np.concatenate(new_rows), defects, (place, at)
+    return np.concatenate(new_lines), np.concatenate(new_rows), defects, None, None
 
 
 def _places(xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

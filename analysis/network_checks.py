@@ -375,7 +375,7 @@ def _manholes_without_mains(net: SewerNetwork, manholes, tol: float) -> list[Def
     ids = manholes["manhole_id"].astype(str).to_numpy() if "manhole_id" in manholes else np.array([])
     touching = np.zeros(len(geoms), bool)
     if len(net.geometry) and not net.explicit:  # a model's nodes are joined by name, never by distance
-        hit, _ = shapely.STRtree(net.geometry).query(geoms, predicate="dwithin", distance=tol)
+        hit, _ = net.main_tree.query(geoms, predicate="dwithin", distance=tol)
         touching[hit] = True
     alone = np.flatnonzero(~np.isin(ids, list(used)) & ~touching)
     return _findings(

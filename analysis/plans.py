@@ -850,7 +850,7 @@ def _connect(line, net, profile, fpu, present: _Present, added_peak: float) -> _
             "main", str(net.node_id[node]), node, None, 0 if end == 0 else -1, tuple(net.node_xy[node]), 0.0
         )
     for i, point in enumerate(ends):
-        hits = shapely.STRtree(net.geometry).query(point, predicate="dwithin", distance=snap)
+        hits = net.main_tree.query(point, predicate="dwithin", distance=snap)
         if len(hits):
             e = int(hits[np.argmin(shapely.distance(point, net.geometry[hits]))])
             on = shapely.line_interpolate_point(net.geometry[e], shapely.line_locate_point(net.geometry[e], point))

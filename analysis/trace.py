@@ -93,7 +93,7 @@ def connect_parcels(net: SewerNetwork, parcels) -> pd.DataFrame:
         points[ok] = shapely.points(x[ok], y[ok])
         rows = np.flatnonzero(ok)
         tol = 0.5 / net.fpu
-        p_idx, e_idx, d = within_pairs(shapely.STRtree(net.geometry), points[rows], tol, workers=workers)
+        p_idx, e_idx, d = within_pairs(net.main_tree, points[rows], tol, workers=workers)
         match = net.main_id[e_idx].astype(str) == want[rows[p_idx]].astype(str)
         p_idx, e_idx, d = p_idx[match], e_idx[match], d[match]
         # The nearest piece of the parcel's main; of two as near, the first piece.
