@@ -509,17 +509,13 @@ def _geometric_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, tol, defects) ->
 
     unsplit = lines
     end_xy = _end_coordinates(lines)
-    ends = shapely.points(end_xy)
-    starts, ends = ends[: len(lines)], ends[len(lines) :]
-    lines, row, split_defects, places, tree = _split_at_junctions(
-        lines, row, ids, mh_geoms, mh_ids, tol, starts, ends, end_xy
-    )
+    lines, row, split_defects, places, tree = _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, end_xy)
     defects += split_defects
     if lines is not unsplit:  # some main was split: its pieces have new ends
-        starts, ends = shapely.get_point(lines, 0), shapely.get_point(lines, -1)
+        end_xy = _end_coordinates(lines)
         places = None
     node_id, node_xy, node_kind, end_node, mh_node, node_defects = _nodes(
-        np.concatenate([starts, ends]), mh_geoms, mh_ids, mh_kind, tol, places
+        end_xy, mh_geoms, mh_ids, mh_kind, tol, places
     )
     defects += node_defects
     length_ft = shapely.length(lines) * fpu * scale[row]
@@ -576,9 +572,22 @@ def _end_coordinates(lines: np.ndarray) -> np.ndarray:
     return np.concatenate([xy[first], xy[last]])
 
 
-def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops, end_xy):
-    """Split mains where another main's end, or a manhole, lies on their interior (``starts``, ``stops``: ends,
-    whose coordinates ``end_xy`` holds).
+def _points_at(positions: np.ndarray, end_xy: np.ndarray, mh_geoms: np.ndarray) -> np.ndarray:
+    """The points at ``positions`` among the line ends (``end_xy``) followed by the manholes.
+
+    A point geometry is made only for the ends asked for: most of the two million ends of a state's mains are
+    never measured.
+    """
+    out = np.empty(len(positions), dtype=object)
+    is_end = positions < len(end_xy)
+    out[is_end] = shapely.points(end_xy[positions[is_end]])
+    out[~is_end] = mh_geoms[positions[~is_end] - len(end_xy)]
+    return out
+
+
+def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, end_xy):
+    """Split mains where another main's end, or a manhole, lies on their interior (``end_xy``: the lines' first
+    vertices, then their last, as ``_end_coordinates`` gives them).
 
     When no main was split, also returns the places (``_places``) of the ends followed by the manholes, which
     ``_nodes`` reuses, and the tree of the lines, which the network keeps for the traces (else ``None``, ``None``).
@@ -586,13 +595,12 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops, e
     defects: list[Defect] = []
     if len(lines) == 0:
         return lines, row, defects, None, None
-    ends = np.concatenate([starts, stops])
+    n_ends = len(end_xy)
     owner = np.concatenate([np.arange(len(lines)), np.arange(len(lines))])
-    points = np.concatenate([ends, mh_geoms])
     point_owner = np.concatenate([owner, np.full(len(mh_geoms), -1)])
     tree = shapely.STRtree(lines)
     xy = np.concatenate([end_xy, shapely.get_coordinates(mh_geoms)])  # validated manholes are never empty
-    first, last = xy[: len(lines)], xy[len(lines) : len(ends)]
+    first, last = xy[: len(lines)], xy[len(lines) : n_ends]
     # Most points stand where two or three others do (main ends and the manhole they meet at): each place is
     # searched once, and its pairs handed back to every point standing there.
     place, at = _places(xy)
@@ -611,13 +619,13 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops, e
     parts = map_chunks(candidates, len(place), 2)
     u_idx = np.concatenate([c[0] for c in parts]) if parts else np.zeros(0, np.int64)
     l_idx = np.concatenate([c[1] for c in parts]) if parts else np.zeros(0, np.int64)
-    near = shapely.distance(points[place[u_idx]], lines[l_idx]) <= tol
+    near = shapely.distance(_points_at(place[u_idx], end_xy, mh_geoms), lines[l_idx]) <= tol
     u_idx, l_idx = u_idx[near], l_idx[near]
     # Back to every point at each place, in point order (and, per point, in the order the tree gave the lines).
     p_idx, l_idx = _spread(u_idx, l_idx, at)
     own = point_owner[p_idx] != l_idx
     p_idx, l_idx = p_idx[own], l_idx[own]
-    along = shapely.line_locate_point(lines[l_idx], points[p_idx])
+    along = shapely.line_locate_point(lines[l_idx], _points_at(p_idx, end_xy, mh_geoms))
     interior = (along > tol) & (along < shapely.length(lines[l_idx]) - tol)
     p_idx, l_idx, along = p_idx[interior], l_idx[interior], along[interior]
     if len(p_idx) == 0:
@@ -635,9 +643,9 @@ def _split_at_junctions(lines, row, ids, mh_geoms, mh_ids, tol, starts, stops, e
         new_lines.append(np.array(pieces, dtype=object))
         new_rows.append(np.full(len(pieces), row[line_i]))
         for _, cut in group.iterrows():
-            pt = points[int(cut["point"])]
-            if int(cut["point"]) >= len(ends):  # a manhole (the points are the ends, then the manholes)
-                mh = mh_ids[int(cut["point"]) - len(ends)]
+            pt = _points_at(np.array([int(cut["point"])]), end_xy, mh_geoms)[0]
+            if int(cut["point"]) >= n_ends:  # a manhole (the points are the ends, then the manholes)
+                mh = mh_ids[int(cut["point"]) - n_ends]
                 check, msg = (
                     "main_through_manhole",
                     (f"Main {ids[row[line_i]]} passes through manhole {mh} without a break; split there."),
@@ -688,8 +696,8 @@ def _clusters(points: np.ndarray, tol: float) -> np.ndarray:
     return csgraph.connected_components(graph, directed=False)[1]
 
 
-def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, mh_kind: np.ndarray, tol: float, places=None):
-    """Nodes: manholes (co-located ones merged), then junctions for ends that meet no manhole.
+def _nodes(end_xy: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, mh_kind: np.ndarray, tol: float, places=None):
+    """Nodes: manholes (co-located ones merged), then junctions for line ends (``end_xy``) that meet no manhole.
 
     ``places``: ``_places`` of the ends followed by every manhole, when the caller has them (no main was split).
     """
@@ -721,7 +729,7 @@ def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, mh_kind: 
     node_ids = [mh_ids[first_of].astype(object)]
     node_xy = [shapely.get_coordinates(mh_geoms[first_of]).reshape(-1, 2)]
 
-    end_node = np.full(len(ends), -1, dtype=np.int64)
+    end_node = np.full(len(end_xy), -1, dtype=np.int64)
     if n_mh:
         # Each place where ends meet is matched to its manhole once (two or three ends share most places).
         # Places are taken among the ends and the manholes together: where a manhole stands exactly at the place
@@ -733,26 +741,26 @@ def _nodes(ends: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, mh_kind: 
         if places is not None and n_mh == len(mh_geoms) and located.all():  # the same points, in the same order
             place, at = places
         else:
-            place, at = _places(np.concatenate([shapely.get_coordinates(ends), mh_xy[located]]))
+            place, at = _places(np.concatenate([end_xy, mh_xy[located]]))
         matched = np.full(len(place), -1, dtype=np.int64)
-        matched[at[len(ends) :]] = np.flatnonzero(located)
-        end_at = at[: len(ends)]
+        matched[at[len(end_xy) :]] = np.flatnonzero(located)
+        end_at = at[: len(end_xy)]
         search = np.unique(end_at[matched[end_at] < 0])  # places of ends with no manhole standing exactly there
         if len(search):
             # Point to point, a dwithin query makes no box per place; of two manholes as near, the first decides.
             tree = shapely.STRtree(reps)
-            where = ends[place[search]]
+            where = shapely.points(end_xy[place[search]])  # an end stands first at each place searched
             i_end, i_mh = query_pairs(tree, where, workers=2, predicate="dwithin", distance=tol)
             rows, pick = nearest_of_pairs(i_end, shapely.distance(where[i_end], tree.geometries[i_mh]), i_mh)
             matched[search[rows]] = i_mh[pick]
         end_node = matched[end_at]
     loose = np.flatnonzero(end_node < 0)
-    labels = _clusters(ends[loose], tol)
+    labels = _clusters(shapely.points(end_xy[loose]), tol)
     n_j = int(labels.max()) + 1 if len(labels) else 0
     end_node[loose] = n_mh + labels
     firsts = pd.Series(loose).groupby(labels).first().to_numpy() if len(loose) else np.zeros(0, dtype=np.int64)
     node_ids.append(np.array([f"J-{k + 1}" for k in range(n_j)], dtype=object))
-    node_xy.append(shapely.get_coordinates(ends[firsts]).reshape(-1, 2))
+    node_xy.append(end_xy[firsts].reshape(-1, 2))
     kinds = np.concatenate([mh_kind[first_of].astype(object), np.full(n_j, "", dtype=object)])
     return (np.concatenate(node_ids), np.concatenate(node_xy), kinds, end_node, mh_node, defects)
 
