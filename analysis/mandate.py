@@ -240,7 +240,7 @@ def _result_frames(
     """The parcels with every result column beside the user's own, and the measuring lines as evidence."""
     occupied, occupied_source, connected = occupancy
     has_main = near.main_index >= 0
-    out = parcels.copy()
+    out = parcels.copy(deep=False)  # the user's columns shared, not copied (pandas copies on write)
     columns = {
         "distance_ft": np.round(measure.distance_ft, 2),
         "boundary_distance_ft": np.round(measure.boundary_ft, 2),
