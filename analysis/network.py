@@ -566,6 +566,8 @@ def _report_zero_length(kept, ids, rows, mh_geoms, mh_ids, defects) -> None:
 def _end_coordinates(lines: np.ndarray) -> np.ndarray:
     """The first vertex of every line, then the last (x, y): ``get_point(lines, 0)`` and ``-1``'s coordinates,
     read in one pass over the vertices."""
+    if len(lines) == 0:  # every main left out (all storm, say): no ends
+        return np.empty((0, 2))
     xy, which = shapely.get_coordinates(lines, return_index=True)
     first = np.searchsorted(which, np.arange(len(lines)))
     last = np.r_[first[1:], len(which)] - 1
