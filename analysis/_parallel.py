@@ -57,10 +57,14 @@ def map_chunks(func: Callable[[slice], object], n: int, workers: int) -> list:
 
 
 def elementwise(func: Callable, *arrays: np.ndarray, workers: int, **kwargs) -> np.ndarray:
-    """A vectorised shapely function (``shortest_line``, ``intersection`` ...) applied chunk by chunk."""
+    """A vectorised shapely function (``shortest_line``, ``intersection`` ...) applied chunk by chunk.
+
+    With no rows, ``func`` itself answers the empty input, so the result has the type it always has (floats from
+    ``distance``, booleans from a predicate, geometries otherwise).
+    """
     n = len(arrays[0])
     if n == 0:
-        return np.empty(0, dtype=object)
+        return func(*(np.asarray(a)[:0] for a in arrays), **kwargs)
     parts = map_chunks(lambda s: func(*(a[s] for a in arrays), **kwargs), n, workers)
     return np.concatenate(parts)
 

@@ -177,8 +177,8 @@ def _assess(
             given_pairs if given_pairs is not None and len(given_pairs.sewered) == len(streets) else None,
         )
 
-    by_class = _classes(parcels)  # once, for the units and the manhole cases
-    units, units_source, units_unknown = _units(out, parcels, parcel_of, qualifies, count, rules, by_class)
+    parcel_classes = _classes(parcels)  # once, for the units and the manhole cases
+    units, units_source, units_unknown = _units(out, parcels, parcel_of, qualifies, count, rules, parcel_classes)
     per = rules.units_per_lateral.value
     required = np.where(qualifies, 1.0, np.nan)
     if per:
@@ -186,7 +186,7 @@ def _assess(
         required = np.where(qualifies & units_unknown, np.nan, required)
     existing = _existing_laterals(geoms, laterals, profile, fpu) if laterals is not None else np.full(n, np.nan)
     shortfall = np.where(np.isfinite(existing) & np.isfinite(required), np.maximum(required - existing, 0), np.nan)
-    manhole, manhole_why = _manhole_connection(out, parcels, parcel_of, qualifies, count, rules, by_class)
+    manhole, manhole_why = _manhole_connection(out, parcels, parcel_of, qualifies, count, rules, parcel_classes)
     pipes = _lateral_sizes(geoms, laterals, profile, fpu)
 
     more = qualifies & (np.nan_to_num(required) > 1)
@@ -331,7 +331,7 @@ def _rear_buildings(
     members, lot, ref = members[valid], lot[valid], ref[valid]
     if not len(members):  # no lot has a frontage or a connection point to measure from (no counting main)
         return rear, front_id, verdict, lot_type, reason
-    d = elementwise(shapely.distance, geoms[members], ref, workers=workers).astype(float)
+    d = elementwise(shapely.distance, geoms[members], ref, workers=workers)
     order = np.lexsort((members, d, lot))
     is_first = np.r_[True, lot[order][1:] != lot[order][:-1]]
     front_of_lot = pd.Series(members[order][is_first], index=lot[order][is_first])
@@ -341,13 +341,13 @@ def _rear_buildings(
 
     # Blocked route: centroid to the nearest point of the frontage crosses the front building.
     route = elementwise(shapely.shortest_line, shapely.centroid(geoms[b]), r, workers=workers)
-    blocked = elementwise(_crosses_inside, route, geoms[f], workers=workers).astype(bool)
+    blocked = elementwise(_crosses_inside, route, geoms[f], workers=workers)
     # Behind: farther from the frontage and overlapping the front building along the frontage's direction.
     direction = _direction(r)
     lo_b, hi_b = _extent(geoms[b], direction)
     lo_f, hi_f = _extent(geoms[f], direction)
     overlap = np.minimum(hi_b, hi_f) - np.maximum(lo_b, lo_f)
-    farther = elementwise(_farther, geoms[b], geoms[f], r, workers=workers).astype(bool)
+    farther = elementwise(_farther, geoms[b], geoms[f], r, workers=workers)
     is_rear = blocked | (farther & (overlap > 0))
 
     kinds = _lot_types(abuts, names, reach_polys, len(parcels))
@@ -589,7 +589,7 @@ def _classes(parcels: gpd.GeoDataFrame) -> tuple[np.ndarray, pd.Series]:
     return codes, pd.Series(np.asarray(uniques, dtype=object), dtype=object)
 
 
-def _units(out, parcels, parcel_of, qualifies, count, rules, by_class):
+def _units(out, parcels, parcel_of, qualifies, count, rules, parcel_classes):
     """Living units: the building's, else the parcel's (when it has one qualifying building), else by class."""
     n = len(out)
     units = pd.to_numeric(out["units"], errors="coerce").to_numpy(float) if "units" in out else np.full(n, np.nan)
@@ -601,7 +601,7 @@ def _units(out, parcels, parcel_of, qualifies, count, rules, by_class):
         use = ~np.isfinite(units) & sole & np.isfinite(pu)
         units = np.where(use, pu, units)
         source = np.where(use, "parcel", source)
-    codes, classes = by_class  # _classes(parcels)
+    codes, classes = parcel_classes
     klass = codes[p] if len(parcels) else np.zeros(n, dtype=np.int64)
     table = rules.class_units.value
     by_class = classes.map(table).to_numpy(float)[klass]
@@ -624,7 +624,9 @@ def _existing_laterals(geoms, laterals, profile, fpu) -> np.ndarray:
     return np.bincount(b, minlength=len(geoms)).astype(float)
 
 
-def _manhole_connection(out, parcels, parcel_of, qualifies, count, rules, by_class) -> tuple[np.ndarray, np.ndarray]:
+def _manhole_connection(
+    out, parcels, parcel_of, qualifies, count, rules, parcel_classes
+) -> tuple[np.ndarray, np.ndarray]:
     """Cases for the administrative body (§ 144-16), and what each is: an institution or a complex of buildings.
 
     A class in ``manhole_connection_classes`` (schools, hospitals, institutions, public buildings) is a case with
@@ -638,7 +640,7 @@ def _manhole_connection(out, parcels, parcel_of, qualifies, count, rules, by_cla
     ):
         return np.zeros(n, dtype=bool), why
     p = np.clip(parcel_of, 0, None)
-    codes, classes = by_class  # _classes(parcels)
+    codes, classes = parcel_classes
     klass = codes[p]
     institution = (
         qualifies & classes.str.startswith(tuple(rules.manhole_connection_classes.value) or ("\0",)).to_numpy()[klass]

@@ -698,7 +698,14 @@ def _clusters(points: np.ndarray, tol: float) -> np.ndarray:
     return csgraph.connected_components(graph, directed=False)[1]
 
 
-def _nodes(end_xy: np.ndarray, mh_geoms: np.ndarray, mh_ids: np.ndarray, mh_kind: np.ndarray, tol: float, places=None):
+def _nodes(
+    end_xy: np.ndarray,
+    mh_geoms: np.ndarray,
+    mh_ids: np.ndarray,
+    mh_kind: np.ndarray,
+    tol: float,
+    places: tuple[np.ndarray, np.ndarray] | None = None,
+):
     """Nodes: manholes (co-located ones merged), then junctions for line ends (``end_xy``) that meet no manhole.
 
     ``places``: ``_places`` of the ends followed by every manhole, when the caller has them (no main was split).

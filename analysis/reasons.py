@@ -136,8 +136,8 @@ def explain(
     inverse[order] = np.arange(n)
     # One array first, then reordered: Arrow's take on the chunked pieces was ten times slower (0.4-0.6 s at 1M).
     # Large strings, whose offsets do not overflow at 2 GB of text (ten million parcels' reasons).
-    whole = pa.concat_arrays([piece.cast(pa.large_string()) for piece in pieces]) if n else None
-    reason = pc.take(whole, pa.array(inverse)) if n else pa.array([], pa.large_string())
+    whole = pa.concat_arrays([pa.array([], pa.large_string())] + [piece.cast(pa.large_string()) for piece in pieces])
+    reason = pc.take(whole, pa.array(inverse))
 
     rules = _rules(profile)
     code = pa.array(status_code)

@@ -106,7 +106,7 @@ def connect_parcels(net: SewerNetwork, parcels) -> pd.DataFrame:
     if has.any():
         frac[has] = elementwise(
             shapely.line_locate_point, net.geometry[edge[has]], points[has], workers=workers, normalized=True
-        ).astype(float)
+        )
     rest_ft = np.where(has, (1 - frac) * (net.length_ft[e] if len(net.v) else 0.0), np.nan)
     control = np.where(has, net.control_manhole[v] if len(net.v) else -1, -1)
     drains = net.drains()
