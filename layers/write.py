@@ -14,9 +14,11 @@ is written where nobody can see it yet, without SQLite's rollback journal and pe
 renamed into place: a write stopped halfway leaves no partial file, and the insert is about a fifth faster. A
 GeoPackage that exists already (layers added beside others) is written with SQLite's usual journal.
 
-GeoParquet results go as their three files at once on two threads (while one thread's rows are compressed and
-written by Arrow, without Python's lock, the other's geometries are encoded), and only the columns with few
-distinct values are dictionary-encoded (reason sentences and IDs are not worth a dictionary).
+GeoParquet results go as their three files at once on two threads, and each file's rows a row group at a time:
+while Arrow compresses and writes one row group (without Python's lock), the next one's geometries are encoded.
+Points and lines are encoded by numpy (``layers.wkb``), polygons by shapely. Only the columns with few distinct
+values are dictionary-encoded (reason sentences and IDs are not worth a dictionary). The files are those GeoPandas
+writes (GeoParquet 1.1 with a bbox covering column), built here so that the bounds are computed once.
 
 Every CSV sewerplan writes (results, network reports, the notices mailing list) goes through ``write_csv``: a
 spreadsheet opens it without running anything in it (a text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or
@@ -27,21 +29,27 @@ the row), it is UTF-8 with a byte-order mark (so "§" and MÜLLER-ŽÁK show rig
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 import threading
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 
 import geopandas as gpd
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pyogrio
 import shapely
 
 from analysis.errors import Fix
 from layers.errors import LayerError
+from layers.wkb import wkb_array
 
 RESULT_LAYER = "parcel_results"
 BUILDINGS_LAYER = "building_results"
@@ -370,19 +378,107 @@ def write_geoparquet(path: str | Path, frame: gpd.GeoDataFrame, *, crs=None, row
         out = out.to_crs(crs)
     tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     try:
-        out.to_parquet(
-            tmp,
-            index=False,
-            schema_version="1.1.0",
-            write_covering_bbox=True,
-            row_group_size=row_group_size,
-            use_dictionary=_few_values(out, row_group_size),
-        )
+        schema, batches = _geoparquet_batches(out, row_group_size)
+        with (
+            pq.ParquetWriter(tmp, schema, use_dictionary=_few_values(out, row_group_size)) as writer,
+            ThreadPoolExecutor(1) as pool,
+        ):
+            # While Arrow compresses and writes one row group (without Python's lock), this thread encodes the
+            # next one's geometries (with it): the two overlap instead of following each other.
+            written = None
+            for batch in batches:
+                if written is not None:
+                    written.result()
+                written = pool.submit(writer.write_table, batch, row_group_size=row_group_size)
+            if written is not None:
+                written.result()
         os.replace(tmp, target)
     except Exception as exc:
         tmp.unlink(missing_ok=True)
         raise LayerError(f"Cannot write {target}: {exc}") from exc
     return str(target)
+
+
+def _geoparquet_batches(frame: gpd.GeoDataFrame, rows: int) -> tuple[pa.Schema, Iterator[pa.Table]]:
+    """The schema of ``frame``'s GeoParquet 1.1 file and its rows, ``rows`` at a time (a row group each).
+
+    The same columns, schema and metadata GeoPandas's ``to_parquet(schema_version="1.1.0",
+    write_covering_bbox=True)`` writes; the geometries' bounds are computed once, for the ``bbox`` covering column
+    and the file's extent both, and the geometries are encoded by ``wkb_array`` one batch at a time, as the batches
+    are taken.
+    """
+    name = frame.geometry.name
+    if "bbox" in frame.columns:
+        raise LayerError("a column named 'bbox' would clash with the GeoParquet bounding-box column; rename it")
+    geoms = np.asarray(frame.geometry.values)
+    attributes = pd.DataFrame(frame, copy=False).assign(**{name: None})  # an Arrow null column, replaced below
+    table = pa.Table.from_pandas(attributes, preserve_index=False)
+    at = table.schema.get_field_index(name)
+    crs = frame.crs.to_json_dict() if frame.crs is not None else None
+    field = pa.field(
+        name,
+        pa.binary(),
+        metadata={
+            "ARROW:extension:name": "geoarrow.wkb",
+            "ARROW:extension:metadata": json.dumps({"crs": crs} if crs else {}),
+        },
+    )
+    bounds = shapely.bounds(geoms)
+    bbox = pa.StructArray.from_arrays(
+        [pa.array(bounds[:, k], from_pandas=True) for k in range(4)],  # null where there is no geometry
+        names=["xmin", "ymin", "xmax", "ymax"],
+    )
+    column = {"encoding": "WKB", "crs": _without_member_ids(crs), "geometry_types": _geometry_types(geoms)}
+    finite = np.isfinite(bounds).all(axis=1)  # missing and empty geometries have no extent
+    if finite.any():
+        column["bbox"] = [float(v) for v in (*bounds[finite, :2].min(axis=0), *bounds[finite, 2:].max(axis=0))]
+    column["covering"] = {"bbox": {k: ["bbox", k] for k in ("xmin", "ymin", "xmax", "ymax")}}
+    geo = {"primary_column": name, "columns": {name: column}, "version": "1.1.0", "creator": {"library": "sewerplan"}}
+    metadata = {**(table.schema.metadata or {}), b"geo": json.dumps(geo).encode()}
+    if frame.attrs:
+        metadata[b"PANDAS_ATTRS"] = json.dumps(frame.attrs).encode()
+    schema = table.schema.set(at, field).append(pa.field("bbox", bbox.type)).with_metadata(metadata)
+
+    def batches() -> Iterator[pa.Table]:
+        for start in range(0, max(len(geoms), 1), rows):  # no rows: one empty row group, as Arrow writes
+            part = table.slice(start, rows).set_column(at, field, wkb_array(geoms[start : start + rows]))
+            yield part.append_column("bbox", bbox.slice(start, rows)).replace_schema_metadata(metadata)
+
+    return schema, batches()
+
+
+def _geometry_types(geoms: np.ndarray) -> list[str]:
+    """GeoParquet's ``geometry_types``: the distinct types present ("Polygon", "Point Z" ...), sorted."""
+    kind = shapely.get_type_id(geoms)
+    z = shapely.has_z(geoms)
+    found = np.unique(kind[kind >= 0] * 2 + z[kind >= 0])
+    return sorted(_TYPE_NAMES[k // 2] + (" Z" if k % 2 else "") for k in found)
+
+
+def _without_member_ids(crs):
+    """A PROJJSON CRS without the IDs of its datum ensemble's members, which older PROJ versions do not know
+    (as GDAL and GeoPandas write GeoParquet; opengeospatial/geoparquet discussion 110)."""
+    if not isinstance(crs, dict):
+        return crs
+    out = {}
+    for key, value in crs.items():
+        if key == "members" and isinstance(value, list):
+            value = [{k: v for k, v in member.items() if k != "id"} for member in value]
+        out[key] = _without_member_ids(value)
+    return out
+
+
+# Shapely's geometry type ids, in order, by their GeoParquet names.
+_TYPE_NAMES = [
+    "Point",
+    "LineString",
+    "LinearRing",
+    "Polygon",
+    "MultiPoint",
+    "MultiLineString",
+    "MultiPolygon",
+    "GeometryCollection",
+]
 
 
 def _few_values(frame: gpd.GeoDataFrame, sample: int) -> list[str]:

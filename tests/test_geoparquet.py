@@ -6,16 +6,19 @@ from __future__ import annotations
 import json
 
 import geopandas as gpd
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+import shapely
 from click.testing import CliRunner
 
 from gisapp.cli import main
 from layers.errors import LayerError
 from layers.read import LayerSource, find_layers, read_source
 from layers.sample import sample_town
-from layers.write import write_geoparquet, write_layers
+from layers.wkb import wkb_array
+from layers.write import _plain_columns, write_geoparquet, write_layers
 
 COLUMNS = ["parcel_id", "status", "main_id", "distance_ft", "abuts_sewered_street", "reason", "connection_x"]
 
@@ -114,3 +117,82 @@ def test_a_parquet_file_that_is_no_geoparquet_is_refused_in_one_sentence(tmp_pat
         main, ["analyze", "--profile", "fort-plain", "--layer", f"parcels={path}", "--layer", f"mains={path}"]
     )
     assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+def _geoms(kind: str) -> np.ndarray:
+    """Hand-made geometry columns: the ones numpy encodes and the ones it leaves to shapely."""
+    rng = np.random.default_rng(7)
+    xy = rng.normal(size=(50, 3, 2)) * 1e6
+    points = shapely.points(xy[:, 0])
+    lines = shapely.linestrings(xy[:, :2])
+    made = {
+        "points with gaps": np.where(np.arange(50) % 7 == 0, None, points),
+        "two-point lines with gaps": np.where(np.arange(50) % 5 == 1, None, lines),
+        "three-point lines": shapely.linestrings(xy),
+        "lines of two and three points": np.r_[lines[:25], shapely.linestrings(xy[25:])],
+        "points and lines": np.r_[points[:25], lines[25:]],
+        "a point with Z": np.r_[points[:3], shapely.Point(1, 2, 3)],
+        "an empty point": np.r_[points[:3], shapely.Point()],
+        "polygons": shapely.buffer(points, 10),
+        "nothing but gaps": np.array([None, None], dtype=object),
+        "no rows": np.array([], dtype=object),
+    }
+    return np.asarray(made[kind], dtype=object)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "points with gaps",
+        "two-point lines with gaps",
+        "three-point lines",
+        "lines of two and three points",
+        "points and lines",
+        "a point with Z",
+        "an empty point",
+        "polygons",
+        "nothing but gaps",
+        "no rows",
+    ],
+)
+def test_wkb_is_what_geos_writes(kind):
+    """The numpy encoding of points and lines gives GEOS's own bytes; anything else is GEOS's."""
+    geoms = _geoms(kind)
+    assert wkb_array(geoms).to_pylist() == list(shapely.to_wkb(geoms, flavor="iso"))
+
+
+@pytest.mark.parametrize("crs", ["EPSG:2260", "EPSG:32632"])
+def test_our_geoparquet_file_is_the_one_geopandas_writes(tmp_path, crs):
+    """Schema, rows, GeoParquet metadata (but the creator) and what GeoPandas reads back: all as
+    ``to_parquet(schema_version="1.1.0", write_covering_bbox=True)`` writes them, for the results' layers too
+    (points and lines with gaps). EPSG:32632's datum is an ensemble, whose members' IDs are left out."""
+    layers = sample_town(200)
+    parcels = layers["parcels"].to_crs(crs)
+    lines = gpd.GeoDataFrame(
+        {"parcel_id": parcels["parcel_id"], "distance_ft": np.arange(len(parcels), dtype=float)},
+        geometry=shapely.shortest_line(parcels.geometry.values, layers["mains"].to_crs(crs).union_all()),
+        crs=crs,
+    )
+    lines.loc[lines.index[::9], "geometry"] = None
+    points = lines.set_geometry(shapely.get_point(lines.geometry.values, -1))
+    frames = {"parcels": parcels, "mains": layers["mains"], "lines": lines, "points": points, "none": parcels[:0]}
+    for name, frame in frames.items():
+        ours, theirs = tmp_path / f"ours_{name}.parquet", tmp_path / f"theirs_{name}.parquet"
+        write_geoparquet(ours, frame, row_group_size=64)  # several row groups, the last one short
+        _plain_columns(frame).to_parquet(
+            theirs, index=False, schema_version="1.1.0", write_covering_bbox=True, row_group_size=64
+        )
+        assert pq.ParquetFile(ours).num_row_groups == pq.ParquetFile(theirs).num_row_groups, name
+        assert pq.read_schema(ours).equals(pq.read_schema(theirs)), name
+        assert pq.read_table(ours).equals(pq.read_table(theirs)), name
+        meta, expected = geo_metadata(ours), geo_metadata(theirs)
+        assert meta.pop("creator") == {"library": "sewerplan"} and expected.pop("creator")
+        assert meta == expected, name
+        pd.testing.assert_frame_equal(gpd.read_parquet(ours), gpd.read_parquet(theirs))
+
+
+def test_a_bbox_column_of_the_users_is_refused_in_words(tmp_path):
+    frame = sample_town(50)["parcels"].assign(bbox="north lot")
+    with pytest.raises(LayerError, match="column named 'bbox'"):
+        write_geoparquet(tmp_path / "p.parquet", frame)
+    assert not list(tmp_path.iterdir())
