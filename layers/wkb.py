@@ -15,7 +15,8 @@ import numpy as np
 import pyarrow as pa
 import shapely
 
-_POINT, _LINESTRING = 0, 1  # shapely's type ids; their WKB type codes are one more
+_POINT, _LINESTRING = int(shapely.GeometryType.POINT), int(shapely.GeometryType.LINESTRING)
+_WKB_CODE = {_POINT: 1, _LINESTRING: 2}  # their type codes in WKB
 
 
 def wkb_array(geoms: np.ndarray) -> pa.Array:
@@ -27,7 +28,7 @@ def wkb_array(geoms: np.ndarray) -> pa.Array:
     if shape is None:
         return pa.array(shapely.to_wkb(geoms, flavor="iso"), pa.binary())
     kind, points = shape
-    header = np.array([1], "u1").tobytes() + np.array([kind + 1], "<u4").tobytes()  # 1: little-endian
+    header = np.array([1], "u1").tobytes() + np.array([_WKB_CODE[kind]], "<u4").tobytes()  # 1: little-endian
     if kind == _LINESTRING:
         header += np.array([points], "<u4").tobytes()
     width = len(header) + 16 * points
@@ -45,7 +46,7 @@ def wkb_array(geoms: np.ndarray) -> pa.Array:
 def _one_shape(geoms: np.ndarray, kind: np.ndarray) -> tuple[int, int] | None:
     """(kind, number of points) when every geometry is a 2D point, or every one a 2D line string with the same
     number of points, none empty; None otherwise."""
-    if not len(kind) or kind.min() != kind.max() or kind[0] not in (_POINT, _LINESTRING):
+    if not len(kind) or kind.min() != kind.max() or kind[0] not in _WKB_CODE:
         return None
     if (shapely.is_empty(geoms) | shapely.has_z(geoms)).any():
         return None

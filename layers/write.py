@@ -450,8 +450,8 @@ def _geoparquet_batches(frame: gpd.GeoDataFrame, rows: int) -> tuple[pa.Schema, 
 def _geometry_types(geoms: np.ndarray) -> list[str]:
     """GeoParquet's ``geometry_types``: the distinct types present ("Polygon", "Point Z" ...), sorted."""
     kind = shapely.get_type_id(geoms)
-    z = shapely.has_z(geoms)
-    found = np.unique(kind[kind >= 0] * 2 + z[kind >= 0])
+    present = kind >= 0
+    found = np.unique(kind[present] * 2 + shapely.has_z(geoms[present]))  # type and Z, one number each
     return sorted(_TYPE_NAMES[k // 2] + (" Z" if k % 2 else "") for k in found)
 
 
@@ -468,17 +468,17 @@ def _without_member_ids(crs):
     return out
 
 
-# Shapely's geometry type ids, in order, by their GeoParquet names.
-_TYPE_NAMES = [
-    "Point",
-    "LineString",
-    "LinearRing",
-    "Polygon",
-    "MultiPoint",
-    "MultiLineString",
-    "MultiPolygon",
-    "GeometryCollection",
-]
+# GeoParquet's name of each of shapely's geometry types (``shapely.get_type_id``).
+_TYPE_NAMES = {
+    int(shapely.GeometryType.POINT): "Point",
+    int(shapely.GeometryType.LINESTRING): "LineString",
+    int(shapely.GeometryType.LINEARRING): "LinearRing",
+    int(shapely.GeometryType.POLYGON): "Polygon",
+    int(shapely.GeometryType.MULTIPOINT): "MultiPoint",
+    int(shapely.GeometryType.MULTILINESTRING): "MultiLineString",
+    int(shapely.GeometryType.MULTIPOLYGON): "MultiPolygon",
+    int(shapely.GeometryType.GEOMETRYCOLLECTION): "GeometryCollection",
+}
 
 
 def _few_values(frame: gpd.GeoDataFrame, sample: int) -> list[str]:
