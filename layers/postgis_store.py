@@ -38,7 +38,7 @@ import shapely
 
 from layers.errors import LayerError, quote_password, redact_url, split_fragment
 from layers.legend import LAYER_DESCRIPTIONS, column_description
-from layers.read import LAYER_NAMES
+from layers.read import LAYER_NAMES, read_ogr
 from layers.store import (
     RUNS_TABLE,
     SETTINGS_TABLE,
@@ -1056,7 +1056,7 @@ def _read_geopackage(path: Path) -> tuple[dict[str, gpd.GeoDataFrame], pd.DataFr
     for name, geometry in pyogrio.list_layers(str(path)):
         if geometry is None or str(name) == "layer_styles":
             continue
-        frames[str(name)] = gpd.read_file(str(path), layer=str(name), engine="pyogrio", use_arrow=True)
+        frames[str(name)] = read_ogr(str(path), layer=str(name))
     runs = None
     try:
         with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:

@@ -45,6 +45,7 @@ import geopandas as gpd
 import pyogrio
 
 from layers.errors import LayerError, redact_url, split_fragment
+from layers.read import read_ogr
 from layers.write import RESULT_LAYER, write_layers, write_results
 
 DEFAULT_STORE = Path("instance") / "sewerplan.gpkg"
@@ -248,7 +249,7 @@ class GeoPackageStore(Store):
         }
 
     def read_layer(self, name: str) -> gpd.GeoDataFrame:
-        return gpd.read_file(self.location, layer=name, engine="pyogrio", use_arrow=True)
+        return read_ogr(self.location, layer=name)
 
     def latest_run(self) -> dict | None:
         if not self.path.exists():

@@ -24,6 +24,7 @@ from layers.read import (
     parse_source,
     read_connected_ids,
     read_mapping,
+    read_ogr,
     read_source,
 )
 from layers.schema import MAINS, PARCELS, SPECS
@@ -634,3 +635,57 @@ def test_zip_given_on_the_command_line_with_a_member_outside_it_is_refused(tmp_p
         zf.writestr(member, b"")
     with pytest.raises(LayerError, match="outside the archive"):
         find_layers(str(archive))
+
+
+def _same_frame(ours, theirs):
+    from geopandas.testing import assert_geodataframe_equal
+
+    assert list(ours.columns) == list(theirs.columns)
+    assert ours.dtypes.astype(str).tolist() == theirs.dtypes.astype(str).tolist()
+    if not isinstance(theirs, gpd.GeoDataFrame):  # a table without geometry (a store's run record, its styles)
+        pd.testing.assert_frame_equal(ours, theirs)
+        return
+    assert_geodataframe_equal(ours, theirs, check_less_precise=False)
+    # exactly the same coordinates and kinds, missing geometries where they were
+    assert shapely.equals_exact(ours.geometry.values, theirs.geometry.values, 0)[theirs.geometry.notna()].all()
+    assert (ours.geometry.isna() == theirs.geometry.isna()).all()
+
+
+def test_read_ogr_gives_what_geopandas_reads(tmp_path):
+    """The faster Arrow hand-over changes nothing in the frame: columns, types, values, geometries, missing ones."""
+    rows = [
+        {"pid": "A", "blob": b"\x00\x01", "n": 1.5, "geometry": box(0, 0, 10, 10)},
+        {"pid": "B", "blob": None, "n": None, "geometry": None},
+        {"pid": None, "blob": b"", "n": 3.0, "geometry": shapely.MultiPolygon([box(20, 0, 30, 10), box(40, 0, 50, 10)])},
+        {"pid": "D", "blob": b"x" * 300, "n": 4.0, "geometry": Polygon(box(0, 0, 9, 9).exterior, [box(2, 2, 3, 3).exterior])},
+    ]
+    layer = ny_frame(rows)
+    path = tmp_path / "town.gpkg"
+    pyogrio.write_dataframe(layer, path, layer="parcels", driver="GPKG", use_arrow=True)  # blob: a BLOB column
+    pyogrio.write_dataframe(layer.iloc[:0], path, layer="nothing", driver="GPKG", append=False)
+    pyogrio.write_dataframe(layer.drop(columns="blob"), tmp_path / "town.geojson", driver="GeoJSON")
+    for where, kwargs in [(path, {"layer": "parcels"}), (path, {"layer": "nothing"}), (tmp_path / "town.geojson", {})]:
+        ours = read_ogr(str(where), **kwargs)
+        theirs = gpd.read_file(where, engine="pyogrio", use_arrow=True, **kwargs)
+        _same_frame(ours, theirs)
+    ours = read_ogr(str(path), layer="parcels")
+    assert ours["blob"].tolist() == [b"\x00\x01", None, b"", b"x" * 300]  # Python bytes, as before
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["ManchesterLinearFeatures.geojson", "ManchesterPointFeatures.geojson", "ManchesterServiceArea.geojson"],
+)
+def test_read_ogr_gives_what_geopandas_reads_on_real_data(name):
+    path = f"tests/data/vt-sewer/manchester/{name}"
+    _same_frame(read_ogr(path), gpd.read_file(path, engine="pyogrio", use_arrow=True))
+
+
+def test_read_ogr_gives_what_geopandas_reads_on_the_sample_town(tmp_path):
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    path = tmp_path / "sample.gpkg"
+    write_layers(str(path), sample_town(300))
+    for name, _ in pyogrio.list_layers(path):
+        _same_frame(read_ogr(str(path), layer=name), gpd.read_file(path, layer=name, engine="pyogrio", use_arrow=True))
