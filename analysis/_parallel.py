@@ -42,6 +42,22 @@ def default_workers(workers: int | None = None) -> int:
     return workers or min(4, os.cpu_count() or 1)
 
 
+@contextmanager
+def beside(func: Callable, *args, workers: int) -> Iterator[Callable[[], object]]:
+    """Run ``func(*args)`` on a thread of its own while the caller goes on; yields a function that returns its
+    result (or raises its error) when the caller needs it.
+
+    For independent steps that do not keep both cores busy on their own (the analysis is about one core's work
+    for long stretches). With ``workers`` 1 nothing runs beside: ``func`` runs when its result is asked for, in
+    the caller's order, as it would without this.
+    """
+    if workers <= 1:
+        yield lambda: func(*args)
+        return
+    with ThreadPoolExecutor(1) as pool:
+        yield pool.submit(func, *args).result
+
+
 def chunks(n: int, size: int | None = None) -> list[slice]:
     size = size or CHUNK
     return [slice(i, min(i + size, n)) for i in range(0, n, size)]

@@ -26,6 +26,7 @@ For every parcel, vectorised over STRtrees (no Python loop over parcels):
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass, field
 
 import geopandas as gpd
@@ -36,7 +37,7 @@ import pyarrow.compute as pc
 import shapely
 from pyproj import CRS
 
-from analysis._parallel import default_workers, elementwise, map_chunks, nearest, paused_gc
+from analysis._parallel import beside, default_workers, elementwise, map_chunks, nearest, paused_gc
 from analysis.areas import held_by_service_area
 from analysis.errors import AnalysisError, Fix
 from analysis.profiles import Profile
@@ -191,13 +192,15 @@ def _analyze(
     parcel_geoms = np.asarray(parcels.geometry.values)
     parcel_tree = shapely.STRtree(parcel_geoms)  # shared by the nearest-main search and the buildings
 
-    counted = _counted_mains(mains, profile)
-    near = _nearest_mains(parcel_geoms, parcel_tree, counted, reach, workers)
+    # Where the buildings stand does not depend on the mains: it is worked out beside the nearest-main search.
+    with beside(_occupancy_of, parcels, parcel_tree, buildings, profile, fpu, workers, workers=workers) as occupancy:
+        counted = _counted_mains(mains, profile)
+        near = _nearest_mains(parcel_geoms, parcel_tree, counted, reach, workers)
+        near = _said_sewer(
+            near, parcel_geoms, parcel_tree, counted, streets, sewer_rights_of_way, profile, fpu, reach, workers
+        )
+        building_parcels, occupied, occupied_source = occupancy()
     has_rows = sewer_rights_of_way is not None and len(sewer_rights_of_way) > 0
-    near = _said_sewer(
-        near, parcel_geoms, parcel_tree, counted, streets, sewer_rights_of_way, profile, fpu, reach, workers
-    )
-    building_parcels, occupied, occupied_source = _occupancy_of(parcels, parcel_tree, buildings, profile, fpu, workers)
     measure = _measure(parcel_geoms, counted, near, streets, curbs, sewer_rights_of_way, profile, fpu, workers)
     connected = _connected(parcels)
     held = held_by_service_area(parcels, service_areas)
@@ -205,7 +208,10 @@ def _analyze(
 
     main_text = pc.take(pa.array(counted.ids, pa.string()), pa.array(near.main_index, mask=near.main_index < 0))
     klass = pa.array(_text(parcels["property_class"]), pa.string()) if "property_class" in parcels else None
-    text = explain(
+    has_streets = streets is not None and len(streets) > 0
+    # The sentences (Arrow's string kernels) are written beside the assembly of the other result columns (pandas).
+    reasons = functools.partial(
+        explain,
         code,
         profile=profile,
         threshold_ft=threshold_ft,
@@ -221,10 +227,10 @@ def _analyze(
         measured_from=measure.measured_from,
         boundary_ft=measure.boundary_ft,
     )
-    has_streets = streets is not None and len(streets) > 0
-    out, measuring = _result_frames(
-        parcels, counted, near, measure, code, text, main_text, (occupied, occupied_source, connected), has_streets
-    )
+    with beside(reasons, workers=workers) as text:
+        out, measuring = _result_frames(
+            parcels, counted, near, measure, code, text, main_text, (occupied, occupied_source, connected), has_streets
+        )
     return MandateResult(
         parcels=out,
         measuring_lines=measuring,
@@ -237,11 +243,26 @@ def _analyze(
 def _result_frames(
     parcels, counted: _Mains, near: _Nearest, measure: _Measured, code, text, main_text, occupancy, has_streets
 ) -> tuple[gpd.GeoDataFrame, gpd.GeoDataFrame]:
-    """The parcels with every result column beside the user's own, and the measuring lines as evidence."""
+    """The parcels with every result column beside the user's own, and the measuring lines as evidence.
+
+    ``text()`` gives the rule, section and reason columns (``explain``); it is asked for last, so that the
+    sentences can be written on another thread while the rest is put together.
+    """
     occupied, occupied_source, connected = occupancy
     has_main = near.main_index >= 0
     out = parcels.copy(deep=False)  # the user's columns shared, not copied (pandas copies on write)
-    columns = {
+    measuring = gpd.GeoDataFrame(
+        {
+            "parcel_id": out["parcel_id"].to_numpy()[has_main],
+            "main_id": counted.ids[near.main_index[has_main]],
+            "distance_ft": np.round(measure.distance_ft, 2)[has_main],
+            "status": np.asarray(STATUSES, dtype=object)[code[has_main]],
+        },
+        geometry=measure.lines[has_main],
+        crs=parcels.crs,
+        index=parcels.index[has_main],
+    )
+    before_text = {
         "distance_ft": np.round(measure.distance_ft, 2),
         "boundary_distance_ft": np.round(measure.boundary_ft, 2),
         "measured_from": np.asarray(MEASURED_FROM, dtype=object)[measure.measured_from],
@@ -251,25 +272,15 @@ def _result_frames(
         "occupied_source": _strings(pc.take(pa.array(OCCUPANCY_SOURCES), pa.array(occupied_source)), out.index),
         "connected_flag": connected,
         "status": _strings(pc.take(pa.array(STATUSES), pa.array(code)), out.index),
-        **{name: _strings(values, out.index) for name, values in text.items()},
+    }
+    after_text = {
         "street_name_main": _strings(near.street, out.index),
         "connection_x": np.where(has_main, shapely.get_x(measure.connection), np.nan),
         "connection_y": np.where(has_main, shapely.get_y(measure.connection), np.nan),
     }
-    for name, values in columns.items():
+    texts = {name: _strings(values, out.index) for name, values in text().items()}
+    for name, values in {**before_text, **texts, **after_text}.items():
         out[name] = values
-
-    measuring = gpd.GeoDataFrame(
-        {
-            "parcel_id": out["parcel_id"].to_numpy()[has_main],
-            "main_id": counted.ids[near.main_index[has_main]],
-            "distance_ft": out["distance_ft"].to_numpy()[has_main],
-            "status": np.asarray(STATUSES, dtype=object)[code[has_main]],
-        },
-        geometry=measure.lines[has_main],
-        crs=parcels.crs,
-        index=parcels.index[has_main],
-    )
     return out, measuring
 
 

@@ -656,8 +656,8 @@ def test_read_ogr_gives_what_geopandas_reads(tmp_path):
     rows = [
         {"pid": "A", "blob": b"\x00\x01", "n": 1.5, "geometry": box(0, 0, 10, 10)},
         {"pid": "B", "blob": None, "n": None, "geometry": None},
-        {"pid": None, "blob": b"", "n": 3.0, "geometry": shapely.MultiPolygon([box(20, 0, 30, 10), box(40, 0, 50, 10)])},
-        {"pid": "D", "blob": b"x" * 300, "n": 4.0, "geometry": Polygon(box(0, 0, 9, 9).exterior, [box(2, 2, 3, 3).exterior])},
+        {"pid": None, "blob": b"", "n": 3.0, "geometry": shapely.MultiPolygon([box(20, 0, 30, 10), box(40, 0, 50, 9)])},
+        {"pid": "D", "blob": b"x" * 300, "n": 4.0, "geometry": box(0, 0, 9, 9).difference(box(2, 2, 3, 3))},
     ]
     layer = ny_frame(rows)
     path = tmp_path / "town.gpkg"

@@ -80,3 +80,29 @@ def test_places_hand_each_answer_to_every_point_standing_there(points, data):
     got = list(zip(*_spread(u_idx, l_idx, at), strict=True))
     expected = [(p, line) for p in range(len(xy)) for u, line in zip(u_idx, l_idx, strict=True) if at[p] == u]
     assert [(int(p), int(line)) for p, line in got] == expected
+
+
+def test_beside_runs_a_step_on_its_own_thread_only_with_several_workers():
+    import threading
+
+    from analysis._parallel import beside
+
+    def where():
+        return threading.get_ident()
+
+    with beside(where, workers=2) as result:
+        assert result() != threading.get_ident()
+    with beside(where, workers=1) as result:
+        assert result() == threading.get_ident()
+
+    def fails():
+        raise ValueError("bad buildings")
+
+    for workers in (1, 2):
+        with beside(fails, workers=workers) as result:
+            try:
+                result()
+            except ValueError as exc:
+                assert str(exc) == "bad buildings"
+            else:
+                raise AssertionError("the step's error was lost")

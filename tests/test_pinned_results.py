@@ -123,3 +123,30 @@ def test_sample_town_results_are_unchanged(town, name):
         street_pairs=result.street_pairs,
     ).buildings
     assert digest(reused, BUILDING_COLUMNS) == PINNED_BUILDINGS[name]
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_the_same_results_on_one_thread_and_on_several(town, name):
+    """Steps run beside each other (occupancy beside the nearest-main search, the reasons beside the frames) only
+    with more than one thread; one thread runs them in order. Both give the pinned answers, column for column."""
+    profile = load_profile(name, overrides=OVERRIDES.get(name))
+    date, reason = NOTICE.get(name, (None, None))
+    runs = [
+        analyze_mandates(
+            town.parcels,
+            town.mains,
+            streets=town.streets,
+            buildings=town.buildings,
+            profile=profile,
+            notice_date=date,
+            notice_reason=reason,
+            workers=workers,
+        )
+        for workers in (1, 3)
+    ]
+    for result in runs:
+        assert digest(result.parcels, PARCEL_COLUMNS) == PINNED[name]
+    one, several = runs
+    pd.testing.assert_frame_equal(one.parcels, several.parcels)
+    pd.testing.assert_frame_equal(one.measuring_lines, several.measuring_lines)
+    assert np.array_equal(one.building_parcels, several.building_parcels)
