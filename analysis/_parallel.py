@@ -43,19 +43,19 @@ def default_workers(workers: int | None = None) -> int:
 
 
 @contextmanager
-def beside(func: Callable, *args, workers: int) -> Iterator[Callable[[], object]]:
-    """Run ``func(*args)`` on a thread of its own while the caller goes on; yields a function that returns its
-    result (or raises its error) when the caller needs it.
+def beside(task: Callable[[], object], *, workers: int) -> Iterator[Callable[[], object]]:
+    """Run ``task()`` on a thread of its own while the caller goes on; yields a function that returns its result
+    (or raises its error) when the caller needs it.
 
     For independent steps that do not keep both cores busy on their own (the analysis is about one core's work
-    for long stretches). With ``workers`` 1 nothing runs beside: ``func`` runs when its result is asked for, in
+    for long stretches). With ``workers`` 1 nothing runs beside: ``task`` runs when its result is asked for, in
     the caller's order, as it would without this.
     """
     if workers <= 1:
-        yield lambda: func(*args)
+        yield task
         return
     with ThreadPoolExecutor(1) as pool:
-        yield pool.submit(func, *args).result
+        yield pool.submit(task).result
 
 
 def chunks(n: int, size: int | None = None) -> list[slice]:

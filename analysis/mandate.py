@@ -193,7 +193,8 @@ def _analyze(
     parcel_tree = shapely.STRtree(parcel_geoms)  # shared by the nearest-main search and the buildings
 
     # Where the buildings stand does not depend on the mains: it is worked out beside the nearest-main search.
-    with beside(_occupancy_of, parcels, parcel_tree, buildings, profile, fpu, workers, workers=workers) as occupancy:
+    where_buildings_stand = functools.partial(_occupancy_of, parcels, parcel_tree, buildings, profile, fpu, workers)
+    with beside(where_buildings_stand, workers=workers) as occupancy:
         counted = _counted_mains(mains, profile)
         near = _nearest_mains(parcel_geoms, parcel_tree, counted, reach, workers)
         near = _said_sewer(
@@ -251,11 +252,12 @@ def _result_frames(
     occupied, occupied_source, connected = occupancy
     has_main = near.main_index >= 0
     out = parcels.copy(deep=False)  # the user's columns shared, not copied (pandas copies on write)
+    distance_ft = np.round(measure.distance_ft, 2)
     measuring = gpd.GeoDataFrame(
         {
             "parcel_id": out["parcel_id"].to_numpy()[has_main],
             "main_id": counted.ids[near.main_index[has_main]],
-            "distance_ft": np.round(measure.distance_ft, 2)[has_main],
+            "distance_ft": distance_ft[has_main],
             "status": np.asarray(STATUSES, dtype=object)[code[has_main]],
         },
         geometry=measure.lines[has_main],
@@ -263,7 +265,7 @@ def _result_frames(
         index=parcels.index[has_main],
     )
     before_text = {
-        "distance_ft": np.round(measure.distance_ft, 2),
+        "distance_ft": distance_ft,
         "boundary_distance_ft": np.round(measure.boundary_ft, 2),
         "measured_from": np.asarray(MEASURED_FROM, dtype=object)[measure.measured_from],
         "main_id": _strings(main_text, out.index),

@@ -92,19 +92,25 @@ def town(tmp_path_factory):
     return load_layers(find_layers(str(path)), target_crs=measuring_crs("EPSG:2260"))
 
 
-@pytest.mark.parametrize("name", sorted(PINNED))
-def test_sample_town_results_are_unchanged(town, name):
-    profile = load_profile(name, overrides=OVERRIDES.get(name))
+def analysed(town, name: str, workers: int | None = None):
+    """The sample town analysed under the profile ``name`` with its pinned settings and notice."""
     date, reason = NOTICE.get(name, (None, None))
-    result = analyze_mandates(
+    return analyze_mandates(
         town.parcels,
         town.mains,
         streets=town.streets,
         buildings=town.buildings,
-        profile=profile,
+        profile=load_profile(name, overrides=OVERRIDES.get(name)),
         notice_date=date,
         notice_reason=reason,
+        workers=workers,
     )
+
+
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_sample_town_results_are_unchanged(town, name):
+    profile = load_profile(name, overrides=OVERRIDES.get(name))
+    result = analysed(town, name)
     assert result.parcels.index.equals(town.parcels.index)
     assert digest(result.parcels, PARCEL_COLUMNS) == PINNED[name]
     buildings = assess_buildings(
@@ -129,21 +135,7 @@ def test_sample_town_results_are_unchanged(town, name):
 def test_the_same_results_on_one_thread_and_on_several(town, name):
     """Steps run beside each other (occupancy beside the nearest-main search, the reasons beside the frames) only
     with more than one thread; one thread runs them in order. Both give the pinned answers, column for column."""
-    profile = load_profile(name, overrides=OVERRIDES.get(name))
-    date, reason = NOTICE.get(name, (None, None))
-    runs = [
-        analyze_mandates(
-            town.parcels,
-            town.mains,
-            streets=town.streets,
-            buildings=town.buildings,
-            profile=profile,
-            notice_date=date,
-            notice_reason=reason,
-            workers=workers,
-        )
-        for workers in (1, 3)
-    ]
+    runs = [analysed(town, name, workers) for workers in (1, 3)]
     for result in runs:
         assert digest(result.parcels, PARCEL_COLUMNS) == PINNED[name]
     one, several = runs

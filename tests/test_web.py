@@ -445,7 +445,9 @@ def test_map_click_popup_and_trace_in_chromium(live_server, browser, store):
     shot(browser, "popup")
     text = popup.get_attribute("textContent")
     assert target in text and "§ 144-4" in text and "2027-05-30" in text
-    popup.find_element(By.CSS_SELECTOR, ".trace-button").click()
+    from tests.test_web_map import click_in_popup  # here: test_web_map imports this module
+
+    click_in_popup(browser, ".parcel-popup .trace-button")
     result = wait_for(
         browser,
         lambda: (

@@ -23,6 +23,7 @@ from tests.test_web import SCREENSHOTS, open_map, wait_for
 from tests.test_web_map import (  # noqa: F401 - sample_store is a fixture
     _zip,
     click_at,
+    click_in_popup,
     click_points,
     popup_text,
     sample_store,
@@ -86,7 +87,7 @@ def test_a_planners_first_hour(sample_store, browser, tmp_path):  # noqa: F811
         settle(d)
         click_at(d, lat, lon)
         popup_text(d, target)
-        click_when_still(d, ".parcel-popup .trace-button")
+        click_in_popup(d, ".parcel-popup .trace-button")
         traced = wait_for(d, lambda: "Control manhole" in (t := by_id(By.CSS_SELECTOR, ".trace-result").text) and t)
         assert " ft through " in traced
         step(d, "03-trace")
@@ -225,31 +226,3 @@ def test_a_planners_first_hour(sample_store, browser, tmp_path):  # noqa: F811
         step(d, "13-published")
     finally:
         server.shutdown()
-
-
-# The element scrolled into view as a user scrolls the popup's text to it, where its middle then is, and whether a
-# click there lands on it (not on text the popup, still panning, slid over it).
-_UNDER_POINTER = """
-arguments[0].scrollIntoView({block: "nearest"});
-const r = arguments[0].getBoundingClientRect();
-const hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
-return [r.x, r.y, arguments[0].contains(hit)];
-"""
-
-
-def click_when_still(driver, css: str) -> None:
-    """Click as a pointer user does: scrolled to, once it has stopped moving (a popup panning into view) and nothing
-    covers its middle. A click sent while Leaflet still pans the popup can land on the text that slid under it."""
-    from selenium.webdriver.common.by import By
-
-    element = driver.find_element(By.CSS_SELECTOR, css)
-    last: list = [None]
-
-    def still() -> bool:
-        x, y, on_top = driver.execute_script(_UNDER_POINTER, element)
-        ready = on_top and last[0] == (x, y)
-        last[0] = (x, y)
-        return ready
-
-    assert wait_for(driver, still), f"{css} never stood still and uncovered"
-    element.click()

@@ -137,6 +137,25 @@ def popup_text(driver, parcel_id):
     return wait_for(driver, lambda: driver.execute_script(script, parcel_id))
 
 
+# True once the map has stopped panning the popup into view and, scrolled to within the popup's text as a user
+# scrolls, the element's middle is not covered (a click sent mid-pan landed on text the popup slid over it).
+_READY_TO_CLICK = """
+if (window.sewerplanMap._panAnim?._inProgress) return false;
+arguments[0].scrollIntoView({block: "nearest"});
+const r = arguments[0].getBoundingClientRect();
+return arguments[0].contains(document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2));
+"""
+
+
+def click_in_popup(driver, css):
+    """Click an element of the open popup as a pointer user does: once it is in view and nothing covers it."""
+    from selenium.webdriver.common.by import By
+
+    element = driver.find_element(By.CSS_SELECTOR, css)
+    wait_for(driver, lambda: driver.execute_script(_READY_TO_CLICK, element))
+    element.click()
+
+
 def ten_clicks(driver, store, ids):
     """Pan, zoom and click each parcel in turn; every click must open its popup. Returns the popups' texts."""
     points = click_points(store, ids)
