@@ -11,9 +11,7 @@ import ast
 import json
 import re
 import tomllib
-import warnings
 import zipfile
-from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +26,7 @@ from pyproj import CRS
 from analysis.errors import Fix
 from layers.crs import check_layers_together
 from layers.errors import LayerError, LayerValidationError, Problem, quote_password, redact_url, split_fragment
+from layers.heard import quiet
 from layers.schema import SPECS
 from layers.uploads import outside_archive
 from layers.validate import ColumnMapping, prepare_layer
@@ -177,7 +176,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
     if path.suffix.lower() == ".zip":
         _check_zip(str(path))
     try:
-        with _quiet():  # what GDAL warns of here it says again when the layer is read, and is reported then
+        with quiet():  # what GDAL warns of here it says again when the layer is read, and is reported then
             names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(str(path))}
     except Exception as exc:
         raise LayerError(unreadable_message(path, exc)) from exc
@@ -263,7 +262,7 @@ def read_source(source: LayerSource) -> gpd.GeoDataFrame:
     validation to report with the layer's other problems, and numpy's floating-point warnings (a NaN vertex read
     from WKB) are silenced because validation reports such coordinates itself.
     """
-    with _quiet() as heard:
+    with quiet() as heard:
         frame = _read(source)
     if heard:
         frame.attrs["read_warnings"] = tuple(heard)
@@ -309,23 +308,6 @@ def read_ogr(path: str, **kwargs) -> gpd.GeoDataFrame:
 
 def _binary_in_arrow(arrow_type):
     return pd.ArrowDtype(arrow_type) if arrow_type in (_BINARY, _LARGE_BINARY) else None
-
-
-@contextmanager
-def _quiet() -> Iterator[list[str]]:
-    """Collect the warnings raised inside the block (once each) instead of printing them; silence numpy's.
-
-    ``warnings.catch_warnings`` swaps the process-wide filters for the length of the block, so a warning another
-    thread raises meanwhile is collected here too (harmless: it is reported, not lost).
-    """
-    heard: list[str] = []
-    with np.errstate(all="ignore"), warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        yield heard
-    for w in caught:
-        text = " ".join(str(w.message).split())
-        if text not in heard:
-            heard.append(text)
 
 
 def unreadable_message(path: Path, exc: Exception, *, label: str | None = None) -> str:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import threading
+import warnings
 import zipfile
 
 import geopandas as gpd
@@ -17,6 +20,7 @@ from analysis.mandate import analyze_mandates
 from analysis.profiles import load_profile
 from layers.crs import check_and_reproject, check_layers_together, measuring_crs
 from layers.errors import LayerError, LayerValidationError, redact_url
+from layers.heard import quiet
 from layers.read import (
     LayerSource,
     find_layers,
@@ -624,6 +628,71 @@ def test_reader_warnings_are_reported_not_printed(tmp_path):
     out, problems = prepare(frame)
     assert out is not None
     assert [(p.check, p.severity) for p in problems] == [("read_warning", "warning")]
+
+
+def test_warnings_heard_in_two_threads_at_once_stay_with_their_own_thread():
+    """Two runs reading layers at once (two web requests): each hears its own warnings, whichever leaves first,
+    and the process's warning handling is as it was once both have left."""
+    before_show, before_filters = warnings.showwarning, list(warnings.filters)
+    step = [threading.Barrier(2) for _ in range(4)]
+    heard: dict[str, list[str]] = {}
+
+    def first():
+        with quiet() as mine:
+            step[0].wait()  # the other enters after this one
+            step[1].wait()
+            warnings.warn("first's warning", RuntimeWarning, stacklevel=2)
+            step[2].wait()
+        heard["first"] = mine  # this one leaves first, while the other still listens
+        step[3].wait()
+
+    def second():
+        step[0].wait()
+        with quiet() as mine:
+            step[1].wait()
+            warnings.warn("second's warning", RuntimeWarning, stacklevel=2)
+            step[2].wait()
+            step[3].wait()
+            warnings.warn("second's warning after the first left", RuntimeWarning, stacklevel=2)
+        heard["second"] = mine
+
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert heard == {
+        "first": ["first's warning"],
+        "second": ["second's warning", "second's warning after the first left"],
+    }
+    assert warnings.showwarning is before_show and warnings.filters == before_filters
+    with pytest.warns(UserWarning, match="nobody listens"):
+        warnings.warn("nobody listens", stacklevel=2)
+
+
+def test_gdal_warning_read_beside_another_read_is_reported_with_its_own_layer(tmp_path):
+    """A GDAL warning raised on one thread while another thread reads a clean layer goes to the layer that caused
+    it, not to the other (in another town's run, before)."""
+    noisy = tmp_path / "noisy.geojson"
+    features = [
+        {"type": "Feature", "id": 1, "properties": {"parcel_id": pid}, "geometry": {"type": "Point", "coordinates": xy}}
+        for pid, xy in (("A", [0, 0]), ("B", [1, 1]))
+    ]
+    noisy.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    clean = tmp_path / "clean.geojson"
+    clean.write_text(parcels_frame().to_crs(4326).to_json())
+    with quiet() as main_heard:  # a read under way on this thread while the other reads
+        frames = {}
+        reader = threading.Thread(target=lambda: frames.update(noisy=read_source(LayerSource("parcels", str(noisy)))))
+        reader.start()
+        reader.join()
+        frames["clean"] = read_source(LayerSource("parcels", str(clean)))
+    assert main_heard == []
+    assert "clean" in frames and "read_warnings" not in frames["clean"].attrs
+    assert frames["noisy"].attrs["read_warnings"] == (
+        "Several features with id = 1 have been found. Altering it to be unique. This warning will not be emitted "
+        "anymore for this layer",
+    )
 
 
 @pytest.mark.parametrize("member", ["../parcels.shp", "a\\..\\..\\parcels.shp", "/etc/parcels.shp", "C:parcels.shp"])
