@@ -2,8 +2,8 @@
 
 GDAL's warnings reach Python as ``RuntimeWarning``s raised in the thread that called GDAL. ``warnings.catch_warnings``
 cannot keep them apart: it swaps the process-wide filters and ``showwarning`` for the length of a block, so two
-threads inside such blocks at once (two web runs reading layers, or a layer read on a thread beside the validation
-of the one before) record each other's warnings, and the first to leave restores the filters under the other.
+threads inside such blocks at once (two web runs reading layers) record each other's warnings, and the first to
+leave restores the filters under the other.
 Here one process-wide handler is installed while any thread listens, and files each warning under the thread that
 raised it; a warning from a thread that is not listening goes where it would have gone.
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import struct
 import threading
 import warnings
 import zipfile
@@ -180,6 +181,84 @@ def test_invalid_geometry_repaired_and_reported():
     assert out.geometry.is_valid.all()
     assert out.geometry.iloc[0].geom_type in ("Polygon", "MultiPolygon")
     assert out.geometry.iloc[0].area == pytest.approx(5000)
+
+
+@pytest.mark.parametrize(
+    "sliver",
+    [
+        Polygon([(200, 0), (250, 0), (300, 0), (200, 0)]),  # a parcel of no area, drawn along a line
+        Polygon([(200, 0), (300, 0), (200, 0)]),  # a ring of two distinct points
+    ],
+)
+def test_polygon_repaired_to_nothing_is_left_out_and_named(sliver):
+    """Kept empty, a sliver parcel was measured as if it stood nowhere: "no public sanitary sewer main in the
+    data", with a main beside it. It is left out and named, as a parcel with no geometry is."""
+    gdf = ny_frame([{"SBL": "A", "geometry": box(0, 25, 50, 125)}, {"SBL": "SLIVER", "geometry": sliver}])
+    out, problems = prepare(gdf)
+    assert list(out["parcel_id"]) == ["A"]
+    (dropped,) = [p for p in problems if p.check == "collapsed_geometry"]
+    assert (dropped.severity, dropped.feature_ids) == ("warning", ("SLIVER",))
+    assert "left out of the analysis" in dropped.message
+    assert not [p for p in problems if p.check == "invalid_geometry"]  # nothing was repaired and kept
+    mains, _ = prepare(mains_frame(), MAINS)
+    wap = load_profile("wappinger", overrides={"mandate.distance_ft": "200"})
+    result = analyze_mandates(out.assign(occupied=True), mains, profile=wap)
+    assert list(result.parcels["parcel_id"]) == ["A"]
+
+
+def test_unclosed_ring_in_geojson_is_closed_and_the_layer_read(tmp_path):
+    """GDAL reads a GeoJSON ring that does not end where it starts; the layer used to be refused whole ("Points of
+    LinearRing do not form a closed linestring", no feature named). The ring is closed, GDAL's warning reported."""
+    square = [[-73.9, 41.6], [-73.899, 41.6], [-73.899, 41.601], [-73.9, 41.601]]
+    features = [
+        {"type": "Feature", "properties": {"parcel_id": pid}, "geometry": {"type": "Polygon", "coordinates": [ring]}}
+        for pid, ring in (("CLOSED", [*square, square[0]]), ("OPEN", square))
+    ]
+    path = tmp_path / "parcels.geojson"
+    path.write_text(json.dumps({"type": "FeatureCollection", "features": features}))
+    frame = read_source(LayerSource("parcels", str(path)))
+    assert shapely.equals_exact(frame.geometry.iloc[1], frame.geometry.iloc[0], 0)
+    out, problems = prepare(frame)
+    assert list(out["parcel_id"]) == ["CLOSED", "OPEN"] and not errors(problems)
+    (warned,) = [p for p in problems if p.check == "read_warning"]
+    assert "Non closed ring" in warned.message
+
+
+def test_curved_parcels_are_read_as_straight_segments_and_said_so(tmp_path):
+    """A GeoPackage from ArcGIS keeps a cul-de-sac's lots as arcs (CURVEPOLYGON); GEOS has no curves, and the
+    layer was refused whole as if the file were damaged. It is read with each arc in straight segments."""
+    import pyogrio.raw
+
+    def wkb(kind: int, *parts: bytes) -> bytes:
+        return struct.pack("<BII", 1, kind, len(parts)) + b"".join(parts)
+
+    def points(xy) -> bytes:
+        return b"".join(struct.pack("<dd", x, y) for x, y in xy)
+
+    x, y, r = 656_000.0, 1_008_000.0, 100.0  # a circle of 100 ft radius, drawn as one circular string
+    arc = [(x - r, y), (x, y + r), (x + r, y), (x, y - r), (x - r, y)]
+    circle = wkb(10, struct.pack("<BII", 1, 8, len(arc)) + points(arc))  # CURVEPOLYGON(CIRCULARSTRING(...))
+    square = [(x + 300, y), (x + 400, y), (x + 400, y + 100), (x + 300, y + 100), (x + 300, y)]
+    plain = wkb(3, struct.pack("<I", len(square)) + points(square))
+    path = tmp_path / "parcels.gpkg"
+    pyogrio.raw.write(
+        path,
+        geometry=np.array([circle, plain], dtype=object),
+        field_data=[np.array(["CUL-DE-SAC", "SQUARE"], dtype=object)],
+        fields=["parcel_id"],
+        geometry_type="Unknown",
+        crs="EPSG:2260",
+        driver="GPKG",
+        layer="parcels",
+    )
+    frame = read_source(LayerSource("parcels", str(path), "parcels"))
+    assert list(frame.geometry.geom_type) == ["Polygon", "Polygon"]
+    assert frame.geometry.iloc[0].area == pytest.approx(np.pi * r * r, rel=2e-3)  # 4-degree chords
+    assert frame.geometry.iloc[1].area == 10_000
+    out, problems = prepare(frame)
+    assert list(out["parcel_id"]) == ["CUL-DE-SAC", "SQUARE"] and not errors(problems)
+    (said,) = [p for p in problems if p.check == "read_warning"]
+    assert "curved lines (arcs)" in said.message and "straight segments" in said.message
 
 
 def test_null_and_empty_geometries_dropped_with_ids():
