@@ -341,7 +341,9 @@ def _occupancy_of(parcels, parcel_tree, buildings, profile, fpu, workers):
     if buildings is None:
         occupied, source = _occupancy(parcels, None, profile, fpu, None)
         return None, occupied, source
-    b_idx, p_idx = locate_buildings(np.asarray(buildings.geometry.values), parcel_tree, workers)
+    b_idx, p_idx = locate_buildings(
+        np.asarray(buildings.geometry.values), parcel_tree, workers, parcels["parcel_id"].to_numpy()
+    )
     building_parcels = np.full(len(buildings), -1, dtype=np.int64)
     building_parcels[b_idx] = p_idx
     occupied, source = _occupancy(parcels, buildings, profile, fpu, (b_idx, p_idx))
@@ -600,11 +602,18 @@ def _occupancy(
     return occupied, source
 
 
-def locate_buildings(geoms: np.ndarray, parcel_tree: shapely.STRtree, workers: int) -> tuple[np.ndarray, np.ndarray]:
-    """(building, parcel) positions of every building and each parcel its inside point lies within.
+def locate_buildings(
+    geoms: np.ndarray, parcel_tree: shapely.STRtree, workers: int, parcel_ids: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """(building, parcel) positions of every building and each parcel it stands on.
 
-    Candidates by envelope, then one point-in-polygon test per candidate on the point's coordinates: the same
-    pairs as a ``within`` query, in the same order, at half the cost.
+    A building stands on the parcel its inside point lies within: candidates by envelope, then one
+    point-in-polygon test per candidate on the point's coordinates (the same pairs as a ``within`` query, in the
+    same order, at half the cost). A building whose inside point lies within no parcel (a twin house drawn as one
+    footprint, centred on the lot line; a footprint whose middle falls in a gap between the parcels, as layers
+    from two sources often leave) stands on the parcel its footprint covers most, or, for a point on a lot line,
+    the parcel it touches; on a tie, the parcel with the lowest ``parcel_ids`` (position without them). Before,
+    such a building stood nowhere, and its parcel was unoccupied.
     """
     points = _inside_points(geoms, workers)
     x, y = shapely.get_x(points), shapely.get_y(points)
@@ -618,7 +627,28 @@ def locate_buildings(geoms: np.ndarray, parcel_tree: shapely.STRtree, workers: i
     parts = map_chunks(run, len(points), workers)
     if not parts:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    b_idx, p_idx = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+    astray = np.ones(len(geoms), dtype=bool)
+    astray[b_idx] = False
+    astray &= ~shapely.is_missing(geoms) & ~shapely.is_empty(geoms)
+    if not astray.any():
+        return b_idx, p_idx
+    more_b, more_p = _most_covered(geoms, np.flatnonzero(astray), parcel_tree, parcel_ids)
+    order = np.argsort(np.concatenate([b_idx, more_b]), kind="stable")
+    return np.concatenate([b_idx, more_b])[order], np.concatenate([p_idx, more_p])[order]
+
+
+def _most_covered(geoms, rows, parcel_tree, parcel_ids) -> tuple[np.ndarray, np.ndarray]:
+    """For the buildings ``rows``, the parcel each covers most (a point: one it touches), ties by parcel ID."""
+    i_b, i_p = parcel_tree.query(geoms[rows], predicate="intersects")
+    if len(i_b) == 0:
+        return np.empty(0, np.int64), np.empty(0, np.int64)
+    b = rows[i_b]
+    covered = shapely.area(shapely.intersection(geoms[b], parcel_tree.geometries[i_p]))
+    tie = np.asarray(parcel_ids, dtype=str)[i_p] if parcel_ids is not None else i_p
+    pick = np.lexsort((tie, -covered, b))
+    first = pick[np.r_[True, b[pick][1:] != b[pick][:-1]]]
+    return b[first], i_p[first]
 
 
 def _inside_points(geoms: np.ndarray, workers: int) -> np.ndarray:

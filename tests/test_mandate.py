@@ -202,6 +202,42 @@ def test_occupancy_from_buildings_sheds_do_not_count(fort_plain, street_block):
     assert (r["occupied_source"] == "buildings").all()
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_building_whose_middle_is_on_no_parcel_stands_on_the_one_it_covers_most(fort_plain, street_block, reverse):
+    """A twin house drawn as one footprint centred on the lot line, a footprint whose middle falls in a gap
+    between two parcels, a building point on a lot line: each used to stand on no parcel, and left its lot
+    "unoccupied". Each now stands on the parcel it covers most; on a tie, the lower parcel ID, in any row order."""
+    streets, mains = street_block
+    parcels = [
+        lot("A-1", 0, 25, occupied=None),
+        lot("A-2", 50, 25, occupied=None),  # the twin's footprint, x 30..70, is centred on their line x=50
+        lot("GAP-1", 200, 25, occupied=None),  # a 4 ft gap x 250..254, where the footprint's middle falls
+        lot("GAP-2", 254, 25, occupied=None),
+        lot("PT-1", 400, 25, occupied=None),  # a building point on the line x=450
+        lot("PT-2", 450, 25, occupied=None),
+    ]
+    buildings = [
+        {"building_id": "TWIN", "geometry": box(30, 50, 70, 80)},
+        {"building_id": "ASTRAY", "geometry": box(230, 50, 262, 80)},  # 20 ft on GAP-1, 8 ft on GAP-2
+        {"building_id": "POINT", "geometry": shapely.Point(450, 60)},
+    ]
+    if reverse:
+        parcels, buildings = parcels[::-1], buildings[::-1]
+    result = analyze_mandates(frame(parcels), mains, streets=streets, buildings=frame(buildings), profile=fort_plain)
+    where = result.parcels["parcel_id"].to_numpy()[result.building_parcels]
+    stands = dict(zip(frame(buildings)["building_id"], where, strict=True))
+    assert stands == {"TWIN": "A-1", "ASTRAY": "GAP-1", "POINT": "PT-1"}
+    status = result.parcels.set_index("parcel_id")["status"].to_dict()
+    assert status == {
+        "A-1": "mandated",
+        "A-2": "unoccupied",
+        "GAP-1": "mandated",
+        "GAP-2": "unoccupied",
+        "PT-1": "mandated",
+        "PT-2": "unoccupied",
+    }
+
+
 def test_occupied_attribute_overrides_buildings(fort_plain, street_block):
     streets, mains = street_block
     buildings = frame([{"geometry": box(10, 50, 40, 80)}])
