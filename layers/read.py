@@ -302,6 +302,7 @@ def read_ogr(path: str, **kwargs) -> gpd.GeoDataFrame:
     geometry that cannot be made at all comes back missing, and validation names it. Before, either made the whole
     layer unreadable, without saying which feature was at fault.
     """
+    kwargs = {**_shapefile_encoding(path, kwargs.get("layer")), **kwargs}
     try:
         frame = gpd.read_file(
             path,
@@ -331,6 +332,22 @@ CURVES_AS_SEGMENTS = (
     "which stray from it by about 0.06% of its radius at most (0.06 ft on a 100 ft radius), and distances are measured "
     "to those segments"
 )
+
+
+def _shapefile_encoding(path: str, layer: str | None) -> dict[str, str]:
+    """The text encoding to read a shapefile's .dbf in, where GDAL would hand its bytes over undecoded.
+
+    A .dbf with no .cpg beside it (and no code page in its header) is, by the format's history, Latin-1; pyogrio
+    knows that, but GDAL's Arrow path passes the bytes on as if they were UTF-8, and "MÜLLER" crashed the run or
+    was written as bytes no reader could decode. Where GDAL decodes the file itself (a .cpg), nothing is given.
+    """
+    if not str(path).lower().endswith((".shp", ".dbf", ".zip")):
+        return {}
+    try:
+        encoding = pyogrio.read_info(path, layer=layer).get("encoding")
+    except Exception:  # unreadable: the read itself says why
+        return {}
+    return {"encoding": encoding} if encoding and encoding.upper().replace("-", "") != "UTF8" else {}
 
 
 def _binary_in_arrow(arrow_type):

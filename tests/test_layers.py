@@ -261,6 +261,33 @@ def test_curved_parcels_are_read_as_straight_segments_and_said_so(tmp_path):
     assert "curved lines (arcs)" in said.message and "straight segments" in said.message
 
 
+@pytest.mark.parametrize("how", ["no .cpg", "a .cpg of 1252", "zipped, no .cpg"])
+def test_shapefile_owner_names_in_latin1_are_read_as_written(tmp_path, how):
+    """An older county shapefile: owners' names in Latin-1, often with no .cpg saying so. GDAL's Arrow path handed
+    the bytes on undecoded: the run crashed ("Wrapping MÜLLER JOSÉ failed"), or wrote names no reader could decode."""
+    names = ["MÜLLER JOSÉ", "PEÑA ANA"]
+    gdf = ny_frame(
+        [{"SBL": f"P-{i}", "OWNER": n, "geometry": box(i * 60, 25, i * 60 + 50, 125)} for i, n in enumerate(names)]
+    )
+    folder = tmp_path / "shp"
+    folder.mkdir()
+    gdf.to_file(folder / "parcels.shp", encoding="cp1252" if "1252" in how else "latin1")
+    cpg = folder / "parcels.cpg"
+    if "no .cpg" in how:
+        cpg.unlink(missing_ok=True)
+    else:
+        cpg.write_text("1252")
+    path = folder / "parcels.shp"
+    if how.startswith("zipped"):
+        path = tmp_path / "parcels.zip"
+        with zipfile.ZipFile(path, "w") as zf:
+            for member in folder.iterdir():
+                zf.write(member, member.name)
+    (source,) = find_layers(str(path)).values() if how.startswith("zipped") else [LayerSource("parcels", str(path))]
+    out, problems = prepare(read_source(source))
+    assert list(out["owner_name"]) == names and not errors(problems)
+
+
 def test_null_and_empty_geometries_dropped_with_ids():
     gdf = ny_frame(
         [
