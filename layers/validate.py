@@ -85,6 +85,7 @@ def prepare_layer(
     if len(gdf) == 0:
         return None, [*problems, Problem(kind, "empty", "error", f"{label} has no features.")]
 
+    gdf = _drop_other_geometries(gdf, spec, label, problems)
     gdf, found = _map_columns(gdf, spec, label, mapping.columns.get(kind, {}))
     problems += found
     if gdf is None:
@@ -128,6 +129,27 @@ def _read_warnings(gdf: gpd.GeoDataFrame, kind: str, label: str) -> list[Problem
         Problem(kind, "read_warning", "warning", f"{label}: while reading it, GDAL warned: {text}")
         for text in gdf.attrs.get("read_warnings", ())
     ]
+
+
+def _drop_other_geometries(
+    gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]
+) -> gpd.GeoDataFrame:
+    """Leave out geometry columns besides the layer's own (a GeoParquet file with a label point beside each parcel):
+    the results have one geometry, and a second made every writer fail once the whole analysis had run."""
+    own = gdf.geometry.name
+    other = [c for c in gdf.columns if c != own and isinstance(gdf[c].dtype, gpd.array.GeometryDtype)]
+    if not other:
+        return gdf
+    problems.append(
+        Problem(
+            spec.kind,
+            "other_geometry",
+            "warning",
+            f"{label}: column(s) {', '.join(other)} hold geometries besides the layer's own ({own}); they were left "
+            "out, and the layer is measured by its own.",
+        )
+    )
+    return gdf.drop(columns=other)
 
 
 def _map_columns(

@@ -34,6 +34,7 @@ from layers.read import (
 )
 from layers.schema import MAINS, PARCELS, SPECS
 from layers.validate import prepare_layer
+from layers.write import write_results
 from tests.conftest import CRS, frame, ny_frame
 
 TARGET = measuring_crs("EPSG:2260")
@@ -286,6 +287,26 @@ def test_shapefile_owner_names_in_latin1_are_read_as_written(tmp_path, how):
     (source,) = find_layers(str(path)).values() if how.startswith("zipped") else [LayerSource("parcels", str(path))]
     out, problems = prepare(read_source(source))
     assert list(out["owner_name"]) == names and not errors(problems)
+
+
+def test_a_second_geometry_column_is_left_out_and_said_so(tmp_path):
+    """A GeoParquet file with a label point beside each parcel ran the whole analysis, then failed to write ("'df'
+    must have only one geometry column"). The second geometry is left out at reading, and the user told."""
+    gdf = parcels_frame()
+    gdf["label_pt"] = gpd.GeoSeries(gdf.geometry.representative_point(), crs=gdf.crs)
+    path = tmp_path / "parcels.parquet"
+    gdf.to_parquet(path)
+    out, problems = prepare(read_source(LayerSource("parcels", str(path))))
+    assert "label_pt" not in out.columns and not errors(problems)
+    (said,) = [p for p in problems if p.check == "other_geometry"]
+    assert "label_pt" in said.message and said.severity == "warning"
+    result = analyze_mandates(
+        out.assign(occupied=True),
+        prepare(mains_frame(), MAINS)[0],
+        profile=load_profile("wappinger", overrides={"mandate.distance_ft": "200"}),
+    )
+    write_results(str(tmp_path / "results.gpkg"), result.parcels, result.measuring_lines)
+    assert len(gpd.read_file(tmp_path / "results.gpkg", layer="parcel_results")) == 2
 
 
 def test_null_and_empty_geometries_dropped_with_ids():
