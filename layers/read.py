@@ -15,7 +15,7 @@ import warnings
 import zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import geopandas as gpd
 import numpy as np
@@ -176,6 +176,12 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         return found
     if path.suffix.lower() == ".zip":
         _check_zip(str(path))
+        inside = _zip_folder(path)
+        if inside is not None:
+            found = _match(inside, lambda member: LayerSource("", member))
+            if not found:
+                raise LayerError(_nothing_found(path.name, [Path(m).name for m in inside.values()], "file"))
+            return found
     try:
         with quiet():  # what GDAL warns of here it says again when the layer is read, and is reported then
             names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(str(path))}
@@ -185,6 +191,35 @@ def find_layers(data: str) -> dict[str, LayerSource]:
     if not found:
         raise LayerError(_nothing_found(path.name, list(names.values()), "layer"))
     return found
+
+
+def _zip_folder(path: Path) -> dict[str, str] | None:
+    """The layers of a zip that holds them in a folder (what "Send to compressed folder" makes of a folder), as
+    {file stem: GDAL path}; ``None`` when the zip's top level holds layers, which GDAL lists itself.
+
+    GDAL opens only a zip's top level, and refused such a zip as "not recognized" (as if it were damaged). The
+    folder nearest the top that holds layers is used; a Mac's ``__MACOSX`` copies are not layers.
+    """
+    with zipfile.ZipFile(path) as zf:
+        members = [PurePosixPath(n) for n in zf.namelist() if not n.endswith("/")]
+    layers = [
+        m
+        for m in members
+        if m.suffix.lower() in VECTOR_SUFFIXES
+        and m.suffix.lower() != ".zip"
+        and m.parts[0] != "__MACOSX"
+        and not m.name.startswith("._")
+    ]
+    if not layers or any(len(m.parts) == 1 for m in layers):
+        return None
+    top = min(len(m.parts) for m in layers)
+    folders = sorted({m.parent for m in layers if len(m.parts) == top})
+    if len(folders) > 1:
+        raise LayerError(
+            f"{path.name} holds layers in {len(folders)} folders ({', '.join(f'{f}/' for f in folders[:3])}); zip "
+            "the one folder that holds the town's layers, or give each layer on its own."
+        )
+    return {m.stem.lower(): f"/vsizip/{path.resolve()}/{m}" for m in layers if m.parent == folders[0]}
 
 
 def _nothing_found(what: str, held: list[str], noun: str) -> str:

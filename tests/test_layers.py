@@ -822,6 +822,31 @@ def test_gdal_warning_read_beside_another_read_is_reported_with_its_own_layer(tm
     )
 
 
+def test_zip_holding_its_layers_in_a_folder_is_read(tmp_path):
+    """Windows' "Send to compressed folder" on a folder, with a Mac's __MACOSX copies beside: GDAL opens only a
+    zip's top level, and the zip was refused as "not recognized", as if it were damaged."""
+    folder = tmp_path / "shapes"
+    folder.mkdir()
+    parcels_frame().to_file(folder / "parcels.shp")
+    mains_frame().to_file(folder / "mains.shp")
+    archive = tmp_path / "town export.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for member in folder.iterdir():
+            zf.write(member, f"town_export/shapes/{member.name}")
+            zf.writestr(f"__MACOSX/town_export/shapes/._{member.name}", b"\x00\x05\x16\x07")
+    sources = find_layers(str(archive))
+    assert sorted(sources) == ["mains", "parcels"]
+    layers = load_layers(sources, target_crs=TARGET)
+    assert list(layers.parcels["parcel_id"]) == ["1.1-1-1", "1.1-1-2"] and len(layers.mains) == 1
+    two = tmp_path / "two.zip"
+    with zipfile.ZipFile(two, "w") as zf:
+        for member in folder.iterdir():
+            zf.write(member, f"2025/{member.name}")
+            zf.write(member, f"2026/{member.name}")
+    with pytest.raises(LayerError, match=r"holds layers in 2 folders \(2025/, 2026/\); zip the one folder"):
+        find_layers(str(two))
+
+
 @pytest.mark.parametrize("member", ["../parcels.shp", "a\\..\\..\\parcels.shp", "/etc/parcels.shp", "C:parcels.shp"])
 def test_zip_given_on_the_command_line_with_a_member_outside_it_is_refused(tmp_path, member):
     """The CLI's zip reader and the web upload refuse the same escaping member names (one check, two callers)."""
