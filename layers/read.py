@@ -319,10 +319,21 @@ def _read(source: LayerSource) -> gpd.GeoDataFrame:
         return read_inp(path)[source.layer or source.kind]
     if path.lower().endswith(".zip"):
         _check_zip(path)
+    if path.lower().endswith(".shp") and not path.startswith("/vsi"):
+        _check_dbf(Path(path), source.label)
     try:
         return read_ogr(path, layer=source.layer)
     except Exception as exc:
         raise LayerError(unreadable_message(Path(path), exc, label=source.label)) from exc
+
+
+def _check_dbf(shp: Path, label: str) -> None:
+    """Refuse a shapefile without its .dbf: GDAL reads the shapes alone, and the layer seemed to have no columns."""
+    if not any(shp.with_suffix(ext).exists() for ext in (".dbf", ".DBF", ".Dbf")):
+        raise LayerError(
+            f"{label}: {shp.name} has no {shp.stem}.dbf beside it, the shapefile's table of attributes (IDs, "
+            "owners, addresses); copy all of the shapefile's files together (.shp, .shx, .dbf, .prj, .cpg)."
+        )
 
 
 def read_ogr(path: str, **kwargs) -> gpd.GeoDataFrame:

@@ -847,6 +847,15 @@ def test_zip_holding_its_layers_in_a_folder_is_read(tmp_path):
         find_layers(str(two))
 
 
+def test_shapefile_without_its_dbf_is_refused_by_name(tmp_path):
+    """GDAL reads a .shp whose .dbf was not copied with it: the layer seemed to have no columns ("has no parcel_id
+    column ... Columns: none"), which did not say the file was missing."""
+    parcels_frame().to_file(tmp_path / "parcels.shp")
+    (tmp_path / "parcels.dbf").unlink()
+    with pytest.raises(LayerError, match=r"parcels.shp has no parcels.dbf beside it.*copy all of the shapefile"):
+        read_source(LayerSource("parcels", str(tmp_path / "parcels.shp")))
+
+
 @pytest.mark.parametrize("member", ["../parcels.shp", "a\\..\\..\\parcels.shp", "/etc/parcels.shp", "C:parcels.shp"])
 def test_zip_given_on_the_command_line_with_a_member_outside_it_is_refused(tmp_path, member):
     """The CLI's zip reader and the web upload refuse the same escaping member names (one check, two callers)."""
