@@ -630,10 +630,11 @@ def locate_buildings(
     b_idx, p_idx = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
     astray = np.ones(len(geoms), dtype=bool)
     astray[b_idx] = False
-    astray &= ~shapely.is_missing(geoms) & ~shapely.is_empty(geoms)
-    if not astray.any():
+    rows = np.flatnonzero(astray)
+    rows = rows[~shapely.is_missing(geoms[rows]) & ~shapely.is_empty(geoms[rows])]
+    if not len(rows):
         return b_idx, p_idx
-    more_b, more_p = _most_covered(geoms, np.flatnonzero(astray), parcel_tree, parcel_ids)
+    more_b, more_p = _most_covered(geoms, rows, parcel_tree, parcel_ids)
     order = np.argsort(np.concatenate([b_idx, more_b]), kind="stable")
     return np.concatenate([b_idx, more_b])[order], np.concatenate([p_idx, more_p])[order]
 
