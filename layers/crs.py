@@ -23,6 +23,7 @@ import shapely
 from pyproj import CRS, Transformer
 from pyproj.exceptions import CRSError
 
+from analysis._parallel import elementwise
 from analysis.errors import Fix
 from analysis.units import feet_per_unit
 from layers.errors import LayerError, Problem
@@ -78,15 +79,17 @@ def check_and_reproject(
     assume: str | None = None,
     ids: pd.Series | None = None,
     override: str | None = None,
+    workers: int = 1,
 ) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
     """Check the layer's CRS against its coordinates, then reproject it to ``target``.
 
     ``assume`` is the CRS the user told us to use for a layer that declares none; ``override`` the CRS the user
     gave for this layer by name, which replaces a declared one (a .prj that lies: the replacement is reported, and
     the coordinates must fit the CRS given as they must fit a declared one); ``ids`` name the features in
-    problems (row numbers when absent). Returns ``None`` with an error problem when the layer cannot be trusted:
-    no CRS, a CRS its coordinates do not fit, swapped axes, or features outside where the CRSs are used. Features
-    far from the rest of the layer are kept and reported as a warning. The result remembers the CRS it came in
+    problems (row numbers when absent); ``workers``: threads for the features' boxes. Returns ``None`` with an
+    error problem when the layer cannot be trusted: no CRS, a CRS its coordinates do not fit, swapped axes, or
+    features outside where the CRSs are used. Features far from the rest of the layer are kept and reported as a
+    warning. The result remembers the CRS it came in
     (``attrs["source_crs"]``) so that :func:`check_layers_together` can tell a swapped layer from a distant one.
     """
     given = gdf
@@ -126,12 +129,13 @@ def check_and_reproject(
         # A 3-D geographic CRS (EPSG:4979): the Z values were dropped already; measure in its 2-D form.
         crs = crs.to_2d()
         gdf = gdf.set_crs(crs, allow_override=True)
-    bounds = shapely.bounds(np.asarray(gdf.geometry.values))
+    bounds = elementwise(shapely.bounds, np.asarray(gdf.geometry.values), workers=workers)
     usable = np.isfinite(bounds).all(axis=1)
     # A model's own coordinates (an engineering CRS, a schematic SWMM model) lie nowhere on Earth: there is no
     # area of use to check them against, and they are never measured against real-world layers.
+    centre = None
     if usable.any() and not crs.is_engineering:
-        centre = _middle(bounds[usable])
+        centre = _middle(bounds, usable)
         wrong = _placement(crs, target, centre, layer=layer, label=label)
         if wrong is not None:
             return None, [wrong]
@@ -158,8 +162,8 @@ def check_and_reproject(
                     _named(ids, lost),
                 )
             ]
-        bounds = moved
-    problems += _far_features(bounds, usable, feet_per_unit(target), layer=layer, label=label, ids=ids)
+        bounds, centre = moved, None  # the middle moved with the layer
+    problems += _far_features(bounds, usable, feet_per_unit(target), layer=layer, label=label, ids=ids, centre=centre)
     if gdf is given:  # already in the measuring CRS: a new frame all the same, the caller's is not changed
         gdf = gdf.copy(deep=False)
     gdf.attrs["source_crs"] = crs.to_wkt()
@@ -251,9 +255,14 @@ def _named(ids: pd.Series | None, mask: np.ndarray) -> tuple[str, ...]:
     return tuple(ids[mask].astype(str))
 
 
-def _middle(bounds: np.ndarray) -> tuple[float, float]:
-    """Where most of a layer lies: the median of its features' box centres (one stray vertex does not move it)."""
-    return float(np.median((bounds[:, 0] + bounds[:, 2]) / 2)), float(np.median((bounds[:, 1] + bounds[:, 3]) / 2))
+def _middle(bounds: np.ndarray, usable: np.ndarray) -> tuple[float, float]:
+    """Where most of a layer lies: the median of its usable features' box centres (one stray vertex does not move
+    it). The centres are taken from the whole array and only they are masked: copying a million boxes to mask them
+    cost more than the medians."""
+    cx, cy = (bounds[:, 0] + bounds[:, 2]) / 2, (bounds[:, 1] + bounds[:, 3]) / 2
+    if not usable.all():
+        cx, cy = cx[usable], cy[usable]
+    return float(np.median(cx)), float(np.median(cy))
 
 
 def _lonlat_area(crs: CRS, margin: float = AREA_OF_USE_MARGIN_DEG) -> tuple[float, float, float, float] | None:
@@ -409,15 +418,16 @@ def _outside_features(crs, target, bounds, usable, centre, *, layer, label, ids)
     )
 
 
-def _far_features(bounds, usable, fpu, *, layer, label, ids) -> list[Problem]:
-    """A warning listing features far from the middle of their layer (measured in the measuring CRS)."""
+def _far_features(bounds, usable, fpu, *, layer, label, ids, centre=None) -> list[Problem]:
+    """A warning listing features far from the middle of their layer (measured in the measuring CRS); ``centre``:
+    that middle, when the caller has it for these bounds."""
     if usable.sum() < FAR_FEATURE_MIN_COUNT:
         return []
     cx = (bounds[:, 0] + bounds[:, 2]) / 2
     cy = (bounds[:, 1] + bounds[:, 3]) / 2
-    mx, my = _middle(bounds[usable])
+    mx, my = centre if centre is not None else _middle(bounds, usable)
     away_ft = np.hypot(cx - mx, cy - my) * fpu
-    typical = float(np.median(away_ft[usable]))
+    typical = float(np.median(away_ft if usable.all() else away_ft[usable]))
     limit = max(FAR_FEATURE_FT, FAR_FEATURE_FACTOR * typical)
     far = usable & (away_ft > limit)
     if not far.any():

@@ -98,7 +98,7 @@ def prepare_layer(
         problems.append(Problem(kind, "empty", "error", f"{label} has no feature with a geometry."))
         return None, problems
     gdf = _drop_z(gdf, spec, problems)
-    if not _check_finite(gdf, spec, label, problems):
+    if not _check_finite(gdf, spec, label, problems, default_workers(workers)):
         return None, problems
     if not _check_geometry_types(gdf, spec, label, problems):
         return None, problems
@@ -111,6 +111,7 @@ def prepare_layer(
         assume=assume_crs,
         ids=gdf[spec.id_field],
         override=override_crs,
+        workers=default_workers(workers),
     )
     problems += crs_problems
     if gdf is None:
@@ -223,7 +224,7 @@ def _assign_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem])
     if idf in gdf.columns:
         ids = gdf[idf]
         text = _text_values(ids)
-        missing = (ids.isna() | (text == "")).to_numpy()
+        missing = (text == "").to_numpy()  # _text_values gives '' where the value is missing
         if missing.any() and not spec.field(idf).required:
             text[missing] = generated_ids(spec.kind, np.flatnonzero(missing))
         elif missing.any():
@@ -300,7 +301,7 @@ def _drop_z(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem]) -> 
     return gdf
 
 
-def _check_finite(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]) -> bool:
+def _check_finite(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem], workers: int) -> bool:
     """Refuse features with a NaN or infinite coordinate: no distance can be measured to or from them.
 
     GEOS treats such a vertex inconsistently (a polygon may be "repaired" around it, a line keeps it and a later
@@ -310,7 +311,8 @@ def _check_finite(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: 
     # A NaN or infinite vertex makes a line's length or a polygon's perimeter so (GEOS's bounds skip NaN), as can
     # an absurd but finite one: only those, and points, have their coordinates looked at one by one.
     with np.errstate(all="ignore"):
-        suspect = ~np.isfinite(shapely.length(geoms)) | (shapely.get_dimensions(geoms) == 0)
+        length = elementwise(_length_quietly, geoms, workers=workers)
+        suspect = ~np.isfinite(length) | (shapely.get_dimensions(geoms) == 0)
     if not suspect.any():
         return True
     coords, index = shapely.get_coordinates(geoms[suspect], return_index=True)
@@ -332,6 +334,12 @@ def _check_finite(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: 
         )
     )
     return False
+
+
+def _length_quietly(geoms: np.ndarray) -> np.ndarray:
+    """Lengths, silent about NaN vertices (numpy's error state holds per thread, and this runs on threads)."""
+    with np.errstate(all="ignore"):
+        return shapely.length(geoms)
 
 
 def _rows_text(rows: np.ndarray, limit: int = 20) -> str:
