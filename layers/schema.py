@@ -20,7 +20,8 @@ class FieldSpec:
     """One canonical field: its name, whether the layer is refused without it, and names users give it.
 
     ``number`` marks a field read as a number: text that is not one (``'three'``) is refused with its row, blanks
-    and the words in ``UNKNOWN_NUMBER_VALUES`` mean "not known".
+    and the words in ``UNKNOWN_NUMBER_VALUES`` mean "not known". ``counted`` marks a number that cannot be
+    negative (living units, a right-of-way's width): a negative one is refused with its row, as text is.
     """
 
     name: str
@@ -28,6 +29,7 @@ class FieldSpec:
     aliases: tuple[str, ...] = ()
     help: str = ""
     number: bool = False
+    counted: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,11 @@ PARCELS = LayerSpec(
             "New York property class code (210, 311, ...)",
         ),
         FieldSpec(
-            "units", False, ("units", "living_units", "dwelling_units", "nbr_units", "num_units", "du"), number=True
+            "units",
+            False,
+            ("units", "living_units", "dwelling_units", "nbr_units", "num_units", "du"),
+            number=True,
+            counted=True,
         ),
         FieldSpec("occupied", False, ("occupied", "is_occupied"), "yes/no: a building used for human occupancy"),
         FieldSpec(
@@ -180,7 +186,9 @@ BUILDINGS = LayerSpec(
     help="building footprints (or building points)",
     fields=(
         FieldSpec("building_id", False, ("building_id", "bldg_id", "bldgid", "buildingid", "objectid", "fid", "id")),
-        FieldSpec("units", False, ("units", "living_units", "dwelling_units", "num_units", "du"), number=True),
+        FieldSpec(
+            "units", False, ("units", "living_units", "dwelling_units", "num_units", "du"), number=True, counted=True
+        ),
         FieldSpec("occupied", False, ("occupied", "is_occupied"), "yes/no: used for human occupancy"),
     ),
 )
@@ -196,7 +204,11 @@ STREETS = LayerSpec(
             "street_name", False, ("street_name", "name", "st_name", "fullname", "full_name", "road_name", "stname")
         ),
         FieldSpec(
-            "row_width_ft", False, ("row_width_ft", "row_width", "row_ft", "rowwidth", "right_of_way"), number=True
+            "row_width_ft",
+            False,
+            ("row_width_ft", "row_width", "row_ft", "rowwidth", "right_of_way"),
+            number=True,
+            counted=True,
         ),
     ),
 )

@@ -342,6 +342,12 @@ def _length_quietly(geoms: np.ndarray) -> np.ndarray:
         return shapely.length(geoms)
 
 
+def _values_text(rows: np.ndarray, values: pd.Series, limit: int = 20) -> str:
+    """``row 3 'three', row 7 '-2'`` for the first ``limit`` rows, and how many more."""
+    shown = ", ".join(f"row {int(r)} {v!r}" for r, v in zip(rows[:limit], values.astype(str)[:limit], strict=True))
+    return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
+
+
 def _rows_text(rows: np.ndarray, limit: int = 20) -> str:
     shown = ", ".join(str(int(r)) for r in rows[:limit])
     return shown + (f" and {len(rows) - limit} more" if len(rows) > limit else "")
@@ -543,23 +549,38 @@ def _number_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str
         plain = text.str.replace(r"(?<=\d),(?=\d{3}(?:\D|$))", "", regex=True)
         numbers = pd.to_numeric(plain.where(~blank), errors="coerce").astype(float)
         bad = (~blank & ~np.isfinite(numbers)).to_numpy()
-    if bad.any():
-        rows = gdf[_ROW].to_numpy()[bad]
-        values = text[bad].astype(str).to_numpy(object)
-        shown = ", ".join(f"row {int(r)} {v!r}" for r, v in zip(rows[:20], values[:20], strict=True))
-        more = f" and {len(rows) - 20} more" if len(rows) > 20 else ""
-        problems.append(
-            Problem(
-                spec.kind,
-                "not_a_number",
-                "error",
-                f"{label}: column {_column_label(gdf, name)} should hold numbers but has something else in "
-                f"{int(bad.sum())} row(s): {shown}{more}. Write each as a number (e.g. 3), or leave the cell empty "
-                "where the value is not known.",
-                int(bad.sum()),
-                tuple(gdf.loc[bad, spec.id_field].astype(str)),
+    negative = np.zeros(len(raw), bool)
+    if spec.field(name).counted:
+        with np.errstate(invalid="ignore"):
+            negative = (pd.Series(numbers).to_numpy(float, na_value=np.nan) < 0) & ~bad
+    text = pd.Series(text)
+    for rows, check, what in (
+        (
+            bad,
+            "not_a_number",
+            "should hold numbers but has something else in {count} row(s): {shown}. Write each "
+            "as a number (e.g. 3), or leave the cell empty where the value is not known.",
+        ),
+        (
+            negative,
+            "negative_number",
+            "counts or measures something and cannot be negative, but is in {count} "
+            "row(s): {shown}. Correct each, or leave the cell empty where the value is not known.",
+        ),
+    ):
+        if rows.any():
+            problems.append(
+                Problem(
+                    spec.kind,
+                    check,
+                    "error",
+                    f"{label}: column {_column_label(gdf, name)} "
+                    + what.format(count=int(rows.sum()), shown=_values_text(gdf[_ROW].to_numpy()[rows], text[rows])),
+                    int(rows.sum()),
+                    tuple(gdf.loc[rows, spec.id_field].astype(str)),
+                )
             )
-        )
+    if bad.any() or negative.any():
         return False
     gdf[name] = numbers
     return True

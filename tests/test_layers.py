@@ -639,6 +639,23 @@ def test_number_fields_refuse_text_naming_value_and_row(values, parsed, bad):
     assert "column UNITS (units) should hold numbers" in problem.message
 
 
+@pytest.mark.parametrize("values", [["2", "-1", "n/a", "-3"], [2.0, -1.0, None, -3.0]])
+def test_negative_living_units_are_refused_naming_each_row(values):
+    """Living units counted below zero were taken as given: one building sewer per four units then asked for
+    none. Refused as text that is not a number is, in text columns and number columns alike."""
+    gdf = ny_frame(
+        [{"SBL": f"P{i}", "UNITS": v, "geometry": box(i * 20, 0, i * 20 + 10, 10)} for i, v in enumerate(values)]
+    )
+    out, problems = prepare(gdf)
+    assert out is None
+    (problem,) = errors(problems)
+    assert (problem.check, problem.count, problem.feature_ids) == ("negative_number", 2, ("P1", "P3"))
+    assert "column UNITS (units) counts or measures something and cannot be negative" in problem.message
+    assert "row 2 '-1" in problem.message and "row 4 '-3" in problem.message
+    mains = ny_frame([{"PIPE_ID": "M-1", "geometry": LineString([(0, 0), (9, 0)])}])
+    assert not errors(prepare(mains, MAINS)[1])  # other numbers (a main's invert may lie below the datum) are not
+
+
 def test_number_rows_count_features_dropped_for_no_geometry():
     gdf = ny_frame(
         [
