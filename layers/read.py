@@ -179,6 +179,11 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         inside = _zip_folder(path)
         if inside is not None:
             found = _match(inside, lambda member: LayerSource("", member))
+            packages = [m for m in inside.values() if m.lower().endswith((".gpkg", ".sqlite"))]
+            if not found and len(packages) == 1:  # one GeoPackage in the folder: its layers by name
+                with quiet():
+                    names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(packages[0])}
+                found = _match(names, lambda name: LayerSource("", packages[0], name))
             if not found:
                 raise LayerError(_nothing_found(path.name, [Path(m).name for m in inside.values()], "file"))
             return found
@@ -301,8 +306,18 @@ def read_source(source: LayerSource) -> gpd.GeoDataFrame:
     with quiet() as heard:
         frame = _read(source)
     if heard:
-        frame.attrs["read_warnings"] = tuple(heard)
+        frame.attrs["read_warnings"] = tuple(_in_words(text) for text in heard)
     return frame
+
+
+def _in_words(heard: str) -> str:
+    """A warning heard while reading, as the report says it: sewerplan's own notes as they are, GDAL's advice
+    about an unclosed ring in plain words, anything else as what GDAL warned."""
+    if heard in (CURVES_AS_SEGMENTS, TEXT_AS_CP1252):
+        return heard
+    if heard.startswith("Non closed ring detected"):
+        return RING_CLOSED
+    return f"GDAL warned: {heard}"
 
 
 def _read(source: LayerSource) -> gpd.GeoDataFrame:
@@ -321,6 +336,8 @@ def _read(source: LayerSource) -> gpd.GeoDataFrame:
         _check_zip(path)
     if path.lower().endswith(".shp") and not path.startswith("/vsi"):
         _check_dbf(Path(path), source.label)
+    elif path.lower().endswith(".zip") or (path.startswith("/vsizip/") and path.lower().endswith(".shp")):
+        _check_dbf_in_zip(path, source.layer, source.label)
     try:
         return read_ogr(path, layer=source.layer)
     except Exception as exc:
@@ -336,6 +353,25 @@ def _check_dbf(shp: Path, label: str) -> None:
         )
 
 
+def _check_dbf_in_zip(path: str, layer: str | None, label: str) -> None:
+    """``_check_dbf`` for a shapefile in a zip: the zip given with a layer name, or a ``/vsizip/`` member path."""
+    if path.startswith("/vsizip/"):
+        archive, _, member = path[len("/vsizip/") :].partition(".zip/")
+        archive, shp = archive + ".zip", PurePosixPath(member)
+    else:
+        archive, shp = path, PurePosixPath(f"{layer}.shp") if layer else None
+    if shp is None:
+        return
+    with zipfile.ZipFile(archive) as zf:
+        members = {n.lower() for n in zf.namelist()}
+    if str(shp).lower() in members and str(shp.with_suffix(".dbf")).lower() not in members:
+        raise LayerError(
+            f"{label}: {shp.name} has no {shp.stem}.dbf beside it in {Path(archive).name}, the shapefile's table of "
+            "attributes (IDs, owners, addresses); zip all of the shapefile's files together (.shp, .shx, .dbf, "
+            ".prj, .cpg)."
+        )
+
+
 def read_ogr(path: str, **kwargs) -> gpd.GeoDataFrame:
     """One layer read by GDAL through pyogrio's Arrow path: the frame ``gpd.read_file(..., use_arrow=True)`` gives.
 
@@ -344,56 +380,81 @@ def read_ogr(path: str, **kwargs) -> gpd.GeoDataFrame:
     reading a large layer (0.5-1 s per million buildings or parcels). A binary attribute column, which a
     GeoPackage can hold, comes back as Python ``bytes`` as before.
 
-    A polygon whose ring is not closed (GDAL accepts one from GeoJSON, and warns) is closed as QGIS draws it; a
-    geometry that cannot be made at all comes back missing, and validation names it. Before, either made the whole
-    layer unreadable, without saying which feature was at fault.
+    Real data this also reads, each refused whole before, with a read warning saying what was done:
+
+    - A polygon whose ring is not closed (GDAL accepts one from GeoJSON) is closed, as QGIS draws it; a geometry
+      that cannot be made at all comes back missing, and validation names it.
+    - Arcs (a cul-de-sac's lots from a File Geodatabase or an ArcGIS GeoPackage): GEOS has no curves, and the
+      Arrow path hands them over as stored, so the layer is read feature by feature with each arc as straight
+      segments of ``ARC_STEP_DEGREES``.
+    - A shapefile whose text is not UTF-8 though nothing says so (no .cpg, or a .cpg that says UTF-8): GDAL passes
+      the bytes on undecoded, and "MÜLLER" crashed the run or was written as bytes no reader could decode. Its
+      text is read as Windows-1252, the code page of such files (Latin-1 and the euro sign, curly quotes).
     """
-    kwargs = {**_shapefile_encoding(path, kwargs.get("layer")), **kwargs}
+    shapefile = str(path).lower().endswith((".shp", ".dbf", ".zip"))
     try:
-        frame = gpd.read_file(
-            path,
-            engine="pyogrio",
-            use_arrow=True,
-            arrow_to_pandas_kwargs={"types_mapper": _binary_in_arrow},
-            on_invalid="fix",
-            **kwargs,
-        )
+        frame = _read_arrow(path, **kwargs)
+        if shapefile and not _text_is_utf8(frame):
+            frame = None
+    except pa.ArrowException:  # "Wrapping ... failed": text that is not UTF-8, met while converting it
+        if not shapefile:
+            raise
+        frame = None
     except NotImplementedError as exc:  # shapely: "Nonlinear geometry types are not currently supported"
         if "nonlinear" not in str(exc).lower():
             raise
-        # Arcs (a cul-de-sac's parcels from a File Geodatabase, a GeoPackage exported from ArcGIS). The Arrow path
-        # hands GDAL's curves over as they are stored, and GEOS has none; pyogrio's feature-by-feature path asks
-        # GDAL for straight segments (one per 4 degrees of arc at most).
+        pyogrio.set_gdal_config_options({"OGR_ARC_STEPSIZE": str(ARC_STEP_DEGREES)})
         frame = gpd.read_file(path, engine="pyogrio", use_arrow=False, on_invalid="fix", **kwargs)
         warnings.warn(CURVES_AS_SEGMENTS, RuntimeWarning, stacklevel=2)
         return frame
+    if frame is None:
+        frame = _read_arrow(path, encoding="CP1252", **kwargs)
+        warnings.warn(TEXT_AS_CP1252, RuntimeWarning, stacklevel=2)
     for name in frame.columns:
         if isinstance(frame[name].dtype, pd.ArrowDtype):
             frame[name] = frame[name].to_numpy(dtype=object, na_value=None)
     return frame
 
 
+def _read_arrow(path: str, **kwargs) -> gpd.GeoDataFrame:
+    return gpd.read_file(
+        path,
+        engine="pyogrio",
+        use_arrow=True,
+        arrow_to_pandas_kwargs={"types_mapper": _binary_in_arrow},
+        on_invalid="fix",
+        **kwargs,
+    )
+
+
+def _text_is_utf8(frame: pd.DataFrame) -> bool:
+    """Whether every text column Arrow holds is valid UTF-8 (Arrow checks it in C++, without Python strings)."""
+    for name in frame.columns:
+        values = frame[name].array
+        if hasattr(values, "__arrow_array__"):
+            try:
+                pa.array(values).validate(full=True)
+            except pa.ArrowInvalid:
+                return False
+    return True
+
+
+# Degrees of arc per straight segment when GDAL reads a curve. A segment strays from its arc by at most
+# r (1 - cos(step / 2)): 0.0004 ft on a 1,000 ft radius, under 0.01 ft up to 25,000 ft. GDAL's own default, 4
+# degrees, strays 1.2 ft on a 2,000 ft road curve: a lot 99.3 ft from a main was measured at 100.2 ft.
+ARC_STEP_DEGREES = 0.1
 CURVES_AS_SEGMENTS = (
-    "the layer holds curved lines (arcs); each arc was read as straight segments of at most 4 degrees of arc, "
-    "which stray from it by about 0.06% of its radius at most (0.06 ft on a 100 ft radius), and distances are measured "
-    "to those segments"
+    "the layer holds curved lines (arcs); each arc was read as straight segments of 0.1 degrees of arc, which stray "
+    "from it by under 0.01 ft for any radius below 25,000 ft, and distances are measured to those segments"
 )
-
-
-def _shapefile_encoding(path: str, layer: str | None) -> dict[str, str]:
-    """The text encoding to read a shapefile's .dbf in, where GDAL would hand its bytes over undecoded.
-
-    A .dbf with no .cpg beside it (and no code page in its header) is, by the format's history, Latin-1; pyogrio
-    knows that, but GDAL's Arrow path passes the bytes on as if they were UTF-8, and "MÜLLER" crashed the run or
-    was written as bytes no reader could decode. Where GDAL decodes the file itself (a .cpg), nothing is given.
-    """
-    if not str(path).lower().endswith((".shp", ".dbf", ".zip")):
-        return {}
-    try:
-        encoding = pyogrio.read_info(path, layer=layer).get("encoding")
-    except Exception:  # unreadable: the read itself says why
-        return {}
-    return {"encoding": encoding} if encoding and encoding.upper().replace("-", "") != "UTF8" else {}
+RING_CLOSED = (
+    "a polygon's ring did not end where it started (GDAL accepts one from GeoJSON); it was closed, as QGIS draws it"
+)
+TEXT_AS_CP1252 = (
+    "the shapefile's text is not UTF-8, though no .cpg file says what else it is (or its .cpg says UTF-8); it was "
+    "read as Windows-1252 (Latin-1), the code page of such files. If names look wrong, add a .cpg file naming "
+    "the right code page beside the .shp"
+)
 
 
 def _binary_in_arrow(arrow_type):

@@ -127,7 +127,7 @@ def prepare_layer(
 def _read_warnings(gdf: gpd.GeoDataFrame, kind: str, label: str) -> list[Problem]:
     """What the reader (GDAL) warned about while reading the layer, as warnings the user sees with the rest."""
     return [
-        Problem(kind, "read_warning", "warning", f"{label}: while reading it, GDAL warned: {text}")
+        Problem(kind, "read_warning", "warning", f"{label}: while reading it, {text}")
         for text in gdf.attrs.get("read_warnings", ())
     ]
 

@@ -215,18 +215,24 @@ def test_a_building_whose_middle_is_on_no_parcel_stands_on_the_one_it_covers_mos
         lot("GAP-2", 254, 25, occupied=None),
         lot("PT-1", 400, 25, occupied=None),  # a building point on the line x=450
         lot("PT-2", 450, 25, occupied=None),
+        lot("N-10", 600, 25, occupied=None),  # a twin on the line of N-9 and N-10: N-9 comes first, as M-9 does
+        lot("N-9", 650, 25, occupied=None),
+        lot("FRONT", 800, 25, occupied=None),  # a kiosk in the street, sharing FRONT's front line (y=25)
     ]
     buildings = [
         {"building_id": "TWIN", "geometry": box(30, 50, 70, 80)},
         {"building_id": "ASTRAY", "geometry": box(230, 50, 262, 80)},  # 20 ft on GAP-1, 8 ft on GAP-2
         {"building_id": "POINT", "geometry": shapely.Point(450, 60)},
+        {"building_id": "NUMBERS", "geometry": box(630, 50, 670, 80)},
+        {"building_id": "KIOSK", "geometry": box(810, 5, 840, 25)},
     ]
     if reverse:
         parcels, buildings = parcels[::-1], buildings[::-1]
     result = analyze_mandates(frame(parcels), mains, streets=streets, buildings=frame(buildings), profile=fort_plain)
-    where = result.parcels["parcel_id"].to_numpy()[result.building_parcels]
+    ids = result.parcels["parcel_id"].to_numpy()
+    where = np.where(result.building_parcels >= 0, ids[result.building_parcels], None)
     stands = dict(zip(frame(buildings)["building_id"], where, strict=True))
-    assert stands == {"TWIN": "A-1", "ASTRAY": "GAP-1", "POINT": "PT-1"}
+    assert stands == {"TWIN": "A-1", "ASTRAY": "GAP-1", "POINT": "PT-1", "NUMBERS": "N-9", "KIOSK": None}
     status = result.parcels.set_index("parcel_id")["status"].to_dict()
     assert status == {
         "A-1": "mandated",
@@ -235,6 +241,9 @@ def test_a_building_whose_middle_is_on_no_parcel_stands_on_the_one_it_covers_mos
         "GAP-2": "unoccupied",
         "PT-1": "mandated",
         "PT-2": "unoccupied",
+        "N-10": "unoccupied",
+        "N-9": "mandated",
+        "FRONT": "unoccupied",
     }
 
 
