@@ -342,7 +342,11 @@ def _occupancy_of(parcels, parcel_tree, buildings, profile, fpu, workers):
         occupied, source = _occupancy(parcels, None, profile, fpu, None)
         return None, occupied, source
     b_idx, p_idx = locate_buildings(
-        np.asarray(buildings.geometry.values), parcel_tree, workers, parcels["parcel_id"].to_numpy()
+        np.asarray(buildings.geometry.values),
+        parcel_tree,
+        workers,
+        parcels["parcel_id"].to_numpy(),
+        profile.measurement.min_occupied_building_sqft.value / fpu**2,
     )
     building_parcels = np.full(len(buildings), -1, dtype=np.int64)
     building_parcels[b_idx] = p_idx
@@ -603,7 +607,11 @@ def _occupancy(
 
 
 def locate_buildings(
-    geoms: np.ndarray, parcel_tree: shapely.STRtree, workers: int, parcel_ids: np.ndarray | None = None
+    geoms: np.ndarray,
+    parcel_tree: shapely.STRtree,
+    workers: int,
+    parcel_ids: np.ndarray | None = None,
+    enough_area: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(building, parcel) positions of every building and each parcel it stands on.
 
@@ -613,7 +621,9 @@ def locate_buildings(
     footprint, centred on the lot line; a footprint whose middle falls in a gap between the parcels, as layers
     from two sources often leave) stands on the parcel its footprint covers most, or, for a point on a lot line,
     the parcel it touches; on a tie, the parcel with the lowest ``parcel_ids`` (position without them). Before,
-    such a building stood nowhere, and its parcel was unoccupied.
+    such a building stood nowhere, and its parcel was unoccupied. The footprint must cover ``enough_area`` of that
+    parcel (the profile's least occupied building, in square CRS units) or half of itself: a building in the
+    street that crosses a lot's front line by an inch stands on no lot.
     """
     points = _inside_points(geoms, workers)
     x, y = shapely.get_x(points), shapely.get_y(points)
@@ -634,12 +644,12 @@ def locate_buildings(
     rows = rows[~shapely.is_missing(geoms[rows]) & ~shapely.is_empty(geoms[rows])]
     if not len(rows):
         return b_idx, p_idx
-    more_b, more_p = _most_covered(geoms, rows, parcel_tree, parcel_ids)
+    more_b, more_p = _most_covered(geoms, rows, parcel_tree, parcel_ids, enough_area)
     order = np.argsort(np.concatenate([b_idx, more_b]), kind="stable")
     return np.concatenate([b_idx, more_b])[order], np.concatenate([p_idx, more_p])[order]
 
 
-def _most_covered(geoms, rows, parcel_tree, parcel_ids) -> tuple[np.ndarray, np.ndarray]:
+def _most_covered(geoms, rows, parcel_tree, parcel_ids, enough_area) -> tuple[np.ndarray, np.ndarray]:
     """For the buildings ``rows``, the parcel each footprint covers most (a point: one it touches), ties by parcel
     ID as mains' ties are (M-9 before M-10). A footprint that only touches a parcel (a building in the street,
     sharing the lot's front line) stands on none."""
@@ -648,7 +658,8 @@ def _most_covered(geoms, rows, parcel_tree, parcel_ids) -> tuple[np.ndarray, np.
     footprint = shapely.get_dimensions(geoms[b]) == 2
     # Areas to a ten-thousandth of a square unit: a footprint split evenly along a slanting lot line is a tie.
     covered = np.round(shapely.area(shapely.intersection(geoms[b], parcel_tree.geometries[i_p])), 4)
-    keep = ~footprint | (covered > 0)
+    enough = np.minimum(enough_area, shapely.area(geoms[b]) / 2)
+    keep = ~footprint | ((covered > 0) & (covered >= np.round(enough, 4)))
     b, i_p, covered = b[keep], i_p[keep], covered[keep]
     if len(b) == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)

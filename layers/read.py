@@ -348,8 +348,8 @@ def _check_dbf(shp: Path, label: str) -> None:
     """Refuse a shapefile without its .dbf: GDAL reads the shapes alone, and the layer seemed to have no columns."""
     if not any(shp.with_suffix(ext).exists() for ext in (".dbf", ".DBF", ".Dbf")):
         raise LayerError(
-            f"{label}: {shp.name} has no {shp.stem}.dbf beside it, the shapefile's table of attributes (IDs, "
-            "owners, addresses); copy all of the shapefile's files together (.shp, .shx, .dbf, .prj, .cpg)."
+            f"{label}: {shp.name} has no {shp.stem}.dbf beside it, the shapefile's table of attributes (its IDs "
+            "and every other column); copy all of the shapefile's files together (.shp, .shx, .dbf, .prj, .cpg)."
         )
 
 
@@ -367,8 +367,8 @@ def _check_dbf_in_zip(path: str, layer: str | None, label: str) -> None:
     if str(shp).lower() in members and str(shp.with_suffix(".dbf")).lower() not in members:
         raise LayerError(
             f"{label}: {shp.name} has no {shp.stem}.dbf beside it in {Path(archive).name}, the shapefile's table of "
-            "attributes (IDs, owners, addresses); zip all of the shapefile's files together (.shp, .shx, .dbf, "
-            ".prj, .cpg)."
+            "attributes (its IDs and every other column); zip all of the shapefile's files together (.shp, .shx, "
+            ".dbf, .prj, .cpg)."
         )
 
 
@@ -451,9 +451,10 @@ RING_CLOSED = (
     "a polygon's ring did not end where it started (GDAL accepts one from GeoJSON); it was closed, as QGIS draws it"
 )
 TEXT_AS_CP1252 = (
-    "the shapefile's text is not UTF-8, though no .cpg file says what else it is (or its .cpg says UTF-8); it was "
-    "read as Windows-1252 (Latin-1), the code page of such files. If names look wrong, add a .cpg file naming "
-    "the right code page beside the .shp"
+    "the shapefile's text is not UTF-8, and its code page is not known (no .cpg file beside the .shp, one GDAL does "
+    "not know, or one that says UTF-8); it was read as Windows-1252 (Latin-1), the code page of most such files. "
+    "If names look wrong, put a .cpg file beside the .shp holding the right code page: 1252 for Western European, "
+    "1251 for Cyrillic, 1253 for Greek, 437 for old DOS files"
 )
 
 

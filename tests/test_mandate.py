@@ -218,6 +218,7 @@ def test_a_building_whose_middle_is_on_no_parcel_stands_on_the_one_it_covers_mos
         lot("N-10", 600, 25, occupied=None),  # a twin on the line of N-9 and N-10: N-9 comes first, as M-9 does
         lot("N-9", 650, 25, occupied=None),
         lot("FRONT", 800, 25, occupied=None),  # a kiosk in the street, sharing FRONT's front line (y=25)
+        lot("CROSS", 900, 25, occupied=None),  # a street building over CROSS's front line by half a foot
     ]
     buildings = [
         {"building_id": "TWIN", "geometry": box(30, 50, 70, 80)},
@@ -225,6 +226,7 @@ def test_a_building_whose_middle_is_on_no_parcel_stands_on_the_one_it_covers_mos
         {"building_id": "POINT", "geometry": shapely.Point(450, 60)},
         {"building_id": "NUMBERS", "geometry": box(630, 50, 670, 80)},
         {"building_id": "KIOSK", "geometry": box(810, 5, 840, 25)},
+        {"building_id": "OVER", "geometry": box(905, 0, 945, 25.5)},  # 20 sq ft on CROSS, under 150 and half
     ]
     if reverse:
         parcels, buildings = parcels[::-1], buildings[::-1]
@@ -232,7 +234,7 @@ def test_a_building_whose_middle_is_on_no_parcel_stands_on_the_one_it_covers_mos
     ids = result.parcels["parcel_id"].to_numpy()
     where = np.where(result.building_parcels >= 0, ids[result.building_parcels], None)
     stands = dict(zip(frame(buildings)["building_id"], where, strict=True))
-    assert stands == {"TWIN": "A-1", "ASTRAY": "GAP-1", "POINT": "PT-1", "NUMBERS": "N-9", "KIOSK": None}
+    assert stands == {"TWIN": "A-1", "ASTRAY": "GAP-1", "POINT": "PT-1", "NUMBERS": "N-9", "KIOSK": None, "OVER": None}
     status = result.parcels.set_index("parcel_id")["status"].to_dict()
     assert status == {
         "A-1": "mandated",
@@ -244,6 +246,7 @@ def test_a_building_whose_middle_is_on_no_parcel_stands_on_the_one_it_covers_mos
         "N-10": "unoccupied",
         "N-9": "mandated",
         "FRONT": "unoccupied",
+        "CROSS": "unoccupied",
     }
 
 
