@@ -582,13 +582,41 @@ def _read_postgis(url: str, table: str) -> gpd.GeoDataFrame:
                 raise LayerError(
                     f"PostGIS table {schema}.{name} has no geometry column (or does not exist) in {redact_url(url)}."
                 )
-            return gpd.read_postgis(text(f'SELECT * FROM "{schema}"."{name}"'), con, geom_col=row[0])
+            return _postgis_frame(con, schema, name, row[0], f'FROM "{schema}"."{name}"', {})
     except LayerError:
         raise
     except Exception as exc:
         raise LayerError(
             f"Cannot read PostGIS table {schema}.{name} from {redact_url(url)}: {redact_url(url, str(exc))}"
         ) from exc
+
+
+def _postgis_frame(con, schema: str, name: str, geom_col: str, rest: str, params: dict) -> gpd.GeoDataFrame:
+    """``SELECT`` every column ``rest`` (FROM ..., WHERE ...) gives, arcs made straight in the database.
+
+    A table loaded from ArcGIS can hold arcs (CURVEPOLYGON, MULTISURFACE), which GEOS cannot read: PostGIS's
+    ``ST_CurveToLine`` makes them straight segments of ``ARC_STEP_DEGREES``, as GDAL does for a file, and a
+    read warning says so. Other rows are handed over as stored.
+    """
+    from sqlalchemy import text
+
+    query = "SELECT column_name FROM information_schema.columns WHERE table_schema = :s AND table_name = :t"
+    columns = [c for (c,) in con.execute(text(query + " ORDER BY ordinal_position"), {"s": schema, "t": name})]
+    g = _quoted(geom_col)
+    straight = f"CASE WHEN ST_HasArc({g}) THEN ST_CurveToLine({g}, radians({ARC_STEP_DEGREES}), 2) ELSE {g} END"
+    chosen = [f"{straight} AS {g}" if c == geom_col else _quoted(c) for c in columns]
+    sql = f"SELECT {', '.join(chosen)}, ST_HasArc({g}) AS {_quoted(_HAD_ARC)} {rest}"
+    frame = gpd.read_postgis(text(sql).bindparams(**params), con, geom_col=geom_col)
+    if frame[_HAD_ARC].fillna(False).astype(bool).any():
+        warnings.warn(CURVES_AS_SEGMENTS, RuntimeWarning, stacklevel=2)
+    return frame.drop(columns=_HAD_ARC)
+
+
+_HAD_ARC = "__sewerplan_had_arc"
+
+
+def _quoted(identifier: str) -> str:
+    return '"' + identifier.replace('"', '""') + '"'
 
 
 # One municipality's features from a county- or statewide layer: by a column's value, or by a bounding box.
@@ -785,8 +813,8 @@ def _read_postgis_subset(
                 x0, y0, x1, y1 = _bounds_in(bbox, bbox_crs, stored, label)
                 clauses.append(f'"{geom_col}" && ST_MakeEnvelope(:x0, :y0, :x1, :y1, {int(srid or 0)})')
                 params |= {"x0": x0, "y0": y0, "x1": x1, "y1": y1}
-            sql = f'SELECT * FROM "{schema}"."{name}"' + (" WHERE " + " AND ".join(clauses) if clauses else "")
-            return gpd.read_postgis(text(sql).bindparams(**params), con, geom_col=geom_col)
+            rest = f'FROM "{schema}"."{name}"' + (" WHERE " + " AND ".join(clauses) if clauses else "")
+            return _postgis_frame(con, schema, name, geom_col, rest, params)
     except LayerError:
         raise
     except Exception as exc:

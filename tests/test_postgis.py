@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 
+import numpy as np
 import pytest
 import shapely
 from sqlalchemy import create_engine, text
@@ -13,7 +14,7 @@ from analysis.mandate import analyze_mandates
 from analysis.profiles import load_profile
 from layers.crs import measuring_crs
 from layers.errors import LayerError
-from layers.read import find_layers, load_layers, parse_source
+from layers.read import CURVES_AS_SEGMENTS, LayerSource, find_layers, load_layers, parse_source, read_source
 from layers.sample import sample_town
 
 pytestmark = pytest.mark.postgres
@@ -90,6 +91,41 @@ def _tables(url):
         rows = con.execute(text("SELECT f_table_schema, f_table_name FROM geometry_columns")).all()
     engine.dispose()
     return [f"{s}.{t}" for s, t in rows]
+
+
+def test_arcs_in_a_postgis_table_are_made_straight_in_the_database(pg_url):
+    """A table loaded from ArcGIS holds a cul-de-sac's lot as a CURVEPOLYGON: GEOS cannot read it, and the layer
+    was refused whole. PostGIS makes each arc straight segments of 0.1 degree, and the report says so."""
+    schema = f"curves_{uuid.uuid4().hex[:8]}"
+    engine = create_engine(pg_url, poolclass=NullPool)
+    arc = "655900 1008000, 656000 1008100, 656100 1008000, 656000 1007900, 655900 1008000"
+    circle = f"CURVEPOLYGON(CIRCULARSTRING({arc}))"  # 100 ft radius
+    with engine.begin() as con:
+        con.execute(text(f"CREATE SCHEMA {schema}"))
+        con.execute(text(f'CREATE TABLE {schema}.parcels (parcel_id text, "Owner ""Name""" text, geom geometry)'))
+        con.execute(
+            text(
+                f"INSERT INTO {schema}.parcels VALUES ('CUL-DE-SAC', 'A', ST_GeomFromText(:c, 2260)), "
+                "('SQUARE', 'B', ST_MakeEnvelope(656300, 1008000, 656400, 1008100, 2260))"
+            ),
+            {"c": circle},
+        )
+    try:
+        for source in (
+            parse_source("parcels", f"{pg_url}#{schema}.parcels"),
+            LayerSource("parcels", pg_url, f"{schema}.parcels", where=("parcel_id", "CUL-DE-SAC")),
+        ):
+            frame = read_source(source)
+            lots = frame.set_index("parcel_id").geometry
+            assert lots["CUL-DE-SAC"].geom_type == "Polygon"
+            assert lots["CUL-DE-SAC"].area == pytest.approx(np.pi * 100**2, rel=1e-5)
+            assert list(frame.columns) == ["parcel_id", 'Owner "Name"', "geom"]
+            assert frame.attrs["read_warnings"] == (CURVES_AS_SEGMENTS,)
+        assert lots.index.tolist() == ["CUL-DE-SAC"]  # the subset read kept its filter
+    finally:
+        with engine.begin() as con:
+            con.execute(text(f"DROP SCHEMA {schema} CASCADE"))
+        engine.dispose()
 
 
 def test_bad_table_names_are_refused(pg_url):
