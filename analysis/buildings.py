@@ -128,13 +128,7 @@ def _assess(
     if building_parcels is not None and len(building_parcels) == n:
         parcel_of = np.asarray(building_parcels, dtype=np.int64)
     else:
-        b_idx, p_idx = locate_buildings(
-            geoms,
-            shapely.STRtree(parcel_geoms),
-            workers,
-            parcels["parcel_id"].to_numpy(),
-            profile.measurement.min_occupied_building_sqft.value / fpu**2,
-        )
+        b_idx, p_idx = locate_buildings(geoms, parcels, shapely.STRtree(parcel_geoms), profile, fpu, workers)
         parcel_of = np.full(n, -1, dtype=np.int64)
         parcel_of[b_idx] = p_idx
 

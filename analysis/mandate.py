@@ -341,13 +341,7 @@ def _occupancy_of(parcels, parcel_tree, buildings, profile, fpu, workers):
     if buildings is None:
         occupied, source = _occupancy(parcels, None, profile, fpu, None)
         return None, occupied, source
-    b_idx, p_idx = locate_buildings(
-        np.asarray(buildings.geometry.values),
-        parcel_tree,
-        workers,
-        parcels["parcel_id"].to_numpy(),
-        profile.measurement.min_occupied_building_sqft.value / fpu**2,
-    )
+    b_idx, p_idx = locate_buildings(np.asarray(buildings.geometry.values), parcels, parcel_tree, profile, fpu, workers)
     building_parcels = np.full(len(buildings), -1, dtype=np.int64)
     building_parcels[b_idx] = p_idx
     occupied, source = _occupancy(parcels, buildings, profile, fpu, (b_idx, p_idx))
@@ -608,10 +602,11 @@ def _occupancy(
 
 def locate_buildings(
     geoms: np.ndarray,
+    parcels: gpd.GeoDataFrame,
     parcel_tree: shapely.STRtree,
+    profile: Profile,
+    fpu: float,
     workers: int,
-    parcel_ids: np.ndarray | None = None,
-    enough_area: float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(building, parcel) positions of every building and each parcel it stands on.
 
@@ -620,10 +615,10 @@ def locate_buildings(
     same order, at half the cost). A building whose inside point lies within no parcel (a twin house drawn as one
     footprint, centred on the lot line; a footprint whose middle falls in a gap between the parcels, as layers
     from two sources often leave) stands on the parcel its footprint covers most, or, for a point on a lot line,
-    the parcel it touches; on a tie, the parcel with the lowest ``parcel_ids`` (position without them). Before,
-    such a building stood nowhere, and its parcel was unoccupied. The footprint must cover ``enough_area`` of that
-    parcel (the profile's least occupied building, in square CRS units) or half of itself: a building in the
-    street that crosses a lot's front line by an inch stands on no lot.
+    the parcel it touches; on a tie, the parcel with the lower ID. Before, such a building stood nowhere, and its
+    parcel was unoccupied. The footprint must cover the profile's least occupied building of that parcel
+    (``measurement.min_occupied_building_sqft``) or half of itself: a building in the street that crosses a lot's
+    front line by an inch stands on no lot. ``parcel_tree`` is the tree of ``parcels``' geometries.
     """
     points = _inside_points(geoms, workers)
     x, y = shapely.get_x(points), shapely.get_y(points)
@@ -644,7 +639,8 @@ def locate_buildings(
     rows = rows[~shapely.is_missing(geoms[rows]) & ~shapely.is_empty(geoms[rows])]
     if not len(rows):
         return b_idx, p_idx
-    more_b, more_p = _most_covered(geoms, rows, parcel_tree, parcel_ids, enough_area)
+    enough_area = profile.measurement.min_occupied_building_sqft.value / fpu**2
+    more_b, more_p = _most_covered(geoms, rows, parcel_tree, parcels["parcel_id"].to_numpy(), enough_area)
     order = np.argsort(np.concatenate([b_idx, more_b]), kind="stable")
     return np.concatenate([b_idx, more_b])[order], np.concatenate([p_idx, more_p])[order]
 
@@ -663,8 +659,7 @@ def _most_covered(geoms, rows, parcel_tree, parcel_ids, enough_area) -> tuple[np
     b, i_p, covered = b[keep], i_p[keep], covered[keep]
     if len(b) == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
-    ids = np.asarray(parcel_ids, dtype=object)[i_p] if parcel_ids is not None else i_p.astype(str)
-    tie = tie_rank(ids, parcel_tree.geometries[i_p])
+    tie = tie_rank(np.asarray(parcel_ids, dtype=object)[i_p], parcel_tree.geometries[i_p])
     pick = np.lexsort((tie, -covered, b))
     first = pick[np.r_[True, b[pick][1:] != b[pick][:-1]]]
     return b[first], i_p[first]

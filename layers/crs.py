@@ -89,8 +89,8 @@ def check_and_reproject(
     problems (row numbers when absent); ``workers``: threads for the features' boxes. Returns ``None`` with an
     error problem when the layer cannot be trusted: no CRS, a CRS its coordinates do not fit, swapped axes, or
     features outside where the CRSs are used. Features far from the rest of the layer are kept and reported as a
-    warning. The result remembers the CRS it came in
-    (``attrs["source_crs"]``) so that :func:`check_layers_together` can tell a swapped layer from a distant one.
+    warning. The result remembers the CRS it came in (``attrs["source_crs"]``) so that
+    :func:`check_layers_together` can tell a swapped layer from a distant one.
     """
     given = gdf
     replaced: list[Problem] = []

@@ -29,7 +29,7 @@ from layers.crs import check_layers_together
 from layers.errors import LayerError, LayerValidationError, Problem, quote_password, redact_url, split_fragment
 from layers.heard import quiet
 from layers.schema import SPECS
-from layers.uploads import outside_archive
+from layers.uploads import hidden_member, outside_archive
 from layers.validate import ColumnMapping, prepare_layer
 
 # Names a layer or file may have, per kind, lower-case and without extension; first match wins.
@@ -207,14 +207,8 @@ def _zip_folder(path: Path) -> dict[str, str] | None:
     """
     with zipfile.ZipFile(path) as zf:
         members = [PurePosixPath(n) for n in zf.namelist() if not n.endswith("/")]
-    layers = [
-        m
-        for m in members
-        if m.suffix.lower() in VECTOR_SUFFIXES
-        and m.suffix.lower() != ".zip"
-        and m.parts[0] != "__MACOSX"
-        and not m.name.startswith("._")
-    ]
+    kinds = set(VECTOR_SUFFIXES) - {".zip"}
+    layers = [m for m in members if m.suffix.lower() in kinds and not hidden_member(m)]
     if not layers or any(len(m.parts) == 1 for m in layers):
         return None
     top = min(len(m.parts) for m in layers)
@@ -334,41 +328,40 @@ def _read(source: LayerSource) -> gpd.GeoDataFrame:
         return read_inp(path)[source.layer or source.kind]
     if path.lower().endswith(".zip"):
         _check_zip(path)
-    if path.lower().endswith(".shp") and not path.startswith("/vsi"):
-        _check_dbf(Path(path), source.label)
-    elif path.lower().endswith(".zip") or (path.startswith("/vsizip/") and path.lower().endswith(".shp")):
-        _check_dbf_in_zip(path, source.layer, source.label)
+    _check_dbf(path, source.layer, source.label)
     try:
         return read_ogr(path, layer=source.layer)
     except Exception as exc:
         raise LayerError(unreadable_message(Path(path), exc, label=source.label)) from exc
 
 
-def _check_dbf(shp: Path, label: str) -> None:
-    """Refuse a shapefile without its .dbf: GDAL reads the shapes alone, and the layer seemed to have no columns."""
-    if not any(shp.with_suffix(ext).exists() for ext in (".dbf", ".DBF", ".Dbf")):
-        raise LayerError(
-            f"{label}: {shp.name} has no {shp.stem}.dbf beside it, the shapefile's table of attributes (its IDs "
-            "and every other column); copy all of the shapefile's files together (.shp, .shx, .dbf, .prj, .cpg)."
-        )
+def _check_dbf(path: str, layer: str | None, label: str) -> None:
+    """Refuse a shapefile without its .dbf: GDAL reads the shapes alone, and the layer seemed to have no columns.
 
-
-def _check_dbf_in_zip(path: str, layer: str | None, label: str) -> None:
-    """``_check_dbf`` for a shapefile in a zip: the zip given with a layer name, or a ``/vsizip/`` member path."""
-    if path.startswith("/vsizip/"):
+    The shapefile may be a file, a zip's layer ``layer`` (at its top level) or a ``/vsizip/`` member path.
+    """
+    archive = None
+    if path.startswith("/vsizip/") and path.lower().endswith(".shp"):
         archive, _, member = path[len("/vsizip/") :].partition(".zip/")
         archive, shp = archive + ".zip", PurePosixPath(member)
+    elif path.lower().endswith(".zip") and layer:
+        archive, shp = path, PurePosixPath(f"{layer}.shp")
+    elif path.lower().endswith(".shp"):
+        shp = PurePosixPath(path)
     else:
-        archive, shp = path, PurePosixPath(f"{layer}.shp") if layer else None
-    if shp is None:
         return
-    with zipfile.ZipFile(archive) as zf:
-        members = {n.lower() for n in zf.namelist()}
-    if str(shp).lower() in members and str(shp.with_suffix(".dbf")).lower() not in members:
+    if archive is None:
+        missing = not any(Path(path).with_suffix(ext).exists() for ext in (".dbf", ".DBF", ".Dbf"))
+    else:
+        with zipfile.ZipFile(archive) as zf:
+            members = {n.lower() for n in zf.namelist()}
+        missing = str(shp).lower() in members and str(shp.with_suffix(".dbf")).lower() not in members
+    if missing:
+        where, verb = (f" in {Path(archive).name}", "zip") if archive else ("", "copy")
         raise LayerError(
-            f"{label}: {shp.name} has no {shp.stem}.dbf beside it in {Path(archive).name}, the shapefile's table of "
-            "attributes (its IDs and every other column); zip all of the shapefile's files together (.shp, .shx, "
-            ".dbf, .prj, .cpg)."
+            f"{label}: {shp.name} has no {shp.stem}.dbf beside it{where}, the shapefile's table of attributes (its "
+            f"IDs and every other column); {verb} all of the shapefile's files together (.shp, .shx, .dbf, .prj, "
+            ".cpg)."
         )
 
 
@@ -582,7 +575,8 @@ def _read_postgis(url: str, table: str) -> gpd.GeoDataFrame:
                 raise LayerError(
                     f"PostGIS table {schema}.{name} has no geometry column (or does not exist) in {redact_url(url)}."
                 )
-            return _postgis_frame(con, schema, name, row[0], f'FROM "{schema}"."{name}"', {})
+            columns = list(_postgis_columns(con, schema, name))
+            return _postgis_frame(con, columns, row[0], f'FROM "{schema}"."{name}"', {})
     except LayerError:
         raise
     except Exception as exc:
@@ -591,8 +585,16 @@ def _read_postgis(url: str, table: str) -> gpd.GeoDataFrame:
         ) from exc
 
 
-def _postgis_frame(con, schema: str, name: str, geom_col: str, rest: str, params: dict) -> gpd.GeoDataFrame:
-    """``SELECT`` every column ``rest`` (FROM ..., WHERE ...) gives, arcs made straight in the database.
+def _postgis_columns(con, schema: str, name: str) -> dict[str, str]:
+    """A table's columns, in their order, with their types."""
+    from sqlalchemy import text
+
+    query = "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = :s AND table_name = :t"
+    return dict(con.execute(text(query + " ORDER BY ordinal_position"), {"s": schema, "t": name}).all())
+
+
+def _postgis_frame(con, columns: list[str], geom_col: str, rest: str, params: dict) -> gpd.GeoDataFrame:
+    """``SELECT`` ``columns`` from ``rest`` (FROM ..., WHERE ...), arcs made straight in the database.
 
     A table loaded from ArcGIS can hold arcs (CURVEPOLYGON, MULTISURFACE), which GEOS cannot read: PostGIS's
     ``ST_CurveToLine`` makes them straight segments of ``ARC_STEP_DEGREES``, as GDAL does for a file, and a
@@ -600,8 +602,6 @@ def _postgis_frame(con, schema: str, name: str, geom_col: str, rest: str, params
     """
     from sqlalchemy import text
 
-    query = "SELECT column_name FROM information_schema.columns WHERE table_schema = :s AND table_name = :t"
-    columns = [c for (c,) in con.execute(text(query + " ORDER BY ordinal_position"), {"s": schema, "t": name})]
     g = _quoted(geom_col)
     straight = f"CASE WHEN ST_HasArc({g}) THEN ST_CurveToLine({g}, radians({ARC_STEP_DEGREES}), 2) ELSE {g} END"
     chosen = [f"{straight} AS {g}" if c == geom_col else _quoted(c) for c in columns]
@@ -801,9 +801,8 @@ def _read_postgis_subset(
                 raise LayerError(f"{label} has no geometry column (or does not exist) in {redact_url(url)}.")
             geom_col, srid = row
             clauses, params = [], {}
+            columns = _postgis_columns(con, schema, name)
             if where is not None:
-                query = "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = :s"
-                columns = dict(con.execute(text(query + " AND table_name = :t"), {"s": schema, "t": name}).all())
                 _check_column(label, where[0], list(columns))
                 clauses.append(f'"{where[0]}" = :value')
                 numeric = columns[where[0]] in ("integer", "bigint", "smallint", "numeric")
@@ -814,7 +813,7 @@ def _read_postgis_subset(
                 clauses.append(f'"{geom_col}" && ST_MakeEnvelope(:x0, :y0, :x1, :y1, {int(srid or 0)})')
                 params |= {"x0": x0, "y0": y0, "x1": x1, "y1": y1}
             rest = f'FROM "{schema}"."{name}"' + (" WHERE " + " AND ".join(clauses) if clauses else "")
-            return _postgis_frame(con, schema, name, geom_col, rest, params)
+            return _postgis_frame(con, list(columns), geom_col, rest, params)
     except LayerError:
         raise
     except Exception as exc:

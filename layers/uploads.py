@@ -280,9 +280,14 @@ def outside_archive(member: str) -> bool:
     return name.is_absolute() or ".." in name.parts or bool(re.match(r"^[A-Za-z]:", member))
 
 
+def hidden_member(name: PurePosixPath) -> bool:
+    """A zip member that is no one's data: a hidden file or folder, or a Mac's ``__MACOSX`` copy of a file."""
+    return any(p.startswith(".") or p == "__MACOSX" for p in name.parts)
+
+
 def _member_target(name: PurePosixPath) -> PurePosixPath | None:
     """Where a zip member goes in the upload's data folder, or None for a member that is not kept."""
-    if name.name.startswith(".") or any(p.startswith(".") or p == "__MACOSX" for p in name.parts):
+    if hidden_member(name):
         return None
     gdb = next((i for i, p in enumerate(name.parts[:-1]) if p.lower().endswith(".gdb")), None)
     if gdb is not None:

@@ -262,20 +262,20 @@ def _text_values(values: pd.Series) -> pd.Series:
 def _drop_missing_geometry(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem]) -> gpd.GeoDataFrame:
     geoms = gdf.geometry.values
     missing = shapely.is_missing(geoms) | shapely.is_empty(geoms)
-    if missing.any():
-        ids = tuple(gdf.loc[missing, spec.id_field].astype(str))
-        problems.append(
-            Problem(
-                spec.kind,
-                "null_geometry",
-                "warning",
-                f"{len(ids)} feature(s) have no geometry and were left out of the analysis.",
-                len(ids),
-                ids,
-            )
-        )
-        gdf = gdf.loc[~missing]
-    return gdf
+    return _left_out(
+        gdf, missing, spec, problems, "null_geometry", "have no geometry and were left out of the analysis."
+    )
+
+
+def _left_out(
+    gdf: gpd.GeoDataFrame, rows: np.ndarray, spec: LayerSpec, problems: list[Problem], check: str, why: str
+) -> gpd.GeoDataFrame:
+    """The layer without ``rows``, and a warning naming them: "<n> feature(s) <why>"."""
+    if not rows.any():
+        return gdf
+    ids = tuple(gdf.loc[rows, spec.id_field].astype(str))
+    problems.append(Problem(spec.kind, check, "warning", f"{len(ids)} feature(s) {why}", len(ids), ids))
+    return gdf.loc[~rows]
 
 
 def _drop_z(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem]) -> gpd.GeoDataFrame:
@@ -415,22 +415,16 @@ def _repair_invalid(
                 ids,
             )
         )
-    if collapsed.any():
-        ids = tuple(gdf.loc[collapsed, spec.id_field].astype(str))
-        problems.append(
-            Problem(
-                spec.kind,
-                "collapsed_geometry",
-                "warning",
-                f"{len(ids)} feature(s) are invalid and have no area left once repaired (a sliver of no area, or a "
-                "ring of fewer than three distinct points), so they were left out of the analysis; redraw them in "
-                "the GIS.",
-                len(ids),
-                ids,
-            )
-        )
     gdf = gdf.set_geometry(gpd.GeoSeries(geoms, index=gdf.index, crs=gdf.crs))
-    return gdf.loc[~collapsed] if collapsed.any() else gdf
+    return _left_out(
+        gdf,
+        collapsed,
+        spec,
+        problems,
+        "collapsed_geometry",
+        "are invalid and have no area left once repaired (a sliver of no area, or a ring of fewer than three "
+        "distinct points), so they were left out of the analysis; redraw them in the GIS.",
+    )
 
 
 def _keep_family(geoms: np.ndarray, family: tuple[str, ...]) -> np.ndarray:
@@ -552,8 +546,7 @@ def _number_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str
     negative = np.zeros(len(raw), bool)
     if spec.field(name).counted:
         with np.errstate(invalid="ignore"):
-            negative = (pd.Series(numbers).to_numpy(float, na_value=np.nan) < 0) & ~bad
-    text = pd.Series(text)
+            negative = (numbers.to_numpy(float, na_value=np.nan) < 0) & ~bad
     for rows, check, what in (
         (
             bad,
