@@ -43,6 +43,17 @@ FAR_FEATURE_MIN_COUNT = 5
 FAR_LAYER_FT = 52_800.0
 # With no published area of use, a coordinate beyond this many CRS units (a billion metres or feet) is absurd.
 ABSURD_COORDINATE = 1e9
+# Sizes no town has (square feet): a median building footprint or lot this small means the coordinates are in a
+# smaller unit than the CRS says (metres read as feet make every area 10.76 times too small and every distance
+# 3.28 times too short). A house is 1,000-2,500 sq ft, a village lot 5,000-20,000; a layer's sheds and garages pull
+# its median down, not under 300. (Feet read as metres put a layer 3.28 times farther from the CRS's origin, outside
+# where the CRS is used: the placement check refuses it.)
+SMALL_BUILDING_SQFT = 300.0
+SMALL_PARCEL_SQFT = 1_200.0
+# Fewer polygons than this are not judged (a hand-drawn test case); more are sampled evenly, this many at most.
+SIZE_MIN_COUNT = 20
+SIZE_SAMPLE = 20_001
+SQFT_PER_SQM = (1 / 0.3048) ** 2
 
 
 def parse_crs(text: str, *, what: str, fix: Fix | None = None) -> CRS:
@@ -236,6 +247,68 @@ def check_layers_together(frames: dict[str, gpd.GeoDataFrame], labels: dict[str,
                 )
             )
     return problems
+
+
+def check_sizes(frames: dict[str, gpd.GeoDataFrame], labels: dict[str, str]) -> list[Problem]:
+    """Warn when the parcels' or buildings' median area says a layer said to be in feet was drawn in metres.
+
+    A layer in metres whose .prj (or the CRS given for it) says feet passes every placement check when it lies
+    where the feet would, yet every distance comes out 3.28 times too short and every building 10.76 times too
+    small (so most stand under the least occupied building). Its median building footprint (or lot) is then
+    smaller than any town's. Medians are of an even sample of the polygons, in the measuring CRS; a warning, not
+    a refusal, since a layer of sheds could be real.
+    """
+    problems = []
+    for kind, low in (("buildings", SMALL_BUILDING_SQFT), ("parcels", SMALL_PARCEL_SQFT)):
+        frame = frames.get(kind)
+        median = None if frame is None else _median_area_sqft(frame)
+        if median is None:
+            continue
+        drawn = CRS.from_wkt(frame.attrs["source_crs"]) if frame.attrs.get("source_crs") else CRS(frame.crs)
+        in_feet = drawn.is_projected and abs(feet_per_unit(drawn) - 1) < 0.01
+        if in_feet and median < low:
+            what = "building footprint" if kind == "buildings" else "parcel"
+            told = f"{labels[kind]}: the median {what} is {median:,.0f} sq ft, reading its coordinates in {drawn.name}"
+            problems.append(
+                Problem(
+                    kind,
+                    "implausible_size",
+                    "warning",
+                    f"{told}; no town's are that small. If the layer was drawn in metres (a median of "
+                    f"{median * SQFT_PER_SQM:,.0f} sq ft), its CRS is wrong, and every distance measured in it is 3.28 "
+                    "times too short: give the CRS it was drawn in, in metres, for this layer and every layer drawn "
+                    "the same way.",
+                    fix=Fix("layer_crs", kind, _in_metres(drawn)),
+                )
+            )
+    return problems
+
+
+def _in_metres(crs: CRS) -> str:
+    """The EPSG code of ``crs``'s projection in metres, found by EPSG's names; "" when there is none."""
+    name = crs.name.removesuffix(" (ftUS)").removesuffix(" (ft)")
+    code = _epsg_projected().get(name) if name != crs.name else None
+    return f"EPSG:{code}" if code else ""
+
+
+@lru_cache(maxsize=1)
+def _epsg_projected() -> dict[str, str]:
+    """EPSG's projected CRSs that are in use, by name (0.1 s, once, and only when a size looks wrong)."""
+    from pyproj.database import query_crs_info
+    from pyproj.enums import PJType
+
+    infos = query_crs_info(auth_name="EPSG", pj_types=PJType.PROJECTED_CRS)
+    return {i.name: i.code for i in reversed(infos) if not i.deprecated}
+
+
+def _median_area_sqft(frame: gpd.GeoDataFrame) -> float | None:
+    """Median area of an even sample of a layer's polygons in square feet; None for too few polygons."""
+    geoms = np.asarray(frame.geometry.values)
+    polygons = geoms[np.isin(shapely.get_type_id(geoms), (3, 6))]
+    if len(polygons) < SIZE_MIN_COUNT:
+        return None
+    sample = polygons[:: max(1, len(polygons) // SIZE_SAMPLE)]
+    return float(np.median(shapely.area(sample))) * feet_per_unit(CRS(frame.crs)) ** 2
 
 
 def _and(words: list[str]) -> str:

@@ -25,7 +25,7 @@ import pyogrio
 from pyproj import CRS
 
 from analysis.errors import Fix
-from layers.crs import check_layers_together
+from layers.crs import check_layers_together, check_sizes
 from layers.errors import LayerError, LayerValidationError, Problem, quote_password, redact_url, split_fragment
 from layers.heard import quiet
 from layers.schema import SPECS
@@ -934,7 +934,9 @@ def load_layers(
     if connected_ids is not None and "parcels" in frames:
         frames["parcels"], found = _apply_connected_list(frames["parcels"], connected_ids)
         problems += found
-    problems += check_layers_together(frames, {kind: sources[kind].label for kind in frames})
+    labels = {kind: sources[kind].label for kind in frames}
+    problems += check_layers_together(frames, labels)
+    problems += check_sizes(frames, labels)
     if any(p.severity == "error" for p in problems):
         raise LayerValidationError(problems)
     return Layers(

@@ -470,3 +470,48 @@ def _subprocess(*args) -> subprocess.CompletedProcess:
         env=env,
         timeout=300,
     )
+
+
+# ------------------------------------------------------------------------------- coordinates in the wrong unit
+
+
+def _scaled(town: dict[str, gpd.GeoDataFrame], factor: float, crs: str) -> dict[str, gpd.GeoDataFrame]:
+    return {
+        kind: frame.set_geometry(shapely.transform(np.asarray(frame.geometry.values), lambda xy: xy * factor)).set_crs(
+            crs, allow_override=True
+        )
+        for kind, frame in town.items()
+    }
+
+
+def test_a_town_in_metres_labelled_as_feet_is_warned_of_with_the_crs_to_give(town, tmp_path):
+    """The sample town in New York East metres (EPSG:32115) whose files say New York East feet: every distance
+    3.28 times short, and every building under the least occupied one. Given the metre CRS, it reads as it should."""
+    metres = _scaled(town, 1200 / 3937, "EPSG:2260")
+    data = tmp_path / "metres_as_feet.gpkg"
+    write_layers(str(data), metres, overwrite=True)
+    result = analyze(data, "--json")
+    assert result.exit_code == 0
+    sizes = {p["layer"]: p for p in problems_of(result) if p["check"] == "implausible_size"}
+    assert set(sizes) == {"parcels", "buildings"}
+    assert all(p["severity"] == "warning" for p in sizes.values())
+    assert sizes["buildings"]["fix"]["example"] == "EPSG:32115"
+    assert "3.28 times too short" in sizes["buildings"]["message"]
+    assert "NAD83 / New York East (ftUS)" in sizes["buildings"]["message"]
+
+    kinds = ("parcels", "buildings", "streets", "mains", "manholes", "outfalls")
+    told = analyze(data, *(f for k in kinds for f in ("--layer-crs", f"{k}=EPSG:32115")), "--json")
+    assert told.exit_code == 0
+    assert not [p for p in problems_of(told) if p["check"] == "implausible_size"]
+    right = analyze(folder(tmp_path, town), "--json")
+    assert not [p for p in problems_of(right) if p["check"] == "implausible_size"]
+    assert json.loads(told.stdout)["summary"]["counts"] == json.loads(right.stdout)["summary"]["counts"]
+
+
+def test_a_town_in_feet_labelled_as_metres_is_refused_where_it_lies(town, tmp_path):
+    """The other way round the coordinates land 3.28 times farther from the CRS's origin: refused, not warned."""
+    data = tmp_path / "feet_as_metres.gpkg"
+    write_layers(str(data), {k: f.set_crs("EPSG:32115", allow_override=True) for k, f in town.items()}, overwrite=True)
+    result = analyze(data, "--json")
+    assert result.exit_code != 0
+    assert {p["check"] for p in problems_of(result)} == {"crs_mismatch"}
