@@ -508,6 +508,17 @@ def test_a_town_in_metres_labelled_as_feet_is_warned_of_with_the_crs_to_give(tow
     assert json.loads(told.stdout)["summary"]["counts"] == json.loads(right.stdout)["summary"]["counts"]
 
 
+def test_a_town_in_metres_labelled_as_feet_is_warned_of_in_the_upload_report(town, tmp_path, web):
+    client, token = web
+    data = tmp_path / "metres_as_feet.gpkg"
+    write_layers(str(data), _scaled(town, 1200 / 3937, "EPSG:2260"), overwrite=True)
+    report = _upload_and_validate(client, token, data.read_bytes(), "town.gpkg")
+    html = report.get_data(as_text=True)
+    assert report.status_code == 200
+    assert "3.28 times too short" in html and "the &#34;CRS&#34; field of the buildings layer" in html
+    assert "EPSG:32115" in html
+
+
 def test_a_town_in_feet_labelled_as_metres_is_refused_where_it_lies(town, tmp_path):
     """The other way round the coordinates land 3.28 times farther from the CRS's origin: refused, not warned."""
     data = tmp_path / "feet_as_metres.gpkg"
