@@ -136,21 +136,47 @@ def _drop_other_geometries(
     gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]
 ) -> gpd.GeoDataFrame:
     """Leave out geometry columns besides the layer's own (a GeoParquet file with a label point beside each parcel):
-    the results have one geometry, and a second made every writer fail once the whole analysis had run."""
+    the results have one geometry, and a second made every writer fail once the whole analysis had run.
+
+    Where the layer's own column holds none of the features its kind needs (label points as a parcels file's
+    primary geometry) and exactly one other column holds nothing else, that column is the layer's geometry
+    instead, and the swap is reported: refused, the user was told only that parcels cannot be points.
+    """
     own = gdf.geometry.name
     other = [c for c in gdf.columns if c != own and isinstance(gdf[c].dtype, gpd.array.GeometryDtype)]
     if not other:
         return gdf
-    problems.append(
-        Problem(
-            spec.kind,
-            "other_geometry",
-            "warning",
-            f"{label}: column(s) {', '.join(other)} hold geometries besides the layer's own ({own}); they were left "
-            "out, and the layer is measured by its own.",
+    fitting = [c for c in other if _only_of_kind(gdf[c], spec)]
+    if len(fitting) == 1 and not _any_of_kind(gdf[own], spec):
+        (chosen,) = fitting
+        other = [own] + [c for c in other if c != chosen]
+        gdf = gdf.set_geometry(chosen)
+        told = (
+            f"{label}: its geometry column {other[0]} holds no {' or '.join(spec.geometry)}; column {chosen} holds "
+            f"the {spec.kind}' shapes, and the layer is measured by it. Column(s) {', '.join(other)} were left out."
         )
-    )
+    else:
+        told = (
+            f"{label}: column(s) {', '.join(other)} hold geometries besides the layer's own ({own}); they were left "
+            "out, and the layer is measured by its own."
+        )
+    problems.append(Problem(spec.kind, "other_geometry", "warning", told))
     return gdf.drop(columns=other)
+
+
+def _only_of_kind(column: gpd.GeoSeries, spec: LayerSpec) -> bool:
+    """Every geometry in ``column`` of a type the layer's kind allows (and at least one geometry)."""
+    types = shapely.get_type_id(np.asarray(column.values))
+    given = types >= 0
+    return bool(given.any()) and bool(np.isin(types[given], _allowed(spec)).all())
+
+
+def _any_of_kind(column: gpd.GeoSeries, spec: LayerSpec) -> bool:
+    return bool(np.isin(shapely.get_type_id(np.asarray(column.values)), _allowed(spec)).any())
+
+
+def _allowed(spec: LayerSpec) -> list[int]:
+    return [_TYPE_IDS[name.upper()] for name in spec.geometry]
 
 
 def _map_columns(
@@ -358,8 +384,7 @@ _TYPE_IDS = {name: int(member) for name, member in shapely.GeometryType.__member
 
 
 def _check_geometry_types(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]) -> bool:
-    allowed = [_TYPE_IDS[name.upper()] for name in spec.geometry]
-    wrong = ~np.isin(shapely.get_type_id(np.asarray(gdf.geometry.values)), allowed)
+    wrong = ~np.isin(shapely.get_type_id(np.asarray(gdf.geometry.values)), _allowed(spec))
     if wrong.any():
         counts = gdf.geometry[wrong].geom_type.value_counts().to_dict()
         ids = tuple(gdf.loc[wrong, spec.id_field].astype(str))

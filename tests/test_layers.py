@@ -324,6 +324,30 @@ def test_a_second_geometry_column_is_left_out_and_said_so(tmp_path):
     assert len(gpd.read_file(tmp_path / "results.gpkg", layer="parcel_results")) == 2
 
 
+def test_a_label_point_as_the_primary_geometry_gives_way_to_the_polygon_column(tmp_path):
+    """A GeoParquet file whose primary geometry is each parcel's label point, its outline in a second column, was
+    refused as "has 2 Point". The polygons are the parcels' shapes: the layer is measured by them, and said so."""
+    gdf = parcels_frame()
+    outline = gdf.geometry.copy()
+    gdf = gdf.set_geometry(gdf.geometry.representative_point().rename("label_pt")).drop(columns="geometry")
+    gdf["outline"] = outline
+    path = tmp_path / "parcels.parquet"
+    gdf.to_parquet(path)
+    assert gpd.read_parquet(path).geometry.name == "label_pt"
+    out, problems = prepare(read_source(LayerSource("parcels", str(path))))
+    assert not errors(problems) and out.geometry.name == "outline" and "label_pt" not in out.columns
+    assert list(out.geom_type) == ["Polygon", "Polygon"]
+    assert out.geometry.area.tolist() == outline.area.tolist()
+    (said,) = [p for p in problems if p.check == "other_geometry"]
+    assert said.severity == "warning"
+    assert "geometry column label_pt holds no Polygon or MultiPolygon; column outline holds" in said.message
+
+    both = gdf.assign(outline=gdf.geometry)  # no column of polygons: refused as before, by the type of its own
+    both.to_parquet(path)
+    out, problems = prepare(read_source(LayerSource("parcels", str(path))))
+    assert out is None and [p.check for p in errors(problems)] == ["geometry_type"]
+
+
 def test_null_and_empty_geometries_dropped_with_ids():
     gdf = ny_frame(
         [
