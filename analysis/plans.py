@@ -56,6 +56,9 @@ MEETS, FAILS, REVIEW, UNKNOWN = "meets", "does not meet", "for the engineer", "n
 VERDICTS = (MEETS, FAILS, REVIEW, UNKNOWN)
 CANDIDATE_MANHOLES = 10  # how many of the nearest manholes are tried for a connecting run
 SETTING_CITATION = "profile setting (snap tolerance)"
+# The largest sewer pipe made (reinforced concrete, ASTM C76's tables end at 144 in): a larger diameter is a typo
+# (1000 for 10), and was priced and checked as if real.
+LARGEST_PIPE_IN = 144.0
 
 
 def cite(rule) -> str:
@@ -319,6 +322,11 @@ def plan_extension(
         raise AnalysisError("The proposed main must be one line (draw it as a single connected line).")
     if not (np.isfinite(diameter_in) and diameter_in > 0):
         raise AnalysisError(f"The diameter of the proposed main must be a positive number of inches: {diameter_in}.")
+    if diameter_in > LARGEST_PIPE_IN:
+        raise AnalysisError(
+            f"A {diameter_in:g}-inch main is larger than any sewer pipe made ({LARGEST_PIPE_IN:g} in): give the "
+            "internal diameter in inches."
+        )
     fpu = feet_per_unit(parcels.crs)
     drawn_ft = line.length * fpu
     material = (material or "").strip() or None

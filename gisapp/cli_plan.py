@@ -32,6 +32,7 @@ from layers.board import summary_lines, write_comparison_csv
 )
 @click.option("--name", default="scenario", show_default=True, help="A name for the scenario.")
 @click.option("--save", is_flag=True, help="Save the scenario in the register (sewerplan plans lists them).")
+@click.option("--replace", is_flag=True, help="With --save: replace a saved scenario of the same name.")
 @click.option("--out", "out_path", metavar="PATH", help="Export the plan: .gpkg, .parquet or .geojson.")
 @click.option(
     "--pdf",
@@ -52,6 +53,7 @@ def plan(
     material,
     name,
     save,
+    replace,
     out_path,
     pdf_path,
     preparer,
@@ -84,7 +86,7 @@ def plan(
         bar.step("planning")
         register = services.open_register(register_url, store=ws.store, create=True) if save else None
         result, doc = services.evaluate_plan(
-            ws, line, diameter_in=diameter_in, material=material, name=name, register=register
+            ws, line, diameter_in=diameter_in, material=material, name=name, register=register, replace=replace
         )
     if out_path:
         doc["exported"] = services.export_plan(out_path, doc, result.line, ws.layers)

@@ -69,6 +69,9 @@ DEFAULT_PROFILE = "fort-plain"
 # search goes on until every parcel has its nearest main, so no result depends on it).
 CONNECTION_SEARCH_FT = 100.0
 
+# A saved scenario's name: kept whole, or refused (never cut short, which made two scenarios one).
+PLAN_NAME_MAX = 80
+
 
 def _quiet(_text: str) -> None:
     """No progress reporting."""
@@ -731,8 +734,12 @@ def evaluate_plan(
     name: str,
     material: str | None = None,
     register: Register | None = None,
+    replace: bool = False,
 ):
     """A planned extension on the workspace's layers and network; saved in ``register`` when given.
+
+    A saved scenario of the same name is replaced only when ``replace`` says so: saving over it silently lost a
+    planner's alternative. Names are checked before anything is evaluated.
 
     Returns the PlanResult and the document `sewerplan plan --json` prints: the plan, its name and the profile
     as applied (id, version and any values the user set).
@@ -741,6 +748,7 @@ def evaluate_plan(
 
     from analysis.plans import plan_extension
 
+    name = _plan_name(name, register, replace)
     _need(ws, "parcels", "mains")
     layers, prof = ws.layers, ws.profile
     result = plan_extension(
@@ -775,6 +783,26 @@ def evaluate_plan(
             result=doc,
         )
     return result, doc
+
+
+def _plan_name(name: str, register: Register | None, replace: bool) -> str:
+    """The scenario's name, refused when empty, too long to keep whole, or (saving) already saved, unless replaced."""
+    name = name.strip()
+    if not name:
+        raise LayerError("Give the scenario a name.")
+    if len(name) > PLAN_NAME_MAX:
+        raise LayerError(
+            f"A scenario's name can be at most {PLAN_NAME_MAX} characters; this one has {len(name)}. Shorten it: "
+            "names are how saved scenarios are told apart."
+        )
+    saved = register.saved_plan(name) if register is not None and not replace else None
+    if saved is not None:
+        raise LayerError(
+            f"A scenario named {name!r} is saved already ({saved['diameter_in']:g}-inch main, saved "
+            f"{str(saved['created_at'])[:10]}). Give this one another name, or replace the saved one "
+            '(--replace; on the map, tick "replace the saved scenario of this name").'
+        )
+    return name
 
 
 def saved_plan_profile(plan: dict) -> Profile:

@@ -620,6 +620,12 @@ class Register:
                 )
             )
 
+    def saved_plan(self, name: str) -> dict | None:
+        """The saved scenario of that name, or None."""
+        with self.engine.connect() as con:
+            row = con.execute(sa.select(plans).where(plans.c.name == name)).mappings().first()
+        return None if row is None else dict(row) | {"result": json.loads(row["result"])}
+
     def saved_plans(self) -> list[dict]:
         with self.engine.connect() as con:
             rows = con.execute(sa.select(plans).order_by(plans.c.created_at)).mappings().all()

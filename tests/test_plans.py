@@ -641,6 +641,37 @@ def test_plans_compare_side_by_side_csv_and_delete(town_gpkg, tmp_path):
     assert again.exit_code == 2 and "no saved scenario" in again.output
 
 
+def test_a_saved_scenario_is_replaced_only_when_asked(town_gpkg, tmp_path):
+    """Saving under a saved scenario's name deleted the first without a word; names cut at 80 characters made
+    two alternatives one. Both are refused before anything is evaluated, and --replace replaces."""
+    reg = str(tmp_path / "reg.sqlite")
+    runner = CliRunner()
+
+    def save(name, diameter, *extra):
+        args = plan_args(town_gpkg, tmp_path, "--name", name, "--save", "--register", reg, *extra)
+        args[args.index("--diameter-in") + 1] = diameter
+        return runner.invoke(main, args)
+
+    assert save("Spring St", "8").exit_code == 0
+    again = save("Spring St", "12")
+    said = " ".join(again.output.split())
+    assert again.exit_code == 2 and "'Spring St' is saved already (8-inch main" in said and "--replace" in said
+    listed = json.loads(runner.invoke(main, ["plans", "--register", reg, "--json"]).output)
+    assert [(p["name"], p["diameter_in"]) for p in listed] == [("Spring St", 8.0)]
+    assert save("Spring St", "12", "--replace").exit_code == 0
+    listed = json.loads(runner.invoke(main, ["plans", "--register", reg, "--json"]).output)
+    assert [(p["name"], p["diameter_in"]) for p in listed] == [("Spring St", 12.0)]
+
+    long = "Spring Street sanitary extension from Canal St to the north village line, alternative 1"
+    refused = save(long, "8")
+    assert refused.exit_code == 2 and "at most 80 characters; this one has 87" in " ".join(refused.output.split())
+    huge = save("typo", "1000")
+    assert huge.exit_code == 2 and "larger than any sewer pipe made (144 in)" in " ".join(huge.output.split())
+    assert [p["name"] for p in json.loads(runner.invoke(main, ["plans", "--register", reg, "--json"]).output)] == [
+        "Spring St"
+    ]
+
+
 def test_compare_reads_scenarios_saved_before_this_version():
     old = {
         "cost": {"total": 1000.0},

@@ -359,6 +359,14 @@ def test_plan_evaluate_save_compare_export(hill_store, tmp_path):
     assert by_name["newly_mandated"] == doc["newly_mandated"]
     refused = client.post("/plans/evaluate", json=body)
     assert refused.status_code == 400  # no CSRF token
+    resaved = client.post("/plans/evaluate", json=body | {"diameter_in": 12}, headers={"X-CSRF-Token": token})
+    assert resaved.status_code == 400 and "'Hill main' is saved already" in resaved.get_json()["error"]["message"]
+    assert client.get("/plans/Hill main.json").get_json()["diameter_in"] == 8
+    replaced = body | {"diameter_in": 12, "replace": True}
+    assert client.post("/plans/evaluate", json=replaced, headers={"X-CSRF-Token": token}).status_code == 200
+    assert client.get("/plans/Hill main.json").get_json()["diameter_in"] == 12
+    long = client.post("/plans/evaluate", json=body | {"name": "x" * 81}, headers={"X-CSRF-Token": token})
+    assert long.status_code == 400 and "at most 80 characters" in long.get_json()["error"]["message"]
     bad = client.post(
         "/plans/evaluate", json={"geometry": {"type": "Point", "coordinates": [0, 0]}}, headers={"X-CSRF-Token": token}
     )
@@ -412,21 +420,15 @@ def open_map(driver, url):
 
 
 def click_parcel(driver, parcel_id, store):
-    from selenium.webdriver.common.action_chains import ActionChains
+    """Zoom to the parcel, click inside it clear of buildings and mains as a mouse does, and give its popup."""
     from selenium.webdriver.common.by import By
 
-    parcels = gpd.read_file(store, layer="parcel_results").to_crs(4326)
-    point = parcels[parcels["parcel_id"] == parcel_id].geometry.iloc[0].representative_point()
-    driver.execute_script(f"window.sewerplanMap.setView([{point.y}, {point.x}], 19, {{animate: false}});")
-    wait_for(driver, lambda: driver.execute_script("return document.body.dataset.loading") == "0")
-    xy = driver.execute_script(
-        f"const p = window.sewerplanMap.latLngToContainerPoint([{point.y}, {point.x}]);return [p.x, p.y];"
-    )
-    element = driver.find_element(By.CSS_SELECTOR, "#mapcell .folium-map")
-    size = element.size
-    ActionChains(driver).move_to_element_with_offset(
-        element, int(xy[0] - size["width"] / 2), int(xy[1] - size["height"] / 2)
-    ).click().perform()
+    from tests.test_web_map import click_at, click_points, settle
+
+    lat, lon = click_points(store, [parcel_id])[parcel_id]
+    driver.execute_script("window.sewerplanMap.setView([arguments[0], arguments[1]], 19, {animate: false});", lat, lon)
+    settle(driver)
+    click_at(driver, lat, lon)
     popup = wait_for(driver, lambda: driver.find_elements(By.CSS_SELECTOR, ".parcel-popup"))[0]
     wait_for(driver, lambda: parcel_id in popup.get_attribute("textContent"))
     return popup

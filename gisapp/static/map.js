@@ -803,7 +803,8 @@
                      diameter_in: Number(document.getElementById("plan-diameter").value),
                      material: material.value.trim() || null,
                      name: document.getElementById("plan-name").value,
-                     save: document.getElementById("plan-save").checked };
+                     save: document.getElementById("plan-save").checked,
+                     replace: document.getElementById("plan-replace").checked };
       const response = await fetch("/plans/evaluate", { method: "POST", credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRF-Token": cfg.csrf }, body: JSON.stringify(body) });
       const plan = await response.json();
@@ -828,6 +829,7 @@
         document.getElementById("plan-diameter").value = plan.diameter_in;
         document.getElementById("plan-material").value = plan.material || "";
         document.getElementById("plan-name").value = plan.name;
+        document.getElementById("plan-replace").checked = true;  // reopened to be changed: saving updates it
         document.getElementById("plan-evaluate").disabled = false;
         panel.scrollIntoView({ block: "nearest" });
       }

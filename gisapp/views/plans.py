@@ -64,7 +64,7 @@ def evaluate():
         abort(400, description="The diameter must be a number of inches.")
     if not diameter > 0:
         abort(400, description="The diameter must be a positive number of inches.")
-    name = str(body.get("name") or "scenario").strip()[:80] or "scenario"
+    name = str(body.get("name") or "scenario")
     material = str(body.get("material") or "").strip()[:60] or None
     ws = workspace()
     if body.get("streets_run"):
@@ -78,6 +78,7 @@ def evaluate():
         material=material,
         name=name,
         register=_register() if body.get("save") else None,
+        replace=bool(body.get("replace")),
     )
     doc["map"] = _map(doc, line, ws.layers)
     return jsonify(doc)
