@@ -406,6 +406,25 @@ def settle(register: Register, *, actor: str) -> list[dict]:
     return done
 
 
+def interrupted(batch: dict) -> bool:
+    """A prepared batch whose writer is gone: its folder is here and no process holds its lock. The notices page
+    says so, rather than "being written", until the batch is settled."""
+    root = Path(batch["folder"])
+    if batch["status"] != "prepared" or not root.is_dir():
+        return False
+    path = root / f".{batch['batch_id']}.lock"
+    if not path.exists():
+        return True
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
 def resume(register: Register, batch_id: str, *, actor: str, cancel: bool = False) -> dict:
     """Finish an unfinished batch (its files are all there) or cancel it (they are not, or ``cancel``)."""
     batch = register.batch(batch_id)

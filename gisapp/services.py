@@ -705,6 +705,7 @@ def violations(
 
 
 settle = _notices.settle
+batch_interrupted = _notices.interrupted
 resume = _notices.resume
 
 
@@ -889,6 +890,7 @@ __all__ = [
     "saved_plan_profile",
     "select_by_distance",
     "settle",
+    "batch_interrupted",
     "sewershed",
     "store_of",
     "subdivisions",

@@ -246,6 +246,55 @@ def test_a_page_view_never_waits_for_a_writer(client, app):
         writer.close()
 
 
+def test_a_batch_whose_writer_died_is_shown_interrupted_and_settled_from_the_page(client, app):
+    """A batch left prepared by a killed server read "being written" on the page for ever; only a preview or
+    `notices resume` settled it. The page now tells it from one a live process is writing, and settles it."""
+    from analysis.notices import due_notices
+    from gisapp.notices import batch_lock
+    from layers.register import new_batch_id
+
+    token = csrf(client)
+    client.post("/notices/register", data={"csrf_token": token})
+    register = Register(store=app.config["STORE"], create=False)
+    results = gpd.read_file(app.config["STORE"], layer="parcel_results")
+    day = dt.date(2027, 3, 1)
+    folder = Path(app.config["NOTICES_FOLDER"])
+    folder.mkdir(parents=True, exist_ok=True)
+    batch = register.prepare_batch(
+        due_notices(results, profile=load_profile("fort-plain"), notice_date=day).head(3),
+        batch_id=new_batch_id(day),
+        kind="connection",
+        notice_date=day,
+        deadline=day + dt.timedelta(days=90),
+        folder=str(folder),
+        actor="t",
+        profile=("fort-plain", load_profile("fort-plain").version),
+    )
+    with batch_lock(folder, batch["batch_id"]):  # its process alive: left alone
+        page = client.get("/notices").get_data(as_text=True)
+        assert "being written" in page and "interrupted" not in page and 'id="settle"' not in page
+        kept = client.post("/notices/settle", data={"csrf_token": token})
+        assert "No unfinished batch to settle" in unquote_plus(kept.headers["Location"])
+        assert register.batch(batch["batch_id"])["status"] == "prepared"
+    page = client.get("/notices").get_data(as_text=True)
+    assert "interrupted: the process writing it stopped" in page and 'id="settle"' in page
+    assert register.batch(batch["batch_id"])["status"] == "prepared"  # looking changes nothing
+    done = client.post("/notices/settle", data={"csrf_token": token})
+    said = unquote_plus(done.headers["Location"])
+    assert f"batch {batch['batch_id']} cancelled, never mailed (3 notice(s))" in said
+    assert register.batch(batch["batch_id"])["status"] == "cancelled"
+    assert "never mailed" in client.get("/notices").get_data(as_text=True)
+
+
+def test_the_register_filter_after_a_preview_asks_the_register_page(client):
+    """The filter form had no action: after a preview it sent GET /notices/preview, 405 Method Not Allowed."""
+    token = csrf(client)
+    client.post("/notices/register", data={"csrf_token": token})
+    preview = client.post("/notices/preview", data={"notice_date": "2027-03-01", "csrf_token": token})
+    action = re.search(r'<form method="get" id="filters" action="([^"]+)"', preview.get_data(as_text=True)).group(1)
+    assert action == "/notices" and client.get(f"{action}?status=&q=MILLER").status_code == 200
+
+
 def test_the_register_table_is_paged(client, app):
     _issue(client)
     register = Register(store=app.config["STORE"], create=False)

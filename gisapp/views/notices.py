@@ -97,7 +97,7 @@ def _page(*, preview=None, status_code: int = 200, error: str | None = None, for
         status=status,
         overdue=overdue,
         q=query,
-        batches=register.batches()[:20],
+        batches=[b | {"interrupted": services.batch_interrupted(b)} for b in register.batches()[:20]],
         profile=_profile(),
         preview=preview,
         form=preview["form"] if preview else (form or {}),
@@ -135,6 +135,20 @@ def _confirmation(plan) -> str:
     """What the clerk confirmed: the date, the reason and exactly these parcels."""
     text = "|".join([plan.notice_date.isoformat(), plan.reason or "", *sorted(plan.due["parcel_id"].astype(str))])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+@bp.post("/settle")
+@requires("planner")
+def settle():
+    """Finish or cancel the batches whose writer stopped (the next preview does the same)."""
+    done = services.settle(_register(), actor=f"web:{g.user}")
+    if not done:
+        return _back(message="No unfinished batch to settle: a batch still being written is left to its process.")
+    said = []
+    for d in done:
+        count = f" ({d['notices']} notice(s))" if d["notices"] else ""
+        said.append(f"batch {d['batch']} {'issued' if d['action'] == 'issued' else 'cancelled, never mailed'}{count}")
+    return _back(message="Settled: " + "; ".join(said) + ".")
 
 
 @bp.post("/preview")
