@@ -659,6 +659,13 @@ class Register:
         with self.engine.connect() as con:
             return _typed(pd.read_sql(select, con))
 
+    def notices_of(self, parcel_id: str) -> list[dict]:
+        """The parcel's notices, oldest first (exactly this parcel, not every ID containing it)."""
+        select = sa.select(notices).where(notices.c.parcel_id == parcel_id)
+        with self.engine.connect() as con:
+            rows = con.execute(select.order_by(notices.c.issued_date, notices.c.notice_id)).mappings().all()
+        return [dict(r) for r in rows]
+
     def count(self, **filters) -> int:
         select = sa.select(sa.func.count()).select_from(notices)
         for condition in self._conditions(

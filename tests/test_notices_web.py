@@ -295,6 +295,21 @@ def test_the_register_filter_after_a_preview_asks_the_register_page(client):
     assert action == "/notices" and client.get(f"{action}?status=&q=MILLER").status_code == 200
 
 
+def test_the_map_popup_gives_the_notice_and_its_deadline_from_the_register(client, app):
+    """The popup gave the deadline of the latest analysis run's notice date, contradicting the letter the owner got
+    (helper's finding: map 2027-04-04, register 2027-03-15). It now carries the register's notices."""
+    noticed = HOSTILE_IDS[1]
+    assert client.get("/api/parcel", query_string={"id": noticed}).get_json()["notices"] == []  # no register yet
+    _issue(client)
+    row = Register(store=app.config["STORE"], create=False).listing().set_index("parcel_id").loc[noticed]
+    (notice,) = client.get("/api/parcel", query_string={"id": noticed}).get_json()["notices"]
+    assert notice["notice_id"] == row["notice_id"] and notice["status"] == "open"
+    assert (notice["issued_date"], notice["deadline"]) == ("2027-03-01", str(row["deadline"]))
+    results = gpd.read_file(app.config["STORE"], layer="parcel_results")
+    quiet = results.loc[results["status"] != "mandated", "parcel_id"].iloc[0]
+    assert client.get("/api/parcel", query_string={"id": quiet}).get_json()["notices"] == []
+
+
 def test_the_register_table_is_paged(client, app):
     _issue(client)
     register = Register(store=app.config["STORE"], create=False)
@@ -365,6 +380,13 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
         row = Register(store=app.config["STORE"], create=False).listing().set_index("parcel_id").loc[HOSTILE_IDS[0]]
         assert row["status"] == "extended" and row["deadline"] == dt.date(2027, 9, 1)
         _shot(browser, "notices-issued")
+        browser.get(url + "/?parcel=" + quote(HOSTILE_IDS[0], safe=""))  # the map's popup tells the same deadline
+        popup = wait_for(
+            browser,
+            lambda: [p for p in browser.find_elements(By.CSS_SELECTOR, ".parcel-popup") if row["notice_id"] in p.text],
+        )[0]
+        assert "extended" in popup.text and "(in the notice)" in popup.text and "2027" in popup.text
+        assert "this run's notice date" not in popup.text
         browser.get(url + "/notices/files/B1/nothing.pdf")
         browser.find_element(By.LINK_TEXT, "Notices").click()
         wait_for(browser, lambda: browser.find_elements(By.ID, "register"))

@@ -298,7 +298,17 @@
     row(dl, "Rule", words(p.rule));
     row(dl, "Section", p.section);
     row(dl, "Reason", p.reason);
-    row(dl, "Deadline", townDate(p.deadline));
+    // The register's notice is what the owner was sent: its deadline, not the one an analysis run's notice date
+    // gives, is the parcel's deadline once a notice is issued.
+    const notice = (data.notices || []).filter((n) => n.status !== "cancelled").pop();
+    if (notice) {
+      row(dl, "Notice", `${notice.notice_id} (${words(notice.notice_type)}), ${words(notice.status)}` +
+                        `, issued ${townDate(notice.issued_date)}`);
+      row(dl, "Deadline", notice.deadline ? `${townDate(notice.deadline)} (in the notice)` : "none yet");
+    } else {
+      if (data.notices === null) row(dl, "Notice", "the notice register could not be read");
+      row(dl, "Deadline", p.deadline ? `${townDate(p.deadline)} (if noticed on this run's notice date)` : null);
+    }
     row(dl, "Control manhole", p.control_manhole);
     (data.rows || []).forEach(([label, value]) => row(dl, label, CODED_ROWS.has(label) ? words(value) : value));
     box.append(dl);

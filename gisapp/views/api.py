@@ -19,7 +19,10 @@ from gisapp import services
 from gisapp.mapdata import MAP_LAYERS, collection
 from gisapp.security import requires
 from gisapp.state import map_data, workspace
+from gisapp.views.notices import app_register
+from layers.errors import LayerError
 from layers.read import to_lonlat_geojson
+from layers.register import RegisterMissingError
 from layers.write import FORMATS
 
 bp = Blueprint("api", __name__, url_prefix="/api")
@@ -87,7 +90,20 @@ def _parcel(parcel_id: str):
     found = map_data().parcel(parcel_id)
     if found is None:
         abort(404, description=f"No parcel {parcel_id!r} in the map's parcels.")
-    return jsonify(found)
+    return jsonify(found | {"notices": _notices_of(parcel_id)})
+
+
+def _notices_of(parcel_id: str) -> list[dict] | None:
+    """The parcel's notices in the town's register (none without one; None when it cannot be read): the popup shows
+    the notice and its legal deadline, which an analysis run's own notice date must not contradict."""
+    try:
+        register = app_register()
+    except RegisterMissingError:
+        return []
+    except LayerError:
+        return None
+    keep = ("notice_id", "notice_type", "status", "issued_date", "deadline", "batch_id")
+    return [{k: None if n[k] is None else str(n[k]) for k in keep} for n in register.notices_of(parcel_id)]
 
 
 @bp.get("/building")

@@ -28,7 +28,7 @@ bp = Blueprint("notices", __name__, url_prefix="/notices")
 PAGE_ROWS = 100
 
 
-def _register(*, create: bool = False) -> Register:
+def app_register(*, create: bool = False) -> Register:
     """The app's register, opened once per URL (its schema is checked once, without the write lock)."""
     config = current_app.config
     cache = current_app.extensions.setdefault("sewerplan_registers", {})
@@ -65,7 +65,7 @@ def _page(*, preview=None, status_code: int = 200, error: str | None = None, for
     query = (request.args.get("q") or "").strip()
     page = max(1, request.args.get("page", default=1, type=int) or 1)
     try:
-        register = _register()
+        register = app_register()
     except RegisterMissingError as exc:
         return render_template(
             "notices/index.html",
@@ -110,14 +110,14 @@ def _page(*, preview=None, status_code: int = 200, error: str | None = None, for
 @requires("planner")
 def create_register():
     """Create the town's register beside the store and record it there (the page's "--new")."""
-    register = _register(create=True)
+    register = app_register(create=True)
     return _back(message=f"The notice register was created: {register.url.removeprefix('sqlite:///')}.")
 
 
 def _plan(form) -> tuple[Register, services.NoticePreview, dict]:
     """Settle unfinished batches, then preview the notices the form asks for (``services.preview_notices``)."""
     day = parse_date(form.get("notice_date", ""), "The notice date")
-    register = _register()
+    register = app_register()
     reason = form.get("notice_reason") or None
     hazard = (form.get("hazard") or "").strip() or None
     settled = services.settle(register, actor=f"web:{g.user}")
@@ -141,7 +141,7 @@ def _confirmation(plan) -> str:
 @requires("planner")
 def settle():
     """Finish or cancel the batches whose writer stopped (the next preview does the same)."""
-    done = services.settle(_register(), actor=f"web:{g.user}")
+    done = services.settle(app_register(), actor=f"web:{g.user}")
     if not done:
         return _back(message="No unfinished batch to settle: a batch still being written is left to its process.")
     said = []
@@ -202,7 +202,7 @@ def issue():
 @bp.get("/files/<batch>/<path:name>")
 @requires("viewer")
 def download(batch: str, name: str):
-    record = _register().batch(batch)
+    record = app_register().batch(batch)
     if record is None:
         abort(404, description="No such batch in the register.")
     folder = (Path(record["folder"]) / batch).resolve()
@@ -234,7 +234,7 @@ def mark():
             "extended, or clear the date."
         )
     try:
-        _register().mark(parcel_id, status, actor=f"web:{g.user}", note=note, deadline=until)
+        app_register().mark(parcel_id, status, actor=f"web:{g.user}", note=note, deadline=until)
     except LayerError as exc:
         return _back(error=web_text(exc))
     return _back(message=f"{parcel_id}: {status}.")
