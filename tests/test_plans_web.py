@@ -88,9 +88,10 @@ def test_plans_page_side_by_side_compare_export_reopen_delete(oak_store, tmp_pat
     app = oak_app(oak_store, tmp_path)
     client = app.test_client()
     token = csrf(client)
-    evaluate(client, token, name="Eight", save=True)
-    evaluate(client, token, name=ODD_NAME, diameter_in=6, save=True)
-    evaluate(client, token, name=HOSTILE, save=True)
+    # The store's one register is shared with the module's other tests: a scenario they saved is replaced.
+    evaluate(client, token, name="Eight", save=True, replace=True)
+    evaluate(client, token, name=ODD_NAME, diameter_in=6, save=True, replace=True)
+    evaluate(client, token, name=HOSTILE, save=True, replace=True)
     page = client.get("/plans").get_data(as_text=True)
     assert page.count('class="scenario"') == 3 and HOSTILE not in page  # one column each; names escaped
     for measure in ("cost", "newly_mandated", "septic_retired", "signatures_needed", "cost_per_unit"):
@@ -130,7 +131,7 @@ def test_plans_page_side_by_side_compare_export_reopen_delete(oak_store, tmp_pat
 def test_viewers_see_scenarios_but_cannot_delete_them(oak_store, tmp_path):
     app = oak_app(oak_store, tmp_path)
     planner = app.test_client()
-    evaluate(planner, csrf(planner), name="Eight", save=True)
+    evaluate(planner, csrf(planner), name="Eight", save=True, replace=True)
     add_user(app.config["USERS_DB"], "vera", "viewer", "viewer-password")
     viewer = app.test_client()
     token = csrf(viewer)
