@@ -498,7 +498,7 @@
   // -- the attribute table --------------------------------------------------------------------------------------
   const COLUMNS = [
     ["parcel_id", "Parcel"], ["status", "Status"], ["site_address", "Site address"], ["owner_name", "Owner"],
-    ["distance_ft", "Distance (ft)"], ["deadline", "Deadline"], ["section", "Section"],
+    ["distance_ft", "Distance (ft)"], ["deadline", "Deadline if noticed on the run's date"], ["section", "Section"],
   ];
   const SHOWN_ROWS = 500;
   const table = {
