@@ -159,8 +159,9 @@ class _Nearest:
 
 @dataclass(frozen=True)
 class _Measured:
-    """Each parcel's measuring line, the connection point on its main, and the distances: the one the mandate
-    compares (``distance_ft``), the one from the parcel boundary, and which property line was measured from."""
+    """Each parcel's measuring line, the connection point on its main (``connection``: x, y; NaN without a main),
+    and the distances: the one the mandate compares (``distance_ft``), the one from the parcel boundary, and which
+    property line was measured from."""
 
     lines: np.ndarray
     connection: np.ndarray
@@ -277,8 +278,8 @@ def _result_frames(
     }
     after_text = {
         "street_name_main": _strings(near.street, out.index),
-        "connection_x": np.where(has_main, shapely.get_x(measure.connection), np.nan),
-        "connection_y": np.where(has_main, shapely.get_y(measure.connection), np.nan),
+        "connection_x": measure.connection[:, 0],
+        "connection_y": measure.connection[:, 1],
     }
     texts = {name: _strings(values, out.index) for name, values in text().items()}
     for name, values in {**before_text, **texts, **after_text}.items():
@@ -359,7 +360,10 @@ def _measure(parcel_geoms, counted, near, streets, curbs, sewer_rights_of_way, p
     lines[has_main] = elementwise(
         shapely.shortest_line, parcel_geoms[has_main], counted.geoms[near.main_index[has_main]], workers=workers
     )
-    connection = shapely.get_point(lines, -1)
+    connection = np.full((n, 2), np.nan)
+    if has_main.any():  # the shortest line's last vertex, read from its coordinates: no million Point objects
+        drawn = lines[has_main]
+        connection[has_main] = shapely.get_coordinates(drawn)[np.cumsum(shapely.get_num_coordinates(drawn)) - 1]
     boundary_ft = near.distance * fpu
     measured = np.zeros(n, dtype=np.int8)
     distance_ft = boundary_ft
