@@ -135,12 +135,11 @@ def write_results(
     """
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    frame = _plain_columns(parcels)
     if driver == "CSV":
-        write_csv(path, frame)
+        write_csv(path, _plain_columns(parcels))
         return [Path(path).stem]
     if driver == "GeoJSON":
-        _write(frame.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
+        _write(_plain_columns(parcels).to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
         return [Path(path).stem]
     layers = result_layers(parcels, measuring_lines, buildings)
     if driver == "Parquet":
@@ -152,7 +151,7 @@ def write_results(
     mode = "scratch" if scratch else "update" if Path(path).exists() else "new"
     with _unseen_geopackage(path, mode) as target:
         for name, layer in layers.items():
-            _write_gpkg(frame if name == RESULT_LAYER else _plain_columns(layer), target, name)
+            _write_gpkg(_plain_columns(layer), target, name)
         style_geopackage_layers(target)
     return list(layers)
 
