@@ -173,7 +173,7 @@ def check_root(root: str | Path) -> Path:
 @contextlib.contextmanager
 def batch_lock(root: Path, batch_id: str, *, wait: bool = True):
     """An exclusive lock on the batch while a process works on it; yields False when held elsewhere (wait=False)."""
-    path = Path(root) / f".{batch_id}.lock"
+    path = _lock_path(root, batch_id)
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
     try:
         try:
@@ -188,6 +188,10 @@ def batch_lock(root: Path, batch_id: str, *, wait: bool = True):
                 path.unlink()
     finally:
         os.close(fd)
+
+
+def _lock_path(root: str | Path, batch_id: str) -> Path:
+    return Path(root) / f".{batch_id}.lock"
 
 
 def today() -> dt.date:
@@ -412,7 +416,7 @@ def interrupted(batch: dict) -> bool:
     root = Path(batch["folder"])
     if batch["status"] != "prepared" or not root.is_dir():
         return False
-    path = root / f".{batch['batch_id']}.lock"
+    path = _lock_path(root, batch["batch_id"])
     if not path.exists():
         return True
     fd = os.open(path, os.O_RDONLY)

@@ -775,14 +775,17 @@ def evaluate_plan(
         "evaluated_on": dt.date.today().isoformat(),
     }
     if register is not None:
-        register.save_plan(
+        saved = register.save_plan(
             name,
             profile=prof.id,
             diameter_in=diameter_in,
             wkt=shapely.to_wkt(line),
             crs=layers.parcels.crs.to_string(),
             result=doc,
+            replace=replace,
         )
+        if saved is not None:  # saved by someone else while this one was evaluated
+            raise _already_saved(name, saved)
     return result, doc
 
 
@@ -797,13 +800,17 @@ def _plan_name(name: str, register: Register | None, replace: bool) -> str:
             "names are how saved scenarios are told apart."
         )
     saved = register.saved_plan(name) if register is not None and not replace else None
-    if saved is not None:
-        raise LayerError(
-            f"A scenario named {name!r} is saved already ({saved['diameter_in']:g}-inch main, saved "
-            f"{str(saved['created_at'])[:10]}). Give this one another name, or replace the saved one "
-            '(--replace; on the map, tick "replace the saved scenario of this name").'
-        )
+    if saved is not None:  # refused before the evaluation; save_plan refuses again, atomically, after it
+        raise _already_saved(name, saved)
     return name
+
+
+def _already_saved(name: str, saved: dict) -> LayerError:
+    return LayerError(
+        f"A scenario named {name!r} is saved already ({saved['diameter_in']:g}-inch main, saved "
+        f"{str(saved['created_at'])[:10]}). Give this one another name, or replace the saved one "
+        '(--replace; on the map, tick "replace the saved scenario of this name").'
+    )
 
 
 def saved_plan_profile(plan: dict) -> Profile:
@@ -855,6 +862,7 @@ __all__ = [
     "Readiness",
     "RunResult",
     "analyse",
+    "batch_interrupted",
     "buildings",
     "check",
     "connection_profile",
@@ -890,7 +898,6 @@ __all__ = [
     "saved_plan_profile",
     "select_by_distance",
     "settle",
-    "batch_interrupted",
     "sewershed",
     "store_of",
     "subdivisions",

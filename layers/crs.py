@@ -305,12 +305,16 @@ def _epsg_projected() -> dict[str, str]:
 
 def _median_area_sqft(frame: gpd.GeoDataFrame) -> float | None:
     """Median area of the polygons among an even sample of a layer's features, in square feet; None for too few."""
-    geoms = np.asarray(frame.geometry.values)
-    sample = geoms[:: max(1, len(geoms) // SIZE_SAMPLE)]
+    sample = _even_sample(np.asarray(frame.geometry.values), SIZE_SAMPLE)
     polygons = sample[np.isin(shapely.get_type_id(sample), (3, 6))]
     if len(polygons) < SIZE_MIN_COUNT:
         return None
     return float(np.median(shapely.area(polygons))) * feet_per_unit(CRS(frame.crs)) ** 2
+
+
+def _even_sample(values: np.ndarray, most: int) -> np.ndarray:
+    """Every k-th value, k chosen so that about ``most`` are kept (all of them when there are fewer)."""
+    return values[:: max(1, len(values) // most)]
 
 
 def _and(words: list[str]) -> str:
@@ -525,8 +529,7 @@ def _extent(frame: gpd.GeoDataFrame) -> tuple[float, float, float, float] | None
     """The box holding the middle 98% of a layer's feature centres (a few strays do not stretch it), from an even
     sample of at most ``EXTENT_SAMPLE`` features: a million parcels' boxes and quantiles took 0.3 s of reading them,
     to place the layer within miles."""
-    geoms = np.asarray(frame.geometry.values)
-    b = shapely.bounds(geoms[:: max(1, len(geoms) // EXTENT_SAMPLE)])
+    b = shapely.bounds(_even_sample(np.asarray(frame.geometry.values), EXTENT_SAMPLE))
     b = b[np.isfinite(b).all(axis=1)]
     if not len(b):
         return None

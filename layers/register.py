@@ -604,10 +604,29 @@ class Register:
                         _event(con, actor, row["notice_id"], "marked", field, old, new)
         return {"parcel_id": parcel_id, "status": status, "notices": [r["notice_id"] for r in rows]}
 
-    def save_plan(self, name: str, *, profile: str, diameter_in: float, wkt: str, crs: str, result: dict) -> None:
-        """Save (or replace) a named extension scenario."""
+    def save_plan(
+        self,
+        name: str,
+        *,
+        profile: str,
+        diameter_in: float,
+        wkt: str,
+        crs: str,
+        result: dict,
+        replace: bool = False,
+    ) -> dict | None:
+        """Save a named extension scenario; a saved one of that name is replaced only with ``replace``.
+
+        Without it the saved scenario is returned, and nothing is written: the check and the insert are one
+        transaction, so two planners saving one new name at once cannot both succeed and lose one of the two.
+        """
         with self.transaction() as con:
-            con.execute(plans.delete().where(plans.c.name == name))
+            if replace:
+                con.execute(plans.delete().where(plans.c.name == name))
+            else:
+                saved = con.execute(sa.select(plans).where(plans.c.name == name)).mappings().first()
+                if saved is not None:
+                    return dict(saved)
             con.execute(
                 plans.insert().values(
                     name=name,
@@ -619,6 +638,7 @@ class Register:
                     result=json.dumps(result),
                 )
             )
+        return None
 
     def saved_plan(self, name: str) -> dict | None:
         """The saved scenario of that name, or None."""

@@ -672,6 +672,20 @@ def test_a_saved_scenario_is_replaced_only_when_asked(town_gpkg, tmp_path):
     ]
 
 
+def test_saving_a_name_saved_meanwhile_keeps_the_first(tmp_path):
+    """Two planners saving one new name at once both passed the check before their evaluations; the insert then
+    replaced the first silently. The register refuses it in the transaction that would write it."""
+    from layers.register import Register
+
+    register = Register(f"sqlite:///{tmp_path / 'reg.sqlite'}")
+    plan = {"profile": "fort-plain", "wkt": "LINESTRING (0 0, 1 1)", "crs": "EPSG:2260", "result": {}}
+    assert register.save_plan("Race", diameter_in=8, **plan) is None
+    assert register.save_plan("Race", diameter_in=12, **plan)["diameter_in"] == 8
+    assert register.saved_plan("Race")["diameter_in"] == 8
+    assert register.save_plan("Race", diameter_in=12, replace=True, **plan) is None
+    assert register.saved_plan("Race")["diameter_in"] == 12
+
+
 def test_compare_reads_scenarios_saved_before_this_version():
     old = {
         "cost": {"total": 1000.0},
