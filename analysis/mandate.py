@@ -236,7 +236,7 @@ def _analyze(
     return MandateResult(
         parcels=out,
         measuring_lines=measuring,
-        summary=_summary(profile, parcels, mains, counted, code, threshold_ft, notice_date),
+        summary=_summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, notice_reason),
         building_parcels=building_parcels,
         street_pairs=near.pairs if has_streets and not has_rows else None,
     )
@@ -399,7 +399,7 @@ def _status_codes(profile, connected, near, held, occupied, distance_ft, thresho
     )
 
 
-def _summary(profile, parcels, mains, counted, code, threshold_ft, notice_date) -> dict:
+def _summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, notice_reason) -> dict:
     """The run's counts per status and what it measured by, as the run record and the summary page show them."""
     return {
         "profile": profile.id,
@@ -411,6 +411,7 @@ def _summary(profile, parcels, mains, counted, code, threshold_ft, notice_date) 
         "distance_section": profile.mandate.distance_ft.citation,
         "measuring_crs": CRS(parcels.crs).to_string(),
         "notice_date": notice_date.isoformat() if notice_date else None,
+        "notice_reason": notice_reason,
         "notice_period_days": profile.mandate.notice_period_days.value,
         "counting_mains": int(counted.counting.sum()),
         "mains": len(mains),

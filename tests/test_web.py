@@ -144,6 +144,44 @@ def test_run_analysis_job(store, tmp_path):
     assert client.get("/api/summary").get_json()["run"]["profile"] == "poughkeepsie"
 
 
+def test_running_again_keeps_the_runs_notice_date(store, tmp_path):
+    """The map's run form starts from the latest run's notice date and reason, and a request without them keeps
+    them for the same profile: running again from the map no longer dropped the run's deadlines."""
+    own = tmp_path / "own.gpkg"
+    shutil.copy(store, own)
+    client = make_app(own, tmp_path).test_client()
+    page = client.get("/").get_data(as_text=True)
+    assert re.search(r'name="notice_date" value="2027-03-01"', page)
+    token = csrf(client)
+    job = wait_job(client, client.post("/analysis/run", data={"profile": "fort-plain", "csrf_token": token}).get_json())
+    assert job["state"] == "done", job
+    run = client.get("/api/summary").get_json()["run"]
+    assert run["notice_date"] == "2027-03-01" and run["notice_reason"] is None
+    # An empty field sent on purpose clears it.
+    job = wait_job(
+        client,
+        client.post("/analysis/run", data={"profile": "fort-plain", "notice_date": "", "csrf_token": token}).get_json(),
+    )
+    assert client.get("/api/summary").get_json()["run"]["notice_date"] is None
+    # Another profile starts without them: Poughkeepsie requires a reason with any notice date.
+    job = wait_job(
+        client,
+        client.post(
+            "/analysis/run",
+            data={
+                "profile": "poughkeepsie",
+                "notice_date": "2027-05-01",
+                "notice_reason": "highway_improvement",
+                "csrf_token": token,
+            },
+        ).get_json(),
+    )
+    assert job["state"] == "done", job
+    page = client.get("/").get_data(as_text=True)
+    assert re.search(r'name="notice_date" value="2027-05-01"', page)
+    assert re.search(r'<option value="highway_improvement" selected>', page)
+
+
 def test_with_accounts_every_page_needs_a_sign_in(app, client, auth):
     auth.add("vera", "viewer", "viewer-password")
     assert client.get("/").status_code == 302 and client.get("/api/summary").status_code == 401

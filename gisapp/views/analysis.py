@@ -16,7 +16,7 @@ from flask import Blueprint, abort, current_app, g, jsonify, request
 from gisapp import services
 from gisapp.security import requires
 from gisapp.state import recorded_spec, start_analysis, state, store_path
-from layers.store import StoreBusyError
+from layers.store import StoreBusyError, latest_run
 
 bp = Blueprint("analysis", __name__)
 
@@ -40,14 +40,17 @@ def run_analysis():
     profile = request.form.get("profile", "")
     if profile not in services.profile_names():
         abort(400, description=f"Unknown profile {profile!r}.")
-    text = request.form.get("notice_date", "").strip()
+    store = store_path()
+    recorded = recorded_spec(store)
+    # The map's form sends the run's notice date and reason, prefilled; a client that sends neither keeps them for
+    # the same profile (another profile may not allow the reason, or may require one).
+    run = (latest_run(store) or {}) if profile == recorded.profile else {}
+    text = request.form.get("notice_date", run.get("notice_date") or "").strip()
     try:
         notice = dt.date.fromisoformat(text) if text else None
     except ValueError:
         abort(400, description=f"Notice date {text!r} is not a date (YYYY-MM-DD).")
-    reason = request.form.get("notice_reason") or None
-    store = store_path()
-    recorded = recorded_spec(store)
+    reason = request.form.get("notice_reason", run.get("notice_reason")) or None
     # A field the form does not send keeps the run's value: its settings (for the same profile), its direction.
     if "set" in request.form:
         settings = parse_settings(request.form["set"])
