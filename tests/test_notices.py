@@ -859,6 +859,7 @@ def test_cli_resume_finishes_a_complete_batch_and_cancels_an_incomplete_one(stor
     assert done["action"] == "issued" and set(register.batch_notices(plans[0])["status"]) == {"open"}
     cancelled = json.loads(invoke("notices", "resume", plans[1], "--store", store, "--json").output)
     assert cancelled["action"] == "cancelled" and set(register.batch_notices(plans[1])["status"]) == {"cancelled"}
+    assert cancelled["why"] == "its files were never moved into place"  # said once, not "not all written (...)"
     assert register.batch_notices(plans[1])["deadline"].isna().all()
     again = CliRunner().invoke(main, ["notices", "resume", plans[1], "--store", str(store)])
     assert again.exit_code == 2 and "already cancelled" in again.output
