@@ -69,6 +69,8 @@ def plan(
         diameter_in = diameter_in if diameter_in is not None else old_diameter
     if diameter_in is None:
         raise click.UsageError("Give the internal diameter of the proposed main with --diameter-in INCHES.")
+    if replace and not save:
+        raise click.UsageError("--replace replaces a saved scenario when this one is saved: give --save too.")
     if not diameter_in > 0:
         raise click.BadParameter("give the internal diameter in inches, a positive number", param_hint="--diameter-in")
     with loading(

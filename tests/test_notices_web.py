@@ -47,7 +47,11 @@ def store(tmp_path_factory):
     town["parcels"].loc[mandated, "parcel_id"] = list(HOSTILE_IDS)
     path = folder / "town.gpkg"
     write_layers(str(path), town)
-    done = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
+    # The run's own notice date differs from the notices issued here: their deadlines must not be confused.
+    done = CliRunner().invoke(
+        main,
+        ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path), "--notice-date", "2027-04-01"],
+    )
     assert done.exit_code == 0, done.output
     return path
 
@@ -385,8 +389,10 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
             browser,
             lambda: [p for p in browser.find_elements(By.CSS_SELECTOR, ".parcel-popup") if row["notice_id"] in p.text],
         )[0]
-        assert "extended" in popup.text and "(in the notice)" in popup.text and "2027" in popup.text
+        assert "extended" in popup.text and "(extended)" in popup.text and "2027" in popup.text
         assert "this run's notice date" not in popup.text
+        # The reason no longer ends with the run's own deadline, which contradicted the extended one.
+        assert "requires an occupied property" in popup.text and "Deadline 2027-" not in popup.text
         browser.get(url + "/notices/files/B1/nothing.pdf")
         browser.find_element(By.LINK_TEXT, "Notices").click()
         wait_for(browser, lambda: browser.find_elements(By.ID, "register"))

@@ -667,6 +667,9 @@ def test_a_saved_scenario_is_replaced_only_when_asked(town_gpkg, tmp_path):
     assert refused.exit_code == 2 and "at most 80 characters; this one has 87" in " ".join(refused.output.split())
     huge = save("typo", "1000")
     assert huge.exit_code == 2 and "larger than any sewer pipe made (144 in)" in " ".join(huge.output.split())
+    unsaved = plan_args(town_gpkg, tmp_path, "--name", "Spring St", "--replace", "--register", reg)
+    unsaved = runner.invoke(main, unsaved)  # --replace alone saved nothing, without a word
+    assert unsaved.exit_code == 2 and "give --save too" in " ".join(unsaved.output.split())
     assert [p["name"] for p in json.loads(runner.invoke(main, ["plans", "--register", reg, "--json"]).output)] == [
         "Spring St"
     ]

@@ -297,14 +297,19 @@
                         : `${num(p.distance_ft, "ft")} to main ${p.main_id}`);
     row(dl, "Rule", words(p.rule));
     row(dl, "Section", p.section);
-    row(dl, "Reason", p.reason);
+    // The reason ends with the run's deadline ("Deadline 2027-04-25."): the Deadline row below gives it, labelled,
+    // in the town's date format, or the notice's own where one was issued, so the sentence does not repeat it.
+    const runDeadline = p.deadline ? ` Deadline ${p.deadline}.` : null;
+    row(dl, "Reason", runDeadline && p.reason && p.reason.endsWith(runDeadline)
+      ? p.reason.slice(0, -runDeadline.length) : p.reason);
     // The register's notice is what the owner was sent: its deadline, not the one an analysis run's notice date
     // gives, is the parcel's deadline once a notice is issued.
     const notice = (data.notices || []).filter((n) => n.status !== "cancelled").pop();
     if (notice) {
-      row(dl, "Notice", `${notice.notice_id} (${words(notice.notice_type)}), ${words(notice.status)}` +
+      row(dl, "Notice", `${notice.notice_id}, ${notice.notice_type} notice, ${words(notice.status)}` +
                         `, issued ${townDate(notice.issued_date)}`);
-      row(dl, "Deadline", notice.deadline ? `${townDate(notice.deadline)} (in the notice)` : "none yet");
+      row(dl, "Deadline", notice.deadline
+        ? `${townDate(notice.deadline)} (${notice.status === "extended" ? "extended" : "in the notice"})` : "none yet");
     } else {
       if (data.notices === null) row(dl, "Notice", "the notice register could not be read");
       row(dl, "Deadline", p.deadline ? `${townDate(p.deadline)} (if noticed on this run's notice date)` : null);
@@ -823,6 +828,15 @@
     });
   }
 
+  // The "replace" tick belongs to the name it was given for: renaming a reopened scenario (or any ticked one)
+  // unticks it, so saving under another scenario's name is refused instead of overwriting that one.
+  let reopenedName = null;
+  const planName = document.getElementById("plan-name");
+  if (planName) {
+    planName.addEventListener("input", () => {
+      document.getElementById("plan-replace").checked = reopenedName !== null && planName.value === reopenedName;
+    });
+  }
   const reopen = new URLSearchParams(window.location.search).get("plan");
   if (reopen) {
     (async () => {
@@ -840,6 +854,7 @@
         document.getElementById("plan-material").value = plan.material || "";
         document.getElementById("plan-name").value = plan.name;
         document.getElementById("plan-replace").checked = true;  // reopened to be changed: saving updates it
+        reopenedName = plan.name;
         document.getElementById("plan-evaluate").disabled = false;
         panel.scrollIntoView({ block: "nearest" });
       }

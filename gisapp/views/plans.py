@@ -21,14 +21,28 @@ from gisapp.state import workspace
 from layers.board import write_comparison_csv
 from layers.errors import LayerError
 from layers.read import to_lonlat_geojson
-from layers.register import Register
+from layers.register import Register, RegisterMissingError
 
 bp = Blueprint("plans", __name__, url_prefix="/plans")
 FORMATS = ("geojson", "gpkg", "pdf", "json")
 
 
 def _register() -> Register:
+    """The town's register, created (and recorded in the store) by the first scenario saved."""
     return services.open_register(current_app.config["REGISTER"], store=current_app.config["STORE"], create=True)
+
+
+def _existing_register() -> Register | None:
+    """The town's register, or None where it has none yet: looking at scenarios never creates one."""
+    try:
+        return services.open_register(current_app.config["REGISTER"], store=current_app.config["STORE"])
+    except RegisterMissingError:
+        return None
+
+
+def _saved_plans() -> list[dict]:
+    register = _existing_register()
+    return register.saved_plans() if register is not None else []
 
 
 def _map(doc: dict, line, layers) -> dict:
@@ -85,7 +99,7 @@ def evaluate():
 
 
 def _saved(names: list[str] | None = None) -> list[dict]:
-    saved = _register().saved_plans()
+    saved = _saved_plans()
     if names:
         wanted = set(names)
         saved = [p for p in saved if p["name"] in wanted]
@@ -95,7 +109,7 @@ def _saved(names: list[str] | None = None) -> list[dict]:
 @bp.get("")
 @requires("viewer")
 def index():
-    everything = _register().saved_plans()
+    everything = _saved_plans()
     chosen = request.args.getlist("compare")
     plans = [p for p in everything if p["name"] in set(chosen)] if chosen else everything
     rows = compare_plans(plans)
@@ -136,7 +150,8 @@ def compare_csv():
 @requires("planner")
 def delete():
     name = request.form.get("name", "")
-    if not _register().delete_plan(name):
+    register = _existing_register()
+    if register is None or not register.delete_plan(name):
         abort(404, description=f"No saved scenario is named {name!r}: it may have been deleted already.")
     return redirect(url_for("plans.index", message=f"Deleted scenario {name}."))
 
@@ -144,7 +159,7 @@ def delete():
 @bp.get("/<path:name>.<any(geojson, gpkg, pdf, json):fmt>")
 @requires("viewer")
 def export(name: str, fmt: str):
-    saved = {p["name"]: p for p in _register().saved_plans()}
+    saved = {p["name"]: p for p in _saved_plans()}
     if name not in saved:
         abort(404, description=f"No saved scenario is named {name!r}.")
     plan = saved[name]
