@@ -13,6 +13,8 @@ import re
 import tomllib
 import warnings
 import zipfile
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -914,10 +916,7 @@ def load_layers(
             fix=Fix("layer", missing[0], "PATH"),
         )
     frames: dict[str, gpd.GeoDataFrame] = {}
-    for kind, source in sources.items():
-        if progress:
-            progress(f"reading {source.label}")
-        raw = read_source(source)
+    for kind, source, raw in _read_ahead(sources, progress):
         frame, found = prepare_layer(
             raw,
             SPECS[kind],
@@ -944,6 +943,28 @@ def load_layers(
         problems=problems,
         sources={k: s.label for k, s in sources.items()},
     )
+
+
+def _read_ahead(sources: dict[str, LayerSource], progress=None) -> Iterator[tuple[str, LayerSource, gpd.GeoDataFrame]]:
+    """Each layer as read, in order, the next one read on a thread while the caller validates this one.
+
+    Reading (GDAL, then shapely making the geometries from WKB) and validating each run mostly on one core with
+    the GIL released: on two cores the buildings are read while the parcels are validated. Only one layer is read
+    ahead, so at most one raw layer waits beside the one being validated. A read's error is raised when its
+    layer's turn comes, as it would be without the thread.
+    """
+    items = list(sources.items())
+    if not items:
+        return
+    with ThreadPoolExecutor(1, thread_name_prefix="sewerplan-read") as pool:
+        ahead = pool.submit(read_source, items[0][1])
+        for i, (kind, source) in enumerate(items):
+            if progress:
+                progress(f"reading {source.label}")
+            raw = ahead.result()
+            if i + 1 < len(items):
+                ahead = pool.submit(read_source, items[i + 1][1])
+            yield kind, source, raw
 
 
 def _apply_connected_list(parcels: gpd.GeoDataFrame, ids: set[str]) -> tuple[gpd.GeoDataFrame, list[Problem]]:
