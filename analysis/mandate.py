@@ -685,9 +685,19 @@ def _connected(parcels: gpd.GeoDataFrame) -> np.ndarray:
     return parcels["connected"].fillna(False).astype(bool).to_numpy()
 
 
+# A notice date later than this is a typo (9999-12-31 broke the deadline's date arithmetic with a server error).
+LATEST_NOTICE_YEAR = 2999
+
+
 def check_notice(profile: Profile, notice_date: dt.date | None, notice_reason: str | None) -> None:
     """Refuse a notice the profile does not allow: Poughkeepsie's § 168-22.2G needs one of its reasons."""
     rule = profile.mandate.notice_reasons
+    if notice_date is not None and notice_date.year > LATEST_NOTICE_YEAR:  # its deadline could not be dated
+        raise AnalysisError(
+            f"The notice date {notice_date.isoformat()} lies after {LATEST_NOTICE_YEAR}: give the day the letters "
+            "are (or will be) mailed, as YYYY-MM-DD.",
+            fix=Fix("notice_date", example=dt.date.today().isoformat()),
+        )
     if notice_reason is not None and notice_reason not in rule.value:
         allowed = ", ".join(rule.value) or "none (this profile sets no notice reasons)"
         raise AnalysisError(

@@ -398,3 +398,13 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
         wait_for(browser, lambda: browser.find_elements(By.ID, "register"))
     finally:
         server.shutdown()
+
+
+def test_a_notice_date_too_far_ahead_is_refused_plainly(client, app):
+    """9999-12-31 gave a server error in the preview and a failed run ("date value out of range")."""
+    Register(store=app.config["STORE"], create=True).close()
+    token = csrf(client)
+    preview = client.post("/notices/preview", data={"notice_date": "9999-12-31", "csrf_token": token})
+    assert preview.status_code == 400 and "lies after 2999" in preview.get_data(as_text=True)
+    run = client.post("/analysis/run", data={"profile": "fort-plain", "notice_date": "9999-12-31", "csrf_token": token})
+    assert run.status_code == 400 and "lies after 2999" in run.get_json()["error"]["message"]

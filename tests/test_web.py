@@ -484,7 +484,7 @@ def test_map_click_popup_and_trace_in_chromium(live_server, browser, store):
     popup = click_parcel(browser, target, store)
     shot(browser, "popup")
     text = popup.get_attribute("textContent")
-    assert target in text and "§ 144-4" in text and "2027-05-30" in text
+    assert target in text and "§ 144-4" in text and "May 30, 2027 (if noticed on this run's notice date)" in text
     from tests.test_web_map import click_in_popup  # here: test_web_map imports this module
 
     click_in_popup(browser, ".parcel-popup .trace-button")

@@ -305,11 +305,15 @@
     // The register's notice is what the owner was sent: its deadline, not the one an analysis run's notice date
     // gives, is the parcel's deadline once a notice is issued.
     const notice = (data.notices || []).filter((n) => n.status !== "cancelled").pop();
-    if (notice) {
+    if (notice && notice.status === "prepared") {  // recorded, its letter not yet written: not issued, no deadline
+      row(dl, "Notice", `${notice.notice_id}, ${notice.notice_type} notice, being prepared: not mailed yet`);
+      row(dl, "Deadline", "none yet");
+    } else if (notice) {
+      const open = notice.status === "open" || notice.status === "extended";
       row(dl, "Notice", `${notice.notice_id}, ${notice.notice_type} notice, ${words(notice.status)}` +
                         `, issued ${townDate(notice.issued_date)}`);
-      row(dl, "Deadline", notice.deadline
-        ? `${townDate(notice.deadline)} (${notice.status === "extended" ? "extended" : "in the notice"})` : "none yet");
+      row(dl, "Deadline", !notice.deadline ? "none yet" : `${townDate(notice.deadline)} ` +
+        (notice.status === "extended" ? "(extended)" : open ? "(in the notice)" : "(in the notice; it no longer runs)"));
     } else {
       if (data.notices === null) row(dl, "Notice", "the notice register could not be read");
       row(dl, "Deadline", p.deadline ? `${townDate(p.deadline)} (if noticed on this run's notice date)` : null);
@@ -905,6 +909,16 @@
   // -- running the analysis -------------------------------------------------------------------------------------
   const runForm = document.getElementById("run-form");
   if (runForm) {
+    // The settings and notice reason filled in are the latest run's, for its profile: another profile starts
+    // without them (its thresholds and sections differ; Poughkeepsie's reasons mean nothing to Fort Plain), and
+    // choosing the run's profile again brings them back.
+    const chosen = runForm.elements.profile, filledFor = chosen.value;
+    const filled = { set: runForm.elements.set.value, notice_reason: runForm.elements.notice_reason.value };
+    chosen.addEventListener("change", () => {
+      const own = chosen.value === filledFor;
+      runForm.elements.set.value = own ? filled.set : "";
+      runForm.elements.notice_reason.value = own ? filled.notice_reason : "";
+    });
     runForm.addEventListener("submit", async (event) => {
       event.preventDefault();
       const status = document.getElementById("job");

@@ -13,6 +13,7 @@ import datetime as dt
 
 from flask import Blueprint, abort, current_app, g, jsonify, request
 
+from analysis.mandate import check_notice
 from gisapp import services
 from gisapp.security import requires
 from gisapp.state import recorded_spec, start_analysis, state, store_path
@@ -61,7 +62,7 @@ def run_analysis():
     else:
         direction = recorded.digitised_direction
     spec = recorded.replace(profile=profile, settings=settings, digitised_direction=direction, data=None)
-    services.profile_of(spec)  # refuse a broken profile or setting before starting
+    check_notice(services.profile_of(spec), notice, reason)  # a broken profile, setting or notice: before starting
     try:
         job = start_analysis(current_app._get_current_object(), store, g.user, spec, notice, reason)
     except StoreBusyError as exc:
