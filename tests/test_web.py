@@ -501,6 +501,29 @@ def test_map_click_popup_and_trace_in_chromium(live_server, browser, store):
 
 
 @pytest.mark.browser
+def test_the_run_form_keeps_its_fields_for_the_runs_profile_only_in_chromium(live_server, browser):
+    """A 600 ft setting filled in for the Fort Plain run was carried into a Poughkeepsie run (helper's finding):
+    another profile starts with no settings and no reason, and the run's profile brings its own back."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    url, _ = live_server
+    open_map(browser, url)
+    form = browser.find_element(By.ID, "run-form")
+    profile, settings = Select(form.find_element(By.NAME, "profile")), form.find_element(By.NAME, "set")
+    reason = Select(form.find_element(By.NAME, "notice_reason"))
+    assert profile.first_selected_option.get_attribute("value") == "fort-plain"
+    assert form.find_element(By.NAME, "notice_date").get_attribute("value") == "2027-03-01"
+    settings.send_keys("mandate.distance_ft=600")
+    profile.select_by_value("poughkeepsie")
+    assert settings.get_attribute("value") == ""
+    reason.select_by_value("highway_improvement")
+    settings.send_keys("mandate.distance_ft=150")
+    profile.select_by_value("fort-plain")  # the run's profile: its own (empty) settings and reason again
+    assert settings.get_attribute("value") == "" and reason.first_selected_option.get_attribute("value") == ""
+
+
+@pytest.mark.browser
 def test_hostile_names_shown_as_text_in_chromium(live_server, browser, store):
     from selenium.common.exceptions import NoAlertPresentException
     from selenium.webdriver.common.by import By
