@@ -790,10 +790,17 @@ def evaluate_plan(
 
 
 def _plan_name(name: str, register: Register | None, replace: bool) -> str:
-    """The scenario's name, refused when empty, too long to keep whole, or (saving) already saved, unless replaced."""
+    """The scenario's name, refused when empty, too long to keep whole, or (saving) already saved, unless replaced.
+
+    A line break or other control character is refused: such a name was saved, but its page and exports could
+    not be opened by name afterwards."""
     name = name.strip()
     if not name:
         raise LayerError("Give the scenario a name.")
+    if not name.isprintable():
+        raise LayerError(
+            f"A scenario's name must be one line of text without control characters; {name!r} is not. Rename it."
+        )
     if len(name) > PLAN_NAME_MAX:
         raise LayerError(
             f"A scenario's name can be at most {PLAN_NAME_MAX} characters; this one has {len(name)}. Shorten it: "

@@ -160,6 +160,16 @@ def test_looking_at_scenarios_never_creates_a_register(tmp_path):
         Register(store=str(own), create=False)
     evaluate(client, token, name="Eight", save=True)
     assert [p["name"] for p in Register(store=str(own)).saved_plans()] == ["Eight"]
+    # A name with a line break was saved and could then never be opened by name (its page answered 404).
+    body = {
+        "geometry": {"type": "LineString", "coordinates": oak_line()},
+        "diameter_in": 8,
+        "name": "a\nb",
+        "save": True,
+    }
+    refused = client.post("/plans/evaluate", json=body, headers={"X-CSRF-Token": token})
+    assert refused.status_code == 400 and "one line of text" in refused.get_json()["error"]["message"]
+    assert [p["name"] for p in Register(store=str(own)).saved_plans()] == ["Eight"]
 
 
 @pytest.mark.browser
