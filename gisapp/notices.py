@@ -463,17 +463,16 @@ def _settle_one(register, batch, *, actor, cancel, wait) -> dict | None:
             return None
         notice_ids = list(register.batch_notices(batch_id)["notice_id"])
         folder = root / batch_id
-        problems = verify_batch(folder, notice_ids) if folder.is_dir() else None
-        if problems == [] and not cancel:  # None: the folder was never moved into place
+        if cancel:
+            why = "cancelled on request"
+        elif not folder.is_dir():
+            why = "its files were never moved into place"
+        elif problems := verify_batch(folder, notice_ids):
+            why = f"its files were not all written ({'; '.join(problems[:3])})"
+        else:
             manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
             register.finish_batch(batch_id, letters=_letters_of(batch_id, manifest), actor=actor)
             return {"batch": batch_id, "action": "issued", "notices": len(notice_ids), "folder": str(folder)}
-        if cancel:
-            why = "cancelled on request"
-        elif problems is None:
-            why = "its files were never moved into place"
-        else:
-            why = f"its files were not all written ({'; '.join(problems[:3])})"
         register.cancel_batch(batch_id, actor=actor, why=why[:500])
         _set_aside(root, batch_id)
         return {"batch": batch_id, "action": "cancelled", "notices": len(notice_ids), "why": why}

@@ -142,15 +142,19 @@ def check_output(path: str) -> None:
         output_format(path)
 
 
-def recorded_spec(store: str | Path | None) -> WorkspaceSpec | None:
-    """The workspace the store's latest run used (None for a store never analysed, or not a store)."""
+def recorded_run(store: str | Path | None) -> dict | None:
+    """The store's latest run record (None for a store never analysed, or not a store)."""
     if not store_of(store):
         return None
     try:
-        record = latest_run(store)
+        return latest_run(store)
     except (ValueError, sqlite3.Error):  # a damaged file: its layers are refused, with a sentence, when read
         return None
-    return WorkspaceSpec.from_record(record)
+
+
+def recorded_spec(store: str | Path | None) -> WorkspaceSpec | None:
+    """The workspace the store's latest run used (None for a store never analysed, or not a store)."""
+    return WorkspaceSpec.from_record(recorded_run(store))
 
 
 def layer_sources(spec: WorkspaceSpec, *, store: str | None = None) -> dict[str, LayerSource]:
@@ -900,6 +904,7 @@ __all__ = [
     "profiles",
     "proposed_line",
     "readiness",
+    "recorded_run",
     "recorded_spec",
     "resume",
     "saved_plan_profile",

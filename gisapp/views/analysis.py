@@ -17,7 +17,7 @@ from analysis.mandate import check_notice
 from gisapp import services
 from gisapp.security import requires
 from gisapp.state import recorded_spec, start_analysis, state, store_path
-from layers.store import StoreBusyError, latest_run
+from layers.store import StoreBusyError
 
 bp = Blueprint("analysis", __name__)
 
@@ -45,7 +45,7 @@ def run_analysis():
     recorded = recorded_spec(store)
     # The map's form sends the run's notice date and reason, prefilled; a client that sends neither keeps them for
     # the same profile (another profile may not allow the reason, or may require one).
-    run = (latest_run(store) or {}) if profile == recorded.profile else {}
+    run = (services.recorded_run(store) or {}) if profile == recorded.profile else {}
     text = request.form.get("notice_date", run.get("notice_date") or "").strip()
     try:
         notice = dt.date.fromisoformat(text) if text else None

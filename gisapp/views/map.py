@@ -12,6 +12,7 @@ from pathlib import Path
 from flask import Blueprint, Response, abort, current_app, g, render_template, request, send_file, url_for
 
 from analysis.mandate import STATUSES
+from analysis.reasons import NOTICE_REASONS
 from gisapp import services
 from gisapp.maps import build_map
 from gisapp.security import LOCAL_USER, requires
@@ -92,6 +93,7 @@ def index():
         has_subdivisions="subdivisions" in data.originals,
         settings=spec.settings,
         digitised_direction=spec.digitised_direction,
+        notice_reasons=tuple(NOTICE_REASONS),
         chosen_profile=chosen,
         config=json.dumps(config),
     )
