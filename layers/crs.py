@@ -41,6 +41,10 @@ FAR_FEATURE_FACTOR = 10.0
 FAR_FEATURE_MIN_COUNT = 5
 # Layers farther apart than this (or than their own size) do not lie together: one is misplaced or swapped.
 FAR_LAYER_FT = 52_800.0
+# Layers that may lie apart from the others: a regional treatment plant can be miles from the village it serves.
+# Any other layer apart from the rest is refused: none of its features is within reach of any parcel, so the
+# results would read as if it were missing (a mains layer ten miles off: nobody must connect).
+MAY_LIE_AWAY = frozenset({"outfalls"})
 # A layer's extent, to tell where it lies among the others, is taken from an even sample of this many features.
 EXTENT_SAMPLE = 100_001
 # With no published area of use, a coordinate beyond this many CRS units (a billion metres or feet) is absurd.
@@ -188,9 +192,9 @@ def check_layers_together(frames: dict[str, gpd.GeoDataFrame], labels: dict[str,
 
     The layers that lie together (within ``FAR_LAYER_FT`` of each other, or of their own size) are the consensus:
     the largest such group, the parcels' on a tie. A layer apart from it is refused when exchanging its x and y in
-    the CRS it came in brings it among them (its axes are swapped), and reported as a warning otherwise. Two layers
-    apart with no third to tell which is right are refused together when exchanging either one's axes would join
-    them.
+    the CRS it came in brings it among them (its axes are swapped), and refused as far otherwise (``far_layer``),
+    except a layer that may lie away (``MAY_LIE_AWAY``: a treatment plant), which is a warning. Two layers apart
+    with no third to tell which is right are refused together when exchanging either one's axes would join them.
     """
     boxes = {k: b for k, f in frames.items() if (b := _extent(f)) is not None}
     if len(boxes) < 2:
@@ -238,7 +242,7 @@ def check_layers_together(frames: dict[str, gpd.GeoDataFrame], labels: dict[str,
                     f"it lies {gap_mi:,.1f} miles from the {_and(together)}, but read as y, x it lies among them",
                 )
             )
-        else:
+        elif kind in MAY_LIE_AWAY:
             problems.append(
                 Problem(
                     kind,
@@ -246,6 +250,18 @@ def check_layers_together(frames: dict[str, gpd.GeoDataFrame], labels: dict[str,
                     "warning",
                     f"{labels[kind]} lies {gap_mi:,.1f} miles from the {_and(together)}: check that they are "
                     "of the same place and that each declares the CRS it was drawn in.",
+                )
+            )
+        else:
+            problems.append(
+                Problem(
+                    kind,
+                    "far_layer",
+                    "error",
+                    f"{labels[kind]} lies {gap_mi:,.1f} miles from the {_and(together)}: nothing in it is within "
+                    "reach of anything in them, so every result would read as if it had not been given. Check that "
+                    "they are of the same place and that each declares the CRS it was drawn in (its .prj, or the "
+                    "CRS given for the layer).",
                 )
             )
     return problems

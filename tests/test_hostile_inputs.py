@@ -182,14 +182,32 @@ def test_features_far_from_the_rest_are_reported_and_kept(town, tmp_path):
     assert not [p for p in problems_of(plain) if p["check"] == "far_feature"]
 
 
-def test_a_layer_far_from_the_others_is_reported(town, tmp_path):
+def test_a_layer_far_from_the_others_is_refused(town, tmp_path):
+    """Streets 57 miles off would make every parcel 'in range, not abutting': refused, not analysed."""
     streets = town["streets"].copy()
     streets.geometry = streets.geometry.translate(0, 300_000)  # 57 miles north: still in New York, not in the town
     data = folder(tmp_path, {"parcels": town["parcels"], "mains": town["mains"], "streets": streets})
     result = analyze(data, "--json")
-    warnings = [p for p in problems_of(result) if p["check"] == "far_layer"]
-    assert [p["layer"] for p in warnings] == ["streets"]
-    assert "miles from the parcels and mains" in warnings[0]["message"]
+    assert result.exit_code == 2
+    (far,) = [p for p in problems_of(result) if p["check"] == "far_layer"]
+    assert (far["layer"], far["severity"]) == ("streets", "error")
+    assert "miles from the parcels and mains: nothing in it is within reach" in far["message"]
+    said = analyze(data)
+    assert said.exit_code == 2 and "56.6 miles from the parcels and mains" in said.stderr
+
+
+def test_a_treatment_plant_far_from_the_town_is_only_reported(town, tmp_path):
+    """A regional plant can lie miles from the village it serves."""
+    plant = gpd.GeoDataFrame(
+        {"plant_id": ["WWTP"], "name": ["County plant"]},
+        geometry=[shapely.Point(town["parcels"].total_bounds[2] + 80_000, town["parcels"].total_bounds[3])],
+        crs=town["parcels"].crs,
+    )
+    layers = {"parcels": town["parcels"], "mains": town["mains"], "streets": town["streets"], "treatment_plants": plant}
+    result = analyze(folder(tmp_path, layers), "--json")
+    assert result.exit_code == 0
+    (far,) = [p for p in problems_of(result) if p["check"] == "far_layer"]
+    assert (far["layer"], far["severity"]) == ("outfalls", "warning")
 
 
 # ---------------------------------------------------------------------------------------------------- finding 4

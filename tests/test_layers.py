@@ -761,7 +761,7 @@ def test_layers_are_compared_with_each_other():
     far = mains.set_geometry(mains.geometry.translate(0, 200_000))
     streets = mains.assign(street_id="S")
     (problem,) = check_layers_together({"parcels": parcels, "mains": far, "streets": streets}, labels)
-    assert (problem.layer, problem.check, problem.severity) == ("mains", "far_layer", "warning")
+    assert (problem.layer, problem.check, problem.severity) == ("mains", "far_layer", "error")
     assert "37.9 miles from the parcels and streets" in problem.message
 
 
