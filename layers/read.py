@@ -205,13 +205,27 @@ def _zip_folder(path: Path) -> dict[str, str] | None:
     {file stem: GDAL path}; ``None`` when the zip's top level holds layers, which GDAL lists itself.
 
     GDAL opens only a zip's top level, and refused such a zip as "not recognized" (as if it were damaged). The
-    folder nearest the top that holds layers is used; a Mac's ``__MACOSX`` copies are not layers.
+    folder nearest the top that holds layers is used; a Mac's ``__MACOSX`` copies are not layers. A zip with
+    layers at its top and, in a folder, a kind of layer the top lacks (parcels at the top, ``network/mains.shp``)
+    is refused: the folder's layers were left out without a word.
     """
     with zipfile.ZipFile(path) as zf:
         members = [PurePosixPath(n) for n in zf.namelist() if not n.endswith("/")]
     kinds = set(VECTOR_SUFFIXES) - {".zip"}
     layers = [m for m in members if m.suffix.lower() in kinds and not hidden_member(m)]
-    if not layers or any(len(m.parts) == 1 for m in layers):
+    if not layers:
+        return None
+    top_level = [m for m in layers if len(m.parts) == 1]
+    if top_level:
+        at_top = _match({m.stem.lower(): m for m in top_level}, lambda m: LayerSource("", str(m)))
+        deeper = [m for m in layers if len(m.parts) > 1]
+        left = [str(m) for m in deeper if any(m.stem.lower() in LAYER_NAMES[k] for k in set(LAYER_NAMES) - set(at_top))]
+        if left:
+            raise LayerError(
+                f"{path.name} holds layers at its top ({', '.join(sorted(at_top)) or 'none sewerplan knows'}) and "
+                f"more in a folder ({', '.join(sorted(left))}), which would be left out: zip all of the town's "
+                "layers in one place."
+            )
         return None
     top = min(len(m.parts) for m in layers)
     folders = sorted({m.parent for m in layers if len(m.parts) == top})

@@ -901,6 +901,23 @@ def test_zip_holding_its_layers_in_a_folder_is_read(tmp_path):
             zf.write(member, f"2026/{member.name}")
     with pytest.raises(LayerError, match=r"holds layers in 2 folders \(2025/, 2026/\); zip the one folder"):
         find_layers(str(two))
+    mixed = tmp_path / "mixed.zip"
+    with zipfile.ZipFile(mixed, "w") as zf:
+        for member in folder.iterdir():
+            zf.write(member, member.name if member.stem == "parcels" else f"network/{member.name}")
+            zf.write(member, f"old/{member.name}")  # an older copy of both: the top's parcels are the ones read
+    with pytest.raises(
+        LayerError,
+        match=r"mixed.zip holds layers at its top \(parcels\) and more in a folder "
+        r"\(network/mains.shp, old/mains.shp\), which would be left out: zip all",
+    ):
+        find_layers(str(mixed))
+    both = tmp_path / "both.zip"
+    with zipfile.ZipFile(both, "w") as zf:
+        for member in folder.iterdir():
+            zf.write(member, member.name)
+            zf.write(member, f"old/{member.name}")
+    assert sorted(find_layers(str(both))) == ["mains", "parcels"]
 
 
 def test_shapefile_without_its_dbf_is_refused_by_name(tmp_path):
