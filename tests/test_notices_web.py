@@ -250,21 +250,17 @@ def test_a_page_view_never_waits_for_a_writer(client, app):
         writer.close()
 
 
-def test_a_batch_whose_writer_died_is_shown_interrupted_and_settled_from_the_page(client, app):
-    """A batch left prepared by a killed server read "being written" on the page for ever; only a preview or
-    `notices resume` settled it. The page now tells it from one a live process is writing, and settles it."""
+def _interrupted_batch(app) -> dict:
+    """A batch of three notices left prepared, its letters never moved into place, as a killed server leaves it."""
     from analysis.notices import due_notices
-    from gisapp.notices import batch_lock
     from layers.register import new_batch_id
 
-    token = csrf(client)
-    client.post("/notices/register", data={"csrf_token": token})
     register = Register(store=app.config["STORE"], create=False)
     results = gpd.read_file(app.config["STORE"], layer="parcel_results")
     day = dt.date(2027, 3, 1)
     folder = Path(app.config["NOTICES_FOLDER"])
     folder.mkdir(parents=True, exist_ok=True)
-    batch = register.prepare_batch(
+    return register.prepare_batch(
         due_notices(results, profile=load_profile("fort-plain"), notice_date=day).head(3),
         batch_id=new_batch_id(day),
         kind="connection",
@@ -274,7 +270,18 @@ def test_a_batch_whose_writer_died_is_shown_interrupted_and_settled_from_the_pag
         actor="t",
         profile=("fort-plain", load_profile("fort-plain").version),
     )
-    with batch_lock(folder, batch["batch_id"]):  # its process alive: left alone
+
+
+def test_a_batch_whose_writer_died_is_shown_interrupted_and_settled_from_the_page(client, app):
+    """A batch left prepared by a killed server read "being written" on the page for ever; only a preview or
+    `notices resume` settled it. The page now tells it from one a live process is writing, and settles it."""
+    from gisapp.notices import batch_lock
+
+    token = csrf(client)
+    client.post("/notices/register", data={"csrf_token": token})
+    register = Register(store=app.config["STORE"], create=False)
+    batch = _interrupted_batch(app)
+    with batch_lock(Path(app.config["NOTICES_FOLDER"]), batch["batch_id"]):  # its process alive: left alone
         page = client.get("/notices").get_data(as_text=True)
         assert "being written" in page and "interrupted" not in page and 'id="settle"' not in page
         kept = client.post("/notices/settle", data={"csrf_token": token})
@@ -285,9 +292,30 @@ def test_a_batch_whose_writer_died_is_shown_interrupted_and_settled_from_the_pag
     assert register.batch(batch["batch_id"])["status"] == "prepared"  # looking changes nothing
     done = client.post("/notices/settle", data={"csrf_token": token})
     said = unquote_plus(done.headers["Location"])
-    assert f"batch {batch['batch_id']} cancelled, never mailed (3 notice(s))" in said
+    assert f"batch {batch['batch_id']} (3 notice(s)) was cancelled, never mailed" in said
     assert register.batch(batch["batch_id"])["status"] == "cancelled"
     assert "never mailed" in client.get("/notices").get_data(as_text=True)
+
+
+@pytest.mark.parametrize("reason", [None, "highway_improvement"])
+def test_a_preview_that_settles_an_interrupted_batch_says_so_once(client, app, reason):
+    """The preview settled an interrupted batch silently: the clerk saw the preview, not that a batch of
+    notices had just been cancelled, never mailed. The page says it once, also when the preview is refused."""
+    token = csrf(client)
+    client.post("/notices/register", data={"csrf_token": token})
+    batch = _interrupted_batch(app)
+    form = {"notice_date": "2027-03-01", "csrf_token": token} | ({"notice_reason": reason} if reason else {})
+    preview = client.post("/notices/preview", data=form)
+    page = preview.get_data(as_text=True)
+    assert preview.status_code == (400 if reason else 200)  # fort-plain knows no notice reasons
+    said = re.findall(r'<p id="settled"[^>]*>([^<]*)<', page)
+    assert len(said) == 1 and page.count(batch["batch_id"] + " (3 notice(s))") == 1
+    assert said[0] == (
+        f"1 interrupted batch settled: batch {batch['batch_id']} (3 notice(s)) was cancelled, never mailed: its "
+        "files were never moved into place."
+    )
+    again = client.post("/notices/preview", data=form).get_data(as_text=True)
+    assert 'id="settled"' not in again  # said once: the next preview has nothing left to settle
 
 
 def test_the_register_filter_after_a_preview_asks_the_register_page(client):

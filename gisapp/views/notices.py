@@ -21,6 +21,7 @@ from gisapp.errors import web_text
 from gisapp.notices import today as notices_today
 from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
+from gisapp.words import count as count_words
 from layers.errors import LayerError
 from layers.register import STATES, STATUSES, Register, RegisterMissingError, default_register_path, parse_date
 
@@ -58,7 +59,15 @@ def index():
     return _page()
 
 
-def _page(*, preview=None, status_code: int = 200, error: str | None = None, form: dict | None = None):
+def _page(
+    *,
+    preview=None,
+    status_code: int = 200,
+    error: str | None = None,
+    form: dict | None = None,
+    settled: list[dict] | None = None,
+):
+    """The register page; ``settled`` are the interrupted batches this request finished or cancelled first."""
     status = request.args.get("status") or None
     status = status if status in STATES else None
     overdue = request.args.get("overdue") == "1"
@@ -74,6 +83,7 @@ def _page(*, preview=None, status_code: int = 200, error: str | None = None, for
             profile=_profile(),
             preview=None,
             form=form or {},
+            settled=None,
             message=request.args.get("message"),
             error=error or request.args.get("error"),
         ), status_code
@@ -101,6 +111,7 @@ def _page(*, preview=None, status_code: int = 200, error: str | None = None, for
         profile=_profile(),
         preview=preview,
         form=preview["form"] if preview else (form or {}),
+        settled=_settled_words(settled or []),
         message=request.args.get("message"),
         error=error or request.args.get("error"),
     ), status_code
@@ -114,17 +125,38 @@ def create_register():
     return _back(message=f"The notice register was created: {register.url.removeprefix('sqlite:///')}.")
 
 
-def _plan(form) -> tuple[Register, services.NoticePreview, dict]:
-    """Settle unfinished batches, then preview the notices the form asks for (``services.preview_notices``)."""
-    day = parse_date(form.get("notice_date", ""), "The notice date")
+def _settle_first(settled: list[dict]) -> Register:
+    """The register, with its interrupted batches settled (``services.settle``) and appended to ``settled``, so the
+    page can say what was done to them even when the preview that follows is refused."""
     register = app_register()
+    settled += services.settle(register, actor=f"web:{g.user}")
+    return register
+
+
+def _settled_words(done: list[dict]) -> str | None:
+    """What settling did, in a clerk's words: each interrupted batch, whether it was issued (its letters were all
+    written) or cancelled and never mailed, and why. None when nothing was settled."""
+    said = []
+    for d in done:
+        count = f" ({d['notices']} notice(s))" if d["notices"] else ""
+        if d["action"] == "issued":
+            said.append(f"batch {d['batch']}{count} was completed and issued: all its letters had been written")
+        else:
+            said.append(f"batch {d['batch']}{count} was cancelled, never mailed: {d['why']}")
+    if not said:
+        return None
+    return f"{count_words(len(said), 'interrupted batch', 'interrupted batches')} settled: {'; '.join(said)}."
+
+
+def _plan(register: Register, form) -> tuple[services.NoticePreview, dict]:
+    """Preview the notices the form asks for (``services.preview_notices``), with the clerk's confirmation token."""
+    day = parse_date(form.get("notice_date", ""), "The notice date")
     reason = form.get("notice_reason") or None
     hazard = (form.get("hazard") or "").strip() or None
-    settled = services.settle(register, actor=f"web:{g.user}")
     found = services.preview_notices(
         workspace(), register, town=_town(), notice_date=day, notice_reason=reason, hazard=hazard
     )
-    return register, found, found.doc | {"settled": settled, "token": _confirmation(found.plan)}
+    return found, found.doc | {"token": _confirmation(found.plan)}
 
 
 def _kept(form) -> dict:
@@ -144,21 +176,18 @@ def settle():
     done = services.settle(app_register(), actor=f"web:{g.user}")
     if not done:
         return _back(message="No unfinished batch to settle: a batch still being written is left to its process.")
-    said = []
-    for d in done:
-        count = f" ({d['notices']} notice(s))" if d["notices"] else ""
-        said.append(f"batch {d['batch']} {'issued' if d['action'] == 'issued' else 'cancelled, never mailed'}{count}")
-    return _back(message="Settled: " + "; ".join(said) + ".")
+    return _back(message=_settled_words(done))
 
 
 @bp.post("/preview")
 @requires("planner")
 def preview():
+    settled: list[dict] = []
     try:
-        _, found, doc = _plan(request.form)
+        found, doc = _plan(_settle_first(settled), request.form)
     except (LayerError, AnalysisError) as exc:
-        return _page(error=web_text(exc), form=_kept(request.form), status_code=400)
-    return _page(preview=_preview_view(found, doc, request.form))
+        return _page(error=web_text(exc), form=_kept(request.form), status_code=400, settled=settled)
+    return _page(preview=_preview_view(found, doc, request.form), settled=settled)
 
 
 def _preview_view(found: services.NoticePreview, doc: dict, form) -> dict:
@@ -173,10 +202,12 @@ def _preview_view(found: services.NoticePreview, doc: dict, form) -> dict:
 @bp.post("/issue")
 @requires("planner")
 def issue():
+    settled: list[dict] = []
     try:
-        register, found, doc = _plan(request.form)
+        register = _settle_first(settled)
+        found, doc = _plan(register, request.form)
     except (LayerError, AnalysisError) as exc:
-        return _page(error=web_text(exc), form=_kept(request.form), status_code=400)
+        return _page(error=web_text(exc), form=_kept(request.form), status_code=400, settled=settled)
     if request.form.get("confirm") != doc["token"]:
         # Never issue without the clerk having seen exactly what will be issued.
         view = _preview_view(found, doc, request.form)
@@ -185,16 +216,17 @@ def issue():
             if not request.form.get("confirm")
             else "The notices due have changed since the preview: check them again, then confirm."
         )
-        return _page(preview=view)
+        return _page(preview=view, settled=settled)
     try:
         done = services.issue_notices(found, register, root=current_app.config["NOTICES_FOLDER"], actor=f"web:{g.user}")
     except (LayerError, AnalysisError) as exc:
-        return _page(error=web_text(exc), form=_kept(request.form), status_code=400)
+        return _page(error=web_text(exc), form=_kept(request.form), status_code=400, settled=settled)
     already = done["already_open"]
+    first = f"{_settled_words(settled)} " if settled else ""
     if not done["batch"]:
-        return _back(message=f"0 notice(s) issued, {already} already noticed: no files written.")
+        return _back(message=f"{first}0 notice(s) issued, {already} already noticed: no files written.")
     return _back(
-        message=f"{done['issued']} notice(s) issued, {already} already noticed; batch {done['batch']}, "
+        message=f"{first}{done['issued']} notice(s) issued, {already} already noticed; batch {done['batch']}, "
         f"{len(done['letters'])} letter(s): download them below."
     )
 
