@@ -98,6 +98,13 @@ def profiles() -> list[Profile]:
     return [profile(name) for name in available_profiles()]
 
 
+def notice_reasons_by_profile() -> dict[str, list[str]]:
+    """The notice reasons each bundled profile accepts (its ``mandate.notice_reasons``), for a form that lets a
+    planner choose the profile and the reason together: a reason the profile does not accept is refused
+    (``analysis.mandate.check_notice``), so only these are offered. Empty for a profile that sets none."""
+    return {name: list(profile(name).mandate.notice_reasons.value) for name in available_profiles()}
+
+
 def profile_of(spec: WorkspaceSpec) -> Profile:
     """The profile as a workspace applies it: its file or bundled name, and every value set on it."""
     if not spec.profile:
@@ -897,6 +904,7 @@ __all__ = [
     "open_workspace",
     "plan_pdf",
     "preview_notices",
+    "notice_reasons_by_profile",
     "print_map",
     "profile",
     "profile_names",

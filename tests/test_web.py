@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import re
@@ -16,6 +17,7 @@ import pytest
 from click.testing import CliRunner
 from werkzeug.serving import make_server
 
+from analysis.profiles import available_profiles, load_profile
 from gisapp import SETTINGS
 from gisapp.cli import main
 from layers.sample import sample_town
@@ -521,6 +523,50 @@ def test_the_run_form_keeps_its_fields_for_the_runs_profile_only_in_chromium(liv
     settings.send_keys("mandate.distance_ft=150")
     profile.select_by_value("fort-plain")  # the run's profile: its own (empty) settings and reason again
     assert settings.get_attribute("value") == "" and reason.first_selected_option.get_attribute("value") == ""
+
+
+def _run_form_reasons(page: str) -> list[str]:
+    form = re.search(r'<form id="run-form".*?</form>', page, re.S).group(0)
+    select = re.search(r'<select name="notice_reason">(.*?)</select>', form, re.S).group(1)
+    return re.findall(r'<option value="([^"]*)"', select)
+
+
+def test_the_run_form_offers_only_the_run_profiles_notice_reasons(client):
+    """Every notice reason was offered under every profile, and a Fort Plain run with Poughkeepsie's reason was
+    refused: the form offers the reasons the profile file accepts (Fort Plain's none), and map.js each one's."""
+    page = client.get("/").get_data(as_text=True)
+    assert _run_form_reasons(page) == ["", *load_profile("fort-plain").mandate.notice_reasons.value] == [""]
+    config = json.loads(html.unescape(re.search(r"data-page='([^']*)'", page).group(1)))
+    assert config["noticeReasons"] == {
+        name: list(load_profile(name).mandate.notice_reasons.value) for name in available_profiles()
+    }
+    assert config["noticeReasons"]["poughkeepsie"] == ["public_health_hazard", "highway_improvement"]
+
+
+@pytest.mark.browser
+def test_the_run_form_offers_each_profiles_own_notice_reasons_in_chromium(live_server, browser):
+    """Switching the profile in the run form offers that profile's notice reasons only, and none is kept that the
+    new profile does not accept."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    url, _ = live_server
+    open_map(browser, url)
+    form = browser.find_element(By.ID, "run-form")
+    profile, reason = Select(form.find_element(By.NAME, "profile")), Select(form.find_element(By.NAME, "notice_reason"))
+
+    def offered() -> list[str]:
+        return [o.get_attribute("value") for o in reason.options]
+
+    assert offered() == [""]  # Fort Plain, the run's profile, sets no notice reasons
+    profile.select_by_value("poughkeepsie")
+    assert offered() == ["", "public_health_hazard", "highway_improvement"]
+    assert [o.text for o in reason.options] == ["(none)", "public health hazard", "highway improvement"]
+    reason.select_by_value("highway_improvement")
+    profile.select_by_value("wappinger")
+    assert offered() == [""] and reason.first_selected_option.get_attribute("value") == ""
+    profile.select_by_value("poughkeepsie")
+    assert reason.first_selected_option.get_attribute("value") == ""  # not the run's profile: no reason kept
 
 
 @pytest.mark.browser

@@ -911,13 +911,20 @@
   if (runForm) {
     // The settings and notice reason filled in are the latest run's, for its profile: another profile starts
     // without them (its thresholds and sections differ; Poughkeepsie's reasons mean nothing to Fort Plain), and
-    // choosing the run's profile again brings them back.
+    // choosing the run's profile again brings them back. The reasons offered are the chosen profile's own (from its
+    // file, page.noticeReasons): a reason the profile does not accept would only have the run refused.
     const chosen = runForm.elements.profile, filledFor = chosen.value;
     const filled = { set: runForm.elements.set.value, notice_reason: runForm.elements.notice_reason.value };
+    const offerReasons = (profile, reason) => {
+      const accepted = (page.noticeReasons || {})[profile] || [];
+      const select = runForm.elements.notice_reason;
+      select.replaceChildren(new Option("(none)", ""), ...accepted.map((code) => new Option(words(code), code)));
+      select.value = accepted.includes(reason) ? reason : "";
+    };
     chosen.addEventListener("change", () => {
       const own = chosen.value === filledFor;
       runForm.elements.set.value = own ? filled.set : "";
-      runForm.elements.notice_reason.value = own ? filled.notice_reason : "";
+      offerReasons(chosen.value, own ? filled.notice_reason : "");
     });
     runForm.addEventListener("submit", async (event) => {
       event.preventDefault();

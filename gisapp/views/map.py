@@ -12,7 +12,6 @@ from pathlib import Path
 from flask import Blueprint, Response, abort, current_app, g, render_template, request, send_file, url_for
 
 from analysis.mandate import STATUSES
-from analysis.reasons import NOTICE_REASONS
 from gisapp import services
 from gisapp.maps import build_map
 from gisapp.security import LOCAL_USER, requires
@@ -70,6 +69,7 @@ def index():
     parts = replace(parts, header=parts.header.replace("<script>", f'<script nonce="{g.csp_nonce}">'))
     statuses = [*STATUSES] if data.has_results else ["not_analysed"]
     chosen = (run or {}).get("profile") or _upload_profile(data.path) or spec.profile
+    reasons = services.notice_reasons_by_profile()  # the run form offers each profile's own reasons only
     config = {
         "colours": STATUS_COLOURS,
         "words": WORDS,
@@ -79,6 +79,7 @@ def index():
         "hasResults": data.has_results,
         "parcels": len(data.served["parcels"]) if "parcels" in data.served else 0,
         "hasSubdivisions": "subdivisions" in data.originals,
+        "noticeReasons": reasons,
     }
     return render_template(
         "map/index.html",
@@ -93,7 +94,7 @@ def index():
         has_subdivisions="subdivisions" in data.originals,
         settings=spec.settings,
         digitised_direction=spec.digitised_direction,
-        notice_reasons=tuple(NOTICE_REASONS),
+        notice_reasons=reasons.get(chosen, []),
         chosen_profile=chosen,
         config=json.dumps(config),
     )
