@@ -685,17 +685,22 @@ def _connected(parcels: gpd.GeoDataFrame) -> np.ndarray:
     return parcels["connected"].fillna(False).astype(bool).to_numpy()
 
 
-# A notice date later than this is a typo (9999-12-31 broke the deadline's date arithmetic with a server error).
+# A notice date outside these years is a typo (9999-12-31 broke the deadline's date arithmetic with a server error;
+# 0001-01-01 was accepted). Past dates are legitimate, to reconstruct earlier notices, but not before 1900.
+EARLIEST_NOTICE_YEAR = 1900
 LATEST_NOTICE_YEAR = 2999
 
 
 def check_notice(profile: Profile, notice_date: dt.date | None, notice_reason: str | None) -> None:
     """Refuse a notice the profile does not allow: Poughkeepsie's § 168-22.2G needs one of its reasons."""
     rule = profile.mandate.notice_reasons
-    if notice_date is not None and notice_date.year > LATEST_NOTICE_YEAR:  # its deadline could not be dated
+    if notice_date is not None and not EARLIEST_NOTICE_YEAR <= notice_date.year <= LATEST_NOTICE_YEAR:
+        outside = (
+            f"after {LATEST_NOTICE_YEAR}" if notice_date.year > LATEST_NOTICE_YEAR else f"before {EARLIEST_NOTICE_YEAR}"
+        )
         raise AnalysisError(
-            f"The notice date {notice_date.isoformat()} lies after {LATEST_NOTICE_YEAR}: give the day the letters "
-            "are (or will be) mailed, as YYYY-MM-DD.",
+            f"The notice date {notice_date.isoformat()} lies {outside}: give the day the letters were or will be "
+            "mailed, as YYYY-MM-DD.",
             fix=Fix("notice_date", example=dt.date.today().isoformat()),
         )
     if notice_reason is not None and notice_reason not in rule.value:

@@ -140,6 +140,27 @@ def test_the_reason_error_names_no_command_line_flag():
     assert "--" not in str(info.value) and "public_health_hazard or highway_improvement" in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("day", "says"),
+    [
+        (dt.date(1, 1, 1), "The notice date 0001-01-01 lies before 1900: give the day"),
+        (dt.date(1899, 12, 31), "lies before 1900"),
+        (dt.date(3000, 1, 1), "lies after 2999"),
+        (dt.date(1900, 1, 1), None),
+        (dt.date(2999, 12, 31), None),
+        (dt.date.today().replace(day=1) - dt.timedelta(days=365), None),  # last year's notices, reconstructed
+    ],
+)
+def test_a_notice_date_is_refused_only_outside_1900_to_2999(day, says):
+    """0001-01-01 was accepted (only years after 2999 were refused); a past date is legitimate, an absurd one not."""
+    if says is None:
+        check_notice(FP, day, None)
+        return
+    with pytest.raises(AnalysisError, match=says) as info:
+        check_notice(FP, day, None)
+    assert "--" not in str(info.value) and info.value.fix.setting == "notice_date"
+
+
 def test_poughkeepsie_private_systems_are_noticed_only_for_a_named_hazard(results):
     """§ 168-22.3C: "Such notice shall be given only when it shall be necessary to eliminate a public health hazard"."""
     assert PK.notices.private_system_reasons.value == ["public_health_hazard"]

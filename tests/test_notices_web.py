@@ -436,3 +436,21 @@ def test_a_notice_date_too_far_ahead_is_refused_plainly(client, app):
     assert preview.status_code == 400 and "lies after 2999" in preview.get_data(as_text=True)
     run = client.post("/analysis/run", data={"profile": "fort-plain", "notice_date": "9999-12-31", "csrf_token": token})
     assert run.status_code == 400 and "lies after 2999" in run.get_json()["error"]["message"]
+
+
+def test_an_absurd_past_notice_date_is_refused_by_the_cli_and_the_map_alike(client, app):
+    """`analyze --notice-date 0001-01-01` and the map's run took any past date; both now refuse one before 1900 with
+    the same sentence (the one check, analysis.mandate.check_notice), and still take last century's."""
+    store = app.config["STORE"]
+    said = "The notice date 0001-01-01 lies before 1900"
+    cli = CliRunner().invoke(
+        main, ["analyze", "--profile", "fort-plain", "--data", store, "--out", store, "--notice-date", "0001-01-01"]
+    )
+    assert cli.exit_code == 2 and said in cli.output and "Use --notice-date" in cli.output
+    token = csrf(client)
+    run = client.post("/analysis/run", data={"profile": "fort-plain", "notice_date": "0001-01-01", "csrf_token": token})
+    assert run.status_code == 400 and said in run.get_json()["error"]["message"]
+    kept = CliRunner().invoke(
+        main, ["analyze", "--profile", "fort-plain", "--data", store, "--out", store, "--notice-date", "1999-03-01"]
+    )
+    assert kept.exit_code == 0, kept.output
