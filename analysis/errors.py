@@ -23,6 +23,7 @@ FIX_SETTINGS = {
     "profile": "'' : the ordinance profile",
     "register": "'' (none named) or the register's URL (one that does not exist)",
     "overwrite": "'' : replace a file that exists",
+    "replace": "'' : save over the saved scenario of the same name",
     "connected": "'' : the connected-parcels list (billing records)",
 }
 

@@ -45,6 +45,7 @@ def flag_for(fix: Fix) -> str:
         "notice_date": f"--notice-date {example or 'YYYY-MM-DD'}",
         "profile": f"--profile {choices or 'NAME'}",
         "overwrite": "--overwrite",
+        "replace": "--replace",
         "connected": f"--connected {example or 'FILE'}",
         "register": "--register URL|PATH",
     }

@@ -37,6 +37,7 @@ def field_for(fix: Fix) -> str:
         "profile": 'Choose the "Profile".',
         "register": 'Create the town\'s register with the "Create the register" button on the Notices page.',
         "overwrite": "Give another name.",
+        "replace": 'Tick "replace the saved scenario of this name" to save over it.',
         "connected": "The connected-parcels list is given where the analysis was run (the command line): run it "
         "there again, or run the analysis here without it.",
     }

@@ -824,10 +824,11 @@ def _plan_name(name: str, register: Register | None, replace: bool) -> str:
 
 
 def _already_saved(name: str, saved: dict) -> LayerError:
+    """The refusal to save over a saved scenario; its ``fix`` lets the CLI name --replace and the map its checkbox."""
     return LayerError(
         f"A scenario named {name!r} is saved already ({saved['diameter_in']:g}-inch main, saved "
-        f"{str(saved['created_at'])[:10]}). Give this one another name, or replace the saved one "
-        '(--replace; on the map, tick "replace the saved scenario of this name").'
+        f"{str(saved['created_at'])[:10]}). Give this one another name, or replace the saved one.",
+        fix=Fix("replace"),
     )
 
 

@@ -655,7 +655,8 @@ def test_a_saved_scenario_is_replaced_only_when_asked(town_gpkg, tmp_path):
     assert save("Spring St", "8").exit_code == 0
     again = save("Spring St", "12")
     said = " ".join(again.output.split())
-    assert again.exit_code == 2 and "'Spring St' is saved already (8-inch main" in said and "--replace" in said
+    assert again.exit_code == 2 and "'Spring St' is saved already (8-inch main" in said and "Use --replace." in said
+    assert "Tick" not in said and "on the map" not in said  # the map's words are the map's
     listed = json.loads(runner.invoke(main, ["plans", "--register", reg, "--json"]).output)
     assert [(p["name"], p["diameter_in"]) for p in listed] == [("Spring St", 8.0)]
     assert save("Spring St", "12", "--replace").exit_code == 0

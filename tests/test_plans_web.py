@@ -172,6 +172,20 @@ def test_looking_at_scenarios_never_creates_a_register(tmp_path):
     assert [p["name"] for p in Register(store=str(own)).saved_plans()] == ["Eight"]
 
 
+def test_saving_over_a_saved_name_on_the_map_points_at_the_replace_box(oak_store, tmp_path):
+    """The map's refusal told a planner to use the command line's --replace; it names the form's checkbox, as the
+    command line names its flag (the same refusal, worded by each from its ``fix``)."""
+    client = oak_app(oak_store, tmp_path).test_client()
+    token = csrf(client)
+    evaluate(client, token, name="Twice", save=True, replace=True)
+    body = {"geometry": {"type": "LineString", "coordinates": oak_line()}, "diameter_in": 10, "name": "Twice"}
+    refused = client.post("/plans/evaluate", json=body | {"save": True}, headers={"X-CSRF-Token": token})
+    error = refused.get_json()["error"]
+    assert refused.status_code == 400 and "'Twice' is saved already (8-inch main" in error["message"]
+    assert 'Tick "replace the saved scenario of this name"' in error["message"] and "--" not in error["message"]
+    assert error["fix"]["setting"] == "replace"
+
+
 @pytest.mark.browser
 def test_scenarios_side_by_side_reopen_on_the_map_and_delete_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
@@ -212,6 +226,8 @@ def test_scenarios_side_by_side_reopen_on_the_map_and_delete_in_chromium(oak_sto
         browser.find_element(By.ID, "plan-save").click()
         browser.find_element(By.ID, "plan-evaluate").click()
         wait_for(browser, lambda: "saved already" in browser.find_element(By.ID, "plan-result").text)
+        said = browser.find_element(By.ID, "plan-result").text
+        assert 'Tick "replace the saved scenario of this name"' in said and "--replace" not in said
         assert client.get("/plans/Eight.json").get_json()["diameter_in"] == 8
         browser.find_element(By.ID, "plan-save").click()
         name.clear()
