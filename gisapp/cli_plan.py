@@ -165,13 +165,13 @@ def _print_plan(name: str, doc: dict) -> None:
 @user_errors
 def plans(names, compare, csv_path, delete_name, register_url, store, as_json):
     """The saved extension scenarios side by side: `sewerplan plans --compare A B`."""
-    register = services.open_register(register_url, store=store, create=register_url is not None)
     if delete_name is not None:
+        register = services.open_register(register_url, store=store, create=register_url is not None)
         if not register.delete_plan(delete_name):
             raise click.BadParameter(f"no saved scenario is named {delete_name!r}", param_hint="--delete")
         if not as_json:
             click.echo(f"Deleted scenario {delete_name}.")
-    saved = register.saved_plans()
+    saved = services.saved_plans(register_url, store=store)  # none yet where the store has no register, as on the web
     if names and not compare:
         raise click.UsageError("Name scenarios after --compare: sewerplan plans --compare A B.")
     if names:
@@ -191,6 +191,11 @@ def plans(names, compare, csv_path, delete_name, register_url, store, as_json):
                 [{"name": n} | {r["measure"]: r["values"][i] for r in rows} for i, n in enumerate(chosen)], indent=2
             )
         )
+        return
+    if not chosen:
+        click.echo("No saved scenario yet: save one with `sewerplan plan ... --save`.")
+        if csv_path:
+            click.echo(f"Comparison written to {csv_path}.")
         return
     table = Table(title=f"{len(chosen)} saved scenario(s), side by side")
     table.add_column("measure")

@@ -581,6 +581,22 @@ def open_register(url: str | None, *, store: str | None, create: bool = False) -
         raise
 
 
+def saved_plans(url: str | None, *, store: str | None) -> list[dict]:
+    """The saved extension scenarios, oldest first, in the register ``open_register`` finds.
+
+    None where that register does not exist yet: the first scenario saved creates it, and looking never does, so a
+    store without one simply has no saved scenario. With neither a register nor a store to look in,
+    ``RegisterMissingError`` says what to give.
+    """
+    try:
+        register = open_register(url, store=store)
+    except RegisterMissingError:
+        if url is None and store_of(store) is None:
+            raise
+        return []
+    return register.saved_plans()
+
+
 def town(path: str | None, *, data: str | None) -> TownSettings | None:
     """The town settings for letters: ``path``, else ``town.toml`` beside the store (or in the data folder)."""
     return load_town_settings(town_file(path, store=data))
@@ -917,6 +933,7 @@ __all__ = [
     "recorded_spec",
     "resume",
     "saved_plan_profile",
+    "saved_plans",
     "select_by_distance",
     "settle",
     "sewershed",

@@ -641,6 +641,21 @@ def test_plans_compare_side_by_side_csv_and_delete(town_gpkg, tmp_path):
     assert again.exit_code == 2 and "no saved scenario" in again.output
 
 
+def test_plans_on_a_store_without_a_register_says_none_is_saved_yet(town_gpkg, tmp_path, monkeypatch):
+    """`sewerplan plans` on a store with no register exited 2 telling the user to create a notices register; the
+    web page says "No saved scenario yet", and so does the command line now, exit 0, creating nothing."""
+    monkeypatch.delenv("SEWERPLAN_DATABASE_URL", raising=False)
+    runner = CliRunner()
+    shown = runner.invoke(main, ["plans", "--store", str(town_gpkg)])
+    assert shown.exit_code == 0, shown.output
+    assert shown.output.startswith("No saved scenario yet") and "notices issue" not in shown.output
+    listed = runner.invoke(main, ["plans", "--store", str(town_gpkg), "--json"])
+    assert listed.exit_code == 0 and json.loads(listed.output) == []
+    assert not list(tmp_path.glob("*.sqlite"))  # looking never creates a register
+    nowhere = runner.invoke(main, ["plans"])  # no store, no register: where to look is still asked for
+    assert nowhere.exit_code == 2 and "no store was given to look in" in nowhere.output
+
+
 def test_a_saved_scenario_is_replaced_only_when_asked(town_gpkg, tmp_path):
     """Saving under a saved scenario's name deleted the first without a word; names cut at 80 characters made
     two alternatives one. Both are refused before anything is evaluated, and --replace replaces."""

@@ -41,8 +41,7 @@ def _existing_register() -> Register | None:
 
 
 def _saved_plans() -> list[dict]:
-    register = _existing_register()
-    return register.saved_plans() if register is not None else []
+    return services.saved_plans(current_app.config["REGISTER"], store=current_app.config["STORE"])
 
 
 def _map(doc: dict, line, layers) -> dict:
