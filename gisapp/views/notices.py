@@ -12,7 +12,19 @@ import hashlib
 import io
 from pathlib import Path
 
-from flask import Blueprint, abort, current_app, g, redirect, render_template, request, send_file, url_for
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    g,
+    get_flashed_messages,
+    redirect,
+    render_template,
+    request,
+    send_file,
+    url_for,
+)
 from werkzeug.utils import safe_join
 
 from analysis.errors import AnalysisError
@@ -49,8 +61,19 @@ def _town():
 
 
 def _back(message: str | None = None, error: str | None = None):
-    args = {k: v for k, v in (("message", message), ("error", error)) if v}
-    return redirect(url_for("notices.index", **args))
+    """Back to the register page, saying ``message`` (what was done) or ``error`` there once.
+
+    The sentences travel in the signed session (Flask's ``flash``), never in the address: a link with
+    ``?message=...`` cannot make the page announce notices that were never issued."""
+    for text, kind in ((message, "message"), (error, "error")):
+        if text:
+            flash(text, kind)
+    return redirect(url_for("notices.index"))
+
+
+def _said(kind: str) -> str | None:
+    """The ``kind`` ("message" or "error") sentences flashed by the request that sent the user here."""
+    return " ".join(get_flashed_messages(category_filter=[kind])) or None
 
 
 @bp.get("")
@@ -84,8 +107,8 @@ def _page(
             preview=None,
             form=form or {},
             settled=None,
-            message=request.args.get("message"),
-            error=error or request.args.get("error"),
+            message=_said("message"),
+            error=error or _said("error"),
         ), status_code
     filters = {
         "status": status,
@@ -112,8 +135,8 @@ def _page(
         preview=preview,
         form=preview["form"] if preview else (form or {}),
         settled=_settled_words(settled or []),
-        message=request.args.get("message"),
-        error=error or request.args.get("error"),
+        message=_said("message"),
+        error=error or _said("error"),
     ), status_code
 
 

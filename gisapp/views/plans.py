@@ -11,7 +11,20 @@ import tempfile
 from pathlib import Path
 
 import shapely
-from flask import Blueprint, abort, current_app, g, jsonify, redirect, render_template, request, send_file, url_for
+from flask import (
+    Blueprint,
+    abort,
+    current_app,
+    flash,
+    g,
+    get_flashed_messages,
+    jsonify,
+    redirect,
+    render_template,
+    request,
+    send_file,
+    url_for,
+)
 from pyproj import CRS
 
 from analysis.plans import compare_plans
@@ -130,7 +143,7 @@ def index():
         rows=rows,
         checks=checks,
         verdicts=verdicts,
-        message=request.args.get("message"),
+        message=" ".join(get_flashed_messages()) or None,  # what the request before did; never from the address
     )
 
 
@@ -152,7 +165,8 @@ def delete():
     register = _existing_register()
     if register is None or not register.delete_plan(name):
         abort(404, description=f"No saved scenario is named {name!r}: it may have been deleted already.")
-    return redirect(url_for("plans.index", message=f"Deleted scenario {name}."))
+    flash(f"Deleted scenario {name}.")
+    return redirect(url_for("plans.index"))
 
 
 @bp.get("/<path:name>.<any(geojson, gpkg, pdf, json):fmt>")
