@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -12,6 +13,7 @@ from analysis.plans import compare_plans
 from gisapp import services
 from gisapp.cli_common import DIRECTION_OPTION, data_options, deprecated, loading, user_errors
 from layers.board import summary_lines, write_comparison_csv
+from layers.read import is_postgres
 
 
 @click.command()
@@ -171,6 +173,8 @@ def plans(names, compare, csv_path, delete_name, register_url, store, as_json):
             raise click.BadParameter(f"no saved scenario is named {delete_name!r}", param_hint="--delete")
         if not as_json:
             click.echo(f"Deleted scenario {delete_name}.")
+    if store and register_url is None and not is_postgres(store) and not Path(store).exists():
+        raise click.BadParameter(f"there is no store at {store}", param_hint="--store")  # a typo: not "none saved"
     saved = services.saved_plans(register_url, store=store)  # none yet where the store has no register, as on the web
     if names and not compare:
         raise click.UsageError("Name scenarios after --compare: sewerplan plans --compare A B.")

@@ -654,6 +654,8 @@ def test_plans_on_a_store_without_a_register_says_none_is_saved_yet(town_gpkg, t
     assert not list(tmp_path.glob("*.sqlite"))  # looking never creates a register
     nowhere = runner.invoke(main, ["plans"])  # no store, no register: where to look is still asked for
     assert nowhere.exit_code == 2 and "no store was given to look in" in nowhere.output
+    typo = runner.invoke(main, ["plans", "--store", str(tmp_path / "twon.gpkg")])  # not "none saved yet"
+    assert typo.exit_code == 2 and "there is no store at" in typo.output and "twon.gpkg" in typo.output
 
 
 def test_a_saved_scenario_is_replaced_only_when_asked(town_gpkg, tmp_path):
