@@ -143,7 +143,7 @@ def index():
         rows=rows,
         checks=checks,
         verdicts=verdicts,
-        message=" ".join(get_flashed_messages()) or None,  # what the request before did; never from the address
+        message=" ".join(get_flashed_messages(category_filter=["plans"])) or None,  # never from the address
     )
 
 
@@ -165,7 +165,7 @@ def delete():
     register = _existing_register()
     if register is None or not register.delete_plan(name):
         abort(404, description=f"No saved scenario is named {name!r}: it may have been deleted already.")
-    flash(f"Deleted scenario {name}.")
+    flash(f"Deleted scenario {name}.", "plans")
     return redirect(url_for("plans.index"))
 
 
