@@ -51,6 +51,9 @@ class ColumnMapping:
     values: dict[str, dict[str, dict[str, str]]] = field(default_factory=dict)
 
 
+_RESULT_NAMES = frozenset(c.lower() for c in RESULT_COLUMNS)
+
+
 def prepare_layer(
     gdf: gpd.GeoDataFrame,
     spec: LayerSpec,
@@ -199,8 +202,9 @@ def _map_columns(
                 f"{kind}: {', '.join(sorted(known))}.",
             )
         )
-    # Result columns the analysis will add: keep a user's column of that name as input_<name>.
-    clashes = {c: f"input_{c}" for c in existing if c in RESULT_COLUMNS and c not in known}
+    # Result columns the analysis will add: keep a user's column of that name as input_<name>. Names are compared
+    # without case: a GeoPackage (SQLite) holds "Status" and "status" as one column, and refused the results.
+    clashes = {c: f"input_{c}" for c in existing if c.lower() in _RESULT_NAMES and c not in known}
     out = gdf.rename(columns=clashes) if clashes else gdf.copy()
     chosen: dict[str, str] = {}
     for f in spec.fields:
@@ -240,6 +244,11 @@ def _map_columns(
     for name, source in chosen.items():
         if source != name:
             out[name] = out[source]
+    # A column named as a field but for its case ("UNITS" read as units, or kept beside a units column) is kept as
+    # input_<column>: a GeoPackage's column names ignore case, and "UNITS" beside "units" refused the results.
+    fields = {f.name.lower() for f in spec.fields}
+    kept = {c: f"input_{c}" for c in out.columns if c.lower() in fields and c not in known}
+    out = out.rename(columns=kept) if kept else out
     out.attrs["source_columns"] = chosen
     return out, problems
 

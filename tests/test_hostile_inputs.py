@@ -544,3 +544,31 @@ def test_a_town_in_feet_labelled_as_metres_is_refused_where_it_lies(town, tmp_pa
     result = analyze(data, "--json")
     assert result.exit_code != 0
     assert {p["check"] for p in problems_of(result)} == {"crs_mismatch"}
+
+
+def test_columns_named_as_fields_but_for_their_case_are_written(town, tmp_path):
+    """County exports say UNITS, Owner_Name, Status: read as units and owner_name they stayed beside them, and a
+    GeoPackage (whose column names ignore case) refused the results ("A field with the same name already exists")."""
+    parcels = town["parcels"].rename(columns={"units": "UNITS", "owner_name": "Owner_Name"}).assign(Status="active")
+    mains = town["mains"].rename(columns={"status": "Status"})
+    data = folder(tmp_path, {"parcels": parcels, "mains": mains, "streets": town["streets"]})
+    out = tmp_path / "results.gpkg"
+    result = analyze(data, "--out", out)
+    assert result.exit_code == 0, result.output
+    written = pyogrio.read_dataframe(out, layer="parcel_results")
+    names = [c.lower() for c in written.columns]
+    assert len(names) == len(set(names))
+    assert {"units", "owner_name", "input_Status", "status"} <= set(written.columns)
+    assert {"input_UNITS", "input_Owner_Name"} <= set(written.columns)  # the user's own columns, as given
+    expected = town["parcels"].set_index("parcel_id")
+    got = written.set_index("parcel_id")
+    assert (got["owner_name"] == expected.loc[got.index, "owner_name"]).all()
+    assert (got["units"].fillna(-1) == expected.loc[got.index, "units"].astype(float).fillna(-1)).all()
+    assert set(got["status"]) <= {
+        "mandated",
+        "connected",
+        "no_public_sewer",
+        "unoccupied",
+        "out_of_range",
+        "in_range_not_abutting",
+    }

@@ -670,7 +670,8 @@ def test_number_fields_refuse_text_naming_value_and_row(values, parsed, bad):
     if parsed is not None:
         assert not errors(problems)
         np.testing.assert_array_equal(out["units"].to_numpy(float), np.array(parsed, dtype=float))
-        assert out["UNITS"].tolist() == gdf["UNITS"].tolist()  # the user's own column is kept as given
+        # the user's own column is kept as given, under a name a GeoPackage can hold beside "units"
+        assert out["input_UNITS"].tolist() == gdf["UNITS"].tolist() and "UNITS" not in out.columns
         return
     (problem,) = errors(problems)
     assert problem.check == "not_a_number" and problem.count == len(bad)
