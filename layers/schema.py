@@ -14,6 +14,11 @@ from dataclasses import dataclass, replace
 # A shapefile's .dbf keeps at most this many characters of a column name.
 DBF_NAME_CHARS = 10
 
+# The most living units believed on one parcel or one building. The largest apartment complexes in New York hold a
+# few thousand; a village parcel holds one to a few hundred. More is a typo (1e15, an area or a value in cents typed
+# into the units column): taken as given, it made the system flow infinite and every flow share meaningless.
+MAX_LIVING_UNITS = 10_000
+
 
 @dataclass(frozen=True)
 class FieldSpec:
@@ -22,6 +27,9 @@ class FieldSpec:
     ``number`` marks a field read as a number: text that is not one (``'three'``) is refused with its row, blanks
     and the words in ``UNKNOWN_NUMBER_VALUES`` mean "not known". ``counted`` marks a number that cannot be
     negative (living units, a right-of-way's width): a negative one is refused with its row, as text is.
+    ``whole`` marks a count of things (living units): 2.5 is refused. ``at_most`` is the largest value a careful
+    engineer would believe (``MAX_LIVING_UNITS``): a larger one is a typo (1e15 units) that would make every flow
+    and building-sewer count absurd, so it is refused with its row rather than carried into the results.
     """
 
     name: str
@@ -30,6 +38,8 @@ class FieldSpec:
     help: str = ""
     number: bool = False
     counted: bool = False
+    whole: bool = False
+    at_most: float | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +160,8 @@ PARCELS = LayerSpec(
             ("units", "living_units", "dwelling_units", "nbr_units", "num_units", "du"),
             number=True,
             counted=True,
+            whole=True,
+            at_most=MAX_LIVING_UNITS,
         ),
         FieldSpec("occupied", False, ("occupied", "is_occupied"), "yes/no: a building used for human occupancy"),
         FieldSpec(
@@ -187,7 +199,13 @@ BUILDINGS = LayerSpec(
     fields=(
         FieldSpec("building_id", False, ("building_id", "bldg_id", "bldgid", "buildingid", "objectid", "fid", "id")),
         FieldSpec(
-            "units", False, ("units", "living_units", "dwelling_units", "num_units", "du"), number=True, counted=True
+            "units",
+            False,
+            ("units", "living_units", "dwelling_units", "num_units", "du"),
+            number=True,
+            counted=True,
+            whole=True,
+            at_most=MAX_LIVING_UNITS,
         ),
         FieldSpec("occupied", False, ("occupied", "is_occupied"), "yes/no: used for human occupancy"),
     ),

@@ -565,10 +565,12 @@ def _number_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str
     """Parse a number field; refuse text that is not a number (``'three'``), naming each value and its row.
 
     Blank cells and the usual words for "not known" (``n/a``, ``unknown`` ...) become missing values, which the
-    analysis treats as unknown and says so. Thousands separators (``1,200``) are read as such.
+    analysis treats as unknown and says so. Thousands separators (``1,200``) are read as such. Per the field's
+    spec, a negative count, a fraction of a whole count (2.5 living units) and a value above its ``at_most``
+    (1e15 living units) are refused the same way: each would be carried into flows and building-sewer counts.
     """
     raw = gdf[name]
-    if pd.api.types.is_numeric_dtype(raw):  # numbers already (shapefile, GeoPackage): only infinity is refused
+    if pd.api.types.is_numeric_dtype(raw):  # numbers already (shapefile, GeoPackage): infinity is not a number
         numbers = text = raw
         bad = np.isinf(raw.to_numpy(float, na_value=np.nan)) if raw.dtype.kind == "f" else np.zeros(len(raw), bool)
     else:
@@ -577,10 +579,16 @@ def _number_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str
         plain = text.str.replace(r"(?<=\d),(?=\d{3}(?:\D|$))", "", regex=True)
         numbers = pd.to_numeric(plain.where(~blank), errors="coerce").astype(float)
         bad = (~blank & ~np.isfinite(numbers)).to_numpy()
-    negative = np.zeros(len(raw), bool)
-    if spec.field(name).counted:
-        with np.errstate(invalid="ignore"):
-            negative = (numbers.to_numpy(float, na_value=np.nan) < 0) & ~bad
+    field = spec.field(name)
+    values = numbers.to_numpy(float, na_value=np.nan)
+    negative = fraction = too_large = np.zeros(len(raw), bool)
+    with np.errstate(invalid="ignore"):
+        if field.counted:
+            negative = (values < 0) & ~bad
+        if field.whole:
+            fraction = np.isfinite(values) & (values != np.round(values)) & ~bad & ~negative
+        if field.at_most is not None:
+            too_large = (values > field.at_most) & ~bad & ~negative & ~fraction
     for rows, check, what in (
         (
             bad,
@@ -593,6 +601,18 @@ def _number_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str
             "negative_number",
             "counts or measures something and cannot be negative, but is in {count} "
             "row(s): {shown}. Correct each, or leave the cell empty where the value is not known.",
+        ),
+        (
+            fraction,
+            "not_whole_number",
+            "counts whole things but has a fraction in {count} row(s): {shown}. Write each as a whole "
+            "number (e.g. 2), or leave the cell empty where the value is not known.",
+        ),
+        (
+            too_large,
+            "implausible_number",
+            f"holds more than {field.at_most or 0:,.0f}, more than one feature holds in any town (a typo?), in "
+            "{count} row(s): {shown}. Correct each, or leave the cell empty where the value is not known.",
         ),
     ):
         if rows.any():
@@ -607,7 +627,7 @@ def _number_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str
                     tuple(gdf.loc[rows, spec.id_field].astype(str)),
                 )
             )
-    if bad.any() or negative.any():
+    if bad.any() or negative.any() or fraction.any() or too_large.any():
         return False
     gdf[name] = numbers
     return True

@@ -137,6 +137,33 @@ def test_text_in_a_number_field_is_listed_with_its_row(town, tmp_path):
     assert analyze(data).exit_code == 0
 
 
+def test_a_typo_in_living_units_is_refused_before_any_flow_is_summed(town, tmp_path):
+    """1e308 and 1e15 living units (and 2.5) were accepted: ``duties`` printed numpy's overflow warnings and
+    "System flow inf gpd". Now ``duties`` refuses the layer, naming each parcel and building."""
+    parcels, buildings = town["parcels"].copy(), town["buildings"].copy()
+    parcels["units"] = parcels["units"].astype(float)
+    parcels.loc[parcels.index[0], "units"] = 1e308
+    parcels.loc[parcels.index[2], "units"] = 1e15
+    parcels.loc[parcels.index[5], "units"] = 2.5
+    buildings["units"] = 1.0
+    buildings.loc[buildings.index[1], "units"] = 1e15
+    layers = {"parcels": parcels, "buildings": buildings, "mains": town["mains"], "streets": town["streets"]}
+    data = folder(tmp_path, layers | {"manholes": town["manholes"]})
+    result = cli("duties", "--profile", "fort-plain", "--data", data, "--json")
+    assert result.exit_code == 2, result.output
+    found = {(p["layer"], p["check"]): p for p in problems_of(result)}
+    assert set(found) == {
+        ("parcels", "implausible_number"),
+        ("parcels", "not_whole_number"),
+        ("buildings", "implausible_number"),
+    }
+    ids = parcels["parcel_id"].astype(str)
+    assert found["parcels", "implausible_number"]["feature_ids"] == [ids.iloc[0], ids.iloc[2]]
+    assert found["parcels", "not_whole_number"]["feature_ids"] == [ids.iloc[5]]
+    assert found["buildings", "implausible_number"]["feature_ids"] == [str(buildings["building_id"].iloc[1])]
+    assert "System flow" not in result.output
+
+
 def test_text_in_a_number_field_in_the_web_report(town, tmp_path, web):
     client, token = web
     mains = town["mains"].copy()

@@ -34,7 +34,7 @@ from layers.read import (
     read_ogr,
     read_source,
 )
-from layers.schema import MAINS, PARCELS, SPECS
+from layers.schema import BUILDINGS, MAINS, MAX_LIVING_UNITS, PARCELS, SPECS
 from layers.validate import prepare_layer
 from layers.write import write_results
 from tests.conftest import CRS, frame, ny_frame
@@ -657,7 +657,7 @@ def test_nan_and_infinite_vertices_are_invalid_geometry(spec, geometry):
 @pytest.mark.parametrize(
     ("values", "parsed", "bad"),
     [
-        (["3", " 2 ", "1,200", "", None, "n/a", "Unknown", "2.5"], [3, 2, 1200, None, None, None, None, 2.5], []),
+        (["3", " 2 ", "1,200", "", None, "n/a", "Unknown", "2.0"], [3, 2, 1200, None, None, None, None, 2], []),
         (["3", "three", "2 1/2", "4"], None, ["row 2 'three'", "row 3 '2 1/2'"]),
         ([1.0, float("inf"), 2.0], None, ["row 2 'inf'"]),
     ],
@@ -694,6 +694,47 @@ def test_negative_living_units_are_refused_naming_each_row(values):
     assert "row 2 '-1" in problem.message and "row 4 '-3" in problem.message
     mains = ny_frame([{"PIPE_ID": "M-1", "geometry": LineString([(0, 0), (9, 0)])}])
     assert not errors(prepare(mains, MAINS)[1])  # other numbers (a main's invert may lie below the datum) are not
+
+
+@pytest.mark.parametrize(
+    ("spec", "values", "check", "shown"),
+    [
+        (PARCELS, ["2", "2.5", "n/a", "1"], "not_whole_number", ["row 2 '2.5'"]),
+        (PARCELS, [2.0, 0.5, None, 1.0], "not_whole_number", ["row 2 '0.5'"]),
+        (PARCELS, [1.0, 1e308, None, 1e15], "implausible_number", ["row 2 '1e+308'", "row 4 '1000000000000000.0'"]),
+        (PARCELS, ["1", "10,001", "", "1e15"], "implausible_number", ["row 2 '10,001'", "row 4 '1e15'"]),
+        (BUILDINGS, [1.0, 3.5, None, 2.0], "not_whole_number", ["row 2 '3.5'"]),
+        (BUILDINGS, [1.0, 1e15, "unknown", 2.0], "implausible_number", ["row 2 '1000000000000000.0'"]),
+    ],
+)
+def test_living_units_must_be_a_plausible_whole_number(spec, values, check, shown):
+    """A typo in living units (1e15, 2.5) was taken as given: the system flow came out infinite, with numpy's
+    overflow warnings, and a fraction of a unit asked for a fraction of a building sewer. Refused by row and ID."""
+    idf = "SBL" if spec is PARCELS else "BLDG_ID"
+    gdf = ny_frame(
+        [{idf: f"F{i}", "UNITS": v, "geometry": box(i * 20, 0, i * 20 + 10, 10)} for i, v in enumerate(values)]
+    )
+    out, problems = prepare(gdf, spec)
+    assert out is None
+    (problem,) = errors(problems)
+    assert problem.check == check and problem.count == len(shown)
+    assert set(problem.feature_ids) <= {f"F{i}" for i in range(len(values))} and len(problem.feature_ids) == len(shown)
+    assert all(s in problem.message for s in shown), problem.message
+    assert "leave the cell empty where the value is not known" in problem.message
+    if check == "implausible_number":
+        assert f"more than {MAX_LIVING_UNITS:,}" in problem.message
+
+
+def test_living_units_up_to_the_bound_are_kept():
+    gdf = ny_frame(
+        [
+            {"SBL": f"P{i}", "UNITS": v, "geometry": box(i * 20, 0, i * 20 + 10, 10)}
+            for i, v in enumerate([MAX_LIVING_UNITS, 0.0, 4.0, None])
+        ]
+    )
+    out, problems = prepare(gdf)
+    assert not errors(problems)
+    np.testing.assert_array_equal(out["units"].to_numpy(float), [MAX_LIVING_UNITS, 0, 4, np.nan])
 
 
 def test_number_rows_count_features_dropped_for_no_geometry():
