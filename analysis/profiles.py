@@ -75,19 +75,48 @@ class Rule:
         return {k: v for k, v in dataclasses.asdict(self).items() if v not in ("", False) or k == "value"}
 
 
-def _rule(value_type: type | tuple[type, ...], *, nullable: bool = False, choices: tuple = ()) -> Any:
-    return field(metadata={"type": value_type, "nullable": nullable, "choices": choices})
+# The ranges a day count or a distance may take, in a profile file or set by the user. Not thresholds of any law
+# (those are the values, with their sections, in the files): the bounds of what a careful engineer would believe,
+# so that a slip (100000000 days, a distance in inches) is refused by name instead of overflowing the calendar
+# ("date value out of range") or measuring every parcel in the county. A notice or correction period runs 1 day to
+# ten years; the distance within which a property must connect, a manhole spacing or a test section, at most a
+# mile; a right-of-way at most 500 ft wide; the tolerances of measuring and snapping at most 10 ft and 100 ft.
+MAX_PERIOD_DAYS = 3650
+MAX_RUN_FT = 5280
+MAX_ROW_WIDTH_FT = 500
+MAX_MEASURING_TOLERANCE_FT = 10
+MAX_SNAP_FT = 100
+DAYS = {"least": 1, "most": MAX_PERIOD_DAYS, "unit": "days"}
+
+
+def _rule(
+    value_type: type | tuple[type, ...],
+    *,
+    nullable: bool = False,
+    choices: tuple = (),
+    least: float = 0,
+    most: float | None = None,
+    unit: str = "",
+) -> Any:
+    """A rule field of a section: the type its value must have and, for a day count or a distance, its range
+    (``least`` to ``most`` ``unit``; a table of numbers, such as spacings by diameter, holds each to it)."""
+    meta = {"type": value_type, "nullable": nullable, "choices": choices, "least": least, "most": most, "unit": unit}
+    return field(metadata=meta)
+
+
+def _feet(most: float) -> dict[str, Any]:
+    return {"most": most, "unit": "ft"}
 
 
 @dataclass(frozen=True)
 class MandateRules:
     """Who must connect: § 144-4 (Fort Plain), § 168-22.2G (Poughkeepsie), § 196-17 (Wappinger)."""
 
-    distance_ft: Rule = _rule((int, float), nullable=True)
+    distance_ft: Rule = _rule((int, float), nullable=True, **_feet(MAX_RUN_FT))
     measured_from: Rule = _rule(str, choices=("parcel_boundary", "curbline"))
     requires_abutting_street: Rule = _rule(bool)
     requires_occupied_building: Rule = _rule(bool)
-    notice_period_days: Rule = _rule(int, nullable=True)
+    notice_period_days: Rule = _rule(int, nullable=True, **DAYS)
     notice_reasons: Rule = _rule(list)
     applies_within: Rule = _rule(str)
 
@@ -106,9 +135,9 @@ class MeasurementSettings:
     """How the geometric tests are carried out where the law gives no number (all ``setting = true``)."""
 
     measuring_crs: Rule = _rule(str)
-    distance_tolerance_ft: Rule = _rule((int, float))
-    abut_tolerance_ft: Rule = _rule((int, float))
-    default_row_width_ft: Rule = _rule((int, float))
+    distance_tolerance_ft: Rule = _rule((int, float), **_feet(MAX_MEASURING_TOLERANCE_FT))
+    abut_tolerance_ft: Rule = _rule((int, float), **_feet(MAX_SNAP_FT))
+    default_row_width_ft: Rule = _rule((int, float), **_feet(MAX_ROW_WIDTH_FT))
     main_in_street_min_row_widths: Rule = _rule((int, float))
     min_occupied_building_sqft: Rule = _rule((int, float))
 
@@ -117,14 +146,14 @@ class MeasurementSettings:
 class NetworkRules:
     """How the sewer network is built and checked, and the design rules it is checked against."""
 
-    snap_tolerance_ft: Rule = _rule((int, float))
-    outfall_snap_ft: Rule = _rule((int, float))
+    snap_tolerance_ft: Rule = _rule((int, float), **_feet(MAX_SNAP_FT))
+    outfall_snap_ft: Rule = _rule((int, float), **_feet(MAX_RUN_FT))
     include_private_mains: Rule = _rule(bool)
     trust_digitised_direction: Rule = _rule(bool)
     control_manhole: Rule = _rule(str, choices=("nearest_downstream",))
     min_diameter_in: Rule = _rule((int, float), nullable=True)
-    max_manhole_spacing_ft: Rule = _rule((int, float), nullable=True)
-    manhole_spacing_by_diameter: Rule = _rule(dict)
+    max_manhole_spacing_ft: Rule = _rule((int, float), nullable=True, **_feet(MAX_RUN_FT))
+    manhole_spacing_by_diameter: Rule = _rule(dict, **_feet(MAX_RUN_FT))
     manhole_at_alignment_change: Rule = _rule(bool)
     alignment_change_deg: Rule = _rule((int, float))
     slope_change_ft_per_ft: Rule = _rule((int, float))
@@ -154,7 +183,7 @@ class BuildingRules:
 class NoticeRules:
     """What notices and their letters say: the duties quoted whole, who may be noticed, correcting and penalties."""
 
-    correction_period_days: Rule = _rule(int)
+    correction_period_days: Rule = _rule(int, **DAYS)
     penalty: Rule = _rule(str)
     connection_duty: Rule = _rule(bool)
     private_system_duty: Rule = _rule(bool)
@@ -201,7 +230,7 @@ class DesignRules:
     trench_width_in: Rule = _rule(dict)
     exfiltration_gpd_per_inch_mile: Rule = _rule((int, float), nullable=True)
     exfiltration_gpd_per_manhole: Rule = _rule((int, float), nullable=True)
-    max_test_section_ft: Rule = _rule((int, float), nullable=True)
+    max_test_section_ft: Rule = _rule((int, float), nullable=True, **_feet(MAX_RUN_FT))
     petition_majority: Rule = _rule(bool)
     manning_n: Rule = _rule((int, float))
     manning_n_by_material: Rule = _rule(dict)
@@ -323,7 +352,10 @@ def load_profile(name_or_path: str | Path, *, overrides: dict[str, Any] | None =
 
 
 def _build_profile(data: dict, path: Path, overrides: dict[str, Any]) -> Profile:
+    """The profile, or one ``ProfileError`` listing every problem: the file's prefixed by its name, the values the
+    user set (which are not in the file) by their key alone."""
     problems: list[str] = []
+    set_problems: list[str] = []
     header = data.get("profile")
     if not isinstance(header, dict):
         raise ProfileError(f"{path.name}: missing [profile] table with {', '.join(_HEADER_KEYS)}.")
@@ -349,15 +381,18 @@ def _build_profile(data: dict, path: Path, overrides: dict[str, Any]) -> Profile
             problems += rule_problems
             if rule is not None and key in overrides:
                 rule, rule_problems = _override(key, rule, overrides[key], f.metadata)
-                problems += rule_problems
+                set_problems += rule_problems
             rules[f.name] = rule
         if len(rules) == len(names) and all(r is not None for r in rules.values()):
             sections[section_name] = cls(**rules)
 
     known = {f"{s}.{f.name}" for s, cls in _SECTIONS.items() for f in dataclasses.fields(cls)}
-    problems += [f"override {k!r} names no rule (known: mandate.distance_ft, ...)" for k in overrides if k not in known]
-    if problems:
-        raise ProfileError(f"{path.name}: " + "; ".join(problems))
+    set_problems += [
+        f"override {k!r} names no rule (known: mandate.distance_ft, ...)" for k in overrides if k not in known
+    ]
+    if problems or set_problems:
+        parts = ([f"{path.name}: " + "; ".join(problems)] if problems else []) + set_problems
+        raise ProfileError("; ".join(parts) + ".")
     return Profile(**{k: str(header[k]) for k in _HEADER_KEYS}, **sections, path=str(path))
 
 
@@ -373,14 +408,15 @@ def _build_rule(key: str, raw: Any, meta: dict) -> tuple[Rule | None, list[str]]
         value = None
     else:
         value = raw["value"]
-        problems += _check_value(key, value, meta)
+        problems += _check_value(key, value, meta, raw.get("section", ""))
     if problems:
         return None, problems
     fields = {k: raw[k] for k in _RULE_KEYS if k in raw and k != "value"}
     return Rule(value=float(value) if isinstance(value, int) and meta["type"] == (int, float) else value, **fields), []
 
 
-def _check_value(key: str, value: Any, meta: dict) -> list[str]:
+def _check_value(key: str, value: Any, meta: dict, section: str) -> list[str]:
+    """What is wrong with a rule's value (from the file or set by the user): its type, choices and range."""
     expected = meta["type"]
     if isinstance(value, bool) and expected is not bool:
         return [f"{key}: expected a number, got {value!r}"]
@@ -396,10 +432,29 @@ def _check_value(key: str, value: Any, meta: dict) -> list[str]:
         return [f"{key}: must be a finite number (not nan or inf), got {value!r}"]
     if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
         return [f"{key}: must not be negative, got {value!r}"]
+    out_of_range = [v for v in numbers if isinstance(v, int | float) and not _in_range(v, meta)]
+    if out_of_range:
+        least, most, unit = meta["least"], meta["most"], meta["unit"]
+        return [f"{key} ({section}) must be from {least:,g} to {most:,g} {unit}, not {_number_text(out_of_range[0])}"]
     return []
 
 
+def _in_range(value: float, meta: dict) -> bool:
+    return meta["most"] is None or meta["least"] <= value <= meta["most"]
+
+
+def _number_text(value: float) -> str:
+    """A number as the user would have typed it: 100000000, 2.5, 1e+300 (not 100000000.0)."""
+    return f"{value:,.0f}".replace(",", "") if float(value).is_integer() and abs(value) < 1e15 else repr(value)
+
+
+# What a value typed for a rule must be, in words (``--set mandate.distance_ft=abc`` must be a number).
+_TYPE_WORDS: dict[Any, str] = {int: "a whole number", (int, float): "a number", bool: "true or false"}
+
+
 def _override(key: str, rule: Rule, raw: Any, meta: dict) -> tuple[Rule, list[str]]:
+    """The rule with the user's value (``--set``, the web's Settings box): text is read as the rule's type, then
+    checked as a file's value is, so 100000000 days is refused here rather than overflowing a deadline later."""
     value: Any = raw
     if isinstance(raw, str):
         expected = meta["type"] if isinstance(meta["type"], tuple) else (meta["type"],)
@@ -413,8 +468,8 @@ def _override(key: str, rule: Rule, raw: Any, meta: dict) -> tuple[Rule, list[st
             elif float in expected:
                 value = float(raw)
         except ValueError:
-            return rule, [f"override {key}={raw!r}: not a {expected[0].__name__}"]
-    problems = _check_value(key, value, meta)
+            return rule, [f"{key} must be {_TYPE_WORDS.get(meta['type'], 'a ' + expected[0].__name__)}, not {raw!r}"]
+    problems = _check_value(key, value, meta, rule.section)
     if isinstance(value, int) and meta["type"] == (int, float):
         value = float(value)
     return dataclasses.replace(rule, value=value, overridden=True), problems

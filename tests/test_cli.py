@@ -136,6 +136,14 @@ def test_connected_csv(town_gpkg, tmp_path):
         (["--profile", "poughkeepsie", "--notice-reason", "whim"], "Use --notice-reason public_health_hazard|"),
         (["--profile", "fort-plain", "--set", "mandate.distance=3"], "names no rule"),
         (["--profile", "fort-plain", "--set", "mandate.distance_ft=nan"], "must be a finite number"),
+        (
+            ["--profile", "fort-plain", "--notice-date", "2030-03-01", "--set", "mandate.notice_period_days=100000000"],
+            "Error: mandate.notice_period_days (§ 144-4) must be from 1 to 3,650 days, not 100000000.",
+        ),
+        (
+            ["--profile", "fort-plain", "--set", "mandate.distance_ft=abc"],
+            "mandate.distance_ft must be a number, not 'abc'.",
+        ),
         (["--profile", "fort-plain", "--out", "results.shp"], "give an output ending in .gpkg, .parquet"),
         (["--profile", "fort-plain", "--crs", "EPSG:4326"], "not projected"),
         (["--profile", "fort-plain", "--crs", "EPSG:999999"], "is not a coordinate reference system"),

@@ -133,8 +133,10 @@ def test_unknown_profile_lists_the_bundled_ones():
     ("overrides", "message"),
     [
         ({"mandate.distance": "5"}, "names no rule"),
-        ({"mandate.distance_ft": "far"}, "not a int"),
-        ({"sewers.count_private": "maybe"}, "not a bool"),
+        ({"mandate.distance_ft": "far"}, r"^mandate\.distance_ft must be a number, not 'far'\.$"),
+        ({"mandate.notice_period_days": "abc"}, r"^mandate\.notice_period_days must be a whole number, not 'abc'\.$"),
+        ({"mandate.notice_period_days": "12.5"}, "must be a whole number, not '12.5'"),
+        ({"sewers.count_private": "maybe"}, r"^sewers\.count_private must be true or false, not 'maybe'\.$"),
         ({"mandate.distance_ft": "nan"}, "must be a finite number"),
         ({"mandate.distance_ft": "inf"}, "must be a finite number"),
         ({"mandate.distance_ft": "-inf"}, "must be a finite number"),
@@ -143,6 +145,64 @@ def test_unknown_profile_lists_the_bundled_ones():
 def test_bad_overrides(overrides, message):
     with pytest.raises(ProfileError, match=message):
         load_profile("fort-plain", overrides=overrides)
+
+
+@pytest.mark.parametrize(
+    ("profile", "overrides", "message"),
+    [
+        (
+            "fort-plain",
+            {"mandate.notice_period_days": "100000000"},
+            "mandate.notice_period_days (§ 144-4) must be from 1 to 3,650 days, not 100000000.",
+        ),
+        (
+            "fort-plain",
+            {"notices.correction_period_days": 0},
+            "notices.correction_period_days (§ 144-40A) must be from 1 to 3,650 days, not 0.",
+        ),
+        (
+            "fort-plain",
+            {"mandate.distance_ft": "1e300"},
+            "mandate.distance_ft (§ 144-4) must be from 0 to 5,280 ft, not 1e+300.",
+        ),
+        (
+            "wappinger",
+            {"mandate.distance_ft": "5280.5"},
+            "mandate.distance_ft (§ 196-17E) must be from 0 to 5,280 ft, not 5280.5.",
+        ),
+        (
+            "fort-plain",
+            {"measurement.abut_tolerance_ft": "500"},
+            "measurement.abut_tolerance_ft (§ 144-4) must be from 0 to 100 ft, not 500.",
+        ),
+    ],
+)
+def test_day_counts_and_distances_out_of_range_are_refused_naming_key_range_and_section(profile, overrides, message):
+    """--set mandate.notice_period_days=100000000 was accepted, and the deadline then overflowed the calendar
+    ("OverflowError: date value out of range") in the CLI and the web run alike. Refused where it is set."""
+    with pytest.raises(ProfileError) as info:
+        load_profile(profile, overrides=overrides)
+    assert str(info.value) == message
+
+
+def test_day_counts_and_distances_at_their_bounds_are_kept():
+    profile = load_profile(
+        "fort-plain",
+        overrides={
+            "mandate.notice_period_days": "3650",
+            "mandate.distance_ft": "5280",
+            "notices.correction_period_days": "1",
+        },
+    )
+    assert (profile.mandate.notice_period_days.value, profile.mandate.distance_ft.value) == (3650, 5280.0)
+
+
+def test_a_profile_file_with_a_period_out_of_range_names_file_key_range_and_section(tmp_path):
+    path = _copy(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("notice_period_days = { value = 90", "notice_period_days = { value = 100000000"))
+    with pytest.raises(ProfileError, match=r"fort-plain\.toml: mandate\.notice_period_days \(§ 144-4\) must be from 1"):
+        load_profile(path)
 
 
 def test_override_is_marked_in_the_citation():

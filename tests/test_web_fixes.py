@@ -75,6 +75,20 @@ def test_a_malformed_setting_is_refused_before_a_run(client):
             data={"profile": "wappinger", "set": f"mandate.distance_ft={value}", "csrf_token": csrf(client)},
         )
         assert silly.status_code == 400 and "finite number" in silly.get_json()["error"]["message"]
+    # The Settings box gets the command line's sentence: before, a period of 100000000 days failed the run itself
+    # with "Unexpected error: date value out of range", and text for a number said "not a int".
+    for setting, message in (
+        (
+            "mandate.notice_period_days=100000000",
+            "mandate.notice_period_days (§ 196-17E) must be from 1 to 3,650 days, not 100000000.",
+        ),
+        ("mandate.distance_ft=abc", "mandate.distance_ft must be a number, not 'abc'."),
+    ):
+        refused = client.post(
+            "/analysis/run",
+            data={"profile": "wappinger", "set": f"mandate.distance_ft=200\n{setting}", "csrf_token": csrf(client)},
+        )
+        assert refused.status_code == 400 and refused.get_json()["error"]["message"] == message
 
 
 # -- uploads ------------------------------------------------------------------------------------------------------
