@@ -1015,15 +1015,26 @@ def _number(value) -> float | None:
 
 
 def plan_violations(
-    overdue: pd.DataFrame, *, profile: Profile, today: dt.date, town: TownSettings | None = None
+    overdue: pd.DataFrame,
+    *,
+    profile: Profile,
+    today: dt.date,
+    town: TownSettings | None = None,
+    current: pd.DataFrame | None = None,
 ) -> NoticePlan:
     """Violation notices for overdue connection notices (the register's rows), citing each original notice.
 
     The correction period is the law's (Wappinger § 196-22A: 10 days) or the town's own where the law leaves it open
     (Fort Plain § 144-40A, Poughkeepsie § 168-22.9A): see ``period``.
+
+    ``current`` is the latest analysis (``parcel_id`` and ``status``). A parcel it finds ``connected`` is no
+    violation, whatever the register says, and one it no longer finds ``mandated`` (a changed threshold, a parcel
+    gone from the data) was noticed under an earlier run: neither gets a violation notice. Both are in ``held``
+    (``parcel_id``, ``notice_id``, ``status``, ``why``, ``left_out``: "connected" or "review"), for the clerk.
     """
     correction = period(profile, "notices.correction_period_days", town)
     correct_by = today + dt.timedelta(days=int(correction.days))
+    overdue, held = _against_current(overdue, current)
     due = overdue.assign(
         original_notice_id=overdue["notice_id"],
         original_issued_date=overdue["issued_date"],
@@ -1038,11 +1049,33 @@ def plan_violations(
     ).drop(columns=["notice_id"])
     return NoticePlan(
         due=due.reset_index(drop=True),
-        held=pd.DataFrame(columns=["parcel_id", "why"]),
+        held=held,
         period=correction,
         notice_date=today,
         deadline=correct_by,
     )
+
+
+def _against_current(overdue: pd.DataFrame, current: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The overdue notices whose parcel the latest analysis still finds mandated, and those it does not (held)."""
+    columns = ["parcel_id", "notice_id", "status", "why", "left_out"]
+    if current is None:
+        return overdue, pd.DataFrame(columns=columns)
+    status = dict(zip(current["parcel_id"].astype(str), current["status"].astype(str), strict=True))
+    now = overdue["parcel_id"].astype(str).map(status).fillna("not in the data")
+    keep = (now == "mandated").to_numpy()
+    left = overdue.loc[~keep, ["parcel_id", "notice_id"]].assign(status=now[~keep])
+    connected = left["status"] == "connected"
+    held = left.assign(
+        why=np.where(
+            connected,
+            "the latest analysis finds it connected",
+            "the latest analysis no longer finds it mandated (" + left["status"] + "); the notice was issued under "
+            "an earlier run",
+        ),
+        left_out=np.where(connected, "connected", "review"),
+    )
+    return overdue.loc[keep], held[columns].reset_index(drop=True)
 
 
 # -- CSV safety (the mailing list) --------------------------------------------------------------------------------

@@ -422,12 +422,14 @@ def violations(profile_name, as_of, out_dir, settings, town_path, store, registe
     settled = _settle(register, as_json) if out_dir else []
     day = as_of.date() if as_of else _notices.today()
     doc = services.violations(
-        register, profile=services.profile_of(spec), town=town, today=day, root=out_dir, actor=_actor()
+        register, profile=services.profile_of(spec), town=town, today=day, root=out_dir, actor=_actor(), store=store
     )
     doc["settled"] = settled
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))
         return
+    for line in _left_out_lines(doc, store):
+        click.echo(line)
     n = len(doc["notices"])
     if not doc["recorded"]:
         click.echo(
@@ -459,6 +461,35 @@ def backup(target, store, register_url, as_json):
         return
     rows = ", ".join(f"{n} {t}" for t, n in done["tables"].items())
     click.echo(f"Register backed up to {done['target']} and verified (integrity ok; {rows}).")
+
+
+def _left_out_lines(doc: dict, store: str | None, shown: int = 12) -> list[str]:
+    """What ``violations`` left out because of the store's latest analysis, and what the clerk does about it."""
+    if doc["analysis"] is None:
+        return [
+            "Note: the overdue notices were not checked against an analysis: give --store with the town's store so "
+            "that parcels connected since, or no longer mandated, are left out."
+        ]
+    run = f"the latest analysis ({doc['analysis']['run_at']})"
+    lines = []
+    if connected := doc["connected"]:
+        ids = [str(h["parcel_id"]) for h in connected]
+        more = f" and {len(ids) - shown} more, --json lists them all" if len(ids) > shown else ""
+        lines.append(
+            f"Left out {len(ids)} overdue parcel(s) that {run} finds connected ({', '.join(ids[:shown])}{more}): "
+            f"record each connection in the register with `sewerplan notices mark PARCEL connected --store "
+            f"{store_label(store)}` once verified."
+        )
+    if review := doc["review"]:
+        ids = [f"{h['parcel_id']} ({h['status']})" for h in review]
+        more = f" and {len(ids) - shown} more, --json lists them all" if len(ids) > shown else ""
+        lines.append(
+            f"For review, not listed as violations: {len(ids)} overdue parcel(s) that {run} no longer finds "
+            f"mandated ({', '.join(ids[:shown])}{more}): their notices were issued under an earlier run, so review "
+            f"each, and withdraw one that no longer stands with `sewerplan notices mark PARCEL withdrawn --store "
+            f"{store_label(store)}`."
+        )
+    return lines
 
 
 def _held_lines(held: list[dict], shown: int = 12) -> list[str]:

@@ -489,19 +489,26 @@ def violations(
     today: dt.date,
     root: str | Path | None,
     actor: str,
+    current: pd.DataFrame | None = None,
 ) -> dict:
     """Violation notices for the connection notices overdue on ``today``, each citing its original notice.
 
     With ``root`` the batch is issued like a connection batch (letters, mailing list, labels); without it nothing is
-    recorded and the document lists who would get one.
+    recorded and the document lists who would get one. ``current`` is the latest analysis (``parcel_id``,
+    ``status``): its connected parcels are left out (``connected``), and those it no longer finds mandated are
+    listed for the clerk to review (``review``), neither given a violation notice.
     """
     overdue = register.listing(overdue_on=today, notice_type="connection")
-    plan = plan_violations(overdue, profile=profile, today=today, town=town)
+    plan = plan_violations(overdue, profile=profile, today=today, town=town, current=current)
+    left_out = {
+        kind: plan.held[plan.held["left_out"] == kind].drop(columns="left_out").to_dict("records")
+        for kind in ("connected", "review")
+    }
     checksum = hashlib.sha256(
-        overdue[["notice_id", "parcel_id", "deadline"]].astype(str).to_csv(index=False).encode()
+        plan.due[["original_notice_id", "parcel_id", "original_deadline"]].astype(str).to_csv(index=False).encode()
     ).hexdigest()
     if root is None:
-        return {
+        return left_out | {
             "recorded": False,
             "correct_by": plan.deadline.isoformat(),
             "deadline_flag": deadline_flag(plan.deadline),
@@ -515,7 +522,7 @@ def violations(
     doc = issue_batch(
         register, plan, kind="violation", profile=profile, town=town, root=root, actor=actor, inputs=inputs
     )
-    return doc | {"recorded": True, "correct_by": plan.deadline.isoformat()}
+    return doc | left_out | {"recorded": True, "correct_by": plan.deadline.isoformat()}
 
 
 __all__ = [

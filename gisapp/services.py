@@ -55,7 +55,7 @@ from layers.read import (
     street_run,
 )
 from layers.register import Register, RegisterMissingError
-from layers.store import is_store, latest_run, read_results, store_label, write_run
+from layers.store import is_store, latest_run, read_results, store_exists, store_label, write_run
 from layers.store import open_store as store_at
 from layers.swmm import LOCAL_CRS
 from layers.town import load_town_settings, town_file
@@ -724,11 +724,26 @@ def violations(
     today: dt.date,
     root: str | Path | None,
     actor: str,
+    store: str | Path | None = None,
 ) -> dict:
-    """Violation notices for the connection notices overdue on ``today``; issued with ``root``, else a preview."""
-    return _notices.violations(
-        register, profile=with_resolutions(profile, town), town=town, today=today, root=root, actor=actor
+    """Violation notices for the connection notices overdue on ``today``; issued with ``root``, else a preview.
+
+    With a ``store`` its latest analysis decides who is still in violation: a parcel it finds connected is left out
+    (``connected``), one it no longer finds mandated is listed for review (``review``); ``analysis`` says which run
+    (None where there is no store or no analysis in it, and nothing is left out).
+    """
+    current = read_results(store) if store_of(store) and store_exists(store) else None
+    doc = _notices.violations(
+        register,
+        profile=with_resolutions(profile, town),
+        town=town,
+        today=today,
+        root=root,
+        actor=actor,
+        current=None if current is None else current[["parcel_id", "status"]],
     )
+    record = recorded_run(store) if current is not None else None
+    return doc | {"analysis": None if current is None else {"run_at": (record or {}).get("run_at")}}
 
 
 settle = _notices.settle

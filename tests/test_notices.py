@@ -41,7 +41,7 @@ from layers.errors import LayerError
 from layers.letters import label_texts, verify_batch, write_mailing_list
 from layers.register import Register, RegisterMissingError, new_batch_id
 from layers.sample import sample_town
-from layers.store import read_setting
+from layers.store import read_results, read_setting
 from layers.town import load_town_settings
 from layers.write import write_layers
 from tests.conftest import postgres_url
@@ -830,6 +830,36 @@ def test_cli_violations_record_nothing_without_out_and_write_their_paperwork_wit
     assert len(labels) == len(pd.read_csv(viol["mailing_list"])) and letter["notice_id"] in " ".join(labels)
     again = json.loads(invoke(*args, "--out", tmp_path / "violations").output)
     assert again["issued"] == 0 and again["already_open"] == viol["issued"]
+
+
+def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path):
+    """A parcel the current analysis finds connected is no violation (the town's billing data says so), and one it no
+    longer finds mandated (a smaller distance) is set aside for review: the notice was issued under an earlier run."""
+    first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
+    noticed = {n["parcel_id"]: n for n in first["notices"]}
+    billing = tmp_path / "billing.csv"
+    billing.write_text("parcel_id\n" + "\n".join(sorted(noticed)[:2]) + "\n", encoding="utf-8")
+    analyse = ["analyze", "--profile", "fort-plain", "--data", store, "--out", store, "--connected", billing]
+    invoke(*analyse, "--set", "mandate.distance_ft=25")
+    now = read_results(store).set_index("parcel_id")["status"]
+    args = ["notices", "violations", "--as-of", "2027-06-01", "--store", store]
+    doc = json.loads(invoke(*args, "--json").stdout)
+    connected = {h["parcel_id"] for h in doc["connected"]}
+    review = {h["parcel_id"]: h["status"] for h in doc["review"]}
+    listed = {n["parcel_id"] for n in doc["notices"]}
+    assert connected == set(sorted(noticed)[:2]) == {p for p in noticed if now[p] == "connected"}
+    assert review and review == {p: now[p] for p in noticed if now[p] not in ("connected", "mandated")}
+    assert listed == {p for p in noticed if now[p] == "mandated"} and not listed & (connected | set(review))
+    said = invoke(*args).stdout
+    assert (
+        f"Left out 2 overdue parcel(s) that the latest analysis ({doc['analysis']['run_at']}) finds connected" in said
+    )
+    assert (
+        "sewerplan notices mark PARCEL connected" in said
+        and f"For review, not listed as violations: {len(review)}" in said
+    )
+    viol = json.loads(invoke(*args, "--out", tmp_path / "violations", "--json").stdout)
+    assert {n["parcel_id"] for n in viol["notices"]} == listed
 
 
 def test_cli_violations_refuse_a_period_the_law_leaves_to_the_town_without_its_resolution(store, tmp_path):
