@@ -69,6 +69,11 @@ MAILING_COLUMNS = (
 # A name line longer than this goes on to name_line_2: an Avery 5160 label holds about 32 capitals at 9 pt.
 NAME_LINE_CHARS = 32
 HAZARD_REASON = "public_health_hazard"
+# What the settings template (docs/town.example.toml) fills in so that nobody mistakes it for a real office: a name or
+# street with the word "Example", a fictional 555-01xx telephone number, an e-mail address at a reserved domain.
+_EXAMPLE_WORD = re.compile(r"\bexample\b", re.IGNORECASE)
+_EXAMPLE_PHONE = re.compile(r"555\W{0,2}01\d\d\b")
+_EXAMPLE_EMAIL = re.compile(r"@(?:[\w-]+\.)*example(?:\.(?:com|org|net))?$", re.IGNORECASE)
 
 
 # -- periods and town settings ------------------------------------------------------------------------------------
@@ -115,6 +120,56 @@ class TownSettings:
         if not (self.phone or self.email):
             missing.append("contact.phone or contact.email")
         return missing
+
+    def placeholders(self) -> list[str]:
+        """The keys that still hold the settings template's placeholder values (a letter signed "A. N. Example",
+        with a 555-0100 telephone number, is no letter a clerk can defend).
+
+        Examples
+        --------
+        >>> TownSettings(officer_name="A. N. Example", phone="(518) 555-0100", email="clerk@example.org").placeholders()
+        ['officer.name', 'contact.phone', 'contact.email']
+        """
+        texts = (
+            ("letterhead.name", (self.name,)),
+            ("letterhead.lines", self.letterhead),
+            ("return_address.lines", self.return_address),
+            ("officer.name", (self.officer_name,)),
+            ("officer.title", (self.officer_title,)),
+        )
+        found = [key for key, values in texts if any(_EXAMPLE_WORD.search(v) for v in values)]
+        if _EXAMPLE_PHONE.search(self.phone):
+            found.append("contact.phone")
+        if _EXAMPLE_EMAIL.search(self.email.strip()):
+            found.append("contact.email")
+        return found
+
+    def other_municipality(self, municipality: str) -> str | None:
+        """The letterhead's name where it names a municipality other than ``municipality`` (a profile's, e.g.
+        "Town of Poughkeepsie, Dutchess County, New York (...)", whose name is the part before the first comma);
+        None where the letterhead names it, or names nothing yet.
+
+        Examples
+        --------
+        >>> TownSettings(name="Village of Fort Plain").other_municipality("Town of Poughkeepsie, Dutchess County")
+        'Village of Fort Plain'
+        >>> TownSettings(name="TOWN OF POUGHKEEPSIE").other_municipality("Town of Poughkeepsie, Dutchess County")
+        """
+        own = _plain(municipality_name(municipality))
+        if not self.name or not own or f" {own} " in f" {_plain(self.name)} ":
+            return None
+        return self.name
+
+
+def municipality_name(municipality: str) -> str:
+    """A profile's municipality without its county and state: "Village of Fort Plain" of "Village of Fort Plain,
+    Montgomery County, New York"."""
+    return re.split(r"[,(]", municipality, maxsplit=1)[0].strip()
+
+
+def _plain(text: str) -> str:
+    """Lower case, letters and digits only, single spaces: names compared as a reader would."""
+    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.casefold()).split())
 
 
 @dataclass(frozen=True)
@@ -1127,6 +1182,7 @@ __all__ = [
     "letter_maps",
     "long_date",
     "mailing_list",
+    "municipality_name",
     "neutralise",
     "ny_holidays",
     "period",

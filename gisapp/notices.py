@@ -40,6 +40,7 @@ from analysis.notices import (
     deadline_flag,
     letter_maps,
     mailing_list,
+    municipality_name,
     period_problem,
     plan_notices,
     plan_violations,
@@ -94,6 +95,17 @@ def town_problems(profile: Profile, town: TownSettings | None, plan: NoticePlan)
             "address, signing officer and contact (a template to copy: docs/town.example.toml)"
         ]
     problems = [f"the town settings ({town.source}) lack {key}" for key in town.missing_for_letters()]
+    if placeholders := town.placeholders():
+        problems.append(
+            f"the town settings ({town.source}) still hold the template's placeholder values in "
+            f"{', '.join(placeholders)}: replace them with the office's own"
+        )
+    if other := town.other_municipality(profile.municipality):
+        own = municipality_name(profile.municipality)
+        problems.append(
+            f"the town settings ({town.source}) name {other} in letterhead.name, but the ordinance profile is "
+            f"{own}'s: give {own}'s own town settings, or {other}'s profile"
+        )
     word = "village" if "village" in profile.municipality.lower() else "town"
     issue = period_problem(plan.period, town_word=word)
     return problems + ([issue] if issue else [])

@@ -29,6 +29,22 @@ os.environ["SEWERPLAN_TODAY"] = TEST_TODAY = "2027-02-15"
 CRS = "EPSG:2260"
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
+EXAMPLE_TOWN = REPO / "docs" / "town.example.toml"
+# The template's placeholders, and what a town writes instead (letters are refused while a placeholder is left).
+FILLED_IN = {
+    "1 Example Street": "168 Canal Street",
+    "A. N. Example": "Ruth Vandenburgh",
+    "(518) 555-0100": "(518) 993-4021",
+    "clerk@example.org": "clerk@village-office.test",
+}
+
+
+def town_toml(municipality: str = "Village of Fort Plain") -> str:
+    """The town settings template filled in as a town would, its letterhead naming ``municipality``."""
+    text = EXAMPLE_TOWN.read_text(encoding="utf-8").replace('"Village of Fort Plain"', f'"{municipality}"')
+    for placeholder, value in FILLED_IN.items():
+        text = text.replace(placeholder, value)
+    return text
 
 
 # Fort Plain, NY in New York East feet: hand-made layers that go through layers/ validation are placed here, since

@@ -44,7 +44,7 @@ from layers.sample import sample_town
 from layers.store import read_results, read_setting
 from layers.town import load_town_settings
 from layers.write import write_layers
-from tests.conftest import postgres_url
+from tests.conftest import postgres_url, town_toml
 
 FP, PK, WP = load_profile("fort-plain"), load_profile("poughkeepsie"), load_profile("wappinger")
 REPO = Path(__file__).resolve().parents[1]
@@ -67,7 +67,7 @@ def results(town):
 
 def town_file(folder: Path, extra: str = "") -> Path:
     path = folder / "town.toml"
-    path.write_text(EXAMPLE_TOWN.read_text(encoding="utf-8") + extra, encoding="utf-8")
+    path.write_text(town_toml() + extra, encoding="utf-8")
     return path
 
 
@@ -862,10 +862,43 @@ def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path):
     assert {n["parcel_id"] for n in viol["notices"]} == listed
 
 
+def test_letters_are_refused_while_the_town_settings_hold_the_templates_placeholders(store, tmp_path):
+    """`cp docs/town.example.toml town.toml` and nothing more must not sign letters "A. N. Example"."""
+    shutil.copy(EXAMPLE_TOWN, tmp_path / "town.toml")
+    fields = "officer.name, contact.phone, contact.email"
+    preview = ["notices", "preview", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    said = invoke(*preview).output
+    assert f"still hold the template's placeholder values in return_address.lines, {fields}" in " ".join(said.split())
+    issue = ["notices", "issue", *preview[2:], "--out", tmp_path / "out", "--new"]
+    refused = invoke(*issue, ok=False)
+    assert refused.exit_code == 2 and "replace them with the office's own" in refused.output
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+    with contextlib.suppress(RegisterMissingError):
+        assert Register(store=str(store), create=False).listing().empty
+    assert load_town_settings(EXAMPLE_TOWN).placeholders() == ["return_address.lines", *fields.split(", ")]
+    filled = tmp_path / "filled.toml"
+    filled.write_text(town_toml(), encoding="utf-8")
+    assert load_town_settings(filled).placeholders() == []
+
+
+@pytest.mark.parametrize("letterhead", ["Village of Fort Plain", "Town of Wappinger"])
+def test_letters_are_refused_when_the_town_settings_name_another_municipality(tmp_path, results, letterhead):
+    """A Poughkeepsie batch printed "Village of Fort Plain" as its letterhead: the settings are for another town."""
+    from gisapp.notices import town_problems
+
+    path = tmp_path / "town.toml"
+    path.write_text(town_toml(letterhead), encoding="utf-8")
+    plan = plan_notices(results, profile=PK, notice_date=DAY, notice_reason="highway_improvement")
+    problems = " ".join(town_problems(PK, load_town_settings(path), plan))
+    assert f"name {letterhead} in letterhead.name, but the ordinance profile is Town of Poughkeepsie's" in problems
+    path.write_text(town_toml("TOWN OF POUGHKEEPSIE"), encoding="utf-8")
+    assert "letterhead.name" not in " ".join(town_problems(PK, load_town_settings(path), plan))
+
+
 def test_cli_violations_refuse_a_period_the_law_leaves_to_the_town_without_its_resolution(store, tmp_path):
     _issue_cli(store, tmp_path / "out", "--new")
     town_file(tmp_path).write_text(
-        EXAMPLE_TOWN.read_text(encoding="utf-8").replace('"notices.correction_period_days"', "# none"),
+        town_toml().replace('"notices.correction_period_days"', "# none"),
         encoding="utf-8",
     )
     result = CliRunner().invoke(
@@ -992,7 +1025,8 @@ def test_a_notice_dated_before_today_is_refused_before_anything_is_recorded(runn
     write_layers(str(store), sample_town(120))
     runner.invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store, ok=True)
     monkeypatch.setenv("SEWERPLAN_TODAY", "2027-03-02")
-    args = ("notices", "issue", "--data", store, "--out", tmp_path / "out", "--new", "--town", EXAMPLE_TOWN)
+    (tmp_path / "town.toml").write_text(town_toml(), encoding="utf-8")
+    args = ("notices", "issue", "--data", store, "--out", tmp_path / "out", "--new", "--town", tmp_path / "town.toml")
     refused = runner.invoke(*args, "--notice-date", "2027-03-01")
     assert refused.exit_code == 2, refused.output
     assert "is before today (2027-03-02)" in refused.stderr and "Use --notice-date 2027-03-02." in refused.stderr

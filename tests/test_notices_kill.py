@@ -32,6 +32,7 @@ from layers.register import Register
 from layers.sample import sample_town
 from layers.town import load_town_settings
 from layers.write import write_layers
+from tests.conftest import town_toml
 
 REPO = Path(__file__).resolve().parents[1]
 DAY = dt.date(2027, 3, 1)
@@ -104,7 +105,7 @@ def test_kill_9_at_random_moments_never_leaves_a_notice_without_its_paperwork(tm
     town = sample_town(80)
     store = tmp_path / "town.gpkg"
     write_layers(str(store), town)
-    (tmp_path / "town.toml").write_text((REPO / "docs" / "town.example.toml").read_text(encoding="utf-8"))
+    (tmp_path / "town.toml").write_text(town_toml(), encoding="utf-8")
     settings = load_town_settings(tmp_path / "town.toml")
     parcels = town["parcels"].assign(connected=town["parcels"]["connected"] == "Y")
     result = analyze_mandates(

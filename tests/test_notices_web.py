@@ -56,15 +56,16 @@ def store(tmp_path_factory):
     return path
 
 
-def make_app(store: Path, tmp_path: Path, *, town: bool = True, **extra):
+def make_app(store: Path, tmp_path: Path, *, town: bool = True, municipality: str = "Village of Fort Plain", **extra):
     """The web app on a copy of the notices store (an issue records the register in it), with the example town
-    settings beside it, and the register the store records (none until one is created)."""
+    settings filled in for ``municipality`` beside it, and the register the store records (none until one is
+    created)."""
     own = tmp_path / "store" / "town.gpkg"
     own.parent.mkdir(exist_ok=True)
     if not own.exists():
         shutil.copy(store, own)
     if town:
-        shutil.copy(REPO / "docs" / "town.example.toml", own.parent / "town.toml")
+        (own.parent / "town.toml").write_text(conftest.town_toml(municipality), encoding="utf-8")
     return conftest.make_app(own, tmp_path, REGISTER=None, **extra)
 
 
@@ -193,7 +194,7 @@ def test_error_pages_offer_a_way_back(client):
 
 
 def test_poughkeepsie_needs_a_reason_and_holds_private_systems_back_without_a_hazard(store, tmp_path):
-    app = make_app(store, tmp_path)
+    app = make_app(store, tmp_path, municipality="Town of Poughkeepsie")
     done = CliRunner().invoke(
         main, ["analyze", "--profile", "poughkeepsie", "--data", app.config["STORE"], "--out", app.config["STORE"]]
     )

@@ -22,7 +22,7 @@ from sqlalchemy.pool import NullPool
 from analysis.mandate import STATUSES
 from layers.legend import column_description
 from layers.store import StoreBusyError, open_store, store_writer
-from tests.conftest import Runner, make_app, wait_job
+from tests.conftest import Runner, make_app, town_toml, wait_job
 
 pytestmark = pytest.mark.postgres
 REPO = Path(__file__).resolve().parents[1]
@@ -306,7 +306,8 @@ def test_notices_from_a_postgis_store_keep_their_register_beside_it(store_url, e
     runner = Runner()
     runner.invoke("sample", "--out", store_url, "--parcels", "60", ok=True)
     runner.invoke("analyze", "--profile", "fort-plain", "--data", store_url, "--out", store_url, ok=True)
-    town = REPO / "docs" / "town.example.toml"
+    town = tmp_path / "town.toml"
+    town.write_text(town_toml(), encoding="utf-8")
     issued = runner.invoke(
         "notices", "issue", "--data", store_url, "--notice-date", "2027-03-01", "--out", tmp_path, "--new",
         "--town", town,

@@ -21,17 +21,12 @@ import shapely
 from layers.register import Register
 from layers.sample import sample_town
 from layers.write import write_layers
-from tests.conftest import REPO, Runner, csrf, make_app, wait_job
+from tests.conftest import Runner, csrf, make_app, town_toml, wait_job
 
 NOTICE_DATE = "2027-03-01"
-WAPPINGER_TOWN = (
-    (REPO / "docs" / "town.example.toml")
-    .read_text(encoding="utf-8")
-    .replace('"Village of Fort Plain"', '"Town of Wappinger"')
-    .replace(
-        '"notices.correction_period_days" = { days = 30, act = "Resolution 4 of 2027 of the Board of Trustees" }',
-        '"mandate.notice_period_days" = { days = 60, act = "Resolution 12 of 2027 of the Town Board" }',
-    )
+WAPPINGER_TOWN = town_toml("Town of Wappinger").replace(
+    '"notices.correction_period_days" = { days = 30, act = "Resolution 4 of 2027 of the Board of Trustees" }',
+    '"mandate.notice_period_days" = { days = 60, act = "Resolution 12 of 2027 of the Town Board" }',
 )
 WORKSPACES = {
     "sample": {"flags": ["--profile", "fort-plain"], "form": {"profile": "fort-plain"}},

@@ -18,7 +18,7 @@ import pytest
 from werkzeug.serving import make_server
 
 from layers.sample import sample_town
-from tests.conftest import make_app
+from tests.conftest import make_app, town_toml
 from tests.test_web import SCREENSHOTS, open_map, wait_for
 from tests.test_web_map import (  # noqa: F401 - sample_store is a fixture
     _zip,
@@ -60,7 +60,7 @@ def test_a_planners_first_hour(sample_store, browser, tmp_path):  # noqa: F811
     own = tmp_path / "store" / "town.gpkg"
     own.parent.mkdir()
     shutil.copy(sample_store, own)
-    shutil.copy(REPO / "docs" / "town.example.toml", own.parent / "town.toml")
+    (own.parent / "town.toml").write_text(town_toml(), encoding="utf-8")
     app = make_app(own, tmp_path, REGISTER=None)
     server = make_server("127.0.0.1", 0, app, threaded=True)
     threading.Thread(target=server.serve_forever, daemon=True).start()
