@@ -481,6 +481,32 @@ def deadline_flag(day: dt.date | None) -> str | None:
     return " and ".join(parts) or None
 
 
+def business_deadline(day: dt.date) -> dt.date:
+    """The day an act due on ``day`` may still be done: the next business day when ``day`` is a Saturday, a Sunday or
+    a New York public holiday (General Construction Law § 25-a).
+
+    Examples
+    --------
+    >>> business_deadline(dt.date(2027, 5, 30))  # a Sunday, then Memorial Day
+    datetime.date(2027, 6, 1)
+    >>> business_deadline(dt.date(2027, 6, 2))
+    datetime.date(2027, 6, 2)
+    """
+    while deadline_flag(day):
+        day += dt.timedelta(days=1)
+    return day
+
+
+def past_deadline(overdue: pd.DataFrame, today: dt.date) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The notices (register rows with a ``deadline`` before ``today``) whose deadline has passed on ``today`` under
+    General Construction Law § 25-a, and those whose deadline fell on a weekend or public holiday and so runs to a
+    business day not yet past (``parcel_id``, ``notice_id``, ``deadline``, ``runs_to``)."""
+    runs_to = pd.Series([business_deadline(d) for d in overdue["deadline"]], index=overdue.index, dtype=object)
+    past = (runs_to < today).to_numpy(dtype=bool)
+    moved = overdue.loc[~past, ["parcel_id", "notice_id", "deadline"]].assign(runs_to=runs_to[~past])
+    return overdue.loc[past], moved.reset_index(drop=True)
+
+
 # -- mailing list -------------------------------------------------------------------------------------------------
 
 
@@ -1186,6 +1212,8 @@ __all__ = [
     "neutralise",
     "ny_holidays",
     "period",
+    "past_deadline",
+    "business_deadline",
     "period_problem",
     "plan_notices",
     "plan_violations",

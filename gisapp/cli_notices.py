@@ -464,14 +464,22 @@ def backup(target, store, register_url, as_json):
 
 
 def _left_out_lines(doc: dict, store: str | None, shown: int = 12) -> list[str]:
-    """What ``violations`` left out because of the store's latest analysis, and what the clerk does about it."""
+    """What ``violations`` left out (a deadline that runs to the next business day; the store's latest analysis),
+    and what the clerk does about it."""
+    lines = []
+    if moved := doc["next_business_day"]:
+        days = sorted({f"{m['deadline']} runs to {m['runs_to']}" for m in moved})
+        lines.append(
+            f"Not yet overdue: {len(moved)} notice(s) whose deadline fell on a weekend or public holiday may still be "
+            f"met on the next business day (General Construction Law § 25-a): {'; '.join(days[:6])}."
+        )
     if doc["analysis"] is None:
         return [
+            *lines,
             "Note: the overdue notices were not checked against an analysis: give --store with the town's store so "
-            "that parcels connected since, or no longer mandated, are left out."
+            "that parcels connected since, or no longer mandated, are left out.",
         ]
     run = f"the latest analysis ({doc['analysis']['run_at']})"
-    lines = []
     if connected := doc["connected"]:
         ids = [str(h["parcel_id"]) for h in connected]
         more = f" and {len(ids) - shown} more, --json lists them all" if len(ids) > shown else ""

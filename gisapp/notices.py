@@ -41,6 +41,7 @@ from analysis.notices import (
     letter_maps,
     mailing_list,
     municipality_name,
+    past_deadline,
     period_problem,
     plan_notices,
     plan_violations,
@@ -510,12 +511,12 @@ def violations(
     ``status``): its connected parcels are left out (``connected``), and those it no longer finds mandated are
     listed for the clerk to review (``review``), neither given a violation notice.
     """
-    overdue = register.listing(overdue_on=today, notice_type="connection")
+    overdue, moved = past_deadline(register.listing(overdue_on=today, notice_type="connection"), today)
     plan = plan_violations(overdue, profile=profile, today=today, town=town, current=current)
     left_out = {
         kind: plan.held[plan.held["left_out"] == kind].drop(columns="left_out").to_dict("records")
         for kind in ("connected", "review")
-    }
+    } | {"next_business_day": moved.to_dict("records")}
     checksum = hashlib.sha256(
         plan.due[["original_notice_id", "parcel_id", "original_deadline"]].astype(str).to_csv(index=False).encode()
     ).hexdigest()

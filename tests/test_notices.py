@@ -811,12 +811,12 @@ def test_cli_violations_record_nothing_without_out_and_write_their_paperwork_wit
     first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
     connected = first["notices"][0]
     invoke("notices", "mark", connected["parcel_id"], "connected", "--store", store)
-    args = ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-01", "--store", store, "--json"]
+    args = ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-02", "--store", store, "--json"]
     preview = json.loads(invoke(*args).output)
     assert preview["recorded"] is False and len(preview["notices"]) == first["issued"] - 1
     assert Register(store=store, create=False).listing(notice_type="violation").empty
     viol = json.loads(invoke(*args, "--out", tmp_path / "violations").output)
-    assert viol["issued"] == first["issued"] - 1 and viol["correct_by"] == "2027-07-01"
+    assert viol["issued"] == first["issued"] - 1 and viol["correct_by"] == "2027-07-02"
     assert Path(viol["mailing_list"]).is_file() and Path(viol["labels"]).is_file()
     originals = {n["notice_id"]: n for n in first["notices"]}
     letter = viol["notices"][0]
@@ -842,7 +842,7 @@ def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path):
     analyse = ["analyze", "--profile", "fort-plain", "--data", store, "--out", store, "--connected", billing]
     invoke(*analyse, "--set", "mandate.distance_ft=25")
     now = read_results(store).set_index("parcel_id")["status"]
-    args = ["notices", "violations", "--as-of", "2027-06-01", "--store", store]
+    args = ["notices", "violations", "--as-of", "2027-06-02", "--store", store]
     doc = json.loads(invoke(*args, "--json").stdout)
     connected = {h["parcel_id"] for h in doc["connected"]}
     review = {h["parcel_id"]: h["status"] for h in doc["review"]}
@@ -895,6 +895,37 @@ def test_letters_are_refused_when_the_town_settings_name_another_municipality(tm
     assert "letterhead.name" not in " ".join(town_problems(PK, load_town_settings(path), plan))
 
 
+@pytest.mark.parametrize(
+    ("due", "runs_to"),
+    [
+        (dt.date(2027, 5, 29), dt.date(2027, 6, 1)),  # Saturday, Sunday, then Memorial Day
+        (dt.date(2027, 7, 4), dt.date(2027, 7, 6)),  # Independence Day on a Sunday, observed on the Monday
+        (dt.date(2027, 11, 2), dt.date(2027, 11, 3)),  # General Election Day
+        (dt.date(2028, 2, 12), dt.date(2028, 2, 14)),  # Lincoln's Birthday on a Saturday
+        (dt.date(2027, 6, 2), dt.date(2027, 6, 2)),  # a Wednesday
+    ],
+)
+def test_a_deadline_on_a_weekend_or_holiday_runs_to_the_next_business_day(due, runs_to):
+    from analysis.notices import business_deadline
+
+    assert business_deadline(due) == runs_to
+
+
+def test_cli_violations_wait_for_the_next_business_day_after_a_weekend_or_holiday_deadline(store, tmp_path):
+    """General Construction Law § 25-a: the batch's 2027-05-30 deadline is a Sunday and 2027-05-31 Memorial Day, so
+    the owners may still connect on Tuesday 2027-06-01; only from 2027-06-02 are they in violation."""
+    first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
+    assert first["deadline"] == "2027-05-30"
+    args = ["notices", "violations", "--profile", "fort-plain", "--store", store, "--as-of"]
+    for day in ("2027-05-31", "2027-06-01"):
+        doc = json.loads(invoke(*args, day, "--json").stdout)
+        assert doc["notices"] == [] and len(doc["next_business_day"]) == first["issued"]
+        assert {str(m["runs_to"]) for m in doc["next_business_day"]} == {"2027-06-01"}
+    assert "may still be met on the next business day (General Construction Law § 25-a)" in invoke(*args, day).stdout
+    doc = json.loads(invoke(*args, "2027-06-02", "--json").stdout)
+    assert len(doc["notices"]) == first["issued"] and doc["next_business_day"] == []
+
+
 def test_cli_violations_refuse_a_period_the_law_leaves_to_the_town_without_its_resolution(store, tmp_path):
     _issue_cli(store, tmp_path / "out", "--new")
     town_file(tmp_path).write_text(
@@ -903,7 +934,7 @@ def test_cli_violations_refuse_a_period_the_law_leaves_to_the_town_without_its_r
     )
     result = CliRunner().invoke(
         main,
-        ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-01", "--store", str(store)]
+        ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-02", "--store", str(store)]
         + ["--out", str(tmp_path / "v")],
     )
     assert result.exit_code == 2 and "§ 144-40A leaves the period to the village" in result.output
