@@ -474,10 +474,16 @@ def _left_out_lines(doc: dict, store: str | None, shown: int = 12) -> list[str]:
             f"met on the next business day (General Construction Law § 25-a): {'; '.join(days[:6])}."
         )
     if doc["analysis"] is None:
+        fix = (
+            f"{store_label(store)} holds no analysis yet: run `sewerplan analyze --data {store_label(store)} --out "
+            f"{store_label(store)}` first"
+            if store
+            else "give --store with the town's store"
+        )
         return [
             *lines,
-            "Note: the overdue notices were not checked against an analysis: give --store with the town's store so "
-            "that parcels connected since, or no longer mandated, are left out.",
+            f"Note: the overdue notices were not checked against an analysis: {fix}, so that parcels connected since, "
+            "or no longer mandated, are left out.",
         ]
     run = f"the latest analysis ({doc['analysis']['run_at']})"
     if connected := doc["connected"]:

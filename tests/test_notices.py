@@ -815,6 +815,8 @@ def test_cli_violations_record_nothing_without_out_and_write_their_paperwork_wit
     preview = json.loads(invoke(*args).output)
     assert preview["recorded"] is False and len(preview["notices"]) == first["issued"] - 1
     assert Register(store=store, create=False).listing(notice_type="violation").empty
+    said = " ".join(invoke(*args[:-1]).stdout.split())  # issued from a fresh analysis: the store holds none
+    assert f"not checked against an analysis: {store} holds no analysis yet: run `sewerplan analyze" in said
     viol = json.loads(invoke(*args, "--out", tmp_path / "violations").output)
     assert viol["issued"] == first["issued"] - 1 and viol["correct_by"] == "2027-07-02"
     assert Path(viol["mailing_list"]).is_file() and Path(viol["labels"]).is_file()
