@@ -501,7 +501,8 @@ def past_deadline(overdue: pd.DataFrame, today: dt.date) -> tuple[pd.DataFrame, 
     """The notices (register rows with a ``deadline`` before ``today``) whose deadline has passed on ``today`` under
     General Construction Law § 25-a, and those whose deadline fell on a weekend or public holiday and so runs to a
     business day not yet past (``parcel_id``, ``notice_id``, ``deadline``, ``runs_to``)."""
-    runs_to = pd.Series([business_deadline(d) for d in overdue["deadline"]], index=overdue.index, dtype=object)
+    days = {d: business_deadline(d) for d in overdue["deadline"].unique()}  # a batch's notices share one deadline
+    runs_to = overdue["deadline"].map(days).astype(object)
     past = (runs_to < today).to_numpy(dtype=bool)
     moved = overdue.loc[~past, ["parcel_id", "notice_id", "deadline"]].assign(runs_to=runs_to[~past])
     return overdue.loc[past], moved.reset_index(drop=True)
@@ -1142,7 +1143,8 @@ def _against_current(overdue: pd.DataFrame, current: pd.DataFrame | None) -> tup
     columns = ["parcel_id", "notice_id", "status", "why", "left_out"]
     if current is None:
         return overdue, pd.DataFrame(columns=columns)
-    status = dict(zip(current["parcel_id"].astype(str), current["status"].astype(str), strict=True))
+    status = current.assign(parcel_id=current["parcel_id"].astype(str)).drop_duplicates("parcel_id", keep="last")
+    status = status.set_index("parcel_id")["status"].astype(str)
     now = overdue["parcel_id"].astype(str).map(status).fillna("not in the data")
     keep = (now == "mandated").to_numpy()
     left = overdue.loc[~keep, ["parcel_id", "notice_id"]].assign(status=now[~keep])
