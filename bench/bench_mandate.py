@@ -142,12 +142,17 @@ def main(argv: list[str]) -> None:
     options = {"--repeat": "1", "--keep": ""}
     flags = {"--no-peers": False}
     args = list(argv)
-    while args and args[0].startswith("--"):
+    while args and args[0].startswith("-"):
         name = args.pop(0)
+        if name in ("-h", "--help"):
+            print(__doc__)
+            return
         if name in flags:
             flags[name] = True
-        else:
+        elif name in options and args:
             options[name] = args.pop(0)
+        else:
+            sys.exit(__doc__)
     sizes = [int(a) for a in args] or [100_000, 1_000_000]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
