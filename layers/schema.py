@@ -495,8 +495,21 @@ SUBDIVISIONS = LayerSpec(
             False,
             ("units", "dwelling_units", "living_units", "num_units", "du"),
             "dwelling units planned",
+            number=True,
+            counted=True,
+            whole=True,
+            at_most=MAX_LIVING_UNITS,
         ),
-        FieldSpec("lots", False, ("lots", "num_lots", "lot_count", "nbr_lots"), "lots planned (one unit each)"),
+        FieldSpec(
+            "lots",
+            False,
+            ("lots", "num_lots", "lot_count", "nbr_lots"),
+            "lots planned (one unit each)",
+            number=True,
+            counted=True,
+            whole=True,
+            at_most=MAX_LIVING_UNITS,
+        ),
     ),
 )
 

@@ -34,7 +34,7 @@ from layers.read import (
     read_ogr,
     read_source,
 )
-from layers.schema import BUILDINGS, MAINS, MAX_LIVING_UNITS, PARCELS, SPECS
+from layers.schema import BUILDINGS, MAINS, MAX_LIVING_UNITS, PARCELS, SPECS, SUBDIVISIONS
 from layers.validate import prepare_layer
 from layers.write import write_results
 from tests.conftest import CRS, frame, ny_frame
@@ -705,12 +705,16 @@ def test_negative_living_units_are_refused_naming_each_row(values):
         (PARCELS, ["1", "10,001", "", "1e15"], "implausible_number", ["row 2 '10,001'", "row 4 '1e15'"]),
         (BUILDINGS, [1.0, 3.5, None, 2.0], "not_whole_number", ["row 2 '3.5'"]),
         (BUILDINGS, [1.0, 1e15, "unknown", 2.0], "implausible_number", ["row 2 '1000000000000000.0'"]),
+        # a proposed subdivision's planned units decide its plot size per unit: "twelve" was read as not given
+        (SUBDIVISIONS, ["12", "twelve", "", "3"], "not_a_number", ["row 2 'twelve'"]),
+        (SUBDIVISIONS, ["12", "2.5", "", "3"], "not_whole_number", ["row 2 '2.5'"]),
+        (SUBDIVISIONS, ["12", "-4", "", "3"], "negative_number", ["row 2 '-4'"]),
     ],
 )
 def test_living_units_must_be_a_plausible_whole_number(spec, values, check, shown):
     """A typo in living units (1e15, 2.5) was taken as given: the system flow came out infinite, with numpy's
     overflow warnings, and a fraction of a unit asked for a fraction of a building sewer. Refused by row and ID."""
-    idf = "SBL" if spec is PARCELS else "BLDG_ID"
+    idf = {PARCELS.kind: "SBL", BUILDINGS.kind: "BLDG_ID", SUBDIVISIONS.kind: "SUB_ID"}[spec.kind]
     gdf = ny_frame(
         [{idf: f"F{i}", "UNITS": v, "geometry": box(i * 20, 0, i * 20 + 10, 10)} for i, v in enumerate(values)]
     )
@@ -720,7 +724,8 @@ def test_living_units_must_be_a_plausible_whole_number(spec, values, check, show
     assert problem.check == check and problem.count == len(shown)
     assert set(problem.feature_ids) <= {f"F{i}" for i in range(len(values))} and len(problem.feature_ids) == len(shown)
     assert all(s in problem.message for s in shown), problem.message
-    assert "leave the cell empty where the value is not known" in problem.message
+    if check != "not_a_number":
+        assert "leave the cell empty where the value is not known" in problem.message
     if check == "implausible_number":
         assert f"more than {MAX_LIVING_UNITS:,}" in problem.message
 
