@@ -136,6 +136,8 @@ class SewerNetwork:
     defects: list[Defect] = field(default_factory=list)
     node_kind: np.ndarray | None = None
     outfall_how: np.ndarray | None = None
+    # The treatment plant (its name in the plants layer) that a node named or joined as its inlet ends at; "".
+    outfall_plant: np.ndarray | None = None
     link_kind: np.ndarray | None = None
     explicit: bool = False
     measurable: bool = True
@@ -344,7 +346,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         forward, source = _directions(kept, g, gravity, mh_geoms, mh_ids, fpu, defects)
         if trust_digitised:
             source = np.where(source == "unknown", "digitised", source)
-    outfall_how = _outfalls(outfalls, g, piece, forward, source, profile, fpu, explicit, defects)
+    outfall_how, outfall_plant = _outfalls(outfalls, g, piece, forward, source, profile, fpu, explicit, defects)
     is_outfall = outfall_how != ""
     forward, source = _toward_outfalls(g, forward, source, gravity, is_outfall)
 
@@ -387,6 +389,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         defects=defects,
         node_kind=g.node_kind,
         outfall_how=outfall_how,
+        outfall_plant=outfall_plant,
         link_kind=link_kind,
         explicit=explicit,
         measurable=measurable,
@@ -405,13 +408,17 @@ def _network_mains(mains: gpd.GeoDataFrame, profile: Profile) -> gpd.GeoDataFram
     return mains[keep]
 
 
-def _outfalls(outfalls, g: _Graph, piece, forward, source, profile, fpu, explicit, defects) -> np.ndarray:
-    """How each node is an outfall ("structure", a treatment plant near it, or "" for none): only what the data
-    says. A SWMM model's [OUTFALLS] are its outfalls; there the plants layer is not used, and the report says so."""
+def _outfalls(
+    outfalls, g: _Graph, piece, forward, source, profile, fpu, explicit, defects
+) -> tuple[np.ndarray, np.ndarray]:
+    """How each node is an outfall ("structure", a treatment plant near it, or "" for none), and the name of the
+    plant a node is the inlet of ("" for none): only what the data says. A SWMM model's [OUTFALLS] are its
+    outfalls; there the plants layer is not used, and the report says so."""
     outfall_how = np.full(len(g.node_id), "", dtype=object)
     outfall_how[pd.Series(g.node_kind, dtype=object).isin(OUTFALL_STRUCTURES).to_numpy()] = "structure"
+    plant = np.full(len(g.node_id), "", dtype=object)
     if outfalls is None or not len(outfalls):
-        return outfall_how
+        return outfall_how, plant
     if explicit:
         defects.append(
             Defect(
@@ -422,13 +429,13 @@ def _outfalls(outfalls, g: _Graph, piece, forward, source, profile, fpu, explici
                 "The model's [OUTFALLS] are its outfalls: the treatment-plant layer was not used.",
             )
         )
-        return outfall_how
+        return outfall_how, plant
     given = source != "unknown"
     u_given = np.where(forward, g.a, g.b)[given]
     v_given = np.where(forward, g.b, g.a)[given]
     reach = profile.network.outfall_snap_ft.value / fpu
-    _plant_outfalls(outfalls, g, piece, u_given, v_given, reach, fpu, outfall_how, defects)
-    return outfall_how
+    _plant_outfalls(outfalls, g, piece, u_given, v_given, reach, fpu, outfall_how, plant, defects)
+    return outfall_how, plant
 
 
 def _toward_outfalls(g: _Graph, forward, source, gravity, is_outfall) -> tuple[np.ndarray, np.ndarray]:
@@ -774,8 +781,9 @@ def _nodes(
     return (np.concatenate(node_ids), np.concatenate(node_xy), kinds, end_node, mh_node, defects)
 
 
-def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, how, defects) -> None:
-    """Mark the nodes where treatment plants (and outfalls) end the sewer; report every join and every refusal.
+def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, how, plant, defects) -> None:
+    """Mark the nodes where treatment plants (and outfalls) end the sewer (``how``) and which plant each is the
+    inlet of (``plant``); report every join and every refusal.
 
     A plant joins the node its ``outfall_manhole`` names. Otherwise, in each piece of the network within
     ``reach``, the nearest node that is an end of the sewer: one main meets it, or every main meeting it flows
@@ -818,6 +826,7 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
         if named_node[k] >= 0:
             node = int(named_node[k])
             how[node] = "named"
+            plant[node] = plant[node] or label
             d = float(np.hypot(g.node_xy[node, 0] - px, g.node_xy[node, 1] - py) * fpu)
             defects.append(
                 Defect(
@@ -915,6 +924,7 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
             )
             continue
         how[node] = how[node] or "joined"
+        plant[node] = plant[node] or label
         size = int(np.sum(piece[g.a] == piece[node]))
         text = (
             f"Plant {label} is joined to {g.node_id[node]}, the nearest end of a piece of {size:,} "

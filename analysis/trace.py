@@ -25,7 +25,8 @@ from analysis.profiles import Profile
 class Trace:
     """A downstream path: ``path`` node IDs in flow order to (and including) the outfall; ``mains`` alike (a main
     split at junctions is named once). ``splits`` says, for every node on the path where the flow divides, which
-    main the trace followed and why."""
+    main the trace followed and why. ``plant`` names the treatment plant whose inlet the outfall is, where a
+    plant point was named or joined there (the outfall itself is then a manhole or pipe end, not the plant)."""
 
     start: str
     path: list[str]
@@ -35,6 +36,7 @@ class Trace:
     outfall: str | None
     problem: str | None
     splits: list[dict] = field(default_factory=list)
+    plant: str | None = None
 
     def as_dict(self) -> dict:
         return {
@@ -44,6 +46,7 @@ class Trace:
             "control_manhole": self.control_manhole,
             "length_ft": None if self.length_ft is None else round(self.length_ft, 1),
             "outfall": self.outfall,
+            "plant": self.plant,
             "problem": self.problem,
             "splits": self.splits,
         }
@@ -188,8 +191,17 @@ def trace_down(
     drains = bool(net.node_is_outfall[here])
     problem = None if drains else _stops(net, here)
     length = first_ft + float(net.downstream_ft[node]) if drains else None
+    plant = str(net.outfall_plant[here]) or None if drains and net.outfall_plant is not None else None
     return Trace(
-        start or path[0], path, mains, _control(net, node), length, path[-1] if drains else None, problem, splits
+        start or path[0],
+        path,
+        mains,
+        _control(net, node),
+        length,
+        path[-1] if drains else None,
+        problem,
+        splits,
+        plant,
     )
 
 
@@ -270,6 +282,7 @@ def trace_parcel(net: SewerNetwork, parcel_id: str, connection: pd.Series) -> Tr
         t.outfall,
         t.problem,
         t.splits,
+        t.plant,
     )
 
 

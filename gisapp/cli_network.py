@@ -164,7 +164,8 @@ def _print_trace(doc: dict) -> None:
     for split in doc.get("splits") or []:
         out.print(split["reason"], highlight=False)
     if doc["length_ft"] is not None:
-        out.print(f"{doc['length_ft']:,.1f} ft of sewer to the outfall {doc['outfall']}.", highlight=False)
+        plant = f", the inlet of the treatment plant {doc['plant']}" if doc.get("plant") else ""
+        out.print(f"{doc['length_ft']:,.1f} ft of sewer to the outfall {doc['outfall']}{plant}.", highlight=False)
     if doc["problem"]:
         out.print(f"[yellow]Problem:[/yellow] {doc['problem']}", highlight=False)
 

@@ -432,5 +432,34 @@ def test_manchester_through_the_cli(real_data):
     args = ["trace", *map(str, layers), "--manhole", str(net.node_id[far]), "--json"]
     doc = json.loads(CliRunner().invoke(main, args, catch_exceptions=False).stdout)
     inlets = {d["message"].split(" is joined to ")[1].split(",")[0] for d in joined}
-    assert doc["path"] == expected.path and doc["outfall"] in inlets
+    assert doc["path"] == expected.path and doc["outfall"] in inlets and doc["plant"] == "Manchester"
+    said = CliRunner().invoke(main, args[:-1], catch_exceptions=False).stdout
+    assert f"to the outfall {doc['outfall']}, the inlet of the treatment plant Manchester." in " ".join(said.split())
     assert doc["length_ft"] == pytest.approx(float(net.downstream_ft[far]), abs=0.1) and doc["length_ft"] > 5000
+
+
+@pytest.mark.parametrize(
+    ("plant", "manhole_structure", "named"),
+    [
+        ({"outfall_name": ["Village WWTP"], "outfall_manhole": ["MH3"]}, None, "Village WWTP"),  # named inlet
+        ({"outfall_name": ["Village WWTP"]}, None, "Village WWTP"),  # joined by distance (50 ft)
+        (None, "outfall", None),  # the manholes layer says MH3 is an outfall: no plant to name
+    ],
+)
+def test_a_trace_names_the_plant_its_outfall_is_the_inlet_of(plant, manhole_structure, named):
+    """A trace on the real Manchester network ended "to the outfall J-10", a generated node name, where the plant
+    point had been joined: the plant the sewage reaches is what a board asks about."""
+
+    def layer(columns: dict, geoms: list) -> gpd.GeoDataFrame:
+        return gpd.GeoDataFrame(columns, geometry=geoms, crs="EPSG:2260")
+
+    mains = layer({"main_id": ["A", "B"]}, [LineString([(0, 0), (300, 0)]), LineString([(600, 0), (300, 0)])])
+    structure = ["manhole", "manhole", manhole_structure or "manhole"]
+    mhs = layer(
+        {"manhole_id": ["MH1", "MH2", "MH3"], "structure": structure}, [Point(0, 0), Point(300, 0), Point(600, 0)]
+    )
+    plants = layer(plant, [Point(650, 0)]) if plant else None
+    net = build_network(mains, manholes=mhs, outfalls=plants, profile=load_profile("fort-plain"))
+    t = trace_down(net, net.node_index["MH1"])
+    assert (t.outfall, t.plant, t.length_ft) == ("MH3", named, 600.0)
+    assert t.as_dict()["plant"] == named

@@ -90,6 +90,7 @@ def test_a_planners_first_hour(sample_store, browser, tmp_path):  # noqa: F811
         click_in_popup(d, ".parcel-popup .trace-button")
         traced = wait_for(d, lambda: "Control manhole" in (t := by_id(By.CSS_SELECTOR, ".trace-result").text) and t)
         assert " ft through " in traced
+        assert traced.endswith(", the inlet of the treatment plant Sample Village Wastewater Treatment Plant."), traced
         step(d, "03-trace")
 
         # 4. Search with the street's full name; the hit is reached and opened by keyboard.

@@ -410,7 +410,8 @@
     target.textContent = data.problem
       ? data.problem
       : `Control manhole ${data.control_manhole}; ${num(Math.round(data.length_ft), "ft")} through ` +
-        `${plural(data.mains.length, "main")} to ${data.outfall}.`;
+        `${plural(data.mains.length, "main")} to ${data.outfall}` +
+        (data.plant ? `, the inlet of the treatment plant ${data.plant}.` : ".");
     target.dataset.controlManhole = data.control_manhole || "";
   }
 
