@@ -988,6 +988,7 @@ def _downstream(conn: _Connection, net, profile, added_peak: float) -> dict:
         "capacity_ok": found["verdict"] == MEETS,
         "exceeded": found["exceeded"],
         "outfall": trace.outfall,
+        "plant": trace.plant,
         "problem": trace.problem,
         "added_peak_gpd": round(added_peak),
         "sections": sections,
@@ -1087,7 +1088,9 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
     checks = [Check("connection", MEETS, SETTING_CITATION, text)]
     rule = profile.design.manning_n
     rows = downstream["mains"]
-    where = f"{len(rows)} main{'s' if len(rows) != 1 else ''} from {conn.label} to {downstream['outfall']}"
+    where = f"{len(rows)} main{'s' if len(rows) != 1 else ''} from {conn.label} to {downstream['outfall']}" + (
+        f" (the inlet of the treatment plant {downstream['plant']})" if downstream.get("plant") else ""
+    )
     unknown_present = max((r["present_flow_unknown"] for r in rows), default=0)
     note = (
         f" {unknown_present} connected parcel(s) upstream have no known flow and are not counted."

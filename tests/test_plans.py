@@ -383,6 +383,8 @@ def test_downstream_capacity_ok_and_exceeded():
     r = run().as_dict()
     down = r["downstream"]
     assert down["connects_at"] == "A" and down["path"] == ["A", "P"] and down["connection_gap_ft"] == 0
+    assert (down["outfall"], down["plant"]) == ("P", "WWTP")  # P is the inlet the plants layer names
+    assert "from A to P (the inlet of the treatment plant WWTP)" in check(r, "capacity")["message"]
     assert check(r, "capacity")["verdict"] == MEETS and down["mains"][0]["slope"] == pytest.approx(0.005)
     # 5 houses x 2 x 250 + 2 vacant lots x 250 = 3,000 gpd x 4 = 12,000 added; L2 (2 units) present: 2,000.
     tight = run(town=layout(diameter=4.0, ds_invert=99.98)).as_dict()
