@@ -330,6 +330,25 @@ RULE_KINDS = {
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
+def server_body_limit(max_content_length: int | None) -> int | None:
+    """waitress's own cap on a request body, for the app's ``MAX_CONTENT_LENGTH``: a quarter more (at least 1 MB).
+
+    waitress refuses a body at its cap before the app sees the request, with a bare text answer. Set a margin
+    above the app's limit, a body a little over that limit reaches Flask, whose 413 page says how large the upload
+    was, what the limit is and what to do (gisapp/errors.py). The upload forms check the file's size in the
+    browser first, so a planner rarely sends more; the margin is for a file just over the limit (its form fields
+    add a few hundred bytes to the body) and for clients without the script. None: no app limit, waitress's own.
+
+    Examples
+    --------
+    >>> server_body_limit(200 * 1024 * 1024) // (1024 * 1024), server_body_limit(1000)
+    (250, 1049576)
+    """
+    if max_content_length is None:
+        return None
+    return max_content_length + max(max_content_length // 4, 1024 * 1024)
+
+
 @main.command()
 @click.option("--store", default=str(DEFAULT_STORE), show_default=True, help=STORE_HELP)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
@@ -386,9 +405,11 @@ def serve(store, host, port, users_db, threads):
         "threads": threads,
         "ident": "sewerplan",  # the Server header names no version
         "channel_timeout": app.config["REQUEST_TIMEOUT"],
-        "max_request_body_size": app.config["MAX_CONTENT_LENGTH"],
         "clear_untrusted_proxy_headers": True,
     }
+    body_limit = server_body_limit(app.config["MAX_CONTENT_LENGTH"])
+    if body_limit is not None:
+        options["max_request_body_size"] = body_limit
     if app.config["TRUSTED_PROXY"]:
         options |= {
             "trusted_proxy": app.config["TRUSTED_PROXY"],

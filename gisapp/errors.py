@@ -10,6 +10,7 @@ from flask import Flask, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from analysis.errors import AnalysisError, Fix
+from gisapp.words import size_words
 from layers.errors import LayerError, LayerValidationError, NotFoundError, Problem
 
 MAPPING_PAGE = "the column-mapping page of the upload (Data page)"
@@ -50,6 +51,27 @@ def web_text(exc: ValueError) -> str:
     return f"{exc} {field_for(fix)}" if fix else str(exc)
 
 
+def upload_too_large(limit: int, size: int | str | None = None) -> str:
+    """What a planner whose upload is over the limit is told: how large it is (when known), the limit, what to do.
+
+    One sentence for both places that refuse: the server's 413 page (``size`` the request's length in bytes, None
+    when the client did not say) and the upload forms' script, which checks the file before sending it and is
+    given this sentence with ``size`` the placeholder ``"{size}"`` to put the file's size in (words.size_words).
+    """
+    if size is None:
+        start = f"The upload is larger than the {size_words(limit)} this server accepts."
+    else:
+        shown = size_words(size) if isinstance(size, int) else size
+        start = f"The upload is {shown}; this server accepts at most {size_words(limit)}."
+    return (
+        f"{start} Upload only the layers the analysis needs (parcels, buildings, streets, mains, manholes), zipped, "
+        'or split them: upload the parcels first, then add each other layer with "Add a layer to this upload" on '
+        "its validation report. Data this large is best loaded where the server runs, with the command line "
+        "(no size limit): sewerplan analyze --profile NAME --data town.gpkg --out town.gpkg, then "
+        "sewerplan serve --store town.gpkg."
+    )
+
+
 def problem_view(p: Problem) -> dict:
     """A problem for a page or the JSON API: its fields, and ``how`` (the fix, worded for the web)."""
     return p.as_dict() | {"how": field_for(p.fix) if p.fix else ""}
@@ -86,13 +108,11 @@ def register(app: Flask) -> None:
 
     @app.errorhandler(413)
     def too_large(exc: HTTPException):
-        limit = app.config["MAX_CONTENT_LENGTH"] // (1024 * 1024)
-        return _respond(
-            413,
-            "Upload too large",
-            f"The file is larger than the {limit} MB this server accepts. "
-            "Upload only the layers needed (parcels, buildings, streets, mains, manholes).",
-        )
+        # The limit this request was held to (the sign-in form's is smaller than an upload's).
+        limit = request.max_content_length or app.config["MAX_CONTENT_LENGTH"]
+        if not limit:  # no limit set here: a 413 from elsewhere says its own reason
+            return _respond(413, "Upload too large", exc.description or "")
+        return _respond(413, "Upload too large", upload_too_large(limit, request.content_length))
 
     @app.errorhandler(HTTPException)
     def http_error(exc: HTTPException):

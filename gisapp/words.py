@@ -127,3 +127,22 @@ def number(value, unit: str = "") -> str:
     v = float(value)
     text = f"{v:,.0f}" if v == round(v) else f"{v:,.1f}"
     return f"{text} {unit}".strip()
+
+
+def size_words(n: int) -> str:
+    """A file's size as a planner reads it: "250.3 MB", "12 KB", "900 bytes" (1 MB = 1,048,576 bytes).
+
+    Rounded to a tenth, half up, in whole numbers: the upload form's script (gisapp/static/upload.js) words a
+    file's size the same way, so the sentence the browser shows is the one the server would give.
+
+    Examples
+    --------
+    >>> size_words(200 * 1024 * 1024), size_words(262_459_392), size_words(1536), size_words(900)
+    ('200 MB', '250.3 MB', '1.5 KB', '900 bytes')
+    """
+    for unit, name in ((1024 * 1024, "MB"), (1024, "KB")):
+        if n >= unit:
+            tenths = (n * 10 + unit // 2) // unit
+            whole, tenth = divmod(tenths, 10)
+            return f"{whole}.{tenth} {name}" if tenth else f"{whole} {name}"
+    return f"{n} bytes"

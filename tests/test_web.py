@@ -297,7 +297,7 @@ def test_upload_refusals(client, tmp_path, app):
         data={"dataset": (io.BytesIO(b"x" * 5000), "a.zip"), "csrf_token": t3},
         content_type="multipart/form-data",
     )
-    assert too_large.status_code == 413 and "larger than" in too_large.get_data(as_text=True)
+    assert too_large.status_code == 413 and "this server accepts at most 1000 bytes" in too_large.get_data(as_text=True)
     invalid = make_app(app.config["STORE"], tmp_path / "d").test_client()
     t4 = csrf(invalid)
     bad_parcels = town["parcels"].copy()
