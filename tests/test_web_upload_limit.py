@@ -1,5 +1,6 @@
-"""An upload over the size limit gets the product's own page: from Flask's 413 handler, and under `sewerplan serve`
-(waitress lets a body a little over the app's limit through to that handler instead of answering in bare text)."""
+"""An upload over the size limit gets the product's own page, wherever it is refused: in the browser before it is
+sent (static/upload.js), by Flask's 413 handler, and under `sewerplan serve` (waitress lets a body a little over
+the app's limit through to that handler instead of answering in bare text)."""
 
 from __future__ import annotations
 
@@ -11,16 +12,19 @@ import re
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 
 import pytest
+from werkzeug.serving import make_server
 
 from gisapp.cli import server_body_limit
 from gisapp.errors import upload_too_large
 from layers.sample import sample_town
 from layers.write import write_layers
 from tests.conftest import csrf, make_app
+from tests.test_web import shot, wait_for
 
 LIMIT = 4096  # bytes: a tiny MAX_CONTENT_LENGTH, so a test does not send 200 MB
 
@@ -59,6 +63,12 @@ def test_the_413_page_says_how_large_the_upload_was_the_limit_and_what_to_do(sto
     assert sentence.startswith("The upload is 12.3 KB; this server accepts at most 4 KB.")
     assert "Add a layer to this upload" in sentence and "sewerplan analyze" in sentence
     assert not list((tmp_path / "uploads").glob("*/meta.json"))  # nothing was kept
+    # The upload form carries that limit and sentence for its script: one source, the app's MAX_CONTENT_LENGTH.
+    form = client.get("/data/upload").get_data(as_text=True)
+    assert f'data-max-bytes="{LIMIT}"' in form and "At most\n4 KB." in form
+    said = re.search(r'data-too-large="([^"]*)"', form).group(1)
+    assert html.unescape(said) == upload_too_large(LIMIT, "{size}")
+    assert "upload.js" in form
 
 
 def test_the_413_answer_to_json_is_json(store, tmp_path):
@@ -75,6 +85,50 @@ def test_the_413_answer_to_json_is_json(store, tmp_path):
     assert sent.status_code == 413
     error = sent.get_json()["error"]
     assert error["status"] == 413 and error["message"].startswith("The upload is 8 KB; this server accepts at most")
+
+
+@pytest.mark.browser
+def test_a_file_over_the_limit_is_refused_in_chromium_before_it_is_sent(store, browser, tmp_path):
+    """The form says what the server would, and nothing is posted; a file within the limit clears the message."""
+    from selenium.webdriver.common.by import By
+
+    app = make_app(store, tmp_path, MAX_CONTENT_LENGTH=LIMIT)
+    posted: list[str] = []
+
+    @app.before_request
+    def _count_posts():
+        from flask import request
+
+        if request.method == "POST":
+            posted.append(request.path)
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    big, small = tmp_path / "town.zip", tmp_path / "small.zip"
+    big.write_bytes(b"PK" + b"\0" * 10_238)  # 10,240 bytes: 10 KB, over the 4 KB limit
+    small.write_bytes(b"PK" + b"\0" * 98)
+    try:
+        browser.get(url + "/data/upload")
+        note = browser.find_element(By.CSS_SELECTOR, "#upload-form .too-large")
+        assert not note.is_displayed()
+        browser.find_element(By.NAME, "dataset").send_keys(str(big))
+        wait_for(browser, note.is_displayed)
+        assert note.text == upload_too_large(LIMIT, big.stat().st_size)
+        assert note.text.startswith("The upload is 10 KB; this server accepts at most 4 KB.")
+        shot(browser, "upload-too-large")
+        browser.find_element(By.CSS_SELECTOR, "#upload-form button").click()
+        # Still the same page, the message still there, and no request was sent (pressing Upload again, too).
+        browser.find_element(By.CSS_SELECTOR, "#upload-form button").click()
+        assert browser.current_url == url + "/data/upload" and note.is_displayed()
+        assert posted == []
+        # A file within the limit clears the message and is sent as usual (refused there for its content).
+        browser.find_element(By.NAME, "dataset").send_keys(str(small))
+        wait_for(browser, lambda: not note.is_displayed())
+        browser.find_element(By.CSS_SELECTOR, "#upload-form button").click()
+        wait_for(browser, lambda: posted == ["/data/upload"])
+    finally:
+        server.shutdown()
 
 
 def free_port() -> int:

@@ -21,9 +21,10 @@ from pathlib import Path
 from flask import Blueprint, current_app, g, redirect, render_template, request, session, url_for
 
 from gisapp import services
-from gisapp.errors import field_for, problem_view, web_text
+from gisapp.errors import field_for, problem_view, upload_too_large, web_text
 from gisapp.security import requires
 from gisapp.state import recorded_spec
+from gisapp.words import size_words
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError, LayerValidationError
 from layers.read import read_source
@@ -55,6 +56,19 @@ KIND_HELP = {kind: spec.help for kind, spec in SPECS.items()}
 
 def _root() -> Path:
     return Path(current_app.config["UPLOAD_FOLDER"])
+
+
+@bp.context_processor
+def _upload_limit() -> dict:
+    """The upload limit for the forms that send a file (the upload, "Add a layer"): ``MAX_CONTENT_LENGTH`` is its
+    one source. The forms' script (static/upload.js) refuses a larger file before sending it, with the sentence
+    the server's 413 page gives, ``{size}`` standing for the file's size."""
+    limit = current_app.config["MAX_CONTENT_LENGTH"]
+    if not limit:
+        return {"upload_limit": None}
+    return {
+        "upload_limit": {"bytes": limit, "words": size_words(limit), "too_large": upload_too_large(limit, "{size}")}
+    }
 
 
 def _folder(token: str) -> Path:
