@@ -314,7 +314,10 @@ class GeoPackageStore(Store):
                 writer.release()
 
     def write_layers(self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> list[str]:
-        write_layers(self.location, layers, overwrite=overwrite)
+        """The store's layers replaced whole (a sample town, a validated upload), under the writer lock as every
+        write of a store is (as PostGIS's is): a run cannot swap its copy over them, nor clear their copy."""
+        with self.writer(who="sewerplan", what="writing layers"):
+            write_layers(self.location, layers, overwrite=overwrite)
         return list(layers)
 
     # -- settings

@@ -29,7 +29,15 @@ from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError, LayerValidationError
 from layers.read import read_source
 from layers.schema import SPECS
-from layers.store import StoreBusyError, latest_run, layer_counts, previous_stores, publish_store, restore_store
+from layers.store import (
+    StoreBusyError,
+    latest_run,
+    layer_counts,
+    open_store,
+    previous_stores,
+    publish_store,
+    restore_store,
+)
 from layers.uploads import (
     add_to_upload,
     discard,
@@ -45,7 +53,6 @@ from layers.uploads import (
     upload_layers,
     upload_sources,
 )
-from layers.write import write_layers
 
 bp = Blueprint("data", __name__, url_prefix="/data")
 
@@ -298,7 +305,7 @@ def validate(token: str):
     layers = ws.layers
     store = folder / "store.gpkg"
     frames = {k: getattr(layers, k) for k in SPECS if getattr(layers, k, None) is not None}
-    write_layers(str(store), frames, overwrite=True)
+    open_store(store).write_layers(frames, overwrite=True)  # under the upload store's writer lock
     counts = {k: len(v) for k, v in frames.items()}
     unused = {}
     for kind, frame in frames.items():
