@@ -46,7 +46,7 @@ import pyogrio
 
 from layers.errors import LayerError, redact_url, split_fragment
 from layers.read import read_ogr
-from layers.write import RESULT_LAYER, write_layers, write_results
+from layers.write import RESULT_LAYER, remove_stale_scratch, scratch_affixes, write_layers, write_results
 
 DEFAULT_STORE = Path("instance") / "sewerplan.gpkg"
 PREVIOUS = "previous-stores"
@@ -277,7 +277,12 @@ class GeoPackageStore(Store):
         return Path(f"{self.path.resolve()}.lock")
 
     def writer(self, *, who: str, what: str = "an analysis run") -> StoreWriter:
-        """Take the store's writer lock without waiting; ``StoreBusyError`` says who holds it and since when."""
+        """Take the store's writer lock without waiting; ``StoreBusyError`` says who holds it and since when.
+
+        Once it holds the lock, the hidden copies of the store that killed writers left beside it
+        (``.NAME.xxxxxxxx.tmp.gpkg``, tens of MB each for a town) are deleted: every writer of the store writes its
+        copy under this lock, so none left now is still being written (``layers.write.remove_stale_scratch``).
+        """
         target = self.lock_path()
         target.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o600)
@@ -289,6 +294,7 @@ class GeoPackageStore(Store):
             raise StoreBusyError(busy_message(holder)) from None
         os.ftruncate(fd, 0)
         os.write(fd, json.dumps({"who": who, "what": what, "since": time.time(), "pid": os.getpid()}).encode())
+        remove_stale_scratch(self.path)
 
         def release() -> None:
             try:
@@ -493,7 +499,8 @@ else:
 def _replacement(path: Path, *, copy_current: bool):
     """A temporary GeoPackage beside ``path`` (a copy of it when asked) that replaces it on success."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{path.stem}.", suffix=f".tmp{path.suffix}", dir=path.parent)
+    prefix, suffix = scratch_affixes(path)  # the hidden name a killed run's copy is later known by
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=path.parent)
     os.close(fd)
     tmp = Path(name)
     try:

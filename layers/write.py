@@ -156,6 +156,72 @@ def write_results(
     return list(layers)
 
 
+# A GeoPackage being written is hidden beside its final name until it is whole: ".NAME.<random>.tmp.gpkg" for
+# NAME.gpkg, <random> 32 hex digits (uuid4: a new file, here) or 8 of tempfile's [a-z0-9_] (a store's copy,
+# layers.store._replacement, made with mkstemp). SQLite may add -journal, -wal or -shm to it. A process killed while
+# writing (kill -9, power) leaves them: remove_stale_scratch clears them once no writer can be using them.
+_SCRATCH_RANDOM = r"(?:[0-9a-f]{32}|[a-z0-9_]{8})"
+_SQLITE_SIDECARS = r"(?:-journal|-wal|-shm)?"
+
+
+def scratch_affixes(target: Path) -> tuple[str, str]:
+    """The prefix and suffix of the hidden names ``target`` is written under: ``(".NAME.", ".tmp.gpkg")``."""
+    return f".{target.stem}.", f".tmp{target.suffix}"
+
+
+def scratch_path(target: Path) -> Path:
+    """A new hidden name beside ``target`` to write it under, renamed over ``target`` once whole."""
+    prefix, suffix = scratch_affixes(target)
+    return target.with_name(f"{prefix}{uuid.uuid4().hex}{suffix}")
+
+
+def is_scratch_of(target: Path, name: str) -> bool:
+    """``name`` (a file name in ``target``'s folder) is one of the hidden copies ``target`` is written under, or its
+    SQLite journal: only our own pattern for that exact name, never another store's copy or a user's file.
+
+    Examples
+    --------
+    >>> town = Path("data/town.gpkg")
+    >>> [is_scratch_of(town, n) for n in (".town.wv81o836.tmp.gpkg", ".town.wv81o836.tmp.gpkg-journal",
+    ...                                   f".town.{'0' * 32}.tmp.gpkg")]
+    [True, True, True]
+    >>> [is_scratch_of(town, n) for n in ("town.gpkg", ".town.v2.wv81o836.tmp.gpkg", ".town.WV81O836.tmp.gpkg",
+    ...                                   ".town.wv81o836.tmp.gpkg.bak", "town.wv81o836.tmp.gpkg", ".town.x.tmp.gpkg")]
+    [False, False, False, False, False, False]
+    """
+    prefix, suffix = scratch_affixes(target)
+    pattern = re.escape(prefix) + _SCRATCH_RANDOM + re.escape(suffix) + _SQLITE_SIDECARS
+    return re.fullmatch(pattern, name) is not None
+
+
+def remove_stale_scratch(target: str | Path) -> list[Path]:
+    """Delete the hidden copies of ``target`` (and their SQLite journals) that killed writers left beside it;
+    returns those deleted.
+
+    Call it only while holding ``target``'s writer lock (layers.store does, as it takes it): every writer of a store
+    writes its copy under that lock, so no copy left then is still being written. Only regular files in
+    ``target``'s own folder whose names are ``is_scratch_of(target, ...)`` are touched: no link is followed, no
+    folder entered, no other store's copy or other file removed. A file that cannot be removed (in use on Windows,
+    no permission) is left for the next writer.
+    """
+    target = Path(target)
+    removed = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not is_scratch_of(target, entry.name):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
+
+
 # SQLite settings for a GeoPackage nobody can see yet: no rollback journal, no sync at every commit. A write that
 # fails leaves only that file, which is deleted; the finished file is synced before it is renamed into place.
 _UNSEEN_SQLITE = {"OGR_SQLITE_JOURNAL": "OFF", "OGR_SQLITE_SYNCHRONOUS": "OFF"}
@@ -174,7 +240,7 @@ def _unseen_geopackage(path: str, mode: str):
     """
     target = Path(path)
     fresh = mode == "new"
-    where = target.with_name(f".{target.stem}.{uuid.uuid4().hex}.tmp{target.suffix}") if fresh else target
+    where = scratch_path(target) if fresh else target
     with _GDAL_SETTINGS:
         before = {key: pyogrio.get_gdal_config_option(key) for key in _UNSEEN_SQLITE}
         if mode != "update":

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from gisapp.cli import main
 from layers.sample import sample_town
-from layers.store import latest_run
+from layers.store import latest_run, open_store
 from layers.write import write_layers
 from tests.conftest import Runner
 
@@ -427,3 +427,99 @@ def test_analyze_holds_the_stores_lock_from_before_it_reads_to_after_it_writes(t
     assert seen == ["locked"]
     with store_writer(str(store), who="after the run"):  # and released at the end
         pass
+
+
+def test_analyze_removes_the_hidden_copies_killed_runs_left_beside_its_store_and_nothing_else(town_gpkg, tmp_path):
+    """A run killed while writing leaves its hidden copy of the store (tens of MB for a town) and its journal; the
+    next writer, holding the store's lock, removes them: only our own names for that store, in its folder."""
+    import os
+
+    store = tmp_path / "town.gpkg"
+    store.write_bytes(town_gpkg.read_bytes())
+    half = town_gpkg.read_bytes()[: town_gpkg.stat().st_size // 2]
+    stale = [
+        ".town.k3v_9qz1.tmp.gpkg",  # an analysis's copy of the store (tempfile.mkstemp), cut off by kill -9
+        ".town.k3v_9qz1.tmp.gpkg-journal",  # with the journal of the copy it was making
+        f".town.{'3f' * 16}.tmp.gpkg",  # a killed `sewerplan sample --overwrite` (uuid4)
+    ]
+    for name in stale:
+        (tmp_path / name).write_bytes(half)
+    unrelated = [
+        ".town.v2.k3v_9qz1.tmp.gpkg",  # the copy of another store, town.v2.gpkg
+        ".other.k3v_9qz1.tmp.gpkg",  # of another store, other.gpkg
+        ".town.K3V_9QZ1.tmp.gpkg",  # not a name we make
+        ".town.notes.tmp.gpkg",
+        ".town.k3v_9qz1.tmp.gpkg.bak",
+        "town.k3v_9qz1.tmp.gpkg",
+        "town.gpkg.bak",
+        "sub/.town.k3v_9qz1.tmp.gpkg",  # another folder
+    ]
+    for name in unrelated:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"keep me")
+    (tmp_path / ".town.dirdir12.tmp.gpkg").mkdir()  # a folder of our pattern's name is not ours
+    (tmp_path / "kept-target.txt").write_text("a user's file")
+    os.symlink(tmp_path / "kept-target.txt", tmp_path / ".town.link1234.tmp.gpkg")  # nor a link
+
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(store), "--out", str(store)])
+    assert result.exit_code == 0, result.output
+    assert not [name for name in stale if (tmp_path / name).exists()]
+    assert all((tmp_path / name).read_bytes() == b"keep me" for name in unrelated)
+    assert (tmp_path / ".town.dirdir12.tmp.gpkg").is_dir()
+    assert (tmp_path / ".town.link1234.tmp.gpkg").is_symlink()
+    assert (tmp_path / "kept-target.txt").read_text() == "a user's file"
+    assert latest_run(store) is not None and len(gpd.read_file(store, layer="parcel_results")) == 400
+
+
+def test_the_copy_a_running_writer_is_making_is_never_removed(town_gpkg, tmp_path):
+    """Only the writer that holds the lock clears copies: one refused while another writes touches nothing."""
+    from layers.store import StoreBusyError, store_writer
+
+    store = tmp_path / "town.gpkg"
+    store.write_bytes(town_gpkg.read_bytes())
+    in_progress = tmp_path / ".town.ab12cd34.tmp.gpkg"
+    with store_writer(str(store), who="the web app"):
+        in_progress.write_bytes(b"being written")  # the lock holder's copy, made after it took the lock
+        result = CliRunner().invoke(
+            main, ["analyze", "--profile", "fort-plain", "--data", str(store), "--out", str(store)]
+        )
+        assert result.exit_code == 2 and "in progress" in result.output
+        assert in_progress.read_bytes() == b"being written"
+        with pytest.raises(StoreBusyError):
+            open_store(store).write_layers(sample_town(60), overwrite=True)  # a sample over it waits its turn too
+        assert in_progress.exists()
+    with store_writer(str(store), who="the next run"):  # the holder died without finishing: the next one clears
+        assert not in_progress.exists()
+
+
+def test_kill_9_during_analyze_leaves_a_copy_the_next_run_removes(town_gpkg, tmp_path):
+    """The real thing: `sewerplan analyze --out STORE` killed while its copy is being written, then run again."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    store = tmp_path / "town.gpkg"
+    store.write_bytes(town_gpkg.read_bytes())
+    command = [sys.executable, "-m", "gisapp.cli", "analyze", "--profile", "fort-plain", "--data", str(store)]
+
+    def copies() -> list[str]:
+        return sorted(p.name for p in tmp_path.glob(".town.*.tmp.gpkg*"))
+
+    left: list[str] = []
+    for _ in range(5):  # until a kill lands while the copy is there (it is there for most of a second)
+        proc = subprocess.Popen([*command, "--out", str(store)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        end = time.time() + 120
+        while proc.poll() is None and not copies() and time.time() < end:
+            time.sleep(0.005)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        left = copies()
+        if left:
+            break
+    assert left, "no kill landed while the copy was being written: the test proved nothing"
+    assert latest_run(store) is None  # the store as it was: the killed run wrote nothing into it
+    done = subprocess.run([*command, "--out", str(store)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert copies() == [] and latest_run(store) is not None
