@@ -34,6 +34,7 @@ import json
 import os
 import re
 import sqlite3
+import stat
 import tempfile
 import threading
 import time
@@ -511,6 +512,8 @@ def _replacement(path: Path, *, copy_current: bool):
         yield tmp
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
+        if path.exists():  # the store keeps who may read it (mkstemp made the copy readable by its owner only)
+            os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
         _replace(tmp, path)
     finally:
         for leftover in (tmp, Path(f"{tmp}-journal"), Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):

@@ -523,3 +523,19 @@ def test_kill_9_during_analyze_leaves_a_copy_the_next_run_removes(town_gpkg, tmp
     done = subprocess.run([*command, "--out", str(store)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert copies() == [] and latest_run(store) is not None
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o600])
+def test_a_store_rewritten_by_a_run_keeps_who_may_read_it(town_gpkg, tmp_path, mode):
+    """The first run into a new store made it readable as the user's files are (0644 here); every later run replaced
+    it with its temporary copy, made readable by its owner only (0600): a colleague's QGIS on a shared folder
+    could open the first results and not the next."""
+    import os
+    import stat
+
+    store = tmp_path / "town.gpkg"
+    store.write_bytes(town_gpkg.read_bytes())
+    os.chmod(store, mode)
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(store), "--out", str(store)])
+    assert result.exit_code == 0, result.output
+    assert stat.S_IMODE(store.stat().st_mode) == mode
