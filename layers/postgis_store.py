@@ -393,13 +393,31 @@ class PostGISStore(Store):
         except Exception as exc:
             raise LayerError(self._says(doing, exc)) from exc
 
-    def write_run(self, parcels, measuring_lines, buildings, summary: dict, *, locked=False, who="") -> list[str]:
-        """The run's results and record, in one transaction (see the module docstring)."""
+    def write_run(
+        self,
+        parcels,
+        measuring_lines,
+        buildings,
+        summary: dict,
+        *,
+        locked=False,
+        who="",
+        inputs: dict[str, gpd.GeoDataFrame] | None = None,
+        drop: tuple[str, ...] = (),
+    ) -> list[str]:
+        """The run's results, input copies and record, in one transaction (see the module docstring).
+
+        An input copy replaces only a table sewerplan wrote (``_replace_table`` refuses a county's own table).
+        """
+        from sqlalchemy import text
+
         frames = result_layers(parcels, measuring_lines, buildings)
         writer = None if locked else self.writer(who=who or "sewerplan analyze")
         try:
             with self._write("Cannot write the run to") as con:
-                for name, frame in frames.items():
+                for name in drop:
+                    con.execute(text(f"DROP TABLE IF EXISTS {self._q}.{_ident(name)}"))
+                for name, frame in {**frames, **(inputs or {})}.items():
                     self._replace_table(con, name, frame)
                 trouble = self._style(con)
                 if trouble:

@@ -6,7 +6,8 @@ One concept, two backends behind one interface (``Store``; ``open_store`` picks 
 - **PostGIS** (``layers.postgis_store.PostGISStore``): a schema, ``postgresql://user@host/db#schema``, so the
   town's results live where the county's GIS keeps its layers and several planners on several machines share them.
 
-Both hold the input layers (``parcels``, ``mains`` ... found by name), the latest results (``parcel_results``,
+Both hold the input layers (``parcels``, ``mains`` ... found by name; a run that read them from elsewhere copies
+them in, ``write_run(inputs=...)``), the latest results (``parcel_results``,
 ``measuring_lines``, ``connection_points``, ``building_results``), the run record (``analysis_runs``: one JSON
 summary per run, with the workspace it used), the town's settings (``sewerplan_settings``: the notice register it
 records) and QGIS's ``layer_styles``, and both keep the same promises:
@@ -46,8 +47,8 @@ import geopandas as gpd
 import pyogrio
 
 from layers.errors import LayerError, redact_url, split_fragment
-from layers.read import read_ogr
-from layers.write import RESULT_LAYER, remove_stale_scratch, scratch_affixes, write_layers, write_results
+from layers.read import LAYER_NAMES, read_ogr
+from layers.write import RESULT_LAYER, add_layers, remove_stale_scratch, scratch_affixes, write_layers, write_results
 
 DEFAULT_STORE = Path("instance") / "sewerplan.gpkg"
 PREVIOUS = "previous-stores"
@@ -55,6 +56,8 @@ SETTINGS_TABLE = "sewerplan_settings"
 RUNS_TABLE = "analysis_runs"
 # Tables a store keeps that are not map layers (the Data page does not count them).
 BOOKKEEPING = frozenset({"layer_styles", SETTINGS_TABLE, "sewerplan_writer", "sewerplan_version"})
+# Every name an input layer is found by in a store (``layers.read.LAYER_NAMES``), lower case.
+INPUT_NAMES = frozenset(name for names in LAYER_NAMES.values() for name in names)
 
 
 class StoreBusyError(LayerError):
@@ -140,7 +143,25 @@ class Store(ABC):
     def writer(self, *, who: str, what: str = "an analysis run") -> StoreWriter: ...
 
     @abstractmethod
-    def write_run(self, parcels, measuring_lines, buildings, summary: dict, *, locked=False, who="") -> list[str]: ...
+    def write_run(
+        self,
+        parcels,
+        measuring_lines,
+        buildings,
+        summary: dict,
+        *,
+        locked=False,
+        who="",
+        inputs: dict[str, gpd.GeoDataFrame] | None = None,
+        drop: tuple[str, ...] = (),
+    ) -> list[str]:
+        """The run's result layers and record, written atomically; returns the result layers' names.
+
+        ``inputs`` are the input layers the run read from elsewhere, copied in with the results (by store layer
+        name, replacing layers of those names) so that the store alone serves the map, traces and later runs;
+        ``drop`` names earlier such copies the run has no layer for, removed in the same step.
+        """
+        ...
 
     @abstractmethod
     def write_layers(self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> list[str]:
@@ -308,11 +329,27 @@ class GeoPackageStore(Store):
 
     # -- results
 
-    def write_run(self, parcels, measuring_lines, buildings, summary: dict, *, locked=False, who="") -> list[str]:
-        """The run's result layers and record, written into a copy that replaces the store in one step."""
+    def write_run(
+        self,
+        parcels,
+        measuring_lines,
+        buildings,
+        summary: dict,
+        *,
+        locked=False,
+        who="",
+        inputs: dict[str, gpd.GeoDataFrame] | None = None,
+        drop: tuple[str, ...] = (),
+    ) -> list[str]:
+        """The run's result layers, input copies and record, written into a copy that replaces the store in one
+        step."""
         writer = None if locked else self.writer(who=who or "sewerplan analyze")
         try:
             with _replacement(self.path, copy_current=True) as tmp:
+                if drop:
+                    _drop_layers(tmp, drop)
+                if inputs:
+                    add_layers(str(tmp), inputs, scratch=True)
                 written = write_results(str(tmp), parcels, measuring_lines, buildings, scratch=True)
                 _record_run(tmp, summary)
             return written
@@ -467,6 +504,33 @@ def _record_run(path: str | Path, summary: dict) -> None:
         raise LayerError(f"Cannot record the run in {path}: {exc}") from exc
 
 
+def _drop_layers(path: Path, names: tuple[str, ...]) -> None:
+    """Remove layers from a GeoPackage as GDAL does: the table, its spatial index and every entry naming it."""
+    try:
+        with closing(sqlite3.connect(str(path))) as con, con:
+            tables = {row[0] for row in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            for name in names:
+                if name not in tables:
+                    continue
+                for (column,) in con.execute(
+                    "SELECT column_name FROM gpkg_geometry_columns WHERE table_name = ?", (name,)
+                ).fetchall():
+                    con.execute(f'DROP TABLE IF EXISTS "rtree_{name}_{column}"')
+                con.execute(f'DROP TABLE "{name}"')
+                for table, column in (
+                    ("gpkg_contents", "table_name"),
+                    ("gpkg_geometry_columns", "table_name"),
+                    ("gpkg_extensions", "table_name"),
+                    ("gpkg_ogr_contents", "table_name"),
+                    ("gpkg_data_columns", "table_name"),
+                    ("layer_styles", "f_table_name"),
+                ):
+                    if table in tables:
+                        con.execute(f"DELETE FROM {table} WHERE {column} = ?", (name,))
+    except sqlite3.Error as exc:
+        raise LayerError(f"Cannot remove the layers {', '.join(names)} from {path}: {exc}") from exc
+
+
 def _holder(fd: int) -> dict:
     try:
         os.lseek(fd, 0, os.SEEK_SET)
@@ -576,6 +640,23 @@ def same_store(a: str | Path | None, b: str | Path | None) -> bool:
         return False
 
 
+def in_store(source: str | Path | None, store: str | Path | None) -> bool:
+    """``source`` (what ``--data`` or ``--layer`` gave) is the store or one of its layers: the same GeoPackage
+    (``FILE`` or ``FILE:LAYER``), or the same PostGIS schema (``URL#schema`` or ``URL#schema.table``)."""
+    if not source or not store:
+        return False
+    text = str(source)
+    if _is_postgres(text):
+        if not _is_postgres(str(store)):
+            return False
+        url, fragment = split_fragment(text)
+        return same_store(f"{url}#{fragment.partition('.')[0]}", store)
+    if "://" in text or Path(text).exists():
+        return same_store(text, store)
+    path, sep, _layer = text.rpartition(":")
+    return bool(sep) and same_store(path, store)
+
+
 def store_label(location: str | Path) -> str:
     """The store for messages and pages: its path, or its URL with the password masked."""
     return open_store(location).label
@@ -616,13 +697,18 @@ def write_run(
     *,
     locked: bool = False,
     who: str = "sewerplan analyze",
+    inputs: dict[str, gpd.GeoDataFrame] | None = None,
+    drop: tuple[str, ...] = (),
 ) -> list[str]:
-    """Write a run's result layers and record into the store atomically; returns the layer names written.
+    """Write a run's result layers and record into the store atomically; returns the result layer names written.
 
     ``locked`` says the caller already holds the store's writer lock (a web run takes it before it starts, in the
-    server process); otherwise it is taken here and ``StoreBusyError`` raised if another writer has it.
+    server process); otherwise it is taken here and ``StoreBusyError`` raised if another writer has it. ``inputs``
+    and ``drop``: input layers copied in with the results, and earlier copies removed (``Store.write_run``).
     """
-    return open_store(location).write_run(parcels, measuring_lines, buildings, summary, locked=locked, who=who)
+    return open_store(location).write_run(
+        parcels, measuring_lines, buildings, summary, locked=locked, who=who, inputs=inputs, drop=drop
+    )
 
 
 def previous_stores(location: str | Path) -> list[dict]:

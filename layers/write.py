@@ -313,6 +313,20 @@ def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: b
         style_geopackage_layers(where)
 
 
+def add_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, scratch: bool = False) -> list[str]:
+    """Write layers into a GeoPackage beside its others, replacing those of the same names, and style them.
+
+    A store's results go in with ``write_results``; this is for the input layers a run copies in beside them.
+    ``scratch``: ``path`` is a copy nobody else sees, which the caller syncs and renames into place.
+    """
+    mode = "scratch" if scratch else "update" if Path(path).exists() else "new"
+    with _unseen_geopackage(path, mode) as target:
+        for name, frame in layers.items():
+            _write_gpkg(_plain_columns(frame), target, name)
+        style_geopackage_layers(target)
+    return list(layers)
+
+
 def _write_gpkg(frame: gpd.GeoDataFrame, path: str, layer: str) -> None:
     """One GeoPackage layer through pyogrio's Arrow path.
 
