@@ -117,7 +117,12 @@ def analyze(
 
     parcels = run.parcels
     shown = store_label(out_path) if out_path and "://" in out_path else out_path  # never a password
-    summary = run.summary | {"output": shown, "layers_written": run.written, "sources": layers.sources}
+    summary = run.summary | {
+        "output": shown,
+        "layers_written": run.written,
+        "layers_copied": run.copied,
+        "sources": layers.sources,
+    }
     mandated = parcels[parcels["status"] == "mandated"]
     if as_json:
         doc = {
@@ -187,6 +192,12 @@ def _print_summary(summary: dict, profile) -> None:
         )
     if summary["output"]:
         out.print(f"Results written to {summary['output']} ({', '.join(summary['layers_written'])}).", highlight=False)
+    if summary["layers_copied"]:
+        out.print(
+            f"The input layers were copied in beside them ({', '.join(summary['layers_copied'])}): the map, trace "
+            "and later runs on the store read them there.",
+            highlight=False,
+        )
     for warning in summary.get("warnings", []):
         out.print(f"Warning: {warning}", highlight=False)
 

@@ -43,6 +43,7 @@ from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
 from layers.crs import measuring_crs
 from layers.errors import LayerError, NotFoundError
 from layers.read import (
+    LAYER_NAMES,
     Layers,
     LayerSource,
     drawn_feature,
@@ -55,12 +56,21 @@ from layers.read import (
     street_run,
 )
 from layers.register import Register, RegisterMissingError
-from layers.store import is_store, latest_run, read_results, store_exists, store_label, write_run
+from layers.store import (
+    INPUT_NAMES,
+    in_store,
+    is_store,
+    latest_run,
+    read_results,
+    store_exists,
+    store_label,
+    write_run,
+)
 from layers.store import open_store as store_at
 from layers.swmm import LOCAL_CRS
 from layers.town import load_town_settings, town_file
 from layers.validate import ColumnMapping
-from layers.write import output_format, write_csv, write_plan, write_results
+from layers.write import RESULT_LAYER, output_format, write_csv, write_plan, write_results
 
 # The profile a store with no recorded run, and `sewerplan trace` without --profile, use (for its snapping
 # settings: the network rules are not applied).
@@ -167,12 +177,97 @@ def recorded_spec(store: str | Path | None) -> WorkspaceSpec | None:
 def layer_sources(spec: WorkspaceSpec, *, store: str | None = None) -> dict[str, LayerSource]:
     """Where each layer comes from: the spec's data (else the store's own layers), then each layer given alone."""
     data = spec.data or store
-    found = find_layers(str(data)) if data else {}
+    try:
+        found = find_layers(str(data)) if data else {}
+    except LayerError as exc:
+        better = results_without_inputs(data)
+        if better is None:
+            raise
+        raise better from exc
     for kind, text in spec.layers:
         found[kind] = parse_source(kind, text)
     if not found:
         raise LayerError("No data was given: give the town's data, or each layer on its own.", fix=Fix("layer"))
     return found
+
+
+def results_without_inputs(data: str | None) -> LayerError | None:
+    """The sentence for a store that holds an analysis's results but none of the layers it read (written by an
+    ``analyze --out`` that did not yet copy them in), or None for any other source."""
+    if not store_of(data) or not store_exists(data):
+        return None
+    try:
+        names = store_at(data).layer_names()
+    except (LayerError, ValueError, OSError):
+        return None
+    if RESULT_LAYER not in names or any(n.lower() in INPUT_NAMES for n in names):
+        return None
+    label = store_label(data)
+    read = ((recorded_run(data) or {}).get("workspace") or {}).get("data")
+    again = f"sewerplan analyze --data {read} --out {label}" if read else f"sewerplan analyze --out {label}"
+    return LayerError(
+        f"{label} holds analysis results but not the layers they were computed from (parcels, mains ...): run "
+        f"`{again}` again, which copies the layers into the store beside the results."
+    )
+
+
+@dataclass
+class InputCopies:
+    """The input layers a run read from elsewhere, to be copied into the store it writes: the store alone then
+    serves the map (mains, manholes, the plant), traces and later runs, as a store analysed in place does.
+
+    ``frames`` are the validated layers by store layer name (each kind's first name in ``LAYER_NAMES``: parcels,
+    mains, treatment_plants ...), in the measuring CRS with sewerplan's column names; ``spec`` is the workspace as
+    the store then holds it (its own layers: no data path, column mapping or layer CRS to apply again); ``record``
+    says in the run record where they came from and which layers are copies; ``stale`` names earlier copies this
+    run has no layer for.
+    """
+
+    frames: dict[str, gpd.GeoDataFrame]
+    spec: WorkspaceSpec
+    record: dict
+    stale: tuple[str, ...] = ()
+
+
+# The run record's key naming the store's layers that are copies of input layers read from elsewhere.
+COPIES_KEY = "input_copies"
+
+
+def reads_store(ws: Workspace, store: str) -> bool:
+    """The workspace's layers come, at least in part, from ``store`` itself (the store analysed in place)."""
+    data = ws.spec.data or ws.store
+    return any(in_store(text, store) for text in (data, *(text for _, text in ws.spec.layers)))
+
+
+def input_copies(ws: Workspace, store: str) -> InputCopies | None:
+    """What a run of ``ws`` written to ``store`` copies into it: None when it reads the store's own layers.
+
+    Layers of the store that an earlier run copied in (its record says which) are replaced; a store holding input
+    layers of its own is refused (``LayerError``) before the analysis runs: its map, traces and later runs would
+    use those layers beside results computed from others, and they are never overwritten.
+    """
+    if reads_store(ws, store):
+        return None
+    target = store_at(store)
+    held = target.layer_names() if target.exists() else []
+    copied = set((((recorded_run(store) or {}).get(COPIES_KEY) or {}).get("layers") or {}).values())
+    own = [name for name in held if name.lower() in INPUT_NAMES and name not in copied]
+    label = store_label(store)
+    if own:
+        raise LayerError(
+            f"{label} already holds input layers of its own ({', '.join(own)}), which its map, traces and later runs "
+            "would use beside results computed from other data: write the results to a new store, or analyse the "
+            f"store's own layers (`sewerplan analyze --data {label} --out {label}`)."
+        )
+    frames = {
+        LAYER_NAMES[kind][0]: frame
+        for kind in LAYER_NAMES
+        if isinstance(frame := getattr(ws.layers, kind, None), gpd.GeoDataFrame)
+    }
+    names = {kind: LAYER_NAMES[kind][0] for kind in LAYER_NAMES if LAYER_NAMES[kind][0] in frames}
+    spec = ws.spec.replace(data=None, layers=(), layer_crs=(), data_crs=None, mapping={})
+    stale = tuple(name for name in sorted(copied) if name in held and name not in frames)
+    return InputCopies(frames, spec, {"from": ws.spec.as_record(), "layers": names}, stale)
 
 
 def measuring_target(spec: WorkspaceSpec, prof: Profile) -> CRS:
@@ -264,6 +359,7 @@ class RunResult:
     summary: dict
     written: list[str]
     duties: DutiesResult | None = None
+    copied: list[str] = dataclasses.field(default_factory=list)  # input layers copied into the store (InputCopies)
 
 
 def mandates(ws: Workspace, prof: Profile | None = None, **options) -> MandateResult:
@@ -339,8 +435,14 @@ def analyse(
 
     A store output (a GeoPackage, or a PostGIS schema ``postgresql://...#schema``) gets the run's results and its
     record (the summary, with the workspace the run used under ``"workspace"``) atomically, under the store's writer
-    lock (``locked``: the caller holds it already).
+    lock (``locked``: the caller holds it already). A run that read its layers from elsewhere copies them into the
+    store in the same step (``input_copies``; the record says which under ``"input_copies"``), so the store alone
+    serves the map, traces and later runs; a store with input layers of its own is refused before the analysis runs.
     """
+    to_store = bool(out_path) and is_store(out_path)
+    # Layers read from elsewhere go into the store with the results; a store with layers of its own is refused
+    # here, before the analysis runs.
+    copies = input_copies(ws, out_path) if to_store else None
     progress("analysing")
     result = mandates(ws, notice_date=notice_date, notice_reason=notice_reason, workers=threads)
     parcels = result.parcels
@@ -360,17 +462,34 @@ def analyse(
         progress("assessing buildings")
         assessed = _assess(ws, parcels, ws.profile, result, threads=threads)
         summary["buildings"] = assessed.summary
-    to_store = bool(out_path) and is_store(out_path)
-    summary["workspace"] = ws.spec.as_record(store=out_path if to_store else ws.store)
+    spec = copies.spec if copies is not None else ws.spec
+    summary["workspace"] = spec.as_record(store=out_path if to_store else ws.store)
+    if copies is not None:
+        summary[COPIES_KEY] = copies.record
+    elif to_store:  # the store analysed in place: its copies (if an earlier run made them) are copies still
+        earlier = (recorded_run(out_path) or {}).get(COPIES_KEY)
+        if earlier:
+            summary[COPIES_KEY] = earlier
     written: list[str] = []
     if out_path:
         progress(f"writing {store_label(out_path) if to_store else Path(out_path).name}")
         buildings = assessed.buildings if assessed is not None else None
         if to_store:  # the store: one writer at a time, written atomically
-            written = write_run(out_path, parcels, result.measuring_lines, buildings, summary, locked=locked, who=who)
+            written = write_run(
+                out_path,
+                parcels,
+                result.measuring_lines,
+                buildings,
+                summary,
+                locked=locked,
+                who=who,
+                inputs=copies.frames if copies is not None else None,
+                drop=copies.stale if copies is not None else (),
+            )
         else:
             written = write_results(out_path, parcels, result.measuring_lines, buildings)
-    return RunResult(parcels, result.measuring_lines, assessed, summary, written, found)
+    copied = list(copies.frames) if copies is not None and written else []
+    return RunResult(parcels, result.measuring_lines, assessed, summary, written, found, copied)
 
 
 def export_results(path: str, frame: gpd.GeoDataFrame, lines=None, buildings=None) -> list[str]:
@@ -907,7 +1026,9 @@ def print_map(path: str | Path, layers, *, bbox_lonlat: tuple[float, float, floa
 
 __all__ = [
     "CONNECTION_SEARCH_FT",
+    "COPIES_KEY",
     "DEFAULT_PROFILE",
+    "InputCopies",
     "NoticePreview",
     "Readiness",
     "RunResult",
@@ -929,6 +1050,7 @@ __all__ = [
     "mandates",
     "measuring_target",
     "network",
+    "input_copies",
     "network_if_manholes",
     "notice_inputs",
     "open_register",
@@ -944,6 +1066,8 @@ __all__ = [
     "profiles",
     "proposed_line",
     "readiness",
+    "reads_store",
+    "results_without_inputs",
     "recorded_run",
     "recorded_spec",
     "resume",

@@ -395,3 +395,32 @@ def test_each_planner_and_viewer_opens_the_towns_register_with_their_own_login()
     # Another server's register is left as it was recorded.
     elsewhere = "postgresql://ann@other.example/gis?options=-csearch_path%3Dx"
     assert second.register_location(elsewhere) == elsewhere
+
+
+def test_a_schema_analysed_from_a_geopackage_holds_its_input_layers_and_traces(town, store_url, engine, tmp_path):
+    """``analyze --data town.gpkg --out URL#schema``: the layers the run read are copied into the schema with the
+    results (as the GeoPackage store gets them, tests/test_results_store.py), so the schema alone shows the mains
+    and traces; a later run from the GeoPackage replaces the copies."""
+    assert _analyze(town, store_url).exit_code == 0
+    schema = _schema(store_url)
+    with engine.connect() as con:
+        for name in ("parcels", "mains", "manholes", "treatment_plants", "streets", "buildings"):
+            assert con.execute(text(f'SELECT count(*) FROM "{schema}"."{name}"')).scalar() > 0, name
+        parcel = con.execute(text(f'SELECT parcel_id FROM "{schema}".parcel_results LIMIT 1')).scalar()
+    runner = Runner()
+    assert runner.json("trace", "--data", store_url, "--parcel", parcel)["control_manhole"]
+    client = make_app(store_url, tmp_path, LOCAL_MODE=True).test_client()
+    assert client.get("/api/layers/mains?bbox=-180,-90,180,90&zoom=18").get_json()["features"]
+    trace = client.get("/api/trace", query_string={"parcel": parcel})
+    assert trace.status_code == 200, trace.get_data(as_text=True)
+    assert _analyze(town, store_url).exit_code == 0
+
+
+def test_a_schema_with_input_layers_of_its_own_is_not_written_from_elsewhere(town, store_url, engine):
+    runner = Runner()
+    runner.invoke("sample", "--out", store_url, "--parcels", "60", ok=True)
+    result = _analyze(town, store_url)
+    assert result.exit_code == 2 and "already holds input layers of its own" in " ".join(result.output.split())
+    with engine.connect() as con:
+        assert con.execute(text(f'SELECT count(*) FROM "{_schema(store_url)}".parcels')).scalar() < 300
+        assert not con.execute(text("SELECT to_regclass(:t)"), {"t": f"{_schema(store_url)}.parcel_results"}).scalar()

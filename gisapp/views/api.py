@@ -128,7 +128,7 @@ def trace():
     parcel_id = request.args.get("parcel", "")
     data = map_data()
     if data.originals.get("parcel_results") is None or "mains" not in data.originals:
-        abort(404, description="The store has no network or no results to trace: run the analysis first.")
+        abort(404, description=_no_network(data.path))
     t = services.trace_parcel(workspace(), parcel_id)
     doc = t.as_dict()
     doc["geojson"] = data.features_by_id("mains", "main_id", t.mains, ("main_id", "diameter_in"))
@@ -138,13 +138,21 @@ def trace():
     return jsonify(doc)
 
 
+def _no_network(
+    store: str, otherwise: str = "The store has no network or no results to trace: run the analysis first."
+) -> str:
+    """Why there is nothing to trace: a store of results without their layers says how to copy them in."""
+    missing = services.results_without_inputs(store)
+    return str(missing) if missing is not None else otherwise
+
+
 @bp.get("/sewershed")
 @requires("viewer")
 def upstream():
     manhole = request.args.get("manhole", "")
     data = map_data()
     if "mains" not in data.originals:
-        abort(404, description=f"No manhole {manhole!r} in the network.")
+        abort(404, description=_no_network(data.path, f"No manhole {manhole!r} in the network."))
     shed = services.sewershed(workspace(), manhole)
     doc = shed.as_dict() | {"units_unknown": shed.units_unknown}
     doc["geojson"] = data.features_by_id("mains", "main_id", shed.mains, ("main_id",))
