@@ -198,7 +198,7 @@ def results_without_inputs(data: str | None) -> LayerError | None:
         return None
     try:
         names = store_at(data).layer_names()
-    except (LayerError, ValueError, OSError):
+    except Exception:  # noqa: BLE001 - a damaged or unreachable store: the error already raised says so
         return None
     if RESULT_LAYER not in names or any(n.lower() in INPUT_NAMES for n in names):
         return None
