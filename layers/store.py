@@ -48,7 +48,15 @@ import pyogrio
 
 from layers.errors import LayerError, redact_url, split_fragment
 from layers.read import LAYER_NAMES, read_ogr
-from layers.write import RESULT_LAYER, add_layers, remove_stale_scratch, scratch_affixes, write_layers, write_results
+from layers.write import (
+    BUILDINGS_LAYER,
+    RESULT_LAYER,
+    add_layers,
+    remove_stale_scratch,
+    scratch_affixes,
+    write_layers,
+    write_results,
+)
 
 DEFAULT_STORE = Path("instance") / "sewerplan.gpkg"
 PREVIOUS = "previous-stores"
@@ -343,6 +351,7 @@ class GeoPackageStore(Store):
     ) -> list[str]:
         """The run's result layers, input copies and record, written into a copy that replaces the store in one
         step."""
+        drop = layers_to_drop(drop, buildings)
         writer = None if locked else self.writer(who=who or "sewerplan analyze")
         try:
             with _replacement(self.path, copy_current=True) as tmp:
@@ -502,6 +511,12 @@ def _record_run(path: str | Path, summary: dict) -> None:
             con.execute(f"INSERT INTO {RUNS_TABLE} (summary) VALUES (?)", (json.dumps(summary),))
     except sqlite3.Error as exc:
         raise LayerError(f"Cannot record the run in {path}: {exc}") from exc
+
+
+def layers_to_drop(drop: tuple[str, ...], buildings) -> tuple[str, ...]:
+    """The layers a run removes: ``drop``, and the last run's building results when this run has none (a run
+    without buildings left them, and the map drew the old buildings' verdicts beside the new parcels')."""
+    return (*drop, BUILDINGS_LAYER) if buildings is None else drop
 
 
 def _drop_layers(path: Path, names: tuple[str, ...]) -> None:

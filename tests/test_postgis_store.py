@@ -424,3 +424,25 @@ def test_a_schema_with_input_layers_of_its_own_is_not_written_from_elsewhere(tow
     with engine.connect() as con:
         assert con.execute(text(f'SELECT count(*) FROM "{_schema(store_url)}".parcels')).scalar() < 300
         assert not con.execute(text("SELECT to_regclass(:t)"), {"t": f"{_schema(store_url)}.parcel_results"}).scalar()
+
+
+def test_a_run_without_buildings_removes_the_last_runs_building_results(town, store_url, engine, tmp_path):
+    """A later run from data without buildings left the earlier run's building_results (and the buildings copy)
+    in the schema, and the map drew those verdicts beside the new parcels'."""
+    import geopandas as gpd
+    import pyogrio
+
+    assert _analyze(town, store_url).exit_code == 0
+    data = tmp_path / "no-buildings"
+    data.mkdir()
+    for name, geometry in pyogrio.list_layers(str(town)):
+        if name != "buildings" and geometry:
+            gpd.read_file(town, layer=name).to_file(data / f"{name}.gpkg", layer=name)
+    assert _analyze(data, store_url).exit_code == 0
+    schema = _schema(store_url)
+    with engine.connect() as con:
+        for name in ("building_results", "buildings"):
+            assert not con.execute(text("SELECT to_regclass(:t)"), {"t": f"{schema}.{name}"}).scalar(), name
+        assert con.execute(text(f'SELECT count(*) FROM "{schema}".parcel_results')).scalar() == 300
+    client = make_app(store_url, tmp_path, LOCAL_MODE=True).test_client()
+    assert client.get("/api/layers/parcels?bbox=-180,-90,180,90&zoom=18").status_code == 200

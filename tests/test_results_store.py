@@ -155,12 +155,16 @@ def test_a_later_run_replaces_the_copies_and_drops_those_it_no_longer_has(town, 
     doc = Runner().json("analyze", "--profile", "fort-plain", "--data", data, "--out", store)
     assert "buildings" not in doc["summary"]["layers_copied"]
     assert "buildings" not in layer_names(store) and "mains" in layer_names(store)
+    # nor the last run's building results: the map drew those verdicts beside this run's parcels
+    assert "building_results" not in layer_names(store) and "parcel_results" in layer_names(store)
     with sqlite3.connect(store) as con:  # removed whole: no index, style or contents entry left behind
         assert con.execute("PRAGMA integrity_check").fetchone() == ("ok",)
         assert not con.execute(
-            "SELECT name FROM sqlite_master WHERE name LIKE '%buildings%' AND name NOT LIKE '%building_results%'"
+            "SELECT name FROM sqlite_master WHERE name LIKE '%buildings%' OR name LIKE '%building_results%'"
         ).fetchall()
-        assert not con.execute("SELECT 1 FROM gpkg_contents WHERE table_name = 'buildings'").fetchall()
+        assert not con.execute(
+            "SELECT 1 FROM gpkg_contents WHERE table_name IN ('buildings', 'building_results')"
+        ).fetchall()
     assert "buildings" not in latest_run(store)["input_copies"]["layers"]
 
 
