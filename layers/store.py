@@ -47,7 +47,7 @@ import geopandas as gpd
 import pyogrio
 
 from layers.errors import LayerError, redact_url, split_fragment
-from layers.read import LAYER_NAMES, read_ogr
+from layers.read import LAYER_NAMES, read_ogr, unreadable_message
 from layers.write import (
     BUILDINGS_LAYER,
     RESULT_LAYER,
@@ -267,9 +267,14 @@ class GeoPackageStore(Store):
         return self.path.is_file()
 
     def layer_names(self) -> list[str]:
+        """The store's layers; a file that is no readable GeoPackage (damaged, or another kind of file given as a
+        store or as ``--out``) is refused with one sentence, not GDAL's traceback."""
         if not self.path.exists():
             return []
-        return [str(name) for name, _ in pyogrio.list_layers(self.location)]
+        try:
+            return [str(name) for name, _ in pyogrio.list_layers(self.location)]
+        except pyogrio.errors.DataSourceError as exc:
+            raise LayerError(unreadable_message(self.path, exc)) from exc
 
     def layer_counts(self) -> dict[str, int]:
         return {

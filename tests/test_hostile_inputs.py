@@ -362,6 +362,25 @@ def test_truncated_geopackage_is_one_sentence(town, tmp_path):
     )
 
 
+@pytest.mark.parametrize("kind", ["cut", "not a geopackage"])
+def test_an_out_store_that_cannot_be_read_is_one_sentence_and_left_as_it_was(town, tmp_path, kind):
+    """`analyze --out` naming a damaged GeoPackage, or another kind of file, printed pyogrio's traceback."""
+    data = folder(tmp_path, town)
+    out = tmp_path / "results.gpkg"
+    if kind == "cut":
+        write_layers(str(out), {k: town[k] for k in ("parcels", "mains")})
+        out.write_bytes(out.read_bytes()[: out.stat().st_size // 3])
+    else:
+        out.write_text("a spreadsheet saved under the wrong name")
+    before = out.read_bytes()
+    result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(data), "--out", str(out)])
+    assert result.exit_code == 2, result.output
+    message = " ".join(result.stderr.split())
+    assert message.startswith("Error: results.gpkg ") and "Traceback" not in result.output + result.stderr
+    assert ("is damaged" if kind == "cut" else "cannot be read as map data") in message
+    assert out.read_bytes() == before
+
+
 def test_damaged_geopackage_upload_is_a_400_with_the_sentence(town, tmp_path, web):
     client, token = web
     gpkg = damaged_geopackage(town, tmp_path / "town.gpkg")
