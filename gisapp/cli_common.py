@@ -250,8 +250,11 @@ def given_spec(opts: dict, **extra) -> WorkspaceSpec:
     )
 
 
-def workspace_spec(opts: dict, *, default_profile: str | None = None, **extra) -> tuple[WorkspaceSpec, str | None]:
-    """The spec a command works with, and its store: what was typed, over what the store's latest run recorded.
+def workspace_spec(
+    opts: dict, *, default_profile: str | None = None, **extra
+) -> tuple[WorkspaceSpec, str | None, bool]:
+    """The spec a command works with, its store, and whether the command's ``default_profile`` was taken (none was
+    typed or recorded): what was typed, over what the store's latest run recorded.
 
     A value typed wins; what was not typed is the run's (its profile and the values set on it, its measuring CRS,
     column mapping, layer CRSs, direction choice), so a later command rebuilds exactly what the run used. Says on
@@ -265,7 +268,8 @@ def workspace_spec(opts: dict, *, default_profile: str | None = None, **extra) -
         taken = recorded_words(given, recorded)
         if taken:
             click.echo(f"Using what the latest run recorded in {store_label(store)}: {taken}.", err=True)
-    if not spec.profile:
+    defaulted = not spec.profile
+    if defaulted:
         if not default_profile:
             raise click.UsageError(
                 f"Give the town's ordinance profile with --profile ({', '.join(services.profile_names())})."
@@ -273,7 +277,7 @@ def workspace_spec(opts: dict, *, default_profile: str | None = None, **extra) -
         spec = spec.replace(profile=default_profile)
     if not (spec.data or spec.layers):
         raise click.UsageError("Give --data (a GeoPackage or folder) or the layers one by one (--layer KIND=PATH).")
-    return spec, store
+    return spec, store, defaulted
 
 
 def recorded_words(given: WorkspaceSpec, recorded: WorkspaceSpec) -> str:
@@ -341,7 +345,7 @@ def loading(
     Inside the block the garbage collector is paused (the runs allocate millions of small objects) and a progress
     bar on stderr counts the reading and the command's own steps; the bar is closed when the block ends, error or not.
     """
-    spec, store = workspace_spec(opts, default_profile=default_profile, **extra)
+    spec, store, defaulted = workspace_spec(opts, default_profile=default_profile, **extra)
     sources = services.layer_sources(spec, store=store)
     if spec.is_local:
         _check_local(spec, sources, allow_local)
@@ -353,7 +357,7 @@ def loading(
                 ws = services.open_workspace(spec, store=store, sources=sources, required=required, progress=bar.step)
             except LayerValidationError as exc:
                 raise _with_local_hint(exc, sources, allow_local) from exc
-            yield Loaded(ws, console, default_profile=bool(default_profile) and spec.profile == default_profile), bar
+            yield Loaded(ws, console, default_profile=defaulted), bar
         finally:
             bar.close()
 

@@ -311,6 +311,13 @@ def test_split_main_is_named_once_and_upstream_counts_read_right(tmp_path):
     code, out, _ = run("trace", "--data", one, "--manhole", "MH2", "--upstream")
     assert code == 0 and "Upstream of MH2: 1 main, 2 manholes" in out and "1 mains" not in out
     assert "from the default fort-plain profile" in " ".join(out.split())
+    # fort-plain given (or recorded by the store's run) is the town's profile, not the command's default
+    code, out, _ = run("trace", "--profile", "fort-plain", "--data", one, "--manhole", "MH2", "--upstream")
+    assert (
+        code == 0
+        and "default" not in out
+        and "(a profile setting, network.gallons_per_day_per_unit)" in " ".join(out.split())
+    ), out
     # Wappinger's 250 gpd per unit is the profile's setting, not § 196-23D's number: never cited as the law's.
     code, out, _ = run("trace", "--profile", "wappinger", "--data", one, "--manhole", "MH2", "--upstream")
     assert code == 0 and "a profile setting, network.gallons_per_day_per_unit" in " ".join(out.split())
