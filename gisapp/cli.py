@@ -157,6 +157,42 @@ def _mandated_json(mandated) -> list[dict]:
     return table.where(table.notna(), None).to_dict("records")
 
 
+def status_meanings(profile) -> dict[str, str]:
+    """What each status means under ``profile``: the legend's words, without a test the profile does not make.
+
+    Wappinger's § 196-17E ties the duty to no abutting street, so "abutting a sewered street" would misstate its
+    law, and a parcel is never in range but not abutting there.
+    """
+    md = profile.mandate
+    tests = [
+        "occupied" if md.requires_occupied_building.value else "",
+        "abutting a sewered street" if md.requires_abutting_street.value else "",
+        "within the distance",
+    ]
+    meanings = dict(STATUS_HELP)
+    meanings["mandated"] = f"must connect ({', '.join(t for t in tests if t)})"
+    if not md.requires_abutting_street.value:
+        meanings["in_range_not_abutting"] = (
+            f"not used: {md.requires_abutting_street.section} does not require abutting a sewered street"
+        )
+    if not md.requires_occupied_building.value:
+        meanings["unoccupied"] = (
+            f"not used: {md.requires_occupied_building.section} does not require an occupied building"
+        )
+    return meanings
+
+
+def deadline_words(summary: dict, profile) -> str:
+    """The sentence after the notice date: the period the deadline runs, or why no deadline was computed."""
+    days, rule = summary.get("notice_period_days"), profile.mandate.notice_period_days
+    if days is not None:
+        return f"deadline {days} days after it ({rule.citation})."
+    return (
+        f"no deadline computed: the law sets no period to connect ({rule.section}); the Town sets it "
+        "(--set mandate.notice_period_days=N to assume one)."
+    )
+
+
 def _print_summary(summary: dict, profile) -> None:
     out = Console()
     title = f"{profile.municipality}: {summary['parcels']:,} parcels, {profile.mandate.distance_ft.citation}"
@@ -164,8 +200,9 @@ def _print_summary(summary: dict, profile) -> None:
     table.add_column("status")
     table.add_column("parcels", justify="right")
     table.add_column("meaning")
+    meanings = status_meanings(profile)
     for status in STATUSES:
-        table.add_row(status, f"{summary['counts'][status]:,}", STATUS_HELP[status])
+        table.add_row(status, f"{summary['counts'][status]:,}", meanings[status])
     out.print(table)
     dist = summary["distance_ft"]
     out.print(
@@ -186,10 +223,7 @@ def _print_summary(summary: dict, profile) -> None:
             f"Control manhole and length to the outfall found for {summary['traced']:,} parcels.", highlight=False
         )
     if summary["notice_date"]:
-        out.print(
-            f"Notice date {summary['notice_date']}; deadline after {summary['notice_period_days']} days.",
-            highlight=False,
-        )
+        out.print(f"Notice date {summary['notice_date']}; {deadline_words(summary, profile)}", highlight=False)
     if summary["output"]:
         out.print(f"Results written to {summary['output']} ({', '.join(summary['layers_written'])}).", highlight=False)
     if summary["layers_copied"]:

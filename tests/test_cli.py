@@ -235,6 +235,27 @@ def test_wappinger_with_the_town_distance(town_gpkg):
     assert doc["summary"]["distance_section"] == "§ 196-17E (value set by the user)"
 
 
+def test_wappinger_summary_says_what_its_law_rules(town_gpkg):
+    """§ 196-17E sets no notice period and no abutting-street test: the summary says so, never "None days"."""
+    args = ("--data", town_gpkg, "--notice-date", "2027-03-01")
+    wide = {"COLUMNS": "300"}  # the table's cells unwrapped
+    result = CliRunner().invoke(
+        main, ["analyze", "--profile", "wappinger", "--set", "mandate.distance_ft=150", *map(str, args)], env=wide
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "None" not in text
+    assert "no deadline computed: the law sets no period to connect (§ 196-17E)" in text
+    assert "--set mandate.notice_period_days=N" in text
+    assert "abutting a sewered street, within" not in text
+    assert "must connect (occupied, within the distance)" in text
+    assert "not used: § 196-17E does not require abutting a sewered street" in text
+    fort = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", *map(str, args)], env=wide)
+    fort_text = " ".join(fort.output.split())
+    assert "must connect (occupied, abutting a sewered street, within the distance)" in fort_text
+    assert "deadline 90 days after it (§ 144-4)" in fort_text
+
+
 def test_three_profiles_give_different_counts(town_gpkg):
     counts = {}
     for profile, extra in (
