@@ -627,10 +627,56 @@ def mailing_list(notices: pd.DataFrame, *, per_parcel: bool = False, occupant: b
         ["_zip", "_name", "address_line_1", "parcel_ids"], kind="stable"
     )
     rows = rows.drop(columns=["_zip", "_name"]).reset_index(drop=True)
+    for column in ("name_line_1", "name_line_2", "address_line_1", "address_line_2", "city", "state", "zip"):
+        rows[column] = address_part(rows[column])
     rows["mailing_no"] = np.arange(1, len(rows) + 1)
     rows["letter_file"] = [letter_file(k) for k in rows["mailing_no"]]
     rows["certified_article_no"] = ""
     return rows[list(MAILING_COLUMNS)]
+
+
+# What may be left at either end of an address part: spaces, and separators a record carries over from a joined
+# field ("MANCHESTER," with the state in a column of its own, "12 Elm St;").
+_DANGLING = " \t,;"
+
+
+def address_part(values: pd.Series) -> pd.Series:
+    """An address part as text with no dangling separator or space at either end ("" for none).
+
+    Examples
+    --------
+    >>> address_part(pd.Series(["MANCHESTER, ", None, " VT ", ","])).tolist()
+    ['MANCHESTER', '', 'VT', '']
+    """
+    return values.astype(object).where(values.notna(), "").astype(str).str.strip(_DANGLING)
+
+
+def city_line(city: str, state: str, zip_code: str) -> str:
+    """The last line of a mailing address: "CITY, ST ZIP", with the comma only between a city and what follows.
+
+    Examples
+    --------
+    >>> city_line("Manchester", "VT", "05254"), city_line("", "VT", "05254"), city_line("Manchester", "", "")
+    ('Manchester, VT 05254', 'VT 05254', 'Manchester')
+    """
+    city, rest = (city or "").strip(_DANGLING), " ".join(p.strip(_DANGLING) for p in (state, zip_code) if p).strip()
+    return ", ".join(p for p in (city, rest) if p)
+
+
+def mailing_address(row: Mapping[str, str]) -> str:
+    """A mailing-list row's address on one line, its parts separated by commas, none dangling.
+
+    Examples
+    --------
+    >>> mailing_address({"address_line_1": "12 Elm St", "city": "", "state": "VT", "zip": "05254"})
+    '12 Elm St, VT 05254'
+    """
+    parts = (
+        str(row.get("address_line_1") or "").strip(_DANGLING),
+        str(row.get("address_line_2") or "").strip(_DANGLING),
+        city_line(str(row.get("city") or ""), str(row.get("state") or ""), str(row.get("zip") or "")),
+    )
+    return ", ".join(p for p in parts if p)
 
 
 def letter_file(mailing_no: int) -> str:
@@ -822,7 +868,7 @@ def compose_letters(
     for row in rows.to_dict("records"):
         ids = tuple(i for i in str(row["notice_ids"]).split("; ") if i)
         parcels = by_id.loc[list(ids)].to_dict("records") if ids else []
-        city = " ".join(p for p in (f"{row['city']}," if row["city"] else "", row["state"], row["zip"]) if p)
+        city = city_line(row["city"], row["state"], row["zip"])
         recipient = tuple(
             str(t)
             for t in (row["name_line_1"], row["name_line_2"], row["address_line_1"], row["address_line_2"], city)

@@ -17,6 +17,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from analysis.notices import mailing_address
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import data_options, loading, pair, print_problems, recorded_words, user_errors
@@ -198,9 +199,7 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
         table.add_column(col, overflow="fold")
     for r in rows.to_dict("records"):
         name = " ".join(p for p in (r["name_line_1"], r["name_line_2"]) if p)
-        table.add_row(
-            name, f"{r['address_line_1']}, {r['city']} {r['state']} {r['zip']}", r["parcel_ids"], str(r["deadline"])
-        )
+        table.add_row(name, mailing_address(r), r["parcel_ids"], str(r["deadline"]))
     console.print(table)
     if doc["deadline_flag"]:
         console.print(

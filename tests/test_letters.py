@@ -27,6 +27,7 @@ from analysis.notices import (
     compose_letters,
     letter_maps,
     letter_text,
+    mailing_address,
     mailing_list,
     period,
     plan_violations,
@@ -502,3 +503,32 @@ def test_a_poughkeepsie_letter_for_two_properties_names_each_propertys_hazard(to
     assert f"Parcel {first['parcel_id']}" in text and "(notice N-H1): raw sewage discharging to the creek." in text
     assert "(notice N-H2): a cesspool overflowing onto the sidewalk." in text
     assert "for each property as follows" in text
+
+
+@pytest.mark.parametrize(
+    ("city", "state", "zip_code", "expected"),
+    [
+        ("Manchester", "", "", "Manchester"),  # no state or ZIP after the city: no comma after it
+        ("MANCHESTER VT 05254,", "", "", "MANCHESTER VT 05254"),  # a joined city-state-ZIP field, comma carried over
+        ("", "VT", "05254", "VT 05254"),
+        (" ", " VT ", "05254 ", "VT 05254"),
+        ("Manchester, ", "VT", "05254", "Manchester, VT 05254"),
+    ],
+)
+def test_a_mailing_address_has_no_dangling_separator(tmp_path, city, state, zip_code, expected):
+    """A letter's address block and the mailing list end with what is there, never a comma or a space."""
+    profile = load_profile("fort-plain")
+    town = town_settings(tmp_path, "fort-plain")
+    parcels = _layers()[0].iloc[:1].assign(mail_city=city, mail_state=state, mail_zip=zip_code)
+    notice_period = period(profile, "mandate.notice_period_days", town)
+    due = _connection_notices(parcels, profile, notice_period, notice_id=["N-ADDRESS0001"])
+    rows = mailing_list(due)
+    (letter,) = compose_letters(
+        rows, due, profile=profile, town=town, kind="connection", notice_date=DAY, period=notice_period
+    )
+    assert letter.recipient[-1] == expected
+    for line in letter.recipient:
+        assert line == line.strip(" ,;"), line
+    for column in ("city", "state", "zip"):
+        assert rows.loc[0, column] == rows.loc[0, column].strip(" ,;")
+    assert mailing_address(rows.loc[0]).endswith(expected)

@@ -28,6 +28,7 @@ from flask import (
 from werkzeug.utils import safe_join
 
 from analysis.errors import AnalysisError
+from analysis.notices import mailing_address
 from gisapp import services
 from gisapp.errors import web_text
 from gisapp.notices import today as notices_today
@@ -215,7 +216,7 @@ def preview():
 
 def _preview_view(found: services.NoticePreview, doc: dict, form) -> dict:
     return {
-        "rows": found.rows.to_dict("records"),
+        "rows": [r | {"mailing_address": mailing_address(r)} for r in found.rows.to_dict("records")],
         "count": len(found.plan.due),
         "doc": doc,
         "form": _kept(form),
