@@ -18,7 +18,7 @@ from analysis.mandate import STATUSES
 from analysis.profiles import covering_tests, rule_tests
 from gisapp import services
 from gisapp.cli_batch import batch
-from gisapp.cli_common import DIRECTION_OPTION, data_options, loading, print_problems, user_errors
+from gisapp.cli_common import DAY, DIRECTION_OPTION, data_options, loading, print_problems, user_errors
 from gisapp.cli_duties import duties
 from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
@@ -62,7 +62,7 @@ main.add_command(batch)
 @click.option("--connected-column", metavar="COLUMN", help="Column of --connected holding the parcel IDs.")
 @click.option(
     "--notice-date",
-    type=click.DateTime(formats=["%Y-%m-%d"]),
+    type=DAY,
     help="Date of official notice: deadlines are computed from it.",
 )
 @click.option(
@@ -105,7 +105,7 @@ def analyze(
             layers, profile = loaded.layers, loaded.profile
             run = services.analyse(
                 loaded.workspace,
-                notice_date=notice_date.date() if notice_date else None,
+                notice_date=notice_date,
                 notice_reason=notice_reason,
                 out_path=out_path,
                 progress=bar.step,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import json
 import sys
@@ -14,6 +15,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 from analysis._parallel import paused_gc
+from analysis.dates import parse_day
 from analysis.errors import AnalysisError, Fix
 from gisapp import services
 from gisapp.workspace import Workspace, WorkspaceSpec
@@ -24,6 +26,22 @@ from layers.store import store_label
 
 DEFAULT_PROFILE = services.DEFAULT_PROFILE
 KINDS = tuple(SPECS)
+
+
+class DayType(click.ParamType):
+    """A day typed as YYYY-MM-DD, read by ``analysis.dates.parse_day`` (as the web pages read it): a day the
+    calendar does not have (2027-02-30) is told so, not that its format is wrong."""
+
+    name = "YYYY-MM-DD"
+
+    def convert(self, value, param, ctx) -> dt.date:
+        try:
+            return parse_day(value)
+        except AnalysisError as exc:
+            self.fail(str(exc), param, ctx)
+
+
+DAY = DayType()
 
 
 # -- errors, worded for the command line --------------------------------------------------------------------------

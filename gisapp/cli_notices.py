@@ -20,7 +20,7 @@ from rich.table import Table
 from analysis.notices import mailing_address
 from gisapp import notices as _notices
 from gisapp import services
-from gisapp.cli_common import data_options, loading, pair, print_problems, recorded_words, user_errors
+from gisapp.cli_common import DAY, data_options, loading, pair, print_problems, recorded_words, user_errors
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
@@ -48,7 +48,7 @@ TOWN_OPTION = click.option(
     type=click.Path(dir_okay=False),
     help="The town settings file for letters (default: town.toml beside the store).",
 )
-DATE = click.DateTime(formats=["%Y-%m-%d"])
+DATE = DAY
 REASON_OPTION = click.option(
     "--notice-reason",
     "notice_reason",
@@ -157,7 +157,7 @@ def _preview(
             loaded.workspace,
             register,
             town=town,
-            notice_date=notice_date.date(),
+            notice_date=notice_date,
             notice_reason=notice_reason,
             hazard=hazards,
             progress=bar.step,
@@ -255,7 +255,7 @@ def issue(
     """Issue connection notices: a batch folder with the mailing list, labels and letters, then the register."""
     # What can be refused without the data is refused before a new register is made: the folder and the date.
     _notices.check_root(out_dir)
-    _notices.check_notice_date(notice_date.date())
+    _notices.check_notice_date(notice_date)
     register, found, settled = _preview(
         opts,
         register_url=register_url,
@@ -331,7 +331,7 @@ LIST_COLUMNS = (
 @user_errors
 def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json):
     """The notices in the register: status, owner, issued date and deadline."""
-    day = (as_of.date() if as_of else _notices.today()) if overdue else None
+    day = (as_of if as_of else _notices.today()) if overdue else None
     table = _open(register_url, store).listing(status=status, overdue_on=day)
     if csv_path:
         if Path(csv_path).exists():
@@ -383,9 +383,7 @@ def mark(parcel_id, status, note, until, store, register_url, as_json):
         raise click.UsageError(f"--until goes only with extended; a notice marked {status} keeps its deadline.")
     if status == "extended" and not until:
         raise click.UsageError("An extension needs the new deadline: --until YYYY-MM-DD.")
-    done = _open(register_url, store).mark(
-        parcel_id, status, actor=_actor(), note=note, deadline=until.date() if until else None
-    )
+    done = _open(register_url, store).mark(parcel_id, status, actor=_actor(), note=note, deadline=until)
     click.echo(json.dumps(done, indent=2) if as_json else f"{parcel_id}: {status} ({len(done['notices'])} notice(s)).")
 
 
@@ -419,7 +417,7 @@ def violations(profile_name, as_of, out_dir, settings, town_path, store, registe
     town = services.town(town_path, data=store)
     register = _open(register_url, store)
     settled = _settle(register, as_json) if out_dir else []
-    day = as_of.date() if as_of else _notices.today()
+    day = as_of if as_of else _notices.today()
     doc = services.violations(
         register, profile=services.profile_of(spec), town=town, today=day, root=out_dir, actor=_actor(), store=store
     )

@@ -54,6 +54,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.dates import parse_day
+from analysis.errors import AnalysisError
 from layers.errors import LayerError
 from layers.read import is_postgres
 from layers.schema import SPECS
@@ -290,9 +292,9 @@ def _town(raw: dict, base: Path, state: Statewide | None, problems: list[str]) -
     notice = raw.get("notice_date")
     if isinstance(notice, str):
         try:
-            notice = dt.date.fromisoformat(notice)
-        except ValueError:
-            problems.append(f"{name}: notice_date {notice!r} is not a date (YYYY-MM-DD)")
+            notice = parse_day(notice, "notice_date")
+        except AnalysisError as exc:
+            problems.append(f"{name}: {str(exc).rstrip('.')}")
             notice = None
     layer_crs = {str(k): str(v) for k, v in raw.get("layer_crs", {}).items()}
     problems += [f"{name}: layer_crs names no layer {k!r}" for k in layer_crs if k not in SPECS]

@@ -23,7 +23,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import re
 import sqlite3
 import uuid
 from collections.abc import Callable, Mapping
@@ -34,6 +33,8 @@ import pandas as pd
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
+from analysis.dates import parse_day
+from analysis.errors import AnalysisError
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
@@ -804,18 +805,12 @@ def _sqlite_engine(url: str, *, foreign_keys: bool) -> sa.Engine:
 
 
 def parse_date(value, what: str = "The date") -> dt.date:
-    """A real calendar date from a date or strict ``YYYY-MM-DD`` text; LayerError naming ``what`` otherwise."""
-    if isinstance(value, dt.datetime):
-        return value.date()
-    if isinstance(value, dt.date):
-        return value
-    text = str(value).strip()
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        raise LayerError(f"{what} {text!r} is not a date: write it as YYYY-MM-DD, e.g. 2027-03-01.")
+    """A real calendar date from a date or strict ``YYYY-MM-DD`` text; LayerError naming ``what`` otherwise
+    (``analysis.dates.parse_day`` words it, as for every date a user types)."""
     try:
-        return dt.date.fromisoformat(text)
-    except ValueError as exc:
-        raise LayerError(f"{what} {text!r} is not a date on the calendar ({exc}).") from exc
+        return parse_day(value, what)
+    except AnalysisError as exc:
+        raise LayerError(str(exc)) from exc
 
 
 def _date(value) -> dt.date | None:

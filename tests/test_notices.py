@@ -388,7 +388,7 @@ def test_issuing_twice_never_duplicates_and_connected_parcels_stay_closed(regist
         ("extended", None, "needs the new deadline"),
         ("connected", "2027-08-01", "only with an extension"),
         ("extended", "next tuesday", "is not a date"),
-        ("extended", "2027-02-30", "not a date on the calendar"),
+        ("extended", "2027-02-30", "does not exist: February 2027 has 28 days"),
         ("extended", "1999-01-01", "moves the deadline later"),
         ("extended", "2027-05-30", "moves the deadline later"),
     ],

@@ -160,7 +160,7 @@ def test_marking_works_for_parcel_ids_a_url_path_would_break(client, app):
         ({}, "Choose what happened to parcel"),
         ({"status": "extended"}, "An extension needs the new deadline"),
         ({"status": "extended", "until": "next tuesday"}, "is not a date"),
-        ({"status": "extended", "until": "2027-02-30"}, "not a date on the calendar"),
+        ({"status": "extended", "until": "2027-02-30"}, "does not exist: February 2027 has 28 days"),
         ({"status": "extended", "until": "1999-01-01"}, "moves the deadline later"),
         ({"status": "connected", "until": "2027-09-01"}, "A new deadline goes only with an extension"),
     ],
@@ -457,6 +457,26 @@ def test_an_absurd_past_notice_date_is_refused_by_the_cli_and_the_map_alike(clie
         main, ["analyze", "--profile", "fort-plain", "--data", store, "--out", store, "--notice-date", "1999-03-01"]
     )
     assert kept.exit_code == 0, kept.output
+
+
+def test_a_day_the_calendar_does_not_have_is_told_so_by_the_cli_and_the_web_alike(client, app):
+    """2027-02-30 was reported as not matching the format YYYY-MM-DD, which it does: February 2027 has 28 days.
+    The command line, the map's run and the notices preview read it with the one function, analysis.dates."""
+    store = app.config["STORE"]
+    said = "2027-02-30 does not exist: February 2027 has 28 days."
+    for command in (["analyze", "--profile", "fort-plain"], ["notices", "preview", "--profile", "fort-plain"]):
+        cli = CliRunner().invoke(main, [*command, "--data", store, "--notice-date", "2027-02-30"])
+        assert cli.exit_code == 2 and said in cli.output and "format" not in cli.output, cli.output
+    Register(store=store, create=True).close()
+    token = csrf(client)
+    run = client.post("/analysis/run", data={"profile": "fort-plain", "notice_date": "2027-02-30", "csrf_token": token})
+    assert run.status_code == 400 and said in run.get_json()["error"]["message"]
+    preview = client.post("/notices/preview", data={"notice_date": "2027-02-30", "csrf_token": token})
+    assert preview.status_code == 400 and said in preview.get_data(as_text=True)
+    leap = CliRunner().invoke(
+        main, ["analyze", "--profile", "fort-plain", "--data", store, "--notice-date", "2028-02-29"]
+    )
+    assert leap.exit_code == 0, leap.output
 
 
 @pytest.mark.parametrize("path", ["/notices", "/plans"])

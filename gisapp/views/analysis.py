@@ -9,10 +9,10 @@ write a store: a second is answered 409 "a run is in progress", in the JSON erro
 
 from __future__ import annotations
 
-import datetime as dt
-
 from flask import Blueprint, abort, current_app, g, jsonify, request
 
+from analysis.dates import parse_day
+from analysis.errors import AnalysisError
 from analysis.mandate import check_notice
 from gisapp import services
 from gisapp.security import requires
@@ -48,9 +48,9 @@ def run_analysis():
     run = (services.recorded_run(store) or {}) if profile == recorded.profile else {}
     text = request.form.get("notice_date", run.get("notice_date") or "").strip()
     try:
-        notice = dt.date.fromisoformat(text) if text else None
-    except ValueError:
-        abort(400, description=f"Notice date {text!r} is not a date (YYYY-MM-DD).")
+        notice = parse_day(text, "The notice date") if text else None
+    except AnalysisError as exc:
+        abort(400, description=str(exc))
     reason = request.form.get("notice_reason", run.get("notice_reason")) or None
     # A field the form does not send keeps the run's value: its settings (for the same profile), its direction.
     if "set" in request.form:
