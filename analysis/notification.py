@@ -105,17 +105,24 @@ def parcels_within(
     )
 
 
+def _shown(distance_ft: float) -> str:
+    """What a refused distance was, in words: 1e400 arrives as infinity, "nan" as not a number."""
+    if np.isnan(distance_ft):
+        return "it was not a number"
+    if np.isinf(distance_ft):
+        return "it was too large to be a finite number" if distance_ft > 0 else "it was negative and infinite"
+    return f"it was {distance_ft:,g}"
+
+
 def _check(parcels: gpd.GeoDataFrame, feature, distance_ft: float) -> None:
     problems = []
     if parcels.crs is None or not CRS(parcels.crs).is_projected:
         problems.append("the parcels must be in a projected CRS to measure feet (they are read into one)")
     if feature is None or shapely.is_empty(feature) or not shapely.is_valid(feature):
         problems.append("the feature to measure from is empty or not a valid geometry: draw or pick it again")
-    if not np.isfinite(distance_ft) or distance_ft < 0:
-        problems.append(f"the distance must be 0 feet or more; it was {distance_ft!r}")
-    elif distance_ft > MAX_DISTANCE_FT:
+    if not 0 <= distance_ft <= MAX_DISTANCE_FT:  # NaN fails this too
         problems.append(
-            f"the distance must be at most {MAX_DISTANCE_FT:,.0f} feet (ten miles); it was {distance_ft:,g}"
+            f"the distance must be a number of feet from 0 to {MAX_DISTANCE_FT:,.0f} (ten miles); {_shown(distance_ft)}"
         )
     if problems:
         raise AnalysisError("Cannot select parcels by distance: " + "; ".join(problems) + ".")

@@ -465,6 +465,28 @@ def test_select_by_distance_lists_parcels_and_mailing(sample_client, sample_stor
     assert bad.status_code == 400 and "distance" in bad.get_json()["error"]["message"]
 
 
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("1e400", "it was too large to be a finite number"),
+        ("inf", "it was too large to be a finite number"),
+        ("nan", "it was not a number"),
+        ("-5", "it was -5"),
+        ("1e20", "it was 1e+20"),
+    ],
+)
+def test_select_by_distance_refuses_a_distance_out_of_range_in_one_sentence(sample_client, sample_store, given, said):
+    """1e400 (read as infinity) was told "must be 0 feet or more"; every distance out of range is now told the range."""
+    from urllib.parse import urlencode
+
+    source = gpd.read_file(sample_store, layer="parcel_results")["parcel_id"].iloc[40]
+    refused = sample_client.get("/api/within?" + urlencode({"parcel": source, "distance_ft": given}))
+    message = refused.get_json()["error"]["message"]
+    assert refused.status_code == 400
+    assert "the distance must be a number of feet from 0 to 52,800 (ten miles); " + said in message
+    assert "0 feet or more" not in message
+
+
 def test_print_a_view_to_one_page(sample_client, sample_store):
     from pypdf import PdfReader
 
@@ -499,7 +521,7 @@ def test_print_a_view_to_one_page(sample_client, sample_store):
     for path in ("/api/within", "/api/within.csv", "/print.pdf"):
         huge = sample_client.get(f"{path}?{box}&" + urlencode({"parcel": source, "distance_ft": "1e308"}))
         assert huge.status_code == 400, (path, huge.status_code)
-        assert "at most 52,800 feet" in huge.get_data(as_text=True)
+        assert "a number of feet from 0 to 52,800 (ten miles); it was 1e+308" in huge.get_data(as_text=True)
 
 
 def test_plain_words_and_the_towns_date_format(sample_store, tmp_path):
