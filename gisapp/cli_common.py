@@ -18,7 +18,7 @@ from analysis._parallel import paused_gc
 from analysis.dates import parse_day
 from analysis.errors import AnalysisError, Fix
 from gisapp import services
-from gisapp.workspace import Workspace, WorkspaceSpec
+from gisapp.workspace import Workspace, WorkspaceSpec, distinct_settings
 from layers.errors import LayerError, LayerValidationError, Problem
 from layers.read import Layers, read_mapping
 from layers.schema import SPECS
@@ -229,6 +229,11 @@ def pair(text: str, option: str, example: str = "mandate.distance_ft=200") -> tu
     return key.strip(), value.strip()
 
 
+def set_pairs(texts) -> tuple[tuple[str, str], ...]:
+    """The ``--set`` options as (KEY, VALUE) pairs; one key given twice with two values is refused."""
+    return distinct_settings([pair(t, "--set") for t in texts], "--set", "give it once, with the value you mean.")
+
+
 def _kind_pairs(texts, option: str, example: str) -> dict[str, str]:
     out = {}
     for text in texts:
@@ -257,7 +262,7 @@ def given_spec(opts: dict, **extra) -> WorkspaceSpec:
     mapping = read_mapping(opts.get("mapping_file"), opts.get("map_pairs") or (), opts.get("map_values") or ())
     return WorkspaceSpec(
         profile=opts.get("profile_name"),
-        settings=tuple(pair(s, "--set") for s in opts.get("settings") or ()),
+        settings=set_pairs(opts.get("settings") or ()),
         crs=opts.get("crs_text"),
         data=opts.get("data"),
         layers=tuple(layers.items()),

@@ -20,7 +20,7 @@ from rich.table import Table
 from analysis.notices import mailing_address
 from gisapp import notices as _notices
 from gisapp import services
-from gisapp.cli_common import DAY, data_options, loading, pair, print_problems, recorded_words, user_errors
+from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
@@ -406,7 +406,7 @@ def mark(parcel_id, status, note, until, store, register_url, as_json):
 @user_errors
 def violations(profile_name, as_of, out_dir, settings, town_path, store, register_url, as_json):
     """Violation notices for overdue connection notices: letters citing each original notice, mailing list, labels."""
-    given = WorkspaceSpec(profile=profile_name, settings=tuple(pair(s, "--set") for s in settings))
+    given = WorkspaceSpec(profile=profile_name, settings=set_pairs(settings))
     recorded = services.recorded_spec(store)
     spec = given.merged_over(recorded) if recorded else given
     if recorded and recorded_words(given, recorded):

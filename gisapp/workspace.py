@@ -22,7 +22,7 @@ from typing import Any
 import geopandas as gpd
 
 from analysis.profiles import Profile
-from layers.errors import redact_url
+from layers.errors import LayerError, redact_url
 from layers.read import Layers
 from layers.store import same_store
 
@@ -33,6 +33,21 @@ RECORD_VERSION = 1
 def _pairs(value) -> tuple[tuple[str, str], ...]:
     items = value.items() if isinstance(value, dict) else (value or ())
     return tuple((str(k), v) for k, v in items)
+
+
+def distinct_settings(pairs, given_as: str, fix: str) -> tuple[tuple[str, str], ...]:
+    """``pairs`` (KEY, VALUE) as given, refusing a key given twice with different values.
+
+    The command line's ``--set`` and the web form's Settings box took the last value silently, so a planner who
+    changed one line and forgot the other ran with a value they did not mean. The same value twice is one value.
+    ``given_as`` names where the pairs were typed ("--set", "Settings:"); ``fix`` says how to keep one.
+    """
+    seen: dict[str, str] = {}
+    for key, value in pairs:
+        if key in seen and seen[key] != value:
+            raise LayerError(f"{given_as} {key} is given twice, as {seen[key]} and {value}: {fix}")
+        seen.setdefault(key, value)
+    return tuple(pairs)
 
 
 @dataclass(frozen=True)

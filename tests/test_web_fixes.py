@@ -79,16 +79,43 @@ def test_a_malformed_setting_is_refused_before_a_run(client):
     # with "Unexpected error: date value out of range", and text for a number said "not a int".
     for setting, message in (
         (
-            "mandate.notice_period_days=100000000",
+            "mandate.distance_ft=200\nmandate.notice_period_days=100000000",
             "mandate.notice_period_days (§ 196-17E) must be from 1 to 3,650 days, not 100000000.",
         ),
         ("mandate.distance_ft=abc", "mandate.distance_ft must be a number, not 'abc'."),
     ):
         refused = client.post(
-            "/analysis/run",
-            data={"profile": "wappinger", "set": f"mandate.distance_ft=200\n{setting}", "csrf_token": csrf(client)},
+            "/analysis/run", data={"profile": "wappinger", "set": setting, "csrf_token": csrf(client)}
         )
         assert refused.status_code == 400 and refused.get_json()["error"]["message"] == message
+
+
+def test_a_setting_given_twice_with_two_values_is_refused_by_the_web_and_the_cli(client, store):
+    """The Settings box and --set took the last of two values for one key silently; both now name the key."""
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+
+    refused = client.post(
+        "/analysis/run",
+        data={
+            "profile": "wappinger",
+            "set": "mandate.distance_ft=200\nmandate.distance_ft=300",
+            "csrf_token": csrf(client),
+        },
+    )
+    assert refused.status_code == 400 and refused.get_json()["error"]["message"] == (
+        "Settings: mandate.distance_ft is given twice, as 200 and 300: keep one line for it, with the value you mean."
+    )
+    cli = CliRunner().invoke(
+        main,
+        ["analyze", "--profile", "wappinger", "--data", str(store)]
+        + ["--set", "mandate.distance_ft=200", "--set", "mandate.distance_ft=300"],
+    )
+    assert cli.exit_code == 2
+    assert "--set mandate.distance_ft is given twice, as 200 and 300: give it once" in cli.output
+    same = _run(client, profile="wappinger", set="mandate.distance_ft=200\nmandate.distance_ft=200")
+    assert same["state"] == "done" and same["summary"]["distance_ft"] == 200.0  # one value, given twice
 
 
 # -- uploads ------------------------------------------------------------------------------------------------------

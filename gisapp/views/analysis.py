@@ -17,6 +17,8 @@ from analysis.mandate import check_notice
 from gisapp import services
 from gisapp.security import requires
 from gisapp.state import recorded_spec, start_analysis, state, store_path
+from gisapp.workspace import distinct_settings
+from layers.errors import LayerError
 from layers.store import StoreBusyError
 
 bp = Blueprint("analysis", __name__)
@@ -32,7 +34,10 @@ def parse_settings(text: str) -> tuple[tuple[str, str], ...]:
         if not sep or not key.strip():
             abort(400, description=f"Settings: {line.strip()!r} is not SECTION.KEY=VALUE (mandate.distance_ft=200).")
         pairs.append((key.strip(), value.strip()))
-    return tuple(pairs)
+    try:
+        return distinct_settings(pairs, "Settings:", "keep one line for it, with the value you mean.")
+    except LayerError as exc:
+        abort(400, description=str(exc))
 
 
 @bp.post("/analysis/run")
