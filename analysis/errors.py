@@ -20,6 +20,7 @@ FIX_SETTINGS = {
     "map_value": "LAYER.FIELD.VALUE (mains.sewer_type.GRAV): what a coded value means",
     "notice_reason": "'' : why notice is given",
     "notice_date": "'' : the date of the notices (the day the letters are mailed)",
+    "hazard": "'' : the public health hazard a notice is given to eliminate (Poughkeepsie § 168-22.3C)",
     "profile": "'' : the ordinance profile",
     "register": "'' (none named) or the register's URL (one that does not exist)",
     "overwrite": "'' : replace a file that exists",

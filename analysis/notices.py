@@ -406,7 +406,8 @@ def _hazards(profile: Profile, reason: str | None, hazard) -> str | Mapping[str,
         rule = profile.notices.private_system_reasons
         raise AnalysisError(
             f'A notice "to eliminate a public health hazard" ({rule.section}) must say which hazard: name it for '
-            "every parcel, or give a list of parcels and their hazards."
+            "every parcel, or give a list of parcels and their hazards.",
+            fix=Fix("hazard"),
         )
     if hazard and reason != HAZARD_REASON:
         raise AnalysisError(

@@ -61,6 +61,7 @@ def flag_for(fix: Fix) -> str:
         "map_value": f"--map-value {target}={example or 'CODE'}",
         "notice_reason": f"--notice-reason {choices or 'REASON'}",
         "notice_date": f"--notice-date {example or 'YYYY-MM-DD'}",
+        "hazard": "--hazard TEXT (one hazard for every parcel) or --hazard-file FILE (a CSV of parcel_id,hazard)",
         "profile": f"--profile {choices or 'NAME'}",
         "overwrite": "--overwrite",
         "replace": "--replace",

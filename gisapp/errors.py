@@ -35,6 +35,7 @@ def field_for(fix: Fix) -> str:
         f"{rest}={example or 'CODE'}" + (f" (CODE one of {', '.join(fix.choices)})." if fix.choices else "."),
         "notice_reason": 'Choose the "Notice reason".',
         "notice_date": 'Choose the "Notice date": today or the day the letters will be mailed.',
+        "hazard": 'Fill in "The public health hazard" field of the Notices page (named on each letter).',
         "profile": 'Choose the "Profile".',
         "register": 'Create the town\'s register with the "Create the register" button on the Notices page.',
         "overwrite": "Give another name.",

@@ -220,6 +220,15 @@ def test_poughkeepsie_needs_a_reason_and_holds_private_systems_back_without_a_ha
     form = {"notice_date": "2027-03-01", "notice_reason": "public_health_hazard", "csrf_token": token}
     no_hazard = c.post("/notices/preview", data=form)
     assert no_hazard.status_code == 400 and "must say which hazard" in no_hazard.get_data(as_text=True)
+    # Each says where the hazard is given: the page's field, the command line's options.
+    assert "Fill in &#34;The public health hazard&#34; field of the Notices page" in no_hazard.get_data(as_text=True)
+    said = CliRunner().invoke(
+        main,
+        ["notices", "preview", "--data", app.config["STORE"], "--notice-date", "2027-03-01"]
+        + ["--notice-reason", "public_health_hazard"],
+    )
+    assert said.exit_code == 2 and "must say which hazard" in said.output
+    assert "Use --hazard TEXT (one hazard for every parcel) or --hazard-file FILE" in said.output
     form["hazard"] = "sewage surfacing from failing septic systems"
     preview = c.post("/notices/preview", data=form).get_data(as_text=True)
     confirm = re.search(r'name="confirm" value="([0-9a-f]+)"', preview).group(1)
