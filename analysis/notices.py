@@ -498,13 +498,31 @@ def business_deadline(day: dt.date) -> dt.date:
     return day
 
 
+def overdue_before(today: dt.date) -> dt.date:
+    """The first deadline not yet passed on ``today``: a deadline before this day is overdue, one on or after it is
+    not (General Construction Law § 25-a, by ``business_deadline``). ``today`` itself, unless the days just
+    before it are a weekend or public holidays, whose deadlines run to ``today`` or later.
+
+    Examples
+    --------
+    >>> overdue_before(dt.date(2027, 6, 1))  # Sunday 30 May and Memorial Day run to Tuesday 1 June
+    datetime.date(2027, 5, 29)
+    >>> overdue_before(dt.date(2027, 6, 2))
+    datetime.date(2027, 6, 2)
+    """
+    day = today
+    while business_deadline(day - dt.timedelta(days=1)) >= today:
+        day -= dt.timedelta(days=1)
+    return day
+
+
 def past_deadline(overdue: pd.DataFrame, today: dt.date) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The notices (register rows with a ``deadline`` before ``today``) whose deadline has passed on ``today`` under
     General Construction Law § 25-a, and those whose deadline fell on a weekend or public holiday and so runs to a
     business day not yet past (``parcel_id``, ``notice_id``, ``deadline``, ``runs_to``)."""
     days = {d: business_deadline(d) for d in overdue["deadline"].unique()}  # a batch's notices share one deadline
     runs_to = overdue["deadline"].map(days).astype(object)
-    past = (runs_to < today).to_numpy(dtype=bool)
+    past = (overdue["deadline"].astype(object) < overdue_before(today)).to_numpy(dtype=bool)
     moved = overdue.loc[~past, ["parcel_id", "notice_id", "deadline"]].assign(runs_to=runs_to[~past])
     return overdue.loc[past], moved.reset_index(drop=True)
 

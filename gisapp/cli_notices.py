@@ -321,7 +321,12 @@ LIST_COLUMNS = (
 
 
 @notices.command("list")
-@click.option("--overdue", is_flag=True, help="Only issued notices still open whose deadline has passed.")
+@click.option(
+    "--overdue",
+    is_flag=True,
+    help="Only issued notices still open whose deadline has passed (a weekend or holiday deadline runs to the next "
+    "business day, General Construction Law § 25-a).",
+)
 @click.option("--as-of", type=DATE, help="The day to judge overdue by (default today).")
 @click.option("--status", type=click.Choice(("prepared", "cancelled", *STATUSES)), help="Only this status.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), metavar="FILE", help="Also write every column.")

@@ -511,7 +511,7 @@ def violations(
     ``status``): its connected parcels are left out (``connected``), and those it no longer finds mandated are
     listed for the clerk to review (``review``), neither given a violation notice.
     """
-    overdue, moved = past_deadline(register.listing(overdue_on=today, notice_type="connection"), today)
+    overdue, moved = past_deadline(register.listing(deadline_before=today, notice_type="connection"), today)
     plan = plan_violations(overdue, profile=profile, today=today, town=town, current=current)
     left_out = {
         kind: plan.held[plan.held["left_out"] == kind].drop(columns="left_out").to_dict("records")

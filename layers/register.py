@@ -35,6 +35,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from analysis.dates import parse_day
 from analysis.errors import AnalysisError
+from analysis.notices import overdue_before
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
@@ -668,11 +669,16 @@ class Register:
         query: str | None = None,
         limit: int | None = None,
         offset: int = 0,
+        deadline_before: dt.date | None = None,
     ) -> pd.DataFrame:
-        """Notices, by parcel and date. ``overdue_on``: issued notices still open whose deadline is before the day
-        (never a prepared or cancelled one). ``query``: parcel ID or owner containing the text."""
+        """Notices, by parcel and date. ``overdue_on``: issued notices still open whose deadline has passed on the
+        day, a deadline on a weekend or New York public holiday running to the next business day (General
+        Construction Law § 25-a, ``analysis.notices.overdue_before``); never a prepared or cancelled one.
+        ``deadline_before``: issued notices still open whose deadline as written is before the day (those and the
+        ones still waiting for their business day, for ``violations`` to tell apart). ``query``: parcel ID or owner
+        containing the text."""
         select = sa.select(notices)
-        for condition in self._conditions(status, overdue_on, notice_type, query):
+        for condition in self._conditions(status, overdue_on, notice_type, query, deadline_before):
             select = select.where(condition)
         select = select.order_by(notices.c.parcel_id, notices.c.issued_date, notices.c.notice_id).offset(offset)
         if limit is not None:
@@ -690,22 +696,31 @@ class Register:
     def count(self, **filters) -> int:
         select = sa.select(sa.func.count()).select_from(notices)
         for condition in self._conditions(
-            filters.get("status"), filters.get("overdue_on"), filters.get("notice_type"), filters.get("query")
+            filters.get("status"),
+            filters.get("overdue_on"),
+            filters.get("notice_type"),
+            filters.get("query"),
+            filters.get("deadline_before"),
         ):
             select = select.where(condition)
         with self.engine.connect() as con:
             return int(con.execute(select).scalar())
 
     @staticmethod
-    def _conditions(status, overdue_on, notice_type, query) -> list:
+    def _conditions(status, overdue_on, notice_type, query, deadline_before=None) -> list:
         out = []
         if status:
             out.append(notices.c.status == status)
         if notice_type:
             out.append(notices.c.notice_type == notice_type)
-        if overdue_on is not None:
-            day = parse_date(overdue_on, "The day to judge overdue by")
-            out.append(notices.c.status.in_(OPEN) & notices.c.deadline.is_not(None) & (notices.c.deadline < day))
+        # One comparison in SQL (so the notices page counts and pages the overdue list), the cut-off day from
+        # the business-day rule: a deadline before it has passed on the day, one on or after it has not.
+        for day, what in ((overdue_on, "overdue"), (deadline_before, "written")):
+            if day is None:
+                continue
+            day = parse_date(day, "The day to judge overdue by")
+            cutoff = overdue_before(day) if what == "overdue" else day
+            out.append(notices.c.status.in_(OPEN) & notices.c.deadline.is_not(None) & (notices.c.deadline < cutoff))
         if query:
             like = f"%{query.lower()}%"
             out.append(sa.func.lower(notices.c.parcel_id).like(like) | sa.func.lower(notices.c.owner_name).like(like))

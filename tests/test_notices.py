@@ -355,7 +355,10 @@ def test_prepared_notices_have_no_deadline_and_never_reach_violations(register, 
     issued = register.listing(status="open")
     assert len(issued) == len(due) and set(issued["deadline"]) == {dt.date(2027, 5, 30)}
     assert set(issued["batch_id"]) == {again["batch_id"]} and issued["letter_file"].notna().all()
-    assert len(register.listing(overdue_on=dt.date(2027, 5, 31))) == len(due)
+    # Due Sunday 2027-05-30, with Memorial Day on the Monday: met on Tuesday 1 June (§ 25-a), overdue from 2 June.
+    assert len(register.listing(overdue_on=dt.date(2027, 6, 2))) == len(due)
+    assert register.listing(overdue_on=dt.date(2027, 6, 1)).empty
+    assert len(register.listing(deadline_before=dt.date(2027, 5, 31))) == len(due)  # the deadline as written
     assert register.listing(overdue_on=dt.date(2027, 5, 30)).empty  # due on the day itself is not yet overdue
     assert [b["status"] for b in register.batches()] == ["issued", "cancelled"]
 
@@ -450,7 +453,7 @@ def test_migration_keeps_old_notices_and_empties_deadlines_that_are_not_dates(tm
     assert listing.loc["N-OLD2", "deadline"] == dt.date(2027, 5, 30) and listing.loc["N-OLD2", "status"] == "open"
     assert listing.loc["N-OLD1", "deadline"] is None and "2027-02-30" in listing.loc["N-OLD1", "note"]
     assert [(e["field"], e["old_value"]) for e in reg.events_of("N-OLD1")] == [("deadline", "2027-02-30")]
-    assert list(reg.listing(overdue_on=dt.date(2027, 6, 1))["notice_id"]) == ["N-OLD2"]
+    assert list(reg.listing(overdue_on=dt.date(2027, 6, 2))["notice_id"]) == ["N-OLD2"]
     assert reg.integrity_ok()
     reg.close()
 
@@ -926,6 +929,22 @@ def test_cli_violations_wait_for_the_next_business_day_after_a_weekend_or_holida
     assert "may still be met on the next business day (General Construction Law § 25-a)" in invoke(*args, day).stdout
     doc = json.loads(invoke(*args, "2027-06-02", "--json").stdout)
     assert len(doc["notices"]) == first["issued"] and doc["next_business_day"] == []
+
+
+def test_cli_overdue_list_follows_the_business_day_rule_as_violations_do(store, tmp_path):
+    """`notices list --overdue` compared the deadline as written: on Monday 2027-05-31 (Memorial Day) it listed as
+    overdue the notices due Sunday 2027-05-30 that `violations` rightly waits for. Both now use § 25-a."""
+    first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
+    listed = ["notices", "list", "--store", store, "--overdue", "--json", "--as-of"]
+    for day in ("2027-05-31", "2027-06-01"):
+        assert json.loads(invoke(*listed, day).stdout)["notices"] == []
+        violations = json.loads(
+            invoke(
+                "notices", "violations", "--profile", "fort-plain", "--store", store, "--json", "--as-of", day
+            ).stdout
+        )
+        assert violations["notices"] == []
+    assert len(json.loads(invoke(*listed, "2027-06-02").stdout)["notices"]) == first["issued"]
 
 
 def test_cli_violations_refuse_a_period_the_law_leaves_to_the_town_without_its_resolution(store, tmp_path):

@@ -440,6 +440,17 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
         server.shutdown()
 
 
+def test_the_overdue_filter_waits_for_the_business_day_as_violations_do(client, app, monkeypatch):
+    """The page's "overdue today" compared the deadline as written: on Memorial Day 2027-05-31 it showed the notices
+    due Sunday 2027-05-30 as overdue, though § 25-a gives the owners until Tuesday 2027-06-01."""
+    _issue(client)
+    issued = len(Register(store=app.config["STORE"], create=False).listing(status="open"))
+    for today, shown in (("2027-05-31", "no notices"), ("2027-06-01", "no notices"), ("2027-06-02", f"{issued} ")):
+        monkeypatch.setenv("SEWERPLAN_TODAY", today)
+        page = client.get("/notices?overdue=1").get_data(as_text=True)
+        assert f"<h3>Register ({shown}" in page, (today, re.search(r"<h3>Register[^<]*", page))
+
+
 def test_a_notice_date_too_far_ahead_is_refused_plainly(client, app):
     """9999-12-31 gave a server error in the preview and a failed run ("date value out of range")."""
     Register(store=app.config["STORE"], create=True).close()
