@@ -12,6 +12,7 @@ import tomllib
 from pathlib import Path
 
 from analysis.notices import Resolution, TownSettings
+from analysis.profiles import DAYS
 from layers.errors import LayerError
 
 TOWN_FILE = "town.toml"
@@ -76,8 +77,13 @@ def load_town_settings(path: str | Path | None) -> TownSettings | None:
             problems.append(f'[resolutions] "{key}" must be {{ days = N, act = "the resolution that set it" }}')
             continue
         days, text = act["days"], act["act"]
-        if isinstance(days, bool) or not isinstance(days, int) or days <= 0:
-            problems.append(f'[resolutions] "{key}" days must be a whole number of days above 0, got {days!r}')
+        if isinstance(days, bool) or not isinstance(days, int) or not DAYS["least"] <= days <= DAYS["most"]:
+            # The profiles' own range for a period (analysis.profiles.DAYS): a slip such as 100000000 days
+            # overflowed the calendar when a letter's deadline was computed.
+            problems.append(
+                f'[resolutions] "{key}" days must be a whole number of days from {DAYS["least"]:,} to '
+                f"{DAYS['most']:,} (ten years), got {days!r}"
+            )
         elif not isinstance(text, str) or not text.strip():
             problems.append(f'[resolutions] "{key}" act must name the resolution or local law that set the period')
         else:

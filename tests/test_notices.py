@@ -238,6 +238,14 @@ def test_the_town_settings_file_reports_every_problem_at_once(tmp_path):
         '"mandate.notice_period_days" = { days = 30 }\n',
         encoding="utf-8",
     )
+    huge = tmp_path / "huge.toml"  # a slip of the keyboard overflowed the calendar when the deadline was computed
+    huge.write_text(
+        '[resolutions]\n"mandate.notice_period_days" = { days = 100000000, act = "R 9" }\n', encoding="utf-8"
+    )
+    with pytest.raises(
+        LayerError, match=r"days must be a whole number of days from 1 to 3,650 \(ten years\), got 100000000"
+    ):
+        load_town_settings(huge)
     with pytest.raises(LayerError) as info:
         load_town_settings(bad)
     for part in (
@@ -245,7 +253,7 @@ def test_the_town_settings_file_reports_every_problem_at_once(tmp_path):
         "unknown key 'motto'",
         "title must be text",
         "unknown table [signature]",
-        "above 0",
+        "from 1 to 3,650 (ten years), got 0",
         "must be { days = N",
     ):
         assert part in str(info.value), part
