@@ -235,7 +235,17 @@ def test_qgis_opens_a_postgis_store_project(tmp_path, analysed):
         assert sources and all(f'table="{schema}".' in s and "key='fid'" in s for s in sources)
         report = open_in_qgis(out, env={"PGPASSWORD": password})
         assert report["read"] is True
-        assert set(report["layers"]) == {"parcel_results", "measuring_lines", "connection_points", "building_results"}
+        # the results, and the input layers the run copied into the schema (read from a GeoPackage elsewhere)
+        engine = create_engine(url, poolclass=NullPool)
+        with engine.connect() as con:
+            tables = set(
+                con.execute(
+                    text("SELECT f_table_name FROM geometry_columns WHERE f_table_schema = :s"), {"s": schema}
+                ).scalars()
+            )
+        engine.dispose()
+        results = {"parcel_results", "measuring_lines", "connection_points", "building_results"}
+        assert set(report["layers"]) == tables and results | {"parcels", "mains", "manholes"} <= tables
         for name, layer in report["layers"].items():
             assert layer["valid"] and layer["features"] > 0 and layer["crs"] == "EPSG:2260", (name, layer)
         assert report["layers"]["parcel_results"]["renderer"] == "categorizedSymbol"
