@@ -236,6 +236,8 @@ def set_pairs(texts) -> tuple[tuple[str, str], ...]:
 
 
 def _kind_pairs(texts, option: str, example: str) -> dict[str, str]:
+    """``KIND=VALUE`` options by kind; a kind given twice with two values is refused (the last one was taken
+    silently: ``--layer mains=old.shp --layer mains=new.shp`` analysed new.shp without a word)."""
     out = {}
     for text in texts:
         kind, value = pair(text, option, example)
@@ -243,6 +245,10 @@ def _kind_pairs(texts, option: str, example: str) -> dict[str, str]:
         if kind not in SPECS:
             raise click.UsageError(
                 f"{option} {text}: {kind!r} is not a layer kind. The kinds: {_kind_help()} (sewerplan layers)."
+            )
+        if kind in out and out[kind] != value:
+            raise click.UsageError(
+                f"{option} {kind} is given twice, as {out[kind]} and {value}: give it once, with the one you mean."
             )
         out[kind] = value
     return out

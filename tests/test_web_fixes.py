@@ -118,6 +118,23 @@ def test_a_setting_given_twice_with_two_values_is_refused_by_the_web_and_the_cli
     assert same["state"] == "done" and same["summary"]["distance_ft"] == 200.0  # one value, given twice
 
 
+@pytest.mark.parametrize(
+    ("option", "first", "second"),
+    [("--layer", "mains=old.gpkg", "mains=new.gpkg"), ("--layer-crs", "parcels=EPSG:2260", "parcels=EPSG:2261")],
+)
+def test_a_layer_given_twice_with_two_sources_is_refused(store, option, first, second):
+    """``--layer mains=old.gpkg --layer mains=new.gpkg`` analysed the second without a word, as --set did."""
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+
+    args = ["analyze", "--profile", "fort-plain", "--data", str(store), option, first, option, second]
+    cli = CliRunner().invoke(main, args)
+    kind, one, two = first.split("=")[0], first.split("=")[1], second.split("=")[1]
+    assert cli.exit_code == 2, cli.output
+    assert f"{option} {kind} is given twice, as {one} and {two}: give it once" in " ".join(cli.output.split())
+
+
 # -- uploads ------------------------------------------------------------------------------------------------------
 
 
