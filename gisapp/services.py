@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
+import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -41,7 +43,7 @@ from analysis.trace import trace_parcel as trace_from_parcel
 from gisapp import notices as _notices
 from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
 from layers.crs import measuring_crs
-from layers.errors import LayerError, NotFoundError
+from layers.errors import LayerError, NotFoundError, Problem
 from layers.read import (
     LAYER_NAMES,
     Layers,
@@ -306,7 +308,7 @@ def open_workspace(
         columns={k: dict(v) for k, v in (spec.mapping.get("columns") or {}).items()},
         values={k: {f: dict(c) for f, c in v.items()} for k, v in (spec.mapping.get("values") or {}).items()},
     )
-    connected = read_connected_ids(spec.connected, column=spec.connected_column) if spec.connected else None
+    connected, kept = connected_list(spec, store)
     layers = load_layers(
         sources,
         target_crs=target,
@@ -317,7 +319,48 @@ def open_workspace(
         required=required,
         layer_crs=overrides,
     )
-    return Workspace(spec, prof, layers, store=store, stored=stored)
+    if kept is not None:
+        layers.problems.append(kept)
+    ids = frozenset(connected) if connected is not None else None
+    return Workspace(spec, prof, layers, store=store, stored=stored, connected_ids=ids)
+
+
+# The store setting holding the connected-parcels list a run read (its file, column and parcel IDs), so that the
+# store is rebuilt as the run saw it when the file has since been moved or deleted.
+CONNECTED_KEY = "connected_list"
+
+
+def connected_list(spec: WorkspaceSpec, store: str | None) -> tuple[set[str] | None, Problem | None]:
+    """The connected parcel IDs of ``spec.connected``, read from its file; where the file cannot be read and
+    ``store``'s latest run kept that list, the kept copy, with a warning saying so."""
+    if not spec.connected:
+        return None, None
+    try:
+        return read_connected_ids(spec.connected, column=spec.connected_column), None
+    except LayerError:
+        saved = _kept_connected(store)
+        same = saved is not None and saved.get("path") == os.path.abspath(spec.connected)
+        if not same or saved.get("column") != spec.connected_column:
+            raise
+    ids = set(saved.get("ids") or ())
+    return ids, Problem(
+        "parcels",
+        "connected_list_kept",
+        "warning",
+        f"The connected-parcels list {spec.connected} cannot be read (moved or deleted?): the copy the store kept "
+        f"at its latest run ({len(ids):,} parcel IDs) is used. Put the file back, or give --connected with its new "
+        "place, to use a newer list.",
+    )
+
+
+def _kept_connected(store: str | None) -> dict | None:
+    if not store or not store_exists(store):
+        return None
+    try:
+        text = store_at(store).read_setting(CONNECTED_KEY)
+        return json.loads(text) if text else None
+    except (LayerError, ValueError):
+        return None
 
 
 def open_store(
@@ -485,11 +528,22 @@ def analyse(
                 who=who,
                 inputs=copies.frames if copies is not None else None,
                 drop=copies.stale if copies is not None else (),
+                settings=_connected_setting(ws),
             )
         else:
             written = write_results(out_path, parcels, result.measuring_lines, buildings)
     copied = list(copies.frames) if copies is not None and written else []
     return RunResult(parcels, result.measuring_lines, assessed, summary, written, found, copied)
+
+
+def _connected_setting(ws: Workspace) -> dict[str, str] | None:
+    """The connected-parcels list the run read, kept in its store (``CONNECTED_KEY``): a later rebuild of the store
+    uses it where the file is gone."""
+    if ws.connected_ids is None:
+        return None
+    path = os.path.abspath(ws.spec.connected)
+    kept = {"path": path, "column": ws.spec.connected_column, "ids": sorted(ws.connected_ids)}
+    return {CONNECTED_KEY: json.dumps(kept)}
 
 
 def export_results(path: str, frame: gpd.GeoDataFrame, lines=None, buildings=None) -> list[str]:

@@ -184,6 +184,8 @@ class Workspace:
     layers: Layers
     store: str | None = None
     stored: StoredRun | None = None
+    # The parcel IDs of the connected-parcels list (``spec.connected``) as read, kept by a run in its store.
+    connected_ids: frozenset[str] | None = None
     cache: dict = field(default_factory=dict, repr=False)
     lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 

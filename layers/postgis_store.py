@@ -405,8 +405,9 @@ class PostGISStore(Store):
         who="",
         inputs: dict[str, gpd.GeoDataFrame] | None = None,
         drop: tuple[str, ...] = (),
+        settings: dict[str, str] | None = None,
     ) -> list[str]:
-        """The run's results, input copies and record, in one transaction (see the module docstring).
+        """The run's results, input copies, settings and record, in one transaction (see the module docstring).
 
         An input copy replaces only a table sewerplan wrote (``_replace_table`` refuses a county's own table).
         """
@@ -421,6 +422,8 @@ class PostGISStore(Store):
                     con.execute(text(f"DROP TABLE IF EXISTS {self._q}.{_ident(name)}"))
                 for name, frame in {**frames, **(inputs or {})}.items():
                     self._replace_table(con, name, frame)
+                for key, value in (settings or {}).items():
+                    self._upsert_setting(con, key, value)
                 trouble = self._style(con)
                 if trouble:
                     summary["warnings"] = [*summary.get("warnings", []), trouble]
@@ -618,21 +621,22 @@ class PostGISStore(Store):
 
     def write_setting(self, key: str, value: str) -> None:
         """One row, upserted in its own transaction (a run writing at the same moment never touches it)."""
+        with self._write(f"Cannot keep the setting {key} in") as con:
+            self._upsert_setting(con, key, value)
+
+    def _upsert_setting(self, con, key: str, value: str) -> None:
         from sqlalchemy import text
 
-        with self._write(f"Cannot keep the setting {key} in") as con:
-            con.execute(
-                text(
-                    f"CREATE TABLE IF NOT EXISTS {self._q}.{SETTINGS_TABLE} (key text PRIMARY KEY, value text NOT NULL)"
-                )
-            )
-            con.execute(
-                text(
-                    f"INSERT INTO {self._q}.{SETTINGS_TABLE} (key, value) VALUES (:k, :v) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-                ),
-                {"k": key, "v": value},
-            )
+        con.execute(
+            text(f"CREATE TABLE IF NOT EXISTS {self._q}.{SETTINGS_TABLE} (key text PRIMARY KEY, value text NOT NULL)")
+        )
+        con.execute(
+            text(
+                f"INSERT INTO {self._q}.{SETTINGS_TABLE} (key, value) VALUES (:k, :v) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+            ),
+            {"k": key, "v": value},
+        )
 
     # -- publishing and restoring
 

@@ -162,12 +162,14 @@ class Store(ABC):
         who="",
         inputs: dict[str, gpd.GeoDataFrame] | None = None,
         drop: tuple[str, ...] = (),
+        settings: dict[str, str] | None = None,
     ) -> list[str]:
         """The run's result layers and record, written atomically; returns the result layers' names.
 
         ``inputs`` are the input layers the run read from elsewhere, copied in with the results (by store layer
         name, replacing layers of those names) so that the store alone serves the map, traces and later runs;
-        ``drop`` names earlier such copies the run has no layer for, removed in the same step.
+        ``drop`` names earlier such copies the run has no layer for, removed in the same step; ``settings`` are
+        store settings kept with the run (the connected-parcels list it read), in the same step.
         """
         ...
 
@@ -353,9 +355,10 @@ class GeoPackageStore(Store):
         who="",
         inputs: dict[str, gpd.GeoDataFrame] | None = None,
         drop: tuple[str, ...] = (),
+        settings: dict[str, str] | None = None,
     ) -> list[str]:
-        """The run's result layers, input copies and record, written into a copy that replaces the store in one
-        step."""
+        """The run's result layers, input copies, settings and record, written into a copy that replaces the store
+        in one step."""
         drop = layers_to_drop(drop, buildings)
         writer = None if locked else self.writer(who=who or "sewerplan analyze")
         try:
@@ -365,6 +368,8 @@ class GeoPackageStore(Store):
                 if inputs:
                     add_layers(str(tmp), inputs, scratch=True)
                 written = write_results(str(tmp), parcels, measuring_lines, buildings, scratch=True)
+                if settings:
+                    _write_settings(tmp, settings)
                 _record_run(tmp, summary)
             return written
         finally:
@@ -719,15 +724,25 @@ def write_run(
     who: str = "sewerplan analyze",
     inputs: dict[str, gpd.GeoDataFrame] | None = None,
     drop: tuple[str, ...] = (),
+    settings: dict[str, str] | None = None,
 ) -> list[str]:
     """Write a run's result layers and record into the store atomically; returns the result layer names written.
 
     ``locked`` says the caller already holds the store's writer lock (a web run takes it before it starts, in the
-    server process); otherwise it is taken here and ``StoreBusyError`` raised if another writer has it. ``inputs``
-    and ``drop``: input layers copied in with the results, and earlier copies removed (``Store.write_run``).
+    server process); otherwise it is taken here and ``StoreBusyError`` raised if another writer has it. ``inputs``,
+    ``drop`` and ``settings``: input layers copied in with the results, earlier copies removed, and store settings
+    kept with the run (``Store.write_run``).
     """
     return open_store(location).write_run(
-        parcels, measuring_lines, buildings, summary, locked=locked, who=who, inputs=inputs, drop=drop
+        parcels,
+        measuring_lines,
+        buildings,
+        summary,
+        locked=locked,
+        who=who,
+        inputs=inputs,
+        drop=drop,
+        settings=settings,
     )
 
 

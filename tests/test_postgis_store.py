@@ -446,3 +446,18 @@ def test_a_run_without_buildings_removes_the_last_runs_building_results(town, st
         assert con.execute(text(f'SELECT count(*) FROM "{schema}".parcel_results')).scalar() == 300
     client = make_app(store_url, tmp_path, LOCAL_MODE=True).test_client()
     assert client.get("/api/layers/parcels?bbox=-180,-90,180,90&zoom=18").status_code == 200
+
+
+def test_a_postgis_store_keeps_the_connected_list_its_run_read(town, store_url, tmp_path):
+    """The kept copy of the connected-parcels list is written in the run's transaction, as in a GeoPackage store
+    (tests/test_results_store.py): a moved CSV no longer stops the schema's traces and runs."""
+    import geopandas as gpd
+
+    ids = gpd.read_file(town, layer="parcels")["parcel_id"].head(4)
+    billing = tmp_path / "billing.csv"
+    ids.to_frame().to_csv(billing, index=False)
+    assert _analyze(town, store_url, "--connected", billing).exit_code == 0
+    billing.unlink()
+    runner = Runner()
+    again = runner.invoke("analyze", "--data", store_url, "--out", store_url, ok=True)
+    assert "the copy the store kept at its latest run (4 parcel IDs) is used" in " ".join(again.stderr.split())

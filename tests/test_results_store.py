@@ -212,3 +212,28 @@ def test_a_store_of_results_alone_says_how_to_copy_its_layers_in(town, tmp_path,
     Runner().invoke("analyze", "--profile", "fort-plain", "--data", town, "--out", old, ok=True)
     assert set(INPUTS) <= set(layer_names(old))
     Runner().invoke("trace", "--data", old, "--parcel", a_parcel(old), ok=True)
+
+
+def test_a_moved_connected_list_is_replaced_by_the_copy_the_store_kept(town, tmp_path):
+    """A store analysed with `--connected billing.csv` could no longer trace, serve a trace or run again once the
+    CSV was moved ("Connected-parcels list ... cannot be read"): the run keeps the list it read in the store, and a
+    rebuild uses that copy, saying so."""
+    store = tmp_path / "town.gpkg"
+    store.write_bytes(town.read_bytes())
+    ids = gpd.read_file(town, layer="parcels")["parcel_id"].head(7)
+    billing = tmp_path / "billing.csv"
+    ids.to_frame().to_csv(billing, index=False)
+    first = Runner().json("analyze", "--profile", "fort-plain", "--data", store, "--out", store, "--connected", billing)
+    billing.rename(tmp_path / "moved.csv")
+    runner = Runner()
+    traced = runner.invoke("trace", "--data", store, "--parcel", a_parcel(store), ok=True)
+    said = " ".join(traced.stderr.split())
+    assert f"The connected-parcels list {billing} cannot be read (moved or deleted?)" in said
+    assert "the copy the store kept at its latest run (7 parcel IDs) is used" in said
+    again = Runner().json("analyze", "--data", store, "--out", store)
+    assert again["summary"]["counts"] == first["summary"]["counts"]
+    client = make_app(store, tmp_path).test_client()
+    assert client.get("/api/trace", query_string={"parcel": a_parcel(store)}).status_code == 200
+    # another list than the one the store kept is not stood in for
+    other = runner.invoke("analyze", "--data", store, "--out", store, "--connected", tmp_path / "no.csv")
+    assert other.exit_code == 2 and "no.csv cannot be read" in " ".join(other.output.split())
