@@ -48,7 +48,6 @@ TOWN_OPTION = click.option(
     type=click.Path(dir_okay=False),
     help="The town settings file for letters (default: town.toml beside the store).",
 )
-DATE = DAY
 REASON_OPTION = click.option(
     "--notice-reason",
     "notice_reason",
@@ -169,7 +168,7 @@ def _preview(
 
 @notices.command()
 @data_options
-@click.option("--notice-date", type=DATE, required=True, help="Date the notices would be given.")
+@click.option("--notice-date", type=DAY, required=True, help="Date the notices would be given.")
 @REASON_OPTION
 @HAZARD_OPTION
 @HAZARD_FILE_OPTION
@@ -215,7 +214,7 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
 
 @notices.command()
 @data_options
-@click.option("--notice-date", type=DATE, required=True, help="Date of the notices (the date they are mailed).")
+@click.option("--notice-date", type=DAY, required=True, help="Date of the notices (the date they are mailed).")
 @REASON_OPTION
 @HAZARD_OPTION
 @HAZARD_FILE_OPTION
@@ -327,7 +326,7 @@ LIST_COLUMNS = (
     help="Only issued notices still open whose deadline has passed (a weekend or holiday deadline runs to the next "
     "business day, General Construction Law § 25-a).",
 )
-@click.option("--as-of", type=DATE, help="The day to judge overdue by (default today).")
+@click.option("--as-of", type=DAY, help="The day to judge overdue by (default today).")
 @click.option("--status", type=click.Choice(("prepared", "cancelled", *STATUSES)), help="Only this status.")
 @click.option("--csv", "csv_path", type=click.Path(dir_okay=False), metavar="FILE", help="Also write every column.")
 @STORE_OPTION
@@ -377,7 +376,7 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
 @click.argument("parcel_id")
 @click.argument("status", type=click.Choice(STATUSES[1:]))
 @click.option("--note", help="Why (stored in the register and its event log).")
-@click.option("--until", type=DATE, help="Only with extended: the new, later deadline.")
+@click.option("--until", type=DAY, help="Only with extended: the new, later deadline.")
 @STORE_OPTION
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
@@ -399,7 +398,7 @@ def mark(parcel_id, status, note, until, store, register_url, as_json):
     metavar="NAME|FILE",
     help="Ordinance profile (default: the one the store's latest run used).",
 )
-@click.option("--as-of", type=DATE, help="The day of the violation notices (default today).")
+@click.option("--as-of", type=DAY, help="The day of the violation notices (default today).")
 @click.option("--out", "out_dir", metavar="DIR", help="Folder for the batch; without it nothing is recorded.")
 @click.option(
     "--set", "settings", multiple=True, metavar="SECTION.KEY=VALUE", help="Override a profile value (as analyze)."

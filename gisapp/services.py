@@ -261,12 +261,12 @@ def input_copies(ws: Workspace, store: str) -> InputCopies | None:
             "would use beside results computed from other data: write the results to a new store, or analyse the "
             f"store's own layers (`sewerplan analyze --data {label} --out {label}`)."
         )
-    frames = {
-        LAYER_NAMES[kind][0]: frame
+    names = {
+        kind: LAYER_NAMES[kind][0]
         for kind in LAYER_NAMES
-        if isinstance(frame := getattr(ws.layers, kind, None), gpd.GeoDataFrame)
+        if isinstance(getattr(ws.layers, kind, None), gpd.GeoDataFrame)
     }
-    names = {kind: LAYER_NAMES[kind][0] for kind in LAYER_NAMES if LAYER_NAMES[kind][0] in frames}
+    frames = {name: getattr(ws.layers, kind) for kind, name in names.items()}
     spec = ws.spec.replace(data=None, layers=(), layer_crs=(), data_crs=None, mapping={})
     stale = tuple(name for name in sorted(copied) if name in held and name not in frames)
     return InputCopies(frames, spec, {"from": ws.spec.as_record(), "layers": names}, stale)

@@ -46,7 +46,6 @@ from layers.store import (
     StoreBusyError,
     StoreWriter,
     busy_message,
-    layers_to_drop,
 )
 from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER, result_layers
 
@@ -414,7 +413,6 @@ class PostGISStore(Store):
         from sqlalchemy import text
 
         frames = result_layers(parcels, measuring_lines, buildings)
-        drop = layers_to_drop(drop, buildings)
         writer = None if locked else self.writer(who=who or "sewerplan analyze")
         try:
             with self._write("Cannot write the run to") as con:

@@ -53,9 +53,9 @@ from layers.write import (
     RESULT_LAYER,
     add_layers,
     remove_stale_scratch,
+    result_layers,
     scratch_affixes,
     write_layers,
-    write_results,
 )
 
 DEFAULT_STORE = Path("instance") / "sewerplan.gpkg"
@@ -359,19 +359,17 @@ class GeoPackageStore(Store):
     ) -> list[str]:
         """The run's result layers, input copies, settings and record, written into a copy that replaces the store
         in one step."""
-        drop = layers_to_drop(drop, buildings)
+        frames = result_layers(parcels, measuring_lines, buildings)
         writer = None if locked else self.writer(who=who or "sewerplan analyze")
         try:
             with _replacement(self.path, copy_current=True) as tmp:
                 if drop:
                     _drop_layers(tmp, drop)
-                if inputs:
-                    add_layers(str(tmp), inputs, scratch=True)
-                written = write_results(str(tmp), parcels, measuring_lines, buildings, scratch=True)
+                add_layers(str(tmp), {**frames, **(inputs or {})}, scratch=True)
                 if settings:
                     _write_settings(tmp, settings)
                 _record_run(tmp, summary)
-            return written
+            return list(frames)
         finally:
             if writer is not None:
                 writer.release()
@@ -521,12 +519,6 @@ def _record_run(path: str | Path, summary: dict) -> None:
             con.execute(f"INSERT INTO {RUNS_TABLE} (summary) VALUES (?)", (json.dumps(summary),))
     except sqlite3.Error as exc:
         raise LayerError(f"Cannot record the run in {path}: {exc}") from exc
-
-
-def layers_to_drop(drop: tuple[str, ...], buildings) -> tuple[str, ...]:
-    """The layers a run removes: ``drop``, and the last run's building results when this run has none (a run
-    without buildings left them, and the map drew the old buildings' verdicts beside the new parcels')."""
-    return (*drop, BUILDINGS_LAYER) if buildings is None else drop
 
 
 def _drop_layers(path: Path, names: tuple[str, ...]) -> None:
@@ -733,6 +725,8 @@ def write_run(
     ``drop`` and ``settings``: input layers copied in with the results, earlier copies removed, and store settings
     kept with the run (``Store.write_run``).
     """
+    if buildings is None:  # the last run's building results go too: the map drew them beside this run's parcels
+        drop = (*drop, BUILDINGS_LAYER)
     return open_store(location).write_run(
         parcels,
         measuring_lines,

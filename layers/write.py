@@ -148,12 +148,7 @@ def write_results(
         with ThreadPoolExecutor(2) as pool:  # write_geoparquet makes the columns plain itself
             list(pool.map(lambda name: write_geoparquet(targets[name], layers[name]), layers))
         return [Path(target).stem for target in targets.values()]
-    mode = "scratch" if scratch else "update" if Path(path).exists() else "new"
-    with _unseen_geopackage(path, mode) as target:
-        for name, layer in layers.items():
-            _write_gpkg(_plain_columns(layer), target, name)
-        style_geopackage_layers(target)
-    return list(layers)
+    return add_layers(path, layers, scratch=scratch)
 
 
 # A GeoPackage being written is hidden beside its final name until it is whole: ".NAME.<random>.tmp.gpkg" for
@@ -314,9 +309,9 @@ def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: b
 
 
 def add_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, scratch: bool = False) -> list[str]:
-    """Write layers into a GeoPackage beside its others, replacing those of the same names, and style them.
+    """Write layers into a GeoPackage beside its others, replacing those of the same names, and style them: a
+    run's results (``write_results``), and with them in a store the input layers the run copies in.
 
-    A store's results go in with ``write_results``; this is for the input layers a run copies in beside them.
     ``scratch``: ``path`` is a copy nobody else sees, which the caller syncs and renames into place.
     """
     mode = "scratch" if scratch else "update" if Path(path).exists() else "new"
