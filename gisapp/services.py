@@ -905,7 +905,7 @@ def violations(
     (``connected``), one it no longer finds mandated is listed for review (``review``); ``analysis`` says which run
     (None where there is no store or no analysis in it, and nothing is left out).
     """
-    current = read_results(store) if store_of(store) and store_exists(store) else None
+    current = read_results(store, columns=("parcel_id", "status")) if store_of(store) and store_exists(store) else None
     doc = _notices.violations(
         register,
         profile=with_resolutions(profile, town),
@@ -913,7 +913,7 @@ def violations(
         today=today,
         root=root,
         actor=actor,
-        current=None if current is None else current[["parcel_id", "status"]],
+        current=current,
     )
     record = recorded_run(store) if current is not None else None
     return doc | {"analysis": None if current is None else {"run_at": (record or {}).get("run_at")}}

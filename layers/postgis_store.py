@@ -27,6 +27,7 @@ import json
 import re
 import threading
 import time
+from collections.abc import Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -46,6 +47,7 @@ from layers.store import (
     StoreBusyError,
     StoreWriter,
     busy_message,
+    require_columns,
 )
 from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER, result_layers
 
@@ -223,6 +225,18 @@ class PostGISStore(Store):
     def read_layer(self, name: str) -> gpd.GeoDataFrame:
         with self._read() as con:
             return self._read_table(con, self.schema, name)
+
+    def read_columns(self, name: str, columns: Sequence[str]) -> pd.DataFrame:
+        from sqlalchemy import text
+
+        with self._read() as con:
+            listed = self._columns(con, self.schema, name)
+            if not listed:
+                raise LayerError(f"The PostGIS store {self.label} has no layer {name}.")
+            require_columns(listed, columns, f"The layer {name} of {self.label}")
+            order = " ORDER BY fid" if "fid" in listed else ""
+            sql = f"SELECT {', '.join(_ident(c) for c in columns)} FROM {_ident(self.schema)}.{_ident(name)}{order}"
+            return pd.read_sql(text(sql), con)
 
     def read_layers(self, names) -> dict[str, gpd.GeoDataFrame]:
         with self._read() as con:

@@ -40,10 +40,12 @@ import tempfile
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 
 import geopandas as gpd
+import pandas as pd
 import pyogrio
 
 from layers.errors import LayerError, redact_url, split_fragment
@@ -134,6 +136,11 @@ class Store(ABC):
     @abstractmethod
     def read_layer(self, name: str) -> gpd.GeoDataFrame: ...
 
+    @abstractmethod
+    def read_columns(self, name: str, columns: Sequence[str]) -> pd.DataFrame:
+        """Only ``columns`` of a layer, in that order and without its geometry: a tenth of reading it whole."""
+        ...
+
     def read_layers(self, names) -> dict[str, gpd.GeoDataFrame]:
         """The named layers that exist, read together (PostGIS: from one snapshot of the database)."""
         present = set(self.layer_names())
@@ -216,11 +223,11 @@ class Store(ABC):
         "srid", "fields"}`` (no password in any source)."""
         ...
 
-    def read_results(self) -> gpd.GeoDataFrame | None:
-        """The latest parcel results, or None before any analysis has run."""
+    def read_results(self, columns: Sequence[str] | None = None) -> gpd.GeoDataFrame | pd.DataFrame | None:
+        """The latest parcel results (only ``columns``, without geometry, when given), or None before any run."""
         if RESULT_LAYER not in self.layer_names():
             return None
-        return self.read_layer(RESULT_LAYER)
+        return self.read_layer(RESULT_LAYER) if columns is None else self.read_columns(RESULT_LAYER, columns)
 
 
 def is_store(text: str | Path | None) -> bool:
@@ -287,6 +294,11 @@ class GeoPackageStore(Store):
 
     def read_layer(self, name: str) -> gpd.GeoDataFrame:
         return read_ogr(self.location, layer=name)
+
+    def read_columns(self, name: str, columns: Sequence[str]) -> pd.DataFrame:
+        frame = read_ogr(self.location, layer=name, columns=list(columns), read_geometry=False)
+        require_columns(frame.columns, columns, f"The layer {name} of {self.label}")
+        return pd.DataFrame(frame[list(columns)])
 
     def latest_run(self) -> dict | None:
         if not self.path.exists():
@@ -690,9 +702,17 @@ def layer_counts(location: str | Path) -> dict[str, int]:
     return store.layer_counts() if store.exists() else {}
 
 
-def read_results(location: str | Path) -> gpd.GeoDataFrame | None:
-    """The latest parcel results in the store, or None before any analysis has run."""
-    return open_store(location).read_results()
+def read_results(location: str | Path, columns: Sequence[str] | None = None) -> gpd.GeoDataFrame | pd.DataFrame | None:
+    """The latest parcel results in the store (only ``columns``, without geometry, when given), or None before any
+    analysis has run."""
+    return open_store(location).read_results(columns)
+
+
+def require_columns(have, columns: Sequence[str], what: str) -> None:
+    """Refuse a read of columns a layer lacks (a store written by an older sewerplan), naming them."""
+    missing = [c for c in columns if c not in set(have)]
+    if missing:
+        raise LayerError(f"{what} has no column {', '.join(missing)}: run the analysis again to rewrite it.")
 
 
 def latest_run(location: str | Path) -> dict | None:

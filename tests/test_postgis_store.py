@@ -461,3 +461,17 @@ def test_a_postgis_store_keeps_the_connected_list_its_run_read(town, store_url, 
     runner = Runner()
     again = runner.invoke("analyze", "--data", store_url, "--out", store_url, ok=True)
     assert "the copy the store kept at its latest run (4 parcel IDs) is used" in " ".join(again.stderr.split())
+
+
+def test_reading_some_result_columns_gives_them_as_the_whole_read_does(town, store_url):
+    """As a GeoPackage store: the columns asked for, in that order, in the results' row order, without geometry."""
+    from layers.errors import LayerError
+
+    assert _analyze(town, store_url).exit_code == 0
+    store = open_store(store_url)
+    whole = store.read_results()
+    some = store.read_results(columns=("status", "parcel_id"))
+    assert list(some.columns) == ["status", "parcel_id"] and "geometry" not in some
+    assert some.equals(whole[["status", "parcel_id"]].reset_index(drop=True))
+    with pytest.raises(LayerError, match="has no column no_such_column: run the analysis again"):
+        store.read_results(columns=("parcel_id", "no_such_column"))

@@ -237,3 +237,17 @@ def test_a_moved_connected_list_is_replaced_by_the_copy_the_store_kept(town, tmp
     # another list than the one the store kept is not stood in for
     other = runner.invoke("analyze", "--data", store, "--out", store, "--connected", tmp_path / "no.csv")
     assert other.exit_code == 2 and "no.csv cannot be read" in " ".join(other.output.split())
+
+
+def test_reading_some_result_columns_gives_them_as_the_whole_read_does(results):
+    """``violations`` reads a run's statuses alone: at a million parcels the geometry was four fifths of the read."""
+    from layers.errors import LayerError
+    from layers.store import read_results
+
+    out, _ = results
+    whole = read_results(out)
+    some = read_results(out, columns=("status", "parcel_id"))
+    assert list(some.columns) == ["status", "parcel_id"] and "geometry" not in some
+    assert some.equals(whole[["status", "parcel_id"]].reset_index(drop=True))
+    with pytest.raises(LayerError, match="has no column no_such_column: run the analysis again"):
+        read_results(out, columns=("parcel_id", "no_such_column"))
