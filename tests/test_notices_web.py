@@ -510,3 +510,29 @@ def test_a_crafted_link_cannot_put_words_in_the_success_banner(client, path):
     text = page.get_data(as_text=True)
     assert page.status_code == 200 and "48 notice(s)" not in text and "corrupt" not in text
     assert 'id="message"' not in text and 'id="error"' not in text
+
+
+def test_a_map_run_takes_its_workspace_and_its_notice_from_one_run_record(client, app, monkeypatch):
+    """POST /analysis/run read the latest run twice: once for its workspace, once for its notice. A run landing
+    between the two reads gave the new run one run's settings and the other's notice date. It now reads once."""
+    from gisapp import services
+    from gisapp.views import analysis as view
+
+    first = {
+        "notice_date": "2027-03-01",
+        "workspace": {"profile": "fort-plain", "settings": {"mandate.distance_ft": 150}},
+    }
+    landed = {"notice_date": "2027-09-01", "workspace": {"profile": "fort-plain", "settings": {}}}
+    records = iter([first, landed, landed])
+    monkeypatch.setattr(services, "latest_run", lambda store: next(records))
+    started = {}
+
+    def start(app, store, who, spec, notice_date, notice_reason):
+        started.update(spec=spec, notice_date=notice_date)
+        raise view.StoreBusyError("captured")
+
+    monkeypatch.setattr(view, "start_analysis", start)
+    answer = client.post("/analysis/run", data={"profile": "fort-plain", "csrf_token": csrf(client)})
+    assert answer.status_code == 409
+    assert started["spec"].settings == (("mandate.distance_ft", 150),)
+    assert started["notice_date"] == dt.date(2027, 3, 1)

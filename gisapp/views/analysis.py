@@ -16,8 +16,8 @@ from analysis.errors import AnalysisError
 from analysis.mandate import check_notice
 from gisapp import services
 from gisapp.security import requires
-from gisapp.state import recorded_spec, start_analysis, state, store_path
-from gisapp.workspace import distinct_settings
+from gisapp.state import start_analysis, state, store_path
+from gisapp.workspace import WorkspaceSpec, distinct_settings
 from layers.errors import LayerError
 from layers.store import StoreBusyError
 
@@ -47,10 +47,13 @@ def run_analysis():
     if profile not in services.profile_names():
         abort(400, description=f"Unknown profile {profile!r}.")
     store = store_path()
-    recorded = recorded_spec(store)
+    # The latest run's record, read once: its workspace and its notice come from the same run, even when another
+    # run lands meanwhile.
+    last = services.recorded_run(store) or {}
+    recorded = WorkspaceSpec.from_record(last) or WorkspaceSpec(profile=services.DEFAULT_PROFILE)
     # The map's form sends the run's notice date and reason, prefilled; a client that sends neither keeps them for
     # the same profile (another profile may not allow the reason, or may require one).
-    run = (services.recorded_run(store) or {}) if profile == recorded.profile else {}
+    run = last if profile == recorded.profile else {}
     text = request.form.get("notice_date", run.get("notice_date") or "").strip()
     try:
         notice = parse_day(text, "The notice date") if text else None
