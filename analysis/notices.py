@@ -58,6 +58,7 @@ MAILING_COLUMNS = (
     "city",
     "state",
     "zip",
+    "city_line",
     "parcel_ids",
     "notice_ids",
     "site_addresses",
@@ -648,6 +649,8 @@ def mailing_list(notices: pd.DataFrame, *, per_parcel: bool = False, occupant: b
     rows = rows.drop(columns=["_zip", "_name"]).reset_index(drop=True)
     for column in ("name_line_1", "name_line_2", "address_line_1", "address_line_2", "city", "state", "zip"):
         rows[column] = address_part(rows[column])
+    # The address's last line, worded once here: the letter, the labels and the preview all print this column.
+    rows["city_line"] = [city_line(*parts) for parts in zip(rows["city"], rows["state"], rows["zip"], strict=True)]
     rows["mailing_no"] = np.arange(1, len(rows) + 1)
     rows["letter_file"] = [letter_file(k) for k in rows["mailing_no"]]
     rows["certified_article_no"] = ""
@@ -683,17 +686,18 @@ def city_line(city: str, state: str, zip_code: str) -> str:
 
 
 def mailing_address(row: Mapping[str, str]) -> str:
-    """A mailing-list row's address on one line, its parts separated by commas, none dangling.
+    """A mailing-list row's address on one line, its parts separated by commas, none dangling; the last part is the
+    row's ``city_line``, as the letter and the label print it.
 
     Examples
     --------
-    >>> mailing_address({"address_line_1": "12 Elm St", "city": "", "state": "VT", "zip": "05254"})
+    >>> mailing_address({"address_line_1": "12 Elm St", "address_line_2": "", "city_line": "VT 05254"})
     '12 Elm St, VT 05254'
     """
     parts = (
         str(row.get("address_line_1") or "").strip(_DANGLING),
         str(row.get("address_line_2") or "").strip(_DANGLING),
-        city_line(str(row.get("city") or ""), str(row.get("state") or ""), str(row.get("zip") or "")),
+        str(row["city_line"]),
     )
     return ", ".join(p for p in parts if p)
 
@@ -887,10 +891,15 @@ def compose_letters(
     for row in rows.to_dict("records"):
         ids = tuple(i for i in str(row["notice_ids"]).split("; ") if i)
         parcels = by_id.loc[list(ids)].to_dict("records") if ids else []
-        city = city_line(row["city"], row["state"], row["zip"])
         recipient = tuple(
             str(t)
-            for t in (row["name_line_1"], row["name_line_2"], row["address_line_1"], row["address_line_2"], city)
+            for t in (
+                row["name_line_1"],
+                row["name_line_2"],
+                row["address_line_1"],
+                row["address_line_2"],
+                row["city_line"],
+            )
             if t
         )
         compose = _connection_blocks if kind == "connection" else _violation_blocks

@@ -36,6 +36,7 @@ NOTIFICATION_COLUMNS = (
     "city",
     "state",
     "zip",
+    "city_line",
     "parcels",
     "parcel_ids",
     "site_addresses",

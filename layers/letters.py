@@ -145,7 +145,13 @@ def _reference(row: dict, font: str, size: float, width: float) -> str:
 
 def write_labels(path: str | Path, rows: pd.DataFrame) -> str:
     """Avery 5160 labels, one per mailing-list row in its order: the mailing number and notice IDs in small type,
-    then the name (two lines), the address and the city line, each shrunk and wrapped to stay inside its label."""
+    then the name (two lines), the address and the row's ``city_line`` (worded where the letter's is, so the two
+    agree), each shrunk and wrapped to stay inside its label."""
+    if "city_line" not in rows.columns:
+        raise LayerError(
+            "The mailing list has no city_line column, so the labels would lose each address's last line: make it "
+            "with analysis.notices.mailing_list, which words that line as the letters print it."
+        )
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     pdf = canvas.Canvas(str(path), pagesize=LETTER, invariant=1)
     pdf.setTitle("Mailing labels (Avery 5160)")
@@ -160,14 +166,12 @@ def write_labels(path: str | Path, rows: pd.DataFrame) -> str:
         inner_w = w - 2 * g["pad_x"]
         ref_size = 6.0
         reference = _reference(row, "Helvetica", ref_size, inner_w) if "notice_ids" in row else ""
-        city = ", ".join(p for p in (str(row.get("city") or ""), str(row.get("state") or "")) if p)
-        city = f"{city} {row.get('zip') or ''}".strip()
 
         def present(*values) -> list[str]:
             return [str(t) for t in values if t is not None and not pd.isna(t) and str(t).strip()]
 
         name = present(row.get("name_line_1"), row.get("name_line_2"))
-        address = present(row.get("address_line_1"), row.get("address_line_2")) + ([city] if city else [])
+        address = present(row.get("address_line_1"), row.get("address_line_2"), row["city_line"])
         top = y + h - g["pad_y"]
         if reference:
             pdf.setFont("Helvetica", ref_size)

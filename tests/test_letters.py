@@ -33,6 +33,7 @@ from analysis.notices import (
     plan_violations,
 )
 from analysis.profiles import load_profile
+from layers.errors import LayerError
 from layers.letters import AVERY_5160, label_box, label_texts, write_labels, write_letter
 from layers.sample import sample_town
 from layers.town import load_town_settings
@@ -513,10 +514,13 @@ def test_a_poughkeepsie_letter_for_two_properties_names_each_propertys_hazard(to
         ("", "VT", "05254", "VT 05254"),
         (" ", " VT ", "05254 ", "VT 05254"),
         ("Manchester, ", "VT", "05254", "Manchester, VT 05254"),
+        ("Manchester", "", "05254", "Manchester, 05254"),  # no state: the label printed "Manchester 05254"
+        ("Manchester", None, "05254", "Manchester, 05254"),
     ],
 )
 def test_a_mailing_address_has_no_dangling_separator(tmp_path, city, state, zip_code, expected):
-    """A letter's address block and the mailing list end with what is there, never a comma or a space."""
+    """A letter's address block, its label and the mailing list end with what is there, never a comma or a space,
+    and all three print the same last line (the mailing list's ``city_line``)."""
     profile = load_profile("fort-plain")
     town = town_settings(tmp_path, "fort-plain")
     parcels = _layers()[0].iloc[:1].assign(mail_city=city, mail_state=state, mail_zip=zip_code)
@@ -531,4 +535,15 @@ def test_a_mailing_address_has_no_dangling_separator(tmp_path, city, state, zip_
         assert line == line.strip(" ,;"), line
     for column in ("city", "state", "zip"):
         assert rows.loc[0, column] == rows.loc[0, column].strip(" ,;")
+    assert rows.loc[0, "city_line"] == expected
     assert mailing_address(rows.loc[0]).endswith(expected)
+    (label,) = label_texts(write_labels(tmp_path / "labels.pdf", rows))
+    assert [line.strip() for line in label.splitlines() if line.strip()][-1] == expected
+
+
+def test_labels_need_the_mailing_lists_city_line(tmp_path):
+    """Labels print the last address line the letters print; rows without it are refused, not labelled without it."""
+    rows = _label_rows().drop(columns="city_line")
+    with pytest.raises(LayerError, match="no city_line column"):
+        write_labels(tmp_path / "labels.pdf", rows)
+    assert not (tmp_path / "labels.pdf").exists()

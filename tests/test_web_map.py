@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from shapely.ops import polylabel
 from werkzeug.serving import make_server
 
+from analysis.notices import city_line
 from gisapp.cli import main
 from layers.sample import sample_town
 from layers.write import write_layers
@@ -456,6 +457,8 @@ def test_select_by_distance_lists_parcels_and_mailing(sample_client, sample_stor
     owners = results[results["parcel_id"].isin(expected)]
     assert len(rows) == doc["mailing_rows"] == owners[["owner_name", "mail_address"]].drop_duplicates().shape[0]
     assert sum(int(r["parcels"]) for r in rows) == len(expected)
+    # The last address line for a mail merge, worded as a notice letter and its label word it.
+    assert [r["city_line"] for r in rows] == [city_line(r["city"], r["state"], r["zip"]) for r in rows]
     # A point drawn on the map, in longitude and latitude.
     centre = gpd.GeoSeries([shape.centroid], crs=results.crs).to_crs(4326).iloc[0]
     point = json.dumps({"type": "Point", "coordinates": [centre.x, centre.y]})
