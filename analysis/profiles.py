@@ -38,6 +38,9 @@ PROFILE_DIR = Path(__file__).parent / "profiles"
 RULE_TESTS = Path(__file__).parent / "rule_tests.toml"
 
 _RULE_KEYS = {"value", "section", "quote", "derived", "setting", "town_setting", "note"}
+# The flags a citation carries after its section, in this order: the section was counted, or the value was set.
+DERIVED_FLAG = "section number derived"
+OVERRIDDEN_FLAG = "value set by the user"
 
 
 @dataclass(frozen=True)
@@ -58,10 +61,15 @@ class Rule:
         """The section as a clerk would cite it, flagged when counted or set rather than printed in the law."""
         text = self.section
         if self.derived:
-            text += " (section number derived)"
+            text += f" ({DERIVED_FLAG})"
         if self.overridden:
-            text += " (value set by the user)"
+            text += f" ({OVERRIDDEN_FLAG})"
         return text
+
+    @property
+    def cited(self) -> str:
+        """The citation set in brackets within a sentence, its flags as clauses so that no bracket nests."""
+        return bracketed(self.citation)
 
     @property
     def kind(self) -> str:
@@ -73,6 +81,36 @@ class Rule:
 
     def as_dict(self) -> dict:
         return {k: v for k, v in dataclasses.asdict(self).items() if v not in ("", False) or k == "value"}
+
+
+def bracketed(citation: str) -> str:
+    """A citation (``Rule.citation``, or one a stored run kept as text) in brackets within a sentence: its flags
+    become clauses after a semicolon, so a sentence never reads "(§ 196-17E (value set by the user))".
+
+    Examples
+    --------
+    >>> bracketed("§ 196-17E (value set by the user)"), bracketed("§ 144-4")
+    ('(§ 196-17E; value set by the user)', '(§ 144-4)')
+    >>> bracketed("§ 144-28 (section number derived) (value set by the user)")
+    '(§ 144-28; section number derived; value set by the user)'
+    """
+    return f"({citation_clause(citation)})"
+
+
+def citation_clause(citation: str) -> str:
+    """A citation written to stand inside brackets another text opened: "§ 144-28; section number derived".
+
+    Examples
+    --------
+    >>> "(more than 25% of the flow, " + citation_clause("§ 144-28 (section number derived)") + ")"
+    '(more than 25% of the flow, § 144-28; section number derived)'
+    """
+    text, flags = citation.strip(), []
+    for flag in (OVERRIDDEN_FLAG, DERIVED_FLAG):  # the last flag first, as Rule.citation appends them
+        if text.endswith(f" ({flag})"):
+            text = text.removesuffix(f" ({flag})").rstrip()
+            flags.insert(0, flag)
+    return "; ".join([text, *flags])
 
 
 # The ranges a day count or a distance may take, in a profile file or set by the user. Not thresholds of any law

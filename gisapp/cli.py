@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.table import Table
 
 from analysis.mandate import STATUSES
-from analysis.profiles import covering_tests, rule_tests
+from analysis.profiles import bracketed, covering_tests, rule_tests
 from gisapp import services
 from gisapp.cli_batch import batch
 from gisapp.cli_common import DAY, DIRECTION_OPTION, data_options, loading, print_problems, user_errors
@@ -186,7 +186,7 @@ def deadline_words(summary: dict, profile) -> str:
     """The sentence after the notice date: the period the deadline runs, or why no deadline was computed."""
     days, rule = summary.get("notice_period_days"), profile.mandate.notice_period_days
     if days is not None:
-        return f"deadline {days} days after it ({rule.citation})."
+        return f"deadline {days} days after it {rule.cited}."
     return (
         f"no deadline computed: the law sets no period to connect ({rule.section}); the Town sets it "
         "(--set mandate.notice_period_days=N to assume one)."
@@ -206,7 +206,7 @@ def _print_summary(summary: dict, profile) -> None:
     out.print(table)
     dist = summary["distance_ft"]
     out.print(
-        f"Distance: {dist:g} ft from the property line ({summary['distance_section']}), measured in "
+        f"Distance: {dist:g} ft from the property line {bracketed(summary['distance_section'])}, measured in "
         f"{summary['measuring_crs']}. Mains counted: {summary['counting_mains']} of {summary['mains']}.",
         highlight=False,
     )

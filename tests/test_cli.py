@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import geopandas as gpd
 import pandas as pd
@@ -254,6 +255,18 @@ def test_wappinger_summary_says_what_its_law_rules(town_gpkg):
     fort_text = " ".join(fort.output.split())
     assert "must connect (occupied, abutting a sewered street, within the distance)" in fort_text
     assert "deadline 90 days after it (§ 144-4)" in fort_text
+
+
+def test_summary_cites_a_value_set_by_the_user_without_nested_brackets(town_gpkg):
+    """A --set threshold is flagged inside the sentence's one pair of brackets: "(§ 196-17E; value set by ...)"."""
+    sets = ("--set", "mandate.distance_ft=150", "--set", "mandate.notice_period_days=60")
+    args = ("analyze", "--profile", "wappinger", "--data", town_gpkg, "--notice-date", "2027-03-01", *sets)
+    result = CliRunner().invoke(main, list(map(str, args)), env={"COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "150 ft from the property line (§ 196-17E; value set by the user), measured in" in text
+    assert "deadline 60 days after it (§ 196-17E; value set by the user)." in text
+    assert not re.search(r"\([^()]*\([^()]*\)[^()]*\)", text), text
 
 
 def test_three_profiles_give_different_counts(town_gpkg):

@@ -60,6 +60,29 @@ def test_summary_page_escapes_owner_names(client):
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
 
 
+def test_summary_and_printed_sheet_cite_a_value_set_by_the_user_without_nested_brackets(tmp_path):
+    """A Wappinger store analysed with --set: the summary page and the printed sheet flag the value inside the
+    sentence's one pair of brackets, as the command line does."""
+    from pypdf import PdfReader
+
+    path = tmp_path / "wappinger.gpkg"
+    write_layers(str(path), sample_town(60))
+    args = ["analyze", "--profile", "wappinger", "--data", str(path), "--out", str(path)]
+    result = CliRunner().invoke(main, [*args, "--set", "mandate.distance_ft=150"])
+    assert result.exit_code == 0, result.output
+    client = make_app(path, tmp_path).test_client()
+    page = " ".join(html.unescape(client.get("/summary").get_data(as_text=True)).split())
+    assert "must connect (§ 196-17E; value set by the user), measured in" in page
+    results = gpd.read_file(path, layer="parcel_results").to_crs(4326)
+    w, s, e, n = results.total_bounds
+    sheet = client.get(f"/print.pdf?bbox={w},{s},{e},{n}")
+    assert sheet.status_code == 200, sheet.get_data(as_text=True)
+    text = " ".join(PdfReader(io.BytesIO(sheet.data)).pages[0].extract_text().split())
+    assert "of a public sewer (§ 196-17E; value set by the user) must connect" in text
+    for said in (page, text):
+        assert not re.search(r"\([^()<>]*\([^()<>]*\)[^()<>]*\)", said)
+
+
 def test_layers_api(client):
     doc = client.get("/api/layers/parcels?bbox=-75,42,-74,43.5&zoom=17").get_json()
     assert len(doc["features"]) == 300 and not doc.get("aggregated")

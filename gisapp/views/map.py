@@ -12,6 +12,7 @@ from pathlib import Path
 from flask import Blueprint, Response, abort, current_app, g, render_template, request, send_file, url_for
 
 from analysis.mandate import STATUSES
+from analysis.profiles import bracketed
 from gisapp import services
 from gisapp.maps import build_map
 from gisapp.security import LOCAL_USER, requires
@@ -37,6 +38,11 @@ def _town_date(value) -> str:
 @bp.app_template_filter("number")
 def _number(value, unit: str = "") -> str:
     return number(value, unit)
+
+
+@bp.app_template_filter("bracketed")
+def _bracketed(citation) -> str:
+    return bracketed(str(citation or ""))
 
 
 @bp.app_template_global("count")
@@ -157,7 +163,7 @@ def print_view():
         profile_line = (
             f"Profile {run.get('profile')} (version {run.get('profile_version')}), analysis of "
             f"{town_date(str(run.get('run_at', ''))[:10], fmt)}: parcels within {number(run.get('distance_ft'), 'ft')} "
-            f"of a public sewer ({run.get('distance_section', '')}) must connect."
+            f"of a public sewer {bracketed(str(run.get('distance_section') or ''))} must connect."
         )
     else:
         profile_line = "No analysis yet: parcels are shown as uploaded, not analysed."
