@@ -536,13 +536,13 @@ def _looked_for(profile: Profile, searched: bool) -> str:
 
 def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, route_found, verdict, profile, searched) -> np.ndarray:
     rules = profile.buildings
-    sec = rules.rear_building_rule.citation
+    cited = rules.rear_building_rule.cited
     kinds = _kinds_text(list(rules.other_routes.value)) if rules.other_routes.value else ""
     side = (
         pd.Series(b_ids, dtype=object)
         + " stands beside "
         + pd.Series(f_ids, dtype=object)
-        + f" (not at its rear): each building needs its own building sewer ({rules.separate_building_sewer.citation})."
+        + f" (not at its rear): each building needs its own building sewer {rules.separate_building_sewer.cited}."
     )
     base = (
         pd.Series(b_ids, dtype=object)
@@ -555,7 +555,7 @@ def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, route_found, verdict, profile
         ". Looked for another route for its own building sewer and found none mapped: "
         f"{_looked_for(profile, searched)}. "
         f"If no sewer is available or can be constructed to it through an adjoining {kinds}, the building sewer "
-        f"from the front building may be extended to it ({sec}); the map shows only what was drawn, so the reviewer "
+        f"from the front building may be extended to it {cited}; the map shows only what was drawn, so the reviewer "
         "confirms this on the ground."
         + (f" {rules.rear_building_note.value}" if rules.rear_building_note.value else "")
     )
@@ -564,13 +564,13 @@ def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, route_found, verdict, profile
         [verdict == "may_share_if_no_route", verdict == "main_extension_required", pd.notna(route_found)],
         [
             share,
-            f"; the sewer main must be extended so that each building has its own lateral ({sec}).",
-            (via + f": a separate building sewer can reach it that way, so it needs its own ({sec}).").to_numpy(object),
+            f"; the sewer main must be extended so that each building has its own lateral {cited}.",
+            (via + f": a separate building sewer can reach it that way, so it needs its own {cited}.").to_numpy(object),
         ],
         np.where(
             lot_kind != "interior",
-            f"; the exception is for interior lots only, so it needs its own building sewer ({sec}).",
-            f"; it needs its own building sewer ({sec}).",
+            f"; the exception is for interior lots only, so it needs its own building sewer {cited}.",
+            f"; it needs its own building sewer {cited}.",
         ),
     )
     return np.where(is_rear, (base + pd.Series(tail)).to_numpy(object), side.to_numpy(object))
@@ -771,7 +771,7 @@ def _more_reasons(
         lots = (
             (
                 " " + u + " living units need at least " + r + f" building sewers, one for each group of {per.value} "
-                f"living units ({per.citation})."
+                f"living units {per.cited}."
             )
             if per.value
             else pd.Series("", index=u.index)
@@ -792,17 +792,17 @@ def _more_reasons(
         add(
             rows,
             f" Living units unknown (property class needs a count): the number of "
-            f"building sewers required cannot be set ({per.citation}).",
+            f"building sewers required cannot be set {per.cited}.",
         )
     rows = np.flatnonzero(manhole)
     if len(rows):
-        sec = rules.manhole_connection_classes.citation
+        cited = rules.manhole_connection_classes.cited
         body = rules.manhole_connection_decided_by.value or "the municipality"
         add(
             rows,
             " "
             + pd.Series(manhole_why[rows], dtype=object)
             + f": a case for {body} to determine if and where its building sewer connects to the public sewer "
-            f"through a manhole ({sec}).",
+            f"through a manhole {cited}.",
         )
     return out

@@ -29,7 +29,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
-from analysis.profiles import Profile
+from analysis.profiles import Profile, citation_clause
 from analysis.reasons import text_column
 
 GREASE = ("required", "for_decision")
@@ -133,7 +133,7 @@ def _system_flow(parcels, flow, discharging, profile, network, connections) -> t
     """The system's average daily flow: the profile's, else the outfalls' sewersheds, else all discharging parcels."""
     rule = profile.discharges.system_flow_gpd
     if rule.value is not None:
-        return float(rule.value), f"set in the profile ({rule.citation})"
+        return float(rule.value), f"set in the profile, {citation_clause(rule.citation)}"  # printed in brackets
     keep = discharging & np.isfinite(flow)
     if network is not None and network.n_nodes and "main_id" in parcels.columns:
         from analysis.trace import connect_parcels, sewershed
@@ -165,17 +165,17 @@ def _grease(klass: pd.Series, discharging: np.ndarray, rules) -> tuple[np.ndarra
         listed &= ~klass.str.startswith(exempt).to_numpy()
     if not listed.any():
         return out, text
-    sec = rules.grease_interceptor.citation
+    cited = rules.grease_interceptor.cited
     label = ("A food service (property class " + klass[listed] + ")").to_numpy(object)
     if kind == "required":
         out[listed] = "required"
-        text[listed] = label + f": grease traps shall be provided for its kitchen wastes ({sec})."
+        text[listed] = label + f": grease traps shall be provided for its kitchen wastes {cited}."
     else:
         who = rules.grease_decided_by.value or "the municipality"
         out[listed] = "for_decision"
         text[listed] = label + (
             f": a grease interceptor is required when {who} finds one necessary for liquid wastes containing grease "
-            f"in excessive amounts ({sec}); for {who} to decide."
+            f"in excessive amounts {cited}; for {who} to decide."
         )
     return out, text
 
@@ -233,9 +233,10 @@ def _industrial(parcels, klass, discharging, flow, source, share, system_gpd, pr
                 ),
             )
         )
+        cited = citation_clause(sig_rule.citation)
         sig_text = np.where(
             significant[rows],
-            (": a significant industrial user (" + criteria + f", {sig_rule.citation}).").to_numpy(object),
+            (": a significant industrial user (" + criteria + f", {cited}).").to_numpy(object),
             ".",
         )
         who = rules.flow_reviewed_by.value or "the municipality"
@@ -247,7 +248,7 @@ def _industrial(parcels, klass, discharging, flow, source, share, system_gpd, pr
         )
         review_text = np.where(
             review[rows],
-            f" Above {threshold}: subject to the review and approval of {who} ({review_rule.citation}).",
+            f" Above {threshold}: subject to the review and approval of {who} {review_rule.cited}.",
             "",
         )
         control = _control_manholes(parcels, rows, profile)
@@ -278,7 +279,7 @@ def _control_manholes(parcels, rows: np.ndarray, profile: Profile) -> pd.Series:
     return pd.Series(
         np.where(
             given.notna(),
-            " Control manhole " + given.astype(str) + f": the nearest downstream manhole ({rule.citation}).",
+            " Control manhole " + given.astype(str) + f": the nearest downstream manhole {rule.cited}.",
             " Control manhole: none found below its connection.",
         )
     )

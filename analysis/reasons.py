@@ -15,7 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from analysis.profiles import Profile
+from analysis.profiles import Profile, citation_clause
 
 STATUSES = ("connected", "mandated", "in_range_not_abutting", "out_of_range", "unoccupied", "no_public_sewer")
 NOTICE_REASONS = {
@@ -173,9 +173,9 @@ def _notice_rule(profile: Profile, notice_reason: str | None) -> str:
         return ""
     chosen = NOTICE_REASONS.get(notice_reason or "", "")
     if chosen:
-        return f" Notice given {chosen} ({md.notice_reasons.citation})."
+        return f" Notice given {chosen} {md.notice_reasons.cited}."
     allowed = " or ".join(NOTICE_REASONS[r] for r in md.notice_reasons.value)
-    return f" A notice may be given only {allowed} ({md.notice_reasons.citation})."
+    return f" A notice may be given only {allowed} {md.notice_reasons.cited}."
 
 
 def _from_line(facts: _Facts, rows: np.ndarray) -> pa.Array:
@@ -184,7 +184,7 @@ def _from_line(facts: _Facts, rows: np.ndarray) -> pa.Array:
     if facts.measured_from is None or not np.asarray(facts.measured_from)[rows].any():
         return pa.repeat(plain, len(rows))
     kind = np.asarray(facts.measured_from)[rows]
-    sec_line = facts.profile.mandate.measured_from.citation
+    sec_line = citation_clause(facts.profile.mandate.measured_from.citation)
     words = pc.take(
         pa.array(
             [
@@ -210,12 +210,12 @@ def _no_public_sewer(facts: _Facts, rows: np.ndarray) -> pa.Array:
     area = facts.profile.mandate.applies_within
     none_text = pa.scalar(
         "No public sanitary sewer main in the data; storm, abandoned and (by this profile) "
-        f"private or combined mains do not count ({facts.profile.sewers.count_private.citation}).",
+        f"private or combined mains do not count {facts.profile.sewers.count_private.cited}.",
         pa.string(),
     )
     area_text = pa.scalar(
         f"Outside {area.value}, or in a part of it where public sewer is not yet available: "
-        f"no connection can be required ({area.citation}).",
+        f"no connection can be required {area.cited}.",
         pa.string(),
     )
     if facts.held is None:
@@ -282,7 +282,7 @@ def _in_range_not_abutting(facts: _Facts, rows: np.ndarray) -> pa.Array:
         dist,
         _from_line(facts, rows),
         f", within {facts.limit}, but not in a street, alley or right-of-way the parcel abuts "
-        f"({facts.profile.mandate.requires_abutting_street.citation}); no connection can be required.",
+        f"{facts.profile.mandate.requires_abutting_street.cited}; no connection can be required.",
     )
 
 
@@ -292,7 +292,7 @@ def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
     if md.notice_period_days.value is not None:
         when = f"within {md.notice_period_days.value} days of official notice"
     else:
-        when = f"when notified (no period set: {md.notice_period_days.citation})"
+        when = f"when notified (no period set: {citation_clause(md.notice_period_days.citation)})"
     main, in_street, dist = _main_words(facts, rows)
     text = (
         f"; {md.distance_ft.citation} requires an occupied property within {facts.limit} to connect {when}."

@@ -128,8 +128,8 @@ def _reasons(verdict, small, district, per_unit, units, size_known, district_kno
     size = pd.Series(per_unit).map(lambda v: f"{v:.2f}" if np.isfinite(v) else "?")
     count = pd.Series(units).map(lambda v: f"{v:g}" if np.isfinite(v) else "?")
     plots = "plots of " + size + " acre per dwelling unit (" + count + " units)"
-    under = plots + f", less than {limit.value or 0:g} acre ({limit.citation})"
-    in_area = f"it lies in a sewer district or improvement area ({area_rule.citation})"
+    under = plots + f", less than {limit.value or 0:g} acre {limit.cited}"
+    in_area = f"it lies in a sewer district or improvement area {area_rule.cited}"
     must_why = pd.Series(
         np.select([small & district, small, district], [under + "; and " + in_area, under, in_area], ""),
         dtype=object,
@@ -147,7 +147,7 @@ def _reasons(verdict, small, district, per_unit, units, size_known, district_kno
     )
     texts = {
         "must_build_sewers": pd.Series(
-            f"A new development: it shall be provided with an approved system of sanitary sewers ({build.citation})."
+            f"A new development: it shall be provided with an approved system of sanitary sewers {build.cited}."
             if build.value
             else "The owners shall construct sewers as shown on the approved plans: " + must_why + ".",
             index=range(n),
@@ -155,11 +155,13 @@ def _reasons(verdict, small, district, per_unit, units, size_known, district_kno
         ),
         "private_until_available": "In Phase III of the improvement area: private wastewater disposal systems until "
         "public sewer is available, then sewer mains connected to the town trunk lines "
-        f"({rules.private_until_available.citation}).",
-        "not_required": "Not required to build sewers: " + size_part + f", and outside every sewer district "
-        f"({limit.citation}, {area_rule.citation}).",
-        "unknown": "Cannot be decided: " + size_part + district_part + f" ({limit.citation}).",
-        "no_rule": f"The law sets no rule for sewering a subdivision ({build.citation}).",
+        f"{rules.private_until_available.cited}.",
+        "not_required": "Not required to build sewers: "
+        + size_part
+        + (f" {limit.cited}" if limit.citation != area_rule.citation else "")
+        + f", and outside every sewer district {area_rule.cited}.",
+        "unknown": "Cannot be decided: " + size_part + district_part + f" {limit.cited}.",
+        "no_rule": f"The law sets no rule for sewering a subdivision {build.cited}.",
     }
     sections = {
         "must_build_sewers": np.where(

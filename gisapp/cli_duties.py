@@ -89,7 +89,7 @@ def _print(found, chosen, profile, out_path) -> None:
     out.print(
         f"Grease interceptors: {g['required']} required, {g['for_decision']} for "
         f"{profile.discharges.grease_decided_by.value or 'the municipality'} to decide "
-        f"({profile.discharges.grease_interceptor.citation}). Industrial users: {i['significant']} significant, "
+        f"{profile.discharges.grease_interceptor.cited}. Industrial users: {i['significant']} significant, "
         f"{i['review']} for review, {i['flow_unknown']} with flow unknown. System flow "
         + (f"{flow:,.0f} gpd ({s['system_flow_source']})." if flow is not None else "unknown.")
         + (

@@ -4,6 +4,7 @@ control manholes, subdivisions; and the same through `sewerplan duties`."""
 from __future__ import annotations
 
 import json
+import re
 
 import geopandas as gpd
 import pandas as pd
@@ -105,7 +106,7 @@ def test_fort_plain_shares_of_the_village_flow(flow, expected):
     assert mill["flow_share_pct"] == pytest.approx(flow / (25_000 + flow) * 100, abs=1e-3)
     if expected == "review":
         assert (
-            "subject to the review and approval of the engineer (§ 144-25A (section number derived))"
+            "subject to the review and approval of the engineer (§ 144-25A; section number derived)"
             in mill["discharge_duties"]
         )
     if expected == "significant":
@@ -182,7 +183,7 @@ def test_control_manhole_and_system_flow_from_the_network():
     mill = r.parcels.set_index("parcel_id").loc["MILL"]
     assert mill["industrial_user"] == "significant" and mill["flow_share_pct"] == 50.0
     assert (
-        "Control manhole MH2: the nearest downstream manhole (§ 144-28 (section number derived))"
+        "Control manhole MH2: the nearest downstream manhole (§ 144-28; section number derived)"
         in mill["discharge_duties"]
     )
     assert "§ 144-28" in mill["discharge_sections"]
@@ -231,6 +232,10 @@ def test_wappinger_district_and_phase_three():
         "OUT": "not_required",
     }
     assert "lies in a sewer district" in r.loc["IN", "reason"] and r.loc["P3", "section"] == "§ 196-23B"
+    # § 196-16G rules both the plot size and the district: cited once, in one pair of brackets.
+    assert r.loc["OUT", "reason"].endswith(
+        "(2 units), not less than 1 acre, and outside every sewer district (§ 196-16G)."
+    )
     # Without the service areas the district test cannot be made: large plots stay undecided.
     without = assess_subdivisions(subs, profile=WP).set_index("subdivision_id")
     assert without["sewer_duty"].to_dict() == {"IN": "unknown", "P3": "must_build_sewers", "OUT": "unknown"}
@@ -241,7 +246,7 @@ def test_fort_plain_sewers_every_new_development_and_poughkeepsie_sets_no_rule()
     subs = subdivisions(("BIG", 40, 2, 0))
     fp = assess_subdivisions(subs, profile=FP).iloc[0]
     assert (fp["sewer_duty"], fp["section"]) == ("must_build_sewers", "§ 144-21 (section number derived)")
-    assert "approved system of sanitary sewers" in fp["reason"]
+    assert "approved system of sanitary sewers (§ 144-21; section number derived)." in fp["reason"]
     assert assess_subdivisions(subs, profile=PK).iloc[0]["sewer_duty"] == "no_rule"
 
 
@@ -324,6 +329,14 @@ def test_duties_command_json(town, tmp_path):
     assert by["DINER"]["grease_interceptor"] == "for_decision"
     assert by["TRACT"]["subdivision_duty"] == "must_build_sewers"
     assert fp["summary"]["system_flow_source"] == "estimated: the sewershed of MH-2"
+
+    # A flow set by the user is cited inside the sentence's one pair of brackets, flags and all.
+    given = ("duties", "--profile", "fort-plain", "--data", town, "--set", "discharges.system_flow_gpd=25600")
+    text = " ".join(CliRunner().invoke(main, list(map(str, given)), env={"COLUMNS": "300"}).output.split())
+    assert (
+        "System flow 25,600 gpd (set in the profile, § 144-25A; section number derived; value set by the user)." in text
+    )
+    assert not re.search(r"\([^()]*\([^()]*\)[^()]*\)", text), text
 
     out = tmp_path / "duties.csv"
     assert invoke("duties", "--profile", "fort-plain", "--data", town, "--out", out).exit_code == 0

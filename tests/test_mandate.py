@@ -448,8 +448,8 @@ def test_fort_plain_measures_from_the_curbline_and_reports_both_distances(fort_p
     r = result.parcels.set_index("parcel_id").loc["P"]
     assert (r["distance_ft"], r["boundary_distance_ft"], r["measured_from"]) == (15.0, 25.0, "curbline")
     assert (
-        "lies 15.0 ft from the curbline in front of the property (the property line, § 144-1 (section number "
-        "derived)) and 25.0 ft from the parcel boundary; § 144-4 requires" in r["reason"]
+        "lies 15.0 ft from the curbline in front of the property (the property line, § 144-1; section number "
+        "derived) and 25.0 ft from the parcel boundary; § 144-4 requires" in r["reason"]
     )
     # The measuring line is the law's: from the curb to the main. The connection point stays the parcel's.
     line = result.measuring_lines.set_index("parcel_id").geometry["P"]
