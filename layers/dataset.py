@@ -23,6 +23,7 @@ import json
 import shutil
 from pathlib import Path
 
+from layers.atomic import written_whole
 from layers.errors import LayerError
 
 PARTITION_KEY = "municipality"
@@ -77,9 +78,8 @@ def write_record(out_dir: str | Path, record: dict) -> None:
     """Save one municipality's record, atomically (a resumed batch trusts what it finds)."""
     path = record_path(out_dir, record["partition"])
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
-    tmp.replace(path)
+    with written_whole(path) as tmp:
+        tmp.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
 
 
 def read_record(out_dir: str | Path, partition: str) -> dict | None:
@@ -172,8 +172,7 @@ def unify_partitions(out_dir: str | Path, partitions: list[str]) -> int:
         ]
         meta = {k: v for k, v in (schema.metadata or {}).items() if k != b"pandas"}
         out = pa.Table.from_arrays(columns, schema=unified.with_metadata(meta))
-        tmp = path.with_name(f".{path.name}.tmp")
-        pq.write_table(out, tmp, row_group_size=65_536)
-        tmp.replace(path)
+        with written_whole(path) as tmp:
+            pq.write_table(out, tmp, row_group_size=65_536)
         rewritten += 1
     return rewritten

@@ -37,18 +37,11 @@ import pandas as pd
 import pyogrio
 import shapely
 
+from layers.atomic import StoreBusyError, StoreWriter, busy_message
 from layers.errors import LayerError, quote_password, redact_url, split_fragment
 from layers.legend import LAYER_DESCRIPTIONS, column_description
 from layers.read import LAYER_NAMES, read_ogr
-from layers.store import (
-    RUNS_TABLE,
-    SETTINGS_TABLE,
-    Store,
-    StoreBusyError,
-    StoreWriter,
-    busy_message,
-    require_columns,
-)
+from layers.store import RUNS_TABLE, SETTINGS_TABLE, Store, require_columns
 from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER, result_layers
 
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")

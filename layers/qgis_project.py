@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pyproj import CRS
 
+from layers.atomic import written_whole
 from layers.errors import LayerError
 from layers.qgis_styles import DOCTYPE, QGIS_VERSION, style_elements, style_kind
 
@@ -94,13 +95,12 @@ def write_project(store, out: str | Path, *, title: str | None = None) -> dict:
     root = _project(layers, crs=crs, title=name, folder=out.parent.resolve())
     ET.indent(root, " ")
     document = DOCTYPE + "\n" + ET.tostring(root, encoding="unicode") + "\n"
-    if out.suffix.lower() == ".qgz":
-        tmp = out.with_name(f".{out.name}.tmp")
-        with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
-            archive.writestr(f"{out.stem}.qgs", document)
-        os.replace(tmp, out)
-    else:
-        out.write_text(document, encoding="utf-8")
+    with written_whole(out) as tmp:  # whole or not at all, one writer at a time; a killed one's copy is cleared
+        if out.suffix.lower() == ".qgz":
+            with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as archive:
+                archive.writestr(f"{out.stem}.qgs", document)
+        else:
+            tmp.write_text(document, encoding="utf-8")
     grouped: dict[str, list[str]] = {group: [] for group in GROUPS}
     for entry in layers:
         grouped[group_of(entry["name"])].append(entry["name"])

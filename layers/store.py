@@ -37,7 +37,6 @@ import re
 import sqlite3
 import stat
 import tempfile
-import threading
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
@@ -48,17 +47,11 @@ import geopandas as gpd
 import pandas as pd
 import pyogrio
 
+from layers.atomic import StoreBusyError as StoreBusyError
+from layers.atomic import StoreWriter, lock_file, scratch_affixes, writer_lock
 from layers.errors import LayerError, redact_url, split_fragment
 from layers.read import LAYER_NAMES, read_ogr, unreadable_message
-from layers.write import (
-    BUILDINGS_LAYER,
-    RESULT_LAYER,
-    add_layers,
-    remove_stale_scratch,
-    result_layers,
-    scratch_affixes,
-    write_layers,
-)
+from layers.write import BUILDINGS_LAYER, RESULT_LAYER, add_layers, result_layers, write_layers
 
 DEFAULT_STORE = Path("instance") / "sewerplan.gpkg"
 PREVIOUS = "previous-stores"
@@ -70,41 +63,7 @@ BOOKKEEPING = frozenset({"layer_styles", SETTINGS_TABLE, "sewerplan_writer", "se
 INPUT_NAMES = frozenset(name for names in LAYER_NAMES.values() for name in names)
 
 
-class StoreBusyError(LayerError):
-    """Another run or publication is writing this store right now."""
-
-
-def busy_message(holder: dict) -> str:
-    """The one sentence a refused writer gets, from either backend: what is running, who started it, when."""
-    since = holder.get("since")
-    when = dt.datetime.fromtimestamp(float(since)).astimezone().strftime("%H:%M:%S") if since else "a moment ago"
-    return (
-        f"{str(holder.get('what') or 'a run').capitalize()} is in progress on this store (started by "
-        f"{holder.get('who') or 'another user'} at {when}). Wait for it to finish, then try again."
-    )
-
-
 # -- the interface ------------------------------------------------------------------------------------------------
-
-
-class StoreWriter:
-    """The exclusive right to write one store, held until ``release()`` (from any thread, once)."""
-
-    def __init__(self, release) -> None:
-        self._release = release
-        self._guard = threading.Lock()
-
-    def release(self) -> None:
-        with self._guard:
-            release, self._release = self._release, None
-        if release is not None:
-            release()
-
-    def __enter__(self) -> StoreWriter:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.release()
 
 
 class Store(ABC):
@@ -323,36 +282,16 @@ class GeoPackageStore(Store):
     # -- one writer at a time
 
     def lock_path(self) -> Path:
-        return Path(f"{self.path.resolve()}.lock")
+        return lock_file(self.path)
 
     def writer(self, *, who: str, what: str = "an analysis run") -> StoreWriter:
         """Take the store's writer lock without waiting; ``StoreBusyError`` says who holds it and since when.
 
         Once it holds the lock, the hidden copies of the store that killed writers left beside it
         (``.NAME.xxxxxxxx.tmp.gpkg``, tens of MB each for a town) are deleted: every writer of the store writes its
-        copy under this lock, so none left now is still being written (``layers.write.remove_stale_scratch``).
+        copy under this lock, so none left now is still being written (``layers.atomic.writer_lock``).
         """
-        target = self.lock_path()
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(target, os.O_RDWR | os.O_CREAT, 0o600)
-        try:
-            _lock(fd)
-        except OSError:
-            holder = _holder(fd)
-            os.close(fd)
-            raise StoreBusyError(busy_message(holder)) from None
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({"who": who, "what": what, "since": time.time(), "pid": os.getpid()}).encode())
-        remove_stale_scratch(self.path)
-
-        def release() -> None:
-            try:
-                os.ftruncate(fd, 0)
-                _unlock(fd)
-            finally:
-                os.close(fd)
-
-        return StoreWriter(release)
+        return writer_lock(self.path, who=who, what=what)
 
     # -- results
 
@@ -558,35 +497,6 @@ def _drop_layers(path: Path, names: tuple[str, ...]) -> None:
                         con.execute(f"DELETE FROM {table} WHERE {column} = ?", (name,))
     except sqlite3.Error as exc:
         raise LayerError(f"Cannot remove the layers {', '.join(names)} from {path}: {exc}") from exc
-
-
-def _holder(fd: int) -> dict:
-    try:
-        os.lseek(fd, 0, os.SEEK_SET)
-        return json.loads(os.read(fd, 4096).decode() or "{}")
-    except (OSError, ValueError):
-        return {}
-
-
-if os.name == "nt":  # pragma: no cover - Windows town halls
-    import msvcrt
-
-    def _lock(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1 << 30)
-
-    def _unlock(fd: int) -> None:
-        os.lseek(fd, 0, os.SEEK_SET)
-        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1 << 30)
-
-else:
-    import fcntl
-
-    def _lock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-    def _unlock(fd: int) -> None:
-        fcntl.flock(fd, fcntl.LOCK_UN)
 
 
 @contextmanager

@@ -30,10 +30,8 @@ from __future__ import annotations
 
 import csv
 import json
-import os
 import re
 import threading
-import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -48,6 +46,7 @@ import pyogrio
 import shapely
 
 from analysis.errors import Fix
+from layers.atomic import StoreBusyError, written_whole
 from layers.errors import LayerError
 from layers.wkb import wkb_array
 
@@ -151,72 +150,6 @@ def write_results(
     return add_layers(path, layers, scratch=scratch)
 
 
-# A GeoPackage being written is hidden beside its final name until it is whole: ".NAME.<random>.tmp.gpkg" for
-# NAME.gpkg, <random> 32 hex digits (uuid4: a new file, here) or 8 of tempfile's [a-z0-9_] (a store's copy,
-# layers.store._replacement, made with mkstemp). SQLite may add -journal, -wal or -shm to it. A process killed while
-# writing (kill -9, power) leaves them: remove_stale_scratch clears them once no writer can be using them.
-_SCRATCH_RANDOM = r"(?:[0-9a-f]{32}|[a-z0-9_]{8})"
-_SQLITE_SIDECARS = r"(?:-journal|-wal|-shm)?"
-
-
-def scratch_affixes(target: Path) -> tuple[str, str]:
-    """The prefix and suffix of the hidden names ``target`` is written under: ``(".NAME.", ".tmp.gpkg")``."""
-    return f".{target.stem}.", f".tmp{target.suffix}"
-
-
-def scratch_path(target: Path) -> Path:
-    """A new hidden name beside ``target`` to write it under, renamed over ``target`` once whole."""
-    prefix, suffix = scratch_affixes(target)
-    return target.with_name(f"{prefix}{uuid.uuid4().hex}{suffix}")
-
-
-def is_scratch_of(target: Path, name: str) -> bool:
-    """``name`` (a file name in ``target``'s folder) is one of the hidden copies ``target`` is written under, or its
-    SQLite journal: only our own pattern for that exact name, never another store's copy or a user's file.
-
-    Examples
-    --------
-    >>> town = Path("data/town.gpkg")
-    >>> [is_scratch_of(town, n) for n in (".town.wv81o836.tmp.gpkg", ".town.wv81o836.tmp.gpkg-journal",
-    ...                                   f".town.{'0' * 32}.tmp.gpkg")]
-    [True, True, True]
-    >>> [is_scratch_of(town, n) for n in ("town.gpkg", ".town.v2.wv81o836.tmp.gpkg", ".town.WV81O836.tmp.gpkg",
-    ...                                   ".town.wv81o836.tmp.gpkg.bak", "town.wv81o836.tmp.gpkg", ".town.x.tmp.gpkg")]
-    [False, False, False, False, False, False]
-    """
-    prefix, suffix = scratch_affixes(target)
-    pattern = re.escape(prefix) + _SCRATCH_RANDOM + re.escape(suffix) + _SQLITE_SIDECARS
-    return re.fullmatch(pattern, name) is not None
-
-
-def remove_stale_scratch(target: str | Path) -> list[Path]:
-    """Delete the hidden copies of ``target`` (and their SQLite journals) that killed writers left beside it;
-    returns those deleted.
-
-    Call it only while holding ``target``'s writer lock (layers.store does, as it takes it): every writer of a store
-    writes its copy under that lock, so no copy left then is still being written. Only regular files in
-    ``target``'s own folder whose names are ``is_scratch_of(target, ...)`` are touched: no link is followed, no
-    folder entered, no other store's copy or other file removed. A file that cannot be removed (in use on Windows,
-    no permission) is left for the next writer.
-    """
-    target = Path(target)
-    removed = []
-    try:
-        entries = list(os.scandir(target.parent))
-    except OSError:
-        return removed
-    for entry in entries:
-        if not is_scratch_of(target, entry.name):
-            continue
-        try:
-            if entry.is_file(follow_symlinks=False):
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
-        except OSError:
-            continue
-    return removed
-
-
 # SQLite settings for a GeoPackage nobody can see yet: no rollback journal, no sync at every commit. A write that
 # fails leaves only that file, which is deleted; the finished file is synced before it is renamed into place.
 _UNSEEN_SQLITE = {"OGR_SQLITE_JOURNAL": "OFF", "OGR_SQLITE_SYNCHRONOUS": "OFF"}
@@ -226,32 +159,32 @@ _GDAL_SETTINGS = threading.Lock()
 
 @contextmanager
 def _unseen_geopackage(path: str, mode: str):
-    """Where to write the GeoPackage ``path``, and with which SQLite settings.
+    """Where to write the GeoPackage ``path``, and with which SQLite settings; the caller holds its writer lock.
 
-    ``new``: a whole new file, written under a temporary name and renamed over ``path`` at the end (an old file
-    stays whole until then). ``scratch``: ``path`` is a copy nobody else sees, which the caller renames into place.
-    Both are written without SQLite's journal. ``update``: layers added to an existing GeoPackage beside others,
-    in place, with SQLite's journal.
+    ``new``: a whole new file, written under a hidden name and renamed over ``path`` at the end (an old file
+    stays whole until then; ``layers.atomic.written_whole``). ``scratch``: ``path`` is a copy nobody else sees,
+    which the caller renames into place. Both are written without SQLite's journal. ``update``: layers added to an
+    existing GeoPackage beside others, in place, with SQLite's journal.
     """
-    target = Path(path)
-    fresh = mode == "new"
-    where = scratch_path(target) if fresh else target
+    if mode == "new":
+        with written_whole(path, locked=True, sync=True) as where, _sqlite_settings(unseen=True):
+            yield str(where)
+    else:
+        with _sqlite_settings(unseen=mode == "scratch"):
+            yield path
+
+
+@contextmanager
+def _sqlite_settings(*, unseen: bool):
+    """GDAL's SQLite settings for the block: without journal and per-commit sync for a file nobody sees yet."""
     with _GDAL_SETTINGS:
         before = {key: pyogrio.get_gdal_config_option(key) for key in _UNSEEN_SQLITE}
-        if mode != "update":
+        if unseen:
             pyogrio.set_gdal_config_options(_UNSEEN_SQLITE)
         try:
-            yield str(where)
-        except BaseException:
-            if fresh:
-                where.unlink(missing_ok=True)
-            raise
+            yield
         finally:
             pyogrio.set_gdal_config_options(before)
-    if fresh:
-        with open(where, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(where, target)
 
 
 def result_layers(
@@ -293,9 +226,10 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> None:
 
 
 def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> None:
-    """Write several layers to one new GeoPackage (the embedded store, or a sample town), replacing ``path`` whole.
+    """Write several layers to one new GeoPackage (the embedded store, or a sample town), replacing ``path`` whole;
+    the caller holds its writer lock (``layers.store``'s ``write_layers``).
 
-    The new file is written under a temporary name and renamed over the old one: a write stopped halfway leaves
+    The new file is written under a hidden name and renamed over the old one: a write stopped halfway leaves
     the old file as it was.
     """
     target = Path(path)
@@ -314,12 +248,15 @@ def add_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, scratch: bool 
 
     ``scratch``: ``path`` is a copy nobody else sees, which the caller syncs and renames into place.
     """
-    mode = "scratch" if scratch else "update" if Path(path).exists() else "new"
+    _write_geopackage(path, layers, "scratch" if scratch else "update" if Path(path).exists() else "new")
+    return list(layers)
+
+
+def _write_geopackage(path: str, layers: dict[str, gpd.GeoDataFrame], mode: str) -> None:
     with _unseen_geopackage(path, mode) as target:
         for name, frame in layers.items():
             _write_gpkg(_plain_columns(frame), target, name)
         style_geopackage_layers(target)
-    return list(layers)
 
 
 def _write_gpkg(frame: gpd.GeoDataFrame, path: str, layer: str) -> None:
@@ -450,25 +387,25 @@ def write_geoparquet(path: str | Path, frame: gpd.GeoDataFrame, *, crs=None, row
     out = _plain_columns(frame)
     if crs is not None and out.crs is not None and not out.crs.equals(crs):
         out = out.to_crs(crs)
-    tmp = target.with_name(f".{target.name}.{uuid.uuid4().hex}.tmp")
     try:
-        schema, batches = _geoparquet_batches(out, row_group_size)
-        with (
-            pq.ParquetWriter(tmp, schema, use_dictionary=_few_values(out, row_group_size)) as writer,
-            ThreadPoolExecutor(1) as pool,
-        ):
-            # While Arrow compresses and writes one row group (without Python's lock), this thread encodes the
-            # next one's geometries (with it): the two overlap instead of following each other.
-            written = None
-            for batch in batches:
+        with written_whole(target) as tmp:  # under the file's writer lock, which clears what killed writers left
+            schema, batches = _geoparquet_batches(out, row_group_size)
+            with (
+                pq.ParquetWriter(tmp, schema, use_dictionary=_few_values(out, row_group_size)) as writer,
+                ThreadPoolExecutor(1) as pool,
+            ):
+                # While Arrow compresses and writes one row group (without Python's lock), this thread encodes the
+                # next one's geometries (with it): the two overlap instead of following each other.
+                written = None
+                for batch in batches:
+                    if written is not None:
+                        written.result()
+                    written = pool.submit(writer.write_table, batch, row_group_size=row_group_size)
                 if written is not None:
                     written.result()
-                written = pool.submit(writer.write_table, batch, row_group_size=row_group_size)
-            if written is not None:
-                written.result()
-        os.replace(tmp, target)
+    except StoreBusyError:
+        raise
     except Exception as exc:
-        tmp.unlink(missing_ok=True)
         raise LayerError(f"Cannot write {target}: {exc}") from exc
     return str(target)
 

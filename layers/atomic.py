@@ -1,0 +1,261 @@
+"""Files that appear whole or not at all, one writer at a time, and what killed writers leave behind.
+
+Every file sewerplan writes whole (a GeoPackage store or output, a GeoParquet file, a QGIS project, a batch's
+records) is written under a hidden name beside its target, ``.NAME.<random>.tmp.SUFFIX``, and renamed over the
+target once whole (``written_whole``). A process killed while writing (kill -9, a power cut) leaves that hidden
+file: nothing else ever renames or deletes it. So each target has a writer lock (``writer_lock``: an OS lock on a
+file beside it, released by the OS when the process dies), every writer of the target writes under it, and the
+writer that takes it deletes the hidden files of the target's own naming scheme that it finds
+(``remove_stale_scratch``): none of them can still be being written then.
+
+The lock file of a GeoPackage (a store, whichever command writes it) is ``NAME.gpkg.lock``, as it has always
+been, so every version of sewerplan shares it; it stays beside the store. Another file's lock is hidden,
+``.NAME.lock`` (a folder of GeoParquet files, a batch's dataset, is read whole by Parquet readers, which skip only
+names starting with ``.`` or ``_``), and removed by its writer when done, so only the output is left.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import threading
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from layers.errors import LayerError
+
+
+class StoreBusyError(LayerError):
+    """Another run, publication or write holds this store's (or this file's) writer lock right now."""
+
+
+def busy_message(holder: dict, *, place: str = "this store") -> str:
+    """The one sentence a refused writer gets, from either store backend or a file's lock: what is running on
+    ``place``, who started it, when."""
+    since = holder.get("since")
+    when = dt.datetime.fromtimestamp(float(since)).astimezone().strftime("%H:%M:%S") if since else "a moment ago"
+    return (
+        f"{str(holder.get('what') or 'a run').capitalize()} is in progress on {place} (started by "
+        f"{holder.get('who') or 'another user'} at {when}). Wait for it to finish, then try again."
+    )
+
+
+class StoreWriter:
+    """The exclusive right to write one store (or file), held until ``release()`` (from any thread, once)."""
+
+    def __init__(self, release) -> None:
+        self._release = release
+        self._guard = threading.Lock()
+
+    def release(self) -> None:
+        with self._guard:
+            release, self._release = self._release, None
+        if release is not None:
+            release()
+
+    def __enter__(self) -> StoreWriter:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+
+# -- the hidden names a file is written under ---------------------------------------------------------------------
+
+# ".NAME.<random>.tmp.SUFFIX" for NAME.SUFFIX, <random> 32 hex digits (uuid4: ``scratch_path``) or 8 of tempfile's
+# [a-z0-9_] (a store's copy, layers.store._replacement, made with mkstemp). SQLite may add -journal, -wal or -shm to
+# a GeoPackage's. Releases before this one wrote GeoParquet files as ".NAME.SUFFIX.<32 hex>.tmp" and QGIS projects
+# and a batch's unified parts as ".NAME.SUFFIX.tmp": those are ours too, and cleared the same way.
+_SCRATCH_RANDOM = r"(?:[0-9a-f]{32}|[a-z0-9_]{8})"
+_SQLITE_SIDECARS = r"(?:-journal|-wal|-shm)?"
+
+
+def scratch_affixes(target: Path) -> tuple[str, str]:
+    """The prefix and suffix of the hidden names ``target`` is written under: ``(".NAME.", ".tmp.gpkg")``."""
+    return f".{target.stem}.", f".tmp{target.suffix}"
+
+
+def scratch_path(target: Path) -> Path:
+    """A new hidden name beside ``target`` to write it under, renamed over ``target`` once whole."""
+    prefix, suffix = scratch_affixes(target)
+    return target.with_name(f"{prefix}{uuid.uuid4().hex}{suffix}")
+
+
+def is_scratch_of(target: Path, name: str) -> bool:
+    """``name`` (a file name in ``target``'s folder) is one of the hidden copies ``target`` is written under, or its
+    SQLite journal: only our own pattern for that exact name, never another file's copy or a user's file.
+
+    Examples
+    --------
+    >>> town = Path("data/town.gpkg")
+    >>> [is_scratch_of(town, n) for n in (".town.wv81o836.tmp.gpkg", ".town.wv81o836.tmp.gpkg-journal",
+    ...                                   f".town.{'0' * 32}.tmp.gpkg")]
+    [True, True, True]
+    >>> [is_scratch_of(town, n) for n in ("town.gpkg", ".town.v2.wv81o836.tmp.gpkg", ".town.WV81O836.tmp.gpkg",
+    ...                                   ".town.wv81o836.tmp.gpkg.bak", "town.wv81o836.tmp.gpkg", ".town.x.tmp.gpkg",
+    ...                                   ".town.gpkg.lock")]
+    [False, False, False, False, False, False, False]
+    >>> results = Path("results.parquet")
+    >>> [is_scratch_of(results, n) for n in (f".results.{'a1' * 16}.tmp.parquet", f".results.parquet.{'a1' * 16}.tmp")]
+    [True, True]
+    >>> [is_scratch_of(results, n) for n in (f".results.measuring_lines.{'a1' * 16}.tmp.parquet", ".results.parquet",
+    ...                                      f".results.parquet.{'a1' * 16}.tmp.bak", ".results.parquet.lock")]
+    [False, False, False, False]
+    """
+    prefix, suffix = scratch_affixes(target)
+    current = re.escape(prefix) + _SCRATCH_RANDOM + re.escape(suffix) + _SQLITE_SIDECARS
+    earlier = re.escape(f".{target.name}") + r"(?:\.[0-9a-f]{32})?\.tmp"
+    return re.fullmatch(f"{current}|{earlier}", name) is not None
+
+
+def remove_stale_scratch(target: str | Path) -> list[Path]:
+    """Delete the hidden copies of ``target`` (and their SQLite journals) that killed writers left beside it;
+    returns those deleted.
+
+    Call it only while holding ``target``'s writer lock (``writer_lock`` does, as it takes it): every writer of
+    ``target`` writes its copy under that lock, so no copy left then is still being written. Only regular files in
+    ``target``'s own folder whose names are ``is_scratch_of(target, ...)`` are touched: no link is followed, no
+    folder entered, no other file's copy or other file removed. A file that cannot be removed (in use on Windows,
+    no permission) is left for the next writer.
+    """
+    target = Path(target)
+    removed = []
+    try:
+        entries = list(os.scandir(target.parent))
+    except OSError:
+        return removed
+    for entry in entries:
+        if not is_scratch_of(target, entry.name):
+            continue
+        try:
+            if entry.is_file(follow_symlinks=False):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+        except OSError:
+            continue
+    return removed
+
+
+# -- one writer at a time -----------------------------------------------------------------------------------------
+
+
+def lock_file(target: str | Path) -> Path:
+    """The file whose OS lock is ``target``'s writer lock: ``NAME.gpkg.lock`` for a GeoPackage (a store's, shared
+    by every version), ``.NAME.lock`` for any other file (hidden from Parquet readers reading its folder)."""
+    target = Path(target).resolve()
+    if target.suffix.lower() == ".gpkg":
+        return Path(f"{target}.lock")
+    return target.with_name(f".{target.name}.lock")
+
+
+def writer_lock(target: str | Path, *, who: str = "", what: str = "a write", place: str = "this store") -> StoreWriter:
+    """Take ``target``'s writer lock without waiting; ``StoreBusyError`` says who holds it and since when.
+
+    Once it holds the lock, the hidden copies of ``target`` that killed writers left beside it are deleted
+    (``remove_stale_scratch``). ``place`` is how the refusal names ``target`` ("this store", a file's name).
+    """
+    path = lock_file(target)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # A GeoPackage's lock file stays (every version of sewerplan locks it); another file's is removed when its writer
+    # is done, so only the output is left. Whoever locked the file just removed, or finds another in its place, has
+    # locked nothing: it opens the file at that name again (not on Windows, where an open file stays).
+    removable = path.name.startswith(".") and os.name != "nt"
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            _lock(fd)
+        except OSError:
+            holder = _holder(fd)
+            os.close(fd)
+            raise StoreBusyError(busy_message(holder, place=place)) from None
+        if not removable or _same_file(fd, path):
+            break
+        os.close(fd)
+    os.ftruncate(fd, 0)
+    who = who or f"sewerplan (process {os.getpid()})"
+    os.write(fd, json.dumps({"who": who, "what": what, "since": time.time(), "pid": os.getpid()}).encode())
+    remove_stale_scratch(target)
+
+    def release() -> None:
+        try:
+            if removable:
+                path.unlink(missing_ok=True)
+            os.ftruncate(fd, 0)
+            _unlock(fd)
+        finally:
+            os.close(fd)
+
+    return StoreWriter(release)
+
+
+@contextmanager
+def written_whole(target: str | Path, *, locked: bool = False, sync: bool = False) -> Iterator[Path]:
+    """Where to write ``target`` so that it appears whole or not at all: a new hidden name beside it, renamed over
+    it when the block ends (the old file stays whole until then), deleted if the block fails.
+
+    Unless ``locked`` (the caller holds ``target``'s writer lock already, as a store's writer does), the lock is
+    taken for the block, and with it the hidden files killed writers left are cleared; a second writer of the same
+    file at the same moment gets ``StoreBusyError``. ``sync``: the file is flushed to disk before the rename (a
+    GeoPackage written without SQLite's journal).
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    writer = None if locked else writer_lock(target, place=target.name)
+    try:
+        where = scratch_path(target)
+        try:
+            yield where
+            if sync:
+                with open(where, "rb+") as f:
+                    os.fsync(f.fileno())
+            os.replace(where, target)
+        except BaseException:
+            where.unlink(missing_ok=True)
+            raise
+    finally:
+        if writer is not None:
+            writer.release()
+
+
+def _same_file(fd: int, path: Path) -> bool:
+    """The open file ``fd`` is still the one at ``path``."""
+    try:
+        now = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (held.st_dev, held.st_ino) == (now.st_dev, now.st_ino)
+
+
+def _holder(fd: int) -> dict:
+    try:
+        os.lseek(fd, 0, os.SEEK_SET)
+        return json.loads(os.read(fd, 4096).decode() or "{}")
+    except (OSError, ValueError):
+        return {}
+
+
+if os.name == "nt":  # pragma: no cover - Windows town halls
+    import msvcrt
+
+    def _lock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1 << 30)
+
+    def _unlock(fd: int) -> None:
+        os.lseek(fd, 0, os.SEEK_SET)
+        msvcrt.locking(fd, msvcrt.LK_UNLCK, 1 << 30)
+
+else:
+    import fcntl
+
+    def _lock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)

@@ -1,0 +1,188 @@
+"""Files written whole, one writer at a time: what a killed writer leaves is cleared by the next writer of that file,
+and nothing else is (``layers.atomic``), for every kind of output."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import geopandas as gpd
+import pytest
+from click.testing import CliRunner
+
+from gisapp.cli import main
+from layers.atomic import StoreBusyError, writer_lock
+from layers.dataset import unify_partitions, write_partition
+from layers.sample import sample_town
+from layers.store import latest_run, store_writer
+from layers.write import write_geoparquet, write_layers
+
+HEX = "5e" * 16  # what uuid4 gives: 32 hex digits
+
+
+@pytest.fixture(scope="module")
+def town_gpkg(tmp_path_factory):
+    path = tmp_path_factory.mktemp("town") / "town.gpkg"
+    write_layers(str(path), sample_town(400))
+    return path
+
+
+def analyze(store: Path, out: Path):
+    return CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(store), "--out", str(out)])
+
+
+def hidden(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_kill_9_during_analyze_to_geoparquet_leaves_a_copy_the_next_run_removes(town_gpkg, tmp_path):
+    """The real thing: `sewerplan analyze --out results.parquet` killed while its files are being written leaves
+    hidden half-written files (one per layer); the next run to that output removes them."""
+    out = tmp_path / "results.parquet"
+    command = [sys.executable, "-m", "gisapp.cli", "analyze", "--profile", "fort-plain", "--data", str(town_gpkg)]
+
+    def copies() -> list[str]:
+        return [name for name in hidden(tmp_path) if ".tmp" in name]
+
+    left: list[str] = []
+    for _ in range(10):  # until a kill lands while a file is being written (a few ms each, at 400 parcels)
+        proc = subprocess.Popen([*command, "--out", str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        end = time.time() + 120
+        while proc.poll() is None and not copies() and time.time() < end:
+            time.sleep(0.001)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        left = copies()
+        if left:
+            break
+    assert left, "no kill landed while a file was being written: the test proved nothing"
+    done = subprocess.run([*command, "--out", str(out)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert hidden(tmp_path) == []  # no copy, and no lock file either: only the results are left
+    assert len(gpd.read_parquet(out)) == 400
+
+
+def test_a_write_removes_only_its_own_files_killed_writers_left(town_gpkg, tmp_path):
+    """Only our own hidden names for each file written, in its folder: never another file's copy, a user's file,
+    a folder or a link."""
+    stale = [
+        f".results.{HEX}.tmp.parquet",  # results.parquet, cut off by kill -9
+        f".results.measuring_lines.{HEX}.tmp.parquet",  # the layer beside it, written by the same run
+        f".results.parquet.{HEX}.tmp",  # as releases before this one named it
+    ]
+    for name in stale:
+        (tmp_path / name).write_bytes(b"PAR1 half a file")
+    unrelated = [
+        f".other.{HEX}.tmp.parquet",  # another output's copy
+        f".results.v2.{HEX}.tmp.parquet",  # results.v2.parquet's
+        ".results.notes.tmp.parquet",  # not a name we make
+        f"results.{HEX}.tmp.parquet",
+        f".results.parquet.{HEX}.tmp.bak",
+        "results.parquet.bak",
+        f"sub/.results.{HEX}.tmp.parquet",  # another folder
+    ]
+    for name in unrelated:
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_bytes(b"keep me")
+    (tmp_path / f".results.{'d1' * 16}.tmp.parquet").mkdir()  # a folder of our pattern's name is not ours
+    (tmp_path / "kept-target.txt").write_text("a user's file")
+    os.symlink(tmp_path / "kept-target.txt", tmp_path / f".results.{'1f' * 16}.tmp.parquet")  # nor a link
+
+    result = analyze(town_gpkg, tmp_path / "results.parquet")
+    assert result.exit_code == 0, result.output
+    assert not [name for name in stale if (tmp_path / name).exists()]
+    assert all((tmp_path / name).read_bytes() == b"keep me" for name in unrelated)
+    assert (tmp_path / f".results.{'d1' * 16}.tmp.parquet").is_dir()
+    assert (tmp_path / f".results.{'1f' * 16}.tmp.parquet").is_symlink()
+    assert (tmp_path / "kept-target.txt").read_text() == "a user's file"
+    assert len(gpd.read_parquet(tmp_path / "results.parquet")) == 400
+
+
+HOLDER = (
+    "import sys, time; from pathlib import Path; from layers.atomic import writer_lock; "
+    "w = writer_lock(sys.argv[1], who='the other planner', what='an analysis run', place='results.parquet'); "
+    "Path(sys.argv[2]).write_bytes(b'being written'); print('writing', flush=True); time.sleep(120)"
+)
+
+
+def test_the_file_a_running_writer_is_making_is_never_removed(tmp_path):
+    """Only the writer that holds a file's lock clears its copies: a second writer at the same moment is refused
+    and touches nothing; once the first is killed, the next one clears what it left, lock file and all."""
+    out = tmp_path / "results.parquet"
+    in_progress = tmp_path / f".results.{HEX}.tmp.parquet"
+    frame = sample_town(50)["parcels"]
+    busy = r"An analysis run is in progress on results\.parquet \(started by the other planner at "
+    command = [sys.executable, "-c", HOLDER, str(out), str(in_progress)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True) as other:
+        try:
+            assert other.stdout.readline() == "writing\n"
+            with pytest.raises(StoreBusyError, match=busy):
+                write_geoparquet(out, frame)
+            assert in_progress.read_bytes() == b"being written" and not out.exists()
+        finally:
+            other.kill()  # SIGKILL: the OS drops its lock; its lock file and its copy stay behind
+            other.wait()
+    assert hidden(tmp_path) == sorted([".results.parquet.lock", in_progress.name])
+    write_geoparquet(out, frame)
+    assert hidden(tmp_path) == [] and len(gpd.read_parquet(out)) == len(frame)
+
+
+def test_a_file_lock_is_its_own_and_gone_when_released(tmp_path):
+    """Two files side by side have their own locks; a released lock leaves no file (a GeoPackage's, the store's
+    lock file shared with every version, stays)."""
+    a, b = tmp_path / "a.parquet", tmp_path / "b.parquet"
+    with writer_lock(a):
+        with writer_lock(b):
+            assert sorted(p.name for p in tmp_path.iterdir()) == [".a.parquet.lock", ".b.parquet.lock"]
+        with pytest.raises(StoreBusyError):
+            writer_lock(a)
+    assert list(tmp_path.iterdir()) == []
+    with writer_lock(a):
+        pass
+    with store_writer(tmp_path / "town.gpkg", who="me"):
+        pass
+    assert [p.name for p in tmp_path.iterdir()] == ["town.gpkg.lock"]
+
+
+def test_export_qgis_removes_what_a_killed_export_left(town_gpkg, tmp_path):
+    store = tmp_path / "town.gpkg"
+    store.write_bytes(town_gpkg.read_bytes())
+    assert analyze(store, store).exit_code == 0
+    stale = [f".town.{HEX}.tmp.qgz", ".town.qgz.tmp"]  # this release's name, and the one before
+    for name in stale:
+        (tmp_path / name).write_bytes(b"PK half an archive")
+    (tmp_path / ".town.qgs.tmp").write_bytes(b"keep me")  # the other format's: not this output's
+    result = CliRunner().invoke(main, ["export-qgis", "--store", str(store), "--out", str(tmp_path / "town.qgz")])
+    assert result.exit_code == 0, result.output
+    assert hidden(tmp_path) == [".town.qgs.tmp"]
+    assert (tmp_path / "town.qgz").stat().st_size > 0 and latest_run(store) is not None
+
+
+def test_a_batch_partition_rewritten_clears_a_killed_writers_part_and_leaves_readers_nothing_else(tmp_path):
+    """A batch's dataset is read whole by Parquet readers: only the parts are left in it, never a lock file."""
+    frame = sample_town(50)["parcels"]
+    write_partition(tmp_path, "Fort_Plain", frame)
+    write_partition(tmp_path, "Wappinger", frame.drop(columns=["owner_name"]))
+    folder = tmp_path / "municipality=Fort_Plain"
+    (folder / f".part.{HEX}.tmp.parquet").write_bytes(b"PAR1 half")
+    (folder / ".part.parquet.tmp").write_bytes(b"PAR1 half")  # a schema unification cut off, releases ago
+    write_partition(tmp_path, "Fort_Plain", frame)
+    assert unify_partitions(tmp_path, ["Fort_Plain", "Wappinger"]) == 1
+    assert hidden(folder) == [] and hidden(tmp_path / "municipality=Wappinger") == []
+    assert len(gpd.read_parquet(tmp_path)) == 2 * len(frame)
+
+
+def test_a_batch_record_is_written_whole(tmp_path):
+    from layers.dataset import read_record, record_path, write_record
+
+    write_record(tmp_path, {"partition": "Fort_Plain", "status": "ok"})
+    (record_path(tmp_path, "Fort_Plain").parent / f".Fort_Plain.{HEX}.tmp.json").write_text("{")
+    write_record(tmp_path, {"partition": "Fort_Plain", "status": "failed"})
+    assert read_record(tmp_path, "Fort_Plain")["status"] == "failed"
+    assert hidden(record_path(tmp_path, "Fort_Plain").parent) == []
+    assert json.loads(record_path(tmp_path, "Fort_Plain").read_text())["partition"] == "Fort_Plain"
