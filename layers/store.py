@@ -689,12 +689,6 @@ def restore_store(location: str | Path, name: str, *, who: str, keep: int = 5) -
     return open_store(location).restore(name, who=who, keep=keep)
 
 
-def copy_store(source: str | Path, target: str | Path) -> None:
-    """A consistent copy of a GeoPackage store (the backup API), e.g. a workspace made from the town's store."""
-    Path(target).parent.mkdir(parents=True, exist_ok=True)
-    _copy_sqlite(Path(source), Path(target))
-
-
 def read_setting(location: str | Path, key: str) -> str | None:
     """A setting kept in the store (``sewerplan_settings``: key, value), or None when it has none of that name."""
     return open_store(location).read_setting(key)

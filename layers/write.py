@@ -46,7 +46,7 @@ import pyogrio
 import shapely
 
 from analysis.errors import Fix
-from layers.atomic import StoreBusyError, written_whole
+from layers.atomic import StoreBusyError, writer_lock, written_whole
 from layers.errors import LayerError
 from layers.wkb import wkb_array
 
@@ -220,9 +220,7 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> None:
     elif driver == "GeoJSON":
         _write(report.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
     else:
-        with _unseen_geopackage(path, "update" if Path(path).exists() else "new") as target:
-            _write(report, target, layer="network_report", driver="GPKG")
-            style_geopackage_layers(target)
+        add_layers(path, {"network_report": report})
 
 
 def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> None:
@@ -243,12 +241,20 @@ def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: b
 
 
 def add_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, scratch: bool = False) -> list[str]:
-    """Write layers into a GeoPackage beside its others, replacing those of the same names, and style them: a
-    run's results (``write_results``), and with them in a store the input layers the run copies in.
+    """Write layers into a GeoPackage beside its others, replacing those of the same names, and style them: every
+    GeoPackage sewerplan writes layers into (a run's results, a network report, a plan, building results).
 
-    ``scratch``: ``path`` is a copy nobody else sees, which the caller syncs and renames into place.
+    It is written under the GeoPackage's writer lock, the store's (``layers.atomic.writer_lock``): a GeoPackage
+    given as an output may be a store, or become one, so no run, upload or other command writes it at the same
+    moment (``StoreBusyError`` says who does), and the hidden copies killed writers left beside it are cleared.
+    ``scratch``: ``path`` is a store's copy nobody else sees, which the store, holding the lock, syncs and renames
+    into place.
     """
-    _write_geopackage(path, layers, "scratch" if scratch else "update" if Path(path).exists() else "new")
+    if scratch:
+        _write_geopackage(path, layers, "scratch")
+    else:
+        with writer_lock(path, what="writing layers"):
+            _write_geopackage(path, layers, "update" if Path(path).exists() else "new")
     return list(layers)
 
 
@@ -347,10 +353,7 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if driver == "GPKG":
-        for name, frame in layers.items():
-            _write(_plain_columns(frame), path, layer=name, driver="GPKG")
-        style_geopackage_layers(path)
-        return list(layers)
+        return add_layers(path, layers)
     if driver == "Parquet":
         for i, (name, frame) in enumerate(layers.items()):
             write_geoparquet(path if i == 0 else parquet_sibling(path, name), frame)

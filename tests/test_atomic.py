@@ -186,3 +186,29 @@ def test_a_batch_record_is_written_whole(tmp_path):
     assert read_record(tmp_path, "Fort_Plain")["status"] == "failed"
     assert hidden(record_path(tmp_path, "Fort_Plain").parent) == []
     assert json.loads(record_path(tmp_path, "Fort_Plain").read_text())["partition"] == "Fort_Plain"
+
+
+GEOPACKAGE_OUTPUTS = {
+    "buildings": ["buildings", "--profile", "fort-plain"],
+    "duties": ["duties", "--profile", "fort-plain"],
+    "network check": ["network", "check", "--profile", "fort-plain"],
+    "plan": ["plan", "--profile", "fort-plain", "--streets-run", "Main St", "--diameter-in", "8"],
+}
+
+
+@pytest.mark.parametrize("command", GEOPACKAGE_OUTPUTS)
+def test_every_command_writes_its_geopackage_under_the_stores_writer_lock(command, town_gpkg, tmp_path):
+    """A GeoPackage given as an output may be a store (the web app's, another run's): no command writes one while
+    another writer holds its lock, and each, holding it, clears the copies killed writers left beside it."""
+    out = tmp_path / "out.gpkg"
+    args = [*GEOPACKAGE_OUTPUTS[command], "--data", str(town_gpkg), "--out", str(out)]
+    with store_writer(out, who="another planner"):
+        refused = CliRunner().invoke(main, args)
+        assert refused.exit_code == 2, refused.output
+        assert "in progress on this store (started by another planner" in " ".join(refused.output.split())
+        assert not out.exists()
+    stale = tmp_path / f".out.{HEX}.tmp.gpkg"
+    stale.write_bytes(b"half a GeoPackage")
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 0, done.output
+    assert not stale.exists() and gpd.list_layers(out).shape[0] > 0
