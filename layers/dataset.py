@@ -21,9 +21,10 @@ from __future__ import annotations
 import csv
 import json
 import shutil
+from contextlib import suppress
 from pathlib import Path
 
-from layers.atomic import written_whole
+from layers.atomic import StoreBusyError, writer_lock, written_whole
 from layers.errors import LayerError
 
 PARTITION_KEY = "municipality"
@@ -102,11 +103,15 @@ def is_done(out_dir: str | Path, partition: str, fingerprint: str) -> bool:
 
 
 def remove_results(out_dir: str | Path, partition: str) -> None:
-    """Take a municipality's results out of the dataset (it failed: no stale parcels beside its error)."""
+    """Take a municipality's results out of the dataset (it failed: no stale parcels beside its error), and what a
+    worker killed while writing them left (``layers.atomic``), so no folder of hidden files stays in the dataset."""
     part = partition_path(out_dir, partition)
-    part.unlink(missing_ok=True)
-    if part.parent.exists() and not any(part.parent.iterdir()):
-        part.parent.rmdir()
+    if part.parent.is_dir():
+        with suppress(StoreBusyError):  # a worker the scheduler lost is writing it still: left to that worker
+            with writer_lock(part, place=str(part)):  # clears the hidden files of a killed writer, as it is taken
+                part.unlink(missing_ok=True)
+            if not any(part.parent.iterdir()):
+                part.parent.rmdir()
     gpkg_path(out_dir, partition).unlink(missing_ok=True)
 
 

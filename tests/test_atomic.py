@@ -212,3 +212,18 @@ def test_every_command_writes_its_geopackage_under_the_stores_writer_lock(comman
     done = CliRunner().invoke(main, args)
     assert done.exit_code == 0, done.output
     assert not stale.exists() and gpd.list_layers(out).shape[0] > 0
+
+
+def test_a_failed_municipality_leaves_no_folder_of_hidden_files_in_the_dataset(tmp_path):
+    """A worker killed while writing its part (out of memory) left a hidden half file: the batch takes the failed
+    municipality out of the dataset, folder and all, and a reader of the dataset meets only the others."""
+    from layers.dataset import partition_path, remove_results
+
+    frame = sample_town(50)["parcels"]
+    write_partition(tmp_path, "Wappinger", frame)
+    part = partition_path(tmp_path, "Fort_Plain")
+    part.parent.mkdir()
+    (part.parent / f".part.{HEX}.tmp.parquet").write_bytes(b"PAR1 half")
+    remove_results(tmp_path, "Fort_Plain")
+    assert not part.parent.exists()
+    assert len(gpd.read_parquet(tmp_path)) == len(frame)
