@@ -69,8 +69,9 @@ class StoreWriter:
 
 # ".NAME.<random>.tmp.SUFFIX" for NAME.SUFFIX, <random> 32 hex digits (uuid4: ``scratch_path``) or 8 of tempfile's
 # [a-z0-9_] (a store's copy, layers.store._replacement, made with mkstemp). SQLite may add -journal, -wal or -shm to
-# a GeoPackage's. Releases before this one wrote GeoParquet files as ".NAME.SUFFIX.<32 hex>.tmp" and QGIS projects
-# and a batch's unified parts as ".NAME.SUFFIX.tmp": those are ours too, and cleared the same way.
+# a GeoPackage's. Releases before this one wrote GeoParquet files as ".NAME.SUFFIX.<32 hex>.tmp", QGIS projects
+# and a batch's unified parts as ".NAME.SUFFIX.tmp" and a register's backup as ".NAME.SUFFIX.partial-<process ID>":
+# those are ours too, and cleared the same way.
 _SCRATCH_RANDOM = r"(?:[0-9a-f]{32}|[a-z0-9_]{8})"
 _SQLITE_SIDECARS = r"(?:-journal|-wal|-shm)?"
 
@@ -101,15 +102,16 @@ def is_scratch_of(target: Path, name: str) -> bool:
     ...                                   ".town.gpkg.lock")]
     [False, False, False, False, False, False, False]
     >>> results = Path("results.parquet")
-    >>> [is_scratch_of(results, n) for n in (f".results.{'a1' * 16}.tmp.parquet", f".results.parquet.{'a1' * 16}.tmp")]
-    [True, True]
+    >>> [is_scratch_of(results, n) for n in (f".results.{'a1' * 16}.tmp.parquet", f".results.parquet.{'a1' * 16}.tmp",
+    ...                                      ".results.parquet.partial-4242")]
+    [True, True, True]
     >>> [is_scratch_of(results, n) for n in (f".results.measuring_lines.{'a1' * 16}.tmp.parquet", ".results.parquet",
     ...                                      f".results.parquet.{'a1' * 16}.tmp.bak", ".results.parquet.lock")]
     [False, False, False, False]
     """
     prefix, suffix = scratch_affixes(target)
     current = re.escape(prefix) + _SCRATCH_RANDOM + re.escape(suffix) + _SQLITE_SIDECARS
-    earlier = re.escape(f".{target.name}") + r"(?:\.[0-9a-f]{32})?\.tmp"
+    earlier = re.escape(f".{target.name}") + r"(?:(?:\.[0-9a-f]{32})?\.tmp|\.partial-[0-9]+)"
     return re.fullmatch(f"{current}|{earlier}", name) is not None
 
 
@@ -194,14 +196,17 @@ def writer_lock(target: str | Path, *, who: str = "", what: str = "a write", pla
 
 
 @contextmanager
-def written_whole(target: str | Path, *, locked: bool = False, sync: bool = False) -> Iterator[Path]:
+def written_whole(
+    target: str | Path, *, locked: bool = False, sync: bool = False, replace: bool = True
+) -> Iterator[Path]:
     """Where to write ``target`` so that it appears whole or not at all: a new hidden name beside it, renamed over
     it when the block ends (the old file stays whole until then), deleted if the block fails.
 
     Unless ``locked`` (the caller holds ``target``'s writer lock already, as a store's writer does), the lock is
     taken for the block, and with it the hidden files killed writers left are cleared; a second writer of the same
     file at the same moment gets ``StoreBusyError``. ``sync``: the file is flushed to disk before the rename (a
-    GeoPackage written without SQLite's journal).
+    GeoPackage written without SQLite's journal, a backup). ``replace=False``: a file at ``target`` is never
+    replaced: the new one is linked into place, and ``FileExistsError`` raised if one is there (a backup).
     """
     target = Path(target)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -213,10 +218,12 @@ def written_whole(target: str | Path, *, locked: bool = False, sync: bool = Fals
             if sync:
                 with open(where, "rb+") as f:
                     os.fsync(f.fileno())
-            os.replace(where, target)
-        except BaseException:
-            where.unlink(missing_ok=True)
-            raise
+            if replace:
+                os.replace(where, target)
+            else:
+                os.link(where, target)  # fails, never overwrites, if a file is there
+        finally:
+            where.unlink(missing_ok=True)  # a failed write's, or the name a linked file had
     finally:
         if writer is not None:
             writer.release()

@@ -36,6 +36,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from analysis.dates import parse_day
 from analysis.errors import AnalysisError
 from analysis.notices import overdue_before
+from layers.atomic import written_whole
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
@@ -758,42 +759,39 @@ class Register:
             raise LayerError(f"The folder {target.parent} does not exist: create it, or back up into another folder.")
         if target.resolve() == self.path.resolve():
             raise LayerError("The backup cannot be the register itself.")
-        partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
         try:
-            source = sqlite3.connect(str(self.path))
-            try:
-                source.execute("BEGIN")  # one read snapshot for the counts and the copy
-                counts = {t.name: source.execute(f'SELECT count(*) FROM "{t.name}"').fetchone()[0] for t in _TABLES}
-                dest = sqlite3.connect(str(partial))
+            # Written under a hidden name and the backup's writer lock (which clears what a killed backup left),
+            # checked, synced, then linked into place: never over a file that appeared meanwhile.
+            with written_whole(target, sync=True, replace=False) as partial:
+                source = sqlite3.connect(str(self.path))
                 try:
-                    source.backup(dest)
-                    dest.execute("PRAGMA journal_mode=DELETE")  # the copy is one self-contained file
+                    source.execute("BEGIN")  # one read snapshot for the counts and the copy
+                    counts = {t.name: source.execute(f'SELECT count(*) FROM "{t.name}"').fetchone()[0] for t in _TABLES}
+                    dest = sqlite3.connect(str(partial))
+                    try:
+                        source.backup(dest)
+                        dest.execute("PRAGMA journal_mode=DELETE")  # the copy is one self-contained file
+                    finally:
+                        dest.close()
                 finally:
-                    dest.close()
-            finally:
-                source.close()
-            copy = sqlite3.connect(f"file:{partial}?mode=ro", uri=True)
-            try:
-                integrity = copy.execute("PRAGMA integrity_check").fetchone()[0]
-                copied = {t.name: copy.execute(f'SELECT count(*) FROM "{t.name}"').fetchone()[0] for t in _TABLES}
-            finally:
-                copy.close()
-            if integrity != "ok" or copied != counts:
-                raise LayerError(
-                    f"The backup did not verify (integrity check: {integrity}; rows {copied} against {counts}): "
-                    "nothing was written. Try again; if it fails again, check the disk."
-                )
-            _fsync(partial)
-            os.link(partial, target)  # fails, never overwrites, if the target appeared meanwhile
+                    source.close()
+                copy = sqlite3.connect(f"file:{partial}?mode=ro", uri=True)
+                try:
+                    integrity = copy.execute("PRAGMA integrity_check").fetchone()[0]
+                    copied = {t.name: copy.execute(f'SELECT count(*) FROM "{t.name}"').fetchone()[0] for t in _TABLES}
+                finally:
+                    copy.close()
+                if integrity != "ok" or copied != counts:
+                    raise LayerError(
+                        f"The backup did not verify (integrity check: {integrity}; rows {copied} against {counts}): "
+                        "nothing was written. Try again; if it fails again, check the disk."
+                    )
             _fsync(target.parent)
         except FileExistsError as exc:
             raise LayerError(f"{target} already exists: a backup never overwrites a file.") from exc
         except (OSError, sqlite3.Error) as exc:
             reason = getattr(exc, "strerror", None) or str(exc)
             raise LayerError(f"Cannot write the backup {target}: {reason}.") from exc
-        finally:
-            with suppress(OSError):
-                partial.unlink()
         return {"target": str(target), "integrity": "ok", "tables": counts}
 
 

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from gisapp.cli import main
 from layers.atomic import StoreBusyError, writer_lock
 from layers.dataset import unify_partitions, write_partition
+from layers.errors import LayerError
 from layers.sample import sample_town
 from layers.store import latest_run, store_writer
 from layers.write import write_geoparquet, write_layers
@@ -227,3 +228,19 @@ def test_a_failed_municipality_leaves_no_folder_of_hidden_files_in_the_dataset(t
     remove_results(tmp_path, "Fort_Plain")
     assert not part.parent.exists()
     assert len(gpd.read_parquet(tmp_path)) == len(frame)
+
+
+def test_a_register_backup_clears_what_a_killed_backup_left_and_never_overwrites(tmp_path):
+    from layers.register import Register
+
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    left = [f".copy.{HEX}.tmp.sqlite", f".copy.{HEX}.tmp.sqlite-journal", ".copy.sqlite.partial-4242"]
+    for name in left:  # a backup killed while copying, in this release and the one before
+        (tmp_path / name).write_bytes(b"SQLite format 3\x00 half")
+    (tmp_path / ".register.sqlite.partial-4242").write_bytes(b"keep me")  # not this backup's
+    done = reg.backup(tmp_path / "copy.sqlite")
+    assert done["integrity"] == "ok" and Register(str(tmp_path / "copy.sqlite"), create=False).integrity_ok()
+    assert hidden(tmp_path) == [".register.sqlite.partial-4242"]
+    with pytest.raises(LayerError, match="already exists"):
+        reg.backup(tmp_path / "copy.sqlite")
+    assert hidden(tmp_path) == [".register.sqlite.partial-4242"]
