@@ -12,7 +12,10 @@ A GeoPackage layer is written through pyogrio's Arrow path inside one transactio
 built by GDAL once after the bulk insert (in bulk, not row by row). A new GeoPackage (and a store's scratch copy)
 is written where nobody can see it yet, without SQLite's rollback journal and per-commit sync, then synced and
 renamed into place: a write stopped halfway leaves no partial file, and the insert is about a fifth faster. A
-GeoPackage that exists already (layers added beside others) is written with SQLite's usual journal.
+GeoPackage that exists already (layers added beside others) is written with SQLite's usual journal. Every GeoPackage
+written here, whatever command writes it, is written under its writer lock, the store's (``add_layers``), and every
+GeoParquet file under its own (``layers.atomic``): one writer at a time, whose taking of the lock clears the hidden
+files killed writers left.
 
 GeoParquet results go as their three files at once on two threads, and each file's rows a row group at a time:
 while Arrow compresses and writes one row group (without Python's lock), the next one's geometries are encoded.
