@@ -24,6 +24,7 @@ import datetime as dt
 import json
 import os
 import sqlite3
+import time
 import uuid
 from collections.abc import Callable, Mapping
 from contextlib import contextmanager, suppress
@@ -36,7 +37,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from analysis.dates import parse_day
 from analysis.errors import AnalysisError
 from analysis.notices import overdue_before
-from layers.atomic import written_whole
+from layers.atomic import StoreBusyError, written_whole
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
@@ -47,6 +48,7 @@ CLOSING = ("connected", "exempt")  # never noticed again
 STATES = ("prepared", "cancelled", *STATUSES)  # every status a notice row can hold
 BATCH_STATES = ("prepared", "issued", "cancelled")
 STORE_SETTING = "register"  # the key under which a store records its register
+RECORD_WAIT_S = 10.0  # how long recording a new register waits for another short write of the store to end
 _PG_LOCK = 0x5E3E9_1A4  # the advisory lock held while migrating a PostgreSQL register
 
 METADATA = sa.MetaData()
@@ -356,9 +358,18 @@ class Register:
         if not _store_exists(store):
             return
         found = open_store(store)
-        if found.read_setting(STORE_SETTING):
-            return
-        found.write_setting(STORE_SETTING, found.recordable(self.url) if not self.is_sqlite else str(self.path))
+        value = found.recordable(self.url) if not self.is_sqlite else str(self.path)
+        # Two clerks opening the town's first register at once both find none recorded; the second to write finds
+        # the store's lock taken by the first's short write, so it waits a little for it (not for a whole analysis
+        # run, which is refused with the usual sentence) and then finds the register recorded.
+        patience = time.monotonic() + RECORD_WAIT_S
+        while not found.read_setting(STORE_SETTING):
+            try:
+                found.write_setting(STORE_SETTING, value)
+            except StoreBusyError:
+                if time.monotonic() > patience:
+                    raise
+                time.sleep(0.05)
 
     def _migrate(self) -> None:
         """Bring the schema to HEAD: a read-only version check first (page views never take the write lock), then

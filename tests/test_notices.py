@@ -1147,6 +1147,30 @@ def test_two_processes_creating_the_towns_first_register_at_once_both_get_it(tmp
     assert failures == []
 
 
+def test_a_new_register_waits_for_another_short_write_of_the_store(tmp_path, monkeypatch):
+    """The race above, made certain: the store's lock is held (another clerk recording the same register) while a
+    new register is opened. It used to be refused at once ("a settings change is in progress"); it now waits for
+    the short write, and for no longer than ``RECORD_WAIT_S``."""
+    import threading
+
+    from layers import register as register_module
+    from layers.sample import sample_town
+    from layers.store import StoreBusyError, store_writer
+
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(50))
+    held = store_writer(str(store), who="the other clerk", what="a settings change")
+    threading.Timer(0.5, held.release).start()
+    Register(store=str(store), create=True).close()
+    assert read_setting(str(store), "register")
+
+    other = tmp_path / "other.gpkg"
+    write_layers(str(other), sample_town(50))
+    monkeypatch.setattr(register_module, "RECORD_WAIT_S", 0.3)
+    with store_writer(str(other), who="an analysis run"), pytest.raises(StoreBusyError, match="an analysis run"):
+        Register(store=str(other), create=True)
+
+
 def test_a_towns_first_preview_needs_no_register_and_creates_none(store, tmp_path):
     """The README's order: preview first, then issue with --new. The preview says nobody has been noticed yet."""
     args = ["notices", "preview", "--profile", "fort-plain", "--data", str(store), "--notice-date", "2027-03-01"]
