@@ -11,7 +11,6 @@ from rich.table import Table
 
 from gisapp import services
 from gisapp.cli_common import DIRECTION_OPTION, data_options, loading, print_problems, user_errors
-from layers.write import output_format
 
 PARCEL_FIELDS = (
     "parcel_id",
@@ -54,7 +53,7 @@ SUBDIVISION_FIELDS = (
 def duties(digitised_direction, show_all, out_path, as_json, **opts):
     """Further duties of the law: grease interceptors, industrial users and their control manholes, subdivisions."""
     if out_path:
-        output_format(out_path)
+        services.export_target(out_path)  # a wrong format or a town's store: refused before the work
     with loading(
         opts, as_json=as_json, required=("parcels", "mains"), extra_steps=3, digitised_direction=digitised_direction
     ) as (loaded, bar):

@@ -22,7 +22,7 @@ from gisapp.cli_common import (
     print_problems,
     user_errors,
 )
-from layers.write import output_format, write_report
+from layers.write import BUILDINGS_LAYER, output_format, write_report
 
 
 @click.group()
@@ -215,11 +215,11 @@ BUILDING_FIELDS = (
 def buildings(show_all, out_path, as_json, **opts):
     """Every building with a case to decide: rear buildings, living units, laterals, manhole connections."""
     if out_path:
-        output_format(out_path)
+        services.export_target(out_path)  # a wrong format or a town's store: refused before the work
     with loading(opts, as_json=as_json, required=("parcels", "mains", "buildings"), extra_steps=2) as (loaded, bar):
         assessed = services.buildings(loaded.workspace, progress=bar.step)
         if out_path:
-            services.export_results(out_path, assessed.buildings)
+            services.export_results(out_path, assessed.buildings, name=BUILDINGS_LAYER)
     chosen = assessed.buildings if show_all else assessed.cases()
     if as_json:
         click.echo(json.dumps(building_records(chosen), indent=2))

@@ -546,9 +546,31 @@ def _connected_setting(ws: Workspace) -> dict[str, str] | None:
     return {CONNECTED_KEY: json.dumps(kept)}
 
 
-def export_results(path: str, frame: gpd.GeoDataFrame, lines=None, buildings=None) -> list[str]:
-    """Write result frames to ``path`` (.gpkg, .geojson or .csv); returns the layers written."""
-    return write_results(path, frame, lines, buildings)
+def export_results(path: str, frame: gpd.GeoDataFrame, *, name: str = RESULT_LAYER) -> list[str]:
+    """Write a result frame to ``path`` (.gpkg as the layer ``name``, .parquet, .geojson or .csv); returns the
+    layers written. A town's store is refused (``export_target``)."""
+    export_target(path)
+    return write_results(path, frame, name=name)
+
+
+def export_target(path: str) -> None:
+    """Refuse ``path`` as the output of a report (``buildings --out``, ``duties --out``) when it is a town's store, a
+    GeoPackage holding an analysis run or the town's layers: the report's rows would replace the run's results
+    (``buildings --out town.gpkg`` wrote the buildings over the parcel results the map and notices read)."""
+    if output_format(path) != "GPKG" or not store_exists(path):
+        return
+    try:
+        names = store_at(path).layer_names()
+    except LayerError:
+        return  # not a GeoPackage sewerplan can read: the write says so, and leaves it as it was
+    if recorded_run(path) is None and not any(n.lower() in INPUT_NAMES for n in names):
+        return
+    label = store_label(path)
+    raise LayerError(
+        f"{label} is a town's store (it holds {'an analysis run and ' if recorded_run(path) else ''}the town's "
+        f"layers): written into it, these results would replace the ones its map and notices read. Write them to a "
+        f"file of their own, such as --out {Path(label).with_name(Path(label).stem + '-report.gpkg')}."
+    )
 
 
 def export_qgis(store: str, out: str, *, title: str | None = None) -> dict:

@@ -128,12 +128,14 @@ def write_results(
     buildings: gpd.GeoDataFrame | None = None,
     *,
     scratch: bool = False,
+    name: str = RESULT_LAYER,
 ) -> list[str]:
     """Write results to ``path`` in the format its extension names; returns the layer names written.
 
-    ``parcels`` may be any result frame (building results from ``sewerplan buildings``, too); a GeoPackage also
-    gets the measuring lines, connection points and building results when given. ``scratch``: ``path`` is a
-    GeoPackage nobody else sees, which the caller syncs and renames into place (a store's copy being written).
+    ``parcels`` may be any result frame (building results from ``sewerplan buildings``, too), written as the
+    GeoPackage layer ``name``; a GeoPackage also gets the measuring lines, connection points and building results
+    when given. ``scratch``: ``path`` is a GeoPackage nobody else sees, which the caller syncs and renames into place
+    (a store's copy being written).
     """
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -144,11 +146,14 @@ def write_results(
         _write(_plain_columns(parcels).to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
         return [Path(path).stem]
     layers = result_layers(parcels, measuring_lines, buildings)
+    if name != RESULT_LAYER:
+        layers = {name: layers.pop(RESULT_LAYER), **layers}
     if driver == "Parquet":
         # One layer per file: the parcel results at the path, the others beside it (results.measuring_lines...).
-        targets = {name: path if name == RESULT_LAYER else parquet_sibling(path, name) for name in layers}
+        first = next(iter(layers))
+        targets = {n: path if n == first else parquet_sibling(path, n) for n in layers}
         with ThreadPoolExecutor(2) as pool:  # write_geoparquet makes the columns plain itself
-            list(pool.map(lambda name: write_geoparquet(targets[name], layers[name]), layers))
+            list(pool.map(lambda n: write_geoparquet(targets[n], layers[n]), layers))
         return [Path(target).stem for target in targets.values()]
     return add_layers(path, layers, scratch=scratch)
 

@@ -251,3 +251,22 @@ def test_reading_some_result_columns_gives_them_as_the_whole_read_does(results):
     assert some.equals(whole[["status", "parcel_id"]].reset_index(drop=True))
     with pytest.raises(LayerError, match="has no column no_such_column: run the analysis again"):
         read_results(out, columns=("parcel_id", "no_such_column"))
+
+
+def test_a_report_written_into_a_store_is_refused_before_the_work_and_the_store_is_left_alone(results, tmp_path):
+    """``buildings --out town.gpkg`` wrote the building rows over the store's parcel_results: the map then drew
+    buildings as parcels and the notices read a run that was gone. A report goes to a file of its own."""
+    out, _ = results
+    before = out.read_bytes()
+    for command in ("buildings", "duties"):
+        refused = Runner().invoke(command, "--profile", "fort-plain", "--data", out, "--out", out)
+        assert refused.exit_code == 2, refused.output
+        said = " ".join(refused.output.split())
+        assert "is a town's store" in said and "would replace the ones its map and notices read" in said, said
+    assert out.read_bytes() == before
+
+    own = tmp_path / "buildings.gpkg"
+    for _ in range(2):  # and again: a report file of its own is no store, and is replaced
+        assert Runner().invoke("buildings", "--profile", "fort-plain", "--data", out, "--out", own).exit_code == 0
+    assert [n for n in layer_names(own) if n != "layer_styles"] == ["building_results"]
+    assert "building_id" in gpd.read_file(own, layer="building_results").columns
