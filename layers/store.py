@@ -630,6 +630,13 @@ def latest_run(location: str | Path) -> dict | None:
     return open_store(location).latest_run()
 
 
+def discard_store(path: str | Path) -> None:
+    """Delete a GeoPackage store (an upload's checked copy), its SQLite side files too; the caller holds its writer
+    lock. The lock file stays, as every store's does."""
+    for name in (Path(path), *(Path(f"{path}{side}") for side in ("-journal", "-wal", "-shm"))):
+        name.unlink(missing_ok=True)
+
+
 def store_writer(location: str | Path, *, who: str, what: str = "an analysis run") -> StoreWriter:
     """Take the store's writer lock without waiting; ``StoreBusyError`` says who holds it and since when."""
     return open_store(location).writer(who=who, what=what)

@@ -12,6 +12,7 @@ import json
 import re
 import threading
 import warnings
+from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
@@ -374,6 +375,18 @@ def test_upload_truncated_names_missing_streets_added_then_run(sample_store, tmp
     # Add the streets the report asked for, check again: Fort Plain can now run.
     streets = _zip({"streets": town["streets"]}, tmp_path, "streets")
     upload_token = mapping_url.split("/")[2]
+    # While a run holds the upload's checked store, adding a layer is refused (the run would put the old store back).
+    from layers.store import store_writer
+
+    checked = next(Path(app.config["UPLOAD_FOLDER"]).rglob("store.gpkg"))
+    with store_writer(checked, who="a run on this upload"):
+        busy = c.post(
+            f"/data/{upload_token}/add",
+            data={"kind": "streets", "layer": (io.BytesIO(streets), "streets.zip"), "csrf_token": token},
+            content_type="multipart/form-data",
+        )
+    assert busy.status_code == 409 and "a run on this upload" in busy.get_data(as_text=True)
+    assert checked.exists()
     added = c.post(
         f"/data/{upload_token}/add",
         data={"kind": "streets", "layer": (io.BytesIO(streets), "streets.zip"), "csrf_token": token},

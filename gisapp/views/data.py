@@ -31,12 +31,14 @@ from layers.read import read_source
 from layers.schema import SPECS
 from layers.store import (
     StoreBusyError,
+    discard_store,
     latest_run,
     layer_counts,
     open_store,
     previous_stores,
     publish_store,
     restore_store,
+    store_writer,
 )
 from layers.uploads import (
     add_to_upload,
@@ -364,18 +366,26 @@ def add_layer(token: str):
     if file is None or not file.filename:
         raise LayerError("Choose the file of the layer to add.")
     config = current_app.config
+    # The upload's checked store is dropped (checked again with the new layer before it is used), under its writer
+    # lock: a run on the workspace would otherwise put the old store back when it ends.
     try:
-        add_to_upload(
-            folder,
-            file.filename,
-            file.stream,
-            kind=kind,
-            max_unzipped_bytes=config["MAX_UNZIPPED_BYTES"],
-            quota_left=config["UPLOAD_QUOTA_BYTES"] - owner_usage(_root(), g.user),
-        )
-    finally:
+        writer = store_writer(folder / "store.gpkg", who=g.user, what="adding a layer to the upload")
+    except StoreBusyError as exc:
         file.close()
-    (folder / "store.gpkg").unlink(missing_ok=True)  # checked again with the new layer before it is used
+        return mapping(token, message=str(exc), status=409)
+    with writer:
+        try:
+            add_to_upload(
+                folder,
+                file.filename,
+                file.stream,
+                kind=kind,
+                max_unzipped_bytes=config["MAX_UNZIPPED_BYTES"],
+                quota_left=config["UPLOAD_QUOTA_BYTES"] - owner_usage(_root(), g.user),
+            )
+        finally:
+            file.close()
+        discard_store(folder / "store.gpkg")
     return redirect(url_for("data.mapping", token=token))
 
 
