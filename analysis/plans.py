@@ -318,8 +318,15 @@ def plan_extension(
     (['A'], ['B'], 2)
     """
     line = shapely.line_merge(proposed) if proposed.geom_type == "MultiLineString" else proposed
-    if line.geom_type != "LineString" or line.length == 0:
+    if line.geom_type != "LineString":
         raise AnalysisError("The proposed main must be one line (draw it as a single connected line).")
+    if line.length == 0:
+        raise AnalysisError("The proposed main has no length: its points all lie in one place; draw it end to end.")
+    if not line.is_simple:  # a pipe cannot cross or retrace itself: its length, cost and parcels would be counted twice
+        raise AnalysisError(
+            "The proposed main crosses or runs back over itself: draw it again as a line that does not cross its own "
+            "path."
+        )
     if not (np.isfinite(diameter_in) and diameter_in > 0):
         raise AnalysisError(f"The diameter of the proposed main must be a positive number of inches: {diameter_in}.")
     if diameter_in > LARGEST_PIPE_IN:

@@ -955,13 +955,18 @@ def proposed_line(
     """The proposed main: a file's line, a run of named streets, or a line drawn on the web map (GeoJSON)."""
     _need(ws, "parcels", "mains")
     crs = ws.layers.parcels.crs
-    if path:
-        return read_proposed(path, target_crs=crs, assume_crs=None if ws.spec.is_local else ws.spec.data_crs)
     if streets_run:
         return street_run(ws.layers.streets, streets_run)
-    from layers.read import proposed_from_geojson
+    from layers.read import check_proposed_place, proposed_from_geojson
 
-    return proposed_from_geojson(geometry or {}, target_crs=crs)
+    if path:
+        line = read_proposed(path, target_crs=crs, assume_crs=None if ws.spec.is_local else ws.spec.data_crs)
+        label = f"The proposed main ({Path(path).name})"
+    else:
+        line = proposed_from_geojson(geometry or {}, target_crs=crs)
+        label = "The drawn main"
+    check_proposed_place(line, label=label, town=[ws.layers.parcels, ws.layers.mains], from_file=bool(path))
+    return line
 
 
 def evaluate_plan(

@@ -267,6 +267,19 @@ def check_layers_together(frames: dict[str, gpd.GeoDataFrame], labels: dict[str,
     return problems
 
 
+def miles_from_layers(geometry, frames: list[gpd.GeoDataFrame]) -> float | None:
+    """How many miles ``geometry`` lies from where ``frames`` lie (all in one measuring CRS), when it lies apart
+    from them as ``check_layers_together`` reckons a layer apart (beyond ``FAR_LAYER_FT`` and their own size);
+    None when it lies with them, or when they are empty."""
+    boxes = [b for f in frames if (b := _extent(f)) is not None]
+    if not boxes:
+        return None
+    fpu = feet_per_unit(CRS(frames[0].crs))
+    box = _union(boxes)
+    gap = _box_gap(tuple(float(v) for v in shapely.bounds(geometry)), box)
+    return gap * fpu / 5280 if gap > max(FAR_LAYER_FT / fpu, _size(box)) else None
+
+
 def check_sizes(frames: dict[str, gpd.GeoDataFrame], labels: dict[str, str]) -> list[Problem]:
     """Warn when the parcels' or buildings' median area says a layer said to be in feet was drawn in metres.
 

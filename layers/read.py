@@ -27,7 +27,7 @@ import pyogrio
 from pyproj import CRS
 
 from analysis.errors import Fix
-from layers.crs import check_layers_together, check_sizes
+from layers.crs import check_layers_together, check_sizes, miles_from_layers
 from layers.errors import LayerError, LayerValidationError, Problem, quote_password, redact_url, split_fragment
 from layers.heard import quiet
 from layers.schema import SPECS
@@ -1021,10 +1021,34 @@ def read_proposed(path: str, *, target_crs: CRS, assume_crs: str | None = None, 
     lines = [g for g in frame.geometry if g is not None and g.geom_type in ("LineString", "MultiLineString")]
     if not lines:
         raise LayerError(f"{path} holds no line: draw the proposed main as a line.")
-    merged = shapely.line_merge(shapely.union_all(lines))
+    parts = shapely.get_parts(lines)
+    parts = parts[shapely.length(parts) > 0]
+    if not len(parts):
+        raise LayerError(f"The line in {path} has no length: its points all lie in one place; draw it end to end.")
+    if not shapely.is_simple(parts).all():  # merging would cut it where it crosses and call it pieces that do not join
+        raise LayerError(
+            f"The line in {path} crosses or runs back over itself: draw it again as a line that does not cross its "
+            "own path."
+        )
+    merged = parts[0] if len(parts) == 1 else shapely.line_merge(shapely.union_all(parts))
     if merged.geom_type != "LineString":
         raise LayerError(f"The lines in {path} do not join into one main; give one connected line.")
     return merged
+
+
+def check_proposed_place(line, *, label: str, town: list[gpd.GeoDataFrame], from_file: bool = False) -> None:
+    """Refuse a proposed main (in the town's measuring CRS) that lies far from the town's layers.
+
+    Apart as a layer is apart from the rest (``layers.crs.miles_from_layers``): a main drawn miles from every parcel
+    and main, most often in the wrong CRS, was evaluated with a connecting main of that many miles, newly mandated
+    nobody and had every design check met.
+    """
+    miles = miles_from_layers(line, town)
+    if miles is not None:
+        raise LayerError(
+            f"{label} lies {miles:,.1f} miles from the town's parcels and mains: draw it where it would be built"
+            + (", in the CRS the file declares." if from_file else ".")
+        )
 
 
 def proposed_from_geojson(geometry: dict, *, target_crs: CRS):

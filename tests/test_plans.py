@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from shapely.geometry import LineString, Point, box
 
+from analysis.errors import AnalysisError
 from analysis.network import build_network
 from analysis.plans import (
     MEETS,
@@ -597,6 +598,41 @@ def test_plan_cli_json_save_export_pdf(town_gpkg, tmp_path):
     assert bad.exit_code == 2 and "--proposed PATH or --streets-run" in bad.output
     zero = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path)[:-1] + ["0"])
     assert zero.exit_code == 2 and "--diameter-in" in zero.output
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        LineString([(0, 0), (900, 0), (900, 100), (400, -100)]),  # crosses itself
+        LineString([(0, 0), (900, 0), (500, 0)]),  # runs back over itself: 400 ft counted twice
+    ],
+)
+def test_a_main_crossing_or_retracing_itself_is_refused(line):
+    with pytest.raises(AnalysisError, match="crosses or runs back over itself"):
+        run(proposed=line)
+
+
+def test_a_main_of_no_length_is_told_so():
+    with pytest.raises(AnalysisError, match="has no length"):
+        run(proposed=LineString([(300, 0), (300, 0)]))
+
+
+@pytest.mark.parametrize(
+    ("coords", "told"),
+    [
+        # union_all cut a crossing line into pieces, and it was called lines that "do not join into one main"
+        ([(0, 0), (900, 0), (900, 100), (400, -100)], "crosses or runs back over itself"),
+        ([(300, 0), (300, 0)], "has no length"),
+        # 50 miles east: it was planned with a 50-mile connecting main, nobody mandated and every check met
+        ([(264_000, 0), (264_900, 0)], "lies 49.8 miles from the town's parcels and mains"),
+    ],
+)
+def test_plan_cli_refuses_a_line_that_cannot_be_a_main(town_gpkg, tmp_path, coords, told):
+    ny_frame([{"geometry": LineString(coords)}]).to_file(tmp_path / "extension.geojson")
+    result = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path))
+    assert result.exit_code == 2, result.output
+    assert told in " ".join(result.output.split())
+    assert "Traceback" not in result.output
 
 
 def test_plan_cli_prints_verdicts_requirements_and_sections(town_gpkg, tmp_path):

@@ -87,6 +87,20 @@ def test_evaluate_gives_verdicts_requirements_sections_and_the_map(oak_store, tm
         assert "the drawn main" in odd.get_json()["error"]["message"].lower()
 
 
+def test_a_main_drawn_far_from_the_town_is_refused(oak_store, tmp_path):
+    client = oak_app(oak_store, tmp_path).test_client()
+    far = ny_frame([{"geometry": LineString([(264_000, 0), (264_900, 0)])}]).to_crs(4326).geometry.iloc[0]
+    refused = client.post(
+        "/plans/evaluate",
+        json={"geometry": {"type": "LineString", "coordinates": [list(c) for c in far.coords]}, "diameter_in": 8},
+        headers={"X-CSRF-Token": csrf(client)},
+    )
+    assert refused.status_code == 400, refused.get_data(as_text=True)[:300]
+    message = refused.get_json()["error"]["message"]
+    assert message.startswith("The drawn main lies 49.8 miles from the town's parcels and mains")
+    assert "CRS" not in message  # a line drawn on the map has no CRS to fix
+
+
 def test_plans_page_side_by_side_compare_export_reopen_delete(oak_store, tmp_path):
     app = oak_app(oak_store, tmp_path)
     client = app.test_client()
