@@ -791,15 +791,29 @@ class _Present:
         for mid in trace.mains:  # the mains on one downstream path
             e = index[mid]
             length = float(net.length_ft[e])
-            slope = (net.us_invert_ft[e] - net.ds_invert_ft[e]) / length if length > 0 else np.nan
-            slope_source = "inverts"
-            if not np.isfinite(slope) or slope <= 0:
+            us, ds = float(net.us_invert_ft[e]), float(net.ds_invert_ft[e])
+            slope = (us - ds) / length if length > 0 else np.nan
+            slope_source, problem = "inverts", None
+            if pipe[e] and net.sewer_type[e] != "force" and np.isfinite(slope) and slope <= 0:
+                # Inverts that do not fall are known, not missing: the default slope (for unknown inverts) hid a
+                # main that `network check` reports as laid uphill, and its capacity read as met.
+                problem = (
+                    f"runs uphill by its inverts (downstream {ds:.2f} ft above upstream {us:.2f} ft): check them"
+                    if ds > us + 1e-3
+                    else f"is laid level by its inverts ({us:.2f} ft at both ends): check them"
+                )
+            elif not np.isfinite(slope) or slope <= 0:
                 slope, slope_source = design.default_slope_ft_per_ft.value, "profile default"
             # Manning's equation is for gravity pipes: a model's pump, weir or orifice has a capacity of its own.
             diameter = net.diameter_in[e] if pipe[e] else np.nan
             material = str(net.material[e] or "").strip().lower()
             n = design.manning_n_by_material.value.get(material, design.manning_n.value)
-            capacity = manning_capacity_gpd(diameter, slope, n) if np.isfinite(diameter) and diameter > 0 else None
+            sized = np.isfinite(diameter) and diameter > 0
+            capacity = manning_capacity_gpd(diameter, slope, n) if sized and problem is None else None
+            if not pipe[e]:
+                problem = f"is a {net.link_kind[e]}, whose capacity Manning's equation does not give: the engineer's"
+            elif not sized:
+                problem = problem or "has no diameter: give it in the mains layer"
             present, present_unknown = self.peak_gpd(e)
             if capacity is None:
                 verdict = UNKNOWN
@@ -815,6 +829,7 @@ class _Present:
                     "diameter_in": None if not np.isfinite(diameter) else float(diameter),
                     "slope": round(float(slope), 5),
                     "slope_source": slope_source,
+                    "problem": problem,
                     "manning_n": n,
                     "capacity_gpd": None if capacity is None else round(capacity),
                     "present_peak_gpd": round(present),
@@ -1116,8 +1131,11 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             + (" (its present peak alone exceeds it)." if worst["present_peak_gpd"] > worst["capacity_gpd"] else ".")
         )
     elif verdict == UNKNOWN:
-        missing = ", ".join(r["main_id"] for r in rows if r["verdict"] == UNKNOWN)
-        text = f"No diameter for {missing}: capacity not known."
+        # a scenario saved before rows said why: a main without a diameter was then the only kind not known
+        why = "; ".join(
+            f"{r['main_id']} {r.get('problem') or 'has no diameter'}" for r in rows if r["verdict"] == UNKNOWN
+        )
+        text = f"Capacity not known: {why}."
     else:
         spare = min(rows, key=lambda r: r["capacity_gpd"] - r["present_peak_gpd"]) if rows else None
         verb = "carries its" if len(rows) == 1 else "carry their"

@@ -396,6 +396,29 @@ def test_downstream_capacity_ok_and_exceeded():
     assert check(tight, "capacity")["verdict"] == "does not meet" and "M-1" in check(tight, "capacity")["message"]
 
 
+@pytest.mark.parametrize(
+    ("ds_invert", "told"),
+    [
+        (101.0, "M-1 runs uphill by its inverts (downstream 101.00 ft above upstream 100.00 ft): check them"),
+        (100.0, "M-1 is laid level by its inverts (100.00 ft at both ends): check them"),
+    ],
+)
+def test_a_main_laid_uphill_downstream_has_no_capacity_by_a_default_slope(ds_invert, told):
+    # The profile's default slope is for a main whose inverts are unknown: put on a main that `network check`
+    # reports as adverse, it made room that is not there and the capacity read as met.
+    r = run(town=layout(ds_invert=ds_invert)).as_dict()
+    row = r["downstream"]["mains"][0]
+    assert (row["capacity_gpd"], row["verdict"], row["slope_source"]) == (None, "not known", "inverts")
+    assert row["slope"] == pytest.approx((100.0 - ds_invert) / 400)
+    assert check(r, "capacity")["verdict"] == "not known" and check(r, "capacity")["message"] == (
+        f"Capacity not known: {told}."
+    )
+    unknown = layout()
+    unknown["mains"]["ds_invert_ft"] = np.nan  # inverts not known: the profile's default slope, as before
+    row = run(town=unknown).as_dict()["downstream"]["mains"][0]
+    assert row["slope_source"] == "profile default" and row["verdict"] == MEETS
+
+
 def test_roughness_by_material():
     town = layout(diameter=4.0, ds_invert=99.98)
     town["mains"]["material"] = "PVC"
