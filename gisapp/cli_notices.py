@@ -21,6 +21,7 @@ from analysis.notices import mailing_address
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
+from gisapp.words import already_noticed
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
@@ -206,6 +207,8 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
             "whether to give a later date.",
             highlight=False,
         )
+    if doc["already_noticed"]:
+        console.print(already_noticed(doc["already_noticed"]), highlight=False, markup=False)
     for line in _held_lines(doc["held"]):
         console.print(line, highlight=False, markup=False)
     for problem in doc["letters_blocked_by"]:

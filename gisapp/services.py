@@ -879,6 +879,8 @@ def preview_notices(
     results = inputs.results
     mandated = set(results.loc[results["status"] == "mandated", "parcel_id"].astype(str))
     already = len(mandated & register.excluded_parcels())
+    # Said with the preview: after a re-run (under another profile too) "0 notices" alone read as nobody mandated.
+    doc["already_noticed"] = already
     return NoticePreview(plan, rows, doc, inputs, prof, town, already)
 
 

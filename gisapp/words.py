@@ -114,6 +114,23 @@ def count(n: int, one: str, many: str | None = None) -> str:
     return f"{n:,} {one if n == 1 else many}"
 
 
+def already_noticed(n: int) -> str:
+    """Why a preview has fewer notices than the analysis has mandated parcels; '' when none are left out.
+
+    Examples
+    --------
+    >>> already_noticed(519).split(":")[0], already_noticed(0)
+    ('519 mandated parcels are not noticed again', '')
+    """
+    if not n:
+        return ""
+    are = "is" if n == 1 else "are"
+    return (
+        f"{count(n, 'mandated parcel')} {are} not noticed again: the register has an open notice for each, or marks it "
+        "connected or exempt."
+    )
+
+
 def number(value, unit: str = "") -> str:
     """A measure without a needless ".0": 8 in, 70 units, 12.5 ft; '' for a missing value.
 

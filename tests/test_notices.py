@@ -714,6 +714,18 @@ def test_cli_issue_again_issues_nothing_new_and_writes_no_folder(store, tmp_path
     assert [p.name for p in (tmp_path / "out").iterdir() if not p.name.startswith(".")] == [first_batch["batch"]]
 
 
+def test_a_preview_after_a_batch_says_why_it_has_fewer_notices(store, first_batch):
+    """A preview after the batch listed 0 notices and stopped there, as if nobody were mandated any more."""
+    listed = json.loads(invoke("notices", "list", "--store", store, "--json").stdout)["notices"]
+    invoke("notices", "mark", listed[0]["parcel_id"], "connected", "--store", store)
+    args = ["notices", "preview", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    shown = " ".join(invoke(*args).stdout.split())
+    assert "0 notice(s) to 0 mailing address(es)" in shown
+    n = first_batch["issued"]  # one of them now marked connected: still not noticed again
+    assert f"{n} mandated parcels are not noticed again: the register has an open notice for each" in shown
+    assert json.loads(invoke(*args, "--json").stdout)["already_noticed"] == n
+
+
 def test_a_withdrawn_notice_goes_out_again_in_a_new_batch_and_the_first_is_untouched(store, tmp_path, first_batch):
     first = first_batch
     listed = json.loads(invoke("notices", "list", "--store", store, "--json").stdout)["notices"]

@@ -138,6 +138,9 @@ def test_issuing_needs_a_confirmed_preview_and_links_the_letters(client, app, st
     assert client.get("/notices/files/B00000000-NOPE/labels.pdf").status_code == 404
     again = client.post("/notices/preview", data=form).get_data(as_text=True)
     assert "Preview: 0 notice(s)" in again and 'id="confirm-form"' not in again
+    # and why none: "0 notices" alone read as if nobody were mandated any more
+    said = f"{mandated:,} mandated parcels are not noticed again: the register has an open notice for each"
+    assert said in again
 
 
 def test_marking_works_for_parcel_ids_a_url_path_would_break(client, app):

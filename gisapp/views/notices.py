@@ -34,6 +34,7 @@ from gisapp.errors import web_text
 from gisapp.notices import today as notices_today
 from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
+from gisapp.words import already_noticed
 from gisapp.words import count as count_words
 from layers.errors import LayerError
 from layers.register import STATES, STATUSES, Register, RegisterMissingError, default_register_path, parse_date
@@ -218,6 +219,7 @@ def _preview_view(found: services.NoticePreview, doc: dict, form) -> dict:
     return {
         "rows": [r | {"mailing_address": mailing_address(r)} for r in found.rows.to_dict("records")],
         "count": len(found.plan.due),
+        "already": already_noticed(found.already),
         "doc": doc,
         "form": _kept(form),
     }
