@@ -494,6 +494,13 @@ def _override(key: str, rule: Rule, raw: Any, meta: dict) -> tuple[Rule, list[st
     """The rule with the user's value (``--set``, the web's Settings box): text is read as the rule's type, then
     checked as a file's value is, so 100000000 days is refused here rather than overflowing a deadline later."""
     value: Any = raw
+    if isinstance(raw, str) and meta["type"] in (list, dict):
+        # "expected list, got '[...]'" said neither that a typed value cannot be one nor where it can be changed
+        kind = "a list" if meta["type"] is list else "a table"
+        return rule, [
+            f"{key} is {kind} in the profile file, which a setting cannot give: change it in a copy of the profile "
+            "file and use the copy as the profile"
+        ]
     if isinstance(raw, str):
         expected = meta["type"] if isinstance(meta["type"], tuple) else (meta["type"],)
         try:

@@ -140,6 +140,13 @@ def test_unknown_profile_lists_the_bundled_ones():
         ({"mandate.distance_ft": "nan"}, "must be a finite number"),
         ({"mandate.distance_ft": "inf"}, "must be a finite number"),
         ({"mandate.distance_ft": "-inf"}, "must be a finite number"),
+        # "expected list, got '[...]'" said neither that a typed value cannot be one nor where to change it
+        (
+            {"mandate.notice_reasons": '["board_order"]'},
+            r"^mandate\.notice_reasons is a list in the profile file, which a setting cannot give: change it in a "
+            r"copy of the profile file and use the copy as the profile\.$",
+        ),
+        ({"design.cost_per_ft": "300"}, r"^design\.cost_per_ft is a table in the profile file, which a setting"),
     ],
 )
 def test_bad_overrides(overrides, message):

@@ -83,6 +83,11 @@ def test_a_malformed_setting_is_refused_before_a_run(client):
             "mandate.notice_period_days (§ 196-17E) must be from 1 to 3,650 days, not 100000000.",
         ),
         ("mandate.distance_ft=abc", "mandate.distance_ft must be a number, not 'abc'."),
+        (
+            "mandate.distance_ft=200\nmandate.notice_reasons=board_order",
+            "mandate.notice_reasons is a list in the profile file, which a setting cannot give: change it in a copy "
+            "of the profile file and use the copy as the profile.",
+        ),
     ):
         refused = client.post(
             "/analysis/run", data={"profile": "wappinger", "set": setting, "csrf_token": csrf(client)}
