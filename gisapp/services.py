@@ -952,9 +952,17 @@ resume = _notices.resume
 
 
 def proposed_line(
-    ws: Workspace, *, path: str | None = None, streets_run: str | None = None, geometry: dict | None = None
+    ws: Workspace,
+    *,
+    path: str | None = None,
+    streets_run: str | None = None,
+    geometry: dict | None = None,
+    name: str | None = None,
 ):
-    """The proposed main: a file's line, a run of named streets, or a line drawn on the web map (GeoJSON)."""
+    """The proposed main: a file's line, a run of named streets, or a line drawn on the web map (GeoJSON).
+
+    A file is read the one way for `sewerplan plan --proposed` and the map's "load" (its CRS, a MultiLineString as
+    QGIS saves a line); ``name`` is the file as its user knows it (the map's is a temporary copy)."""
     _need(ws, "parcels", "mains")
     crs = ws.layers.parcels.crs
     if streets_run:
@@ -962,8 +970,9 @@ def proposed_line(
     from layers.read import check_proposed_place, proposed_from_geojson
 
     if path:
-        line = read_proposed(path, target_crs=crs, assume_crs=None if ws.spec.is_local else ws.spec.data_crs)
-        label = f"The proposed main ({Path(path).name})"
+        assume = None if ws.spec.is_local else ws.spec.data_crs
+        line = read_proposed(path, target_crs=crs, assume_crs=assume, name=name)
+        label = f"The proposed main ({Path(name or path).name})"
     else:
         line = proposed_from_geojson(geometry or {}, target_crs=crs)
         label = "The drawn main"

@@ -1002,14 +1002,20 @@ def _apply_connected_list(parcels: gpd.GeoDataFrame, ids: set[str]) -> tuple[gpd
     return parcels, problems
 
 
-def read_proposed(path: str, *, target_crs: CRS, assume_crs: str | None = None, layer: str | None = None):
-    """A proposed main from a file (GeoJSON, GeoPackage, shapefile): its lines merged into one, in ``target_crs``."""
+def read_proposed(
+    path: str, *, target_crs: CRS, assume_crs: str | None = None, layer: str | None = None, name: str | None = None
+):
+    """A proposed main from a file (GeoJSON, GeoPackage, shapefile): its lines merged into one, in ``target_crs``.
+
+    ``name`` is the file as its user knows it, for the messages (a web upload is read from a temporary copy).
+    """
     import shapely
 
     from layers.crs import check_and_reproject
 
     source = parse_source("proposed", path) if layer is None else LayerSource("proposed", path, layer)
     frame = read_source(source)
+    path = name or path
     if len(frame) == 0:
         raise LayerError(f"{path} holds no line.")
     frame = frame.set_geometry(shapely.force_2d(frame.geometry.values))

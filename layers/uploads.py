@@ -314,15 +314,16 @@ def _vector_files(folder: Path):
 # --- checking content -------------------------------------------------------------------------------------------
 
 
-def check_content(path: str | Path, driver: str, *, decoded_limit: int | None = None) -> None:
-    """Refuse a file whose first bytes are not those of ``driver``'s format (names prove nothing).
+def check_content(path: str | Path, driver: str, *, decoded_limit: int | None = None, name: str | None = None) -> None:
+    """Refuse a file whose first bytes are not those of ``driver``'s format (names prove nothing); ``name`` is the
+    file as its user knows it, for the message, where ``path`` is a copy.
 
     With ``decoded_limit``, a GeoParquet file is also refused when its columns decode to more bytes than that:
     dictionary encoding and compression let a file of a few kilobytes hold millions of rows, which the limit on
     unpacked bytes must count as what they are once read.
     """
     path = Path(path)
-    label = path.name
+    label = name or path.name
     if path.is_symlink():
         raise LayerError(f"{label} is a link; refused.")
     if driver == "OpenFileGDB":

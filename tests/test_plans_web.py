@@ -11,10 +11,11 @@ import threading
 from urllib.parse import quote
 
 import geopandas as gpd
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from pypdf import PdfReader
-from shapely.geometry import LineString
+from shapely.geometry import LineString, MultiLineString
 from werkzeug.serving import make_server
 
 from gisapp.cli import main
@@ -99,6 +100,49 @@ def test_a_main_drawn_far_from_the_town_is_refused(oak_store, tmp_path):
     message = refused.get_json()["error"]["message"]
     assert message.startswith("The drawn main lies 49.8 miles from the town's parcels and mains")
     assert "CRS" not in message  # a line drawn on the map has no CRS to fix
+
+
+def qgis_file(path, crs="EPSG:2260"):
+    """The Oak St main as QGIS saves a line layer: a MultiLineString, in the layer's CRS (here the town's feet)."""
+    main = ny_frame([{"name": "Oak St", "geometry": MultiLineString([[(0, 0), (900, 0)]])}]).to_crs(crs)
+    main.to_file(path, driver="GeoJSON")
+    return path
+
+
+@pytest.mark.parametrize("crs", ["EPSG:2260", "EPSG:4326"])
+def test_a_loaded_file_is_read_as_the_cli_reads_it(oak_store, tmp_path, crs):
+    """The page read a file as a LineString in degrees: QGIS's MultiLineString was "no line", and a file in the
+    town's state plane CRS was drawn at latitude 1,490,000."""
+    client = oak_app(oak_store, tmp_path).test_client()
+    token = csrf(client)
+    text = qgis_file(tmp_path / "oak.geojson", crs).read_text(encoding="utf-8")
+    read = client.post("/plans/line", json={"name": "oak.geojson", "text": text}, headers={"X-CSRF-Token": token})
+    assert read.status_code == 200, read.get_data(as_text=True)[:300]
+    drawn = read.get_json()["line"]
+    assert drawn["type"] == "LineString"
+    np.testing.assert_allclose(drawn["coordinates"], oak_line(), atol=1e-7)  # back in degrees, where it lies
+    doc = evaluate(client, token, geometry=drawn)
+    assert doc["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"]  # the same answer as the CLI's
+
+
+def test_a_loaded_file_that_is_no_main_is_refused_with_its_name(oak_store, tmp_path):
+    client = oak_app(oak_store, tmp_path).test_client()
+    token = csrf(client)
+
+    def load(name, text):
+        return client.post("/plans/line", json={"name": name, "text": text}, headers={"X-CSRF-Token": token})
+
+    far = ny_frame([{"geometry": LineString([(264_000, 0), (264_900, 0)])}])
+    far.to_file(tmp_path / "far.geojson", driver="GeoJSON")
+    for name, text, said in (
+        ("far.geojson", (tmp_path / "far.geojson").read_text(encoding="utf-8"), "(far.geojson) lies 49.8 miles"),
+        ("empty.geojson", "  ", "empty.geojson is empty: load the GeoJSON file of the proposed main."),
+        ("oak.kml", "<kml/>", "oak.kml is not GeoJSON (a JSON object)"),
+    ):
+        refused = load(name, text)
+        assert refused.status_code == 400, (name, refused.get_data(as_text=True)[:300])
+        message = refused.get_json()["error"]["message"]
+        assert said in message and "sewerplan-line-" not in message  # named as the planner knows it
 
 
 def test_plans_page_side_by_side_compare_export_reopen_delete(oak_store, tmp_path):
@@ -198,6 +242,35 @@ def test_saving_over_a_saved_name_on_the_map_points_at_the_replace_box(oak_store
     assert refused.status_code == 400 and "'Twice' is saved already (8-inch main" in error["message"]
     assert 'Tick "replace the saved scenario of this name"' in error["message"] and "--" not in error["message"]
     assert error["fix"]["setting"] == "replace"
+
+
+@pytest.mark.browser
+def test_a_qgis_file_loads_on_the_map_and_evaluates_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    app = oak_app(oak_store, tmp_path)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        open_map(browser, url)
+        output = browser.find_element(By.ID, "plan-result")
+        browser.find_element(By.ID, "plan-file").send_keys(str(qgis_file(tmp_path / "oak.geojson")))
+        wait_for(browser, lambda: browser.find_element(By.ID, "plan-evaluate").is_enabled())
+        assert output.text == ""
+        (west, south), (east, north) = oak_line()[0], oak_line()[-1]
+        lat, lon = browser.execute_script("const c = window.sewerplanMap.getCenter(); return [c.lat, c.lng];")
+        assert south - 0.01 < lat < north + 0.01 and west - 0.01 < lon < east + 0.01  # on Oak St, not at the pole
+        browser.find_element(By.ID, "plan-evaluate").click()
+        wait_for(browser, lambda: "Newly required to connect" in output.text)
+        assert "5 parcels" in output.text
+        shot(browser, "plan-loaded-from-qgis")
+        far = ny_frame([{"geometry": LineString([(264_000, 0), (264_900, 0)])}])
+        far.to_file(tmp_path / "far.geojson", driver="GeoJSON")
+        browser.find_element(By.ID, "plan-file").send_keys(str(tmp_path / "far.geojson"))
+        wait_for(browser, lambda: "lies 49.8 miles from the town's parcels and mains" in output.text)
+    finally:
+        server.shutdown()
 
 
 @pytest.mark.browser

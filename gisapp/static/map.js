@@ -806,13 +806,16 @@
     document.getElementById("plan-file").addEventListener("change", async (event) => {
       const file = event.target.files[0];
       if (!file) return;
-      let data;
-      try { data = JSON.parse(await file.text()); } catch (err) { output.textContent = "The file is not GeoJSON."; return; }
-      const features = data.type === "FeatureCollection" ? data.features : [data.type === "Feature" ? data : { geometry: data }];
-      const line = features.map((f) => f.geometry).find((g) => g && g.type === "LineString");
-      if (!line) { output.textContent = "The file holds no line (a GeoJSON LineString)."; return; }
+      // Read on the server as `sewerplan plan --proposed` reads it: its CRS, a MultiLineString as QGIS saves one.
+      output.textContent = "Reading the file…";
+      const response = await fetch("/plans/line", { method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": cfg.csrf },
+        body: JSON.stringify({ name: file.name, text: await file.text() }) });
+      const found = await response.json().catch(() => ({}));
+      if (!response.ok) { output.textContent = found.error ? found.error.message : "Could not read the file."; return; }
+      output.textContent = "";
       planLayer.clearLayers(); preview = null; mode = null;
-      drawn = line.coordinates.map(([lon, lat]) => L.latLng(lat, lon));
+      drawn = found.line.coordinates.map(([lon, lat]) => L.latLng(lat, lon));
       redraw(); map.fitBounds(L.latLngBounds(drawn), { maxZoom: 18 });
     });
     evaluateButton.addEventListener("click", async () => {

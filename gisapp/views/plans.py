@@ -35,6 +35,7 @@ from layers.board import write_comparison_csv
 from layers.errors import LayerError
 from layers.read import to_lonlat_geojson
 from layers.register import Register, RegisterMissingError
+from layers.uploads import check_content
 
 bp = Blueprint("plans", __name__, url_prefix="/plans")
 FORMATS = ("geojson", "gpkg", "pdf", "json")
@@ -78,6 +79,28 @@ def _map(doc: dict, line, layers) -> dict:
         "parcels": lots(set(doc["newly_mandated"])),
         "vacant": lots(set(doc.get("vacant_benefiting", []))),
     }
+
+
+@bp.post("/line")
+@requires("planner")
+def line_from_file():
+    """A proposed main from the GeoJSON file a planner loads on the map, in longitude/latitude to draw.
+
+    Read on the server as `sewerplan plan --proposed` reads a file: the page read every file as a LineString in
+    degrees, so QGIS's MultiLineString was "no line" and a file in the town's state plane CRS sent the map to the
+    North Pole.
+    """
+    body = request.get_json(silent=True) or {}
+    text, name = body.get("text"), Path(str(body.get("name") or "")).name or "the file"
+    if not isinstance(text, str) or not text.strip():
+        abort(400, description=f"{name} is empty: load the GeoJSON file of the proposed main.")
+    ws = workspace()
+    with tempfile.TemporaryDirectory(prefix="sewerplan-line-") as folder:
+        path = Path(folder) / "proposed.geojson"
+        path.write_text(text, encoding="utf-8")
+        check_content(path, "GeoJSON", name=name)
+        line = services.proposed_line(ws, path=str(path), name=name)
+    return jsonify({"line": to_lonlat_geojson([line], ws.layers.parcels.crs)[0]})
 
 
 @bp.post("/evaluate")
