@@ -20,7 +20,7 @@ from analysis.errors import AnalysisError, Fix
 from gisapp import services
 from gisapp.workspace import Workspace, WorkspaceSpec, distinct_settings
 from layers.errors import LayerError, LayerValidationError, Problem
-from layers.read import Layers, read_mapping
+from layers.read import LAYER_NAMES, Layers, read_mapping
 from layers.schema import SPECS
 from layers.store import store_label
 
@@ -243,6 +243,13 @@ def _kind_pairs(texts, option: str, example: str) -> dict[str, str]:
         kind, value = pair(text, option, example)
         kind = kind.replace("-", "_")
         if kind not in SPECS:
+            # A store's layer name (treatment_plants, roads ...) is the first a user tries: say its kind.
+            named = next((k for k, names in LAYER_NAMES.items() if kind.lower() in names), None)
+            if named:
+                raise click.UsageError(
+                    f"{option} {text}: {kind!r} is not a layer kind, but a layer of that name is read as "
+                    f"{named}: give {option} {named}={value}."
+                )
             raise click.UsageError(
                 f"{option} {text}: {kind!r} is not a layer kind. The kinds: {_kind_help()} (sewerplan layers)."
             )

@@ -165,7 +165,23 @@ def test_the_old_diameter_spelling_still_works_with_a_note(runner, tmp_path):
 
 
 def test_an_unknown_layer_kind_names_the_kinds(runner, tmp_path):
-    result = runner.invoke("analyze", "--profile", "fort-plain", "--layer", f"lots={tmp_path}")
+    result = runner.invoke("analyze", "--profile", "fort-plain", "--layer", f"zoning={tmp_path}")
     assert (
-        result.exit_code == 2 and "'lots' is not a layer kind" in result.output and "sewerplan layers" in result.output
+        result.exit_code == 2 and "'zoning' is not a layer kind" in result.output and "sewerplan layers" in result.output
     )
+
+
+@pytest.mark.parametrize(
+    ("given", "kind"), [("--layer", "treatment_plants=wwtf.geojson"), ("--layer-crs", "roads=EPSG:2260")]
+)
+def test_a_layer_name_given_as_a_kind_is_told_its_kind(runner, given, kind):
+    """`--layer treatment_plants=...` (the sample store's layer name, and the README's) was refused with the list
+    of kinds, leaving the user to guess that a plant is an outfall."""
+    result = runner.invoke("network", "check", "--profile", "fort-plain", given, kind)
+    told = {
+        "--layer": "'treatment_plants' is not a layer kind, but a layer of that name is read as outfalls: give "
+        "--layer outfalls=wwtf.geojson.",
+        "--layer-crs": "'roads' is not a layer kind, but a layer of that name is read as streets: give --layer-crs "
+        "streets=EPSG:2260.",
+    }[given]
+    assert result.exit_code == 2 and told in " ".join(result.output.split())
