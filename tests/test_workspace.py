@@ -167,7 +167,9 @@ def test_the_old_diameter_spelling_still_works_with_a_note(runner, tmp_path):
 def test_an_unknown_layer_kind_names_the_kinds(runner, tmp_path):
     result = runner.invoke("analyze", "--profile", "fort-plain", "--layer", f"zoning={tmp_path}")
     assert (
-        result.exit_code == 2 and "'zoning' is not a layer kind" in result.output and "sewerplan layers" in result.output
+        result.exit_code == 2
+        and "'zoning' is not a layer kind" in result.output
+        and "sewerplan layers" in result.output
     )
 
 
