@@ -436,9 +436,11 @@ def violations(profile_name, as_of, out_dir, settings, town_path, store, registe
         click.echo(line)
     n = len(doc["notices"])
     if not doc["recorded"]:
+        a = doc["already_open"]
+        already = f" {a} more overdue already have an open violation notice and get none." if a else ""
         click.echo(
             f"{n} connection notice(s) overdue on {day}: violation notices would be corrected by {doc['correct_by']} "
-            f"({doc['period']['basis']}). Nothing recorded: give --out DIR to issue them with their letters."
+            f"({doc['period']['basis']}).{already} Nothing recorded: give --out DIR to issue them with their letters."
         )
         for problem in doc["letters_blocked_by"]:
             click.echo(f"Before issuing: {problem}")

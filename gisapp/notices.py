@@ -512,6 +512,10 @@ def violations(
     listed for the clerk to review (``review``), neither given a violation notice.
     """
     overdue, moved = past_deadline(register.listing(deadline_before=today, notice_type="connection"), today)
+    # A parcel already holding an open violation notice gets no second one (the register's one-open-notice index):
+    # the preview listed it as due, then issuing said "0 issued; N already open".
+    noticed = overdue["parcel_id"].astype(str).isin(register.open_parcels("violation")).to_numpy()
+    overdue, already_open = overdue[~noticed], int(noticed.sum())
     plan = plan_violations(overdue, profile=profile, today=today, town=town, current=current)
     left_out = {
         kind: plan.held[plan.held["left_out"] == kind].drop(columns="left_out").to_dict("records")
@@ -523,6 +527,7 @@ def violations(
     if root is None:
         return left_out | {
             "recorded": False,
+            "already_open": already_open,
             "correct_by": plan.deadline.isoformat(),
             "deadline_flag": deadline_flag(plan.deadline),
             "period": {"days": plan.period.days, "basis": plan.period.basis},
@@ -535,6 +540,7 @@ def violations(
     doc = issue_batch(
         register, plan, kind="violation", profile=profile, town=town, root=root, actor=actor, inputs=inputs
     )
+    doc["already_open"] += already_open
     return doc | left_out | {"recorded": True, "correct_by": plan.deadline.isoformat()}
 
 

@@ -436,6 +436,13 @@ class Register:
         with self.engine.connect() as c:
             return {r[0] for r in c.execute(query)}
 
+    def open_parcels(self, notice_type: str) -> set[str]:
+        """Parcels holding an open (or prepared) notice of ``notice_type``: those the one-open-notice index keeps a
+        batch of that type from noticing again."""
+        query = sa.select(notices.c.parcel_id).where((notices.c.notice_type == notice_type) & (notices.c.is_open == 1))
+        with self.engine.connect() as c:
+            return {r[0] for r in c.execute(query)}
+
     def prepare_batch(
         self,
         due: pd.DataFrame,

@@ -855,6 +855,13 @@ def test_cli_violations_record_nothing_without_out_and_write_their_paperwork_wit
     assert len(labels) == len(pd.read_csv(viol["mailing_list"])) and letter["notice_id"] in " ".join(labels)
     again = json.loads(invoke(*args, "--out", tmp_path / "violations").output)
     assert again["issued"] == 0 and again["already_open"] == viol["issued"]
+    # The preview agrees with issuing: it listed every overdue parcel again as due a violation notice, then issuing
+    # said "0 issued; N already open".
+    after = json.loads(invoke(*args).output)
+    assert after["notices"] == [] and after["already_open"] == viol["issued"]
+    said = " ".join(invoke(*args[:-1]).stdout.split())
+    assert "0 connection notice(s) overdue on 2027-06-02" in said
+    assert f"{viol['issued']} more overdue already have an open violation notice and get none." in said
 
 
 def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path):
