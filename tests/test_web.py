@@ -126,6 +126,7 @@ def test_parcel_trace_search_sewershed(client):
         ("/api/trace?parcel=NOPE", 404),
         ("/api/sewershed?manhole=NOPE", 404),
         ("/api/results.shp", 404),
+        ("/api/results.geojson?status=required", 400),  # a typo downloaded an empty FeatureCollection
         ("/api/jobs/nope", 404),
     ],
 )
@@ -144,6 +145,11 @@ def test_downloads(client):
     part = client.get(f"/api/results.csv?bbox={w - 0.001},{s_ - 0.001},{e + 0.001},{n + 0.001}")
     assert part.status_code == 200 and 1 < part.data.count(b"\n") < 301
     assert client.get("/api/results.gpkg").data[:15] == b"SQLite format 3"
+    refused = client.get("/api/results.csv?status=Mandated").get_json()["error"]["message"]
+    assert refused == (
+        "No parcel status is called 'Mandated': give one of connected, mandated, in_range_not_abutting, "
+        "out_of_range, unoccupied, no_public_sewer."
+    )
 
 
 def test_security_headers_and_csrf(client):

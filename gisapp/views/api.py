@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 from flask import Blueprint, Response, abort, jsonify, request, send_file
 
+from analysis.reasons import STATUSES
 from gisapp import services
 from gisapp.mapdata import MAP_LAYERS, collection
 from gisapp.security import requires
@@ -168,7 +169,10 @@ def download(fmt: str):
     if suffix not in FORMATS:
         abort(404, description="Results download as .geojson, .gpkg, .parquet or .csv.")
     ids = request.args.getlist("id") or None
-    frame = map_data().selection(bbox_arg(), ids=ids, status=request.args.get("status") or None)
+    status = request.args.get("status") or None
+    if status is not None and status not in STATUSES:  # a typo downloaded an empty file, as if no parcel had it
+        abort(400, description=f"No parcel status is called {status!r}: give one of {', '.join(STATUSES)}.")
+    frame = map_data().selection(bbox_arg(), ids=ids, status=status)
     needle = (request.args.get("q") or "").strip().lower()
     if needle:
         fields = [c for c in ("parcel_id", "site_address", "owner_name") if c in frame.columns]
