@@ -1116,14 +1116,21 @@ def street_run(streets, names: str):
 
     if streets is None:
         raise LayerError("A run of streets needs a streets layer.")
-    wanted = [n.strip().lower() for n in names.split(",") if n.strip()]
-    chosen = (
-        streets[streets["street_name"].astype(str).str.lower().isin(wanted)]
-        if "street_name" in streets
-        else streets.iloc[:0]
-    )
-    if chosen.empty:
-        raise LayerError(f"No street named {names!r} in the streets layer.")
+    wanted = [n.strip() for n in names.split(",") if n.strip()]
+    known = streets["street_name"].dropna().astype(str) if "street_name" in streets else pd.Series([], dtype=str)
+    chosen = streets.loc[known.index[known.str.lower().isin([n.lower() for n in wanted])]]
+    # Every name must be found: a misspelt one among several was dropped, and the run planned without that street.
+    missing = [n for n in wanted if n.lower() not in set(known.str.lower())]
+    if missing or chosen.empty:
+        import difflib
+
+        names_known = sorted(set(known))
+        near = [m for n in missing for m in difflib.get_close_matches(n, names_known, n=1, cutoff=0.6)]
+        raise LayerError(
+            f"No street named {', '.join(repr(n) for n in missing or [names])} in the streets layer"
+            + (f" (did you mean {', '.join(repr(m) for m in near)}?)" if near else "")
+            + ": give the names as the streets layer spells them, separated by commas."
+        )
     merged = shapely.line_merge(shapely.union_all(chosen.geometry.values))
     if merged.geom_type != "LineString":
         raise LayerError(f"The streets {names!r} do not form one continuous run; name streets that join.")

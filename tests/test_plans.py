@@ -658,6 +658,18 @@ def test_plan_cli_refuses_a_line_that_cannot_be_a_main(town_gpkg, tmp_path, coor
     assert "Traceback" not in result.output
 
 
+def test_a_misspelt_street_in_a_run_is_named_not_dropped(town_gpkg):
+    """ "Main St,Oka St" planned Main St alone, without a word about Oka St."""
+    args = ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--diameter-in", "8", "--streets-run"]
+    refused = CliRunner().invoke(main, [*args, "Main St,Oka St"])
+    assert refused.exit_code == 2
+    assert (
+        "No street named 'Oka St' in the streets layer (did you mean 'Oak St'?): give the names as the streets "
+        "layer spells them, separated by commas." in " ".join(refused.output.split())
+    )
+    assert CliRunner().invoke(main, [*args, "main st, OAK ST"]).exit_code == 0  # any case, spaces around commas
+
+
 def test_plan_cli_prints_verdicts_requirements_and_sections(town_gpkg, tmp_path):
     result = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path, "--material", "PVC"), catch_exceptions=False)
     out = " ".join(result.output.split())
