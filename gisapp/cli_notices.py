@@ -479,6 +479,16 @@ def _left_out_lines(doc: dict, store: str | None, shown: int = 12) -> list[str]:
             f"Not yet overdue: {len(moved)} notice(s) whose deadline fell on a weekend or public holiday may still be "
             f"met on the next business day (General Construction Law § 25-a): {'; '.join(days[:6])}."
         )
+    laws: dict[str, list[str]] = {}
+    for h in doc["other_profile"]:
+        laws.setdefault(h["profile"], []).append(str(h["parcel_id"]))
+    for law, ids in laws.items():
+        more = f" and {len(ids) - shown} more, --json lists them all" if len(ids) > shown else ""
+        lines.append(
+            f"Left out {len(ids)} overdue notice(s) given under the {law} profile ({', '.join(ids[:shown])}{more}): "
+            f"a violation notice follows the law its notice was given under; run `sewerplan notices violations "
+            f"--profile {law}` for them."
+        )
     if doc["analysis"] is None:
         fix = (
             f"{store_label(store)} holds no analysis yet: run `sewerplan analyze --data {store_label(store)} --out "

@@ -512,6 +512,7 @@ def violations(
     listed for the clerk to review (``review``), neither given a violation notice.
     """
     overdue, moved = past_deadline(register.listing(deadline_before=today, notice_type="connection"), today)
+    overdue, other_law = _given_under_another_profile(register, overdue, profile)
     # A parcel already holding an open violation notice gets no second one (the register's one-open-notice index):
     # the preview listed it as due, then issuing said "0 issued; N already open".
     noticed = overdue["parcel_id"].astype(str).isin(register.open_parcels("violation")).to_numpy()
@@ -520,7 +521,7 @@ def violations(
     left_out = {
         kind: plan.held[plan.held["left_out"] == kind].drop(columns="left_out").to_dict("records")
         for kind in ("connected", "review")
-    } | {"next_business_day": moved.to_dict("records")}
+    } | {"next_business_day": moved.to_dict("records"), "other_profile": other_law}
     checksum = hashlib.sha256(
         plan.due[["original_notice_id", "parcel_id", "original_deadline"]].astype(str).to_csv(index=False).encode()
     ).hexdigest()
@@ -542,6 +543,28 @@ def violations(
     )
     doc["already_open"] += already_open
     return doc | left_out | {"recorded": True, "correct_by": plan.deadline.isoformat()}
+
+
+def _given_under_another_profile(register: Register, overdue: pd.DataFrame, profile: Profile):
+    """The overdue notices given under ``profile``, and those a batch gave under another profile, listed apart.
+
+    A violation notice quotes the duty the original notice gave and the law's correction period: one for a Fort
+    Plain notice, run after a Poughkeepsie analysis, went out on the Town of Poughkeepsie's law and letterhead.
+    Notices without a batch (older registers) are kept: their law is not recorded.
+    """
+    under = overdue["batch_id"].map({b["batch_id"]: b["profile"] for b in register.batches()})
+    other = (under.notna() & (under != profile.id)).to_numpy()
+    held = [
+        {
+            "parcel_id": r["parcel_id"],
+            "notice_id": r["notice_id"],
+            "profile": law,
+            "section": r["section"],
+            "why": f"given under the {law} profile ({r['section']}), not {profile.id}",
+        }
+        for r, law in zip(overdue[other].to_dict("records"), under[other], strict=True)
+    ]
+    return overdue[~other], held
 
 
 __all__ = [

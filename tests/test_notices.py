@@ -864,6 +864,22 @@ def test_cli_violations_record_nothing_without_out_and_write_their_paperwork_wit
     assert f"{viol['issued']} more overdue already have an open violation notice and get none." in said
 
 
+def test_cli_violations_follow_the_law_each_notice_was_given_under(store, tmp_path, first_batch):
+    """A re-run under another profile made it the default: Fort Plain's overdue § 144-4 notices got violation
+    notices on Poughkeepsie's law, periods and letterhead."""
+    invoke("analyze", "--profile", "poughkeepsie", "--data", store, "--out", store)
+    args = ["notices", "violations", "--as-of", "2027-06-02", "--store", store]
+    doc = json.loads(invoke(*args, "--json").stdout)  # the latest run's profile: poughkeepsie
+    assert doc["notices"] == [] and len(doc["other_profile"]) == first_batch["issued"]
+    assert {h["profile"] for h in doc["other_profile"]} == {"fort-plain"}
+    assert {h["section"] for h in doc["other_profile"]} == {"§ 144-4"}
+    said = " ".join(invoke(*args).stdout.split())
+    assert f"Left out {first_batch['issued']} overdue notice(s) given under the fort-plain profile" in said
+    assert "run `sewerplan notices violations --profile fort-plain` for them." in said
+    under_its_law = json.loads(invoke(*args, "--profile", "fort-plain", "--json").stdout)
+    assert under_its_law["other_profile"] == [] and under_its_law["notices"]
+
+
 def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path):
     """A parcel the current analysis finds connected is no violation (the town's billing data says so), and one it no
     longer finds mandated (a smaller distance) is set aside for review: the notice was issued under an earlier run."""
