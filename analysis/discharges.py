@@ -29,7 +29,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
-from analysis.profiles import Profile, citation_clause
+from analysis.profiles import Profile, citation_clause, citations_clause
 from analysis.reasons import text_column
 
 GREASE = ("required", "for_decision")
@@ -260,14 +260,14 @@ def _industrial(parcels, klass, discharging, flow, source, share, system_gpd, pr
         )
     if unknown.any():
         u = np.flatnonzero(unknown)
-        cited = _industrial_citations(profile)
+        citations = _industrial_citations(profile)
         text[u] = (
             "An industrial parcel (property class "
             + klass.iloc[u].reset_index(drop=True)
             + "): its flow is not given (a flow_gpd column), so whether it is an industrial user "
-            + f"above the thresholds of the law ({cited}) cannot be told."
+            + f"above the thresholds of the law ({citations_clause(citations)}) cannot be told."
         ).to_numpy(object)
-        sections[u] = cited
+        sections[u] = "; ".join(citations)  # the section column's way, as join_sections writes it
     return out, text, sections
 
 
@@ -285,14 +285,15 @@ def _control_manholes(parcels, rows: np.ndarray, profile: Profile) -> pd.Series:
     )
 
 
-def _industrial_citations(profile: Profile) -> str:
+def _industrial_citations(profile: Profile) -> list[str]:
+    """The citations of the industrial-user thresholds the profile sets, each once."""
     r = profile.discharges
     rules = [r.significant_user_gpd, r.significant_user_share, r.flow_review_gpd, r.flow_review_share]
     seen: list[str] = []
     for rule in rules:
         if rule.value is not None and rule.citation not in seen:
             seen.append(rule.citation)
-    return "; ".join(seen)
+    return seen
 
 
 def join_sections(*columns: np.ndarray) -> np.ndarray:

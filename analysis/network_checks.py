@@ -19,7 +19,7 @@ import shapely
 from scipy.sparse import csgraph
 
 from analysis.network import Defect, SewerNetwork, _adjacency, active_manholes
-from analysis.profiles import Profile, Rule
+from analysis.profiles import Profile, Rule, citation_clause
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
@@ -396,7 +396,10 @@ def _standard(rule: Rule, key: str, unit: str) -> tuple[str, str]:
             f"the {rule.value:g} {unit} this profile sets as the design standard for new sewers (a setting, "
             f"network.{key}, not a number the law states; see {rule.section})"
         )
-    return rule.citation, f"the design standard for new sewers in {rule.citation} ({rule.value:g} {unit})"
+    return (
+        rule.citation,
+        f"the design standard for new sewers ({rule.value:g} {unit}, {citation_clause(rule.citation)})",
+    )
 
 
 def _diameters(net: SewerNetwork, rule: Rule) -> list[Defect]:
@@ -476,7 +479,7 @@ def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
     if rule.setting or rule.overridden:
         section, standard = "", "the profile's design standard for new sewers (a setting, not a rule the law states)"
     else:
-        section, standard = rule.citation, f"the design standard for new sewers in {rule.citation}"
+        section, standard = rule.citation, f"the design standard for new sewers {rule.cited}"
     tail = f"; {standard} puts a manhole at every change in alignment or slope. It governs new sewers, not mains built."
     out = []
     coords, which = shapely.get_coordinates(net.geometry, return_index=True)

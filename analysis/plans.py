@@ -45,7 +45,7 @@ from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
 from analysis.network import SewerNetwork
 from analysis.network_checks import spacing_limits_ft
-from analysis.profiles import Profile
+from analysis.profiles import SETTING_FLAG, Profile, citation_clause
 from analysis.streets import street_pairs
 from analysis.trace import connect_parcels, sewershed, trace_down
 from analysis.units import feet_per_unit
@@ -55,15 +55,17 @@ PROPOSED_ID = "PROPOSED"
 MEETS, FAILS, REVIEW, UNKNOWN = "meets", "does not meet", "for the engineer", "not known"
 VERDICTS = (MEETS, FAILS, REVIEW, UNKNOWN)
 CANDIDATE_MANHOLES = 10  # how many of the nearest manholes are tried for a connecting run
-SETTING_CITATION = "profile setting (snap tolerance)"
+SETTING_CITATION = f"snap tolerance ({SETTING_FLAG})"
 # The largest sewer pipe made (reinforced concrete, ASTM C76's tables end at 144 in): a larger diameter is a typo
 # (1000 for 10), and was priced and checked as if real.
 LARGEST_PIPE_IN = 144.0
 
 
 def cite(rule) -> str:
-    """A rule's section as a board should read it: a value the profile chose, not the law, says so."""
-    return rule.citation + (" (profile setting)" if rule.setting else "")
+    """A rule's section as a board should read it: a value the profile chose, not the law, says so.
+
+    Flagged as ``Rule.citation`` flags it, so that ``bracketed`` sets it in one pair of brackets."""
+    return rule.citation + (f" ({SETTING_FLAG})" if rule.setting else "")
 
 
 @dataclass
@@ -1189,7 +1191,7 @@ def _requirements(built, diameter, material, manholes, profile, fpu):
                 "exfiltration_test",
                 cite(design.exfiltration_gpd_per_inch_mile),
                 "Before use, an exfiltration test of each section"
-                + (f" (at most {limit:,.0f} ft, {cite(design.max_test_section_ft)})" if limit else "")
+                + (f" (at most {limit:,.0f} ft, {citation_clause(cite(design.max_test_section_ft))})" if limit else "")
                 + f": leakage at most {rate:g} gallons per mile per inch of diameter per day"
                 + (f" plus {per_mh:g} gallons per new manhole" if per_mh else "")
                 + f"; {len(sections)} section(s), {leakage:,.1f} gallons per day in all.",

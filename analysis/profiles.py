@@ -38,9 +38,18 @@ PROFILE_DIR = Path(__file__).parent / "profiles"
 RULE_TESTS = Path(__file__).parent / "rule_tests.toml"
 
 _RULE_KEYS = {"value", "section", "quote", "derived", "setting", "town_setting", "note"}
-# The flags a citation carries after its section, in this order: the section was counted, or the value was set.
+# The flags a citation carries after its section, in this order: the section was counted, the value was set, or
+# (as a plan cites a rule) the value is a reading the profile chose where the law gives no number.
 DERIVED_FLAG = "section number derived"
 OVERRIDDEN_FLAG = "value set by the user"
+SETTING_FLAG = "profile setting"
+FLAGS = (DERIVED_FLAG, OVERRIDDEN_FLAG, SETTING_FLAG)
+# Several citations in one clause: the flag said once for a run of sections that share it.
+_PLURAL_FLAGS = {
+    DERIVED_FLAG: "section numbers derived",
+    OVERRIDDEN_FLAG: "values set by the user",
+    SETTING_FLAG: "profile settings",
+}
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,8 @@ def bracketed(citation: str) -> str:
     ('(§ 196-17E; value set by the user)', '(§ 144-4)')
     >>> bracketed("§ 144-28 (section number derived) (value set by the user)")
     '(§ 144-28; section number derived; value set by the user)'
+    >>> bracketed("§ 144-17A (value set by the user) (profile setting)")  # as a plan cites a setting
+    '(§ 144-17A; value set by the user; profile setting)'
     """
     return f"({citation_clause(citation)})"
 
@@ -105,12 +116,46 @@ def citation_clause(citation: str) -> str:
     >>> "(more than 25% of the flow, " + citation_clause("§ 144-28 (section number derived)") + ")"
     '(more than 25% of the flow, § 144-28; section number derived)'
     """
+    text, flags = _flags(citation)
+    return "; ".join([text, *flags])
+
+
+def citations_clause(citations: list[str]) -> str:
+    """Several citations written to stand inside one pair of brackets, read aloud one way: the sections that share
+    their flags joined with "and", the flags said once after a comma, each such run apart from the next by "; ".
+
+    Examples
+    --------
+    >>> citations_clause(["§ 144-1 (section number derived)", "§ 144-25A (section number derived)"])
+    '§ 144-1 and § 144-25A, section numbers derived'
+    >>> citations_clause(["§ 144-1 (section number derived)", "§ 144-25A (value set by the user)", "§ 144-26"])
+    '§ 144-1, section number derived; § 144-25A, value set by the user; § 144-26'
+    >>> citations_clause(["§ 196-17E"])
+    '§ 196-17E'
+    """
+    runs: list[tuple[list[str], list[str]]] = []
+    for citation in citations:
+        text, flags = _flags(citation)
+        if runs and runs[-1][1] == flags:
+            runs[-1][0].append(text)
+        else:
+            runs.append(([text], flags))
+    out = []
+    for texts, flags in runs:
+        many = len(texts) > 1
+        said = " and ".join(_PLURAL_FLAGS[f] if many else f for f in flags)
+        out.append(" and ".join(texts) + (f", {said}" if said else ""))
+    return "; ".join(out)
+
+
+def _flags(citation: str) -> tuple[str, list[str]]:
+    """A citation's section and its flags, in the order they were appended."""
     text, flags = citation.strip(), []
-    for flag in (OVERRIDDEN_FLAG, DERIVED_FLAG):  # the last flag first, as Rule.citation appends them
+    for flag in reversed(FLAGS):  # the last flag first, as Rule.citation (then a plan's cite) appends them
         if text.endswith(f" ({flag})"):
             text = text.removesuffix(f" ({flag})").rstrip()
             flags.insert(0, flag)
-    return "; ".join([text, *flags])
+    return text, flags
 
 
 # The ranges a day count or a distance may take, in a profile file or set by the user. Not thresholds of any law

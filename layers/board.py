@@ -28,7 +28,7 @@ from reportlab.pdfgen import canvas as pdfcanvas
 from reportlab.platypus import Flowable, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from analysis.notices import long_date, neutralise
-from analysis.profiles import Profile
+from analysis.profiles import Profile, bracketed
 from analysis.units import feet_per_unit
 from layers.mapsheet import draw_street_names
 
@@ -162,7 +162,7 @@ def summary_lines(plan: dict) -> list[str]:
     pet = plan["petition"]
     if pet["applies"]:
         lines.append(
-            f"Petition ({pet['section']}): {pet['benefiting_owners']} benefiting owners; a majority is "
+            f"Petition {bracketed(pet['section'])}: {pet['benefiting_owners']} benefiting owners; a majority is "
             f"{pet['signatures_needed']} signatures."
         )
     cost = plan["cost"]
@@ -308,9 +308,9 @@ def _downstream_part(plan, styles, width) -> list:
         f"The extension joins the sewer at {down.get('connects_at')}; its flow runs through "
         f"{len(down.get('mains', []))} main{'' if len(down.get('mains', [])) == 1 else 's'} to "
         f"{down.get('outfall') or 'no outfall'}. Peak flows: living units "
-        f"x gallons per unit ({down.get('sections', {}).get('flow', '')}), or the typical flow of the property "
-        f"class where units are unknown, x the peaking factor; full-pipe capacity by Manning's equation "
-        f"({down.get('sections', {}).get('capacity', '')})."
+        f"x gallons per unit {bracketed(down.get('sections', {}).get('flow', ''))}, or the typical flow of the "
+        f"property class where units are unknown, x the peaking factor; full-pipe capacity by Manning's equation "
+        f"{bracketed(down.get('sections', {}).get('capacity', ''))}."
     )
     part = [Paragraph("Downstream", styles["H"]), Paragraph(escape(text), styles["Small"])]
     if len(rows) > 1:
@@ -324,7 +324,7 @@ def _petition_part(plan, styles, width) -> list:
     owners = pet.get("owners", [])
     head = (
         f"{pet['benefiting_owners']} benefiting owners; a written petition signed by {pet['signatures_needed']} "
-        f"of them is a majority ({pet['section']}: more than half; exactly half is not)."
+        f"of them is a majority {bracketed(pet['section'])}: more than half; exactly half is not."
         if pet["applies"]
         else f"{pet['benefiting_owners']} benefiting owners. This town's law has no owners' petition for extensions."
     )
@@ -399,8 +399,9 @@ def _cost_part(plan, styles, width) -> list:
         ]
     )
     note = (
-        f"Three ways to split the total among the benefiting parcels; the Board decides ({cost.get('section') or ''}"
-        "). By frontage: the property line along the streets the main serves. By living unit: a parcel whose units "
+        "Three ways to split the total among the benefiting parcels; the Board decides"
+        + (f" {bracketed(cost['section'])}" if cost.get("section") else "")
+        + ". By frontage: the property line along the streets the main serves. By living unit: a parcel whose units "
         "are unknown counts its typical flow in equivalent units; a vacant lot has none. No parcel pays less than "
         f"${cost.get('min_share_per_parcel', 0):,.2f} (a profile setting). Cents are allocated by largest remainder, "
         "so each column adds up exactly to the total."

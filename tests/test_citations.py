@@ -1,0 +1,106 @@
+"""Citations as a planner reads them: never a bracket inside a bracket, never two brackets side by side.
+
+A citation is flagged "(section number derived)", "(value set by the user)" or, as a plan cites a rule,
+"(profile setting)". Set in brackets within a sentence those flags became "(§ 144-21 (section number derived))";
+``analysis.profiles.bracketed``, ``citation_clause`` and ``citations_clause`` word them as clauses instead. Checked
+here where a planner reads them: the industrial-user reasons, `network check`, the plan on the command line, the
+plan panel and the subdivisions on the web map (in real Chromium), the scenarios page and the board's PDF.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from click.testing import CliRunner
+from pypdf import PdfReader
+from shapely.geometry import LineString, Point
+
+from analysis.discharges import assess_discharges
+from analysis.profiles import PROFILE_DIR, load_profile
+from gisapp.cli import main
+from tests.conftest import ny_frame
+from tests.test_duties import lots
+from tests.test_plans_web import analysed_oak_town
+
+NESTED = re.compile(r"\([^()]*\([^()]*\)[^()]*\)")
+SIDE_BY_SIDE = re.compile(r"\)\s*\(")
+
+
+def readable(text: str, *, columns: bool = False) -> str:
+    """``text`` with its whitespace made single, after checking no bracket nests or (in sentences, not a table's
+    section column, which cites "§ 144-17A (value set by the user) (profile setting)") follows another."""
+    text = " ".join(str(text).split())
+    assert not NESTED.search(text), text
+    assert columns or not SIDE_BY_SIDE.search(text), text
+    return text
+
+
+@pytest.fixture(scope="module")
+def oak_store(tmp_path_factory):
+    return analysed_oak_town(tmp_path_factory.mktemp("oak") / "town.gpkg")
+
+
+def test_an_industrial_user_of_unknown_flow_cites_fort_plains_thresholds_in_words():
+    houses = [(f"H{i}", "210", {"units": 1}) for i in range(60)]
+    r = assess_discharges(lots(("MILL", "710"), *houses), profile=load_profile("fort-plain")).parcels
+    text = readable(r.loc[0, "discharge_duties"])
+    assert "above the thresholds of the law (§ 144-1 and § 144-25A, section numbers derived) cannot be told" in text
+    # The section column keeps each citation as the law is cited in every other column.
+    assert r.loc[0, "discharge_sections"] == "§ 144-1 (section number derived); § 144-25A (section number derived)"
+
+    given = load_profile("fort-plain", overrides={"discharges.flow_review_gpd": "10000"})
+    text = readable(assess_discharges(lots(("MILL", "710"), *houses), profile=given).parcels.loc[0, "discharge_duties"])
+    assert (
+        "(§ 144-1, section number derived; § 144-25A, section number derived and value set by the user; "
+        "§ 144-25A, section number derived)"
+    ) in text
+
+
+def test_network_check_words_a_derived_design_standard_in_one_bracket(tmp_path):
+    # A copy of Fort Plain's profile whose design standards were counted, not printed: as a town's own file may be.
+    text = (PROFILE_DIR / "fort-plain.toml").read_text(encoding="utf-8")
+    for key in ("min_diameter_in", "max_manhole_spacing_ft", "manhole_at_alignment_change"):
+        text, n = re.subn(rf'^({key} = {{ value = [^,]+, section = "[^"]+",)', r"\1 derived = true,", text, flags=re.M)
+        assert n == 1, key
+    profile = tmp_path / "counted.toml"
+    profile.write_text(text, encoding="utf-8")
+    path = tmp_path / "town.gpkg"
+    manholes = [("MH1", 0, 0), ("MH2", 900, 200)]
+    ny_frame([{"manhole_id": i, "geometry": Point(x, y)} for i, x, y in manholes]).to_file(path, layer="manholes")
+    bent = LineString([(0, 0), (450, 0), (900, 200)])  # 6 in, 900 ft between manholes, a bend at 450 ft
+    ny_frame([{"main_id": "M-1", "diameter_in": 6.0, "geometry": bent}]).to_file(path, layer="mains")
+    ny_frame([{"outfall_id": "WWTP", "geometry": Point(930, 200)}]).to_file(path, layer="treatment_plants")
+    result = CliRunner().invoke(main, ["network", "check", "--profile", str(profile), "--data", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    found = dict(enumerate(json.loads(result.stdout)))
+    small = readable(next(d["message"] for d in found.values() if "6 in: below" in d["message"]))
+    assert "below the design standard for new sewers (8 in, § 144-18B; section number derived)" in small
+    spacing = readable(next(d["message"] for d in found.values() if "to the next manhole" in d["message"]))
+    assert "more than the design standard for new sewers (400 ft, § 144-18K; section number derived)" in spacing
+    bend = readable(next(d["message"] for d in found.values() if "change in alignment" in d["message"]))
+    assert "the design standard for new sewers (§ 144-18K; section number derived) puts a manhole" in bend
+
+
+def oak_cli(store, *args):
+    result = CliRunner().invoke(main, ["plan", "--profile", "fort-plain", "--data", str(store), *map(str, args)])
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_a_plan_cites_its_settings_in_one_bracket_on_the_command_line_and_in_the_board_pdf(oak_store, tmp_path):
+    proposed = tmp_path / "oak.geojson"
+    ny_frame([{"geometry": LineString([(0, 0), (900, 0)])}]).to_file(proposed, driver="GeoJSON")
+    pdf = tmp_path / "board.pdf"
+    # A setting the user changed: "§ 144-17A (value set by the user) (profile setting)" as the section.
+    given = ("--set", "design.manning_n=0.012", "--set", "design.max_test_section_ft=800")
+    doc = json.loads(oak_cli(oak_store, "--proposed", proposed, "--diameter-in", 8, *given, "--json").stdout)
+    capacity = next(c for c in doc["design_checks"] if c["check"] == "capacity")
+    assert capacity["section"] == "§ 144-17A (value set by the user) (profile setting)"  # the column, as it was
+    test = next(r for r in doc["requirements"] if r["requirement"] == "exfiltration_test")
+    assert "(at most 800 ft, § 144-19B; value set by the user)" in readable(test["text"])
+    oak_cli(oak_store, "--proposed", proposed, "--diameter-in", 8, *given, "--pdf", pdf)
+    text = readable(" ".join(page.extract_text() for page in PdfReader(pdf).pages), columns=True)
+    assert "full-pipe capacity by Manning's equation (§ 144-17A; value set by the user; profile setting)" in text
+    assert "is a majority (§ 144-17B): more than half" in text
