@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from analysis.profiles import bracketed
 from gisapp.words import number
 from layers.errors import LayerError
 from layers.store import latest_run, open_store
@@ -79,7 +80,16 @@ BUILDING_FIELDS = (
     "lateral_below_standard",
     "reason",
 )
-SUBDIVISION_FIELDS = ("subdivision_id", "subdivision_name", "sewer_duty", "section", "reason", "acres_per_unit")
+# ``cited``: the section worded for the label's brackets ("(§ 144-21; section number derived)"), never nested.
+SUBDIVISION_FIELDS = (
+    "subdivision_id",
+    "subdivision_name",
+    "sewer_duty",
+    "section",
+    "cited",
+    "reason",
+    "acres_per_unit",
+)
 # The map's layers: (the store layers that can hold it, first found wins; the properties sent with each feature).
 # Parcels before any analysis are drawn from the parcels layer with the status "not_analysed".
 MAP_LAYERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -287,7 +297,8 @@ class MapData:
         frame = assess()
         if frame is None:
             return
-        layer = ServedLayer.of("subdivisions", frame.to_crs(4326), SUBDIVISION_FIELDS)
+        cited = [bracketed(str(s)) if isinstance(s, str) and s else "" for s in frame["section"]]
+        layer = ServedLayer.of("subdivisions", frame.to_crs(4326).assign(cited=cited), SUBDIVISION_FIELDS)
         with self.lock:
             self.served.setdefault("subdivisions", layer)
 

@@ -11,18 +11,23 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 
+import geopandas as gpd
 import pytest
 from click.testing import CliRunner
 from pypdf import PdfReader
-from shapely.geometry import LineString, Point
+from shapely.geometry import LineString, Point, box
+from werkzeug.serving import make_server
 
 from analysis.discharges import assess_discharges
 from analysis.profiles import PROFILE_DIR, load_profile
 from gisapp.cli import main
-from tests.conftest import ny_frame
+from layers.write import write_layers
+from tests.conftest import csrf, ny_frame
 from tests.test_duties import lots
-from tests.test_plans_web import analysed_oak_town
+from tests.test_plans_web import analysed_oak_town, evaluate, oak_app
+from tests.test_web import open_map, wait_for
 
 NESTED = re.compile(r"\([^()]*\([^()]*\)[^()]*\)")
 SIDE_BY_SIDE = re.compile(r"\)\s*\(")
@@ -104,3 +109,52 @@ def test_a_plan_cites_its_settings_in_one_bracket_on_the_command_line_and_in_the
     text = readable(" ".join(page.extract_text() for page in PdfReader(pdf).pages), columns=True)
     assert "full-pipe capacity by Manning's equation (§ 144-17A; value set by the user; profile setting)" in text
     assert "is a majority (§ 144-17B): more than half" in text
+
+
+def test_the_plan_panel_and_scenarios_page_get_their_citations_worded(oak_store, tmp_path):
+    app = oak_app(oak_store, tmp_path)
+    client = app.test_client()
+    doc = evaluate(client, csrf(client), name="Worded", save=True, replace=True)
+    by = {c["check"]: c for c in doc["design_checks"]}
+    assert by["capacity"]["cited"] == "(§ 144-17A; profile setting)"
+    assert by["connection"]["cited"] == "(snap tolerance; profile setting)"
+    assert doc["petition"]["cited"] == "(§ 144-17B)"
+    assert all(readable(item["cited"]) for item in doc["design_checks"] + doc["requirements"])
+    reopened = client.get("/plans/Worded.json").get_json()  # a saved scenario, worded as it is served
+    assert {c["check"]: c["cited"] for c in reopened["design_checks"]} == {k: c["cited"] for k, c in by.items()}
+    page = client.get("/plans?compare=Worded").get_data(as_text=True)
+    assert "meets (§ 144-17A; profile setting)" in page and "(profile setting)" not in page
+
+
+@pytest.mark.browser
+def test_plan_results_and_subdivision_labels_in_chromium_nest_no_bracket(oak_store, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    town = tmp_path / "town.gpkg"
+    layers = {name: gpd.read_file(oak_store, layer=name) for name in ("parcels", "mains", "manholes", "streets")}
+    layers["treatment_plants"] = gpd.read_file(oak_store, layer="treatment_plants")
+    layers["subdivisions"] = ny_frame([{"subdivision_id": "S-1", "units": 20, "geometry": box(100, 200, 800, 700)}])
+    write_layers(str(town), layers)
+    done = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(town), "--out", str(town)])
+    assert done.exit_code == 0, done.output
+    app = oak_app(town, tmp_path)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        open_map(browser, url)
+        label = wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, ".subdivision-label"))[0]
+        assert readable(label.text) == "S-1: must build sewers (§ 144-21; section number derived)"
+        browser.execute_script(
+            "document.getElementById('plan-streets').value = 'Oak St';"
+            "document.getElementById('plan-streets').dispatchEvent(new Event('input'));"
+        )
+        browser.find_element(By.ID, "plan-evaluate").click()
+        output = browser.find_element(By.ID, "plan-result")
+        wait_for(browser, lambda: "Newly required to connect" in output.text)
+        text = readable(output.text)
+        assert "Capacity downstream: meets (§ 144-17A; profile setting)." in text
+        assert "Connection to the existing sewer: meets (snap tolerance; profile setting)." in text
+        assert "Petition (§ 144-17B):" in text and "undefined" not in text
+    finally:
+        server.shutdown()

@@ -123,7 +123,7 @@
       style: (f) => ({ color: f.properties.sewer_duty === "must_build_sewers" ? "#c51b7d" : "#4d9221", weight: 3,
                        dashArray: "8 5", fill: false }),
       onEachFeature: (f, layer) => layer.bindTooltip(el("span", `${f.properties.subdivision_name || f.properties.subdivision_id}: ` +
-        `${words(f.properties.sewer_duty)}${f.properties.section ? " (" + f.properties.section + ")" : ""}`),
+        `${words(f.properties.sewer_duty)}${f.properties.cited ? " " + f.properties.cited : ""}`),
         { permanent: true, direction: "center", className: "subdivision-label" }),
     }),
   };
@@ -893,16 +893,16 @@
         `${unknown ? `; units unknown for ${plural(unknown, "parcel")}` : ""}); ${plural(plan.private_systems.length, "septic system")} retired` +
         `${(plan.vacant_benefiting || []).length ? `; ${plural(plan.vacant_benefiting.length, "vacant lot")} benefit` : ""}` +
         `${plan.held_by_service_area.length ? `; ${plural(plan.held_by_service_area.length, "parcel")} outside every service area` : ""}`);
-    if (plan.petition.applies) add(`Petition (${plan.petition.section}): ${plan.petition.signatures_needed} of ` +
+    if (plan.petition.applies) add(`Petition ${plan.petition.cited}: ${plan.petition.signatures_needed} of ` +
                                    `${plural(plan.petition.benefiting_owners, "benefiting owner")} make a majority`);
     add(`Estimated cost $${plan.cost.total.toLocaleString("en-US", { minimumFractionDigits: 2 })}` +
         (plan.units ? `, $${Math.round(plan.cost.total / plan.units).toLocaleString("en-US")} per newly connected living unit` : ""));
     plan.design_checks.forEach((c) => {
       const checkWords = words(c.check);
-      add(`${checkWords.charAt(0).toUpperCase() + checkWords.slice(1)}: ${c.verdict} (${c.section}). ${c.message}`,
+      add(`${checkWords.charAt(0).toUpperCase() + checkWords.slice(1)}: ${c.verdict} ${c.cited}. ${c.message}`,
           `verdict ${c.verdict.replace(/ /g, "-")}`);
     });
-    (plan.requirements || []).forEach((r) => add(`Requirement, ${words(r.requirement)} (${r.section}): ${r.text}`,
+    (plan.requirements || []).forEach((r) => add(`Requirement, ${words(r.requirement)} ${r.cited}: ${r.text}`,
                                                  "requirement"));
     (plan.test_sections || []).forEach((s) => add(`Test section ${s.number}: ${s.from_manhole} to ${s.to_manhole}, ` +
       `${num(s.length_ft, "ft")}, leakage at most ${num(s.allowance_gpd)} gallons per day`, "test-section"));

@@ -28,6 +28,7 @@ from flask import (
 from pyproj import CRS
 
 from analysis.plans import compare_plans
+from analysis.profiles import bracketed
 from gisapp import services
 from gisapp.security import LOCAL_USER, requires
 from gisapp.state import workspace
@@ -81,6 +82,20 @@ def _map(doc: dict, line, layers) -> dict:
     }
 
 
+def _worded(doc: dict) -> dict:
+    """The plan with each check's, requirement's and the petition's citation worded for a sentence (``cited``):
+    the page sets it after its text as it is, so that no bracket nests ("(§ 144-17A (profile setting))")."""
+
+    def cited(item: dict) -> dict:
+        return item | {"cited": bracketed(str(item.get("section") or ""))}
+
+    return doc | {
+        "design_checks": [cited(c) for c in doc.get("design_checks", [])],
+        "requirements": [cited(r) for r in doc.get("requirements", [])],
+        "petition": cited(doc["petition"]) if doc.get("petition") else doc.get("petition"),
+    }
+
+
 @bp.post("/line")
 @requires("planner")
 def line_from_file():
@@ -130,7 +145,7 @@ def evaluate():
         replace=bool(body.get("replace")),
     )
     doc["map"] = _map(doc, line, ws.layers)
-    return jsonify(doc)
+    return jsonify(_worded(doc))
 
 
 def _saved(names: list[str] | None = None) -> list[dict]:
@@ -210,7 +225,7 @@ def export(name: str, fmt: str):
         )
     line = shapely.from_wkt(plan["geometry_wkt"])
     if fmt == "json":
-        return jsonify(doc | {"map": _map(doc, line, layers), "diameter_in": plan["diameter_in"]})
+        return jsonify(_worded(doc) | {"map": _map(doc, line, layers), "diameter_in": plan["diameter_in"]})
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / f"plan.{fmt}"
         if fmt == "pdf":
