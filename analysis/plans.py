@@ -45,7 +45,7 @@ from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
 from analysis.network import SewerNetwork
 from analysis.network_checks import spacing_limits_ft
-from analysis.profiles import SETTING_FLAG, Profile, citation_clause
+from analysis.profiles import SETTING_FLAG, Profile, bracketed, citation_clause
 from analysis.streets import street_pairs
 from analysis.trace import connect_parcels, sewershed, trace_down
 from analysis.units import feet_per_unit
@@ -87,7 +87,8 @@ class Check:
         return {MEETS: True, FAILS: False}.get(self.verdict)
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "passed": self.passed}
+        """With ``cited``: the section as a sentence sets it in brackets, "(§ 144-17A; profile setting)"."""
+        return {**asdict(self), "cited": bracketed(self.section), "passed": self.passed}
 
 
 @dataclass
@@ -97,6 +98,9 @@ class Requirement:
     requirement: str
     section: str
     text: str
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "cited": bracketed(self.section)}
 
 
 @dataclass
@@ -173,7 +177,7 @@ class PlanResult:
             "diameter_in": self.diameter_in,
             "material": self.material,
             "design_checks": [c.as_dict() for c in self.design_checks],
-            "requirements": [asdict(r) for r in self.requirements],
+            "requirements": [r.as_dict() for r in self.requirements],
             "test_sections": [s.as_dict() for s in self.test_sections],
             "exfiltration_allowance_gpd": None
             if self.exfiltration_allowance_gpd is None
@@ -590,6 +594,7 @@ def _petition(chosen: pd.DataFrame, profile: Profile) -> dict:
         "benefiting_owners": n,
         "signatures_needed": n // 2 + 1 if n else 0,
         "section": rule.citation if rule.value else None,
+        "cited": rule.cited if rule.value else None,
         "applies": bool(rule.value),
         "owners": owners,
         "no_owner_recorded": int(keys.str.startswith("(no owner recorded)").sum()),

@@ -23,6 +23,7 @@ from werkzeug.serving import make_server
 from analysis.discharges import assess_discharges
 from analysis.profiles import PROFILE_DIR, load_profile
 from gisapp.cli import main
+from layers.register import Register
 from layers.write import write_layers
 from tests.conftest import csrf, ny_frame
 from tests.test_duties import lots
@@ -120,8 +121,19 @@ def test_the_plan_panel_and_scenarios_page_get_their_citations_worded(oak_store,
     assert by["connection"]["cited"] == "(snap tolerance; profile setting)"
     assert doc["petition"]["cited"] == "(§ 144-17B)"
     assert all(readable(item["cited"]) for item in doc["design_checks"] + doc["requirements"])
-    reopened = client.get("/plans/Worded.json").get_json()  # a saved scenario, worded as it is served
+    # A scenario saved before plans carried ``cited`` is worded as it is served, not shown "undefined".
+    register = Register(app.config["REGISTER"], store=str(oak_store))
+    saved = next(p for p in register.saved_plans() if p["name"] == "Worded")
+    older = saved["result"] | {
+        "design_checks": [{k: v for k, v in c.items() if k != "cited"} for c in saved["result"]["design_checks"]],
+        "requirements": [{k: v for k, v in r.items() if k != "cited"} for r in saved["result"]["requirements"]],
+        "petition": {k: v for k, v in saved["result"]["petition"].items() if k != "cited"},
+    }
+    keep = ("profile", "diameter_in", "crs")
+    register.save_plan("Older", wkt=saved["geometry_wkt"], result=older, replace=True, **{k: saved[k] for k in keep})
+    reopened = client.get("/plans/Older.json").get_json()
     assert {c["check"]: c["cited"] for c in reopened["design_checks"]} == {k: c["cited"] for k, c in by.items()}
+    assert reopened["petition"]["cited"] == "(§ 144-17B)"
     page = client.get("/plans?compare=Worded").get_data(as_text=True)
     assert "meets (§ 144-17A; profile setting)" in page and "(profile setting)" not in page
 

@@ -588,7 +588,7 @@ def test_plan_cli_json_save_export_pdf(town_gpkg, tmp_path):
     result = CliRunner().invoke(main, args, catch_exceptions=False)
     doc = json.loads(result.output)
     assert set(doc["manholes"][0]) == {"id", "x", "y", "reason", "existing", "station_ft"}
-    assert set(doc["design_checks"][0]) == {"check", "verdict", "passed", "section", "message"}
+    assert set(doc["design_checks"][0]) == {"check", "verdict", "passed", "section", "cited", "message"}
     assert {"total", "by_frontage", "by_parcel", "by_unit"} <= set(doc["cost"])
     assert doc["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"] and doc["material"] == "reinforced concrete"
     assert doc["length_ft"] == pytest.approx(900, abs=0.5)  # drawn in degrees, measured in feet

@@ -83,11 +83,12 @@ def _map(doc: dict, line, layers) -> dict:
 
 
 def _worded(doc: dict) -> dict:
-    """The plan with each check's, requirement's and the petition's citation worded for a sentence (``cited``):
-    the page sets it after its text as it is, so that no bracket nests ("(§ 144-17A (profile setting))")."""
+    """A saved plan with each check's, requirement's and the petition's citation worded for a sentence (``cited``),
+    as a plan carries them now: a scenario saved before has its sections alone, and the page sets ``cited`` after
+    its text as it is, so that no bracket nests ("(§ 144-17A (profile setting))")."""
 
     def cited(item: dict) -> dict:
-        return item | {"cited": bracketed(str(item.get("section") or ""))}
+        return item if "cited" in item else item | {"cited": bracketed(str(item.get("section") or ""))}
 
     return doc | {
         "design_checks": [cited(c) for c in doc.get("design_checks", [])],
@@ -145,7 +146,7 @@ def evaluate():
         replace=bool(body.get("replace")),
     )
     doc["map"] = _map(doc, line, ws.layers)
-    return jsonify(_worded(doc))
+    return jsonify(doc)
 
 
 def _saved(names: list[str] | None = None) -> list[dict]:
