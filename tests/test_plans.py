@@ -818,6 +818,19 @@ def test_a_plan_measures_from_the_curbline_as_the_analysis_does():
     assert plan()["newly_mandated"] == []
 
 
+def test_a_plan_exported_as_geojson_keeps_its_coordinates_to_the_millimetre(tmp_path):
+    """RFC 7946's default 7 decimals of a degree (about a centimetre) made the main read back 0.01 ft short."""
+    from layers.write import write_plan
+
+    parcels = ny_frame([{"parcel_id": "A", "geometry": box(0, 0, 10, 10)}])
+    line = ny_frame([{"geometry": LineString([(0.123, 0.456), (600.789, 0.321)])}]).geometry.iloc[0]
+    manholes = [{"id": "MH-1", "x": 0.123, "y": 0.456, "existing": False}]
+    plan = {"name": "Oak", "diameter_in": 8, "length_ft": 600, "manholes": manholes, "newly_mandated": []}
+    write_plan(str(tmp_path / "plan.geojson"), plan, line, parcels, crs=parcels.crs)
+    back = gpd.read_file(tmp_path / "plan.geojson").to_crs(parcels.crs).geometry.iloc[0]
+    assert back.hausdorff_distance(line) < 0.003  # feet: a millimetre
+
+
 @pytest.mark.parametrize("ext", ["gpkg", "geojson", "parquet"])
 def test_a_plan_that_reaches_no_parcel_exports_its_main_and_manholes(tmp_path, ext):
     """A scenario that adds no parcel (a trunk, a relief sewer) still exports: its main and manholes, no lots."""
