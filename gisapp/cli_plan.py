@@ -84,7 +84,7 @@ def plan(
         register=register_url,
     ) as (loaded, bar):
         ws = loaded.workspace
-        line = services.proposed_line(ws, path=proposed, streets_run=streets_run)
+        line, note = services.proposed_line(ws, path=proposed, streets_run=streets_run)
         bar.step("building the network")
         services.network_if_manholes(ws)
         bar.step("planning")
@@ -92,6 +92,8 @@ def plan(
         result, doc = services.evaluate_plan(
             ws, line, diameter_in=diameter_in, material=material, name=name, register=register, replace=replace
         )
+    if note:
+        doc["proposed_note"] = note
     if out_path:
         doc["exported"] = services.export_plan(out_path, doc, result.line, ws.layers)
     if pdf_path:
@@ -105,6 +107,8 @@ def plan(
 def _print_plan(name: str, doc: dict) -> None:
     out = Console()
     out.print(f"[bold]{name}[/bold]", highlight=False)
+    if doc.get("proposed_note"):
+        out.print(doc["proposed_note"], highlight=False)
     for text in summary_lines(doc):
         out.print(f"- {text}", highlight=False)
     table = Table(title="Design checks (one verdict each)")

@@ -959,25 +959,28 @@ def proposed_line(
     geometry: dict | None = None,
     name: str | None = None,
 ):
-    """The proposed main: a file's line, a run of named streets, or a line drawn on the web map (GeoJSON).
+    """The proposed main: a file's line, a run of named streets, or a line drawn on the web map (GeoJSON); and a
+    note for the user about how it was read, or None.
 
     A file is read the one way for `sewerplan plan --proposed` and the map's "load" (its CRS, a MultiLineString as
-    QGIS saves a line); ``name`` is the file as its user knows it (the map's is a temporary copy)."""
+    QGIS saves a line, a plan's own export as its proposed main alone, with a note saying so); ``name`` is the file
+    as its user knows it (the map's is a temporary copy)."""
     _need(ws, "parcels", "mains")
     crs = ws.layers.parcels.crs
     if streets_run:
-        return street_run(ws.layers.streets, streets_run)
+        return street_run(ws.layers.streets, streets_run), None
     from layers.read import check_proposed_place, proposed_from_geojson
 
+    note = None
     if path:
         assume = None if ws.spec.is_local else ws.spec.data_crs
-        line = read_proposed(path, target_crs=crs, assume_crs=assume, name=name)
+        line, note = read_proposed(path, target_crs=crs, assume_crs=assume, name=name)
         label = f"The proposed main ({Path(name or path).name})"
     else:
         line = proposed_from_geojson(geometry or {}, target_crs=crs)
         label = "The drawn main"
     check_proposed_place(line, label=label, town=[ws.layers.parcels, ws.layers.mains], from_file=bool(path))
-    return line
+    return line, note
 
 
 def evaluate_plan(

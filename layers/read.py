@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 import geopandas as gpd
 import numpy as np
@@ -1004,10 +1005,14 @@ def _apply_connected_list(parcels: gpd.GeoDataFrame, ids: set[str]) -> tuple[gpd
 
 def read_proposed(
     path: str, *, target_crs: CRS, assume_crs: str | None = None, layer: str | None = None, name: str | None = None
-):
-    """A proposed main from a file (GeoJSON, GeoPackage, shapefile): its lines merged into one, in ``target_crs``.
+) -> tuple[Any, str | None]:
+    """A proposed main from a file (GeoJSON, GeoPackage, shapefile): its lines merged into one, in ``target_crs``,
+    and a note to show the user, or None.
 
-    ``name`` is the file as its user knows it, for the messages (a web upload is read from a temporary copy).
+    ``name`` is the file as its user knows it, for the messages (a web upload is read from a temporary copy). A plan's
+    own export (``layers.write.write_plan``: a ``feature`` property on each feature) gives its proposed main alone,
+    and the note says so: merged with its connecting main, the same plan came back as one longer drawn main (3,630
+    ft instead of 3,450 + 180) and was evaluated differently.
     """
     import shapely
 
@@ -1018,6 +1023,7 @@ def read_proposed(
     path = name or path
     if len(frame) == 0:
         raise LayerError(f"{path} holds no line.")
+    frame, note = _plan_export_main(frame, Path(path).name)
     frame = frame.set_geometry(shapely.force_2d(frame.geometry.values))
     frame, problems = check_and_reproject(
         frame, layer="proposed", label=f"proposed main ({Path(path).name})", target=target_crs, assume=assume_crs
@@ -1039,7 +1045,28 @@ def read_proposed(
     merged = parts[0] if len(parts) == 1 else shapely.line_merge(shapely.union_all(parts))
     if merged.geom_type != "LineString":
         raise LayerError(f"The lines in {path} do not join into one main; give one connected line.")
-    return merged
+    return merged, note
+
+
+def _plan_export_main(frame: gpd.GeoDataFrame, name: str) -> tuple[gpd.GeoDataFrame, str | None]:
+    """The proposed main of a plan's export and a note saying it alone was read; any other file as it is."""
+    from layers.write import CONNECTING_MAIN, PROPOSED_MAIN
+
+    if "feature" not in frame.columns:
+        return frame, None
+    kinds = frame["feature"].astype("string").str.strip().str.lower()
+    if not kinds.isin([PROPOSED_MAIN, CONNECTING_MAIN]).any():
+        return frame, None  # a "feature" column of the user's own
+    main = kinds.eq(PROPOSED_MAIN).fillna(False).to_numpy(bool)
+    if not main.any():
+        raise LayerError(
+            f"{name} is a plan's export without its proposed main (only its {CONNECTING_MAIN}): load the export "
+            "as it was written, or draw the main again."
+        )
+    return frame[main], (
+        f"{name} is a plan's export: its {PROPOSED_MAIN} alone was read, and its {CONNECTING_MAIN}, manholes and "
+        "parcels were worked out again."
+    )
 
 
 def check_proposed_place(line, *, label: str, town: list[gpd.GeoDataFrame], from_file: bool = False) -> None:

@@ -309,6 +309,12 @@ def _plain_columns(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
     return out
 
 
+# The ``feature`` property of a plan's export: which part of the plan each feature is. Read back as a proposed main
+# (``layers.read.read_proposed``), the export gives its proposed main alone, the rest being worked out again.
+PROPOSED_MAIN = "proposed main"
+CONNECTING_MAIN = "connecting main"
+
+
 def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -> list[str]:
     """A planned extension (the document ``sewerplan plan --json`` prints) with its geometry.
 
@@ -324,14 +330,14 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         "material": plan.get("material"),
         "length_ft": plan.get("drawn_length_ft", plan["length_ft"]),
     }
-    pieces, kinds = [line], ["proposed main"]
+    pieces, kinds = [line], [PROPOSED_MAIN]
     run = plan.get("connecting_main")
     if run:
         pieces.append(shapely.LineString(run["coords"]))
-        kinds.append("connecting main")
+        kinds.append(CONNECTING_MAIN)
     main = gpd.GeoDataFrame(
         [
-            attrs | ({"length_ft": run["length_ft"], "to_manhole": run["to_manhole"]} if k == "connecting main" else {})
+            attrs | ({"length_ft": run["length_ft"], "to_manhole": run["to_manhole"]} if k == CONNECTING_MAIN else {})
             for k in kinds
         ],
         geometry=pieces,

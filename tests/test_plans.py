@@ -818,6 +818,41 @@ def test_a_plan_measures_from_the_curbline_as_the_analysis_does():
     assert plan()["newly_mandated"] == []
 
 
+@pytest.mark.parametrize("ext", ["geojson", "gpkg"])
+def test_a_plans_own_export_read_back_is_the_same_plan(town_gpkg, tmp_path, ext):
+    """`--out plan.geojson`, then `--proposed plan.geojson`: its proposed main alone, not merged with its connecting
+    main (600 ft drawn and 300 ft connecting came back as 900 ft drawn, costed and tested otherwise)."""
+    short = tmp_path / "short.geojson"
+    ny_frame([{"geometry": LineString([(300, 0), (900, 0)])}]).to_file(short, driver="GeoJSON")
+    export = tmp_path / f"plan.{ext}"
+    args = ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--diameter-in", "8"]
+    first = CliRunner().invoke(main, [*args, "--proposed", str(short), "--out", str(export), "--json"])
+    assert first.exit_code == 0, first.output
+    again = CliRunner().invoke(main, [*args, "--proposed", str(export), "--json"])
+    assert again.exit_code == 0, again.output
+    before, after = json.loads(first.stdout), json.loads(again.stdout)
+    assert before["connecting_main"]["length_ft"] == pytest.approx(300, abs=0.5)
+    for key in ("drawn_length_ft", "length_ft"):
+        assert after[key] == pytest.approx(before[key], abs=1e-3), key  # written in degrees, read back in feet
+    run = ("to_manhole", "length_ft")
+    assert [after["connecting_main"][k] for k in run] == [before["connecting_main"][k] for k in run]
+    for key in ("newly_mandated", "vacant_benefiting", "test_sections"):
+        assert after[key] == before[key], key
+    assert after["cost"]["total"] == before["cost"]["total"]
+    assert [m["id"] for m in after["manholes"]] == [m["id"] for m in before["manholes"]]
+    told = f"plan.{ext} is a plan's export: its proposed main alone was read"
+    assert after["proposed_note"].startswith(told) and "proposed_note" not in before
+    text = CliRunner().invoke(main, [*args, "--proposed", str(export)], env={"COLUMNS": "200"}).output
+    assert told in " ".join(text.split()) and "600 ft drawn and a 300 ft connecting main" in text
+
+    # An export cut down to its connecting main is refused, not planned as if that were the drawn main.
+    if ext == "geojson":
+        features = gpd.read_file(export)
+        features[features["feature"] == "connecting main"].to_file(tmp_path / "cut.geojson", driver="GeoJSON")
+        cut = CliRunner().invoke(main, [*args, "--proposed", str(tmp_path / "cut.geojson")])
+        assert cut.exit_code != 0 and "cut.geojson is a plan's export without its proposed main" in cut.output
+
+
 def test_a_plan_exported_as_geojson_keeps_its_coordinates_to_the_millimetre(tmp_path):
     """RFC 7946's default 7 decimals of a degree (about a centimetre) made the main read back 0.01 ft short."""
     from layers.write import write_plan

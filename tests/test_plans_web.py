@@ -125,6 +125,32 @@ def test_a_loaded_file_is_read_as_the_cli_reads_it(oak_store, tmp_path, crs):
     assert doc["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"]  # the same answer as the CLI's
 
 
+def test_a_plans_own_export_loads_as_its_proposed_main_alone(oak_store, tmp_path):
+    """The plan panel's load of a plan export (`sewerplan plan --out plan.geojson`) drew and evaluated its proposed
+    main merged with its connecting main: the same plan came back longer."""
+    short = tmp_path / "short.geojson"
+    ny_frame([{"geometry": LineString([(300, 0), (900, 0)])}]).to_file(short, driver="GeoJSON")
+    export = tmp_path / "plan.geojson"
+    args = ["plan", "--profile", "fort-plain", "--data", str(oak_store), "--diameter-in", "8", "--proposed", str(short)]
+    written = CliRunner().invoke(main, [*args, "--out", str(export), "--json"])
+    assert written.exit_code == 0, written.output
+    before = json.loads(written.stdout)
+    assert before["connecting_main"] is not None
+    client = oak_app(oak_store, tmp_path).test_client()
+    token = csrf(client)
+    text = export.read_text(encoding="utf-8")
+    read = client.post("/plans/line", json={"name": "plan.geojson", "text": text}, headers={"X-CSRF-Token": token})
+    assert read.status_code == 200, read.get_data(as_text=True)[:300]
+    assert read.get_json()["note"].startswith("plan.geojson is a plan's export: its proposed main alone was read")
+    doc = evaluate(client, token, geometry=read.get_json()["line"])
+    assert doc["drawn_length_ft"] == pytest.approx(before["drawn_length_ft"], abs=1e-3)
+    assert doc["connecting_main"]["length_ft"] == before["connecting_main"]["length_ft"]
+    assert doc["cost"]["total"] == before["cost"]["total"]
+    plain = qgis_file(tmp_path / "oak.geojson").read_text(encoding="utf-8")
+    read = client.post("/plans/line", json={"name": "oak.geojson", "text": plain}, headers={"X-CSRF-Token": token})
+    assert read.get_json()["note"] is None  # any other file, as it was
+
+
 def test_a_loaded_file_that_is_no_main_is_refused_with_its_name(oak_store, tmp_path):
     client = oak_app(oak_store, tmp_path).test_client()
     token = csrf(client)
@@ -269,6 +295,17 @@ def test_a_qgis_file_loads_on_the_map_and_evaluates_in_chromium(oak_store, brows
         far.to_file(tmp_path / "far.geojson", driver="GeoJSON")
         browser.find_element(By.ID, "plan-file").send_keys(str(tmp_path / "far.geojson"))
         wait_for(browser, lambda: "lies 49.8 miles from the town's parcels and mains" in output.text)
+        # A plan's own export: its proposed main alone is drawn, and the panel says so.
+        export = tmp_path / "plan.geojson"
+        ny_frame([{"geometry": LineString([(300, 0), (900, 0)])}]).to_file(tmp_path / "short.geojson")
+        args = ["plan", "--profile", "fort-plain", "--data", str(oak_store), "--diameter-in", "8"]
+        written = CliRunner().invoke(main, [*args, "--proposed", str(tmp_path / "short.geojson"), "--out", str(export)])
+        assert written.exit_code == 0, written.output
+        browser.find_element(By.ID, "plan-file").send_keys(str(export))
+        wait_for(browser, lambda: "plan.geojson is a plan's export: its proposed main alone was read" in output.text)
+        browser.find_element(By.ID, "plan-evaluate").click()
+        wait_for(browser, lambda: "Newly required to connect" in output.text)
+        assert "with a 300 ft connecting main to A" in output.text
     finally:
         server.shutdown()
 

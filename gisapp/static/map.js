@@ -813,7 +813,7 @@
         body: JSON.stringify({ name: file.name, text: await file.text() }) });
       const found = await response.json().catch(() => ({}));
       if (!response.ok) { output.textContent = found.error ? found.error.message : "Could not read the file."; return; }
-      output.textContent = "";
+      output.textContent = found.note || "";  // a plan's own export: its proposed main alone was read
       planLayer.clearLayers(); preview = null; mode = null;
       drawn = found.line.coordinates.map(([lon, lat]) => L.latLng(lat, lon));
       redraw(); map.fitBounds(L.latLngBounds(drawn), { maxZoom: 18 });

@@ -115,8 +115,8 @@ def line_from_file():
         path = Path(folder) / "proposed.geojson"
         path.write_text(text, encoding="utf-8")
         check_content(path, "GeoJSON", name=name)
-        line = services.proposed_line(ws, path=str(path), name=name)
-    return jsonify({"line": to_lonlat_geojson([line], ws.layers.parcels.crs)[0]})
+        line, note = services.proposed_line(ws, path=str(path), name=name)
+    return jsonify({"line": to_lonlat_geojson([line], ws.layers.parcels.crs)[0], "note": note})
 
 
 @bp.post("/evaluate")
@@ -133,9 +133,9 @@ def evaluate():
     material = str(body.get("material") or "").strip()[:60] or None
     ws = workspace()
     if body.get("streets_run"):
-        line = services.proposed_line(ws, streets_run=str(body["streets_run"]))
+        line, _ = services.proposed_line(ws, streets_run=str(body["streets_run"]))
     else:
-        line = services.proposed_line(ws, geometry=body.get("geometry") or {})
+        line, _ = services.proposed_line(ws, geometry=body.get("geometry") or {})
     result, doc = services.evaluate_plan(
         ws,
         line,
