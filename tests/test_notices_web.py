@@ -357,6 +357,29 @@ def test_the_map_popup_gives_the_notice_and_its_deadline_from_the_register(clien
     assert client.get("/api/parcel", query_string={"id": quiet}).get_json()["notices"] == []
 
 
+def _what_if_under_poughkeepsie(app) -> str:
+    """Fort Plain's notices issued from the notices page, then a what-if run under Poughkeepsie written to the same
+    store (a highway program as its reason): a noticed parcel's ID."""
+    _issue(app.test_client())
+    own = app.config["STORE"]
+    run = ["analyze", "--profile", "poughkeepsie", "--data", own, "--out", own, "--notice-date", "2027-04-01"]
+    done = CliRunner().invoke(main, [*run, "--notice-reason", "highway_improvement"])
+    assert done.exit_code == 0, done.output
+    return HOSTILE_IDS[1]
+
+
+def test_the_map_popup_says_which_profile_the_notice_and_the_runs_reason_come_from(client, app):
+    """After a what-if run under Poughkeepsie, the popup's reason was Poughkeepsie's ("Notice given to promote a
+    highway improvement program") beside the notice on record, given under Fort Plain, with nothing to tell them apart:
+    the parcel's answer carries the run's profile and each notice's."""
+    noticed = _what_if_under_poughkeepsie(app)
+    doc = client.get("/api/parcel", query_string={"id": noticed}).get_json()
+    assert "highway improvement program" in doc["parcel"]["properties"]["reason"]
+    assert doc["run"]["profile"] == "poughkeepsie" and doc["run"]["municipality"].startswith("Town of Poughkeepsie")
+    (notice,) = doc["notices"]
+    assert (notice["profile"], notice["section"]) == ("fort-plain", "§ 144-4")
+
+
 def test_the_register_table_is_paged(client, app):
     _issue(client)
     register = Register(store=app.config["STORE"], create=False)
@@ -439,6 +462,28 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
         browser.get(url + "/notices/files/B1/nothing.pdf")
         browser.find_element(By.LINK_TEXT, "Notices").click()
         wait_for(browser, lambda: browser.find_elements(By.ID, "register"))
+    finally:
+        server.shutdown()
+
+
+@pytest.mark.browser
+def test_the_popup_marks_a_what_if_runs_reason_apart_from_the_notice_in_chromium(store, tmp_path, browser):
+    from selenium.webdriver.common.by import By
+
+    app = make_app(store, tmp_path)
+    noticed = _what_if_under_poughkeepsie(app)
+    notice_id = Register(store=app.config["STORE"], create=False).notices_of(noticed)[0]["notice_id"]
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        browser.get(f"http://127.0.0.1:{server.server_port}/?parcel=" + quote(noticed, safe=""))
+        popup = wait_for(
+            browser, lambda: [p for p in browser.find_elements(By.CSS_SELECTOR, ".parcel-popup") if notice_id in p.text]
+        )[0]
+        said = " ".join(popup.text.split())
+        _shot(browser, "popup-what-if-run")
+        assert "Reason (this run, profile poughkeepsie) Sewer main" in said and "highway improvement program" in said
+        assert "issued March 1, 2027 under profile fort-plain (§ 144-4)" in said
     finally:
         server.shutdown()
 

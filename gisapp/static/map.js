@@ -297,21 +297,26 @@
                         : `${num(p.distance_ft, "ft")} to main ${p.main_id}`);
     row(dl, "Rule", words(p.rule));
     row(dl, "Section", p.section);
-    // The reason ends with the run's deadline ("Deadline 2027-04-25."): the Deadline row below gives it, labelled,
-    // in the town's date format, or the notice's own where one was issued, so the sentence does not repeat it.
-    const runDeadline = p.deadline ? ` Deadline ${p.deadline}.` : null;
-    row(dl, "Reason", runDeadline && p.reason && p.reason.endsWith(runDeadline)
-      ? p.reason.slice(0, -runDeadline.length) : p.reason);
     // The register's notice is what the owner was sent: its deadline, not the one an analysis run's notice date
     // gives, is the parcel's deadline once a notice is issued.
     const notice = (data.notices || []).filter((n) => n.status !== "cancelled").pop();
+    // A notice given under another profile than this run's (a what-if run under Poughkeepsie after Fort Plain's
+    // notices): the reason is this run's, under its law, and the notice names the law it was given under.
+    const run = data.run || {};
+    const otherLaw = Boolean(notice && notice.profile && run.profile && notice.profile !== run.profile);
+    const underLaw = otherLaw ? ` under profile ${notice.profile}` + (notice.section ? ` (${notice.section})` : "") : "";
+    // The reason ends with the run's deadline ("Deadline 2027-04-25."): the Deadline row below gives it, labelled,
+    // in the town's date format, or the notice's own where one was issued, so the sentence does not repeat it.
+    const runDeadline = p.deadline ? ` Deadline ${p.deadline}.` : null;
+    row(dl, otherLaw ? `Reason (this run, profile ${run.profile})` : "Reason",
+      runDeadline && p.reason && p.reason.endsWith(runDeadline) ? p.reason.slice(0, -runDeadline.length) : p.reason);
     if (notice && notice.status === "prepared") {  // recorded, its letter not yet written: not issued, no deadline
-      row(dl, "Notice", `${notice.notice_id}, ${notice.notice_type} notice, being prepared: not mailed yet`);
+      row(dl, "Notice", `${notice.notice_id}, ${notice.notice_type} notice${underLaw}, being prepared: not mailed yet`);
       row(dl, "Deadline", "none yet");
     } else if (notice) {
       const open = notice.status === "open" || notice.status === "extended";
       row(dl, "Notice", `${notice.notice_id}, ${notice.notice_type} notice, ${words(notice.status)}` +
-                        `, issued ${townDate(notice.issued_date)}`);
+                        `, issued ${townDate(notice.issued_date)}${underLaw}`);
       row(dl, "Deadline", !notice.deadline ? "none yet" : `${townDate(notice.deadline)} ` +
         (notice.status === "extended" ? "(extended)" : open ? "(in the notice)" : "(in the notice; it no longer runs)"));
     } else {

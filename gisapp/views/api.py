@@ -91,20 +91,32 @@ def _parcel(parcel_id: str):
     found = map_data().parcel(parcel_id)
     if found is None:
         abort(404, description=f"No parcel {parcel_id!r} in the map's parcels.")
-    return jsonify(found | {"notices": _notices_of(parcel_id)})
+    return jsonify(found | {"run": _run_of(), "notices": _notices_of(parcel_id)})
+
+
+def _run_of() -> dict | None:
+    """Which run the parcel's status, rule, section and reason come from (None before any run): the popup marks them
+    as this run's when the notice on record was given under another profile."""
+    run = map_data().run()
+    return None if run is None else {k: run.get(k) for k in ("profile", "municipality", "run_at")}
 
 
 def _notices_of(parcel_id: str) -> list[dict] | None:
     """The parcel's notices in the town's register (none without one; None when it cannot be read): the popup shows
-    the notice and its legal deadline, which an analysis run's own notice date must not contradict."""
+    the notice and its legal deadline, which an analysis run's own notice date must not contradict, and the profile
+    (law) and section it was given under, which a later run under another profile must not be mistaken for."""
     try:
         register = app_register()
     except RegisterMissingError:
         return []
     except LayerError:
         return None
-    keep = ("notice_id", "notice_type", "status", "issued_date", "deadline", "batch_id")
-    return [{k: None if n[k] is None else str(n[k]) for k in keep} for n in register.notices_of(parcel_id)]
+    keep = ("notice_id", "notice_type", "status", "issued_date", "deadline", "batch_id", "section")
+    found = register.notices_of(parcel_id)
+    laws = {b: (register.batch(b) or {}).get("profile") for b in {n["batch_id"] for n in found} if b}
+    return [
+        {k: None if n[k] is None else str(n[k]) for k in keep} | {"profile": laws.get(n["batch_id"])} for n in found
+    ]
 
 
 @bp.get("/building")
