@@ -1187,6 +1187,7 @@ def plan_violations(
     violation, whatever the register says, and one it no longer finds ``mandated`` (a changed threshold, a parcel
     gone from the data) was noticed under an earlier run: neither gets a violation notice. Both are in ``held``
     (``parcel_id``, ``notice_id``, ``status``, ``why``, ``left_out``: "connected" or "review"), for the clerk.
+    ``current`` must be a run under ``profile``: another law's distance and rules answer another question.
     """
     correction = period(profile, "notices.correction_period_days", town)
     correct_by = today + dt.timedelta(days=int(correction.days))

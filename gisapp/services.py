@@ -927,9 +927,13 @@ def violations(
 
     With a ``store`` its latest analysis decides who is still in violation: a parcel it finds connected is left out
     (``connected``), one it no longer finds mandated is listed for review (``review``); ``analysis`` says which run
-    (None where there is no store or no analysis in it, and nothing is left out).
+    (None where there is no store or no analysis in it, and nothing is left out). That run must be under ``profile``:
+    a store keeps only its latest run, and one under another profile (a what-if run under Poughkeepsie) answers under
+    another law's distance and rules, so it is refused (``LayerError``) with the run to make first.
     """
     current = read_results(store, columns=("parcel_id", "status")) if store_of(store) and store_exists(store) else None
+    record = recorded_run(store) if current is not None else None
+    _same_profile_run(record, profile, store)
     doc = _notices.violations(
         register,
         profile=with_resolutions(profile, town),
@@ -939,8 +943,23 @@ def violations(
         actor=actor,
         current=current,
     )
-    record = recorded_run(store) if current is not None else None
-    return doc | {"analysis": None if current is None else {"run_at": (record or {}).get("run_at")}}
+    run = None if current is None else {k: (record or {}).get(k) for k in ("run_at", "profile")}
+    return doc | {"analysis": run}
+
+
+def _same_profile_run(record: dict | None, profile: Profile, store: str | Path | None) -> None:
+    """Refuse a store whose latest run was under another profile than the violations' own (see ``violations``)."""
+    ran = (record or {}).get("profile")
+    if not ran or ran == profile.id:
+        return
+    label = store_label(store)
+    read = (record.get("workspace") or {}).get("data") or label
+    raise LayerError(
+        f"The latest analysis in {label} ({record.get('run_at')}) ran under the {ran} profile, not {profile.id}, and "
+        f"a store keeps only its latest run, so it cannot say which of {profile.id}'s overdue parcels have connected "
+        f"or are no longer mandated: run `sewerplan analyze --profile {profile.id} --data {read} --out {label}` "
+        "first, then the violations again."
+    )
 
 
 settle = _notices.settle

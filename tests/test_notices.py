@@ -876,8 +876,28 @@ def test_cli_violations_follow_the_law_each_notice_was_given_under(store, tmp_pa
     said = " ".join(invoke(*args).stdout.split())
     assert f"Left out {first_batch['issued']} overdue notice(s) given under the fort-plain profile" in said
     assert "run `sewerplan notices violations --profile fort-plain` for them." in said
+    invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store)  # see the test below
     under_its_law = json.loads(invoke(*args, "--profile", "fort-plain", "--json").stdout)
     assert under_its_law["other_profile"] == [] and under_its_law["notices"]
+    assert under_its_law["analysis"]["profile"] == "fort-plain"
+
+
+def test_cli_violations_refuse_a_store_whose_latest_run_is_under_another_profile(store, tmp_path, first_batch):
+    """`--profile fort-plain` after a Poughkeepsie what-if run decided who had connected or was no longer mandated
+    on Poughkeepsie's 300 ft and rules; the store keeps only its latest run, so the clerk is told which run to make."""
+    invoke("analyze", "--profile", "poughkeepsie", "--data", store, "--out", store)
+    args = ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-02", "--store", store]
+    for extra in ((), ("--out", tmp_path / "violations")):
+        refused = invoke(*args, *extra, ok=False)
+        said = " ".join(refused.output.split())
+        assert refused.exit_code == 2 and "ran under the poughkeepsie profile, not fort-plain" in said, said
+        assert "a store keeps only its latest run" in said and said.count(". ") == 0
+        assert f"run `sewerplan analyze --profile fort-plain --data {store} --out {store}` first" in said
+    assert not (tmp_path / "violations").exists()
+    assert Register(store=str(store), create=False).listing(notice_type="violation").empty
+    invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store)
+    doc = json.loads(invoke(*args, "--json").stdout)
+    assert doc["analysis"]["profile"] == "fort-plain" and len(doc["notices"]) == first_batch["issued"]
 
 
 def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path):
