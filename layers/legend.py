@@ -98,10 +98,17 @@ _PARCEL_RESULTS = {
     ),
     "street_name_main": Column("Street of the main", "The street the deciding main lies in."),
     "connection_x": Column(
-        "Connection point x", "Easting of the point on the main the distance is measured to (measuring CRS)."
+        "Connection point x",
+        "Easting of the point on the main the distance is measured to, in the measuring CRS that connection_crs "
+        "names (not the file's geometry CRS where it differs: a GeoJSON's is degrees).",
     ),
     "connection_y": Column(
-        "Connection point y", "Northing of the point on the main the distance is measured to (measuring CRS)."
+        "Connection point y",
+        "Northing of the point on the main the distance is measured to, in the measuring CRS that connection_crs "
+        "names.",
+    ),
+    "connection_crs": Column(
+        "Connection point CRS", "The CRS connection_x and connection_y are in: the run's measuring CRS (EPSG:2260)."
     ),
     "control_manhole": Column(
         "Control manhole",

@@ -139,6 +139,7 @@ def write_results(
     """
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
+    parcels = with_connection_crs(parcels)
     if driver == "CSV":
         write_csv(path, _plain_columns(parcels))
         return [Path(path).stem]
@@ -202,13 +203,31 @@ def result_layers(
 ) -> dict[str, gpd.GeoDataFrame]:
     """A run's result layers by name: parcel results, measuring lines, connection points (each line's end on the
     main) and building results, those given. Every store and output format writes these."""
-    layers = {RESULT_LAYER: parcels}
+    layers = {RESULT_LAYER: with_connection_crs(parcels)}
     if measuring_lines is not None:
         layers[LINES_LAYER] = measuring_lines
         layers[POINTS_LAYER] = measuring_lines.set_geometry(shapely.get_point(measuring_lines.geometry.values, -1))
     if buildings is not None:
         layers[BUILDINGS_LAYER] = buildings
     return layers
+
+
+def with_connection_crs(parcels: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """The results with ``connection_crs`` after ``connection_y``: the CRS the connection point's coordinates are in.
+
+    ``connection_x``/``connection_y`` are in the measuring CRS (feet) whatever the file's geometry is in, and a
+    GeoJSON's is in degrees: a user opening the file reads which CRS the numbers are in from the column beside them.
+    Results read back from a store keep the CRS they were written with; the frame's own CRS (the measuring CRS the
+    analysis ran in) names it otherwise.
+    """
+    if "connection_x" not in parcels.columns or parcels.crs is None:
+        return parcels
+    if "connection_crs" in parcels.columns and parcels["connection_crs"].notna().all():
+        return parcels
+    out = parcels.drop(columns="connection_crs", errors="ignore")
+    at = list(out.columns).index("connection_y") + 1 if "connection_y" in out.columns else len(out.columns)
+    out.insert(at, "connection_crs", out.crs.to_string())
+    return out
 
 
 def parquet_sibling(path: str, layer: str) -> str:

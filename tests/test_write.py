@@ -15,6 +15,7 @@ from contextlib import closing
 from pathlib import Path
 
 import geopandas as gpd
+import pandas as pd
 import pyarrow.parquet as pq
 import pyogrio
 import pytest
@@ -199,3 +200,41 @@ def test_a_network_report_goes_into_a_new_or_an_existing_geopackage(tmp_path):
     write_report(str(existing), report)
     assert {"mains", "network_report"} <= set(pyogrio.list_layers(existing)[:, 0])
     assert leftovers(tmp_path) == []
+
+
+def _read_any(data: bytes, suffix: str, folder: Path) -> gpd.GeoDataFrame | pd.DataFrame:
+    path = folder / f"read{suffix}"
+    path.write_bytes(data)
+    if suffix == ".csv":
+        return pd.read_csv(path, encoding="utf-8-sig", dtype={"parcel_id": str})
+    return gpd.read_parquet(path) if suffix == ".parquet" else gpd.read_file(path)
+
+
+@pytest.mark.parametrize("suffix", [".geojson", ".csv", ".parquet"])
+def test_results_files_say_which_crs_the_connection_point_is_in(tmp_path, suffix):
+    """A GeoJSON's geometry is in degrees, its connection_x/connection_y in the measuring CRS's feet, and no file
+    said so: each results file, from `analyze --out` and from the web's download, names that CRS beside them."""
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+    from tests.conftest import make_app
+
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(50))
+    out = tmp_path / f"results{suffix}"
+    for target in (store, out):
+        done = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", store, "--out", target])
+        assert done.exit_code == 0, done.output
+    downloaded = make_app(store, tmp_path).test_client().get(f"/api/results{suffix}")
+    assert downloaded.status_code == 200
+    parcels = gpd.read_file(store, layer="parcel_results").set_index("parcel_id")
+    measured = parcels["measured_from"] == "parcel boundary"
+    for frame in (_read_any(out.read_bytes(), suffix, tmp_path), _read_any(downloaded.data, suffix, tmp_path)):
+        columns = list(frame.columns)
+        assert columns[columns.index("connection_y") + 1] == "connection_crs"
+        assert set(frame["connection_crs"]) == {"EPSG:2260"}
+        # The numbers are in the CRS named: each point lies its distance from its parcel, measured there.
+        frame = frame.set_index(frame["parcel_id"].astype(str))[measured.reindex(frame["parcel_id"].astype(str))]
+        points = gpd.points_from_xy(frame["connection_x"], frame["connection_y"], crs=frame["connection_crs"].iloc[0])
+        apart = gpd.GeoSeries(points, index=frame.index).distance(parcels.geometry.reindex(frame.index))
+        assert len(frame) > 10 and (apart - frame["distance_ft"]).abs().max() < 0.01
