@@ -484,9 +484,11 @@ def _left_out_lines(doc: dict, store: str | None, shown: int = 12) -> list[str]:
         laws.setdefault(h["profile"], []).append(str(h["parcel_id"]))
     for law, ids in laws.items():
         more = f" and {len(ids) - shown} more, --json lists them all" if len(ids) > shown else ""
+        # The store keeps only its latest run, under another profile: violations under this law need one of its own.
+        rerun = f"`{services.analyse_again(store, law)}`, then " if store and doc["analysis"] else ""
         lines.append(
             f"Left out {len(ids)} overdue notice(s) given under the {law} profile ({', '.join(ids[:shown])}{more}): "
-            f"a violation notice follows the law its notice was given under; run `sewerplan notices violations "
+            f"a violation notice follows the law its notice was given under; run {rerun}`sewerplan notices violations "
             f"--profile {law}` for them."
         )
     if doc["analysis"] is None:

@@ -952,14 +952,19 @@ def _same_profile_run(record: dict | None, profile: Profile, store: str | Path |
     ran = (record or {}).get("profile")
     if not ran or ran == profile.id:
         return
-    label = store_label(store)
-    read = (record.get("workspace") or {}).get("data") or label
     raise LayerError(
-        f"The latest analysis in {label} ({record.get('run_at')}) ran under the {ran} profile, not {profile.id}, and "
-        f"a store keeps only its latest run, so it cannot say which of {profile.id}'s overdue parcels have connected "
-        f"or are no longer mandated: run `sewerplan analyze --profile {profile.id} --data {read} --out {label}` "
-        "first, then the violations again."
+        f"The latest analysis in {store_label(store)} ({record.get('run_at')}) ran under the {ran} profile, not "
+        f"{profile.id}, and a store keeps only its latest run, so it cannot say which of {profile.id}'s overdue "
+        f"parcels have connected or are no longer mandated: run `{analyse_again(store, profile.id)}` first, then the "
+        "violations again."
     )
+
+
+def analyse_again(store: str | Path, profile: str) -> str:
+    """The command that analyses ``store``'s data again under ``profile``, writing the run into the store."""
+    label = store_label(store)
+    read = ((recorded_run(store) or {}).get("workspace") or {}).get("data") or label
+    return f"sewerplan analyze --profile {profile} --data {read} --out {label}"
 
 
 settle = _notices.settle
