@@ -226,7 +226,8 @@ def with_connection_crs(parcels: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
         return parcels
     out = parcels.drop(columns="connection_crs", errors="ignore")
     at = list(out.columns).index("connection_y") + 1 if "connection_y" in out.columns else len(out.columns)
-    out.insert(at, "connection_crs", out.crs.to_string())
+    code = out.crs.to_authority()  # EPSG:2260; a model's own coordinates (no authority) by the CRS's name
+    out.insert(at, "connection_crs", ":".join(code) if code else out.crs.name)
     return out
 
 

@@ -238,3 +238,17 @@ def test_results_files_say_which_crs_the_connection_point_is_in(tmp_path, suffix
         points = gpd.points_from_xy(frame["connection_x"], frame["connection_y"], crs=frame["connection_crs"].iloc[0])
         apart = gpd.GeoSeries(points, index=frame.index).distance(parcels.geometry.reindex(frame.index))
         assert len(frame) > 10 and (apart - frame["distance_ft"]).abs().max() < 0.01
+
+
+def test_a_models_own_coordinates_are_named_by_the_crs_name_and_the_input_is_kept():
+    """A SWMM model's schematic coordinates have no EPSG code: the column names them, not 300 characters of WKT."""
+    import shapely
+
+    from layers.swmm import LOCAL_CRS
+
+    given = gpd.GeoDataFrame(
+        {"connection_x": [1.0], "connection_y": [2.0]}, geometry=[shapely.Point(0, 0)], crs=LOCAL_CRS, index=[7]
+    )
+    named = write.with_connection_crs(given)
+    assert named["connection_crs"].tolist() == ["Model coordinates (no real-world CRS)"]
+    assert "connection_crs" not in given.columns and named.index.tolist() == [7] and named.crs == LOCAL_CRS
