@@ -11,6 +11,7 @@ from rich.table import Table
 
 from gisapp import services
 from gisapp.cli_common import DIRECTION_OPTION, data_options, loading, print_problems, user_errors
+from layers.write import RESULT_LAYER, output_format
 
 PARCEL_FIELDS = (
     "parcel_id",
@@ -113,6 +114,8 @@ def _print(found, chosen, profile, out_path) -> None:
         )
     out.print(table)
     if len(chosen) > 200:
-        out.print(f"... and {len(chosen) - 200:,} more (--json or --out for all).", highlight=False)
+        where = f"all of them are in {out_path}" if out_path else "--json or --out for all"
+        out.print(f"... and {len(chosen) - 200:,} more ({where}).", highlight=False)
     if out_path:
-        out.print(f"Results written to {out_path}.", highlight=False)
+        layer = f" (layer {RESULT_LAYER})" if output_format(out_path) == "GPKG" else ""
+        out.print(f"Results written to {out_path}{layer}.", highlight=False)

@@ -252,7 +252,11 @@ def buildings(show_all, out_path, as_json, **opts):
         )
     out.print(table)
     if len(chosen) > 200:
-        out.print(f"... and {len(chosen) - 200:,} more (--json or --out for all).", highlight=False)
+        where = f"all of them are in {out_path}" if out_path else "--json or --out for all"
+        out.print(f"... and {len(chosen) - 200:,} more ({where}).", highlight=False)
+    if out_path:
+        layer = f" (layer {BUILDINGS_LAYER})" if output_format(out_path) == "GPKG" else ""
+        out.print(f"Building results written to {out_path}{layer}.", highlight=False)
 
 
 def building_records(frame) -> list[dict]:

@@ -267,6 +267,17 @@ def test_a_report_written_into_a_store_is_refused_before_the_work_and_the_store_
 
     own = tmp_path / "buildings.gpkg"
     for _ in range(2):  # and again: a report file of its own is no store, and is replaced
-        assert Runner().invoke("buildings", "--profile", "fort-plain", "--data", out, "--out", own).exit_code == 0
+        wrote = Runner().invoke("buildings", "--profile", "fort-plain", "--data", out, "--out", own)
+        assert wrote.exit_code == 0, wrote.output
+        # It says where the rows went and under which layer (it said nothing of the file it wrote).
+        said = " ".join(wrote.stdout.split())
+        assert said.endswith(f"Building results written to {own} (layer building_results)."), said[-300:]
+    every = Runner().invoke("buildings", "--profile", "fort-plain", "--data", out, "--out", own, "--all", ok=True)
+    said = " ".join(every.stdout.split())  # more than the 200 rows shown: not "--json or --out for all"
+    assert "more (--json or --out for all)" not in said and f"more (all of them are in {own})." in said, said[-300:]
+    duties = tmp_path / "duties.gpkg"
+    every = Runner().invoke("duties", "--profile", "fort-plain", "--data", out, "--out", duties, "--all", ok=True)
+    said = " ".join(every.stdout.split())
+    assert said.endswith(f"more (all of them are in {duties}). Results written to {duties} (layer parcel_results).")
     assert [n for n in layer_names(own) if n != "layer_styles"] == ["building_results"]
     assert "building_id" in gpd.read_file(own, layer="building_results").columns
