@@ -78,10 +78,16 @@ def how_to_fix(fix: Fix | None) -> str:
     if fix.setting == "register":
         if fix.target:
             return "If a new register is really wanted there, add --new to `sewerplan notices issue`."
-        return (
-            "Create the town's register once with `sewerplan notices issue --data STORE.gpkg --new` (it is recorded "
+        create = (
+            "the town's register once with `sewerplan notices issue --data STORE.gpkg --new` (it is recorded "
             "in the store and found from any folder after that), or give --register."
         )
+        if fix.example:  # no store was given to look in: the town's store names its register
+            return (
+                f"Give the town's store, which records its register (--store {fix.example}, or --data "
+                f"{fix.example} for a command that reads the layers), or create {create}"
+            )
+        return f"Create {create}"
     return f"Use {flag_for(fix)}."
 
 

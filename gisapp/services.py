@@ -772,7 +772,7 @@ def open_register(url: str | None, *, store: str | None, create: bool = False) -
     try:
         return Register(url, store=store_of(store), create=create)
     except RegisterMissingError as exc:
-        exc.fix = Fix("register", exc.url)
+        exc.fix = Fix("register", exc.url, example="" if store_of(store) else "STORE.gpkg")  # give the store
         raise
 
 

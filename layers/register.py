@@ -181,7 +181,7 @@ def register_url(given: str | None = None, *, store: str | Path | None = None) -
     raise RegisterMissingError(
         f"No notice register is set up{where}: none was named, SEWERPLAN_DATABASE_URL is not set"
         + (", and the store records none." if store else ", and no store was given to look in.")
-        + _known_text(known),
+        + (_known_text(known) if store or known else ""),  # without a store, none was looked for
         url="",
         known=known,
     )

@@ -727,6 +727,10 @@ def test_plans_on_a_store_without_a_register_says_none_is_saved_yet(town_gpkg, t
     assert not list(tmp_path.glob("*.sqlite"))  # looking never creates a register
     nowhere = runner.invoke(main, ["plans"])  # no store, no register: where to look is still asked for
     assert nowhere.exit_code == 2 and "no store was given to look in" in nowhere.output
+    # README's `plans --compare A B` without the store: it said "No register exists yet" without having looked,
+    # beside a town whose register existed, and named no way to give the store.
+    said = " ".join(nowhere.output.split())
+    assert "No register exists yet" not in said and "Give the town's store, which records its register (--store" in said
     typo = runner.invoke(main, ["plans", "--store", str(tmp_path / "twon.gpkg")])  # not "none saved yet"
     assert typo.exit_code == 2 and "there is no store at" in typo.output and "twon.gpkg" in typo.output
 
