@@ -102,6 +102,13 @@ def plan(
         click.echo(json.dumps(doc, indent=2, default=str))
         return
     _print_plan(name, doc)
+    # Where it went: the files and the register were written without a word.
+    if save:
+        click.echo(f"Saved as the scenario {name!r} in the register (`sewerplan plans` shows it beside the others).")
+    if out_path:
+        click.echo(f"Plan exported to {out_path}.")
+    if pdf_path:
+        click.echo(f"The board's PDF written to {pdf_path}.")
 
 
 def _print_plan(name: str, doc: dict) -> None:

@@ -685,6 +685,23 @@ def test_plan_cli_prints_verdicts_requirements_and_sections(town_gpkg, tmp_path)
     assert "PASS" not in out and "FAIL" not in out
 
 
+def test_plan_cli_says_where_it_saved_and_wrote_the_plan(town_gpkg, tmp_path):
+    """README's `plan ... --save --pdf hancock.pdf` and `--out hancock.geojson` wrote the files and the scenario
+    without a word: the user could not tell it had been saved, or where."""
+    reg, export, pdf = str(tmp_path / "reg.sqlite"), tmp_path / "plan.geojson", tmp_path / "plan.pdf"
+    extra = ("--name", "Oak St", "--save", "--register", reg, "--out", str(export), "--pdf", str(pdf))
+    result = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path, *extra), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert said.endswith(
+        "Saved as the scenario 'Oak St' in the register (`sewerplan plans` shows it beside the others). "
+        f"Plan exported to {export}. The board's PDF written to {pdf}."
+    ), said[-400:]
+    assert export.exists() and pdf.exists()
+    quiet = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path), catch_exceptions=False)
+    assert "Saved as" not in quiet.output and "exported to" not in quiet.output
+
+
 def test_plans_compare_side_by_side_csv_and_delete(town_gpkg, tmp_path):
     reg = str(tmp_path / "reg.sqlite")
     runner = CliRunner()
