@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import getpass
 import json
+import shlex
 from pathlib import Path
 
 import click
@@ -480,6 +481,7 @@ def _left_out_lines(doc: dict, store: str | None, shown: int = 12) -> list[str]:
             f"met on the next business day (General Construction Law § 25-a): {'; '.join(days[:6])}."
         )
     laws: dict[str, list[str]] = {}
+    where = f" --store {shlex.quote(store_label(store))}" if store else ""  # the command as it can be typed again
     for h in doc["other_profile"]:
         laws.setdefault(h["profile"], []).append(str(h["parcel_id"]))
     for law, ids in laws.items():
@@ -489,7 +491,7 @@ def _left_out_lines(doc: dict, store: str | None, shown: int = 12) -> list[str]:
         lines.append(
             f"Left out {len(ids)} overdue notice(s) given under the {law} profile ({', '.join(ids[:shown])}{more}): "
             f"a violation notice follows the law its notice was given under; run {rerun}`sewerplan notices violations "
-            f"--profile {law}` for them."
+            f"--profile {law}{where}` for them."
         )
     if doc["analysis"] is None:
         fix = (

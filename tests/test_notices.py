@@ -876,7 +876,8 @@ def test_cli_violations_follow_the_law_each_notice_was_given_under(store, tmp_pa
     said = " ".join(invoke(*args).stdout.split())
     assert f"Left out {first_batch['issued']} overdue notice(s) given under the fort-plain profile" in said
     rerun = f"`sewerplan analyze --profile fort-plain --data {store} --out {store}`"  # see the test below
-    assert f"run {rerun}, then `sewerplan notices violations --profile fort-plain` for them." in said
+    # The command given can be typed as it is: without the store it found no register.
+    assert f"run {rerun}, then `sewerplan notices violations --profile fort-plain --store {store}` for them." in said
     invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store)
     under_its_law = json.loads(invoke(*args, "--profile", "fort-plain", "--json").stdout)
     assert under_its_law["other_profile"] == [] and under_its_law["notices"]
