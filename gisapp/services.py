@@ -670,12 +670,22 @@ def connections(ws: Workspace) -> tuple[gpd.GeoDataFrame, pd.DataFrame]:
     return found
 
 
+def _no_parcel(parcel_id: str, parcels: gpd.GeoDataFrame) -> NotFoundError:
+    """A parcel ID the layer does not have, told with one it does have: "No parcel '12.34-1-5'" alone left the user
+    guessing how the town writes its IDs."""
+    ids = parcels["parcel_id"].dropna().astype(str)
+    such = f", such as {ids.iloc[0]!r}" if len(ids) else ""
+    return NotFoundError(
+        f"No parcel {parcel_id!r} in the parcels layer: give a parcel ID as the parcels layer writes it{such}."
+    )
+
+
 def trace_parcel(ws: Workspace, parcel_id: str) -> Trace:
     """The flow path from a parcel's connection point to its control manhole and the outfall."""
     parcels, conn = connections(ws)
     hit = (parcels["parcel_id"].astype(str) == str(parcel_id)).to_numpy().nonzero()[0]
     if not len(hit):
-        raise NotFoundError(f"No parcel {parcel_id!r} in the parcels layer.")
+        raise _no_parcel(parcel_id, parcels)
     return trace_from_parcel(network(ws), str(parcel_id), conn.iloc[hit[0]])
 
 
@@ -754,7 +764,7 @@ def select_by_distance(
     if parcel_id is not None:
         hit = (parcels["parcel_id"].astype(str) == str(parcel_id)).to_numpy().nonzero()[0]
         if not len(hit):
-            raise NotFoundError(f"No parcel {parcel_id!r} in the parcels layer.")
+            raise _no_parcel(parcel_id, parcels)
         feature = parcels.geometry.iloc[hit[0]]
     else:
         feature = drawn_feature(geometry or {}, target_crs=parcels.crs)

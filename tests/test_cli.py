@@ -344,6 +344,18 @@ def test_trace_from_a_parcel_reaches_the_outfall_through_its_control_manhole(par
     assert doc["outfall"] == doc["path"][-1] and len(doc["mains"]) == len(doc["path"])
 
 
+def test_a_parcel_id_the_layer_lacks_is_told_with_one_it_has(town_gpkg):
+    """README's `trace --parcel 12.34-1-5` on the sample village said only "No parcel '12.34-1-5' in the parcels
+    layer.": nothing on how the town writes its IDs."""
+    first = gpd.read_file(town_gpkg, layer="parcels")["parcel_id"].iloc[0]
+    told = Runner().invoke("trace", "--profile", "fort-plain", "--data", town_gpkg, "--parcel", "12.34-1-5")
+    assert told.exit_code == 2, told.output
+    assert " ".join(told.stderr.split()) == (
+        f"Error: No parcel '12.34-1-5' in the parcels layer: give a parcel ID as the parcels layer writes it, such as "
+        f"{first!r}."
+    )
+
+
 def test_trace_down_from_the_control_manhole_follows_the_same_path(runner, town_gpkg, parcel_trace):
     down = runner.json("trace", "--profile", "fort-plain", "--data", town_gpkg, "--manhole", parcel_trace["path"][0])
     assert down["path"] == parcel_trace["path"] and down["length_ft"] < parcel_trace["length_ft"]
