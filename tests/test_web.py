@@ -456,14 +456,15 @@ def live_server(store, tmp_path):
 
 
 def wait_for(driver, condition, timeout=15.0):
-    """Poll ``condition`` until it holds; an element gone stale (the page being replaced) counts as not yet."""
-    from selenium.common.exceptions import StaleElementReferenceException
+    """Poll ``condition`` until it holds; an element gone stale or not there yet (the page being replaced: a form's
+    POST navigates, and for a moment the new page has no body) counts as not yet."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
 
     end = time.time() + timeout
     while time.time() < end:
         try:
             value = condition()
-        except StaleElementReferenceException:
+        except (StaleElementReferenceException, NoSuchElementException):
             value = None
         if value:
             return value
