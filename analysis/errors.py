@@ -22,6 +22,7 @@ FIX_SETTINGS = {
     "notice_date": "'' : the date of the notices (the day the letters are mailed)",
     "hazard": "'' : the public health hazard a notice is given to eliminate (Poughkeepsie § 168-22.3C)",
     "profile": "'' : the ordinance profile",
+    "profile_file": "rule keys (mandate.notice_reasons) only a copy of the profile file (example: its path) can change",
     "register": "'' (none named) or the register's URL (one that does not exist)",
     "overwrite": "'' : replace a file that exists",
     "replace": "'' : save over the saved scenario of the same name",

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from analysis.errors import ProfileError
+from analysis.errors import Fix, ProfileError
 
 PROFILE_DIR = Path(__file__).parent / "profiles"
 RULE_TESTS = Path(__file__).parent / "rule_tests.toml"
@@ -439,6 +439,7 @@ def _build_profile(data: dict, path: Path, overrides: dict[str, Any]) -> Profile
     user set (which are not in the file) by their key alone."""
     problems: list[str] = []
     set_problems: list[str] = []
+    in_file_only: list[str] = []  # rules set by the user that only a copy of the profile file can change
     header = data.get("profile")
     if not isinstance(header, dict):
         raise ProfileError(f"{path.name}: missing [profile] table with {', '.join(_HEADER_KEYS)}.")
@@ -465,6 +466,8 @@ def _build_profile(data: dict, path: Path, overrides: dict[str, Any]) -> Profile
             if rule is not None and key in overrides:
                 rule, rule_problems = _override(key, rule, overrides[key], f.metadata)
                 set_problems += rule_problems
+                if isinstance(overrides[key], str) and f.metadata["type"] in (list, dict):
+                    in_file_only.append(key)
             rules[f.name] = rule
         if len(rules) == len(names) and all(r is not None for r in rules.values()):
             sections[section_name] = cls(**rules)
@@ -475,7 +478,9 @@ def _build_profile(data: dict, path: Path, overrides: dict[str, Any]) -> Profile
     ]
     if problems or set_problems:
         parts = ([f"{path.name}: " + "; ".join(problems)] if problems else []) + set_problems
-        raise ProfileError("; ".join(parts) + ".")
+        # "use the copy as the profile" named neither the file to copy nor how a copy is given (a path, not a name)
+        fix = Fix("profile_file", target=" and ".join(in_file_only), example=str(path)) if in_file_only else None
+        raise ProfileError("; ".join(parts) + ".", fix=fix)
     return Profile(**{k: str(header[k]) for k in _HEADER_KEYS}, **sections, path=str(path))
 
 
@@ -542,10 +547,7 @@ def _override(key: str, rule: Rule, raw: Any, meta: dict) -> tuple[Rule, list[st
     if isinstance(raw, str) and meta["type"] in (list, dict):
         # "expected list, got '[...]'" said neither that a typed value cannot be one nor where it can be changed
         kind = "a list" if meta["type"] is list else "a table"
-        return rule, [
-            f"{key} is {kind} in the profile file, which a setting cannot give: change it in a copy of the profile "
-            "file and use the copy as the profile"
-        ]
+        return rule, [f"{key} is {kind} in the profile file, which a setting cannot give"]
     if isinstance(raw, str):
         expected = meta["type"] if isinstance(meta["type"], tuple) else (meta["type"],)
         try:

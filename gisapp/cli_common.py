@@ -9,6 +9,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -17,6 +18,7 @@ from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeEl
 from analysis._parallel import paused_gc
 from analysis.dates import parse_day
 from analysis.errors import AnalysisError, Fix
+from analysis.profiles import PROFILE_DIR
 from gisapp import services
 from gisapp.workspace import Workspace, WorkspaceSpec, distinct_settings
 from layers.errors import LayerError, LayerValidationError, Problem
@@ -63,6 +65,7 @@ def flag_for(fix: Fix) -> str:
         "notice_date": f"--notice-date {example or 'YYYY-MM-DD'}",
         "hazard": "--hazard TEXT (one hazard for every parcel) or --hazard-file FILE (a CSV of parcel_id,hazard)",
         "profile": f"--profile {choices or 'NAME'}",
+        "profile_file": "--profile FILE.toml",
         "overwrite": "--overwrite",
         "replace": "--replace",
         "connected": f"--connected {example or 'FILE'}",
@@ -88,6 +91,13 @@ def how_to_fix(fix: Fix | None) -> str:
                 f"{fix.example} for a command that reads the layers), or create {create}"
             )
         return f"Create {create}"
+    if fix.setting == "profile_file":
+        if fix.example and Path(fix.example).parent != PROFILE_DIR:  # the user's own file: change it there
+            return f"Change {fix.target} in {fix.example} itself."
+        return (
+            f"Copy {fix.example or 'the profile file'}, change {fix.target} in the copy and give the copy's path "
+            f"as {flag_for(fix)} in place of the profile's name."
+        )
     return f"Use {flag_for(fix)}."
 
 

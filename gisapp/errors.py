@@ -37,6 +37,10 @@ def field_for(fix: Fix) -> str:
         "notice_date": 'Choose the "Notice date": today or the day the letters will be mailed.',
         "hazard": 'Fill in "The public health hazard" field of the Notices page (named on each letter).',
         "profile": 'Choose the "Profile".',
+        # the web runs only the bundled profiles: a copy of the file is run where the server runs, or bundled there
+        "profile_file": f"The map page runs only the bundled profiles, so {target} is changed in a copy of "
+        f"{_file_name(example)} under a name of its own: ask whoever runs the server to add the copy to the bundled "
+        'profiles (it is then offered under "Profile"), or run the copy with the command line.',
         "register": 'Create the town\'s register with the "Create the register" button on the Notices page.',
         "overwrite": "Give another name.",
         "replace": 'Tick "replace the saved scenario of this name" to save over it.',
@@ -44,6 +48,11 @@ def field_for(fix: Fix) -> str:
         "there again, or run the analysis here without it.",
     }
     return words[fix.setting]
+
+
+def _file_name(path: str) -> str:
+    """A profile file by its name alone: the server's folders are no business of a web page."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1] or "the profile file"
 
 
 def web_text(exc: ValueError) -> str:

@@ -219,6 +219,38 @@ def test_a_prj_that_lies_is_fixed_by_the_flag_its_refusal_names(runner, town_gpk
     assert replaced and replaced[0]["layer"] == "parcels" and "is used instead" in replaced[0]["message"]
 
 
+def test_a_list_rule_set_on_the_command_line_is_refused_naming_the_file_to_copy_and_how_to_give_it(
+    runner, town_gpkg, tmp_path
+):
+    """'use the copy as the profile' named neither the file to copy nor that a copy is given as --profile FILE."""
+    from analysis.profiles import PROFILE_DIR
+
+    refused = runner.invoke(
+        "analyze", "--profile", "wappinger", "--data", town_gpkg, "--set", "mandate.notice_reasons=board_order"
+    )
+    assert refused.exit_code == 2
+    assert (
+        f"Copy {PROFILE_DIR / 'wappinger.toml'}, change mandate.notice_reasons in the copy and give the copy's path "
+        "as --profile FILE.toml in place of the profile's name." in refused.stderr
+    )
+    # Done as told, the copy runs; set again on the copy, the user is sent to that file itself.
+    copy = tmp_path / "my-village.toml"
+    copy.write_text((PROFILE_DIR / "wappinger.toml").read_text(encoding="utf-8"), encoding="utf-8")
+    done = runner.invoke(
+        "analyze", "--profile", copy, "--data", town_gpkg, "--set", "mandate.distance_ft=200", "--json"
+    )
+    assert done.exit_code == 0, done.output
+    again = runner.invoke("analyze", "--profile", copy, "--data", town_gpkg, "--set", "design.cost_per_ft=3", "--json")
+    assert again.exit_code == 2
+    assert f"Change design.cost_per_ft in {copy} itself." in again.stderr
+    assert json.loads(again.stdout)["fix"] == {
+        "setting": "profile_file",
+        "target": "design.cost_per_ft",
+        "example": str(copy),
+        "choices": [],
+    }
+
+
 def test_no_streets_for_the_abutting_test(tmp_path, town_gpkg):
     data = tmp_path / "nostreets.gpkg"
     for layer in ("parcels", "mains", "buildings"):

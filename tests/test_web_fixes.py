@@ -85,8 +85,11 @@ def test_a_malformed_setting_is_refused_before_a_run(client):
         ("mandate.distance_ft=abc", "mandate.distance_ft must be a number, not 'abc'."),
         (
             "mandate.distance_ft=200\nmandate.notice_reasons=board_order",
-            "mandate.notice_reasons is a list in the profile file, which a setting cannot give: change it in a copy "
-            "of the profile file and use the copy as the profile.",
+            # "use the copy as the profile": the web offers only the bundled profiles, so it says who can add one
+            "mandate.notice_reasons is a list in the profile file, which a setting cannot give. The map page runs "
+            "only the bundled profiles, so mandate.notice_reasons is changed in a copy of wappinger.toml under a "
+            "name of its own: ask whoever runs the server to add the copy to the bundled profiles (it is then "
+            'offered under "Profile"), or run the copy with the command line.',
         ),
     ):
         refused = client.post(
