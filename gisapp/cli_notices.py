@@ -22,7 +22,7 @@ from analysis.notices import mailing_address
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
-from gisapp.words import already_noticed
+from gisapp.words import already_noticed, before_issuing
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
@@ -213,7 +213,7 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
     for line in _held_lines(doc["held"]):
         console.print(line, highlight=False, markup=False)
     for problem in doc["letters_blocked_by"]:
-        console.print(f"[yellow]Before issuing[/yellow]: {problem}", highlight=False)
+        console.print(before_issuing(problem), style="yellow", highlight=False, markup=False)
 
 
 @notices.command()
@@ -444,7 +444,7 @@ def violations(profile_name, as_of, out_dir, settings, town_path, store, registe
             f"({doc['period']['basis']}).{already} Nothing recorded: give --out DIR to issue them with their letters."
         )
         for problem in doc["letters_blocked_by"]:
-            click.echo(f"Before issuing: {problem}")
+            click.echo(before_issuing(problem))
         return
     click.echo(
         f"Batch {doc['batch']}: {doc['issued']} violation notice(s) issued, to be corrected by {doc['correct_by']}; "

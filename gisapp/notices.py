@@ -48,6 +48,7 @@ from analysis.notices import (
 )
 from analysis.profiles import Profile
 from analysis.units import feet_per_unit
+from gisapp.words import sentence_end
 from layers.errors import LayerError
 from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, verify_batch, write_batch
 from layers.register import Register, new_batch_id
@@ -256,7 +257,7 @@ def issue_batch(
         check_notice_date(plan.notice_date)
     problems = town_problems(profile, town, plan)
     if problems:
-        raise LayerError("Letters cannot be written yet: " + "; ".join(problems) + ".")
+        raise LayerError(sentence_end("Letters cannot be written yet: " + "; ".join(problems)))
     root = check_root(root)
     doc = {
         "batch": None,

@@ -131,6 +131,30 @@ def already_noticed(n: int) -> str:
     )
 
 
+def sentence_end(text: str) -> str:
+    """``text`` ending in a full stop, once: the reasons letters cannot be written are phrases, one or two
+    sentences long, that the CLI and the Notices page each show as the end of a sentence.
+
+    Examples
+    --------
+    >>> sentence_end("the town settings lack signer"), sentence_end("add it to the file.")
+    ('the town settings lack signer.', 'add it to the file.')
+    """
+    text = text.rstrip()
+    return text if text.endswith((".", "!", "?")) else text + "."
+
+
+def before_issuing(problem: str) -> str:
+    """One reason letters cannot be written yet, as the notices preview says it (CLI and Notices page).
+
+    Examples
+    --------
+    >>> before_issuing("the town settings (town.toml) lack signer")
+    'Before issuing: the town settings (town.toml) lack signer.'
+    """
+    return f"Before issuing: {sentence_end(problem)}"
+
+
 def number(value, unit: str = "") -> str:
     """A measure without a needless ".0": 8 in, 70 units, 12.5 ft; '' for a missing value.
 

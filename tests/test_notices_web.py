@@ -241,6 +241,38 @@ def test_poughkeepsie_needs_a_reason_and_holds_private_systems_back_without_a_ha
     assert set(listing["reason"]) == {"public_health_hazard"} and set(listing["hazard"]) == {form["hazard"]}
 
 
+def test_what_to_do_before_issuing_ends_its_sentence_on_the_page_and_the_command_line(store, tmp_path):
+    """Poughkeepsie's preview beside Fort Plain's town settings said 'Before issuing: ... or Village of Fort Plain's
+    profile' with no full stop, on the Notices page and the command line alike."""
+    app = make_app(store, tmp_path)  # Fort Plain's town settings
+    done = CliRunner().invoke(
+        main, ["analyze", "--profile", "poughkeepsie", "--data", app.config["STORE"], "--out", app.config["STORE"]]
+    )
+    assert done.exit_code == 0, done.output
+    c = app.test_client()
+    token = csrf(c)
+    c.post("/notices/register", data={"csrf_token": token})
+    form = {
+        "notice_date": "2027-03-01",
+        "notice_reason": "public_health_hazard",
+        "hazard": "sewage",
+        "csrf_token": token,
+    }
+    page = c.post("/notices/preview", data=form).get_data(as_text=True)
+    said = re.findall(r'<ul id="blocked" class="error"><li>([^<]*)</li>', page)
+    assert said and said[0].startswith("Before issuing: the town settings")
+    assert said[0].endswith("or Village of Fort Plain&#39;s profile.")
+    cli = CliRunner().invoke(
+        main,
+        ["notices", "preview", "--data", app.config["STORE"], "--notice-date", "2027-03-01"]
+        + ["--notice-reason", "public_health_hazard", "--hazard", "sewage"],
+    )
+    assert cli.exit_code == 0, cli.output
+    text = " ".join(cli.output.split())
+    assert re.search(r"Before issuing: the town settings \(.*\) name Village of Fort Plain in letterhead\.name", text)
+    assert text.endswith("or Village of Fort Plain's profile.")
+
+
 def test_viewers_cannot_issue_or_mark(client, auth):
     auth.add("vera", "viewer", "viewer-password")
     assert auth.login("vera", "viewer-password").status_code == 302

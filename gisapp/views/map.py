@@ -18,7 +18,7 @@ from gisapp.maps import build_map
 from gisapp.security import LOCAL_USER, requires
 from gisapp.state import map_data, recorded_spec, workspace
 from gisapp.views.api import bbox_arg
-from gisapp.words import STATUS_COLOURS, WORDS, count, number, town_date, words
+from gisapp.words import STATUS_COLOURS, WORDS, before_issuing, count, number, town_date, words
 from layers.mapsheet import SheetLayers, SheetText
 from layers.write import RESULT_LAYER
 
@@ -38,6 +38,11 @@ def _town_date(value) -> str:
 @bp.app_template_filter("number")
 def _number(value, unit: str = "") -> str:
     return number(value, unit)
+
+
+@bp.app_template_filter("before_issuing")
+def _before_issuing(problem: str) -> str:
+    return before_issuing(problem)
 
 
 @bp.app_template_filter("bracketed")
