@@ -273,6 +273,20 @@ def test_what_to_do_before_issuing_ends_its_sentence_on_the_page_and_the_command
     assert text.endswith("or Village of Fort Plain's profile.")
 
 
+def test_before_issuing_keeps_the_period_problems_resolutions_table_on_the_command_line(store, tmp_path):
+    """Printed through rich markup, 'add [resolutions] "mandate.notice_period_days" = ...' lost '[resolutions]',
+    the one word that says where in the town settings the period goes."""
+    app = make_app(store, tmp_path, municipality="Town of Wappinger")
+    args = ["--data", app.config["STORE"], "--set", "mandate.notice_period_days=60", "--set", "mandate.distance_ft=200"]
+    done = CliRunner().invoke(main, ["analyze", "--profile", "wappinger", "--out", app.config["STORE"], *args])
+    assert done.exit_code == 0, done.output
+    cli = CliRunner().invoke(main, ["notices", "preview", "--notice-date", "2027-03-01", *args])
+    assert cli.exit_code == 0, cli.output
+    text = " ".join(cli.output.split())
+    assert "Before issuing: § 196-17E leaves the period to the town (this profile reads it as 60 days)." in text
+    assert 'add [resolutions] "mandate.notice_period_days" = { days = N' in text
+
+
 def test_viewers_cannot_issue_or_mark(client, auth):
     auth.add("vera", "viewer", "viewer-password")
     assert auth.login("vera", "viewer-password").status_code == 302
