@@ -48,7 +48,7 @@ from analysis.notices import (
 )
 from analysis.profiles import Profile
 from analysis.units import feet_per_unit
-from gisapp.words import sentence_end
+from gisapp.words import count, sentence_end
 from layers.errors import LayerError
 from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, verify_batch, write_batch
 from layers.register import Register, new_batch_id
@@ -447,7 +447,7 @@ def resume(register: Register, batch_id: str, *, actor: str, cancel: bool = Fals
     """Finish an unfinished batch (its files are all there) or cancel it (they are not, or ``cancel``)."""
     batch = register.batch(batch_id)
     if batch is None:
-        raise LayerError(f"No batch {batch_id} in the register {register.url}.")
+        raise LayerError(_no_such_batch(register, batch_id))
     if batch["status"] != "prepared":
         raise LayerError(f"Batch {batch_id} is already {batch['status']}: nothing to resume.")
     result = _settle_one(register, batch, actor=actor, cancel=cancel, wait=False)
@@ -459,6 +459,24 @@ def resume(register: Register, batch_id: str, *, actor: str, cancel: bool = Fals
     if result is None:
         raise LayerError(f"Batch {batch_id} is being written by another process right now: wait for it to end.")
     return result
+
+
+def _no_such_batch(register: Register, batch_id: str, *, shown: int = 5) -> str:
+    """Why a batch cannot be resumed that the register lacks, naming the batches it has: "No batch B1" alone left
+    the clerk to guess the ID, which is the batch folder's name and is printed when the batch is issued."""
+    start = f"No batch {batch_id} in the register {register.url}"
+    every = register.batches()
+    if not every:
+        return f"{start}, which holds no batch yet: there is nothing to resume."
+    unfinished = [b["batch_id"] for b in every if b["status"] == "prepared"]
+    if unfinished:
+        more = f" and {len(unfinished) - shown} more" if len(unfinished) > shown else ""
+        return (
+            f"{start}: give the ID of one of its {count(len(unfinished), 'unfinished batch', 'unfinished batches')} "
+            f"(the name of its batch folder): {', '.join(unfinished[:shown])}{more}."
+        )
+    latest = "; ".join(f"{b['batch_id']}, {b['status']}" for b in every[:shown])
+    return f"{start}, and it has no unfinished batch: there is nothing to resume (its latest: {latest})."
 
 
 def _settle_one(register, batch, *, actor, cancel, wait) -> dict | None:

@@ -1078,6 +1078,30 @@ def test_a_batch_whose_folder_is_not_here_is_left_for_the_clerk(store, tmp_path,
     assert done["action"] == "cancelled" and set(register.batch_notices(batch["batch_id"])["status"]) == {"cancelled"}
 
 
+def test_resuming_a_batch_the_register_lacks_names_the_batches_it_has(store, small_results):
+    """'No batch B1 in the register ...' alone left the clerk to guess the ID."""
+    register = Register(store=store, create=True)
+
+    def refusal(batch_id: str) -> str:
+        said = CliRunner().invoke(main, ["notices", "resume", batch_id, "--store", str(store)])
+        assert said.exit_code == 2
+        return " ".join(said.output.split())
+
+    assert refusal("B1").endswith("which holds no batch yet: there is nothing to resume.")
+    due = due_notices(small_results, profile=FP, notice_date=DAY)
+    first = _prepare(register, due.head(2))["batch_id"]
+    second = _prepare(register, due.iloc[2:4])["batch_id"]
+    said = refusal("B1")
+    assert "give the ID of one of its 2 unfinished batches (the name of its batch folder):" in said
+    assert said.endswith(f": {second}, {first}.") or said.endswith(f": {first}, {second}.")
+    for batch_id in (first, second):
+        invoke("notices", "resume", batch_id, "--cancel", "--store", store)
+    assert refusal("B1").endswith(
+        f"and it has no unfinished batch: there is nothing to resume (its latest: {second}, cancelled; "
+        f"{first}, cancelled)."
+    ) or refusal("B1").endswith(f"(its latest: {first}, cancelled; {second}, cancelled).")
+
+
 def test_cli_backup_prints_what_it_verified(store, tmp_path):
     _issue_cli(store, tmp_path / "out", "--new")
     result = invoke("notices", "backup", tmp_path / "b.sqlite", "--store", store)
