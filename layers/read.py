@@ -1137,6 +1137,35 @@ def to_lonlat_geojson(geoms, crs) -> list[dict]:
     return [json.loads(g) for g in shapely.to_geojson(gpd.GeoSeries(list(geoms), crs=crs).to_crs(4326).values)]
 
 
+def _street_hint(missing: list[str], names_known: list[str], *, shown: int = 5) -> str:
+    """The bracket after "No street named ...": the close spelling of each name that has one, and, for a name with
+    none, the layer's names nearest it in spelling and how many it has (a name with no close spelling was told only
+    to be spelt as the layer spells it, and the layer's names are not to be seen from the command line)."""
+    import difflib
+
+    if not names_known:
+        return " (it has no street names: its street_name column is empty)"
+    near = {n: difflib.get_close_matches(n, names_known, n=1, cutoff=0.6) for n in missing}
+    if len(missing) == 1:
+        said = [f"did you mean {near[missing[0]][0]!r}?"] if near[missing[0]] else []
+    else:
+        said = [f"{n!r} may be {m[0]!r}" for n, m in near.items() if m]
+    far = [n for n, m in near.items() if not m]
+    to = f" to {', '.join(map(repr, far))}" if len(missing) > 1 else ""
+    if far:
+        total = len(names_known)
+        if total <= shown:
+            said.append(f"its {total} street name{'s' if total > 1 else ''}: {', '.join(map(repr, names_known))}")
+        else:
+
+            def likeness(known: str) -> float:
+                return max(difflib.SequenceMatcher(None, n.lower(), known.lower()).ratio() for n in far)
+
+            nearest = sorted(names_known, key=lambda k: (-likeness(k), k))[:shown]
+            said.append(f"the nearest in spelling{to} of its {total:,} street names: {', '.join(map(repr, nearest))}")
+    return f" ({'; '.join(said)})" if said else ""
+
+
 def street_run(streets, names: str):
     """One line along the named streets' centrelines (comma-separated names), merged end to end."""
     import shapely
@@ -1149,13 +1178,10 @@ def street_run(streets, names: str):
     # Every name must be found: a misspelt one among several was dropped, and the run planned without that street.
     missing = [n for n in wanted if n.lower() not in set(known.str.lower())]
     if missing or chosen.empty:
-        import difflib
-
-        names_known = sorted(set(known))
-        near = [m for n in missing for m in difflib.get_close_matches(n, names_known, n=1, cutoff=0.6)]
+        missing = missing or [names]
         raise LayerError(
-            f"No street named {', '.join(repr(n) for n in missing or [names])} in the streets layer"
-            + (f" (did you mean {', '.join(repr(m) for m in near)}?)" if near else "")
+            f"No street named {', '.join(repr(n) for n in missing)} in the streets layer"
+            + _street_hint(missing, sorted(set(known)))
             + ": give the names as the streets layer spells them, separated by commas."
         )
     merged = shapely.line_merge(shapely.union_all(chosen.geometry.values))

@@ -670,6 +670,41 @@ def test_a_misspelt_street_in_a_run_is_named_not_dropped(town_gpkg):
     assert CliRunner().invoke(main, [*args, "main st, OAK ST"]).exit_code == 0  # any case, spaces around commas
 
 
+STREET_NAMES = ["Oak St", "Elm St", "Maple Ave", "Birch Ln", "Cedar Ct", "Pine Rd", "Walnut Way", "Spruce Dr"]
+
+
+@pytest.mark.parametrize(
+    ("names", "kept", "told"),
+    [
+        # "give the names as the streets layer spells them" and nothing more: the layer's names were not to be seen
+        (
+            STREET_NAMES,
+            "Bridge St",
+            "No street named 'Bridge St' in the streets layer (the nearest in spelling of its 8 street names: "
+            "'Elm St', 'Oak St', 'Pine Rd', 'Birch Ln', 'Cedar Ct'): give the names",
+        ),
+        (
+            STREET_NAMES,
+            "Oka St,Bridge St",
+            "No street named 'Oka St', 'Bridge St' in the streets layer ('Oka St' may be 'Oak St'; the nearest in "
+            "spelling to 'Bridge St' of its 8 street names: 'Elm St', 'Oak St', 'Pine Rd', 'Birch Ln', 'Cedar Ct')",
+        ),
+        (STREET_NAMES[:3], "Bridge St", "(its 3 street names: 'Elm St', 'Maple Ave', 'Oak St'): give the names"),
+        (STREET_NAMES[:1], "Bridge St", "(its 1 street name: 'Oak St'): give the names"),
+        ([None, None], "Bridge St", "(it has no street names: its street_name column is empty)"),
+    ],
+)
+def test_a_street_with_no_close_spelling_is_told_with_names_the_layer_has(names, kept, told):
+    from layers.errors import LayerError
+    from layers.read import street_run
+
+    lines = [LineString([(i * 100, 0), (i * 100 + 100, 0)]) for i in range(len(names))]
+    streets = frame([{"street_name": n, "geometry": g} for n, g in zip(names, lines, strict=True)])
+    with pytest.raises(LayerError) as refused:
+        street_run(streets, kept)
+    assert told in str(refused.value)
+
+
 def test_plan_cli_prints_verdicts_requirements_and_sections(town_gpkg, tmp_path):
     result = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path, "--material", "PVC"), catch_exceptions=False)
     out = " ".join(result.output.split())
