@@ -22,6 +22,7 @@ from gisapp.cli_common import (
     print_problems,
     user_errors,
 )
+from layers.crs import crs_label
 from layers.write import BUILDINGS_LAYER, output_format, write_report
 
 
@@ -65,9 +66,11 @@ def check(digitised_direction, out_paths, as_json, **opts):
         bar.step("checking")
         defects = services.check(loaded.workspace)
         for path in out_paths:
-            write_report(path, _report_frame(defects, net.crs if net.measurable else None))
-    if as_json:
-        click.echo(json.dumps([d.as_dict() for d in defects], indent=2))
+            # a model's own coordinates (local) go to .csv alone, whose crs column names them as such
+            write_report(path, _report_frame(defects, net.crs))
+    if as_json:  # x, y with the CRS they are in, as the .csv report has them
+        crs = crs_label(net.crs)
+        click.echo(json.dumps([d.as_dict() | {"crs": crs} for d in defects], indent=2))
         return
     print_problems(loaded.console, loaded.layers)
     out = Console()

@@ -62,6 +62,21 @@ SIZE_SAMPLE = 20_001
 SQFT_PER_SQM = (1 / 0.3048) ** 2
 
 
+def crs_label(crs: CRS | None) -> str:
+    """How a file names the CRS of the coordinates in its columns: its authority code (EPSG:2260), else its name
+    (a SWMM model's own coordinates: 'Model coordinates (no real-world CRS)'); '' when there is none.
+
+    Examples
+    --------
+    >>> crs_label(CRS.from_epsg(2260)), crs_label(None)
+    ('EPSG:2260', '')
+    """
+    if crs is None:
+        return ""
+    code = CRS.from_user_input(crs).to_authority()
+    return ":".join(code) if code else CRS.from_user_input(crs).name
+
+
 def parse_crs(text: str, *, what: str, fix: Fix | None = None) -> CRS:
     """A CRS from user text (``EPSG:2260``, ``2260``, WKT, PROJ), or a LayerError that says what was wrong.
 

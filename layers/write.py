@@ -50,6 +50,7 @@ import shapely
 
 from analysis.errors import Fix
 from layers.atomic import StoreBusyError, writer_lock, written_whole
+from layers.crs import crs_label
 from layers.errors import LayerError
 from layers.wkb import wkb_array
 
@@ -226,8 +227,7 @@ def with_connection_crs(parcels: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
         return parcels
     out = parcels.drop(columns="connection_crs", errors="ignore")
     at = list(out.columns).index("connection_y") + 1 if "connection_y" in out.columns else len(out.columns)
-    code = out.crs.to_authority()  # EPSG:2260; a model's own coordinates (no authority) by the CRS's name
-    out.insert(at, "connection_crs", ":".join(code) if code else out.crs.name)
+    out.insert(at, "connection_crs", crs_label(out.crs))  # EPSG:2260; a model's own coordinates by the CRS's name
     return out
 
 
@@ -238,11 +238,12 @@ def parquet_sibling(path: str, layer: str) -> str:
 
 
 def write_report(path: str, report: gpd.GeoDataFrame) -> None:
-    """A network report: GeoJSON (RFC 7946), GeoPackage layer ``network_report``, GeoParquet or CSV (with x, y)."""
+    """A network report: GeoJSON (RFC 7946), GeoPackage layer ``network_report``, GeoParquet or CSV (with x, y and
+    ``crs``, the CRS they are in, as a results file names its connection point's in ``connection_crs``)."""
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if driver == "CSV":
-        write_csv(path, report.assign(x=report.geometry.x, y=report.geometry.y))
+        write_csv(path, report.assign(x=report.geometry.x, y=report.geometry.y, crs=crs_label(report.crs)))
     elif driver == "Parquet":
         write_geoparquet(path, report)
     elif driver == "GeoJSON":

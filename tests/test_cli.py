@@ -351,13 +351,19 @@ def test_network_check_json_and_report(town_gpkg, tmp_path):
     result = invoke("network", "check", "--profile", "fort-plain", "--data", data, "--json")
     assert result.exit_code == 0
     report = json.loads(result.output)
-    assert all(set(d) == {"check", "severity", "feature_id", "section", "message", "x", "y"} for d in report)
+    # x, y with the CRS they are in, as results files name their connection point's (connection_crs)
+    assert all(set(d) == {"check", "severity", "feature_id", "section", "message", "x", "y", "crs"} for d in report)
+    assert {d["crs"] for d in report} == {"EPSG:2260"}
     small = [d for d in report if d["check"] == "min_diameter"]
     assert [d["feature_id"] for d in small] == ["M-3"] and small[0]["section"] == "§ 144-18B"
     out, table = tmp_path / "report.geojson", tmp_path / "report.csv"
     text = invoke("network", "check", "--profile", "fort-plain", "--data", data, "--out", out, "--out", table)
     assert "§ 144-18B" in text.output and out.exists()
     assert len(gpd.read_file(out)) == len(report) == len(pd.read_csv(table))
+    # the .csv's x, y were feet in a CRS the file did not name (the .geojson beside it is in degrees)
+    rows = pd.read_csv(table, encoding="utf-8-sig")
+    assert list(rows.columns[-3:]) == ["x", "y", "crs"] and set(rows["crs"]) == {"EPSG:2260"}
+    assert rows["x"].tolist() == [d["x"] for d in report]
 
 
 @pytest.fixture(scope="module")

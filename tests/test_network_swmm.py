@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 import networkx as nx
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -199,6 +200,9 @@ def test_local_coordinates_refuse_what_needs_a_real_place(tmp_path):
     assert code == 2 and "in no real-world CRS" in err and ".csv" in err
     code, _, err = cli("network", "check", "--profile", "fort-plain", *local, "--out", tmp_path / "r.csv")
     assert code == 0 and (tmp_path / "r.csv").exists(), err
+    # its x, y are the model's own: the crs column says so, not a real CRS (nor nothing)
+    rows = pd.read_csv(tmp_path / "r.csv", encoding="utf-8-sig")
+    assert len(rows) and set(rows["crs"]) == {"Model coordinates (no real-world CRS)"}
     code, _, err = cli("analyze", "--profile", "fort-plain", *local)
     assert code == 2 and "only 'network check' and 'trace'" in err
     code, _, err = cli("buildings", "--profile", "fort-plain", *local)
