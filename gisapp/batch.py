@@ -95,6 +95,12 @@ def run_town(spec: TownSpec, job: TownJob) -> dict:
         record["problems"] = [p.as_dict() for p in exc.problems]
     except (LayerError, AnalysisError) as exc:
         record["error"] = str(exc)
+        fix = getattr(exc, "fix", None)
+        if fix is not None and fix.setting == "profile_file":  # a manifest, unlike --set, can give a list or table
+            record["error"] += (
+                f" In the manifest, give {fix.target} as TOML writes a list or table, e.g. "
+                'set = { "mandate.notice_reasons" = ["public_health_hazard"] }.'
+            )
     except Exception as exc:  # a defect, not bad input: still only this municipality fails
         record["error"] = f"unexpected {type(exc).__name__}: {exc}"
     if record["error"] and " --" in record["error"]:

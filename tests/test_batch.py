@@ -603,3 +603,32 @@ def test_a_batch_task_validates_its_layers_on_the_threads_it_is_given(state, mon
     record = run_town(manifest.towns[0], job)
     assert record["status"] == "ok" and record["threads"] == 1
     assert seen and set(seen) == {1}
+
+
+def test_a_list_rule_set_as_text_in_a_manifest_is_told_how_a_manifest_gives_a_list(tmp_path):
+    """A manifest, unlike --set, can give a list: its refusal says so, rather than only that a setting cannot."""
+    from gisapp.batch import TownJob, run_town
+    from layers.manifest import read_manifest
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    write_layers(str(tmp_path / "town.gpkg"), sample_town(60))
+    (tmp_path / "towns.toml").write_text(
+        '[[municipality]]\nname = "Town"\nprofile = "poughkeepsie"\ndata = "town.gpkg"\n'
+        'set = { "mandate.notice_reasons" = "public_health_hazard" }\n',
+        encoding="utf-8",
+    )
+    town = read_manifest(tmp_path / "towns.toml").towns[0]
+    record = run_town(town, TownJob(out_dir=str(tmp_path / "out"), output_crs="EPSG:4326", gpkg=False, threads=1))
+    assert record["status"] == "failed"
+    assert record["error"].startswith("mandate.notice_reasons is a list in the profile file, which a setting cannot")
+    assert record["error"].endswith(
+        "In the manifest, give mandate.notice_reasons as TOML writes a list or table, e.g. "
+        'set = { "mandate.notice_reasons" = ["public_health_hazard"] }.'
+    )
+    # given as told, the list is taken
+    manifest = tmp_path / "towns.toml"
+    manifest.write_text(manifest.read_text().replace('"public_health_hazard" }', '["public_health_hazard"] }'))
+    given = read_manifest(manifest).towns[0]
+    done = run_town(given, TownJob(out_dir=str(tmp_path / "out"), output_crs="EPSG:4326", gpkg=False, threads=1))
+    assert done["status"] == "ok", done["error"]
