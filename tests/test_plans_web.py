@@ -311,6 +311,34 @@ def test_a_qgis_file_loads_on_the_map_and_evaluates_in_chromium(oak_store, brows
 
 
 @pytest.mark.browser
+def test_a_file_loaded_while_drawing_ends_the_drawing_and_loads_again_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
+    """A planner who pressed "Draw a main" and then loaded a file was left with "Finish" enabled and the crosshair;
+    choosing the same file again after drawing over it did nothing (the file input had not changed)."""
+    from selenium.webdriver.common.by import By
+
+    app = oak_app(oak_store, tmp_path)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    path = str(qgis_file(tmp_path / "oak.geojson"))
+    by_id = browser.find_element
+    drawn = "return window.sewerplanMap.getPane('sewerplan-evidence').querySelectorAll('path').length"
+    try:
+        open_map(browser, url)
+        by_id(By.ID, "plan-file").send_keys(path)
+        wait_for(browser, lambda: by_id(By.ID, "plan-evaluate").is_enabled())
+        for _ in range(2):  # the second time, the same file chosen again after "Draw a main" cleared the line
+            by_id(By.ID, "draw-start").click()
+            assert by_id(By.ID, "draw-finish").is_enabled() and not by_id(By.ID, "plan-evaluate").is_enabled()
+            by_id(By.ID, "plan-file").send_keys(path)
+            wait_for(browser, lambda: by_id(By.ID, "plan-evaluate").is_enabled() and browser.execute_script(drawn))
+            assert not by_id(By.ID, "draw-finish").is_enabled()
+            assert browser.execute_script("return window.sewerplanMap.getContainer().style.cursor") == ""
+    finally:
+        server.shutdown()
+
+
+@pytest.mark.browser
 def test_scenarios_side_by_side_reopen_on_the_map_and_delete_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
 

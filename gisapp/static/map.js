@@ -813,13 +813,17 @@
       if (!file) return;
       // Read on the server as `sewerplan plan --proposed` reads it: its CRS, a MultiLineString as QGIS saves one.
       output.textContent = "Reading the file…";
+      const text = await file.text();
+      event.target.value = "";  // choosing the same file again (after drawing over it) loads it again
       const response = await fetch("/plans/line", { method: "POST", credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-CSRF-Token": cfg.csrf },
-        body: JSON.stringify({ name: file.name, text: await file.text() }) });
+        body: JSON.stringify({ name: file.name, text }) });
       const found = await response.json().catch(() => ({}));
       if (!response.ok) { output.textContent = found.error ? found.error.message : "Could not read the file."; return; }
       output.textContent = found.note || "";  // a plan's own export: its proposed main alone was read
+      // The loaded line replaces one being drawn: drawing ends, as "Finish" ends it.
       planLayer.clearLayers(); preview = null; mode = null;
+      finishButton.disabled = true; map.getContainer().style.cursor = "";
       drawn = found.line.coordinates.map(([lon, lat]) => L.latLng(lat, lon));
       redraw(); map.fitBounds(L.latLngBounds(drawn), { maxZoom: 18 });
     });
