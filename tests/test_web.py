@@ -54,6 +54,19 @@ def test_map_page(client):
     assert HOSTILE_OWNER not in html  # no parcel data inlined in the page
 
 
+@pytest.mark.parametrize("path", ["/", "/summary", "/notices", "/plans", "/data/upload", "/no-such-page"])
+def test_every_page_names_an_icon_the_app_serves(client, path):
+    """Without one the browser asked for /favicon.ico on every page, and each page's console began with a 404 error
+    that hid the page's own errors from whoever looked."""
+    import re
+
+    html = client.get(path).get_data(as_text=True)
+    found = re.search(r'<link rel="icon" [^>]*href="([^"]+)"', html)
+    assert found, html[:400]
+    with client.get(found.group(1)) as icon:
+        assert icon.status_code == 200 and icon.mimetype == "image/svg+xml"
+
+
 def test_summary_page_escapes_owner_names(client):
     html = client.get("/summary").get_data(as_text=True)
     assert "Village of Fort Plain" in html and "2027-05-30" in html
