@@ -448,6 +448,24 @@ def test_the_register_table_is_paged(client, app):
         view.PAGE_ROWS = saved
 
 
+def test_marking_a_notice_keeps_the_registers_filters_and_page(client, app, monkeypatch):
+    """A clerk who filtered the register (open notices, page 2) and saved a row's change was sent back to page 1 of
+    every notice, to find the next row again."""
+    from gisapp.views import notices as view
+
+    _issue(client)
+    monkeypatch.setattr(view, "PAGE_ROWS", 2)
+    page = client.get("/notices?status=open&page=2").get_data(as_text=True)
+    form = re.search(r'<form method="post" action="/notices/mark".*?</form>', page, re.S).group(0)
+    sent = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form))
+    for status, says in (("connected", ": connected."), ("extended", "needs the new deadline")):
+        done = client.post("/notices/mark", data=sent | {"status": status})
+        assert done.status_code == 302
+        back = client.get(done.headers["Location"])
+        assert back.request.args.to_dict() == {"status": "open", "page": "2"}
+        assert says in _message(back) and "page 2 of" in back.get_data(as_text=True)
+
+
 # -- in a real browser --------------------------------------------------------------------------------------------
 
 

@@ -70,7 +70,13 @@ def _back(message: str | None = None, error: str | None = None):
     for text, kind in ((message, "message"), (error, "error")):
         if text:
             flash(text, kind)
-    return redirect(url_for("notices.index"))
+    # A row's change comes back to the register as the clerk had it (filters and page), sent as back_* fields.
+    kept = {k: v for k in BACK_ARGS if (v := request.form.get(f"back_{k}"))}
+    return redirect(url_for("notices.index", **kept))
+
+
+# The register page's filters and page, which a row's change returns to.
+BACK_ARGS = ("status", "overdue", "q", "page")
 
 
 def _said(kind: str) -> str | None:
@@ -132,6 +138,7 @@ def _page(
         status=status,
         overdue=overdue,
         q=query,
+        back={k: v for k, v in zip(BACK_ARGS, (status, overdue and "1", query, page > 1 and page), strict=True) if v},
         batches=[b | {"interrupted": services.batch_interrupted(b)} for b in register.batches()[:20]],
         profile=_profile(),
         preview=preview,
