@@ -276,7 +276,36 @@ def _assign_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem])
         gdf[idf] = text.astype(object)
     else:
         gdf[idf] = generated_ids(spec.kind, np.arange(len(gdf)))
+        cut = [str(c) for c in gdf.columns if _cut_from(str(c), idf)]
+        if cut:  # a shapefile cut the ID column's name ("subdivisio", "subdivis_1"): the IDs may be there, unmapped
+            problems.append(
+                Problem(
+                    spec.kind,
+                    "generated_ids",
+                    "warning",
+                    f"No {idf} column was matched, so the {spec.kind} got IDs {spec.kind}-1, {spec.kind}-2 ...; "
+                    f"{' or '.join(cut)} may hold them (a shapefile cuts column names to 10 characters): map the one "
+                    f"that does to {spec.kind}.{idf}.",
+                    len(gdf),
+                    fix=Fix("map", f"{spec.kind}.{idf}", cut[0]),
+                )
+            )
     return gdf
+
+
+def _cut_from(column: str, name: str) -> bool:
+    """``column`` is ``name`` as a shapefile cuts it: its first 10 characters, or its first 8 and ``_1``, ``_2`` ...
+
+    Examples
+    --------
+    >>> [_cut_from(c, "subdivision_id") for c in ("subdivisio", "SUBDIVIS_1", "subdivision_id", "building_u", "sub")]
+    [True, True, False, False, False]
+    """
+    column, name = column.lower(), name.lower()
+    if len(name) <= 10:
+        return False
+    stem, sep, number = column.rpartition("_")
+    return column == name[:10] or (bool(sep) and number.isdigit() and len(stem) == 8 and name.startswith(stem))
 
 
 def generated_ids(kind: str, positions: np.ndarray) -> np.ndarray:

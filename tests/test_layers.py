@@ -1059,3 +1059,18 @@ def test_read_ogr_gives_what_geopandas_reads_on_the_sample_town(tmp_path):
     write_layers(str(path), sample_town(300))
     for name, _ in pyogrio.list_layers(path):
         reads_as_geopandas(path, layer=name)
+
+
+def test_ids_generated_beside_a_column_a_shapefile_cut_from_the_id_field_say_so():
+    """A zipped shapefile cut subdivision_id and subdivision_name to "subdivisio" and "subdivis_1": neither was
+    matched (the two are ambiguous), the subdivisions got IDs subdivisions-1 ... and the map labelled them so, with
+    no word of it. A layer whose IDs are simply absent gets them as before, without a warning."""
+    rows = [{"subdivisio": "S-1", "subdivis_1": "Hill Farm", "geometry": box(0, 0, 500, 500)}]
+    out, problems = prepare(ny_frame(rows), SUBDIVISIONS)
+    assert list(out["subdivision_id"]) == ["subdivisions-1"]
+    said = [p for p in problems if p.check == "generated_ids"]
+    assert len(said) == 1 and said[0].severity == "warning", problems
+    assert "subdivisio or subdivis_1 may hold them" in said[0].message
+    assert said[0].fix.target == "subdivisions.subdivision_id"
+    _, plain = prepare(ny_frame([{"plat_note": "x", "geometry": box(0, 0, 500, 500)}]), SUBDIVISIONS)
+    assert not [p for p in plain if p.check == "generated_ids"]
