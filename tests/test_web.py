@@ -301,8 +301,12 @@ def test_upload_zipped_shapefile_flow(store, tmp_path):
     # The town's store in words, the analysis dated as the town writes dates (no layer codes, no ISO timestamp).
     assert "parcel results" in page and "parcel_results" not in page
     assert re.search(r"Latest analysis: [A-Z][a-z]+ \d{1,2}, \d{4} \(", page), page[page.find("Latest analysis") :][:80]
+    saved = re.search(r"<tr><td>([^<]+)</td><td>([^<]+)</td>", page[page.find('id="previous-stores"') :])
     restored = client.post("/data/restore", data={"csrf_token": token, "name": kept[0]})
     assert restored.status_code == 200 and mains_seen(other) == town_mains
+    # Told as the table showed it (when, and why), not by the file's stamp.
+    said = re.search(r"The [^<]*is the town's store again", html.unescape(restored.get_data(as_text=True)))
+    assert said and said[0] == f"The version saved {saved[1]} ({saved[2]}) is the town's store again", said
     assert len(re.findall(r'name="name" value="([^"]+)"', client.get("/data/upload").get_data(as_text=True))) == 2
 
 

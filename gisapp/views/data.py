@@ -475,11 +475,17 @@ def publish(token: str):
 @requires("planner")
 def restore():
     name = request.form.get("name", "")
+    town = current_app.config["STORE"]
+    # Told as the table shows it (when it was saved, and why), not by its file's stamp.
+    kept = next((p for p in previous_stores(town) if p["name"] == name), None)
     try:
-        restore_store(current_app.config["STORE"], name, who=g.user, keep=current_app.config["KEEP_PREVIOUS_STORES"])
+        restore_store(town, name, who=g.user, keep=current_app.config["KEEP_PREVIOUS_STORES"])
     except StoreBusyError as exc:
         return upload_form(message=str(exc), status=409)
-    return upload_form(message=f"The store saved as {name} is the town's store again; the one it replaced is kept.")
+    which = name
+    if kept:
+        which = f"saved {_when(kept['saved_at'])}" + (f" ({kept['label']})" if kept["label"] else "")
+    return upload_form(message=f"The version {which} is the town's store again; the one it replaced is kept.")
 
 
 @bp.post("/<token>/discard")
