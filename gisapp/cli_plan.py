@@ -65,7 +65,13 @@ def plan(
 ):
     """Who becomes mandated by a proposed main, whether it meets the ordinance, what it costs, where it drains."""
     if bool(proposed) == bool(streets_run):
-        raise click.UsageError("Give the proposed main with --proposed PATH or --streets-run NAMES.")
+        given = opts.get("streets_source")  # the old hidden spelling of --layer streets=PATH, not a run of streets
+        hint = (
+            f' (--streets gives the streets layer, a file; a run of named streets is --streets-run "{given}")'
+            if given and not proposed and not streets_run
+            else ""
+        )
+        raise click.UsageError(f"Give the proposed main with --proposed PATH or --streets-run NAMES{hint}.")
     if old_diameter is not None:
         deprecated("--diameter INCHES", "--diameter-in INCHES")
         diameter_in = diameter_in if diameter_in is not None else old_diameter

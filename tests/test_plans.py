@@ -619,6 +619,12 @@ def test_plan_cli_json_save_export_pdf(town_gpkg, tmp_path):
     assert json.loads(by_streets.output)["newly_mandated"] == doc["newly_mandated"]
     bad = CliRunner().invoke(main, ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--diameter-in", "8"])
     assert bad.exit_code == 2 and "--proposed PATH or --streets-run" in bad.output
+    # --streets is the old spelling of the streets layer: names given to it are told where they go.
+    misnamed = CliRunner().invoke(
+        main, ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--diameter-in", "8", "--streets", "Oak St"]
+    )
+    said = " ".join(misnamed.output.replace("│", " ").split())
+    assert misnamed.exit_code == 2 and 'a run of named streets is --streets-run "Oak St"' in said, said
     zero = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path)[:-1] + ["0"])
     assert zero.exit_code == 2 and "--diameter-in" in zero.output
 
