@@ -311,6 +311,34 @@ def test_a_qgis_file_loads_on_the_map_and_evaluates_in_chromium(oak_store, brows
 
 
 @pytest.mark.browser
+def test_a_proxys_page_in_place_of_an_answer_is_told_not_waited_on_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
+    """Behind a proxy, "Evaluate" answered by an HTML "502 Bad Gateway" page left the panel at "Evaluating…" for
+    good (the page read every answer as JSON, and the failed read was never caught); it now says what happened."""
+    from selenium.webdriver.common.by import By
+
+    app = oak_app(oak_store, tmp_path)
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        open_map(browser, url)
+        output = browser.find_element(By.ID, "plan-result")
+        browser.find_element(By.ID, "plan-file").send_keys(str(qgis_file(tmp_path / "oak.geojson")))
+        wait_for(browser, lambda: browser.find_element(By.ID, "plan-evaluate").is_enabled())
+        browser.execute_script(
+            "const real = window.fetch;"
+            "window.fetch = (u, o) => String(u).includes('/plans/evaluate') ? Promise.resolve(new Response("
+            "'<html><body><h1>502 Bad Gateway</h1></body></html>', {status: 502, headers: {'Content-Type': "
+            "'text/html'}})) : real(u, o);"
+        )
+        browser.find_element(By.ID, "plan-evaluate").click()
+        said = wait_for(browser, lambda: "Could not evaluate." in output.text and output.text)
+        assert "The server answered 502 without a message" in said and "Evaluating" not in said
+    finally:
+        server.shutdown()
+
+
+@pytest.mark.browser
 def test_a_file_loaded_while_drawing_ends_the_drawing_and_loads_again_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
     """A planner who pressed "Draw a main" and then loaded a file was left with "Finish" enabled and the crosshair;
     choosing the same file again after drawing over it did nothing (the file input had not changed)."""

@@ -49,13 +49,18 @@
     return node;
   }
   const api = (path, params) => `${path}?${new URLSearchParams(params).toString()}`;
-  const getJSON = async (url, signal) => {
-    const response = await fetch(url, { credentials: "same-origin", signal });
+  // Every answer is read as JSON where it is JSON: a page in its place (a proxy's "502 Bad Gateway", a login page)
+  // gives body null, so the caller says what failed instead of waiting forever on an unread promise.
+  const fetchJSON = async (url, options) => {
+    const response = await fetch(url, { credentials: "same-origin", ...options });
     let body = null;
     try { body = await response.json(); } catch (err) { body = null; }
-    return { ok: response.ok, status: response.status, body };
+    return { ok: response.ok && body !== null, status: response.status, body };
   };
-  const errorText = (r, fallback) => (r.body && r.body.error ? r.body.error.message : fallback);
+  const getJSON = (url, signal) => fetchJSON(url, { signal });
+  const errorText = (r, fallback) => (r.body && r.body.error ? r.body.error.message
+    : r.body === null ? `${fallback} The server answered ${r.status} without a message: try again, or ask whoever runs it.`
+    : fallback);
 
   // -- panes and the one renderer -------------------------------------------------------------------------------
   map.createPane("sewerplan-data").style.zIndex = 410;
@@ -837,11 +842,10 @@
                      name: document.getElementById("plan-name").value,
                      save: document.getElementById("plan-save").checked,
                      replace: document.getElementById("plan-replace").checked };
-      const response = await fetch("/plans/evaluate", { method: "POST", credentials: "same-origin",
+      const r = await fetchJSON("/plans/evaluate", { method: "POST",
         headers: { "Content-Type": "application/json", "X-CSRF-Token": cfg.csrf }, body: JSON.stringify(body) });
-      const plan = await response.json();
-      if (!response.ok) { output.textContent = plan.error ? plan.error.message : "Could not evaluate."; return; }
-      showPlan(plan, output);
+      if (!r.ok) { output.textContent = errorText(r, "Could not evaluate."); return; }
+      showPlan(r.body, output);
     });
   }
 
@@ -943,14 +947,16 @@
       event.preventDefault();
       const status = document.getElementById("job");
       status.textContent = "Starting…";
-      const response = await fetch(runForm.action, { method: "POST", body: new FormData(runForm),
-                                                     credentials: "same-origin", headers: { "X-CSRF-Token": cfg.csrf } });
-      let job = await response.json();
-      if (!response.ok) { status.textContent = job.error ? job.error.message : "Could not start."; return; }
+      const started = await fetchJSON(runForm.action, { method: "POST", body: new FormData(runForm),
+                                                        headers: { "X-CSRF-Token": cfg.csrf } });
+      if (!started.ok) { status.textContent = errorText(started, "Could not start."); return; }
+      let job = started.body;
       while (job.state === "queued" || job.state === "running") {
         status.textContent = `Running: ${job.step || "starting"}…`;
         await new Promise((r) => setTimeout(r, 700));
-        job = await (await fetch(`/api/jobs/${encodeURIComponent(job.id)}`, { credentials: "same-origin" })).json();
+        const polled = await getJSON(`/api/jobs/${encodeURIComponent(job.id)}`);
+        if (!polled.ok) { status.textContent = errorText(polled, "Lost track of the run; reload the page to see it."); return; }
+        job = polled.body;
       }
       if (job.state === "done") { status.textContent = "Done: reloading the map."; window.location.reload(); }
       else status.textContent = `Failed: ${job.error}`;
