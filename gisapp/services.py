@@ -563,11 +563,12 @@ def export_target(path: str) -> None:
         names = store_at(path).layer_names()
     except LayerError:
         return  # not a GeoPackage sewerplan can read: the write says so, and leaves it as it was
-    if recorded_run(path) is None and not any(n.lower() in INPUT_NAMES for n in names):
+    run = recorded_run(path)
+    if run is None and not any(n.lower() in INPUT_NAMES for n in names):
         return
     label = store_label(path)
     raise LayerError(
-        f"{label} is a town's store (it holds {'an analysis run and ' if recorded_run(path) else ''}the town's "
+        f"{label} is a town's store (it holds {'an analysis run and ' if run else ''}the town's "
         f"layers): written into it, these results would replace the ones its map and notices read. Write them to a "
         f"file of their own, such as --out {Path(label).with_name(Path(label).stem + '-report.gpkg')}."
     )
@@ -941,9 +942,9 @@ def violations(
     a store keeps only its latest run, and one under another profile (a what-if run under Poughkeepsie) answers under
     another law's distance and rules, so it is refused (``LayerError``) with the run to make first.
     """
-    current = read_results(store, columns=("parcel_id", "status")) if store_of(store) and store_exists(store) else None
-    record = recorded_run(store) if current is not None else None
-    _same_profile_run(record, profile, store)
+    record = recorded_run(store) if store_of(store) and store_exists(store) else None
+    _same_profile_run(record, profile, store)  # before the results are read: refused, they are not needed
+    current = read_results(store, columns=("parcel_id", "status")) if record is not None else None
     doc = _notices.violations(
         register,
         profile=with_resolutions(profile, town),
@@ -965,15 +966,16 @@ def _same_profile_run(record: dict | None, profile: Profile, store: str | Path |
     raise LayerError(
         f"The latest analysis in {store_label(store)} ({record.get('run_at')}) ran under the {ran} profile, not "
         f"{profile.id}, and a store keeps only its latest run, so it cannot say which of {profile.id}'s overdue "
-        f"parcels have connected or are no longer mandated: run `{analyse_again(store, profile.id)}` first, then the "
-        "violations again."
+        f"parcels have connected or are no longer mandated: run `{analyse_again(store, profile.id, record)}` first, "
+        "then the violations again."
     )
 
 
-def analyse_again(store: str | Path, profile: str) -> str:
-    """The command that analyses ``store``'s data again under ``profile``, writing the run into the store."""
+def analyse_again(store: str | Path, profile: str, record: dict | None = None) -> str:
+    """The command that analyses ``store``'s data again under ``profile``, writing the run into the store;
+    ``record``, the store's latest run record where the caller has read it already."""
     label = store_label(store)
-    read = ((recorded_run(store) or {}).get("workspace") or {}).get("data") or label
+    read = ((record or recorded_run(store) or {}).get("workspace") or {}).get("data") or label
     return f"sewerplan analyze --profile {profile} --data {read} --out {label}"
 
 

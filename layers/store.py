@@ -519,8 +519,7 @@ def _replacement(path: Path, *, copy_current: bool):
             os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
         _replace(tmp, path)
     finally:
-        for leftover in (tmp, Path(f"{tmp}-journal"), Path(f"{tmp}-wal"), Path(f"{tmp}-shm")):
-            leftover.unlink(missing_ok=True)
+        discard_store(tmp)  # a failed copy, or the name the replaced one had, with its SQLite side files
 
 
 def _copy_sqlite(source: Path, target: Path) -> None:
@@ -631,8 +630,8 @@ def latest_run(location: str | Path) -> dict | None:
 
 
 def discard_store(path: str | Path) -> None:
-    """Delete a GeoPackage store (an upload's checked copy), its SQLite side files too; the caller holds its writer
-    lock. The lock file stays, as every store's does."""
+    """Delete a GeoPackage (an upload's checked store, a run's copy of a store), its SQLite side files too; the caller
+    holds its writer lock. The lock file stays, as every store's does."""
     for name in (Path(path), *(Path(f"{path}{side}") for side in ("-journal", "-wal", "-shm"))):
         name.unlink(missing_ok=True)
 

@@ -140,12 +140,12 @@ def write_results(
     """
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    parcels = with_connection_crs(parcels)
     if driver == "CSV":
-        write_csv(path, _plain_columns(parcels))
+        write_csv(path, _plain_columns(with_connection_crs(parcels)))
         return [Path(path).stem]
     if driver == "GeoJSON":
-        _write(_plain_columns(parcels).to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
+        plain = _plain_columns(with_connection_crs(parcels))
+        _write(plain.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
         return [Path(path).stem]
     layers = result_layers(parcels, measuring_lines, buildings)
     if name != RESULT_LAYER:

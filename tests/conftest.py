@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import geopandas as gpd
@@ -174,6 +177,20 @@ def make_app(store, tmp_path: Path, **extra):
             **extra,
         }
     )
+
+
+@contextmanager
+def serving(app) -> Iterator[str]:
+    """``app`` served on a free local port for a real browser to open: the block gets its address, and the server
+    stops when the block ends, however it ends."""
+    from werkzeug.serving import make_server
+
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
 
 
 def csrf(client) -> str:

@@ -11,21 +11,19 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 
 import geopandas as gpd
 import pytest
 from click.testing import CliRunner
 from pypdf import PdfReader
 from shapely.geometry import LineString, Point, box
-from werkzeug.serving import make_server
 
 from analysis.discharges import assess_discharges
 from analysis.profiles import PROFILE_DIR, load_profile
 from gisapp.cli import main
 from layers.register import Register
 from layers.write import write_layers
-from tests.conftest import csrf, ny_frame
+from tests.conftest import csrf, ny_frame, serving
 from tests.test_duties import lots
 from tests.test_plans_web import analysed_oak_town, evaluate, oak_app
 from tests.test_web import open_map, wait_for
@@ -150,10 +148,7 @@ def test_plan_results_and_subdivision_labels_in_chromium_nest_no_bracket(oak_sto
     done = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(town), "--out", str(town)])
     assert done.exit_code == 0, done.output
     app = oak_app(town, tmp_path)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}"
-    try:
+    with serving(app) as url:
         open_map(browser, url)
         label = wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, ".subdivision-label"))[0]
         assert readable(label.text) == "S-1: must build sewers (§ 144-21; section number derived)"
@@ -168,5 +163,3 @@ def test_plan_results_and_subdivision_labels_in_chromium_nest_no_bracket(oak_sto
         assert "Capacity downstream: meets (§ 144-17A; profile setting)." in text
         assert "Connection to the existing sewer: meets (snap tolerance; profile setting)." in text
         assert "Petition (§ 144-17B):" in text and "undefined" not in text
-    finally:
-        server.shutdown()

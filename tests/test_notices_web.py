@@ -8,7 +8,6 @@ import datetime as dt
 import re
 import shutil
 import sqlite3
-import threading
 from pathlib import Path
 from urllib.parse import quote
 
@@ -16,7 +15,6 @@ import geopandas as gpd
 import pytest
 from click.testing import CliRunner
 from pypdf import PdfReader
-from werkzeug.serving import make_server
 
 from analysis.mandate import analyze_mandates
 from analysis.profiles import load_profile
@@ -26,7 +24,7 @@ from layers.sample import sample_town
 from layers.store import read_setting
 from layers.write import write_layers
 from tests import conftest
-from tests.conftest import csrf
+from tests.conftest import csrf, serving
 from tests.test_web import message_saying, wait_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -196,15 +194,20 @@ def test_error_pages_offer_a_way_back(client):
     assert "evil.example" not in foreign and 'href="/"' in foreign
 
 
-def test_poughkeepsie_needs_a_reason_and_holds_private_systems_back_without_a_hazard(store, tmp_path):
-    app = make_app(store, tmp_path, municipality="Town of Poughkeepsie")
-    done = CliRunner().invoke(
-        main, ["analyze", "--profile", "poughkeepsie", "--data", app.config["STORE"], "--out", app.config["STORE"]]
-    )
+def _poughkeepsie_register(app):
+    """The store analysed under Poughkeepsie, its register created from the page: the client and its CSRF token."""
+    store = app.config["STORE"]
+    done = CliRunner().invoke(main, ["analyze", "--profile", "poughkeepsie", "--data", store, "--out", store])
     assert done.exit_code == 0, done.output
     c = app.test_client()
     token = csrf(c)
     c.post("/notices/register", data={"csrf_token": token})
+    return c, token
+
+
+def test_poughkeepsie_needs_a_reason_and_holds_private_systems_back_without_a_hazard(store, tmp_path):
+    app = make_app(store, tmp_path, municipality="Town of Poughkeepsie")
+    c, token = _poughkeepsie_register(app)
     page = c.get("/notices").get_data(as_text=True)
     assert 'name="notice_reason"' in page and 'name="hazard"' in page
     refused = c.post("/notices/preview", data={"notice_date": "2027-03-01", "csrf_token": token})
@@ -245,13 +248,7 @@ def test_what_to_do_before_issuing_ends_its_sentence_on_the_page_and_the_command
     """Poughkeepsie's preview beside Fort Plain's town settings said 'Before issuing: ... or Village of Fort Plain's
     profile' with no full stop, on the Notices page and the command line alike."""
     app = make_app(store, tmp_path)  # Fort Plain's town settings
-    done = CliRunner().invoke(
-        main, ["analyze", "--profile", "poughkeepsie", "--data", app.config["STORE"], "--out", app.config["STORE"]]
-    )
-    assert done.exit_code == 0, done.output
-    c = app.test_client()
-    token = csrf(c)
-    c.post("/notices/register", data={"csrf_token": token})
+    c, token = _poughkeepsie_register(app)
     form = {
         "notice_date": "2027-03-01",
         "notice_reason": "public_health_hazard",
@@ -480,10 +477,7 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
     from selenium.webdriver.support.ui import Select
 
     app = make_app(store, tmp_path)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}"
-    try:
+    with serving(app) as url:
         browser.get(url + "/notices")
         browser.find_element(By.ID, "create-register").click()
         wait_for(browser, lambda: browser.find_elements(By.ID, "notice-form"))
@@ -526,8 +520,6 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
         browser.get(url + "/notices/files/B1/nothing.pdf")
         browser.find_element(By.LINK_TEXT, "Notices").click()
         wait_for(browser, lambda: browser.find_elements(By.ID, "register"))
-    finally:
-        server.shutdown()
 
 
 @pytest.mark.browser
@@ -537,10 +529,8 @@ def test_the_popup_marks_a_what_if_runs_reason_apart_from_the_notice_in_chromium
     app = make_app(store, tmp_path)
     noticed = _what_if_under_poughkeepsie(app)
     notice_id = Register(store=app.config["STORE"], create=False).notices_of(noticed)[0]["notice_id"]
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        browser.get(f"http://127.0.0.1:{server.server_port}/?parcel=" + quote(noticed, safe=""))
+    with serving(app) as url:
+        browser.get(f"{url}/?parcel=" + quote(noticed, safe=""))
         popup = wait_for(
             browser, lambda: [p for p in browser.find_elements(By.CSS_SELECTOR, ".parcel-popup") if notice_id in p.text]
         )[0]
@@ -548,8 +538,6 @@ def test_the_popup_marks_a_what_if_runs_reason_apart_from_the_notice_in_chromium
         _shot(browser, "popup-what-if-run")
         assert "Reason (this run, profile poughkeepsie) Sewer main" in said and "highway improvement program" in said
         assert "issued March 1, 2027 under profile fort-plain (§ 144-4)" in said
-    finally:
-        server.shutdown()
 
 
 def test_the_overdue_filter_waits_for_the_business_day_as_violations_do(client, app, monkeypatch):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import json
-import threading
 from urllib.parse import quote
 
 import geopandas as gpd
@@ -16,13 +15,12 @@ import pytest
 from click.testing import CliRunner
 from pypdf import PdfReader
 from shapely.geometry import LineString, MultiLineString
-from werkzeug.serving import make_server
 
 from gisapp.cli import main
 from gisapp.users import add_user
 from layers.register import Register, RegisterMissingError
 from layers.write import write_layers
-from tests.conftest import csrf, make_app, ny_frame
+from tests.conftest import csrf, make_app, ny_frame, serving
 from tests.test_plans import layout
 from tests.test_web import open_map, shot, wait_for
 
@@ -275,10 +273,7 @@ def test_a_qgis_file_loads_on_the_map_and_evaluates_in_chromium(oak_store, brows
     from selenium.webdriver.common.by import By
 
     app = oak_app(oak_store, tmp_path)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}"
-    try:
+    with serving(app) as url:
         open_map(browser, url)
         output = browser.find_element(By.ID, "plan-result")
         browser.find_element(By.ID, "plan-file").send_keys(str(qgis_file(tmp_path / "oak.geojson")))
@@ -306,8 +301,6 @@ def test_a_qgis_file_loads_on_the_map_and_evaluates_in_chromium(oak_store, brows
         browser.find_element(By.ID, "plan-evaluate").click()
         wait_for(browser, lambda: "Newly required to connect" in output.text)
         assert "with a 300 ft connecting main to A" in output.text
-    finally:
-        server.shutdown()
 
 
 @pytest.mark.browser
@@ -317,10 +310,7 @@ def test_a_proxys_page_in_place_of_an_answer_is_told_not_waited_on_in_chromium(o
     from selenium.webdriver.common.by import By
 
     app = oak_app(oak_store, tmp_path)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}"
-    try:
+    with serving(app) as url:
         open_map(browser, url)
         output = browser.find_element(By.ID, "plan-result")
         browser.find_element(By.ID, "plan-file").send_keys(str(qgis_file(tmp_path / "oak.geojson")))
@@ -334,8 +324,6 @@ def test_a_proxys_page_in_place_of_an_answer_is_told_not_waited_on_in_chromium(o
         browser.find_element(By.ID, "plan-evaluate").click()
         said = wait_for(browser, lambda: "Could not evaluate." in output.text and output.text)
         assert "The server answered 502 without a message" in said and "Evaluating" not in said
-    finally:
-        server.shutdown()
 
 
 @pytest.mark.browser
@@ -345,13 +333,10 @@ def test_a_file_loaded_while_drawing_ends_the_drawing_and_loads_again_in_chromiu
     from selenium.webdriver.common.by import By
 
     app = oak_app(oak_store, tmp_path)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}"
     path = str(qgis_file(tmp_path / "oak.geojson"))
     by_id = browser.find_element
     drawn = "return window.sewerplanMap.getPane('sewerplan-evidence').querySelectorAll('path').length"
-    try:
+    with serving(app) as url:
         open_map(browser, url)
         by_id(By.ID, "plan-file").send_keys(path)
         wait_for(browser, lambda: by_id(By.ID, "plan-evaluate").is_enabled())
@@ -362,8 +347,6 @@ def test_a_file_loaded_while_drawing_ends_the_drawing_and_loads_again_in_chromiu
             wait_for(browser, lambda: by_id(By.ID, "plan-evaluate").is_enabled() and browser.execute_script(drawn))
             assert not by_id(By.ID, "draw-finish").is_enabled()
             assert browser.execute_script("return window.sewerplanMap.getContainer().style.cursor") == ""
-    finally:
-        server.shutdown()
 
 
 @pytest.mark.browser
@@ -378,10 +361,7 @@ def test_scenarios_side_by_side_reopen_on_the_map_and_delete_in_chromium(oak_sto
     token = csrf(client)
     evaluate(client, token, name="Eight", material="reinforced concrete", save=True)
     evaluate(client, token, name=ODD_NAME, diameter_in=6, save=True)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}"
-    try:
+    with serving(app) as url:
         open_map(browser, url)
         browser.get(url + "/plans")
         heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#scenarios th.scenario")]
@@ -423,5 +403,3 @@ def test_scenarios_side_by_side_reopen_on_the_map_and_delete_in_chromium(oak_sto
         heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#scenarios th.scenario")]
         assert heads == [ODD_NAME]
         assert json.loads(client.get("/plans/" + quote(ODD_NAME) + ".json").data)["name"] == ODD_NAME
-    finally:
-        server.shutdown()

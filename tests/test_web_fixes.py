@@ -15,7 +15,7 @@ import pytest
 
 from layers.sample import sample_town
 from layers.write import write_layers
-from tests.conftest import csrf, make_app, wait_job
+from tests.conftest import csrf, make_app, serving, wait_job
 from tests.test_web import open_map, shot, wait_for
 
 FLAG = re.compile(r"--[a-z]")
@@ -231,17 +231,12 @@ def test_the_coded_values_field_as_told_makes_the_upload_go_through(web, tmp_pat
 @pytest.mark.browser
 def test_the_run_form_takes_settings_and_the_direction_in_chromium(store, tmp_path, browser):  # noqa: F811
     """A planner fills in the Settings field the error names, ticks the direction and runs, as a clerk would."""
-    import threading
 
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
-    from werkzeug.serving import make_server
 
     app = make_app(store, tmp_path)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}"
-    try:
+    with serving(app) as url:
         open_map(browser, url)
         Select(browser.find_element(By.NAME, "profile")).select_by_value("wappinger")
         browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]").click()
@@ -259,7 +254,5 @@ def test_the_run_form_takes_settings_and_the_direction_in_chromium(store, tmp_pa
         assert browser.find_element(By.NAME, "set").get_attribute("value").strip() == "mandate.distance_ft=200"
         box = browser.find_element(By.CSS_SELECTOR, "#run-form input[type=checkbox][name=digitised_direction]")
         assert box.is_selected()  # the next run starts from what this one used
-    finally:
-        server.shutdown()
     run = app.test_client().get("/api/summary").get_json()["run"]
     assert run["distance_ft"] == 200.0 and run["workspace"]["digitised_direction"] is True

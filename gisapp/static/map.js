@@ -820,11 +820,11 @@
       output.textContent = "Reading the file…";
       const text = await file.text();
       event.target.value = "";  // choosing the same file again (after drawing over it) loads it again
-      const response = await fetch("/plans/line", { method: "POST", credentials: "same-origin",
+      const r = await fetchJSON("/plans/line", { method: "POST",
         headers: { "Content-Type": "application/json", "X-CSRF-Token": cfg.csrf },
         body: JSON.stringify({ name: file.name, text }) });
-      const found = await response.json().catch(() => ({}));
-      if (!response.ok) { output.textContent = found.error ? found.error.message : "Could not read the file."; return; }
+      if (!r.ok) { output.textContent = errorText(r, "Could not read the file."); return; }
+      const found = r.body;
       output.textContent = found.note || "";  // a plan's own export: its proposed main alone was read
       // The loaded line replaces one being drawn: drawing ends, as "Finish" ends it.
       planLayer.clearLayers(); preview = null; mode = null;
