@@ -650,9 +650,9 @@ def mailing_list(notices: pd.DataFrame, *, per_parcel: bool = False, occupant: b
     for column in ("name_line_1", "name_line_2", "address_line_1", "address_line_2", "city", "state", "zip"):
         rows[column] = address_part(rows[column])
     # The address's last line, worded once here: the letter, the labels and the preview all print this column.
-    rows["city_line"] = [city_line(*parts) for parts in zip(rows["city"], rows["state"], rows["zip"], strict=True)]
+    rows["city_line"] = city_lines(rows["city"], rows["state"], rows["zip"])
     rows["mailing_no"] = np.arange(1, len(rows) + 1)
-    rows["letter_file"] = [letter_file(k) for k in rows["mailing_no"]]
+    rows["letter_file"] = letter_files(rows["mailing_no"])
     rows["certified_article_no"] = ""
     return rows[list(MAILING_COLUMNS)]
 
@@ -673,16 +673,21 @@ def address_part(values: pd.Series) -> pd.Series:
     return values.astype(object).where(values.notna(), "").astype(str).str.strip(_DANGLING)
 
 
-def city_line(city: str, state: str, zip_code: str) -> str:
-    """The last line of a mailing address: "CITY, ST ZIP", with the comma only between a city and what follows.
+def city_lines(city: pd.Series, state: pd.Series, zip_code: pd.Series) -> pd.Series:
+    """The last line of each mailing address: "CITY, ST ZIP", with the comma only between a city and what follows.
+
+    The parts are address parts (``address_part``: text, nothing dangling). One pass of string kernels over the
+    list, not a Python call per address.
 
     Examples
     --------
-    >>> city_line("Manchester", "VT", "05254"), city_line("", "VT", "05254"), city_line("Manchester", "", "")
-    ('Manchester, VT 05254', 'VT 05254', 'Manchester')
+    >>> parts = ["Manchester", "", "Manchester"], ["VT", "VT", ""], ["05254", "05254", ""]
+    >>> city_lines(*(pd.Series(p) for p in parts)).tolist()
+    ['Manchester, VT 05254', 'VT 05254', 'Manchester']
     """
-    city, rest = (city or "").strip(_DANGLING), " ".join(p.strip(_DANGLING) for p in (state, zip_code) if p).strip()
-    return ", ".join(p for p in (city, rest) if p)
+    rest = state.str.cat(zip_code, sep=" ").str.strip()
+    both = (city != "") & (rest != "")
+    return city.where(~both, city + ", ").str.cat(rest)
 
 
 def mailing_address(row: Mapping[str, str]) -> str:
@@ -702,9 +707,9 @@ def mailing_address(row: Mapping[str, str]) -> str:
     return ", ".join(p for p in parts if p)
 
 
-def letter_file(mailing_no: int) -> str:
-    """The letter's file in its batch folder, named by the mailing-list row that carries it."""
-    return f"letters/{int(mailing_no):04d}.pdf"
+def letter_files(mailing_no: pd.Series) -> pd.Series:
+    """Each letter's file in its batch folder, named by the mailing-list row that carries it ("letters/0007.pdf")."""
+    return "letters/" + mailing_no.astype(str).str.zfill(4) + ".pdf"
 
 
 # -- building obligations -----------------------------------------------------------------------------------------
@@ -1281,7 +1286,7 @@ __all__ = [
     "code_name",
     "deadline_flag",
     "due_notices",
-    "letter_file",
+    "letter_files",
     "letter_maps",
     "long_date",
     "mailing_list",

@@ -16,13 +16,14 @@ from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pytest
 import shapely
 from click.testing import CliRunner
 from shapely.ops import polylabel
 from werkzeug.serving import make_server
 
-from analysis.notices import city_line
+from analysis.notices import city_lines
 from gisapp.cli import main
 from layers.sample import sample_town
 from layers.write import write_layers
@@ -471,7 +472,8 @@ def test_select_by_distance_lists_parcels_and_mailing(sample_client, sample_stor
     assert len(rows) == doc["mailing_rows"] == owners[["owner_name", "mail_address"]].drop_duplicates().shape[0]
     assert sum(int(r["parcels"]) for r in rows) == len(expected)
     # The last address line for a mail merge, worded as a notice letter and its label word it.
-    assert [r["city_line"] for r in rows] == [city_line(r["city"], r["state"], r["zip"]) for r in rows]
+    parts = (pd.Series([r[k] for r in rows], dtype=object) for k in ("city", "state", "zip"))
+    assert [r["city_line"] for r in rows] == city_lines(*parts).tolist()
     # A point drawn on the map, in longitude and latitude.
     centre = gpd.GeoSeries([shape.centroid], crs=results.crs).to_crs(4326).iloc[0]
     point = json.dumps({"type": "Point", "coordinates": [centre.x, centre.y]})
