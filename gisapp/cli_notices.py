@@ -482,16 +482,16 @@ def _left_out_lines(doc: dict, store: str | None, shown: int = 12) -> list[str]:
         )
     laws: dict[str, list[str]] = {}
     where = f" --store {shlex.quote(store_label(store))}" if store else ""  # the command as it can be typed again
+    rerun: dict[str, str] = {}
     for h in doc["other_profile"]:
         laws.setdefault(h["profile"], []).append(str(h["parcel_id"]))
+        rerun[h["profile"]] = f"`{h['analyse_again']}`, then " if "analyse_again" in h else ""
     for law, ids in laws.items():
         more = f" and {len(ids) - shown} more, --json lists them all" if len(ids) > shown else ""
-        # The store keeps only its latest run, under another profile: violations under this law need one of its own.
-        rerun = f"`{services.analyse_again(store, law)}`, then " if store and doc["analysis"] else ""
         lines.append(
             f"Left out {len(ids)} overdue notice(s) given under the {law} profile ({', '.join(ids[:shown])}{more}): "
-            f"a violation notice follows the law its notice was given under; run {rerun}`sewerplan notices violations "
-            f"--profile {law}{where}` for them."
+            f"a violation notice follows the law its notice was given under; run {rerun[law]}`sewerplan notices "
+            f"violations --profile {law}{where}` for them."
         )
     if doc["analysis"] is None:
         fix = (

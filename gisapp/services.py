@@ -955,6 +955,9 @@ def violations(
         current=current,
     )
     run = None if current is None else {k: (record or {}).get(k) for k in ("run_at", "profile")}
+    if run is not None:  # a notice under another law needs a run under that law: the command that makes it
+        for held in doc["other_profile"]:
+            held["analyse_again"] = analyse_again(store, held["profile"], record)
     return doc | {"analysis": run}
 
 

@@ -878,6 +878,8 @@ def test_cli_violations_follow_the_law_each_notice_was_given_under(store, tmp_pa
     rerun = f"`sewerplan analyze --profile fort-plain --data {store} --out {store}`"  # see the test below
     # The command given can be typed as it is: without the store it found no register.
     assert f"run {rerun}, then `sewerplan notices violations --profile fort-plain --store {store}` for them." in said
+    # The JSON carries the same command, worded once by the service.
+    assert {h["analyse_again"] for h in doc["other_profile"]} == {rerun.strip("`")}
     invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store)
     under_its_law = json.loads(invoke(*args, "--profile", "fort-plain", "--json").stdout)
     assert under_its_law["other_profile"] == [] and under_its_law["notices"]
