@@ -29,7 +29,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
-from analysis.profiles import Profile, citation_clause, citations_clause
+from analysis.profiles import Profile, citation_clause, citations_clause, split_citations
 from analysis.reasons import text_column
 
 GREASE = ("required", "for_decision")
@@ -303,7 +303,7 @@ def join_sections(*columns: np.ndarray) -> np.ndarray:
         col = np.asarray(col, dtype=object)
         out = np.where(out == "", col, out)
         both = np.flatnonzero((col != "") & (out != col))  # only the rows with two duties: few
-        out[both] = [o if c in o.split("; ") else f"{o}; {c}" for o, c in zip(out[both], col[both], strict=True)]
+        out[both] = [o if c in split_citations(o) else f"{o}; {c}" for o, c in zip(out[both], col[both], strict=True)]
     return out
 
 

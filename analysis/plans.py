@@ -45,7 +45,7 @@ from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
 from analysis.network import SewerNetwork
 from analysis.network_checks import spacing_limits_ft
-from analysis.profiles import SETTING_FLAG, Profile, bracketed, citation_clause
+from analysis.profiles import SETTING_FLAG, Profile, bracketed, citation_clause, flagged
 from analysis.streets import street_pairs
 from analysis.trace import connect_parcels, sewershed, trace_down
 from analysis.units import feet_per_unit
@@ -55,7 +55,7 @@ PROPOSED_ID = "PROPOSED"
 MEETS, FAILS, REVIEW, UNKNOWN = "meets", "does not meet", "for the engineer", "not known"
 VERDICTS = (MEETS, FAILS, REVIEW, UNKNOWN)
 CANDIDATE_MANHOLES = 10  # how many of the nearest manholes are tried for a connecting run
-SETTING_CITATION = f"snap tolerance ({SETTING_FLAG})"
+SETTING_CITATION = flagged("snap tolerance", SETTING_FLAG)
 # The largest sewer pipe made (reinforced concrete, ASTM C76's tables end at 144 in): a larger diameter is a typo
 # (1000 for 10), and was priced and checked as if real.
 LARGEST_PIPE_IN = 144.0
@@ -64,8 +64,8 @@ LARGEST_PIPE_IN = 144.0
 def cite(rule) -> str:
     """A rule's section as a board should read it: a value the profile chose, not the law, says so.
 
-    Flagged as ``Rule.citation`` flags it, so that ``bracketed`` sets it in one pair of brackets."""
-    return rule.citation + (f" ({SETTING_FLAG})" if rule.setting else "")
+    Its flags in the one bracket of ``Rule.citation``: "§ 144-17A (value set by the user; profile setting)"."""
+    return flagged(rule.citation, SETTING_FLAG if rule.setting else "")
 
 
 @dataclass

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,12 +69,7 @@ class Rule:
     @property
     def citation(self) -> str:
         """The section as a clerk would cite it, flagged when counted or set rather than printed in the law."""
-        text = self.section
-        if self.derived:
-            text += f" ({DERIVED_FLAG})"
-        if self.overridden:
-            text += f" ({OVERRIDDEN_FLAG})"
-        return text
+        return flagged(self.section, DERIVED_FLAG if self.derived else "", OVERRIDDEN_FLAG if self.overridden else "")
 
     @property
     def cited(self) -> str:
@@ -92,6 +88,27 @@ class Rule:
         return {k: v for k, v in dataclasses.asdict(self).items() if v not in ("", False) or k == "value"}
 
 
+def flagged(citation: str, *flags: str) -> str:
+    """A citation with every flag in one bracket after its section, as a table's section column prints it:
+    "§ 144-17A (value set by the user; profile setting)", never "§ 144-17A (value set by the user) (profile
+    setting)". The one way a citation is flagged: ``Rule.citation``, a plan's ``cite`` and a stored citation read
+    back (of either form) all come through here. Blank flags are left out; each flag is said once, in ``FLAGS``
+    order.
+
+    Examples
+    --------
+    >>> flagged("§ 144-17A", "value set by the user", "profile setting")
+    '§ 144-17A (value set by the user; profile setting)'
+    >>> flagged("§ 144-28 (section number derived)", "profile setting")
+    '§ 144-28 (section number derived; profile setting)'
+    >>> flagged("§ 144-17A (value set by the user) (profile setting)"), flagged("§ 144-4", "")
+    ('§ 144-17A (value set by the user; profile setting)', '§ 144-4')
+    """
+    text, carried = _flags(citation)
+    said = [f for f in FLAGS if f in carried or f in flags]
+    return f"{text} ({'; '.join(said)})".lstrip() if said else text
+
+
 def bracketed(citation: str) -> str:
     """A citation (``Rule.citation``, or one a stored run kept as text) in brackets within a sentence: its flags
     become clauses after a semicolon, so a sentence never reads "(§ 196-17E (value set by the user))".
@@ -100,9 +117,9 @@ def bracketed(citation: str) -> str:
     --------
     >>> bracketed("§ 196-17E (value set by the user)"), bracketed("§ 144-4")
     ('(§ 196-17E; value set by the user)', '(§ 144-4)')
-    >>> bracketed("§ 144-28 (section number derived) (value set by the user)")
+    >>> bracketed("§ 144-28 (section number derived; value set by the user)")
     '(§ 144-28; section number derived; value set by the user)'
-    >>> bracketed("§ 144-17A (value set by the user) (profile setting)")  # as a plan cites a setting
+    >>> bracketed("§ 144-17A (value set by the user) (profile setting)")  # as a run stored before one bracket
     '(§ 144-17A; value set by the user; profile setting)'
     """
     return f"({citation_clause(citation)})"
@@ -148,14 +165,40 @@ def citations_clause(citations: list[str]) -> str:
     return "; ".join(out)
 
 
+def split_citations(text: str) -> list[str]:
+    """The citations of a section column ("§ 144-1 (section number derived); § 144-25A (section number derived;
+    value set by the user)"), split at the "; " between them, never at one inside a citation's bracket.
+
+    Examples
+    --------
+    >>> split_citations("§ 144-1 (section number derived); § 144-25A (section number derived; value set by the user)")
+    ['§ 144-1 (section number derived)', '§ 144-25A (section number derived; value set by the user)']
+    >>> split_citations("")
+    []
+    """
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(text):
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        if depth == 0 and text.startswith("; ", i):
+            parts.append(text[start:i])
+            start = i + 2
+    parts.append(text[start:])
+    return [p.strip() for p in parts if p.strip()]
+
+
 def _flags(citation: str) -> tuple[str, list[str]]:
-    """A citation's section and its flags, in the order they were appended."""
-    text, flags = citation.strip(), []
-    for flag in reversed(FLAGS):  # the last flag first, as Rule.citation (then a plan's cite) appends them
-        if text.endswith(f" ({flag})"):
-            text = text.removesuffix(f" ({flag})").rstrip()
-            flags.insert(0, flag)
-    return text, flags
+    """A citation's section and its flags (in ``FLAGS`` order, each once), whether they are in one bracket, "§ 144-17A
+    (value set by the user; profile setting)", or as a run stored before that kept them, one bracket each."""
+    text, flags = citation.strip(), set()
+    while found := _LAST_BRACKET.fullmatch(text):
+        said = {f.strip() for f in found["inside"].split(";")}
+        if not said <= set(FLAGS):  # a bracket of the section's own, "§ 144-4(A)": not flags
+            break
+        text, flags = found["text"].rstrip(), flags | said
+    return text, [f for f in FLAGS if f in flags]
+
+
+_LAST_BRACKET = re.compile(r"(?P<text>.*?)\s*\((?P<inside>[^()]*)\)", re.S)
 
 
 # The ranges a day count or a distance may take, in a profile file or set by the user. Not thresholds of any law

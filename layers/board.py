@@ -28,7 +28,7 @@ from reportlab.pdfgen import canvas as pdfcanvas
 from reportlab.platypus import Flowable, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from analysis.notices import long_date, neutralise
-from analysis.profiles import Profile, bracketed
+from analysis.profiles import Profile, bracketed, flagged
 from analysis.units import feet_per_unit
 from layers.mapsheet import draw_street_names
 
@@ -225,7 +225,8 @@ def _checks_part(plan, styles, width) -> list:
     rows = [["Check", "Verdict", "Section", "Finding"]]
     for c in plan["design_checks"]:
         verdict = c.get("verdict") or ("meets" if c.get("passed") else "does not meet")
-        rows.append([c["check"].replace("_", " "), verdict, c["section"], c["message"]])
+        # flagged: a scenario saved before citations took one bracket said "(value set by the user) (profile setting)"
+        rows.append([c["check"].replace("_", " "), verdict, flagged(c["section"] or ""), c["message"]])
     part = [
         Paragraph("Design checks", styles["H"]),
         Paragraph(
@@ -239,7 +240,7 @@ def _checks_part(plan, styles, width) -> list:
     reqs = plan.get("requirements", [])
     if reqs:
         rows = [["Requirement", "Section", "What the contractor must meet"]]
-        rows += [[r["requirement"].replace("_", " "), r["section"], r["text"]] for r in reqs]
+        rows += [[r["requirement"].replace("_", " "), flagged(r["section"] or ""), r["text"]] for r in reqs]
         part += [
             Paragraph("Requirements for construction", styles["H"]),
             Paragraph(

@@ -13,13 +13,19 @@ import json
 import re
 
 import geopandas as gpd
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from pypdf import PdfReader
 from shapely.geometry import LineString, Point, box
 
 from analysis.discharges import assess_discharges
-from analysis.profiles import PROFILE_DIR, load_profile
+from analysis.profiles import (
+    FLAGS,
+    PROFILE_DIR,
+    flagged,
+    load_profile,
+)
 from gisapp.cli import main
 from layers.register import Register
 from layers.write import write_layers
@@ -32,12 +38,17 @@ NESTED = re.compile(r"\([^()]*\([^()]*\)[^()]*\)")
 SIDE_BY_SIDE = re.compile(r"\)\s*\(")
 
 
-def readable(text: str, *, columns: bool = False) -> str:
-    """``text`` with its whitespace made single, after checking no bracket nests or (in sentences, not a table's
-    section column, which cites "§ 144-17A (value set by the user) (profile setting)") follows another."""
+FLAG_WORDS = "|".join(re.escape(f) for f in FLAGS)
+# Two flags of one citation in two brackets: "§ 144-17A (value set by the user) (profile setting)".
+FLAGS_SIDE_BY_SIDE = re.compile(rf"\((?:{FLAG_WORDS})[^()]*\)\s*\((?:{FLAG_WORDS})")
+
+
+def readable(text: str) -> str:
+    """``text`` with its whitespace made single, after checking no bracket nests or follows another: in a sentence
+    and in a table's section column alike ("§ 144-17A (value set by the user; profile setting)")."""
     text = " ".join(str(text).split())
     assert not NESTED.search(text), text
-    assert columns or not SIDE_BY_SIDE.search(text), text
+    assert not SIDE_BY_SIDE.search(text), text
     return text
 
 
@@ -55,11 +66,76 @@ def test_an_industrial_user_of_unknown_flow_cites_fort_plains_thresholds_in_word
     assert r.loc[0, "discharge_sections"] == "§ 144-1 (section number derived); § 144-25A (section number derived)"
 
     given = load_profile("fort-plain", overrides={"discharges.flow_review_gpd": "10000"})
-    text = readable(assess_discharges(lots(("MILL", "710"), *houses), profile=given).parcels.loc[0, "discharge_duties"])
+    mill = assess_discharges(lots(("MILL", "710"), *houses), profile=given).parcels.loc[0]
     assert (
         "(§ 144-1, section number derived; § 144-25A, section number derived and value set by the user; "
         "§ 144-25A, section number derived)"
-    ) in text
+    ) in readable(mill["discharge_duties"])
+    assert readable(mill["discharge_sections"]) == (
+        "§ 144-1 (section number derived); § 144-25A (section number derived; value set by the user); "
+        "§ 144-25A (section number derived)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("citation", "flags", "column"),
+    [
+        (
+            "§ 144-17A",
+            ("value set by the user", "profile setting"),
+            "§ 144-17A (value set by the user; profile setting)",
+        ),
+        (
+            "§ 144-28 (section number derived)",
+            ("profile setting",),
+            "§ 144-28 (section number derived; profile setting)",
+        ),
+        # As a run or scenario stored before one bracket kept it: read back in one bracket.
+        (
+            "§ 144-17A (value set by the user) (profile setting)",
+            (),
+            "§ 144-17A (value set by the user; profile setting)",
+        ),
+        (
+            "§ 144-9 (value set by the user)",
+            ("section number derived", "value set by the user", ""),
+            "§ 144-9 (section number derived; value set by the user)",
+        ),
+        ("§ 144-4", ("",), "§ 144-4"),
+        ("§ 144-4(A)", (), "§ 144-4(A)"),  # a bracket of the section's own is not a flag
+    ],
+)
+def test_a_section_column_prints_every_flag_in_one_bracket(citation, flags, column):
+    assert flagged(citation, *flags) == column
+
+
+def test_every_rule_citation_of_every_profile_has_one_bracket_whatever_the_user_sets():
+    from analysis.plans import cite
+
+    for name in ("fort-plain", "poughkeepsie", "wappinger"):
+        plain = load_profile(name)
+        numbers = {k: "1" for k, r in plain.rules().items() if isinstance(r.value, int | float) and r.value is not None}
+        numbers = {k: v for k, v in numbers.items() if not isinstance(plain.rules()[k].value, bool)}
+        given = load_profile(name, overrides=numbers)
+        both = [r for r in given.rules().values() if r.overridden and (r.derived or r.setting)]
+        assert both, name  # the case that printed two brackets is there to be printed
+        for rule in given.rules().values():
+            for text in (rule.citation, cite(rule)):
+                assert not FLAGS_SIDE_BY_SIDE.search(text) and text.count(" (") <= 1, text
+
+
+def test_joining_section_columns_names_a_citation_of_two_flags_once():
+    from analysis.discharges import join_sections
+
+    both = "§ 144-25A (section number derived; value set by the user)"  # its "; " is not between two citations
+    significant = np.array([both, "§ 144-23A (section number derived)", ""], dtype=object)
+    review = np.array(["§ 144-1", "§ 144-25A (section number derived)", "§ 144-1"], dtype=object)
+    control = np.array([both, "", ""], dtype=object)
+    assert join_sections(significant, review, control).tolist() == [
+        f"{both}; § 144-1",
+        "§ 144-23A (section number derived); § 144-25A (section number derived)",
+        "§ 144-1",
+    ]
 
 
 def test_network_check_words_a_derived_design_standard_in_one_bracket(tmp_path):
@@ -101,12 +177,19 @@ def test_a_plan_cites_its_settings_in_one_bracket_on_the_command_line_and_in_the
     given = ("--set", "design.manning_n=0.012", "--set", "design.max_test_section_ft=800")
     doc = json.loads(oak_cli(oak_store, "--proposed", proposed, "--diameter-in", 8, *given, "--json").stdout)
     capacity = next(c for c in doc["design_checks"] if c["check"] == "capacity")
-    assert capacity["section"] == "§ 144-17A (value set by the user) (profile setting)"  # the column, as it was
+    assert capacity["section"] == "§ 144-17A (value set by the user; profile setting)"  # the column: one bracket
     test = next(r for r in doc["requirements"] if r["requirement"] == "exfiltration_test")
     assert "(at most 800 ft, § 144-19B; value set by the user)" in readable(test["text"])
     oak_cli(oak_store, "--proposed", proposed, "--diameter-in", 8, *given, "--pdf", pdf)
-    text = readable(" ".join(page.extract_text() for page in PdfReader(pdf).pages), columns=True)
+    text = readable(" ".join(page.extract_text() for page in PdfReader(pdf).pages))
     assert "full-pipe capacity by Manning's equation (§ 144-17A; value set by the user; profile setting)" in text
+    assert "capacity meets § 144-17A (value set by the user; profile setting)" in text  # the check table
+    # The command line's check table, wide enough that rich does not fold the section column.
+    args = ["plan", "--profile", "fort-plain", "--data", str(oak_store), "--proposed", str(proposed), "--diameter-in"]
+    table = CliRunner().invoke(main, [*args, "8", *given], env={"COLUMNS": "250"})
+    assert table.exit_code == 0, table.output
+    assert "│ § 144-17A (value set by the user; profile setting) │" in table.stdout
+    assert not FLAGS_SIDE_BY_SIDE.search(" ".join(table.stdout.split()))
     assert "is a majority (§ 144-17B): more than half" in text
 
 
@@ -163,3 +246,58 @@ def test_plan_results_and_subdivision_labels_in_chromium_nest_no_bracket(oak_sto
         assert "Capacity downstream: meets (§ 144-17A; profile setting)." in text
         assert "Connection to the existing sewer: meets (snap tolerance; profile setting)." in text
         assert "Petition (§ 144-17B):" in text and "undefined" not in text
+
+
+def test_no_output_anywhere_prints_two_flags_in_two_brackets(tmp_path):
+    """The sample village with values set whose sections were counted (so a citation carries two flags), through
+    every command that prints or writes a section: their tables, files and the board's PDF."""
+    from layers.sample import sample_town
+
+    town = tmp_path / "town.gpkg"
+    write_layers(str(town), sample_town(300))
+    given = [
+        *("--set", "mandate.distance_ft=120", "--set", "mandate.measured_from=parcel_boundary"),
+        *("--set", "buildings.units_per_lateral=3", "--set", "discharges.flow_review_gpd=10000"),
+    ]
+    base = ["--profile", "fort-plain", "--data", str(town), *given]
+    outputs: list[str] = []
+
+    def run(*args):
+        result = CliRunner().invoke(main, [*args[:1], *base, *map(str, args[1:])], env={"COLUMNS": "250"})
+        assert result.exit_code == 0, result.output
+        outputs.append(result.stdout)
+        return result
+
+    for command, out in (("duties", "duties.csv"), ("buildings", "buildings.csv")):
+        run(command, "--out", tmp_path / out)
+        outputs.append((tmp_path / out).read_text(encoding="utf-8-sig"))
+    run("analyze", "--json")
+    pdf = tmp_path / "board.pdf"
+    plan = ("plan", "--streets-run", "Hancock Rd", "--diameter-in", 8, "--set", "design.manning_n=0.012")
+    run(*plan, "--pdf", pdf)
+    run(*plan, "--json")
+    outputs.append(" ".join(page.extract_text() for page in PdfReader(pdf).pages))
+    text = " ".join(" ".join(outputs).split())
+    # The flags a citation of two came to carry, each citation in one bracket.
+    for both in ("(section number derived; value set by the user)", "(value set by the user; profile setting)"):
+        assert both in text, both
+    found = [text[max(0, m.start() - 60) : m.end() + 20] for m in FLAGS_SIDE_BY_SIDE.finditer(text)]
+    assert not found, found
+
+
+def test_a_scenario_saved_with_two_brackets_is_printed_with_one_on_the_board_pdf(oak_store, tmp_path):
+    """A scenario saved before citations took one bracket: the board's check table reads it in one."""
+    from layers.board import write_plan_summary
+
+    proposed = tmp_path / "oak.geojson"
+    ny_frame([{"geometry": LineString([(0, 0), (900, 0)])}]).to_file(proposed, driver="GeoJSON")
+    doc = json.loads(oak_cli(oak_store, "--proposed", proposed, "--diameter-in", 8, "--json").stdout)
+    for item in doc["design_checks"] + doc["requirements"]:
+        item["section"] = item["section"].replace("; ", ") (")  # as an earlier version stored it
+    assert "snap tolerance (profile setting)" in {c["section"] for c in doc["design_checks"]}
+    doc["design_checks"][0]["section"] = "§ 144-18B (section number derived) (value set by the user)"
+    line = LineString([(0, 0), (900, 0)])
+    layers = {name: gpd.read_file(oak_store, layer=name) for name in ("parcels", "streets", "mains", "manholes")}
+    path = write_plan_summary(tmp_path / "old.pdf", "Old", doc, profile=load_profile("fort-plain"), line=line, **layers)
+    text = readable(" ".join(page.extract_text() for page in PdfReader(path).pages))
+    assert "min diameter meets § 144-18B (section number derived; value set by the user)" in text
