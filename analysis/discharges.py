@@ -29,7 +29,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
-from analysis.profiles import Profile, citation_clause, citations_clause, split_citations
+from analysis.profiles import Profile, citation_clause, citations_clause, joined_citations, split_citations
 from analysis.reasons import text_column
 
 GREASE = ("required", "for_decision")
@@ -267,7 +267,7 @@ def _industrial(parcels, klass, discharging, flow, source, share, system_gpd, pr
             + "): its flow is not given (a flow_gpd column), so whether it is an industrial user "
             + f"above the thresholds of the law ({citations_clause(citations)}) cannot be told."
         ).to_numpy(object)
-        sections[u] = "; ".join(citations)  # the section column's way, as join_sections writes it
+        sections[u] = joined_citations(citations)  # the section column's way, as join_sections writes it
     return out, text, sections
 
 
@@ -297,13 +297,14 @@ def _industrial_citations(profile: Profile) -> list[str]:
 
 
 def join_sections(*columns: np.ndarray) -> np.ndarray:
-    """Citations of several columns joined with "; " row by row, blanks and repeats left out (whole arrays)."""
+    """Citations of several columns joined with "; " row by row, blanks left out and each section named once with
+    all its flags (``joined_citations``; whole arrays)."""
     out = np.asarray(columns[0], dtype=object).copy() if columns else np.array([], dtype=object)
     for col in columns[1:]:
         col = np.asarray(col, dtype=object)
         out = np.where(out == "", col, out)
         both = np.flatnonzero((col != "") & (out != col))  # only the rows with two duties: few
-        out[both] = [o if c in split_citations(o) else f"{o}; {c}" for o, c in zip(out[both], col[both], strict=True)]
+        out[both] = [joined_citations(split_citations(f"{o}; {c}")) for o, c in zip(out[both], col[both], strict=True)]
     return out
 
 

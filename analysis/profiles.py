@@ -138,8 +138,9 @@ def citation_clause(citation: str) -> str:
 
 
 def citations_clause(citations: list[str]) -> str:
-    """Several citations written to stand inside one pair of brackets, read aloud one way: the sections that share
-    their flags joined with "and", the flags said once after a comma, each such run apart from the next by "; ".
+    """Several citations written to stand inside one pair of brackets, read aloud one way: each section named once
+    with every flag any of its citations carries, the sections that share their flags joined with "and", the flags
+    said once after a comma, each such run apart from the next by "; ".
 
     Examples
     --------
@@ -147,12 +148,13 @@ def citations_clause(citations: list[str]) -> str:
     '§ 144-1 and § 144-25A, section numbers derived'
     >>> citations_clause(["§ 144-1 (section number derived)", "§ 144-25A (value set by the user)", "§ 144-26"])
     '§ 144-1, section number derived; § 144-25A, value set by the user; § 144-26'
+    >>> citations_clause(["§ 144-4", "§ 144-4 (value set by the user)"])  # two rules of one section
+    '§ 144-4, value set by the user'
     >>> citations_clause(["§ 196-17E"])
     '§ 196-17E'
     """
     runs: list[tuple[list[str], list[str]]] = []
-    for citation in citations:
-        text, flags = _flags(citation)
+    for text, flags in _by_section(citations):
         if runs and runs[-1][1] == flags:
             runs[-1][0].append(text)
         else:
@@ -163,6 +165,19 @@ def citations_clause(citations: list[str]) -> str:
         said = " and ".join(_PLURAL_FLAGS[f] if many else f for f in flags)
         out.append(" and ".join(texts) + (f", {said}" if said else ""))
     return "; ".join(out)
+
+
+def joined_citations(citations: list[str]) -> str:
+    """Several citations as one section column holds them: each section once, with every flag any of its
+    citations carries (as ``citations_clause`` names it), apart by "; ".
+
+    Examples
+    --------
+    >>> joined_citations(["§ 144-1 (section number derived)", "§ 144-25A (section number derived)",
+    ...                   "§ 144-25A (section number derived; value set by the user)", "§ 144-1"])
+    '§ 144-1 (section number derived); § 144-25A (section number derived; value set by the user)'
+    """
+    return "; ".join(flagged(text, *flags) for text, flags in _by_section(citations))
 
 
 def split_citations(text: str) -> list[str]:
@@ -184,6 +199,15 @@ def split_citations(text: str) -> list[str]:
             start = i + 2
     parts.append(text[start:])
     return [p.strip() for p in parts if p.strip()]
+
+
+def _by_section(citations: list[str]) -> list[tuple[str, list[str]]]:
+    """Each section once, in the order first cited, with every flag its citations carry (in ``FLAGS`` order)."""
+    grouped: dict[str, set[str]] = {}
+    for citation in citations:
+        text, flags = _flags(citation)
+        grouped.setdefault(text, set()).update(flags)
+    return [(text, [f for f in FLAGS if f in flags]) for text, flags in grouped.items()]
 
 
 def _flags(citation: str) -> tuple[str, list[str]]:

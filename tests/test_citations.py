@@ -23,8 +23,11 @@ from analysis.discharges import assess_discharges
 from analysis.profiles import (
     FLAGS,
     PROFILE_DIR,
+    citations_clause,
     flagged,
+    joined_citations,
     load_profile,
+    split_citations,
 )
 from gisapp.cli import main
 from layers.register import Register
@@ -65,15 +68,14 @@ def test_an_industrial_user_of_unknown_flow_cites_fort_plains_thresholds_in_word
     # The section column keeps each citation as the law is cited in every other column.
     assert r.loc[0, "discharge_sections"] == "§ 144-1 (section number derived); § 144-25A (section number derived)"
 
+    # Two rules of § 144-25A, one set by the user: the section named once, with both its flags.
     given = load_profile("fort-plain", overrides={"discharges.flow_review_gpd": "10000"})
     mill = assess_discharges(lots(("MILL", "710"), *houses), profile=given).parcels.loc[0]
-    assert (
-        "(§ 144-1, section number derived; § 144-25A, section number derived and value set by the user; "
-        "§ 144-25A, section number derived)"
-    ) in readable(mill["discharge_duties"])
+    text = readable(mill["discharge_duties"])
+    assert "(§ 144-1, section number derived; § 144-25A, section number derived and value set by the user)" in text
+    assert text.count("§ 144-25A") == 1
     assert readable(mill["discharge_sections"]) == (
-        "§ 144-1 (section number derived); § 144-25A (section number derived; value set by the user); "
-        "§ 144-25A (section number derived)"
+        "§ 144-1 (section number derived); § 144-25A (section number derived; value set by the user)"
     )
 
 
@@ -122,6 +124,39 @@ def test_every_rule_citation_of_every_profile_has_one_bracket_whatever_the_user_
         for rule in given.rules().values():
             for text in (rule.citation, cite(rule)):
                 assert not FLAGS_SIDE_BY_SIDE.search(text) and text.count(" (") <= 1, text
+
+
+@pytest.mark.parametrize(
+    ("citations", "clause", "column"),
+    [
+        # Two rules of one section, one set by the user: named once, with both rules' flags.
+        (
+            ["§ 144-4", "§ 144-4 (value set by the user)"],
+            "§ 144-4, value set by the user",
+            "§ 144-4 (value set by the user)",
+        ),
+        (["§ 144-4", "§ 144-4"], "§ 144-4", "§ 144-4"),
+        (
+            [
+                "§ 144-25A (section number derived; value set by the user)",
+                "§ 144-1",
+                "§ 144-25A (section number derived)",
+            ],
+            "§ 144-25A, section number derived and value set by the user; § 144-1",
+            "§ 144-25A (section number derived; value set by the user); § 144-1",
+        ),
+        (
+            ["§ 144-1 (section number derived)", "§ 144-9 (section number derived)", "§ 144-1 (value set by the user)"],
+            "§ 144-1, section number derived and value set by the user; § 144-9, section number derived",
+            "§ 144-1 (section number derived; value set by the user); § 144-9 (section number derived)",
+        ),
+    ],
+)
+def test_several_citations_name_each_section_once(citations, clause, column):
+    assert citations_clause(citations) == clause
+    assert joined_citations(citations) == column
+    # A column read back (as join_sections adds one column's citations to another's) splits between citations only.
+    assert len(split_citations(column)) == column.count("§") and joined_citations(split_citations(column)) == column
 
 
 def test_joining_section_columns_names_a_citation_of_two_flags_once():
@@ -283,6 +318,7 @@ def test_no_output_anywhere_prints_two_flags_in_two_brackets(tmp_path):
         assert both in text, both
     found = [text[max(0, m.start() - 60) : m.end() + 20] for m in FLAGS_SIDE_BY_SIDE.finditer(text)]
     assert not found, found
+    assert "§ 144-25A, section number derived and value set by the user; § 144-25A" not in text
 
 
 def test_a_scenario_saved_with_two_brackets_is_printed_with_one_on_the_board_pdf(oak_store, tmp_path):
