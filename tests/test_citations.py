@@ -171,6 +171,9 @@ def test_joining_section_columns_names_a_citation_of_two_flags_once():
         "§ 144-23A (section number derived); § 144-25A (section number derived)",
         "§ 144-1",
     ]
+    # A column that already joins several (as the industrial column does) is read citation by citation.
+    several = np.array([f"§ 144-1; {both}"], dtype=object)
+    assert join_sections(np.array([both], dtype=object), several).tolist() == [f"{both}; § 144-1"]
 
 
 def test_network_check_words_a_derived_design_standard_in_one_bracket(tmp_path):
