@@ -45,7 +45,7 @@ from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
 from analysis.network import SewerNetwork
 from analysis.network_checks import spacing_limits_ft
-from analysis.profiles import SETTING_FLAG, Profile, bracketed, citation_clause, flagged
+from analysis.profiles import OVERRIDDEN_FLAG, SETTING_FLAG, Profile, bracketed, citation_clause, flagged
 from analysis.streets import street_pairs
 from analysis.trace import connect_parcels, sewershed, trace_down
 from analysis.units import feet_per_unit
@@ -55,7 +55,6 @@ PROPOSED_ID = "PROPOSED"
 MEETS, FAILS, REVIEW, UNKNOWN = "meets", "does not meet", "for the engineer", "not known"
 VERDICTS = (MEETS, FAILS, REVIEW, UNKNOWN)
 CANDIDATE_MANHOLES = 10  # how many of the nearest manholes are tried for a connecting run
-SETTING_CITATION = flagged("snap tolerance", SETTING_FLAG)
 # The largest sewer pipe made (reinforced concrete, ASTM C76's tables end at 144 in): a larger diameter is a typo
 # (1000 for 10), and was priced and checked as if real.
 LARGEST_PIPE_IN = 144.0
@@ -1091,12 +1090,14 @@ def _design_checks(built, diameter, material, manholes, conn, profile, fpu) -> l
 def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> list[Check]:
     """Two checks, one verdict each: where the main joins the sewer, and whether the mains below carry the flow."""
     snap = profile.network.snap_tolerance_ft
+    # Where the drawn main meets the sewer is the snap tolerance's reading, a setting (and the user's, when set).
+    cited = flagged("snap tolerance", OVERRIDDEN_FLAG if snap.overridden else "", SETTING_FLAG)
     if conn.kind == "none":
         return [
             Check(
                 "connection",
                 UNKNOWN,
-                SETTING_CITATION,
+                cited,
                 "No sewer network in the data (mains and manholes): where the main would connect is not known.",
             )
         ]
@@ -1114,7 +1115,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             + ("whose mains to the plant have room for the added flow" if nearest else "one (none near has room)")
             + f": a {conn.gap_ft:,.0f} ft connecting main to it is included in the length, manholes, cost and leakage."
         )
-    checks = [Check("connection", MEETS, SETTING_CITATION, text)]
+    checks = [Check("connection", MEETS, cited, text)]
     rule = profile.design.manning_n
     rows = downstream["mains"]
     where = f"{len(rows)} main{'s' if len(rows) != 1 else ''} from {conn.label} to {downstream['outfall']}" + (

@@ -340,3 +340,18 @@ def test_a_scenario_saved_with_two_brackets_is_printed_with_one_on_the_board_pdf
     path = write_plan_summary(tmp_path / "old.pdf", "Old", doc, profile=load_profile("fort-plain"), line=line, **layers)
     text = readable(" ".join(page.extract_text() for page in PdfReader(path).pages))
     assert "min diameter meets § 144-18B (section number derived; value set by the user)" in text
+
+
+def test_a_plans_connection_check_says_when_the_user_set_the_snap_tolerance(oak_store, tmp_path):
+    """`--set network.snap_tolerance_ft=2`: the connection check's message used the 2 ft, its section still read
+    "snap tolerance (profile setting)" as if the profile's value had decided."""
+    proposed = tmp_path / "oak.geojson"
+    ny_frame([{"geometry": LineString([(0, 0), (900, 0)])}]).to_file(proposed, driver="GeoJSON")
+
+    def connection(*given):
+        doc = json.loads(oak_cli(oak_store, "--proposed", proposed, "--diameter-in", 8, *given, "--json").stdout)
+        return next(c["section"] for c in doc["design_checks"] if c["check"] == "connection")
+
+    assert connection() == "snap tolerance (profile setting)"
+    set_by_user = "snap tolerance (value set by the user; profile setting)"
+    assert connection("--set", "network.snap_tolerance_ft=2") == set_by_user
