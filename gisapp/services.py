@@ -827,7 +827,9 @@ def notice_inputs(ws: Workspace, progress: Progress = _quiet) -> _notices.Notice
     else:
         progress("analysing")
         result = mandates(ws)
-        results, lines, summary = result.parcels, result.measuring_lines, result.summary
+        results, lines = result.parcels, result.measuring_lines
+        # The workspace as a store's run record keeps it: the register records the values set on the profile.
+        summary = result.summary | {"workspace": ws.spec.as_record(store=ws.store)}
         assessed = None
         if layers.buildings is not None and layers.streets is not None:
             progress("assessing buildings")

@@ -41,7 +41,7 @@ from layers.atomic import StoreBusyError, written_whole
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
-HEAD = "0003"  # the newest migration in layers/migrations/versions
+HEAD = "0004"  # the newest migration in layers/migrations/versions
 STATUSES = ("open", "extended", "connected", "exempt", "withdrawn")
 OPEN = ("open", "extended")
 CLOSING = ("connected", "exempt")  # never noticed again
@@ -62,6 +62,9 @@ runs = sa.Table(
     sa.Column("fingerprints", sa.Text, nullable=False),
     sa.Column("counts", sa.Text, nullable=False),
     sa.Column("input_checksum", sa.String(64)),
+    sa.Column("settings", sa.Text),  # JSON: the values set on the profile; NULL for runs recorded before 0004
+    sa.Column("distance_ft", sa.Float),
+    sa.Column("analysed_at", sa.String(32)),  # when the analysis ran; run_at is when a batch recorded it
 )
 batches = sa.Table(
     "batches",
@@ -414,17 +417,34 @@ class Register:
     # -- runs and batches -----------------------------------------------------------------------------------------
 
     def record_run(self, con, summary: dict, fingerprints: dict, checksum: str | None = None) -> int:
+        """Record the run a batch is issued from: its profile, the values set on it and its distance (from the run
+        record's ``workspace``), so the map can tell the notice's run from a later what-if run."""
+        now = _now()
+        settings = (summary.get("workspace") or {}).get("settings")
         result = con.execute(
             runs.insert().values(
-                run_at=_now(),
+                run_at=now,
                 profile=summary["profile"],
                 profile_version=summary["profile_version"],
                 fingerprints=json.dumps(fingerprints, sort_keys=True, default=str),
                 counts=json.dumps(summary.get("counts", {})),
                 input_checksum=checksum,
+                settings=None if settings is None else json.dumps(settings, sort_keys=True, default=str),
+                distance_ft=summary.get("distance_ft"),
+                analysed_at=str(summary.get("run_at") or now),
             )
         )
         return int(result.inserted_primary_key[0])
+
+    def run(self, run_id: int) -> dict | None:
+        """A recorded run, its ``settings`` read back (None where a run recorded before 0004 did not keep them)."""
+        with self.engine.connect() as con:
+            row = con.execute(sa.select(runs).where(runs.c.id == run_id)).mappings().first()
+        if row is None:
+            return None
+        found = dict(row)
+        found["settings"] = None if found["settings"] is None else json.loads(found["settings"])
+        return found
 
     def excluded_parcels(self, con=None) -> set[str]:
         """Parcels not to notice: an open or prepared connection notice, or ever marked connected or exempt."""

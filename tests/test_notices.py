@@ -39,7 +39,7 @@ from analysis.profiles import load_profile
 from gisapp.cli import main
 from layers.errors import LayerError
 from layers.letters import label_texts, verify_batch, write_mailing_list
-from layers.register import Register, RegisterMissingError, new_batch_id
+from layers.register import HEAD, Register, RegisterMissingError, new_batch_id
 from layers.sample import sample_town
 from layers.store import read_results, read_setting
 from layers.town import load_town_settings
@@ -466,6 +466,41 @@ def test_migration_keeps_old_notices_and_empties_deadlines_that_are_not_dates(tm
     reg.close()
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_migration_keeps_old_runs_with_their_settings_unknown(tmp_path, backend):
+    """0004 records what a batch's run set on its profile and its distance; a run recorded before keeps NULL (not
+    known), never {} (which would say it set nothing)."""
+    from alembic import command
+    from alembic.config import Config
+
+    url = _url(backend, tmp_path)
+    engine = create_engine(url if "://" in url else f"sqlite:///{url}")
+    config = Config()
+    config.set_main_option("script_location", str(REPO / "layers" / "migrations"))
+    with engine.begin() as con:  # a register as 0003 wrote it, with one batch's run
+        config.attributes["connection"] = con
+        command.upgrade(config, "0003")
+        con.execute(
+            text(
+                "INSERT INTO analysis_runs (run_at, profile, profile_version, fingerprints, counts) "
+                "VALUES ('2027-03-01T10:00:00Z', 'fort-plain', 'v', '{}', '{}')"
+            )
+        )
+    engine.dispose()
+    reg = Register(url, create=False)
+    old = reg.run(1)
+    assert (old["profile"], old["settings"], old["distance_ft"], old["analysed_at"]) == ("fort-plain", None, None, None)
+    summary = {"profile": "fort-plain", "profile_version": "v", "distance_ft": 250.0, "run_at": "2027-03-02 09:00:00"}
+    with reg.transaction() as con:
+        new = reg.record_run(con, summary | {"workspace": {"settings": {"mandate.distance_ft": "250"}}}, {})
+    assert {k: reg.run(new)[k] for k in ("settings", "distance_ft", "analysed_at")} == {
+        "settings": {"mandate.distance_ft": "250"},
+        "distance_ft": 250.0,
+        "analysed_at": "2027-03-02 09:00:00",
+    }
+    reg.close()
+
+
 @pytest.mark.postgres
 def test_a_new_postgres_register_opened_by_several_processes_at_once_migrates_once(tmp_path):
     url = postgres_url()
@@ -476,7 +511,7 @@ def test_a_new_postgres_register_opened_by_several_processes_at_once_migrates_on
     assert [p.returncode for p in procs] == [0] * 6, errors
     engine = create_engine(url)
     with engine.connect() as con:
-        assert con.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == ["0003"]
+        assert con.execute(text("SELECT version_num FROM alembic_version")).scalars().all() == [HEAD]
     engine.dispose()
 
 
@@ -699,6 +734,16 @@ def test_cli_issue_writes_one_verified_folder_with_a_letter_per_envelope(first_b
     assert len(first["letters"]) == len(pd.read_csv(first["mailing_list"]))  # one letter per envelope
     assert first["deadline_flag"] == "Sunday"  # 2027-05-30, flagged for the town to decide
     assert verify_batch(first["folder"], [n["notice_id"] for n in first["notices"]]) == []
+
+
+def test_cli_issue_records_the_values_set_on_the_run_it_gives_notice_on(store, tmp_path):
+    """The batch's run keeps what its analysis set on the profile and the distance it measured by: the map tells a
+    later what-if run at another distance from the run the notice was given on."""
+    issued = json.loads(_issue_cli(store, tmp_path / "out", "--new", "--set", "mandate.distance_ft=150").stdout)
+    reg = Register(store=store, create=False)
+    run = reg.run(reg.batch(issued["batch"])["run_id"])
+    reg.close()
+    assert (run["settings"], run["distance_ft"]) == ({"mandate.distance_ft": "150"}, 150.0)
 
 
 def test_cli_issue_links_each_notice_to_its_mailing_row_and_letter(first_batch):
