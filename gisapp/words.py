@@ -187,3 +187,70 @@ def size_words(n: int) -> str:
             whole, tenth = divmod(tenths, 10)
             return f"{whole}.{tenth} {name}" if tenth else f"{whole} {name}"
     return f"{n} bytes"
+
+
+def settings_text(settings: dict | None) -> str:
+    """The values set on a run's profile, as the map's run line and popup name them; '' for none.
+
+    Examples
+    --------
+    >>> settings_text({"mandate.distance_ft": "250"}), settings_text({})
+    ('mandate.distance_ft=250 (value set by the user)', '')
+    >>> settings_text({"b.y": 2, "a.x": "1"})
+    'a.x=1, b.y=2 (values set by the user)'
+    """
+    if not settings:
+        return ""
+    pairs = ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))
+    return f"{pairs} (value{'' if len(settings) == 1 else 's'} set by the user)"
+
+
+def _plain_settings(settings: dict | None) -> dict[str, str] | None:
+    return None if settings is None else {str(k): str(v) for k, v in settings.items()}
+
+
+def other_run(run: dict | None, given: dict | None, fmt: str = DEFAULT_DATE_FORMAT) -> str | None:
+    """Why a parcel's reason, from the map's ``run``, is not the notice on record, which was ``given`` on another
+    run: one sentence naming what differs (profile, values set on it, distance); None when nothing known does.
+
+    ``run`` and ``given`` hold ``profile``, ``settings`` (a dict; None where not recorded), ``distance_ft`` and
+    ``analysed_at``. A what-if run under the notice's own profile at another distance showed its reason beside the
+    notice with nothing to say the notice was not given on it.
+
+    Examples
+    --------
+    >>> now = {"profile": "fort-plain", "settings": {"mandate.distance_ft": "250"}, "distance_ft": 250.0}
+    >>> then = {"profile": "fort-plain", "settings": {}, "distance_ft": 100.0, "analysed_at": "2026-12-03 17:49"}
+    >>> print(other_run(now, then))  # doctest: +NORMALIZE_WHITESPACE
+    This run measured with mandate.distance_ft=250 (value set by the user); the notice on record was given on the
+    run of December 3, 2026 with the profile's own values, within 100 ft.
+    >>> print(other_run({"profile": "poughkeepsie", "settings": {}, "distance_ft": 150.0}, then))
+    ... # doctest: +NORMALIZE_WHITESPACE
+    This run measured under profile poughkeepsie, within 150 ft; the notice on record was given on the run of
+    December 3, 2026 under profile fort-plain, within 100 ft.
+    >>> other_run(then, then) is None
+    True
+    """
+    if not run or not given:
+        return None
+    mine, theirs = _plain_settings(run.get("settings")), _plain_settings(given.get("settings"))
+    profiles = bool(run.get("profile") and given.get("profile")) and run.get("profile") != given.get("profile")
+    settings = mine is not None and theirs is not None and mine != theirs
+    near, far = run.get("distance_ft"), given.get("distance_ft")
+    distances = near is not None and far is not None and float(near) != float(far)
+    if not (profiles or settings or distances):
+        return None
+
+    def measured(side: dict, values: dict | None) -> str:
+        """How one run measured, in the words that differ: 'under profile P with K=V, within 100 ft'."""
+        words = [f"under profile {side['profile']}"] if profiles else []
+        if settings:
+            words.append(f"with {settings_text(values)}" if values else "with the profile's own values")
+        text = " ".join(words)
+        if distances and not (settings and "mandate.distance_ft" in (values or {})):
+            text += f"{', ' if text else ''}within {number(side['distance_ft'], 'ft')}"
+        return text
+
+    when = town_date(str(given.get("analysed_at") or "")[:10], fmt)
+    given_on = f"given on the run of {when}" if when else "given"
+    return f"This run measured {measured(run, mine)}; the notice on record was {given_on} {measured(given, theirs)}."

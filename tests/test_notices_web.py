@@ -19,9 +19,10 @@ from pypdf import PdfReader
 from analysis.mandate import analyze_mandates
 from analysis.profiles import load_profile
 from gisapp.cli import main
+from gisapp.words import town_date
 from layers.register import Register
 from layers.sample import sample_town
-from layers.store import read_setting
+from layers.store import latest_run, read_setting
 from layers.write import write_layers
 from tests import conftest
 from tests.conftest import csrf, serving
@@ -423,6 +424,38 @@ def test_the_map_popup_says_which_profile_the_notice_and_the_runs_reason_come_fr
     assert (notice["profile"], notice["section"]) == ("fort-plain", "§ 144-4")
 
 
+def _what_if_at_250_ft(app) -> str:
+    """After Fort Plain's notices were issued on the store's run (at § 144-4's 100 ft), a what-if run under Fort
+    Plain again with the distance set to 250 ft, written to the same store: a noticed parcel's ID."""
+    own = app.config["STORE"]
+    run = ["analyze", "--profile", "fort-plain", "--data", own, "--out", own, "--set", "mandate.distance_ft=250"]
+    done = CliRunner().invoke(main, run)
+    assert done.exit_code == 0, done.output
+    return HOSTILE_IDS[1]
+
+
+def test_the_map_popup_says_when_the_notice_was_given_on_a_run_with_other_settings(client, app):
+    """After a what-if run under the notice's own profile with the distance set to 250 ft, the popup showed that
+    run's reason ("within 250 ft") above a notice given at 100 ft, unmarked: the profiles were the same. The parcel's
+    answer now says, in one sentence, how the run measured otherwise than the notice's."""
+    noticed = HOSTILE_IDS[1]
+    given_on = latest_run(app.config["STORE"])["run_at"]
+    _issue(client)
+    (notice,) = client.get("/api/parcel", query_string={"id": noticed}).get_json()["notices"]
+    assert notice["other_run"] is None  # the map shows the run the notice was given on
+    _what_if_at_250_ft(app)
+    doc = client.get("/api/parcel", query_string={"id": noticed}).get_json()
+    assert "within 250 ft" in doc["parcel"]["properties"]["reason"]
+    assert doc["run"]["settings"] == {"mandate.distance_ft": "250"}
+    run_line = re.search(r'id="run-info">(.*?)</p>', client.get("/").get_data(as_text=True), re.S).group(1)
+    assert "<b>fort-plain</b> with mandate.distance_ft=250 (value set by the user), analysed" in run_line
+    (notice,) = doc["notices"]
+    assert notice["other_run"] == (
+        "This run measured with mandate.distance_ft=250 (value set by the user); the notice on record was given on "
+        f"the run of {town_date(given_on)} with the profile's own values, within 100 ft."
+    )
+
+
 def test_the_register_table_is_paged(client, app):
     _issue(client)
     register = Register(store=app.config["STORE"], create=False)
@@ -536,8 +569,36 @@ def test_the_popup_marks_a_what_if_runs_reason_apart_from_the_notice_in_chromium
         )[0]
         said = " ".join(popup.text.split())
         _shot(browser, "popup-what-if-run")
-        assert "Reason (this run, profile poughkeepsie) Sewer main" in said and "highway improvement program" in said
+        assert "Reason (this run, profile poughkeepsie, not the notice on record) Sewer main" in said
+        assert "highway improvement program" in said and "This run measured under profile poughkeepsie" in said
         assert "issued March 1, 2027 under profile fort-plain (§ 144-4)" in said
+
+
+@pytest.mark.browser
+def test_the_popup_marks_a_what_if_run_at_another_distance_apart_from_the_notice_in_chromium(store, tmp_path, browser):
+    """A what-if run under the notice's own profile, at 250 ft: the popup marks its reason and says what differs,
+    and the map's run line names the value set."""
+    from selenium.webdriver.common.by import By
+
+    app = make_app(store, tmp_path)
+    given_on = town_date(latest_run(app.config["STORE"])["run_at"])
+    _issue(app.test_client())
+    noticed = _what_if_at_250_ft(app)
+    notice_id = Register(store=app.config["STORE"], create=False).notices_of(noticed)[0]["notice_id"]
+    with serving(app) as url:
+        browser.get(f"{url}/?parcel=" + quote(noticed, safe=""))
+        popup = wait_for(
+            browser, lambda: [p for p in browser.find_elements(By.CSS_SELECTOR, ".parcel-popup") if notice_id in p.text]
+        )[0]
+        said = " ".join(popup.text.split())
+        _shot(browser, "popup-what-if-250-ft")
+        assert "Reason (this run, not the notice on record) Sewer main" in said and "within 250 ft" in said
+        assert (
+            "This run measured with mandate.distance_ft=250 (value set by the user); the notice on record was given "
+            f"on the run of {given_on} with the profile's own values, within 100 ft." in said
+        )
+        run_line = " ".join(browser.find_element(By.ID, "run-info").text.split())
+        assert "profile fort-plain with mandate.distance_ft=250 (value set by the user), analysed" in run_line
 
 
 def test_the_overdue_filter_waits_for_the_business_day_as_violations_do(client, app, monkeypatch):

@@ -305,16 +305,19 @@
     // The register's notice is what the owner was sent: its deadline, not the one an analysis run's notice date
     // gives, is the parcel's deadline once a notice is issued.
     const notice = (data.notices || []).filter((n) => n.status !== "cancelled").pop();
-    // A notice given under another profile than this run's (a what-if run under Poughkeepsie after Fort Plain's
-    // notices): the reason is this run's, under its law, and the notice names the law it was given under.
+    // A notice given on a run that measured otherwise than this one (a what-if run under Poughkeepsie after Fort
+    // Plain's notices, or under Fort Plain at 250 ft after notices given at 100 ft): the reason is this run's, and a
+    // row says what differs (the server's sentence, notice.other_run); the notice names the law it was given under.
     const run = data.run || {};
     const otherLaw = Boolean(notice && notice.profile && run.profile && notice.profile !== run.profile);
     const underLaw = otherLaw ? ` under profile ${notice.profile}` + (notice.section ? ` (${notice.section})` : "") : "";
+    const otherRun = notice && notice.other_run;
     // The reason ends with the run's deadline ("Deadline 2027-04-25."): the Deadline row below gives it, labelled,
     // in the town's date format, or the notice's own where one was issued, so the sentence does not repeat it.
     const runDeadline = p.deadline ? ` Deadline ${p.deadline}.` : null;
-    row(dl, otherLaw ? `Reason (this run, profile ${run.profile})` : "Reason",
+    row(dl, otherRun ? `Reason (this run${otherLaw ? `, profile ${run.profile}` : ""}, not the notice on record)` : "Reason",
       runDeadline && p.reason && p.reason.endsWith(runDeadline) ? p.reason.slice(0, -runDeadline.length) : p.reason);
+    if (otherRun) row(dl, "This run and the notice", otherRun);
     if (notice && notice.status === "prepared") {  // recorded, its letter not yet written: not issued, no deadline
       row(dl, "Notice", `${notice.notice_id}, ${notice.notice_type} notice${underLaw}, being prepared: not mailed yet`);
       row(dl, "Deadline", "none yet");

@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import numpy as np
-from flask import Blueprint, Response, abort, jsonify, request, send_file
+from flask import Blueprint, Response, abort, current_app, jsonify, request, send_file
 
 from analysis.reasons import STATUSES
 from gisapp import services
@@ -21,6 +21,7 @@ from gisapp.mapdata import MAP_LAYERS, collection
 from gisapp.security import requires
 from gisapp.state import map_data, workspace
 from gisapp.views.notices import app_register
+from gisapp.words import other_run
 from layers.errors import LayerError
 from layers.read import to_lonlat_geojson
 from layers.register import RegisterMissingError
@@ -91,20 +92,34 @@ def _parcel(parcel_id: str):
     found = map_data().parcel(parcel_id)
     if found is None:
         abort(404, description=f"No parcel {parcel_id!r} in the map's parcels.")
-    return jsonify(found | {"run": _run_of(), "notices": _notices_of(parcel_id)})
+    run = _run_of()
+    return jsonify(found | {"run": run, "notices": _notices_of(parcel_id, run)})
 
 
 def _run_of() -> dict | None:
-    """Which run the parcel's status, rule, section and reason come from (None before any run): the popup marks them
-    as this run's when the notice on record was given under another profile."""
+    """Which run the parcel's status, rule, section and reason come from (None before any run): its profile, the
+    values set on it (None for a run recorded before runs kept them) and its distance."""
     run = map_data().run()
-    return None if run is None else {k: run.get(k) for k in ("profile", "municipality", "run_at")}
+    if run is None:
+        return None
+    return {k: run.get(k) for k in ("profile", "municipality", "run_at", "distance_ft")} | {
+        "settings": run_settings(run)
+    }
 
 
-def _notices_of(parcel_id: str) -> list[dict] | None:
+def run_settings(run: dict | None) -> dict | None:
+    """The values a run set on its profile, as its record keeps them (None for a run recorded before records kept
+    its workspace): the map's run line and popup name them."""
+    workspace = (run or {}).get("workspace")
+    return workspace.get("settings") if isinstance(workspace, dict) else None
+
+
+def _notices_of(parcel_id: str, run: dict | None) -> list[dict] | None:
     """The parcel's notices in the town's register (none without one; None when it cannot be read): the popup shows
     the notice and its legal deadline, which an analysis run's own notice date must not contradict, and the profile
-    (law) and section it was given under, which a later run under another profile must not be mistaken for."""
+    (law) and section it was given under. ``other_run`` says, in one sentence, how the map's ``run`` measured other
+    than the run the notice was given on (another profile, other values set on it, another distance), or is None:
+    a what-if run's reason must not be mistaken for the notice's."""
     try:
         register = app_register()
     except RegisterMissingError:
@@ -113,10 +128,31 @@ def _notices_of(parcel_id: str) -> list[dict] | None:
         return None
     keep = ("notice_id", "notice_type", "status", "issued_date", "deadline", "batch_id", "section")
     found = register.notices_of(parcel_id)
-    laws = {b: (register.batch(b) or {}).get("profile") for b in {n["batch_id"] for n in found} if b}
+    given = {b: _given_on(register, b) for b in {n["batch_id"] for n in found} if b}
+    fmt = current_app.config["DATE_FORMAT"]
     return [
-        {k: None if n[k] is None else str(n[k]) for k in keep} | {"profile": laws.get(n["batch_id"])} for n in found
+        {k: None if n[k] is None else str(n[k]) for k in keep}
+        | {
+            "profile": (given.get(n["batch_id"]) or {}).get("profile"),
+            "other_run": other_run(run, given.get(n["batch_id"]), fmt),
+        }
+        for n in found
     ]
+
+
+def _given_on(register, batch_id: str) -> dict | None:
+    """How the run a batch was issued from measured: its profile, the values set on it, its distance, its date."""
+    batch = register.batch(batch_id)
+    if batch is None:
+        return None
+    recorded = register.run(batch["run_id"]) if batch.get("run_id") is not None else None
+    recorded = recorded or {}
+    return {
+        "profile": batch.get("profile"),
+        "settings": recorded.get("settings"),
+        "distance_ft": recorded.get("distance_ft"),
+        "analysed_at": recorded.get("analysed_at"),
+    }
 
 
 @bp.get("/building")

@@ -17,8 +17,8 @@ from gisapp import services
 from gisapp.maps import build_map
 from gisapp.security import LOCAL_USER, requires
 from gisapp.state import map_data, recorded_spec, workspace
-from gisapp.views.api import bbox_arg
-from gisapp.words import STATUS_COLOURS, WORDS, before_issuing, count, number, town_date, words
+from gisapp.views.api import bbox_arg, run_settings
+from gisapp.words import STATUS_COLOURS, WORDS, before_issuing, count, number, settings_text, town_date, words
 from layers.mapsheet import SheetLayers, SheetText
 from layers.write import RESULT_LAYER
 
@@ -96,6 +96,7 @@ def index():
         "map/index.html",
         parts=parts,
         run=run,
+        run_settings=settings_text(run_settings(run)),  # the run line names the values set on the profile
         colours=STATUS_COLOURS,
         statuses=statuses,
         counts=data.status_counts(),
