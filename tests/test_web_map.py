@@ -386,7 +386,11 @@ def test_upload_truncated_names_missing_streets_added_then_run(sample_store, tmp
             data={"kind": "streets", "layer": (io.BytesIO(streets), "streets.zip"), "csrf_token": token},
             content_type="multipart/form-data",
         )
-    assert busy.status_code == 409 and "a run on this upload" in busy.get_data(as_text=True)
+    refused = busy.get_data(as_text=True)
+    assert busy.status_code == 409 and "a run on this upload" in re.search(r'id="message"[^>]*>([^<]*)<', refused)[1]
+    # Answered with the report that has the add-layer form, to send the layer again once the run ends: the mapping
+    # page has none, and the planner had to check the data again to reach it.
+    assert 'id="add-layer-form"' in refused and '<option value="streets">' in refused
     assert checked.exists()
     added = c.post(
         f"/data/{upload_token}/add",

@@ -304,10 +304,16 @@ def validate(token: str):
         if fix is None or fix.setting not in FIXED_ON_MAPPING_PAGE:
             raise
         return mapping(token, message=web_text(exc), status=422)  # kept: the field below fixes it
+    frames = {k: getattr(ws.layers, k) for k in SPECS if getattr(ws.layers, k, None) is not None}
+    open_store(folder / "store.gpkg").write_layers(frames, overwrite=True)  # under the upload store's writer lock
+    return _usable_report(token, ws, sources, spec)
+
+
+def _usable_report(token: str, ws, sources: dict, spec: WorkspaceSpec, *, message: str | None = None, status=200):
+    """The validation report of an upload whose layers can be used: counts, what each profile still needs (with the
+    form to add a missing layer), columns not used, the problems found; ``message`` above it."""
     layers = ws.layers
-    store = folder / "store.gpkg"
     frames = {k: getattr(layers, k) for k in SPECS if getattr(layers, k, None) is not None}
-    open_store(store).write_layers(frames, overwrite=True)  # under the upload store's writer lock
     counts = {k: len(v) for k, v in frames.items()}
     unused = {}
     for kind, frame in frames.items():
@@ -351,7 +357,22 @@ def validate(token: str):
         readiness=readiness,
         missing_layers=missing_layers,
         kinds=KIND_HELP,
-    )
+        message=message,
+    ), status
+
+
+def _report_again(token: str, *, message: str, status: int):
+    """The upload's report, checked again from its layers without writing its store (a run holds it), with
+    ``message``: the page a refused add-layer came from, its form there to send the layer again. The mapping page
+    when the layers cannot be checked."""
+    _, sources = _layers(token)
+    try:
+        spec = _upload_spec(read_meta(_folder(token)).get("form") or {})
+        with _refused_deletes(_folder(token)):
+            ws = services.open_workspace(spec, sources=sources, required=("parcels",))
+    except LayerError:
+        return mapping(token, message=message, status=status)
+    return _usable_report(token, ws, sources, spec, message=message, status=status)
 
 
 @bp.post("/<token>/add")
@@ -372,7 +393,7 @@ def add_layer(token: str):
         writer = store_writer(folder / "store.gpkg", who=g.user, what="adding a layer to the upload")
     except StoreBusyError as exc:
         file.close()
-        return mapping(token, message=str(exc), status=409)
+        return _report_again(token, message=str(exc), status=409)
     with writer:
         try:
             add_to_upload(
