@@ -251,6 +251,9 @@ def test_the_run_form_takes_settings_and_the_direction_in_chromium(store, tmp_pa
             browser, lambda: any("profile wappinger" in e.text for e in browser.find_elements(By.ID, "run-info")), 60
         )
         shot(browser, "run-form-settings")
+        # The run line names the value set, as the popup does beside a notice given on another run.
+        run_line = " ".join(browser.find_element(By.ID, "run-info").text.split())
+        assert "profile wappinger with mandate.distance_ft=200 (value set by the user), analysed" in run_line
         assert browser.find_element(By.NAME, "set").get_attribute("value").strip() == "mandate.distance_ft=200"
         box = browser.find_element(By.CSS_SELECTOR, "#run-form input[type=checkbox][name=digitised_direction]")
         assert box.is_selected()  # the next run starts from what this one used
