@@ -53,7 +53,17 @@ SETTINGS: dict[str, tuple[Any, str]] = {
     ),
     "NOTICES_FOLDER": ("instance/notices", "Where issued batches (mailing lists, labels, letters) are written."),
 }
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+
+
+def _templates() -> Path:
+    """The Jinja templates: installed inside the package (gisapp/templates/, pyproject.toml's package-dir), or, run
+    from a checkout or an editable install, the top-level templates/ beside gisapp/."""
+    here = Path(__file__).resolve().parent
+    installed = here / "templates"
+    return installed if installed.is_dir() else here.parent / "templates"
+
+
+TEMPLATES = _templates()
 
 
 def create_app(test_config: dict | None = None) -> Flask:
