@@ -6,7 +6,7 @@ a north arrow), a summary, the design checks with their sections and one verdict
 contractor must meet, the exfiltration test sections with their allowances, the path downstream with its
 capacity, the petition (owners, parcels, addresses, signatures needed) and the cost split table (every parcel,
 its share by each method, totals that add up to the cent). Every page carries the date, the preparer and the
-profile with its version.
+profile with its version. Both files appear whole or not at all (``layers.atomic.written_whole``).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from reportlab.platypus import Flowable, Paragraph, SimpleDocTemplate, Spacer, T
 from analysis.notices import long_date, neutralise
 from analysis.profiles import Profile, bracketed, flagged
 from analysis.units import feet_per_unit
+from layers.atomic import written_whole
 from layers.mapsheet import draw_street_names
 
 NEW_MAIN = colors.HexColor("#1f78b4")
@@ -69,17 +70,6 @@ def write_plan_summary(
         f"Prepared {long_date(day)} by {who}; profile {plan.get('profile', profile.id)} "
         f"version {plan.get('profile_version', profile.version)}",
     )
-    doc = SimpleDocTemplate(
-        str(path),
-        pagesize=LETTER,
-        leftMargin=MARGIN,
-        rightMargin=MARGIN,
-        topMargin=MARGIN,
-        bottomMargin=MARGIN,
-        title=f"Sewer extension: {name}",
-        author=who,
-        subject=f"{profile.municipality}: proposed sewer extension",
-    )
     width = LETTER[0] - 2 * MARGIN
     story = [
         Paragraph(f"Proposed sewer extension: {escape(name)}", styles["Title"]),
@@ -115,7 +105,19 @@ def write_plan_summary(
     story += _downstream_part(plan, styles, width)
     story += _petition_part(plan, styles, width)
     story += _cost_part(plan, styles, width)
-    doc.build(story, canvasmaker=_numbered(footer))
+    with written_whole(path) as where:  # the board never gets half a PDF (``layers.atomic``)
+        doc = SimpleDocTemplate(
+            str(where),
+            pagesize=LETTER,
+            leftMargin=MARGIN,
+            rightMargin=MARGIN,
+            topMargin=MARGIN,
+            bottomMargin=MARGIN,
+            title=f"Sewer extension: {name}",
+            author=who,
+            subject=f"{profile.municipality}: proposed sewer extension",
+        )
+        doc.build(story, canvasmaker=_numbered(footer))
     return str(path)
 
 
@@ -650,5 +652,6 @@ def write_comparison_csv(path: str | Path, names: list[str], rows: list[dict]) -
     for column in safe.columns:
         if safe[column].dtype == object:
             safe[column] = neutralise(safe[column].astype(str))
-    safe.to_csv(path, index=False, quoting=csv.QUOTE_MINIMAL)
+    with written_whole(path) as where:
+        safe.to_csv(where, index=False, quoting=csv.QUOTE_MINIMAL)
     return str(path)

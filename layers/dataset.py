@@ -138,12 +138,13 @@ def write_summary(out_dir: str | Path, rows: list[dict], batch: dict) -> tuple[s
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = out / "_summary.csv", out / "_summary.json"
-    with csv_path.open("w", newline="", encoding="utf-8") as f:
+    with written_whole(csv_path) as where, where.open("w", newline="", encoding="utf-8") as f:  # whole or not at all
         writer = csv.DictWriter(f, fieldnames=SUMMARY_COLUMNS, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in SUMMARY_COLUMNS})
-    json_path.write_text(json.dumps(batch | {"municipalities": rows}, indent=2, default=str), encoding="utf-8")
+    with written_whole(json_path) as where:
+        where.write_text(json.dumps(batch | {"municipalities": rows}, indent=2, default=str), encoding="utf-8")
     return str(csv_path), str(json_path)
 
 

@@ -3,7 +3,9 @@ batch folder that appears whole or not at all.
 
 A batch is written into a hidden partial folder beside its final place, every file fsynced, a ``manifest.json`` with
 each file's SHA-256 and each notice's letter written last, and the folder then renamed into place (``<root>/<batch
-ID>``). ``verify_batch`` checks a folder against its manifest before the register counts a notice as issued.
+ID>``). ``verify_batch`` checks a folder against its manifest before the register counts a notice as issued. Each
+file is also written whole on its own (``layers.atomic.written_whole``): the mailing list written by itself (``sewerplan
+notices list --csv``), labels or a letter never appear half-written under their name.
 
 Letters are laid out, never worded, here: every word comes from the ``analysis.notices.Letter`` that
 ``compose_letters`` made (``letter_text`` lists them in reading order). The layout: the town's letterhead (wrapped
@@ -21,8 +23,8 @@ import json
 import math
 import os
 import shutil
-from collections.abc import Sequence
-from contextlib import suppress
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +37,7 @@ from reportlab.lib.utils import simpleSplit
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas
 
+from layers.atomic import written_whole
 from layers.errors import LayerError
 
 if TYPE_CHECKING:  # the letters are made in analysis/; laying them out needs nothing else from it
@@ -60,11 +63,23 @@ AVERY_5160 = {
 }
 
 
-def write_mailing_list(path: str | Path, rows: pd.DataFrame, *, bom: bool = True) -> str:
-    """The mail-merge CSV, through the one CSV writer (formula-safe, every field quoted, ZIP codes as text)."""
+@contextmanager
+def _pdf(path: str | Path, *, locked: bool = False) -> Iterator[canvas.Canvas]:
+    """A reportlab canvas for the PDF ``path``, saved under a hidden name and renamed into place when the block
+    ends (``layers.atomic.written_whole``): a write stopped halfway leaves the PDF that was there before, or none.
+    ``locked``: the caller writes the folder alone (a batch's own hidden partial folder)."""
+    with written_whole(path, locked=locked) as where:
+        pdf = canvas.Canvas(str(where), pagesize=LETTER, invariant=1)
+        yield pdf
+        pdf.save()
+
+
+def write_mailing_list(path: str | Path, rows: pd.DataFrame, *, bom: bool = True, locked: bool = False) -> str:
+    """The mail-merge CSV, through the one CSV writer (formula-safe, every field quoted, ZIP codes as text, whole or
+    not at all); ``locked``: the caller writes the folder alone (a batch's hidden partial folder)."""
     from layers.write import write_csv
 
-    return write_csv(path, rows, bom=bom)
+    return write_csv(path, rows, bom=bom, locked=locked)
 
 
 # -- labels -------------------------------------------------------------------------------------------------------
@@ -143,45 +158,43 @@ def _reference(row: dict, font: str, size: float, width: float) -> str:
     return _clip(head, font, size, width)
 
 
-def write_labels(path: str | Path, rows: pd.DataFrame) -> str:
+def write_labels(path: str | Path, rows: pd.DataFrame, *, locked: bool = False) -> str:
     """Avery 5160 labels, one per mailing-list row in its order: the mailing number and notice IDs in small type,
     then the name (two lines), the address and the row's ``city_line`` (worded where the letter's is, so the two
-    agree), each shrunk and wrapped to stay inside its label."""
+    agree), each shrunk and wrapped to stay inside its label. Whole or not at all; ``locked`` as for letters."""
     if "city_line" not in rows.columns:
         raise LayerError(
             "The mailing list has no city_line column, so the labels would lose each address's last line: make it "
             "with analysis.notices.mailing_list, which words that line as the letters print it."
         )
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    pdf = canvas.Canvas(str(path), pagesize=LETTER, invariant=1)
-    pdf.setTitle("Mailing labels (Avery 5160)")
-    g = AVERY_5160
-    records = rows.to_dict("records")
-    last_page = 0
-    for k, row in enumerate(records):
-        page, x, y, w, h = label_box(k)
-        if page != last_page:
-            pdf.showPage()
-            last_page = page
-        inner_w = w - 2 * g["pad_x"]
-        ref_size = 6.0
-        reference = _reference(row, "Helvetica", ref_size, inner_w) if "notice_ids" in row else ""
+    with _pdf(path, locked=locked) as pdf:
+        pdf.setTitle("Mailing labels (Avery 5160)")
+        g = AVERY_5160
+        records = rows.to_dict("records")
+        last_page = 0
+        for k, row in enumerate(records):
+            page, x, y, w, h = label_box(k)
+            if page != last_page:
+                pdf.showPage()
+                last_page = page
+            inner_w = w - 2 * g["pad_x"]
+            ref_size = 6.0
+            reference = _reference(row, "Helvetica", ref_size, inner_w) if "notice_ids" in row else ""
 
-        def present(*values) -> list[str]:
-            return [str(t) for t in values if t is not None and not pd.isna(t) and str(t).strip()]
+            def present(*values) -> list[str]:
+                return [str(t) for t in values if t is not None and not pd.isna(t) and str(t).strip()]
 
-        name = present(row.get("name_line_1"), row.get("name_line_2"))
-        address = present(row.get("address_line_1"), row.get("address_line_2"), row["city_line"])
-        top = y + h - g["pad_y"]
-        if reference:
-            pdf.setFont("Helvetica", ref_size)
-            pdf.drawString(x + g["pad_x"], top - ref_size, reference)
-            top -= ref_size * 1.25
-        size, fitted = _fit(name + address, inner_w, top - (y + g["pad_y"]), keep=len(address))
-        pdf.setFont("Helvetica", size)
-        for i, text in enumerate(fitted):
-            pdf.drawString(x + g["pad_x"], top - size - i * size * 1.15, text)
-    pdf.save()
+            name = present(row.get("name_line_1"), row.get("name_line_2"))
+            address = present(row.get("address_line_1"), row.get("address_line_2"), row["city_line"])
+            top = y + h - g["pad_y"]
+            if reference:
+                pdf.setFont("Helvetica", ref_size)
+                pdf.drawString(x + g["pad_x"], top - ref_size, reference)
+                top -= ref_size * 1.25
+            size, fitted = _fit(name + address, inner_w, top - (y + g["pad_y"]), keep=len(address))
+            pdf.setFont("Helvetica", size)
+            for i, text in enumerate(fitted):
+                pdf.drawString(x + g["pad_x"], top - size - i * size * 1.15, text)
     return str(path)
 
 
@@ -282,14 +295,15 @@ def render_letter(pdf, letter: Letter, *, maps: dict[str, LetterMap] | None = No
     pdf.showPage()
 
 
-def write_letter(path: str | Path, letter: Letter, *, maps: dict[str, LetterMap] | None = None) -> str:
-    """One letter as a PDF file."""
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    pdf = canvas.Canvas(str(path), pagesize=LETTER, invariant=1)
-    pdf.setTitle(f"{letter.title.title()} - {', '.join(letter.notice_ids)}")
-    pdf.setAuthor(letter.sender)
-    render_letter(pdf, letter, maps=maps)
-    pdf.save()
+def write_letter(
+    path: str | Path, letter: Letter, *, maps: dict[str, LetterMap] | None = None, locked: bool = False
+) -> str:
+    """One letter as a PDF file, whole or not at all; ``locked``: the caller writes the folder alone (a batch's
+    hidden partial folder, where a writer lock per letter would only cost time)."""
+    with _pdf(path, locked=locked) as pdf:
+        pdf.setTitle(f"{letter.title.title()} - {', '.join(letter.notice_ids)}")
+        pdf.setAuthor(letter.sender)
+        render_letter(pdf, letter, maps=maps)
     return str(path)
 
 
@@ -468,19 +482,21 @@ def write_batch(
         shutil.rmtree(partial)
     try:
         (partial / "letters").mkdir(parents=True)
-        write_mailing_list(partial / MAILING_LIST, rows, bom=bom)
-        write_labels(partial / LABELS, rows)
+        # The folder is this process's own (its ID in the name, the batch's lock held): no writer lock per file, whose
+        # lock file Windows would leave in the batch.
+        write_mailing_list(partial / MAILING_LIST, rows, bom=bom, locked=True)
+        write_labels(partial / LABELS, rows, locked=True)
         merged = PdfWriter()
         notices: dict[str, list] = {}
         for letter in letters:
-            path = write_letter(partial / letter.file_name, letter, maps=maps)
+            path = write_letter(partial / letter.file_name, letter, maps=maps, locked=True)
             merged.append(path)
             occupant = bool(letter.recipient) and letter.recipient[0] == "Occupant"
             for notice_id in letter.notice_ids:  # [file, mailing number, addressed to the occupant]
                 notices.setdefault(notice_id, []).append([letter.file_name, letter.mailing_no, occupant])
             if progress:
                 progress(letter)
-        with open(partial / ALL_LETTERS, "wb") as out:
+        with written_whole(partial / ALL_LETTERS, locked=True) as where, open(where, "wb") as out:
             merged.write(out)
         merged.close()
         files = sorted(p for p in partial.rglob("*") if p.is_file())

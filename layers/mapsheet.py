@@ -23,6 +23,7 @@ from reportlab.lib.units import inch
 from reportlab.pdfgen import canvas as pdfcanvas
 
 from analysis.units import feet_per_unit
+from layers.atomic import written_whole
 from layers.errors import LayerError
 
 PAGE = landscape(LETTER)
@@ -83,26 +84,26 @@ def write_map_sheet(
     counts = (
         {str(k): int(v) for k, v in parcels["status"].astype(str).value_counts().items()} if "status" in parcels else {}
     )
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    c = pdfcanvas.Canvas(str(path), pagesize=PAGE)
-    c.setTitle(text.title)
-    width = PAGE[0] - 2 * MARGIN
-    c.setFont("Helvetica-Bold", 15)
-    c.drawString(MARGIN, PAGE[1] - MARGIN - 12, _fitted(text.title, "Helvetica-Bold", 15, width))
-    c.setFont("Helvetica", 8.5)
-    c.setFillColor(colors.HexColor("#333333"))
-    for k, line in enumerate(text.subtitle[:3]):
-        c.drawString(MARGIN, PAGE[1] - MARGIN - 27 - 11 * k, _fitted(line, "Helvetica", 8.5, width))
-    c.setFillColor(colors.black)
-    origin = (MARGIN, MARGIN + 0.35 * inch)
-    scale_ft = _draw_map(c, origin, (frame_w, frame_h), extent, box, crs, layers, parcels, text)
-    _legend(c, (MARGIN + frame_w + 0.2 * inch, origin[1] + frame_h), text, counts, layers)
-    c.setFont("Helvetica", 7.5)
-    c.setFillColor(colors.HexColor("#555555"))
-    for k, line in enumerate(text.footer[:2]):
-        c.drawString(MARGIN, MARGIN + 0.12 * inch - 9 * k, line[:190])
-    c.showPage()
-    c.save()
+    with written_whole(path) as where:  # printed whole or not at all (``layers.atomic``)
+        c = pdfcanvas.Canvas(str(where), pagesize=PAGE)
+        c.setTitle(text.title)
+        width = PAGE[0] - 2 * MARGIN
+        c.setFont("Helvetica-Bold", 15)
+        c.drawString(MARGIN, PAGE[1] - MARGIN - 12, _fitted(text.title, "Helvetica-Bold", 15, width))
+        c.setFont("Helvetica", 8.5)
+        c.setFillColor(colors.HexColor("#333333"))
+        for k, line in enumerate(text.subtitle[:3]):
+            c.drawString(MARGIN, PAGE[1] - MARGIN - 27 - 11 * k, _fitted(line, "Helvetica", 8.5, width))
+        c.setFillColor(colors.black)
+        origin = (MARGIN, MARGIN + 0.35 * inch)
+        scale_ft = _draw_map(c, origin, (frame_w, frame_h), extent, box, crs, layers, parcels, text)
+        _legend(c, (MARGIN + frame_w + 0.2 * inch, origin[1] + frame_h), text, counts, layers)
+        c.setFont("Helvetica", 7.5)
+        c.setFillColor(colors.HexColor("#555555"))
+        for k, line in enumerate(text.footer[:2]):
+            c.drawString(MARGIN, MARGIN + 0.12 * inch - 9 * k, line[:190])
+        c.showPage()
+        c.save()
     return {"parcels": len(parcels), "counts": counts, "scale_ft": scale_ft}
 
 

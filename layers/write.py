@@ -27,6 +27,10 @@ Every CSV sewerplan writes (results, network reports, the notices mailing list) 
 spreadsheet opens it without running anything in it (a text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or
 a carriage return gets a leading apostrophe), every field is quoted (a carriage return inside a cell never splits
 the row), it is UTF-8 with a byte-order mark (so "§" and MÜLLER-ŽÁK show right), and ZIP codes stay text.
+
+Every file written whole (a new GeoPackage, each GeoParquet file, a GeoJSON file, a CSV) is written under a hidden
+name beside its target and renamed over it once complete, under the target's writer lock (``layers.atomic``): a
+run killed halfway leaves the earlier file as it was, or no file, never one that looks whole and is not.
 """
 
 from __future__ import annotations
@@ -65,12 +69,14 @@ _FORMULA = re.compile(r"^[=+\-@\t\r]")
 _ZIP_COLUMN = re.compile(r"(^|_)(zip|zip5|zipcode|zip_code|postal_code|postcode)($|_)", re.IGNORECASE)
 
 
-def write_csv(path: str | Path, frame: pd.DataFrame, *, bom: bool = True) -> str:
+def write_csv(path: str | Path, frame: pd.DataFrame, *, bom: bool = True, locked: bool = False) -> str:
     """Write a table as a CSV that is safe to open in a spreadsheet; returns the path.
 
     Text cells that start like a formula get a leading apostrophe, every field is quoted, ZIP-code columns are
     text, and the file is UTF-8 with a byte-order mark unless ``bom`` is False. A geometry column, if any, is
-    dropped (CSV output carries attributes only). Numbers stay numbers.
+    dropped (CSV output carries attributes only). Numbers stay numbers. The file appears whole or not at all
+    (``layers.atomic.written_whole``): a write stopped halfway leaves the file that was there before. ``locked``:
+    the caller holds the file's writer lock, or writes a folder nobody else does (a batch's partial folder).
     """
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame(frame)
@@ -88,7 +94,8 @@ def write_csv(path: str | Path, frame: pd.DataFrame, *, bom: bool = True) -> str
     out = pd.DataFrame(safe, index=table.index)
     out.columns = [_formula_safe_text(str(c)) for c in table.columns]
     encoding = "utf-8-sig" if bom else "utf-8"
-    out.to_csv(path, index=False, encoding=encoding, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
+    with written_whole(path, locked=locked) as where:  # a spreadsheet never opens half a list (``layers.atomic``)
+        out.to_csv(where, index=False, encoding=encoding, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
     return str(path)
 
 
@@ -145,7 +152,7 @@ def write_results(
         return [Path(path).stem]
     if driver == "GeoJSON":
         plain = _plain_columns(with_connection_crs(parcels))
-        _write(plain.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
+        _write_whole(plain.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
         return [Path(path).stem]
     layers = result_layers(parcels, measuring_lines, buildings)
     if name != RESULT_LAYER:
@@ -247,7 +254,7 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> None:
     elif driver == "Parquet":
         write_geoparquet(path, report)
     elif driver == "GeoJSON":
-        _write(report.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
+        _write_whole(report.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
     else:
         add_layers(path, {"network_report": report})
 
@@ -308,6 +315,22 @@ def _write(frame: gpd.GeoDataFrame, path: str, **kwargs) -> None:
         pyogrio.write_dataframe(frame, path, use_arrow=True, **kwargs)
     except Exception as exc:
         raise LayerError(f"Cannot write {path}: {exc}") from exc
+
+
+def _write_whole(frame: gpd.GeoDataFrame, path: str, **kwargs) -> None:
+    """A file of one layer (GeoJSON), written under a hidden name and renamed over ``path`` once whole
+    (``layers.atomic.written_whole``): a write stopped halfway leaves the file that was there before, or none."""
+    target = Path(path)
+    try:
+        with written_whole(target) as where:
+            try:
+                pyogrio.write_dataframe(frame, str(where), use_arrow=True, **kwargs)
+            except Exception as exc:
+                raise LayerError(f"Cannot write {target}: {str(exc).replace(str(where), str(target))}") from exc
+    except LayerError:  # the write's own, or StoreBusyError: another writer has the file
+        raise
+    except OSError as exc:  # the lock beside it, or the rename into place
+        raise LayerError(f"Cannot write {target}: {exc.strerror or exc}.") from exc
 
 
 def _plain_columns(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
@@ -411,7 +434,7 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         # Every digit: at RFC 7946's default 7 decimals (about a centimetre) the plan read back was 0.01 ft shorter
         # and cost $2.36 less, not the plan that was written.
         options = {"RFC7946": "YES", "COORDINATE_PRECISION": "15"}
-        _write(_plain_columns(every).to_crs(4326), path, driver="GeoJSON", layer_options=options)
+        _write_whole(_plain_columns(every).to_crs(4326), path, driver="GeoJSON", layer_options=options)
         return [Path(path).stem]
     raise LayerError(f"Write a plan as .gpkg, .parquet or .geojson, not {path}.")
 

@@ -244,3 +244,165 @@ def test_a_register_backup_clears_what_a_killed_backup_left_and_never_overwrites
     with pytest.raises(LayerError, match="already exists"):
         reg.backup(tmp_path / "copy.sqlite")
     assert hidden(tmp_path) == [".register.sqlite.partial-4242"]
+
+
+# -- whole-file outputs that fail half-way --------------------------------------------------------------------------
+
+HALF = b"the first rows, then the disk was full"
+
+
+def _parcels() -> gpd.GeoDataFrame:
+    return sample_town(60)["parcels"].assign(status="mandated")
+
+
+def _results(path: Path) -> None:
+    from layers.write import write_results
+
+    write_results(str(path), _parcels())
+
+
+def _report(path: Path) -> None:
+    from layers.write import write_report
+
+    parcels = _parcels()
+    write_report(str(path), parcels.set_geometry(parcels.centroid)[["parcel_id", "geometry"]])
+
+
+def _mailing_list(path: Path) -> None:
+    from layers.letters import write_mailing_list
+    from tests.test_letters import _label_rows
+
+    write_mailing_list(path, _label_rows())
+
+
+def _labels(path: Path) -> None:
+    from layers.letters import write_labels
+    from tests.test_letters import _label_rows
+
+    write_labels(path, _label_rows())
+
+
+def _letter(path: Path) -> None:
+    from layers.letters import write_letter
+    from tests.test_letters import _composed, town_settings
+
+    letter, maps, _ = _composed("fort-plain", town_settings(path.parent.parent))
+    write_letter(path, letter, maps=maps)
+
+
+def _comparison(path: Path) -> None:
+    from layers.board import write_comparison_csv
+
+    write_comparison_csv(path, ["Oak St", "=Elm St"], [{"label": "cost", "values": [1200.5, None]}])
+
+
+def _board(path: Path) -> None:
+    from layers.board import write_plan_summary
+    from tests.test_plans import FP, layout, run
+
+    town = layout()
+    result = run(town=town)
+    doc = result.as_dict() | {"name": "Oak St", "profile": FP.id, "profile_version": FP.version}
+    write_plan_summary(path, "Oak St", doc, profile=FP, line=result.line, parcels=town["parcels"])
+
+
+def _map_sheet(path: Path) -> None:
+    from layers.mapsheet import SheetLayers, SheetText, write_map_sheet
+
+    parcels = _parcels()
+    bbox = tuple(parcels.to_crs(4326).total_bounds)
+    write_map_sheet(path, SheetLayers(parcels=parcels), bbox_lonlat=bbox, text=SheetText(title="Board packet"))
+
+
+def _batch_summary(path: Path) -> None:
+    from layers.dataset import write_summary
+
+    write_summary(path.parent, [{"municipality": "Fort_Plain", "status": "ok"}], {"started": "2027-03-01"})
+
+
+WHOLE_FILE_OUTPUTS = {
+    "results.csv": _results,
+    "results.geojson": _results,
+    "report.geojson": _report,
+    "mailing-list.csv": _mailing_list,
+    "labels.pdf": _labels,
+    "0001.pdf": _letter,
+    "comparison.csv": _comparison,
+    "board.pdf": _board,
+    "sheet.pdf": _map_sheet,
+    "_summary.csv": _batch_summary,
+}
+
+
+def fill_disk_half_way(monkeypatch) -> list[str]:
+    """Every writer underneath sewerplan's (pandas' CSV, GDAL's GeoJSON, reportlab's PDF, the csv module) writes a
+    few bytes into the file it was given, then fails as a full disk does; returns the files they were given."""
+    import csv
+    import errno
+
+    import pandas as pd
+    import pyogrio
+    from reportlab.pdfgen.canvas import Canvas
+
+    given: list[str] = []
+
+    def half(path) -> None:
+        given.append(str(path))
+        Path(path).write_bytes(HALF)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    header = csv.DictWriter.writeheader
+
+    def header_then_full(self):
+        header(self)
+        given.append("a csv.DictWriter's file")
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", lambda self, path, *a, **k: half(path))
+    monkeypatch.setattr(pyogrio, "write_dataframe", lambda frame, path, *a, **k: half(path))
+    monkeypatch.setattr(Canvas, "save", lambda self: half(self._filename))
+    monkeypatch.setattr(csv.DictWriter, "writeheader", header_then_full)
+    return given
+
+
+@pytest.fixture
+def disk_fills_half_way(monkeypatch) -> list[str]:
+    return fill_disk_half_way(monkeypatch)
+
+
+@pytest.mark.parametrize("before", [b"the file an earlier run wrote", None], ids=["replacing", "new"])
+@pytest.mark.parametrize("name", WHOLE_FILE_OUTPUTS)
+def test_a_whole_file_output_that_fails_half_way_leaves_the_earlier_file_or_none(
+    name, before, tmp_path, disk_fills_half_way
+):
+    """A CSV, a GeoJSON file or a PDF whose write stops halfway (a full disk here; kill -9 alike) never leaves a
+    partial file under its name that looks whole: the file written before is as it was, or there is none, and no
+    hidden copy or lock file is left beside it."""
+    target = tmp_path / "out" / name
+    target.parent.mkdir()
+    if before is not None:
+        target.write_bytes(before)
+    with pytest.raises((OSError, LayerError), match="No space left on device"):
+        WHOLE_FILE_OUTPUTS[name](target)
+    assert disk_fills_half_way, "the write never reached the disk: the test proved nothing"
+    assert str(target) not in disk_fills_half_way  # written under another name, renamed into place when whole
+    if before is None:
+        assert not target.exists()
+    else:
+        assert target.read_bytes() == before
+    assert hidden(target.parent) == []
+
+
+def test_analyze_to_a_csv_that_fails_half_way_keeps_the_earlier_results(town_gpkg, tmp_path, monkeypatch):
+    """As a user meets it: `sewerplan analyze --out results.csv` stopped by a full disk leaves yesterday's results
+    whole (and a run that completes replaces them)."""
+    out = tmp_path / "results.csv"
+    assert analyze(town_gpkg, out).exit_code == 0
+    earlier = out.read_bytes()
+    assert earlier.count(b"\r\n") == 401  # the header and 400 parcels
+    with monkeypatch.context() as m:
+        given = fill_disk_half_way(m)
+        failed = analyze(town_gpkg, out)
+    assert failed.exit_code != 0 and given
+    assert out.read_bytes() == earlier
+    assert hidden(tmp_path) == []
