@@ -36,6 +36,7 @@ import zlib
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
+from layers.atomic import StoreBusyError, StoreWriter, writer_lock, written_whole
 from layers.errors import LayerError
 
 # The drivers an upload may be opened with, by extension (the allow-list). CSV is not accepted: a town's layers
@@ -483,10 +484,24 @@ def read_meta(folder: Path) -> dict:
         return {}
 
 
-def _write_meta(folder: Path, meta: dict) -> None:
-    tmp = folder / f".{META}.tmp"
-    tmp.write_text(json.dumps(meta), encoding="utf-8")
-    os.replace(tmp, folder / META)
+def _write_meta(folder: Path, meta: dict, *, locked: bool = False) -> None:
+    """The upload's record, whole or not at all, under its writer lock (``layers.atomic``): a hidden name of its own
+    per write, renamed over ``meta.json``; what a killed writer left is cleared by the next one."""
+    with written_whole(folder / META, locked=locked) as where:
+        where.write_text(json.dumps(meta), encoding="utf-8")
+
+
+def _meta_writer(folder: Path) -> StoreWriter:
+    """The upload record's writer lock, waited for: a record is written in a moment, and two requests saving an
+    upload's settings at once (two tabs, a double click) are taken one after the other, neither refused."""
+    end = time.monotonic() + 10
+    while True:
+        try:
+            return writer_lock(folder / META, what="saving this upload's settings", place="this upload")
+        except StoreBusyError:
+            if time.monotonic() > end:
+                raise
+            time.sleep(0.01)
 
 
 def touch(folder: Path, *, every_s: float = 300.0) -> None:
@@ -596,19 +611,24 @@ def upload_sources(folder: str | Path) -> dict:
 
 def set_kinds(folder: str | Path, kinds: dict[str, str]) -> None:
     """Record what the user said each layer of an upload is (layer name -> kind; an empty kind forgets it)."""
-    known = dict(read_meta(Path(folder)).get("kinds") or {})
-    for name, kind in kinds.items():
-        if kind:
-            known[name.lower()] = kind
-        else:
-            known.pop(name.lower(), None)
-    update_meta(folder, {"kinds": known})
+    folder = Path(folder)
+    with _meta_writer(folder):  # read and written under one lock: another request's change is never lost
+        meta = read_meta(folder)
+        known = dict(meta.get("kinds") or {})
+        for name, kind in kinds.items():
+            if kind:
+                known[name.lower()] = kind
+            else:
+                known.pop(name.lower(), None)
+        _write_meta(folder, meta | {"kinds": known}, locked=True)
 
 
 def update_meta(folder: str | Path, values: dict) -> None:
     """Add or replace entries of the upload's record (its owner and creation time are never replaced)."""
-    meta = read_meta(Path(folder))
-    _write_meta(Path(folder), meta | {k: v for k, v in values.items() if k not in ("owner", "created")})
+    folder = Path(folder)
+    with _meta_writer(folder):  # read and written under one lock: another request's change is never lost
+        meta = read_meta(folder)
+        _write_meta(folder, meta | {k: v for k, v in values.items() if k not in ("owner", "created")}, locked=True)
 
 
 def add_to_upload(

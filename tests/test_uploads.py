@@ -433,3 +433,76 @@ def test_uploads_sent_at_once_cannot_together_pass_the_quota(tmp_path):
         t.join()
     assert sorted(r == "taken" for r in results) == [False, True], results
     assert len(list(root.iterdir())) == 1
+
+
+# -- the upload's record (meta.json) -------------------------------------------------------------------------------
+
+
+def _upload(tmp_path) -> Path:
+    gj = sample_town(60)["parcels"].to_crs(4326).to_json().encode()
+    return new_upload(tmp_path / "uploads", "parcels.geojson", io.BytesIO(gj), owner="pat", max_unzipped_bytes=1 << 30)
+
+
+def _hidden(folder: Path) -> list[str]:
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_two_requests_saving_an_uploads_settings_at_once_both_count(tmp_path):
+    """Two writers of one upload's record (two tabs: the columns of one layer, the kind of another) each write under
+    a name of their own, one after the other, neither refused: every change is kept and nothing else is left.
+    The record was written through one fixed name, ``.meta.json.tmp``: one writer renamed the other's file or
+    failed to find its own, and a change read before the other's write was lost."""
+    from layers.uploads import read_meta, set_kinds, update_meta
+
+    folder = _upload(tmp_path)
+    start, errors = threading.Barrier(4), []
+
+    def save(k: int) -> None:
+        start.wait()
+        try:
+            for n in range(40):
+                if k % 2:
+                    set_kinds(folder, {f"layer{k}": f"kind{n}"})
+                else:
+                    update_meta(folder, {f"columns{k}": n})
+        except Exception as exc:  # every writer's failure is reported
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=save, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    meta = read_meta(folder)
+    assert meta["owner"] == "pat" and meta["name"] == "parcels.geojson"
+    assert meta["kinds"] == {"layer1": "kind39", "layer3": "kind39"}
+    assert (meta["columns0"], meta["columns2"]) == (39, 39)
+    assert _hidden(folder) == []
+
+
+def test_an_uploads_record_is_written_whole_and_a_killed_writers_copy_cleared(tmp_path, monkeypatch):
+    """A write of the record that fails half-way leaves the record as it was; the copies killed writers left (this
+    release's hidden name, and the fixed ``.meta.json.tmp`` of the one before) are removed by the next writer."""
+    from layers.uploads import read_meta, update_meta
+
+    folder = _upload(tmp_path)
+    update_meta(folder, {"profile": "fort-plain"})
+    before = (folder / "meta.json").read_bytes()
+    left = [".meta.json.tmp", f".meta.{'5e' * 16}.tmp.json"]
+    for name in left:
+        (folder / name).write_text('{"owner": "pat", "prof')
+    written = Path.write_text
+
+    def half(self, text, *args, **kwargs):
+        written(self, text[: len(text) // 2], *args, **kwargs)
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(Path, "write_text", half)
+        with pytest.raises(OSError, match="No space left"):
+            update_meta(folder, {"profile": "wappinger"})
+    assert (folder / "meta.json").read_bytes() == before
+    assert _hidden(folder) == []  # the killed writers' copies went when the lock was taken; the failed one's too
+    update_meta(folder, {"profile": "wappinger"})
+    assert read_meta(folder)["profile"] == "wappinger" and _hidden(folder) == []
