@@ -73,7 +73,10 @@ def create_app(test_config: dict | None = None) -> Flask:
         __name__,
         instance_relative_config=True,
         template_folder=str(TEMPLATES),
-        instance_path=str(Path(instance).resolve()) if instance else None,
+        # instance/ in the folder sewerplan runs in, where every other instance/... default (the store, accounts,
+        # uploads, notices) is: Flask's own default is beside the package, which for an installed sewerplan is
+        # <prefix>/var/gisapp-instance, where nobody puts config.py and a service account may not write.
+        instance_path=str(Path(instance or "instance").resolve()),
     )
     app.config.from_mapping({name: default for name, (default, _) in SETTINGS.items()})
     if test_config is None:

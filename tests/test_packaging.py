@@ -101,9 +101,12 @@ def test_the_installed_sewerplan_samples_analyses_and_serves_from_another_folder
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [str(target / "gisapp" / "templates"), "0"]
 
+    # The instance folder is instance/ here, beside the store and accounts, not one beside the installed package.
+    (tmp_path / "instance").mkdir(exist_ok=True)
+    (tmp_path / "instance" / "config.py").write_text("SERVER_THREADS = 3\n")
     port = free_port()
     server = subprocess.Popen(
-        [*sewerplan, "serve", "--store", "town.gpkg", "--port", str(port), "--threads", "2"],
+        [*sewerplan, "serve", "--store", "town.gpkg", "--port", str(port)],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
@@ -139,3 +142,5 @@ def test_the_installed_sewerplan_samples_analyses_and_serves_from_another_folder
         server.terminate()
         output = server.communicate(timeout=20)[0]
     assert "Traceback" not in output, output
+    assert "; 3 threads;" in output, output
+    assert (tmp_path / "instance" / "secret_key").exists() and not (target / "instance").exists()

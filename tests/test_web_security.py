@@ -254,3 +254,20 @@ def test_the_instance_folder_setting_moves_uploads_notices_and_accounts_too(tmp_
         assert Path(app.config[name]) == service / leaf, name
     assert Path(app.config["STORE"]) == service / "sewerplan.gpkg"
     assert (service / "secret_key").exists() and not (tmp_path / "instance").exists()
+
+
+def test_the_instance_folder_is_the_one_the_store_and_accounts_are_in(tmp_path, monkeypatch):
+    """Without SEWERPLAN_INSTANCE the instance folder is instance/ where sewerplan runs, as the store's, the accounts'
+    and the uploads' defaults are: an installed sewerplan read config.py and kept its secret key beside the package
+    (<prefix>/var/gisapp-instance), so the instance/config.py beside the store (TRUSTED_PROXY, ...) was ignored."""
+    from gisapp import create_app
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SEWERPLAN_INSTANCE", raising=False)
+    (tmp_path / "instance").mkdir()
+    (tmp_path / "instance" / "config.py").write_text("SERVER_THREADS = 3\n")
+    app = create_app()
+    assert Path(app.instance_path) == (tmp_path / "instance").resolve()
+    assert app.config["SERVER_THREADS"] == 3
+    assert (tmp_path / "instance" / "secret_key").exists()
+    assert Path(app.config["USERS_DB"]).resolve().parent == Path(app.instance_path)
