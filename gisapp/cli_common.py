@@ -21,6 +21,7 @@ from analysis.errors import AnalysisError, Fix
 from analysis.profiles import PROFILE_DIR
 from gisapp import services
 from gisapp.workspace import Workspace, WorkspaceSpec, distinct_settings
+from layers.atomic import disk_refusal
 from layers.errors import LayerError, LayerValidationError, Problem
 from layers.read import LAYER_NAMES, Layers, read_mapping
 from layers.schema import SPECS
@@ -132,6 +133,10 @@ def user_errors(func):
             fail(error_text(exc), kwargs.get("as_json"), problems=[p.as_dict() for p in exc.problems])
         except (LayerError, AnalysisError) as exc:
             fail(error_text(exc), kwargs.get("as_json"), fix=getattr(exc, "fix", None))
+        except OSError as exc:  # a full disk, a folder not the user's: what to do, not a traceback
+            if (said := disk_refusal(exc)) is None:
+                raise
+            fail(said, kwargs.get("as_json"))
         except click.UsageError as exc:  # click says it on stderr with the usage; --json gets the one document too
             if kwargs.get("as_json"):
                 click.echo(json.dumps({"error": exc.format_message(), "problems": [], "fix": None}, indent=2))

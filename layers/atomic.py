@@ -17,6 +17,7 @@ names starting with ``.`` or ``_``), and removed by its writer when done, so onl
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 import re
@@ -209,24 +210,74 @@ def written_whole(
     replaced: the new one is linked into place, and ``FileExistsError`` raised if one is there (a backup).
     """
     target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    writer = None if locked else writer_lock(target, place=target.name)
+    where = None
     try:
-        where = scratch_path(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        writer = None if locked else writer_lock(target, place=target.name)
         try:
-            yield where
-            if sync:
-                with open(where, "rb+") as f:
-                    os.fsync(f.fileno())
-            if replace:
-                os.replace(where, target)
-            else:
-                os.link(where, target)  # fails, never overwrites, if a file is there
+            where = scratch_path(target)
+            try:
+                yield where
+                if sync:
+                    with open(where, "rb+") as f:
+                        os.fsync(f.fileno())
+                if replace:
+                    os.replace(where, target)
+                else:
+                    os.link(where, target)  # fails, never overwrites, if a file is there
+            finally:
+                where.unlink(missing_ok=True)  # a failed write's, or the name a linked file had
         finally:
-            where.unlink(missing_ok=True)  # a failed write's, or the name a linked file had
-    finally:
-        if writer is not None:
-            writer.release()
+            if writer is not None:
+                writer.release()
+    except OSError as exc:
+        if (why := _cannot_write(exc, target, where)) is None:
+            raise
+        raise LayerError(why) from exc
+
+
+# What the person writing can do about a disk's refusal; other errors are not theirs to fix, and are raised as they are.
+_DISK_REFUSALS = {
+    errno.ENOSPC: ("the disk is full", "free some space on it, or write the file to another disk"),
+    errno.EDQUOT: ("the disk quota is used up", "free some space, or write the file to another disk"),
+    errno.EACCES: ("you may not write there", "write the file to a folder you may write to"),
+    errno.EPERM: ("you may not write there", "write the file to a folder you may write to"),
+    errno.EROFS: ("the disk is read-only", "write the file to another disk"),
+}
+
+
+def _cannot_write(exc: OSError, target: Path, where: Path | None) -> str | None:
+    """One sentence for a disk's refusal to take ``target`` (written at ``where``), or None for any other error.
+
+    The refusal must be about this file (its name, its hidden name, its folder, its lock, or a handle with no
+    name): a writer reading another file it may not read is not a full disk. It names the file the user gave, not
+    the hidden name the failing write had.
+    """
+    if exc.errno not in _DISK_REFUSALS:
+        return None
+    ours = {str(target), str(target.parent), str(lock_file(target))} | ({str(where)} if where else set())
+    if exc.filename is not None and str(exc.filename) not in ours:
+        return None
+    return disk_refusal(exc, target)
+
+
+def disk_refusal(exc: OSError, place: str | Path | None = None) -> str | None:
+    """A disk's refusal to take a file or folder (full, read-only, not the user's) in one sentence with what to do,
+    naming ``place`` (else the error's own file name); None for any other error.
+
+    Examples
+    --------
+    >>> print(disk_refusal(PermissionError(errno.EROFS, "Read-only file system", "/mnt/cd/out.csv")))
+    Cannot write /mnt/cd/out.csv: the disk is read-only (Read-only file system); write the file to another disk.
+    >>> disk_refusal(FileNotFoundError(errno.ENOENT, "No such file or directory", "x.csv")) is None
+    True
+    """
+    if exc.errno not in _DISK_REFUSALS:
+        return None
+    what, fix = _DISK_REFUSALS[exc.errno]
+    where = place if place is not None else exc.filename
+    named = f" {where}" if where else ""
+    return f"Cannot write{named}: {what} ({exc.strerror or os.strerror(exc.errno)}); {fix}."
 
 
 def _same_file(fd: int, path: Path) -> bool:

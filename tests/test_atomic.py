@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 
 from gisapp.cli import main
-from layers.atomic import StoreBusyError, writer_lock
+from layers.atomic import StoreBusyError, writer_lock, written_whole
 from layers.dataset import unify_partitions, write_partition
 from layers.errors import LayerError
 from layers.sample import sample_town
@@ -403,6 +403,41 @@ def test_analyze_to_a_csv_that_fails_half_way_keeps_the_earlier_results(town_gpk
     with monkeypatch.context() as m:
         given = fill_disk_half_way(m)
         failed = analyze(town_gpkg, out)
-    assert failed.exit_code != 0 and given
+    assert failed.exit_code == 2 and given
+    # One sentence naming the file the user gave (not its hidden name) and what to do, never a traceback.
+    said = " ".join(failed.output.split())
+    assert f"Error: Cannot write {out}: the disk is full (No space left on device); free some space on it" in said
+    assert "Traceback" not in failed.output and ".tmp.csv" not in said
     assert out.read_bytes() == earlier
     assert hidden(tmp_path) == []
+
+
+def test_only_a_disks_refusal_of_the_file_itself_is_worded(tmp_path):
+    """A full disk or a folder the user may not write to is told in one sentence with what to do; the same error
+    about another file (a writer reading one it may not read), or any other error, is raised as it is."""
+    import errno
+
+    target = tmp_path / "out.csv"
+    told = r"Cannot write .*out\.csv: you may not write there \(Permission denied\)"
+    with pytest.raises(LayerError, match=told), written_whole(target) as where:
+        raise PermissionError(errno.EACCES, "Permission denied", str(where))
+    with pytest.raises(PermissionError), written_whole(target):
+        raise PermissionError(errno.EACCES, "Permission denied", str(tmp_path / "parcels.csv"))
+    with pytest.raises(FileNotFoundError), written_whole(target):
+        raise FileNotFoundError(errno.ENOENT, "No such file or directory")
+    assert hidden(tmp_path) == [] and not target.exists()
+
+
+def test_a_folder_the_user_may_not_make_is_told_not_traced(town_gpkg, tmp_path, monkeypatch):
+    """`sewerplan analyze --out /sys/x/results.csv`: the folder could not be made, and the command ended in a
+    PermissionError traceback; it says which folder and what to do, and exits 2."""
+    import errno
+
+    def refused(self, *args, **kwargs):
+        raise PermissionError(errno.EPERM, "Operation not permitted", str(self))
+
+    monkeypatch.setattr(Path, "mkdir", refused)
+    failed = analyze(town_gpkg, tmp_path / "x" / "results.csv")
+    said = " ".join(failed.output.split())
+    assert failed.exit_code == 2 and "Traceback" not in failed.output, failed.output
+    assert f"Cannot write {tmp_path / 'x'}: you may not write there (Operation not permitted); write the" in said
