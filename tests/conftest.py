@@ -191,6 +191,7 @@ def serving(app) -> Iterator[str]:
         yield f"http://127.0.0.1:{server.server_port}"
     finally:
         server.shutdown()
+        server.server_close()
 
 
 def csrf(client) -> str:

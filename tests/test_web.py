@@ -7,7 +7,6 @@ import io
 import json
 import re
 import shutil
-import threading
 import time
 import zipfile
 from pathlib import Path
@@ -15,14 +14,13 @@ from pathlib import Path
 import geopandas as gpd
 import pytest
 from click.testing import CliRunner
-from werkzeug.serving import make_server
 
 from analysis.profiles import available_profiles, load_profile
 from gisapp import SETTINGS
 from gisapp.cli import main
 from layers.sample import sample_town
 from layers.write import write_layers
-from tests.conftest import csrf, make_app, wait_job
+from tests.conftest import csrf, make_app, serving, wait_job
 
 SCREENSHOTS = Path(__file__).resolve().parents[1] / "build" / "screenshots"
 HOSTILE_OWNER = "<img src=x onerror=alert(1)>"
@@ -465,11 +463,8 @@ def test_plan_evaluate_save_compare_export(hill_store, tmp_path):
 @pytest.fixture
 def live_server(store, tmp_path):
     app = make_app(store, tmp_path)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}", app
-    server.shutdown()
+    with serving(app) as url:
+        yield url, app
 
 
 def wait_for(driver, condition, timeout=15.0):
@@ -665,32 +660,29 @@ def test_draw_and_evaluate_an_extension_in_chromium(hill_store, browser, tmp_pat
 
     store = hill_store
     app = make_app(store, tmp_path)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}"
-    open_map(browser, url)
-    coords = hill_street(store)
-    (x0, y0), (x1, y1) = coords[0], coords[-1]
-    browser.execute_script(f"window.sewerplanMap.fitBounds([[{y0}, {x0}], [{y1}, {x1}]], {{animate: false}});")
-    wait_for(browser, lambda: browser.execute_script("return document.body.dataset.loading") == "0")
-    browser.find_element(By.ID, "draw-start").click()
-    element = browser.find_element(By.CSS_SELECTOR, "#mapcell .folium-map")
-    size = element.size
-    for lon, lat in (coords[0], coords[-1]):
-        px = browser.execute_script(
-            f"const p = window.sewerplanMap.latLngToContainerPoint([{lat}, {lon}]);return [p.x, p.y];"
-        )
-        ActionChains(browser).move_to_element_with_offset(
-            element, int(px[0] - size["width"] / 2), int(px[1] - size["height"] / 2)
-        ).click().perform()
-    browser.find_element(By.ID, "draw-finish").click()
-    browser.find_element(By.ID, "plan-evaluate").click()
-    result = wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#plan-result li"))
-    text = " ".join(li.get_attribute("textContent") for li in result)
-    assert "Newly required to connect" in text and "§ 144-18B" in text
-    assert int(browser.find_element(By.ID, "plan-result").get_attribute("data-newly-mandated")) > 0
-    shot(browser, "plan")
-    server.shutdown()
+    with serving(app) as url:
+        open_map(browser, url)
+        coords = hill_street(store)
+        (x0, y0), (x1, y1) = coords[0], coords[-1]
+        browser.execute_script(f"window.sewerplanMap.fitBounds([[{y0}, {x0}], [{y1}, {x1}]], {{animate: false}});")
+        wait_for(browser, lambda: browser.execute_script("return document.body.dataset.loading") == "0")
+        browser.find_element(By.ID, "draw-start").click()
+        element = browser.find_element(By.CSS_SELECTOR, "#mapcell .folium-map")
+        size = element.size
+        for lon, lat in (coords[0], coords[-1]):
+            px = browser.execute_script(
+                f"const p = window.sewerplanMap.latLngToContainerPoint([{lat}, {lon}]);return [p.x, p.y];"
+            )
+            ActionChains(browser).move_to_element_with_offset(
+                element, int(px[0] - size["width"] / 2), int(px[1] - size["height"] / 2)
+            ).click().perform()
+        browser.find_element(By.ID, "draw-finish").click()
+        browser.find_element(By.ID, "plan-evaluate").click()
+        result = wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#plan-result li"))
+        text = " ".join(li.get_attribute("textContent") for li in result)
+        assert "Newly required to connect" in text and "§ 144-18B" in text
+        assert int(browser.find_element(By.ID, "plan-result").get_attribute("data-newly-mandated")) > 0
+        shot(browser, "plan")
 
 
 @pytest.mark.browser
@@ -701,12 +693,9 @@ def test_upload_in_chromium(store, browser, tmp_path):
     own = tmp_path / "town.gpkg"
     shutil.copy(store, own)
     app = make_app(own, tmp_path)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}"
     archive = tmp_path / "town.zip"
     archive.write_bytes(zipped_shapefile(sample_town(80), tmp_path))
-    try:
+    with serving(app) as url:
         browser.get(url + "/data/upload")
         browser.find_element(By.NAME, "dataset").send_keys(str(archive))
         browser.find_element(By.CSS_SELECTOR, "form button").click()
@@ -729,5 +718,3 @@ def test_upload_in_chromium(store, browser, tmp_path):
         assert len(gpd.read_file(own, layer="parcels")) == 300
         assert len(browser.find_elements(By.CSS_SELECTOR, ".restore-form")) == 2  # the restore can be undone
         shot(browser, "restored")
-    finally:
-        server.shutdown()

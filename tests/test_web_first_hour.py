@@ -9,16 +9,14 @@ docs/web.md shows three of them (docs/img/). Every wait is on a condition in the
 from __future__ import annotations
 
 import shutil
-import threading
 from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
 import pytest
-from werkzeug.serving import make_server
 
 from layers.sample import sample_town
-from tests.conftest import make_app, town_toml
+from tests.conftest import make_app, serving, town_toml
 from tests.test_web import SCREENSHOTS, open_map, wait_for
 from tests.test_web_map import (  # noqa: F401 - sample_store is a fixture
     _zip,
@@ -62,12 +60,9 @@ def test_a_planners_first_hour(sample_store, browser, tmp_path):  # noqa: F811
     shutil.copy(sample_store, own)
     (own.parent / "town.toml").write_text(town_toml(), encoding="utf-8")
     app = make_app(own, tmp_path, REGISTER=None)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}"
     d = browser
     by_id = d.find_element
-    try:
+    with serving(app) as url:
         # 1. Load: the hint says what to do first.
         open_map(d, url)
         assert by_id(By.ID, "map-hint").is_displayed()
@@ -225,5 +220,3 @@ def test_a_planners_first_hour(sample_store, browser, tmp_path):  # noqa: F811
         open_map(d, url)
         assert "60 parcels" in by_id(By.ID, "run-info").text
         step(d, "13-published")
-    finally:
-        server.shutdown()

@@ -10,7 +10,6 @@ import csv
 import io
 import json
 import re
-import threading
 import warnings
 from pathlib import Path
 
@@ -21,13 +20,12 @@ import pytest
 import shapely
 from click.testing import CliRunner
 from shapely.ops import polylabel
-from werkzeug.serving import make_server
 
 from analysis.notices import city_lines
 from gisapp.cli import main
 from layers.sample import sample_town
 from layers.write import write_layers
-from tests.conftest import make_app, wait_job
+from tests.conftest import make_app, serving, wait_job
 from tests.test_web import open_map, shot, wait_for
 
 # Real tax IDs: a slash (12.34-1-5/A), and the other characters a URL path or query would eat.
@@ -83,13 +81,6 @@ def cadastral_store(tmp_path_factory):
     result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(path), "--out", str(path)])
     assert result.exit_code == 0, result.output
     return path
-
-
-def serve(store, tmp_path):
-    app = make_app(store, tmp_path)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return f"http://127.0.0.1:{server.server_port}", server
 
 
 def click_points(store, ids) -> dict[str, tuple[float, float]]:
@@ -182,8 +173,7 @@ def ten_clicks(driver, store, ids):
 @pytest.mark.parametrize("which", ["sample", "cadastral"])
 def test_ten_clicks_in_a_row_open_ten_popups(which, sample_store, cadastral_store, browser, tmp_path):  # noqa: F811
     store = sample_store if which == "sample" else cadastral_store
-    url, server = serve(store, tmp_path)
-    try:
+    with serving(make_app(store, tmp_path)) as url:
         open_map(browser, url)
         results = gpd.read_file(store, layer="parcel_results")
         rng = np.random.default_rng(7)
@@ -196,16 +186,13 @@ def test_ten_clicks_in_a_row_open_ten_popups(which, sample_store, cadastral_stor
         canvases = browser.execute_script("return document.querySelectorAll('.leaflet-pane canvas').length")
         assert canvases == 1
         shot(browser, f"ten-clicks-{which}")
-    finally:
-        server.shutdown()
 
 
 @pytest.mark.browser
 def test_trace_is_drawn_above_the_mains(sample_store, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
 
-    url, server = serve(sample_store, tmp_path)
-    try:
+    with serving(make_app(sample_store, tmp_path)) as url:
         open_map(browser, url)
         results = gpd.read_file(sample_store, layer="parcel_results")
         target = results[results["status"] == "mandated"]["parcel_id"].iloc[3]
@@ -241,8 +228,6 @@ def test_trace_is_drawn_above_the_mains(sample_store, browser, tmp_path):  # noq
             evidence_z, data_z, overlay_z, marker_z, widest, paths = drawn
             assert evidence_z > max(data_z, overlay_z, marker_z) and paths >= 2 and widest >= 6
         shot(browser, "trace-above-mains")
-    finally:
-        server.shutdown()
 
 
 # -- IDs that are not path-safe, through the API ------------------------------------------------------------------
@@ -567,8 +552,7 @@ def test_plain_words_and_the_towns_date_format(sample_store, tmp_path):
 def test_a_400_px_phone_gets_a_usable_map_and_tables_that_scroll_in_their_box(sample_store, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
 
-    url, server = serve(sample_store, tmp_path)
-    try:
+    with serving(make_app(sample_store, tmp_path)) as url:
         browser.set_window_size(400, 800)
         open_map(browser, url)
         width = browser.execute_script("return window.sewerplanMap.getContainer().getBoundingClientRect().width")
@@ -609,8 +593,6 @@ def test_a_400_px_phone_gets_a_usable_map_and_tables_that_scroll_in_their_box(sa
         wait_for(browser, lambda: browser.find_elements(By.ID, "mandated"))
         assert browser.execute_script("return document.documentElement.scrollWidth") <= inner + 1
         shot(browser, "phone-summary")
-    finally:
-        server.shutdown()
 
 
 # -- issue 14's notes: the building sewer's findings in the building popup, subdivisions drawn ----------------------

@@ -13,13 +13,13 @@ import geopandas as gpd
 import pyogrio
 import pytest
 from click.testing import CliRunner
-from werkzeug.serving import make_server
 
 from gisapp import create_app
 from gisapp.cli import main
 from layers.sample import sample_town
 from layers.store import latest_run, layer_counts, store_writer
 from layers.write import write_layers
+from tests.conftest import serving
 
 INPUTS = ("parcels", "buildings", "streets", "mains", "manholes", "treatment_plants")
 
@@ -55,11 +55,8 @@ def served(town, tmp_path):
     with client.session_transaction() as s:
         token = s["csrf"]
     cookie = client.get_cookie("session").value
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}", {"Cookie": f"session={cookie}", "X-CSRF-Token": token}, store
-    server.shutdown()
-    server.server_close()
+    with serving(app) as url:
+        yield url, {"Cookie": f"session={cookie}", "X-CSRF-Token": token}, store
 
 
 def call(url, headers, data: bytes | None = None) -> tuple[int, dict]:

@@ -12,18 +12,16 @@ import re
 import socket
 import subprocess
 import sys
-import threading
 import time
 import urllib.request
 
 import pytest
-from werkzeug.serving import make_server
 
 from gisapp.cli import server_body_limit
 from gisapp.errors import upload_too_large
 from layers.sample import sample_town
 from layers.write import write_layers
-from tests.conftest import csrf, make_app
+from tests.conftest import csrf, make_app, serving
 from tests.test_web import shot, wait_for
 
 LIMIT = 4096  # bytes: a tiny MAX_CONTENT_LENGTH, so a test does not send 200 MB
@@ -102,13 +100,10 @@ def test_a_file_over_the_limit_is_refused_in_chromium_before_it_is_sent(store, b
         if request.method == "POST":
             posted.append(request.path)
 
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}"
     big, small = tmp_path / "town.zip", tmp_path / "small.zip"
     big.write_bytes(b"PK" + b"\0" * 10_238)  # 10,240 bytes: 10 KB, over the 4 KB limit
     small.write_bytes(b"PK" + b"\0" * 98)
-    try:
+    with serving(app) as url:
         browser.get(url + "/data/upload")
         note = browser.find_element(By.CSS_SELECTOR, "#upload-form .too-large")
         assert not note.is_displayed()
@@ -127,8 +122,6 @@ def test_a_file_over_the_limit_is_refused_in_chromium_before_it_is_sent(store, b
         wait_for(browser, lambda: not note.is_displayed())
         browser.find_element(By.CSS_SELECTOR, "#upload-form button").click()
         wait_for(browser, lambda: posted == ["/data/upload"])
-    finally:
-        server.shutdown()
 
 
 def free_port() -> int:
