@@ -28,6 +28,20 @@ OCCUPANCY_SOURCES = ("none", "occupied attribute", "buildings", "property class"
 MEASURED_FROM = ("parcel boundary", "curbline", "sewer right-of-way edge")
 
 
+def deadline_sentence(due: str) -> str:
+    """The sentence a mandated parcel's reason ends with when a notice date gives it a deadline (an ISO date).
+
+    One wording, so that a page which gives the deadline on a line of its own (the map's popup) can leave this
+    sentence out of the reason it shows (``gisapp.words.reason_without_deadline``).
+
+    Examples
+    --------
+    >>> deadline_sentence("2027-05-30")
+    ' Deadline 2027-05-30.'
+    """
+    return f" Deadline {due}."
+
+
 def text_column(values: np.ndarray) -> pd.api.extensions.ExtensionArray:
     """Python strings and None as a pandas ``string`` array, made through Arrow.
 
@@ -297,7 +311,7 @@ def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
     text = (
         f"; {md.distance_ft.citation} requires an occupied property within {facts.limit} to connect {when}."
         + facts.notice_rule
-        + (f" Deadline {facts.due}." if facts.due else "")
+        + (deadline_sentence(facts.due) if facts.due else "")
     )
     return _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows), text)
 

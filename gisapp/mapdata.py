@@ -32,7 +32,7 @@ import pandas as pd
 import shapely
 
 from analysis.profiles import bracketed
-from gisapp.words import number
+from gisapp.words import number, reason_without_deadline
 from layers.errors import LayerError
 from layers.store import latest_run, open_store
 from layers.write import BUILDINGS_LAYER, LINES_LAYER, RESULT_LAYER
@@ -372,12 +372,15 @@ class MapData:
         return {"type": "Feature", "properties": props, "geometry": geometry}
 
     def parcel(self, parcel_id: str) -> dict | None:
-        """One parcel with all its attributes, its popup's further rows and its measuring line, as GeoJSON."""
+        """One parcel with all its attributes, the reason as its popup shows it, the popup's further rows and its
+        measuring line, as GeoJSON."""
         i = self._position("parcels", "parcel_id", parcel_id)
         if i is None:
             return None
         out = {"parcel": self._feature("parcels", i)}
-        out["rows"] = _popup_rows(out["parcel"]["properties"])
+        props = out["parcel"]["properties"]
+        out["reason"] = reason_without_deadline(props.get("reason"), props.get("deadline"))
+        out["rows"] = _popup_rows(props)
         lines = self.layers.get(LINES_LAYER)
         if lines is not None:
             key = "index:lines"

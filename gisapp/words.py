@@ -11,6 +11,7 @@ import datetime as dt
 import math
 import re
 
+from analysis.reasons import deadline_sentence
 from layers.legend import STATUS_COLOURS as LEGEND_COLOURS
 
 # The colours of each parcel status on the map, its legend and the printed map.
@@ -98,6 +99,24 @@ def town_date(value, fmt: str = DEFAULT_DATE_FORMAT) -> str:
             return str(value)
     portable = fmt.replace("%-d", str(day.day)).replace("%-m", str(day.month))
     return day.strftime(portable)
+
+
+def reason_without_deadline(reason: str | None, deadline: str | None) -> str | None:
+    """A parcel's reason without the run's closing deadline sentence, as the map's popup shows it: the popup's
+    Deadline row gives the deadline that holds (the notice's once one is issued), labelled and in the town's date
+    format, so the sentence does not repeat the run's. A reason that does not end with it is shown as it is.
+
+    Examples
+    --------
+    >>> reason_without_deadline("... within 90 days of official notice. Deadline 2027-05-30.", "2027-05-30")
+    '... within 90 days of official notice.'
+    >>> reason_without_deadline("Already connected to the public sewer.", None)
+    'Already connected to the public sewer.'
+    """
+    if not reason or not deadline:
+        return reason
+    ending = deadline_sentence(str(deadline))
+    return reason[: -len(ending)] if reason.endswith(ending) else reason
 
 
 def count(n: int, one: str, many: str | None = None) -> str:

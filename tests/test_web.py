@@ -126,6 +126,61 @@ def test_parcel_trace_search_sewershed(client):
     assert shed["parcels"] and shed["flow_gpd"] == shed["units"] * 250
 
 
+# Each profile's deadline sentence, noticed on 2027-03-01: Fort Plain's 90 days, Poughkeepsie's 30 after the sentence
+# on its notice reason, and Wappinger's period as a town sets it (its law names none).
+PROFILE_RUNS = {
+    "fort-plain": ((), "2027-05-30", "May 30, 2027"),
+    "poughkeepsie": (("--notice-reason", "public_health_hazard"), "2027-03-31", "March 31, 2027"),
+    "wappinger": (
+        ("--set", "mandate.distance_ft=200", "--set", "mandate.notice_period_days=60"),
+        "2027-04-30",
+        "April 30, 2027",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def profile_stores(tmp_path_factory):
+    """The sample village (60 parcels) analysed under each profile with a notice date."""
+    town = sample_town(60)
+    stores = {}
+    for name, (extra, _, _) in PROFILE_RUNS.items():
+        path = tmp_path_factory.mktemp(name) / "town.gpkg"
+        write_layers(str(path), town)
+        run = ["analyze", "--profile", name, "--data", str(path), "--out", str(path), "--notice-date", "2027-03-01"]
+        result = CliRunner().invoke(main, [*run, *extra])
+        assert result.exit_code == 0, result.output
+        stores[name] = path
+    return stores
+
+
+def popup_reasons(store) -> dict[str, tuple[str, str]]:
+    """One parcel of each status in ``store``: its stored reason, and that reason as the popup must show it (a
+    mandated parcel's without the closing deadline sentence, which the popup's Deadline row gives)."""
+    results = gpd.read_file(store, layer="parcel_results").drop_duplicates("status").set_index("status")
+    shown = {}
+    for status, row in results.iterrows():
+        ending = f" Deadline {row['deadline']}." if status == "mandated" else ""
+        assert row["reason"].endswith(ending)
+        shown[row["parcel_id"]] = (row["reason"], row["reason"][: len(row["reason"]) - len(ending)])
+    assert "mandated" in results.index and len(shown) >= 3
+    return shown
+
+
+@pytest.mark.parametrize("profile", PROFILE_RUNS)
+def test_the_server_words_the_popups_reason_without_the_runs_deadline(profile, profile_stores, tmp_path):
+    """The map's script cut the deadline sentence out of the reason with its own copy of its wording: the server
+    sends the reason as the popup shows it, and the parcel's properties keep the whole sentence."""
+    store = profile_stores[profile]
+    client = make_app(store, tmp_path).test_client()
+    for parcel_id, (stored, shown) in popup_reasons(store).items():
+        doc = client.get("/api/parcel", query_string={"id": parcel_id}).get_json()
+        assert doc["parcel"]["properties"]["reason"] == stored
+        assert doc["reason"] == shown and "Deadline" not in shown
+    mandated = gpd.read_file(store, layer="parcel_results").query("status == 'mandated'")
+    assert set(mandated["deadline"]) == {PROFILE_RUNS[profile][1]}
+
+
 @pytest.mark.parametrize(
     ("url", "status"),
     [
@@ -542,6 +597,34 @@ def test_map_click_popup_and_trace_in_chromium(live_server, browser, store):
     )
     assert "Control manhole MH-" in result and "ft through" in result
     shot(browser, "trace")
+
+
+@pytest.mark.browser
+def test_the_popups_reason_and_deadline_under_each_profile_in_chromium(profile_stores, browser, tmp_path):
+    """The popup shows the reason the server words (without the run's deadline) and the deadline on its own row, in
+    the town's date format, under each profile's wording."""
+    from urllib.parse import quote
+
+    from selenium.webdriver.common.by import By
+
+    rows = "return [...arguments[0].querySelectorAll('dt')].map((d) => [d.textContent, d.nextSibling.textContent]);"
+    for profile, (_, _, day) in PROFILE_RUNS.items():
+        store = profile_stores[profile]
+        with serving(make_app(store, tmp_path / profile)) as url:
+            for parcel_id, (stored, shown) in popup_reasons(store).items():
+                browser.get(f"{url}/?parcel=" + quote(parcel_id, safe=""))
+                popup = wait_for(
+                    browser,
+                    lambda pid=parcel_id: [
+                        p for p in browser.find_elements(By.CSS_SELECTOR, ".parcel-popup") if pid in p.text
+                    ],
+                )[0]
+                said = dict(browser.execute_script(rows, popup))
+                assert said["Reason"] == shown, (profile, parcel_id)
+                if shown != stored:
+                    assert said["Deadline"] == f"{day} (if noticed on this run's notice date)"
+                else:
+                    assert "Deadline" not in said
 
 
 @pytest.mark.browser

@@ -312,11 +312,10 @@
     const otherLaw = Boolean(notice && notice.profile && run.profile && notice.profile !== run.profile);
     const underLaw = otherLaw ? ` under profile ${notice.profile}` + (notice.section ? ` (${notice.section})` : "") : "";
     const otherRun = notice && notice.other_run;
-    // The reason ends with the run's deadline ("Deadline 2027-04-25."): the Deadline row below gives it, labelled,
-    // in the town's date format, or the notice's own where one was issued, so the sentence does not repeat it.
-    const runDeadline = p.deadline ? ` Deadline ${p.deadline}.` : null;
+    // The server words the reason as the popup shows it (data.reason): without the run's closing "Deadline …"
+    // sentence, since the Deadline row below gives the deadline that holds.
     row(dl, otherRun ? `Reason (this run${otherLaw ? `, profile ${run.profile}` : ""}, not the notice on record)` : "Reason",
-      runDeadline && p.reason && p.reason.endsWith(runDeadline) ? p.reason.slice(0, -runDeadline.length) : p.reason);
+      data.reason);
     if (otherRun) row(dl, "This run and the notice", otherRun);
     if (notice && notice.status === "prepared") {  // recorded, its letter not yet written: not issued, no deadline
       row(dl, "Notice", `${notice.notice_id}, ${notice.notice_type} notice${underLaw}, being prepared: not mailed yet`);
