@@ -231,7 +231,7 @@ class PostGISStore(Store):
             sql = f"SELECT {', '.join(_ident(c) for c in columns)} FROM {_ident(self.schema)}.{_ident(name)}{order}"
             return pd.read_sql(text(sql), con)
 
-    def read_layers(self, names) -> dict[str, gpd.GeoDataFrame]:
+    def _read_layers(self, names) -> dict[str, gpd.GeoDataFrame]:
         with self._read() as con:
             present = self._geometry_tables(con)
             return {name: self._read_table(con, self.schema, name, present) for name in names if name in present}

@@ -47,6 +47,7 @@ import geopandas as gpd
 import pandas as pd
 import pyogrio
 
+from analysis.profiles import joined_citations, split_citations
 from layers.atomic import StoreBusyError as StoreBusyError
 from layers.atomic import StoreWriter, lock_file, scratch_affixes, writer_lock
 from layers.errors import LayerError, redact_url, split_fragment
@@ -61,6 +62,8 @@ RUNS_TABLE = "analysis_runs"
 BOOKKEEPING = frozenset({"layer_styles", SETTINGS_TABLE, "sewerplan_writer", "sewerplan_version"})
 # Every name an input layer is found by in a store (``layers.read.LAYER_NAMES``), lower case.
 INPUT_NAMES = frozenset(name for names in LAYER_NAMES.values() for name in names)
+# The results' columns of citations, worded as a section column prints them when read (``worded_citations``).
+CITED_COLUMNS = {RESULT_LAYER: ("section", "duties_section"), BUILDINGS_LAYER: ("section",)}
 
 
 # -- the interface ------------------------------------------------------------------------------------------------
@@ -101,7 +104,12 @@ class Store(ABC):
         ...
 
     def read_layers(self, names) -> dict[str, gpd.GeoDataFrame]:
-        """The named layers that exist, read together (PostGIS: from one snapshot of the database)."""
+        """The named layers that exist, read together (PostGIS: from one snapshot of the database), the results'
+        citations worded as today's run writes them (``worded_citations``)."""
+        read = self._read_layers(names)
+        return {name: worded_citations(frame, CITED_COLUMNS.get(name, ())) for name, frame in read.items()}
+
+    def _read_layers(self, names) -> dict[str, gpd.GeoDataFrame]:
         present = set(self.layer_names())
         return {name: self.read_layer(name) for name in names if name in present}
 
@@ -183,10 +191,33 @@ class Store(ABC):
         ...
 
     def read_results(self, columns: Sequence[str] | None = None) -> gpd.GeoDataFrame | pd.DataFrame | None:
-        """The latest parcel results (only ``columns``, without geometry, when given), or None before any run."""
+        """The latest parcel results (only ``columns``, without geometry, when given), or None before any run; their
+        citations worded as today's run writes them (``worded_citations``)."""
         if RESULT_LAYER not in self.layer_names():
             return None
-        return self.read_layer(RESULT_LAYER) if columns is None else self.read_columns(RESULT_LAYER, columns)
+        frame = self.read_layer(RESULT_LAYER) if columns is None else self.read_columns(RESULT_LAYER, columns)
+        return worded_citations(frame, CITED_COLUMNS[RESULT_LAYER])
+
+
+def worded_citations(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
+    """``frame`` with its citation ``columns`` as a run writes them today (``analysis.profiles.joined_citations``):
+    a store analysed before citations took one bracket holds "§ 144-17A (value set by the user) (profile
+    setting)", which the popup and the downloads would print as stored until the store is analysed again.
+
+    Each distinct value is worded once and the column replaced by them in one step (a million parcels hold a
+    handful of sections); the frame itself is returned when no value changes, a new one otherwise.
+    """
+    changed: dict[str, dict[str, str]] = {}
+    for column in columns:
+        if column not in frame.columns:
+            continue
+        distinct = (v for v in frame[column].dropna().unique() if isinstance(v, str))
+        worded = {v: joined_citations(split_citations(v)) for v in distinct}
+        if renamed := {old: new for old, new in worded.items() if old != new}:
+            changed[column] = renamed
+    if not changed:
+        return frame
+    return frame.assign(**{column: frame[column].replace(renamed) for column, renamed in changed.items()})
 
 
 def is_store(text: str | Path | None) -> bool:

@@ -355,3 +355,73 @@ def test_a_plans_connection_check_says_when_the_user_set_the_snap_tolerance(oak_
     assert connection() == "snap tolerance (profile setting)"
     set_by_user = "snap tolerance (value set by the user; profile setting)"
     assert connection("--set", "network.snap_tolerance_ft=2") == set_by_user
+
+
+def as_stored_before_one_bracket(path) -> dict[str, str]:
+    """Write the citations of ``path``'s results as a store analysed before citations took one bracket holds them;
+    returns the parcel ID of a parcel whose further duties carry two flags, and the building ID of a finding."""
+    parcels = gpd.read_file(path, layer="parcel_results")
+    parcels["section"] = "§ 144-4 (value set by the user) (profile setting)"
+    duties = parcels["duties_section"].fillna("").str.endswith("§ 144-25A (section number derived)")
+    assert duties.any()
+    parcels.loc[duties, "duties_section"] += " (value set by the user)"
+    parcels.to_file(path, layer="parcel_results", driver="GPKG")
+    buildings = gpd.read_file(path, layer="building_results")
+    found = buildings["section"].fillna("") != ""
+    buildings.loc[found, "section"] += " (profile setting)"
+    buildings.to_file(path, layer="building_results", driver="GPKG")
+    return {
+        "parcel": str(parcels.loc[duties, "parcel_id"].iloc[0]),
+        "building": str(buildings.loc[found, "building_id"].iloc[0]),
+    }
+
+
+def test_a_store_analysed_before_one_bracket_is_shown_and_downloaded_with_one(store, tmp_path):
+    """Its stored section columns, worded as they are read: the popup, the building's details, the downloads."""
+    import shutil
+
+    from tests.conftest import Auth, make_app
+
+    old = tmp_path / "old.gpkg"
+    shutil.copy(store, old)
+    ids = as_stored_before_one_bracket(old)
+    app = make_app(old, tmp_path)
+    client = app.test_client()
+    auth = Auth(app, client)
+    auth.add()
+    auth.login()
+    found = client.get("/api/parcel", query_string={"id": ids["parcel"]}).get_json()
+    assert found["parcel"]["properties"]["section"] == "§ 144-4 (value set by the user; profile setting)"
+    rows = dict(found["rows"])
+    assert rows["Their sections"].endswith("§ 144-25A (section number derived; value set by the user)")
+    building = client.get("/api/building", query_string={"id": ids["building"]}).get_json()["building"]
+    assert building["properties"]["section"].endswith("(section number derived; profile setting)")
+    for fmt in ("csv", "geojson"):
+        text = client.get(f"/api/results.{fmt}").get_data(as_text=True)
+        assert "(value set by the user; profile setting)" in text
+        assert not FLAGS_SIDE_BY_SIDE.search(text), fmt
+
+
+def test_a_store_worded_on_reading_words_each_distinct_section_once(store, tmp_path, monkeypatch):
+    """A million parcels hold a handful of sections: each is worded once, not once a row (the command line's read
+    of a store's results, ``read_results``, words them as the map does)."""
+    import shutil
+
+    import layers.store
+    from layers.store import read_results
+
+    old = tmp_path / "old.gpkg"
+    shutil.copy(store, old)
+    as_stored_before_one_bracket(old)
+    worded: list[str] = []
+
+    def counted(citations):
+        worded.append("; ".join(citations))
+        return joined_citations(citations)
+
+    monkeypatch.setattr(layers.store, "joined_citations", counted, raising=False)
+    results = read_results(old)
+    columns = [results["section"], results["duties_section"]]
+    assert len(worded) == sum(c.nunique() for c in columns) < len(results) / 10
+    assert set(results["section"]) == {"§ 144-4 (value set by the user; profile setting)"}
+    assert not any(FLAGS_SIDE_BY_SIDE.search(s) for c in columns for s in c.dropna())
