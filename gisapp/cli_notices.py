@@ -342,9 +342,13 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
     day = (as_of if as_of else _notices.today()) if overdue else None
     table = _open(register_url, store).listing(status=status, overdue_on=day)
     if csv_path:
+        taken = LayerError(f"{csv_path} already exists: give a new file name for the export.")
         if Path(csv_path).exists():
-            raise LayerError(f"{csv_path} already exists: give a new file name for the export.")
-        write_mailing_list(csv_path, table)
+            raise taken
+        try:  # linked into place, never over a file another export made meanwhile
+            write_mailing_list(csv_path, table, replace=False)
+        except FileExistsError as exc:
+            raise taken from exc
     if as_json:
         records = json.loads(table.to_json(orient="records", date_format="iso", default_handler=str))
         for row, original in zip(records, table.to_dict("records"), strict=True):

@@ -74,12 +74,15 @@ def _pdf(path: str | Path, *, locked: bool = False) -> Iterator[canvas.Canvas]:
         pdf.save()
 
 
-def write_mailing_list(path: str | Path, rows: pd.DataFrame, *, bom: bool = True, locked: bool = False) -> str:
+def write_mailing_list(
+    path: str | Path, rows: pd.DataFrame, *, bom: bool = True, locked: bool = False, replace: bool = True
+) -> str:
     """The mail-merge CSV, through the one CSV writer (formula-safe, every field quoted, ZIP codes as text, whole or
-    not at all); ``locked``: the caller writes the folder alone (a batch's hidden partial folder)."""
+    not at all); ``locked``: the caller writes the folder alone (a batch's hidden partial folder); ``replace=False``:
+    never over a file, not even one that appears meanwhile (``FileExistsError``)."""
     from layers.write import write_csv
 
-    return write_csv(path, rows, bom=bom, locked=locked)
+    return write_csv(path, rows, bom=bom, locked=locked, replace=replace)
 
 
 # -- labels -------------------------------------------------------------------------------------------------------

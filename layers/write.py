@@ -69,7 +69,9 @@ _FORMULA = re.compile(r"^[=+\-@\t\r]")
 _ZIP_COLUMN = re.compile(r"(^|_)(zip|zip5|zipcode|zip_code|postal_code|postcode)($|_)", re.IGNORECASE)
 
 
-def write_csv(path: str | Path, frame: pd.DataFrame, *, bom: bool = True, locked: bool = False) -> str:
+def write_csv(
+    path: str | Path, frame: pd.DataFrame, *, bom: bool = True, locked: bool = False, replace: bool = True
+) -> str:
     """Write a table as a CSV that is safe to open in a spreadsheet; returns the path.
 
     Text cells that start like a formula get a leading apostrophe, every field is quoted, ZIP-code columns are
@@ -77,6 +79,8 @@ def write_csv(path: str | Path, frame: pd.DataFrame, *, bom: bool = True, locked
     dropped (CSV output carries attributes only). Numbers stay numbers. The file appears whole or not at all
     (``layers.atomic.written_whole``): a write stopped halfway leaves the file that was there before. ``locked``:
     the caller holds the file's writer lock, or writes a folder nobody else does (a batch's partial folder).
+    ``replace=False``: a file at ``path`` is never replaced, not even one that appears while this one is written
+    (``FileExistsError``).
     """
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame(frame)
@@ -94,7 +98,8 @@ def write_csv(path: str | Path, frame: pd.DataFrame, *, bom: bool = True, locked
     out = pd.DataFrame(safe, index=table.index)
     out.columns = [_formula_safe_text(str(c)) for c in table.columns]
     encoding = "utf-8-sig" if bom else "utf-8"
-    with written_whole(path, locked=locked) as where:  # a spreadsheet never opens half a list (``layers.atomic``)
+    # a spreadsheet never opens half a list (``layers.atomic``)
+    with written_whole(path, locked=locked, replace=replace) as where:
         out.to_csv(where, index=False, encoding=encoding, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
     return str(path)
 

@@ -862,6 +862,27 @@ def test_cli_list_fits_80_columns_and_exports_every_column(store, tmp_path):
     assert refused.exit_code == 2 and "already exists" in refused.output
 
 
+def test_cli_list_never_replaces_a_csv_that_appears_while_it_writes(store, tmp_path, monkeypatch):
+    """Two exports to one name at once: the one that finds the file there when its own is whole is refused with
+    the same sentence as a file there before, and the other's file is left as it was."""
+    import layers.atomic
+
+    _issue_cli(store, tmp_path / "out", "--new")
+    target = tmp_path / "all.csv"
+    hidden = layers.atomic.scratch_path
+
+    def other_export_first(path):  # the other export finishes after this one looked, before this one is whole
+        target.write_text("the other export\n", encoding="utf-8")
+        return hidden(path)
+
+    monkeypatch.setattr(layers.atomic, "scratch_path", other_export_first)
+    refused = CliRunner().invoke(main, ["notices", "list", "--store", str(store), "--csv", str(target)])
+    assert refused.exit_code == 2, refused.output
+    assert f"{target} already exists: give a new file name for the export." in " ".join(refused.output.split())
+    assert target.read_text(encoding="utf-8") == "the other export\n"
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".all.csv")] == []  # no hidden file left
+
+
 def test_cli_until_goes_only_with_extended(store, tmp_path):
     doc = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
     parcel = doc["notices"][0]["parcel_id"]
