@@ -623,6 +623,17 @@ def set_kinds(folder: str | Path, kinds: dict[str, str]) -> None:
         _write_meta(folder, meta | {"kinds": known}, locked=True)
 
 
+def update_meta_entry(folder: str | Path, key: str, name: str, value) -> None:
+    """Add or replace one entry of a mapping in the upload's record (``columns[kind]``: one layer's columns), the
+    others kept: read and written under the record's lock, so two requests for different layers at once keep both."""
+    if key in ("owner", "created"):
+        raise ValueError(f"The upload's {key} is never replaced.")
+    folder = Path(folder)
+    with _meta_writer(folder):
+        meta = read_meta(folder)
+        _write_meta(folder, meta | {key: dict(meta.get(key) or {}) | {name: value}}, locked=True)
+
+
 def update_meta(folder: str | Path, values: dict) -> None:
     """Add or replace entries of the upload's record (its owner and creation time are never replaced)."""
     folder = Path(folder)

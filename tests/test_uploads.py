@@ -481,6 +481,43 @@ def test_two_requests_saving_an_uploads_settings_at_once_both_count(tmp_path):
     assert _hidden(folder) == []
 
 
+def test_two_requests_recording_the_columns_of_different_layers_at_once_keep_both(tmp_path):
+    """The mapping page records each layer's columns in the upload's record (``columns[kind]``). Two requests for
+    different layers at once each read the record, then wrote it with their own entry added: the one written last
+    dropped the other's. Each entry is now added under the record's lock, the others kept, and nothing is left."""
+    from layers.uploads import read_meta, update_meta, update_meta_entry
+
+    folder = _upload(tmp_path)
+    kinds = ("parcels", "mains", "streets", "buildings")
+    start, errors = threading.Barrier(len(kinds) + 1), []
+
+    def record(kind: str) -> None:
+        start.wait()
+        try:
+            for n in range(40):
+                update_meta_entry(folder, "columns", kind, {"path": f"{kind}.shp", "names": [f"c{n}"]})
+        except Exception as exc:  # every writer's failure is reported
+            errors.append(repr(exc))
+
+    def save_form() -> None:  # the form saved at the same time, another entry of the record
+        start.wait()
+        for n in range(40):
+            update_meta(folder, {"form": {"n": n}})
+
+    threads = [threading.Thread(target=record, args=(k,)) for k in kinds] + [threading.Thread(target=save_form)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    meta = read_meta(folder)
+    assert meta["columns"] == {k: {"path": f"{k}.shp", "names": ["c39"]} for k in kinds}
+    assert meta["form"] == {"n": 39} and meta["owner"] == "pat"
+    assert _hidden(folder) == []
+    with pytest.raises(ValueError, match="never replaced"):
+        update_meta_entry(folder, "owner", "name", "mallory")
+
+
 def test_an_uploads_record_is_written_whole_and_a_killed_writers_copy_cleared(tmp_path, monkeypatch):
     """A write of the record that fails half-way leaves the record as it was; the copies killed writers left (this
     release's hidden name, and the fixed ``.meta.json.tmp`` of the one before) are removed by the next writer."""

@@ -51,6 +51,7 @@ from layers.uploads import (
     read_meta,
     set_kinds,
     update_meta,
+    update_meta_entry,
     upload_folder,
     upload_layers,
     upload_sources,
@@ -196,9 +197,7 @@ def _columns(token: str, kind: str, source) -> list[str]:
         return list(known["names"])
     with _refused_deletes(folder):
         names = [c for c in read_source(source).columns if c != "geometry"]
-    columns = dict(read_meta(folder).get("columns") or {})
-    columns[kind] = {"path": source.path, "layer": source.layer, "names": names}
-    update_meta(folder, {"columns": columns})
+    update_meta_entry(folder, "columns", kind, {"path": source.path, "layer": source.layer, "names": names})
     return names
 
 
