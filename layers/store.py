@@ -49,7 +49,7 @@ import pyogrio
 
 from analysis.profiles import joined_citations, split_citations
 from layers.atomic import StoreBusyError as StoreBusyError
-from layers.atomic import StoreWriter, lock_file, scratch_affixes, writer_lock
+from layers.atomic import StoreWriter, lock_file, scratch_affixes, writer_lock, written_whole
 from layers.errors import LayerError, redact_url, split_fragment
 from layers.read import LAYER_NAMES, read_ogr, unreadable_message
 from layers.write import BUILDINGS_LAYER, RESULT_LAYER, add_layers, result_layers, write_layers
@@ -444,10 +444,14 @@ class GeoPackageStore(Store):
         folder = target.parent / PREVIOUS
         folder.mkdir(parents=True, exist_ok=True)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
-        _copy_sqlite(target, folder / f"{stamp}.gpkg")
-        (folder / f"{stamp}.json").write_text(
-            json.dumps({"saved_at": time.time(), "label": label, "by": who}), encoding="utf-8"
-        )
+        copy = folder / f"{stamp}.gpkg"
+        _copy_sqlite(target, copy)
+        try:  # its record whole or not at all, and the copy only with it (a full disk keeps neither)
+            with written_whole(copy.with_suffix(".json"), locked=True) as where:
+                where.write_text(json.dumps({"saved_at": time.time(), "label": label, "by": who}), encoding="utf-8")
+        except BaseException:
+            discard_store(copy)
+            raise
         for old in self.previous()[max(keep, 1) :]:
             (folder / old["name"]).unlink(missing_ok=True)
             (folder / old["name"]).with_suffix(".json").unlink(missing_ok=True)

@@ -441,3 +441,36 @@ def test_a_folder_the_user_may_not_make_is_told_not_traced(town_gpkg, tmp_path, 
     said = " ".join(failed.output.split())
     assert failed.exit_code == 2 and "Traceback" not in failed.output, failed.output
     assert f"Cannot write {tmp_path / 'x'}: you may not write there (Operation not permitted); write the" in said
+
+
+def test_a_previous_stores_record_that_fails_half_way_leaves_the_earlier_ones_whole(tmp_path, monkeypatch):
+    """Publishing keeps the store it replaces in previous-stores/ with a small record beside it (its label, when,
+    who). That record was written straight to its name: a full disk left half of it, which the list of earlier
+    stores read as no label at all. Now it appears whole or not at all; the copy it describes goes with it, the
+    publication is refused in one sentence, and the earlier copies and their records are as they were."""
+    import errno
+
+    from layers.store import open_store
+
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(60))
+    upload = tmp_path / "upload.gpkg"
+    write_layers(str(upload), sample_town(60, seed=7))
+    town = open_store(store)
+    first = town.publish(upload, who="pat", label="the March upload")
+    folder = tmp_path / "previous-stores"
+    records = {p.name: p.read_bytes() for p in folder.iterdir()}
+    published = store.read_bytes()
+    written = Path.write_text
+
+    def half(self, text, *args, **kwargs):
+        written(self, text[: len(text) // 2], *args, **kwargs)
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(Path, "write_text", half)
+        with pytest.raises(LayerError, match=r"\.json: the disk is full"):
+            town.publish(upload, who="pat", label="the April upload")
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == records  # nothing half, nothing hidden, no copy
+    assert [(p["name"], p["label"]) for p in town.previous()] == [(first, "before the March upload")]
+    assert store.read_bytes() == published
