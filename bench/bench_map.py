@@ -15,14 +15,11 @@ import shutil
 import statistics
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-from werkzeug.serving import make_server  # noqa: E402
 
 from analysis.profiles import load_profile  # noqa: E402
 from gisapp import create_app  # noqa: E402
@@ -32,7 +29,7 @@ from layers.crs import measuring_crs  # noqa: E402
 from layers.read import find_layers, load_layers  # noqa: E402
 from layers.sample import sample_town  # noqa: E402
 from layers.write import write_layers  # noqa: E402
-from tests.conftest import headless_chromium  # noqa: E402
+from tests.conftest import headless_chromium, serving  # noqa: E402
 
 
 def wait(driver, script, timeout=60):
@@ -42,6 +39,34 @@ def wait(driver, script, timeout=60):
             return
         time.sleep(0.02)
     raise TimeoutError(script)
+
+
+def browse(driver, url: str) -> tuple[float, float, bool, list[float], float]:
+    """The first render of the map at ``url`` (seconds), the page's size (KB), whether it opened on the grid
+    overview, each pan's seconds at street level, and the size of a street-level view's parcels (KB)."""
+    t = time.perf_counter()
+    driver.get(url)
+    wait(driver, "return document.body.dataset.loaded")
+    first_s = time.perf_counter() - t
+    page_kb = len(driver.page_source) / 1024
+    aggregated = driver.execute_script("return document.body.dataset.aggregated") == "1"
+
+    # Street level in the middle of the town, then pan around.
+    driver.execute_script("const m = window.sewerplanMap; m.setView(m.getCenter(), 17, {animate: false});")
+    wait(driver, "return document.body.dataset.loading === '0'")
+    pans = []
+    for dx, dy in [(400, 0), (0, 300), (-400, 0), (0, -300)] * 3:
+        before = driver.execute_script("return document.body.dataset.loaded")
+        t = time.perf_counter()
+        driver.execute_script(f"window.sewerplanMap.panBy([{dx}, {dy}], {{animate: false}});")
+        wait(driver, f"return document.body.dataset.loaded !== '{before}' && document.body.dataset.loading === '0'")
+        pans.append(time.perf_counter() - t)
+    view_kb = driver.execute_async_script(
+        "const done = arguments[0]; const b = window.sewerplanMap.getBounds();"
+        "fetch(`/api/layers/parcels?bbox=${b.getWest()},${b.getSouth()},${b.getEast()},${b.getNorth()}&zoom=17`)"
+        ".then(r => r.text()).then(t => done(t.length / 1024));"
+    )
+    return first_s, page_kb, aggregated, pans, view_kb
 
 
 def main(n: int) -> None:
@@ -64,37 +89,14 @@ def main(n: int) -> None:
     with app.app_context():
         map_data()
     load_s = time.perf_counter() - t
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}/"
-
-    driver = headless_chromium(folder / "profile")
     try:
-        t = time.perf_counter()
-        driver.get(url)
-        wait(driver, "return document.body.dataset.loaded")
-        first_s = time.perf_counter() - t
-        page_kb = len(driver.page_source) / 1024
-        aggregated = driver.execute_script("return document.body.dataset.aggregated") == "1"
-
-        # Street level in the middle of the town, then pan around.
-        driver.execute_script("const m = window.sewerplanMap; m.setView(m.getCenter(), 17, {animate: false});")
-        wait(driver, "return document.body.dataset.loading === '0'")
-        pans = []
-        for dx, dy in [(400, 0), (0, 300), (-400, 0), (0, -300)] * 3:
-            before = driver.execute_script("return document.body.dataset.loaded")
-            t = time.perf_counter()
-            driver.execute_script(f"window.sewerplanMap.panBy([{dx}, {dy}], {{animate: false}});")
-            wait(driver, f"return document.body.dataset.loaded !== '{before}' && document.body.dataset.loading === '0'")
-            pans.append(time.perf_counter() - t)
-        view_kb = driver.execute_async_script(
-            "const done = arguments[0]; const b = window.sewerplanMap.getBounds();"
-            "fetch(`/api/layers/parcels?bbox=${b.getWest()},${b.getSouth()},${b.getEast()},${b.getNorth()}&zoom=17`)"
-            ".then(r => r.text()).then(t => done(t.length / 1024));"
-        )
+        with serving(app) as url:
+            driver = headless_chromium(folder / "profile")
+            try:
+                first_s, page_kb, aggregated, pans, view_kb = browse(driver, f"{url}/")
+            finally:
+                driver.quit()
     finally:
-        driver.quit()
-        server.shutdown()
         shutil.rmtree(folder, ignore_errors=True)
 
     print(

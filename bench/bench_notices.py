@@ -26,8 +26,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from werkzeug.serving import make_server  # noqa: E402
-
 from analysis.notices import due_notices  # noqa: E402
 from analysis.profiles import load_profile  # noqa: E402
 from gisapp import create_app  # noqa: E402
@@ -38,6 +36,7 @@ from layers.register import Register, new_batch_id  # noqa: E402
 from layers.sample import sample_town  # noqa: E402
 from layers.store import read_results  # noqa: E402
 from layers.write import write_layers  # noqa: E402
+from tests.conftest import serving  # noqa: E402
 
 URLS = ("/notices", "/notices?page=7", "/notices?q=smith", "/notices?status=open&page=3", "/notices?overdue=1")
 
@@ -100,22 +99,21 @@ def main(n: int, clients: int) -> None:
         {"STORE": str(store), "USERS_DB": str(folder / "u.sqlite"), "SECRET_KEY": "bench", "LOCAL_MODE": True}
     )
     logging.getLogger("werkzeug").setLevel(logging.ERROR)
-    server = make_server("127.0.0.1", 0, app, threaded=True)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_port}"
-    urllib.request.urlopen(url + "/notices").read()  # warm up
-    print(f"{n:,} parcels, {count:,} notices in the register, {clients} clients x 40 requests")
-    print("| case | requests | p50 s | p95 s | max s |\n|---|---|---|---|---|")
-    report("idle register", measure(url, clients, 40))
-    writer = sqlite3.connect(register.path, timeout=1)
-    writer.execute("BEGIN IMMEDIATE")  # a batch being recorded elsewhere holds the write lock meanwhile
     try:
-        report("a writer holds the write lock", measure(url, clients, 40))
+        with serving(app) as url:
+            urllib.request.urlopen(url + "/notices").read()  # warm up
+            print(f"{n:,} parcels, {count:,} notices in the register, {clients} clients x 40 requests")
+            print("| case | requests | p50 s | p95 s | max s |\n|---|---|---|---|---|")
+            report("idle register", measure(url, clients, 40))
+            writer = sqlite3.connect(register.path, timeout=1)
+            writer.execute("BEGIN IMMEDIATE")  # a batch being recorded elsewhere holds the write lock meanwhile
+            try:
+                report("a writer holds the write lock", measure(url, clients, 40))
+            finally:
+                writer.rollback()
+                writer.close()
     finally:
-        writer.rollback()
-        writer.close()
-    server.shutdown()
-    shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
