@@ -391,6 +391,8 @@ class GeoPackageStore(Store):
             return []
         found = []
         for f in folder.glob("*.gpkg"):
+            if f.name.startswith("."):  # a copy being written (or one a killed writer left): not a version yet
+                continue
             meta = {}
             side = f.with_suffix(".json")
             if side.exists():
@@ -443,9 +445,12 @@ class GeoPackageStore(Store):
             return ""
         folder = target.parent / PREVIOUS
         folder.mkdir(parents=True, exist_ok=True)
+        for left in folder.glob(".*.tmp.*"):  # what a writer killed while copying left; this one holds the lock
+            left.unlink(missing_ok=True)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
         copy = folder / f"{stamp}.gpkg"
-        _copy_sqlite(target, copy)
+        with written_whole(copy, locked=True) as where:  # whole or not at all: a half copy is no earlier version
+            _copy_sqlite(target, where)
         try:  # its record whole or not at all, and the copy only with it (a full disk keeps neither)
             with written_whole(copy.with_suffix(".json"), locked=True) as where:
                 where.write_text(json.dumps({"saved_at": time.time(), "label": label, "by": who}), encoding="utf-8")

@@ -474,3 +474,38 @@ def test_a_previous_stores_record_that_fails_half_way_leaves_the_earlier_ones_wh
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == records  # nothing half, nothing hidden, no copy
     assert [(p["name"], p["label"]) for p in town.previous()] == [(first, "before the March upload")]
     assert store.read_bytes() == published
+
+
+def test_a_previous_store_copied_half_way_is_never_listed_as_an_earlier_version(tmp_path, monkeypatch):
+    """The copy of the store a publication replaces was written straight to its name in previous-stores/: a copy
+    stopped halfway (a full disk, a kill) was listed among the earlier versions, ready to be restored. It is now
+    written under a hidden name and renamed when whole; a hidden copy a killed writer left is not listed, and the
+    next publication clears it."""
+    import layers.store as store_module
+    from layers.store import open_store
+
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(60))
+    upload = tmp_path / "upload.gpkg"
+    write_layers(str(upload), sample_town(60, seed=7))
+    town = open_store(store)
+    first = town.publish(upload, who="pat", label="the March upload")
+    folder = tmp_path / "previous-stores"
+    copied = store_module._copy_sqlite
+
+    def half(source, target):
+        Path(target).write_bytes(HALF)
+        raise OSError("disk I/O error")
+
+    with monkeypatch.context() as m:
+        m.setattr(store_module, "_copy_sqlite", half)
+        with pytest.raises(OSError):
+            town.publish(upload, who="pat", label="the April upload")
+    assert [p["name"] for p in town.previous()] == [first]
+    assert sorted(p.name for p in folder.iterdir()) == sorted([first, first.replace(".gpkg", ".json")])
+    killed = folder / f".20990101-000000-000000.{'0' * 32}.tmp.gpkg"  # as a writer killed while copying leaves it
+    killed.write_bytes(HALF)
+    assert [p["name"] for p in town.previous()] == [first]
+    monkeypatch.setattr(store_module, "_copy_sqlite", copied)
+    second = town.publish(upload, who="pat", label="the May upload")
+    assert [p["name"] for p in town.previous()] == [second, first] and not killed.exists()
