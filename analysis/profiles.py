@@ -501,6 +501,39 @@ def load_profile(name_or_path: str | Path, *, overrides: dict[str, Any] | None =
     return _build_profile(data, path, overrides or {})
 
 
+def values_set(profile: Profile, settings: dict[str, Any]) -> dict[str, Any]:
+    """The values ``settings`` set on ``profile`` (as its file gives them) that change it, read as the profile reads
+    a value set on it: text as the rule's type, so ``250`` and ``250.0`` are one value, and a value equal to the
+    profile's own is left out, as not set. A key the profile has no rule for, or a value it cannot read, is kept as
+    given: it is not the profile's own value.
+
+    Two runs set different values on a profile only where these differ: the map tells a what-if run from the run a
+    notice was given on by them.
+
+    Examples
+    --------
+    >>> fort_plain = load_profile("fort-plain")
+    >>> values_set(fort_plain, {"mandate.distance_ft": "250.0"}), values_set(fort_plain, {"mandate.distance_ft": "100"})
+    ({'mandate.distance_ft': 250.0}, {})
+    >>> values_set(fort_plain, {"mandate.distance_ft": "far"})
+    {'mandate.distance_ft': 'far'}
+    """
+    rules = profile.rules()
+    meta = {f"{s}.{f.name}": f.metadata for s, cls in _SECTIONS.items() for f in dataclasses.fields(cls)}
+    out: dict[str, Any] = {}
+    for key, raw in settings.items():
+        own = rules.get(key)
+        if own is None:
+            out[key] = raw
+            continue
+        read, problems = _override(key, own, raw, meta[key])
+        if problems:
+            out[key] = raw
+        elif read.value != own.value:
+            out[key] = read.value
+    return out
+
+
 def _build_profile(data: dict, path: Path, overrides: dict[str, Any]) -> Profile:
     """The profile, or one ``ProfileError`` listing every problem: the file's prefixed by its name, the values the
     user set (which are not in the file) by their key alone."""

@@ -29,13 +29,13 @@ from pyproj import CRS
 
 from analysis.buildings import BuildingsResult, assess_buildings
 from analysis.duties import DutiesResult, assess_duties
-from analysis.errors import Fix
+from analysis.errors import Fix, ProfileError
 from analysis.mandate import MandateResult, analyze_mandates, missing_inputs
 from analysis.network import SewerNetwork, build_network
 from analysis.network_checks import check_network
 from analysis.notices import NoticePlan, TownSettings, with_resolutions
 from analysis.notification import Notification, parcels_within
-from analysis.profiles import Profile, available_profiles, load_profile
+from analysis.profiles import Profile, available_profiles, load_profile, values_set
 from analysis.subdivisions import assess_subdivisions
 from analysis.trace import Sewershed, Trace, add_network_results, connect_parcels, trace_down
 from analysis.trace import sewershed as upstream_of
@@ -103,6 +103,19 @@ def profile_names() -> list[str]:
 def profile(name: str, *, settings: dict | None = None) -> Profile:
     """A profile by bundled name or ``.toml`` path, with ``settings`` (rule key -> value) applied."""
     return load_profile(name, overrides=settings or None)
+
+
+def settings_changed(profile_name: str | None, settings: dict | None) -> dict | None:
+    """The values ``settings`` set on the profile ``profile_name`` (a bundled name or ``.toml`` path) that change
+    it, as the profile reads them (``analysis.profiles.values_set``): ``250`` and ``250.0`` are one value, and a
+    value equal to the profile's own is not set. None (a run recorded before runs kept their settings) stays None;
+    where the profile cannot be read now (a profile file since moved), the values are kept as they were given."""
+    if settings is None:
+        return None
+    try:
+        return values_set(profile(profile_name), settings) if profile_name else dict(settings)
+    except ProfileError:
+        return dict(settings)
 
 
 def profiles() -> list[Profile]:

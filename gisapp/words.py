@@ -217,15 +217,22 @@ def settings_text(settings: dict | None) -> str:
     ('mandate.distance_ft=250 (value set by the user)', '')
     >>> settings_text({"b.y": 2, "a.x": "1"})
     'a.x=1, b.y=2 (values set by the user)'
+    >>> settings_text({"mandate.distance_ft": 250.0, "mandate.requires_abutting_street": False})  # as a profile reads
+    'mandate.distance_ft=250, mandate.requires_abutting_street=false (values set by the user)'
     """
     if not settings:
         return ""
-    pairs = ", ".join(f"{k}={v}" for k, v in sorted(settings.items()))
+    pairs = ", ".join(f"{k}={_setting_value(v)}" for k, v in sorted(settings.items()))
     return f"{pairs} (value{'' if len(settings) == 1 else 's'} set by the user)"
 
 
-def _plain_settings(settings: dict | None) -> dict[str, str] | None:
-    return None if settings is None else {str(k): str(v) for k, v in settings.items()}
+def _setting_value(value) -> str:
+    """A value set on a profile as it is typed after ``--set KEY=``: 250 (not 250.0), true, 12.5."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def other_run(run: dict | None, given: dict | None, fmt: str = DEFAULT_DATE_FORMAT) -> str | None:
@@ -234,11 +241,13 @@ def other_run(run: dict | None, given: dict | None, fmt: str = DEFAULT_DATE_FORM
 
     ``run`` and ``given`` hold ``profile``, ``settings`` (a dict; None where not recorded), ``distance_ft`` and
     ``analysed_at``. A what-if run under the notice's own profile at another distance showed its reason beside the
-    notice with nothing to say the notice was not given on it.
+    notice with nothing to say the notice was not given on it. The settings are compared as values: give them as
+    the profile reads them, without those equal to its own (``gisapp.services.settings_changed``), or ``250`` and
+    ``250.0``, or a value set to the profile's own, would count as a difference.
 
     Examples
     --------
-    >>> now = {"profile": "fort-plain", "settings": {"mandate.distance_ft": "250"}, "distance_ft": 250.0}
+    >>> now = {"profile": "fort-plain", "settings": {"mandate.distance_ft": 250.0}, "distance_ft": 250.0}
     >>> then = {"profile": "fort-plain", "settings": {}, "distance_ft": 100.0, "analysed_at": "2026-12-03 17:49"}
     >>> print(other_run(now, then))  # doctest: +NORMALIZE_WHITESPACE
     This run measured with mandate.distance_ft=250 (value set by the user); the notice on record was given on the
@@ -252,7 +261,7 @@ def other_run(run: dict | None, given: dict | None, fmt: str = DEFAULT_DATE_FORM
     """
     if not run or not given:
         return None
-    mine, theirs = _plain_settings(run.get("settings")), _plain_settings(given.get("settings"))
+    mine, theirs = run.get("settings"), given.get("settings")
     profiles = bool(run.get("profile") and given.get("profile")) and run.get("profile") != given.get("profile")
     settings = mine is not None and theirs is not None and mine != theirs
     near, far = run.get("distance_ft"), given.get("distance_ft")

@@ -456,6 +456,37 @@ def test_the_map_popup_says_when_the_notice_was_given_on_a_run_with_other_settin
     )
 
 
+@pytest.mark.parametrize(
+    ("given_with", "what_if"),
+    [
+        ((), "mandate.distance_ft=100"),  # Fort Plain's own distance (§ 144-4), set by the user: nothing differs
+        ((), "mandate.distance_ft=100.0"),
+        (("--set", "mandate.distance_ft=250"), "mandate.distance_ft=250.0"),  # one value, typed two ways
+    ],
+)
+def test_a_run_setting_the_notices_values_again_is_the_notices_run(client, app, given_with, what_if):
+    """Settings were compared as text: a what-if run with mandate.distance_ft=250.0 after notices given on a run at
+    250, or with Fort Plain's own 100 set by the user, marked the popup's reason "not the notice on record", though
+    the run measured as the notice's did. They are compared as the profile reads them."""
+    noticed, own = HOSTILE_IDS[1], app.config["STORE"]
+    run = ["analyze", "--profile", "fort-plain", "--data", own, "--out", own]
+    if given_with:
+        done = CliRunner().invoke(main, [*run, *given_with])
+        assert done.exit_code == 0, done.output
+    _issue(client)
+    done = CliRunner().invoke(main, [*run, "--set", what_if])
+    assert done.exit_code == 0, done.output
+    doc = client.get("/api/parcel", query_string={"id": noticed}).get_json()
+    assert doc["run"]["settings"] == dict([what_if.split("=")])  # the run line still names what was typed
+    (notice,) = doc["notices"]
+    assert notice["other_run"] is None
+    # A value that does differ is still told, however it was typed.
+    done = CliRunner().invoke(main, [*run, "--set", "mandate.distance_ft=175.0"])
+    assert done.exit_code == 0, done.output
+    (notice,) = client.get("/api/parcel", query_string={"id": noticed}).get_json()["notices"]
+    assert notice["other_run"].startswith("This run measured with mandate.distance_ft=175 (value set by the user);")
+
+
 def test_the_register_table_is_paged(client, app):
     _issue(client)
     register = Register(store=app.config["STORE"], create=False)

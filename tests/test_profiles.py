@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from analysis.errors import ProfileError
-from analysis.profiles import PROFILE_DIR, available_profiles, covering_tests, load_profile, rule_tests
+from analysis.profiles import PROFILE_DIR, available_profiles, covering_tests, load_profile, rule_tests, values_set
 from tests.conftest import DATA, REPO
 
 
@@ -330,3 +330,21 @@ def test_docs_list_every_rule_of_each_town_and_which_are_settings(name):
         f"analysis.profiles.rules_markdown(load_profile({name!r})):\n{table}"
     )
     assert "| law |" in table and "| setting |" in table
+
+
+@pytest.mark.parametrize(
+    ("settings", "changed"),
+    [
+        ({"mandate.distance_ft": "100"}, {}),  # the profile's own value, typed: not set
+        ({"mandate.distance_ft": "100.0", "mandate.notice_period_days": "90"}, {}),
+        ({"mandate.requires_abutting_street": "TRUE"}, {}),
+        ({"mandate.distance_ft": 250}, {"mandate.distance_ft": 250.0}),  # a manifest's number, not text
+        ({"mandate.requires_abutting_street": "false"}, {"mandate.requires_abutting_street": False}),
+        ({"mandate.notice_period_days": "60"}, {"mandate.notice_period_days": 60}),
+        ({"mandate.notice_period_days": "sixty"}, {"mandate.notice_period_days": "sixty"}),  # unreadable: as given
+        ({"mandate.no_such_rule": "1"}, {"mandate.no_such_rule": "1"}),
+    ],
+)
+def test_values_set_are_read_as_the_profile_reads_them(settings, changed):
+    """Two runs are told apart by the values they set that change the profile, not by how they were typed."""
+    assert values_set(load_profile("fort-plain"), settings) == changed

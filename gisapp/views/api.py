@@ -128,28 +128,45 @@ def _notices_of(parcel_id: str, run: dict | None) -> list[dict] | None:
         return None
     keep = ("notice_id", "notice_type", "status", "issued_date", "deadline", "batch_id", "section")
     found = register.notices_of(parcel_id)
-    given = {b: _given_on(register, b) for b in {n["batch_id"] for n in found} if b}
+    if not found:
+        return []
+    # Both runs' settings as their profiles read them: "250" and "250.0" are one value, and a value equal to the
+    # profile's own is not set (a what-if run at Fort Plain's own 100 ft measured as the notice's run did).
+    source = _profile_source(run)
+    mine = None if run is None else run | {"settings": services.settings_changed(source, run.get("settings"))}
+    given = {b: _given_on(register, b, run, source) for b in {n["batch_id"] for n in found} if b}
     fmt = current_app.config["DATE_FORMAT"]
     return [
         {k: None if n[k] is None else str(n[k]) for k in keep}
         | {
             "profile": (given.get(n["batch_id"]) or {}).get("profile"),
-            "other_run": other_run(run, given.get(n["batch_id"]), fmt),
+            "other_run": other_run(mine, given.get(n["batch_id"]), fmt),
         }
         for n in found
     ]
 
 
-def _given_on(register, batch_id: str) -> dict | None:
-    """How the run a batch was issued from measured: its profile, the values set on it, its distance, its date."""
+def _profile_source(run: dict | None) -> str | None:
+    """The map's run's profile as the run gave it: a bundled name, or the ``.toml`` file a custom profile is read
+    from (the run and the register name it by its id alone)."""
+    workspace = (map_data().run() or {}).get("workspace")
+    given = workspace.get("profile") if isinstance(workspace, dict) else None
+    return given or (run or {}).get("profile")
+
+
+def _given_on(register, batch_id: str, run: dict | None, source: str | None) -> dict | None:
+    """How the run a batch was issued from measured: its profile, the values set on it (as the profile reads them),
+    its distance, its date. A batch under the map's run's profile is read from the same profile file."""
     batch = register.batch(batch_id)
     if batch is None:
         return None
     recorded = register.run(batch["run_id"]) if batch.get("run_id") is not None else None
     recorded = recorded or {}
+    profile = batch.get("profile")
+    same = bool(run) and profile == run.get("profile")
     return {
-        "profile": batch.get("profile"),
-        "settings": recorded.get("settings"),
+        "profile": profile,
+        "settings": services.settings_changed(source if same else profile, recorded.get("settings")),
         "distance_ft": recorded.get("distance_ft"),
         "analysed_at": recorded.get("analysed_at"),
     }
