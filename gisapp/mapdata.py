@@ -19,6 +19,7 @@ It serves only the web app (``gisapp.state.map_data`` keeps one per store versio
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 import threading
@@ -32,7 +33,7 @@ import pandas as pd
 import shapely
 
 from analysis.profiles import bracketed
-from gisapp.words import number, reason_without_deadline
+from gisapp.words import DEFAULT_DATE_FORMAT, number, reason_without_deadline, town_date
 from layers.errors import LayerError
 from layers.store import latest_run, open_store
 from layers.write import BUILDINGS_LAYER, LINES_LAYER, RESULT_LAYER
@@ -49,6 +50,7 @@ PARCEL_FIELDS = (
     "section",
     "reason",
     "deadline",
+    "deadline_text",  # the deadline in the town's date format, as the table and the popup show it
     "control_manhole",
     "downstream_length_ft",
     "street_name_main",
@@ -235,9 +237,13 @@ class MapData:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     @classmethod
-    def load(cls, path: str | Path, *, max_features: int = 5000) -> MapData:
+    def load(cls, path: str | Path, *, max_features: int = 5000, date_format: str = DEFAULT_DATE_FORMAT) -> MapData:
         """A store's layers for the map, read through the store (a GeoPackage file, or a PostGIS schema read from
-        one snapshot of the database), each in WGS 84 with its tree, and the layers the map serves."""
+        one snapshot of the database), each in WGS 84 with its tree, and the layers the map serves.
+
+        Dates are sent as ISO text ("2027-05-30") whatever field type the store gives them: a store holding the
+        deadline as a date field sent a count of milliseconds. The parcels' ``deadline_text`` is the deadline in the
+        town's ``date_format``: the page shows the server's words and formats no date itself."""
         path = str(path)
         store = open_store(path)
         if not store.exists():
@@ -247,7 +253,7 @@ class MapData:
             if frame.crs is None:
                 continue
             data.originals[name] = frame
-            shown = frame.to_crs(4326)
+            shown = _dates_as_text(frame.to_crs(4326))
             data.layers[name] = shown
             data.trees[name] = shapely.STRtree(np.asarray(shown.geometry.values))
         for kind, (candidates, fields) in MAP_LAYERS.items():
@@ -257,6 +263,8 @@ class MapData:
             frame = data.layers[name]
             if kind == "parcels" and name != RESULT_LAYER:
                 frame = frame.assign(status=NOT_ANALYSED)
+            if kind == "parcels" and "deadline" in frame.columns:
+                frame = frame.assign(deadline_text=_worded_dates(frame["deadline"], date_format))
             data.served[kind] = ServedLayer.of(name, frame, fields)
         return data
 
@@ -367,7 +375,9 @@ class MapData:
     def _feature(self, kind: str, i: int) -> dict:
         layer = self.served[kind]
         row = layer.frame.iloc[[i]]
-        props = json.loads(pd.DataFrame(row.drop(columns=row.geometry.name)).to_json(orient="records"))[0]
+        props = json.loads(
+            pd.DataFrame(row.drop(columns=row.geometry.name)).to_json(orient="records", date_format="iso")
+        )[0]
         geometry = json.loads(layer.geometry_json(np.array([i]), FULL_BAND)[0])
         return {"type": "Feature", "properties": props, "geometry": geometry}
 
@@ -460,7 +470,7 @@ class MapData:
             if frame is not None:
                 chosen = frame[frame["status"] == "mandated"].sort_values("parcel_id").head(limit)
                 present = [c for c in columns if c in chosen.columns]
-                rows = json.loads(pd.DataFrame(chosen[present]).to_json(orient="records"))
+                rows = json.loads(pd.DataFrame(chosen[present]).to_json(orient="records", date_format="iso"))
             self.cache[key] = rows
         return rows
 
@@ -500,6 +510,40 @@ def _popup_rows(props: dict) -> list[list[str]]:
         measured = isinstance(value, int | float) and not isinstance(value, bool)
         rows.append([label, number(value, unit) if measured else str(value)])
     return rows
+
+
+def _dates_as_text(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
+    """``frame`` with its date and time columns as ISO text: "2027-05-30" for a date (or a time at midnight),
+    "2027-05-30T14:05:00" for a time of day. A store may give a date field as a datetime column or as ``date``
+    objects (PostGIS), which JSON would write as milliseconds or with a midnight time the page cannot word."""
+    changed = {}
+    for name in frame.columns:
+        if name == frame.geometry.name:
+            continue
+        column = frame[name]
+        if isinstance(column.dtype, pd.DatetimeTZDtype) or pd.api.types.is_datetime64_dtype(column.dtype):
+            changed[name] = column.astype(object).map(_iso_text, na_action="ignore").where(column.notna(), None)
+        elif column.dtype == object:
+            values = column.to_numpy()
+            present = pd.notna(values)
+            if present.any() and isinstance(values[present.argmax()], dt.date):
+                changed[name] = column.map(_iso_text, na_action="ignore")
+    return frame.assign(**changed) if changed else frame
+
+
+def _iso_text(value):
+    """A date as YYYY-MM-DD, a time of day as YYYY-MM-DDTHH:MM:SS (with its offset, if it has one); else as it is."""
+    if isinstance(value, dt.datetime):
+        midnight = value.time() == dt.time(0) and value.utcoffset() in (None, dt.timedelta(0))
+        return value.date().isoformat() if midnight else value.isoformat(timespec="seconds")
+    return value.isoformat() if isinstance(value, dt.date) else value
+
+
+def _worded_dates(values: pd.Series, fmt: str) -> pd.Series:
+    """Each date in the town's format (``gisapp.words.town_date``), worded once per distinct date: a town's
+    parcels share a few deadlines."""
+    worded = {v: town_date(v, fmt) for v in pd.unique(values.dropna())}
+    return values.map(worded).where(values.notna(), None)
 
 
 def _text(value) -> str | None:

@@ -116,9 +116,9 @@ def _signature(path: str) -> float:
     return open_store(path).version()
 
 
-def _load(path: str, *, max_features: int) -> MapData:
+def _load(path: str, *, max_features: int, date_format: str) -> MapData:
     """A store's layers for the map (``MapData.load`` reads any store, GeoPackage or PostGIS, through its interface)."""
-    return MapData.load(path, max_features=max_features)
+    return MapData.load(path, max_features=max_features, date_format=date_format)
 
 
 def map_data(path: str | None = None) -> MapData:
@@ -132,7 +132,8 @@ def map_data(path: str | None = None) -> MapData:
             stale = s.data.pop(path, None) is not None
             s.workspaces.pop(path, None)
             replaced = stale or len(s.data) >= CACHED_STORES
-            data = _load(path, max_features=current_app.config["MAP_MAX_FEATURES"])
+            config = current_app.config
+            data = _load(path, max_features=config["MAP_MAX_FEATURES"], date_format=config["DATE_FORMAT"])
             data.mtime = mark
             s.data[path] = data
             while len(s.data) > CACHED_STORES:

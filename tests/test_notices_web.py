@@ -401,6 +401,22 @@ def test_the_map_popup_gives_the_notice_and_its_deadline_from_the_register(clien
     assert client.get("/api/parcel", query_string={"id": quiet}).get_json()["notices"] == []
 
 
+def test_the_parcels_notice_dates_come_worded_in_the_towns_format(store, tmp_path):
+    """The map's script worded the notice's issued date and deadline itself: the parcel's answer sends them in the
+    town's date format, beside the ISO dates, an extended deadline as the register has it."""
+    fmt = "%d %B %Y (day %j)"  # %j: a code the map's script never knew
+    app = make_app(store, tmp_path, DATE_FORMAT=fmt)
+    client = app.test_client()
+    _issue(client)
+    Register(store=app.config["STORE"], create=False).mark(
+        HOSTILE_IDS[0], "extended", deadline=dt.date(2027, 9, 1), note="asked in writing", actor="clerk"
+    )
+    for parcel_id, deadline in ((HOSTILE_IDS[0], "2027-09-01"), (HOSTILE_IDS[1], "2027-05-30")):
+        (notice,) = client.get("/api/parcel", query_string={"id": parcel_id}).get_json()["notices"]
+        assert (notice["issued_date"], notice["issued_date_text"]) == ("2027-03-01", "01 March 2027 (day 060)")
+        assert (notice["deadline"], notice["deadline_text"]) == (deadline, town_date(deadline, fmt))
+
+
 def _what_if_under_poughkeepsie(app) -> str:
     """Fort Plain's notices issued from the notices page, then a what-if run under Poughkeepsie written to the same
     store (a highway program as its reason): a noticed parcel's ID."""

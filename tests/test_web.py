@@ -12,12 +12,14 @@ import zipfile
 from pathlib import Path
 
 import geopandas as gpd
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
 from analysis.profiles import available_profiles, load_profile
 from gisapp import SETTINGS
 from gisapp.cli import main
+from gisapp.words import town_date
 from layers.sample import sample_town
 from layers.write import write_layers
 from tests.conftest import csrf, make_app, serving, wait_job
@@ -179,6 +181,57 @@ def test_the_server_words_the_popups_reason_without_the_runs_deadline(profile, p
         assert doc["reason"] == shown and "Deadline" not in shown
     mandated = gpd.read_file(store, layer="parcel_results").query("status == 'mandated'")
     assert set(mandated["deadline"]) == {PROFILE_RUNS[profile][1]}
+
+
+# A town date format the map's script never knew (%j, the day of the year): only the server's words show it right.
+OTHER_DATE_FORMAT = "%d %B %Y (day %j)"
+
+
+def _deadlines(store) -> tuple[str, str]:
+    """A mandated parcel's ID (its deadline is the run's) and a parcel's without a deadline."""
+    results = gpd.read_file(store, layer="parcel_results")
+    mandated = results.loc[results["status"] == "mandated", "parcel_id"].iloc[0]
+    return mandated, results.loc[results["deadline"].isna(), "parcel_id"].iloc[0]
+
+
+@pytest.mark.parametrize("profile", PROFILE_RUNS)
+def test_the_server_words_the_popups_and_the_tables_deadline(profile, profile_stores, tmp_path):
+    """The map's script formatted dates with its own copy of the town's format: the parcel's answer and the parcels
+    in view carry the deadline worded by the server (``deadline_text``), beside the ISO date."""
+    store, iso = profile_stores[profile], PROFILE_RUNS[profile][1]
+    worded = town_date(iso, OTHER_DATE_FORMAT)
+    assert "(day " in worded and "%" not in worded
+    client = make_app(store, tmp_path, DATE_FORMAT=OTHER_DATE_FORMAT).test_client()
+    mandated, other = _deadlines(store)
+    for parcel_id, dates in ((mandated, (iso, worded)), (other, (None, None))):
+        props = client.get("/api/parcel", query_string={"id": parcel_id}).get_json()["parcel"]["properties"]
+        assert (props["deadline"], props["deadline_text"]) == dates
+    layer = client.get("/api/layers/parcels", query_string={"bbox": "-75,42,-74,43", "zoom": 19}).get_json()
+    shown = {f["properties"]["parcel_id"]: f["properties"] for f in layer["features"]}
+    assert (shown[mandated]["deadline"], shown[mandated]["deadline_text"]) == (iso, worded)
+    assert "dateFormat" not in client.get("/").get_data(as_text=True)  # the page formats no date itself
+
+
+def test_a_store_holding_the_deadline_as_a_date_field_sends_a_date(profile_stores, tmp_path):
+    """A store whose results keep the deadline as a GeoPackage date field (another tool wrote them, or a PostGIS
+    date column) sent it as milliseconds, 1811635200000: the popup showed that number as the deadline, and the
+    reason kept the run's "Deadline 2027-05-30." sentence."""
+    store = tmp_path / "dated.gpkg"
+    shutil.copy(profile_stores["fort-plain"], store)
+    results = gpd.read_file(store, layer="parcel_results")
+    dated = results.assign(deadline=pd.to_datetime(results["deadline"]))
+    dated.to_file(store, layer="parcel_results", driver="GPKG")
+    assert pd.api.types.is_datetime64_dtype(gpd.read_file(store, layer="parcel_results")["deadline"])
+    client = make_app(store, tmp_path, DATE_FORMAT="%m/%d/%Y").test_client()
+    mandated, _ = _deadlines(store)
+    doc = client.get("/api/parcel", query_string={"id": mandated}).get_json()
+    props = doc["parcel"]["properties"]
+    assert (props["deadline"], props["deadline_text"]) == ("2027-05-30", "05/30/2027")
+    assert doc["reason"] == popup_reasons(profile_stores["fort-plain"])[mandated][1]
+    layer = client.get("/api/layers/parcels", query_string={"bbox": "-75,42,-74,43", "zoom": 19}).get_json()
+    (feature,) = [f for f in layer["features"] if f["properties"]["parcel_id"] == mandated]
+    assert feature["properties"]["deadline"] == "2027-05-30"
+    assert client.get("/summary").status_code == 200
 
 
 @pytest.mark.parametrize(
@@ -625,6 +678,40 @@ def test_the_popups_reason_and_deadline_under_each_profile_in_chromium(profile_s
                     assert said["Deadline"] == f"{day} (if noticed on this run's notice date)"
                 else:
                     assert "Deadline" not in said
+
+
+@pytest.mark.browser
+def test_the_popup_and_the_table_show_the_servers_dates_under_each_profile_in_chromium(
+    profile_stores, browser, tmp_path
+):
+    """The popup's Deadline row and the table's deadline are the server's words, in a town date format the map's
+    script never knew (``%j``), under each profile."""
+    from urllib.parse import quote
+
+    from selenium.webdriver.common.by import By
+
+    rows = "return [...arguments[0].querySelectorAll('dt')].map((d) => [d.textContent, d.nextSibling.textContent]);"
+    cells = (
+        "const at = [...document.querySelectorAll('#attribute-table th')].findIndex((th) => th.dataset.key === "
+        "'deadline'); const rows = [...document.querySelectorAll('#attribute-table tbody tr')];"
+        "return rows.length ? Object.fromEntries(rows.map((r) => [r.dataset.parcelId, r.children[at].textContent]))"
+        " : null;"
+    )
+    for profile, (_, iso, _) in PROFILE_RUNS.items():
+        store, worded = profile_stores[profile], town_date(iso, OTHER_DATE_FORMAT)
+        mandated, _ = _deadlines(store)
+        with serving(make_app(store, tmp_path / profile, DATE_FORMAT=OTHER_DATE_FORMAT)) as url:
+            browser.get(f"{url}/?parcel=" + quote(mandated, safe=""))
+            popup = wait_for(
+                browser,
+                lambda pid=mandated: [
+                    p for p in browser.find_elements(By.CSS_SELECTOR, ".parcel-popup") if pid in p.text
+                ],
+            )[0]
+            said = dict(browser.execute_script(rows, popup))
+            assert said["Deadline"] == f"{worded} (if noticed on this run's notice date)", profile
+            table = wait_for(browser, lambda: browser.execute_script(cells))
+            assert table[mandated] == worded, profile
 
 
 @pytest.mark.browser

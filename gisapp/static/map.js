@@ -16,7 +16,7 @@
   const control = window.sewerplanControl;
   const colours = page.colours;
 
-  // -- plain words, numbers and dates --------------------------------------------------------------------------
+  // -- plain words and numbers (dates come worded by the server, in the town's format) ------------------------
   const words = (code) => (code === null || code === undefined ? "" : page.words[code] || String(code).replaceAll("_", " "));
   const plural = (n, one, many) => (n === 0 ? `no ${many || one + "s"}` :
                                     `${Number(n).toLocaleString("en-US")} ${n === 1 ? one : many || one + "s"}`);
@@ -27,20 +27,6 @@
                                      : x.toLocaleString("en-US", { minimumFractionDigits: 1, maximumFractionDigits: 1 });
     return unit ? `${text} ${unit}` : text;
   };
-  const MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-                  "November", "December"];
-  const DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"];
-  function townDate(value) {
-    const m = /^(\d{4})-(\d{2})-(\d{2})/.exec(value || "");
-    if (!m) return value || "";
-    const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-    const day = new Date(Date.UTC(y, mo - 1, d));
-    const pad = (n) => String(n).padStart(2, "0");
-    const codes = { Y: String(y), y: pad(y % 100), m: pad(mo), d: pad(d), "-m": String(mo), "-d": String(d),
-                    B: MONTHS[mo - 1], b: MONTHS[mo - 1].slice(0, 3), A: DAYS[day.getUTCDay()],
-                    a: DAYS[day.getUTCDay()].slice(0, 3), "%": "%" };
-    return page.dateFormat.replace(/%(-?[a-zA-Z%])/g, (all, code) => (code in codes ? codes[code] : all));
-  }
 
   function el(tag, text, cls) {
     const node = document.createElement(tag);
@@ -323,12 +309,12 @@
     } else if (notice) {
       const open = notice.status === "open" || notice.status === "extended";
       row(dl, "Notice", `${notice.notice_id}, ${notice.notice_type} notice, ${words(notice.status)}` +
-                        `, issued ${townDate(notice.issued_date)}${underLaw}`);
-      row(dl, "Deadline", !notice.deadline ? "none yet" : `${townDate(notice.deadline)} ` +
+                        `, issued ${notice.issued_date_text}${underLaw}`);
+      row(dl, "Deadline", !notice.deadline ? "none yet" : `${notice.deadline_text} ` +
         (notice.status === "extended" ? "(extended)" : open ? "(in the notice)" : "(in the notice; it no longer runs)"));
     } else {
       if (data.notices === null) row(dl, "Notice", "the notice register could not be read");
-      row(dl, "Deadline", p.deadline ? `${townDate(p.deadline)} (if noticed on this run's notice date)` : null);
+      row(dl, "Deadline", p.deadline ? `${p.deadline_text} (if noticed on this run's notice date)` : null);
     }
     row(dl, "Control manhole", p.control_manhole);
     (data.rows || []).forEach(([label, value]) => row(dl, label, CODED_ROWS.has(label) ? words(value) : value));
@@ -598,7 +584,7 @@
       tr.dataset.parcelId = p.parcel_id;
       if (selection.ids.includes(String(p.parcel_id))) tr.classList.add("selected");
       COLUMNS.forEach(([key]) => {
-        const value = key === "status" ? words(p[key]) : key === "deadline" ? townDate(p[key])
+        const value = key === "status" ? words(p[key]) : key === "deadline" ? p.deadline_text
           : key === "distance_ft" ? num(p[key]) : p[key];
         const td = el("td", value === null || value === undefined ? "" : value);
         if (key === "distance_ft") td.className = "num";

@@ -21,7 +21,7 @@ from gisapp.mapdata import MAP_LAYERS, collection
 from gisapp.security import requires
 from gisapp.state import map_data, workspace
 from gisapp.views.notices import app_register
-from gisapp.words import other_run
+from gisapp.words import other_run, town_date
 from layers.errors import LayerError
 from layers.read import to_lonlat_geojson
 from layers.register import RegisterMissingError
@@ -117,7 +117,8 @@ def run_settings(run: dict | None) -> dict | None:
 def _notices_of(parcel_id: str, run: dict | None) -> list[dict] | None:
     """The parcel's notices in the town's register (none without one; None when it cannot be read): the popup shows
     the notice and its legal deadline, which an analysis run's own notice date must not contradict, and the profile
-    (law) and section it was given under. ``other_run`` says, in one sentence, how the map's ``run`` measured other
+    (law) and section it was given under, its issued date and deadline also worded in the town's date format
+    (``issued_date_text``, ``deadline_text``). ``other_run`` says, in one sentence, how the map's ``run`` measured other
     than the run the notice was given on (another profile, other values set on it, another distance), or is None:
     a what-if run's reason must not be mistaken for the notice's."""
     try:
@@ -139,6 +140,9 @@ def _notices_of(parcel_id: str, run: dict | None) -> list[dict] | None:
     return [
         {k: None if n[k] is None else str(n[k]) for k in keep}
         | {
+            # the popup's dates, in the town's format: the page words no date itself
+            "issued_date_text": town_date(n["issued_date"], fmt) or None,
+            "deadline_text": town_date(n["deadline"], fmt) or None,
             "profile": (given.get(n["batch_id"]) or {}).get("profile"),
             "other_run": other_run(mine, given.get(n["batch_id"]), fmt),
         }

@@ -86,7 +86,6 @@ def index():
         "words": WORDS,
         "statuses": statuses,
         "counts": data.status_counts(),
-        "dateFormat": current_app.config["DATE_FORMAT"],
         "hasResults": data.has_results,
         "parcels": len(data.served["parcels"]) if "parcels" in data.served else 0,
         "hasSubdivisions": "subdivisions" in data.originals,
