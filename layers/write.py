@@ -324,8 +324,12 @@ def _write(frame: gpd.GeoDataFrame, path: str, **kwargs) -> None:
 
 def _write_whole(frame: gpd.GeoDataFrame, path: str, **kwargs) -> None:
     """A file of one layer (GeoJSON), written under a hidden name and renamed over ``path`` once whole
-    (``layers.atomic.written_whole``): a write stopped halfway leaves the file that was there before, or none."""
+    (``layers.atomic.written_whole``): a write stopped halfway leaves the file that was there before, or none.
+
+    The layer is named after ``path`` (a GeoJSON's ``name`` member, the layer QGIS shows and ``--data`` reads),
+    not after the hidden name it was written under, which GDAL would take."""
     target = Path(path)
+    kwargs.setdefault("layer", target.stem)
     try:
         with written_whole(target) as where:
             try:

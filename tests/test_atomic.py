@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import geopandas as gpd
+import pyogrio
 import pytest
 from click.testing import CliRunner
 
@@ -391,6 +392,51 @@ def test_a_whole_file_output_that_fails_half_way_leaves_the_earlier_file_or_none
     else:
         assert target.read_bytes() == before
     assert hidden(target.parent) == []
+
+
+def _plan(path: Path) -> None:
+    from shapely.geometry import LineString
+
+    from layers.write import write_plan
+
+    parcels = _parcels()
+    x0, y0, x1, _ = parcels.total_bounds
+    manholes = [{"id": "MH-1", "x": x0, "y": y0, "existing": False}]
+    plan = {"name": "Oak", "diameter_in": 8, "length_ft": x1 - x0, "manholes": manholes, "newly_mandated": []}
+    plan["parcels"] = []
+    write_plan(str(path), plan, LineString([(x0, y0), (x1, y0)]), parcels, crs=parcels.crs)
+
+
+def _downloaded(path: Path) -> None:
+    from tests.conftest import make_app
+
+    store = path.parent / "town.gpkg"
+    write_layers(str(store), sample_town(50))
+    done = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", store, "--out", store])
+    assert done.exit_code == 0, done.output
+    (path.parent / "run").mkdir()
+    got = make_app(store, path.parent / "run").test_client().get("/api/results.geojson")
+    assert got.status_code == 200
+    path.write_bytes(got.data)
+
+
+@pytest.mark.parametrize(
+    ("name", "layer", "writer"),
+    [
+        ("results.geojson", "results", _results),
+        ("report.geojson", "report", _report),
+        ("hancock.geojson", "hancock", _plan),
+        ("sewerplan-results.geojson", "sewerplan-results", _downloaded),
+    ],
+)
+def test_a_geojson_output_names_its_layer_after_its_own_file_not_the_hidden_copy(name, layer, writer, tmp_path):
+    """`analyze --out results.geojson` wrote `"name": ".results.<32 hex>.tmp"`, the hidden name it was written
+    under: QGIS showed that as the layer's name, and `--data results.geojson` said the file held it."""
+    target = tmp_path / "out" / name
+    target.parent.mkdir()
+    writer(target)
+    assert [str(n) for n in pyogrio.list_layers(target)[:, 0]] == [layer]
+    assert json.loads(target.read_text())["name"] == layer
 
 
 def test_analyze_to_a_csv_that_fails_half_way_keeps_the_earlier_results(town_gpkg, tmp_path, monkeypatch):
