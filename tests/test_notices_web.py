@@ -503,6 +503,27 @@ def test_a_run_setting_the_notices_values_again_is_the_notices_run(client, app, 
     assert notice["other_run"].startswith("This run measured with mandate.distance_ft=175 (value set by the user);")
 
 
+def test_a_violation_notice_is_marked_apart_from_a_what_if_run_as_its_connection_notice_is(client, app, tmp_path):
+    """After `notices violations --out`, a what-if run at 250 ft showed its reason beside the violation notice (the
+    one the popup shows) unmarked: a violation batch records no run of its own. It enforces the connection notice it
+    cites, so it is measured against the run that one was given on, and the popup says what differs."""
+    noticed = HOSTILE_IDS[1]
+    given_on = latest_run(app.config["STORE"])["run_at"]
+    _issue(client)
+    store = app.config["STORE"]
+    late = ["notices", "violations", "--store", store, "--as-of", "2027-06-15", "--out", tmp_path / "violations"]
+    done = CliRunner().invoke(main, [str(a) for a in late])
+    assert done.exit_code == 0, done.output
+    _what_if_at_250_ft(app)
+    connection, violation = client.get("/api/parcel", query_string={"id": noticed}).get_json()["notices"]
+    assert (connection["notice_type"], violation["notice_type"]) == ("connection", "violation")
+    said = (
+        "This run measured with mandate.distance_ft=250 (value set by the user); the notice on record was given on "
+        f"the run of {town_date(given_on)} with the profile's own values, within 100 ft."
+    )
+    assert violation["other_run"] == connection["other_run"] == said
+
+
 def test_the_register_table_is_paged(client, app):
     _issue(client)
     register = Register(store=app.config["STORE"], create=False)

@@ -120,7 +120,8 @@ def _notices_of(parcel_id: str, run: dict | None) -> list[dict] | None:
     (law) and section it was given under, its issued date and deadline also worded in the town's date format
     (``issued_date_text``, ``deadline_text``). ``other_run`` says, in one sentence, how the map's ``run`` measured other
     than the run the notice was given on (another profile, other values set on it, another distance), or is None:
-    a what-if run's reason must not be mistaken for the notice's."""
+    a what-if run's reason must not be mistaken for the notice's. A violation notice is given on no run of its own:
+    it enforces the connection notice it cites, so it is measured against the run that one was given on."""
     try:
         register = app_register()
     except RegisterMissingError:
@@ -136,7 +137,16 @@ def _notices_of(parcel_id: str, run: dict | None) -> list[dict] | None:
     source = _profile_source(run)
     mine = None if run is None else run | {"settings": services.settings_changed(source, run.get("settings"))}
     given = {b: _given_on(register, b, run, source) for b in {n["batch_id"] for n in found} if b}
+    batch_of = {n["notice_id"]: n["batch_id"] for n in found}
     fmt = current_app.config["DATE_FORMAT"]
+
+    def measured_on(n: dict) -> dict | None:
+        """The run the notice was given on: its own batch's, else (a violation notice) its original notice's."""
+        own = given.get(n["batch_id"])
+        if own and own.get("distance_ft") is None and batch_of.get(n.get("original_notice_id")):
+            return given.get(batch_of[n["original_notice_id"]]) or own
+        return own
+
     return [
         {k: None if n[k] is None else str(n[k]) for k in keep}
         | {
@@ -144,7 +154,7 @@ def _notices_of(parcel_id: str, run: dict | None) -> list[dict] | None:
             "issued_date_text": town_date(n["issued_date"], fmt) or None,
             "deadline_text": town_date(n["deadline"], fmt) or None,
             "profile": (given.get(n["batch_id"]) or {}).get("profile"),
-            "other_run": other_run(mine, given.get(n["batch_id"]), fmt),
+            "other_run": other_run(mine, measured_on(n), fmt),
         }
         for n in found
     ]
