@@ -211,6 +211,31 @@ def test_a_mistyped_crs_keeps_the_upload_for_the_field_to_be_corrected(web, tmp_
     assert again.status_code == 200 and "The data can be used" in again.get_data(as_text=True)
 
 
+def test_an_upload_the_mapping_page_can_fix_is_kept_to_be_fixed_there(web, tmp_path):
+    """The report said "Every problem below is fixed on the column-mapping page" and linked to it, but the upload had
+    been deleted already: the page answered "No such upload (it may have expired or been discarded)". A planner
+    without a .prj for the parcels and with a code of their own in the mains now fills both fields in and goes on."""
+    token = csrf(web)
+    sent = web.post(
+        "/data/upload",
+        data={
+            "dataset": (io.BytesIO(_zipped(tmp_path, parcels_prj=False, mains_code="GRAV")), "x.zip"),
+            "csrf_token": token,
+        },
+        content_type="multipart/form-data",
+    )
+    page = sent.headers["Location"]
+    report = web.post(page, data={"csrf_token": token})
+    text = report.get_data(as_text=True)
+    assert report.status_code == 422 and 'id="fix-on-mapping"' in text
+    assert f'href="{page}" id="fix-on-mapping"' in text
+    form = web.get(page)
+    assert form.status_code == 200 and 'name="layer_crs.parcels"' in form.get_data(as_text=True)
+    fields = {"layer_crs.parcels": "EPSG:2260", "map_value.mains": "sewer_type.GRAV=sanitary"}
+    again = web.post(page, data={"csrf_token": token, **fields})
+    assert again.status_code == 200 and "The data can be used" in again.get_data(as_text=True)
+
+
 def test_an_unknown_code_names_the_coded_values_field(web, tmp_path):
     report = _validate(web, _zipped(tmp_path, mains_code="GRAV"))
     text = report.get_data(as_text=True)

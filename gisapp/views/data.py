@@ -162,15 +162,24 @@ def upload():
     return redirect(url_for("data.mapping", token=folder.name))
 
 
+def fixed_on_mapping_page(exc: LayerError) -> bool:
+    """Whether a field of the mapping page fixes ``exc``: its own fix, or, for a validation report, every error's."""
+    if isinstance(exc, LayerValidationError):
+        errors = [p for p in exc.problems if p.severity == "error"]
+        return all(p.fix is not None and p.fix.setting in FIXED_ON_MAPPING_PAGE for p in errors)
+    fix = getattr(exc, "fix", None)
+    return fix is not None and fix.setting in FIXED_ON_MAPPING_PAGE
+
+
 @contextmanager
 def _refused_deletes(folder: Path):
     """An upload that cannot be read is refused: its folder is deleted at once, then the error is shown. One whose
-    error a field of the mapping page fixes (a mistyped CRS) is kept, so the planner can correct the field."""
+    errors fields of the mapping page fix (a mistyped CRS, a layer without one, a code of the town's own) is kept,
+    so the planner can fill in the fields the report names."""
     try:
         yield
     except LayerError as exc:
-        fix = getattr(exc, "fix", None)
-        if fix is None or fix.setting not in FIXED_ON_MAPPING_PAGE:
+        if not fixed_on_mapping_page(exc):
             shutil.rmtree(folder, ignore_errors=True)
         raise
 
@@ -292,15 +301,12 @@ def validate(token: str):
         with _refused_deletes(folder):
             ws = services.open_workspace(spec, sources=sources, required=("parcels",))
     except LayerValidationError as exc:
+        # refused and deleted by _refused_deletes (the report says to upload again) unless the mapping page fixes it
         problems = [problem_view(p) for p in exc.problems]
-        errors = [p for p in exc.problems if p.severity == "error"]
-        fixable = all(p.fix is not None and p.fix.setting in FIXED_ON_MAPPING_PAGE for p in errors)
-        if not fixable:
-            shutil.rmtree(folder, ignore_errors=True)  # refused: deleted at once (the report says to upload again)
-        return render_template("data/report.html", token=token, problems=problems, ok=False, kept=fixable), 422
+        kept = fixed_on_mapping_page(exc)
+        return render_template("data/report.html", token=token, problems=problems, ok=False, kept=kept), 422
     except LayerError as exc:
-        fix = getattr(exc, "fix", None)
-        if fix is None or fix.setting not in FIXED_ON_MAPPING_PAGE:
+        if not fixed_on_mapping_page(exc):
             raise
         return mapping(token, message=web_text(exc), status=422)  # kept: the field below fixes it
     frames = {k: getattr(ws.layers, k) for k in SPECS if getattr(ws.layers, k, None) is not None}
