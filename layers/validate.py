@@ -696,9 +696,7 @@ def _code_column(
                 "unknown_value",
                 "error",
                 f"{label}: column {column} has value(s) sewerplan does not know: "
-                f"{', '.join(repr(v) for v in values[:20])}. Say what each means with "
-                f"{spec.kind}.{name}.{values[0]}=CODE, CODE one of {', '.join(allowed)} (in the column mapping's "
-                "coded values).",
+                f"{', '.join(repr(v) for v in values[:20])}; say which of {', '.join(allowed)} each one means.",
                 int(unknown.sum()),
                 tuple(values[:50]),
                 fix=Fix("map_value", f"{spec.kind}.{name}.{values[0]}", "CODE", tuple(allowed)),

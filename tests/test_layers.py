@@ -422,7 +422,9 @@ def test_sewer_type_vocabulary_and_unknown_values():
     assert pd.isna(out["sewer_type"].iloc[4])
     gdf.loc[0, "TYPE"] = "GRAV"
     out, problems = prepare(gdf, MAINS)
-    assert out is None and "'GRAV'" in problems[0].message and "mains.sewer_type.GRAV=CODE" in problems[0].message
+    assert out is None and "'GRAV'" in problems[0].message and "sanitary, storm each one means" in problems[0].message
+    # how to say it is the fix's, worded by the CLI (--map-value mains.sewer_type.GRAV=CODE) or the web's field
+    assert (problems[0].fix.setting, problems[0].fix.target) == ("map_value", "mains.sewer_type.GRAV")
     assert problems[0].fix.setting == "map_value" and problems[0].fix.target == "mains.sewer_type.GRAV"
     assert "sanitary" in problems[0].fix.choices
     out, problems = prepare(gdf, MAINS, mapping=read_mapping(None, (), ("mains.sewer_type.GRAV=sanitary",)))

@@ -242,6 +242,10 @@ def test_an_unknown_code_names_the_coded_values_field(web, tmp_path):
     assert report.status_code == 422
     assert "Fill in the &#34;Coded values&#34; field of the mains layer" in text and "sewer_type.GRAV=CODE" in text
     assert not FLAG.search(re.sub(r"<[^>]+>", " ", text))
+    # One way to write it: the field takes FIELD.VALUE=CODE, and the sentence above it no longer said
+    # mains.sewer_type.GRAV=CODE (the command line's form, which the field does not take).
+    assert "mains.sewer_type.GRAV" not in text
+    assert "say which of combined, force, sanitary, storm each one means" in text
 
 
 def test_the_coded_values_field_as_told_makes_the_upload_go_through(web, tmp_path):
