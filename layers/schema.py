@@ -358,7 +358,7 @@ MANHOLES = LayerSpec(
             "structure",
             False,
             ("structure", "structure_type", "mh_type", "node_type", "type", "subtype"),
-            "manhole, cleanout, pipe cap, outfall, plant inlet, storage, pump station ... (STRUCTURE_VALUES)",
+            "manhole, cleanout, pipe cap, outfall, plant inlet, storage, pump station ... (common spellings are read)",
         ),
         FieldSpec(
             "invert_ft", False, ("invert_ft", "invert", "inv_elev", "invert_elev", "invert_elevation"), number=True
@@ -398,7 +398,7 @@ OUTFALLS = LayerSpec(
                 "category",
                 "type",
             ),
-            "plant, outfall or other (FACILITY_TYPE_VALUES): only plants and outfalls end the sewer",
+            "plant, outfall or other (common spellings are read): only plants and outfalls end the sewer",
         ),
     ),
 )

@@ -182,6 +182,26 @@ def web(store, tmp_path):
     return make_app(store, tmp_path).test_client()
 
 
+def test_the_mapping_page_explains_fields_in_words_not_the_codes_names(web, tmp_path):
+    """The manholes' structure field was explained as "... pump station ... (STRUCTURE_VALUES)" and the plants'
+    facility_type as "(FACILITY_TYPE_VALUES)": names of tables in the code, which mean nothing to a clerk. No field's
+    explanation (on this page, or any layer's) names one."""
+    from layers.schema import SPECS
+
+    token = csrf(web)
+    sent = web.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(_zipped(tmp_path)), "town.zip"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    page = web.get(sent.headers["Location"]).get_data(as_text=True)
+    shown = re.findall(r'<td class="muted">([^<]*)</td>', page)
+    assert any("pipe cap" in t for t in [f.help for spec in SPECS.values() for f in spec.fields])
+    helps = [f.help for spec in SPECS.values() for f in spec.fields if f.help]
+    for text in [*shown, *helps]:
+        assert not re.search(r"\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b", text), text
+
+
 def test_an_upload_without_a_crs_names_the_crs_field(web, tmp_path):
     report = _validate(web, _zipped(tmp_path, parcels_prj=False))
     text = report.get_data(as_text=True)
