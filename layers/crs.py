@@ -472,14 +472,30 @@ def _placement(crs: CRS, target: CRS, centre: tuple[float, float], *, layer, lab
             f"used. Check the .prj, or give the right CRS as the {layer} layer's CRS.",
             fix=Fix("layer_crs", layer, "EPSG:2260"),
         )
+    utm = _utm_zone(here)
     return Problem(
         layer,
         "crs_mismatch",
         "error",
-        f"{label} lies {_where(here)}, outside where the measuring CRS {target.name} is used "
-        f"({target.area_of_use.name if target.area_of_use else 'its area of use'}), so distances measured in it "
-        "would be distorted; measure in a projected CRS made for that place.",
+        f"{label} lies {_where(here)}, outside where the measuring CRS {target.name} is used, so distances measured "
+        "in it would be distorted; measure in a projected CRS made for that place"
+        + (f", such as {utm} ({CRS(utm).name})." if utm else "."),
+        fix=Fix("crs", "", utm or "CRS"),
     )
+
+
+def _utm_zone(point: tuple[float, float] | None) -> str | None:
+    """The WGS 84 / UTM zone holding a lon/lat point (a projected CRS made for any place but the poles), or None.
+
+    Examples
+    --------
+    >>> _utm_zone((10.31, 55.34)), _utm_zone((-74.0, 40.7)), _utm_zone((151.2, -33.9)), _utm_zone(None)
+    ('EPSG:32632', 'EPSG:32618', 'EPSG:32756', None)
+    """
+    if point is None or not (-80 <= point[1] <= 84):
+        return None
+    zone = min(int((point[0] + 180) // 6) + 1, 60)
+    return f"EPSG:{(32600 if point[1] >= 0 else 32700) + zone}"
 
 
 def _swapped_problem(layer: str, label: str, evidence: str) -> Problem:

@@ -241,6 +241,21 @@ def test_bellinge_in_its_real_crs_through_the_cli():
     assert {d["check"] for d in json.loads(out)} == {"min_diameter"}  # 0.2 m pipes: 7.9 in, information
 
 
+def test_a_model_outside_new_york_is_told_which_crs_to_measure_in():
+    """Bellinge (Denmark) in its real CRS without --crs was told only to "measure in a projected CRS made for that
+    place", after the 26 counties where New York East is used, and never which option does it: now it names a CRS
+    made for the place and the option, and doing as told traces."""
+    path = DATA / "bellinge-swmm" / "bellinge_small.inp"
+    code, out, err = cli("trace", "--data", path, "--data-crs", "EPSG:32632", "--manhole", "G72F820")
+    said = " ".join(err.split())
+    assert code == 2 and "such as EPSG:32632 (WGS 84 / UTM zone 32N). Use --crs EPSG:32632." in said
+    assert "Montgomery" not in said
+    code, out, err = cli(
+        "trace", "--data", path, "--data-crs", "EPSG:32632", "--crs", "EPSG:32632", "--manhole", "G72F820"
+    )
+    assert code == 0 and "G72F050_outfall" in out, err
+
+
 TINY_MODEL = """[TITLE]
 A hand-made model: conduit C2 joins two nodes drawn on one spot (no [VERTICES]), as real models do.
 
