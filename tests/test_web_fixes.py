@@ -256,6 +256,45 @@ def test_an_upload_the_mapping_page_can_fix_is_kept_to_be_fixed_there(web, tmp_p
     assert again.status_code == 200 and "The data can be used" in again.get_data(as_text=True)
 
 
+def test_an_upload_without_parcels_is_offered_the_form_to_add_them(web, tmp_path):
+    """A town's sewer layers alone (Manchester's, as the state gives them): the page said "No layer of the upload is
+    the parcels layer: say which one it is below, or add it", but the form to add a layer was only on the report,
+    which is reached once there are parcels. The mapping page has it, parcels first, and adding them goes on."""
+    town = sample_town(60)
+    folder = tmp_path / "sewer"
+    folder.mkdir()
+    for name in ("mains", "streets"):
+        town[name].to_file(folder / f"{name}.geojson")
+    token = csrf(web)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for f in folder.iterdir():
+            zf.write(f, f.name)
+    sent = web.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(buf.getvalue()), "sewer.zip"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    page = sent.headers["Location"]
+    refused = web.post(page, data={"csrf_token": token})
+    text = refused.get_data(as_text=True)
+    assert refused.status_code == 422 and "No layer of the upload is the parcels layer" in text
+    form = re.search(r'<form[^>]*id="add-layer-form".*?</form>', text, re.S)
+    assert form and re.search(r'<select name="kind">\s*<option value="parcels">', form.group(0))
+    parcels = tmp_path / "parcels.geojson"
+    town["parcels"].to_file(parcels)
+    add = re.search(r'action="([^"]+)"', form.group(0)).group(1)
+    added = web.post(
+        add,
+        data={"kind": "parcels", "layer": (io.BytesIO(parcels.read_bytes()), "parcels.geojson"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    assert added.status_code == 302 and added.headers["Location"] == page
+    assert 'id="add-layer-form"' not in web.get(page).get_data(as_text=True)  # it has parcels now
+    report = web.post(page, data={"csrf_token": token})
+    assert report.status_code == 200 and "The data can be used: 60 parcels" in report.get_data(as_text=True)
+
+
 def test_an_unknown_code_names_the_coded_values_field(web, tmp_path):
     report = _validate(web, _zipped(tmp_path, mains_code="GRAV"))
     text = report.get_data(as_text=True)

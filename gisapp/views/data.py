@@ -259,6 +259,9 @@ def mapping(token: str, message: str | None = None, status: int = 200):
         layers=layers,
         unknown=unknown,
         kinds=KIND_HELP,
+        # an upload without parcels (a town's sewer layers alone) is offered the form to add them here: the
+        # report, which has it too, is reached only once there are parcels
+        missing_layers=[] if "parcels" in sources else ["parcels"],
         profiles=services.profile_names(),
         profile=meta.get("profile") or town.profile,
         message=message,
