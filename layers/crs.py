@@ -148,8 +148,8 @@ def check_and_reproject(
                     layer,
                     "no_crs",
                     "error",
-                    f"{label} has no coordinate reference system. Give the CRS it was drawn in (e.g. EPSG:2260) as "
-                    f"the {layer} layer's CRS, or add a .prj file beside the shapefile.",
+                    f"{label} has no coordinate reference system (a shapefile's .prj file declares it): give the "
+                    "CRS it was drawn in.",
                     fix=Fix("layer_crs", layer, "EPSG:2260"),
                 )
             ]

@@ -118,7 +118,7 @@ def test_no_crs_is_refused_with_how_to_fix():
     out, problems = prepare(parcels_frame(crs=None))
     assert out is None
     assert problems[0].check == "no_crs"
-    assert "as the parcels layer's CRS" in problems[0].message and ".prj" in problems[0].message
+    assert "give the CRS it was drawn in" in problems[0].message and ".prj" in problems[0].message
     assert problems[0].fix == Fix("layer_crs", "parcels", "EPSG:2260") and "--" not in problems[0].message
 
 

@@ -208,6 +208,10 @@ def test_an_upload_without_a_crs_names_the_crs_field(web, tmp_path):
     assert report.status_code == 422
     assert "Fill in the &#34;CRS&#34; field of the parcels layer on the column-mapping page" in text
     assert not FLAG.search(re.sub(r"<[^>]+>", " ", text))
+    # Said once: the sentence above the field's told the planner to give the CRS "as the parcels layer's CRS" with
+    # its own example, then the field's did again.
+    (row,) = [r for r in re.findall(r"<tr>.*?</tr>", text, re.S) if "no crs" in r]
+    assert row.count("EPSG:2260") == 1 and "give the CRS it was drawn in." in row
 
 
 def test_the_crs_field_as_told_makes_the_upload_go_through(web, tmp_path):
