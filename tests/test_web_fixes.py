@@ -212,6 +212,8 @@ def test_an_upload_without_a_crs_names_the_crs_field(web, tmp_path):
     # its own example, then the field's did again.
     (row,) = [r for r in re.findall(r"<tr>.*?</tr>", text, re.S) if "no crs" in r]
     assert row.count("EPSG:2260") == 1 and "give the CRS it was drawn in." in row
+    # A problem of the whole layer has no count: the table showed 0, as if no feature had it.
+    assert '<td class="num"></td>' in row
 
 
 def test_the_crs_field_as_told_makes_the_upload_go_through(web, tmp_path):
