@@ -282,3 +282,38 @@ def other_run(run: dict | None, given: dict | None, fmt: str = DEFAULT_DATE_FORM
     when = town_date(str(given.get("analysed_at") or "")[:10], fmt)
     given_on = f"given on the run of {when}" if when else "given"
     return f"This run measured {measured(run, mine)}; the notice on record was {given_on} {measured(given, theirs)}."
+
+
+def register_note(status: str | None, notices: list[dict] | None) -> str | None:
+    """What the notice register records about a parcel that the map's run does not show, or None.
+
+    A clerk marks a parcel connected (or exempt) in the register; the run the map shows read the data as it was
+    and still finds the parcel must connect. The popup said "Status: must connect" above "Notice …, already
+    connected" with nothing to say which holds. ``notices`` are the parcel's, oldest first; the latest not
+    cancelled decides.
+
+    Examples
+    --------
+    >>> print(register_note("mandated", [{"notice_id": "N-7", "status": "connected"}]))
+    The notice register records this parcel connected (notice N-7); this run did not read the register, so it still
+    finds the parcel must connect: run the analysis again with the billing records (sewerplan analyze --connected
+    FILE.csv, or a connected column) to show it connected.
+    >>> print(register_note("mandated", [{"notice_id": "N-7", "status": "exempt"}]))
+    The notice register records this parcel exempt (notice N-7): it is given no further notice, whatever this run finds.
+    >>> register_note("connected", [{"notice_id": "N-7", "status": "connected"}]) is None
+    True
+    """
+    latest = [n for n in notices or [] if n.get("status") != "cancelled"][-1:]
+    if status != "mandated" or not latest or latest[0].get("status") not in ("connected", "exempt"):
+        return None
+    notice = latest[0]
+    if notice["status"] == "exempt":
+        return (
+            f"The notice register records this parcel exempt (notice {notice['notice_id']}): it is given no further "
+            "notice, whatever this run finds."
+        )
+    return (
+        f"The notice register records this parcel connected (notice {notice['notice_id']}); this run did not read the "
+        "register, so it still finds the parcel must connect: run the analysis again with the billing records "
+        "(sewerplan analyze --connected FILE.csv, or a connected column) to show it connected."
+    )

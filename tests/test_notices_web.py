@@ -765,3 +765,34 @@ def test_a_map_run_takes_its_workspace_and_its_notice_from_one_run_record(client
     assert answer.status_code == 409
     assert started["spec"].settings == (("mandate.distance_ft", 150),)
     assert started["notice_date"] == dt.date(2027, 3, 1)
+
+
+@pytest.mark.browser
+def test_the_popup_says_when_the_register_records_a_mandated_parcel_connected_in_chromium(store, tmp_path, browser):
+    """After `notices mark PARCEL connected`, the popup read "Status: must connect" above "Notice …, already
+    connected", with nothing to say which holds: the run the map shows read the data before the owner connected. A
+    Register row now says so and how to show it connected; a parcel exempt in the register is told too."""
+    from selenium.webdriver.common.by import By
+
+    app = make_app(store, tmp_path)
+    client = app.test_client()
+    _issue(client)
+    connected, exempt = HOSTILE_IDS[0], HOSTILE_IDS[1]
+    for parcel, status in ((connected, "connected"), (exempt, "exempt")):
+        done = CliRunner().invoke(main, ["notices", "mark", parcel, status, "--store", str(app.config["STORE"])])
+        assert done.exit_code == 0, done.output
+    doc = client.get("/api/parcel", query_string={"id": connected}).get_json()
+    assert doc["parcel"]["properties"]["status"] == "mandated"
+    assert doc["register_note"].startswith("The notice register records this parcel connected (notice ")
+    told = client.get("/api/parcel", query_string={"id": exempt}).get_json()["register_note"]
+    assert told.endswith("it is given no further notice, whatever this run finds.")
+    unmarked = HOSTILE_IDS[2]  # noticed, its notice still open
+    assert client.get("/api/parcel", query_string={"id": unmarked}).get_json()["register_note"] is None
+    with serving(app) as url:
+        browser.get(f"{url}/?parcel=" + quote(connected, safe=""))
+        popups = lambda: browser.find_elements(By.CSS_SELECTOR, ".parcel-popup")  # noqa: E731
+        popup = wait_for(browser, lambda: [p for p in popups() if "Register" in p.text])[0]
+        said = " ".join(popup.text.split())
+        _shot(browser, "popup-register-connected")
+        assert "Status must connect Register The notice register records this parcel connected" in said
+        assert "sewerplan analyze --connected FILE.csv" in said

@@ -284,6 +284,8 @@
     row(dl, "Site address", p.site_address);
     row(dl, "Owner", p.owner_name);
     row(dl, "Status", words(p.status));
+    // The register's word where the run does not show it (marked connected or exempt since): the server's sentence.
+    if (data.register_note) row(dl, "Register", data.register_note);
     row(dl, "Distance", p.distance_ft === null || p.distance_ft === undefined ? null
                         : `${num(p.distance_ft, "ft")} to main ${p.main_id}`);
     row(dl, "Rule", words(p.rule));

@@ -21,7 +21,7 @@ from gisapp.mapdata import MAP_LAYERS, collection
 from gisapp.security import requires
 from gisapp.state import map_data, workspace
 from gisapp.views.notices import app_register
-from gisapp.words import other_run, town_date
+from gisapp.words import other_run, register_note, town_date
 from layers.errors import LayerError
 from layers.read import to_lonlat_geojson
 from layers.register import RegisterMissingError
@@ -93,7 +93,9 @@ def _parcel(parcel_id: str):
     if found is None:
         abort(404, description=f"No parcel {parcel_id!r} in the map's parcels.")
     run = _run_of()
-    return jsonify(found | {"run": run, "notices": _notices_of(parcel_id, run)})
+    notices = _notices_of(parcel_id, run)
+    status = (found.get("parcel") or {}).get("properties", {}).get("status")
+    return jsonify(found | {"run": run, "notices": notices, "register_note": register_note(status, notices)})
 
 
 def _run_of() -> dict | None:
