@@ -270,7 +270,7 @@ def sample(out_path, n_parcels, seed, overwrite, as_json):
     if as_json:
         click.echo(json.dumps({"output": shown, "crs": "EPSG:2260", "layers": counts}, indent=2))
     else:
-        click.echo(f"Sample village written to {shown}: " + ", ".join(f"{n:,} {k}" for k, n in counts.items()))
+        click.echo(f"Sample village written to {shown}: " + ", ".join(_counted(n, k) for k, n in counts.items()))
 
 
 @main.command("layers")
@@ -514,3 +514,15 @@ def users_list(users_db, as_json):
 
 if __name__ == "__main__":  # pragma: no cover
     main()
+
+
+def _counted(n: int, layer: str) -> str:
+    """A layer's count in words: "2,000 parcels", "1 treatment plant" (the layer's name, not "1 treatment_plants").
+
+    Examples
+    --------
+    >>> _counted(1, "treatment_plants"), _counted(2000, "parcels"), _counted(1, "buildings")
+    ('1 treatment plant', '2,000 parcels', '1 building')
+    """
+    words = layer.replace("_", " ")
+    return f"{n:,} {words.removesuffix('s') if n == 1 else words}"

@@ -356,6 +356,11 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
                 row[k] = original[k].isoformat() if original[k] is not None else None
         click.echo(json.dumps({"notices": records}, indent=2))
         return
+    if table.empty:  # a sentence, not a table's title over an empty header
+        click.echo(f"No notices{f' overdue on {day}' if day else ''}{f' with status {status}' if status else ''}.")
+        if csv_path:
+            click.echo(f"All {len(table.columns)} columns written to {csv_path} (the header alone).")
+        return
     console = Console(width=min(Console().width, 120))
     out = Table(
         title=f"{len(table)} notice(s)" + (f" overdue on {day}" if day else ""),

@@ -626,3 +626,18 @@ def test_a_store_rewritten_by_a_run_keeps_who_may_read_it(town_gpkg, tmp_path, m
     result = CliRunner().invoke(main, ["analyze", "--profile", "fort-plain", "--data", str(store), "--out", str(store)])
     assert result.exit_code == 0, result.output
     assert stat.S_IMODE(store.stat().st_mode) == mode
+
+
+def test_sample_and_an_empty_notice_list_are_said_in_words(tmp_path):
+    """`sewerplan sample` said "1 treatment_plants"; `notices list --overdue` with nothing overdue printed a table's
+    title over an empty header row."""
+    store = tmp_path / "town.gpkg"
+    made = CliRunner().invoke(main, ["sample", "--out", str(store), "--parcels", "60"])
+    assert made.exit_code == 0, made.output
+    assert made.output.strip().endswith(", 1 treatment plant") and "_" not in made.output.split(":")[-1]
+    from layers.register import Register
+
+    Register(store=str(store), create=True)  # the town's register, no notice in it yet
+    listed = CliRunner().invoke(main, ["notices", "list", "--overdue", "--as-of", "2027-01-04", "--store", str(store)])
+    assert listed.exit_code == 0, listed.output
+    assert listed.output == "No notices overdue on 2027-01-04.\n"
