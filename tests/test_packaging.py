@@ -25,14 +25,33 @@ PACKAGED = {"gisapp/": "gisapp/", "layers/": "layers/", "analysis/": "analysis/"
 pytestmark = pytest.mark.slow
 
 
+# What a checkout gains by being installed and tested, never part of the source: left out where git cannot say.
+_NOT_SOURCE = {
+    ".git",
+    ".venv",
+    "__pycache__",
+    ".pytest_cache",
+    ".ruff_cache",
+    ".hypothesis",
+    "build",
+    "dist",
+    "instance",
+}
+
+
 def tracked_files() -> list[str]:
-    try:
+    """The files git tracks; in a copy of them without git's folder (as .ci/run tests one), the files there, less
+    what installing and testing made (the virtual environment, caches, egg-info, the instance folder)."""
+    if (REPO / ".git").exists():
         listed = subprocess.run(
             ["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True, text=True
         ).stdout.split("\0")
-    except (OSError, subprocess.CalledProcessError):
-        pytest.skip("needs a git checkout of sewerplan (the files git tracks are what a wheel is built from)")
-    return [name for name in listed if name and (REPO / name).is_file()]
+        return [name for name in listed if name and (REPO / name).is_file()]
+    found = []
+    for folder, dirs, files in os.walk(REPO):
+        dirs[:] = [d for d in dirs if d not in _NOT_SOURCE and not d.endswith(".egg-info")]
+        found += [str((Path(folder) / f).relative_to(REPO)) for f in files if not f.endswith((".pyc", ".lock"))]
+    return found
 
 
 def in_wheel(name: str) -> str | None:
