@@ -971,8 +971,9 @@ def violations(
     )
     run = None if current is None else {k: (record or {}).get(k) for k in ("run_at", "profile")}
     if run is not None:  # a notice under another law needs a run under that law: the command that makes it
+        commands = {law: analyse_again(store, law, record) for law in {h["profile"] for h in doc["other_profile"]}}
         for held in doc["other_profile"]:
-            held["analyse_again"] = analyse_again(store, held["profile"], record)
+            held["analyse_again"] = commands[held["profile"]]
     return doc | {"analysis": run}
 
 

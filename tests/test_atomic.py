@@ -489,13 +489,9 @@ def test_a_folder_the_user_may_not_make_is_told_not_traced(town_gpkg, tmp_path, 
     assert f"Cannot write {tmp_path / 'x'}: you may not write there (Operation not permitted); write the" in said
 
 
-def test_a_previous_stores_record_that_fails_half_way_leaves_the_earlier_ones_whole(tmp_path, monkeypatch):
-    """Publishing keeps the store it replaces in previous-stores/ with a small record beside it (its label, when,
-    who). That record was written straight to its name: a full disk left half of it, which the list of earlier
-    stores read as no label at all. Now it appears whole or not at all; the copy it describes goes with it, the
-    publication is refused in one sentence, and the earlier copies and their records are as they were."""
-    import errno
-
+def _published_once(tmp_path):
+    """A town's store with an upload published over it once ("the March upload"): the store, the upload, the
+    opened store and the name of the earlier version the publication kept."""
     from layers.store import open_store
 
     store = tmp_path / "town.gpkg"
@@ -503,7 +499,17 @@ def test_a_previous_stores_record_that_fails_half_way_leaves_the_earlier_ones_wh
     upload = tmp_path / "upload.gpkg"
     write_layers(str(upload), sample_town(60, seed=7))
     town = open_store(store)
-    first = town.publish(upload, who="pat", label="the March upload")
+    return store, upload, town, town.publish(upload, who="pat", label="the March upload")
+
+
+def test_a_previous_stores_record_that_fails_half_way_leaves_the_earlier_ones_whole(tmp_path, monkeypatch):
+    """Publishing keeps the store it replaces in previous-stores/ with a small record beside it (its label, when,
+    who). That record was written straight to its name: a full disk left half of it, which the list of earlier
+    stores read as no label at all. Now it appears whole or not at all; the copy it describes goes with it, the
+    publication is refused in one sentence, and the earlier copies and their records are as they were."""
+    import errno
+
+    store, upload, town, first = _published_once(tmp_path)
     folder = tmp_path / "previous-stores"
     records = {p.name: p.read_bytes() for p in folder.iterdir()}
     published = store.read_bytes()
@@ -528,14 +534,8 @@ def test_a_previous_store_copied_half_way_is_never_listed_as_an_earlier_version(
     written under a hidden name and renamed when whole; a hidden copy a killed writer left is not listed, and the
     next publication clears it."""
     import layers.store as store_module
-    from layers.store import open_store
 
-    store = tmp_path / "town.gpkg"
-    write_layers(str(store), sample_town(60))
-    upload = tmp_path / "upload.gpkg"
-    write_layers(str(upload), sample_town(60, seed=7))
-    town = open_store(store)
-    first = town.publish(upload, who="pat", label="the March upload")
+    _, upload, town, first = _published_once(tmp_path)
     folder = tmp_path / "previous-stores"
     copied = store_module._copy_sqlite
 

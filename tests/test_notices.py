@@ -435,8 +435,9 @@ def test_the_database_refuses_non_dates_and_a_second_open_notice(register, resul
 # -- the register: migration, discovery, backup --------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
-def test_migration_keeps_old_notices_and_empties_deadlines_that_are_not_dates(tmp_path, backend):
+def _register_at(backend: str, tmp_path, revision: str, insert: str) -> str:
+    """A register migrated only up to ``revision`` (as an earlier version wrote it), with ``insert`` run in it; its
+    URL or path."""
     from alembic import command
     from alembic.config import Config
 
@@ -444,18 +445,25 @@ def test_migration_keeps_old_notices_and_empties_deadlines_that_are_not_dates(tm
     engine = create_engine(url if "://" in url else f"sqlite:///{url}")
     config = Config()
     config.set_main_option("script_location", str(REPO / "layers" / "migrations"))
-    with engine.begin() as con:  # a register as the previous version wrote it
+    with engine.begin() as con:
         config.attributes["connection"] = con
-        command.upgrade(config, "0002")
-        con.execute(
-            text(
-                "INSERT INTO notices (notice_id, parcel_id, notice_type, issued_date, deadline, status, is_open, "
-                "section, created_at) VALUES ('N-OLD1', 'P1', 'connection', '2027-03-01', '2027-02-30', 'extended', "
-                "1, '§ 144-4', 'x'), ('N-OLD2', 'P2', 'connection', '2027-03-01', '2027-05-30', 'open', 1, "
-                "'§ 144-4', 'x')"
-            )
-        )
+        command.upgrade(config, revision)
+        con.execute(text(insert))
     engine.dispose()
+    return url
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_migration_keeps_old_notices_and_empties_deadlines_that_are_not_dates(tmp_path, backend):
+    url = _register_at(  # a register as the previous version wrote it
+        backend,
+        tmp_path,
+        "0002",
+        "INSERT INTO notices (notice_id, parcel_id, notice_type, issued_date, deadline, status, is_open, "
+        "section, created_at) VALUES ('N-OLD1', 'P1', 'connection', '2027-03-01', '2027-02-30', 'extended', "
+        "1, '§ 144-4', 'x'), ('N-OLD2', 'P2', 'connection', '2027-03-01', '2027-05-30', 'open', 1, "
+        "'§ 144-4', 'x')",
+    )
     reg = Register(url, create=False)
     listing = reg.listing().set_index("notice_id")
     assert listing.loc["N-OLD2", "deadline"] == dt.date(2027, 5, 30) and listing.loc["N-OLD2", "status"] == "open"
@@ -470,23 +478,13 @@ def test_migration_keeps_old_notices_and_empties_deadlines_that_are_not_dates(tm
 def test_migration_keeps_old_runs_with_their_settings_unknown(tmp_path, backend):
     """0004 records what a batch's run set on its profile and its distance; a run recorded before keeps NULL (not
     known), never {} (which would say it set nothing)."""
-    from alembic import command
-    from alembic.config import Config
-
-    url = _url(backend, tmp_path)
-    engine = create_engine(url if "://" in url else f"sqlite:///{url}")
-    config = Config()
-    config.set_main_option("script_location", str(REPO / "layers" / "migrations"))
-    with engine.begin() as con:  # a register as 0003 wrote it, with one batch's run
-        config.attributes["connection"] = con
-        command.upgrade(config, "0003")
-        con.execute(
-            text(
-                "INSERT INTO analysis_runs (run_at, profile, profile_version, fingerprints, counts) "
-                "VALUES ('2027-03-01T10:00:00Z', 'fort-plain', 'v', '{}', '{}')"
-            )
-        )
-    engine.dispose()
+    url = _register_at(  # a register as 0003 wrote it, with one batch's run
+        backend,
+        tmp_path,
+        "0003",
+        "INSERT INTO analysis_runs (run_at, profile, profile_version, fingerprints, counts) "
+        "VALUES ('2027-03-01T10:00:00Z', 'fort-plain', 'v', '{}', '{}')",
+    )
     reg = Register(url, create=False)
     old = reg.run(1)
     assert (old["profile"], old["settings"], old["distance_ft"], old["analysed_at"]) == ("fort-plain", None, None, None)

@@ -26,7 +26,7 @@ from layers.store import latest_run, read_setting
 from layers.write import write_layers
 from tests import conftest
 from tests.conftest import csrf, serving
-from tests.test_web import message_saying, wait_for
+from tests.test_web import message_saying, open_popup, wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 SCREENSHOTS = REPO / "build" / "screenshots"
@@ -609,11 +609,7 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
         row = Register(store=app.config["STORE"], create=False).listing().set_index("parcel_id").loc[HOSTILE_IDS[0]]
         assert row["status"] == "extended" and row["deadline"] == dt.date(2027, 9, 1)
         _shot(browser, "notices-issued")
-        browser.get(url + "/?parcel=" + quote(HOSTILE_IDS[0], safe=""))  # the map's popup tells the same deadline
-        popup = wait_for(
-            browser,
-            lambda: [p for p in browser.find_elements(By.CSS_SELECTOR, ".parcel-popup") if row["notice_id"] in p.text],
-        )[0]
+        popup = open_popup(browser, url, HOSTILE_IDS[0], row["notice_id"])  # the map's popup tells the same deadline
         assert "extended" in popup.text and "(extended)" in popup.text and "2027" in popup.text
         assert "this run's notice date" not in popup.text
         # The reason no longer ends with the run's own deadline, which contradicted the extended one.
@@ -625,16 +621,12 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
 
 @pytest.mark.browser
 def test_the_popup_marks_a_what_if_runs_reason_apart_from_the_notice_in_chromium(store, tmp_path, browser):
-    from selenium.webdriver.common.by import By
 
     app = make_app(store, tmp_path)
     noticed = _what_if_under_poughkeepsie(app)
     notice_id = Register(store=app.config["STORE"], create=False).notices_of(noticed)[0]["notice_id"]
     with serving(app) as url:
-        browser.get(f"{url}/?parcel=" + quote(noticed, safe=""))
-        popup = wait_for(
-            browser, lambda: [p for p in browser.find_elements(By.CSS_SELECTOR, ".parcel-popup") if notice_id in p.text]
-        )[0]
+        popup = open_popup(browser, url, noticed, notice_id)
         said = " ".join(popup.text.split())
         _shot(browser, "popup-what-if-run")
         assert "Reason (this run, profile poughkeepsie, not the notice on record) Sewer main" in said
@@ -654,10 +646,7 @@ def test_the_popup_marks_a_what_if_run_at_another_distance_apart_from_the_notice
     noticed = _what_if_at_250_ft(app)
     notice_id = Register(store=app.config["STORE"], create=False).notices_of(noticed)[0]["notice_id"]
     with serving(app) as url:
-        browser.get(f"{url}/?parcel=" + quote(noticed, safe=""))
-        popup = wait_for(
-            browser, lambda: [p for p in browser.find_elements(By.CSS_SELECTOR, ".parcel-popup") if notice_id in p.text]
-        )[0]
+        popup = open_popup(browser, url, noticed, notice_id)
         said = " ".join(popup.text.split())
         _shot(browser, "popup-what-if-250-ft")
         assert "Reason (this run, not the notice on record) Sewer main" in said and "within 250 ft" in said
@@ -772,7 +761,6 @@ def test_the_popup_says_when_the_register_records_a_mandated_parcel_connected_in
     """After `notices mark PARCEL connected`, the popup read "Status: must connect" above "Notice …, already
     connected", with nothing to say which holds: the run the map shows read the data before the owner connected. A
     Register row now says so and how to show it connected; a parcel exempt in the register is told too."""
-    from selenium.webdriver.common.by import By
 
     app = make_app(store, tmp_path)
     client = app.test_client()
@@ -789,9 +777,7 @@ def test_the_popup_says_when_the_register_records_a_mandated_parcel_connected_in
     unmarked = HOSTILE_IDS[2]  # noticed, its notice still open
     assert client.get("/api/parcel", query_string={"id": unmarked}).get_json()["register_note"] is None
     with serving(app) as url:
-        browser.get(f"{url}/?parcel=" + quote(connected, safe=""))
-        popups = lambda: browser.find_elements(By.CSS_SELECTOR, ".parcel-popup")  # noqa: E731
-        popup = wait_for(browser, lambda: [p for p in popups() if "Register" in p.text])[0]
+        popup = open_popup(browser, url, connected, "Register")
         said = " ".join(popup.text.split())
         _shot(browser, "popup-register-connected")
         assert "Status must connect Register The notice register records this parcel connected" in said

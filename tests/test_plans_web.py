@@ -268,16 +268,24 @@ def test_saving_over_a_saved_name_on_the_map_points_at_the_replace_box(oak_store
     assert error["fix"]["setting"] == "replace"
 
 
+def _qgis_plan_loaded(browser, url: str, tmp_path):
+    """The map's plan panel with a QGIS export of the Oak St line loaded, ready to evaluate; its output."""
+    from selenium.webdriver.common.by import By
+
+    open_map(browser, url)
+    output = browser.find_element(By.ID, "plan-result")
+    browser.find_element(By.ID, "plan-file").send_keys(str(qgis_file(tmp_path / "oak.geojson")))
+    wait_for(browser, lambda: browser.find_element(By.ID, "plan-evaluate").is_enabled())
+    return output
+
+
 @pytest.mark.browser
 def test_a_qgis_file_loads_on_the_map_and_evaluates_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
 
     app = oak_app(oak_store, tmp_path)
     with serving(app) as url:
-        open_map(browser, url)
-        output = browser.find_element(By.ID, "plan-result")
-        browser.find_element(By.ID, "plan-file").send_keys(str(qgis_file(tmp_path / "oak.geojson")))
-        wait_for(browser, lambda: browser.find_element(By.ID, "plan-evaluate").is_enabled())
+        output = _qgis_plan_loaded(browser, url, tmp_path)
         assert output.text == ""
         (west, south), (east, north) = oak_line()[0], oak_line()[-1]
         lat, lon = browser.execute_script("const c = window.sewerplanMap.getCenter(); return [c.lat, c.lng];")
@@ -311,10 +319,7 @@ def test_a_proxys_page_in_place_of_an_answer_is_told_not_waited_on_in_chromium(o
 
     app = oak_app(oak_store, tmp_path)
     with serving(app) as url:
-        open_map(browser, url)
-        output = browser.find_element(By.ID, "plan-result")
-        browser.find_element(By.ID, "plan-file").send_keys(str(qgis_file(tmp_path / "oak.geojson")))
-        wait_for(browser, lambda: browser.find_element(By.ID, "plan-evaluate").is_enabled())
+        output = _qgis_plan_loaded(browser, url, tmp_path)
         browser.execute_script(
             "const real = window.fetch;"
             "window.fetch = (u, o) => String(u).includes('/plans/evaluate') ? Promise.resolve(new Response("

@@ -443,6 +443,26 @@ def _upload(tmp_path) -> Path:
     return new_upload(tmp_path / "uploads", "parcels.geojson", io.BytesIO(gj), owner="pat", max_unzipped_bytes=1 << 30)
 
 
+def _at_once(*writers) -> list[str]:
+    """Run ``writers`` on threads of their own, released together; the failures they raised (none when all went
+    well: every writer's failure is reported)."""
+    start, errors = threading.Barrier(len(writers)), []
+
+    def run(writer) -> None:
+        start.wait()
+        try:
+            writer()
+        except Exception as exc:
+            errors.append(repr(exc))
+
+    threads = [threading.Thread(target=run, args=(w,)) for w in writers]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return errors
+
+
 def _hidden(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
 
@@ -455,25 +475,15 @@ def test_two_requests_saving_an_uploads_settings_at_once_both_count(tmp_path):
     from layers.uploads import read_meta, set_kinds, update_meta
 
     folder = _upload(tmp_path)
-    start, errors = threading.Barrier(4), []
 
     def save(k: int) -> None:
-        start.wait()
-        try:
-            for n in range(40):
-                if k % 2:
-                    set_kinds(folder, {f"layer{k}": f"kind{n}"})
-                else:
-                    update_meta(folder, {f"columns{k}": n})
-        except Exception as exc:  # every writer's failure is reported
-            errors.append(repr(exc))
+        for n in range(40):
+            if k % 2:
+                set_kinds(folder, {f"layer{k}": f"kind{n}"})
+            else:
+                update_meta(folder, {f"columns{k}": n})
 
-    threads = [threading.Thread(target=save, args=(k,)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert _at_once(*(lambda k=k: save(k) for k in range(4))) == []
     meta = read_meta(folder)
     assert meta["owner"] == "pat" and meta["name"] == "parcels.geojson"
     assert meta["kinds"] == {"layer1": "kind39", "layer3": "kind39"}
@@ -489,27 +499,16 @@ def test_two_requests_recording_the_columns_of_different_layers_at_once_keep_bot
 
     folder = _upload(tmp_path)
     kinds = ("parcels", "mains", "streets", "buildings")
-    start, errors = threading.Barrier(len(kinds) + 1), []
 
     def record(kind: str) -> None:
-        start.wait()
-        try:
-            for n in range(40):
-                update_meta_entry(folder, "columns", kind, {"path": f"{kind}.shp", "names": [f"c{n}"]})
-        except Exception as exc:  # every writer's failure is reported
-            errors.append(repr(exc))
+        for n in range(40):
+            update_meta_entry(folder, "columns", kind, {"path": f"{kind}.shp", "names": [f"c{n}"]})
 
     def save_form() -> None:  # the form saved at the same time, another entry of the record
-        start.wait()
         for n in range(40):
             update_meta(folder, {"form": {"n": n}})
 
-    threads = [threading.Thread(target=record, args=(k,)) for k in kinds] + [threading.Thread(target=save_form)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert errors == []
+    assert _at_once(*(lambda k=k: record(k) for k in kinds), save_form) == []
     meta = read_meta(folder)
     assert meta["columns"] == {k: {"path": f"{k}.shp", "names": ["c39"]} for k in kinds}
     assert meta["form"] == {"n": 39} and meta["owner"] == "pat"

@@ -592,6 +592,20 @@ def wait_for(driver, condition, timeout=15.0):
     raise AssertionError("timed out waiting in the browser")
 
 
+def open_popup(driver, url: str, parcel_id: str, showing: str | None = None):
+    """The map at ``url`` opened on ``parcel_id`` (``/?parcel=``), and its popup once it shows ``showing`` (by
+    default the parcel's ID): the popup of the page before, or one still loading its notices, is not it."""
+    from urllib.parse import quote
+
+    from selenium.webdriver.common.by import By
+
+    driver.get(f"{url}/?parcel=" + quote(parcel_id, safe=""))
+    text = showing or parcel_id
+    return wait_for(
+        driver, lambda: [p for p in driver.find_elements(By.CSS_SELECTOR, ".parcel-popup") if text in p.text]
+    )[0]
+
+
 def message_saying(driver, text: str, timeout: float = 30.0):
     """The page's #message once it says ``text``: the message of the page before may still be on screen."""
     from selenium.webdriver.common.by import By
@@ -656,22 +670,13 @@ def test_map_click_popup_and_trace_in_chromium(live_server, browser, store):
 def test_the_popups_reason_and_deadline_under_each_profile_in_chromium(profile_stores, browser, tmp_path):
     """The popup shows the reason the server words (without the run's deadline) and the deadline on its own row, in
     the town's date format, under each profile's wording."""
-    from urllib.parse import quote
-
-    from selenium.webdriver.common.by import By
 
     rows = "return [...arguments[0].querySelectorAll('dt')].map((d) => [d.textContent, d.nextSibling.textContent]);"
     for profile, (_, _, day) in PROFILE_RUNS.items():
         store = profile_stores[profile]
         with serving(make_app(store, tmp_path / profile)) as url:
             for parcel_id, (stored, shown) in popup_reasons(store).items():
-                browser.get(f"{url}/?parcel=" + quote(parcel_id, safe=""))
-                popup = wait_for(
-                    browser,
-                    lambda pid=parcel_id: [
-                        p for p in browser.find_elements(By.CSS_SELECTOR, ".parcel-popup") if pid in p.text
-                    ],
-                )[0]
+                popup = open_popup(browser, url, parcel_id)
                 said = dict(browser.execute_script(rows, popup))
                 assert said["Reason"] == shown, (profile, parcel_id)
                 if shown != stored:
@@ -686,9 +691,6 @@ def test_the_popup_and_the_table_show_the_servers_dates_under_each_profile_in_ch
 ):
     """The popup's Deadline row and the table's deadline are the server's words, in a town date format the map's
     script never knew (``%j``), under each profile."""
-    from urllib.parse import quote
-
-    from selenium.webdriver.common.by import By
 
     rows = "return [...arguments[0].querySelectorAll('dt')].map((d) => [d.textContent, d.nextSibling.textContent]);"
     cells = (
@@ -701,13 +703,7 @@ def test_the_popup_and_the_table_show_the_servers_dates_under_each_profile_in_ch
         store, worded = profile_stores[profile], town_date(iso, OTHER_DATE_FORMAT)
         mandated, _ = _deadlines(store)
         with serving(make_app(store, tmp_path / profile, DATE_FORMAT=OTHER_DATE_FORMAT)) as url:
-            browser.get(f"{url}/?parcel=" + quote(mandated, safe=""))
-            popup = wait_for(
-                browser,
-                lambda pid=mandated: [
-                    p for p in browser.find_elements(By.CSS_SELECTOR, ".parcel-popup") if pid in p.text
-                ],
-            )[0]
+            popup = open_popup(browser, url, mandated)
             said = dict(browser.execute_script(rows, popup))
             assert said["Deadline"] == f"{worded} (if noticed on this run's notice date)", profile
             table = wait_for(browser, lambda: browser.execute_script(cells))
