@@ -35,6 +35,7 @@ from layers.schema import (
     UNKNOWN_NUMBER_VALUES,
     LayerSpec,
 )
+from layers.validity import is_valid
 
 # A working column holding each feature's row in the layer as read (1-based), dropped before the layer is returned.
 _ROW = "__sewerplan_row__"
@@ -446,8 +447,9 @@ def _repair_invalid(
     gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem], fpu: float, workers: int
 ) -> gpd.GeoDataFrame:
     geoms = np.asarray(gdf.geometry.values)
-    # GEOS's validity check is the costliest check of a large layer; shapely runs it without the GIL, in chunks.
-    invalid = ~elementwise(shapely.is_valid, geoms, workers=workers).astype(bool)
+    # GEOS's validity check is the costliest check of a large layer: convex polygons are proved valid in numpy
+    # first (layers/validity.py), and GEOS judges the rest, without the GIL, in chunks.
+    invalid = ~is_valid(geoms, workers=workers)
     if not invalid.any():
         return gdf
     before = shapely.area(geoms[invalid])
