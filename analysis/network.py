@@ -925,7 +925,7 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
             continue
         how[node] = how[node] or "joined"
         plant[node] = plant[node] or label
-        size = int(np.sum(piece[g.a] == piece[node]))
+        size = len(np.unique(g.row[piece[g.a] == piece[node]]))  # a main split at a junction is one main
         text = (
             f"Plant {label} is joined to {g.node_id[node]}, the nearest end of a piece of {size:,} "
             f"main{'s' if size != 1 else ''}, {d:,.0f} ft away (within network.outfall_snap_ft): the sewer ends there."

@@ -13,6 +13,9 @@ Ten States Standards readings) or was set by the user, the message says so and c
 
 from __future__ import annotations
 
+from collections import Counter
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 import shapely
@@ -61,6 +64,109 @@ def unique_in_order(values) -> list[str]:
     return list(dict.fromkeys(str(v) for v in values))
 
 
+def mains_per_piece(net: SewerNetwork) -> np.ndarray:
+    """How many mains each piece of the network holds, counted as the data has them: a main split at a junction is
+    one main to the reader, so the pieces add up to the network's count of mains."""
+    n_pieces = int(net.piece.max()) + 1 if net.n_nodes else 0
+    pairs = pd.DataFrame({"piece": net.piece[net.u], "main": net.main_id.astype(str)}).drop_duplicates()
+    return np.bincount(pairs["piece"].to_numpy(np.int64), minlength=n_pieces)
+
+
+@dataclass(frozen=True)
+class NetworkEnd:
+    """A node where the sewer ends (an outfall node), and what the data says ends it there.
+
+    ``plant`` is the treatment plant (its name in the plants layer) the node is the inlet of, named or joined;
+    ``structure`` is what the manholes layer or the model calls the node (``outfall``, ``plant`` for a plant inlet;
+    ``""`` for a junction node a plant point was joined to).
+    """
+
+    node: str
+    plant: str
+    structure: str
+    piece: int
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One piece of the network, not connected to any other: its mains, their length and where its flow ends."""
+
+    mains: int
+    length_ft: float
+    ends: tuple[NetworkEnd, ...]
+
+
+@dataclass(frozen=True)
+class NetworkOutline:
+    """The network as the engineer knows the town: its treatment plants and outfalls, not only its outfall nodes
+    (one plant joined to three separate pieces is one plant, reached from three pieces), and its separate pieces,
+    largest first, each with its mains and where it ends."""
+
+    mains: int
+    manholes: int
+    junctions: int
+    directions: tuple[tuple[str, int], ...]
+    ends: tuple[NetworkEnd, ...]
+    pieces: tuple[Piece, ...]
+    explicit: bool
+
+    def plants(self) -> dict[str, list[NetworkEnd]]:
+        """Each treatment plant the network reaches, with the outfall nodes it was named or joined at."""
+        found: dict[str, list[NetworkEnd]] = {}
+        for end in self.ends:
+            if end.plant:
+                found.setdefault(end.plant, []).append(end)
+        return found
+
+    def outfalls(self) -> list[NetworkEnd]:
+        """Ends that are no plant of the plants layer: outfalls and plant inlets the manholes layer or model names."""
+        return [end for end in self.ends if not end.plant]
+
+
+def network_outline(net: SewerNetwork) -> NetworkOutline:
+    """What the network is made of, for the head of its report: counts, plants and outfalls, separate pieces.
+
+    Examples
+    --------
+    >>> from shapely.geometry import LineString, Point
+    >>> import geopandas as gpd
+    >>> from analysis.network import build_network
+    >>> from analysis.profiles import load_profile
+    >>> mains = gpd.GeoDataFrame({"main_id": ["A", "B"]}, geometry=[
+    ...     LineString([(0, 0), (300, 0)]), LineString([(0, 100), (300, 100)])], crs="EPSG:2260")
+    >>> plant = gpd.GeoDataFrame({"outfall_name": ["WWTP"]}, geometry=[Point(350, 50)], crs="EPSG:2260")
+    >>> outline = network_outline(build_network(mains, outfalls=plant, profile=load_profile("fort-plain")))
+    >>> {name: [e.node for e in ends] for name, ends in outline.plants().items()}
+    {'WWTP': ['J-3', 'J-4']}
+    >>> [(p.mains, [e.node for e in p.ends]) for p in outline.pieces]
+    [(1, ['J-3']), (1, ['J-4'])]
+    """
+    n_pieces = int(net.piece.max()) + 1 if net.n_nodes else 0
+    mains = mains_per_piece(net)
+    length = np.bincount(net.piece[net.u], weights=net.length_ft, minlength=n_pieces)
+    order = sorted(np.flatnonzero(mains > 0), key=lambda p: (-mains[p], -length[p], p))  # a handful of pieces
+    rank = {int(p): i for i, p in enumerate(order)}
+    kinds = net.node_kind if net.node_kind is not None else np.full(net.n_nodes, "", dtype=object)
+    plants = net.outfall_plant if net.outfall_plant is not None else np.full(net.n_nodes, "", dtype=object)
+    nodes = sorted(np.flatnonzero(net.node_is_outfall), key=lambda k: (rank.get(int(net.piece[k]), n_pieces), k))
+    ends = tuple(
+        NetworkEnd(str(net.node_id[k]), str(plants[k] or ""), str(kinds[k] or ""), int(net.piece[k])) for k in nodes
+    )
+    pieces = tuple(Piece(int(mains[p]), float(length[p]), tuple(e for e in ends if e.piece == p)) for p in order)
+    # Each main once under the evidence that set its direction (a split main's pieces share it, as a rule).
+    sources = dict.fromkeys(zip(map(str, net.main_id), map(str, net.direction_source), strict=True))
+    sources = [source for _, source in sources]
+    return NetworkOutline(
+        mains=len(set(map(str, net.main_id))),
+        manholes=int(net.node_is_manhole.sum()),
+        junctions=int((kinds == "").sum()) if net.node_kind is not None else 0,
+        directions=tuple(Counter(sources).most_common()),
+        ends=ends,
+        pieces=pieces,
+        explicit=net.explicit,
+    )
+
+
 def _findings(check: str, severity, feature_ids, messages, places, section: str = "") -> list[Defect]:
     """The defects one check found: one per feature, each with its message and place (x, y).
 
@@ -94,7 +200,7 @@ def _pieces(net: SewerNetwork) -> list[Defect]:
         return []
     labels = net.piece
     n_pieces = labels.max() + 1
-    mains_per = np.bincount(labels[net.u], minlength=n_pieces)
+    mains_per = mains_per_piece(net)  # a main split at a junction counts once, as in the summary
     length_per = np.bincount(labels[net.u], weights=net.length_ft, minlength=n_pieces)
     has_outfall = np.zeros(n_pieces, bool)
     has_outfall[labels[net.node_is_outfall]] = True

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
 
 import click
 import geopandas as gpd
@@ -22,6 +21,7 @@ from gisapp.cli_common import (
     print_problems,
     user_errors,
 )
+from gisapp.words import network_outline
 from layers.crs import crs_label
 from layers.write import BUILDINGS_LAYER, output_format, write_report
 
@@ -65,6 +65,7 @@ def check(digitised_direction, out_paths, as_json, **opts):
         net = services.network(loaded.workspace)
         bar.step("checking")
         defects = services.check(loaded.workspace)
+        outline = services.outline(loaded.workspace)
         for path in out_paths:
             # a model's own coordinates (local) go to .csv alone, whose crs column names them as such
             write_report(path, _report_frame(defects, net.crs))
@@ -74,18 +75,10 @@ def check(digitised_direction, out_paths, as_json, **opts):
         return
     print_problems(loaded.console, loaded.layers)
     out = Console()
-    sources = Counter(net.direction_source)
-    n_mains = len(set(map(str, net.main_id)))
-    n_junctions = int((net.node_kind == "").sum()) if net.node_kind is not None else 0
-    n_pieces = int(net.piece.max()) + 1 if net.n_nodes else 0
-    out.print(
-        f"{plural(n_mains, 'main')}, {plural(int(net.node_is_manhole.sum()), 'manhole')}, "
-        f"{plural(n_junctions, 'junction')}, {plural(int(net.node_is_outfall.sum()), 'outfall')}, "
-        f"{plural(n_pieces, 'piece')}. Direction from: "
-        + ", ".join(f"{k} {v:,}" for k, v in sources.most_common())
-        + ".",
-        highlight=False,
-    )
+    # One plant joined to three pieces is one plant, reached from three pieces: said so, with each piece's mains.
+    snap_ft = None if net.explicit else loaded.profile.network.snap_tolerance_ft.value
+    for line in network_outline(outline, snap_ft=snap_ft):
+        out.print(line, highlight=False)
     if net.explicit:
         out.print(
             "Topology, directions and lengths are the model's own (From/To nodes, conduit lengths); "

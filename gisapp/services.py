@@ -32,7 +32,7 @@ from analysis.duties import DutiesResult, assess_duties
 from analysis.errors import Fix, ProfileError
 from analysis.mandate import MandateResult, analyze_mandates, missing_inputs
 from analysis.network import SewerNetwork, build_network
-from analysis.network_checks import check_network
+from analysis.network_checks import NetworkOutline, check_network, network_outline
 from analysis.notices import NoticePlan, TownSettings, with_resolutions
 from analysis.notification import Notification, parcels_within
 from analysis.profiles import Profile, available_profiles, load_profile, values_set
@@ -659,6 +659,11 @@ def network_if_manholes(ws: Workspace) -> SewerNetwork | None:
 def check(ws: Workspace) -> list:
     """Every defect of the network, errors first (``analysis.network_checks``)."""
     return check_network(network(ws), profile=ws.profile, manholes=ws.layers.manholes)
+
+
+def outline(ws: Workspace) -> NetworkOutline:
+    """What the network holds, its treatment plants and outfalls, and its separate pieces: the report's head."""
+    return network_outline(network(ws))
 
 
 def connections(ws: Workspace) -> tuple[gpd.GeoDataFrame, pd.DataFrame]:

@@ -10,9 +10,13 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from typing import TYPE_CHECKING
 
 from analysis.reasons import deadline_sentence
 from layers.legend import STATUS_COLOURS as LEGEND_COLOURS
+
+if TYPE_CHECKING:
+    from analysis.network_checks import NetworkEnd, NetworkOutline
 
 # The colours of each parcel status on the map, its legend and the printed map.
 # The web map's colours are the legend's (layers/legend.py), which the QGIS styles use too: one source.
@@ -317,3 +321,117 @@ def register_note(status: str | None, notices: list[dict] | None) -> str | None:
         "register, so it still finds the parcel must connect: run the analysis again with the billing records "
         "(sewerplan analyze --connected FILE.csv, or a connected column) to show it connected."
     )
+
+
+# -- the network report's head ------------------------------------------------------------------------------------
+
+_LISTED = 12  # outfall nodes named in one sentence; a storm model may have dozens
+_PIECES_LISTED = 8
+
+
+def _names(values: list[str], limit: int = _LISTED) -> str:
+    more = len(values) - limit
+    return ", ".join(values[:limit]) + (f" and {more:,} more" if more > 0 else "")
+
+
+def _end_words(end: NetworkEnd) -> str:
+    """One place the sewer ends: the plant it is the inlet of, or what the data calls the node."""
+    if end.plant:
+        return f"{end.plant} ({end.node})"
+    return f"{'plant inlet' if end.structure == 'plant' else 'outfall'} {end.node}"
+
+
+def _plant_words(name: str, ends: list[NetworkEnd]) -> str:
+    nodes = [end.node for end in ends]
+    pieces = len({end.piece for end in ends})
+    if len(nodes) == 1:
+        return f"{name} at {nodes[0]}"
+    if pieces == len(nodes):
+        return f"{name}, reached from {pieces:,} separate pieces of the network (outfall nodes {_names(nodes)})"
+    return (
+        f"{name}, reached at {len(nodes):,} outfall nodes ({_names(nodes)}) in {count(pieces, 'piece')} of the network"
+    )
+
+
+def network_outline(outline: NetworkOutline, *, snap_ft: float | None = None) -> list[str]:
+    """The head of a network report in sentences: what it holds, where the sewer ends, and its separate pieces.
+
+    An outfall node is where the data ends the sewer; an engineer counts treatment plants. One plant joined to three
+    pieces of the network is said as one plant reached from three pieces, and each piece is named with its mains,
+    so a gap in the data (a missing main) that split one sewer shows. ``snap_ft`` is the snap tolerance the pieces
+    were joined with (GIS layers; a model's pieces are its own).
+
+    Examples
+    --------
+    >>> from analysis.network_checks import NetworkEnd, NetworkOutline, Piece
+    >>> ends = (NetworkEnd("J-10", "Manchester", "", 1), NetworkEnd("J-9", "Manchester", "", 4))
+    >>> pieces = (Piece(300, 24000.0, ends[:1]), Piece(1, 733.0, ends[1:]), Piece(2, 325.0, ()))
+    >>> outline = NetworkOutline(303, 300, 2, (("inferred", 303),), ends, pieces, explicit=False)
+    >>> for line in network_outline(outline, snap_ft=2):
+    ...     print(line)
+    303 mains, 300 manholes, 2 junctions. Direction from: inferred 303.
+    1 treatment plant: Manchester, reached from 2 separate pieces of the network (outfall nodes J-10, J-9).
+    The mains are in 3 separate pieces of the network, not connected to each other: 300 mains (24,000 ft) ending at
+    Manchester (J-10); 1 main (733 ft) ending at Manchester (J-9); 2 mains (325 ft) reaching no treatment plant or
+    outfall. If the sewer is one system, a gap in the data split it (a main missing, or main ends more than 2 ft
+    apart, the snap tolerance (network.snap_tolerance_ft)): look where each piece ends (disconnected_piece).
+    >>> model = NetworkOutline(9, 8, 0, (), (NetworkEnd("O1", "", "outfall", 0), NetworkEnd("O2", "", "outfall", 0)),
+    ...                        (Piece(9, 900.0, ()),), explicit=True)
+    >>> network_outline(model)[1:]
+    ['2 outfalls: O1, O2.', 'The mains are one connected piece of the network.']
+    """
+    head = (
+        f"{count(outline.mains, 'main')}, {count(outline.manholes, 'manhole')}, {count(outline.junctions, 'junction')}."
+    )
+    if outline.directions:
+        head += " Direction from: " + ", ".join(f"{k} {v:,}" for k, v in outline.directions) + "."
+    lines = [head]
+
+    plants = outline.plants()
+    others = outline.outfalls()
+    inlets = [end.node for end in others if end.structure == "plant"]
+    outfalls = [end.node for end in others if end.structure != "plant"]
+    ends = []
+    if plants:
+        ends.append(
+            f"{count(len(plants), 'treatment plant')}: "
+            + "; ".join(_plant_words(name, found) for name, found in plants.items())
+            + "."
+        )
+    if inlets:
+        ends.append(f"{count(len(inlets), 'plant inlet')} named by the manholes layer: {_names(inlets)}.")
+    if outfalls:
+        ends.append(f"{count(len(outfalls), 'outfall')}: {_names(outfalls)}.")
+    if outline.pieces:
+        lines.append(
+            " ".join(ends) or "No treatment plant or outfall is on the network: the data names none (no_outfall)."
+        )
+
+    if len(outline.pieces) == 1:
+        lines.append("The mains are one connected piece of the network.")
+    elif len(outline.pieces) > 1:
+        described = [
+            f"{count(p.mains, 'main')} ({p.length_ft:,.0f} ft) "
+            + (
+                "ending at " + ", ".join(map(_end_words, p.ends))
+                if p.ends
+                else "reaching no treatment plant or outfall"
+            )
+            for p in outline.pieces[:_PIECES_LISTED]
+        ]
+        rest = outline.pieces[_PIECES_LISTED:]
+        if rest:
+            described.append(f"and {len(rest):,} smaller pieces ({count(sum(p.mains for p in rest), 'main')})")
+        apart = f"{snap_ft:g} ft apart, the snap tolerance" if snap_ft is not None else "the snap tolerance apart"
+        gap = (
+            "a link missing from the model"
+            if outline.explicit
+            else f"a main missing, or main ends more than {apart} (network.snap_tolerance_ft)"
+        )
+        lines.append(
+            f"The mains are in {len(outline.pieces):,} separate pieces of the network, not connected to each other: "
+            + "; ".join(described)
+            + f". If the sewer is one system, a gap in the data split it ({gap}): look where each piece ends "
+            "(disconnected_piece)."
+        )
+    return lines
