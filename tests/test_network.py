@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import geopandas as gpd
 import networkx as nx
@@ -410,6 +411,26 @@ def test_manchester_through_the_cli(real_data):
     assert len(joined) == 3 and all("Plant Manchester is joined to J-" in d["message"] for d in joined)
     assert all(60 < float(d["message"].split(" ft away")[0].rsplit(", ", 1)[1]) < 80 for d in joined)
     assert not [d for d in report if d["check"] in ("plant_mid_run", "not_a_plant", "several_outfalls")]
+    # Said as the town knows it: one plant, reached from three separate pieces (it read "3 outfalls, 5 pieces"),
+    # each piece with its mains, adding up to the network's 448; the fourth piece reaches no plant.
+    said = " ".join(
+        CliRunner().invoke(main, ["network", "check", "--profile", "wappinger", *map(str, layers)]).stdout.split()
+    )
+    inlets = sorted(d["message"].split(" is joined to ")[1].split(",")[0] for d in joined)
+    plant_said = re.search(
+        r"1 treatment plant: Manchester, reached from 3 separate pieces of the network \(outfall nodes ([^)]*)\)\.",
+        said,
+    )
+    assert plant_said and sorted(plant_said.group(1).split(", ")) == inlets and "3 outfalls" not in said
+    assert "448 mains," in said and "The mains are in 4 separate pieces of the network" in said
+    pieces = re.findall(
+        r"([\d,]+) mains? \(([\d,]+) ft\) (?:ending at Manchester \((J-\d+)\)|reaching no treatment plant)", said
+    )
+    assert len(pieces) == 4 and sum(int(n.replace(",", "")) for n, _, _ in pieces) == 448
+    assert sorted(node for _, _, node in pieces if node) == inlets
+    # The pieces apart from the largest are the disconnected_piece findings, mains and feet alike.
+    apart = sorted(d["message"].split(" is not connected")[0] for d in report if d["check"] == "disconnected_piece")
+    assert apart == sorted(f"A piece of {n} main{'s' if n != '1' else ''} ({ft} ft)" for n, ft, _ in pieces[1:])
     assert all(isinstance(d["x"], float) and isinstance(d["y"], float) for d in report if d["check"] != "no_outfall")
     # Wappinger's design numbers are the profile's settings: information, citing no section as requiring them.
     design = [d for d in report if d["check"] in ("min_diameter", "manhole_spacing", "alignment_change")]

@@ -187,6 +187,67 @@ def test_a_plant_near_two_ends_of_one_piece_says_which_it_took(tmp_path):
     assert "MHX 122 ft" in joined["message"] and "outfall_manhole" in joined["message"]
 
 
+def check_text(path, *extra, profile="fort-plain"):
+    """``network check`` as printed, its words on one line (the console wraps them)."""
+    code, out, err = run("network", "check", "--profile", profile, "--data", path, *extra)
+    assert code == 0, err
+    return " ".join(out.split())
+
+
+def test_one_plant_joined_to_two_pieces_is_one_plant_reached_from_both(tmp_path):
+    # Piece 1: A, B from MH1 to MH3 (30 ft from the plant), and D ending on the middle of A (split there: still 3
+    # mains, 800 ft). Piece 2: C from MH4 to MH5 (104 ft from the plant), 240 ft, not connected to piece 1: as if
+    # the main from MH5 to MH3 were missing from the data. The plant point joins the end of each: two outfall nodes,
+    # one plant. The head said "2 outfalls, 2 pieces".
+    mains = [
+        line("A", (0, 0), (300, 0)),
+        line("B", (300, 0), (600, 0)),
+        line("D", (150, -200), (150, 0)),
+        line("C", (900, 100), (660, 100)),
+    ]
+    manholes = [*RUN, mh("MH4", 900, 100), mh("MH5", 660, 100)]
+    path = write_town(tmp_path / "gap.gpkg", mains, manholes, [plant("WWTP", 630, 0)])
+    said = check_text(path)
+    assert "1 treatment plant: WWTP, reached from 2 separate pieces of the network (outfall nodes MH3, MH5)." in said
+    assert (
+        "The mains are in 2 separate pieces of the network, not connected to each other: 3 mains (800 ft) ending at "
+        "WWTP (MH3); 1 main (240 ft) ending at WWTP (MH5). If the sewer is one system, a gap in the data split it (a "
+        "main missing, or main ends more than 1 ft apart, the snap tolerance (network.snap_tolerance_ft))"
+    ) in said
+    # D's free end and the point where it meets A are junction nodes; A's two pieces are one main in the counts.
+    assert "4 mains, 5 manholes, 2 junctions. Direction from: inferred 4." in said and "2 outfalls" not in said
+    # The findings count mains as the data has them too: A, split where D meets it, is one main.
+    report = check_json(path)
+    joined = sorted(d["message"] for d in by_check(report, "outfall_joined"))
+    assert "joined to MH3, the nearest end of a piece of 3 mains, 30 ft away" in joined[0]
+    assert "joined to MH5, the nearest end of a piece of 1 main, 104 ft away" in joined[1]
+    (apart,) = by_check(report, "disconnected_piece")
+    assert apart["message"].startswith("A piece of 1 main (240 ft) is not connected")
+
+
+def test_outfalls_the_data_names_are_each_an_outfall(tmp_path):
+    # MH1 and MH3 are outfalls by the manholes layer, at both ends of one piece; MH6 ends a second piece. Three
+    # outfalls, said as three, each piece with its own; no treatment plant is named where the data names none.
+    mains = [line("A", (0, 0), (300, 0)), line("B", (300, 0), (600, 0)), line("C", (0, 500), (300, 500))]
+    manholes = [
+        mh("MH1", 0, 0, structure="outfall"),
+        mh("MH2", 300, 0),
+        mh("MH3", 600, 0, structure="outfall"),
+        mh("MH7", 0, 500),
+        mh("MH6", 300, 500, structure="outfall"),
+    ]
+    said = check_text(write_town(tmp_path / "outfalls.gpkg", mains, manholes))
+    assert "3 outfalls: MH1, MH3, MH6." in said and "treatment plant:" not in said
+    assert (
+        "separate pieces of the network, not connected to each other: 2 mains (600 ft) ending at outfall MH1, "
+        "outfall MH3; 1 main (300 ft) ending at outfall MH6."
+    ) in said
+    # One piece of them alone: one connected piece, still two outfalls.
+    one = write_town(tmp_path / "one.gpkg", mains[:2], manholes[:3])
+    said = check_text(one)
+    assert "2 outfalls: MH1, MH3. The mains are one connected piece of the network." in said
+
+
 def test_force_main_pumped_uphill_keeps_its_drawn_direction(tmp_path):
     # A wet well PS pumps up to MH2 (inverts rise 20 ft); gravity runs on to MH3 and the plant. No from/to fields.
     mains = [

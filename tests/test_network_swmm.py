@@ -9,6 +9,7 @@ below, which shares no code with ``layers.swmm``: a link section row names its F
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from pathlib import Path
 
@@ -178,8 +179,12 @@ def test_outfalls_are_the_models_own(path):
     m = model(path)
     code, out, err = cli("network", "check", "--profile", "fort-plain", "--data", path, "--data-crs", "local")
     assert code == 0, err
+    # Every one of the model's [OUTFALLS] is an outfall, said as many as there are and named: several stay several.
     n = len(m["outfalls"])
-    assert f"{n} outfall{'s' if n != 1 else ''}," in out
+    said = " ".join(out.split())
+    listed = re.search(rf"\b{n} outfalls?: ([^.]*)\.", said)
+    assert listed and set(listed.group(1).split(", ")) == m["outfalls"], said[:400]
+    assert "treatment plant:" not in said
     assert "in no real-world CRS" in out
 
 
