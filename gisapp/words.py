@@ -404,7 +404,7 @@ def network_outline(outline: NetworkOutline, *, snap_ft: float | None = None) ->
         ends.append(f"{count(len(outfalls), 'outfall')}: {_names(outfalls)}.")
     if outline.pieces:
         lines.append(
-            " ".join(ends) or "No treatment plant or outfall is on the network: the data names none (no_outfall)."
+            " ".join(ends) or "No treatment plant or outfall is on the network: no flow reaches one (no_outfall)."
         )
 
     if len(outline.pieces) == 1:

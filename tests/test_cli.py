@@ -359,6 +359,11 @@ def test_network_check_json_and_report(town_gpkg, tmp_path):
     out, table = tmp_path / "report.geojson", tmp_path / "report.csv"
     text = invoke("network", "check", "--profile", "fort-plain", "--data", data, "--out", out, "--out", table)
     assert "§ 144-18B" in text.output and out.exists()
+    # The head names the sample's one plant at the inlet its layer names, and the network as one piece.
+    plant = gpd.read_file(data, layer="treatment_plants").iloc[0]
+    said = " ".join(text.output.split())
+    assert f"1 treatment plant: {plant['name']} at {plant['outfall_manhole']}." in said
+    assert "The mains are one connected piece of the network." in said
     assert len(gpd.read_file(out)) == len(report) == len(pd.read_csv(table))
     # the .csv's x, y were feet in a CRS the file did not name (the .geojson beside it is in degrees)
     rows = pd.read_csv(table, encoding="utf-8-sig")

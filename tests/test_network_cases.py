@@ -246,6 +246,15 @@ def test_outfalls_the_data_names_are_each_an_outfall(tmp_path):
     one = write_town(tmp_path / "one.gpkg", mains[:2], manholes[:3])
     said = check_text(one)
     assert "2 outfalls: MH1, MH3. The mains are one connected piece of the network." in said
+    # A plant inlet the manholes layer names, with no plant layer: a plant inlet, not an outfall.
+    inlet = [*RUN[:2], mh("MH3", 600, 0, structure="plant inlet")]
+    said = check_text(write_town(tmp_path / "inlet.gpkg", mains[:2], inlet))
+    assert "1 plant inlet named by the manholes layer: MH3." in said and "outfall:" not in said
+    # None at all (the plant point 1,000 ft off, not joined): said, not left as "0 outfalls".
+    far = write_town(tmp_path / "far.gpkg", mains[:2], RUN, [plant("WWTP", 1600, 0)])
+    said = check_text(far)
+    assert "No treatment plant or outfall is on the network: no flow reaches one (no_outfall)." in said
+    assert "outfall_not_on_network" in said
 
 
 def test_force_main_pumped_uphill_keeps_its_drawn_direction(tmp_path):
