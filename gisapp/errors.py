@@ -17,8 +17,12 @@ MAPPING_PAGE = "the column-mapping page of the upload (Data page)"
 RUN_FORM = '"Run the analysis" on the map page'
 
 
-def field_for(fix: Fix) -> str:
-    """The web app's words for the setting a ``Fix`` names: the field to fill in, and where it is."""
+def field_for(fix: Fix, *, upload: bool = False) -> str:
+    """The web app's words for the setting a ``Fix`` names: the field to fill in, and where it is.
+
+    ``upload``: said on an upload's pages (its validation report, its column-mapping page), where the measuring CRS
+    is the column-mapping page's "Measuring CRS" field (the run form's "Settings" elsewhere: a store's layers).
+    """
     target, example = fix.target, fix.example
     layer, _, rest = target.partition(".")
     words = {
@@ -29,7 +33,9 @@ def field_for(fix: Fix) -> str:
         "layer_crs": f'Fill in the "CRS" field of the {target} layer on {MAPPING_PAGE}'
         + (f" (e.g. {example})." if example else "."),
         "data_crs": f'Fill in the "CRS" field of each layer on {MAPPING_PAGE} (e.g. {example or "EPSG:2260"}).',
-        "crs": f'Fill in the "Settings" field of {RUN_FORM} with measurement.measuring_crs={example or "CRS"}.',
+        "crs": f'Fill in the "Measuring CRS" field on {MAPPING_PAGE} with {example or "a projected CRS"}.'
+        if upload
+        else f'Fill in the "Settings" field of {RUN_FORM} with measurement.measuring_crs={example or "CRS"}.',
         "map": f"Choose the column that holds {rest} for the {layer} layer on {MAPPING_PAGE}.",
         "map_value": f'Fill in the "Coded values" field of the {layer} layer on {MAPPING_PAGE} with '
         f"{rest}={example or 'CODE'}" + (f" (CODE one of {', '.join(fix.choices)})." if fix.choices else "."),
@@ -55,10 +61,10 @@ def _file_name(path: str) -> str:
     return path.replace("\\", "/").rsplit("/", 1)[-1] or "the profile file"
 
 
-def web_text(exc: ValueError) -> str:
-    """A domain error's message with its fix worded as the field to fill in."""
+def web_text(exc: ValueError, *, upload: bool = False) -> str:
+    """A domain error's message with its fix worded as the field to fill in (``upload``: on an upload's pages)."""
     fix = getattr(exc, "fix", None)
-    return f"{exc} {field_for(fix)}" if fix else str(exc)
+    return f"{exc} {field_for(fix, upload=upload)}" if fix else str(exc)
 
 
 def upload_too_large(limit: int, size: int | str | None = None) -> str:
@@ -82,9 +88,10 @@ def upload_too_large(limit: int, size: int | str | None = None) -> str:
     )
 
 
-def problem_view(p: Problem) -> dict:
-    """A problem for a page or the JSON API: its fields, and ``how`` (the fix, worded for the web)."""
-    return p.as_dict() | {"how": field_for(p.fix) if p.fix else ""}
+def problem_view(p: Problem, *, upload: bool = False) -> dict:
+    """A problem for a page or the JSON API: its fields, and ``how`` (the fix, worded for the web; ``upload``: on an
+    upload's pages)."""
+    return p.as_dict() | {"how": field_for(p.fix, upload=upload) if p.fix else ""}
 
 
 def _respond(status: int, title: str, message: str, problems: list | None = None, fix: Fix | None = None):

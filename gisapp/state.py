@@ -27,6 +27,7 @@ import uuid
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from flask import current_app, g, has_request_context, request, session
 
@@ -35,7 +36,7 @@ from gisapp.mapdata import MapData
 from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
 from layers.errors import LayerError
 from layers.store import latest_run, open_store, store_writer
-from layers.uploads import touch, upload_folder
+from layers.uploads import MEASURING_CRS, read_meta, touch, upload_folder
 from layers.write import LINES_LAYER, RESULT_LAYER
 
 CACHED_STORES = 3
@@ -164,7 +165,8 @@ def workspace() -> Workspace:
         buildings=originals.get("building_results"),
         record=latest_run(data.path),
     )
-    ws = services.open_store(data.path, stored=stored)
+    spec = WorkspaceSpec.from_record(stored.record) or unanalysed_spec(data.path)
+    ws = services.open_store(data.path, spec=spec, stored=stored)
     with s.lock:
         if data.path in s.data:
             s.workspaces[data.path] = (data, ws)
@@ -172,8 +174,25 @@ def workspace() -> Workspace:
 
 
 def recorded_spec(path: str | None = None) -> WorkspaceSpec:
-    """The workspace spec the store's latest run recorded (the default profile's for a store never analysed)."""
-    return services.recorded_spec(path or store_path()) or WorkspaceSpec(profile=services.DEFAULT_PROFILE)
+    """The workspace spec the store's latest run recorded (``unanalysed_spec`` for a store never analysed)."""
+    path = path or store_path()
+    return services.recorded_spec(path) or unanalysed_spec(path)
+
+
+def unanalysed_spec(path: str) -> WorkspaceSpec:
+    """The workspace of a store never analysed: the default profile, measured in the CRS the planner's upload was
+    checked in where the store is the upload they work on (its column-mapping page's "Measuring CRS": data outside
+    New York, whose layers were written in that CRS), else in the profile's. A run records the CRS it used, so
+    from the first run on the record says it."""
+    return WorkspaceSpec(profile=services.DEFAULT_PROFILE, crs=upload_measuring_crs(path))
+
+
+def upload_measuring_crs(path: str) -> str | None:
+    """The measuring CRS the request's planner checked their upload in (Data page), when ``path`` is that upload's
+    store and one was given there; None otherwise (the town's store, an upload checked in the town's CRS)."""
+    if path != workspace_store():
+        return None
+    return read_meta(Path(path).parent).get(MEASURING_CRS) or None
 
 
 def start_analysis(

@@ -435,3 +435,26 @@ def network_outline(outline: NetworkOutline, *, snap_ft: float | None = None) ->
             "(disconnected_piece)."
         )
     return lines
+
+
+def measuring_crs_note(town: str, suggested: tuple[str, str] | None) -> str:
+    """What the column-mapping page says under its "Measuring CRS" field: what the field is, the town's CRS used when
+    it is left empty, and, for data lying outside where that is used, the CRS filled in (``suggested``: its code and
+    name, the UTM zone where the data lies, as ``layers.crs.suggested_measuring_crs`` gives it and as the command
+    line's refusal suggests it for ``--crs``).
+
+    Examples
+    --------
+    >>> measuring_crs_note("NAD83 / New York East (ftUS)", None)
+    'The projected CRS distances are measured in; left empty, NAD83 / New York East (ftUS).'
+    >>> measuring_crs_note("NAD83 / New York East (ftUS)", ("EPSG:32632", "WGS 84 / UTM zone 32N"))
+    'The projected CRS distances are measured in. The data lies outside where NAD83 / New York East (ftUS) is used, ...'
+    """
+    if suggested is None:
+        return f"The projected CRS distances are measured in; left empty, {town}."
+    code, name = suggested
+    return (
+        f"The projected CRS distances are measured in. The data lies outside where {town} is used, so distances "
+        f"measured in it would be distorted: {code} ({name}), the UTM zone where the data lies, is filled in. Keep "
+        "it, or give the CRS your office measures in there."
+    )

@@ -202,6 +202,39 @@ def check_and_reproject(
     return gdf, problems
 
 
+def suggested_measuring_crs(gdf: gpd.GeoDataFrame, target: CRS) -> str | None:
+    """The CRS to measure ``gdf`` in when it lies outside where ``target`` is used, else None.
+
+    The same judgement, and the same suggestion (the WGS 84 / UTM zone where the layer lies), as the refusal
+    :func:`check_and_reproject` gives such a layer (``crs_mismatch`` whose fix is the measuring CRS): the web's
+    column-mapping page offers it before the data is checked. None for a layer inside ``target``'s area, one
+    without a CRS, one whose CRS does not fit its coordinates (its own refusal says what to do), and one in a model's
+    own coordinates.
+
+    Examples
+    --------
+    >>> from shapely.geometry import box
+    >>> bellinge = gpd.GeoDataFrame(geometry=[box(583_000, 6_134_000, 583_050, 6_134_030)], crs="EPSG:32632")
+    >>> fort_plain = gpd.GeoDataFrame(geometry=[box(-74.63, 42.93, -74.62, 42.94)], crs="EPSG:4326")
+    >>> new_york_east = CRS.from_epsg(2260)
+    >>> suggested_measuring_crs(bellinge, new_york_east), suggested_measuring_crs(fort_plain, new_york_east)
+    ('EPSG:32632', None)
+    """
+    if gdf.crs is None or len(gdf) == 0:
+        return None
+    crs = CRS(gdf.crs)
+    if crs.is_engineering:
+        return None
+    bounds = shapely.bounds(np.asarray(gdf.geometry.values))
+    usable = np.isfinite(bounds).all(axis=1)
+    if not usable.any():
+        return None
+    found = _placement(crs, target, _middle(bounds, usable), layer="", label="")
+    if found is None or found.fix is None or found.fix.setting != "crs" or not found.fix.example.startswith("EPSG:"):
+        return None
+    return found.fix.example
+
+
 def check_layers_together(frames: dict[str, gpd.GeoDataFrame], labels: dict[str, str]) -> list[Problem]:
     """Compare where validated layers (all in one measuring CRS) lie: swapped axes, or a layer far from the rest.
 

@@ -83,6 +83,9 @@ SERVER_DRIVERS = ("GPKG", "ESRI Shapefile", "GeoJSON", "OpenFileGDB", "FlatGeobu
 TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 CHUNK = 1 << 20
 META = "meta.json"
+# The record's key for the measuring CRS an upload's checked store was written in, when not the town's (data outside
+# New York, given on its column-mapping page): its runs are measured in it until a run records its own.
+MEASURING_CRS = "measuring_crs"
 
 
 # --- GDAL in the server process ---------------------------------------------------------------------------------

@@ -16,7 +16,7 @@ from analysis.errors import AnalysisError
 from analysis.mandate import check_notice
 from gisapp import services
 from gisapp.security import requires
-from gisapp.state import start_analysis, state, store_path
+from gisapp.state import start_analysis, state, store_path, unanalysed_spec
 from gisapp.workspace import WorkspaceSpec, distinct_settings
 from layers.errors import LayerError
 from layers.store import StoreBusyError
@@ -50,7 +50,8 @@ def run_analysis():
     # The latest run's record, read once: its workspace and its notice come from the same run, even when another
     # run lands meanwhile.
     last = services.recorded_run(store) or {}
-    recorded = WorkspaceSpec.from_record(last) or WorkspaceSpec(profile=services.DEFAULT_PROFILE)
+    # A store never analysed: an upload checked in a measuring CRS of its own (data outside New York) is run in it.
+    recorded = WorkspaceSpec.from_record(last) or unanalysed_spec(store)
     # The map's form sends the run's notice date and reason, prefilled; a client that sends neither keeps them for
     # the same profile (another profile may not allow the reason, or may require one).
     run = last if profile == recorded.profile else {}

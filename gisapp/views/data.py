@@ -24,8 +24,9 @@ from gisapp import services
 from gisapp.errors import field_for, problem_view, upload_too_large, web_text
 from gisapp.security import requires
 from gisapp.state import recorded_spec
-from gisapp.words import size_words
+from gisapp.words import measuring_crs_note, size_words
 from gisapp.workspace import WorkspaceSpec
+from layers.crs import crs_label, parse_crs, suggested_measuring_crs
 from layers.errors import LayerError, LayerValidationError
 from layers.read import read_source
 from layers.schema import SPECS
@@ -41,6 +42,7 @@ from layers.store import (
     store_writer,
 )
 from layers.uploads import (
+    MEASURING_CRS,
     add_to_upload,
     discard,
     expire_uploads,
@@ -60,7 +62,7 @@ from layers.uploads import (
 bp = Blueprint("data", __name__, url_prefix="/data")
 
 # What the mapping page can fix: an upload refused only for these keeps its files, to be fixed there.
-FIXED_ON_MAPPING_PAGE = ("map", "layer_crs", "map_value", "data_crs")
+FIXED_ON_MAPPING_PAGE = ("map", "layer_crs", "map_value", "data_crs", "crs")
 KIND_HELP = {kind: spec.help for kind, spec in SPECS.items()}
 
 
@@ -200,14 +202,38 @@ def _layers(token: str) -> tuple[dict, dict]:
 
 def _columns(token: str, kind: str, source) -> list[str]:
     """The layer's own columns (read once, then kept in the upload's record)."""
+    return list(_read_once(token, kind, source)["names"])
+
+
+def _read_once(token: str, kind: str, source) -> dict:
+    """What the mapping page needs of a layer, read once and kept in the upload's record: its columns (``names``)
+    and the measuring CRS to suggest for it (``suggested_crs``: the UTM zone where it lies when that is outside where
+    the town's measuring CRS is used, as the check would refuse it; else None)."""
     folder = _folder(token)
     known = (read_meta(folder).get("columns") or {}).get(kind)
-    if known is not None and known.get("path") == source.path and known.get("layer") == source.layer:
-        return list(known["names"])
+    if (
+        known is not None
+        and known.get("path") == source.path
+        and known.get("layer") == source.layer
+        and "suggested_crs" in known
+    ):
+        return known
     with _refused_deletes(folder):
-        names = [c for c in read_source(source).columns if c != "geometry"]
-    update_meta_entry(folder, "columns", kind, {"path": source.path, "layer": source.layer, "names": names})
-    return names
+        frame = read_source(source)
+    entry = {
+        "path": source.path,
+        "layer": source.layer,
+        "names": [c for c in frame.columns if c != "geometry"],
+        "suggested_crs": suggested_measuring_crs(frame, _town_measuring_crs()),
+    }
+    update_meta_entry(folder, "columns", kind, entry)
+    return entry
+
+
+def _town_measuring_crs():
+    """The CRS an upload is checked in unless its "Measuring CRS" field gives another: the town's store's."""
+    town = recorded_spec(current_app.config["STORE"])
+    return services.measuring_target(town, services.profile_of(town))
 
 
 def matched_fields(kind: str, columns: list[str], chosen: dict[str, str]) -> list[tuple]:
@@ -252,6 +278,13 @@ def mapping(token: str, message: str | None = None, status: int = 200):
             }
         )
     town = recorded_spec(current_app.config["STORE"])
+    # The measuring CRS to suggest: where the parcels lie (else any layer), or what the last check suggested (a layer
+    # whose CRS was given on this page lies outside New York).
+    kinds = sorted(sources, key=_parcels_first)
+    found = [_read_once(token, kind, sources[kind]).get("suggested_crs") for kind in kinds]
+    suggested = next((c for c in found if c), None) or meta.get("suggested_crs")
+    given = (form.get(MEASURING_CRS) or "").strip()
+    town_crs = _town_measuring_crs()
     page = render_template(
         "data/mapping.html",
         token=token,
@@ -264,9 +297,18 @@ def mapping(token: str, message: str | None = None, status: int = 200):
         missing_layers=[] if "parcels" in sources else ["parcels"],
         profiles=services.profile_names(),
         profile=meta.get("profile") or town.profile,
+        measuring_crs=given or suggested or "",
+        measuring_placeholder=crs_label(town_crs),
+        measuring_note=measuring_crs_note(
+            town_crs.name, (suggested, parse_crs(suggested, what="the suggested CRS").name) if suggested else None
+        ),
         message=message,
     )
     return page, status
+
+
+def _parcels_first(kind: str) -> tuple[bool, str]:
+    return kind != "parcels", kind
 
 
 @bp.post("/<token>/kinds")
@@ -305,15 +347,20 @@ def validate(token: str):
             ws = services.open_workspace(spec, sources=sources, required=("parcels",))
     except LayerValidationError as exc:
         # refused and deleted by _refused_deletes (the report says to upload again) unless the mapping page fixes it
-        problems = [problem_view(p) for p in exc.problems]
+        problems = [problem_view(p, upload=True) for p in exc.problems]
         kept = fixed_on_mapping_page(exc)
+        told = next((p.fix.example for p in exc.problems if p.fix and p.fix.setting == "crs"), "")
+        if kept and told.startswith("EPSG:"):
+            update_meta(folder, {"suggested_crs": told})  # the mapping page fills its "Measuring CRS" field in with it
         return render_template("data/report.html", token=token, problems=problems, ok=False, kept=kept), 422
     except LayerError as exc:
         if not fixed_on_mapping_page(exc):
             raise
-        return mapping(token, message=web_text(exc), status=422)  # kept: the field below fixes it
+        return mapping(token, message=web_text(exc, upload=True), status=422)  # kept: the field below fixes it
     frames = {k: getattr(ws.layers, k) for k in SPECS if getattr(ws.layers, k, None) is not None}
     open_store(folder / "store.gpkg").write_layers(frames, overwrite=True)  # under the upload store's writer lock
+    # The CRS its layers were written in, when not the town's: the upload's runs are measured in it (state.py).
+    update_meta(folder, {MEASURING_CRS: (form.get(MEASURING_CRS) or "").strip() or None})
     return _usable_report(token, ws, sources, spec)
 
 
@@ -342,7 +389,7 @@ def _usable_report(token: str, ws, sources: dict, spec: WorkspaceSpec, *, messag
                     "how": (
                         f'Add the {e.fix.target.replace("_", " ")} layer with "Add a layer to this upload" below.'
                         if getattr(e, "fix", None) and e.fix.setting == "layer"
-                        else field_for(e.fix)
+                        else field_for(e.fix, upload=True)
                         if getattr(e, "fix", None)
                         else ""
                     ),
@@ -354,7 +401,7 @@ def _usable_report(token: str, ws, sources: dict, spec: WorkspaceSpec, *, messag
         for k, r in enumerate(ready)
     ]
     missing_layers = sorted({m["layer"] for r in readiness for m in r["missing"] if m["layer"]})
-    problems = [problem_view(p) for p in layers.problems]
+    problems = [problem_view(p, upload=True) for p in layers.problems]
     return render_template(
         "data/report.html",
         token=token,
@@ -420,7 +467,8 @@ def add_layer(token: str):
 
 def _upload_spec(form) -> WorkspaceSpec:
     """The workspace an upload is checked in: the profile chosen on the form (else the town's, as its store's latest
-    run applied it) and the town's measuring CRS, and the form's column mapping (``KIND.FIELD``), each layer's CRS
+    run applied it), the form's measuring CRS (``measuring_crs``, as the command line's --crs; data outside New
+    York) else the town's, and the form's column mapping (``KIND.FIELD``), each layer's CRS
     where it declares none (``layer_crs.KIND``, as the command line's --layer-crs KIND=CRS) and coded values
     (``map_value.KIND``: one ``FIELD.VALUE=CODE`` a line, as --map-value KIND.FIELD.VALUE=CODE)."""
     columns: dict[str, dict[str, str]] = {}
@@ -431,6 +479,8 @@ def _upload_spec(form) -> WorkspaceSpec:
         text = (text or "").strip()
         if not text:
             continue
+        if key == MEASURING_CRS:
+            continue  # below
         if head == "layer_crs" and rest in SPECS:
             layer_crs[rest] = text
         elif head == "map_value" and rest in SPECS:
@@ -451,7 +501,7 @@ def _upload_spec(form) -> WorkspaceSpec:
     return WorkspaceSpec(
         profile=town.profile if same else chosen,
         settings=town.settings if same else (),
-        crs=town.crs,
+        crs=(form.get(MEASURING_CRS) or "").strip() or town.crs,
         layer_crs=tuple(layer_crs.items()),
         mapping={"columns": columns, "values": values},
     )
