@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from pathlib import Path
 
 import pytest
 
@@ -182,6 +183,12 @@ def web(store, tmp_path):
     return make_app(store, tmp_path).test_client()
 
 
+@pytest.fixture
+def app_folder(tmp_path):
+    """The folder the ``web`` app keeps its uploads in (``UPLOAD_FOLDER`` is ``uploads/`` in it)."""
+    return tmp_path
+
+
 def test_the_mapping_page_explains_fields_in_words_not_the_codes_names(web, tmp_path):
     """The manholes' structure field was explained as "... pump station ... (STRUCTURE_VALUES)" and the plants'
     facility_type as "(FACILITY_TYPE_VALUES)": names of tables in the code, which mean nothing to a clerk. No field's
@@ -319,6 +326,84 @@ def test_the_coded_values_field_as_told_makes_the_upload_go_through(web, tmp_pat
     assert report.status_code == 200 and "The data can be used" in report.get_data(as_text=True)
 
 
+# -- data outside New York: the measuring CRS ---------------------------------------------------------------------
+
+
+def _abroad(tmp_path) -> Path:
+    """The sample village moved to Bellinge, Denmark, in metres (EPSG:32632), as zipped shapefiles: every distance in
+    feet is as at home, only the place and the unit differ."""
+    town = sample_town(60)
+    x0, y0 = town["parcels"].total_bounds[:2]
+    folder = tmp_path / "abroad"
+    folder.mkdir()
+    for name in ("parcels", "mains", "streets", "buildings", "manholes"):
+        frame = town[name]
+        moved = frame.geometry.translate(-x0, -y0).scale(0.3048006, 0.3048006, origin=(0, 0))
+        frame = frame.set_geometry(moved.translate(583_000, 6_134_000)).set_crs("EPSG:32632", allow_override=True)
+        frame[[c for c in frame.columns if len(c) <= 10]].to_file(folder / f"{name}.shp")
+    archive = tmp_path / "bellinge.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for f in folder.iterdir():
+            zf.write(f, f.name)
+    return archive
+
+
+def _cli_suggestion(runner, archive) -> str:
+    """The measuring CRS the command line tells this data to use (its --crs)."""
+    refused = runner.invoke(
+        "analyze", "--profile", "fort-plain", "--data", archive, "--out", archive.with_suffix(".gpkg")
+    )
+    assert refused.exit_code == 2
+    return re.search(r"Use --crs (EPSG:\d+)\.", refused.output).group(1)
+
+
+def _sent(client, payload: bytes, name: str) -> str:
+    sent = client.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(payload), name), "csrf_token": csrf(client)},
+        content_type="multipart/form-data",
+    )
+    assert sent.status_code == 302, sent.get_data(as_text=True)[:500]
+    return sent.headers["Location"]
+
+
+def _measuring_field(page: str) -> str:
+    return re.search(r'<input name="measuring_crs" id="measuring-crs"[^>]*value="([^"]*)"', page).group(1)
+
+
+def test_the_mapping_page_fills_in_the_clis_crs_for_data_outside_new_york_and_nothing_inside(web, tmp_path, runner):
+    """The "Measuring CRS" field holds the UTM zone the command line names for --crs; for data in New York it is
+    empty, and the upload is checked in the town's CRS as before."""
+    archive = _abroad(tmp_path)
+    page = web.get(_sent(web, archive.read_bytes(), "bellinge.zip")).get_data(as_text=True)
+    assert _measuring_field(page) == _cli_suggestion(runner, archive)
+    note = re.search(r'id="measuring-crs-note">([^<]*)<', page).group(1)
+    assert "outside where NAD83 / New York East (ftUS) is used" in note and "WGS 84 / UTM zone 32N" in note
+    home = _sent(web, _zipped(tmp_path), "town.zip")
+    assert _measuring_field(web.get(home).get_data(as_text=True)) == ""
+    checked = web.post(home, data={"csrf_token": csrf(web), "measuring_crs": ""})
+    assert checked.status_code == 200 and "The data can be used" in checked.get_data(as_text=True)
+
+
+def test_data_outside_new_york_is_kept_and_told_the_measuring_crs_field(web, tmp_path, runner, app_folder):
+    """Checked in New York East (the field emptied), the upload was told to fill in the run form's "Settings" and
+    deleted: the run form was never reached. It is kept, told the mapping page's field, and goes through with it."""
+    archive = _abroad(tmp_path)
+    suggested = _cli_suggestion(runner, archive)
+    page = _sent(web, archive.read_bytes(), "bellinge.zip")
+    refused = web.post(page, data={"csrf_token": csrf(web), "measuring_crs": ""})
+    text = refused.get_data(as_text=True)
+    assert refused.status_code == 422 and f'href="{page}" id="fix-on-mapping"' in text
+    field = "Fill in the &#34;Measuring CRS&#34; field on the column-mapping page of the upload (Data page)"
+    told = f"{field} with {suggested}."
+    assert told in text and "Settings" not in text and not FLAG.search(re.sub(r"<[^>]+>", " ", text))
+    assert (app_folder / "uploads" / page.split("/")[2] / "meta.json").exists()  # kept, to be fixed there
+    again = web.get(page).get_data(as_text=True)
+    assert _measuring_field(again) == suggested  # filled in again: the planner emptied it, and was refused
+    checked = web.post(page, data={"csrf_token": csrf(web), "measuring_crs": suggested})
+    assert checked.status_code == 200 and "The data can be used: 60 parcels" in checked.get_data(as_text=True)
+
+
 # -- in a real headless Chromium ------------------------------------------------------------------------------------
 
 
@@ -353,3 +438,54 @@ def test_the_run_form_takes_settings_and_the_direction_in_chromium(store, tmp_pa
         assert box.is_selected()  # the next run starts from what this one used
     run = app.test_client().get("/api/summary").get_json()["run"]
     assert run["distance_ft"] == 200.0 and run["workspace"]["digitised_direction"] is True
+
+
+@pytest.mark.browser
+def test_data_outside_new_york_uploaded_checked_and_run_in_chromium(store, tmp_path, browser, runner):  # noqa: F811
+    """A planner uploads data from Bellinge, Denmark, sets nothing (the "Measuring CRS" field comes filled in), checks
+    it, works on it and runs it: the parcels are drawn and each popup gives the distance the command line measures
+    with --crs."""
+    import geopandas as gpd
+    from selenium.webdriver.common.by import By
+
+    from gisapp.words import number
+    from tests.test_web import open_popup
+
+    archive = _abroad(tmp_path)
+    suggested = _cli_suggestion(runner, archive)
+    measured = tmp_path / "cli.gpkg"
+    runner.invoke(
+        "analyze", "--profile", "fort-plain", "--data", archive, "--out", measured, "--crs", suggested, ok=True
+    )
+    results = gpd.read_file(measured, layer="parcel_results")
+    mandated = results[results["status"] == "mandated"].iloc[0]
+    app = make_app(store, tmp_path / "web")
+    with serving(app) as url:
+        browser.get(url + "/data/upload")
+        browser.find_element(By.NAME, "dataset").send_keys(str(archive))
+        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        field = wait_for(browser, lambda: browser.find_elements(By.ID, "measuring-crs"))[0]
+        assert field.get_attribute("value") == suggested
+        shot(browser, "upload-abroad-mapping")
+        browser.find_element(By.CSS_SELECTOR, "#mapping-form button[type=submit]").click()
+        wait_for(browser, lambda: browser.find_elements(By.ID, "use-dataset"))[0].click()
+        wait_for(browser, lambda: browser.execute_script("return document.body.dataset.loaded"))
+        browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]").click()
+        info = wait_for(
+            browser,
+            lambda: (
+                (
+                    "must connect" in (t := " ".join(browser.find_element(By.ID, "run-info").text.split()))
+                    or "Failed" in browser.find_element(By.ID, "job").text
+                )
+                and t
+            ),
+            180,
+        )
+        assert f"60 parcels, {(results['status'] == 'mandated').sum()} must connect" in info, info
+        popup = open_popup(browser, url, mandated["parcel_id"])
+        shot(browser, "upload-abroad-popup")
+        assert "must connect" in popup.text
+        assert f"{number(mandated['distance_ft'], 'ft')} to main {mandated['main_id']}" in popup.text
+        summary = browser.execute_async_script("fetch('/api/summary').then(r => r.json()).then(arguments[0]);")
+    assert summary["run"]["workspace"]["crs"] == suggested
