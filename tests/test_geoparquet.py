@@ -134,6 +134,13 @@ def _geoms(kind: str) -> np.ndarray:
         "a point with Z": np.r_[points[:3], shapely.Point(1, 2, 3)],
         "an empty point": np.r_[points[:3], shapely.Point()],
         "polygons": shapely.buffer(points, 10),
+        "polygons of several sizes, holed and multi-part": np.r_[
+            shapely.buffer(points[:20], 10, quad_segs=2),
+            shapely.box(xy[20:40, 0, 0], xy[20:40, 0, 1], xy[20:40, 0, 0] + 5, xy[20:40, 0, 1] + 9),
+            shapely.difference(shapely.buffer(points[40:45], 10), shapely.buffer(points[40:45], 2)),
+            shapely.multipolygons([shapely.buffer(points[45:47], 1)]),
+            [shapely.Polygon(), None, shapely.Polygon([(0, 0, 1), (1, 0, 1), (1, 1, 1), (0, 0, 1)])],
+        ],
         "nothing but gaps": np.array([None, None], dtype=object),
         "no rows": np.array([], dtype=object),
     }
@@ -151,12 +158,14 @@ def _geoms(kind: str) -> np.ndarray:
         "a point with Z",
         "an empty point",
         "polygons",
+        "polygons of several sizes, holed and multi-part",
         "nothing but gaps",
         "no rows",
     ],
 )
 def test_wkb_is_what_geos_writes(kind):
-    """The numpy encoding of points and lines gives GEOS's own bytes; anything else is GEOS's."""
+    """The numpy encoding of points, lines and polygons without holes gives GEOS's own bytes; anything else is
+    GEOS's."""
     geoms = _geoms(kind)
     assert wkb_array(geoms).to_pylist() == list(shapely.to_wkb(geoms, flavor="iso"))
 
