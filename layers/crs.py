@@ -220,7 +220,7 @@ def suggested_measuring_crs(gdf: gpd.GeoDataFrame, target: CRS) -> str | None:
     >>> suggested_measuring_crs(bellinge, new_york_east), suggested_measuring_crs(fort_plain, new_york_east)
     ('EPSG:32632', None)
     """
-    if gdf.crs is None or len(gdf) == 0:
+    if getattr(gdf, "crs", None) is None or len(gdf) == 0:  # a table without geometry (CSV parcels) too
         return None
     crs = CRS(gdf.crs)
     if crs.is_engineering:
