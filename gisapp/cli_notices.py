@@ -139,15 +139,19 @@ def _preview(
 
     The register is opened before the layers are read, so a missing register is said at once. With
     ``first_look`` (the preview), a store that has no register yet is previewed against an empty one: nobody has
-    been noticed, and nothing is created; a register named by URL or path must exist.
+    been noticed, and nothing is created; a register named by URL or path must exist. With ``new`` (issue --new) a
+    register that does not exist yet is previewed against an empty one too, and returned as None: the issue makes
+    it only once nothing refuses the batch.
     """
     store = services.store_of(opts.get("data"))
+    pending = False  # issue --new: the register is made by the issue, once nothing refuses the batch
     try:
-        register = _open(register_url, store, new=new)
-    except RegisterMissingError:
-        if not first_look or register_url:
+        register = _open(register_url, store)
+    except RegisterMissingError as exc:
+        pending = new and bool(exc.url or store)  # a register named, or a store to make one beside
+        if not pending and (not first_look or register_url):
             raise
-        register = _no_register_yet(as_json)
+        register = _no_register_yet(as_json or pending)
     town = services.town(town_path, data=opts.get("data"))
     with loading(opts, as_json=as_json, required=("parcels", "mains"), extra_steps=2, register=register_url) as (
         loaded,
@@ -165,7 +169,7 @@ def _preview(
         )
     if not as_json:
         print_problems(loaded.console, loaded.layers)
-    return register, found, settled
+    return (None if pending else register), found, settled
 
 
 @notices.command()
@@ -256,8 +260,9 @@ def issue(
     **opts,
 ):
     """Issue connection notices: a batch folder with the mailing list, labels and letters, then the register."""
-    # What can be refused without the data is refused before a new register is made: the folder and the date.
-    _notices.check_root(out_dir)
+    # A refused issue makes nothing: what can be refused without the data (the folder, the date) is refused before
+    # the layers are read, the rest (the town settings) before the town's first register or the folder is made.
+    _notices.check_root(out_dir, create=False)
     _notices.check_notice_date(notice_date)
     register, found, settled = _preview(
         opts,
@@ -270,6 +275,9 @@ def issue(
         new=new,
         settle=True,
     )
+    services.check_issue(found, root=out_dir)
+    if new:  # created (or, existing, recorded in the store) only now
+        register = _open(register_url, services.store_of(opts.get("data")), new=True)
     doc = services.issue_notices(
         found, register, root=out_dir, actor=_actor(), per_parcel=per_parcel, occupant=occupant, bom=bom
     )

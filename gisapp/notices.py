@@ -166,22 +166,37 @@ def _notice_doc(row: Mapping) -> dict:
 # -- issuing a batch ----------------------------------------------------------------------------------------------
 
 
-def check_root(root: str | Path) -> Path:
-    """The folder batches go into: created if missing; refused when it is a file or cannot be written."""
+def check_root(root: str | Path, *, create: bool = True) -> Path:
+    """The folder batches go into: created if missing; refused when it is a file or cannot be written.
+
+    With ``create=False`` only checked: a missing folder is left missing, and the nearest folder above it that
+    exists must be one this process can write in, so a refused issue leaves no empty folder behind.
+    """
     root = Path(root).expanduser()
     if root.exists() and not root.is_dir():
         raise LayerError(f"{root} is a file: give a folder for the notice batches (each batch gets its own folder).")
+    if not create and not root.exists():
+        above = next(p for p in root.absolute().parents if p.exists())
+        if not above.is_dir():
+            raise LayerError(f"Cannot create the folder {root}: {above} is a file.")
+        _probe(above)
+        return root.absolute()
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise LayerError(f"Cannot create the folder {root}: {exc.strerror}.") from exc
-    probe = root / f".write-test-{os.getpid()}"
+    _probe(root)
+    return root.resolve()
+
+
+def _probe(folder: Path) -> None:
+    """Write and remove an empty file in ``folder``: the one honest test that it can be written in."""
+    probe = folder / f".write-test-{os.getpid()}"
     try:
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as exc:
-        raise LayerError(f"Cannot write in {root}: {exc.strerror}. Give a folder you can write to.") from exc
-    return root.resolve()
+        raise LayerError(f"Cannot write in {folder}: {exc.strerror}. Give a folder you can write to.") from exc
 
 
 @contextlib.contextmanager
@@ -233,6 +248,19 @@ def check_notice_date(notice_date: dt.date, on: dt.date | None = None) -> None:
         )
 
 
+def check_issue(plan: NoticePlan, *, kind: str, profile: Profile, town: TownSettings | None, root: str | Path) -> None:
+    """Refuse an issue that could not go through, before anything is made: a connection notice dated before today,
+    letters that could not be signed (``town_problems``), a folder that is a file or cannot be written (left as it
+    was: a missing folder is not made). ``issue_batch`` checks this first; the command line checks it before it
+    creates the town's register (``issue --new``), so a refused first issue leaves no register behind."""
+    if kind == "connection":
+        check_notice_date(plan.notice_date)
+    problems = town_problems(profile, town, plan)
+    if problems:
+        raise LayerError(sentence_end("Letters cannot be written yet: " + "; ".join(problems)))
+    check_root(root, create=False)
+
+
 def issue_batch(
     register: Register,
     plan: NoticePlan,
@@ -251,13 +279,9 @@ def issue_batch(
     """Prepare, write and issue one batch of ``plan.due`` notices; returns the document `notices issue --json` prints.
 
     Refuses before recording anything when the letters could not be signed (town settings, a period the town must
-    set) or the folder cannot take them.
+    set) or the folder cannot take them (``check_issue``).
     """
-    if kind == "connection":
-        check_notice_date(plan.notice_date)
-    problems = town_problems(profile, town, plan)
-    if problems:
-        raise LayerError(sentence_end("Letters cannot be written yet: " + "; ".join(problems)))
+    check_issue(plan, kind=kind, profile=profile, town=town, root=root)
     root = check_root(root)
     doc = {
         "batch": None,
@@ -589,6 +613,7 @@ def _given_under_another_profile(register: Register, overdue: pd.DataFrame, prof
 __all__ = [
     "NoticeInputs",
     "batch_lock",
+    "check_issue",
     "check_root",
     "write_files",
     "data_checksum",

@@ -915,6 +915,12 @@ def preview_notices(
     return NoticePreview(plan, rows, doc, inputs, prof, town, already)
 
 
+def check_issue(preview: NoticePreview, *, root: str | Path) -> None:
+    """Refuse the previewed batch where ``issue_notices`` would (``gisapp.notices.check_issue``), making nothing:
+    checked before the town's first register is created, so a refused ``issue --new`` leaves no register."""
+    _notices.check_issue(preview.plan, kind="connection", profile=preview.profile, town=preview.town, root=root)
+
+
 def issue_notices(
     preview: NoticePreview,
     register: Register,

@@ -27,7 +27,7 @@ import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 
 import pandas as pd
@@ -260,7 +260,7 @@ def _is_register_file(path: Path) -> bool:
     try:
         if not path.is_file() or path.stat().st_size == 0:
             return False
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as con:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
             return (
                 con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='notices'").fetchone() is not None
             )
@@ -272,7 +272,7 @@ def _is_empty_database(path: Path) -> bool:
     """An SQLite database with no table yet: a register another process is creating this moment (its schema not
     yet committed), to be waited for under the write lock rather than refused."""
     try:
-        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30) as con:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as con:
             return con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
     except (sqlite3.Error, OSError):
         return False
@@ -773,7 +773,7 @@ class Register:
     def integrity_ok(self) -> bool:
         if not self.is_sqlite:
             return True
-        with sqlite3.connect(str(self.path)) as con:
+        with closing(sqlite3.connect(str(self.path))) as con:
             return con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
     def table_counts(self) -> dict[str, int]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import datetime as dt
+import hashlib
 import json
 import shutil
 import subprocess
@@ -823,15 +824,59 @@ def test_cli_out_that_is_a_file_records_nothing(store, tmp_path):
     assert not read_setting(str(store), "register")
 
 
-def test_cli_issue_refuses_without_town_settings_before_recording(store, tmp_path):
+def _files(folder: Path) -> dict[str, str]:
+    """Every file under ``folder`` (hidden ones too) and its SHA-256: what a refused command must leave as it was."""
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.mark.parametrize(
+    ("settings", "says"), [("none", "no town settings file"), ("placeholders", "the template's placeholder values")]
+)
+def test_a_refused_first_issue_leaves_no_register_no_folder_and_the_store_as_it_was(store, tmp_path, settings, says):
+    """`issue --new` refused for the town settings made the register (recorded in the store) and an empty --out
+    folder before it refused, so the town had a register nobody issued from, and the next --new found it there."""
     (tmp_path / "town.toml").unlink()
+    if settings == "placeholders":
+        shutil.copy(EXAMPLE_TOWN, tmp_path / "town.toml")
+    Path(f"{store}.lock").unlink(missing_ok=True)
+    before = _files(tmp_path)
     result = CliRunner().invoke(
         main,
         ["notices", "issue", "--profile", "fort-plain", "--data", str(store), "--notice-date", "2027-03-01"]
-        + ["--out", str(tmp_path / "out"), "--new"],
+        + ["--out", str(tmp_path / "out" / "2027"), "--new"],
     )
-    assert result.exit_code == 2 and "town settings" in result.output
-    assert Register(store=store, create=False).listing().empty and not list((tmp_path / "out").glob("B*"))
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2 and "Letters cannot be written yet" in said and says in said
+    assert _files(tmp_path) == before  # no register, no lock file, the store unchanged (no register recorded)
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(RegisterMissingError):
+        Register(store=store, create=False)
+    town_file(tmp_path)  # with the settings in place, the same command makes the register and issues
+    done = json.loads(_issue_cli(store, tmp_path / "out" / "2027", "--new").stdout)
+    assert done["issued"] > 0 and Path(done["folder"]).parent == tmp_path / "out" / "2027"
+    assert read_setting(str(store), "register")
+
+
+def test_a_refused_issue_leaves_an_existing_register_and_its_folder_untouched(store, tmp_path, first_batch):
+    """Through the installed command, as a clerk runs it: the register, its batch folder and the store are byte for
+    byte as they were, and SQLite's -wal and -shm files are not left beside the register."""
+    listed = json.loads(invoke("notices", "list", "--store", store, "--json").stdout)["notices"]
+    invoke("notices", "mark", listed[0]["parcel_id"], "withdrawn", "--store", store)  # one notice due again
+    (tmp_path / "town.toml").unlink()
+    before = _files(tmp_path)
+    args = ["notices", "issue", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    for extra in ([], ["--new"]):
+        result = subprocess.run(
+            [Path(sys.executable).with_name("sewerplan"), *args, "--out", tmp_path / "out", *extra],
+            capture_output=True,
+            text=True,
+        )
+        assert result.returncode == 2 and "no town settings file" in result.stderr, result.stderr
+        assert _files(tmp_path) == before
 
 
 def test_cli_mistyped_register_is_refused_with_the_flag_to_create_one(store, tmp_path):

@@ -142,6 +142,23 @@ def test_issuing_needs_a_confirmed_preview_and_links_the_letters(client, app, st
     assert said in again
 
 
+def test_an_issue_refused_on_the_page_makes_no_folder_and_leaves_the_register_as_it_was(client, app):
+    """The page's issue is refused where `notices issue` is (``services.issue_notices``): the town settings taken
+    away between the preview and the clerk's confirmation, the issue is refused before the notices folder is made
+    or the register is written."""
+    token = csrf(client)
+    client.post("/notices/register", data={"csrf_token": token})  # the clerk's own step, before any issue
+    register = Path(app.config["STORE"]).with_name("town-register.sqlite")
+    form = {"notice_date": "2027-03-01", "csrf_token": token}
+    preview = client.post("/notices/preview", data=form).get_data(as_text=True)
+    confirm = re.search(r'name="confirm" value="([0-9a-f]+)"', preview).group(1)
+    Path(app.config["STORE"]).with_name("town.toml").unlink()
+    before = register.read_bytes()
+    refused = client.post("/notices/issue", data=form | {"confirm": confirm})
+    assert refused.status_code == 400 and "Letters cannot be written yet: no town settings file" in _message(refused)
+    assert not Path(app.config["NOTICES_FOLDER"]).exists() and register.read_bytes() == before
+
+
 def test_marking_works_for_parcel_ids_a_url_path_would_break(client, app):
     _issue(client)
     token = csrf(client)
