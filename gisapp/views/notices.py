@@ -16,9 +16,7 @@ from flask import (
     Blueprint,
     abort,
     current_app,
-    flash,
     g,
-    get_flashed_messages,
     redirect,
     render_template,
     request,
@@ -34,6 +32,7 @@ from gisapp.errors import web_text
 from gisapp.notices import today as notices_today
 from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
+from gisapp.views._said import heard, say
 from gisapp.words import already_noticed
 from gisapp.words import count as count_words
 from layers.errors import LayerError
@@ -63,25 +62,18 @@ def _town():
 
 
 def _back(message: str | None = None, error: str | None = None):
-    """Back to the register page, saying ``message`` (what was done) or ``error`` there once.
+    """Back to the register page, saying ``message`` (what was done) or ``error`` there once, and on no other page.
 
-    The sentences travel in the signed session (Flask's ``flash``), never in the address: a link with
-    ``?message=...`` cannot make the page announce notices that were never issued."""
-    for text, kind in ((message, "message"), (error, "error")):
-        if text:
-            flash(text, kind)
+    The sentences travel in the signed session under a key of their own (``gisapp.views._said``), never in the
+    address: a link with ``?message=...`` cannot make the page announce notices that were never issued, and a
+    redirect not followed (a script, a second tab) leaves its sentence off every other page."""
     # A row's change comes back to the register as the clerk had it (filters and page), sent as back_* fields.
     kept = {k: v for k in BACK_ARGS if (v := request.form.get(f"back_{k}"))}
-    return redirect(url_for("notices.index", **kept))
+    return redirect(url_for("notices.index", **kept, **say(message=message, error=error)))
 
 
 # The register page's filters and page, which a row's change returns to.
 BACK_ARGS = ("status", "overdue", "q", "page")
-
-
-def _said(kind: str) -> str | None:
-    """The ``kind`` ("message" or "error") sentences flashed by the request that sent the user here."""
-    return " ".join(get_flashed_messages(category_filter=[kind])) or None
 
 
 @bp.get("")
@@ -115,8 +107,8 @@ def _page(
             preview=None,
             form=form or {},
             settled=None,
-            message=_said("message"),
-            error=error or _said("error"),
+            message=heard("message"),
+            error=error or heard("error"),
         ), status_code
     filters = {
         "status": status,
@@ -144,8 +136,8 @@ def _page(
         preview=preview,
         form=preview["form"] if preview else (form or {}),
         settled=_settled_words(settled or []),
-        message=_said("message"),
-        error=error or _said("error"),
+        message=heard("message"),
+        error=error or heard("error"),
     ), status_code
 
 

@@ -15,9 +15,7 @@ from flask import (
     Blueprint,
     abort,
     current_app,
-    flash,
     g,
-    get_flashed_messages,
     jsonify,
     redirect,
     render_template,
@@ -32,6 +30,7 @@ from analysis.profiles import bracketed
 from gisapp import services
 from gisapp.security import LOCAL_USER, requires
 from gisapp.state import workspace
+from gisapp.views._said import heard, say
 from layers.board import write_comparison_csv
 from layers.errors import LayerError
 from layers.read import to_lonlat_geojson
@@ -182,7 +181,7 @@ def index():
         rows=rows,
         checks=checks,
         verdicts=verdicts,
-        message=" ".join(get_flashed_messages(category_filter=["plans"])) or None,  # never from the address
+        message=heard("plans"),  # never from the address
     )
 
 
@@ -204,8 +203,7 @@ def delete():
     register = _existing_register()
     if register is None or not register.delete_plan(name):
         abort(404, description=f"No saved scenario is named {name!r}: it may have been deleted already.")
-    flash(f"Deleted scenario {name}.", "plans")
-    return redirect(url_for("plans.index"))
+    return redirect(url_for("plans.index", **say(plans=f"Deleted scenario {name}.")))
 
 
 @bp.get("/<path:name>.<any(geojson, gpkg, pdf, json):fmt>")
