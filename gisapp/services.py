@@ -41,6 +41,7 @@ from analysis.trace import Sewershed, Trace, add_network_results, connect_parcel
 from analysis.trace import sewershed as upstream_of
 from analysis.trace import trace_parcel as trace_from_parcel
 from gisapp import notices as _notices
+from gisapp.words import register_record
 from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
 from layers.crs import measuring_crs
 from layers.errors import LayerError, NotFoundError, Problem
@@ -803,6 +804,20 @@ def open_register(url: str | None, *, store: str | None, create: bool = False) -
     except RegisterMissingError as exc:
         exc.fix = Fix("register", exc.url, example="" if store_of(store) else "STORE.gpkg")  # give the store
         raise
+
+
+def register_recorded(register: Register, parcel_ids: list[str]) -> dict[str, int]:
+    """How many of ``parcel_ids`` the register records ``connected`` and ``exempt``: each parcel's latest notice not
+    cancelled decides (``gisapp.words.register_record``), as in the map popup's Register row. The Summary page says
+    it of the run's parcels that must connect; the run's own counts are not changed."""
+    wanted = {str(p) for p in parcel_ids}
+    listed = register.listing()  # by parcel, then oldest first, as ``notices_of`` gives one parcel's
+    listed = listed[listed["parcel_id"].astype(str).isin(wanted)]
+    found = {"connected": 0, "exempt": 0}
+    for _, rows in listed.groupby("parcel_id", sort=False):
+        if (record := register_record(rows.to_dict("records"))) is not None:
+            found[record["status"]] += 1
+    return found
 
 
 def saved_plans(url: str | None, *, store: str | None) -> list[dict]:

@@ -288,13 +288,41 @@ def other_run(run: dict | None, given: dict | None, fmt: str = DEFAULT_DATE_FORM
     return f"This run measured {measured(run, mine)}; the notice on record was {given_on} {measured(given, theirs)}."
 
 
-def register_note(status: str | None, notices: list[dict] | None) -> str | None:
+def register_record(notices: list[dict] | None) -> dict | None:
+    """The notice by which the register records a parcel connected or exempt, or None: of the parcel's ``notices``
+    (oldest first) the latest not cancelled decides.
+
+    Examples
+    --------
+    >>> register_record([{"notice_id": "N-7", "status": "connected"}, {"notice_id": "N-8", "status": "cancelled"}])
+    {'notice_id': 'N-7', 'status': 'connected'}
+    >>> register_record([{"notice_id": "N-7", "status": "exempt"}, {"notice_id": "N-9", "status": "open"}]) is None
+    True
+    """
+    latest = [n for n in notices or [] if n.get("status") != "cancelled"][-1:]
+    return latest[0] if latest and latest[0].get("status") in ("connected", "exempt") else None
+
+
+# How a run comes to count as connected the parcels the register records connected: said by the popup and the
+# Summary page alike.
+READ_CONNECTED = (
+    "run the analysis again with the billing records (sewerplan analyze --connected FILE.csv, or a connected column)"
+)
+
+
+def register_note(
+    status: str | None, notices: list[dict] | None = None, *, recorded: dict[str, int] | None = None
+) -> str | None:
     """What the notice register records about a parcel that the map's run does not show, or None.
 
     A clerk marks a parcel connected (or exempt) in the register; the run the map shows read the data as it was
     and still finds the parcel must connect. The popup said "Status: must connect" above "Notice …, already
     connected" with nothing to say which holds. ``notices`` are the parcel's, oldest first; the latest not
-    cancelled decides.
+    cancelled decides (``register_record``).
+
+    With ``recorded`` instead (how many of the run's parcels of ``status`` the register records ``connected`` and
+    ``exempt``) the same for them all, as the Summary page says it under its parcels that must connect: the Summary
+    counted them there with nothing to say the register holds otherwise.
 
     Examples
     --------
@@ -306,11 +334,25 @@ def register_note(status: str | None, notices: list[dict] | None) -> str | None:
     The notice register records this parcel exempt (notice N-7): it is given no further notice, whatever this run finds.
     >>> register_note("connected", [{"notice_id": "N-7", "status": "connected"}]) is None
     True
+    >>> print(register_note("mandated", recorded={"connected": 3, "exempt": 1}))
+    The notice register records 3 of these parcels connected and 1 exempt; this run did not read the register, so it
+    still counts them as must connect: run the analysis again with the billing records (sewerplan analyze
+    --connected FILE.csv, or a connected column) to show the connected ones connected (an exempt parcel is given no
+    further notice, whatever this run finds).
+    >>> print(register_note("mandated", recorded={"connected": 1, "exempt": 0}))
+    The notice register records 1 of these parcels connected; this run did not read the register, so it still counts
+    it as must connect: run the analysis again with the billing records (sewerplan analyze --connected FILE.csv, or a
+    connected column) to show it connected.
+    >>> print(register_note("mandated", recorded={"connected": 0, "exempt": 2}))
+    The notice register records 2 of these parcels exempt: they are given no further notice, whatever this run finds.
+    >>> register_note("mandated", recorded={"connected": 0, "exempt": 0}) is None
+    True
     """
-    latest = [n for n in notices or [] if n.get("status") != "cancelled"][-1:]
-    if status != "mandated" or not latest or latest[0].get("status") not in ("connected", "exempt"):
+    if recorded is not None:
+        return _register_counts(status, recorded.get("connected", 0), recorded.get("exempt", 0))
+    notice = register_record(notices)
+    if status != "mandated" or notice is None:
         return None
-    notice = latest[0]
     if notice["status"] == "exempt":
         return (
             f"The notice register records this parcel exempt (notice {notice['notice_id']}): it is given no further "
@@ -318,8 +360,24 @@ def register_note(status: str | None, notices: list[dict] | None) -> str | None:
         )
     return (
         f"The notice register records this parcel connected (notice {notice['notice_id']}); this run did not read the "
-        "register, so it still finds the parcel must connect: run the analysis again with the billing records "
-        "(sewerplan analyze --connected FILE.csv, or a connected column) to show it connected."
+        f"register, so it still finds the parcel must connect: {READ_CONNECTED} to show it connected."
+    )
+
+
+def _register_counts(status: str | None, connected: int, exempt: int) -> str | None:
+    if status != "mandated" or not (connected or exempt):
+        return None
+    start = "The notice register records "
+    if not connected:
+        they = "it is" if exempt == 1 else "they are"
+        return f"{start}{exempt:,} of these parcels exempt: {they} given no further notice, whatever this run finds."
+    them = "it" if connected == 1 and not exempt else "them"
+    also = f" and {exempt:,} exempt" if exempt else ""
+    which = "the connected ones" if exempt else them
+    exempt_note = " (an exempt parcel is given no further notice, whatever this run finds)" if exempt else ""
+    return (
+        f"{start}{connected:,} of these parcels connected{also}; this run did not read the register, so it still "
+        f"counts {them} as must connect: {READ_CONNECTED} to show {which} connected{exempt_note}."
     )
 
 

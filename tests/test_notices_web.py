@@ -818,3 +818,40 @@ def test_the_popup_says_when_the_register_records_a_mandated_parcel_connected_in
         _shot(browser, "popup-register-connected")
         assert "Status must connect Register The notice register records this parcel connected" in said
         assert "sewerplan analyze --connected FILE.csv" in said
+
+
+@pytest.mark.browser
+def test_the_summary_says_how_many_parcels_that_must_connect_the_register_records_connected_in_chromium(
+    store, tmp_path, browser
+):
+    """The Summary counted a parcel under "must connect" with nothing to say that the register records it connected
+    (`notices mark PARCEL connected`): the popup said so, the page the board reads did not. One sentence now says how
+    many, and how to make the run read them; the run's own counts stay as the run found them."""
+    from selenium.webdriver.common.by import By
+
+    app = make_app(store, tmp_path)
+    client = app.test_client()
+    _issue(client)
+    page = client.get("/summary").get_data(as_text=True)
+    assert 'id="register-recorded"' not in page  # every notice still open: nothing to say
+    counts = re.search(r'<table id="counts">.*?</table>', page, re.S).group(0)
+    marks = [(HOSTILE_IDS[0], "connected"), (HOSTILE_IDS[1], "connected"), (HOSTILE_IDS[2], "exempt")]
+    marks += [(HOSTILE_IDS[3], "withdrawn")]  # neither: still counted as must connect, and not in the sentence
+    for parcel, status in marks:
+        done = CliRunner().invoke(main, ["notices", "mark", parcel, status, "--store", str(app.config["STORE"])])
+        assert done.exit_code == 0, done.output
+    page = client.get("/summary").get_data(as_text=True)
+    assert re.search(r'<table id="counts">.*?</table>', page, re.S).group(0) == counts  # the run's counts unchanged
+    expected = (
+        "The notice register records 2 of these parcels connected and 1 exempt; this run did not read the register, "
+        "so it still counts them as must connect: run the analysis again with the billing records (sewerplan analyze "
+        "--connected FILE.csv, or a connected column) to show the connected ones connected (an exempt parcel is "
+        "given no further notice, whatever this run finds)."
+    )
+    with serving(app) as url:
+        browser.get(url + "/summary")
+        said = wait_for(browser, lambda: browser.find_element(By.ID, "register-recorded").text)
+        _shot(browser, "summary-register-recorded")
+        assert " ".join(said.split()) == expected
+        heading = browser.find_element(By.XPATH, "//p[@id='register-recorded']/preceding-sibling::h3[1]").text
+        assert heading.startswith("Parcels that must connect")
