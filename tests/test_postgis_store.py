@@ -306,6 +306,16 @@ def test_notices_from_a_postgis_store_keep_their_register_beside_it(store_url, e
     runner = Runner()
     runner.invoke("sample", "--out", store_url, "--parcels", "60", ok=True)
     runner.invoke("analyze", "--profile", "fort-plain", "--data", store_url, "--out", store_url, ok=True)
+    # Refused for its town settings (a PostGIS store has no folder beside it for town.toml): no register schema is
+    # made and none is recorded in the store, so the town has no register nobody issued from.
+    refused = runner.invoke("notices", "issue", "--data", store_url, "--notice-date", "2027-03-01", "--out", tmp_path,
+                            "--new")  # fmt: skip
+    assert refused.exit_code == 2 and "no town settings file" in refused.output
+    with engine.connect() as con:
+        schema = _schema(store_url)
+        made = con.execute(text("SELECT 1 FROM information_schema.schemata WHERE schema_name = :s"),
+                           {"s": f"{schema}_register"}).scalar()  # fmt: skip
+    assert made is None and open_store(store_url).read_setting("register") is None
     town = tmp_path / "town.toml"
     town.write_text(town_toml(), encoding="utf-8")
     issued = runner.invoke(
