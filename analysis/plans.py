@@ -55,6 +55,7 @@ PROPOSED_ID = "PROPOSED"
 MEETS, FAILS, REVIEW, UNKNOWN = "meets", "does not meet", "for the engineer", "not known"
 VERDICTS = (MEETS, FAILS, REVIEW, UNKNOWN)
 CANDIDATE_MANHOLES = 10  # how many of the nearest manholes are tried for a connecting run
+NO_DIAMETER = "has no diameter: give it in the mains layer"  # why a main on the path has no capacity
 # The largest sewer pipe made (reinforced concrete, ASTM C76's tables end at 144 in): a larger diameter is a typo
 # (1000 for 10), and was priced and checked as if real.
 LARGEST_PIPE_IN = 144.0
@@ -819,7 +820,7 @@ class _Present:
             if not pipe[e]:
                 problem = f"is a {net.link_kind[e]}, whose capacity Manning's equation does not give: the engineer's"
             elif not sized:
-                problem = problem or "has no diameter: give it in the mains layer"
+                problem = problem or NO_DIAMETER
             present, present_unknown = self.peak_gpd(e)
             if capacity is None:
                 verdict = UNKNOWN
@@ -1139,11 +1140,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             + (" (its present peak alone exceeds it)." if worst["present_peak_gpd"] > worst["capacity_gpd"] else ".")
         )
     elif verdict == UNKNOWN:
-        # a scenario saved before rows said why: a main without a diameter was then the only kind not known
-        why = "; ".join(
-            f"{r['main_id']} {r.get('problem') or 'has no diameter'}" for r in rows if r["verdict"] == UNKNOWN
-        )
-        text = f"Capacity not known: {why}."
+        text = f"Capacity not known: {_unknown_mains(rows)}."
     else:
         spare = min(rows, key=lambda r: r["capacity_gpd"] - r["present_peak_gpd"]) if rows else None
         verb = "carries its" if len(rows) == 1 else "carry their"
@@ -1155,6 +1152,28 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
         )
     checks.append(Check("capacity", verdict, cite(rule), text + note))
     return checks
+
+
+def _unknown_mains(rows: list[dict]) -> str:
+    """Why each main on the path has no capacity, each reason once with the mains it holds for.
+
+    A town whose mains carry no diameters (Manchester, VT) got "350 has no diameter: give it in the mains layer"
+    39 times over, as a page of the board's PDF.
+    """
+    by_problem: dict[str, list[str]] = {}
+    for r in rows:
+        if r["verdict"] == UNKNOWN:
+            # a scenario saved before rows said why: a main without a diameter was then the only kind not known
+            by_problem.setdefault(r.get("problem") or NO_DIAMETER, []).append(str(r["main_id"]))
+    parts = []
+    for problem, mains in by_problem.items():
+        if len(mains) == 1:
+            parts.append(f"{mains[0]} {problem}")
+        elif problem == NO_DIAMETER:
+            parts.append(f"{len(mains)} mains have no diameter ({', '.join(mains)}): give theirs in the mains layer")
+        else:
+            parts.append(f"{', '.join(mains[:-1])} and {mains[-1]} each {problem}")
+    return "; ".join(parts)
 
 
 def _requirements(built, diameter, material, manholes, profile, fpu):

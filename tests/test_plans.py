@@ -419,6 +419,30 @@ def test_a_main_laid_uphill_downstream_has_no_capacity_by_a_default_slope(ds_inv
     assert row["slope_source"] == "profile default" and row["verdict"] == MEETS
 
 
+def test_mains_without_a_diameter_are_named_once_in_one_sentence(tmp_path):
+    """Manchester, VT's mains carry no diameters: the capacity finding said "350 has no diameter: give it in the
+    mains layer" once per main on the path, 39 times, a page of the board's PDF."""
+    town = layout(shift=(1, 1))  # M-1 from A to the plant's P cut in two at B, neither with a diameter
+    pieces = [LineString([(0, 0), (-200, 0)]), LineString([(-200, 0), (-400, 0)])]
+    town["mains"] = ny_frame(
+        [
+            {"main_id": "M-1", "from_manhole": "A", "to_manhole": "B", "geometry": pieces[0]},
+            {"main_id": "M-2", "from_manhole": "B", "to_manhole": "P", "geometry": pieces[1]},
+        ]
+    )
+    town["manholes"] = ny_frame(
+        [{"manhole_id": k, "geometry": Point(x, 0)} for k, x in (("A", 0), ("B", -200), ("P", -400))]
+    )
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), town)
+    ny_frame([{"geometry": OAK_ST_MAIN}]).to_crs(4326).to_file(tmp_path / "extension.geojson")
+    result = CliRunner().invoke(main, plan_args(data, tmp_path, "--json"))
+    assert result.exit_code == 0, result.output
+    told = check(json.loads(result.output), "capacity")
+    assert told["verdict"] == "not known"
+    assert told["message"] == "Capacity not known: 2 mains have no diameter (M-1, M-2): give theirs in the mains layer."
+
+
 def test_roughness_by_material():
     town = layout(diameter=4.0, ds_invert=99.98)
     town["mains"]["material"] = "PVC"
