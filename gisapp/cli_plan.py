@@ -19,7 +19,12 @@ from layers.read import is_postgres
 @click.command()
 @data_options
 @DIRECTION_OPTION
-@click.option("--proposed", metavar="PATH", help="The proposed main: a GeoJSON, GeoPackage or shapefile line.")
+@click.option(
+    "--proposed",
+    metavar="PATH",
+    help="The proposed main: a GeoJSON, GeoPackage or shapefile line (a file that declares no CRS: "
+    "--layer-crs proposed=CRS).",
+)
 @click.option(
     "--streets-run",
     metavar="NAMES",
@@ -81,6 +86,7 @@ def plan(
         raise click.UsageError("--replace replaces a saved scenario when this one is saved: give --save too.")
     if not diameter_in > 0:
         raise click.BadParameter("give the internal diameter in inches, a positive number", param_hint="--diameter-in")
+    proposed_crs, opts["layer_crs_pairs"] = _proposed_crs(opts.get("layer_crs_pairs") or (), proposed)
     with loading(
         opts,
         as_json=as_json,
@@ -90,7 +96,7 @@ def plan(
         register=register_url,
     ) as (loaded, bar):
         ws = loaded.workspace
-        line, note = services.proposed_line(ws, path=proposed, streets_run=streets_run)
+        line, note = services.proposed_line(ws, path=proposed, streets_run=streets_run, proposed_crs=proposed_crs)
         bar.step("building the network")
         services.network_if_manholes(ws)
         bar.step("planning")
@@ -115,6 +121,29 @@ def plan(
         click.echo(f"Plan exported to {out_path}.")
     if pdf_path:
         click.echo(f"The board's PDF written to {pdf_path}.")
+
+
+def _proposed_crs(pairs, proposed: str | None) -> tuple[str | None, tuple[str, ...]]:
+    """The CRS given for the --proposed file (``--layer-crs proposed=CRS``), and the other ``--layer-crs`` pairs.
+
+    A proposed main is no layer of the town's data, so ``proposed`` was refused as "not a layer kind", while the
+    message for a file without a CRS told the planner to give exactly that: a shapefile without its .prj was a dead
+    end.
+    """
+    given, rest = None, []
+    for text in pairs:
+        kind, sep, value = text.partition("=")
+        if kind.strip().lower() != "proposed":
+            rest.append(text)
+        elif not sep or not value.strip():
+            raise click.BadParameter(
+                f"{text!r}: give it as proposed=CRS, e.g. proposed=EPSG:2260.", param_hint="--layer-crs"
+            )
+        elif not proposed:
+            raise click.UsageError("--layer-crs proposed=CRS is the CRS of the --proposed file: give --proposed PATH.")
+        else:
+            given = value.strip()
+    return given, tuple(rest)
 
 
 def _print_plan(name: str, doc: dict) -> None:

@@ -1039,9 +1039,12 @@ def proposed_line(
     streets_run: str | None = None,
     geometry: dict | None = None,
     name: str | None = None,
+    proposed_crs: str | None = None,
 ):
     """The proposed main: a file's line, a run of named streets, or a line drawn on the web map (GeoJSON); and a
     note for the user about how it was read, or None.
+
+    ``proposed_crs`` is the CRS the user gave for the file (one that declares none, or a wrong one).
 
     A file is read the one way for `sewerplan plan --proposed` and the map's "load" (its CRS, a MultiLineString as
     QGIS saves a line, a plan's own export as its proposed main alone, with a note saying so); ``name`` is the file
@@ -1055,7 +1058,7 @@ def proposed_line(
     note = None
     if path:
         assume = None if ws.spec.is_local else ws.spec.data_crs
-        line, note = read_proposed(path, target_crs=crs, assume_crs=assume, name=name)
+        line, note = read_proposed(path, target_crs=crs, assume_crs=assume, crs=proposed_crs, name=name)
         label = f"The proposed main ({Path(name or path).name})"
     else:
         line = proposed_from_geojson(geometry or {}, target_crs=crs)

@@ -112,13 +112,15 @@ def check_and_reproject(
     ids: pd.Series | None = None,
     override: str | None = None,
     workers: int = 1,
+    example: str = "EPSG:2260",
 ) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
     """Check the layer's CRS against its coordinates, then reproject it to ``target``.
 
     ``assume`` is the CRS the user told us to use for a layer that declares none; ``override`` the CRS the user
     gave for this layer by name, which replaces a declared one (a .prj that lies: the replacement is reported, and
     the coordinates must fit the CRS given as they must fit a declared one); ``ids`` name the features in
-    problems (row numbers when absent); ``workers``: threads for the features' boxes. Returns ``None`` with an
+    problems (row numbers when absent); ``workers``: threads for the features' boxes; ``example`` the CRS a fix
+    offers for a layer that declares none. Returns ``None`` with an
     error problem when the layer cannot be trusted: no CRS, a CRS its coordinates do not fit, swapped axes, or
     features outside where the CRSs are used. Features far from the rest of the layer are kept and reported as a
     warning. The result remembers the CRS it came in (``attrs["source_crs"]``) so that
@@ -127,9 +129,7 @@ def check_and_reproject(
     given = gdf
     replaced: list[Problem] = []
     if override is not None:
-        chosen = parse_crs(
-            override, what=f"the CRS given for the {layer} layer", fix=Fix("layer_crs", layer, "EPSG:2260")
-        )
+        chosen = parse_crs(override, what=f"the CRS given for the {layer} layer", fix=Fix("layer_crs", layer, example))
         if gdf.crs is not None and not CRS(gdf.crs).equals(chosen):
             replaced.append(
                 Problem(
@@ -150,11 +150,11 @@ def check_and_reproject(
                     "error",
                     f"{label} has no coordinate reference system (a shapefile's .prj file declares it): give the "
                     "CRS it was drawn in.",
-                    fix=Fix("layer_crs", layer, "EPSG:2260"),
+                    fix=Fix("layer_crs", layer, example),
                 )
             ]
         gdf = gdf.set_crs(
-            parse_crs(assume, what=f"the CRS given for the {layer} layer", fix=Fix("layer_crs", layer, "EPSG:2260"))
+            parse_crs(assume, what=f"the CRS given for the {layer} layer", fix=Fix("layer_crs", layer, example))
         )
     crs = CRS(gdf.crs)
     if crs.is_geographic and len(crs.axis_info) > 2:

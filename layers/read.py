@@ -28,7 +28,7 @@ import pyogrio
 from pyproj import CRS
 
 from analysis.errors import Fix
-from layers.crs import check_layers_together, check_sizes, miles_from_layers
+from layers.crs import check_layers_together, check_sizes, crs_label, miles_from_layers
 from layers.errors import LayerError, LayerValidationError, Problem, quote_password, redact_url, split_fragment
 from layers.heard import quiet
 from layers.schema import SPECS
@@ -1004,12 +1004,21 @@ def _apply_connected_list(parcels: gpd.GeoDataFrame, ids: set[str]) -> tuple[gpd
 
 
 def read_proposed(
-    path: str, *, target_crs: CRS, assume_crs: str | None = None, layer: str | None = None, name: str | None = None
+    path: str,
+    *,
+    target_crs: CRS,
+    assume_crs: str | None = None,
+    crs: str | None = None,
+    layer: str | None = None,
+    name: str | None = None,
 ) -> tuple[Any, str | None]:
     """A proposed main from a file (GeoJSON, GeoPackage, shapefile): its lines merged into one, in ``target_crs``,
     and a note to show the user, or None.
 
-    ``name`` is the file as its user knows it, for the messages (a web upload is read from a temporary copy). A plan's
+    ``crs`` is the CRS the user gave for this file, which replaces a declared one; a file without one is told to
+    give it, with the town's measuring CRS as the example (a line drawn in QGIS over the town's layers is most
+    often in theirs). ``name`` is the file as its user knows it, for the messages (a web upload is read from a
+    temporary copy). A plan's
     own export (``layers.write.write_plan``: a ``feature`` property on each feature) gives its proposed main alone,
     and the note says so: merged with its connecting main, the same plan came back as one longer drawn main (3,630
     ft instead of 3,450 + 180) and was evaluated differently.
@@ -1026,7 +1035,13 @@ def read_proposed(
     frame, note = _plan_export_main(frame, Path(path).name)
     frame = frame.set_geometry(shapely.force_2d(frame.geometry.values))
     frame, problems = check_and_reproject(
-        frame, layer="proposed", label=f"proposed main ({Path(path).name})", target=target_crs, assume=assume_crs
+        frame,
+        layer="proposed",
+        label=f"proposed main ({Path(path).name})",
+        target=target_crs,
+        assume=assume_crs,
+        override=crs,
+        example=crs_label(target_crs),
     )
     if frame is None:
         raise LayerValidationError(problems)

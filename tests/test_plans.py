@@ -688,6 +688,44 @@ def test_plan_cli_refuses_a_line_that_cannot_be_a_main(town_gpkg, tmp_path, coor
     assert "Traceback" not in result.output
 
 
+def test_a_proposed_shapefile_without_a_crs_can_be_given_one(town_gpkg, tmp_path):
+    """A shapefile of the main without its .prj was told "Use --layer-crs proposed=EPSG:2260", and that was
+    refused as "'proposed' is not a layer kind": a dead end, with the example CRS New York's though the store (here
+    analysed in metres, as Manchester, VT's in EPSG:32145) measures in another."""
+    analysed = CliRunner().invoke(
+        main,
+        [
+            "analyze",
+            "--profile",
+            "fort-plain",
+            "--data",
+            str(town_gpkg),
+            "--out",
+            str(town_gpkg),
+            "--crs",
+            "EPSG:32115",
+        ],
+    )
+    assert analysed.exit_code == 0, analysed.output
+    shapefile = tmp_path / "extension.shp"
+    line = ny_frame([{"geometry": OAK_ST_MAIN}]).to_crs("EPSG:32115").geometry.iloc[0]
+    with pytest.warns(UserWarning, match="'crs' was not provided"):
+        gpd.GeoDataFrame(geometry=[line]).to_file(shapefile)  # no .prj
+    args = ["plan", "--data", str(town_gpkg), "--proposed", str(shapefile), "--diameter-in", "8"]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2, refused.output
+    told = " ".join(refused.output.split())
+    assert "has no coordinate reference system" in told and "Use --layer-crs proposed=EPSG:32115." in told
+    given = CliRunner().invoke(main, [*args, "--layer-crs", "proposed=EPSG:32115", "--json"])
+    assert given.exit_code == 0, given.output
+    doc = json.loads(given.stdout)
+    assert doc["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"] and doc["length_ft"] == pytest.approx(900, abs=0.5)
+    # it is the file's CRS: without a file it is refused, not ignored
+    run_of_streets = ["plan", "--data", str(town_gpkg), "--streets-run", "Oak St", "--diameter-in", "8"]
+    alone = CliRunner().invoke(main, [*run_of_streets, "--layer-crs", "proposed=EPSG:32115"])
+    assert alone.exit_code == 2 and "give --proposed PATH" in alone.output
+
+
 def test_a_misspelt_street_in_a_run_is_named_not_dropped(town_gpkg):
     """ "Main St,Oka St" planned Main St alone, without a word about Oka St."""
     args = ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--diameter-in", "8", "--streets-run"]
