@@ -312,6 +312,37 @@ def test_a_qgis_file_loads_on_the_map_and_evaluates_in_chromium(oak_store, brows
 
 
 @pytest.mark.browser
+def test_evaluate_double_clicked_evaluates_and_saves_once_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
+    """A double click on "Evaluate" sent two evaluations; with "save" ticked the second was refused as "saved
+    already" (by the first) and its refusal replaced the saved plan in the panel."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    app = oak_app(oak_store, tmp_path)
+    with serving(app) as url:
+        output = _qgis_plan_loaded(browser, url, tmp_path)
+        browser.execute_script(
+            "const real = window.fetch; window.evaluations = {sent: 0, answered: 0};"
+            "window.fetch = async (u, o) => { const mine = String(u).includes('/plans/evaluate');"
+            " if (mine) window.evaluations.sent++;"
+            " try { return await real(u, o); } finally { if (mine) window.evaluations.answered++; } };"
+        )
+        name = browser.find_element(By.ID, "plan-name")
+        name.clear()
+        name.send_keys("Clicked twice")
+        browser.find_element(By.ID, "plan-save").click()
+        ActionChains(browser).double_click(browser.find_element(By.ID, "plan-evaluate")).perform()
+        counts = "return window.evaluations;"
+        wait_for(browser, lambda: (c := browser.execute_script(counts))["sent"] and c["sent"] == c["answered"])
+        wait_for(browser, lambda: "Newly required to connect" in output.text)
+        assert browser.execute_script(counts)["sent"] == 1
+        assert "saved already" not in output.text and "Clicked twice" in output.text
+        assert browser.find_element(By.ID, "plan-evaluate").is_enabled()  # ready to evaluate again
+    saved = Register(str(oak_store.parent / "register.sqlite")).saved_plans()
+    assert [p["name"] for p in saved].count("Clicked twice") == 1
+
+
+@pytest.mark.browser
 def test_a_proxys_page_in_place_of_an_answer_is_told_not_waited_on_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
     """Behind a proxy, "Evaluate" answered by an HTML "502 Bad Gateway" page left the panel at "Evaluating…" for
     good (the page read every answer as JSON, and the failed read was never caught); it now says what happened."""

@@ -785,6 +785,7 @@
     const output = planOutput;
     const material = document.getElementById("plan-material");
     let preview = null;
+    let evaluating = false;
     const redraw = () => {
       if (preview) planLayer.removeLayer(preview);
       preview = L.polyline(drawn, { ...planStyle, color: "#1f78b4", weight: 5, dashArray: mode === "plan" ? "6 6" : null })
@@ -823,6 +824,19 @@
       redraw(); map.fitBounds(L.latLngBounds(drawn), { maxZoom: 18 });
     });
     evaluateButton.addEventListener("click", async () => {
+      // One evaluation at a time: a double click sent two, and with "save" ticked the second's "is saved
+      // already" (the first click had just saved it) replaced the plan in the panel.
+      if (evaluating) return;
+      evaluating = true;
+      evaluateButton.disabled = true;
+      try {
+        await evaluatePlan();
+      } finally {
+        evaluating = false;
+        evaluateButton.disabled = mode === "plan" || (drawn.length < 2 && !document.getElementById("plan-streets").value.trim());
+      }
+    });
+    const evaluatePlan = async () => {
       output.textContent = "Evaluating…";
       const streetsRun = document.getElementById("plan-streets").value.trim();
       const body = { geometry: { type: "LineString", coordinates: drawn.map((p) => [p.lng, p.lat]) },
@@ -836,7 +850,7 @@
         headers: { "Content-Type": "application/json", "X-CSRF-Token": cfg.csrf }, body: JSON.stringify(body) });
       if (!r.ok) { output.textContent = errorText(r, "Could not evaluate."); return; }
       showPlan(r.body, output);
-    });
+    };
   }
 
   // The "replace" tick belongs to the name it was given for: renaming a reopened scenario (or any ticked one)
