@@ -1110,11 +1110,15 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
     elif conn.kind == "main":
         text = f"The main ends on the existing sewer at {conn.label}: a new manhole is built on it there."
     else:
-        nearest = conn.capacity is not None and conn.capacity["verdict"] == MEETS
+        room = conn.capacity["verdict"] if conn.capacity is not None else UNKNOWN
+        # Mains without a diameter (Manchester, VT's) leave the room not known, which is not "none has room".
+        which = {
+            MEETS: "whose mains to the plant have room for the added flow",
+            FAILS: "one (none near has room)",
+        }.get(room, "one (whether the mains to the plant have room is not known: see the capacity check)")
         text = (
-            f"The drawn main ends {conn.gap_ft:,.0f} ft from existing manhole {conn.label}, the nearest "
-            + ("whose mains to the plant have room for the added flow" if nearest else "one (none near has room)")
-            + f": a {conn.gap_ft:,.0f} ft connecting main to it is included in the length, manholes, cost and leakage."
+            f"The drawn main ends {conn.gap_ft:,.0f} ft from existing manhole {conn.label}, the nearest {which}"
+            f": a {conn.gap_ft:,.0f} ft connecting main to it is included in the length, manholes, cost and leakage."
         )
     checks = [Check("connection", MEETS, cited, text)]
     rule = profile.design.manning_n

@@ -419,10 +419,10 @@ def test_a_main_laid_uphill_downstream_has_no_capacity_by_a_default_slope(ds_inv
     assert row["slope_source"] == "profile default" and row["verdict"] == MEETS
 
 
-def test_mains_without_a_diameter_are_named_once_in_one_sentence(tmp_path):
-    """Manchester, VT's mains carry no diameters: the capacity finding said "350 has no diameter: give it in the
-    mains layer" once per main on the path, 39 times, a page of the board's PDF."""
-    town = layout(shift=(1, 1))  # M-1 from A to the plant's P cut in two at B, neither with a diameter
+def undiametered_town(tmp_path, proposed: LineString):
+    """The Oak St town as Manchester, VT's data is: M-1 from A to the plant's P cut in two at B, neither with a
+    diameter; written to a store with ``proposed`` as extension.geojson."""
+    town = layout(shift=(1, 1))
     pieces = [LineString([(0, 0), (-200, 0)]), LineString([(-200, 0), (-400, 0)])]
     town["mains"] = ny_frame(
         [
@@ -435,12 +435,35 @@ def test_mains_without_a_diameter_are_named_once_in_one_sentence(tmp_path):
     )
     data = tmp_path / "town.gpkg"
     write_layers(str(data), town)
-    ny_frame([{"geometry": OAK_ST_MAIN}]).to_crs(4326).to_file(tmp_path / "extension.geojson")
+    ny_frame([{"geometry": proposed}]).to_crs(4326).to_file(tmp_path / "extension.geojson")
+    return data
+
+
+def test_mains_without_a_diameter_are_named_once_in_one_sentence(tmp_path):
+    """Manchester, VT's mains carry no diameters: the capacity finding said "350 has no diameter: give it in the
+    mains layer" once per main on the path, 39 times, a page of the board's PDF."""
+    data = undiametered_town(tmp_path, OAK_ST_MAIN)
     result = CliRunner().invoke(main, plan_args(data, tmp_path, "--json"))
     assert result.exit_code == 0, result.output
     told = check(json.loads(result.output), "capacity")
     assert told["verdict"] == "not known"
     assert told["message"] == "Capacity not known: 2 mains have no diameter (M-1, M-2): give theirs in the mains layer."
+
+
+def test_a_connecting_main_to_mains_of_unknown_room_does_not_say_none_has_room(tmp_path, monkeypatch):
+    """A main drawn short of Manchester, VT's sewer was joined "to the nearest one (none near has room)": no main
+    there has a diameter, so their room is not known, not lacking."""
+    # A and B tried, not the plant's own inlet P (in a real town the nearest ten manholes rarely hold it)
+    monkeypatch.setattr("analysis.plans.CANDIDATE_MANHOLES", 2)
+    data = undiametered_town(tmp_path, LineString([(185, 0), (900, 0)]))
+    result = CliRunner().invoke(main, plan_args(data, tmp_path, "--json"))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["connecting_main"]["to_manhole"] == "A" and doc["connecting_main"]["length_ft"] == pytest.approx(185)
+    told = check(doc, "connection")["message"]
+    assert "none near has room" not in told
+    assert "the nearest one (whether the mains to the plant have room is not known: see the capacity check)" in told
+    assert check(doc, "capacity")["verdict"] == "not known"
 
 
 def test_roughness_by_material():
