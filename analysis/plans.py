@@ -56,6 +56,10 @@ MEETS, FAILS, REVIEW, UNKNOWN = "meets", "does not meet", "for the engineer", "n
 VERDICTS = (MEETS, FAILS, REVIEW, UNKNOWN)
 CANDIDATE_MANHOLES = 10  # how many of the nearest manholes are tried for a connecting run
 NO_DIAMETER = "has no diameter: give it in the mains layer"  # why a main on the path has no capacity
+NOT_RECORDED = (
+    "No parcel is recorded as connected to the sewer (the parcels layer has no connected column, and no list of "
+    "connected parcels was given), so the flow the mains to the plant carry today is not known."
+)
 # The largest sewer pipe made (reinforced concrete, ASTM C76's tables end at 144 in): a larger diameter is a typo
 # (1000 for 10), and was priced and checked as if real.
 LARGEST_PIPE_IN = 144.0
@@ -370,7 +374,7 @@ def plan_extension(
     cost, shares = _cost(chosen, reach.flows, frontage, drawn_ft, connecting, diameter_in, new_manholes, profile)
     checks = _design_checks(built, diameter_in, material, manholes, connection, profile, fpu)
     requirements, sections, leakage = _requirements(built, diameter_in, material, manholes, profile, fpu)
-    downstream = _downstream(connection, network, profile, reach.added_peak_gpd)
+    downstream = _downstream(connection, network, profile, reach.added_peak_gpd, present_recorded=present.recorded)
     checks += _downstream_checks(connection, downstream, network, profile)
 
     flows = reach.flows
@@ -765,6 +769,9 @@ class _Present:
     def __init__(self, net: SewerNetwork | None, before: gpd.GeoDataFrame, profile: Profile):
         self.net, self.profile = net, profile
         self.cache: dict[int, float] = {}
+        # Without a connected column (nor a list of connected parcels) no parcel is known to drain anywhere today:
+        # the present flow is not zero, it is not known.
+        self.recorded = "connected" in before.columns
         if net is None or len(net.main_id) == 0:
             return
         connected = before[before["status"].to_numpy() == "connected"]
@@ -985,7 +992,9 @@ def manning_capacity_gpd(diameter_in: float, slope: float, n: float) -> float:
     return (1.486 / n) * area * radius ** (2 / 3) * math.sqrt(max(slope, 0.0)) * GPD_PER_CFS
 
 
-def _downstream(conn: _Connection, net, profile, added_peak: float) -> dict:
+def _downstream(conn: _Connection, net, profile, added_peak: float, *, present_recorded: bool = True) -> dict:
+    """The path to the plant and its capacity. Room found with no parcel recorded as connected is room for the added
+    flow alone: the verdict is not known (a real town's sewer with no connected column read as having room)."""
     sections = {
         "flow": cite(profile.network.gallons_per_day_per_unit),
         "capacity": cite(profile.design.manning_n),
@@ -1007,14 +1016,18 @@ def _downstream(conn: _Connection, net, profile, added_peak: float) -> dict:
         }
     found = conn.capacity
     trace = found["trace"]
+    verdict = found["verdict"]
+    if verdict == MEETS and not present_recorded:
+        verdict = UNKNOWN
     return {
         "connects_at": conn.label,
         "connection": conn.kind,
         "connection_gap_ft": round(conn.gap_ft, 1),
         "path": trace.path,
         "mains": found["mains"],
-        "verdict": found["verdict"],
-        "capacity_ok": found["verdict"] == MEETS,
+        "verdict": verdict,
+        "capacity_ok": verdict == MEETS,
+        "present_flow_recorded": present_recorded,
         "exceeded": found["exceeded"],
         "outfall": trace.outfall,
         "plant": trace.plant,
@@ -1143,8 +1156,10 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"full-pipe capacity of {worst['capacity_gpd']:,} gpd"
             + (" (its present peak alone exceeds it)." if worst["present_peak_gpd"] > worst["capacity_gpd"] else ".")
         )
-    elif verdict == UNKNOWN:
+    elif verdict == UNKNOWN and any(r["verdict"] == UNKNOWN for r in rows):
         text = f"Capacity not known: {_unknown_mains(rows)}."
+        if not downstream.get("present_flow_recorded", True):
+            text += f" {NOT_RECORDED}"
     else:
         spare = min(rows, key=lambda r: r["capacity_gpd"] - r["present_peak_gpd"]) if rows else None
         verb = "carries its" if len(rows) == 1 else "carry their"
@@ -1154,6 +1169,13 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             if spare
             else "."
         )
+        if verdict == UNKNOWN:  # room for the added flow alone: what they carry today is not known
+            least = spare and f"; the least room left is {spare['capacity_gpd'] - spare['added_peak_gpd']:,} gpd"
+            text = (
+                f"Capacity not known: {NOT_RECORDED[0].lower()}{NOT_RECORDED[1:]} Counting none, the {where} would "
+                f"carry the added {downstream['added_peak_gpd']:,} gpd"
+                + (f"{least}, in {spare['main_id']}." if spare else ".")
+            )
     checks.append(Check("capacity", verdict, cite(rule), text + note))
     return checks
 

@@ -466,6 +466,28 @@ def test_a_connecting_main_to_mains_of_unknown_room_does_not_say_none_has_room(t
     assert check(doc, "capacity")["verdict"] == "not known"
 
 
+def test_capacity_is_not_known_when_no_parcel_is_recorded_connected(tmp_path):
+    """Manchester, VT's sewer with diameters and parcels with no connected column: every main carried nothing
+    today, so the capacity check read "meets" on the added flow alone, for a sewer that serves a town."""
+    town = layout(shift=(1, 1))
+    town["parcels"] = town["parcels"].drop(columns="connected")
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), town)
+    ny_frame([{"geometry": OAK_ST_MAIN}]).to_crs(4326).to_file(tmp_path / "extension.geojson")
+    result = CliRunner().invoke(main, plan_args(data, tmp_path, "--json"))
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    told = check(doc, "capacity")
+    assert told["verdict"] == "not known" and doc["downstream"]["capacity_ok"] is False
+    assert told["message"].startswith("Capacity not known: no parcel is recorded as connected to the sewer")
+    # L2 now reads as not connected: 6 houses x 2 units x 250 + 2 vacant lots x 250 = 3,500 gpd, x 4 peak
+    assert (
+        "Counting none, the 1 main from A to P (the inlet of the treatment plant WWTP) would carry the added "
+        in (told["message"])
+    )
+    assert f"added {4 * 3_500:,} gpd" in told["message"]
+
+
 def test_roughness_by_material():
     town = layout(diameter=4.0, ds_invert=99.98)
     town["mains"]["material"] = "PVC"
