@@ -16,6 +16,7 @@ from click.testing import CliRunner
 from pypdf import PdfReader
 from shapely.geometry import LineString, MultiLineString
 
+from analysis.profiles import load_profile
 from gisapp.cli import main
 from gisapp.users import add_user
 from layers.register import Register, RegisterMissingError
@@ -26,6 +27,7 @@ from tests.test_web import open_map, shot, wait_for
 
 ODD_NAME = "Oak/St #2 ?50% six"
 HOSTILE = "<img src=x onerror=alert(1)>"
+FP_VERSION = load_profile("fort-plain").version
 
 
 @pytest.fixture(scope="module")
@@ -340,6 +342,29 @@ def test_evaluate_double_clicked_evaluates_and_saves_once_in_chromium(oak_store,
         assert browser.find_element(By.ID, "plan-evaluate").is_enabled()  # ready to evaluate again
     saved = Register(str(oak_store.parent / "register.sqlite")).saved_plans()
     assert [p["name"] for p in saved].count("Clicked twice") == 1
+
+
+@pytest.mark.browser
+def test_the_panel_names_the_profile_a_plan_was_evaluated_under_in_chromium(browser, tmp_path):  # noqa: F811
+    """The panel never said which law a plan was evaluated under: a run under another profile landing between two
+    evaluations (one run at a time, but evaluations go on) left the map on one profile beside a plan of another."""
+    from selenium.webdriver.common.by import By
+
+    (tmp_path / "own").mkdir()
+    store = analysed_oak_town(tmp_path / "own" / "town.gpkg")
+    app = make_app(store, tmp_path, REGISTER=None)
+    with serving(app) as url:
+        output = _qgis_plan_loaded(browser, url, tmp_path)
+        browser.find_element(By.ID, "plan-evaluate").click()
+        wait_for(browser, lambda: "Newly required to connect" in output.text)
+        assert f"Evaluated under the fort-plain profile, version {FP_VERSION}" in output.text
+        args = ["analyze", "--profile", "poughkeepsie", "--data", str(store), "--out", str(store)]
+        rerun = CliRunner().invoke(main, [*args, "--set", "measurement.abut_tolerance_ft=2"])
+        assert rerun.exit_code == 0, rerun.output
+        browser.find_element(By.ID, "plan-evaluate").click()
+        wait_for(browser, lambda: "poughkeepsie" in output.text)
+        assert "Evaluated under the poughkeepsie profile, version " in output.text
+        assert "with measurement.abut_tolerance_ft=2" in output.text and "fort-plain" not in output.text
 
 
 @pytest.mark.browser

@@ -914,6 +914,13 @@
                                    `${plural(plan.petition.benefiting_owners, "benefiting owner")} make a majority`);
     add(`Estimated cost $${plan.cost.total.toLocaleString("en-US", { minimumFractionDigits: 2 })}` +
         (plan.units ? `, $${Math.round(plan.cost.total / plan.units).toLocaleString("en-US")} per newly connected living unit` : ""));
+    // The law it was evaluated under: a run under another profile can land between two evaluations, and the map
+    // then shows one profile's results beside a plan of another's.
+    if (plan.profile) {
+      const set = Object.entries(plan.profile_overrides || {}).map(([k, v]) => `${k}=${v}`).join(", ");
+      add(`Evaluated under the ${plan.profile} profile` + (plan.profile_version ? `, version ${plan.profile_version}` : "") +
+          (set ? `, with ${set}` : ""), "plan-profile");
+    }
     plan.design_checks.forEach((c) => {
       const checkWords = words(c.check);
       add(`${checkWords.charAt(0).toUpperCase() + checkWords.slice(1)}: ${c.verdict} ${c.cited}. ${c.message}`,
