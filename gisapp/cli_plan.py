@@ -22,6 +22,7 @@ from layers.read import is_postgres
 @click.option(
     "--proposed",
     metavar="PATH",
+    multiple=True,  # to refuse a second file rather than take the last one without a word
     help="The proposed main: a GeoJSON, GeoPackage or shapefile line (a file that declares no CRS: "
     "--layer-crs proposed=CRS).",
 )
@@ -69,6 +70,16 @@ def plan(
     **opts,
 ):
     """Who becomes mandated by a proposed main, whether it meets the ordinance, what it costs, where it drains."""
+    if len(proposed) > 1:
+        raise click.UsageError(
+            f"--proposed is given {len(proposed)} times ({', '.join(proposed)}): a plan is one main, so give one "
+            "file (evaluate each as its own plan, with --name and --save to compare them)."
+        )
+    proposed = proposed[0] if proposed else None
+    if proposed and streets_run:
+        raise click.UsageError(
+            "Give the proposed main one way, not both: --proposed PATH (a file) or --streets-run NAMES (streets)."
+        )
     if bool(proposed) == bool(streets_run):
         given = opts.get("streets_source")  # the old hidden spelling of --layer streets=PATH, not a run of streets
         hint = (

@@ -771,6 +771,18 @@ def test_a_proposed_shapefile_without_a_crs_can_be_given_one(town_gpkg, tmp_path
     assert alone.exit_code == 2 and "give --proposed PATH" in alone.output
 
 
+def test_a_main_given_twice_is_refused_not_half_taken(town_gpkg, tmp_path):
+    """Two --proposed files evaluated the last alone without a word, and a file with --streets-run too was told
+    only to give one or the other, as if neither had been given."""
+    ny_frame([{"geometry": LineString([(300, 0), (900, 0)])}]).to_file(tmp_path / "short.geojson")
+    twice = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path, "--proposed", str(tmp_path / "short.geojson")))
+    assert twice.exit_code == 2, twice.output
+    told = " ".join(twice.output.split())
+    assert "--proposed is given 2 times (" in told and "short.geojson" in told and "extension.geojson" in told
+    both = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path, "--streets-run", "Oak St"))
+    assert both.exit_code == 2 and "Give the proposed main one way, not both" in both.output
+
+
 def test_a_misspelt_street_in_a_run_is_named_not_dropped(town_gpkg):
     """ "Main St,Oka St" planned Main St alone, without a word about Oka St."""
     args = ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--diameter-in", "8", "--streets-run"]
