@@ -162,7 +162,10 @@ def summary_lines(plan: dict) -> list[str]:
     if plan["held_by_service_area"]:
         lines.append(f"Outside every service area, so not required to connect: {len(plan['held_by_service_area'])}.")
     pet = plan["petition"]
-    if pet["applies"]:
+    if pet["applies"] and not pet["benefiting_owners"]:
+        # "0 benefiting owners; a majority is 0 signatures" read as a petition already carried
+        lines.append(f"Petition {bracketed(pet['section'])}: no owner benefits, so there is no petition to sign.")
+    elif pet["applies"]:
         lines.append(
             f"Petition {bracketed(pet['section'])}: {pet['benefiting_owners']} benefiting owners; a majority is "
             f"{pet['signatures_needed']} signatures."
@@ -326,7 +329,9 @@ def _petition_part(plan, styles, width) -> list:
     pet = plan["petition"]
     owners = pet.get("owners", [])
     head = (
-        f"{pet['benefiting_owners']} benefiting owners; a written petition signed by {pet['signatures_needed']} "
+        f"No owner benefits {bracketed(pet['section'])}, so there is no petition to sign."
+        if pet["applies"] and not pet["benefiting_owners"]
+        else f"{pet['benefiting_owners']} benefiting owners; a written petition signed by {pet['signatures_needed']} "
         f"of them is a majority {bracketed(pet['section'])}: more than half; exactly half is not."
         if pet["applies"]
         else f"{pet['benefiting_owners']} benefiting owners. This town's law has no owners' petition for extensions."

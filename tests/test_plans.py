@@ -783,6 +783,26 @@ def test_a_main_given_twice_is_refused_not_half_taken(town_gpkg, tmp_path):
     assert both.exit_code == 2 and "Give the proposed main one way, not both" in both.output
 
 
+NOBODYS_MAIN = LineString([(0, -1500), (900, -1500)])  # 1,500 ft south of Oak St: no parcel within 100 ft
+
+
+def test_a_main_that_benefits_nobody_has_no_petition_to_sign(town_gpkg, tmp_path):
+    """A main across Manchester, VT that reached no one said "Petition (§ 144-17B): 0 benefiting owners; a
+    majority is 0 signatures.", on the command line and in the board's PDF: a petition carried by nobody."""
+    ny_frame([{"geometry": NOBODYS_MAIN}]).to_file(tmp_path / "extension.geojson")
+    result = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path, "--pdf", str(tmp_path / "plan.pdf")))
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "Newly required to connect: 0 parcels" in said
+    assert "Petition (§ 144-17B): no owner benefits, so there is no petition to sign." in said
+    assert "a majority is 0" not in said
+    from pypdf import PdfReader
+
+    pdf = " ".join(" ".join(page.extract_text() for page in PdfReader(tmp_path / "plan.pdf").pages).split())
+    assert "No owner benefits (§ 144-17B), so there is no petition to sign." in pdf
+    assert "signed by 0" not in pdf and "a majority is 0" not in pdf
+
+
 def test_a_misspelt_street_in_a_run_is_named_not_dropped(town_gpkg):
     """ "Main St,Oka St" planned Main St alone, without a word about Oka St."""
     args = ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--diameter-in", "8", "--streets-run"]

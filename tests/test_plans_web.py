@@ -368,6 +368,27 @@ def test_the_panel_names_the_profile_a_plan_was_evaluated_under_in_chromium(brow
 
 
 @pytest.mark.browser
+def test_a_main_that_benefits_nobody_has_no_petition_to_sign_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
+    """The panel said "Petition (§ 144-17B): 0 of 0 benefiting owners make a majority" for a main reaching no one."""
+    from selenium.webdriver.common.by import By
+
+    from tests.test_plans import NOBODYS_MAIN
+
+    app = oak_app(oak_store, tmp_path)
+    with serving(app) as url:
+        open_map(browser, url)
+        output = browser.find_element(By.ID, "plan-result")
+        ny_frame([{"geometry": NOBODYS_MAIN}]).to_file(tmp_path / "south.geojson", driver="GeoJSON")
+        browser.find_element(By.ID, "plan-file").send_keys(str(tmp_path / "south.geojson"))
+        wait_for(browser, lambda: browser.find_element(By.ID, "plan-evaluate").is_enabled())
+        browser.find_element(By.ID, "plan-evaluate").click()
+        wait_for(browser, lambda: "Newly required to connect" in output.text)
+        assert "Newly required to connect: no parcels" in output.text
+        assert "Petition (§ 144-17B): no owner benefits, so there is no petition to sign" in output.text
+        assert "0 of 0" not in output.text
+
+
+@pytest.mark.browser
 def test_a_proxys_page_in_place_of_an_answer_is_told_not_waited_on_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
     """Behind a proxy, "Evaluate" answered by an HTML "502 Bad Gateway" page left the panel at "Evaluating…" for
     good (the page read every answer as JSON, and the failed read was never caught); it now says what happened."""

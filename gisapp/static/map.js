@@ -910,8 +910,12 @@
         `${unknown ? `; units unknown for ${plural(unknown, "parcel")}` : ""}); ${plural(plan.private_systems.length, "septic system")} retired` +
         `${(plan.vacant_benefiting || []).length ? `; ${plural(plan.vacant_benefiting.length, "vacant lot")} benefit` : ""}` +
         `${plan.held_by_service_area.length ? `; ${plural(plan.held_by_service_area.length, "parcel")} outside every service area` : ""}`);
-    if (plan.petition.applies) add(`Petition ${plan.petition.cited}: ${plan.petition.signatures_needed} of ` +
-                                   `${plural(plan.petition.benefiting_owners, "benefiting owner")} make a majority`);
+    if (plan.petition.applies && !plan.petition.benefiting_owners) {
+      add(`Petition ${plan.petition.cited}: no owner benefits, so there is no petition to sign`);  // not "0 of 0"
+    } else if (plan.petition.applies) {
+      add(`Petition ${plan.petition.cited}: ${plan.petition.signatures_needed} of ` +
+          `${plural(plan.petition.benefiting_owners, "benefiting owner")} make a majority`);
+    }
     add(`Estimated cost $${plan.cost.total.toLocaleString("en-US", { minimumFractionDigits: 2 })}` +
         (plan.units ? `, $${Math.round(plan.cost.total / plan.units).toLocaleString("en-US")} per newly connected living unit` : ""));
     // The law it was evaluated under: a run under another profile can land between two evaluations, and the map
