@@ -113,6 +113,7 @@ def check_and_reproject(
     override: str | None = None,
     workers: int = 1,
     example: str = "EPSG:2260",
+    town_measured: bool = False,
 ) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
     """Check the layer's CRS against its coordinates, then reproject it to ``target``.
 
@@ -120,7 +121,9 @@ def check_and_reproject(
     gave for this layer by name, which replaces a declared one (a .prj that lies: the replacement is reported, and
     the coordinates must fit the CRS given as they must fit a declared one); ``ids`` name the features in
     problems (row numbers when absent); ``workers``: threads for the features' boxes; ``example`` the CRS a fix
-    offers for a layer that declares none. Returns ``None`` with an
+    offers for a layer that declares none. ``town_measured``: the town's layers are measured in ``target`` already
+    (a proposed main read for a store), so a layer lying outside where it is used is in a wrong CRS itself, and is
+    not told to measure the town in another. Returns ``None`` with an
     error problem when the layer cannot be trusted: no CRS, a CRS its coordinates do not fit, swapped axes, or
     features outside where the CRSs are used. Features far from the rest of the layer are kept and reported as a
     warning. The result remembers the CRS it came in (``attrs["source_crs"]``) so that
@@ -168,7 +171,7 @@ def check_and_reproject(
     centre = None
     if usable.any() and not crs.is_engineering:
         centre = _middle(bounds, usable)
-        wrong = _placement(crs, target, centre, layer=layer, label=label)
+        wrong = _placement(crs, target, centre, layer=layer, label=label, town_measured=town_measured, example=example)
         if wrong is not None:
             return None, [wrong]
         outside = _outside_features(crs, target, bounds, usable, centre, layer=layer, label=label, ids=ids)
@@ -458,7 +461,9 @@ def _where(point: tuple[float, float] | None) -> str:
     )
 
 
-def _placement(crs: CRS, target: CRS, centre: tuple[float, float], *, layer, label) -> Problem | None:
+def _placement(
+    crs: CRS, target: CRS, centre: tuple[float, float], *, layer, label, town_measured=False, example="EPSG:2260"
+) -> Problem | None:
     """An error when the layer as a whole does not lie where its CRS and the measuring CRS are used."""
     x, y = centre
     degrees = abs(x) <= 180 and abs(y) <= 90
@@ -504,6 +509,18 @@ def _placement(crs: CRS, target: CRS, centre: tuple[float, float], *, layer, lab
             f"{label} declares {crs.name}, but its coordinates fall {_where(here)}, outside where that CRS is "
             f"used. Check the .prj, or give the right CRS as the {layer} layer's CRS.",
             fix=Fix("layer_crs", layer, "EPSG:2260"),
+        )
+    if town_measured:
+        # Manchester, VT's line in Vermont feet given as New York East: told to measure in UTM zone 18N instead,
+        # which the town's layers, measured in Vermont's CRS already, did not need.
+        return Problem(
+            layer,
+            "crs_mismatch",
+            "error",
+            f"{label} lies {_where(here)} read in {crs.name}, outside where the town's measuring CRS {target.name} "
+            f"is used: {crs.name} is most likely not the CRS it was drawn in. Give the CRS it was drawn in as the "
+            f"{layer} layer's CRS.",
+            fix=Fix("layer_crs", layer, example),
         )
     utm = _utm_zone(here)
     return Problem(

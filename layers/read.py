@@ -1042,6 +1042,7 @@ def read_proposed(
         assume=assume_crs,
         override=crs,
         example=crs_label(target_crs),
+        town_measured=True,
     )
     if frame is None:
         raise LayerValidationError(problems)

@@ -771,6 +771,22 @@ def test_a_proposed_shapefile_without_a_crs_can_be_given_one(town_gpkg, tmp_path
     assert alone.exit_code == 2 and "give --proposed PATH" in alone.output
 
 
+def test_a_proposed_main_in_the_wrong_zone_is_told_its_crs_not_to_remeasure_the_town(town_gpkg, tmp_path):
+    """A line drawn in UTM zone 18N and labelled zone 17N lies 6 degrees west: the planner was told to "measure in
+    a projected CRS made for that place ... Use --crs EPSG:32617", i.e. to measure the whole town in the wrong
+    zone, when the town's layers measure right and the line's CRS is what is wrong."""
+    line = ny_frame([{"geometry": OAK_ST_MAIN}]).to_crs("EPSG:32618")
+    line.set_crs("EPSG:32617", allow_override=True).to_file(tmp_path / "extension.geojson")
+    result = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path))
+    assert result.exit_code == 2, result.output
+    told = " ".join(result.output.split())
+    assert "WGS 84 / UTM zone 17N is most likely not the CRS it was drawn in" in told
+    assert "Use --layer-crs proposed=EPSG:2260." in told and "--crs" not in told
+    given = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path, "--layer-crs", "proposed=EPSG:32618", "--json"))
+    assert given.exit_code == 0, given.output
+    assert json.loads(given.stdout)["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"]
+
+
 def test_a_main_given_twice_is_refused_not_half_taken(town_gpkg, tmp_path):
     """Two --proposed files evaluated the last alone without a word, and a file with --streets-run too was told
     only to give one or the other, as if neither had been given."""
