@@ -389,6 +389,30 @@ def test_a_main_that_benefits_nobody_has_no_petition_to_sign_in_chromium(oak_sto
 
 
 @pytest.mark.browser
+def test_a_run_of_streets_evaluated_is_shown_on_the_map_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
+    """A plan laid along named streets was drawn wherever they lie, and the map stayed where it was: on Manchester,
+    VT's town-wide view the new main was a few pixels, nowhere the planner was looking."""
+    from selenium.webdriver.common.by import By
+
+    app = oak_app(oak_store, tmp_path)
+    with serving(app) as url:
+        open_map(browser, url)
+        output = browser.find_element(By.ID, "plan-result")
+        browser.execute_script("window.sewerplanMap.setView([42.0, -75.5], 12, {animate: false});")  # miles away
+        browser.find_element(By.ID, "plan-streets").send_keys("Oak St")
+        browser.find_element(By.ID, "plan-evaluate").click()
+        wait_for(browser, lambda: "Newly required to connect" in output.text)
+        (west, south), (east, north) = oak_line()[0], oak_line()[-1]
+        shown = (
+            "const b = window.sewerplanMap.getBounds(); return [b.getWest(), b.getSouth(), b.getEast(), b.getNorth()];"
+        )
+        wait_for(browser, lambda: (b := browser.execute_script(shown))[0] <= west and b[2] >= east)
+        w, s, e, n = browser.execute_script(shown)
+        assert w <= west and e >= east and s <= south and n >= north  # the whole run in view
+        assert e - w < 0.05  # and zoomed to it, not to the county
+
+
+@pytest.mark.browser
 def test_a_proxys_page_in_place_of_an_answer_is_told_not_waited_on_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
     """Behind a proxy, "Evaluate" answered by an HTML "502 Bad Gateway" page left the panel at "Evaluating…" for
     good (the page read every answer as JSON, and the failed read was never caught); it now says what happened."""

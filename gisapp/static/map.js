@@ -850,6 +850,8 @@
         headers: { "Content-Type": "application/json", "X-CSRF-Token": cfg.csrf }, body: JSON.stringify(body) });
       if (!r.ok) { output.textContent = errorText(r, "Could not evaluate."); return; }
       showPlan(r.body, output);
+      // A run of streets was never on the map before: show where it lies (a drawn or loaded line is in view).
+      if (body.streets_run) map.fitBounds(L.geoJSON(r.body.map.line).getBounds().pad(0.3), { maxZoom: 18 });
     };
   }
 
