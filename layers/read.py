@@ -1031,7 +1031,11 @@ def read_proposed(
     frame = read_source(source)
     path = name or path
     if len(frame) == 0:
-        raise LayerError(f"{path} holds no line.")
+        # "holds no line." alone left a planner who saved an empty layer from QGIS nothing to do
+        raise LayerError(
+            f"{path} holds no line: it has no features. Draw the proposed main in it and save it again, or give the "
+            "file that holds the main."
+        )
     frame, note = _plan_export_main(frame, Path(path).name)
     frame = frame.set_geometry(shapely.force_2d(frame.geometry.values))
     frame, problems = check_and_reproject(

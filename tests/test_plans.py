@@ -787,6 +787,15 @@ def test_a_proposed_main_in_the_wrong_zone_is_told_its_crs_not_to_remeasure_the_
     assert json.loads(given.stdout)["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"]
 
 
+def test_a_file_of_no_mains_says_what_to_do(town_gpkg, tmp_path):
+    """A layer saved from QGIS before the main was drawn in it was told only "extension.geojson holds no line."."""
+    gpd.GeoDataFrame({"name": []}, geometry=[], crs="EPSG:4326").to_file(tmp_path / "extension.geojson")
+    result = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path))
+    assert result.exit_code == 2, result.output
+    told = " ".join(result.output.split())
+    assert "extension.geojson holds no line: it has no features. Draw the proposed main in it and save it again" in told
+
+
 def test_a_main_given_twice_is_refused_not_half_taken(town_gpkg, tmp_path):
     """Two --proposed files evaluated the last alone without a word, and a file with --streets-run too was told
     only to give one or the other, as if neither had been given."""
