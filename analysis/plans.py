@@ -198,9 +198,14 @@ class PlanResult:
 # -- manholes ----------------------------------------------------------------------------------------------------
 
 
-def place_manholes(line, *, max_spacing: float | None, bend_deg: float | None) -> list[tuple[float, float, str]]:
+def place_manholes(
+    line, *, max_spacing: float | None, bend_deg: float | None, feet_per_unit: float = 1.0
+) -> list[tuple[float, float, str]]:
     """Manhole positions along a line: both ends; bends sharper than ``bend_deg`` and evenly spaced between so
     no gap exceeds ``max_spacing``, each only when given (a town whose law has no such rule gets none).
+
+    ``max_spacing`` is in the line's CRS units, ``feet_per_unit`` converts it for the reasons, which are in feet (a
+    town measured in metres read "spacing at most 121.92 ft" for Fort Plain's 400 ft).
 
     Examples
     --------
@@ -227,7 +232,7 @@ def place_manholes(line, *, max_spacing: float | None, bend_deg: float | None) -
         points.append((float(coords[i][0]), float(coords[i][1]), reason))
         for m in range(1, n_between + 1):
             p = run.interpolate(run.length * m / (n_between + 1))
-            points.append((float(p.x), float(p.y), f"spacing at most {max_spacing:g} ft"))
+            points.append((float(p.x), float(p.y), f"spacing at most {round(max_spacing * feet_per_unit, 1):g} ft"))
     points.append((float(coords[-1][0]), float(coords[-1][1]), "end of the main"))
     return points
 
@@ -956,7 +961,9 @@ def _manholes(built, conn: _Connection, net, profile, fpu, diameter_in: float) -
     rules = profile.network
     spacing = planned_spacing_ft(diameter_in, profile)
     bend = rules.alignment_change_deg.value if rules.manhole_at_alignment_change.value else None
-    points = place_manholes(built, max_spacing=None if spacing is None else spacing / fpu, bend_deg=bend)
+    points = place_manholes(
+        built, max_spacing=None if spacing is None else spacing / fpu, bend_deg=bend, feet_per_unit=fpu
+    )
     existing_xy = net.node_xy[net.node_is_manhole] if net is not None and net.n_nodes else np.zeros((0, 2))
     existing_id = net.node_id[net.node_is_manhole] if net is not None and net.n_nodes else np.zeros(0)
     snap = rules.snap_tolerance_ft.value / fpu

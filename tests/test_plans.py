@@ -787,6 +787,19 @@ def test_a_proposed_main_in_the_wrong_zone_is_told_its_crs_not_to_remeasure_the_
     assert json.loads(given.stdout)["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"]
 
 
+def test_manhole_reasons_are_in_feet_in_a_town_measured_in_metres(town_gpkg, tmp_path):
+    """Manchester, VT measured in EPSG:32145 (metres): the manholes placed for spacing read "spacing at most
+    121.92 ft", Fort Plain's 400 ft in metres labelled feet, on the map's tooltips and in the export."""
+    args = ["analyze", "--profile", "fort-plain", "--data", str(town_gpkg), "--out", str(town_gpkg)]
+    analysed = CliRunner().invoke(main, [*args, "--crs", "EPSG:32115"])
+    assert analysed.exit_code == 0, analysed.output
+    result = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path, "--json"))
+    assert result.exit_code == 0, result.output
+    holes = json.loads(result.stdout)["manholes"]
+    assert [m["reason"] for m in holes if m["reason"].startswith("spacing")] == ["spacing at most 400 ft"] * 2
+    assert [m["station_ft"] for m in holes] == pytest.approx([0, 300, 600, 900], abs=0.5)
+
+
 def test_a_file_of_no_mains_says_what_to_do(town_gpkg, tmp_path):
     """A layer saved from QGIS before the main was drawn in it was told only "extension.geojson holds no line."."""
     gpd.GeoDataFrame({"name": []}, geometry=[], crs="EPSG:4326").to_file(tmp_path / "extension.geojson")
