@@ -216,6 +216,9 @@ def place_manholes(
     2
     """
     coords = np.asarray(line.coords)[:, :2]
+    # A vertex given twice (a double click on the map's drawing, a snapped vertex in QGIS) is one bend: read as two,
+    # it placed, charged and leak-tested two manholes at one spot.
+    coords = coords[np.r_[True, (np.diff(coords, axis=0) != 0).any(axis=1)]]
     keep = [0]
     if bend_deg is not None:
         for i in range(1, len(coords) - 1):  # vertices of one proposed main: a handful

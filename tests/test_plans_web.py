@@ -509,3 +509,18 @@ def test_scenarios_side_by_side_reopen_on_the_map_and_delete_in_chromium(oak_sto
         heads = [th.text for th in browser.find_elements(By.CSS_SELECTOR, "#scenarios th.scenario")]
         assert heads == [ODD_NAME]
         assert json.loads(client.get("/plans/" + quote(ODD_NAME) + ".json").data)["name"] == ODD_NAME
+
+
+def test_a_bend_clicked_twice_while_drawing_is_one_manhole(oak_store, tmp_path):
+    """A line drawn on the map with its bend clicked twice (a double click, as most drawing tools finish a vertex)
+    got two manholes at the bend, both charged and leak-tested."""
+    client = oak_app(oak_store, tmp_path).test_client()
+    token = csrf(client)
+    start, end = oak_line()[0], oak_line()[-1]
+    bend = [(start[0] + end[0]) / 2, (start[1] + end[1]) / 2 + 0.0005]
+    once = evaluate(client, token, geometry={"type": "LineString", "coordinates": [start, bend, end]})
+    twice = evaluate(client, token, geometry={"type": "LineString", "coordinates": [start, bend, bend, end]})
+    assert [m["reason"] for m in twice["manholes"]].count("change in alignment") == 1
+    assert [m["id"] for m in twice["manholes"]] == [m["id"] for m in once["manholes"]]
+    assert twice["cost"]["total"] == once["cost"]["total"]
+    assert twice["exfiltration_allowance_gpd"] == once["exfiltration_allowance_gpd"]
