@@ -121,6 +121,19 @@ def write_plan_summary(
     return str(path)
 
 
+# A split by frontage where no benefiting parcel has any falls back to equal shares (allocate_cents): a column headed
+# "by frontage" that is the split by parcel, with nothing to say so, for a main in no street the parcels front on.
+NO_FRONTAGE = (
+    "No benefiting parcel fronts on the streets the main serves (or on the main, where it lies in no street), so the "
+    "split by frontage is the same as the split by parcel."
+)
+
+
+def _no_frontage(plan: dict) -> bool:
+    rows = [p for p in plan.get("parcels", []) if p.get("benefits")]
+    return bool(rows) and not any(p.get("frontage_ft") for p in rows)
+
+
 def summary_lines(plan: dict) -> list[str]:
     """The plan in a few sentences, as the PDF's summary and the CLI print it."""
     lines = []
@@ -177,6 +190,8 @@ def summary_lines(plan: dict) -> list[str]:
         + (f", ${per_unit:,.0f} per newly connected living unit" if per_unit else "")
         + "."
     )
+    if _no_frontage(plan):
+        lines.append(NO_FRONTAGE)
     verdicts = [c for c in plan["design_checks"] if c.get("verdict", "meets") != "meets"]
     lines.append(
         "Design checks: all met."
@@ -412,7 +427,7 @@ def _cost_part(plan, styles, width) -> list:
         + ". By frontage: the property line along the streets the main serves. By living unit: a parcel whose units "
         "are unknown counts its typical flow in equivalent units; a vacant lot has none. No parcel pays less than "
         f"${cost.get('min_share_per_parcel', 0):,.2f} (a profile setting). Cents are allocated by largest remainder, "
-        "so each column adds up exactly to the total."
+        "so each column adds up exactly to the total." + (f" {NO_FRONTAGE}" if _no_frontage(plan) else "")
     )
     part = [
         Paragraph("Cost", styles["H"]),

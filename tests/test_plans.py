@@ -800,6 +800,28 @@ def test_manhole_reasons_are_in_feet_in_a_town_measured_in_metres(town_gpkg, tmp
     assert [m["station_ft"] for m in holes] == pytest.approx([0, 300, 600, 900], abs=0.5)
 
 
+def test_a_split_by_frontage_with_no_frontage_says_it_is_the_split_by_parcel(town_gpkg, tmp_path):
+    """On Bellinge's SWMM model under Wappinger (no abutting test) a main reaching parcels it does not front gave
+    every parcel 0.0 ft of frontage, and the "by frontage" column was an equal split with nothing to say so."""
+    ny_frame([{"geometry": LineString([(0, -150), (900, -150)])}]).to_file(tmp_path / "extension.geojson")
+    args = ["plan", "--profile", "wappinger", "--set", "mandate.distance_ft=200", "--data", str(town_gpkg)]
+    pdf = tmp_path / "plan.pdf"
+    args += ["--proposed", str(tmp_path / "extension.geojson"), "--diameter-in", "8", "--pdf", str(pdf)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert "Newly required to connect: 4 parcels" in said  # L3, L5, L6, L8: 175 ft from the new main, within 200
+    told = "No benefiting parcel fronts on the streets the main serves (or on the main, where it lies in no street)"
+    assert told + ", so the split by frontage is the same as the split by parcel." in said
+    from pypdf import PdfReader
+
+    text = " ".join(" ".join(page.extract_text() for page in PdfReader(pdf).pages).split())
+    assert text.count(told) == 2  # in the summary and under the split table
+    ny_frame([{"geometry": OAK_ST_MAIN}]).to_file(tmp_path / "extension.geojson")
+    on_street = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path))
+    assert on_street.exit_code == 0 and "No benefiting parcel fronts" not in on_street.output
+
+
 def test_a_file_of_no_mains_says_what_to_do(town_gpkg, tmp_path):
     """A layer saved from QGIS before the main was drawn in it was told only "extension.geojson holds no line."."""
     gpd.GeoDataFrame({"name": []}, geometry=[], crs="EPSG:4326").to_file(tmp_path / "extension.geojson")
