@@ -12,7 +12,7 @@ from rich.table import Table
 from analysis.plans import compare_plans
 from gisapp import services
 from gisapp.cli_common import DIRECTION_OPTION, data_options, deprecated, loading, user_errors
-from layers.board import summary_lines, write_comparison_csv
+from layers.board import check_pdf_path, summary_lines, write_comparison_csv
 from layers.read import is_postgres
 
 
@@ -98,6 +98,8 @@ def plan(
     if not diameter_in > 0:
         raise click.BadParameter("give the internal diameter in inches, a positive number", param_hint="--diameter-in")
     proposed_crs, opts["layer_crs_pairs"] = _proposed_crs(opts.get("layer_crs_pairs") or (), proposed)
+    if pdf_path:
+        check_pdf_path(pdf_path)  # before the plan is saved or exported, not after
     with loading(
         opts,
         as_json=as_json,

@@ -31,6 +31,7 @@ from analysis.notices import long_date, neutralise
 from analysis.profiles import Profile, bracketed, flagged
 from analysis.units import feet_per_unit
 from layers.atomic import written_whole
+from layers.errors import LayerError
 from layers.mapsheet import draw_street_names
 
 NEW_MAIN = colors.HexColor("#1f78b4")
@@ -40,6 +41,22 @@ VACANT = colors.HexColor("#fdbf6f")
 VACANT_EDGE = colors.HexColor("#ff7f00")
 STREET = colors.HexColor("#e8e8e8")
 MARGIN = 0.7 * inch
+
+
+def check_pdf_path(path: str | Path) -> None:
+    """Refuse to write the board's PDF over anything but a .pdf: ``--pdf town.gpkg`` (a slip of tab completion)
+    replaced the town's store with the PDF, without a word."""
+    _check_suffix(path, ".pdf", "The board's PDF")
+
+
+def _check_suffix(path: str | Path, suffix: str, what: str) -> None:
+    name = Path(path).name
+    if Path(path).suffix.lower() != suffix:
+        there = f"; {name} is there and would be replaced" if Path(path).exists() else ""
+        raise LayerError(
+            f"{what} is written to a file ending in {suffix}, not {name}{there}: give a name such as "
+            f"{Path(name).stem or 'plan'}{suffix}."
+        )
 
 
 def write_plan_summary(
@@ -61,6 +78,7 @@ def write_plan_summary(
     ``line`` is the drawn main and the layers are the town's, all in the plan's CRS; they are used for the map
     only (the parcels named in ``plan`` are coloured).
     """
+    check_pdf_path(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     day = today or dt.date.today()
     who = preparer or "(preparer not given)"
@@ -660,8 +678,10 @@ class PlanMap(Flowable):
 def write_comparison_csv(path: str | Path, names: list[str], rows: list[dict]) -> str:
     """The side-by-side comparison as CSV: one row per measure, one column per scenario.
 
-    Text cells that a spreadsheet would run as formulas are neutralised (scenario names are typed by users).
+    Text cells that a spreadsheet would run as formulas are neutralised (scenario names are typed by users). Only a
+    .csv is written (``--csv town.gpkg`` replaced the town's store with the table).
     """
+    _check_suffix(path, ".csv", "The comparison")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame(
         [[r["label"], *["" if v is None else v for v in r["values"]]] for r in rows],

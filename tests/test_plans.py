@@ -822,6 +822,27 @@ def test_a_split_by_frontage_with_no_frontage_says_it_is_the_split_by_parcel(tow
     assert on_street.exit_code == 0 and "No benefiting parcel fronts" not in on_street.output
 
 
+def test_the_pdf_and_the_comparison_are_never_written_over_the_store(town_gpkg, tmp_path):
+    """`--pdf town.gpkg` (a slip of tab completion) replaced the town's store with the board's PDF, and
+    `plans --csv town.gpkg` with the comparison; the scenario was saved before the PDF was written, too."""
+    whole = town_gpkg.read_bytes()
+    args = plan_args(town_gpkg, tmp_path, "--name", "Oak", "--save", "--register", str(tmp_path / "reg.sqlite"))
+    refused = CliRunner().invoke(main, [*args, "--pdf", str(town_gpkg)])
+    assert refused.exit_code == 2, refused.output
+    told = " ".join(refused.output.split())
+    assert "The board's PDF is written to a file ending in .pdf, not town.gpkg; town.gpkg is there and would be" in told
+    assert "give a name such as town.pdf." in told
+    assert town_gpkg.read_bytes() == whole
+    none = CliRunner().invoke(main, ["plans", "--register", str(tmp_path / "reg.sqlite"), "--json"])
+    assert "Oak" not in none.output  # refused before anything was saved
+    assert CliRunner().invoke(main, args).exit_code == 0  # saved, without a PDF
+    whole = town_gpkg.read_bytes()  # the store now records the register it was saved in
+    compared = CliRunner().invoke(main, ["plans", "--register", str(tmp_path / "reg.sqlite"), "--csv", str(town_gpkg)])
+    assert compared.exit_code == 2, compared.output
+    assert "The comparison is written to a file ending in .csv, not town.gpkg" in " ".join(compared.output.split())
+    assert town_gpkg.read_bytes() == whole
+
+
 def test_a_file_of_no_mains_says_what_to_do(town_gpkg, tmp_path):
     """A layer saved from QGIS before the main was drawn in it was told only "extension.geojson holds no line."."""
     gpd.GeoDataFrame({"name": []}, geometry=[], crs="EPSG:4326").to_file(tmp_path / "extension.geojson")
