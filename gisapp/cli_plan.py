@@ -14,6 +14,7 @@ from gisapp import services
 from gisapp.cli_common import DIRECTION_OPTION, data_options, deprecated, loading, user_errors
 from layers.board import check_pdf_path, summary_lines, write_comparison_csv
 from layers.read import is_postgres
+from layers.write import check_plan_path
 
 
 @click.command()
@@ -100,6 +101,8 @@ def plan(
     proposed_crs, opts["layer_crs_pairs"] = _proposed_crs(opts.get("layer_crs_pairs") or (), proposed)
     if pdf_path:
         check_pdf_path(pdf_path)  # before the plan is saved or exported, not after
+    if out_path:
+        check_plan_path(out_path)
     with loading(
         opts,
         as_json=as_json,

@@ -368,6 +368,18 @@ PROPOSED_MAIN = "proposed main"
 CONNECTING_MAIN = "connecting main"
 
 
+def check_plan_path(path: str) -> str:
+    """The driver a plan's export is written with, or a LayerError: a plan is a .gpkg, .parquet or .geojson.
+
+    Checked before a plan is evaluated: ``--out plan.csv --save`` saved the scenario, then refused the export (after
+    "give an output ending in ... or .csv"), and the same command again was refused as saved already.
+    """
+    driver = FORMATS.get(Path(path).suffix.lower())
+    if driver not in ("GPKG", "Parquet", "GeoJSON"):
+        raise LayerError(f"Write a plan as .gpkg, .parquet or .geojson, not {Path(path).name}.")
+    return driver
+
+
 def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -> list[str]:
     """A planned extension (the document ``sewerplan plan --json`` prints) with its geometry.
 
@@ -417,7 +429,7 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         "newly_mandated": newly,
         "benefiting_parcels": benefiting,
     }
-    driver = output_format(path)
+    driver = check_plan_path(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if driver == "GPKG":
         return add_layers(path, layers)
@@ -445,7 +457,7 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         options = {"RFC7946": "YES", "COORDINATE_PRECISION": "15"}
         _write_whole(_plain_columns(every).to_crs(4326), path, driver="GeoJSON", layer_options=options)
         return [Path(path).stem]
-    raise LayerError(f"Write a plan as .gpkg, .parquet or .geojson, not {path}.")
+    raise AssertionError(driver)  # check_plan_path allows no other
 
 
 def write_geoparquet(path: str | Path, frame: gpd.GeoDataFrame, *, crs=None, row_group_size: int = 65_536) -> str:

@@ -843,6 +843,20 @@ def test_the_pdf_and_the_comparison_are_never_written_over_the_store(town_gpkg, 
     assert town_gpkg.read_bytes() == whole
 
 
+def test_an_export_of_a_kind_a_plan_is_not_is_refused_before_it_is_saved(town_gpkg, tmp_path):
+    """`--out plan.csv --save` saved the scenario and then refused the export, so the same command again was
+    refused as "saved already"; the first refusal had said .csv was a format it writes."""
+    register = str(tmp_path / "reg.sqlite")
+    args = plan_args(town_gpkg, tmp_path, "--name", "Oak", "--save", "--register", register)
+    refused = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "plan.csv")])
+    assert refused.exit_code == 2, refused.output
+    assert "Write a plan as .gpkg, .parquet or .geojson, not plan.csv." in " ".join(refused.output.split())
+    assert not (tmp_path / "plan.csv").exists()
+    again = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "plan.geojson")])
+    assert again.exit_code == 0, again.output  # not "saved already": nothing was saved the first time
+    assert (tmp_path / "plan.geojson").exists()
+
+
 def test_a_file_of_no_mains_says_what_to_do(town_gpkg, tmp_path):
     """A layer saved from QGIS before the main was drawn in it was told only "extension.geojson holds no line."."""
     gpd.GeoDataFrame({"name": []}, geometry=[], crs="EPSG:4326").to_file(tmp_path / "extension.geojson")
