@@ -16,6 +16,7 @@ names starting with ``.`` or ``_``), and removed by its writer when done, so onl
 
 from __future__ import annotations
 
+import ctypes
 import datetime as dt
 import errno
 import json
@@ -224,7 +225,7 @@ def written_whole(
                 if replace:
                     os.replace(where, target)
                 else:
-                    os.link(where, target)  # fails, never overwrites, if a file is there
+                    put_in_place(where, target)  # fails, never overwrites, if a file is there
             finally:
                 where.unlink(missing_ok=True)  # a failed write's, or the name a linked file had
         finally:
@@ -234,6 +235,44 @@ def written_whole(
         if (why := _cannot_write(exc, target, where)) is None:
             raise
         raise LayerError(why) from exc
+
+
+def put_in_place(written: Path, target: Path) -> None:
+    """Give the whole file ``written`` the name ``target`` unless a file has it: ``FileExistsError`` then, and
+    nothing replaced, not even a file that appeared a moment ago.
+
+    A hard link does it on most disks. A disk without hard links (a FAT or exFAT USB stick, some network shares)
+    refuses the link with "Operation not permitted", which read as "you may not write there": the file is then
+    renamed with Linux's no-replace rename (``renameat2``, ``RENAME_NOREPLACE``), which such disks support. A disk
+    that supports neither is told so, in one sentence.
+    """
+    try:
+        os.link(written, target)
+        return
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+    if _renameat2 is None:
+        raise LayerError(_NEITHER.format(target=target))
+    if _renameat2(_AT_FDCWD, os.fsencode(written), _AT_FDCWD, os.fsencode(target), _RENAME_NOREPLACE) != 0:
+        code = ctypes.get_errno()
+        if code in (errno.EINVAL, errno.ENOSYS, *_NO_HARD_LINKS):  # the disk knows no such rename either
+            raise LayerError(_NEITHER.format(target=target))
+        raise OSError(code, os.strerror(code), str(target))  # FileExistsError where a file is there
+
+
+# A hard link's refusals that mean the disk has none (EPERM from FAT and exFAT; EOPNOTSUPP from some shares).
+_NO_HARD_LINKS = (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.ENOSYS)
+_AT_FDCWD, _RENAME_NOREPLACE = -100, 1
+try:
+    _renameat2 = ctypes.CDLL(None, use_errno=True).renameat2  # glibc 2.28 and later
+    _renameat2.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
+except (AttributeError, OSError):
+    _renameat2 = None
+_NEITHER = (
+    "Cannot write {target}: this disk supports neither hard links nor renaming a file without replacing another, "
+    "and sewerplan never writes this file over one that may be there; write it to another disk."
+)
 
 
 # What the person writing can do about a disk's refusal; other errors are not theirs to fix, and are raised as they are.

@@ -231,8 +231,18 @@ def test_a_failed_municipality_leaves_no_folder_of_hidden_files_in_the_dataset(t
     assert len(gpd.read_parquet(tmp_path)) == len(frame)
 
 
-def test_a_register_backup_clears_what_a_killed_backup_left_and_never_overwrites(tmp_path):
+@pytest.mark.parametrize("disk", ["with hard links", "without hard links (FAT, exFAT)"])
+def test_a_register_backup_clears_what_a_killed_backup_left_and_never_overwrites(tmp_path, monkeypatch, disk):
+    import errno
+
     from layers.register import Register
+
+    if disk.startswith("without"):  # a backup to a USB stick was refused: "you may not write there"
+
+        def refused(src, dst, **kwargs):
+            raise OSError(errno.EPERM, "Operation not permitted", str(src), None, str(dst))
+
+        monkeypatch.setattr(os, "link", refused)
 
     reg = Register(str(tmp_path / "register.sqlite"), create=True)
     left = [f".copy.{HEX}.tmp.sqlite", f".copy.{HEX}.tmp.sqlite-journal", ".copy.sqlite.partial-4242"]

@@ -926,6 +926,68 @@ def test_cli_list_never_replaces_a_csv_that_appears_while_it_writes(store, tmp_p
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".all.csv")] == []  # no hidden file left
 
 
+def _no_hard_links(monkeypatch):
+    """A disk without hard links, as a FAT or exFAT USB stick is: every link refused with EPERM."""
+    import errno
+    import os
+
+    def refused(src, dst, **kwargs):
+        raise OSError(errno.EPERM, "Operation not permitted", str(src), None, str(dst))
+
+    monkeypatch.setattr(os, "link", refused)
+
+
+def test_cli_list_exports_to_a_disk_without_hard_links(store, tmp_path, monkeypatch):
+    """A USB stick formatted FAT or exFAT has no hard links: the export was refused with "you may not write
+    there". It is written whole, and still never over a file that appears while it writes."""
+    import layers.atomic
+
+    _issue_cli(store, tmp_path / "out", "--new")
+    _no_hard_links(monkeypatch)
+    stick = tmp_path / "stick"
+    written = CliRunner().invoke(main, ["notices", "list", "--store", str(store), "--csv", str(stick / "all.csv")])
+    assert written.exit_code == 0, written.output
+    assert len(pd.read_csv(stick / "all.csv", dtype=str)) == len(Register(store=store, create=False).listing())
+
+    target = stick / "again.csv"
+    hidden = layers.atomic.scratch_path
+
+    def other_export_first(path):
+        target.write_text("the other export\n", encoding="utf-8")
+        return hidden(path)
+
+    monkeypatch.setattr(layers.atomic, "scratch_path", other_export_first)
+    refused = CliRunner().invoke(main, ["notices", "list", "--store", str(store), "--csv", str(target)])
+    assert refused.exit_code == 2, refused.output
+    assert f"{target} already exists: give a new file name for the export." in " ".join(refused.output.split())
+    assert target.read_text(encoding="utf-8") == "the other export\n"
+    assert sorted(p.name for p in stick.iterdir()) == ["again.csv", "all.csv"]  # no hidden file left
+
+
+def test_cli_list_on_a_disk_that_can_neither_link_nor_rename_without_replacing(store, tmp_path, monkeypatch):
+    import ctypes
+    import errno
+
+    import layers.atomic
+
+    _issue_cli(store, tmp_path / "out", "--new")
+    _no_hard_links(monkeypatch)
+
+    def no_such_rename(*args):
+        ctypes.set_errno(errno.EINVAL)
+        return -1
+
+    monkeypatch.setattr(layers.atomic, "_renameat2", no_such_rename)
+    target = tmp_path / "stick" / "all.csv"
+    refused = CliRunner().invoke(main, ["notices", "list", "--store", str(store), "--csv", str(target)])
+    assert refused.exit_code == 2, refused.output
+    assert (
+        f"Cannot write {target}: this disk supports neither hard links nor renaming a file without replacing "
+        "another" in " ".join(refused.output.split())
+    )
+    assert list(target.parent.iterdir()) == []
+
+
 def test_cli_until_goes_only_with_extended(store, tmp_path):
     doc = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
     parcel = doc["notices"][0]["parcel_id"]
