@@ -254,12 +254,15 @@ def _result_frames(
     has_main = near.main_index >= 0
     out = parcels.copy(deep=False)  # the user's columns shared, not copied (pandas copies on write)
     distance_ft = np.round(measure.distance_ft, 2)
+    # Text columns made by Arrow's kernels, as the parcels' own result columns are: no million Python strings.
+    status = pc.take(pa.array(STATUSES), pa.array(code))
+    lined = pa.array(has_main)
     measuring = gpd.GeoDataFrame(
         {
             "parcel_id": out["parcel_id"].to_numpy()[has_main],
-            "main_id": counted.ids[near.main_index[has_main]],
+            "main_id": _strings(main_text.filter(lined), out.index[has_main]),
             "distance_ft": distance_ft[has_main],
-            "status": np.asarray(STATUSES, dtype=object)[code[has_main]],
+            "status": _strings(status.filter(lined), out.index[has_main]),
         },
         geometry=measure.lines[has_main],
         crs=parcels.crs,
@@ -268,13 +271,13 @@ def _result_frames(
     before_text = {
         "distance_ft": distance_ft,
         "boundary_distance_ft": np.round(measure.boundary_ft, 2),
-        "measured_from": np.asarray(MEASURED_FROM, dtype=object)[measure.measured_from],
+        "measured_from": _strings(pc.take(pa.array(MEASURED_FROM), pa.array(measure.measured_from)), out.index),
         "main_id": _strings(main_text, out.index),
         "abuts_sewered_street": near.abuts if has_streets else pd.array([pd.NA] * len(out), dtype="boolean"),
         "occupied": occupied,
         "occupied_source": _strings(pc.take(pa.array(OCCUPANCY_SOURCES), pa.array(occupied_source)), out.index),
         "connected_flag": connected,
-        "status": _strings(pc.take(pa.array(STATUSES), pa.array(code)), out.index),
+        "status": _strings(status, out.index),
     }
     after_text = {
         "street_name_main": _strings(near.street, out.index),
