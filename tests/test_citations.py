@@ -271,8 +271,12 @@ def test_plan_results_and_subdivision_labels_in_chromium_nest_no_bracket(oak_sto
     app = oak_app(town, tmp_path)
     with serving(app) as url:
         open_map(browser, url)
-        label = wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, ".subdivision-label"))[0]
-        assert readable(label.text) == "S-1: must build sewers (§ 144-21; section number derived)"
+        # Leaflet fades a permanent label in (opacity 0 at first, which WebDriver reads as no text), and the layer
+        # is drawn again when the map settles: the label is read once it shows.
+        shown = wait_for(
+            browser, lambda: [e.text for e in browser.find_elements(By.CSS_SELECTOR, ".subdivision-label") if e.text]
+        )
+        assert readable(shown[0]) == "S-1: must build sewers (§ 144-21; section number derived)"
         browser.execute_script(
             "document.getElementById('plan-streets').value = 'Oak St';"
             "document.getElementById('plan-streets').dispatchEvent(new Event('input'));"
