@@ -106,3 +106,23 @@ def test_beside_runs_a_step_on_its_own_thread_only_with_several_workers():
                 assert str(exc) == "bad buildings"
             else:
                 raise AssertionError("the step's error was lost")
+
+
+def test_a_table_shorter_than_a_chunk_per_thread_is_split_between_the_threads():
+    """About 10,000 mains (a 100k-parcel town) once went to one thread as a single chunk; the slices still cover
+    every row once, in order, and a small table is not cut finer than MIN_CHUNK rows."""
+    from analysis._parallel import CHUNK, MIN_CHUNK, map_chunks
+
+    for n, workers, expected in [
+        (10_700, 2, 2),
+        (10_700, 4, 4),
+        (3 * CHUNK, 2, 3),
+        (MIN_CHUNK, 2, 1),
+        (MIN_CHUNK + 1, 2, 2),
+        (10, 1, 1),
+        (0, 2, 0),
+    ]:
+        parts = map_chunks(lambda s: range(s.start, s.stop), n, workers)
+        assert [i for part in parts for i in part] == list(range(n))
+        assert len(parts) == expected, (n, workers)
+        assert all(len(part) >= min(MIN_CHUNK, n) for part in parts[:-1])
