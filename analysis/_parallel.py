@@ -156,9 +156,9 @@ def nearest(
     Two bounded searches, each with one exact distance per candidate pair (cheaper than ``dwithin``, which
     computes the same distances and throws them away):
 
-    1. Inputs with a tree geometry within ``near`` (most parcels of a sewered town): candidates from the tree
-       geometries' envelopes grown by ``near``, looked up in a tree of the inputs (``geoms_tree``, built here
-       when not given), so no box is made per input.
+    1. Inputs with a tree geometry within ``near`` (most parcels of a sewered town): ``nearest_near``, with
+       candidates from the tree geometries' envelopes grown by ``near``, looked up in a tree of the inputs
+       (``geoms_tree``, built here when not given), so no box is made per input.
     2. The rest, far from every tree geometry: a coarse grid (``grid_neighbour``) names a tree geometry near
        each, whose exact distance bounds the search; only tree geometries whose envelopes lie within that bound
        are measured. No unbounded search is left.
@@ -175,9 +175,8 @@ def nearest(
     if near is not None:
         if geoms_tree is None:
             geoms_tree = shapely.STRtree(geoms)
-        i_in, i_tree, d = _near_pairs(geoms_tree, geoms, targets, near, located, workers)
-        rows, pick = nearest_of_pairs(i_in, d, rank[i_tree])
-        index[rows], distance[rows] = i_tree[pick], d[pick]
+        rows, found, d = nearest_near(geoms_tree, geoms, targets, near, located, rank, workers)
+        index[rows], distance[rows] = found, d
     rest = np.flatnonzero(located & (index < 0))
     if len(rest):
         rest = rest[hilbert_order(geoms[rest])]
@@ -191,12 +190,7 @@ def nearest(
             i_in, i_tree = tree.query(shapely.box(b[:, 0] - reach, b[:, 1] - reach, b[:, 2] + reach, b[:, 3] + reach))
             # The envelope distance is a lower bound on the distance: only targets whose envelopes lie within
             # the guess's distance (most lie in the box's corners) may be as near, and only they are measured.
-            t = target_bounds[i_tree]
-            gap_x = np.maximum(0.0, np.maximum(t[:, 0] - b[i_in, 2], b[i_in, 0] - t[:, 2]))
-            gap_y = np.maximum(0.0, np.maximum(t[:, 1] - b[i_in, 3], b[i_in, 1] - t[:, 3]))
-            gap = np.hypot(gap_x, gap_y)
-            bound = reach
-            keep = gap <= bound[i_in]
+            keep = envelope_gap(b[i_in], target_bounds[i_tree]) <= reach[i_in]
             i_in, i_tree = i_in[keep], i_tree[keep]
             d = shapely.distance(geoms[rows[i_in]], targets[i_tree])
             return rows[i_in], i_tree, d
@@ -213,21 +207,53 @@ def _loosen(distance: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     return distance * (1 + 1e-9) + 1e-9 * (1 + np.abs(bounds).max(axis=1))
 
 
-def _near_pairs(geoms_tree, geoms, targets, reach, wanted, workers):
-    """(input, target, distance) of every pair within ``reach``, for the inputs ``wanted`` says."""
-    tb = shapely.bounds(targets)
+def nearest_near(geoms_tree, geoms, targets, reach, wanted, rank, workers):
+    """For every input ``wanted`` says with a target within ``reach``: (input, target, distance) of its nearest.
 
-    def run(part: slice):
+    Candidates come from the targets' envelopes grown by ``reach``. The gap between a pair's envelopes is a lower
+    bound on its distance, so each input's pair with the least gap is measured first, and of its other pairs
+    only those whose gap lies within that distance (grown by far more than rounding) can be as near: only they
+    are measured. The answer, ties to the lowest ``rank`` included, is the one measuring every pair gives. On
+    the sample town's grid this measures 0.4 pairs per candidate, on Manchester's real mains about half.
+    """
+    tb = shapely.bounds(targets)
+    gb = shapely.bounds(geoms)
+    coordinates = np.r_[gb[wanted].ravel(), tb[np.isfinite(tb).all(axis=1)].ravel(), 0.0]
+    reach_bound = _loosen(np.array([reach]), coordinates[None, :])[0]
+
+    def candidates(part: slice):
         b = tb[part]
         i_t, i_in = geoms_tree.query(shapely.box(b[:, 0] - reach, b[:, 1] - reach, b[:, 2] + reach, b[:, 3] + reach))
         keep = wanted[i_in]
         i_t, i_in = i_t[keep] + part.start, i_in[keep]
-        d = shapely.distance(geoms[i_in], targets[i_t])
-        keep = d <= reach
-        return i_in[keep], i_t[keep], d[keep]
+        gap = envelope_gap(gb[i_in], tb[i_t])
+        keep = gap <= reach_bound
+        return i_in[keep], i_t[keep], gap[keep]
 
-    parts = map_chunks(run, len(targets), workers)
-    return tuple(np.concatenate([p[k] for p in parts]) for k in range(3))
+    parts = map_chunks(candidates, len(targets), workers)
+    if not parts:
+        return np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0)
+    i_in, i_t, gap = (np.concatenate([p[k] for p in parts]) for k in range(3))
+    rows, first = nearest_of_pairs(i_in, gap, rank[i_t])  # each input's pair with the least envelope gap
+    d_first = elementwise(shapely.distance, geoms[rows], targets[i_t[first]], workers=workers)
+    bound = np.full(len(geoms), -np.inf)
+    bound[rows] = _loosen(np.minimum(d_first, reach), gb[rows])
+    others = gap <= bound[i_in]
+    others[first] = False
+    o_in, o_t = i_in[others], i_t[others]
+    d_others = elementwise(shapely.distance, geoms[o_in], targets[o_t], workers=workers)
+    i_in, i_t, d = np.r_[rows, o_in], np.r_[i_t[first], o_t], np.r_[d_first, d_others]
+    keep = d <= reach
+    i_in, i_t, d = i_in[keep], i_t[keep], d[keep]
+    rows, pick = nearest_of_pairs(i_in, d, rank[i_t])
+    return rows, i_t[pick], d[pick]
+
+
+def envelope_gap(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The distance between the envelopes (``shapely.bounds`` rows) of each pair: a lower bound on theirs."""
+    gap_x = np.maximum(0.0, np.maximum(b[:, 0] - a[:, 2], a[:, 0] - b[:, 2]))
+    gap_y = np.maximum(0.0, np.maximum(b[:, 1] - a[:, 3], a[:, 1] - b[:, 3]))
+    return np.hypot(gap_x, gap_y)
 
 
 def nearest_of_pairs(i_in: np.ndarray, d: np.ndarray, rank: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

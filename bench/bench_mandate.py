@@ -100,7 +100,7 @@ def _peers(layers, result, profile) -> dict:
     import peers
     import shapely
 
-    from analysis._parallel import _near_pairs, default_workers, nearest_of_pairs
+    from analysis._parallel import default_workers, nearest_near
     from analysis.mandate import counting_mains
 
     out: dict = {}
@@ -108,10 +108,8 @@ def _peers(layers, result, profile) -> dict:
     mains = np.asarray(layers.mains.geometry.values)[counting_mains(layers.mains, profile)]
     reach = profile.mandate.distance_ft.value
     t = time.perf_counter()
-    i_in, i_tree, d = _near_pairs(
-        shapely.STRtree(parcels), parcels, mains, reach, np.ones(len(parcels), dtype=bool), default_workers()
-    )
-    nearest_of_pairs(i_in, d, i_tree)
+    everyone = np.ones(len(parcels), dtype=bool)
+    nearest_near(shapely.STRtree(parcels), parcels, mains, reach, everyone, np.arange(len(mains)), default_workers())
     out["our_within_s"] = time.perf_counter() - t
     out["duckdb_within_s"] = peers.duckdb_within(parcels, mains, reach)
 

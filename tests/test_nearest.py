@@ -54,6 +54,36 @@ def test_nearest_is_the_brute_force_answer_with_ties_to_the_lowest_rank(lots, pi
     np.testing.assert_array_equal(index, expected)
 
 
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40), st.integers(1, 6), st.integers(1, 6)), max_size=25),
+    st.lists(
+        st.lists(st.tuples(st.integers(0, 46), st.integers(0, 46)), min_size=2, max_size=4, unique=True),
+        min_size=1,
+        max_size=10,
+    ),
+    st.integers(0, 12),
+    st.randoms(use_true_random=False),
+)
+def test_nearest_within_reach_measures_fewer_pairs_and_keeps_the_brute_force_answer(lots, pipes, near, rnd):
+    """On a grid, envelope gaps equal distances and many mains tie, some exactly at the reach: the pairs left
+    unmeasured (their envelope gap beyond the first pair's distance) never hold the answer or a tie."""
+    from analysis._parallel import nearest_near
+
+    parcels = shapely.box(*np.array([(x, y, x + w, y + h) for x, y, w, h in lots] or np.empty((0, 4))).T)
+    mains = np.array([shapely.LineString(p) for p in pipes], dtype=object)
+    rank = np.arange(len(mains))
+    rnd.shuffle(rank)
+    wanted = np.array([rnd.random() < 0.9 for _ in range(len(parcels))], dtype=bool)
+    rows, found, distance = nearest_near(shapely.STRtree(parcels), parcels, mains, near, wanted, rank, 2)
+    brute = shapely.distance(parcels[:, None], mains[None, :]).reshape(len(parcels), len(mains))
+    expected_rows = np.flatnonzero(wanted & (brute.min(axis=1, initial=np.inf) <= near))
+    np.testing.assert_array_equal(rows, expected_rows)
+    np.testing.assert_array_equal(distance, brute[rows].min(axis=1, initial=np.inf))
+    expected = [min(np.flatnonzero(brute[r] == brute[r].min()), key=lambda k: rank[k]) for r in rows]
+    np.testing.assert_array_equal(found, expected)
+
+
 def test_tie_rank_reads_the_number_at_the_end_of_an_id():
     ids = np.array(["M-10", "M-9", None, "A-2", "M-09", "M-9"], dtype=object)
     geoms = shapely.points(np.arange(len(ids)), 0)
