@@ -326,6 +326,16 @@ def workspace_spec(
         taken = recorded_words(given, recorded)
         if taken:
             click.echo(f"Using what the latest run recorded in {store_label(store)}: {taken}.", err=True)
+    elif store and not given.crs and not given.is_local:
+        # Never analysed: measured in the CRS its layers were checked in (an upload published from the Data page)
+        kept = services.unanalysed_spec(store).crs
+        if kept:
+            spec = spec.replace(crs=kept)
+            click.echo(
+                f"Using the measuring CRS the layers of {store_label(store)} were checked in (no run has recorded "
+                f"one yet): --crs {kept}.",
+                err=True,
+            )
     defaulted = not spec.profile
     if defaulted:
         if not default_profile:

@@ -64,6 +64,7 @@ from layers.store import (
     in_store,
     is_store,
     latest_run,
+    layers_crs,
     read_results,
     store_exists,
     store_label,
@@ -188,6 +189,15 @@ def recorded_run(store: str | Path | None) -> dict | None:
 def recorded_spec(store: str | Path | None) -> WorkspaceSpec | None:
     """The workspace the store's latest run used (None for a store never analysed, or not a store)."""
     return WorkspaceSpec.from_record(recorded_run(store))
+
+
+def unanalysed_spec(store: str | Path | None) -> WorkspaceSpec:
+    """The workspace of a store never analysed: the default profile, measured in the CRS its layers were checked and
+    written in (an upload's "Measuring CRS" on the Data page: data outside New York; kept with the layers, so
+    published with them, ``layers.store.layers_crs``), else in the profile's. A run records the CRS it used, so from
+    the first run on the record says it."""
+    kept = layers_crs(store) if store_of(store) and store_exists(store) else None
+    return WorkspaceSpec(profile=DEFAULT_PROFILE, crs=kept)
 
 
 def layer_sources(spec: WorkspaceSpec, *, store: str | None = None) -> dict[str, LayerSource]:
@@ -387,9 +397,10 @@ def open_store(
     """The workspace a store's latest run used, rebuilt from the store's own layers (the web app's workspace).
 
     ``spec`` (what the run recorded) is read from the store when not given; a store never analysed gets the
-    default profile. ``stored`` holds the run's results, read from the store when not given.
+    default profile and the measuring CRS its layers were checked in (``unanalysed_spec``). ``stored`` holds the
+    run's results, read from the store when not given.
     """
-    spec = (spec or recorded_spec(store) or WorkspaceSpec(profile=DEFAULT_PROFILE)).replace(data=None)
+    spec = (spec or recorded_spec(store) or unanalysed_spec(store)).replace(data=None)
     if stored is None:
         stored = StoredRun(parcels=read_results(store), record=latest_run(store))
     return open_workspace(spec, store=store, required=required, stored=stored)
@@ -1249,6 +1260,7 @@ __all__ = [
     "results_without_inputs",
     "recorded_run",
     "recorded_spec",
+    "unanalysed_spec",
     "resume",
     "saved_plan_profile",
     "saved_plans",

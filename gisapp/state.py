@@ -27,7 +27,6 @@ import uuid
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from flask import current_app, g, has_request_context, request, session
 
@@ -36,7 +35,7 @@ from gisapp.mapdata import MapData
 from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
 from layers.errors import LayerError
 from layers.store import latest_run, open_store, store_writer
-from layers.uploads import MEASURING_CRS, read_meta, touch, upload_folder
+from layers.uploads import touch, upload_folder
 from layers.write import LINES_LAYER, RESULT_LAYER
 
 CACHED_STORES = 3
@@ -180,19 +179,10 @@ def recorded_spec(path: str | None = None) -> WorkspaceSpec:
 
 
 def unanalysed_spec(path: str) -> WorkspaceSpec:
-    """The workspace of a store never analysed: the default profile, measured in the CRS the planner's upload was
-    checked in where the store is the upload they work on (its column-mapping page's "Measuring CRS": data outside
-    New York, whose layers were written in that CRS), else in the profile's. A run records the CRS it used, so
-    from the first run on the record says it."""
-    return WorkspaceSpec(profile=services.DEFAULT_PROFILE, crs=upload_measuring_crs(path))
-
-
-def upload_measuring_crs(path: str) -> str | None:
-    """The measuring CRS the request's planner checked their upload in (Data page), when ``path`` is that upload's
-    store and one was given there; None otherwise (the town's store, an upload checked in the town's CRS)."""
-    if path != workspace_store():
-        return None
-    return read_meta(Path(path).parent).get(MEASURING_CRS) or None
+    """The workspace of a store never analysed (``services.unanalysed_spec``): the default profile, measured in the
+    CRS its layers were checked and written in (the upload's "Measuring CRS", on its own store and on the town's once
+    published), else in the profile's."""
+    return services.unanalysed_spec(path)
 
 
 def start_analysis(

@@ -495,6 +495,27 @@ def network_outline(outline: NetworkOutline, *, snap_ft: float | None = None) ->
     return lines
 
 
+def measured_in(crs: str | None) -> str | None:
+    """A measuring CRS given for the data (an upload's "Measuring CRS", a run's --crs), as the map's run line and the
+    Data page name it: its code and its name; None where none was given (the profile's own, New York East).
+
+    Examples
+    --------
+    >>> measured_in("EPSG:32632"), measured_in(None)
+    ('EPSG:32632 (WGS 84 / UTM zone 32N)', None)
+    """
+    if not crs:
+        return None
+    from layers.crs import parse_crs
+    from layers.errors import LayerError
+
+    try:
+        name = parse_crs(crs, what="the measuring CRS").name
+    except LayerError:  # a record naming a CRS this PROJ does not know: its code alone
+        return crs
+    return f"{crs} ({name})" if name and name != crs else crs
+
+
 def measuring_crs_note(town: str, suggested: tuple[str, str] | None) -> str:
     """What the column-mapping page says under its "Measuring CRS" field: what the field is, the town's CRS used when
     it is left empty, and, for data lying outside where that is used, the CRS filled in (``suggested``: its code and

@@ -41,7 +41,15 @@ from layers.atomic import StoreBusyError, StoreWriter, busy_message
 from layers.errors import LayerError, quote_password, redact_url, split_fragment
 from layers.legend import LAYER_DESCRIPTIONS, column_description
 from layers.read import LAYER_NAMES, read_ogr
-from layers.store import RUNS_TABLE, SETTINGS_TABLE, Store, require_columns
+from layers.store import (
+    DATA_SETTINGS,
+    LAYERS_CRS,
+    RUNS_TABLE,
+    SETTINGS_TABLE,
+    GeoPackageStore,
+    Store,
+    require_columns,
+)
 from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER, result_layers
 
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
@@ -439,8 +447,11 @@ class PostGISStore(Store):
             if writer is not None:
                 writer.release()
 
-    def write_layers(self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> list[str]:
-        """Input layers written into the schema in one transaction (a sample town, or a county's copy)."""
+    def write_layers(
+        self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False, measuring_crs: str | None = None
+    ) -> list[str]:
+        """Input layers written into the schema in one transaction (a sample town, or a county's copy), with the
+        measuring CRS they are in when not the profile's (``LAYERS_CRS``)."""
         from analysis.errors import Fix
 
         with self.writer(who="sewerplan", what="writing layers"), self._write("Cannot write layers to") as con:
@@ -456,6 +467,7 @@ class PostGISStore(Store):
                 if existing and "fid" not in existing:
                     con.execute(_text(f"DROP TABLE {self._q}.{_ident(name)}"))
                 self._replace_table(con, name, frame)
+            self._layers_crs(con, measuring_crs)
             self._style(con)
             self._bump(con)
         return list(layers)
@@ -643,6 +655,15 @@ class PostGISStore(Store):
             {"k": key, "v": value},
         )
 
+    def _layers_crs(self, con, measuring_crs: str | None) -> None:
+        """Keep the measuring CRS the layers just written are in (``LAYERS_CRS``), or clear an earlier layers' one."""
+        from sqlalchemy import text
+
+        if measuring_crs:
+            self._upsert_setting(con, LAYERS_CRS, measuring_crs)
+        elif self._has_table(con, SETTINGS_TABLE):
+            con.execute(text(f"DELETE FROM {self._q}.{SETTINGS_TABLE} WHERE key = :k"), {"k": LAYERS_CRS})
+
     # -- publishing and restoring
 
     def _data_tables(self, con) -> list[str]:
@@ -689,6 +710,7 @@ class PostGISStore(Store):
             with self._write("Cannot publish to") as con:
                 kept = self._snapshot(con, label=f"before {label}", who=who)
                 self._replace_all(con, frames, runs)
+                self._layers_crs(con, GeoPackageStore(source).read_setting(LAYERS_CRS))
                 self._prune(con, keep)
             return kept
 
@@ -721,8 +743,14 @@ class PostGISStore(Store):
                         ),
                         con,
                     )
+                measured = None
+                if SETTINGS_TABLE in tables:  # the measuring CRS of the snapshot's layers (``_snapshot``)
+                    measured = con.execute(
+                        text(f"SELECT value FROM {_ident(name)}.{SETTINGS_TABLE} WHERE key = :k"), {"k": LAYERS_CRS}
+                    ).scalar()
                 kept = self._snapshot(con, label=f"replaced by the restore of {name}", who=who)
                 self._replace_all(con, frames, runs)
+                self._layers_crs(con, measured)
                 self._prune(con, keep)
             return kept
 
@@ -745,6 +773,14 @@ class PostGISStore(Store):
             ) from exc
         for table in tables:
             con.execute(text(f"CREATE TABLE {q}.{_ident(table)} AS TABLE {self._q}.{_ident(table)}"))
+        if self._has_table(con, SETTINGS_TABLE):  # the settings of the layers (their measuring CRS) go with them
+            con.execute(
+                text(
+                    f"CREATE TABLE {q}.{SETTINGS_TABLE} AS SELECT key, value FROM {self._q}.{SETTINGS_TABLE} "
+                    "WHERE key = ANY(:keys)"
+                ),
+                {"keys": sorted(DATA_SETTINGS)},
+            )
         con.execute(
             text(
                 f"CREATE TABLE {q}.sewerplan_snapshot (source_schema text, saved_at double precision, label text, "

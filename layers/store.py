@@ -10,7 +10,8 @@ Both hold the input layers (``parcels``, ``mains`` ... found by name; a run that
 them in, ``write_run(inputs=...)``), the latest results (``parcel_results``,
 ``measuring_lines``, ``connection_points``, ``building_results``), the run record (``analysis_runs``: one JSON
 summary per run, with the workspace it used), the town's settings (``sewerplan_settings``: the notice register it
-records) and QGIS's ``layer_styles``, and both keep the same promises:
+records; and, with the layers, the measuring CRS they were checked in, ``LAYERS_CRS``) and QGIS's
+``layer_styles``, and both keep the same promises:
 
 - **One writer at a time** (``writer``): a second run or publication gets ``StoreBusyError`` at once, saying who
   is writing and since when. GeoPackage: an OS file lock on ``STORE.lock`` (released by the OS if the process
@@ -22,7 +23,7 @@ records) and QGIS's ``layer_styles``, and both keep the same promises:
 - **Publishing and restoring** (``publish``, ``restore``, ``previous``): a validated upload replaces the town's
   layers, and the layers it replaces are kept (the newest ``keep``) to be put back. GeoPackage: copies in
   ``previous-stores/`` beside the file. PostGIS: a snapshot schema per version (``<schema>__prev_<time>``).
-  The town's settings stay with the town either way.
+  The town's settings stay with the town either way; the measuring CRS the layers are in goes with the layers.
 
 The module-level functions (``latest_run(location)``, ``store_writer(location, ...)`` ...) open the store and call
 its method, so code that holds only a location (the web app's ``STORE`` setting) never asks which kind it is.
@@ -52,12 +53,18 @@ from layers.atomic import StoreBusyError as StoreBusyError
 from layers.atomic import StoreWriter, lock_file, scratch_affixes, writer_lock, written_whole
 from layers.errors import LayerError, redact_url, split_fragment
 from layers.read import LAYER_NAMES, read_ogr, unreadable_message
-from layers.write import BUILDINGS_LAYER, RESULT_LAYER, add_layers, result_layers, write_layers
+from layers.write import BUILDINGS_LAYER, RESULT_LAYER, add_layers, result_layers, write_layers, write_settings
+from layers.write import SETTINGS_TABLE as SETTINGS_TABLE
 
 DEFAULT_STORE = Path("instance") / "sewerplan.gpkg"
 PREVIOUS = "previous-stores"
-SETTINGS_TABLE = "sewerplan_settings"
 RUNS_TABLE = "analysis_runs"
+# The setting holding the measuring CRS a store's layers were written in when they were checked on the Data page (an
+# upload's "Measuring CRS": data outside New York), absent for layers in the profile's own CRS. A store never analysed
+# is measured in it, as an analysed one is in the CRS its run record names. It belongs to the layers, not to the
+# town: publishing and restoring carry it with them, where the town's other settings (its register) stay.
+LAYERS_CRS = "layers_measuring_crs"
+DATA_SETTINGS = frozenset({LAYERS_CRS})
 # Tables a store keeps that are not map layers (the Data page does not count them).
 BOOKKEEPING = frozenset({"layer_styles", SETTINGS_TABLE, "sewerplan_writer", "sewerplan_version"})
 # Every name an input layer is found by in a store (``layers.read.LAYER_NAMES``), lower case.
@@ -148,8 +155,12 @@ class Store(ABC):
         ...
 
     @abstractmethod
-    def write_layers(self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> list[str]:
-        """Write input layers into the store (a sample town); existing ones are replaced only with ``overwrite``."""
+    def write_layers(
+        self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False, measuring_crs: str | None = None
+    ) -> list[str]:
+        """Write input layers into the store (a sample town, a checked upload); existing ones are replaced only with
+        ``overwrite``. ``measuring_crs`` is the CRS they were checked and written in when not the profile's (data
+        outside New York), kept with them (``LAYERS_CRS``) for as long as no run records one."""
         ...
 
     @abstractmethod
@@ -349,18 +360,23 @@ class GeoPackageStore(Store):
                     _drop_layers(tmp, drop)
                 add_layers(str(tmp), {**frames, **(inputs or {})}, scratch=True)
                 if settings:
-                    _write_settings(tmp, settings)
+                    write_settings(tmp, settings)
                 _record_run(tmp, summary)
             return list(frames)
         finally:
             if writer is not None:
                 writer.release()
 
-    def write_layers(self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> list[str]:
+    def write_layers(
+        self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False, measuring_crs: str | None = None
+    ) -> list[str]:
         """The store's layers replaced whole (a sample town, a validated upload), under the writer lock as every
-        write of a store is (as PostGIS's is): a run cannot swap its copy over them, nor clear their copy."""
+        write of a store is (as PostGIS's is): a run cannot swap its copy over them, nor clear their copy.
+        ``measuring_crs``: the CRS the layers were checked and written in, kept with them (``LAYERS_CRS``); None
+        for the profile's own."""
+        settings = {LAYERS_CRS: measuring_crs} if measuring_crs else None
         with self.writer(who="sewerplan", what="writing layers"):
-            write_layers(self.location, layers, overwrite=overwrite)
+            write_layers(self.location, layers, overwrite=overwrite, settings=settings)
         return list(layers)
 
     # -- settings
@@ -379,7 +395,7 @@ class GeoPackageStore(Store):
         """Taken under the writer lock: a run swapping in a copy of the store at the same moment would lose it."""
         with self.writer(who="sewerplan", what="a settings change"):
             try:
-                _write_settings(self.path, {key: value})
+                write_settings(self.path, {key: value})
             except sqlite3.Error as exc:
                 raise LayerError(f"Cannot keep the setting {key} in the store {self.path}: {exc}") from exc
 
@@ -414,11 +430,11 @@ class GeoPackageStore(Store):
         target = self.path
         with self.writer(who=who, what="publishing a store"):
             kept = self._keep_previous(label=f"before {label}", who=who, keep=keep)
-            town = _settings(target) if target.exists() else {}
+            town = _town_settings(target)
             with _replacement(target, copy_current=False) as tmp:
                 _copy_sqlite(Path(source), tmp)
                 if town:  # the town's settings (its notice register) stay with the town, whatever data is published
-                    _write_settings(tmp, town)
+                    write_settings(tmp, town)  # (the measuring CRS of the layers is the published copy's own)
         return kept
 
     def restore(self, name: str, *, who: str, keep: int = 5) -> str:
@@ -428,14 +444,14 @@ class GeoPackageStore(Store):
         chosen = target.parent / PREVIOUS / name
         if not chosen.is_file():
             raise LayerError("No such earlier store (it may have been pruned).")
-        town = _settings(target) if target.exists() else {}
+        town = _town_settings(target)
         with (
             self.writer(who=who, what="restoring a store"),
             _replacement(target, copy_current=False) as tmp,
         ):
             _copy_sqlite(chosen, tmp)
             if town:  # the town's settings (its notice register) are not rolled back with the data
-                _write_settings(tmp, town)
+                write_settings(tmp, town)
             return self._keep_previous(label=f"replaced by the restore of {name}", who=who, keep=keep)
 
     def _keep_previous(self, *, label: str, who: str, keep: int) -> str:
@@ -591,10 +607,12 @@ def _settings(path: Path) -> dict[str, str]:
         return {}
 
 
-def _write_settings(path: Path, values: dict[str, str]) -> None:
-    with closing(sqlite3.connect(str(path))) as con, con:
-        con.execute(f"CREATE TABLE IF NOT EXISTS {SETTINGS_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        con.executemany(f"INSERT OR REPLACE INTO {SETTINGS_TABLE} (key, value) VALUES (?, ?)", values.items())
+def _town_settings(path: Path) -> dict[str, str]:
+    """The settings of the store at ``path`` that stay with the town when other layers are published or restored
+    over it (its notice register): every one but those of its layers (``DATA_SETTINGS``)."""
+    if not path.exists():
+        return {}
+    return {k: v for k, v in _settings(path).items() if k not in DATA_SETTINGS}
 
 
 # -- the store by its location (what the web app's STORE setting and the commands hold) ---------------------------
@@ -667,6 +685,12 @@ def require_columns(have, columns: Sequence[str], what: str) -> None:
 def latest_run(location: str | Path) -> dict | None:
     """The summary of the latest recorded run, or None."""
     return open_store(location).latest_run()
+
+
+def layers_crs(location: str | Path) -> str | None:
+    """The measuring CRS the store's layers were checked and written in (an upload's "Measuring CRS" on the Data
+    page, published with them), or None: layers in the profile's own CRS, or a store without them."""
+    return open_store(location).read_setting(LAYERS_CRS) or None
 
 
 def discard_store(path: str | Path) -> None:

@@ -38,10 +38,11 @@ from __future__ import annotations
 import csv
 import json
 import re
+import sqlite3
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from pathlib import Path
 
 import geopandas as gpd
@@ -62,6 +63,8 @@ RESULT_LAYER = "parcel_results"
 BUILDINGS_LAYER = "building_results"
 LINES_LAYER = "measuring_lines"
 POINTS_LAYER = "connection_points"
+# A store's settings (key, value): the notice register it records, the measuring CRS its layers are in ...
+SETTINGS_TABLE = "sewerplan_settings"
 FORMATS = {".gpkg": "GPKG", ".parquet": "Parquet", ".geojson": "GeoJSON", ".json": "GeoJSON", ".csv": "CSV"}
 # A cell a spreadsheet would run as a formula (OWASP's list: = + - @ tab carriage-return first).
 _FORMULA = re.compile(r"^[=+\-@\t\r]")
@@ -264,12 +267,19 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> None:
         add_layers(path, {"network_report": report})
 
 
-def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False) -> None:
+def write_layers(
+    path: str,
+    layers: dict[str, gpd.GeoDataFrame],
+    *,
+    overwrite: bool = False,
+    settings: dict[str, str] | None = None,
+) -> None:
     """Write several layers to one new GeoPackage (the embedded store, or a sample town), replacing ``path`` whole;
     the caller holds its writer lock (``layers.store``'s ``write_layers``).
 
     The new file is written under a hidden name and renamed over the old one: a write stopped halfway leaves
-    the old file as it was.
+    the old file as it was. ``settings`` are store settings written with the layers (``write_settings``), in the
+    same file before it is renamed: the measuring CRS the layers are in appears with them or not at all.
     """
     target = Path(path)
     if target.exists() and not overwrite:
@@ -279,6 +289,18 @@ def write_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, overwrite: b
         for name, frame in layers.items():
             _write_gpkg(_plain_columns(frame), where, name)
         style_geopackage_layers(where)
+        if settings:
+            write_settings(where, settings)
+
+
+def write_settings(path: str | Path, values: dict[str, str], *, remove: tuple[str, ...] = ()) -> None:
+    """Keep ``values`` in the GeoPackage's settings table (``SETTINGS_TABLE``: key, value), replacing those of the
+    same keys, and delete the ``remove`` keys; the caller holds the file's writer lock or writes a copy nobody
+    else sees."""
+    with closing(sqlite3.connect(str(path))) as con, con:
+        con.execute(f"CREATE TABLE IF NOT EXISTS {SETTINGS_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        con.executemany(f"INSERT OR REPLACE INTO {SETTINGS_TABLE} (key, value) VALUES (?, ?)", values.items())
+        con.executemany(f"DELETE FROM {SETTINGS_TABLE} WHERE key = ?", [(k,) for k in remove])
 
 
 def add_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, scratch: bool = False) -> list[str]:

@@ -300,6 +300,26 @@ def test_publish_and_restore_on_a_postgis_store(town, store_url, tmp_path, engin
     assert store.read_setting("register") == "kept"
 
 
+def test_the_measuring_crs_of_published_layers_goes_with_them_on_a_postgis_store(store_url, tmp_path):
+    """An upload checked in a measuring CRS of its own, published into the schema: the schema keeps it with the
+    layers (its runs measure in it before any records one), a snapshot keeps it with the layers it replaced, and the
+    town's own settings stay."""
+    from layers.sample import sample_town
+    from layers.store import LAYERS_CRS
+
+    store = open_store(store_url)
+    store.write_layers(sample_town(60))
+    store.write_setting("register", "kept")
+    abroad = tmp_path / "abroad.gpkg"
+    open_store(abroad).write_layers(sample_town(60, seed=7), measuring_crs="EPSG:32632")
+    original = store.publish(abroad, who="pat", label="the Bellinge upload")
+    assert store.read_setting(LAYERS_CRS) == "EPSG:32632" and store.read_setting("register") == "kept"
+    bellinge = store.restore(original, who="pat")
+    assert store.read_setting(LAYERS_CRS) is None and store.read_setting("register") == "kept"
+    store.restore(bellinge, who="pat")
+    assert store.read_setting(LAYERS_CRS) == "EPSG:32632" and store.read_setting("register") == "kept"
+
+
 def test_notices_from_a_postgis_store_keep_their_register_beside_it(store_url, engine, tmp_path):
     """The town's first register goes in its own schema (<schema>_register), recorded in the store without the
     password; later commands find it from the store alone."""

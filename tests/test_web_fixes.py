@@ -329,17 +329,26 @@ def test_the_coded_values_field_as_told_makes_the_upload_go_through(web, tmp_pat
 # -- data outside New York: the measuring CRS ---------------------------------------------------------------------
 
 
-def _abroad(tmp_path) -> Path:
-    """The sample village moved to Bellinge, Denmark, in metres (EPSG:32632), as zipped shapefiles: every distance in
-    feet is as at home, only the place and the unit differ."""
+def _abroad_layers() -> dict:
+    """The sample village moved to Bellinge, Denmark, in metres (EPSG:32632): every distance in feet is as at home,
+    only the place and the unit differ."""
     town = sample_town(60)
     x0, y0 = town["parcels"].total_bounds[:2]
-    folder = tmp_path / "abroad"
-    folder.mkdir()
+    layers = {}
     for name in ("parcels", "mains", "streets", "buildings", "manholes"):
         frame = town[name]
         moved = frame.geometry.translate(-x0, -y0).scale(0.3048006, 0.3048006, origin=(0, 0))
-        frame = frame.set_geometry(moved.translate(583_000, 6_134_000)).set_crs("EPSG:32632", allow_override=True)
+        layers[name] = frame.set_geometry(moved.translate(583_000, 6_134_000)).set_crs(
+            "EPSG:32632", allow_override=True
+        )
+    return layers
+
+
+def _abroad(tmp_path) -> Path:
+    """The sample village in Bellinge, Denmark (``_abroad_layers``), as zipped shapefiles."""
+    folder = tmp_path / "abroad"
+    folder.mkdir()
+    for name, frame in _abroad_layers().items():
         frame[[c for c in frame.columns if len(c) <= 10]].to_file(folder / f"{name}.shp")
     archive = tmp_path / "bellinge.zip"
     with zipfile.ZipFile(archive, "w") as zf:
@@ -402,6 +411,55 @@ def test_data_outside_new_york_is_kept_and_told_the_measuring_crs_field(web, tmp
     assert _measuring_field(again) == suggested  # filled in again: the planner emptied it, and was refused
     checked = web.post(page, data={"csrf_token": csrf(web), "measuring_crs": suggested})
     assert checked.status_code == 200 and "The data can be used: 60 parcels" in checked.get_data(as_text=True)
+
+
+def _run_line(client) -> str:
+    line = re.search(r'id="run-info">(.*?)</p>', client.get("/").get_data(as_text=True), re.S).group(1)
+    return " ".join(re.sub(r"<[^>]+>", "", line).split())
+
+
+def _distances(path) -> dict:
+    import geopandas as gpd
+
+    results = gpd.read_file(path, layer="parcel_results")
+    return dict(zip(results["parcel_id"], results["distance_ft"].round(6), strict=True))
+
+
+def test_an_upload_outside_new_york_published_before_any_run_keeps_its_measuring_crs(web, store, tmp_path, runner):
+    """Checked in the "Measuring CRS" it came filled in with, then published as the town's store before any run:
+    the CRS lived only in the upload's record, deleted with it, so the town's store was measured in New York East and
+    refused, from the map's Run form and from `sewerplan analyze` alike. The store keeps it with its layers now: the
+    map and the Data page say it, and both runs measure in it, as the command line does with --crs."""
+    archive = _abroad(tmp_path)
+    suggested = _cli_suggestion(runner, archive)
+    at_home = tmp_path / "cli-crs.gpkg"
+    runner.invoke(
+        "analyze", "--profile", "fort-plain", "--data", archive, "--out", at_home, "--crs", suggested, ok=True
+    )
+    page = _sent(web, archive.read_bytes(), "bellinge.zip")
+    assert _measuring_field(web.get(page).get_data(as_text=True)) == suggested
+    checked = web.post(page, data={"csrf_token": csrf(web), "measuring_crs": suggested})
+    assert checked.status_code == 200 and "The data can be used: 60 parcels" in checked.get_data(as_text=True)
+    published = web.post(f"/data/{page.split('/')[2]}/publish", data={"csrf_token": csrf(web)})
+    assert published.status_code == 200 and "is now the town&#39;s store" in published.get_data(as_text=True)
+
+    # The command line on the published store: no --crs typed, the store's own used, and said on stderr.
+    elsewhere = tmp_path / "cli-store.gpkg"
+    cli = runner.invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", elsewhere, ok=True)
+    assert f"were checked in (no run has recorded one yet): --crs {suggested}." in " ".join(cli.stderr.split())
+    assert _distances(elsewhere) == _distances(at_home)
+
+    named = f"{suggested} (WGS 84 / UTM zone 32N)"
+    assert f"A run measures in {named}, the measuring CRS its layers were checked in." in _run_line(web)
+    data_page = web.get("/data/upload").get_data(as_text=True)
+    assert f"Not analysed yet: a run measures in {named}" in data_page
+
+    # The map's Run form, as the page sends it.
+    done = _run(web, profile="fort-plain", set="", notice_date="", notice_reason="", digitised_direction="0")
+    assert done["state"] == "done", done
+    assert done["summary"]["workspace"]["crs"] == suggested and done["summary"]["measuring_crs"] == suggested
+    assert _distances(store) == _distances(at_home)
+    assert f"measured in {named}, 60 parcels" in _run_line(web)
 
 
 # -- in a real headless Chromium ------------------------------------------------------------------------------------
@@ -489,3 +547,46 @@ def test_data_outside_new_york_uploaded_checked_and_run_in_chromium(store, tmp_p
         assert f"{number(mandated['distance_ft'], 'ft')} to main {mandated['main_id']}" in popup.text
         summary = browser.execute_async_script("fetch('/api/summary').then(r => r.json()).then(arguments[0]);")
     assert summary["run"]["workspace"]["crs"] == suggested
+
+
+@pytest.mark.browser
+def test_data_outside_new_york_published_before_any_run_runs_in_chromium(store, tmp_path, browser, runner):  # noqa: F811
+    """A planner uploads data from Bellinge, checks it in the "Measuring CRS" it comes filled in with, publishes it as
+    the town's store at once and runs it from the map: the run failed, measured in New York East (the upload's CRS
+    was deleted with the upload); it is measured in the upload's, and the run line says so."""
+    from selenium.webdriver.common.by import By
+
+    from tests.test_web import message_saying
+
+    archive = _abroad(tmp_path)
+    suggested = _cli_suggestion(runner, archive)
+    app = make_app(store, tmp_path / "web")
+    with serving(app) as url:
+        browser.get(url + "/data/upload")
+        browser.find_element(By.NAME, "dataset").send_keys(str(archive))
+        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        field = wait_for(browser, lambda: browser.find_elements(By.ID, "measuring-crs"))[0]
+        assert field.get_attribute("value") == suggested
+        browser.find_element(By.CSS_SELECTOR, "#mapping-form button[type=submit]").click()
+        wait_for(browser, lambda: browser.find_elements(By.ID, "use-dataset"))
+        browser.get(url + "/data/upload")
+        browser.find_element(By.CSS_SELECTOR, ".publish-form button").click()
+        assert message_saying(browser, "is now the town's store").is_displayed()
+        browser.get(url + "/")
+        wait_for(browser, lambda: browser.execute_script("return document.body.dataset.loaded"))
+        browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]").click()
+        info = wait_for(
+            browser,
+            lambda: (
+                (
+                    "must connect" in (t := " ".join(browser.find_element(By.ID, "run-info").text.split()))
+                    or "Failed" in (t := browser.find_element(By.ID, "job").text)
+                )
+                and t
+            ),
+            180,
+        )
+        shot(browser, "upload-abroad-published-run")
+        assert f"measured in {suggested} (WGS 84 / UTM zone 32N), 60 parcels" in info, info
+        browser.get(url + "/data/upload")
+        assert f"measured in {suggested}" in browser.find_element(By.ID, "town-run").text

@@ -113,6 +113,50 @@ def test_the_record_round_trips():
     assert WorkspaceSpec.from_record({"workspace": spec.as_record()}) == spec
 
 
+# -- the measuring CRS a store's layers were checked in, before any run records one ------------------------------
+
+
+def test_the_measuring_crs_of_the_layers_goes_with_them_when_published_and_restored(tmp_path):
+    """An upload checked in a measuring CRS of its own (data outside New York) keeps it with its layers; publishing
+    it made the town's store forget it, since it lived only in the upload's record. It now goes with the layers,
+    published or restored, while the town's own settings (its register) stay with the town; and a store of layers
+    in the profile's CRS published over it does not inherit it."""
+    from layers.store import layers_crs, open_store, read_setting
+
+    town = tmp_path / "town.gpkg"
+    write_layers(str(town), sample_town(60))
+    store = open_store(town)
+    store.write_setting("register", "kept")
+    abroad, home = tmp_path / "abroad.gpkg", tmp_path / "home.gpkg"
+    open_store(abroad).write_layers(sample_town(60, seed=7), measuring_crs="EPSG:32632")
+    open_store(home).write_layers(sample_town(60, seed=8))
+    assert (layers_crs(abroad), layers_crs(home), layers_crs(town)) == ("EPSG:32632", None, None)
+
+    original = store.publish(abroad, who="pat", label="the Bellinge upload")
+    assert layers_crs(town) == "EPSG:32632" and read_setting(town, "register") == "kept"
+    assert services.unanalysed_spec(str(town)) == WorkspaceSpec(profile=services.DEFAULT_PROFILE, crs="EPSG:32632")
+    bellinge = store.publish(home, who="pat", label="the March upload")
+    assert layers_crs(town) is None and read_setting(town, "register") == "kept"
+    store.restore(bellinge, who="pat")
+    assert layers_crs(town) == "EPSG:32632"
+    store.restore(original, who="pat")
+    assert layers_crs(town) is None and read_setting(town, "register") == "kept"
+
+
+def test_a_run_records_the_measuring_crs_it_took_from_the_layers(runner, tmp_path):
+    """A store never analysed is measured in the CRS its layers were checked in; the run records it, and the record
+    then says it for every later command."""
+    from layers.store import open_store
+
+    store = tmp_path / "town.gpkg"
+    open_store(store).write_layers(sample_town(60), measuring_crs="EPSG:2260")
+    first = runner.invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store, ok=True)
+    assert "were checked in (no run has recorded one yet): --crs EPSG:2260." in " ".join(first.stderr.split())
+    assert latest_run(store)["workspace"]["crs"] == "EPSG:2260"
+    again = runner.invoke("analyze", "--data", store, "--out", store, ok=True)
+    assert "Using what the latest run recorded" in again.stderr and "--crs EPSG:2260" in again.stderr
+
+
 # -- one name per option, and the old spellings for one release ---------------------------------------------------
 
 

@@ -24,7 +24,7 @@ from gisapp import services
 from gisapp.errors import field_for, problem_view, upload_too_large, web_text
 from gisapp.security import requires
 from gisapp.state import recorded_spec
-from gisapp.words import measuring_crs_note, size_words
+from gisapp.words import measured_in, measuring_crs_note, size_words
 from gisapp.workspace import WorkspaceSpec
 from layers.crs import crs_label, parse_crs, suggested_measuring_crs
 from layers.errors import LayerError, LayerValidationError
@@ -126,6 +126,8 @@ def upload_form(message: str | None = None, status: int = 200):
         previous=previous,
         town_counts=layer_counts(town),  # {} before the store exists (a GeoPackage or a PostGIS schema)
         town_run=latest_run(town),
+        # the measuring CRS given for its data (outside New York): its run's, or the one its layers were checked in
+        town_measured_in=measured_in(recorded_spec(town).crs),
         used_mb=owner_usage(_root(), g.user) / 2**20,
         quota_mb=config["UPLOAD_QUOTA_BYTES"] / 2**20,
         ttl_hours=config["UPLOAD_TTL_HOURS"],
@@ -358,9 +360,9 @@ def validate(token: str):
             raise
         return mapping(token, message=web_text(exc, upload=True), status=422)  # kept: the field below fixes it
     frames = {k: getattr(ws.layers, k) for k in SPECS if getattr(ws.layers, k, None) is not None}
-    open_store(folder / "store.gpkg").write_layers(frames, overwrite=True)  # under the upload store's writer lock
-    # The CRS its layers were written in, when not the town's: the upload's runs are measured in it (state.py).
-    update_meta(folder, {MEASURING_CRS: (form.get(MEASURING_CRS) or "").strip() or None})
+    # Under the upload store's writer lock, with the CRS the layers were written in when not the profile's: the
+    # store's runs are measured in it until one records its own, the upload's and, once published, the town's.
+    open_store(folder / "store.gpkg").write_layers(frames, overwrite=True, measuring_crs=spec.crs)
     return _usable_report(token, ws, sources, spec)
 
 

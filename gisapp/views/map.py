@@ -18,7 +18,17 @@ from gisapp.maps import build_map
 from gisapp.security import LOCAL_USER, requires
 from gisapp.state import map_data, recorded_spec, workspace
 from gisapp.views.api import bbox_arg, run_settings
-from gisapp.words import STATUS_COLOURS, WORDS, before_issuing, count, number, settings_text, town_date, words
+from gisapp.words import (
+    STATUS_COLOURS,
+    WORDS,
+    before_issuing,
+    count,
+    measured_in,
+    number,
+    settings_text,
+    town_date,
+    words,
+)
 from layers.mapsheet import SheetLayers, SheetText
 from layers.write import RESULT_LAYER
 
@@ -96,6 +106,8 @@ def index():
         parts=parts,
         run=run,
         run_settings=settings_text(run_settings(run)),  # the run line names the values set on the profile
+        # and the measuring CRS given for the data (outside New York), the run's or, before any, its layers' own
+        measured_in=measured_in(((run or {}).get("workspace") or {}).get("crs") if run else spec.crs),
         colours=STATUS_COLOURS,
         statuses=statuses,
         counts=data.status_counts(),
