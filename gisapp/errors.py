@@ -62,7 +62,13 @@ def _file_name(path: str) -> str:
 
 
 def web_text(exc: ValueError, *, upload: bool = False) -> str:
-    """A domain error's message with its fix worded as the field to fill in (``upload``: on an upload's pages)."""
+    """A domain error's message with its fix worded as the field to fill in (``upload``: on an upload's pages); for
+    invalid layers, every problem with its own (a run refused for its layers said what was wrong, not what to fill
+    in, where the command line says which flag fixes each)."""
+    if isinstance(exc, LayerValidationError):
+        errors = [p for p in exc.problems if p.severity == "error"]
+        lines = "\n".join(f"  - {p} {field_for(p.fix, upload=upload)}" if p.fix else f"  - {p}" for p in errors)
+        return f"{len(errors)} problem(s) in the input layers:\n{lines}"
     fix = getattr(exc, "fix", None)
     return f"{exc} {field_for(fix, upload=upload)}" if fix else str(exc)
 

@@ -462,6 +462,23 @@ def test_an_upload_outside_new_york_published_before_any_run_keeps_its_measuring
     assert f"measured in {named}, 60 parcels" in _run_line(web)
 
 
+def test_a_run_refused_for_its_layers_names_the_field_for_each_problem(tmp_path):
+    """A store of data outside New York that no check gave a measuring CRS (written by other tools): its run was
+    refused with every problem but no word of what to fill in, where the command line names --crs for each. Each
+    problem now names the run form's field, and filling it in as told makes the run go through."""
+    store = tmp_path / "bellinge.gpkg"
+    write_layers(str(store), _abroad_layers())
+    client = make_app(store, tmp_path).test_client()
+    failed = _run(client, profile="fort-plain")
+    told = (
+        'Fill in the "Settings" field of "Run the analysis" on the map page with measurement.measuring_crs=EPSG:32632.'
+    )
+    assert failed["state"] == "failed" and failed["error"].count(told) == 5, failed["error"]
+    assert not FLAG.search(failed["error"])
+    done = _run(client, profile="fort-plain", set="measurement.measuring_crs=EPSG:32632")
+    assert done["state"] == "done" and done["summary"]["measuring_crs"] == "EPSG:32632", done
+
+
 # -- in a real headless Chromium ------------------------------------------------------------------------------------
 
 
