@@ -96,6 +96,12 @@ def check(digitised_direction, out_paths, as_json, **opts):
     out.print(table)
     if out_paths:
         out.print(f"Report written to {', '.join(out_paths)}.", highlight=False)
+    elif len(defects) > len(groups):  # the table names one of each check: say where the rest are
+        out.print(
+            f"The table shows one example of each check. All {len(defects)} findings, each with its main or manhole "
+            "ID and where it is: --out network.csv (or .geojson, .gpkg to see them on a map), or --json.",
+            highlight=False,
+        )
 
 
 def _report_frame(defects, crs) -> gpd.GeoDataFrame:

@@ -423,6 +423,9 @@ def test_manchester_through_the_cli(real_data):
     )
     assert plant_said and sorted(plant_said.group(1).split(", ")) == inlets and "3 outfalls" not in said
     assert "448 mains," in said and "The mains are in 4 separate pieces of the network" in said
+    # The table shows one finding of each check; the rest are not lost from sight: the user is told how to get them.
+    assert f"The table shows one example of each check. All {len(report)} findings," in said
+    assert "--out network.csv" in said
     pieces = re.findall(
         r"([\d,]+) mains? \(([\d,]+) ft\) (?:ending at Manchester \((J-\d+)\)|reaching no treatment plant)", said
     )
