@@ -387,7 +387,7 @@ class GeoPackageStore(Store):
         try:
             with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)) as con:
                 row = con.execute(f"SELECT value FROM {SETTINGS_TABLE} WHERE key = ?", (key,)).fetchone()
-        except sqlite3.Error:
+        except (sqlite3.Error, UnicodeDecodeError):  # a damaged file: reading its layers says so, in one sentence
             return None
         return row[0] if row else None
 
