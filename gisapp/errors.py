@@ -30,8 +30,13 @@ def field_for(fix: Fix, *, upload: bool = False) -> str:
         "layer": f"Upload the data again with a {target} layer (Data page)."
         if target
         else "Upload the town's data (Data page).",
-        "layer_crs": f'Fill in the "CRS" field of the {target} layer on {MAPPING_PAGE}'
-        + (f" (e.g. {example})." if example else "."),
+        "layer_crs": (
+            f'Fill in "CRS of the file" beside "or load" in the map\'s "Plan an extension" panel with '
+            f"{example or 'the CRS it was drawn in'}, then load the file again."
+            if target == "proposed"  # a proposed main's file is loaded on the map, not uploaded
+            else f'Fill in the "CRS" field of the {target} layer on {MAPPING_PAGE}'
+            + (f" (e.g. {example})." if example else ".")
+        ),
         "data_crs": f'Fill in the "CRS" field of each layer on {MAPPING_PAGE} (e.g. {example or "EPSG:2260"}).',
         "crs": f'Fill in the "Measuring CRS" field on {MAPPING_PAGE} with {example or "a projected CRS"}.'
         if upload
@@ -118,7 +123,8 @@ def _respond(status: int, title: str, message: str, problems: list | None = None
 def register(app: Flask) -> None:
     @app.errorhandler(LayerValidationError)
     def validation_error(exc: LayerValidationError):
-        return _respond(422, "Invalid input layers", str(exc), [problem_view(p) for p in exc.problems])
+        # each problem with the field that fixes it, in the message a page shows as well as in ``problems``
+        return _respond(422, "Invalid input layers", web_text(exc), [problem_view(p) for p in exc.problems])
 
     @app.errorhandler(NotFoundError)
     def not_found(exc: NotFoundError):

@@ -151,6 +151,29 @@ def test_a_plans_own_export_loads_as_its_proposed_main_alone(oak_store, tmp_path
     assert read.get_json()["note"] is None  # any other file, as it was
 
 
+def test_a_loaded_file_in_the_wrong_crs_is_given_its_crs_on_the_panel(oak_store, tmp_path):
+    """A file in the town's feet that declares no CRS is read as degrees and refused. The refusal told the planner
+    to fill in the proposed layer's CRS on an upload's column-mapping page, which a plan has none of: a dead end.
+    It now names the panel's "CRS of the file" field, and the file loads with it, as --layer-crs proposed= does."""
+    client = oak_app(oak_store, tmp_path).test_client()
+    token = csrf(client)
+    doc = json.loads(qgis_file(tmp_path / "oak.geojson").read_text(encoding="utf-8"))
+    doc.pop("crs", None)  # as a hand-made or older file: GeoJSON without a crs member is longitude/latitude
+    text = json.dumps(doc)
+    refused = client.post("/plans/line", json={"name": "oak.geojson", "text": text}, headers={"X-CSRF-Token": token})
+    assert refused.status_code == 422
+    message = refused.get_json()["error"]["message"]
+    assert "declares WGS 84 (degrees) but its coordinates lie near" in message
+    panel = 'Fill in "CRS of the file" beside "or load" in the map\'s "Plan an extension" panel'
+    assert f"{panel} with EPSG:2260, then load the file again." in message
+    assert "column-mapping page" not in message
+    read = client.post(
+        "/plans/line", json={"name": "oak.geojson", "text": text, "crs": "EPSG:2260"}, headers={"X-CSRF-Token": token}
+    )
+    assert read.status_code == 200, read.get_data(as_text=True)[:300]
+    np.testing.assert_allclose(read.get_json()["line"]["coordinates"], oak_line(), atol=1e-9)
+
+
 def test_a_loaded_file_that_is_no_main_is_refused_with_its_name(oak_store, tmp_path):
     client = oak_app(oak_store, tmp_path).test_client()
     token = csrf(client)
@@ -300,6 +323,19 @@ def test_a_qgis_file_loads_on_the_map_and_evaluates_in_chromium(oak_store, brows
         far.to_file(tmp_path / "far.geojson", driver="GeoJSON")
         browser.find_element(By.ID, "plan-file").send_keys(str(tmp_path / "far.geojson"))
         wait_for(browser, lambda: "lies 49.8 miles from the town's parcels and mains" in output.text)
+        # A file in the town's feet that declares no CRS: the refusal names the panel's field, and with it the
+        # file loads on Oak St.
+        doc = json.loads(qgis_file(tmp_path / "oak.geojson").read_text(encoding="utf-8"))
+        doc.pop("crs", None)
+        (tmp_path / "bare.geojson").write_text(json.dumps(doc), encoding="utf-8")
+        browser.find_element(By.ID, "plan-file").send_keys(str(tmp_path / "bare.geojson"))
+        wait_for(browser, lambda: 'Fill in "CRS of the file" beside "or load"' in output.text)
+        browser.find_element(By.ID, "plan-file-crs").send_keys("EPSG:2260")
+        browser.find_element(By.ID, "plan-file").send_keys(str(tmp_path / "bare.geojson"))
+        wait_for(browser, lambda: output.text == "")
+        lat, lon = browser.execute_script("const c = window.sewerplanMap.getCenter(); return [c.lat, c.lng];")
+        assert south - 0.01 < lat < north + 0.01 and west - 0.01 < lon < east + 0.01
+        browser.find_element(By.ID, "plan-file-crs").clear()
         # A plan's own export: its proposed main alone is drawn, and the panel says so.
         export = tmp_path / "plan.geojson"
         ny_frame([{"geometry": LineString([(300, 0), (900, 0)])}]).to_file(tmp_path / "short.geojson")

@@ -813,7 +813,7 @@
       event.target.value = "";  // choosing the same file again (after drawing over it) loads it again
       const r = await fetchJSON("/plans/line", { method: "POST",
         headers: { "Content-Type": "application/json", "X-CSRF-Token": cfg.csrf },
-        body: JSON.stringify({ name: file.name, text }) });
+        body: JSON.stringify({ name: file.name, text, crs: document.getElementById("plan-file-crs").value.trim() || null }) });
       if (!r.ok) { output.textContent = errorText(r, "Could not read the file."); return; }
       const found = r.body;
       output.textContent = found.note || "";  // a plan's own export: its proposed main alone was read

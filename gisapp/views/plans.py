@@ -114,7 +114,9 @@ def line_from_file():
         path = Path(folder) / "proposed.geojson"
         path.write_text(text, encoding="utf-8")
         check_content(path, "GeoJSON", name=name)
-        line, note = services.proposed_line(ws, path=str(path), name=name)
+        # the CRS the planner gave the file ("CRS of the file"): one that declares none, or a wrong one
+        crs = str(body.get("crs") or "").strip() or None
+        line, note = services.proposed_line(ws, path=str(path), name=name, proposed_crs=crs)
     return jsonify({"line": to_lonlat_geojson([line], ws.layers.parcels.crs)[0], "note": note})
 
 
