@@ -303,10 +303,13 @@ def register_record(notices: list[dict] | None) -> dict | None:
     return latest[0] if latest and latest[0].get("status") in ("connected", "exempt") else None
 
 
-# How a run comes to count as connected the parcels the register records connected: said by the popup and the
-# Summary page alike.
+# How a run comes to count as connected the parcels the register records connected, as the web pages say it (the
+# popup and the Summary page alike): with what the web offers, since a web user cannot type a command. The web has no
+# connected-parcels list (the command line's --connected FILE.csv); its way is a connected column of the parcels,
+# uploaded on the Data page and matched to the parcels' "connected" field on its column-mapping page.
 READ_CONNECTED = (
-    "run the analysis again with the billing records (sewerplan analyze --connected FILE.csv, or a connected column)"
+    "upload the data again on the Data page with a connected column in the parcels (yes where the billing records "
+    "show a connection), run the analysis on that upload and publish it as the town's store"
 )
 
 
@@ -324,25 +327,33 @@ def register_note(
     ``exempt``) the same for them all, as the Summary page says it under its parcels that must connect: the Summary
     counted them there with nothing to say the register holds otherwise.
 
+    The sentences are the web pages' (the popup, the Summary page, and ``register_note`` in ``/api/parcel`` and
+    ``/api/summary``): the way to show a parcel connected is said as the web does it (``READ_CONNECTED``: a connected
+    column uploaded on the Data page), never as the command line's ``--connected FILE.csv``, which a web user cannot
+    type.
+
     Examples
     --------
     >>> print(register_note("mandated", [{"notice_id": "N-7", "status": "connected"}]))
     The notice register records this parcel connected (notice N-7); this run did not read the register, so it still
-    finds the parcel must connect: run the analysis again with the billing records (sewerplan analyze --connected
-    FILE.csv, or a connected column) to show it connected.
+    finds the parcel must connect: to show it connected, upload the data again on the Data page with a connected
+    column in the parcels (yes where the billing records show a connection), run the analysis on that upload and
+    publish it as the town's store.
     >>> print(register_note("mandated", [{"notice_id": "N-7", "status": "exempt"}]))
     The notice register records this parcel exempt (notice N-7): it is given no further notice, whatever this run finds.
     >>> register_note("connected", [{"notice_id": "N-7", "status": "connected"}]) is None
     True
     >>> print(register_note("mandated", recorded={"connected": 3, "exempt": 1}))
     The notice register records 3 of these parcels connected and 1 exempt; this run did not read the register, so it
-    still counts them as must connect: run the analysis again with the billing records (sewerplan analyze
-    --connected FILE.csv, or a connected column) to show the connected ones connected (an exempt parcel is given no
-    further notice, whatever this run finds).
+    still counts them as must connect: to show the connected ones connected, upload the data again on the Data page
+    with a connected column in the parcels (yes where the billing records show a connection), run the analysis on
+    that upload and publish it as the town's store (an exempt parcel is given no further notice, whatever this run
+    finds).
     >>> print(register_note("mandated", recorded={"connected": 1, "exempt": 0}))
     The notice register records 1 of these parcels connected; this run did not read the register, so it still counts
-    it as must connect: run the analysis again with the billing records (sewerplan analyze --connected FILE.csv, or a
-    connected column) to show it connected.
+    it as must connect: to show it connected, upload the data again on the Data page with a connected column in the
+    parcels (yes where the billing records show a connection), run the analysis on that upload and publish it as the
+    town's store.
     >>> print(register_note("mandated", recorded={"connected": 0, "exempt": 2}))
     The notice register records 2 of these parcels exempt: they are given no further notice, whatever this run finds.
     >>> register_note("mandated", recorded={"connected": 0, "exempt": 0}) is None
@@ -360,7 +371,7 @@ def register_note(
         )
     return (
         f"The notice register records this parcel connected (notice {notice['notice_id']}); this run did not read the "
-        f"register, so it still finds the parcel must connect: {READ_CONNECTED} to show it connected."
+        f"register, so it still finds the parcel must connect: to show it connected, {READ_CONNECTED}."
     )
 
 
@@ -377,7 +388,7 @@ def _register_counts(status: str | None, connected: int, exempt: int) -> str | N
     exempt_note = " (an exempt parcel is given no further notice, whatever this run finds)" if exempt else ""
     return (
         f"{start}{connected:,} of these parcels connected{also}; this run did not read the register, so it still "
-        f"counts {them} as must connect: {READ_CONNECTED} to show {which} connected{exempt_note}."
+        f"counts {them} as must connect: to show {which} connected, {READ_CONNECTED}{exempt_note}."
     )
 
 

@@ -817,7 +817,9 @@ def test_the_popup_says_when_the_register_records_a_mandated_parcel_connected_in
         said = " ".join(popup.text.split())
         _shot(browser, "popup-register-connected")
         assert "Status must connect Register The notice register records this parcel connected" in said
-        assert "sewerplan analyze --connected FILE.csv" in said
+        # What to do is said as the web does it: a web user cannot type `sewerplan analyze --connected FILE.csv`.
+        assert "to show it connected, upload the data again on the Data page with a connected column" in said
+        assert "sewerplan" not in said and "--connected" not in said
 
 
 @pytest.mark.browser
@@ -844,9 +846,10 @@ def test_the_summary_says_how_many_parcels_that_must_connect_the_register_record
     assert re.search(r'<table id="counts">.*?</table>', page, re.S).group(0) == counts  # the run's counts unchanged
     expected = (
         "The notice register records 2 of these parcels connected and 1 exempt; this run did not read the register, "
-        "so it still counts them as must connect: run the analysis again with the billing records (sewerplan analyze "
-        "--connected FILE.csv, or a connected column) to show the connected ones connected (an exempt parcel is "
-        "given no further notice, whatever this run finds)."
+        "so it still counts them as must connect: to show the connected ones connected, upload the data again on the "
+        "Data page with a connected column in the parcels (yes where the billing records show a connection), run the "
+        "analysis on that upload and publish it as the town's store (an exempt parcel is given no further notice, "
+        "whatever this run finds)."
     )
     with serving(app) as url:
         browser.get(url + "/summary")
