@@ -858,3 +858,41 @@ def test_the_summary_says_how_many_parcels_that_must_connect_the_register_record
         assert " ".join(said.split()) == expected
         heading = browser.find_element(By.XPATH, "//p[@id='register-recorded']/preceding-sibling::h3[1]").text
         assert heading.startswith("Parcels that must connect")
+
+
+def test_the_summary_api_gives_the_register_counts_the_summary_page_says(store, tmp_path):
+    """/api/summary gave the run's counts alone: a program or a QGIS user reading it saw parcels under "mandated"
+    with nothing saying the register records some of them connected or exempt, which the Summary page said. It now
+    gives the numbers and the page's sentence, from the one function the page uses; the counts stay the run's. The
+    sentence says what to do on the web (the Data page), not a command a web user cannot type."""
+    import html
+
+    app = make_app(store, tmp_path)
+    client = app.test_client()
+
+    def page_says() -> str | None:
+        found = re.search(r'<p id="register-recorded">(.*?)</p>', client.get("/summary").get_data(as_text=True), re.S)
+        return None if found is None else html.unescape(found.group(1))
+
+    answer = client.get("/api/summary")
+    assert answer.status_code == 200 and answer.content_type == "application/json"
+    doc = answer.get_json()
+    assert doc["register_recorded"] is None and doc["register_note"] is None  # no register yet
+    counts = doc["counts"]
+    _issue(client)
+    doc = client.get("/api/summary").get_json()
+    assert doc["register_recorded"] == {"connected": 0, "exempt": 0} and doc["register_note"] is None
+    assert page_says() is None
+    marks = [(HOSTILE_IDS[0], "connected"), (HOSTILE_IDS[1], "connected"), (HOSTILE_IDS[2], "exempt")]
+    marks += [(HOSTILE_IDS[3], "withdrawn")]  # neither: not counted
+    for parcel, status in marks:
+        done = CliRunner().invoke(main, ["notices", "mark", parcel, status, "--store", str(app.config["STORE"])])
+        assert done.exit_code == 0, done.output
+    doc = client.get("/api/summary").get_json()
+    assert doc["counts"] == counts  # the run's, which did not read the register
+    assert doc["register_recorded"] == {"connected": 2, "exempt": 1}
+    said = page_says()
+    assert said is not None and doc["register_note"] == said
+    assert said.startswith("The notice register records 2 of these parcels connected and 1 exempt;")
+    assert "upload the data again on the Data page with a connected column in the parcels" in said
+    assert "sewerplan" not in said and "--connected" not in said

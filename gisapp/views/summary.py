@@ -27,7 +27,6 @@ LISTED = ("parcel_id", "site_address", "owner_name", "distance_ft", "main_id", "
 def index():
     data = map_data()  # the planner's workspace while they work on one, else the town's store
     counts = data.status_counts()
-    total = counts.get("mandated", 0)
     return render_template(
         "summary/index.html",
         store=store_label(data.path),  # shown without a database password
@@ -35,23 +34,27 @@ def index():
         statuses=STATUSES,
         counts=counts,
         mandated=data.mandated(LISTED, current_app.config["MAX_LISTED_PARCELS"]),
-        total_mandated=total,
-        register_note=_register_note(data, total),
+        total_mandated=counts.get("mandated", 0),
+        register_note=register_note("mandated", recorded=mandated_recorded(data)) if data.has_results else None,
         has_results=data.has_results,
     )
 
 
-def _register_note(data, total: int) -> str | None:
-    """How many of the parcels that must connect the town's register records connected or exempt (the popup's
-    Register row, for them all), or None: none, no register yet, or one that cannot be read."""
-    if not total:
-        return None
+def mandated_recorded(data) -> dict[str, int] | None:
+    """How many of the run's parcels that must connect the town's register records ``connected`` and ``exempt``
+    (the popup's Register row, for them all), or None: no register yet, or one that cannot be opened.
+
+    The Summary page words it (``register_note`` with ``recorded=``) and ``/api/summary`` gives the numbers and the
+    same sentence: the run's counts alone, there, read as if the register held nothing otherwise."""
     try:
         register = app_register()
     except LayerError:  # RegisterMissingError too: no register, nothing recorded
         return None
+    total = data.status_counts().get("mandated", 0)
+    if not total:
+        return {"connected": 0, "exempt": 0}
     ids = [row["parcel_id"] for row in data.mandated(("parcel_id",), total)]
-    return register_note("mandated", recorded=services.register_recorded(register, ids))
+    return services.register_recorded(register, ids)
 
 
 @bp.get("/api/summary")
@@ -61,6 +64,15 @@ def api_summary():
     if not data.has_results:
         return jsonify({"store": store_label(data.path), "run": None, "counts": {}}), 404
     counts = data.status_counts()
+    recorded = mandated_recorded(data)
     return jsonify(
-        {"store": store_label(data.path), "run": data.run(), "counts": {s: counts.get(s, 0) for s in STATUSES}}
+        {
+            "store": store_label(data.path),
+            "run": data.run(),
+            "counts": {s: counts.get(s, 0) for s in STATUSES},
+            # Of the parcels counted under "mandated", how many the register records connected and exempt, and the
+            # Summary page's sentence saying so: the counts are the run's, which did not read the register.
+            "register_recorded": recorded,
+            "register_note": register_note("mandated", recorded=recorded),
+        }
     )
