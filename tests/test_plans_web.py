@@ -330,6 +330,8 @@ def test_a_qgis_file_loads_on_the_map_and_evaluates_in_chromium(oak_store, brows
         (tmp_path / "bare.geojson").write_text(json.dumps(doc), encoding="utf-8")
         browser.find_element(By.ID, "plan-file").send_keys(str(tmp_path / "bare.geojson"))
         wait_for(browser, lambda: 'Fill in "CRS of the file" beside "or load"' in output.text)
+        # The refused file replaced nothing, and the panel says which line Evaluate would evaluate.
+        assert "The main on the map is still the one from before this file: Evaluate evaluates that one." in output.text
         browser.find_element(By.ID, "plan-file-crs").send_keys("EPSG:2260")
         browser.find_element(By.ID, "plan-file").send_keys(str(tmp_path / "bare.geojson"))
         wait_for(browser, lambda: output.text == "")

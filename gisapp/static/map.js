@@ -814,7 +814,12 @@
       const r = await fetchJSON("/plans/line", { method: "POST",
         headers: { "Content-Type": "application/json", "X-CSRF-Token": cfg.csrf },
         body: JSON.stringify({ name: file.name, text, crs: document.getElementById("plan-file-crs").value.trim() || null }) });
-      if (!r.ok) { output.textContent = errorText(r, "Could not read the file."); return; }
+      if (!r.ok) {
+        // The file replaced nothing: a line already on the map stays, and is what "Evaluate" would evaluate.
+        const kept = drawn.length >= 2 ? " The main on the map is still the one from before this file: Evaluate evaluates that one." : "";
+        output.textContent = errorText(r, "Could not read the file.") + kept;
+        return;
+      }
       const found = r.body;
       output.textContent = found.note || "";  // a plan's own export: its proposed main alone was read
       // The loaded line replaces one being drawn: drawing ends, as "Finish" ends it.
