@@ -175,7 +175,8 @@ def data_options(func):
             "profile_name",
             metavar="NAME|FILE",
             help=f"Ordinance profile: {', '.join(services.profile_names())}, or a .toml file (default: the one the "
-            f"store's latest run used; trace: {DEFAULT_PROFILE}).",
+            f"store's latest run used, else the one its layers were checked under on the Data page; trace: "
+            f"{DEFAULT_PROFILE}).",
         ),
         click.option(
             "--data",
@@ -326,16 +327,9 @@ def workspace_spec(
         taken = recorded_words(given, recorded)
         if taken:
             click.echo(f"Using what the latest run recorded in {store_label(store)}: {taken}.", err=True)
-    elif store and not given.crs and not given.is_local:
-        # Never analysed: measured in the CRS its layers were checked in (an upload published from the Data page)
-        kept = services.unanalysed_spec(store).crs
-        if kept:
-            spec = spec.replace(crs=kept)
-            click.echo(
-                f"Using the measuring CRS the layers of {store_label(store)} were checked in (no run has recorded "
-                f"one yet): --crs {kept}.",
-                err=True,
-            )
+    elif store:
+        # Never analysed: run under what its layers were checked under (an upload published from the Data page)
+        spec = _checked_over(given, services.checked_spec(store), store, spec)
     defaulted = not spec.profile
     if defaulted:
         if not default_profile:
@@ -346,6 +340,32 @@ def workspace_spec(
     if not (spec.data or spec.layers):
         raise click.UsageError("Give --data (a GeoPackage or folder) or the layers one by one (--layer KIND=PATH).")
     return spec, store, defaulted
+
+
+def _checked_over(given: WorkspaceSpec, kept: WorkspaceSpec, store: str, spec: WorkspaceSpec) -> WorkspaceSpec:
+    """``spec`` with what the layers of a store never analysed were checked under where nothing was typed for it: the
+    profile and the values set on it (those kept for the profile typed, when it is the same one) and the measuring
+    CRS (``services.checked_spec``). Says on stderr what it took, as the flags that would give it."""
+    taken = []
+    if kept.profile and given.profile in (None, kept.profile):
+        typed = dict(given.settings)
+        settings = [(k, v) for k, v in kept.settings if k not in typed]
+        spec = spec.replace(profile=kept.profile, settings=(*settings, *given.settings))
+        taken = ([] if given.profile else [f"--profile {kept.profile}"]) + [f"--set {k}={v}" for k, v in settings]
+    if taken:
+        click.echo(
+            f"Using the profile the layers of {store_label(store)} were checked under (no run has recorded one yet): "
+            f"{' '.join(taken)}.",
+            err=True,
+        )
+    if kept.crs and not given.crs and not given.is_local:
+        spec = spec.replace(crs=kept.crs)
+        click.echo(
+            f"Using the measuring CRS the layers of {store_label(store)} were checked in (no run has recorded one "
+            f"yet): --crs {kept.crs}.",
+            err=True,
+        )
+    return spec
 
 
 def recorded_words(given: WorkspaceSpec, recorded: WorkspaceSpec) -> str:

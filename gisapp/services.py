@@ -65,6 +65,7 @@ from layers.store import (
     is_store,
     latest_run,
     layers_crs,
+    layers_profile,
     read_results,
     store_exists,
     store_label,
@@ -191,13 +192,24 @@ def recorded_spec(store: str | Path | None) -> WorkspaceSpec | None:
     return WorkspaceSpec.from_record(recorded_run(store))
 
 
+def checked_spec(store: str | Path | None) -> WorkspaceSpec:
+    """What a store's layers were checked under on the Data page, kept with them (so published with them): the
+    profile chosen there with the values set on it (``layers.store.layers_profile``) and the "Measuring CRS" (data
+    outside New York, ``layers.store.layers_crs``). Empty where none was kept (a sample town, a store without
+    layers)."""
+    if not (store_of(store) and store_exists(store)):
+        return WorkspaceSpec()
+    profile, settings = layers_profile(store)
+    return WorkspaceSpec(profile=profile, settings=tuple(settings.items()), crs=layers_crs(store))
+
+
 def unanalysed_spec(store: str | Path | None) -> WorkspaceSpec:
-    """The workspace of a store never analysed: the default profile, measured in the CRS its layers were checked and
-    written in (an upload's "Measuring CRS" on the Data page: data outside New York; kept with the layers, so
-    published with them, ``layers.store.layers_crs``), else in the profile's. A run records the CRS it used, so from
-    the first run on the record says it."""
-    kept = layers_crs(store) if store_of(store) and store_exists(store) else None
-    return WorkspaceSpec(profile=DEFAULT_PROFILE, crs=kept)
+    """The workspace of a store never analysed: the profile its layers were checked under, with the values set on
+    it, measured in the CRS they were checked and written in (``checked_spec``: an upload's "Profile" and "Measuring
+    CRS" on the Data page, kept with the layers, so published with them); else the default profile, in its own CRS.
+    A run records the profile and the CRS it used, so from the first run on the record says them."""
+    kept = checked_spec(store)
+    return kept.replace(profile=kept.profile or DEFAULT_PROFILE)
 
 
 def layer_sources(spec: WorkspaceSpec, *, store: str | None = None) -> dict[str, LayerSource]:
@@ -1261,6 +1273,7 @@ __all__ = [
     "recorded_run",
     "recorded_spec",
     "unanalysed_spec",
+    "checked_spec",
     "resume",
     "saved_plan_profile",
     "saved_plans",

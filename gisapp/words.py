@@ -527,6 +527,27 @@ def measured_in(crs: str | None) -> str | None:
     return f"{crs} ({name})" if name and name != crs else crs
 
 
+def unanalysed_profile_note(profile: str, settings: dict | None, *, checked: bool) -> str:
+    """Which profile a run of a store never analysed applies, as the map's run line and the Data page say it:
+    the one its layers were checked under on the Data page (``checked``, kept with them, published with them), with
+    the values set on it, else the default the run form starts from.
+
+    Examples
+    --------
+    >>> unanalysed_profile_note("poughkeepsie", {}, checked=True)
+    'A run applies the profile poughkeepsie, the one its layers were checked under.'
+    >>> unanalysed_profile_note("wappinger", {"mandate.distance_ft": "200"}, checked=True)
+    'A run applies the profile wappinger with mandate.distance_ft=200 (value set by the user), the one its layers were checked under.'
+    >>> unanalysed_profile_note("fort-plain", {}, checked=False)
+    'No profile was chosen for this data: a run applies fort-plain, the default, unless another is chosen.'
+    """  # noqa: E501
+    if not checked:
+        return f"No profile was chosen for this data: a run applies {profile}, the default, unless another is chosen."
+    values = settings_text(settings)
+    named = f"{profile} with {values}" if values else profile
+    return f"A run applies the profile {named}, the one its layers were checked under."
+
+
 def measuring_crs_note(town: str, suggested: tuple[str, str] | None) -> str:
     """What the column-mapping page says under its "Measuring CRS" field: what the field is, the town's CRS used when
     it is left empty, and, for data lying outside where that is used, the CRS filled in (``suggested``: its code and

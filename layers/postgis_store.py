@@ -43,11 +43,11 @@ from layers.legend import LAYER_DESCRIPTIONS, column_description
 from layers.read import LAYER_NAMES, read_ogr
 from layers.store import (
     DATA_SETTINGS,
-    LAYERS_CRS,
     RUNS_TABLE,
     SETTINGS_TABLE,
     GeoPackageStore,
     Store,
+    checked_settings,
     require_columns,
 )
 from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER, result_layers
@@ -448,10 +448,17 @@ class PostGISStore(Store):
                 writer.release()
 
     def write_layers(
-        self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False, measuring_crs: str | None = None
+        self,
+        layers: dict[str, gpd.GeoDataFrame],
+        *,
+        overwrite: bool = False,
+        measuring_crs: str | None = None,
+        profile: str | None = None,
+        profile_settings: dict[str, str] | None = None,
     ) -> list[str]:
         """Input layers written into the schema in one transaction (a sample town, or a county's copy), with the
-        measuring CRS they are in when not the profile's (``LAYERS_CRS``)."""
+        measuring CRS they are in when not the profile's and the profile they were checked under
+        (``checked_settings``)."""
         from analysis.errors import Fix
 
         with self.writer(who="sewerplan", what="writing layers"), self._write("Cannot write layers to") as con:
@@ -467,7 +474,10 @@ class PostGISStore(Store):
                 if existing and "fid" not in existing:
                     con.execute(_text(f"DROP TABLE {self._q}.{_ident(name)}"))
                 self._replace_table(con, name, frame)
-            self._layers_crs(con, measuring_crs)
+            self._layers_settings(
+                con,
+                checked_settings(measuring_crs=measuring_crs, profile=profile, profile_settings=profile_settings),
+            )
             self._style(con)
             self._bump(con)
         return list(layers)
@@ -655,14 +665,17 @@ class PostGISStore(Store):
             {"k": key, "v": value},
         )
 
-    def _layers_crs(self, con, measuring_crs: str | None) -> None:
-        """Keep the measuring CRS the layers just written are in (``LAYERS_CRS``), or clear an earlier layers' one."""
+    def _layers_settings(self, con, values: dict[str, str]) -> None:
+        """Keep what the layers just written were checked in and under (``DATA_SETTINGS``: their measuring CRS,
+        their profile and the values set on it), clearing those of earlier layers that these have not."""
         from sqlalchemy import text
 
-        if measuring_crs:
-            self._upsert_setting(con, LAYERS_CRS, measuring_crs)
-        elif self._has_table(con, SETTINGS_TABLE):
-            con.execute(text(f"DELETE FROM {self._q}.{SETTINGS_TABLE} WHERE key = :k"), {"k": LAYERS_CRS})
+        for key, value in values.items():
+            if key in DATA_SETTINGS and value:
+                self._upsert_setting(con, key, value)
+        gone = sorted(k for k in DATA_SETTINGS if not values.get(k))
+        if gone and self._has_table(con, SETTINGS_TABLE):
+            con.execute(text(f"DELETE FROM {self._q}.{SETTINGS_TABLE} WHERE key = ANY(:keys)"), {"keys": gone})
 
     # -- publishing and restoring
 
@@ -710,7 +723,8 @@ class PostGISStore(Store):
             with self._write("Cannot publish to") as con:
                 kept = self._snapshot(con, label=f"before {label}", who=who)
                 self._replace_all(con, frames, runs)
-                self._layers_crs(con, GeoPackageStore(source).read_setting(LAYERS_CRS))
+                upload = GeoPackageStore(source)
+                self._layers_settings(con, {k: upload.read_setting(k) for k in DATA_SETTINGS})
                 self._prune(con, keep)
             return kept
 
@@ -743,14 +757,17 @@ class PostGISStore(Store):
                         ),
                         con,
                     )
-                measured = None
-                if SETTINGS_TABLE in tables:  # the measuring CRS of the snapshot's layers (``_snapshot``)
-                    measured = con.execute(
-                        text(f"SELECT value FROM {_ident(name)}.{SETTINGS_TABLE} WHERE key = :k"), {"k": LAYERS_CRS}
-                    ).scalar()
+                checked = {}
+                if SETTINGS_TABLE in tables:  # what the snapshot's layers were checked in and under (``_snapshot``)
+                    checked = dict(
+                        con.execute(
+                            text(f"SELECT key, value FROM {_ident(name)}.{SETTINGS_TABLE} WHERE key = ANY(:keys)"),
+                            {"keys": sorted(DATA_SETTINGS)},
+                        ).all()
+                    )
                 kept = self._snapshot(con, label=f"replaced by the restore of {name}", who=who)
                 self._replace_all(con, frames, runs)
-                self._layers_crs(con, measured)
+                self._layers_settings(con, checked)
                 self._prune(con, keep)
             return kept
 
@@ -773,7 +790,7 @@ class PostGISStore(Store):
             ) from exc
         for table in tables:
             con.execute(text(f"CREATE TABLE {q}.{_ident(table)} AS TABLE {self._q}.{_ident(table)}"))
-        if self._has_table(con, SETTINGS_TABLE):  # the settings of the layers (their measuring CRS) go with them
+        if self._has_table(con, SETTINGS_TABLE):  # the settings of the layers (their CRS, profile) go with them
             con.execute(
                 text(
                     f"CREATE TABLE {q}.{SETTINGS_TABLE} AS SELECT key, value FROM {self._q}.{SETTINGS_TABLE} "

@@ -10,8 +10,8 @@ Both hold the input layers (``parcels``, ``mains`` ... found by name; a run that
 them in, ``write_run(inputs=...)``), the latest results (``parcel_results``,
 ``measuring_lines``, ``connection_points``, ``building_results``), the run record (``analysis_runs``: one JSON
 summary per run, with the workspace it used), the town's settings (``sewerplan_settings``: the notice register it
-records; and, with the layers, the measuring CRS they were checked in, ``LAYERS_CRS``) and QGIS's
-``layer_styles``, and both keep the same promises:
+records; and, with the layers, the measuring CRS and the profile they were checked in and under, ``LAYERS_CRS``,
+``LAYERS_PROFILE``) and QGIS's ``layer_styles``, and both keep the same promises:
 
 - **One writer at a time** (``writer``): a second run or publication gets ``StoreBusyError`` at once, saying who
   is writing and since when. GeoPackage: an OS file lock on ``STORE.lock`` (released by the OS if the process
@@ -23,7 +23,8 @@ records; and, with the layers, the measuring CRS they were checked in, ``LAYERS_
 - **Publishing and restoring** (``publish``, ``restore``, ``previous``): a validated upload replaces the town's
   layers, and the layers it replaces are kept (the newest ``keep``) to be put back. GeoPackage: copies in
   ``previous-stores/`` beside the file. PostGIS: a snapshot schema per version (``<schema>__prev_<time>``).
-  The town's settings stay with the town either way; the measuring CRS the layers are in goes with the layers.
+  The town's settings stay with the town either way; the measuring CRS the layers are in and the profile they were
+  checked under go with the layers.
 
 The module-level functions (``latest_run(location)``, ``store_writer(location, ...)`` ...) open the store and call
 its method, so code that holds only a location (the web app's ``STORE`` setting) never asks which kind it is.
@@ -64,7 +65,13 @@ RUNS_TABLE = "analysis_runs"
 # is measured in it, as an analysed one is in the CRS its run record names. It belongs to the layers, not to the
 # town: publishing and restoring carry it with them, where the town's other settings (its register) stay.
 LAYERS_CRS = "layers_measuring_crs"
-DATA_SETTINGS = frozenset({LAYERS_CRS})
+# Likewise the profile (the ordinance) a store's layers were checked under on the Data page, and the values set on it
+# then (a JSON object, absent when none were): a store never analysed is run under it, so a planner who publishes an
+# upload before running it does not run the town under another ordinance without noticing. Absent for layers written
+# without a check (a sample town).
+LAYERS_PROFILE = "layers_profile"
+LAYERS_PROFILE_SETTINGS = "layers_profile_settings"
+DATA_SETTINGS = frozenset({LAYERS_CRS, LAYERS_PROFILE, LAYERS_PROFILE_SETTINGS})
 # Tables a store keeps that are not map layers (the Data page does not count them).
 BOOKKEEPING = frozenset({"layer_styles", SETTINGS_TABLE, "sewerplan_writer", "sewerplan_version"})
 # Every name an input layer is found by in a store (``layers.read.LAYER_NAMES``), lower case.
@@ -156,11 +163,18 @@ class Store(ABC):
 
     @abstractmethod
     def write_layers(
-        self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False, measuring_crs: str | None = None
+        self,
+        layers: dict[str, gpd.GeoDataFrame],
+        *,
+        overwrite: bool = False,
+        measuring_crs: str | None = None,
+        profile: str | None = None,
+        profile_settings: dict[str, str] | None = None,
     ) -> list[str]:
         """Write input layers into the store (a sample town, a checked upload); existing ones are replaced only with
         ``overwrite``. ``measuring_crs`` is the CRS they were checked and written in when not the profile's (data
-        outside New York), kept with them (``LAYERS_CRS``) for as long as no run records one."""
+        outside New York), ``profile`` the profile they were checked under and ``profile_settings`` the values set on
+        it, all kept with them (``DATA_SETTINGS``, ``checked_settings``) for as long as no run records its own."""
         ...
 
     @abstractmethod
@@ -368,15 +382,21 @@ class GeoPackageStore(Store):
                 writer.release()
 
     def write_layers(
-        self, layers: dict[str, gpd.GeoDataFrame], *, overwrite: bool = False, measuring_crs: str | None = None
+        self,
+        layers: dict[str, gpd.GeoDataFrame],
+        *,
+        overwrite: bool = False,
+        measuring_crs: str | None = None,
+        profile: str | None = None,
+        profile_settings: dict[str, str] | None = None,
     ) -> list[str]:
         """The store's layers replaced whole (a sample town, a validated upload), under the writer lock as every
         write of a store is (as PostGIS's is): a run cannot swap its copy over them, nor clear their copy.
-        ``measuring_crs``: the CRS the layers were checked and written in, kept with them (``LAYERS_CRS``); None
-        for the profile's own."""
-        settings = {LAYERS_CRS: measuring_crs} if measuring_crs else None
+        ``measuring_crs`` (None for the profile's own), ``profile`` and ``profile_settings``: what the layers were
+        checked in and under, kept with them in the same file (``checked_settings``)."""
+        settings = checked_settings(measuring_crs=measuring_crs, profile=profile, profile_settings=profile_settings)
         with self.writer(who="sewerplan", what="writing layers"):
-            write_layers(self.location, layers, overwrite=overwrite, settings=settings)
+            write_layers(self.location, layers, overwrite=overwrite, settings=settings or None)
         return list(layers)
 
     # -- settings
@@ -691,6 +711,48 @@ def layers_crs(location: str | Path) -> str | None:
     """The measuring CRS the store's layers were checked and written in (an upload's "Measuring CRS" on the Data
     page, published with them), or None: layers in the profile's own CRS, or a store without them."""
     return open_store(location).read_setting(LAYERS_CRS) or None
+
+
+def layers_profile(location: str | Path) -> tuple[str | None, dict[str, str]]:
+    """The profile the store's layers were checked under (an upload's "Profile" on the Data page, published with
+    them) and the values set on it then; ``(None, {})`` for layers written without a check (a sample town) or a store
+    without them. Values that cannot be read (a store edited by hand) are refused rather than dropped: a run without
+    them would apply another ordinance than the one the layers were checked under."""
+    store = open_store(location)
+    profile = store.read_setting(LAYERS_PROFILE) or None
+    text = store.read_setting(LAYERS_PROFILE_SETTINGS) if profile else None
+    if not text:
+        return profile, {}
+    try:
+        values = json.loads(text)
+    except ValueError:
+        values = None
+    if not isinstance(values, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in values.items()):
+        raise LayerError(
+            f"The store {store.label} keeps the values set on the profile {profile} its layers were checked under "
+            f"({LAYERS_PROFILE_SETTINGS}: {text[:80]!r}), but not as a JSON object of texts: check the layers again "
+            "on the Data page, or give the profile and its values for the run."
+        )
+    return profile, values
+
+
+def checked_settings(
+    *, measuring_crs: str | None = None, profile: str | None = None, profile_settings: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The store settings (``DATA_SETTINGS``) that keep with layers what they were checked in and under: only those
+    given (a setting absent is the profile's own CRS, no profile given, no values set on it).
+
+    Examples
+    --------
+    >>> checked_settings(profile="poughkeepsie", profile_settings={"mandate.distance_ft": "200"})
+    {'layers_profile': 'poughkeepsie', 'layers_profile_settings': '{"mandate.distance_ft": "200"}'}
+    >>> checked_settings()
+    {}
+    """
+    values = {LAYERS_CRS: measuring_crs, LAYERS_PROFILE: profile}
+    if profile and profile_settings:
+        values[LAYERS_PROFILE_SETTINGS] = json.dumps({k: str(v) for k, v in profile_settings.items()})
+    return {k: v for k, v in values.items() if v}
 
 
 def discard_store(path: str | Path) -> None:

@@ -320,6 +320,31 @@ def test_the_measuring_crs_of_published_layers_goes_with_them_on_a_postgis_store
     assert store.read_setting(LAYERS_CRS) == "EPSG:32632" and store.read_setting("register") == "kept"
 
 
+def test_the_profile_published_layers_were_checked_under_goes_with_them_on_a_postgis_store(store_url, tmp_path):
+    """An upload checked under a profile, with values set on it, published into the schema before any run: the schema
+    keeps the profile with the layers (a run takes it, as the command line says), a snapshot keeps it with the layers
+    it replaced, and the town's own settings stay."""
+    from layers.sample import sample_town
+    from layers.store import layers_profile
+
+    store = open_store(store_url)
+    store.write_layers(sample_town(60), profile="fort-plain")
+    store.write_setting("register", "kept")
+    checked = tmp_path / "checked.gpkg"
+    open_store(checked).write_layers(
+        sample_town(60, seed=7), profile="wappinger", profile_settings={"mandate.distance_ft": "200"}
+    )
+    original = store.publish(checked, who="pat", label="the March upload")
+    assert layers_profile(store_url) == ("wappinger", {"mandate.distance_ft": "200"})
+    assert store.read_setting("register") == "kept"
+    wappinger = store.restore(original, who="pat")
+    assert layers_profile(store_url) == ("fort-plain", {}) and store.read_setting("register") == "kept"
+    store.restore(wappinger, who="pat")
+    assert layers_profile(store_url) == ("wappinger", {"mandate.distance_ft": "200"})
+    store.write_layers(sample_town(60, seed=8), overwrite=True)  # layers written without a check: none kept
+    assert layers_profile(store_url) == (None, {}) and store.read_setting("register") == "kept"
+
+
 def test_notices_from_a_postgis_store_keep_their_register_beside_it(store_url, engine, tmp_path):
     """The town's first register goes in its own schema (<schema>_register), recorded in the store without the
     password; later commands find it from the store alone."""

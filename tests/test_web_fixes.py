@@ -452,7 +452,7 @@ def test_an_upload_outside_new_york_published_before_any_run_keeps_its_measuring
     named = f"{suggested} (WGS 84 / UTM zone 32N)"
     assert f"A run measures in {named}, the measuring CRS its layers were checked in." in _run_line(web)
     data_page = web.get("/data/upload").get_data(as_text=True)
-    assert f"Not analysed yet: a run measures in {named}" in data_page
+    assert f"A run measures in {named}, the measuring CRS its layers were checked in." in data_page
 
     # The map's Run form, as the page sends it.
     done = _run(web, profile="fort-plain", set="", notice_date="", notice_reason="", digitised_direction="0")
@@ -460,6 +460,91 @@ def test_an_upload_outside_new_york_published_before_any_run_keeps_its_measuring
     assert done["summary"]["workspace"]["crs"] == suggested and done["summary"]["measuring_crs"] == suggested
     assert _distances(store) == _distances(at_home)
     assert f"measured in {named}, 60 parcels" in _run_line(web)
+
+
+# -- the profile an upload was checked under, published before any run -------------------------------------------
+
+
+def _chosen_profile(page: str) -> list[str]:
+    form = re.search(r'<select name="profile">(.*?)</select>', page, re.S).group(1)
+    return re.findall(r'<option value="([^"]+)"\s*selected', form)
+
+
+def _settings_box(page: str) -> str:
+    return re.search(r'<textarea name="set"[^>]*>(.*?)</textarea>', page, re.S).group(1).strip()
+
+
+def test_an_upload_published_before_any_run_keeps_the_profile_it_was_checked_under(web, store, tmp_path, runner):
+    """The town's store was analysed under fort-plain; a planner checks new data under poughkeepsie (its
+    column-mapping page's "Profile") and publishes it before running it. The choice lived only in the upload's record,
+    deleted with it: the map's Run form offered fort-plain, the default, and `sewerplan trace` took fort-plain too, so
+    the town could be run under the wrong ordinance unnoticed. The store keeps the profile with its layers now: the
+    publish message, the Data page and the run line say it, the Run form starts from it and the command line takes it
+    (saying so on stderr); from the first run on, the run record decides, as before."""
+    assert _run(web, profile="fort-plain")["state"] == "done"
+    page = _sent(web, _zipped(tmp_path), "town.zip")
+    assert _chosen_profile(web.get(page).get_data(as_text=True)) == ["fort-plain"]  # the town's, to confirm or change
+    checked = web.post(page, data={"csrf_token": csrf(web), "profile": "poughkeepsie"})
+    assert checked.status_code == 200 and "The data can be used: 60 parcels" in checked.get_data(as_text=True)
+    published = web.post(f"/data/{page.split('/')[2]}/publish", data={"csrf_token": csrf(web)})
+    assert published.status_code == 200
+    page = web.get("/").get_data(as_text=True)
+    assert _chosen_profile(page) == ["poughkeepsie"]
+    assert "A run applies the profile poughkeepsie, the one its layers were checked under." in _run_line(web)
+    said = " ".join(published.get_data(as_text=True).replace("&#39;", "'").split())
+    assert (
+        "is now the town's store. The store it replaced is kept below. Not analysed yet. A run applies the profile "
+        "poughkeepsie, the one its layers were checked under. The store it replaced was last analysed under the "
+        "profile fort-plain." in said
+    )
+    town = " ".join(re.sub(r"<[^>]+>", "", web.get("/data/upload").get_data(as_text=True)).split())
+    assert "Not analysed yet. A run applies the profile poughkeepsie, the one its layers were checked under." in town
+
+    # The command line on the published store, no --profile typed: the store's own, said on stderr.
+    parcel = sample_town(60)["parcels"]["parcel_id"].iloc[5]
+    traced = runner.invoke("trace", "--data", store, "--parcel", parcel, ok=True)
+    said = " ".join(traced.stderr.split())
+    assert "were checked under (no run has recorded one yet): --profile poughkeepsie." in said
+    elsewhere = tmp_path / "cli.gpkg"
+    cli = runner.invoke("analyze", "--data", store, "--out", elsewhere, "--json", ok=True)
+    assert "--profile poughkeepsie." in " ".join(cli.stderr.split())
+    assert latest_run_of(elsewhere)["profile"] == "poughkeepsie"
+
+    # The map's Run form, as the page sends it; then the run record decides.
+    done = _run(web, profile=_chosen_profile(page)[0], set="", notice_date="", notice_reason="")
+    assert done["state"] == "done" and done["summary"]["profile"] == "poughkeepsie", done
+    assert "profile poughkeepsie, analysed" in _run_line(web)
+    again = runner.invoke("analyze", "--data", store, "--out", tmp_path / "again.gpkg", ok=True)
+    assert "Using what the latest run recorded" in again.stderr and "checked under" not in again.stderr
+
+
+def latest_run_of(path) -> dict:
+    from layers.store import latest_run
+
+    return latest_run(path)
+
+
+def test_an_upload_checked_under_the_towns_profile_keeps_the_values_set_on_it(web, store, tmp_path, runner):
+    """Checked under the town's own profile, an upload is checked with the values set on it (Wappinger leaves the
+    distance to the town: 200 ft here). Published before any run, the store keeps them with the profile: the Run
+    form's Settings come filled in with them and the command line takes them, so the run measures 200 ft, not
+    whatever the profile says without them."""
+    assert _run(web, profile="wappinger", set="mandate.distance_ft=200")["state"] == "done"
+    page = _sent(web, _zipped(tmp_path), "town.zip")
+    checked = web.post(page, data={"csrf_token": csrf(web), "profile": "wappinger"})
+    assert checked.status_code == 200 and "The data can be used: 60 parcels" in checked.get_data(as_text=True)
+    web.post(f"/data/{page.split('/')[2]}/publish", data={"csrf_token": csrf(web)})
+    page = web.get("/").get_data(as_text=True)
+    assert _chosen_profile(page) == ["wappinger"] and _settings_box(page) == "mandate.distance_ft=200"
+    assert (
+        "A run applies the profile wappinger with mandate.distance_ft=200 (value set by the user), the one its layers "
+        "were checked under." in _run_line(web)
+    )
+    cli = runner.invoke("analyze", "--data", store, "--out", tmp_path / "cli.gpkg", ok=True)
+    assert "--profile wappinger --set mandate.distance_ft=200." in " ".join(cli.stderr.split())
+    assert latest_run_of(tmp_path / "cli.gpkg")["distance_ft"] == 200.0
+    done = _run(web, profile="wappinger", set=_settings_box(page), notice_date="", notice_reason="")
+    assert done["state"] == "done" and done["summary"]["distance_ft"] == 200.0, done
 
 
 def test_a_run_refused_for_its_layers_names_the_field_for_each_problem(tmp_path):
@@ -607,3 +692,40 @@ def test_data_outside_new_york_published_before_any_run_runs_in_chromium(store, 
         assert f"measured in {suggested} (WGS 84 / UTM zone 32N), 60 parcels" in info, info
         browser.get(url + "/data/upload")
         assert f"measured in {suggested}" in browser.find_element(By.ID, "town-run").text
+
+
+@pytest.mark.browser
+def test_the_run_form_starts_from_the_profile_a_published_upload_was_checked_under_in_chromium(
+    store,
+    tmp_path,
+    browser,  # noqa: F811
+):
+    """A planner checks an upload under poughkeepsie on its column-mapping page and publishes it at once: the map's
+    Run form preselected fort-plain, the default (the choice was deleted with the upload); it preselects poughkeepsie,
+    and the run line says a run applies it and why."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from tests.test_web import message_saying
+
+    archive = tmp_path / "town.zip"
+    archive.write_bytes(_zipped(tmp_path))
+    app = make_app(store, tmp_path / "web")
+    with serving(app) as url:
+        browser.get(url + "/data/upload")
+        browser.find_element(By.NAME, "dataset").send_keys(str(archive))
+        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        chosen = Select(wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "select[name=profile]"))[0])
+        chosen.select_by_value("poughkeepsie")
+        browser.find_element(By.CSS_SELECTOR, "#mapping-form button[type=submit]").click()
+        wait_for(browser, lambda: browser.find_elements(By.ID, "use-dataset"))
+        browser.get(url + "/data/upload")
+        browser.find_element(By.CSS_SELECTOR, ".publish-form button").click()
+        said = message_saying(browser, "is now the town's store").text
+        open_map(browser, url)
+        shot(browser, "upload-published-run-form-profile")
+        profile = Select(browser.find_element(By.CSS_SELECTOR, "#run-form select[name=profile]"))
+        assert profile.first_selected_option.get_attribute("value") == "poughkeepsie"
+        line = " ".join(browser.find_element(By.ID, "run-info").text.split())
+        assert "A run applies the profile poughkeepsie, the one its layers were checked under." in line
+    assert "A run applies the profile poughkeepsie, the one its layers were checked under." in said

@@ -143,6 +143,64 @@ def test_the_measuring_crs_of_the_layers_goes_with_them_when_published_and_resto
     assert layers_crs(town) is None and read_setting(town, "register") == "kept"
 
 
+def test_the_profile_the_layers_were_checked_under_goes_with_them_when_published_and_restored(tmp_path):
+    """An upload checked under a profile (with values set on it) keeps it with its layers; publishing it made the
+    town's store forget it, and a store never analysed was run under the default profile. It now goes with the layers,
+    published or restored, while the town's own settings stay; layers written without a check carry none."""
+    from layers.store import layers_profile, open_store, read_setting
+
+    town = tmp_path / "town.gpkg"
+    open_store(town).write_layers(sample_town(60), profile="fort-plain")
+    store = open_store(town)
+    store.write_setting("register", "kept")
+    checked, plain = tmp_path / "checked.gpkg", tmp_path / "plain.gpkg"
+    open_store(checked).write_layers(
+        sample_town(60, seed=7), profile="wappinger", profile_settings={"mandate.distance_ft": "200"}
+    )
+    open_store(plain).write_layers(sample_town(60, seed=8))
+    assert layers_profile(checked) == ("wappinger", {"mandate.distance_ft": "200"})
+    assert layers_profile(plain) == (None, {})
+
+    original = store.publish(checked, who="pat", label="the March upload")
+    assert layers_profile(town) == ("wappinger", {"mandate.distance_ft": "200"})
+    assert read_setting(town, "register") == "kept"
+    assert services.unanalysed_spec(str(town)) == WorkspaceSpec(
+        profile="wappinger", settings=(("mandate.distance_ft", "200"),)
+    )
+    wappinger = store.publish(plain, who="pat", label="a sample")
+    assert layers_profile(town) == (None, {}) and services.unanalysed_spec(str(town)).profile == "fort-plain"
+    store.restore(wappinger, who="pat")
+    assert layers_profile(town) == ("wappinger", {"mandate.distance_ft": "200"})
+    store.restore(original, who="pat")
+    assert layers_profile(town) == ("fort-plain", {}) and read_setting(town, "register") == "kept"
+
+
+def test_the_command_line_takes_the_profile_the_layers_were_checked_under_unless_another_is_given(runner, tmp_path):
+    """No --profile: the checked one with its values, said on stderr. The same --profile: its values too. Another
+    --profile: that one alone, nothing said. A run records what it used, and from then on the record decides."""
+    from layers.store import open_store
+
+    store = tmp_path / "town.gpkg"
+    open_store(store).write_layers(
+        sample_town(60), profile="wappinger", profile_settings={"mandate.distance_ft": "200"}
+    )
+    taken = runner.invoke("analyze", "--data", store, "--out", tmp_path / "a.gpkg", ok=True)
+    assert (
+        "were checked under (no run has recorded one yet): --profile wappinger --set mandate.distance_ft=200."
+        in " ".join(taken.stderr.split())
+    )
+    assert latest_run(tmp_path / "a.gpkg")["distance_ft"] == 200.0
+    same = runner.invoke("analyze", "--profile", "wappinger", "--data", store, "--out", tmp_path / "b.gpkg", ok=True)
+    assert "checked under (no run has recorded one yet): --set mandate.distance_ft=200." in " ".join(
+        same.stderr.split()
+    )
+    other = runner.invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", tmp_path / "c.gpkg", ok=True)
+    assert "checked under" not in other.stderr and latest_run(tmp_path / "c.gpkg")["profile"] == "fort-plain"
+    runner.invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store, ok=True)
+    after = runner.invoke("analyze", "--data", store, "--out", store, ok=True)
+    assert "checked under" not in after.stderr and "--profile fort-plain" in after.stderr
+
+
 def test_a_run_records_the_measuring_crs_it_took_from_the_layers(runner, tmp_path):
     """A store never analysed is measured in the CRS its layers were checked in; the run records it, and the record
     then says it for every later command."""

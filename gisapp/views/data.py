@@ -24,7 +24,7 @@ from gisapp import services
 from gisapp.errors import field_for, problem_view, upload_too_large, web_text
 from gisapp.security import requires
 from gisapp.state import recorded_spec
-from gisapp.words import measured_in, measuring_crs_note, size_words
+from gisapp.words import measured_in, measuring_crs_note, size_words, unanalysed_profile_note
 from gisapp.workspace import WorkspaceSpec
 from layers.crs import crs_label, parse_crs, suggested_measuring_crs
 from layers.errors import LayerError, LayerValidationError
@@ -120,20 +120,28 @@ def upload_form(message: str | None = None, status: int = 200):
             }
         )
     previous = [p | {"saved": _when(p["saved_at"]), "mb": p["bytes"] / 2**20} for p in previous_stores(town)]
+    run, spec = latest_run(town), recorded_spec(town)
     page = render_template(
         "data/upload.html",
         workspaces=workspaces,
         previous=previous,
         town_counts=layer_counts(town),  # {} before the store exists (a GeoPackage or a PostGIS schema)
-        town_run=latest_run(town),
+        town_run=run,
         # the measuring CRS given for its data (outside New York): its run's, or the one its layers were checked in
-        town_measured_in=measured_in(recorded_spec(town).crs),
+        town_measured_in=measured_in(spec.crs),
+        # never analysed: the profile a run applies, the one its layers were checked under (else the default)
+        town_profile_note=None if run else _profile_note(town, spec),
         used_mb=owner_usage(_root(), g.user) / 2**20,
         quota_mb=config["UPLOAD_QUOTA_BYTES"] / 2**20,
         ttl_hours=config["UPLOAD_TTL_HOURS"],
         message=message,
     )
     return page, status
+
+
+def _profile_note(store: str, spec: WorkspaceSpec) -> str:
+    """Which profile a run of ``store``, never analysed, applies (``spec``, its ``recorded_spec``), and why."""
+    return unanalysed_profile_note(spec.profile, spec.overrides, checked=bool(services.checked_spec(store).profile))
 
 
 def _when(stamp) -> str:
@@ -360,9 +368,12 @@ def validate(token: str):
             raise
         return mapping(token, message=web_text(exc, upload=True), status=422)  # kept: the field below fixes it
     frames = {k: getattr(ws.layers, k) for k in SPECS if getattr(ws.layers, k, None) is not None}
-    # Under the upload store's writer lock, with the CRS the layers were written in when not the profile's: the
-    # store's runs are measured in it until one records its own, the upload's and, once published, the town's.
-    open_store(folder / "store.gpkg").write_layers(frames, overwrite=True, measuring_crs=spec.crs)
+    # Under the upload store's writer lock, with the CRS the layers were written in when not the profile's and the
+    # profile (with the values set on it) they were checked under: the store's runs are measured in that CRS and
+    # run under that profile until one records its own, the upload's and, once published, the town's.
+    open_store(folder / "store.gpkg").write_layers(
+        frames, overwrite=True, measuring_crs=spec.crs, profile=spec.profile, profile_settings=spec.overrides
+    )
     return _usable_report(token, ws, sources, spec)
 
 
@@ -536,6 +547,8 @@ def publish(token: str):
     if not store.exists():
         raise LayerError('Check the upload first: press "Check the data" on its column-mapping page.')
     name = read_meta(folder).get("name", token)
+    town = current_app.config["STORE"]
+    replaced = latest_run(town)  # the profile the store it replaces was last analysed under, to compare
     try:
         publish_store(
             current_app.config["STORE"],
@@ -549,7 +562,22 @@ def publish(token: str):
     if session.get("workspace") == token:
         session.pop("workspace")
     shutil.rmtree(folder, ignore_errors=True)  # it is the town's store now
-    return upload_form(message=f"{name} is now the town's store. The store it replaced is kept below.")
+    return upload_form(message=_published(name, town, replaced))
+
+
+def _published(name: str, town: str, replaced: dict | None) -> str:
+    """What publishing says: the upload is the town's store, the replaced one is kept, and, when the upload was never
+    run, which profile a run of it applies, and the profile the store it replaced was analysed under where another:
+    a planner must not take the new data to be run under the town's ordinance of before without seeing it."""
+    said = f"{name} is now the town's store. The store it replaced is kept below."
+    if latest_run(town):
+        return said  # run as an upload: its run record says the profile, as the map's run line does
+    spec = recorded_spec(town)
+    said += f" Not analysed yet. {_profile_note(town, spec)}"
+    before = (replaced or {}).get("profile")
+    if before and before != spec.profile:
+        said += f" The store it replaced was last analysed under the profile {before}."
+    return said
 
 
 @bp.post("/restore")

@@ -27,6 +27,7 @@ from gisapp.words import (
     number,
     settings_text,
     town_date,
+    unanalysed_profile_note,
     words,
 )
 from layers.mapsheet import SheetLayers, SheetText
@@ -89,7 +90,15 @@ def index():
     parts = _parts(data)
     parts = replace(parts, header=parts.header.replace("<script>", f'<script nonce="{g.csp_nonce}">'))
     statuses = [*STATUSES] if data.has_results else ["not_analysed"]
-    chosen = (run or {}).get("profile") or _upload_profile(data.path) or spec.profile
+    # The latest run's profile; before any, the one the layers were checked under (the upload's, published with them)
+    chosen = (run or {}).get("profile") or spec.profile
+    profile_note, profile_checked = None, False
+    if run is None:  # the run line says which profile a run applies and why
+        checked = data.cache.get("checked")
+        if checked is None:
+            checked = data.cache["checked"] = services.checked_spec(data.path)
+        profile_checked = bool(checked.profile)
+        profile_note = unanalysed_profile_note(spec.profile, spec.overrides, checked=profile_checked)
     reasons = services.notice_reasons_by_profile()  # the run form offers each profile's own reasons only
     config = {
         "colours": STATUS_COLOURS,
@@ -119,18 +128,10 @@ def index():
         digitised_direction=spec.digitised_direction,
         notice_reasons=reasons.get(chosen, []),
         chosen_profile=chosen,
+        profile_note=profile_note,
+        profile_checked=profile_checked,
         config=json.dumps(config),
     )
-
-
-def _upload_profile(store: str) -> str | None:
-    """The profile a planner checked their upload for (Data page), for the run form of an upload never analysed."""
-    from gisapp.state import workspace_store
-    from layers.uploads import read_meta
-
-    if store != workspace_store():
-        return None
-    return read_meta(Path(store).parent).get("profile")
 
 
 @bp.get("/tiles/blank/<int:z>/<int:x>/<int:y>.png")
