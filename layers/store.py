@@ -402,14 +402,7 @@ class GeoPackageStore(Store):
     # -- settings
 
     def read_setting(self, key: str) -> str | None:
-        if not self.path.is_file():
-            return None
-        try:
-            with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)) as con:
-                row = con.execute(f"SELECT value FROM {SETTINGS_TABLE} WHERE key = ?", (key,)).fetchone()
-        except (sqlite3.Error, UnicodeDecodeError):  # a damaged file: reading its layers says so, in one sentence
-            return None
-        return row[0] if row else None
+        return _settings(self.path).get(key)
 
     def write_setting(self, key: str, value: str) -> None:
         """Taken under the writer lock: a run swapping in a copy of the store at the same moment would lose it."""
@@ -620,18 +613,20 @@ def _replace(tmp: Path, path: Path, attempts: int = 20) -> None:
 
 
 def _settings(path: Path) -> dict[str, str]:
+    """The GeoPackage's settings; none for a file that is not there, has no settings table, or is damaged (reading
+    its layers says so, in one sentence: its settings are not read first to fail another way)."""
+    if not path.is_file():
+        return {}
     try:
         with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
             return dict(con.execute(f"SELECT key, value FROM {SETTINGS_TABLE}").fetchall())
-    except sqlite3.Error:
+    except (sqlite3.Error, UnicodeDecodeError):
         return {}
 
 
 def _town_settings(path: Path) -> dict[str, str]:
     """The settings of the store at ``path`` that stay with the town when other layers are published or restored
     over it (its notice register): every one but those of its layers (``DATA_SETTINGS``)."""
-    if not path.exists():
-        return {}
     return {k: v for k, v in _settings(path).items() if k not in DATA_SETTINGS}
 
 

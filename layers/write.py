@@ -293,14 +293,12 @@ def write_layers(
             write_settings(where, settings)
 
 
-def write_settings(path: str | Path, values: dict[str, str], *, remove: tuple[str, ...] = ()) -> None:
+def write_settings(path: str | Path, values: dict[str, str]) -> None:
     """Keep ``values`` in the GeoPackage's settings table (``SETTINGS_TABLE``: key, value), replacing those of the
-    same keys, and delete the ``remove`` keys; the caller holds the file's writer lock or writes a copy nobody
-    else sees."""
+    same keys; the caller holds the file's writer lock or writes a copy nobody else sees."""
     with closing(sqlite3.connect(str(path))) as con, con:
         con.execute(f"CREATE TABLE IF NOT EXISTS {SETTINGS_TABLE} (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         con.executemany(f"INSERT OR REPLACE INTO {SETTINGS_TABLE} (key, value) VALUES (?, ?)", values.items())
-        con.executemany(f"DELETE FROM {SETTINGS_TABLE} WHERE key = ?", [(k,) for k in remove])
 
 
 def add_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, scratch: bool = False) -> list[str]:

@@ -600,6 +600,47 @@ def test_the_run_form_takes_settings_and_the_direction_in_chromium(store, tmp_pa
     assert run["distance_ft"] == 200.0 and run["workspace"]["digitised_direction"] is True
 
 
+def _upload_in_chromium(browser, url: str, archive: Path):
+    """``archive`` uploaded on the Data page in Chromium: its column-mapping page's "Measuring CRS" field."""
+    from selenium.webdriver.common.by import By
+
+    browser.get(url + "/data/upload")
+    browser.find_element(By.NAME, "dataset").send_keys(str(archive))
+    browser.find_element(By.CSS_SELECTOR, "form button").click()
+    return wait_for(browser, lambda: browser.find_elements(By.ID, "measuring-crs"))[0]
+
+
+def _check_and_publish_in_chromium(browser, url: str):
+    """The upload on its column-mapping page checked ("Check the data") and published at once: the message saying so."""
+    from selenium.webdriver.common.by import By
+
+    from tests.test_web import message_saying
+
+    browser.find_element(By.CSS_SELECTOR, "#mapping-form button[type=submit]").click()
+    wait_for(browser, lambda: browser.find_elements(By.ID, "use-dataset"))
+    browser.get(url + "/data/upload")
+    browser.find_element(By.CSS_SELECTOR, ".publish-form button").click()
+    return message_saying(browser, "is now the town's store")
+
+
+def _run_from_the_map(browser) -> str:
+    """Press the map's Run and wait: the run line once it says what must connect, or the job's failure."""
+    from selenium.webdriver.common.by import By
+
+    browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]").click()
+    return wait_for(
+        browser,
+        lambda: (
+            (
+                "must connect" in (t := " ".join(browser.find_element(By.ID, "run-info").text.split()))
+                or "Failed" in (t := browser.find_element(By.ID, "job").text)
+            )
+            and t
+        ),
+        180,
+    )
+
+
 @pytest.mark.browser
 def test_data_outside_new_york_uploaded_checked_and_run_in_chromium(store, tmp_path, browser, runner):  # noqa: F811
     """A planner uploads data from Bellinge, Denmark, sets nothing (the "Measuring CRS" field comes filled in), checks
@@ -621,27 +662,13 @@ def test_data_outside_new_york_uploaded_checked_and_run_in_chromium(store, tmp_p
     mandated = results[results["status"] == "mandated"].iloc[0]
     app = make_app(store, tmp_path / "web")
     with serving(app) as url:
-        browser.get(url + "/data/upload")
-        browser.find_element(By.NAME, "dataset").send_keys(str(archive))
-        browser.find_element(By.CSS_SELECTOR, "form button").click()
-        field = wait_for(browser, lambda: browser.find_elements(By.ID, "measuring-crs"))[0]
+        field = _upload_in_chromium(browser, url, archive)
         assert field.get_attribute("value") == suggested
         shot(browser, "upload-abroad-mapping")
         browser.find_element(By.CSS_SELECTOR, "#mapping-form button[type=submit]").click()
         wait_for(browser, lambda: browser.find_elements(By.ID, "use-dataset"))[0].click()
         wait_for(browser, lambda: browser.execute_script("return document.body.dataset.loaded"))
-        browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]").click()
-        info = wait_for(
-            browser,
-            lambda: (
-                (
-                    "must connect" in (t := " ".join(browser.find_element(By.ID, "run-info").text.split()))
-                    or "Failed" in browser.find_element(By.ID, "job").text
-                )
-                and t
-            ),
-            180,
-        )
+        info = _run_from_the_map(browser)
         assert f"60 parcels, {(results['status'] == 'mandated').sum()} must connect" in info, info
         popup = open_popup(browser, url, mandated["parcel_id"])
         shot(browser, "upload-abroad-popup")
@@ -658,36 +685,16 @@ def test_data_outside_new_york_published_before_any_run_runs_in_chromium(store, 
     was deleted with the upload); it is measured in the upload's, and the run line says so."""
     from selenium.webdriver.common.by import By
 
-    from tests.test_web import message_saying
-
     archive = _abroad(tmp_path)
     suggested = _cli_suggestion(runner, archive)
     app = make_app(store, tmp_path / "web")
     with serving(app) as url:
-        browser.get(url + "/data/upload")
-        browser.find_element(By.NAME, "dataset").send_keys(str(archive))
-        browser.find_element(By.CSS_SELECTOR, "form button").click()
-        field = wait_for(browser, lambda: browser.find_elements(By.ID, "measuring-crs"))[0]
+        field = _upload_in_chromium(browser, url, archive)
         assert field.get_attribute("value") == suggested
-        browser.find_element(By.CSS_SELECTOR, "#mapping-form button[type=submit]").click()
-        wait_for(browser, lambda: browser.find_elements(By.ID, "use-dataset"))
-        browser.get(url + "/data/upload")
-        browser.find_element(By.CSS_SELECTOR, ".publish-form button").click()
-        assert message_saying(browser, "is now the town's store").is_displayed()
+        assert _check_and_publish_in_chromium(browser, url).is_displayed()
         browser.get(url + "/")
         wait_for(browser, lambda: browser.execute_script("return document.body.dataset.loaded"))
-        browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]").click()
-        info = wait_for(
-            browser,
-            lambda: (
-                (
-                    "must connect" in (t := " ".join(browser.find_element(By.ID, "run-info").text.split()))
-                    or "Failed" in (t := browser.find_element(By.ID, "job").text)
-                )
-                and t
-            ),
-            180,
-        )
+        info = _run_from_the_map(browser)
         shot(browser, "upload-abroad-published-run")
         assert f"measured in {suggested} (WGS 84 / UTM zone 32N), 60 parcels" in info, info
         browser.get(url + "/data/upload")
@@ -706,22 +713,13 @@ def test_the_run_form_starts_from_the_profile_a_published_upload_was_checked_und
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    from tests.test_web import message_saying
-
     archive = tmp_path / "town.zip"
     archive.write_bytes(_zipped(tmp_path))
     app = make_app(store, tmp_path / "web")
     with serving(app) as url:
-        browser.get(url + "/data/upload")
-        browser.find_element(By.NAME, "dataset").send_keys(str(archive))
-        browser.find_element(By.CSS_SELECTOR, "form button").click()
-        chosen = Select(wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "select[name=profile]"))[0])
-        chosen.select_by_value("poughkeepsie")
-        browser.find_element(By.CSS_SELECTOR, "#mapping-form button[type=submit]").click()
-        wait_for(browser, lambda: browser.find_elements(By.ID, "use-dataset"))
-        browser.get(url + "/data/upload")
-        browser.find_element(By.CSS_SELECTOR, ".publish-form button").click()
-        said = message_saying(browser, "is now the town's store").text
+        _upload_in_chromium(browser, url, archive)
+        Select(browser.find_element(By.CSS_SELECTOR, "select[name=profile]")).select_by_value("poughkeepsie")
+        said = _check_and_publish_in_chromium(browser, url).text
         open_map(browser, url)
         shot(browser, "upload-published-run-form-profile")
         profile = Select(browser.find_element(By.CSS_SELECTOR, "#run-form select[name=profile]"))
