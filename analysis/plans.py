@@ -45,6 +45,7 @@ from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
 from analysis.network import SewerNetwork
 from analysis.network_checks import spacing_limits_ft
+from analysis.plan_route import CROSSES, ENDS_ON, RUNS_ALONG, mains_crossed, parcels_crossed
 from analysis.profiles import OVERRIDDEN_FLAG, SETTING_FLAG, Profile, bracketed, citation_clause, flagged
 from analysis.streets import street_pairs
 from analysis.trace import connect_parcels, sewershed, trace_down
@@ -158,6 +159,8 @@ class PlanResult:
     downstream: dict
     units: float
     parcel_rows: list[dict]
+    main_crossings: list[dict] = field(default_factory=list)
+    easements: list[dict] = field(default_factory=list)
     parcels: gpd.GeoDataFrame = field(repr=False, default=None)
     line: object = field(repr=False, default=None)
     built: object = field(repr=False, default=None)
@@ -192,6 +195,8 @@ class PlanResult:
             "downstream": self.downstream,
             "units": self.units,
             "parcels": self.parcel_rows,
+            "main_crossings": self.main_crossings,
+            "easements": self.easements,
         }
 
 
@@ -384,6 +389,20 @@ def plan_extension(
     requirements, sections, leakage = _requirements(built, diameter_in, material, manholes, profile, fpu)
     downstream = _downstream(connection, network, profile, reach.added_peak_gpd, present_recorded=present.recorded)
     checks += _downstream_checks(connection, downstream, network, profile)
+    snap = profile.network.snap_tolerance_ft.value / fpu
+    crossings = mains_crossed(
+        built,
+        mains,
+        connects_at=[connection.xy] if connection.xy is not None else [],
+        manholes_xy=network.node_xy[network.node_is_manhole] if network is not None else np.zeros((0, 2)),
+        tolerance=snap,
+        fpu=fpu,
+    )
+    crossed = parcels_crossed(
+        built, parcels, profile=profile, streets=streets, sewer_rights_of_way=sewer_rights_of_way, fpu=fpu
+    )
+    ways_known = any(layer is not None and len(layer) for layer in (streets, sewer_rights_of_way))
+    checks += _route_checks(crossings, crossed, connection, profile, crs=parcels.crs, ways_known=ways_known)
 
     flows = reach.flows
     newly = chosen["category"].to_numpy() == "newly mandated"
@@ -420,6 +439,8 @@ def plan_extension(
         downstream=downstream,
         units=float(np.nansum(flows["units"].to_numpy()[newly])),
         parcel_rows=rows,
+        main_crossings=crossings.to_dict("records"),
+        easements=crossed.to_dict("records"),
         parcels=chosen,
         line=line,
         built=built,
@@ -1190,6 +1211,101 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
     return checks
 
 
+def _route_checks(crossings, crossed, conn: _Connection, profile: Profile, *, crs, ways_known: bool) -> list[Check]:
+    """Two design checks of where the main runs (``analysis.plan_route``): the existing mains it crosses away from
+    where it connects, and the private parcels it crosses (easements), each saying where and what to do.
+
+    Neither is a rule of the laws sewerplan encodes, so each says it is a design check and cites no section; where
+    the profile holds a section on easements (``design.easements_in_law``: Wappinger's § 196-21B), the easements
+    check cites it.
+    """
+    snap, design = profile.network.snap_tolerance_ft, profile.design
+    where = getattr(crs, "to_string", lambda: str(crs))()
+    joins = f"where it connects ({conn.label})" if conn.label else "its ends"
+    counted = (
+        f"A design check, not a section of the law; a main met within {snap.value:g} ft of where it connects or of "
+        "an existing manhole (the snap tolerance) is met there, not crossed."
+    )
+    if len(crossings) == 0:
+        text = f"The main as built meets no existing main except {joins}. {counted}"
+        verdict = MEETS
+    else:
+        listing = "; ".join(_crossing_text(r, where) for r in crossings.to_dict("records"))
+        n = len(crossings)
+        text = (
+            f"The main as built meets existing mains in {n} place{'s' if n != 1 else ''} away from {joins}, with no "
+            f"manhole there: {listing}. Two pipes crossing at one place without a manhole is not a design to submit: "
+            "move the main clear of them, join them in a manhole there, or have the engineer show the clearance "
+            f"between the pipes at each crossing. {counted}"
+        )
+        verdict = REVIEW
+    checks = [
+        Check(
+            "main_crossings",
+            verdict,
+            flagged("design check", OVERRIDDEN_FLAG if snap.overridden else "", SETTING_FLAG),
+            text,
+        )
+    ]
+
+    rule, least = design.easements_in_law, design.easement_min_ft
+    set_flag = OVERRIDDEN_FLAG if least.overridden else ""
+    section = (
+        flagged(rule.citation, set_flag, SETTING_FLAG)
+        if rule.value
+        else flagged("design check", set_flag, SETTING_FLAG)
+    )
+    law = (
+        f"The law lets the municipality hold and maintain a sewer on private land only through an easement "
+        f"{rule.cited}."
+        if rule.value
+        else "A design check, not a section of the law: the law says nothing of where a main may be laid."
+    )
+    slivers = (
+        f"A parcel crossed for less than {least.value:g} ft in all (a sliver where the street edge and the tax map "
+        "do not meet) is not counted."
+    )
+    ways = "every street and sewer right-of-way" if ways_known else "every street right-of-way"
+    unknown_ways = (
+        ""
+        if ways_known
+        else " No streets layer was given, so where the streets lie is not known: a parcel that runs to the middle "
+        "of the road is counted as private land here."
+    )
+    if len(crossed) == 0:
+        text = f"The main as built crosses no private parcel outside {ways}. {slivers}{unknown_ways}"
+        return [*checks, Check("easements", MEETS, section, text)]
+    total = float(crossed["length_ft"].sum())
+    n = len(crossed)
+    listing = "; ".join(
+        f"{r['parcel_id']}"
+        + (
+            f" ({', '.join(v for v in (r['owner_name'], r['site_address']) if v)})"
+            if r["owner_name"] or r["site_address"]
+            else ""
+        )
+        + f" {r['length_ft']:,.1f} ft, stations {r['from_station_ft']:,.0f} to {r['to_station_ft']:,.0f} ft"
+        for r in crossed.to_dict("records")
+    )
+    text = (
+        f"The main as built runs {total:,.1f} ft across {n} private parcel{'s' if n != 1 else ''} outside {ways}: "
+        f"{listing}. A main on private land needs an easement from each owner before it is built: get the easements, "
+        f"or move the main into the street. {law} {slivers}{unknown_ways}"
+    )
+    return [*checks, Check("easements", REVIEW, section, text)]
+
+
+def _crossing_text(row: dict, crs: str) -> str:
+    """One place the main meets an existing main, as a board reads it: which main, how, and where."""
+    kind = ", ".join(v for v in (row["sewer_type"], row["status"]) if v)
+    main = f"{row['main_id']}" + (f" ({kind})" if kind else "")
+    at = f"(x {row['x']:,.1f}, y {row['y']:,.1f} in {crs})"
+    if row["kind"] == RUNS_ALONG:
+        return f"runs along {main} for {row['length_ft']:,.1f} ft around station {row['station_ft']:,.0f} ft {at}"
+    verb = {CROSSES: "crosses", ENDS_ON: "its upper end lies on"}[row["kind"]]
+    return f"{verb} {main} at station {row['station_ft']:,.0f} ft {at}"
+
+
 def _unknown_mains(rows: list[dict]) -> str:
     """Why each main on the path has no capacity, each reason once with the mains it holds for.
 
@@ -1326,6 +1442,9 @@ COMPARE_MEASURES = (
     ("diameter_in", "Diameter (in)"),
     ("connecting_ft", "Connecting main (ft)"),
     ("new_manholes", "New manholes"),
+    ("main_crossings", "Crossings of existing mains away from a manhole"),
+    ("easement_parcels", "Private parcels crossed (easements needed)"),
+    ("easement_ft", "Length of main across private parcels (ft)"),
     ("checks_not_met", "Design checks not met"),
     ("open_checks", "Checks for the engineer or not known"),
     ("capacity", "Downstream capacity"),
@@ -1381,6 +1500,10 @@ def _measures(saved: dict) -> dict:
         "diameter_in": saved.get("diameter_in", r.get("diameter_in")),
         "connecting_ft": (r.get("connecting_main") or {}).get("length_ft", 0.0),
         "new_manholes": sum(1 for m in r["manholes"] if not m.get("existing")),
+        # None for a scenario saved before plans looked for crossings and easements: not known, not none
+        "main_crossings": len(r["main_crossings"]) if "main_crossings" in r else None,
+        "easement_parcels": len(r["easements"]) if "easements" in r else None,
+        "easement_ft": round(sum(e["length_ft"] for e in r["easements"]), 1) if "easements" in r else None,
         "checks_not_met": ", ".join(_plain(c) for c in checks if verdict(c) == FAILS) or "none",
         "open_checks": ", ".join(_plain(c) for c in checks if verdict(c) in (REVIEW, UNKNOWN)) or "none",
         "capacity": capacity,

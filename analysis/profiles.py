@@ -393,6 +393,8 @@ class DesignRules:
     vacant_lots_benefit: Rule = _rule(bool)
     min_share_per_parcel: Rule = _rule((int, float))
     typical_flow_gpd_by_class: Rule = _rule(dict)
+    easements_in_law: Rule = _rule(bool)
+    easement_min_ft: Rule = _rule((int, float), **_feet(MAX_SNAP_FT))
 
 
 @dataclass(frozen=True)

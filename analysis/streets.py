@@ -52,22 +52,13 @@ def street_pairs(
     """
     m = profile.measurement
     geoms = np.asarray(streets.geometry.values)
-    linear = shapely.get_dimensions(geoms) == 1
-    width_ft = np.full(len(geoms), float(m.default_row_width_ft.value))
-    if "row_width_ft" in streets.columns:
-        given = pd.to_numeric(streets["row_width_ft"], errors="coerce").to_numpy(float)
-        width_ft = np.where(np.isfinite(given) & (given > 0), given, width_ft)
+    width_ft = _row_width_ft(streets, profile)
     half = width_ft / 2 / fpu
     tol = m.abut_tolerance_ft.value / fpu
 
-    row, reach = geoms.copy(), geoms.copy()
-    straight = linear & (shapely.get_num_coordinates(geoms) == 2) & (shapely.get_type_id(geoms) == 1)
-    row[straight] = _rectangles(geoms[straight], half[straight], 0.0)
+    row, straight = _rights_of_way(geoms, half, workers)
+    reach = geoms.copy()
     reach[straight] = _rectangles(geoms[straight], half[straight] + tol, tol)
-    bent = np.flatnonzero(linear & ~straight)
-    row[bent] = elementwise(
-        shapely.buffer, geoms[bent], half[bent], workers=workers, cap_style="flat", join_style="mitre", mitre_limit=2
-    )
     rest = np.flatnonzero(~straight)
     reach[rest] = (
         elementwise(
@@ -107,6 +98,44 @@ def street_pairs(
         sewered=sewered,
         street_names=names.astype(object).where(names.notna(), None).to_numpy(object),
     )
+
+
+def rights_of_way(streets: gpd.GeoDataFrame, *, profile: Profile, fpu: float, workers: int = 1) -> np.ndarray:
+    """Each street's right-of-way as a polygon, as the analysis reads it (see the module docstring): a proposed main
+    is tested against the same streets the mandate measures a parcel's abutting against.
+
+    Examples
+    --------
+    >>> from analysis.profiles import load_profile
+    >>> from shapely.geometry import LineString
+    >>> streets = gpd.GeoDataFrame({"row_width_ft": [40.0]}, geometry=[LineString([(0, 0), (100, 0)])])
+    >>> rights_of_way(streets, profile=load_profile("fort-plain"), fpu=1.0)[0].bounds
+    (0.0, -20.0, 100.0, 20.0)
+    """
+    geoms = np.asarray(streets.geometry.values)
+    return _rights_of_way(geoms, _row_width_ft(streets, profile) / 2 / fpu, workers)[0]
+
+
+def _row_width_ft(streets: gpd.GeoDataFrame, profile: Profile) -> np.ndarray:
+    """Each street's right-of-way width: its ``row_width_ft``, else the profile's ``default_row_width_ft``."""
+    width_ft = np.full(len(streets), float(profile.measurement.default_row_width_ft.value))
+    if "row_width_ft" in streets.columns:
+        given = pd.to_numeric(streets["row_width_ft"], errors="coerce").to_numpy(float)
+        width_ft = np.where(np.isfinite(given) & (given > 0), given, width_ft)
+    return width_ft
+
+
+def _rights_of_way(geoms: np.ndarray, half: np.ndarray, workers: int) -> tuple[np.ndarray, np.ndarray]:
+    """The right-of-way polygons of ``geoms`` (a polygon is its own), and which were straight two-point lines."""
+    linear = shapely.get_dimensions(geoms) == 1
+    row = geoms.copy()
+    straight = linear & (shapely.get_num_coordinates(geoms) == 2) & (shapely.get_type_id(geoms) == 1)
+    row[straight] = _rectangles(geoms[straight], half[straight], 0.0)
+    bent = np.flatnonzero(linear & ~straight)
+    row[bent] = elementwise(
+        shapely.buffer, geoms[bent], half[bent], workers=workers, cap_style="flat", join_style="mitre", mitre_limit=2
+    )
+    return row, straight
 
 
 def _rectangles(segments: np.ndarray, half: np.ndarray, extend: float) -> np.ndarray:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import geopandas as gpd
 import numpy as np
@@ -15,8 +16,10 @@ from shapely.geometry import LineString, Point, box
 
 from analysis.errors import AnalysisError
 from analysis.network import build_network
+from analysis.plan_route import mains_crossed, parcels_crossed
 from analysis.plans import (
     MEETS,
+    REVIEW,
     VERDICTS,
     allocate_cents,
     compare_plans,
@@ -52,7 +55,7 @@ OWNERS = {
 OCCUPIED = (1, 2, 3, 5, 6, 8)
 
 
-def layout(diameter=8.0, ds_invert=98.0, shift=(0, 0)):
+def layout(diameter=8.0, ds_invert=98.0, shift=(0, 0), extra_mains=()):
     def f(rows):
         return ny_frame(rows) if shift != (0, 0) else frame(rows)
 
@@ -72,7 +75,8 @@ def layout(diameter=8.0, ds_invert=98.0, shift=(0, 0)):
                 "us_invert_ft": 100.0,
                 "ds_invert_ft": ds_invert,
                 "geometry": LineString([(0, 0), (-400, 0)]),
-            }
+            },
+            *extra_mains,
         ]
     )
     manholes = f([{"manhole_id": "A", "geometry": Point(0, 0)}, {"manhole_id": "P", "geometry": Point(-400, 0)}])
@@ -606,6 +610,131 @@ def test_manning_full_pipe_capacity():
     assert manning_capacity_gpd(8, 0.004, 0.013) / 646_317 == pytest.approx(0.77, abs=0.01)
 
 
+# -- where the main runs: crossings of existing mains, easements across private parcels ----------------------------
+
+# An existing main M-9 running north-south across Oak St at x = 450, with no manhole where the Oak St main crosses it.
+M9 = {"main_id": "M-9", "sewer_type": "sanitary", "diameter_in": 8.0, "geometry": LineString([(450, -100), (450, 100)])}
+# In Oak St to x = 520, then north 65 ft: the last 40 ft (y 25 to 65) through L5's front yard (L5: x 500-600).
+INTO_L5 = LineString([(0, 0), (520, 0), (520, 65)])
+
+
+def test_a_main_crossing_an_existing_main_is_found_where_it_crosses():
+    r = run(town=layout(extra_mains=[M9])).as_dict()
+    assert r["main_crossings"] == [
+        {
+            "main_id": "M-9",
+            "sewer_type": "sanitary",
+            "status": "",
+            "kind": "crosses",
+            "x": 450.0,
+            "y": 0.0,
+            "station_ft": 450.0,
+            "length_ft": 0.0,
+        }
+    ]
+    found = check(r, "main_crossings")
+    assert found["verdict"] == REVIEW and found["section"] == "design check (profile setting)"
+    assert "crosses M-9 (sanitary) at station 450 ft (x 450.0, y 0.0 in EPSG:2260)" in found["message"]
+    assert "not a section of the law" in found["message"] and "clearance" in found["message"]
+    assert r["easements"] == []  # in the street all the way
+
+
+def test_a_main_ending_on_the_manhole_it_connects_to_crosses_nothing():
+    # Oak St's main starts exactly on manhole A, where M-1 ends: that is where it connects, not a crossing.
+    r = run().as_dict()
+    assert r["main_crossings"] == [] and check(r, "main_crossings")["verdict"] == MEETS
+    assert "except where it connects (A)" in check(r, "main_crossings")["message"]
+    # Drawn half a foot past A, over M-1: within network.snap_tolerance_ft (1 ft) of A, so still where it connects.
+    r = run(proposed=LineString([(-0.5, 0), (900, 0)])).as_dict()
+    assert r["main_crossings"] == []
+    # Set to a tighter reading, the end lies on M-1 half a foot short of A (a new manhole there), and the half foot
+    # to A is found lying over M-1.
+    tight = load_profile("fort-plain", overrides={"network.snap_tolerance_ft": "0.1"})
+    r = run(proposed=LineString([(-0.5, 0), (900, 0)]), profile=tight).as_dict()
+    assert [(c["main_id"], c["kind"], c["length_ft"]) for c in r["main_crossings"]] == [("M-1", "runs along", 0.5)]
+    assert check(r, "main_crossings")["section"] == "design check (value set by the user; profile setting)"
+
+
+def test_crossings_ends_on_and_runs_along_by_hand():
+    mains = frame(
+        [
+            {"main_id": "X", "geometry": LineString([(100, -50), (100, 50)])},  # crossed at station 100
+            {"main_id": "E", "geometry": LineString([(400, -50), (400, 50)])},  # the upper end lies on it
+            {"main_id": "R", "geometry": LineString([(200, 0), (300, 0)])},  # run along for 100 ft
+            {"main_id": "C", "geometry": LineString([(0, 0), (0, -80)])},  # ends where the main connects
+            {"main_id": "H", "geometry": LineString([(350, 50), (350, -50)])},  # crossed at an existing manhole
+        ]
+    )
+    found = mains_crossed(
+        LineString([(0, 0), (400, 0)]),
+        mains,
+        connects_at=[(0, 0)],
+        manholes_xy=np.array([[350.0, 0.4]]),
+        tolerance=1.0,
+    )
+    assert found[["main_id", "kind", "x", "y", "station_ft", "length_ft"]].values.tolist() == [
+        ["X", "crosses", 100.0, 0.0, 100.0, 0.0],
+        ["R", "runs along", 250.0, 0.0, 250.0, 100.0],
+        ["E", "ends on", 400.0, 0.0, 400.0, 0.0],
+    ]
+
+
+def test_a_main_through_a_front_yard_needs_an_easement_with_its_length_in_feet():
+    r = run(proposed=INTO_L5).as_dict()
+    assert r["easements"] == [
+        {
+            "parcel_id": "L5",
+            "owner_name": "NG MAI",
+            "site_address": "500 Oak St",
+            "length_ft": 40.0,
+            "from_station_ft": 545.0,
+            "to_station_ft": 585.0,
+        }
+    ]
+    found = check(r, "easements")
+    assert found["verdict"] == REVIEW and found["section"] == "design check (profile setting)"
+    assert "L5 (NG MAI, 500 Oak St) 40.0 ft, stations 545 to 585 ft" in found["message"]
+    assert "needs an easement from each owner" in found["message"]
+    assert "not a section of the law" in found["message"]  # Fort Plain's Chapter 144 has none: no section invented
+    # Wappinger's § 196-21B: the Town maintains works on private land only through an easement it holds.
+    wp = load_profile("wappinger", overrides={"mandate.distance_ft": "100"})
+    found = check(run(proposed=INTO_L5, profile=wp).as_dict(), "easements")
+    assert found["section"] == "§ 196-21B (profile setting)" and "(§ 196-21B)" in found["message"]
+    assert wp.design.easements_in_law.value and not FP.design.easements_in_law.value
+
+
+def test_a_main_wholly_in_the_street_needs_no_easement_even_where_lots_run_to_the_centreline():
+    r = run().as_dict()
+    assert r["easements"] == [] and check(r, "easements")["verdict"] == MEETS
+    # A tax map whose lots run to the middle of the road: the street's right-of-way is taken out first.
+    town = layout()
+    town["parcels"] = town["parcels"].set_geometry([box(100 * i, 0, 100 * i + 100, 125) for i in range(1, 9)])
+    assert run(town=town).as_dict()["easements"] == []
+
+
+def test_a_sliver_at_the_street_edge_is_not_an_easement_unless_the_setting_says_so():
+    # 5 ft into L5 (y 25 to 30): under design.easement_min_ft (10 ft), rounding at the street edge.
+    sliver = LineString([(0, 0), (520, 0), (520, 30)])
+    assert run(proposed=sliver).as_dict()["easements"] == []
+    given = load_profile("fort-plain", overrides={"design.easement_min_ft": "4"})
+    r = run(proposed=sliver, profile=given).as_dict()
+    assert [(e["parcel_id"], e["length_ft"]) for e in r["easements"]] == [("L5", 5.0)]
+    assert check(r, "easements")["section"] == "design check (value set by the user; profile setting)"
+    assert "less than 4 ft" in check(r, "easements")["message"]
+
+
+def test_parcels_crossed_without_streets_counts_every_parcel_and_says_why():
+    town = layout()
+    crossed = parcels_crossed(INTO_L5, town["parcels"], profile=FP)
+    assert crossed[["parcel_id", "length_ft"]].values.tolist() == [["L5", 40.0]]
+    # Wappinger has no abutting test, so a plan runs without streets (Fort Plain's § 144-4 needs them).
+    wp = load_profile("wappinger", overrides={"mandate.distance_ft": "100"})
+    r = plan_extension(
+        INTO_L5, diameter_in=8, profile=wp, parcels=town["parcels"], mains=town["mains"], buildings=town["buildings"]
+    ).as_dict()
+    assert "No streets layer was given" in check(r, "easements")["message"]
+
+
 # -- the command line -------------------------------------------------------------------------------------------
 
 
@@ -696,6 +825,44 @@ def test_plan_cli_json_save_export_pdf(town_gpkg, tmp_path):
     assert misnamed.exit_code == 2 and 'a run of named streets is --streets-run "Oak St"' in said, said
     zero = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path)[:-1] + ["0"])
     assert zero.exit_code == 2 and "--diameter-in" in zero.output
+
+
+def test_plan_cli_says_where_the_main_crosses_a_main_and_which_parcels_need_easements(tmp_path):
+    """`sewerplan plan` prints both findings in its design checks, --json gives them row by row, and `plans --compare`
+    counts them beside the other measures."""
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), layout(shift=(1, 1), extra_mains=[M9]))
+    ny_frame([{"geometry": INTO_L5}]).to_file(tmp_path / "extension.geojson")
+    reg = str(tmp_path / "reg.sqlite")
+    result = CliRunner().invoke(
+        main, plan_args(data, tmp_path, "--json", "--save", "--name", "L5", "--register", reg), catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert [(c["main_id"], c["kind"], c["station_ft"]) for c in doc["main_crossings"]] == [("M-9", "crosses", 450.0)]
+    assert [(e["parcel_id"], e["length_ft"]) for e in doc["easements"]] == [("L5", 40.0)]
+    verdicts = {c["check"]: (c["verdict"], c["cited"]) for c in doc["design_checks"]}
+    assert (
+        verdicts["main_crossings"] == verdicts["easements"] == ("for the engineer", "(design check; profile setting)")
+    )
+    text = CliRunner(env={"COLUMNS": "300"}).invoke(main, plan_args(data, tmp_path), catch_exceptions=False).output
+    said = " ".join(text.replace("│", " ").split())
+    assert "main crossings for the engineer design check (profile setting)" in said
+    assert "crosses M-9 (sanitary) at station 450 ft" in said
+    assert "L5 (NG MAI, 500 Oak St) 40.0 ft, stations 545 to 585 ft" in said
+    assert "Design checks not met or open: main crossings (for the engineer); easements (for the engineer)" in said
+    pdf = tmp_path / "plan.pdf"
+    assert CliRunner().invoke(main, plan_args(data, tmp_path, "--pdf", str(pdf))).exit_code == 0
+    from pypdf import PdfReader
+
+    board = " ".join(" ".join(page.extract_text() for page in PdfReader(pdf).pages).split())
+    assert "crosses M-9 (sanitary) at station 450 ft" in board and "L5 (NG MAI, 500 Oak St) 40.0 ft" in board
+    compared = json.loads(CliRunner().invoke(main, ["plans", "--compare", "--register", reg, "--json"]).output)
+    assert {k: compared[0][k] for k in ("main_crossings", "easement_parcels", "easement_ft")} == {
+        "main_crossings": 1,
+        "easement_parcels": 1,
+        "easement_ft": 40.0,
+    }
 
 
 @pytest.mark.parametrize(
@@ -816,6 +983,8 @@ def test_a_split_by_frontage_with_no_frontage_says_it_is_the_split_by_parcel(tow
     from pypdf import PdfReader
 
     text = " ".join(" ".join(page.extract_text() for page in PdfReader(pdf).pages).split())
+    # A sentence running over a page break has the page's footer in its middle as the text is extracted.
+    text = re.sub(r" Town of Wappinger[^:]*: proposed sewer extension .*? page \d+ of \d+", "", text)
     assert text.count(told) == 2  # in the summary and under the split table
     ny_frame([{"geometry": OAK_ST_MAIN}]).to_file(tmp_path / "extension.geojson")
     on_street = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path))

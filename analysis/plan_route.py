@@ -1,0 +1,181 @@
+"""Where a proposed main runs: across existing mains, and across private parcels.
+
+Two things a municipal engineer looks for first in a drawn extension, both design checks rather than rules of the
+sewer-use laws sewerplan encodes:
+
+- **Crossings.** Two pipes crossing at one place with no manhole there is not a design an engineer submits: either
+  the new main joins the old one (in a manhole) or it must clear it. Every place the main as built (the drawn main
+  and its connecting main) meets an existing main is found, except where it connects and at an existing manhole:
+  within ``network.snap_tolerance_ft``, the tolerance by which the network and the plan's connection already read
+  "meets". A main it runs along (a street's main drawn over again) is found too, with the length it duplicates.
+- **Private land.** The main's length outside every street right-of-way (``analysis.streets.rights_of_way``, as the
+  mandate reads the streets) and every sewer right-of-way, across each parcel: a main there needs an easement from
+  each owner. A parcel crossed for less than ``design.easement_min_ft`` in all is not counted: the street edge of a
+  tax map and of a streets layer rarely meet, so a main crossing a street edge at a slant shows a sliver of
+  "parcel" that is street.
+
+Both return frames, one row per finding, with the station (feet along the built main from where it connects), so
+a board can be told where; ``analysis.plans`` words them as checks.
+"""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import numpy as np
+import pandas as pd
+import shapely
+
+from analysis.profiles import Profile
+from analysis.streets import rights_of_way
+
+CROSSES, ENDS_ON, RUNS_ALONG = "crosses", "ends on", "runs along"
+CROSSING_COLUMNS = ["main_id", "sewer_type", "status", "kind", "x", "y", "station_ft", "length_ft"]
+PARCEL_COLUMNS = ["parcel_id", "owner_name", "site_address", "length_ft", "from_station_ft", "to_station_ft"]
+
+
+def mains_crossed(
+    built,
+    mains: gpd.GeoDataFrame,
+    *,
+    connects_at: list[tuple[float, float]],
+    manholes_xy: np.ndarray,
+    tolerance: float,
+    fpu: float = 1.0,
+) -> pd.DataFrame:
+    """Every place the built main meets an existing main other than where it connects or at an existing manhole.
+
+    ``built`` runs from the connection up (``PlanResult.built``); ``connects_at`` are the points where it joins
+    the sewer (empty where that is not known: then both its ends are taken as joins), ``manholes_xy`` the existing
+    manholes, ``tolerance`` in the layers' units. One row per meeting: ``kind`` is ``crosses`` (the main passes
+    through), ``ends on`` (its upper end lies on the existing main) or ``runs along`` (it lies over the existing
+    main for ``length_ft``); ``x``, ``y`` where (the middle of a run along), ``station_ft`` its distance along the
+    built main from the connection.
+
+    Examples
+    --------
+    >>> from shapely.geometry import LineString
+    >>> mains = gpd.GeoDataFrame({"main_id": ["M-7"]}, geometry=[LineString([(200, -50), (200, 50)])])
+    >>> found = mains_crossed(LineString([(0, 0), (400, 0)]), mains, connects_at=[(0, 0)],
+    ...                       manholes_xy=np.zeros((0, 2)), tolerance=1.0)
+    >>> found[["main_id", "kind", "x", "y", "station_ft"]].values.tolist()
+    [['M-7', 'crosses', 200.0, 0.0, 200.0]]
+    """
+    empty = pd.DataFrame(columns=CROSSING_COLUMNS)
+    if mains is None or len(mains) == 0:
+        return empty
+    geoms = np.asarray(mains.geometry.values)
+    hit = mains.sindex.query(built, predicate="intersects")
+    if len(hit) == 0:
+        return empty
+    parts, which = shapely.get_parts(shapely.intersection(geoms[hit], built), return_index=True)
+    keep = ~shapely.is_empty(parts)
+    parts, which = parts[keep], hit[which[keep]]
+    ends = np.asarray(built.coords)[[0, -1], :2]
+    joins = np.asarray(connects_at, dtype=float).reshape(-1, 2) if len(connects_at) else ends
+    exempt = np.concatenate([joins, np.asarray(manholes_xy, dtype=float).reshape(-1, 2)])
+    zone = shapely.union_all(shapely.buffer(shapely.points(exempt), tolerance)) if len(exempt) else None
+    if zone is not None:
+        away = ~shapely.covered_by(parts, zone)
+        parts, which = parts[away], which[away]
+    if len(parts) == 0:
+        return empty
+    along = shapely.get_dimensions(parts) == 1
+    where = shapely.centroid(parts)
+    where[along] = shapely.line_interpolate_point(parts[along], 0.5, normalized=True)
+    xy = shapely.get_coordinates(where)
+    station = shapely.line_locate_point(built, where)
+    upper_end = shapely.dwithin(where, shapely.points(ends[1]), tolerance) & ~along
+    column = _text_column(mains, "main_id", fallback=pd.Series(mains.index.astype(str), index=mains.index))
+    out = pd.DataFrame(
+        {
+            "main_id": column[which],
+            "sewer_type": _text_column(mains, "sewer_type")[which],
+            "status": _text_column(mains, "status")[which],
+            "kind": np.where(along, RUNS_ALONG, np.where(upper_end, ENDS_ON, CROSSES)),
+            "x": np.round(xy[:, 0], 2),
+            "y": np.round(xy[:, 1], 2),
+            "station_ft": np.round(station * fpu, 1),
+            "length_ft": np.round(shapely.length(parts) * fpu, 1),
+        }
+    )
+    return out.sort_values(["station_ft", "main_id"], kind="stable").reset_index(drop=True)
+
+
+def parcels_crossed(
+    built,
+    parcels: gpd.GeoDataFrame,
+    *,
+    profile: Profile,
+    streets: gpd.GeoDataFrame | None = None,
+    sewer_rights_of_way: gpd.GeoDataFrame | None = None,
+    fpu: float = 1.0,
+) -> pd.DataFrame:
+    """The parcels the built main crosses outside every street and sewer right-of-way, and for how long.
+
+    One row per parcel crossed for at least ``design.easement_min_ft`` in all: its ID, owner and address, the
+    length of main across it (feet) and the stations (feet along the built main from the connection) where that
+    begins and ends. A tax map whose parcels run to the middle of the road is read right: the street's
+    right-of-way is taken out first.
+
+    Examples
+    --------
+    >>> from shapely.geometry import LineString, box
+    >>> from analysis.profiles import load_profile
+    >>> parcels = gpd.GeoDataFrame({"parcel_id": ["L5"]}, geometry=[box(500, 25, 600, 125)])
+    >>> streets = gpd.GeoDataFrame({"street_name": ["Oak St"]}, geometry=[LineString([(0, 0), (900, 0)])])
+    >>> main = LineString([(0, 0), (520, 0), (520, 65)])  # in the street, then 40 ft into L5
+    >>> parcels_crossed(main, parcels, profile=load_profile("fort-plain"), streets=streets)[
+    ...     ["parcel_id", "length_ft", "from_station_ft", "to_station_ft"]].values.tolist()
+    [['L5', 40.0, 545.0, 585.0]]
+    """
+    empty = pd.DataFrame(columns=PARCEL_COLUMNS)
+    ways = []
+    if streets is not None and len(streets):
+        ways.append(rights_of_way(streets, profile=profile, fpu=fpu))
+    if sewer_rights_of_way is not None and len(sewer_rights_of_way):
+        ways.append(np.asarray(sewer_rights_of_way.geometry.values))
+    off_street = built
+    if ways:
+        ways = np.concatenate(ways)
+        near = shapely.STRtree(ways).query(built, predicate="intersects")
+        if len(near):
+            off_street = shapely.difference(built, shapely.union_all(ways[near]))
+    if off_street.is_empty:
+        return empty
+    geoms = np.asarray(parcels.geometry.values)
+    hit = parcels.sindex.query(off_street, predicate="intersects")
+    if len(hit) == 0:
+        return empty
+    across = shapely.intersection(geoms[hit], off_street)
+    length_ft = shapely.length(across) * fpu
+    keep = length_ft >= float(profile.design.easement_min_ft.value) - 1e-9
+    hit, across, length_ft = hit[keep], across[keep], length_ft[keep]
+    if len(hit) == 0:
+        return empty
+    # Where each parcel's crossing begins and ends along the main: the stations of its pieces' ends.
+    pieces, owner = shapely.get_parts(across, return_index=True)
+    lines = shapely.get_dimensions(pieces) == 1
+    pieces, owner = pieces[lines], owner[lines]
+    stations = np.stack([shapely.line_locate_point(built, shapely.get_point(pieces, i)) * fpu for i in (0, -1)], axis=1)
+    span = pd.DataFrame({"owner": np.repeat(owner, 2), "station": stations.ravel()}).groupby("owner")["station"]
+    low, high = span.min().reindex(range(len(hit))), span.max().reindex(range(len(hit)))
+    out = pd.DataFrame(
+        {
+            "parcel_id": parcels["parcel_id"].astype(str).to_numpy()[hit],
+            "owner_name": _text_column(parcels, "owner_name")[hit],
+            "site_address": _text_column(parcels, "site_address")[hit],
+            "length_ft": np.round(length_ft, 1),
+            "from_station_ft": np.round(low.to_numpy(float), 1),
+            "to_station_ft": np.round(high.to_numpy(float), 1),
+        }
+    )
+    return out.sort_values(["from_station_ft", "parcel_id"], kind="stable").reset_index(drop=True)
+
+
+def _text_column(frame: pd.DataFrame, name: str, *, fallback: pd.Series | None = None) -> np.ndarray:
+    """A column as text ('' where missing), or ``fallback`` (else '') where the layer has none."""
+    if name in frame.columns:
+        return frame[name].astype("string").fillna("").to_numpy(object)
+    if fallback is not None:
+        return fallback.to_numpy(object)
+    return np.full(len(frame), "", dtype=object)
