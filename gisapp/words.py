@@ -60,6 +60,11 @@ WORDS: dict[str, str] = {
     "pipe_material": "pipe material",
     "connection": "connection to the existing sewer",
     "capacity": "capacity downstream",
+    "main_crossings": "crossings of existing mains",
+    "easements": "easements across private land",
+    "crosses": "crosses",
+    "ends on": "ends on",
+    "runs along": "runs along",
     "trench_width": "trench width",
     "exfiltration_test": "leakage test",
     # notice reasons

@@ -426,6 +426,48 @@ def test_a_main_that_benefits_nobody_has_no_petition_to_sign_in_chromium(oak_sto
         assert "0 of 0" not in output.text
 
 
+# Across M-1 at (-200, 0) away from its manholes, east along Oak St inside its right-of-way, then 40 ft into L5.
+CROSSING_INTO_L5 = LineString([(-200, -60), (-200, 10), (520, 10), (520, 65)])
+
+
+def test_evaluate_says_where_the_main_crosses_a_main_and_which_parcels_need_easements(oak_store, tmp_path):
+    client = oak_app(oak_store, tmp_path).test_client()
+    line = ny_frame([{"geometry": CROSSING_INTO_L5}]).to_crs(4326).geometry.iloc[0]
+    geometry = {"type": "LineString", "coordinates": [list(c) for c in line.coords]}
+    doc = evaluate(client, csrf(client), geometry=geometry)
+    assert [(c["main_id"], c["kind"]) for c in doc["main_crossings"]] == [("M-1", "crosses")]
+    assert [(e["parcel_id"], e["length_ft"]) for e in doc["easements"]] == [("L5", 40.0)]
+    cited = {c["check"]: (c["verdict"], c["cited"]) for c in doc["design_checks"]}
+    assert cited["main_crossings"] == cited["easements"] == ("for the engineer", "(design check; profile setting)")
+    # On the map: the crossing as a point where M-1 lies (y = 0 in the town's feet), and L5 outlined.
+    (lon, lat) = doc["map"]["crossings"][0]["geometry"]["coordinates"]
+    x, y = gpd.GeoSeries(gpd.points_from_xy([lon], [lat]), crs=4326).to_crs(2260).iloc[0].coords[0]
+    origin = ny_frame([{"geometry": LineString([(0, 0), (1, 0)])}]).geometry.iloc[0].coords[0]
+    assert (x - origin[0], y - origin[1]) == (pytest.approx(-200, abs=0.01), pytest.approx(0, abs=0.01))
+    assert len(doc["map"]["easements"]) == 1
+
+
+@pytest.mark.browser
+def test_the_panel_says_where_the_main_crosses_a_main_and_needs_easements_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
+    from selenium.webdriver.common.by import By
+
+    app = oak_app(oak_store, tmp_path)
+    with serving(app) as url:
+        open_map(browser, url)
+        output = browser.find_element(By.ID, "plan-result")
+        ny_frame([{"geometry": CROSSING_INTO_L5}]).to_file(tmp_path / "yard.geojson", driver="GeoJSON")
+        browser.find_element(By.ID, "plan-file").send_keys(str(tmp_path / "yard.geojson"))
+        wait_for(browser, lambda: browser.find_element(By.ID, "plan-evaluate").is_enabled())
+        browser.find_element(By.ID, "plan-evaluate").click()
+        wait_for(browser, lambda: "Newly required to connect" in output.text)
+        said = " ".join(output.text.split())
+        assert "Crossings of existing mains: for the engineer (design check; profile setting)." in said
+        assert "crosses M-1 at station" in said and "not a section of the law" in said
+        assert "Easements across private land: for the engineer (design check; profile setting)." in said
+        assert "L5 (NG MAI, 500 Oak St) 40.0 ft" in said and "needs an easement from each owner" in said
+        shot(browser, "plan-crossing-and-easement")
+
+
 @pytest.mark.browser
 def test_a_run_of_streets_evaluated_is_shown_on_the_map_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
     """A plan laid along named streets was drawn wherever they lie, and the map stayed where it was: on Manchester,

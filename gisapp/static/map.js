@@ -901,6 +901,11 @@
     }
     plan.map.parcels.forEach((g) => L.geoJSON(g, { ...planStyle, style: { color: "#e31a1c", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
     (plan.map.vacant || []).forEach((g) => L.geoJSON(g, { ...planStyle, style: { color: "#ff7f00", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
+    // Private parcels the main crosses (easements needed), outlined in purple, and where it crosses existing mains.
+    (plan.map.easements || []).forEach((g) => L.geoJSON(g, { ...planStyle, style: { color: "#6a3d9a", weight: 3, dashArray: "4 4", fillOpacity: 0 } }).addTo(planLayer));
+    (plan.map.crossings || []).forEach((c) => L.geoJSON(c.geometry, { pointToLayer: (f, ll) => L.circleMarker(ll, {
+      renderer, radius: 8, color: "#e31a1c", weight: 3, fillOpacity: 0 })
+      .bindTooltip(() => el("span", `${words(c.kind)} ${c.main_id} at station ${num(Math.round(c.station_ft), "ft")}`)) }).addTo(planLayer));
     plan.map.manholes.forEach((m) => L.geoJSON(m.geometry, { pointToLayer: (f, ll) => L.circleMarker(ll, {
       renderer, radius: 6, color: m.existing ? "#000" : "#1f78b4", weight: 2, fillColor: m.existing ? "#000" : "#fff", fillOpacity: 1 })
       .bindTooltip(() => el("span", `${m.id}: ${m.reason}`)) }).addTo(planLayer));

@@ -59,8 +59,9 @@ def _saved_plans() -> list[dict]:
 
 
 def _map(doc: dict, line, layers) -> dict:
-    """The plan's geometry in longitude/latitude for the map: the drawn main, the connecting main, manholes and
-    the parcels reached (newly mandated, vacant lots that benefit)."""
+    """The plan's geometry in longitude/latitude for the map: the drawn main, the connecting main, manholes, the
+    parcels reached (newly mandated, vacant lots that benefit), where it crosses existing mains and the private
+    parcels it crosses (a scenario saved before plans found them has none)."""
     crs = layers.parcels.crs
     run = doc.get("connecting_main")
     ids = layers.parcels["parcel_id"].astype(str)
@@ -69,6 +70,9 @@ def _map(doc: dict, line, layers) -> dict:
         return to_lonlat_geojson(layers.parcels.geometry.values[ids.isin(wanted).to_numpy()], crs) if wanted else []
 
     points = shapely.points([(m["x"], m["y"]) for m in doc["manholes"]]) if doc["manholes"] else []
+    crossings = doc.get("main_crossings") or []
+    crossing_points = shapely.points([(c["x"], c["y"]) for c in crossings]) if crossings else []
+    easements = doc.get("easements") or []
     return {
         "line": to_lonlat_geojson([line], crs)[0],
         "connecting": to_lonlat_geojson([shapely.LineString(run["coords"])], crs)[0] if run else None,
@@ -78,6 +82,11 @@ def _map(doc: dict, line, layers) -> dict:
         ],
         "parcels": lots(set(doc["newly_mandated"])),
         "vacant": lots(set(doc.get("vacant_benefiting", []))),
+        "crossings": [
+            {"geometry": geometry, "main_id": c["main_id"], "kind": c["kind"], "station_ft": c["station_ft"]}
+            for geometry, c in zip(to_lonlat_geojson(crossing_points, crs), crossings, strict=True)
+        ],
+        "easements": lots({e["parcel_id"] for e in easements}),
     }
 
 
