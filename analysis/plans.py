@@ -24,7 +24,10 @@ town's layers. Every rule comes from the profile; a rule the profile does not ha
   the total): by frontage along the streets the main serves, by parcel, by living unit; no benefiting parcel
   pays less than ``design.min_share_per_parcel``.
 - **Checks**, one plain verdict each: diameter (§ 144-18B), manhole spacing and alignment (§ 144-18K), material
-  (§ 144-18A, flagged for the engineer, never failed), connection, downstream capacity (Manning, full pipe).
+  (§ 144-18A, flagged for the engineer, never failed), connection, downstream capacity (Manning, full pipe), and
+  where the main runs (``analysis.plan_route``): the existing mains it crosses away from where it connects, and the
+  private parcels it crosses outside the rights-of-way (easements). These two are design checks no section of our
+  laws sets, and say so; Wappinger's easements cite § 196-21B (``design.easements_in_law``).
 - **Requirements** the contractor must meet, shown as such (not as results): trench widths (§ 144-18F), the
   exfiltration test in sections of at most ``design.max_test_section_ft`` between manholes (§ 144-19B), each with
   its leakage allowance (§ 144-19C).
