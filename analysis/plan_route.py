@@ -113,9 +113,10 @@ def parcels_crossed(
     """The parcels the built main crosses outside every street and sewer right-of-way, and for how long.
 
     One row per parcel crossed for at least ``design.easement_min_ft`` in all: its ID, owner and address, the
-    length of main across it (feet) and the stations (feet along the built main from the connection) where that
-    begins and ends. A tax map whose parcels run to the middle of the road is read right: the street's
-    right-of-way is taken out first.
+    length of main across it (feet), the stations (feet along the built main from the connection) where that
+    begins and ends, and that part of the main as its geometry. A main laid along a lot line lies on the parcels of
+    both sides, and is in both rows: the length of main on private land is that of the geometries' union. A tax
+    map whose parcels run to the middle of the road is read right: the street's right-of-way is taken out first.
 
     Examples
     --------
@@ -128,7 +129,7 @@ def parcels_crossed(
     ...     ["parcel_id", "length_ft", "from_station_ft", "to_station_ft"]].values.tolist()
     [['L5', 40.0, 545.0, 585.0]]
     """
-    empty = pd.DataFrame(columns=PARCEL_COLUMNS)
+    empty = gpd.GeoDataFrame(columns=PARCEL_COLUMNS, geometry=gpd.GeoSeries([], crs=parcels.crs), crs=parcels.crs)
     ways = []
     if streets is not None and len(streets):
         ways.append(rights_of_way(streets, profile=profile, fpu=fpu))
@@ -159,7 +160,7 @@ def parcels_crossed(
     stations = np.stack([shapely.line_locate_point(built, shapely.get_point(pieces, i)) * fpu for i in (0, -1)], axis=1)
     span = pd.DataFrame({"owner": np.repeat(owner, 2), "station": stations.ravel()}).groupby("owner")["station"]
     low, high = span.min().reindex(range(len(hit))), span.max().reindex(range(len(hit)))
-    out = pd.DataFrame(
+    out = gpd.GeoDataFrame(
         {
             "parcel_id": parcels["parcel_id"].astype(str).to_numpy()[hit],
             "owner_name": _text_column(parcels, "owner_name")[hit],
@@ -167,7 +168,9 @@ def parcels_crossed(
             "length_ft": np.round(length_ft, 1),
             "from_station_ft": np.round(low.to_numpy(float), 1),
             "to_station_ft": np.round(high.to_numpy(float), 1),
-        }
+        },
+        geometry=across,
+        crs=parcels.crs,
     )
     return out.sort_values(["from_station_ft", "parcel_id"], kind="stable").reset_index(drop=True)
 

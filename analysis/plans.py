@@ -164,6 +164,7 @@ class PlanResult:
     parcel_rows: list[dict]
     main_crossings: list[dict] = field(default_factory=list)
     easements: list[dict] = field(default_factory=list)
+    easement_length_ft: float = 0.0  # the main's length on private land (a lot line's counts once)
     parcels: gpd.GeoDataFrame = field(repr=False, default=None)
     line: object = field(repr=False, default=None)
     built: object = field(repr=False, default=None)
@@ -200,6 +201,7 @@ class PlanResult:
             "parcels": self.parcel_rows,
             "main_crossings": self.main_crossings,
             "easements": self.easements,
+            "easement_length_ft": self.easement_length_ft,
         }
 
 
@@ -405,7 +407,11 @@ def plan_extension(
         built, parcels, profile=profile, streets=streets, sewer_rights_of_way=sewer_rights_of_way, fpu=fpu
     )
     ways_known = any(layer is not None and len(layer) for layer in (streets, sewer_rights_of_way))
-    checks += _route_checks(crossings, crossed, connection, profile, crs=parcels.crs, ways_known=ways_known)
+    # along a lot line the main lies on both parcels: its length on private land is their union's, not their sum
+    private_ft = float(shapely.length(shapely.union_all(crossed.geometry.values))) * fpu if len(crossed) else 0.0
+    checks += _route_checks(
+        crossings, crossed, connection, profile, crs=parcels.crs, ways_known=ways_known, private_ft=private_ft
+    )
 
     flows = reach.flows
     newly = chosen["category"].to_numpy() == "newly mandated"
@@ -443,7 +449,8 @@ def plan_extension(
         units=float(np.nansum(flows["units"].to_numpy()[newly])),
         parcel_rows=rows,
         main_crossings=crossings.to_dict("records"),
-        easements=crossed.to_dict("records"),
+        easements=pd.DataFrame(crossed.drop(columns="geometry")).to_dict("records"),
+        easement_length_ft=round(private_ft, 1),
         parcels=chosen,
         line=line,
         built=built,
@@ -1214,7 +1221,9 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
     return checks
 
 
-def _route_checks(crossings, crossed, conn: _Connection, profile: Profile, *, crs, ways_known: bool) -> list[Check]:
+def _route_checks(
+    crossings, crossed, conn: _Connection, profile: Profile, *, crs, ways_known: bool, private_ft: float
+) -> list[Check]:
     """Two design checks of where the main runs (``analysis.plan_route``): the existing mains it crosses away from
     where it connects, and the private parcels it crosses (easements), each saying where and what to do.
 
@@ -1278,8 +1287,9 @@ def _route_checks(crossings, crossed, conn: _Connection, profile: Profile, *, cr
     if len(crossed) == 0:
         text = f"The main as built crosses no private parcel outside {ways}. {slivers}{unknown_ways}"
         return [*checks, Check("easements", MEETS, section, text)]
-    total = float(crossed["length_ft"].sum())
     n = len(crossed)
+    both_sides = float(crossed["length_ft"].sum()) > private_ft + 0.05
+    shared = " (where it runs along a lot line it lies on the parcels of both sides, and is listed for each)"
     listing = "; ".join(
         f"{r['parcel_id']}"
         + (
@@ -1291,7 +1301,8 @@ def _route_checks(crossings, crossed, conn: _Connection, profile: Profile, *, cr
         for r in crossed.to_dict("records")
     )
     text = (
-        f"The main as built runs {total:,.1f} ft across {n} private parcel{'s' if n != 1 else ''} outside {ways}: "
+        f"The main as built runs {private_ft:,.1f} ft across {n} private parcel{'s' if n != 1 else ''} outside {ways}"
+        f"{shared if both_sides else ''}: "
         f"{listing}. A main on private land needs an easement from each owner before it is built: get the easements, "
         f"or move the main into the street. {law} {slivers}{unknown_ways}"
     )
@@ -1506,7 +1517,7 @@ def _measures(saved: dict) -> dict:
         # None for a scenario saved before plans looked for crossings and easements: not known, not none
         "main_crossings": len(r["main_crossings"]) if "main_crossings" in r else None,
         "easement_parcels": len(r["easements"]) if "easements" in r else None,
-        "easement_ft": round(sum(e["length_ft"] for e in r["easements"]), 1) if "easements" in r else None,
+        "easement_ft": r.get("easement_length_ft"),
         "checks_not_met": ", ".join(_plain(c) for c in checks if verdict(c) == FAILS) or "none",
         "open_checks": ", ".join(_plain(c) for c in checks if verdict(c) in (REVIEW, UNKNOWN)) or "none",
         "capacity": capacity,

@@ -8,6 +8,7 @@ import re
 
 import geopandas as gpd
 import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
@@ -701,6 +702,22 @@ def test_a_main_through_a_front_yard_needs_an_easement_with_its_length_in_feet()
     found = check(run(proposed=INTO_L5, profile=wp).as_dict(), "easements")
     assert found["section"] == "§ 196-21B (profile setting)" and "(§ 196-21B)" in found["message"]
     assert wp.design.easements_in_law.value and not FP.design.easements_in_law.value
+
+
+def test_a_main_along_a_rear_lot_line_is_listed_for_both_lots_and_counted_once():
+    # A lot B5 behind L5 (north of y = 125). The main runs 100 ft north along the side line L4 and L5 share, then
+    # 100 ft east along the rear line L5 and B5 share: each lot on a line is listed, the main counted once.
+    town = layout()
+    back = frame([{"parcel_id": "B5", "owner_name": "BACK LOT", "geometry": box(500, 125, 600, 225)}])
+    town["parcels"] = gpd.GeoDataFrame(
+        pd.concat([town["parcels"], back], ignore_index=True), geometry="geometry", crs=town["parcels"].crs
+    )
+    r = run(proposed=LineString([(0, 0), (500, 0), (500, 125), (600, 125)]), town=town).as_dict()
+    listed = sorted((e["parcel_id"], e["length_ft"]) for e in r["easements"])
+    assert listed == [("B5", 100.0), ("L4", 100.0), ("L5", 200.0)]
+    assert r["easement_length_ft"] == 200.0  # not 400
+    message = check(r, "easements")["message"]
+    assert "runs 200.0 ft across 3 private parcels" in message and "listed for each" in message
 
 
 def test_a_main_wholly_in_the_street_needs_no_easement_even_where_lots_run_to_the_centreline():
