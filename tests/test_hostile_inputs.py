@@ -412,6 +412,18 @@ def test_folder_of_unknown_names_lists_what_it_holds(town, tmp_path):
     assert "Give --data" not in result.stderr
 
 
+def test_the_folder_one_is_in_is_named_when_given_as_a_dot(town, tmp_path, monkeypatch):
+    """`--data .` from inside the folder of Manchester's GeoJSONs said "The folder  holds no file ...": a dot has
+    no name of its own, so the message named no folder at all."""
+    data = tmp_path / "Manchester"
+    data.mkdir()
+    town["parcels"][["parcel_id", "geometry"]].to_file(data / "ManchesterParcels.geojson")
+    monkeypatch.chdir(data)
+    result = analyze(".")
+    assert result.exit_code == 2
+    assert "The folder Manchester holds no file named as sewerplan expects (it holds ManchesterParcels" in result.stderr
+
+
 @pytest.mark.postgres
 def test_empty_postgis_database_says_so(pg_url):
     from sqlalchemy import create_engine, text
