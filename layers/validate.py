@@ -239,17 +239,19 @@ def _map_columns(
                     )
                 )
             continue
-        chosen[f.name] = clashes.get(source, source)
+        chosen[f.name] = source
     if any(p.severity == "error" for p in problems):
         return None, problems
     for name, source in chosen.items():
         if source != name:
-            out[name] = out[source]
+            out[name] = out[clashes.get(source, source)]
     # A column named as a field but for its case ("UNITS" read as units, or kept beside a units column) is kept as
     # input_<column>: a GeoPackage's column names ignore case, and "UNITS" beside "units" refused the results.
     fields = {f.name.lower() for f in spec.fields}
     kept = {c: f"input_{c}" for c in out.columns if c.lower() in fields and c not in known}
     out = out.rename(columns=kept) if kept else out
+    # Each field's column as the user's file names it ("Status", not the input_Status it is kept as): messages and
+    # the upload's "Columns not used" speak of the file's own columns.
     out.attrs["source_columns"] = chosen
     return out, problems
 

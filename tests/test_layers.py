@@ -459,6 +459,21 @@ def test_result_column_names_in_input_are_kept_as_input_columns():
     assert "input_status" in out.columns and "status" not in out.columns
 
 
+def test_a_status_column_named_as_a_result_column_is_called_by_its_own_name():
+    """Manchester, Vermont's mains say Status (Existing / Abandoned): the column is used as mains.status, so the
+    upload's report must not list it under "Columns not used", and a message about its values names it as the file
+    does, not as input_Status (a column the user's file does not have)."""
+    gdf = ny_frame(
+        [{"Status": s, "geometry": LineString([(0, i), (10, i)])} for i, s in enumerate(["Existing", "Pending review"])]
+    )
+    out, problems = prepare(gdf, MAINS)
+    assert out is None and "Status (status)" in problems[0].message and "input_Status" not in problems[0].message
+    gdf.loc[1, "Status"] = "Abandoned"
+    out, _ = prepare(gdf, MAINS)
+    assert out["status"].tolist() == ["active", "abandoned"]
+    assert out.attrs["source_columns"]["status"] == "Status"
+
+
 def test_all_problems_of_all_layers_raised_together(tmp_path):
     gdf = parcels_frame(crs=None)
     path = tmp_path / "town.gpkg"
