@@ -14,7 +14,6 @@ import shlex
 from pathlib import Path
 
 import click
-import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
@@ -26,6 +25,7 @@ from gisapp.words import already_noticed, before_issuing
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
+from layers.read import read_csv_table
 from layers.register import STATUSES, Register, RegisterMissingError
 from layers.store import store_label
 
@@ -100,10 +100,7 @@ def _hazard(hazard: str | None, hazard_file: str | None):
         raise click.UsageError("Give --hazard or --hazard-file, not both.")
     if not hazard_file:
         return hazard
-    try:
-        table = pd.read_csv(hazard_file, dtype=str, keep_default_na=False)
-    except (OSError, ValueError) as exc:
-        raise LayerError(f"Cannot read the hazard file {hazard_file}: {exc}") from exc
+    table = read_csv_table(hazard_file, "The hazard file")
     if not {"parcel_id", "hazard"} <= set(table.columns):
         raise LayerError(
             f"{hazard_file} needs the columns parcel_id and hazard; it has {', '.join(table.columns) or 'none'}."

@@ -8,6 +8,7 @@ given as ``postgresql://user@host/db#schema.table`` (or a ``postgresql://`` URL 
 from __future__ import annotations
 
 import ast
+import io
 import json
 import re
 import tomllib
@@ -886,12 +887,34 @@ def read_mapping(path: str | None, pairs: tuple[str, ...] = (), value_pairs: tup
     return mapping
 
 
+def read_csv_table(path: str, what: str) -> pd.DataFrame:
+    """A CSV table a town keeps in a spreadsheet (``what`` names it in messages: "Connected-parcels list"), every
+    value as text. Excel saves "CSV UTF-8" (with a byte-order mark) or "CSV (Comma delimited)", which on a US
+    Windows machine is Windows-1252 (Müller's ü, a curly apostrophe: one byte each, not UTF-8): both are read."""
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise LayerError(f"{what} {path} cannot be read: {exc.strerror or exc}.") from exc
+    for encoding in ("utf-8-sig", "cp1252"):
+        try:
+            text = raw.decode(encoding)
+            break
+        except UnicodeDecodeError:
+            continue
+    else:
+        raise LayerError(
+            f"{what} {Path(path).name} is not text sewerplan can read (neither UTF-8 nor Windows-1252): open it in "
+            "the spreadsheet and save it as CSV UTF-8."
+        )
+    try:
+        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+        raise LayerError(f"{what} {path} cannot be read: {exc}") from exc
+
+
 def read_connected_ids(path: str, *, column: str | None = None) -> set[str]:
     """Parcel IDs from a billing list or similar CSV: column ``column``, else parcel_id, else the first one."""
-    try:
-        table = pd.read_csv(path, dtype=str, keep_default_na=False)
-    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
-        raise LayerError(f"Connected-parcels list {path} cannot be read: {exc}") from exc
+    table = read_csv_table(path, "Connected-parcels list")
     if column is None:
         lower = {c.lower(): c for c in table.columns}
         column = next(

@@ -585,6 +585,23 @@ def test_connected_list_from_billing_csv(tmp_path):
         read_connected_ids(str(csv), column="acct")
 
 
+@pytest.mark.parametrize("encoding", ["cp1252", "utf-8-sig"])
+def test_a_billing_list_saved_by_excel_is_read(tmp_path, encoding):
+    """Excel saves "CSV (Comma delimited)" in Windows-1252: Müller's ü is one byte, 0xFC, and `analyze --connected`
+    stopped with a UnicodeDecodeError traceback. "CSV UTF-8" (with its byte-order mark) is read as before."""
+    csv = tmp_path / "billing.csv"
+    csv.write_bytes("parcel_id,owner\n1.1-1-2,Müller’s Bakery\n".encode(encoding))
+    assert read_connected_ids(str(csv)) == {"1.1-1-2"}
+    assert read_connected_ids(str(csv), column="parcel_id") == {"1.1-1-2"}
+
+
+def test_a_billing_list_in_no_text_encoding_is_one_sentence(tmp_path):
+    csv = tmp_path / "billing.csv"
+    csv.write_bytes(b"parcel_id\n1.1-1-2\x81\x8d\n")
+    with pytest.raises(LayerError, match=r"billing.csv is not text sewerplan can read.*save it as CSV UTF-8"):
+        read_connected_ids(str(csv))
+
+
 def test_manchester_real_sewer_loads_cleanly(real_data):
     """EPSG:4979, 3-D, abandoned pipes, no IDs: must load, reproject to NY East feet and drop Z."""
     base = real_data / "vt-sewer" / "manchester"

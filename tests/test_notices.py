@@ -1301,6 +1301,26 @@ def test_cli_poughkeepsie_needs_a_reason_and_a_named_hazard(store, tmp_path):
     assert [n["parcel_id"] for n in named["notices"]] == [highway["held"][0]["parcel_id"]]
 
 
+def test_cli_hazard_file_saved_by_excel_is_read(store, tmp_path):
+    """A hazard list kept in Excel and saved as "CSV (Comma delimited)" is Windows-1252: its curly apostrophe (0x92)
+    was refused as "Cannot read the hazard file ...: 'utf-8' codec can't decode byte 0x92", with no way to fix it
+    given; "CSV UTF-8" (with a byte-order mark) is read as before."""
+    base = ["notices", "preview", "--profile", "poughkeepsie", "--data", str(store), "--notice-date", "2027-03-01"]
+    Register(store=store, create=True).close()
+    highway = json.loads(invoke(*base, "--notice-reason", "highway_improvement", "--json").output)
+    parcel = highway["held"][0]["parcel_id"]
+    for encoding in ("utf-8-sig", "cp1252"):
+        (tmp_path / "hazards.csv").write_bytes(
+            f"parcel_id,hazard\n{parcel},owner’s septic overflowing\n".encode(encoding)
+        )
+        named = json.loads(
+            invoke(
+                *base, "--notice-reason", "public_health_hazard", "--hazard-file", tmp_path / "hazards.csv", "--json"
+            ).output
+        )
+        assert [n["parcel_id"] for n in named["notices"]] == [parcel], encoding
+
+
 def test_notices_that_cannot_be_addressed_or_printed_are_held_back_not_mailed():
     """A letter to nobody, or one whose owner prints as black boxes, never starts a deadline."""
     from analysis.notices import plan_notices
