@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from analysis._parallel import paused_gc
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, Fix
 from analysis.profiles import load_profile
 from gisapp.pipeline import run_analysis
 from layers.crs import measuring_crs, parse_crs
@@ -60,6 +60,28 @@ MANIFEST_HINT = (
 )
 
 
+def _manifest_fix(fix: Fix | None) -> str:
+    """The municipality's manifest key that fixes an error, as the command line names its flag (" In the manifest:
+    layer_crs = { parcels = "EPSG:2260" }."); "" when no key of a municipality fixes it."""
+    if fix is None:
+        return ""
+    target, example = fix.target, fix.example
+    key = {
+        "rule": f'set = {{ "{target}" = {example or "VALUE"} }}',
+        "layer": f'{target} = "{example or "PATH"}"' if target else 'data = "PATH"',
+        "layer_crs": f'layer_crs = {{ {target} = "{example or "CRS"}" }}',
+        "data_crs": f'data_crs = "{example or "CRS"}"',
+        "crs": f'crs = "{example or "CRS"}"',
+        "map": f'map = {{ "{target}" = "{example or "COLUMN"}" }}',
+        "map_value": f'map_value = {{ "{target}" = "{example or "CODE"}" }}',
+        "notice_reason": f'notice_reason = "{"|".join(fix.choices) or "REASON"}"',
+        "notice_date": f"notice_date = {example or 'YYYY-MM-DD'}",
+        "profile": f'profile = "{"|".join(fix.choices) or "NAME"}"',
+        "connected": f'connected = "{example or "FILE"}"',
+    }.get(fix.setting)
+    return f" In the manifest: {key}." if key else ""
+
+
 @dataclass(frozen=True)
 class TownJob:
     """What a worker needs besides the municipality itself: where to write and how."""
@@ -91,7 +113,9 @@ def run_town(spec: TownSpec, job: TownJob) -> dict:
             record |= _analyse(spec, job)
         record["status"] = "ok"
     except LayerValidationError as exc:
-        record["error"] = str(exc)
+        errors = [p for p in exc.problems if p.severity == "error"]
+        lines = "\n".join(f"  - {p}{_manifest_fix(p.fix)}" for p in errors)
+        record["error"] = f"{len(errors)} problem(s) in the input layers:\n{lines}"
         record["problems"] = [p.as_dict() for p in exc.problems]
     except (LayerError, AnalysisError) as exc:
         record["error"] = str(exc)
@@ -101,6 +125,8 @@ def run_town(spec: TownSpec, job: TownJob) -> dict:
                 f" In the manifest, give {fix.target} as TOML writes a list or table, e.g. "
                 'set = { "mandate.notice_reasons" = ["public_health_hazard"] }.'
             )
+        else:
+            record["error"] += _manifest_fix(fix)
     except Exception as exc:  # a defect, not bad input: still only this municipality fails
         record["error"] = f"unexpected {type(exc).__name__}: {exc}"
     if record["error"] and " --" in record["error"]:

@@ -632,3 +632,39 @@ def test_a_list_rule_set_as_text_in_a_manifest_is_told_how_a_manifest_gives_a_li
     given = read_manifest(manifest).towns[0]
     done = run_town(given, TownJob(out_dir=str(tmp_path / "out"), output_crs="EPSG:4326", gpkg=False, threads=1))
     assert done["status"] == "ok", done["error"]
+
+
+def test_a_failed_municipality_is_told_the_manifest_key_that_fixes_it(tmp_path):
+    """A town's parcels from a shapefile zip without its .prj, and Wappinger without its distance: the summary said
+    "give the CRS it was drawn in" and "Set the town's distance ... as mandate.distance_ft" with nothing to say how a
+    manifest gives either (the command line says --layer-crs parcels=EPSG:2260, --set mandate.distance_ft=N)."""
+    import zipfile
+
+    from gisapp.batch import TownJob, run_town
+    from layers.sample import sample_town
+
+    town = sample_town(60)
+    shp = tmp_path / "shp"
+    shp.mkdir()
+    layers = (("parcels", ["parcel_id"]), ("buildings", ["units"]), ("mains", ["main_id", "sewer_type"]))
+    for kind, columns in layers:
+        town[kind][[*columns, "geometry"]].to_file(shp / f"{kind}.shp")
+    with zipfile.ZipFile(tmp_path / "town.zip", "w") as z:
+        for f in shp.iterdir():
+            if f.name != "parcels.prj":
+                z.write(f, f.name)
+    (tmp_path / "towns.toml").write_text(
+        '[[municipality]]\nname = "No prj"\nprofile = "wappinger"\ndata = "town.zip"\n'
+        'set = { "mandate.distance_ft" = 200 }\n'
+        '[[municipality]]\nname = "No distance"\nprofile = "wappinger"\ndata = "town.zip"\n'
+        'layer_crs = { parcels = "EPSG:2260" }\n',
+        encoding="utf-8",
+    )
+    no_prj, no_distance = read_manifest(tmp_path / "towns.toml").towns
+    job = TownJob(out_dir=str(tmp_path / "out"), output_crs="EPSG:4326", gpkg=False, threads=1)
+    record = run_town(no_prj, job)
+    assert record["status"] == "failed" and "has no coordinate reference system" in record["error"]
+    assert 'In the manifest: layer_crs = { parcels = "EPSG:2260" }.' in record["error"]
+    record = run_town(no_distance, job)
+    assert record["status"] == "failed" and "mandate.distance_ft" in record["error"]
+    assert 'In the manifest: set = { "mandate.distance_ft" = N }.' in record["error"]
