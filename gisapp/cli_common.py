@@ -474,10 +474,29 @@ def _check_local(spec: WorkspaceSpec, sources: dict, allow_local: bool) -> None:
 
 
 def _with_local_hint(exc: LayerValidationError, sources: dict, allow_local: bool) -> LayerValidationError:
-    """A SWMM model refused for its CRS may be schematic: say how to keep its own coordinates, where that works."""
+    """A SWMM model refused for its CRS may be schematic: say how to keep its own coordinates, where that works.
+
+    A model never declares a CRS: its layers' "no CRS" problems (worded for a shapefile without its .prj, each
+    with its --layer-crs) are said once, as the model's, with the --data-crs that gives every layer of it its CRS.
+    """
     models = [k for k, s in sources.items() if str(s.path).lower().endswith(".inp")]
     crs_trouble = any(p.check in ("crs_mismatch", "no_crs") and p.layer in models for p in exc.problems)
-    if not (allow_local and models and crs_trouble):
+    if not (models and crs_trouble):
+        return exc
+    undeclared = [p for p in exc.problems if p.check == "no_crs" and p.layer in models]
+    if undeclared:
+        name = Path(sources[undeclared[0].layer].path).name
+        said = Problem(
+            undeclared[0].layer,
+            "no_crs",
+            "error",
+            f"The model {name} declares no coordinate reference system (a SWMM .inp file never does): give the CRS "
+            "its coordinates are in.",
+            fix=Fix("data_crs", "", "EPSG:2260"),
+        )
+        kept = [p for p in exc.problems if p not in undeclared]
+        exc = LayerValidationError([said, *kept])
+    if not allow_local:
         return exc
     hint = Problem(
         models[0],

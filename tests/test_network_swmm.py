@@ -222,6 +222,16 @@ def test_local_coordinates_refuse_what_needs_a_real_place(tmp_path):
     assert code == 0, err
 
 
+def test_a_model_given_without_its_crs_is_told_data_crs_not_a_shapefile_prj():
+    """`sewerplan trace --data Example1.inp --manhole 9`, as a user first types it: it said each of the model's
+    layers "has no coordinate reference system (a shapefile's .prj file declares it)", with --layer-crs mains=... and
+    --layer-crs manholes=... to give, where one --data-crs gives the model's CRS (a .inp never declares one)."""
+    code, _, err = cli("trace", "--data", DATA / "swmm-swmmio" / "Example1.inp", "--manhole", "9")
+    assert code == 2 and ".prj" not in err and "--layer-crs" not in err
+    assert "Example1.inp declares no coordinate reference system (a SWMM .inp file never does)" in err
+    assert "Use --data-crs EPSG:2260." in err and "--data-crs local" in err
+
+
 def test_bellinge_in_its_real_crs_through_the_cli():
     path = DATA / "bellinge-swmm" / "bellinge_small.inp"
     graph = json.loads((DATA / "bellinge-swmm" / "bellinge_small_graph.json").read_text())
