@@ -416,6 +416,33 @@ def test_upload_zipped_shapefile_flow(store, tmp_path):
     assert len(re.findall(r'name="name" value="([^"]+)"', client.get("/data/upload").get_data(as_text=True))) == 2
 
 
+def test_publishing_again_after_a_reload_says_it_is_published_already(store, tmp_path):
+    """The publish page is the answer to a POST: a reload (or Back, then Publish on the page as it was) sent it again,
+    and the planner whose data had just become the town's store read "400 Cannot use this input: No such upload (it
+    may have expired or been discarded)", as if it were lost."""
+    own = tmp_path / "town.gpkg"
+    shutil.copy(store, own)
+    app = make_app(own, tmp_path)
+    client = app.test_client()
+    token = csrf(client)
+    data = {"dataset": (io.BytesIO(zipped_shapefile(sample_town(60), tmp_path)), "town.zip"), "csrf_token": token}
+    sent = client.post("/data/upload", data=data, content_type="multipart/form-data")
+    upload_token = sent.headers["Location"].split("/")[2]
+    client.post(sent.headers["Location"], data={"csrf_token": token, "parcels.parcel_id": "parcel_id"})
+    published = client.post(f"/data/{upload_token}/publish", data={"csrf_token": token})
+    assert published.status_code == 200 and "is now the town" in published.get_data(as_text=True)
+    kept = len(re.findall(r'name="name" value="([^"]+)"', client.get("/data/upload").get_data(as_text=True)))
+    again = client.post(f"/data/{upload_token}/publish", data={"csrf_token": token})
+    said = html.unescape(again.get_data(as_text=True))
+    assert again.status_code == 200 and "town.zip was published as the town's store already" in said
+    assert "expired" not in said and len(re.findall(r'name="name" value="([^"]+)"', said)) == kept  # nothing redone
+    # Its pages, reached again by Back, say the same rather than that it may have expired.
+    page = client.get(f"/data/{upload_token}/mapping")
+    assert page.status_code == 400 and "published as the town's store already" in html.unescape(
+        page.get_data(as_text=True)
+    )
+
+
 def test_upload_refusals(client, tmp_path, app):
     town = sample_town(60)
     token = csrf(client)

@@ -83,8 +83,32 @@ def _upload_limit() -> dict:
     }
 
 
+# The uploads this session published, by token, with their names: a publish sent again (a reload of its page, or Back
+# and Publish on the page as it was) finds the upload gone, and is told it became the town's store, not that it may
+# have expired or been discarded.
+PUBLISHED = "published_uploads"
+KEPT_PUBLISHED = 8
+
+
 def _folder(token: str) -> Path:
-    return upload_folder(_root(), token, owner=g.user)
+    try:
+        return upload_folder(_root(), token, owner=g.user)
+    except LayerError:
+        name = _published_already(token)
+        if name is None:
+            raise
+        raise LayerError(_published_words(name)) from None
+
+
+def _published_already(token: str) -> str | None:
+    return dict(session.get(PUBLISHED, [])).get(token)
+
+
+def _published_words(name: str) -> str:
+    return (
+        f"{name} was published as the town's store already, so it is no longer an upload: the map shows it, and the "
+        "Data page keeps the store it replaced."
+    )
 
 
 @bp.app_context_processor
@@ -542,6 +566,9 @@ def back_to_town():
 @requires("planner")
 def publish(token: str):
     """Make the workspace the town's store, for everyone; the store it replaces is kept to restore."""
+    name = _published_already(token)
+    if name is not None and not (_root() / token).exists():
+        return upload_form(message=_published_words(name))  # sent again: it is done, and nothing is redone
     folder = _folder(token)
     store = folder / "store.gpkg"
     if not store.exists():
@@ -561,6 +588,9 @@ def publish(token: str):
         return upload_form(message=str(exc), status=409)
     if session.get("workspace") == token:
         session.pop("workspace")
+    session[PUBLISHED] = [[t, n] for t, n in session.get(PUBLISHED, []) if t != token][-KEPT_PUBLISHED + 1 :] + [
+        [token, name]
+    ]
     shutil.rmtree(folder, ignore_errors=True)  # it is the town's store now
     return upload_form(message=_published(name, town, replaced))
 
