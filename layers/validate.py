@@ -87,7 +87,10 @@ def prepare_layer(
         ]
     problems = _read_warnings(gdf, kind, label)
     if len(gdf) == 0:
-        return None, [*problems, Problem(kind, "empty", "error", f"{label} has no features.")]
+        told = f"{label} has no features: export it again with its features (a filter or selection may have left none)"
+        if kind not in ("parcels", "mains"):  # a layer the analysis can do without may be left out
+            told += f", or leave the {kind} layer out if the town has none to give"
+        return None, [*problems, Problem(kind, "empty", "error", f"{told}.")]
 
     gdf = _drop_other_geometries(gdf, spec, label, problems)
     gdf, found = _map_columns(gdf, spec, label, mapping.columns.get(kind, {}))

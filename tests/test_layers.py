@@ -402,6 +402,12 @@ def test_duplicate_main_ids_made_unique():
 def test_empty_layer_refused():
     out, problems = prepare(parcels_frame().iloc[:0])
     assert out is None and problems[0].check == "empty"
+    # said with what to do (it said only "has no features"): export it again; a layer the analysis can do
+    # without may be left out instead
+    assert "has no features: export it again with its features" in problems[0].message
+    assert "leave" not in problems[0].message
+    _, problems = prepare(ny_frame([{"building_id": "B-1", "geometry": box(0, 0, 30, 30)}]).iloc[:0], BUILDINGS)
+    assert "or leave the buildings layer out if the town has none to give" in problems[0].message
 
 
 def test_numeric_ids_become_text():
