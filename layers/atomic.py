@@ -26,7 +26,7 @@ import threading
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from layers.errors import LayerError
@@ -180,10 +180,6 @@ def writer_lock(target: str | Path, *, who: str = "", what: str = "a write", pla
         if not removable or _same_file(fd, path):
             break
         os.close(fd)
-    os.ftruncate(fd, 0)
-    who = who or f"sewerplan (process {os.getpid()})"
-    os.write(fd, json.dumps({"who": who, "what": what, "since": time.time(), "pid": os.getpid()}).encode())
-    remove_stale_scratch(target)
 
     def release() -> None:
         try:
@@ -194,6 +190,17 @@ def writer_lock(target: str | Path, *, who: str = "", what: str = "a write", pla
         finally:
             os.close(fd)
 
+    who = who or f"sewerplan (process {os.getpid()})"
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, json.dumps({"who": who, "what": what, "since": time.time(), "pid": os.getpid()}).encode())
+    except OSError as exc:
+        # A full disk refuses even the holder's name: let the lock go (a server would keep it till restarted) and
+        # name the file being written, not a handle with no name.
+        with suppress(OSError):
+            release()
+        raise OSError(exc.errno, exc.strerror, str(target)) from exc
+    remove_stale_scratch(target)
     return StoreWriter(release)
 
 

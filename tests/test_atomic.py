@@ -134,6 +134,32 @@ def test_the_file_a_running_writer_is_making_is_never_removed(tmp_path):
     assert hidden(tmp_path) == [] and len(gpd.read_parquet(out)) == len(frame)
 
 
+def test_a_full_disk_when_taking_the_lock_names_the_store_and_keeps_no_lock(tmp_path, monkeypatch):
+    """Taking a store's writer lock writes who holds it into the lock file. On a full disk that write failed with
+    an OSError naming no file ("Cannot write: the disk is full", from `notices issue --new` recording its new
+    register in a store on a full disk), and the lock stayed taken: a web server that met it refused every later
+    run and settings change of the store as "in progress" until it was restarted. Now the refusal names the store
+    and the lock is let go."""
+    import errno
+
+    from layers.atomic import disk_refusal
+
+    store = tmp_path / "town.gpkg"
+    written = os.write
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as m:
+        m.setattr(os, "write", full)
+        with pytest.raises(OSError) as caught:
+            store_writer(store, who="pat")
+    assert disk_refusal(caught.value).startswith(f"Cannot write {store}: the disk is full")
+    assert os.write is written
+    with store_writer(store, who="pat"):  # not held by the failed attempt
+        pass
+
+
 def test_a_file_lock_is_its_own_and_gone_when_released(tmp_path):
     """Two files side by side have their own locks; a released lock leaves no file (a GeoPackage's, the store's
     lock file shared with every version, stays)."""
