@@ -25,7 +25,7 @@ from gisapp.words import already_noticed, before_issuing
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
-from layers.read import read_csv_table
+from layers.read import read_hazard_list
 from layers.register import STATUSES, Register, RegisterMissingError
 from layers.store import store_label
 
@@ -100,12 +100,7 @@ def _hazard(hazard: str | None, hazard_file: str | None):
         raise click.UsageError("Give --hazard or --hazard-file, not both.")
     if not hazard_file:
         return hazard
-    table = read_csv_table(hazard_file, "The hazard file")
-    if not {"parcel_id", "hazard"} <= set(table.columns):
-        raise LayerError(
-            f"{hazard_file} needs the columns parcel_id and hazard; it has {', '.join(table.columns) or 'none'}."
-        )
-    return dict(zip(table["parcel_id"].str.strip(), table["hazard"], strict=True))
+    return read_hazard_list(hazard_file)
 
 
 def _settle(register: Register, as_json: bool) -> list[dict]:

@@ -176,9 +176,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         found = _match(files, lambda p: LayerSource("", str(p)))
         if not found:
             held = [p.name for p in sorted(path.iterdir()) if not p.name.startswith(".")]
-            # "." (run from inside the folder) has no name of its own: say the folder's
-            named = path.name or path.resolve().name or str(path.resolve())
-            raise LayerError(_nothing_found(f"The folder {named}", held, "file"))
+            raise LayerError(_nothing_found(f"The folder {path.name}", held, "file"))
         return found
     if path.suffix.lower() == ".zip":
         _check_zip(str(path))
@@ -887,34 +885,38 @@ def read_mapping(path: str | None, pairs: tuple[str, ...] = (), value_pairs: tup
     return mapping
 
 
-def read_csv_table(path: str, what: str) -> pd.DataFrame:
-    """A CSV table a town keeps in a spreadsheet (``what`` names it in messages: "Connected-parcels list"), every
-    value as text. Excel saves "CSV UTF-8" (with a byte-order mark) or "CSV (Comma delimited)", which on a US
-    Windows machine is Windows-1252 (Müller's ü, a curly apostrophe: one byte each, not UTF-8): both are read."""
+def read_table(path: str, *, what: str) -> pd.DataFrame:
+    """A CSV as a spreadsheet saved it, every cell text: UTF-8 (with or without the byte-order mark), else Windows-1252
+    (Excel's "CSV (Comma delimited)"); comma-separated, else by the semicolon or tab its header line holds (Excel
+    where the list separator is ";"); column names stripped, and rows with every cell blank (",,") left out.
+    ``what`` names the file in a refusal ("Connected-parcels list")."""
     try:
-        raw = Path(path).read_bytes()
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise LayerError(f"{what} {path} cannot be read: {exc.strerror or exc}.") from exc
-    for encoding in ("utf-8-sig", "cp1252"):
-        try:
-            text = raw.decode(encoding)
-            break
-        except UnicodeDecodeError:
-            continue
-    else:
-        raise LayerError(
-            f"{what} {Path(path).name} is not text sewerplan can read (neither UTF-8 nor Windows-1252): open it in "
-            "the spreadsheet and save it as CSV UTF-8."
-        )
     try:
-        return pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False)
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        try:
+            text = data.removeprefix(b"\xef\xbb\xbf").decode("cp1252")  # a mark, then a Windows-1252 cell
+        except UnicodeDecodeError as exc:
+            raise LayerError(
+                f"{what} {path} is neither UTF-8 nor Windows (cp1252) text: save it from the spreadsheet as "
+                '"CSV UTF-8 (Comma delimited)".'
+            ) from exc
+    header = text.split("\n", 1)[0]
+    sep = next((s for s in (",", ";", "\t") if s in header), ",")
+    try:
+        table = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
     except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
         raise LayerError(f"{what} {path} cannot be read: {exc}") from exc
+    table.columns = [str(c).strip() for c in table.columns]
+    return table[table.apply(lambda col: col.str.strip() != "").any(axis=1)].reset_index(drop=True)
 
 
 def read_connected_ids(path: str, *, column: str | None = None) -> set[str]:
     """Parcel IDs from a billing list or similar CSV: column ``column``, else parcel_id, else the first one."""
-    table = read_csv_table(path, "Connected-parcels list")
+    table = read_table(path, what="Connected-parcels list")
     if column is None:
         lower = {c.lower(): c for c in table.columns}
         column = next(
@@ -924,6 +926,23 @@ def read_connected_ids(path: str, *, column: str | None = None) -> set[str]:
     if column not in table.columns:
         raise LayerError(f"{path} has no column {column!r}; columns: {', '.join(table.columns)}.")
     return {v.strip() for v in table[column] if v.strip()}
+
+
+def read_hazard_list(path: str) -> dict[str, str]:
+    """Each parcel's hazard from a CSV of ``parcel_id,hazard`` (Poughkeepsie's ``--hazard-file``). A parcel listed
+    twice with two hazards is refused: its letter would name one of them, not the clerk's choice."""
+    table = read_table(path, what="The hazard file")
+    if not {"parcel_id", "hazard"} <= set(table.columns):
+        raise LayerError(f"{path} needs the columns parcel_id and hazard; it has {', '.join(table.columns) or 'none'}.")
+    found: dict[str, str] = {}
+    for parcel, hazard in zip(table["parcel_id"].str.strip(), table["hazard"].str.strip(), strict=True):
+        if found.get(parcel, hazard) != hazard:
+            raise LayerError(
+                f"{path}: parcel {parcel} is listed with two hazards ({found[parcel]!r} and {hazard!r}); list each "
+                "parcel once, with the hazard its letter is to name."
+            )
+        found[parcel] = hazard
+    return found
 
 
 def load_layers(

@@ -591,21 +591,43 @@ def test_connected_list_from_billing_csv(tmp_path):
         read_connected_ids(str(csv), column="acct")
 
 
-@pytest.mark.parametrize("encoding", ["cp1252", "utf-8-sig"])
-def test_a_billing_list_saved_by_excel_is_read(tmp_path, encoding):
-    """Excel saves "CSV (Comma delimited)" in Windows-1252: Müller's ü is one byte, 0xFC, and `analyze --connected`
-    stopped with a UnicodeDecodeError traceback. "CSV UTF-8" (with its byte-order mark) is read as before."""
-    csv = tmp_path / "billing.csv"
-    csv.write_bytes("parcel_id,owner\n1.1-1-2,Müller’s Bakery\n".encode(encoding))
-    assert read_connected_ids(str(csv)) == {"1.1-1-2"}
-    assert read_connected_ids(str(csv), column="parcel_id") == {"1.1-1-2"}
+def test_a_billing_list_saved_by_excel_is_read_as_the_clerk_sees_it(tmp_path):
+    """Excel on Windows saves "CSV (Comma delimited)" in Windows-1252 (an owner MÜLLER), with a semicolon where the
+    list separator is one, and leaves blank rows ",," under the table: the cp1252 file stopped `analyze --connected`
+    with a UnicodeDecodeError traceback, and the semicolon file read as one column of "1.1-1-2;MÜLLER" IDs that
+    matched no parcel. Each reads as the IDs the clerk typed."""
+    for name, data in {
+        "cp1252.csv": "account,SBL,owner\r\n17,1.1-1-2,M\u00dcLLER\r\n18,9.9-9-9,ROE\r\n,,\r\n".encode("cp1252"),
+        "semicolon.csv": "\ufeffSBL;owner\r\n1.1-1-2;M\u00dcLLER\r\n9.9-9-9;ROE\r\n".encode(),
+        "tab.csv": b"SBL\towner\n1.1-1-2\tROE\n9.9-9-9\tROE\n",
+    }.items():
+        (tmp_path / name).write_bytes(data)
+        assert read_connected_ids(str(tmp_path / name)) == {"1.1-1-2", "9.9-9-9"}, name
+    (tmp_path / "binary.csv").write_bytes(b"SBL\n1.1-1-2\x81\x8d\n")
+    with pytest.raises(LayerError, match="neither UTF-8 nor Windows"):
+        read_connected_ids(str(tmp_path / "binary.csv"))
 
 
-def test_a_billing_list_in_no_text_encoding_is_one_sentence(tmp_path):
-    csv = tmp_path / "billing.csv"
-    csv.write_bytes(b"parcel_id\n1.1-1-2\x81\x8d\n")
-    with pytest.raises(LayerError, match=r"billing.csv is not text sewerplan can read.*save it as CSV UTF-8"):
-        read_connected_ids(str(csv))
+def test_a_hazard_list_saved_by_excel_names_each_parcels_one_hazard(tmp_path):
+    """A Poughkeepsie hazard list (`--hazard-file`) from Excel: Windows-1252 text (an en dash), blank rows at the
+    end. It was refused with "'utf-8' codec can't decode byte 0x96", and the blank rows with "names no hazard for
+    parcel(s) ." (no parcel). A parcel listed twice with two hazards was given the last one, silently, on a legal
+    letter: it is refused, naming the parcel."""
+    from layers.read import read_hazard_list
+
+    path = tmp_path / "hazards.csv"
+    path.write_bytes(
+        "parcel_id,hazard\r\n 1.1-1-2 ,sewage \u2013 failing septic\r\n1.1-1-3,odour\r\n,\r\n".encode("cp1252")
+    )
+    assert read_hazard_list(str(path)) == {"1.1-1-2": "sewage \u2013 failing septic", "1.1-1-3": "odour"}
+    path.write_text("parcel_id,hazard\n1.1-1-2,sewage\n1.1-1-2,sewage\n")
+    assert read_hazard_list(str(path)) == {"1.1-1-2": "sewage"}  # the same row twice: one hazard
+    path.write_text("parcel_id,hazard\n1.1-1-2,sewage\n1.1-1-3,odour\n1.1-1-2,standing water\n")
+    with pytest.raises(LayerError, match="1.1-1-2 is listed with two hazards"):
+        read_hazard_list(str(path))
+    path.write_text("SBL,hazard\n1.1-1-2,sewage\n")
+    with pytest.raises(LayerError, match="needs the columns parcel_id and hazard; it has SBL, hazard"):
+        read_hazard_list(str(path))
 
 
 def test_manchester_real_sewer_loads_cleanly(real_data):
