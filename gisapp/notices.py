@@ -248,13 +248,34 @@ def check_notice_date(notice_date: dt.date, on: dt.date | None = None) -> None:
         )
 
 
+def check_violation_date(as_of: dt.date, on: dt.date | None = None) -> None:
+    """Refuse violation notices issued as of another day than today: as of a day to come they would count owners
+    overdue whose deadline has not passed (and who may still connect), and as of a past day they would be dated,
+    and their time to correct run, from before the day they are mailed. A preview may look at any day."""
+    on = on or today()
+    if as_of > on:
+        raise LayerError(
+            f"The day {as_of.isoformat()} is after today ({on.isoformat()}): a violation notice is given once the "
+            "connection deadline has passed, and until that day the owner may still connect. Preview that day "
+            "without --out; issue the notices on it."
+        )
+    if as_of < on:
+        raise LayerError(
+            f"The day {as_of.isoformat()} is before today ({on.isoformat()}): a violation notice is dated the day "
+            "its letters are mailed and the time to correct runs from then. Issue it as of today."
+        )
+
+
 def check_issue(plan: NoticePlan, *, kind: str, profile: Profile, town: TownSettings | None, root: str | Path) -> None:
-    """Refuse an issue that could not go through, before anything is made: a connection notice dated before today,
+    """Refuse an issue that could not go through, before anything is made: a connection notice dated before today
+    (a violation notice dated another day than today),
     letters that could not be signed (``town_problems``), a folder that is a file or cannot be written (left as it
     was: a missing folder is not made). ``issue_batch`` checks this first; the command line checks it before it
     creates the town's register (``issue --new``), so a refused first issue leaves no register behind."""
     if kind == "connection":
         check_notice_date(plan.notice_date)
+    else:
+        check_violation_date(plan.notice_date)
     problems = town_problems(profile, town, plan)
     if problems:
         raise LayerError(sentence_end("Letters cannot be written yet: " + "; ".join(problems)))

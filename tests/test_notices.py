@@ -1001,7 +1001,29 @@ def test_cli_until_goes_only_with_extended(store, tmp_path):
     assert register.listing().set_index("parcel_id").loc[parcel, "deadline"] == dt.date(2027, 9, 1)
 
 
-def test_cli_violations_record_nothing_without_out_and_write_their_paperwork_with_it(store, tmp_path):
+def test_violation_notices_are_issued_only_on_the_day_they_are_dated(store, tmp_path, monkeypatch):
+    """`violations --as-of 2028-01-04 --out DIR` on 2027-02-15 recorded violation notices against owners whose
+    connection deadline was months away (overdue "as of" a day still to come), and an --as-of in the past dated the
+    letters, and their time to correct, before the day they could be mailed. Issuing takes today's date (a preview
+    may look at any day); the refusal records nothing."""
+    first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
+    args = ["notices", "violations", "--profile", "fort-plain", "--store", store, "--json", "--as-of"]
+    assert len(json.loads(invoke(*args, "2027-06-02").output)["notices"]) == first["issued"]  # a preview: any day
+    for today, as_of, said in (
+        ("2027-02-15", "2027-06-02", "2027-06-02 is after today (2027-02-15): a violation notice is given once"),
+        ("2027-06-03", "2027-06-02", "2027-06-02 is before today (2027-06-03): a violation notice is dated the"),
+    ):
+        monkeypatch.setenv("SEWERPLAN_TODAY", today)
+        refused = invoke(*args, as_of, "--out", tmp_path / "violations", ok=False)
+        assert refused.exit_code == 2 and said in " ".join(refused.output.split()), refused.output
+    assert Register(store=store, create=False).listing(notice_type="violation").empty
+    assert not (tmp_path / "violations").exists()
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-06-02")
+    issued = json.loads(invoke(*args, "2027-06-02", "--out", tmp_path / "violations").output)
+    assert issued["issued"] == first["issued"] and issued["correct_by"] == "2027-07-02"
+
+
+def test_cli_violations_record_nothing_without_out_and_write_their_paperwork_with_it(store, tmp_path, monkeypatch):
     first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
     connected = first["notices"][0]
     invoke("notices", "mark", connected["parcel_id"], "connected", "--store", store)
@@ -1011,6 +1033,7 @@ def test_cli_violations_record_nothing_without_out_and_write_their_paperwork_wit
     assert Register(store=store, create=False).listing(notice_type="violation").empty
     said = " ".join(invoke(*args[:-1]).stdout.split())  # issued from a fresh analysis: the store holds none
     assert f"not checked against an analysis: {store} holds no analysis yet: run `sewerplan analyze" in said
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-06-02")  # violation notices are issued on their day
     viol = json.loads(invoke(*args, "--out", tmp_path / "violations").output)
     assert viol["issued"] == first["issued"] - 1 and viol["correct_by"] == "2027-07-02"
     assert Path(viol["mailing_list"]).is_file() and Path(viol["labels"]).is_file()
@@ -1075,7 +1098,7 @@ def test_cli_violations_refuse_a_store_whose_latest_run_is_under_another_profile
     assert doc["analysis"]["profile"] == "fort-plain" and len(doc["notices"]) == first_batch["issued"]
 
 
-def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path):
+def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path, monkeypatch):
     """A parcel the current analysis finds connected is no violation (the town's billing data says so), and one it no
     longer finds mandated (a smaller distance) is set aside for review: the notice was issued under an earlier run."""
     first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
@@ -1101,6 +1124,7 @@ def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path):
         "sewerplan notices mark PARCEL connected" in said
         and f"For review, not listed as violations: {len(review)}" in said
     )
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-06-02")  # violation notices are issued on their day
     viol = json.loads(invoke(*args, "--out", tmp_path / "violations", "--json").stdout)
     assert {n["parcel_id"] for n in viol["notices"]} == listed
 
@@ -1185,12 +1209,13 @@ def test_cli_overdue_list_follows_the_business_day_rule_as_violations_do(store, 
     assert len(json.loads(invoke(*listed, "2027-06-02").stdout)["notices"]) == first["issued"]
 
 
-def test_cli_violations_refuse_a_period_the_law_leaves_to_the_town_without_its_resolution(store, tmp_path):
+def test_cli_violations_refuse_a_period_the_law_leaves_to_the_town_without_its_resolution(store, tmp_path, monkeypatch):
     _issue_cli(store, tmp_path / "out", "--new")
     town_file(tmp_path).write_text(
         town_toml().replace('"notices.correction_period_days"', "# none"),
         encoding="utf-8",
     )
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-06-02")  # violation notices are issued on their day
     result = CliRunner().invoke(
         main,
         ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-02", "--store", str(store)]

@@ -520,7 +520,9 @@ def test_a_run_setting_the_notices_values_again_is_the_notices_run(client, app, 
     assert notice["other_run"].startswith("This run measured with mandate.distance_ft=175 (value set by the user);")
 
 
-def test_a_violation_notice_is_marked_apart_from_a_what_if_run_as_its_connection_notice_is(client, app, tmp_path):
+def test_a_violation_notice_is_marked_apart_from_a_what_if_run_as_its_connection_notice_is(
+    client, app, tmp_path, monkeypatch
+):
     """After `notices violations --out`, a what-if run at 250 ft showed its reason beside the violation notice (the
     one the popup shows) unmarked: a violation batch records no run of its own. It enforces the connection notice it
     cites, so it is measured against the run that one was given on, and the popup says what differs."""
@@ -529,6 +531,7 @@ def test_a_violation_notice_is_marked_apart_from_a_what_if_run_as_its_connection
     _issue(client)
     store = app.config["STORE"]
     late = ["notices", "violations", "--store", store, "--as-of", "2027-06-15", "--out", tmp_path / "violations"]
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-06-15")  # violation notices are issued on their day
     done = CliRunner().invoke(main, [str(a) for a in late])
     assert done.exit_code == 0, done.output
     _what_if_at_250_ft(app)
