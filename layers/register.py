@@ -23,6 +23,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import sqlite3
 import time
 import uuid
@@ -760,9 +761,12 @@ class Register:
             day = parse_date(day, "The day to judge overdue by")
             cutoff = overdue_before(day) if what == "overdue" else day
             out.append(notices.c.status.in_(OPEN) & notices.c.deadline.is_not(None) & (notices.c.deadline < cutoff))
-        if query:
-            like = f"%{query.lower()}%"
-            out.append(sa.func.lower(notices.c.parcel_id).like(like) | sa.func.lower(notices.c.owner_name).like(like))
+        if query:  # the text as typed: "_" and "%" are no wildcards (and lower() folds MÜLLER in SQLite too)
+            like = "%" + re.sub(r"([\\%_])", r"\\\1", query.lower()) + "%"
+            out.append(
+                sa.func.lower(notices.c.parcel_id).like(like, escape="\\")
+                | sa.func.lower(notices.c.owner_name).like(like, escape="\\")
+            )
         return out
 
     def events_of(self, notice_id: str) -> list[dict]:
@@ -846,6 +850,9 @@ def _sqlite_engine(url: str, *, foreign_keys: bool) -> sa.Engine:
         cur.execute("PRAGMA busy_timeout=30000")
         cur.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
         cur.close()
+        # SQLite's own lower() folds A to Z only: a search for "müller" found no MÜLLER. Python's folds every letter,
+        # as PostgreSQL's does.
+        dbapi_connection.create_function("lower", 1, _lower, deterministic=True)
 
     def begin(conn) -> None:  # writers take the write lock at once; readers read a snapshot and never wait
         conn.exec_driver_sql("BEGIN IMMEDIATE" if conn.get_execution_options().get("write") else "BEGIN")
@@ -853,6 +860,10 @@ def _sqlite_engine(url: str, *, foreign_keys: bool) -> sa.Engine:
     sa.event.listen(engine, "connect", pragmas)
     sa.event.listen(engine, "begin", begin)
     return engine
+
+
+def _lower(text):
+    return text.lower() if isinstance(text, str) else text
 
 
 def parse_date(value, what: str = "The date") -> dt.date:

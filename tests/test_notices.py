@@ -126,6 +126,24 @@ def _issue(reg: Register, due: pd.DataFrame, **kw) -> dict:
 # -- who is due a notice ------------------------------------------------------------------------------------------
 
 
+def test_the_register_search_finds_what_was_typed_and_only_that(register, results):
+    """The notices page's "Parcel or owner" filter: "müller" found no MÜLLER in a SQLite register (its lower()
+    folds only A to Z), and "_" or "%" were wildcards: "O_BRIEN" listed OXBRIEN too and "100%" every parcel
+    holding 100."""
+    due = plan_notices(results, profile=FP, notice_date=DAY).due.head(4).copy()
+    due["parcel_id"] = ["100-1", "1001", "P_7", "PX7"]
+    due["owner_name"] = ["MÜLLER ANNA", "O'BRIEN PAT", "OXBRIEN SAM", "ROE JO"]
+    _issue(register, due)
+
+    def found(query: str) -> list[str]:
+        assert register.count(query=query) == len(listed := sorted(register.listing(query=query)["parcel_id"]))
+        return listed
+
+    assert found("müller") == found("Müller") == found("MÜLLER") == ["100-1"]
+    assert found("P_7") == ["P_7"] and found("o'brien") == ["1001"]
+    assert found("100%") == [] and found("%") == [] and found("1001") == ["1001"]
+
+
 def test_due_notices_carry_real_dates_and_the_section(results):
     plan = plan_notices(results, profile=FP, notice_date=DAY)
     assert len(plan.due) == (results["status"] == "mandated").sum() > 0
