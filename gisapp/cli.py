@@ -24,6 +24,7 @@ from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
 from gisapp.cli_plan import plan, plans
 from gisapp.users import ROLES, add_user, count_users, list_users
+from gisapp.words import written_words
 from layers.errors import LayerError
 from layers.legend import STATUS_LEGEND
 from layers.read import LAYER_NAMES
@@ -225,7 +226,7 @@ def _print_summary(summary: dict, profile) -> None:
     if summary["notice_date"]:
         out.print(f"Notice date {summary['notice_date']}; {deadline_words(summary, profile)}", highlight=False)
     if summary["output"]:
-        out.print(f"Results written to {summary['output']} ({', '.join(summary['layers_written'])}).", highlight=False)
+        out.print(written_words(summary["output"], summary["layers_written"]), highlight=False)
     if summary["layers_copied"]:
         out.print(
             f"The input layers were copied in beside them ({', '.join(summary['layers_copied'])}): the map, trace "

@@ -11,7 +11,8 @@ from rich.table import Table
 
 from gisapp import services
 from gisapp.cli_common import DIRECTION_OPTION, data_options, loading, print_problems, user_errors
-from layers.write import RESULT_LAYER, output_format
+from gisapp.words import written_words
+from layers.write import RESULT_LAYER
 
 PARCEL_FIELDS = (
     "parcel_id",
@@ -117,5 +118,4 @@ def _print(found, chosen, profile, out_path) -> None:
         where = f"all of them are in {out_path}" if out_path else "--json or --out for all"
         out.print(f"... and {len(chosen) - 200:,} more ({where}).", highlight=False)
     if out_path:
-        layer = f" (layer {RESULT_LAYER})" if output_format(out_path) == "GPKG" else ""
-        out.print(f"Results written to {out_path}{layer}.", highlight=False)
+        out.print(written_words(out_path, [RESULT_LAYER]), highlight=False)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analysis.reasons import deadline_sentence
@@ -574,3 +575,15 @@ def measuring_crs_note(town: str, suggested: tuple[str, str] | None) -> str:
         f"measured in it would be distorted: {code} ({name}), the UTM zone where the data lies, is filled in. Keep "
         "it, or give the CRS your office measures in there."
     )
+
+
+def written_words(path: str, layers: list[str]) -> str:
+    """Where a command wrote its results, as the user finds them: a GeoPackage's layers by name, a GeoParquet
+    file's sibling files, a GeoJSON or CSV file alone (its one layer is the file: "(r)" after r.csv said nothing)."""
+    suffix = Path(str(path)).suffix.lower()
+    if suffix == ".gpkg":
+        return f"Results written to {path} (layer{'s' if len(layers) > 1 else ''} {', '.join(layers)})."
+    if suffix == ".parquet" and len(layers) > 1:
+        beside = ", ".join(f"{name}.parquet" for name in layers[1:])
+        return f"Results written to {path}, with {beside} beside it."
+    return f"Results written to {path}."

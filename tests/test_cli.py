@@ -92,6 +92,29 @@ def test_outputs_keep_input_attributes_geojson_rfc7946_and_csv(town_gpkg, tmp_pa
     assert table["mail_zip"].astype(str).str.len().min() >= 4
 
 
+def test_analyze_says_where_it_wrote_as_the_user_finds_it(town_gpkg, tmp_path):
+    """A GeoPackage's layers by name, a GeoParquet file's siblings, a CSV or GeoJSON alone: `--out r.csv` said
+    "Results written to .../r.csv (r).", its file's stem read as a layer."""
+    said = {}
+    for name in ("r.csv", "r.geojson", "r.parquet", "r.gpkg"):
+        result = CliRunner(env={"COLUMNS": "400"}).invoke(
+            main, ["analyze", "--profile", "fort-plain", "--data", str(town_gpkg), "--out", str(tmp_path / name)]
+        )
+        assert result.exit_code == 0, result.output
+        said[name] = next(line for line in result.output.splitlines() if line.startswith("Results written to"))
+    assert said["r.csv"] == f"Results written to {tmp_path / 'r.csv'}."
+    assert said["r.geojson"] == f"Results written to {tmp_path / 'r.geojson'}."
+    assert said["r.parquet"] == (
+        f"Results written to {tmp_path / 'r.parquet'}, with r.measuring_lines.parquet, r.connection_points.parquet, "
+        "r.building_results.parquet beside it."
+    )
+    assert all((tmp_path / f).exists() for f in ("r.measuring_lines.parquet", "r.building_results.parquet"))
+    assert said["r.gpkg"] == (
+        f"Results written to {tmp_path / 'r.gpkg'} (layers parcel_results, measuring_lines, connection_points, "
+        "building_results)."
+    )
+
+
 def test_layers_given_one_by_one_with_a_mapping(town_gpkg, tmp_path):
     parcels = gpd.read_file(town_gpkg, layer="parcels").rename(columns={"parcel_id": "TAXMAPNO", "owner_name": "OWN"})
     parcels[["TAXMAPNO", "OWN", "units", "connected", "geometry"]].to_file(tmp_path / "p.shp")
