@@ -447,7 +447,9 @@ def test_trace_refuses_what_it_cannot_trace(runner, town_gpkg, args, says):
 def test_swmm_inp_through_the_cli(real_data):
     inp = real_data / "bellinge-swmm" / "bellinge_small.inp"
     no_crs = CliRunner().invoke(main, ["network", "check", "--profile", "fort-plain", "--data", str(inp)])
-    assert no_crs.exit_code == 2 and "--layer-crs mains=" in no_crs.output
+    # A model never declares its CRS: one --data-crs gives every layer of it one (not a --layer-crs per layer)
+    assert no_crs.exit_code == 2 and "declares no coordinate reference system" in no_crs.output
+    assert "Use --data-crs EPSG:" in no_crs.output and "--layer-crs" not in no_crs.output
     doc = json.loads(
         invoke(
             "trace",
