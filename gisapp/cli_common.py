@@ -480,7 +480,12 @@ def _with_local_hint(exc: LayerValidationError, sources: dict, allow_local: bool
     with its --layer-crs) are said once, as the model's, with the --data-crs that gives every layer of it its CRS.
     """
     models = [k for k, s in sources.items() if str(s.path).lower().endswith(".inp")]
-    crs_trouble = any(p.check in ("crs_mismatch", "no_crs") and p.layer in models for p in exc.problems)
+    # The model's own CRS in doubt: none given, or one its coordinates do not fit. Not the measuring CRS: a model
+    # in its right CRS outside New York is told --crs, and "schematic" would send its user the wrong way.
+    crs_trouble = any(
+        p.check in ("crs_mismatch", "no_crs") and p.layer in models and not (p.fix and p.fix.setting == "crs")
+        for p in exc.problems
+    )
     if not (models and crs_trouble):
         return exc
     undeclared = [p for p in exc.problems if p.check == "no_crs" and p.layer in models]

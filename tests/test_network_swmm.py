@@ -265,6 +265,8 @@ def test_a_model_outside_new_york_is_told_which_crs_to_measure_in():
     said = " ".join(err.split())
     assert code == 2 and "such as EPSG:32632 (WGS 84 / UTM zone 32N). Use --crs EPSG:32632." in said
     assert "Montgomery" not in said
+    # The model's CRS is right: "a schematic model ... --data-crs local" would send its user the wrong way.
+    assert "schematic" not in said and "--data-crs local" not in said
     code, out, err = cli(
         "trace", "--data", path, "--data-crs", "EPSG:32632", "--crs", "EPSG:32632", "--manhole", "G72F820"
     )
