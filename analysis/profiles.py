@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import re
 import tomllib
@@ -576,7 +577,7 @@ def _build_profile(data: dict, path: Path, overrides: dict[str, Any]) -> Profile
 
     known = {f"{s}.{f.name}" for s, cls in _SECTIONS.items() for f in dataclasses.fields(cls)}
     set_problems += [
-        f"override {k!r} names no rule (known: mandate.distance_ft, ...)" for k in overrides if k not in known
+        _unknown_setting(k, known, str(header.get("id") or path.stem)) for k in overrides if k not in known
     ]
     if problems or set_problems:
         parts = ([f"{path.name}: " + "; ".join(problems)] if problems else []) + set_problems
@@ -584,6 +585,16 @@ def _build_profile(data: dict, path: Path, overrides: dict[str, Any]) -> Profile
         fix = Fix("profile_file", target=" and ".join(in_file_only), example=str(path)) if in_file_only else None
         raise ProfileError("; ".join(parts) + ".", fix=fix)
     return Profile(**{k: str(header[k]) for k in _HEADER_KEYS}, **sections, path=str(path))
+
+
+def _unknown_setting(key: str, known: set[str], profile: str) -> str:
+    """A setting that names no rule, told as a user who mistyped it needs it: the rule meant, where one is close,
+    else where every rule is listed ("override 'mandate.distnce_ft' names no rule (known: mandate.distance_ft, ...)"
+    read as a program's message)."""
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.8)
+    if close:
+        return f"{key} names no rule of the profile (did you mean {close[0]}?)"
+    return f"{key} names no rule of the profile (sewerplan profiles show {profile} lists them)"
 
 
 def _build_rule(key: str, raw: Any, meta: dict) -> tuple[Rule | None, list[str]]:

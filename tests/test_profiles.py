@@ -132,7 +132,14 @@ def test_unknown_profile_lists_the_bundled_ones():
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"mandate.distance": "5"}, "names no rule"),
+        (
+            {"mandate.distance": "5"},
+            r"^mandate\.distance names no rule of the profile \(did you mean mandate\.distance_ft\?\)\.$",
+        ),
+        (
+            {"paint.colour": "5"},
+            r"^paint\.colour names no rule of the profile \(sewerplan profiles show fort-plain lists them\)\.$",
+        ),
         ({"mandate.distance_ft": "far"}, r"^mandate\.distance_ft must be a number, not 'far'\.$"),
         ({"mandate.notice_period_days": "abc"}, r"^mandate\.notice_period_days must be a whole number, not 'abc'\.$"),
         ({"mandate.notice_period_days": "12.5"}, "must be a whole number, not '12.5'"),
