@@ -176,7 +176,9 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         found = _match(files, lambda p: LayerSource("", str(p)))
         if not found:
             held = [p.name for p in sorted(path.iterdir()) if not p.name.startswith(".")]
-            raise LayerError(_nothing_found(f"The folder {path.name}", held, "file"))
+            # "." (run from inside the folder) has no name of its own: say the folder's
+            named = path.name or path.resolve().name or str(path.resolve())
+            raise LayerError(_nothing_found(f"The folder {named}", held, "file"))
         return found
     if path.suffix.lower() == ".zip":
         _check_zip(str(path))
