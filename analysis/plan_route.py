@@ -114,9 +114,10 @@ def parcels_crossed(
 
     One row per parcel crossed for at least ``design.easement_min_ft`` in all: its ID, owner and address, the
     length of main across it (feet), the stations (feet along the built main from the connection) where that
-    begins and ends, and that part of the main as its geometry. A main laid along a lot line lies on the parcels of
-    both sides, and is in both rows: the length of main on private land is that of the geometries' union. A tax
-    map whose parcels run to the middle of the road is read right: the street's right-of-way is taken out first.
+    begins and ends, and that part of the main as its geometry (running as the main runs, its pieces joined where
+    they meet). A main laid along a lot line lies on the parcels of both sides, and is in both rows: the length of
+    main on private land is that of the geometries' union. A tax map whose parcels run to the middle of the road is
+    read right: the street's right-of-way is taken out first.
 
     Examples
     --------
@@ -149,7 +150,8 @@ def parcels_crossed(
         return empty
     across = shapely.intersection(geoms[hit], off_street)
     length_ft = shapely.length(across) * fpu
-    keep = length_ft >= float(profile.design.easement_min_ft.value) - 1e-9
+    # a parcel the main only touches (0 ft) needs no easement, whatever the setting
+    keep = (length_ft > 0) & (length_ft >= float(profile.design.easement_min_ft.value) - 1e-9)
     hit, across, length_ft = hit[keep], across[keep], length_ft[keep]
     if len(hit) == 0:
         return empty
@@ -160,6 +162,12 @@ def parcels_crossed(
     stations = np.stack([shapely.line_locate_point(built, shapely.get_point(pieces, i)) * fpu for i in (0, -1)], axis=1)
     span = pd.DataFrame({"owner": np.repeat(owner, 2), "station": stations.ravel()}).groupby("owner")["station"]
     low, high = span.min().reindex(range(len(hit))), span.max().reindex(range(len(hit)))
+    # Each parcel's pieces as the main runs (an overlay follows the parcel's boundary, so a piece along a lot line
+    # came back reversed), joined where they meet: the line a surveyor describes the easement by.
+    backwards = stations[:, 0] > stations[:, 1]
+    pieces[backwards] = shapely.reverse(pieces[backwards])
+    order = np.lexsort((stations.min(axis=1), owner))
+    across = shapely.line_merge(shapely.multilinestrings(pieces[order], indices=owner[order]), directed=True)
     out = gpd.GeoDataFrame(
         {
             "parcel_id": parcels["parcel_id"].astype(str).to_numpy()[hit],

@@ -449,7 +449,7 @@ def plan_extension(
         units=float(np.nansum(flows["units"].to_numpy()[newly])),
         parcel_rows=rows,
         main_crossings=crossings.to_dict("records"),
-        easements=pd.DataFrame(crossed.drop(columns="geometry")).to_dict("records"),
+        easements=easement_rows(crossed),
         easement_length_ft=round(private_ft, 1),
         parcels=chosen,
         line=line,
@@ -1219,6 +1219,25 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             )
     checks.append(Check("capacity", verdict, cite(rule), text + note))
     return checks
+
+
+def easement_rows(crossed: gpd.GeoDataFrame) -> list[dict]:
+    """Each private parcel the main crosses (``plan_route.parcels_crossed``) as the plan's document carries it, with
+    the main's pieces across it as ``lines`` (lists of x, y in the measuring CRS, running as the main runs).
+
+    The lines are where the easement runs: a plan's export (``layers.write.write_plan``, for the CLI's ``--out`` and
+    a saved scenario's download alike) draws them from the document, so a surveyor is handed the main across each
+    lot, not only the lot.
+    """
+    rows = pd.DataFrame(crossed.drop(columns="geometry")).to_dict("records")
+    parts, index = shapely.get_parts(crossed.geometry.values, return_index=True)
+    coords, which = shapely.get_coordinates(parts, return_index=True)
+    pieces = np.split(np.round(coords, 3), np.flatnonzero(np.diff(which)) + 1) if len(coords) else []
+    for row in rows:
+        row["lines"] = []
+    for owner, xy in zip(index, pieces, strict=True):  # a piece or two per parcel crossed: a handful
+        rows[owner]["lines"].append(xy.tolist())
+    return rows
 
 
 def _route_checks(

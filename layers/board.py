@@ -40,6 +40,9 @@ NEWLY_EDGE = colors.HexColor("#e31a1c")
 VACANT = colors.HexColor("#fdbf6f")
 VACANT_EDGE = colors.HexColor("#ff7f00")
 STREET = colors.HexColor("#e8e8e8")
+# As on the web map's plan: a red ring where the main meets an existing main, private parcels crossed outlined purple.
+CROSSING = colors.HexColor("#e31a1c")
+EASEMENT = colors.HexColor("#6a3d9a")
 MARGIN = 0.7 * inch
 
 
@@ -114,7 +117,14 @@ def write_plan_summary(
         Paragraph(
             "Map: the proposed main (blue; dashed: the connecting main), its manholes (white: new, black: existing), "
             "parcels newly required to connect (red), vacant lots that benefit (orange), existing sewer mains "
-            "(dark grey), street names. Scale bar in feet; north is up.",
+            "(dark grey), street names"
+            + (", where the main crosses an existing main (red rings)" if plan.get("main_crossings") else "")
+            + (
+                ", private parcels it crosses (purple dashed outline: easements needed)"
+                if plan.get("easements")
+                else ""
+            )
+            + ". Scale bar in feet; north is up.",
             styles["Small"],
         ),
     ]
@@ -589,6 +599,16 @@ class PlanMap(Flowable):
                     if poly.geom_type != "Polygon" or poly.is_empty:
                         continue
                     c.drawPath(path(poly.exterior.coords, close=True), stroke=1, fill=1 if fill is not None else 0)
+            crossed = {str(e["parcel_id"]) for e in self.plan.get("easements") or []}
+            c.setStrokeColor(EASEMENT)
+            c.setLineWidth(1.6)
+            c.setDash(3, 2)
+            for pid, g in zip(pids, lot_geoms, strict=True):  # over the fills: a parcel crossed may be newly mandated
+                if pid in crossed:
+                    for poly in shapely.get_parts(g):
+                        if poly.geom_type == "Polygon" and not poly.is_empty:
+                            c.drawPath(path(poly.exterior.coords, close=True), stroke=1, fill=0)
+            c.setDash()
 
         sewer = self.mains
         if sewer is not None and "sewer_type" in sewer.columns:
@@ -617,6 +637,11 @@ class PlanMap(Flowable):
             c.setDash(6, 4)
             c.drawPath(path(run["coords"]), stroke=1, fill=0)
             c.setDash()
+        c.setStrokeColor(CROSSING)
+        c.setLineWidth(1.5)
+        for crossing in self.plan.get("main_crossings") or []:
+            ((px, py),) = xy([(crossing["x"], crossing["y"])])
+            c.circle(px, py, 6, stroke=1, fill=0)
         c.setFont("Helvetica", 6)
         for m in self.plan["manholes"]:
             ((px, py),) = xy([(m["x"], m["y"])])

@@ -200,6 +200,27 @@ _RUNS = {
     ),
 }
 
+_MAIN_CROSSINGS = {
+    "main_id": Column("Existing main", "The existing main the proposed main meets here."),
+    "sewer_type": Column("Type", "The existing main's type (a storm main needs clearance)."),
+    "status": Column("Status", "The existing main's status (an abandoned one may be gone)."),
+    "kind": Column(
+        "Kind", "crosses (passes through it), ends on (the upper end lies on it) or runs along (lies over it)."
+    ),
+    "station_ft": Column("Station (ft)", "Feet along the proposed main from where it connects to the sewer."),
+    "length_ft": Column("Length along (ft)", "For a main it runs along: the feet it lies over it; else 0."),
+    "feature": Column("Feature", "main crossing: what this feature of the plan's export is."),
+}
+_EASEMENTS = {
+    "parcel_id": Column("Parcel", "The private parcel the proposed main crosses outside every right-of-way."),
+    "owner_name": Column("Owner", "The parcel's owner, from whom the easement is needed."),
+    "site_address": Column("Address", "The parcel's site address."),
+    "length_ft": Column("Length (ft)", "Feet of proposed main across the parcel."),
+    "from_station_ft": Column("From station (ft)", "Where the main enters the parcel: feet from where it connects."),
+    "to_station_ft": Column("To station (ft)", "Where the main leaves the parcel: feet from where it connects."),
+    "feature": Column("Feature", "easement needed: what this feature of the plan's export is."),
+}
+
 RESULT_COLUMNS: dict[str, dict[str, Column]] = {
     "parcel_results": _PARCEL_RESULTS,
     "measuring_lines": _EVIDENCE,
@@ -207,6 +228,8 @@ RESULT_COLUMNS: dict[str, dict[str, Column]] = {
     "building_results": _BUILDING_RESULTS,
     "analysis_runs": _RUNS,
 }
+# The layers of a plan's export that carry findings of their own (``layers.write.write_plan``): titles for QGIS.
+PLAN_COLUMNS: dict[str, dict[str, Column]] = {"main_crossings": _MAIN_CROSSINGS, "easements_needed": _EASEMENTS}
 # The input layer a result layer carries columns over from.
 CARRIED_FROM = {"parcel_results": "parcels", "building_results": "buildings"}
 LAYER_DESCRIPTIONS = {
@@ -220,7 +243,7 @@ LAYER_DESCRIPTIONS = {
 
 def column(layer: str, name: str) -> Column | None:
     """The title and meaning of a column of a result layer (or one carried over from its input layer)."""
-    known = RESULT_COLUMNS.get(layer, {}).get(name)
+    known = (RESULT_COLUMNS.get(layer) or PLAN_COLUMNS.get(layer) or {}).get(name)
     if known is not None:
         return known
     source = CARRIED_FROM.get(layer) or (layer if layer in SPECS else None)
@@ -246,6 +269,7 @@ def column_description(layer: str, name: str) -> str | None:
 __all__ = [
     "CARRIED_FROM",
     "LAYER_DESCRIPTIONS",
+    "PLAN_COLUMNS",
     "RESULT_COLUMNS",
     "STATUS_COLOURS",
     "STATUS_LEGEND",

@@ -8,7 +8,9 @@ style per layer it knows, named ``sewerplan`` and marked as the default:
 - ``mains`` by diameter (a thicker line for a larger pipe, as on the web map), ``manholes`` as small white circles;
 - ``measuring_lines`` dashed red (the web map's evidence line), ``connection_points`` as red dots;
 - ``building_results`` with rear buildings and buildings needing more building sewers outlined as on the web map;
-- the other input layers plainly (parcels as outlines, buildings pale, streets grey), plans and reports plainly.
+- the other input layers plainly (parcels as outlines, buildings pale, streets grey), plans and reports plainly; a
+  plan's crossings of existing mains as red rings and its easements needed as a broad dashed purple line, as the
+  web map draws them.
 
 Labels are off in every style, and the result columns get their titles as field aliases (``layers.legend``).
 A GeoPackage also gets ``gpkg_data_columns`` (the GeoPackage schema extension): each described column's title
@@ -103,14 +105,21 @@ def line(colour: str, *, width_mm: float = 0.3, dash: str | None = None, alpha: 
     return ("line", "SimpleLine", props)
 
 
-def marker(colour: str, *, size_mm: float = 2.0, outline: str = "#222222", shape: str = "circle"):
-    """A point symbol's properties."""
+def marker(
+    colour: str | None,
+    *,
+    size_mm: float = 2.0,
+    outline: str = "#222222",
+    shape: str = "circle",
+    outline_mm: float = 0.2,
+):
+    """A point symbol's properties: ``colour`` None for no fill (a ring)."""
     props = {
         "name": shape,
-        "color": _rgba(colour),
+        "color": _rgba(colour or "#ffffff", 1.0 if colour else 0.0),
         "outline_color": _rgba(outline),
         "outline_style": "solid",
-        "outline_width": "0.2",
+        "outline_width": f"{outline_mm:g}",
         "outline_width_unit": "MM",
         "size": f"{size_mm:g}",
         "size_unit": "MM",
@@ -245,6 +254,15 @@ _STYLES = {
     "proposed_manholes": ("proposed manholes", lambda f: single(marker("#ffffff", size_mm=2.2, outline="#1f78b4"))),
     "newly_mandated": ("parcels newly required to connect", lambda f: single(fill("#e31a1c", alpha=0.25))),
     "benefiting_parcels": ("parcels that benefit", lambda f: single(fill(None, outline="#ff7f00", width_mm=0.5))),
+    # as on the web map's plan: a red ring where the main meets an existing main, purple where an easement is needed
+    "main_crossings": (
+        "where the proposed main meets an existing main away from a manhole",
+        lambda f: single(marker(None, size_mm=4.0, outline="#e31a1c", outline_mm=0.6)),
+    ),
+    "easements_needed": (
+        "the proposed main across private parcels (easements needed)",
+        lambda f: single(line("#6a3d9a", width_mm=1.6, dash="2;1")),
+    ),
 }
 _BY_NAME = {name: kind for kind, names in LAYER_NAMES.items() for name in names}
 

@@ -301,7 +301,13 @@ def write_settings(path: str | Path, values: dict[str, str]) -> None:
         con.executemany(f"INSERT OR REPLACE INTO {SETTINGS_TABLE} (key, value) VALUES (?, ?)", values.items())
 
 
-def add_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, scratch: bool = False) -> list[str]:
+def add_layers(
+    path: str,
+    layers: dict[str, gpd.GeoDataFrame],
+    *,
+    scratch: bool = False,
+    geometry_types: dict[str, str] | None = None,
+) -> list[str]:
     """Write layers into a GeoPackage beside its others, replacing those of the same names, and style them: every
     GeoPackage sewerplan writes layers into (a run's results, a network report, a plan, building results).
 
@@ -309,30 +315,36 @@ def add_layers(path: str, layers: dict[str, gpd.GeoDataFrame], *, scratch: bool 
     given as an output may be a store, or become one, so no run, upload or other command writes it at the same
     moment (``StoreBusyError`` says who does), and the hidden copies killed writers left beside it are cleared.
     ``scratch``: ``path`` is a store's copy nobody else sees, which the store, holding the lock, syncs and renames
-    into place.
+    into place. ``geometry_types`` (layer name -> ``Point``, ``MultiLineString`` ...) is the type an empty layer is
+    declared with: GDAL declares one without features ``GEOMETRY``, which QGIS opens as a layer of no known kind,
+    its point or line style unused.
     """
     if scratch:
-        _write_geopackage(path, layers, "scratch")
+        _write_geopackage(path, layers, "scratch", geometry_types)
     else:
         with writer_lock(path, what="writing layers"):
-            _write_geopackage(path, layers, "update" if Path(path).exists() else "new")
+            _write_geopackage(path, layers, "update" if Path(path).exists() else "new", geometry_types)
     return list(layers)
 
 
-def _write_geopackage(path: str, layers: dict[str, gpd.GeoDataFrame], mode: str) -> None:
+def _write_geopackage(
+    path: str, layers: dict[str, gpd.GeoDataFrame], mode: str, geometry_types: dict[str, str] | None = None
+) -> None:
     with _unseen_geopackage(path, mode) as target:
         for name, frame in layers.items():
-            _write_gpkg(_plain_columns(frame), target, name)
+            kind = (geometry_types or {}).get(name) if len(frame) == 0 else None
+            _write_gpkg(_plain_columns(frame), target, name, geometry_type=kind)
         style_geopackage_layers(target)
 
 
-def _write_gpkg(frame: gpd.GeoDataFrame, path: str, layer: str) -> None:
-    """One GeoPackage layer through pyogrio's Arrow path.
+def _write_gpkg(frame: gpd.GeoDataFrame, path: str, layer: str, *, geometry_type: str | None = None) -> None:
+    """One GeoPackage layer through pyogrio's Arrow path (``geometry_type``: the type declared, else GDAL's guess).
 
     GDAL inserts the rows in one transaction and builds the layer's R-tree once after the last row, in bulk
     (in a scratch database whose R-tree pages it then copies in): no index is kept up to date row by row.
     """
-    _write(frame, path, layer=layer, driver="GPKG")
+    kwargs = {"geometry_type": geometry_type} if geometry_type else {}
+    _write(frame, path, layer=layer, driver="GPKG", **kwargs)
 
 
 def _write(frame: gpd.GeoDataFrame, path: str, **kwargs) -> None:
@@ -386,6 +398,33 @@ def _plain_columns(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
 # (``layers.read.read_proposed``), the export gives its proposed main alone, the rest being worked out again.
 PROPOSED_MAIN = "proposed main"
 CONNECTING_MAIN = "connecting main"
+MAIN_CROSSING = "main crossing"
+EASEMENT_NEEDED = "easement needed"
+# The columns of a plan's crossings and easements as exported (``analysis.plan_route``'s rows; x, y are the point).
+CROSSING_FIELDS = {
+    "main_id": str,
+    "sewer_type": str,
+    "status": str,
+    "kind": str,
+    "station_ft": float,
+    "length_ft": float,
+}
+EASEMENT_FIELDS = {
+    "parcel_id": str,
+    "owner_name": str,
+    "site_address": str,
+    "length_ft": float,
+    "from_station_ft": float,
+    "to_station_ft": float,
+}
+# The type each plan layer is declared with when it has no features (a plan crossing no main).
+PLAN_GEOMETRY_TYPES = {
+    "proposed_manholes": "Point",
+    "newly_mandated": "MultiPolygon",
+    "benefiting_parcels": "MultiPolygon",
+    "main_crossings": "Point",
+    "easements_needed": "MultiLineString",
+}
 
 
 def check_plan_path(path: str) -> str:
@@ -405,9 +444,13 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
 
     GeoPackage layers: ``proposed_main`` (the drawn main, and the connecting main when one is needed),
     ``proposed_manholes`` (new and existing, with why each is there), ``newly_mandated`` (the parcels newly required
-    to connect) and ``benefiting_parcels`` (those and the vacant lots that benefit, with each one's share of the
-    cost by every method). ``parcels`` is any frame holding those parcels (the town's). GeoJSON (RFC 7946): one
-    collection of all of them, with a ``feature`` property saying which.
+    to connect), ``benefiting_parcels`` (those and the vacant lots that benefit, with each one's share of the
+    cost by every method), ``main_crossings`` (a point where the main meets an existing main away from a manhole:
+    the main's ID, kind, station) and ``easements_needed`` (the main's line across each private parcel outside the
+    rights-of-way: parcel, owner, address, feet, stations; the line a surveyor describes the easement by, the lot
+    itself being in the town's tax map). ``parcels`` is any frame holding those parcels (the town's). GeoJSON (RFC
+    7946): one collection of all of them, with a ``feature`` property saying which. A scenario saved before plans
+    found crossings and easements has neither layer: none would say "none found", which is not known.
     """
     attrs = {
         "name": plan.get("name"),
@@ -448,11 +491,12 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         "proposed_manholes": holes,
         "newly_mandated": newly,
         "benefiting_parcels": benefiting,
+        **_route_layers(plan, crs),
     }
     driver = check_plan_path(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if driver == "GPKG":
-        return add_layers(path, layers)
+        return add_layers(path, layers, geometry_types=PLAN_GEOMETRY_TYPES)
     if driver == "Parquet":
         for i, (name, frame) in enumerate(layers.items()):
             write_geoparquet(path if i == 0 else parquet_sibling(path, name), frame)
@@ -467,6 +511,7 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
                     lots[~lots["category"].eq("newly mandated") & lots["benefits"].astype(bool)].assign(
                         feature="benefiting vacant lot"
                     ),
+                    *(frame for name, frame in layers.items() if name in ("main_crossings", "easements_needed")),
                 ],
                 ignore_index=True,
             ),
@@ -478,6 +523,30 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         _write_whole(_plain_columns(every).to_crs(4326), path, driver="GeoJSON", layer_options=options)
         return [Path(path).stem]
     raise AssertionError(driver)  # check_plan_path allows no other
+
+
+def _route_layers(plan: dict, crs) -> dict[str, gpd.GeoDataFrame]:
+    """A plan's ``main_crossings`` (points) and ``easements_needed`` (the main's lines across each private parcel),
+    each with its ``feature``; none for a plan saved before they were found (not known is not none)."""
+    layers = {}
+    if "main_crossings" in plan:
+        rows = pd.DataFrame(plan["main_crossings"] or [], columns=[*CROSSING_FIELDS, "x", "y"])
+        layers["main_crossings"] = gpd.GeoDataFrame(
+            rows[list(CROSSING_FIELDS)].astype(CROSSING_FIELDS),
+            geometry=gpd.points_from_xy(rows["x"].astype(float), rows["y"].astype(float)),
+            crs=crs,
+        ).assign(feature=MAIN_CROSSING)
+    if "easements" in plan:
+        rows = pd.DataFrame(plan["easements"] or [], columns=[*EASEMENT_FIELDS, "lines"])
+        lines = [
+            shapely.MultiLineString(found) if isinstance(found, list) and found else None for found in rows["lines"]
+        ]
+        layers["easements_needed"] = gpd.GeoDataFrame(
+            rows[list(EASEMENT_FIELDS)].astype(EASEMENT_FIELDS),
+            geometry=gpd.GeoSeries(lines, crs=crs),
+            crs=crs,
+        ).assign(feature=EASEMENT_NEEDED)
+    return layers
 
 
 def write_geoparquet(path: str | Path, frame: gpd.GeoDataFrame, *, crs=None, row_group_size: int = 65_536) -> str:

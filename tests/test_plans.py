@@ -5,11 +5,16 @@ from __future__ import annotations
 import csv
 import json
 import re
+import sqlite3
+import tempfile
+from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import pyogrio
 import pytest
+import shapely
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,7 +39,7 @@ from analysis.plans import (
 from analysis.profiles import load_profile
 from gisapp.cli import main
 from layers.write import write_layers
-from tests.conftest import frame, ny_frame
+from tests.conftest import NY_ORIGIN, frame, ny_frame
 
 FP = load_profile("fort-plain")
 
@@ -690,6 +695,7 @@ def test_a_main_through_a_front_yard_needs_an_easement_with_its_length_in_feet()
             "length_ft": 40.0,
             "from_station_ft": 545.0,
             "to_station_ft": 585.0,
+            "lines": [[[520.0, 25.0], [520.0, 65.0]]],  # the main across L5, for the export a surveyor is handed
         }
     ]
     found = check(r, "easements")
@@ -715,6 +721,12 @@ def test_a_main_along_a_rear_lot_line_is_listed_for_both_lots_and_counted_once()
     r = run(proposed=LineString([(0, 0), (500, 0), (500, 125), (600, 125)]), town=town).as_dict()
     listed = sorted((e["parcel_id"], e["length_ft"]) for e in r["easements"])
     assert listed == [("B5", 100.0), ("L4", 100.0), ("L5", 200.0)]
+    # each lot's line runs as the main runs, in one piece (the overlay gave L5's two sides reversed, in two)
+    assert {e["parcel_id"]: e["lines"] for e in r["easements"]} == {
+        "L4": [[[500.0, 25.0], [500.0, 125.0]]],
+        "L5": [[[500.0, 25.0], [500.0, 125.0], [600.0, 125.0]]],
+        "B5": [[[500.0, 125.0], [600.0, 125.0]]],
+    }
     assert r["easement_length_ft"] == 200.0  # not 400
     message = check(r, "easements")["message"]
     assert "runs 200.0 ft across 3 private parcels" in message and "listed for each" in message
@@ -810,7 +822,14 @@ def test_plan_cli_json_save_export_pdf(town_gpkg, tmp_path):
     assert (doc["profile"], doc["profile_version"]) == ("fort-plain", FP.version)
     layers = gpd.list_layers(tmp_path / "plan.gpkg")
     mapped = set(layers.loc[layers["geometry_type"].notna(), "name"])  # beside them: QGIS's layer_styles table
-    assert mapped == {"proposed_main", "proposed_manholes", "newly_mandated", "benefiting_parcels"}
+    assert mapped == {
+        "proposed_main",
+        "proposed_manholes",
+        "newly_mandated",
+        "benefiting_parcels",
+        "main_crossings",
+        "easements_needed",
+    }
     shares = gpd.read_file(tmp_path / "plan.gpkg", layer="benefiting_parcels")
     assert sorted(shares["parcel_id"]) == doc["benefiting"] and shares["by_parcel"].sum() == pytest.approx(
         doc["cost"]["total"]
@@ -874,12 +893,97 @@ def test_plan_cli_says_where_the_main_crosses_a_main_and_which_parcels_need_ease
 
     board = " ".join(" ".join(page.extract_text() for page in PdfReader(pdf).pages).split())
     assert "crosses M-9 (sanitary) at station 450 ft" in board and "L5 (NG MAI, 500 Oak St) 40.0 ft" in board
+    # its map marks them as the web map does, and says so
+    assert "where the main crosses an existing main (red rings)" in board
+    assert "private parcels it crosses (purple dashed outline: easements needed)" in board
+    drawn = PdfReader(pdf).pages[0].get_contents().get_data().decode("latin-1")
+    assert ".890196 .101961 .109804 RG" in drawn and ".415686 .239216 .603922 RG" in drawn
     compared = json.loads(CliRunner().invoke(main, ["plans", "--compare", "--register", reg, "--json"]).output)
     assert {k: compared[0][k] for k in ("main_crossings", "easement_parcels", "easement_ft")} == {
         "main_crossings": 1,
         "easement_parcels": 1,
         "easement_ft": 40.0,
     }
+
+
+def _plan_cli(data, proposed, *extra):
+    args = ["plan", "--profile", "fort-plain", "--data", str(data), "--proposed", str(proposed), "--diameter-in", "8"]
+    done = CliRunner().invoke(main, [*args, *extra], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    return done
+
+
+@pytest.mark.parametrize("suffix", ["gpkg", "geojson", "parquet"])
+def test_a_plans_export_holds_its_crossings_and_easements_and_reads_back_as_its_main_alone(tmp_path, suffix):
+    """`plan --out` gives the engineer the crossing (a point on M-9 at station 450) and the easement (the main's 40 ft
+    line across L5, owner and stations) as features of their own; read back as a proposed main it is the drawn main
+    alone, and evaluates to the same findings."""
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), layout(shift=(1, 1), extra_mains=[M9]))
+    ny_frame([{"geometry": INTO_L5}]).to_file(tmp_path / "extension.geojson")
+    out = tmp_path / f"plan.{suffix}"
+    _plan_cli(data, tmp_path / "extension.geojson", "--out", str(out))
+    if suffix == "gpkg":
+        assert pyogrio.read_info(out, layer="main_crossings")["geometry_type"] == "Point"
+        assert pyogrio.read_info(out, layer="easements_needed")["geometry_type"] == "MultiLineString"
+        crossings = pyogrio.read_dataframe(out, layer="main_crossings")
+        easements = pyogrio.read_dataframe(out, layer="easements_needed")
+    elif suffix == "geojson":
+        every = pyogrio.read_dataframe(out).to_crs(2260)  # RFC 7946: longitude/latitude
+        crossings, easements = (every[every["feature"] == kind] for kind in ("main crossing", "easement needed"))
+    else:
+        crossings = gpd.read_parquet(tmp_path / "plan.main_crossings.parquet")
+        easements = gpd.read_parquet(tmp_path / "plan.easements_needed.parquet")
+    x0, y0 = NY_ORIGIN
+    assert crossings[["main_id", "sewer_type", "kind", "station_ft", "feature"]].values.tolist() == [
+        ["M-9", "sanitary", "crosses", 450.0, "main crossing"]
+    ]
+    assert shapely.get_coordinates(crossings.geometry.values).ravel().tolist() == pytest.approx(
+        [x0 + 450, y0], abs=0.01
+    )
+    assert easements[
+        ["parcel_id", "owner_name", "site_address", "length_ft", "from_station_ft", "to_station_ft", "feature"]
+    ].values.tolist() == [["L5", "NG MAI", "500 Oak St", 40.0, 545.0, 585.0, "easement needed"]]
+    (across,) = easements.geometry.values
+    assert shapely.get_coordinates(across).ravel().tolist() == pytest.approx(
+        [x0 + 520, y0 + 25, x0 + 520, y0 + 65], abs=0.01
+    )
+    assert across.length == pytest.approx(40.0, abs=0.01)
+    doc = json.loads(_plan_cli(data, out, "--json").output)
+    assert "its proposed main alone was read" in doc["proposed_note"]
+    assert doc["drawn_length_ft"] == 585.0 and doc["connecting_main"] is None
+    assert [(c["main_id"], c["station_ft"]) for c in doc["main_crossings"]] == [("M-9", 450.0)]
+    assert [(e["parcel_id"], e["length_ft"]) for e in doc["easements"]] == [("L5", 40.0)]
+
+
+def test_a_plan_crossing_nothing_exports_empty_layers_of_their_kind_over_an_earlier_export(tmp_path):
+    """Oak St in the street crosses no main and no lot: the layers are there, empty (none found), declared point and
+    line for QGIS; written over an export that had some, none of those is left behind."""
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), layout(shift=(1, 1), extra_mains=[M9]))
+    ny_frame([{"geometry": INTO_L5}]).to_file(tmp_path / "into_l5.geojson")
+    ny_frame([{"geometry": LineString([(0, 0), (400, 0)])}]).to_file(tmp_path / "short.geojson")
+    out = tmp_path / "plan.gpkg"
+    _plan_cli(data, tmp_path / "into_l5.geojson", "--out", str(out))
+    _plan_cli(data, tmp_path / "short.geojson", "--out", str(out))
+    for layer, kind in (("main_crossings", "Point"), ("easements_needed", "MultiLineString")):
+        info = pyogrio.read_info(out, layer=layer)
+        assert (info["features"], info["geometry_type"]) == (0, kind), layer
+    with sqlite3.connect(out) as con:
+        styled = dict(con.execute("SELECT f_table_name, styleQML FROM layer_styles WHERE useAsDefault").fetchall())
+    assert 'v="227,26,28,255"' in styled["main_crossings"]  # the web map's red ring
+    assert 'v="106,61,154,255"' in styled["easements_needed"]  # and its purple
+
+
+def test_a_scenario_saved_before_crossings_were_found_exports_no_layer_saying_none():
+    from layers.write import write_plan
+
+    town = layout()
+    doc = run(proposed=INTO_L5, town=town).as_dict()
+    earlier = {k: v for k, v in doc.items() if k not in ("main_crossings", "easements")}
+    with tempfile.TemporaryDirectory() as folder:
+        written = write_plan(str(Path(folder) / "old.gpkg"), earlier, INTO_L5, town["parcels"], crs=town["parcels"].crs)
+    assert "main_crossings" not in written and "easements_needed" not in written
 
 
 @pytest.mark.parametrize(

@@ -255,3 +255,60 @@ def test_qgis_opens_a_postgis_store_project(tmp_path, analysed):
             con.execute(text(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE'))
             con.execute(text("DELETE FROM public.layer_styles WHERE f_table_schema = :s"), {"s": schema})
         engine.dispose()
+
+
+OPEN_PLAN_LAYERS = """
+import json, os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from qgis.core import QgsApplication, QgsVectorLayer, QgsWkbTypes
+app = QgsApplication([], False)
+app.initQgis()
+report = {}
+for name in sys.argv[2:]:
+    layer = QgsVectorLayer(sys.argv[1] + "|layername=" + name, name, "ogr")
+    mark = layer.renderer().symbol().symbolLayer(0)
+    report[name] = {
+        "valid": layer.isValid(), "features": layer.featureCount(), "crs": layer.crs().authid(),
+        "geometry": QgsWkbTypes.displayString(layer.wkbType()), "renderer": layer.renderer().type(),
+        "colour": (mark.strokeColor() if name == "main_crossings" else mark.color()).name(),
+        "aliases": {f.name(): f.alias() for f in layer.fields()},
+        "features_seen": [{k: f[k] for k in ("feature", "station_ft" if name == "main_crossings" else "to_station_ft")}
+                          for f in layer.getFeatures()],
+    }
+    del layer
+print(json.dumps(report), flush=True)
+app.exitQgis()
+"""
+
+
+def test_qgis_opens_a_plans_crossings_and_easements_styled(tmp_path):
+    """A plan's export opened in QGIS: the crossing a red ring, the easement a purple line, in the town's CRS, with
+    the columns titled."""
+    from layers.write import write_layers
+    from tests.conftest import ny_frame
+    from tests.test_plans import INTO_L5, M9, layout
+
+    python = _pyqgis()
+    data, out = tmp_path / "town.gpkg", tmp_path / "plan.gpkg"
+    write_layers(str(data), layout(shift=(1, 1), extra_mains=[M9]))
+    ny_frame([{"geometry": INTO_L5}]).to_file(tmp_path / "extension.geojson")
+    Runner().invoke(
+        "plan", "--profile", "fort-plain", "--data", data, "--proposed", tmp_path / "extension.geojson",
+        "--diameter-in", "8", "--out", out, ok=True,
+    )  # fmt: skip
+    done = subprocess.run(
+        [python, "-c", OPEN_PLAN_LAYERS, str(out), "main_crossings", "easements_needed"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    crossings, easements = report["main_crossings"], report["easements_needed"]
+    assert (crossings["valid"], crossings["crs"], crossings["geometry"]) == (True, "EPSG:2260", "Point")
+    assert (easements["valid"], easements["crs"], easements["geometry"]) == (True, "EPSG:2260", "MultiLineString")
+    assert (crossings["colour"], easements["colour"]) == ("#e31a1c", "#6a3d9a")
+    assert crossings["features_seen"] == [{"feature": "main crossing", "station_ft": 450.0}]
+    assert easements["features_seen"] == [{"feature": "easement needed", "to_station_ft": 585.0}]
+    assert crossings["aliases"]["station_ft"] == "Station (ft)" and easements["aliases"]["owner_name"] == "Owner"
