@@ -447,6 +447,30 @@ def test_evaluate_says_where_the_main_crosses_a_main_and_which_parcels_need_ease
     assert len(doc["map"]["easements"]) == 1
 
 
+def test_a_saved_scenarios_download_holds_its_crossings_and_easements(oak_store, tmp_path):
+    """The scenario's .gpkg and .geojson downloads carry the crossing as a point and the main across L5 as a line,
+    drawn from the saved plan, as `plan --out` does."""
+    import pyogrio
+
+    client = oak_app(oak_store, tmp_path).test_client()
+    line = ny_frame([{"geometry": CROSSING_INTO_L5}]).to_crs(4326).geometry.iloc[0]
+    geometry = {"type": "LineString", "coordinates": [list(c) for c in line.coords]}
+    evaluate(client, csrf(client), geometry=geometry, name="Into L5", save=True, replace=True)
+    origin = ny_frame([{"geometry": LineString([(0, 0), (1, 0)])}]).geometry.iloc[0].coords[0]
+    for fmt in ("gpkg", "geojson"):
+        (tmp_path / f"l5.{fmt}").write_bytes(client.get(f"/plans/{quote('Into L5')}.{fmt}").data)
+        if fmt == "gpkg":
+            crossings = pyogrio.read_dataframe(tmp_path / "l5.gpkg", layer="main_crossings")
+            easements = pyogrio.read_dataframe(tmp_path / "l5.gpkg", layer="easements_needed")
+        else:
+            every = pyogrio.read_dataframe(tmp_path / "l5.geojson").to_crs(2260)
+            crossings, easements = (every[every["feature"] == k] for k in ("main crossing", "easement needed"))
+        assert crossings[["main_id", "kind"]].values.tolist() == [["M-1", "crosses"]]
+        assert easements[["parcel_id", "owner_name", "length_ft"]].values.tolist() == [["L5", "NG MAI", 40.0]]
+        (x, y), _ = easements.geometry.iloc[0].geoms[0].coords
+        assert (x - origin[0], y - origin[1]) == (pytest.approx(520, abs=0.01), pytest.approx(25, abs=0.01))
+
+
 @pytest.mark.browser
 def test_the_panel_says_where_the_main_crosses_a_main_and_needs_easements_in_chromium(oak_store, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
