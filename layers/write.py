@@ -26,7 +26,9 @@ writes (GeoParquet 1.1 with a bbox covering column), built here so that the boun
 Every CSV sewerplan writes (results, network reports, the notices mailing list) goes through ``write_csv``: a
 spreadsheet opens it without running anything in it (a text cell starting with ``=``, ``+``, ``-``, ``@``, a tab or
 a carriage return gets a leading apostrophe), every field is quoted (a carriage return inside a cell never splits
-the row), it is UTF-8 with a byte-order mark (so "§" and MÜLLER-ŽÁK show right), and ZIP codes stay text.
+the row), it is UTF-8 with a byte-order mark (so "§" and MÜLLER-ŽÁK show right), and ZIP codes stay text. The
+results and the network report, the CSVs a GIS opens, get a ``.csvt`` beside them naming each column's type: QGIS
+guessed ZIP codes to be integers without it.
 
 Every file written whole (a new GeoPackage, each GeoParquet file, a GeoJSON file, a CSV) is written under a hidden
 name beside its target and renamed over it once complete, under the target's writer lock (``layers.atomic``): a
@@ -73,7 +75,13 @@ _ZIP_COLUMN = re.compile(r"(^|_)(zip|zip5|zipcode|zip_code|postal_code|postcode)
 
 
 def write_csv(
-    path: str | Path, frame: pd.DataFrame, *, bom: bool = True, locked: bool = False, replace: bool = True
+    path: str | Path,
+    frame: pd.DataFrame,
+    *,
+    bom: bool = True,
+    locked: bool = False,
+    replace: bool = True,
+    column_types: bool = False,
 ) -> str:
     """Write a table as a CSV that is safe to open in a spreadsheet; returns the path.
 
@@ -83,7 +91,9 @@ def write_csv(
     (``layers.atomic.written_whole``): a write stopped halfway leaves the file that was there before. ``locked``:
     the caller holds the file's writer lock, or writes a folder nobody else does (a batch's partial folder).
     ``replace=False``: a file at ``path`` is never replaced, not even one that appears while this one is written
-    (``FileExistsError``).
+    (``FileExistsError``). ``column_types``: a ``.csvt`` beside it (``column_types_csvt``) tells QGIS and GDAL each
+    column's type, so a GIS does not guess a ZIP code to be a number (for the results and the network report, the
+    CSVs a GIS opens).
     """
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame(frame)
@@ -104,7 +114,40 @@ def write_csv(
     # a spreadsheet never opens half a list (``layers.atomic``)
     with written_whole(path, locked=locked, replace=replace) as where:
         out.to_csv(where, index=False, encoding=encoding, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
+    if column_types:
+        with written_whole(Path(path).with_suffix(".csvt"), locked=locked) as where:
+            where.write_text(column_types_csvt(table), encoding="ascii")
     return str(path)
+
+
+# A column of ISO dates (a notice's deadline), which a GIS reads as a date when told so.
+_ISO_DATE = r"\d{4}-\d{2}-\d{2}"
+
+
+def column_types_csvt(table: pd.DataFrame) -> str:
+    """The GDAL ``.csvt`` line for a table as ``write_csv`` writes it: ``"String","Real",...``.
+
+    QGIS's "Add Delimited Text Layer" guesses each column's type from its values, so the ZIP code 01234 came in as
+    the integer 1234 and was mailed so; GDAL's CSV driver (and QGIS through it) read every column as text, distances
+    too. Both read a ``.csvt`` beside the file instead: ZIP-code and other text columns ``String`` (a boolean is
+    written True/False, text), whole numbers ``Integer64``, other numbers ``Real``, a text column of ISO dates only
+    ``Date``.
+    """
+    kinds = []
+    for name in table.columns:
+        column = table[name]
+        if _ZIP_COLUMN.search(str(name)) or pd.api.types.is_bool_dtype(column):
+            kinds.append("String")
+        elif pd.api.types.is_integer_dtype(column):
+            kinds.append("Integer64")
+        elif pd.api.types.is_numeric_dtype(column):
+            kinds.append("Real")
+        else:
+            text = column.dropna().astype(str)
+            text = text[text != ""]
+            dates = len(text) > 0 and bool(text.str.fullmatch(_ISO_DATE).all())
+            kinds.append("Date" if dates else "String")
+    return ",".join(f'"{kind}"' for kind in kinds) + "\r\n"
 
 
 def formula_safe(values: pd.Series) -> pd.Series:
@@ -156,7 +199,7 @@ def write_results(
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if driver == "CSV":
-        write_csv(path, _plain_columns(with_connection_crs(parcels)))
+        write_csv(path, _plain_columns(with_connection_crs(parcels)), column_types=True)
         return [Path(path).stem]
     if driver == "GeoJSON":
         plain = _plain_columns(with_connection_crs(parcels))
@@ -258,7 +301,11 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> None:
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if driver == "CSV":
-        write_csv(path, report.assign(x=report.geometry.x, y=report.geometry.y, crs=crs_label(report.crs)))
+        write_csv(
+            path,
+            report.assign(x=report.geometry.x, y=report.geometry.y, crs=crs_label(report.crs)),
+            column_types=True,
+        )
     elif driver == "Parquet":
         write_geoparquet(path, report)
     elif driver == "GeoJSON":

@@ -135,3 +135,28 @@ def test_zip_codes_stay_text(tmp_path, values, expected):
     body = rows_of(Path(path).read_bytes())[1:]
     assert [r[0] for r in body] == expected
     assert [r[1] for r in body] == [str(n) for n in range(len(values))]  # numbers stay numbers
+
+
+def test_a_gis_opens_the_results_csv_with_zip_codes_as_text_and_numbers_as_numbers(hostile_store, tmp_path):
+    """QGIS and GDAL guess a CSV's column types from its values (QGIS's "Add Delimited Text Layer" read ZIP 01234 as
+    the integer 1234); the .csvt beside the CSV says them: ZIP codes text, distances numbers, the deadline a date."""
+    import pyogrio
+
+    out = tmp_path / "results.csv"
+    args = ["analyze", "--profile", "fort-plain", "--data", str(hostile_store), "--out", str(out)]
+    assert CliRunner().invoke(main, [*args, "--notice-date", "2027-03-01"]).exit_code == 0
+    read = pyogrio.read_dataframe(out, read_geometry=False)  # GDAL's CSV driver reads the .csvt
+    assert "01234" in set(read["mail_zip"]) and not pd.api.types.is_numeric_dtype(read["mail_zip"])
+    assert pd.api.types.is_float_dtype(read["distance_ft"]) and pd.api.types.is_float_dtype(read["connection_x"])
+    assert pd.api.types.is_datetime64_any_dtype(read["deadline"])
+    assert set(read["owner_name"]) >= {"MÜLLER-ŽÁK § 4"}
+    # the network report's coordinates too
+    report = tmp_path / "report.csv"
+    net = ["network", "check", "--profile", "fort-plain", "--data", str(hostile_store), "--out", str(report)]
+    assert CliRunner().invoke(main, net).exit_code in (0, 1)
+    found = pyogrio.read_dataframe(report, read_geometry=False)
+    assert (
+        len(found)
+        and pd.api.types.is_float_dtype(found["x"])
+        and not pd.api.types.is_numeric_dtype(found["feature_id"])
+    )

@@ -312,3 +312,49 @@ def test_qgis_opens_a_plans_crossings_and_easements_styled(tmp_path):
     assert crossings["features_seen"] == [{"feature": "main crossing", "station_ft": 450.0}]
     assert easements["features_seen"] == [{"feature": "easement needed", "to_station_ft": 585.0}]
     assert crossings["aliases"]["station_ft"] == "Station (ft)" and easements["aliases"]["owner_name"] == "Owner"
+
+
+OPEN_CSV = """
+import json, os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from qgis.core import QgsApplication, QgsVectorLayer
+app = QgsApplication([], False)
+app.initQgis()
+path = sys.argv[1]
+layer = QgsVectorLayer("file://" + path + "?delimiter=,&xField=connection_x&yField=connection_y&crs=EPSG:2260",
+                       "results", "delimitedtext")
+types = {f.name(): f.typeName() for f in layer.fields()}
+zips = sorted({str(f["mail_zip"]) for f in layer.getFeatures()})
+print(json.dumps({"valid": layer.isValid(), "features": layer.featureCount(), "types": types, "zips": zips}))
+del layer
+app.exitQgis()
+"""
+
+
+def test_qgis_adds_the_results_csv_with_zip_codes_as_text(tmp_path):
+    """QGIS's "Add Delimited Text Layer" guessed the ZIP-code columns to be integers (01234 read as 1234); with the
+    .csvt beside the CSV they are text, the distances numbers and the deadline a date."""
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    python = _pyqgis()
+    town = sample_town(60)
+    town["parcels"].loc[0, "mail_zip"] = "01234"
+    write_layers(str(tmp_path / "town.gpkg"), town)
+    out = tmp_path / "results.csv"
+    Runner().invoke(
+        "analyze", "--profile", "fort-plain", "--data", tmp_path / "town.gpkg", "--out", out,
+        "--notice-date", "2027-03-01", ok=True,
+    )  # fmt: skip
+    done = subprocess.run(
+        [python, "-c", OPEN_CSV, str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.strip().splitlines()[-1])
+    assert report["valid"] and report["features"] == 60
+    assert report["types"]["mail_zip"] == report["types"]["site_zip"] == "text" and "01234" in report["zips"]
+    assert report["types"]["distance_ft"] == "double" and report["types"]["deadline"] == "date"
