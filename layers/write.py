@@ -422,14 +422,22 @@ def _write_whole(frame: gpd.GeoDataFrame, path: str, **kwargs) -> None:
 
 
 def _plain_columns(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
-    """Columns every driver can store: object columns of mixed values become text, of booleans nullable bool.
+    """Columns every driver can store: object columns of mixed values become text, of booleans nullable bool, and
+    ZIP-code columns given as numbers text with their leading zeros (``_zip_text``).
 
     ``infer_dtype`` reads each object column once in C; no Python function runs per value except for the rare
-    mixed column, which is turned to text.
+    mixed column, which is turned to text. A tax roll read from a DBF or a spreadsheet holds ZIP codes as numbers:
+    only the CSV wrote them as text, and QGIS showed the GeoPackage's, GeoJSON's and GeoParquet's as 1234 and
+    12203.0 (a mailing list made from them, wrong).
     """
     out = frame.copy()
     for name in out.columns:
-        if name == out.geometry.name or out[name].dtype != object:
+        if name == out.geometry.name:
+            continue
+        if _ZIP_COLUMN.search(str(name)) and pd.api.types.is_numeric_dtype(out[name]):
+            out[name] = _zip_text(out[name]).where(out[name].notna(), None).astype("str")
+            continue
+        if out[name].dtype != object:
             continue
         kind = pd.api.types.infer_dtype(out[name], skipna=True)
         if kind == "boolean":

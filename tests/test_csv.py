@@ -160,3 +160,22 @@ def test_a_gis_opens_the_results_csv_with_zip_codes_as_text_and_numbers_as_numbe
         and pd.api.types.is_float_dtype(found["x"])
         and not pd.api.types.is_numeric_dtype(found["feature_id"])
     )
+
+
+@pytest.mark.parametrize("suffix", ["gpkg", "geojson", "parquet"])
+def test_zip_codes_given_as_numbers_are_text_in_every_result_format(tmp_path, suffix):
+    """A tax roll read from a DBF or a spreadsheet gives ZIP codes as numbers (1234, 12203.0); the CSV wrote them
+    01234 and 12203, but the GeoPackage, GeoJSON and GeoParquet results kept them numbers, 1234 and 12203.0 in QGIS."""
+    import geopandas as gpd
+    import pyogrio
+
+    town = sample_town(60)
+    town["parcels"]["site_zip"] = 1234
+    town["parcels"]["mail_zip"] = 12203.0
+    write_layers(str(tmp_path / "town.gpkg"), town)
+    out = tmp_path / f"results.{suffix}"
+    args = ["analyze", "--profile", "fort-plain", "--data", str(tmp_path / "town.gpkg"), "--out", str(out)]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    layer = {"layer": "parcel_results"} if suffix == "gpkg" else {}
+    read = gpd.read_parquet(out) if suffix == "parquet" else pyogrio.read_dataframe(out, read_geometry=False, **layer)
+    assert set(read["site_zip"]) == {"01234"} and set(read["mail_zip"]) == {"12203"}
