@@ -18,7 +18,9 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+import unicodedata
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -245,6 +247,7 @@ def plan_notices(
     hazard: str | Mapping[str, str] | None = None,
     exclude: set[str] | frozenset[str] = frozenset(),
     town: TownSettings | None = None,
+    printable: AbstractSet[str] | None = None,
 ) -> NoticePlan:
     """Connection notices due on ``notice_date``: mandated parcels not in ``exclude`` (the register's open, connected
     and exempt parcels), less those the law does not allow to be noticed for ``notice_reason``.
@@ -254,6 +257,11 @@ def plan_notices(
     has one, else every parcel not connected, by the profile's ``notices.private_system_assumed`` reading) are held
     back for any other reason. With ``public_health_hazard`` the hazard must be named: one text for every parcel,
     or a mapping parcel ID -> hazard, which also limits the notices to the parcels it names.
+
+    A parcel whose owner has no name or mailing address, or whose name or address holds what a letter cannot print,
+    is held back (``_mailable``). ``printable`` is the set of characters the letters' font draws, from the caller
+    (``layers.fonts.PRINTABLE``; analysis reads no font): without it no character is held back for want of a glyph,
+    only control characters, invisible marks and right-to-left text, which no letter prints.
 
     Raises AnalysisError where the profile needs a reason (§ 168-22.2G) and none is given, or a hazard is missing.
 
@@ -322,7 +330,7 @@ def plan_notices(
             )
         )
         out = out[~private]
-    out, unmailable = _mailable(out)
+    out, unmailable = _mailable(out, printable)
     held += unmailable
     held_frame = pd.concat(held, ignore_index=True) if held else pd.DataFrame(columns=["parcel_id", "why"])
     return NoticePlan(
@@ -335,18 +343,26 @@ def plan_notices(
     )
 
 
-# What the letters and labels can print: their font is Helvetica in WinAnsi (cp1252) encoding (layers/letters.py).
-# Text outside it would print as black boxes, and right-to-left scripts would run backwards.
-LETTER_ENCODING = "cp1252"
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+# What no letter prints, whatever its font: control characters (a NUL cut an owner's name at it when the store was
+# written, and the letter went to "A"; a BEL or ESC prints nothing or a box), invisible format characters (direction
+# marks such as U+202E turn the text around; zero-width spaces and joiners), private-use and unassigned code points.
+# Line breaks and tabs are spacing, not among them: every mailing field prints them as one space.
+_SPACING = "\t\n\v\f\r\x85\u2028\u2029"
+# Right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko ...): the letters are laid out left to right, one glyph
+# after another, so such a name would print backwards and unjoined even where the font has its letters.
+_RIGHT_TO_LEFT = frozenset({"R", "AL"})
+# How many of a kind the reason names: enough to find them in the owner record, never a wall of them.
+_SHOWN = 12
 
 
-def _mailable(due: pd.DataFrame) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+def _mailable(due: pd.DataFrame, printable: AbstractSet[str] | None = None) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
     """The notices a letter can be addressed and printed for, and those held back with why.
 
     A notice starts its deadline when it is mailed: one with no owner name or no mailing address (a street line
     and a city or ZIP) cannot be, and one whose owner or address holds characters the letter cannot print would
-    reach nobody legibly. Both are held back for the clerk to complete or correct the owner record.
+    reach nobody legibly. Both are held back for the clerk to complete or correct the owner record. ``printable``
+    is the set of characters the letters' font draws (``layers.fonts.PRINTABLE``, given by the caller: analysis
+    never reads a font); without it only what no letter prints is held back (``_unprintable``).
     """
 
     def text(column: str) -> pd.Series:
@@ -357,7 +373,7 @@ def _mailable(due: pd.DataFrame) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
     place = text("mail_city") + text("mail_zip")
     missing = (name == "") | (street == "") | (place == "")
     shown = name + " " + street + " " + text("mail_city") + " " + text("mail_state") + " " + text("mail_zip")
-    odd = shown.map(_unprintable)
+    odd = shown.map(lambda t: _unprintable(t, printable))
     unprintable = ~missing & (odd != "")
     held = []
     if missing.any():
@@ -377,17 +393,54 @@ def _mailable(due: pd.DataFrame) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
                     "parcel_id": due.loc[unprintable, "parcel_id"],
                     "why": "the owner's name or mailing address holds characters the letter cannot print ("
                     + odd[unprintable]
-                    + "): enter them in Latin letters in the owner record and give notice again",
+                    + "): correct the owner record (the name in Latin letters, as the assessment roll writes it) "
+                    "and give notice again",
                 }
             )
         )
     return due[~(missing | unprintable)], held
 
 
-def _unprintable(text: str) -> str:
-    """The characters of ``text`` a letter cannot print (invisible direction marks included), shown; "" if none."""
-    bad = {c for c in text if _INVISIBLE.match(c) or not c.encode(LETTER_ENCODING, "ignore")}
-    return " ".join(sorted(f"U+{ord(c):04X}" if _INVISIBLE.match(c) else c for c in bad))
+def _unprintable(text: str, printable: AbstractSet[str] | None = None) -> str:
+    """What in ``text`` a letter cannot print, by kind, each character shown (a code point where it is invisible);
+    "" if none.
+
+    Control characters, invisible format characters (direction marks included), private-use and unassigned code
+    points never print; right-to-left letters cannot be laid out; and, given ``printable`` (the font's characters),
+    any other character outside it would print as a black box. Line breaks and tabs are spacing (``_SPACING``).
+
+    Examples
+    --------
+    >>> _unprintable("A\\x00NN ROE")
+    'control characters: U+0000'
+    >>> _unprintable("Łukasz Żółć", frozenset("ukasz ó"))
+    "characters the letters' font lacks: ć Ł ł Ż"
+    """
+    kinds: dict[str, set[str]] = {}
+    for c in set(text):
+        if c in _SPACING or c == " ":
+            continue
+        category = unicodedata.category(c)
+        if category == "Cc":
+            kind = "control characters"
+        elif category == "Cf":
+            kind = "invisible marks"
+        elif category in ("Co", "Cs", "Cn"):
+            kind = "code points with no character"
+        elif unicodedata.bidirectional(c) in _RIGHT_TO_LEFT:
+            kind = "right-to-left text a letter cannot lay out"
+        elif printable is not None and c not in printable:
+            kind = "characters the letters' font lacks"
+        else:
+            continue
+        kinds.setdefault(kind, set()).add(c)
+    parts = []
+    for kind, chars in kinds.items():
+        visible = kind in ("right-to-left text a letter cannot lay out", "characters the letters' font lacks")
+        named = [c if visible else f"U+{ord(c):04X}" for c in sorted(chars)]
+        more = f" and {len(named) - _SHOWN} more" if len(named) > _SHOWN else ""
+        parts.append(f"{kind}: {' '.join(named[:_SHOWN])}{more}")
+    return "; ".join(sorted(parts))
 
 
 def due_notices(results: pd.DataFrame, **options) -> pd.DataFrame:

@@ -50,6 +50,7 @@ from analysis.profiles import Profile
 from analysis.units import feet_per_unit
 from gisapp.words import count, sentence_end
 from layers.errors import LayerError
+from layers.fonts import PRINTABLE
 from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, verify_batch, write_batch
 from layers.register import Register, new_batch_id
 
@@ -135,6 +136,7 @@ def preview(
         hazard=hazard,
         exclude=register.excluded_parcels(),
         town=town,
+        printable=PRINTABLE,  # what the letters' embedded font draws (layers.fonts): analysis reads no font
     )
     rows = mailing_list(plan.due)
     doc = {

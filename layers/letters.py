@@ -13,6 +13,10 @@ to the page), the date and a certified-mail article number field, the recipient,
 of the body (headings, text, the law quoted verbatim with its section), the signature, then a map of each parcel
 (buildings, street names, the main's ID and diameter, the measuring line, a scale bar and a north arrow), and a
 footer on every page. CSV cells that a spreadsheet would run as formulas are neutralised.
+
+Letters and labels are set in DejaVu Sans, embedded (``layers.fonts``): an owner named "Łukasz Żółć" or "Nguyễn Văn
+Đức" is printed as the roll writes it. What that font cannot draw is held back before any letter is made
+(``analysis.notices.plan_notices`` is given ``layers.fonts.PRINTABLE``).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from reportlab.pdfgen import canvas
 
 from layers.atomic import written_whole
 from layers.errors import LayerError
+from layers.fonts import BOLD, REGULAR
 
 if TYPE_CHECKING:  # the letters are made in analysis/; laying them out needs nothing else from it
     from analysis.notices import Letter, LetterMap
@@ -109,20 +114,20 @@ def _fit(
     a shortened name, never to a missing address.
     """
     for size in sizes:
-        wrapped = [part for line in lines for part in _wrap(line, "Helvetica", size, width)]
+        wrapped = [part for line in lines for part in _wrap(line, REGULAR, size, width)]
         if (len(wrapped) * 1.15 + 0.1) * size <= height:  # the last line's descenders stay inside too
             return size, wrapped
     size = sizes[-1]
     split = len(lines) - keep
-    head = [part for line in lines[:split] for part in _wrap(line, "Helvetica", size, width)]
-    tail = [part for line in lines[split:] for part in _wrap(line, "Helvetica", size, width)]
+    head = [part for line in lines[:split] for part in _wrap(line, REGULAR, size, width)]
+    tail = [part for line in lines[split:] for part in _wrap(line, REGULAR, size, width)]
     room = max(1, int((height / size - 0.1) // 1.15))
     head_room = max(1, room - len(tail))
     if len(head) > head_room:
-        head = [*head[: head_room - 1], _clip(" ".join(head[head_room - 1 :]), "Helvetica", size, width)]
+        head = [*head[: head_room - 1], _clip(" ".join(head[head_room - 1 :]), REGULAR, size, width)]
     wrapped = head + tail
     if len(wrapped) > room:  # never drawn outside the label: the last line says text was cut
-        wrapped = [*wrapped[: room - 1], _clip(" ".join(wrapped[room - 1 :]), "Helvetica", size, width)]
+        wrapped = [*wrapped[: room - 1], _clip(" ".join(wrapped[room - 1 :]), REGULAR, size, width)]
     return size, wrapped
 
 
@@ -182,7 +187,7 @@ def write_labels(path: str | Path, rows: pd.DataFrame, *, locked: bool = False) 
                 last_page = page
             inner_w = w - 2 * g["pad_x"]
             ref_size = 6.0
-            reference = _reference(row, "Helvetica", ref_size, inner_w) if "notice_ids" in row else ""
+            reference = _reference(row, REGULAR, ref_size, inner_w) if "notice_ids" in row else ""
 
             def present(*values) -> list[str]:
                 return [str(t) for t in values if t is not None and not pd.isna(t) and str(t).strip()]
@@ -191,11 +196,11 @@ def write_labels(path: str | Path, rows: pd.DataFrame, *, locked: bool = False) 
             address = present(row.get("address_line_1"), row.get("address_line_2"), row["city_line"])
             top = y + h - g["pad_y"]
             if reference:
-                pdf.setFont("Helvetica", ref_size)
+                pdf.setFont(REGULAR, ref_size)
                 pdf.drawString(x + g["pad_x"], top - ref_size, reference)
                 top -= ref_size * 1.25
             size, fitted = _fit(name + address, inner_w, top - (y + g["pad_y"]), keep=len(address))
-            pdf.setFont("Helvetica", size)
+            pdf.setFont(REGULAR, size)
             for i, text in enumerate(fitted):
                 pdf.drawString(x + g["pad_x"], top - size - i * size * 1.15, text)
     return str(path)
@@ -207,10 +212,10 @@ _MARGIN = 0.9 * inch
 _TOP = 0.7 * inch
 _BOTTOM = 0.8 * inch
 _STYLES = {
-    "heading": ("Helvetica-Bold", 10.5, 0, 8),
-    "text": ("Helvetica", 10.0, 0, 3),
-    "quote": ("Helvetica", 10.0, 0.3 * inch, 4),
-    "item": ("Helvetica-Bold", 10.0, 0.15 * inch, 1),
+    "heading": (BOLD, 10.5, 0, 8),
+    "text": (REGULAR, 10.0, 0, 3),
+    "quote": (REGULAR, 10.0, 0.3 * inch, 4),
+    "item": (BOLD, 10.0, 0.15 * inch, 1),
 }
 
 
@@ -232,8 +237,8 @@ class _Page:
 
     def footer(self) -> None:
         pdf = self.pdf
-        pdf.setFont("Helvetica", 7.5)
-        text = _clip(self.letter.footer(self.page), "Helvetica", 7.5, self.width - 2 * _MARGIN)
+        pdf.setFont(REGULAR, 7.5)
+        text = _clip(self.letter.footer(self.page), REGULAR, 7.5, self.width - 2 * _MARGIN)
         pdf.drawString(_MARGIN, 0.45 * inch, text)
 
     def lines(self, text: str, font: str, size: float, indent: float = 0.0, after: float = 3.0) -> None:
@@ -248,11 +253,11 @@ class _Page:
 
 def _letterhead(page: _Page, letter: Letter) -> None:
     width = page.width - 2 * _MARGIN
-    page.lines(letter.sender, "Helvetica-Bold", 14, after=1)
+    page.lines(letter.sender, BOLD, 14, after=1)
     for line in letter.sender_lines:
-        page.lines(line, "Helvetica", 9, after=0)
+        page.lines(line, REGULAR, 9, after=0)
     if letter.contact:
-        page.lines(letter.contact, "Helvetica", 8.5, after=0)
+        page.lines(letter.contact, REGULAR, 8.5, after=0)
     page.y -= 4
     page.pdf.setLineWidth(0.6)
     page.pdf.line(_MARGIN, page.y, _MARGIN + width, page.y)
@@ -263,13 +268,13 @@ def render_letter(pdf, letter: Letter, *, maps: dict[str, LetterMap] | None = No
     """Draw one letter, from its first page to its last map, on ``pdf`` (a reportlab canvas)."""
     page = _Page(pdf, letter)
     _letterhead(page, letter)
-    page.lines(letter.date_line, "Helvetica", 10, after=8)
-    page.lines(letter.mail_line, "Helvetica-Bold", 9.5, after=10)
+    page.lines(letter.date_line, REGULAR, 10, after=8)
+    page.lines(letter.mail_line, BOLD, 9.5, after=10)
     for line in letter.recipient:
-        page.lines(line, "Helvetica", 10.5, after=0)
+        page.lines(line, REGULAR, 10.5, after=0)
     page.y -= 16
-    page.lines(letter.title, "Helvetica-Bold", 12.5, after=1)
-    page.lines(letter.reference, "Helvetica", 9, after=6)
+    page.lines(letter.title, BOLD, 12.5, after=1)
+    page.lines(letter.reference, REGULAR, 9, after=6)
     for block in letter.blocks:
         font, size, indent, after = _STYLES.get(block.kind, _STYLES["text"])
         if block.kind == "heading":
@@ -281,19 +286,19 @@ def render_letter(pdf, letter: Letter, *, maps: dict[str, LetterMap] | None = No
     page.need(70)
     page.y -= 6
     if letter.closing:
-        page.lines(letter.closing[0], "Helvetica", 10, after=26)  # the signature goes in the space below
+        page.lines(letter.closing[0], REGULAR, 10, after=26)  # the signature goes in the space below
         for line in letter.closing[1:]:
-            page.lines(line, "Helvetica", 10, after=0)
+            page.lines(line, REGULAR, 10, after=0)
     for parcel_id in letter.parcel_ids:
         extract = (maps or {}).get(parcel_id)
         if extract is None:
             continue
         size = 3.4 * inch
         page.need(size + 60)
-        page.lines(letter.map_heading(parcel_id), "Helvetica-Bold", 10, after=4)
+        page.lines(letter.map_heading(parcel_id), BOLD, 10, after=4)
         _draw_map(pdf, extract, x=_MARGIN, y=page.y - size, size=size)
         page.y -= size + 6
-        page.lines(letter.map_caption, "Helvetica", 7.5, after=6)
+        page.lines(letter.map_caption, REGULAR, 7.5, after=6)
     page.footer()
     pdf.showPage()
 
@@ -415,11 +420,11 @@ def _label_line(pdf, geom, text: str, frame, xy, *, size: float, colour, offset:
     pdf.saveState()
     pdf.translate(px, py)
     pdf.rotate(angle)
-    width = stringWidth(text, "Helvetica", size)
+    width = stringWidth(text, REGULAR, size)
     pdf.setFillColorRGB(1, 1, 1)
     pdf.rect(-width / 2 - 1.5, offset - 1.5, width + 3, size + 2, stroke=0, fill=1)
     pdf.setFillColorRGB(*colour)
-    pdf.setFont("Helvetica", size)
+    pdf.setFont(REGULAR, size)
     pdf.drawCentredString(0, offset, text)
     pdf.restoreState()
 
@@ -436,7 +441,7 @@ def _scale_bar(pdf, x: float, y: float, size: float, points_per_ft: float) -> No
     pdf.setLineWidth(1)
     pdf.rect(bx, by, length / 2, 3, stroke=1, fill=1)
     pdf.rect(bx + length / 2, by, length / 2, 3, stroke=1, fill=0)
-    pdf.setFont("Helvetica", 6.5)
+    pdf.setFont(REGULAR, 6.5)
     pdf.drawString(bx, by + 5, "0")
     pdf.drawString(bx + length + 3, by, f"{feet:,} ft")
 
@@ -452,7 +457,7 @@ def _north_arrow(pdf, x: float, y: float) -> None:
     arrow.lineTo(x + 5, y + 4)
     arrow.close()
     pdf.drawPath(arrow, stroke=0, fill=1)
-    pdf.setFont("Helvetica-Bold", 8)
+    pdf.setFont(BOLD, 8)
     pdf.drawCentredString(x, y + 20, "N")
 
 

@@ -4,6 +4,9 @@ One US-letter page, landscape: the title; the map of the view (parcels coloured 
 names, sewer mains, manholes, and what the planner has selected or searched around, outlined) with a scale bar and
 a north arrow; beside it the legend with the number of parcels of each status in the view; and under it the date,
 the profile (ordinance and version) the results come from, the analysis run and the source of the data.
+
+Every word is set in the embedded DejaVu Sans (``layers.fonts``), so a title, a legend label or a street name in
+Polish, Czech or Vietnamese ("Łódź", "Kościuszko St") prints as typed.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from reportlab.pdfgen import canvas as pdfcanvas
 from analysis.units import feet_per_unit
 from layers.atomic import written_whole
 from layers.errors import LayerError
+from layers.fonts import BOLD, REGULAR
 
 PAGE = landscape(LETTER)
 MARGIN = 0.5 * inch
@@ -33,6 +37,8 @@ LEGEND_WIDTH = 2.55 * inch
 MAX_PRINTED_PARCELS = 20_000
 SELECTED = colors.HexColor("#00b7eb")
 BUFFER = colors.HexColor("#ff7f00")
+# Street names lean by this much (about 11 degrees), as an oblique face would: DejaVu Sans ships upright and bold only.
+_SLANT = 0.2
 
 
 @dataclass(frozen=True)
@@ -88,20 +94,20 @@ def write_map_sheet(
         c = pdfcanvas.Canvas(str(where), pagesize=PAGE)
         c.setTitle(text.title)
         width = PAGE[0] - 2 * MARGIN
-        c.setFont("Helvetica-Bold", 15)
-        c.drawString(MARGIN, PAGE[1] - MARGIN - 12, _fitted(text.title, "Helvetica-Bold", 15, width))
-        c.setFont("Helvetica", 8.5)
+        c.setFont(BOLD, 15)
+        c.drawString(MARGIN, PAGE[1] - MARGIN - 12, _fitted(text.title, BOLD, 15, width))
+        c.setFont(REGULAR, 8.5)
         c.setFillColor(colors.HexColor("#333333"))
         for k, line in enumerate(text.subtitle[:3]):
-            c.drawString(MARGIN, PAGE[1] - MARGIN - 27 - 11 * k, _fitted(line, "Helvetica", 8.5, width))
+            c.drawString(MARGIN, PAGE[1] - MARGIN - 27 - 11 * k, _fitted(line, REGULAR, 8.5, width))
         c.setFillColor(colors.black)
         origin = (MARGIN, MARGIN + 0.35 * inch)
         scale_ft = _draw_map(c, origin, (frame_w, frame_h), extent, box, crs, layers, parcels, text)
         _legend(c, (MARGIN + frame_w + 0.2 * inch, origin[1] + frame_h), text, counts, layers)
-        c.setFont("Helvetica", 7.5)
+        c.setFont(REGULAR, 7.5)
         c.setFillColor(colors.HexColor("#555555"))
         for k, line in enumerate(text.footer[:2]):
-            c.drawString(MARGIN, MARGIN + 0.12 * inch - 9 * k, line[:190])
+            c.drawString(MARGIN, MARGIN + 0.12 * inch - 9 * k, _fitted(line, REGULAR, 7.5, width))
         c.showPage()
         c.save()
     return {"parcels": len(parcels), "counts": counts, "scale_ft": scale_ft}
@@ -244,7 +250,7 @@ def draw_street_names(c, streets, geoms: np.ndarray, to_page, *, lift: float) ->
     table = pd.DataFrame({"name": streets["street_name"].astype("string").to_numpy(), "length": shapely.length(geoms)})
     table["i"] = np.arange(len(table))
     best = table.dropna(subset=["name"]).sort_values(["length", "i"], ascending=[False, True]).drop_duplicates("name")
-    c.setFont("Helvetica-Oblique", 7)
+    c.setFont(REGULAR, 7)
     c.setFillColor(colors.HexColor("#333333"))
     for name, i in zip(best["name"], best["i"], strict=True):  # one label per street name in view
         parts = [p for p in shapely.get_parts(geoms[i]) if p.geom_type == "LineString" and not p.is_empty]
@@ -259,6 +265,7 @@ def draw_street_names(c, streets, geoms: np.ndarray, to_page, *, lift: float) ->
         c.saveState()
         c.translate(*to_page(mid.x, mid.y))
         c.rotate(angle)
+        c.transform(1, 0, _SLANT, 1, 0, 0)  # slanted as maps letter street names; the embedded font has no italic
         c.drawCentredString(0, lift, str(name))
         c.restoreState()
 
@@ -277,7 +284,7 @@ def _scale_bar(c, at, points_per_ft: float, width: float) -> int:
         c.setStrokeColor(colors.black)
         c.rect(x + k * length / 4, y, length / 4, 4, stroke=1, fill=1)
     c.setFillColor(colors.black)
-    c.setFont("Helvetica", 7)
+    c.setFont(REGULAR, 7)
     c.drawString(x, y + 7, "0")
     c.drawString(x + length - 8, y + 7, f"{feet:,} ft")
     return feet
@@ -295,16 +302,16 @@ def _north_arrow(c, at):
     p.lineTo(x + 7, y)
     p.close()
     c.drawPath(p, stroke=0, fill=1)
-    c.setFont("Helvetica-Bold", 9)
+    c.setFont(BOLD, 9)
     c.drawCentredString(x, y - 11, "N")
 
 
 def _legend(c, top_left, text: SheetText, counts: dict[str, int], layers: SheetLayers) -> None:
     x, y = top_left
     c.setFillColor(colors.black)
-    c.setFont("Helvetica-Bold", 10)
+    c.setFont(BOLD, 10)
     c.drawString(x, y - 10, "Legend")
-    c.setFont("Helvetica", 7.5)
+    c.setFont(REGULAR, 7.5)
     c.drawString(x, y - 22, "Parcels in this view, by status:")
     y -= 38
     for code, label, hexa in text.statuses:

@@ -34,6 +34,7 @@ from analysis.notices import (
 )
 from analysis.profiles import load_profile
 from layers.errors import LayerError
+from layers.fonts import BOLD, REGULAR
 from layers.letters import AVERY_5160, label_box, label_texts, write_labels, write_letter
 from layers.sample import sample_town
 from layers.town import load_town_settings
@@ -376,7 +377,7 @@ def test_a_long_letterhead_wraps_inside_the_page(town, tmp_path):
         visitor_text=lambda t, cm, tm, f, size: spans.append((t.strip(), tm[4], size)) if t.strip() else None
     )
     for text, x, size in spans:
-        font = "Helvetica-Bold" if size in (14, 12.5, 10.5) else "Helvetica"
+        font = BOLD if size in (14, 12.5, 10.5) else REGULAR  # the embedded faces the letter is set in
         assert x + stringWidth(text, font, size) <= right + 0.5, text
 
 
@@ -426,9 +427,7 @@ def test_avery_5160_geometry_measured_from_the_pdf(tmp_path):
             k = next(k for k in range(30) if _inside(label_box(k), x, y))
             _, bx, by, w, h = label_box(k)
             # Everything inside its own label, padding included: no text runs into the next label.
-            assert (
-                bx + g["pad_x"] - 0.01 <= x and x + stringWidth(text, "Helvetica", size) <= bx + w - g["pad_x"] + 0.01
-            )
+            assert bx + g["pad_x"] - 0.01 <= x and x + stringWidth(text, REGULAR, size) <= bx + w - g["pad_x"] + 0.01
             assert y - 0.22 * size >= by + g["pad_y"] - 0.01 and y + 0.75 * size <= by + h - g["pad_y"] + 0.01
             assert size >= 6.0, text
             labels.setdefault((page_no, k), []).append((x, y))
@@ -539,6 +538,34 @@ def test_a_mailing_address_has_no_dangling_separator(tmp_path, city, state, zip_
     assert mailing_address(rows.loc[0]).endswith(expected)
     (label,) = label_texts(write_labels(tmp_path / "labels.pdf", rows))
     assert [line.strip() for line in label.splitlines() if line.strip()][-1] == expected
+
+
+def test_polish_czech_and_vietnamese_owners_print_as_written_on_the_letter_and_the_label(tmp_path):
+    """Helvetica printed "Łukasz Żółć" as black boxes; the letters and labels embed a font that has its letters."""
+    profile = load_profile("fort-plain")
+    town = town_settings(tmp_path, "fort-plain")
+    owners = ["Łukasz Żółć", "Jiří Dvořák-Šťastný", "Nguyễn Văn Đức"]
+    parcels = _layers()[0].iloc[[0, 0, 0]].reset_index(drop=True)
+    parcels = parcels.assign(
+        parcel_id=["P-1", "P-2", "P-3"],
+        owner_name=owners,
+        mail_address=["12 Kościuszko St", "3 Dvořákova", "45 Đường Lê Lợi"],
+        mail_city=["Little Falls", "Amsterdam", "Utica"],
+    )
+    notice_period = period(profile, "mandate.notice_period_days", town)
+    due = _connection_notices(parcels, profile, notice_period, notice_id=["N-PL1", "N-CZ1", "N-VN1"])
+    rows = mailing_list(due, per_parcel=True)
+    letters = compose_letters(
+        rows, due, profile=profile, town=town, kind="connection", notice_date=DAY, period=notice_period
+    )
+    for letter in letters:
+        printed = pdf_text(write_letter(tmp_path / f"{letter.mailing_no}.pdf", letter))
+        assert printed == words(letter_text(letter))
+        assert letter.recipient[0] in printed and letter.recipient[1] in printed, letter.recipient
+    labels = [words(t) for t in label_texts(write_labels(tmp_path / "labels.pdf", rows))]
+    for owner, street in zip(owners, parcels["mail_address"], strict=True):
+        assert any(owner in label and street in label for label in labels), (owner, labels)
+    assert "\u25a0" not in " ".join(labels)
 
 
 def test_labels_need_the_mailing_lists_city_line(tmp_path):

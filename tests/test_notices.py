@@ -1367,6 +1367,7 @@ def test_cli_hazard_file_saved_by_excel_is_read(store, tmp_path):
 def test_notices_that_cannot_be_addressed_or_printed_are_held_back_not_mailed():
     """A letter to nobody, or one whose owner prints as black boxes, never starts a deadline."""
     from analysis.notices import plan_notices
+    from layers.fonts import PRINTABLE
 
     owners = {
         "OK": ("MÜLLER-ŽÁK Ørsted", "1 Main St", "Fort Plain"),
@@ -1385,12 +1386,91 @@ def test_notices_that_cannot_be_addressed_or_printed_are_held_back_not_mailed():
             "mail_city": [o[2] for o in owners.values()],
         }
     )
-    plan = plan_notices(results, profile=load_profile("fort-plain"), notice_date=dt.date(2027, 3, 1))
+    plan = plan_notices(
+        results, profile=load_profile("fort-plain"), notice_date=dt.date(2027, 3, 1), printable=PRINTABLE
+    )
     assert plan.due["parcel_id"].tolist() == ["OK"]
     why = dict(zip(plan.held["parcel_id"], plan.held["why"], strict=True))
     assert set(why) == set(owners) - {"OK"}
     assert why["NO-NAME"].startswith("no owner name or no mailing address") and why["NO-ADDR"] == why["NO-NAME"]
     assert "李" in why["CJK"] and "龍" in why["CJK"] and "U+202E" in why["RTL"] and "cannot print" in why["ARABIC"]
+
+
+def test_polish_czech_and_vietnamese_owners_are_noticed_and_what_the_font_lacks_is_held_back():
+    """The letters embed DejaVu Sans: "Łukasz Żółć" is noticed. What it cannot draw (Chinese), what a letter cannot lay
+    out (Hebrew and Arabic run right to left; invisible direction marks) and control characters (a NUL cut the name
+    at it after a GeoPackage round trip: the letter went to "A") are held back, each named."""
+    from analysis.notices import plan_notices
+    from layers.fonts import PRINTABLE
+
+    owners = {
+        "PL": ("Łukasz Żółć", "12 Kościuszko St", "Little Falls"),
+        "CZ": ("Jiří Dvořák-Šťastný", "1 Main St", "Fort Plain"),
+        "VN": ("Nguyễn Văn Đức", "2 Main St", "Fort Plain"),
+        "MU": ("MÜLLER-ŽÁK Ørsted", "3 Main St", "Fort Plain"),
+        "CJK": ("李小龍", "3 Main St", "Fort Plain"),
+        "RTL": ("\u202eEVIL OVERRIDE", "4 Main St", "Fort Plain"),
+        "LRM": ("Ann\u200e Roe", "4 Main St", "Fort Plain"),
+        "HEBREW": ("דוד כהן", "5 Main St", "Fort Plain"),
+        "ARABIC": ("Ann Roe", "شارع النيل", "Fort Plain"),
+        "NUL": ("A\x00NN ROE", "6 Main St", "Fort Plain"),
+        "BEL": ("ANN ROE", "7 Main\x07 St", "Fort Plain"),
+        "C1": ("ANN ROE\x9b", "8 Main St", "Fort Plain"),
+    }
+    results = pd.DataFrame(
+        {
+            "parcel_id": list(owners),
+            "status": "mandated",
+            "owner_name": [o[0] for o in owners.values()],
+            "mail_address": [o[1] for o in owners.values()],
+            "mail_city": [o[2] for o in owners.values()],
+        }
+    )
+    plan = plan_notices(
+        results, profile=load_profile("fort-plain"), notice_date=dt.date(2027, 3, 1), printable=PRINTABLE
+    )
+    assert sorted(plan.due["parcel_id"]) == ["CZ", "MU", "PL", "VN"]
+    why = dict(zip(plan.held["parcel_id"], plan.held["why"], strict=True))
+    assert set(why) == set(owners) - {"CZ", "MU", "PL", "VN"}
+    assert "李" in why["CJK"] and "U+202E" in why["RTL"] and "U+200E" in why["LRM"]
+    assert "right-to-left text" in why["HEBREW"] and "right-to-left text" in why["ARABIC"]
+    assert "U+0000" in why["NUL"] and "U+0007" in why["BEL"] and "U+009B" in why["C1"]
+    for held in why.values():
+        assert "cannot print" in held
+    # Without the font's characters (a caller with no letters to print), nothing is held back for its glyphs, but
+    # control characters and right-to-left text still are.
+    bare = plan_notices(results, profile=load_profile("fort-plain"), notice_date=dt.date(2027, 3, 1))
+    assert sorted(bare.due["parcel_id"]) == ["CJK", "CZ", "MU", "PL", "VN"]
+
+
+def test_cli_notices_a_polish_owner_and_holds_back_what_the_letters_font_cannot_print(
+    small_town, small_results, tmp_path
+):
+    """Through the command line, as a clerk works: "Łukasz Żółć" is previewed, issued and printed on the letter and
+    the label; a Chinese name (no glyphs in the font) and a Hebrew one (right to left) are held back, named."""
+    mandated = small_results.loc[small_results["status"] == "mandated", "parcel_id"].astype(str).tolist()[:3]
+    owners = dict(zip(mandated, ["Łukasz Żółć", "李小龍", "דוד כהן"], strict=True))
+    layers = dict(small_town)
+    parcels = layers["parcels"].copy()
+    named = parcels["parcel_id"].astype(str).map(owners)
+    parcels["owner_name"] = named.where(named.notna(), parcels["owner_name"])
+    parcels.loc[parcels["parcel_id"].astype(str) == mandated[0], "mail_address"] = "12 Kościuszko St"
+    layers["parcels"] = parcels
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), layers)
+    town_file(tmp_path)
+    args = ["notices", "preview", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01", "--json"]
+    doc = json.loads(invoke(*args).stdout)
+    held = {h["parcel_id"]: h["why"] for h in doc["held"]}
+    assert mandated[0] in {n["parcel_id"] for n in doc["notices"]} and mandated[0] not in held
+    assert "characters the letters' font lacks: 小 李 龍" in held[mandated[1]]  # in code point order
+    assert "right-to-left text" in held[mandated[2]]
+    issued = json.loads(_issue_cli(store, tmp_path / "out", "--new").stdout)
+    (notice,) = [n for n in issued["notices"] if n["parcel_id"] == mandated[0]]
+    letter = " ".join(" ".join(p.extract_text() for p in PdfReader(notice["letter"]).pages).split())
+    assert "Łukasz Żółć 12 Kościuszko St" in letter
+    labels = label_texts(Path(issued["folder"]) / "labels.pdf")
+    assert any("Łukasz Żółć" in t and "12 Kościuszko St" in t for t in labels)
 
 
 def test_a_notice_dated_before_today_is_refused_before_anything_is_recorded(runner, tmp_path, monkeypatch):
