@@ -617,7 +617,7 @@ def split_name(names: pd.Series, width: int = NAME_LINE_CHARS) -> tuple[pd.Serie
     >>> first.tolist(), second.tolist()
     (['SMITH JOHN', 'VAN DER BERG-WILLIAMSON'], ['', 'JOHNATHAN & MARGARET TRUST'])
     """
-    text = names.fillna("").astype(str).str.replace(r"\s+", " ", regex=True).str.strip()
+    text = address_part(names)
     pattern = re.compile(rf"^(.{{1,{width}}})(?:\s+(.*))?$")
     parts = text.map(lambda s: pattern.match(s) if len(s) > width else None)
     first = text.where(parts.isna(), parts.map(lambda m: m.group(1) if m else ""))
@@ -646,12 +646,13 @@ def mailing_list(notices: pd.DataFrame, *, per_parcel: bool = False, occupant: b
         return grouped[column].agg(lambda s: "; ".join(s.fillna("").astype(str)))
 
     first, second = split_name(grouped["owner_name"].first())
+    street_1, street_2 = address_lines(grouped["mail_address"].first())
     rows = pd.DataFrame(
         {
             "name_line_1": first,
             "name_line_2": second,
-            "address_line_1": grouped["mail_address"].first().fillna("").astype(str),
-            "address_line_2": "",
+            "address_line_1": street_1,
+            "address_line_2": street_2,
             "city": grouped["mail_city"].first().fillna("").astype(str),
             "state": grouped["mail_state"].first().fillna("").astype(str),
             "zip": grouped["mail_zip"].first().fillna("").astype(str),
@@ -677,12 +678,13 @@ def mailing_list(notices: pd.DataFrame, *, per_parcel: bool = False, occupant: b
         def site_column(name: str) -> pd.Series:
             return extra.get(name, pd.Series("", index=extra.index)).fillna("").astype(str)
 
+        site_1, site_2 = address_lines(site_column("site_address"))
         occupants = pd.DataFrame(
             {
                 "name_line_1": "Occupant",
                 "name_line_2": "",
-                "address_line_1": site_column("site_address"),
-                "address_line_2": "",
+                "address_line_1": site_1,
+                "address_line_2": site_2,
                 "city": site_column("site_city"),
                 "state": site_column("site_state"),
                 "zip": site_column("site_zip"),
@@ -700,7 +702,16 @@ def mailing_list(notices: pd.DataFrame, *, per_parcel: bool = False, occupant: b
         ["_zip", "_name", "address_line_1", "parcel_ids"], kind="stable"
     )
     rows = rows.drop(columns=["_zip", "_name"]).reset_index(drop=True)
-    for column in ("name_line_1", "name_line_2", "address_line_1", "address_line_2", "city", "state", "zip"):
+    for column in (
+        "name_line_1",
+        "name_line_2",
+        "address_line_1",
+        "address_line_2",
+        "city",
+        "state",
+        "zip",
+        "site_addresses",
+    ):  # each one line, as the CSV, the letter and the label all print it
         rows[column] = address_part(rows[column])
     # The address's last line, worded once here: the letter, the labels and the preview all print this column.
     rows["city_line"] = city_lines(rows["city"], rows["state"], rows["zip"])
@@ -713,17 +724,41 @@ def mailing_list(notices: pd.DataFrame, *, per_parcel: bool = False, occupant: b
 # What may be left at either end of an address part: spaces, and separators a record carries over from a joined
 # field ("MANCHESTER," with the state in a column of its own, "12 Elm St;").
 _DANGLING = " \t,;"
+# A line break in a record (CR LF from a spreadsheet cell, LF, the Unicode line and paragraph separators), with the
+# spaces around it; and any run of whitespace at all, which a mailing field prints as one space.
+_LINE_BREAK = r"\s*[\n\r\v\f\x85\u2028\u2029]+\s*"
+_BREAKS = r"\s+"
 
 
 def address_part(values: pd.Series) -> pd.Series:
-    """An address part as text with no dangling separator or space at either end ("" for none).
+    """An address part as one line of text: every run of spaces, tabs and line breaks one space (a CSV cell of two
+    lines broke mail merge), composed characters (NFC: "Z" and a combining dot are "Ż", as the font draws it), and no
+    dangling separator or space at either end ("" for none).
 
     Examples
     --------
-    >>> address_part(pd.Series(["MANCHESTER, ", None, " VT ", ","])).tolist()
-    ['MANCHESTER', '', 'VT', '']
+    >>> address_part(pd.Series(["MANCHESTER, ", None, " VT ", ",", "FORT\\r\\nPLAIN"])).tolist()
+    ['MANCHESTER', '', 'VT', '', 'FORT PLAIN']
     """
-    return values.astype(object).where(values.notna(), "").astype(str).str.strip(_DANGLING)
+    text = values.astype(object).where(values.notna(), "").astype(str)
+    text = text.map(lambda t: unicodedata.normalize("NFC", t)).str.replace(_BREAKS, " ", regex=True)
+    return text.str.strip(_DANGLING)
+
+
+def address_lines(street: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """A mailing street address as the mailing list's ``address_line_1`` and ``address_line_2``: the record's first
+    line break starts the second line ("12 Elm St\\r\\nApt 2"), where the mail-merge column for it is; any further
+    break is a space.
+
+    Examples
+    --------
+    >>> first, second = address_lines(pd.Series(["12 Elm St\\r\\nApt 2\\nRear", "PO Box 12", None]))
+    >>> first.tolist(), second.tolist()
+    (['12 Elm St', 'PO Box 12', ''], ['Apt 2\\nRear', '', ''])
+    """
+    text = street.astype(object).where(street.notna(), "").astype(str).str.strip()
+    parts = text.map(lambda t: [*re.split(_LINE_BREAK, t, maxsplit=1), ""][:2])
+    return parts.str[0].astype(object), parts.str[1].astype(object)
 
 
 def city_lines(city: pd.Series, state: pd.Series, zip_code: pd.Series) -> pd.Series:
@@ -988,7 +1023,9 @@ def compose_letters(
 
 
 def _parcel_line(p: dict) -> str:
-    site = p.get("site_address") or "site address not recorded"
+    site = p.get("site_address")
+    site = "" if site is None or pd.isna(site) else words_of(site)  # one line, as the mailing list has it
+    site = site or "site address not recorded"
     return f"Parcel {p['parcel_id']}, {site} (notice {p['notice_id']})"
 
 

@@ -568,6 +568,47 @@ def test_polish_czech_and_vietnamese_owners_print_as_written_on_the_letter_and_t
     assert "\u25a0" not in " ".join(labels)
 
 
+def test_a_line_break_in_a_mailing_field_is_the_same_on_the_csv_the_letter_and_the_label(tmp_path):
+    """'12 Elm St\\r\\nApt 2' stayed a two-line cell in address_line_1 (mail merge broke) while the owner's line break
+    became a space. The address's first line break now starts address_line_2; every other line break or tab, in any
+    mailing field, is one space: the CSV, the letter and the label print the same lines."""
+    from layers.letters import write_mailing_list
+
+    profile = load_profile("fort-plain")
+    town = town_settings(tmp_path, "fort-plain")
+    parcels = (
+        _layers()[0]
+        .iloc[:1]
+        .assign(
+            owner_name="ROE\r\nANN",
+            mail_address="12 Elm St\r\nApt 2\nRear\tentrance",
+            mail_city="Fort\nPlain",
+            mail_state="NY\r\n",
+            mail_zip="13339",
+            site_address="10 Main\r\nSt",
+        )
+    )
+    notice_period = period(profile, "mandate.notice_period_days", town)
+    due = _connection_notices(parcels, profile, notice_period, notice_id=["N-BREAK00001"])
+    rows = mailing_list(due)
+    row = rows.iloc[0]
+    assert (row["name_line_1"], row["name_line_2"]) == ("ROE ANN", "")
+    assert (row["address_line_1"], row["address_line_2"]) == ("12 Elm St", "Apt 2 Rear entrance")
+    assert (row["city"], row["state"], row["city_line"]) == ("Fort Plain", "NY", "Fort Plain, NY 13339")
+    assert row["site_addresses"] == "10 Main St"
+    path = write_mailing_list(tmp_path / "mailing-list.csv", rows)
+    raw = Path(path).read_text(encoding="utf-8-sig")
+    assert len(raw.splitlines()) == 2  # the header and one row: no cell runs over two lines
+    (letter,) = compose_letters(
+        rows, due, profile=profile, town=town, kind="connection", notice_date=DAY, period=notice_period
+    )
+    expected = ("ROE ANN", "12 Elm St", "Apt 2 Rear entrance", "Fort Plain, NY 13339")
+    assert letter.recipient == expected
+    assert "Parcel 12.1-1-1, 10 Main St (notice N-BREAK00001)" in letter_text(letter)
+    (label,) = label_texts(write_labels(tmp_path / "labels.pdf", rows))
+    assert [line.strip() for line in label.splitlines() if line.strip()][1:] == list(expected)
+
+
 def test_labels_need_the_mailing_lists_city_line(tmp_path):
     """Labels print the last address line the letters print; rows without it are refused, not labelled without it."""
     rows = _label_rows().drop(columns="city_line")
