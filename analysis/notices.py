@@ -351,6 +351,24 @@ _SPACING = "\t\n\v\f\r\x85\u2028\u2029"
 # Right-to-left scripts (Hebrew, Arabic, Syriac, Thaana, N'Ko ...): the letters are laid out left to right, one glyph
 # after another, so such a name would print backwards and unjoined even where the font has its letters.
 _RIGHT_TO_LEFT = frozenset({"R", "AL"})
+# Where a US ZIP code is checked: an address with no state, or one of the USPS's state, territory and armed-forces
+# (APO/FPO) codes, or a state's name. Any other state field ("ON", "ONTARIO", "ENGLAND") is an address abroad, whose
+# postcode is printed as the owner record writes it.
+_US_CODES = (
+    "AL AK AZ AR CA CO CT DE DC FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY NC ND OH OK OR "
+    "PA RI SC SD TN TX UT VT VA WA WV WI WY PR VI GU AS MP FM MH PW AA AE AP"
+)
+_US_NAMES = (
+    "Alabama,Alaska,Arizona,Arkansas,California,Colorado,Connecticut,Delaware,District of Columbia,Florida,Georgia,"
+    "Hawaii,Idaho,Illinois,Indiana,Iowa,Kansas,Kentucky,Louisiana,Maine,Maryland,Massachusetts,Michigan,Minnesota,"
+    "Mississippi,Missouri,Montana,Nebraska,Nevada,New Hampshire,New Jersey,New Mexico,New York,North Carolina,"
+    "North Dakota,Ohio,Oklahoma,Oregon,Pennsylvania,Rhode Island,South Carolina,South Dakota,Tennessee,Texas,Utah,"
+    "Vermont,Virginia,Washington,West Virginia,Wisconsin,Wyoming,Puerto Rico,Virgin Islands,Guam,American Samoa,"
+    "Northern Mariana Islands"
+)
+US_STATES = frozenset(_US_CODES.split())
+US_STATE_NAMES = frozenset(name.upper() for name in _US_NAMES.split(","))
+US_ZIP = re.compile(r"\d{5}(?:-\d{4})?")
 # How many of a kind the reason names: enough to find them in the owner record, never a wall of them.
 _SHOWN = 12
 
@@ -375,6 +393,8 @@ def _mailable(due: pd.DataFrame, printable: AbstractSet[str] | None = None) -> t
     shown = name + " " + street + " " + text("mail_city") + " " + text("mail_state") + " " + text("mail_zip")
     odd = shown.map(lambda t: _unprintable(t, printable))
     unprintable = ~missing & (odd != "")
+    zip_code = text("mail_zip")
+    bad_zip = ~missing & ~unprintable & (zip_code != "") & in_us(text("mail_state")) & ~zip_code.map(us_zip)
     held = []
     if missing.any():
         held.append(
@@ -398,7 +418,42 @@ def _mailable(due: pd.DataFrame, printable: AbstractSet[str] | None = None) -> t
                 }
             )
         )
-    return due[~(missing | unprintable)], held
+    if bad_zip.any():
+        held.append(
+            pd.DataFrame(
+                {
+                    "parcel_id": due.loc[bad_zip, "parcel_id"],
+                    "why": "the mailing ZIP code "
+                    + zip_code[bad_zip].map(repr)
+                    + " is not a US ZIP code (5 digits, or ZIP+4 as 12345-6789): correct it in the owner record "
+                    "and give notice again (an owner abroad: give the province or country in the mailing state, "
+                    "and the postcode is printed as written)",
+                }
+            )
+        )
+    return due[~(missing | unprintable | bad_zip)], held
+
+
+def in_us(state: pd.Series) -> pd.Series:
+    """Whether each mailing address is in the US, by its state field: empty (the roll names no state), a USPS state,
+    territory or APO/FPO code ("NY", "N.Y.", "AE") or a state's name; anything else is an address abroad.
+
+    Examples
+    --------
+    >>> in_us(pd.Series(["NY", "n.y.", "", "New York", "ON", "ENGLAND"])).tolist()
+    [True, True, True, True, False, False]
+    """
+    key = address_part(state).str.upper().str.replace(".", "", regex=False).str.strip()
+    return (key == "") | key.isin(US_STATES) | key.isin(US_STATE_NAMES)
+
+
+def us_zip(code: str) -> bool:
+    """Whether ``code`` is written as a US ZIP code: 5 digits, or ZIP+4 as 12345-6789 (spaces around aside).
+
+    >>> [us_zip(z) for z in ("13339", "13339-1234", "013339", "5201", "133391234", "K1A 0B1")]
+    [True, True, False, False, False, False]
+    """
+    return US_ZIP.fullmatch(str(code).strip()) is not None
 
 
 def _unprintable(text: str, printable: AbstractSet[str] | None = None) -> str:

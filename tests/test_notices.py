@@ -1443,6 +1443,49 @@ def test_polish_czech_and_vietnamese_owners_are_noticed_and_what_the_font_lacks_
     assert sorted(bare.due["parcel_id"]) == ["CJK", "CZ", "MU", "PL", "VN"]
 
 
+@pytest.mark.parametrize(
+    ("state", "zip_code", "held"),
+    [
+        ("NY", "13339", False),
+        ("NY", "13339-1234", False),
+        ("N.Y.", " 13339 ", False),
+        ("", "13339", False),
+        ("NY", "", False),  # no ZIP, a city: addressed as before
+        ("NY", "013339", True),  # six digits: the tester's case
+        ("VT", "5201", True),  # a ZIP read as a number, its leading zero lost
+        ("NY", "133391234", True),
+        ("NY", "13339-12", True),
+        ("New York", "1333", True),
+        ("", "K1A 0B1", True),  # no state: taken as a US address
+        ("PR", "00901", False),
+        ("AE", "09012", False),  # an APO/FPO address
+        ("ON", "K1A 0B1", False),  # Ontario: a foreign postcode, printed as written
+        ("ENGLAND", "SW1A 1AA", False),
+        ("BAVARIA", "80331", False),
+    ],
+)
+def test_a_malformed_us_zip_is_held_back_and_a_foreign_postcode_is_not(state, zip_code, held):
+    """mail_zip '013339' was accepted and printed. A US ZIP is 5 digits or ZIP+4 (12345-6789); an address whose state
+    is no US state, territory or APO/FPO code is abroad, and its postcode is not a ZIP."""
+    results = pd.DataFrame(
+        {
+            "parcel_id": ["P-1"],
+            "status": "mandated",
+            "owner_name": "ANN ROE",
+            "mail_address": "1 Main St",
+            "mail_city": "Somewhere",
+            "mail_state": state,
+            "mail_zip": zip_code,
+        }
+    )
+    plan = plan_notices(results, profile=FP, notice_date=DAY)
+    assert plan.due.empty is held
+    if held:
+        (why,) = plan.held["why"]
+        assert f"the mailing ZIP code {zip_code.strip()!r} is not a US ZIP code" in why
+        assert "5 digits, or ZIP+4 as 12345-6789" in why
+
+
 def test_cli_notices_a_polish_owner_and_holds_back_what_the_letters_font_cannot_print(
     small_town, small_results, tmp_path
 ):
