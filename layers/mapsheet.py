@@ -91,7 +91,7 @@ def write_map_sheet(
         {str(k): int(v) for k, v in parcels["status"].astype(str).value_counts().items()} if "status" in parcels else {}
     )
     with written_whole(path) as where:  # printed whole or not at all (``layers.atomic``)
-        c = pdfcanvas.Canvas(str(where), pagesize=PAGE)
+        c = pdfcanvas.Canvas(str(where), pagesize=PAGE, initialFontName=REGULAR)
         c.setTitle(text.title)
         width = PAGE[0] - 2 * MARGIN
         c.setFont(BOLD, 15)
