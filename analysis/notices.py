@@ -19,7 +19,7 @@ import dataclasses
 import datetime as dt
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -248,6 +248,7 @@ def plan_notices(
     exclude: set[str] | frozenset[str] = frozenset(),
     town: TownSettings | None = None,
     printable: AbstractSet[str] | None = None,
+    overflow: Callable[[Sequence[str], Sequence[str]], str] | None = None,
 ) -> NoticePlan:
     """Connection notices due on ``notice_date``: mandated parcels not in ``exclude`` (the register's open, connected
     and exempt parcels), less those the law does not allow to be noticed for ``notice_reason``.
@@ -261,7 +262,9 @@ def plan_notices(
     A parcel whose owner has no name or mailing address, or whose name or address holds what a letter cannot print,
     is held back (``_mailable``). ``printable`` is the set of characters the letters' font draws, from the caller
     (``layers.fonts.PRINTABLE``; analysis reads no font): without it no character is held back for want of a glyph,
-    only control characters, invisible marks and right-to-left text, which no letter prints.
+    only control characters, invisible marks and right-to-left text, which no letter prints. ``overflow`` measures
+    an envelope's name and address lines as the label and the letter lay them out (``layers.letters.
+    address_overflow``: what would be cut or hidden, "" for nothing); without it their length is not checked.
 
     Raises AnalysisError where the profile needs a reason (§ 168-22.2G) and none is given, or a hazard is missing.
 
@@ -330,7 +333,7 @@ def plan_notices(
             )
         )
         out = out[~private]
-    out, unmailable = _mailable(out, printable)
+    out, unmailable = _mailable(out, printable, overflow)
     held += unmailable
     held_frame = pd.concat(held, ignore_index=True) if held else pd.DataFrame(columns=["parcel_id", "why"])
     return NoticePlan(
@@ -373,14 +376,20 @@ US_ZIP = re.compile(r"\d{5}(?:-\d{4})?")
 _SHOWN = 12
 
 
-def _mailable(due: pd.DataFrame, printable: AbstractSet[str] | None = None) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
+def _mailable(
+    due: pd.DataFrame,
+    printable: AbstractSet[str] | None = None,
+    overflow: Callable[[Sequence[str], Sequence[str]], str] | None = None,
+) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
     """The notices a letter can be addressed and printed for, and those held back with why.
 
     A notice starts its deadline when it is mailed: one with no owner name or no mailing address (a street line
     and a city or ZIP) cannot be, and one whose owner or address holds characters the letter cannot print would
     reach nobody legibly. Both are held back for the clerk to complete or correct the owner record. ``printable``
     is the set of characters the letters' font draws (``layers.fonts.PRINTABLE``, given by the caller: analysis
-    never reads a font); without it only what no letter prints is held back (``_unprintable``).
+    never reads a font); without it only what no letter prints is held back (``_unprintable``). ``overflow``
+    says what of an envelope's name and address lines the label or the letter would cut or hide (a 200-character
+    name, a 400-character street): such a letter is held back too, for the clerk to shorten the owner record.
     """
 
     def text(column: str) -> pd.Series:
@@ -394,7 +403,15 @@ def _mailable(due: pd.DataFrame, printable: AbstractSet[str] | None = None) -> t
     odd = shown.map(lambda t: _unprintable(t, printable))
     unprintable = ~missing & (odd != "")
     zip_code = text("mail_zip")
-    bad_zip = ~missing & ~unprintable & (zip_code != "") & in_us(text("mail_state")) & ~zip_code.map(us_zip)
+    bad_zip = (
+        ~missing & ~unprintable & (zip_code != "") & in_us(text("mail_state")) & ~zip_code.map(us_zip).astype(bool)
+    )
+    cut = pd.Series("", index=due.index, dtype=object)
+    fine = ~(missing | unprintable | bad_zip)
+    if overflow is not None and fine.any():
+        names, addresses = envelope_lines(due[fine.to_numpy()])
+        cut[fine] = [overflow(n, a) for n, a in zip(names, addresses, strict=True)]
+    too_long = cut != ""
     held = []
     if missing.any():
         held.append(
@@ -431,7 +448,44 @@ def _mailable(due: pd.DataFrame, printable: AbstractSet[str] | None = None) -> t
                 }
             )
         )
-    return due[~(missing | unprintable | bad_zip)], held
+    if too_long.any():
+        held.append(
+            pd.DataFrame(
+                {
+                    "parcel_id": due.loc[too_long, "parcel_id"],
+                    "why": "the owner's name and mailing address do not fit the mail: "
+                    + cut[too_long]
+                    + ". Shorten them in the owner record (as the post office abbreviates: ST, AVE, APT, PO BOX) and "
+                    "give notice again",
+                }
+            )
+        )
+    return due[~(missing | unprintable | bad_zip | too_long)], held
+
+
+def envelope_lines(frame: pd.DataFrame) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
+    """Each notice's name lines and address lines as its mailing-list row will have them (``mailing_list``): the
+    owner name in two lines (``split_name``), the street in one or two (``address_lines``), and the city line.
+
+    Examples
+    --------
+    >>> names, addresses = envelope_lines(pd.DataFrame({"owner_name": ["ROE ANN"],
+    ...     "mail_address": ["12 Elm St\\nApt 2"], "mail_city": ["Fort Plain"], "mail_state": ["NY"],
+    ...     "mail_zip": ["13339"]}))
+    >>> names, addresses
+    ([('ROE ANN',)], [('12 Elm St', 'Apt 2', 'Fort Plain, NY 13339')])
+    """
+
+    def column(name: str) -> pd.Series:
+        return frame[name] if name in frame.columns else pd.Series("", index=frame.index, dtype=object)
+
+    first, second = split_name(column("owner_name"))
+    street_1, street_2 = address_lines(column("mail_address"))
+    parts = [address_part(p) for p in (first, second, street_1, street_2)]
+    city = city_lines(*(address_part(column(c)) for c in ("mail_city", "mail_state", "mail_zip")))
+    names = [tuple(t for t in pair if t) for pair in zip(parts[0], parts[1], strict=True)]
+    addresses = [tuple(t for t in trio if t) for trio in zip(parts[2], parts[3], city, strict=True)]
+    return names, addresses
 
 
 def in_us(state: pd.Series) -> pd.Series:

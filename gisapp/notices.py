@@ -51,7 +51,7 @@ from analysis.units import feet_per_unit
 from gisapp.words import count, sentence_end
 from layers.errors import LayerError
 from layers.fonts import PRINTABLE
-from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, verify_batch, write_batch
+from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, address_overflow, verify_batch, write_batch
 from layers.register import Register, new_batch_id
 
 
@@ -137,6 +137,7 @@ def preview(
         exclude=register.excluded_parcels(),
         town=town,
         printable=PRINTABLE,  # what the letters' embedded font draws (layers.fonts): analysis reads no font
+        overflow=address_overflow,  # what the label or the letter's address block would cut, as laid out
     )
     rows = mailing_list(plan.due)
     doc = {

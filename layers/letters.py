@@ -74,7 +74,7 @@ def _pdf(path: str | Path, *, locked: bool = False) -> Iterator[canvas.Canvas]:
     ends (``layers.atomic.written_whole``): a write stopped halfway leaves the PDF that was there before, or none.
     ``locked``: the caller writes the folder alone (a batch's own hidden partial folder)."""
     with written_whole(path, locked=locked) as where:
-        pdf = canvas.Canvas(str(where), pagesize=LETTER, invariant=1)
+        pdf = canvas.Canvas(str(where), pagesize=LETTER, invariant=1, initialFontName=REGULAR)
         yield pdf
         pdf.save()
 
@@ -129,6 +129,45 @@ def _fit(
     if len(wrapped) > room:  # never drawn outside the label: the last line says text was cut
         wrapped = [*wrapped[: room - 1], _clip(" ".join(wrapped[room - 1 :]), REGULAR, size, width)]
     return size, wrapped
+
+
+# The label's first line, in small type: the mailing number and notice IDs (``_reference``).
+_REFERENCE_SIZE = 6.0
+
+
+def _label_room() -> tuple[float, float]:
+    """The width and height a label's name and address lines have: inside its padding, under the reference line."""
+    g = AVERY_5160
+    return g["width"] - 2 * g["pad_x"], g["height"] - 2 * g["pad_y"] - _REFERENCE_SIZE * 1.25
+
+
+def _fits(lines: Sequence[str], width: float, height: float, sizes=(9.0, 8.5, 8.0, 7.5, 7.0, 6.5)) -> float | None:
+    """The largest size at which ``lines`` fit the box whole (wrapped, never cut), or None: ``_fit`` would cut."""
+    for size in sizes:
+        wrapped = [part for line in lines for part in _wrap(line, REGULAR, size, width)]
+        if (len(wrapped) * 1.15 + 0.1) * size <= height:  # the last line's descenders stay inside too
+            return size
+    return None
+
+
+def address_overflow(name: Sequence[str], address: Sequence[str]) -> str:
+    """What would not print whole of an envelope's name and address lines, measured as they are laid out: on the
+    Avery 5160 label (``write_labels``: wrapped and shrunk down to 6.5 pt, then cut) and in the letter's address
+    block (``ADDRESS_BLOCK``: wrapped at the window's width, more lines than it shows are hidden by the envelope).
+    "" when both take them whole. ``analysis.notices.plan_notices`` is given this, to hold such a letter back.
+    """
+    lines = [str(t) for t in (*name, *address) if str(t).strip()]
+    problems = []
+    if _fits(lines, *_label_room()) is None:
+        problems.append("the mailing label would cut it (2 5/8 x 1 in, even at 6.5 pt)")
+    width, most, font, size = (ADDRESS_BLOCK[k] for k in ("width", "lines", "font", "size"))
+    taken = sum(len(_wrap(line, font, size, width)) for line in lines)
+    if taken > most:
+        problems.append(
+            f"the letter's address block would take {taken} lines, and an envelope window shows {most} "
+            f"({width / inch:g} in wide at {size:g} pt)"
+        )
+    return "; ".join(problems)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -186,7 +225,7 @@ def write_labels(path: str | Path, rows: pd.DataFrame, *, locked: bool = False) 
                 pdf.showPage()
                 last_page = page
             inner_w = w - 2 * g["pad_x"]
-            ref_size = 6.0
+            ref_size = _REFERENCE_SIZE
             reference = _reference(row, REGULAR, ref_size, inner_w) if "notice_ids" in row else ""
 
             def present(*values) -> list[str]:
@@ -209,6 +248,9 @@ def write_labels(path: str | Path, rows: pd.DataFrame, *, locked: bool = False) 
 # -- letters ------------------------------------------------------------------------------------------------------
 
 _MARGIN = 0.9 * inch
+# The letter's recipient lines: what a #10 window envelope (its window 4 1/2 x 1 1/8 in) shows of a letter folded in
+# three, with room to shift in the envelope: 4 in wide, 5 lines of 10.5 pt.
+ADDRESS_BLOCK = {"width": 4.0 * inch, "lines": 5, "font": REGULAR, "size": 10.5}
 _TOP = 0.7 * inch
 _BOTTOM = 0.8 * inch
 _STYLES = {
@@ -241,8 +283,10 @@ class _Page:
         text = _clip(self.letter.footer(self.page), REGULAR, 7.5, self.width - 2 * _MARGIN)
         pdf.drawString(_MARGIN, 0.45 * inch, text)
 
-    def lines(self, text: str, font: str, size: float, indent: float = 0.0, after: float = 3.0) -> None:
-        width = self.width - 2 * _MARGIN - indent
+    def lines(
+        self, text: str, font: str, size: float, indent: float = 0.0, after: float = 3.0, width: float | None = None
+    ) -> None:
+        width = min(width or math.inf, self.width - 2 * _MARGIN - indent)
         for part in _wrap(text, font, size, width):
             self.need(size * 1.3)
             self.pdf.setFont(font, size)
@@ -270,8 +314,9 @@ def render_letter(pdf, letter: Letter, *, maps: dict[str, LetterMap] | None = No
     _letterhead(page, letter)
     page.lines(letter.date_line, REGULAR, 10, after=8)
     page.lines(letter.mail_line, BOLD, 9.5, after=10)
-    for line in letter.recipient:
-        page.lines(line, REGULAR, 10.5, after=0)
+    block = ADDRESS_BLOCK
+    for line in letter.recipient:  # wrapped at the envelope window's width, as address_overflow measured it
+        page.lines(line, block["font"], block["size"], after=0, width=block["width"])
     page.y -= 16
     page.lines(letter.title, BOLD, 12.5, after=1)
     page.lines(letter.reference, REGULAR, 9, after=6)

@@ -35,7 +35,15 @@ from analysis.notices import (
 from analysis.profiles import load_profile
 from layers.errors import LayerError
 from layers.fonts import BOLD, REGULAR
-from layers.letters import AVERY_5160, label_box, label_texts, write_labels, write_letter
+from layers.letters import (
+    ADDRESS_BLOCK,
+    AVERY_5160,
+    address_overflow,
+    label_box,
+    label_texts,
+    write_labels,
+    write_letter,
+)
 from layers.sample import sample_town
 from layers.town import load_town_settings
 
@@ -607,6 +615,43 @@ def test_a_line_break_in_a_mailing_field_is_the_same_on_the_csv_the_letter_and_t
     assert "Parcel 12.1-1-1, 10 Main St (notice N-BREAK00001)" in letter_text(letter)
     (label,) = label_texts(write_labels(tmp_path / "labels.pdf", rows))
     assert [line.strip() for line in label.splitlines() if line.strip()][1:] == list(expected)
+
+
+LONG_NAME = " ".join(["WIŚNIEWSKA-KOWALCZYK MARIA"] * 8)  # 215 characters
+LONG_STREET = " ".join(["1234 COUNTY HIGHWAY 80 APARTMENT 12B REAR ENTRANCE"] * 8)  # 407 characters
+
+
+def test_what_the_label_or_the_window_would_cut_is_measured_as_laid_out():
+    """A 200-character name was cut with "…" on the label, and a 400-character street wrapped to more lines than the
+    envelope window shows, and nobody was told. The layout says so, by the width of the text in its font."""
+    city = ("SCHENECTADY, NY 12305",)
+    assert address_overflow(("VAN DER BERG-WILLIAMSON", "JOHNATHAN & MARGARET TRUST"), ("PO BOX 12", *city)) == ""
+    assert "mailing label would cut it" in address_overflow((LONG_NAME,), ("1 Main St", *city))
+    window = address_overflow(("ANN ROE",), (LONG_STREET, *city))
+    assert "address block would take" in window and "an envelope window shows 5" in window
+    # Measured, not counted: 140 narrow letters fit where 140 wide ones do not.
+    assert address_overflow(("i" * 140,), ("1 Main St", *city)) == ""
+    assert "mailing label" in address_overflow(("W" * 140,), ("1 Main St", *city))
+
+
+def test_the_letters_address_block_is_wrapped_at_the_envelope_windows_width(tmp_path):
+    profile = load_profile("fort-plain")
+    town = town_settings(tmp_path, "fort-plain")
+    street = "1234 COUNTY HIGHWAY 80 APARTMENT 12B REAR ENTRANCE BY THE MILL"
+    parcels = _layers()[0].iloc[:1].assign(mail_address=street)
+    notice_period = period(profile, "mandate.notice_period_days", town)
+    due = _connection_notices(parcels, profile, notice_period, notice_id=["N-WINDOW0001"])
+    (letter,) = compose_letters(
+        mailing_list(due), due, profile=profile, town=town, kind="connection", notice_date=DAY, period=notice_period
+    )
+    spans = []
+    PdfReader(write_letter(tmp_path / "l.pdf", letter)).pages[0].extract_text(
+        visitor_text=lambda t, cm, tm, f, size: spans.append((t.strip(), tm[4])) if t.strip() else None
+    )
+    block = [(t, x) for t, x in spans if t and (t in street or street.startswith(t) or "BY THE MILL" in t)]
+    assert len(block) >= 2, spans  # the street wrapped in two lines
+    for text, x in block:
+        assert x + stringWidth(text, REGULAR, 10.5) <= 0.9 * inch + ADDRESS_BLOCK["width"] + 0.5, text
 
 
 def test_labels_need_the_mailing_lists_city_line(tmp_path):

@@ -1486,13 +1486,39 @@ def test_a_malformed_us_zip_is_held_back_and_a_foreign_postcode_is_not(state, zi
         assert "5 digits, or ZIP+4 as 12345-6789" in why
 
 
+def test_a_name_or_address_the_label_or_window_would_cut_is_held_back_with_why():
+    """A 200-character owner name, a 400-character street: the label cut one, the window hid the other, and the
+    letters went out. Measured as the label and the letter lay them out (layers.letters.address_overflow)."""
+    from layers.letters import address_overflow
+
+    long_name = " ".join(["WIŚNIEWSKA-KOWALCZYK MARIA"] * 8)
+    long_street = " ".join(["1234 COUNTY HIGHWAY 80 APARTMENT 12B REAR ENTRANCE"] * 8)
+    results = pd.DataFrame(
+        {
+            "parcel_id": ["OK", "NAME", "STREET"],
+            "status": "mandated",
+            "owner_name": ["VAN DER BERG-WILLIAMSON JOHNATHAN & MARGARET TRUST", long_name, "ANN ROE"],
+            "mail_address": ["PO BOX 12", "1 Main St", long_street],
+            "mail_city": "Fort Plain",
+            "mail_state": "NY",
+            "mail_zip": "13339",
+        }
+    )
+    plan = plan_notices(results, profile=FP, notice_date=DAY, overflow=address_overflow)
+    assert plan.due["parcel_id"].tolist() == ["OK"]
+    why = dict(zip(plan.held["parcel_id"], plan.held["why"], strict=True))
+    assert "do not fit the mail: the mailing label would cut it" in why["NAME"]
+    assert "the letter's address block would take" in why["STREET"] and "Shorten them" in why["STREET"]
+    assert plan_notices(results, profile=FP, notice_date=DAY).due["parcel_id"].tolist() == ["NAME", "OK", "STREET"]
+
+
 def test_cli_notices_a_polish_owner_and_holds_back_what_the_letters_font_cannot_print(
     small_town, small_results, tmp_path
 ):
     """Through the command line, as a clerk works: "Łukasz Żółć" is previewed, issued and printed on the letter and
     the label; a Chinese name (no glyphs in the font) and a Hebrew one (right to left) are held back, named."""
-    mandated = small_results.loc[small_results["status"] == "mandated", "parcel_id"].astype(str).tolist()[:3]
-    owners = dict(zip(mandated, ["Łukasz Żółć", "李小龍", "דוד כהן"], strict=True))
+    mandated = small_results.loc[small_results["status"] == "mandated", "parcel_id"].astype(str).tolist()[:4]
+    owners = dict(zip(mandated, ["Łukasz Żółć", "李小龍", "דוד כהן", "WIŚNIEWSKA MARIA " * 12], strict=True))
     layers = dict(small_town)
     parcels = layers["parcels"].copy()
     named = parcels["parcel_id"].astype(str).map(owners)
@@ -1508,6 +1534,7 @@ def test_cli_notices_a_polish_owner_and_holds_back_what_the_letters_font_cannot_
     assert mandated[0] in {n["parcel_id"] for n in doc["notices"]} and mandated[0] not in held
     assert "characters the letters' font lacks: 小 李 龍" in held[mandated[1]]  # in code point order
     assert "right-to-left text" in held[mandated[2]]
+    assert "the mailing label would cut it" in held[mandated[3]]
     issued = json.loads(_issue_cli(store, tmp_path / "out", "--new").stdout)
     (notice,) = [n for n in issued["notices"] if n["parcel_id"] == mandated[0]]
     letter = " ".join(" ".join(p.extract_text() for p in PdfReader(notice["letter"]).pages).split())
