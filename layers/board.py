@@ -32,6 +32,7 @@ from analysis.profiles import Profile, bracketed, flagged
 from analysis.units import feet_per_unit
 from layers.atomic import written_whole
 from layers.errors import LayerError
+from layers.fonts import BOLD, REGULAR
 from layers.mapsheet import draw_street_names
 
 NEW_MAIN = colors.HexColor("#1f78b4")
@@ -144,6 +145,7 @@ def write_plan_summary(
             title=f"Sewer extension: {name}",
             author=who,
             subject=f"{profile.municipality}: proposed sewer extension",
+            initialFontName=REGULAR,  # no Helvetica in the PDF: it cannot print every owner's name
         )
         doc.build(story, canvasmaker=_numbered(footer))
     return str(path)
@@ -237,12 +239,24 @@ def summary_lines(plan: dict) -> list[str]:
 def _styles() -> dict:
     base = getSampleStyleSheet()
     return {
-        "Title": ParagraphStyle("T", parent=base["Title"], fontSize=16, leading=19, alignment=0, spaceAfter=4),
-        "H": ParagraphStyle("H", parent=base["Heading2"], fontSize=12, leading=15, spaceBefore=10, spaceAfter=4),
-        "Body": ParagraphStyle("B", parent=base["BodyText"], fontSize=9, leading=11.5),
-        "Small": ParagraphStyle("S", parent=base["BodyText"], fontSize=8, leading=10),
-        "Cell": ParagraphStyle("C", parent=base["BodyText"], fontSize=7.5, leading=9),
-        "Bullet": ParagraphStyle("L", parent=base["BodyText"], fontSize=9, leading=11.5, leftIndent=10),
+        "Title": ParagraphStyle(
+            "T", parent=base["Title"], fontName=BOLD, fontSize=16, leading=19, alignment=0, spaceAfter=4
+        ),
+        "H": ParagraphStyle(
+            "H", parent=base["Heading2"], fontName=BOLD, fontSize=12, leading=15, spaceBefore=10, spaceAfter=4
+        ),
+        "Body": ParagraphStyle("B", parent=base["BodyText"], fontName=REGULAR, fontSize=9, leading=11.5),
+        "Small": ParagraphStyle("S", parent=base["BodyText"], fontName=REGULAR, fontSize=8, leading=10),
+        "Cell": ParagraphStyle("C", parent=base["BodyText"], fontName=REGULAR, fontSize=7.5, leading=9),
+        "Bullet": ParagraphStyle(
+            "L",
+            parent=base["BodyText"],
+            fontName=REGULAR,
+            bulletFontName=REGULAR,
+            fontSize=9,
+            leading=11.5,
+            leftIndent=10,
+        ),
     }
 
 
@@ -250,7 +264,7 @@ def _table(rows: list[list], widths: list[float], styles: dict, *, numeric: tupl
     cells = [[Paragraph(escape(str(c)), styles["Cell"]) if isinstance(c, str) else c for c in r] for r in rows]
     table = Table(cells, colWidths=widths, repeatRows=1)
     style = [
-        ("FONT", (0, 0), (-1, -1), "Helvetica", 7.5),
+        ("FONT", (0, 0), (-1, -1), REGULAR, 7.5),
         ("BACKGROUND", (0, 0), (-1, 0), colors.HexColor("#eeeeee")),
         ("LINEBELOW", (0, 0), (-1, 0), 0.6, colors.black),
         ("LINEBELOW", (0, 1), (-1, -1), 0.25, colors.HexColor("#cccccc")),
@@ -485,7 +499,7 @@ def _numbered(footer: tuple[str, str]):
             total = len(self._pages)
             for state in self._pages:
                 self.__dict__.update(state)
-                self.setFont("Helvetica", 7)
+                self.setFont(REGULAR, 7)
                 self.setFillColor(colors.HexColor("#555555"))
                 self.drawString(MARGIN, 0.5 * inch, footer[0][:130])
                 self.drawString(MARGIN, 0.5 * inch - 9, footer[1][:130])
@@ -642,7 +656,7 @@ class PlanMap(Flowable):
         for crossing in self.plan.get("main_crossings") or []:
             ((px, py),) = xy([(crossing["x"], crossing["y"])])
             c.circle(px, py, 6, stroke=1, fill=0)
-        c.setFont("Helvetica", 6)
+        c.setFont(REGULAR, 6)
         for m in self.plan["manholes"]:
             ((px, py),) = xy([(m["x"], m["y"])])
             c.setStrokeColor(NEW_MAIN if not m.get("existing") else colors.black)
@@ -678,7 +692,7 @@ class PlanMap(Flowable):
             c.setStrokeColor(colors.black)
             c.rect(x + k * length / 4, y, length / 4, 4, stroke=1, fill=1)
         c.setFillColor(colors.black)
-        c.setFont("Helvetica", 6.5)
+        c.setFont(REGULAR, 6.5)
         c.drawString(x, y + 6, "0")
         c.drawString(x + length - 6, y + 6, f"{feet:,} ft")
 
@@ -693,7 +707,7 @@ class PlanMap(Flowable):
         p.lineTo(x + 6, y)
         p.close()
         c.drawPath(p, stroke=0, fill=1)
-        c.setFont("Helvetica-Bold", 8)
+        c.setFont(BOLD, 8)
         c.drawCentredString(x, y - 9, "N")
 
 

@@ -80,6 +80,21 @@ def test_board_pdf_holds_what_the_board_votes_on(tmp_path):
     assert "Total 7 parcels 700.0 $269,000.00 $269,000.00 $269,000.00" in text
 
 
+def test_board_pdf_prints_every_owners_name_in_the_embedded_font(tmp_path):
+    """The petition lists the benefiting owners: Helvetica printed "Łukasz Żółć" as black boxes. The board's PDF
+    draws in the embedded DejaVu Sans (``layers.fonts``), as the letters and the printed map do, and no other font."""
+    town = layout()
+    town["parcels"].loc[town["parcels"]["parcel_id"] == "L1", "owner_name"] = "ŁUKASZ ŻÓŁĆ"
+    _, reader = render(tmp_path, town=town)
+    assert "L1 ŁUKASZ ŻÓŁĆ" in words(reader)
+    fonts = {
+        str(font["/BaseFont"]).split("+")[-1]
+        for page in reader.pages
+        for font in page["/Resources"]["/Font"].get_object().values()
+    }
+    assert fonts and all(name.startswith("DejaVuSans") for name in fonts), fonts
+
+
 def test_board_pdf_matches_the_golden_text(tmp_path):
     _, reader = render(tmp_path)
     text = "\n".join(" ".join(page.extract_text().split()) for page in reader.pages) + "\n"
