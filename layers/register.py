@@ -160,6 +160,37 @@ NOTICE_COLUMNS = (
 )
 
 
+class NoticeChangedError(LayerError):
+    """The notice a page asked to change is no longer open: withdrawn, marked or cancelled since the page was read."""
+
+
+def _changed_words(con, parcel_id: str, notice_id: str, open_rows) -> str:
+    """What happened to ``notice_id`` since the page that names it was read, and which notice is open now."""
+    row = con.execute(sa.select(notices).where(notices.c.notice_id == notice_id)).mappings().first()
+    if row is None or row["parcel_id"] != parcel_id:
+        said = f"The register holds no notice {notice_id} of parcel {parcel_id}"
+    else:
+        last = con.execute(
+            sa.select(events.c.actor, events.c.at)
+            .where((events.c.notice_id == notice_id) & (events.c.field == "status"))
+            .order_by(events.c.id.desc())
+            .limit(1)
+        ).first()
+        by = f" (by {last[0]}, {last[1][:10]})" if last else ""
+        said = f"Notice {notice_id} of parcel {parcel_id} was {row['status']} since this page was read{by}"
+    now = [r for r in open_rows if r["notice_id"] != notice_id]
+    if now:
+        listed = ", ".join(f"{r['notice_id']} (issued {_iso(r['issued_date'])})" for r in now)
+        said += f", and the parcel's open notice is now {listed}, which this page did not show"
+    return f"{said}: nothing was changed. Reload the notices page, check the notice, then save again."
+
+
+def _shell_word(text: str) -> str:
+    import shlex
+
+    return shlex.quote(str(text))
+
+
 class RegisterMissingError(LayerError):
     """The register asked for does not exist (and creating one was not asked for)."""
 
@@ -608,8 +639,14 @@ class Register:
         actor: str,
         note: str | None = None,
         deadline: dt.date | str | None = None,
+        notice_id: str | None = None,
     ) -> dict:
-        """Change the open notices of a parcel: connected, extended (to a later deadline), exempt or withdrawn."""
+        """Change the open notices of a parcel: connected, extended (to a later deadline), exempt or withdrawn.
+
+        With ``notice_id`` (the notices page's row) only that notice, and only while it is still one of the parcel's
+        open notices: one withdrawn since (and another issued in its place, in another tab or by a colleague) is
+        refused with ``NoticeChangedError`` saying what changed, so a page the clerk read earlier never changes a
+        notice they did not see. Without it (``sewerplan notices mark PARCEL``) every open notice of the parcel."""
         if status not in STATUSES[1:]:
             raise LayerError(f"Mark a notice {', '.join(STATUSES[1:])}; not {status!r}.")
         if status == "extended" and not deadline:
@@ -623,8 +660,17 @@ class Register:
                 .mappings()
                 .all()
             )
+            if notice_id is not None:
+                seen = [r for r in rows if r["notice_id"] == notice_id]
+                if not seen:
+                    raise NoticeChangedError(_changed_words(con, parcel_id, notice_id, rows))
+                rows = seen
             if not rows:
-                raise LayerError(f"Parcel {parcel_id} has no open notice.")
+                raise LayerError(
+                    f"Parcel {parcel_id} has no open notice. If its owner connected without one (it was held back, or "
+                    f"never noticed), record it with `sewerplan notices record {_shell_word(parcel_id)} connected "
+                    "--on YYYY-MM-DD`."
+                )
             if new_deadline is not None:
                 early = [r for r in rows if r["deadline"] is not None and new_deadline <= r["deadline"]]
                 if early:

@@ -165,9 +165,8 @@ def test_marking_works_for_parcel_ids_a_url_path_would_break(client, app):
     for parcel in HOSTILE_IDS:
         page = client.get(f"/notices?q={quote(parcel)}").get_data(as_text=True)
         assert f'name="parcel_id" value="{parcel}"' in page.replace("&#34;", '"')
-        done = client.post(
-            "/notices/mark", data={"parcel_id": parcel, "status": "connected", "note": "seen", "csrf_token": token}
-        )
+        form = _mark_form(page, parcel) | {"parcel_id": parcel}  # as the browser sends it, unescaped
+        done = client.post("/notices/mark", data=form | {"status": "connected", "note": "seen", "csrf_token": token})
         assert done.status_code == 302 and f"{parcel}: connected." in _message(client.get(done.headers["Location"]))
     listing = Register(store=app.config["STORE"], create=False).listing().set_index("parcel_id")
     assert set(listing.loc[list(HOSTILE_IDS), "status"]) == {"connected"}
@@ -187,8 +186,9 @@ def test_marking_works_for_parcel_ids_a_url_path_would_break(client, app):
 def test_a_plain_save_explains_itself_and_changes_nothing(client, app, form, says):
     _issue(client)
     register = Register(store=app.config["STORE"], create=False)
-    parcel = register.listing()["parcel_id"].iloc[0]
-    done = client.post("/notices/mark", data={"parcel_id": parcel, "csrf_token": csrf(client), **form})
+    parcel, notice = register.listing()[["parcel_id", "notice_id"]].iloc[0]
+    sent = {"parcel_id": parcel, "notice_id": notice, "csrf_token": csrf(client)}
+    done = client.post("/notices/mark", data=sent | form)
     assert done.status_code == 302
     assert says in _message(client.get(done.headers["Location"]))
     row = register.listing().set_index("parcel_id").loc[parcel]
@@ -743,9 +743,10 @@ def test_what_an_action_did_is_said_on_the_page_it_sends_back_to_and_nowhere_els
     filtered to withdrawn notices, out of context, and then never on the page it was for."""
     _issue(client)
     token = csrf(client)
-    parcel = Register(store=app.config["STORE"], create=False).listing()["parcel_id"].iloc[0]
-    done = client.post("/notices/mark", data={"parcel_id": parcel, "status": "connected", "csrf_token": token})
-    refused = client.post("/notices/mark", data={"parcel_id": parcel, "csrf_token": token})
+    parcel, notice = Register(store=app.config["STORE"], create=False).listing()[["parcel_id", "notice_id"]].iloc[0]
+    sent = {"parcel_id": parcel, "notice_id": notice, "csrf_token": token}
+    done = client.post("/notices/mark", data=sent | {"status": "connected"})
+    refused = client.post("/notices/mark", data=sent)
     assert done.status_code == refused.status_code == 302
     for elsewhere in ("/notices?status=withdrawn", "/notices", "/plans"):  # opened before either redirect
         page = client.get(elsewhere)
@@ -899,3 +900,114 @@ def test_the_summary_api_gives_the_register_counts_the_summary_page_says(store, 
     assert said.startswith("The notice register records 2 of these parcels connected and 1 exempt;")
     assert "upload the data again on the Data page with a connected column in the parcels" in said
     assert "sewerplan" not in said and "--connected" not in said
+
+
+# -- a stale tab: the Save form names the notice the clerk saw ------------------------------------------------------
+
+
+def _mark_form(page: str, parcel: str) -> dict:
+    """The hidden fields of ``parcel``'s Save form on a notices page, as the browser would send them."""
+    for form in re.findall(r'<form method="post" action="/notices/mark".*?</form>', page, re.S):
+        fields = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form))
+        if fields.get("parcel_id", "").replace("&#34;", '"') == parcel:
+            return fields
+    raise AssertionError(f"no Save form for {parcel}")
+
+
+def _issue_again(client, day: str = "2027-03-02") -> None:
+    token = csrf(client)
+    preview = client.post("/notices/preview", data={"notice_date": day, "csrf_token": token}).get_data(as_text=True)
+    confirm = re.search(r'name="confirm" value="([0-9a-f]+)"', preview).group(1)
+    done = client.post("/notices/issue", data={"notice_date": day, "confirm": confirm, "csrf_token": token})
+    assert done.status_code == 302
+
+
+def test_a_save_from_a_stale_page_never_changes_a_notice_the_clerk_did_not_see(client, app):
+    """The Save form sent the parcel ID alone: with notice N1 withdrawn and N2 issued for that parcel in another tab
+    (or by a colleague), an extension saved from the old page changed N2, which the clerk never saw. The form names
+    its notice now, and a notice that is no longer open is refused (409) with what changed and to reload."""
+    page = _issue(client)
+    register = Register(store=app.config["STORE"], create=False)
+    parcel = register.listing()["parcel_id"].iloc[0]
+    form = _mark_form(page, parcel)
+    first = register.notices_of(parcel)[0]["notice_id"]
+    assert form["notice_id"] == first
+    register.mark(parcel, "withdrawn", actor="web:colleague", note="wrong owner")  # in another tab
+    _issue_again(client)  # N2 for the same parcel
+    second = register.notices_of(parcel)[-1]
+    assert second["notice_id"] != first and second["status"] == "open"
+    stale = client.post("/notices/mark", data=form | {"status": "extended", "until": "2027-09-01"})
+    said = _message(stale)
+    assert stale.status_code == 409, said
+    assert f"Notice {first} of parcel {parcel} was withdrawn" in said and second["notice_id"] in said
+    assert "Reload the notices page" in said and "nothing was changed" in said.lower()
+    now = register.notices_of(parcel)
+    assert [n["status"] for n in now] == ["withdrawn", "open"] and now[-1]["deadline"] == second["deadline"]
+    unnamed = client.post("/notices/mark", data=form | {"status": "connected", "notice_id": ""})  # an older page
+    assert unnamed.status_code == 409 and "Reload the notices page" in _message(unnamed)
+    assert register.notices_of(parcel)[-1]["status"] == "open"
+    # The fresh page's form names N2 and saves it.
+    fresh = _mark_form(client.get(f"/notices?q={quote(parcel)}").get_data(as_text=True), parcel)
+    assert fresh["notice_id"] == second["notice_id"]
+    done = client.post("/notices/mark", data=fresh | {"status": "extended", "until": "2027-09-01"})
+    assert done.status_code == 302 and f"{parcel}: extended." in _message(client.get(done.headers["Location"]))
+    assert register.notices_of(parcel)[-1]["deadline"] == dt.date(2027, 9, 1)
+
+
+def test_a_save_changes_only_the_notice_of_its_row(client, app):
+    """A parcel with an open connection notice and an open violation notice: the connection notice's row changes
+    that notice alone (the violation notice has its own row and form)."""
+    _issue(client)
+    register = Register(store=app.config["STORE"], create=False)
+    parcel = register.listing()["parcel_id"].iloc[0]
+    notice = register.notices_of(parcel)[0]
+    row = notice | {"issued_date": dt.date(2027, 6, 1), "notice_type": "violation", "notice_reason": None}
+    row |= {"original_notice_id": notice["notice_id"]}
+    import pandas as pd
+
+    batch = register.prepare_batch(
+        pd.DataFrame([row]),
+        batch_id="B20270601-AAAAAA",
+        kind="violation",
+        notice_date=dt.date(2027, 6, 1),
+        deadline=dt.date(2027, 6, 11),
+        folder="/nowhere",
+        actor="t",
+        profile=("fort-plain", "1"),
+    )
+    register.finish_batch(
+        batch["batch_id"], letters={n["notice_id"]: ("B/x.pdf", 1) for n in batch["notices"]}, actor="t"
+    )
+    page = client.get(f"/notices?q={quote(parcel)}").get_data(as_text=True)
+    forms = re.findall(r'name="notice_id" value="([^"]+)"', page)
+    assert len(forms) == 2 and notice["notice_id"] in forms
+    done = client.post(
+        "/notices/mark",
+        data={"parcel_id": parcel, "notice_id": notice["notice_id"], "status": "connected", "csrf_token": csrf(client)},
+    )
+    assert done.status_code == 302
+    assert [n["status"] for n in register.notices_of(parcel)] == ["connected", "open"]
+
+
+@pytest.mark.browser
+def test_a_save_from_a_stale_tab_is_refused_in_chromium(store, tmp_path, browser):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    app = make_app(store, tmp_path)
+    client = app.test_client()
+    _issue(client)
+    register = Register(store=app.config["STORE"], create=False)
+    parcel = HOSTILE_IDS[0]
+    with serving(app) as url:
+        browser.get(url + f"/notices?q={quote(parcel)}")  # the clerk's tab, showing N1
+        form = wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, ".mark-form"))[0]
+        register.mark(parcel, "withdrawn", actor="web:colleague")  # meanwhile, elsewhere
+        _issue_again(client)
+        second = register.notices_of(parcel)[-1]
+        Select(form.find_element(By.NAME, "status")).select_by_value("connected")
+        form.find_element(By.TAG_NAME, "button").click()
+        said = wait_for(browser, lambda: browser.find_elements(By.ID, "error"))[0]
+        assert "was withdrawn" in said.text and "Reload the notices page" in said.text
+        _shot(browser, "notices-stale-tab")
+        assert register.notices_of(parcel)[-1]["status"] == "open" and second["status"] == "open"

@@ -36,7 +36,15 @@ from gisapp.views._said import heard, say
 from gisapp.words import already_noticed
 from gisapp.words import count as count_words
 from layers.errors import LayerError
-from layers.register import STATES, STATUSES, Register, RegisterMissingError, default_register_path, parse_date
+from layers.register import (
+    STATES,
+    STATUSES,
+    NoticeChangedError,
+    Register,
+    RegisterMissingError,
+    default_register_path,
+    parse_date,
+)
 
 bp = Blueprint("notices", __name__, url_prefix="/notices")
 PAGE_ROWS = 100
@@ -272,12 +280,19 @@ def download(batch: str, name: str):
 @bp.post("/mark")
 @requires("planner")
 def mark():
+    """A row's Save: changes the notice that row showed (``notice_id``), and only while it is still open."""
     parcel_id = request.form.get("parcel_id", "")
+    notice_id = request.form.get("notice_id", "")
     status = request.form.get("status", "")
     until = (request.form.get("until") or "").strip() or None
     note = (request.form.get("note") or "").strip() or None
     if not parcel_id:
         return _back(error="No parcel was given: use the Save button on the parcel's row.")
+    if not notice_id:  # a page from before the form named its notice: which notice it showed is not known
+        return _stale(
+            f"This page's Save form does not say which of parcel {parcel_id}'s notices it showed: nothing was "
+            "changed. Reload the notices page, then save again."
+        )
     if status not in STATUSES[1:]:
         return _back(
             error=f"Choose what happened to parcel {parcel_id}'s notice (connected, extended, exempt or withdrawn), "
@@ -291,7 +306,17 @@ def mark():
             "extended, or clear the date."
         )
     try:
-        app_register().mark(parcel_id, status, actor=f"web:{g.user}", note=note, deadline=until)
+        app_register().mark(parcel_id, status, actor=f"web:{g.user}", note=note, deadline=until, notice_id=notice_id)
+    except NoticeChangedError as exc:
+        return _stale(web_text(exc))
     except LayerError as exc:
         return _back(error=web_text(exc))
     return _back(message=f"{parcel_id}: {status}.")
+
+
+def _stale(error: str):
+    """409: the page the Save came from no longer shows the register as it is; the register as it is now, with
+    the sentence saying what changed (the clerk's filters kept)."""
+    request.args = request.args.copy()
+    request.args.update({k: v for k in BACK_ARGS if (v := request.form.get(f"back_{k}"))})
+    return _page(error=error, status_code=409)
