@@ -1,4 +1,4 @@
-"""``sewerplan notices``: preview, issue, resume, list, mark, violations, backup.
+"""``sewerplan notices``: preview, issue, resume, list, mark, record, violations, backup.
 
 The register is found the same way from any folder: ``--register``, else ``SEWERPLAN_DATABASE_URL``, else the
 register recorded in the town's store (the ``--data`` GeoPackage, or ``--store``). A register that does not exist
@@ -70,7 +70,7 @@ HAZARD_FILE_OPTION = click.option(
 
 @click.group()
 def notices() -> None:
-    """Connection notices: preview, issue, resume, list, mark, violations, backup."""
+    """Connection notices: preview, issue, resume, list, mark, record, violations, backup."""
 
 
 def _open(register_url: str | None, store: str | None, *, new: bool = False) -> Register:
@@ -402,6 +402,24 @@ def mark(parcel_id, status, note, until, store, register_url, as_json):
         raise click.UsageError("An extension needs the new deadline: --until YYYY-MM-DD.")
     done = _open(register_url, store).mark(parcel_id, status, actor=_actor(), note=note, deadline=until)
     click.echo(json.dumps(done, indent=2) if as_json else f"{parcel_id}: {status} ({len(done['notices'])} notice(s)).")
+
+
+@notices.command()
+@click.argument("parcel_id")
+@click.argument("status", type=click.Choice(("connected",)))
+@click.option("--on", "on", type=DAY, required=True, help="The day the parcel connected (today or before).")
+@click.option("--note", help="How it is known (a permit, an inspection; stored in the register and its event log).")
+@STORE_OPTION
+@REGISTER_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@user_errors
+def record(parcel_id, status, on, note, store, register_url, as_json):
+    """Record that a parcel with no open notice (held back, or never noticed) connected on a day; it is never
+    noticed again. A parcel with an open notice is marked instead (`notices mark PARCEL connected`)."""
+    register = _open(register_url, store)
+    done = services.record_connection(register, parcel_id, status, on=on, actor=_actor(), note=note, store=store)
+    said = f"{parcel_id}: recorded connected on {done['on']} ({done['record_id']}, no notice); it is not noticed again."
+    click.echo(json.dumps(done, indent=2) if as_json else said)
 
 
 @notices.command()

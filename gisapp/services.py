@@ -829,6 +829,54 @@ def open_register(url: str | None, *, store: str | None, create: bool = False) -
         raise
 
 
+def record_connection(
+    register: Register,
+    parcel_id: str,
+    status: str,
+    *,
+    on: dt.date | str,
+    actor: str,
+    note: str | None = None,
+    store: str | None = None,
+) -> dict:
+    """Record that a parcel without an open notice (held back, or never noticed) connected on ``on``
+    (``Register.record``), for `sewerplan notices record` and the notices page alike.
+
+    Refused: a day after today (a connection is recorded once it is made), and a parcel ID the store's parcels do
+    not hold (a typo would otherwise be recorded, and the parcel meant still noticed); a store whose parcels cannot
+    be read is not checked."""
+    from layers.register import parse_date
+
+    day = parse_date(on, "The day it connected")
+    today = _notices.today()
+    if day > today:
+        raise LayerError(
+            f"The day it connected, {day.isoformat()}, is after today ({today.isoformat()}): record a connection once "
+            "it is made, with the day it was made."
+        )
+    known = _store_parcel_ids(store)
+    if known is not None and str(parcel_id) not in known:
+        raise LayerError(
+            f"Parcel {parcel_id} is not among the parcels of {store_label(store)}: check the ID as the parcels "
+            "layer writes it (the map's search finds it)."
+        )
+    return register.record(parcel_id, status, on=day, actor=actor, note=note)
+
+
+def _store_parcel_ids(store: str | None) -> set[str] | None:
+    """The store's parcel IDs (its latest results, else its parcels layer), or None where it has neither to read."""
+    if not store:
+        return None
+    try:
+        found = store_at(store)
+        results = found.read_results(["parcel_id"])
+        if results is None and "parcels" in found.layer_names():
+            results = found.read_columns("parcels", ["parcel_id"])
+    except (LayerError, KeyError, ValueError):
+        return None
+    return None if results is None else set(results["parcel_id"].astype(str))
+
+
 def register_recorded(register: Register, parcel_ids: list[str]) -> dict[str, int]:
     """How many of ``parcel_ids`` the register records ``connected`` and ``exempt``: each parcel's latest notice not
     cancelled decides (``gisapp.words.register_record``), as in the map popup's Register row. The Summary page says

@@ -296,7 +296,7 @@ def other_run(run: dict | None, given: dict | None, fmt: str = DEFAULT_DATE_FORM
 
 def register_record(notices: list[dict] | None) -> dict | None:
     """The notice by which the register records a parcel connected or exempt, or None: of the parcel's ``notices``
-    (oldest first) the latest not cancelled decides.
+    (oldest first) a connection recorded without a notice (type ``record``) decides, else the latest not cancelled.
 
     Examples
     --------
@@ -305,6 +305,9 @@ def register_record(notices: list[dict] | None) -> dict | None:
     >>> register_record([{"notice_id": "N-7", "status": "exempt"}, {"notice_id": "N-9", "status": "open"}]) is None
     True
     """
+    recorded = [n for n in notices or [] if n.get("notice_type") == "record" and n.get("status") == "connected"]
+    if recorded:  # a connection recorded without a notice stands, whatever notices were withdrawn before it
+        return recorded[-1]
     latest = [n for n in notices or [] if n.get("status") != "cancelled"][-1:]
     return latest[0] if latest and latest[0].get("status") in ("connected", "exempt") else None
 
@@ -375,9 +378,14 @@ def register_note(
             f"The notice register records this parcel exempt (notice {notice['notice_id']}): it is given no further "
             "notice, whatever this run finds."
         )
+    which = (
+        f"connected on {notice['issued_date']}, recorded without a notice ({notice['notice_id']})"
+        if notice.get("notice_type") == "record"
+        else f"connected (notice {notice['notice_id']})"
+    )
     return (
-        f"The notice register records this parcel connected (notice {notice['notice_id']}); this run did not read the "
-        f"register, so it still finds the parcel must connect: to show it connected, {READ_CONNECTED}."
+        f"The notice register records this parcel {which}; this run did not read the register, so it still finds the "
+        f"parcel must connect: to show it connected, {READ_CONNECTED}."
     )
 
 

@@ -46,6 +46,7 @@ HEAD = "0004"  # the newest migration in layers/migrations/versions
 STATUSES = ("open", "extended", "connected", "exempt", "withdrawn")
 OPEN = ("open", "extended")
 CLOSING = ("connected", "exempt")  # never noticed again
+RECORD = "record"  # the notice_type of a connection recorded without a notice (``Register.record``)
 STATES = ("prepared", "cancelled", *STATUSES)  # every status a notice row can hold
 BATCH_STATES = ("prepared", "issued", "cancelled")
 STORE_SETTING = "register"  # the key under which a store records its register
@@ -479,9 +480,11 @@ class Register:
         return found
 
     def excluded_parcels(self, con=None) -> set[str]:
-        """Parcels not to notice: an open or prepared connection notice, or ever marked connected or exempt."""
+        """Parcels not to notice: an open or prepared connection notice, or ever marked connected or exempt (a
+        connection recorded without a notice too)."""
         query = sa.select(notices.c.parcel_id).where(
-            (notices.c.notice_type == "connection") & ((notices.c.is_open == 1) | notices.c.status.in_(CLOSING))
+            ((notices.c.notice_type == "connection") & ((notices.c.is_open == 1) | notices.c.status.in_(CLOSING)))
+            | ((notices.c.notice_type == RECORD) & notices.c.status.in_(CLOSING))
         )
         if con is not None:
             return {r[0] for r in con.execute(query)}
@@ -691,6 +694,68 @@ class Register:
                     if new is not None and new != old:
                         _event(con, actor, row["notice_id"], "marked", field, old, new)
         return {"parcel_id": parcel_id, "status": status, "notices": [r["notice_id"] for r in rows]}
+
+    def record(self, parcel_id: str, status: str, *, on: dt.date | str, actor: str, note: str | None = None) -> dict:
+        """Record that a parcel connected on ``on`` without a notice to mark (held back, or never noticed): a row of
+        type ``record`` (ID ``R-...``; ``issued_date`` is the day it connected; no batch, letter or deadline), with its
+        event, so the parcel is never noticed again and the Summary and the map count it as the register's.
+
+        Only ``connected``: none of the ordinances sewerplan encodes provides for exempting a property, and
+        ``exempt`` stays a decision about a notice given (``mark``). Refused for a parcel with an open or prepared
+        notice (mark that notice instead) and for one the register already records connected or exempt."""
+        if status != "connected":
+            raise LayerError(
+                f"Only a connection is recorded without a notice, not {status!r}: the ordinances provide no "
+                "exemption, and exempt, extended or withdrawn are decisions about a notice given (`notices mark`)."
+            )
+        day = parse_date(on, "The day it connected")
+        parcel_id = str(parcel_id)
+        with self.transaction() as con:
+            rows = (
+                con.execute(
+                    sa.select(notices)
+                    .where(notices.c.parcel_id == parcel_id)
+                    .order_by(notices.c.issued_date, notices.c.notice_id)
+                )
+                .mappings()
+                .all()
+            )
+            live = [r for r in rows if r["is_open"] == 1]
+            if live:
+                n = live[0]
+                being = " (its batch is being written)" if n["status"] == "prepared" else ""
+                raise LayerError(
+                    f"Parcel {parcel_id} has an open notice, {n['notice_id']}{being}: record the connection on that "
+                    f"notice with `sewerplan notices mark {_shell_word(parcel_id)} connected`, so its deadline stops "
+                    "running."
+                )
+            latest = [r for r in rows if r["status"] != "cancelled"][-1:]
+            before = [r for r in rows if r["notice_type"] == RECORD and r["status"] in CLOSING]
+            before += [r for r in latest if r["status"] in CLOSING]
+            if before:
+                r = before[0]
+                raise LayerError(
+                    f"Parcel {parcel_id} is already recorded {r['status']} ({r['notice_id']}): nothing was changed."
+                )
+            record_id = f"R-{uuid.uuid4().hex[:12].upper()}"
+            con.execute(
+                notices.insert().values(
+                    notice_id=record_id,
+                    parcel_id=parcel_id,
+                    notice_type="record",
+                    issued_date=day,
+                    deadline=None,
+                    status=status,
+                    is_open=0,
+                    section="",
+                    note=note,
+                    created_at=_now(),
+                )
+            )
+            _event(con, actor, record_id, "recorded", "status", None, status)
+            if note:
+                _event(con, actor, record_id, "recorded", "note", None, note)
+        return {"parcel_id": parcel_id, "status": status, "on": day.isoformat(), "record_id": record_id}
 
     def save_plan(
         self,

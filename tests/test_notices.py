@@ -8,6 +8,7 @@ import csv
 import datetime as dt
 import hashlib
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -1650,3 +1651,67 @@ def test_a_towns_first_preview_needs_no_register_and_creates_none(store, tmp_pat
     # A register named by path must exist: a typo is never previewed against an empty one.
     typo = CliRunner().invoke(main, [*args, "--register", str(tmp_path / "town-registr.sqlite")])
     assert typo.exit_code == 2 and "There is no notice register" in typo.output
+
+
+# -- a connection made without a notice ---------------------------------------------------------------------------
+
+
+def test_a_connection_made_without_a_notice_is_recorded_with_who_and_when(register, results):
+    """A parcel held back (its letter could not be written) or never noticed could not be recorded connected:
+    `notices mark` said it "has no open notice", so it stayed one to notice in every later batch. A record of its
+    own (type record, no letter, no deadline) keeps the day it connected, who recorded it and when."""
+    due = due_notices(results, profile=FP, notice_date=DAY)
+    parcel = str(due["parcel_id"].iloc[0])
+    with pytest.raises(LayerError, match="has no open notice.*notices record"):
+        register.mark(parcel, "connected", actor="clerk")
+    done = register.record(parcel, "connected", on="2027-02-10", actor="cli:clerk", note="permit 2027-14")
+    assert done["parcel_id"] == parcel and done["record_id"].startswith("R-")
+    rows = register.notices_of(parcel)
+    assert len(rows) == 1 and rows[0]["notice_type"] == "record" and rows[0]["status"] == "connected"
+    assert _day(rows[0]["issued_date"]) == dt.date(2027, 2, 10) and rows[0]["deadline"] is None
+    assert rows[0]["note"] == "permit 2027-14" and rows[0]["is_open"] == 0 and rows[0]["letter_file"] is None
+    events = register.events_of(done["record_id"])
+    assert [(e["actor"], e["action"], e["new_value"]) for e in events][0] == ("cli:clerk", "recorded", "connected")
+    assert parcel in register.excluded_parcels()  # never noticed again
+    again = _issue(register, due_notices(results, profile=FP, notice_date=DAY, exclude=register.excluded_parcels()))
+    assert parcel not in {n["parcel_id"] for n in again["notices"]}
+    with pytest.raises(LayerError, match="already recorded connected"):
+        register.record(parcel, "connected", on="2027-02-11", actor="clerk")
+    # A parcel with an open notice is marked, not recorded: its notice would stay open beside the record.
+    noticed = again["notices"][0]["parcel_id"]
+    with pytest.raises(LayerError, match=f"open notice.*notices mark {re.escape(noticed)} connected"):
+        register.record(noticed, "connected", on="2027-02-10", actor="clerk")
+    with pytest.raises(LayerError, match="does not exist"):
+        register.record("x", "connected", on="2027-02-30", actor="clerk")
+    with pytest.raises(LayerError, match="Only a connection is recorded without a notice.*provide no exemption"):
+        register.record("x", "exempt", on="2027-02-10", actor="clerk")
+
+
+def _day(value) -> dt.date:
+    return value if isinstance(value, dt.date) else dt.date.fromisoformat(value)
+
+
+def test_cli_records_a_connection_for_a_parcel_held_back_or_never_noticed(tmp_path, small_town, small_results):
+    """`notices mark 1.1-1-5 connected` said "Parcel 1.1-1-5 has no open notice." for a parcel held back (its owner
+    had no mailing address): the clerk could not record that its owner connected on their own."""
+    town = {k: v.copy() for k, v in small_town.items()}
+    parcel = str(small_results.loc[small_results["status"] == "mandated", "parcel_id"].iloc[0])
+    town["parcels"].loc[town["parcels"]["parcel_id"].astype(str) == parcel, "mail_address"] = None
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), town)
+    town_file(tmp_path)
+    first = json.loads(_issue_cli(store, tmp_path / "out", "--new").stdout)
+    assert parcel in {str(h["parcel_id"]) for h in first["held"]}
+    refused = invoke("notices", "mark", parcel, "connected", "--store", store, ok=False)
+    assert refused.exit_code == 2 and f"notices record {parcel} connected --on YYYY-MM-DD" in refused.output
+    later = invoke("notices", "record", parcel, "connected", "--on", "2027-03-01", "--store", store, ok=False)
+    assert later.exit_code == 2 and "after today" in later.output
+    done = invoke("notices", "record", parcel, "connected", "--on", "2027-02-10", "--note", "seen", "--store", store)
+    assert f"{parcel}: recorded connected on 2027-02-10" in done.output
+    rows = json.loads(invoke("notices", "list", "--store", store, "--json").stdout)["notices"]
+    mine = [r for r in rows if r["parcel_id"] == parcel]
+    assert [(r["notice_type"], r["status"], r["issued_date"]) for r in mine] == [("record", "connected", "2027-02-10")]
+    typo = invoke("notices", "record", "NO-SUCH-PARCEL", "connected", "--on", "2027-02-10", "--store", store, ok=False)
+    assert typo.exit_code == 2 and "NO-SUCH-PARCEL" in typo.output
+    again = json.loads(_issue_cli(store, tmp_path / "out").stdout)  # the next batch neither notices nor holds it
+    assert again["issued"] == 0 and parcel not in {str(h["parcel_id"]) for h in again["held"]}

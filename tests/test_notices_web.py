@@ -1011,3 +1011,67 @@ def test_a_save_from_a_stale_tab_is_refused_in_chromium(store, tmp_path, browser
         assert "was withdrawn" in said.text and "Reload the notices page" in said.text
         _shot(browser, "notices-stale-tab")
         assert register.notices_of(parcel)[-1]["status"] == "open" and second["status"] == "open"
+
+
+# -- a connection made without a notice ---------------------------------------------------------------------------
+
+
+def test_the_page_records_a_connection_made_without_a_notice(client, app):
+    """A parcel never noticed (or held back) whose owner connected could not be recorded connected: the Summary
+    kept counting it as must connect with nothing from the register, and every later batch offered it again."""
+    _issue(client)
+    register = Register(store=app.config["STORE"], create=False)
+    parcel = HOSTILE_IDS[0]
+    notice = register.notices_of(parcel)[0]
+    register.mark(parcel, "withdrawn", actor="web:pat")  # wrong owner: the notice is withdrawn, never noticed again
+    token = csrf(client)
+    done = client.post(
+        "/notices/record", data={"parcel_id": parcel, "on": "2027-02-10", "note": "permit 14", "csrf_token": token}
+    )
+    assert done.status_code == 302
+    said = _message(client.get(done.headers["Location"]))
+    assert said.startswith(f"{parcel}: recorded connected on 2027-02-10 (R-") and "without a notice" in said
+    rows = register.notices_of(parcel)  # by the day: the connection (Feb 10) before the notice withdrawn (Mar 1)
+    assert [(n["notice_type"], n["status"]) for n in rows] == [("record", "connected"), ("connection", "withdrawn")]
+    assert register.events_of(rows[0]["notice_id"])[0]["actor"] == "web:local"  # the one local planner
+    # The popup and the Summary say the register records it connected, though its withdrawn notice came later.
+    doc = client.get("/api/parcel", query_string={"id": parcel}).get_json()
+    assert "connected on 2027-02-10, recorded without a notice" in doc["register_note"]
+    assert client.get("/api/summary").get_json()["register_recorded"]["connected"] == 1
+    preview = client.post("/notices/preview", data={"notice_date": "2027-03-02", "csrf_token": token})
+    assert parcel not in preview.get_data(as_text=True).replace("&#34;", '"').split("Register (")[0]
+    # Refused, each with what to do: a parcel with an open notice, one recorded already, a typo, a day to come.
+    for form, says in (
+        ({"parcel_id": HOSTILE_IDS[1], "on": "2027-02-10"}, "has an open notice"),
+        ({"parcel_id": parcel, "on": "2027-02-11"}, "already recorded connected"),
+        ({"parcel_id": "NO-SUCH", "on": "2027-02-10"}, "is not among the parcels"),
+        ({"parcel_id": HOSTILE_IDS[1], "on": "2027-12-01"}, "after today"),
+    ):
+        refused = client.post("/notices/record", data=form | {"csrf_token": token})
+        assert says in _message(client.get(refused.headers["Location"])), form
+    assert notice["notice_id"] == rows[1]["notice_id"]
+
+
+@pytest.mark.browser
+def test_a_connection_made_without_a_notice_is_recorded_in_chromium(store, tmp_path, browser):
+    from selenium.webdriver.common.by import By
+
+    app = make_app(store, tmp_path)
+    client = app.test_client()
+    _issue(client)
+    register = Register(store=app.config["STORE"], create=False)
+    parcel = HOSTILE_IDS[2]
+    register.mark(parcel, "withdrawn", actor="web:pat")
+    with serving(app) as url:
+        browser.get(url + "/notices")
+        browser.find_element(By.CSS_SELECTOR, "#record-section summary").click()
+        form = browser.find_element(By.ID, "record-form")
+        form.find_element(By.NAME, "parcel_id").send_keys(parcel)
+        form.find_element(By.NAME, "on").send_keys("02102027")
+        form.find_element(By.NAME, "note").send_keys("inspected")
+        form.find_element(By.ID, "record-button").click()
+        assert message_saying(browser, f"{parcel}: recorded connected on 2027-02-10").is_displayed()
+        _shot(browser, "notices-recorded-without-notice")
+        assert register.notices_of(parcel)[0]["notice_type"] == "record"
+        popup = open_popup(browser, url, parcel, "recorded without a notice")
+        assert "none: no notice was given" in popup.text

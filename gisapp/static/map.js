@@ -292,7 +292,9 @@
     row(dl, "Section", p.section);
     // The register's notice is what the owner was sent: its deadline, not the one an analysis run's notice date
     // gives, is the parcel's deadline once a notice is issued.
-    const notice = (data.notices || []).filter((n) => n.status !== "cancelled").pop();
+    // A connection recorded without a notice (type record) stands whatever notices came before it.
+    const live = (data.notices || []).filter((n) => n.status !== "cancelled");
+    const notice = live.filter((n) => n.notice_type === "record").pop() || live.pop();
     // A notice given on a run that measured otherwise than this one (a what-if run under Poughkeepsie after Fort
     // Plain's notices, or under Fort Plain at 250 ft after notices given at 100 ft): the reason is this run's, and a
     // row says what differs (the server's sentence, notice.other_run); the notice names the law it was given under.
@@ -305,7 +307,11 @@
     row(dl, otherRun ? `Reason (this run${otherLaw ? `, profile ${run.profile}` : ""}, not the notice on record)` : "Reason",
       data.reason);
     if (otherRun) row(dl, "This run and the notice", otherRun);
-    if (notice && notice.status === "prepared") {  // recorded, its letter not yet written: not issued, no deadline
+    if (notice && notice.notice_type === "record") {  // no notice was given: no letter, no deadline
+      row(dl, "Notice", `none given; ${words(notice.status)} on ${notice.issued_date_text}, recorded without a notice ` +
+                        `(${notice.notice_id})`);
+      row(dl, "Deadline", "none: no notice was given");
+    } else if (notice && notice.status === "prepared") {  // recorded, its letter not yet written: not issued, no deadline
       row(dl, "Notice", `${notice.notice_id}, ${notice.notice_type} notice${underLaw}, being prepared: not mailed yet`);
       row(dl, "Deadline", "none yet");
     } else if (notice) {

@@ -314,6 +314,34 @@ def mark():
     return _back(message=f"{parcel_id}: {status}.")
 
 
+@bp.post("/record")
+@requires("planner")
+def record():
+    """A connection made without a notice to mark (the parcel was held back, or never noticed), recorded as
+    `sewerplan notices record PARCEL connected --on DAY` does (``services.record_connection``)."""
+    parcel_id = (request.form.get("parcel_id") or "").strip()
+    on = (request.form.get("on") or "").strip()
+    note = (request.form.get("note") or "").strip() or None
+    if not parcel_id or not on:
+        return _back(error="Give the parcel ID and the day it connected, then Record.")
+    try:
+        done = services.record_connection(
+            app_register(),
+            parcel_id,
+            "connected",
+            on=on,
+            actor=f"web:{g.user}",
+            note=note,
+            store=current_app.config["STORE"],
+        )
+    except LayerError as exc:
+        return _back(error=web_text(exc))
+    return _back(
+        message=f"{parcel_id}: recorded connected on {done['on']} ({done['record_id']}), without a notice; it is not "
+        "noticed again."
+    )
+
+
 def _stale(error: str):
     """409: the page the Save came from no longer shows the register as it is; the register as it is now, with
     the sentence saying what changed (the clerk's filters kept)."""
