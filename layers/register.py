@@ -214,6 +214,8 @@ def register_url(given: str | None = None, *, store: str | Path | None = None) -
         return _as_url(url)
     where = f" for the store {_redact(str(store))}" if store else ""
     known = known_registers(store=store)
+    if left := _unrecorded(store):
+        raise RegisterMissingError(left, url="", known=known)
     raise RegisterMissingError(
         f"No notice register is set up{where}: none was named, SEWERPLAN_DATABASE_URL is not set"
         + (", and the store records none." if store else ", and no store was given to look in.")
@@ -251,6 +253,52 @@ def known_registers(*, store: str | Path | None = None, near: str | None = None)
                 if _is_register_file(path):
                     found.append(f"sqlite:///{path}")
     return list(dict.fromkeys(found))
+
+
+def _unrecorded(store) -> str | None:
+    """Why a GeoPackage store that records no register has one beside it all the same, at the path its first register
+    gets: a `notices issue --new` (or the notices page's "Create the notice register") stopped, killed or by a power
+    cut, after creating the file and before recording it in the store. None when there is no such file.
+
+    It is named, not taken: a command that only reads (``notices list``, a page view) never writes the store, and the
+    town's register is recorded by the clerk's own step (``--new``, the page's button), which takes this file as it
+    is (an empty one is made a register; one holding notices keeps them)."""
+    if not store or "://" in str(store) or not Path(store).is_file():
+        return None
+    path = Path(default_register_path(store))
+    if not any(p.exists() for p in (path, path.with_name(path.name + "-wal"))):
+        return None
+    held = _register_rows(path)
+    if held is None:
+        what = "a register whose creation never finished (it holds no table yet)"
+    elif not any(held.values()):
+        what = "an empty notice register (no notice, no batch)"
+    else:
+        what = f"a notice register holding {held['notices']:,} notice(s) and {held['batches']:,} batch(es)"
+    taken = (
+        "it holds nothing, so nothing is lost"
+        if held is None or not any(held.values())
+        else "check first that it is this town's, then give it with --register or take it with --new"
+    )
+    return (
+        f"No notice register is recorded in the store {_redact(str(store))}, but {path} beside it is {what} that the "
+        "store does not record: a first `sewerplan notices issue --new` (or the notices page's \"Create the notice "
+        'register") stopped before recording it leaves one. Run the issue again with --new (on the notices page, '
+        f'press "Create the notice register") to take it as the town\'s register: {taken}.'
+    )
+
+
+def _register_rows(path: Path) -> dict[str, int] | None:
+    """The notices and batches an SQLite register holds (its write-ahead log read too), or None when it has no
+    notices table yet or cannot be read."""
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as con:
+            tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if not {"notices", "batches"} <= tables:
+                return None
+            return {t: con.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in ("notices", "batches")}
+    except (sqlite3.Error, OSError):
+        return None
 
 
 def _known_text(known: list[str]) -> str:

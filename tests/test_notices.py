@@ -1715,3 +1715,38 @@ def test_cli_records_a_connection_for_a_parcel_held_back_or_never_noticed(tmp_pa
     assert typo.exit_code == 2 and "NO-SUCH-PARCEL" in typo.output
     again = json.loads(_issue_cli(store, tmp_path / "out").stdout)  # the next batch neither notices nor holds it
     assert again["issued"] == 0 and parcel not in {str(h["parcel_id"]) for h in again["held"]}
+
+
+# -- a register a killed `issue --new` left unrecorded ------------------------------------------------------------
+
+_LEFT = {
+    # `issue --new` killed after the register's schema was written, before the store recorded it
+    "migrated": "from layers.register import Register; Register(sys.argv[1], create=True); os._exit(0)",
+    # killed while SQLite was creating the file: the database has no table yet
+    "empty": "import sqlite3; c = sqlite3.connect(sys.argv[1].removeprefix('sqlite:///')); c.execute('PRAGMA "
+    "journal_mode=WAL'); c.execute('BEGIN IMMEDIATE'); os._exit(0)",
+    # killed with the schema in the write-ahead log, not yet in the file: -wal and -shm beside it
+    "wal": "import sqlite3; from layers.register import Register; c = sqlite3.connect(sys.argv[1].removeprefix("
+    "'sqlite:///')); c.execute('PRAGMA journal_mode=WAL'); c.execute('PRAGMA wal_autocheckpoint=0'); "
+    "c.execute('SELECT 1 FROM sqlite_master').fetchall(); Register(sys.argv[1], create=True); os._exit(0)",
+}
+
+
+@pytest.mark.parametrize("left", sorted(_LEFT))
+def test_a_register_a_killed_first_issue_left_unrecorded_is_named_and_taken_with_new(store, tmp_path, left):
+    """`notices issue --new` killed right after creating the register left town-register.sqlite (sometimes with
+    -wal and -shm) beside the store, not recorded in it; the rerun without --new said "No register exists yet"."""
+    path = store.with_name("town-register.sqlite")
+    code = f"import os, sys\n{_LEFT[left]}"
+    subprocess.run([sys.executable, "-c", code, f"sqlite:///{path}"], check=True, cwd=Path(__file__).parents[1])
+    assert path.exists() and read_setting(store, "register") is None
+    assert path.with_name(path.name + "-wal").exists() == (left != "migrated")
+    args = ["notices", "issue", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    refused = invoke(*args, "--out", tmp_path / "out", ok=False)
+    said = " ".join(refused.output.split())
+    assert refused.exit_code == 2 and "No register exists yet" not in said, said
+    assert f"{path}" in said and "the store does not record" in said and "--new" in said, said
+    listed = invoke("notices", "list", "--store", store, ok=False)
+    assert listed.exit_code == 2 and "the store does not record" in " ".join(listed.output.split())
+    done = json.loads(_issue_cli(store, tmp_path / "out", "--new").stdout)  # takes it as the town's register
+    assert done["issued"] > 0 and read_setting(store, "register") == str(path)

@@ -1075,3 +1075,16 @@ def test_a_connection_made_without_a_notice_is_recorded_in_chromium(store, tmp_p
         assert register.notices_of(parcel)[0]["notice_type"] == "record"
         popup = open_popup(browser, url, parcel, "recorded without a notice")
         assert "none: no notice was given" in popup.text
+
+
+def test_the_page_names_a_register_a_stopped_first_creation_left_and_takes_it(client, app):
+    """A register left beside the store, not recorded in it (the first creation stopped), was met by "No register
+    exists yet" while the file was there."""
+    path = Path(app.config["STORE"]).with_name("town-register.sqlite")
+    Register(f"sqlite:///{path}", create=True).close()  # made, never recorded: as a killed `issue --new` leaves it
+    page = " ".join(client.get("/notices").get_data(as_text=True).split())
+    assert "No register exists yet" not in page and f"{path} beside it is an empty notice register" in page
+    assert 'id="create-register"' in page
+    client.post("/notices/register", data={"csrf_token": csrf(client)})
+    assert read_setting(app.config["STORE"], "register") == str(path)
+    assert 'id="notice-form"' in client.get("/notices").get_data(as_text=True)
