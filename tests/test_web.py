@@ -911,3 +911,90 @@ def test_upload_in_chromium(store, browser, tmp_path):
         assert len(gpd.read_file(own, layer="parcels")) == 300
         assert len(browser.find_elements(By.CSS_SELECTOR, ".restore-form")) == 2  # the restore can be undone
         shot(browser, "restored")
+
+
+# -- publishing an upload that cannot run yet ---------------------------------------------------------------------
+
+
+def _parcels_only(tmp_path) -> Path:
+    path = tmp_path / "parcels-only.gpkg"
+    sample_town(60)["parcels"].to_file(path, layer="parcels", driver="GPKG")
+    return path
+
+
+def _checked_upload(client, path: Path) -> str:
+    token = csrf(client)
+    data = {"dataset": (io.BytesIO(path.read_bytes()), path.name), "csrf_token": token}
+    sent = client.post("/data/upload", data=data, content_type="multipart/form-data")
+    assert sent.status_code == 302, sent.get_data(as_text=True)
+    report = client.post(sent.headers["Location"], data={"csrf_token": token, "parcels.parcel_id": "parcel_id"})
+    page = report.get_data(as_text=True)
+    assert report.status_code == 200 and "The data can be used" in page and "Not yet:" in page
+    return sent.headers["Location"].split("/")[2]
+
+
+def test_an_upload_that_cannot_run_is_published_only_once_the_planner_confirms_what_is_missing(store, tmp_path):
+    """Parcels alone, no mains ("Not yet" on its report), replaced the town's store with one click on Publish, with
+    no confirmation: every later run of the town's store was refused until someone restored the old one. Such an
+    upload needs a ticked box naming what is missing; a ready upload is still published with one click."""
+    own = tmp_path / "town.gpkg"
+    shutil.copy(store, own)
+    app = make_app(own, tmp_path)
+    client = app.test_client()
+    before = own.read_bytes()
+    upload = _checked_upload(client, _parcels_only(tmp_path))
+    page = html.unescape(client.get("/data/upload").get_data(as_text=True))
+    form = re.search(rf'<form method="post" action="/data/{upload}/publish".*?</form>', page, re.S).group(0)
+    assert 'name="publish_not_ready"' in form and "required" in form and "mains" in form
+    assert "kept" in form and "restore" in form  # the store it replaces is kept to restore, said on the confirmation
+    token = csrf(client)
+    refused = client.post(f"/data/{upload}/publish", data={"csrf_token": token})
+    said = html.unescape(refused.get_data(as_text=True))
+    assert refused.status_code == 409 and "cannot run yet" in said and "mains" in said, said[:3000]
+    assert own.read_bytes() == before  # not published
+    done = client.post(f"/data/{upload}/publish", data={"csrf_token": token, "publish_not_ready": "1"})
+    said = html.unescape(done.get_data(as_text=True))
+    assert done.status_code == 200 and "is now the town's store" in said and "cannot run yet" in said
+    assert len(gpd.read_file(own, layer="parcels")) == 60
+    kept = re.findall(r'name="name" value="([^"]+)"', said)
+    assert len(kept) == 1  # the store it replaced, to restore
+    # A ready upload: one click, no box.
+    ready = csrf(client)
+    data = {"dataset": (io.BytesIO(zipped_shapefile(sample_town(80), tmp_path)), "town.zip"), "csrf_token": ready}
+    sent = client.post("/data/upload", data=data, content_type="multipart/form-data")
+    client.post(sent.headers["Location"], data={"csrf_token": ready, "parcels.parcel_id": "parcel_id"})
+    token2 = sent.headers["Location"].split("/")[2]
+    page = client.get("/data/upload").get_data(as_text=True)
+    form = re.search(rf'<form method="post" action="/data/{token2}/publish".*?</form>', page, re.S).group(0)
+    assert "publish_not_ready" not in form
+    published = client.post(f"/data/{token2}/publish", data={"csrf_token": ready})
+    assert published.status_code == 200 and "is now the town" in published.get_data(as_text=True)
+
+
+@pytest.mark.browser
+def test_an_upload_that_cannot_run_needs_its_box_ticked_to_publish_in_chromium(store, browser, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    own = tmp_path / "town.gpkg"
+    shutil.copy(store, own)
+    app = make_app(own, tmp_path)
+    path = _parcels_only(tmp_path)
+    with serving(app) as url:
+        browser.get(url + "/data/upload")
+        browser.find_element(By.NAME, "dataset").send_keys(str(path))
+        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        wait_for(browser, lambda: browser.find_elements(By.ID, "mapping-form"))
+        browser.find_element(By.CSS_SELECTOR, "#mapping-form button").click()
+        wait_for(browser, lambda: browser.find_elements(By.ID, "problems"))
+        browser.get(url + "/data/upload")
+        form = browser.find_element(By.CSS_SELECTOR, ".publish-form")
+        form.find_element(By.TAG_NAME, "button").click()  # the box not ticked: the browser stops it
+        time.sleep(0.5)
+        assert len(gpd.read_file(own, layer="parcels")) == 300 and not browser.find_elements(By.ID, "message")
+        box = form.find_element(By.NAME, "publish_not_ready")
+        assert "mains" in form.text and "kept" in form.text
+        shot(browser, "publish-not-ready")
+        box.click()
+        form.find_element(By.TAG_NAME, "button").click()
+        assert message_saying(browser, "is now the town's store").is_displayed()
+        assert len(gpd.read_file(own, layer="parcels")) == 60

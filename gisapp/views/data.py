@@ -141,6 +141,8 @@ def upload_form(message: str | None = None, status: int = 200):
                 "validated": (folder / "store.gpkg").exists(),
                 "active": session.get("workspace") == folder.name,
                 "mb": folder_bytes(folder) / 2**20,
+                # cannot run yet: Publish needs its box ticked, which names what is missing
+                "not_ready": not_ready_words(meta[NOT_READY]) if meta.get(NOT_READY) else None,
             }
         )
     previous = [p | {"saved": _when(p["saved_at"]), "mb": p["bytes"] / 2**20} for p in previous_stores(town)]
@@ -398,7 +400,41 @@ def validate(token: str):
     open_store(folder / "store.gpkg").write_layers(
         frames, overwrite=True, measuring_crs=spec.crs, profile=spec.profile, profile_settings=spec.overrides
     )
+    update_meta(folder, {NOT_READY: _not_ready(ws, spec)})  # the Data page's Publish asks for a confirmation then
     return _usable_report(token, ws, sources, spec)
+
+
+# What an upload's chosen profile still needs before its analysis can run (its report's "Not yet"), kept in its
+# record when it is checked: the Data page then asks the planner to confirm that before publishing it.
+NOT_READY = "not_ready"
+
+
+def _not_ready(ws, spec: WorkspaceSpec) -> dict | None:
+    """What the profile the upload was checked under still needs (``services.readiness``), or None: it can run."""
+    profile = services.profile_of(spec)
+    missing = services.readiness(ws.layers, [profile])[0].missing
+    return {"profile": profile.id, "missing": [str(e) for e in missing]} if missing else None
+
+
+def _upload_not_ready(token: str, folder: Path) -> dict | None:
+    """The upload's ``_not_ready``, from its record, else (checked before it was recorded) checked again now."""
+    meta = read_meta(folder)
+    if NOT_READY in meta:
+        return meta[NOT_READY]
+    _, sources = _layers(token)
+    spec = _upload_spec(meta.get("form") or {})
+    with _refused_deletes(folder):
+        ws = services.open_workspace(spec, sources=sources, required=("parcels",))
+    found = _not_ready(ws, spec)
+    update_meta(folder, {NOT_READY: found})
+    return found
+
+
+def not_ready_words(not_ready: dict) -> str:
+    """What an upload that cannot run lacks, in one clause: 'under fort-plain: The mains layer ...; ...'."""
+    return f"under the profile {not_ready['profile']}: " + " ".join(
+        m if m.endswith(".") else f"{m}." for m in not_ready["missing"]
+    )
 
 
 def _usable_report(token: str, ws, sources: dict, spec: WorkspaceSpec, *, message: str | None = None, status=200):
@@ -574,6 +610,15 @@ def publish(token: str):
     if not store.exists():
         raise LayerError('Check the upload first: press "Check the data" on its column-mapping page.')
     name = read_meta(folder).get("name", token)
+    not_ready = _upload_not_ready(token, folder)
+    if not_ready and request.form.get("publish_not_ready") != "1":
+        # One click replaced the town's store with data no run can use: the planner confirms it, knowing what lacks.
+        return upload_form(
+            message=f"{name} cannot run yet {not_ready_words(not_ready)} Nothing was published. To publish it all the "
+            "same, tick the box beside its Publish button, which names what is missing; the town's store it replaces "
+            "is kept below, to restore.",
+            status=409,
+        )
     town = current_app.config["STORE"]
     replaced = latest_run(town)  # the profile the store it replaces was last analysed under, to compare
     try:
@@ -592,7 +637,10 @@ def publish(token: str):
         [token, name]
     ]
     shutil.rmtree(folder, ignore_errors=True)  # it is the town's store now
-    return upload_form(message=_published(name, town, replaced))
+    said = _published(name, town, replaced)
+    if not_ready:
+        said += f" It cannot run yet {not_ready_words(not_ready)}"
+    return upload_form(message=said)
 
 
 def _published(name: str, town: str, replaced: dict | None) -> str:
