@@ -278,13 +278,14 @@ def _unrecorded(store) -> str | None:
     taken = (
         "it holds nothing, so nothing is lost"
         if held is None or not any(held.values())
-        else "check first that it is this town's, then give it with --register or take it with --new"
+        else "check first that it is this town's; it may also be named as the register"
     )
+    # Worded by what happened and what to do, not by a flag: the command line adds its --new or --register, the
+    # notices page its button (the error's Fix, ``gisapp.services``).
     return (
         f"No notice register is recorded in the store {_redact(str(store))}, but {path} beside it is {what} that the "
-        "store does not record: a first `sewerplan notices issue --new` (or the notices page's \"Create the notice "
-        'register") stopped before recording it leaves one. Run the issue again with --new (on the notices page, '
-        f'press "Create the notice register") to take it as the town\'s register: {taken}.'
+        "store does not record: a first issue of notices that creates the town's register stopped before recording "
+        f"it leaves one. Creating the town's register again takes it as the town's register: {taken}."
     )
 
 
@@ -719,8 +720,8 @@ class Register:
             if not rows:
                 raise LayerError(
                     f"Parcel {parcel_id} has no open notice. If its owner connected without one (it was held back, or "
-                    f"never noticed), record it with `sewerplan notices record {_shell_word(parcel_id)} connected "
-                    "--on YYYY-MM-DD`."
+                    "never noticed), record it as a connection made without a notice, with the day it connected "
+                    f"(`sewerplan notices record {_shell_word(parcel_id)} connected`, or the notices page's form)."
                 )
             if new_deadline is not None:
                 early = [r for r in rows if r["deadline"] is not None and new_deadline <= r["deadline"]]

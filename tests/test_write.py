@@ -76,10 +76,10 @@ def disk_full_at(monkeypatch, failing: str):
     """GeoPackage layers are written as usual until the layer ``failing``, whose write fails as on a full disk."""
     real = write._write_gpkg
 
-    def write_gpkg(frame, path, layer):
+    def write_gpkg(frame, path, layer, **options):
         if layer == failing:
             raise LayerError(f"Cannot write {path}: disk full")
-        real(frame, path, layer)
+        real(frame, path, layer, **options)
 
     monkeypatch.setattr(write, "_write_gpkg", write_gpkg)
     return real
