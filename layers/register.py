@@ -16,6 +16,8 @@ PostgreSQL.
   calendar date (``date(julianday(x)) IS x``), and comparisons are on ISO text, which orders as dates do.
 - One open notice per parcel and type: a partial unique index (``is_open = 1``, prepared notices included), and
   inserts with ON CONFLICT DO NOTHING, so a re-run, a double click or two planners at once never duplicate one.
+- One record of a connection made without a notice per parcel: a partial unique index (``notice_type = 'record'``),
+  so two clerks recording the same parcel at once on PostgreSQL make one record and the second is refused.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ from layers.atomic import StoreBusyError, written_whole
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
-HEAD = "0004"  # the newest migration in layers/migrations/versions
+HEAD = "0005"  # the newest migration in layers/migrations/versions
 STATUSES = ("open", "extended", "connected", "exempt", "withdrawn")
 OPEN = ("open", "extended")
 CLOSING = ("connected", "exempt")  # never noticed again
@@ -121,6 +123,13 @@ notices = sa.Table(
         unique=True,
         sqlite_where=sa.text("is_open = 1"),
         postgresql_where=sa.text("is_open = 1"),
+    ),
+    sa.Index(  # one record of a connection made without a notice per parcel (0005)
+        "one_record_per_parcel",
+        "parcel_id",
+        unique=True,
+        sqlite_where=sa.text("notice_type = 'record'"),
+        postgresql_where=sa.text("notice_type = 'record'"),
     ),
     sa.Index("notices_by_parcel", "parcel_id"),
     sa.Index("notices_by_batch", "batch_id"),
@@ -759,6 +768,20 @@ class Register:
             )
         day = parse_date(on, "The day it connected")
         parcel_id = str(parcel_id)
+        try:
+            return self._record(parcel_id, status, day=day, actor=actor, note=note)
+        except sa.exc.IntegrityError:
+            # Another clerk recorded this parcel between this one's read and write (PostgreSQL; SQLite queues the
+            # writes): the index one_record_per_parcel refused the second row. Say so as a read after it would.
+            first = [r for r in self.notices_of(parcel_id) if r["notice_type"] == RECORD]
+            if not first:
+                raise
+            raise LayerError(
+                f"Parcel {parcel_id} is already recorded {first[0]['status']} ({first[0]['notice_id']}, recorded "
+                "by someone else at the same moment): nothing was changed."
+            ) from None
+
+    def _record(self, parcel_id: str, status: str, *, day: dt.date, actor: str, note: str | None) -> dict:
         with self.transaction() as con:
             rows = (
                 con.execute(

@@ -1687,6 +1687,43 @@ def test_a_connection_made_without_a_notice_is_recorded_with_who_and_when(regist
         register.record("x", "exempt", on="2027-02-10", actor="clerk")
 
 
+def test_two_clerks_recording_one_parcel_at_once_make_one_record(register, results, monkeypatch):
+    """On PostgreSQL two clerks recording the same parcel at the same moment both read "no record yet" and both
+    wrote one (SQLite's BEGIN IMMEDIATE queues the second behind the first). One record per parcel is the register's
+    own rule now (a partial unique index): the second is refused, saying the parcel is already recorded."""
+    import threading
+    import uuid
+
+    parcel = str(due_notices(results, profile=FP, notice_date=DAY)["parcel_id"].iloc[0])
+    meet = threading.Barrier(2, timeout=3)
+    made = uuid.uuid4
+
+    def both_have_read():  # called once a clerk has read the parcel's rows and is about to write its record
+        with contextlib.suppress(threading.BrokenBarrierError):  # SQLite: the other waits for the write lock
+            meet.wait()
+        return made()
+
+    monkeypatch.setattr(uuid, "uuid4", both_have_read)
+    done, refused = [], []
+
+    def clerk(name: str) -> None:
+        try:
+            done.append(register.record(parcel, "connected", on="2027-02-10", actor=name))
+        except LayerError as exc:
+            refused.append(str(exc))
+
+    clerks = [threading.Thread(target=clerk, args=(f"clerk{i}",)) for i in (1, 2)]
+    for t in clerks:
+        t.start()
+    for t in clerks:
+        t.join(30)
+    monkeypatch.undo()
+    assert len(done) == 1 and len(refused) == 1, (done, refused)
+    assert re.search(rf"Parcel {re.escape(parcel)} is already recorded connected \(R-", refused[0]), refused[0]
+    rows = register.notices_of(parcel)
+    assert [(r["notice_type"], r["notice_id"]) for r in rows] == [("record", done[0]["record_id"])]
+
+
 def _day(value) -> dt.date:
     return value if isinstance(value, dt.date) else dt.date.fromisoformat(value)
 
