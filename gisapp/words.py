@@ -323,7 +323,11 @@ READ_CONNECTED = (
 
 
 def register_note(
-    status: str | None, notices: list[dict] | None = None, *, recorded: dict[str, int] | None = None
+    status: str | None,
+    notices: list[dict] | None = None,
+    *,
+    recorded: dict[str, int] | None = None,
+    fmt: str = DEFAULT_DATE_FORMAT,
 ) -> str | None:
     """What the notice register records about a parcel that the map's run does not show, or None.
 
@@ -335,6 +339,9 @@ def register_note(
     With ``recorded`` instead (how many of the run's parcels of ``status`` the register records ``connected`` and
     ``exempt``) the same for them all, as the Summary page says it under its parcels that must connect: the Summary
     counted them there with nothing to say the register holds otherwise.
+
+    The day a connection recorded without a notice was made is written in the town's date format ``fmt``
+    (``town_date``), as the popup's other dates: it read 2027-02-10 beside "Issued February 10, 2027".
 
     The sentences are the web pages' (the popup, the Summary page, and ``register_note`` in ``/api/parcel`` and
     ``/api/summary``): the way to show a parcel connected is said as the web does it (``READ_CONNECTED``: a connected
@@ -379,7 +386,7 @@ def register_note(
             "notice, whatever this run finds."
         )
     which = (
-        f"connected on {notice['issued_date']}, recorded without a notice ({notice['notice_id']})"
+        f"connected on {town_date(notice['issued_date'], fmt)}, recorded without a notice ({notice['notice_id']})"
         if notice.get("notice_type") == "record"
         else f"connected (notice {notice['notice_id']})"
     )

@@ -1030,13 +1030,18 @@ def test_the_page_records_a_connection_made_without_a_notice(client, app):
     )
     assert done.status_code == 302
     said = _message(client.get(done.headers["Location"]))
-    assert said.startswith(f"{parcel}: recorded connected on 2027-02-10 (R-") and "without a notice" in said
+    # Its day written as every other date on the pages (the town's format, long by default), not 2027-02-10.
+    assert said.startswith(f"{parcel}: recorded connected on February 10, 2027 (R-") and "without a notice" in said
     rows = register.notices_of(parcel)  # by the day: the connection (Feb 10) before the notice withdrawn (Mar 1)
     assert [(n["notice_type"], n["status"]) for n in rows] == [("record", "connected"), ("connection", "withdrawn")]
     assert register.events_of(rows[0]["notice_id"])[0]["actor"] == "web:local"  # the one local planner
     # The popup and the Summary say the register records it connected, though its withdrawn notice came later.
     doc = client.get("/api/parcel", query_string={"id": parcel}).get_json()
-    assert "connected on 2027-02-10, recorded without a notice" in doc["register_note"]
+    assert "connected on February 10, 2027, recorded without a notice" in doc["register_note"]
+    app.config["DATE_FORMAT"] = "%m/%d/%Y"  # a town that writes its dates short has them short here too
+    doc = client.get("/api/parcel", query_string={"id": parcel}).get_json()
+    assert "connected on 02/10/2027, recorded without a notice" in doc["register_note"]
+    app.config["DATE_FORMAT"] = "%B %-d, %Y"
     assert client.get("/api/summary").get_json()["register_recorded"]["connected"] == 1
     preview = client.post("/notices/preview", data={"notice_date": "2027-03-02", "csrf_token": token})
     assert parcel not in preview.get_data(as_text=True).replace("&#34;", '"').split("Register (")[0]
@@ -1070,7 +1075,7 @@ def test_a_connection_made_without_a_notice_is_recorded_in_chromium(store, tmp_p
         form.find_element(By.NAME, "on").send_keys("02102027")
         form.find_element(By.NAME, "note").send_keys("inspected")
         form.find_element(By.ID, "record-button").click()
-        assert message_saying(browser, f"{parcel}: recorded connected on 2027-02-10").is_displayed()
+        assert message_saying(browser, f"{parcel}: recorded connected on February 10, 2027").is_displayed()
         _shot(browser, "notices-recorded-without-notice")
         assert register.notices_of(parcel)[0]["notice_type"] == "record"
         popup = open_popup(browser, url, parcel, "recorded without a notice")

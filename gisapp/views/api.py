@@ -95,7 +95,8 @@ def _parcel(parcel_id: str):
     run = _run_of()
     notices = _notices_of(parcel_id, run)
     status = (found.get("parcel") or {}).get("properties", {}).get("status")
-    return jsonify(found | {"run": run, "notices": notices, "register_note": register_note(status, notices)})
+    note = register_note(status, notices, fmt=current_app.config["DATE_FORMAT"])
+    return jsonify(found | {"run": run, "notices": notices, "register_note": note})
 
 
 def _run_of() -> dict | None:

@@ -33,7 +33,7 @@ from gisapp.notices import today as notices_today
 from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
 from gisapp.views._said import heard, say
-from gisapp.words import already_noticed
+from gisapp.words import already_noticed, town_date
 from gisapp.words import count as count_words
 from layers.errors import LayerError
 from layers.register import (
@@ -337,7 +337,8 @@ def record():
     except LayerError as exc:
         return _back(error=web_text(exc))
     return _back(
-        message=f"{parcel_id}: recorded connected on {done['on']} ({done['record_id']}), without a notice; it is not "
+        message=f"{parcel_id}: recorded connected on {town_date(done['on'], current_app.config['DATE_FORMAT'])} "
+        f"({done['record_id']}), without a notice; it is not "
         "noticed again."
     )
 
