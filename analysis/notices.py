@@ -515,8 +515,10 @@ def _unprintable(text: str, printable: AbstractSet[str] | None = None) -> str:
     "" if none.
 
     Control characters, invisible format characters (direction marks included), private-use and unassigned code
-    points never print; right-to-left letters cannot be laid out; and, given ``printable`` (the font's characters),
-    any other character outside it would print as a black box. Line breaks and tabs are spacing (``_SPACING``).
+    points never print; U+FFFD stands for a character that could not be read (a NUL where the layer was loaded, a
+    byte of another encoding), and printed it would leave the name or address wrong; right-to-left letters cannot
+    be laid out; and, given ``printable`` (the font's characters), any other character outside it would print as a
+    black box. Line breaks and tabs are spacing (``_SPACING``).
 
     Examples
     --------
@@ -530,7 +532,9 @@ def _unprintable(text: str, printable: AbstractSet[str] | None = None) -> str:
         if c in _SPACING or c == " ":
             continue
         category = unicodedata.category(c)
-        if category == "Cc":
+        if c == "\ufffd":  # what a NUL became where the layer was loaded (layers.validate), or a mis-decoded byte
+            kind = "characters that could not be read (U+FFFD)"
+        elif category == "Cc":
             kind = "control characters"
         elif category == "Cf":
             kind = "invisible marks"
@@ -546,6 +550,9 @@ def _unprintable(text: str, printable: AbstractSet[str] | None = None) -> str:
     parts = []
     for kind, chars in kinds.items():
         visible = kind in ("right-to-left text a letter cannot lay out", "characters the letters' font lacks")
+        if kind.startswith("characters that could not be read"):
+            parts.append(kind)
+            continue
         named = [c if visible else f"U+{ord(c):04X}" for c in sorted(chars)]
         more = f" and {len(named) - _SHOWN} more" if len(named) > _SHOWN else ""
         parts.append(f"{kind}: {' '.join(named[:_SHOWN])}{more}")

@@ -128,6 +128,7 @@ def prepare_layer(
         return None, problems
     if not _normalise_values(gdf, spec, label, mapping.values.get(kind, {}), problems):
         return None, problems
+    _control_characters(gdf, spec, label, problems)
     return gdf.drop(columns=_ROW), problems
 
 
@@ -712,6 +713,80 @@ def _code_column(
         return False
     gdf[name] = mapped.where(~blank, None).astype(object)
     return True
+
+
+# The fields a letter prints on its envelope: the owner's name and mailing address, and the site address an
+# occupant's letter goes to.
+LETTER_FIELDS = (
+    "owner_name",
+    "mail_address",
+    "mail_city",
+    "mail_state",
+    "mail_zip",
+    "site_address",
+    "site_city",
+    "site_state",
+    "site_zip",
+)
+# C0 and C1 control characters (and DEL) but tab, LF and CR, which are spacing: every mailing field prints a tab or
+# a line break as one space.
+_CONTROL = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
+# What a NUL becomes: the store (GDAL) would keep only the text before it, and the notices could no longer see that
+# anything was cut. U+FFFD is what the notices hold back as a character that could not be read.
+UNREADABLE = "\ufffd"
+_NAMED = 5  # how many parcels a warning names before "and N more"
+
+
+def _control_characters(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]) -> None:
+    """Warn of control characters in the fields a letter prints, naming the column, the first parcels and how many.
+
+    A warning, not an error: distances, statuses and the mandate never read these fields, so refusing the parcels
+    would stop a whole town's analysis over one cell. But a letter must not go out wrong: GDAL cuts text at a NUL
+    when the store is written ('A\\x00NUL' kept as "A", and the letter addressed to "A" with nothing to see), so each
+    NUL becomes U+FFFD here, which the notices hold back as unreadable; the other control characters reach the store
+    as they are and the notices hold those letters back too. Either way the clerk cleans the cell in the source.
+    Whole columns at a time (pandas string operations), never a loop over rows.
+    """
+    for name in LETTER_FIELDS:
+        if name not in gdf.columns:
+            continue
+        raw = gdf[name]
+        text = raw.astype(object).where(raw.notna(), "").astype(str)
+        bad = text.str.contains(_CONTROL, regex=True).to_numpy(bool)
+        if not bad.any():
+            continue
+        found = text[bad].str.findall(_CONTROL).explode().unique()
+        codes = " ".join(f"U+{ord(c):04X}" for c in sorted(found))
+        ids = gdf.loc[bad, spec.id_field].astype(str).to_numpy()
+        shown = ", ".join(ids[:_NAMED]) + (f" and {len(ids) - _NAMED} more" if len(ids) > _NAMED else "")
+        cut = "\x00" in found
+        problems.append(
+            Problem(
+                spec.kind,
+                "control_characters",
+                "warning",
+                f"{label}: column {_column_label(gdf, name)} holds control characters ({codes}) in "
+                f"{_counted(len(ids), spec.kind)}: {shown}. A letter cannot print them"
+                + (
+                    ", and a NUL (U+0000) would cut the text where it stands when the store is written (kept as "
+                    "U+FFFD, so the letter is not addressed to what comes before it)"
+                    if cut
+                    else ""
+                )
+                + ". The analysis is not affected, but these parcels' letters are held back: clean the cell in the "
+                "source (delete the character) and load the layer again.",
+                len(ids),
+                tuple(ids[:50]),
+            )
+        )
+        if cut:
+            has_nul = bad & text.str.contains("\x00", regex=False).to_numpy(bool)
+            gdf.loc[has_nul, name] = text[has_nul].str.replace("\x00", UNREADABLE, regex=False)
+
+
+def _counted(n: int, kind: str) -> str:
+    """``1 parcel``, ``1,200 parcels``: the layer's features, counted."""
+    return f"{n:,} {kind.removesuffix('s') if n == 1 else kind}"
 
 
 def _column_label(gdf: gpd.GeoDataFrame, name: str) -> str:

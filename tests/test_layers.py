@@ -1136,3 +1136,60 @@ def test_ids_generated_beside_a_column_a_shapefile_cut_from_the_id_field_say_so(
     assert said[0].fix.target == "subdivisions.subdivision_id"
     _, plain = prepare(ny_frame([{"plat_note": "x", "geometry": box(0, 0, 500, 500)}]), SUBDIVISIONS)
     assert not [p for p in plain if p.check == "generated_ids"]
+
+
+def test_control_characters_in_owner_and_mailing_fields_are_named_and_a_nul_never_cuts_a_name():
+    """A NUL in an owner name: GDAL cuts text at it when the store (a GeoPackage) is written, so 'A\\x00NUL' became
+    "A" and a letter was addressed to "A" with nothing to see. Text with a C0/C1 control character (tab, CR and LF
+    are spacing) is named where the layer is loaded: its column, parcels and count, and to clean the cell in the
+    source. A warning, the analysis being unaffected; the NUL is kept visible (U+FFFD) so the notices hold the
+    letter back rather than address it to what comes before it."""
+    import datetime as dt
+
+    from analysis.notices import plan_notices
+
+    rows = [
+        ("1.1-1-1", "A\x00NUL", "12 Elm St"),
+        ("1.1-1-2", "ROE ANN", "12 Elm\x07St\x9b"),
+        ("1.1-1-3", "POE BO", "12 Elm St\tApt 2\r\nRear"),  # tab and line breaks are spacing: nothing to say
+        ("1.1-1-4", None, "3 Oak\x00Ave"),
+    ]
+    gdf = ny_frame(
+        [
+            {
+                "SBL": sbl,
+                "OWNER": owner,
+                "MAIL_ADDR": street,
+                "MAIL_CITY": "Fort Plain",
+                "MAIL_ZIP": "13339",
+                "geometry": box(i * 60, 25, i * 60 + 50, 125),
+            }
+            for i, (sbl, owner, street) in enumerate(rows)
+        ]
+    )
+    out, problems = prepare(gdf)
+    assert out is not None and not errors(problems)
+    found = {p.message.split(" column ")[1].split(" ")[0]: p for p in problems if p.check == "control_characters"}
+    assert set(found) == {"OWNER", "MAIL_ADDR"}, problems
+    owner, street = found["OWNER"], found["MAIL_ADDR"]
+    assert (owner.layer, owner.severity, owner.count, owner.feature_ids) == ("parcels", "warning", 1, ("1.1-1-1",))
+    assert (street.count, street.feature_ids) == (2, ("1.1-1-2", "1.1-1-4"))
+    assert "U+0000" in owner.message and "U+0007" in street.message and "U+009B" in street.message
+    assert "parcels (test): column OWNER (owner_name)" in owner.message
+    assert "clean the cell" in owner.message.lower() and "1.1-1-1" in owner.message
+    # the NUL kept visible, never the "A" a GeoPackage would keep of it
+    assert out.set_index("parcel_id").loc["1.1-1-1", "owner_name"] == "A\ufffdNUL"
+    results = out.assign(status="mandated")
+    plan = plan_notices(results, profile=load_profile("fort-plain"), notice_date=dt.date(2027, 3, 1))
+    held = dict(zip(plan.held["parcel_id"], plan.held["why"], strict=True))
+    assert "could not be read" in held["1.1-1-1"] and "control characters" in held["1.1-1-2"]
+    assert "1.1-1-3" in set(plan.due["parcel_id"])
+
+
+def test_control_characters_in_many_parcels_name_a_few_and_the_count():
+    gdf = ny_frame(
+        [{"SBL": f"P{i}", "OWNER": f"OWNER\x01{i}", "geometry": box(i * 20, 0, i * 20 + 10, 10)} for i in range(30)]
+    )
+    (problem,) = [p for p in prepare(gdf)[1] if p.check == "control_characters"]
+    assert problem.count == 30 and len(problem.feature_ids) == 30
+    assert "P0, P1, P2, P3, P4 and 25 more" in problem.message
