@@ -376,12 +376,44 @@ US_ZIP = re.compile(r"\d{5}(?:-\d{4})?")
 _SHOWN = 12
 
 
+# What a held-back letter's reason says, for the owner's letter and for the occupant's at the site address.
+_TO_OWNER = {
+    "missing": "no owner name or no mailing address (street, and city or ZIP) on record: a letter cannot be "
+    "addressed; complete the owner record and give notice again",
+    "what": "the owner's name or mailing address",
+    "correct": "correct the owner record (the name in Latin letters, as the assessment roll writes it) and give "
+    "notice again",
+    "zip": "the mailing ZIP code ",
+    "zip_fix": ": correct it in the owner record and give notice again (an owner abroad: give the province or "
+    "country in the mailing state, and the postcode is printed as written)",
+    "fit": "the owner's name and mailing address do not fit the mail: ",
+    "shorten": ". Shorten them in the owner record (as the post office abbreviates: ST, AVE, APT, PO BOX) and give "
+    "notice again",
+}
+_TO_SITE = {
+    "missing": "no site address (street, and city or ZIP) in the parcels layer: the letter cannot be addressed; "
+    "complete the parcel's site address",
+    "what": "the site address",
+    "correct": "correct the parcel's site address in the parcels layer",
+    "zip": "the site ZIP code ",
+    "zip_fix": ": correct the parcel's site address in the parcels layer",
+    "fit": "the site address does not fit the mail: ",
+    "shorten": ". Shorten it in the parcels layer (as the post office abbreviates: ST, AVE, APT)",
+}
+OCCUPANT = "Occupant"
+_OCCUPANT_HELD = f"the letter to {OCCUPANT} at the site address is not written (the owner's letter is): "
+
+
 def _mailable(
     due: pd.DataFrame,
     printable: AbstractSet[str] | None = None,
     overflow: Callable[[Sequence[str], Sequence[str]], str] | None = None,
+    *,
+    at_site: bool = False,
 ) -> tuple[pd.DataFrame, list[pd.DataFrame]]:
-    """The notices a letter can be addressed and printed for, and those held back with why.
+    """The notices a letter can be addressed and printed for, and those held back with why: every letter sewerplan
+    writes goes through this one check (connection and violation letters to the owner, ``occupant_letters`` to the
+    site; ``at_site`` words its reasons for the site address).
 
     A notice starts its deadline when it is mailed: one with no owner name or no mailing address (a street line
     and a city or ZIP) cannot be, and one whose owner or address holds characters the letter cannot print would
@@ -412,55 +444,67 @@ def _mailable(
         names, addresses = envelope_lines(due[fine.to_numpy()])
         cut[fine] = [overflow(n, a) for n, a in zip(names, addresses, strict=True)]
     too_long = cut != ""
-    held = []
-    if missing.any():
-        held.append(
-            pd.DataFrame(
-                {
-                    "parcel_id": due.loc[missing, "parcel_id"],
-                    "why": "no owner name or no mailing address (street, and city or ZIP) on record: a letter "
-                    "cannot be addressed; complete the owner record and give notice again",
-                }
-            )
-        )
-    if unprintable.any():
-        held.append(
-            pd.DataFrame(
-                {
-                    "parcel_id": due.loc[unprintable, "parcel_id"],
-                    "why": "the owner's name or mailing address holds characters the letter cannot print ("
-                    + odd[unprintable]
-                    + "): correct the owner record (the name in Latin letters, as the assessment roll writes it) "
-                    "and give notice again",
-                }
-            )
-        )
-    if bad_zip.any():
-        held.append(
-            pd.DataFrame(
-                {
-                    "parcel_id": due.loc[bad_zip, "parcel_id"],
-                    "why": "the mailing ZIP code "
-                    + zip_code[bad_zip].map(repr)
-                    + " is not a US ZIP code (5 digits, or ZIP+4 as 12345-6789): correct it in the owner record "
-                    "and give notice again (an owner abroad: give the province or country in the mailing state, "
-                    "and the postcode is printed as written)",
-                }
-            )
-        )
-    if too_long.any():
-        held.append(
-            pd.DataFrame(
-                {
-                    "parcel_id": due.loc[too_long, "parcel_id"],
-                    "why": "the owner's name and mailing address do not fit the mail: "
-                    + cut[too_long]
-                    + ". Shorten them in the owner record (as the post office abbreviates: ST, AVE, APT, PO BOX) and "
-                    "give notice again",
-                }
-            )
-        )
+    say = _TO_SITE if at_site else _TO_OWNER
+    start = _OCCUPANT_HELD if at_site else ""
+    whys = (
+        (missing, start + say["missing"]),
+        (
+            unprintable,
+            start + say["what"] + " holds characters the letter cannot print (" + odd + "): " + say["correct"],
+        ),
+        (
+            bad_zip,
+            start
+            + say["zip"]
+            + zip_code.map(repr)
+            + " is not a US ZIP code (5 digits, or ZIP+4 as 12345-6789)"
+            + say["zip_fix"],
+        ),
+        (too_long, start + say["fit"] + cut + say["shorten"]),
+    )
+    held = [
+        pd.DataFrame({"parcel_id": due.loc[rows, "parcel_id"], "why": why if isinstance(why, str) else why[rows]})
+        for rows, why in whys
+        if rows.any()
+    ]
     return due[~(missing | unprintable | bad_zip | too_long)], held
+
+
+def occupant_letters(
+    notices: pd.DataFrame,
+    *,
+    printable: AbstractSet[str] | None = None,
+    overflow: Callable[[Sequence[str], Sequence[str]], str] | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The notices that also get a letter to "Occupant" at the site address (their owner mails elsewhere), as
+    ``mailing_list(occupants=...)`` takes them, and those whose occupant letter is held back (``parcel_id``,
+    ``why``), by the same check as every owner's letter (``_mailable``, given the font's characters and the
+    envelope's measure as ``plan_notices`` is). The owner's letter covers the notice either way.
+
+    Examples
+    --------
+    >>> notices = pd.DataFrame({"parcel_id": ["A", "B", "C"], "owner_name": "ROE ANN", "mail_address": "9 Far Rd",
+    ...     "mail_city": "Albany", "mail_zip": "12207", "site_address": ["1 Main St", "2 Main St", "9 Far Rd"],
+    ...     "site_city": ["Fort Plain", "Fort Plain", "Albany"], "site_zip": ["13339", "5201", "12207"]})
+    >>> occupants, held = occupant_letters(notices)
+    >>> occupants["parcel_id"].tolist(), held["parcel_id"].tolist()  # C: the owner lives there
+    (['A'], ['B'])
+    """
+
+    def column(name: str) -> pd.Series:
+        return notices[name] if name in notices.columns else pd.Series(None, index=notices.index, dtype=object)
+
+    site = notices.assign(
+        owner_name=OCCUPANT,
+        mail_address=column("site_address"),
+        mail_city=column("site_city"),
+        mail_state=column("site_state"),
+        mail_zip=column("site_zip"),
+    )
+    away = (address_key(notices.assign(owner_name="")) != address_key(site.assign(owner_name=""))).to_numpy()
+    ok, held = _mailable(site[away], printable, overflow, at_site=True)
+    held_frame = pd.concat(held, ignore_index=True) if held else pd.DataFrame(columns=["parcel_id", "why"])
+    return notices.loc[ok.index], held_frame
 
 
 def envelope_lines(frame: pd.DataFrame) -> tuple[list[tuple[str, ...]], list[tuple[str, ...]]]:
@@ -744,11 +788,19 @@ def split_name(names: pd.Series, width: int = NAME_LINE_CHARS) -> tuple[pd.Serie
     return first, second
 
 
-def mailing_list(notices: pd.DataFrame, *, per_parcel: bool = False, occupant: bool = False) -> pd.DataFrame:
+def mailing_list(
+    notices: pd.DataFrame,
+    *,
+    per_parcel: bool = False,
+    occupant: bool = False,
+    occupants: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Rows for mail merge in mailing order (ZIP, then name): one per owner mailing address listing all its parcels
     and notice IDs, or one per parcel. Each row is one envelope, one label and one letter (``letter_file``).
 
-    With ``occupant``, an extra row "Occupant" at the site address of each parcel whose owner mails elsewhere.
+    ``occupants`` (from ``occupant_letters``): an extra row "Occupant" at the site address of each. ``occupant``
+    alone takes ``occupant_letters(notices)``: every parcel whose owner mails elsewhere, less those whose site
+    address no letter could print (without the font's characters and the envelope's measure, which the caller has).
     """
     if notices.empty:
         return pd.DataFrame(columns=list(MAILING_COLUMNS))
@@ -780,16 +832,10 @@ def mailing_list(notices: pd.DataFrame, *, per_parcel: bool = False, occupant: b
             "notices": grouped.size(),
         }
     ).reset_index(drop=True)
-    if occupant:
-        site = frame.assign(
-            owner_name="",
-            mail_address=frame["site_address"],
-            mail_city=frame.get("site_city"),
-            mail_state=frame.get("site_state"),
-            mail_zip=frame.get("site_zip"),
-        )
-        away = address_key(frame.assign(owner_name="")) != address_key(site)
-        extra = frame[away.to_numpy()]
+    if occupants is None and occupant:
+        occupants = occupant_letters(frame)[0]
+    if occupants is not None and not occupants.empty:
+        extra = occupants.assign(notice_id=occupants.get("notice_id", ""))
 
         def site_column(name: str) -> pd.Series:
             return extra.get(name, pd.Series("", index=extra.index)).fillna("").astype(str)
@@ -797,7 +843,7 @@ def mailing_list(notices: pd.DataFrame, *, per_parcel: bool = False, occupant: b
         site_1, site_2 = address_lines(site_column("site_address"))
         occupants = pd.DataFrame(
             {
-                "name_line_1": "Occupant",
+                "name_line_1": OCCUPANT,
                 "name_line_2": "",
                 "address_line_1": site_1,
                 "address_line_2": site_2,
@@ -1388,8 +1434,14 @@ def plan_violations(
     today: dt.date,
     town: TownSettings | None = None,
     current: pd.DataFrame | None = None,
+    printable: AbstractSet[str] | None = None,
+    overflow: Callable[[Sequence[str], Sequence[str]], str] | None = None,
 ) -> NoticePlan:
     """Violation notices for overdue connection notices (the register's rows), citing each original notice.
+
+    Each is addressed to the owner as the register recorded them, and held back as a connection letter is
+    (``_mailable``, with ``printable`` and ``overflow`` as ``plan_notices`` takes them): in ``held`` with
+    ``left_out`` "held" and why.
 
     The correction period is the law's (Wappinger § 196-22A: 10 days) or the town's own where the law leaves it open
     (Fort Plain § 144-40A, Poughkeepsie § 168-22.9A): see ``period``.
@@ -1403,6 +1455,13 @@ def plan_violations(
     correction = period(profile, "notices.correction_period_days", town)
     correct_by = today + dt.timedelta(days=int(correction.days))
     overdue, held = _against_current(overdue, current)
+    mailable, unmailable = _mailable(overdue, printable, overflow)
+    if unmailable:  # each held row keeps its notice's index: its original notice ID is the one cited
+        letters = pd.concat(unmailable)
+        letters = letters.assign(notice_id=overdue.loc[letters.index, "notice_id"].to_numpy(), status=None)
+        letters = letters.assign(left_out="held")[list(held.columns)]
+        held = letters.reset_index(drop=True) if held.empty else pd.concat([held, letters], ignore_index=True)
+    overdue = mailable
     due = overdue.assign(
         original_notice_id=overdue["notice_id"],
         original_issued_date=overdue["issued_date"],
@@ -1499,6 +1558,7 @@ __all__ = [
     "municipality_name",
     "neutralise",
     "ny_holidays",
+    "occupant_letters",
     "period",
     "past_deadline",
     "business_deadline",

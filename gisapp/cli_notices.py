@@ -290,7 +290,7 @@ def issue(
             f"Note: the deadline {doc['deadline']} falls on a {doc['deadline_flag']}: the town decides whether "
             "that moves it."
         )
-    for line in _held_lines(doc["held"]):
+    for line in _held_lines(doc["held"] + doc["occupant_held"]):
         click.echo(line)
 
 
@@ -461,6 +461,8 @@ def violations(profile_name, as_of, out_dir, settings, town_path, store, registe
         click.echo(json.dumps(doc, indent=2, default=str))
         return
     for line in _left_out_lines(doc, store):
+        click.echo(line)
+    for line in _held_lines(doc["held"]):  # letters that could not be addressed or printed, as for connection ones
         click.echo(line)
     n = len(doc["notices"])
     if not doc["recorded"]:

@@ -41,6 +41,7 @@ from analysis.notices import (
     letter_maps,
     mailing_list,
     municipality_name,
+    occupant_letters,
     past_deadline,
     period_problem,
     plan_notices,
@@ -53,6 +54,11 @@ from layers.errors import LayerError
 from layers.fonts import PRINTABLE
 from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, address_overflow, verify_batch, write_batch
 from layers.register import Register, new_batch_id
+
+# What every letter's held-back check (``analysis.notices._mailable``) is given, for connection, violation and
+# occupant letters alike: the characters the letters' embedded font draws (``layers.fonts``: analysis reads no font)
+# and what the label or the letter's address block would cut, as laid out.
+LETTER_CHECKS = {"printable": PRINTABLE, "overflow": address_overflow}
 
 
 @dataclass
@@ -136,8 +142,7 @@ def preview(
         hazard=hazard,
         exclude=register.excluded_parcels(),
         town=town,
-        printable=PRINTABLE,  # what the letters' embedded font draws (layers.fonts): analysis reads no font
-        overflow=address_overflow,  # what the label or the letter's address block would cut, as laid out
+        **LETTER_CHECKS,
     )
     rows = mailing_list(plan.due)
     doc = {
@@ -313,6 +318,8 @@ def issue_batch(
         "issued": 0,
         "already_open": 0,
         "held": plan.held.to_dict("records"),
+        # parcels noticed whose letter to the occupant at the site is not written (the owner's letter is), and why
+        "occupant_held": occupant_letters(plan.due, **LETTER_CHECKS)[1].to_dict("records") if occupant else [],
         "deadline": plan.deadline.isoformat() if plan.deadline else None,
         "deadline_flag": deadline_flag(plan.deadline),
         "mailing_list": None,
@@ -393,7 +400,8 @@ def write_files(
     sent = plan.due[plan.due["parcel_id"].astype(str).isin(ids)].copy()
     sent["notice_id"] = sent["parcel_id"].astype(str).map(ids)
     sent["main_diameter_in"] = _diameters(sent, inputs.mains)
-    rows = mailing_list(sent, per_parcel=per_parcel, occupant=occupant)
+    occupants = occupant_letters(sent, **LETTER_CHECKS)[0] if occupant else None
+    rows = mailing_list(sent, per_parcel=per_parcel, occupants=occupants)
     obligations = building_obligations(inputs.buildings, profile) if kind == "connection" else {}
     letters = compose_letters(
         rows,
@@ -584,10 +592,10 @@ def violations(
     # the preview listed it as due, then issuing said "0 issued; N already open".
     noticed = overdue["parcel_id"].astype(str).isin(register.open_parcels("violation")).to_numpy()
     overdue, already_open = overdue[~noticed], int(noticed.sum())
-    plan = plan_violations(overdue, profile=profile, today=today, town=town, current=current)
+    plan = plan_violations(overdue, profile=profile, today=today, town=town, current=current, **LETTER_CHECKS)
     left_out = {
         kind: plan.held[plan.held["left_out"] == kind].drop(columns="left_out").to_dict("records")
-        for kind in ("connected", "review")
+        for kind in ("connected", "review", "held")  # held: the letter could not be addressed or printed
     } | {"next_business_day": moved.to_dict("records"), "other_profile": other_law}
     checksum = hashlib.sha256(
         plan.due[["original_notice_id", "parcel_id", "original_deadline"]].astype(str).to_csv(index=False).encode()

@@ -29,12 +29,13 @@ from analysis.notices import (
     letter_text,
     mailing_address,
     mailing_list,
+    occupant_letters,
     period,
     plan_violations,
 )
 from analysis.profiles import load_profile
 from layers.errors import LayerError
-from layers.fonts import BOLD, REGULAR
+from layers.fonts import BOLD, PRINTABLE, REGULAR
 from layers.letters import (
     ADDRESS_BLOCK,
     AVERY_5160,
@@ -358,6 +359,79 @@ def test_violation_letters_cite_the_original_notice_and_the_towns_own_period(nam
         assert "the time limit set by Resolution 4 of 2027 of the Board of Trustees, under" in text
     for annotation in ANNOTATIONS:
         assert annotation not in text.lower(), annotation
+
+
+def _overdue(**columns) -> pd.DataFrame:
+    """Overdue connection notices as the register lists them, one per parcel, with what ``columns`` replace."""
+    n = max(len(v) for v in columns.values())
+    base = {
+        "notice_id": [f"N-ORIGINAL{i:04d}" for i in range(n)],
+        "parcel_id": [f"12.1-1-{i}" for i in range(n)],
+        "owner_name": ["SMITH JOHN"] * n,
+        "mail_address": ["1 Main St"] * n,
+        "mail_city": ["Fort Plain"] * n,
+        "mail_state": ["NY"] * n,
+        "mail_zip": ["13339"] * n,
+        "site_address": ["1 Main St"] * n,
+        "issued_date": [DAY] * n,
+        "deadline": [dt.date(2027, 5, 30)] * n,
+    }
+    return pd.DataFrame(base | columns)
+
+
+def test_a_violation_letter_is_held_back_for_what_a_connection_letter_is(town):
+    """A violation letter is addressed to the owner as the register recorded them, and it went out without the
+    checks a connection letter gets: a name the font cannot print, a malformed ZIP or a name the envelope window
+    would cut was printed as it was. It now goes through the same check, and is held back with the reason."""
+    overdue = _overdue(
+        owner_name=["SMITH JOHN", "李 伟", "SMITH JOHN", "W" * 300],
+        mail_zip=["13339", "13339", "5201", "13339"],
+    )
+    plan = plan_violations(
+        overdue,
+        profile=load_profile("fort-plain"),
+        today=dt.date(2027, 6, 1),
+        town=town,
+        printable=PRINTABLE,
+        overflow=address_overflow,
+    )
+    assert plan.due["parcel_id"].tolist() == ["12.1-1-0"]
+    held = plan.held.set_index("parcel_id")
+    assert "characters the letters' font lacks: 伟 李" in held.loc["12.1-1-1", "why"]
+    assert "'5201' is not a US ZIP code" in held.loc["12.1-1-2", "why"]
+    assert "do not fit the mail" in held.loc["12.1-1-3", "why"]
+    assert set(held["left_out"]) == {"held"} and held.loc["12.1-1-2", "notice_id"] == "N-ORIGINAL0002"
+    # without the font and the measure, what no letter prints is held back all the same
+    bare = plan_violations(_overdue(owner_name=["A\x07B"]), profile=load_profile("fort-plain"), today=DAY)
+    assert bare.due.empty and "control characters: U+0007" in bare.held["why"].iloc[0]
+
+
+def test_an_occupant_letter_is_held_back_for_what_an_owner_letter_is():
+    """`--occupant` letters go to "Occupant" at the site address, which no check had read: a site ZIP "5201", a
+    direction mark or a street the envelope window would cut went out as they were. Each goes through the check
+    the owner's letter does, and is held back with the reason; the owner's letter is written all the same."""
+    notices = _overdue(
+        mail_address=["9 Far Rd"] * 5,
+        mail_city=["Albany"] * 5,
+        mail_zip=["12207"] * 5,
+        site_address=["1 Main St", "2 Main St", "3 Main\u202eSt", "4 " + "Long " * 80 + "St", "1 Far Rd"],
+        site_city=["Fort Plain"] * 5,
+        site_state=["NY"] * 5,
+        site_zip=["13339", "5201", "13339", "13339", "13339"],
+    ).assign(deadline=DAY, section="§ 144-4")
+    occupants, held = occupant_letters(notices, printable=PRINTABLE, overflow=address_overflow)
+    assert occupants["parcel_id"].tolist() == ["12.1-1-0", "12.1-1-4"]
+    why = held.set_index("parcel_id")["why"]
+    assert set(why.index) == {"12.1-1-1", "12.1-1-2", "12.1-1-3"}
+    assert all(w.startswith("the letter to Occupant at the site address is not written") for w in why)
+    assert "site ZIP code '5201' is not a US ZIP code" in why["12.1-1-1"] and "the site address" in why["12.1-1-1"]
+    assert "invisible marks: U+202E" in why["12.1-1-2"] and "does not fit the mail" in why["12.1-1-3"]
+    rows = mailing_list(notices.assign(notice_id="N-1"), occupants=occupants)
+    assert sorted(rows.loc[rows["name_line_1"] == "Occupant", "parcel_ids"]) == ["12.1-1-0", "12.1-1-4"]
+    assert (rows["name_line_1"] == "SMITH JOHN").sum() == 1  # the owner's letter, one for its five parcels
+    # occupant=True takes the same check, without the font and the measure (the ZIP and the mark held back)
+    plain = mailing_list(notices.assign(notice_id="N-1"), occupant=True)
+    assert sorted(plain.loc[plain["name_line_1"] == "Occupant", "parcel_ids"]) == ["12.1-1-0", "12.1-1-3", "12.1-1-4"]
 
 
 def test_a_long_letterhead_wraps_inside_the_page(town, tmp_path):

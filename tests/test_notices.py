@@ -1244,6 +1244,47 @@ def test_cli_violations_refuse_a_period_the_law_leaves_to_the_town_without_its_r
     assert Register(store=store, create=False).listing(notice_type="violation").empty
 
 
+def test_violation_and_occupant_letters_are_held_back_as_connection_letters_are(register, results, tmp_path):
+    """Violation letters (the owner as the register recorded them) and occupant letters (the site address) were
+    written without the checks a connection letter gets. Both now go through the same check when issued: a ZIP
+    "5201" recorded before ZIPs were checked holds the violation letter back, and a site ZIP "5201" holds the
+    occupant's letter back while the owner's letter covers the notice."""
+    import csv as csv_module
+
+    from gisapp.notices import issue_batch, violations
+
+    town = load_town_settings(town_file(tmp_path))
+    due = due_notices(results, profile=FP, notice_date=DAY).head(3).copy()
+    ids = due["parcel_id"].astype(str).tolist()
+    due.loc[due.index[1], "mail_zip"] = "5201"  # given before the ZIP was checked
+    _issue(register, due)
+    doc = violations(register, profile=FP, town=town, today=dt.date(2027, 6, 15), root=None, actor="t")
+    assert [n["parcel_id"] for n in doc["notices"]] == [ids[0], ids[2]]
+    (held,) = doc["held"]
+    assert held["parcel_id"] == ids[1] and "the mailing ZIP code '5201' is not a US ZIP code" in held["why"]
+    assert held["notice_id"] == register.notices_of(ids[1])[0]["notice_id"]
+
+    fresh = plan_notices(results, profile=FP, notice_date=DAY, exclude=register.excluded_parcels(), town=town)
+    plan = fresh.__class__(**{**fresh.__dict__, "due": fresh.due.head(2).copy()})
+    away = {"mail_address": "9 Far Rd", "mail_city": "Albany", "mail_state": "NY", "mail_zip": "12207"}
+    plan.due.loc[:, list(away)] = list(away.values())
+    plan.due.loc[:, ["site_city", "site_state", "site_zip"]] = ["Fort Plain", "NY", "13339"]
+    plan.due.loc[plan.due.index[1], "site_zip"] = "5201"
+    first, second = plan.due["parcel_id"].astype(str)
+    done = issue_batch(
+        register, plan, kind="connection", profile=FP, town=town, root=tmp_path / "out", actor="t", occupant=True
+    )
+    assert done["issued"] == 2
+    (told,) = done["occupant_held"]
+    assert told["parcel_id"] == second and told["why"].startswith("the letter to Occupant at the site address is")
+    assert "the site ZIP code '5201'" in told["why"]
+    with open(done["mailing_list"], encoding="utf-8-sig", newline="") as f:
+        rows = list(csv_module.DictReader(f))
+    assert sorted(
+        (r["name_line_1"] == "Occupant", r["parcel_ids"]) for r in rows if r["name_line_1"] == "Occupant"
+    ) == [(True, first)]
+
+
 def test_cli_resume_finishes_a_complete_batch_and_cancels_an_incomplete_one(store, tmp_path, small_results):
     results = small_results
     from gisapp.notices import NoticeInputs, write_files
