@@ -384,6 +384,12 @@ def _write_geopackage(
         style_geopackage_layers(target)
 
 
+# GeoPackage 1.2, not GDAL 3.11's default 1.4: nothing sewerplan writes needs 1.3 or 1.4, and the GDAL of the QGIS
+# long-term releases in Debian 12 and Ubuntu 22.04 (3.6, 3.4) warns on every 1.4 file that it "may only be partially
+# supported". Applies when a file is created; layers added to an existing file keep its version.
+GEOPACKAGE_VERSION = {"VERSION": "1.2"}
+
+
 def _write_gpkg(frame: gpd.GeoDataFrame, path: str, layer: str, *, geometry_type: str | None = None) -> None:
     """One GeoPackage layer through pyogrio's Arrow path (``geometry_type``: the type declared, else GDAL's guess).
 
@@ -391,7 +397,7 @@ def _write_gpkg(frame: gpd.GeoDataFrame, path: str, layer: str, *, geometry_type
     (in a scratch database whose R-tree pages it then copies in): no index is kept up to date row by row.
     """
     kwargs = {"geometry_type": geometry_type} if geometry_type else {}
-    _write(frame, path, layer=layer, driver="GPKG", **kwargs)
+    _write(frame, path, layer=layer, driver="GPKG", dataset_options=GEOPACKAGE_VERSION, **kwargs)
 
 
 def _write(frame: gpd.GeoDataFrame, path: str, **kwargs) -> None:

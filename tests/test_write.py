@@ -106,6 +106,22 @@ def test_an_existing_geopackage_keeps_its_other_layers(results, tmp_path):
     assert len(gpd.read_file(out, layer="mains")) == len(town["mains"])
 
 
+def test_every_geopackage_is_written_as_version_1_2(results, tmp_path):
+    """GDAL 3.11 writes GeoPackage 1.4 by default, and the GDAL of the QGIS long-term releases in Debian 12 and
+    Ubuntu 22.04 warned on every store and result that it "may only be partially supported". A store (its input
+    layers) and a result file are 1.2 (``PRAGMA user_version`` 10200), and a layer added later keeps the file's."""
+    parcels, lines = results
+    store, out = tmp_path / "store.gpkg", tmp_path / "results.gpkg"
+    write_layers(str(store), {"parcels": parcels[["parcel_id", "geometry"]]})
+    write_results(str(store), parcels, lines)  # into the store, beside its layers
+    write_results(str(out), parcels, lines)
+    for path in (store, out):
+        with closing(sqlite3.connect(path)) as con:
+            assert con.execute("PRAGMA user_version").fetchone()[0] == 10200, path
+            assert con.execute("PRAGMA application_id").fetchone()[0] == 0x47504B47  # "GPKG"
+    assert {"parcels", "parcel_results", "measuring_lines"} <= set(pyogrio.list_layers(store)[:, 0])
+
+
 def test_geoparquet_dictionary_encodes_statuses_but_not_reason_sentences(results, tmp_path):
     parcels, lines = results
     out = tmp_path / "results.parquet"
