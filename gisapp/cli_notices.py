@@ -10,10 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import getpass
 import json
+import math
 import shlex
 from pathlib import Path
 
 import click
+import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
@@ -372,17 +374,24 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
         flexible = key in ("parcel_id", "owner_name")
         out.add_column(label, no_wrap=True, overflow="ellipsis", min_width=None if flexible else width)
     for r in table.to_dict("records"):
-        out.add_row(
-            *(
-                ("conn" if r[k] == "connection" else "viol")
-                if k == "notice_type"
-                else (r[k].isoformat() if isinstance(r[k], dt.date) else ("-" if r[k] is None else str(r[k])))
-                for k, _, _ in LIST_COLUMNS
-            )
-        )
+        out.add_row(*(_list_cell(k, r[k]) for k, _, _ in LIST_COLUMNS))
     console.print(out)
     if csv_path:
         click.echo(f"All {len(table.columns)} columns written to {csv_path}.")
+
+
+# The list's short word for each kind of register row: a connection recorded without a notice is no violation.
+_KIND_WORDS = {"connection": "conn", "violation": "viol", "record": "record"}
+
+
+def _list_cell(key: str, value) -> str:
+    """One cell of `notices list`: a kind's short word, a date in ISO form, "-" for nothing (a missing owner was
+    printed "nan")."""
+    if key == "notice_type":
+        return _KIND_WORDS.get(value, str(value))
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    return "-" if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA else str(value)
 
 
 @notices.command()

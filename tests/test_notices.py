@@ -1789,6 +1789,10 @@ def test_cli_records_a_connection_for_a_parcel_held_back_or_never_noticed(tmp_pa
     rows = json.loads(invoke("notices", "list", "--store", store, "--json").stdout)["notices"]
     mine = [r for r in rows if r["parcel_id"] == parcel]
     assert [(r["notice_type"], r["status"], r["issued_date"]) for r in mine] == [("record", "connected", "2027-02-10")]
+    # The table said "viol" for the record (no violation was ever given) and "nan" for its owner.
+    table = CliRunner(env={"COLUMNS": "200"}).invoke(main, ["notices", "list", "--store", str(store)])
+    row = next(line for line in table.output.splitlines() if parcel in line and "2027-02-10" in line)
+    assert " record " in f" {row} " and " viol " not in f" {row} " and "nan" not in row, row
     typo = invoke("notices", "record", "NO-SUCH-PARCEL", "connected", "--on", "2027-02-10", "--store", store, ok=False)
     assert typo.exit_code == 2 and "NO-SUCH-PARCEL" in typo.output
     again = json.loads(_issue_cli(store, tmp_path / "out").stdout)  # the next batch neither notices nor holds it
