@@ -378,7 +378,7 @@ def run_batch(
             "a dataset has one CRS. Set output_crs in the manifest's [batch] table, or start again."
         )
     job = TownJob(out_dir=str(out_dir), output_crs=output_crs, gpkg=gpkg, threads=threads)
-    todo = [t for t in manifest.towns if not (resume and is_done(out_dir, t.partition, t.fingerprint()))]
+    todo = [t for t in manifest.towns if not (resume and is_done(out_dir, t.partition, t.fingerprint(), gpkg=gpkg))]
     on_start(len(todo), len(manifest.towns) - len(todo))
     by_key = {}
     for rank, town in enumerate(todo):

@@ -91,14 +91,17 @@ def read_record(out_dir: str | Path, partition: str) -> dict | None:
         return None
 
 
-def is_done(out_dir: str | Path, partition: str, fingerprint: str) -> bool:
-    """True when the municipality finished without error, with these inputs, and its results are on disk."""
+def is_done(out_dir: str | Path, partition: str, fingerprint: str, *, gpkg: bool = False) -> bool:
+    """True when the municipality finished without error, with these inputs, and its results are on disk: with
+    ``gpkg``, its GeoPackage too (``--resume --gpkg`` after a batch without ``--gpkg`` kept every town, silently
+    writing none)."""
     record = read_record(out_dir, partition)
     return (
         record is not None
         and record.get("status") == "ok"
         and record.get("fingerprint") == fingerprint
         and partition_path(out_dir, partition).exists()
+        and (not gpkg or gpkg_path(out_dir, partition).exists())
     )
 
 

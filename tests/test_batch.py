@@ -261,6 +261,22 @@ def test_a_failed_town_is_reported_the_others_finish_and_resume_runs_only_it(sta
     assert {p: p.stat().st_mtime_ns for p in before} == before  # the others were not rewritten
     _same_as_alone(out, alone, [t["name"] for t in towns])
 
+    # --resume --gpkg after a batch without --gpkg: a town without its GeoPackage is not done (none was written).
+    with_gpkg = _batch(
+        "--manifest",
+        str(manifest),
+        "--out",
+        str(out),
+        "--scheduler",
+        cluster.scheduler_address,
+        "--resume",
+        "--gpkg",
+        "--json",
+    )
+    assert with_gpkg.exit_code == 0, with_gpkg.output
+    assert json.loads(with_gpkg.output)["municipalities_run"] == TOWNS + 1
+    assert len(list((out / "_gpkg").glob("*.gpkg"))) == TOWNS + 1
+
 
 def test_a_town_too_big_for_its_worker_fails_alone(tmp_path):
     """A worker killed for memory fails its municipality with a message saying so; the other town finishes.
