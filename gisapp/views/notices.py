@@ -125,7 +125,10 @@ def _page(
     }
     total = register.count(**filters)
     page = min(page, max(1, -(-total // PAGE_ROWS)))  # past the last page (or past any integer): the last page
-    rows = register.listing(**filters, limit=PAGE_ROWS, offset=(page - 1) * PAGE_ROWS).to_dict("records")
+    listing = register.listing(**filters, limit=PAGE_ROWS, offset=(page - 1) * PAGE_ROWS)
+    # A field the register leaves empty (a record's owner: it has no letter) is None, not NaN: NaN is true in the
+    # template, and the owner cell of a connection recorded without a notice said "nan".
+    rows = listing.astype(object).where(listing.notna(), None).to_dict("records")
     return render_template(
         "notices/index.html",
         missing=None,
