@@ -798,8 +798,8 @@ class Register:
                 being = " (its batch is being written)" if n["status"] == "prepared" else ""
                 raise LayerError(
                     f"Parcel {parcel_id} has an open notice, {n['notice_id']}{being}: record the connection on that "
-                    f"notice with `sewerplan notices mark {_shell_word(parcel_id)} connected`, so its deadline stops "
-                    "running."
+                    f"notice (`sewerplan notices mark {_shell_word(parcel_id)} connected`, or connected and Save on "
+                    "its row of the notices page), so its deadline stops running."
                 )
             latest = [r for r in rows if r["status"] != "cancelled"][-1:]
             before = [r for r in rows if r["notice_type"] == RECORD and r["status"] in CLOSING]

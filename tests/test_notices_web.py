@@ -1077,6 +1077,18 @@ def test_a_connection_made_without_a_notice_is_recorded_in_chromium(store, tmp_p
         form.find_element(By.ID, "record-button").click()
         assert message_saying(browser, f"{parcel}: recorded connected on February 10, 2027").is_displayed()
         _shot(browser, "notices-recorded-without-notice")
+        # The record's row names no owner (a record has none): its owner cell was "nan".
+        row = [tr for tr in browser.find_elements(By.CSS_SELECTOR, "#register tr") if "record" in tr.text][0]
+        assert row.find_elements(By.TAG_NAME, "td")[2].text == "" and "nan" not in row.text
+        # A parcel with an open notice is refused with what to do on this page (its row's Save), not a command.
+        browser.find_element(By.CSS_SELECTOR, "#record-section summary").click()
+        form = browser.find_element(By.ID, "record-form")
+        form.find_element(By.NAME, "parcel_id").send_keys(HOSTILE_IDS[1])
+        form.find_element(By.NAME, "on").send_keys("02102027")
+        form.find_element(By.ID, "record-button").click()
+        said = wait_for(browser, lambda: [e.text for e in browser.find_elements(By.ID, "error")])[0]
+        assert "has an open notice" in said, said
+        assert "Save on its row of the notices page" in said, said
         assert register.notices_of(parcel)[0]["notice_type"] == "record"
         popup = open_popup(browser, url, parcel, "recorded without a notice")
         assert "none: no notice was given" in popup.text
