@@ -52,7 +52,7 @@ def field_for(fix: Fix, *, upload: bool = False) -> str:
         "profile_file": f"The map page runs only the bundled profiles, so {target} is changed in a copy of "
         f"{_file_name(example)} under a name of its own: ask whoever runs the server to add the copy to the bundled "
         'profiles (it is then offered under "Profile"), or run the copy with the command line.',
-        "register": 'Create the town\'s register with the "Create the register" button on the Notices page.',
+        "register": 'Create the town\'s register with the "Create the notice register" button on the Notices page.',
         "overwrite": "Give another name.",
         "replace": 'Tick "replace the saved scenario of this name" to save over it.',
         "connected": "The connected-parcels list is given where the analysis was run (the command line): run it "

@@ -1105,3 +1105,13 @@ def test_the_page_names_a_register_a_stopped_first_creation_left_and_takes_it(cl
     client.post("/notices/register", data={"csrf_token": csrf(client)})
     assert read_setting(app.config["STORE"], "register") == str(path)
     assert 'id="notice-form"' in client.get("/notices").get_data(as_text=True)
+
+
+def test_the_missing_register_fix_names_the_button_as_the_page_labels_it():
+    """Told to press "Create the register" on the Notices page, a planner found only "Create the notice register"."""
+    from analysis.errors import Fix
+    from gisapp.errors import field_for
+
+    page = (Path(__file__).parents[1] / "templates" / "notices" / "index.html").read_text(encoding="utf-8")
+    button = re.search(r'id="create-register">([^<]+)<', page).group(1)
+    assert f'"{button}" button on the Notices page' in field_for(Fix("register", ""))
