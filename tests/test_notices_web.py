@@ -89,6 +89,18 @@ def _issue(client) -> str:
     return client.get(done.headers["Location"]).get_data(as_text=True)
 
 
+def test_a_preview_the_confirm_would_refuse_is_refused_at_the_preview(client, app):
+    """A notice date before today was previewed (520 notices, a Confirm button) and refused only at Confirm, 400
+    "The notice date ... is before today": the page offered a batch it would not issue."""
+    token = csrf(client)
+    client.post("/notices/register", data={"csrf_token": token})
+    past = client.post("/notices/preview", data={"notice_date": "2027-02-01", "csrf_token": token})
+    page = past.get_data(as_text=True)
+    assert past.status_code == 400 and "before today" in _message(past) and 'name="confirm"' not in page
+    fine = client.post("/notices/preview", data={"notice_date": "2027-03-01", "csrf_token": token})
+    assert fine.status_code == 200 and 'name="confirm"' in fine.get_data(as_text=True)
+
+
 def test_without_a_register_the_page_offers_to_create_the_towns_one(client, app):
     page = client.get("/notices").get_data(as_text=True)
     assert "No notice register is set up" in page and 'id="create-register"' in page

@@ -220,6 +220,9 @@ def preview():
     settled: list[dict] = []
     try:
         found, doc = _plan(_settle_first(settled), request.form)
+        # What Confirm would refuse (a notice date before today, letters that cannot be signed) is refused here:
+        # the page offered Confirm for a batch it then refused.
+        services.check_issue(found, root=current_app.config["NOTICES_FOLDER"])
     except (LayerError, AnalysisError) as exc:
         return _page(error=web_text(exc), form=_kept(request.form), status_code=400, settled=settled)
     return _page(preview=_preview_view(found, doc, request.form), settled=settled)
