@@ -29,6 +29,7 @@ from analysis.errors import AnalysisError
 from analysis.notices import mailing_address
 from gisapp import services
 from gisapp.errors import web_text
+from gisapp.notices import check_notice_date
 from gisapp.notices import today as notices_today
 from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
@@ -220,9 +221,9 @@ def preview():
     settled: list[dict] = []
     try:
         found, doc = _plan(_settle_first(settled), request.form)
-        # What Confirm would refuse (a notice date before today, letters that cannot be signed) is refused here:
-        # the page offered Confirm for a batch it then refused.
-        services.check_issue(found, root=current_app.config["NOTICES_FOLDER"])
+        # A notice date Confirm would refuse (before today) is refused here: the page offered Confirm for a batch it
+        # then refused. What else blocks issuing (town settings) the preview lists, as "Before issuing".
+        check_notice_date(found.plan.notice_date)
     except (LayerError, AnalysisError) as exc:
         return _page(error=web_text(exc), form=_kept(request.form), status_code=400, settled=settled)
     return _page(preview=_preview_view(found, doc, request.form), settled=settled)
