@@ -32,8 +32,9 @@ from analysis.mandate import check_notice
 from analysis.profiles import Profile, Rule
 from analysis.reasons import NOTICE_REASONS
 
-NOTICE_FIELDS = (
-    "parcel_id",
+# The fields a letter prints on its envelope: the owner's name and mailing address, and the site address an
+# occupant's letter goes to (``layers.validate`` names control characters in them when the parcels are loaded).
+LETTER_FIELDS = (
     "owner_name",
     "mail_address",
     "mail_city",
@@ -43,6 +44,13 @@ NOTICE_FIELDS = (
     "site_city",
     "site_state",
     "site_zip",
+)
+# A character that could not be read: what a NUL becomes where the parcels are loaded (``layers.validate``), or a
+# byte of another encoding. A letter holding one is held back.
+UNREADABLE = "\ufffd"
+NOTICE_FIELDS = (
+    "parcel_id",
+    *LETTER_FIELDS,
     "distance_ft",
     "main_id",
     "street_name_main",
@@ -576,7 +584,7 @@ def _unprintable(text: str, printable: AbstractSet[str] | None = None) -> str:
         if c in _SPACING or c == " ":
             continue
         category = unicodedata.category(c)
-        if c == "\ufffd":  # what a NUL became where the layer was loaded (layers.validate), or a mis-decoded byte
+        if c == UNREADABLE:
             kind = "characters that could not be read (U+FFFD)"
         elif category == "Cc":
             kind = "control characters"

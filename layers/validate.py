@@ -19,6 +19,7 @@ from pyproj import CRS
 
 from analysis._parallel import default_workers, elementwise
 from analysis.errors import Fix
+from analysis.notices import LETTER_FIELDS, UNREADABLE
 from analysis.units import feet_per_unit
 from layers.crs import check_and_reproject
 from layers.errors import Problem
@@ -715,25 +716,9 @@ def _code_column(
     return True
 
 
-# The fields a letter prints on its envelope: the owner's name and mailing address, and the site address an
-# occupant's letter goes to.
-LETTER_FIELDS = (
-    "owner_name",
-    "mail_address",
-    "mail_city",
-    "mail_state",
-    "mail_zip",
-    "site_address",
-    "site_city",
-    "site_state",
-    "site_zip",
-)
 # C0 and C1 control characters (and DEL) but tab, LF and CR, which are spacing: every mailing field prints a tab or
 # a line break as one space.
 _CONTROL = "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]"
-# What a NUL becomes: the store (GDAL) would keep only the text before it, and the notices could no longer see that
-# anything was cut. U+FFFD is what the notices hold back as a character that could not be read.
-UNREADABLE = "\ufffd"
 _NAMED = 5  # how many parcels a warning names before "and N more"
 
 

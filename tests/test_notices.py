@@ -1406,19 +1406,12 @@ def test_cli_hazard_file_saved_by_excel_is_read(store, tmp_path):
         assert [n["parcel_id"] for n in named["notices"]] == [parcel], encoding
 
 
-def test_notices_that_cannot_be_addressed_or_printed_are_held_back_not_mailed():
-    """A letter to nobody, or one whose owner prints as black boxes, never starts a deadline."""
+def _planned_for(owners: dict[str, tuple[str, str, str]]):
+    """Parcels that must connect, each with its owner (name, mailing street, city), and their notices planned with
+    the letters' font, as the command line and the web plan them."""
     from analysis.notices import plan_notices
     from layers.fonts import PRINTABLE
 
-    owners = {
-        "OK": ("MÜLLER-ŽÁK Ørsted", "1 Main St", "Fort Plain"),
-        "NO-NAME": ("", "2 Main St", "Fort Plain"),
-        "NO-ADDR": ("Ann Roe", "", ""),
-        "CJK": ("李小龍", "3 Main St", "Fort Plain"),
-        "RTL": ("\u202eEVIL OVERRIDE", "4 Main St", "Fort Plain"),
-        "ARABIC": ("Ann Roe", "شارع النيل", "Fort Plain"),
-    }
     results = pd.DataFrame(
         {
             "parcel_id": list(owners),
@@ -1428,9 +1421,22 @@ def test_notices_that_cannot_be_addressed_or_printed_are_held_back_not_mailed():
             "mail_city": [o[2] for o in owners.values()],
         }
     )
-    plan = plan_notices(
+    return results, plan_notices(
         results, profile=load_profile("fort-plain"), notice_date=dt.date(2027, 3, 1), printable=PRINTABLE
     )
+
+
+def test_notices_that_cannot_be_addressed_or_printed_are_held_back_not_mailed():
+    """A letter to nobody, or one whose owner prints as black boxes, never starts a deadline."""
+    owners = {
+        "OK": ("MÜLLER-ŽÁK Ørsted", "1 Main St", "Fort Plain"),
+        "NO-NAME": ("", "2 Main St", "Fort Plain"),
+        "NO-ADDR": ("Ann Roe", "", ""),
+        "CJK": ("李小龍", "3 Main St", "Fort Plain"),
+        "RTL": ("\u202eEVIL OVERRIDE", "4 Main St", "Fort Plain"),
+        "ARABIC": ("Ann Roe", "شارع النيل", "Fort Plain"),
+    }
+    results, plan = _planned_for(owners)
     assert plan.due["parcel_id"].tolist() == ["OK"]
     why = dict(zip(plan.held["parcel_id"], plan.held["why"], strict=True))
     assert set(why) == set(owners) - {"OK"}
@@ -1443,7 +1449,6 @@ def test_polish_czech_and_vietnamese_owners_are_noticed_and_what_the_font_lacks_
     out (Hebrew and Arabic run right to left; invisible direction marks) and control characters (a NUL cut the name
     at it after a GeoPackage round trip: the letter went to "A") are held back, each named."""
     from analysis.notices import plan_notices
-    from layers.fonts import PRINTABLE
 
     owners = {
         "PL": ("Łukasz Żółć", "12 Kościuszko St", "Little Falls"),
@@ -1459,18 +1464,7 @@ def test_polish_czech_and_vietnamese_owners_are_noticed_and_what_the_font_lacks_
         "BEL": ("ANN ROE", "7 Main\x07 St", "Fort Plain"),
         "C1": ("ANN ROE\x9b", "8 Main St", "Fort Plain"),
     }
-    results = pd.DataFrame(
-        {
-            "parcel_id": list(owners),
-            "status": "mandated",
-            "owner_name": [o[0] for o in owners.values()],
-            "mail_address": [o[1] for o in owners.values()],
-            "mail_city": [o[2] for o in owners.values()],
-        }
-    )
-    plan = plan_notices(
-        results, profile=load_profile("fort-plain"), notice_date=dt.date(2027, 3, 1), printable=PRINTABLE
-    )
+    results, plan = _planned_for(owners)
     assert sorted(plan.due["parcel_id"]) == ["CZ", "MU", "PL", "VN"]
     why = dict(zip(plan.held["parcel_id"], plan.held["why"], strict=True))
     assert set(why) == set(owners) - {"CZ", "MU", "PL", "VN"}

@@ -180,17 +180,21 @@ def _pyqgis():
     pytest.skip("no PyQGIS (Debian: apt-get install python3-qgis qgis-providers)")
 
 
-def open_in_qgis(project: Path, *extra: str, env: dict | None = None) -> dict:
-    python = _pyqgis()
+def run_in_qgis(script: str, path: Path, *extra: str, env: dict | None = None) -> dict:
+    """Run ``script`` in Debian's PyQGIS on ``path`` (and ``extra``); the JSON report its last line prints."""
     done = subprocess.run(
-        [python, "-c", OPEN_PROJECT, str(project), *extra],
+        [_pyqgis(), "-c", script, str(path), *extra],
         capture_output=True,
         text=True,
         timeout=300,
-        env={**os.environ, "XDG_RUNTIME_DIR": str(project.parent), **(env or {})},
+        env={**os.environ, "XDG_RUNTIME_DIR": str(Path(path).parent), **(env or {})},
     )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def open_in_qgis(project: Path, *extra: str, env: dict | None = None) -> dict:
+    return run_in_qgis(OPEN_PROJECT, project, *extra, env=env)
 
 
 def test_qgis_opens_the_project_with_every_layer_valid(analysed, tmp_path):
@@ -288,7 +292,7 @@ def test_qgis_opens_a_plans_crossings_and_easements_styled(tmp_path):
     from tests.conftest import ny_frame
     from tests.test_plans import INTO_L5, M9, layout
 
-    python = _pyqgis()
+    _pyqgis()  # skip before the work when there is no PyQGIS
     data, out = tmp_path / "town.gpkg", tmp_path / "plan.gpkg"
     write_layers(str(data), layout(shift=(1, 1), extra_mains=[M9]))
     ny_frame([{"geometry": INTO_L5}]).to_file(tmp_path / "extension.geojson")
@@ -296,15 +300,7 @@ def test_qgis_opens_a_plans_crossings_and_easements_styled(tmp_path):
         "plan", "--profile", "fort-plain", "--data", data, "--proposed", tmp_path / "extension.geojson",
         "--diameter-in", "8", "--out", out, ok=True,
     )  # fmt: skip
-    done = subprocess.run(
-        [python, "-c", OPEN_PLAN_LAYERS, str(out), "main_crossings", "easements_needed"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)},
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = run_in_qgis(OPEN_PLAN_LAYERS, out, "main_crossings", "easements_needed")
     crossings, easements = report["main_crossings"], report["easements_needed"]
     assert (crossings["valid"], crossings["crs"], crossings["geometry"]) == (True, "EPSG:2260", "Point")
     assert (easements["valid"], easements["crs"], easements["geometry"]) == (True, "EPSG:2260", "MultiLineString")
@@ -337,7 +333,7 @@ def test_qgis_adds_the_results_csv_with_zip_codes_as_text(tmp_path):
     from layers.sample import sample_town
     from layers.write import write_layers
 
-    python = _pyqgis()
+    _pyqgis()  # skip before the work when there is no PyQGIS
     town = sample_town(60)
     town["parcels"].loc[0, "mail_zip"] = "01234"
     write_layers(str(tmp_path / "town.gpkg"), town)
@@ -346,15 +342,7 @@ def test_qgis_adds_the_results_csv_with_zip_codes_as_text(tmp_path):
         "analyze", "--profile", "fort-plain", "--data", tmp_path / "town.gpkg", "--out", out,
         "--notice-date", "2027-03-01", ok=True,
     )  # fmt: skip
-    done = subprocess.run(
-        [python, "-c", OPEN_CSV, str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "XDG_RUNTIME_DIR": str(tmp_path)},
-    )
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout.strip().splitlines()[-1])
+    report = run_in_qgis(OPEN_CSV, out)
     assert report["valid"] and report["features"] == 60
     assert report["types"]["mail_zip"] == report["types"]["site_zip"] == "text" and "01234" in report["zips"]
     assert report["types"]["distance_ft"] == "double" and report["types"]["deadline"] == "date"
