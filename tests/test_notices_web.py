@@ -1065,8 +1065,53 @@ def test_the_page_records_a_connection_made_without_a_notice(client, app):
         ({"parcel_id": HOSTILE_IDS[1], "on": "2027-12-01"}, "after today"),
     ):
         refused = client.post("/notices/record", data=form | {"csrf_token": token})
-        assert says in _message(client.get(refused.headers["Location"])), form
+        assert refused.status_code == 400 and says in _message(refused), form
     assert notice["notice_id"] == rows[1]["notice_id"]
+
+
+def _record_form(page: str) -> dict:
+    """The values the page's "Record connected" form comes filled in with, and whether its section is open."""
+    found = re.search(r'<details id="record-section"([^>]*)>.*?</form>', page, re.S)
+    values = dict(
+        re.findall(r'<input (?:type="date" )?name="(parcel_id|on|note)"[^>]*?value="([^"]*)"', found.group(0))
+    )
+    return values | {"open": "open" in found.group(1)}
+
+
+def test_a_refused_record_comes_back_filled_in_as_the_clerk_typed_it(client, app):
+    """A record the server refused (a typo in the parcel ID, a day to come, a parcel with an open notice) came back
+    through a redirect with the form empty and closed: the clerk lost the parcel, the day and the note they typed."""
+    _issue(client)
+    token = csrf(client)
+    typed = {"parcel_id": "12.1-1-2/Ä", "on": "2027-02-10", "note": 'permit "14" & inspected'}
+    refused = client.post(
+        "/notices/record", data=typed | {"csrf_token": token, "back_q": "12.1", "back_status": "open"}
+    )
+    page = refused.get_data(as_text=True)
+    assert refused.status_code == 400 and "is not among the parcels" in _message(refused)
+    assert _record_form(page) == {
+        "parcel_id": "12.1-1-2/Ä",
+        "on": "2027-02-10",
+        "note": "permit &#34;14&#34; &amp; inspected",
+        "open": True,
+    }
+    # The clerk's register filters travel on, so the corrected record returns to the register as they had it.
+    assert 'name="back_q" value="12.1"' in page and 'name="back_status" value="open"' in page
+    missing = client.post("/notices/record", data={"parcel_id": HOSTILE_IDS[1], "note": "n", "csrf_token": token})
+    assert missing.status_code == 400 and "Give the parcel ID and the day it connected" in _message(missing)
+    assert _record_form(missing.get_data(as_text=True)) == {
+        "parcel_id": HOSTILE_IDS[1],
+        "on": "",
+        "note": "n",
+        "open": True,
+    }
+    # A page not refusing a record keeps the form empty and closed.
+    assert _record_form(client.get("/notices").get_data(as_text=True)) == {
+        "parcel_id": "",
+        "on": "",
+        "note": "",
+        "open": False,
+    }
 
 
 @pytest.mark.browser
@@ -1104,6 +1149,58 @@ def test_a_connection_made_without_a_notice_is_recorded_in_chromium(store, tmp_p
         assert register.notices_of(parcel)[0]["notice_type"] == "record"
         popup = open_popup(browser, url, parcel, "recorded without a notice")
         assert "none: no notice was given" in popup.text
+
+
+@pytest.mark.browser
+def test_a_refused_record_keeps_what_the_clerk_typed_in_chromium(store, tmp_path, browser):
+    """Refused (a day to come, a typo in the parcel ID, a parcel with an open notice), the "Record connected" form
+    came back empty and closed: the clerk had to open it and type the parcel, the day and the note again."""
+    from selenium.webdriver.common.by import By
+
+    app = make_app(store, tmp_path)
+    _issue(app.test_client())
+    register = Register(store=app.config["STORE"], create=False)
+    before = len(register.listing())
+
+    def record(parcel: str, day: str, note: str):
+        form = browser.find_element(By.ID, "record-form")
+        if not browser.find_element(By.ID, "record-section").get_attribute("open"):
+            browser.find_element(By.CSS_SELECTOR, "#record-section summary").click()
+        for name, text in (("parcel_id", parcel), ("on", day), ("note", note)):
+            form.find_element(By.NAME, name).clear()
+            form.find_element(By.NAME, name).send_keys(text)
+        form.find_element(By.ID, "record-button").click()
+
+    def shown() -> dict:
+        form = browser.find_element(By.ID, "record-form")
+        return {n: form.find_element(By.NAME, n).get_attribute("value") for n in ("parcel_id", "on", "note")}
+
+    with serving(app) as url:
+        browser.get(url + "/notices")
+        for parcel, day, typed_day, says in (
+            ("NO-SUCH-PARCEL", "2027-02-10", "02102027", "is not among the parcels"),
+            (HOSTILE_IDS[3], "2027-12-01", "12012027", "after today"),
+            (HOSTILE_IDS[1], "2027-02-10", "02102027", "has an open notice"),
+        ):
+            record(parcel, typed_day, "permit 2027-14, inspected")
+            said = wait_for(
+                browser, lambda says=says: [e for e in browser.find_elements(By.ID, "error") if says in e.text]
+            )
+            assert said[0].is_displayed()
+            section = browser.find_element(By.ID, "record-section")
+            assert section.get_attribute("open") and browser.find_element(By.ID, "record-form").is_displayed()
+            assert shown() == {"parcel_id": parcel, "on": day, "note": "permit 2027-14, inspected"}, says
+            _shot(browser, "notices-record-refused")
+        # The clerk corrects only what was wrong (the parcel) and records it from the form as it came back.
+        register.mark(HOSTILE_IDS[4], "withdrawn", actor="web:pat")
+        form = browser.find_element(By.ID, "record-form")
+        form.find_element(By.NAME, "parcel_id").clear()
+        form.find_element(By.NAME, "parcel_id").send_keys(HOSTILE_IDS[4])
+        form.find_element(By.ID, "record-button").click()
+        assert message_saying(browser, f"{HOSTILE_IDS[4]}: recorded connected on February 10, 2027").is_displayed()
+    rows = register.notices_of(HOSTILE_IDS[4])
+    assert [(r["notice_type"], r["note"]) for r in rows][0] == ("record", "permit 2027-14, inspected")
+    assert len(register.listing()) == before + 1
 
 
 def test_the_page_names_a_register_a_stopped_first_creation_left_and_takes_it(client, app):

@@ -98,6 +98,7 @@ def _page(
     error: str | None = None,
     form: dict | None = None,
     settled: list[dict] | None = None,
+    record_form: dict | None = None,
 ):
     """The register page; ``settled`` are the interrupted batches this request finished or cancelled first."""
     status = request.args.get("status") or None
@@ -148,6 +149,7 @@ def _page(
         preview=preview,
         form=preview["form"] if preview else (form or {}),
         settled=_settled_words(settled or []),
+        record_form=record_form,
         message=heard("message"),
         error=error or heard("error"),
     ), status_code
@@ -330,7 +332,7 @@ def record():
     on = (request.form.get("on") or "").strip()
     note = (request.form.get("note") or "").strip() or None
     if not parcel_id or not on:
-        return _back(error="Give the parcel ID and the day it connected, then Record.")
+        return _record_refused("Give the parcel ID and the day it connected, then Record.")
     try:
         done = services.record_connection(
             app_register(),
@@ -342,12 +344,22 @@ def record():
             store=current_app.config["STORE"],
         )
     except LayerError as exc:
-        return _back(error=web_text(exc))
+        return _record_refused(web_text(exc))
     return _back(
         message=f"{parcel_id}: recorded connected on {town_date(done['on'], current_app.config['DATE_FORMAT'])} "
         f"({done['record_id']}), without a notice; it is not "
         "noticed again."
     )
+
+
+def _record_refused(error: str):
+    """400: the register page with the refusal and the "Record connected" form open and filled in as the clerk sent
+    it (parcel, day, note), so they correct what the sentence names instead of typing it all again (a redirect came
+    back with the form empty); the clerk's filters and page kept."""
+    kept = {k: (request.form.get(k) or "").strip() for k in ("parcel_id", "on", "note")}
+    request.args = request.args.copy()
+    request.args.update({k: v for k in BACK_ARGS if (v := request.form.get(f"back_{k}"))})
+    return _page(error=error, record_form=kept, status_code=400)
 
 
 def _stale(error: str):
