@@ -17,7 +17,8 @@ PostgreSQL.
 - One open notice per parcel and type: a partial unique index (``is_open = 1``, prepared notices included), and
   inserts with ON CONFLICT DO NOTHING, so a re-run, a double click or two planners at once never duplicate one.
 - One record of a connection made without a notice per parcel: a partial unique index (``notice_type = 'record'``),
-  so two clerks recording the same parcel at once on PostgreSQL make one record and the second is refused.
+  so two clerks recording the same parcel at once on PostgreSQL make one record and the second is refused. Twins an
+  older register already held are kept by migration 0005 as type ``duplicate`` (the first written stays the record).
 """
 
 from __future__ import annotations

@@ -519,6 +519,53 @@ def test_migration_keeps_old_runs_with_their_settings_unknown(tmp_path, backend)
     reg.close()
 
 
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_migration_0005_sets_apart_second_records_of_a_parcel_and_deletes_none(tmp_path, backend):
+    """Before 0005 two clerks recording one parcel at the same moment on PostgreSQL both wrote a record; 0005's
+    unique index could not be built over them and the upgrade failed, leaving the register unusable. Each parcel's
+    first record (the earliest written) stays its record; the later ones are kept as type duplicate, with a note
+    naming the record kept and events saying what changed, so a board asking about either finds both."""
+    columns = "notice_id, parcel_id, notice_type, issued_date, status, is_open, section, note, created_at"
+    rows = (  # R-B written first, R-A a moment later, R-C later still (with an earlier day): P-1 recorded three times
+        "('R-A', 'P-1', 'record', '2027-02-10', 'connected', 0, '', 'permit 14', '2027-02-12T09:00:00.000002Z')",
+        "('R-B', 'P-1', 'record', '2027-02-11', 'connected', 0, '', NULL, '2027-02-12T09:00:00.000001Z')",
+        "('R-C', 'P-1', 'record', '2027-02-09', 'connected', 0, '', 'seen', '2027-02-13T10:00:00.000000Z')",
+        "('R-D', 'P-2', 'record', '2027-02-10', 'connected', 0, '', NULL, '2027-02-12T09:00:00.000000Z')",
+        "('N-1', 'P-1', 'connection', '2027-01-04', 'withdrawn', 0, '§ 144-4', NULL, '2027-01-04T09:00:00.000000Z')",
+    )
+    url = _register_at(backend, tmp_path, "0004", f"INSERT INTO notices ({columns}) VALUES {', '.join(rows)}")
+    reg = Register(url, create=False)  # upgrades to HEAD: refused before, with the index's unique violation
+    assert reg._version() == HEAD
+    found = {r["notice_id"]: r for r in reg.notices_of("P-1") + reg.notices_of("P-2")}
+    assert set(found) == {"R-A", "R-B", "R-C", "R-D", "N-1"}  # nothing deleted
+    assert {n: found[n]["notice_type"] for n in found} == {
+        "R-A": "duplicate",
+        "R-B": "record",
+        "R-C": "duplicate",
+        "R-D": "record",
+        "N-1": "connection",
+    }
+    # What the clerks recorded is as they recorded it; the notes say which record stands.
+    assert [(found[n]["status"], found[n]["issued_date"]) for n in ("R-A", "R-C")] == [
+        ("connected", dt.date(2027, 2, 10)),
+        ("connected", dt.date(2027, 2, 9)),
+    ]
+    assert found["R-A"]["note"].startswith("permit 14; A second record of parcel P-1's connection")
+    assert "R-B (connected 2027-02-11), which stays its record" in found["R-C"]["note"]
+    assert found["R-B"]["note"] is None and found["R-D"]["note"] is None
+    changed = [(e["actor"], e["field"], e["old_value"], e["new_value"]) for e in reg.events_of("R-A")]
+    assert changed[0] == ("migration 0005", "notice_type", "record", "duplicate")
+    assert changed[1][:3] == ("migration 0005", "note", "permit 14") and reg.events_of("R-B") == []
+    # The parcel is still recorded connected, once: never noticed, refused a third record, and the index now holds.
+    assert {"P-1", "P-2"} <= reg.excluded_parcels()
+    with pytest.raises(LayerError, match=r"already recorded connected \(R-B\)"):
+        reg.record("P-1", "connected", on="2027-02-10", actor="clerk")
+    with pytest.raises(DBAPIError), reg.transaction() as con:
+        con.execute(text("UPDATE notices SET notice_type = 'record' WHERE notice_id = 'R-A'"))
+    assert reg.integrity_ok()
+    reg.close()
+
+
 @pytest.mark.postgres
 def test_a_new_postgres_register_opened_by_several_processes_at_once_migrates_once(tmp_path):
     url = postgres_url()
