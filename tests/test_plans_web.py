@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 from pypdf import PdfReader
-from shapely.geometry import LineString, MultiLineString
+from shapely.geometry import LineString, MultiLineString, Point
 
 from analysis.profiles import load_profile
 from gisapp.cli import main
@@ -22,7 +22,7 @@ from gisapp.users import add_user
 from layers.register import Register, RegisterMissingError
 from layers.write import write_layers
 from tests.conftest import csrf, make_app, ny_frame, serving
-from tests.test_plans import layout
+from tests.test_plans import M9, layout
 from tests.test_web import open_map, shot, wait_for
 
 ODD_NAME = "Oak/St #2 ?50% six"
@@ -490,6 +490,94 @@ def test_the_panel_says_where_the_main_crosses_a_main_and_needs_easements_in_chr
         assert "Easements across private land: for the engineer (design check; profile setting)." in said
         assert "L5 (NG MAI, 500 Oak St) 40.0 ft" in said and "needs an easement from each owner" in said
         shot(browser, "plan-crossing-and-easement")
+
+
+# Up Oak St and into the back yards: a bend at a new manhole inside L3 (x 380, clear of its house at x 330-370), then
+# east across the existing main M-9 (x = 450, running north into L4) at (450, 75), inside L4, to its end in L4.
+INTO_THE_YARDS = LineString([(0, 0), (380, 0), (380, 75), (480, 75)])
+
+
+def lat_lon(x: float, y: float) -> tuple[float, float]:
+    """Where the Oak St town's point (x, y) in feet lies, as (lat, lon)."""
+    point = ny_frame([{"geometry": Point(x, y)}]).to_crs(4326).geometry.iloc[0]
+    return point.y, point.x
+
+
+@pytest.mark.browser
+def test_a_click_on_a_plans_ring_or_manhole_opens_the_parcel_under_it_in_chromium(browser, tmp_path):  # noqa: F811
+    """A plan's red ring where it crosses a main, and its manholes, took the click inside them: the parcel under
+    one opened no popup, so the planner could not see that parcel's result. A click there is the parcel's (or the
+    manhole's under it) and the mark still names itself in its tooltip; so is a click on a main across a lot."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+
+    from tests.test_web_map import click_at, popup_text, settle
+
+    (tmp_path / "town").mkdir()
+    store = tmp_path / "town" / "town.gpkg"
+    write_layers(str(store), layout(shift=(1, 1), extra_mains=[M9]))
+    analysed = CliRunner().invoke(
+        main, ["analyze", "--profile", "fort-plain", "--data", str(store), "--out", str(store)]
+    )
+    assert analysed.exit_code == 0, analysed.output
+    ny_frame([{"geometry": INTO_THE_YARDS}]).to_file(tmp_path / "yards.geojson", driver="GeoJSON")
+    tooltips = "return [...document.querySelectorAll('.leaflet-tooltip')].map((t) => t.textContent).join(' | ')"
+
+    def opens(x, y, parcel_id, mark):
+        """The mark at (x, y) names itself under the pointer, and a click there opens the parcel's popup."""
+        lat, lon = lat_lon(x, y)
+        if browser.find_elements(By.CSS_SELECTOR, ".leaflet-popup"):  # the last popup may lie over the mark
+            browser.execute_script("document.querySelector('.leaflet-popup-close-button').click();")
+            wait_for(browser, lambda: not browser.find_elements(By.CSS_SELECTOR, ".leaflet-popup"))
+        px, py = browser.execute_script(
+            "const p = window.sewerplanMap.latLngToContainerPoint([arguments[0], arguments[1]]); return [p.x, p.y];",
+            lat,
+            lon,
+        )
+        box = browser.find_element(By.CSS_SELECTOR, "#mapcell .folium-map")
+        offset = int(px - box.size["width"] / 2), int(py - box.size["height"] / 2)
+        ActionChains(browser).move_to_element_with_offset(box, *offset).perform()
+        wait_for(browser, lambda: mark in browser.execute_script(tooltips))  # its own words, on hover
+        click_at(browser, lat, lon)
+        said = popup_text(browser, parcel_id)
+        shown = browser.execute_script("return document.querySelector('.parcel-popup').dataset.parcelId")
+        assert shown == parcel_id, said
+
+    with serving(make_app(store, tmp_path, REGISTER=str(tmp_path / "register.sqlite"))) as url:
+        open_map(browser, url)
+        output = browser.find_element(By.ID, "plan-result")
+        browser.find_element(By.ID, "plan-file").send_keys(str(tmp_path / "yards.geojson"))
+        wait_for(browser, lambda: browser.find_element(By.ID, "plan-evaluate").is_enabled())
+        settle(browser)
+        browser.find_element(By.ID, "plan-evaluate").click()
+        wait_for(browser, lambda: "Newly required to connect" in output.text)
+        assert "crosses M-9 (sanitary) at station 525 ft" in " ".join(output.text.split())
+        # As evaluated (the plan drawn last), then after the view is moved (the layers drawn again under it).
+        for zoom in (None, 19):
+            if zoom:
+                browser.execute_script(
+                    "window.sewerplanMap.setView([arguments[0], arguments[1]], 19, {animate: false});",
+                    *lat_lon(430, 60),
+                )
+                settle(browser)
+            opens(450, 75, "L4", "crosses M-9 at station 525 ft")  # the ring, on the main M-9, inside L4
+            opens(380, 75, "L3", "NEW-2: change in alignment")  # the planned manhole inside L3
+            opens(480, 75, "L4", "NEW-3: end of the main")
+        opens(450, 95, "L4", "Main M-9")  # the existing main running through L4's yard
+        # The plan's mark of the existing manhole it connects to: a click there is that manhole's, as without a plan.
+        browser.execute_script(
+            "window.sewerplanMap.setView([arguments[0], arguments[1]], 19, {animate: false});", *lat_lon(0, 0)
+        )
+        settle(browser)
+        click_at(browser, *lat_lon(0, 0))
+        said = wait_for(
+            browser,
+            lambda: browser.execute_script(
+                "const p = document.querySelector('.sewershed-popup'); return p && p.textContent;"
+            ),
+        )
+        assert said.startswith("Manhole A")
+        shot(browser, "plan-marks-pass-clicks-to-parcels")
 
 
 @pytest.mark.browser

@@ -6,7 +6,8 @@
 // Drawing: one canvas renderer draws every layer a user can click (streets, parcels, buildings, mains, manholes,
 // plants), in a fixed order, so no second canvas can sit on top and swallow clicks. What the user asked to see (the
 // measuring line, a trace, a sewershed, the selection, a searched area, a plan) is drawn in panes above it that
-// never take a click.
+// never take a click; a plan's rings and manholes alone are on the canvas, drawn last, for their tooltips, and pass
+// their clicks to what lies under them (clickUnder), as a main and the plant do.
 (function () {
   "use strict";
   const cfgNode = document.getElementById("sewerplan-config");
@@ -123,6 +124,7 @@
   const evidence = L.layerGroup().addTo(map);
   const withinLayer = L.layerGroup().addTo(map);
   const planLayer = L.layerGroup().addTo(map);
+  const planMarks = L.featureGroup().addTo(planLayer);  // a plan's rings and manholes, on the canvas for their tooltips
   control.addOverlay(layers.streets, "Streets");
   if (page.hasSubdivisions) control.addOverlay(layers.subdivisions, "Subdivisions");
   control.addOverlay(layers.parcels, "Parcels by status");
@@ -143,6 +145,7 @@
 
   function reorder() {  // the canvas draws in the order layers were added: put them back in the map's order
     ORDER.forEach((name) => { if (name !== "subdivisions" && map.hasLayer(layers[name])) layers[name].bringToFront(); });
+    if (map.hasLayer(planMarks)) planMarks.bringToFront();  // a plan's rings and manholes above all, not under a fill
   }
 
   // -- what the user is doing: nothing, or drawing for a plan or for select by distance ---------------------------
@@ -390,17 +393,36 @@
     return null;
   }
 
-  layers.parcels.on("click", (e) => {
-    const p = e.layer.feature.properties;
-    if (mode || p.parcel_id === undefined) return;
-    showParcel(p.parcel_id, e.latlng);
-  });
-  layers.buildings.on("click", (e) => {
-    if (mode) return;
-    const p = e.layer.feature.properties;
-    showBuilding(p.building_id, p.parcel_id, e.latlng);
-  });
-  layers.manholes.on("click", (e) => { if (!mode) showSewershed(e.layer.feature.properties.manhole_id, e.latlng); });
+  const openParcel = (layer, latlng) => {
+    const p = layer.feature.properties;
+    if (p.parcel_id !== undefined) showParcel(p.parcel_id, latlng);  // a count of parcels zoomed out opens nothing
+  };
+  const openBuilding = (layer, latlng) => {
+    const p = layer.feature.properties;
+    showBuilding(p.building_id, p.parcel_id, latlng);
+  };
+  const openManhole = (layer, latlng) => showSewershed(layer.feature.properties.manhole_id, latlng);
+  layers.parcels.on("click", (e) => { if (!mode) openParcel(e.layer, e.latlng); });
+  layers.buildings.on("click", (e) => { if (!mode) openBuilding(e.layer, e.latlng); });
+  layers.manholes.on("click", (e) => { if (!mode) openManhole(e.layer, e.latlng); });
+
+  // A mark that only names itself (a main, the plant, a plan's rings and manholes) opens nothing of its own: a click
+  // on it is the manhole's, building's or parcel's drawn under it, as if the mark were not there, and its tooltip
+  // (on hover, or on a tap) still names it. A main through a back yard, or a plan's ring where its main crosses one,
+  // took the click and the parcel under it opened no popup. Found as the canvas finds what a click is on.
+  const UNDER = [["manholes", openManhole], ["buildings", openBuilding], ["parcels", openParcel]];
+  function clickUnder(e) {
+    if (mode) return;  // drawing: the click is a vertex (the map's click), whatever it lands on
+    const point = map.latLngToLayerPoint(e.latlng);
+    for (const [name, open] of UNDER) {
+      if (!map.hasLayer(layers[name])) continue;
+      let hit = null;  // the last drawn is the one on top
+      layers[name].eachLayer((layer) => { if (layer._containsPoint(point)) hit = layer; });
+      if (hit) { open(hit, e.latlng); return; }
+    }
+  }
+  layers.mains.on("click", clickUnder);
+  layers.plants.on("click", clickUnder);
 
   async function traceParcel(parcelId, target) {
     target.textContent = "Tracing…";
@@ -909,12 +931,15 @@
     (plan.map.vacant || []).forEach((g) => L.geoJSON(g, { ...planStyle, style: { color: "#ff7f00", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
     // Private parcels the main crosses (easements needed), outlined in purple, and where it crosses existing mains.
     (plan.map.easements || []).forEach((g) => L.geoJSON(g, { ...planStyle, style: { color: "#6a3d9a", weight: 3, dashArray: "4 4", fillOpacity: 0 } }).addTo(planLayer));
-    (plan.map.crossings || []).forEach((c) => L.geoJSON(c.geometry, { pointToLayer: (f, ll) => L.circleMarker(ll, {
-      renderer, radius: 8, color: "#e31a1c", weight: 3, fillOpacity: 0 })
-      .bindTooltip(() => el("span", `${words(c.kind)} ${c.main_id} at station ${num(Math.round(c.station_ft), "ft")}`)) }).addTo(planLayer));
-    plan.map.manholes.forEach((m) => L.geoJSON(m.geometry, { pointToLayer: (f, ll) => L.circleMarker(ll, {
-      renderer, radius: 6, color: m.existing ? "#000" : "#1f78b4", weight: 2, fillColor: m.existing ? "#000" : "#fff", fillOpacity: 1 })
-      .bindTooltip(() => el("span", `${m.id}: ${m.reason}`)) }).addTo(planLayer));
+    // Its rings and manholes name themselves on hover; a click on one is the parcel's (or manhole's) under it.
+    planMarks.clearLayers();
+    planLayer.addLayer(planMarks);
+    const mark = (geometry, style, text) => L.geoJSON(geometry, { pointToLayer: (f, ll) => L.circleMarker(ll, {
+      renderer, ...style }).bindTooltip(() => el("span", text)).on("click", clickUnder) }).addTo(planMarks);
+    (plan.map.crossings || []).forEach((c) => mark(c.geometry, { radius: 8, color: "#e31a1c", weight: 3, fillOpacity: 0 },
+      `${words(c.kind)} ${c.main_id} at station ${num(Math.round(c.station_ft), "ft")}`));
+    plan.map.manholes.forEach((m) => mark(m.geometry, { radius: 6, color: m.existing ? "#000" : "#1f78b4", weight: 2,
+      fillColor: m.existing ? "#000" : "#fff", fillOpacity: 1 }, `${m.id}: ${m.reason}`));
     if (!output) return;
     output.replaceChildren();
     const list = el("ul", null, "plan-summary");
