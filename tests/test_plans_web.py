@@ -577,6 +577,27 @@ def test_a_click_on_a_plans_ring_or_manhole_opens_the_parcel_under_it_in_chromiu
             ),
         )
         assert said.startswith("Manhole A")
+        # A layer switched off and on again in the layer panel is drawn in its place: the parcels' fill came back
+        # over the plan's ring until the map was next moved.
+        ring_over_parcels = """
+            let ring = null;
+            window.sewerplanMap.eachLayer((l) => {
+              const t = l.getTooltip && l.getTooltip();
+              const words = t && (typeof t.getContent() === 'function' ? t.getContent()(l) : t.getContent());
+              if (words && (words.textContent || String(words)).includes('crosses M-9')) ring = l;
+            });
+            let order = [], item = ring._renderer._drawFirst;
+            for (; item; item = item.next) order.push(item.layer);
+            const parcels = order.map((l, k) => (l.feature && l.feature.properties.parcel_id ? k : -1));
+            return order.indexOf(ring) > Math.max(...parcels);"""
+        assert browser.execute_script(ring_over_parcels)
+        browser.execute_script(
+            "document.querySelector('.leaflet-control-layers').classList.add('leaflet-control-layers-expanded');"
+        )
+        toggle = browser.find_element(By.XPATH, "//label[contains(., 'Parcels by status')]//input[@type='checkbox']")
+        toggle.click()
+        toggle.click()
+        assert browser.execute_script(ring_over_parcels)
         shot(browser, "plan-marks-pass-clicks-to-parcels")
 
 

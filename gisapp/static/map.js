@@ -200,6 +200,7 @@
     }
   }
   map.on("moveend", refresh);
+  map.on("overlayadd", reorder);  // a layer switched back on is drawn in its place, not over the plan's marks
 
   // -- the legend: each status with its count in the town and in view ---------------------------------------------
   function updateLegend() {
