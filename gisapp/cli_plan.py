@@ -12,6 +12,7 @@ from rich.table import Table
 from analysis.plans import compare_plans
 from gisapp import services
 from gisapp.cli_common import DIRECTION_OPTION, data_options, deprecated, loading, user_errors
+from gisapp.words import written_words
 from layers.board import check_pdf_path, summary_lines, write_comparison_csv
 from layers.read import is_postgres
 from layers.write import check_plan_path
@@ -134,7 +135,7 @@ def plan(
     if save:
         click.echo(f"Saved as the scenario {name!r} in the register (`sewerplan plans` shows it beside the others).")
     if out_path:
-        click.echo(f"Plan exported to {out_path}.")
+        click.echo(written_words(out_path, doc["exported"], lead="Plan exported to"))
     if pdf_path:
         click.echo(f"The board's PDF written to {pdf_path}.")
 

@@ -592,13 +592,20 @@ def measuring_crs_note(town: str, suggested: tuple[str, str] | None) -> str:
     )
 
 
-def written_words(path: str, layers: list[str]) -> str:
+def written_words(path: str, layers: list[str], lead: str = "Results written to") -> str:
     """Where a command wrote its results, as the user finds them: a GeoPackage's layers by name, a GeoParquet
-    file's sibling files, a GeoJSON or CSV file alone (its one layer is the file: "(r)" after r.csv said nothing)."""
+    file's sibling files, a GeoJSON or CSV file alone (its one layer is the file: "(r)" after r.csv said nothing).
+    ``lead`` names what was written ("Plan exported to", "Report written to").
+
+    Examples
+    --------
+    >>> written_words("p.parquet", ["p", "p.proposed_manholes"], lead="Plan exported to")
+    'Plan exported to p.parquet, with p.proposed_manholes.parquet beside it.'
+    """
     suffix = Path(str(path)).suffix.lower()
     if suffix == ".gpkg":
-        return f"Results written to {path} (layer{'s' if len(layers) > 1 else ''} {', '.join(layers)})."
+        return f"{lead} {path} (layer{'s' if len(layers) > 1 else ''} {', '.join(layers)})."
     if suffix == ".parquet" and len(layers) > 1:
         beside = ", ".join(f"{name}.parquet" for name in layers[1:])
-        return f"Results written to {path}, with {beside} beside it."
-    return f"Results written to {path}."
+        return f"{lead} {path}, with {beside} beside it."
+    return f"{lead} {path}."

@@ -1267,6 +1267,22 @@ def test_plan_cli_says_where_it_saved_and_wrote_the_plan(town_gpkg, tmp_path):
     assert "Saved as" not in quiet.output and "exported to" not in quiet.output
 
 
+def test_a_plan_exported_as_geoparquet_names_every_file_it_wrote(town_gpkg, tmp_path):
+    """`plan --out plan.parquet` writes one GeoParquet file per layer (the proposed main at the path, its manholes,
+    the newly mandated and benefiting parcels ... beside it) and said "Plan exported to .../plan.parquet.": the
+    engineer opening that one file in QGIS did not know the others were there."""
+    export = tmp_path / "plan.parquet"
+    result = CliRunner(env={"COLUMNS": "400"}).invoke(
+        main, plan_args(town_gpkg, tmp_path, "--out", str(export)), catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    said = next(line for line in result.output.splitlines() if line.startswith("Plan exported to"))
+    assert said.startswith(f"Plan exported to {export}, with ") and said.endswith(" beside it."), said
+    named = said.removeprefix(f"Plan exported to {export}, with ").removesuffix(" beside it.").split(", ")
+    beside = [p.name for p in tmp_path.glob("plan.*.parquet")]
+    assert sorted(named) == sorted(beside) and len(beside) >= 3, (named, beside)  # manholes, parcels ... at least
+
+
 def test_plans_compare_side_by_side_csv_and_delete(town_gpkg, tmp_path):
     reg = str(tmp_path / "reg.sqlite")
     runner = CliRunner()
