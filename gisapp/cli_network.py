@@ -21,7 +21,7 @@ from gisapp.cli_common import (
     print_problems,
     user_errors,
 )
-from gisapp.words import network_outline
+from gisapp.words import network_outline, written_words
 from layers.crs import crs_label
 from layers.write import BUILDINGS_LAYER, output_format, write_report
 
@@ -66,9 +66,10 @@ def check(digitised_direction, out_paths, as_json, **opts):
         bar.step("checking")
         defects = services.check(loaded.workspace)
         outline = services.outline(loaded.workspace)
+        written = {}
         for path in out_paths:
             # a model's own coordinates (local) go to .csv alone, whose crs column names them as such
-            write_report(path, _report_frame(defects, net.crs))
+            written[path] = write_report(path, _report_frame(defects, net.crs))
     if as_json:  # x, y with the CRS they are in, as the .csv report has them
         crs = crs_label(net.crs)
         click.echo(json.dumps([d.as_dict() | {"crs": crs} for d in defects], indent=2))
@@ -94,9 +95,9 @@ def check(digitised_direction, out_paths, as_json, **opts):
     for (name, severity), items in groups.items():
         table.add_row(name, severity, str(len(items)), items[0].section or "-", items[0].message)
     out.print(table)
-    if out_paths:
-        out.print(f"Report written to {', '.join(out_paths)}.", highlight=False)
-    elif len(defects) > len(groups):  # the table names one of each check: say where the rest are
+    for path, layers in written.items():
+        out.print(written_words(path, layers, lead="Report written to"), highlight=False)
+    if not out_paths and len(defects) > len(groups):  # the table names one of each check: say where the rest are
         out.print(
             f"The table shows one example of each check. All {len(defects)} findings, each with its main or manhole "
             "ID and where it is: --out network.csv (or .geojson, .gpkg to see them on a map), or --json.",
@@ -221,7 +222,7 @@ def buildings(show_all, out_path, as_json, **opts):
     with loading(opts, as_json=as_json, required=("parcels", "mains", "buildings"), extra_steps=2) as (loaded, bar):
         assessed = services.buildings(loaded.workspace, progress=bar.step)
         if out_path:
-            services.export_results(out_path, assessed.buildings, name=BUILDINGS_LAYER)
+            written = services.export_results(out_path, assessed.buildings, name=BUILDINGS_LAYER)
     chosen = assessed.buildings if show_all else assessed.cases()
     if as_json:
         click.echo(json.dumps(building_records(chosen), indent=2))
@@ -257,8 +258,7 @@ def buildings(show_all, out_path, as_json, **opts):
         where = f"all of them are in {out_path}" if out_path else "--json or --out for all"
         out.print(f"... and {len(chosen) - 200:,} more ({where}).", highlight=False)
     if out_path:
-        layer = f" (layer {BUILDINGS_LAYER})" if output_format(out_path) == "GPKG" else ""
-        out.print(f"Building results written to {out_path}{layer}.", highlight=False)
+        out.print(written_words(out_path, written, lead="Building results written to"), highlight=False)
 
 
 def building_records(frame) -> list[dict]:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from analysis.reasons import deadline_sentence
 from layers.legend import STATUS_COLOURS as LEGEND_COLOURS
+from layers.write import column_types_path
 
 if TYPE_CHECKING:
     from analysis.network_checks import NetworkEnd, NetworkOutline
@@ -594,11 +595,14 @@ def measuring_crs_note(town: str, suggested: tuple[str, str] | None) -> str:
 
 def written_words(path: str, layers: list[str], lead: str = "Results written to") -> str:
     """Where a command wrote its results, as the user finds them: a GeoPackage's layers by name, a GeoParquet
-    file's sibling files, a GeoJSON or CSV file alone (its one layer is the file: "(r)" after r.csv said nothing).
+    file's sibling files, a CSV with the ``.csvt`` beside it (``layers.write.column_types_path``: every CSV an
+    ``--out`` writes has one), a GeoJSON file alone (its one layer is the file: "(r)" after r.csv said nothing).
     ``lead`` names what was written ("Plan exported to", "Report written to").
 
     Examples
     --------
+    >>> written_words("out/r.csv", ["r"])
+    'Results written to out/r.csv, with r.csvt beside it (the type of each column, so QGIS keeps ZIP codes as text).'
     >>> written_words("p.parquet", ["p", "p.proposed_manholes"], lead="Plan exported to")
     'Plan exported to p.parquet, with p.proposed_manholes.parquet beside it.'
     """
@@ -608,4 +612,7 @@ def written_words(path: str, layers: list[str], lead: str = "Results written to"
     if suffix == ".parquet" and len(layers) > 1:
         beside = ", ".join(f"{name}.parquet" for name in layers[1:])
         return f"{lead} {path}, with {beside} beside it."
+    if suffix == ".csv":
+        types = column_types_path(path).name
+        return f"{lead} {path}, with {types} beside it (the type of each column, so QGIS keeps ZIP codes as text)."
     return f"{lead} {path}."

@@ -65,6 +65,7 @@ RESULT_LAYER = "parcel_results"
 BUILDINGS_LAYER = "building_results"
 LINES_LAYER = "measuring_lines"
 POINTS_LAYER = "connection_points"
+REPORT_LAYER = "network_report"  # a network check's report in a GeoPackage
 # A store's settings (key, value): the notice register it records, the measuring CRS its layers are in ...
 SETTINGS_TABLE = "sewerplan_settings"
 FORMATS = {".gpkg": "GPKG", ".parquet": "Parquet", ".geojson": "GeoJSON", ".json": "GeoJSON", ".csv": "CSV"}
@@ -115,13 +116,18 @@ def write_csv(
     with written_whole(path, locked=locked, replace=replace) as where:
         out.to_csv(where, index=False, encoding=encoding, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
     if column_types:
-        with written_whole(Path(path).with_suffix(".csvt"), locked=locked) as where:
+        with written_whole(column_types_path(path), locked=locked) as where:
             where.write_text(column_types_csvt(table), encoding="ascii")
     return str(path)
 
 
 # A column of ISO dates (a notice's deadline), which a GIS reads as a date when told so.
 _ISO_DATE = r"\d{4}-\d{2}-\d{2}"
+
+
+def column_types_path(path: str | Path) -> Path:
+    """Where ``write_csv`` puts a CSV's column types: ``results.csv`` -> ``results.csvt`` (GDAL's and QGIS's name)."""
+    return Path(path).with_suffix(".csvt")
 
 
 def column_types_csvt(table: pd.DataFrame) -> str:
@@ -295,9 +301,10 @@ def parquet_sibling(path: str, layer: str) -> str:
     return str(p.with_name(f"{p.stem}.{layer}{p.suffix}"))
 
 
-def write_report(path: str, report: gpd.GeoDataFrame) -> None:
+def write_report(path: str, report: gpd.GeoDataFrame) -> list[str]:
     """A network report: GeoJSON (RFC 7946), GeoPackage layer ``network_report``, GeoParquet or CSV (with x, y and
-    ``crs``, the CRS they are in, as a results file names its connection point's in ``connection_crs``)."""
+    ``crs``, the CRS they are in, as a results file names its connection point's in ``connection_crs``); returns the
+    layers written, as ``write_results`` does."""
     driver = output_format(path)
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     if driver == "CSV":
@@ -311,7 +318,9 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> None:
     elif driver == "GeoJSON":
         _write_whole(report.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
     else:
-        add_layers(path, {"network_report": report})
+        add_layers(path, {REPORT_LAYER: report})
+        return [REPORT_LAYER]
+    return [Path(path).stem]
 
 
 def write_layers(

@@ -93,8 +93,9 @@ def test_outputs_keep_input_attributes_geojson_rfc7946_and_csv(town_gpkg, tmp_pa
 
 
 def test_analyze_says_where_it_wrote_as_the_user_finds_it(town_gpkg, tmp_path):
-    """A GeoPackage's layers by name, a GeoParquet file's siblings, a CSV or GeoJSON alone: `--out r.csv` said
-    "Results written to .../r.csv (r).", its file's stem read as a layer."""
+    """A GeoPackage's layers by name, a GeoParquet file's siblings, a CSV with its .csvt, a GeoJSON alone: `--out
+    r.csv` said "Results written to .../r.csv (r).", its file's stem read as a layer, and later not the r.csvt it
+    wrote beside it (which QGIS needs to keep ZIP codes as text, and which a user copying the CSV left behind)."""
     said = {}
     for name in ("r.csv", "r.geojson", "r.parquet", "r.gpkg"):
         result = CliRunner(env={"COLUMNS": "400"}).invoke(
@@ -102,7 +103,11 @@ def test_analyze_says_where_it_wrote_as_the_user_finds_it(town_gpkg, tmp_path):
         )
         assert result.exit_code == 0, result.output
         said[name] = next(line for line in result.output.splitlines() if line.startswith("Results written to"))
-    assert said["r.csv"] == f"Results written to {tmp_path / 'r.csv'}."
+    assert said["r.csv"] == (
+        f"Results written to {tmp_path / 'r.csv'}, with r.csvt beside it (the type of each column, so QGIS keeps ZIP "
+        "codes as text)."
+    )
+    assert (tmp_path / "r.csvt").exists()
     assert said["r.geojson"] == f"Results written to {tmp_path / 'r.geojson'}."
     assert said["r.parquet"] == (
         f"Results written to {tmp_path / 'r.parquet'}, with r.measuring_lines.parquet, r.connection_points.parquet, "

@@ -179,3 +179,25 @@ def test_zip_codes_given_as_numbers_are_text_in_every_result_format(tmp_path, su
     layer = {"layer": "parcel_results"} if suffix == "gpkg" else {}
     read = gpd.read_parquet(out) if suffix == "parquet" else pyogrio.read_dataframe(out, read_geometry=False, **layer)
     assert set(read["site_zip"]) == {"01234"} and set(read["mail_zip"]) == {"12203"}
+
+
+@pytest.mark.parametrize(
+    ("command", "lead"),
+    [
+        (("network", "check"), "Report written to"),
+        (("buildings",), "Building results written to"),
+        (("duties",), "Results written to"),
+    ],
+)
+def test_every_csv_written_with_its_csvt_names_the_csvt(hostile_store, tmp_path, command, lead):
+    """The CSVs a GIS opens get a .csvt beside them, and the command names it: it said only the .csv, so a user
+    who copied or mailed the file left the .csvt behind and QGIS read ZIP code 01234 as the number 1234."""
+    out = tmp_path / "report.csv"
+    args = [*command, "--profile", "fort-plain", "--data", str(hostile_store), "--out", str(out)]
+    result = CliRunner(env={"COLUMNS": "400"}).invoke(main, args, catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output  # a network check with findings exits 1
+    said = " ".join(result.output.split())
+    assert (
+        f"{lead} {out}, with report.csvt beside it (the type of each column, so QGIS keeps ZIP codes as text)." in said
+    ), said[-400:]
+    assert (tmp_path / "report.csvt").exists()
