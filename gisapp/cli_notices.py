@@ -285,7 +285,8 @@ def issue(
         click.echo(
             f"Batch {doc['batch']}: {doc['issued']} notice(s) issued ({doc['already_open']} already noticed) in "
             f"{len(doc['letters'])} letter(s). Files in {doc['folder']}: {Path(doc['mailing_list']).name}, "
-            f"{Path(doc['labels']).name}, {Path(doc['letters_pdf']).name} (all letters in mailing order), letters/."
+            f"{Path(doc['labels']).name}, {Path(doc['letters_pdf']).name} (all letters in mailing order), letters/, "
+            f"{Path(doc['manifest']).name} (each file's checksum, to tell the batch is whole and unchanged)."
         )
     if doc["deadline_flag"] and doc["batch"]:
         click.echo(

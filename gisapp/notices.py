@@ -52,7 +52,7 @@ from analysis.units import feet_per_unit
 from gisapp.words import count, sentence_end
 from layers.errors import LayerError
 from layers.fonts import PRINTABLE
-from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, address_overflow, verify_batch, write_batch
+from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, MANIFEST, address_overflow, verify_batch, write_batch
 from layers.register import Register, new_batch_id
 
 # What every letter's held-back check (``analysis.notices._mailable``) is given, for connection, violation and
@@ -325,6 +325,7 @@ def issue_batch(
         "mailing_list": None,
         "labels": None,
         "letters_pdf": None,
+        "manifest": None,
         "letters": [],
         "notices": [],
     }
@@ -372,6 +373,7 @@ def issue_batch(
         "mailing_list": str(folder / MAILING_LIST),
         "labels": str(folder / LABELS),
         "letters_pdf": str(folder / ALL_LETTERS),
+        "manifest": str(folder / MANIFEST),  # each file's checksum, checked before the notices were issued
         "letters": sorted({str(root / f) for f in sent["letter_file"]}),
         "notices": [
             _notice_doc(r) | {"letter": str(root / r["letter_file"]), "mailing_no": int(r["mailing_no"])}

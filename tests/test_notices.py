@@ -801,6 +801,18 @@ def test_cli_issue_writes_one_verified_folder_with_a_letter_per_envelope(first_b
     assert verify_batch(first["folder"], [n["notice_id"] for n in first["notices"]]) == []
 
 
+def test_cli_issue_names_every_file_it_wrote_in_the_batch_folder(store, tmp_path):
+    """The batch folder holds a manifest.json beside the letters and mailing list (each file's checksum, which
+    `notices resume` checks), and the output did not list it: a clerk copying the files named left it behind."""
+    args = ["notices", "issue", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    said = " ".join(invoke(*args, "--out", tmp_path / "out", "--new").stdout.split())
+    (folder,) = [p for p in (tmp_path / "out").iterdir() if not p.name.startswith(".")]
+    named = said.split(f"Files in {folder}: ")[1]
+    for entry in folder.iterdir():
+        assert entry.name + ("/" if entry.is_dir() else "") in named, (entry.name, said)
+    assert "manifest.json (each file's checksum" in named
+
+
 def test_cli_issue_records_the_values_set_on_the_run_it_gives_notice_on(store, tmp_path):
     """The batch's run keeps what its analysis set on the profile and the distance it measured by: the map tells a
     later what-if run at another distance from the run the notice was given on."""
