@@ -20,6 +20,7 @@ from analysis.dates import parse_day
 from analysis.errors import AnalysisError, Fix
 from analysis.profiles import PROFILE_DIR
 from gisapp import services
+from gisapp.notices import today
 from gisapp.workspace import Workspace, WorkspaceSpec, distinct_settings
 from layers.atomic import disk_refusal
 from layers.errors import LayerError, LayerValidationError, Problem
@@ -33,11 +34,15 @@ KINDS = tuple(SPECS)
 
 class DayType(click.ParamType):
     """A day typed as YYYY-MM-DD, read by ``analysis.dates.parse_day`` (as the web pages read it): a day the
-    calendar does not have (2027-02-30) is told so, not that its format is wrong."""
+    calendar does not have (2027-02-30) is told so, not that its format is wrong. ``today`` is the day sewerplan
+    takes as today (``gisapp.notices.today``), so that a command written down (the README's ``notices issue
+    --notice-date today``) is not refused once the day it named has passed."""
 
     name = "YYYY-MM-DD"
 
     def convert(self, value, param, ctx) -> dt.date:
+        if isinstance(value, str) and value.strip().lower() == "today":
+            return today()
         try:
             return parse_day(value)
         except AnalysisError as exc:

@@ -168,7 +168,7 @@ def _preview(
 
 @notices.command()
 @data_options
-@click.option("--notice-date", type=DAY, required=True, help="Date the notices would be given.")
+@click.option("--notice-date", type=DAY, required=True, help="Date the notices would be given (YYYY-MM-DD, or today).")
 @REASON_OPTION
 @HAZARD_OPTION
 @HAZARD_FILE_OPTION
@@ -216,7 +216,12 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
 
 @notices.command()
 @data_options
-@click.option("--notice-date", type=DAY, required=True, help="Date of the notices (the date they are mailed).")
+@click.option(
+    "--notice-date",
+    type=DAY,
+    required=True,
+    help="Date of the notices, the day they are mailed (YYYY-MM-DD, or today).",
+)
 @REASON_OPTION
 @HAZARD_OPTION
 @HAZARD_FILE_OPTION

@@ -813,6 +813,17 @@ def test_cli_issue_names_every_file_it_wrote_in_the_batch_folder(store, tmp_path
     assert "manifest.json (each file's checksum" in named
 
 
+def test_the_readme_issues_notices_dated_today_whatever_day_it_is(store, tmp_path, monkeypatch):
+    """README's `notices issue --notice-date 2027-03-01` was refused from 2027-03-02 on (a notice date before today
+    is refused), so the README's example stopped working; `--notice-date today` is the day it is run."""
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-04-06")
+    preview = ["notices", "preview", "--profile", "fort-plain", "--data", store, "--notice-date", "today", "--json"]
+    assert json.loads(invoke(*preview).stdout)["notice_date"] == "2027-04-06"
+    args = ["notices", "issue", "--profile", "fort-plain", "--data", store, "--notice-date", "Today"]
+    issued = json.loads(invoke(*args, "--out", tmp_path / "out", "--new", "--json").stdout)
+    assert issued["issued"] > 0 and issued["deadline"] == "2027-07-05"  # 90 days after 2027-04-06
+
+
 def test_cli_issue_records_the_values_set_on_the_run_it_gives_notice_on(store, tmp_path):
     """The batch's run keeps what its analysis set on the profile and the distance it measured by: the map tells a
     later what-if run at another distance from the run the notice was given on."""
