@@ -189,6 +189,10 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
         first_look=True,
     )
     plan, rows, doc = found.plan, found.rows, found.doc
+    try:  # a preview may look at any day; that `issue` would refuse this one is said with what else blocks it
+        _notices.check_notice_date(plan.notice_date)
+    except LayerError as exc:
+        doc["letters_blocked_by"] = [*doc["letters_blocked_by"], str(exc)]
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))
         return

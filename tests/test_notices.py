@@ -859,6 +859,19 @@ def test_a_preview_after_a_batch_says_why_it_has_fewer_notices(store, first_batc
     assert json.loads(invoke(*args, "--json").stdout)["already_noticed"] == n
 
 
+def test_a_preview_dated_before_today_says_issuing_will_refuse_it(store, monkeypatch):
+    """The Notices page refuses to preview a date `issue` would refuse; the CLI's preview, which offers nothing to
+    confirm, showed it without a word, and the clerk learnt it only when `issue` refused."""
+    args = ["notices", "preview", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-03-02")
+    shown = " ".join(invoke(*args).stdout.split())
+    assert "Before issuing: The notice date 2027-03-01 is before today (2027-03-02)." in shown
+    blocked = json.loads(invoke(*args, "--json").stdout)["letters_blocked_by"]
+    assert [p for p in blocked if "is before today" in p]
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-03-01")  # mailed today: nothing to say
+    assert "before today" not in invoke(*args).stdout
+
+
 def test_a_withdrawn_notice_goes_out_again_in_a_new_batch_and_the_first_is_untouched(store, tmp_path, first_batch):
     first = first_batch
     listed = json.loads(invoke("notices", "list", "--store", store, "--json").stdout)["notices"]
