@@ -218,6 +218,15 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
         console.print(before_issuing(problem), style="yellow", highlight=False, markup=False)
 
 
+def _batch_files(doc: dict) -> str:
+    """The files of an issued batch (connection or violation notices), each named, as the clerk copies them."""
+    return (
+        f"Files in {doc['folder']}: {Path(doc['mailing_list']).name}, {Path(doc['labels']).name}, "
+        f"{Path(doc['letters_pdf']).name} (all letters in mailing order), letters/, {Path(doc['manifest']).name} "
+        "(each file's checksum, to tell the batch is whole and unchanged)."
+    )
+
+
 @notices.command()
 @data_options
 @click.option(
@@ -293,9 +302,7 @@ def issue(
     else:
         click.echo(
             f"Batch {doc['batch']}: {doc['issued']} notice(s) issued ({doc['already_open']} already noticed) in "
-            f"{len(doc['letters'])} letter(s). Files in {doc['folder']}: {Path(doc['mailing_list']).name}, "
-            f"{Path(doc['labels']).name}, {Path(doc['letters_pdf']).name} (all letters in mailing order), letters/, "
-            f"{Path(doc['manifest']).name} (each file's checksum, to tell the batch is whole and unchanged)."
+            f"{len(doc['letters'])} letter(s). {_batch_files(doc)}"
         )
     if doc["deadline_flag"] and doc["batch"]:
         click.echo(
@@ -496,7 +503,7 @@ def violations(profile_name, as_of, out_dir, settings, town_path, store, registe
         return
     click.echo(
         f"Batch {doc['batch']}: {doc['issued']} violation notice(s) issued, to be corrected by {doc['correct_by']}; "
-        f"{doc['already_open']} already open. Files in {doc['folder']}."
+        f"{doc['already_open']} already open. {_batch_files(doc)}"
         if doc["batch"]
         else f"0 violation notice(s) issued; {doc['already_open']} already open."
     )

@@ -1160,6 +1160,18 @@ def test_cli_violations_record_nothing_without_out_and_write_their_paperwork_wit
     assert f"{viol['issued']} more overdue already have an open violation notice and get none." in said
 
 
+def test_cli_violations_name_every_file_of_their_batch(store, tmp_path, monkeypatch):
+    """An issued violation batch said only "Files in FOLDER.", where a connection batch names its files."""
+    _issue_cli(store, tmp_path / "out", "--new")
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-06-02")  # violation notices are issued on their day
+    args = ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-02", "--store", store]
+    said = " ".join(invoke(*args, "--out", tmp_path / "violations").stdout.split())
+    folder = next(p for p in (tmp_path / "violations").iterdir() if p.is_dir() and not p.name.startswith("."))
+    names = sorted(p.name for p in folder.iterdir())
+    assert f"Files in {folder}: " in said and "letters/" in said, said
+    assert all(name in said for name in names if name != "letters"), (names, said)
+
+
 def test_cli_violations_follow_the_law_each_notice_was_given_under(store, tmp_path, first_batch):
     """A re-run under another profile made it the default: Fort Plain's overdue § 144-4 notices got violation
     notices on Poughkeepsie's law, periods and letterhead."""
