@@ -50,7 +50,7 @@ from layers.store import (
     checked_settings,
     require_columns,
 )
-from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER, result_layers
+from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER, result_layers, zip_text
 
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _SNAPSHOT = re.compile(r"^[a-z_][a-z0-9_]*__prev_\d{8}_\d{6}_\d{6}$")
@@ -1007,14 +1007,17 @@ _NULL = "\\N"
 
 
 def _prepare(frame: gpd.GeoDataFrame, *, label: str) -> _Prepared:
-    """Each column's PostgreSQL type and its values as COPY text, the geometry as EWKB with the SRID (vectorised)."""
+    """Each column's PostgreSQL type and its values as COPY text, the geometry as EWKB with the SRID (vectorised).
+
+    A ZIP-code column the tax roll gave as numbers is text with its leading zeros, as the files' (``zip_text``): a
+    bigint column showed 5255 in QGIS and psql, and a mailing list made from it was wrong."""
     srid = _srid(frame, label)
     geom_name = frame.geometry.name
     columns = []
     for name in frame.columns:
         if name == geom_name or str(name) in ("fid", GEOMETRY):
             continue
-        sql_type, text = _as_text(frame[name])
+        sql_type, text = _as_text(zip_text(name, frame[name]))  # ZIP codes as text, 01234, as in every file
         columns.append(_Column(str(name), sql_type, text))
     geoms = np.asarray(frame.geometry.values, dtype=object)
     geometry_type, geoms = _promote(geoms)

@@ -176,6 +176,14 @@ def _zip_text(values: pd.Series) -> pd.Series:
     return text.astype(object).where(whole.notna(), "")
 
 
+def zip_text(name: str, values: pd.Series) -> pd.Series:
+    """A column as written to a file or a database: a ZIP-code column given as numbers becomes text with its leading
+    zeros (``_zip_text``; missing stays missing), any other column is returned as it is."""
+    if _ZIP_COLUMN.search(str(name)) and pd.api.types.is_numeric_dtype(values):
+        return _zip_text(values).where(values.notna(), None).astype("str")
+    return values
+
+
 def output_format(path: str) -> str:
     """The driver for an output path, or a LayerError naming the formats sewerplan writes."""
     suffix = Path(path).suffix.lower()
@@ -450,7 +458,7 @@ def _plain_columns(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
         if name == out.geometry.name:
             continue
         if _ZIP_COLUMN.search(str(name)) and pd.api.types.is_numeric_dtype(out[name]):
-            out[name] = _zip_text(out[name]).where(out[name].notna(), None).astype("str")
+            out[name] = zip_text(name, out[name])
             continue
         if out[name].dtype != object:
             continue

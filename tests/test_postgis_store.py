@@ -530,3 +530,37 @@ def test_reading_some_result_columns_gives_them_as_the_whole_read_does(town, sto
     assert some.equals(whole[["status", "parcel_id"]].reset_index(drop=True))
     with pytest.raises(LayerError, match="has no column no_such_column: run the analysis again"):
         store.read_results(columns=("parcel_id", "no_such_column"))
+
+
+def test_zip_codes_given_as_numbers_are_text_in_a_postgis_store(store_url, engine, tmp_path):
+    """A tax roll with ZIP codes as numbers (Manchester, VT's 05255 read as 5255): the GeoPackage, GeoJSON, GeoParquet
+    and CSV results wrote them as text with their zeros, but the PostGIS store made them bigint columns, which QGIS
+    and psql showed as 5255, in the results and in the copy of the parcels."""
+    import pyogrio
+
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    town = sample_town(60)
+    parcels = town.pop("parcels")
+    parcels["mail_zip"] = 5255
+    parcels["site_zip"] = 12203.0
+    write_layers(str(tmp_path / "town.gpkg"), town)
+    pyogrio.write_dataframe(parcels, tmp_path / "town.gpkg", layer="parcels")  # numbers, as a tax roll's DBF
+    assert pyogrio.read_dataframe(tmp_path / "town.gpkg", layer="parcels")["mail_zip"].dtype.kind == "i"
+    assert _analyze(tmp_path / "town.gpkg", store_url).exit_code == 0
+    schema = _schema(store_url)
+    with engine.connect() as con:
+        for table in ("parcel_results", "parcels"):
+            types = dict(
+                con.execute(
+                    text(
+                        "SELECT column_name, data_type FROM information_schema.columns WHERE table_schema = :s "
+                        "AND table_name = :t AND column_name IN ('mail_zip', 'site_zip')"
+                    ),
+                    {"s": schema, "t": table},
+                ).all()
+            )
+            assert types == {"mail_zip": "text", "site_zip": "text"}, table
+            found = con.execute(text(f'SELECT DISTINCT mail_zip, site_zip FROM "{schema}"."{table}"')).all()
+            assert found == [("05255", "12203")], table
