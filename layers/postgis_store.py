@@ -495,8 +495,10 @@ class PostGISStore(Store):
             con.execute(text(f"CREATE TABLE {table} (fid bigint PRIMARY KEY, {defined})"))
             con.execute(text(f"CREATE INDEX {_ident(name + '_geom_idx')} ON {table} USING gist ({GEOMETRY})"))
         else:
-            self._align_columns(con, name, table, existing, wanted)
+            # The rows go first: a run measured in another CRS retypes the geometry column to its SRID, which
+            # PostGIS refuses while rows of the old SRID are in it ("Geometry SRID (2260) does not match ...").
             con.execute(text(f"DELETE FROM {table}"))
+            self._align_columns(con, name, table, existing, wanted)
         _copy(con, table, prepared)
         self._comment(con, name, table, list(wanted))
         con.execute(text(f"ANALYZE {table}"))

@@ -564,3 +564,19 @@ def test_zip_codes_given_as_numbers_are_text_in_a_postgis_store(store_url, engin
             assert types == {"mail_zip": "text", "site_zip": "text"}, table
             found = con.execute(text(f'SELECT DISTINCT mail_zip, site_zip FROM "{schema}"."{table}"')).all()
             assert found == [("05255", "12203")], table
+
+
+def test_a_run_in_another_measuring_crs_replaces_the_results_in_the_same_schema(town, store_url, engine):
+    """Analysed again with --crs (a Vermont town first measured in New York East, then in UTM): the second run
+    stopped with "Geometry SRID (2260) does not match column SRID (32618)", the tables keeping the first run's
+    SRID, so the schema could never be measured in another CRS."""
+    assert _analyze(town, store_url).exit_code == 0
+    again = _analyze(town, store_url, "--crs", "EPSG:32618")
+    assert again.exit_code == 0, again.output
+    schema = _schema(store_url)
+    with engine.connect() as con:
+        for name in (*RESULTS, "parcels", "mains"):
+            srid = con.execute(text("SELECT Find_SRID(:s, :t, 'geom')"), {"s": schema, "t": name}).scalar()
+            found = con.execute(text(f'SELECT DISTINCT ST_SRID(geom) FROM "{schema}"."{name}"')).scalars().all()
+            assert srid == 32618 and found == [32618], name
+        assert con.execute(text(f'SELECT count(*) FROM "{schema}".parcel_results')).scalar() == 300
