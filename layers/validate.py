@@ -255,10 +255,43 @@ def _map_columns(
     fields = {f.name.lower() for f in spec.fields}
     kept = {c: f"input_{c}" for c in out.columns if c.lower() in fields and c not in known}
     out = out.rename(columns=kept) if kept else out
+    out = _distinct_without_case(out, kind, known, problems)
     # Each field's column as the user's file names it ("Status", not the input_Status it is kept as): messages and
     # the upload's "Columns not used" speak of the file's own columns.
     out.attrs["source_columns"] = chosen
     return out, problems
+
+
+def _distinct_without_case(gdf: gpd.GeoDataFrame, kind: str, known: set[str], problems: list[Problem]):
+    """Columns whose names differ only in case ("Area" and "area" in Bellinge's subcatchments), the later one kept
+    as ``area_2``: a GeoPackage (SQLite) holds them as one column, and refused the results and the store after the
+    whole analysis had run. A field's own column keeps its name."""
+    seen = {str(c).lower() for c in gdf.columns if c in known or c == gdf.geometry.name}
+    renamed = {}
+    for column in gdf.columns:
+        if column in known or column == gdf.geometry.name:
+            continue
+        name, n = str(column), 1
+        while name.lower() in seen:
+            n += 1
+            name = f"{column}_{n}"
+        seen.add(name.lower())
+        if name != column:
+            renamed[column] = name
+    if not renamed:
+        return gdf
+    pairs = ", ".join(f"{old} as {new}" for old, new in renamed.items())
+    problems.append(
+        Problem(
+            kind,
+            "column_case",
+            "fixed",
+            f"{len(renamed)} column(s) named as another but for case, which a GeoPackage holds as one column, kept "
+            f"under a name of their own: {pairs}.",
+            count=len(renamed),
+        )
+    )
+    return gdf.rename(columns=renamed)
 
 
 def _assign_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem]) -> gpd.GeoDataFrame:

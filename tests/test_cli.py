@@ -676,3 +676,47 @@ def test_sample_and_an_empty_notice_list_are_said_in_words(tmp_path):
     listed = CliRunner().invoke(main, ["notices", "list", "--overdue", "--as-of", "2027-01-04", "--store", str(store)])
     assert listed.exit_code == 0, listed.output
     assert listed.output == "No notices overdue on 2027-01-04.\n"
+
+
+def test_bellinge_subcatchments_as_parcels_write_a_geopackage_store(real_data, tmp_path):
+    """Bellinge's real subcatchments carry "Area" and "area": the analysis ran, then the GeoPackage store refused
+    ("A field with the same name already exists"), naming its hidden copy, since SQLite holds the two as one
+    column. The second is kept as area_2, and the load says so."""
+    base = real_data / "bellinge-swmm"
+    parcels = json.loads((base / "bellinge_small_subcatchments.geojson").read_text())
+    for feature in parcels["features"]:
+        feature["properties"]["occupied"] = "yes"
+    (tmp_path / "parcels.geojson").write_text(json.dumps(parcels))
+    out = tmp_path / "results.gpkg"
+    result = CliRunner().invoke(
+        main,
+        [
+            "analyze",
+            "--profile",
+            "wappinger",
+            "--set",
+            "mandate.distance_ft=150",
+            "--data",
+            str(base / "bellinge_small.inp"),
+            "--data-crs",
+            "EPSG:32632",
+            "--crs",
+            "EPSG:32632",
+            "--layer",
+            f"parcels={tmp_path / 'parcels.geojson'}",
+            "--map",
+            "parcels.parcel_id=Name",
+            "--out",
+            str(out),
+            "--json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)
+    assert doc["summary"]["parcels"] == 13
+    (told,) = [p for p in doc["problems"] if p["check"] == "column_case"]
+    assert told["layer"] == "parcels" and "area as area_2" in told["message"]
+    for layer in ("parcel_results", "parcels"):
+        read = pyogrio.read_dataframe(out, layer=layer, read_geometry=False)
+        assert {"Area", "area_2"} <= set(read.columns) and len(read) == 13, layer
+        assert read["area_2"].round(3).tolist() == [round(f["properties"]["area"], 3) for f in parcels["features"]]
