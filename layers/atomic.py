@@ -225,7 +225,8 @@ def written_whole(
         try:
             where = scratch_path(target)
             try:
-                yield where
+                with named_as(where, target):
+                    yield where
                 if sync:
                     with open(where, "rb+") as f:
                         os.fsync(f.fileno())
@@ -242,6 +243,18 @@ def written_whole(
         if (why := _cannot_write(exc, target, where)) is None:
             raise
         raise LayerError(why) from exc
+
+
+@contextmanager
+def named_as(hidden: Path, shown: Path) -> Iterator[None]:
+    """A refusal raised while the hidden file ``hidden`` is written names the file the user asked for, ``shown``:
+    GDAL's errors named ``.results.1a2b.tmp.gpkg``, a file the user never saw and cannot find afterwards."""
+    try:
+        yield
+    except LayerError as exc:
+        if type(exc) is not LayerError or str(hidden) not in str(exc):
+            raise
+        raise LayerError(str(exc).replace(str(hidden), str(shown)), fix=exc.fix) from exc
 
 
 def put_in_place(written: Path, target: Path) -> None:

@@ -51,7 +51,7 @@ import pyogrio
 
 from analysis.profiles import joined_citations, split_citations
 from layers.atomic import StoreBusyError as StoreBusyError
-from layers.atomic import StoreWriter, lock_file, scratch_affixes, writer_lock, written_whole
+from layers.atomic import StoreWriter, lock_file, named_as, scratch_affixes, writer_lock, written_whole
 from layers.errors import LayerError, redact_url, split_fragment
 from layers.read import LAYER_NAMES, read_ogr, unreadable_message
 from layers.write import BUILDINGS_LAYER, RESULT_LAYER, add_layers, result_layers, write_layers, write_settings
@@ -581,7 +581,8 @@ def _replacement(path: Path, *, copy_current: bool):
             _copy_sqlite(path, tmp)
         else:
             tmp.unlink()
-        yield tmp
+        with named_as(tmp, path):
+            yield tmp
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
         if path.exists():  # the store keeps who may read it (mkstemp made the copy readable by its owner only)

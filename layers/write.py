@@ -437,7 +437,7 @@ def _write_whole(frame: gpd.GeoDataFrame, path: str, **kwargs) -> None:
             try:
                 pyogrio.write_dataframe(frame, str(where), use_arrow=True, **kwargs)
             except Exception as exc:
-                raise LayerError(f"Cannot write {target}: {str(exc).replace(str(where), str(target))}") from exc
+                raise LayerError(f"Cannot write {target}: {exc}") from exc  # ``written_whole`` names ``target``
     except LayerError:  # the write's own, or StoreBusyError: another writer has the file
         raise
     except OSError as exc:  # the lock beside it, or the rename into place

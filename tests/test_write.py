@@ -96,6 +96,30 @@ def test_a_write_that_fails_halfway_leaves_no_file(results, tmp_path, monkeypatc
     assert pyogrio.get_gdal_config_option("OGR_SQLITE_JOURNAL") is None
 
 
+def test_a_refused_write_names_the_file_asked_for_not_the_hidden_one(tmp_path):
+    """GDAL's refusal named the hidden file the layers were written under (``.results.1a2b.tmp.gpkg``), which the
+    user never saw and could not find afterwards: a new file, a layer added to one, a store's run."""
+    from shapely.geometry import box
+
+    from layers.store import open_store
+
+    twins = gpd.GeoDataFrame(  # one column to SQLite, which a GeoPackage refuses
+        {"parcel_id": ["a"], "Area": [1.0], "area": [2.0]}, geometry=[box(0, 0, 1, 1)], crs="EPSG:2260"
+    )
+    new, store = tmp_path / "results.gpkg", tmp_path / "town.gpkg"
+    write_layers(str(store), {"mains": twins[["geometry"]]})
+    for path, write_them in (
+        (new, lambda: write_results(str(new), twins, None)),
+        (new, lambda: write_layers(str(new), {"parcels": twins})),
+        (store, lambda: open_store(store).write_run(twins, None, None, {})),
+    ):
+        with pytest.raises(LayerError) as refused:
+            write_them()
+        said = str(refused.value)
+        assert f"Cannot write {path}: " in said and "same name" in said and ".tmp" not in said, said
+    assert leftovers(tmp_path) == []
+
+
 def test_an_existing_geopackage_keeps_its_other_layers(results, tmp_path):
     parcels, lines = results
     out = tmp_path / "store.gpkg"
