@@ -1193,3 +1193,17 @@ def test_control_characters_in_many_parcels_name_a_few_and_the_count():
     (problem,) = [p for p in prepare(gdf)[1] if p.check == "control_characters"]
     assert problem.count == 30 and len(problem.feature_ids) == 30
     assert "P0, P1, P2, P3, P4 and 25 more" in problem.message
+
+
+def test_a_town_just_over_the_state_line_is_measured_in_new_york_east_as_the_readme_says():
+    """README: data is refused only beyond 2 degrees outside the measuring CRS's area of use; Manchester, Vermont is
+    measured in New York East, whose scale there is off by 0.007 ft per 100 ft (0.002 ft at the state's edge)."""
+    from pyproj import Proj
+
+    lots = gpd.GeoDataFrame(geometry=[box(-73.0725, 43.1635, -73.0720, 43.1640)], crs="EPSG:4326")
+    measured, problems = check_and_reproject(lots, layer="parcels", label="parcels", target=measuring_crs("EPSG:2260"))
+    assert measured is not None and [p for p in problems if p.severity == "error"] == []
+    new_york_east = Proj(measuring_crs("EPSG:2260"))
+    off_ft = 100 * (new_york_east.get_factors(-73.07, 43.16).meridional_scale - 1)
+    assert round(off_ft, 3) == 0.007
+    assert round(100 * (new_york_east.get_factors(-73.3, 41.6).meridional_scale - 1), 3) == 0.002
