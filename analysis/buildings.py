@@ -11,7 +11,8 @@ Geometric tests, for each parcel with two or more qualifying buildings (sheds un
 - **Rear building**: another building whose straight route to the frontage (from its centroid to the nearest
   point of the frontage) crosses the front building, or that stands farther from the frontage than the front
   building while overlapping it along the frontage (their extents, projected on the frontage's direction, overlap).
-  A building beside the front building (no overlap, route clear) is not a rear building.
+  A building beside the front building (no overlap, route clear) is tested the same way against the other
+  buildings nearer the frontage: behind one of them, it is at the rear of that one ("at the rear of another").
 - **Lot**: *interior* when it abuts one street (distinct street names; right-of-way features without a name count
   one each), *corner* when two abutting streets' rights-of-way meet, *through* otherwise.
 - **Another route** for a separate building sewer: an adjoining feature of the alleys layer whose kind is one the
@@ -349,6 +350,30 @@ def _rear_buildings(
     overlap = np.minimum(hi_b, hi_f) - np.maximum(lo_b, lo_f)
     farther = elementwise(_farther, geoms[b], geoms[f], r, workers=workers)
     is_rear = blocked | (farther & (overlap > 0))
+    # The law's exception is for a building "at the rear of another", not only of the one nearest the street: a
+    # building beside the front one may stand behind a second house on the lot (two houses side by side, a cottage
+    # behind one). Test each such building against the others nearer the frontage; the nearest of them it stands
+    # behind (the one directly ahead of it) is its front building.
+    side = np.flatnonzero(~is_rear)
+    if len(side):
+        d_b = d[others]
+        cand = pd.DataFrame({"k": side, "lot": parcel_of[b[side]], "db": d_b[side]}).merge(
+            pd.DataFrame({"a": members, "lot": lot, "da": d}), on="lot"
+        )
+        cand = cand[
+            (cand["a"].to_numpy() != b[cand["k"].to_numpy()]) & (cand["a"].to_numpy() != f[cand["k"].to_numpy()])
+        ]
+        cand = cand[cand["da"] < cand["db"]]
+        if len(cand):
+            k, a = cand["k"].to_numpy(), cand["a"].to_numpy()
+            lo_a, hi_a = _extent(geoms[a], direction[k])
+            behind = (np.minimum(hi_b[k], hi_a) - np.maximum(lo_b[k], lo_a) > 0) | elementwise(
+                _crosses_inside, route[k], geoms[a], workers=workers
+            )
+            ahead = cand[behind].sort_values(["k", "da", "a"], ascending=[True, False, True]).drop_duplicates("k")
+            is_rear[ahead["k"].to_numpy()] = True
+            f = f.copy()
+            f[ahead["k"].to_numpy()] = ahead["a"].to_numpy()
 
     kinds = _lot_types(abuts, names, reach_polys, len(parcels))
     found = _other_routes(abuts, pairs.sewered, names, frontage_row, parcel_geoms, alleys, profile, fpu, len(parcels))

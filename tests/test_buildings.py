@@ -364,3 +364,23 @@ def test_buildings_command_shows_cases_for_the_administrative_body_and_building_
     )
     assert "1 manhole connection(s) for the administrative body to determine" in text
     assert "1 with a building sewer below the least size or slope" in text
+
+
+def test_a_cottage_behind_the_second_house_on_a_lot_stands_at_the_rear_of_that_house():
+    """Two houses side by side on one interior lot, a cottage behind the second: the law's "one building stands at
+    the rear of another" is about any other building, not only the one nearest the street. The cottage was called
+    "beside" the first house and told it needs its own building sewer, though it stands at the rear of the second."""
+    wide = box(0, 25, 120, 225)
+    b = buildings(
+        ("HOUSE-A", box(10, 50, 50, 90), {"units": 1}),  # nearest the street: the lot's front building
+        ("HOUSE-B", box(70, 55, 110, 95), {"units": 1}),  # beside it
+        ("COTTAGE", box(80, 170, 100, 200), {"units": 1}),  # behind HOUSE-B
+    )
+    p = parcels(("P", wide))
+    fp, wp = run(b, p, FP), run(b, p, WP)
+    for r in (fp, wp):
+        assert not r.loc["HOUSE-B", "rear_building"] and r.loc["HOUSE-B", "shared_lateral"] == "separate_required"
+        assert bool(r.loc["COTTAGE", "rear_building"]) and r.loc["COTTAGE", "front_building_id"] == "HOUSE-B"
+        assert r.loc["COTTAGE", "reason"].startswith("COTTAGE stands at the rear of HOUSE-B on an interior lot")
+    assert fp.loc["COTTAGE", "shared_lateral"] == "may_share_if_no_route"
+    assert wp.loc["COTTAGE", "shared_lateral"] == "main_extension_required"
