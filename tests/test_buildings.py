@@ -384,3 +384,46 @@ def test_a_cottage_behind_the_second_house_on_a_lot_stands_at_the_rear_of_that_h
         assert r.loc["COTTAGE", "reason"].startswith("COTTAGE stands at the rear of HOUSE-B on an interior lot")
     assert fp.loc["COTTAGE", "shared_lateral"] == "may_share_if_no_route"
     assert wp.loc["COTTAGE", "shared_lateral"] == "main_extension_required"
+
+
+def test_buildings_command_does_not_count_a_house_beside_another_among_the_rear_buildings(tmp_path):
+    """One lot with a cottage behind its house, one with two houses side by side. The summary said "1 rear
+    building(s) (1 may share ..., 1 need their own ...)": the house beside the other, which is no rear building,
+    was counted as a rear building that needs its own building sewer."""
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+    from layers.write import write_layers
+    from tests.conftest import ny_frame
+
+    path = tmp_path / "town.gpkg"
+    write_layers(
+        str(path),
+        {
+            "parcels": ny_frame(
+                [
+                    {"parcel_id": "COTTAGE-LOT", "geometry": LOT},
+                    {"parcel_id": "TWO-HOUSES", "geometry": box(100, 25, 160, 225)},
+                ]
+            ),
+            "buildings": ny_frame(
+                [
+                    {"building_id": "FRONT", "units": 1, "geometry": FRONT},
+                    {"building_id": "REAR", "units": 1, "geometry": REAR},
+                    {"building_id": "LEFT", "units": 1, "geometry": box(105, 50, 125, 90)},
+                    {"building_id": "RIGHT", "units": 1, "geometry": box(135, 55, 155, 95)},
+                ]
+            ),
+            "streets": ny_frame([MAIN_ST]),
+            "mains": ny_frame([{"main_id": "M-1", "geometry": LineString([(-1000, 0), (1000, 0)])}]),
+        },
+    )
+    result = CliRunner(env={"COLUMNS": "400"}).invoke(
+        main, ["buildings", "--profile", "fort-plain", "--data", str(path)]
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert (
+        "1 rear building(s) (1 may share the front building's sewer if no other route exists, 0 need their own, "
+        "0 need a main extension); 1 beside another building on its lot need(s) its own building sewer;"
+    ) in text
