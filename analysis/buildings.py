@@ -299,7 +299,8 @@ def _rear_buildings(
     )
 
     # Frontage: the sewered abutting street holding the parcel's main; else any sewered abutting street.
-    want = parcels["main_id"].astype(str).to_numpy()[abuts["parcel"].to_numpy()]
+    want_main = parcels["main_id"].astype(str).to_numpy()
+    want = want_main[abuts["parcel"].to_numpy()]
     held = pairs.holds.assign(main_id=main_ids[pairs.holds["main"].to_numpy()])
     cand = abuts.assign(main_id=want, sewered=pairs.sewered[abuts["row"].to_numpy()])
     cand = cand.merge(
@@ -344,7 +345,10 @@ def _rear_buildings(
     route = elementwise(shapely.shortest_line, shapely.centroid(geoms[b]), r, workers=workers)
     blocked = elementwise(_crosses_inside, route, geoms[f], workers=workers)
     # Behind: farther from the frontage and overlapping the front building along the frontage's direction.
-    direction = _direction(r)
+    # A lot measured from its connection point: "along the frontage" is along its main there.
+    main_geom = pd.Series(np.asarray(mains.geometry.values)[counting], index=main_ids)
+    main_geom = main_geom[~main_geom.index.duplicated()]
+    direction = _direction(r, geoms[f], main_geom.reindex(want_main[parcel_of[b]]).to_numpy(object))
     lo_b, hi_b = _extent(geoms[b], direction)
     lo_f, hi_f = _extent(geoms[f], direction)
     overlap = np.minimum(hi_b, hi_f) - np.maximum(lo_b, lo_f)
@@ -440,11 +444,44 @@ class _ReachPolygons:
         return self.made[rows]
 
 
-def _direction(reference: np.ndarray) -> np.ndarray:
-    """Unit vector along each frontage (first to last coordinate); along x for a point reference."""
-    a = shapely.get_point(shapely.get_geometry(reference, 0), 0)
-    b = shapely.get_point(shapely.get_geometry(reference, -1), -1)
-    vec = np.stack([shapely.get_x(b) - shapely.get_x(a), shapely.get_y(b) - shapely.get_y(a)], axis=1)
+def _direction(reference: np.ndarray, front: np.ndarray, main: np.ndarray) -> np.ndarray:
+    """Unit vector along each frontage: its longest straight piece. A point reference (the connection point on
+    the main) has no direction of its own: along the main there, else across the line of sight from it to the
+    front building.
+
+    Taken from the frontage's first and last coordinate, it was mostly no direction at all (the frontage, cut from
+    the lot's boundary, begins and ends at the same corner of it), and then the x axis: a lot on a north-south
+    street, or measured from a point, had a building straight behind another called beside it.
+    """
+    n = len(reference)
+    vec = np.zeros((n, 2))
+    parts, owner = shapely.get_parts(reference, return_index=True)
+    coords, part = shapely.get_coordinates(parts, return_index=True)
+    if len(coords) > 1:
+        same = part[1:] == part[:-1]
+        step = (coords[1:] - coords[:-1])[same]
+        whose = owner[part[1:][same]]
+        if len(whose):
+            longest = pd.DataFrame({"r": whose, "len": np.hypot(step[:, 0], step[:, 1])}).groupby("r")["len"].idxmax()
+            vec[longest.index.to_numpy()] = step[longest.to_numpy()]
+    point = np.hypot(vec[:, 0], vec[:, 1]) == 0
+    if point.any():
+        centre = shapely.centroid(front[point])
+        at = shapely.point_on_surface(reference[point])
+        sight = np.stack([shapely.get_x(centre) - shapely.get_x(at), shapely.get_y(centre) - shapely.get_y(at)], axis=1)
+        across = np.stack([-sight[:, 1], sight[:, 0]], axis=1)
+        line = main[point]
+        has = ~shapely.is_missing(line) & ~shapely.is_empty(line) & (shapely.get_dimensions(line) == 1)
+        tangent = np.zeros_like(across)
+        if has.any():
+            where = shapely.line_locate_point(line[has], at[has])
+            length = shapely.length(line[has])
+            step = np.maximum(length * 1e-3, 1e-6)
+            p0 = shapely.line_interpolate_point(line[has], np.clip(where - step, 0, length))
+            p1 = shapely.line_interpolate_point(line[has], np.clip(where + step, 0, length))
+            tangent[has] = np.stack([shapely.get_x(p1) - shapely.get_x(p0), shapely.get_y(p1) - shapely.get_y(p0)], 1)
+        good = np.isfinite(tangent).all(axis=1) & (np.hypot(tangent[:, 0], tangent[:, 1]) > 0)
+        vec[point] = np.where(good[:, None], tangent, across)
     vec = np.where(np.isfinite(vec), vec, 0.0)
     norm = np.hypot(vec[:, 0], vec[:, 1])
     return np.where(norm[:, None] > 0, vec / np.where(norm > 0, norm, 1.0)[:, None], [1.0, 0.0])

@@ -427,3 +427,62 @@ def test_buildings_command_does_not_count_a_house_beside_another_among_the_rear_
         "1 rear building(s) (1 may share the front building's sewer if no other route exists, 0 need their own, "
         "0 need a main extension); 1 beside another building on its lot need(s) its own building sewer;"
     ) in text
+
+
+@pytest.mark.parametrize("turn", [0, 90, 45])
+def test_a_lot_measured_from_its_connection_point_gives_the_same_answer_turned(turn):
+    """A lot that abuts no sewered street is measured from its connection point on the main behind it. A house
+    near the unsewered street stands behind the cottage as seen from that point (their extents across the line of
+    sight overlap by 2 ft; the straight route passes beside the cottage). Turned 90 degrees, the extents were taken
+    along the x axis, which then runs along the line of sight: the house was called "beside" the cottage."""
+    from shapely.affinity import rotate
+
+    def turned(g):
+        return rotate(g, turn, origin=(0, 0))
+
+    streets = frame(
+        [
+            {"street_name": "Main St", "geometry": turned(LineString([(-1000, 0), (1000, 0)]))},
+            {"street_name": "Back St", "geometry": turned(LineString([(-1000, 260), (1000, 260)]))},
+        ]
+    )
+    mains = frame([{"main_id": "M-B", "geometry": turned(LineString([(-1000, 260), (1000, 260)]))}])
+    at = turned(LineString([(30, 260), (30, 261)])).coords[0]
+    p = frame(
+        [{"parcel_id": "P", "main_id": "M-B", "connection_x": at[0], "connection_y": at[1], "geometry": turned(LOT)}]
+    )
+    b = buildings(
+        ("HOUSE", turned(box(10, 50, 30, 90)), {"units": 1}),  # near Main St, which has no main
+        ("COTTAGE", turned(box(28, 180, 53, 205)), {"units": 1}),  # near the main in Back St
+    )
+    r = assess_buildings(b, p, profile=FP, streets=streets, mains=mains).buildings.set_index("building_id")
+    assert r.loc["HOUSE", "front_building_id"] == "COTTAGE"
+    assert bool(r.loc["HOUSE", "rear_building"]), r.loc["HOUSE", "reason"]
+
+
+@pytest.mark.parametrize("turn", [0, 90, 30])
+def test_a_rear_building_on_a_street_that_does_not_run_east_west(turn):
+    """The cottage overlaps the house by 2 ft across the lot and its straight route to the street passes beside
+    the house. The overlap was taken along the x axis whatever the street's direction (the frontage, cut from the
+    lot's boundary, begins and ends at one corner, so it gave no direction): on a north-south street the cottage
+    was called "beside" the house and told it needs its own building sewer."""
+    from shapely.affinity import rotate
+
+    def turned(g):
+        return rotate(g, turn, origin=(0, 0))
+
+    street = LineString([(-1000, 0), (1000, 0)])
+    at = turned(LineString([(30, 0), (30, 1)])).coords[0]
+    p = frame(
+        [{"parcel_id": "P", "main_id": "M-1", "connection_x": at[0], "connection_y": at[1], "geometry": turned(LOT)}]
+    )
+    b = buildings(("HOUSE", turned(box(10, 50, 30, 90))), ("COTTAGE", turned(box(28, 180, 53, 205))))
+    r = assess_buildings(
+        b,
+        p,
+        profile=FP,
+        streets=frame([{"street_name": "Main St", "geometry": turned(street)}]),
+        mains=frame([{"main_id": "M-1", "geometry": turned(street)}]),
+    ).buildings.set_index("building_id")
+    assert bool(r.loc["COTTAGE", "rear_building"]), r.loc["COTTAGE", "reason"]
+    assert r.loc["COTTAGE", "shared_lateral"] == "may_share_if_no_route"
