@@ -83,6 +83,7 @@ SERVER_DRIVERS = ("GPKG", "ESRI Shapefile", "GeoJSON", "OpenFileGDB", "FlatGeobu
 TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 CHUNK = 1 << 20
 META = "meta.json"
+PUBLISHED = "published"  # meta.json key: the name an upload was published under (``retire_published``)
 # The record's key for the measuring CRS an upload's checked store was written in, when not the town's (data outside
 # New York, given on its column-mapping page): its runs are measured in it until a run records its own.
 MEASURING_CRS = "measuring_crs"
@@ -473,11 +474,35 @@ def upload_folder(root: str | Path, token: str, *, owner: str | None = None) -> 
     if not TOKEN.match(token or ""):
         raise LayerError("No such upload.")
     folder = Path(root) / token
-    if not (folder / "data").is_dir():
+    if not (folder / "data").is_dir() or published_as(folder) is not None:
         raise LayerError("No such upload (it may have expired or been discarded).")
     if owner is not None and read_meta(folder).get("owner") != owner:
         raise LayerError("No such upload.")  # another user's workspace: not even its existence is told
     return folder
+
+
+def published_as(folder: str | Path) -> str | None:
+    """The name an upload was published under, once ``retire_published`` has recorded it; None for a live upload."""
+    return read_meta(Path(folder)).get(PUBLISHED)
+
+
+def retire_published(folder: str | Path, name: str) -> None:
+    """An upload just published as the town's store: record that in its ``meta.json`` first (whole or not at all),
+    then delete its files, keeping that record until the upload would have expired.
+
+    The record is what tells a publish sent again that it is done: the session that would say so is written only with
+    the answer, which a server killed (or a connection lost) after the publication never sends. A folder deleted
+    first, or in part (kill -9 during the deletion), answered "No such upload (it may have expired ...)", listed a
+    half-deleted workspace, or published its store a second time."""
+    folder = Path(folder)
+    update_meta(folder, {PUBLISHED: name, "published_at": time.time()})
+    for entry in folder.iterdir():
+        if entry.name == META or entry.name.startswith(f".{META}."):  # the record, its lock and its writes
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
 
 
 def read_meta(folder: Path) -> dict:
@@ -541,7 +566,10 @@ def list_uploads(root: str | Path, *, owner: str | None = None) -> list[Path]:
     found = [
         f
         for f in base.iterdir()
-        if f.is_dir() and TOKEN.match(f.name) and (owner is None or read_meta(f).get("owner") == owner)
+        if f.is_dir()
+        and TOKEN.match(f.name)
+        and (owner is None or read_meta(f).get("owner") == owner)
+        and published_as(f) is None  # the record of a published upload, not a workspace
     ]
     return sorted(found, key=last_used, reverse=True)
 

@@ -443,6 +443,47 @@ def test_publishing_again_after_a_reload_says_it_is_published_already(store, tmp
     )
 
 
+@pytest.mark.parametrize("stopped", ["before the answer", "while deleting the upload"])
+def test_publishing_again_after_the_server_stopped_says_it_is_published_already(store, tmp_path, monkeypatch, stopped):
+    """The server killed (kill -9) after it published an upload and before its answer reached the browser: the
+    session that says "published already" was never written, and the planner who pressed Publish again read "No such
+    upload (it may have expired or been discarded)" for data that was the town's store. Killed while deleting the
+    upload's files, the next Publish published the same data a second time (a duplicate earlier version, pruning a
+    real one), and the half-deleted upload stayed listed as a workspace."""
+    own = tmp_path / "town.gpkg"
+    shutil.copy(store, own)
+    app = make_app(own, tmp_path)
+    client = app.test_client()
+    token = csrf(client)
+    data = {"dataset": (io.BytesIO(zipped_shapefile(sample_town(60), tmp_path)), "town.zip"), "csrf_token": token}
+    sent = client.post("/data/upload", data=data, content_type="multipart/form-data")
+    upload_token = sent.headers["Location"].split("/")[2]
+    client.post(sent.headers["Location"], data={"csrf_token": token, "parcels.parcel_id": "parcel_id"})
+    if stopped == "while deleting the upload":
+
+        def killed(path, *args, **kwargs):  # the process dies with the upload's files half deleted
+            raise SystemExit(137)
+
+        monkeypatch.setattr(shutil, "rmtree", killed)
+        with pytest.raises(SystemExit):
+            client.post(f"/data/{upload_token}/publish", data={"csrf_token": token})
+        monkeypatch.undo()
+    else:
+        assert "is now the town" in client.post(f"/data/{upload_token}/publish", data={"csrf_token": token}).text
+    assert len(gpd.read_file(own, layer="parcels")) == 60  # published
+    kept = sorted(p.name for p in (tmp_path / "previous-stores").glob("*.gpkg"))
+    browser = app.test_client()  # the session as the browser still has it: the answer never came
+    ready = csrf(browser)
+    again = browser.post(f"/data/{upload_token}/publish", data={"csrf_token": ready})
+    said = html.unescape(again.get_data(as_text=True))
+    assert again.status_code == 200 and "town.zip was published as the town's store already" in said, said[:2000]
+    assert sorted(p.name for p in (tmp_path / "previous-stores").glob("*.gpkg")) == kept  # nothing redone
+    assert f"/data/{upload_token}/" not in browser.get("/data/upload").get_data(as_text=True)  # no workspace listed
+    assert sorted(p.name for p in (Path(app.config["UPLOAD_FOLDER"]) / upload_token).iterdir()) == ["meta.json"]
+    page = browser.get(f"/data/{upload_token}/mapping")
+    assert page.status_code == 400 and "published as the town's store already" in html.unescape(page.text)
+
+
 def test_upload_refusals(client, tmp_path, app):
     town = sample_town(60)
     token = csrf(client)

@@ -43,6 +43,7 @@ from layers.store import (
 )
 from layers.uploads import (
     MEASURING_CRS,
+    TOKEN,
     add_to_upload,
     discard,
     expire_uploads,
@@ -50,7 +51,9 @@ from layers.uploads import (
     list_uploads,
     new_upload,
     owner_usage,
+    published_as,
     read_meta,
+    retire_published,
     set_kinds,
     update_meta,
     update_meta_entry,
@@ -101,7 +104,14 @@ def _folder(token: str) -> Path:
 
 
 def _published_already(token: str) -> str | None:
-    return dict(session.get(PUBLISHED, [])).get(token)
+    """The name the upload ``token`` was published under: this session's record, else the upload's own (the session
+    is written only with the publish's answer, which a server stopped after publishing never sent)."""
+    name = dict(session.get(PUBLISHED, [])).get(token)
+    if name is None and TOKEN.match(token or ""):
+        folder = _root() / token
+        if read_meta(folder).get("owner") == g.user:
+            name = published_as(folder)
+    return name
 
 
 def _published_words(name: str) -> str:
@@ -603,7 +613,10 @@ def back_to_town():
 def publish(token: str):
     """Make the workspace the town's store, for everyone; the store it replaces is kept to restore."""
     name = _published_already(token)
-    if name is not None and not (_root() / token).exists():
+    left = _root() / token
+    if name is not None and (published_as(left) is not None or not left.exists()):
+        if left.is_dir():  # finish deleting its files, where a server stopped while deleting them
+            retire_published(left, name)
         return upload_form(message=_published_words(name))  # sent again: it is done, and nothing is redone
     folder = _folder(token)
     store = folder / "store.gpkg"
@@ -636,7 +649,7 @@ def publish(token: str):
     session[PUBLISHED] = [[t, n] for t, n in session.get(PUBLISHED, []) if t != token][-KEPT_PUBLISHED + 1 :] + [
         [token, name]
     ]
-    shutil.rmtree(folder, ignore_errors=True)  # it is the town's store now
+    retire_published(folder, name)  # it is the town's store now: its record stays, to say so if sent again
     said = _published(name, town, replaced)
     if not_ready:
         said += f" It cannot run yet {not_ready_words(not_ready)}"
