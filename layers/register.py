@@ -362,10 +362,22 @@ def _is_register_file(path: Path) -> bool:
 
 def _is_empty_database(path: Path) -> bool:
     """An SQLite database with no table yet: a register another process is creating this moment (its schema not
-    yet committed), to be waited for under the write lock rather than refused."""
+    yet committed), to be waited for under the write lock rather than refused; or one whose creation was killed.
+
+    A creation killed (kill -9, a power cut) while SQLite switched the new file to WAL leaves its first page and a
+    hot rollback journal, which a read-only connection cannot roll back: the file read as "not a notice register",
+    and the ``--new`` that every message prescribes for it failed the same way. Opened for writing, SQLite rolls the
+    unfinished creation back, as any writer of the file would, and the file is the empty database it was."""
+    query = "SELECT count(*) FROM sqlite_master"
     try:
         with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)) as con:
-            return con.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0
+            return con.execute(query).fetchone()[0] == 0
+    except (sqlite3.Error, OSError):
+        if not path.with_name(f"{path.name}-journal").is_file():
+            return False
+    try:
+        with closing(sqlite3.connect(str(path), timeout=30)) as con:
+            return con.execute(query).fetchone()[0] == 0
     except (sqlite3.Error, OSError):
         return False
 
