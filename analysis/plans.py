@@ -350,6 +350,11 @@ def plan_extension(
         raise AnalysisError("The proposed main must be one line (draw it as a single connected line).")
     if line.length == 0:
         raise AnalysisError("The proposed main has no length: its points all lie in one place; draw it end to end.")
+    if line.is_closed:  # a ring is "simple" to GEOS, but a main that ends where it began has no upper end
+        raise AnalysisError(
+            "The proposed main ends where it begins, a closed loop: draw it from where it joins the sewer to its "
+            "upper end, without coming back."
+        )
     if not line.is_simple:  # a pipe cannot cross or retrace itself: its length, cost and parcels would be counted twice
         raise AnalysisError(
             "The proposed main crosses or runs back over itself: draw it again as a line that does not cross its own "

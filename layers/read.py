@@ -1073,6 +1073,15 @@ def read_proposed(
 
     from layers.crs import check_and_reproject
 
+    if layer is None and not is_postgres(path) and not Path(path).exists():
+        head = path.rpartition(":")[0]
+        if not (head and Path(head).exists()):  # FILE:LAYER is read as such
+            # parse_source's fix names the proposed main as a layer of the town's data, which it is not: the
+            # command line then offered a flag that refuses it
+            raise LayerError(
+                f"The proposed main's file {name or path} does not exist: check its name and folder, and give the "
+                "file the main was saved in."
+            )
     source = parse_source("proposed", path) if layer is None else LayerSource("proposed", path, layer)
     frame = read_source(source)
     path = name or path
@@ -1111,6 +1120,11 @@ def read_proposed(
     merged = parts[0] if len(parts) == 1 else shapely.line_merge(shapely.union_all(parts))
     if merged.geom_type != "LineString":
         raise LayerError(f"The lines in {path} do not join into one main; give one connected line.")
+    if merged.is_closed:  # GEOS calls a ring simple: it was evaluated as a main joining the same manhole twice
+        raise LayerError(
+            f"The line in {path} ends where it begins, a closed loop: draw it from where it joins the sewer to its "
+            "upper end, without coming back."
+        )
     return merged, note
 
 

@@ -998,6 +998,13 @@ def test_a_main_crossing_or_retracing_itself_is_refused(line):
         run(proposed=line)
 
 
+def test_a_main_that_ends_where_it_begins_is_refused():
+    """GEOS calls a closed ring simple: a loop around the block from A back to A was evaluated as a main joining
+    existing manhole "A, A", with no upper end."""
+    with pytest.raises(AnalysisError, match="ends where it begins, a closed loop"):
+        run(proposed=LineString([(0, 0), (900, 0), (900, 300), (0, 300), (0, 0)]))
+
+
 def test_a_main_of_no_length_is_told_so():
     with pytest.raises(AnalysisError, match="has no length"):
         run(proposed=LineString([(300, 0), (300, 0)]))
@@ -1011,6 +1018,8 @@ def test_a_main_of_no_length_is_told_so():
         ([(300, 0), (300, 0)], "has no length"),
         # 50 miles east: it was planned with a 50-mile connecting main, nobody mandated and every check met
         ([(264_000, 0), (264_900, 0)], "lies 49.8 miles from the town's parcels and mains"),
+        # a loop back to where it began was planned as a main joining the same manhole twice
+        ([(0, 0), (900, 0), (900, 300), (0, 300), (0, 0)], "ends where it begins, a closed loop"),
     ],
 )
 def test_plan_cli_refuses_a_line_that_cannot_be_a_main(town_gpkg, tmp_path, coords, told):
@@ -1019,6 +1028,20 @@ def test_plan_cli_refuses_a_line_that_cannot_be_a_main(town_gpkg, tmp_path, coor
     assert result.exit_code == 2, result.output
     assert told in " ".join(result.output.split())
     assert "Traceback" not in result.output
+
+
+def test_a_proposed_file_that_does_not_exist_is_told_so_without_a_flag_that_refuses_it(town_gpkg, tmp_path):
+    """It was told "Use --layer proposed=PATH", and that flag refuses the proposed main ("Give the proposed main
+    with --proposed PATH or --streets-run NAMES"): a dead end for a mistyped file name."""
+    missing = tmp_path / "extnesion.geojson"
+    result = CliRunner().invoke(
+        main,
+        ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--proposed", str(missing), "--diameter-in", "8"],
+    )
+    assert result.exit_code == 2, result.output
+    told = " ".join(result.output.split())
+    assert f"The proposed main's file {missing} does not exist: check its name and folder" in told
+    assert "--layer" not in told and "Traceback" not in told
 
 
 def test_a_proposed_shapefile_without_a_crs_can_be_given_one(town_gpkg, tmp_path):
