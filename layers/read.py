@@ -1083,7 +1083,15 @@ def read_proposed(
                 "file the main was saved in."
             )
     source = parse_source("proposed", path) if layer is None else LayerSource("proposed", path, layer)
-    frame = read_source(source)
+    try:
+        frame = read_source(source)
+    except LayerError as exc:
+        if not name or name == path:
+            raise
+        # the map's load is read from a hidden copy: GDAL's refusal named it ('/tmp/sewerplan-line-.../proposed.
+        # geojson'), a file the planner never saw, and not the file loaded
+        said = str(exc).replace(source.label, name).replace(str(path), name)
+        raise LayerError(said, fix=exc.fix) from exc
     path = name or path
     if len(frame) == 0:
         # "holds no line." alone left a planner who saved an empty layer from QGIS nothing to do

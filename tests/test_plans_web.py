@@ -737,3 +737,46 @@ def test_a_bend_clicked_twice_while_drawing_is_one_manhole(oak_store, tmp_path):
     assert [m["id"] for m in twice["manholes"]] == [m["id"] for m in once["manholes"]]
     assert twice["cost"]["total"] == once["cost"]["total"]
     assert twice["exfiltration_allowance_gpd"] == once["exfiltration_allowance_gpd"]
+
+
+def test_a_json_file_that_is_not_map_data_is_named_as_loaded(oak_store, tmp_path):
+    """A JSON object GDAL cannot read as map data (a settings file picked by mistake) was refused naming the hidden
+    copy the page reads it from ('/tmp/sewerplan-line-.../proposed.geojson', as 'proposed (proposed.geojson)'),
+    never the file the planner loaded."""
+    client = oak_app(oak_store, tmp_path).test_client()
+    read = client.post(
+        "/plans/line", json={"name": "settings.json", "text": '{"zoom": 3}'}, headers={"X-CSRF-Token": csrf(client)}
+    )
+    assert read.status_code == 400, read.get_data(as_text=True)[:300]
+    message = read.get_json()["error"]["message"]
+    assert message.startswith("settings.json cannot be read as map data"), message
+    assert "sewerplan-line-" not in message and "proposed.geojson" not in message
+
+
+@pytest.mark.parametrize("body", [[1, 2], 8, "text"])
+def test_a_request_whose_json_is_not_an_object_gets_a_sentence(oak_store, tmp_path, body):
+    """A JSON list or number as the body was read with .get: a server error (500) instead of a sentence."""
+    client = oak_app(oak_store, tmp_path).test_client()
+    token = csrf(client)
+    for url in ("/plans/evaluate", "/plans/line"):
+        answer = client.post(
+            url, data=json.dumps(body), content_type="application/json", headers={"X-CSRF-Token": token}
+        )
+        assert answer.status_code == 400, (url, answer.status_code, answer.get_data(as_text=True)[:300])
+        assert answer.get_json()["error"]["message"]
+
+
+def test_a_loop_drawn_on_the_map_is_refused(oak_store, tmp_path):
+    """A main drawn round the block back to where it began was evaluated, joining manhole "A, A"."""
+    client = oak_app(oak_store, tmp_path).test_client()
+    ring = ny_frame([{"geometry": LineString([(0, 0), (900, 0), (900, 300), (0, 300), (0, 0)])}]).to_crs(4326)
+    answer = client.post(
+        "/plans/evaluate",
+        json={
+            "geometry": {"type": "LineString", "coordinates": [list(c) for c in ring.geometry.iloc[0].coords]},
+            "diameter_in": 8,
+        },
+        headers={"X-CSRF-Token": csrf(client)},
+    )
+    assert answer.status_code == 400, answer.get_data(as_text=True)[:300]
+    assert "ends where it begins, a closed loop" in answer.get_json()["error"]["message"]

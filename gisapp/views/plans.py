@@ -105,6 +105,13 @@ def _worded(doc: dict) -> dict:
     }
 
 
+def _body() -> dict:
+    """The request's JSON object, or an empty one: a body that was JSON but not an object (a list, a number) was
+    read with .get and answered with a server error instead of a sentence."""
+    body = request.get_json(silent=True)
+    return body if isinstance(body, dict) else {}
+
+
 @bp.post("/line")
 @requires("planner")
 def line_from_file():
@@ -114,7 +121,7 @@ def line_from_file():
     degrees, so QGIS's MultiLineString was "no line" and a file in the town's state plane CRS sent the map to the
     North Pole.
     """
-    body = request.get_json(silent=True) or {}
+    body = _body()
     text, name = body.get("text"), Path(str(body.get("name") or "")).name or "the file"
     if not isinstance(text, str) or not text.strip():
         abort(400, description=f"{name} is empty: load the GeoJSON file of the proposed main.")
@@ -132,7 +139,7 @@ def line_from_file():
 @bp.post("/evaluate")
 @requires("planner")
 def evaluate():
-    body = request.get_json(silent=True) or {}
+    body = _body()
     try:
         diameter = float(body.get("diameter_in", 8))
     except (TypeError, ValueError):
