@@ -1083,6 +1083,8 @@ def read_proposed(
                 "file the main was saved in."
             )
     source = parse_source("proposed", path) if layer is None else LayerSource("proposed", path, layer)
+    if source.layer is None and not is_postgres(source.path):
+        source = _proposed_layer(source, name or path)
     try:
         frame = read_source(source)
     except LayerError as exc:
@@ -1134,6 +1136,37 @@ def read_proposed(
             "upper end, without coming back."
         )
     return merged, note
+
+
+def _proposed_layer(source: LayerSource, name: str) -> LayerSource:
+    """The layer of a file holding several (a GeoPackage, a folder of shapefiles) that holds the proposed main.
+
+    GDAL opens the first: a GeoPackage of two options (option_a, option_b) was evaluated as its first, without a
+    word, and one whose first layer was the parcels was refused as a main "in degrees".
+    """
+    try:
+        with quiet():
+            listed = [(str(n), str(g or "")) for n, g in pyogrio.list_layers(source.path)]
+    except Exception:  # noqa: BLE001 - read_source words a file GDAL cannot open
+        return source
+    if len(listed) < 2:
+        return source
+    lines = [n for n, g in listed if "linestring" in g.lower() or g.lower() in ("unknown", "geometry")]
+    if "proposed_main" in lines:  # a plan's own GeoPackage export (layers.write.write_plan): its main's layer
+        return LayerSource(source.kind, source.path, "proposed_main")
+    if len(lines) == 1:
+        return LayerSource(source.kind, source.path, lines[0])
+    file = Path(name).name
+    if not lines:
+        raise LayerError(
+            f"{file} holds {len(listed)} layers and none of lines ({', '.join(n for n, _ in listed[:5])}"
+            f"{', ...' if len(listed) > 5 else ''}): draw the proposed main as a line, or give the file that holds it."
+        )
+    shown = ", ".join(lines[:5]) + (", ..." if len(lines) > 5 else "")
+    raise LayerError(
+        f"{file} holds {len(lines)} layers of lines ({shown}), and which is the proposed main is not known: give "
+        f"the file and its layer as {file}:LAYER, e.g. {file}:{lines[0]}, and evaluate each option as its own plan."
+    )
 
 
 def _plan_export_main(frame: gpd.GeoDataFrame, name: str) -> tuple[gpd.GeoDataFrame, str | None]:

@@ -1044,6 +1044,27 @@ def test_a_proposed_file_that_does_not_exist_is_told_so_without_a_flag_that_refu
     assert "--layer" not in told and "Traceback" not in told
 
 
+def test_a_geopackage_of_several_layers_gives_its_one_line_or_is_asked_which(town_gpkg, tmp_path):
+    """GDAL opens a GeoPackage's first layer: one holding two options was evaluated as its first without a word,
+    and one whose first layer was a polygon was refused as a main "in degrees"."""
+    options = tmp_path / "options.gpkg"
+    ny_frame([{"geometry": box(0, 0, 50, 50)}]).to_file(options, layer="a_lot")
+    ny_frame([{"geometry": OAK_ST_MAIN}]).to_file(options, layer="oak_st")
+    args = ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--diameter-in", "8", "--json"]
+    one = CliRunner().invoke(main, [*args, "--proposed", str(options)])
+    assert one.exit_code == 0, one.output
+    assert json.loads(one.stdout)["length_ft"] == pytest.approx(900, abs=0.5)  # its only layer of lines
+    ny_frame([{"geometry": LineString([(0, 0), (300, 0)])}]).to_file(options, layer="short_option")
+    asked = CliRunner().invoke(main, [*args, "--proposed", str(options)])
+    assert asked.exit_code == 2, asked.output
+    told = " ".join(asked.output.split())
+    assert "options.gpkg holds 2 layers of lines (oak_st, short_option), and which is the proposed main" in told
+    assert "options.gpkg:oak_st" in told and "Traceback" not in told
+    chosen = CliRunner().invoke(main, [*args, "--proposed", f"{options}:short_option"])
+    assert chosen.exit_code == 0, chosen.output
+    assert json.loads(chosen.stdout)["drawn_length_ft"] == pytest.approx(300, abs=0.5)
+
+
 def test_a_proposed_shapefile_without_a_crs_can_be_given_one(town_gpkg, tmp_path):
     """A shapefile of the main without its .prj was told "Use --layer-crs proposed=EPSG:2260", and that was
     refused as "'proposed' is not a layer kind": a dead end, with the example CRS New York's though the store (here
