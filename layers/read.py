@@ -1129,13 +1129,46 @@ def read_proposed(
         )
     merged = parts[0] if len(parts) == 1 else shapely.line_merge(shapely.union_all(parts))
     if merged.geom_type != "LineString":
-        raise LayerError(f"The lines in {path} do not join into one main; give one connected line.")
+        raise LayerError(_not_one_main(path, list(shapely.get_parts(merged)), frame.crs))
     if merged.is_closed:  # GEOS calls a ring simple: it was evaluated as a main joining the same manhole twice
         raise LayerError(
             f"The line in {path} ends where it begins, a closed loop: draw it from where it joins the sewer to its "
             "upper end, without coming back."
         )
     return merged, note
+
+
+def _not_one_main(path: str, pieces: list, crs) -> str:
+    """Why a file's lines are not one main, and where: "do not join into one main" alone left a planner whose
+    QGIS line had two pieces 0.05 ft apart (drawn without snapping, invisible at any scale they looked at) with
+    nothing to look for."""
+    import shapely
+
+    from analysis.units import feet_per_unit
+
+    told = f"The lines in {path} do not join into one main ({len(pieces)} pieces"
+    if len(pieces) > 50:
+        return told + "); give one connected line."
+    gaps = [(shapely.distance(a, b), a, b) for i, a in enumerate(pieces) for b in pieces[i + 1 :]]
+    gap, a, b = min(gaps, key=lambda g: g[0])
+    if gap == 0:  # they touch, yet do not merge: three or more ends meet
+        where = shapely.intersection(a, b)
+        point = where if where.geom_type == "Point" else shapely.get_parts(where)[0]
+        point = shapely.get_point(point, 0) if point.geom_type != "Point" else point
+        return (
+            told + f", branching at x {point.x:,.1f}, y {point.y:,.1f} in {crs_label(CRS(crs))}): a plan is one main "
+            "without branches; "
+            "evaluate each branch as its own plan."
+        )
+    ends = shapely.shortest_line(a, b)
+    x, y = ends.coords[0]
+    feet = gap * feet_per_unit(CRS(crs))
+    apart = f"{feet:,.2f} ft" if feet < 10 else f"{feet:,.0f} ft"
+    return (
+        told + f", the nearest {apart} apart at x {x:,.1f}, y {y:,.1f} in {crs_label(CRS(crs))}): join them end to "
+        "end (in QGIS, draw with snapping on, or snap the ends together), or, if they are separate mains, evaluate "
+        "each as its own plan."
+    )
 
 
 def _proposed_layer(source: LayerSource, name: str) -> LayerSource:

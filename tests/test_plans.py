@@ -1065,6 +1065,28 @@ def test_a_geopackage_of_several_layers_gives_its_one_line_or_is_asked_which(tow
     assert json.loads(chosen.stdout)["drawn_length_ft"] == pytest.approx(300, abs=0.5)
 
 
+@pytest.mark.parametrize(
+    ("lines", "told"),
+    [
+        # drawn in QGIS without snapping: a gap no map scale shows, and "do not join into one main" said no more
+        (
+            [[(0, 0), (400, 0)], [(400.05, 0), (900, 0)]],
+            "(2 pieces, the nearest 0.05 ft apart at x 457,400.0, y 1,490,000.0 in EPSG:2260): join them end to end",
+        ),
+        (
+            [[(0, 0), (900, 0)], [(400, 0), (400, 300)]],
+            "(3 pieces, branching at x 457,400.0, y 1,490,000.0 in EPSG:2260)",
+        ),
+    ],
+)
+def test_lines_that_are_not_one_main_are_told_where(town_gpkg, tmp_path, lines, told):
+    ny_frame([{"geometry": LineString(c)} for c in lines]).to_file(tmp_path / "extension.geojson")
+    result = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path))
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.output.split())
+    assert "The lines in " in said and "do not join into one main " + told in said, said
+
+
 def test_a_proposed_shapefile_without_a_crs_can_be_given_one(town_gpkg, tmp_path):
     """A shapefile of the main without its .prj was told "Use --layer-crs proposed=EPSG:2260", and that was
     refused as "'proposed' is not a layer kind": a dead end, with the example CRS New York's though the store (here
