@@ -14,6 +14,7 @@ so they cost a few array operations, not a reprojection per feature.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 import geopandas as gpd
@@ -146,13 +147,15 @@ def check_and_reproject(
         gdf = gdf.set_crs(chosen, allow_override=True)
     elif gdf.crs is None:
         if assume is None:
+            # the .prj is a shapefile's: a GeoPackage, DXF or FlatGeobuf without a CRS was sent to look for one
+            other = re.search(r"\.(gpkg|geojson|json|fgb|dxf|kml|csv|gdb|parquet|sqlite)\b", label, re.I)
+            where = "the file declares none" if other else "a shapefile's .prj file declares it"
             return None, [
                 Problem(
                     layer,
                     "no_crs",
                     "error",
-                    f"{label} has no coordinate reference system (a shapefile's .prj file declares it): give the "
-                    "CRS it was drawn in.",
+                    f"{label} has no coordinate reference system ({where}): give the CRS it was drawn in.",
                     fix=Fix("layer_crs", layer, example),
                 )
             ]

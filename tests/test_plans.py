@@ -1087,6 +1087,21 @@ def test_lines_that_are_not_one_main_are_told_where(town_gpkg, tmp_path, lines, 
     assert "The lines in " in said and "do not join into one main " + told in said, said
 
 
+@pytest.mark.parametrize(("suffix", "driver"), [(".gpkg", "GPKG"), (".fgb", "FlatGeobuf")])
+def test_a_proposed_file_without_a_crs_that_is_no_shapefile_is_not_sent_to_its_prj(town_gpkg, tmp_path, suffix, driver):
+    """Any file without a CRS was told "(a shapefile's .prj file declares it)": a GeoPackage or DXF has no .prj to
+    look for."""
+    path = tmp_path / f"extension{suffix}"
+    with pytest.warns(UserWarning, match="'crs' was not provided"):
+        gpd.GeoDataFrame(geometry=[ny_frame([{"geometry": OAK_ST_MAIN}]).geometry.iloc[0]]).to_file(path, driver=driver)
+    args = ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--proposed", str(path), "--diameter-in", "8"]
+    refused = CliRunner().invoke(main, args)
+    assert refused.exit_code == 2, refused.output
+    told = " ".join(refused.output.split())
+    assert f"(extension{suffix}) has no coordinate reference system (the file declares none)" in told
+    assert ".prj" not in told and "Use --layer-crs proposed=EPSG:2260." in told
+
+
 def test_a_proposed_shapefile_without_a_crs_can_be_given_one(town_gpkg, tmp_path):
     """A shapefile of the main without its .prj was told "Use --layer-crs proposed=EPSG:2260", and that was
     refused as "'proposed' is not a layer kind": a dead end, with the example CRS New York's though the store (here
@@ -1114,7 +1129,8 @@ def test_a_proposed_shapefile_without_a_crs_can_be_given_one(town_gpkg, tmp_path
     refused = CliRunner().invoke(main, args)
     assert refused.exit_code == 2, refused.output
     told = " ".join(refused.output.split())
-    assert "has no coordinate reference system" in told and "Use --layer-crs proposed=EPSG:32115." in told
+    assert "has no coordinate reference system (a shapefile's .prj file declares it)" in told
+    assert "Use --layer-crs proposed=EPSG:32115." in told
     given = CliRunner().invoke(main, [*args, "--layer-crs", "proposed=EPSG:32115", "--json"])
     assert given.exit_code == 0, given.output
     doc = json.loads(given.stdout)
