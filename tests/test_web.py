@@ -416,10 +416,9 @@ def test_upload_zipped_shapefile_flow(store, tmp_path):
     assert len(re.findall(r'name="name" value="([^"]+)"', client.get("/data/upload").get_data(as_text=True))) == 2
 
 
-def test_publishing_again_after_a_reload_says_it_is_published_already(store, tmp_path):
-    """The publish page is the answer to a POST: a reload (or Back, then Publish on the page as it was) sent it again,
-    and the planner whose data had just become the town's store read "400 Cannot use this input: No such upload (it
-    may have expired or been discarded)", as if it were lost."""
+def _town_and_upload(store, tmp_path):
+    """A town's own store (``tmp_path / "town.gpkg"``) and a checked upload of 60 parcels beside it, ready to
+    publish: (app, client, CSRF token, upload token)."""
     own = tmp_path / "town.gpkg"
     shutil.copy(store, own)
     app = make_app(own, tmp_path)
@@ -429,6 +428,14 @@ def test_publishing_again_after_a_reload_says_it_is_published_already(store, tmp
     sent = client.post("/data/upload", data=data, content_type="multipart/form-data")
     upload_token = sent.headers["Location"].split("/")[2]
     client.post(sent.headers["Location"], data={"csrf_token": token, "parcels.parcel_id": "parcel_id"})
+    return app, client, token, upload_token
+
+
+def test_publishing_again_after_a_reload_says_it_is_published_already(store, tmp_path):
+    """The publish page is the answer to a POST: a reload (or Back, then Publish on the page as it was) sent it again,
+    and the planner whose data had just become the town's store read "400 Cannot use this input: No such upload (it
+    may have expired or been discarded)", as if it were lost."""
+    _, client, token, upload_token = _town_and_upload(store, tmp_path)
     published = client.post(f"/data/{upload_token}/publish", data={"csrf_token": token})
     assert published.status_code == 200 and "is now the town" in published.get_data(as_text=True)
     kept = len(re.findall(r'name="name" value="([^"]+)"', client.get("/data/upload").get_data(as_text=True)))
@@ -450,15 +457,8 @@ def test_publishing_again_after_the_server_stopped_says_it_is_published_already(
     upload (it may have expired or been discarded)" for data that was the town's store. Killed while deleting the
     upload's files, the next Publish published the same data a second time (a duplicate earlier version, pruning a
     real one), and the half-deleted upload stayed listed as a workspace."""
-    own = tmp_path / "town.gpkg"
-    shutil.copy(store, own)
-    app = make_app(own, tmp_path)
-    client = app.test_client()
-    token = csrf(client)
-    data = {"dataset": (io.BytesIO(zipped_shapefile(sample_town(60), tmp_path)), "town.zip"), "csrf_token": token}
-    sent = client.post("/data/upload", data=data, content_type="multipart/form-data")
-    upload_token = sent.headers["Location"].split("/")[2]
-    client.post(sent.headers["Location"], data={"csrf_token": token, "parcels.parcel_id": "parcel_id"})
+    app, client, token, upload_token = _town_and_upload(store, tmp_path)
+    own = tmp_path / "town.gpkg"  # the town's store
     if stopped == "while deleting the upload":
 
         def killed(path, *args, **kwargs):  # the process dies with the upload's files half deleted
