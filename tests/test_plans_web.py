@@ -75,6 +75,13 @@ def test_evaluate_gives_verdicts_requirements_sections_and_the_map(oak_store, tm
         headers={"X-CSRF-Token": token},
     )
     assert bad.status_code == 400 and "positive" in bad.get_json()["error"]["message"]
+    for given in (True, "8 in", [8]):  # true was float(True), a 1-inch pipe
+        bad = client.post(
+            "/plans/evaluate",
+            json={"geometry": {"type": "LineString", "coordinates": oak_line()}, "diameter_in": given},
+            headers={"X-CSRF-Token": token},
+        )
+        assert bad.status_code == 400 and "number of inches" in bad.get_json()["error"]["message"], given
     # A line drawn with an absurd vertex, or out past where the measuring CRS is used: a sentence, never a 500.
     start = oak_line()[0]
     for far in ([1e308, 1e308], [-60.0, 10.0], [float("nan"), 42.9]):

@@ -141,7 +141,10 @@ def line_from_file():
 def evaluate():
     body = _body()
     try:
-        diameter = float(body.get("diameter_in", 8))
+        given = body.get("diameter_in", 8)
+        if isinstance(given, bool):  # float(True) is 1.0: a request's `true` was evaluated as a 1-inch pipe
+            raise TypeError(given)
+        diameter = float(given)
     except (TypeError, ValueError):
         abort(400, description="The diameter must be a number of inches.")
     if not diameter > 0:
