@@ -16,7 +16,7 @@ import warnings
 import zipfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -479,6 +479,9 @@ def unreadable_message(path: Path, exc: Exception, *, label: str | None = None) 
     """One sentence for a file GDAL cannot read: which file, what is wrong with it, and what to do."""
     reason = _reader_says(exc)
     name = label or path.name
+    with suppress(OSError):
+        if path.is_file() and path.stat().st_size == 0:  # GDAL's "not recognized as being in a supported format"
+            return f"{name} is empty (0 bytes): it was not saved whole; save or export it from the GIS again."
     damaged = re.search(r"malformed|not a database|disk image|file is encrypted|database schema", reason, re.I)
     if path.suffix.lower() in (".gpkg", ".sqlite") and damaged:
         return (

@@ -349,6 +349,19 @@ def test_damaged_geopackage_is_one_sentence(town, tmp_path):
     assert "Could not decode" not in message and "sqlite3_prepare" not in message and "\n" not in message
 
 
+@pytest.mark.parametrize("name", ["town.gpkg", "parcels.geojson"])
+def test_an_empty_file_is_called_empty(tmp_path, name):
+    """A file of 0 bytes (a copy or a save that stopped) was told it "cannot be read as map data" and to check that it
+    is a GeoPackage, a shapefile ..., which it was."""
+    empty = tmp_path / name
+    empty.write_bytes(b"")
+    result = analyze(empty)
+    assert result.exit_code == 2
+    assert result.stderr.strip() == (
+        f"Error: {name} is empty (0 bytes): it was not saved whole; save or export it from the GIS again."
+    )
+
+
 def test_truncated_geopackage_is_one_sentence(town, tmp_path):
     whole = tmp_path / "whole.gpkg"
     write_layers(str(whole), {k: town[k] for k in ("parcels", "mains", "streets")})
