@@ -1247,9 +1247,11 @@ def proposed_from_geojson(geometry: dict, *, target_crs: CRS):
 
     try:
         line = shapely.from_geojson(json.dumps(geometry))
-    except Exception as exc:
-        raise LayerError(f"The drawn main is not a GeoJSON line: {exc}") from exc
-    if line.geom_type != "LineString" or len(line.coords) < 2:
+    except Exception as exc:  # GEOS's own words ("point array must contain 0 or >1 elements") tell a planner nothing
+        raise LayerError(
+            "The drawn main is not a line of at least two points of longitude and latitude: draw it again."
+        ) from exc
+    if line is None or line.geom_type != "LineString" or len(line.coords) < 2:
         raise LayerError("Draw the proposed main as a line of at least two points.")
     from layers.crs import check_and_reproject
 

@@ -75,6 +75,13 @@ def test_evaluate_gives_verdicts_requirements_sections_and_the_map(oak_store, tm
         headers={"X-CSRF-Token": token},
     )
     assert bad.status_code == 400 and "positive" in bad.get_json()["error"]["message"]
+    one_point = client.post(  # GEOS's "point array must contain 0 or >1 elements" was the answer
+        "/plans/evaluate",
+        json={"geometry": {"type": "LineString", "coordinates": oak_line()[:1]}, "diameter_in": 8},
+        headers={"X-CSRF-Token": token},
+    )
+    said = one_point.get_json()["error"]["message"]
+    assert one_point.status_code == 400 and "The drawn main is not a line of at least two points" in said, said
     for given in (True, "8 in", [8]):  # true was float(True), a 1-inch pipe
         bad = client.post(
             "/plans/evaluate",
