@@ -457,8 +457,9 @@ def _plain_columns(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
     for name in out.columns:
         if name == out.geometry.name:
             continue
-        if _ZIP_COLUMN.search(str(name)) and pd.api.types.is_numeric_dtype(out[name]):
-            out[name] = zip_text(name, out[name])
+        column = out[name]
+        if (text := zip_text(name, column)) is not column:  # a ZIP column given as numbers
+            out[name] = text
             continue
         if out[name].dtype != object:
             continue
