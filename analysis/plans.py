@@ -5,7 +5,9 @@ town's layers. Every rule comes from the profile; a rule the profile does not ha
 
 - **Connection** (the downstream end): an end of the drawn main at (within ``network.snap_tolerance_ft`` of) an
   existing manhole connects to it: no new manhole is built or charged there. An end on an existing main gets a
-  new manhole on that main. A main that reaches neither gets a *connecting run*: a straight main from its nearer
+  new manhole on that main. A main neither of whose ends meets the sewer but that passes through an existing
+  manhole joins it there, and the part drawn beyond it is not laid (``_laid_from_manhole``). A main that reaches
+  none of these gets a *connecting run*: a straight main from its nearer
   end to the nearest existing manhole whose path to the plant has capacity for the added flow; the run is built
   with the main, so it is in the length, manholes, cost, leakage and checks.
 - **Manholes** (where the profile has the rules, Fort Plain § 144-18K): at every bend sharper than
@@ -42,6 +44,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 import shapely
+import shapely.ops
 
 from analysis.areas import held_by_service_area
 from analysis.errors import AnalysisError
@@ -148,7 +151,7 @@ class PlanResult:
     held_by_service_area: list[str]
     made_available: list[str]
     manholes: list[dict]
-    drawn_length_ft: float
+    drawn_length_ft: float  # the drawn main as laid: without a part beyond the manhole it passes through
     connecting: dict | None
     diameter_in: float
     material: str | None
@@ -165,6 +168,7 @@ class PlanResult:
     main_crossings: list[dict] = field(default_factory=list)
     easements: list[dict] = field(default_factory=list)
     easement_length_ft: float = 0.0  # the main's length on private land (a lot line's counts once)
+    not_laid: dict | None = None  # the drawn main beyond the manhole it passes through, not laid
     parcels: gpd.GeoDataFrame = field(repr=False, default=None)
     line: object = field(repr=False, default=None)
     built: object = field(repr=False, default=None)
@@ -185,6 +189,7 @@ class PlanResult:
             "length_ft": round(self.length_ft, 1),
             "drawn_length_ft": round(self.drawn_length_ft, 1),
             "connecting_main": self.connecting,
+            "not_laid": self.not_laid,
             "diameter_in": self.diameter_in,
             "material": self.material,
             "design_checks": [c.as_dict() for c in self.design_checks],
@@ -309,6 +314,7 @@ class _Connection:
     xy: tuple[float, float] | None  # where the built main starts
     gap_ft: float
     capacity: dict | None = None
+    not_laid: dict | None = None  # the drawn main beyond the manhole it passes through (``_laid_from_manhole``)
 
 
 def plan_extension(
@@ -368,6 +374,7 @@ def plan_extension(
             "internal diameter in inches."
         )
     fpu = feet_per_unit(parcels.crs)
+    line, not_laid = _laid_from_manhole(line, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
     drawn_ft = line.length * fpu
     material = (material or "").strip() or None
 
@@ -376,6 +383,7 @@ def plan_extension(
     present = _Present(network, before, profile)
     reach = _served(line, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
     connection = _connect(line, network, profile, fpu, present, reach.added_peak_gpd)
+    connection.not_laid = not_laid
     built = _built_line(line, connection)
     if connection.kind == "run":  # the connecting run is built too: parcels along it are reached as well
         reach = _served(built, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
@@ -433,6 +441,7 @@ def plan_extension(
         manholes=manholes,
         drawn_length_ft=drawn_ft,
         connecting=connecting,
+        not_laid=not_laid,
         diameter_in=float(diameter_in),
         material=material,
         design_checks=checks,
@@ -972,6 +981,56 @@ def _connect(line, net, profile, fpu, present: _Present, added_peak: float) -> _
     return first
 
 
+def _laid_from_manhole(line, net, snap: float, fpu: float):
+    """The drawn main from the existing manhole it passes through, when neither of its ends meets the sewer.
+
+    A main drawn through a manhole is joined to it there: a connecting main from an end back to that manhole would
+    lie on the drawn main and be counted twice (a run of streets that carries on past the sewer, as the sample
+    village's Hancock Rd does 180 ft past MH-37). Of the manholes within ``snap`` of the line, the one nearest an end
+    (along the line) is taken; the drawn main is laid from it over the longer part, and the part beyond it is not
+    laid: it would be a second main draining into that manhole, to plan on its own. Returns the line to lay and
+    what is not laid (None when the line is laid as drawn)."""
+    if net is None or net.n_nodes == 0 or not net.node_is_manhole.any():
+        return line, None
+    ends = shapely.points([line.coords[0][:2], line.coords[-1][:2]])
+    nodes = shapely.points(net.node_xy)
+    if (shapely.distance(ends[:, None], nodes[None, :]) <= snap).any() or any(
+        len(net.main_tree.query(e, predicate="dwithin", distance=snap)) for e in ends
+    ):
+        return line, None  # an end meets the sewer: it connects there (``_connect``)
+    manholes = np.flatnonzero(net.node_is_manhole)
+    on = manholes[shapely.dwithin(nodes[manholes], line, snap)]
+    if not len(on):
+        return line, None
+    at = shapely.line_locate_point(line, nodes[on])
+    from_end = np.minimum(at, line.length - at)
+    k = int(np.argmin(from_end))
+    where = float(at[k])
+    if where <= line.length / 2:  # the start is the nearer end: lay from the manhole to the far end
+        laid, beyond = shapely.ops.substring(line, where, line.length), shapely.ops.substring(line, 0, where)
+        far = beyond.coords[0]
+    else:
+        laid = shapely.ops.substring(line, where, 0)  # from the manhole back to the start: flow runs to it
+        beyond = shapely.ops.substring(line, where, line.length)
+        far = beyond.coords[-1]
+    # a cut at a vertex repeats it (to within rounding)
+    laid, beyond = (shapely.remove_repeated_points(g, tolerance=1e-3) for g in (laid, beyond))
+    node = int(on[k])
+    x, y = (float(v) for v in net.node_xy[node])
+    return laid, {
+        "beyond_manhole": str(net.node_id[node]),
+        "length_ft": round(float(beyond.length) * fpu, 1),
+        "direction": compass(far[0] - x, far[1] - y),
+        "coords": [[float(c[0]), float(c[1])] for c in beyond.coords],
+    }
+
+
+def compass(dx: float, dy: float) -> str:
+    """The direction of a vector in the measuring CRS's grid, in the eight words a board reads: "north-east"."""
+    names = ("east", "north-east", "north", "north-west", "west", "south-west", "south", "south-east")
+    return names[round(math.degrees(math.atan2(dy, dx)) / 45) % 8]
+
+
 def _built_line(line, conn: _Connection):
     """The main as built, from its connection upstream: the drawn line, after the connecting run if any."""
     coords = [tuple(c[:2]) for c in line.coords]
@@ -1161,7 +1220,15 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
                 "No sewer network in the data (mains and manholes): where the main would connect is not known.",
             )
         ]
-    if conn.kind == "manhole":
+    if conn.kind == "manhole" and conn.not_laid:
+        beyond = conn.not_laid
+        text = (
+            f"The drawn main passes through existing manhole {conn.label} (within {snap.value:g} ft) and connects "
+            f"to it there; no new manhole is built there. The {beyond['length_ft']:,.0f} ft drawn {beyond['direction']}"
+            f" of {conn.label} is not laid, costed or checked: it would be a second main draining into "
+            f"{conn.label}. Plan it on its own if the parcels along it need it."
+        )
+    elif conn.kind == "manhole":
         text = (
             f"The main ends at existing manhole {conn.label} (within {snap.value:g} ft) and connects to it; "
             "no new manhole is built there."

@@ -1190,7 +1190,7 @@ def evaluate_plan(
             name,
             profile=prof.id,
             diameter_in=diameter_in,
-            wkt=shapely.to_wkt(line),
+            wkt=shapely.to_wkt(result.line),  # as laid: a part drawn past its manhole is not in the plan
             crs=layers.parcels.crs.to_string(),
             result=doc,
             replace=replace,

@@ -38,6 +38,7 @@ from analysis.plans import (
 )
 from analysis.profiles import load_profile
 from gisapp.cli import main
+from layers.board import summary_lines
 from layers.write import write_layers
 from tests.conftest import NY_ORIGIN, frame, ny_frame
 
@@ -192,6 +193,30 @@ def test_the_main_connects_to_the_existing_manhole_it_ends_on():
 def test_an_end_within_the_snap_tolerance_of_a_manhole_connects_to_it():
     r = run(proposed=LineString([(0.6, 0.5), (900, 0)])).as_dict()
     assert r["manholes"][0]["id"] == "A" and r["manholes"][0]["existing"] and r["connecting_main"] is None
+
+
+@pytest.mark.parametrize(
+    "proposed",
+    [LineString([(0, -180), (0, 0), (900, 0)]), LineString([(900, 0), (0, 0), (0, -180)])],
+    ids=["drawn from the stub", "drawn to the stub"],
+)
+def test_a_main_drawn_on_past_the_manhole_it_passes_through_joins_it_there(proposed):
+    # Drawn 180 ft south of A and then up Oak St through A: neither end meets the sewer. A connecting main from
+    # its south end back to A lay on the drawn main, and cost, leakage and length counted those 180 ft twice.
+    r = run(proposed=proposed).as_dict()
+    assert r["connecting_main"] is None and r["length_ft"] == r["drawn_length_ft"] == 900.0
+    assert r["not_laid"]["beyond_manhole"] == "A" and r["not_laid"]["length_ft"] == 180.0
+    assert r["not_laid"]["direction"] == "south" and r["not_laid"]["coords"][0] in ([0, -180], [0, 0])
+    assert [(m["id"], m["x"], m["existing"]) for m in r["manholes"]] == [
+        ("A", 0, True),
+        ("NEW-1", 300, False),
+        ("NEW-2", 600, False),
+        ("NEW-3", 900, False),
+    ]
+    assert r["cost"] == run().as_dict()["cost"] and r["newly_mandated"] == run().as_dict()["newly_mandated"]
+    told = " ".join(check(r, "connection")["message"].split())
+    assert "passes through existing manhole A" in told and "The 180 ft drawn south of A is not laid" in told
+    assert "Not laid: the 180 ft drawn south of A, a second main draining into it" in " ".join(summary_lines(r))
 
 
 def test_bend_gets_a_manhole():

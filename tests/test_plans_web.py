@@ -12,6 +12,7 @@ from urllib.parse import quote
 import geopandas as gpd
 import numpy as np
 import pytest
+import shapely
 from click.testing import CliRunner
 from pypdf import PdfReader
 from shapely.geometry import LineString, MultiLineString, Point
@@ -100,6 +101,26 @@ def test_evaluate_gives_verdicts_requirements_sections_and_the_map(oak_store, tm
         )
         assert odd.status_code == 400, (far, odd.status_code, odd.get_data(as_text=True)[:300])
         assert "the drawn main" in odd.get_json()["error"]["message"].lower()
+
+
+def test_a_main_drawn_on_past_its_manhole_is_saved_and_mapped_as_laid(oak_store, tmp_path):
+    """The map and the saved scenario hold the main from manhole A, and the 180 ft drawn past it apart, not laid."""
+    app = oak_app(oak_store, tmp_path)
+    client = app.test_client()
+    token = csrf(client)
+    past = ny_frame([{"geometry": LineString([(0, -180), (0, 0), (900, 0)])}]).to_crs(4326).geometry.iloc[0]
+    doc = evaluate(
+        client,
+        token,
+        geometry={"type": "LineString", "coordinates": [list(c) for c in past.coords]},
+        name="past A",
+        save=True,
+    )
+    assert doc["not_laid"]["length_ft"] == 180.0 and doc["length_ft"] == 900.0 and doc["connecting_main"] is None
+    assert len(doc["map"]["line"]["coordinates"]) == 2 and len(doc["map"]["not_laid"]["coordinates"]) == 2
+    saved = Register(str(oak_store.parent / "register.sqlite"), create=False).saved_plan("past A")
+    assert shapely.from_wkt(saved["geometry_wkt"]).length == pytest.approx(900.0, abs=0.01)  # the main as laid
+    client.post("/plans/delete", data={"name": "past A", "csrf_token": token})
 
 
 def test_a_main_drawn_far_from_the_town_is_refused(oak_store, tmp_path):
@@ -363,6 +384,14 @@ def test_a_qgis_file_loads_on_the_map_and_evaluates_in_chromium(oak_store, brows
         browser.find_element(By.ID, "plan-evaluate").click()
         wait_for(browser, lambda: "Newly required to connect" in output.text)
         assert "with a 300 ft connecting main to A" in output.text
+        # A main drawn on 180 ft past manhole A, which it passes through: laid from A, and the rest said not laid.
+        ny_frame([{"geometry": LineString([(0, -180), (0, 0), (900, 0)])}]).to_file(tmp_path / "past.geojson")
+        browser.find_element(By.ID, "plan-file").send_keys(str(tmp_path / "past.geojson"))
+        wait_for(browser, lambda: output.text == "")
+        browser.find_element(By.ID, "plan-evaluate").click()
+        wait_for(browser, lambda: "Newly required to connect" in output.text)
+        assert "Not laid: the 180 ft drawn south of A, a second main draining into it" in output.text
+        assert "connecting main" not in output.text.split("Newly required")[0]
 
 
 @pytest.mark.browser

@@ -928,6 +928,9 @@
     if (plan.map.connecting) {
       L.geoJSON(plan.map.connecting, { ...planStyle, style: { color: "#1f78b4", weight: 5, dashArray: "8 6" } }).addTo(planLayer);
     }
+    if (plan.map.not_laid) {  // drawn past the manhole it joins, and not laid: grey, so the plan is the blue
+      L.geoJSON(plan.map.not_laid, { ...planStyle, style: { color: "#777", weight: 3, dashArray: "2 6" } }).addTo(planLayer);
+    }
     plan.map.parcels.forEach((g) => L.geoJSON(g, { ...planStyle, style: { color: "#e31a1c", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
     (plan.map.vacant || []).forEach((g) => L.geoJSON(g, { ...planStyle, style: { color: "#ff7f00", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
     // Private parcels the main crosses (easements needed), outlined in purple, and where it crosses existing mains.
@@ -949,6 +952,10 @@
     add(`${plan.name ? plan.name + ": " : ""}${num(Math.round(plan.length_ft), "ft")} of ${num(plan.diameter_in, "in")}` +
         `${plan.material ? " " + plan.material : ""} main, ${plural(newManholes, "new manhole")}` +
         (plan.connecting_main ? ` (with a ${num(Math.round(plan.connecting_main.length_ft), "ft")} connecting main to ${plan.connecting_main.to_manhole})` : ""));
+    if (plan.not_laid) {  // drawn on past the manhole it passes through: that part is not in the plan
+      add(`Not laid: the ${num(Math.round(plan.not_laid.length_ft), "ft")} drawn ${plan.not_laid.direction} of ` +
+          `${plan.not_laid.beyond_manhole}, a second main draining into it, to plan on its own`);
+    }
     const unknown = (plan.flow && plan.flow.units_unknown.length) || 0;
     add(`Newly required to connect: ${plural(plan.newly_mandated.length, "parcel")} (${plural(Number(plan.units) || 0, "living unit")}` +
         `${unknown ? `; units unknown for ${plural(unknown, "parcel")}` : ""}); ${plural(plan.private_systems.length, "septic system")} retired` +

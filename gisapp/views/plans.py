@@ -59,11 +59,12 @@ def _saved_plans() -> list[dict]:
 
 
 def _map(doc: dict, line, layers) -> dict:
-    """The plan's geometry in longitude/latitude for the map: the drawn main, the connecting main, manholes, the
-    parcels reached (newly mandated, vacant lots that benefit), where it crosses existing mains and the private
-    parcels it crosses (a scenario saved before plans found them has none)."""
+    """The plan's geometry in longitude/latitude for the map: the main as laid, the connecting main, the part drawn
+    past the manhole it passes through and not laid, manholes, the parcels reached (newly mandated, vacant lots that
+    benefit), where it crosses existing mains and the private parcels it crosses (a scenario saved before plans
+    found them has none)."""
     crs = layers.parcels.crs
-    run = doc.get("connecting_main")
+    run, beyond = doc.get("connecting_main"), doc.get("not_laid")
     ids = layers.parcels["parcel_id"].astype(str)
 
     def lots(wanted):
@@ -76,6 +77,7 @@ def _map(doc: dict, line, layers) -> dict:
     return {
         "line": to_lonlat_geojson([line], crs)[0],
         "connecting": to_lonlat_geojson([shapely.LineString(run["coords"])], crs)[0] if run else None,
+        "not_laid": to_lonlat_geojson([shapely.LineString(beyond["coords"])], crs)[0] if beyond else None,
         "manholes": [
             {"geometry": geometry, "id": m.get("id"), "existing": bool(m.get("existing")), "reason": m["reason"]}
             for geometry, m in zip(to_lonlat_geojson(points, crs), doc["manholes"], strict=True)
@@ -165,7 +167,7 @@ def evaluate():
         register=_register() if body.get("save") else None,
         replace=bool(body.get("replace")),
     )
-    doc["map"] = _map(doc, line, ws.layers)
+    doc["map"] = _map(doc, result.line, ws.layers)  # as laid: a part drawn past its manhole is ``not_laid``
     return jsonify(doc)
 
 
