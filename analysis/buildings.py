@@ -251,6 +251,10 @@ def _assess(
         "buildings": n,
         "rear_buildings": int(rear.sum()),
         **{v: int((verdict == v).sum()) for v in VERDICTS},
+        # separate_required also holds the buildings beside another (no rear building): counted apart, so the
+        # rear buildings' verdicts add up to the rear buildings.
+        "rear_separate_required": int(((verdict == "separate_required") & rear).sum()),
+        "beside_separate_required": int(((verdict == "separate_required") & ~rear).sum()),
         "units_unknown": int((units_unknown & qualifies).sum()),
         "needing_more_laterals": int(more.sum()),
         "manhole_connection_cases": int(manhole.sum()),

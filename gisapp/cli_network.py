@@ -230,16 +230,11 @@ def buildings(show_all, out_path, as_json, **opts):
     print_problems(loaded.console, loaded.layers)
     out = Console()
     s = assessed.summary
-    # separate_required also holds the buildings beside another (no rear building): counted apart, so the rear
-    # buildings' verdicts add up to the rear buildings.
-    b = assessed.buildings
-    own = (b["shared_lateral"] == "separate_required").fillna(False).to_numpy(bool)
-    rear_own = int((own & b["rear_building"].to_numpy(bool)).sum())
     out.print(
         f"{s['buildings']:,} buildings: {s['rear_buildings']} rear building(s) ({s['may_share_if_no_route']} may "
-        f"share the front building's sewer if no other route exists, {rear_own} need their own, "
+        f"share the front building's sewer if no other route exists, {s['rear_separate_required']} need their own, "
         f"{s['main_extension_required']} need "
-        f"a main extension); {int(own.sum()) - rear_own} beside another building on its lot need(s) its own "
+        f"a main extension); {s['beside_separate_required']} beside another building on its lot need(s) its own "
         f"building sewer; {s['needing_more_laterals']} need more than one building sewer; "
         f"{s['units_unknown']} with living units unknown; {s['manhole_connection_cases']} manhole connection(s) "
         f"for the administrative body to determine; {s['laterals_below_standard']} with a building sewer below the "
