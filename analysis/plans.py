@@ -1335,11 +1335,24 @@ def _route_checks(
     else:
         listing = "; ".join(_crossing_text(r, where) for r in crossings.to_dict("records"))
         n = len(crossings)
+        kinds = set(crossings["kind"])
+        # A main laid over an existing one is no crossing: the advice for crossings (a manhole, a clearance) is
+        # not the way out of it.
+        advice = (
+            "Two pipes crossing at one place without a manhole is not a design to submit: move the main clear of "
+            "them, join them in a manhole there, or have the engineer show the clearance between the pipes at each "
+            "crossing. "
+            if kinds - {RUNS_ALONG}
+            else ""
+        ) + (
+            "A new main laid where an existing main already lies is not a design to submit: move it clear of that "
+            "main, or serve the parcels there from the existing main. "
+            if RUNS_ALONG in kinds
+            else ""
+        )
         text = (
             f"The main as built meets existing mains in {n} place{'s' if n != 1 else ''} away from {joins}, with no "
-            f"manhole there: {listing}. Two pipes crossing at one place without a manhole is not a design to submit: "
-            "move the main clear of them, join them in a manhole there, or have the engineer show the clearance "
-            f"between the pipes at each crossing. {counted}"
+            f"manhole there: {listing}. {advice}{counted}"
         )
         verdict = REVIEW
     checks = [

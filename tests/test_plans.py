@@ -710,6 +710,15 @@ def test_crossings_ends_on_and_runs_along_by_hand():
     ]
 
 
+def test_a_main_laid_over_an_existing_main_is_told_to_move_clear_not_to_build_a_manhole_at_a_crossing():
+    # An old main R lies under Oak St from x 300 to 500: the new main runs along it, which is no crossing.
+    old = {"main_id": "R", "sewer_type": "sanitary", "status": "existing", "geometry": LineString([(300, 0), (500, 0)])}
+    told = " ".join(check(run(town=layout(extra_mains=[old])).as_dict(), "main_crossings")["message"].split())
+    assert "runs along R (sanitary, existing) for 200.0 ft" in told
+    assert "laid where an existing main already lies is not a design to submit" in told
+    assert "Two pipes crossing" not in told
+
+
 def test_a_main_through_a_front_yard_needs_an_easement_with_its_length_in_feet():
     r = run(proposed=INTO_L5).as_dict()
     assert r["easements"] == [
