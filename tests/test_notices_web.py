@@ -1047,6 +1047,13 @@ def test_the_page_records_a_connection_made_without_a_notice(client, app):
     rows = register.notices_of(parcel)  # by the day: the connection (Feb 10) before the notice withdrawn (Mar 1)
     assert [(n["notice_type"], n["status"]) for n in rows] == [("record", "connected"), ("connection", "withdrawn")]
     assert register.events_of(rows[0]["notice_id"])[0]["actor"] == "web:local"  # the one local planner
+    # The register on the page shows each notice's note: a record's permit, or why a record is a duplicate.
+    row = re.search(
+        rf"<tr><td class=\"nowrap\">{rows[0]['notice_id']}</td>.*?</tr>",
+        client.get("/notices").get_data(as_text=True),
+        re.S,
+    )
+    assert '<span class="note">: permit 14</span>' in row.group(0)
     # The popup and the Summary say the register records it connected, though its withdrawn notice came later.
     doc = client.get("/api/parcel", query_string={"id": parcel}).get_json()
     assert "connected on February 10, 2027, recorded without a notice" in doc["register_note"]
