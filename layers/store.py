@@ -419,16 +419,14 @@ class GeoPackageStore(Store):
         if not folder.is_dir():
             return []
         found = []
+        current = _identity(self.path)
         for f in folder.glob("*.gpkg"):
             if f.name.startswith("."):  # a copy being written (or one a killed writer left): not a version yet
                 continue
-            meta = {}
             side = f.with_suffix(".json")
-            if side.exists():
-                try:
-                    meta = json.loads(side.read_text(encoding="utf-8"))
-                except ValueError:
-                    meta = {}
+            meta = _record(side) if side.exists() else {}
+            if _copy_of_current(meta, current):
+                continue
             found.append(
                 {
                     "name": f.name,
@@ -442,12 +440,13 @@ class GeoPackageStore(Store):
     def publish(self, source: str | Path, *, who: str, label: str, keep: int = 5) -> str:
         target = self.path
         with self.writer(who=who, what="publishing a store"):
-            kept = self._keep_previous(label=f"before {label}", who=who, keep=keep)
+            kept = self._keep_previous(label=f"before {label}", who=who)
             town = _town_settings(target)
             with _replacement(target, copy_current=False) as tmp:
                 _copy_sqlite(Path(source), tmp)
                 if town:  # the town's settings (its notice register) stay with the town, whatever data is published
                     write_settings(tmp, town)  # (the measuring CRS of the layers is the published copy's own)
+            self._prune(keep)
         return kept
 
     def restore(self, name: str, *, who: str, keep: int = 5) -> str:
@@ -458,17 +457,21 @@ class GeoPackageStore(Store):
         if not chosen.is_file():
             raise LayerError("No such earlier store (it may have been pruned).")
         town = _town_settings(target)
-        with (
-            self.writer(who=who, what="restoring a store"),
-            _replacement(target, copy_current=False) as tmp,
-        ):
-            _copy_sqlite(chosen, tmp)
-            if town:  # the town's settings (its notice register) are not rolled back with the data
-                write_settings(tmp, town)
-            return self._keep_previous(label=f"replaced by the restore of {name}", who=who, keep=keep)
+        with self.writer(who=who, what="restoring a store"):
+            with _replacement(target, copy_current=False) as tmp:
+                _copy_sqlite(chosen, tmp)
+                if town:  # the town's settings (its notice register) are not rolled back with the data
+                    write_settings(tmp, town)
+                kept = self._keep_previous(label=f"replaced by the restore of {name}", who=who)
+            self._prune(keep)
+        return kept
 
-    def _keep_previous(self, *, label: str, who: str, keep: int) -> str:
-        """Copy the current store into ``previous-stores/`` and prune that folder to the newest ``keep``."""
+    def _keep_previous(self, *, label: str, who: str) -> str:
+        """Copy the current store into ``previous-stores/``, before the caller replaces it.
+
+        The copy's record names the store file it copies (``_identity``): until that file is replaced the copy is
+        the store itself, not an earlier version, and is not listed. A publication or restore killed before it
+        replaced the store left such a copy; this one, holding the lock, deletes it before keeping its own."""
         target = self.path
         if not target.exists():
             return ""
@@ -476,20 +479,31 @@ class GeoPackageStore(Store):
         folder.mkdir(parents=True, exist_ok=True)
         for left in folder.glob(".*.tmp.*"):  # what a writer killed while copying left; this one holds the lock
             left.unlink(missing_ok=True)
+        current = _identity(target)
+        for side in folder.glob("*.json"):  # what a publication or restore killed before its replace left
+            if not side.name.startswith(".") and _copy_of_current(_record(side), current):
+                discard_store(side.with_suffix(".gpkg"))
+                side.unlink(missing_ok=True)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
         copy = folder / f"{stamp}.gpkg"
         with written_whole(copy, locked=True) as where:  # whole or not at all: a half copy is no earlier version
             _copy_sqlite(target, where)
+        record = {"saved_at": time.time(), "label": label, "by": who, "of": current}
         try:  # its record whole or not at all, and the copy only with it (a full disk keeps neither)
             with written_whole(copy.with_suffix(".json"), locked=True) as where:
-                where.write_text(json.dumps({"saved_at": time.time(), "label": label, "by": who}), encoding="utf-8")
+                where.write_text(json.dumps(record), encoding="utf-8")
         except BaseException:
             discard_store(copy)
             raise
+        return f"{stamp}.gpkg"
+
+    def _prune(self, keep: int) -> None:
+        """Keep the newest ``keep`` earlier versions; called once the store is replaced, so that a publication
+        killed before that never pushed a real version out for the copy of the store it did not replace."""
+        folder = self.path.parent / PREVIOUS
         for old in self.previous()[max(keep, 1) :]:
             (folder / old["name"]).unlink(missing_ok=True)
             (folder / old["name"]).with_suffix(".json").unlink(missing_ok=True)
-        return f"{stamp}.gpkg"
 
     # -- the register and QGIS
 
@@ -623,6 +637,30 @@ def _settings(path: Path) -> dict[str, str]:
             return dict(con.execute(f"SELECT key, value FROM {SETTINGS_TABLE}").fetchall())
     except (sqlite3.Error, UnicodeDecodeError):
         return {}
+
+
+def _identity(path: Path) -> list[int] | None:
+    """What tells the store file at ``path`` from the one a publication or restore puts in its place (a new file:
+    another inode), and from itself written in place since (its settings: size and time of change)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+
+
+def _record(side: Path) -> dict:
+    """An earlier version's record (its label, time, publisher), {} when it cannot be read."""
+    try:
+        return json.loads(side.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def _copy_of_current(record: dict, current: list[int] | None) -> bool:
+    """The copy this record describes was kept by a publication or restore that never replaced the store: it is
+    the store as it is, not an earlier version (records of earlier releases name no store: they are versions)."""
+    return current is not None and record.get("of") == current
 
 
 def _town_settings(path: Path) -> dict[str, str]:

@@ -591,3 +591,51 @@ def test_a_previous_store_copied_half_way_is_never_listed_as_an_earlier_version(
     monkeypatch.setattr(store_module, "_copy_sqlite", copied)
     second = town.publish(upload, who="pat", label="the May upload")
     assert [p["name"] for p in town.previous()] == [second, first] and not killed.exists()
+
+
+# A publication or restore killed (kill -9, a power cut) at one step, in a child process: the step is replaced by
+# os._exit, so nothing after it runs, not even a finally.
+KILLED = """
+import os, sys
+import layers.store as s
+store, what, step, arg = sys.argv[1:5]
+if step == "record":  # the copy of the replaced store is whole, its record not yet written
+    whole = s.written_whole
+    s.written_whole = lambda target, **kw: os._exit(9) if str(target).endswith(".json") else whole(target, **kw)
+else:  # "replace": the copy and its record are written, the store not yet replaced
+    s._replace = lambda tmp, path, attempts=20: os._exit(9)
+town = s.open_store(store)
+if what == "publish":
+    town.publish(arg, who="pat", label="the April upload", keep=2)
+else:
+    town.restore(arg, who="pat", keep=2)
+"""
+
+
+@pytest.mark.parametrize(("what", "step"), [("publish", "replace"), ("restore", "replace")])
+def test_a_publication_killed_before_it_replaced_the_store_keeps_no_copy_of_it_as_an_earlier_version(
+    tmp_path, what, step
+):
+    """A publication (or restore) copies the store it replaces into previous-stores/, writes the copy's record,
+    then replaces the store. Killed before the store was replaced, it left a copy of the store as it still is,
+    listed as an earlier version; the next publication made a second one, and the two pushed the oldest real
+    version out (the newest KEEP_PREVIOUS_STORES are kept). What it left is now not listed, and the next
+    publication clears it before keeping its own copy."""
+    store, upload, town, first = _published_once(tmp_path)
+    folder = tmp_path / "previous-stores"
+    before = sorted(p.name for p in folder.iterdir())
+    published = store.read_bytes()
+    arg = str(upload) if what == "publish" else first
+    died = subprocess.run([sys.executable, "-c", KILLED, str(store), what, step, arg], capture_output=True, text=True)
+    assert died.returncode == 9, died.stderr
+    assert store.read_bytes() == published  # killed before the replace: the store is as it was
+    assert sorted(p.name for p in folder.iterdir()) != before  # it left a copy (and a record) behind
+    assert [p["name"] for p in town.previous()] == [first]  # ... which is no earlier version
+    second = town.publish(upload, who="pat", label="the May upload", keep=2)
+    assert [(p["name"], p["label"]) for p in town.previous()] == [
+        (second, "before the May upload"),
+        (first, "before the March upload"),
+    ]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        f"{n}.{x}" for n in (second[:-5], first[:-5]) for x in ("gpkg", "json")
+    )
