@@ -425,7 +425,7 @@ class GeoPackageStore(Store):
                 continue
             side = f.with_suffix(".json")
             meta = _record(side) if side.exists() else {}
-            if _copy_of_current(meta, current):
+            if _unrecorded(f) or _copy_of_current(meta, current):
                 continue
             found.append(
                 {
@@ -470,8 +470,9 @@ class GeoPackageStore(Store):
         """Copy the current store into ``previous-stores/``, before the caller replaces it.
 
         The copy's record names the store file it copies (``_identity``): until that file is replaced the copy is
-        the store itself, not an earlier version, and is not listed. A publication or restore killed before it
-        replaced the store left such a copy; this one, holding the lock, deletes it before keeping its own."""
+        the store itself, not an earlier version, and is not listed; nor is a copy with no record yet. A publication
+        or restore killed before it replaced the store left such a copy; this one, holding the lock, deletes it
+        before keeping its own."""
         target = self.path
         if not target.exists():
             return ""
@@ -484,6 +485,9 @@ class GeoPackageStore(Store):
             if not side.name.startswith(".") and _copy_of_current(_record(side), current):
                 discard_store(side.with_suffix(".gpkg"))
                 side.unlink(missing_ok=True)
+        for copy in folder.glob("*.gpkg"):  # ... or before it wrote the record of its copy
+            if _unrecorded(copy):
+                discard_store(copy)
         stamp = dt.datetime.now().strftime("%Y%m%d-%H%M%S-%f")
         copy = folder / f"{stamp}.gpkg"
         with written_whole(copy, locked=True) as where:  # whole or not at all: a half copy is no earlier version
@@ -501,9 +505,9 @@ class GeoPackageStore(Store):
         """Keep the newest ``keep`` earlier versions; called once the store is replaced, so that a publication
         killed before that never pushed a real version out for the copy of the store it did not replace."""
         folder = self.path.parent / PREVIOUS
-        for old in self.previous()[max(keep, 1) :]:
-            (folder / old["name"]).unlink(missing_ok=True)
+        for old in self.previous()[max(keep, 1) :]:  # the record first: a copy left without it is no version
             (folder / old["name"]).with_suffix(".json").unlink(missing_ok=True)
+            (folder / old["name"]).unlink(missing_ok=True)
 
     # -- the register and QGIS
 
@@ -655,6 +659,17 @@ def _record(side: Path) -> dict:
         return json.loads(side.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
+
+
+# The name ``_keep_previous`` gives a copy: when it was kept.
+_KEPT = re.compile(r"\d{8}-\d{6}-\d{6}\.gpkg")
+
+
+def _unrecorded(copy: Path) -> bool:
+    """A copy ``_keep_previous`` made whose record was never written (a publication or restore killed between the
+    two, before it replaced the store, or a pruning killed between them): no earlier version. A GeoPackage of
+    another name, put in the folder by hand, is listed as it always was."""
+    return _KEPT.fullmatch(copy.name) is not None and not copy.with_suffix(".json").exists()
 
 
 def _copy_of_current(record: dict, current: list[int] | None) -> bool:

@@ -612,7 +612,7 @@ else:
 """
 
 
-@pytest.mark.parametrize(("what", "step"), [("publish", "replace"), ("restore", "replace")])
+@pytest.mark.parametrize(("what", "step"), [("publish", "record"), ("publish", "replace"), ("restore", "replace")])
 def test_a_publication_killed_before_it_replaced_the_store_keeps_no_copy_of_it_as_an_earlier_version(
     tmp_path, what, step
 ):
@@ -639,3 +639,21 @@ def test_a_publication_killed_before_it_replaced_the_store_keeps_no_copy_of_it_a
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         f"{n}.{x}" for n in (second[:-5], first[:-5]) for x in ("gpkg", "json")
     )
+
+
+def test_a_copy_in_previous_stores_without_its_record_is_listed_only_if_put_there_by_hand(tmp_path):
+    """A copy named as a publication names it (when it was kept) with no record beside it was left by a publication
+    killed before it wrote the record, or by a pruning killed after it deleted it: not listed, and deleted by the
+    next publication. A GeoPackage of another name, put there by hand, is listed as it always was, and kept."""
+    store, upload, town, first = _published_once(tmp_path)
+    folder = tmp_path / "previous-stores"
+    orphan = folder / "20990101-000000-000000.gpkg"
+    orphan.write_bytes((folder / first).read_bytes())
+    by_hand = folder / "before-the-flood.gpkg"
+    by_hand.write_bytes((folder / first).read_bytes())
+    assert sorted(p["name"] for p in town.previous()) == sorted([first, by_hand.name])
+    second = town.publish(upload, who="pat", label="the May upload")
+    assert not orphan.exists() and by_hand.exists()
+    assert [p["name"] for p in town.previous()][0] == second and {first, by_hand.name} <= {
+        p["name"] for p in town.previous()
+    }
