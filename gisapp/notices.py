@@ -22,6 +22,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -209,26 +210,64 @@ def _probe(folder: Path) -> None:
 
 @contextlib.contextmanager
 def batch_lock(root: Path, batch_id: str, *, wait: bool = True):
-    """An exclusive lock on the batch while a process works on it; yields False when held elsewhere (wait=False)."""
+    """An exclusive lock on the batch while a process works on it; yields False when held elsewhere (wait=False).
+
+    Its holder deletes the lock file when done (``clear_stale_locks`` too, one a killed process left), still holding
+    it: a process that opened the file before and locks it after would hold a lock on a file nobody else finds,
+    while another made a new one and locked that. So, once locked, the file must still be there under its name, or
+    it is opened anew."""
     path = _lock_path(root, batch_id)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-        except BlockingIOError:
-            yield False
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except BlockingIOError:
+                yield False
+                return
+            if not _still_named(fd, path):
+                continue  # deleted by its holder after this process opened it: lock the one there now
+            try:
+                yield True
+            finally:
+                with contextlib.suppress(OSError):
+                    path.unlink()
             return
-        try:
-            yield True
         finally:
-            with contextlib.suppress(OSError):
-                path.unlink()
-    finally:
-        os.close(fd)
+            os.close(fd)
+
+
+def _still_named(fd: int, path: Path) -> bool:
+    """The open file ``fd`` is the file named ``path`` (not one deleted, or replaced, since it was opened)."""
+    try:
+        named = os.stat(path)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
 def _lock_path(root: str | Path, batch_id: str) -> Path:
     return Path(root) / f".{batch_id}.lock"
+
+
+# The name of a batch's lock file (``_lock_path``; the batch ID is ``layers.register.new_batch_id``'s).
+_LOCK_NAME = re.compile(r"\.(B[0-9]{8}-[0-9A-F]{6})\.lock")
+
+
+def clear_stale_locks(root: Path) -> list[str]:
+    """Delete the batch lock files in ``root`` no process holds: what a process killed before it recorded its batch
+    (or after it ended, before it deleted the file) left, which no ``settle`` ever takes (the register holds no
+    such batch, or not as prepared). Each is deleted holding its lock, as its writer would (``batch_lock``), so a
+    live writer's is never touched; a file this user may not open is left. Returns the batch IDs cleared."""
+    cleared = []
+    for path in root.glob(".B*.lock"):
+        if (name := _LOCK_NAME.fullmatch(path.name)) is None:
+            continue
+        with contextlib.suppress(OSError), batch_lock(root, name.group(1), wait=False) as mine:
+            if mine:
+                cleared.append(name.group(1))
+    return cleared
 
 
 def today() -> dt.date:
@@ -331,6 +370,7 @@ def issue_batch(
     }
     if plan.due.empty:
         return doc
+    clear_stale_locks(root)
     batch_id = new_batch_id(plan.notice_date)
     inputs = inputs or NoticeInputs(results=plan.due)
     with batch_lock(root, batch_id):

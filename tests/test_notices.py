@@ -1927,3 +1927,57 @@ def test_a_register_a_killed_first_issue_left_unrecorded_is_named_and_taken_with
     assert listed.exit_code == 2 and "the store does not record" in " ".join(listed.output.split())
     done = json.loads(_issue_cli(store, tmp_path / "out", "--new").stdout)  # takes it as the town's register
     assert done["issued"] > 0 and read_setting(store, "register") == str(path)
+
+
+# -- a batch's lock file a killed process left ---------------------------------------------------------------------
+
+
+def test_the_lock_file_of_a_batch_killed_before_it_was_recorded_goes_with_the_next_issue(store, tmp_path, first_batch):
+    """`notices issue` takes the batch's lock (``.<batch ID>.lock`` in the output folder) before it records the
+    batch. Killed in between, it left the lock file, which nothing deleted: no batch of that ID is in the register
+    for ``settle`` to take it. The next issue into that folder deletes it, since no process holds its lock."""
+    out = tmp_path / "out"
+    register = Register(store=store, create=False)
+    for n in first_batch["notices"][:2]:
+        register.mark(n["parcel_id"], "withdrawn", actor="t")
+    killed = (
+        "import os, sys; from layers.register import Register; "
+        "Register.prepare_batch = lambda *a, **k: os._exit(9); "
+        "from gisapp.cli import main; main(sys.argv[1:])"
+    )
+    args = ["notices", "issue", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    died = subprocess.run([sys.executable, "-c", killed, *map(str, args), "--out", str(out)], capture_output=True)
+    assert died.returncode == 9, died.stderr
+    left = sorted(p.name for p in out.glob(".B*.lock"))
+    assert len(left) == 1 and register.batch(left[0][1:-5]) is None  # never recorded
+    again = json.loads(_issue_cli(store, out).stdout)
+    assert again["issued"] == 2 and list(out.glob(".*.lock")) == []
+
+
+def test_a_batch_lock_deleted_between_its_open_and_its_lock_is_taken_anew(tmp_path, monkeypatch):
+    """The lock file is deleted by whoever holds the lock when done, a killed process's by the next issue
+    (``clear_stale_locks``). A process that opened it just before and locked it just after held a lock on a file
+    nobody else could find: a second process made a new file, locked it too, and both worked on the batch (a
+    ``settle`` cancelling the batch its live writer was writing). Once locked, the file must still be there."""
+    import fcntl
+
+    from gisapp import notices
+
+    batch = new_batch_id(DAY)
+    path = tmp_path / f".{batch}.lock"
+    flock = fcntl.flock
+    deleted = []
+
+    def deleted_first(fd, how):
+        if not deleted:  # the holder (or the next issue, for a killed one's) deletes it just now
+            deleted.append(path.name)
+            path.unlink()
+        return flock(fd, how)
+
+    monkeypatch.setattr(fcntl, "flock", deleted_first)
+    with notices.batch_lock(tmp_path, batch) as mine:
+        assert mine and deleted and path.exists()
+        with notices.batch_lock(tmp_path, batch, wait=False) as other:
+            assert other is False  # one holder at a time
+        assert notices.clear_stale_locks(tmp_path) == [] and path.exists()  # a live writer's lock stays
+    assert not path.exists()
