@@ -988,8 +988,10 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
     lie on the drawn main and be counted twice (a run of streets that carries on past the sewer, as the sample
     village's Hancock Rd does 180 ft past MH-37). Of the manholes within ``snap`` of the line, the one nearest an end
     (along the line) is taken; the drawn main is laid from it over the longer part, and the part beyond it is not
-    laid: it would be a second main draining into that manhole, to plan on its own. Returns the line to lay and
-    what is not laid (None when the line is laid as drawn)."""
+    laid: it would be a second main draining into that manhole, to plan on its own. A manhole at the very middle
+    leaves two parts equally long: the one ending further north (then east) is laid, so the answer does not turn on
+    which way the line was drawn, and ``middle`` says so. Returns the line to lay and what is not laid (None when
+    the line is laid as drawn)."""
     if net is None or net.n_nodes == 0 or not net.node_is_manhole.any():
         return line, None
     ends = shapely.points([line.coords[0][:2], line.coords[-1][:2]])
@@ -1006,7 +1008,13 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
     from_end = np.minimum(at, line.length - at)
     k = int(np.argmin(from_end))
     where = float(at[k])
-    if where <= line.length / 2:  # the start is the nearer end: lay from the manhole to the far end
+    first, last = line.coords[0][:2], line.coords[-1][:2]
+    # At the middle neither part is the longer: drawn the other way, the same line was laid the other way.
+    middle = abs(where - line.length / 2) <= 1e-9 * line.length
+    # lay from the manhole to the end when the start is the nearer end, or at the middle when the end lies further
+    # north (then east)
+    to_end = (last[1], last[0]) >= (first[1], first[0]) if middle else where < line.length / 2
+    if to_end:
         laid, beyond = shapely.ops.substring(line, where, line.length), shapely.ops.substring(line, 0, where)
         far = beyond.coords[0]
     else:
@@ -1022,6 +1030,7 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         "length_ft": round(float(beyond.length) * fpu, 1),
         "direction": compass(far[0] - x, far[1] - y),
         "coords": [[float(c[0]), float(c[1])] for c in beyond.coords],
+        "middle": middle,
     }
 
 
@@ -1228,6 +1237,11 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f" of {conn.label} is not laid, costed or checked: it would be a second main draining into "
             f"{conn.label}. Plan it on its own if the parcels along it need it."
         )
+        if beyond.get("middle"):  # neither part is the longer: say which was taken and why
+            text += (
+                f" {conn.label} is at the middle of the drawn main, so the two parts are equally long: the one ending "
+                "further north (then east) is the one laid."
+            )
     elif conn.kind == "manhole":
         text = (
             f"The main ends at existing manhole {conn.label} (within {snap.value:g} ft) and connects to it; "

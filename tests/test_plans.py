@@ -219,6 +219,24 @@ def test_a_main_drawn_on_past_the_manhole_it_passes_through_joins_it_there(propo
     assert "Not laid: the 180 ft drawn south of A, a second main draining into it" in " ".join(summary_lines(r))
 
 
+@pytest.mark.parametrize(
+    "proposed",
+    [LineString([(0, -450), (0, 450)]), LineString([(0, 450), (0, -450)])],
+    ids=["drawn north", "drawn south"],
+)
+def test_a_main_through_a_manhole_at_its_middle_is_laid_the_same_whichever_way_it_was_drawn(proposed):
+    # A at the middle: neither part is the longer. Drawn north, the 450 ft north of A was laid; drawn south, the 450 ft
+    # south of it, with other parcels, manholes and cost: the same line, two plans. The part ending further north is.
+    r = run(proposed=proposed).as_dict()
+    assert r["not_laid"]["direction"] == "south" and [m["y"] for m in r["manholes"]] == [0, 225, 450]
+    assert r["length_ft"] == 450.0 and r["not_laid"]["length_ft"] == 450.0 and r["not_laid"]["middle"]
+    told = " ".join(check(r, "connection")["message"].split())
+    assert "The 450 ft drawn south of A is not laid" in told
+    assert "A is at the middle of the drawn main, so the two parts are equally long" in told
+    off = run(proposed=LineString([(0, -451), (0, 450)])).as_dict()["not_laid"]
+    assert off["direction"] == "north" and not off["middle"]  # the longer part is laid, as before
+
+
 def test_bend_gets_a_manhole():
     points = place_manholes(LineString([(0, 0), (300, 0), (300, 300)]), max_spacing=400, bend_deg=10)
     assert [(x, y, r) for x, y, r in points][1] == (300.0, 0.0, "change in alignment")
