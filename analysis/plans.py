@@ -986,12 +986,13 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
 
     A main drawn through a manhole is joined to it there: a connecting main from an end back to that manhole would
     lie on the drawn main and be counted twice (a run of streets that carries on past the sewer, as the sample
-    village's Hancock Rd does 180 ft past MH-37). Of the manholes within ``snap`` of the line, the one nearest an end
-    (along the line) is taken; the drawn main is laid from it over the longer part, and the part beyond it is not
-    laid: it would be a second main draining into that manhole, to plan on its own. A manhole at the very middle
-    leaves two parts equally long: the one ending further north (then east) is laid, so the answer does not turn on
-    which way the line was drawn, and ``middle`` says so. Returns the line to lay and what is not laid (None when
-    the line is laid as drawn)."""
+    village's Hancock Rd does 180 ft past MH-37). Of the manholes within ``snap`` of the line that a main of the sewer
+    meets, the one nearest an end (along the line) is taken; the drawn main is laid from it over the longer part, and
+    the part beyond it is not laid: it would be a second main draining into that manhole, to plan on its own. A
+    manhole on no main is passed by, as it is not the sewer; the main is joined as it would be without it. A manhole
+    at the very middle leaves two parts equally long: the one ending further north (then east) is laid, so the answer
+    does not turn on which way the line was drawn, and ``middle`` says so. Returns the line to lay and what is not
+    laid (None when the line is laid as drawn)."""
     if net is None or net.n_nodes == 0 or not net.node_is_manhole.any():
         return line, None
     ends = shapely.points([line.coords[0][:2], line.coords[-1][:2]])
@@ -1000,7 +1001,10 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         len(net.main_tree.query(e, predicate="dwithin", distance=snap)) for e in ends
     ):
         return line, None  # an end meets the sewer: it connects there (``_connect``)
-    manholes = np.flatnonzero(net.node_is_manhole)
+    # A manhole no main enters or leaves (a storm structure in the manholes layer, one of an abandoned main) is not
+    # the sewer: joined there, the main was cut short at a manhole its flow could leave by no pipe.
+    on_sewer = net.node_is_manhole & (np.bincount(np.r_[net.u, net.v], minlength=net.n_nodes) > 0)
+    manholes = np.flatnonzero(on_sewer)
     on = manholes[shapely.dwithin(nodes[manholes], line, snap)]
     if not len(on):
         return line, None

@@ -237,6 +237,17 @@ def test_a_main_through_a_manhole_at_its_middle_is_laid_the_same_whichever_way_i
     assert off["direction"] == "north" and not off["middle"]  # the longer part is laid, as before
 
 
+def test_a_main_passing_a_manhole_on_no_main_is_not_cut_short_there():
+    # S at (450, 0) is in the manholes layer but on no main (a storm structure, say): the main drawn along Oak St from
+    # x = 100 was joined there, its flow stopping at a manhole no pipe leaves, and the 350 ft west of S not laid.
+    town = layout()
+    town["manholes"] = pd.concat([town["manholes"], frame([{"manhole_id": "S", "geometry": Point(450, 0)}])])
+    r = run(proposed=LineString([(100, 0), (900, 0)]), town=town).as_dict()
+    assert r["not_laid"] is None and r["drawn_length_ft"] == 800.0
+    assert (r["connecting_main"]["to_manhole"], r["connecting_main"]["length_ft"]) == ("A", 100.0)
+    assert r["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"] and check(r, "capacity")["verdict"] == MEETS
+
+
 def test_bend_gets_a_manhole():
     points = place_manholes(LineString([(0, 0), (300, 0), (300, 300)]), max_spacing=400, bend_deg=10)
     assert [(x, y, r) for x, y, r in points][1] == (300.0, 0.0, "change in alignment")
