@@ -1,12 +1,13 @@
 """The board's documents for a planned extension: a few-page PDF, and the side-by-side comparison as CSV.
 
-The PDF (US letter) holds what a village board votes on: a map (the new main and its manholes, the connecting
-main, newly mandated parcels and benefiting vacant lots coloured, street names, existing mains, a scale bar and
-a north arrow), a summary, the design checks with their sections and one verdict each, the requirements the
-contractor must meet, the exfiltration test sections with their allowances, the path downstream with its
-capacity, the petition (owners, parcels, addresses, signatures needed) and the cost split table (every parcel,
-its share by each method, totals that add up to the cent). Every page carries the date, the preparer and the
-profile with its version. Both files appear whole or not at all (``layers.atomic.written_whole``).
+The PDF (US letter) holds what a village board votes on: a map (the new main and its manholes, the connecting main,
+the part drawn past the manhole it joins and not laid, newly mandated parcels and benefiting vacant lots coloured,
+street names, existing mains, a scale bar and a north arrow), a summary, the design checks with their sections and
+one verdict each, the requirements the contractor must meet, the exfiltration test sections with their allowances,
+the path downstream with its capacity, the petition (owners, parcels, addresses, signatures needed) and the cost
+split table (every parcel, its share by each method, totals that add up to the cent). Every page carries the date,
+the preparer and the profile with its version. Both files appear whole or not at all
+(``layers.atomic.written_whole``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ STREET = colors.HexColor("#e8e8e8")
 # As on the web map's plan: a red ring where the main meets an existing main, private parcels crossed outlined purple.
 CROSSING = colors.HexColor("#e31a1c")
 EASEMENT = colors.HexColor("#6a3d9a")
+NOT_LAID = colors.HexColor("#777777")  # the part drawn past the manhole the main joins, grey and dotted as on the web
 MARGIN = 0.7 * inch
 
 
@@ -117,7 +119,12 @@ def write_plan_summary(
         PlanMap(width, 4.6 * inch, plan, line=line, parcels=parcels, streets=streets, mains=mains, manholes=manholes),
         Paragraph(
             "Map: the proposed main (blue; dashed: the connecting main), its manholes (white: new, black: existing), "
-            "parcels newly required to connect (red), vacant lots that benefit (orange), existing sewer mains "
+            + (
+                f"the part drawn past {plan['not_laid']['beyond_manhole']} and not laid (grey dotted), "
+                if plan.get("not_laid")
+                else ""
+            )
+            + "parcels newly required to connect (red), vacant lots that benefit (orange), existing sewer mains "
             "(dark grey), street names"
             + (", where the main crosses an existing main (red rings)" if plan.get("main_crossings") else "")
             + (
@@ -534,8 +541,8 @@ class PlanMap(Flowable):
         return self.width, self.height
 
     def _extent(self):
-        run = self.plan.get("connecting_main")
-        parts = [self.line] + ([shapely.LineString(run["coords"])] if run else [])
+        run, beyond = self.plan.get("connecting_main"), self.plan.get("not_laid")
+        parts = [self.line] + [shapely.LineString(p["coords"]) for p in (run, beyond) if p]
         if self.parcels is not None:
             ids = set(self.plan["newly_mandated"]) | set(self.plan.get("vacant_benefiting", []))
             chosen = self.parcels[self.parcels["parcel_id"].astype(str).isin(ids)]
@@ -648,7 +655,13 @@ class PlanMap(Flowable):
                     ((px, py),) = xy([(g.x, g.y)])
                     c.circle(px, py, 1.6, stroke=0, fill=1)
 
-        run = self.plan.get("connecting_main")
+        run, beyond = self.plan.get("connecting_main"), self.plan.get("not_laid")
+        if beyond:  # drawn past the manhole it joins and not laid: grey and dotted, as on the web map
+            c.setStrokeColor(NOT_LAID)
+            c.setLineWidth(2)
+            c.setDash(1.5, 4)
+            c.drawPath(path(beyond["coords"]), stroke=1, fill=0)
+            c.setDash()
         c.setStrokeColor(NEW_MAIN)
         c.setLineWidth(3)
         c.setLineCap(1)

@@ -926,6 +926,22 @@ def test_plan_cli_json_save_export_pdf(town_gpkg, tmp_path):
     assert zero.exit_code == 2 and "--diameter-in" in zero.output
 
 
+def test_the_boards_map_shows_the_part_drawn_past_the_manhole_and_not_laid(town_gpkg, tmp_path):
+    """The PDF said "Not laid: the 180 ft drawn south of A" under a map that showed no such line: the board could not
+    see where it ran. It is drawn grey and dotted, as on the web map, and the map's caption says so."""
+    ny_frame([{"geometry": LineString([(0, -180), (0, 0), (900, 0)])}]).to_file(tmp_path / "extension.geojson")
+    pdf = tmp_path / "plan.pdf"
+    result = CliRunner().invoke(main, plan_args(town_gpkg, tmp_path, "--pdf", str(pdf)))
+    assert result.exit_code == 0, result.output
+    from pypdf import PdfReader
+
+    board = " ".join(" ".join(page.extract_text() for page in PdfReader(pdf).pages).split())
+    assert "Not laid: the 180 ft drawn south of A" in board
+    assert "its manholes (white: new, black: existing), the part drawn past A and not laid (grey dotted)," in board
+    drawn = PdfReader(pdf).pages[0].get_contents().get_data().decode("latin-1")
+    assert ".466667 .466667 .466667 RG" in drawn
+
+
 def test_plan_cli_says_where_the_main_crosses_a_main_and_which_parcels_need_easements(tmp_path):
     """`sewerplan plan` prints both findings in its design checks, --json gives them row by row, and `plans --compare`
     counts them beside the other measures."""
