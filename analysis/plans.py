@@ -1090,7 +1090,9 @@ def _manholes(built, conn: _Connection, net, profile, fpu, diameter_in: float) -
             near = np.hypot(existing_xy[:, 0] - x, existing_xy[:, 1] - y) if len(existing_xy) else np.zeros(0)
             if len(near) and near.min() <= snap:
                 j = int(np.argmin(near))
-                out.append(_mh(str(existing_id[j]), *existing_xy[j], "existing manhole at the end of the main", True))
+                # where the main needs a manhole (its end, a bend, the spacing) and one is there already
+                why = "at the end of the main" if i == len(points) - 1 else f"where the main needs one ({reason})"
+                out.append(_mh(str(existing_id[j]), *existing_xy[j], f"existing manhole {why}", True))
             else:
                 k += 1
                 out.append(_mh(f"NEW-{k}", x, y, reason, False))

@@ -248,6 +248,18 @@ def test_a_main_passing_a_manhole_on_no_main_is_not_cut_short_there():
     assert r["newly_mandated"] == ["L1", "L3", "L5", "L6", "L8"] and check(r, "capacity")["verdict"] == MEETS
 
 
+def test_an_existing_manhole_the_main_passes_through_is_not_said_to_be_at_its_end():
+    # C (300, 0) ends M-7, which crosses Oak St: the main's manhole for spacing is C, which was said to be "existing
+    # manhole at the end of the main" at station 300 of 900, on the map's tooltip and in the export.
+    m7 = {"main_id": "M-7", "diameter_in": 8.0, "geometry": LineString([(300, -100), (300, 0)])}
+    town = layout(extra_mains=[m7])
+    town["manholes"] = pd.concat([town["manholes"], frame([{"manhole_id": "C", "geometry": Point(300, 0)}])])
+    holes = run(town=town).as_dict()["manholes"]
+    assert [(m["id"], m["station_ft"], m["existing"]) for m in holes][:2] == [("A", 0.0, True), ("C", 300.0, True)]
+    assert holes[1]["reason"] == "existing manhole where the main needs one (spacing at most 400 ft)"
+    assert holes[-1]["reason"] == "end of the main"
+
+
 def test_bend_gets_a_manhole():
     points = place_manholes(LineString([(0, 0), (300, 0), (300, 300)]), max_spacing=400, bend_deg=10)
     assert [(x, y, r) for x, y, r in points][1] == (300.0, 0.0, "change in alignment")
