@@ -315,6 +315,7 @@ class _Connection:
     gap_ft: float
     capacity: dict | None = None
     not_laid: dict | None = None  # the drawn main beyond the manhole it passes through (``_laid_from_manhole``)
+    passes: list = field(default_factory=list)  # the sewer's manholes it runs through on its way up
 
 
 def plan_extension(
@@ -392,6 +393,7 @@ def plan_extension(
 
     manholes = _manholes(built, connection, network, profile, fpu, diameter_in)
     new_manholes = sum(1 for m in manholes if not m["existing"])
+    connection.passes = _passed_manholes(built, connection, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
     connecting = None
     if connection.kind == "run":
         connecting = {
@@ -1003,8 +1005,7 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         return line, None  # an end meets the sewer: it connects there (``_connect``)
     # A manhole no main enters or leaves (a storm structure in the manholes layer, one of an abandoned main) is not
     # the sewer: joined there, the main was cut short at a manhole its flow could leave by no pipe.
-    on_sewer = net.node_is_manhole & (np.bincount(np.r_[net.u, net.v], minlength=net.n_nodes) > 0)
-    manholes = np.flatnonzero(on_sewer)
+    manholes = _sewer_manholes(net)
     on = manholes[shapely.dwithin(nodes[manholes], line, snap)]
     if not len(on):
         return line, None
@@ -1036,6 +1037,30 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         "coords": [[float(c[0]), float(c[1])] for c in beyond.coords],
         "middle": middle,
     }
+
+
+def _sewer_manholes(net) -> np.ndarray:
+    """The network's manholes that a main enters or leaves: the sewer's (a storm structure or the manhole of an
+    abandoned main, in the manholes layer, is not)."""
+    return np.flatnonzero(net.node_is_manhole & (np.bincount(np.r_[net.u, net.v], minlength=net.n_nodes) > 0))
+
+
+def _passed_manholes(built, conn: _Connection, net, snap: float, fpu: float) -> list[dict]:
+    """The sewer's manholes the main as built runs through on its way up, other than where it connects (those taken
+    as its own manholes, at a bend or the spacing, too): the plan takes all of the main to drain to its connection,
+    where a designer may join it to each (its flow would then reach the plant by other mains). By station from the
+    connection."""
+    if net is None or net.n_nodes == 0:
+        return []
+    taken = {conn.label}
+    found = _sewer_manholes(net)
+    found = found[shapely.dwithin(shapely.points(net.node_xy[found]), built, snap)]
+    rows = [
+        {"id": str(net.node_id[k]), "station_ft": round(float(built.project(shapely.Point(net.node_xy[k]))) * fpu, 1)}
+        for k in found  # the few manholes along one planned main
+        if str(net.node_id[k]) not in taken
+    ]
+    return sorted(rows, key=lambda r: r["station_ft"])
 
 
 def compass(dx: float, dy: float) -> str:
@@ -1266,7 +1291,18 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"The drawn main ends {conn.gap_ft:,.0f} ft from existing manhole {conn.label}, the nearest {which}"
             f": a {conn.gap_ft:,.0f} ft connecting main to it is included in the length, manholes, cost and leakage."
         )
-    checks = [Check("connection", MEETS, cited, text)]
+    verdict = MEETS
+    if conn.passes:  # the plan drains all of it to its connection; joined to these, its flow would go another way
+        listing = ", ".join(f"{p['id']} (station {p['station_ft']:,.0f} ft)" for p in conn.passes)
+        n = len(conn.passes)
+        text += (
+            f" On its way up it runs through {n} more existing manhole{'s' if n != 1 else ''} of the sewer: "
+            f"{listing}. The plan takes all of the main to drain to {conn.label} (its flow, cost and the capacity "
+            f"check); whether to join it to {'each' if n != 1 else 'it'} instead, sending part of its flow down "
+            "other mains, is for the engineer."
+        )
+        verdict = REVIEW
+    checks = [Check("connection", verdict, cited, text)]
     rule = profile.design.manning_n
     rows = downstream["mains"]
     where = f"{len(rows)} main{'s' if len(rows) != 1 else ''} from {conn.label} to {downstream['outfall']}" + (

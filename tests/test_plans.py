@@ -254,10 +254,15 @@ def test_an_existing_manhole_the_main_passes_through_is_not_said_to_be_at_its_en
     m7 = {"main_id": "M-7", "diameter_in": 8.0, "geometry": LineString([(300, -100), (300, 0)])}
     town = layout(extra_mains=[m7])
     town["manholes"] = pd.concat([town["manholes"], frame([{"manhole_id": "C", "geometry": Point(300, 0)}])])
-    holes = run(town=town).as_dict()["manholes"]
+    r = run(town=town).as_dict()
+    holes = r["manholes"]
     assert [(m["id"], m["station_ft"], m["existing"]) for m in holes][:2] == [("A", 0.0, True), ("C", 300.0, True)]
     assert holes[1]["reason"] == "existing manhole where the main needs one (spacing at most 400 ft)"
     assert holes[-1]["reason"] == "end of the main"
+    # The plan drains all of it to A, though it runs through C, where M-7 ends: joining it to C is the engineer's call.
+    told = check(r, "connection")
+    assert told["verdict"] == REVIEW
+    assert "runs through 1 more existing manhole of the sewer: C (station 300 ft)" in " ".join(told["message"].split())
 
 
 def test_bend_gets_a_manhole():
