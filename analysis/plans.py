@@ -1033,6 +1033,8 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
     return laid, {
         "beyond_manhole": str(net.node_id[node]),
         "length_ft": round(float(beyond.length) * fpu, 1),
+        # as every sentence says it: a few feet past the manhole to the tenth, not "2 ft" for 1.5 beside "within 1 ft"
+        "length_words": f"{past:,.0f} ft" if (past := beyond.length * fpu) >= 10 else f"{past:.1f} ft",
         "direction": compass(far[0] - x, far[1] - y),
         "coords": [[float(c[0]), float(c[1])] for c in beyond.coords],
         "middle": middle,
@@ -1264,7 +1266,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
         beyond = conn.not_laid
         text = (
             f"The drawn main passes through existing manhole {conn.label} (within {snap.value:g} ft) and connects "
-            f"to it there; no new manhole is built there. The {beyond['length_ft']:,.0f} ft drawn {beyond['direction']}"
+            f"to it there; no new manhole is built there. The {beyond['length_words']} drawn {beyond['direction']}"
             f" of {conn.label} is not laid, costed or checked: it would be a second main draining into "
             f"{conn.label}. Plan it on its own if the parcels along it need it."
         )

@@ -196,7 +196,7 @@ def summary_lines(plan: dict) -> list[str]:
     beyond = plan.get("not_laid")
     if beyond:  # a main drawn on past the manhole it passes through (analysis.plans._laid_from_manhole)
         lines.append(
-            f"Not laid: the {beyond['length_ft']:,.0f} ft drawn {beyond['direction']} of {beyond['beyond_manhole']}, "
+            f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']}, "
             "a second main draining into it, to plan on its own."
         )
     newly = plan["newly_mandated"]

@@ -237,6 +237,14 @@ def test_a_main_through_a_manhole_at_its_middle_is_laid_the_same_whichever_way_i
     assert off["direction"] == "north" and not off["middle"]  # the longer part is laid, as before
 
 
+def test_a_few_feet_drawn_past_the_manhole_are_said_to_the_tenth():
+    # 1.5 ft past A was "The 2 ft drawn south of A", beside "(within 1 ft)".
+    r = run(proposed=LineString([(0, -1.5), (0, 0), (900, 0)])).as_dict()
+    assert r["not_laid"]["length_words"] == "1.5 ft" and r["drawn_length_ft"] == 900.0
+    assert "The 1.5 ft drawn south of A is not laid" in " ".join(check(r, "connection")["message"].split())
+    assert "Not laid: the 1.5 ft drawn south of A" in " ".join(summary_lines(r))
+
+
 def test_a_main_passing_a_manhole_on_no_main_is_not_cut_short_there():
     # S at (450, 0) is in the manholes layer but on no main (a storm structure, say): the main drawn along Oak St from
     # x = 100 was joined there, its flow stopping at a manhole no pipe leaves, and the 350 ft west of S not laid.

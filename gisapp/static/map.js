@@ -953,7 +953,7 @@
         `${plan.material ? " " + plan.material : ""} main, ${plural(newManholes, "new manhole")}` +
         (plan.connecting_main ? ` (with a ${num(Math.round(plan.connecting_main.length_ft), "ft")} connecting main to ${plan.connecting_main.to_manhole})` : ""));
     if (plan.not_laid) {  // drawn on past the manhole it passes through: that part is not in the plan
-      add(`Not laid: the ${num(Math.round(plan.not_laid.length_ft), "ft")} drawn ${plan.not_laid.direction} of ` +
+      add(`Not laid: the ${plan.not_laid.length_words} drawn ${plan.not_laid.direction} of ` +
           `${plan.not_laid.beyond_manhole}, a second main draining into it, to plan on its own`);
     }
     const unknown = (plan.flow && plan.flow.units_unknown.length) || 0;
