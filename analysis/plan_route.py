@@ -70,6 +70,14 @@ def mains_crossed(
     parts, which = shapely.get_parts(shapely.intersection(geoms[hit], built), return_index=True)
     keep = ~shapely.is_empty(parts)
     parts, which = parts[keep], hit[which[keep]]
+    # GEOS cuts a run along a main at the built main's vertices (a street run's segment ends): one run, one row
+    lines = shapely.get_dimensions(parts) == 1
+    if lines.any():
+        mains_along, group = np.unique(which[lines], return_inverse=True)
+        merged, index = shapely.get_parts(
+            shapely.line_merge(shapely.multilinestrings(parts[lines], indices=group)), return_index=True
+        )
+        parts, which = np.concatenate([parts[~lines], merged]), np.concatenate([which[~lines], mains_along[index]])
     ends = np.asarray(built.coords)[[0, -1], :2]
     joins = np.asarray(connects_at, dtype=float).reshape(-1, 2) if len(connects_at) else ends
     exempt = np.concatenate([joins, np.asarray(manholes_xy, dtype=float).reshape(-1, 2)])

@@ -773,6 +773,17 @@ def test_a_main_laid_over_an_existing_main_is_told_to_move_clear_not_to_build_a_
     assert "Two pipes crossing" not in told
 
 
+def test_a_run_along_a_main_is_one_row_whatever_vertices_the_planned_main_has():
+    # A run of streets has a vertex at each segment's end: 200 ft along R came out as 50 ft and 150 ft, two places.
+    mains = frame([{"main_id": "R", "geometry": LineString([(100, 0), (300, 0)])}])
+    found = mains_crossed(
+        LineString([(0, 0), (150, 0), (400, 0)]), mains, connects_at=[(0, 0)], manholes_xy=np.zeros((0, 2)), tolerance=1
+    )
+    assert found[["main_id", "kind", "x", "station_ft", "length_ft"]].values.tolist() == [
+        ["R", "runs along", 200.0, 200.0, 200.0]
+    ]
+
+
 def test_a_main_through_a_front_yard_needs_an_easement_with_its_length_in_feet():
     r = run(proposed=INTO_L5).as_dict()
     assert r["easements"] == [
