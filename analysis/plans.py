@@ -213,11 +213,23 @@ class PlanResult:
 # -- manholes ----------------------------------------------------------------------------------------------------
 
 
+THROUGH = "existing manhole the main runs through"  # a place_manholes reason: a manhole of the sewer on the way
+
+
 def place_manholes(
-    line, *, max_spacing: float | None, bend_deg: float | None, feet_per_unit: float = 1.0
+    line,
+    *,
+    max_spacing: float | None,
+    bend_deg: float | None,
+    feet_per_unit: float = 1.0,
+    through: np.ndarray | None = None,
 ) -> list[tuple[float, float, str]]:
     """Manhole positions along a line: both ends; bends sharper than ``bend_deg`` and evenly spaced between so
     no gap exceeds ``max_spacing``, each only when given (a town whose law has no such rule gets none).
+
+    ``through`` are the distances along the line of existing manholes it runs through: a pipe laid through a
+    manhole is built into it, so each is one of the main's manholes (reason ``THROUGH``), and the spacing is
+    counted from it; new manholes beside them were placed and charged as if they were not there.
 
     ``max_spacing`` is in the line's CRS units, ``feet_per_unit`` converts it for the reasons, which are in feet (a
     town measured in metres read "spacing at most 121.92 ft" for Fort Plain's 400 ft).
@@ -229,27 +241,39 @@ def place_manholes(
     [(0.0, 0.0), (300.0, 0.0), (600.0, 0.0), (900.0, 0.0)]
     >>> len(place_manholes(LineString([(0, 0), (900, 0), (900, 900)]), max_spacing=None, bend_deg=None))
     2
+    >>> [x for x, _, _ in place_manholes(LineString([(0, 0), (900, 0)]), max_spacing=400, bend_deg=10,
+    ...                                  through=np.array([350.0]))]
+    [0.0, 350.0, 625.0, 900.0]
     """
     coords = np.asarray(line.coords)[:, :2]
     # A vertex given twice (a double click on the map's drawing, a snapped vertex in QGIS) is one bend: read as two,
     # it placed, charged and leak-tested two manholes at one spot.
     coords = coords[np.r_[True, (np.diff(coords, axis=0) != 0).any(axis=1)]]
-    keep = [0]
+    along = np.r_[0.0, np.cumsum(np.hypot(*np.diff(coords, axis=0).T))]
+    stops: dict[float, str] = {0.0: "end of the main"}  # distance along the line -> why a manhole is there
     if bend_deg is not None:
+        last = 0
         for i in range(1, len(coords) - 1):  # vertices of one proposed main: a handful
-            a, b = coords[i] - coords[keep[-1]], coords[i + 1] - coords[i]
+            a, b = coords[i] - coords[last], coords[i + 1] - coords[i]
             turn = abs((math.degrees(math.atan2(b[1], b[0]) - math.atan2(a[1], a[0])) + 180) % 360 - 180)
             if turn > bend_deg:
-                keep.append(i)
-    keep.append(len(coords) - 1)
+                stops[float(along[i])] = "change in alignment"
+                last = i
+    for d in np.asarray(through if through is not None else [], dtype=float):  # the few manholes on the way
+        if 0 < d < along[-1]:
+            near = [k for k in stops if abs(k - d) <= 1e-6 * max(along[-1], 1)]  # a bend at the manhole: one
+            for k in near:
+                del stops[k]
+            stops[float(d)] = THROUGH
+    stops[float(along[-1])] = "end of the main"
+    at = sorted(stops)
     points: list[tuple[float, float, str]] = []
-    for k, (i, j) in enumerate(zip(keep[:-1], keep[1:], strict=True)):
-        run = shapely.LineString(coords[i : j + 1])
-        n_between = max(0, math.ceil(run.length / max_spacing - 1e-9) - 1) if max_spacing else 0
-        reason = "end of the main" if k == 0 else "change in alignment"
-        points.append((float(coords[i][0]), float(coords[i][1]), reason))
+    for d0, d1 in zip(at[:-1], at[1:], strict=True):
+        n_between = max(0, math.ceil((d1 - d0) / max_spacing - 1e-9) - 1) if max_spacing else 0
+        p = line.interpolate(d0)
+        points.append((float(p.x), float(p.y), stops[d0]))
         for m in range(1, n_between + 1):
-            p = run.interpolate(run.length * m / (n_between + 1))
+            p = line.interpolate(d0 + (d1 - d0) * m / (n_between + 1))
             points.append((float(p.x), float(p.y), f"spacing at most {round(max_spacing * feet_per_unit, 1):g} ft"))
     points.append((float(coords[-1][0]), float(coords[-1][1]), "end of the main"))
     return points
@@ -391,9 +415,11 @@ def plan_extension(
     if connection.kind != "none":
         connection.capacity = present.capacity(connection.node, connection.first_main, reach.added_peak_gpd)
 
-    manholes = _manholes(built, connection, network, profile, fpu, diameter_in)
+    connection.passes, through = _passed_manholes(
+        built, connection, network, profile.network.snap_tolerance_ft.value / fpu, fpu
+    )
+    manholes = _manholes(built, connection, network, profile, fpu, diameter_in, through=through)
     new_manholes = sum(1 for m in manholes if not m["existing"])
-    connection.passes = _passed_manholes(built, connection, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
     connecting = None
     if connection.kind == "run":
         connecting = {
@@ -1047,22 +1073,21 @@ def _sewer_manholes(net) -> np.ndarray:
     return np.flatnonzero(net.node_is_manhole & (np.bincount(np.r_[net.u, net.v], minlength=net.n_nodes) > 0))
 
 
-def _passed_manholes(built, conn: _Connection, net, snap: float, fpu: float) -> list[dict]:
-    """The sewer's manholes the main as built runs through on its way up, other than where it connects (those taken
-    as its own manholes, at a bend or the spacing, too): the plan takes all of the main to drain to its connection,
-    where a designer may join it to each (its flow would then reach the plant by other mains). By station from the
-    connection."""
+def _passed_manholes(built, conn: _Connection, net, snap: float, fpu: float) -> tuple[list[dict], np.ndarray]:
+    """The sewer's manholes the main as built runs through on its way up, other than where it connects: each is
+    one of its manholes (``place_manholes``' ``through``), and the plan takes all of the main to drain to its
+    connection, where at each a designer may send part of its flow down the mains that leave it. By station from
+    the connection; and their distances along ``built``, in its units."""
     if net is None or net.n_nodes == 0:
-        return []
-    taken = {conn.label}
+        return [], np.zeros(0)
     found = _sewer_manholes(net)
     found = found[shapely.dwithin(shapely.points(net.node_xy[found]), built, snap)]
-    rows = [
-        {"id": str(net.node_id[k]), "station_ft": round(float(built.project(shapely.Point(net.node_xy[k]))) * fpu, 1)}
-        for k in found  # the few manholes along one planned main
-        if str(net.node_id[k]) not in taken
-    ]
-    return sorted(rows, key=lambda r: r["station_ft"])
+    found = found[net.node_id[found].astype(str) != str(conn.label)]
+    at = shapely.line_locate_point(built, shapely.points(net.node_xy[found]))
+    order = np.argsort(at, kind="stable")
+    found, at = found[order], at[order]
+    rows = [{"id": str(net.node_id[k]), "station_ft": round(float(d) * fpu, 1)} for k, d in zip(found, at, strict=True)]
+    return rows, at
 
 
 def compass(dx: float, dy: float) -> str:
@@ -1095,12 +1120,16 @@ def planned_spacing_ft(diameter_in: float, profile: Profile) -> float | None:
     return float(limit[0]) if np.isfinite(limit[0]) else None
 
 
-def _manholes(built, conn: _Connection, net, profile, fpu, diameter_in: float) -> list[dict]:
+def _manholes(built, conn: _Connection, net, profile, fpu, diameter_in: float, *, through=None) -> list[dict]:
     rules = profile.network
     spacing = planned_spacing_ft(diameter_in, profile)
     bend = rules.alignment_change_deg.value if rules.manhole_at_alignment_change.value else None
     points = place_manholes(
-        built, max_spacing=None if spacing is None else spacing / fpu, bend_deg=bend, feet_per_unit=fpu
+        built,
+        max_spacing=None if spacing is None else spacing / fpu,
+        bend_deg=bend,
+        feet_per_unit=fpu,
+        through=through,
     )
     existing_xy = net.node_xy[net.node_is_manhole] if net is not None and net.n_nodes else np.zeros((0, 2))
     existing_id = net.node_id[net.node_is_manhole] if net is not None and net.n_nodes else np.zeros(0)
@@ -1118,8 +1147,14 @@ def _manholes(built, conn: _Connection, net, profile, fpu, diameter_in: float) -
             if len(near) and near.min() <= snap:
                 j = int(np.argmin(near))
                 # where the main needs a manhole (its end, a bend, the spacing) and one is there already
-                why = "at the end of the main" if i == len(points) - 1 else f"where the main needs one ({reason})"
-                out.append(_mh(str(existing_id[j]), *existing_xy[j], f"existing manhole {why}", True))
+                why = (
+                    "existing manhole at the end of the main"
+                    if i == len(points) - 1
+                    else reason
+                    if reason == THROUGH
+                    else f"existing manhole where the main needs one ({reason})"
+                )
+                out.append(_mh(str(existing_id[j]), *existing_xy[j], why, True))
             else:
                 k += 1
                 out.append(_mh(f"NEW-{k}", x, y, reason, False))
@@ -1298,10 +1333,10 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
         listing = ", ".join(f"{p['id']} (station {p['station_ft']:,.0f} ft)" for p in conn.passes)
         n = len(conn.passes)
         text += (
-            f" On its way up it runs through {n} more existing manhole{'s' if n != 1 else ''} of the sewer: "
-            f"{listing}. The plan takes all of the main to drain to {conn.label} (its flow, cost and the capacity "
-            f"check); whether to join it to {'each' if n != 1 else 'it'} instead, sending part of its flow down "
-            "other mains, is for the engineer."
+            f" On its way up it runs through {n} more existing manhole{'s' if n != 1 else ''} of the sewer, built into"
+            f" {'each' if n != 1 else 'it'} as one of its manholes: {listing}. The plan takes all of its flow to "
+            f"{conn.label} (the capacity check); at {'each' if n != 1 else 'that manhole'} part of it may go down "
+            "the mains that leave it instead: for the engineer."
         )
         verdict = REVIEW
     checks = [Check("connection", verdict, cited, text)]

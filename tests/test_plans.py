@@ -265,12 +265,33 @@ def test_an_existing_manhole_the_main_passes_through_is_not_said_to_be_at_its_en
     r = run(town=town).as_dict()
     holes = r["manholes"]
     assert [(m["id"], m["station_ft"], m["existing"]) for m in holes][:2] == [("A", 0.0, True), ("C", 300.0, True)]
-    assert holes[1]["reason"] == "existing manhole where the main needs one (spacing at most 400 ft)"
+    assert holes[1]["reason"] == "existing manhole the main runs through"
     assert holes[-1]["reason"] == "end of the main"
-    # The plan drains all of it to A, though it runs through C, where M-7 ends: joining it to C is the engineer's call.
+    # The plan drains all of it to A, though it runs through C, where M-7 ends: where its flow goes at C is the
+    # engineer's call.
     told = check(r, "connection")
     assert told["verdict"] == REVIEW
-    assert "runs through 1 more existing manhole of the sewer: C (station 300 ft)" in " ".join(told["message"].split())
+    assert (
+        "runs through 1 more existing manhole of the sewer, built into it as one of its manholes: C (station 300 ft)"
+        in " ".join(told["message"].split())
+    )
+
+
+def test_a_manhole_of_the_sewer_the_main_runs_through_is_one_of_its_manholes():
+    # C (350, 0) ends M-7, which crosses Oak St. Spaced from A alone, new manholes went at 300 and 600 ft, 50 ft
+    # from C, and were charged; the main is built into C, and spaced from it: 350 ft, then 275 and 275 to the end.
+    m7 = {"main_id": "M-7", "diameter_in": 8.0, "geometry": LineString([(350, -100), (350, 0)])}
+    town = layout(extra_mains=[m7])
+    town["manholes"] = pd.concat([town["manholes"], frame([{"manhole_id": "C", "geometry": Point(350, 0)}])])
+    r = run(town=town).as_dict()
+    assert [(m["id"], m["station_ft"], m["existing"]) for m in r["manholes"]] == [
+        ("A", 0.0, True),
+        ("C", 350.0, True),
+        ("NEW-1", 625.0, False),
+        ("NEW-2", 900.0, False),
+    ]
+    assert r["cost"]["new_manholes"] == 2 and r["cost"]["manholes"] == 2 * 6_500
+    assert check(r, "manhole_spacing")["verdict"] == MEETS
 
 
 def test_bend_gets_a_manhole():
