@@ -80,7 +80,7 @@ MAILING_COLUMNS = (
 # A name line longer than this goes on to name_line_2: an Avery 5160 label holds about 32 capitals at 9 pt.
 NAME_LINE_CHARS = 32
 HAZARD_REASON = "public_health_hazard"
-# What the settings template (docs/town.example.toml) fills in so that nobody mistakes it for a real office: a name or
+# What the settings template (layers/town.example.toml) fills in so that nobody mistakes it for a real office: a name or
 # street with the word "Example", a fictional 555-01xx telephone number, an e-mail address at a reserved domain.
 _EXAMPLE_WORD = re.compile(r"\bexample\b", re.IGNORECASE)
 _EXAMPLE_PHONE = re.compile(r"555\W{0,2}01\d\d\b")

@@ -122,7 +122,7 @@ def main() -> None:
     register = work / "instance" / "register.sqlite"
     (work / "instance").mkdir(exist_ok=True)
     (work / "instance" / "config.py").write_text(f"REGISTER = {str(register)!r}\n")
-    (work / "town.toml").write_text((REPO / "docs" / "town.example.toml").read_text())  # the letters' letterhead
+    (work / "town.toml").write_text((REPO / "layers" / "town.example.toml").read_text())  # the letters' letterhead
     sewerplan(
         "notices", "issue", "--profile", "fort-plain", "--data", str(store), "--notice-date", "2027-03-01",
         "--register", str(register), "--new", "--out", str(work / "notices"), cwd=work, env=env,

@@ -1,4 +1,4 @@
-"""``sewerplan notices``: preview, issue, resume, list, mark, record, violations, backup.
+"""``sewerplan notices``: town-template, preview, issue, resume, list, mark, record, violations, backup.
 
 The register is found the same way from any folder: ``--register``, else ``SEWERPLAN_DATABASE_URL``, else the
 register recorded in the town's store (the ``--data`` GeoPackage, or ``--store``). A register that does not exist
@@ -30,6 +30,7 @@ from layers.letters import write_mailing_list
 from layers.read import read_hazard_list
 from layers.register import STATUSES, Register, RegisterMissingError
 from layers.store import store_label
+from layers.town import TOWN_FILE, write_town_template
 
 REGISTER_OPTION = click.option(
     "--register",
@@ -72,12 +73,30 @@ HAZARD_FILE_OPTION = click.option(
 
 @click.group()
 def notices() -> None:
-    """Connection notices: preview, issue, resume, list, mark, record, violations, backup."""
+    """Connection notices: town-template, preview, issue, resume, list, mark, record, violations, backup."""
 
 
 def _open(register_url: str | None, store: str | None, *, new: bool = False) -> Register:
     """The register (``services.open_register``); a missing one's error says how to make it, in flags."""
     return services.open_register(register_url, store=store, create=new)
+
+
+@notices.command("town-template")
+@click.argument("target", default=TOWN_FILE, type=click.Path(), metavar="[FILE]")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@user_errors
+def town_template(target, as_json):
+    """Write the town settings template for the letters (default: town.toml in this folder; letters read it beside
+    the store, or with --town); never overwrites. Replace every value in it before issuing notices."""
+    written = write_town_template(target)
+    if as_json:
+        click.echo(json.dumps({"written": str(written)}, indent=2))
+        return
+    click.echo(
+        f"Town settings template written to {written}: replace every value (letterhead, return address, signing "
+        "officer, contact, fees, resolutions) with the office's own; `sewerplan notices preview` says which are "
+        f"still the template's. Letters read {TOWN_FILE} beside the store, or the file given with --town."
+    )
 
 
 def _no_register_yet(as_json: bool) -> Register:

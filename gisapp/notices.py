@@ -55,6 +55,7 @@ from layers.errors import LayerError
 from layers.fonts import PRINTABLE
 from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, MANIFEST, address_overflow, verify_batch, write_batch
 from layers.register import Register, new_batch_id
+from layers.town import MAKE_ONE
 
 # What every letter's held-back check (``analysis.notices._mailable``) is given, for connection, violation and
 # occupant letters alike: the characters the letters' embedded font draws (``layers.fonts``: analysis reads no font)
@@ -102,7 +103,7 @@ def town_problems(profile: Profile, town: TownSettings | None, plan: NoticePlan)
         return [
             "no town settings file (town.toml beside a GeoPackage store, or the town settings file given for the "
             "notices: a PostGIS store has no folder beside it): letters need the municipality's letterhead, return "
-            "address, signing officer and contact (a template to copy: docs/town.example.toml)"
+            f"address, signing officer and contact ({MAKE_ONE})"
         ]
     problems = [f"the town settings ({town.source}) lack {key}" for key in town.missing_for_letters()]
     if placeholders := town.placeholders():

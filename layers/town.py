@@ -3,7 +3,7 @@ who signs, how to reach the office, fees, and the resolutions that set periods t
 
 Not part of an ordinance profile: a profile is the law, shared by every copy of the tool; these are one office's
 facts. The file is ``town.toml`` beside the store (the GeoPackage), or any file given by name. A template with every
-key: ``docs/town.example.toml``.
+key: ``layers/town.example.toml``, installed with sewerplan and written by ``sewerplan notices town-template``.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from analysis.profiles import DAYS
 from layers.errors import LayerError
 
 TOWN_FILE = "town.toml"
+TEMPLATE = Path(__file__).with_name("town.example.toml")  # package data: a pip-installed sewerplan has no docs/
+MAKE_ONE = "`sewerplan notices town-template` writes a template to fill in"
 _KEYS = {
     "letterhead": {"name": str, "lines": list},
     "return_address": {"lines": list},
@@ -39,6 +41,23 @@ def town_file(given: str | Path | None = None, *, store: str | Path | None = Non
     return None
 
 
+def write_town_template(target: str | Path) -> Path:
+    """Write the town settings template to ``target`` (never over an existing file) and return its path."""
+    target = Path(target).expanduser()
+    if target.is_dir():
+        raise LayerError(f"{target} is a folder: give the file to write, such as {target / TOWN_FILE}.")
+    if not target.parent.is_dir():
+        raise LayerError(f"The folder {target.parent} does not exist: make it first, or write the template elsewhere.")
+    try:
+        with target.open("x", encoding="utf-8") as out:
+            out.write(TEMPLATE.read_text(encoding="utf-8"))
+    except FileExistsError:
+        raise LayerError(
+            f"{target} exists already: it is not written over. Edit it, or give another file name."
+        ) from None
+    return target
+
+
 def load_town_settings(path: str | Path | None) -> TownSettings | None:
     """Read a town settings file; None for no file. Every problem in the file is reported at once."""
     if path is None:
@@ -47,7 +66,7 @@ def load_town_settings(path: str | Path | None) -> TownSettings | None:
     if path.is_dir():
         raise LayerError(f"{path} is a folder: give the town settings file ({TOWN_FILE}).")
     if not path.is_file():
-        raise LayerError(f"The town settings file {path} does not exist (a template: docs/town.example.toml).")
+        raise LayerError(f"The town settings file {path} does not exist ({MAKE_ONE}).")
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -32,7 +32,7 @@ os.environ["SEWERPLAN_TODAY"] = TEST_TODAY = "2027-02-15"
 CRS = "EPSG:2260"
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / "tests" / "data"
-EXAMPLE_TOWN = REPO / "docs" / "town.example.toml"
+EXAMPLE_TOWN = REPO / "layers" / "town.example.toml"
 # The template's placeholders, and what a town writes instead (letters are refused while a placeholder is left).
 FILLED_IN = {
     "1 Example Street": "168 Canal Street",

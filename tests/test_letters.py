@@ -85,7 +85,7 @@ def town_settings(tmp_path: Path, name: str = "fort-plain"):
     """The example town settings file, for the profile's own municipality."""
     extra = '"mandate.notice_period_days" = { days = 60, act = "Resolution 9 of 2027 of the Town Board" }\n'
     text = (
-        (REPO / "docs" / "town.example.toml")
+        (REPO / "layers" / "town.example.toml")
         .read_text(encoding="utf-8")
         .replace('"Village of Fort Plain"', f'"{TOWNS[name]}"')
     )

@@ -44,13 +44,13 @@ from layers.letters import label_texts, verify_batch, write_mailing_list
 from layers.register import HEAD, Register, RegisterMissingError, new_batch_id
 from layers.sample import sample_town
 from layers.store import read_results, read_setting
-from layers.town import load_town_settings
+from layers.town import TEMPLATE, load_town_settings
 from layers.write import write_layers
 from tests.conftest import postgres_url, town_toml
 
 FP, PK, WP = load_profile("fort-plain"), load_profile("poughkeepsie"), load_profile("wappinger")
 REPO = Path(__file__).resolve().parents[1]
-EXAMPLE_TOWN = REPO / "docs" / "town.example.toml"
+EXAMPLE_TOWN = TEMPLATE  # what `sewerplan notices town-template` writes
 DAY = dt.date(2027, 3, 1)
 
 
@@ -1243,9 +1243,27 @@ def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path, monke
     assert {n["parcel_id"] for n in viol["notices"]} == listed
 
 
+def test_notices_town_template_writes_the_installed_template_from_any_folder(tmp_path, monkeypatch):
+    """The README's `cp docs/town.example.toml town.toml` failed in any folder but the checkout ("cannot stat"), and
+    a pip-installed sewerplan has no docs/ at all: `sewerplan notices town-template` writes the installed template
+    into the folder it runs in, never over a town's own settings, and the messages that ask for the file name it."""
+    monkeypatch.chdir(tmp_path)
+    said = " ".join(invoke("notices", "town-template").output.split())
+    assert "Town settings template written to town.toml: replace every value" in said
+    assert (tmp_path / "town.toml").read_text(encoding="utf-8") == EXAMPLE_TOWN.read_text(encoding="utf-8")
+    (tmp_path / "town.toml").write_text(town_toml(), encoding="utf-8")
+    kept = invoke("notices", "town-template", "town.toml", "--json", ok=False)
+    assert kept.exit_code == 2 and "town.toml exists already: it is not written over" in kept.output
+    assert (tmp_path / "town.toml").read_text(encoding="utf-8") == town_toml()
+    assert json.loads(invoke("notices", "town-template", "other.toml", "--json").stdout) == {"written": "other.toml"}
+    with pytest.raises(LayerError, match="`sewerplan notices town-template` writes a template to fill in"):
+        load_town_settings(tmp_path / "missing.toml")
+
+
 def test_letters_are_refused_while_the_town_settings_hold_the_templates_placeholders(store, tmp_path):
-    """`cp docs/town.example.toml town.toml` and nothing more must not sign letters "A. N. Example"."""
-    shutil.copy(EXAMPLE_TOWN, tmp_path / "town.toml")
+    """`sewerplan notices town-template` and nothing more must not sign letters "A. N. Example"."""
+    (tmp_path / "town.toml").unlink()
+    invoke("notices", "town-template", tmp_path / "town.toml")
     fields = "officer.name, contact.phone, contact.email"
     preview = ["notices", "preview", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
     said = invoke(*preview).output
