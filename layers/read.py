@@ -153,7 +153,10 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         return found
     path = Path(data)
     if not path.exists():
-        raise LayerError(f"{data} does not exist. Give a GeoPackage, a folder of layers, or a postgresql:// URL.")
+        raise LayerError(
+            f"{data} does not exist: check its name and folder. --data takes a GeoPackage, a File Geodatabase "
+            "(.gdb), a zip or a folder of layers, a GeoParquet file, an EPA SWMM .inp model or a postgresql:// URL."
+        )
     if path.suffix.lower() == ".inp":
         return {kind: LayerSource(kind, str(path), kind) for kind in ("mains", "manholes")}
     if path.is_file() and path.suffix.lower() in PARQUET_SUFFIXES:

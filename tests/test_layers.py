@@ -564,6 +564,10 @@ def test_zip_with_escaping_member_refused(tmp_path):
 def test_missing_layers_and_files(tmp_path):
     with pytest.raises(LayerError, match="does not exist"):
         find_layers(str(tmp_path / "nope.gpkg"))
+    # The README's `trace --data model.inp --data-crs local` with no model.inp here was told to give "a GeoPackage,
+    # a folder of layers, or a postgresql:// URL", as if a SWMM model were not taken.
+    with pytest.raises(LayerError, match=r"model\.inp does not exist: check its name and folder\..*SWMM \.inp model"):
+        find_layers(str(tmp_path / "model.inp"))
     path = tmp_path / "only.gpkg"
     parcels_frame().to_file(path, layer="parcels")
     with pytest.raises(LayerError, match="No mains layer found"):
