@@ -112,6 +112,9 @@ def test_the_installed_sewerplan_samples_analyses_and_serves_from_another_folder
 
     run("sample", "--out", "town.gpkg", "--parcels", "60")
     run("analyze", "--profile", "poughkeepsie", "--data", "town.gpkg", "--out", "town.gpkg")  # a bundled profile
+    # The README's first notices step: an installed sewerplan has no docs/ to copy the town settings template from.
+    assert "Town settings template written to town.toml" in run("notices", "town-template")
+    assert (tmp_path / "town.toml").read_bytes() == (REPO / "layers" / "town.example.toml").read_bytes()
     # The installed packages are the ones imported, and the register's migrations are found: a new register is
     # brought to the current schema.
     check = "from gisapp import TEMPLATES; from layers.register import Register; print(TEMPLATES)"
