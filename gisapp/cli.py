@@ -6,6 +6,7 @@ docs/cli.md). Bad input exits with status 2 and a message that says how to fix i
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 from pathlib import Path
@@ -404,7 +405,7 @@ def server_body_limit(max_content_length: int | None) -> int | None:
 @user_errors
 def serve(store, host, port, users_db, threads):
     """Serve the web app on http://HOST:PORT (127.0.0.1 by default) with the waitress production server."""
-    from waitress import serve as waitress_serve
+    import logging
 
     from gisapp import create_app
     from gisapp.state import limit_malloc_arenas
@@ -463,8 +464,37 @@ def serve(store, host, port, users_db, threads):
             "trusted_proxy_headers": "x-forwarded-for x-forwarded-proto x-forwarded-host",
         }
     mode = "one local planner, no login" if local and count_users(users_db) == 0 else "sign-in required"
+    logging.basicConfig()  # waitress's warnings on stderr, as waitress.serve sets them up
+    server = listen(app, host, port, options)
     click.echo(f"Serving {found.label} on http://{host}:{port} ({mode}; {threads} threads; Ctrl+C to stop)")
-    waitress_serve(app, **options)
+    server.run()
+
+
+def listen(app, host: str, port: int, options: dict):
+    """waitress's server bound to HOST:PORT; a port in use (a `make demo` or `sewerplan serve` still running) or an
+    address not this machine's is a sentence saying what to do, not OSError's traceback."""
+    from waitress import create_server
+
+    try:
+        return create_server(app, **options)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise LayerError(
+                f"Port {port} on {host} is in use: another program listens there (a sewerplan serve or make demo "
+                f"still running, say). Stop it (Ctrl+C in its window), or serve on another port: --port {port + 1} "
+                f"(make demo PORT={port + 1})."
+            ) from None
+        if exc.errno == errno.EACCES:
+            raise LayerError(
+                f"Port {port} may not be opened by this account (ports below 1024 need the administrator): serve "
+                "on another with --port, such as the default 5000, behind the town's reverse proxy."
+            ) from None
+        if exc.errno == errno.EADDRNOTAVAIL:
+            raise LayerError(
+                f"{host} is not an address of this machine: give one of its own with --host (127.0.0.1 for this "
+                "machine alone, 0.0.0.0 for every network it is on)."
+            ) from None
+        raise
 
 
 @main.command("export-qgis")

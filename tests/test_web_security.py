@@ -167,6 +167,32 @@ def test_the_sign_in_form_takes_only_a_small_body(app):
     assert response.status_code == 413
 
 
+def test_serve_on_a_port_in_use_says_so_and_how_to_pick_another(tmp_path):
+    """`make demo` with port 5000 taken (a demo still running in another window) ended in waitress's traceback,
+    "OSError: [Errno 98] Address already in use"; it says what is wrong and the option that fixes it."""
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(60))
+    env = os.environ | {"SEWERPLAN_INSTANCE": str(tmp_path / "instance")}
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [sys.executable, "-m", "gisapp.cli", "serve", "--store", str(store), "--port", str(port)]
+        done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    said = " ".join(done.stderr.split())
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"Error: Port {port} on 127.0.0.1 is in use" in said and f"--port {port + 1} (make demo PORT=" in said
+    assert "Serving" not in done.stdout
+
+
 def test_serve_runs_waitress_with_no_version_in_the_server_header(tmp_path):
     """`sewerplan serve` as a user starts it: a production server, its thread count, no version advertised."""
     import os
