@@ -733,6 +733,15 @@ class PlanMap(Flowable):
 # -- comparison ------------------------------------------------------------------------------------------------
 
 
+def _cell(value):
+    """A comparison's value as its CSV cell: a whole number without ".0" (11 living units, not "11.0"), none empty."""
+    if value is None:
+        return ""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
 def write_comparison_csv(path: str | Path, names: list[str], rows: list[dict]) -> str:
     """The side-by-side comparison as CSV: one row per measure, one column per scenario.
 
@@ -742,7 +751,7 @@ def write_comparison_csv(path: str | Path, names: list[str], rows: list[dict]) -
     _check_suffix(path, ".csv", "The comparison")
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     table = pd.DataFrame(
-        [[r["label"], *["" if v is None else v for v in r["values"]]] for r in rows],
+        [[r["label"], *[_cell(v) for v in r["values"]]] for r in rows],
         columns=["measure", *names],
     )
     safe = table.copy()
