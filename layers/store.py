@@ -71,7 +71,11 @@ LAYERS_CRS = "layers_measuring_crs"
 # without a check (a sample town).
 LAYERS_PROFILE = "layers_profile"
 LAYERS_PROFILE_SETTINGS = "layers_profile_settings"
-DATA_SETTINGS = frozenset({LAYERS_CRS, LAYERS_PROFILE, LAYERS_PROFILE_SETTINGS})
+# The upload (its token on the Data page) whose layers these are, written into the upload's store before it is
+# published: a server stopped after the publication and before the upload was marked published would otherwise
+# publish it again at the next press of Publish (the same data twice, a copy of it kept as an earlier version).
+PUBLISHED_UPLOAD = "published_upload"
+DATA_SETTINGS = frozenset({LAYERS_CRS, LAYERS_PROFILE, LAYERS_PROFILE_SETTINGS, PUBLISHED_UPLOAD})
 # Tables a store keeps that are not map layers (the Data page does not count them).
 BOOKKEEPING = frozenset({"layer_styles", SETTINGS_TABLE, "sewerplan_writer", "sewerplan_version"})
 # Every name an input layer is found by in a store (``layers.read.LAYER_NAMES``), lower case.

@@ -450,7 +450,7 @@ def test_publishing_again_after_a_reload_says_it_is_published_already(store, tmp
     )
 
 
-@pytest.mark.parametrize("stopped", ["before the answer", "while deleting the upload"])
+@pytest.mark.parametrize("stopped", ["before the answer", "while deleting the upload", "before marking it published"])
 def test_publishing_again_after_the_server_stopped_says_it_is_published_already(store, tmp_path, monkeypatch, stopped):
     """The server killed (kill -9) after it published an upload and before its answer reached the browser: the
     session that says "published already" was never written, and the planner who pressed Publish again read "No such
@@ -465,6 +465,15 @@ def test_publishing_again_after_the_server_stopped_says_it_is_published_already(
             raise SystemExit(137)
 
         monkeypatch.setattr(shutil, "rmtree", killed)
+        with pytest.raises(SystemExit):
+            client.post(f"/data/{upload_token}/publish", data={"csrf_token": token})
+        monkeypatch.undo()
+    elif stopped == "before marking it published":  # the town's store replaced, the upload not yet marked published
+
+        def killed_before(*args, **kwargs):
+            raise SystemExit(137)
+
+        monkeypatch.setattr("gisapp.views.data.retire_published", killed_before)
         with pytest.raises(SystemExit):
             client.post(f"/data/{upload_token}/publish", data={"csrf_token": token})
         monkeypatch.undo()

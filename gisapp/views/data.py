@@ -31,6 +31,7 @@ from layers.errors import LayerError, LayerValidationError
 from layers.read import read_source
 from layers.schema import SPECS
 from layers.store import (
+    PUBLISHED_UPLOAD,
     StoreBusyError,
     discard_store,
     latest_run,
@@ -38,8 +39,10 @@ from layers.store import (
     open_store,
     previous_stores,
     publish_store,
+    read_setting,
     restore_store,
     store_writer,
+    write_setting,
 )
 from layers.uploads import (
     MEASURING_CRS,
@@ -109,9 +112,21 @@ def _published_already(token: str) -> str | None:
     name = dict(session.get(PUBLISHED, [])).get(token)
     if name is None and TOKEN.match(token or ""):
         folder = _root() / token
-        if read_meta(folder).get("owner") == g.user:
+        meta = read_meta(folder)
+        if meta.get("owner") == g.user:
             name = published_as(folder)
+            # published, and stopped before the upload was marked so: the town's store names it
+            if name is None and (folder / "store.gpkg").exists() and _town_setting(PUBLISHED_UPLOAD) == token:
+                name = meta.get("name", token)
     return name
+
+
+def _town_setting(key: str) -> str | None:
+    """A setting of the town's store; None when it has none, or cannot be read (then nothing is taken from it)."""
+    try:
+        return read_setting(current_app.config["STORE"], key)
+    except (LayerError, OSError):
+        return None
 
 
 def _published_words(name: str) -> str:
@@ -614,8 +629,9 @@ def publish(token: str):
     """Make the workspace the town's store, for everyone; the store it replaces is kept to restore."""
     name = _published_already(token)
     left = _root() / token
-    if name is not None and (published_as(left) is not None or not left.exists()):
-        if left.is_dir():  # finish deleting its files, where a server stopped while deleting them
+    done = published_as(left) is not None or not left.exists() or _town_setting(PUBLISHED_UPLOAD) == token
+    if name is not None and done:
+        if left.is_dir():  # finish deleting its files (or mark it published), where a server stopped before it had
             retire_published(left, name)
         return upload_form(message=_published_words(name))  # sent again: it is done, and nothing is redone
     folder = _folder(token)
@@ -634,6 +650,7 @@ def publish(token: str):
         )
     town = current_app.config["STORE"]
     replaced = latest_run(town)  # the profile the store it replaces was last analysed under, to compare
+    write_setting(store, PUBLISHED_UPLOAD, token)  # the town's store will say which upload it is (_published_already)
     try:
         publish_store(
             current_app.config["STORE"],
