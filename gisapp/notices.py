@@ -51,6 +51,7 @@ from analysis.notices import (
 from analysis.profiles import Profile
 from analysis.units import feet_per_unit
 from gisapp.words import count, sentence_end
+from layers.atomic import same_file
 from layers.errors import LayerError
 from layers.fonts import PRINTABLE
 from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, MANIFEST, address_overflow, verify_batch, write_batch
@@ -226,7 +227,7 @@ def batch_lock(root: Path, batch_id: str, *, wait: bool = True):
             except BlockingIOError:
                 yield False
                 return
-            if not _still_named(fd, path):
+            if not same_file(fd, path):
                 continue  # deleted by its holder after this process opened it: lock the one there now
             try:
                 yield True
@@ -236,16 +237,6 @@ def batch_lock(root: Path, batch_id: str, *, wait: bool = True):
             return
         finally:
             os.close(fd)
-
-
-def _still_named(fd: int, path: Path) -> bool:
-    """The open file ``fd`` is the file named ``path`` (not one deleted, or replaced, since it was opened)."""
-    try:
-        named = os.stat(path)
-    except FileNotFoundError:
-        return False
-    held = os.fstat(fd)
-    return (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino)
 
 
 def _lock_path(root: str | Path, batch_id: str) -> Path:

@@ -177,7 +177,7 @@ def writer_lock(target: str | Path, *, who: str = "", what: str = "a write", pla
             holder = _holder(fd)
             os.close(fd)
             raise StoreBusyError(busy_message(holder, place=place)) from None
-        if not removable or _same_file(fd, path):
+        if not removable or same_file(fd, path):
             break
         os.close(fd)
 
@@ -339,8 +339,9 @@ def disk_refusal(exc: OSError, place: str | Path | None = None) -> str | None:
     return f"Cannot write{named}: {what} ({exc.strerror or os.strerror(exc.errno)}); {fix}."
 
 
-def _same_file(fd: int, path: Path) -> bool:
-    """The open file ``fd`` is still the one at ``path``."""
+def same_file(fd: int, path: Path) -> bool:
+    """The open file ``fd`` is still the one at ``path`` (not one deleted, or replaced, since it was opened): a lock
+    taken on a file its holder deleted meanwhile is a lock on nothing anyone else finds."""
     try:
         now = os.stat(path)
     except FileNotFoundError:
