@@ -1084,6 +1084,8 @@ def _passed_manholes(built, conn: _Connection, net, snap: float, fpu: float) -> 
     found = found[shapely.dwithin(shapely.points(net.node_xy[found]), built, snap)]
     found = found[net.node_id[found].astype(str) != str(conn.label)]
     at = shapely.line_locate_point(built, shapely.points(net.node_xy[found]))
+    inside = (at > snap) & (at < built.length - snap)  # one at its upper end is its end's manhole (``_manholes``)
+    found, at = found[inside], at[inside]
     order = np.argsort(at, kind="stable")
     found, at = found[order], at[order]
     rows = [{"id": str(net.node_id[k]), "station_ft": round(float(d) * fpu, 1)} for k, d in zip(found, at, strict=True)]

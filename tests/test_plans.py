@@ -294,6 +294,19 @@ def test_a_manhole_of_the_sewer_the_main_runs_through_is_one_of_its_manholes():
     assert check(r, "manhole_spacing")["verdict"] == MEETS
 
 
+def test_a_main_ending_half_a_foot_past_a_manhole_of_the_sewer_has_it_once_as_its_end():
+    # Drawn from A to 0.5 ft past C (900, 0), where M-7 ends: C was both a manhole it runs through, 0.5 ft from
+    # its end, and its end's manhole: listed twice.
+    m7 = {"main_id": "M-7", "diameter_in": 8.0, "geometry": LineString([(900, -100), (900, 0)])}
+    town = layout(extra_mains=[m7])
+    town["manholes"] = pd.concat([town["manholes"], frame([{"manhole_id": "C", "geometry": Point(900, 0)}])])
+    r = run(proposed=LineString([(0, 0), (900.5, 0)]), town=town).as_dict()
+    ids = [m["id"] for m in r["manholes"]]
+    assert (
+        ids == ["A", "NEW-1", "NEW-2", "C"] and r["manholes"][-1]["reason"] == "existing manhole at the end of the main"
+    )
+
+
 def test_bend_gets_a_manhole():
     points = place_manholes(LineString([(0, 0), (300, 0), (300, 300)]), max_spacing=400, bend_deg=10)
     assert [(x, y, r) for x, y, r in points][1] == (300.0, 0.0, "change in alignment")
