@@ -154,8 +154,9 @@ def find_layers(data: str) -> dict[str, LayerSource]:
     path = Path(data)
     if not path.exists():
         raise LayerError(
-            f"{data} does not exist: check its name and folder. --data takes a GeoPackage, a File Geodatabase "
-            "(.gdb), a zip or a folder of layers, a GeoParquet file, an EPA SWMM .inp model or a postgresql:// URL."
+            f"{data} does not exist: check its name and folder. The town's data is read from a GeoPackage, a File "
+            "Geodatabase (.gdb), a zip or a folder of layers, a GeoParquet file, an EPA SWMM .inp model or a "
+            "postgresql:// URL."
         )
     if path.suffix.lower() == ".inp":
         return {kind: LayerSource(kind, str(path), kind) for kind in ("mains", "manholes")}
