@@ -190,6 +190,7 @@ def new_upload(
                     "The upload holds no layer sewerplan reads: shapefiles (.shp with .shx, .dbf), GeoPackage, "
                     "GeoJSON, FlatGeobuf, GeoParquet or a File Geodatabase folder (.gdb)."
                 )
+            upload_layers(folder)  # two layers of one name are refused now, not found out on the next page
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
@@ -232,12 +233,23 @@ def _unzip(archive: Path, target: Path, limit: int, max_members: int) -> None:
         if len(members) > max_members:
             raise LayerError(f"The archive holds {len(members)} files; at most {max_members} are accepted.")
         chosen = []
+        taken: dict[str, zipfile.ZipInfo] = {}
         for member in members:
             if outside_archive(member.filename):
                 raise LayerError(f"The archive member {member.filename!r} points outside the archive; refused.")
             dest = _member_target(PurePosixPath(member.filename.replace("\\", "/")))
-            if dest is not None:
-                chosen.append((member, dest))
+            if dest is None:
+                continue
+            # Members are unpacked without their folders: two files of one name in two folders (last year's and
+            # this year's parcels) would be written one over the other, or the parts of two shapefiles mixed.
+            first = taken.setdefault(str(dest).lower(), member)
+            if first is not member:
+                raise LayerError(
+                    f"The archive holds {PurePosixPath(member.filename).name} twice ({first.filename} and "
+                    f"{member.filename}), and sewerplan knows a layer by its file's name: zip only the one you mean "
+                    "(or rename the other) and upload the new zip."
+                )
+            chosen.append((member, dest))
         promised = sum(m.file_size for m, _ in chosen)
         if promised > limit:  # honest headers: refused before a byte is written
             raise LayerError(f"The archive unpacks to more than {limit / 2**20:.0f} MB; refused.")
@@ -602,6 +614,18 @@ def upload_layers(folder: str | Path) -> dict:
 
     data = Path(folder) / "data"
     available: dict[str, LayerSource] = {}
+
+    def add(name: str, source: LayerSource) -> None:
+        # Two layers of one name (parcels.shp and parcels.geojson, PARCELS.shp and parcels.shp, a GeoPackage's
+        # parcels beside parcels.shp): one was silently dropped, and the parcels read were perhaps not the ones meant.
+        first = available.setdefault(name.lower(), source)
+        if first is not source:
+            raise LayerError(
+                f"The upload holds two layers named {name.lower()} ({_layer_words(first)} and "
+                f"{_layer_words(source)}), and sewerplan cannot tell which one is meant: upload only the one you "
+                "mean, or rename the other, and upload again."
+            )
+
     for path in _vector_files(data):
         driver = UPLOAD_DRIVERS[path.suffix.lower()]
         if driver in ("GPKG", "OpenFileGDB"):
@@ -612,10 +636,16 @@ def upload_layers(folder: str | Path) -> dict:
             except Exception as exc:
                 raise LayerError(unreadable_message(path, exc)) from exc
             for name in names:
-                available.setdefault(name.lower(), LayerSource("", str(path), name, driver))
+                add(name, LayerSource("", str(path), name, driver))
         else:
-            available.setdefault(path.stem.lower(), LayerSource("", str(path), None, driver))
+            add(path.stem, LayerSource("", str(path), None, driver))
     return available
+
+
+def _layer_words(source) -> str:
+    """A layer of an upload as its user knows it: ``parcels.shp``, ``town.gpkg's layer parcels``."""
+    name = Path(source.path).name
+    return f"{name}'s layer {source.layer}" if source.layer else name
 
 
 def upload_sources(folder: str | Path) -> dict:
@@ -733,7 +763,10 @@ def add_to_upload(
             target = data / f"{stem}{part.suffix.lower()}"
             os.replace(part, target)
             moved.append(target)
-        added = sorted(set(upload_layers(folder)) - before)
+        try:
+            added = sorted(set(upload_layers(folder)) - before)
+        except LayerError:  # a layer of the name the upload has already (a GeoPackage's layer keeps its own name)
+            added = []
         if len(added) != 1:
             for target in moved:
                 if target.is_dir():
