@@ -715,11 +715,33 @@ def _code_column(
 ) -> bool:
     raw = gdf[name]
     text = raw.astype(object).where(raw.notna(), "").astype(str).str.strip()
-    user_lower = {str(k).strip().lower(): v for k, v in user.items()}
+    allowed = sorted(set(table.values()))
+    column = _column_label(gdf, name)
+    # The user's code is read as the column's own values are ("Sanitary", "gravity" are sanitary): a code that is
+    # none of sewerplan's ("sanitry") was written as it was typed, and every main it named was taken for a storm sewer.
+    said = {str(k).strip().lower(): str(v).strip().lower() for k, v in user.items()}
+    user_lower = {k: _code_of(v, table, allowed) for k, v in said.items()}
+    wrong = [(k, v) for k, v in user.items() if user_lower[str(k).strip().lower()] is None]
+    if wrong:
+        value, code = wrong[0]
+        problems.append(
+            Problem(
+                spec.kind,
+                "unknown_value",
+                "error",
+                f"{label}: the coded values say {value!r} in column {column} means {code!r}, which is not a code "
+                f"sewerplan knows; say which of {', '.join(allowed)} it means"
+                + (f" (and for {', '.join(repr(k) for k, _ in wrong[1:20])})." if len(wrong) > 1 else "."),
+                len(wrong),
+                tuple(str(k) for k, _ in wrong[:50]),
+                fix=Fix("map_value", f"{spec.kind}.{name}.{value}", "CODE", tuple(allowed)),
+            )
+        )
+        return False
     lower = text.str.lower()
     # Each distinct value is looked up once (a layer of 100,000 mains has a handful of codes), then spread back.
     codes, distinct = pd.factorize(lower)
-    looked_up = np.array([user_lower.get(v, table.get(v)) for v in distinct] + [None], dtype=object)
+    looked_up = np.array([user_lower.get(v, _code_of(v, table, allowed)) for v in distinct] + [None], dtype=object)
     mapped = pd.Series(looked_up[codes], index=text.index, dtype=object)
     if name == "ownership":
         # Free text such as "Village of Fort Plain" or "Private - Smith": look for the telling word.
@@ -730,8 +752,6 @@ def _code_column(
     unknown = mapped.isna() & ~blank
     if unknown.any():
         values = sorted(text[unknown].unique())
-        allowed = sorted(set(table.values()))
-        column = _column_label(gdf, name)
         problems.append(
             Problem(
                 spec.kind,
@@ -747,6 +767,12 @@ def _code_column(
         return False
     gdf[name] = mapped.where(~blank, None).astype(object)
     return True
+
+
+def _code_of(text: str, table: dict[str, str], codes: list[str]) -> str | None:
+    """The code ``text`` (lower case) says: a code itself (``pump_station``, which no synonym spells so), else the
+    code of the synonym it is (``lift station``), else None."""
+    return text if text in codes else table.get(text)
 
 
 # C0 and C1 control characters (and DEL) but tab, LF and CR, which are spacing: every mailing field prints a tab or
