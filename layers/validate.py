@@ -303,6 +303,21 @@ def _assign_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, problems: list[Problem])
         missing = (text == "").to_numpy()  # _text_values gives '' where the value is missing
         if missing.any() and not spec.field(idf).required:
             text[missing] = generated_ids(spec.kind, np.flatnonzero(missing))
+        elif missing.all():
+            # Not one ID: the column read is not the IDs' (an empty column of that name, or the wrong one chosen),
+            # and the column-mapping page fixes it, where the upload is kept.
+            column = gdf.attrs.get("source_columns", {}).get(idf, idf)
+            problems.append(
+                Problem(
+                    spec.kind,
+                    "missing_id",
+                    "error",
+                    f"Every one of the {len(gdf)} features has column {column} empty: it holds no {idf} (tax map "
+                    "numbers).",
+                    int(missing.sum()),
+                    fix=Fix("map", f"{spec.kind}.{idf}", "COLUMN"),
+                )
+            )
         elif missing.any():
             problems.append(
                 Problem(
@@ -554,6 +569,25 @@ def _check_duplicate_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, pro
     dup = ids.duplicated(keep=False)
     dups = tuple(sorted(ids[dup].unique()))
     if spec.field(spec.id_field).required:
+        dups = tuple(d for d in dups if d != "")  # features without an ID: told already, as missing
+        if not dups:
+            return False
+        if len(dups) == 1 and dup.all() and len(ids) > 2:
+            # One ID for every parcel: the column read is not the tax map number (a town or SWIS code, say).
+            column = gdf.attrs.get("source_columns", {}).get(spec.id_field, spec.id_field)
+            problems.append(
+                Problem(
+                    spec.kind,
+                    "duplicate_id",
+                    "error",
+                    f"Every one of the {len(ids)} features of {label} has {spec.id_field} {dups[0]!r} (column "
+                    f"{column}): it is not the tax map number.",
+                    1,
+                    dups,
+                    fix=Fix("map", f"{spec.kind}.{spec.id_field}", "COLUMN"),
+                )
+            )
+            return False
         problems.append(
             Problem(
                 spec.kind,

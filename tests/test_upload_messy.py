@@ -183,3 +183,62 @@ def test_a_coded_value_naming_no_code_keeps_the_upload_for_the_field_to_be_corre
     assert gpd.read_file(
         Path(app.config["UPLOAD_FOLDER"]) / sent.headers["Location"].split("/")[2] / "store.gpkg", layer="mains"
     )["sewer_type"].tolist() == ["sanitary"]
+
+
+def _web(tmp_path):
+    from tests.conftest import csrf, make_app
+
+    app = make_app(tmp_path / "town.gpkg", tmp_path)
+    client = app.test_client()
+    return app, client, csrf(client)
+
+
+def _sent(client, token, path: Path) -> str:
+    sent = client.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(path.read_bytes()), path.name), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    assert sent.status_code == 302, sent.get_data(as_text=True)[:500]
+    return sent.headers["Location"]
+
+
+def test_a_parcel_id_column_with_no_id_at_all_keeps_the_upload_to_choose_the_right_one(tmp_path):
+    """The county's export has an empty parcel_id column and the numbers under SBL: the upload was deleted, and the
+    report told the planner to fix the data ("50 feature(s) have no parcel_id"), plus a duplicate ID (the empty
+    one). The column-mapping page fixes it, so the upload is kept and the page's field is named."""
+    frame = lots(4).assign(parcel_id="", SBL=[f"1.1-1-{i}" for i in range(4)])
+    frame.to_file(tmp_path / "parcels.gpkg", layer="parcels")
+    app, client, token = _web(tmp_path)
+    page = _sent(client, token, tmp_path / "parcels.gpkg")
+    report = client.post(page, data={"csrf_token": token})
+    said = html.unescape(report.get_data(as_text=True))
+    assert report.status_code == 422 and "has column parcel_id empty: it holds no parcel_id" in said
+    assert "Choose the column that holds parcel_id for the parcels layer on the column-mapping page" in said
+    assert "more than one feature" not in said and "upload it again" not in said
+    fixed = client.post(page, data={"csrf_token": token, "parcels.parcel_id": "SBL"})
+    assert fixed.status_code == 200 and "The data can be used: 4 parcels" in fixed.get_data(as_text=True)
+
+
+def test_one_parcel_id_on_every_parcel_names_the_column_to_choose(tmp_path):
+    """A town code chosen as the parcel ID (every lot "3601"): not a duplicated parcel to merge, the wrong column."""
+    out, problems = prepared_columns(lots(4).assign(parcel_id="3601", SBL=["a", "b", "c", "d"]))
+    (problem,) = [p for p in problems if p.severity == "error"]
+    assert "Every one of the 4 features of parcels has parcel_id '3601' (column parcel_id)" in problem.message
+    assert "merge" not in problem.message
+    assert (problem.fix.setting, problem.fix.target) == ("map", "parcels.parcel_id")
+
+
+def test_some_parcels_without_an_id_are_not_also_a_duplicate_id():
+    out, problems = prepared_columns(lots(4).assign(parcel_id=["A", "", "B", ""]))
+    assert out is None
+    assert [p.check for p in problems if p.severity == "error"] == ["missing_id"]
+
+
+def prepared_columns(frame: gpd.GeoDataFrame):
+    import pyproj
+
+    from layers.schema import SPECS
+    from layers.validate import prepare_layer
+
+    return prepare_layer(frame, SPECS["parcels"], label="parcels", target_crs=pyproj.CRS(CRS))
