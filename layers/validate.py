@@ -216,14 +216,19 @@ def _map_columns(
     for f in spec.fields:
         source = user_map.get(f.name)
         if source is not None:
-            if source not in gdf.columns:
+            if source not in existing:  # the geometry is no column to take a field from (IDs read as WKT)
                 problems.append(
                     Problem(
                         kind,
                         "mapping",
                         "error",
-                        f"the mapping says {f.name} is column {source!r}, but {label} has no such "
-                        f"column. Columns: {', '.join(existing)}.",
+                        f"the mapping says {f.name} is column {source!r}, but "
+                        + (
+                            f"that is {label}'s shapes, not a column of values"
+                            if source == geom_name
+                            else f"{label} has no such column"
+                        )
+                        + f". Columns: {', '.join(existing)}.",
                         fix=Fix("map", f"{kind}.{f.name}", "COLUMN"),
                     )
                 )

@@ -114,6 +114,14 @@ def test_mapping_to_a_missing_column_says_which_exist():
     assert out is None and "no such column. Columns: SBL, OWNER" in problems[0].message
 
 
+def test_a_mapping_to_the_geometry_is_refused_not_read_as_ids():
+    # parcels.parcel_id=geometry (a hand-made form) was taken: every parcel's ID was its polygon's WKT.
+    gdf = parcels_frame()
+    out, problems = prepare(gdf, mapping=read_mapping(None, (f"parcels.parcel_id={gdf.geometry.name}",)))
+    assert out is None and f"is column '{gdf.geometry.name}', but that is" in problems[0].message
+    assert "shapes, not a column of values. Columns: SBL, OWNER" in problems[0].message
+
+
 def test_no_crs_is_refused_with_how_to_fix():
     out, problems = prepare(parcels_frame(crs=None))
     assert out is None
