@@ -681,6 +681,18 @@ def set_kinds(folder: str | Path, kinds: dict[str, str]) -> None:
                 known[name.lower()] = kind
             else:
                 known.pop(name.lower(), None)
+        # One layer of each kind: a form from a page gone stale (a second tab) said another layer was the parcels
+        # too, and one of the two was read without a word, the other's layer lost.
+        by_kind: dict[str, list[str]] = {}
+        for name, kind in known.items():
+            by_kind.setdefault(kind, []).append(name)
+        twice = {kind: names for kind, names in by_kind.items() if len(names) > 1}
+        if twice:
+            kind, names = next(iter(sorted(twice.items())))
+            raise LayerError(
+                f"Layers {' and '.join(sorted(names))} would both be the {kind} layer, and an upload has one layer of "
+                "each kind: choose one layer for each (nothing was changed; the page now shows what is recorded)."
+            )
         _write_meta(folder, meta | {"kinds": known}, locked=True)
 
 

@@ -479,16 +479,34 @@ def test_two_requests_saving_an_uploads_settings_at_once_both_count(tmp_path):
     def save(k: int) -> None:
         for n in range(40):
             if k % 2:
-                set_kinds(folder, {f"layer{k}": f"kind{n}"})
+                set_kinds(folder, {f"layer{k}": f"kind{k}-{n}"})  # one kind per layer, as set_kinds keeps them
             else:
                 update_meta(folder, {f"columns{k}": n})
 
     assert _at_once(*(lambda k=k: save(k) for k in range(4))) == []
     meta = read_meta(folder)
     assert meta["owner"] == "pat" and meta["name"] == "parcels.geojson"
-    assert meta["kinds"] == {"layer1": "kind39", "layer3": "kind39"}
+    assert meta["kinds"] == {"layer1": "kind1-39", "layer3": "kind3-39"}
     assert (meta["columns0"], meta["columns2"]) == (39, 39)
     assert _hidden(folder) == []
+
+
+def test_two_layers_are_never_recorded_as_one_kind(tmp_path):
+    """A page gone stale in a second tab said pipes were the parcels, after lots had been: both were recorded as
+    parcels, lots was read and the mains layer lost, without a word. Refused, changing nothing, as two layers given
+    one kind in one form are."""
+    from layers.errors import LayerError
+    from layers.uploads import read_meta, set_kinds
+
+    folder = _upload(tmp_path)
+    set_kinds(folder, {"lots": "parcels", "pipes": "mains"})
+    with pytest.raises(LayerError, match="Layers lots and pipes would both be the parcels layer"):
+        set_kinds(folder, {"pipes": "parcels"})
+    with pytest.raises(LayerError, match="Layers a and b would both be the parcels layer"):
+        set_kinds(folder, {"a": "parcels", "b": "parcels", "lots": ""})
+    assert read_meta(folder)["kinds"] == {"lots": "parcels", "pipes": "mains"}
+    set_kinds(folder, {"lots": "", "pipes": "parcels"})  # said again in one form: pipes are the parcels now
+    assert read_meta(folder)["kinds"] == {"pipes": "parcels"}
 
 
 def test_two_requests_recording_the_columns_of_different_layers_at_once_keep_both(tmp_path):

@@ -382,10 +382,11 @@ def kinds(token: str):
         head, _, name = key.partition(".")
         if head == "kind" and name in available and (value in SPECS or value == ""):
             given[name] = value
-    chosen = [k for k in given.values() if k]
-    if len(chosen) != len(set(chosen)):
-        return mapping(token, message="Each kind of layer can be given once: choose one layer for each.", status=400)
-    set_kinds(_folder(token), given)
+    folder = _folder(token)
+    try:
+        set_kinds(folder, given)  # refused, changing nothing, where two layers would be of one kind
+    except LayerError as exc:
+        return mapping(token, message=str(exc), status=400)
     return redirect(url_for("data.mapping", token=token))
 
 
