@@ -189,6 +189,37 @@ def test_ten_clicks_in_a_row_open_ten_popups(which, sample_store, cadastral_stor
 
 
 @pytest.mark.browser
+def test_a_late_answer_for_an_earlier_click_does_not_replace_the_last_click(sample_store, browser, tmp_path):  # noqa: F811
+    """Two parcels clicked in quick succession (on a map of Manchester, VT): the first one's answer came back last
+    and its popup and selection replaced those of the parcel clicked last. An earlier click's answer is dropped."""
+    results = gpd.read_file(sample_store, layer="parcel_results")
+    first, last = results["parcel_id"].iloc[0], results["parcel_id"].iloc[1]
+    points = click_points(sample_store, [first, last])
+    with serving(make_app(sample_store, tmp_path)) as url:
+        open_map(browser, url)
+        browser.execute_script(SET_VIEW, *points[first], 18)
+        settle(browser)
+        # The first parcel's answer is slow (a larger lot, a loaded server): it arrives after the second's.
+        browser.execute_script(
+            "const real = window.fetch; window.slowDone = false;"
+            "window.fetch = (u, o) => String(u).includes('id=' + encodeURIComponent(arguments[0])) ?"
+            " new Promise((r) => setTimeout(r, 500)).then(() => real(u, o)).finally(() => { window.slowDone = true; })"
+            " : real(u, o);",
+            first,
+        )
+        click_at(browser, *points[first])
+        click_at(browser, *points[last])
+        popup_text(browser, last)
+        wait_for(browser, lambda: browser.execute_script("return window.slowDone"))
+        browser.execute_script("return new Promise((r) => setTimeout(r, 200));")
+        shown = browser.execute_script(
+            "return [...document.querySelectorAll('.parcel-popup')].map((p) => p.dataset.parcelId)"
+        )
+        assert shown == [last]
+        assert browser.execute_script("return document.body.dataset.focused") == last
+
+
+@pytest.mark.browser
 def test_trace_is_drawn_above_the_mains(sample_store, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
 

@@ -269,8 +269,16 @@
     }).setLatLng(latlng).setContent(content).openOn(map);
   }
 
-  async function showParcel(parcelId, latlng, building, fit) {
+  // Only the latest thing asked for opens: clicks in quick succession (or a click while a search hit loads) each
+  // send a request, and an answer that came back late (a larger parcel, a slower sewershed) opened its popup and
+  // selection over the one clicked last. Each asking takes a number; an answer for an earlier one is dropped.
+  let askings = 0;
+  const ask = () => ++askings;
+  const superseded = (ticket) => ticket !== askings;
+
+  async function showParcel(parcelId, latlng, building, fit, ticket = ask()) {
     const r = await getJSON(api("/api/parcel", { id: parcelId }));
+    if (superseded(ticket)) return null;
     if (!r.ok) {
       popupAt(latlng || map.getCenter(), el("p", errorText(r, `No parcel ${parcelId}.`), "popup error"));
       return null;
@@ -383,9 +391,11 @@
   }
 
   async function showBuilding(buildingId, parcelId, latlng) {
+    const ticket = ask();
     const r = await getJSON(api("/api/building", { id: buildingId }));
+    if (superseded(ticket)) return null;
     const building = r.ok ? r.body.building.properties : null;
-    if (parcelId) return showParcel(parcelId, latlng, building);
+    if (parcelId) return showParcel(parcelId, latlng, building, false, ticket);
     if (building) {
       const box = el("div", null, "popup building-popup");
       box.append(buildingPart(building));
@@ -427,7 +437,9 @@
 
   async function traceParcel(parcelId, target) {
     target.textContent = "Tracing…";
+    const ticket = askings;  // another parcel or manhole opened meanwhile: its evidence is not to get this trace
     const r = await getJSON(api("/api/trace", { parcel: parcelId }));
+    if (superseded(ticket)) return;
     if (!r.ok) { target.textContent = errorText(r, "No trace."); return; }
     const data = r.body;
     L.geoJSON(data.geojson, { ...evidenceStyle, style: { color: "#fff", weight: 12, opacity: 0.9 } }).addTo(evidence);
@@ -445,7 +457,9 @@
   }
 
   async function showSewershed(manholeId, latlng) {
+    const ticket = ask();
     const r = await getJSON(api("/api/sewershed", { manhole: manholeId }));
+    if (superseded(ticket)) return;
     const box = el("div", null, "popup sewershed-popup");
     box.append(el("h4", `Manhole ${manholeId}`));
     if (!r.ok) {
@@ -491,13 +505,14 @@
   const goToParcel = (parcelId) => showParcel(parcelId, null, null, true);
   // A row of the table: the map pans to the parcel (zooming in only from far out) and the table keeps its rows.
   async function followRow(parcelId) {
+    const ticket = ask();
     const r = await getJSON(api("/api/parcel", { id: parcelId }));
-    if (!r.ok) return;
+    if (!r.ok || superseded(ticket)) return;
     const bounds = L.geoJSON(r.body.parcel).getBounds();
     table.hold = true;
     if (map.getZoom() >= 16 && map.getBounds().pad(1).intersects(bounds)) map.panTo(bounds.getCenter(), { animate: false });
     else map.fitBounds(bounds, { maxZoom: 18, animate: false });
-    await showParcel(parcelId, bounds.getCenter());
+    await showParcel(parcelId, bounds.getCenter(), null, false, ticket);
   }
 
   searchForm.addEventListener("submit", async (event) => {
