@@ -261,6 +261,34 @@ def test_trace_is_drawn_above_the_mains(sample_store, browser, tmp_path):  # noq
         shot(browser, "trace-above-mains")
 
 
+@pytest.mark.browser
+def test_the_trace_sentence_is_scrolled_into_the_popups_view(sample_store, browser, tmp_path):  # noqa: F811
+    """On Manchester, VT's map the popup's rows fill its box and it scrolls: "Trace to the plant" wrote its sentence
+    under the buttons, below the box's bottom edge, and the clerk pressing it saw nothing happen in the popup."""
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(1000, 620)
+    with serving(make_app(sample_store, tmp_path)) as url:
+        open_map(browser, url)
+        browser.find_element(By.CSS_SELECTOR, "#map-hint button").click()  # "Got it": it covers the small map
+        results = gpd.read_file(sample_store, layer="parcel_results")
+        target = results[results["status"] == "mandated"]["parcel_id"].iloc[3]
+        lat, lon = click_points(sample_store, [target])[target]
+        browser.execute_script(SET_VIEW, lat, lon, 18)
+        settle(browser)
+        click_at(browser, lat, lon)
+        popup_text(browser, target)
+        box = browser.find_element(By.CSS_SELECTOR, ".leaflet-popup-content")
+        assert browser.execute_script("return arguments[0].scrollHeight > arguments[0].clientHeight + 40", box)
+        browser.execute_script("arguments[0].click()", browser.find_element(By.CSS_SELECTOR, ".trace-button"))
+        result = browser.find_element(By.CSS_SELECTOR, ".trace-result")
+        wait_for(browser, lambda: "Control manhole" in result.get_attribute("textContent"), timeout=90)
+        inside = """const r = arguments[0].getBoundingClientRect(), b = arguments[1].getBoundingClientRect();
+                    return r.top >= b.top - 1 && r.bottom <= b.bottom + 1;"""
+        assert browser.execute_script(inside, result, box)
+        assert browser.execute_script("return window.sewerplanMap.getContainer().scrollTop") == 0
+
+
 # -- IDs that are not path-safe, through the API ------------------------------------------------------------------
 
 

@@ -437,10 +437,11 @@
 
   async function traceParcel(parcelId, target) {
     target.textContent = "Tracing…";
+    reveal(target);
     const ticket = askings;  // another parcel or manhole opened meanwhile: its evidence is not to get this trace
     const r = await getJSON(api("/api/trace", { parcel: parcelId }));
     if (superseded(ticket)) return;
-    if (!r.ok) { target.textContent = errorText(r, "No trace."); return; }
+    if (!r.ok) { target.textContent = errorText(r, "No trace."); reveal(target); return; }
     const data = r.body;
     L.geoJSON(data.geojson, { ...evidenceStyle, style: { color: "#fff", weight: 12, opacity: 0.9 } }).addTo(evidence);
     L.geoJSON(data.geojson, { ...evidenceStyle, style: { color: "#00a651", weight: 7, opacity: 1 } }).addTo(evidence);
@@ -454,6 +455,18 @@
         `${plural(data.mains.length, "main")} to ${data.outfall}` +
         (data.plant ? `, the inlet of the treatment plant ${data.plant}.` : ".");
     target.dataset.controlManhole = data.control_manhole || "";
+    reveal(target);
+  }
+
+  // The popup scrolls inside its own box when its rows are many (a phone, a long reason): the trace's sentence is
+  // written under its buttons, below that box's bottom edge, and the user pressing "Trace to the plant" saw nothing
+  // happen. The box is scrolled to show it (the box alone: scrollIntoView would scroll the map's container too).
+  function reveal(node) {
+    const box = node.closest(".leaflet-popup-content");
+    if (!box) return;
+    const r = node.getBoundingClientRect(), b = box.getBoundingClientRect();
+    if (r.bottom > b.bottom) box.scrollTop += Math.min(r.bottom - b.bottom, r.top - b.top);
+    else if (r.top < b.top) box.scrollTop -= b.top - r.top;
   }
 
   async function showSewershed(manholeId, latlng) {
