@@ -289,6 +289,39 @@ def test_the_trace_sentence_is_scrolled_into_the_popups_view(sample_store, brows
         assert browser.execute_script("return window.sewerplanMap.getContainer().scrollTop") == 0
 
 
+@pytest.mark.browser
+def test_a_hit_or_row_picked_with_the_keyboard_takes_the_focus_into_its_popup(sample_store, browser, tmp_path):  # noqa: F811
+    """Keyboard only on Manchester, VT's map: Enter on a search hit opened its popup at the far end of the tab order,
+    and "Trace to the plant" was 33 Tabs away. The popup's heading takes the focus, the next Tab is its first button,
+    and Escape closes it and gives the focus back to the hit; a row of the table picked with Enter does the same."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    active = "const a = document.activeElement; return [a.tagName, a.className, a.closest('.parcel-popup') !== null];"
+    with serving(make_app(sample_store, tmp_path)) as url:
+        open_map(browser, url)
+        search = browser.find_element(By.ID, "search")
+        search.send_keys("Main Street", Keys.ENTER)
+        wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "button.hit"))
+        search.send_keys(Keys.ARROW_DOWN, Keys.ARROW_DOWN)
+        hit = browser.switch_to.active_element
+        wanted = hit.get_attribute("data-parcel-id")
+        hit.send_keys(Keys.ENTER)
+        popup_text(browser, wanted)
+        wait_for(browser, lambda: browser.execute_script(active) == ["H4", "", True])
+        browser.switch_to.active_element.send_keys(Keys.TAB)
+        assert browser.execute_script(active) == ["BUTTON", "trace-button", True]
+        browser.switch_to.active_element.send_keys(Keys.ESCAPE)
+        wait_for(browser, lambda: not browser.find_elements(By.CSS_SELECTOR, ".leaflet-popup"))
+        assert browser.switch_to.active_element.get_attribute("data-parcel-id") == wanted
+        settle(browser)
+        row = browser.find_elements(By.CSS_SELECTOR, "#attribute-table tbody tr")[4]
+        picked = row.get_attribute("data-parcel-id")
+        row.send_keys(Keys.ENTER)
+        popup_text(browser, picked)
+        wait_for(browser, lambda: browser.execute_script(active) == ["H4", "", True])
+
+
 # -- IDs that are not path-safe, through the API ------------------------------------------------------------------
 
 

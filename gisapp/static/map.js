@@ -525,7 +525,31 @@
     table.hold = true;
     if (map.getZoom() >= 16 && map.getBounds().pad(1).intersects(bounds)) map.panTo(bounds.getCenter(), { animate: false });
     else map.fitBounds(bounds, { maxZoom: 18, animate: false });
-    await showParcel(parcelId, bounds.getCenter(), null, false, ticket);
+    return showParcel(parcelId, bounds.getCenter(), null, false, ticket);
+  }
+
+  // A hit or a row picked (with Enter, as a keyboard user does) opens the popup at the far end of the page's tab
+  // order, after the sidebar, the map's controls and every layer's checkbox: "Trace to the plant" was 33 Tabs
+  // away. The popup's heading takes the focus, so the next Tab is its first button, and Escape closes it and
+  // gives the focus back to the hit or row it came from.
+  async function intoPopup(opening, from) {
+    const data = await opening;
+    if (!data) return;
+    // The last: the popup it replaced is still in the page while it fades out (removed 200 ms later, and with it
+    // a focus given to it).
+    const box = [...document.querySelectorAll(".leaflet-popup .parcel-popup")].pop();
+    if (!box) return;
+    const heading = box.querySelector("h4");
+    heading.tabIndex = -1;
+    heading.focus({ preventScroll: true });
+    box.addEventListener("keydown", (e) => {
+      if (e.key !== "Escape") return;
+      map.closePopup();
+      // A row may have been drawn anew meanwhile (the view moved to the parcel): its row of the same parcel.
+      const rows = [...document.querySelectorAll("#attribute-table tbody tr")];
+      const back = from.isConnected ? from : rows.find((tr) => tr.dataset.parcelId === from.dataset.parcelId);
+      if (back) back.focus({ preventScroll: true });
+    });
   }
 
   searchForm.addEventListener("submit", async (event) => {
@@ -545,7 +569,7 @@
       const button = el("button", [hit.parcel_id, hit.site_address, hit.owner_name].filter(Boolean).join(" · "), "hit");
       button.type = "button";
       button.dataset.parcelId = hit.parcel_id;
-      button.addEventListener("click", () => goToParcel(hit.parcel_id));
+      button.addEventListener("click", () => intoPopup(goToParcel(hit.parcel_id), button));
       button.addEventListener("keydown", (e) => {
         const items = [...searchList.querySelectorAll("button.hit")];
         const at = items.indexOf(button);
@@ -649,7 +673,7 @@
         if (key === "distance_ft") td.className = "num";
         tr.append(td);
       });
-      const pick = () => followRow(String(p.parcel_id));
+      const pick = () => intoPopup(followRow(String(p.parcel_id)), tr);
       tr.addEventListener("click", pick);
       tr.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); pick(); } });
       table.body.append(tr);
