@@ -139,6 +139,8 @@ class SewerNetwork:
     # The treatment plant (its name in the plants layer) that a node named or joined as its inlet ends at; "".
     outfall_plant: np.ndarray | None = None
     link_kind: np.ndarray | None = None
+    # How far above its upstream node's invert each main takes flow (ft; a model's link offsets, 0 for GIS mains).
+    inlet_ft: np.ndarray | None = None
     explicit: bool = False
     measurable: bool = True
     # The tree of the mains (its positions are the mains'), when the build already made one: see ``main_tree``.
@@ -357,7 +359,8 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     node_is_manhole = pd.Series(g.node_kind, dtype=object).isin(MANHOLE_STRUCTURES).to_numpy()
 
     # The next-hop main for every node, then pointer jumping for terminal, length and control manhole.
-    next_main = _next_mains(n_nodes, u0, v0, g.length_ft, is_outfall, pipe)
+    inlet_ft = np.clip(np.nan_to_num(_num(kept, "inlet_offset_ft")[g.row], nan=0.0), 0.0, None)
+    next_main = _next_mains(n_nodes, u0, v0, g.length_ft, is_outfall, pipe, inlet_ft)
     terminal, downstream = _jump(next_main, v0, g.length_ft)
     control = _first_manhole(next_main, v0, node_is_manhole)
     drains = (terminal >= 0) & is_outfall[np.clip(terminal, 0, None)]
@@ -391,6 +394,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         outfall_how=outfall_how,
         outfall_plant=outfall_plant,
         link_kind=link_kind,
+        inlet_ft=inlet_ft,
         explicit=explicit,
         measurable=measurable,
         built_tree=g.tree,
@@ -1076,10 +1080,12 @@ def outfall_distance_along_flow(n, u, v, length_ft, is_outfall) -> np.ndarray:
     return csgraph.dijkstra(graph, directed=True, indices=np.flatnonzero(is_outfall), min_only=True)
 
 
-def _next_mains(n, u, v, length_ft, is_outfall, pipe) -> np.ndarray:
-    """For every node, the main it drains through (-1 at an outfall or dead end); where flow divides, the main
-    that begins the shortest way to an outfall along the flow (between parallel links to one node, a pipe before
-    a pump, weir or orifice; then the lowest position)."""
+def _next_mains(n, u, v, length_ft, is_outfall, pipe, inlet_ft=None) -> np.ndarray:
+    """For every node, the main it drains through (-1 at an outfall or dead end); where flow divides, of the mains
+    that reach an outfall, the one leaving lowest above the node's invert (``inlet_ft``: in a model, the others are
+    overflows, carrying only what rises above them), then the one that begins the shortest way to an outfall along
+    the flow (between parallel links to one node, a pipe before a pump, weir or orifice; then the lowest
+    position)."""
     nxt = np.full(n, -1, dtype=np.int64)
     if len(u) == 0:
         return nxt
@@ -1089,7 +1095,8 @@ def _next_mains(n, u, v, length_ft, is_outfall, pipe) -> np.ndarray:
     else:
         cost = length_ft + outfall_distance_along_flow(n, u, v, length_ft, is_outfall)[v]
         to_node = pd.Series(cost).groupby([u, v]).transform("min").to_numpy()
-        order = np.lexsort((np.arange(len(u)), ~pipe, to_node, u))
+        height = np.zeros(len(u)) if inlet_ft is None else np.round(inlet_ft, 3)
+        order = np.lexsort((np.arange(len(u)), ~pipe, to_node, height, ~np.isfinite(cost), u))
         first = order[np.r_[True, u[order][1:] != u[order][:-1]]]
         nxt[u[first]] = first
     nxt[is_outfall] = -1  # flow that reaches an outfall has arrived

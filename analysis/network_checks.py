@@ -462,8 +462,9 @@ def _diversions(net: SewerNetwork) -> list[Defect]:
 
     def message(node: int) -> str:
         mains = unique_in_order(net.main_id[net.u == node])
-        followed = net.main_id[net.next_main[node]] if net.next_main[node] >= 0 else None
-        follows = f"traces follow {followed}, the shortest way to an outfall" if followed else "none reaches an outfall"
+        e = net.next_main[node]
+        followed = net.main_id[e] if e >= 0 else None
+        follows = f"traces follow {followed}, " + _why_followed(net, node, e) if followed else "none reaches an outfall"
         return f"Flow leaves {net.node_id[node]} through {len(mains)} mains ({', '.join(mains)}); {follows}."
 
     return _findings(
@@ -472,6 +473,21 @@ def _diversions(net: SewerNetwork) -> list[Defect]:
         net.node_id[nodes],
         map(message, nodes),
         [_at(net, node) for node in nodes],
+    )
+
+
+def _why_followed(net: SewerNetwork, node: int, e: int) -> str:
+    """Why traces take main ``e`` out of ``node``: the lowest way out (the others overflows), or the shortest."""
+    leaving = np.flatnonzero(net.u == node)
+    height = net.inlet_ft if net.inlet_ft is not None else np.zeros(len(net.u))
+    reaching = leaving[np.isfinite(net.length_ft[leaving] + net.to_outfall_ft[net.v[leaving]])]
+    higher = [m for m in unique_in_order(net.main_id[reaching[height[reaching] > height[e] + 5e-4]])]
+    if not higher:
+        return "the shortest way to an outfall"
+    where = f"{height[e]:,.1f} ft above the invert" if height[e] > 0 else "at the invert"
+    return (
+        f"the lowest way out ({where}; {', '.join(higher)} leave{'s' if len(higher) == 1 else ''} higher, an "
+        "overflow carrying only what rises above it)"
     )
 
 

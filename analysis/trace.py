@@ -221,19 +221,36 @@ def _stops(net: SewerNetwork, node: int) -> str:
 
 
 def _split(net: SewerNetwork, node: int, chosen: int, leaving: np.ndarray, to_outfall: np.ndarray) -> dict:
-    """Which main a trace follows where the flow divides, and why: the shortest way to an outfall along the flow;
-    between links that run side by side to one node, the pipe."""
+    """Which main a trace follows where the flow divides, and why: of the ways that reach an outfall, the one
+    leaving lowest above the node's invert (a model's others are overflows), then the shortest way to an outfall
+    along the flow; between links that run side by side to one node, the pipe."""
     ahead = net.v[chosen]
     cost = net.length_ft[leaving] + to_outfall[net.v[leaving]]
     mine = net.length_ft[chosen] + to_outfall[ahead]
+    height = net.inlet_ft if net.inlet_ft is not None else np.zeros(len(net.u))
+    reaching = leaving[np.isfinite(cost)]
+    by_height = len(reaching) > 1 and np.ptp(np.round(height[reaching], 3)) > 0
+
+    def above(e) -> str:
+        return f", {height[e]:,.1f} ft above the invert" if height[e] > 0 else ", at the invert"
+
     text = f"The flow divides at {net.node_id[node]}; this trace follows {net.main_id[chosen]} to {net.node_id[ahead]}"
     others = [
-        f"{net.main_id[e]} to {net.node_id[net.v[e]]} " + (f"{c:,.0f} ft" if np.isfinite(c) else "reaches no outfall")
+        f"{net.main_id[e]} to {net.node_id[net.v[e]]} "
+        + (f"{c:,.0f} ft" if np.isfinite(c) else "reaches no outfall")
+        + (above(e) if by_height else "")
         for e, c in zip(leaving, cost, strict=True)
         if net.v[e] != ahead
     ]
     if not np.isfinite(mine):
         text += ", the first of them: none reaches an outfall"
+    elif by_height:
+        text += (
+            f", the lowest way out of {net.node_id[node]} that reaches an outfall: the flow takes it first, and a "
+            f"link leaving higher carries only what rises above it, an overflow ({mine:,.0f} ft{above(chosen)}; "
+            + "; ".join(others)
+            + ")"
+        )
     elif others:
         text += f", the shortest way to an outfall along the flow ({mine:,.0f} ft; " + "; ".join(others) + ")"
     beside = [e for e in leaving if e != chosen and net.v[e] == ahead]

@@ -16,6 +16,9 @@ geometry; the network is built from the names (``analysis.network`` does so for 
   the pipe), converted to feet; pumps, orifices, weirs, outlets and inlets have no length in SWMM and get 0 ft.
 - Conduit inverts are node invert + the link's offset (``LINK_OFFSETS DEPTH``, the default) or the offset itself
   (``LINK_OFFSETS ELEVATION``); diameters are a conduit's [XSECTIONS] Geom1.
+- ``inlet_offset_ft``: how far above its From node's invert each link takes flow (a conduit's InOffset, an
+  orifice's or outlet's Offset, a weir's CrestHt, in either offset convention; a pump's Startup depth). Where a
+  node has several ways out, traces follow the lowest: the others are overflows.
 
 Elevations, lengths and sizes are converted to feet and inches from the model's units: [OPTIONS] FLOW_UNITS CFS,
 GPM and MGD models are in feet, CMS, LPS and MLD models in metres. A SWMM file records no CRS: the user gives it,
@@ -42,6 +45,11 @@ LINK_SECTIONS = (
     ("WEIRS", "weir"),
     ("OUTLETS", "outlet"),
 )
+# Where a link's inlet height above its From node's invert is written in its row (fields after the name): a
+# conduit's InOffset, an orifice's Offset, a weir's CrestHt, an outlet's Offset (each a depth, or an elevation
+# under LINK_OFFSETS ELEVATION, as SWMM's link_convertOffsets reads them); a pump's Startup depth (always a depth).
+INLET_FIELDS = {"CONDUITS": 4, "ORIFICES": 3, "WEIRS": 3, "OUTLETS": 2}
+PUMP_STARTUP_FIELD = 4
 # Conduit cross-sections that are not pipes: streets and open channels (SWMM's open shapes).
 OPEN_SHAPES = {"STREET", "RECT_OPEN", "TRAPEZOIDAL", "TRIANGULAR", "PARABOLIC", "POWER", "IRREGULAR"}
 NODE_SECTIONS = (("JUNCTIONS", "junction"), ("STORAGE", "storage"), ("DIVIDERS", "divider"), ("OUTFALLS", "outfall"))
@@ -106,6 +114,7 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
                     "diameter_in": geom1 * to_ft * 12,
                     "us_invert_ft": _invert(nodes[frm][0], f, 4, to_ft, offsets_are_elevations) if conduit else np.nan,
                     "ds_invert_ft": _invert(nodes[to][0], f, 5, to_ft, offsets_are_elevations) if conduit else np.nan,
+                    "inlet_offset_ft": _inlet_height(section, nodes[frm][0], f, to_ft, offsets_are_elevations),
                     "swmm_section": section,
                 }
             )
@@ -130,6 +139,7 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
                 "diameter_in": np.nan,
                 "us_invert_ft": np.nan,
                 "ds_invert_ft": np.nan,
+                "inlet_offset_ft": 0.0,
                 "swmm_section": "INLET_USAGE",
             }
         )
@@ -165,6 +175,16 @@ def _invert(node_invert_ft: float, fields: list, i: int, to_ft: float, elevation
         return node_invert_ft
     offset = _float(fields[i]) * to_ft
     return offset if elevations else node_invert_ft + offset
+
+
+def _inlet_height(section: str, node_invert_ft: float, fields: list, to_ft: float, elevations: bool) -> float:
+    """How far above its From node's invert a link takes flow (ft): where a node has several ways out, the lowest
+    takes the flow first and the others carry only what rises above them (overflows). 0 where the row says none."""
+    if section == "PUMPS":
+        start = _float(_field(fields, PUMP_STARTUP_FIELD, "0")) * to_ft
+        return max(start, 0.0) if np.isfinite(start) else 0.0
+    height = _invert(node_invert_ft, fields, INLET_FIELDS[section], to_ft, elevations) - node_invert_ft
+    return max(height, 0.0) if np.isfinite(height) else 0.0
 
 
 def _float(text: str) -> float:

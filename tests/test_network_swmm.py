@@ -351,3 +351,101 @@ def test_malformed_models_are_refused_or_reported(tmp_path, text, code, says):
     if code == 0:
         doc = json.loads(cli("trace", "--data", path, "--data-crs", "local", "--manhole", "J1", "--json")[1])
         assert doc["path"] == ["J1", "J2", "O"] and doc["length_ft"] == pytest.approx(5 + 5)  # drawn 3-4-5, then 5
+
+
+@pytest.mark.parametrize(
+    ("model_name", "start", "divide", "followed", "outfall"),
+    [
+        # The wet well SU1 is pumped (PUMP1, on at 4 ft by the model's [CONTROLS]) to KRO1014 and on to KRO2005;
+        # SU1-PSO leaves it 6 ft up, to the pump station overflow PSO. Traces followed the overflow (66 ft away).
+        ("Pump_Control_Model.inp", "KRO4019", "SU1", "PUMP1", "KRO2005"),
+        # The storage units leave by a side orifice at their invert (OR1 to J3 ... J8) and by a conduit 12 ft up
+        # to an overflow outfall (C9 to OF2).
+        ("SWMMExtCntrlModel.inp", "J9", "SU1", "OR1", "J8"),
+        ("SWMMExtCntrlModel.inp", "J19", "SU2", "OR3", "J8"),
+    ],
+)
+def test_a_trace_takes_the_lowest_way_out_not_the_overflow(model_name, start, divide, followed, outfall):
+    path = DATA / "swmm-swmmio" / model_name
+    code, out, err = cli("trace", "--data", path, "--data-crs", "local", "--manhole", start, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["outfall"] == outfall and followed in doc["mains"], doc
+    split = next(s for s in doc["splits"] if s["node"] == divide)
+    assert split["followed"] == followed and "lowest way out" in split["reason"], split
+    assert "above the invert" in split["reason"]
+    report = check_report(path)
+    said = [d["message"] for d in report if d["check"] == "split_flow" and d["feature_id"] == divide]
+    assert said and f"traces follow {followed}, the lowest way out" in said[0], said
+
+
+HEIGHTS_MODEL = """[OPTIONS]
+FLOW_UNITS           CMS
+LINK_OFFSETS         {offsets}
+
+[JUNCTIONS]
+;;Name  Elev
+J1      10
+J2      9
+J3      8
+
+[STORAGE]
+;;Name  Elev  MaxDepth  InitDepth  Shape       Curve
+S1      5     4         0          FUNCTIONAL  100  0  0
+
+[OUTFALLS]
+;;Name  Elev  Type
+NEAR    1     FREE
+FAR     0     FREE
+
+[CONDUITS]
+;;Name  From  To    Length  Roughness  InOffset  OutOffset
+C1      J1    S1    100     0.013      0         {c1_out}
+OVER    S1    NEAR  10      0.013      {over}    0
+C2      J2    J3    100     0.013      0         0
+C3      J3    FAR   100     0.013      0         0
+
+[{section}]
+{low}
+
+[XSECTIONS]
+C1      CIRCULAR  0.3  0  0  0  1
+OVER    CIRCULAR  0.3  0  0  0  1
+C2      CIRCULAR  0.3  0  0  0  1
+C3      CIRCULAR  0.3  0  0  0  1
+LOW     CIRCULAR  0.3  0  0  0
+
+[COORDINATES]
+J1      0    0
+S1      10   0
+NEAR    20   0
+J2      10   10
+J3      10   20
+FAR     10   30
+"""
+
+
+@pytest.mark.parametrize("offsets", ["DEPTH", "ELEVATION"])
+@pytest.mark.parametrize(
+    ("section", "low"),
+    [
+        ("ORIFICES", "LOW  S1  J2  SIDE  {h}  0.65  NO  0"),
+        ("WEIRS", "LOW  S1  J2  TRANSVERSE  {h}  3.33  NO  0  0"),
+        ("OUTLETS", "LOW  S1  J2  {h}  FUNCTIONAL/DEPTH  10  0.5  NO"),
+    ],
+)
+def test_the_lowest_way_out_of_a_storage_unit_in_either_offset_convention(tmp_path, offsets, section, low):
+    # S1 (invert 5 m) leaves by LOW 0.5 m above its invert, toward FAR (300 m on), and by the conduit OVER 2 m
+    # above it, to NEAR (10 m): the flow takes LOW first. With LINK_OFFSETS ELEVATION the offsets are elevations.
+    base = 5.0 if offsets == "ELEVATION" else 0.0
+    text = HEIGHTS_MODEL.format(
+        offsets=offsets, section=section, low=low.format(h=base + 0.5), over=base + 2, c1_out=base
+    )
+    path = tmp_path / "heights.inp"
+    path.write_text(text)
+    code, out, err = cli("trace", "--data", path, "--data-crs", "local", "--manhole", "J1", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["path"] == ["J1", "S1", "J2", "J3", "FAR"] and doc["mains"] == ["C1", "LOW", "C2", "C3"], doc
+    assert "1.6 ft above the invert" in doc["splits"][0]["reason"]  # 0.5 m, in feet
+    assert "6.6 ft above the invert" in doc["splits"][0]["reason"]  # OVER's 2 m
