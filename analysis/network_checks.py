@@ -573,7 +573,8 @@ def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
     leaving = np.clip(net.next_main, 0, None)
     diameter = net.diameter_in[leaving] if len(net.v) else np.full(n, np.nan)
     limit = spacing_limits_ft(diameter, rule, by_diameter)
-    pipe = net.is_pipe()[leaving] if len(net.v) else np.zeros(n, dtype=bool)
+    gravity = net.is_pipe() & (net.sewer_type != "force")  # a force main needs no manholes along it
+    pipe = gravity[leaving] if len(net.v) else np.zeros(n, dtype=bool)
     long_run = net.node_is_manhole & has & pipe & net.node_is_manhole[ptr] & np.isfinite(limit) & (acc > limit + 0.5)
     section, standard = _standard(rule, "max_manhole_spacing_ft", "ft")
     if by_diameter.value:

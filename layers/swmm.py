@@ -8,7 +8,8 @@ geometry; the network is built from the names (``analysis.network`` does so for 
   outfall), placed by [COORDINATES]. The model's [OUTFALLS] are its outfalls, and the only ones.
 - Links come from every link section: [CONDUITS], [PUMPS], [ORIFICES], [WEIRS] and [OUTLETS] (``link_kind``
   conduit, pump, orifice, weir, outlet; pumps are force mains), shaped by [VERTICES] between their end nodes for
-  display only. Each keeps the model's From and To as its direction. Conduits whose cross-section is a street or
+  display only. Each keeps the model's From and To as its direction. A conduit of SWMM's FORCE_MAIN cross-section
+  is a force main too (``sewer_type`` force: pressurised, it may rise). Conduits whose cross-section is a street or
   an open channel are ``channel`` links (not pipes: no pipe design rule applies to them). A street inlet
   ([INLET_USAGE]) is a link too (``inlet``): SWMM moves the flow it captures from its street conduit's downstream
   node to the sewer node.
@@ -108,7 +109,7 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
                     "main_id": name,
                     "from_manhole": frm,
                     "to_manhole": to,
-                    "sewer_type": "force" if kind == "pump" else "sanitary",
+                    "sewer_type": "force" if kind == "pump" or shape == "FORCE_MAIN" else "sanitary",
                     "link_kind": link_kind,
                     "length_ft": _float(_field(f, 2)) * to_ft if conduit else 0.0,
                     "diameter_in": geom1 * to_ft * 12,

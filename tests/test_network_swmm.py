@@ -449,3 +449,52 @@ def test_the_lowest_way_out_of_a_storage_unit_in_either_offset_convention(tmp_pa
     assert doc["path"] == ["J1", "S1", "J2", "J3", "FAR"] and doc["mains"] == ["C1", "LOW", "C2", "C3"], doc
     assert "1.6 ft above the invert" in doc["splits"][0]["reason"]  # 0.5 m, in feet
     assert "6.6 ft above the invert" in doc["splits"][0]["reason"]  # OVER's 2 m
+
+
+FORCE_MAIN_MODEL = """[OPTIONS]
+FLOW_UNITS  CFS
+
+[JUNCTIONS]
+;;Name  Elev  MaxDepth
+J1      100   10
+WW      90    15
+J3      120   10
+
+[OUTFALLS]
+OUT     110   FREE
+
+[CONDUITS]
+;;Name  From  To   Length  Roughness  InOffset  OutOffset
+C1      J1    WW   200     0.013      0         0
+FM      WW    J3   800     120        0         0
+C3      J3    OUT  300     0.013      0         0
+
+[XSECTIONS]
+C1      CIRCULAR    1    0    0  0  1
+FM      FORCE_MAIN  0.5  120  0  0  1
+C3      CIRCULAR    1    0    0  0  1
+
+[COORDINATES]
+J1      0    0
+WW      100  0
+J3      200  0
+OUT     300  0
+"""
+
+
+def test_a_force_main_conduit_is_a_force_main(tmp_path):
+    # SWMM's FORCE_MAIN cross-section is a pressurised pipe: FM rises 30 ft from the wet well WW, as force mains do.
+    # It was read as a gravity sewer: an adverse_slope error, and the gravity design rules (8 in, 400 ft) on it.
+    path = tmp_path / "force.inp"
+    path.write_text(FORCE_MAIN_MODEL)
+    from layers.swmm import read_inp
+
+    mains = read_inp(str(path))["mains"].set_index("main_id")
+    assert mains.loc["FM", "sewer_type"] == "force" and mains.loc["FM", "diameter_in"] == pytest.approx(6.0)
+    assert mains.loc["C1", "sewer_type"] == "sanitary"
+    code, out, err = cli("network", "check", "--profile", "wappinger", "--data", path, "--data-crs", "local", "--json")
+    assert code == 0, err
+    about_fm = [d for d in json.loads(out) if d["feature_id"] in ("FM", "WW")]
+    assert about_fm == [], about_fm
+    doc = json.loads(cli("trace", "--data", path, "--data-crs", "local", "--manhole", "J1", "--json")[1])
+    assert doc["outfall"] == "OUT" and doc["mains"] == ["C1", "FM", "C3"] and doc["length_ft"] == 1300
