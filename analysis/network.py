@@ -141,6 +141,8 @@ class SewerNetwork:
     link_kind: np.ndarray | None = None
     # How far above its upstream node's invert each main takes flow (ft; a model's link offsets, 0 for GIS mains).
     inlet_ft: np.ndarray | None = None
+    # A model's flow divider's diverted link (its DivLink), which takes only the flow the divider sends aside.
+    diverted: np.ndarray | None = None
     explicit: bool = False
     measurable: bool = True
     # The tree of the mains (its positions are the mains'), when the build already made one: see ``main_tree``.
@@ -360,7 +362,8 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
 
     # The next-hop main for every node, then pointer jumping for terminal, length and control manhole.
     inlet_ft = np.clip(np.nan_to_num(_num(kept, "inlet_offset_ft")[g.row], nan=0.0), 0.0, None)
-    next_main = _next_mains(n_nodes, u0, v0, g.length_ft, is_outfall, pipe, inlet_ft)
+    diverted = _col(kept, "diverted", len(kept), False)[g.row].astype(bool)
+    next_main = _next_mains(n_nodes, u0, v0, g.length_ft, is_outfall, pipe, inlet_ft, diverted)
     terminal, downstream = _jump(next_main, v0, g.length_ft)
     control = _first_manhole(next_main, v0, node_is_manhole)
     drains = (terminal >= 0) & is_outfall[np.clip(terminal, 0, None)]
@@ -395,6 +398,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         outfall_plant=outfall_plant,
         link_kind=link_kind,
         inlet_ft=inlet_ft,
+        diverted=diverted,
         explicit=explicit,
         measurable=measurable,
         built_tree=g.tree,
@@ -1080,12 +1084,12 @@ def outfall_distance_along_flow(n, u, v, length_ft, is_outfall) -> np.ndarray:
     return csgraph.dijkstra(graph, directed=True, indices=np.flatnonzero(is_outfall), min_only=True)
 
 
-def _next_mains(n, u, v, length_ft, is_outfall, pipe, inlet_ft=None) -> np.ndarray:
+def _next_mains(n, u, v, length_ft, is_outfall, pipe, inlet_ft=None, diverted=None) -> np.ndarray:
     """For every node, the main it drains through (-1 at an outfall or dead end); where flow divides, of the mains
-    that reach an outfall, the one leaving lowest above the node's invert (``inlet_ft``: in a model, the others are
-    overflows, carrying only what rises above them), then the one that begins the shortest way to an outfall along
-    the flow (between parallel links to one node, a pipe before a pump, weir or orifice; then the lowest
-    position)."""
+    that reach an outfall, a divider's way on before its ``diverted`` link, then the one leaving lowest above the
+    node's invert (``inlet_ft``: in a model, the others are overflows, carrying only what rises above them), then
+    the one that begins the shortest way to an outfall along the flow (between parallel links to one node, a pipe
+    before a pump, weir or orifice; then the lowest position)."""
     nxt = np.full(n, -1, dtype=np.int64)
     if len(u) == 0:
         return nxt
@@ -1096,7 +1100,8 @@ def _next_mains(n, u, v, length_ft, is_outfall, pipe, inlet_ft=None) -> np.ndarr
         cost = length_ft + outfall_distance_along_flow(n, u, v, length_ft, is_outfall)[v]
         to_node = pd.Series(cost).groupby([u, v]).transform("min").to_numpy()
         height = np.zeros(len(u)) if inlet_ft is None else np.round(inlet_ft, 3)
-        order = np.lexsort((np.arange(len(u)), ~pipe, to_node, height, ~np.isfinite(cost), u))
+        aside = np.zeros(len(u), dtype=bool) if diverted is None else diverted
+        order = np.lexsort((np.arange(len(u)), ~pipe, to_node, height, aside, ~np.isfinite(cost), u))
         first = order[np.r_[True, u[order][1:] != u[order][:-1]]]
         nxt[u[first]] = first
     nxt[is_outfall] = -1  # flow that reaches an outfall has arrived

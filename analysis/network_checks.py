@@ -481,6 +481,11 @@ def _why_followed(net: SewerNetwork, node: int, e: int) -> str:
     leaving = np.flatnonzero(net.u == node)
     height = net.inlet_ft if net.inlet_ft is not None else np.zeros(len(net.u))
     reaching = leaving[np.isfinite(net.length_ft[leaving] + net.to_outfall_ft[net.v[leaving]])]
+    aside = net.diverted if net.diverted is not None else np.zeros(len(net.u), dtype=bool)
+    if not aside[e] and aside[reaching].any():
+        return f"the divider's way on ({', '.join(unique_in_order(net.main_id[reaching[aside[reaching]]]))} takes " + (
+            "only the flow the divider sends aside)"
+        )
     higher = [m for m in unique_in_order(net.main_id[reaching[height[reaching] > height[e] + 5e-4]])]
     if not higher:
         return "the shortest way to an outfall"

@@ -242,8 +242,18 @@ def _split(net: SewerNetwork, node: int, chosen: int, leaving: np.ndarray, to_ou
         for e, c in zip(leaving, cost, strict=True)
         if net.v[e] != ahead
     ]
+    aside = net.diverted if net.diverted is not None else np.zeros(len(net.u), dtype=bool)
+    set_aside = [str(net.main_id[e]) for e in reaching if aside[e] and not aside[chosen]]
     if not np.isfinite(mine):
         text += ", the first of them: none reaches an outfall"
+    elif set_aside:
+        text += (
+            f", the divider's way on: {', '.join(set_aside)} {'is its diverted link' if len(set_aside) == 1 else 'are'}"
+            + ("" if len(set_aside) == 1 else " its diverted links")
+            + f", taking only the flow the divider sends aside ({mine:,.0f} ft; "
+            + "; ".join(others)
+            + ")"
+        )
     elif by_height:
         text += (
             f", the lowest way out of {net.node_id[node]} that reaches an outfall: the flow takes it first, and a "

@@ -20,6 +20,8 @@ geometry; the network is built from the names (``analysis.network`` does so for 
 - ``inlet_offset_ft``: how far above its From node's invert each link takes flow (a conduit's InOffset, an
   orifice's or outlet's Offset, a weir's CrestHt, in either offset convention; a pump's Startup depth). Where a
   node has several ways out, traces follow the lowest: the others are overflows.
+- ``diverted``: the link a [DIVIDERS] node names as its DivLink, which takes only the flow the divider sends aside;
+  traces go on by the divider's other link.
 
 Elevations, lengths and sizes are converted to feet and inches from the model's units: [OPTIONS] FLOW_UNITS CFS,
 GPM and MGD models are in feet, CMS, LPS and MLD models in metres. A SWMM file records no CRS: the user gives it,
@@ -89,6 +91,10 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
     vertices: dict[str, list[tuple[float, float]]] = sections.get("VERTICES", {})
     xsections = sections.get("XSECTIONS", {})
 
+    # A flow divider sends flow aside into its DivLink (above a cutoff, by a curve, or what overflows the other
+    # link); what it does not divert goes on by its other link.
+    diverted_by = {name: _field(fields, 1) for name, fields in sections.get("DIVIDERS", {}).items()}
+
     rows, geoms, unknown = [], [], []
     for section, kind in LINK_SECTIONS:
         for name, f in sections.get(section, {}).items():
@@ -116,6 +122,7 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
                     "us_invert_ft": _invert(nodes[frm][0], f, 4, to_ft, offsets_are_elevations) if conduit else np.nan,
                     "ds_invert_ft": _invert(nodes[to][0], f, 5, to_ft, offsets_are_elevations) if conduit else np.nan,
                     "inlet_offset_ft": _inlet_height(section, nodes[frm][0], f, to_ft, offsets_are_elevations),
+                    "diverted": diverted_by.get(frm) == name,
                     "swmm_section": section,
                 }
             )
@@ -141,6 +148,7 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
                 "us_invert_ft": np.nan,
                 "ds_invert_ft": np.nan,
                 "inlet_offset_ft": 0.0,
+                "diverted": False,
                 "swmm_section": "INLET_USAGE",
             }
         )

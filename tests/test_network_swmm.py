@@ -498,3 +498,58 @@ def test_a_force_main_conduit_is_a_force_main(tmp_path):
     assert about_fm == [], about_fm
     doc = json.loads(cli("trace", "--data", path, "--data-crs", "local", "--manhole", "J1", "--json")[1])
     assert doc["outfall"] == "OUT" and doc["mains"] == ["C1", "FM", "C3"] and doc["length_ft"] == 1300
+
+
+DIVIDER_MODEL = """[OPTIONS]
+FLOW_UNITS  CFS
+
+[JUNCTIONS]
+J1      100   10
+J2      95    10
+J3      94    10
+
+[DIVIDERS]
+;;Name  Elev  DivLink  Type    Cutoff
+D1      98    SPILL    CUTOFF  2.0     0  0  0  0
+
+[OUTFALLS]
+PLANT   90    FREE
+CSO     96    FREE
+
+[CONDUITS]
+;;Name  From  To     Length  Roughness  InOffset  OutOffset
+C1      J1    D1     100     0.013      0         0
+SPILL   D1    CSO    20      0.013      0         0
+MAIN    D1    J2     200     0.013      0         0
+C3      J2    J3     100     0.013      0         0
+C4      J3    PLANT  100     0.013      0         0
+
+[XSECTIONS]
+C1      CIRCULAR  1  0  0  0  1
+SPILL   CIRCULAR  1  0  0  0  1
+MAIN    CIRCULAR  1  0  0  0  1
+C3      CIRCULAR  1  0  0  0  1
+C4      CIRCULAR  1  0  0  0  1
+
+[COORDINATES]
+J1      0    0
+D1      100  0
+J2      200  0
+J3      300  0
+PLANT   400  0
+CSO     100  50
+"""
+
+
+def test_a_divider_sends_the_trace_on_not_down_its_diverted_link(tmp_path):
+    # D1 diverts flow above 2 cfs into SPILL (its DivLink), 20 ft to the CSO outfall; the rest goes on by MAIN to
+    # the plant. Traces took SPILL, the shorter way to an outfall.
+    path = tmp_path / "divider.inp"
+    path.write_text(DIVIDER_MODEL)
+    code, out, err = cli("trace", "--data", path, "--data-crs", "local", "--manhole", "J1", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["path"] == ["J1", "D1", "J2", "J3", "PLANT"] and doc["length_ft"] == 500, doc
+    assert "SPILL is its diverted link" in doc["splits"][0]["reason"]
+    said = [d["message"] for d in check_report(path) if d["check"] == "split_flow"]
+    assert said and "traces follow MAIN, the divider's way on" in said[0], said
