@@ -341,6 +341,19 @@ def plan_notices(
             )
         )
         out = out[~private]
+    only = profile.notices.private_system_only
+    if only.value:  # Wappinger § 196-17E: the duty binds a property served by a private system, and no other
+        served = out["private_system"].to_numpy(bool)
+        held.append(
+            pd.DataFrame(
+                {
+                    "parcel_id": out.loc[~served, "parcel_id"],
+                    "why": f"{only.section}: not served by a private sewage disposal system (its private_system "
+                    f'column says no), and the duty to connect binds only "{only.quote}"',
+                }
+            )
+        )
+        out = out[served]
     out, unmailable = _mailable(out, printable, overflow)
     held += unmailable
     held_frame = pd.concat(held, ignore_index=True) if held else pd.DataFrame(columns=["parcel_id", "why"])

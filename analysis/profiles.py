@@ -339,6 +339,7 @@ class NoticeRules:
     connection_duty: Rule = _rule(bool)
     private_system_duty: Rule = _rule(bool)
     private_system_reasons: Rule = _rule(list)
+    private_system_only: Rule = _rule(bool)
     private_system_assumed: Rule = _rule(bool)
     permit: Rule = _rule(bool)
     permit_fees: Rule = _rule(bool)

@@ -233,6 +233,25 @@ def test_a_period_the_law_leaves_to_the_town_needs_the_towns_resolution(results,
     assert law.days == 10 and law.basis == "§ 196-22A"
 
 
+def test_wappinger_notices_only_a_property_served_by_a_private_system(results, tmp_path):
+    """§ 196-17E, the article's only duty to connect, binds "a property served by a private wastewater disposal
+    system": a parcel the data says has none is held back, not sent a letter quoting a section that does not bind it.
+    Fort Plain § 144-4 and Poughkeepsie § 168-22.2G bind every owner, so there nothing is held back for it."""
+    assert WP.notices.private_system_only.value is True and WP.notices.private_system_only.section == "§ 196-17E"
+    assert FP.notices.private_system_only.value is False and PK.notices.private_system_only.value is False
+    town = load_town_settings(
+        town_file(tmp_path, '"mandate.notice_period_days" = { days = 60, act = "Resolution 9 of 2027" }\n')
+    )
+    ids = list(results.loc[results["status"] == "mandated", "parcel_id"])
+    marked = results.assign(private_system=results["parcel_id"].isin(ids[:3]).map({True: "N", False: "Y"}))
+    wappinger = plan_notices(marked, profile=WP, notice_date=DAY, town=town)
+    assert set(wappinger.held["parcel_id"]) == set(ids[:3]) and len(wappinger.due) == len(ids) - 3
+    assert set(wappinger.held["why"].str[:10]) == {"§ 196-17E:"}
+    assert all("served by a private wastewater disposal system" in why for why in wappinger.held["why"])
+    fort_plain = plan_notices(marked, profile=FP, notice_date=DAY)
+    assert fort_plain.held.empty and len(fort_plain.due) == len(ids)
+
+
 @pytest.mark.parametrize(
     ("day", "flag"),
     [
