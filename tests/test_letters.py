@@ -293,6 +293,27 @@ def test_each_letter_says_what_its_law_says(town, tmp_path):
     assert "§ 196-17E of the Code of the Town of Wappinger provides:" in wapp
 
 
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
+def test_the_penalty_in_short_says_when_the_law_fines(name, tmp_path):
+    """§ 168-22.9B and § 196-22B fine "any person who shall continue any violation beyond the time limit provided for
+    in Subsection A", the time a written notice of violation gives (§ 168-22.9A, § 196-22A: 10 days), and only on
+    conviction. The letter's plain summary of the penalty said a fine followed, as if on missing the connection
+    deadline. Fort Plain § 144-40B fines whoever "fails to comply", with no such condition."""
+    town = town_settings(tmp_path, name)
+    _, text, profile = _letter(name, town, tmp_path)
+    n = profile.notices
+    summary = re.search(r"In short: (.*?)\. More time", text).group(1)
+    assert summary == words(n.penalty.value)
+    if "beyond the time limit provided for in Subsection A" in n.penalty.quote:
+        assert summary.startswith("if a violation continues beyond the ")
+        assert f"written notice of violation served under {n.correction_period_days.section}" in summary
+        assert "on conviction" in summary
+        assert ("misdemeanor" in summary) == ("guilty of a misdemeanor" in n.penalty.quote)
+    else:
+        assert name == "fort-plain" and "fails to comply" in n.penalty.quote
+        assert summary.startswith("a fine not exceeding $250")
+
+
 def test_building_obligations_read_what_the_building_assessment_writes():
     """A letter's § 144-16 and § 144-9 duties come from analysis.buildings' own columns, not a hand-made frame."""
     from analysis.buildings import assess_buildings
