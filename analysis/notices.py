@@ -1317,6 +1317,8 @@ def _common_blocks(parcels, *, profile, town, kind, act_by: dt.date) -> list[Blo
         blocks += [Block("heading", "Permit and fees"), *_quote(n.permit), *_quote(n.permit_fees)]
         if town.fees:
             blocks.append(Block("text", f"The fees now in force: {town.fees}"))
+        if n.inspection.value:  # § 144-14A, § 168-22.4I, § 196-18J: who makes the connection, and under whom
+            blocks += [Block("heading", "Inspection and connection"), *_quote(n.inspection)]
     blocks += [Block("heading", "Keep rain and ground water out of the sewer"), *_quote(n.inflow_sources)]
     blocks += [Block("heading", "If the law is not complied with"), *_quote(n.penalty)]
     if n.penalty.value:  # the profile's plain summary of the quoted penalty

@@ -343,6 +343,7 @@ class NoticeRules:
     private_system_assumed: Rule = _rule(bool)
     permit: Rule = _rule(bool)
     permit_fees: Rule = _rule(bool)
+    inspection: Rule = _rule(bool)
     inflow_sources: Rule = _rule(bool)
     manhole_connection: Rule = _rule(bool)
 

@@ -234,7 +234,7 @@ def test_golden_letter_quotes_the_law_word_for_word(name, tmp_path):
         f"{n.connection_duty.section} of the {code_name(profile)} provides: \u201c{words(n.connection_duty.quote)}"
         in text
     )
-    for rule in (n.permit, n.permit_fees, n.inflow_sources, n.penalty):
+    for rule in (n.permit, n.permit_fees, n.inspection, n.inflow_sources, n.penalty):
         assert f"{rule.section} provides: \u201c{words(rule.quote)}\u201d" in text, rule.section
     for annotation in ANNOTATIONS:
         assert annotation not in text.lower(), annotation
@@ -290,6 +290,14 @@ def test_each_letter_says_what_its_law_says(town, tmp_path):
         "Resolution 9 of 2027 of the Town Board, under § 196-17E)."
     ) in wapp
     assert wapp.count("§ 196-17E") == 2  # quoted once (the duty is the private-system sentence), cited once more
+    # What the owner must do to connect, beyond the permit: § 144-14A, § 196-18J notify for inspection and connect
+    # under supervision; § 168-22.4I, only persons the Town authorizes make the connection.
+    for text, section, words_ in (
+        (fort_plain, "§ 144-14A", "notify the local governing body when the building sewer is ready for inspection"),
+        (pough, "§ 168-22.4I", "No one but persons duly authorized by the Town of Poughkeepsie"),
+        (wapp, "§ 196-18J", "notify the Superintendent when the building sewer is ready for inspection"),
+    ):
+        assert f"Inspection and connection {section} provides: \u201c" in text and words_ in text, section
     assert "§ 196-17E of the Code of the Town of Wappinger provides:" in wapp
 
 
