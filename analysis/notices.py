@@ -52,6 +52,7 @@ NOTICE_FIELDS = (
     "parcel_id",
     *LETTER_FIELDS,
     "distance_ft",
+    "measured_from",
     "main_id",
     "street_name_main",
     "section",
@@ -1212,6 +1213,16 @@ def _parcel_line(p: dict) -> str:
     return f"Parcel {p['parcel_id']}, {site} (notice {p['notice_id']})"
 
 
+# How a letter says where the distance was measured from (the analysis' ``measured_from``): Fort Plain § 144-1 makes
+# the property line the curbline, or the edge of a sewer right-of-way, where the building sewer connects there. Only
+# a distance from the parcel boundary is "measured on the tax map".
+_MEASURED_WORDS = {
+    "parcel boundary": "measured on the tax map",
+    "curbline": "measured from the curbline in front of the property",
+    "sewer right-of-way edge": "measured from the edge of the sewer right-of-way",
+}
+
+
 def _main_text(p: dict) -> str:
     distance = p.get("distance_ft")
     if distance is None or pd.isna(distance):
@@ -1221,9 +1232,11 @@ def _main_text(p: dict) -> str:
     size_text = f"{float(size):g}-inch " if size is not None and not pd.isna(size) else ""
     street = p.get("street_name_main")
     where = f" in {street}" if street is not None and not pd.isna(street) and str(street).strip() else ""
+    measured = p.get("measured_from")
+    how = _MEASURED_WORDS.get("" if measured is None or pd.isna(measured) else str(measured), "measured on the tax map")
     return (
         f"The {size_text}public sanitary sewer main {main}{where} lies {float(distance):.1f} feet from the property "
-        "line, measured on the tax map."
+        f"line, {how}."
     )
 
 

@@ -322,6 +322,32 @@ def test_the_penalty_in_short_says_when_the_law_fines(name, tmp_path):
         assert summary.startswith("a fine not exceeding $250")
 
 
+def test_a_distance_from_the_curbline_is_not_said_to_be_measured_on_the_tax_map(town):
+    """Fort Plain § 144-1: the property line is "the curbline if the building sewer is to connect with the public
+    sewer in a public street", the edge of a sewer right-of-way where it connects in one. With a curbs layer the
+    analysis measures from there (measured_from), and the letter said "measured on the tax map" all the same."""
+    from analysis.notices import plan_notices
+
+    profile = load_profile("fort-plain")
+    parcels = _layers()[0].drop(columns="geometry")
+    results = parcels.assign(
+        parcel_id=["1", "2"],
+        measured_from=["curbline", "sewer right-of-way edge"],
+    )
+    results = pd.concat(
+        [results, results.iloc[[0]].assign(parcel_id="3", measured_from="parcel boundary", owner_name="ROE ANN")]
+    )
+    plan = plan_notices(results, profile=profile, notice_date=DAY)
+    due = plan.due.assign(notice_id=["N-1", "N-2", "N-3"], main_diameter_in=8.0)
+    letters = compose_letters(
+        mailing_list(due), due, profile=profile, town=town, kind="connection", notice_date=DAY, period=plan.period
+    )
+    text = " ".join(words(letter_text(letter)) for letter in letters)
+    assert "lies 30.0 feet from the property line, measured from the curbline in front of the property." in text
+    assert "lies 42.5 feet from the property line, measured from the edge of the sewer right-of-way." in text
+    assert text.count("measured on the tax map") == 1  # parcel 3, measured from its boundary
+
+
 def test_building_obligations_read_what_the_building_assessment_writes():
     """A letter's § 144-16 and § 144-9 duties come from analysis.buildings' own columns, not a hand-made frame."""
     from analysis.buildings import assess_buildings
