@@ -219,19 +219,25 @@ def test_a_late_answer_for_an_earlier_click_does_not_replace_the_last_click(samp
         assert browser.execute_script("return document.body.dataset.focused") == last
 
 
+def _popup_of_a_mandated_parcel(browser, sample_store) -> str:
+    """Click a mandated parcel of the sample village at zoom 18 and wait for its popup; its ID."""
+    results = gpd.read_file(sample_store, layer="parcel_results")
+    target = results[results["status"] == "mandated"]["parcel_id"].iloc[3]
+    lat, lon = click_points(sample_store, [target])[target]
+    browser.execute_script(SET_VIEW, lat, lon, 18)
+    settle(browser)
+    click_at(browser, lat, lon)
+    popup_text(browser, target)
+    return target
+
+
 @pytest.mark.browser
 def test_trace_is_drawn_above_the_mains(sample_store, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
 
     with serving(make_app(sample_store, tmp_path)) as url:
         open_map(browser, url)
-        results = gpd.read_file(sample_store, layer="parcel_results")
-        target = results[results["status"] == "mandated"]["parcel_id"].iloc[3]
-        lat, lon = click_points(sample_store, [target])[target]
-        browser.execute_script(SET_VIEW, lat, lon, 18)
-        settle(browser)
-        click_at(browser, lat, lon)
-        popup_text(browser, target)
+        _popup_of_a_mandated_parcel(browser, sample_store)
         # Pressed as a keyboard user would (no pointer position: the popup may still be panning into view).
         browser.execute_script(
             "arguments[0].click()", browser.find_element(By.CSS_SELECTOR, ".parcel-popup .trace-button")
@@ -271,13 +277,7 @@ def test_the_trace_sentence_is_scrolled_into_the_popups_view(sample_store, brows
     with serving(make_app(sample_store, tmp_path)) as url:
         open_map(browser, url)
         browser.find_element(By.CSS_SELECTOR, "#map-hint button").click()  # "Got it": it covers the small map
-        results = gpd.read_file(sample_store, layer="parcel_results")
-        target = results[results["status"] == "mandated"]["parcel_id"].iloc[3]
-        lat, lon = click_points(sample_store, [target])[target]
-        browser.execute_script(SET_VIEW, lat, lon, 18)
-        settle(browser)
-        click_at(browser, lat, lon)
-        popup_text(browser, target)
+        _popup_of_a_mandated_parcel(browser, sample_store)
         box = browser.find_element(By.CSS_SELECTOR, ".leaflet-popup-content")
         assert browser.execute_script("return arguments[0].scrollHeight > arguments[0].clientHeight + 40", box)
         browser.execute_script("arguments[0].click()", browser.find_element(By.CSS_SELECTOR, ".trace-button"))
