@@ -1031,11 +1031,9 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         return line, None  # an end meets the sewer: it connects there (``_connect``)
     # A manhole no main enters or leaves (a storm structure in the manholes layer, one of an abandoned main) is not
     # the sewer: joined there, the main was cut short at a manhole its flow could leave by no pipe.
-    manholes = _sewer_manholes(net)
-    on = manholes[shapely.dwithin(nodes[manholes], line, snap)]
+    on, at = _sewer_manholes_on(line, net, snap)
     if not len(on):
         return line, None
-    at = shapely.line_locate_point(line, nodes[on])
     from_end = np.minimum(at, line.length - at)
     k = int(np.argmin(from_end))
     where = float(at[k])
@@ -1067,10 +1065,14 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
     }
 
 
-def _sewer_manholes(net) -> np.ndarray:
-    """The network's manholes that a main enters or leaves: the sewer's (a storm structure or the manhole of an
-    abandoned main, in the manholes layer, is not)."""
-    return np.flatnonzero(net.node_is_manhole & (np.bincount(np.r_[net.u, net.v], minlength=net.n_nodes) > 0))
+def _sewer_manholes_on(line, net, snap: float) -> tuple[np.ndarray, np.ndarray]:
+    """The sewer's manholes within ``snap`` of ``line`` (node positions) and their distances along it. The sewer's
+    are those a main enters or leaves: a storm structure, or the manhole of an abandoned main, in the manholes layer
+    is not."""
+    sewer = np.flatnonzero(net.node_is_manhole & (np.bincount(np.r_[net.u, net.v], minlength=net.n_nodes) > 0))
+    points = shapely.points(net.node_xy[sewer])
+    near = shapely.dwithin(points, line, snap)
+    return sewer[near], shapely.line_locate_point(line, points[near])
 
 
 def _passed_manholes(built, conn: _Connection, net, snap: float, fpu: float) -> tuple[list[dict], np.ndarray]:
@@ -1080,11 +1082,9 @@ def _passed_manholes(built, conn: _Connection, net, snap: float, fpu: float) -> 
     the connection; and their distances along ``built``, in its units."""
     if net is None or net.n_nodes == 0:
         return [], np.zeros(0)
-    found = _sewer_manholes(net)
-    found = found[shapely.dwithin(shapely.points(net.node_xy[found]), built, snap)]
-    found = found[net.node_id[found].astype(str) != str(conn.label)]
-    at = shapely.line_locate_point(built, shapely.points(net.node_xy[found]))
-    inside = (at > snap) & (at < built.length - snap)  # one at its upper end is its end's manhole (``_manholes``)
+    found, at = _sewer_manholes_on(built, net, snap)
+    # where it connects, and one at its upper end, are its ends' manholes (``_manholes``)
+    inside = (net.node_id[found].astype(str) != str(conn.label)) & (at > snap) & (at < built.length - snap)
     found, at = found[inside], at[inside]
     order = np.argsort(at, kind="stable")
     found, at = found[order], at[order]
