@@ -234,6 +234,8 @@ def written_whole(
                     os.replace(where, target)
                 else:
                     put_in_place(where, target)  # fails, never overwrites, if a file is there
+                if sync:
+                    sync_to_disk(target.parent)  # the new name on disk too, not only the bytes
             finally:
                 where.unlink(missing_ok=True)  # a failed write's, or the name a linked file had
         finally:
@@ -255,6 +257,20 @@ def named_as(hidden: Path, shown: Path) -> Iterator[None]:
         if type(exc) is not LayerError or str(hidden) not in str(exc):
             raise
         raise LayerError(str(exc).replace(str(hidden), str(shown)), fix=exc.fix) from exc
+
+
+def sync_to_disk(path: Path) -> None:
+    """Flush a file's bytes, or a folder's list of names, to disk. After a rename, a power cut could otherwise
+    bring back the old name (a store as it was before a publication reported done). Where a folder cannot be
+    opened to be flushed (Windows), the rename is as durable as the system makes it."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except (IsADirectoryError, PermissionError):
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def put_in_place(written: Path, target: Path) -> None:

@@ -41,7 +41,7 @@ from reportlab.lib.utils import simpleSplit
 from reportlab.pdfbase.pdfmetrics import stringWidth
 from reportlab.pdfgen import canvas
 
-from layers.atomic import written_whole
+from layers.atomic import sync_to_disk, written_whole
 from layers.errors import LayerError
 from layers.fonts import BOLD, REGULAR
 
@@ -561,13 +561,13 @@ def write_batch(
         }
         (partial / MANIFEST).write_text(json.dumps(manifest, indent=1, sort_keys=True), encoding="utf-8")
         for p in [*files, partial / MANIFEST]:
-            _fsync(p)
-        _fsync(partial / "letters")
-        _fsync(partial)
+            sync_to_disk(p)
+        sync_to_disk(partial / "letters")
+        sync_to_disk(partial)
         if final.exists():
             raise LayerError(f"{final} already exists: a batch never overwrites another batch's files.")
         os.rename(partial, final)
-        _fsync(root)
+        sync_to_disk(root)
     except BaseException:
         with suppress(OSError):
             shutil.rmtree(partial)
@@ -640,11 +640,3 @@ def _sha256(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)

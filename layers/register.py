@@ -41,7 +41,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from analysis.dates import parse_day
 from analysis.errors import AnalysisError
 from analysis.notices import overdue_before
-from layers.atomic import StoreBusyError, written_whole
+from layers.atomic import StoreBusyError, sync_to_disk, written_whole
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
@@ -1024,7 +1024,7 @@ class Register:
                         f"The backup did not verify (integrity check: {integrity}; rows {copied} against {counts}): "
                         "nothing was written. Try again; if it fails again, check the disk."
                     )
-            _fsync(target.parent)
+            sync_to_disk(target.parent)
         except FileExistsError as exc:
             raise LayerError(f"{target} already exists: a backup never overwrites a file.") from exc
         except (OSError, sqlite3.Error) as exc:
@@ -1127,14 +1127,6 @@ def _notice_values(row: dict, run_id: int | None, batch_id: str, kind: str) -> d
 
 def _missing(value) -> bool:
     return value is None or (not isinstance(value, str | list | tuple | dict) and pd.isna(value))
-
-
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def new_batch_id(day: dt.date) -> str:

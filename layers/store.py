@@ -51,7 +51,15 @@ import pyogrio
 
 from analysis.profiles import joined_citations, split_citations
 from layers.atomic import StoreBusyError as StoreBusyError
-from layers.atomic import StoreWriter, lock_file, named_as, scratch_affixes, writer_lock, written_whole
+from layers.atomic import (
+    StoreWriter,
+    lock_file,
+    named_as,
+    scratch_affixes,
+    sync_to_disk,
+    writer_lock,
+    written_whole,
+)
 from layers.errors import LayerError, redact_url, split_fragment
 from layers.read import LAYER_NAMES, read_ogr, unreadable_message
 from layers.write import BUILDINGS_LAYER, RESULT_LAYER, add_layers, result_layers, write_layers, write_settings
@@ -610,6 +618,7 @@ def _replacement(path: Path, *, copy_current: bool):
         if path.exists():  # the store keeps who may read it (mkstemp made the copy readable by its owner only)
             os.chmod(tmp, stat.S_IMODE(path.stat().st_mode))
         _replace(tmp, path)
+        sync_to_disk(path.parent)  # a power cut after "published" must not bring back the store before it
     finally:
         discard_store(tmp)  # a failed copy, or the name the replaced one had, with its SQLite side files
 

@@ -657,3 +657,33 @@ def test_a_copy_in_previous_stores_without_its_record_is_listed_only_if_put_ther
     assert [p["name"] for p in town.previous()][0] == second and {first, by_hand.name} <= {
         p["name"] for p in town.previous()
     }
+
+
+def test_a_publication_is_on_disk_when_it_is_reported_done(tmp_path, monkeypatch):
+    """A store is replaced by renaming its new copy over it. The rename lives in the folder's list of names, which
+    the system writes to disk when it pleases: a power cut after "published" could bring back the store as it was,
+    with the previous-stores folder saying it was replaced. The folder is now flushed after the rename, as the
+    notice register's backup and the letters' folders already were."""
+    from layers.store import open_store
+
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(60))
+    upload = tmp_path / "upload.gpkg"
+    write_layers(str(upload), sample_town(60, seed=7))
+    town = open_store(store)
+    events = []
+    replace, fsync = os.replace, os.fsync
+
+    def recorded_replace(src, dst, *args, **kwargs):
+        replace(src, dst, *args, **kwargs)
+        events.append(("renamed to", Path(dst)))
+
+    def recorded_fsync(fd):
+        fsync(fd)
+        events.append(("flushed", Path(os.readlink(f"/proc/self/fd/{fd}"))))
+
+    monkeypatch.setattr(os, "replace", recorded_replace)
+    monkeypatch.setattr(os, "fsync", recorded_fsync)
+    town.publish(upload, who="pat", label="the March upload")
+    renamed = events.index(("renamed to", store))
+    assert ("flushed", tmp_path) in events[renamed + 1 :], events
