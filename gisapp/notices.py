@@ -516,21 +516,29 @@ def settle(register: Register, *, actor: str) -> list[dict]:
 
 def interrupted(batch: dict) -> bool:
     """A prepared batch whose writer is gone: its folder is here and no process holds its lock. The notices page
-    says so, rather than "being written", until the batch is settled."""
+    says so, rather than "being written", until the batch is settled.
+
+    The lock file can go between a look and the opening (its writer deletes it when done): that writer is gone, so
+    the batch is interrupted, and the page is not an error. A file locked here after its writer deleted it is not
+    the batch's lock: the one under the name now is looked at instead (``batch_lock``'s own test)."""
     root = Path(batch["folder"])
     if batch["status"] != "prepared" or not root.is_dir():
         return False
     path = _lock_path(root, batch["batch_id"])
-    if not path.exists():
-        return True
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
-    return True
+    while True:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return True
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        else:
+            if same_file(fd, path):
+                return True
+        finally:
+            os.close(fd)
 
 
 def resume(register: Register, batch_id: str, *, actor: str, cancel: bool = False) -> dict:

@@ -8,6 +8,7 @@ import csv
 import datetime as dt
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -2018,3 +2019,46 @@ def test_a_batch_lock_deleted_between_its_open_and_its_lock_is_taken_anew(tmp_pa
             assert other is False  # one holder at a time
         assert notices.clear_stale_locks(tmp_path) == [] and path.exists()  # a live writer's lock stays
     assert not path.exists()
+
+
+def test_the_notices_page_asks_of_a_lock_its_writer_deletes_meanwhile_without_an_error(tmp_path, monkeypatch):
+    """The notices page asks of each prepared batch whether its writer is gone (``interrupted``). It looked for the
+    lock file, then opened it: a writer finishing between the two deleted it, and the page failed with "No such
+    file". And a file it locked after its writer deleted it was taken for the batch's lock, though a live writer
+    held the one under the name. Now a lock gone is a writer gone, and the file under the name is the one asked."""
+    import fcntl
+
+    from gisapp import notices
+
+    batch = new_batch_id(DAY)
+    prepared = {"batch_id": batch, "status": "prepared", "folder": str(tmp_path)}
+    path = tmp_path / f".{batch}.lock"
+    opened = os.open
+
+    def deleted_first(where, *args, **kwargs):
+        if Path(where) == path and path.exists():
+            path.unlink()  # its writer is done, just now
+        return opened(where, *args, **kwargs)
+
+    path.touch()
+    with monkeypatch.context() as m:
+        m.setattr(os, "open", deleted_first)
+        assert notices.interrupted(prepared) is True
+
+    flock = fcntl.flock
+    live = []
+
+    def replaced_first(fd, how):
+        if not live and how & fcntl.LOCK_SH:  # the old file goes, a live writer makes and locks a new one
+            path.unlink()
+            live.append(os.open(path, os.O_RDWR | os.O_CREAT, 0o644))
+            flock(live[0], fcntl.LOCK_EX)
+        return flock(fd, how)
+
+    path.touch()
+    with monkeypatch.context() as m:
+        m.setattr(fcntl, "flock", replaced_first)
+        try:
+            assert notices.interrupted(prepared) is False
+        finally:
+            os.close(live[0])
