@@ -40,6 +40,7 @@ import pandas as pd
 import shapely
 
 from analysis._parallel import elementwise, paused_gc
+from analysis.arrays import distinct
 from analysis.mandate import counting_mains, locate_buildings
 from analysis.profiles import Profile
 from analysis.reasons import text_column
@@ -159,7 +160,7 @@ def _assess(
     lot_type = np.full(n, None, dtype=object)
     reason = np.full(n, "", dtype=object)
 
-    lots = np.unique(parcel_of[several])
+    lots = distinct(parcel_of[several])
     if len(lots) and streets is not None and len(streets) and mains is not None:
         rear, front_id, verdict, lot_type, reason = _rear_buildings(
             geoms,
@@ -435,7 +436,7 @@ class _ReachPolygons:
 
     def __getitem__(self, rows: np.ndarray) -> np.ndarray:
         rows = np.asarray(rows, dtype=np.int64)
-        new = np.unique(rows[shapely.is_missing(self.made[rows])])
+        new = distinct(rows[shapely.is_missing(self.made[rows])])
         line, area = new[self.linear[new]], new[~self.linear[new]]
         self.made[line] = shapely.buffer(
             self.geoms[line],

@@ -53,6 +53,7 @@ from scipy import sparse
 from scipy.sparse import csgraph
 
 from analysis._parallel import map_chunks, nearest_of_pairs, paused_gc, query_pairs
+from analysis.arrays import distinct
 from analysis.errors import AnalysisError
 from analysis.profiles import Profile
 from analysis.units import feet_per_unit
@@ -769,7 +770,7 @@ def _nodes(
         matched = np.full(len(place), -1, dtype=np.int64)
         matched[at[len(end_xy) :]] = np.flatnonzero(located)
         end_at = at[: len(end_xy)]
-        search = np.unique(end_at[matched[end_at] < 0])  # places of ends with no manhole standing exactly there
+        search = distinct(end_at[matched[end_at] < 0])  # places of ends with no manhole standing exactly there
         if len(search):
             # Point to point, a dwithin query makes no box per place; of two manholes as near, the first decides.
             tree = shapely.STRtree(reps)
@@ -933,7 +934,7 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
             continue
         how[node] = how[node] or "joined"
         plant[node] = plant[node] or label
-        size = len(np.unique(g.row[piece[g.a] == piece[node]]))  # a main split at a junction is one main
+        size = len(distinct(g.row[piece[g.a] == piece[node]]))  # a main split at a junction is one main
         text = (
             f"Plant {label} is joined to {g.node_id[node]}, the nearest end of a piece of {size:,} "
             f"main{'s' if size != 1 else ''}, {d:,.0f} ft away (within network.outfall_snap_ft): the sewer ends there."

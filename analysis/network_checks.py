@@ -21,6 +21,7 @@ import pandas as pd
 import shapely
 from scipy.sparse import csgraph
 
+from analysis.arrays import distinct
 from analysis.network import Defect, SewerNetwork, _adjacency, active_manholes
 from analysis.profiles import Profile, Rule, citation_clause
 
@@ -278,7 +279,7 @@ def _shared_outfalls(net: SewerNetwork) -> list[Defect]:
         return []
     outfalls = np.flatnonzero(net.node_is_outfall)
     joined = net.outfall_how[outfalls] == "joined"
-    pieces = np.unique(net.piece[outfalls[joined]])
+    pieces = distinct(net.piece[outfalls[joined]])
     draining = np.bincount(net.terminal[net.u][net.terminal[net.u] >= 0], minlength=net.n_nodes)
     groups = [here for p in pieces if len(here := outfalls[net.piece[outfalls] == p]) >= 2]
 
@@ -497,7 +498,7 @@ def _why_followed(net: SewerNetwork, node: int, e: int) -> str:
 
 
 def _manholes_without_mains(net: SewerNetwork, manholes, tol: float) -> list[Defect]:
-    used = set(map(str, net.node_id[np.unique(np.concatenate([net.u, net.v]))])) if len(net.u) else set()
+    used = set(map(str, net.node_id[distinct(np.concatenate([net.u, net.v]))])) if len(net.u) else set()
     geoms = np.asarray(manholes.geometry.values)
     ids = manholes["manhole_id"].astype(str).to_numpy() if "manhole_id" in manholes else np.array([])
     touching = np.zeros(len(geoms), bool)

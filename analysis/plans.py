@@ -47,6 +47,7 @@ import shapely
 import shapely.ops
 
 from analysis.areas import held_by_service_area
+from analysis.arrays import distinct
 from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
 from analysis.network import SewerNetwork
@@ -709,7 +710,7 @@ def _frontage_ft(chosen, built, streets, profile, fpu) -> np.ndarray:
         pairs = street_pairs(
             streets, np.asarray(chosen.geometry.values), np.array([built]), profile=profile, fpu=fpu, workers=1
         )
-        rows = np.unique(pairs.holds["row"].to_numpy())
+        rows = distinct(pairs.holds["row"].to_numpy())
         if len(rows):
             names = streets["street_name"] if "street_name" in streets.columns else pd.Series(None, index=streets.index)
             served_names = set(names.iloc[rows].dropna().astype(str))

@@ -26,6 +26,7 @@ import pyogrio
 import shapely
 from pyproj import CRS
 
+from analysis.arrays import distinct
 from layers.crs import feet_per_unit
 from layers.errors import LayerError
 from layers.read import LayerSource, is_postgres, parse_source, read_subset
@@ -206,7 +207,7 @@ def stage_municipality(
             frame = read_subset(source, bbox=tuple(kept.total_bounds), bbox_crs=p_crs, assume_crs=assume_crs.get(kind))
             here = frame.to_crs(p_crs) if frame.crs is not None else frame
             _, hits = shapely.STRtree(here.geometry.values).query(kept.geometry.values, predicate="intersects")
-            frame = frame.iloc[np.unique(hits)]
+            frame = frame.iloc[distinct(hits)]
         else:
             frame = read_subset(source, bbox=zone.bounds, bbox_crs=measuring, assume_crs=assume_crs.get(kind))
             layer_crs = frame.crs or (CRS.from_user_input(assume_crs[kind]) if kind in assume_crs else None)

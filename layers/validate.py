@@ -18,6 +18,7 @@ import shapely
 from pyproj import CRS
 
 from analysis._parallel import default_workers, elementwise
+from analysis.arrays import distinct
 from analysis.errors import Fix
 from analysis.notices import LETTER_FIELDS, UNREADABLE
 from analysis.units import feet_per_unit
@@ -561,7 +562,7 @@ def _keep_family(geoms: np.ndarray, family: tuple[str, ...]) -> np.ndarray:
     collected = out(parts[keep], indices=index[keep]) if keep.any() else np.array([], dtype=object)
     result = np.empty(len(geoms), dtype=object)
     result[:] = shapely.from_wkt("POLYGON EMPTY" if dim == 2 else "LINESTRING EMPTY")
-    result[np.unique(index[keep])] = collected
+    result[distinct(index[keep])] = collected
     single = shapely.get_num_geometries(result) == 1
     result[single] = shapely.get_geometry(result[single], 0)
     return result

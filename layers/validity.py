@@ -15,6 +15,7 @@ import numpy as np
 import shapely
 
 from analysis._parallel import elementwise
+from analysis.arrays import distinct
 
 # Shewchuk's bound on the error of a 2D orientation determinant computed in doubles ("Adaptive Precision
 # Floating-Point Arithmetic and Fast Robust Geometric Predicates", 1997: ccwerrboundA): where the determinant's
@@ -57,7 +58,7 @@ def proved_valid(geoms: np.ndarray) -> np.ndarray:
     candidate = np.flatnonzero((shapely.get_type_id(geoms) == _POLYGON) & (shapely.get_num_interior_rings(geoms) == 0))
     # The ring's coordinates, its first repeated at the end: a triangle or more (empty rings are GEOS's to judge).
     closed_count = shapely.get_num_coordinates(geoms[candidate])
-    for count in np.unique(closed_count[closed_count >= 4]):  # rings of one size at a time
+    for count in distinct(closed_count[closed_count >= 4]):  # rings of one size at a time
         rows = candidate[closed_count == count]
         proved[rows] = _convex_once(shapely.get_coordinates(geoms[rows]).reshape(len(rows), count, 2))
     return proved

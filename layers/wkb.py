@@ -18,6 +18,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import shapely
 
+from analysis.arrays import distinct
+
 _POINT, _LINESTRING = int(shapely.GeometryType.POINT), int(shapely.GeometryType.LINESTRING)
 _POLYGON = int(shapely.GeometryType.POLYGON)
 _WKB_CODE = {_POINT: 1, _LINESTRING: 2, _POLYGON: 3}  # their type codes in WKB
@@ -36,7 +38,7 @@ def wkb_array(geoms: np.ndarray) -> pa.Array:
     points[laid_out] = shapely.get_num_coordinates(geoms[laid_out])
     # One group per kind and number of points, as one number each (kinds are below 8).
     group = np.where(laid_out, points * 8 + kind, -1)
-    keys = np.unique(group[laid_out])
+    keys = distinct(group[laid_out])
     if len(keys) == 1 and (laid_out | (kind < 0)).all():  # one group, and gaps
         return _rows_array(geoms, int(keys[0] % 8), int(keys[0] // 8))
     pieces, rows = [], []

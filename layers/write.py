@@ -55,6 +55,7 @@ import pyarrow.parquet as pq
 import pyogrio
 import shapely
 
+from analysis.arrays import distinct
 from analysis.errors import Fix
 from layers.atomic import StoreBusyError, writer_lock, written_whole
 from layers.crs import crs_label
@@ -715,7 +716,7 @@ def _geometry_types(geoms: np.ndarray) -> list[str]:
     """GeoParquet's ``geometry_types``: the distinct types present ("Polygon", "Point Z" ...), sorted."""
     kind = shapely.get_type_id(geoms)
     present = kind >= 0
-    found = np.unique(kind[present] * 2 + shapely.has_z(geoms[present]))  # type and Z, one number each
+    found = distinct(kind[present] * 2 + shapely.has_z(geoms[present]))  # type and Z, one number each
     return sorted(_TYPE_NAMES[k // 2] + (" Z" if k % 2 else "") for k in found)
 
 
