@@ -835,6 +835,10 @@ def _control_characters(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, prob
         if name not in gdf.columns:
             continue
         raw = gdf[name]
+        if isinstance(raw.dtype, pd.StringDtype):  # text already (Arrow): searched as it is, no copy made per cell
+            bad = raw.str.contains(_CONTROL, regex=True, na=False).to_numpy(bool)
+            if not bad.any():
+                continue
         text = raw.astype(object).where(raw.notna(), "").astype(str)
         bad = text.str.contains(_CONTROL, regex=True).to_numpy(bool)
         if not bad.any():

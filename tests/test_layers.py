@@ -1198,10 +1198,13 @@ def test_control_characters_in_owner_and_mailing_fields_are_named_and_a_nul_neve
     assert "1.1-1-3" in set(plan.due["parcel_id"])
 
 
-def test_control_characters_in_many_parcels_name_a_few_and_the_count():
+@pytest.mark.parametrize("text_type", ["str", object])
+def test_control_characters_in_many_parcels_name_a_few_and_the_count(text_type):
+    """Text read through Arrow is searched as it is; text of Python objects (other readers) is made text first."""
     gdf = ny_frame(
         [{"SBL": f"P{i}", "OWNER": f"OWNER\x01{i}", "geometry": box(i * 20, 0, i * 20 + 10, 10)} for i in range(30)]
     )
+    gdf["OWNER"] = gdf["OWNER"].astype(text_type)
     (problem,) = [p for p in prepare(gdf)[1] if p.check == "control_characters"]
     assert problem.count == 30 and len(problem.feature_ids) == 30
     assert "P0, P1, P2, P3, P4 and 25 more" in problem.message
