@@ -146,12 +146,7 @@ def new_upload(
     The upload's bytes (the archive while it is unpacked, then what it unpacked to) count against ``owner``'s
     quota; a refused upload leaves nothing behind.
     """
-    suffix = Path(filename or "").suffix.lower()
-    if suffix not in UPLOAD_SUFFIXES:
-        raise LayerError(
-            f"{filename!r}: upload a zipped shapefile or File Geodatabase (.zip), a GeoPackage (.gpkg), GeoJSON "
-            "(.geojson), FlatGeobuf (.fgb) or GeoParquet (.parquet)."
-        )
+    suffix = _accepted_suffix(filename, "upload")
     # The quota is checked and the upload written under the owner's lock: two uploads sent at once are counted
     # one after the other, so together they cannot pass a quota each would pass alone.
     with _uploads_lock(root):
@@ -177,7 +172,7 @@ def new_upload(
                 _save_stream(stream, raw, max_unzipped_bytes, "The upload is larger than the server accepts")
             if suffix == ".zip":
                 limit = max_unzipped_bytes if left is None else min(max_unzipped_bytes, left - raw.stat().st_size)
-                _unzip(raw, folder / "data", limit, max_members)
+                left_out = _unzip(raw, folder / "data", limit, max_members)
                 raw.unlink()
             else:
                 stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:60].lstrip(".") or "layer"
@@ -185,11 +180,9 @@ def new_upload(
                 raw.rename(target)
                 limit = max_unzipped_bytes if left is None else min(max_unzipped_bytes, left)
                 check_content(target, UPLOAD_DRIVERS[suffix], decoded_limit=limit)
+                left_out = []
             if not any(_vector_files(folder / "data")):
-                raise LayerError(
-                    "The upload holds no layer sewerplan reads: shapefiles (.shp with .shx, .dbf), GeoPackage, "
-                    "GeoJSON, FlatGeobuf, GeoParquet or a File Geodatabase folder (.gdb)."
-                )
+                raise LayerError(_no_layer_in(folder / "data", left_out, "upload"))
             upload_layers(folder)  # two layers of one name are refused now, not found out on the next page
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
@@ -222,8 +215,11 @@ def _save_stream(stream, target: Path, limit: int, refusal: str) -> None:
             out.write(block)
 
 
-def _unzip(archive: Path, target: Path, limit: int, max_members: int) -> None:
-    """Unpack the members sewerplan reads, counting the bytes actually decompressed; never write past ``limit``."""
+def _unzip(archive: Path, target: Path, limit: int, max_members: int) -> list[str]:
+    """Unpack the members sewerplan reads, counting the bytes actually decompressed; never write past ``limit``.
+
+    Returns the names of the members left packed (a CSV, a KML, a zip inside the zip ...), hidden files and a Mac's
+    ``__MACOSX`` copies aside, for the refusal of an archive that holds no layer to name what it does hold."""
     try:
         zf = zipfile.ZipFile(archive)
     except zipfile.BadZipFile as exc:
@@ -233,12 +229,15 @@ def _unzip(archive: Path, target: Path, limit: int, max_members: int) -> None:
         if len(members) > max_members:
             raise LayerError(f"The archive holds {len(members)} files; at most {max_members} are accepted.")
         chosen = []
+        left_out = []
         taken: dict[str, zipfile.ZipInfo] = {}
         for member in members:
             if outside_archive(member.filename):
                 raise LayerError(f"The archive member {member.filename!r} points outside the archive; refused.")
             dest = _member_target(PurePosixPath(member.filename.replace("\\", "/")))
             if dest is None:
+                if not hidden_member(PurePosixPath(member.filename.replace("\\", "/"))):
+                    left_out.append(member.filename)
                 continue
             # Members are unpacked without their folders: two files of one name in two folders (last year's and
             # this year's parcels) would be written one over the other, or the parts of two shapefiles mixed.
@@ -272,6 +271,73 @@ def _unzip(archive: Path, target: Path, limit: int, max_members: int) -> None:
                 ) from exc
     for path in _vector_files(target):
         check_content(path, UPLOAD_DRIVERS[path.suffix.lower()], decoded_limit=limit)
+    return left_out
+
+
+_ACCEPTED = (
+    "shapefiles (.shp with .shx, .dbf), GeoPackage (.gpkg), GeoJSON (.geojson), FlatGeobuf (.fgb), GeoParquet "
+    "(.parquet) or a File Geodatabase folder (.gdb)"
+)
+# Files users send that are not layers sewerplan reads, each with what to do instead. sewerplan takes no CSV table
+# of points (the comment on UPLOAD_DRIVERS says why), so a table is made a layer in the GIS, where its X and Y
+# columns and their CRS are chosen by someone who knows them.
+_NOT_ACCEPTED = {
+    ".csv": "a CSV table is not accepted, as it has no shapes: if it lists points by X and Y (or longitude and "
+    "latitude) columns, make it a layer in QGIS (Layer > Add Layer > Add Delimited Text Layer, with its X and Y "
+    "columns and their CRS) and export that layer as a GeoPackage",
+    ".txt": "a text table is not accepted, as it has no shapes: make it a layer in the GIS (in QGIS, Add Delimited "
+    "Text Layer) and export that as a GeoPackage",
+    ".xlsx": "a spreadsheet is not accepted, as it has no shapes: make it a layer in the GIS and export that as a "
+    "GeoPackage",
+    ".xls": "a spreadsheet is not accepted, as it has no shapes: make it a layer in the GIS and export that as a "
+    "GeoPackage",
+    ".kml": "KML (Google Earth) is not accepted: open it in the GIS and export it as a GeoPackage or GeoJSON",
+    ".kmz": "KMZ (Google Earth) is not accepted: open it in the GIS and export it as a GeoPackage or GeoJSON",
+    ".zip": "a zip inside the zip is not unpacked: upload that zip on its own, or zip its files at the top level",
+    ".dbf": "a shapefile's table without its .shp and .shx: zip the .shp, .shx, .dbf and .prj together",
+    ".shx": "a shapefile's index without its .shp: zip the .shp, .shx, .dbf and .prj together",
+}
+
+
+def _no_layer_in(unpacked: Path, left_out: list[str], verb: str) -> str:
+    """Why an upload (``verb`` "upload") or an added file ("add") holds no layer: the files it holds, named, each
+    kind with what to do instead, and what is accepted."""
+    found = [*left_out, *(p.name for p in sorted(unpacked.iterdir()) if p.suffix.lower() not in UPLOAD_DRIVERS)]
+    what = "The upload" if verb == "upload" else "The file"
+    if not found:
+        return f"{what} holds no layer sewerplan reads. Upload {_ACCEPTED}."
+    shown = ", ".join(PurePosixPath(n.replace("\\", "/")).name for n in found[:10])
+    more = f" and {len(found) - 10} more" if len(found) > 10 else ""
+    advice = []
+    for suffix in dict.fromkeys(PurePosixPath(n).suffix.lower() for n in found):
+        if suffix in _NOT_ACCEPTED and _NOT_ACCEPTED[suffix] not in advice:
+            advice.append(_NOT_ACCEPTED[suffix])
+    told = "".join(f" {a[0].upper()}{a[1:]}." for a in advice)
+    return f"{what} holds no layer sewerplan reads: it holds {shown}{more}.{told} sewerplan reads {_ACCEPTED}."
+
+
+def _accepted_suffix(filename: str, verb: str) -> str:
+    """The extension of a file sent to be uploaded (``verb`` "upload") or added to an upload ("add"), lower-case;
+    a LayerError saying what is accepted when it is not, or when the name has nothing before its extension."""
+    name = PurePosixPath((filename or "").replace("\\", "/")).name
+    suffix = Path(name).suffix.lower()
+    if not suffix and name.startswith(".") and name.lower() in UPLOAD_SUFFIXES:
+        # ".geojson" is a name without an extension to Python (a hidden file's): told "upload GeoJSON (.geojson)",
+        # the user saw their GeoJSON file refused for not being one.
+        raise LayerError(
+            f"The file {name!r} has no name before its extension, and sewerplan knows a layer by its file's name: "
+            f"rename it to say what it holds (parcels{name.lower()}, say) and {verb} it again."
+        )
+    if suffix not in UPLOAD_SUFFIXES:
+        said = _NOT_ACCEPTED.get(suffix)
+        zipped = "a zipped shapefile or File Geodatabase (.zip)" if verb == "upload" else "a zipped shapefile (.zip)"
+        raise LayerError(
+            f"{name!r}: "
+            + (f"{said[0].upper()}{said[1:]}. " if said else "")
+            + f"{verb.capitalize()} {zipped}, a GeoPackage (.gpkg), GeoJSON (.geojson), FlatGeobuf (.fgb) or "
+            "GeoParquet (.parquet)."
+        )
+    return suffix
 
 
 def _zip_trouble(exc: BaseException) -> str:
@@ -731,12 +797,7 @@ def add_to_upload(
     zip may hold one layer. Returns the names of the layers added. A refused file leaves the upload as it was.
     """
     folder = Path(folder)
-    suffix = Path(filename or "").suffix.lower()
-    if suffix not in UPLOAD_SUFFIXES:
-        raise LayerError(
-            f"{filename!r}: add a zipped shapefile (.zip), a GeoPackage (.gpkg), GeoJSON (.geojson), FlatGeobuf "
-            "(.fgb) or GeoParquet (.parquet)."
-        )
+    suffix = _accepted_suffix(filename, "add")
     limit = max_unzipped_bytes if quota_left is None else min(max_unzipped_bytes, quota_left)
     if limit <= 0:
         raise LayerError("Your uploads take all of your quota: discard one you no longer need on the Data page.")
@@ -747,13 +808,16 @@ def add_to_upload(
         _save_stream(stream, raw, limit, "The file is larger than the server accepts")
         unpacked = incoming / "data"
         unpacked.mkdir()
+        left_out = []
         if suffix == ".zip":
-            _unzip(raw, unpacked, limit - raw.stat().st_size, max_members)
+            left_out = _unzip(raw, unpacked, limit - raw.stat().st_size, max_members)
             raw.unlink()
         else:
             stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:60].lstrip(".") or "layer"
             raw.rename(unpacked / f"{stem}{suffix}")
             check_content(unpacked / f"{stem}{suffix}", UPLOAD_DRIVERS[suffix])
+        if not any(_vector_files(unpacked)):
+            raise LayerError(_no_layer_in(unpacked, left_out, "add"))
         names = list(upload_layers(incoming))
         if len(names) != 1:
             raise LayerError(
@@ -764,7 +828,7 @@ def add_to_upload(
         suffixes = [p.suffix.lower() for p in parts]
         if len(set(suffixes)) != len(suffixes):
             raise LayerError("Add one layer at a time: the file holds parts of several layers.")
-        before = set(upload_layers(folder))
+        before = upload_layers(folder)
         taken = {p.name.lower() for p in data.iterdir()}
         stem, k = f"{kind}_added", 1
         while any(f"{stem}{x}" in taken for x in suffixes):
@@ -776,16 +840,27 @@ def add_to_upload(
             os.replace(part, target)
             moved.append(target)
         try:
-            added = sorted(set(upload_layers(folder)) - before)
-        except LayerError:  # a layer of the name the upload has already (a GeoPackage's layer keeps its own name)
-            added = []
+            added = sorted(set(upload_layers(folder)) - set(before))
+            clash = None
+        except LayerError as exc:  # a layer of the name the upload has already (a GeoPackage's layer keeps its name)
+            added, clash = [], exc
         if len(added) != 1:
             for target in moved:
                 if target.is_dir():
                     shutil.rmtree(target, ignore_errors=True)
                 else:
                     target.unlink(missing_ok=True)
-            raise LayerError(
+            # The clash's own sentence names both layers, the added one by the file its user sent (its copy here is
+            # named after its kind): "already has a layer named 'parcels'" did not say which, nor that it was theirs.
+            held = before.get(names[0])
+            if clash is not None and held is not None:
+                raise LayerError(
+                    f"The upload holds a layer named {names[0]} already ({_layer_words(held)}), and the layer in "
+                    f"{Path(filename).name} has that name too, so sewerplan could not tell which one is meant: "
+                    "rename the layer in the file and add it again, or discard this upload and upload the data "
+                    "again with only the one you mean."
+                ) from clash
+            raise clash or LayerError(
                 f"The upload already has a layer named {names[0]!r}: rename the layer in the file and add it again."
             )
         set_kinds(folder, {added[0]: kind})

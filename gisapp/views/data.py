@@ -548,6 +548,7 @@ def add_layer(token: str):
     except StoreBusyError as exc:
         file.close()
         return _report_again(token, message=str(exc), status=409)
+    refused = None
     with writer:
         try:
             add_to_upload(
@@ -558,9 +559,14 @@ def add_layer(token: str):
                 max_unzipped_bytes=config["MAX_UNZIPPED_BYTES"],
                 quota_left=config["UPLOAD_QUOTA_BYTES"] - owner_usage(_root(), g.user),
             )
+        except LayerError as exc:  # the upload is as it was: its report says why, above the form to add it again
+            refused = exc
         finally:
             file.close()
-        discard_store(folder / "store.gpkg")
+        if refused is None:
+            discard_store(folder / "store.gpkg")
+    if refused is not None:
+        return _report_again(token, message=str(refused), status=400)
     return redirect(url_for("data.mapping", token=token))
 
 

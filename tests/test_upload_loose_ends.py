@@ -1,0 +1,162 @@
+"""Loose ends of the upload found with hostile and messy files: a form naming what no page offers, files that are no
+layer, GDAL's own words, text in the wrong code page, a name with nothing before its dot, a clash when adding.
+
+Each test builds its files in ``tmp_path``. The planner is told, in one sentence, what is wrong and how to fix it,
+and an upload that a field of its column-mapping page fixes is kept.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+import zipfile
+from pathlib import Path
+
+import geopandas as gpd
+import pyproj
+import pytest
+import shapely
+
+from layers.errors import LayerError
+from layers.schema import SPECS
+from layers.uploads import add_to_upload, new_upload, upload_layers
+from layers.validate import ColumnMapping, prepare_layer
+
+CRS = "EPSG:2260"
+
+
+def lots(n: int = 3, **columns) -> gpd.GeoDataFrame:
+    """``n`` square lots in a row near Fort Plain, IDs L1 ..."""
+    x0, y0 = 457_000.0, 1_490_000.0
+    return gpd.GeoDataFrame(
+        {"parcel_id": [f"L{i + 1}" for i in range(n)], "owner_name": ["SMITH"] * n, **columns},
+        geometry=[shapely.box(x0 + 60 * i, y0, x0 + 60 * i + 50, y0 + 100) for i in range(n)],
+        crs=CRS,
+    )
+
+
+def zipped(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, content in members.items():
+            zf.writestr(name, content)
+    return buf.getvalue()
+
+
+def upload(root: Path, name: str, payload: bytes) -> Path:
+    return new_upload(root, name, io.BytesIO(payload), owner="pat", max_unzipped_bytes=1 << 28)
+
+
+def said(response) -> str:
+    """A page's words, without its tags, as the planner reads them."""
+    text = re.sub(r"<[^>]+>", " ", response.get_data(as_text=True))
+    return " ".join(html.unescape(text).split())
+
+
+@pytest.fixture
+def web(tmp_path):
+    """The app, its client, the CSRF token, and the column-mapping page of an upload of three lots (a GeoPackage)."""
+    from tests.conftest import csrf, make_app
+
+    app = make_app(tmp_path / "town.gpkg", tmp_path)
+    client = app.test_client()
+    token = csrf(client)
+    lots().to_file(tmp_path / "lots.gpkg", layer="parcels")
+    sent = client.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO((tmp_path / "lots.gpkg").read_bytes()), "lots.gpkg"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+    assert sent.status_code == 302, said(sent)[:500]
+    return app, client, token, sent.headers["Location"]
+
+
+def prepared(frame: gpd.GeoDataFrame, kind: str, mapping: ColumnMapping):
+    return prepare_layer(frame, SPECS[kind], label=kind, target_crs=pyproj.CRS(CRS), mapping=mapping)
+
+
+# --- 3. a zip of no layer -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("members", "words"),
+    [
+        ({"wells.csv": b"x,y\n1,2\n"}, ["it holds wells.csv.", "A CSV table is not accepted", "Add Delimited Text"]),
+        ({"town.kml": b"<kml/>"}, ["it holds town.kml.", "KML (Google Earth) is not accepted"]),
+        ({"inner.zip": zipped({"parcels.geojson": b"{}"})}, ["it holds inner.zip.", "A zip inside the zip is not"]),
+        ({"d/a.csv": b"x\n", "b.kml": b"<kml/>", "__MACOSX/._a.csv": b""}, ["it holds a.csv, b.kml.", "KML"]),
+    ],
+)
+def test_a_zip_of_no_layer_names_what_it_holds_and_what_is_accepted(tmp_path, members, words):
+    with pytest.raises(LayerError) as refused:
+        upload(tmp_path / "up", "town.zip", zipped(members))
+    text = str(refused.value)
+    assert text.startswith("The upload holds no layer sewerplan reads: it holds")
+    assert "sewerplan reads shapefiles (.shp with .shx, .dbf), GeoPackage (.gpkg)" in text
+    for w in words:
+        assert w in text
+    assert "__MACOSX" not in text and not any((tmp_path / "up").iterdir())
+
+
+def test_a_csv_uploaded_on_its_own_is_told_it_is_not_accepted_and_why(tmp_path):
+    with pytest.raises(LayerError, match=r"'wells.csv': A CSV table is not accepted, as it has no shapes"):
+        upload(tmp_path / "up", "wells.csv", b"x,y\n1,2\n")
+
+
+def test_a_file_added_to_an_upload_that_holds_no_layer_names_what_it_holds(tmp_path):
+    folder = upload(tmp_path / "up", "parcels.geojson", lots().to_crs(4326).to_json().encode())
+    with pytest.raises(LayerError, match=r"^The file holds no layer sewerplan reads: it holds streets.csv\."):
+        add_to_upload(
+            folder,
+            "streets.zip",
+            io.BytesIO(zipped({"streets.csv": b"a\n"})),
+            kind="streets",
+            max_unzipped_bytes=1 << 20,
+        )
+    assert list(upload_layers(folder)) == ["parcels"]
+
+
+# --- 6. a name with nothing before its dot ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", [".geojson", ".GPKG", "folder/.zip"])
+def test_a_file_named_only_by_its_extension_is_told_so_not_to_upload_what_it_is(tmp_path, name):
+    """'.geojson': upload ... GeoJSON (.geojson): the GeoJSON file was refused for not being one."""
+    with pytest.raises(LayerError) as refused:
+        upload(tmp_path / "up", name, b"{}")
+    text = str(refused.value)
+    assert "has no name before its extension" in text and f"(parcels{Path(name).name.lower()}, say)" in text
+    assert "upload a zipped shapefile" not in text.lower()
+
+
+def test_a_file_named_only_by_its_extension_is_told_so_when_added(tmp_path):
+    folder = upload(tmp_path / "up", "parcels.geojson", lots().to_crs(4326).to_json().encode())
+    with pytest.raises(LayerError, match=r"has no name before its extension.*add it again"):
+        add_to_upload(folder, ".geojson", io.BytesIO(b"{}"), kind="streets", max_unzipped_bytes=1 << 20)
+
+
+# --- 8. a clash when adding a layer -------------------------------------------------------------------------------
+
+
+def test_adding_a_layer_of_a_name_the_upload_has_says_which_two_clash(web, tmp_path):
+    """A GeoPackage whose layer is also named parcels, added as the streets: the clash's sentence (which names both)
+    was swallowed for "already has a layer named 'parcels'", on a page without the form to add it again."""
+    app, client, token, page = web
+    lots(2).to_file(tmp_path / "more.gpkg", layer="parcels")
+    answer = client.post(
+        page.replace("/mapping", "/add"),
+        data={
+            "csrf_token": token,
+            "kind": "streets",
+            "layer": (io.BytesIO((tmp_path / "more.gpkg").read_bytes()), "more.gpkg"),
+        },
+        content_type="multipart/form-data",
+    )
+    words = said(answer)
+    assert answer.status_code == 400
+    assert "The upload holds a layer named parcels already (lots.gpkg's layer parcels)" in words
+    assert "and the layer in more.gpkg has that name too" in words
+    assert 'id="add-layer-form"' in answer.get_data(as_text=True)  # the form to add it again, on the page
+    folder = Path(app.config["UPLOAD_FOLDER"]) / page.split("/")[2]
+    assert sorted(p.name for p in (folder / "data").iterdir()) == ["lots.gpkg"]  # the upload as it was
