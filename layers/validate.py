@@ -31,6 +31,7 @@ from layers.schema import (
     RESULT_COLUMNS,
     ROUTE_KIND_VALUES,
     SEWER_TYPE_VALUES,
+    SPECS,
     STATUS_VALUES,
     STRUCTURE_VALUES,
     TRUE_VALUES,
@@ -95,9 +96,13 @@ def prepare_layer(
         return None, [*problems, Problem(kind, "empty", "error", f"{told}.")]
 
     gdf = _drop_other_geometries(gdf, spec, label, problems)
+    mistakes = [
+        Problem(kind, "mapping", "error", text, fix=fix)
+        for text, fix in _mapping_mistakes(spec, mapping.columns.get(kind, {}), mapping.values.get(kind, {}))
+    ]
     gdf, found = _map_columns(gdf, spec, label, mapping.columns.get(kind, {}))
-    problems += found
-    if gdf is None:
+    problems += mistakes + found
+    if gdf is None or mistakes:
         return None, problems
     gdf[_ROW] = np.arange(1, len(gdf) + 1)
     gdf = _assign_ids(gdf, spec, problems)
@@ -198,17 +203,6 @@ def _map_columns(
     existing = [c for c in gdf.columns if c != geom_name]
     by_lower = {c.lower(): c for c in existing}
     known = {f.name for f in spec.fields}
-    unknown = sorted(set(user_map) - known)
-    if unknown:
-        problems.append(
-            Problem(
-                kind,
-                "mapping",
-                "error",
-                f"the column mapping names unknown field(s) {', '.join(unknown)}; fields of "
-                f"{kind}: {', '.join(sorted(known))}.",
-            )
-        )
     # Result columns the analysis will add: keep a user's column of that name as input_<name>. Names are compared
     # without case: a GeoPackage (SQLite) holds "Status" and "status" as one column, and refused the results.
     clashes = {c: f"input_{c}" for c in existing if c.lower() in _RESULT_NAMES and c not in known}
@@ -251,7 +245,7 @@ def _map_columns(
                 )
             continue
         chosen[f.name] = source
-    if any(p.severity == "error" for p in problems):
+    if any(p.severity == "error" for p in problems) or set(user_map) - known:  # unknown: _mapping_mistakes said
         return None, problems
     for name, source in chosen.items():
         if source != name:
@@ -266,6 +260,94 @@ def _map_columns(
     # the upload's "Columns not used" speak of the file's own columns.
     out.attrs["source_columns"] = chosen
     return out, problems
+
+
+# The fields whose values are codes sewerplan knows, which the coded values (``ColumnMapping.values``) may name:
+# those ``_normalise_values`` reads through ``_code_column`` (connected and occupied are yes or no, read as words).
+CODED_FIELDS = ("sewer_type", "ownership", "status", "route_kind", "structure", "facility_type")
+
+
+def mapping_mistakes(mapping: ColumnMapping) -> list[str]:
+    """What a column mapping says that cannot be meant, one sentence each, before any layer is read.
+
+    A field the layer kind has not (a form from a page gone stale, or made by hand), coded values for a field whose
+    values are not codes (they would change nothing, without a word), one column chosen for two fields. The page
+    that made the mapping says so and keeps the upload; ``prepare_layer`` refuses a layer for the same reasons.
+    """
+    said = []
+    for kind in sorted(set(mapping.columns) | set(mapping.values)):
+        if kind not in SPECS:
+            said.append(
+                f"The column mapping names a {kind} layer, which sewerplan does not know; the layers it knows are "
+                f"{', '.join(SPECS)}."
+            )
+            continue
+        said += [
+            text
+            for text, _ in _mapping_mistakes(SPECS[kind], mapping.columns.get(kind, {}), mapping.values.get(kind, {}))
+        ]
+    return said
+
+
+def _mapping_mistakes(
+    spec: LayerSpec, columns: dict[str, str], values: dict[str, dict[str, str]]
+) -> list[tuple[str, Fix | None]]:
+    """``mapping_mistakes`` for one layer kind: each sentence with the field that fixes it, where one does."""
+    kind = spec.kind
+    known = [f.name for f in spec.fields]
+    coded = [n for n in known if n in CODED_FIELDS]
+    said: list[tuple[str, Fix | None]] = []
+    for name in sorted(set(columns) - set(known)):
+        meant = _field_called(spec, name)
+        said.append(
+            (
+                f"The column mapping of the {kind} layer names a field {name!r}, which the {kind} layer does not "
+                "have"
+                + (f" ({name} is a name of its {meant} field: choose the column for {meant})" if meant else "")
+                + f"; its fields are {', '.join(sorted(known))}.",
+                None,
+            )
+        )
+    for name in sorted(set(values) - set(coded)):
+        meant = _field_called(spec, name) if name not in known else name
+        if meant in coded:
+            what = f"{name}, a name of its {meant} field: write them as {meant}.VALUE=CODE"
+        elif meant:
+            alias = f" (a name of its {meant} field)" if meant != name else ""
+            helps = f" ({spec.field(meant).help})" if spec.field(meant).help else ""
+            what = (
+                f"{name}{alias}, whose values sewerplan reads as they stand{helps}, not as codes, so they would "
+                "change nothing: leave them out"
+            )
+        else:
+            what = f"{name}, which is not a field of the {kind} layer: leave them out"
+        has = (
+            f"Its fields with codes are {', '.join(coded)}."
+            if coded
+            else f"The {kind} layer has no field with codes, so it takes no coded values."
+        )
+        said.append((f"Coded values of the {kind} layer are given for {what}. {has}", None))
+    by_column: dict[str, list[str]] = {}
+    for name in known:  # in the layer's own order of fields
+        if columns.get(name):
+            by_column.setdefault(columns[name], []).append(name)
+    for column, names in by_column.items():
+        if len(names) > 1:
+            said.append(
+                (
+                    f"The column mapping chooses column {column!r} of the {kind} layer for both "
+                    f"{', '.join(names[:-1])} and {names[-1]}, and a column holds one field: choose for each the "
+                    "column that holds it.",
+                    Fix("map", f"{kind}.{names[-1]}", "COLUMN"),
+                )
+            )
+    return said
+
+
+def _field_called(spec: LayerSpec, name: str) -> str | None:
+    """The field of ``spec`` that ``name`` is another name of (``owner`` for parcels' ``owner_name``), or None."""
+    lower = name.lower()
+    return next((f.name for f in spec.fields if lower in (f.name, *f.aliases)), None)
 
 
 def _distinct_without_case(gdf: gpd.GeoDataFrame, kind: str, known: set[str], problems: list[Problem]):

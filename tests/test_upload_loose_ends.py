@@ -21,7 +21,7 @@ import shapely
 from layers.errors import LayerError
 from layers.schema import SPECS
 from layers.uploads import add_to_upload, new_upload, upload_layers
-from layers.validate import ColumnMapping, prepare_layer
+from layers.validate import ColumnMapping, mapping_mistakes, prepare_layer
 
 CRS = "EPSG:2260"
 
@@ -74,6 +74,88 @@ def web(tmp_path):
 
 def prepared(frame: gpd.GeoDataFrame, kind: str, mapping: ColumnMapping):
     return prepare_layer(frame, SPECS[kind], label=kind, target_crs=pyproj.CRS(CRS), mapping=mapping)
+
+
+# --- 1. a field no layer has --------------------------------------------------------------------------------------
+
+
+def test_an_unknown_field_in_the_column_mapping_is_refused_by_name_and_the_upload_kept(web):
+    """A stale page or a hand-made form sent parcels.no_such=owner_name: the check refused it with a problem no field
+    of the mapping page fixes, so the whole upload was deleted."""
+    _, client, token, page = web
+    answer = client.post(page, data={"csrf_token": token, "parcels.no_such": "owner_name"})
+    words = said(answer)
+    assert answer.status_code == 422
+    assert "The column mapping of the parcels layer names a field 'no_such', which the parcels layer does not have" in (
+        words
+    )
+    assert "its fields are connected, control_manhole," in words and "parcel_id" in words
+    assert client.get(page).status_code == 200  # kept
+    checked = client.post(page, data={"csrf_token": token, "parcels.parcel_id": "parcel_id"})
+    assert checked.status_code == 200 and "The data can be used: 3 parcels" in said(checked)
+
+
+def test_a_field_named_by_another_of_its_names_says_which_field_it_is():
+    (text,) = mapping_mistakes(ColumnMapping(columns={"parcels": {"owner": "OWNER1"}}))
+    assert "names a field 'owner', which the parcels layer does not have (owner is a name of its owner_name" in text
+
+
+# --- 2. coded values for a field without codes --------------------------------------------------------------------
+
+
+def test_coded_values_for_a_free_text_field_are_refused_not_ignored(web):
+    """map_value.parcels "owner.SMITH=JONES": owner (owner_name) is free text, and the line changed nothing, unsaid."""
+    _, client, token, page = web
+    answer = client.post(page, data={"csrf_token": token, "map_value.parcels": "owner.SMITH=JONES"})
+    words = said(answer)
+    assert answer.status_code == 422
+    assert "Coded values of the parcels layer are given for owner (a name of its owner_name field)" in words
+    assert "not as codes, so they would change nothing" in words
+    assert "The parcels layer has no field with codes" in words
+    assert client.get(page).status_code == 200  # kept
+
+
+def test_coded_values_under_another_name_of_a_coded_field_name_the_field():
+    mains = gpd.GeoDataFrame(
+        {"main_id": ["M1"], "type": ["GRAV"]},
+        geometry=[shapely.LineString([(457_000, 1_490_110), (457_300, 1_490_110)])],
+        crs=CRS,
+    )
+    out, problems = prepared(mains, "mains", ColumnMapping(values={"mains": {"type": {"GRAV": "sanitary"}}}))
+    assert out is None
+    (problem,) = [p for p in problems if p.check == "mapping"]
+    assert "given for type, a name of its sewer_type field: write them as sewer_type.VALUE=CODE" in problem.message
+    assert "Its fields with codes are sewer_type, ownership, status." in problem.message
+
+
+def test_coded_values_for_a_coded_field_are_not_refused():
+    assert mapping_mistakes(ColumnMapping(values={"mains": {"sewer_type": {"GRAV": "sanitary"}}})) == []
+
+
+# --- 7. one column for two fields ---------------------------------------------------------------------------------
+
+
+def test_one_column_chosen_for_two_fields_is_refused_naming_both(web):
+    """The owner column chosen for site_address as well as owner_name: each letter would have gone to the owner's
+    name as an address, and the check said the data could be used."""
+    _, client, token, page = web
+    answer = client.post(
+        page,
+        data={"csrf_token": token, "parcels.owner_name": "owner_name", "parcels.site_address": "owner_name"},
+    )
+    words = said(answer)
+    assert answer.status_code == 422
+    assert "chooses column 'owner_name' of the parcels layer for both owner_name and site_address" in words
+    assert client.get(page).status_code == 200  # kept
+
+
+def test_one_column_for_two_fields_refuses_the_layer_on_the_command_line_too():
+    mapping = ColumnMapping(columns={"parcels": {"site_address": "owner_name", "mail_address": "owner_name"}})
+    out, problems = prepared(lots(), "parcels", mapping)
+    assert out is None
+    (problem,) = [p for p in problems if p.severity == "error"]
+    assert "for both mail_address and site_address" in problem.message
+    assert (problem.fix.setting, problem.fix.target) == ("map", "parcels.site_address")
 
 
 # --- 3. a zip of no layer -----------------------------------------------------------------------------------------

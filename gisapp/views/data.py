@@ -64,6 +64,7 @@ from layers.uploads import (
     upload_layers,
     upload_sources,
 )
+from layers.validate import ColumnMapping, mapping_mistakes
 
 bp = Blueprint("data", __name__, url_prefix="/data")
 
@@ -403,7 +404,10 @@ def validate(token: str):
             message="No layer of the upload is the parcels layer: say which one it is below, or add it.",
             status=422,
         )
-    spec = _upload_spec(request.form)
+    try:
+        spec = _upload_spec(request.form)
+    except LayerError as exc:  # a mapping that cannot be meant: the upload is kept, the page shows the fields again
+        return mapping(token, message=str(exc), status=422)
     try:
         with _refused_deletes(folder):
             ws = services.open_workspace(spec, sources=sources, required=("parcels",))
@@ -600,6 +604,13 @@ def _upload_spec(form) -> WorkspaceSpec:
                 values.setdefault(rest, {}).setdefault(field, {})[value.strip()] = code.strip()
         elif head in SPECS and rest:
             columns.setdefault(head, {})[rest] = text
+    # A field no layer has (a page gone stale, a form made by hand), codes for a field without codes, one column for
+    # two fields: said here, the upload kept, where the check refused (and deleted) it or ignored the codes unsaid.
+    mistakes = mapping_mistakes(ColumnMapping(columns=columns, values=values))
+    if mistakes:
+        raise LayerError(
+            " ".join(mistakes) + " Nothing was checked: correct the mapping below and check the data again."
+        )
     town = recorded_spec(current_app.config["STORE"])
     chosen = form.get("profile") or ""
     same = chosen in ("", town.profile)
