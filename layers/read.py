@@ -331,10 +331,12 @@ def read_source(source: LayerSource) -> gpd.GeoDataFrame:
 def _in_words(heard: str) -> str:
     """A warning heard while reading, as the report says it: sewerplan's own notes as they are, GDAL's advice
     about an unclosed ring in plain words, anything else as what GDAL warned."""
-    if heard in (CURVES_AS_SEGMENTS, TEXT_AS_CP1252):
+    if heard in (CURVES_AS_SEGMENTS, TEXT_AS_CP1252) or heard.startswith(TEXT_AS_UTF8[:60]):
         return heard
     if heard.startswith("Non closed ring detected"):
         return RING_CLOSED
+    if re.match(r"OGRGeoJSONReadRawPoint\(\): too many members in array", heard):
+        return EXTRA_NUMBERS
     return f"GDAL warned: {heard}"
 
 
@@ -409,15 +411,19 @@ def read_ogr(path: str, **kwargs) -> gpd.GeoDataFrame:
       text is read as Windows-1252, the code page of such files (Latin-1 and the euro sign, curly quotes).
     """
     shapefile = str(path).lower().endswith((".shp", ".dbf", ".zip"))
+    first: list[str] = []  # what GDAL warned of on the first read: said unless the text is read again as UTF-8
     try:
-        frame = _read_arrow(path, **kwargs)
+        with quiet() as first:
+            frame = _read_arrow(path, **kwargs)
         if shapefile and not _text_is_utf8(frame):
             frame = None
     except pa.ArrowException:  # "Wrapping ... failed": text that is not UTF-8, met while converting it
+        _say_again(first)
         if not shapefile:
             raise
         frame = None
     except NotImplementedError as exc:  # shapely: "Nonlinear geometry types are not currently supported"
+        _say_again(first)
         if "nonlinear" not in str(exc).lower():
             raise
         pyogrio.set_gdal_config_options({"OGR_ARC_STEPSIZE": str(ARC_STEP_DEGREES)})
@@ -427,6 +433,15 @@ def read_ogr(path: str, **kwargs) -> gpd.GeoDataFrame:
     if frame is None:
         frame = _read_arrow(path, encoding="CP1252", **kwargs)
         warnings.warn(TEXT_AS_CP1252, RuntimeWarning, stacklevel=2)
+    elif shapefile and "encoding" not in kwargs and (garbled := _utf8_read_as_cp1252(frame)):
+        again = _read_arrow(path, encoding="UTF-8", **kwargs)
+        if _text_is_utf8(again):  # every text byte of the file is UTF-8: it is, whatever its .cpg says
+            frame = again
+            warnings.warn(TEXT_AS_UTF8.format(seen=garbled[0], meant=garbled[1]), RuntimeWarning, stacklevel=2)
+        else:
+            _say_again(first)
+    else:
+        _say_again(first)
     for name in frame.columns:
         if isinstance(frame[name].dtype, pd.ArrowDtype):
             frame[name] = frame[name].to_numpy(dtype=object, na_value=None)
@@ -442,6 +457,37 @@ def _read_arrow(path: str, **kwargs) -> gpd.GeoDataFrame:
         on_invalid="fix",
         **kwargs,
     )
+
+
+def _say_again(heard: list[str]) -> None:
+    """Warn again of what an inner ``quiet`` block heard, for the reader's caller to hear."""
+    for text in heard:
+        warnings.warn(text, RuntimeWarning, stacklevel=3)
+
+
+# UTF-8's two-byte sequences as Windows-1252 shows them: a lead byte (C2-F4: "Â" to "ô") followed by a continuation
+# byte (80-BF: "€" ... "Ÿ" and non-breaking space to "¿"). "MÃ¼ller" is "Müller" so misread; a Western name that
+# means "Ã" followed by "¼" there is not known.
+_CP1252_CONTINUATION = "\u0080-\u00bf\u0152\u0153\u0160\u0161\u0178\u017d\u017e\u0192\u02c6\u02dc\u2013\u2014" + (
+    "\u2018-\u201a\u201c-\u201e\u2020-\u2022\u2026\u2030\u2039\u203a\u20ac\u2122"
+)
+_UTF8_AS_CP1252 = re.compile(f"[\u00c2-\u00f4][{_CP1252_CONTINUATION}]")
+
+
+def _utf8_read_as_cp1252(frame: pd.DataFrame) -> tuple[str, str] | None:
+    """A text value that looks like UTF-8 read as Windows-1252 (``MÃ¼ller``), with what it would say read as UTF-8;
+    None when no value does (the usual case: only values with a character outside ASCII are looked at)."""
+    for name in frame.columns:
+        column = frame[name]
+        if isinstance(column, gpd.GeoSeries) or not (
+            pd.api.types.is_object_dtype(column) or pd.api.types.is_string_dtype(column)
+        ):
+            continue
+        for value in pd.unique(column.to_numpy()):
+            if isinstance(value, str) and not value.isascii() and _UTF8_AS_CP1252.search(value):
+                meant = value.encode("cp1252", "replace").decode("utf-8", "replace")
+                return value, meant
+    return None
 
 
 def _text_is_utf8(frame: pd.DataFrame) -> bool:
@@ -467,11 +513,26 @@ CURVES_AS_SEGMENTS = (
 RING_CLOSED = (
     "a polygon's ring did not end where it started (GDAL accepts one from GeoJSON); it was closed, as QGIS draws it"
 )
+# GeoJSON positions of 4 numbers (x, y, z, m) or more: GDAL reads the first three and says so in its own words
+# ("OGRGeoJSONReadRawPoint(): too many members in array ..."), once a process. sewerplan measures on the map plane, so
+# it uses x and y alone and drops z (validation says so): the 4th number is dropped with it, nothing is misread.
+EXTRA_NUMBERS = (
+    "some of its positions hold more than three numbers (x, y, z and a measure m, say); the first two are read as x "
+    "and y, and the rest are not used, as distances are measured on the map. If the first two numbers of a position "
+    "are not its x and y (longitude and latitude), export the layer again as plain GeoJSON"
+)
 TEXT_AS_CP1252 = (
     "the shapefile's text is not UTF-8, and its code page is not known (no .cpg file beside the .shp, one GDAL does "
     "not know, or one that says UTF-8); it was read as Windows-1252 (Latin-1), the code page of most such files. "
     "If names look wrong, put a .cpg file beside the .shp holding the right code page: 1252 for Western European, "
     "1251 for Cyrillic, 1253 for Greek, 437 for old DOS files"
+)
+
+
+TEXT_AS_UTF8 = (
+    "the shapefile's text is UTF-8, though its code page (its .cpg file, or its .dbf) says otherwise: read as that "
+    "code page, {meant!r} came out as {seen!r}, so it was read as UTF-8. Put UTF-8 in the .cpg file beside the "
+    ".shp to say so, or check the names if the file was meant to be in another code page"
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import io
+import json
 import re
 import zipfile
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 import shapely
 
 from layers.errors import LayerError
+from layers.read import EXTRA_NUMBERS, TEXT_AS_UTF8, LayerSource, _in_words, read_source
 from layers.schema import SPECS
 from layers.uploads import add_to_upload, new_upload, upload_layers
 from layers.validate import ColumnMapping, mapping_mistakes, prepare_layer
@@ -242,3 +244,62 @@ def test_adding_a_layer_of_a_name_the_upload_has_says_which_two_clash(web, tmp_p
     assert 'id="add-layer-form"' in answer.get_data(as_text=True)  # the form to add it again, on the page
     folder = Path(app.config["UPLOAD_FOLDER"]) / page.split("/")[2]
     assert sorted(p.name for p in (folder / "data").iterdir()) == ["lots.gpkg"]  # the upload as it was
+
+
+# --- 4. positions of four numbers ---------------------------------------------------------------------------------
+
+
+def test_gdals_words_for_positions_of_four_numbers_are_said_plainly():
+    heard = (
+        "OGRGeoJSONReadRawPoint(): too many members in array '[ -74.6, 42.9, 0, 0 ]': 4. At most 3 are handled. "
+        "Ignoring extra members. Further messages of this type will be suppressed."
+    )
+    assert _in_words(heard) == EXTRA_NUMBERS
+
+
+def test_a_geojson_of_xyzm_positions_is_read_by_its_first_two_numbers_and_said_plainly(tmp_path):
+    """GDAL warns once a process, so the report says either the plain sentence or only that Z/M were dropped; never
+    GDAL's words, and the lot is where its x and y say."""
+    ring = [[-74.6, 42.9, 5, 7], [-74.6, 42.901, 5, 7], [-74.599, 42.901, 5, 7], [-74.6, 42.9, 5, 7]]
+    feature = {
+        "type": "Feature",
+        "properties": {"parcel_id": "A"},
+        "geometry": {"type": "Polygon", "coordinates": [ring]},
+    }
+    path = tmp_path / "parcels.geojson"
+    path.write_text(json.dumps({"type": "FeatureCollection", "features": [feature]}))
+    frame = read_source(LayerSource("parcels", str(path), None, "GeoJSON"))
+    out, problems = prepare_layer(frame, SPECS["parcels"], label="parcels", target_crs=pyproj.CRS(4326))
+    assert out is not None and out.geometry.iloc[0].bounds == pytest.approx((-74.6, 42.9, -74.599, 42.901))
+    words = [p.message for p in problems]
+    assert not any("GDAL warned" in w or "OGRGeoJSON" in w for w in words), words
+    assert any("had Z or M values; dropped" in w for w in words)
+
+
+# --- 5. a .cpg that says 1252 over UTF-8 text ---------------------------------------------------------------------
+
+
+def _shapefile(folder: Path, names: list[str], *, written: str, cpg: str) -> LayerSource:
+    folder.mkdir()
+    lots(len(names)).assign(owner_name=names).to_file(folder / "parcels.shp", engine="pyogrio", encoding=written)
+    (folder / "parcels.cpg").write_text(cpg)
+    return LayerSource("parcels", str(folder / "parcels.shp"), None, "ESRI Shapefile")
+
+
+def test_utf8_text_under_a_cpg_that_says_1252_is_read_as_utf8_and_said_so(tmp_path):
+    """The county's export wrote UTF-8 and a .cpg of 1252: "Müller" was read as "MÃ¼ller" without a word, and went
+    into the letters so."""
+    names = ["Müller", "ÁLVAREZ", "SMITH"]
+    frame = read_source(_shapefile(tmp_path / "shp", names, written="UTF-8", cpg="1252"))
+    assert frame["owner_name"].tolist() == names
+    (warned,) = frame.attrs["read_warnings"]
+    assert warned == TEXT_AS_UTF8.format(seen="MÃ¼ller", meant="Müller")
+    assert "Put UTF-8 in the .cpg file" in warned
+
+
+def test_windows_1252_text_under_its_cpg_is_read_as_it_is(tmp_path):
+    """A real cp1252 file is left alone: JOÃO and curly quotes hold no UTF-8 byte pair."""
+    names = ["JOÃO PEÑA", "O’BRIEN “€” TRUST", "MÜLLER"]
+    frame = read_source(_shapefile(tmp_path / "shp", names, written="cp1252", cpg="1252"))
+    assert frame["owner_name"].tolist() == names
+    assert not frame.attrs.get("read_warnings")
