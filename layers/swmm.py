@@ -23,6 +23,9 @@ geometry; the network is built from the names (``analysis.network`` does so for 
 - ``diverted``: the link a [DIVIDERS] node names as its DivLink, which takes only the flow the divider sends aside;
   traces go on by the divider's other link.
 
+Every line is read as SWMM reads it (``tokens``): a name in double quotes may hold spaces (``"MH 12"``), and a
+``;`` starts a comment.
+
 Elevations, lengths and sizes are converted to feet and inches from the model's units: [OPTIONS] FLOW_UNITS CFS,
 GPM and MGD models are in feet, CMS, LPS and MLD models in metres. A SWMM file records no CRS: the user gives it,
 or says the coordinates are the model's own (``LOCAL_CRS``), which many schematic models' are.
@@ -30,6 +33,7 @@ or says the coordinates are the model's own (``LOCAL_CRS``), which many schemati
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import geopandas as gpd
@@ -203,6 +207,28 @@ def _float(text: str) -> float:
         return float("nan")
 
 
+# A token as SWMM's getTokens reads one: text in double quotes (a name with spaces, "MH 12"; the closing quote may
+# be missing at the end of the line), or a run of characters that are not white space.
+_TOKEN = re.compile(r'"([^"]*)"?|(\S+)')
+
+
+def tokens(line: str) -> list[str]:
+    """The fields of a line (its comment already cut off), as SWMM 5 reads them: a name in double quotes is one
+    field, without its quotes (``"MH 12"`` is ``MH 12``; ``""`` an empty field).
+
+    SWMM cuts a line at its first ``;`` before it looks for quotes, so a ``;`` inside quotes starts a comment there
+    too; the reader does the same, and reads the model as SWMM runs it.
+
+    Examples
+    --------
+    >>> tokens('"Main 1"  "MH 1"  MH2  300')
+    ['Main 1', 'MH 1', 'MH2', '300']
+    >>> tokens('KRO3001  FLOW  1  "" "" "DWF"')
+    ['KRO3001', 'FLOW', '1', '', '', 'DWF']
+    """
+    return [quoted if plain == "" else plain for quoted, plain in _TOKEN.findall(line)]
+
+
 def _sections(path: Path) -> dict[str, dict[str, list]]:
     """Section -> first field -> the other fields; [VERTICES] keeps every row as (x, y) per link."""
     try:
@@ -221,7 +247,9 @@ def _sections(path: Path) -> dict[str, dict[str, list]]:
             continue
         if current is None:
             continue
-        fields = line.split()
+        fields = tokens(line)
+        if not fields:
+            continue
         if current == "VERTICES":
             if len(fields) >= 3:
                 out[current].setdefault(fields[0], []).append((_float(fields[1]), _float(fields[2])))
