@@ -269,6 +269,28 @@ def active_manholes(manholes: gpd.GeoDataFrame | None) -> gpd.GeoDataFrame | Non
     return manholes[~manholes["status"].isin(["abandoned", "proposed"]).to_numpy()]
 
 
+def manhole_nodes(node_kind: np.ndarray, next_main: np.ndarray, gravity: np.ndarray) -> np.ndarray:
+    """True for the nodes that are manholes: a ``MANHOLE_STRUCTURES`` point, except a storage unit whose flow leaves
+    by anything but a gravity pipe (a pump, orifice, weir, outlet, force main or open channel: a wet well or a
+    tank, not a manhole; it is never a control manhole).
+
+    A storage unit the flow leaves by a gravity pipe is a manhole, as a model that draws its manholes as storage
+    nodes (Bellinge) means it; one no link leaves stays one.
+
+    Examples
+    --------
+    >>> kinds = np.array(["storage", "storage", "junction", "cleanout"], dtype=object)
+    >>> manhole_nodes(kinds, np.array([0, 1, 1, -1]), np.array([True, False])).tolist()
+    [True, False, True, False]
+    """
+    is_manhole = pd.Series(node_kind, dtype=object).isin(MANHOLE_STRUCTURES).to_numpy()
+    leaves = next_main >= 0
+    by_pipe = np.zeros(len(next_main), dtype=bool)
+    by_pipe[leaves] = np.asarray(gravity, dtype=bool)[next_main[leaves]]
+    structure = (pd.Series(node_kind, dtype=object) == "storage").to_numpy() & leaves & ~by_pipe
+    return is_manhole & ~structure
+
+
 def _is_pipe(link_kind: np.ndarray | None, n: int = 0) -> np.ndarray:
     """Mains that are pipes: no link kind (GIS mains), or a model's conduit."""
     if link_kind is None:
@@ -359,12 +381,12 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     oriented = g.lines.copy()
     oriented[~forward] = shapely.reverse(g.lines[~forward])
     us_inv, ds_inv = _inverts(kept, g.row, forward)
-    node_is_manhole = pd.Series(g.node_kind, dtype=object).isin(MANHOLE_STRUCTURES).to_numpy()
 
     # The next-hop main for every node, then pointer jumping for terminal, length and control manhole.
     inlet_ft = np.clip(np.nan_to_num(_num(kept, "inlet_offset_ft")[g.row], nan=0.0), 0.0, None)
     diverted = _col(kept, "diverted", len(kept), False)[g.row].astype(bool)
     next_main = _next_mains(n_nodes, u0, v0, g.length_ft, is_outfall, pipe, inlet_ft, diverted)
+    node_is_manhole = manhole_nodes(g.node_kind, next_main, gravity)
     terminal, downstream = _jump(next_main, v0, g.length_ft)
     control = _first_manhole(next_main, v0, node_is_manhole)
     drains = (terminal >= 0) & is_outfall[np.clip(terminal, 0, None)]

@@ -42,6 +42,7 @@ def check_network(net: SewerNetwork, *, profile: Profile, manholes=None) -> list
     found += _junctions(net)
     found += _duplicates(net)
     found += _diversions(net)
+    found += _storage_not_manholes(net)
     manholes = active_manholes(manholes)
     if manholes is not None and len(manholes):
         found += _manholes_without_mains(net, manholes, rules.snap_tolerance_ft.value / net.fpu)
@@ -406,9 +407,42 @@ def _dangling(net: SewerNetwork) -> list[Defect]:
     )
 
 
+def _storage(net: SewerNetwork) -> np.ndarray:
+    """Storage units (a model's [STORAGE] nodes, a layer's wet wells), manholes or not."""
+    if net.node_kind is None:
+        return np.zeros(net.n_nodes, dtype=bool)
+    return pd.Series(net.node_kind, dtype=object).eq("storage").to_numpy()
+
+
+def _storage_not_manholes(net: SewerNetwork) -> list[Defect]:
+    """Storage units the flow leaves by a pump, orifice, weir, outlet or force main: wet wells and tanks, which are
+    never a control manhole. Said, as the manholes counted and the control manholes named leave them out."""
+    nodes = np.flatnonzero(_storage(net) & ~net.node_is_manhole & (net.next_main >= 0))
+    kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
+
+    def message(node: int) -> str:
+        e = int(net.next_main[node])
+        kind = "force main" if net.sewer_type[e] == "force" and kinds[e] in (None, "conduit") else kinds[e] or "main"
+        below = net.control_manhole[node]
+        after = (
+            f"mains draining to it have the next manhole below it, {net.node_id[below]}, as their control manhole"
+            if below >= 0
+            else "no manhole lies below it"
+        )
+        return (
+            f"{net.node_id[node]} is a storage unit the flow leaves by {kind} {net.main_id[e]}: a wet well or a "
+            f"tank, not a manhole. It is never taken as a control manhole: {after}."
+        )
+
+    return _findings(
+        "storage_not_manhole", "info", net.node_id[nodes], map(message, nodes), [_at(net, node) for node in nodes]
+    )
+
+
 def _junctions(net: SewerNetwork) -> list[Defect]:
     """Places where two or more mains meet with no manhole: a junction node, or a cleanout, cap ... there."""
-    nodes = np.flatnonzero((_degree(net) >= 2) & ~net.node_is_manhole & ~net.node_is_outfall)
+    # A storage unit that is no manhole (a wet well, a tank) is a structure where mains meet by design.
+    nodes = np.flatnonzero((_degree(net) >= 2) & ~net.node_is_manhole & ~net.node_is_outfall & ~_storage(net))
 
     def message(node: int) -> str:
         mains = ", ".join(unique_in_order(net.main_id[(net.u == node) | (net.v == node)]))
@@ -572,8 +606,10 @@ def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
     step_to = np.where(has, net.v[np.clip(net.next_main, 0, None)] if len(net.v) else 0, np.arange(n))
     step_len = np.where(has, net.length_ft[np.clip(net.next_main, 0, None)] if len(net.v) else 0.0, 0.0)
     ptr, acc = step_to.copy(), step_len.copy()
+    # A run of sewer ends at a manhole, or at a wet well or tank (a storage unit that is no manhole).
+    stop = net.node_is_manhole | _storage(net)
     for _ in range(max(1, int(np.ceil(np.log2(max(n, 2)))) + 1)):
-        go = ~net.node_is_manhole[ptr] & (net.next_main[ptr] >= 0)
+        go = ~stop[ptr] & (net.next_main[ptr] >= 0)
         acc = np.where(go, acc + acc[ptr], acc)
         ptr = np.where(go, ptr[ptr], ptr)
     leaving = np.clip(net.next_main, 0, None)
@@ -581,7 +617,7 @@ def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
     limit = spacing_limits_ft(diameter, rule, by_diameter)
     gravity = net.is_pipe() & (net.sewer_type != "force")  # a force main needs no manholes along it
     pipe = gravity[leaving] if len(net.v) else np.zeros(n, dtype=bool)
-    long_run = net.node_is_manhole & has & pipe & net.node_is_manhole[ptr] & np.isfinite(limit) & (acc > limit + 0.5)
+    long_run = net.node_is_manhole & has & pipe & stop[ptr] & np.isfinite(limit) & (acc > limit + 0.5)
     section, standard = _standard(rule, "max_manhole_spacing_ft", "ft")
     if by_diameter.value:
         standard += " on mains of " + ", ".join(f"{float(k):g} in or less" for k in by_diameter.value)

@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from gisapp.cli import main
 from layers import swmm
 from layers.swmm import read_inp
+from tests.conftest import DATA
 
 
 def cli(*args):
@@ -103,3 +104,75 @@ def test_names_in_quotes_are_read_whole_in_every_section(tmp_path):
 )
 def test_tokens_are_swmms(line, fields):
     assert swmm.tokens(line) == fields
+
+
+# A wet well WW (a storage unit) takes C1 and is pumped (P1) up to J3; S2, a manhole drawn as a storage unit as
+# Bellinge draws all of its manholes, has a conduit in and a conduit out.
+WET_WELL = """[OPTIONS]
+FLOW_UNITS  CFS
+
+[JUNCTIONS]
+;;Name  Elev  MaxDepth
+J1      100   10
+J3      120   10
+
+[STORAGE]
+;;Name  Elev  MaxDepth  InitDepth  Shape       Curve
+WW      90    15        0          FUNCTIONAL  100  0  0
+S2      115   10        0          FUNCTIONAL  10   0  0
+
+[OUTFALLS]
+OUT     110   FREE
+
+[CONDUITS]
+;;Name  From  To   Length  Roughness  InOffset  OutOffset
+C1      J1    WW   200     0.013      0         0
+C3      J3    S2   150     0.013      0         0
+C4      S2    OUT  100     0.013      0         0
+
+[PUMPS]
+;;Name  From  To   Curve   Status  Startup  Shutoff
+P1      WW    J3   *       ON      2        0.5
+
+[XSECTIONS]
+C1      CIRCULAR  1  0  0  0  1
+C3      CIRCULAR  1  0  0  0  1
+C4      CIRCULAR  1  0  0  0  1
+
+[COORDINATES]
+J1      0    0
+WW      200  0
+J3      300  0
+S2      450  0
+OUT     550  0
+"""
+
+
+def test_a_wet_well_is_no_control_manhole_and_a_storage_manhole_is_one(tmp_path):
+    # WW was a manhole, so every connection above the pump station had the wet well as its control manhole.
+    path = write(tmp_path, WET_WELL)
+    assert trace(path, "WW")["control_manhole"] == "J3"  # the first manhole below the pump station
+    assert trace(path, "J1")["control_manhole"] == "J1"
+    assert trace(path, "S2")["control_manhole"] == "S2"  # a storage unit with a pipe in and out is a manhole
+    report = check(path)
+    said = [d for d in report if d["check"] == "storage_not_manhole"]
+    assert [d["feature_id"] for d in said] == ["WW"] and "pump P1" in said[0]["message"], said
+    assert "J3, as their control manhole" in said[0]["message"]
+    assert not [d for d in report if d["check"] == "junction_without_manhole"]  # the wet well is a structure
+
+
+def test_bellinge_manholes_drawn_as_storage_units_are_manholes():
+    path = DATA / "bellinge-swmm" / "bellinge_small.inp"
+    nodes = read_inp(str(path))["manholes"]
+    storage = nodes.loc[nodes["structure"] == "storage", "manhole_id"].tolist()
+    assert len(storage) == 15
+    for node in storage[:3]:
+        assert trace(path, node)["control_manhole"] == node
+    assert not [d for d in check(path) if d["check"] == "storage_not_manhole"]
+
+
+def test_a_pump_stations_wet_well_in_a_real_model_is_said_to_be_no_manhole():
+    path = DATA / "swmm-swmmio" / "Pump_Control_Model.inp"
+    assert trace(path, "SU1")["control_manhole"] == "KRO1014"
+    said = [d["feature_id"] for d in check(path) if d["check"] == "storage_not_manhole"]
+    assert said == ["SU1"]
