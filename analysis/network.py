@@ -144,6 +144,11 @@ class SewerNetwork:
     inlet_ft: np.ndarray | None = None
     # A model's flow divider's diverted link (its DivLink), which takes only the flow the divider sends aside.
     diverted: np.ndarray | None = None
+    # A model's conduit's size as the model gives it, where it is not one round pipe ("2 x 12 in"); None elsewhere.
+    # Its ``diameter_in`` is then the smallest inside dimension of one barrel.
+    size_said: np.ndarray | None = None
+    # The model's [CONTROLS] rules that act on each link ("R1, R2"; None where none), which traces do not follow.
+    controls: np.ndarray | None = None
     explicit: bool = False
     measurable: bool = True
     # The tree of the mains (its positions are the mains'), when the build already made one: see ``main_tree``.
@@ -422,6 +427,8 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         link_kind=link_kind,
         inlet_ft=inlet_ft,
         diverted=diverted,
+        size_said=_col(kept, "swmm_size", len(kept), None)[g.row] if "swmm_size" in kept.columns else None,
+        controls=_col(kept, "swmm_controls", len(kept), None)[g.row] if "swmm_controls" in kept.columns else None,
         explicit=explicit,
         measurable=measurable,
         built_tree=g.tree,

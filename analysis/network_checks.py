@@ -43,6 +43,7 @@ def check_network(net: SewerNetwork, *, profile: Profile, manholes=None) -> list
     found += _duplicates(net)
     found += _diversions(net)
     found += _storage_not_manholes(net)
+    found += _control_rules(net)
     manholes = active_manholes(manholes)
     if manholes is not None and len(manholes):
         found += _manholes_without_mains(net, manholes, rules.snap_tolerance_ft.value / net.fpu)
@@ -511,6 +512,42 @@ def _diversions(net: SewerNetwork) -> list[Defect]:
     )
 
 
+def _control_rules(net: SewerNetwork) -> list[Defect]:
+    """Links a model's [CONTROLS] rules open, close, start, stop or set: sewerplan does not run the rules, so every
+    link is taken as open. Where the link leaves a node the flow divides at, the rules may send the flow another way
+    than the traces go: a warning; elsewhere they change when or how much it carries, not where: information."""
+    if net.controls is None:
+        return []
+    ruled = np.flatnonzero(pd.notna(net.controls) & (pd.Series(net.controls, dtype=object).astype(str) != ""))
+    divides = net.out_degree[net.u[ruled]] > 1
+    kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
+
+    def message(e: int, divide: bool) -> str:
+        node = net.node_id[net.u[e]]
+        text = (
+            f"The model's control rules ({net.controls[e]}) act on {kinds[e] or 'link'} {net.main_id[e]}, out of "
+            f"{node}; sewerplan does not follow control rules: it takes every link as open and every pump as "
+            "running."
+        )
+        if divide:
+            others = unique_in_order(net.main_id[(net.u == net.u[e]) & (np.arange(len(net.u)) != e)])
+            followed = net.main_id[net.next_main[net.u[e]]] if net.next_main[net.u[e]] >= 0 else "none"
+            text += (
+                f" The flow divides at {node} ({', '.join(others)} also leave{'s' if len(others) == 1 else ''} "
+                f"it; traces follow {followed}): where the rules stop or close {net.main_id[e]}, the flow goes "
+                f"another way. Check the traces through {node} against the rules."
+            )
+        return text
+
+    return _findings(
+        "control_rules",
+        ["warning" if d else "info" for d in divides],
+        net.main_id[ruled],
+        [message(e, d) for e, d in zip(ruled, divides, strict=True)],
+        [_mid(net, e) for e in ruled],
+    )
+
+
 def _why_followed(net: SewerNetwork, node: int, e: int) -> str:
     """Why traces take main ``e`` out of ``node``: the lowest way out (the others overflows), or the shortest."""
     leaving = np.flatnonzero(net.u == node)
@@ -573,13 +610,22 @@ def _diameters(net: SewerNetwork, rule: Rule) -> list[Defect]:
         "info",
         net.main_id[mains],
         [
-            f"Existing main {net.main_id[e]} is {net.diameter_in[e]:g} in: below {standard}. The standard governs "
+            f"Existing main {net.main_id[e]} is {_size_said(net, e)}: below {standard}. The standard governs "
             "new sewers and extensions, not mains already built."
             for e in mains
         ],
         [_mid(net, e) for e in mains],
         section,
     )
+
+
+def _size_said(net: SewerNetwork, e: int) -> str:
+    """A main's size as its data gives it; for a model's conduit that is not one round pipe, with the size the
+    design rules take (the smallest inside dimension of one barrel)."""
+    said = net.size_said[e] if net.size_said is not None else None
+    if not said:
+        return f"{net.diameter_in[e]:g} in"
+    return f"{said} ({net.diameter_in[e]:.3g} in across one barrel at its narrowest)"
 
 
 def spacing_limits_ft(diameter_in: np.ndarray, rule: Rule, by_diameter: Rule) -> np.ndarray:
@@ -624,7 +670,8 @@ def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
     nodes = np.flatnonzero(long_run)
 
     def message(node: int) -> str:
-        size = f"{diameter[node]:g}-in " if np.isfinite(diameter[node]) else ""
+        said = net.size_said[leaving[node]] if net.size_said is not None else None
+        size = f"{said} " if said else f"{diameter[node]:g}-in " if np.isfinite(diameter[node]) else ""
         return (
             f"{acc[node]:,.0f} ft of existing {size}sewer from manhole {net.node_id[node]} to the next manhole "
             f"{net.node_id[ptr[node]]}: more than {standard}. The standard governs new sewers and "

@@ -16,10 +16,16 @@ geometry; the network is built from the names (``analysis.network`` does so for 
 - Lengths are the model's: a conduit's Length field (schematic drawings can be many times longer or shorter than
   the pipe), converted to feet; pumps, orifices, weirs, outlets and inlets have no length in SWMM and get 0 ft.
 - Conduit inverts are node invert + the link's offset (``LINK_OFFSETS DEPTH``, the default) or the offset itself
-  (``LINK_OFFSETS ELEVATION``); diameters are a conduit's [XSECTIONS] Geom1.
+  (``LINK_OFFSETS ELEVATION``).
+- Sizes: ``diameter_in`` is the smallest inside dimension of one barrel (a round pipe's Geom1; a box's least of
+  height and width; an egg's width, 2/3 of its height, as SWMM sizes it), which the design rules use; where a
+  conduit is not one round pipe, ``swmm_size`` says its size as the model gives it ("2 x 12 in", "RECT_CLOSED 24 in
+  high x 36 in wide").
 - ``inlet_offset_ft``: how far above its From node's invert each link takes flow (a conduit's InOffset, an
   orifice's or outlet's Offset, a weir's CrestHt, in either offset convention; a pump's Startup depth). Where a
   node has several ways out, traces follow the lowest: the others are overflows.
+- ``swmm_controls``: the [CONTROLS] rules that act on a link (open, close, start, stop or set it), by name;
+  sewerplan does not run them (``network check`` names the links, ``control_rules``).
 - ``diverted``: the link a [DIVIDERS] node names as its DivLink, which takes only the flow the divider sends aside;
   traces go on by the divider's other link.
 
@@ -59,6 +65,23 @@ INLET_FIELDS = {"CONDUITS": 4, "ORIFICES": 3, "WEIRS": 3, "OUTLETS": 2}
 PUMP_STARTUP_FIELD = 4
 # Conduit cross-sections that are not pipes: streets and open channels (SWMM's open shapes).
 OPEN_SHAPES = {"STREET", "RECT_OPEN", "TRAPEZOIDAL", "TRIANGULAR", "PARABOLIC", "POWER", "IRREGULAR"}
+# A closed conduit's widest width as a share of its height (Geom1), for the shapes SWMM sizes by their height alone
+# (SWMM 5's xsect_setParams: wMax). Shapes whose width is their Geom2 are listed apart; circles are their Geom1.
+WIDTH_PER_HEIGHT = {
+    "EGG": 2 / 3,
+    "HORSESHOE": 1.0,
+    "GOTHIC": 0.84,
+    "CATENARY": 0.9,
+    "SEMIELLIPTICAL": 1.0,
+    "BASKETHANDLE": 0.944,
+    "SEMICIRCULAR": 1.64,
+}
+WIDTH_IN_GEOM2 = {"RECT_CLOSED", "RECT_TRIANGULAR", "RECT_ROUND", "MODBASKETHANDLE"}
+# Shapes that take a standard size code (Geom3) or their Geom2 as the width.
+SIZE_CODED = {"HORIZ_ELLIPSE", "VERT_ELLIPSE", "ARCH"}
+ROUND_SHAPES = {"CIRCULAR", "FORCE_MAIN", "FILLED_CIRCULAR"}
+# The links a [CONTROLS] rule's action can set (SWMM 5.2: a conduit's setting too).
+CONTROLLED = {"PUMP", "ORIFICE", "WEIR", "OUTLET", "CONDUIT"}
 NODE_SECTIONS = (("JUNCTIONS", "junction"), ("STORAGE", "storage"), ("DIVIDERS", "divider"), ("OUTFALLS", "outfall"))
 
 # The coordinates of a schematic model, taken as they are: an engineering CRS with no place on Earth. Layers in it
@@ -98,6 +121,7 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
     # A flow divider sends flow aside into its DivLink (above a cutoff, by a curve, or what overflows the other
     # link); what it does not divert goes on by its other link.
     diverted_by = {name: _field(fields, 1) for name, fields in sections.get("DIVIDERS", {}).items()}
+    ruled = _controlled_links(sections.get("CONTROLS", {}).get("rows", []))
 
     rows, geoms, unknown = [], [], []
     for section, kind in LINK_SECTIONS:
@@ -113,7 +137,7 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
             # a street or open channel is one of the model's conduits, but no pipe
             link_kind = "channel" if conduit and shape in OPEN_SHAPES else kind
             pipe = link_kind == "conduit"
-            geom1 = _float(_field(xsections.get(name, []), 1)) if pipe else np.nan
+            diameter_in, size = _size(xsections.get(name, []), to_ft) if pipe else (np.nan, None)
             rows.append(
                 {
                     "main_id": name,
@@ -122,11 +146,13 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
                     "sewer_type": "force" if kind == "pump" or shape == "FORCE_MAIN" else "sanitary",
                     "link_kind": link_kind,
                     "length_ft": _float(_field(f, 2)) * to_ft if conduit else 0.0,
-                    "diameter_in": geom1 * to_ft * 12,
+                    "diameter_in": diameter_in,
+                    "swmm_size": size,
                     "us_invert_ft": _invert(nodes[frm][0], f, 4, to_ft, offsets_are_elevations) if conduit else np.nan,
                     "ds_invert_ft": _invert(nodes[to][0], f, 5, to_ft, offsets_are_elevations) if conduit else np.nan,
                     "inlet_offset_ft": _inlet_height(section, nodes[frm][0], f, to_ft, offsets_are_elevations),
                     "diverted": diverted_by.get(frm) == name,
+                    "swmm_controls": ", ".join(ruled[name]) if name in ruled else None,
                     "swmm_section": section,
                 }
             )
@@ -149,10 +175,12 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
                 "link_kind": "inlet",
                 "length_ft": 0.0,
                 "diameter_in": np.nan,
+                "swmm_size": None,
                 "us_invert_ft": np.nan,
                 "ds_invert_ft": np.nan,
                 "inlet_offset_ft": 0.0,
                 "diverted": False,
+                "swmm_controls": None,
                 "swmm_section": "INLET_USAGE",
             }
         )
@@ -175,6 +203,84 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
         crs=None,
     )
     return {"mains": mains, "manholes": manholes}
+
+
+def _controlled_links(rows: list[list[str]]) -> dict[str, list[str]]:
+    """The links the model's [CONTROLS] rules act on, each with the rules that do (in the order they are written).
+
+    A rule's actions are its THEN and ELSE clauses and the AND clauses that follow them: ``THEN PUMP P1 STATUS =
+    ON``, ``ELSE ORIFICE OR1 SETTING = 0.5``. Its IF conditions name the nodes and links it watches, which it does
+    not change.
+
+    Examples
+    --------
+    >>> rows = [["RULE", "R1"], ["IF", "NODE", "SU1", "DEPTH", ">", "4"], ["AND", "LINK", "C1", "FLOW", ">", "1"],
+    ...         ["THEN", "PUMP", "P1", "STATUS", "=", "ON"], ["AND", "ORIFICE", "OR1", "SETTING", "=", "0"],
+    ...         ["ELSE", "PUMP", "P1", "STATUS", "=", "OFF"], ["PRIORITY", "1"]]
+    >>> _controlled_links(rows)
+    {'P1': ['R1'], 'OR1': ['R1']}
+    """
+    found: dict[str, list[str]] = {}
+    rule, acting = "", False
+    for fields in rows:
+        word = fields[0].upper()
+        if word == "RULE":
+            rule, acting = _field(fields, 1), False
+        elif word in ("IF", "PRIORITY"):
+            acting = False
+        elif word in ("THEN", "ELSE"):
+            acting = True
+        if acting and word in ("THEN", "ELSE", "AND") and len(fields) >= 3 and fields[1].upper() in CONTROLLED:
+            rules = found.setdefault(fields[2], [])
+            if rule not in rules:
+                rules.append(rule)
+    return found
+
+
+def _size(xsection: list, to_ft: float) -> tuple[float, str | None]:
+    """A conduit's size for the design rules (in) and, where it is not one round pipe, the size said as the model
+    gives it ("2 x 12 in", "RECT_CLOSED 24 in high x 36 in wide"; None for one round pipe, said by its diameter).
+
+    The size for the rules is the smallest inside dimension of one barrel: the least diameter is there so a sewer
+    can be cleaned and does not clog, and each barrel is cleaned on its own, and clogs at its narrowest. NaN where
+    the model does not give it (a standard size code, a custom shape).
+
+    Examples
+    --------
+    >>> _size(["CIRCULAR", "1"], 1.0)
+    (12.0, None)
+    >>> _size(["CIRCULAR", "0.5", "0", "0", "0", "2"], 1.0)
+    (6.0, '2 x 6 in')
+    >>> _size(["RECT_CLOSED", "2", "3"], 1.0)
+    (24.0, 'RECT_CLOSED 24 in high x 36 in wide')
+    >>> _size(["EGG", "1.5"], 1.0)
+    (12.0, 'EGG 18 in high x 12 in wide')
+    """
+    shape = _field(xsection, 0, "CIRCULAR").upper()
+    inches = to_ft * 12
+    height = _float(_field(xsection, 1)) * inches
+    barrels = _float(_field(xsection, 5, "1"))
+    barrels = int(barrels) if np.isfinite(barrels) and barrels >= 1 else 1
+    if shape in ROUND_SHAPES:
+        size, said = height, f"{height:g} in"
+    elif shape in WIDTH_PER_HEIGHT or shape in WIDTH_IN_GEOM2 or shape in SIZE_CODED:
+        if shape in WIDTH_PER_HEIGHT:
+            width = height * WIDTH_PER_HEIGHT[shape]
+        elif shape in SIZE_CODED and (_float(_field(xsection, 3, "0")) > 0 or _float(_field(xsection, 2, "0")) == 0):
+            width = height = np.nan  # a standard size, by its code in a table of SWMM's
+        else:
+            width = _float(_field(xsection, 2)) * inches
+        size = min(height, width) if np.isfinite(height) and np.isfinite(width) else np.nan
+        said = (
+            f"{shape} {height:.3g} in high x {width:.3g} in wide"
+            if np.isfinite(size)
+            else f"{shape}, a standard size (code {_field(xsection, 3) or _field(xsection, 1)})"
+        )
+    else:  # CUSTOM and any other closed shape: its height alone
+        size, said = np.nan, f"{shape} {height:g} in high"
+    if barrels > 1:
+        said = f"{barrels} x {said}"
+    return size, (None if shape in ROUND_SHAPES and barrels == 1 else said)
 
 
 def _field(fields: list, i: int, default: str = "") -> str:
@@ -250,7 +356,9 @@ def _sections(path: Path) -> dict[str, dict[str, list]]:
         fields = tokens(line)
         if not fields:
             continue
-        if current == "VERTICES":
+        if current == "CONTROLS":  # rules, clause by clause: kept in order
+            out[current].setdefault("rows", []).append(fields)
+        elif current == "VERTICES":
             if len(fields) >= 3:
                 out[current].setdefault(fields[0], []).append((_float(fields[1]), _float(fields[2])))
         elif current == "OPTIONS":

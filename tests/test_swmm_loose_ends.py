@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -176,3 +177,133 @@ def test_a_pump_stations_wet_well_in_a_real_model_is_said_to_be_no_manhole():
     assert trace(path, "SU1")["control_manhole"] == "KRO1014"
     said = [d["feature_id"] for d in check(path) if d["check"] == "storage_not_manhole"]
     assert said == ["SU1"]
+
+
+# TWIN is two 6 in pipes side by side; BOX a box culvert 24 in high and 6 in wide; EGGY an egg 10.8 in high, so
+# 7.2 in wide (SWMM makes an egg 2/3 as wide as high); TALL a box 48 in high and 12 in wide, 500 ft between
+# manholes. Each was read by its Geom1 alone: BOX 24 in and TALL 48 in, above every limit; TWIN "6 in".
+SHAPES = """[OPTIONS]
+FLOW_UNITS  CFS
+
+[JUNCTIONS]
+J1  110  10
+J2  108  10
+J3  106  10
+J4  104  10
+J5  102  10
+
+[OUTFALLS]
+OUT  100  FREE
+
+[CONDUITS]
+TWIN  J1  J2   300  0.013  0  0
+BOX   J2  J3   300  0.013  0  0
+EGGY  J3  J4   300  0.013  0  0
+TALL  J4  J5   500  0.013  0  0
+C5    J5  OUT  300  0.013  0  0
+
+[XSECTIONS]
+;;Link  Shape        Geom1  Geom2  Geom3  Geom4  Barrels
+TWIN    CIRCULAR     0.5    0      0      0      2
+BOX     RECT_CLOSED  2      0.5    0      0      1
+EGGY    EGG          0.9    0      0      0      1
+TALL    RECT_CLOSED  4      1      0      0
+C5      CIRCULAR     1      0      0      0      1
+
+[COORDINATES]
+J1  0    0
+J2  300  0
+J3  600  0
+J4  900  0
+J5  1400 0
+OUT 1700 0
+"""
+
+
+def test_sizes_are_said_as_the_model_gives_them_and_ruled_on_one_barrel_at_its_narrowest(tmp_path):
+    path = write(tmp_path, SHAPES)
+    mains = read_inp(str(path))["mains"].set_index("main_id")
+    assert mains["diameter_in"].round(3).to_dict() == {"TWIN": 6, "BOX": 6, "EGGY": 7.2, "TALL": 12, "C5": 12}
+    assert pd.isna(mains.loc["C5", "swmm_size"])  # one round pipe: said by its diameter, as before
+    report = check(path, "wappinger")
+    small = {d["feature_id"]: d["message"] for d in report if d["check"] == "min_diameter"}
+    assert sorted(small) == ["BOX", "EGGY", "TWIN"]
+    assert small["TWIN"].startswith("Existing main TWIN is 2 x 6 in (6 in across one barrel at its narrowest): below")
+    assert "is RECT_CLOSED 24 in high x 6 in wide (6 in across" in small["BOX"]
+    assert "is EGG 10.8 in high x 7.2 in wide (7.2 in across" in small["EGGY"]
+    # Wappinger's 400 ft holds for sewers of 15 in or less: TALL is 12 in wide.
+    spacing = [d["message"] for d in report if d["check"] == "manhole_spacing"]
+    assert spacing == [
+        "500 ft of existing RECT_CLOSED 48 in high x 12 in wide sewer from manhole J4 to the next manhole J5: more "
+        "than the 400 ft this profile sets as the design standard for new sewers (a setting, "
+        "network.max_manhole_spacing_ft, not a number the law states; see § 196-23D) on mains of 15 in or less. "
+        "The standard governs new sewers and extensions, not mains already built."
+    ], spacing
+
+
+# J2 leaves by MAIN at its invert and by the orifice REL 2 ft up to the CSO outfall; rule R1 opens REL when J2 is
+# deep, R2 runs the pump P1 (and, with an AND, closes REL). A trace follows MAIN and the pump as if always open.
+CONTROLS = """[OPTIONS]
+FLOW_UNITS  CFS
+
+[JUNCTIONS]
+J1   100  10
+J2   98   10
+J3   97   10
+J4   99   10
+
+[OUTFALLS]
+PLANT  90  FREE
+CSO    95  FREE
+
+[CONDUITS]
+C1    J1  J2     100  0.013  0  0
+MAIN  J2  J3     200  0.013  0  0
+C4    J4  PLANT  300  0.013  0  0
+
+[ORIFICES]
+;;Name  From  To   Type  Offset  Qcoeff
+REL     J2    CSO  SIDE  2       0.65
+
+[PUMPS]
+P1      J3    J4   *     ON      0  0
+
+[XSECTIONS]
+C1    CIRCULAR  1  0  0  0  1
+MAIN  CIRCULAR  1  0  0  0  1
+C4    CIRCULAR  1  0  0  0  1
+REL   CIRCULAR  1  0  0  0
+
+[CONTROLS]
+RULE R1 ; a comment
+IF NODE J2 DEPTH > 3
+THEN ORIFICE REL SETTING = 1
+ELSE ORIFICE REL SETTING = 0
+PRIORITY 1
+
+RULE R2
+IF NODE J3 DEPTH > 1
+OR LINK C1 FLOW > 2
+THEN PUMP P1 STATUS = ON
+AND ORIFICE REL SETTING = 0
+
+[COORDINATES]
+J1     0    0
+J2     100  0
+J3     300  0
+J4     400  0
+PLANT  700  0
+CSO    100  50
+"""
+
+
+def test_links_the_models_control_rules_act_on_are_named(tmp_path):
+    path = write(tmp_path, CONTROLS)
+    ruled = {d["feature_id"]: d for d in check(path) if d["check"] == "control_rules"}
+    assert sorted(ruled) == ["P1", "REL"]  # C1 and the nodes are only watched by the rules' conditions
+    rel, pump = ruled["REL"], ruled["P1"]
+    assert rel["severity"] == "warning" and "control rules (R1, R2) act on orifice REL, out of J2" in rel["message"]
+    assert "does not follow control rules" in rel["message"]
+    assert "MAIN also leaves it; traces follow MAIN" in rel["message"], rel
+    assert pump["severity"] == "info" and "control rules (R2) act on pump P1" in pump["message"]
+    assert trace(path, "J1")["mains"] == ["C1", "MAIN", "P1", "C4"]
