@@ -149,6 +149,8 @@ class SewerNetwork:
     size_said: np.ndarray | None = None
     # The model's [CONTROLS] rules that act on each link ("R1, R2"; None where none), which traces do not follow.
     controls: np.ndarray | None = None
+    # What says a model is a storm drainage model, not a sanitary sewer (street inlets, no dry-weather flow); "".
+    storm_evidence: str = ""
     explicit: bool = False
     measurable: bool = True
     # The tree of the mains (its positions are the mains'), when the build already made one: see ``main_tree``.
@@ -305,6 +307,14 @@ def _is_pipe(link_kind: np.ndarray | None, n: int = 0) -> np.ndarray:
     return pipe_kind[codes]
 
 
+def _first_given(frame: gpd.GeoDataFrame, name: str) -> str:
+    """The first value a column gives (a model-wide fact every row carries), as text; "" where none does."""
+    if name not in frame.columns:
+        return ""
+    given = frame[name].dropna()
+    return str(given.iloc[0]) if len(given) else ""
+
+
 def _col(frame: gpd.GeoDataFrame | None, name: str, n: int, default=None) -> np.ndarray:
     if frame is None or name not in frame.columns:
         return np.full(n, default, dtype=object)
@@ -429,6 +439,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         diverted=diverted,
         size_said=_col(kept, "swmm_size", len(kept), None)[g.row] if "swmm_size" in kept.columns else None,
         controls=_col(kept, "swmm_controls", len(kept), None)[g.row] if "swmm_controls" in kept.columns else None,
+        storm_evidence=_first_given(kept, "swmm_storm_evidence"),
         explicit=explicit,
         measurable=measurable,
         built_tree=g.tree,

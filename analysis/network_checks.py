@@ -44,6 +44,7 @@ def check_network(net: SewerNetwork, *, profile: Profile, manholes=None) -> list
     found += _diversions(net)
     found += _storage_not_manholes(net)
     found += _control_rules(net)
+    found += _storm_model(net)
     manholes = active_manholes(manholes)
     if manholes is not None and len(manholes):
         found += _manholes_without_mains(net, manholes, rules.snap_tolerance_ft.value / net.fpu)
@@ -509,6 +510,25 @@ def _diversions(net: SewerNetwork) -> list[Defect]:
         net.node_id[nodes],
         map(message, nodes),
         [_at(net, node) for node in nodes],
+    )
+
+
+def _storm_model(net: SewerNetwork) -> list[Defect]:
+    """A model that drains streets and states no sewage flow: it looks like storm drainage, not a sanitary sewer.
+    Traced as given; said, as a notice to connect to a storm drain would be wrong."""
+    if not net.storm_evidence:
+        return []
+    return _findings(
+        "storm_model",
+        "warning",
+        ["model"],
+        [
+            f"The model has {net.storm_evidence}, and states no dry-weather (sewage) flow ([DWF], or a baseline "
+            "flow in [INFLOWS]): it looks like a storm drainage model, not a sanitary sewer. Its links are traced "
+            "as given, every conduit as a sewer; before any parcel is told to connect, make sure its pipes carry "
+            "sewage."
+        ],
+        [(float("nan"), float("nan"))],
     )
 
 

@@ -26,6 +26,8 @@ geometry; the network is built from the names (``analysis.network`` does so for 
   node has several ways out, traces follow the lowest: the others are overflows.
 - ``swmm_controls``: the [CONTROLS] rules that act on a link (open, close, start, stop or set it), by name;
   sewerplan does not run them (``network check`` names the links, ``control_rules``).
+- ``swmm_storm_evidence`` (the same on every link): what says the model is a storm drainage model, or None:
+  street inlets or street conduits, and no dry-weather flow ([DWF], or a baseline in [INFLOWS]).
 - ``diverted``: the link a [DIVIDERS] node names as its DivLink, which takes only the flow the divider sends aside;
   traces go on by the divider's other link.
 
@@ -82,6 +84,11 @@ SIZE_CODED = {"HORIZ_ELLIPSE", "VERT_ELLIPSE", "ARCH"}
 ROUND_SHAPES = {"CIRCULAR", "FORCE_MAIN", "FILLED_CIRCULAR"}
 # The links a [CONTROLS] rule's action can set (SWMM 5.2: a conduit's setting too).
 CONTROLLED = {"PUMP", "ORIFICE", "WEIR", "OUTLET", "CONDUIT"}
+# Sections read row by row, not by their first field.
+ROW_SECTIONS = {"CONTROLS", "DWF", "INFLOWS"}
+# Where an [INFLOWS] row gives its constant baseline (fields after the node: Constituent, TimeSeries, Type,
+# Mfactor, Sfactor, Baseline) and a [DWF] row its average (Constituent, Baseline).
+INFLOW_BASELINE_FIELD, DWF_BASELINE_FIELD = 5, 1
 NODE_SECTIONS = (("JUNCTIONS", "junction"), ("STORAGE", "storage"), ("DIVIDERS", "divider"), ("OUTFALLS", "outfall"))
 
 # The coordinates of a schematic model, taken as they are: an engineering CRS with no place on Earth. Layers in it
@@ -122,6 +129,7 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
     # link); what it does not divert goes on by its other link.
     diverted_by = {name: _field(fields, 1) for name, fields in sections.get("DIVIDERS", {}).items()}
     ruled = _controlled_links(sections.get("CONTROLS", {}).get("rows", []))
+    storm = _storm_evidence(sections)
 
     rows, geoms, unknown = [], [], []
     for section, kind in LINK_SECTIONS:
@@ -153,6 +161,7 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
                     "inlet_offset_ft": _inlet_height(section, nodes[frm][0], f, to_ft, offsets_are_elevations),
                     "diverted": diverted_by.get(frm) == name,
                     "swmm_controls": ", ".join(ruled[name]) if name in ruled else None,
+                    "swmm_storm_evidence": storm,
                     "swmm_section": section,
                 }
             )
@@ -181,6 +190,7 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
                 "inlet_offset_ft": 0.0,
                 "diverted": False,
                 "swmm_controls": None,
+                "swmm_storm_evidence": storm,
                 "swmm_section": "INLET_USAGE",
             }
         )
@@ -203,6 +213,34 @@ def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
         crs=None,
     )
     return {"mains": mains, "manholes": manholes}
+
+
+def _storm_evidence(sections: dict) -> str | None:
+    """What in the model says it drains streets and carries no sewage (a storm drainage model), or None.
+
+    Both must hold: street inlets ([INLET_USAGE]) or street conduits (the STREET cross-section), and no dry-weather
+    flow anywhere: no [DWF] flow and no constant baseline flow in [INFLOWS]. A combined sewer drains streets too, but
+    carries sewage in dry weather, which its model states; a sanitary model has no street inlets. A model that
+    states neither (most models of rain alone, Bellinge's among them) says nothing either way, and gets None.
+    """
+    inlets = len(sections.get("INLET_USAGE", {}))
+    xsections = sections.get("XSECTIONS", {})
+    streets = sum(_field(xsections.get(name, []), 0).upper() == "STREET" for name in sections.get("CONDUITS", {}))
+    if not (inlets or streets):
+        return None
+
+    def flows(rows: list[list[str]], baseline: int) -> bool:
+        return any(
+            _field(f, 1).upper() == "FLOW" and _float(_field(f, 1 + baseline, "0")) > 0 for f in rows if len(f) > 1
+        )
+
+    if flows(sections.get("DWF", {}).get("rows", []), DWF_BASELINE_FIELD) or flows(
+        sections.get("INFLOWS", {}).get("rows", []), INFLOW_BASELINE_FIELD
+    ):
+        return None
+    said = [f"{inlets} street inlet{'s' if inlets != 1 else ''} ([INLET_USAGE])"] if inlets else []
+    said += [f"{streets} street conduit{'s' if streets != 1 else ''} (STREET cross-section)"] if streets else []
+    return " and ".join(said)
 
 
 def _controlled_links(rows: list[list[str]]) -> dict[str, list[str]]:
@@ -276,8 +314,10 @@ def _size(xsection: list, to_ft: float) -> tuple[float, str | None]:
             if np.isfinite(size)
             else f"{shape}, a standard size (code {_field(xsection, 3) or _field(xsection, 1)})"
         )
+    elif shape == "DUMMY":  # a link with no cross-section at all
+        return np.nan, None
     else:  # CUSTOM and any other closed shape: its height alone
-        size, said = np.nan, f"{shape} {height:g} in high"
+        size, said = np.nan, f"{shape} {height:g} in high" if np.isfinite(height) else shape
     if barrels > 1:
         said = f"{barrels} x {said}"
     return size, (None if shape in ROUND_SHAPES and barrels == 1 else said)
@@ -356,7 +396,7 @@ def _sections(path: Path) -> dict[str, dict[str, list]]:
         fields = tokens(line)
         if not fields:
             continue
-        if current == "CONTROLS":  # rules, clause by clause: kept in order
+        if current in ROW_SECTIONS:  # every row, in order (a rule clause by clause; a node's several inflows)
             out[current].setdefault("rows", []).append(fields)
         elif current == "VERTICES":
             if len(fields) >= 3:

@@ -307,3 +307,71 @@ def test_links_the_models_control_rules_act_on_are_named(tmp_path):
     assert "MAIN also leaves it; traces follow MAIN" in rel["message"], rel
     assert pump["severity"] == "info" and "control rules (R2) act on pump P1" in pump["message"]
     assert trace(path, "J1")["mains"] == ["C1", "MAIN", "P1", "C4"]
+
+
+# The street ST1 drains by its inlet GRATE into the pipe P1, which runs to OUT: a street inlet in a model that
+# states no sewage flow (a storm drainage model), unless a [DWF] or a baseline [INFLOWS] row gives J1 some.
+STREETS = """[OPTIONS]
+FLOW_UNITS  CFS
+
+[JUNCTIONS]
+A1   105  0
+A2   104  0
+J1   100  5
+J2   99   5
+
+[OUTFALLS]
+OUT  95  FREE
+
+[CONDUITS]
+ST1  A1  A2   100  0.016  0  0
+P1   J1  J2   100  0.013  0  0
+P2   J2  OUT  100  0.013  0  0
+
+[XSECTIONS]
+ST1  STREET    FullStreet
+P1   CIRCULAR  1  0  0  0  1
+P2   CIRCULAR  1  0  0  0  1
+
+[INLETS]
+GRATE  GRATE  2  2  GENERIC
+
+[INLET_USAGE]
+ST1  GRATE  J1  1  0  0  0  0
+
+{sewage}
+
+[COORDINATES]
+A1   0    50
+A2   100  50
+J1   0    0
+J2   100  0
+OUT  200  0
+"""
+
+
+@pytest.mark.parametrize(
+    ("sewage", "storm"),
+    [
+        ("", True),
+        ("[DWF]\nJ1  FLOW  0.1", False),  # a combined sewer: streets and sewage
+        ('[INFLOWS]\nJ1  FLOW  ""  FLOW  1.0  1  0.2', False),  # sewage as a constant baseline
+        ("[DWF]\nJ1  FLOW  0\nJ1  TSS  10", True),  # no flow in dry weather
+    ],
+)
+def test_a_model_of_street_inlets_with_no_sewage_is_said_to_look_like_storm_drainage(tmp_path, sewage, storm):
+    path = write(tmp_path, STREETS.format(sewage=sewage))
+    said = [d for d in check(path) if d["check"] == "storm_model"]
+    assert bool(said) == storm, said
+    if storm:
+        assert said[0]["severity"] == "warning"
+        assert "1 street inlet ([INLET_USAGE]) and 1 street conduit (STREET" in said[0]["message"]
+        assert "looks like a storm drainage model" in said[0]["message"]
+    assert trace(path, "J1")["mains"] == ["P1", "P2"]  # traced as given either way
+
+
+def test_the_dual_drainage_model_is_said_to_look_like_storm_drainage_and_bellinge_is_not():
+    said = [d["message"] for d in check(DATA / "swmm-swmmio" / "test_inlet_drains.inp") if d["check"] == "storm_model"]
+    assert said and "4 street inlets ([INLET_USAGE]) and 5 street conduits" in said[0]
+    # Bellinge is a combined sewer modelled for rain alone: no [DWF], but no street inlet either. Nothing said.
+    assert not [d for d in check(DATA / "bellinge-swmm" / "bellinge_small.inp") if d["check"] == "storm_model"]
