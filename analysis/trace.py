@@ -263,6 +263,13 @@ def _split(net: SewerNetwork, node: int, chosen: int, leaving: np.ndarray, to_ou
         )
     elif others:
         text += f", the shortest way to an outfall along the flow ({mine:,.0f} ft; " + "; ".join(others) + ")"
+    if net.controls is not None:
+        ruled = [f"{net.main_id[e]} ({net.controls[e]})" for e in leaving if net.controls[e]]
+        if ruled:
+            text += (
+                f"; the model's control rules act on {', '.join(ruled)}, and sewerplan does not run them: where "
+                "they stop or close a link, the flow goes another way"
+            )
     beside = [e for e in leaving if e != chosen and net.v[e] == ahead]
     if beside:
         kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)

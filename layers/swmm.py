@@ -293,6 +293,8 @@ def _size(xsection: list, to_ft: float) -> tuple[float, str | None]:
     (24.0, 'RECT_CLOSED 24 in high x 36 in wide')
     >>> _size(["EGG", "1.5"], 1.0)
     (12.0, 'EGG 18 in high x 12 in wide')
+    >>> _size(["DUMMY"], 1.0)
+    (nan, None)
     """
     shape = _field(xsection, 0, "CIRCULAR").upper()
     inches = to_ft * 12

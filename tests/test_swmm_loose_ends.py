@@ -306,7 +306,10 @@ def test_links_the_models_control_rules_act_on_are_named(tmp_path):
     assert "does not follow control rules" in rel["message"]
     assert "MAIN also leaves it; traces follow MAIN" in rel["message"], rel
     assert pump["severity"] == "info" and "control rules (R2) act on pump P1" in pump["message"]
-    assert trace(path, "J1")["mains"] == ["C1", "MAIN", "P1", "C4"]
+    doc = trace(path, "J1")
+    assert doc["mains"] == ["C1", "MAIN", "P1", "C4"]
+    # The trace says it too, where it passes the divide the rules act at.
+    assert "control rules act on REL (R1, R2), and sewerplan does not run them" in doc["splits"][0]["reason"]
 
 
 # The street ST1 drains by its inlet GRATE into the pipe P1, which runs to OUT: a street inlet in a model that
