@@ -295,6 +295,8 @@ def _size(xsection: list, to_ft: float) -> tuple[float, str | None]:
     (12.0, 'EGG 18 in high x 12 in wide')
     >>> _size(["DUMMY"], 1.0)
     (nan, None)
+    >>> _size(["HORIZ_ELLIPSE", "3"], 1.0), _size(["RECT_CLOSED", "2"], 1.0)
+    ((nan, 'HORIZ_ELLIPSE, standard size code 3'), (nan, 'RECT_CLOSED'))
     """
     shape = _field(xsection, 0, "CIRCULAR").upper()
     inches = to_ft * 12
@@ -303,19 +305,14 @@ def _size(xsection: list, to_ft: float) -> tuple[float, str | None]:
     barrels = int(barrels) if np.isfinite(barrels) and barrels >= 1 else 1
     if shape in ROUND_SHAPES:
         size, said = height, f"{height:g} in"
+    elif shape in SIZE_CODED and (_float(_field(xsection, 2, "0")) == 0 or _float(_field(xsection, 3, "0")) > 0):
+        # a standard size, by its code in a table of SWMM's (Geom3; Geom1 where Geom2 is 0)
+        code = _field(xsection, 1) if _float(_field(xsection, 2, "0")) == 0 else _field(xsection, 3)
+        size, said = np.nan, f"{shape}, standard size code {code}"
     elif shape in WIDTH_PER_HEIGHT or shape in WIDTH_IN_GEOM2 or shape in SIZE_CODED:
-        if shape in WIDTH_PER_HEIGHT:
-            width = height * WIDTH_PER_HEIGHT[shape]
-        elif shape in SIZE_CODED and (_float(_field(xsection, 3, "0")) > 0 or _float(_field(xsection, 2, "0")) == 0):
-            width = height = np.nan  # a standard size, by its code in a table of SWMM's
-        else:
-            width = _float(_field(xsection, 2)) * inches
+        width = height * WIDTH_PER_HEIGHT[shape] if shape in WIDTH_PER_HEIGHT else _float(_field(xsection, 2)) * inches
         size = min(height, width) if np.isfinite(height) and np.isfinite(width) else np.nan
-        said = (
-            f"{shape} {height:.3g} in high x {width:.3g} in wide"
-            if np.isfinite(size)
-            else f"{shape}, a standard size (code {_field(xsection, 3) or _field(xsection, 1)})"
-        )
+        said = f"{shape} {height:.3g} in high x {width:.3g} in wide" if np.isfinite(size) else shape
     elif shape == "DUMMY":  # a link with no cross-section at all
         return np.nan, None
     else:  # CUSTOM and any other closed shape: its height alone
