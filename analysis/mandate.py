@@ -541,7 +541,11 @@ def _threshold(profile: Profile) -> float | None:
 
 
 def counting_mains(mains: gpd.GeoDataFrame, profile: Profile) -> np.ndarray:
-    """Which mains are a public sewer a parcel can be required to connect to, by the profile's sewer rules."""
+    """Which mains are a public sewer a parcel can be required to connect to, by the profile's sewer rules.
+
+    A SWMM model's links are all mains to the network (flow passes pumps, weirs, orifices, outlets, street channels
+    and inlets), but only its pipes are sewers: a parcel beside a weir or a street gutter was told to connect to it.
+    """
     s = profile.sewers
     n = len(mains)
 
@@ -557,6 +561,11 @@ def counting_mains(mains: gpd.GeoDataFrame, profile: Profile) -> np.ndarray:
     if not s.count_private.value:
         ok &= owner != "private"
     ok &= ~np.isin(status, ["abandoned", "proposed"])
+    if "link_kind" in mains.columns:  # a SWMM model's links: only its pipes are sewers a building connects to
+        from analysis.network import PIPE_LINKS  # here: GIS mains have no link kinds, and need no network code
+
+        link = column("link_kind")
+        ok &= pd.isna(link) | np.isin(link.astype(str), PIPE_LINKS)
     geoms = np.asarray(mains.geometry.values)
     return ok & ~(shapely.is_missing(geoms) | shapely.is_empty(geoms))
 

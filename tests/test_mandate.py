@@ -549,3 +549,18 @@ def test_curbs_through_the_command_line(tmp_path):
     ]
     written = pd.read_csv(out)
     assert written.loc[0, "measured_from"] == "curbline" and written.loc[0, "boundary_distance_ft"] == 105.0
+
+
+@pytest.mark.parametrize("link_kind", ["weir", "orifice", "outlet", "pump", "channel", "inlet"])
+def test_a_models_link_that_is_no_pipe_is_no_sewer_to_connect_to(fort_plain, street_block, link_kind):
+    """A SWMM model's links are all mains to the network, but a parcel beside a weir, a pump or a street's gutter was
+    told to connect to it. Only the model's pipes (its conduits) are sewers; the parcel is measured to the pipe."""
+    mains = frame(
+        [
+            {"main_id": "W-1", "link_kind": link_kind, "geometry": LineString([(-100, -20), (200, -20)])},
+            {"main_id": "C-1", "link_kind": "conduit", "geometry": LineString([(-100, -90), (200, -90)])},
+        ]
+    )
+    r = run([lot("P", 0, 0)], mains, street_block[0], fort_plain)
+    assert r.loc["P", "main_id"] == "C-1"
+    assert r.loc["P", "distance_ft"] == pytest.approx(90.0)
