@@ -11,7 +11,6 @@ import html
 import io
 import json
 import re
-import zipfile
 from pathlib import Path
 
 import geopandas as gpd
@@ -22,8 +21,9 @@ import shapely
 from layers.errors import LayerError
 from layers.read import EXTRA_NUMBERS, TEXT_AS_UTF8, LayerSource, _in_words, read_source
 from layers.schema import SPECS
-from layers.uploads import add_to_upload, new_upload, upload_layers
+from layers.uploads import add_to_upload, upload_layers
 from layers.validate import ColumnMapping, mapping_mistakes, prepare_layer
+from tests.test_upload_messy import upload, zipped
 
 CRS = "EPSG:2260"
 
@@ -36,18 +36,6 @@ def lots(n: int = 3, **columns) -> gpd.GeoDataFrame:
         geometry=[shapely.box(x0 + 60 * i, y0, x0 + 60 * i + 50, y0 + 100) for i in range(n)],
         crs=CRS,
     )
-
-
-def zipped(members: dict[str, bytes]) -> bytes:
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, content in members.items():
-            zf.writestr(name, content)
-    return buf.getvalue()
-
-
-def upload(root: Path, name: str, payload: bytes) -> Path:
-    return new_upload(root, name, io.BytesIO(payload), owner="pat", max_unzipped_bytes=1 << 28)
 
 
 def said(response) -> str:
