@@ -11,8 +11,10 @@ Columns a result layer carries over from an input layer (owner names, addresses 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from analysis.profiles import Profile
 from layers.schema import SPECS
 
 
@@ -39,6 +41,37 @@ STATUS_LEGEND: dict[str, StatusStyle] = {
     "no_public_sewer": StatusStyle("#756bb1", "no public sewer", "no public sanitary main in the data"),
 }
 STATUS_COLOURS = {status: style.colour for status, style in STATUS_LEGEND.items()}
+# A status only one test of the mandate gives, and that test's rule (under [mandate]): a profile that switches the
+# test off never gives the status.
+STATUS_TESTS = {"in_range_not_abutting": "requires_abutting_street", "unoccupied": "requires_occupied_building"}
+
+
+def legend_statuses(
+    profile: Profile | None, statuses: Iterable[str] = tuple(STATUS_LEGEND), *, counts: Mapping[str, int] | None = None
+) -> list[str]:
+    """The statuses a legend lists for results under ``profile`` (as the run applied it): those it can give, in the
+    order of ``statuses``.
+
+    Wappinger's § 196-17E does not tie the duty to abutting a street, so no parcel is ever in range but not
+    abutting: a legend listing "near a main, but not on its street" (0 of them) told a board the test was made.
+    A status some parcel has (``counts``) is listed whatever the profile, so no colour on the map goes unexplained;
+    without a profile (a run whose profile file cannot be read now) every status is.
+
+    Examples
+    --------
+    >>> from analysis.profiles import load_profile
+    >>> legend_statuses(load_profile("wappinger"))
+    ['mandated', 'out_of_range', 'connected', 'unoccupied', 'no_public_sewer']
+    >>> "in_range_not_abutting" in legend_statuses(load_profile("fort-plain"))
+    True
+    """
+    given = counts or {}
+
+    def can_give(status: str) -> bool:
+        test = STATUS_TESTS.get(status)
+        return profile is None or test is None or bool(getattr(profile.mandate, test).value) or bool(given.get(status))
+
+    return [s for s in statuses if can_give(s)]
 
 
 @dataclass(frozen=True)
@@ -274,7 +307,9 @@ __all__ = [
     "STATUS_COLOURS",
     "STATUS_LEGEND",
     "Column",
+    "STATUS_TESTS",
     "StatusStyle",
     "column",
     "column_description",
+    "legend_statuses",
 ]

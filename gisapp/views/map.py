@@ -30,6 +30,7 @@ from gisapp.words import (
     unanalysed_profile_note,
     words,
 )
+from layers.legend import legend_statuses
 from layers.mapsheet import SheetLayers, SheetText
 from layers.write import RESULT_LAYER
 
@@ -66,6 +67,24 @@ def _count(n: int, one: str, many: str | None = None) -> str:
     return count(n, one, many)
 
 
+def shown_statuses(data) -> list[str]:
+    """The statuses the map's legend and table filter, the printed sheet's legend and the summary's counts list:
+    those the latest run's profile, as it applied it, can give (``layers.legend.legend_statuses``; Wappinger's never
+    gives "near a main, but not on its street"), once per store version. Every status where the run's profile
+    cannot be read now (its file moved), and "not analysed" before any run."""
+    if not data.has_results:
+        return ["not_analysed"]
+    shown = data.cache.get("statuses")
+    if shown is None:
+        try:
+            spec = services.recorded_spec(data.path)
+            prof = services.profile_of(spec) if spec is not None else None
+        except ValueError:  # ProfileError, LayerError: the profile cannot be read now
+            prof = None
+        shown = data.cache["statuses"] = legend_statuses(prof, STATUSES, counts=data.status_counts())
+    return list(shown)
+
+
 def _parts(data):
     """The Folium skeleton of the page, rendered once per store version (its bounds do not change within one)."""
     parts = data.cache.get("map_parts")
@@ -89,7 +108,7 @@ def index():
     # Folium's own inline scripts run under the page's Content-Security-Policy nonce.
     parts = _parts(data)
     parts = replace(parts, header=parts.header.replace("<script>", f'<script nonce="{g.csp_nonce}">'))
-    statuses = [*STATUSES] if data.has_results else ["not_analysed"]
+    statuses = shown_statuses(data)
     # The latest run's profile; before any, the one the layers were checked under (the upload's, published with them)
     chosen = (run or {}).get("profile") or spec.profile
     profile_note, profile_checked = None, False
@@ -185,7 +204,7 @@ def print_view():
         )
     else:
         profile_line = "No analysis yet: parcels are shown as uploaded, not analysed."
-    shown = [*STATUSES] if parcels_name == RESULT_LAYER else ["not_analysed"]
+    shown = shown_statuses(data)
     printer = "the local planner" if g.user in (None, LOCAL_USER) else g.user
     text = SheetText(
         title=title,

@@ -12,6 +12,7 @@ from analysis.mandate import STATUSES
 from gisapp import services
 from gisapp.security import requires
 from gisapp.state import map_data
+from gisapp.views.map import shown_statuses
 from gisapp.views.notices import app_register
 from gisapp.words import register_note
 from layers.errors import LayerError
@@ -31,7 +32,7 @@ def index():
         "summary/index.html",
         store=store_label(data.path),  # shown without a database password
         run=data.run(),
-        statuses=STATUSES,
+        statuses=shown_statuses(data),  # those the run's profile can give: Wappinger's has no "not on its street"
         counts=counts,
         mandated=data.mandated(LISTED, current_app.config["MAX_LISTED_PARCELS"]),
         total_mandated=counts.get("mandated", 0),

@@ -1,0 +1,73 @@
+"""The web map's loose ends, through the Flask client on a town of three lots whose answers can be seen.
+
+One street, Main St, along y=0 with main M-1 in it. P-CROSSED is crossed by the main (0 ft), P-FRONT fronts the
+street 25 ft from it, and P-BACK lies behind, 99.96 ft from the main and abutting no street: in range but not
+abutting under Fort Plain (§ 144-4), mandated under Wappinger with a 100 ft distance set (§ 196-17E has no
+abutting-street test).
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from shapely.geometry import LineString, box
+
+from layers.write import write_layers
+from tests.conftest import Runner, make_app, ny_frame
+
+
+def three_lots() -> dict:
+    line = LineString([(-100, 0), (700, 0)])
+    return {
+        "streets": ny_frame([{"street_id": "S-1", "street_name": "Main St", "geometry": line}]),
+        "mains": ny_frame([{"main_id": "M-1", "geometry": line}]),
+        "parcels": ny_frame(
+            [
+                {"parcel_id": "P-CROSSED", "occupied": True, "geometry": box(0, -10, 50, 90)},
+                {"parcel_id": "P-FRONT", "occupied": True, "geometry": box(100, 25, 150, 125)},
+                {"parcel_id": "P-BACK", "occupied": True, "geometry": box(200, 99.96, 250, 199.96)},
+            ]
+        ),
+    }
+
+
+PROFILES = {"fort-plain": (), "wappinger": ("--set", "mandate.distance_ft=100")}
+
+
+@pytest.fixture(scope="module")
+def clients(tmp_path_factory) -> dict:
+    """A test client per profile, each on the three lots analysed under it."""
+    made = {}
+    for name, settings in PROFILES.items():
+        folder = tmp_path_factory.mktemp(name)
+        store = folder / "town.gpkg"
+        write_layers(str(store), three_lots())
+        Runner().invoke("analyze", "--profile", name, *settings, "--data", store, "--out", store, ok=True)
+        made[name] = make_app(store, folder).test_client()
+    return made
+
+
+def _legend(page: str) -> list[str]:
+    return re.findall(r'data-status="(\w+)"', page[page.index('id="legend"') : page.index("<h3>Sewer")])
+
+
+def _counts_table(page: str) -> str:
+    return page[page.index('id="counts"') : page.index("</table>", page.index('id="counts"'))]
+
+
+def test_the_legend_lists_only_the_statuses_the_runs_profile_can_give(clients):
+    """Under Wappinger (no abutting-street test, § 196-17E) the legend listed "near a main, but not on its street",
+    which no parcel can be under it; Fort Plain's (§ 144-4) lists it, with P-BACK in it."""
+    wappinger = clients["wappinger"].get("/").get_data(as_text=True)
+    fort_plain = clients["fort-plain"].get("/").get_data(as_text=True)
+    assert "in_range_not_abutting" not in _legend(wappinger)
+    assert _legend(wappinger) == ["connected", "mandated", "out_of_range", "unoccupied", "no_public_sewer"]
+    assert "in_range_not_abutting" in _legend(fort_plain)
+    # The table's status filter offers the same, and so does the summary's count of parcels per status.
+    table_filter = wappinger[
+        wappinger.index('id="table-status"') : wappinger.index("</select>", wappinger.index('id="table-status"'))
+    ]
+    assert "in_range_not_abutting" not in table_filter and "mandated" in table_filter
+    assert "not on its street" not in _counts_table(clients["wappinger"].get("/summary").get_data(as_text=True))
+    assert "not on its street" in _counts_table(clients["fort-plain"].get("/summary").get_data(as_text=True))
