@@ -71,3 +71,22 @@ def test_the_legend_lists_only_the_statuses_the_runs_profile_can_give(clients):
     assert "in_range_not_abutting" not in table_filter and "mandated" in table_filter
     assert "not on its street" not in _counts_table(clients["wappinger"].get("/summary").get_data(as_text=True))
     assert "not on its street" in _counts_table(clients["fort-plain"].get("/summary").get_data(as_text=True))
+
+
+def _distance_cells(page: str) -> dict[str, str]:
+    table = page[page.index('id="mandated"') :]
+    rows = re.findall(r'parcel=([\w-]+)">.*?<td class="num">([^<]*)</td>.*?<td>([^<]*)</td></tr>', table, re.S)
+    return {pid: (distance, reason) for pid, distance, reason in rows}
+
+
+def test_the_summary_gives_each_distance_as_its_reason_does(clients):
+    """The summary's list said "0 ft" where the parcel's reason said "0.0 ft", and "100.0 ft" for P-BACK, whose
+    reason says "99.96 ft" (a tenth would round it onto the 100 ft it is within). The list words it as the reason."""
+    listed = _distance_cells(clients["wappinger"].get("/summary").get_data(as_text=True))
+    assert {pid: distance for pid, (distance, _) in listed.items()} == {
+        "P-BACK": "99.96 ft",
+        "P-CROSSED": "0.0 ft",
+        "P-FRONT": "25.0 ft",
+    }
+    for distance, reason in listed.values():
+        assert f"lies {distance} from the property line" in reason
