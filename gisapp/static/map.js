@@ -256,18 +256,36 @@
   }
   const CODED_ROWS = new Set(["Grease interceptor", "Industrial user", "Subdivision", "Measured from"]);
 
+  let openPopup = null;  // the popup popupAt opened last
   function popupAt(latlng, content) {
     // Leaflet adds about 45 px of frame to maxWidth, and auto-panning keeps 20 px clear on each side (60 px at the
     // top, below the layer control): on a phone the popup is narrowed and shortened to fit the map, never wider
     // than the screen, its close button in view.
     const size = map.getSize();
-    return L.popup({
+    const popup = L.popup({
       maxWidth: Math.max(160, Math.min(360, size.x - 90)),
       maxHeight: Math.max(160, Math.min(420, size.y - 140)),
       autoPanPadding: [20, 20],
       autoPanPaddingTopLeft: [20, 60],
-    }).setLatLng(latlng).setContent(content).openOn(map);
+    });
+    popup.setLatLng(latlng).setContent(content).openOn(map);
+    openPopup = popup;
+    return popup;
   }
+
+  // Escape closes the open popup, however it was opened. Leaflet's own Escape works only while the map's box has the
+  // focus: after a click on the popup's "Trace to the plant" the button has it, and Escape did nothing (a popup
+  // opened from a hit or a row with Enter closes by its own handler, which gives the focus back to the hit or row).
+  // In a search box Escape keeps its own meaning, clearing the box. The focus, if it was in the popup, goes to the
+  // map, not to the page's top.
+  document.addEventListener("keydown", (e) => {
+    if (e.key !== "Escape" || !openPopup || !map.hasLayer(openPopup)) return;
+    const at = document.activeElement;
+    const inPopup = Boolean(at && openPopup.getElement() && openPopup.getElement().contains(at));
+    if (!inPopup && at && at.matches("input[type=search]")) return;
+    map.closePopup(openPopup);
+    if (inPopup) map.getContainer().focus({ preventScroll: true });
+  });
 
   // Only the latest thing asked for opens: clicks in quick succession (or a click while a search hit loads) each
   // send a request, and an answer that came back late (a larger parcel, a slower sewershed) opened its popup and
@@ -345,7 +363,7 @@
     trace.type = "button";
     const result = el("p", null, "trace-result");
     result.setAttribute("aria-live", "polite");
-    trace.addEventListener("click", () => traceParcel(parcelId, result));
+    trace.addEventListener("click", () => traceParcel(parcelId, result, bounds));
     const near = el("button", "Parcels near this one", "near-button");
     near.type = "button";
     near.addEventListener("click", () => {
@@ -435,7 +453,7 @@
   layers.mains.on("click", clickUnder);
   layers.plants.on("click", clickUnder);
 
-  async function traceParcel(parcelId, target) {
+  async function traceParcel(parcelId, target, parcelBounds) {
     target.textContent = "Tracing…";
     reveal(target);
     const ticket = askings;  // another parcel or manhole opened meanwhile: its evidence is not to get this trace
@@ -455,7 +473,34 @@
         `${plural(data.mains.length, "main")} to ${data.outfall}` +
         (data.plant ? `, the inlet of the treatment plant ${data.plant}.` : ".");
     target.dataset.controlManhole = data.control_manhole || "";
+    fitTrace(L.geoJSON(data.geojson).getBounds(), parcelBounds, target);
     reveal(target);
+  }
+
+  // A long trace (to a plant across town) was drawn mostly off screen and the map stayed on the parcel. A trace not
+  // wholly in view is brought into it with the popup's parcel and the popup itself (opened above its parcel, as wide
+  // as it is): the map pans, or zooms out a step at a time until the three fit inside the margins auto-panning keeps
+  // (60 px at the top, under the layer control, 20 px elsewhere). A trace too long for that at any zoom is fitted
+  // alone with its parcel. The popup may cover part of the trace; the close button and the trace's ends stay in view.
+  function fitTrace(traced, parcelBounds, target) {
+    if (!traced.isValid() || map.getBounds().contains(traced)) return;
+    const all = L.latLngBounds(traced.getSouthWest(), traced.getNorthEast()).extend(parcelBounds);
+    const size = map.getSize(), top = 60, edge = 20;
+    const popup = openPopup && map.hasLayer(openPopup) && openPopup.getElement().contains(target) ? openPopup : null;
+    const anchor = popup ? popup.getLatLng() : parcelBounds.getCenter();
+    const w = popup ? popup.getElement().offsetWidth : 0, h = popup ? popup.getElement().offsetHeight : 0;
+    for (let z = map.getZoom(); z >= map.getMinZoom(); z -= 1) {
+      const a = map.project(anchor, z);
+      const box = L.bounds(map.project(all.getNorthWest(), z), map.project(all.getSouthEast(), z))
+        .extend(L.point(a.x - w / 2, a.y - h - 10)).extend(L.point(a.x + w / 2, a.y));
+      const need = box.getSize();
+      if (need.x <= size.x - 2 * edge && need.y <= size.y - top - edge) {
+        // the box's middle at the middle of the room left inside the margins
+        map.setView(map.unproject(box.getCenter().subtract(L.point(0, (top - edge) / 2)), z), z, { animate: false });
+        return;
+      }
+    }
+    map.fitBounds(all, { paddingTopLeft: [edge, top], paddingBottomRight: [edge, edge], animate: false });
   }
 
   // The popup scrolls inside its own box when its rows are many (a phone, a long reason): the trace's sentence is
@@ -552,11 +597,18 @@
     });
   }
 
+  // Two searches typed in quick succession: the first's answer, come back last, listed its hits and opened its first
+  // hit over the second's. Each search numbers itself, and an earlier search's answer is dropped. Its first hit opens
+  // on the popup's number taken when the search was asked, so a parcel clicked while it ran is not replaced.
+  let searches = 0;
   searchForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     const q = searchInput.value;
+    const search = ++searches;
+    const ticket = ask();
     searchCount.textContent = "Searching…";
     const r = await getJSON(api("/api/search", { q }));
+    if (search !== searches) return;
     searchList.replaceChildren();
     if (!r.ok) { searchCount.textContent = errorText(r, "The search failed."); return; }
     const { results, total } = r.body;
@@ -578,7 +630,7 @@
       });
       item.append(button);
       searchList.append(item);
-      if (i === 0) goToParcel(hit.parcel_id);
+      if (i === 0) showParcel(hit.parcel_id, null, null, true, ticket);
     });
   });
   searchInput.addEventListener("keydown", (e) => {
