@@ -709,6 +709,7 @@ def test_plain_words_and_the_towns_date_format(sample_store, tmp_path):
 @pytest.mark.browser
 def test_a_400_px_phone_gets_a_usable_map_and_tables_that_scroll_in_their_box(sample_store, browser, tmp_path):  # noqa: F811
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 
     with serving(make_app(sample_store, tmp_path)) as url:
         browser.set_window_size(400, 800)
@@ -747,6 +748,22 @@ def test_a_400_px_phone_gets_a_usable_map_and_tables_that_scroll_in_their_box(sa
         )
         assert on_top  # its close button is in view, not under the layer control
         shot(browser, "phone-popup")
+        # A search hit tapped: the sidebar's hits are above the map, which starts below the window's fold, and the
+        # hit's popup opened out of sight there (Leaflet's auto-pan keeps it in the map's box, not in the window).
+        toggle.click()
+        browser.find_element(By.ID, "search").send_keys("Main Street", Keys.ENTER)
+        hit = wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "button.hit"))[3]
+        wanted = hit.get_attribute("data-parcel-id")
+        hit.click()
+        popup_text(browser, wanted)
+        wait_for(browser, lambda: browser.execute_script("return !window.sewerplanMap._panAnim?._inProgress"))
+        browser.execute_script("return new Promise((r) => setTimeout(r, 300));")
+        top, bottom, room = browser.execute_script(
+            "const r = document.querySelector('.leaflet-popup').getBoundingClientRect();"
+            "return [r.top, r.bottom, window.innerHeight];"
+        )
+        assert top >= 0 and bottom <= room, (top, bottom, room)
+        shot(browser, "phone-search-hit")
         browser.get(url + "/summary")
         wait_for(browser, lambda: browser.find_elements(By.ID, "mandated"))
         assert browser.execute_script("return document.documentElement.scrollWidth") <= inner + 1

@@ -268,9 +268,27 @@
       autoPanPadding: [20, 20],
       autoPanPaddingTopLeft: [20, 60],
     });
+    // Auto-panning brings the popup into the map's box; the window is scrolled to it once the pan has ended.
+    let panning = false;
+    const panned = () => { panning = true; map.once("moveend", () => intoWindow(popup)); };
+    map.once("autopanstart", panned);
     popup.setLatLng(latlng).setContent(content).openOn(map);
+    map.off("autopanstart", panned);
+    if (!panning) intoWindow(popup);
     openPopup = popup;
     return popup;
+  }
+
+  // On a phone the map sits below the sidebar, whose search hits are above the window's fold: Leaflet's autoPan keeps
+  // a popup inside the map's box, not inside the window, and a hit's popup opened out of sight below the hits (at
+  // 390 x 844, 640 px down a window 700 px high). The page scrolls to show it, the window alone: scrollIntoView
+  // would scroll the map's own box too. Nothing moves where the popup is in view (the map fills a desktop's window).
+  function intoWindow(popup) {
+    const node = popup.getElement();
+    if (!node || !map.hasLayer(popup)) return;
+    const r = node.getBoundingClientRect(), room = window.innerHeight, margin = 10;
+    if (r.bottom > room - margin) window.scrollBy(0, Math.min(r.bottom - room + margin, r.top - margin));
+    else if (r.top < margin) window.scrollBy(0, r.top - margin);
   }
 
   // Escape closes the open popup, however it was opened. Leaflet's own Escape works only while the map's box has the
