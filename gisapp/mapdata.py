@@ -33,6 +33,7 @@ import pandas as pd
 import shapely
 
 from analysis.profiles import bracketed
+from analysis.reasons import feet_text
 from gisapp.words import DEFAULT_DATE_FORMAT, number, reason_without_deadline, town_date
 from layers.errors import LayerError
 from layers.store import latest_run, open_store
@@ -390,6 +391,7 @@ class MapData:
         out = {"parcel": self._feature("parcels", i)}
         props = out["parcel"]["properties"]
         out["reason"] = reason_without_deadline(props.get("reason"), props.get("deadline"))
+        out["distance_text"] = feet_words([props.get("distance_ft")], (self.run() or {}).get("distance_ft"))[0]
         out["rows"] = _popup_rows(props)
         lines = self.layers.get(LINES_LAYER)
         if lines is not None:
@@ -495,6 +497,22 @@ class MapData:
         if status:
             frame = frame[frame["status"].astype(str) == status]
         return frame
+
+
+def feet_words(values: list, threshold_ft: float | None = None) -> list[str | None]:
+    """Distances as the reasons word them (``analysis.reasons.feet_text``): to the tenth of a foot ("0.0 ft",
+    "25.0 ft"), to the hundredth where a tenth would round onto the run's distance ("99.96 ft" within 100 ft); None
+    for a missing one. The popup and the summary page said "0 ft" and "100.0 ft" beside reasons saying otherwise.
+
+    Examples
+    --------
+    >>> feet_words([0.0, 25, 99.96, None], 100.0)
+    ['0.0 ft', '25.0 ft', '99.96 ft', None]
+    """
+    missing = [v is None or (isinstance(v, float) and np.isnan(v)) for v in values]
+    numbers = np.array([0.0 if gone else float(v) for v, gone in zip(values, missing, strict=True)])
+    texts = feet_text(numbers, None if threshold_ft is None else float(threshold_ft)).to_pylist() if values else []
+    return [None if gone else f"{text} ft" for text, gone in zip(texts, missing, strict=True)]
 
 
 def _popup_rows(props: dict) -> list[list[str]]:

@@ -90,3 +90,12 @@ def test_the_summary_gives_each_distance_as_its_reason_does(clients):
     }
     for distance, reason in listed.values():
         assert f"lies {distance} from the property line" in reason
+
+
+def test_the_popups_distance_is_worded_as_its_reason(clients):
+    """The popup's Distance row said "0 ft" above a reason saying "0.0 ft", and "100.0 ft" for P-BACK, whose reason
+    says "99.96 ft": the server words it as the reason does (``distance_text``), as the summary now does."""
+    for pid, wanted in {"P-CROSSED": "0.0 ft", "P-FRONT": "25.0 ft", "P-BACK": "99.96 ft"}.items():
+        answer = clients["wappinger"].get("/api/parcel", query_string={"id": pid}).get_json()
+        assert answer["distance_text"] == wanted
+        assert f"lies {wanted} from the property line" in answer["reason"]

@@ -340,6 +340,8 @@ def test_a_late_search_a_clicked_popups_escape_and_a_long_trace_in_chromium(samp
         assert browser.execute_script("return document.body.dataset.focused") == willow[0]
 
         target = _popup_of_a_mandated_parcel(browser, sample_store)
+        # its Distance row worded as its reason words the distance (the server's distance_text): "30.0 ft", not "30 ft"
+        assert re.search(r"Distance(\d+\.\d+ ft) to main.*lies \1 from", popup_text(browser, target))
         view = browser.execute_script("return window.sewerplanMap.getBounds().toBBoxString().split(',').map(Number)")
         click_in_popup(browser, ".parcel-popup .trace-button")  # a pointer's click: the button takes the focus
         result = browser.find_element(By.CSS_SELECTOR, ".trace-result")

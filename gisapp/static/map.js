@@ -334,8 +334,8 @@
     row(dl, "Status", words(p.status));
     // The register's word where the run does not show it (marked connected or exempt since): the server's sentence.
     if (data.register_note) row(dl, "Register", data.register_note);
-    row(dl, "Distance", p.distance_ft === null || p.distance_ft === undefined ? null
-                        : `${num(p.distance_ft, "ft")} to main ${p.main_id}`);
+    // Worded by the server as the reason words it ("0.0 ft", "99.96 ft" within 100 ft), not "0 ft" or "100.0 ft".
+    row(dl, "Distance", data.distance_text ? `${data.distance_text} to main ${p.main_id}` : null);
     row(dl, "Rule", words(p.rule));
     row(dl, "Section", p.section);
     // The register's notice is what the owner was sent: its deadline, not the one an analysis run's notice date

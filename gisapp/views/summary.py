@@ -6,12 +6,11 @@ per version of the store, not read from disk on every request.
 
 from __future__ import annotations
 
-import numpy as np
 from flask import Blueprint, current_app, jsonify, render_template
 
 from analysis.mandate import STATUSES
-from analysis.reasons import feet_text
 from gisapp import services
+from gisapp.mapdata import feet_words
 from gisapp.security import requires
 from gisapp.state import map_data
 from gisapp.views.map import shown_statuses
@@ -44,16 +43,10 @@ def index():
 
 
 def with_distance_text(rows: list[dict], run: dict | None) -> list[dict]:
-    """The listed parcels, each with ``distance_text``: its distance as its reason words it (``feet_text``: to the
-    tenth of a foot, "0.0 ft", and to the hundredth where a tenth would round onto the run's distance, "99.96 ft"
-    within 100 ft). The list said "0 ft" and "100.0 ft" beside reasons saying "0.0 ft" and "99.96 ft"."""
-    distances = np.array([np.nan if r.get("distance_ft") is None else r["distance_ft"] for r in rows], dtype=float)
-    threshold = (run or {}).get("distance_ft")
-    texts = feet_text(distances, None if threshold is None else float(threshold)).to_pylist() if rows else []
-    return [
-        {**r, "distance_text": "" if np.isnan(d) else f"{text} ft"}
-        for r, d, text in zip(rows, distances, texts, strict=True)
-    ]
+    """The listed parcels, each with ``distance_text``: its distance as its reason words it (``feet_words``: "0.0 ft",
+    and "99.96 ft" within 100 ft). The list said "0 ft" and "100.0 ft" beside reasons saying "0.0 ft" and "99.96 ft"."""
+    texts = feet_words([r.get("distance_ft") for r in rows], (run or {}).get("distance_ft"))
+    return [{**r, "distance_text": text or ""} for r, text in zip(rows, texts, strict=True)]
 
 
 def mandated_recorded(data) -> dict[str, int] | None:
