@@ -316,30 +316,45 @@ def test_a_late_search_a_clicked_popups_escape_and_a_long_trace_in_chromium(samp
     from selenium.webdriver.common.keys import Keys
 
     hits = "return [...document.querySelectorAll('button.hit')].map((b) => b.dataset.parcelId)"
+    opened = "return [...document.querySelectorAll('.parcel-popup')].map((p) => p.dataset.parcelId)"
     app = make_app(sample_store, tmp_path)
-    willow = [hit["parcel_id"] for hit in app.test_client().get("/api/search?q=Willow Street").get_json()["results"]]
+    client = app.test_client()
+
+    def found(q: str) -> list[str]:
+        return [hit["parcel_id"] for hit in client.get("/api/search", query_string={"q": q}).get_json()["results"]]
+
+    willow, river = found("Willow Street"), found("River Street")
+
+    def late_answer():
+        """Let the held search's answer come back now, and give the page time to handle it."""
+        browser.execute_script("window.slowDone = false; window.held.shift()();")
+        wait_for(browser, lambda: browser.execute_script("return window.slowDone"))
+        browser.execute_script("return new Promise((r) => setTimeout(r, 300));")
+
     with serving(app) as url:
         open_map(browser, url)
-        # The first search's answer is slow (a loaded server): it arrives after the second's.
+        # A search for Main or River Street is held (a loaded server) until the test lets its answer come back.
         browser.execute_script(
-            "const real = window.fetch; window.slowDone = false;"
-            "window.fetch = (u, o) => String(u).includes('q=Main') ?"
-            " new Promise((r) => setTimeout(r, 700)).then(() => real(u, o)).finally(() => { window.slowDone = true; })"
-            " : real(u, o);"
+            "const real = window.fetch; window.held = [];"
+            "window.fetch = (u, o) => /q=(Main|River)/.test(String(u)) ? new Promise((r) => window.held.push(r))"
+            ".then(() => real(u, o)).finally(() => { window.slowDone = true; }) : real(u, o);"
         )
         search = browser.find_element(By.ID, "search")
         search.send_keys("Main Street", Keys.ENTER)
         search.clear()
         search.send_keys("Willow Street", Keys.ENTER)
         popup_text(browser, willow[0])  # the second search's first hit opens
-        wait_for(browser, lambda: browser.execute_script("return window.slowDone"))
-        browser.execute_script("return new Promise((r) => setTimeout(r, 300));")
+        late_answer()
         assert browser.execute_script(hits) == willow
-        opened = "return [...document.querySelectorAll('.parcel-popup')].map((p) => p.dataset.parcelId)"
         assert browser.execute_script(opened) == [willow[0]]
         assert browser.execute_script("return document.body.dataset.focused") == willow[0]
-
+        # A parcel clicked while a search runs stays open: the search lists its hits and opens none.
+        search.clear()
+        search.send_keys("River Street", Keys.ENTER)
         target = _popup_of_a_mandated_parcel(browser, sample_store)
+        late_answer()
+        assert browser.execute_script(hits) == river
+        assert browser.execute_script(opened) == [target]
         # its Distance row worded as its reason words the distance (the server's distance_text): "30.0 ft", not "30 ft"
         assert re.search(r"Distance(\d+\.\d+ ft) to main.*lies \1 from", popup_text(browser, target))
         view = browser.execute_script("return window.sewerplanMap.getBounds().toBBoxString().split(',').map(Number)")

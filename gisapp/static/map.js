@@ -617,13 +617,14 @@
 
   // Two searches typed in quick succession: the first's answer, come back last, listed its hits and opened its first
   // hit over the second's. Each search numbers itself, and an earlier search's answer is dropped. Its first hit opens
-  // on the popup's number taken when the search was asked, so a parcel clicked while it ran is not replaced.
+  // only if nothing was asked for while it ran (a parcel clicked then stays open); a search finding nothing leaves
+  // the popup, and a trace it is running, alone.
   let searches = 0;
   searchForm.addEventListener("submit", async (event) => {
     event.preventDefault();
     const q = searchInput.value;
     const search = ++searches;
-    const ticket = ask();
+    const asked = askings;
     searchCount.textContent = "Searching…";
     const r = await getJSON(api("/api/search", { q }));
     if (search !== searches) return;
@@ -648,7 +649,7 @@
       });
       item.append(button);
       searchList.append(item);
-      if (i === 0) showParcel(hit.parcel_id, null, null, true, ticket);
+      if (i === 0 && askings === asked) goToParcel(hit.parcel_id);
     });
   });
   searchInput.addEventListener("keydown", (e) => {
