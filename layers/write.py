@@ -60,7 +60,7 @@ from analysis.errors import Fix
 from layers.atomic import StoreBusyError, writer_lock, written_whole
 from layers.crs import crs_label
 from layers.errors import LayerError
-from layers.wkb import wkb_array
+from layers.wkb import points_wkb, wkb_array
 
 RESULT_LAYER = "parcel_results"
 BUILDINGS_LAYER = "building_results"
@@ -220,15 +220,20 @@ def write_results(
         plain = _plain_columns(with_connection_crs(parcels))
         _write_whole(plain.to_crs(4326), path, driver="GeoJSON", layer_options={"RFC7946": "YES"})
         return [Path(path).stem]
-    layers = result_layers(parcels, measuring_lines, buildings)
+    parquet = driver == "Parquet"
+    layers = result_layers(parcels, measuring_lines, buildings, points_as_lines=parquet)
     if name != RESULT_LAYER:
         layers = {name: layers.pop(RESULT_LAYER), **layers}
-    if driver == "Parquet":
+    if parquet:
         # One layer per file: the parcel results at the path, the others beside it (results.measuring_lines...).
         first = next(iter(layers))
         targets = {n: path if n == first else parquet_sibling(path, n) for n in layers}
-        with ThreadPoolExecutor(2) as pool:  # write_geoparquet makes the columns plain itself
-            list(pool.map(lambda n: write_geoparquet(targets[n], layers[n]), layers))
+
+        def write(n: str) -> str:  # write_geoparquet makes the columns plain itself
+            return write_geoparquet(targets[n], layers[n], line_ends=n == POINTS_LAYER)
+
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(write, layers))
         return [Path(target).stem for target in targets.values()]
     return add_layers(path, layers, scratch=scratch)
 
@@ -274,13 +279,21 @@ def result_layers(
     parcels: gpd.GeoDataFrame,
     measuring_lines: gpd.GeoDataFrame | None = None,
     buildings: gpd.GeoDataFrame | None = None,
+    *,
+    points_as_lines: bool = False,
 ) -> dict[str, gpd.GeoDataFrame]:
     """A run's result layers by name: parcel results, measuring lines, connection points (each line's end on the
-    main) and building results, those given. Every store and output format writes these."""
+    main) and building results, those given. Every store and output format writes these. ``points_as_lines``: the
+    connection points are given as the measuring lines themselves, for a writer that takes each line's end
+    (``write_geoparquet``'s ``line_ends``) without a point object made per row."""
     layers = {RESULT_LAYER: with_connection_crs(parcels)}
     if measuring_lines is not None:
         layers[LINES_LAYER] = measuring_lines
-        layers[POINTS_LAYER] = measuring_lines.set_geometry(shapely.get_point(measuring_lines.geometry.values, -1))
+        layers[POINTS_LAYER] = (
+            measuring_lines
+            if points_as_lines
+            else measuring_lines.set_geometry(shapely.get_point(measuring_lines.geometry.values, -1))
+        )
     if buildings is not None:
         layers[BUILDINGS_LAYER] = buildings
     return layers
@@ -629,12 +642,17 @@ def _route_layers(plan: dict, crs) -> dict[str, gpd.GeoDataFrame]:
     return layers
 
 
-def write_geoparquet(path: str | Path, frame: gpd.GeoDataFrame, *, crs=None, row_group_size: int = 65_536) -> str:
+def write_geoparquet(
+    path: str | Path, frame: gpd.GeoDataFrame, *, crs=None, row_group_size: int = 65_536, line_ends: bool = False
+) -> str:
     """Write ``frame`` as one GeoParquet file (1.1, WKB, with a bbox covering column), atomically.
 
     The file appears complete or not at all: it is written beside its final name and renamed into place, so a
     run stopped halfway never leaves a partial file that a reader or a resumed batch would take for a result.
     ``crs`` reprojects first. The bbox column lets readers skip row groups outside an area of interest.
+    ``line_ends``: ``frame``'s geometries are lines, and each row is written as the point at its line's end (the
+    connection points, from the measuring lines), byte for byte as those points would be, without a point object
+    made per row.
     """
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -643,7 +661,7 @@ def write_geoparquet(path: str | Path, frame: gpd.GeoDataFrame, *, crs=None, row
         out = out.to_crs(crs)
     try:
         with written_whole(target) as tmp:  # under the file's writer lock, which clears what killed writers left
-            schema, batches = _geoparquet_batches(out, row_group_size)
+            schema, batches = _geoparquet_batches(out, row_group_size, line_ends=line_ends)
             with (
                 pq.ParquetWriter(tmp, schema, use_dictionary=_few_values(out, row_group_size)) as writer,
                 ThreadPoolExecutor(1) as pool,
@@ -664,7 +682,9 @@ def write_geoparquet(path: str | Path, frame: gpd.GeoDataFrame, *, crs=None, row
     return str(target)
 
 
-def _geoparquet_batches(frame: gpd.GeoDataFrame, rows: int) -> tuple[pa.Schema, Iterator[pa.Table]]:
+def _geoparquet_batches(
+    frame: gpd.GeoDataFrame, rows: int, *, line_ends: bool = False
+) -> tuple[pa.Schema, Iterator[pa.Table]]:
     """The schema of ``frame``'s GeoParquet 1.1 file and its rows, ``rows`` at a time (a row group each).
 
     The same columns, schema and metadata GeoPandas's ``to_parquet(schema_version="1.1.0",
@@ -676,6 +696,13 @@ def _geoparquet_batches(frame: gpd.GeoDataFrame, rows: int) -> tuple[pa.Schema, 
     if "bbox" in frame.columns:
         raise LayerError("a column named 'bbox' would clash with the GeoParquet bounding-box column; rename it")
     geoms = np.asarray(frame.geometry.values)
+    ends = None
+    if line_ends:  # x, y of each line's last vertex: the points written (as points made of them, else)
+        plain = (shapely.get_type_id(geoms) == shapely.GeometryType.LINESTRING) & ~shapely.has_z(geoms)
+        if (plain | shapely.is_missing(geoms)).all():
+            ends = _line_ends(geoms)
+        else:
+            geoms = shapely.get_point(geoms, -1)
     attributes = pd.DataFrame(frame, copy=False).assign(**{name: None})  # an Arrow null column, replaced below
     table = pa.Table.from_pandas(attributes, preserve_index=False)
     at = table.schema.get_field_index(name)
@@ -688,12 +715,13 @@ def _geoparquet_batches(frame: gpd.GeoDataFrame, rows: int) -> tuple[pa.Schema, 
             "ARROW:extension:metadata": json.dumps({"crs": crs} if crs else {}),
         },
     )
-    bounds = shapely.bounds(geoms)
+    bounds = shapely.bounds(geoms) if ends is None else np.hstack([ends, ends])
     bbox = pa.StructArray.from_arrays(
         [pa.array(bounds[:, k], from_pandas=True) for k in range(4)],  # null where there is no geometry
         names=["xmin", "ymin", "xmax", "ymax"],
     )
-    column = {"encoding": "WKB", "crs": _without_member_ids(crs), "geometry_types": _geometry_types(geoms)}
+    types = _geometry_types(geoms) if ends is None else ["Point"] * bool(np.isfinite(ends).all(axis=1).any())
+    column = {"encoding": "WKB", "crs": _without_member_ids(crs), "geometry_types": types}
     finite = np.isfinite(bounds).all(axis=1)  # missing and empty geometries have no extent
     if finite.any():
         column["bbox"] = [float(v) for v in (*bounds[finite, :2].min(axis=0), *bounds[finite, 2:].max(axis=0))]
@@ -706,10 +734,21 @@ def _geoparquet_batches(frame: gpd.GeoDataFrame, rows: int) -> tuple[pa.Schema, 
 
     def batches() -> Iterator[pa.Table]:
         for start in range(0, max(len(geoms), 1), rows):  # no rows: one empty row group, as Arrow writes
-            part = table.slice(start, rows).set_column(at, field, wkb_array(geoms[start : start + rows]))
+            some = slice(start, start + rows)
+            wkb = wkb_array(geoms[some]) if ends is None else points_wkb(ends[some])
+            part = table.slice(start, rows).set_column(at, field, wkb)
             yield part.append_column("bbox", bbox.slice(start, rows)).replace_schema_metadata(metadata)
 
     return schema, batches()
+
+
+def _line_ends(lines: np.ndarray) -> np.ndarray:
+    """x, y of each line's last vertex (NaN where a line is missing or empty), from one pass over the coordinates."""
+    ends = np.full((len(lines), 2), np.nan)
+    counts = shapely.get_num_coordinates(lines)
+    has = counts > 0
+    ends[has] = shapely.get_coordinates(lines[has])[np.cumsum(counts[has]) - 1]
+    return ends
 
 
 def _geometry_types(geoms: np.ndarray) -> list[str]:

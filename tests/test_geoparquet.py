@@ -184,10 +184,17 @@ def test_our_geoparquet_file_is_the_one_geopandas_writes(tmp_path, crs):
     )
     lines.loc[lines.index[::9], "geometry"] = None
     points = lines.set_geometry(shapely.get_point(lines.geometry.values, -1))
+    odd = lines.copy()  # a line with Z and a multi-part one: their ends are made points as before
+    odd.loc[odd.index[1], "geometry"] = shapely.LineString([(0, 0, 1), (5, 5, 2)])
+    odd.loc[odd.index[2], "geometry"] = shapely.MultiLineString([[(0, 0), (1, 1)], [(2, 2), (3, 3)]])
     frames = {"parcels": parcels, "mains": layers["mains"], "lines": lines, "points": points, "none": parcels[:0]}
-    for name, frame in frames.items():
+    # The connection points written from the lines' ends (``line_ends``) are the points written as points.
+    ends = {"line ends": (lines, points), "odd line ends": (odd, odd.set_geometry(shapely.get_point(odd.geometry, -1)))}
+    for name, frame in {**frames, **ends}.items():
         ours, theirs = tmp_path / f"ours_{name}.parquet", tmp_path / f"theirs_{name}.parquet"
-        write_geoparquet(ours, frame, row_group_size=64)  # several row groups, the last one short
+        frame, written = frame if name in ends else (frame, frame)
+        write_geoparquet(ours, frame, row_group_size=64, line_ends=name in ends)  # several row groups, the last short
+        frame = written
         _plain_columns(frame).to_parquet(
             theirs, index=False, schema_version="1.1.0", write_covering_bbox=True, row_group_size=64
         )
