@@ -79,15 +79,29 @@ TOWNS = {
     "poughkeepsie": "Town of Poughkeepsie",
     "wappinger": "Town of Wappinger",
 }
+# Each municipality's own letterhead: its county, its clerk's return address, and the board whose resolution sets a
+# period the law leaves to it (the template's are Fort Plain's: a Wappinger letter from "Montgomery County" and
+# "Fort Plain, NY 13339", under "Resolution 4 of 2027 of the Board of Trustees", was no letter Wappinger could send).
+LETTERHEADS = {
+    "fort-plain": ("Montgomery County, New York", "Village Clerk", "Fort Plain, NY 13339", "Board of Trustees"),
+    "poughkeepsie": ("Dutchess County, New York", "Town Clerk", "Poughkeepsie, NY 12603", "Town Board"),
+    "wappinger": ("Dutchess County, New York", "Town Clerk", "Wappingers Falls, NY 12590", "Town Board"),
+}
 
 
 def town_settings(tmp_path: Path, name: str = "fort-plain"):
-    """The example town settings file, for the profile's own municipality."""
+    """The example town settings file, for the profile's own municipality: its name, county, return address and the
+    board of its resolutions."""
+    county, clerk, city, board = LETTERHEADS[name]
     extra = '"mandate.notice_period_days" = { days = 60, act = "Resolution 9 of 2027 of the Town Board" }\n'
     text = (
         (REPO / "layers" / "town.example.toml")
         .read_text(encoding="utf-8")
         .replace('"Village of Fort Plain"', f'"{TOWNS[name]}"')
+        .replace('"Montgomery County, New York"', f'"{county}"')
+        .replace('"Village Clerk"', f'"{clerk}"')
+        .replace('"Fort Plain, NY 13339"', f'"{city}"')
+        .replace("of the Board of Trustees", f"of the {board}")
     )
     path = tmp_path / f"{name}.toml"
     path.write_text(text + extra, encoding="utf-8")
@@ -264,8 +278,8 @@ def test_golden_letter_quotes_the_law_word_for_word(name, tmp_path):
     assert len(PdfReader(str(path)).pages) >= 2
 
 
-def test_each_letter_says_what_its_law_says(town, tmp_path):
-    _, fort_plain, fp = _letter("fort-plain", town, tmp_path)
+def test_each_letter_says_what_its_law_says(tmp_path):
+    _, fort_plain, fp = _letter("fort-plain", town_settings(tmp_path, "fort-plain"), tmp_path)
     assert "You are required to connect by May 30, 2027, 90 days after the date of this notice." in fort_plain
     assert "shall be abandoned and filled with suitable material" in fort_plain  # § 144-5B, the private system
     assert words(fp.notices.private_system_duty.quote) in fort_plain
@@ -276,7 +290,7 @@ def test_each_letter_says_what_its_law_says(town, tmp_path):
         "required.\u201d Before you connect, ask whether the administrative body requires a manhole connection"
     ) in fort_plain
     assert "The fees now in force: building sewer permit $100" in fort_plain
-    _, pough, _ = _letter("poughkeepsie", town, tmp_path)
+    _, pough, _ = _letter("poughkeepsie", town_settings(tmp_path, "poughkeepsie"), tmp_path)
     assert (
         "This notice is given to eliminate a public health hazard: sewage surfacing from a failing septic system."
         in pough
@@ -284,7 +298,7 @@ def test_each_letter_says_what_its_law_says(town, tmp_path):
     assert "§ 168-22.3C provides: \u201cAt such times as a public sewer system becomes available" in pough
     assert "abandoned" not in pough  # the article has no abandonment clause: none is put in its mouth
     assert "Your buildings" not in pough  # no living-unit or manhole rule in the article
-    _, wapp, _ = _letter("wappinger", town, tmp_path)
+    _, wapp, _ = _letter("wappinger", town_settings(tmp_path, "wappinger"), tmp_path)
     assert (
         "You are required to connect by April 30, 2027, 60 days after the date of this notice (the period set by "
         "Resolution 9 of 2027 of the Town Board, under § 196-17E)."
@@ -372,7 +386,8 @@ def test_building_obligations_read_what_the_building_assessment_writes():
 
 
 @pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
-def test_violation_letters_cite_the_original_notice_and_the_towns_own_period(name, town, tmp_path):
+def test_violation_letters_cite_the_original_notice_and_the_towns_own_period(name, tmp_path):
+    town = town_settings(tmp_path, name)
     profile = load_profile(name)
     overdue = pd.DataFrame(
         {
@@ -411,7 +426,8 @@ def test_violation_letters_cite_the_original_notice_and_the_towns_own_period(nam
         assert "by June 11, 2027, 10 days after the date of this notice (§ 196-22A)." in text
         assert "Chapter 122, Article V, § 122-20Y of the Code per day for each violation" in text
     else:  # a reasonable time / one the Town Board determines: the town's resolution, never the section's
-        assert "the time limit set by Resolution 4 of 2027 of the Board of Trustees, under" in text
+        board = LETTERHEADS[name][3]
+        assert f"the time limit set by Resolution 4 of 2027 of the {board}, under" in text
     for annotation in ANNOTATIONS:
         assert annotation not in text.lower(), annotation
 
@@ -619,8 +635,9 @@ def test_a_name_too_long_for_the_label_is_cut_never_the_street_or_city(tmp_path)
     assert text.replace(" ", "").find("VERYLONGWORD1") < text.replace(" ", "").find("1234COUNTY")
 
 
-def test_a_poughkeepsie_letter_for_two_properties_names_each_propertys_hazard(town):
+def test_a_poughkeepsie_letter_for_two_properties_names_each_propertys_hazard(tmp_path):
     """§ 168-22.3C: one owner, two parcels, two hazards: each named beside its property, not pooled."""
+    town = town_settings(tmp_path, "poughkeepsie")
     profile = load_profile("poughkeepsie")
     parcels = _layers()[0]
     notice_period = period(profile, "mandate.notice_period_days", town)
