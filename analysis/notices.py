@@ -194,11 +194,29 @@ class Period:
     quote: str
     act: str | None = None  # the town's resolution, where the law leaves the period to the town
     left_to_town: bool = False
+    law_silent: bool = False  # the law sets no period at all (Wappinger § 196-17E), rather than leaving it to the town
+    counted_from: str = "notice"  # or "service": the days run from the notice's service on the owner
+    mail_days: int = 0  # counted from service: the days allowed for the mailed notice to be served
 
     @property
     def basis(self) -> str:
-        """As a letter cites it: "§ 144-4", or "Resolution 4 of 2027, under § 144-40A"."""
-        return f"{self.act}, under {self.section}" if self.act else self.section
+        """As a letter cites it: "§ 144-4", "Resolution 4 of 2027, under § 144-40A", or, where the section sets no
+        period and the resolution is the town's alone, "Resolution 9 of 2027 (§ 196-17E sets no period)"."""
+        if not self.act:
+            return self.section
+        return f"{self.act} ({self.section} sets no period)" if self.law_silent else f"{self.act}, under {self.section}"
+
+    def ends(self, notice_date: dt.date) -> dt.date:
+        """The last day of the period of a notice dated ``notice_date``: its days after that date, or, counted from
+        service, after the days allowed for the mail to serve it (Wappinger § 196-22A, 10 days from service).
+
+        Examples
+        --------
+        >>> Period("notices.correction_period_days", 10, "§ 196-22A", "", counted_from="service", mail_days=5).ends(
+        ...     dt.date(2027, 6, 1))
+        datetime.date(2027, 6, 16)
+        """
+        return notice_date + dt.timedelta(days=int(self.days) + self.mail_days)
 
     @property
     def ready_for_letters(self) -> bool:
@@ -217,7 +235,19 @@ def period(profile: Profile, key: str, town: TownSettings | None = None) -> Peri
     left = bool(rule.setting or rule.town_setting)
     act = (town.resolutions.get(key) if town else None) if left else None
     days = act.days if act else (int(rule.value) if rule.value is not None else None)
-    return Period(key, days, rule.section, rule.quote, act.act if act else None, left)
+    counted_from = rule.counted_from or "notice"
+    mail_days = rule.mail_days if counted_from == "service" else 0
+    return Period(
+        key,
+        days,
+        rule.section,
+        rule.quote,
+        act.act if act else None,
+        left,
+        bool(rule.town_setting),
+        counted_from,
+        mail_days,
+    )
 
 
 def period_problem(p: Period, *, town_word: str = "town") -> str | None:
@@ -305,7 +335,7 @@ def plan_notices(
     )
     out["parcel_id"] = out["parcel_id"].astype(str)
     out["private_system"] = _private_system(mandated, profile)
-    deadline = notice_date + dt.timedelta(days=int(notice_period.days))
+    deadline = notice_period.ends(notice_date)
     out["deadline"] = deadline
     out["section"] = profile.mandate.notice_period_days.section
     out["notice_type"] = "connection"
@@ -1183,8 +1213,9 @@ def compose_letters(
         blocks = compose(parcels, profile=profile, town=town, period=period, notice_date=notice_date)
         if kind == "connection":
             blocks += _obligation_blocks(parcels, obligations or {})
-        act_by = notice_date + dt.timedelta(days=int(period.days))
-        blocks += _common_blocks(parcels, profile=profile, town=town, kind=kind, act_by=act_by)
+        blocks += _common_blocks(
+            parcels, profile=profile, town=town, kind=kind, period=period, act_by=period.ends(notice_date)
+        )
         title = "NOTICE TO CONNECT TO THE PUBLIC SEWER" if kind == "connection" else "NOTICE OF VIOLATION"
         letters.append(
             Letter(
@@ -1247,21 +1278,24 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date) -> list[B
     for p in parcels:
         blocks.append(Block("item", _parcel_line(p)))
         blocks.append(Block("text", _main_text(p)))
-    deadline = notice_date + dt.timedelta(days=int(period.days))
+    deadline = period.ends(notice_date)
     blocks += [Block("heading", "What the law requires"), *_quote(n.connection_duty, code_name(profile))]
     given = (
         "is the official notice that section refers to"
         if "official notice" in n.connection_duty.quote
         else "gives you notice of that requirement"
     )
-    blocks.append(
-        Block(
-            "text",
-            f"This letter, dated {long_date(notice_date)}, {given}. You are required to connect by "
-            f"{long_date(deadline)}, {period.days} days after the date of this notice"
-            + (f" (the period set by {period.act}, under {period.section})." if period.act else "."),
+    by = f"{long_date(deadline)}, {_days_after(period)}"
+    if period.act and period.law_silent:  # Wappinger § 196-17E: no period at all; the Town's resolution sets one
+        when = (
+            f"{period.section} sets no period for making the connection: {period.act} sets it, and under it you "
+            f"are required to connect by {by}."
         )
-    )
+    elif period.act:  # the law leaves the period to the town, which set it
+        when = f"You are required to connect by {by} (the period set by {period.act}, under {period.section})."
+    else:
+        when = f"You are required to connect by {by}."
+    blocks.append(Block("text", f"This letter, dated {long_date(notice_date)}, {given}. {when}"))
     reason = parcels[0].get("notice_reason") if parcels else None
     if reason and not pd.isna(reason):
         blocks += [Block("heading", "Why this notice is given"), *_quote(md.notice_reasons)]
@@ -1281,7 +1315,7 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date) -> list[B
 
 def _violation_blocks(parcels, *, profile, town, period, notice_date) -> list[Block]:
     n = profile.notices
-    correct_by = notice_date + dt.timedelta(days=int(period.days))
+    correct_by = period.ends(notice_date)
     blocks = [Block("heading", "Property" if len(parcels) == 1 else "Properties")]
     for p in parcels:
         blocks.append(Block("item", _parcel_line(p)))
@@ -1303,13 +1337,24 @@ def _violation_blocks(parcels, *, profile, town, period, notice_date) -> list[Bl
         )
     )
     blocks += [Block("heading", "Time to correct it"), *_quote(n.correction_period_days)]
-    by = f"You must correct the violation by {long_date(correct_by)}, {period.days} days after the date of this notice"
+    by = f"You must correct the violation by {long_date(correct_by)}, {_days_after(period)}"
     if period.act:
         by += f": the time limit set by {period.act}, under {period.section}."
     else:
         by += f" ({period.section})."
     blocks.append(Block("text", by))
     return blocks
+
+
+def _days_after(period: Period) -> str:
+    """What a period's last day is counted from, as the letter says it: the notice's date (Fort Plain § 144-4 "after
+    the date of official notice"), or its service with the days allowed for the mail (Wappinger § 196-22A)."""
+    if period.counted_from == "service":
+        return (
+            f"{period.days} days from the service of this notice, allowing {period.mail_days} days for the mail to "
+            "deliver it"
+        )
+    return f"{period.days} days after the date of this notice"
 
 
 def _obligation_blocks(parcels, obligations: Mapping[str, list[str]]) -> list[Block]:
@@ -1322,7 +1367,7 @@ def _obligation_blocks(parcels, obligations: Mapping[str, list[str]]) -> list[Bl
     return blocks
 
 
-def _common_blocks(parcels, *, profile, town, kind, act_by: dt.date) -> list[Block]:
+def _common_blocks(parcels, *, profile, town, kind, period: Period, act_by: dt.date) -> list[Block]:
     n = profile.notices
     word = _town_word(profile)
     blocks: list[Block] = []
@@ -1340,12 +1385,26 @@ def _common_blocks(parcels, *, profile, town, kind, act_by: dt.date) -> list[Blo
         blocks.append(Block("text", f"The amount of the fine: {town.penalty_amount}"))
     contact = _contact(town)
     number = "notice numbers" if len(parcels) > 1 else "notice number"
-    ask = town.requests or (
-        f"To ask the {word} for more time, or if you believe this notice is wrong (for example, the property is "
-        f"already connected, or no building on it is occupied), write to the {town.officer_title or 'office'} at "
-        f"the address above before {long_date(act_by)}, quoting the {number} above."
-    )
-    blocks += [Block("heading", "More time, or an objection"), Block("text", ask)]
+    officer = town.officer_title or "office"
+    if kind == "violation" and not period.left_to_town:
+        # Wappinger § 196-22A: "shall have 10 days", the law's own, with no extension in the article: the letter
+        # offers no more time than the law gives, only the objection, and not the town's words on asking for more
+        # time ([requests]), which are for the periods the town sets.
+        heading = "An objection"
+        ask = (
+            f"If you believe this notice is wrong (for example, the property is already connected), write to the "
+            f"{officer} at the address above before {long_date(act_by)}, quoting the {number} above. The "
+            f"{period.days} days to correct the violation are set by {period.section}, which provides for no "
+            "extension."
+        )
+    else:
+        heading = "More time, or an objection"
+        ask = town.requests or (
+            f"To ask the {word} for more time, or if you believe this notice is wrong (for example, the property is "
+            f"already connected, or no building on it is occupied), write to the {officer} at "
+            f"the address above before {long_date(act_by)}, quoting the {number} above."
+        )
+    blocks += [Block("heading", heading), Block("text", ask)]
     if contact:
         blocks += [Block("heading", "Questions"), Block("text", contact)]
     return blocks
@@ -1489,7 +1548,7 @@ def plan_violations(
     ``current`` must be a run under ``profile``: another law's distance and rules answer another question.
     """
     correction = period(profile, "notices.correction_period_days", town)
-    correct_by = today + dt.timedelta(days=int(correction.days))
+    correct_by = correction.ends(today)
     overdue, held = _against_current(overdue, current)
     mailable, unmailable = _mailable(overdue, printable, overflow)
     if unmailable:  # each held row keeps its notice's index: its original notice ID is the one cited

@@ -39,7 +39,22 @@ from analysis.errors import Fix, ProfileError
 PROFILE_DIR = Path(__file__).parent / "profiles"
 RULE_TESTS = Path(__file__).parent / "rule_tests.toml"
 
-_RULE_KEYS = {"value", "section", "quote", "derived", "setting", "town_setting", "note"}
+_RULE_KEYS = {
+    "value",
+    "section",
+    "quote",
+    "derived",
+    "setting",
+    "town_setting",
+    "note",
+    "counted_from",
+    "mail_days",
+}
+# What a period's days are counted from: the date of the notice (Fort Plain § 144-4 "within 90 days after the date of
+# official notice"), or its service on the owner (Wappinger § 196-22A "shall be served ... and shall have 10 days").
+COUNTED_FROM = ("notice", "service")
+# The most days a profile may allow a mailed notice to reach the owner (``mail_days``): a month.
+MAX_MAIL_DAYS = 30
 # The flags a citation carries after its section, in this order: the section was counted, the value was set, or
 # (as a plan cites a rule) the value is a reading the profile chose where the law gives no number.
 DERIVED_FLAG = "section number derived"
@@ -66,6 +81,10 @@ class Rule:
     town_setting: bool = False
     note: str = ""
     overridden: bool = False
+    # A period only: what its days are counted from (``COUNTED_FROM``; "" is the notice's date), and, counted from
+    # service, the days allowed for a mailed notice to be served, which the date printed adds.
+    counted_from: str = ""
+    mail_days: int = 0
 
     @property
     def citation(self) -> str:
@@ -612,10 +631,24 @@ def _build_rule(key: str, raw: Any, meta: dict) -> tuple[Rule | None, list[str]]
     else:
         value = raw["value"]
         problems += _check_value(key, value, meta, raw.get("section", ""))
+    problems += _period_keys(key, raw)
     if problems:
         return None, problems
     fields = {k: raw[k] for k in _RULE_KEYS if k in raw and k != "value"}
     return Rule(value=float(value) if isinstance(value, int) and meta["type"] == (int, float) else value, **fields), []
+
+
+def _period_keys(key: str, raw: dict) -> list[str]:
+    """What is wrong with a rule's ``counted_from`` and ``mail_days`` (a period's start, and the days for the mail)."""
+    problems = []
+    if "counted_from" in raw and raw["counted_from"] not in COUNTED_FROM:
+        problems.append(f"{key}: counted_from must be one of {', '.join(COUNTED_FROM)}, got {raw['counted_from']!r}")
+    days = raw.get("mail_days", 0)
+    if isinstance(days, bool) or not isinstance(days, int) or not 0 <= days <= MAX_MAIL_DAYS:
+        problems.append(f"{key}: mail_days must be a whole number of days from 0 to {MAX_MAIL_DAYS}, got {days!r}")
+    elif days and raw.get("counted_from") != "service":
+        problems.append(f'{key}: mail_days is for a period counted from service (counted_from = "service")')
+    return problems
 
 
 def _check_value(key: str, value: Any, meta: dict, section: str) -> list[str]:

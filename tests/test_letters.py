@@ -299,10 +299,11 @@ def test_each_letter_says_what_its_law_says(tmp_path):
     assert "abandoned" not in pough  # the article has no abandonment clause: none is put in its mouth
     assert "Your buildings" not in pough  # no living-unit or manhole rule in the article
     _, wapp, _ = _letter("wappinger", town_settings(tmp_path, "wappinger"), tmp_path)
-    assert (
-        "You are required to connect by April 30, 2027, 60 days after the date of this notice (the period set by "
-        "Resolution 9 of 2027 of the Town Board, under § 196-17E)."
+    assert (  # § 196-17E sets no period: the Town's resolution does, and is not said to be made under the section
+        "§ 196-17E sets no period for making the connection: Resolution 9 of 2027 of the Town Board sets it, and "
+        "under it you are required to connect by April 30, 2027, 60 days after the date of this notice."
     ) in wapp
+    assert "under § 196-17E" not in wapp
     assert wapp.count("§ 196-17E") == 2  # quoted once (the duty is the private-system sentence), cited once more
     # What the owner must do to connect, beyond the permit: § 144-14A, § 196-18J notify for inspection and connect
     # under supervision; § 168-22.4I, only persons the Town authorizes make the connection.
@@ -422,8 +423,11 @@ def test_violation_letters_cite_the_original_notice_and_the_towns_own_period(nam
     n = profile.notices
     assert f"{n.correction_period_days.section} provides: \u201c{words(n.correction_period_days.quote)}\u201d" in text
     assert f"{n.penalty.section} provides: \u201c{words(n.penalty.quote)}\u201d" in text
-    if name == "wappinger":  # the law's own 10 days, and the section that sets the fine's amount
-        assert "by June 11, 2027, 10 days after the date of this notice (§ 196-22A)." in text
+    if name == "wappinger":  # the law's own 10 days from service, and the section that sets the fine's amount
+        assert (
+            "by June 16, 2027, 10 days from the service of this notice, allowing 5 days for the mail to deliver it "
+            "(§ 196-22A)."
+        ) in text
         assert "Chapter 122, Article V, § 122-20Y of the Code per day for each violation" in text
     else:  # a reasonable time / one the Town Board determines: the town's resolution, never the section's
         board = LETTERHEADS[name][3]

@@ -7,13 +7,176 @@ read as plain words; ``tests/test_letters.py`` checks the PDF prints exactly tho
 
 from __future__ import annotations
 
+import dataclasses
+import datetime as dt
 import re
 
+import pandas as pd
 import pytest
 
-from tests.test_letters import GOLDEN, LETTERHEADS, TOWNS
+from analysis.errors import ProfileError
+from analysis.notices import compose_letters, letter_text, mailing_list, period, plan_notices, plan_violations
+from analysis.profiles import PROFILE_DIR, load_profile
+from tests.test_letters import (
+    DAY,
+    GOLDEN,
+    LETTERHEADS,
+    TOWNS,
+    _composed,
+    _overdue,
+    ordinance,
+    quotes,
+    town_settings,
+    words,
+)
 
 NAMES = ["fort-plain", "poughkeepsie", "wappinger"]
+TODAY = dt.date(2027, 6, 1)  # the day violations are given: the connection deadline (May 30, 2027) has passed
+
+
+def _violation_text(name: str, tmp_path) -> tuple[str, object]:
+    """The one violation letter for an overdue notice, given on TODAY under ``name``'s own town settings."""
+    town = town_settings(tmp_path, name)
+    profile = load_profile(name)
+    plan = plan_violations(_overdue(owner_name=["SMITH JOHN"]), profile=profile, today=TODAY, town=town)
+    due = plan.due.assign(notice_id="N-VIOLATION001")
+    (letter,) = compose_letters(
+        mailing_list(due), due, profile=profile, town=town, kind="violation", notice_date=TODAY, period=plan.period
+    )
+    return words(letter_text(letter)), plan
+
+
+def _connection_text(name: str, tmp_path) -> str:
+    letter, _, _ = _composed(name, town_settings(tmp_path, name))
+    return words(letter_text(letter))
+
+
+# Item 1: Wappinger § 196-17E sets no period ------------------------------------------------------------------------
+
+
+def test_wappinger_letter_does_not_say_the_towns_period_is_set_under_196_17e(tmp_path):
+    """§ 196-17E: "a direct connection shall be made to the public sewer" "at such time as a public sewer becomes
+    available". It sets no period and delegates none; the letter said the Town Board's resolution set the period
+    "under § 196-17E", a power the section does not give. Fort Plain § 144-40A ("a reasonable time limit") does leave
+    its period to the village, and its letters still cite the resolution as made under it."""
+    text = _connection_text("wappinger", tmp_path)
+    assert "under § 196-17E" not in text
+    assert (
+        "This letter, dated March 1, 2027, gives you notice of that requirement. § 196-17E sets no period for making "
+        "the connection: Resolution 9 of 2027 of the Town Board sets it, and under it you are required to connect by "
+        "April 30, 2027, 60 days after the date of this notice."
+    ) in text
+    wp, fp = load_profile("wappinger"), load_profile("fort-plain")
+    town = town_settings(tmp_path, "wappinger")
+    assert period(wp, "mandate.notice_period_days", town).basis == (
+        "Resolution 9 of 2027 of the Town Board (§ 196-17E sets no period)"
+    )
+    village = town_settings(tmp_path, "fort-plain")
+    assert period(fp, "notices.correction_period_days", village).basis == (
+        "Resolution 4 of 2027 of the Board of Trustees, under § 144-40A"
+    )
+
+
+# Item 3: when the clock starts ---------------------------------------------------------------------------------
+
+
+def test_wappinger_10_days_run_from_service_so_the_date_allows_for_the_mail(tmp_path):
+    """§ 196-22A: the person "shall be served by the Town with written notice ... and shall have 10 days". The letter
+    printed, and the register recorded, 10 days after the letter's own date: a notice delivered by certified mail on
+    its fourth day left 6. The period now runs from service, the profile allowing 5 days for the mail (a setting), and
+    the letter says so; the register's deadline (the plan's) is the date the letter prints."""
+    rule = load_profile("wappinger").notices.correction_period_days
+    assert (rule.counted_from, rule.mail_days, rule.value) == ("service", 5, 10)
+    text, plan = _violation_text("wappinger", tmp_path)
+    assert plan.deadline == dt.date(2027, 6, 16) and set(plan.due["deadline"]) == {dt.date(2027, 6, 16)}
+    assert (
+        "You must correct the violation by June 16, 2027, 10 days from the service of this notice, allowing 5 days "
+        "for the mail to deliver it (§ 196-22A)."
+    ) in text
+    assert "10 days after the date of this notice" not in text
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_connection_periods_run_from_the_date_of_the_notice_as_the_law_says(name, tmp_path):
+    """§ 144-4 and § 168-22.2G: "within 90 (30) days after the date of official notice": from the notice's date,
+    which the letter prints, as it says. Wappinger's period is the Town's resolution, read the same way (a setting,
+    said in the profile); Fort Plain § 144-40A and Poughkeepsie § 168-22.9A have the notice state its own limit."""
+    profile = load_profile(name)
+    for key in ("mandate.notice_period_days", "notices.correction_period_days"):
+        section, rule_name = key.split(".")
+        rule = getattr(getattr(profile, section), rule_name)
+        expected = "service" if (name, key) == ("wappinger", "notices.correction_period_days") else "notice"
+        assert rule.counted_from == expected, key
+        assert ("after the date of official notice" in rule.quote) == (
+            key.startswith("mandate") and name != "wappinger"
+        )
+    text = _connection_text(name, tmp_path)
+    days = {"fort-plain": 90, "poughkeepsie": 30, "wappinger": 60}[name]
+    assert f"{days} days after the date of this notice" in text
+
+
+def test_a_period_counted_from_service_is_checked_when_the_profile_is_read(tmp_path):
+    """A misspelt start, or days for the mail on a period counted from the notice, is refused by name."""
+    source = (PROFILE_DIR / "wappinger.toml").read_text(encoding="utf-8")
+    bad = tmp_path / "wappinger-bad.toml"
+    bad.write_text(source.replace('counted_from = "service", mail_days = 5', 'counted_from = "receipt", mail_days = 5'))
+    with pytest.raises(ProfileError, match="counted_from must be one of notice, service, got 'receipt'"):
+        load_profile(bad)
+    bad.write_text(source.replace('counted_from = "service", mail_days = 5', 'counted_from = "notice", mail_days = 5'))
+    with pytest.raises(ProfileError, match="mail_days is for a period counted from service"):
+        load_profile(bad)
+
+
+# Item 4: more time --------------------------------------------------------------------------------------------
+
+
+def test_a_wappinger_violation_letter_offers_no_more_time_than_196_22a_gives(tmp_path):
+    """§ 196-22A gives 10 days and provides for no extension; the violation letter invited the owner "to ask the Town
+    for more time". It now offers the objection only and says the 10 days are the section's. Fort Plain's time limit
+    is the village's own resolution (§ 144-40A), which the village may change: its letter still offers more time."""
+    text, _ = _violation_text("wappinger", tmp_path)
+    assert "more time" not in text
+    assert "An objection If you believe this notice is wrong" in text
+    assert "The 10 days to correct the violation are set by § 196-22A, which provides for no extension." in text
+    village, _ = _violation_text("fort-plain", tmp_path)
+    assert "To ask the Village for more time" in village
+    # The town's own words on asking for more time are for the periods the town sets, not the law's 10 days.
+    asked = dataclasses.replace(town_settings(tmp_path, "wappinger"), requests="Ask the clerk for more time.")
+    profile = load_profile("wappinger")
+    plan = plan_violations(_overdue(owner_name=["SMITH JOHN"]), profile=profile, today=TODAY, town=asked)
+    due = plan.due.assign(notice_id="N-VIOLATION001")
+    (letter,) = compose_letters(
+        mailing_list(due), due, profile=profile, town=asked, kind="violation", notice_date=TODAY, period=plan.period
+    )
+    assert "more time" not in words(letter_text(letter))
+
+
+def test_a_wappinger_connection_letter_says_what_follows_the_deadline(tmp_path):
+    """What the law gives after the Town's deadline is not omitted: a written notice of violation and its 10 days
+    (§ 196-22A) before any fine (§ 196-22B), on conviction. The Town's own period may be extended on request."""
+    text = _connection_text("wappinger", tmp_path)
+    assert "beyond the 10 days a written notice of violation served under § 196-22A gives to correct it" in text
+    assert "To ask the Town for more time" in text
+
+
+# Item 5: Poughkeepsie has no abandonment clause ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["connection", "violation"])
+def test_no_poughkeepsie_letter_requires_the_private_system_to_be_abandoned(kind, tmp_path):
+    """The article has no clause requiring a private system to be abandoned or filled (§ 168-22.3C requires only the
+    connection); no letter, connection or violation, puts one in its mouth. Fort Plain § 144-5B and Wappinger
+    § 196-17E do require it, and their connection letters quote it."""
+    law = ordinance(load_profile("poughkeepsie"))
+    assert "abandon" not in law.lower()
+    text = (
+        _connection_text("poughkeepsie", tmp_path)
+        if kind == "connection"
+        else _violation_text("poughkeepsie", tmp_path)[0]
+    )
+    assert "abandon" not in text.lower()
+    for name in ("fort-plain", "wappinger"):
+        assert "shall be abandoned and filled with suitable material" in _connection_text(name, tmp_path)
 
 
 # Item 7: letterheads ------------------------------------------------------------------------------------------
@@ -32,3 +195,23 @@ def test_each_golden_letter_has_its_own_municipalitys_letterhead(name):
     }
     assert not any(other in text for other in others), others
     assert not re.search(r"Board of Trustees", text) or name == "fort-plain"
+
+
+def test_each_connection_plan_deadline_is_the_date_its_letter_prints(tmp_path):
+    """The register's deadline (the plan's) and the letter's date are one computation (``Period.ends``)."""
+    results = pd.DataFrame(
+        {"parcel_id": ["A"], "status": ["mandated"], "owner_name": ["ROE ANN"], "mail_address": ["1 Main St"]}
+        | {"mail_city": ["Fort Plain"], "mail_state": ["NY"], "mail_zip": ["13339"], "site_address": ["1 Main St"]}
+    )
+    for name in NAMES:
+        town = town_settings(tmp_path, name)
+        profile = load_profile(name)
+        reason = "public_health_hazard" if name == "poughkeepsie" else None
+        hazard = "sewage on the lawn" if reason else None
+        plan = plan_notices(results, profile=profile, notice_date=DAY, town=town, notice_reason=reason, hazard=hazard)
+        due = plan.due.assign(notice_id="N-1")
+        (letter,) = compose_letters(
+            mailing_list(due), due, profile=profile, town=town, kind="connection", notice_date=DAY, period=plan.period
+        )
+        assert f"connect by {plan.deadline:%B} {plan.deadline.day}, 2027" in words(letter_text(letter)), name
+        assert all(q in ordinance(profile) for q in quotes(words(letter_text(letter))))
