@@ -1371,8 +1371,9 @@ def _common_blocks(parcels, *, profile, town, kind, period: Period, act_by: dt.d
     n = profile.notices
     word = _town_word(profile)
     blocks: list[Block] = []
-    if kind == "connection":
-        blocks += [Block("heading", "Permit and fees"), *_quote(n.permit), *_quote(n.permit_fees)]
+    if kind == "connection":  # the permit, and what else the law requires first (Fort Plain § 144-46A, a licence)
+        also = [block for passage in n.permit.also for block in _quote(passage)]
+        blocks += [Block("heading", "Permit and fees"), *_quote(n.permit), *also, *_quote(n.permit_fees)]
         if town.fees:
             blocks.append(Block("text", f"The fees now in force: {town.fees}"))
         if n.inspection.value:  # § 144-14A, § 168-22.4I, § 196-18J: who makes the connection, and under whom

@@ -49,6 +49,7 @@ _RULE_KEYS = {
     "note",
     "counted_from",
     "mail_days",
+    "also",
 }
 # What a period's days are counted from: the date of the notice (Fort Plain § 144-4 "within 90 days after the date of
 # official notice"), or its service on the owner (Wappinger § 196-22A "shall be served ... and shall have 10 days").
@@ -70,6 +71,15 @@ _PLURAL_FLAGS = {
 
 
 @dataclass(frozen=True)
+class Passage:
+    """A further passage of the law a letter quotes with a rule: its section and its words."""
+
+    section: str
+    quote: str
+    derived: bool = False
+
+
+@dataclass(frozen=True)
 class Rule:
     """One threshold or choice, with where it comes from."""
 
@@ -85,6 +95,9 @@ class Rule:
     # service, the days allowed for a mailed notice to be served, which the date printed adds.
     counted_from: str = ""
     mail_days: int = 0
+    # Further passages a letter quotes with this rule, each ``{section, quote}`` (``derived`` where counted): the
+    # licence and the other permits a law requires before connecting, beside the permit.
+    also: tuple[Passage, ...] = ()
 
     @property
     def citation(self) -> str:
@@ -105,7 +118,7 @@ class Rule:
         return "setting" if self.setting or self.town_setting else "law"
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in dataclasses.asdict(self).items() if v not in ("", False) or k == "value"}
+        return {k: v for k, v in dataclasses.asdict(self).items() if v not in ("", False, ()) or k == "value"}
 
 
 def flagged(citation: str, *flags: str) -> str:
@@ -631,11 +644,26 @@ def _build_rule(key: str, raw: Any, meta: dict) -> tuple[Rule | None, list[str]]
     else:
         value = raw["value"]
         problems += _check_value(key, value, meta, raw.get("section", ""))
-    problems += _period_keys(key, raw)
+    also, also_problems = _passages(key, raw.get("also", []))
+    problems += also_problems + _period_keys(key, raw)
     if problems:
         return None, problems
-    fields = {k: raw[k] for k in _RULE_KEYS if k in raw and k != "value"}
+    fields = {k: raw[k] for k in _RULE_KEYS if k in raw and k not in ("value", "also")}
+    fields["also"] = also
     return Rule(value=float(value) if isinstance(value, int) and meta["type"] == (int, float) else value, **fields), []
+
+
+def _passages(key: str, raw: Any) -> tuple[tuple[Passage, ...], list[str]]:
+    """A rule's ``also``: a list of tables ``{ section = "§ ...", quote = "..." }`` (``derived`` where counted)."""
+    shape = f'{key}: also must be a list of tables like {{ section = "§ ...", quote = "..." }}'
+    if not isinstance(raw, list) or not all(isinstance(p, dict) for p in raw):
+        return (), [shape]
+    problems = [f"{key}: also: unknown key {k!r}" for p in raw for k in p if k not in ("section", "quote", "derived")]
+    if any(not isinstance(p.get("section"), str) or not isinstance(p.get("quote"), str) for p in raw):
+        problems.append(shape)
+    if problems:
+        return (), problems
+    return tuple(Passage(p["section"], p["quote"], bool(p.get("derived", False))) for p in raw), []
 
 
 def _period_keys(key: str, raw: dict) -> list[str]:

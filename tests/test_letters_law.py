@@ -179,6 +179,29 @@ def test_no_poughkeepsie_letter_requires_the_private_system_to_be_abandoned(kind
         assert "shall be abandoned and filled with suitable material" in _connection_text(name, tmp_path)
 
 
+# Item 6: permits and licences ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_letter_quotes_the_permits_and_licence_its_law_requires_before_connecting(name, tmp_path):
+    """Fort Plain § 144-46A requires a licence from the Village Clerk of everyone but the owner who does the work, and
+    § 144-38 a contractor's certificate of insurance before a permit; Poughkeepsie § 168-22.4B(3), no work before the
+    Plumbing Inspector's permit, and § 168-22.4G, road-opening permits first; Wappinger § 196-18B, the permit
+    application, and § 196-18K, road opening permits before any excavation. The letters quoted the permit alone. Each
+    passage is the law's own words, under "Permit and fees"."""
+    profile = load_profile(name)
+    also = profile.notices.permit.also
+    assert also
+    law = ordinance(profile)
+    text = _connection_text(name, tmp_path)
+    permits = text.split("Permit and fees", 1)[1].split("Inspection and connection", 1)[0]
+    for passage in also:
+        assert words(passage.quote) in law, passage.section
+        assert f"{passage.section} provides: \u201c{words(passage.quote)}\u201d" in permits, passage.section
+    licence = "license issued by the Village Clerk" in permits
+    assert licence == (name == "fort-plain")  # the only one of the three that requires a licence
+
+
 # Item 7: letterheads ------------------------------------------------------------------------------------------
 
 
@@ -215,3 +238,15 @@ def test_each_connection_plan_deadline_is_the_date_its_letter_prints(tmp_path):
         )
         assert f"connect by {plan.deadline:%B} {plan.deadline.day}, 2027" in words(letter_text(letter)), name
         assert all(q in ordinance(profile) for q in quotes(words(letter_text(letter))))
+
+
+def test_a_malformed_also_passage_is_refused_when_the_profile_is_read(tmp_path):
+    """An ``also`` passage without its section, or with a key of its own, is refused by name, as a rule would be."""
+    source = (PROFILE_DIR / "wappinger.toml").read_text(encoding="utf-8")
+    bad = tmp_path / "wappinger-bad.toml"
+    bad.write_text(source.replace('also = [{ section = "§ 196-18B", ', "also = [{ page = 3, "), encoding="utf-8")
+    with pytest.raises(ProfileError, match=r"notices.permit: also: unknown key 'page'"):
+        load_profile(bad)
+    bad.write_text(source.replace('also = [{ section = "§ 196-18B", ', "also = [{ "), encoding="utf-8")
+    with pytest.raises(ProfileError, match=r"notices.permit: also must be a list of tables like"):
+        load_profile(bad)
