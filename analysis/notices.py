@@ -201,10 +201,11 @@ class Period:
     @property
     def basis(self) -> str:
         """As a letter cites it: "§ 144-4", "Resolution 4 of 2027, under § 144-40A", or, where the section sets no
-        period and the resolution is the town's alone, "Resolution 9 of 2027 (§ 196-17E sets no period)"."""
+        period and the resolution is the town's alone, "Resolution 9 of 2027; § 196-17E sets no period" (no bracket, as
+        the preview prints it inside one)."""
         if not self.act:
             return self.section
-        return f"{self.act} ({self.section} sets no period)" if self.law_silent else f"{self.act}, under {self.section}"
+        return f"{self.act}; {self.section} sets no period" if self.law_silent else f"{self.act}, under {self.section}"
 
     def ends(self, notice_date: dt.date) -> dt.date:
         """The last day of the period of a notice dated ``notice_date``: its days after that date, or, counted from

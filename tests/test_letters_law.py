@@ -69,7 +69,7 @@ def test_wappinger_letter_does_not_say_the_towns_period_is_set_under_196_17e(tmp
     wp, fp = load_profile("wappinger"), load_profile("fort-plain")
     town = town_settings(tmp_path, "wappinger")
     assert period(wp, "mandate.notice_period_days", town).basis == (
-        "Resolution 9 of 2027 of the Town Board (§ 196-17E sets no period)"
+        "Resolution 9 of 2027 of the Town Board; § 196-17E sets no period"
     )
     village = town_settings(tmp_path, "fort-plain")
     assert period(fp, "notices.correction_period_days", village).basis == (

@@ -229,7 +229,7 @@ def test_a_period_the_law_leaves_to_the_town_needs_the_towns_resolution(results,
     wappinger = plan_notices(results, profile=WP, notice_date=DAY, town=town)
     assert (
         wappinger.deadline == dt.date(2027, 4, 30)
-        and wappinger.period.basis == "Resolution 9 of 2027 (§ 196-17E sets no period)"
+        and wappinger.period.basis == "Resolution 9 of 2027; § 196-17E sets no period"
     )
     law = period(WP, "notices.correction_period_days", town)  # set by the law itself: the town cannot change it
     assert law.days == 10 and law.basis == "§ 196-22A"
