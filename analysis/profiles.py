@@ -26,6 +26,7 @@ Examples
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import difflib
 import math
 import re
@@ -98,6 +99,13 @@ class Rule:
     # Further passages a letter quotes with this rule, each ``{section, quote}`` (``derived`` where counted): the
     # licence and the other permits a law requires before connecting, beside the permit.
     also: tuple[Passage, ...] = ()
+
+    def period_end(self, start: dt.date) -> dt.date:
+        """The last day of this period (its value, in days) for a notice dated ``start``: the days after it, and,
+        counted from service, the days allowed for the mail to serve it too. The one count of a deadline: the
+        analysis' column, a batch's summary and the letters (``analysis.notices.Period``) give the same day."""
+        mail = self.mail_days if self.counted_from == "service" else 0
+        return start + dt.timedelta(days=int(self.value) + mail)
 
     @property
     def citation(self) -> str:

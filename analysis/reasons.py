@@ -123,7 +123,7 @@ def explain(
     n = len(status_code)
     due = None
     if notice_date is not None and md.notice_period_days.value is not None:
-        due = (notice_date + dt.timedelta(days=int(md.notice_period_days.value))).isoformat()
+        due = md.notice_period_days.period_end(notice_date).isoformat()
     facts = _Facts(
         profile,
         threshold_ft,

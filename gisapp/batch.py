@@ -200,8 +200,8 @@ def _analyse(spec: TownSpec, job: TownJob) -> dict:
     write_partition(job.out_dir, spec.partition, run.parcels, crs=parse_crs(job.output_crs, what="output CRS"))
     summary = run.summary
     counts = summary["counts"]
-    period = summary.get("notice_period_days")
-    deadline = (spec.notice_date + dt.timedelta(days=int(period))).isoformat() if spec.notice_date and period else None
+    period = profile.mandate.notice_period_days
+    deadline = period.period_end(spec.notice_date).isoformat() if spec.notice_date and period.value else None
     return {
         "profile": profile.id,
         "profile_version": profile.version,

@@ -564,3 +564,24 @@ def test_a_models_link_that_is_no_pipe_is_no_sewer_to_connect_to(fort_plain, str
     r = run([lot("P", 0, 0)], mains, street_block[0], fort_plain)
     assert r.loc["P", "main_id"] == "C-1"
     assert r.loc["P", "distance_ft"] == pytest.approx(90.0)
+
+
+def test_a_deadline_counted_from_service_allows_the_days_for_the_mail(street_block, tmp_path):
+    """A town whose resolution counts its period to connect from service (``counted_from = "service"``, with
+    ``mail_days``): the letters' date allowed for the mail, but the analysis' deadline column and a batch summary
+    counted from the notice's date, so the map and the letter gave two different days."""
+    from analysis.profiles import PROFILE_DIR
+
+    text = (PROFILE_DIR / "fort-plain.toml").read_text(encoding="utf-8")
+    text = text.replace(
+        'counted_from = "notice", note = "Counted from the notice',
+        'counted_from = "service", mail_days = 5, note = "Counted from the notice',
+        1,
+    )
+    path = tmp_path / "by-service.toml"
+    path.write_text(text, encoding="utf-8")
+    profile = load_profile(str(path))
+    assert profile.mandate.notice_period_days.mail_days == 5
+    streets, mains = street_block
+    r = run([lot("P", 0, 25)], mains, streets, profile, notice_date=dt.date(2027, 3, 1))
+    assert r.loc["P", "deadline"] == "2027-06-04"  # 90 days and 5 for the mail, as the letter counts them
