@@ -294,7 +294,9 @@ def manhole_nodes(node_kind: np.ndarray, next_main: np.ndarray, gravity: np.ndar
     leaves = next_main >= 0
     by_pipe = np.zeros(len(next_main), dtype=bool)
     by_pipe[leaves] = np.asarray(gravity, dtype=bool)[next_main[leaves]]
-    structure = (pd.Series(node_kind, dtype=object) == "storage").to_numpy() & leaves & ~by_pipe
+    asked = np.flatnonzero(is_manhole & leaves & ~by_pipe)  # few: those a gravity pipe does not drain
+    structure = np.zeros(len(is_manhole), dtype=bool)
+    structure[asked] = np.asarray(node_kind, dtype=object)[asked] == "storage"
     return is_manhole & ~structure
 
 
