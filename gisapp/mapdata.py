@@ -526,6 +526,9 @@ def _popup_rows(props: dict) -> list[list[str]]:
             continue
         unit = POPUP_UNITS.get(column, "")
         measured = isinstance(value, int | float) and not isinstance(value, bool)
+        if measured and column == "boundary_distance_ft":  # as the reason words it: "25.0 ft from the parcel boundary"
+            rows.append([label, feet_words([value])[0]])
+            continue
         rows.append([label, number(value, unit) if measured else str(value)])
     return rows
 

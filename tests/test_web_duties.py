@@ -59,8 +59,10 @@ def store(tmp_path_factory):
 
 def test_parcel_api_gives_the_popup_rows(store, tmp_path):
     client = make_app(store, tmp_path).test_client()
-    rows = dict(client.get("/api/parcels/DINER").get_json()["rows"])
-    assert rows["Measured from"] == "curbline" and rows["From the parcel boundary"] == "25 ft"
+    diner = client.get("/api/parcels/DINER").get_json()
+    rows = dict(diner["rows"])
+    assert rows["Measured from"] == "curbline" and rows["From the parcel boundary"] == "25.0 ft"
+    assert "25.0 ft from the parcel boundary" in diner["reason"]  # the row words it as the reason does
     assert rows["Grease interceptor"] == "for_decision"
     assert "for the engineer to decide" in rows["Further duties"]
     assert rows["Their sections"] == "§ 144-23A (section number derived)"
@@ -78,7 +80,7 @@ def test_popup_shows_the_curbline_and_the_duties_in_chromium(live_server, browse
     popup = click_parcel(browser, "MILL", store)
     shot(browser, "duties-popup")
     raw = popup.get_attribute("textContent")
-    assert "Measured fromcurbline" in raw and "From the parcel boundary25 ft" in raw  # <dt> then <dd>
+    assert "Measured fromcurbline" in raw and "From the parcel boundary25.0 ft" in raw  # <dt> then <dd>
     text = " ".join(raw.split())
     assert "a significant industrial user" in text and "Control manhole MH-2" in text
     assert "15.0 ft from the curbline in front of the property" in text
