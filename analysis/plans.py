@@ -38,6 +38,7 @@ town's layers. Every rule comes from the profile; a rule the profile does not ha
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, field
 
 import geopandas as gpd
@@ -341,6 +342,7 @@ class _Connection:
     capacity: dict | None = None
     not_laid: dict | None = None  # the drawn main beyond the manhole it passes through (``_laid_from_manhole``)
     passes: list = field(default_factory=list)  # the sewer's manholes it runs through on its way up
+    tied: list = field(default_factory=list)  # manholes (or mains) exactly as near as the one taken, of higher IDs
 
 
 def plan_extension(
@@ -957,36 +959,29 @@ def _connect(line, net, profile, fpu, present: _Present, added_peak: float) -> _
     if net is None or net.n_nodes == 0 or len(net.main_id) == 0:
         return _Connection("none", None, None, None, 0, None, float("nan"))
     snap = profile.network.snap_tolerance_ft.value / fpu
+    met = _end_meets(line, net, snap)
+    if met is not None:
+        return _Connection(
+            met.kind,
+            met.label,
+            met.node,
+            met.main,
+            met.end,
+            met.xy,
+            met.gap * fpu if met.kind == "manhole" else 0.0,
+            tied=met.tied,
+        )
+    # A connecting run to the nearest manhole whose path to the plant has room for the added flow; else to the
+    # nearest. Only here is every manhole measured: no end meets the sewer, and the nearest may lie anywhere.
     ends = shapely.points([line.coords[0][:2], line.coords[-1][:2]])
-    nodes = shapely.points(net.node_xy)
-    manholes = np.flatnonzero(net.node_is_manhole) if net.node_is_manhole.any() else np.arange(net.n_nodes)
-    d = np.stack([shapely.distance(e, nodes) for e in ends])  # 2 x nodes
-    d_mh = d[:, manholes]
-    end, k = np.unravel_index(np.argmin(d_mh), d_mh.shape)
-    end_index = 0 if end == 0 else -1
-    if d_mh[end, k] <= snap:
-        node = int(manholes[k])
-        return _Connection(
-            "manhole", str(net.node_id[node]), node, None, end_index, tuple(net.node_xy[node]), d_mh[end, k] * fpu
-        )
-    end, node = np.unravel_index(np.argmin(d), d.shape)
-    if d[end, node] <= snap:  # a junction of existing mains that is not a manhole
-        node = int(node)
-        return _Connection(
-            "main", str(net.node_id[node]), node, None, 0 if end == 0 else -1, tuple(net.node_xy[node]), 0.0
-        )
-    for i, point in enumerate(ends):
-        hits = net.main_tree.query(point, predicate="dwithin", distance=snap)
-        if len(hits):
-            e = int(hits[np.argmin(shapely.distance(point, net.geometry[hits]))])
-            on = shapely.line_interpolate_point(net.geometry[e], shapely.line_locate_point(net.geometry[e], point))
-            return _Connection("main", str(net.main_id[e]), None, e, 0 if i == 0 else -1, (on.x, on.y), 0.0)
-    # A connecting run to the nearest manhole whose path to the plant has capacity; else to the nearest.
-    flat = np.argsort(d_mh, axis=None, kind="stable")[: CANDIDATE_MANHOLES * 2]
+    manholes = _sewer_manholes(net)
+    if not len(manholes):
+        return _Connection("none", None, None, None, 0, None, float("nan"))
+    d_mh = np.stack([shapely.distance(e, shapely.points(net.node_xy[manholes])) for e in ends])  # 2 x manholes
+    order = _nearest_first(d_mh, net.node_id[manholes], CANDIDATE_MANHOLES * 2, _north_first(line))
     tried: set[int] = set()
     first = None
-    for f in flat:
-        end, k = np.unravel_index(f, d_mh.shape)
+    for end, k in order:
         node = int(manholes[k])
         if node in tried:
             continue
@@ -1010,6 +1005,115 @@ def _connect(line, net, profile, fpu, present: _Present, added_peak: float) -> _
     return first
 
 
+def id_key(label) -> tuple:
+    """How IDs sort when one is chosen over another equally near: by their numbers as numbers (MH-9 before MH-10),
+    so the choice follows the IDs, never the order of the rows in the town's layers."""
+    return tuple((0, int(t), "") if t.isdigit() else (1, 0, t) for t in re.split(r"(\d+)", str(label)) if t)
+
+
+def _nearest_first(d: np.ndarray, ids: np.ndarray, count: int, north_first) -> list[tuple[int, int]]:
+    """The ``count`` nearest (end, position) pairs of a 2 x n distance array, nearest first; equally near ones by
+    ID (``id_key``), then the end lying further north (then east) first (the start of the line would otherwise win
+    a tie, and a main drawn the other way connect elsewhere). Every pair as near as the last one taken is kept."""
+    flat = d.ravel()
+    if len(flat) > count:
+        cut = np.partition(flat, count - 1)[count - 1]
+        picked = np.flatnonzero(flat <= cut)
+    else:
+        picked = np.arange(len(flat))
+    pairs = [divmod(int(f), d.shape[1]) for f in picked]
+    return sorted(pairs, key=lambda p: (float(d[p]), id_key(ids[p[1]]), north_first[p[0]]))
+
+
+@dataclass
+class _Met:
+    """Where an end of the drawn main meets the sewer (``_end_meets``)."""
+
+    kind: str  # "manhole": an existing manhole of the sewer; "main": on a main, or a junction of mains
+    label: str
+    node: int | None
+    main: int | None
+    end: int  # 0 or -1
+    xy: tuple[float, float]
+    gap: float  # from the end to it, in the line's units
+    tied: list[str] = field(default_factory=list)  # others exactly as near, passed over for a higher ID
+
+
+def _sewer_manholes(net) -> np.ndarray:
+    """Node positions of the sewer's manholes: those a main enters or leaves (a storm structure, or the manhole of
+    an abandoned main, in the manholes layer is not the sewer); every node of the sewer where none is a manhole."""
+    on_main = np.bincount(np.r_[net.u, net.v], minlength=net.n_nodes) > 0
+    return np.flatnonzero((net.node_is_manhole if net.node_is_manhole.any() else True) & on_main)
+
+
+def _end_meets(line, net, snap: float) -> _Met | None:
+    """Where an end of ``line`` meets the sewer within ``snap``, or None: the one test of ``_connect`` and
+    ``_laid_from_manhole``.
+
+    Only the mains near an end are looked at (the mains' tree), and the nodes they run between: a node of the sewer
+    lies on a main, so no other node can be within ``snap``. Of those, an existing manhole first, else a junction of
+    mains that is not a manhole, else the main itself (where a new manhole is built on it); the nearest, and of ones
+    exactly as near, the lower ID (``id_key``), whichever end and whatever order the layers list them in."""
+    if net is None or net.n_nodes == 0 or len(net.main_id) == 0:
+        return None
+    xy = np.array([line.coords[0][:2], line.coords[-1][:2]], dtype=float)
+    ends = shapely.points(xy)
+    at_end, mains = net.main_tree.query(ends, predicate="dwithin", distance=snap)
+    if not len(mains):
+        return None
+    end_pos = np.r_[at_end, at_end]
+    nodes = np.r_[net.u[mains], net.v[mains]]
+    gap = shapely.distance(ends[end_pos], shapely.points(net.node_xy[nodes]))
+    sewer = np.isin(nodes, _sewer_manholes(net))
+    north = _north_first(line)
+    for kind, keep in (("manhole", sewer & (gap <= snap)), ("main", ~sewer & (gap <= snap))):
+        if keep.any():
+            return _nearest_met(
+                kind,
+                gap[keep],
+                north[end_pos[keep]],
+                end_pos[keep],
+                nodes[keep],
+                net.node_id,
+                net.node_xy,
+                is_node=True,
+            )
+    gap = shapely.distance(ends[at_end], net.geometry[mains])
+    met = _nearest_met("main", gap, north[at_end], at_end, mains, net.main_id, None, is_node=False)
+    on = shapely.line_interpolate_point(
+        net.geometry[met.main], shapely.line_locate_point(net.geometry[met.main], ends[0 if met.end == 0 else 1])
+    )
+    met.xy = (on.x, on.y)
+    return met
+
+
+def _north_first(line) -> np.ndarray:
+    """0 for the end of ``line`` lying further north (then east), 1 for the other: the order of its two ends where
+    they tie, so that the answer does not turn on which way the line was drawn."""
+    (x0, y0), (x1, y1) = line.coords[0][:2], line.coords[-1][:2]
+    return np.array([0, 1]) if (y0, x0) >= (y1, x1) else np.array([1, 0])
+
+
+def _nearest_met(kind, gap, north, end_pos, which, ids, node_xy, *, is_node: bool) -> _Met:
+    """The nearest of the candidates (an end's position 0 or 1, and a node's or main's position); of ones exactly as
+    near, the lower ID, then the end further north (``_north_first``); the others exactly as near are ``tied``."""
+    rows = sorted(range(len(gap)), key=lambda i: (float(gap[i]), id_key(ids[which[i]]), int(north[i])))
+    best = rows[0]
+    close = np.isclose(gap, gap[best], rtol=1e-9, atol=1e-9)  # "exactly": to within rounding
+    tied = sorted({str(ids[which[i]]) for i in np.flatnonzero(close)} - {str(ids[which[best]])}, key=id_key)
+    k = int(which[best])
+    return _Met(
+        kind,
+        str(ids[k]),
+        k if is_node else None,
+        None if is_node else k,
+        0 if end_pos[best] == 0 else -1,
+        tuple(float(v) for v in node_xy[k]) if is_node else (float("nan"), float("nan")),
+        float(gap[best]),
+        tied,
+    )
+
+
 def _laid_from_manhole(line, net, snap: float, fpu: float):
     """The drawn main from the existing manhole it passes through, when neither of its ends meets the sewer.
 
@@ -1024,11 +1128,7 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
     laid (None when the line is laid as drawn)."""
     if net is None or net.n_nodes == 0 or not net.node_is_manhole.any():
         return line, None
-    ends = shapely.points([line.coords[0][:2], line.coords[-1][:2]])
-    nodes = shapely.points(net.node_xy)
-    if (shapely.distance(ends[:, None], nodes[None, :]) <= snap).any() or any(
-        len(net.main_tree.query(e, predicate="dwithin", distance=snap)) for e in ends
-    ):
+    if _end_meets(line, net, snap) is not None:
         return line, None  # an end meets the sewer: it connects there (``_connect``)
     # A manhole no main enters or leaves (a storm structure in the manholes layer, one of an abandoned main) is not
     # the sewer: joined there, the main was cut short at a manhole its flow could leave by no pipe.
@@ -1036,7 +1136,11 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
     if not len(on):
         return line, None
     from_end = np.minimum(at, line.length - at)
-    k = int(np.argmin(from_end))
+    # of two as near an end (one near each end, or two beside the line), the lower ID: not the layers' row order
+    near = np.flatnonzero(np.isclose(from_end, from_end.min(), rtol=1e-9, atol=1e-9))
+    near = sorted(near, key=lambda i: id_key(net.node_id[on[i]]))
+    k = int(near[0])
+    tied = [str(net.node_id[on[i]]) for i in near[1:]]
     where = float(at[k])
     first, last = line.coords[0][:2], line.coords[-1][:2]
     # At the middle neither part is the longer: drawn the other way, the same line was laid the other way.
@@ -1063,6 +1167,7 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         "direction": compass(far[0] - x, far[1] - y),
         "coords": [[float(c[0]), float(c[1])] for c in beyond.coords],
         "middle": middle,
+        "tied": tied,  # manholes of higher IDs exactly as near an end as the one it joins
     }
 
 
@@ -1286,6 +1391,17 @@ def _design_checks(built, diameter, material, manholes, conn, profile, fpu) -> l
     return checks
 
 
+def _tie_words(taken: str, tied: list[str]) -> str:
+    """The sentence saying that others were exactly as near as the one taken, and why that one: only on a tie."""
+    if not tied:
+        return ""
+    others = ", ".join(tied)
+    return (
+        f" {others} {'is' if len(tied) == 1 else 'are'} exactly as near: of those equally near, the lowest ID, "
+        f"{taken}, is taken (whatever order the layers list them in, or the main was drawn in)."
+    )
+
+
 def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> list[Check]:
     """Two checks, one verdict each: where the main joins the sewer, and whether the mains below carry the flow."""
     snap = profile.network.snap_tolerance_ft
@@ -1320,6 +1436,8 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
         )
     elif conn.kind == "main":
         text = f"The main ends on the existing sewer at {conn.label}: a new manhole is built on it there."
+    if conn.kind in ("manhole", "main"):
+        text += _tie_words(conn.label, conn.tied or (conn.not_laid or {}).get("tied") or [])
     else:
         room = conn.capacity["verdict"] if conn.capacity is not None else UNKNOWN
         # Mains without a diameter (Manchester, VT's) leave the room not known, which is not "none has room".

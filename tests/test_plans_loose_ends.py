@@ -1,0 +1,127 @@
+"""Where a planned main meets the sewer: ties, and the one test both of its ends are read by.
+
+On the hand-made Oak St of ``tests/test_plans.py``, with manhole A renamed MH-10 so that a tie with MH-9 shows
+whether IDs are read as numbers (MH-9 before MH-10) and whether the town's row order decides.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import shapely
+from shapely.geometry import LineString, Point
+
+from analysis.profiles import load_profile
+from tests.conftest import frame
+from tests.test_plans import check, layout, run
+
+FP = load_profile("fort-plain")
+SNAP_10 = load_profile("fort-plain", overrides={"network.snap_tolerance_ft": "10"})
+
+
+def town_with(extra_mains: list[dict], extra_manholes: list[dict], *, reverse: bool = False) -> dict:
+    """Oak St's town with A called MH-10, more mains and manholes; ``reverse`` lists every row the other way."""
+    town = layout(extra_mains=extra_mains)
+    town["mains"]["from_manhole"] = town["mains"]["from_manhole"].replace({"A": "MH-10"})
+    town["manholes"] = pd.concat(
+        [town["manholes"].replace({"manhole_id": {"A": "MH-10"}}), frame(extra_manholes)], ignore_index=True
+    )
+    if reverse:
+        for kind in ("mains", "manholes"):
+            town[kind] = town[kind].iloc[::-1].reset_index(drop=True)
+    return town
+
+
+def test_ids_sort_by_their_numbers():
+    from analysis.plans import id_key
+
+    assert sorted(["MH-10", "MH-9", "MH-9A", "B", "A-2"], key=id_key) == ["A-2", "B", "MH-9", "MH-9A", "MH-10"]
+
+
+# MH-9 at (0, 16) starts M-8, running west 16 ft north of M-1: Oak St's main drawn from (0, 8) ends 8 ft from
+# MH-10 and 8 ft from MH-9, both within a 10 ft snap tolerance.
+M8 = {"main_id": "M-8", "diameter_in": 8.0, "from_manhole": "MH-9", "geometry": LineString([(0, 16), (-400, 16)])}
+MH9_NORTH = {"manhole_id": "MH-9", "geometry": Point(0, 16)}
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["rows as listed", "rows the other way"])
+def test_two_manholes_equally_near_an_end_take_the_lower_id_whatever_the_row_order(reverse):
+    town = town_with([M8], [MH9_NORTH], reverse=reverse)
+    r = run(proposed=LineString([(0, 8), (900, 8)]), town=town, profile=SNAP_10).as_dict()
+    assert r["manholes"][0]["id"] == "MH-9" and r["manholes"][0]["existing"]
+    told = " ".join(check(r, "connection")["message"].split())
+    assert "MH-10 is exactly as near: of those equally near, the lowest ID, MH-9, is taken" in told
+
+
+def test_a_manhole_nearer_than_another_is_taken_and_no_tie_is_said():
+    town = town_with([M8], [MH9_NORTH], reverse=True)
+    r = run(proposed=LineString([(0, 7.5), (900, 7.5)]), town=town, profile=SNAP_10).as_dict()
+    assert r["manholes"][0]["id"] == "MH-10"  # 7.5 ft from MH-10, 8.5 ft from MH-9: the nearer, for all its ID
+    assert "exactly as near" not in check(r, "connection")["message"]
+
+
+# MH-9 at (900, 0) starts M-7, running south: Oak St's main drawn from MH-10 to MH-9 has an existing manhole at
+# each end. The start of the line was taken, so the main drawn the other way connected at the other manhole.
+M7 = {"main_id": "M-7", "diameter_in": 8.0, "from_manhole": "MH-9", "geometry": LineString([(900, 0), (900, -100)])}
+MH9_EAST = {"manhole_id": "MH-9", "geometry": Point(900, 0)}
+
+
+@pytest.mark.parametrize("proposed", [LineString([(0, 0), (900, 0)]), LineString([(900, 0), (0, 0)])])
+def test_a_main_between_two_manholes_connects_at_the_same_one_whichever_way_it_was_drawn(proposed):
+    r = run(proposed=proposed, town=town_with([M7], [MH9_EAST])).as_dict()
+    assert [m["id"] for m in r["manholes"]][::3] == ["MH-9", "MH-10"]
+    told = " ".join(check(r, "connection")["message"].split())
+    assert "ends at existing manhole MH-9" in told and "MH-10 is exactly as near" in told
+
+
+@pytest.mark.parametrize(
+    "proposed",
+    [LineString([(0, -100), (0, 0), (800, 0), (800, 100)]), LineString([(800, 100), (800, 0), (0, 0), (0, -100)])],
+    ids=["drawn east", "drawn west"],
+)
+@pytest.mark.parametrize("reverse", [False, True], ids=["rows as listed", "rows the other way"])
+def test_a_main_through_two_manholes_equally_near_its_ends_joins_the_lower_id(proposed, reverse):
+    # Neither end meets the sewer; the main runs through MH-10 100 ft from one end and MH-9 (800, 0), where M-7
+    # starts, 100 ft from the other. It was joined at whichever the network listed first.
+    m7 = M7 | {"geometry": LineString([(800, 0), (800, -100)])}
+    town = town_with([m7], [{"manhole_id": "MH-9", "geometry": Point(800, 0)}], reverse=reverse)
+    r = run(proposed=proposed, town=town).as_dict()
+    assert r["not_laid"]["beyond_manhole"] == "MH-9" and r["not_laid"]["direction"] == "north"
+    assert r["not_laid"]["tied"] == ["MH-10"] and r["drawn_length_ft"] == 900.0
+    told = " ".join(check(r, "connection")["message"].split())
+    assert "MH-10 is exactly as near: of those equally near, the lowest ID, MH-9, is taken" in told
+
+
+# -- one test of whether an end meets the sewer --------------------------------------------------------------------
+
+
+def test_an_end_at_a_manhole_on_no_main_is_not_connected_there():
+    # S (500, 0) is in the manholes layer but no main meets it (a storm structure): the main ending on it was
+    # "connected" to S, a manhole its flow leaves by no pipe, while a main passing S is not joined there. Both now
+    # read "meets the sewer" one way: the main ending at S gets a connecting main to the sewer's manhole MH-10.
+    town = town_with([], [{"manhole_id": "S", "geometry": Point(500, 0)}])
+    r = run(proposed=LineString([(500, 0), (900, 0)]), town=town).as_dict()
+    assert r["connecting_main"]["to_manhole"] == "MH-10" and r["connecting_main"]["length_ft"] == 500.0
+    assert check(r, "capacity")["verdict"] == "meets"
+
+
+def test_whether_an_end_meets_the_sewer_measures_only_the_nodes_of_mains_near_it(monkeypatch):
+    # Measured from both ends to every node of the network (2 x n distances) in two places; now the mains' tree
+    # gives the mains near an end, and only their nodes are measured.
+    from analysis.plans import _end_meets
+    from tests.test_plans import build_network
+
+    town = town_with([M7], [MH9_EAST])
+    net = build_network(town["mains"], manholes=town["manholes"], outfalls=town["treatment_plants"], profile=FP)
+    measured = []
+    real = shapely.distance
+
+    def counting(a, b, *args, **kw):
+        measured.append(max(shapely.get_num_geometries(a).size, shapely.get_num_geometries(b).size))
+        return real(a, b, *args, **kw)
+
+    monkeypatch.setattr(shapely, "distance", counting)
+    met = _end_meets(LineString([(100, 300), (900, 0.5)]), net, snap=1.0)
+    assert (met.kind, met.label, met.end, met.gap) == ("manhole", "MH-9", -1, 0.5)
+    assert max(measured) <= 2  # M-7's two nodes, never all of the network's
+    assert _end_meets(LineString([(100, 300), (500, 300)]), net, snap=1.0) is None
