@@ -6,7 +6,8 @@ town's layers. Every rule comes from the profile; a rule the profile does not ha
 - **Connection** (the downstream end): an end of the drawn main at (within ``network.snap_tolerance_ft`` of) an
   existing manhole connects to it: no new manhole is built or charged there. An end on an existing main gets a
   new manhole on that main. A main neither of whose ends meets the sewer but that passes through an existing
-  manhole joins it there, and the part drawn beyond it is not laid (``_laid_from_manhole``). A main that reaches
+  manhole joins it there, and the part drawn beyond it is not laid (``_laid_from_manhole``); so does a main drawn
+  from a point on an existing main over that main to its manhole, the feet over the main not laid. A main that reaches
   none of these gets a *connecting run*: a straight main from its nearer
   end to the nearest existing manhole whose path to the plant has capacity for the added flow; the run is built
   with the main, so it is in the length, manholes, cost, leakage and checks.
@@ -1128,11 +1129,16 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
     laid (None when the line is laid as drawn)."""
     if net is None or net.n_nodes == 0 or not net.node_is_manhole.any():
         return line, None
-    if _end_meets(line, net, snap) is not None:
-        return line, None  # an end meets the sewer: it connects there (``_connect``)
+    met = _end_meets(line, net, snap)
     # A manhole no main enters or leaves (a storm structure in the manholes layer, one of an abandoned main) is not
     # the sewer: joined there, the main was cut short at a manhole its flow could leave by no pipe.
     on, at = _sewer_manholes_on(line, net, snap)
+    along = None
+    if met is not None:  # an end meets the sewer: it connects there (``_connect``), unless drawn over a main to one
+        along = _drawn_along(line, met, net, snap, on, at)
+        if along is None:
+            return line, None
+        on, at = on[[along[0]]], at[[along[0]]]
     if not len(on):
         return line, None
     from_end = np.minimum(at, line.length - at)
@@ -1148,6 +1154,8 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
     # lay from the manhole to the end when the start is the nearer end, or at the middle when the end lies further
     # north (then east)
     to_end = (last[1], last[0]) >= (first[1], first[0]) if middle else where < line.length / 2
+    if along is not None:  # laid from the manhole away from the main it was drawn over, however long each part
+        middle, to_end = False, met.end == 0
     if to_end:
         laid, beyond = shapely.ops.substring(line, where, line.length), shapely.ops.substring(line, 0, where)
         far = beyond.coords[0]
@@ -1168,14 +1176,49 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         "coords": [[float(c[0]), float(c[1])] for c in beyond.coords],
         "middle": middle,
         "tied": tied,  # manholes of higher IDs exactly as near an end as the one it joins
+        "along": along[1] if along is not None else None,  # the existing main(s) it was drawn over, else None
     }
+
+
+def _drawn_along(line, met: _Met, net, snap: float, on: np.ndarray, at: np.ndarray) -> tuple[int, str] | None:
+    """Where an end of ``line`` lies on an existing main (not at a manhole) and the line is drawn from it over
+    existing mains (within ``snap`` all the way) to a manhole of the sewer: that manhole's position in ``on`` and
+    the mains' IDs; else None.
+
+    Drawn so, the main's first feet are the existing main itself, by the tolerance the network reads "meets" by:
+    built as drawn, a new manhole went on the existing main at the end, its feet were costed and tested a second
+    time, and the crossings check saw them only when drawn exactly on it. The main meets the sewer at that manhole.
+    A main drawn over a main but to no manhole (it leaves it between two) connects where its end lies."""
+    if met.kind != "main" or met.node is not None or not len(on):
+        return None
+    from_met = at if met.end == 0 else line.length - at
+    ahead = np.flatnonzero(from_met > snap)
+    if not len(ahead):
+        return None
+    k = int(ahead[np.argmin(from_met[ahead])])
+    stretch = shapely.ops.substring(line, 0, at[k]) if met.end == 0 else shapely.ops.substring(line, at[k], line.length)
+    near = net.main_tree.query(stretch, predicate="dwithin", distance=snap)
+    over = shapely.union_all(shapely.buffer(net.geometry[near], snap * (1 + 1e-9)))
+    if not len(near) or shapely.length(shapely.difference(stretch, over)) > 1e-6 * stretch.length:
+        return None
+    mains = sorted(
+        {
+            str(net.main_id[e])
+            for e in near
+            if shapely.length(shapely.intersection(stretch, shapely.buffer(net.geometry[e], snap))) > snap
+        },
+        key=id_key,
+    )
+    return k, ", ".join(mains or [met.label])
 
 
 def _sewer_manholes_on(line, net, snap: float) -> tuple[np.ndarray, np.ndarray]:
     """The sewer's manholes within ``snap`` of ``line`` (node positions) and their distances along it. The sewer's
     are those a main enters or leaves: a storm structure, or the manhole of an abandoned main, in the manholes layer
     is not."""
-    sewer = np.flatnonzero(net.node_is_manhole & (np.bincount(np.r_[net.u, net.v], minlength=net.n_nodes) > 0))
+    mains = net.main_tree.query(line, predicate="dwithin", distance=snap)  # only their nodes can be near it
+    sewer = np.unique(np.r_[net.u[mains], net.v[mains]])
+    sewer = sewer[net.node_is_manhole[sewer]]
     points = shapely.points(net.node_xy[sewer])
     near = shapely.dwithin(points, line, snap)
     return sewer[near], shapely.line_locate_point(line, points[near])
@@ -1416,7 +1459,17 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
                 "No sewer network in the data (mains and manholes): where the main would connect is not known.",
             )
         ]
-    if conn.kind == "manhole" and conn.not_laid:
+    along = (conn.not_laid or {}).get("along") if conn.kind == "manhole" else None
+    if along:
+        beyond = conn.not_laid
+        text = (
+            f"The drawn main's end lies on existing main {along} (within {snap.value:g} ft), and the main is drawn "
+            f"along it to existing manhole {conn.label}: it connects at {conn.label}, where no new manhole is built. "
+            f"The {beyond['length_words']} drawn {beyond['direction']} of {conn.label} over {along} is not laid, "
+            f"costed or checked: {along} is there already. If a new main is meant to relieve or replace {along}, that "
+            "is for the engineer to design: it is not an extension."
+        )
+    elif conn.kind == "manhole" and conn.not_laid:
         beyond = conn.not_laid
         text = (
             f"The drawn main passes through existing manhole {conn.label} (within {snap.value:g} ft) and connects "
@@ -1449,7 +1502,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"The drawn main ends {conn.gap_ft:,.0f} ft from existing manhole {conn.label}, the nearest {which}"
             f": a {conn.gap_ft:,.0f} ft connecting main to it is included in the length, manholes, cost and leakage."
         )
-    verdict = MEETS
+    verdict = REVIEW if along else MEETS  # drawn over a main: whether it meant to relieve that main, the engineer says
     if conn.passes:  # the plan drains all of it to its connection; joined to these, its flow would go another way
         listing = ", ".join(f"{p['id']} (station {p['station_ft']:,.0f} ft)" for p in conn.passes)
         n = len(conn.passes)

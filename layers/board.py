@@ -120,7 +120,7 @@ def write_plan_summary(
         Paragraph(
             "Map: the proposed main (blue; dashed: the connecting main), its manholes (white: new, black: existing), "
             + (
-                f"the part drawn past {plan['not_laid']['beyond_manhole']} and not laid (grey dotted), "
+                f"the part drawn {_not_laid_where(plan['not_laid'])} and not laid (grey dotted), "
                 if plan.get("not_laid")
                 else ""
             )
@@ -171,6 +171,11 @@ def _no_frontage(plan: dict) -> bool:
     return bool(rows) and not any(p.get("frontage_ft") for p in rows)
 
 
+def _not_laid_where(beyond: dict) -> str:
+    """Where the part not laid was drawn, for the map's caption: past the manhole, or over an existing main."""
+    return f"over {beyond['along']}" if beyond.get("along") else f"past {beyond['beyond_manhole']}"
+
+
 def summary_lines(plan: dict) -> list[str]:
     """The plan in a few sentences, as the PDF's summary and the CLI print it."""
     lines = []
@@ -194,7 +199,12 @@ def summary_lines(plan: dict) -> list[str]:
         + "."
     )
     beyond = plan.get("not_laid")
-    if beyond:  # a main drawn on past the manhole it passes through (analysis.plans._laid_from_manhole)
+    if beyond and beyond.get("along"):  # drawn over an existing main to the manhole it joins
+        lines.append(
+            f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']} over "
+            f"existing main {beyond['along']}, which is there already."
+        )
+    elif beyond:  # a main drawn on past the manhole it passes through (analysis.plans._laid_from_manhole)
         lines.append(
             f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']}, "
             "a second main draining into it, to plan on its own."

@@ -125,3 +125,61 @@ def test_whether_an_end_meets_the_sewer_measures_only_the_nodes_of_mains_near_it
     assert (met.kind, met.label, met.end, met.gap) == ("manhole", "MH-9", -1, 0.5)
     assert max(measured) <= 2  # M-7's two nodes, never all of the network's
     assert _end_meets(LineString([(100, 300), (500, 300)]), net, snap=1.0) is None
+
+
+# -- an end on a main, drawn along it to a manhole -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "proposed",
+    [
+        LineString([(-100, 0), (0, 0), (900, 0)]),
+        LineString([(900, 0.5), (0, 0.5), (-100, 0.5)]),  # drawn the other way, half a foot off M-1
+    ],
+    ids=["on M-1", "drawn back, half a foot off"],
+)
+def test_a_main_drawn_over_an_existing_main_to_its_manhole_connects_at_the_manhole(proposed):
+    # From a point on M-1, 100 ft west of A, over M-1 to A and up Oak St. Built as drawn, a new manhole went on M-1
+    # 100 ft below A, and 100 ft of pipe already there were costed and tested again; drawn half a foot off M-1 (as
+    # a line read back from degrees is), the crossings check did not see it either.
+    r = run(proposed=proposed).as_dict()
+    assert r["not_laid"]["along"] == "M-1" and r["not_laid"]["beyond_manhole"] == "A"
+    assert (r["not_laid"]["length_ft"], r["not_laid"]["direction"]) == (100.0, "west")
+    assert r["length_ft"] == r["drawn_length_ft"] == 900.0 and r["connecting_main"] is None
+    assert [m["id"] for m in r["manholes"]] == ["A", "NEW-1", "NEW-2", "NEW-3"]
+    assert r["cost"]["total"] == run().as_dict()["cost"]["total"]  # Oak St's main from A, as drawn from A
+    told = check(r, "connection")
+    assert told["verdict"] == "for the engineer"
+    assert "The 100 ft drawn west of A over M-1 is not laid, costed or checked: M-1 is there already" in " ".join(
+        told["message"].split()
+    )
+    from layers.board import summary_lines
+
+    assert "Not laid: the 100 ft drawn west of A over existing main M-1, which is there already." in summary_lines(r)
+
+
+def test_a_main_from_a_point_on_a_main_that_leaves_it_connects_there_as_before():
+    # From the same point on M-1, but north off it and round to A: not drawn over M-1, so it connects where its end
+    # lies, with a new manhole on M-1, and runs through A on its way (for the engineer).
+    r = run(proposed=LineString([(-100, 0), (-50, 100), (0, 0), (900, 0)])).as_dict()
+    assert r["not_laid"] is None and r["manholes"][0]["id"] == "NEW-1" and "M-1" in r["manholes"][0]["reason"]
+    assert "runs through 1 more existing manhole" in check(r, "connection")["message"]
+
+
+def test_plan_cli_says_the_part_drawn_over_an_existing_main_is_not_laid(tmp_path):
+    # As a planner meets it: a line drawn in QGIS from M-1 over it to A and up Oak St, saved in degrees.
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+    from layers.write import write_layers
+    from tests.conftest import ny_frame
+
+    write_layers(str(tmp_path / "town.gpkg"), layout(shift=(1, 1)))
+    drawn = ny_frame([{"geometry": LineString([(-100, 0), (0, 0), (900, 0)])}]).to_crs(4326)
+    drawn.to_file(tmp_path / "along.geojson")
+    args = ["plan", "--profile", "fort-plain", "--data", str(tmp_path / "town.gpkg"), "--proposed"]
+    res = CliRunner().invoke(main, [*args, str(tmp_path / "along.geojson"), "--diameter-in", "8"], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "900 ft of 8-inch main, 3 new manholes" in said
+    assert "Not laid: the 100 ft drawn west of A over existing main M-1, which is there already." in said
