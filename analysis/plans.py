@@ -1180,6 +1180,25 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
     }
 
 
+def as_drawn(laid, not_laid: dict | None):
+    """The main as drawn, from the main as laid and what was not laid (``PlanResult.not_laid``): evaluated again it
+    is the same plan, and says again what is not laid; the main as laid alone is a plan that no longer knows of it.
+
+    Examples
+    --------
+    >>> from shapely.geometry import LineString
+    >>> as_drawn(LineString([(0, 0), (900, 0)]), {"coords": [[0, -180], [0, 0]]}).wkt
+    'LINESTRING (0 -180, 0 0, 900 0)'
+    """
+    if not not_laid:
+        return laid
+    start = shapely.Point(laid.coords[0])
+    part = [tuple(c[:2]) for c in not_laid["coords"]]
+    if start.distance(shapely.Point(part[0])) < start.distance(shapely.Point(part[-1])):
+        part = part[::-1]  # to end at the manhole the main as laid starts at
+    return shapely.LineString([*part, *(tuple(c[:2]) for c in laid.coords[1:])])
+
+
 def _drawn_along(line, met: _Met, net, snap: float, on: np.ndarray, at: np.ndarray) -> tuple[int, str] | None:
     """Where an end of ``line`` lies on an existing main (not at a manhole) and the line is drawn from it over
     existing mains (within ``snap`` all the way) to a manhole of the sewer: that manhole's position in ``on`` and

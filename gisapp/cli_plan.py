@@ -136,6 +136,14 @@ def plan(
         click.echo(f"Saved as the scenario {name!r} in the register (`sewerplan plans` shows it beside the others).")
     if out_path:
         click.echo(written_words(out_path, doc["exported"], lead="Plan exported to"))
+        if doc.get("not_laid"):  # the export is the main as laid: read back, it is a plan without the words
+            beyond = doc["not_laid"]
+            click.echo(
+                f"The export holds the main as laid, from {beyond['beyond_manhole']}, without the "
+                f"{beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']}: read back with "
+                "--proposed, it is the same plan, which no longer says what was not laid. Save (--save) or print "
+                "(--pdf) this plan to keep that said."
+            )
     if pdf_path:
         click.echo(f"The board's PDF written to {pdf_path}.")
 

@@ -183,3 +183,35 @@ def test_plan_cli_says_the_part_drawn_over_an_existing_main_is_not_laid(tmp_path
     said = " ".join(res.output.split())
     assert "900 ft of 8-inch main, 3 new manholes" in said
     assert "Not laid: the 100 ft drawn west of A over existing main M-1, which is there already." in said
+
+
+# -- what a plan's export holds --------------------------------------------------------------------------------------
+
+
+def test_exporting_a_plan_with_a_part_not_laid_says_the_export_is_without_it(tmp_path):
+    # The export holds the main as laid; read back (README's second command) it is the same plan, which no longer
+    # says what was not laid: the export is written without a word of that.
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+    from layers.write import write_layers
+    from tests.conftest import ny_frame
+
+    write_layers(str(tmp_path / "town.gpkg"), layout(shift=(1, 1)))
+    ny_frame([{"geometry": LineString([(0, -180), (0, 0), (900, 0)])}]).to_crs(4326).to_file(tmp_path / "past.geojson")
+    args = ["plan", "--profile", "fort-plain", "--data", str(tmp_path / "town.gpkg"), "--diameter-in", "8"]
+    res = CliRunner().invoke(
+        main, [*args, "--proposed", str(tmp_path / "past.geojson"), "--out", str(tmp_path / "plan.geojson")]
+    )
+    assert res.exit_code == 0, res.output
+    said = " ".join(res.output.split())
+    assert "The export holds the main as laid, from A, without the 180 ft drawn south of A: read back" in said
+    back = CliRunner().invoke(main, [*args, "--proposed", str(tmp_path / "plan.geojson")], terminal_width=200)
+    assert back.exit_code == 0 and "Not laid" not in back.output  # the same 900 ft plan, as docs/plans.md says
+    assert "900 ft of 8-inch main, 3 new manholes" in " ".join(back.output.split())
+    # nothing left out, nothing said
+    ny_frame([{"geometry": LineString([(0, 0), (900, 0)])}]).to_crs(4326).to_file(tmp_path / "oak.geojson")
+    res = CliRunner().invoke(
+        main, [*args, "--proposed", str(tmp_path / "oak.geojson"), "--out", str(tmp_path / "oak-plan.geojson")]
+    )
+    assert res.exit_code == 0 and "The export holds" not in res.output

@@ -123,6 +123,26 @@ def test_a_main_drawn_on_past_its_manhole_is_saved_and_mapped_as_laid(oak_store,
     client.post("/plans/delete", data={"name": "past A", "csrf_token": token})
 
 
+def test_a_reopened_scenario_evaluated_again_as_drawn_still_says_what_is_not_laid(oak_store, tmp_path):
+    """Reopened, the map had the main as laid alone to evaluate again: the plan it gave (and saved over the
+    scenario) no longer said the 180 ft drawn past A were not laid. The scenario's JSON gives the line as drawn."""
+    client = oak_app(oak_store, tmp_path).test_client()
+    token = csrf(client)
+    past = ny_frame([{"geometry": LineString([(0, -180), (0, 0), (900, 0)])}]).to_crs(4326).geometry.iloc[0]
+    drawn = {"type": "LineString", "coordinates": [list(c) for c in past.coords]}
+    first = evaluate(client, token, geometry=drawn, name="past A again", save=True)
+    reopened = client.get(f"/plans/{quote('past A again')}.json").get_json()
+    assert reopened["not_laid"]["length_ft"] == 180.0  # shown as saved
+    assert len(reopened["map"]["drawn"]["coordinates"]) == 3
+    again = evaluate(client, token, geometry=reopened["map"]["drawn"], name="past A again", save=True, replace=True)
+    assert again["not_laid"]["length_ft"] == 180.0 and again["not_laid"]["direction"] == "south"
+    assert (again["length_ft"], again["cost"]) == (first["length_ft"], first["cost"])
+    assert client.get(f"/plans/{quote('past A again')}.json").get_json()["not_laid"]["length_ft"] == 180.0
+    # A plan with nothing left out is drawn as laid.
+    assert evaluate(client, token)["map"]["drawn"] == evaluate(client, token)["map"]["line"]
+    client.post("/plans/delete", data={"name": "past A again", "csrf_token": token})
+
+
 def test_a_main_drawn_far_from_the_town_is_refused(oak_store, tmp_path):
     client = oak_app(oak_store, tmp_path).test_client()
     far = ny_frame([{"geometry": LineString([(264_000, 0), (264_900, 0)])}]).to_crs(4326).geometry.iloc[0]
