@@ -1065,7 +1065,7 @@ def _end_meets(line, net, snap: float) -> _Met | None:
     end_pos = np.r_[at_end, at_end]
     nodes = np.r_[net.u[mains], net.v[mains]]
     gap = shapely.distance(ends[end_pos], shapely.points(net.node_xy[nodes]))
-    sewer = np.isin(nodes, _sewer_manholes(net))
+    sewer = net.node_is_manhole[nodes] if net.node_is_manhole.any() else np.ones(len(nodes), dtype=bool)  # on a main
     north = _north_first(line)
     for kind, keep in (("manhole", sewer & (gap <= snap)), ("main", ~sewer & (gap <= snap))):
         if keep.any():
