@@ -141,8 +141,8 @@ def plan(
             click.echo(
                 f"The export holds the main as laid, from {beyond['beyond_manhole']}, without the "
                 f"{beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']}: read back with "
-                "--proposed, it is the same plan, which no longer says what was not laid. Save (--save) or print "
-                "(--pdf) this plan to keep that said."
+                "--proposed, it is the same plan, which no longer says what was not laid."
+                + ("" if save or pdf_path else " Save (--save) or print (--pdf) this plan to keep that said.")
             )
     if pdf_path:
         click.echo(f"The board's PDF written to {pdf_path}.")

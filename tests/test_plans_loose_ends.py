@@ -206,6 +206,17 @@ def test_exporting_a_plan_with_a_part_not_laid_says_the_export_is_without_it(tmp
     assert res.exit_code == 0, res.output
     said = " ".join(res.output.split())
     assert "The export holds the main as laid, from A, without the 180 ft drawn south of A: read back" in said
+    assert "Save (--save) or print (--pdf) this plan to keep that said." in said
+    saved = CliRunner().invoke(
+        main,
+        [
+            *args,
+            *("--proposed", str(tmp_path / "past.geojson"), "--out", str(tmp_path / "plan.gpkg"), "--save"),
+            *("--register", str(tmp_path / "register.sqlite")),
+        ],
+    )
+    assert saved.exit_code == 0, saved.output
+    assert "without the 180 ft" in " ".join(saved.output.split()) and "Save (--save)" not in saved.output
     back = CliRunner().invoke(main, [*args, "--proposed", str(tmp_path / "plan.geojson")], terminal_width=200)
     assert back.exit_code == 0 and "Not laid" not in back.output  # the same 900 ft plan, as docs/plans.md says
     assert "900 ft of 8-inch main, 3 new manholes" in " ".join(back.output.split())
