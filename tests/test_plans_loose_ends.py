@@ -178,11 +178,19 @@ def test_plan_cli_says_the_part_drawn_over_an_existing_main_is_not_laid(tmp_path
     drawn = ny_frame([{"geometry": LineString([(-100, 0), (0, 0), (900, 0)])}]).to_crs(4326)
     drawn.to_file(tmp_path / "along.geojson")
     args = ["plan", "--profile", "fort-plain", "--data", str(tmp_path / "town.gpkg"), "--proposed"]
-    res = CliRunner().invoke(main, [*args, str(tmp_path / "along.geojson"), "--diameter-in", "8"], terminal_width=200)
+    pdf = tmp_path / "along.pdf"
+    res = CliRunner().invoke(
+        main, [*args, str(tmp_path / "along.geojson"), "--diameter-in", "8", "--pdf", str(pdf)], terminal_width=200
+    )
     assert res.exit_code == 0, res.output
     said = " ".join(res.output.split())
     assert "900 ft of 8-inch main, 3 new manholes" in said
     assert "Not laid: the 100 ft drawn west of A over existing main M-1, which is there already." in said
+    from pypdf import PdfReader
+
+    board = " ".join(" ".join(page.extract_text() for page in PdfReader(pdf).pages).split())
+    assert "the part drawn over M-1 and not laid (grey dotted)" in board
+    assert "Not laid: the 100 ft drawn west of A over existing main M-1, which is there already." in board
 
 
 # -- what a plan's export holds --------------------------------------------------------------------------------------
