@@ -7,7 +7,8 @@ sewer-use laws sewerplan encodes:
   the new main joins the old one (in a manhole) or it must clear it. Every place the main as built (the drawn main
   and its connecting main) meets an existing main is found, except where it connects and at an existing manhole:
   within ``network.snap_tolerance_ft``, the tolerance by which the network and the plan's connection already read
-  "meets". A main it runs along (a street's main drawn over again) is found too, with the length it duplicates.
+  "meets". A main it runs along (a street's main drawn over again) is found too, with the length it duplicates,
+  also where drawn a hair beside it (within that tolerance).
 - **Private land.** The main's length outside every street right-of-way (``analysis.streets.rights_of_way``, as the
   mandate reads the streets) and every sewer right-of-way, across each parcel: a main there needs an easement from
   each owner. A parcel crossed for less than ``design.easement_min_ft`` in all is not counted: the street edge of a
@@ -64,10 +65,14 @@ def mains_crossed(
     if mains is None or len(mains) == 0:
         return empty
     geoms = np.asarray(mains.geometry.values)
-    hit = mains.sindex.query(built, predicate="intersects")
+    # Within the tolerance, as the network reads "meets": a main drawn a hair beside an existing one (a line read
+    # back from degrees, or drawn without snapping) lies along it, and was found meeting nothing. Snapped to each
+    # main's vertices within the tolerance, the built main overlaps it where it lies along it.
+    hit = mains.sindex.query(built, predicate="dwithin", distance=tolerance)
     if len(hit) == 0:
         return empty
-    parts, which = shapely.get_parts(shapely.intersection(geoms[hit], built), return_index=True)
+    snapped = shapely.snap(built, geoms[hit], tolerance)
+    parts, which = shapely.get_parts(shapely.intersection(geoms[hit], snapped), return_index=True)
     keep = ~shapely.is_empty(parts)
     parts, which = parts[keep], hit[which[keep]]
     # GEOS cuts a run along a main at the built main's vertices (a street run's segment ends): one run, one row

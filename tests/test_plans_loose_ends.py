@@ -234,3 +234,19 @@ def test_exporting_a_plan_with_a_part_not_laid_says_the_export_is_without_it(tmp
         main, [*args, "--proposed", str(tmp_path / "oak.geojson"), "--out", str(tmp_path / "oak-plan.geojson")]
     )
     assert res.exit_code == 0 and "The export holds" not in res.output
+
+
+def test_a_main_drawn_a_hair_beside_an_existing_main_is_found_running_along_it():
+    # R lies 0.3 ft north of Oak St's centreline from x 300 to 500 (a line read back from degrees, or drawn without
+    # snapping, lies so): within the 1 ft the network reads "meets" by, the new main lies over it for 200 ft, and
+    # the crossings check said it met no main. Drawn exactly on R, the same.
+    for off in (0.3, 0.0):
+        old = {"main_id": "R", "sewer_type": "sanitary", "geometry": LineString([(300, off), (500, off)])}
+        r = run(town=layout(extra_mains=[old])).as_dict()
+        found = [(c["main_id"], c["kind"], c["station_ft"], c["length_ft"]) for c in r["main_crossings"]]
+        assert (
+            found == [("R", "runs along", 400.0, 200.0)] and check(r, "main_crossings")["verdict"] == "for the engineer"
+        )
+    # 2 ft off is clear of it by the tolerance: nothing met
+    old = {"main_id": "R", "sewer_type": "sanitary", "geometry": LineString([(300, 2), (500, 2)])}
+    assert run(town=layout(extra_mains=[old])).as_dict()["main_crossings"] == []
