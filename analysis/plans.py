@@ -1000,10 +1000,21 @@ def _connect(line, net, profile, fpu, present: _Present, added_peak: float) -> _
         )
         first = first or conn
         if found["verdict"] == MEETS:
-            return conn
+            break
         if len(tried) >= CANDIDATE_MANHOLES:
             break
-    return first
+    chosen = conn if conn.capacity["verdict"] == MEETS else first
+    # Others exactly as near, that would have served as well (with room, where the one taken has it): a tie, which
+    # the lower ID decided.
+    same = {
+        int(manholes[k])
+        for end, k in order
+        if np.isclose(d_mh[end, k] * fpu, chosen.gap_ft, rtol=1e-9, atol=1e-9) and int(manholes[k]) != chosen.node
+    }
+    if chosen.capacity["verdict"] == MEETS:
+        same = {n for n in same if present.capacity(n, None, added_peak)["verdict"] == MEETS}
+    chosen.tied = sorted((str(net.node_id[n]) for n in same), key=id_key)
+    return chosen
 
 
 def id_key(label) -> tuple:
@@ -1520,7 +1531,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
         text = (
             f"The drawn main ends {conn.gap_ft:,.0f} ft from existing manhole {conn.label}, the nearest {which}"
             f": a {conn.gap_ft:,.0f} ft connecting main to it is included in the length, manholes, cost and leakage."
-        )
+        ) + _tie_words(conn.label, conn.tied)
     verdict = REVIEW if along else MEETS  # drawn over a main: whether it meant to relieve that main, the engineer says
     if conn.passes:  # the plan drains all of it to its connection; joined to these, its flow would go another way
         listing = ", ".join(f"{p['id']} (station {p['station_ft']:,.0f} ft)" for p in conn.passes)

@@ -250,3 +250,47 @@ def test_a_main_drawn_a_hair_beside_an_existing_main_is_found_running_along_it()
     # 2 ft off is clear of it by the tolerance: nothing met
     old = {"main_id": "R", "sewer_type": "sanitary", "geometry": LineString([(300, 2), (500, 2)])}
     assert run(town=layout(extra_mains=[old])).as_dict()["main_crossings"] == []
+
+
+def three_sewers(*, reverse: bool = False) -> dict:
+    """``two_sewers`` (a full 4-inch M-1 at A, an ample 12-inch sewer from C (100, -300)) and a third as ample from D
+    (100, 300) north-west to its own plant: C and D lie 300 ft from (100, 0)."""
+    from tests.test_plans import two_sewers
+
+    town = two_sewers()
+    m3 = {"main_id": "M-3", "diameter_in": 12.0, "from_manhole": "D", "to_manhole": "R", "us_invert_ft": 100.0}
+    m3 |= {"ds_invert_ft": 95.0, "geometry": LineString([(100, 300), (-400, 300)])}
+    town["mains"] = pd.concat([town["mains"], frame([m3])], ignore_index=True)
+    town["manholes"] = pd.concat(
+        [
+            town["manholes"],
+            frame(
+                [{"manhole_id": "D", "geometry": Point(100, 300)}, {"manhole_id": "R", "geometry": Point(-400, 300)}]
+            ),
+        ],
+        ignore_index=True,
+    )
+    plant = {"outfall_id": "WWTP-3", "outfall_manhole": "R", "geometry": Point(-420, 300)}
+    town["treatment_plants"] = pd.concat([town["treatment_plants"], frame([plant])], ignore_index=True)
+    if reverse:
+        for kind in ("mains", "manholes", "treatment_plants"):
+            town[kind] = town[kind].iloc[::-1].reset_index(drop=True)
+    return town
+
+
+@pytest.mark.parametrize("reverse", [False, True], ids=["rows as listed", "rows the other way"])
+def test_a_connecting_main_to_one_of_two_equally_near_manholes_with_room_goes_to_the_lower_id(reverse):
+    r = run(proposed=LineString([(100, 0), (900, 0)]), town=three_sewers(reverse=reverse)).as_dict()
+    assert (r["connecting_main"]["to_manhole"], r["connecting_main"]["length_ft"]) == ("C", 300.0)
+    told = " ".join(check(r, "connection")["message"].split())
+    assert "D is exactly as near: of those equally near, the lowest ID, C, is taken" in told
+
+
+def test_a_connecting_main_says_no_tie_where_the_other_as_near_has_no_room():
+    # M-2 made a 4-inch main with almost no fall: C, as near as D, has no room, so D is the nearest with room, and
+    # no tie is said.
+    town = three_sewers()
+    town["mains"].loc[town["mains"]["main_id"] == "M-2", ["diameter_in", "ds_invert_ft"]] = [4.0, 99.98]
+    r = run(proposed=LineString([(100, 0), (900, 0)]), town=town).as_dict()
+    assert r["connecting_main"]["to_manhole"] == "D" and check(r, "capacity")["verdict"] == "meets"
+    assert "exactly as near" not in check(r, "connection")["message"]
