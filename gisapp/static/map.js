@@ -1033,7 +1033,8 @@
       showPlan(plan, planOutput);
       map.fitBounds(L.geoJSON(plan.map.line).getBounds().pad(0.3), { maxZoom: 18 });
       if (panel) {  // ready to re-evaluate: the same line, diameter, material and name
-        drawn = plan.map.line.coordinates.map(([lon, lat]) => L.latLng(lat, lon));
+        // the line as drawn (with any part not laid), so evaluating it again says what is not laid
+        drawn = (plan.map.drawn || plan.map.line).coordinates.map(([lon, lat]) => L.latLng(lat, lon));
         document.getElementById("plan-diameter").value = plan.diameter_in;
         document.getElementById("plan-material").value = plan.material || "";
         document.getElementById("plan-name").value = plan.name;
@@ -1075,7 +1076,10 @@
     add(`${plan.name ? plan.name + ": " : ""}${num(Math.round(plan.length_ft), "ft")} of ${num(plan.diameter_in, "in")}` +
         `${plan.material ? " " + plan.material : ""} main, ${plural(newManholes, "new manhole")}` +
         (plan.connecting_main ? ` (with a ${num(Math.round(plan.connecting_main.length_ft), "ft")} connecting main to ${plan.connecting_main.to_manhole})` : ""));
-    if (plan.not_laid) {  // drawn on past the manhole it passes through: that part is not in the plan
+    if (plan.not_laid && plan.not_laid.along) {  // drawn over an existing main to the manhole it joins
+      add(`Not laid: the ${plan.not_laid.length_words} drawn ${plan.not_laid.direction} of ` +
+          `${plan.not_laid.beyond_manhole} over existing main ${plan.not_laid.along}, which is there already`);
+    } else if (plan.not_laid) {  // drawn on past the manhole it passes through: that part is not in the plan
       add(`Not laid: the ${plan.not_laid.length_words} drawn ${plan.not_laid.direction} of ` +
           `${plan.not_laid.beyond_manhole}, a second main draining into it, to plan on its own`);
     }
