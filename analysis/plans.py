@@ -908,11 +908,20 @@ class _Present:
             material = str(net.material[e] or "").strip().lower()
             n = design.manning_n_by_material.value.get(material, design.manning_n.value)
             sized = np.isfinite(diameter) and diameter > 0
-            capacity = manning_capacity_gpd(diameter, slope, n) if sized and problem is None else None
+            # A model's box, egg or twin pipe ("2 x 12 in"): its diameter is the narrowest of one barrel, for the
+            # size rules; a full round pipe of that size is not its capacity (less for a box, half for a twin).
+            shaped = net.size_said[e] if net.size_said is not None and pipe[e] else None
+            round_pipe = sized and problem is None and not shaped
+            capacity = manning_capacity_gpd(diameter, slope, n) if round_pipe else None
             if not pipe[e]:
                 problem = f"is a {net.link_kind[e]}, whose capacity Manning's equation does not give: the engineer's"
             elif not sized:
                 problem = problem or NO_DIAMETER
+            elif shaped:
+                problem = problem or (
+                    f"is {shaped}, not one round pipe, whose capacity the full-pipe equation for a round pipe does "
+                    "not give: the engineer's"
+                )
             present, present_unknown = self.peak_gpd(e)
             if capacity is None:
                 verdict = UNKNOWN

@@ -542,6 +542,17 @@ def test_a_main_laid_uphill_downstream_has_no_capacity_by_a_default_slope(ds_inv
     assert row["slope_source"] == "profile default" and row["verdict"] == MEETS
 
 
+def test_a_models_box_or_twin_pipe_downstream_has_no_capacity_from_the_round_pipe_equation():
+    """A SWMM model's box culvert or twin pipe is read with the narrowest of one barrel as its diameter (for the size
+    rules); the capacity check took it for one full round pipe of that size. Not known, and said why."""
+    town = layout()
+    town["mains"]["swmm_size"] = ["2 x 8 in (8 in across one barrel at its narrowest)"]
+    row = run(town=town).as_dict()["downstream"]["mains"][0]
+    assert (row["capacity_gpd"], row["verdict"]) == (None, "not known")
+    assert row["problem"].startswith("is 2 x 8 in (8 in across one barrel at its narrowest), not one round pipe")
+    assert run().as_dict()["downstream"]["mains"][0]["verdict"] == MEETS  # the same main as one round pipe
+
+
 def undiametered_town(tmp_path, proposed: LineString):
     """The Oak St town as Manchester, VT's data is: M-1 from A to the plant's P cut in two at B, neither with a
     diameter; written to a store with ``proposed`` as extension.geojson."""
