@@ -247,9 +247,15 @@ def _map_columns(
         chosen[f.name] = source
     if any(p.severity == "error" for p in problems) or set(user_map) - known:  # unknown: _mapping_mistakes said
         return None, problems
-    for name, source in chosen.items():
-        if source != name:
-            out[name] = out[clashes.get(source, source)]
+    # Every field's values are taken before any is written: two fields given each other's columns (owner_name and
+    # site_address swapped by the mapping) both got the one written first.
+    moved = {name: out[clashes.get(source, source)] for name, source in chosen.items() if source != name}
+    # A column of a field's name that the mapping takes the field from elsewhere (site_address=owner_name beside the
+    # layer's own site_address) is the user's: kept as input_<name>, as a result name's column is, not overwritten.
+    displaced = {name: f"input_{name}" for name in moved if name in out.columns and name not in chosen.values()}
+    out = out.rename(columns=displaced) if displaced else out
+    for name, values in moved.items():
+        out[name] = values
     # A column named as a field but for its case ("UNITS" read as units, or kept beside a units column) is kept as
     # input_<column>: a GeoPackage's column names ignore case, and "UNITS" beside "units" refused the results.
     fields = {f.name.lower() for f in spec.fields}

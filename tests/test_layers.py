@@ -95,6 +95,22 @@ def test_explicit_mapping_wins():
     assert not errors(problems) and list(out["parcel_id"]) == ["1.1-1-1", "1.1-1-2"]
 
 
+def test_a_field_mapped_to_another_column_keeps_the_layers_own_column_of_its_name():
+    """``--map parcels.owner_name=OWNER2`` beside the layer's own ``owner_name``: the field was overwritten and the
+    layer's column lost without a word (a new user found it with ``site_address=owner_name``). It is kept as
+    ``input_owner_name``; and two fields given each other's columns are swapped, not both the one written first."""
+    gdf = parcels_frame().assign(owner_name=["OWN A", "OWN B"], OWNER2=["NEW A", "NEW B"], SITE=["1 Elm", "2 Elm"])
+    out, problems = prepare(gdf, mapping=read_mapping(None, ("parcels.owner_name=OWNER2",)))
+    assert not errors(problems)
+    assert list(out["owner_name"]) == ["NEW A", "NEW B"] and list(out["input_owner_name"]) == ["OWN A", "OWN B"]
+    swapped = gdf.rename(columns={"owner_name": "site_address"}).assign(owner_name=gdf["SITE"]).drop(columns="SITE")
+    out, problems = prepare(
+        swapped, mapping=read_mapping(None, ("parcels.owner_name=site_address", "parcels.site_address=owner_name"))
+    )
+    assert not errors(problems)
+    assert list(out["owner_name"]) == ["OWN A", "OWN B"] and list(out["site_address"]) == ["1 Elm", "2 Elm"]
+
+
 def test_mapping_file(tmp_path):
     path = tmp_path / "mapping.toml"
     path.write_text('[parcels]\nparcel_id = "TAXNUM"\n[mains.values.sewer_type]\nGRAV = "sanitary"\n')
