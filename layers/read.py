@@ -202,11 +202,27 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         with quiet():  # what GDAL warns of here it says again when the layer is read, and is reported then
             names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(str(path))}
     except Exception as exc:
+        if path.suffix.lower() == ".zip":  # a whole zip, of no file GDAL reads: not damaged, but no map data
+            raise LayerError(_no_layer_in_zip(path)) from exc
         raise LayerError(unreadable_message(path, exc)) from exc
     found = _match(names, lambda name: LayerSource("", str(path), name))
     if not found:
         raise LayerError(_nothing_found(path.name, list(names.values()), "layer"))
     return found
+
+
+def _no_layer_in_zip(path: Path) -> str:
+    """A zip GDAL finds no layer in, though it opens: what it holds, and what to zip instead. It was told GDAL's
+    "not recognized" and to see in QGIS whether it was damaged (a zip of a README, of a CSV table, of another zip)."""
+    with zipfile.ZipFile(path) as zf:
+        held = [PurePosixPath(n).name for n in zf.namelist() if not n.endswith("/")]
+    held = [n for n in held if not n.startswith(".")]
+    shown = ", ".join(held[:10]) + (f" and {len(held) - 10} more" if len(held) > 10 else "")
+    return (
+        f"{path.name} holds no map layer sewerplan reads ({f'it holds {shown}' if held else 'it is empty'}): zip the "
+        "layers themselves, as shapefiles (.shp with its .shx, .dbf and .prj), a GeoPackage or GeoJSON files. A CSV "
+        "table has no shapes (make it a layer in QGIS first), and a zip inside the zip is not unpacked."
+    )
 
 
 def _zip_folder(path: Path) -> dict[str, str] | None:

@@ -1238,3 +1238,18 @@ def test_a_town_just_over_the_state_line_is_measured_in_new_york_east_as_the_rea
     off_ft = 100 * (new_york_east.get_factors(-73.07, 43.16).meridional_scale - 1)
     assert round(off_ft, 3) == 0.007
     assert round(100 * (new_york_east.get_factors(-73.3, 41.6).meridional_scale - 1), 3) == 0.002
+
+
+@pytest.mark.parametrize(("members", "held"), [({"readme.txt": b"hi"}, "it holds readme.txt"), ({}, "it is empty")])
+def test_a_zip_of_no_map_layer_says_what_it_holds_not_that_it_may_be_damaged(tmp_path, members, held):
+    """``--data town.zip`` of a README (or of nothing) was told GDAL's "not recognized" and to see in QGIS whether
+    the zip was damaged; the web upload already named what such a zip holds."""
+    path = tmp_path / "town.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, content in members.items():
+            zf.writestr(name, content)
+    with pytest.raises(LayerError) as caught:
+        find_layers(str(path))
+    said = str(caught.value)
+    assert f"town.zip holds no map layer sewerplan reads ({held})" in said
+    assert "damaged" not in said and "GDAL" not in said
