@@ -649,7 +649,7 @@ def test_data_outside_new_york_uploaded_checked_and_run_in_chromium(store, tmp_p
     import geopandas as gpd
     from selenium.webdriver.common.by import By
 
-    from gisapp.words import number
+    from gisapp.mapdata import feet_words
     from tests.test_web import open_popup
 
     archive = _abroad(tmp_path)
@@ -673,7 +673,8 @@ def test_data_outside_new_york_uploaded_checked_and_run_in_chromium(store, tmp_p
         popup = open_popup(browser, url, mandated["parcel_id"])
         shot(browser, "upload-abroad-popup")
         assert "must connect" in popup.text
-        assert f"{number(mandated['distance_ft'], 'ft')} to main {mandated['main_id']}" in popup.text
+        # worded as its reason words it (fort-plain, 100 ft): "30.0 ft", "99.96 ft"
+        assert f"{feet_words([mandated['distance_ft']], 100.0)[0]} to main {mandated['main_id']}" in popup.text
         summary = browser.execute_async_script("fetch('/api/summary').then(r => r.json()).then(arguments[0]);")
     assert summary["run"]["workspace"]["crs"] == suggested
 
