@@ -412,6 +412,19 @@ def test_a_qgis_file_loads_on_the_map_and_evaluates_in_chromium(oak_store, brows
         wait_for(browser, lambda: "Newly required to connect" in output.text)
         assert "Not laid: the 180 ft drawn south of A, a second main draining into it" in output.text
         assert "connecting main" not in output.text.split("Newly required")[0]
+        # Saved, then reopened (?plan=NAME) and evaluated again: from the line as drawn, so it still says so.
+        client = app.test_client()
+        past = ny_frame([{"geometry": LineString([(0, -180), (0, 0), (900, 0)])}]).to_crs(4326).geometry.iloc[0]
+        drawn = {"type": "LineString", "coordinates": [list(c) for c in past.coords]}
+        evaluate(client, csrf(client), geometry=drawn, name="past A reopened", save=True, replace=True)
+        browser.get(f"{url}/?plan={quote('past A reopened')}")
+        output = browser.find_element(By.ID, "plan-result")
+        wait_for(browser, lambda: browser.find_element(By.ID, "plan-evaluate").is_enabled())
+        browser.execute_script("arguments[0].textContent = '';", output)  # the saved plan, shown on reopening
+        browser.find_element(By.ID, "plan-evaluate").click()
+        wait_for(browser, lambda: "Newly required to connect" in output.text)
+        assert "Not laid: the 180 ft drawn south of A" in output.text
+        client.post("/plans/delete", data={"name": "past A reopened", "csrf_token": csrf(client)})
 
 
 @pytest.mark.browser
