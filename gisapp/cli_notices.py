@@ -223,6 +223,13 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
         name = " ".join(p for p in (r["name_line_1"], r["name_line_2"]) if p)
         table.add_row(name, mailing_address(r), r["parcel_ids"], str(r["deadline"]))
     console.print(table)
+    period = doc.get("period") or {}
+    if doc["deadline"] and period.get("days") is not None:  # what the deadline rests on, as the letter says it
+        console.print(
+            f"Deadline {doc['deadline']}: {period['days']} days ({period['basis']}).",
+            highlight=False,
+            markup=False,
+        )
     if doc["deadline_flag"]:
         console.print(
             f"[yellow]The deadline {doc['deadline']} falls on a {doc['deadline_flag']}[/yellow]: the town decides "

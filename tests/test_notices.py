@@ -880,6 +880,14 @@ def test_a_preview_after_a_batch_says_why_it_has_fewer_notices(store, first_batc
     assert json.loads(invoke(*args, "--json").stdout)["already_noticed"] == n
 
 
+def test_a_preview_says_what_its_deadline_rests_on(store, monkeypatch):
+    """The command's preview gave each address its deadline, but not its days and section, which the page and
+    ``--json`` give (and the letter states)."""
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-03-01")
+    args = ["notices", "preview", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    assert "Deadline 2027-05-30: 90 days (§ 144-4)." in " ".join(invoke(*args).stdout.split())
+
+
 def test_a_preview_dated_before_today_says_issuing_will_refuse_it(store, monkeypatch):
     """The Notices page refuses to preview a date `issue` would refuse; the CLI's preview, which offers nothing to
     confirm, showed it without a word, and the clerk learnt it only when `issue` refused."""
