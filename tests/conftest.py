@@ -274,27 +274,3 @@ def auth(app, client):
 @pytest.fixture
 def runner():
     return Runner()
-
-
-# -- two test workers (make test runs pytest-xdist's -n 2 --dist loadgroup) ----------------------------------------
-
-# The files whose tests use the test database: they run on one worker, one after another, as some read the database
-# whole (an empty database is told so; QGIS styles go into its public.layer_styles).
-_ONE_DATABASE = {
-    "test_batch.py",
-    "test_hostile_inputs.py",
-    "test_notices.py",
-    "test_postgis.py",
-    "test_postgis_store.py",
-    "test_qgis.py",
-}
-
-
-def pytest_collection_modifyitems(config, items):
-    """Each file's tests on one worker, so a file's module fixtures (an analysed town) are made once, and the
-    database's files all on one worker (``_ONE_DATABASE``). Without xdist the groups are unused."""
-    if not config.pluginmanager.hasplugin("xdist"):
-        return
-    for item in items:
-        name = item.path.name
-        item.add_marker(pytest.mark.xdist_group("database" if name in _ONE_DATABASE else name))
