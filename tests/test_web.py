@@ -660,14 +660,19 @@ def live_server(store, tmp_path):
 
 def wait_for(driver, condition, timeout=15.0):
     """Poll ``condition`` until it holds; an element gone stale or not there yet (the page being replaced: a form's
-    POST navigates, and for a moment the new page has no body) counts as not yet."""
-    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+    POST navigates, and for a moment the new page has no body) counts as not yet. Chromium sometimes says stale as
+    "Node with given id does not belong to the document" (an inspector error), seen with two test workers."""
+    from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException, WebDriverException
 
     end = time.time() + timeout
     while time.time() < end:
         try:
             value = condition()
         except (StaleElementReferenceException, NoSuchElementException):
+            value = None
+        except WebDriverException as exc:
+            if "does not belong to the document" not in str(exc):
+                raise
             value = None
         if value:
             return value
