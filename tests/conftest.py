@@ -9,6 +9,7 @@ web app and the command line as fixtures, as flaskr's tests/conftest.py has them
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import threading
@@ -98,13 +99,47 @@ def real_data() -> Path:
 
 
 def postgres_url() -> str:
-    """The test database; outside CI a missing server skips the test, in CI (``.ci/run`` sets CI) it fails it."""
+    """The test database; outside CI a missing server skips the test, in CI (``.ci/run`` sets CI) it fails it.
+
+    Under pytest-xdist each worker has a database of its own, the given one's name with the worker's
+    (``sewerplan_test_gw0``): some tests read the whole database (an empty one is told so), and a register's
+    tables made by two workers at once would meet. ``.ci/run`` makes them; elsewhere a missing one fails the test
+    with the two statements that make it.
+    """
     url = os.environ.get("SEWERPLAN_TEST_POSTGRES_URL")
     if not url:
         if os.environ.get("CI"):
             pytest.fail("SEWERPLAN_TEST_POSTGRES_URL is not set: .ci/run must start PostgreSQL/PostGIS.")
         pytest.skip("no PostgreSQL/PostGIS (set SEWERPLAN_TEST_POSTGRES_URL; .ci/run does)")
-    return url
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return _worker_database(url, worker) if worker else url
+
+
+@functools.cache
+def _worker_database(url: str, worker: str) -> str:
+    """The worker's own test database beside the given one, checked to exist and to have PostGIS."""
+    from sqlalchemy import create_engine, make_url, text
+    from sqlalchemy.exc import OperationalError
+    from sqlalchemy.pool import NullPool
+
+    given = make_url(url)
+    name = f"{given.database}_{worker}"
+    own = given.set(database=name).render_as_string(hide_password=False)
+    how = (
+        f"as the postgres user: CREATE DATABASE {name} OWNER {given.username}; then in it: CREATE EXTENSION postgis; "
+        "(.ci/run does this)"
+    )
+    engine = create_engine(own, poolclass=NullPool)
+    try:
+        with engine.connect() as con:
+            has_postgis = con.execute(text("SELECT 1 FROM pg_extension WHERE extname = 'postgis'")).first()
+    except OperationalError as exc:
+        pytest.fail(f"Test worker {worker} has no database {name} ({str(exc.orig).strip()}): make it {how}")
+    finally:
+        engine.dispose()
+    if not has_postgis:
+        pytest.fail(f"The test database {name} has no PostGIS: make it {how}")
+    return own
 
 
 @pytest.fixture(scope="module")
