@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from analysis.profiles import Profile
+from analysis.profiles import Profile, load_profile
 from layers.schema import SPECS
 
 
@@ -72,6 +72,29 @@ def legend_statuses(
         return profile is None or test is None or bool(getattr(profile.mandate, test).value) or bool(given.get(status))
 
     return [s for s in statuses if can_give(s)]
+
+
+def recorded_profile(run: Mapping | None) -> Profile | None:
+    """The profile a run record says the run applied, with the values set on it (its workspace's ``profile`` and
+    ``settings``; a run recorded before runs kept their workspace, its ``profile``), for ``legend_statuses``. None
+    for no record, or where the profile cannot be read now (its file moved): every status is then listed.
+
+    Examples
+    --------
+    >>> recorded_profile({"workspace": {"profile": "wappinger", "settings": {"mandate.distance_ft": 100}}}).id
+    'wappinger'
+    >>> recorded_profile({"profile": "a-file-since-moved.toml"}) is None, recorded_profile(None) is None
+    (True, True)
+    """
+    saved = (run or {}).get("workspace")
+    name = saved.get("profile") if isinstance(saved, Mapping) else (run or {}).get("profile")
+    if not name:
+        return None
+    settings = saved.get("settings") if isinstance(saved, Mapping) else None
+    try:
+        return load_profile(str(name), overrides=dict(settings or {}) or None)
+    except ValueError:  # ProfileError: a profile file since moved, a value it no longer takes
+        return None
 
 
 @dataclass(frozen=True)
@@ -312,4 +335,5 @@ __all__ = [
     "column",
     "column_description",
     "legend_statuses",
+    "recorded_profile",
 ]

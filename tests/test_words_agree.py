@@ -1,0 +1,82 @@
+"""The same parcel in the same words wherever it is shown: the web map's legend and the QGIS styles, under each profile.
+
+The three lots of ``tests/test_map_loose_ends.py`` (P-CROSSED under main M-1, P-FRONT 25 ft from it, P-BACK 99.96 ft
+behind and abutting no street), analysed under Fort Plain, Poughkeepsie and Wappinger (with a 100 ft distance set:
+§ 196-17E sets none), each into its own store. The QGIS project is read as XML; opening it in QGIS is
+``tests/test_qgis.py``'s.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import xml.etree.ElementTree as ET
+import zipfile
+from contextlib import closing
+
+import pytest
+
+from layers.qgis_styles import style_geopackage
+from layers.store import latest_run
+from layers.write import write_layers
+from tests.conftest import Runner, make_app
+from tests.test_map_loose_ends import three_lots
+
+PROFILES = {"fort-plain": (), "poughkeepsie": (), "wappinger": ("--set", "mandate.distance_ft=100")}
+
+
+@pytest.fixture(scope="module")
+def towns(tmp_path_factory) -> dict:
+    """Per profile: the store of the three lots analysed under it, and a test client of the web app on it."""
+    made = {}
+    for name, settings in PROFILES.items():
+        folder = tmp_path_factory.mktemp(name)
+        store = folder / "town.gpkg"
+        write_layers(str(store), three_lots())
+        Runner().invoke("analyze", "--profile", name, *settings, "--data", store, "--out", store, ok=True)
+        made[name] = (store, make_app(store, folder).test_client())
+    return made
+
+
+def _web_legend(client) -> list[str]:
+    page = client.get("/").get_data(as_text=True)
+    return re.findall(r'data-status="(\w+)"', page[page.index('id="legend"') : page.index("<h3>Sewer")])
+
+
+def _categories(qml: str) -> list[str]:
+    """The status values the parcel_results style's legend lists, in order."""
+    root = ET.fromstring(qml.split("\n", 1)[1]) if qml.startswith("<!DOCTYPE") else qml
+    return [c.get("value") for c in root.find("renderer-v2").find("categories")]
+
+
+def _project_categories(path) -> list[str]:
+    with zipfile.ZipFile(path) as archive:
+        (name,) = archive.namelist()
+        root = ET.fromstring(archive.read(name).decode("utf-8").split("\n", 1)[1])
+    (layer,) = [m for m in root.iter("maplayer") if m.findtext("layername") == "parcel_results"]
+    return [c.get("value") for c in layer.find("renderer-v2").find("categories")]
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_qgis_project_lists_the_statuses_the_web_legend_lists(towns, profile, tmp_path):
+    """Under Wappinger (§ 196-17E has no abutting-street test) the QGIS project's legend listed "in range not
+    abutting", which no parcel can be there and the web map's legend leaves out: one function decides both
+    (``layers.legend.legend_statuses``). Fort Plain's and Poughkeepsie's list it (P-BACK is in it)."""
+    store, client = towns[profile]
+    out = tmp_path / "town.qgz"
+    Runner().invoke("export-qgis", "--store", store, "--out", out, ok=True)
+    listed = _project_categories(out)
+    assert set(listed) == set(_web_legend(client))
+    assert ("in_range_not_abutting" in listed) == (profile != "wappinger")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_a_geopackages_style_given_its_run_lists_the_web_legends_statuses(towns, profile, tmp_path):
+    """The GeoPackage's own ``layer_styles`` style, written with the record of the run whose results it styles."""
+    store, client = towns[profile]
+    copy = tmp_path / "copy.gpkg"
+    copy.write_bytes(store.read_bytes())
+    style_geopackage(copy, ["parcel_results"], run=latest_run(copy))
+    with closing(sqlite3.connect(copy)) as con:
+        (qml,) = con.execute("SELECT styleQML FROM layer_styles WHERE f_table_name = 'parcel_results'").fetchone()
+    assert set(_categories(qml)) == set(_web_legend(client))
