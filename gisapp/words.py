@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from analysis.reasons import deadline_sentence
 from layers.legend import STATUS_COLOURS as LEGEND_COLOURS
+from layers.legend import STATUS_LEGEND
 from layers.write import column_types_path
 
 if TYPE_CHECKING:
@@ -25,13 +26,8 @@ if TYPE_CHECKING:
 STATUS_COLOURS = {**LEGEND_COLOURS, "not_analysed": "#e0e0e0"}
 
 WORDS: dict[str, str] = {
-    # parcel statuses
-    "mandated": "must connect",
-    "in_range_not_abutting": "near a main, but not on its street",
-    "out_of_range": "farther than the distance",
-    "connected": "already connected",
-    "unoccupied": "no occupied building",
-    "no_public_sewer": "no public sewer",
+    # parcel statuses: the legend's words (layers/legend.py), which the QGIS styles label them with too
+    **{status: style.label for status, style in STATUS_LEGEND.items()},
     "not_analysed": "not analysed yet",
     # the rule that decided
     "connection_required": "connection required",

@@ -338,7 +338,7 @@ def run_statuses(run: Mapping | None, counts: Mapping[str, int] | None = None) -
     Examples
     --------
     >>> run_statuses({"workspace": {"profile": "wappinger"}})
-    ['mandated', 'out_of_range', 'connected', 'unoccupied', 'no_public_sewer']
+    ['connected', 'mandated', 'out_of_range', 'unoccupied', 'no_public_sewer']
     >>> len(run_statuses(None))
     6
     """

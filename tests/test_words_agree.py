@@ -39,8 +39,14 @@ def towns(tmp_path_factory) -> dict:
 
 
 def _web_legend(client) -> list[str]:
+    return [status for status, _ in _web_legend_words(client)]
+
+
+def _web_legend_words(client) -> list[tuple[str, str]]:
+    """The web map's legend of parcels, in order: (status, the words shown for it)."""
     page = client.get("/").get_data(as_text=True)
-    return re.findall(r'data-status="(\w+)"', page[page.index('id="legend"') : page.index("<h3>Sewer")])
+    legend = page[page.index('id="legend"') : page.index("<h3>Sewer")]
+    return [(s, " ".join(w.split())) for s, w in re.findall(r'data-status="(\w+)"><span[^>]*></span>([^<]*)<', legend)]
 
 
 def _categories(qml: str) -> list[str]:
@@ -49,12 +55,13 @@ def _categories(qml: str) -> list[str]:
     return [c.get("value") for c in root.find("renderer-v2").find("categories")]
 
 
-def _project_categories(path) -> list[str]:
+def _project_categories(path) -> list[tuple[str, str]]:
+    """The QGIS project's legend of parcel_results, in order: (status, its label)."""
     with zipfile.ZipFile(path) as archive:
         (name,) = archive.namelist()
         root = ET.fromstring(archive.read(name).decode("utf-8").split("\n", 1)[1])
     (layer,) = [m for m in root.iter("maplayer") if m.findtext("layername") == "parcel_results"]
-    return [c.get("value") for c in layer.find("renderer-v2").find("categories")]
+    return [(c.get("value"), c.get("label")) for c in layer.find("renderer-v2").find("categories")]
 
 
 @pytest.mark.parametrize("profile", PROFILES)
@@ -65,9 +72,22 @@ def test_the_qgis_project_lists_the_statuses_the_web_legend_lists(towns, profile
     store, client = towns[profile]
     out = tmp_path / "town.qgz"
     Runner().invoke("export-qgis", "--store", store, "--out", out, ok=True)
-    listed = _project_categories(out)
+    listed = [status for status, _ in _project_categories(out)]
     assert set(listed) == set(_web_legend(client))
     assert ("in_range_not_abutting" in listed) == (profile != "wappinger")
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_qgis_legend_words_each_status_as_the_web_legend_in_its_order(towns, profile, tmp_path):
+    """QGIS's legend said "mandated", "in range not abutting", "out of range", "connected" and "unoccupied", listing
+    "mandated" first, beside a web legend saying "must connect", "near a main, but not on its street", "farther than
+    the distance", "already connected" and "no occupied building", "already connected" first: one list of words
+    (``layers.legend.STATUS_LEGEND``) and one order now serve both."""
+    store, client = towns[profile]
+    out = tmp_path / "town.qgz"
+    Runner().invoke("export-qgis", "--store", store, "--out", out, ok=True)
+    assert _project_categories(out) == _web_legend_words(client)
+    assert ("mandated", "must connect") in _project_categories(out)
 
 
 @pytest.mark.parametrize("profile", PROFILES)
