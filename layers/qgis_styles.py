@@ -7,7 +7,8 @@ style per layer it knows, named ``sewerplan`` and marked as the default:
 - ``parcel_results`` coloured by status with the web map's colours and legend (``layers.legend.STATUS_LEGEND``);
 - ``mains`` by diameter (a thicker line for a larger pipe, as on the web map), ``manholes`` as small white circles;
 - ``measuring_lines`` dashed red (the web map's evidence line), ``connection_points`` as red dots;
-- ``building_results`` with rear buildings and buildings needing more building sewers outlined as on the web map;
+- ``building_results`` with rear buildings, buildings needing more building sewers and buildings with a finding on
+  their building sewer outlined as on the web map;
 - the other input layers plainly (parcels as outlines, buildings pale, streets grey), plans and reports plainly; a
   plan's crossings of existing mains as red rings and its easements needed as a broad dashed purple line, as the
   web map draws them.
@@ -236,6 +237,17 @@ def _building_results(fields: set[str]) -> ET.Element:
                 fill("#fafafa", alpha=0.8, outline="#e66101", width_mm=0.6, dashed=True),
             )
         )
+    # As the web map outlines them and its legend words them: a building sewer below the standard, or a connection
+    # at a manhole for the administrative body to decide.
+    findings = [f'"{name}"' for name in ("lateral_below_standard", "manhole_connection_case") if name in fields]
+    if findings:
+        entries.append(
+            (
+                " OR ".join(findings),
+                "a finding on its building sewer",
+                fill("#fafafa", alpha=0.8, outline="#b2182b", width_mm=0.6),
+            )
+        )
     if not entries:
         return single(fill("#fafafa", alpha=0.8, outline="#444444"))
     return rules([*entries, ("ELSE", "building", fill("#fafafa", alpha=0.8, outline="#444444"))])
@@ -246,7 +258,10 @@ _STYLES = {
     "parcel_results": ("parcels coloured by status, as on the web map", lambda f: _parcel_results()),
     "measuring_lines": ("measuring lines, dashed", lambda f: single(line("#e41a1c", width_mm=0.5, dash="2;1.5"))),
     "connection_points": ("connection points on the mains", lambda f: single(marker("#e41a1c", size_mm=1.4))),
-    "building_results": ("buildings: rear buildings and buildings needing more building sewers", _building_results),
+    "building_results": (
+        "buildings: rear buildings, buildings needing more building sewers, findings on building sewers",
+        _building_results,
+    ),
     "mains": ("sewer mains by diameter", _mains),
     "manholes": ("manholes", lambda f: single(marker("#ffffff", size_mm=1.8))),
     "outfalls": ("treatment plants and outfalls", lambda f: single(marker("#756bb1", size_mm=3.5, outline="#000000"))),

@@ -100,3 +100,30 @@ def test_a_geopackages_style_given_its_run_lists_the_web_legends_statuses(towns,
     with closing(sqlite3.connect(copy)) as con:
         (qml,) = con.execute("SELECT styleQML FROM layer_styles WHERE f_table_name = 'parcel_results'").fetchone()
     assert set(_categories(qml)) == set(_web_legend(client))
+
+
+def test_the_qgis_building_style_outlines_and_words_what_the_web_map_does(towns):
+    """The web map outlines in red, and its legend lists, "a finding on its building sewer" (a building sewer below
+    the standard, or a manhole connection to decide); QGIS drew those buildings plain, as any building. Its rules
+    now say each of the web legend's Buildings entries, in the same colour."""
+    from layers.qgis_styles import qml
+
+    client = towns["fort-plain"][1]
+    page = client.get("/").get_data(as_text=True)
+    buildings = page[page.index("<h3>Buildings</h3>") : page.index("</section>", page.index("<h3>Buildings</h3>"))]
+    web = dict(
+        (" ".join(words.split()), colour)
+        for colour, words in re.findall(r'border: 2px \w+ (#[0-9a-f]{6})"></span>([^<]+)<', buildings)
+    )
+    fields = ("rear_building", "required_laterals", "lateral_below_standard", "manhole_connection_case")
+    root = ET.fromstring(qml("building_results", fields).split("\n", 1)[1])
+    symbols = {s.get("name"): s for s in root.find("renderer-v2").find("symbols")}
+    drawn = {
+        rule.get("label"): symbols[rule.get("symbol")].find("layer/prop[@k='outline_color']").get("v")
+        for rule in root.iter("rule")
+        if rule.get("filter") != "ELSE"
+    }
+    rgb = {label: ",".join(str(int(c[i : i + 2], 16)) for i in (1, 3, 5)) for label, c in web.items()}
+    assert {label: colour.rsplit(",", 1)[0] for label, colour in drawn.items()} == {
+        k: v for k, v in rgb.items() if "subdivision" not in k
+    }
