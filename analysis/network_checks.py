@@ -113,6 +113,9 @@ class NetworkOutline:
     ends: tuple[NetworkEnd, ...]
     pieces: tuple[Piece, ...]
     explicit: bool
+    # Storage units the flow leaves by a pump, orifice, weir, outlet or force main (wet wells, tanks): not manholes,
+    # so not in ``manholes``. Each as (node, what the flow leaves it by: "pump", "weir", "force main" ...).
+    wet_wells: tuple[tuple[str, str], ...] = ()
 
     def plants(self) -> dict[str, list[NetworkEnd]]:
         """Each treatment plant the network reaches, with the outfall nodes it was named or joined at."""
@@ -168,6 +171,7 @@ def network_outline(net: SewerNetwork) -> NetworkOutline:
         ends=ends,
         pieces=pieces,
         explicit=net.explicit,
+        wet_wells=tuple((str(net.node_id[k]), _leaving_kind(net, k)) for k in _wet_wells(net)),
     )
 
 
@@ -416,15 +420,27 @@ def _storage(net: SewerNetwork) -> np.ndarray:
     return pd.Series(net.node_kind, dtype=object).eq("storage").to_numpy()
 
 
+def _wet_wells(net: SewerNetwork) -> np.ndarray:
+    """The nodes of the storage units the flow leaves by a pump, orifice, weir, outlet or force main: wet wells and
+    tanks, not manholes (``analysis.network.manhole_nodes``)."""
+    return np.flatnonzero(_storage(net) & ~net.node_is_manhole & (net.next_main >= 0))
+
+
+def _leaving_kind(net: SewerNetwork, node: int) -> str:
+    """What the flow leaves ``node`` by: the model's link kind ("pump", "weir" ...), "force main", else "main"."""
+    e = int(net.next_main[node])
+    kind = net.link_kind[e] if net.link_kind is not None else None
+    return "force main" if net.sewer_type[e] == "force" and kind in (None, "conduit") else str(kind or "main")
+
+
 def _storage_not_manholes(net: SewerNetwork) -> list[Defect]:
     """Storage units the flow leaves by a pump, orifice, weir, outlet or force main: wet wells and tanks, which are
     never a control manhole. Said, as the manholes counted and the control manholes named leave them out."""
-    nodes = np.flatnonzero(_storage(net) & ~net.node_is_manhole & (net.next_main >= 0))
-    kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
+    nodes = _wet_wells(net)
 
     def message(node: int) -> str:
         e = int(net.next_main[node])
-        kind = "force main" if net.sewer_type[e] == "force" and kinds[e] in (None, "conduit") else kinds[e] or "main"
+        kind = _leaving_kind(net, node)
         below = net.control_manhole[node]
         after = (
             f"mains draining to it have the next manhole below it, {net.node_id[below]}, as their control manhole"

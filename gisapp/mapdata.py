@@ -46,6 +46,7 @@ PARCEL_FIELDS = (
     "site_address",
     "owner_name",
     "distance_ft",
+    "distance_text",  # the distance as the popup and the reason word it ("30.0 ft", "99.96 ft" within 100 ft)
     "main_id",
     "rule",
     "section",
@@ -244,7 +245,9 @@ class MapData:
 
         Dates are sent as ISO text ("2027-05-30") whatever field type the store gives them: a store holding the
         deadline as a date field sent a count of milliseconds. The parcels' ``deadline_text`` is the deadline in the
-        town's ``date_format``: the page shows the server's words and formats no date itself."""
+        town's ``date_format``: the page shows the server's words and formats no date itself. Their
+        ``distance_text`` is the distance as the popup words it (``feet_words``): the table said "30" and "100.0"
+        beside a popup saying "30.0 ft" and "99.96 ft"."""
         path = str(path)
         store = open_store(path)
         if not store.exists():
@@ -266,6 +269,9 @@ class MapData:
                 frame = frame.assign(status=NOT_ANALYSED)
             if kind == "parcels" and "deadline" in frame.columns:
                 frame = frame.assign(deadline_text=_worded_dates(frame["deadline"], date_format))
+            if kind == "parcels" and "distance_ft" in frame.columns:
+                threshold = (data.run() or {}).get("distance_ft")
+                frame = frame.assign(distance_text=feet_words(frame["distance_ft"].tolist(), threshold))
             data.served[kind] = ServedLayer.of(name, frame, fields)
         return data
 

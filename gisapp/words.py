@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from analysis.reasons import deadline_sentence
 from layers.legend import STATUS_COLOURS as LEGEND_COLOURS
+from layers.legend import STATUS_LEGEND
 from layers.write import column_types_path
 
 if TYPE_CHECKING:
@@ -25,13 +26,8 @@ if TYPE_CHECKING:
 STATUS_COLOURS = {**LEGEND_COLOURS, "not_analysed": "#e0e0e0"}
 
 WORDS: dict[str, str] = {
-    # parcel statuses
-    "mandated": "must connect",
-    "in_range_not_abutting": "near a main, but not on its street",
-    "out_of_range": "farther than the distance",
-    "connected": "already connected",
-    "unoccupied": "no occupied building",
-    "no_public_sewer": "no public sewer",
+    # parcel statuses: the legend's words (layers/legend.py), which the QGIS styles label them with too
+    **{status: style.label for status, style in STATUS_LEGEND.items()},
     "not_analysed": "not analysed yet",
     # the rule that decided
     "connection_required": "connection required",
@@ -472,7 +468,8 @@ def network_outline(outline: NetworkOutline, *, snap_ft: float | None = None) ->
     ['2 outfalls: O1, O2.', 'The mains are one connected piece of the network.']
     """
     head = (
-        f"{count(outline.mains, 'main')}, {count(outline.manholes, 'manhole')}, {count(outline.junctions, 'junction')}."
+        f"{count(outline.mains, 'main')}, {count(outline.manholes, 'manhole')}{_wet_well_words(outline.wet_wells)}, "
+        f"{count(outline.junctions, 'junction')}."
     )
     if outline.directions:
         head += " Direction from: " + ", ".join(f"{k} {v:,}" for k, v in outline.directions) + "."
@@ -526,6 +523,29 @@ def network_outline(outline: NetworkOutline, *, snap_ft: float | None = None) ->
             "(disconnected_piece)."
         )
     return lines
+
+
+def _wet_well_words(wet_wells: tuple[tuple[str, str], ...]) -> str:
+    """The storage units the manhole count leaves out, after it: an engineer counting the model's nodes finds them
+    there, not a manhole count short by them. '' for none.
+
+    Examples
+    --------
+    >>> _wet_well_words((("SU1", "pump"),))
+    ' (not counting 1 storage unit the flow leaves by a pump, SU1: a wet well or tank, not a manhole)'
+    >>> print(_wet_well_words((("S1", "orifice"), ("S2", "weir"), ("S3", "orifice")))[1:])
+    (not counting 3 storage units the flow leaves by an orifice or weir, S1, S2, S3: wet wells or tanks, not manholes)
+    """
+    if not wet_wells:
+        return ""
+    kinds = list(dict.fromkeys(kind for _, kind in wet_wells))
+    by = ", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else kinds[0]
+    by = ("an " if by[0] in "aeiou" else "a ") + by
+    what = "a wet well or tank, not a manhole" if len(wet_wells) == 1 else "wet wells or tanks, not manholes"
+    return (
+        f" (not counting {count(len(wet_wells), 'storage unit')} the flow leaves by {by}, "
+        f"{_names([node for node, _ in wet_wells])}: {what})"
+    )
 
 
 def measured_in(crs: str | None) -> str | None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from analysis.profiles import Profile
+from analysis.profiles import Profile, load_profile
 from layers.schema import SPECS
 
 
@@ -27,17 +27,23 @@ class StatusStyle:
     meaning: str
 
 
-# In the order the web map's legend lists them.
+# In the order the web map's legend lists them (``analysis.reasons.STATUSES``), each labelled with the words the web map
+# shows for it (``gisapp.words.WORDS`` takes them from here): QGIS's legend said "mandated" and "in range not
+# abutting" beside a web legend saying "must connect" and "near a main, but not on its street".
 STATUS_LEGEND: dict[str, StatusStyle] = {
+    "connected": StatusStyle("#2b8cbe", "already connected", "already connected to the public sewer"),
     "mandated": StatusStyle(
-        "#d7301f", "mandated", "must connect (occupied, abutting a sewered street, within the distance)"
+        "#d7301f", "must connect", "must connect (occupied, abutting a sewered street, within the distance)"
     ),
     "in_range_not_abutting": StatusStyle(
-        "#fc8d59", "in range not abutting", "a main is within the distance, but not in a street the parcel abuts"
+        "#fc8d59",
+        "near a main, but not on its street",
+        "a main is within the distance, but not in a street the parcel abuts",
     ),
-    "out_of_range": StatusStyle("#fdcc8a", "out of range", "the nearest public main is farther than the distance"),
-    "connected": StatusStyle("#2b8cbe", "connected", "already connected to the public sewer"),
-    "unoccupied": StatusStyle("#bdbdbd", "unoccupied", "no building used for occupancy on the parcel"),
+    "out_of_range": StatusStyle(
+        "#fdcc8a", "farther than the distance", "the nearest public main is farther than the distance"
+    ),
+    "unoccupied": StatusStyle("#bdbdbd", "no occupied building", "no building used for occupancy on the parcel"),
     "no_public_sewer": StatusStyle("#756bb1", "no public sewer", "no public sanitary main in the data"),
 }
 STATUS_COLOURS = {status: style.colour for status, style in STATUS_LEGEND.items()}
@@ -61,7 +67,7 @@ def legend_statuses(
     --------
     >>> from analysis.profiles import load_profile
     >>> legend_statuses(load_profile("wappinger"))
-    ['mandated', 'out_of_range', 'connected', 'unoccupied', 'no_public_sewer']
+    ['connected', 'mandated', 'out_of_range', 'unoccupied', 'no_public_sewer']
     >>> "in_range_not_abutting" in legend_statuses(load_profile("fort-plain"))
     True
     """
@@ -72,6 +78,29 @@ def legend_statuses(
         return profile is None or test is None or bool(getattr(profile.mandate, test).value) or bool(given.get(status))
 
     return [s for s in statuses if can_give(s)]
+
+
+def recorded_profile(run: Mapping | None) -> Profile | None:
+    """The profile a run record says the run applied, with the values set on it (its workspace's ``profile`` and
+    ``settings``; a run recorded before runs kept their workspace, its ``profile``), for ``legend_statuses``. None
+    for no record, or where the profile cannot be read now (its file moved): every status is then listed.
+
+    Examples
+    --------
+    >>> recorded_profile({"workspace": {"profile": "wappinger", "settings": {"mandate.distance_ft": 100}}}).id
+    'wappinger'
+    >>> recorded_profile({"profile": "a-file-since-moved.toml"}) is None, recorded_profile(None) is None
+    (True, True)
+    """
+    saved = (run or {}).get("workspace")
+    name = saved.get("profile") if isinstance(saved, Mapping) else (run or {}).get("profile")
+    if not name:
+        return None
+    settings = saved.get("settings") if isinstance(saved, Mapping) else None
+    try:
+        return load_profile(str(name), overrides=dict(settings or {}) or None)
+    except ValueError:  # ProfileError: a profile file since moved, a value it no longer takes
+        return None
 
 
 @dataclass(frozen=True)
@@ -312,4 +341,5 @@ __all__ = [
     "column",
     "column_description",
     "legend_statuses",
+    "recorded_profile",
 ]

@@ -4,8 +4,10 @@ The project (``.qgz``: a zip holding the ``.qgs`` XML; or a plain ``.qgs``) list
 three groups: **results** (connection points, measuring lines, building results, parcel results), **network**
 (manholes, treatment plants, mains, laterals, network reports) and **base** (buildings, streets, parcels and the
 other input layers). Each layer carries the same style the store's ``layer_styles`` table holds
-(``layers.qgis_styles``): parcels coloured by status as on the web map, mains by diameter, measuring lines dashed,
-labels off. The project CRS is the store's measuring CRS, and the map opens on the parcels.
+(``layers.qgis_styles``): parcels coloured by status as on the web map, their legend listing the statuses the web
+map's lists for the latest run's profile (``run_statuses``: under Wappinger no "in range not abutting"), mains by
+diameter, measuring lines dashed, labels off. The project CRS is the store's measuring CRS, and the map opens on
+the parcels.
 
 Sources: a GeoPackage store's layers by a path relative to the project (``./town.gpkg|layername=...``, absolute
 where no relative path exists, another drive on Windows), so the project and the store move together; a PostGIS
@@ -25,7 +27,7 @@ from pyproj import CRS
 
 from layers.atomic import written_whole
 from layers.errors import LayerError
-from layers.qgis_styles import DOCTYPE, QGIS_VERSION, style_elements, style_kind
+from layers.qgis_styles import DOCTYPE, QGIS_VERSION, run_statuses, style_elements, style_kind
 
 GROUPS = ("results", "network", "base")
 # Within each group, top (drawn last, on top) to bottom.
@@ -92,7 +94,8 @@ def write_project(store, out: str | Path, *, title: str | None = None) -> dict:
     crs = CRS.from_epsg(srids[0])
     run = store.latest_run() or {}
     name = title or run.get("municipality") or "sewerplan"
-    root = _project(layers, crs=crs, title=name, folder=out.parent.resolve())
+    statuses = _statuses(store, run) if any(style_kind(e["name"]) == "parcel_results" for e in layers) else None
+    root = _project(layers, crs=crs, title=name, folder=out.parent.resolve(), statuses=statuses)
     ET.indent(root, " ")
     document = DOCTYPE + "\n" + ET.tostring(root, encoding="unicode") + "\n"
     with written_whole(out) as tmp:  # whole or not at all, one writer at a time; a killed one's copy is cleared
@@ -107,7 +110,16 @@ def write_project(store, out: str | Path, *, title: str | None = None) -> dict:
     return {"output": str(out), "layers": grouped, "crs": f"EPSG:{srids[0]}", "title": name}
 
 
-def _project(layers: list[dict], *, crs: CRS, title: str, folder: Path) -> ET.Element:
+def _statuses(store, run: dict) -> list[str]:
+    """The statuses the results' legend lists: the web map's for the store's latest run (``run_statuses``)."""
+    results = store.read_results(["status"])
+    counts = results["status"].value_counts().to_dict() if results is not None else {}
+    return run_statuses(run or None, counts)
+
+
+def _project(
+    layers: list[dict], *, crs: CRS, title: str, folder: Path, statuses: list[str] | None = None
+) -> ET.Element:
     root = ET.Element("qgis", {"projectname": title, "version": QGIS_VERSION, "saveUser": "", "saveUserFull": ""})
     ET.SubElement(root, "homePath", {"path": ""})
     ET.SubElement(root, "title").text = title
@@ -145,7 +157,7 @@ def _project(layers: list[dict], *, crs: CRS, title: str, folder: Path) -> ET.El
     ET.SubElement(canvas, "destinationsrs").append(_spatialrefsys(crs))
     projectlayers = ET.SubElement(root, "projectlayers")
     for entry in layers:
-        projectlayers.append(_maplayer(entry, ids[entry["name"]], folder))
+        projectlayers.append(_maplayer(entry, ids[entry["name"]], folder, statuses=statuses))
     order = ET.SubElement(root, "layerorder")
     for entry in layers:
         ET.SubElement(order, "layer", {"id": ids[entry["name"]]})
@@ -193,7 +205,7 @@ def _source(entry: dict, folder: Path) -> str:
     return " ".join(parts)
 
 
-def _maplayer(entry: dict, layer_id: str, folder: Path) -> ET.Element:
+def _maplayer(entry: dict, layer_id: str, folder: Path, *, statuses: list[str] | None = None) -> ET.Element:
     wkb = WKB_TYPES.get(entry["geometry"], "Unknown")
     simple = wkb.removeprefix("Multi")
     layer = ET.Element(
@@ -226,7 +238,7 @@ def _maplayer(entry: dict, layer_id: str, folder: Path) -> ET.Element:
     ET.SubElement(layer, "srs").append(_spatialrefsys(CRS.from_epsg(entry["srid"])))
     provider = ET.SubElement(layer, "provider", {"encoding": "UTF-8"})
     provider.text = entry["provider"]
-    style = style_elements(entry["name"], entry.get("fields", ()))
+    style = style_elements(entry["name"], entry.get("fields", ()), statuses=statuses)
     if style:
         layer.extend(style)
     return layer

@@ -7,7 +7,8 @@ style per layer it knows, named ``sewerplan`` and marked as the default:
 - ``parcel_results`` coloured by status with the web map's colours and legend (``layers.legend.STATUS_LEGEND``);
 - ``mains`` by diameter (a thicker line for a larger pipe, as on the web map), ``manholes`` as small white circles;
 - ``measuring_lines`` dashed red (the web map's evidence line), ``connection_points`` as red dots;
-- ``building_results`` with rear buildings and buildings needing more building sewers outlined as on the web map;
+- ``building_results`` with rear buildings, buildings needing more building sewers and buildings with a finding on
+  their building sewer outlined as on the web map;
 - the other input layers plainly (parcels as outlines, buildings pale, streets grey), plans and reports plainly; a
   plan's crossings of existing mains as red rings and its easements needed as a broad dashed purple line, as the
   web map draws them.
@@ -24,11 +25,18 @@ from __future__ import annotations
 
 import sqlite3
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from contextlib import closing
 from pathlib import Path
 
-from layers.legend import LAYER_DESCRIPTIONS, RESULT_COLUMNS, STATUS_LEGEND, column
+from layers.legend import (
+    LAYER_DESCRIPTIONS,
+    RESULT_COLUMNS,
+    STATUS_LEGEND,
+    column,
+    legend_statuses,
+    recorded_profile,
+)
 from layers.read import LAYER_NAMES
 
 STYLE_NAME = "sewerplan"
@@ -189,9 +197,12 @@ MAIN_CLASSES = (
 MAIN_COLOUR = "#3a3a3a"
 
 
-def _parcel_results() -> ET.Element:
+def _parcel_results(statuses: Iterable[str] | None = None) -> ET.Element:
+    """Parcels by status: a category for each of ``statuses`` (``layers.legend.legend_statuses``, what the web map's
+    legend lists for the run's profile), every status where they are not known."""
     categories = [
-        (status, style.label, fill(style.colour, alpha=PARCEL_FILL_ALPHA)) for status, style in STATUS_LEGEND.items()
+        (status, STATUS_LEGEND[status].label, fill(STATUS_LEGEND[status].colour, alpha=PARCEL_FILL_ALPHA))
+        for status in (legend_statuses(None) if statuses is None else statuses)
     ]
     return categorized("status", categories, fill("#999999", alpha=PARCEL_FILL_ALPHA))
 
@@ -226,6 +237,17 @@ def _building_results(fields: set[str]) -> ET.Element:
                 fill("#fafafa", alpha=0.8, outline="#e66101", width_mm=0.6, dashed=True),
             )
         )
+    # As the web map outlines them and its legend words them: a building sewer below the standard, or a connection
+    # at a manhole for the administrative body to decide.
+    findings = [f'"{name}"' for name in ("lateral_below_standard", "manhole_connection_case") if name in fields]
+    if findings:
+        entries.append(
+            (
+                " OR ".join(findings),
+                "a finding on its building sewer",
+                fill("#fafafa", alpha=0.8, outline="#b2182b", width_mm=0.6),
+            )
+        )
     if not entries:
         return single(fill("#fafafa", alpha=0.8, outline="#444444"))
     return rules([*entries, ("ELSE", "building", fill("#fafafa", alpha=0.8, outline="#444444"))])
@@ -236,7 +258,10 @@ _STYLES = {
     "parcel_results": ("parcels coloured by status, as on the web map", lambda f: _parcel_results()),
     "measuring_lines": ("measuring lines, dashed", lambda f: single(line("#e41a1c", width_mm=0.5, dash="2;1.5"))),
     "connection_points": ("connection points on the mains", lambda f: single(marker("#e41a1c", size_mm=1.4))),
-    "building_results": ("buildings: rear buildings and buildings needing more building sewers", _building_results),
+    "building_results": (
+        "buildings: rear buildings, buildings needing more building sewers, findings on building sewers",
+        _building_results,
+    ),
     "mains": ("sewer mains by diameter", _mains),
     "manholes": ("manholes", lambda f: single(marker("#ffffff", size_mm=1.8))),
     "outfalls": ("treatment plants and outfalls", lambda f: single(marker("#756bb1", size_mm=3.5, outline="#000000"))),
@@ -275,13 +300,19 @@ def style_kind(layer: str) -> str | None:
     return _BY_NAME.get(name)
 
 
-def style_elements(layer: str, fields: Iterable[str] = ()) -> list[ET.Element] | None:
-    """The elements of a layer's style (renderer, aliases ...), or None for a layer sewerplan has no style for."""
+def style_elements(
+    layer: str, fields: Iterable[str] = (), *, statuses: Iterable[str] | None = None
+) -> list[ET.Element] | None:
+    """The elements of a layer's style (renderer, aliases ...), or None for a layer sewerplan has no style for.
+
+    ``statuses``: the parcel statuses ``parcel_results``' legend lists, those the web map's legend lists for the
+    run's profile (``layers.legend.legend_statuses``); every status where not given. Under Wappinger, whose
+    § 196-17E has no abutting-street test, QGIS listed "in range not abutting" as if the test were made."""
     kind = style_kind(layer)
     if kind is None:
         return None
     fields = set(fields)
-    renderer = _STYLES[kind][1](fields)
+    renderer = _parcel_results(statuses) if kind == "parcel_results" else _STYLES[kind][1](fields)
     elements = [renderer]
     for name, value in (("blendMode", "0"), ("featureBlendMode", "0"), ("layerOpacity", "1")):
         element = ET.Element(name)
@@ -302,9 +333,10 @@ def style_description(layer: str) -> str:
     return f"sewerplan: {_STYLES[kind][0]}; labels off" if kind else ""
 
 
-def qml(layer: str, fields: Iterable[str] = ()) -> str | None:
-    """A layer's QGIS style document (QML), or None for a layer sewerplan has no style for."""
-    elements = style_elements(layer, fields)
+def qml(layer: str, fields: Iterable[str] = (), *, statuses: Iterable[str] | None = None) -> str | None:
+    """A layer's QGIS style document (QML), or None for a layer sewerplan has no style for; ``statuses`` as for
+    ``style_elements``."""
+    elements = style_elements(layer, fields, statuses=statuses)
     if elements is None:
         return None
     root = ET.Element("qgis", {"version": QGIS_VERSION, "labelsEnabled": "0", "styleCategories": "AllStyleCategories"})
@@ -313,15 +345,32 @@ def qml(layer: str, fields: Iterable[str] = ()) -> str | None:
     return DOCTYPE + "\n" + ET.tostring(root, encoding="unicode") + "\n"
 
 
+def run_statuses(run: Mapping | None, counts: Mapping[str, int] | None = None) -> list[str]:
+    """The statuses ``parcel_results``' legend lists for the results of ``run`` (its record) with ``counts`` parcels
+    of each status: as the web map's legend, those its profile as the run applied it can give, and any a parcel has
+    (``layers.legend.legend_statuses``); every status where the run or its profile is not known.
+
+    Examples
+    --------
+    >>> run_statuses({"workspace": {"profile": "wappinger"}})
+    ['connected', 'mandated', 'out_of_range', 'unoccupied', 'no_public_sewer']
+    >>> len(run_statuses(None))
+    6
+    """
+    return legend_statuses(recorded_profile(run), counts=counts)
+
+
 # -- GeoPackage ---------------------------------------------------------------------------------------------------
 
 
-def style_geopackage(path: str | Path, layers: Iterable[str] | None = None) -> list[str]:
+def style_geopackage(path: str | Path, layers: Iterable[str] | None = None, *, run: Mapping | None = None) -> list[str]:
     """Write the default QGIS style of each layer of a GeoPackage sewerplan has a style for; returns those layers.
 
     ``layers`` limits it to some layers (all spatial layers by default). A style sewerplan wrote before for the
     same layer is replaced; styles saved under other names (a planner's own) are kept. The column titles and
-    meanings go into ``gpkg_data_columns`` at the same time.
+    meanings go into ``gpkg_data_columns`` at the same time. ``run``: the record of the run whose results these
+    are, so ``parcel_results``' legend lists the statuses the web map's lists (``run_statuses``); without it, every
+    status.
     """
     with closing(sqlite3.connect(str(path))) as con, con:
         found = con.execute("SELECT table_name, column_name FROM gpkg_geometry_columns").fetchall()
@@ -331,7 +380,11 @@ def style_geopackage(path: str | Path, layers: Iterable[str] | None = None) -> l
             if wanted is not None and table not in wanted:
                 continue
             fields = [row[1] for row in con.execute(f'PRAGMA table_info("{table}")') if row[1] not in (geom, "fid")]
-            document = qml(table, fields)
+            statuses = None
+            if run is not None and style_kind(table) == "parcel_results" and "status" in fields:
+                counts = dict(con.execute(f'SELECT status, COUNT(*) FROM "{table}" GROUP BY status').fetchall())
+                statuses = run_statuses(run, counts)
+            document = qml(table, fields, statuses=statuses)
             if document is None:
                 continue
             if not styled:
@@ -403,6 +456,7 @@ __all__ = [
     "RESULT_COLUMNS",
     "STYLE_NAME",
     "qml",
+    "run_statuses",
     "style_description",
     "style_elements",
     "style_geopackage",

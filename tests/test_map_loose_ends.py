@@ -8,6 +8,8 @@ abutting-street test).
 
 from __future__ import annotations
 
+import csv
+import io
 import re
 
 import pytest
@@ -99,3 +101,24 @@ def test_the_popups_distance_is_worded_as_its_reason(clients):
         answer = clients["wappinger"].get("/api/parcel", query_string={"id": pid}).get_json()
         assert answer["distance_text"] == wanted
         assert f"lies {wanted} from the property line" in answer["reason"]
+
+
+def test_the_tables_distances_are_worded_as_the_popups(clients):
+    """The attribute table said "0" and "100.0" for P-CROSSED and P-BACK beside popups saying "0.0 ft" and "99.96 ft"
+    (it worded the number itself): each parcel the map serves carries ``distance_text``, the popup's words, which the
+    table shows, and keeps ``distance_ft``, the number it sorts by. The table's CSV keeps the number."""
+    client = clients["wappinger"]
+    served = client.get("/api/layers/parcels", query_string={"bbox": "-180,-90,180,90", "zoom": 19}).get_json()
+    rows = {f["properties"]["parcel_id"]: f["properties"] for f in served["features"]}
+    for pid, row in rows.items():
+        popup = client.get("/api/parcel", query_string={"id": pid}).get_json()
+        assert row["distance_text"] == popup["distance_text"]
+    assert {pid: (r["distance_ft"], r["distance_text"]) for pid, r in rows.items()} == {
+        "P-CROSSED": (0.0, "0.0 ft"),
+        "P-FRONT": (25.0, "25.0 ft"),
+        "P-BACK": (pytest.approx(99.96), "99.96 ft"),
+    }
+    table = client.get("/api/results.csv", query_string={"id": list(rows)}).get_data(as_text=True).lstrip("\ufeff")
+    downloaded = list(csv.DictReader(io.StringIO(table)))
+    assert "distance_text" not in downloaded[0]
+    assert sorted(float(r["distance_ft"]) for r in downloaded) == [0.0, 25.0, pytest.approx(99.96)]

@@ -186,6 +186,18 @@ def test_outfalls_are_the_models_own(path):
     assert listed and set(listed.group(1).split(", ")) == m["outfalls"], said[:400]
     assert "treatment plant:" not in said
     assert "in no real-world CRS" in out
+    # Every other node is a manhole, or a storage unit the flow leaves by a pump, orifice, weir or outlet (a wet well,
+    # not a manhole), which the head names after the manhole count: Pump_Control_Model's "31 manholes" had looked one
+    # short of its 32 nodes besides the outfalls to an engineer counting them, SU1 said nowhere.
+    head = re.search(
+        r"\b(\d+) manholes?(?: \(not counting (\d+) storage units? the flow leaves by [^,]+, ([^:]+):)?", said
+    )
+    wells = head.group(3).split(", ") if head.group(3) else []
+    r = rows(path)
+    storage = {row[0] for row in r.get("STORAGE", [])}
+    regulated = {row[1] for section in LINK_SECTIONS[1:] for row in r.get(section, []) if row[1] in storage}
+    assert int(head.group(1)) + len(wells) == len(m["nodes"]) - n, said[:400]
+    assert set(wells) == regulated and len(wells) == int(head.group(2) or 0)
 
 
 def test_lengths_come_from_the_model_not_the_drawing():

@@ -214,6 +214,43 @@ def test_qgis_opens_the_project_with_every_layer_valid(analysed, tmp_path):
     assert set(report["alone"]["categories"]) == set(STATUSES)
 
 
+# The parcel results' legend as QGIS shows it on opening the project: [value, label] per category, in order.
+PROJECT_LEGEND = """
+import json, os, sys
+os.environ["QT_QPA_PLATFORM"] = "offscreen"
+from qgis.core import QgsApplication, QgsProject
+app = QgsApplication([], False)
+app.initQgis()
+project = QgsProject.instance()
+project.read(sys.argv[1])
+(layer,) = project.mapLayersByName("parcel_results")
+print(json.dumps([[c.value(), c.label()] for c in layer.renderer().categories()]), flush=True)
+project.clear()
+app.exitQgis()
+"""
+
+
+def test_qgis_lists_the_web_legends_statuses_in_its_words_under_wappinger(tmp_path):
+    """Opened in QGIS, the project of a run under Wappinger (§ 196-17E: no abutting-street test) listed "in range not
+    abutting" and called the statuses by other names than the web map's legend; it lists what that legend lists, in
+    its words and order (tests/test_words_agree.py checks the XML under the three profiles)."""
+    from layers.write import write_layers
+    from tests.test_map_loose_ends import three_lots
+
+    store, out = tmp_path / "town.gpkg", tmp_path / "town.qgz"
+    write_layers(str(store), three_lots())
+    wappinger = ("--profile", "wappinger", "--set", "mandate.distance_ft=100")
+    Runner().invoke("analyze", *wappinger, "--data", store, "--out", store, ok=True)
+    Runner().invoke("export-qgis", "--store", store, "--out", out, ok=True)
+    assert run_in_qgis(PROJECT_LEGEND, out) == [
+        ["connected", "already connected"],
+        ["mandated", "must connect"],
+        ["out_of_range", "farther than the distance"],
+        ["unoccupied", "no occupied building"],
+        ["no_public_sewer", "no public sewer"],
+    ]
+
+
 @pytest.mark.postgres
 def test_qgis_opens_a_postgis_store_project(tmp_path, analysed):
     from tests.conftest import postgres_url

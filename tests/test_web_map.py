@@ -401,8 +401,26 @@ def test_a_hit_or_row_picked_with_the_keyboard_takes_the_focus_into_its_popup(sa
         row = browser.find_elements(By.CSS_SELECTOR, "#attribute-table tbody tr")[4]
         picked = row.get_attribute("data-parcel-id")
         row.send_keys(Keys.ENTER)
-        popup_text(browser, picked)
+        text = popup_text(browser, picked)
         wait_for(browser, lambda: browser.execute_script(active) == ["H4", "", True])
+        # The table words a distance as the popup does ("30.0 ft to main M-1" there, "30.0 ft" here; it had said "30"
+        # and "100.0"), and sorting by distance sorts by the number.
+        heading = browser.find_element(By.CSS_SELECTOR, "#attribute-table th[data-key=distance_ft] button")
+        assert heading.text == "Distance to main"
+        distances = dict(browser.execute_script(_TABLE_DISTANCES))
+        assert re.fullmatch(r"\d+\.\d\d? ft", distances[picked]) and f"Distance{distances[picked]} to main" in text
+        heading.click()  # sorted at once, ascending
+        assert heading.find_element(By.XPATH, "..").get_attribute("aria-sort") == "ascending"
+        shown = [float(t.split()[0]) for _, t in browser.execute_script(_TABLE_DISTANCES) if t]
+        assert len(shown) > 5 and shown == sorted(shown) and len(set(shown)) > 1
+
+
+# The attribute table's rows, in their order, as [parcel, the text of its distance cell].
+_TABLE_DISTANCES = """
+const at = [...document.querySelectorAll('#attribute-table th')].findIndex((th) => th.dataset.key === 'distance_ft');
+return [...document.querySelectorAll('#attribute-table tbody tr')].map((tr) => [tr.dataset.parcelId,
+                                                                                 tr.children[at].textContent]);
+"""
 
 
 # -- IDs that are not path-safe, through the API ------------------------------------------------------------------

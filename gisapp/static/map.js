@@ -217,7 +217,7 @@
   }
 
   // -- the selection: what was clicked, found or selected by distance stays lit -----------------------------------
-  const selection = { ids: [], rows: [], source: null, within: null };
+  const selection = { ids: [], rows: [], source: null, within: null, measuredFrom: null };
   function drawSelection(geojson) {
     selectionLayer.clearLayers();
     if (!geojson) return;
@@ -660,7 +660,7 @@
   // -- the attribute table --------------------------------------------------------------------------------------
   const COLUMNS = [
     ["parcel_id", "Parcel"], ["status", "Status"], ["site_address", "Site address"], ["owner_name", "Owner"],
-    ["distance_ft", "Distance (ft)"], ["deadline", "Deadline if noticed on the run's date"], ["section", "Section"],
+    ["distance_ft", "Distance to main"], ["deadline", "Deadline if noticed on the run's date"], ["section", "Section"],
   ];
   const SHOWN_ROWS = 500;
   const table = {
@@ -725,6 +725,12 @@
     document.querySelectorAll("#attribute-table th").forEach((th) => {
       th.setAttribute("aria-sort", th.dataset.key === table.sort ? (table.descending ? "descending" : "ascending") : "none");
     });
+    // The distance is to the main that decides, as in the popup; a selection by distance lists the distance from what
+    // it measured from instead, and the heading says which.
+    const fromWithin = table.mode === "selected" && selection.source === "within" && selection.within;
+    document.querySelector("#attribute-table th[data-key=distance_ft] button").textContent = !fromWithin
+      ? "Distance to main"
+      : `Distance from ${selection.measuredFrom}`;
     table.body.replaceChildren();
     if (table.mode === "view" && aggregated) {
       table.info.textContent = `${viewTotal.toLocaleString("en-US")} parcels in view: zoom in to list them.`;
@@ -738,8 +744,10 @@
       tr.dataset.parcelId = p.parcel_id;
       if (selection.ids.includes(String(p.parcel_id))) tr.classList.add("selected");
       COLUMNS.forEach(([key]) => {
+        // The distance as the popup words it (the server's distance_text: "30.0 ft", "99.96 ft" within 100 ft); the
+        // column still sorts by the number, and the download keeps the number.
         const value = key === "status" ? words(p[key]) : key === "deadline" ? p.deadline_text
-          : key === "distance_ft" ? num(p[key]) : p[key];
+          : key === "distance_ft" ? p.distance_text : p[key];
         const td = el("td", value === null || value === undefined ? "" : value);
         if (key === "distance_ft") td.className = "num";
         tr.append(td);
@@ -882,7 +890,9 @@
                                                          fillOpacity: 0.08 } }).addTo(withinLayer);
     const from = within.from.value === "parcel" ? within.parcel : null;
     selection.ids = data.parcels.map((p) => String(p.parcel_id));
-    selection.rows = data.parcels.map((p) => ({ ...p, distance_ft: p.distance_to_feature_ft }));
+    // Measured from the parcel or the drawn feature, to the tenth of a foot, worded as the popup words a distance.
+    selection.rows = data.parcels.map((p) => ({ ...p, distance_ft: p.distance_to_feature_ft,
+      distance_text: typeof p.distance_to_feature_ft === "number" ? `${p.distance_to_feature_ft.toFixed(1)} ft` : null }));
     selection.source = "within";
     selection.within = params;
     focusLayer.clearLayers();
@@ -891,6 +901,7 @@
     map.fitBounds(L.geoJSON(data.buffer).getBounds(), { maxZoom: 19 });
     within.result.replaceChildren();
     const what = from ? `parcel ${from}` : `the ${within.from.value} drawn`;
+    selection.measuredFrom = what;
     within.result.append(el("p", `${plural(data.total, "parcel")} within ${num(data.distance_ft, "ft")} of ${what}; ` +
       `${plural(data.mailing_rows, "owner mailing address", "owner mailing addresses")}` +
       (data.no_address ? ` (${plural(data.no_address, "parcel")} with no mailing address in the data)` : "") + "."));
