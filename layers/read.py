@@ -211,18 +211,56 @@ def find_layers(data: str) -> dict[str, LayerSource]:
     return found
 
 
+# What a zip given to the command line is read for: its layers at the top level, or in one folder.
+_READ_IN_A_ZIP = (
+    "shapefiles (.shp with .shx, .dbf and .prj), GeoPackage (.gpkg), GeoJSON (.geojson) or FlatGeobuf (.fgb)"
+)
+
+
+def no_layer_in(what: str, held: list[str], *, verb: str) -> str:
+    """Why a zip, an upload or a file added to one holds no layer sewerplan reads, in one sentence for the command line
+    and the Data page alike: the files it holds, each kind with what to do instead (a CSV table has no shapes: make
+    it a layer in QGIS), and what is read.
+
+    ``what`` names it as its user knows it ("town.zip", "The upload", "The file"); ``held``, the names of the files
+    in it (folders, hidden files and a Mac's ``__MACOSX`` copies left out by the caller); ``verb`` is how it was
+    given: "zip" (``--data town.zip``), "upload" (the Data page) or "add" (a layer added to an upload).
+
+    Examples
+    --------
+    >>> no_layer_in("town.zip", [], verb="zip")[:60]
+    'town.zip holds no map layer sewerplan reads (it is empty). Z'
+    """
+    from layers.uploads import _ACCEPTED, _NOT_ACCEPTED
+
+    names = [PurePosixPath(n.replace("\\", "/")).name for n in held]
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    said = f"{what} holds no map layer sewerplan reads ({f'it holds {shown}' if names else 'it is empty'})."
+    advice = []
+    for suffix in dict.fromkeys(PurePosixPath(n).suffix.lower() for n in names):
+        if verb == "zip" and suffix in VECTOR_SUFFIXES and suffix != ".zip":
+            continue  # a KML, say: the command line reads it, where the Data page does not
+        if suffix in _NOT_ACCEPTED and _NOT_ACCEPTED[suffix] not in advice:
+            advice.append(_NOT_ACCEPTED[suffix])
+    said += "".join(f" {a[0].upper()}{a[1:]}." for a in advice)
+    if verb == "zip":
+        return f"{said} Zip the layers themselves: sewerplan reads {_READ_IN_A_ZIP}."
+    if verb == "add":
+        return f"{said} Add the layer itself: sewerplan reads {_ACCEPTED}."
+    return f"{said} Upload the layers themselves: sewerplan reads {_ACCEPTED}."
+
+
+def _zip_files(path: Path) -> list[PurePosixPath]:
+    """The files of a zip as its user knows them: no folders, no hidden files, no Mac ``__MACOSX`` copies."""
+    with zipfile.ZipFile(path) as zf:
+        members = [PurePosixPath(n.replace("\\", "/")) for n in zf.namelist() if not n.endswith(("/", "\\"))]
+    return [m for m in members if not hidden_member(m)]
+
+
 def _no_layer_in_zip(path: Path) -> str:
     """A zip GDAL finds no layer in, though it opens: what it holds, and what to zip instead. It was told GDAL's
     "not recognized" and to see in QGIS whether it was damaged (a zip of a README, of a CSV table, of another zip)."""
-    with zipfile.ZipFile(path) as zf:
-        held = [PurePosixPath(n).name for n in zf.namelist() if not n.endswith("/")]
-    held = [n for n in held if not n.startswith(".")]
-    shown = ", ".join(held[:10]) + (f" and {len(held) - 10} more" if len(held) > 10 else "")
-    return (
-        f"{path.name} holds no map layer sewerplan reads ({f'it holds {shown}' if held else 'it is empty'}): zip the "
-        "layers themselves, as shapefiles (.shp with its .shx, .dbf and .prj), a GeoPackage or GeoJSON files. A CSV "
-        "table has no shapes (make it a layer in QGIS first), and a zip inside the zip is not unpacked."
-    )
+    return no_layer_in(path.name, [m.name for m in _zip_files(path)], verb="zip")
 
 
 def _zip_folder(path: Path) -> dict[str, str] | None:

@@ -182,7 +182,9 @@ def new_upload(
                 check_content(target, UPLOAD_DRIVERS[suffix], decoded_limit=limit)
                 left_out = []
             if not any(_vector_files(folder / "data")):
-                raise LayerError(_no_layer_in(folder / "data", left_out, "upload"))
+                from layers.read import no_layer_in  # read.py imports this module
+
+                raise LayerError(no_layer_in("The upload", _held(folder / "data", left_out), verb="upload"))
             upload_layers(folder)  # two layers of one name are refused now, not found out on the next page
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
@@ -278,7 +280,8 @@ _ACCEPTED = (
     "shapefiles (.shp with .shx, .dbf), GeoPackage (.gpkg), GeoJSON (.geojson), FlatGeobuf (.fgb), GeoParquet "
     "(.parquet) or a File Geodatabase folder (.gdb)"
 )
-# Files users send that are not layers sewerplan reads, each with what to do instead. sewerplan takes no CSV table
+# Files users send that are not layers sewerplan reads, each with what to do instead (``read.no_layer_in`` says them,
+# for an upload, a file added to one and a zip given to the command line alike). sewerplan takes no CSV table
 # of points (the comment on UPLOAD_DRIVERS says why), so a table is made a layer in the GIS, where its X and Y
 # columns and their CRS are chosen by someone who knows them.
 _NOT_ACCEPTED = {
@@ -293,27 +296,16 @@ _NOT_ACCEPTED = {
     "GeoPackage",
     ".kml": "KML (Google Earth) is not accepted: open it in the GIS and export it as a GeoPackage or GeoJSON",
     ".kmz": "KMZ (Google Earth) is not accepted: open it in the GIS and export it as a GeoPackage or GeoJSON",
-    ".zip": "a zip inside the zip is not unpacked: upload that zip on its own, or zip its files at the top level",
+    ".zip": "a zip inside the zip is not unpacked: unzip it, and zip its files with the others",
     ".dbf": "a shapefile's table without its .shp and .shx: zip the .shp, .shx, .dbf and .prj together",
     ".shx": "a shapefile's index without its .shp: zip the .shp, .shx, .dbf and .prj together",
 }
 
 
-def _no_layer_in(unpacked: Path, left_out: list[str], verb: str) -> str:
-    """Why an upload (``verb`` "upload") or an added file ("add") holds no layer: the files it holds, named, each
-    kind with what to do instead, and what is accepted."""
-    found = [*left_out, *(p.name for p in sorted(unpacked.iterdir()) if p.suffix.lower() not in UPLOAD_DRIVERS)]
-    what = "The upload" if verb == "upload" else "The file"
-    if not found:
-        return f"{what} holds no layer sewerplan reads. Upload {_ACCEPTED}."
-    shown = ", ".join(PurePosixPath(n.replace("\\", "/")).name for n in found[:10])
-    more = f" and {len(found) - 10} more" if len(found) > 10 else ""
-    advice = []
-    for suffix in dict.fromkeys(PurePosixPath(n).suffix.lower() for n in found):
-        if suffix in _NOT_ACCEPTED and _NOT_ACCEPTED[suffix] not in advice:
-            advice.append(_NOT_ACCEPTED[suffix])
-    told = "".join(f" {a[0].upper()}{a[1:]}." for a in advice)
-    return f"{what} holds no layer sewerplan reads: it holds {shown}{more}.{told} sewerplan reads {_ACCEPTED}."
+def _held(unpacked: Path, left_out: list[str]) -> list[str]:
+    """The files an upload or an added file holds that are no layer: those left packed in its zip, and those unpacked
+    that are not (a shapefile's .dbf without its .shp), for ``read.no_layer_in`` to name."""
+    return [*left_out, *(p.name for p in sorted(unpacked.iterdir()) if p.suffix.lower() not in UPLOAD_DRIVERS)]
 
 
 def _accepted_suffix(filename: str, verb: str) -> str:
@@ -817,7 +809,9 @@ def add_to_upload(
             raw.rename(unpacked / f"{stem}{suffix}")
             check_content(unpacked / f"{stem}{suffix}", UPLOAD_DRIVERS[suffix])
         if not any(_vector_files(unpacked)):
-            raise LayerError(_no_layer_in(unpacked, left_out, "add"))
+            from layers.read import no_layer_in  # read.py imports this module
+
+            raise LayerError(no_layer_in("The file", _held(unpacked, left_out), verb="add"))
         names = list(upload_layers(incoming))
         if len(names) != 1:
             raise LayerError(

@@ -28,7 +28,7 @@ from gisapp.words import measured_in, measuring_crs_note, size_words, unanalysed
 from gisapp.workspace import WorkspaceSpec
 from layers.crs import crs_label, parse_crs, suggested_measuring_crs
 from layers.errors import LayerError, LayerValidationError
-from layers.read import read_source
+from layers.read import no_layer_in, read_source
 from layers.schema import SPECS
 from layers.store import (
     PUBLISHED_UPLOAD,
@@ -255,10 +255,9 @@ def _layers(token: str) -> tuple[dict, dict]:
         available = upload_layers(folder)
         sources = upload_sources(folder)
     if not available:
+        held = sorted(p.name for p in (folder / "data").iterdir())  # a GeoPackage of no layer, say
         shutil.rmtree(folder, ignore_errors=True)  # nothing in it can ever be used: refused, deleted at once
-        raise LayerError(
-            "The upload holds no layer sewerplan reads. Upload a zipped shapefile, a GeoPackage or a GeoJSON file."
-        )
+        raise LayerError(no_layer_in("The upload", held, verb="upload"))
     return available, sources
 
 
