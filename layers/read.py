@@ -197,6 +197,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
                 found = _match(names, lambda name: LayerSource("", packages[0], name))
             if not found:
                 raise LayerError(_nothing_found(path.name, [Path(m).name for m in inside.values()], "file"))
+            _tables_named_as_layers(path.name, [str(m) for m in _zip_files(path)], found, then="zip it")
             return found
     try:
         with quiet():  # what GDAL warns of here it says again when the layer is read, and is reported then
@@ -205,9 +206,14 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         if path.suffix.lower() == ".zip":  # a whole zip, of no file GDAL reads: not damaged, but no map data
             raise LayerError(_no_layer_in_zip(path)) from exc
         raise LayerError(unreadable_message(path, exc)) from exc
+    if path.suffix.lower() == ".zip" and _tables_only(path, names):  # GDAL reads a zip of CSV files as tables
+        raise LayerError(_no_layer_in_zip(path))
     found = _match(names, lambda name: LayerSource("", str(path), name))
     if not found:
         raise LayerError(_nothing_found(path.name, list(names.values()), "layer"))
+    if path.suffix.lower() == ".zip":
+        top = [m.name for m in _zip_files(path) if len(m.parts) == 1]
+        _tables_named_as_layers(path.name, top, found, then="zip it")
     return found
 
 
@@ -263,6 +269,35 @@ def _no_layer_in_zip(path: Path) -> str:
     return no_layer_in(path.name, [m.name for m in _zip_files(path)], verb="zip")
 
 
+def _tables_only(path: Path, names: dict[str, str]) -> bool:
+    """Whether GDAL opened the zip ``path`` as a folder of CSV tables (its layers ``names``), none with shapes: a zip
+    of parcels.csv was read as a parcels "layer" of no geometry, and told "No mains layer found"."""
+    if not names:
+        return False
+    with quiet():
+        infos = [pyogrio.read_info(str(path), layer=name) for name in names.values()]
+    return all(i.get("driver") == "CSV" and i.get("geometry_type") is None for i in infos)
+
+
+def _tables_named_as_layers(where: str, files: list[str], found: dict[str, LayerSource], *, then: str) -> None:
+    """Refuse a zip that holds a table (a CSV, a spreadsheet) named as a layer it lacks: ``mains.csv`` beside
+    ``parcels.shp`` was left out without a word, and the user, who gave it as the mains, was told only "No mains
+    layer found". Not a folder: the tables a command writes (``buildings --out buildings.csv``) may be saved in
+    the folder of the town's layers, where nobody meant them as a layer."""
+    from layers.uploads import _NOT_ACCEPTED
+
+    for name in files:
+        suffix = PurePosixPath(name).suffix.lower()
+        stem = PurePosixPath(name).stem.lower()
+        kind = next((k for k, known in LAYER_NAMES.items() if stem in known), None)
+        if suffix in TABLE_SUFFIXES and kind is not None and kind not in found:
+            advice = _NOT_ACCEPTED.get(suffix) or f"a {TABLE_SUFFIXES[suffix]} table is not read, as it has no shapes"
+            raise LayerError(
+                f"{where} holds {PurePosixPath(name).name} where the {kind} layer was looked for, and {advice}. Then "
+                f"{then} with the other layers, or give the {kind} layer on its own."
+            )
+
+
 def _zip_folder(path: Path) -> dict[str, str] | None:
     """The layers of a zip that holds them in a folder (what "Send to compressed folder" makes of a folder), as
     {file stem: GDAL path}; ``None`` when the zip's top level holds layers, which GDAL lists itself.
@@ -289,7 +324,7 @@ def _zip_folder(path: Path) -> dict[str, str] | None:
                 f"more in a folder ({', '.join(sorted(left))}), which would be left out: zip all of the town's "
                 "layers in one place."
             )
-        return None
+        return _top_level_files(path, top_level)
     top = min(len(m.parts) for m in layers)
     folders = sorted({m.parent for m in layers if len(m.parts) == top})
     if len(folders) > 1:
@@ -298,6 +333,27 @@ def _zip_folder(path: Path) -> dict[str, str] | None:
             "the one folder that holds the town's layers, or give each layer on its own."
         )
     return {m.stem.lower(): f"/vsizip/{path.resolve()}/{m}" for m in layers if m.parent == folders[0]}
+
+
+def _top_level_files(path: Path, top_level: list[PurePosixPath]) -> dict[str, str] | None:
+    """The layers at a zip's top level by their files' names, where GDAL would not list them so; None where it does
+    (shapefiles only, or a GeoPackage: GDAL lists its layers).
+
+    GDAL opens a zip's top level as one file or as a folder of shapefiles: two GeoJSON files were "no map layer
+    sewerplan reads", a GeoJSON beside shapefiles was left out (told "No mains layer found"), and a zip of one
+    parcels.geojson was a layer named after the zip."""
+    suffixes = {m.suffix.lower() for m in top_level}
+    if suffixes <= {".shp"} or suffixes & {".gpkg", ".sqlite"}:
+        return None
+    by_stem: dict[str, PurePosixPath] = {}
+    for m in top_level:
+        first = by_stem.setdefault(m.stem.lower(), m)
+        if first is not m:
+            raise LayerError(
+                f"{path.name} holds two layers named {m.stem.lower()} ({first} and {m}), and sewerplan cannot tell "
+                "which one is meant: zip only the one you mean, or rename the other."
+            )
+    return {stem: f"/vsizip/{path.resolve()}/{m}" for stem, m in by_stem.items()}
 
 
 def _nothing_found(what: str, held: list[str], noun: str) -> str:

@@ -97,6 +97,65 @@ def _select(page_html: str, name: str) -> str:
     return found
 
 
+# --- 3. a zip of CSV tables given to the command line -------------------------------------------------------------
+
+
+def test_a_zip_of_one_csv_given_as_data_is_told_it_is_a_table_not_no_mains(tmp_path):
+    """GDAL reads a zip of parcels.csv as a table named parcels: the command line said "No mains layer found"."""
+    from tests.conftest import Runner
+
+    data = _zip(tmp_path / "town.zip", {"parcels.csv": "parcel_id,x,y\nL1,457000,1490000\n"})
+    result = Runner().invoke("analyze", "--profile", "fort-plain", "--data", data)
+    assert result.exit_code != 0
+    text = " ".join(result.output.split())
+    assert "No mains layer found" not in text
+    assert "town.zip holds no map layer sewerplan reads (it holds parcels.csv)." in text
+    assert "A CSV table is not accepted, as it has no shapes" in text and "Add Delimited Text Layer" in text
+
+
+@pytest.mark.parametrize("inside", ["", "town/"])
+def test_a_table_in_a_zip_named_as_a_missing_layer_beside_real_layers_is_named(tmp_path, inside):
+    """parcels.shp beside mains.csv: the CSV was left out without a word, and the user told "No mains layer found"."""
+    folder = tmp_path / "town"
+    folder.mkdir()
+    lots().to_file(folder / "parcels.shp")
+    (folder / "mains.csv").write_text("main_id\nM1\n")
+    data = _zip(tmp_path / "town.zip", {inside + p.name: p.read_bytes() for p in folder.iterdir()})
+    with pytest.raises(
+        LayerError, match=r"^town\.zip holds mains\.csv where the mains layer was looked for, and a CSV"
+    ):
+        find_layers(str(data))
+
+
+@pytest.mark.parametrize("where", ["zip", "folder"])
+def test_a_table_beside_the_layer_of_its_name_or_in_a_folder_is_left_alone(tmp_path, where):
+    """The assessor's parcels.csv beside the parcels layer; a folder's buildings.csv, which `sewerplan buildings
+    --out buildings.csv` may have written there."""
+    folder = tmp_path / "town"
+    folder.mkdir()
+    lots().to_file(folder / "parcels.shp")
+    mains().to_file(folder / "mains.shp")
+    (folder / "parcels.csv").write_text("parcel_id,assessed\nL1,100\n")
+    if where == "folder":
+        (folder / "buildings.csv").write_text("parcel_id,status\nL1,ok\n")
+    data = folder if where == "folder" else _zip(tmp_path / "t.zip", {p.name: p.read_bytes() for p in folder.iterdir()})
+    assert sorted(find_layers(str(data))) == ["mains", "parcels"]
+
+
+@pytest.mark.parametrize(
+    ("members", "kinds"),
+    [({"parcels.geojson": 1, "mains.geojson": 2}, ["mains", "parcels"]), ({"parcels.geojson": 1}, ["parcels"])],
+)
+def test_geojson_files_at_a_zips_top_are_read_by_their_names(tmp_path, members, kinds):
+    """Two GeoJSON files at the top: "holds no map layer sewerplan reads (it holds parcels.geojson, mains.geojson)";
+    one parcels.geojson in town.zip: a layer named town."""
+    frames = {1: lots(), 2: mains()}
+    data = _zip(tmp_path / "town.zip", {n: frames[k].to_crs(4326).to_json() for n, k in members.items()})
+    found = find_layers(str(data))
+    assert sorted(found) == kinds
+    assert found["parcels"].label == "parcels (parcels.geojson)"
+
+
 # --- 4. one sentence for a zip of no layer ------------------------------------------------------------------------
 
 
