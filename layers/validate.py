@@ -49,6 +49,9 @@ class ColumnMapping:
     """A user's names for canonical fields, and their codes for coded values, per layer kind.
 
     ``columns["parcels"]["parcel_id"] = "SBL"``; ``values["mains"]["sewer_type"]["GRAV"] = "sanitary"``.
+    A field given the empty name (``columns["parcels"]["owner_name"] = ""``) has no column, chosen so on purpose:
+    the layer's column of the field's own name (``owner``) is not taken for it. A field not given at all takes the
+    column found by its names.
     """
 
     columns: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -195,8 +198,13 @@ def _allowed(spec: LayerSpec) -> list[int]:
 
 
 def _map_columns(
-    gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, user_map: dict[str, str]
+    gdf: gpd.GeoDataFrame,
+    spec: LayerSpec,
+    label: str,
+    user_map: dict[str, str],
 ) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
+    """The layer with each field's column (``user_map``'s, else the one found by the field's names; none where
+    ``user_map`` gives the empty name), and the problems: a column that is not there, a required field without one."""
     kind = spec.kind
     problems: list[Problem] = []
     geom_name = gdf.geometry.name
@@ -210,7 +218,22 @@ def _map_columns(
     chosen: dict[str, str] = {}
     for f in spec.fields:
         source = user_map.get(f.name)
-        if source is not None:
+        if source == "":  # none, chosen on purpose: the column of the field's name is not taken for it
+            source = None
+            if f.required:
+                problems.append(
+                    Problem(
+                        kind,
+                        "missing_column",
+                        "error",
+                        f"The column mapping leaves {f.name} of the {kind} layer empty, and the {kind} layer needs it "
+                        f"({f.help}): choose the column of {label} that holds it. Columns: "
+                        f"{', '.join(existing) or 'none'}.",
+                        fix=Fix("map", f"{kind}.{f.name}", "COLUMN"),
+                    )
+                )
+                continue
+        elif source is not None:
             if source not in existing:  # the geometry is no column to take a field from (IDs read as WKT)
                 problems.append(
                     Problem(
@@ -256,6 +279,17 @@ def _map_columns(
     out = out.rename(columns=displaced) if displaced else out
     for name, values in moved.items():
         out[name] = values
+    # A field the mapping leaves empty on purpose: the columns its names would find (owner_name, owner ...) are kept
+    # as input_<column>. Under their own names the field was read from them all the same, by this check (the column
+    # of the field's own name) or when the checked store was read again (the owner column of a layer said to have
+    # no owner, found by name by the analysis of the upload).
+    empty = {n for f in spec.fields if user_map.get(f.name) == "" for n in (f.name, *f.aliases)}
+    set_aside = {
+        c: f"input_{c}"
+        for c in out.columns
+        if str(c).lower() in empty and (c not in known or user_map.get(c) == "") and c != out.geometry.name
+    }
+    out = out.rename(columns=set_aside) if set_aside else out
     # A column named as a field but for its case ("UNITS" read as units, or kept beside a units column) is kept as
     # input_<column>: a GeoPackage's column names ignore case, and "UNITS" beside "units" refused the results.
     fields = {f.name.lower() for f in spec.fields}

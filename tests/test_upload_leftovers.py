@@ -13,6 +13,7 @@ import zipfile
 from pathlib import Path
 
 import geopandas as gpd
+import pyogrio
 import pyproj
 import pytest
 import shapely
@@ -95,6 +96,83 @@ def _folder(app, page: str) -> Path:
 def _select(page_html: str, name: str) -> str:
     (found,) = re.findall(rf'<select name="{re.escape(name)}".*?</select>', page_html, re.S)
     return found
+
+
+# --- 1. "(none)" chosen on purpose --------------------------------------------------------------------------------
+
+
+def test_none_chosen_where_a_column_was_found_by_name_means_none(web):
+    """The planner says the layer has no owner column: its column "owner" (a name of owner_name) was used all the
+    same, on the report and again when the checked store was read for the analysis."""
+    app, client, token, send = web
+    page = send(parcels=lots(owner=["SMITH", "JONES"]))
+    select = _select(client.get(page).get_data(as_text=True), "parcels.owner_name")
+    assert '<option value="(none)">(none)</option>' in select  # what "(none)" posts where a column was found
+    assert '<option value="owner" selected>' in select  # the page's default: the column found by name
+    answer = client.post(page, data={"csrf_token": token, "parcels.owner_name": "(none)"})
+    words = said(answer)
+    assert answer.status_code == 200 and "The data can be used: 2 parcels" in words
+    assert (
+        'Fields left empty on purpose parcels: owner_name is empty, as "(none)" was chosen for it; its column owner, '
+        "which its name would have taken, is not used." in words
+    )
+    assert "Columns not used parcels: owner" in words
+    fields = list(pyogrio.read_info(_folder(app, page) / "store.gpkg", layer="parcels")["fields"])
+    assert "owner_name" not in fields and "owner" not in fields and "input_owner" in fields
+    again = _select(client.get(page).get_data(as_text=True), "parcels.owner_name")
+    assert '<option value="(none)" selected>(none)</option>' in again  # the page shows the choice kept
+
+
+def test_the_analysis_of_the_checked_store_does_not_find_the_column_by_name_again(web):
+    app, client, token, send = web
+    page = send(parcels=lots(owner=["SMITH", "JONES"]))
+    client.post(page, data={"csrf_token": token, "parcels.owner_name": "(none)"})
+    found = find_layers(str(_folder(app, page) / "store.gpkg"))
+    frame, _ = prepared(gpd.read_file(found["parcels"].path, layer="parcels"), "parcels", ColumnMapping())
+    assert "owner_name" not in frame.columns and frame["input_owner"].tolist() == ["SMITH", "JONES"]
+
+
+@pytest.mark.parametrize("sent", [{"parcels.owner_name": "owner"}, {"parcels.owner_name": ""}, {}])
+def test_a_select_left_as_the_page_had_it_takes_the_column_found_by_name(web, sent):
+    """The default stays: the column the page chose (posted), an empty value, or no value at all, all take the
+    column found by the field's name."""
+    app, client, token, send = web
+    page = send(parcels=lots(owner=["SMITH", "JONES"]))
+    answer = client.post(page, data={"csrf_token": token, **sent})
+    words = said(answer)
+    assert answer.status_code == 200 and "Columns not used parcels: every column is used" in words
+    assert "left empty on purpose" not in words
+    fields = list(pyogrio.read_info(_folder(app, page) / "store.gpkg", layer="parcels")["fields"])
+    assert "owner_name" in fields
+
+
+def test_none_where_no_column_was_found_posts_the_default():
+    """Where nothing is found by name, "(none)" is the page's default and posts "" (nothing to leave out)."""
+    from gisapp.views.data import matched_fields
+
+    fields = {f.name: (chosen, by_name) for f, chosen, by_name in matched_fields("parcels", ["parcel_id", "x"], {})}
+    assert fields["owner_name"] == ("", "") and fields["parcel_id"] == ("parcel_id", "parcel_id")
+    kept = {f.name: c for f, c, _ in matched_fields("parcels", ["owner"], {"parcels.owner_name": "(none)"})}
+    assert kept["owner_name"] == ""
+
+
+def test_an_empty_name_sets_aside_a_column_of_the_fields_own_name():
+    """owner_name left empty beside a column named owner_name: kept under the field's name, it was the field still."""
+    frame, problems = prepared(
+        lots(owner_name=["SMITH", "JONES"]), "parcels", ColumnMapping({"parcels": {"owner_name": ""}})
+    )
+    assert "owner_name" not in frame.columns and frame["input_owner_name"].tolist() == ["SMITH", "JONES"]
+    assert [p for p in problems if p.severity == "error"] == []
+
+
+def test_none_chosen_for_a_required_field_is_refused_naming_it(web):
+    app, client, token, send = web
+    page = send(parcels=lots())
+    answer = client.post(page, data={"csrf_token": token, "parcels.parcel_id": "(none)"})
+    words = said(answer)
+    assert answer.status_code == 422
+    assert "The column mapping leaves parcel_id of the parcels layer empty, and the parcels layer needs it" in words
+    assert client.get(page).status_code == 200  # kept: the mapping page fixes it
 
 
 # --- 3. a zip of CSV tables given to the command line -------------------------------------------------------------
