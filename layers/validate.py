@@ -103,7 +103,7 @@ def prepare_layer(
         Problem(kind, "mapping", "error", text, fix=fix)
         for text, fix in _mapping_mistakes(spec, mapping.columns.get(kind, {}), mapping.values.get(kind, {}))
     ]
-    gdf, found = _map_columns(gdf, spec, label, mapping.columns.get(kind, {}))
+    gdf, found = _map_columns(gdf, spec, label, mapping.columns.get(kind, {}), mapping.values.get(kind, {}))
     problems += mistakes + found
     if gdf is None or mistakes:
         return None, problems
@@ -202,9 +202,11 @@ def _map_columns(
     spec: LayerSpec,
     label: str,
     user_map: dict[str, str],
+    values: dict[str, dict[str, str]] | None = None,
 ) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
     """The layer with each field's column (``user_map``'s, else the one found by the field's names; none where
-    ``user_map`` gives the empty name), and the problems: a column that is not there, a required field without one."""
+    ``user_map`` gives the empty name), and the problems: a column that is not there, a required field without one,
+    coded values (``values``) for a field that has no column, which would change nothing."""
     kind = spec.kind
     problems: list[Problem] = []
     geom_name = gdf.geometry.name
@@ -216,6 +218,7 @@ def _map_columns(
     clashes = {c: f"input_{c}" for c in existing if c.lower() in _RESULT_NAMES and c not in known}
     out = gdf.rename(columns=clashes) if clashes else gdf.copy()
     chosen: dict[str, str] = {}
+    without: list[str] = []  # fields with no column, and no problem said of them
     for f in spec.fields:
         source = user_map.get(f.name)
         if source == "":  # none, chosen on purpose: the column of the field's name is not taken for it
@@ -254,6 +257,7 @@ def _map_columns(
         else:
             source = next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), None)
         if source is None:
+            without.append(f.name)
             if f.required:
                 problems.append(
                     Problem(
@@ -268,6 +272,7 @@ def _map_columns(
                 )
             continue
         chosen[f.name] = source
+    problems += _codes_without_column(kind, label, existing, without, user_map, values or {})
     if any(p.severity == "error" for p in problems) or set(user_map) - known:  # unknown: _mapping_mistakes said
         return None, problems
     # Every field's values are taken before any is written: two fields given each other's columns (owner_name and
@@ -300,6 +305,33 @@ def _map_columns(
     # the upload's "Columns not used" speak of the file's own columns.
     out.attrs["source_columns"] = chosen
     return out, problems
+
+
+def _codes_without_column(
+    kind: str, label: str, existing: list[str], without: list[str], user_map: dict[str, str], values: dict
+) -> list[Problem]:
+    """Coded values given for a field of codes that has no column in the layer: they would change nothing, and the
+    user who wrote them believes the layer holds that field. Refused, naming the field and the layer, as a mapping
+    naming a field the layer has not is (an upload is kept: the column-mapping page fixes it)."""
+    said = []
+    for name in without:
+        if name not in values or name not in CODED_FIELDS:
+            continue  # codes for a field without codes: _mapping_mistakes says so
+        codes = ", ".join(f"{v}={c}" for v, c in list(values[name].items())[:3])
+        more = " ..." if len(values[name]) > 3 else ""
+        why = "the column mapping leaves it empty" if user_map.get(name) == "" else f"{label} has no {name} column"
+        said.append(
+            Problem(
+                kind,
+                "mapping",
+                "error",
+                f"Coded values are given for the {name} field of the {kind} layer ({codes}{more}), but {why}, so "
+                f"they would change nothing. Columns: {', '.join(existing) or 'none'}. Choose the column that holds "
+                f"{name} (in the column mapping), or leave out the coded values for {name}.",
+                fix=Fix("map", f"{kind}.{name}", "COLUMN"),
+            )
+        )
+    return said
 
 
 # The fields whose values are codes sewerplan knows, which the coded values (``ColumnMapping.values``) may name:

@@ -175,6 +175,47 @@ def test_none_chosen_for_a_required_field_is_refused_naming_it(web):
     assert client.get(page).status_code == 200  # kept: the mapping page fixes it
 
 
+# --- 2. coded values for a column the layer lacks -----------------------------------------------------------------
+
+
+def test_coded_values_for_a_coded_field_without_a_column_are_refused_naming_field_and_layer():
+    out, problems = prepared(
+        mains(kind=["GRAV"]), "mains", ColumnMapping(values={"mains": {"sewer_type": {"GRAV": "sanitary"}}})
+    )
+    assert out is None
+    (problem,) = [p for p in problems if p.severity == "error"]
+    assert problem.message.startswith(
+        "Coded values are given for the sewer_type field of the mains layer (GRAV=sanitary), but mains (mains.shp) "
+        "has no sewer_type column, so they would change nothing. Columns: main_id, kind."
+    )
+    assert (problem.check, problem.fix.setting, problem.fix.target) == ("mapping", "map", "mains.sewer_type")
+
+
+def test_coded_values_for_a_field_left_empty_on_purpose_say_so():
+    mapping = ColumnMapping(columns={"mains": {"sewer_type": ""}}, values={"mains": {"sewer_type": {"G": "sanitary"}}})
+    out, problems = prepared(mains(sewer_type=["G"]), "mains", mapping)
+    assert out is None
+    (problem,) = [p for p in problems if p.severity == "error"]
+    assert "(G=sanitary), but the column mapping leaves it empty, so they would change nothing" in problem.message
+
+
+def test_coded_values_for_a_missing_column_are_refused_on_the_web_and_the_upload_kept(web):
+    """map_value.mains "sewer_type.GRAV=sanitary" for mains without a sewer_type column: "The data can be used", and
+    the codes changed nothing."""
+    app, client, token, send = web
+    page = send(parcels=lots(), mains=mains(kind=["GRAV"]))
+    answer = client.post(page, data={"csrf_token": token, "map_value.mains": "sewer_type.GRAV=sanitary"})
+    words = said(answer)
+    assert answer.status_code == 422 and "The data can be used" not in words
+    assert "Coded values are given for the sewer_type field of the mains layer (GRAV=sanitary)" in words
+    assert "Choose the column that holds sewer_type for the mains layer on the column-mapping page" in words
+    assert client.get(page).status_code == 200  # kept
+    fixed = client.post(
+        page, data={"csrf_token": token, "mains.sewer_type": "kind", "map_value.mains": "sewer_type.GRAV=sanitary"}
+    )
+    assert fixed.status_code == 200 and "The data can be used" in said(fixed)
+
+
 # --- 3. a zip of CSV tables given to the command line -------------------------------------------------------------
 
 
