@@ -120,6 +120,9 @@ def prepare_layer(
     if not _check_geometry_types(gdf, spec, label, problems):
         return None, problems
 
+    local = _local_grid(gdf, kind, label, target_crs, override_crs)
+    if local is not None:
+        return None, [*problems, local]
     gdf, crs_problems = check_and_reproject(
         gdf,
         layer=kind,
@@ -140,6 +143,30 @@ def prepare_layer(
         return None, problems
     _control_characters(gdf, spec, label, problems)
     return gdf.drop(columns=_ROW), problems
+
+
+def _local_grid(
+    gdf: gpd.GeoDataFrame, kind: str, label: str, target_crs: CRS, override_crs: str | None
+) -> Problem | None:
+    """A layer whose file declares a local grid (a .prj's ``LOCAL_CS``, an engineering CRS), to be measured in
+    another CRS: no transformation places a local grid on the earth, and the check crashed in PROJ ("Error creating
+    Transformer from CRS"), a traceback on the command line and an error page on the web. Said as a CRS to give
+    (the CRS given for the layer replaces the declared one). A SWMM model's own coordinates declare none."""
+    if override_crs is not None or gdf.crs is None:
+        return None
+    declared = CRS(gdf.crs)
+    if not declared.is_engineering or declared.equals(target_crs):
+        return None
+    return Problem(
+        kind,
+        "no_crs",
+        "error",
+        f"{label} declares a local grid ({declared.name}), which no coordinate reference system places on the earth, "
+        f"so it cannot be measured in {target_crs.name} with the town's other layers: give the CRS it was drawn in "
+        "(the state plane CRS its coordinates are in), or, if they are a grid of the town's own, place the layer "
+        "in the GIS (georeference it) and export it again.",
+        fix=Fix("layer_crs", kind, "EPSG:2260"),
+    )
 
 
 def _read_warnings(gdf: gpd.GeoDataFrame, kind: str, label: str) -> list[Problem]:

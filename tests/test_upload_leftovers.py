@@ -301,3 +301,53 @@ def test_the_sentence_keeps_each_callers_verb():
     )
     assert "KML (Google Earth) is not accepted" in no_layer_in("The upload", ["a.kml"], verb="upload")
     assert "KML" not in no_layer_in("town.zip", ["a.kml"], verb="zip")  # the command line reads KML
+
+
+# --- 5. hostile uploads -------------------------------------------------------------------------------------------
+
+LOCAL_GRID = (
+    'LOCAL_CS["Town grid",LOCAL_DATUM["Local",0],UNIT["US survey foot",0.304800609601219],'
+    'AXIS["X",EAST],AXIS["Y",NORTH]]'
+)
+
+
+def _shapefile_zip(folder: Path, frame: gpd.GeoDataFrame, **replaced: bytes | str) -> bytes:
+    """A zipped parcels shapefile of ``frame``, its parts given in ``replaced`` (``prj=...``) written instead."""
+    folder.mkdir()
+    frame.to_file(folder / "parcels.shp")
+    parts = {p.name: p.read_bytes() for p in folder.iterdir()}
+    parts |= {f"parcels.{suffix}": content for suffix, content in replaced.items()}
+    return zipped(parts)
+
+
+def _upload_zip(client, token: str, payload: bytes):
+    return client.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(payload), "town.zip"), "csrf_token": token},
+        content_type="multipart/form-data",
+    )
+
+
+def test_a_shapefile_whose_prj_is_a_local_grid_is_told_to_give_its_crs_not_an_error_page(web, tmp_path):
+    """A .prj of LOCAL_CS (a town's grid): PROJ cannot place it on the earth, and the check crashed ("Error creating
+    Transformer from CRS"), an error page on the web and a traceback on the command line."""
+    app, client, token, _ = web
+    sent = _upload_zip(client, token, _shapefile_zip(tmp_path / "shp", lots(), prj=LOCAL_GRID))
+    page = sent.headers["Location"]
+    answer = client.post(page, data={"csrf_token": token})
+    words = said(answer)
+    assert answer.status_code == 422
+    assert (
+        "parcels (parcels.shp) declares a local grid (Town grid), which no coordinate reference system places" in words
+    )
+    assert 'Fill in the "CRS" field of the parcels layer on the column-mapping page' in words
+    given = client.post(page, data={"csrf_token": token, "layer_crs.parcels": "EPSG:2260"})  # kept, and fixed there
+    assert given.status_code == 200 and "The data can be used: 2 parcels" in said(given)
+
+
+def test_a_layer_in_a_local_grid_is_measured_when_its_model_is_local():
+    """The refusal is for a grid measured in another CRS only: a layer already in the measuring CRS is not refused."""
+    grid = pyproj.CRS.from_wkt(LOCAL_GRID)
+    frame = gpd.GeoDataFrame({"main_id": ["M1"]}, geometry=[shapely.LineString([(0, 0), (100, 0)])], crs=grid)
+    out, problems = prepare_layer(frame, SPECS["mains"], label="mains", target_crs=grid)
+    assert out is not None and [p for p in problems if p.severity == "error"] == []
