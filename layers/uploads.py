@@ -408,6 +408,11 @@ def check_content(path: str | Path, driver: str, *, decoded_limit: int | None = 
         raise LayerError(f"{label} is not a file.")
     with path.open("rb") as f:
         head = f.read(1024)
+    if not head:  # "it starts with ''" told a planner nothing
+        raise LayerError(
+            f"{label} is empty (0 bytes): it was cut short when copied or zipped, or its export failed. Export the "
+            "layer again from the GIS and upload it again."
+        )
     ok, expected = _SIGNATURES[driver](head, path)
     if not ok:
         shown = head[:24].decode("latin-1").encode("unicode_escape").decode("ascii")
@@ -471,8 +476,13 @@ def _shapefile(head: bytes, path: Path) -> tuple[bool, str]:
         if sibling is None or sibling.is_symlink():
             raise LayerError(f"{path.name} has no {part} file beside it: zip the .shp, .shx, .dbf and .prj together.")
         with sibling.open("rb") as f:
-            if not check(f.read(100)):
-                raise LayerError(f"{sibling.name} is not the {part} part of a shapefile.")
+            start = f.read(100)
+        if not check(start):
+            what = "is empty (0 bytes)" if not start else f"is not the {part} part of a shapefile"
+            raise LayerError(
+                f"{sibling.name} {what}: export the layer again from the GIS as a shapefile, and zip its .shp, "
+                ".shx, .dbf and .prj together."
+            )
     return True, expected
 
 

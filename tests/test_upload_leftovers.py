@@ -351,3 +351,26 @@ def test_a_layer_in_a_local_grid_is_measured_when_its_model_is_local():
     frame = gpd.GeoDataFrame({"main_id": ["M1"]}, geometry=[shapely.LineString([(0, 0), (100, 0)])], crs=grid)
     out, problems = prepare_layer(frame, SPECS["mains"], label="mains", target_crs=grid)
     assert out is not None and [p for p in problems if p.severity == "error"] == []
+
+
+@pytest.mark.parametrize(
+    ("part", "told"),
+    [
+        ("shp", "parcels.shp is empty (0 bytes): it was cut short when copied or zipped, or its export failed."),
+        ("dbf", "parcels.dbf is empty (0 bytes): export the layer again from the GIS as a shapefile, and zip its"),
+        ("shx", "parcels.shx is empty (0 bytes): export the layer again"),
+    ],
+    ids=["shp", "dbf", "shx"],
+)
+def test_an_empty_shapefile_part_is_said_to_be_empty(tmp_path, part, told):
+    """A 0-byte .shp was "not a shapefile: it starts with ''"; a 0-byte .dbf "not the .dbf part of a shapefile.",
+    with nothing to say what to do."""
+    with pytest.raises(LayerError) as refused:
+        upload(tmp_path / "up", "town.zip", _shapefile_zip(tmp_path / "shp", lots(), **{part: b""}))
+    assert str(refused.value).startswith(told)
+    assert not any((tmp_path / "up").iterdir())
+
+
+def test_an_empty_geojson_is_said_to_be_empty(tmp_path):
+    with pytest.raises(LayerError, match=r"^parcels\.geojson is empty \(0 bytes\)"):
+        upload(tmp_path / "up", "parcels.geojson", b"")
