@@ -374,3 +374,20 @@ def test_an_empty_shapefile_part_is_said_to_be_empty(tmp_path, part, told):
 def test_an_empty_geojson_is_said_to_be_empty(tmp_path):
     with pytest.raises(LayerError, match=r"^parcels\.geojson is empty \(0 bytes\)"):
         upload(tmp_path / "up", "parcels.geojson", b"")
+
+
+def test_a_second_parcels_layer_is_named_as_such_and_can_be_chosen_instead(web):
+    """A GeoPackage of parcels and tax_parcels: parcels was taken, and tax_parcels listed as a layer "whose name does
+    not say what it is", with nothing to say a choice had been made between two parcels layers."""
+    app, client, token, send = web
+    page = send(parcels=lots(2), tax_parcels=lots(3))
+    words = said(client.get(page))
+    assert "Layers not used" in words and "Layers whose names do not say" not in words
+    assert (
+        "sent.gpkg: layer tax_parcels named as a parcels layer too, and an upload has one layer of each kind: "
+        "parcels (sent.gpkg:parcels) is used now; choose parcels here to use this one instead" in words
+    )
+    client.post(page.replace("/mapping", "/kinds"), data={"csrf_token": token, "kind.tax_parcels": "parcels"})
+    answer = client.post(page, data={"csrf_token": token})
+    assert answer.status_code == 200 and "The data can be used: 3 parcels" in said(answer)
+    assert "sent.gpkg: layer parcels named as a parcels layer too" in said(client.get(page))

@@ -28,7 +28,7 @@ from gisapp.words import measured_in, measuring_crs_note, size_words, unanalysed
 from gisapp.workspace import WorkspaceSpec
 from layers.crs import crs_label, parse_crs, suggested_measuring_crs
 from layers.errors import LayerError, LayerValidationError
-from layers.read import no_layer_in, read_source
+from layers.read import LAYER_NAMES, no_layer_in, read_source
 from layers.schema import SPECS
 from layers.store import (
     PUBLISHED_UPLOAD,
@@ -331,7 +331,7 @@ def mapping(token: str, message: str | None = None, status: int = 200):
     form = meta.get("form") or {}
     used = {s.path + "|" + str(s.layer) for s in sources.values()}
     unknown = [
-        (name, Path(src.path).name + (f": layer {src.layer}" if src.layer else ""))
+        (name, Path(src.path).name + (f": layer {src.layer}" if src.layer else ""), _named_as_used(name, sources))
         for name, src in available.items()
         if src.path + "|" + str(src.layer) not in used
     ]
@@ -380,6 +380,14 @@ def mapping(token: str, message: str | None = None, status: int = 200):
         message=message,
     )
     return page, status
+
+
+def _named_as_used(name: str, sources: dict) -> tuple[str, str] | None:
+    """The kind a layer left out is named as, with the layer used as that kind (``tax_parcels`` beside ``parcels`` in
+    one GeoPackage: the first name sewerplan knows was taken, and the other was listed, unsaid, as a layer whose
+    name says nothing); None for a layer whose name names no kind, or none used."""
+    kind = next((k for k, names in LAYER_NAMES.items() if name in names), None)
+    return (kind, sources[kind].label) if kind in sources else None
 
 
 def _parcels_first(kind: str) -> tuple[bool, str]:
