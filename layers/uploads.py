@@ -186,6 +186,9 @@ def new_upload(
 
                 raise LayerError(no_layer_in("The upload", _held(folder / "data", left_out), verb="upload"))
             upload_layers(folder)  # two layers of one name are refused now, not found out on the next page
+            if left_out:  # said on its column-mapping page (left_out_words)
+                names = [PurePosixPath(n.replace("\\", "/")).name for n in left_out]
+                _write_meta(folder, read_meta(folder) | {LEFT_OUT: names})
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
@@ -300,6 +303,29 @@ _NOT_ACCEPTED = {
     ".dbf": "a shapefile's table without its .shp and .shx: zip the .shp, .shx, .dbf and .prj together",
     ".shx": "a shapefile's index without its .shp: zip the .shp, .shx, .dbf and .prj together",
 }
+
+
+# The record's key for the files of an uploaded zip that were not unpacked (a CSV, a README ...), by name.
+LEFT_OUT = "left_out"
+
+
+def left_out_words(names: list[str]) -> str | None:
+    """What the column-mapping page says of the files an uploaded zip held that are no layer: named, and one named
+    as a layer (``mains.csv``) with what to do instead. A zip of parcels.shp and mains.csv was unpacked as the
+    parcels alone, and the report asked for a mains layer without a word of the mains.csv the planner had zipped
+    (the command line refuses such a zip, ``read._tables_named_as_layers``)."""
+    if not names:
+        return None
+    from layers.read import LAYER_NAMES  # read.py imports this module
+
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    said = f"Not read from the upload, as they are no layers sewerplan reads: {shown}."
+    for name in names:
+        stem, suffix = PurePosixPath(name).stem.lower(), PurePosixPath(name).suffix.lower()
+        kind = next((k for k, known in LAYER_NAMES.items() if stem in known), None)
+        if kind is not None and suffix in _NOT_ACCEPTED:
+            said += f" {name} is named as the {kind.replace('_', ' ')} layer, and {_NOT_ACCEPTED[suffix]}."
+    return said
 
 
 def _held(unpacked: Path, left_out: list[str]) -> list[str]:

@@ -391,3 +391,18 @@ def test_a_second_parcels_layer_is_named_as_such_and_can_be_chosen_instead(web):
     answer = client.post(page, data={"csrf_token": token})
     assert answer.status_code == 200 and "The data can be used: 3 parcels" in said(answer)
     assert "sent.gpkg: layer parcels named as a parcels layer too" in said(client.get(page))
+
+
+def test_a_table_zipped_beside_the_layers_is_named_on_the_mapping_page(web, tmp_path):
+    """parcels.shp, mains.csv and a README: the upload was the parcels alone, and the report asked for a mains
+    layer without a word of the mains.csv the planner had zipped (the command line refuses such a zip)."""
+    app, client, token, _ = web
+    folder = tmp_path / "shp"
+    folder.mkdir()
+    lots().to_file(folder / "parcels.shp")
+    members = {p.name: p.read_bytes() for p in folder.iterdir()} | {"mains.csv": b"main_id\nM1\n", "README.txt": b"hi"}
+    page = _upload_zip(client, token, zipped(members)).headers["Location"]
+    words = said(client.get(page))
+    assert "Not read from the upload, as they are no layers sewerplan reads: mains.csv, README.txt." in words
+    assert "mains.csv is named as the mains layer, and a CSV table is not accepted, as it has no shapes" in words
+    assert "README.txt is named" not in words

@@ -45,12 +45,14 @@ from layers.store import (
     write_setting,
 )
 from layers.uploads import (
+    LEFT_OUT,
     MEASURING_CRS,
     TOKEN,
     add_to_upload,
     discard,
     expire_uploads,
     folder_bytes,
+    left_out_words,
     list_uploads,
     new_upload,
     owner_usage,
@@ -370,6 +372,7 @@ def mapping(token: str, message: str | None = None, status: int = 200):
         # an upload without parcels (a town's sewer layers alone) is offered the form to add them here: the
         # report, which has it too, is reached only once there are parcels
         missing_layers=[] if "parcels" in sources else ["parcels"],
+        left_out=left_out_words(meta.get(LEFT_OUT) or []),
         profiles=services.profile_names(),
         profile=meta.get("profile") or town.profile,
         measuring_crs=given or suggested or "",
