@@ -274,9 +274,12 @@ def _tables_only(path: Path, names: dict[str, str]) -> bool:
     of parcels.csv was read as a parcels "layer" of no geometry, and told "No mains layer found"."""
     if not names:
         return False
-    with quiet():
-        infos = [pyogrio.read_info(str(path), layer=name) for name in names.values()]
-    return all(i.get("driver") == "CSV" and i.get("geometry_type") is None for i in infos)
+    with quiet():  # the first layer that is no CSV table ends it: a zip of shapefiles is opened once more only
+        return all(_csv_table(pyogrio.read_info(str(path), layer=name)) for name in names.values())
+
+
+def _csv_table(info: dict) -> bool:
+    return info.get("driver") == "CSV" and info.get("geometry_type") is None
 
 
 def _tables_named_as_layers(where: str, files: list[str], found: dict[str, LayerSource], *, then: str) -> None:
