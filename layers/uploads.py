@@ -307,6 +307,22 @@ _NOT_ACCEPTED = {
 
 # The record's key for the files of an uploaded zip that were not unpacked (a CSV, a README ...), by name.
 LEFT_OUT = "left_out"
+# A GIS's own files beside a shapefile (ArcGIS's spatial indexes and metadata, QGIS's): never data, never named.
+_SIDECARS = (
+    ".sbn",
+    ".sbx",
+    ".fbn",
+    ".fbx",
+    ".ain",
+    ".aih",
+    ".atx",
+    ".ixs",
+    ".mxs",
+    ".qix",
+    ".qmd",
+    ".shp.xml",
+    ".aux.xml",
+)
 
 
 def left_out_words(names: list[str]) -> str | None:
@@ -314,6 +330,7 @@ def left_out_words(names: list[str]) -> str | None:
     as a layer (``mains.csv``) with what to do instead. A zip of parcels.shp and mains.csv was unpacked as the
     parcels alone, and the report asked for a mains layer without a word of the mains.csv the planner had zipped
     (the command line refuses such a zip, ``read._tables_named_as_layers``)."""
+    names = [n for n in names if not n.lower().endswith(_SIDECARS)]
     if not names:
         return None
     from layers.read import LAYER_NAMES  # read.py imports this module

@@ -401,6 +401,7 @@ def test_a_table_zipped_beside_the_layers_is_named_on_the_mapping_page(web, tmp_
     folder.mkdir()
     lots().to_file(folder / "parcels.shp")
     members = {p.name: p.read_bytes() for p in folder.iterdir()} | {"mains.csv": b"main_id\nM1\n", "README.txt": b"hi"}
+    members |= {"parcels.sbn": b"x", "parcels.shp.xml": b"<metadata/>"}  # ArcGIS's own files: not named
     page = _upload_zip(client, token, zipped(members)).headers["Location"]
     words = said(client.get(page))
     assert "Not read from the upload, as they are no layers sewerplan reads: mains.csv, README.txt." in words
