@@ -197,6 +197,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
                 found = _match(names, lambda name: LayerSource("", packages[0], name))
             if not found:
                 raise LayerError(_nothing_found(path.name, [Path(m).name for m in inside.values()], "file"))
+            _tables_named_as_layers(path.name, [str(m) for m in _zip_files(path)], found, then="zip it")
             return found
     try:
         with quiet():  # what GDAL warns of here it says again when the layer is read, and is reported then
@@ -205,24 +206,99 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         if path.suffix.lower() == ".zip":  # a whole zip, of no file GDAL reads: not damaged, but no map data
             raise LayerError(_no_layer_in_zip(path)) from exc
         raise LayerError(unreadable_message(path, exc)) from exc
+    if path.suffix.lower() == ".zip" and _tables_only(path, names):  # GDAL reads a zip of CSV files as tables
+        raise LayerError(_no_layer_in_zip(path))
     found = _match(names, lambda name: LayerSource("", str(path), name))
     if not found:
         raise LayerError(_nothing_found(path.name, list(names.values()), "layer"))
+    if path.suffix.lower() == ".zip":
+        top = [m.name for m in _zip_files(path) if len(m.parts) == 1]
+        _tables_named_as_layers(path.name, top, found, then="zip it")
     return found
+
+
+# What a zip given to the command line is read for: its layers at the top level, or in one folder.
+_READ_IN_A_ZIP = (
+    "shapefiles (.shp with .shx, .dbf and .prj), GeoPackage (.gpkg), GeoJSON (.geojson) or FlatGeobuf (.fgb)"
+)
+
+
+def no_layer_in(what: str, held: list[str], *, verb: str) -> str:
+    """Why a zip, an upload or a file added to one holds no layer sewerplan reads, in one sentence for the command line
+    and the Data page alike: the files it holds, each kind with what to do instead (a CSV table has no shapes: make
+    it a layer in QGIS), and what is read.
+
+    ``what`` names it as its user knows it ("town.zip", "The upload", "The file"); ``held``, the names of the files
+    in it (folders, hidden files and a Mac's ``__MACOSX`` copies left out by the caller); ``verb`` is how it was
+    given: "zip" (``--data town.zip``), "upload" (the Data page) or "add" (a layer added to an upload).
+
+    Examples
+    --------
+    >>> no_layer_in("town.zip", [], verb="zip")[:60]
+    'town.zip holds no map layer sewerplan reads (it is empty). Z'
+    """
+    from layers.uploads import _ACCEPTED, _NOT_ACCEPTED
+
+    names = [PurePosixPath(n.replace("\\", "/")).name for n in held]
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    said = f"{what} holds no map layer sewerplan reads ({f'it holds {shown}' if names else 'it is empty'})."
+    advice = []
+    for suffix in dict.fromkeys(PurePosixPath(n).suffix.lower() for n in names):
+        if verb == "zip" and suffix in VECTOR_SUFFIXES and suffix != ".zip":
+            continue  # a KML, say: the command line reads it, where the Data page does not
+        if suffix in _NOT_ACCEPTED and _NOT_ACCEPTED[suffix] not in advice:
+            advice.append(_NOT_ACCEPTED[suffix])
+    said += "".join(f" {a[0].upper()}{a[1:]}." for a in advice)
+    if verb == "zip":
+        return f"{said} Zip the layers themselves: sewerplan reads {_READ_IN_A_ZIP}."
+    if verb == "add":
+        return f"{said} Add the layer itself: sewerplan reads {_ACCEPTED}."
+    return f"{said} Upload the layers themselves: sewerplan reads {_ACCEPTED}."
+
+
+def _zip_files(path: Path) -> list[PurePosixPath]:
+    """The files of a zip as its user knows them: no folders, no hidden files, no Mac ``__MACOSX`` copies."""
+    with zipfile.ZipFile(path) as zf:
+        members = [PurePosixPath(n.replace("\\", "/")) for n in zf.namelist() if not n.endswith(("/", "\\"))]
+    return [m for m in members if not hidden_member(m)]
 
 
 def _no_layer_in_zip(path: Path) -> str:
     """A zip GDAL finds no layer in, though it opens: what it holds, and what to zip instead. It was told GDAL's
     "not recognized" and to see in QGIS whether it was damaged (a zip of a README, of a CSV table, of another zip)."""
-    with zipfile.ZipFile(path) as zf:
-        held = [PurePosixPath(n).name for n in zf.namelist() if not n.endswith("/")]
-    held = [n for n in held if not n.startswith(".")]
-    shown = ", ".join(held[:10]) + (f" and {len(held) - 10} more" if len(held) > 10 else "")
-    return (
-        f"{path.name} holds no map layer sewerplan reads ({f'it holds {shown}' if held else 'it is empty'}): zip the "
-        "layers themselves, as shapefiles (.shp with its .shx, .dbf and .prj), a GeoPackage or GeoJSON files. A CSV "
-        "table has no shapes (make it a layer in QGIS first), and a zip inside the zip is not unpacked."
-    )
+    return no_layer_in(path.name, [m.name for m in _zip_files(path)], verb="zip")
+
+
+def _tables_only(path: Path, names: dict[str, str]) -> bool:
+    """Whether GDAL opened the zip ``path`` as a folder of CSV tables (its layers ``names``), none with shapes: a zip
+    of parcels.csv was read as a parcels "layer" of no geometry, and told "No mains layer found"."""
+    if not names:
+        return False
+    with quiet():  # the first layer that is no CSV table ends it: a zip of shapefiles is opened once more only
+        return all(_csv_table(pyogrio.read_info(str(path), layer=name)) for name in names.values())
+
+
+def _csv_table(info: dict) -> bool:
+    return info.get("driver") == "CSV" and info.get("geometry_type") is None
+
+
+def _tables_named_as_layers(where: str, files: list[str], found: dict[str, LayerSource], *, then: str) -> None:
+    """Refuse a zip that holds a table (a CSV, a spreadsheet) named as a layer it lacks: ``mains.csv`` beside
+    ``parcels.shp`` was left out without a word, and the user, who gave it as the mains, was told only "No mains
+    layer found". Not a folder: the tables a command writes (``buildings --out buildings.csv``) may be saved in
+    the folder of the town's layers, where nobody meant them as a layer."""
+    from layers.uploads import _NOT_ACCEPTED
+
+    for name in files:
+        suffix = PurePosixPath(name).suffix.lower()
+        stem = PurePosixPath(name).stem.lower()
+        kind = next((k for k, known in LAYER_NAMES.items() if stem in known), None)
+        if suffix in TABLE_SUFFIXES and kind is not None and kind not in found:
+            advice = _NOT_ACCEPTED.get(suffix) or f"a {TABLE_SUFFIXES[suffix]} table is not read, as it has no shapes"
+            raise LayerError(
+                f"{where} holds {PurePosixPath(name).name} where the {kind} layer was looked for, and {advice}. Then "
+                f"{then} with the other layers, or give the {kind} layer on its own."
+            )
 
 
 def _zip_folder(path: Path) -> dict[str, str] | None:
@@ -251,7 +327,7 @@ def _zip_folder(path: Path) -> dict[str, str] | None:
                 f"more in a folder ({', '.join(sorted(left))}), which would be left out: zip all of the town's "
                 "layers in one place."
             )
-        return None
+        return _top_level_files(path, top_level)
     top = min(len(m.parts) for m in layers)
     folders = sorted({m.parent for m in layers if len(m.parts) == top})
     if len(folders) > 1:
@@ -260,6 +336,27 @@ def _zip_folder(path: Path) -> dict[str, str] | None:
             "the one folder that holds the town's layers, or give each layer on its own."
         )
     return {m.stem.lower(): f"/vsizip/{path.resolve()}/{m}" for m in layers if m.parent == folders[0]}
+
+
+def _top_level_files(path: Path, top_level: list[PurePosixPath]) -> dict[str, str] | None:
+    """The layers at a zip's top level by their files' names, where GDAL would not list them so; None where it does
+    (shapefiles only, or a GeoPackage: GDAL lists its layers).
+
+    GDAL opens a zip's top level as one file or as a folder of shapefiles: two GeoJSON files were "no map layer
+    sewerplan reads", a GeoJSON beside shapefiles was left out (told "No mains layer found"), and a zip of one
+    parcels.geojson was a layer named after the zip."""
+    suffixes = {m.suffix.lower() for m in top_level}
+    if suffixes <= {".shp"} or suffixes & {".gpkg", ".sqlite"}:
+        return None
+    by_stem: dict[str, PurePosixPath] = {}
+    for m in top_level:
+        first = by_stem.setdefault(m.stem.lower(), m)
+        if first is not m:
+            raise LayerError(
+                f"{path.name} holds two layers named {m.stem.lower()} ({first} and {m}), and sewerplan cannot tell "
+                "which one is meant: zip only the one you mean, or rename the other."
+            )
+    return {stem: f"/vsizip/{path.resolve()}/{m}" for stem, m in by_stem.items()}
 
 
 def _nothing_found(what: str, held: list[str], noun: str) -> str:

@@ -182,8 +182,13 @@ def new_upload(
                 check_content(target, UPLOAD_DRIVERS[suffix], decoded_limit=limit)
                 left_out = []
             if not any(_vector_files(folder / "data")):
-                raise LayerError(_no_layer_in(folder / "data", left_out, "upload"))
+                from layers.read import no_layer_in  # read.py imports this module
+
+                raise LayerError(no_layer_in("The upload", _held(folder / "data", left_out), verb="upload"))
             upload_layers(folder)  # two layers of one name are refused now, not found out on the next page
+            if left_out:  # said on its column-mapping page (left_out_words)
+                names = [PurePosixPath(n.replace("\\", "/")).name for n in left_out]
+                _write_meta(folder, read_meta(folder) | {LEFT_OUT: names})
         except BaseException:
             shutil.rmtree(folder, ignore_errors=True)
             raise
@@ -278,7 +283,8 @@ _ACCEPTED = (
     "shapefiles (.shp with .shx, .dbf), GeoPackage (.gpkg), GeoJSON (.geojson), FlatGeobuf (.fgb), GeoParquet "
     "(.parquet) or a File Geodatabase folder (.gdb)"
 )
-# Files users send that are not layers sewerplan reads, each with what to do instead. sewerplan takes no CSV table
+# Files users send that are not layers sewerplan reads, each with what to do instead (``read.no_layer_in`` says them,
+# for an upload, a file added to one and a zip given to the command line alike). sewerplan takes no CSV table
 # of points (the comment on UPLOAD_DRIVERS says why), so a table is made a layer in the GIS, where its X and Y
 # columns and their CRS are chosen by someone who knows them.
 _NOT_ACCEPTED = {
@@ -293,27 +299,56 @@ _NOT_ACCEPTED = {
     "GeoPackage",
     ".kml": "KML (Google Earth) is not accepted: open it in the GIS and export it as a GeoPackage or GeoJSON",
     ".kmz": "KMZ (Google Earth) is not accepted: open it in the GIS and export it as a GeoPackage or GeoJSON",
-    ".zip": "a zip inside the zip is not unpacked: upload that zip on its own, or zip its files at the top level",
+    ".zip": "a zip inside the zip is not unpacked: unzip it, and zip its files with the others",
     ".dbf": "a shapefile's table without its .shp and .shx: zip the .shp, .shx, .dbf and .prj together",
     ".shx": "a shapefile's index without its .shp: zip the .shp, .shx, .dbf and .prj together",
 }
 
 
-def _no_layer_in(unpacked: Path, left_out: list[str], verb: str) -> str:
-    """Why an upload (``verb`` "upload") or an added file ("add") holds no layer: the files it holds, named, each
-    kind with what to do instead, and what is accepted."""
-    found = [*left_out, *(p.name for p in sorted(unpacked.iterdir()) if p.suffix.lower() not in UPLOAD_DRIVERS)]
-    what = "The upload" if verb == "upload" else "The file"
-    if not found:
-        return f"{what} holds no layer sewerplan reads. Upload {_ACCEPTED}."
-    shown = ", ".join(PurePosixPath(n.replace("\\", "/")).name for n in found[:10])
-    more = f" and {len(found) - 10} more" if len(found) > 10 else ""
-    advice = []
-    for suffix in dict.fromkeys(PurePosixPath(n).suffix.lower() for n in found):
-        if suffix in _NOT_ACCEPTED and _NOT_ACCEPTED[suffix] not in advice:
-            advice.append(_NOT_ACCEPTED[suffix])
-    told = "".join(f" {a[0].upper()}{a[1:]}." for a in advice)
-    return f"{what} holds no layer sewerplan reads: it holds {shown}{more}.{told} sewerplan reads {_ACCEPTED}."
+# The record's key for the files of an uploaded zip that were not unpacked (a CSV, a README ...), by name.
+LEFT_OUT = "left_out"
+# A GIS's own files beside a shapefile (ArcGIS's spatial indexes and metadata, QGIS's): never data, never named.
+_SIDECARS = (
+    ".sbn",
+    ".sbx",
+    ".fbn",
+    ".fbx",
+    ".ain",
+    ".aih",
+    ".atx",
+    ".ixs",
+    ".mxs",
+    ".qix",
+    ".qmd",
+    ".shp.xml",
+    ".aux.xml",
+)
+
+
+def left_out_words(names: list[str]) -> str | None:
+    """What the column-mapping page says of the files an uploaded zip held that are no layer: named, and one named
+    as a layer (``mains.csv``) with what to do instead. A zip of parcels.shp and mains.csv was unpacked as the
+    parcels alone, and the report asked for a mains layer without a word of the mains.csv the planner had zipped
+    (the command line refuses such a zip, ``read._tables_named_as_layers``)."""
+    names = [n for n in names if not n.lower().endswith(_SIDECARS)]
+    if not names:
+        return None
+    from layers.read import LAYER_NAMES  # read.py imports this module
+
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    said = f"Not read from the upload, as they are no layers sewerplan reads: {shown}."
+    for name in names:
+        stem, suffix = PurePosixPath(name).stem.lower(), PurePosixPath(name).suffix.lower()
+        kind = next((k for k, known in LAYER_NAMES.items() if stem in known), None)
+        if kind is not None and suffix in _NOT_ACCEPTED:
+            said += f" {name} is named as the {kind.replace('_', ' ')} layer, and {_NOT_ACCEPTED[suffix]}."
+    return said
+
+
+def _held(unpacked: Path, left_out: list[str]) -> list[str]:
+    """The files an upload or an added file holds that are no layer: those left packed in its zip, and those unpacked
+    that are not (a shapefile's .dbf without its .shp), for ``read.no_layer_in`` to name."""
+    return [*left_out, *(p.name for p in sorted(unpacked.iterdir()) if p.suffix.lower() not in UPLOAD_DRIVERS)]
 
 
 def _accepted_suffix(filename: str, verb: str) -> str:
@@ -416,6 +451,11 @@ def check_content(path: str | Path, driver: str, *, decoded_limit: int | None = 
         raise LayerError(f"{label} is not a file.")
     with path.open("rb") as f:
         head = f.read(1024)
+    if not head:  # "it starts with ''" told a planner nothing
+        raise LayerError(
+            f"{label} is empty (0 bytes): it was cut short when copied or zipped, or its export failed. Export the "
+            "layer again from the GIS and upload it again."
+        )
     ok, expected = _SIGNATURES[driver](head, path)
     if not ok:
         shown = head[:24].decode("latin-1").encode("unicode_escape").decode("ascii")
@@ -479,8 +519,13 @@ def _shapefile(head: bytes, path: Path) -> tuple[bool, str]:
         if sibling is None or sibling.is_symlink():
             raise LayerError(f"{path.name} has no {part} file beside it: zip the .shp, .shx, .dbf and .prj together.")
         with sibling.open("rb") as f:
-            if not check(f.read(100)):
-                raise LayerError(f"{sibling.name} is not the {part} part of a shapefile.")
+            start = f.read(100)
+        if not check(start):
+            what = "is empty (0 bytes)" if not start else f"is not the {part} part of a shapefile"
+            raise LayerError(
+                f"{sibling.name} {what}: export the layer again from the GIS as a shapefile, and zip its .shp, "
+                ".shx, .dbf and .prj together."
+            )
     return True, expected
 
 
@@ -817,7 +862,9 @@ def add_to_upload(
             raw.rename(unpacked / f"{stem}{suffix}")
             check_content(unpacked / f"{stem}{suffix}", UPLOAD_DRIVERS[suffix])
         if not any(_vector_files(unpacked)):
-            raise LayerError(_no_layer_in(unpacked, left_out, "add"))
+            from layers.read import no_layer_in  # read.py imports this module
+
+            raise LayerError(no_layer_in("The file", _held(unpacked, left_out), verb="add"))
         names = list(upload_layers(incoming))
         if len(names) != 1:
             raise LayerError(

@@ -49,6 +49,9 @@ class ColumnMapping:
     """A user's names for canonical fields, and their codes for coded values, per layer kind.
 
     ``columns["parcels"]["parcel_id"] = "SBL"``; ``values["mains"]["sewer_type"]["GRAV"] = "sanitary"``.
+    A field given the empty name (``columns["parcels"]["owner_name"] = ""``) has no column, chosen so on purpose:
+    the layer's column of the field's own name (``owner``) is not taken for it. A field not given at all takes the
+    column found by its names.
     """
 
     columns: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -100,7 +103,7 @@ def prepare_layer(
         Problem(kind, "mapping", "error", text, fix=fix)
         for text, fix in _mapping_mistakes(spec, mapping.columns.get(kind, {}), mapping.values.get(kind, {}))
     ]
-    gdf, found = _map_columns(gdf, spec, label, mapping.columns.get(kind, {}))
+    gdf, found = _map_columns(gdf, spec, label, mapping.columns.get(kind, {}), mapping.values.get(kind, {}))
     problems += mistakes + found
     if gdf is None or mistakes:
         return None, problems
@@ -117,6 +120,9 @@ def prepare_layer(
     if not _check_geometry_types(gdf, spec, label, problems):
         return None, problems
 
+    local = _local_grid(gdf, kind, label, target_crs, override_crs)
+    if local is not None:
+        return None, [*problems, local]
     gdf, crs_problems = check_and_reproject(
         gdf,
         layer=kind,
@@ -137,6 +143,30 @@ def prepare_layer(
         return None, problems
     _control_characters(gdf, spec, label, problems)
     return gdf.drop(columns=_ROW), problems
+
+
+def _local_grid(
+    gdf: gpd.GeoDataFrame, kind: str, label: str, target_crs: CRS, override_crs: str | None
+) -> Problem | None:
+    """A layer whose file declares a local grid (a .prj's ``LOCAL_CS``, an engineering CRS), to be measured in
+    another CRS: no transformation places a local grid on the earth, and the check crashed in PROJ ("Error creating
+    Transformer from CRS"), a traceback on the command line and an error page on the web. Said as a CRS to give
+    (the CRS given for the layer replaces the declared one). A SWMM model's own coordinates declare none."""
+    if override_crs is not None or gdf.crs is None:
+        return None
+    declared = CRS(gdf.crs)
+    if not declared.is_engineering or declared.equals(target_crs):
+        return None
+    return Problem(
+        kind,
+        "no_crs",
+        "error",
+        f"{label} declares a local grid ({declared.name}), which no coordinate reference system places on the earth, "
+        f"so it cannot be measured in {target_crs.name} with the town's other layers: give the CRS it was drawn in "
+        "(the state plane CRS its coordinates are in), or, if they are a grid of the town's own, place the layer "
+        "in the GIS (georeference it) and export it again.",
+        fix=Fix("layer_crs", kind, "EPSG:2260"),
+    )
 
 
 def _read_warnings(gdf: gpd.GeoDataFrame, kind: str, label: str) -> list[Problem]:
@@ -195,8 +225,15 @@ def _allowed(spec: LayerSpec) -> list[int]:
 
 
 def _map_columns(
-    gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, user_map: dict[str, str]
+    gdf: gpd.GeoDataFrame,
+    spec: LayerSpec,
+    label: str,
+    user_map: dict[str, str],
+    values: dict[str, dict[str, str]] | None = None,
 ) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
+    """The layer with each field's column (``user_map``'s, else the one found by the field's names; none where
+    ``user_map`` gives the empty name), and the problems: a column that is not there, a required field without one,
+    coded values (``values``) for a field that has no column, which would change nothing."""
     kind = spec.kind
     problems: list[Problem] = []
     geom_name = gdf.geometry.name
@@ -208,9 +245,25 @@ def _map_columns(
     clashes = {c: f"input_{c}" for c in existing if c.lower() in _RESULT_NAMES and c not in known}
     out = gdf.rename(columns=clashes) if clashes else gdf.copy()
     chosen: dict[str, str] = {}
+    without: list[str] = []  # fields with no column, and no problem said of them
     for f in spec.fields:
         source = user_map.get(f.name)
-        if source is not None:
+        if source == "":  # none, chosen on purpose: the column of the field's name is not taken for it
+            source = None
+            if f.required:
+                problems.append(
+                    Problem(
+                        kind,
+                        "missing_column",
+                        "error",
+                        f"The column mapping leaves {f.name} of the {kind} layer empty, and the {kind} layer needs it "
+                        f"({f.help}): choose the column of {label} that holds it. Columns: "
+                        f"{', '.join(existing) or 'none'}.",
+                        fix=Fix("map", f"{kind}.{f.name}", "COLUMN"),
+                    )
+                )
+                continue
+        elif source is not None:
             if source not in existing:  # the geometry is no column to take a field from (IDs read as WKT)
                 problems.append(
                     Problem(
@@ -231,6 +284,7 @@ def _map_columns(
         else:
             source = next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), None)
         if source is None:
+            without.append(f.name)
             if f.required:
                 problems.append(
                     Problem(
@@ -245,6 +299,7 @@ def _map_columns(
                 )
             continue
         chosen[f.name] = source
+    problems += _codes_without_column(kind, label, existing, without, user_map, values or {})
     if any(p.severity == "error" for p in problems) or set(user_map) - known:  # unknown: _mapping_mistakes said
         return None, problems
     # Every field's values are taken before any is written: two fields given each other's columns (owner_name and
@@ -256,6 +311,17 @@ def _map_columns(
     out = out.rename(columns=displaced) if displaced else out
     for name, values in moved.items():
         out[name] = values
+    # A field the mapping leaves empty on purpose: the columns its names would find (owner_name, owner ...) are kept
+    # as input_<column>. Under their own names the field was read from them all the same, by this check (the column
+    # of the field's own name) or when the checked store was read again (the owner column of a layer said to have
+    # no owner, found by name by the analysis of the upload).
+    empty = {n for f in spec.fields if user_map.get(f.name) == "" for n in (f.name, *f.aliases)}
+    set_aside = {
+        c: f"input_{c}"
+        for c in out.columns
+        if str(c).lower() in empty and (c not in known or user_map.get(c) == "") and c != out.geometry.name
+    }
+    out = out.rename(columns=set_aside) if set_aside else out
     # A column named as a field but for its case ("UNITS" read as units, or kept beside a units column) is kept as
     # input_<column>: a GeoPackage's column names ignore case, and "UNITS" beside "units" refused the results.
     fields = {f.name.lower() for f in spec.fields}
@@ -266,6 +332,33 @@ def _map_columns(
     # the upload's "Columns not used" speak of the file's own columns.
     out.attrs["source_columns"] = chosen
     return out, problems
+
+
+def _codes_without_column(
+    kind: str, label: str, existing: list[str], without: list[str], user_map: dict[str, str], values: dict
+) -> list[Problem]:
+    """Coded values given for a field of codes that has no column in the layer: they would change nothing, and the
+    user who wrote them believes the layer holds that field. Refused, naming the field and the layer, as a mapping
+    naming a field the layer has not is (an upload is kept: the column-mapping page fixes it)."""
+    said = []
+    for name in without:
+        if name not in values or name not in CODED_FIELDS:
+            continue  # codes for a field without codes: _mapping_mistakes says so
+        codes = ", ".join(f"{v}={c}" for v, c in list(values[name].items())[:3])
+        more = " ..." if len(values[name]) > 3 else ""
+        why = "the column mapping leaves it empty" if user_map.get(name) == "" else f"{label} has no {name} column"
+        said.append(
+            Problem(
+                kind,
+                "mapping",
+                "error",
+                f"Coded values are given for the {name} field of the {kind} layer ({codes}{more}), but {why}, so "
+                f"they would change nothing. Columns: {', '.join(existing) or 'none'}. Choose the column that holds "
+                f"{name} (in the column mapping), or leave out the coded values for {name}.",
+                fix=Fix("map", f"{kind}.{name}", "COLUMN"),
+            )
+        )
+    return said
 
 
 # The fields whose values are codes sewerplan knows, which the coded values (``ColumnMapping.values``) may name:

@@ -154,17 +154,17 @@ def test_one_column_for_two_fields_refuses_the_layer_on_the_command_line_too():
 @pytest.mark.parametrize(
     ("members", "words"),
     [
-        ({"wells.csv": b"x,y\n1,2\n"}, ["it holds wells.csv.", "A CSV table is not accepted", "Add Delimited Text"]),
-        ({"town.kml": b"<kml/>"}, ["it holds town.kml.", "KML (Google Earth) is not accepted"]),
-        ({"inner.zip": zipped({"parcels.geojson": b"{}"})}, ["it holds inner.zip.", "A zip inside the zip is not"]),
-        ({"d/a.csv": b"x\n", "b.kml": b"<kml/>", "__MACOSX/._a.csv": b""}, ["it holds a.csv, b.kml.", "KML"]),
+        ({"wells.csv": b"x,y\n1,2\n"}, ["it holds wells.csv).", "A CSV table is not accepted", "Add Delimited Text"]),
+        ({"town.kml": b"<kml/>"}, ["it holds town.kml).", "KML (Google Earth) is not accepted"]),
+        ({"inner.zip": zipped({"parcels.geojson": b"{}"})}, ["it holds inner.zip).", "A zip inside the zip is not"]),
+        ({"d/a.csv": b"x\n", "b.kml": b"<kml/>", "__MACOSX/._a.csv": b""}, ["it holds a.csv, b.kml).", "KML"]),
     ],
 )
 def test_a_zip_of_no_layer_names_what_it_holds_and_what_is_accepted(tmp_path, members, words):
     with pytest.raises(LayerError) as refused:
         upload(tmp_path / "up", "town.zip", zipped(members))
     text = str(refused.value)
-    assert text.startswith("The upload holds no layer sewerplan reads: it holds")
+    assert text.startswith("The upload holds no map layer sewerplan reads (it holds")
     assert "sewerplan reads shapefiles (.shp with .shx, .dbf), GeoPackage (.gpkg)" in text
     for w in words:
         assert w in text
@@ -178,7 +178,7 @@ def test_a_csv_uploaded_on_its_own_is_told_it_is_not_accepted_and_why(tmp_path):
 
 def test_a_file_added_to_an_upload_that_holds_no_layer_names_what_it_holds(tmp_path):
     folder = upload(tmp_path / "up", "parcels.geojson", lots().to_crs(4326).to_json().encode())
-    with pytest.raises(LayerError, match=r"^The file holds no layer sewerplan reads: it holds streets.csv\."):
+    with pytest.raises(LayerError, match=r"^The file holds no map layer sewerplan reads \(it holds streets.csv\)\."):
         add_to_upload(
             folder,
             "streets.zip",

@@ -28,7 +28,7 @@ from gisapp.words import measured_in, measuring_crs_note, size_words, unanalysed
 from gisapp.workspace import WorkspaceSpec
 from layers.crs import crs_label, parse_crs, suggested_measuring_crs
 from layers.errors import LayerError, LayerValidationError
-from layers.read import read_source
+from layers.read import LAYER_NAMES, no_layer_in, read_source
 from layers.schema import SPECS
 from layers.store import (
     PUBLISHED_UPLOAD,
@@ -45,12 +45,14 @@ from layers.store import (
     write_setting,
 )
 from layers.uploads import (
+    LEFT_OUT,
     MEASURING_CRS,
     TOKEN,
     add_to_upload,
     discard,
     expire_uploads,
     folder_bytes,
+    left_out_words,
     list_uploads,
     new_upload,
     owner_usage,
@@ -255,10 +257,9 @@ def _layers(token: str) -> tuple[dict, dict]:
         available = upload_layers(folder)
         sources = upload_sources(folder)
     if not available:
+        held = sorted(p.name for p in (folder / "data").iterdir())  # a GeoPackage of no layer, say
         shutil.rmtree(folder, ignore_errors=True)  # nothing in it can ever be used: refused, deleted at once
-        raise LayerError(
-            "The upload holds no layer sewerplan reads. Upload a zipped shapefile, a GeoPackage or a GeoJSON file."
-        )
+        raise LayerError(no_layer_in("The upload", held, verb="upload"))
     return available, sources
 
 
@@ -298,17 +299,30 @@ def _town_measuring_crs():
     return services.measuring_target(town, services.profile_of(town))
 
 
+# What the column-mapping page posts for a field whose "(none)" the planner chose where a column was found by the
+# field's name: none on purpose. An empty value (a select left at "(none)" where nothing was found, a form without the
+# field) takes the column found by name, as the check itself does.
+NONE_CHOSEN = "(none)"
+
+
 def matched_fields(kind: str, columns: list[str], chosen: dict[str, str]) -> list[tuple]:
-    """Each field of the kind with the column it takes: the one chosen on the form, else found by name (the names
-    users give it, and those names cut to 10 characters as a shapefile keeps them)."""
-    by_lower = {c.lower(): c for c in columns}
+    """Each field of the kind with the column it takes and the column found by its name: the one chosen on the form,
+    else found by name (the names users give it, and those names cut to 10 characters as a shapefile keeps them);
+    "" where the planner chose none (``NONE_CHOSEN``) or none is found."""
     out = []
     for f in SPECS[kind].fields:
+        by_name = found_by_name(f, columns)
         picked = chosen.get(f"{kind}.{f.name}")
         if picked is None:
-            picked = next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), "")
-        out.append((f, picked if picked in columns else ""))
+            picked = by_name
+        out.append((f, picked if picked in columns else "", by_name))
     return out
+
+
+def found_by_name(f, columns: list[str]) -> str:
+    """The column the check takes for field ``f`` when the mapping names none (its names, any case), else ""."""
+    by_lower = {c.lower(): c for c in columns}
+    return next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), "")
 
 
 @bp.get("/<token>/mapping")
@@ -319,7 +333,7 @@ def mapping(token: str, message: str | None = None, status: int = 200):
     form = meta.get("form") or {}
     used = {s.path + "|" + str(s.layer) for s in sources.values()}
     unknown = [
-        (name, Path(src.path).name + (f": layer {src.layer}" if src.layer else ""))
+        (name, Path(src.path).name + (f": layer {src.layer}" if src.layer else ""), _named_as_used(name, sources))
         for name, src in available.items()
         if src.path + "|" + str(src.layer) not in used
     ]
@@ -327,7 +341,7 @@ def mapping(token: str, message: str | None = None, status: int = 200):
     for kind, source in sources.items():
         columns = _columns(token, kind, source)
         fields = matched_fields(kind, columns, form)
-        taken = {c for _, c in fields if c}
+        taken = {c for _, c, _ in fields if c}
         layers.append(
             {
                 "kind": kind,
@@ -350,6 +364,7 @@ def mapping(token: str, message: str | None = None, status: int = 200):
     page = render_template(
         "data/mapping.html",
         token=token,
+        none_chosen=NONE_CHOSEN,
         name=meta.get("name", token),
         layers=layers,
         unknown=unknown,
@@ -357,6 +372,7 @@ def mapping(token: str, message: str | None = None, status: int = 200):
         # an upload without parcels (a town's sewer layers alone) is offered the form to add them here: the
         # report, which has it too, is reached only once there are parcels
         missing_layers=[] if "parcels" in sources else ["parcels"],
+        left_out=left_out_words(meta.get(LEFT_OUT) or []),
         profiles=services.profile_names(),
         profile=meta.get("profile") or town.profile,
         measuring_crs=given or suggested or "",
@@ -367,6 +383,14 @@ def mapping(token: str, message: str | None = None, status: int = 200):
         message=message,
     )
     return page, status
+
+
+def _named_as_used(name: str, sources: dict) -> tuple[str, str] | None:
+    """The kind a layer left out is named as, with the layer used as that kind (``tax_parcels`` beside ``parcels`` in
+    one GeoPackage: the first name sewerplan knows was taken, and the other was listed, unsaid, as a layer whose
+    name says nothing); None for a layer whose name names no kind, or none used."""
+    kind = next((k for k, names in LAYER_NAMES.items() if name in names), None)
+    return (kind, sources[kind].label) if kind in sources else None
 
 
 def _parcels_first(kind: str) -> tuple[bool, str]:
@@ -477,6 +501,19 @@ def _usable_report(token: str, ws, sources: dict, spec: WorkspaceSpec, *, messag
     for kind, frame in frames.items():
         chosen = set((frame.attrs.get("source_columns") or {}).values())
         unused[kind] = [c for c in _columns(token, kind, sources[kind]) if c not in chosen]
+    # The optional fields the planner left empty on purpose ("(none)" chosen), each with the column its name would
+    # have taken: said, so the report read at a board meeting shows that no owner column was used by choice.
+    left_empty = [
+        {
+            "kind": kind,
+            "field": name,
+            "column": found_by_name(SPECS[kind].field(name), _columns(token, kind, sources[kind])),
+        }
+        for kind, given in (spec.mapping.get("columns") or {}).items()
+        if kind in frames
+        for name, column in given.items()
+        if column == ""
+    ]
     chosen_profile = services.profile_of(spec)
     others = [p for p in services.profiles() if p.id != chosen_profile.id]
     ready = services.readiness(layers, [chosen_profile, *others])
@@ -512,6 +549,7 @@ def _usable_report(token: str, ws, sources: dict, spec: WorkspaceSpec, *, messag
         ok=True,
         counts=counts,
         unused=unused,
+        left_empty=left_empty,
         readiness=readiness,
         missing_layers=missing_layers,
         kinds=KIND_HELP,
@@ -603,7 +641,8 @@ def _upload_spec(form) -> WorkspaceSpec:
                     )
                 values.setdefault(rest, {}).setdefault(field, {})[value.strip()] = code.strip()
         elif head in SPECS and rest:
-            columns.setdefault(head, {})[rest] = text
+            # "(none)" chosen on purpose is the empty name: the check then takes no column for the field
+            columns.setdefault(head, {})[rest] = "" if text == NONE_CHOSEN else text
     # A field no layer has (a page gone stale, a form made by hand), codes for a field without codes, one column for
     # two fields: said here, the upload kept, where the check refused (and deleted) it or ignored the codes unsaid.
     mistakes = mapping_mistakes(ColumnMapping(columns=columns, values=values))
