@@ -26,7 +26,7 @@ from flask import (
 from werkzeug.utils import safe_join
 
 from analysis.errors import AnalysisError
-from analysis.notices import mailing_address
+from analysis.notices import mailing_address, service_words
 from gisapp import services
 from gisapp.errors import web_text
 from gisapp.notices import check_notice_date
@@ -131,6 +131,8 @@ def _page(
     # A field the register leaves empty (a record's owner: it has no letter) is None, not NaN: NaN is true in the
     # template, and the owner cell of a connection recorded without a notice said "nan".
     rows = listing.astype(object).where(listing.notna(), None).to_dict("records")
+    for row in rows:  # how it was served, as its letter said, and the article number once recorded
+        row["served"] = service_words(row.get("served_by"), row.get("certified_article_no"))
     return render_template(
         "notices/index.html",
         missing=None,
