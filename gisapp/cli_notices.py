@@ -537,20 +537,7 @@ def record_mailing(from_path, correct, store, register_url, as_json):
     if as_json:
         click.echo(json.dumps(done, indent=2))
         return
-    said = [
-        f"Recorded the article numbers of {done['letters']} letter(s): {done['recorded']} notice(s) newly, "
-        f"{done['corrected']} corrected, {done['unchanged']} already recorded."
-    ]
-    if done["empty"]:
-        said.append(
-            f"{done['empty']} row(s) have no article number yet (not mailed, or not typed in): give the list back "
-            "again when they are."
-        )
-    if done["occupant_copies"]:
-        said.append(
-            f"{done['occupant_copies']} letter(s) to the occupant left out: the register records the owner's letter."
-        )
-    click.echo(" ".join(said))
+    click.echo(_notices.mailing_words(done))
 
 
 @notices.command()

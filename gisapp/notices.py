@@ -633,6 +633,24 @@ def record_mailing(
     return done | {"empty": empty, "rows": len(table)}
 
 
+def mailing_words(done: Mapping) -> str:
+    """What ``record_mailing`` did, as the command line and the notices page both say it."""
+    said = [
+        f"Recorded the article numbers of {done['letters']} letter(s): {done['recorded']} notice(s) newly, "
+        f"{done['corrected']} corrected, {done['unchanged']} already recorded."
+    ]
+    if done["empty"]:
+        said.append(
+            f"{done['empty']} row(s) have no article number yet (not mailed, or not typed in): give the list back "
+            "again when they are."
+        )
+    if done["occupant_copies"]:
+        said.append(
+            f"{done['occupant_copies']} letter(s) to the occupant left out: the register records the owner's letter."
+        )
+    return " ".join(said)
+
+
 # -- violations ---------------------------------------------------------------------------------------------------
 
 

@@ -398,3 +398,33 @@ def test_the_notices_page_shows_how_each_notice_was_served_and_its_number(app, c
     assert "<th>served</th>" in page
     assert "certified mail, article no. 9589 0710 5270 0123 4567 83" in page
     assert "certified mail; article no. not recorded" in page
+
+
+def test_the_notices_page_records_a_mailing_list_given_back_all_or_nothing(app, client, tmp_path):
+    import io
+    import re
+
+    from tests.conftest import csrf
+
+    reg = Register(app.config["REGISTER"], create=True)
+    ids = _issue(reg, ("P1", "P2"), {"P1": 1, "P2": 2})
+    reg.close()
+    token = csrf(client)
+
+    def give(rows, **extra):
+        data = _given_back(tmp_path / "mailing-list.csv", rows).read_bytes()
+        form = {"csrf_token": token, "mailing_list": (io.BytesIO(data), "mailing-list.csv")} | extra
+        sent = client.post("/notices/mailing", data=form, content_type="multipart/form-data")
+        assert sent.status_code == 302
+        page = client.get(sent.headers["Location"]).get_data(as_text=True)
+        return " ".join(re.findall(r'id="(?:message|error)"[^>]*>([^<]*)<', page)).replace("&#34;", '"'), page
+
+    said, page = give([(1, ids["P1"], N1), (2, ids["P2"], "")])
+    assert said.startswith("Recorded the article numbers of 1 letter(s): 1 notice(s) newly")
+    assert "certified mail, article no. 7019 0700 0000 1234 5671" in page and 'id="mailing-form"' in page
+    said, page = give([(1, ids["P1"], N2), (2, ids["P2"], N3)])  # P1's number differs: nothing is written
+    assert f"notice {ids['P1']} already holds article number {N1}, not {N2}" in said
+    assert 'tick "This list corrects numbers recorded wrongly" and record the list again' in said
+    assert "--correct" not in said and "9589 0710 5270 0123 4567 83" not in page
+    said, page = give([(1, ids["P1"], N2), (2, ids["P2"], N3)], correct="1")
+    assert "1 notice(s) newly, 1 corrected" in said and "article no. 9589 0710 5270 0123 4567 83" in page

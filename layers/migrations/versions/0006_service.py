@@ -50,7 +50,10 @@ def upgrade() -> None:
         bind.execute(
             sa.text(
                 "INSERT INTO events (at, actor, notice_id, action, field, old_value, new_value) "
-                f"SELECT :at, 'migration 0006', notice_id, 'migrated', 'served_by', NULL, :v FROM notices WHERE {where}"
+                # Typed casts: PostgreSQL cannot tell a bound parameter's type in a SELECT list (psycopg binds it
+                # on the server), SQLite takes them as they are.
+                "SELECT CAST(:at AS TEXT), 'migration 0006', notice_id, 'migrated', 'served_by', CAST(NULL AS TEXT), "
+                f"CAST(:v AS TEXT) FROM notices WHERE {where}"
             ),
             {"at": now, "v": value},
         )
