@@ -1098,21 +1098,33 @@ def service_words(served_by: str | None, article_no: str | None) -> str:
     return f"{served_by}; article no. not recorded" if str(served_by).startswith(SERVED_BY) else str(served_by)
 
 
-def mailing_record(rows: pd.DataFrame) -> tuple[list[Mailing], int]:
+@dataclass(frozen=True)
+class MailingRecord:
+    """What a mailing list given back holds: its envelopes with their article numbers, how many rows have none yet,
+    and what is wrong in it (each row named), for ``Register.record_mailing`` to refuse with what it finds itself."""
+
+    mailings: tuple[Mailing, ...]
+    empty: int
+    problems: tuple[str, ...]
+
+
+def mailing_record(rows: pd.DataFrame) -> MailingRecord:
     """The envelopes a batch's mailing list, given back with ``certified_article_no`` filled in, names with their
     article numbers, and how many rows have none yet (not mailed, or not typed in: they are left as they are).
 
-    Every problem in the list is reported at once (``AnalysisError``): a row with a number but no notice, a
-    ``mailing_no`` that is not a number, a number that is not an article number, and one article number given on
-    two rows (each envelope has its own; a row that lists several notices is one envelope and gives them one).
+    Its problems are listed, every one, not raised: a row with a number but no notice, a ``mailing_no`` that is not a
+    number, a number that is not an article number, and one article number given on two rows (each envelope has its
+    own; a row that lists several notices is one envelope and gives them one). The register adds what it finds (an
+    unknown notice, a number it holds for another envelope) and refuses them all at once. A list without the columns
+    is refused at once (``AnalysisError``).
 
     Examples
     --------
     >>> rows = pd.DataFrame({"mailing_no": ["1", "2"], "name_line_1": ["ANN", "BO"], "notice_ids": ["N-1; N-2", "N-3"],
     ...                      "certified_article_no": ["7019 0700 0000 1234 5678", ""]})
-    >>> mailings, empty = mailing_record(rows)
-    >>> mailings[0].notice_ids, mailings[0].article_no, empty
-    (('N-1', 'N-2'), '70190700000012345678', 1)
+    >>> found = mailing_record(rows)
+    >>> found.mailings[0].notice_ids, found.mailings[0].article_no, found.empty, found.problems
+    (('N-1', 'N-2'), '70190700000012345678', 1, ())
     """
     missing = [c for c in MAILING_RECORD_COLUMNS if c not in rows.columns]
     if missing:
@@ -1138,6 +1150,7 @@ def mailing_record(rows: pd.DataFrame) -> tuple[list[Mailing], int]:
         ids = tuple(n for n in (s.strip() for s in str(row["notice_ids"] or "").split(";")) if n)
         if not ids:
             problems.append(f"row {line} gives article number {given} but lists no notice (its notice_ids is empty)")
+            continue
         try:
             mailing_no = int(str(row["mailing_no"]).strip())
         except ValueError:
@@ -1152,13 +1165,7 @@ def mailing_record(rows: pd.DataFrame) -> tuple[list[Mailing], int]:
         seen[number] = line
         occupant = str(row.get("name_line_1") or "").strip() == OCCUPANT
         mailings.append(Mailing(line, mailing_no, ids, number, occupant))
-    if problems:
-        raise AnalysisError(
-            f"The mailing list was not recorded ({len(problems)} problem(s)); nothing was written: "
-            + "; ".join(problems)
-            + "."
-        )
-    return mailings, empty
+    return MailingRecord(tuple(mailings), empty, tuple(problems))
 
 
 def _absent(value) -> bool:
@@ -1796,6 +1803,7 @@ __all__ = [
     "NOTICE_FIELDS",
     "SERVED_BY",
     "Mailing",
+    "MailingRecord",
     "article_groups",
     "article_number",
     "mailing_record",

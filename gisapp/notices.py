@@ -627,10 +627,14 @@ def record_mailing(
     (``analysis.notices.mailing_record``, then ``Register.record_mailing``), then all written in one transaction, or
     nothing. Returns what was recorded and how many rows have no number yet (``empty``)."""
     table = read_table(str(path), what="The mailing list")
-    mailings, empty = mailing_record(table)
-    done = register.record_mailing(mailings, actor=actor, correct=correct, pause=pause) if mailings else None
-    done = done or {"letters": 0, "recorded": 0, "corrected": 0, "unchanged": 0, "occupant_copies": 0}
-    return done | {"empty": empty, "rows": len(table)}
+    found = mailing_record(table)
+    if found.mailings or found.problems:
+        done = register.record_mailing(
+            found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause
+        )
+    else:
+        done = {"letters": 0, "recorded": 0, "corrected": 0, "unchanged": 0, "occupant_copies": 0}
+    return done | {"empty": found.empty, "rows": len(table)}
 
 
 def mailing_words(done: Mapping) -> str:

@@ -720,6 +720,7 @@ class Register:
         *,
         actor: str,
         correct: bool = False,
+        problems: Sequence[str] = (),
         pause: Callable[[int], None] | None = None,
     ) -> dict:
         """Record the certified mail article number of each envelope (``analysis.notices.Mailing``: a mailing-list
@@ -732,11 +733,13 @@ class Register:
         (``MailingConflictError``), unless ``correct``, which replaces it, the old number kept in the event. The same
         number again changes nothing, so the list can be given back again as more receipts come in. A row to the
         occupant at the site address (``--occupant``) is a copy: the register records the owner's letter, so the
-        copy's number is left out, and counted. ``pause(i)`` is called between writes (for tests that kill it).
+        copy's number is left out, and counted. ``problems``: what is wrong in the list itself
+        (``analysis.notices.mailing_record``), refused with the rest. ``pause(i)`` is called between writes (for
+        tests that kill it).
         """
         wanted = sorted({n for m in mailings for n in m.notice_ids})
         numbers = sorted({m.article_no for m in mailings})
-        problems: list[str] = []
+        problems = list(problems)
         conflicts = 0
         writes: list[tuple[str, str | None, str]] = []  # notice, old number, new number
         done = {"letters": 0, "recorded": 0, "corrected": 0, "unchanged": 0, "occupant_copies": 0}

@@ -224,6 +224,17 @@ def test_record_mailing_refuses_a_list_it_cannot_trust_by_name_and_writes_nothin
     assert _state(register) == before
 
 
+def test_every_problem_of_a_list_is_named_at_once_its_own_and_the_registers(register, tmp_path):
+    """A clerk fixing a list wants the whole list of what is wrong: a number a spreadsheet rounded (found in the list
+    itself) and a notice the register does not hold (found in the register) come back in one refusal."""
+    ids = _issue(register, ("P1", "P2"), {"P1": 1, "P2": 2})
+    back = _given_back(tmp_path / "back.csv", [(1, "N-TYPO", N1), (2, ids["P2"], "9.58907E+21")])
+    with pytest.raises(LayerError, match=r"\(2 problem\(s\)\)") as refused:
+        service.record_mailing(register, back, actor="clerk")
+    assert "row 2: 9.58907E+21 is a number a spreadsheet rounded" in str(refused.value)
+    assert "row 1 (letter 0001): the register holds no notice N-TYPO" in str(refused.value)
+
+
 def test_a_number_held_by_another_envelope_or_a_notice_holding_another_is_refused_by_name(register, tmp_path):
     ids = _issue(register, ("P1", "P2", "P3"), {"P1": 1, "P2": 2, "P3": 3})
     service.record_mailing(register, _given_back(tmp_path / "a.csv", [(1, ids["P1"], N1)]), actor="clerk")
