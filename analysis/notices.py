@@ -1114,7 +1114,8 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
 
     Its problems are listed, every one, not raised: a row with a number but no notice, a ``mailing_no`` that is not a
     number, a number that is not an article number, and one article number given on two rows (each envelope has its
-    own; a row that lists several notices is one envelope and gives them one). The register adds what it finds (an
+    own; a row that lists several notices is one envelope and gives them one), or one notice on two owners' rows.
+    The register adds what it finds (an
     unknown notice, a number it holds for another envelope) and refuses them all at once. A list without the columns
     is refused at once (``AnalysisError``).
 
@@ -1135,7 +1136,8 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
     problems: list[str] = []
     mailings: list[Mailing] = []
     empty = 0
-    seen: dict[str, int] = {}
+    seen: dict[str, int] = {}  # each number's row
+    listed: dict[str, int] = {}  # each notice's row
     for i, row in enumerate(rows.to_dict("records")):
         line = i + 1
         given = str(row["certified_article_no"] if not _absent(row["certified_article_no"]) else "").strip()
@@ -1164,6 +1166,15 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
             continue
         seen[number] = line
         occupant = str(row.get("name_line_1") or "").strip() == OCCUPANT
+        if not occupant:  # the occupant's copy lists the owner's notice again; two owner rows never do
+            twice = [n for n in ids if n in listed]
+            if twice:
+                problems.append(
+                    f"notice {twice[0]} is listed on rows {listed[twice[0]]} and {line}: it went in one letter, "
+                    "with one number"
+                )
+                continue
+            listed |= dict.fromkeys(ids, line)
         mailings.append(Mailing(line, mailing_no, ids, number, occupant))
     return MailingRecord(tuple(mailings), empty, tuple(problems))
 

@@ -786,10 +786,8 @@ class Register:
                         )
                     elif r["certified_article_no"] and r["certified_article_no"] != m.article_no and not correct:
                         conflicts += 1
-                        problems.append(
-                            f"{where}: notice {n} already holds article number {_groups(r['certified_article_no'])}, "
-                            f"not {_groups(m.article_no)}"
-                        )
+                        held_no, given_no = article_groups(r["certified_article_no"]), article_groups(m.article_no)
+                        problems.append(f"{where}: notice {n} already holds article number {held_no}, not {given_no}")
                     else:
                         continue
                     bad = True
@@ -805,7 +803,7 @@ class Register:
                 if others:
                     h = others[0]
                     problems.append(
-                        f"{where}: article number {_groups(m.article_no)} is already recorded for notice "
+                        f"{where}: article number {article_groups(m.article_no)} is already recorded for notice "
                         f"{h['notice_id']} (letter {int(h['mailing_no'] or 0):04d} of batch {h['batch_id']}): each "
                         "envelope has its own number"
                     )
@@ -1293,11 +1291,6 @@ def _notice_values(row: dict, run_id: int | None, batch_id: str, kind: str) -> d
 
 def _chunks(values: list) -> list[list]:
     return [values[i : i + _IN_CHUNK] for i in range(0, len(values), _IN_CHUNK)]
-
-
-def _groups(number: str) -> str:
-    """An article number in the receipt's groups of four (``analysis.notices.article_groups``)."""
-    return article_groups(number)
 
 
 def _missing(value) -> bool:

@@ -212,6 +212,7 @@ def test_record_mailing_records_each_envelopes_number_on_every_notice_it_served_
             r"row 3: 9.58907E\+21 is a number a spreadsheet",
         ),
         ([(1, "{P1}", "7019 0700 0000 1234")], r"has 16 digit\(s\)"),
+        ([(1, "{P1}", N1), (1, "{P1}", N2)], r"notice N-\w+ is listed on rows 1 and 2: it went in one letter"),
     ],
 )
 def test_record_mailing_refuses_a_list_it_cannot_trust_by_name_and_writes_nothing(register, tmp_path, rows, says):
