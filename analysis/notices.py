@@ -1015,6 +1015,174 @@ def letter_files(mailing_no: pd.Series) -> pd.Series:
     return "letters/" + mailing_no.astype(str).str.zfill(4) + ".pdf"
 
 
+# -- recording the mailing: certified mail article numbers -----------------------------------------------------------
+
+# A USPS certified mail article number: 20 digits (the PS Form 3800 receipts before 2015, "7019 0700 0000 1234 5678")
+# or 22 (the Intelligent Mail package barcode, "9589 0710 5270 0123 4567 89"), printed in groups of four.
+ARTICLE_DIGITS = (20, 22)
+# What a spreadsheet makes of a 20-digit number typed into a cell it reads as a number: 9.58907E+21, the digits lost.
+_SPREADSHEET_NUMBER = re.compile(r"\d(?:[.,]\d+)?E\+?\d+", re.IGNORECASE)
+MAILING_RECORD_COLUMNS = ("mailing_no", "notice_ids", "certified_article_no")
+
+
+@dataclass(frozen=True)
+class Mailing:
+    """One mailing-list row given back with its certified mail article number: the envelope that served the notices
+    it lists."""
+
+    row: int  # the row's place in the list given back (1: the first row under the header)
+    mailing_no: int
+    notice_ids: tuple[str, ...]
+    article_no: str  # digits only
+    occupant: bool  # the copy to the occupant at the site address, not the owner's letter
+
+
+def article_number(text: str) -> str:
+    """A certified mail article number as the register keeps it (digits only), from the receipt's groups of four.
+
+    Examples
+    --------
+    >>> article_number(" 9589 0710 5270 0123 4567 89 ")
+    '9589071052700123456789'
+    >>> article_number("9.58907E+21")
+    Traceback (most recent call last):
+    ...
+    analysis.errors.AnalysisError: 9.58907E+21 is a number a spreadsheet rounded, not an article number: ...
+    """
+    raw = str(text).strip().lstrip("'")
+    if _SPREADSHEET_NUMBER.fullmatch(raw):
+        raise AnalysisError(
+            f"{raw} is a number a spreadsheet rounded, not an article number: its digits are lost. Format the "
+            "certified_article_no column as text, type the numbers again from the receipts and save the list as CSV."
+        )
+    digits = re.sub(r"[\s-]", "", raw)
+    if not digits.isascii() or not digits.isdigit() or len(digits) not in ARTICLE_DIGITS:
+        count = sum(c.isdigit() for c in digits)
+        raise AnalysisError(
+            f"{raw!r} is not a certified mail article number, which has 20 or 22 digits (the receipt prints them in "
+            f"groups of four; spaces and hyphens may be kept), and this has {count} digit(s)"
+            + (" and other characters" if count != len(digits) else "")
+            + ". Copy it again from the receipt."
+        )
+    return digits
+
+
+def article_groups(number: str | None) -> str:
+    """An article number in the receipt's groups of four, for reading beside it ("" for none).
+
+    Examples
+    --------
+    >>> article_groups("9589071052700123456789")
+    '9589 0710 5270 0123 4567 89'
+    """
+    if not number or (not isinstance(number, str) and pd.isna(number)):
+        return ""
+    return " ".join(str(number)[i : i + 4] for i in range(0, len(str(number)), 4))
+
+
+def service_words(served_by: str | None, article_no: str | None) -> str:
+    """How a register row says its notice was served, with the article number or that none is recorded yet ("" for a
+    notice never served).
+
+    Examples
+    --------
+    >>> service_words("certified mail", "70190700000012345678")
+    'certified mail, article no. 7019 0700 0000 1234 5678'
+    >>> service_words("certified mail", None)
+    'certified mail; article no. not recorded'
+    """
+    if _absent(served_by) or not served_by:
+        return ""
+    if not _absent(article_no) and article_no:
+        return f"{served_by}, article no. {article_groups(article_no)}"
+    return f"{served_by}; article no. not recorded" if str(served_by).startswith(SERVED_BY) else str(served_by)
+
+
+@dataclass(frozen=True)
+class MailingRecord:
+    """What a mailing list given back holds: its envelopes with their article numbers, how many rows have none yet,
+    and what is wrong in it (each row named), for ``Register.record_mailing`` to refuse with what it finds itself."""
+
+    mailings: tuple[Mailing, ...]
+    empty: int
+    problems: tuple[str, ...]
+
+
+def mailing_record(rows: pd.DataFrame) -> MailingRecord:
+    """The envelopes a batch's mailing list, given back with ``certified_article_no`` filled in, names with their
+    article numbers, and how many rows have none yet (not mailed, or not typed in: they are left as they are).
+
+    Its problems are listed, every one, not raised: a row with a number but no notice, a ``mailing_no`` that is not a
+    number, a number that is not an article number, and one article number given on two rows (each envelope has its
+    own; a row that lists several notices is one envelope and gives them one), or one notice on two owners' rows.
+    The register adds what it finds (an
+    unknown notice, a number it holds for another envelope) and refuses them all at once. A list without the columns
+    is refused at once (``AnalysisError``).
+
+    Examples
+    --------
+    >>> rows = pd.DataFrame({"mailing_no": ["1", "2"], "name_line_1": ["ANN", "BO"], "notice_ids": ["N-1; N-2", "N-3"],
+    ...                      "certified_article_no": ["7019 0700 0000 1234 5678", ""]})
+    >>> found = mailing_record(rows)
+    >>> found.mailings[0].notice_ids, found.mailings[0].article_no, found.empty, found.problems
+    (('N-1', 'N-2'), '70190700000012345678', 1, ())
+    """
+    missing = [c for c in MAILING_RECORD_COLUMNS if c not in rows.columns]
+    if missing:
+        raise AnalysisError(
+            f"The mailing list has no {', '.join(missing)} column: give back the batch's mailing-list.csv with its "
+            f"columns as written ({', '.join(MAILING_RECORD_COLUMNS)} at least), certified_article_no filled in."
+        )
+    problems: list[str] = []
+    mailings: list[Mailing] = []
+    empty = 0
+    seen: dict[str, int] = {}  # each number's row
+    listed: dict[str, int] = {}  # each notice's row
+    for i, row in enumerate(rows.to_dict("records")):
+        line = i + 1
+        given = str(row["certified_article_no"] if not _absent(row["certified_article_no"]) else "").strip()
+        if not given:
+            empty += 1
+            continue
+        try:
+            number = article_number(given)
+        except AnalysisError as exc:
+            problems.append(f"row {line}: {str(exc).rstrip('.')}")
+            continue
+        ids = tuple(n for n in (s.strip() for s in str(row["notice_ids"] or "").split(";")) if n)
+        if not ids:
+            problems.append(f"row {line} gives article number {given} but lists no notice (its notice_ids is empty)")
+            continue
+        try:
+            mailing_no = int(str(row["mailing_no"]).strip())
+        except ValueError:
+            problems.append(f"row {line}: mailing_no {row['mailing_no']!r} is not the row's number in the list")
+            continue
+        if number in seen:
+            problems.append(
+                f"article number {article_groups(number)} is given on rows {seen[number]} and {line}: each envelope "
+                "has its own number"
+            )
+            continue
+        seen[number] = line
+        occupant = str(row.get("name_line_1") or "").strip() == OCCUPANT
+        if not occupant:  # the occupant's copy lists the owner's notice again; two owner rows never do
+            twice = [n for n in ids if n in listed]
+            if twice:
+                problems.append(
+                    f"notice {twice[0]} is listed on rows {listed[twice[0]]} and {line}: it went in one letter, "
+                    "with one number"
+                )
+                continue
+            listed |= dict.fromkeys(ids, line)
+        mailings.append(Mailing(line, mailing_no, ids, number, occupant))
+    return MailingRecord(tuple(mailings), empty, tuple(problems))
+
+
+def _absent(value) -> bool:
+    return value is None or (not isinstance(value, str) and pd.isna(value))
+
+
 # -- building obligations -----------------------------------------------------------------------------------------
 
 
@@ -1065,6 +1233,13 @@ class Block:
     section: str = ""
 
 
+# How a letter is served, in one place: the letter's mail line prints it, the batch's manifest keeps it beside each
+# letter, and the register records it with each notice the letter carries (``served_by``), so the letter and the
+# register never say two things. None of the three laws names a method of service (each says "served" or "official
+# notice"); the letters go by certified mail, whose article number the office records after mailing
+# (``mailing_record``). Another method (personal service) would also change what a period counted from service adds
+# for the mail (``Period.mail_days``), so it is not offered as a setting yet.
+SERVED_BY = "certified mail"
 CERTIFIED_MAIL = "CERTIFIED MAIL    Article No. ________________________________"
 CLOSING = "Sincerely,"
 MAP_CAPTION = (
@@ -1095,6 +1270,7 @@ class Letter:
     sender_lines: tuple[str, ...] = ()
     contact: str = ""
     closing: tuple[str, ...] = ()
+    served_by: str = SERVED_BY  # how the letter is served: its mail line says so, and the register records it
 
     def text(self) -> str:
         """The body as plain text (for tests and previews)."""
@@ -1106,6 +1282,10 @@ class Letter:
 
     @property
     def mail_line(self) -> str:
+        """The line above the recipient that says how the letter is served (``served_by``), with the certified
+        mail article number's line to fill in."""
+        if self.served_by != SERVED_BY:
+            raise AnalysisError(f"A letter is served by {SERVED_BY}; {self.served_by!r} has no mail line.")
         return CERTIFIED_MAIL
 
     @property
@@ -1632,6 +1812,13 @@ def with_resolutions(profile: Profile, town: TownSettings | None) -> Profile:
 
 __all__ = [
     "NOTICE_FIELDS",
+    "SERVED_BY",
+    "Mailing",
+    "MailingRecord",
+    "article_groups",
+    "article_number",
+    "mailing_record",
+    "service_words",
     "MAILING_COLUMNS",
     "Block",
     "Letter",

@@ -1,4 +1,5 @@
-"""``sewerplan notices``: town-template, preview, issue, resume, list, mark, record, violations, backup.
+"""``sewerplan notices``: town-template, preview, issue, resume, list, mark, record, record-mailing, violations,
+backup.
 
 The register is found the same way from any folder: ``--register``, else ``SEWERPLAN_DATABASE_URL``, else the
 register recorded in the town's store (the ``--data`` GeoPackage, or ``--store``). A register that does not exist
@@ -12,6 +13,7 @@ import getpass
 import json
 import math
 import shlex
+import textwrap
 from pathlib import Path
 
 import click
@@ -23,12 +25,12 @@ from analysis.notices import mailing_address
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
-from gisapp.words import already_noticed, before_issuing
+from gisapp.words import already_noticed, before_issuing, count
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
 from layers.read import read_hazard_list
-from layers.register import STATUSES, Register, RegisterMissingError
+from layers.register import STATUSES, MailingConflictError, Register, RegisterMissingError
 from layers.store import store_label
 from layers.town import TOWN_FILE, write_town_template
 
@@ -73,7 +75,8 @@ HAZARD_FILE_OPTION = click.option(
 
 @click.group()
 def notices() -> None:
-    """Connection notices: town-template, preview, issue, resume, list, mark, record, violations, backup."""
+    """Connection notices: town-template, preview, issue, resume, list, mark, record, record-mailing, violations,
+    backup."""
 
 
 def _open(register_url: str | None, store: str | None, *, new: bool = False) -> Register:
@@ -365,6 +368,7 @@ LIST_COLUMNS = (
     ("issued_date", "issued", 10),
     ("deadline", "deadline", 10),
     ("owner_name", "owner", 8),
+    ("certified_article_no", "article", 7),  # the last digits: --json and --csv give it whole, and served_by
 )
 
 
@@ -413,14 +417,40 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
         pad_edge=False,
         padding=(0, 1, 0, 0),
     )
-    for key, label, width in LIST_COLUMNS:  # fixed columns keep their width; parcel and owner share the rest
-        flexible = key in ("parcel_id", "owner_name")
-        out.add_column(label, no_wrap=True, overflow="ellipsis", min_width=None if flexible else width)
+    # Fixed columns keep their width; parcel and owner share the rest, a third and two thirds (a column that does not
+    # wrap is never narrowed by the table, which cropped the last column off an 80-column terminal).
+    fixed = sum(w for k, _, w in LIST_COLUMNS if k not in ("parcel_id", "owner_name")) + len(LIST_COLUMNS) - 1
+    room = max(12, console.width - fixed)
+    shares = {"parcel_id": max(6, room // 3), "owner_name": room - max(6, room // 3)}
+    for key, label, width in LIST_COLUMNS:
+        out.add_column(
+            label,
+            no_wrap=True,
+            overflow="ellipsis",
+            min_width=None if key in shares else width,
+            max_width=shares.get(key),
+        )
     for r in table.to_dict("records"):
         out.add_row(*(_list_cell(k, r[k]) for k, _, _ in LIST_COLUMNS))
     console.print(out)
+    for line in _served_lines(table):
+        click.echo(textwrap.fill(line, width=console.width))
     if csv_path:
         click.echo(f"All {len(table.columns)} columns written to {csv_path}.")
+
+
+def _served_lines(table: pd.DataFrame) -> list[str]:
+    """How the listed notices were served (``served_by``, as their letters said) and how many hold their article
+    number: one line per method, below the table, which has room only for the number's last digits."""
+    served = table[table["served_by"].notna()]
+    lines = []
+    for method, group in served.groupby("served_by", sort=True):
+        numbered = int(group["certified_article_no"].notna().sum())
+        lines.append(
+            f"Served by {method}: {count(len(group), 'notice')}, {numbered} with the article number recorded"
+            + ("." if numbered == len(group) else " (record the others with `sewerplan notices record-mailing`).")
+        )
+    return lines
 
 
 # The list's short word for each kind of register row: a connection recorded without a notice is no violation.
@@ -432,6 +462,8 @@ def _list_cell(key: str, value) -> str:
     printed "nan")."""
     if key == "notice_type":
         return _KIND_WORDS.get(value, str(value))
+    if key == "certified_article_no" and isinstance(value, str):
+        return "\u2026" + value[-6:]
     if isinstance(value, dt.date):
         return value.isoformat()
     return "-" if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA else str(value)
@@ -472,6 +504,40 @@ def record(parcel_id, status, on, note, store, register_url, as_json):
     done = services.record_connection(register, parcel_id, status, on=on, actor=_actor(), note=note, store=store)
     said = f"{parcel_id}: recorded connected on {done['on']} ({done['record_id']}, no notice); it is not noticed again."
     click.echo(json.dumps(done, indent=2) if as_json else said)
+
+
+@notices.command("record-mailing")
+@click.option(
+    "--from",
+    "from_path",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="CSV",
+    help="The batch's mailing-list.csv given back with certified_article_no filled in from the receipts.",
+)
+@click.option(
+    "--correct",
+    is_flag=True,
+    help="Replace an article number the register holds for a notice by the list's (the old one stays in its events).",
+)
+@STORE_OPTION
+@REGISTER_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@user_errors
+def record_mailing(from_path, correct, store, register_url, as_json):
+    """Record the certified mail article number of each letter mailed on the notices it served (all the list's
+    rows or none); rows with no number yet are left for later."""
+    register = _open(register_url, store)
+    try:
+        done = _notices.record_mailing(register, from_path, actor=_actor(), correct=correct)
+    except MailingConflictError as exc:
+        raise LayerError(
+            str(exc).replace("record the list again as a correction", "record the list again with --correct")
+        ) from None
+    if as_json:
+        click.echo(json.dumps(done, indent=2))
+        return
+    click.echo(_notices.mailing_words(done))
 
 
 @notices.command()

@@ -7,6 +7,8 @@
   before that (an error, a full disk, kill -9) leaves a prepared batch that the next run (``settle``) or
   ``resume`` finishes when its folder is complete and cancels when it is not: a notice is never counted as issued
   without its letter, mailing-list row and label.
+- ``record_mailing``: the certified mail article numbers of a batch's mailing list given back, on the notices each
+  envelope served, all or none.
 - ``violations``: the same for violation notices of overdue connection notices; without an output folder only a
   preview.
 
@@ -34,6 +36,7 @@ import shapely
 
 from analysis.errors import Fix
 from analysis.notices import (
+    SERVED_BY,
     NoticePlan,
     TownSettings,
     building_obligations,
@@ -41,6 +44,7 @@ from analysis.notices import (
     deadline_flag,
     letter_maps,
     mailing_list,
+    mailing_record,
     municipality_name,
     occupant_letters,
     past_deadline,
@@ -55,6 +59,7 @@ from layers.atomic import same_file
 from layers.errors import LayerError
 from layers.fonts import PRINTABLE
 from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, MANIFEST, address_overflow, verify_batch, write_batch
+from layers.read import read_table
 from layers.register import Register, new_batch_id
 from layers.town import MAKE_ONE
 
@@ -465,12 +470,15 @@ def write_files(
     return folder, _letters_of(batch_id, manifest)
 
 
-def _letters_of(batch_id: str, manifest: dict) -> dict[str, tuple[str, int]]:
-    """Each notice's letter for the register: the owner's, where an occupant letter covers the notice too."""
+def _letters_of(batch_id: str, manifest: dict) -> dict[str, tuple[str, int, str]]:
+    """Each notice's letter for the register, and how that letter says it is served: the owner's letter, where an
+    occupant letter covers the notice too. A manifest written before it kept the method beside each letter is of a
+    letter that printed the certified-mail line (every batch's letter has), so it says certified mail."""
     out = {}
     for notice_id, entries in manifest["letters"].items():
         owner = [e for e in entries if not e[2]] or entries
-        out[notice_id] = (f"{batch_id}/{owner[0][0]}", int(owner[0][1]))
+        served = owner[0][3] if len(owner[0]) > 3 else SERVED_BY
+        out[notice_id] = (f"{batch_id}/{owner[0][0]}", int(owner[0][1]), served)
     return out
 
 
@@ -606,6 +614,45 @@ def _settle_one(register, batch, *, actor, cancel, wait) -> dict | None:
         register.cancel_batch(batch_id, actor=actor, why=why[:500])
         _set_aside(root, batch_id)
         return {"batch": batch_id, "action": "cancelled", "notices": len(notice_ids), "why": why}
+
+
+# -- the mailing ----------------------------------------------------------------------------------------------------
+
+
+def record_mailing(
+    register: Register, path: str | Path, *, actor: str, correct: bool = False, pause: Callable | None = None
+) -> dict:
+    """Record the certified mail article numbers of a batch's mailing list given back (``mailing-list.csv`` with
+    ``certified_article_no`` filled in from the receipts) on the notices each envelope served: every row checked
+    (``analysis.notices.mailing_record``, then ``Register.record_mailing``), then all written in one transaction, or
+    nothing. Returns what was recorded and how many rows have no number yet (``empty``)."""
+    table = read_table(str(path), what="The mailing list")
+    found = mailing_record(table)
+    if found.mailings or found.problems:
+        done = register.record_mailing(
+            found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause
+        )
+    else:
+        done = {"letters": 0, "recorded": 0, "corrected": 0, "unchanged": 0, "occupant_copies": 0}
+    return done | {"empty": found.empty, "rows": len(table)}
+
+
+def mailing_words(done: Mapping) -> str:
+    """What ``record_mailing`` did, as the command line and the notices page both say it."""
+    said = [
+        f"Recorded the article numbers of {done['letters']} letter(s): {done['recorded']} notice(s) newly, "
+        f"{done['corrected']} corrected, {done['unchanged']} already recorded."
+    ]
+    if done["empty"]:
+        said.append(
+            f"{done['empty']} row(s) have no article number yet (not mailed, or not typed in): give the list back "
+            "again when they are."
+        )
+    if done["occupant_copies"]:
+        said.append(
+            f"{done['occupant_copies']} letter(s) to the occupant left out: the register records the owner's letter."
+        )
+    return " ".join(said)
 
 
 # -- violations ---------------------------------------------------------------------------------------------------

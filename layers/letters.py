@@ -545,8 +545,10 @@ def write_batch(
             path = write_letter(partial / letter.file_name, letter, maps=maps, locked=True)
             merged.append(path)
             occupant = bool(letter.recipient) and letter.recipient[0] == "Occupant"
-            for notice_id in letter.notice_ids:  # [file, mailing number, addressed to the occupant]
-                notices.setdefault(notice_id, []).append([letter.file_name, letter.mailing_no, occupant])
+            for notice_id in letter.notice_ids:  # [file, mailing number, addressed to the occupant, served by]
+                notices.setdefault(notice_id, []).append(
+                    [letter.file_name, letter.mailing_no, occupant, letter.served_by]
+                )
             if progress:
                 progress(letter)
         with written_whole(partial / ALL_LETTERS, locked=True) as where, open(where, "wb") as out:

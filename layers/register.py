@@ -19,6 +19,9 @@ PostgreSQL.
 - One record of a connection made without a notice per parcel: a partial unique index (``notice_type = 'record'``),
   so two clerks recording the same parcel at once on PostgreSQL make one record and the second is refused. Twins an
   older register already held are kept by migration 0005 as type ``duplicate`` (the first written stays the record).
+- How each notice was served: ``served_by`` as its letter says (recorded when its batch is issued, from the batch's
+  manifest), and the certified mail article number once the office records it (``record_mailing``: all of a mailing
+  list's numbers in one transaction, or none). Notices from before 0006 record only what is known of them.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import re
 import sqlite3
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing, contextmanager, suppress
 from pathlib import Path
 
@@ -40,12 +43,12 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from analysis.dates import parse_day
 from analysis.errors import AnalysisError
-from analysis.notices import overdue_before
+from analysis.notices import article_groups, overdue_before
 from layers.atomic import StoreBusyError, sync_to_disk, written_whole
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
-HEAD = "0005"  # the newest migration in layers/migrations/versions
+HEAD = "0006"  # the newest migration in layers/migrations/versions
 STATUSES = ("open", "extended", "connected", "exempt", "withdrawn")
 OPEN = ("open", "extended")
 CLOSING = ("connected", "exempt")  # never noticed again
@@ -55,6 +58,11 @@ BATCH_STATES = ("prepared", "issued", "cancelled")
 STORE_SETTING = "register"  # the key under which a store records its register
 RECORD_WAIT_S = 10.0  # how long recording a new register waits for another short write of the store to end
 _PG_LOCK = 0x5E3E9_1A4  # the advisory lock held while migrating a PostgreSQL register
+_PG_MAILING_LOCK = (
+    0x5E3E9_1A5  # held while recording article numbers: two lists at once are checked one after the other
+)
+GIVEN_BY_LETTER = ("connection", "violation")  # the notice types served by a letter (not a record, not a duplicate)
+_IN_CHUNK = 500  # IDs per IN (...) list: SQLite builds before 3.32 allow 999 variables
 
 METADATA = sa.MetaData()
 runs = sa.Table(
@@ -117,6 +125,11 @@ notices = sa.Table(
     sa.Column("hazard", sa.Text),
     sa.Column("original_notice_id", sa.String(40)),
     sa.Column("mailing_no", sa.Integer),
+    # How the notice was served, as its letter said (0006): "certified mail", or what is known of a notice issued
+    # before the register recorded it; NULL for one never served (prepared, cancelled, a record). The article number
+    # of its certified mail envelope (digits only) once the office records it after mailing; NULL until then.
+    sa.Column("served_by", sa.Text),
+    sa.Column("certified_article_no", sa.String(32)),
     sa.Index(
         "one_open_notice",
         "parcel_id",
@@ -169,6 +182,11 @@ NOTICE_COLUMNS = (
     "distance_ft",
     "main_id",
 )
+
+
+class MailingConflictError(LayerError):
+    """A mailing list given back names a notice that already holds another article number (and no correction was
+    asked for)."""
 
 
 class NoticeChangedError(LayerError):
@@ -637,9 +655,11 @@ class Register:
             .returning(notices.c.notice_id)
         )
 
-    def finish_batch(self, batch_id: str, *, letters: Mapping[str, tuple[str, int]], actor: str) -> int:
+    def finish_batch(self, batch_id: str, *, letters: Mapping[str, tuple], actor: str) -> int:
         """Issue a prepared batch whose files are in place: each notice gets its letter (path in the batch folder and
-        mailing-list row), status open and the batch's deadline. ``letters`` must cover every notice of the batch."""
+        mailing-list row), status open and the batch's deadline. ``letters`` must cover every notice of the batch:
+        ``(path, mailing_no)``, or ``(path, mailing_no, served_by)`` with how that letter says it is served (the
+        batch's manifest keeps it beside each letter), which the notice records as ``served_by``."""
         with self.transaction() as con:
             batch = con.execute(sa.select(batches).where(batches.c.batch_id == batch_id)).mappings().first()
             if batch is None or batch["status"] != "prepared":
@@ -653,11 +673,17 @@ class Register:
                     f"({', '.join(missing[:5])})."
                 )
             for notice_id in ids:
-                path, mailing_no = letters[notice_id]
+                path, mailing_no, *served = letters[notice_id]
                 con.execute(
                     notices.update()
                     .where((notices.c.notice_id == notice_id) & (notices.c.status == "prepared"))
-                    .values(status="open", deadline=batch["deadline"], letter_file=path, mailing_no=int(mailing_no))
+                    .values(
+                        status="open",
+                        deadline=batch["deadline"],
+                        letter_file=path,
+                        mailing_no=int(mailing_no),
+                        served_by=served[0] if served else None,
+                    )
                 )
                 _event(con, actor, notice_id, "issued", "status", "prepared", "open")
             con.execute(
@@ -685,6 +711,144 @@ class Register:
                 .values(status="cancelled", finished_at=_now(), note=why[:500])
             )
         return len(ids)
+
+    # -- the mailing -------------------------------------------------------------------------------------------------
+
+    def record_mailing(
+        self,
+        mailings: Sequence,
+        *,
+        actor: str,
+        correct: bool = False,
+        problems: Sequence[str] = (),
+        pause: Callable[[int], None] | None = None,
+    ) -> dict:
+        """Record the certified mail article number of each envelope (``analysis.notices.Mailing``: a mailing-list
+        row given back) on every notice it served, with an event each, in one transaction: all or nothing.
+
+        Refused, every problem named at once and nothing written: a notice the register does not hold; one that was
+        never mailed (cancelled, or its batch still being written) or is no notice given by letter (a record); a row
+        whose ``mailing_no`` is not the letter the register holds for its notices (a list edited, or another batch's);
+        a number the register already holds for another envelope; and a notice that already holds another number
+        (``MailingConflictError``), unless ``correct``, which replaces it, the old number kept in the event. The same
+        number again changes nothing, so the list can be given back again as more receipts come in. A row to the
+        occupant at the site address (``--occupant``) is a copy: the register records the owner's letter, so the
+        copy's number is left out, and counted. ``problems``: what is wrong in the list itself
+        (``analysis.notices.mailing_record``), refused with the rest. ``pause(i)`` is called between writes (for
+        tests that kill it).
+        """
+        wanted = sorted({n for m in mailings for n in m.notice_ids})
+        numbers = sorted({m.article_no for m in mailings})
+        problems = list(problems)
+        conflicts = 0
+        writes: list[tuple[str, str | None, str]] = []  # notice, old number, new number
+        done = {"letters": 0, "recorded": 0, "corrected": 0, "unchanged": 0, "occupant_copies": 0}
+        with self.transaction() as con:
+            if not self.is_sqlite:  # two lists recorded at once are checked one after the other
+                con.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MAILING_LOCK})
+            held = {}
+            for part in _chunks(wanted):
+                for r in con.execute(sa.select(notices).where(notices.c.notice_id.in_(part))).mappings():
+                    held[r["notice_id"]] = r
+            holders: dict[str, list] = {}
+            for part in _chunks(numbers):
+                query = sa.select(
+                    notices.c.notice_id, notices.c.batch_id, notices.c.mailing_no, notices.c.certified_article_no
+                )
+                for r in con.execute(query.where(notices.c.certified_article_no.in_(part))).mappings():
+                    holders.setdefault(r["certified_article_no"], []).append(r)
+            for m in mailings:
+                where = f"row {m.row} (letter {m.mailing_no:04d})"
+                unknown = [n for n in m.notice_ids if n not in held]
+                if unknown:
+                    problems.append(f"{where}: the register holds no notice {', '.join(unknown)}")
+                rows = [held[n] for n in m.notice_ids if n in held]
+                if not rows:
+                    continue
+                if m.occupant and rows and all(r["mailing_no"] != m.mailing_no for r in rows):
+                    done["occupant_copies"] += 1  # the copy to the occupant: its notices went in the owner's letter
+                    continue
+                bad = False
+                for r in rows:
+                    n = r["notice_id"]
+                    if r["notice_type"] not in GIVEN_BY_LETTER:
+                        problems.append(f"{where}: {n} is a {r['notice_type']}, not a notice given by letter")
+                    elif r["status"] in ("prepared", "cancelled"):
+                        state = (
+                            "was cancelled, never mailed" if r["status"] == "cancelled" else "is still being written"
+                        )
+                        problems.append(f"{where}: notice {n} of batch {r['batch_id']} {state}")
+                    elif r["mailing_no"] != m.mailing_no:
+                        went = f"letter {int(r['mailing_no']):04d}" if r["mailing_no"] else "no numbered letter"
+                        problems.append(
+                            f"{where}: notice {n} went in {went} of batch {r['batch_id']}, not this row's; give back "
+                            "the batch's own mailing list with its mailing_no column as written"
+                        )
+                    elif r["certified_article_no"] and r["certified_article_no"] != m.article_no and not correct:
+                        conflicts += 1
+                        held_no, given_no = article_groups(r["certified_article_no"]), article_groups(m.article_no)
+                        problems.append(f"{where}: notice {n} already holds article number {held_no}, not {given_no}")
+                    else:
+                        continue
+                    bad = True
+                envelopes = {(r["batch_id"], r["mailing_no"]) for r in rows}
+                if len(envelopes) > 1:
+                    problems.append(f"{where}: its notices went in different letters ({', '.join(m.notice_ids)})")
+                    bad = True
+                others = [
+                    h
+                    for h in holders.get(m.article_no, [])
+                    if h["notice_id"] not in m.notice_ids and (h["batch_id"], h["mailing_no"]) not in envelopes
+                ]
+                if others:
+                    h = others[0]
+                    problems.append(
+                        f"{where}: article number {article_groups(m.article_no)} is already recorded for notice "
+                        f"{h['notice_id']} (letter {int(h['mailing_no'] or 0):04d} of batch {h['batch_id']}): each "
+                        "envelope has its own number"
+                    )
+                    bad = True
+                if bad or unknown:
+                    continue
+                done["letters"] += 1
+                for r in rows:
+                    old = r["certified_article_no"]
+                    if old == m.article_no:
+                        done["unchanged"] += 1
+                    else:
+                        writes.append((r["notice_id"], old, m.article_no))
+                        done["corrected" if old else "recorded"] += 1
+            if problems:
+                text = (
+                    f"The mailing list was not recorded ({len(problems)} problem(s)); nothing was written: "
+                    + "; ".join(problems)
+                    + "."
+                )
+                if conflicts:
+                    raise MailingConflictError(
+                        text + " If the register's number is the one that is wrong, record the list again as a "
+                        "correction: each number replaced is kept in its notice's events."
+                    )
+                raise LayerError(text)
+            for i, (notice_id, old, new) in enumerate(writes):
+                changed = con.execute(
+                    notices.update()
+                    .where(
+                        (notices.c.notice_id == notice_id)
+                        & (
+                            notices.c.certified_article_no.is_(None)
+                            if old is None
+                            else notices.c.certified_article_no == old
+                        )
+                    )
+                    .values(certified_article_no=new)
+                ).rowcount
+                if changed != 1:  # changed since it was read: impossible under the lock, refused all the same
+                    raise LayerError(f"Notice {notice_id} changed while the list was recorded: nothing was written.")
+                _event(con, actor, notice_id, "corrected" if old else "mailed", "certified_article_no", old, new)
+                if pause:
+                    pause(i)
+        return done
 
     def batch(self, batch_id: str) -> dict | None:
         with self.engine.connect() as con:
@@ -1123,6 +1287,10 @@ def _notice_values(row: dict, run_id: int | None, batch_id: str, kind: str) -> d
         "original_notice_id": None if _missing(row.get("original_notice_id")) else row.get("original_notice_id"),
         "mailing_no": None,
     }
+
+
+def _chunks(values: list) -> list[list]:
+    return [values[i : i + _IN_CHUNK] for i in range(0, len(values), _IN_CHUNK)]
 
 
 def _missing(value) -> bool:

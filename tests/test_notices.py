@@ -509,7 +509,10 @@ def test_migration_keeps_old_notices_and_empties_deadlines_that_are_not_dates(tm
     listing = reg.listing().set_index("notice_id")
     assert listing.loc["N-OLD2", "deadline"] == dt.date(2027, 5, 30) and listing.loc["N-OLD2", "status"] == "open"
     assert listing.loc["N-OLD1", "deadline"] is None and "2027-02-30" in listing.loc["N-OLD1", "note"]
-    assert [(e["field"], e["old_value"]) for e in reg.events_of("N-OLD1")] == [("deadline", "2027-02-30")]
+    assert [(e["actor"], e["field"], e["old_value"]) for e in reg.events_of("N-OLD1")] == [
+        ("migration 0003", "deadline", "2027-02-30"),
+        ("migration 0006", "served_by", None),  # issued before batches: how it was served is not known, and says so
+    ]
     assert list(reg.listing(overdue_on=dt.date(2027, 6, 2))["notice_id"]) == ["N-OLD2"]
     assert reg.integrity_ok()
     reg.close()
@@ -1023,8 +1026,11 @@ def test_cli_list_fits_80_columns_and_exports_every_column(store, tmp_path):
     lines = result.output.splitlines()
     assert max(len(line) for line in lines) <= 80
     header = lines[1].split()
-    assert header == ["notice", "parcel", "type", "status", "issued", "deadline", "owner"]
-    assert all(len(line.split()[4]) == 10 and len(line.split()[5]) == 10 for line in lines[2:])  # whole dates
+    assert header == ["notice", "parcel", "type", "status", "issued", "deadline", "owner", "article"]
+    rows = [line for line in lines[2:] if line.startswith("N-")]
+    assert rows and all(len(line.split()[4]) == 10 and len(line.split()[5]) == 10 for line in rows)  # whole dates
+    assert all(line.split()[-1] == "-" for line in rows)  # no article number recorded yet
+    assert lines[2 + len(rows)].startswith("Served by certified mail: ")  # below the table, in the 80 columns
     records = json.loads(invoke("notices", "list", "--store", store, "--json").output)["notices"]
     register = Register(store=store, create=False)
     assert set(records[0]) == set(register.listing().columns)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+import sqlalchemy as sa
 
 from analysis.mandate import analyze_mandates
 from analysis.profiles import load_profile
@@ -204,4 +205,129 @@ def test_kill_9_at_random_moments_never_leaves_a_notice_without_its_paperwork(tm
     open_ = register.listing(status="open")
     assert set(open_["parcel_id"]) == mandated and open_["parcel_id"].is_unique
     assert doc["issued"] + doc["already_open"] == len(mandated)
+    register.close()
+
+
+MAILING_ZYGOTE = textwrap.dedent("""
+    import os, sys, time, traceback
+    from gisapp import notices as service
+    from layers.register import Register
+    url, csv_path, began = sys.argv[1:4]
+
+    def pause(i):  # a moment between writes, so a kill lands inside the transaction as well as around it
+        if i == 0:
+            open(began, "w").close()
+        time.sleep(0.002)
+
+    for line in sys.stdin:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                service.record_mailing(Register(url, create=False), csv_path, actor="kill-test", pause=pause)
+            except BaseException:
+                traceback.print_exc()
+                os._exit(1)
+            os._exit(0)
+        print(pid, flush=True)
+        sys.stdin.readline()
+        _, status = os.waitpid(pid, 0)
+        print(f"exit {status}", flush=True)
+""")
+MAILED = 200  # envelopes in the mailing list given back
+
+
+@pytest.mark.slow
+def test_kill_9_while_recording_article_numbers_records_all_of_them_or_none(tmp_path):
+    """`notices record-mailing` writes a number and an event per notice: killed at any moment, the register holds
+    every number of the list with its event, or none, never part of a list."""
+    register = Register(str(tmp_path / "register.sqlite"), create=True)
+    batch_id = "B20270301-000001"
+    due = pd.DataFrame(
+        {"parcel_id": [f"P{i}" for i in range(MAILED)], "issued_date": DAY.isoformat(), "section": "§ 144-4"}
+    )
+    prepared = register.prepare_batch(
+        due,
+        batch_id=batch_id,
+        kind="connection",
+        notice_date=DAY,
+        deadline=DAY + dt.timedelta(days=90),
+        folder=str(tmp_path),
+        actor="t",
+        profile=("fort-plain", "v"),
+    )
+    ids = [n["notice_id"] for n in prepared["notices"]]
+    register.finish_batch(
+        batch_id, letters={n: (f"{batch_id}/letters/{i:04d}.pdf", i) for i, n in enumerate(ids, 1)}, actor="t"
+    )
+    numbers = [f"9589 0710 5270 0123 {i:06d}" for i in range(MAILED)]
+    given = tmp_path / "mailing-list.csv"
+    pd.DataFrame({"mailing_no": range(1, MAILED + 1), "notice_ids": ids, "certified_article_no": numbers}).to_csv(
+        given, index=False
+    )
+    began = tmp_path / "began"
+    zygote = subprocess.Popen(
+        [sys.executable, "-c", MAILING_ZYGOTE, register.url.removeprefix("sqlite:///"), str(given), str(began)],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ | {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"},
+    )
+
+    def run(kill_after: float | None) -> int:
+        began.unlink(missing_ok=True)
+        zygote.stdin.write("go\n")
+        zygote.stdin.flush()
+        pid = int(zygote.stdout.readline())
+        if kill_after is not None:
+            time.sleep(kill_after)
+            os.kill(pid, signal.SIGKILL)  # our own child, running or not yet reaped
+        zygote.stdin.write("reap\n")
+        zygote.stdin.flush()
+        return int(zygote.stdout.readline().split()[1])
+
+    def recorded() -> int:
+        """How many notices hold their number, after checking it is all of them with their events, or none."""
+        with register.engine.connect() as con:
+            held = con.execute(sa.text("SELECT count(*) FROM notices WHERE certified_article_no IS NOT NULL")).scalar()
+            events = con.execute(sa.text("SELECT count(*) FROM events WHERE field = 'certified_article_no'")).scalar()
+        assert held in (0, MAILED) and events == held
+        assert register.integrity_ok()
+        return int(held)
+
+    def forget() -> None:  # the next trial records the list afresh
+        with register.transaction() as con:
+            con.execute(sa.text("UPDATE notices SET certified_article_no = NULL"))
+            con.execute(sa.text("DELETE FROM events WHERE field = 'certified_article_no'"))
+
+    assert run(None) == 0 and recorded() == MAILED  # the helper's imports, once
+    forget()
+    started = time.monotonic()
+    assert run(None) == 0  # how long a whole run takes, here and now
+    whole = time.monotonic() - started
+    assert recorded() == MAILED
+    rng = random.Random(2027)
+    inside = killed = 0
+    for _ in range(TRIALS):
+        forget()
+        status = run(rng.uniform(0.0, whole))
+        killed += os.WIFSIGNALED(status) and os.WTERMSIG(status) == signal.SIGKILL
+        inside += began.exists() and recorded() == 0  # killed between its first write and its commit
+        recorded()
+    zygote.stdin.close()
+    zygote.wait(timeout=60)
+    zygote.stdout.close()
+    assert killed >= 5, f"only {killed} of {TRIALS} runs were killed before they ended"
+    assert inside >= 1, "no kill landed inside the transaction"
+    # The real command line records what the last kill left unrecorded, or finds it all recorded.
+    done = subprocess.run(
+        [str(Path(sys.executable).parent / "sewerplan"), "notices", "record-mailing", "--from", str(given)]
+        + ["--register", str(tmp_path / "register.sqlite"), "--json"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["letters"] == MAILED and recorded() == MAILED
     register.close()

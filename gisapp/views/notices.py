@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import tempfile
 from pathlib import Path
 
 from flask import (
@@ -23,13 +24,14 @@ from flask import (
     send_file,
     url_for,
 )
-from werkzeug.utils import safe_join
+from werkzeug.utils import safe_join, secure_filename
 
 from analysis.errors import AnalysisError
-from analysis.notices import mailing_address
+from analysis.notices import mailing_address, service_words
 from gisapp import services
 from gisapp.errors import web_text
-from gisapp.notices import check_notice_date
+from gisapp.notices import check_notice_date, mailing_words
+from gisapp.notices import record_mailing as notices_record_mailing
 from gisapp.notices import today as notices_today
 from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
@@ -40,6 +42,7 @@ from layers.errors import LayerError
 from layers.register import (
     STATES,
     STATUSES,
+    MailingConflictError,
     NoticeChangedError,
     Register,
     RegisterMissingError,
@@ -131,6 +134,8 @@ def _page(
     # A field the register leaves empty (a record's owner: it has no letter) is None, not NaN: NaN is true in the
     # template, and the owner cell of a connection recorded without a notice said "nan".
     rows = listing.astype(object).where(listing.notna(), None).to_dict("records")
+    for row in rows:  # how it was served, as its letter said, and the article number once recorded
+        row["served"] = service_words(row.get("served_by"), row.get("certified_article_no"))
     return render_template(
         "notices/index.html",
         missing=None,
@@ -150,6 +155,7 @@ def _page(
         form=preview["form"] if preview else (form or {}),
         settled=_settled_words(settled or []),
         record_form=record_form,
+        correct_words=CORRECT_WORDS,
         message=heard("message"),
         error=error or heard("error"),
     ), status_code
@@ -350,6 +356,44 @@ def record():
         f"({done['record_id']}), without a notice; it is not "
         "noticed again."
     )
+
+
+MAILING_MAX_BYTES = 5 * 1024 * 1024  # a mailing list of thousands of envelopes is well under one megabyte
+CORRECT_WORDS = "This list corrects numbers recorded wrongly"  # the form's checkbox, the web's --correct
+
+
+@bp.post("/mailing")
+@requires("planner")
+def record_mailing():
+    """A batch's mailing list given back with its certified mail article numbers, recorded as `sewerplan notices
+    record-mailing --from CSV` does (``gisapp.notices.record_mailing``): all its numbers, or none."""
+    file = request.files.get("mailing_list")
+    if file is None or not file.filename:
+        return _back(error="Choose the batch's mailing list (mailing-list.csv) with the article numbers filled in.")
+    try:
+        data = file.stream.read(MAILING_MAX_BYTES + 1)
+    finally:
+        file.close()
+    if len(data) > MAILING_MAX_BYTES:
+        return _back(
+            error=f"{file.filename} is larger than a mailing list ({MAILING_MAX_BYTES // 1024 // 1024} MB): choose the "
+            "batch's mailing-list.csv."
+        )
+    correct = request.form.get("correct") == "1"
+    with tempfile.TemporaryDirectory(prefix="sewerplan-mailing-") as folder:
+        path = Path(folder) / (secure_filename(file.filename) or "mailing-list.csv")
+        path.write_bytes(data)
+        try:
+            done = notices_record_mailing(app_register(), path, actor=f"web:{g.user}", correct=correct)
+        except MailingConflictError as exc:
+            return _back(
+                error=web_text(exc)
+                .replace(str(path), file.filename)
+                .replace("record the list again as a correction", f'tick "{CORRECT_WORDS}" and record the list again')
+            )
+        except (LayerError, AnalysisError) as exc:
+            return _back(error=web_text(exc).replace(str(path), file.filename))
+    return _back(message=mailing_words(done))
 
 
 def _record_refused(error: str):

@@ -1,0 +1,442 @@
+"""How each notice was served: the method its letter names, recorded with it (``served_by``), and the certified mail
+article number the office records after mailing (``sewerplan notices record-mailing``); migration 0006 for the
+notices written before. Tests marked by backend run on SQLite here and on PostgreSQL where
+SEWERPLAN_TEST_POSTGRES_URL is set (skipped otherwise)."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from sqlalchemy import create_engine, text
+
+from analysis.errors import AnalysisError
+from analysis.notices import CERTIFIED_MAIL, SERVED_BY, Letter, article_number, mailing_record, service_words
+from gisapp import notices as service
+from gisapp.notices import _letters_of
+from layers.errors import LayerError
+from layers.register import HEAD, METADATA, MailingConflictError, Register, new_batch_id
+from tests.conftest import postgres_url
+
+REPO = Path(__file__).resolve().parents[1]
+DAY = dt.date(2027, 3, 1)
+N1 = "7019 0700 0000 1234 5671"  # certified mail article numbers as the receipts print them (20 and 22 digits)
+N2 = "7019 0700 0000 1234 5672"
+N3 = "9589 0710 5270 0123 4567 83"
+
+
+def _url(backend: str, tmp_path: Path) -> str:
+    if backend == "postgres":
+        url = postgres_url()
+        engine = create_engine(url)
+        METADATA.drop_all(engine)
+        with engine.begin() as con:
+            con.execute(text("DROP TABLE IF EXISTS alembic_version"))
+        engine.dispose()
+        return url
+    return str(tmp_path / "register.sqlite")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def register(request, tmp_path):
+    reg = Register(_url(request.param, tmp_path), create=True)
+    yield reg
+    reg.close()
+
+
+def _due(*parcels: str) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"parcel_id": list(parcels), "issued_date": DAY.isoformat(), "section": "§ 144-4", "owner_name": "A. OWNER"}
+    )
+
+
+def _issue(reg: Register, parcels: tuple[str, ...], letters: dict[str, int], served=SERVED_BY) -> dict[str, str]:
+    """A batch of notices, issued as a run writes it: ``letters`` gives each parcel its mailing-list row (two parcels
+    of one owner share one). Returns each parcel's notice ID."""
+    batch_id = new_batch_id(DAY)
+    done = reg.prepare_batch(
+        _due(*parcels),
+        batch_id=batch_id,
+        kind="connection",
+        notice_date=DAY,
+        deadline=DAY + dt.timedelta(days=90),
+        folder="/nowhere",
+        actor="t",
+        profile=("fort-plain", "v"),
+    )
+    ids = {n["parcel_id"]: n["notice_id"] for n in done["notices"]}
+    sent = {ids[p]: (f"{batch_id}/letters/{letters[p]:04d}.pdf", letters[p], served) for p in parcels}
+    reg.finish_batch(batch_id, letters=sent, actor="t")
+    return ids
+
+
+def _given_back(path: Path, rows: list[tuple[int, str, str]], *, occupant: int | None = None) -> Path:
+    """The mailing list as the office gives it back: (mailing_no, notice_ids, certified_article_no) per row."""
+    frame = pd.DataFrame(
+        [
+            {"mailing_no": str(no), "name_line_1": "Occupant" if no == occupant else "A. OWNER", "notice_ids": ids}
+            | {"certified_article_no": number}
+            for no, ids, number in rows
+        ]
+    )
+    frame.to_csv(path, index=False, encoding="utf-8-sig")
+    return path
+
+
+def _state(reg: Register) -> tuple:
+    listing = reg.listing()
+    numbers = tuple(None if pd.isna(v) else v for v in listing["certified_article_no"])
+    return numbers, reg.table_counts()["events"]
+
+
+# -- the method: the letter's words, recorded with the notice -------------------------------------------------------
+
+
+def test_the_letter_says_how_it_is_served_in_the_words_the_register_records():
+    letter = Letter(1, "letters/0001.pdf", "connection", "T", ("N-1",), ("P1",), ("A",), DAY, ())
+    assert letter.served_by == SERVED_BY == "certified mail"
+    assert letter.mail_line == CERTIFIED_MAIL and letter.mail_line.startswith(SERVED_BY.upper() + " ")
+    with pytest.raises(AnalysisError, match="served by certified mail"):
+        _ = Letter(1, "f", "connection", "T", (), (), (), DAY, (), served_by="personal service").mail_line
+
+
+def test_a_batch_records_how_its_manifest_says_each_letter_was_served(register):
+    manifest = {
+        "letters": {"N-A": [["letters/0001.pdf", 1, False, SERVED_BY]], "N-B": [["letters/0002.pdf", 2, False]]}
+    }
+    assert _letters_of("B1", manifest) == {
+        "N-A": ("B1/letters/0001.pdf", 1, SERVED_BY),
+        "N-B": ("B1/letters/0002.pdf", 2, SERVED_BY),  # a manifest from before: its letter printed CERTIFIED MAIL
+    }
+    ids = _issue(register, ("P1", "P2"), {"P1": 1, "P2": 2})
+    listing = register.listing().set_index("notice_id")
+    assert list(listing.loc[list(ids.values()), "served_by"]) == [SERVED_BY, SERVED_BY]
+    assert listing["certified_article_no"].isna().all()
+
+
+@pytest.fixture(scope="module")
+def village():
+    """The sample village analysed for Fort Plain, and its town settings."""
+    from analysis.mandate import analyze_mandates
+    from analysis.profiles import load_profile
+    from layers.sample import sample_town
+
+    town = sample_town(50)
+    parcels = town["parcels"].assign(connected=town["parcels"]["connected"] == "Y")
+    profile = load_profile("fort-plain")
+    result = analyze_mandates(
+        parcels, town["mains"], streets=town["streets"], buildings=town["buildings"], profile=profile
+    )
+    inputs = service.NoticeInputs(
+        results=result.parcels,
+        lines=result.measuring_lines,
+        mains=town["mains"],
+        streets=town["streets"],
+        buildings=town["buildings"],
+        summary=result.summary,
+    )
+    return profile, inputs
+
+
+def test_the_letters_say_certified_mail_the_register_records_it_then_the_article_numbers(village, runner, tmp_path):
+    """End to end as the clerk works: issue, mail, fill in the article numbers in the mailing list, give it back with
+    the command; `notices list` then says how each owner was served and with which number."""
+    from pypdf import PdfReader
+
+    from layers.town import load_town_settings
+    from tests.conftest import town_toml
+
+    profile, inputs = village
+    (tmp_path / "town.toml").write_text(town_toml(), encoding="utf-8")
+    town = load_town_settings(tmp_path / "town.toml")
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    plan, _, _ = service.preview(reg, inputs, profile=profile, town=town, notice_date=DAY)
+    plan = dataclasses.replace(plan, due=plan.due.head(3))  # three letters are enough, and quick
+    doc = service.issue_batch(reg, plan, kind="connection", profile=profile, town=town, root=tmp_path, actor="t")
+    for notice in doc["notices"]:
+        words = " ".join(PdfReader(notice["letter"]).pages[0].extract_text().split())
+        assert "CERTIFIED MAIL Article No." in words  # what the letter says ...
+    assert set(reg.listing()["served_by"]) == {SERVED_BY}  # ... the register records
+    reg.close()
+    mailing = pd.read_csv(doc["mailing_list"], dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    mailing["certified_article_no"] = [f"9589 0710 5270 0123 4567 {i:02d}" for i in range(len(mailing))]
+    mailing.loc[len(mailing) - 1, "certified_article_no"] = ""  # not mailed yet
+    mailing.to_csv(tmp_path / "back.csv", index=False)
+    where = ("--register", tmp_path / "register.sqlite")
+    said = runner.invoke("notices", "record-mailing", "--from", tmp_path / "back.csv", *where, ok=True).stdout
+    assert f"Recorded the article numbers of {len(mailing) - 1} letter(s)" in said
+    assert "1 row(s) have no article number yet" in said
+    listed = json.loads(runner.invoke("notices", "list", *where, "--json", ok=True).stdout)["notices"]
+    numbers = {n["notice_id"]: n["certified_article_no"] for n in listed}
+    for row in mailing.to_dict("records"):
+        for notice_id in row["notice_ids"].split("; "):
+            assert numbers[notice_id] == (row["certified_article_no"].replace(" ", "") or None)
+    table = " ".join(runner.invoke("notices", "list", *where, ok=True).stdout.split())
+    assert f"Served by certified mail: {len(listed)} notices, {len(mailing) - 1} with the article number" in table
+
+
+# -- recording the article numbers ----------------------------------------------------------------------------------
+
+
+def test_record_mailing_records_each_envelopes_number_on_every_notice_it_served_with_events(register, tmp_path):
+    ids = _issue(register, ("P1", "P2", "P3"), {"P1": 1, "P2": 1, "P3": 2})  # P1 and P2: one owner, one envelope
+    back = _given_back(tmp_path / "back.csv", [(1, f"{ids['P1']}; {ids['P2']}", N1), (2, ids["P3"], "")])
+    done = service.record_mailing(register, back, actor="clerk")
+    assert (done["letters"], done["recorded"], done["empty"]) == (1, 2, 1)
+    listing = register.listing().set_index("parcel_id")
+    assert list(listing.loc[["P1", "P2"], "certified_article_no"]) == [N1.replace(" ", "")] * 2
+    assert pd.isna(listing.loc["P3", "certified_article_no"])
+    mailed = [e for e in register.events_of(ids["P1"]) if e["field"] == "certified_article_no"]
+    assert [(e["actor"], e["action"], e["old_value"], e["new_value"]) for e in mailed] == [
+        ("clerk", "mailed", None, N1.replace(" ", ""))
+    ]
+    # Given back again with the next receipt typed in: what was recorded stays, the new one is added.
+    back = _given_back(tmp_path / "back.csv", [(1, f"{ids['P1']}; {ids['P2']}", N1), (2, ids["P3"], N3)])
+    again = service.record_mailing(register, back, actor="clerk")
+    assert (again["recorded"], again["unchanged"]) == (1, 2)
+    assert register.listing().set_index("parcel_id").loc["P3", "certified_article_no"] == N3.replace(" ", "")
+
+
+@pytest.mark.parametrize(
+    ("rows", "says"),
+    [
+        ([(1, "N-NOT-THERE", N1)], r"row 1 \(letter 0001\): the register holds no notice N-NOT-THERE"),
+        ([(1, "{P1}", N1), (2, "{P2}", N1)], r"article number 7019 0700 0000 1234 5671 is given on rows 1 and 2"),
+        ([(2, "{P1}", N1)], r"notice N-\w+ went in letter 0001 of batch B\d{8}-\w{6}, not this row's"),
+        (
+            [(1, "{P1}", N1), (2, "{P2}", N2), (3, "{P3}", "9.58907E+21")],
+            r"row 3: 9.58907E\+21 is a number a spreadsheet",
+        ),
+        ([(1, "{P1}", "7019 0700 0000 1234")], r"has 16 digit\(s\)"),
+        ([(1, "{P1}", N1), (1, "{P1}", N2)], r"notice N-\w+ is listed on rows 1 and 2: it went in one letter"),
+    ],
+)
+def test_record_mailing_refuses_a_list_it_cannot_trust_by_name_and_writes_nothing(register, tmp_path, rows, says):
+    ids = _issue(register, ("P1", "P2", "P3"), {"P1": 1, "P2": 2, "P3": 3})
+    before = _state(register)
+    back = _given_back(tmp_path / "back.csv", [(no, n.format(**ids), number) for no, n, number in rows])
+    with pytest.raises((LayerError, AnalysisError), match=says) as refused:
+        service.record_mailing(register, back, actor="clerk")
+    assert "nothing was written" in str(refused.value)
+    assert _state(register) == before
+
+
+def test_every_problem_of_a_list_is_named_at_once_its_own_and_the_registers(register, tmp_path):
+    """A clerk fixing a list wants the whole list of what is wrong: a number a spreadsheet rounded (found in the list
+    itself) and a notice the register does not hold (found in the register) come back in one refusal."""
+    ids = _issue(register, ("P1", "P2"), {"P1": 1, "P2": 2})
+    back = _given_back(tmp_path / "back.csv", [(1, "N-TYPO", N1), (2, ids["P2"], "9.58907E+21")])
+    with pytest.raises(LayerError, match=r"\(2 problem\(s\)\)") as refused:
+        service.record_mailing(register, back, actor="clerk")
+    assert "row 2: 9.58907E+21 is a number a spreadsheet rounded" in str(refused.value)
+    assert "row 1 (letter 0001): the register holds no notice N-TYPO" in str(refused.value)
+
+
+def test_a_number_held_by_another_envelope_or_a_notice_holding_another_is_refused_by_name(register, tmp_path):
+    ids = _issue(register, ("P1", "P2", "P3"), {"P1": 1, "P2": 2, "P3": 3})
+    service.record_mailing(register, _given_back(tmp_path / "a.csv", [(1, ids["P1"], N1)]), actor="clerk")
+    before = _state(register)
+    # A later list (another batch's, or a slip of the pen) gives P1's number to P2's envelope, and P1 another one;
+    # P3's good row is not written either: all or nothing.
+    back = _given_back(tmp_path / "b.csv", [(2, ids["P2"], N1), (1, ids["P1"], N2), (3, ids["P3"], N3)])
+    with pytest.raises(MailingConflictError) as refused:
+        service.record_mailing(register, back, actor="clerk")
+    said = str(refused.value)
+    assert f"article number {N1} is already recorded for notice {ids['P1']} (letter 0001" in said
+    assert f"notice {ids['P1']} already holds article number {N1}, not {N2}" in said
+    assert "record the list again as a correction" in said and "--" not in said
+    assert _state(register) == before
+    # The clerk checks the receipts: the register's number for P1 was the wrong one. A correction keeps the old one
+    # in the event.
+    fixed = _given_back(tmp_path / "c.csv", [(1, ids["P1"], N2), (3, ids["P3"], N3)])
+    done = service.record_mailing(register, fixed, actor="clerk", correct=True)
+    assert (done["corrected"], done["recorded"]) == (1, 1)
+    last = [e for e in register.events_of(ids["P1"]) if e["field"] == "certified_article_no"][-1]
+    assert (last["action"], last["old_value"], last["new_value"]) == (
+        "corrected",
+        N1.replace(" ", ""),
+        N2.replace(" ", ""),
+    )
+
+
+def test_a_cancelled_notice_and_a_record_take_no_article_number(register, tmp_path):
+    batch_id = new_batch_id(DAY)
+    prepared = register.prepare_batch(
+        _due("P9"),
+        batch_id=batch_id,
+        kind="connection",
+        notice_date=DAY,
+        deadline=DAY + dt.timedelta(days=90),
+        folder="/nowhere",
+        actor="t",
+        profile=("fort-plain", "v"),
+    )
+    register.cancel_batch(batch_id, actor="t", why="test")
+    record = register.record("P8", "connected", on="2027-02-10", actor="clerk")["record_id"]
+    cancelled = prepared["notices"][0]["notice_id"]
+    back = _given_back(tmp_path / "back.csv", [(1, cancelled, N1), (2, record, N2)])
+    with pytest.raises(LayerError) as refused:
+        service.record_mailing(register, back, actor="clerk")
+    assert f"notice {cancelled} of batch {batch_id} was cancelled, never mailed" in str(refused.value)
+    assert f"{record} is a record, not a notice given by letter" in str(refused.value)
+    assert register.listing()["served_by"].isna().all()  # never served: no method recorded either
+
+
+def test_the_copy_to_the_occupant_is_left_out_the_owners_letter_recorded(register, tmp_path):
+    ids = _issue(register, ("P1",), {"P1": 1})
+    back = _given_back(tmp_path / "back.csv", [(1, ids["P1"], N1), (2, ids["P1"], N2)], occupant=2)
+    done = service.record_mailing(register, back, actor="clerk")
+    assert (done["recorded"], done["occupant_copies"]) == (1, 1)
+    assert register.listing()["certified_article_no"].tolist() == [N1.replace(" ", "")]
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("7019 0700 0000 1234 5678", "70190700000012345678"),
+        ("9589-0710-5270-0123-4567-89", "9589071052700123456789"),
+        ("'70190700000012345678", "70190700000012345678"),
+    ],
+)
+def test_an_article_number_is_kept_as_its_digits(given, kept):
+    assert article_number(given) == kept
+
+
+@pytest.mark.parametrize("given", ["9.58907E+21", "7.019E+19", "7019 0700 0000 1234 567", "7019 O700 0000 1234 5678"])
+def test_what_is_not_an_article_number_is_refused(given):
+    with pytest.raises(AnalysisError, match="spreadsheet rounded|not a certified mail article number"):
+        article_number(given)
+
+
+def test_a_list_without_its_columns_is_refused_naming_them():
+    with pytest.raises(AnalysisError, match="no mailing_no, certified_article_no column"):
+        mailing_record(pd.DataFrame({"notice_ids": ["N-1"]}))
+
+
+def test_the_cli_says_how_to_correct_a_number_with_its_flag(runner, tmp_path):
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    ids = _issue(reg, ("P1",), {"P1": 1})
+    service.record_mailing(reg, _given_back(tmp_path / "a.csv", [(1, ids["P1"], N1)]), actor="clerk")
+    reg.close()
+    back = _given_back(tmp_path / "b.csv", [(1, ids["P1"], N2)])
+    cmd = ("notices", "record-mailing", "--from", back, "--register", tmp_path / "register.sqlite")
+    refused = runner.invoke(*cmd)
+    assert refused.exit_code == 2 and "record the list again with --correct" in refused.stderr
+    assert "now recorded" not in refused.stdout
+    done = runner.invoke(*cmd, "--correct", "--json", ok=True)
+    assert json.loads(done.stdout)["corrected"] == 1
+
+
+# -- migration 0006 -------------------------------------------------------------------------------------------------
+
+
+def _register_at(backend: str, tmp_path, revision: str, *inserts: str) -> str:
+    from alembic import command
+    from alembic.config import Config
+
+    url = _url(backend, tmp_path)
+    engine = create_engine(url if "://" in url else f"sqlite:///{url}")
+    config = Config()
+    config.set_main_option("script_location", str(REPO / "layers" / "migrations"))
+    with engine.begin() as con:
+        config.attributes["connection"] = con
+        command.upgrade(config, revision)
+        for insert in inserts:
+            con.execute(text(insert))
+    engine.dispose()
+    return url
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_migration_0006_says_how_old_notices_were_served_only_as_far_as_it_is_known(tmp_path, backend):
+    columns = "notice_id, parcel_id, notice_type, issued_date, deadline, status, is_open, section, created_at, batch_id"
+    rows = (
+        "('N-BATCH', 'P1', 'connection', '2027-03-01', '2027-05-30', 'open', 1, '§ 144-4', 'x', 'B1')",
+        "('N-GONE', 'P2', 'connection', '2027-03-01', '2027-05-30', 'connected', 0, '§ 144-4', 'x', 'B1')",
+        "('N-VIOL', 'P3', 'violation', '2027-06-01', '2027-07-01', 'open', 1, '§ 144-40A', 'x', 'B2')",
+        "('N-OLD', 'P4', 'connection', '2026-03-01', '2026-05-30', 'extended', 1, '§ 144-4', 'x', NULL)",
+        "('N-CANC', 'P5', 'connection', '2027-03-01', NULL, 'cancelled', 0, '§ 144-4', 'x', 'B3')",
+        "('N-PREP', 'P6', 'connection', '2027-03-01', NULL, 'prepared', 1, '§ 144-4', 'x', 'B4')",
+        "('R-REC', 'P7', 'record', '2027-02-10', NULL, 'connected', 0, '', 'x', NULL)",
+    )
+    batches = ", ".join(
+        f"('{b}', 'connection', '{s}', '2027-03-01', '2027-05-30', '/x', 'fort-plain', 'v', 't', 'x')"
+        for b, s in (("B1", "issued"), ("B2", "issued"), ("B3", "cancelled"), ("B4", "prepared"))
+    )
+    url = _register_at(
+        backend,
+        tmp_path,
+        "0005",
+        "INSERT INTO batches (batch_id, kind, status, notice_date, deadline, folder, profile, profile_version, actor, "
+        f"created_at) VALUES {batches}",
+        f"INSERT INTO notices ({columns}) VALUES {', '.join(rows)}",
+    )
+    reg = Register(url, create=False)
+    assert reg._version() == HEAD == "0006"
+    listing = reg.listing().set_index("notice_id")
+    said = "certified mail (as its letter said; entered by migration 0006)"
+    assert {n: None if pd.isna(v) else v for n, v in listing["served_by"].items()} == {
+        "N-BATCH": said,
+        "N-GONE": said,  # connected since: it was served all the same
+        "N-VIOL": said,
+        "N-OLD": "not recorded (its letter, written before 0003, named no method of service)",
+        "N-CANC": None,  # never mailed
+        "N-PREP": None,  # issued later with its own letters' words
+        "R-REC": None,  # no notice was given
+    }
+    assert listing["certified_article_no"].isna().all()  # none was recorded: none is made up
+    assert [(e["actor"], e["field"], e["old_value"], e["new_value"]) for e in reg.events_of("N-BATCH")] == [
+        ("migration 0006", "served_by", None, said)
+    ]
+    assert reg.events_of("N-CANC") == [] and reg.events_of("R-REC") == []
+    assert service_words(listing.loc["N-BATCH", "served_by"], None) == f"{said}; article no. not recorded"
+    assert reg.integrity_ok()
+    reg.close()
+
+
+# -- the notices page -----------------------------------------------------------------------------------------------
+
+
+def test_the_notices_page_shows_how_each_notice_was_served_and_its_number(app, client, tmp_path):
+    reg = Register(app.config["REGISTER"], create=True)
+    ids = _issue(reg, ("P1", "P2"), {"P1": 1, "P2": 2})
+    service.record_mailing(reg, _given_back(tmp_path / "a.csv", [(1, ids["P1"], N3)]), actor="clerk")
+    reg.close()
+    page = client.get("/notices").get_data(as_text=True)
+    assert "<th>served</th>" in page
+    assert "certified mail, article no. 9589 0710 5270 0123 4567 83" in page
+    assert "certified mail; article no. not recorded" in page
+
+
+def test_the_notices_page_records_a_mailing_list_given_back_all_or_nothing(app, client, tmp_path):
+    import io
+    import re
+
+    from tests.conftest import csrf
+
+    reg = Register(app.config["REGISTER"], create=True)
+    ids = _issue(reg, ("P1", "P2"), {"P1": 1, "P2": 2})
+    reg.close()
+    token = csrf(client)
+
+    def give(rows, **extra):
+        data = _given_back(tmp_path / "mailing-list.csv", rows).read_bytes()
+        form = {"csrf_token": token, "mailing_list": (io.BytesIO(data), "mailing-list.csv")} | extra
+        sent = client.post("/notices/mailing", data=form, content_type="multipart/form-data")
+        assert sent.status_code == 302
+        page = client.get(sent.headers["Location"]).get_data(as_text=True)
+        return " ".join(re.findall(r'id="(?:message|error)"[^>]*>([^<]*)<', page)).replace("&#34;", '"'), page
+
+    said, page = give([(1, ids["P1"], N1), (2, ids["P2"], "")])
+    assert said.startswith("Recorded the article numbers of 1 letter(s): 1 notice(s) newly")
+    assert "certified mail, article no. 7019 0700 0000 1234 5671" in page and 'id="mailing-form"' in page
+    said, page = give([(1, ids["P1"], N2), (2, ids["P2"], N3)])  # P1's number differs: nothing is written
+    assert f"notice {ids['P1']} already holds article number {N1}, not {N2}" in said
+    assert 'tick "This list corrects numbers recorded wrongly" and record the list again' in said
+    assert "--correct" not in said and "9589 0710 5270 0123 4567 83" not in page
+    said, page = give([(1, ids["P1"], N2), (2, ids["P2"], N3)], correct="1")
+    assert "1 notice(s) newly, 1 corrected" in said and "article no. 9589 0710 5270 0123 4567 83" in page
