@@ -437,7 +437,7 @@ class PostGISStore(Store):
                     self._replace_table(con, name, frame)
                 for key, value in (settings or {}).items():
                     self._upsert_setting(con, key, value)
-                trouble = self._style(con)
+                trouble = self._style(con, run=summary)
                 if trouble:
                     summary["warnings"] = [*summary.get("warnings", []), trouble]
                 self._record_run(con, summary)
@@ -588,15 +588,16 @@ class PostGISStore(Store):
             )
         )
 
-    def _style(self, con) -> str | None:
+    def _style(self, con, *, run: dict | None = None) -> str | None:
         """Write QGIS's default style of each of the store's layers into ``public.layer_styles``.
 
         In a savepoint: a role that may not create or write that table still gets its results written, and the
-        run's summary says why the styles were not.
+        run's summary says why the styles were not. ``run``: the record of the run being written, so the results'
+        legend lists the statuses its profile can give, as the web map's does (``run_statuses``).
         """
         from sqlalchemy import text
 
-        from layers.qgis_styles import PG_LAYER_STYLES, STYLE_NAME, qml, style_description
+        from layers.qgis_styles import PG_LAYER_STYLES, STYLE_NAME, qml, run_statuses, style_description, style_kind
 
         nested = con.begin_nested()
         try:
@@ -605,7 +606,11 @@ class PostGISStore(Store):
             database = con.execute(text("SELECT current_database()")).scalar()
             for table, (geom, _, _) in self._geometry_tables(con).items():
                 fields = [c for c in self._columns(con, self.schema, table) if c not in (geom, "fid")]
-                document = qml(table, fields)
+                statuses = None
+                if run is not None and style_kind(table) == "parcel_results" and "status" in fields:
+                    q = f"SELECT status, count(*) FROM {self._q}.{_ident(table)} GROUP BY status"
+                    statuses = run_statuses(run, dict(con.execute(text(q)).fetchall()))
+                document = qml(table, fields, statuses=statuses)
                 if document is None:
                     continue
                 where = "f_table_catalog = :d AND f_table_schema = :s AND f_table_name = :t AND f_geometry_column = :g"

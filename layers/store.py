@@ -61,6 +61,7 @@ from layers.atomic import (
     written_whole,
 )
 from layers.errors import LayerError, redact_url, split_fragment
+from layers.qgis_styles import style_geopackage
 from layers.read import LAYER_NAMES, read_ogr, unreadable_message
 from layers.write import BUILDINGS_LAYER, RESULT_LAYER, add_layers, result_layers, write_layers, write_settings
 from layers.write import SETTINGS_TABLE as SETTINGS_TABLE
@@ -388,6 +389,9 @@ class GeoPackageStore(Store):
                 if settings:
                     write_settings(tmp, settings)
                 _record_run(tmp, summary)
+                # The results' legend lists the statuses the run's profile can give, as the web map's does (under
+                # Wappinger no "near a main, but not on its street"): styled again now the run is known.
+                style_geopackage(tmp, [RESULT_LAYER], run=summary)
             return list(frames)
         finally:
             if writer is not None:

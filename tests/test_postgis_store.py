@@ -265,6 +265,24 @@ def test_the_postgis_store_gets_qgis_styles_listing_every_status(town, store_url
     assert 'labelsEnabled="0"' in qml
 
 
+def test_the_postgis_stores_style_lists_the_statuses_of_the_runs_profile(town, store_url, engine):
+    """Under Wappinger (§ 196-17E has no abutting-street test) the style the run leaves in ``public.layer_styles``
+    lists no "near a main, but not on its street", as the web map's legend does not."""
+    extra = ("--set", "mandate.distance_ft=100")
+    done = Runner().invoke("analyze", "--profile", "wappinger", *extra, "--data", town, "--out", store_url)
+    assert done.exit_code == 0, done.output
+    with engine.connect() as con:
+        qml = con.execute(
+            text(
+                "SELECT styleqml::text FROM public.layer_styles WHERE f_table_schema = :s "
+                "AND f_table_name = 'parcel_results'"
+            ),
+            {"s": _schema(store_url)},
+        ).scalar_one()
+    assert 'value="mandated"' in qml
+    assert 'value="in_range_not_abutting"' not in qml
+
+
 def test_settings_and_register_live_in_the_postgis_store(town, store_url):
     assert _analyze(town, store_url).exit_code == 0
     store = open_store(store_url)

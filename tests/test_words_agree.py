@@ -102,6 +102,17 @@ def test_a_geopackages_style_given_its_run_lists_the_web_legends_statuses(towns,
     assert set(_categories(qml)) == set(_web_legend(client))
 
 
+@pytest.mark.parametrize("profile", PROFILES)
+def test_the_style_analyze_leaves_in_the_store_lists_the_web_legends_statuses(towns, profile):
+    """The style ``sewerplan analyze`` itself writes into the store: it styled the results before the run was
+    recorded, so every status was listed under Wappinger too."""
+    store, client = towns[profile]
+    with closing(sqlite3.connect(store)) as con:
+        (qml,) = con.execute("SELECT styleQML FROM layer_styles WHERE f_table_name = 'parcel_results'").fetchone()
+    assert set(_categories(qml)) == set(_web_legend(client))
+    assert ("in_range_not_abutting" in _categories(qml)) == (profile != "wappinger")
+
+
 def test_the_qgis_building_style_outlines_and_words_what_the_web_map_does(towns):
     """The web map outlines in red, and its legend lists, "a finding on its building sewer" (a building sewer below
     the standard, or a manhole connection to decide); QGIS drew those buildings plain, as any building. Its rules
