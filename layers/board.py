@@ -176,6 +176,20 @@ def _not_laid_where(beyond: dict) -> str:
     return f"over {beyond['along']}" if beyond.get("along") else f"past {beyond['beyond_manhole']}"
 
 
+def not_laid_sentence(beyond: dict) -> str:
+    """What of the drawn main is not laid (``plan["not_laid"]``): the summary's sentence, and the export's."""
+    if beyond.get("along"):  # drawn over an existing main to the manhole it joins
+        return (
+            f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']} over "
+            f"existing main {beyond['along']}, which is there already."
+        )
+    # a main drawn on past the manhole it passes through (analysis.plans._laid_from_manhole)
+    return (
+        f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']}, "
+        "a second main draining into it, to plan on its own."
+    )
+
+
 def summary_lines(plan: dict) -> list[str]:
     """The plan in a few sentences, as the PDF's summary and the CLI print it."""
     lines = []
@@ -198,17 +212,8 @@ def summary_lines(plan: dict) -> list[str]:
         )
         + "."
     )
-    beyond = plan.get("not_laid")
-    if beyond and beyond.get("along"):  # drawn over an existing main to the manhole it joins
-        lines.append(
-            f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']} over "
-            f"existing main {beyond['along']}, which is there already."
-        )
-    elif beyond:  # a main drawn on past the manhole it passes through (analysis.plans._laid_from_manhole)
-        lines.append(
-            f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']}, "
-            "a second main draining into it, to plan on its own."
-        )
+    if plan.get("not_laid"):
+        lines.append(not_laid_sentence(plan["not_laid"]))
     newly = plan["newly_mandated"]
     vacant = plan.get("vacant_benefiting", [])
     units = plan.get("flow", {}).get("units", plan.get("units"))

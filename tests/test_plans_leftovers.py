@@ -1,0 +1,173 @@
+"""Loose ends of planning: the part of a drawn main not laid, carried in the plan's export and said again when the
+export is read back.
+
+On the hand-made Oak St of ``tests/test_plans.py``, moved to Fort Plain (``ny_frame``) so that a GeoJSON export in
+longitude/latitude reads back where it was drawn.
+"""
+
+from __future__ import annotations
+
+import geopandas as gpd
+import pyogrio
+import pytest
+from click.testing import CliRunner
+from shapely.affinity import translate
+from shapely.geometry import LineString
+
+from gisapp.cli import main
+from layers.errors import LayerError
+from layers.read import read_proposed
+from layers.write import write_layers, write_plan
+from tests.conftest import NY_ORIGIN, ny_frame
+from tests.test_plans import layout, run
+
+TOWN = layout(shift=(1, 1))
+CRS = TOWN["parcels"].crs
+# Drawn from 180 ft south of A up to A and east along Oak St: the 180 ft is not laid (a second main into A).
+PAST_A = LineString([(0, -180), (0, 0), (900, 0)])
+
+
+def moved(line):
+    return translate(line, *NY_ORIGIN)
+
+
+def not_laid_features(path, suffix) -> gpd.GeoDataFrame:
+    if suffix == "gpkg":
+        return pyogrio.read_dataframe(path, layer="not_laid")
+    if suffix == "parquet":
+        return gpd.read_parquet(path.with_name(f"{path.stem}.not_laid.parquet"))
+    every = pyogrio.read_dataframe(path).to_crs(CRS)
+    return every[every["feature"] == "not laid"]
+
+
+@pytest.mark.parametrize("suffix", ["gpkg", "geojson", "parquet"])
+def test_an_export_holds_the_part_not_laid_and_reads_back_as_drawn(tmp_path, suffix):
+    # The export held the 900 ft main as laid and nothing of the 180 ft south of A: opened in QGIS, or read back,
+    # nothing showed or said it. Now it is a feature of its own, and read back it is joined to the main again.
+    result = run(proposed=moved(PAST_A), town=TOWN)
+    doc = result.as_dict()
+    path = tmp_path / f"plan.{suffix}"
+    write_plan(str(path), doc, result.line, TOWN["parcels"], crs=CRS)
+    part = not_laid_features(path, suffix)
+    assert part[["at_manhole", "direction", "length_ft", "feature"]].values.tolist() == [
+        ["A", "south", 180.0, "not laid"]
+    ]
+    assert part["along"].isna().all() or part["along"].eq("").all()
+    assert part["reason"].tolist() == [
+        "Not laid: the 180 ft drawn south of A, a second main draining into it, to plan on its own."
+    ]
+    (geometry,) = part.geometry.values
+    assert geometry.hausdorff_distance(moved(LineString([(0, -180), (0, 0)]))) < 0.01
+
+    line, note = read_proposed(str(path), target_crs=CRS)
+    assert line.hausdorff_distance(moved(PAST_A)) < 0.01 and line.length == pytest.approx(1080.0, abs=0.01)
+    assert "read with the 180 ft drawn and not laid joined to it again, as it was drawn" in note
+    again = run(proposed=line, town=TOWN).as_dict()
+    assert (again["not_laid"]["beyond_manhole"], again["not_laid"]["length_ft"]) == ("A", 180.0)
+    assert again["cost"]["total"] == doc["cost"]["total"]
+
+
+def test_a_plan_drawn_over_an_existing_main_read_back_from_its_export_says_so_again(tmp_path):
+    # As a planner meets it: the line drawn from M-1 over it to A and up Oak St, exported, then given back.
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), TOWN)
+    ny_frame([{"geometry": LineString([(-100, 0), (0, 0), (900, 0)])}]).to_crs(4326).to_file(tmp_path / "a.geojson")
+    args = ["plan", "--profile", "fort-plain", "--data", str(data), "--diameter-in", "8", "--proposed"]
+    out = tmp_path / "plan.gpkg"
+    first = CliRunner().invoke(main, [*args, str(tmp_path / "a.geojson"), "--out", str(out)], terminal_width=200)
+    assert first.exit_code == 0, first.output
+    said = " ".join(first.output.split())
+    assert "layers proposed_main, not_laid, proposed_manholes" in said
+    assert (
+        "The export holds the main as laid, from A, and apart from it the 100 ft drawn west of A that is not laid "
+        "(its layer not_laid): read back with --proposed, the two are joined again as drawn" in said
+    )
+    assert pyogrio.read_dataframe(out, layer="not_laid")["along"].tolist() == ["M-1"]
+    back = CliRunner().invoke(main, [*args, str(out)], terminal_width=200)
+    assert back.exit_code == 0, back.output
+    said = " ".join(back.output.split())
+    assert "plan.gpkg is a plan's export: its proposed main was read with the 100 ft drawn and not laid" in said
+    assert "Not laid: the 100 ft drawn west of A over existing main M-1, which is there already." in said
+    assert "900 ft of 8-inch main, 3 new manholes" in said
+
+
+@pytest.mark.parametrize("suffix", ["gpkg", "geojson"])
+def test_an_export_written_before_the_part_not_laid_was_carried_still_reads_as_its_main(tmp_path, suffix):
+    # An older export: its proposed main (and connecting main) only, with no not_laid layer or feature.
+    main_line = moved(LineString([(0, 0), (900, 0)]))
+    old = gpd.GeoDataFrame(
+        {"feature": ["proposed main"], "diameter_in": [8.0], "length_ft": [900.0]}, geometry=[main_line], crs=CRS
+    )
+    path = tmp_path / f"old.{suffix}"
+    if suffix == "gpkg":
+        old.to_file(path, layer="proposed_main", driver="GPKG")
+        old.iloc[:0].assign(geometry=gpd.GeoSeries([], crs=CRS)).to_file(path, layer="proposed_manholes", driver="GPKG")
+    else:
+        old.to_crs(4326).to_file(path, driver="GeoJSON")
+    line, note = read_proposed(str(path), target_crs=CRS)
+    assert line.hausdorff_distance(main_line) < 0.01
+    assert note.startswith(f"old.{suffix} is a plan's export: its proposed main alone was read")
+
+
+def test_a_part_not_laid_that_no_longer_meets_its_main_is_refused(tmp_path):
+    # The main was moved 50 ft north in QGIS after the export: joining the part to it would be a guess.
+    result = run(proposed=moved(PAST_A), town=TOWN)
+    path = tmp_path / "plan.geojson"
+    write_plan(str(path), result.as_dict(), result.line, TOWN["parcels"], crs=CRS)
+    every = gpd.read_file(path).to_crs(CRS)
+    main = every["feature"] == "proposed main"
+    every.loc[main, "geometry"] = every.loc[main, "geometry"].translate(0, 50)
+    every.to_crs(4326).to_file(tmp_path / "edited.geojson", driver="GeoJSON")
+    with pytest.raises(LayerError) as told:
+        read_proposed(str(tmp_path / "edited.geojson"), target_crs=CRS)
+    said = " ".join(str(told.value).split())
+    assert "edited.geojson's part not laid (the 180 ft drawn and not laid) no longer meets its proposed main" in said
+    assert "50.00 ft apart" in said and 'delete the part (its feature is "not laid")' in said
+    # the part alone, without its main, is no plan
+    every[~main].to_crs(4326).to_file(tmp_path / "part.geojson", driver="GeoJSON")
+    with pytest.raises(LayerError, match="without its proposed main \\(only its part not laid\\)"):
+        read_proposed(str(tmp_path / "part.geojson"), target_crs=CRS)
+
+
+def test_an_export_all_laid_written_over_one_with_a_part_not_laid_leaves_none_behind(tmp_path):
+    path = tmp_path / "plan.gpkg"
+    past = run(proposed=moved(PAST_A), town=TOWN)
+    write_plan(str(path), past.as_dict(), past.line, TOWN["parcels"], crs=CRS)
+    oak = run(proposed=moved(LineString([(0, 0), (900, 0)])), town=TOWN)
+    write_plan(str(path), oak.as_dict(), oak.line, TOWN["parcels"], crs=CRS)
+    info = pyogrio.read_info(path, layer="not_laid")
+    assert (info["features"], info["geometry_type"]) == (0, "LineString")
+    line, note = read_proposed(str(path), target_crs=CRS)
+    assert line.length == pytest.approx(900.0) and "its proposed main alone was read" in note
+
+
+def test_the_webs_export_of_a_saved_scenario_holds_the_part_not_laid_and_loads_back_as_drawn(tmp_path):
+    # The map's export of a saved scenario (/plans/NAME.geojson) held the main as laid alone; loaded back in the
+    # panel, it was a plan that no longer said what was not laid.
+    from tests.conftest import csrf
+    from tests.test_plans_web import evaluate, oak_app
+
+    store = tmp_path / "own" / "town.gpkg"  # not analysed: a plan needs the layers alone
+    store.parent.mkdir()
+    write_layers(str(store), TOWN)
+    client = oak_app(store, tmp_path).test_client()
+    token = csrf(client)
+    drawn = ny_frame([{"geometry": PAST_A}]).to_crs(4326).geometry.iloc[0]
+    geometry = {"type": "LineString", "coordinates": [list(c) for c in drawn.coords]}
+    saved = evaluate(client, token, geometry=geometry, name="Past A", save=True)
+    assert saved["not_laid"]["length_ft"] == 180.0
+    export = client.get("/plans/Past%20A.geojson")
+    assert export.status_code == 200
+    (tmp_path / "past.geojson").write_bytes(export.data)
+    every = gpd.read_file(tmp_path / "past.geojson")
+    assert every.loc[every["feature"] == "not laid", ["at_manhole", "length_ft"]].values.tolist() == [["A", 180.0]]
+    read = client.post(
+        "/plans/line",
+        json={"name": "past.geojson", "text": export.data.decode("utf-8")},
+        headers={"X-CSRF-Token": token},
+    )
+    assert read.status_code == 200, read.get_data(as_text=True)[:300]
+    assert "with the 180 ft drawn and not laid joined to it again" in read.get_json()["note"]
+    again = evaluate(client, token, geometry=read.get_json()["line"])
+    assert (again["not_laid"]["beyond_manhole"], again["not_laid"]["length_ft"]) == ("A", 180.0)
+    assert again["cost"]["total"] == saved["cost"]["total"]
