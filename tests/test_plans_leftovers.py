@@ -12,14 +12,14 @@ import pyogrio
 import pytest
 from click.testing import CliRunner
 from shapely.affinity import translate
-from shapely.geometry import LineString
+from shapely.geometry import LineString, Point
 
 from gisapp.cli import main
 from layers.errors import LayerError
 from layers.read import read_proposed
 from layers.write import write_layers, write_plan
 from tests.conftest import NY_ORIGIN, ny_frame
-from tests.test_plans import layout, run
+from tests.test_plans import check, layout, run
 
 TOWN = layout(shift=(1, 1))
 CRS = TOWN["parcels"].crs
@@ -171,3 +171,76 @@ def test_the_webs_export_of_a_saved_scenario_holds_the_part_not_laid_and_loads_b
     again = evaluate(client, token, geometry=read.get_json()["line"])
     assert (again["not_laid"]["beyond_manhole"], again["not_laid"]["length_ft"]) == ("A", 180.0)
     assert again["cost"]["total"] == saved["cost"]["total"]
+
+
+# -- an upper end drawn over an existing main ------------------------------------------------------------------------
+
+# Oak St's existing sewer at its far end: M-5 runs west from C (1000, 0) to B (700, 0), and M-6 from B round to the
+# plant's manhole P. A main drawn from A east up Oak St to (900, 0) lies over M-5 from B for its last 200 ft.
+M5 = {"main_id": "M-5", "diameter_in": 8.0, "from_manhole": "C", "to_manhole": "B", "us_invert_ft": 104.0}
+M5 |= {"ds_invert_ft": 102.0, "geometry": LineString([(1000, 0), (700, 0)])}
+M6 = {"main_id": "M-6", "diameter_in": 8.0, "from_manhole": "B", "to_manhole": "P", "us_invert_ft": 102.0}
+M6 |= {"ds_invert_ft": 90.0, "geometry": LineString([(700, 0), (700, -300), (-400, -300), (-400, 0)])}
+
+
+def oak_with_m5() -> dict:
+    import pandas as pd
+
+    town = layout(shift=(1, 1), extra_mains=[M5, M6])
+    ends = ny_frame([{"manhole_id": "B", "geometry": Point(700, 0)}, {"manhole_id": "C", "geometry": Point(1000, 0)}])
+    town["manholes"] = pd.concat([town["manholes"], ends], ignore_index=True)
+    return town
+
+
+@pytest.mark.parametrize(
+    "drawn",
+    [LineString([(0, 0), (900, 0)]), LineString([(900, 0.5), (0, 0.5)])],
+    ids=["from A", "drawn back, half a foot off"],
+)
+def test_a_main_whose_upper_end_is_drawn_over_an_existing_main_is_not_laid_over_it(drawn):
+    # Laid as drawn, 200 ft of M-5, already there, were costed and leak-tested again, a new manhole went on M-5 at
+    # the end, and only the crossings check said "runs along M-5": drawn over M-1 at its lower end, the same feet
+    # were not laid. Now the same at either end: it ends at B, as a main drawn from A to B does.
+    town = oak_with_m5()
+    r = run(proposed=moved(drawn), town=town).as_dict()
+    to_b = run(proposed=moved(LineString([(0, 0), (700, 0)])), town=town).as_dict()
+    beyond = r["not_laid"]
+    assert (beyond["beyond_manhole"], beyond["along"], beyond["direction"], beyond["length_ft"]) == (
+        "B",
+        "M-5",
+        "east",
+        200.0,
+    )
+    assert r["length_ft"] == r["drawn_length_ft"] == 700.0 and r["connecting_main"] is None
+    assert [m["id"] for m in r["manholes"]] == [m["id"] for m in to_b["manholes"]] == ["A", "NEW-1", "B"]
+    assert r["cost"]["total"] == to_b["cost"]["total"] and r["main_crossings"] == []
+    told = " ".join(check(r, "connection")["message"].split())
+    assert check(r, "connection")["verdict"] == "for the engineer"
+    assert told.startswith("The main ends at existing manhole A (within 1 ft) and connects to it")
+    assert (
+        "Its upper end lies on existing main M-5 (within 1 ft), and the main is drawn along it from existing manhole "
+        "B: it ends at B, built into it, where no new manhole is built. The 200 ft drawn east of B over M-5 is not "
+        "laid, costed or checked: M-5 is there already." in told
+    )
+    from layers.board import summary_lines
+
+    assert "Not laid: the 200 ft drawn east of B over existing main M-5, which is there already." in summary_lines(r)
+
+
+def test_a_main_whose_upper_end_was_not_laid_reads_back_from_its_export_as_drawn(tmp_path):
+    town = oak_with_m5()
+    result = run(proposed=moved(LineString([(0, 0), (900, 0)])), town=town)
+    write_plan(str(tmp_path / "plan.gpkg"), result.as_dict(), result.line, town["parcels"], crs=CRS)
+    line, note = read_proposed(str(tmp_path / "plan.gpkg"), target_crs=CRS)
+    assert line.hausdorff_distance(moved(LineString([(0, 0), (900, 0)]))) < 1e-6 and "joined to it again" in note
+    from analysis.plans import as_drawn
+
+    assert as_drawn(result.line, result.not_laid).equals(line)  # the web's reopened scenario draws the same line
+    assert run(proposed=line, town=town).as_dict()["not_laid"]["length_ft"] == 200.0
+
+
+def test_a_main_lying_over_an_existing_main_all_the_way_from_its_manhole_is_laid_and_flagged():
+    # Nothing of it is new: cut, it would have no length. It is laid as drawn and the crossings check says so.
+    r = run(proposed=moved(LineString([(700, 0), (900, 0)])), town=oak_with_m5()).as_dict()
+    assert r["not_laid"] is None and r["length_ft"] == 200.0
+    assert [(c["main_id"], c["kind"], c["length_ft"]) for c in r["main_crossings"]] == [("M-5", "runs along", 200.0)]
