@@ -404,6 +404,7 @@ def plan_extension(
         )
     fpu = feet_per_unit(parcels.crs)
     line, not_laid = _laid_from_manhole(line, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
+    line, not_laid, tied = _onto_manhole(line, not_laid, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
     drawn_ft = line.length * fpu
     material = (material or "").strip() or None
 
@@ -413,6 +414,8 @@ def plan_extension(
     reach = _served(line, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
     connection = _connect(line, network, profile, fpu, present, reach.added_peak_gpd)
     connection.not_laid = not_laid
+    if tied and connection.kind == "manhole" and connection.label == tied[0]:  # as near before it was moved onto it
+        connection.tied = tied[1]
     built = _built_line(line, connection)
     if connection.kind == "run":  # the connecting run is built too: parcels along it are reached as well
         reach = _served(built, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
@@ -1232,6 +1235,39 @@ def _upper_end_along(line, met: _Met, net, snap: float, on: np.ndarray, at: np.n
         laid, beyond = shapely.ops.substring(line, where, line.length), shapely.ops.substring(line, 0, where)
         far_xy = beyond.coords[0]
     return _cut(laid, beyond, far_xy, int(on[along[0]]), net, fpu, along=along)
+
+
+def _onto_manhole(line, not_laid: dict | None, net, snap: float, fpu: float):
+    """The main as laid with the end that connects at an existing manhole (within ``snap``) moved onto it, and the
+    part not laid, where it was cut at that manhole, ending there too.
+
+    A pipe runs into the manhole it joins, and is measured from it: a main drawn to end half a foot short of MH-45
+    was planned 1,294.5 ft long, costed and tested so, with MH-45 at station 0 and the last manhole at 1,294.5 ft
+    though it lies 1,295 ft up the main from MH-45; on the map the main stopped short of the manhole. Only the end
+    it connects by is moved (``_end_meets``' choice, so which end connects is unchanged). Returns the line, the part
+    not laid, and the manhole it was moved onto with those exactly as near it before (a tie the check says), or
+    None."""
+    met = _end_meets(line, net, snap) if net is not None and net.n_nodes else None
+    if met is None or met.kind != "manhole" or met.gap == 0:
+        return line, not_laid, None
+    coords = [tuple(c[:2]) for c in line.coords]
+    was = coords[met.end]
+    coords[met.end] = met.xy
+    moved = shapely.remove_repeated_points(shapely.LineString(coords), tolerance=1e-3)
+    if moved.length == 0 or not moved.is_simple or moved.is_closed:  # a main shorter than the tolerance: as drawn
+        return line, not_laid, None
+    if not_laid and not_laid["beyond_manhole"] == met.label:  # cut there: the part not laid ends at the manhole too
+        part = [list(c) for c in not_laid["coords"]]
+        nearer = 0 if math.dist(part[0], was) <= math.dist(part[-1], was) else -1
+        part[nearer] = list(met.xy)
+        feet = shapely.LineString(part).length * fpu
+        not_laid = not_laid | {
+            "coords": part,
+            "length_ft": round(feet, 1),
+            "length_words": f"{feet:,.0f} ft" if feet >= 10 else f"{feet:.1f} ft",
+        }
+    # the manholes exactly as near the end before it was moved (``_nearest_met``'s tie), for the connection to say
+    return moved, not_laid, (met.label, met.tied)
 
 
 def as_drawn(laid, not_laid: dict | None):

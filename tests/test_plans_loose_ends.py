@@ -147,7 +147,9 @@ def test_a_main_drawn_over_an_existing_main_to_its_manhole_connects_at_the_manho
     assert (r["not_laid"]["length_ft"], r["not_laid"]["direction"]) == (100.0, "west")
     assert r["length_ft"] == r["drawn_length_ft"] == 900.0 and r["connecting_main"] is None
     assert [m["id"] for m in r["manholes"]] == ["A", "NEW-1", "NEW-2", "NEW-3"]
-    assert r["cost"]["total"] == run().as_dict()["cost"]["total"]  # Oak St's main from A, as drawn from A
+    # Oak St's main from A, as drawn from A (to a few cents: moved onto A, the main half a foot off runs 0.00014 ft
+    # longer)
+    assert r["cost"]["total"] == pytest.approx(run().as_dict()["cost"]["total"], abs=0.05)
     told = check(r, "connection")
     assert told["verdict"] == "for the engineer"
     assert "The 100 ft drawn west of A over M-1 is not laid, costed or checked: M-1 is there already" in " ".join(
