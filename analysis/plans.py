@@ -172,6 +172,7 @@ class PlanResult:
     easements: list[dict] = field(default_factory=list)
     easement_length_ft: float = 0.0  # the main's length on private land (a lot line's counts once)
     not_laid: dict | None = None  # the drawn main beyond the manhole it passes through, not laid
+    beyond_parcels_ft: float = 0.0  # the main as built beyond the town's parcels (``_beyond_parcels_ft``)
     parcels: gpd.GeoDataFrame = field(repr=False, default=None)
     line: object = field(repr=False, default=None)
     built: object = field(repr=False, default=None)
@@ -210,6 +211,7 @@ class PlanResult:
             "main_crossings": self.main_crossings,
             "easements": self.easements,
             "easement_length_ft": self.easement_length_ft,
+            "beyond_parcels_ft": round(self.beyond_parcels_ft, 1),
         }
 
 
@@ -500,10 +502,41 @@ def plan_extension(
         main_crossings=crossings.to_dict("records"),
         easements=easement_rows(crossed),
         easement_length_ft=round(private_ft, 1),
+        beyond_parcels_ft=_beyond_parcels_ft(built, parcels, profile, fpu),
         parcels=chosen,
         line=line,
         built=built,
     )
+
+
+def _beyond_parcels_ft(built, parcels: gpd.GeoDataFrame, profile: Profile, fpu: float) -> float:
+    """Feet of the main as built farther from the area the town's parcels cover (their convex hull) than a parcel
+    can be reached from (``mandate.distance_ft``, else a street's ``measurement.default_row_width_ft``).
+
+    There no parcel is in the data: a main drawn across the town line, or past where the parcels layer stops, was
+    costed for all its length while who it reached, the petition and the split counted only the town's parcels, and
+    nothing said so. The hull, not the parcels themselves, so that streets and gaps between lots inside the town
+    are not counted; in a town of a concave shape, a main across a bay of another town is not counted either. Grown
+    with square corners, so a main leaving a corner of the town is counted only past them.
+
+    Examples
+    --------
+    >>> from shapely.geometry import LineString, box
+    >>> from analysis.profiles import load_profile
+    >>> lots = gpd.GeoDataFrame(geometry=[box(0, 0, 1000, 1000)], crs="EPSG:2260")
+    >>> _beyond_parcels_ft(LineString([(500, 500), (500, 1600)]), lots, load_profile("fort-plain"), 1.0)
+    500.0
+    """
+    if parcels is None or not len(parcels):
+        return 0.0
+    reach = profile.mandate.distance_ft.value
+    if reach is None:
+        reach = profile.measurement.default_row_width_ft.value
+    hull = shapely.multipoints(shapely.get_coordinates(parcels.geometry.values)).convex_hull
+    # mitred: a main passing a corner of the town (or leaving it from a manhole at its edge) is not counted beyond it
+    # for the few feet a rounded buffer cuts off the corner
+    beyond = shapely.difference(built, shapely.buffer(hull, float(reach) / fpu, join_style="mitre"))
+    return round(float(shapely.length(beyond)) * fpu, 1)
 
 
 @dataclass

@@ -190,6 +190,15 @@ def not_laid_sentence(beyond: dict) -> str:
     )
 
 
+def beyond_parcels_sentence(feet: float) -> str:
+    """What the plan does not know of a main reaching beyond the town's parcels (``beyond_parcels_ft``)."""
+    return (
+        f"Beyond the town's parcels: {feet:,.0f} ft of the main lie farther from them than a parcel can be reached "
+        "from (across the town line, or past where the parcels layer stops): no parcel there is in the data, so who "
+        "the main would reach there, and their part of the petition and the cost, are not in this plan."
+    )
+
+
 def summary_lines(plan: dict) -> list[str]:
     """The plan in a few sentences, as the PDF's summary and the CLI print it."""
     lines = []
@@ -214,6 +223,8 @@ def summary_lines(plan: dict) -> list[str]:
     )
     if plan.get("not_laid"):
         lines.append(not_laid_sentence(plan["not_laid"]))
+    if (plan.get("beyond_parcels_ft") or 0) >= 1:  # across the town line, or past where the parcels layer stops
+        lines.append(beyond_parcels_sentence(plan["beyond_parcels_ft"]))
     newly = plan["newly_mandated"]
     vacant = plan.get("vacant_benefiting", [])
     units = plan.get("flow", {}).get("units", plan.get("units"))

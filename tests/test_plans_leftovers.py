@@ -284,3 +284,22 @@ def test_a_main_passing_a_hair_beside_a_manhole_is_cut_at_the_manhole_itself():
         180.0,
         r["cost"]["total"],
     )
+
+
+# -- a main drawn across the town line -------------------------------------------------------------------------------
+
+
+def test_a_main_reaching_beyond_the_towns_parcels_says_who_it_reaches_there_is_not_known():
+    # Tried on the sample village from the web, in longitude/latitude: a main from MH-45 north 2,450 ft past the
+    # last parcel was costed for all its length, and its petition and split counted the village's parcels only,
+    # without a word. Here Oak St's main runs on east to x 1500: the lots end at x 900, so past x 1000 (100 ft,
+    # Fort Plain's § 144-4 distance) no parcel in the data could be reached.
+    from layers.board import summary_lines
+
+    r = run(proposed=LineString([(0, 0), (1500, 0)])).as_dict()
+    assert r["beyond_parcels_ft"] == 500.0
+    told = next(s for s in summary_lines(r) if s.startswith("Beyond the town's parcels"))
+    assert told.startswith("Beyond the town's parcels: 500 ft of the main lie farther from them than a parcel can be")
+    assert "who the main would reach there, and their part of the petition and the cost, are not in this plan" in told
+    oak = run().as_dict()
+    assert oak["beyond_parcels_ft"] == 0.0 and not any(s.startswith("Beyond") for s in summary_lines(oak))
