@@ -1389,9 +1389,9 @@ def _as_drawn_again(main, parts: list, name: str, crs) -> tuple[Any, str]:
     part = pieces[0] if len(pieces) == 1 else shapely.line_merge(shapely.union_all(pieces))
     if part.geom_type != "LineString":
         raise LayerError(
-            f"{name}'s part {NOT_LAID} is in {len(shapely.get_parts(part))} pieces that do not join: it is one line "
-            f"from the manhole the {PROPOSED_MAIN} starts at. Join them end to end in QGIS, or delete them (the "
-            f'features whose feature is "{NOT_LAID}") to evaluate the {PROPOSED_MAIN} alone.'
+            f"{name}'s part {NOT_LAID} is in {len(shapely.get_parts(part))} pieces that do not join: it is one line, "
+            f"from the manhole where it meets the {PROPOSED_MAIN}. Join them end to end in QGIS, or delete them (the "
+            f'"{NOT_LAID}" features; in a GeoPackage, its layer not_laid) to evaluate the {PROPOSED_MAIN} alone.'
         )
     ends = [shapely.Point(main.coords[0]), shapely.Point(main.coords[-1])]
     tips = [shapely.Point(part.coords[0]), shapely.Point(part.coords[-1])]
@@ -1403,8 +1403,8 @@ def _as_drawn_again(main, parts: list, name: str, crs) -> tuple[Any, str]:
         raise LayerError(
             f"{name}'s part {NOT_LAID} (the {said} drawn and not laid) no longer meets its {PROPOSED_MAIN}: their "
             f"nearest ends lie {apart:,.2f} ft apart, as when the main is moved after the export. Snap the part's end "
-            f'back to the main\'s end at the manhole it joins, or delete the part (its feature is "{NOT_LAID}") to '
-            f"evaluate the {PROPOSED_MAIN} alone."
+            f'back to the main\'s end at the manhole where they met, or delete the part (the "{NOT_LAID}" feature; in '
+            f"a GeoPackage, its layer not_laid) to evaluate the {PROPOSED_MAIN} alone."
         )
     own = [tuple(c[:2]) for c in main.coords]
     extra = [tuple(c[:2]) for c in part.coords]

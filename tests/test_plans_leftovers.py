@@ -122,7 +122,7 @@ def test_a_part_not_laid_that_no_longer_meets_its_main_is_refused(tmp_path):
         read_proposed(str(tmp_path / "edited.geojson"), target_crs=CRS)
     said = " ".join(str(told.value).split())
     assert "edited.geojson's part not laid (the 180 ft drawn and not laid) no longer meets its proposed main" in said
-    assert "50.00 ft apart" in said and 'delete the part (its feature is "not laid")' in said
+    assert "50.00 ft apart" in said and 'delete the part (the "not laid" feature; in a GeoPackage' in said
     # the part alone, without its main, is no plan
     every[~main].to_crs(4326).to_file(tmp_path / "part.geojson", driver="GeoJSON")
     with pytest.raises(LayerError, match="without its proposed main \\(only its part not laid\\)"):
