@@ -172,6 +172,7 @@ class PlanResult:
     easements: list[dict] = field(default_factory=list)
     easement_length_ft: float = 0.0  # the main's length on private land (a lot line's counts once)
     not_laid: dict | None = None  # the drawn main beyond the manhole it passes through, not laid
+    beyond_parcels_ft: float = 0.0  # the main as built beyond the town's parcels (``_beyond_parcels_ft``)
     parcels: gpd.GeoDataFrame = field(repr=False, default=None)
     line: object = field(repr=False, default=None)
     built: object = field(repr=False, default=None)
@@ -210,6 +211,7 @@ class PlanResult:
             "main_crossings": self.main_crossings,
             "easements": self.easements,
             "easement_length_ft": self.easement_length_ft,
+            "beyond_parcels_ft": round(self.beyond_parcels_ft, 1),
         }
 
 
@@ -404,6 +406,7 @@ def plan_extension(
         )
     fpu = feet_per_unit(parcels.crs)
     line, not_laid = _laid_from_manhole(line, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
+    line, not_laid, tied = _onto_manhole(line, not_laid, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
     drawn_ft = line.length * fpu
     material = (material or "").strip() or None
 
@@ -413,6 +416,8 @@ def plan_extension(
     reach = _served(line, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
     connection = _connect(line, network, profile, fpu, present, reach.added_peak_gpd)
     connection.not_laid = not_laid
+    if tied and connection.kind == "manhole" and connection.label == tied[0]:  # as near before it was moved onto it
+        connection.tied = tied[1]
     built = _built_line(line, connection)
     if connection.kind == "run":  # the connecting run is built too: parcels along it are reached as well
         reach = _served(built, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
@@ -497,10 +502,41 @@ def plan_extension(
         main_crossings=crossings.to_dict("records"),
         easements=easement_rows(crossed),
         easement_length_ft=round(private_ft, 1),
+        beyond_parcels_ft=_beyond_parcels_ft(built, parcels, profile, fpu),
         parcels=chosen,
         line=line,
         built=built,
     )
+
+
+def _beyond_parcels_ft(built, parcels: gpd.GeoDataFrame, profile: Profile, fpu: float) -> float:
+    """Feet of the main as built farther from the area the town's parcels cover (their convex hull) than a parcel
+    can be reached from (``mandate.distance_ft``, else a street's ``measurement.default_row_width_ft``).
+
+    There no parcel is in the data: a main drawn across the town line, or past where the parcels layer stops, was
+    costed for all its length while who it reached, the petition and the split counted only the town's parcels, and
+    nothing said so. The hull, not the parcels themselves, so that streets and gaps between lots inside the town
+    are not counted; in a town of a concave shape, a main across a bay of another town is not counted either. Grown
+    with square corners, so a main leaving a corner of the town is counted only past them.
+
+    Examples
+    --------
+    >>> from shapely.geometry import LineString, box
+    >>> from analysis.profiles import load_profile
+    >>> lots = gpd.GeoDataFrame(geometry=[box(0, 0, 1000, 1000)], crs="EPSG:2260")
+    >>> _beyond_parcels_ft(LineString([(500, 500), (500, 1600)]), lots, load_profile("fort-plain"), 1.0)
+    500.0
+    """
+    if parcels is None or not len(parcels):
+        return 0.0
+    reach = profile.mandate.distance_ft.value
+    if reach is None:
+        reach = profile.measurement.default_row_width_ft.value
+    hull = shapely.multipoints(shapely.get_coordinates(parcels.geometry.values)).convex_hull
+    # mitred: a main passing a corner of the town (or leaving it from a manhole at its edge) is not counted beyond it
+    # for the few feet a rounded buffer cuts off the corner
+    beyond = shapely.difference(built, shapely.buffer(hull, float(reach) / fpu, join_style="mitre"))
+    return round(float(shapely.length(beyond)) * fpu, 1)
 
 
 @dataclass
@@ -1157,7 +1193,7 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
     if met is not None:  # an end meets the sewer: it connects there (``_connect``), unless drawn over a main to one
         along = _drawn_along(line, met, net, snap, on, at)
         if along is None:
-            return line, None
+            return _upper_end_along(line, met, net, snap, on, at, fpu)
         on, at = on[[along[0]]], at[[along[0]]]
     if not len(on):
         return line, None
@@ -1184,8 +1220,12 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         beyond = shapely.ops.substring(line, where, line.length)
         far = beyond.coords[-1]
     # a cut at a vertex repeats it (to within rounding)
+    return _cut(laid, beyond, far, int(on[k]), net, fpu, middle=middle, tied=tied, along=along)
+
+
+def _cut(laid, beyond, far, node: int, net, fpu: float, *, middle=False, tied=(), along=None):
+    """The main as laid and what of the drawn main is not laid (``PlanResult.not_laid``), cut at manhole ``node``."""
     laid, beyond = (shapely.remove_repeated_points(g, tolerance=1e-3) for g in (laid, beyond))
-    node = int(on[k])
     x, y = (float(v) for v in net.node_xy[node])
     return laid, {
         "beyond_manhole": str(net.node_id[node]),
@@ -1195,9 +1235,72 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         "direction": compass(far[0] - x, far[1] - y),
         "coords": [[float(c[0]), float(c[1])] for c in beyond.coords],
         "middle": middle,
-        "tied": tied,  # manholes of higher IDs exactly as near an end as the one it joins
+        "tied": list(tied),  # manholes of higher IDs exactly as near an end as the one it joins
         "along": along[1] if along is not None else None,  # the existing main(s) it was drawn over, else None
     }
+
+
+def _upper_end_along(line, met: _Met, net, snap: float, on: np.ndarray, at: np.ndarray, fpu: float):
+    """The drawn main whose one end meets the sewer (``met``: it connects there) and whose other, upper, end lies on
+    an existing main, drawn over it (within ``snap`` all the way) from a manhole of the sewer: laid from its
+    connection to that manhole, the feet over the existing main not laid, as at a lower end drawn so
+    (``_drawn_along``). Laid as drawn, those feet of a main already there were costed and tested a second time, a new
+    manhole went on it at the end, and only the crossings check said "runs along". The drawn main otherwise.
+
+    A main lying over existing mains all the way from where it connects has nothing left to lay: it is laid as
+    drawn, and the crossings check says what it runs along."""
+    upper = -1 if met.end == 0 else 0
+    point = line.coords[upper][:2]
+    far = _end_meets(shapely.LineString([point, point]), net, snap)
+    if far is None or far.kind != "main" or far.node is not None:
+        return line, None
+    far.end = upper
+    along = _drawn_along(line, far, net, snap, on, at)
+    if along is None:
+        return line, None
+    where = float(at[along[0]])
+    if (where if upper == -1 else line.length - where) <= snap:  # from its connection: nothing of it is new
+        return line, None
+    if upper == -1:  # as drawn, from its lower end up to the manhole
+        laid, beyond = shapely.ops.substring(line, 0, where), shapely.ops.substring(line, where, line.length)
+        far_xy = beyond.coords[-1]
+    else:
+        laid, beyond = shapely.ops.substring(line, where, line.length), shapely.ops.substring(line, 0, where)
+        far_xy = beyond.coords[0]
+    return _cut(laid, beyond, far_xy, int(on[along[0]]), net, fpu, along=along)
+
+
+def _onto_manhole(line, not_laid: dict | None, net, snap: float, fpu: float):
+    """The main as laid with the end that connects at an existing manhole (within ``snap``) moved onto it, and the
+    part not laid, where it was cut at that manhole, ending there too.
+
+    A pipe runs into the manhole it joins, and is measured from it: a main drawn to end half a foot short of MH-45
+    was planned 1,294.5 ft long, costed and tested so, with MH-45 at station 0 and the last manhole at 1,294.5 ft
+    though it lies 1,295 ft up the main from MH-45; on the map the main stopped short of the manhole. Only the end
+    it connects by is moved (``_end_meets``' choice, so which end connects is unchanged). Returns the line, the part
+    not laid, and the manhole it was moved onto with those exactly as near it before (a tie the check says), or
+    None."""
+    met = _end_meets(line, net, snap) if net is not None and net.n_nodes else None
+    if met is None or met.kind != "manhole" or met.gap == 0:
+        return line, not_laid, None
+    coords = [tuple(c[:2]) for c in line.coords]
+    was = coords[met.end]
+    coords[met.end] = met.xy
+    moved = shapely.remove_repeated_points(shapely.LineString(coords), tolerance=1e-3)
+    if moved.length == 0 or not moved.is_simple or moved.is_closed:  # a main shorter than the tolerance: as drawn
+        return line, not_laid, None
+    if not_laid and not_laid["beyond_manhole"] == met.label:  # cut there: the part not laid ends at the manhole too
+        part = [list(c) for c in not_laid["coords"]]
+        nearer = 0 if math.dist(part[0], was) <= math.dist(part[-1], was) else -1
+        part[nearer] = list(met.xy)
+        feet = shapely.LineString(part).length * fpu
+        not_laid = not_laid | {
+            "coords": part,
+            "length_ft": round(feet, 1),
+            "length_words": f"{feet:,.0f} ft" if feet >= 10 else f"{feet:.1f} ft",
+        }
+    # the manholes exactly as near the end before it was moved (``_nearest_met``'s tie), for the connection to say
+    return moved, not_laid, (met.label, met.tied)
 
 
 def as_drawn(laid, not_laid: dict | None):
@@ -1209,14 +1312,20 @@ def as_drawn(laid, not_laid: dict | None):
     >>> from shapely.geometry import LineString
     >>> as_drawn(LineString([(0, 0), (900, 0)]), {"coords": [[0, -180], [0, 0]]}).wkt
     'LINESTRING (0 -180, 0 0, 900 0)'
+    >>> as_drawn(LineString([(0, 0), (700, 0)]), {"coords": [[700, 0], [900, 0]]}).wkt  # an upper end's
+    'LINESTRING (0 0, 700 0, 900 0)'
     """
     if not not_laid:
         return laid
-    start = shapely.Point(laid.coords[0])
+    own = [tuple(c[:2]) for c in laid.coords]
     part = [tuple(c[:2]) for c in not_laid["coords"]]
-    if start.distance(shapely.Point(part[0])) < start.distance(shapely.Point(part[-1])):
-        part = part[::-1]  # to end at the manhole the main as laid starts at
-    return shapely.LineString([*part, *(tuple(c[:2]) for c in laid.coords[1:])])
+    _, at_end, tip = min(
+        (shapely.Point(own[m]).distance(shapely.Point(part[p])), m, p) for m in (0, -1) for p in (0, -1)
+    )
+    if at_end == 0:  # drawn up to the manhole the main as laid starts at
+        return shapely.LineString([*(part if tip == -1 else part[::-1])[:-1], *own])
+    # drawn on from the manhole the main as laid ends at (an upper end drawn over an existing main)
+    return shapely.LineString([*own, *(part if tip == 0 else part[::-1])[1:]])
 
 
 def _drawn_along(line, met: _Met, net, snap: float, on: np.ndarray, at: np.ndarray) -> tuple[int, str] | None:
@@ -1498,7 +1607,9 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
                 "No sewer network in the data (mains and manholes): where the main would connect is not known.",
             )
         ]
-    along = (conn.not_laid or {}).get("along") if conn.kind == "manhole" else None
+    # the part not laid at the upper end: drawn over an existing main from the manhole the main ends at
+    upper = conn.not_laid if conn.not_laid and conn.not_laid["beyond_manhole"] != conn.label else None
+    along = (conn.not_laid or {}).get("along") if conn.kind == "manhole" and not upper else None
     if along:
         beyond = conn.not_laid
         text = (
@@ -1508,7 +1619,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"costed or checked: {along} is there already. If a new main is meant to relieve or replace {along}, that "
             "is for the engineer to design: it is not an extension."
         )
-    elif conn.kind == "manhole" and conn.not_laid:
+    elif conn.kind == "manhole" and conn.not_laid and not upper:
         beyond = conn.not_laid
         text = (
             f"The drawn main passes through existing manhole {conn.label} (within {snap.value:g} ft) and connects "
@@ -1541,7 +1652,17 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"The drawn main ends {conn.gap_ft:,.0f} ft from existing manhole {conn.label}, the nearest {which}"
             f": a {conn.gap_ft:,.0f} ft connecting main to it is included in the length, manholes, cost and leakage."
         ) + _tie_words(conn.label, conn.tied)
-    verdict = REVIEW if along else MEETS  # drawn over a main: whether it meant to relieve that main, the engineer says
+    if upper:  # as at a lower end drawn over a main: the main is there already
+        top, over = upper["beyond_manhole"], upper["along"]
+        text += (
+            f" Its upper end lies on existing main {over} (within {snap.value:g} ft), and the main is drawn along it "
+            f"from existing manhole {top}: it ends at {top}, built into it, where no new manhole is built. The "
+            f"{upper['length_words']} drawn {upper['direction']} of {top} over {over} is not laid, costed or checked:"
+            f" {over} is there already. If a new main is meant to relieve or replace {over}, that is for the engineer"
+            " to design: it is not an extension."
+        )
+    # drawn over a main: whether it meant to relieve that main, the engineer says
+    verdict = REVIEW if along or upper else MEETS
     if conn.passes:  # the plan drains all of it to its connection; joined to these, its flow would go another way
         listing = ", ".join(f"{p['id']} (station {p['station_ft']:,.0f} ft)" for p in conn.passes)
         n = len(conn.passes)

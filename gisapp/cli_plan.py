@@ -136,13 +136,16 @@ def plan(
         click.echo(f"Saved as the scenario {name!r} in the register (`sewerplan plans` shows it beside the others).")
     if out_path:
         click.echo(written_words(out_path, doc["exported"], lead="Plan exported to"))
-        if doc.get("not_laid"):  # the export is the main as laid: read back, it is a plan without the words
+        if doc.get("not_laid"):  # the main as laid, and apart from it the part drawn but not laid
             beyond = doc["not_laid"]
+            held = {"GPKG": "its layer not_laid", "GeoJSON": 'its feature "not laid"'}.get(
+                check_plan_path(out_path), f"in {Path(out_path).stem}.not_laid{Path(out_path).suffix}"
+            )
             click.echo(
-                f"The export holds the main as laid, from {beyond['beyond_manhole']}, without the "
-                f"{beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']}: read back with "
-                "--proposed, it is the same plan, which no longer says what was not laid."
-                + ("" if save or pdf_path else " Save (--save) or print (--pdf) this plan to keep that said.")
+                f"The export holds the main as laid, from {beyond['beyond_manhole']}, and apart from it the "
+                f"{beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']} that is not laid "
+                f"({held}): read back with --proposed, the two are joined again as drawn, and the plan says again "
+                "what is not laid."
             )
     if pdf_path:
         click.echo(f"The board's PDF written to {pdf_path}.")

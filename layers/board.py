@@ -176,6 +176,29 @@ def _not_laid_where(beyond: dict) -> str:
     return f"over {beyond['along']}" if beyond.get("along") else f"past {beyond['beyond_manhole']}"
 
 
+def not_laid_sentence(beyond: dict) -> str:
+    """What of the drawn main is not laid (``plan["not_laid"]``): the summary's sentence, and the export's."""
+    if beyond.get("along"):  # drawn over an existing main to the manhole it joins
+        return (
+            f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']} over "
+            f"existing main {beyond['along']}, which is there already."
+        )
+    # a main drawn on past the manhole it passes through (analysis.plans._laid_from_manhole)
+    return (
+        f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']}, "
+        "a second main draining into it, to plan on its own."
+    )
+
+
+def beyond_parcels_sentence(feet: float) -> str:
+    """What the plan does not know of a main reaching beyond the town's parcels (``beyond_parcels_ft``)."""
+    return (
+        f"Beyond the town's parcels: {feet:,.0f} ft of the main lie farther from them than a parcel can be reached "
+        "from (across the town line, or past where the parcels layer stops): no parcel there is in the data, so who "
+        "the main would reach there, and their part of the petition and the cost, are not in this plan."
+    )
+
+
 def summary_lines(plan: dict) -> list[str]:
     """The plan in a few sentences, as the PDF's summary and the CLI print it."""
     lines = []
@@ -198,17 +221,10 @@ def summary_lines(plan: dict) -> list[str]:
         )
         + "."
     )
-    beyond = plan.get("not_laid")
-    if beyond and beyond.get("along"):  # drawn over an existing main to the manhole it joins
-        lines.append(
-            f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']} over "
-            f"existing main {beyond['along']}, which is there already."
-        )
-    elif beyond:  # a main drawn on past the manhole it passes through (analysis.plans._laid_from_manhole)
-        lines.append(
-            f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']}, "
-            "a second main draining into it, to plan on its own."
-        )
+    if plan.get("not_laid"):
+        lines.append(not_laid_sentence(plan["not_laid"]))
+    if (plan.get("beyond_parcels_ft") or 0) >= 1:  # across the town line, or past where the parcels layer stops
+        lines.append(beyond_parcels_sentence(plan["beyond_parcels_ft"]))
     newly = plan["newly_mandated"]
     vacant = plan.get("vacant_benefiting", [])
     units = plan.get("flow", {}).get("units", plan.get("units"))

@@ -1296,7 +1296,7 @@ def read_proposed(
             f"{path} holds no line: it has no features. Draw the proposed main in it and save it again, or give the "
             "file that holds the main."
         )
-    frame, note = _plan_export_main(frame, Path(path).name)
+    frame, note = _plan_export_main(frame, Path(path).name, _not_laid_beside(source))
     frame = frame.set_geometry(shapely.force_2d(frame.geometry.values))
     frame, problems = check_and_reproject(
         frame,
@@ -1310,6 +1310,11 @@ def read_proposed(
     )
     if frame is None:
         raise LayerValidationError(problems)
+    from layers.write import NOT_LAID
+
+    apart = frame["feature"].eq(NOT_LAID).to_numpy(bool) if note is not None else np.zeros(len(frame), bool)
+    not_laid = [g for g in frame.geometry[apart] if g is not None and not g.is_empty]
+    frame = frame[~apart]
     lines = [g for g in frame.geometry if g is not None and g.geom_type in ("LineString", "MultiLineString")]
     if not lines:
         raise LayerError(f"{path} holds no line: draw the proposed main as a line.")
@@ -1325,6 +1330,8 @@ def read_proposed(
     merged = parts[0] if len(parts) == 1 else shapely.line_merge(shapely.union_all(parts))
     if merged.geom_type != "LineString":
         raise LayerError(_not_one_main(path, list(shapely.get_parts(merged)), frame.crs))
+    if not_laid:
+        merged, note = _as_drawn_again(merged, not_laid, Path(path).name, frame.crs)
     if merged.is_closed:  # GEOS calls a ring simple: it was evaluated as a main joining the same manhole twice
         raise LayerError(
             f"The line in {path} ends where it begins, a closed loop: draw it from where it joins the sewer to its "
@@ -1397,24 +1404,116 @@ def _proposed_layer(source: LayerSource, name: str) -> LayerSource:
     )
 
 
-def _plan_export_main(frame: gpd.GeoDataFrame, name: str) -> tuple[gpd.GeoDataFrame, str | None]:
-    """The proposed main of a plan's export and a note saying it alone was read; any other file as it is."""
-    from layers.write import CONNECTING_MAIN, PROPOSED_MAIN
+def _not_laid_beside(source: LayerSource) -> gpd.GeoDataFrame | None:
+    """The ``not_laid`` layer of a plan's export kept beside its ``proposed_main`` (a GeoPackage's layer, a
+    GeoParquet export's ``NAME.not_laid.parquet``), or None: a GeoJSON export holds it in its one collection, and an
+    export written before the part not laid was exported has none."""
+    from layers.write import parquet_sibling
+
+    beside = None
+    if source.layer == "proposed_main" and not is_postgres(source.path):
+        with quiet():
+            try:
+                names = [str(n) for n, _ in pyogrio.list_layers(source.path)]
+            except Exception:  # noqa: BLE001 - the main's own read says what is wrong with the file
+                names = []
+        if "not_laid" in names:
+            beside = LayerSource(source.kind, source.path, "not_laid")
+    elif source.layer is None and source.path.lower().endswith(PARQUET_SUFFIXES):
+        sibling = parquet_sibling(source.path, "not_laid")
+        if Path(sibling).exists():
+            beside = LayerSource(source.kind, sibling, None)
+    if beside is None:
+        return None
+    try:
+        return read_source(beside)
+    except LayerError as exc:  # the planner is told, rather than given the main without the part it was drawn with
+        raise LayerError(f"The part not laid of this plan's export cannot be read: {exc}", fix=exc.fix) from exc
+
+
+def _plan_export_main(
+    frame: gpd.GeoDataFrame, name: str, not_laid: gpd.GeoDataFrame | None = None
+) -> tuple[gpd.GeoDataFrame, str | None]:
+    """The proposed main of a plan's export, with its part not laid (``feature`` = ``not laid``, from the export's
+    collection or ``not_laid`` beside it), and a note saying how it was read; any other file as it is."""
+    from layers.write import CONNECTING_MAIN, NOT_LAID, PROPOSED_MAIN
 
     if "feature" not in frame.columns:
         return frame, None
     kinds = frame["feature"].astype("string").str.strip().str.lower()
-    if not kinds.isin([PROPOSED_MAIN, CONNECTING_MAIN]).any():
+    if not kinds.isin([PROPOSED_MAIN, CONNECTING_MAIN, NOT_LAID]).any():
         return frame, None  # a "feature" column of the user's own
     main = kinds.eq(PROPOSED_MAIN).fillna(False).to_numpy(bool)
     if not main.any():
+        held = [k for k in (CONNECTING_MAIN, NOT_LAID) if kinds.eq(k).any()]
+        held = " and ".join(f"part {k}" if k == NOT_LAID else k for k in held)
         raise LayerError(
-            f"{name} is a plan's export without its proposed main (only its {CONNECTING_MAIN}): load the export "
+            f"{name} is a plan's export without its proposed main (only its {held}): load the export "
             "as it was written, or draw the main again."
         )
-    return frame[main], (
+    keep = main | kinds.eq(NOT_LAID).fillna(False).to_numpy(bool)
+    frame = frame[keep].assign(feature=kinds[keep].to_numpy())
+    if not_laid is not None and len(not_laid):
+        if frame.crs is not None and not_laid.crs is not None and not not_laid.crs.equals(frame.crs):
+            not_laid = not_laid.to_crs(frame.crs)
+        part = gpd.GeoDataFrame(
+            {"feature": [NOT_LAID] * len(not_laid)}, geometry=not_laid.geometry.values, crs=frame.crs
+        )
+        frame = gpd.GeoDataFrame(pd.concat([frame, part], ignore_index=True), crs=frame.crs)
+    return frame, (
         f"{name} is a plan's export: its {PROPOSED_MAIN} alone was read, and its {CONNECTING_MAIN}, manholes and "
         "parcels were worked out again."
+    )
+
+
+# How far apart (feet) the part not laid and the proposed main of a plan's export may lie and still be joined:
+# written from one point, they meet exactly; read back from degrees, to within rounding.
+NOT_LAID_JOIN_FT = 0.01
+
+
+def _as_drawn_again(main, parts: list, name: str, crs) -> tuple[Any, str]:
+    """The proposed main of a plan's export with its part not laid joined to it again, as the main was drawn, and the
+    note saying so: evaluated again, the plan says again what is not laid (the main as laid alone was a plan that no
+    longer knew of it). A part that no longer meets the main (the main moved in QGIS) is refused, never guessed at."""
+    import shapely
+
+    from analysis.units import feet_per_unit
+    from layers.write import NOT_LAID, PROPOSED_MAIN
+
+    fpu = feet_per_unit(CRS(crs))
+    pieces = shapely.get_parts(parts)
+    pieces = pieces[shapely.length(pieces) > 0]
+    part = pieces[0] if len(pieces) == 1 else shapely.line_merge(shapely.union_all(pieces))
+    if part.geom_type != "LineString":
+        raise LayerError(
+            f"{name}'s part {NOT_LAID} is in {len(shapely.get_parts(part))} pieces that do not join: it is one line, "
+            f"from the manhole where it meets the {PROPOSED_MAIN}. Join them end to end in QGIS, or delete them (the "
+            f'"{NOT_LAID}" features; in a GeoPackage, its layer not_laid) to evaluate the {PROPOSED_MAIN} alone.'
+        )
+    ends = [shapely.Point(main.coords[0]), shapely.Point(main.coords[-1])]
+    tips = [shapely.Point(part.coords[0]), shapely.Point(part.coords[-1])]
+    gap, m, p = min((ends[m].distance(tips[p]), m, p) for m in (0, 1) for p in (0, 1))
+    feet = part.length * fpu
+    said = f"{feet:,.0f} ft" if feet >= 10 else f"{feet:.1f} ft"
+    if gap * fpu > NOT_LAID_JOIN_FT:
+        apart = gap * fpu
+        raise LayerError(
+            f"{name}'s part {NOT_LAID} (the {said} drawn and not laid) no longer meets its {PROPOSED_MAIN}: their "
+            f"nearest ends lie {apart:,.2f} ft apart, as when the main is moved after the export. Snap the part's end "
+            f'back to the main\'s end at the manhole where they met, or delete the part (the "{NOT_LAID}" feature; in '
+            f"a GeoPackage, its layer not_laid) to evaluate the {PROPOSED_MAIN} alone."
+        )
+    own = [tuple(c[:2]) for c in main.coords]
+    extra = [tuple(c[:2]) for c in part.coords]
+    # the part runs up to the main's first point, or on from its last (a main reversed in QGIS)
+    if m == 0:
+        drawn = [*(extra if p == 1 else extra[::-1])[:-1], *own]
+    else:
+        drawn = [*own, *(extra if p == 0 else extra[::-1])[1:]]
+    return shapely.LineString(drawn), (
+        f"{name} is a plan's export: its {PROPOSED_MAIN} was read with the {said} drawn and not laid joined to it "
+        "again, as it was drawn, and its connecting main, manholes, parcels and what is not laid were worked out "
+        "again."
     )
 
 

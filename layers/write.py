@@ -493,6 +493,10 @@ PROPOSED_MAIN = "proposed main"
 CONNECTING_MAIN = "connecting main"
 MAIN_CROSSING = "main crossing"
 EASEMENT_NEEDED = "easement needed"
+# The part of the drawn main not laid (``analysis.plans._laid_from_manhole``): drawn past the manhole the main joins,
+# or over an existing main to it. Read back, it is joined to the proposed main again, so the plan is the one drawn.
+NOT_LAID = "not laid"
+NOT_LAID_FIELDS = {"at_manhole": str, "along": str, "direction": str, "length_ft": float, "reason": str}
 # The columns of a plan's crossings and easements as exported (``analysis.plan_route``'s rows; x, y are the point).
 CROSSING_FIELDS = {
     "main_id": str,
@@ -512,6 +516,7 @@ EASEMENT_FIELDS = {
 }
 # The type each plan layer is declared with when it has no features (a plan crossing no main).
 PLAN_GEOMETRY_TYPES = {
+    "not_laid": "LineString",
     "proposed_manholes": "Point",
     "newly_mandated": "MultiPolygon",
     "benefiting_parcels": "MultiPolygon",
@@ -536,6 +541,9 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
     """A planned extension (the document ``sewerplan plan --json`` prints) with its geometry.
 
     GeoPackage layers: ``proposed_main`` (the drawn main, and the connecting main when one is needed),
+    ``not_laid`` (the part drawn but not laid, past the manhole the main joins or over an existing main to it, with
+    that manhole, the main drawn over, the direction, feet and why; none when all was laid: read back as a proposed
+    main, it is joined to the main again, and the plan says again what is not laid),
     ``proposed_manholes`` (new and existing, with why each is there), ``newly_mandated`` (the parcels newly required
     to connect), ``benefiting_parcels`` (those and the vacant lots that benefit, with each one's share of the
     cost by every method), ``main_crossings`` (a point where the main meets an existing main away from a manhole:
@@ -581,6 +589,8 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
     benefiting = lots[lots["benefits"].astype(bool)].assign(feature="benefiting parcel")
     layers = {
         "proposed_main": main,
+        # always written, empty when all was laid: an export written over one that had a part not laid keeps none
+        "not_laid": _not_laid_layer(plan, crs),
         "proposed_manholes": holes,
         "newly_mandated": newly,
         "benefiting_parcels": benefiting,
@@ -599,6 +609,7 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
             pd.concat(
                 [
                     main,
+                    *([layers["not_laid"]] if len(layers["not_laid"]) else []),
                     holes,
                     newly,
                     lots[~lots["category"].eq("newly mandated") & lots["benefits"].astype(bool)].assign(
@@ -616,6 +627,33 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         _write_whole(_plain_columns(every).to_crs(4326), path, driver="GeoJSON", layer_options=options)
         return [Path(path).stem]
     raise AssertionError(driver)  # check_plan_path allows no other
+
+
+def _not_laid_layer(plan: dict, crs) -> gpd.GeoDataFrame:
+    """The part of the drawn main not laid (``plan["not_laid"]``), as its own line: the manhole it meets the main as
+    laid at, the existing main it was drawn over (else empty), its direction from that manhole, its feet and why, as
+    the plan's summary says it. No rows when all of the drawn main was laid."""
+    from layers.board import not_laid_sentence
+
+    beyond = plan.get("not_laid")
+    rows = (
+        [
+            {
+                "at_manhole": beyond["beyond_manhole"],
+                "along": beyond.get("along"),
+                "direction": beyond["direction"],
+                "length_ft": beyond["length_ft"],
+                "reason": not_laid_sentence(beyond),
+            }
+        ]
+        if beyond
+        else []
+    )
+    return gpd.GeoDataFrame(
+        pd.DataFrame(rows, columns=list(NOT_LAID_FIELDS)).astype(NOT_LAID_FIELDS),
+        geometry=gpd.GeoSeries([shapely.LineString(beyond["coords"])] if beyond else [], crs=crs),
+        crs=crs,
+    ).assign(feature=NOT_LAID)
 
 
 def _route_layers(plan: dict, crs) -> dict[str, gpd.GeoDataFrame]:

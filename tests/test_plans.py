@@ -969,6 +969,7 @@ def test_plan_cli_json_save_export_pdf(town_gpkg, tmp_path):
     mapped = set(layers.loc[layers["geometry_type"].notna(), "name"])  # beside them: QGIS's layer_styles table
     assert mapped == {
         "proposed_main",
+        "not_laid",  # empty: all of Oak St's main is laid
         "proposed_manholes",
         "newly_mandated",
         "benefiting_parcels",

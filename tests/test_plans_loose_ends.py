@@ -147,7 +147,9 @@ def test_a_main_drawn_over_an_existing_main_to_its_manhole_connects_at_the_manho
     assert (r["not_laid"]["length_ft"], r["not_laid"]["direction"]) == (100.0, "west")
     assert r["length_ft"] == r["drawn_length_ft"] == 900.0 and r["connecting_main"] is None
     assert [m["id"] for m in r["manholes"]] == ["A", "NEW-1", "NEW-2", "NEW-3"]
-    assert r["cost"]["total"] == run().as_dict()["cost"]["total"]  # Oak St's main from A, as drawn from A
+    # Oak St's main from A, as drawn from A (to a few cents: moved onto A, the main half a foot off runs 0.00014 ft
+    # longer)
+    assert r["cost"]["total"] == pytest.approx(run().as_dict()["cost"]["total"], abs=0.05)
     told = check(r, "connection")
     assert told["verdict"] == "for the engineer"
     assert "The 100 ft drawn west of A over M-1 is not laid, costed or checked: M-1 is there already" in " ".join(
@@ -196,9 +198,10 @@ def test_plan_cli_says_the_part_drawn_over_an_existing_main_is_not_laid(tmp_path
 # -- what a plan's export holds --------------------------------------------------------------------------------------
 
 
-def test_exporting_a_plan_with_a_part_not_laid_says_the_export_is_without_it(tmp_path):
-    # The export holds the main as laid; read back (README's second command) it is the same plan, which no longer
-    # says what was not laid: the export is written without a word of that.
+def test_exporting_a_plan_with_a_part_not_laid_says_the_export_holds_it_apart(tmp_path):
+    # The export holds the main as laid and, apart from it, the part not laid; read back (README's second command)
+    # the two are joined again, and the plan says again what is not laid (it said nothing of it before, and the
+    # command told the planner so). Saved or not, the same words.
     from click.testing import CliRunner
 
     from gisapp.cli import main
@@ -213,21 +216,17 @@ def test_exporting_a_plan_with_a_part_not_laid_says_the_export_is_without_it(tmp
     )
     assert res.exit_code == 0, res.output
     said = " ".join(res.output.split())
-    assert "The export holds the main as laid, from A, without the 180 ft drawn south of A: read back" in said
-    assert "Save (--save) or print (--pdf) this plan to keep that said." in said
-    saved = CliRunner().invoke(
-        main,
-        [
-            *args,
-            *("--proposed", str(tmp_path / "past.geojson"), "--out", str(tmp_path / "plan.gpkg"), "--save"),
-            *("--register", str(tmp_path / "register.sqlite")),
-        ],
+    assert (
+        "The export holds the main as laid, from A, and apart from it the 180 ft drawn south of A that is not laid "
+        '(its feature "not laid"): read back with --proposed, the two are joined again as drawn, and the plan says '
+        "again what is not laid." in said
     )
-    assert saved.exit_code == 0, saved.output
-    assert "without the 180 ft" in " ".join(saved.output.split()) and "Save (--save)" not in saved.output
+    assert "Save (--save)" not in said
     back = CliRunner().invoke(main, [*args, "--proposed", str(tmp_path / "plan.geojson")], terminal_width=200)
-    assert back.exit_code == 0 and "Not laid" not in back.output  # the same 900 ft plan, as docs/plans.md says
-    assert "900 ft of 8-inch main, 3 new manholes" in " ".join(back.output.split())
+    assert back.exit_code == 0, back.output
+    said = " ".join(back.output.split())
+    assert "Not laid: the 180 ft drawn south of A, a second main draining into it, to plan on its own." in said
+    assert "900 ft of 8-inch main, 3 new manholes" in said
     # nothing left out, nothing said
     ny_frame([{"geometry": LineString([(0, 0), (900, 0)])}]).to_crs(4326).to_file(tmp_path / "oak.geojson")
     res = CliRunner().invoke(

@@ -1094,6 +1094,12 @@
       add(`Not laid: the ${plan.not_laid.length_words} drawn ${plan.not_laid.direction} of ` +
           `${plan.not_laid.beyond_manhole}, a second main draining into it, to plan on its own`);
     }
+    if ((plan.beyond_parcels_ft || 0) >= 1) {  // across the town line: nobody there is in the data
+      add(`Beyond the town's parcels: ${num(Math.round(plan.beyond_parcels_ft), "ft")} of the main lie farther from ` +
+          "them than a parcel can be reached from (across the town line, or past where the parcels layer stops): no " +
+          "parcel there is in the data, so who the main would reach there, and their part of the petition and the " +
+          "cost, are not in this plan");
+    }
     const unknown = (plan.flow && plan.flow.units_unknown.length) || 0;
     add(`Newly required to connect: ${plural(plan.newly_mandated.length, "parcel")} (${plural(Number(plan.units) || 0, "living unit")}` +
         `${unknown ? `; units unknown for ${plural(unknown, "parcel")}` : ""}); ${plural(plan.private_systems.length, "septic system")} retired` +
