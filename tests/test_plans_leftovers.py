@@ -303,3 +303,18 @@ def test_a_main_reaching_beyond_the_towns_parcels_says_who_it_reaches_there_is_n
     assert "who the main would reach there, and their part of the petition and the cost, are not in this plan" in told
     oak = run().as_dict()
     assert oak["beyond_parcels_ft"] == 0.0 and not any(s.startswith("Beyond") for s in summary_lines(oak))
+
+
+def test_the_part_not_laid_is_styled_in_a_geopackage_export_as_the_web_map_draws_it(tmp_path):
+    """QGIS drew the export's not_laid layer in a colour of its own choosing, like a main: it is grey and dotted, as
+    on the web map, so the blue line is the main as laid."""
+    import sqlite3
+    from contextlib import closing
+
+    result = run(proposed=moved(PAST_A), town=TOWN)
+    path = tmp_path / "plan.gpkg"
+    write_plan(str(path), result.as_dict(), result.line, TOWN["parcels"], crs=CRS)
+    with closing(sqlite3.connect(path)) as con:
+        (qml,) = con.execute("SELECT styleQML FROM layer_styles WHERE f_table_name = 'not_laid'").fetchone()
+    assert 'k="line_color" v="119,119,119,255"' in qml
+    assert 'k="use_custom_dash" v="1"' in qml and 'k="customdash" v="1;2"' in qml
