@@ -1142,7 +1142,9 @@ def test_a_connection_made_without_a_notice_is_recorded_in_chromium(store, tmp_p
         assert message_saying(browser, f"{parcel}: recorded connected on February 10, 2027").is_displayed()
         _shot(browser, "notices-recorded-without-notice")
         # The record's row names no owner (a record has none): its owner cell was "nan".
-        row = [tr for tr in browser.find_elements(By.CSS_SELECTOR, "#register tr") if "record" in tr.text][0]
+        # (found by its type cell, "record": every issued notice's "served" cell says "... article no. not recorded")
+        rows = browser.find_elements(By.CSS_SELECTOR, "#register tr")
+        row = [tr for tr in rows if [td.text for td in tr.find_elements(By.TAG_NAME, "td")][3:4] == ["record"]][0]
         assert row.find_elements(By.TAG_NAME, "td")[2].text == "" and "nan" not in row.text
         # A parcel with an open notice is refused with what to do on this page (its row's Save), not a command.
         browser.find_element(By.CSS_SELECTOR, "#record-section summary").click()
