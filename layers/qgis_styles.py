@@ -346,9 +346,9 @@ def value_maps(kind: str, fields: Iterable[str]) -> ET.Element | None:
     (``layers.legend.CODED_COLUMNS``), so the attribute table, the form and the Identify panel show the web map's
     words ("must connect") while the column keeps its code (``mandated``); None for a layer with none.
 
-    QGIS reads a ValueMap's ``map`` as a list of one-entry maps, each from the words shown to the value stored. An
-    empty cell (NULL) keeps QGIS's own "NULL": without an entry for it QGIS shows a value it has no words for in
-    brackets, "(NULL)".
+    QGIS reads a ValueMap's ``map`` as a list of one-entry maps, each from the words shown to the value stored. It
+    shows a value the map lacks in brackets, so each map has an entry for NULL: an empty cell still shows "NULL",
+    not "(NULL)".
 
     Examples
     --------
@@ -358,8 +358,8 @@ def value_maps(kind: str, fields: Iterable[str]) -> ET.Element | None:
     >>> config.find("field//Option[@value='mandated']").get("name")
     'must connect'
     """
-    columns = CODED_COLUMNS.get(kind, {})
-    present = [name for name in columns if name in set(fields)]
+    columns, fields = CODED_COLUMNS.get(kind, {}), set(fields)
+    present = [name for name in columns if name in fields]
     if not present:
         return None
     config = ET.Element("fieldConfiguration")
