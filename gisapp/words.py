@@ -14,8 +14,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from analysis.reasons import deadline_sentence
+from layers.legend import (
+    GREASE_WORDS,
+    INDUSTRIAL_WORDS,
+    NOTICE_REASON_WORDS,
+    RULE_WORDS,
+    SHARED_LATERAL_WORDS,
+    STATUS_WORDS,
+    SUBDIVISION_WORDS,
+)
 from layers.legend import STATUS_COLOURS as LEGEND_COLOURS
-from layers.legend import STATUS_LEGEND
 from layers.write import column_types_path
 
 if TYPE_CHECKING:
@@ -26,31 +34,14 @@ if TYPE_CHECKING:
 STATUS_COLOURS = {**LEGEND_COLOURS, "not_analysed": "#e0e0e0"}
 
 WORDS: dict[str, str] = {
-    # parcel statuses: the legend's words (layers/legend.py), which the QGIS styles label them with too
-    **{status: style.label for status, style in STATUS_LEGEND.items()},
+    # the codes of the result columns: the words of the legend (layers/legend.py), which the QGIS styles show too
+    **STATUS_WORDS,
     "not_analysed": "not analysed yet",
-    # the rule that decided
-    "connection_required": "connection required",
-    "already_connected": "already connected",
-    "occupancy": "no occupied building",
-    "distance": "farther than the distance",
-    "abutting_street": "the main is not in a street the parcel abuts",
-    # grease interceptors and industrial users
-    "required": "required",
-    "for_decision": "for the town's engineer or superintendent to decide",
-    "significant": "a significant industrial user",
-    "review": "for engineering review",
-    "flow_unknown": "flow not known: cannot be told",
-    # subdivisions
-    "must_build_sewers": "must build sewers",
-    "private_until_available": "private systems until the public sewer is available",
-    "not_required": "not required",
-    "unknown": "cannot be told from the data",
-    "no_rule": "the town's law sets no rule",
-    # rear buildings
-    "may_share_if_no_route": "may share the front building's sewer if no other route exists",
-    "separate_required": "needs its own building sewer",
-    "main_extension_required": "needs a main extended to it",
+    **RULE_WORDS,
+    **GREASE_WORDS,
+    **INDUSTRIAL_WORDS,
+    **SUBDIVISION_WORDS,
+    **SHARED_LATERAL_WORDS,
     # plan checks and requirements
     "min_diameter": "pipe size",
     "manhole_spacing": "distance between manholes",
@@ -65,9 +56,7 @@ WORDS: dict[str, str] = {
     "runs along": "runs along",
     "trench_width": "trench width",
     "exfiltration_test": "leakage test",
-    # notice reasons
-    "public_health_hazard": "public health hazard",
-    "highway_improvement": "highway improvement",
+    **NOTICE_REASON_WORDS,
 }
 # A date as a town writes it (strftime codes; %-d and %-m are the day and month without a leading zero).
 DEFAULT_DATE_FORMAT = "%B %-d, %Y"

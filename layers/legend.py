@@ -5,6 +5,8 @@
 per result layer, what each column the analysis writes means (a short title and a sentence): the PostGIS store
 writes them as column comments, GeoPackages carry them in ``gpkg_data_columns``, the QGIS styles use the titles
 as field aliases, and docs/postgis.md lists them (tests/test_qgis.py checks that the page holds every one).
+``CODED_COLUMNS`` gives the web map's words for the codes some columns hold (``rule``'s ``abutting_street`` ...):
+``gisapp.words.WORDS`` takes them from here, and the QGIS styles show them in place of the codes.
 Columns a result layer carries over from an input layer (owner names, addresses ...) are described by
 ``column_description`` from the input layer's field help in ``layers.schema``.
 """
@@ -47,6 +49,58 @@ STATUS_LEGEND: dict[str, StatusStyle] = {
     "no_public_sewer": StatusStyle("#756bb1", "no public sewer", "no public sanitary main in the data"),
 }
 STATUS_COLOURS = {status: style.colour for status, style in STATUS_LEGEND.items()}
+# The web map's words for the codes the result columns hold (``gisapp.words.WORDS`` takes them from here, as it takes
+# the statuses' from ``STATUS_LEGEND``). The QGIS styles show them in place of the codes in the attribute table, the
+# form and the Identify panel (a ValueMap widget, ``CODED_COLUMNS``), keeping the codes as the values stored: QGIS
+# showed "mandated" and "abutting_street" where the web popup says "must connect" and "the main is not in a street
+# the parcel abuts".
+STATUS_WORDS = {status: style.label for status, style in STATUS_LEGEND.items()}
+# the rule that decided (``analysis.reasons``; the rule of no_public_sewer is the status's own code)
+RULE_WORDS = {
+    "connection_required": "connection required",
+    "already_connected": "already connected",
+    "occupancy": "no occupied building",
+    "distance": "farther than the distance",
+    "abutting_street": "the main is not in a street the parcel abuts",
+    "no_public_sewer": STATUS_WORDS["no_public_sewer"],
+}
+# grease interceptors and industrial users (``analysis.discharges.GREASE``, ``INDUSTRIAL``)
+GREASE_WORDS = {"required": "required", "for_decision": "for the town's engineer or superintendent to decide"}
+INDUSTRIAL_WORDS = {
+    "significant": "a significant industrial user",
+    "review": "for engineering review",
+    "flow_unknown": "flow not known: cannot be told",
+}
+# subdivisions (``analysis.subdivisions.VERDICTS``)
+SUBDIVISION_WORDS = {
+    "must_build_sewers": "must build sewers",
+    "private_until_available": "private systems until the public sewer is available",
+    "not_required": "not required",
+    "unknown": "cannot be told from the data",
+    "no_rule": "the town's law sets no rule",
+}
+# rear buildings (``analysis.buildings.VERDICTS``)
+SHARED_LATERAL_WORDS = {
+    "may_share_if_no_route": "may share the front building's sewer if no other route exists",
+    "separate_required": "needs its own building sewer",
+    "main_extension_required": "needs a main extended to it",
+}
+# notice reasons (``analysis.reasons.NOTICE_REASONS``: Poughkeepsie's § 168-22.2G)
+NOTICE_REASON_WORDS = {"public_health_hazard": "public health hazard", "highway_improvement": "highway improvement"}
+# Per result layer, each coded column and the words for its codes.
+CODED_COLUMNS: dict[str, dict[str, dict[str, str]]] = {
+    "parcel_results": {
+        "status": STATUS_WORDS,
+        "rule": RULE_WORDS,
+        "grease_interceptor": GREASE_WORDS,
+        "industrial_user": INDUSTRIAL_WORDS,
+        "subdivision_duty": SUBDIVISION_WORDS,
+        "notice_reason": NOTICE_REASON_WORDS,
+    },
+    "measuring_lines": {"status": STATUS_WORDS},
+    "connection_points": {"status": STATUS_WORDS},
+    "building_results": {"shared_lateral": SHARED_LATERAL_WORDS},
+}
 # A status only one test of the mandate gives, and that test's rule (under [mandate]): a profile that switches the
 # test off never gives the status.
 STATUS_TESTS = {"in_range_not_abutting": "requires_abutting_street", "unoccupied": "requires_occupied_building"}
@@ -330,13 +384,21 @@ def column_description(layer: str, name: str) -> str | None:
 
 __all__ = [
     "CARRIED_FROM",
+    "CODED_COLUMNS",
+    "GREASE_WORDS",
+    "INDUSTRIAL_WORDS",
     "LAYER_DESCRIPTIONS",
+    "NOTICE_REASON_WORDS",
     "PLAN_COLUMNS",
     "RESULT_COLUMNS",
+    "RULE_WORDS",
+    "SHARED_LATERAL_WORDS",
     "STATUS_COLOURS",
     "STATUS_LEGEND",
     "Column",
     "STATUS_TESTS",
+    "STATUS_WORDS",
+    "SUBDIVISION_WORDS",
     "StatusStyle",
     "column",
     "column_description",

@@ -13,7 +13,10 @@ style per layer it knows, named ``sewerplan`` and marked as the default:
   plan's crossings of existing mains as red rings, its easements needed as a broad dashed purple line and the part
   drawn but not laid grey and dotted, as the web map draws them.
 
-Labels are off in every style, and the result columns get their titles as field aliases (``layers.legend``).
+Labels are off in every style, and the result columns get their titles as field aliases (``layers.legend``). The
+coded result columns (status, rule, grease interceptor ...) get a ValueMap editor widget, so QGIS's attribute table,
+form and Identify panel show the web map's words for the codes (``layers.legend.CODED_COLUMNS``): "must connect"
+where the column holds ``mandated``.
 A GeoPackage also gets ``gpkg_data_columns`` (the GeoPackage schema extension): each described column's title
 and meaning, which GDAL reads as the field's alternative name and comment.
 
@@ -30,6 +33,7 @@ from contextlib import closing
 from pathlib import Path
 
 from layers.legend import (
+    CODED_COLUMNS,
     LAYER_DESCRIPTIONS,
     RESULT_COLUMNS,
     STATUS_LEGEND,
@@ -320,6 +324,9 @@ def style_elements(
         element = ET.Element(name)
         element.text = value
         elements.append(element)
+    coded = value_maps(kind, fields)
+    if coded is not None:
+        elements.append(coded)
     aliases = ET.Element("aliases")
     for index, name in enumerate(sorted(fields)):
         described = column(layer, name)
@@ -328,6 +335,47 @@ def style_elements(
     elements.append(aliases)
     elements.append(ET.Element("legend", {"type": "default-vector", "showLabelLegend": "0"}))
     return elements
+
+
+# How QGIS's ValueMap widget writes NULL as a value stored (``QgsValueMapFieldFormatter::NULL_VALUE``).
+VALUE_MAP_NULL = "{2839923C-8B7D-419E-B84B-CA2FE9B80EC7}"
+
+
+def value_maps(kind: str, fields: Iterable[str]) -> ET.Element | None:
+    """QGIS's ``fieldConfiguration``: a ValueMap editor widget on each coded column of ``fields`` the layer has
+    (``layers.legend.CODED_COLUMNS``), so the attribute table, the form and the Identify panel show the web map's
+    words ("must connect") while the column keeps its code (``mandated``); None for a layer with none.
+
+    QGIS reads a ValueMap's ``map`` as a list of one-entry maps, each from the words shown to the value stored. It
+    shows a value the map lacks in brackets, so each map has an entry for NULL: an empty cell still shows "NULL",
+    not "(NULL)".
+
+    Examples
+    --------
+    >>> config = value_maps("parcel_results", ["status", "reason"])
+    >>> [f.get("name") for f in config], config.find("field/editWidget").get("type")
+    (['status'], 'ValueMap')
+    >>> config.find("field//Option[@value='mandated']").get("name")
+    'must connect'
+    """
+    columns, fields = CODED_COLUMNS.get(kind, {}), set(fields)
+    present = [name for name in columns if name in fields]
+    if not present:
+        return None
+    config = ET.Element("fieldConfiguration")
+    for name in present:
+        field = ET.SubElement(config, "field", {"name": name, "configurationFlags": "None"})
+        widget = ET.SubElement(ET.SubElement(field, "editWidget", {"type": "ValueMap"}), "config")
+        entries = ET.SubElement(
+            ET.SubElement(widget, "Option", {"type": "Map"}), "Option", {"type": "List", "name": "map"}
+        )
+        for code, words in [*columns[name].items(), (VALUE_MAP_NULL, "NULL")]:
+            ET.SubElement(
+                ET.SubElement(entries, "Option", {"type": "Map"}),
+                "Option",
+                {"type": "QString", "name": words, "value": code},
+            )
+    return config
 
 
 def style_description(layer: str) -> str:
@@ -463,4 +511,5 @@ __all__ = [
     "style_elements",
     "style_geopackage",
     "style_kind",
+    "value_maps",
 ]

@@ -22,6 +22,7 @@ import pytest
 
 from analysis.mandate import STATUSES
 from gisapp.words import STATUS_COLOURS as WEB_MAP_COLOURS
+from gisapp.words import words
 from layers.legend import RESULT_COLUMNS, STATUS_LEGEND
 from layers.qgis_project import GROUPS
 from tests.conftest import Runner
@@ -148,20 +149,34 @@ OPEN_PROJECT = """
 import json, os, sys
 os.environ["QT_QPA_PLATFORM"] = "offscreen"
 from qgis.core import QgsApplication, QgsProject, QgsVectorLayer
+from qgis.PyQt.QtCore import QVariant
 app = QgsApplication([], False)
 app.initQgis()
 project = QgsProject.instance()
 report = {"read": project.read(sys.argv[1]), "error": project.error(), "layers": {}}
+
+def value_maps(layer):  # per field with a ValueMap widget: {value stored: what QGIS shows for it}
+    formatter = QgsApplication.fieldFormatterRegistry().fieldFormatter("ValueMap")
+    found = {}
+    for index, field in enumerate(layer.fields()):
+        setup = layer.editorWidgetSetup(index)
+        if setup.type() == "ValueMap":
+            stored = [v for item in setup.config()["map"] for v in item.values()]
+            found[field.name()] = {v: formatter.representValue(layer, index, setup.config(), None, v) for v in stored}
+            found[field.name()]["(empty)"] = formatter.representValue(layer, index, setup.config(), None, QVariant())
+    return found
+
 for layer in project.mapLayers().values():
     report["layers"][layer.name()] = {
         "valid": layer.isValid(), "features": layer.featureCount(), "renderer": layer.renderer().type(),
-        "crs": layer.crs().authid(), "labels": layer.labelsEnabled(),
+        "crs": layer.crs().authid(), "labels": layer.labelsEnabled(), "value_maps": value_maps(layer),
     }
 report["groups"] = [g.name() for g in project.layerTreeRoot().children()]
 if len(sys.argv) > 2:  # the GeoPackage's own default style, as QGIS applies it to a layer added alone
     alone = QgsVectorLayer(sys.argv[2] + "|layername=parcel_results", "alone", "ogr")
     report["alone"] = {"valid": alone.isValid(), "renderer": alone.renderer().type(),
-                       "categories": [c.value() for c in alone.renderer().categories()]}
+                       "categories": [c.value() for c in alone.renderer().categories()],
+                       "value_maps": value_maps(alone)}
     del alone
 print(json.dumps(report), flush=True)
 project.clear()
@@ -212,6 +227,19 @@ def test_qgis_opens_the_project_with_every_layer_valid(analysed, tmp_path):
     assert report["groups"] == ["results", "network", "base"]
     assert report["alone"]["valid"] and report["alone"]["renderer"] == "categorizedSymbol"
     assert set(report["alone"]["categories"]) == set(STATUSES)
+    # QGIS's attribute table and Identify panel showed the codes ("mandated") where the web popup says "must connect":
+    # the coded columns have a ValueMap widget, in the project and in the GeoPackage's own style alike.
+    for shown in (report["layers"]["parcel_results"]["value_maps"], report["alone"]["value_maps"]):
+        assert shown["status"]["mandated"] == "must connect"
+        assert shown["rule"]["abutting_street"] == words("abutting_street")
+        assert shown["grease_interceptor"]["(empty)"] == "NULL"  # as without the widget, not "(NULL)"
+        assert {code: text for code, text in shown["status"].items() if code in STATUSES} == {
+            s: words(s) for s in STATUSES
+        }
+    assert report["layers"]["measuring_lines"]["value_maps"]["status"]["mandated"] == "must connect"
+    assert report["layers"]["building_results"]["value_maps"]["shared_lateral"]["separate_required"] == words(
+        "separate_required"
+    )
 
 
 # The parcel results' legend as QGIS shows it on opening the project: [value, label] per category, in order.

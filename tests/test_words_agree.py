@@ -138,3 +138,67 @@ def test_the_qgis_building_style_outlines_and_words_what_the_web_map_does(towns)
     assert {label: colour.rsplit(",", 1)[0] for label, colour in drawn.items()} == {
         k: v for k, v in rgb.items() if "subdivision" not in k
     }
+
+
+def _value_maps(root) -> dict[str, dict[str, str]]:
+    """A style's ValueMap widgets as QGIS reads them: per field, {value stored: the words shown}."""
+    found = {}
+    for field in root.iter("field"):
+        widget = field.find("editWidget")
+        if widget is not None and widget.get("type") == "ValueMap":
+            entries = widget.find("config/Option/Option[@name='map']")
+            found[field.get("name")] = {o.get("value"): o.get("name") for o in entries.iter("Option") if o.get("value")}
+    return found
+
+
+@pytest.mark.parametrize("profile", PROFILES)
+def test_qgis_shows_the_web_popups_words_for_the_coded_columns(towns, profile, tmp_path):
+    """QGIS's attribute table and Identify panel showed ``mandated`` and ``abutting_street`` where the web popup says
+    "must connect" and "the main is not in a street the parcel abuts": the style the store holds and the QGIS
+    project's give each coded column a ValueMap widget with the popup's words (``gisapp.words.words``), one list."""
+    from gisapp.words import words
+    from layers.qgis_styles import VALUE_MAP_NULL
+
+    store, _ = towns[profile]
+    with closing(sqlite3.connect(store)) as con:
+        (qml,) = con.execute("SELECT styleQML FROM layer_styles WHERE f_table_name = 'parcel_results'").fetchone()
+        rules = {r for (r,) in con.execute("SELECT DISTINCT rule FROM parcel_results")}
+    out = tmp_path / "town.qgz"
+    Runner().invoke("export-qgis", "--store", store, "--out", out, ok=True)
+    with zipfile.ZipFile(out) as archive:
+        (name,) = archive.namelist()
+        project = ET.fromstring(archive.read(name).decode("utf-8").split("\n", 1)[1])
+    (layer,) = [m for m in project.iter("maplayer") if m.findtext("layername") == "parcel_results"]
+    for shown in (_value_maps(ET.fromstring(qml.split("\n", 1)[1])), _value_maps(layer)):
+        assert shown["status"]["mandated"] == "must connect"
+        assert set(shown) >= {"status", "rule", "grease_interceptor", "industrial_user", "subdivision_duty"}
+        for column, codes in shown.items():
+            assert codes.pop(VALUE_MAP_NULL) == "NULL", column  # an empty cell stays NULL, not "(NULL)"
+            assert codes == {code: words(code) for code in codes}, column
+        assert rules <= set(shown["rule"])  # every rule the run wrote has its words
+
+
+def test_every_code_the_analysis_writes_has_words_for_qgis():
+    """Each coded column's words list every code the analysis can write there: a code left out, QGIS shows in
+    brackets, "(for_decision)"."""
+    from analysis.buildings import VERDICTS as SHARED_LATERAL
+    from analysis.discharges import GREASE, INDUSTRIAL
+    from analysis.profiles import load_profile
+    from analysis.reasons import NOTICE_REASONS, STATUSES, _rules
+    from analysis.subdivisions import VERDICTS as SUBDIVISION
+    from layers.legend import CODED_COLUMNS
+    from layers.qgis_styles import qml
+
+    parcels = CODED_COLUMNS["parcel_results"]
+    assert set(parcels["status"]) == set(STATUSES)
+    for profile in PROFILES:
+        assert {rule for rule, _ in _rules(load_profile(profile)).values()} == set(parcels["rule"])
+    assert set(parcels["grease_interceptor"]) == set(GREASE)
+    assert set(parcels["industrial_user"]) == set(INDUSTRIAL)
+    assert set(parcels["subdivision_duty"]) == set(SUBDIVISION)
+    assert set(parcels["notice_reason"]) == set(NOTICE_REASONS)
+    assert set(CODED_COLUMNS["building_results"]["shared_lateral"]) == set(SHARED_LATERAL)
+    for evidence in ("measuring_lines", "connection_points"):
+        assert CODED_COLUMNS[evidence]["status"] == parcels["status"]
+    buildings = ET.fromstring(qml("building_results", ["shared_lateral", "reason"]).split("\n", 1)[1])
+    assert set(_value_maps(buildings)) == {"shared_lateral"}
