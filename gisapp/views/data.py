@@ -60,11 +60,13 @@ from layers.uploads import (
     read_meta,
     retire_published,
     set_kinds,
+    table_words,
     update_meta,
     update_meta_entry,
     upload_folder,
     upload_layers,
     upload_sources,
+    upload_tables,
 )
 from layers.validate import ColumnMapping, mapping_mistakes
 
@@ -251,7 +253,8 @@ def _refused_deletes(folder: Path):
 
 
 def _layers(token: str) -> tuple[dict, dict]:
-    """Every layer of the upload by name, and those whose kind is known by kind."""
+    """Every layer of the upload by name (its tables without shapes too, ``upload_tables``), and those whose kind is
+    known by kind."""
     folder = _folder(token)
     with _refused_deletes(folder):
         available = upload_layers(folder)
@@ -332,11 +335,14 @@ def mapping(token: str, message: str | None = None, status: int = 200):
     meta = read_meta(_folder(token))
     form = meta.get("form") or {}
     used = {s.path + "|" + str(s.layer) for s in sources.values()}
+    # Tables without shapes are listed apart, each with what to do: no kind can be chosen for one.
+    tables = upload_tables(_folder(token))
     unknown = [
         (name, Path(src.path).name + (f": layer {src.layer}" if src.layer else ""), _named_as_used(name, sources))
         for name, src in available.items()
-        if src.path + "|" + str(src.layer) not in used
+        if src.path + "|" + str(src.layer) not in used and name not in tables
     ]
+    table_notes = [table_words(name, src) for name, src in available.items() if name in tables]
     layers = []
     for kind, source in sources.items():
         columns = _columns(token, kind, source)
@@ -368,6 +374,7 @@ def mapping(token: str, message: str | None = None, status: int = 200):
         name=meta.get("name", token),
         layers=layers,
         unknown=unknown,
+        tables=table_notes,
         kinds=KIND_HELP,
         # an upload without parcels (a town's sewer layers alone) is offered the form to add them here: the
         # report, which has it too, is reached only once there are parcels
@@ -402,12 +409,15 @@ def _parcels_first(kind: str) -> tuple[bool, str]:
 def kinds(token: str):
     """What each layer whose name says nothing is (a single ``town.geojson`` is the parcels layer, say)."""
     available, _ = _layers(token)
+    folder = _folder(token)
+    tables = upload_tables(folder)
     given = {}
     for key, value in request.form.items():
         head, _, name = key.partition(".")
         if head == "kind" and name in available and (value in SPECS or value == ""):
+            if value and name in tables:  # a form made by hand: the page offers no kind for a table
+                return mapping(token, message=table_words(name, available[name]), status=400)
             given[name] = value
-    folder = _folder(token)
     try:
         set_kinds(folder, given)  # refused, changing nothing, where two layers would be of one kind
     except LayerError as exc:
