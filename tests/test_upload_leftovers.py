@@ -502,3 +502,22 @@ def test_a_table_added_as_a_missing_layer_is_refused_and_the_upload_kept(tmp_pat
     with pytest.raises(LayerError, match=r"^mh\.gpkg holds inspections, a table without shapes \(attributes only\)"):
         add_to_upload(folder, "mh.gpkg", io.BytesIO(table.read_bytes()), kind="manholes", max_unzipped_bytes=1 << 28)
     assert sorted(upload_sources(folder)) == ["parcels"] and folder.is_dir()
+
+
+@pytest.mark.parametrize("beside", [True, False], ids=["beside-sewer_mains", "alone"])
+def test_the_command_line_names_a_table_named_mains_or_takes_the_layer_beside_it(tmp_path, beside):
+    """sewerplan analyze --data town.gpkg of parcels, a mains table and a sewer_mains layer: the table was taken as
+    the mains and the run refused, where the web uses sewer_mains. Alone, the table is named for what it is."""
+    from tests.conftest import Runner
+
+    data = tmp_path / "town.gpkg"
+    lots().to_file(data, layer="parcels")
+    pyogrio.write_dataframe(inspections(), data, layer="mains")
+    if beside:
+        mains().to_file(data, layer="sewer_mains")
+    found = find_layers(str(data))
+    assert found["mains"].layer == ("sewer_mains" if beside else "mains")
+    result = Runner().invoke("analyze", "--profile", "wappinger", "--set", "mandate.distance_ft=200", "--data", data)
+    text = " ".join(result.output.split())
+    told = "mains (town.gpkg:mains) is a table without geometry (attributes only), so it cannot be the mains layer"
+    assert (told in text) is not beside and "Traceback" not in text
