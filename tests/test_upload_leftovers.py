@@ -521,3 +521,34 @@ def test_the_command_line_names_a_table_named_mains_or_takes_the_layer_beside_it
     text = " ".join(result.output.split())
     told = "mains (town.gpkg:mains) is a table without geometry (attributes only), so it cannot be the mains layer"
     assert (told in text) is not beside and "Traceback" not in text
+
+
+# --- 7. a column literally named "(none)" -------------------------------------------------------------------------
+
+
+def test_a_column_named_like_the_none_marker_can_be_chosen(web):
+    """A column named "(none)": its option posted "(none)", the marker of none chosen on purpose, and the field was
+    left empty, the column unused, whatever the planner chose."""
+    app, client, token, send = web
+    page = send(parcels=lots(**{"(none)": ["SMITH", "JONES"]}))
+    select = _select(client.get(page).get_data(as_text=True), "parcels.owner_name")
+    assert '<option value="(none)" >(none)</option>' in select  # the column
+    answer = client.post(page, data={"csrf_token": token, "parcels.owner_name": "(none)"})
+    words = said(answer)
+    assert answer.status_code == 200 and "Columns not used parcels: every column is used" in words
+    assert "left empty on purpose" not in words
+    fields = list(pyogrio.read_info(_folder(app, page) / "store.gpkg", layer="parcels")["fields"])
+    assert "owner_name" in fields
+
+
+def test_beside_a_column_named_like_the_none_marker_none_can_still_be_chosen(web):
+    app, client, token, send = web
+    page = send(parcels=lots(owner=["SMITH", "JONES"], **{"(none)": ["a", "b"]}))
+    select = _select(client.get(page).get_data(as_text=True), "parcels.owner_name")
+    (marker,) = re.findall(r'<option value="([^"]*)"[^>]*>\(none\)</option>', select)[:1]
+    assert marker not in ("", "(none)", "owner")
+    answer = client.post(page, data={"csrf_token": token, "parcels.owner_name": marker})
+    words = said(answer)
+    assert answer.status_code == 200 and 'owner_name is empty, as "(none)" was chosen for it' in words
+    fields = list(pyogrio.read_info(_folder(app, page) / "store.gpkg", layer="parcels")["fields"])
+    assert "owner_name" not in fields and "input_owner" in fields
