@@ -201,14 +201,20 @@ def find_layers(data: str) -> dict[str, LayerSource]:
             return found
     try:
         with quiet():  # what GDAL warns of here it says again when the layer is read, and is reported then
-            names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(str(path))}
+            listed = pyogrio.list_layers(str(path))
+        names = {str(n).lower(): str(n) for n, _ in listed}
+        tables = {str(n).lower() for n, geometry_type in listed if geometry_type is None}
     except Exception as exc:
         if path.suffix.lower() == ".zip":  # a whole zip, of no file GDAL reads: not damaged, but no map data
             raise LayerError(_no_layer_in_zip(path)) from exc
         raise LayerError(unreadable_message(path, exc)) from exc
     if path.suffix.lower() == ".zip" and _tables_only(path, names):  # GDAL reads a zip of CSV files as tables
         raise LayerError(_no_layer_in_zip(path))
-    found = _match(names, lambda name: LayerSource("", str(path), name))
+    # A layer with shapes first: a GeoPackage's attribute table named mains was taken before its sewer_mains layer,
+    # and the run refused for it. A table is still taken for a kind no layer with shapes is named for, so that the
+    # check names it ("a table without geometry") rather than saying no such layer was found.
+    shaped = _match({k: v for k, v in names.items() if k not in tables}, lambda name: LayerSource("", str(path), name))
+    found = _match(names, lambda name: LayerSource("", str(path), name)) | shaped
     if not found:
         raise LayerError(_nothing_found(path.name, list(names.values()), "layer"))
     if path.suffix.lower() == ".zip":

@@ -719,12 +719,52 @@ def upload_layers(folder: str | Path) -> dict:
     """Every layer in an upload by its lower-case name (a file's stem, a GeoPackage's or geodatabase's layer name),
     each to be opened only by its checked driver. A GeoPackage's or geodatabase's layer names are listed through
     that driver alone."""
+    return _upload_layers(folder)[0]
+
+
+def upload_tables(folder: str | Path) -> set[str]:
+    """The layers of an upload (by lower-case name) that are tables without shapes: a GeoPackage's or geodatabase's
+    attribute tables (a county's manhole inspections, named ``manholes``). They are never taken as a layer of any
+    kind (``upload_sources``): taken by name, the check refused the table and the whole upload was deleted with it,
+    its parcels and mains as well. The column-mapping page names them (``table_words``)."""
+    return _upload_layers(folder)[1]
+
+
+def table_words(name: str, source) -> str:
+    """What the column-mapping page says of a table without shapes in an upload: that it is not used, and, for one
+    named as a layer kind (``mains``), what to do to give that layer."""
+    from layers.read import LAYER_NAMES  # read.py imports this module
+
+    kind = next((k for k, known in LAYER_NAMES.items() if name in known), None)
+    said = f"{_layer_words(source)} has no shapes (it is a table, attributes only), so sewerplan does not use it"
+    if kind is None:
+        return f"{said}."
+    kind_words = kind.replace("_", " ")
+    return (
+        f"{said} as the {kind_words} layer its name says. To use it as the {kind_words} layer, export that layer "
+        "from the GIS with its geometry and add it to this upload (or upload the data again); leave it out if it is "
+        f"not meant as a layer. {_POINTS_FROM_TABLE}"
+    )
+
+
+# What to do with a table of points listed by their X and Y columns (a GeoPackage's attribute table): sewerplan
+# makes no points of columns, whose CRS only someone who knows the table can say.
+_POINTS_FROM_TABLE = (
+    "If it lists points by X and Y (or longitude and latitude) columns, make it a layer in QGIS first (Layer > Add "
+    'Layer > Add Delimited Text Layer, or Processing\'s "Create points layer from table", with its X and Y columns '
+    "and their CRS), then export that layer as a GeoPackage."
+)
+
+
+def _upload_layers(folder: str | Path) -> tuple[dict, set[str]]:
+    """``upload_layers`` and ``upload_tables`` at once: a GeoPackage's layers are listed once for both."""
     import pyogrio
 
     from layers.read import LayerSource, unreadable_message
 
     data = Path(folder) / "data"
     available: dict[str, LayerSource] = {}
+    tables: set[str] = set()
 
     def add(name: str, source: LayerSource) -> None:
         # Two layers of one name (parcels.shp and parcels.geojson, PARCELS.shp and parcels.shp, a GeoPackage's
@@ -741,16 +781,18 @@ def upload_layers(folder: str | Path) -> dict:
         driver = UPLOAD_DRIVERS[path.suffix.lower()]
         if driver in ("GPKG", "OpenFileGDB"):
             try:
-                names = [str(n) for n, _ in pyogrio.list_layers(gdal_path(path, driver, root=data))]
+                listed = [(str(n), g) for n, g in pyogrio.list_layers(gdal_path(path, driver, root=data))]
             except LayerError:
                 raise
             except Exception as exc:
                 raise LayerError(unreadable_message(path, exc)) from exc
-            for name in names:
+            for name, geometry_type in listed:
                 add(name, LayerSource("", str(path), name, driver))
+                if geometry_type is None:  # an attribute table: GDAL gives no geometry type
+                    tables.add(name.lower())
         else:
             add(path.stem, LayerSource("", str(path), None, driver))
-    return available
+    return available, tables
 
 
 def _layer_words(source) -> str:
@@ -761,10 +803,12 @@ def _layer_words(source) -> str:
 
 def upload_sources(folder: str | Path) -> dict:
     """The layers of an upload by kind: those the user said what they are (``set_kinds``), then those found by name
-    (``parcels.shp``, a GeoPackage's ``mains`` ...), each to be opened only by its checked driver."""
+    (``parcels.shp``, a GeoPackage's ``mains`` ...), each to be opened only by its checked driver. A table without
+    shapes is none of them (``upload_tables``), whatever its name."""
     from layers.read import LAYER_NAMES, LayerSource
 
-    available = upload_layers(folder)
+    everything, tables = _upload_layers(folder)
+    available = {name: src for name, src in everything.items() if name not in tables}
     given = {name: kind for name, kind in (read_meta(Path(folder)).get("kinds") or {}).items() if name in available}
     found = {}
     for name, kind in given.items():
@@ -865,10 +909,17 @@ def add_to_upload(
             from layers.read import no_layer_in  # read.py imports this module
 
             raise LayerError(no_layer_in("The file", _held(unpacked, left_out), verb="add"))
-        names = list(upload_layers(incoming))
+        found, tables = _upload_layers(incoming)
+        names = list(found)
         if len(names) != 1:
             raise LayerError(
                 f"Add one layer at a time: the file holds {len(names)} ({', '.join(names) or 'none sewerplan reads'})."
+            )
+        if tables:  # taken as the layer, the check refused it and deleted the whole upload
+            raise LayerError(
+                f"{Path(filename).name} holds {names[0]}, a table without shapes (attributes only), which cannot be "
+                f"the {kind.replace('_', ' ')} layer: export that layer from the GIS with its geometry and add it "
+                f"again. {_POINTS_FROM_TABLE}"
             )
         data = folder / "data"
         parts = list(unpacked.iterdir())

@@ -1,5 +1,6 @@
 """Leftovers of the upload: "(none)" chosen on purpose, coded values for a column the layer lacks, a zip of CSV tables
-given to the command line, and one sentence for a zip that holds no layer wherever it is given.
+given to the command line, one sentence for a zip that holds no layer wherever it is given, and a GeoPackage's
+attribute table named as a layer.
 
 Each test builds its files in ``tmp_path``, small enough to see the right answer.
 """
@@ -13,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 import geopandas as gpd
+import pandas as pd
 import pyogrio
 import pyproj
 import pytest
@@ -58,8 +60,8 @@ def prepared(frame: gpd.GeoDataFrame, kind: str, mapping: ColumnMapping):
 
 @pytest.fixture
 def web(tmp_path):
-    """The app, its client, the CSRF token, and a function that uploads a GeoPackage of ``layers`` and returns its
-    column-mapping page's address."""
+    """The app, its client, the CSRF token, and a function that uploads a GeoPackage of ``layers`` (GeoDataFrames, or
+    DataFrames for tables without shapes) and returns its column-mapping page's address."""
     from tests.conftest import csrf, make_app
 
     app = make_app(tmp_path / "town.gpkg", tmp_path)
@@ -70,7 +72,7 @@ def web(tmp_path):
         path = tmp_path / "sent.gpkg"
         path.unlink(missing_ok=True)
         for name, frame in layers.items():
-            frame.to_file(path, layer=name)
+            pyogrio.write_dataframe(frame, path, layer=name)  # a DataFrame: an attribute table, without shapes
         sent = client.post(
             "/data/upload",
             data={"dataset": (io.BytesIO(path.read_bytes()), "sent.gpkg"), "csrf_token": token},
@@ -407,3 +409,146 @@ def test_a_table_zipped_beside_the_layers_is_named_on_the_mapping_page(web, tmp_
     assert "Not read from the upload, as they are no layers sewerplan reads: mains.csv, README.txt." in words
     assert "mains.csv is named as the mains layer, and a CSV table is not accepted, as it has no shapes" in words
     assert "README.txt is named" not in words
+
+
+# --- 6. a GeoPackage's attribute table named as a layer -------------------------------------------------------------
+
+
+def inspections() -> pd.DataFrame:
+    """A county's manhole inspection table: attributes, no shapes."""
+    return pd.DataFrame({"mh_id": ["MH1", "MH2"], "inspected": ["2024-05-01", "2024-06-12"]})
+
+
+def test_a_table_named_as_an_optional_layer_keeps_the_upload_and_is_listed_as_not_used(web):
+    """parcels, mains and an inspection table named manholes: the check refused the table as the manholes layer, and
+    the whole upload was deleted, its good parcels and mains with it."""
+    app, client, token, send = web
+    page = send(parcels=lots(), mains=mains(), manholes=inspections())
+    words = said(client.get(page))
+    assert "Layers not used" in words
+    assert (
+        "sent.gpkg's layer manholes has no shapes (it is a table, attributes only), so sewerplan does not use it as "
+        "the manholes layer its name says. To use it as the manholes layer, export that layer from the GIS with its "
+        "geometry and add it to this upload (or upload the data again); leave it out if it is not meant as a layer."
+        in words
+    )
+    assert "Add Delimited Text Layer" in words and '"Create points layer from table"' in words
+    assert '<select name="kind.manholes"' not in client.get(page).get_data(as_text=True)  # no kind to choose for it
+    answer = client.post(page, data={"csrf_token": token})
+    assert answer.status_code == 200 and "The data can be used: 2 parcels" in said(answer)
+    assert sorted(n for n, _ in pyogrio.list_layers(_folder(app, page) / "store.gpkg") if n in SPECS) == [
+        "mains",
+        "parcels",
+    ]
+
+
+def test_a_table_named_mains_keeps_the_upload_and_the_report_asks_for_the_mains(web):
+    """The mains are required: the report says they are missing, as it does for an upload without them."""
+    app, client, token, send = web
+    without = said(client.post(send(parcels=lots()), data={"csrf_token": token}))
+    page = send(parcels=lots(), mains=inspections())
+    assert "sent.gpkg's layer mains has no shapes (it is a table, attributes only)" in said(client.get(page))
+    answer = client.post(page, data={"csrf_token": token})
+    words = said(answer)
+    assert answer.status_code == 200 and "The data can be used: 2 parcels" in words
+    missing = "Not yet: The analysis needs a sewer mains layer to measure to. Add the mains layer with"
+    assert missing in without and missing in words
+    assert client.get(page).status_code == 200  # kept
+
+
+def test_a_table_named_mains_beside_a_sewer_mains_layer_leaves_that_layer_used(web):
+    app, client, token, send = web
+    page = send(parcels=lots(), mains=inspections(), sewer_mains=mains())
+    words = said(client.get(page))
+    assert "mains (sent.gpkg:sewer_mains)" in words and "does not use it as the mains layer its name says" in words
+    answer = client.post(page, data={"csrf_token": token})
+    assert answer.status_code == 200 and "needs a sewer mains layer" not in said(answer)
+
+
+def test_a_table_named_parcels_keeps_the_upload_and_asks_for_the_parcels(web):
+    app, client, token, send = web
+    page = send(parcels=inspections(), mains=mains())
+    words = said(client.get(page))
+    assert "sent.gpkg's layer parcels has no shapes (it is a table, attributes only)" in words
+    assert "Add a layer to this upload" in words  # the form to add the parcels
+    answer = client.post(page, data={"csrf_token": token})
+    assert answer.status_code == 422
+    assert "No layer of the upload is the parcels layer: say which one it is below, or add it." in said(answer)
+    assert client.get(page).status_code == 200  # kept
+
+
+def test_a_table_given_a_kind_by_a_form_made_by_hand_is_refused_and_the_upload_kept(web):
+    app, client, token, send = web
+    page = send(parcels=lots(), mains=mains(), inspections=inspections())
+    words = said(client.get(page))
+    assert (
+        "sent.gpkg's layer inspections has no shapes (it is a table, attributes only), so sewerplan does not use"
+        in (words)
+    )
+    answer = client.post(page.replace("/mapping", "/kinds"), data={"csrf_token": token, "kind.inspections": "manholes"})
+    assert answer.status_code == 400 and "sent.gpkg's layer inspections has no shapes" in said(answer)
+    checked = client.post(page, data={"csrf_token": token})
+    assert checked.status_code == 200 and "The data can be used: 2 parcels" in said(checked)
+
+
+def test_a_table_added_as_a_missing_layer_is_refused_and_the_upload_kept(tmp_path):
+    from layers.uploads import add_to_upload, upload_sources
+
+    sent = tmp_path / "sent.gpkg"
+    lots().to_file(sent, layer="parcels")
+    folder = upload(tmp_path / "up", "sent.gpkg", sent.read_bytes())
+    table = tmp_path / "mh.gpkg"
+    pyogrio.write_dataframe(inspections(), table, layer="inspections")
+    with pytest.raises(LayerError, match=r"^mh\.gpkg holds inspections, a table without shapes \(attributes only\)"):
+        add_to_upload(folder, "mh.gpkg", io.BytesIO(table.read_bytes()), kind="manholes", max_unzipped_bytes=1 << 28)
+    assert sorted(upload_sources(folder)) == ["parcels"] and folder.is_dir()
+
+
+@pytest.mark.parametrize("beside", [True, False], ids=["beside-sewer_mains", "alone"])
+def test_the_command_line_names_a_table_named_mains_or_takes_the_layer_beside_it(tmp_path, beside):
+    """sewerplan analyze --data town.gpkg of parcels, a mains table and a sewer_mains layer: the table was taken as
+    the mains and the run refused, where the web uses sewer_mains. Alone, the table is named for what it is."""
+    from tests.conftest import Runner
+
+    data = tmp_path / "town.gpkg"
+    lots().to_file(data, layer="parcels")
+    pyogrio.write_dataframe(inspections(), data, layer="mains")
+    if beside:
+        mains().to_file(data, layer="sewer_mains")
+    found = find_layers(str(data))
+    assert found["mains"].layer == ("sewer_mains" if beside else "mains")
+    result = Runner().invoke("analyze", "--profile", "wappinger", "--set", "mandate.distance_ft=200", "--data", data)
+    text = " ".join(result.output.split())
+    told = "mains (town.gpkg:mains) is a table without geometry (attributes only), so it cannot be the mains layer"
+    assert (told in text) is not beside and "Traceback" not in text
+
+
+# --- 7. a column literally named "(none)" -------------------------------------------------------------------------
+
+
+def test_a_column_named_like_the_none_marker_can_be_chosen(web):
+    """A column named "(none)": its option posted "(none)", the marker of none chosen on purpose, and the field was
+    left empty, the column unused, whatever the planner chose."""
+    app, client, token, send = web
+    page = send(parcels=lots(**{"(none)": ["SMITH", "JONES"]}))
+    select = _select(client.get(page).get_data(as_text=True), "parcels.owner_name")
+    assert '<option value="(none)" >(none)</option>' in select  # the column
+    answer = client.post(page, data={"csrf_token": token, "parcels.owner_name": "(none)"})
+    words = said(answer)
+    assert answer.status_code == 200 and "Columns not used parcels: every column is used" in words
+    assert "left empty on purpose" not in words
+    fields = list(pyogrio.read_info(_folder(app, page) / "store.gpkg", layer="parcels")["fields"])
+    assert "owner_name" in fields
+
+
+def test_beside_a_column_named_like_the_none_marker_none_can_still_be_chosen(web):
+    app, client, token, send = web
+    page = send(parcels=lots(owner=["SMITH", "JONES"], **{"(none)": ["a", "b"]}))
+    select = _select(client.get(page).get_data(as_text=True), "parcels.owner_name")
+    (marker,) = re.findall(r'<option value="([^"]*)"[^>]*>\(none\)</option>', select)[:1]
+    assert marker not in ("", "(none)", "owner")
+    answer = client.post(page, data={"csrf_token": token, "parcels.owner_name": marker})
+    words = said(answer)
+    assert answer.status_code == 200 and 'owner_name is empty, as "(none)" was chosen for it' in words
+    fields = list(pyogrio.read_info(_folder(app, page) / "store.gpkg", layer="parcels")["fields"])
+    assert "owner_name" not in fields and "input_owner" in fields

@@ -60,11 +60,13 @@ from layers.uploads import (
     read_meta,
     retire_published,
     set_kinds,
+    table_words,
     update_meta,
     update_meta_entry,
     upload_folder,
     upload_layers,
     upload_sources,
+    upload_tables,
 )
 from layers.validate import ColumnMapping, mapping_mistakes
 
@@ -251,7 +253,8 @@ def _refused_deletes(folder: Path):
 
 
 def _layers(token: str) -> tuple[dict, dict]:
-    """Every layer of the upload by name, and those whose kind is known by kind."""
+    """Every layer of the upload by name (its tables without shapes too, ``upload_tables``), and those whose kind is
+    known by kind."""
     folder = _folder(token)
     with _refused_deletes(folder):
         available = upload_layers(folder)
@@ -301,8 +304,22 @@ def _town_measuring_crs():
 
 # What the column-mapping page posts for a field whose "(none)" the planner chose where a column was found by the
 # field's name: none on purpose. An empty value (a select left at "(none)" where nothing was found, a form without the
-# field) takes the column found by name, as the check itself does.
+# field) takes the column found by name, as the check itself does. A layer with a column of that very name is posted
+# it in more brackets (``none_marker``): its column "(none)" could not be chosen, its option posting the marker.
 NONE_CHOSEN = "(none)"
+
+
+def none_marker(columns: list[str]) -> str:
+    """What "(none)" posts for a layer of ``columns``: ``NONE_CHOSEN``, bracketed again until it is no column's name."""
+    marker = NONE_CHOSEN
+    while marker in columns:
+        marker = f"({marker})"
+    return marker
+
+
+def _layer_columns(token: str, sources: dict) -> dict[str, list[str]]:
+    """Each layer's columns by kind, as its mapping page listed them (``_columns``)."""
+    return {kind: _columns(token, kind, source) for kind, source in sources.items()}
 
 
 def matched_fields(kind: str, columns: list[str], chosen: dict[str, str]) -> list[tuple]:
@@ -332,11 +349,14 @@ def mapping(token: str, message: str | None = None, status: int = 200):
     meta = read_meta(_folder(token))
     form = meta.get("form") or {}
     used = {s.path + "|" + str(s.layer) for s in sources.values()}
+    # Tables without shapes are listed apart, each with what to do: no kind can be chosen for one.
+    tables = upload_tables(_folder(token))
     unknown = [
         (name, Path(src.path).name + (f": layer {src.layer}" if src.layer else ""), _named_as_used(name, sources))
         for name, src in available.items()
-        if src.path + "|" + str(src.layer) not in used
+        if src.path + "|" + str(src.layer) not in used and name not in tables
     ]
+    table_notes = [table_words(name, src) for name, src in available.items() if name in tables]
     layers = []
     for kind, source in sources.items():
         columns = _columns(token, kind, source)
@@ -349,6 +369,7 @@ def mapping(token: str, message: str | None = None, status: int = 200):
                 "columns": columns,
                 "fields": fields,
                 "unused": [c for c in columns if c not in taken],
+                "none_chosen": none_marker(columns),
                 "crs": form.get(f"layer_crs.{kind}", ""),
                 "values": form.get(f"map_value.{kind}", ""),
             }
@@ -364,10 +385,10 @@ def mapping(token: str, message: str | None = None, status: int = 200):
     page = render_template(
         "data/mapping.html",
         token=token,
-        none_chosen=NONE_CHOSEN,
         name=meta.get("name", token),
         layers=layers,
         unknown=unknown,
+        tables=table_notes,
         kinds=KIND_HELP,
         # an upload without parcels (a town's sewer layers alone) is offered the form to add them here: the
         # report, which has it too, is reached only once there are parcels
@@ -402,12 +423,15 @@ def _parcels_first(kind: str) -> tuple[bool, str]:
 def kinds(token: str):
     """What each layer whose name says nothing is (a single ``town.geojson`` is the parcels layer, say)."""
     available, _ = _layers(token)
+    folder = _folder(token)
+    tables = upload_tables(folder)
     given = {}
     for key, value in request.form.items():
         head, _, name = key.partition(".")
         if head == "kind" and name in available and (value in SPECS or value == ""):
+            if value and name in tables:  # a form made by hand: the page offers no kind for a table
+                return mapping(token, message=table_words(name, available[name]), status=400)
             given[name] = value
-    folder = _folder(token)
     try:
         set_kinds(folder, given)  # refused, changing nothing, where two layers would be of one kind
     except LayerError as exc:
@@ -429,7 +453,7 @@ def validate(token: str):
             status=422,
         )
     try:
-        spec = _upload_spec(request.form)
+        spec = _upload_spec(request.form, _layer_columns(token, sources))
     except LayerError as exc:  # a mapping that cannot be meant: the upload is kept, the page shows the fields again
         return mapping(token, message=str(exc), status=422)
     try:
@@ -476,7 +500,7 @@ def _upload_not_ready(token: str, folder: Path) -> dict | None:
     if NOT_READY in meta:
         return meta[NOT_READY]
     _, sources = _layers(token)
-    spec = _upload_spec(meta.get("form") or {})
+    spec = _upload_spec(meta.get("form") or {}, _layer_columns(token, sources))
     with _refused_deletes(folder):
         ws = services.open_workspace(spec, sources=sources, required=("parcels",))
     found = _not_ready(ws, spec)
@@ -563,7 +587,7 @@ def _report_again(token: str, *, message: str, status: int):
     when the layers cannot be checked."""
     _, sources = _layers(token)
     try:
-        spec = _upload_spec(read_meta(_folder(token)).get("form") or {})
+        spec = _upload_spec(read_meta(_folder(token)).get("form") or {}, _layer_columns(token, sources))
         with _refused_deletes(_folder(token)):
             ws = services.open_workspace(spec, sources=sources, required=("parcels",))
     except LayerError:
@@ -612,12 +636,13 @@ def add_layer(token: str):
     return redirect(url_for("data.mapping", token=token))
 
 
-def _upload_spec(form) -> WorkspaceSpec:
+def _upload_spec(form, layer_columns: dict[str, list[str]] | None = None) -> WorkspaceSpec:
     """The workspace an upload is checked in: the profile chosen on the form (else the town's, as its store's latest
     run applied it), the form's measuring CRS (``measuring_crs``, as the command line's --crs; data outside New
     York) else the town's, and the form's column mapping (``KIND.FIELD``), each layer's CRS
     where it declares none (``layer_crs.KIND``, as the command line's --layer-crs KIND=CRS) and coded values
-    (``map_value.KIND``: one ``FIELD.VALUE=CODE`` a line, as --map-value KIND.FIELD.VALUE=CODE)."""
+    (``map_value.KIND``: one ``FIELD.VALUE=CODE`` a line, as --map-value KIND.FIELD.VALUE=CODE). ``layer_columns``:
+    each layer's columns, to tell a column named "(none)" from the marker of none chosen (``none_marker``)."""
     columns: dict[str, dict[str, str]] = {}
     values: dict[str, dict[str, dict[str, str]]] = {}
     layer_crs: dict[str, str] = {}
@@ -642,7 +667,8 @@ def _upload_spec(form) -> WorkspaceSpec:
                 values.setdefault(rest, {}).setdefault(field, {})[value.strip()] = code.strip()
         elif head in SPECS and rest:
             # "(none)" chosen on purpose is the empty name: the check then takes no column for the field
-            columns.setdefault(head, {})[rest] = "" if text == NONE_CHOSEN else text
+            known = (layer_columns or {}).get(head, [])
+            columns.setdefault(head, {})[rest] = "" if text == none_marker(known) else text
     # A field no layer has (a page gone stale, a form made by hand), codes for a field without codes, one column for
     # two fields: said here, the upload kept, where the check refused (and deleted) it or ignored the codes unsaid.
     mistakes = mapping_mistakes(ColumnMapping(columns=columns, values=values))
