@@ -147,6 +147,41 @@ def pg_url() -> str:
     return postgres_url()
 
 
+# -- notice registers: on SQLite, and on the test database with its register tables dropped first ------------------
+
+
+def fresh_postgres_register(url: str) -> None:
+    """Drop every register table (from the register's own metadata) and Alembic's version table."""
+    from sqlalchemy import create_engine, text
+
+    from layers.register import METADATA
+
+    engine = create_engine(url)
+    METADATA.drop_all(engine)
+    with engine.begin() as con:
+        con.execute(text("DROP TABLE IF EXISTS alembic_version"))
+    engine.dispose()
+
+
+def register_url(backend: str, tmp_path: Path) -> str:
+    """A new register's URL: a SQLite file in ``tmp_path``, or the (worker's) test database emptied of registers."""
+    if backend == "postgres":
+        url = postgres_url()
+        fresh_postgres_register(url)
+        return url
+    return str(tmp_path / "register.sqlite")
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def register(request, tmp_path):
+    """A new register, on each backend."""
+    from layers.register import Register
+
+    reg = Register(register_url(request.param, tmp_path), create=True)
+    yield reg
+    reg.close()
+
+
 def headless_chromium(profile_dir: Path, chromium: str | None = None, driver_path: str | None = None):
     """Debian's Chromium, headless, through its chromedriver: the browser of the web tests and the map benchmark."""
     from selenium import webdriver

@@ -47,7 +47,7 @@ from layers.sample import sample_town
 from layers.store import read_results, read_setting
 from layers.town import TEMPLATE, load_town_settings
 from layers.write import write_layers
-from tests.conftest import postgres_url, town_toml
+from tests.conftest import fresh_postgres_register, postgres_url, register_url, town_toml
 
 FP, PK, WP = load_profile("fort-plain"), load_profile("poughkeepsie"), load_profile("wappinger")
 REPO = Path(__file__).resolve().parents[1]
@@ -72,32 +72,6 @@ def town_file(folder: Path, extra: str = "") -> Path:
     path = folder / "town.toml"
     path.write_text(town_toml() + extra, encoding="utf-8")
     return path
-
-
-def _fresh_postgres(url: str) -> None:
-    """Drop every register table (from the register's own metadata) and Alembic's version table."""
-    from layers.register import METADATA
-
-    engine = create_engine(url)
-    METADATA.drop_all(engine)
-    with engine.begin() as con:
-        con.execute(text("DROP TABLE IF EXISTS alembic_version"))
-    engine.dispose()
-
-
-def _url(backend: str, tmp_path: Path) -> str:
-    if backend == "postgres":
-        url = postgres_url()
-        _fresh_postgres(url)
-        return url
-    return str(tmp_path / "register.sqlite")
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def register(request, tmp_path):
-    reg = Register(_url(request.param, tmp_path), create=True)
-    yield reg
-    reg.close()
 
 
 def _prepare(reg: Register, due: pd.DataFrame, *, kind="connection", day=DAY, deadline=None, actor="t") -> dict:
@@ -482,7 +456,7 @@ def _register_at(backend: str, tmp_path, revision: str, insert: str) -> str:
     from alembic import command
     from alembic.config import Config
 
-    url = _url(backend, tmp_path)
+    url = register_url(backend, tmp_path)
     engine = create_engine(url if "://" in url else f"sqlite:///{url}")
     config = Config()
     config.set_main_option("script_location", str(REPO / "layers" / "migrations"))
@@ -593,7 +567,7 @@ def test_migration_0005_sets_apart_second_records_of_a_parcel_and_deletes_none(t
 @pytest.mark.postgres
 def test_a_new_postgres_register_opened_by_several_processes_at_once_migrates_once(tmp_path):
     url = postgres_url()
-    _fresh_postgres(url)
+    fresh_postgres_register(url)
     script = "import sys; from layers.register import Register; Register(sys.argv[1], create=True).close()"
     procs = [subprocess.Popen([sys.executable, "-c", script, url], cwd=REPO, stderr=subprocess.PIPE) for _ in range(6)]
     errors = [p.communicate(timeout=120)[1].decode() for p in procs]
@@ -679,7 +653,7 @@ WRITER = textwrap.dedent("""
 
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_two_processes_preparing_at_once_create_no_duplicates(tmp_path, results, backend):
-    url = _url(backend, tmp_path)
+    url = register_url(backend, tmp_path)
     Register(url, create=True).close()
     due = due_notices(results, profile=FP, notice_date=DAY).drop(columns=["deadline", "issued_date"])
     path = tmp_path / "due.json"

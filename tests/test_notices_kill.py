@@ -143,15 +143,7 @@ def test_kill_9_at_random_moments_never_leaves_a_notice_without_its_paperwork(tm
     )
 
     def run(kill_after: float | None) -> int:
-        zygote.stdin.write("go\n")
-        zygote.stdin.flush()
-        pid = int(zygote.stdout.readline())
-        if kill_after is not None:
-            time.sleep(kill_after)
-            os.kill(pid, signal.SIGKILL)  # our own child, running or not yet reaped
-        zygote.stdin.write("reap\n")
-        zygote.stdin.flush()
-        return int(zygote.stdout.readline().split()[1])
+        return _run_killed(zygote, kill_after)
 
     mandated = set(result.parcels.loc[result.parcels["status"] == "mandated", "parcel_id"])
     verified: set[str] = set()
@@ -276,15 +268,7 @@ def test_kill_9_while_recording_article_numbers_records_all_of_them_or_none(tmp_
 
     def run(kill_after: float | None) -> int:
         began.unlink(missing_ok=True)
-        zygote.stdin.write("go\n")
-        zygote.stdin.flush()
-        pid = int(zygote.stdout.readline())
-        if kill_after is not None:
-            time.sleep(kill_after)
-            os.kill(pid, signal.SIGKILL)  # our own child, running or not yet reaped
-        zygote.stdin.write("reap\n")
-        zygote.stdin.flush()
-        return int(zygote.stdout.readline().split()[1])
+        return _run_killed(zygote, kill_after)
 
     def recorded() -> int:
         """How many notices hold their number, after checking it is all of them with their events, or none."""
@@ -331,3 +315,16 @@ def test_kill_9_while_recording_article_numbers_records_all_of_them_or_none(tmp_
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["letters"] == MAILED and recorded() == MAILED
     register.close()
+
+
+def _run_killed(zygote: subprocess.Popen, kill_after: float | None) -> int:
+    """One run forked by ``zygote``, killed ``kill_after`` seconds in (None: let it finish); its exit code."""
+    zygote.stdin.write("go\n")
+    zygote.stdin.flush()
+    pid = int(zygote.stdout.readline())
+    if kill_after is not None:
+        time.sleep(kill_after)
+        os.kill(pid, signal.SIGKILL)  # our own child, running or not yet reaped
+    zygote.stdin.write("reap\n")
+    zygote.stdin.flush()
+    return int(zygote.stdout.readline().split()[1])

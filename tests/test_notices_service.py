@@ -19,33 +19,14 @@ from analysis.notices import CERTIFIED_MAIL, SERVED_BY, Letter, article_number, 
 from gisapp import notices as service
 from gisapp.notices import _letters_of
 from layers.errors import LayerError
-from layers.register import HEAD, METADATA, MailingConflictError, Register, new_batch_id
-from tests.conftest import postgres_url
+from layers.register import HEAD, MailingConflictError, Register, new_batch_id
+from tests.conftest import register_url
 
 REPO = Path(__file__).resolve().parents[1]
 DAY = dt.date(2027, 3, 1)
 N1 = "7019 0700 0000 1234 5671"  # certified mail article numbers as the receipts print them (20 and 22 digits)
 N2 = "7019 0700 0000 1234 5672"
 N3 = "9589 0710 5270 0123 4567 83"
-
-
-def _url(backend: str, tmp_path: Path) -> str:
-    if backend == "postgres":
-        url = postgres_url()
-        engine = create_engine(url)
-        METADATA.drop_all(engine)
-        with engine.begin() as con:
-            con.execute(text("DROP TABLE IF EXISTS alembic_version"))
-        engine.dispose()
-        return url
-    return str(tmp_path / "register.sqlite")
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def register(request, tmp_path):
-    reg = Register(_url(request.param, tmp_path), create=True)
-    yield reg
-    reg.close()
 
 
 def _due(*parcels: str) -> pd.DataFrame:
@@ -338,7 +319,7 @@ def _register_at(backend: str, tmp_path, revision: str, *inserts: str) -> str:
     from alembic import command
     from alembic.config import Config
 
-    url = _url(backend, tmp_path)
+    url = register_url(backend, tmp_path)
     engine = create_engine(url if "://" in url else f"sqlite:///{url}")
     config = Config()
     config.set_main_option("script_location", str(REPO / "layers" / "migrations"))
