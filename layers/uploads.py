@@ -787,12 +787,19 @@ def _upload_layers(folder: str | Path) -> tuple[dict, set[str]]:
             except Exception as exc:
                 raise LayerError(unreadable_message(path, exc)) from exc
             for name, geometry_type in listed:
+                if geometry_type is None and name.lower() in GIS_OWN_TABLES:
+                    continue
                 add(name, LayerSource("", str(path), name, driver))
                 if geometry_type is None:  # an attribute table: GDAL gives no geometry type
                     tables.add(name.lower())
         else:
             add(path.stem, LayerSource("", str(path), None, driver))
     return available, tables
+
+
+# Tables a GIS keeps in a GeoPackage for itself (QGIS's styles, which sewerplan writes too, and projects): no one's
+# data, so the column-mapping page does not list them as tables sewerplan leaves out.
+GIS_OWN_TABLES = frozenset({"layer_styles", "qgis_projects"})
 
 
 def _layer_words(source) -> str:

@@ -319,7 +319,14 @@ def test_attribute_only_parcels_upload_is_a_422_report(town, tmp_path, web):
     gpkg = tmp_path / "attributes.gpkg"
     _attribute_only_parcels(town, gpkg)
     report = _upload_and_validate(client, token, gpkg.read_bytes(), "attributes.gpkg")
-    assert report.status_code == 422 and "no geometry" in report.get_data(as_text=True)
+    page = " ".join(report.get_data(as_text=True).split())
+    # the upload is kept, the table named as parcels said to be a table (not taken as the parcels, whose check
+    # deleted the upload), and the parcels asked for; QGIS's own style table, which a GeoPackage sewerplan or QGIS
+    # wrote holds, is no one's data and not listed
+    assert report.status_code == 422
+    assert "attributes.gpkg&#39;s layer parcels has no shapes (it is a table, attributes only)" in page
+    assert "No layer of the upload is the parcels layer" in page
+    assert "layer_styles" not in page
 
 
 # ---------------------------------------------------------------------------------------------------- finding 7
