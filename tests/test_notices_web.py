@@ -12,6 +12,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import geopandas as gpd
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from pypdf import PdfReader
@@ -649,6 +650,20 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
         browser.get(url + "/notices/files/B1/nothing.pdf")
         browser.find_element(By.LINK_TEXT, "Notices").click()
         wait_for(browser, lambda: browser.find_elements(By.ID, "register"))
+        # The batch's mailing list given back with each receipt's article number, through the page's form (a file
+        # field in a multipart form): every notice of every letter gets its number, and the register's served
+        # column says it.
+        (listed,) = (tmp_path / "notices").glob("*/mailing-list.csv")
+        back = pd.read_csv(listed, dtype=str, keep_default_na=False, encoding="utf-8-sig")
+        back["certified_article_no"] = [f"9589 0710 5270 0123 {i:06d}" for i in range(len(back))]
+        back.to_csv(tmp_path / "given-back.csv", index=False)
+        browser.find_element(By.CSS_SELECTOR, "#mailing-section summary").click()
+        form = browser.find_element(By.ID, "mailing-form")
+        form.find_element(By.NAME, "mailing_list").send_keys(str(tmp_path / "given-back.csv"))
+        form.find_element(By.ID, "mailing-button").click()
+        assert message_saying(browser, f"Recorded the article numbers of {len(back)} letter(s)").is_displayed()
+        served = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#register td.served")]
+        assert served and all(text.startswith("certified mail, article no. 9589 0710 5270 0123") for text in served)
 
 
 @pytest.mark.browser
