@@ -1109,9 +1109,11 @@ def read_table(path: str, *, what: str) -> pd.DataFrame:
             ) from exc
     header = text.split("\n", 1)[0]
     sep = next((s for s in (",", ";", "\t") if s in header), ",")
+    if not text.strip():  # pandas said "No columns to parse from file"
+        raise LayerError(f"{what} {path} is empty: save it again from the spreadsheet, with its header row.")
     try:
         table = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False)
-    except (pd.errors.ParserError, pd.errors.EmptyDataError) as exc:
+    except pd.errors.ParserError as exc:
         raise LayerError(f"{what} {path} cannot be read: {exc}") from exc
     table.columns = [str(c).strip() for c in table.columns]
     return table[table.apply(lambda col: col.str.strip() != "").any(axis=1)].reset_index(drop=True)

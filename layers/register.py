@@ -49,6 +49,8 @@ from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
 HEAD = "0006"  # the newest migration in layers/migrations/versions
+# How many of a mailing list's problems a refusal names (``Register.record_mailing``), and then how many more.
+MAILING_PROBLEMS_SHOWN = 10
 STATUSES = ("open", "extended", "connected", "exempt", "withdrawn")
 OPEN = ("open", "extended")
 CLOSING = ("connected", "exempt")  # never noticed again
@@ -819,9 +821,13 @@ class Register:
                         writes.append((r["notice_id"], old, m.article_no))
                         done["corrected" if old else "recorded"] += 1
             if problems:
+                # The first few, and how many more: a list given back with every number wrong (a whole batch
+                # typed again after it was recorded) was told all 520 in one 70,000-character sentence.
+                more = len(problems) - MAILING_PROBLEMS_SHOWN
                 text = (
                     f"The mailing list was not recorded ({len(problems)} problem(s)); nothing was written: "
-                    + "; ".join(problems)
+                    + "; ".join(problems[:MAILING_PROBLEMS_SHOWN])
+                    + (f"; and {more} more problem(s)" if more > 0 else "")
                     + "."
                 )
                 if conflicts:

@@ -421,3 +421,31 @@ def test_the_notices_page_records_a_mailing_list_given_back_all_or_nothing(app, 
     assert "--correct" not in said and "9589 0710 5270 0123 4567 83" not in page
     said, page = give([(1, ids["P1"], N2), (2, ids["P2"], N3)], correct="1")
     assert "1 notice(s) newly, 1 corrected" in said and "article no. 9589 0710 5270 0123 4567 83" in page
+
+
+def test_a_list_wrong_in_every_row_names_the_first_ten_and_counts_the_rest(register, tmp_path):
+    """A batch's list typed again after it was recorded, every number different: the refusal named all 520 problems
+    in one 70,000-character sentence, on the command line and the notices page. It names ten and counts the rest."""
+    parcels = tuple(f"P{i}" for i in range(1, 13))
+    ids = _issue(register, parcels, {p: i for i, p in enumerate(parcels, 1)})
+    numbers = [f"9589 0710 5270 0123 4567 {i:02d}" for i in range(12)]
+    service.record_mailing(
+        register,
+        _given_back(tmp_path / "a.csv", [(i, ids[p], numbers[i - 1]) for i, p in enumerate(parcels, 1)]),
+        actor="clerk",
+    )
+    again = [(i, ids[p], f"9589 0710 5270 0123 9999 {i:02d}") for i, p in enumerate(parcels, 1)]
+    with pytest.raises(MailingConflictError) as refused:
+        service.record_mailing(register, _given_back(tmp_path / "b.csv", again), actor="clerk")
+    said = str(refused.value)
+    assert said.startswith("The mailing list was not recorded (12 problem(s)); nothing was written: row 1 (letter")
+    assert "row 10 (letter 0010)" in said and "row 11 (letter" not in said
+    assert "; and 2 more problem(s)." in said
+
+
+def test_an_empty_mailing_list_is_said_to_be_empty(register, tmp_path):
+    """pandas' own words reached the clerk: "cannot be read: No columns to parse from file"."""
+    empty = tmp_path / "mailing-list.csv"
+    empty.write_text("\n \n", encoding="utf-8")
+    with pytest.raises(LayerError, match=r"is empty: save it again from the spreadsheet, with its header row\.$"):
+        service.record_mailing(register, empty, actor="clerk")
