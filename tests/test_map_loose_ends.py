@@ -37,17 +37,23 @@ def three_lots() -> dict:
 PROFILES = {"fort-plain": (), "wappinger": ("--set", "mandate.distance_ft=100")}
 
 
-@pytest.fixture(scope="module")
-def clients(tmp_path_factory) -> dict:
-    """A test client per profile, each on the three lots analysed under it."""
+def analysed_lots(tmp_path_factory, profiles: dict) -> dict:
+    """Per profile (its name: the values set on it, as command-line arguments): the store of the three lots analysed
+    under it, and a test client of the web app on it."""
     made = {}
-    for name, settings in PROFILES.items():
+    for name, settings in profiles.items():
         folder = tmp_path_factory.mktemp(name)
         store = folder / "town.gpkg"
         write_layers(str(store), three_lots())
         Runner().invoke("analyze", "--profile", name, *settings, "--data", store, "--out", store, ok=True)
-        made[name] = make_app(store, folder).test_client()
+        made[name] = (store, make_app(store, folder).test_client())
     return made
+
+
+@pytest.fixture(scope="module")
+def clients(tmp_path_factory) -> dict:
+    """A test client per profile, each on the three lots analysed under it."""
+    return {name: client for name, (_, client) in analysed_lots(tmp_path_factory, PROFILES).items()}
 
 
 def _legend(page: str) -> list[str]:

@@ -18,9 +18,8 @@ import pytest
 
 from layers.qgis_styles import style_geopackage
 from layers.store import latest_run
-from layers.write import write_layers
-from tests.conftest import Runner, make_app
-from tests.test_map_loose_ends import three_lots
+from tests.conftest import Runner
+from tests.test_map_loose_ends import analysed_lots
 
 PROFILES = {"fort-plain": (), "poughkeepsie": (), "wappinger": ("--set", "mandate.distance_ft=100")}
 
@@ -28,14 +27,7 @@ PROFILES = {"fort-plain": (), "poughkeepsie": (), "wappinger": ("--set", "mandat
 @pytest.fixture(scope="module")
 def towns(tmp_path_factory) -> dict:
     """Per profile: the store of the three lots analysed under it, and a test client of the web app on it."""
-    made = {}
-    for name, settings in PROFILES.items():
-        folder = tmp_path_factory.mktemp(name)
-        store = folder / "town.gpkg"
-        write_layers(str(store), three_lots())
-        Runner().invoke("analyze", "--profile", name, *settings, "--data", store, "--out", store, ok=True)
-        made[name] = (store, make_app(store, folder).test_client())
-    return made
+    return analysed_lots(tmp_path_factory, PROFILES)
 
 
 def _web_legend(client) -> list[str]:
