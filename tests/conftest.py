@@ -172,6 +172,26 @@ def register_url(backend: str, tmp_path: Path) -> str:
     return str(tmp_path / "register.sqlite")
 
 
+def register_at(backend: str, tmp_path: Path, revision: str, *inserts: str) -> str:
+    """A register migrated only up to ``revision`` (as an earlier version wrote it), with ``inserts`` run in it; its
+    URL or path."""
+    from alembic import command
+    from alembic.config import Config
+    from sqlalchemy import create_engine, text
+
+    url = register_url(backend, tmp_path)
+    engine = create_engine(url if "://" in url else f"sqlite:///{url}")
+    config = Config()
+    config.set_main_option("script_location", str(REPO / "layers" / "migrations"))
+    with engine.begin() as con:
+        config.attributes["connection"] = con
+        command.upgrade(config, revision)
+        for insert in inserts:
+            con.execute(text(insert))
+    engine.dispose()
+    return url
+
+
 @pytest.fixture(params=["sqlite", "postgres"])
 def register(request, tmp_path):
     """A new register, on each backend."""

@@ -47,7 +47,7 @@ from layers.sample import sample_town
 from layers.store import read_results, read_setting
 from layers.town import TEMPLATE, load_town_settings
 from layers.write import write_layers
-from tests.conftest import fresh_postgres_register, postgres_url, register_url, town_toml
+from tests.conftest import fresh_postgres_register, postgres_url, register_at, register_url, town_toml
 
 FP, PK, WP = load_profile("fort-plain"), load_profile("poughkeepsie"), load_profile("wappinger")
 REPO = Path(__file__).resolve().parents[1]
@@ -450,27 +450,9 @@ def test_the_database_refuses_non_dates_and_a_second_open_notice(register, resul
 # -- the register: migration, discovery, backup --------------------------------------------------------------------
 
 
-def _register_at(backend: str, tmp_path, revision: str, insert: str) -> str:
-    """A register migrated only up to ``revision`` (as an earlier version wrote it), with ``insert`` run in it; its
-    URL or path."""
-    from alembic import command
-    from alembic.config import Config
-
-    url = register_url(backend, tmp_path)
-    engine = create_engine(url if "://" in url else f"sqlite:///{url}")
-    config = Config()
-    config.set_main_option("script_location", str(REPO / "layers" / "migrations"))
-    with engine.begin() as con:
-        config.attributes["connection"] = con
-        command.upgrade(config, revision)
-        con.execute(text(insert))
-    engine.dispose()
-    return url
-
-
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_migration_keeps_old_notices_and_empties_deadlines_that_are_not_dates(tmp_path, backend):
-    url = _register_at(  # a register as the previous version wrote it
+    url = register_at(  # a register as the previous version wrote it
         backend,
         tmp_path,
         "0002",
@@ -496,7 +478,7 @@ def test_migration_keeps_old_notices_and_empties_deadlines_that_are_not_dates(tm
 def test_migration_keeps_old_runs_with_their_settings_unknown(tmp_path, backend):
     """0004 records what a batch's run set on its profile and its distance; a run recorded before keeps NULL (not
     known), never {} (which would say it set nothing)."""
-    url = _register_at(  # a register as 0003 wrote it, with one batch's run
+    url = register_at(  # a register as 0003 wrote it, with one batch's run
         backend,
         tmp_path,
         "0003",
@@ -531,7 +513,7 @@ def test_migration_0005_sets_apart_second_records_of_a_parcel_and_deletes_none(t
         "('R-D', 'P-2', 'record', '2027-02-10', 'connected', 0, '', NULL, '2027-02-12T09:00:00.000000Z')",
         "('N-1', 'P-1', 'connection', '2027-01-04', 'withdrawn', 0, '§ 144-4', NULL, '2027-01-04T09:00:00.000000Z')",
     )
-    url = _register_at(backend, tmp_path, "0004", f"INSERT INTO notices ({columns}) VALUES {', '.join(rows)}")
+    url = register_at(backend, tmp_path, "0004", f"INSERT INTO notices ({columns}) VALUES {', '.join(rows)}")
     reg = Register(url, create=False)  # upgrades to HEAD: refused before, with the index's unique violation
     assert reg._version() == HEAD
     found = {r["notice_id"]: r for r in reg.notices_of("P-1") + reg.notices_of("P-2")}

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from sqlalchemy import create_engine, text
 
 from analysis.errors import AnalysisError
 from analysis.notices import CERTIFIED_MAIL, SERVED_BY, Letter, article_number, mailing_record, service_words
@@ -20,7 +19,7 @@ from gisapp import notices as service
 from gisapp.notices import _letters_of
 from layers.errors import LayerError
 from layers.register import HEAD, MailingConflictError, Register, new_batch_id
-from tests.conftest import register_url
+from tests.conftest import register_at
 
 REPO = Path(__file__).resolve().parents[1]
 DAY = dt.date(2027, 3, 1)
@@ -315,23 +314,6 @@ def test_the_cli_says_how_to_correct_a_number_with_its_flag(runner, tmp_path):
 # -- migration 0006 -------------------------------------------------------------------------------------------------
 
 
-def _register_at(backend: str, tmp_path, revision: str, *inserts: str) -> str:
-    from alembic import command
-    from alembic.config import Config
-
-    url = register_url(backend, tmp_path)
-    engine = create_engine(url if "://" in url else f"sqlite:///{url}")
-    config = Config()
-    config.set_main_option("script_location", str(REPO / "layers" / "migrations"))
-    with engine.begin() as con:
-        config.attributes["connection"] = con
-        command.upgrade(config, revision)
-        for insert in inserts:
-            con.execute(text(insert))
-    engine.dispose()
-    return url
-
-
 @pytest.mark.parametrize("backend", ["sqlite", "postgres"])
 def test_migration_0006_says_how_old_notices_were_served_only_as_far_as_it_is_known(tmp_path, backend):
     columns = "notice_id, parcel_id, notice_type, issued_date, deadline, status, is_open, section, created_at, batch_id"
@@ -348,7 +330,7 @@ def test_migration_0006_says_how_old_notices_were_served_only_as_far_as_it_is_kn
         f"('{b}', 'connection', '{s}', '2027-03-01', '2027-05-30', '/x', 'fort-plain', 'v', 't', 'x')"
         for b, s in (("B1", "issued"), ("B2", "issued"), ("B3", "cancelled"), ("B4", "prepared"))
     )
-    url = _register_at(
+    url = register_at(
         backend,
         tmp_path,
         "0005",
