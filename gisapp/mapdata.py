@@ -30,6 +30,8 @@ from pathlib import Path
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 import shapely
 
 from analysis.profiles import bracketed
@@ -271,7 +273,7 @@ class MapData:
                 frame = frame.assign(deadline_text=_worded_dates(frame["deadline"], date_format))
             if kind == "parcels" and "distance_ft" in frame.columns:
                 threshold = (data.run() or {}).get("distance_ft")
-                frame = frame.assign(distance_text=feet_words(frame["distance_ft"].tolist(), threshold))
+                frame = frame.assign(distance_text=feet_words(frame["distance_ft"], threshold))
             data.served[kind] = ServedLayer.of(name, frame, fields)
         return data
 
@@ -505,7 +507,7 @@ class MapData:
         return frame
 
 
-def feet_words(values: list, threshold_ft: float | None = None) -> list[str | None]:
+def feet_words(values: pd.Series | np.ndarray | list, threshold_ft: float | None = None) -> list[str | None]:
     """Distances as the reasons word them (``analysis.reasons.feet_text``): to the tenth of a foot ("0.0 ft",
     "25.0 ft"), to the hundredth where a tenth would round onto the run's distance ("99.96 ft" within 100 ft); None
     for a missing one. The popup and the summary page said "0 ft" and "100.0 ft" beside reasons saying otherwise.
@@ -514,11 +516,17 @@ def feet_words(values: list, threshold_ft: float | None = None) -> list[str | No
     --------
     >>> feet_words([0.0, 25, 99.96, None], 100.0)
     ['0.0 ft', '25.0 ft', '99.96 ft', None]
+    >>> feet_words(pd.Series([30.0, np.nan]))  # a result column as read
+    ['30.0 ft', None]
     """
-    missing = [v is None or (isinstance(v, float) and np.isnan(v)) for v in values]
-    numbers = np.array([0.0 if gone else float(v) for v, gone in zip(values, missing, strict=True)])
-    texts = feet_text(numbers, None if threshold_ft is None else float(threshold_ft)).to_pylist() if values else []
-    return [None if gone else f"{text} ft" for text, gone in zip(texts, missing, strict=True)]
+    if not len(values):
+        return []
+    # by Arrow, not a Python pass per value: every parcel's distance is worded when the map loads a store (1.7 s at
+    # a million parcels that way)
+    numbers = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    texts = feet_text(numbers, None if threshold_ft is None else float(threshold_ft))
+    worded = pc.binary_join_element_wise(texts, pa.scalar(" ft"), "")
+    return pc.if_else(pa.array(np.isnan(numbers)), pa.scalar(None, pa.string()), worded).to_pylist()
 
 
 def _popup_rows(props: dict) -> list[list[str]]:
