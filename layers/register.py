@@ -430,9 +430,11 @@ class Register:
         if self.is_sqlite:
             exists = self.path.is_file() and self.path.stat().st_size > 0
             if exists and not _is_register_file(self.path):
-                if not _is_empty_database(self.path):
+                if _is_empty_database(self.path):
+                    exists = False  # being created by another process: the migration below waits for its write lock
+                elif not _is_register_file(self.path):  # looked at again: another process's schema, committed
+                    # between the two looks, made a register of an empty database (seen once in 24 such races)
                     raise LayerError(f"{self.path} is not a notice register (it has no notices table).")
-                exists = False  # being created by another process: the migration below waits for its write lock
             if not exists:
                 self._refuse_or_prepare(create, store)
                 try:

@@ -1754,6 +1754,26 @@ def test_two_processes_creating_the_towns_first_register_at_once_both_get_it(tmp
     assert failures == []
 
 
+def test_a_register_whose_schema_is_committed_between_the_two_looks_is_opened(tmp_path, monkeypatch):
+    """The race above, at its narrowest: the first look finds no notices table (the other process's schema not yet
+    committed), the second, a moment later, finds tables, so the database is no longer empty. It was called "not a
+    notice register" (seen once on a fresh clone); it is looked at again, and opened."""
+    from layers import register as register_module
+
+    path = tmp_path / "register.sqlite"
+    Register(str(path), create=True).close()
+    real, looks = register_module._is_register_file, []
+
+    def first_look_too_early(p) -> bool:  # the first look, before the schema's commit, finds no notices table
+        looks.append(p)
+        return len(looks) > 1 and real(p)
+
+    monkeypatch.setattr(register_module, "_is_register_file", first_look_too_early)
+    opened = Register(str(path), create=False)
+    assert opened.listing().empty
+    opened.close()
+
+
 def test_a_new_register_waits_for_another_short_write_of_the_store(tmp_path, monkeypatch):
     """The race above, made certain: the store's lock is held (another clerk recording the same register) while a
     new register is opened. It used to be refused at once ("a settings change is in progress"); it now waits for
