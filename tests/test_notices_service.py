@@ -34,11 +34,11 @@ def _due(*parcels: str) -> pd.DataFrame:
     )
 
 
-def _issue(reg: Register, parcels: tuple[str, ...], letters: dict[str, int], served=SERVED_BY) -> dict[str, str]:
-    """A batch of notices, issued as a run writes it: ``letters`` gives each parcel its mailing-list row (two parcels
-    of one owner share one). Returns each parcel's notice ID."""
+def _prepare(reg: Register, parcels: tuple[str, ...]) -> tuple[str, dict]:
+    """A connection batch of ``parcels``' notices prepared (its letters not yet written): its ID, and what the
+    register said."""
     batch_id = new_batch_id(DAY)
-    done = reg.prepare_batch(
+    return batch_id, reg.prepare_batch(
         _due(*parcels),
         batch_id=batch_id,
         kind="connection",
@@ -48,6 +48,12 @@ def _issue(reg: Register, parcels: tuple[str, ...], letters: dict[str, int], ser
         actor="t",
         profile=("fort-plain", "v"),
     )
+
+
+def _issue(reg: Register, parcels: tuple[str, ...], letters: dict[str, int], served=SERVED_BY) -> dict[str, str]:
+    """A batch of notices, issued as a run writes it: ``letters`` gives each parcel its mailing-list row (two parcels
+    of one owner share one). Returns each parcel's notice ID."""
+    batch_id, done = _prepare(reg, parcels)
     ids = {n["parcel_id"]: n["notice_id"] for n in done["notices"]}
     sent = {ids[p]: (f"{batch_id}/letters/{letters[p]:04d}.pdf", letters[p], served) for p in parcels}
     reg.finish_batch(batch_id, letters=sent, actor="t")
@@ -244,17 +250,7 @@ def test_a_number_held_by_another_envelope_or_a_notice_holding_another_is_refuse
 
 
 def test_a_cancelled_notice_and_a_record_take_no_article_number(register, tmp_path):
-    batch_id = new_batch_id(DAY)
-    prepared = register.prepare_batch(
-        _due("P9"),
-        batch_id=batch_id,
-        kind="connection",
-        notice_date=DAY,
-        deadline=DAY + dt.timedelta(days=90),
-        folder="/nowhere",
-        actor="t",
-        profile=("fort-plain", "v"),
-    )
+    batch_id, prepared = _prepare(register, ("P9",))
     register.cancel_batch(batch_id, actor="t", why="test")
     record = register.record("P8", "connected", on="2027-02-10", actor="clerk")["record_id"]
     cancelled = prepared["notices"][0]["notice_id"]
