@@ -11,10 +11,13 @@ from __future__ import annotations
 import csv
 import io
 import re
+from pathlib import Path
 
 import pytest
 from shapely.geometry import LineString, box
 
+from analysis.profiles import load_profile
+from analysis.reasons import STATUSES
 from layers.write import write_layers
 from tests.conftest import Runner, make_app, ny_frame
 
@@ -79,6 +82,25 @@ def test_the_legend_lists_only_the_statuses_the_runs_profile_can_give(clients):
     assert "in_range_not_abutting" not in table_filter and "mandated" in table_filter
     assert "not on its street" not in _counts_table(clients["wappinger"].get("/summary").get_data(as_text=True))
     assert "not on its street" in _counts_table(clients["fort-plain"].get("/summary").get_data(as_text=True))
+
+
+def test_a_run_whose_profile_file_has_since_moved_lists_every_status(tmp_path):
+    """The map finds the run's profile from its record, as the QGIS styles do (``layers.qgis_styles.run_statuses``).
+    A run under a town's own profile file (Wappinger's, with no abutting-street test), since moved away, cannot say
+    which statuses its profile gives: the legend lists every one rather than guess, and the page still opens."""
+    own = tmp_path / "our-village.toml"
+    own.write_text(Path(load_profile("wappinger").path).read_text())
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), three_lots())
+    Runner().invoke(
+        "analyze", "--profile", own, "--set", "mandate.distance_ft=100", "--data", store, "--out", store, ok=True
+    )
+    client = make_app(store, tmp_path).test_client()
+    assert "in_range_not_abutting" not in _legend(client.get("/").get_data(as_text=True))
+    own.rename(tmp_path / "moved.toml")
+    moved = make_app(store, tmp_path).test_client().get("/")
+    assert moved.status_code == 200
+    assert _legend(moved.get_data(as_text=True)) == list(STATUSES)
 
 
 def _distance_cells(page: str) -> dict[str, str]:

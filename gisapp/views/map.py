@@ -11,7 +11,6 @@ from pathlib import Path
 
 from flask import Blueprint, Response, abort, current_app, g, render_template, request, send_file, url_for
 
-from analysis.mandate import STATUSES
 from analysis.profiles import bracketed
 from gisapp import services
 from gisapp.maps import build_map
@@ -30,8 +29,8 @@ from gisapp.words import (
     unanalysed_profile_note,
     words,
 )
-from layers.legend import legend_statuses
 from layers.mapsheet import SheetLayers, SheetText
+from layers.qgis_styles import run_statuses
 from layers.write import RESULT_LAYER
 
 bp = Blueprint("map", __name__)
@@ -69,19 +68,16 @@ def _count(n: int, one: str, many: str | None = None) -> str:
 
 def shown_statuses(data) -> list[str]:
     """The statuses the map's legend and table filter, the printed sheet's legend and the summary's counts list:
-    those the latest run's profile, as it applied it, can give (``layers.legend.legend_statuses``; Wappinger's never
-    gives "near a main, but not on its street"), once per store version. Every status where the run's profile
-    cannot be read now (its file moved), and "not analysed" before any run."""
+    those the latest run's profile, as it applied it, can give (Wappinger's never gives "near a main, but not on
+    its street"), once per store version: the list the QGIS styles of the same results give
+    (``layers.qgis_styles.run_statuses``). Every status where the run's profile cannot be read now (its file
+    moved), and "not analysed" before any run."""
     if not data.has_results:
         return ["not_analysed"]
     shown = data.cache.get("statuses")
     if shown is None:
-        try:
-            spec = services.recorded_spec(data.path)
-            prof = services.profile_of(spec) if spec is not None else None
-        except ValueError:  # ProfileError, LayerError: the profile cannot be read now
-            prof = None
-        shown = data.cache["statuses"] = legend_statuses(prof, STATUSES, counts=data.status_counts())
+        run = services.recorded_run(data.path)
+        shown = data.cache["statuses"] = run_statuses(run, counts=data.status_counts())
     return list(shown)
 
 
