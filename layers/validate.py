@@ -238,7 +238,10 @@ def _map_columns(
     problems: list[Problem] = []
     geom_name = gdf.geometry.name
     existing = [c for c in gdf.columns if c != geom_name]
-    by_lower = {c.lower(): c for c in existing}
+    # Found by name without case, and without spaces at a name's ends ("PARCEL_ID "); a name as it is wins.
+    by_lower = {**{str(c).strip().lower(): c for c in existing}, **{c.lower(): c for c in existing}}
+    trimmed = [str(c).strip() for c in existing]
+    spaced = {t: c for t, c in zip(trimmed, existing, strict=True) if t != c and trimmed.count(t) == 1}
     known = {f.name for f in spec.fields}
     # Result columns the analysis will add: keep a user's column of that name as input_<name>. Names are compared
     # without case: a GeoPackage (SQLite) holds "Status" and "status" as one column, and refused the results.
@@ -264,6 +267,8 @@ def _map_columns(
                 )
                 continue
         elif source is not None:
+            if source not in existing:  # a name typed without the spaces at its ends (" Owner " from a spreadsheet)
+                source = spaced.get(source.strip(), source)
             if source not in existing:  # the geometry is no column to take a field from (IDs read as WKT)
                 problems.append(
                     Problem(

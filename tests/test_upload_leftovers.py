@@ -1,6 +1,6 @@
 """Leftovers of the upload: "(none)" chosen on purpose, coded values for a column the layer lacks, a zip of CSV tables
 given to the command line, one sentence for a zip that holds no layer wherever it is given, and a GeoPackage's
-attribute table named as a layer.
+attribute table named as a layer, and a column whose name has spaces at its ends.
 
 Each test builds its files in ``tmp_path``, small enough to see the right answer.
 """
@@ -552,3 +552,45 @@ def test_beside_a_column_named_like_the_none_marker_none_can_still_be_chosen(web
     assert answer.status_code == 200 and 'owner_name is empty, as "(none)" was chosen for it' in words
     fields = list(pyogrio.read_info(_folder(app, page) / "store.gpkg", layer="parcels")["fields"])
     assert "owner_name" not in fields and "input_owner" in fields
+
+
+# --- 8. a column whose name has spaces at its ends ----------------------------------------------------------------
+
+
+def test_a_column_whose_name_has_spaces_at_its_ends_can_be_chosen(web):
+    """A column named " Owner Name " (a spreadsheet's header exported as typed), chosen on the mapping page: the form
+    trimmed it to "Owner Name" and the check refused the upload ("no such column. Columns: parcel_id, Owner Name")."""
+    app, client, token, send = web
+    page = send(parcels=lots(**{" Owner Name ": ["SMITH", "JONES"]}))
+    assert '<option value=" Owner Name " >' in _select(client.get(page).get_data(as_text=True), "parcels.owner_name")
+    answer = client.post(page, data={"csrf_token": token, "parcels.owner_name": " Owner Name "})
+    assert answer.status_code == 200 and "no such column" not in said(answer)
+    store = _folder(app, page) / "store.gpkg"
+    assert gpd.read_file(store, layer="parcels")["owner_name"].tolist() == ["SMITH", "JONES"]
+
+
+def test_of_two_columns_alike_but_for_spaces_the_one_chosen_is_taken(web):
+    """ "Owner" and " Owner" (the owner of record and a typed-in correction): " Owner" chosen was trimmed by the form
+    and the other column taken, without a word."""
+    app, client, token, send = web
+    page = send(parcels=lots(Owner=["SMITH", "JONES"], **{" Owner": ["ROE", "POE"]}))
+    answer = client.post(page, data={"csrf_token": token, "parcels.owner_name": " Owner"})
+    assert answer.status_code == 200
+    store = _folder(app, page) / "store.gpkg"
+    assert gpd.read_file(store, layer="parcels")["owner_name"].tolist() == ["ROE", "POE"]
+
+
+def test_a_column_named_without_the_spaces_at_its_ends_is_that_column():
+    """On the command line (--map parcels.owner_name="Owner Name", or a mapping file) the name is typed without the
+    spaces the layer's header has; it is that column where only one column has that name once trimmed. A column
+    found by its own name ("PARCEL_ID ") is found with them too."""
+    frame = lots(**{" Owner Name ": ["SMITH", "JONES"]}).rename(columns={"parcel_id": "PARCEL_ID "})
+    out, problems = prepared(frame, "parcels", ColumnMapping({"parcels": {"owner_name": "Owner Name"}}))
+    assert [p.message for p in problems if p.severity == "error"] == []
+    assert out["owner_name"].tolist() == ["SMITH", "JONES"] and out["parcel_id"].tolist() == ["L1", "L2"]
+
+
+def test_two_columns_alike_but_for_spaces_are_not_guessed_between():
+    frame = lots(**{"Owner ": ["SMITH", "JONES"], " Owner": ["A", "B"]})
+    _, problems = prepared(frame, "parcels", ColumnMapping({"parcels": {"owner_name": "Owner"}}))
+    assert any("has no such column" in p.message for p in problems if p.severity == "error")

@@ -646,9 +646,12 @@ def _upload_spec(form, layer_columns: dict[str, list[str]] | None = None) -> Wor
     columns: dict[str, dict[str, str]] = {}
     values: dict[str, dict[str, dict[str, str]]] = {}
     layer_crs: dict[str, str] = {}
-    for key, text in form.items():
+    for key, given in form.items():
         head, _, rest = key.partition(".")
-        text = (text or "").strip()
+        # A column's name is taken as the layer has it, spaces at its ends too (" Owner " from a spreadsheet export);
+        # anything else typed is trimmed.
+        known = (layer_columns or {}).get(head, [])
+        text = given if head in SPECS and rest and given in known else (given or "").strip()
         if not text:
             continue
         if key == MEASURING_CRS:
@@ -667,7 +670,6 @@ def _upload_spec(form, layer_columns: dict[str, list[str]] | None = None) -> Wor
                 values.setdefault(rest, {}).setdefault(field, {})[value.strip()] = code.strip()
         elif head in SPECS and rest:
             # "(none)" chosen on purpose is the empty name: the check then takes no column for the field
-            known = (layer_columns or {}).get(head, [])
             columns.setdefault(head, {})[rest] = "" if text == none_marker(known) else text
     # A field no layer has (a page gone stale, a form made by hand), codes for a field without codes, one column for
     # two fields: said here, the upload kept, where the check refused (and deleted) it or ignored the codes unsaid.
