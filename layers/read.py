@@ -179,6 +179,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
             if p.suffix.lower() in VECTOR_SUFFIXES + PARQUET_SUFFIXES or (p.is_dir() and p.suffix.lower() == ".gdb")
         }
         found = _match(files, lambda p: LayerSource("", str(p)))
+        _shapeless_dbf(path, found)
         if not found:
             held = [p.name for p in sorted(path.iterdir()) if not p.name.startswith(".")]
             # "." (run from inside the folder) has no name of its own: say the folder's
@@ -221,6 +222,24 @@ def find_layers(data: str) -> dict[str, LayerSource]:
         top = [m.name for m in _zip_files(path) if len(m.parts) == 1]
         _tables_named_as_layers(path.name, top, found, then="zip it")
     return found
+
+
+def _shapeless_dbf(folder: Path, found: dict[str, LayerSource]) -> None:
+    """Refuse a folder whose layer is a shapefile's .dbf without its .shp (``parcels.dbf`` alone): it was passed
+    over, and the run said no parcels layer was found, beside the file that holds its attributes."""
+    orphans = {
+        p.stem.lower(): p
+        for p in sorted(folder.iterdir())
+        if p.suffix.lower() == ".dbf" and not any(p.with_suffix(ext).exists() for ext in (".shp", ".SHP", ".Shp"))
+    }
+    for kind, source in _match(orphans, lambda p: LayerSource("", str(p))).items():
+        if kind not in found:
+            dbf = Path(source.path)
+            raise LayerError(
+                f"{dbf.name} in {folder.name or folder.resolve().name} has no {dbf.stem}.shp beside it: it is the "
+                f"{kind} shapefile's table of attributes without its shapes; copy all of the shapefile's files "
+                "together (.shp, .shx, .dbf, .prj, .cpg)."
+            )
 
 
 # What a zip given to the command line is read for: its layers at the top level, or in one folder.
@@ -482,7 +501,8 @@ def _read(source: LayerSource) -> gpd.GeoDataFrame:
 
 
 def _check_dbf(path: str, layer: str | None, label: str) -> None:
-    """Refuse a shapefile without its .dbf: GDAL reads the shapes alone, and the layer seemed to have no columns.
+    """Refuse a shapefile without its .dbf (GDAL reads the shapes alone, and the layer seemed to have no columns),
+    and a zip's .dbf without its .shp (read as a table without shapes).
 
     The shapefile may be a file, a zip's layer ``layer`` (at its top level) or a ``/vsizip/`` member path.
     """
@@ -502,6 +522,13 @@ def _check_dbf(path: str, layer: str | None, label: str) -> None:
         with zipfile.ZipFile(archive) as zf:
             members = {n.lower() for n in zf.namelist()}
         missing = str(shp).lower() in members and str(shp.with_suffix(".dbf")).lower() not in members
+        if str(shp).lower() not in members and str(shp.with_suffix(".dbf")).lower() in members:
+            # GDAL reads the .dbf alone as a table, which the check then called "a table without geometry"
+            raise LayerError(
+                f"{label}: {shp.stem}.dbf in {Path(archive).name} has no {shp.name} beside it: it is the shapefile's "
+                "table of attributes without its shapes; zip all of the shapefile's files together (.shp, .shx, "
+                ".dbf, .prj, .cpg)."
+            )
     if missing:
         where, verb = (f" in {Path(archive).name}", "zip") if archive else ("", "copy")
         raise LayerError(

@@ -594,3 +594,34 @@ def test_two_columns_alike_but_for_spaces_are_not_guessed_between():
     frame = lots(**{"Owner ": ["SMITH", "JONES"], " Owner": ["A", "B"]})
     _, problems = prepared(frame, "parcels", ColumnMapping({"parcels": {"owner_name": "Owner"}}))
     assert any("has no such column" in p.message for p in problems if p.severity == "error")
+
+
+# --- 9. a shapefile's .dbf without its .shp, given to the command line ----------------------------------------------
+
+
+def _shapefiles_without_parcels_shp(folder: Path) -> Path:
+    folder.mkdir()
+    lots().to_file(folder / "parcels.shp")
+    mains().to_file(folder / "mains.shp")
+    (folder / "parcels.shp").unlink()
+    return folder
+
+
+@pytest.mark.parametrize("given", ["zip", "folder"])
+def test_a_dbf_without_its_shp_is_said_to_lack_it(tmp_path, given):
+    """parcels.dbf without parcels.shp: in a zip GDAL read it as a table, and the run said "a table without
+    geometry ... export it with its shapes"; in a folder it was passed over and the run said no parcels layer was
+    found. Both now name the missing file."""
+    from tests.conftest import Runner
+
+    folder = _shapefiles_without_parcels_shp(tmp_path / "town")
+    data = folder
+    if given == "zip":
+        data = tmp_path / "town.zip"
+        with zipfile.ZipFile(data, "w") as archive:
+            for part in sorted(folder.iterdir()):
+                archive.write(part, part.name)
+    result = Runner().invoke("analyze", "--profile", "wappinger", "--set", "mandate.distance_ft=200", "--data", data)
+    text = " ".join(result.output.split())
+    assert result.exit_code != 0 and "Traceback" not in text
+    assert f"parcels.dbf in {data.name} has no parcels.shp beside it" in text
