@@ -28,7 +28,7 @@ from reportlab.pdfgen import canvas as pdfcanvas
 from analysis.units import feet_per_unit
 from layers.atomic import written_whole
 from layers.errors import LayerError
-from layers.fonts import BOLD, REGULAR
+from layers.fonts import BOLD, REGULAR, printable
 
 PAGE = landscape(LETTER)
 MARGIN = 0.5 * inch
@@ -76,6 +76,7 @@ def write_map_sheet(
 
     ``LayerError`` when the view holds more than ``MAX_PRINTED_PARCELS`` parcels (zoom in) or nothing at all.
     """
+    _check_title(text.title)
     crs = CRS(layers.parcels.crs)
     frame_w = PAGE[0] - 2 * MARGIN - LEGEND_WIDTH - 0.2 * inch
     frame_h = PAGE[1] - 2 * MARGIN - 1.0 * inch
@@ -90,6 +91,14 @@ def write_map_sheet(
     counts = (
         {str(k): int(v) for k, v in parcels["status"].astype(str).value_counts().items()} if "status" in parcels else {}
     )
+    footer = list(text.footer[:2])
+    unprinted = _unprintable_names(_visible(layers.streets, box))
+    if unprinted:  # left off the map, not printed as boxes; the sheet says so, as a board member would ask
+        one = len(unprinted) == 1
+        footer.append(
+            f"{_count(unprinted, 'street name')} in view {'is' if one else 'are'} not printed: "
+            f"{'its' if one else 'their'} letters are not in the sheet's typeface."
+        )
     with written_whole(path) as where:  # printed whole or not at all (``layers.atomic``)
         c = pdfcanvas.Canvas(str(where), pagesize=PAGE, initialFontName=REGULAR)
         c.setTitle(text.title)
@@ -106,11 +115,36 @@ def write_map_sheet(
         _legend(c, (MARGIN + frame_w + 0.2 * inch, origin[1] + frame_h), text, counts, layers)
         c.setFont(REGULAR, 7.5)
         c.setFillColor(colors.HexColor("#555555"))
-        for k, line in enumerate(text.footer[:2]):
+        for k, line in enumerate(footer):
             c.drawString(MARGIN, MARGIN + 0.12 * inch - 9 * k, _fitted(line, REGULAR, 7.5, width))
         c.showPage()
         c.save()
     return {"parcels": len(parcels), "counts": counts, "scale_ft": scale_ft}
+
+
+def _check_title(title: str) -> None:
+    """Refuse a title with letters DejaVu Sans cannot draw (Chinese, Japanese, Arabic ...): they printed as black
+    boxes on a sheet meant for a board packet, without a word."""
+    missing = list(dict.fromkeys(c for c in title if not printable(c)))  # in the order typed
+    if missing:
+        raise LayerError(
+            f"The title {title!r} holds letters the printed map's typeface (DejaVu Sans: Latin, Greek and Cyrillic) "
+            f"cannot draw ({', '.join(missing[:10])}): they would print as boxes. Write the title in those letters, "
+            "or leave it empty for the town's own title, and print again."
+        )
+
+
+def _unprintable_names(streets: gpd.GeoDataFrame) -> list[str]:
+    """The street names in view that DejaVu Sans cannot draw whole (each once); ``draw_street_names`` leaves them
+    off the map."""
+    if len(streets) == 0 or "street_name" not in streets:
+        return []
+    names = streets["street_name"].dropna().astype(str).drop_duplicates()
+    return [n for n in names if not printable(n)]
+
+
+def _count(items: list, noun: str) -> str:
+    return f"1 {noun}" if len(items) == 1 else f"{len(items)} {noun}s"
 
 
 def _extent(bbox_lonlat, crs: CRS, ratio: float) -> tuple[float, float, float, float]:
@@ -250,6 +284,7 @@ def draw_street_names(c, streets, geoms: np.ndarray, to_page, *, lift: float) ->
     table = pd.DataFrame({"name": streets["street_name"].astype("string").to_numpy(), "length": shapely.length(geoms)})
     table["i"] = np.arange(len(table))
     best = table.dropna(subset=["name"]).sort_values(["length", "i"], ascending=[False, True]).drop_duplicates("name")
+    best = best[[printable(str(n)) for n in best["name"]]]  # a name of letters the font lacks would print as boxes
     c.setFont(REGULAR, 7)
     c.setFillColor(colors.HexColor("#333333"))
     for name, i in zip(best["name"], best["i"], strict=True):  # one label per street name in view

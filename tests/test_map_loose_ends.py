@@ -150,3 +150,14 @@ def test_the_tables_distances_are_worded_as_the_popups(clients):
     downloaded = list(csv.DictReader(io.StringIO(table)))
     assert "distance_text" not in downloaded[0]
     assert sorted(float(r["distance_ft"]) for r in downloaded) == [0.0, 25.0, pytest.approx(99.96)]
+
+
+def test_printing_a_view_titled_in_letters_the_sheet_cannot_draw_says_so(clients):
+    """A title typed in Chinese on the map's print box: the sheet printed boxes; it is refused with what to do."""
+    from urllib.parse import urlencode
+
+    query = urlencode({"bbox": "-74.7,42.9,-74.6,43.0", "title": "村 board packet"})
+    refused = clients["fort-plain"].get(f"/print.pdf?{query}")
+    assert refused.status_code == 400 and refused.mimetype != "application/pdf"
+    told = " ".join(refused.get_data(as_text=True).split())
+    assert "cannot draw (村): they would print as boxes" in told
