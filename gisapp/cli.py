@@ -24,7 +24,7 @@ from gisapp.cli_duties import duties
 from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
 from gisapp.cli_plan import plan, plans
-from gisapp.users import ROLES, add_user, count_users, list_users
+from gisapp.users import ROLES, add_user, count_users, list_users, remove_user
 from gisapp.words import written_words
 from layers.errors import LayerError
 from layers.legend import STATUS_LEGEND
@@ -428,13 +428,15 @@ def serve(store, host, port, users_db, threads):
             f"The store {shown} does not exist yet. Run `make demo`, or `sewerplan sample` and "
             f"`sewerplan analyze --data {shown} --out {shown}` first."
         )
-    local = host in LOOPBACK
+    app = create_app()  # instance/config.py is read (SESSION_COOKIE_SECURE, TRUSTED_PROXY ...), then:
+    # Behind a reverse proxy every request is another computer's, though it reaches us from 127.0.0.1.
+    local = host in LOOPBACK and not app.config["TRUSTED_PROXY"]
     if not local and count_users(users_db) == 0:
+        where = f"on {host}" if host not in LOOPBACK else f"behind the reverse proxy at {app.config['TRUSTED_PROXY']}"
         raise LayerError(
-            f"Serving on {host} exposes owners' names and addresses: add an account first with "
+            f"Serving {where} exposes owners' names and addresses: add an account first with "
             "`sewerplan users add NAME --role planner`."
         )
-    app = create_app()  # instance/config.py is read (SESSION_COOKIE_SECURE, TRUSTED_PROXY ...), then:
     location = store if found.kind == "PostGIS" else str(Path(store).resolve())
     app.config.update(STORE=location, LOCAL_MODE=local, USERS_DB=str(Path(users_db).resolve()))
     harden_gdal(keep_only=SERVER_DRIVERS)  # this process reads only the store and checked uploads
@@ -528,6 +530,22 @@ def users_add(name, role, password, users_db):
     """Add an account (or change its role and password)."""
     add_user(users_db, name, role, password)
     click.echo(f"{name} can now sign in as a {role}.")
+
+
+@users.command("remove")
+@click.argument("name")
+@click.option("--users-db", default="instance/users.sqlite", show_default=True, help="The accounts file.")
+@user_errors
+def users_remove(name, users_db):
+    """Remove an account: it can no longer sign in, and its open sessions end at their next page."""
+    left = remove_user(users_db, name)
+    click.echo(f"{name} can no longer sign in; their open sessions end at their next page.")
+    if not left:
+        click.echo(
+            "No accounts are left: a server on another address, or behind a reverse proxy, now lets nobody in; one "
+            "on 127.0.0.1 lets a browser on the server itself in as the one local planner. Add an account with "
+            "`sewerplan users add NAME --role planner`."
+        )
 
 
 @users.command("list")

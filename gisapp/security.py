@@ -1,8 +1,9 @@
 """Sessions, roles, CSRF tokens and response headers.
 
-- An instance with no accounts, bound to 127.0.0.1, runs as one local planner (the demo). With accounts, every
-  page needs a login; viewers see, planners run analyses and upload. ``sewerplan serve`` refuses to listen on any
-  other address without an account.
+- An instance with no accounts, bound to 127.0.0.1, runs as one local planner (the demo) for requests from the
+  computer itself, not those a reverse proxy passes on (``local_mode``). With accounts, every page needs a login;
+  viewers see, planners run analyses and upload. ``sewerplan serve`` refuses to listen on any other address, or
+  behind a trusted proxy, without an account.
 - Every state-changing request (POST) carries the session's CSRF token, in the form field ``csrf_token`` or the
   ``X-CSRF-Token`` header.
 - A request's body is read only after its session is known to be allowed there: an anonymous POST (other than the
@@ -66,9 +67,21 @@ def init_app(app: Flask) -> None:
         }
 
 
+# Headers a proxy adds to the requests it passes on; a browser on this computer sends none of them.
+FORWARDED_HEADERS = ("Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-IP")
+LOOPBACK_ADDRESSES = ("127.0.0.1", "::1")
+
+
 def local_mode() -> bool:
-    """No accounts and bound to the loopback address: one local planner, no login."""
-    return current_app.config["LOCAL_MODE"] and count_users(current_app.config["USERS_DB"]) == 0
+    """No accounts, bound to the loopback address, and a request from this computer itself: one local planner, no
+    login. A request a reverse proxy passed on (served on 127.0.0.1 behind nginx or Caddy, as docs/web.md
+    advises) is another computer's: it came from the loopback address, and was let in as the local planner, owners'
+    names and addresses and all, on a server whose accounts were not added yet."""
+    if not current_app.config["LOCAL_MODE"] or request.remote_addr not in LOOPBACK_ADDRESSES:
+        return False
+    if any(name in request.headers for name in FORWARDED_HEADERS):
+        return False
+    return count_users(current_app.config["USERS_DB"]) == 0
 
 
 def current_user() -> tuple[str | None, str | None]:

@@ -88,6 +88,22 @@ def add_user(path: str | Path, name: str, role: str, password: str) -> None:
         )
 
 
+def remove_user(path: str | Path, name: str) -> int:
+    """Delete an account (a clerk who has left): its sessions end with it, since every request looks its account up.
+    Returns how many accounts are left; ``LayerError`` naming the accounts where there is none of that name."""
+    if not Path(path).exists():
+        raise LayerError(f"There is no accounts file {path}: no account was ever added there.")
+    with closing(_connect(path)) as con, con:
+        gone = con.execute("DELETE FROM users WHERE name = ?", (name,)).rowcount
+        left = [row[0] for row in con.execute("SELECT name FROM users ORDER BY name")]
+    if not gone:
+        raise LayerError(
+            f"There is no account named {name!r}"
+            + (f": the accounts are {', '.join(left)}." if left else ": there are no accounts.")
+        )
+    return len(left)
+
+
 def check_user(path: str | Path, name: str, password: str) -> str | None:
     """The user's role when the password matches, else None.
 

@@ -297,3 +297,78 @@ def test_the_instance_folder_is_the_one_the_store_and_accounts_are_in(tmp_path, 
     assert app.config["SERVER_THREADS"] == 3
     assert (tmp_path / "instance" / "secret_key").exists()
     assert Path(app.config["USERS_DB"]).resolve().parent == Path(app.instance_path)
+
+
+# --- no accounts: only a browser on the server itself is the local planner ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "passed_on",
+    [
+        {"headers": {"X-Forwarded-For": "203.0.113.9"}},  # nginx or Caddy on the same computer, no TRUSTED_PROXY
+        {"headers": {"Forwarded": "for=203.0.113.9"}},
+        {"headers": {"X-Real-IP": "203.0.113.9"}},
+        {"environ_base": {"REMOTE_ADDR": "203.0.113.9"}},  # TRUSTED_PROXY set: ProxyFix gives the client's address
+    ],
+)
+def test_a_request_a_reverse_proxy_passes_on_is_not_the_local_planner(tmp_path, passed_on):
+    """Served on 127.0.0.1 behind a reverse proxy (as docs/web.md advises) before any account was added, every
+    request reached the app from 127.0.0.1 and was let in as the local planner: the map, the owners' mailing
+    lists, uploads and notices, to anyone who could reach the proxy. Only a browser on the server itself is."""
+    app = make_app(tmp_path / "none.gpkg", tmp_path)
+    client = app.test_client()
+    assert client.get("/notices").status_code == 200  # the demo: a browser on this computer
+    refused = client.get("/notices", **passed_on)
+    assert refused.status_code == 302 and "/login" in refused.headers["Location"]
+    page = client.get("/login", **passed_on).get_data(as_text=True)
+    assert "This server has no accounts yet, so nobody can sign in" in page
+    assert "sewerplan users add NAME --role planner" in page
+
+
+def test_serve_behind_a_trusted_proxy_refuses_to_start_without_an_account(tmp_path):
+    """instance/config.py names the proxy (TRUSTED_PROXY): its requests are other computers', so `sewerplan serve`
+    on 127.0.0.1 refuses to start without an account, as it does on any other address."""
+    import os
+    import subprocess
+    import sys
+
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(60))
+    instance = tmp_path / "instance"
+    instance.mkdir()
+    (instance / "config.py").write_text('TRUSTED_PROXY = "127.0.0.1"\n')
+    env = os.environ | {"SEWERPLAN_INSTANCE": str(instance)}
+    command = [sys.executable, "-m", "gisapp.cli", "serve", "--store", str(store), "--port", "1"]
+    done = subprocess.run(
+        [*command, "--users-db", str(tmp_path / "users.sqlite")],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    said = " ".join(done.stderr.split())
+    assert done.returncode != 0 and "Traceback" not in done.stderr, done.stderr
+    assert "Serving behind the reverse proxy at 127.0.0.1 exposes owners' names and addresses" in said
+    assert "sewerplan users add NAME --role planner" in said
+
+
+def test_an_account_removed_can_no_longer_sign_in_and_its_session_ends(app):
+    """A clerk who left: `sewerplan users add` could change an account but nothing could take it away."""
+    from tests.conftest import Runner
+
+    client = app.test_client()
+    Auth(app, client).login("vera", "viewer-password")
+    assert client.get("/notices").status_code == 200
+    db = app.config["USERS_DB"]
+    done = Runner().invoke("users", "remove", "vera", "--users-db", db, ok=True)
+    assert "vera can no longer sign in" in done.output and "No accounts are left" not in done.output
+    assert client.get("/notices").status_code == 302  # the open session ended at its next page
+    assert sign_in(app.test_client(), "vera", "viewer-password").status_code == 401
+    unknown = Runner().invoke("users", "remove", "vera", "--users-db", db)
+    assert unknown.exit_code != 0 and "There is no account named 'vera': the accounts are pat." in unknown.output
+    last = Runner().invoke("users", "remove", "pat", "--users-db", db, ok=True)
+    assert "No accounts are left" in last.output

@@ -13,7 +13,15 @@ import datetime as dt
 from flask import Blueprint, current_app, g, redirect, render_template, request, session, url_for
 
 from gisapp.security import local_path
-from gisapp.users import check_user, clear_failures, end_sessions, locked_until, record_failure, user_session
+from gisapp.users import (
+    check_user,
+    clear_failures,
+    count_users,
+    end_sessions,
+    locked_until,
+    record_failure,
+    user_session,
+)
 
 bp = Blueprint("auth", __name__)
 
@@ -58,7 +66,8 @@ def login():
         if until is not None:
             error, status = _lockout_message(until), 429
             headers["Retry-After"] = str(max(1, int(until - dt.datetime.now().timestamp())))
-    return render_template("auth/login.html", error=error), status, headers
+    no_accounts = count_users(current_app.config["USERS_DB"]) == 0  # nobody can sign in: say how to add one
+    return render_template("auth/login.html", error=error, no_accounts=no_accounts), status, headers
 
 
 @bp.post("/logout")
