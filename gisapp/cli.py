@@ -454,7 +454,9 @@ def serve(store, host, port, users_db, threads):
         "threads": threads,
         "ident": "sewerplan",  # the Server header names no version
         "channel_timeout": app.config["REQUEST_TIMEOUT"],
-        "clear_untrusted_proxy_headers": True,
+        # Without a trusted proxy nothing believes a proxy's headers; on the loopback address they are kept for
+        # ``gisapp.security.local_mode`` to tell a request a proxy passed on from a browser on this computer.
+        "clear_untrusted_proxy_headers": not local,
     }
     body_limit = server_body_limit(app.config["MAX_CONTENT_LENGTH"])
     if body_limit is not None:

@@ -232,6 +232,15 @@ def test_serve_runs_waitress_with_no_version_in_the_server_header(tmp_path):
             raise AssertionError("the server did not start")
         assert status == 200
         assert headers["Server"] == "sewerplan" and not any(c.isdigit() for c in headers["Server"])
+        # A request a reverse proxy on this computer passed on (its header reaches the app: waitress keeps it here)
+        # is not the local planner's: it is sent to sign in.
+        import http.client
+
+        passed_on = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        passed_on.request("GET", "/notices", headers={"X-Forwarded-For": "203.0.113.9"})
+        answer = passed_on.getresponse()
+        assert answer.status == 302 and "/login" in answer.getheader("Location", "")
+        passed_on.close()
         secret = tmp_path / "instance" / "secret_key"
         assert stat.S_IMODE(secret.stat().st_mode) == 0o600
         # Everything the server writes is the service account's alone: its folders 0700 (and files 0600, umask 077).
