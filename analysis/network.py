@@ -32,7 +32,8 @@ A plant beside a node in the middle of a run is refused and reported, a plant po
 named outfall is reported and not joined, and every join is reported with its distance. Any other downstream end
 is a dead end: traces say where the flow stops, and ``network check`` reports it as ``no_outfall``.
 
-Every node then gets its next main (at a split, the shortest way to an outfall along the flow), and in one
+Every node then gets its next main (at a split, of the ways that reach an outfall: a divider's way on, the
+lowest way out, a pipe before a weir, orifice, outlet or pump as low, then the shortest), and in one
 vectorised pass of pointer jumping: the node it finally drains to, the length in feet to it, and its control
 manhole (the first manhole at or below it).
 """
@@ -1130,9 +1131,10 @@ def outfall_distance_along_flow(n, u, v, length_ft, is_outfall) -> np.ndarray:
 def _next_mains(n, u, v, length_ft, is_outfall, pipe, inlet_ft=None, diverted=None) -> np.ndarray:
     """For every node, the main it drains through (-1 at an outfall or dead end); where flow divides, of the mains
     that reach an outfall, a divider's way on before its ``diverted`` link, then the one leaving lowest above the
-    node's invert (``inlet_ft``: in a model, the others are overflows, carrying only what rises above them), then
-    the one that begins the shortest way to an outfall along the flow (between parallel links to one node, a pipe
-    before a pump, weir or orifice; then the lowest position)."""
+    node's invert (``inlet_ft``: in a model, the others are overflows, carrying only what rises above them), then,
+    of those leaving as low, a pipe before a pump, weir, orifice, outlet, inlet or channel (a weir beside a pipe at
+    the same height is the overflow, not the sewer's dry-weather path), then the one that begins the shortest way
+    to an outfall along the flow; then the lowest position."""
     nxt = np.full(n, -1, dtype=np.int64)
     if len(u) == 0:
         return nxt
@@ -1144,7 +1146,7 @@ def _next_mains(n, u, v, length_ft, is_outfall, pipe, inlet_ft=None, diverted=No
         to_node = pd.Series(cost).groupby([u, v]).transform("min").to_numpy()
         height = np.zeros(len(u)) if inlet_ft is None else np.round(inlet_ft, 3)
         aside = np.zeros(len(u), dtype=bool) if diverted is None else diverted
-        order = np.lexsort((np.arange(len(u)), ~pipe, to_node, height, aside, ~np.isfinite(cost), u))
+        order = np.lexsort((np.arange(len(u)), to_node, ~pipe, height, aside, ~np.isfinite(cost), u))
         first = order[np.r_[True, u[order][1:] != u[order][:-1]]]
         nxt[u[first]] = first
     nxt[is_outfall] = -1  # flow that reaches an outfall has arrived

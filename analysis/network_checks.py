@@ -585,7 +585,8 @@ def _control_rules(net: SewerNetwork) -> list[Defect]:
 
 
 def _why_followed(net: SewerNetwork, node: int, e: int) -> str:
-    """Why traces take main ``e`` out of ``node``: the lowest way out (the others overflows), or the shortest."""
+    """Why traces take main ``e`` out of ``node``: the divider's way on, the lowest way out (the others overflows),
+    the pipe beside a weir, orifice, outlet, pump, inlet or channel as low, or the shortest."""
     leaving = np.flatnonzero(net.u == node)
     height = net.inlet_ft if net.inlet_ft is not None else np.zeros(len(net.u))
     reaching = leaving[np.isfinite(net.length_ft[leaving] + net.to_outfall_ft[net.v[leaving]])]
@@ -595,12 +596,29 @@ def _why_followed(net: SewerNetwork, node: int, e: int) -> str:
             "only the flow the divider sends aside)"
         )
     higher = [m for m in unique_in_order(net.main_id[reaching[height[reaching] > height[e] + 5e-4]])]
+    pipe = net.is_pipe()
+    level = np.round(height, 3)
+    kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
+    as_low = [
+        k
+        for k in reaching
+        if pipe[e] and not pipe[k] and not aside[k] and net.v[k] != net.v[e] and level[k] == level[e]
+    ]
+    kind_words = ""
+    if as_low:
+        names = ", ".join(f"{net.main_id[k]} ({kinds[k] or 'main'})" for k in as_low)
+        kind_words = (
+            f"the pipe ({names} leave{'s' if len(as_low) == 1 else ''} as low: beside a pipe at the same height, a "
+            "weir, orifice, outlet, pump, inlet or channel is taken as the overflow or relief, not the dry-weather "
+            "path)"
+        )
     if not higher:
-        return "the shortest way to an outfall"
+        return kind_words or "the shortest way to an outfall"
     where = f"{height[e]:,.1f} ft above the invert" if height[e] > 0 else "at the invert"
     return (
         f"the lowest way out ({where}; {', '.join(higher)} leave{'s' if len(higher) == 1 else ''} higher, an "
         "overflow carrying only what rises above it)"
+        + (f", and of the ways out as low, {kind_words}" if as_low else "")
     )
 
 

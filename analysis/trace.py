@@ -222,27 +222,45 @@ def _stops(net: SewerNetwork, node: int) -> str:
 
 def _split(net: SewerNetwork, node: int, chosen: int, leaving: np.ndarray, to_outfall: np.ndarray) -> dict:
     """Which main a trace follows where the flow divides, and why: of the ways that reach an outfall, the one
-    leaving lowest above the node's invert (a model's others are overflows), then the shortest way to an outfall
-    along the flow; between links that run side by side to one node, the pipe."""
+    leaving lowest above the node's invert (a model's others are overflows), then, of those as low, a pipe before a
+    weir, orifice, outlet, pump, inlet or channel (beside a pipe, the overflow or relief), then the shortest way to
+    an outfall along the flow; between links that run side by side to one node, the pipe. Every other way out is
+    named, with where it goes."""
     ahead = net.v[chosen]
     cost = net.length_ft[leaving] + to_outfall[net.v[leaving]]
     mine = net.length_ft[chosen] + to_outfall[ahead]
     height = net.inlet_ft if net.inlet_ft is not None else np.zeros(len(net.u))
     reaching = leaving[np.isfinite(cost)]
     by_height = len(reaching) > 1 and np.ptp(np.round(height[reaching], 3)) > 0
+    kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
+    pipe = net.is_pipe()
+    aside = net.diverted if net.diverted is not None else np.zeros(len(net.u), dtype=bool)
+    # Links as low as the pipe followed, to another node, that are no pipe: the model's overflow or relief.
+    as_low = [
+        e
+        for e in reaching
+        if pipe[chosen]
+        and not pipe[e]
+        and not aside[e]
+        and net.v[e] != ahead
+        and round(float(height[e]), 3) == round(float(height[chosen]), 3)
+    ]
 
     def above(e) -> str:
         return f", {height[e]:,.1f} ft above the invert" if height[e] > 0 else ", at the invert"
 
+    def link(e) -> str:
+        return f"{net.main_id[e]}" + ("" if pipe[e] or kinds[e] is None else f" ({kinds[e]})")
+
     text = f"The flow divides at {net.node_id[node]}; this trace follows {net.main_id[chosen]} to {net.node_id[ahead]}"
     others = [
-        f"{net.main_id[e]} to {net.node_id[net.v[e]]} "
+        f"{link(e)} to {net.node_id[net.v[e]]} "
         + (f"{c:,.0f} ft" if np.isfinite(c) else "reaches no outfall")
         + (above(e) if by_height else "")
         for e, c in zip(leaving, cost, strict=True)
         if net.v[e] != ahead
     ]
-    aside = net.diverted if net.diverted is not None else np.zeros(len(net.u), dtype=bool)
+    listed = f"{mine:,.0f} ft" + (above(chosen) if by_height else "") + "".join(f"; {o}" for o in others)
     set_aside = [str(net.main_id[e]) for e in reaching if aside[e] and not aside[chosen]]
     if not np.isfinite(mine):
         text += ", the first of them: none reaches an outfall"
@@ -250,19 +268,25 @@ def _split(net: SewerNetwork, node: int, chosen: int, leaving: np.ndarray, to_ou
         text += (
             f", the divider's way on: {', '.join(set_aside)} {'is its diverted link' if len(set_aside) == 1 else 'are'}"
             + ("" if len(set_aside) == 1 else " its diverted links")
-            + f", taking only the flow the divider sends aside ({mine:,.0f} ft; "
-            + "; ".join(others)
-            + ")"
+            + f", taking only the flow the divider sends aside ({listed})"
         )
-    elif by_height:
-        text += (
-            f", the lowest way out of {net.node_id[node]} that reaches an outfall: the flow takes it first, and a "
-            f"link leaving higher carries only what rises above it, an overflow ({mine:,.0f} ft{above(chosen)}; "
-            + "; ".join(others)
-            + ")"
-        )
+    elif by_height or as_low:
+        if by_height:
+            text += (
+                f", the lowest way out of {net.node_id[node]} that reaches an outfall: the flow takes it first, and "
+                "a link leaving higher carries only what rises above it, an overflow"
+            )
+        if as_low:
+            names = ", ".join(f"{link(e)} to {net.node_id[net.v[e]]}" for e in as_low)
+            text += (
+                (";" if by_height else ",")
+                + f" the pipe: {names} leave{'s' if len(as_low) == 1 else ''} as low, but a weir, orifice, outlet, "
+                "pump, inlet or channel beside a pipe at the same height is taken as the overflow or relief, not "
+                "the sewer's dry-weather path"
+            )
+        text += f" ({listed})"
     elif others:
-        text += f", the shortest way to an outfall along the flow ({mine:,.0f} ft; " + "; ".join(others) + ")"
+        text += f", the shortest way to an outfall along the flow ({listed})"
     if net.controls is not None:
         ruled = [f"{net.main_id[e]} ({net.controls[e]})" for e in leaving if net.controls[e]]
         if ruled:
@@ -272,7 +296,6 @@ def _split(net: SewerNetwork, node: int, chosen: int, leaving: np.ndarray, to_ou
             )
     beside = [e for e in leaving if e != chosen and net.v[e] == ahead]
     if beside:
-        kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
         names = ", ".join(f"{net.main_id[e]} ({kinds[e] or 'main'})" for e in beside)
         text += f"; {names} also lead{'s' if len(beside) == 1 else ''} there (a pipe is followed before a pump, weir, "
         text += "orifice or inlet)"
