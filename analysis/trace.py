@@ -18,6 +18,7 @@ from scipy.sparse import csgraph
 
 from analysis._parallel import default_workers, elementwise, nearest_of_pairs, within_pairs
 from analysis.network import SewerNetwork, _adjacency
+from analysis.network_checks import plural
 from analysis.profiles import Profile
 
 
@@ -54,7 +55,8 @@ class Trace:
 
 @dataclass(frozen=True)
 class Sewershed:
-    """Everything upstream of a manhole: mains, manholes, parcels, living units and the estimated flow."""
+    """Everything upstream of a manhole by the traces (each connection where its trace drains): mains, manholes,
+    parcels, living units, the estimated flow, and the overflows into it whose upstream is counted elsewhere."""
 
     manhole: str
     mains: list[str]
@@ -64,7 +66,11 @@ class Sewershed:
     units_unknown: int
     flow_gpd: float
     section: str = ""
+    # Every node whose flow can reach the manhole by any way out, an overflow too (a capacity check counts them).
     nodes: list[int] = field(default_factory=list, repr=False)
+    # Links into the sewershed from a divide whose traces go elsewhere (an overflow): each named, and why what drains
+    # to that divide is counted where its trace goes, not here.
+    not_counted: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -74,6 +80,7 @@ class Sewershed:
             "parcels": self.parcels,
             "units": self.units,
             "flow_gpd": round(self.flow_gpd, 1),
+            "not_counted": self.not_counted,
         }
 
 
@@ -346,19 +353,29 @@ def trace_parcel(net: SewerNetwork, parcel_id: str, connection: pd.Series) -> Tr
 def sewershed(
     net: SewerNetwork, node: int, connections: pd.DataFrame | None, parcels=None, *, profile: Profile
 ) -> Sewershed:
-    """Everything draining through ``node``: upstream nodes by breadth-first search against the flow."""
+    """Everything draining through ``node``: the nodes whose traces pass it (breadth-first search up the next
+    mains), so each connection is counted where its trace says it drains, once.
+
+    Where the flow divides above ``node`` (a wet well's or regulator's overflow, a split), the way traces do not
+    follow may still lead here: what drains to that divide is counted where its trace goes, and the link is named
+    in ``not_counted`` with why. ``nodes`` is every node whose flow can reach ``node`` by any way out (what a
+    capacity check counts, an overflow too).
+    """
     reverse = _adjacency(net.n_nodes, net.v, net.u)  # edges point upstream
     order = csgraph.breadth_first_order(reverse, node, directed=True, return_predecessors=False)
+    traced = _traced_upstream(net, node)
     upstream = np.zeros(net.n_nodes, bool)
-    upstream[order] = True
+    upstream[traced] = True
     mains = np.flatnonzero(upstream[net.u] & upstream[net.v])
     parcel_ids: list[str] = []
     units, unknown = 0.0, 0
+    drains_to = np.zeros(0, dtype=np.int64)  # each parcel's node below its connection (-1: none)
     if connections is not None and parcels is not None and len(connections):
         e = connections["edge"].to_numpy()
         ok = e >= 0
+        drains_to = np.where(ok, net.v[np.clip(e, 0, None)] if len(net.v) else -1, -1)
         drains_here = np.zeros(len(e), bool)
-        drains_here[ok] = upstream[net.v[e[ok]]]
+        drains_here[ok] = upstream[drains_to[ok]]
         chosen = parcels[drains_here]
         parcel_ids = chosen["parcel_id"].astype(str).tolist()
         if "units" in chosen.columns:
@@ -367,7 +384,7 @@ def sewershed(
         else:
             unknown = len(chosen)
     gpd_rule = profile.network.gallons_per_day_per_unit
-    manholes = [str(net.node_id[i]) for i in order if net.node_is_manhole[i]]
+    manholes = [str(net.node_id[i]) for i in traced if net.node_is_manhole[i]]
     return Sewershed(
         str(net.node_id[node]),
         list(dict.fromkeys(str(m) for m in net.main_id[mains])),
@@ -378,7 +395,63 @@ def sewershed(
         units * gpd_rule.value,
         gpd_rule.citation,
         order.tolist(),
+        _not_counted(net, node, upstream, drains_to),
     )
+
+
+def _traced_upstream(net: SewerNetwork, node: int) -> np.ndarray:
+    """The nodes whose traces pass ``node`` (itself first), breadth first up each node's next main."""
+    src = np.flatnonzero(net.next_main >= 0)
+    up = _adjacency(net.n_nodes, net.v[net.next_main[src]], src)  # each node's next main, pointing upstream
+    return csgraph.breadth_first_order(up, node, directed=True, return_predecessors=False)
+
+
+def _not_counted(net: SewerNetwork, node: int, upstream: np.ndarray, drains_to: np.ndarray) -> list[dict]:
+    """Links into the sewershed from a node whose traces go another way (an overflow, the other way of a split):
+    named, with what drains to that node and where it is counted instead."""
+    entering = np.flatnonzero(upstream[net.v] & ~upstream[net.u])  # a handful: one per divide above the node
+    height = net.inlet_ft if net.inlet_ft is not None else np.zeros(len(net.u))
+    kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
+    pipe = net.is_pipe()
+    out = []
+    for e in entering:
+        a = int(net.u[e])
+        followed = int(net.next_main[a])
+        if followed < 0:  # a dead end or an outfall with a link out: its flow is nowhere else
+            continue
+        above = np.zeros(net.n_nodes, bool)
+        above[_traced_upstream(net, a)] = True
+        n_manholes = int((above & net.node_is_manhole).sum())
+        n_parcels = int(above[drains_to[drains_to >= 0]].sum()) if len(drains_to) else 0
+        end = net.terminal[a]
+        where = (
+            f"{net.node_id[net.v[followed]]} and on to {net.node_id[end]}"
+            if end >= 0 and end != net.v[followed]
+            else str(net.node_id[net.v[followed]])
+        )
+        kind = "" if pipe[e] or kinds[e] is None else f" ({kinds[e]})"
+        rise = height[e] - height[followed]
+        how = (
+            f"an overflow leaving {rise:,.1f} ft higher than {net.main_id[followed]}, carrying only what rises above it"
+            if rise > 5e-4
+            else "the other way where the flow divides"
+        )
+        counted = f"{plural(n_manholes, 'manhole')}" + (f" and {plural(n_parcels, 'parcel')}" if len(drains_to) else "")
+        out.append(
+            {
+                "main": str(net.main_id[e]),
+                "from": str(net.node_id[a]),
+                "followed": str(net.main_id[followed]),
+                "manholes": n_manholes,
+                "parcels": n_parcels,
+                "reason": (
+                    f"{net.node_id[node]} also takes flow from {net.node_id[a]} by {net.main_id[e]}{kind}, {how}: "
+                    f"traces from {net.node_id[a]} follow {net.main_id[followed]} to {where}, so what drains to "
+                    f"{net.node_id[a]} ({counted}) is counted there, not here."
+                ),
+            }
+        )
+    return out
 
 
 NETWORK_COLUMNS = ("control_manhole", "downstream_length_ft", "outfall_id", "network_problem")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 
@@ -132,3 +134,89 @@ def test_a_spill_above_the_pipe_and_a_pipe_at_the_invert_keep_the_lowest_way(tmp
     doc = trace(path, "MH1")
     assert doc["path"] == ["MH1", "MH2", "CSO"] and doc["splits"][0]["followed"] == "SPILL", doc
     assert "lowest way out" in doc["splits"][0]["reason"]
+
+
+# A pump station: MH1 drains by C1 into the wet well WW (a storage unit), pumped by P1 to MH3 and on to the plant;
+# OVER leaves WW 5 ft up to the overflow outfall CSO.
+WET_WELL_OVERFLOW = """[OPTIONS]
+FLOW_UNITS  CFS
+
+[JUNCTIONS]
+;;Name  Elev  MaxDepth
+MH1     100   10
+MH3     110   10
+
+[STORAGE]
+;;Name  Elev  MaxDepth  InitDepth  Shape       Curve
+WW      90    15        0          FUNCTIONAL  100  0  0
+
+[OUTFALLS]
+PLANT   100   FREE
+CSO     95    FREE
+
+[CONDUITS]
+;;Name  From  To     Length  Roughness  InOffset  OutOffset
+C1      MH1   WW     200     0.013      0         0
+OVER    WW    CSO    30      0.013      5         0
+C3      MH3   PLANT  400     0.013      0         0
+
+[PUMPS]
+;;Name  From  To   Curve  Status  Startup  Shutoff
+P1      WW    MH3  *      ON      0        0
+
+[XSECTIONS]
+C1      CIRCULAR  1  0  0  0  1
+OVER    CIRCULAR  1  0  0  0  1
+C3      CIRCULAR  1  0  0  0  1
+
+[COORDINATES]
+MH1     0    0
+WW      200  0
+MH3     300  0
+PLANT   700  0
+CSO     200  30
+"""
+
+
+def model_network(tmp_path, text):
+    from analysis.network import build_network
+    from analysis.profiles import load_profile
+    from layers.swmm import LOCAL_CRS, read_inp
+
+    path = tmp_path / "model.inp"
+    path.write_text(text)
+    layers = {k: v.set_crs(LOCAL_CRS) for k, v in read_inp(str(path)).items()}
+    profile = load_profile("fort-plain")
+    return path, build_network(layers["mains"], manholes=layers["manholes"], profile=profile), profile
+
+
+def test_a_wet_wells_overflow_outfall_is_not_where_the_connections_above_drain(tmp_path):
+    # The sewershed of CSO took in everything above WW by its overflow: the parcel on C1 drained to CSO and to the
+    # plant at once, and the system's flow (the outfalls' sewersheds added up) counted it twice.
+    from analysis.trace import sewershed
+
+    path, net, profile = model_network(tmp_path, WET_WELL_OVERFLOW)
+    parcels = pd.DataFrame({"parcel_id": ["A", "B"], "units": [2, 3]})
+    edge = {str(m): k for k, m in enumerate(net.main_id)}
+    conn = pd.DataFrame({"edge": [edge["C1"], edge["C3"]]})
+    cso = sewershed(net, net.node_index["CSO"], conn, parcels, profile=profile)
+    assert cso.parcels == [] and cso.units == 0 and cso.mains == [] and cso.manholes == []
+    (over,) = cso.not_counted
+    assert (over["main"], over["from"], over["followed"], over["manholes"], over["parcels"]) == (
+        "OVER",
+        "WW",
+        "P1",
+        1,
+        1,
+    )
+    plant = sewershed(net, net.node_index["PLANT"], conn, parcels, profile=profile)
+    assert plant.parcels == ["A", "B"] and plant.units == 5 and plant.not_counted == []
+    assert set(plant.mains) == {"C1", "P1", "C3"}
+    # Each connection once, where its trace drains.
+    outfalls = np.flatnonzero(net.node_is_outfall)
+    assert sum(sewershed(net, int(o), conn, parcels, profile=profile).units for o in outfalls) == 5
+    code, out, err = cli("trace", "--data", path, "--data-crs", "local", "--manhole", "CSO", "--upstream")
+    said = " ".join(out.split())
+    assert code == 0 and "Upstream of CSO: 0 mains, 0 manholes" in said, err
+    assert "CSO also takes flow from WW by OVER, an overflow leaving 5.0 ft higher than P1" in said
+    assert "follow P1 to MH3 and on to PLANT, so what drains to WW (1 manhole) is counted there" in said
