@@ -277,27 +277,37 @@ def active_manholes(manholes: gpd.GeoDataFrame | None) -> gpd.GeoDataFrame | Non
     return manholes[~manholes["status"].isin(["abandoned", "proposed"]).to_numpy()]
 
 
-def manhole_nodes(node_kind: np.ndarray, next_main: np.ndarray, gravity: np.ndarray) -> np.ndarray:
-    """True for the nodes that are manholes: a ``MANHOLE_STRUCTURES`` point, except a storage unit whose flow leaves
-    by anything but a gravity pipe (a pump, orifice, weir, outlet, force main or open channel: a wet well or a
-    tank, not a manhole; it is never a control manhole).
+def manhole_nodes(
+    node_kind: np.ndarray, next_main: np.ndarray, gravity: np.ndarray, pumped: np.ndarray | None = None
+) -> np.ndarray:
+    """True for the nodes that are manholes: a ``MANHOLE_STRUCTURES`` point, except a pump station's wet well or a
+    tank, which is never a control manhole:
+
+    - a storage unit whose flow leaves by anything but a gravity pipe (a pump, orifice, weir, outlet, force main
+      or open channel);
+    - a model's junction whose flow leaves by a pump (``pumped``: the links that are a model's [PUMPS]): SWMM pumps
+      draw from the node they leave, so a junction the traces leave by a pump is the pump's wet well, however the
+      model writes it. One a gravity pipe drains, a pump beside it, stays a manhole.
 
     A storage unit the flow leaves by a gravity pipe is a manhole, as a model that draws its manholes as storage
     nodes (Bellinge) means it; one no link leaves stays one.
 
     Examples
     --------
-    >>> kinds = np.array(["storage", "storage", "junction", "cleanout"], dtype=object)
-    >>> manhole_nodes(kinds, np.array([0, 1, 1, -1]), np.array([True, False])).tolist()
-    [True, False, True, False]
+    >>> kinds = np.array(["storage", "storage", "junction", "cleanout", "junction"], dtype=object)
+    >>> gravity, pumped = np.array([True, False, False]), np.array([False, True, False])
+    >>> manhole_nodes(kinds, np.array([0, 1, 0, -1, 1]), gravity, pumped).tolist()
+    [True, False, True, False, False]
     """
     is_manhole = pd.Series(node_kind, dtype=object).isin(MANHOLE_STRUCTURES).to_numpy()
     leaves = next_main >= 0
     by_pipe = np.zeros(len(next_main), dtype=bool)
     by_pipe[leaves] = np.asarray(gravity, dtype=bool)[next_main[leaves]]
     asked = np.flatnonzero(is_manhole & leaves & ~by_pipe)  # few: those a gravity pipe does not drain
+    kind = np.asarray(node_kind, dtype=object)[asked]
+    by_pump = np.zeros(len(asked), dtype=bool) if pumped is None else np.asarray(pumped, dtype=bool)[next_main[asked]]
     structure = np.zeros(len(is_manhole), dtype=bool)
-    structure[asked] = np.asarray(node_kind, dtype=object)[asked] == "storage"
+    structure[asked] = (kind == "storage") | ((kind == "junction") & by_pump)
     return is_manhole & ~structure
 
 
@@ -404,7 +414,8 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     inlet_ft = np.clip(np.nan_to_num(_num(kept, "inlet_offset_ft")[g.row], nan=0.0), 0.0, None)
     diverted = _col(kept, "diverted", len(kept), False)[g.row].astype(bool)
     next_main = _next_mains(n_nodes, u0, v0, g.length_ft, is_outfall, pipe, inlet_ft, diverted)
-    node_is_manhole = manhole_nodes(g.node_kind, next_main, gravity)
+    pumped = np.asarray(link_kind, dtype=object) == "pump"
+    node_is_manhole = manhole_nodes(g.node_kind, next_main, gravity, pumped if explicit else None)
     terminal, downstream = _jump(next_main, v0, g.length_ft)
     control = _first_manhole(next_main, v0, node_is_manhole)
     drains = (terminal >= 0) & is_outfall[np.clip(terminal, 0, None)]

@@ -414,15 +414,17 @@ def _dangling(net: SewerNetwork) -> list[Defect]:
 
 
 def _storage(net: SewerNetwork) -> np.ndarray:
-    """Storage units (a model's [STORAGE] nodes, a layer's wet wells), manholes or not."""
+    """Storage units (a model's [STORAGE] nodes, a layer's wet wells), manholes or not, and a model's junctions
+    that are a pump's wet well (the flow leaves them by a pump: ``analysis.network.manhole_nodes``)."""
     if net.node_kind is None:
         return np.zeros(net.n_nodes, dtype=bool)
-    return pd.Series(net.node_kind, dtype=object).eq("storage").to_numpy()
+    kind = pd.Series(net.node_kind, dtype=object)
+    return (kind.eq("storage") | (kind.eq("junction") & ~net.node_is_manhole)).to_numpy()
 
 
 def _wet_wells(net: SewerNetwork) -> np.ndarray:
-    """The nodes of the storage units the flow leaves by a pump, orifice, weir, outlet or force main: wet wells and
-    tanks, not manholes (``analysis.network.manhole_nodes``)."""
+    """The nodes of the storage units the flow leaves by a pump, orifice, weir, outlet or force main, and of the
+    junctions it leaves by a pump: wet wells and tanks, not manholes (``analysis.network.manhole_nodes``)."""
     return np.flatnonzero(_storage(net) & ~net.node_is_manhole & (net.next_main >= 0))
 
 
@@ -447,6 +449,14 @@ def _storage_not_manholes(net: SewerNetwork) -> list[Defect]:
             if below >= 0
             else "no manhole lies below it"
         )
+        if net.node_kind[node] == "junction":  # a model's junction that a pump draws from
+            others = unique_in_order(net.main_id[(net.u == node) & (np.arange(len(net.u)) != e)])
+            beside = f" ({', '.join(others)} also leave{'s' if len(others) == 1 else ''} it)" if others else ""
+            return (
+                f"{net.node_id[node]} is written as a junction, but the flow leaves it by {kind} "
+                f"{net.main_id[e]}{beside}: it is the pump's wet well, not a manhole, as a storage unit pumped "
+                f"out is. It is never taken as a control manhole: {after}."
+            )
         return (
             f"{net.node_id[node]} is a storage unit the flow leaves by {kind} {net.main_id[e]}: a wet well or a "
             f"tank, not a manhole. It is never taken as a control manhole: {after}."
