@@ -180,6 +180,19 @@ class SewerNetwork:
         return np.bincount(self.u, minlength=self.n_nodes)
 
     @cached_property
+    def upstream_links(self) -> sparse.csr_matrix:
+        """Every main as an edge pointing upstream (``v -> u``): a search from a node finds every node whose flow can
+        reach it by any way out, an overflow too. Made once per network (a plan asks for many mains)."""
+        return _adjacency(self.n_nodes, self.v, self.u)
+
+    @cached_property
+    def upstream_traces(self) -> sparse.csr_matrix:
+        """Each node's next main as an edge pointing upstream: a search from a node finds the nodes whose traces pass
+        it, where the flow divides only the way traces follow."""
+        src = np.flatnonzero(self.next_main >= 0)
+        return _adjacency(self.n_nodes, self.v[self.next_main[src]], src)
+
+    @cached_property
     def to_outfall_ft(self) -> np.ndarray:
         """Every node's shortest way to an outfall along the flow, in feet (inf where there is none)."""
         return outfall_distance_along_flow(self.n_nodes, self.u, self.v, self.length_ft, self.node_is_outfall)

@@ -17,7 +17,7 @@ import shapely
 from scipy.sparse import csgraph
 
 from analysis._parallel import default_workers, elementwise, nearest_of_pairs, within_pairs
-from analysis.network import SewerNetwork, _adjacency
+from analysis.network import SewerNetwork
 from analysis.network_checks import plural
 from analysis.profiles import Profile
 
@@ -361,8 +361,7 @@ def sewershed(
     in ``not_counted`` with why. ``nodes`` is every node whose flow can reach ``node`` by any way out (what a
     capacity check counts, an overflow too).
     """
-    reverse = _adjacency(net.n_nodes, net.v, net.u)  # edges point upstream
-    order = csgraph.breadth_first_order(reverse, node, directed=True, return_predecessors=False)
+    order = csgraph.breadth_first_order(net.upstream_links, node, directed=True, return_predecessors=False)
     traced = _traced_upstream(net, node)
     upstream = np.zeros(net.n_nodes, bool)
     upstream[traced] = True
@@ -401,9 +400,7 @@ def sewershed(
 
 def _traced_upstream(net: SewerNetwork, node: int) -> np.ndarray:
     """The nodes whose traces pass ``node`` (itself first), breadth first up each node's next main."""
-    src = np.flatnonzero(net.next_main >= 0)
-    up = _adjacency(net.n_nodes, net.v[net.next_main[src]], src)  # each node's next main, pointing upstream
-    return csgraph.breadth_first_order(up, node, directed=True, return_predecessors=False)
+    return csgraph.breadth_first_order(net.upstream_traces, node, directed=True, return_predecessors=False)
 
 
 def _not_counted(net: SewerNetwork, node: int, upstream: np.ndarray, drains_to: np.ndarray) -> list[dict]:
@@ -413,16 +410,16 @@ def _not_counted(net: SewerNetwork, node: int, upstream: np.ndarray, drains_to: 
     height = net.inlet_ft if net.inlet_ft is not None else np.zeros(len(net.u))
     kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
     pipe = net.is_pipe()
+    parcel_nodes = drains_to[drains_to >= 0]
     out = []
     for e in entering:
         a = int(net.u[e])
         followed = int(net.next_main[a])
         if followed < 0:  # a dead end or an outfall with a link out: its flow is nowhere else
             continue
-        above = np.zeros(net.n_nodes, bool)
-        above[_traced_upstream(net, a)] = True
-        n_manholes = int((above & net.node_is_manhole).sum())
-        n_parcels = int(above[drains_to[drains_to >= 0]].sum()) if len(drains_to) else 0
+        above = _traced_upstream(net, a)  # only the nodes above ``a`` are visited
+        n_manholes = int(net.node_is_manhole[above].sum())
+        n_parcels = int(np.isin(parcel_nodes, above).sum())
         end = net.terminal[a]
         where = (
             f"{net.node_id[net.v[followed]]} and on to {net.node_id[end]}"
