@@ -220,3 +220,22 @@ def test_a_wet_wells_overflow_outfall_is_not_where_the_connections_above_drain(t
     assert code == 0 and "Upstream of CSO: 0 mains, 0 manholes" in said, err
     assert "CSO also takes flow from WW by OVER, an overflow leaving 5.0 ft higher than P1" in said
     assert "follow P1 to MH3 and on to PLANT, so what drains to WW (1 manhole) is counted there" in said
+
+
+@pytest.mark.parametrize("name", REAL_SPLITS)
+def test_the_outfalls_sewersheds_hold_every_draining_manhole_once(name):
+    # Pump_Control_Model's overflow outfall PSO held the 16 manholes above its wet well SU1, which KRO2005's held
+    # too; SWMMExtCntrlModel's OF1-OF3 the 27 above their storage units, which J8's held.
+    from analysis.network import build_network
+    from analysis.profiles import load_profile
+    from analysis.trace import sewershed
+    from layers.swmm import LOCAL_CRS, read_inp
+
+    layers = {k: v.set_crs(LOCAL_CRS) for k, v in read_inp(str(DATA / name)).items()}
+    profile = load_profile("fort-plain")
+    net = build_network(layers["mains"], manholes=layers["manholes"], profile=profile)
+    counted = [
+        m for o in np.flatnonzero(net.node_is_outfall) for m in sewershed(net, int(o), None, profile=profile).manholes
+    ]
+    draining = net.node_id[net.node_is_manhole & net.drains()]
+    assert sorted(counted) == sorted(map(str, draining))
