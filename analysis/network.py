@@ -32,7 +32,8 @@ A plant beside a node in the middle of a run is refused and reported, a plant po
 named outfall is reported and not joined, and every join is reported with its distance. Any other downstream end
 is a dead end: traces say where the flow stops, and ``network check`` reports it as ``no_outfall``.
 
-Every node then gets its next main (at a split, the shortest way to an outfall along the flow), and in one
+Every node then gets its next main (at a split, of the ways that reach an outfall: a divider's way on, the
+lowest way out, a pipe before a weir, orifice, outlet or pump as low, then the shortest), and in one
 vectorised pass of pointer jumping: the node it finally drains to, the length in feet to it, and its control
 manhole (the first manhole at or below it).
 """
@@ -179,6 +180,19 @@ class SewerNetwork:
         return np.bincount(self.u, minlength=self.n_nodes)
 
     @cached_property
+    def upstream_links(self) -> sparse.csr_matrix:
+        """Every main as an edge pointing upstream (``v -> u``): a search from a node finds every node whose flow can
+        reach it by any way out, an overflow too. Made once per network (a plan asks for many mains)."""
+        return _adjacency(self.n_nodes, self.v, self.u)
+
+    @cached_property
+    def upstream_traces(self) -> sparse.csr_matrix:
+        """Each node's next main as an edge pointing upstream: a search from a node finds the nodes whose traces pass
+        it, where the flow divides only the way traces follow."""
+        src = np.flatnonzero(self.next_main >= 0)
+        return _adjacency(self.n_nodes, self.v[self.next_main[src]], src)
+
+    @cached_property
     def to_outfall_ft(self) -> np.ndarray:
         """Every node's shortest way to an outfall along the flow, in feet (inf where there is none)."""
         return outfall_distance_along_flow(self.n_nodes, self.u, self.v, self.length_ft, self.node_is_outfall)
@@ -276,27 +290,37 @@ def active_manholes(manholes: gpd.GeoDataFrame | None) -> gpd.GeoDataFrame | Non
     return manholes[~manholes["status"].isin(["abandoned", "proposed"]).to_numpy()]
 
 
-def manhole_nodes(node_kind: np.ndarray, next_main: np.ndarray, gravity: np.ndarray) -> np.ndarray:
-    """True for the nodes that are manholes: a ``MANHOLE_STRUCTURES`` point, except a storage unit whose flow leaves
-    by anything but a gravity pipe (a pump, orifice, weir, outlet, force main or open channel: a wet well or a
-    tank, not a manhole; it is never a control manhole).
+def manhole_nodes(
+    node_kind: np.ndarray, next_main: np.ndarray, gravity: np.ndarray, pumped: np.ndarray | None = None
+) -> np.ndarray:
+    """True for the nodes that are manholes: a ``MANHOLE_STRUCTURES`` point, except a pump station's wet well or a
+    tank, which is never a control manhole:
+
+    - a storage unit whose flow leaves by anything but a gravity pipe (a pump, orifice, weir, outlet, force main
+      or open channel);
+    - a model's junction whose flow leaves by a pump (``pumped``: the links that are a model's [PUMPS]): SWMM pumps
+      draw from the node they leave, so a junction the traces leave by a pump is the pump's wet well, however the
+      model writes it. One a gravity pipe drains, a pump beside it, stays a manhole.
 
     A storage unit the flow leaves by a gravity pipe is a manhole, as a model that draws its manholes as storage
     nodes (Bellinge) means it; one no link leaves stays one.
 
     Examples
     --------
-    >>> kinds = np.array(["storage", "storage", "junction", "cleanout"], dtype=object)
-    >>> manhole_nodes(kinds, np.array([0, 1, 1, -1]), np.array([True, False])).tolist()
-    [True, False, True, False]
+    >>> kinds = np.array(["storage", "storage", "junction", "cleanout", "junction"], dtype=object)
+    >>> gravity, pumped = np.array([True, False, False]), np.array([False, True, False])
+    >>> manhole_nodes(kinds, np.array([0, 1, 0, -1, 1]), gravity, pumped).tolist()
+    [True, False, True, False, False]
     """
     is_manhole = pd.Series(node_kind, dtype=object).isin(MANHOLE_STRUCTURES).to_numpy()
     leaves = next_main >= 0
     by_pipe = np.zeros(len(next_main), dtype=bool)
     by_pipe[leaves] = np.asarray(gravity, dtype=bool)[next_main[leaves]]
     asked = np.flatnonzero(is_manhole & leaves & ~by_pipe)  # few: those a gravity pipe does not drain
+    kind = np.asarray(node_kind, dtype=object)[asked]
+    by_pump = np.zeros(len(asked), dtype=bool) if pumped is None else np.asarray(pumped, dtype=bool)[next_main[asked]]
     structure = np.zeros(len(is_manhole), dtype=bool)
-    structure[asked] = np.asarray(node_kind, dtype=object)[asked] == "storage"
+    structure[asked] = (kind == "storage") | ((kind == "junction") & by_pump)
     return is_manhole & ~structure
 
 
@@ -403,7 +427,8 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     inlet_ft = np.clip(np.nan_to_num(_num(kept, "inlet_offset_ft")[g.row], nan=0.0), 0.0, None)
     diverted = _col(kept, "diverted", len(kept), False)[g.row].astype(bool)
     next_main = _next_mains(n_nodes, u0, v0, g.length_ft, is_outfall, pipe, inlet_ft, diverted)
-    node_is_manhole = manhole_nodes(g.node_kind, next_main, gravity)
+    pumped = np.asarray(link_kind, dtype=object) == "pump"
+    node_is_manhole = manhole_nodes(g.node_kind, next_main, gravity, pumped if explicit else None)
     terminal, downstream = _jump(next_main, v0, g.length_ft)
     control = _first_manhole(next_main, v0, node_is_manhole)
     drains = (terminal >= 0) & is_outfall[np.clip(terminal, 0, None)]
@@ -1130,9 +1155,10 @@ def outfall_distance_along_flow(n, u, v, length_ft, is_outfall) -> np.ndarray:
 def _next_mains(n, u, v, length_ft, is_outfall, pipe, inlet_ft=None, diverted=None) -> np.ndarray:
     """For every node, the main it drains through (-1 at an outfall or dead end); where flow divides, of the mains
     that reach an outfall, a divider's way on before its ``diverted`` link, then the one leaving lowest above the
-    node's invert (``inlet_ft``: in a model, the others are overflows, carrying only what rises above them), then
-    the one that begins the shortest way to an outfall along the flow (between parallel links to one node, a pipe
-    before a pump, weir or orifice; then the lowest position)."""
+    node's invert (``inlet_ft``: in a model, the others are overflows, carrying only what rises above them), then,
+    of those leaving as low, a pipe before a pump, weir, orifice, outlet, inlet or channel (a weir beside a pipe at
+    the same height is the overflow, not the sewer's dry-weather path), then the one that begins the shortest way
+    to an outfall along the flow; then the lowest position."""
     nxt = np.full(n, -1, dtype=np.int64)
     if len(u) == 0:
         return nxt
@@ -1144,7 +1170,7 @@ def _next_mains(n, u, v, length_ft, is_outfall, pipe, inlet_ft=None, diverted=No
         to_node = pd.Series(cost).groupby([u, v]).transform("min").to_numpy()
         height = np.zeros(len(u)) if inlet_ft is None else np.round(inlet_ft, 3)
         aside = np.zeros(len(u), dtype=bool) if diverted is None else diverted
-        order = np.lexsort((np.arange(len(u)), ~pipe, to_node, height, aside, ~np.isfinite(cost), u))
+        order = np.lexsort((np.arange(len(u)), to_node, ~pipe, height, aside, ~np.isfinite(cost), u))
         first = order[np.r_[True, u[order][1:] != u[order][:-1]]]
         nxt[u[first]] = first
     nxt[is_outfall] = -1  # flow that reaches an outfall has arrived

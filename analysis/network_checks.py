@@ -414,15 +414,17 @@ def _dangling(net: SewerNetwork) -> list[Defect]:
 
 
 def _storage(net: SewerNetwork) -> np.ndarray:
-    """Storage units (a model's [STORAGE] nodes, a layer's wet wells), manholes or not."""
+    """Storage units (a model's [STORAGE] nodes, a layer's wet wells), manholes or not, and a model's junctions
+    that are a pump's wet well (the flow leaves them by a pump: ``analysis.network.manhole_nodes``)."""
     if net.node_kind is None:
         return np.zeros(net.n_nodes, dtype=bool)
-    return pd.Series(net.node_kind, dtype=object).eq("storage").to_numpy()
+    kind = pd.Series(net.node_kind, dtype=object)
+    return (kind.eq("storage") | (kind.eq("junction") & ~net.node_is_manhole)).to_numpy()
 
 
 def _wet_wells(net: SewerNetwork) -> np.ndarray:
-    """The nodes of the storage units the flow leaves by a pump, orifice, weir, outlet or force main: wet wells and
-    tanks, not manholes (``analysis.network.manhole_nodes``)."""
+    """The nodes of the storage units the flow leaves by a pump, orifice, weir, outlet or force main, and of the
+    junctions it leaves by a pump: wet wells and tanks, not manholes (``analysis.network.manhole_nodes``)."""
     return np.flatnonzero(_storage(net) & ~net.node_is_manhole & (net.next_main >= 0))
 
 
@@ -447,6 +449,14 @@ def _storage_not_manholes(net: SewerNetwork) -> list[Defect]:
             if below >= 0
             else "no manhole lies below it"
         )
+        if net.node_kind[node] == "junction":  # a model's junction that a pump draws from
+            others = unique_in_order(net.main_id[(net.u == node) & (np.arange(len(net.u)) != e)])
+            beside = f" ({', '.join(others)} also leave{'s' if len(others) == 1 else ''} it)" if others else ""
+            return (
+                f"{net.node_id[node]} is written as a junction, but the flow leaves it by {kind} "
+                f"{net.main_id[e]}{beside}: it is the pump's wet well, not a manhole, as a storage unit pumped "
+                f"out is. It is never taken as a control manhole: {after}."
+            )
         return (
             f"{net.node_id[node]} is a storage unit the flow leaves by {kind} {net.main_id[e]}: a wet well or a "
             f"tank, not a manhole. It is never taken as a control manhole: {after}."
@@ -585,7 +595,8 @@ def _control_rules(net: SewerNetwork) -> list[Defect]:
 
 
 def _why_followed(net: SewerNetwork, node: int, e: int) -> str:
-    """Why traces take main ``e`` out of ``node``: the lowest way out (the others overflows), or the shortest."""
+    """Why traces take main ``e`` out of ``node``: the divider's way on, the lowest way out (the others overflows),
+    the pipe beside a weir, orifice, outlet, pump, inlet or channel as low, or the shortest."""
     leaving = np.flatnonzero(net.u == node)
     height = net.inlet_ft if net.inlet_ft is not None else np.zeros(len(net.u))
     reaching = leaving[np.isfinite(net.length_ft[leaving] + net.to_outfall_ft[net.v[leaving]])]
@@ -595,12 +606,29 @@ def _why_followed(net: SewerNetwork, node: int, e: int) -> str:
             "only the flow the divider sends aside)"
         )
     higher = [m for m in unique_in_order(net.main_id[reaching[height[reaching] > height[e] + 5e-4]])]
+    pipe = net.is_pipe()
+    level = np.round(height, 3)
+    kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
+    as_low = [
+        k
+        for k in reaching
+        if pipe[e] and not pipe[k] and not aside[k] and net.v[k] != net.v[e] and level[k] == level[e]
+    ]
+    kind_words = ""
+    if as_low:
+        names = ", ".join(f"{net.main_id[k]} ({kinds[k] or 'main'})" for k in as_low)
+        kind_words = (
+            f"the pipe ({names} leave{'s' if len(as_low) == 1 else ''} as low: beside a pipe at the same height, a "
+            "weir, orifice, outlet, pump, inlet or channel is taken as the overflow or relief, not the dry-weather "
+            "path)"
+        )
     if not higher:
-        return "the shortest way to an outfall"
+        return kind_words or "the shortest way to an outfall"
     where = f"{height[e]:,.1f} ft above the invert" if height[e] > 0 else "at the invert"
     return (
         f"the lowest way out ({where}; {', '.join(higher)} leave{'s' if len(higher) == 1 else ''} higher, an "
         "overflow carrying only what rises above it)"
+        + (f", and of the ways out as low, {kind_words}" if as_low else "")
     )
 
 

@@ -17,7 +17,8 @@ import shapely
 from scipy.sparse import csgraph
 
 from analysis._parallel import default_workers, elementwise, nearest_of_pairs, within_pairs
-from analysis.network import SewerNetwork, _adjacency
+from analysis.network import SewerNetwork
+from analysis.network_checks import plural
 from analysis.profiles import Profile
 
 
@@ -54,7 +55,8 @@ class Trace:
 
 @dataclass(frozen=True)
 class Sewershed:
-    """Everything upstream of a manhole: mains, manholes, parcels, living units and the estimated flow."""
+    """Everything upstream of a manhole by the traces (each connection where its trace drains): mains, manholes,
+    parcels, living units, the estimated flow, and the overflows into it whose upstream is counted elsewhere."""
 
     manhole: str
     mains: list[str]
@@ -64,7 +66,11 @@ class Sewershed:
     units_unknown: int
     flow_gpd: float
     section: str = ""
+    # Every node whose flow can reach the manhole by any way out, an overflow too (a capacity check counts them).
     nodes: list[int] = field(default_factory=list, repr=False)
+    # Links into the sewershed from a divide whose traces go elsewhere (an overflow): each named, and why what drains
+    # to that divide is counted where its trace goes, not here.
+    not_counted: list[dict] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -74,6 +80,7 @@ class Sewershed:
             "parcels": self.parcels,
             "units": self.units,
             "flow_gpd": round(self.flow_gpd, 1),
+            "not_counted": self.not_counted,
         }
 
 
@@ -222,27 +229,45 @@ def _stops(net: SewerNetwork, node: int) -> str:
 
 def _split(net: SewerNetwork, node: int, chosen: int, leaving: np.ndarray, to_outfall: np.ndarray) -> dict:
     """Which main a trace follows where the flow divides, and why: of the ways that reach an outfall, the one
-    leaving lowest above the node's invert (a model's others are overflows), then the shortest way to an outfall
-    along the flow; between links that run side by side to one node, the pipe."""
+    leaving lowest above the node's invert (a model's others are overflows), then, of those as low, a pipe before a
+    weir, orifice, outlet, pump, inlet or channel (beside a pipe, the overflow or relief), then the shortest way to
+    an outfall along the flow; between links that run side by side to one node, the pipe. Every other way out is
+    named, with where it goes."""
     ahead = net.v[chosen]
     cost = net.length_ft[leaving] + to_outfall[net.v[leaving]]
     mine = net.length_ft[chosen] + to_outfall[ahead]
     height = net.inlet_ft if net.inlet_ft is not None else np.zeros(len(net.u))
     reaching = leaving[np.isfinite(cost)]
     by_height = len(reaching) > 1 and np.ptp(np.round(height[reaching], 3)) > 0
+    kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
+    pipe = net.is_pipe()
+    aside = net.diverted if net.diverted is not None else np.zeros(len(net.u), dtype=bool)
+    # Links as low as the pipe followed, to another node, that are no pipe: the model's overflow or relief.
+    as_low = [
+        e
+        for e in reaching
+        if pipe[chosen]
+        and not pipe[e]
+        and not aside[e]
+        and net.v[e] != ahead
+        and round(float(height[e]), 3) == round(float(height[chosen]), 3)
+    ]
 
     def above(e) -> str:
         return f", {height[e]:,.1f} ft above the invert" if height[e] > 0 else ", at the invert"
 
+    def link(e) -> str:
+        return f"{net.main_id[e]}" + ("" if pipe[e] or kinds[e] is None else f" ({kinds[e]})")
+
     text = f"The flow divides at {net.node_id[node]}; this trace follows {net.main_id[chosen]} to {net.node_id[ahead]}"
     others = [
-        f"{net.main_id[e]} to {net.node_id[net.v[e]]} "
+        f"{link(e)} to {net.node_id[net.v[e]]} "
         + (f"{c:,.0f} ft" if np.isfinite(c) else "reaches no outfall")
         + (above(e) if by_height else "")
         for e, c in zip(leaving, cost, strict=True)
         if net.v[e] != ahead
     ]
-    aside = net.diverted if net.diverted is not None else np.zeros(len(net.u), dtype=bool)
+    listed = f"{mine:,.0f} ft" + (above(chosen) if by_height else "") + "".join(f"; {o}" for o in others)
     set_aside = [str(net.main_id[e]) for e in reaching if aside[e] and not aside[chosen]]
     if not np.isfinite(mine):
         text += ", the first of them: none reaches an outfall"
@@ -250,19 +275,25 @@ def _split(net: SewerNetwork, node: int, chosen: int, leaving: np.ndarray, to_ou
         text += (
             f", the divider's way on: {', '.join(set_aside)} {'is its diverted link' if len(set_aside) == 1 else 'are'}"
             + ("" if len(set_aside) == 1 else " its diverted links")
-            + f", taking only the flow the divider sends aside ({mine:,.0f} ft; "
-            + "; ".join(others)
-            + ")"
+            + f", taking only the flow the divider sends aside ({listed})"
         )
-    elif by_height:
-        text += (
-            f", the lowest way out of {net.node_id[node]} that reaches an outfall: the flow takes it first, and a "
-            f"link leaving higher carries only what rises above it, an overflow ({mine:,.0f} ft{above(chosen)}; "
-            + "; ".join(others)
-            + ")"
-        )
+    elif by_height or as_low:
+        if by_height:
+            text += (
+                f", the lowest way out of {net.node_id[node]} that reaches an outfall: the flow takes it first, and "
+                "a link leaving higher carries only what rises above it, an overflow"
+            )
+        if as_low:
+            names = ", ".join(f"{link(e)} to {net.node_id[net.v[e]]}" for e in as_low)
+            text += (
+                (";" if by_height else ",")
+                + f" the pipe: {names} leave{'s' if len(as_low) == 1 else ''} as low, but a weir, orifice, outlet, "
+                "pump, inlet or channel beside a pipe at the same height is taken as the overflow or relief, not "
+                "the sewer's dry-weather path"
+            )
+        text += f" ({listed})"
     elif others:
-        text += f", the shortest way to an outfall along the flow ({mine:,.0f} ft; " + "; ".join(others) + ")"
+        text += f", the shortest way to an outfall along the flow ({listed})"
     if net.controls is not None:
         ruled = [f"{net.main_id[e]} ({net.controls[e]})" for e in leaving if net.controls[e]]
         if ruled:
@@ -272,7 +303,6 @@ def _split(net: SewerNetwork, node: int, chosen: int, leaving: np.ndarray, to_ou
             )
     beside = [e for e in leaving if e != chosen and net.v[e] == ahead]
     if beside:
-        kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
         names = ", ".join(f"{net.main_id[e]} ({kinds[e] or 'main'})" for e in beside)
         text += f"; {names} also lead{'s' if len(beside) == 1 else ''} there (a pipe is followed before a pump, weir, "
         text += "orifice or inlet)"
@@ -323,19 +353,28 @@ def trace_parcel(net: SewerNetwork, parcel_id: str, connection: pd.Series) -> Tr
 def sewershed(
     net: SewerNetwork, node: int, connections: pd.DataFrame | None, parcels=None, *, profile: Profile
 ) -> Sewershed:
-    """Everything draining through ``node``: upstream nodes by breadth-first search against the flow."""
-    reverse = _adjacency(net.n_nodes, net.v, net.u)  # edges point upstream
-    order = csgraph.breadth_first_order(reverse, node, directed=True, return_predecessors=False)
+    """Everything draining through ``node``: the nodes whose traces pass it (breadth-first search up the next
+    mains), so each connection is counted where its trace says it drains, once.
+
+    Where the flow divides above ``node`` (a wet well's or regulator's overflow, a split), the way traces do not
+    follow may still lead here: what drains to that divide is counted where its trace goes, and the link is named
+    in ``not_counted`` with why. ``nodes`` is every node whose flow can reach ``node`` by any way out (what a
+    capacity check counts, an overflow too).
+    """
+    order = csgraph.breadth_first_order(net.upstream_links, node, directed=True, return_predecessors=False)
+    traced = _traced_upstream(net, node)
     upstream = np.zeros(net.n_nodes, bool)
-    upstream[order] = True
+    upstream[traced] = True
     mains = np.flatnonzero(upstream[net.u] & upstream[net.v])
     parcel_ids: list[str] = []
     units, unknown = 0.0, 0
+    drains_to = np.zeros(0, dtype=np.int64)  # each parcel's node below its connection (-1: none)
     if connections is not None and parcels is not None and len(connections):
         e = connections["edge"].to_numpy()
         ok = e >= 0
+        drains_to = np.where(ok, net.v[np.clip(e, 0, None)] if len(net.v) else -1, -1)
         drains_here = np.zeros(len(e), bool)
-        drains_here[ok] = upstream[net.v[e[ok]]]
+        drains_here[ok] = upstream[drains_to[ok]]
         chosen = parcels[drains_here]
         parcel_ids = chosen["parcel_id"].astype(str).tolist()
         if "units" in chosen.columns:
@@ -344,7 +383,7 @@ def sewershed(
         else:
             unknown = len(chosen)
     gpd_rule = profile.network.gallons_per_day_per_unit
-    manholes = [str(net.node_id[i]) for i in order if net.node_is_manhole[i]]
+    manholes = [str(net.node_id[i]) for i in traced if net.node_is_manhole[i]]
     return Sewershed(
         str(net.node_id[node]),
         list(dict.fromkeys(str(m) for m in net.main_id[mains])),
@@ -355,7 +394,61 @@ def sewershed(
         units * gpd_rule.value,
         gpd_rule.citation,
         order.tolist(),
+        _not_counted(net, node, upstream, drains_to),
     )
+
+
+def _traced_upstream(net: SewerNetwork, node: int) -> np.ndarray:
+    """The nodes whose traces pass ``node`` (itself first), breadth first up each node's next main."""
+    return csgraph.breadth_first_order(net.upstream_traces, node, directed=True, return_predecessors=False)
+
+
+def _not_counted(net: SewerNetwork, node: int, upstream: np.ndarray, drains_to: np.ndarray) -> list[dict]:
+    """Links into the sewershed from a node whose traces go another way (an overflow, the other way of a split):
+    named, with what drains to that node and where it is counted instead."""
+    entering = np.flatnonzero(upstream[net.v] & ~upstream[net.u])  # a handful: one per divide above the node
+    height = net.inlet_ft if net.inlet_ft is not None else np.zeros(len(net.u))
+    kinds = net.link_kind if net.link_kind is not None else np.full(len(net.u), None)
+    pipe = net.is_pipe()
+    parcel_nodes = drains_to[drains_to >= 0]
+    out = []
+    for e in entering:
+        a = int(net.u[e])
+        followed = int(net.next_main[a])
+        if followed < 0:  # a dead end or an outfall with a link out: its flow is nowhere else
+            continue
+        above = _traced_upstream(net, a)  # only the nodes above ``a`` are visited
+        n_manholes = int(net.node_is_manhole[above].sum())
+        n_parcels = int(np.isin(parcel_nodes, above).sum())
+        end = net.terminal[a]
+        where = (
+            f"{net.node_id[net.v[followed]]} and on to {net.node_id[end]}"
+            if end >= 0 and end != net.v[followed]
+            else str(net.node_id[net.v[followed]])
+        )
+        kind = "" if pipe[e] or kinds[e] is None else f" ({kinds[e]})"
+        rise = height[e] - height[followed]
+        how = (
+            f"an overflow leaving {rise:,.1f} ft higher than {net.main_id[followed]}, carrying only what rises above it"
+            if rise > 5e-4
+            else "the other way where the flow divides"
+        )
+        counted = f"{plural(n_manholes, 'manhole')}" + (f" and {plural(n_parcels, 'parcel')}" if len(drains_to) else "")
+        out.append(
+            {
+                "main": str(net.main_id[e]),
+                "from": str(net.node_id[a]),
+                "followed": str(net.main_id[followed]),
+                "manholes": n_manholes,
+                "parcels": n_parcels,
+                "reason": (
+                    f"{net.node_id[node]} also takes flow from {net.node_id[a]} by {net.main_id[e]}{kind}, {how}: "
+                    f"traces from {net.node_id[a]} follow {net.main_id[followed]} to {where}, so what drains to "
+                    f"{net.node_id[a]} ({counted}) is counted there, not here."
+                ),
+            }
+        )
+    return out
 
 
 NETWORK_COLUMNS = ("control_manhole", "downstream_length_ft", "outfall_id", "network_problem")

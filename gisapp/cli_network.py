@@ -188,6 +188,8 @@ def _print_sewershed(shed, profile, *, named: bool = True) -> None:
         + f"; estimated average flow {shed.flow_gpd:,.0f} gallons per day at {rate.value:g} gpd per unit ({whose}).",
         highlight=False,
     )
+    for other in shed.not_counted:  # an overflow into it: what drains above is counted where its trace goes
+        out.print(other["reason"], highlight=False)
 
 
 BUILDING_FIELDS = (

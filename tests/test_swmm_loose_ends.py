@@ -378,3 +378,30 @@ def test_the_dual_drainage_model_is_said_to_look_like_storm_drainage_and_belling
     assert said and "4 street inlets ([INLET_USAGE]) and 5 street conduits" in said[0]
     # Bellinge is a combined sewer modelled for rain alone: no [DWF], but no street inlet either. Nothing said.
     assert not [d for d in check(DATA / "bellinge-swmm" / "bellinge_small.inp") if d["check"] == "storm_model"]
+
+
+def test_a_junction_a_pump_draws_from_is_a_wet_well_as_a_storage_unit_is(tmp_path):
+    # The same pump station with its wet well WW written in [JUNCTIONS]: it was a manhole, the control manhole of
+    # every connection on C1, and counted among the manholes, while the storage unit WW was not.
+    text = WET_WELL.replace("WW      90    15        0          FUNCTIONAL  100  0  0\n", "")
+    path = write(tmp_path, text.replace("J3      120   10\n", "J3      120   10\nWW      90    15\n"))
+    assert read_inp(str(path))["manholes"].set_index("manhole_id").loc["WW", "structure"] == "junction"
+    assert trace(path, "WW")["control_manhole"] == "J3"
+    assert trace(path, "J1")["control_manhole"] == "J1"
+    report = check(path)
+    said = [d for d in report if d["check"] == "storage_not_manhole"]
+    assert [d["feature_id"] for d in said] == ["WW"], said
+    assert "written as a junction, but the flow leaves it by pump P1" in said[0]["message"]
+    assert "J3, as their control manhole" in said[0]["message"]
+    assert not [d for d in report if d["check"] == "junction_without_manhole"]
+    code, out, err = cli("network", "check", "--profile", "fort-plain", "--data", path, "--data-crs", "local")
+    head = " ".join(out.split())
+    assert code == 0 and "3 manholes (not counting 1" in head and "WW: a wet well" in head, err or head[:300]
+
+
+def test_a_junction_a_gravity_pipe_drains_stays_a_manhole_beside_a_pump():
+    # model_full_features_network_xy's J2 is left by the conduit C2.1 and the pump C2, side by side to J3: the
+    # pipe takes the flow, so J2 is a manhole (the model's evidence for a wet well is not clear).
+    path = DATA / "swmm-swmmio" / "model_full_features_network_xy.inp"
+    assert trace(path, "J2")["control_manhole"] == "J2"
+    assert not [d for d in check(path) if d["check"] == "storage_not_manhole"]
