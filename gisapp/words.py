@@ -515,25 +515,26 @@ def network_outline(outline: NetworkOutline, *, snap_ft: float | None = None) ->
 
 
 def _wet_well_words(wet_wells: tuple[tuple[str, str], ...]) -> str:
-    """The storage units the manhole count leaves out, after it: an engineer counting the model's nodes finds them
-    there, not a manhole count short by them. '' for none.
+    """The wet wells and tanks (storage units, and junctions a pump draws from) the manhole count leaves out, after
+    it: an engineer counting the model's nodes finds them there, not a manhole count short by them. '' for none.
 
     Examples
     --------
     >>> _wet_well_words((("SU1", "pump"),))
-    ' (not counting 1 storage unit the flow leaves by a pump, SU1: a wet well or tank, not a manhole)'
+    ' (not counting 1 wet well or tank the flow leaves by a pump, SU1: not a manhole)'
     >>> print(_wet_well_words((("S1", "orifice"), ("S2", "weir"), ("S3", "orifice")))[1:])
-    (not counting 3 storage units the flow leaves by an orifice or weir, S1, S2, S3: wet wells or tanks, not manholes)
+    (not counting 3 wet wells or tanks the flow leaves by an orifice or weir, S1, S2, S3: not manholes)
     """
     if not wet_wells:
         return ""
     kinds = list(dict.fromkeys(kind for _, kind in wet_wells))
     by = ", ".join(kinds[:-1]) + " or " + kinds[-1] if len(kinds) > 1 else kinds[0]
     by = ("an " if by[0] in "aeiou" else "a ") + by
-    what = "a wet well or tank, not a manhole" if len(wet_wells) == 1 else "wet wells or tanks, not manholes"
+    # A model's storage unit, or its junction a pump draws from (written as a junction, a pump's wet well all the same)
+    what = "1 wet well or tank" if len(wet_wells) == 1 else f"{len(wet_wells):,} wet wells or tanks"
     return (
-        f" (not counting {count(len(wet_wells), 'storage unit')} the flow leaves by {by}, "
-        f"{_names([node for node, _ in wet_wells])}: {what})"
+        f" (not counting {what} the flow leaves by {by}, {_names([node for node, _ in wet_wells])}: "
+        f"{'not a manhole' if len(wet_wells) == 1 else 'not manholes'})"
     )
 
 
