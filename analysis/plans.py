@@ -1220,7 +1220,26 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         beyond = shapely.ops.substring(line, where, line.length)
         far = beyond.coords[-1]
     # a cut at a vertex repeats it (to within rounding)
-    return _cut(laid, beyond, far, int(on[k]), net, fpu, middle=middle, tied=tied, along=along)
+    laid, cut = _cut(laid, beyond, far, int(on[k]), net, fpu, middle=middle, tied=tied, along=along)
+    if along is not None:  # drawn over the sewer at its upper end too: laid, and said (``_upper_also_along``)
+        cut["upper_laid_along"] = _upper_also_along(laid, net, snap, fpu)
+    return laid, cut
+
+
+def _upper_also_along(laid, net, snap: float, fpu: float) -> dict | None:
+    """Where the main as laid from the manhole its lower end was drawn over a main to (it starts there) is drawn
+    over an existing main at its upper end too, from a manhole of the sewer: that part (``_cut``'s words), else None.
+
+    It is laid, costed and checked, and the connection check says so: a plan carries one part not laid, and its
+    export one ``not_laid`` feature that its read-back joins to one end (docs/plans.md). The crossings check had
+    said "runs along" alone, or, for a line read back from degrees, nothing."""
+    point = shapely.Point(laid.coords[0][:2])
+    start = _Met("manhole", "", None, None, 0, (point.x, point.y), 0.0)
+    on, at = _sewer_manholes_on(laid, net, snap)
+    _, upper = _upper_end_along(laid, start, net, snap, on, at, fpu)
+    if upper is None:
+        return None
+    return {k: upper[k] for k in ("beyond_manhole", "along", "direction", "length_ft", "length_words")}
 
 
 def _cut(laid, beyond, far, node: int, net, fpu: float, *, middle=False, tied=(), along=None):
@@ -1619,6 +1638,14 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"costed or checked: {along} is there already. If a new main is meant to relieve or replace {along}, that "
             "is for the engineer to design: it is not an extension."
         )
+        if top := beyond.get("upper_laid_along"):  # and at its upper end: laid, as a plan leaves out one part only
+            text += (
+                f" Its upper end lies on existing main {top['along']} too, drawn along it from existing manhole "
+                f"{top['beyond_manhole']}: the {top['length_words']} drawn {top['direction']} of "
+                f"{top['beyond_manhole']} over {top['along']} are laid, costed and checked in this plan, as a plan "
+                f"leaves out only one part drawn over the sewer, its lower end's. To plan the main without them, end "
+                f"it at {top['beyond_manhole']}."
+            )
     elif conn.kind == "manhole" and conn.not_laid and not upper:
         beyond = conn.not_laid
         text = (
