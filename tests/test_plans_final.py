@@ -55,3 +55,68 @@ def test_a_main_drawn_over_the_sewer_at_both_ends_read_from_degrees_is_found_run
     doc = json.loads(out.output)
     assert [(c["main_id"], c["kind"], c["length_ft"]) for c in doc["main_crossings"]] == [("M-5", "runs along", 200.0)]
     assert "the 200 ft drawn east of B over M-5 are laid" in " ".join(check(doc, "connection")["message"].split())
+
+
+# -- beyond the parcels of a concave town ------------------------------------------------------------------------------
+
+
+def lakeside_town() -> dict:
+    """Oak St's town with a lake south of it: its far shore is a row of eight lots 100 ft square, S1 to S8, from
+    x 100 to 900 and y -1000 to -900. Between the two rows lies water, and no parcel."""
+    import pandas as pd
+    from shapely.geometry import box
+
+    from tests.conftest import frame
+    from tests.test_plans import layout
+
+    town = layout()
+    shore = frame(
+        [
+            {"parcel_id": f"S{i}", "owner_name": f"SHORE {i}", "property_class": "311", "units": None}
+            | {"connected": False, "geometry": box(100 * i, -1000, 100 * i + 100, -900)}
+            for i in range(1, 9)
+        ]
+    )
+    town["parcels"] = type(shore)(pd.concat([town["parcels"], shore], ignore_index=True), crs=shore.crs)
+    return town
+
+
+def test_a_main_drawn_into_a_bay_of_a_concave_town_is_beyond_its_parcels():
+    # From A south 500 ft into the lake and east 800 ft along the middle of it. The convex hull of every parcel
+    # covered the lake, so none of it was beyond the parcels. Measured from the lots themselves, grown 100 ft (Fort
+    # Plain's § 144-4) with square corners: L1's reaches down to y -75, S1's up to y -800; so 425 ft of the leg south
+    # and all 800 ft east lie farther from every lot than a lot can be reached from.
+    from layers.board import summary_lines
+
+    r = run(proposed=LineString([(0, 0), (0, -500), (800, -500)]), town=lakeside_town()).as_dict()
+    assert r["beyond_parcels_ft"] == 1225.0
+    assert any(s.startswith("Beyond the town's parcels: 1,225 ft of the main lie farther") for s in summary_lines(r))
+    # Oak St itself, in the same town: a street between lots, and the manhole at its end short of L1, are not
+    oak = run(town=lakeside_town()).as_dict()
+    assert oak["beyond_parcels_ft"] == 0.0
+
+
+def test_beyond_the_parcels_looks_only_at_the_parcels_near_the_main(monkeypatch):
+    # The convex hull was built from every parcel's vertices on each plan; now the parcels' tree gives those near
+    # the main, and only they are grown and measured.
+    import shapely
+
+    from analysis.plans import _beyond_parcels_ft
+    from analysis.profiles import load_profile
+
+    grown = []
+    real = shapely.buffer
+
+    def counting(geoms, *args, **kw):
+        grown.append(shapely.get_num_geometries(geoms).size)
+        return real(geoms, *args, **kw)
+
+    monkeypatch.setattr(shapely, "buffer", counting)
+    lots = lakeside_town()["parcels"]
+    # in the middle of the lake, 300 ft from either shore: no lot is near enough to be grown, all of it is beyond
+    feet = _beyond_parcels_ft(LineString([(450, -250), (450, -650)]), lots, load_profile("fort-plain"), 1.0)
+    assert feet == 400.0 and grown == []
+    # from Oak St south: L1, L2, L3 lie within twice the 100 ft (a square corner's reach), of the town's 16 lots;
+    # L1 grown reaches down to y -75
+    feet = _beyond_parcels_ft(LineString([(150, 0), (150, -400)]), lots, load_profile("fort-plain"), 1.0)
+    assert feet == 325.0 and grown == [3]
