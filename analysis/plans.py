@@ -362,11 +362,15 @@ def plan_extension(
     material: str | None = None,
     curbs: gpd.GeoDataFrame | None = None,
     sewer_rights_of_way: gpd.GeoDataFrame | None = None,
+    min_slope_ft_per_ft: float | None = None,
 ) -> PlanResult:
     """Evaluate a proposed main (a shapely LineString in the layers' CRS). See the module docstring.
 
     ``curbs`` and ``sewer_rights_of_way`` are measured from as the analysis measures (the property line of Fort
     Plain's § 144-1), so a plan's "before" is the town's analysis and its "after" is measured the same way.
+    ``min_slope_ft_per_ft`` is the town engineer's least slope for a main: where given, the gravity check says
+    whether the main can fall to its manhole (``_gravity_check``); none of our three laws sets one, so by default
+    there is no such check.
 
     Examples
     --------
@@ -444,6 +448,8 @@ def plan_extension(
     requirements, sections, leakage = _requirements(built, diameter_in, material, manholes, profile, fpu)
     downstream = _downstream(connection, network, profile, reach.added_peak_gpd, present_recorded=present.recorded)
     checks += _downstream_checks(connection, downstream, network, profile)
+    if min_slope_ft_per_ft is not None:
+        checks.append(_gravity_check(connection, manholes, network, float(min_slope_ft_per_ft), fpu))
     snap = profile.network.snap_tolerance_ft.value / fpu
     crossings = mains_crossed(
         built,
@@ -1762,6 +1768,122 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             )
     checks.append(Check("capacity", verdict, cite(rule), text + note))
     return checks
+
+
+GRAVITY_SECTION = "design check; least slope given by the town's engineer"
+
+
+def node_invert_ft(net, node: int) -> tuple[float, str] | None:
+    """A node's invert, the lowest of the mains' inverts at it (where each leaves or enters it), and the main it is
+    of; None where no main at it has one. The manhole's bottom: a main laid into it can leave it no lower."""
+    leaving = np.flatnonzero(net.u == node)
+    entering = np.flatnonzero(net.v == node)
+    inverts = np.r_[net.us_invert_ft[leaving], net.ds_invert_ft[entering]]
+    mains = np.r_[leaving, entering]
+    known = np.isfinite(inverts)
+    if not known.any():
+        return None
+    k = int(np.argmin(np.where(known, inverts, np.inf)))
+    return float(inverts[k]), str(net.main_id[mains[k]])
+
+
+def _connection_invert(conn: _Connection, net) -> tuple[float, str] | None:
+    """The invert where the main joins the sewer, and what gives it: its manhole's (``node_invert_ft``), or, for a
+    new manhole on an existing main, that main's invert there, between its two ends' by where it lies along it."""
+    if conn.node is not None:
+        found = node_invert_ft(net, conn.node)
+        return None if found is None else (found[0], f"{conn.label}'s invert ({found[0]:,.2f} ft, {found[1]}'s)")
+    e = conn.first_main
+    if e is None or not (np.isfinite(net.us_invert_ft[e]) and np.isfinite(net.ds_invert_ft[e])):
+        return None
+    along = shapely.line_locate_point(net.geometry[e], shapely.Point(conn.xy), normalized=True)
+    invert = float(net.us_invert_ft[e] + (net.ds_invert_ft[e] - net.us_invert_ft[e]) * along)
+    return invert, f"the invert of {conn.label} where the new manhole is built on it ({invert:,.2f} ft)"
+
+
+def _gravity_check(conn: _Connection, manholes: list[dict], net, slope: float, fpu: float) -> Check:
+    """Whether the main can fall to its manhole at ``slope`` (ft/ft, the town engineer's least slope for a main).
+
+    From where it connects (the invert of its manhole, or of the main it is built on there) the main rises at least
+    ``slope`` per foot going up. At each existing manhole it is built into on its way up, or ends at, whose invert is
+    known, it must leave that manhole no lower than the manhole's invert (else the main's flow drops into it and goes
+    down its mains, not to the connection): the fall between the two inverts must be at least ``slope`` x the feet
+    between them. A main ending at a new manhole has no invert the data gives at its upper end (no ground or rim
+    elevation is read): there the check is not made, and the least invert the upper end must have is said, for the
+    engineer to set against the ground and the cellars it must serve."""
+    label = conn.label or "its manhole"
+    if conn.kind == "none" or net is None:
+        return Check("gravity", UNKNOWN, GRAVITY_SECTION, "Not checked: where the main joins the sewer is not known.")
+    start = _connection_invert(conn, net)
+    if start is None:
+        return Check(
+            "gravity",
+            UNKNOWN,
+            GRAVITY_SECTION,
+            f"Not checked: the invert where the main joins the sewer, at {label}, is not in the data (no main at it "
+            f"has an invert): give the inverts of the mains at {label} to check that the main can fall to it at "
+            f"{slope:g} ft/ft.",
+        )
+    base, said = start
+    ids = net.node_id.astype(str)
+    known = []  # (station ft, manhole, invert, main)
+    for m in manholes:
+        if not m["existing"] or m["station_ft"] <= 0:
+            continue
+        at = np.flatnonzero(ids == str(m["id"]))
+        found = node_invert_ft(net, int(at[0])) if len(at) else None
+        if found is not None:
+            known.append((float(m["station_ft"]), str(m["id"]), *found))
+    length = float(manholes[-1]["station_ft"]) if manholes else 0.0
+    low = []
+    for station, mid, invert, _ in known:
+        need = slope * station
+        if invert - base < need - 0.005:  # elevations are given to the hundredth of a foot
+            low.append((need - (invert - base), station, mid, invert, need))
+    if low:
+        _, station, mid, invert, need = max(low)
+        fall = invert - base
+        has = f"{fall / station:.4f} ft/ft is all there is" if fall > 0 else "it lies no higher"
+        return Check(
+            "gravity",
+            FAILS,
+            GRAVITY_SECTION,
+            f"The main cannot fall to {label} at {slope:g} ft/ft: existing manhole {mid}, {station:,.0f} ft up the "
+            f"main, has its invert at {invert:,.2f} ft, {fall:,.2f} ft above {said}, and at that "
+            f"slope the main must fall {need:,.2f} ft over those {station:,.0f} ft ({has}). Lower the connection, "
+            "end the main below that manhole, or have the engineer design it otherwise (a drop, a pump).",
+        )
+    top = base + slope * length
+    upper = manholes[-1] if manholes else None
+    if upper is not None and upper["existing"] and known and known[-1][1] == str(upper["id"]):
+        return Check(
+            "gravity",
+            MEETS,
+            GRAVITY_SECTION,
+            f"The main can fall to {label} at {slope:g} ft/ft: from existing manhole {upper['id']} at its upper end "
+            f"(invert {known[-1][2]:,.2f} ft) to {said} it falls {known[-1][2] - base:,.2f} ft over "
+            f"{length:,.0f} ft, and {slope * length:,.2f} ft is needed"
+            + (
+                f"; so it does from each existing manhole it runs through ({', '.join(k[1] for k in known[:-1])})."
+                if len(known) > 1
+                else "."
+            ),
+        )
+    passed = (
+        f" From each existing manhole it runs through whose invert is known ({', '.join(k[1] for k in known)}), it "
+        f"can fall to {label} at that slope."
+        if known
+        else ""
+    )
+    return Check(
+        "gravity",
+        UNKNOWN,
+        GRAVITY_SECTION,
+        f"Not checked: the invert the main would need at its upper end is not known (it ends at a new manhole, and no "
+        f"ground or rim elevation is in the data). Laid at {slope:g} ft/ft from {said}, its upper "
+        f"end's invert must be at least {top:,.2f} ft, {length:,.0f} ft up the main: for the engineer to set against "
+        f"the ground there and the cellars it must serve.{passed}",
+    )
 
 
 def easement_rows(crossed: gpd.GeoDataFrame) -> list[dict]:

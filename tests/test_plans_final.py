@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from click.testing import CliRunner
 from shapely.geometry import LineString
 
@@ -120,3 +121,93 @@ def test_beyond_the_parcels_looks_only_at_the_parcels_near_the_main(monkeypatch)
     # L1 grown reaches down to y -75
     feet = _beyond_parcels_ft(LineString([(150, 0), (150, -400)]), lots, load_profile("fort-plain"), 1.0)
     assert feet == 325.0 and grown == [3]
+
+
+# -- whether the main can fall to its manhole ------------------------------------------------------------------------
+
+# Oak St's inverts: M-1 leaves A at 100.00 ft; M-5 enters B (700, 0) at 102.00 ft and M-6 leaves it at 102.00 ft.
+# None of our three laws sets a main's least slope (a building sewer's only: § 144-11B, § 196-18F), so it is the
+# town engineer's number, given to the plan; without one no gravity check is made.
+
+
+def gravity(doc) -> tuple[str, str]:
+    found = check(doc, "gravity")
+    return found["verdict"], " ".join(found["message"].split())
+
+
+def test_no_gravity_check_is_made_without_the_town_engineers_least_slope():
+    assert "gravity" not in [c["check"] for c in run().as_dict()["design_checks"]]
+
+
+def test_a_main_ending_at_a_manhole_too_little_above_its_connection_cannot_fall_to_it():
+    # Drawn from A up Oak St and over M-5 past B: laid from A to B (700 ft). At 0.004 ft/ft it must fall 2.80 ft;
+    # B's invert is 2.00 ft above A's. At 0.002 ft/ft, 1.40 ft is needed: it can.
+    town, drawn = oak_with_m5(), moved(LineString([(0, 0), (900, 0)]))
+    verdict, told = gravity(run(proposed=drawn, town=town, min_slope_ft_per_ft=0.004).as_dict())
+    assert verdict == "does not meet"
+    assert told.startswith(
+        "The main cannot fall to A at 0.004 ft/ft: existing manhole B, 700 ft up the main, has its invert at "
+        "102.00 ft, 2.00 ft above A's invert (100.00 ft, M-1's), and at that slope the main must fall 2.80 ft over "
+        "those 700 ft (0.0029 ft/ft is all there is)."
+    )
+    doc = run(proposed=drawn, town=town, min_slope_ft_per_ft=0.002).as_dict()
+    verdict, told = gravity(doc)
+    assert verdict == "meets"
+    assert check(doc, "gravity")["cited"] == "(design check; least slope given by the town's engineer)"
+    assert (
+        "from existing manhole B at its upper end (invert 102.00 ft) to A's invert (100.00 ft, M-1's) it falls "
+        "2.00 ft over 700 ft, and 1.40 ft is needed" in told
+    )
+
+
+def test_a_main_through_a_manhole_too_little_above_its_connection_cannot_fall_to_it():
+    # From A east to B and on 300 ft north: built into B at station 700, whose invert is too high at 0.004 ft/ft.
+    # At 0.002 it can fall from B; its upper end, at a new manhole, has no invert in the data: not checked there.
+    town, drawn = oak_with_m5(), moved(LineString([(0, 0), (700, 0), (700, 300)]))
+    assert gravity(run(proposed=drawn, town=town, min_slope_ft_per_ft=0.004).as_dict())[0] == "does not meet"
+    verdict, told = gravity(run(proposed=drawn, town=town, min_slope_ft_per_ft=0.002).as_dict())
+    assert verdict == "not known" and told.startswith("Not checked: the invert the main would need at its upper end")
+    assert "its upper end's invert must be at least 102.00 ft, 1,000 ft up the main" in told
+    assert (
+        "From each existing manhole it runs through whose invert is known (B), it can fall to A at that slope." in told
+    )
+
+
+@pytest.mark.parametrize(
+    ("drawn", "said"),
+    [
+        (
+            LineString([(0, 0), (900, 0)]),
+            "Laid at 0.004 ft/ft from A's invert (100.00 ft, M-1's), its upper end's "
+            "invert must be at least 103.60 ft, 900 ft up the main",
+        ),
+        # on M-1 half way from A (100.00) to P (98.00): a new manhole on it at 99.00 ft
+        (
+            LineString([(-200, 0), (-200, 500)]),
+            "Laid at 0.004 ft/ft from the invert of M-1 where the new manhole is "
+            "built on it (99.00 ft), its upper end's invert must be at least 101.00 ft, 500 ft up the main",
+        ),
+    ],
+    ids=["at a manhole", "on a main"],
+)
+def test_a_main_ending_at_a_new_manhole_is_not_checked_and_says_the_least_invert_its_upper_end_needs(drawn, said):
+    verdict, told = gravity(run(proposed=drawn, min_slope_ft_per_ft=0.004).as_dict())
+    assert verdict == "not known"
+    assert told.startswith(
+        "Not checked: the invert the main would need at its upper end is not known (it ends at a new manhole, and no "
+        "ground or rim elevation is in the data)."
+    )
+    assert said in told
+
+
+def test_where_the_connections_invert_is_not_in_the_data_the_gravity_check_is_not_made():
+    from tests.test_plans import layout
+
+    town = layout()
+    town["mains"][["us_invert_ft", "ds_invert_ft"]] = float("nan")
+    verdict, told = gravity(run(town=town, min_slope_ft_per_ft=0.004).as_dict())
+    assert verdict == "not known"
+    assert told == (
+        "Not checked: the invert where the main joins the sewer, at A, is not in the data (no main at it has an "
+        "invert): give the inverts of the mains at A to check that the main can fall to it at 0.004 ft/ft."
+    )
