@@ -31,6 +31,8 @@ town's layers. Every rule comes from the profile; a rule the profile does not ha
   where the main runs (``analysis.plan_route``): the existing mains it crosses away from where it connects, and the
   private parcels it crosses outside the rights-of-way (easements). These two are design checks no section of our
   laws sets, and say so; Wappinger's easements cite § 196-21B (``design.easements_in_law``).
+  Where the town's engineer gives a main's least slope (none of our laws does), whether the main can fall to its
+  manhole (``_gravity_check``).
 - **Requirements** the contractor must meet, shown as such (not as results): trench widths (§ 144-18F), the
   exfiltration test in sections of at most ``design.max_test_section_ft`` between manholes (§ 144-19B), each with
   its leakage allowance (§ 144-19C).
