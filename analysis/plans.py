@@ -530,7 +530,7 @@ def _beyond_parcels_ft(built, parcels: gpd.GeoDataFrame, profile: Profile, fpu: 
     costed for all its length while who it reached, the petition and the split counted only the town's parcels, and
     nothing said so. Measured from the parcels themselves, so a main drawn into a bay of a concave town (a lake, a
     neighbouring village cut out of it) is counted; the convex hull of every parcel, used before, covered the bay,
-    and was built again from every parcel's vertices on each plan (0.5 s at a million parcels). Now only the parcels
+    and was built again from every parcel's vertices on each plan (seconds at a million parcels). Now only the parcels
     near the main are looked at (the parcels' tree, which the plan's easements check queries too), so the cost is the
     main's, not the town's. A street, or a gap between lots, is within reach of the lots beside it. Grown with square
     corners, as the hull was, so that a main leaving a corner of the town (or the manhole at a street's end, short of
@@ -1845,13 +1845,14 @@ def _gravity_check(conn: _Connection, manholes: list[dict], net, slope: float, f
     if low:
         _, station, mid, invert, need = max(low)
         fall = invert - base
-        has = f"{fall / station:.4f} ft/ft is all there is" if fall > 0 else "it lies no higher"
+        has = f"{fall / station:.4f} ft/ft is all there is" if fall > 0 else "it has no fall at all"
+        where = f"{fall:,.2f} ft above" if fall > 0 else f"{-fall:,.2f} ft below" if fall < 0 else "level with"
         return Check(
             "gravity",
             FAILS,
             GRAVITY_SECTION,
             f"The main cannot fall to {label} at {slope:g} ft/ft: existing manhole {mid}, {station:,.0f} ft up the "
-            f"main, has its invert at {invert:,.2f} ft, {fall:,.2f} ft above {said}, and at that "
+            f"main, has its invert at {invert:,.2f} ft, {where} {said}, and at that "
             f"slope the main must fall {need:,.2f} ft over those {station:,.0f} ft ({has}). Lower the connection, "
             "end the main below that manhole, or have the engineer design it otherwise (a drop, a pump).",
         )

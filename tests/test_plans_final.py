@@ -150,6 +150,11 @@ def test_a_main_ending_at_a_manhole_too_little_above_its_connection_cannot_fall_
         "102.00 ft, 2.00 ft above A's invert (100.00 ft, M-1's), and at that slope the main must fall 2.80 ft over "
         "those 700 ft (0.0029 ft/ft is all there is)."
     )
+    low = oak_with_m5()  # B half a foot below A: no fall at all
+    low["mains"].loc[low["mains"]["main_id"].isin(["M-5", "M-6"]), ["us_invert_ft", "ds_invert_ft"]] = 99.5
+    verdict, told = gravity(run(proposed=drawn, town=low, min_slope_ft_per_ft=0.002).as_dict())
+    assert verdict == "does not meet" and "invert at 99.50 ft, 0.50 ft below A's invert (100.00 ft, M-1's)" in told
+    assert "must fall 1.40 ft over those 700 ft (it has no fall at all)" in told
     doc = run(proposed=drawn, town=town, min_slope_ft_per_ft=0.002).as_dict()
     verdict, told = gravity(doc)
     assert verdict == "meets"
