@@ -72,7 +72,12 @@ def mains_crossed(
     if len(hit) == 0:
         return empty
     snapped = shapely.snap(built, geoms[hit], tolerance)
-    parts, which = shapely.get_parts(shapely.intersection(geoms[hit], snapped), return_index=True)
+    # and each main to the built main's vertices: a main whose upper end lies a hair off an existing main (a line
+    # read back from degrees) gained the existing main's manhole as a vertex but still met it at that point only, so
+    # its 200 ft over M-5 were found running along nothing
+    parts, which = shapely.get_parts(
+        shapely.intersection(shapely.snap(geoms[hit], snapped, tolerance), snapped), return_index=True
+    )
     keep = ~shapely.is_empty(parts)
     parts, which = parts[keep], hit[which[keep]]
     # GEOS cuts a run along a main at the built main's vertices (a street run's segment ends): one run, one row

@@ -31,6 +31,8 @@ town's layers. Every rule comes from the profile; a rule the profile does not ha
   where the main runs (``analysis.plan_route``): the existing mains it crosses away from where it connects, and the
   private parcels it crosses outside the rights-of-way (easements). These two are design checks no section of our
   laws sets, and say so; Wappinger's easements cite § 196-21B (``design.easements_in_law``).
+  Where the town's engineer gives a main's least slope (none of our laws does), whether the main can fall to its
+  manhole (``_gravity_check``).
 - **Requirements** the contractor must meet, shown as such (not as results): trench widths (§ 144-18F), the
   exfiltration test in sections of at most ``design.max_test_section_ft`` between manholes (§ 144-19B), each with
   its leakage allowance (§ 144-19C).
@@ -362,11 +364,15 @@ def plan_extension(
     material: str | None = None,
     curbs: gpd.GeoDataFrame | None = None,
     sewer_rights_of_way: gpd.GeoDataFrame | None = None,
+    min_slope_ft_per_ft: float | None = None,
 ) -> PlanResult:
     """Evaluate a proposed main (a shapely LineString in the layers' CRS). See the module docstring.
 
     ``curbs`` and ``sewer_rights_of_way`` are measured from as the analysis measures (the property line of Fort
     Plain's § 144-1), so a plan's "before" is the town's analysis and its "after" is measured the same way.
+    ``min_slope_ft_per_ft`` is the town engineer's least slope for a main: where given, the gravity check says
+    whether the main can fall to its manhole (``_gravity_check``); none of our three laws sets one, so by default
+    there is no such check.
 
     Examples
     --------
@@ -444,6 +450,8 @@ def plan_extension(
     requirements, sections, leakage = _requirements(built, diameter_in, material, manholes, profile, fpu)
     downstream = _downstream(connection, network, profile, reach.added_peak_gpd, present_recorded=present.recorded)
     checks += _downstream_checks(connection, downstream, network, profile)
+    if min_slope_ft_per_ft is not None:
+        checks.append(_gravity_check(connection, manholes, network, float(min_slope_ft_per_ft), fpu))
     snap = profile.network.snap_tolerance_ft.value / fpu
     crossings = mains_crossed(
         built,
@@ -509,15 +517,24 @@ def plan_extension(
     )
 
 
+# How far a parcel's square corner reaches, as a multiple of the distance it is grown by: a right angle's is the
+# square root of two; a sharper corner is cut off (bevelled) at this, so no parcel farther than it can reach a main.
+CORNER_REACH = 2.0
+
+
 def _beyond_parcels_ft(built, parcels: gpd.GeoDataFrame, profile: Profile, fpu: float) -> float:
-    """Feet of the main as built farther from the area the town's parcels cover (their convex hull) than a parcel
-    can be reached from (``mandate.distance_ft``, else a street's ``measurement.default_row_width_ft``).
+    """Feet of the main as built farther from every parcel of the town, each grown with square corners, than a
+    parcel can be reached from (``mandate.distance_ft``, else a street's ``measurement.default_row_width_ft``).
 
     There no parcel is in the data: a main drawn across the town line, or past where the parcels layer stops, was
     costed for all its length while who it reached, the petition and the split counted only the town's parcels, and
-    nothing said so. The hull, not the parcels themselves, so that streets and gaps between lots inside the town
-    are not counted; in a town of a concave shape, a main across a bay of another town is not counted either. Grown
-    with square corners, so a main leaving a corner of the town is counted only past them.
+    nothing said so. Measured from the parcels themselves, so a main drawn into a bay of a concave town (a lake, a
+    neighbouring village cut out of it) is counted; the convex hull of every parcel, used before, covered the bay,
+    and was built again from every parcel's vertices on each plan (seconds at a million parcels). Now only the parcels
+    near the main are looked at (the parcels' tree, which the plan's easements check queries too), so the cost is the
+    main's, not the town's. A street, or a gap between lots, is within reach of the lots beside it. Grown with square
+    corners, as the hull was, so that a main leaving a corner of the town (or the manhole at a street's end, short of
+    its first lot) is counted only past them, not for the few feet a round growth cuts off the corner.
 
     Examples
     --------
@@ -526,17 +543,25 @@ def _beyond_parcels_ft(built, parcels: gpd.GeoDataFrame, profile: Profile, fpu: 
     >>> lots = gpd.GeoDataFrame(geometry=[box(0, 0, 1000, 1000)], crs="EPSG:2260")
     >>> _beyond_parcels_ft(LineString([(500, 500), (500, 1600)]), lots, load_profile("fort-plain"), 1.0)
     500.0
+    >>> lake = gpd.GeoDataFrame(geometry=[box(0, 0, 1000, 100), box(0, 900, 1000, 1000)], crs="EPSG:2260")
+    >>> _beyond_parcels_ft(LineString([(500, 100), (500, 500)]), lake, load_profile("fort-plain"), 1.0)
+    300.0
     """
     if parcels is None or not len(parcels):
         return 0.0
     reach = profile.mandate.distance_ft.value
     if reach is None:
         reach = profile.measurement.default_row_width_ft.value
-    hull = shapely.multipoints(shapely.get_coordinates(parcels.geometry.values)).convex_hull
-    # mitred: a main passing a corner of the town (or leaving it from a manhole at its edge) is not counted beyond it
-    # for the few feet a rounded buffer cuts off the corner
-    beyond = shapely.difference(built, shapely.buffer(hull, float(reach) / fpu, join_style="mitre"))
-    return round(float(shapely.length(beyond)) * fpu, 1)
+    grow = float(reach) / fpu
+    near = parcels.sindex.query(built, predicate="dwithin", distance=grow * CORNER_REACH * 1.01)
+    if not len(near):
+        return round(float(built.length) * fpu, 1)
+    geoms = np.asarray(parcels.geometry.values)[near]
+    # mitred: a main passing a corner of a lot (or leaving the town from a manhole at its edge) is not counted beyond
+    # it for the few feet a rounded buffer cuts off the corner
+    grown = shapely.buffer(geoms, grow, join_style="mitre", mitre_limit=CORNER_REACH)
+    reached = shapely.union_all(shapely.intersection(grown, built))  # lines: cheap to join
+    return round(max(float(built.length) - float(shapely.length(reached)), 0.0) * fpu, 1)
 
 
 @dataclass
@@ -1220,7 +1245,26 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         beyond = shapely.ops.substring(line, where, line.length)
         far = beyond.coords[-1]
     # a cut at a vertex repeats it (to within rounding)
-    return _cut(laid, beyond, far, int(on[k]), net, fpu, middle=middle, tied=tied, along=along)
+    laid, cut = _cut(laid, beyond, far, int(on[k]), net, fpu, middle=middle, tied=tied, along=along)
+    if along is not None:  # drawn over the sewer at its upper end too: laid, and said (``_upper_also_along``)
+        cut["upper_laid_along"] = _upper_also_along(laid, net, snap, fpu)
+    return laid, cut
+
+
+def _upper_also_along(laid, net, snap: float, fpu: float) -> dict | None:
+    """Where the main as laid from the manhole its lower end was drawn over a main to (it starts there) is drawn
+    over an existing main at its upper end too, from a manhole of the sewer: that part (``_cut``'s words), else None.
+
+    It is laid, costed and checked, and the connection check says so: a plan carries one part not laid, and its
+    export one ``not_laid`` feature that its read-back joins to one end (docs/plans.md). The crossings check had
+    said "runs along" alone, or, for a line read back from degrees, nothing."""
+    point = shapely.Point(laid.coords[0][:2])
+    start = _Met("manhole", "", None, None, 0, (point.x, point.y), 0.0)
+    on, at = _sewer_manholes_on(laid, net, snap)
+    _, upper = _upper_end_along(laid, start, net, snap, on, at, fpu)
+    if upper is None:
+        return None
+    return {k: upper[k] for k in ("beyond_manhole", "along", "direction", "length_ft", "length_words")}
 
 
 def _cut(laid, beyond, far, node: int, net, fpu: float, *, middle=False, tied=(), along=None):
@@ -1619,6 +1663,14 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"costed or checked: {along} is there already. If a new main is meant to relieve or replace {along}, that "
             "is for the engineer to design: it is not an extension."
         )
+        if top := beyond.get("upper_laid_along"):  # and at its upper end: laid, as a plan leaves out one part only
+            text += (
+                f" Its upper end lies on existing main {top['along']} too, drawn along it from existing manhole "
+                f"{top['beyond_manhole']}: the {top['length_words']} drawn {top['direction']} of "
+                f"{top['beyond_manhole']} over {top['along']} are laid, costed and checked in this plan, as a plan "
+                f"leaves out only one part drawn over the sewer, its lower end's. To plan the main without them, end "
+                f"it at {top['beyond_manhole']}."
+            )
     elif conn.kind == "manhole" and conn.not_laid and not upper:
         beyond = conn.not_laid
         text = (
@@ -1718,6 +1770,123 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             )
     checks.append(Check("capacity", verdict, cite(rule), text + note))
     return checks
+
+
+GRAVITY_SECTION = "design check; least slope given by the town's engineer"
+
+
+def node_invert_ft(net, node: int) -> tuple[float, str] | None:
+    """A node's invert, the lowest of the mains' inverts at it (where each leaves or enters it), and the main it is
+    of; None where no main at it has one. The manhole's bottom: a main laid into it can leave it no lower."""
+    leaving = np.flatnonzero(net.u == node)
+    entering = np.flatnonzero(net.v == node)
+    inverts = np.r_[net.us_invert_ft[leaving], net.ds_invert_ft[entering]]
+    mains = np.r_[leaving, entering]
+    known = np.isfinite(inverts)
+    if not known.any():
+        return None
+    k = int(np.argmin(np.where(known, inverts, np.inf)))
+    return float(inverts[k]), str(net.main_id[mains[k]])
+
+
+def _connection_invert(conn: _Connection, net) -> tuple[float, str] | None:
+    """The invert where the main joins the sewer, and what gives it: its manhole's (``node_invert_ft``), or, for a
+    new manhole on an existing main, that main's invert there, between its two ends' by where it lies along it."""
+    if conn.node is not None:
+        found = node_invert_ft(net, conn.node)
+        return None if found is None else (found[0], f"{conn.label}'s invert ({found[0]:,.2f} ft, {found[1]}'s)")
+    e = conn.first_main
+    if e is None or not (np.isfinite(net.us_invert_ft[e]) and np.isfinite(net.ds_invert_ft[e])):
+        return None
+    along = shapely.line_locate_point(net.geometry[e], shapely.Point(conn.xy), normalized=True)
+    invert = float(net.us_invert_ft[e] + (net.ds_invert_ft[e] - net.us_invert_ft[e]) * along)
+    return invert, f"the invert of {conn.label} where the new manhole is built on it ({invert:,.2f} ft)"
+
+
+def _gravity_check(conn: _Connection, manholes: list[dict], net, slope: float, fpu: float) -> Check:
+    """Whether the main can fall to its manhole at ``slope`` (ft/ft, the town engineer's least slope for a main).
+
+    From where it connects (the invert of its manhole, or of the main it is built on there) the main rises at least
+    ``slope`` per foot going up. At each existing manhole it is built into on its way up, or ends at, whose invert is
+    known, it must leave that manhole no lower than the manhole's invert (else the main's flow drops into it and goes
+    down its mains, not to the connection): the fall between the two inverts must be at least ``slope`` x the feet
+    between them. A main ending at a new manhole has no invert the data gives at its upper end (no ground or rim
+    elevation is read): there the check is not made, and the least invert the upper end must have is said, for the
+    engineer to set against the ground and the cellars it must serve."""
+    label = conn.label or "its manhole"
+    if conn.kind == "none" or net is None:
+        return Check("gravity", UNKNOWN, GRAVITY_SECTION, "Not checked: where the main joins the sewer is not known.")
+    start = _connection_invert(conn, net)
+    if start is None:
+        return Check(
+            "gravity",
+            UNKNOWN,
+            GRAVITY_SECTION,
+            f"Not checked: the invert where the main joins the sewer, at {label}, is not in the data (no main at it "
+            f"has an invert): give the inverts of the mains at {label} to check that the main can fall to it at "
+            f"{slope:g} ft/ft.",
+        )
+    base, said = start
+    ids = net.node_id.astype(str)
+    known = []  # (station ft, manhole, invert, main)
+    for m in manholes:
+        if not m["existing"] or m["station_ft"] <= 0:
+            continue
+        at = np.flatnonzero(ids == str(m["id"]))
+        found = node_invert_ft(net, int(at[0])) if len(at) else None
+        if found is not None:
+            known.append((float(m["station_ft"]), str(m["id"]), *found))
+    length = float(manholes[-1]["station_ft"]) if manholes else 0.0
+    low = []
+    for station, mid, invert, _ in known:
+        need = slope * station
+        if invert - base < need - 0.005:  # elevations are given to the hundredth of a foot
+            low.append((need - (invert - base), station, mid, invert, need))
+    if low:
+        _, station, mid, invert, need = max(low)
+        fall = invert - base
+        has = f"{fall / station:.4f} ft/ft is all there is" if fall > 0 else "it has no fall at all"
+        where = f"{fall:,.2f} ft above" if fall > 0 else f"{-fall:,.2f} ft below" if fall < 0 else "level with"
+        return Check(
+            "gravity",
+            FAILS,
+            GRAVITY_SECTION,
+            f"The main cannot fall to {label} at {slope:g} ft/ft: existing manhole {mid}, {station:,.0f} ft up the "
+            f"main, has its invert at {invert:,.2f} ft, {where} {said}, and at that "
+            f"slope the main must fall {need:,.2f} ft over those {station:,.0f} ft ({has}). Lower the connection, "
+            "end the main below that manhole, or have the engineer design it otherwise (a drop, a pump).",
+        )
+    top = base + slope * length
+    upper = manholes[-1] if manholes else None
+    if upper is not None and upper["existing"] and known and known[-1][1] == str(upper["id"]):
+        return Check(
+            "gravity",
+            MEETS,
+            GRAVITY_SECTION,
+            f"The main can fall to {label} at {slope:g} ft/ft: from existing manhole {upper['id']} at its upper end "
+            f"(invert {known[-1][2]:,.2f} ft) to {said} it falls {known[-1][2] - base:,.2f} ft over "
+            f"{length:,.0f} ft, and {slope * length:,.2f} ft is needed"
+            + (
+                f"; so it does from each existing manhole it runs through ({', '.join(k[1] for k in known[:-1])})."
+                if len(known) > 1
+                else "."
+            ),
+        )
+    passed = (
+        f" From each existing manhole it runs through whose invert is known ({', '.join(k[1] for k in known)}), it "
+        f"can fall to {label} at that slope."
+        if known
+        else ""
+    )
+    return Check(
+        "gravity",
+        UNKNOWN,
+        GRAVITY_SECTION,
+        f"Not checked: the invert the main would need at its upper end is not known (it ends at a new manhole, and no "
+        f"ground or rim elevation is in the data). Laid at {slope:g} ft/ft from {said}, its upper "
+        f"end's invert must be at least {top:,.2f} ft, {length:,.0f} ft up the main: for the engineer to set against "
+        f"the ground there and the cellars it must serve.{passed}",
+    )
 
 
 def easement_rows(crossed: gpd.GeoDataFrame) -> list[dict]:

@@ -1,0 +1,218 @@
+"""The last loose ends of planning: a main drawn over the sewer at both ends, parcels beyond a concave town's edge,
+and whether a main can fall to its manhole.
+
+On the hand-made Oak St of ``tests/test_plans.py``, with M-5 and its manholes B and C at Oak St's far end
+(``tests/test_plans_leftovers.py``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from shapely.geometry import LineString
+
+from gisapp.cli import main
+from layers.write import write_layers
+from tests.conftest import ny_frame
+from tests.test_plans import check, run
+from tests.test_plans_leftovers import moved, oak_with_m5
+
+# -- a main drawn over the sewer at both ends -------------------------------------------------------------------------
+
+# From 100 ft west of A over M-1 to A, up Oak St to B and on over M-5 for 200 ft.
+BOTH_ENDS = LineString([(-100, 0), (0, 0), (900, 0)])
+
+
+def test_a_main_drawn_over_the_sewer_at_both_ends_says_its_upper_part_is_laid_and_why():
+    # A plan carries one part not laid (its export one not_laid feature, joined back to one end): the upper 200 ft
+    # over M-5 are laid and costed. Nothing said why, where drawn over M-5 alone they are not laid.
+    r = run(proposed=moved(BOTH_ENDS), town=oak_with_m5()).as_dict()
+    assert (r["not_laid"]["beyond_manhole"], r["not_laid"]["along"], r["length_ft"]) == ("A", "M-1", 900.0)
+    told = " ".join(check(r, "connection")["message"].split())
+    assert check(r, "connection")["verdict"] == "for the engineer"
+    assert (
+        "Its upper end lies on existing main M-5 too, drawn along it from existing manhole B: the 200 ft drawn east "
+        "of B over M-5 are laid, costed and checked in this plan, as a plan leaves out only one part drawn over the "
+        "sewer, its lower end's. To plan the main without them, end it at B." in told
+    )
+    assert r["not_laid"]["upper_laid_along"]["length_ft"] == 200.0
+    # over M-1 alone (ending on Oak St short of B): nothing more is said
+    short = run(proposed=moved(LineString([(-100, 0), (0, 0), (600, 0)])), town=oak_with_m5()).as_dict()
+    assert "Its upper end" not in check(short, "connection")["message"]
+    assert short["not_laid"]["upper_laid_along"] is None
+
+
+def test_a_main_drawn_over_the_sewer_at_both_ends_read_from_degrees_is_found_running_along_the_upper(tmp_path):
+    # As a planner meets it: the line in a GeoJSON (longitude/latitude), evaluated by the CLI. Its upper end read
+    # back lies a hair off M-5, and the crossings check found nothing: the 200 ft over M-5 were costed unsaid.
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), oak_with_m5())
+    ny_frame([{"geometry": BOTH_ENDS}]).to_crs(4326).to_file(tmp_path / "both.geojson")
+    args = ["plan", "--profile", "fort-plain", "--data", str(data), "--diameter-in", "8", "--json"]
+    out = CliRunner().invoke(main, [*args, "--proposed", str(tmp_path / "both.geojson")])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert [(c["main_id"], c["kind"], c["length_ft"]) for c in doc["main_crossings"]] == [("M-5", "runs along", 200.0)]
+    assert "the 200 ft drawn east of B over M-5 are laid" in " ".join(check(doc, "connection")["message"].split())
+
+
+# -- beyond the parcels of a concave town ------------------------------------------------------------------------------
+
+
+def lakeside_town() -> dict:
+    """Oak St's town with a lake south of it: its far shore is a row of eight lots 100 ft square, S1 to S8, from
+    x 100 to 900 and y -1000 to -900. Between the two rows lies water, and no parcel."""
+    import pandas as pd
+    from shapely.geometry import box
+
+    from tests.conftest import frame
+    from tests.test_plans import layout
+
+    town = layout()
+    shore = frame(
+        [
+            {"parcel_id": f"S{i}", "owner_name": f"SHORE {i}", "property_class": "311", "units": None}
+            | {"connected": False, "geometry": box(100 * i, -1000, 100 * i + 100, -900)}
+            for i in range(1, 9)
+        ]
+    )
+    town["parcels"] = type(shore)(pd.concat([town["parcels"], shore], ignore_index=True), crs=shore.crs)
+    return town
+
+
+def test_a_main_drawn_into_a_bay_of_a_concave_town_is_beyond_its_parcels():
+    # From A south 500 ft into the lake and east 800 ft along the middle of it. The convex hull of every parcel
+    # covered the lake, so none of it was beyond the parcels. Measured from the lots themselves, grown 100 ft (Fort
+    # Plain's § 144-4) with square corners: L1's reaches down to y -75, S1's up to y -800; so 425 ft of the leg south
+    # and all 800 ft east lie farther from every lot than a lot can be reached from.
+    from layers.board import summary_lines
+
+    r = run(proposed=LineString([(0, 0), (0, -500), (800, -500)]), town=lakeside_town()).as_dict()
+    assert r["beyond_parcels_ft"] == 1225.0
+    assert any(s.startswith("Beyond the town's parcels: 1,225 ft of the main lie farther") for s in summary_lines(r))
+    # Oak St itself, in the same town: a street between lots, and the manhole at its end short of L1, are not
+    oak = run(town=lakeside_town()).as_dict()
+    assert oak["beyond_parcels_ft"] == 0.0
+
+
+def test_beyond_the_parcels_looks_only_at_the_parcels_near_the_main(monkeypatch):
+    # The convex hull was built from every parcel's vertices on each plan; now the parcels' tree gives those near
+    # the main, and only they are grown and measured.
+    import shapely
+
+    from analysis.plans import _beyond_parcels_ft
+    from analysis.profiles import load_profile
+
+    grown = []
+    real = shapely.buffer
+
+    def counting(geoms, *args, **kw):
+        grown.append(shapely.get_num_geometries(geoms).size)
+        return real(geoms, *args, **kw)
+
+    monkeypatch.setattr(shapely, "buffer", counting)
+    lots = lakeside_town()["parcels"]
+    # in the middle of the lake, 300 ft from either shore: no lot is near enough to be grown, all of it is beyond
+    feet = _beyond_parcels_ft(LineString([(450, -250), (450, -650)]), lots, load_profile("fort-plain"), 1.0)
+    assert feet == 400.0 and grown == []
+    # from Oak St south: L1, L2, L3 lie within twice the 100 ft (a square corner's reach), of the town's 16 lots;
+    # L1 grown reaches down to y -75
+    feet = _beyond_parcels_ft(LineString([(150, 0), (150, -400)]), lots, load_profile("fort-plain"), 1.0)
+    assert feet == 325.0 and grown == [3]
+
+
+# -- whether the main can fall to its manhole ------------------------------------------------------------------------
+
+# Oak St's inverts: M-1 leaves A at 100.00 ft; M-5 enters B (700, 0) at 102.00 ft and M-6 leaves it at 102.00 ft.
+# None of our three laws sets a main's least slope (a building sewer's only: § 144-11B, § 196-18F), so it is the
+# town engineer's number, given to the plan; without one no gravity check is made.
+
+
+def gravity(doc) -> tuple[str, str]:
+    found = check(doc, "gravity")
+    return found["verdict"], " ".join(found["message"].split())
+
+
+def test_no_gravity_check_is_made_without_the_town_engineers_least_slope():
+    assert "gravity" not in [c["check"] for c in run().as_dict()["design_checks"]]
+
+
+def test_a_main_ending_at_a_manhole_too_little_above_its_connection_cannot_fall_to_it():
+    # Drawn from A up Oak St and over M-5 past B: laid from A to B (700 ft). At 0.004 ft/ft it must fall 2.80 ft;
+    # B's invert is 2.00 ft above A's. At 0.002 ft/ft, 1.40 ft is needed: it can.
+    town, drawn = oak_with_m5(), moved(LineString([(0, 0), (900, 0)]))
+    verdict, told = gravity(run(proposed=drawn, town=town, min_slope_ft_per_ft=0.004).as_dict())
+    assert verdict == "does not meet"
+    assert told.startswith(
+        "The main cannot fall to A at 0.004 ft/ft: existing manhole B, 700 ft up the main, has its invert at "
+        "102.00 ft, 2.00 ft above A's invert (100.00 ft, M-1's), and at that slope the main must fall 2.80 ft over "
+        "those 700 ft (0.0029 ft/ft is all there is)."
+    )
+    low = oak_with_m5()  # B half a foot below A: no fall at all
+    low["mains"].loc[low["mains"]["main_id"].isin(["M-5", "M-6"]), ["us_invert_ft", "ds_invert_ft"]] = 99.5
+    verdict, told = gravity(run(proposed=drawn, town=low, min_slope_ft_per_ft=0.002).as_dict())
+    assert verdict == "does not meet" and "invert at 99.50 ft, 0.50 ft below A's invert (100.00 ft, M-1's)" in told
+    assert "must fall 1.40 ft over those 700 ft (it has no fall at all)" in told
+    doc = run(proposed=drawn, town=town, min_slope_ft_per_ft=0.002).as_dict()
+    verdict, told = gravity(doc)
+    assert verdict == "meets"
+    assert check(doc, "gravity")["cited"] == "(design check; least slope given by the town's engineer)"
+    assert (
+        "from existing manhole B at its upper end (invert 102.00 ft) to A's invert (100.00 ft, M-1's) it falls "
+        "2.00 ft over 700 ft, and 1.40 ft is needed" in told
+    )
+
+
+def test_a_main_through_a_manhole_too_little_above_its_connection_cannot_fall_to_it():
+    # From A east to B and on 300 ft north: built into B at station 700, whose invert is too high at 0.004 ft/ft.
+    # At 0.002 it can fall from B; its upper end, at a new manhole, has no invert in the data: not checked there.
+    town, drawn = oak_with_m5(), moved(LineString([(0, 0), (700, 0), (700, 300)]))
+    assert gravity(run(proposed=drawn, town=town, min_slope_ft_per_ft=0.004).as_dict())[0] == "does not meet"
+    verdict, told = gravity(run(proposed=drawn, town=town, min_slope_ft_per_ft=0.002).as_dict())
+    assert verdict == "not known" and told.startswith("Not checked: the invert the main would need at its upper end")
+    assert "its upper end's invert must be at least 102.00 ft, 1,000 ft up the main" in told
+    assert (
+        "From each existing manhole it runs through whose invert is known (B), it can fall to A at that slope." in told
+    )
+
+
+@pytest.mark.parametrize(
+    ("drawn", "said"),
+    [
+        (
+            LineString([(0, 0), (900, 0)]),
+            "Laid at 0.004 ft/ft from A's invert (100.00 ft, M-1's), its upper end's "
+            "invert must be at least 103.60 ft, 900 ft up the main",
+        ),
+        # on M-1 half way from A (100.00) to P (98.00): a new manhole on it at 99.00 ft
+        (
+            LineString([(-200, 0), (-200, 500)]),
+            "Laid at 0.004 ft/ft from the invert of M-1 where the new manhole is "
+            "built on it (99.00 ft), its upper end's invert must be at least 101.00 ft, 500 ft up the main",
+        ),
+    ],
+    ids=["at a manhole", "on a main"],
+)
+def test_a_main_ending_at_a_new_manhole_is_not_checked_and_says_the_least_invert_its_upper_end_needs(drawn, said):
+    verdict, told = gravity(run(proposed=drawn, min_slope_ft_per_ft=0.004).as_dict())
+    assert verdict == "not known"
+    assert told.startswith(
+        "Not checked: the invert the main would need at its upper end is not known (it ends at a new manhole, and no "
+        "ground or rim elevation is in the data)."
+    )
+    assert said in told
+
+
+def test_where_the_connections_invert_is_not_in_the_data_the_gravity_check_is_not_made():
+    from tests.test_plans import layout
+
+    town = layout()
+    town["mains"][["us_invert_ft", "ds_invert_ft"]] = float("nan")
+    verdict, told = gravity(run(town=town, min_slope_ft_per_ft=0.004).as_dict())
+    assert verdict == "not known"
+    assert told == (
+        "Not checked: the invert where the main joins the sewer, at A, is not in the data (no main at it has an "
+        "invert): give the inverts of the mains at A to check that the main can fall to it at 0.004 ft/ft."
+    )
