@@ -364,15 +364,14 @@ def plan_extension(
     material: str | None = None,
     curbs: gpd.GeoDataFrame | None = None,
     sewer_rights_of_way: gpd.GeoDataFrame | None = None,
-    min_slope_ft_per_ft: float | None = None,
 ) -> PlanResult:
     """Evaluate a proposed main (a shapely LineString in the layers' CRS). See the module docstring.
 
     ``curbs`` and ``sewer_rights_of_way`` are measured from as the analysis measures (the property line of Fort
     Plain's § 144-1), so a plan's "before" is the town's analysis and its "after" is measured the same way.
-    ``min_slope_ft_per_ft`` is the town engineer's least slope for a main: where given, the gravity check says
-    whether the main can fall to its manhole (``_gravity_check``); none of our three laws sets one, so by default
-    there is no such check.
+    Where the profile has ``design.min_main_slope_ft_per_ft`` (the town engineer's least slope for a main: none of
+    our three laws sets one, so it is unset until the town sets it), the gravity check says whether the main can
+    fall to its manhole (``_gravity_check``).
 
     Examples
     --------
@@ -450,8 +449,9 @@ def plan_extension(
     requirements, sections, leakage = _requirements(built, diameter_in, material, manholes, profile, fpu)
     downstream = _downstream(connection, network, profile, reach.added_peak_gpd, present_recorded=present.recorded)
     checks += _downstream_checks(connection, downstream, network, profile)
-    if min_slope_ft_per_ft is not None:
-        checks.append(_gravity_check(connection, manholes, network, float(min_slope_ft_per_ft), fpu))
+    slope = profile.design.min_main_slope_ft_per_ft
+    if slope.value is not None:
+        checks.append(_gravity_check(connection, manholes, network, float(slope.value), cite(slope), fpu))
     snap = profile.network.snap_tolerance_ft.value / fpu
     crossings = mains_crossed(
         built,
@@ -1772,9 +1772,6 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
     return checks
 
 
-GRAVITY_SECTION = "design check; least slope given by the town's engineer"
-
-
 def node_invert_ft(net, node: int) -> tuple[float, str] | None:
     """A node's invert, the lowest of the mains' inverts at it (where each leaves or enters it), and the main it is
     of; None where no main at it has one. The manhole's bottom: a main laid into it can leave it no lower."""
@@ -1803,7 +1800,7 @@ def _connection_invert(conn: _Connection, net) -> tuple[float, str] | None:
     return invert, f"the invert of {conn.label} where the new manhole is built on it ({invert:,.2f} ft)"
 
 
-def _gravity_check(conn: _Connection, manholes: list[dict], net, slope: float, fpu: float) -> Check:
+def _gravity_check(conn: _Connection, manholes: list[dict], net, slope: float, section: str, fpu: float) -> Check:
     """Whether the main can fall to its manhole at ``slope`` (ft/ft, the town engineer's least slope for a main).
 
     From where it connects (the invert of its manhole, or of the main it is built on there) the main rises at least
@@ -1815,13 +1812,13 @@ def _gravity_check(conn: _Connection, manholes: list[dict], net, slope: float, f
     engineer to set against the ground and the cellars it must serve."""
     label = conn.label or "its manhole"
     if conn.kind == "none" or net is None:
-        return Check("gravity", UNKNOWN, GRAVITY_SECTION, "Not checked: where the main joins the sewer is not known.")
+        return Check("gravity", UNKNOWN, section, "Not checked: where the main joins the sewer is not known.")
     start = _connection_invert(conn, net)
     if start is None:
         return Check(
             "gravity",
             UNKNOWN,
-            GRAVITY_SECTION,
+            section,
             f"Not checked: the invert where the main joins the sewer, at {label}, is not in the data (no main at it "
             f"has an invert): give the inverts of the mains at {label} to check that the main can fall to it at "
             f"{slope:g} ft/ft.",
@@ -1850,7 +1847,7 @@ def _gravity_check(conn: _Connection, manholes: list[dict], net, slope: float, f
         return Check(
             "gravity",
             FAILS,
-            GRAVITY_SECTION,
+            section,
             f"The main cannot fall to {label} at {slope:g} ft/ft: existing manhole {mid}, {station:,.0f} ft up the "
             f"main, has its invert at {invert:,.2f} ft, {where} {said}, and at that "
             f"slope the main must fall {need:,.2f} ft over those {station:,.0f} ft ({has}). Lower the connection, "
@@ -1862,7 +1859,7 @@ def _gravity_check(conn: _Connection, manholes: list[dict], net, slope: float, f
         return Check(
             "gravity",
             MEETS,
-            GRAVITY_SECTION,
+            section,
             f"The main can fall to {label} at {slope:g} ft/ft: from existing manhole {upper['id']} at its upper end "
             f"(invert {known[-1][2]:,.2f} ft) to {said} it falls {known[-1][2] - base:,.2f} ft over "
             f"{length:,.0f} ft, and {slope * length:,.2f} ft is needed"
@@ -1881,7 +1878,7 @@ def _gravity_check(conn: _Connection, manholes: list[dict], net, slope: float, f
     return Check(
         "gravity",
         UNKNOWN,
-        GRAVITY_SECTION,
+        section,
         f"Not checked: the invert the main would need at its upper end is not known (it ends at a new manhole, and no "
         f"ground or rim elevation is in the data). Laid at {slope:g} ft/ft from {said}, its upper "
         f"end's invert must be at least {top:,.2f} ft, {length:,.0f} ft up the main: for the engineer to set against "

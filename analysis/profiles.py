@@ -438,6 +438,7 @@ class DesignRules:
     typical_flow_gpd_by_class: Rule = _rule(dict)
     easements_in_law: Rule = _rule(bool)
     easement_min_ft: Rule = _rule((int, float), **_feet(MAX_SNAP_FT))
+    min_main_slope_ft_per_ft: Rule = _rule((int, float), nullable=True, least=0.0001, most=1.0, unit="ft/ft")
 
 
 @dataclass(frozen=True)

@@ -190,7 +190,8 @@ def test_outfalls_are_the_models_own(path):
     # not a manhole), which the head names after the manhole count: Pump_Control_Model's "31 manholes" had looked one
     # short of its 32 nodes besides the outfalls to an engineer counting them, SU1 said nowhere.
     head = re.search(
-        r"\b(\d+) manholes?(?: \(not counting (\d+) wet wells? (?:or tanks? )?the flow leaves by [^,]+, ([^:]+):)?", said
+        r"\b(\d+) manholes?(?: \(not counting (\d+) wet wells? (?:or tanks? )?the flow leaves by [^,]+, ([^:]+):)?",
+        said,
     )
     wells = head.group(3).split(", ") if head.group(3) else []
     r = rows(path)

@@ -13,11 +13,17 @@ import pytest
 from click.testing import CliRunner
 from shapely.geometry import LineString
 
+from analysis.profiles import load_profile
 from gisapp.cli import main
 from layers.write import write_layers
 from tests.conftest import ny_frame
 from tests.test_plans import check, run
 from tests.test_plans_leftovers import moved, oak_with_m5
+
+
+def slope(value):
+    return load_profile("fort-plain", overrides={"design.min_main_slope_ft_per_ft": value})
+
 
 # -- a main drawn over the sewer at both ends -------------------------------------------------------------------------
 
@@ -136,6 +142,10 @@ def gravity(doc) -> tuple[str, str]:
 
 
 def test_no_gravity_check_is_made_without_the_town_engineers_least_slope():
+    # none of the three laws sets a main's slope: each profile leaves min_main_slope_ft_per_ft to the town
+    for name in ("fort-plain", "poughkeepsie", "wappinger"):
+        rule = load_profile(name).design.min_main_slope_ft_per_ft
+        assert (rule.value, rule.kind) == (None, "municipality") and "town's engineer's number" in rule.note
     assert "gravity" not in [c["check"] for c in run().as_dict()["design_checks"]]
 
 
@@ -143,7 +153,7 @@ def test_a_main_ending_at_a_manhole_too_little_above_its_connection_cannot_fall_
     # Drawn from A up Oak St and over M-5 past B: laid from A to B (700 ft). At 0.004 ft/ft it must fall 2.80 ft;
     # B's invert is 2.00 ft above A's. At 0.002 ft/ft, 1.40 ft is needed: it can.
     town, drawn = oak_with_m5(), moved(LineString([(0, 0), (900, 0)]))
-    verdict, told = gravity(run(proposed=drawn, town=town, min_slope_ft_per_ft=0.004).as_dict())
+    verdict, told = gravity(run(proposed=drawn, town=town, profile=slope(0.004)).as_dict())
     assert verdict == "does not meet"
     assert told.startswith(
         "The main cannot fall to A at 0.004 ft/ft: existing manhole B, 700 ft up the main, has its invert at "
@@ -152,13 +162,13 @@ def test_a_main_ending_at_a_manhole_too_little_above_its_connection_cannot_fall_
     )
     low = oak_with_m5()  # B half a foot below A: no fall at all
     low["mains"].loc[low["mains"]["main_id"].isin(["M-5", "M-6"]), ["us_invert_ft", "ds_invert_ft"]] = 99.5
-    verdict, told = gravity(run(proposed=drawn, town=low, min_slope_ft_per_ft=0.002).as_dict())
+    verdict, told = gravity(run(proposed=drawn, town=low, profile=slope(0.002)).as_dict())
     assert verdict == "does not meet" and "invert at 99.50 ft, 0.50 ft below A's invert (100.00 ft, M-1's)" in told
     assert "must fall 1.40 ft over those 700 ft (it has no fall at all)" in told
-    doc = run(proposed=drawn, town=town, min_slope_ft_per_ft=0.002).as_dict()
+    doc = run(proposed=drawn, town=town, profile=slope(0.002)).as_dict()
     verdict, told = gravity(doc)
     assert verdict == "meets"
-    assert check(doc, "gravity")["cited"] == "(design check; least slope given by the town's engineer)"
+    assert check(doc, "gravity")["cited"] == "(§ 144-17A; value set by the user)"
     assert (
         "from existing manhole B at its upper end (invert 102.00 ft) to A's invert (100.00 ft, M-1's) it falls "
         "2.00 ft over 700 ft, and 1.40 ft is needed" in told
@@ -169,8 +179,8 @@ def test_a_main_through_a_manhole_too_little_above_its_connection_cannot_fall_to
     # From A east to B and on 300 ft north: built into B at station 700, whose invert is too high at 0.004 ft/ft.
     # At 0.002 it can fall from B; its upper end, at a new manhole, has no invert in the data: not checked there.
     town, drawn = oak_with_m5(), moved(LineString([(0, 0), (700, 0), (700, 300)]))
-    assert gravity(run(proposed=drawn, town=town, min_slope_ft_per_ft=0.004).as_dict())[0] == "does not meet"
-    verdict, told = gravity(run(proposed=drawn, town=town, min_slope_ft_per_ft=0.002).as_dict())
+    assert gravity(run(proposed=drawn, town=town, profile=slope(0.004)).as_dict())[0] == "does not meet"
+    verdict, told = gravity(run(proposed=drawn, town=town, profile=slope(0.002)).as_dict())
     assert verdict == "not known" and told.startswith("Not checked: the invert the main would need at its upper end")
     assert "its upper end's invert must be at least 102.00 ft, 1,000 ft up the main" in told
     assert (
@@ -196,7 +206,7 @@ def test_a_main_through_a_manhole_too_little_above_its_connection_cannot_fall_to
     ids=["at a manhole", "on a main"],
 )
 def test_a_main_ending_at_a_new_manhole_is_not_checked_and_says_the_least_invert_its_upper_end_needs(drawn, said):
-    verdict, told = gravity(run(proposed=drawn, min_slope_ft_per_ft=0.004).as_dict())
+    verdict, told = gravity(run(proposed=drawn, profile=slope(0.004)).as_dict())
     assert verdict == "not known"
     assert told.startswith(
         "Not checked: the invert the main would need at its upper end is not known (it ends at a new manhole, and no "
@@ -210,7 +220,7 @@ def test_where_the_connections_invert_is_not_in_the_data_the_gravity_check_is_no
 
     town = layout()
     town["mains"][["us_invert_ft", "ds_invert_ft"]] = float("nan")
-    verdict, told = gravity(run(town=town, min_slope_ft_per_ft=0.004).as_dict())
+    verdict, told = gravity(run(town=town, profile=slope(0.004)).as_dict())
     assert verdict == "not known"
     assert told == (
         "Not checked: the invert where the main joins the sewer, at A, is not in the data (no main at it has an "
