@@ -21,7 +21,9 @@ PostgreSQL.
   older register already held are kept by migration 0005 as type ``duplicate`` (the first written stays the record).
 - How each notice was served: ``served_by`` as its letter says (recorded when its batch is issued, from the batch's
   manifest), and the certified mail article number once the office records it (``record_mailing``: all of a mailing
-  list's numbers in one transaction, or none). Notices from before 0006 record only what is known of them.
+  list's numbers in one transaction, or none). Notices from before 0006 record only what is known of them. A notice
+  served otherwise than by mail (``record_service``: in person, on a day, by whom; 0007) moves its deadline only
+  where its law counts the period from service, the old values kept in its events.
 """
 
 from __future__ import annotations
@@ -43,12 +45,18 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from analysis.dates import parse_day
 from analysis.errors import AnalysisError
-from analysis.notices import article_groups, overdue_before
+from analysis.notices import (
+    SERVED_IN_PERSON,
+    article_groups,
+    deadline_after_service,
+    overdue_before,
+    service_rule,
+)
 from layers.atomic import StoreBusyError, sync_to_disk, written_whole
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
-HEAD = "0006"  # the newest migration in layers/migrations/versions
+HEAD = "0007"  # the newest migration in layers/migrations/versions
 # How many of a mailing list's problems a refusal names (``Register.record_mailing``), and then how many more.
 MAILING_PROBLEMS_SHOWN = 10
 STATUSES = ("open", "extended", "connected", "exempt", "withdrawn")
@@ -132,6 +140,12 @@ notices = sa.Table(
     # of its certified mail envelope (digits only) once the office records it after mailing; NULL until then.
     sa.Column("served_by", sa.Text),
     sa.Column("certified_article_no", sa.String(32)),
+    # Served otherwise than by mail (0007): the day it was served ("in person", ``served_by``) and who served it;
+    # NULL for a notice served only by its letter. The article number of the copy mailed to the occupant at the
+    # site address (0007), where the owner does not occupy the property; NULL until the office records it.
+    sa.Column("served_on", sa.Date),
+    sa.Column("served_by_name", sa.Text),
+    sa.Column("occupant_article_no", sa.String(32)),
     sa.Index(
         "one_open_notice",
         "parcel_id",
@@ -189,6 +203,10 @@ NOTICE_COLUMNS = (
 class MailingConflictError(LayerError):
     """A mailing list given back names a notice that already holds another article number (and no correction was
     asked for)."""
+
+
+class ServiceRecordedError(LayerError):
+    """A notice already recorded served in person, recorded again without asking to correct it."""
 
 
 class NoticeChangedError(LayerError):
@@ -858,6 +876,76 @@ class Register:
                     pause(i)
         return done
 
+    def record_service(
+        self,
+        notice_id: str,
+        *,
+        on: dt.date | str,
+        by: str,
+        actor: str,
+        today: dt.date,
+        correct: bool = False,
+    ) -> dict:
+        """Record that a notice was served in person on ``on`` by ``by`` (a clerk handing it to the owner), and what
+        that does to its deadline (``analysis.notices.deadline_after_service``: it moves only where the law of the
+        notice's profile counts the period from service), in one transaction, every old value kept in an event.
+
+        Refused, each by name and nothing written: a notice the register does not hold; a record (no notice was
+        given); a notice still being written, cancelled (never mailed), withdrawn (superseded: the one in force is
+        named), or closed (connected, exempt); a day before the notice's date or after ``today``; no one named as
+        having served it; and a notice already recorded served in person, unless ``correct`` (the record replaced,
+        the old one kept in the events)."""
+        by = " ".join(str(by or "").split())
+        day = parse_date(on, "The day it was served")
+        if not by:
+            raise LayerError(
+                f"Say who served notice {notice_id} (their name, and their office), as a proof of service names them."
+            )
+        if len(by) > 200:
+            raise LayerError(f"The name of who served notice {notice_id} is {len(by)} characters: give at most 200.")
+        with self.transaction() as con:
+            row = con.execute(sa.select(notices).where(notices.c.notice_id == notice_id)).mappings().first()
+            if row is None:
+                raise LayerError(
+                    f"The register holds no notice {notice_id}: copy its ID from the notices list (`sewerplan notices "
+                    "list`, or the notices page)."
+                )
+            _refuse_service(con, row, day, today, correct)
+            batch = (
+                con.execute(sa.select(batches).where(batches.c.batch_id == row["batch_id"])).mappings().first()
+                if row["batch_id"]
+                else None
+            )
+            rule = service_rule(batch["profile"] if batch else None, row["notice_type"])
+            deadline, why = deadline_after_service(
+                rule,
+                notice_date=row["issued_date"],
+                letter_deadline=batch["deadline"] if batch else None,
+                deadline=row["deadline"],
+                status=row["status"],
+                served_on=day,
+            )
+            changes = {"served_by": SERVED_IN_PERSON, "served_on": day, "served_by_name": by, "deadline": deadline}
+            action = "corrected" if row["served_on"] is not None else "served"
+            for field, new in changes.items():
+                old = row[field]
+                if _iso(old) != _iso(new):
+                    _event(con, actor, notice_id, action, field, _iso(old), _iso(new))
+            con.execute(notices.update().where(notices.c.notice_id == notice_id).values(**changes))
+        return {
+            "notice_id": notice_id,
+            "parcel_id": row["parcel_id"],
+            "served_by": SERVED_IN_PERSON,
+            "served_on": day.isoformat(),
+            "served_by_name": by,
+            "deadline": _iso(deadline),
+            "old_deadline": _iso(row["deadline"]),
+            "deadline_moved": _iso(deadline) != _iso(row["deadline"]),
+            "counted_from": rule.counted_from if rule else None,
+            "why": why,
+            "corrected": action == "corrected",
+        }
+
     def batch(self, batch_id: str) -> dict | None:
         with self.engine.connect() as con:
             row = con.execute(sa.select(batches).where(batches.c.batch_id == batch_id)).mappings().first()
@@ -1255,10 +1343,67 @@ def _iso(value) -> str | None:
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     """Date columns as datetime.date objects (SQLite hands back text, PostgreSQL dates)."""
-    for column in ("issued_date", "deadline"):
+    for column in ("issued_date", "deadline", "served_on"):
         if column in frame.columns:
             frame[column] = frame[column].map(lambda v: _date(v) if v is not None and not pd.isna(v) else None)
     return frame
+
+
+def _refuse_service(con, row, day: dt.date, today: dt.date, correct: bool) -> None:
+    """Why ``row``'s notice cannot be recorded served in person on ``day``, as a LayerError; nothing when it can."""
+    n = row["notice_id"]
+    if row["notice_type"] not in GIVEN_BY_LETTER:
+        raise LayerError(
+            f"{n} is a {row['notice_type']} of parcel {row['parcel_id']}, not a notice: no notice was given, so none "
+            "was served."
+        )
+    status = row["status"]
+    if status == "prepared":
+        raise LayerError(
+            f"Notice {n} is still being written (its batch {row['batch_id']} is not issued): it has no letter to serve "
+            "yet. Record the service once the batch is issued."
+        )
+    if status == "cancelled":
+        raise LayerError(
+            f"Notice {n} was cancelled with its batch {row['batch_id']} and never mailed: it is no notice. Serve the "
+            f"notice in force for parcel {row['parcel_id']} instead."
+        )
+    if status == "withdrawn":
+        live = con.execute(
+            sa.select(notices.c.notice_id).where(
+                (notices.c.parcel_id == row["parcel_id"])
+                & (notices.c.notice_type == row["notice_type"])
+                & notices.c.status.in_(OPEN)
+            )
+        ).first()
+        instead = (
+            f"notice {live[0]} is the one in force for parcel {row['parcel_id']}: record its service instead"
+            if live
+            else f"parcel {row['parcel_id']} has no notice in force"
+        )
+        raise LayerError(
+            f"Notice {n} was withdrawn: it is no longer in force, so its service starts nothing; {instead}."
+        )
+    if status in CLOSING:
+        raise LayerError(
+            f"Notice {n} is closed (marked {status}): its deadline no longer runs, so its service changes nothing."
+        )
+    issued = row["issued_date"]
+    if day < issued:
+        raise LayerError(
+            f"Notice {n} is dated {issued.isoformat()}: it cannot have been served on {day.isoformat()}, before it was "
+            "written. Give the day it was handed over."
+        )
+    if day > today:
+        raise LayerError(
+            f"{day.isoformat()} is after today ({today.isoformat()}): record the service of notice {n} once it is made."
+        )
+    if row["served_on"] is not None and not correct:
+        raise ServiceRecordedError(
+            f"Notice {n} is already recorded served {row['served_by']} on {_iso(_date(row['served_on']))} by "
+            f"{row['served_by_name']}: nothing was changed. If that record is wrong, record the service again as a "
+            "correction (the old day and name stay in its events)."
+        )
 
 
 def _event(con, actor, notice_id, action, field, old, new) -> None:
