@@ -1246,6 +1246,34 @@ def deadline_after_service(
     )
 
 
+def mailing_words(done: Mapping) -> str:
+    """What recording a mailing list given back did (``Register.record_mailing``), as the command line and the
+    notices page both say it: the owners' letters, the rows with no number yet, and the copies to the occupant.
+
+    Examples
+    --------
+    >>> mailing_words({"letters": 1, "recorded": 1, "corrected": 0, "unchanged": 0, "empty": 0, "occupant_copies": 1,
+    ...                "occupant_recorded": 1, "occupant_corrected": 0, "occupant_unchanged": 0})
+    'Recorded the article numbers of 1 letter(s): 1 notice(s) newly, 0 corrected, 0 already recorded. And of 1 copy(ies) to the occupant at the site address: 1 notice(s) newly, 0 corrected, 0 already recorded.'
+    """  # noqa: E501
+    said = [
+        f"Recorded the article numbers of {done['letters']} letter(s): {done['recorded']} notice(s) newly, "
+        f"{done['corrected']} corrected, {done['unchanged']} already recorded."
+    ]
+    if done.get("empty"):
+        said.append(
+            f"{done['empty']} row(s) have no article number yet (not mailed, or not typed in): give the list back "
+            "again when they are."
+        )
+    if done.get("occupant_copies"):
+        said.append(
+            f"And of {done['occupant_copies']} copy(ies) to the occupant at the site address: "
+            f"{done.get('occupant_recorded', 0)} notice(s) newly, {done.get('occupant_corrected', 0)} corrected, "
+            f"{done.get('occupant_unchanged', 0)} already recorded."
+        )
+    return " ".join(said)
+
+
 @dataclass(frozen=True)
 class MailingRecord:
     """What a mailing list given back holds: its envelopes with their article numbers, how many rows have none yet,
@@ -1971,6 +1999,7 @@ __all__ = [
     "article_groups",
     "article_number",
     "mailing_record",
+    "mailing_words",
     "service_words",
     "MAILING_COLUMNS",
     "Block",

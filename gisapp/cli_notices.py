@@ -21,7 +21,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from analysis.notices import SERVED_IN_PERSON, mailing_address, service_record_words
+from analysis.notices import SERVED_IN_PERSON, mailing_address, mailing_words, service_record_words
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
@@ -544,7 +544,7 @@ def record_mailing(from_path, correct, store, register_url, as_json):
     if as_json:
         click.echo(json.dumps(done, indent=2))
         return
-    click.echo(_notices.mailing_words(done))
+    click.echo(mailing_words(done))
 
 
 @notices.command("record-service")

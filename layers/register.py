@@ -754,8 +754,10 @@ class Register:
         a number the register already holds for another envelope; and a notice that already holds another number
         (``MailingConflictError``), unless ``correct``, which replaces it, the old number kept in the event. The same
         number again changes nothing, so the list can be given back again as more receipts come in. A row to the
-        occupant at the site address (``--occupant``) is a copy: the register records the owner's letter, so the
-        copy's number is left out, and counted. ``problems``: what is wrong in the list itself
+        occupant at the site address (``--occupant``) is its own envelope: its number is kept as each notice's
+        ``occupant_article_no``, checked as the owner's are (a number held by another envelope, the owner's letter's
+        included; a notice already holding another occupant's number, unless ``correct``). ``problems``: what is
+        wrong in the list itself
         (``analysis.notices.mailing_record``), refused with the rest. ``pause(i)`` is called between writes (for
         tests that kill it).
         """
@@ -763,8 +765,10 @@ class Register:
         numbers = sorted({m.article_no for m in mailings})
         problems = list(problems)
         conflicts = 0
-        writes: list[tuple[str, str | None, str]] = []  # notice, old number, new number
-        done = {"letters": 0, "recorded": 0, "corrected": 0, "unchanged": 0, "occupant_copies": 0}
+        writes: list[tuple[str, str, str | None, str]] = []  # notice, column, old number, new number
+        done = {"letters": 0, "recorded": 0, "corrected": 0, "unchanged": 0}
+        # the copies to the occupant, apart: their envelopes, and their numbers on the notices they copy
+        done |= {"occupant_copies": 0, "occupant_recorded": 0, "occupant_corrected": 0, "occupant_unchanged": 0}
         with self.transaction() as con:
             if not self.is_sqlite:  # two lists recorded at once are checked one after the other
                 con.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MAILING_LOCK})
@@ -772,13 +776,20 @@ class Register:
             for part in _chunks(wanted):
                 for r in con.execute(sa.select(notices).where(notices.c.notice_id.in_(part))).mappings():
                     held[r["notice_id"]] = r
-            holders: dict[str, list] = {}
+            holders: dict[str, list] = {}  # each number's notices, and whose envelope: the owner's or the occupant's
             for part in _chunks(numbers):
                 query = sa.select(
-                    notices.c.notice_id, notices.c.batch_id, notices.c.mailing_no, notices.c.certified_article_no
+                    notices.c.notice_id,
+                    notices.c.batch_id,
+                    notices.c.mailing_no,
+                    notices.c.certified_article_no,
+                    notices.c.occupant_article_no,
                 )
-                for r in con.execute(query.where(notices.c.certified_article_no.in_(part))).mappings():
-                    holders.setdefault(r["certified_article_no"], []).append(r)
+                found = query.where(notices.c.certified_article_no.in_(part) | notices.c.occupant_article_no.in_(part))
+                for r in con.execute(found).mappings():
+                    for column in ("certified_article_no", "occupant_article_no"):
+                        if r[column] in part:
+                            holders.setdefault(r[column], []).append(dict(r) | {"column": column})
             for m in mailings:
                 where = f"row {m.row} (letter {m.mailing_no:04d})"
                 unknown = [n for n in m.notice_ids if n not in held]
@@ -787,9 +798,10 @@ class Register:
                 rows = [held[n] for n in m.notice_ids if n in held]
                 if not rows:
                     continue
-                if m.occupant and rows and all(r["mailing_no"] != m.mailing_no for r in rows):
-                    done["occupant_copies"] += 1  # the copy to the occupant: its notices went in the owner's letter
-                    continue
+                # The copy to the occupant at the site address: its notices went in the owner's letter, and this
+                # envelope's number is kept beside it (occupant_article_no).
+                copy = m.occupant and all(r["mailing_no"] != m.mailing_no for r in rows)
+                column = "occupant_article_no" if copy else "certified_article_no"
                 bad = False
                 for r in rows:
                     n = r["notice_id"]
@@ -800,16 +812,19 @@ class Register:
                             "was cancelled, never mailed" if r["status"] == "cancelled" else "is still being written"
                         )
                         problems.append(f"{where}: notice {n} of batch {r['batch_id']} {state}")
-                    elif r["mailing_no"] != m.mailing_no:
+                    elif not copy and r["mailing_no"] != m.mailing_no:
                         went = f"letter {int(r['mailing_no']):04d}" if r["mailing_no"] else "no numbered letter"
                         problems.append(
                             f"{where}: notice {n} went in {went} of batch {r['batch_id']}, not this row's; give back "
                             "the batch's own mailing list with its mailing_no column as written"
                         )
-                    elif r["certified_article_no"] and r["certified_article_no"] != m.article_no and not correct:
+                    elif r[column] and r[column] != m.article_no and not correct:
                         conflicts += 1
-                        held_no, given_no = article_groups(r["certified_article_no"]), article_groups(m.article_no)
-                        problems.append(f"{where}: notice {n} already holds article number {held_no}, not {given_no}")
+                        held_no, given_no = article_groups(r[column]), article_groups(m.article_no)
+                        whose = " for its copy to the occupant" if copy else ""
+                        problems.append(
+                            f"{where}: notice {n} already holds article number {held_no}{whose}, not {given_no}"
+                        )
                     else:
                         continue
                     bad = True
@@ -820,26 +835,35 @@ class Register:
                 others = [
                     h
                     for h in holders.get(m.article_no, [])
-                    if h["notice_id"] not in m.notice_ids and (h["batch_id"], h["mailing_no"]) not in envelopes
+                    if h["column"] != column
+                    or (
+                        h["notice_id"] not in m.notice_ids
+                        and (copy or (h["batch_id"], h["mailing_no"]) not in envelopes)
+                    )
                 ]
                 if others:
                     h = others[0]
+                    letter = (
+                        f"its copy to the occupant, in batch {h['batch_id']}"
+                        if h["column"] == "occupant_article_no"
+                        else f"letter {int(h['mailing_no'] or 0):04d} of batch {h['batch_id']}"
+                    )
                     problems.append(
                         f"{where}: article number {article_groups(m.article_no)} is already recorded for notice "
-                        f"{h['notice_id']} (letter {int(h['mailing_no'] or 0):04d} of batch {h['batch_id']}): each "
-                        "envelope has its own number"
+                        f"{h['notice_id']} ({letter}): each envelope has its own number"
                     )
                     bad = True
                 if bad or unknown:
                     continue
-                done["letters"] += 1
+                done["occupant_copies" if copy else "letters"] += 1
+                key = "occupant_{}" if copy else "{}"
                 for r in rows:
-                    old = r["certified_article_no"]
+                    old = r[column]
                     if old == m.article_no:
-                        done["unchanged"] += 1
+                        done[key.format("unchanged")] += 1
                     else:
-                        writes.append((r["notice_id"], old, m.article_no))
-                        done["corrected" if old else "recorded"] += 1
+                        writes.append((r["notice_id"], column, old, m.article_no))
+                        done[key.format("corrected" if old else "recorded")] += 1
             if problems:
                 # The first few, and how many more: a list given back with every number wrong (a whole batch
                 # typed again after it was recorded) was told all 520 in one 70,000-character sentence.
@@ -856,22 +880,18 @@ class Register:
                         "correction: each number replaced is kept in its notice's events."
                     )
                 raise LayerError(text)
-            for i, (notice_id, old, new) in enumerate(writes):
+            for i, (notice_id, column, old, new) in enumerate(writes):
+                held_now = notices.c[column]
                 changed = con.execute(
                     notices.update()
                     .where(
-                        (notices.c.notice_id == notice_id)
-                        & (
-                            notices.c.certified_article_no.is_(None)
-                            if old is None
-                            else notices.c.certified_article_no == old
-                        )
+                        (notices.c.notice_id == notice_id) & (held_now.is_(None) if old is None else held_now == old)
                     )
-                    .values(certified_article_no=new)
+                    .values({column: new})
                 ).rowcount
                 if changed != 1:  # changed since it was read: impossible under the lock, refused all the same
                     raise LayerError(f"Notice {notice_id} changed while the list was recorded: nothing was written.")
-                _event(con, actor, notice_id, "corrected" if old else "mailed", "certified_article_no", old, new)
+                _event(con, actor, notice_id, "corrected" if old else "mailed", column, old, new)
                 if pause:
                     pause(i)
         return done

@@ -28,10 +28,10 @@ from flask import (
 from werkzeug.utils import safe_join, secure_filename
 
 from analysis.errors import AnalysisError
-from analysis.notices import mailing_address, service_record_words, service_words
+from analysis.notices import mailing_address, mailing_words, service_record_words, service_words
 from gisapp import services
 from gisapp.errors import web_text
-from gisapp.notices import check_notice_date, mailing_words
+from gisapp.notices import check_notice_date
 from gisapp.notices import record_mailing as notices_record_mailing
 from gisapp.notices import today as notices_today
 from gisapp.security import requires
