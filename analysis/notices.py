@@ -1031,7 +1031,7 @@ class Mailing:
     it lists."""
 
     row: int  # the row's place in the list given back (1: the first row under the header)
-    mailing_no: int
+    mailing_no: int | None  # None: one notice named by its ID, issued before batches (no mailing-list row)
     notice_ids: tuple[str, ...]
     article_no: str  # digits only
     occupant: bool  # the copy to the occupant at the site address, not the owner's letter

@@ -30,7 +30,7 @@ from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
 from layers.read import read_hazard_list
-from layers.register import STATUSES, MailingConflictError, Register, RegisterMissingError, ServiceRecordedError
+from layers.register import STATUSES, Register, RegisterMissingError, ServiceRecordedError
 from layers.store import store_label
 from layers.town import TOWN_FILE, write_town_template
 
@@ -517,11 +517,17 @@ def record(parcel_id, status, on, note, store, register_url, as_json):
 @click.option(
     "--from",
     "from_path",
-    required=True,
     type=click.Path(exists=True, dir_okay=False),
     metavar="CSV",
     help="The batch's mailing-list.csv given back with certified_article_no filled in from the receipts.",
 )
+@click.option(
+    "--notice",
+    "notice_id",
+    metavar="NOTICE",
+    help="Instead of a list: one notice issued before batches (it had no mailing-list row), by its ID.",
+)
+@click.option("--article-no", "article_no", metavar="NUMBER", help="With --notice: its receipt's article number.")
 @click.option(
     "--correct",
     is_flag=True,
@@ -531,15 +537,33 @@ def record(parcel_id, status, on, note, store, register_url, as_json):
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def record_mailing(from_path, correct, store, register_url, as_json):
+def record_mailing(from_path, notice_id, article_no, correct, store, register_url, as_json):
     """Record the certified mail article number of each letter mailed on the notices it served (all the list's
-    rows or none); rows with no number yet are left for later."""
+    rows or none); rows with no number yet are left for later. A notice issued before batches has no row in any
+    list: give its ID and number instead (--notice, --article-no)."""
+    if bool(from_path) == bool(notice_id or article_no):
+        raise click.UsageError(
+            "Give the mailing list given back (--from CSV), or one notice issued before batches and its number "
+            "(--notice NOTICE --article-no NUMBER), not both."
+        )
+    if bool(notice_id) != bool(article_no):
+        raise click.UsageError("--notice and --article-no go together: the notice, and its receipt's article number.")
     register = _open(register_url, store)
     try:
-        done = _notices.record_mailing(register, from_path, actor=_actor(), correct=correct)
-    except MailingConflictError as exc:
+        if notice_id:
+            done = register.record_article_number(notice_id, article_no, actor=_actor(), correct=correct)
+            done |= {"empty": 0, "rows": 1}
+        else:
+            done = _notices.record_mailing(register, from_path, actor=_actor(), correct=correct)
+    except LayerError as exc:
         raise LayerError(
-            str(exc).replace("record the list again as a correction", "record the list again with --correct")
+            str(exc)
+            .replace("record the list again as a correction", "record the list again with --correct")
+            .replace(
+                "record its article number by the notice's ID, one notice at a time",
+                "record its article number by the notice's ID, one notice at a time "
+                "(`sewerplan notices record-mailing --notice NOTICE --article-no NUMBER`)",
+            )
         ) from None
     if as_json:
         click.echo(json.dumps(done, indent=2))

@@ -47,7 +47,9 @@ from analysis.dates import parse_day
 from analysis.errors import AnalysisError
 from analysis.notices import (
     SERVED_IN_PERSON,
+    Mailing,
     article_groups,
+    article_number,
     deadline_after_service,
     overdue_before,
     service_rule,
@@ -791,7 +793,8 @@ class Register:
                         if r[column] in part:
                             holders.setdefault(r[column], []).append(dict(r) | {"column": column})
             for m in mailings:
-                where = f"row {m.row} (letter {m.mailing_no:04d})"
+                by_id = m.mailing_no is None  # one notice named by its ID (``record_article_number``), no list
+                where = f"notice {', '.join(m.notice_ids)}" if by_id else f"row {m.row} (letter {m.mailing_no:04d})"
                 unknown = [n for n in m.notice_ids if n not in held]
                 if unknown:
                     problems.append(f"{where}: the register holds no notice {', '.join(unknown)}")
@@ -812,6 +815,19 @@ class Register:
                             "was cancelled, never mailed" if r["status"] == "cancelled" else "is still being written"
                         )
                         problems.append(f"{where}: notice {n} of batch {r['batch_id']} {state}")
+                    elif r["batch_id"] is None and not by_id:
+                        problems.append(
+                            f"{where}: notice {n} was issued before batches (before migration 0003): its letter had no "
+                            "mailing-list row, so no list can be matched to it; record its article number by the "
+                            "notice's ID, one notice at a time"
+                        )
+                    elif by_id and r["batch_id"] is not None:
+                        went = f"letter {int(r['mailing_no']):04d}" if r["mailing_no"] else "a letter"
+                        problems.append(
+                            f"{where} went in {went} of batch {r['batch_id']}: record its number from the batch's "
+                            "mailing list given back, which checks it against the letter (a number is recorded by "
+                            "the notice's ID only for a notice issued before batches)"
+                        )
                     elif not copy and r["mailing_no"] != m.mailing_no:
                         went = f"letter {int(r['mailing_no']):04d}" if r["mailing_no"] else "no numbered letter"
                         problems.append(
@@ -828,7 +844,7 @@ class Register:
                     else:
                         continue
                     bad = True
-                envelopes = {(r["batch_id"], r["mailing_no"]) for r in rows}
+                envelopes = {_envelope(r) for r in rows}
                 if len(envelopes) > 1:
                     problems.append(f"{where}: its notices went in different letters ({', '.join(m.notice_ids)})")
                     bad = True
@@ -836,10 +852,7 @@ class Register:
                     h
                     for h in holders.get(m.article_no, [])
                     if h["column"] != column
-                    or (
-                        h["notice_id"] not in m.notice_ids
-                        and (copy or (h["batch_id"], h["mailing_no"]) not in envelopes)
-                    )
+                    or (h["notice_id"] not in m.notice_ids and (copy or _envelope(h) not in envelopes))
                 ]
                 if others:
                     h = others[0]
@@ -847,6 +860,8 @@ class Register:
                         f"its copy to the occupant, in batch {h['batch_id']}"
                         if h["column"] == "occupant_article_no"
                         else f"letter {int(h['mailing_no'] or 0):04d} of batch {h['batch_id']}"
+                        if h["batch_id"]
+                        else "its letter, issued before batches"
                     )
                     problems.append(
                         f"{where}: article number {article_groups(m.article_no)} is already recorded for notice "
@@ -965,6 +980,18 @@ class Register:
             "why": why,
             "corrected": action == "corrected",
         }
+
+    def record_article_number(self, notice_id: str, number: str, *, actor: str, correct: bool = False) -> dict:
+        """Record the certified mail article number of one notice issued before batches (before migration 0003),
+        by its ID: its letter had no mailing-list row, so no list given back can name it. Checked and written as a
+        list's row is (``record_mailing``: a number held by another envelope, a notice already holding another, unless
+        ``correct``); a notice issued in a batch is refused, its number being recorded from the batch's list, which
+        checks it against the letter."""
+        try:
+            digits = article_number(number)
+        except AnalysisError as exc:
+            raise LayerError(str(exc)) from exc
+        return self.record_mailing([Mailing(1, None, (str(notice_id),), digits, False)], actor=actor, correct=correct)
 
     def batch(self, batch_id: str) -> dict | None:
         with self.engine.connect() as con:
@@ -1367,6 +1394,12 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
         if column in frame.columns:
             frame[column] = frame[column].map(lambda v: _date(v) if v is not None and not pd.isna(v) else None)
     return frame
+
+
+def _envelope(row) -> tuple:
+    """The envelope a notice went in: its batch's letter, or, for a notice issued before batches (no batch, no
+    mailing number), its own."""
+    return (row["batch_id"], row["mailing_no"]) if row["batch_id"] else ("notice", row["notice_id"])
 
 
 def _refuse_service(con, row, day: dt.date, today: dt.date, correct: bool) -> None:

@@ -359,6 +359,92 @@ def test_an_occupants_copy_is_checked_as_an_owners_envelope_is(register, tmp_pat
     ]
 
 
+def _before_batches(backend: str, tmp_path: Path) -> str:
+    """A register holding a notice issued before batches (0002: no batch, no mailing number), migrated to HEAD."""
+    columns = "notice_id, parcel_id, notice_type, issued_date, deadline, status, is_open, section, created_at"
+    return register_at(
+        backend,
+        tmp_path,
+        "0002",
+        f"INSERT INTO notices ({columns}) VALUES ('N-OLD', 'P4', 'connection', '2026-03-01', '2026-05-30', 'open', 1, "
+        "'§ 144-4', 'x'), ('N-OLD2', 'P5', 'connection', '2026-03-01', '2026-05-30', 'open', 1, '§ 144-4', 'x')",
+    )
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_notice_issued_before_batches_is_refused_in_a_list_saying_how_and_recorded_by_its_id(tmp_path, backend):
+    """Its letter had no mailing-list row: a list naming it was refused "went in no numbered letter of batch None",
+    with no way to record it. The refusal says how, and the number is recorded by the notice's ID."""
+    reg = Register(_before_batches(backend, tmp_path), create=False)
+    ids = _issue(reg, ("P1",), {"P1": 1})
+    with pytest.raises(LayerError) as refused:
+        service.record_mailing(reg, _given_back(tmp_path / "a.csv", [(1, "N-OLD", N1)]), actor="clerk")
+    assert (
+        "row 1 (letter 0001): notice N-OLD was issued before batches (before migration 0003): its letter had no "
+        "mailing-list row, so no list can be matched to it; record its article number by the notice's ID, one notice "
+        "at a time" in str(refused.value)
+    )
+    assert "batch None" not in str(refused.value)
+    done = reg.record_article_number("N-OLD", N1, actor="clerk")
+    assert (done["letters"], done["recorded"]) == (1, 1)
+    assert reg.listing().set_index("notice_id").loc["N-OLD", "certified_article_no"] == N1.replace(" ", "")
+    assert [(e["action"], e["field"]) for e in reg.events_of("N-OLD")][-1] == ("mailed", "certified_article_no")
+    assert reg.record_article_number("N-OLD", N1, actor="clerk")["unchanged"] == 1  # again: nothing changes
+    with pytest.raises(LayerError, match="is already recorded for notice N-OLD \\(its letter, issued before batches"):
+        reg.record_article_number("N-OLD2", N1, actor="clerk")  # one envelope, one number
+    with pytest.raises(MailingConflictError, match=f"notice N-OLD already holds article number {N1}, not {N2}"):
+        reg.record_article_number("N-OLD", N2, actor="clerk")
+    with pytest.raises(LayerError, match=f"notice {ids['P1']} went in letter 0001 of batch .*: record its number from"):
+        reg.record_article_number(ids["P1"], N2, actor="clerk")  # a batch's notice: its list checks the letter
+    with pytest.raises(LayerError, match="is not a certified mail article number"):
+        reg.record_article_number("N-OLD2", "1234", actor="clerk")
+    with pytest.raises(LayerError, match="the register holds no notice N-NOPE"):
+        reg.record_article_number("N-NOPE", N3, actor="clerk")
+    reg.close()
+
+
+def test_the_cli_names_the_way_to_record_a_notice_issued_before_batches_and_takes_it(runner, tmp_path):
+    path = _before_batches("sqlite", tmp_path)
+    where = ("--register", path)
+    refused = runner.invoke(
+        "notices", "record-mailing", "--from", _given_back(tmp_path / "a.csv", [(1, "N-OLD", N1)]), *where
+    )
+    assert refused.exit_code == 2
+    assert "(`sewerplan notices record-mailing --notice NOTICE --article-no NUMBER`)" in " ".join(
+        refused.stderr.split()
+    )
+    done = runner.json("notices", "record-mailing", "--notice", "N-OLD", "--article-no", N1, *where)
+    assert (done["recorded"], done["letters"]) == (1, 1)
+    both = runner.invoke("notices", "record-mailing", "--notice", "N-OLD", *where)
+    assert both.exit_code == 2 and "--notice and --article-no go together" in both.stderr
+
+
+def test_the_notices_page_records_a_notice_issued_before_batches_by_its_id(client, app, tmp_path):
+    import io
+    import re
+
+    from tests.conftest import csrf
+
+    (tmp_path / "page").mkdir()
+    app.config["REGISTER"] = _before_batches("sqlite", tmp_path / "page")
+    token = csrf(client)
+
+    def said(sent):
+        page = client.get(sent.headers["Location"]).get_data(as_text=True)
+        return " ".join(re.findall(r'id="(?:message|error)"[^>]*>([^<]*)<', page)).replace("&#34;", '"'), page
+
+    data = _given_back(tmp_path / "mailing-list.csv", [(1, "N-OLD", N1)]).read_bytes()
+    form = {"csrf_token": token, "mailing_list": (io.BytesIO(data), "mailing-list.csv")}
+    error, page = said(client.post("/notices/mailing", data=form, content_type="multipart/form-data"))
+    assert 'one notice at a time ("A notice issued before batches" below the list)' in error
+    assert 'id="article-form"' in page
+    message, page = said(
+        client.post("/notices/mailing", data={"csrf_token": token, "notice_id": "N-OLD", "article_no": N1})
+    )
+    assert message.startswith("Recorded the article numbers of 1 letter(s): 1 notice(s) newly")
+    assert f"article no. {N1}" in page
+
+
 @pytest.mark.parametrize(
     ("given", "kept"),
     [

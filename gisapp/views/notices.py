@@ -166,6 +166,7 @@ def _page(
         record_form=record_form,
         service_form=service_form,
         correct_words=CORRECT_WORDS,
+        by_id_form=BY_ID_FORM,
         service_correct_words=SERVICE_CORRECT_WORDS,
         message=heard("message"),
         error=error or heard("error"),
@@ -378,6 +379,8 @@ CORRECT_WORDS = "This list corrects numbers recorded wrongly"  # the form's chec
 def record_mailing():
     """A batch's mailing list given back with its certified mail article numbers, recorded as `sewerplan notices
     record-mailing --from CSV` does (``gisapp.notices.record_mailing``): all its numbers, or none."""
+    if "notice_id" in request.form:  # one notice issued before batches, by its ID: it is in no mailing list
+        return _record_article_number()
     file = request.files.get("mailing_list")
     if file is None or not file.filename:
         return _back(error="Choose the batch's mailing list (mailing-list.csv) with the article numbers filled in.")
@@ -403,8 +406,41 @@ def record_mailing():
                 .replace("record the list again as a correction", f'tick "{CORRECT_WORDS}" and record the list again')
             )
         except (LayerError, AnalysisError) as exc:
-            return _back(error=web_text(exc).replace(str(path), file.filename))
+            return _back(error=_by_id_words(web_text(exc).replace(str(path), file.filename)))
     return _back(message=mailing_words(done))
+
+
+BY_ID_FORM = "A notice issued before batches"  # the mailing section's form for one notice by its ID
+
+
+def _by_id_words(text: str) -> str:
+    """A refusal naming a notice issued before batches, pointing to the form that records it by its ID."""
+    return text.replace(
+        "record its article number by the notice's ID, one notice at a time",
+        f'record its article number by the notice\'s ID, one notice at a time ("{BY_ID_FORM}" below the list)',
+    )
+
+
+def _record_article_number():
+    """The article number of one notice issued before batches, by its ID (``Register.record_article_number``, as
+    `sewerplan notices record-mailing --notice NOTICE --article-no NUMBER` does)."""
+    notice_id = (request.form.get("notice_id") or "").strip()
+    number = (request.form.get("article_no") or "").strip()
+    if not notice_id or not number:
+        return _back(error="Give the notice's ID and its receipt's article number, then Record.")
+    try:
+        done = app_register().record_article_number(
+            notice_id, number, actor=f"web:{g.user}", correct=request.form.get("correct") == "1"
+        )
+    except MailingConflictError as exc:
+        return _back(
+            error=web_text(exc).replace(
+                "record the list again as a correction", f'tick "{CORRECT_WORDS}" and record it again'
+            )
+        )
+    except LayerError as exc:
+        return _back(error=web_text(exc))
+    return _back(message=mailing_words(done | {"empty": 0}))
 
 
 SERVICE_CORRECT_WORDS = "This corrects a service recorded wrongly"  # the form's checkbox, the web's --correct
