@@ -1234,10 +1234,11 @@ def deadline_after_service(
             f"to {kept}: the extension stands."
         )
     if by_service < letter_deadline:
+        back = "" if letter_deadline == deadline else f" (the deadline was {kept})"
         return letter_deadline, (
             f"{rule.section}: {days} days from service on {served_on.isoformat()} end on {by_service.isoformat()}, "
             f"before the date its letter states ({letter_deadline.isoformat()}, allowing {rule.mail_days} days for "
-            "the mail): the owner was told that date in writing, so it stands."
+            f"the mail): the owner was told that date in writing, so it stands{back}."
         )
     moved = "" if by_service == deadline else f" (was {kept})"
     return by_service, (

@@ -208,6 +208,8 @@ def test_a_second_service_is_refused_unless_it_corrects_the_first_whose_values_s
         "served_by_name": (CLERK, "A. Chen"),
         "deadline": ("2027-06-30", "2027-06-20"),
     }
+    back = _serve(register, ids["P1"], dt.date(2027, 6, 1), by="A. Chen", correct=True)  # in hand the first day
+    assert back["deadline"] == "2027-06-16" and back["why"].endswith("so it stands (the deadline was 2027-06-20).")
 
 
 def test_a_service_is_written_whole_or_not_at_all(register, monkeypatch):
