@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import shapely
 
-from analysis.errors import AnalysisError, Fix
+from analysis.errors import AnalysisError, Fix, ProfileError
 from analysis.mandate import check_notice
 from analysis.profiles import Profile, Rule
 from analysis.reasons import NOTICE_REASONS
@@ -1031,7 +1031,7 @@ class Mailing:
     it lists."""
 
     row: int  # the row's place in the list given back (1: the first row under the header)
-    mailing_no: int
+    mailing_no: int | None  # None: one notice named by its ID, issued before batches (no mailing-list row)
     notice_ids: tuple[str, ...]
     article_no: str  # digits only
     occupant: bool  # the copy to the occupant at the site address, not the owner's letter
@@ -1080,9 +1080,16 @@ def article_groups(number: str | None) -> str:
     return " ".join(str(number)[i : i + 4] for i in range(0, len(str(number)), 4))
 
 
-def service_words(served_by: str | None, article_no: str | None) -> str:
+def service_words(
+    served_by: str | None,
+    article_no: str | None,
+    served_on: dt.date | str | None = None,
+    served_by_name: str | None = None,
+    occupant_article_no: str | None = None,
+) -> str:
     """How a register row says its notice was served, with the article number or that none is recorded yet ("" for a
-    notice never served).
+    notice never served). Served in person: the day and who served it, and the certified letter's number too where
+    it was also mailed; the occupant's copy's number where one is recorded.
 
     Examples
     --------
@@ -1090,12 +1097,182 @@ def service_words(served_by: str | None, article_no: str | None) -> str:
     'certified mail, article no. 7019 0700 0000 1234 5678'
     >>> service_words("certified mail", None)
     'certified mail; article no. not recorded'
+    >>> service_words("in person", "70190700000012345678", dt.date(2027, 6, 3), "J. Ruiz, code enforcement")
+    'in person on 2027-06-03 by J. Ruiz, code enforcement; also certified mail, article no. 7019 0700 0000 1234 5678'
     """
     if _absent(served_by) or not served_by:
         return ""
+    occupant = "" if _absent(occupant_article_no) or not occupant_article_no else occupant_article_no
+    copy = f"; the occupant's copy, article no. {article_groups(occupant)}" if occupant else ""
+    if served_by == SERVED_IN_PERSON:
+        day = served_on.isoformat() if isinstance(served_on, dt.date) else str(served_on)
+        said = f"{SERVED_IN_PERSON} on {day} by {served_by_name}"
+        if not _absent(article_no) and article_no:
+            said += f"; also {SERVED_BY}, article no. {article_groups(article_no)}"
+        return said + copy
+    return _mail_words(served_by, article_no) + copy
+
+
+def _mail_words(served_by: str, article_no: str | None) -> str:
     if not _absent(article_no) and article_no:
         return f"{served_by}, article no. {article_groups(article_no)}"
     return f"{served_by}; article no. not recorded" if str(served_by).startswith(SERVED_BY) else str(served_by)
+
+
+# -- service otherwise than by mail ----------------------------------------------------------------------------------
+
+# None of the three laws names a method of service, and none provides for posting a notice on the property (Fort
+# Plain's only "posted" notice is the one on an industrial user's bulletin board about accidental discharges): the
+# other way a notice is served is by hand, to the owner, which the register records with the day and who served it
+# (``Register.record_service``).
+SERVED_IN_PERSON = "in person"
+# The period each kind of notice runs, as the profile names it.
+PERIOD_OF = {"connection": "mandate.notice_period_days", "violation": "notices.correction_period_days"}
+
+
+@dataclass(frozen=True)
+class ServiceRule:
+    """What a notice's period is counted from under its profile's law, and the days its letter allowed for the
+    mail."""
+
+    section: str
+    counted_from: str  # "notice" or "service"
+    mail_days: int
+
+
+def service_rule(profile_name: str | None, notice_type: str) -> ServiceRule | None:
+    """The rule of the period a notice of ``notice_type`` runs under the bundled profile ``profile_name`` (the one its
+    batch recorded), or None where it cannot be known: a notice issued before batches (no profile recorded), or a
+    profile given as a file this machine does not hold by name.
+
+    Examples
+    --------
+    >>> service_rule("wappinger", "violation")
+    ServiceRule(section='§ 196-22A', counted_from='service', mail_days=5)
+    >>> service_rule("fort-plain", "connection").counted_from
+    'notice'
+    """
+    from analysis.profiles import available_profiles, load_profile
+
+    if not profile_name or profile_name not in available_profiles() or notice_type not in PERIOD_OF:
+        return None
+    try:
+        profile = load_profile(profile_name)
+    except ProfileError:
+        return None
+    section_name, key = PERIOD_OF[notice_type].split(".")
+    rule: Rule = getattr(getattr(profile, section_name), key)
+    counted_from = rule.counted_from or "notice"
+    return ServiceRule(rule.section, counted_from, rule.mail_days if counted_from == "service" else 0)
+
+
+def service_record_words(done: Mapping) -> str:
+    """What recording a service did (``Register.record_service``), as the command line and the notices page both
+    say it: the service, and what became of the deadline and why.
+
+    Examples
+    --------
+    >>> service_record_words({"notice_id": "N-1", "parcel_id": "P1", "served_on": "2027-06-09", "corrected": False,
+    ...                       "served_by_name": "J. Ruiz", "why": "The deadline stays 2027-06-16."})
+    'Notice N-1 (parcel P1): recorded served in person on 2027-06-09 by J. Ruiz. The deadline stays 2027-06-16.'
+    """
+    verb = "corrected: served" if done.get("corrected") else "recorded served"
+    return (
+        f"Notice {done['notice_id']} (parcel {done['parcel_id']}): {verb} {SERVED_IN_PERSON} on {done['served_on']} "
+        f"by {done['served_by_name']}. {done['why']}"
+    )
+
+
+def deadline_after_service(
+    rule: ServiceRule | None,
+    *,
+    notice_date: dt.date,
+    letter_deadline: dt.date | None,
+    deadline: dt.date | None,
+    status: str,
+    served_on: dt.date,
+) -> tuple[dt.date | None, str]:
+    """A notice's deadline once it is recorded served on ``served_on`` otherwise than by mail, and the sentence that
+    says why it moved or did not.
+
+    Only where the law counts the period from service (Wappinger § 196-22A, "shall be served ... and shall have 10
+    days") does the day of service move it: to that day plus the period's days, with no days for the mail (the
+    letter's date, ``letter_deadline``, allowed ``mail_days`` for them). Never earlier than the date the letter
+    states: the owner was told that date in writing, so where the notice was served twice (mailed, and handed over)
+    the later end counts, and a fine is never sought before a date the town itself gave. An extended notice keeps
+    the town's extension. A period counted from the notice's date (Fort Plain § 144-4, "after the date of official
+    notice") does not move, and neither does one whose law is not recorded (``rule`` None).
+
+    Examples
+    --------
+    >>> rule = ServiceRule("§ 196-22A", "service", 5)
+    >>> june = dict(notice_date=dt.date(2027, 6, 1), letter_deadline=dt.date(2027, 6, 16), status="open")
+    >>> deadline_after_service(rule, deadline=dt.date(2027, 6, 16), served_on=dt.date(2027, 6, 9), **june)[0]
+    datetime.date(2027, 6, 19)
+    >>> deadline_after_service(rule, deadline=dt.date(2027, 6, 16), served_on=dt.date(2027, 6, 2), **june)[0]
+    datetime.date(2027, 6, 16)
+    """
+    kept = deadline.isoformat() if deadline else "none"
+    if rule is None:
+        return deadline, (
+            f"Its law is not recorded (a notice issued before batches, or under a profile file not bundled), so "
+            f"whether its period runs from service cannot be told: its deadline stays {kept}; if the service gives "
+            "the owner more time, record an extension."
+        )
+    if rule.counted_from != "service":
+        return deadline, (
+            f"{rule.section} counts its days from the date of the notice, not from its service: the deadline stays "
+            f"{kept}."
+        )
+    if letter_deadline is None or deadline is None:
+        return deadline, f"It has no deadline to count from service: it stays {kept}."
+    days = (letter_deadline - notice_date).days - rule.mail_days
+    by_service = served_on + dt.timedelta(days=days)
+    if status == "extended":
+        return deadline, (
+            f"{rule.section} counts {days} days from service ({by_service.isoformat()}), but the notice was extended "
+            f"to {kept}: the extension stands."
+        )
+    if by_service < letter_deadline:
+        back = "" if letter_deadline == deadline else f" (the deadline was {kept})"
+        return letter_deadline, (
+            f"{rule.section}: {days} days from service on {served_on.isoformat()} end on {by_service.isoformat()}, "
+            f"before the date its letter states ({letter_deadline.isoformat()}, allowing {rule.mail_days} days for "
+            f"the mail): the owner was told that date in writing, so it stands{back}."
+        )
+    moved = "" if by_service == deadline else f" (was {kept})"
+    return by_service, (
+        f"{rule.section}: {days} days from service on {served_on.isoformat()}, with no days for the mail: the deadline "
+        f"is {by_service.isoformat()}{moved}."
+    )
+
+
+def mailing_words(done: Mapping) -> str:
+    """What recording a mailing list given back did (``Register.record_mailing``), as the command line and the
+    notices page both say it: the owners' letters, the rows with no number yet, and the copies to the occupant.
+
+    Examples
+    --------
+    >>> mailing_words({"letters": 1, "recorded": 1, "corrected": 0, "unchanged": 0, "empty": 0, "occupant_copies": 1,
+    ...                "occupant_recorded": 1, "occupant_corrected": 0, "occupant_unchanged": 0})
+    'Recorded the article numbers of 1 letter(s): 1 notice(s) newly, 0 corrected, 0 already recorded. And of 1 copy(ies) to the occupant at the site address: 1 notice(s) newly, 0 corrected, 0 already recorded.'
+    """  # noqa: E501
+    said = [
+        f"Recorded the article numbers of {done['letters']} letter(s): {done['recorded']} notice(s) newly, "
+        f"{done['corrected']} corrected, {done['unchanged']} already recorded."
+    ]
+    if done.get("empty"):
+        said.append(
+            f"{done['empty']} row(s) have no article number yet (not mailed, or not typed in): give the list back "
+            "again when they are."
+        )
+    if done.get("occupant_copies"):
+        said.append(
+            f"And of {done['occupant_copies']} copy(ies) to the occupant at the site address: "
+            f"{done.get('occupant_recorded', 0)} notice(s) newly, {done.get('occupant_corrected', 0)} corrected, "
+            f"{done.get('occupant_unchanged', 0)} already recorded."
+        )
+    return " ".join(said)
 
 
 @dataclass(frozen=True)
@@ -1237,8 +1414,8 @@ class Block:
 # letter, and the register records it with each notice the letter carries (``served_by``), so the letter and the
 # register never say two things. None of the three laws names a method of service (each says "served" or "official
 # notice"); the letters go by certified mail, whose article number the office records after mailing
-# (``mailing_record``). Another method (personal service) would also change what a period counted from service adds
-# for the mail (``Period.mail_days``), so it is not offered as a setting yet.
+# (``mailing_record``). A letter is always written for certified mail; a notice served otherwise (handed to the
+# owner) is recorded afterwards, with the day (``SERVED_IN_PERSON``, ``deadline_after_service``).
 SERVED_BY = "certified mail"
 CERTIFIED_MAIL = "CERTIFIED MAIL    Article No. ________________________________"
 CLOSING = "Sincerely,"
@@ -1813,11 +1990,17 @@ def with_resolutions(profile: Profile, town: TownSettings | None) -> Profile:
 __all__ = [
     "NOTICE_FIELDS",
     "SERVED_BY",
+    "SERVED_IN_PERSON",
+    "ServiceRule",
+    "deadline_after_service",
+    "service_record_words",
+    "service_rule",
     "Mailing",
     "MailingRecord",
     "article_groups",
     "article_number",
     "mailing_record",
+    "mailing_words",
     "service_words",
     "MAILING_COLUMNS",
     "Block",

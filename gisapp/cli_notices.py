@@ -1,5 +1,5 @@
-"""``sewerplan notices``: town-template, preview, issue, resume, list, mark, record, record-mailing, violations,
-backup.
+"""``sewerplan notices``: town-template, preview, issue, resume, list, mark, record, record-mailing, record-service,
+violations, backup.
 
 The register is found the same way from any folder: ``--register``, else ``SEWERPLAN_DATABASE_URL``, else the
 register recorded in the town's store (the ``--data`` GeoPackage, or ``--store``). A register that does not exist
@@ -21,7 +21,7 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from analysis.notices import mailing_address
+from analysis.notices import SERVED_IN_PERSON, mailing_address, mailing_words, service_record_words
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
@@ -30,7 +30,7 @@ from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
 from layers.read import read_hazard_list
-from layers.register import STATUSES, MailingConflictError, Register, RegisterMissingError
+from layers.register import STATUSES, Register, RegisterMissingError, ServiceRecordedError
 from layers.store import store_label
 from layers.town import TOWN_FILE, write_town_template
 
@@ -401,8 +401,8 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
     if as_json:
         records = json.loads(table.to_json(orient="records", date_format="iso", default_handler=str))
         for row, original in zip(records, table.to_dict("records"), strict=True):
-            for k in ("issued_date", "deadline"):
-                row[k] = original[k].isoformat() if original[k] is not None else None
+            for k in ("issued_date", "deadline", "served_on"):
+                row[k] = original[k].isoformat() if original.get(k) is not None else None
         click.echo(json.dumps({"notices": records}, indent=2))
         return
     if table.empty:  # a sentence, not a table's title over an empty header
@@ -445,6 +445,13 @@ def _served_lines(table: pd.DataFrame) -> list[str]:
     served = table[table["served_by"].notna()]
     lines = []
     for method, group in served.groupby("served_by", sort=True):
+        if method == SERVED_IN_PERSON:  # the day and who served each: --json and --csv give them
+            mailed = int(group["certified_article_no"].notna().sum())
+            lines.append(
+                f"Served {SERVED_IN_PERSON}: {count(len(group), 'notice')}, on the day and by the person recorded"
+                + (f" ({mailed} also by certified mail, with the article number recorded)." if mailed else ".")
+            )
+            continue
         numbered = int(group["certified_article_no"].notna().sum())
         lines.append(
             f"Served by {method}: {count(len(group), 'notice')}, {numbered} with the article number recorded"
@@ -510,11 +517,17 @@ def record(parcel_id, status, on, note, store, register_url, as_json):
 @click.option(
     "--from",
     "from_path",
-    required=True,
     type=click.Path(exists=True, dir_okay=False),
     metavar="CSV",
     help="The batch's mailing-list.csv given back with certified_article_no filled in from the receipts.",
 )
+@click.option(
+    "--notice",
+    "notice_id",
+    metavar="NOTICE",
+    help="Instead of a list: one notice issued before batches (it had no mailing-list row), by its ID.",
+)
+@click.option("--article-no", "article_no", metavar="NUMBER", help="With --notice: its receipt's article number.")
 @click.option(
     "--correct",
     is_flag=True,
@@ -524,20 +537,77 @@ def record(parcel_id, status, on, note, store, register_url, as_json):
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def record_mailing(from_path, correct, store, register_url, as_json):
+def record_mailing(from_path, notice_id, article_no, correct, store, register_url, as_json):
     """Record the certified mail article number of each letter mailed on the notices it served (all the list's
-    rows or none); rows with no number yet are left for later."""
+    rows or none); rows with no number yet are left for later. A notice issued before batches has no row in any
+    list: give its ID and number instead (--notice, --article-no)."""
+    if bool(from_path) == bool(notice_id or article_no):
+        raise click.UsageError(
+            "Give the mailing list given back (--from CSV), or one notice issued before batches and its number "
+            "(--notice NOTICE --article-no NUMBER), not both."
+        )
+    if bool(notice_id) != bool(article_no):
+        raise click.UsageError("--notice and --article-no go together: the notice, and its receipt's article number.")
     register = _open(register_url, store)
     try:
-        done = _notices.record_mailing(register, from_path, actor=_actor(), correct=correct)
-    except MailingConflictError as exc:
+        if notice_id:
+            done = register.record_article_number(notice_id, article_no, actor=_actor(), correct=correct)
+            done |= {"empty": 0, "rows": 1}
+        else:
+            done = _notices.record_mailing(register, from_path, actor=_actor(), correct=correct)
+    except LayerError as exc:
         raise LayerError(
-            str(exc).replace("record the list again as a correction", "record the list again with --correct")
+            str(exc)
+            .replace("record the list again as a correction", "record the list again with --correct")
+            .replace(
+                "record its article number by the notice's ID, one notice at a time",
+                "record its article number by the notice's ID, one notice at a time "
+                "(`sewerplan notices record-mailing --notice NOTICE --article-no NUMBER`)",
+            )
         ) from None
     if as_json:
         click.echo(json.dumps(done, indent=2))
         return
-    click.echo(_notices.mailing_words(done))
+    click.echo(mailing_words(done))
+
+
+@notices.command("record-service")
+@click.argument("notice_id")
+@click.option(
+    "--on",
+    "on",
+    type=DAY,
+    required=True,
+    help="The day it was handed to the owner (the notice's date or later, today or before).",
+)
+@click.option(
+    "--by",
+    "by",
+    required=True,
+    metavar="NAME",
+    help="Who served it: their name and office, as a proof of service names them.",
+)
+@click.option(
+    "--correct",
+    is_flag=True,
+    help="Replace a service recorded wrongly (the old day and name stay in the notice's events).",
+)
+@STORE_OPTION
+@REGISTER_OPTION
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
+@user_errors
+def record_service(notice_id, on, by, correct, store, register_url, as_json):
+    """Record that a notice was served in person (handed to the owner) on a day, by whom. Its deadline moves only
+    where the law of its profile counts the period from service (Wappinger § 196-22A), never before the date its
+    letter states; the old values stay in its events."""
+    register = _open(register_url, store)
+    try:
+        done = register.record_service(notice_id, on=on, by=by, actor=_actor(), today=_notices.today(), correct=correct)
+    except ServiceRecordedError as exc:
+        raise LayerError(
+            str(exc).replace("record the service again as a correction", "record it again with --correct")
+        ) from None
+    click.echo(json.dumps(done, indent=2) if as_json else service_record_words(done))
 
 
 @notices.command()

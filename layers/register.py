@@ -21,7 +21,9 @@ PostgreSQL.
   older register already held are kept by migration 0005 as type ``duplicate`` (the first written stays the record).
 - How each notice was served: ``served_by`` as its letter says (recorded when its batch is issued, from the batch's
   manifest), and the certified mail article number once the office records it (``record_mailing``: all of a mailing
-  list's numbers in one transaction, or none). Notices from before 0006 record only what is known of them.
+  list's numbers in one transaction, or none). Notices from before 0006 record only what is known of them. A notice
+  served otherwise than by mail (``record_service``: in person, on a day, by whom; 0007) moves its deadline only
+  where its law counts the period from service, the old values kept in its events.
 """
 
 from __future__ import annotations
@@ -43,12 +45,20 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from analysis.dates import parse_day
 from analysis.errors import AnalysisError
-from analysis.notices import article_groups, overdue_before
+from analysis.notices import (
+    SERVED_IN_PERSON,
+    Mailing,
+    article_groups,
+    article_number,
+    deadline_after_service,
+    overdue_before,
+    service_rule,
+)
 from layers.atomic import StoreBusyError, sync_to_disk, written_whole
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
-HEAD = "0006"  # the newest migration in layers/migrations/versions
+HEAD = "0007"  # the newest migration in layers/migrations/versions
 # How many of a mailing list's problems a refusal names (``Register.record_mailing``), and then how many more.
 MAILING_PROBLEMS_SHOWN = 10
 STATUSES = ("open", "extended", "connected", "exempt", "withdrawn")
@@ -132,6 +142,12 @@ notices = sa.Table(
     # of its certified mail envelope (digits only) once the office records it after mailing; NULL until then.
     sa.Column("served_by", sa.Text),
     sa.Column("certified_article_no", sa.String(32)),
+    # Served otherwise than by mail (0007): the day it was served ("in person", ``served_by``) and who served it;
+    # NULL for a notice served only by its letter. The article number of the copy mailed to the occupant at the
+    # site address (0007), where the owner does not occupy the property; NULL until the office records it.
+    sa.Column("served_on", sa.Date),
+    sa.Column("served_by_name", sa.Text),
+    sa.Column("occupant_article_no", sa.String(32)),
     sa.Index(
         "one_open_notice",
         "parcel_id",
@@ -189,6 +205,10 @@ NOTICE_COLUMNS = (
 class MailingConflictError(LayerError):
     """A mailing list given back names a notice that already holds another article number (and no correction was
     asked for)."""
+
+
+class ServiceRecordedError(LayerError):
+    """A notice already recorded served in person, recorded again without asking to correct it."""
 
 
 class NoticeChangedError(LayerError):
@@ -736,8 +756,10 @@ class Register:
         a number the register already holds for another envelope; and a notice that already holds another number
         (``MailingConflictError``), unless ``correct``, which replaces it, the old number kept in the event. The same
         number again changes nothing, so the list can be given back again as more receipts come in. A row to the
-        occupant at the site address (``--occupant``) is a copy: the register records the owner's letter, so the
-        copy's number is left out, and counted. ``problems``: what is wrong in the list itself
+        occupant at the site address (``--occupant``) is its own envelope: its number is kept as each notice's
+        ``occupant_article_no``, checked as the owner's are (a number held by another envelope, the owner's letter's
+        included; a notice already holding another occupant's number, unless ``correct``). ``problems``: what is
+        wrong in the list itself
         (``analysis.notices.mailing_record``), refused with the rest. ``pause(i)`` is called between writes (for
         tests that kill it).
         """
@@ -745,8 +767,10 @@ class Register:
         numbers = sorted({m.article_no for m in mailings})
         problems = list(problems)
         conflicts = 0
-        writes: list[tuple[str, str | None, str]] = []  # notice, old number, new number
-        done = {"letters": 0, "recorded": 0, "corrected": 0, "unchanged": 0, "occupant_copies": 0}
+        writes: list[tuple[str, str, str | None, str]] = []  # notice, column, old number, new number
+        done = {"letters": 0, "recorded": 0, "corrected": 0, "unchanged": 0}
+        # the copies to the occupant, apart: their envelopes, and their numbers on the notices they copy
+        done |= {"occupant_copies": 0, "occupant_recorded": 0, "occupant_corrected": 0, "occupant_unchanged": 0}
         with self.transaction() as con:
             if not self.is_sqlite:  # two lists recorded at once are checked one after the other
                 con.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MAILING_LOCK})
@@ -754,24 +778,33 @@ class Register:
             for part in _chunks(wanted):
                 for r in con.execute(sa.select(notices).where(notices.c.notice_id.in_(part))).mappings():
                     held[r["notice_id"]] = r
-            holders: dict[str, list] = {}
+            holders: dict[str, list] = {}  # each number's notices, and whose envelope: the owner's or the occupant's
             for part in _chunks(numbers):
                 query = sa.select(
-                    notices.c.notice_id, notices.c.batch_id, notices.c.mailing_no, notices.c.certified_article_no
+                    notices.c.notice_id,
+                    notices.c.batch_id,
+                    notices.c.mailing_no,
+                    notices.c.certified_article_no,
+                    notices.c.occupant_article_no,
                 )
-                for r in con.execute(query.where(notices.c.certified_article_no.in_(part))).mappings():
-                    holders.setdefault(r["certified_article_no"], []).append(r)
+                found = query.where(notices.c.certified_article_no.in_(part) | notices.c.occupant_article_no.in_(part))
+                for r in con.execute(found).mappings():
+                    for column in ("certified_article_no", "occupant_article_no"):
+                        if r[column] in part:
+                            holders.setdefault(r[column], []).append(dict(r) | {"column": column})
             for m in mailings:
-                where = f"row {m.row} (letter {m.mailing_no:04d})"
+                by_id = m.mailing_no is None  # one notice named by its ID (``record_article_number``), no list
+                where = f"notice {', '.join(m.notice_ids)}" if by_id else f"row {m.row} (letter {m.mailing_no:04d})"
                 unknown = [n for n in m.notice_ids if n not in held]
                 if unknown:
                     problems.append(f"{where}: the register holds no notice {', '.join(unknown)}")
                 rows = [held[n] for n in m.notice_ids if n in held]
                 if not rows:
                     continue
-                if m.occupant and rows and all(r["mailing_no"] != m.mailing_no for r in rows):
-                    done["occupant_copies"] += 1  # the copy to the occupant: its notices went in the owner's letter
-                    continue
+                # The copy to the occupant at the site address: its notices went in the owner's letter, and this
+                # envelope's number is kept beside it (occupant_article_no).
+                copy = m.occupant and all(r["mailing_no"] != m.mailing_no for r in rows)
+                column = "occupant_article_no" if copy else "certified_article_no"
                 bad = False
                 for r in rows:
                     n = r["notice_id"]
@@ -782,46 +815,70 @@ class Register:
                             "was cancelled, never mailed" if r["status"] == "cancelled" else "is still being written"
                         )
                         problems.append(f"{where}: notice {n} of batch {r['batch_id']} {state}")
-                    elif r["mailing_no"] != m.mailing_no:
+                    elif r["batch_id"] is None and not by_id:
+                        problems.append(
+                            f"{where}: notice {n} was issued before batches (before migration 0003): its letter had no "
+                            "mailing-list row, so no list can be matched to it; record its article number by the "
+                            "notice's ID, one notice at a time"
+                        )
+                    elif by_id and r["batch_id"] is not None:
+                        went = f"letter {int(r['mailing_no']):04d}" if r["mailing_no"] else "a letter"
+                        problems.append(
+                            f"{where} went in {went} of batch {r['batch_id']}: record its number from the batch's "
+                            "mailing list given back, which checks it against the letter (a number is recorded by "
+                            "the notice's ID only for a notice issued before batches)"
+                        )
+                    elif not copy and r["mailing_no"] != m.mailing_no:
                         went = f"letter {int(r['mailing_no']):04d}" if r["mailing_no"] else "no numbered letter"
                         problems.append(
                             f"{where}: notice {n} went in {went} of batch {r['batch_id']}, not this row's; give back "
                             "the batch's own mailing list with its mailing_no column as written"
                         )
-                    elif r["certified_article_no"] and r["certified_article_no"] != m.article_no and not correct:
+                    elif r[column] and r[column] != m.article_no and not correct:
                         conflicts += 1
-                        held_no, given_no = article_groups(r["certified_article_no"]), article_groups(m.article_no)
-                        problems.append(f"{where}: notice {n} already holds article number {held_no}, not {given_no}")
+                        held_no, given_no = article_groups(r[column]), article_groups(m.article_no)
+                        whose = " for its copy to the occupant" if copy else ""
+                        problems.append(
+                            f"{where}: notice {n} already holds article number {held_no}{whose}, not {given_no}"
+                        )
                     else:
                         continue
                     bad = True
-                envelopes = {(r["batch_id"], r["mailing_no"]) for r in rows}
+                envelopes = {_envelope(r) for r in rows}
                 if len(envelopes) > 1:
                     problems.append(f"{where}: its notices went in different letters ({', '.join(m.notice_ids)})")
                     bad = True
                 others = [
                     h
                     for h in holders.get(m.article_no, [])
-                    if h["notice_id"] not in m.notice_ids and (h["batch_id"], h["mailing_no"]) not in envelopes
+                    if h["column"] != column
+                    or (h["notice_id"] not in m.notice_ids and (copy or _envelope(h) not in envelopes))
                 ]
                 if others:
                     h = others[0]
+                    letter = (
+                        f"its copy to the occupant, in batch {h['batch_id']}"
+                        if h["column"] == "occupant_article_no"
+                        else f"letter {int(h['mailing_no'] or 0):04d} of batch {h['batch_id']}"
+                        if h["batch_id"]
+                        else "its letter, issued before batches"
+                    )
                     problems.append(
                         f"{where}: article number {article_groups(m.article_no)} is already recorded for notice "
-                        f"{h['notice_id']} (letter {int(h['mailing_no'] or 0):04d} of batch {h['batch_id']}): each "
-                        "envelope has its own number"
+                        f"{h['notice_id']} ({letter}): each envelope has its own number"
                     )
                     bad = True
                 if bad or unknown:
                     continue
-                done["letters"] += 1
+                done["occupant_copies" if copy else "letters"] += 1
+                key = "occupant_{}" if copy else "{}"
                 for r in rows:
-                    old = r["certified_article_no"]
+                    old = r[column]
                     if old == m.article_no:
-                        done["unchanged"] += 1
+                        done[key.format("unchanged")] += 1
                     else:
-                        writes.append((r["notice_id"], old, m.article_no))
-                        done["corrected" if old else "recorded"] += 1
+                        writes.append((r["notice_id"], column, old, m.article_no))
+                        done[key.format("corrected" if old else "recorded")] += 1
             if problems:
                 # The first few, and how many more: a list given back with every number wrong (a whole batch
                 # typed again after it was recorded) was told all 520 in one 70,000-character sentence.
@@ -838,25 +895,103 @@ class Register:
                         "correction: each number replaced is kept in its notice's events."
                     )
                 raise LayerError(text)
-            for i, (notice_id, old, new) in enumerate(writes):
+            for i, (notice_id, column, old, new) in enumerate(writes):
+                held_now = notices.c[column]
                 changed = con.execute(
                     notices.update()
                     .where(
-                        (notices.c.notice_id == notice_id)
-                        & (
-                            notices.c.certified_article_no.is_(None)
-                            if old is None
-                            else notices.c.certified_article_no == old
-                        )
+                        (notices.c.notice_id == notice_id) & (held_now.is_(None) if old is None else held_now == old)
                     )
-                    .values(certified_article_no=new)
+                    .values({column: new})
                 ).rowcount
                 if changed != 1:  # changed since it was read: impossible under the lock, refused all the same
                     raise LayerError(f"Notice {notice_id} changed while the list was recorded: nothing was written.")
-                _event(con, actor, notice_id, "corrected" if old else "mailed", "certified_article_no", old, new)
+                _event(con, actor, notice_id, "corrected" if old else "mailed", column, old, new)
                 if pause:
                     pause(i)
         return done
+
+    def record_service(
+        self,
+        notice_id: str,
+        *,
+        on: dt.date | str,
+        by: str,
+        actor: str,
+        today: dt.date,
+        correct: bool = False,
+    ) -> dict:
+        """Record that a notice was served in person on ``on`` by ``by`` (a clerk handing it to the owner), and what
+        that does to its deadline (``analysis.notices.deadline_after_service``: it moves only where the law of the
+        notice's profile counts the period from service), in one transaction, every old value kept in an event.
+
+        Refused, each by name and nothing written: a notice the register does not hold; a record (no notice was
+        given); a notice still being written, cancelled (never mailed), withdrawn (superseded: the one in force is
+        named), or closed (connected, exempt); a day before the notice's date or after ``today``; no one named as
+        having served it; and a notice already recorded served in person, unless ``correct`` (the record replaced,
+        the old one kept in the events)."""
+        by = " ".join(str(by or "").split())
+        day = parse_date(on, "The day it was served")
+        if not by:
+            raise LayerError(
+                f"Say who served notice {notice_id} (their name, and their office), as a proof of service names them."
+            )
+        if len(by) > 200:
+            raise LayerError(f"The name of who served notice {notice_id} is {len(by)} characters: give at most 200.")
+        with self.transaction() as con:
+            row = con.execute(sa.select(notices).where(notices.c.notice_id == notice_id)).mappings().first()
+            if row is None:
+                raise LayerError(
+                    f"The register holds no notice {notice_id}: copy its ID from the notices list (`sewerplan notices "
+                    "list`, or the notices page)."
+                )
+            _refuse_service(con, row, day, today, correct)
+            batch = (
+                con.execute(sa.select(batches).where(batches.c.batch_id == row["batch_id"])).mappings().first()
+                if row["batch_id"]
+                else None
+            )
+            rule = service_rule(batch["profile"] if batch else None, row["notice_type"])
+            deadline, why = deadline_after_service(
+                rule,
+                notice_date=row["issued_date"],
+                letter_deadline=batch["deadline"] if batch else None,
+                deadline=row["deadline"],
+                status=row["status"],
+                served_on=day,
+            )
+            changes = {"served_by": SERVED_IN_PERSON, "served_on": day, "served_by_name": by, "deadline": deadline}
+            action = "corrected" if row["served_on"] is not None else "served"
+            for field, new in changes.items():
+                old = row[field]
+                if _iso(old) != _iso(new):
+                    _event(con, actor, notice_id, action, field, _iso(old), _iso(new))
+            con.execute(notices.update().where(notices.c.notice_id == notice_id).values(**changes))
+        return {
+            "notice_id": notice_id,
+            "parcel_id": row["parcel_id"],
+            "served_by": SERVED_IN_PERSON,
+            "served_on": day.isoformat(),
+            "served_by_name": by,
+            "deadline": _iso(deadline),
+            "old_deadline": _iso(row["deadline"]),
+            "deadline_moved": _iso(deadline) != _iso(row["deadline"]),
+            "counted_from": rule.counted_from if rule else None,
+            "why": why,
+            "corrected": action == "corrected",
+        }
+
+    def record_article_number(self, notice_id: str, number: str, *, actor: str, correct: bool = False) -> dict:
+        """Record the certified mail article number of one notice issued before batches (before migration 0003),
+        by its ID: its letter had no mailing-list row, so no list given back can name it. Checked and written as a
+        list's row is (``record_mailing``: a number held by another envelope, a notice already holding another, unless
+        ``correct``); a notice issued in a batch is refused, its number being recorded from the batch's list, which
+        checks it against the letter."""
+        try:
+            digits = article_number(number)
+        except AnalysisError as exc:
+            raise LayerError(str(exc)) from exc
+        return self.record_mailing([Mailing(1, None, (str(notice_id),), digits, False)], actor=actor, correct=correct)
 
     def batch(self, batch_id: str) -> dict | None:
         with self.engine.connect() as con:
@@ -1255,10 +1390,73 @@ def _iso(value) -> str | None:
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     """Date columns as datetime.date objects (SQLite hands back text, PostgreSQL dates)."""
-    for column in ("issued_date", "deadline"):
+    for column in ("issued_date", "deadline", "served_on"):
         if column in frame.columns:
             frame[column] = frame[column].map(lambda v: _date(v) if v is not None and not pd.isna(v) else None)
     return frame
+
+
+def _envelope(row) -> tuple:
+    """The envelope a notice went in: its batch's letter, or, for a notice issued before batches (no batch, no
+    mailing number), its own."""
+    return (row["batch_id"], row["mailing_no"]) if row["batch_id"] else ("notice", row["notice_id"])
+
+
+def _refuse_service(con, row, day: dt.date, today: dt.date, correct: bool) -> None:
+    """Why ``row``'s notice cannot be recorded served in person on ``day``, as a LayerError; nothing when it can."""
+    n = row["notice_id"]
+    if row["notice_type"] not in GIVEN_BY_LETTER:
+        raise LayerError(
+            f"{n} is a {row['notice_type']} of parcel {row['parcel_id']}, not a notice: no notice was given, so none "
+            "was served."
+        )
+    status = row["status"]
+    if status == "prepared":
+        raise LayerError(
+            f"Notice {n} is still being written (its batch {row['batch_id']} is not issued): it has no letter to serve "
+            "yet. Record the service once the batch is issued."
+        )
+    if status == "cancelled":
+        raise LayerError(
+            f"Notice {n} was cancelled with its batch {row['batch_id']} and never mailed: it is no notice. Serve the "
+            f"notice in force for parcel {row['parcel_id']} instead."
+        )
+    if status == "withdrawn":
+        live = con.execute(
+            sa.select(notices.c.notice_id).where(
+                (notices.c.parcel_id == row["parcel_id"])
+                & (notices.c.notice_type == row["notice_type"])
+                & notices.c.status.in_(OPEN)
+            )
+        ).first()
+        instead = (
+            f"notice {live[0]} is the one in force for parcel {row['parcel_id']}: record its service instead"
+            if live
+            else f"parcel {row['parcel_id']} has no notice in force"
+        )
+        raise LayerError(
+            f"Notice {n} was withdrawn: it is no longer in force, so its service starts nothing; {instead}."
+        )
+    if status in CLOSING:
+        raise LayerError(
+            f"Notice {n} is closed (marked {status}): its deadline no longer runs, so its service changes nothing."
+        )
+    issued = row["issued_date"]
+    if day < issued:
+        raise LayerError(
+            f"Notice {n} is dated {issued.isoformat()}: it cannot have been served on {day.isoformat()}, before it was "
+            "written. Give the day it was handed over."
+        )
+    if day > today:
+        raise LayerError(
+            f"{day.isoformat()} is after today ({today.isoformat()}): record the service of notice {n} once it is made."
+        )
+    if row["served_on"] is not None and not correct:
+        raise ServiceRecordedError(
+            f"Notice {n} is already recorded served {row['served_by']} on {_iso(_date(row['served_on']))} by "
+            f"{row['served_by_name']}: nothing was changed. If that record is wrong, record the service again as a "
+            "correction (the old day and name stay in its events)."
+        )
 
 
 def _event(con, actor, notice_id, action, field, old, new) -> None:

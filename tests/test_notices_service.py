@@ -14,7 +14,15 @@ import pandas as pd
 import pytest
 
 from analysis.errors import AnalysisError
-from analysis.notices import CERTIFIED_MAIL, SERVED_BY, Letter, article_number, mailing_record, service_words
+from analysis.notices import (
+    CERTIFIED_MAIL,
+    SERVED_BY,
+    Letter,
+    article_number,
+    mailing_record,
+    mailing_words,
+    service_words,
+)
 from gisapp import notices as service
 from gisapp.notices import _letters_of
 from layers.errors import LayerError
@@ -165,6 +173,40 @@ def test_the_letters_say_certified_mail_the_register_records_it_then_the_article
     assert f"Served by certified mail: {len(listed)} notices, {len(mailing) - 1} with the article number" in table
 
 
+def test_a_batch_issued_with_occupant_letters_keeps_both_numbers_end_to_end(village, runner, tmp_path):
+    """`issue --occupant`, then the list given back with every envelope's number through the command: the occupants'
+    copies' numbers reach the register beside the owners' (they were left out)."""
+    from analysis.notices import occupant_letters
+    from layers.town import load_town_settings
+    from tests.conftest import town_toml
+
+    profile, inputs = village
+    (tmp_path / "town.toml").write_text(town_toml(), encoding="utf-8")
+    town = load_town_settings(tmp_path / "town.toml")
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    plan, _, _ = service.preview(reg, inputs, profile=profile, town=town, notice_date=DAY)
+    away = set(occupant_letters(plan.due)[0]["parcel_id"])  # owners who mail elsewhere
+    plan = dataclasses.replace(plan, due=plan.due[plan.due["parcel_id"].isin(sorted(away)[:2])])
+    assert len(plan.due) == 2
+    doc = service.issue_batch(
+        reg, plan, kind="connection", profile=profile, town=town, root=tmp_path, actor="t", occupant=True
+    )
+    reg.close()
+    mailing = pd.read_csv(doc["mailing_list"], dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    assert (mailing["name_line_1"] == "Occupant").sum() == 2
+    mailing["certified_article_no"] = [f"9589 0710 5270 0123 4567 {i:02d}" for i in range(len(mailing))]
+    mailing.to_csv(tmp_path / "back.csv", index=False)
+    where = ("--register", tmp_path / "register.sqlite")
+    said = runner.invoke("notices", "record-mailing", "--from", tmp_path / "back.csv", *where, ok=True).stdout
+    assert "And of 2 copy(ies) to the occupant at the site address: 2 notice(s) newly" in said
+    listed = {
+        n["notice_id"]: n for n in json.loads(runner.invoke("notices", "list", *where, "--json").stdout)["notices"]
+    }
+    for row in mailing.to_dict("records"):
+        column = "occupant_article_no" if row["name_line_1"] == "Occupant" else "certified_article_no"
+        assert listed[row["notice_ids"]][column] == row["certified_article_no"].replace(" ", "")
+
+
 # -- recording the article numbers ----------------------------------------------------------------------------------
 
 
@@ -262,12 +304,145 @@ def test_a_cancelled_notice_and_a_record_take_no_article_number(register, tmp_pa
     assert register.listing()["served_by"].isna().all()  # never served: no method recorded either
 
 
-def test_the_copy_to_the_occupant_is_left_out_the_owners_letter_recorded(register, tmp_path):
+def test_the_copy_to_the_occupant_keeps_its_own_number_beside_the_owners(register, tmp_path):
+    """The occupant's copy is its own certified envelope: its number was left out ("the register records the owner's
+    letter"), so the office could not prove the occupant was sent one. It is kept as ``occupant_article_no``."""
     ids = _issue(register, ("P1",), {"P1": 1})
     back = _given_back(tmp_path / "back.csv", [(1, ids["P1"], N1), (2, ids["P1"], N2)], occupant=2)
     done = service.record_mailing(register, back, actor="clerk")
-    assert (done["recorded"], done["occupant_copies"]) == (1, 1)
-    assert register.listing()["certified_article_no"].tolist() == [N1.replace(" ", "")]
+    assert (done["letters"], done["recorded"], done["occupant_copies"], done["occupant_recorded"]) == (1, 1, 1, 1)
+    row = register.listing().iloc[0]
+    assert (row["certified_article_no"], row["occupant_article_no"]) == (N1.replace(" ", ""), N2.replace(" ", ""))
+    assert [
+        (e["action"], e["field"], e["new_value"]) for e in register.events_of(ids["P1"]) if e["action"] == "mailed"
+    ] == [
+        ("mailed", "certified_article_no", N1.replace(" ", "")),
+        ("mailed", "occupant_article_no", N2.replace(" ", "")),
+    ]
+    assert mailing_words(done | {"empty": 0}).endswith(
+        "And of 1 copy(ies) to the occupant at the site address: 1 notice(s) newly, 0 corrected, 0 already recorded."
+    )
+    assert service_words(
+        row["served_by"], row["certified_article_no"], occupant_article_no=row["occupant_article_no"]
+    ) == (f"certified mail, article no. {N1}; the occupant's copy, article no. {N2}")
+    again = service.record_mailing(register, back, actor="clerk")  # the same list again changes nothing
+    assert (again["unchanged"], again["occupant_unchanged"], again["recorded"], again["occupant_recorded"]) == (
+        1,
+        1,
+        0,
+        0,
+    )
+
+
+def test_an_occupants_copy_is_checked_as_an_owners_envelope_is(register, tmp_path):
+    ids = _issue(register, ("P1", "P2"), {"P1": 1, "P2": 2})
+    service.record_mailing(
+        register, _given_back(tmp_path / "a.csv", [(1, ids["P1"], N1), (3, ids["P1"], N2)], occupant=3), actor="clerk"
+    )
+    before = _state(register)
+    # the owner's number of P1 given again as P2's occupant copy: one envelope, one number
+    with pytest.raises(LayerError, match=f"row 1 \\(letter 0004\\): article number {N1} is already recorded for "
+                       f"notice {ids['P1']} \\(letter 0001 of batch"):  # fmt: skip
+        service.record_mailing(register, _given_back(tmp_path / "b.csv", [(4, ids["P2"], N1)], occupant=4), actor="c")
+    # another number for P1's occupant copy: refused unless a correction, then kept in the events
+    with pytest.raises(
+        MailingConflictError, match=f"already holds article number {N2} for its copy to the occupant, not {N3}"
+    ):
+        service.record_mailing(register, _given_back(tmp_path / "c.csv", [(3, ids["P1"], N3)], occupant=3), actor="c")
+    assert _state(register) == before
+    done = service.record_mailing(
+        register, _given_back(tmp_path / "c.csv", [(3, ids["P1"], N3)], occupant=3), actor="c", correct=True
+    )
+    assert done["occupant_corrected"] == 1
+    assert [(e["field"], e["old_value"]) for e in register.events_of(ids["P1"]) if e["action"] == "corrected"] == [
+        ("occupant_article_no", N2.replace(" ", ""))
+    ]
+
+
+def _before_batches(backend: str, tmp_path: Path) -> str:
+    """A register holding a notice issued before batches (0002: no batch, no mailing number), migrated to HEAD."""
+    columns = "notice_id, parcel_id, notice_type, issued_date, deadline, status, is_open, section, created_at"
+    return register_at(
+        backend,
+        tmp_path,
+        "0002",
+        f"INSERT INTO notices ({columns}) VALUES ('N-OLD', 'P4', 'connection', '2026-03-01', '2026-05-30', 'open', 1, "
+        "'§ 144-4', 'x'), ('N-OLD2', 'P5', 'connection', '2026-03-01', '2026-05-30', 'open', 1, '§ 144-4', 'x')",
+    )
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgres"])
+def test_a_notice_issued_before_batches_is_refused_in_a_list_saying_how_and_recorded_by_its_id(tmp_path, backend):
+    """Its letter had no mailing-list row: a list naming it was refused "went in no numbered letter of batch None",
+    with no way to record it. The refusal says how, and the number is recorded by the notice's ID."""
+    reg = Register(_before_batches(backend, tmp_path), create=False)
+    ids = _issue(reg, ("P1",), {"P1": 1})
+    with pytest.raises(LayerError) as refused:
+        service.record_mailing(reg, _given_back(tmp_path / "a.csv", [(1, "N-OLD", N1)]), actor="clerk")
+    assert (
+        "row 1 (letter 0001): notice N-OLD was issued before batches (before migration 0003): its letter had no "
+        "mailing-list row, so no list can be matched to it; record its article number by the notice's ID, one notice "
+        "at a time" in str(refused.value)
+    )
+    assert "batch None" not in str(refused.value)
+    done = reg.record_article_number("N-OLD", N1, actor="clerk")
+    assert (done["letters"], done["recorded"]) == (1, 1)
+    assert reg.listing().set_index("notice_id").loc["N-OLD", "certified_article_no"] == N1.replace(" ", "")
+    assert [(e["action"], e["field"]) for e in reg.events_of("N-OLD")][-1] == ("mailed", "certified_article_no")
+    assert reg.record_article_number("N-OLD", N1, actor="clerk")["unchanged"] == 1  # again: nothing changes
+    with pytest.raises(LayerError, match="is already recorded for notice N-OLD \\(its letter, issued before batches"):
+        reg.record_article_number("N-OLD2", N1, actor="clerk")  # one envelope, one number
+    with pytest.raises(MailingConflictError, match=f"notice N-OLD already holds article number {N1}, not {N2}"):
+        reg.record_article_number("N-OLD", N2, actor="clerk")
+    with pytest.raises(LayerError, match=f"notice {ids['P1']} went in letter 0001 of batch .*: record its number from"):
+        reg.record_article_number(ids["P1"], N2, actor="clerk")  # a batch's notice: its list checks the letter
+    with pytest.raises(LayerError, match="is not a certified mail article number"):
+        reg.record_article_number("N-OLD2", "1234", actor="clerk")
+    with pytest.raises(LayerError, match="the register holds no notice N-NOPE"):
+        reg.record_article_number("N-NOPE", N3, actor="clerk")
+    reg.close()
+
+
+def test_the_cli_names_the_way_to_record_a_notice_issued_before_batches_and_takes_it(runner, tmp_path):
+    path = _before_batches("sqlite", tmp_path)
+    where = ("--register", path)
+    refused = runner.invoke(
+        "notices", "record-mailing", "--from", _given_back(tmp_path / "a.csv", [(1, "N-OLD", N1)]), *where
+    )
+    assert refused.exit_code == 2
+    assert "(`sewerplan notices record-mailing --notice NOTICE --article-no NUMBER`)" in " ".join(
+        refused.stderr.split()
+    )
+    done = runner.json("notices", "record-mailing", "--notice", "N-OLD", "--article-no", N1, *where)
+    assert (done["recorded"], done["letters"]) == (1, 1)
+    both = runner.invoke("notices", "record-mailing", "--notice", "N-OLD", *where)
+    assert both.exit_code == 2 and "--notice and --article-no go together" in both.stderr
+
+
+def test_the_notices_page_records_a_notice_issued_before_batches_by_its_id(client, app, tmp_path):
+    import io
+    import re
+
+    from tests.conftest import csrf
+
+    (tmp_path / "page").mkdir()
+    app.config["REGISTER"] = _before_batches("sqlite", tmp_path / "page")
+    token = csrf(client)
+
+    def said(sent):
+        page = client.get(sent.headers["Location"]).get_data(as_text=True)
+        return " ".join(re.findall(r'id="(?:message|error)"[^>]*>([^<]*)<', page)).replace("&#34;", '"'), page
+
+    data = _given_back(tmp_path / "mailing-list.csv", [(1, "N-OLD", N1)]).read_bytes()
+    form = {"csrf_token": token, "mailing_list": (io.BytesIO(data), "mailing-list.csv")}
+    error, page = said(client.post("/notices/mailing", data=form, content_type="multipart/form-data"))
+    assert 'one notice at a time ("A notice issued before batches" below the list)' in error
+    assert 'id="article-form"' in page
+    message, page = said(
+        client.post("/notices/mailing", data={"csrf_token": token, "notice_id": "N-OLD", "article_no": N1})
+    )
+    assert message.startswith("Recorded the article numbers of 1 letter(s): 1 notice(s) newly")
+    assert f"article no. {N1}" in page
 
 
 @pytest.mark.parametrize(
@@ -335,7 +510,7 @@ def test_migration_0006_says_how_old_notices_were_served_only_as_far_as_it_is_kn
         f"INSERT INTO notices ({columns}) VALUES {', '.join(rows)}",
     )
     reg = Register(url, create=False)
-    assert reg._version() == HEAD == "0006"
+    assert reg._version() == HEAD  # 0006, then every revision after it
     listing = reg.listing().set_index("notice_id")
     said = "certified mail (as its letter said; entered by migration 0006)"
     assert {n: None if pd.isna(v) else v for n, v in listing["served_by"].items()} == {
@@ -363,11 +538,12 @@ def test_migration_0006_says_how_old_notices_were_served_only_as_far_as_it_is_kn
 def test_the_notices_page_shows_how_each_notice_was_served_and_its_number(app, client, tmp_path):
     reg = Register(app.config["REGISTER"], create=True)
     ids = _issue(reg, ("P1", "P2"), {"P1": 1, "P2": 2})
-    service.record_mailing(reg, _given_back(tmp_path / "a.csv", [(1, ids["P1"], N3)]), actor="clerk")
+    back = _given_back(tmp_path / "a.csv", [(1, ids["P1"], N3), (3, ids["P1"], N1)], occupant=3)
+    service.record_mailing(reg, back, actor="clerk")
     reg.close()
     page = client.get("/notices").get_data(as_text=True)
     assert "<th>served</th>" in page
-    assert "certified mail, article no. 9589 0710 5270 0123 4567 83" in page
+    assert f"certified mail, article no. 9589 0710 5270 0123 4567 83; the occupant&#39;s copy, article no. {N1}" in page
     assert "certified mail; article no. not recorded" in page
 
 

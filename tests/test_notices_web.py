@@ -606,7 +606,7 @@ def _shot(driver, name):
 
 
 @pytest.mark.browser
-def test_notices_page_in_chromium(store, tmp_path, browser):
+def test_notices_page_in_chromium(store, tmp_path, browser, monkeypatch):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
@@ -664,6 +664,30 @@ def test_notices_page_in_chromium(store, tmp_path, browser):
         assert message_saying(browser, f"Recorded the article numbers of {len(back)} letter(s)").is_displayed()
         served = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#register td.served")]
         assert served and all(text.startswith("certified mail, article no. 9589 0710 5270 0123") for text in served)
+        # A notice handed to its owner four days after the letters went out, through the page's form: Fort Plain
+        # § 144-4 counts from the notice's date, so the deadline stays and the message says why; the served column
+        # says both services.
+        monkeypatch.setenv("SEWERPLAN_TODAY", "2027-03-10")
+        handed = Register(store=app.config["STORE"], create=False).listing(status="open").iloc[0]
+        browser.find_element(By.CSS_SELECTOR, "#service-section summary").click()
+        form = browser.find_element(By.ID, "service-form")
+        form.find_element(By.NAME, "notice_id").send_keys(handed["notice_id"])
+        form.find_element(By.NAME, "on").send_keys("03052027")
+        form.find_element(By.NAME, "by").send_keys("J. Ruiz, code enforcement")
+        form.find_element(By.ID, "service-button").click()
+        said = message_saying(browser, f"Notice {handed['notice_id']} (parcel {handed['parcel_id']}): recorded served")
+        assert "§ 144-4 counts its days from the date of the notice, not from its service" in said.text
+        cells = [td.text for td in browser.find_elements(By.CSS_SELECTOR, "#register td.served")]
+        assert any(
+            t.startswith("in person on March 5, 2027 by J. Ruiz, code enforcement; also certified mail") for t in cells
+        )
+        assert (
+            Register(store=app.config["STORE"], create=False)
+            .listing()
+            .set_index("notice_id")
+            .loc[handed["notice_id"], "deadline"]
+            == handed["deadline"]
+        )
 
 
 @pytest.mark.browser

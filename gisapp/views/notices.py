@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import re
 import tempfile
 from pathlib import Path
 
@@ -27,10 +28,10 @@ from flask import (
 from werkzeug.utils import safe_join, secure_filename
 
 from analysis.errors import AnalysisError
-from analysis.notices import mailing_address, service_words
+from analysis.notices import mailing_address, mailing_words, service_record_words, service_words
 from gisapp import services
 from gisapp.errors import web_text
-from gisapp.notices import check_notice_date, mailing_words
+from gisapp.notices import check_notice_date
 from gisapp.notices import record_mailing as notices_record_mailing
 from gisapp.notices import today as notices_today
 from gisapp.security import requires
@@ -46,6 +47,7 @@ from layers.register import (
     NoticeChangedError,
     Register,
     RegisterMissingError,
+    ServiceRecordedError,
     default_register_path,
     parse_date,
 )
@@ -102,6 +104,7 @@ def _page(
     form: dict | None = None,
     settled: list[dict] | None = None,
     record_form: dict | None = None,
+    service_form: dict | None = None,
 ):
     """The register page; ``settled`` are the interrupted batches this request finished or cancelled first."""
     status = request.args.get("status") or None
@@ -135,7 +138,13 @@ def _page(
     # template, and the owner cell of a connection recorded without a notice said "nan".
     rows = listing.astype(object).where(listing.notna(), None).to_dict("records")
     for row in rows:  # how it was served, as its letter said, and the article number once recorded
-        row["served"] = service_words(row.get("served_by"), row.get("certified_article_no"))
+        row["served"] = service_words(
+            row.get("served_by"),
+            row.get("certified_article_no"),
+            town_date(row.get("served_on"), current_app.config["DATE_FORMAT"]),
+            row.get("served_by_name"),
+            row.get("occupant_article_no"),
+        )
     return render_template(
         "notices/index.html",
         missing=None,
@@ -155,7 +164,10 @@ def _page(
         form=preview["form"] if preview else (form or {}),
         settled=_settled_words(settled or []),
         record_form=record_form,
+        service_form=service_form,
         correct_words=CORRECT_WORDS,
+        by_id_form=BY_ID_FORM,
+        service_correct_words=SERVICE_CORRECT_WORDS,
         message=heard("message"),
         error=error or heard("error"),
     ), status_code
@@ -367,6 +379,8 @@ CORRECT_WORDS = "This list corrects numbers recorded wrongly"  # the form's chec
 def record_mailing():
     """A batch's mailing list given back with its certified mail article numbers, recorded as `sewerplan notices
     record-mailing --from CSV` does (``gisapp.notices.record_mailing``): all its numbers, or none."""
+    if "notice_id" in request.form:  # one notice issued before batches, by its ID: it is in no mailing list
+        return _record_article_number()
     file = request.files.get("mailing_list")
     if file is None or not file.filename:
         return _back(error="Choose the batch's mailing list (mailing-list.csv) with the article numbers filled in.")
@@ -392,8 +406,90 @@ def record_mailing():
                 .replace("record the list again as a correction", f'tick "{CORRECT_WORDS}" and record the list again')
             )
         except (LayerError, AnalysisError) as exc:
-            return _back(error=web_text(exc).replace(str(path), file.filename))
+            return _back(error=_by_id_words(web_text(exc).replace(str(path), file.filename)))
     return _back(message=mailing_words(done))
+
+
+BY_ID_FORM = "A notice issued before batches"  # the mailing section's form for one notice by its ID
+
+
+def _by_id_words(text: str) -> str:
+    """A refusal naming a notice issued before batches, pointing to the form that records it by its ID."""
+    return text.replace(
+        "record its article number by the notice's ID, one notice at a time",
+        f'record its article number by the notice\'s ID, one notice at a time ("{BY_ID_FORM}" below the list)',
+    )
+
+
+def _record_article_number():
+    """The article number of one notice issued before batches, by its ID (``Register.record_article_number``, as
+    `sewerplan notices record-mailing --notice NOTICE --article-no NUMBER` does)."""
+    notice_id = (request.form.get("notice_id") or "").strip()
+    number = (request.form.get("article_no") or "").strip()
+    if not notice_id or not number:
+        return _back(error="Give the notice's ID and its receipt's article number, then Record.")
+    try:
+        done = app_register().record_article_number(
+            notice_id, number, actor=f"web:{g.user}", correct=request.form.get("correct") == "1"
+        )
+    except MailingConflictError as exc:
+        return _back(
+            error=web_text(exc).replace(
+                "record the list again as a correction", f'tick "{CORRECT_WORDS}" and record it again'
+            )
+        )
+    except LayerError as exc:
+        return _back(error=web_text(exc))
+    return _back(message=mailing_words(done | {"empty": 0}))
+
+
+SERVICE_CORRECT_WORDS = "This corrects a service recorded wrongly"  # the form's checkbox, the web's --correct
+
+
+@bp.post("/service")
+@requires("planner")
+def record_service():
+    """A notice served in person (handed to the owner) on a day, by whom, recorded as `sewerplan notices
+    record-service NOTICE --on DAY --by NAME` does (``Register.record_service``): the deadline moves only where the law
+    of the notice's profile counts the period from service. A refusal comes back with the form open as typed."""
+    notice_id = (request.form.get("notice_id") or "").strip()
+    on = (request.form.get("on") or "").strip()
+    by = (request.form.get("by") or "").strip()
+    if not notice_id or not on or not by:
+        return _service_refused("Give the notice ID, the day it was handed over and who served it, then Record.")
+    try:
+        done = app_register().record_service(
+            notice_id,
+            on=on,
+            by=by,
+            actor=f"web:{g.user}",
+            today=notices_today(),
+            correct=request.form.get("correct") == "1",
+        )
+    except ServiceRecordedError as exc:
+        return _service_refused(
+            _dated(web_text(exc)).replace(
+                "record the service again as a correction", f'tick "{SERVICE_CORRECT_WORDS}" and Record again'
+            )
+        )
+    except LayerError as exc:
+        return _service_refused(_dated(web_text(exc)))
+    return _back(message=_dated(service_record_words(done)))
+
+
+def _dated(text: str) -> str:
+    """Every YYYY-MM-DD in a sentence of the register's in the town's date format, as every date on the pages."""
+    fmt = current_app.config["DATE_FORMAT"]
+    return re.sub(r"\b\d{4}-\d{2}-\d{2}\b", lambda m: town_date(m.group(), fmt), text)
+
+
+def _service_refused(error: str):
+    """400: the register page with the refusal and the "served in person" form open, filled in as sent."""
+    kept = {k: (request.form.get(k) or "").strip() for k in ("notice_id", "on", "by")}
+    kept["correct"] = request.form.get("correct") == "1"
+    request.args = request.args.copy()
+    request.args.update({k: v for k in BACK_ARGS if (v := request.form.get(f"back_{k}"))})
+    return _page(error=error, service_form=kept, status_code=400)
 
 
 def _record_refused(error: str):
