@@ -633,26 +633,9 @@ def record_mailing(
             found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause
         )
     else:
-        done = {"letters": 0, "recorded": 0, "corrected": 0, "unchanged": 0, "occupant_copies": 0}
+        done = dict.fromkeys(("letters", "recorded", "corrected", "unchanged"), 0)
+        done |= dict.fromkeys(("occupant_copies", "occupant_recorded", "occupant_corrected", "occupant_unchanged"), 0)
     return done | {"empty": found.empty, "rows": len(table)}
-
-
-def mailing_words(done: Mapping) -> str:
-    """What ``record_mailing`` did, as the command line and the notices page both say it."""
-    said = [
-        f"Recorded the article numbers of {done['letters']} letter(s): {done['recorded']} notice(s) newly, "
-        f"{done['corrected']} corrected, {done['unchanged']} already recorded."
-    ]
-    if done["empty"]:
-        said.append(
-            f"{done['empty']} row(s) have no article number yet (not mailed, or not typed in): give the list back "
-            "again when they are."
-        )
-    if done["occupant_copies"]:
-        said.append(
-            f"{done['occupant_copies']} letter(s) to the occupant left out: the register records the owner's letter."
-        )
-    return " ".join(said)
 
 
 # -- violations ---------------------------------------------------------------------------------------------------
