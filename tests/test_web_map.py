@@ -805,6 +805,85 @@ def test_a_400_px_phone_gets_a_usable_map_and_tables_that_scroll_in_their_box(sa
         shot(browser, "phone-summary")
 
 
+# What a finger has to hit on a phone, as [what, width, height] for each visible one under 44 px tall (a checkbox or
+# radio button under 24 px: its label takes the tap too).
+_SMALL_TARGETS = """
+return [...document.querySelectorAll(arguments[0])].filter((n) => n.offsetParent !== null).map((n) => {
+  const r = n.getBoundingClientRect();
+  return [n.id || n.className || n.textContent.trim(), Math.round(r.width), Math.round(r.height), n.type];
+}).filter(([, w, h, type]) => (type === "checkbox" || type === "radio" ? h < 24 || w < 24 : h < 44));
+"""
+
+
+@pytest.mark.browser
+def test_a_phone_has_targets_a_finger_can_hit_and_nothing_it_opens_out_of_reach(sample_store, browser, tmp_path):
+    """The engineer in the field, on a 390 x 844 touch phone (device scale 3). Buttons and fields were 21 px tall,
+    checkboxes 13 px, the popup's close button 24 px; the table's headings wrapped to 100 px and left three rows in
+    view; "Parcels near this one" did nothing (its panel is in the folded sidebar); the layer panel, unfolded over
+    most of the map, folded on a tap on the map and opened the popup of the parcel under the finger as well."""
+    from selenium.webdriver.common.by import By
+
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
+    )
+    browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    results = gpd.read_file(sample_store, layer="parcel_results")
+    first, other = results["parcel_id"].iloc[5], results["parcel_id"].iloc[7]
+    points = click_points(sample_store, [first, other])
+    with serving(make_app(sample_store, tmp_path)) as url:
+        open_map(browser, url)
+        assert browser.execute_script("return window.innerWidth") == 390
+        toggle = browser.find_element(By.ID, "sidebar-toggle")
+        targets = "button, select, input, a.leaflet-control-zoom-in, a.leaflet-control-zoom-out, #table-download"
+        assert browser.execute_script(_SMALL_TARGETS, targets) == []  # the sidebar folded: the map's and the table's
+        assert browser.execute_script("return getComputedStyle(document.getElementById('table-filter')).fontSize") == (
+            "16px"  # less, and a phone zooms the page in on the field tapped
+        )
+        heading = browser.execute_script("return document.querySelector('#attribute-table thead').offsetHeight")
+        assert heading < 60, heading  # one line of headings (44 px buttons), the rows under them
+        toggle.click()
+        assert browser.execute_script(_SMALL_TARGETS, "#sidebar button, #sidebar select, #sidebar input") == []
+        toggle.click()  # folded again, as the engineer goes back to the map
+        browser.execute_script(SET_VIEW, *points[first], 18)
+        settle(browser)
+        for button in browser.find_elements(By.XPATH, "//button[normalize-space()='Got it']"):
+            button.click()
+        click_at(browser, *points[first])
+        popup_text(browser, first)
+        wait_for(browser, lambda: browser.execute_script("return !window.sewerplanMap._panAnim?._inProgress"))
+        close = browser.execute_script(
+            "const r = document.querySelector('.leaflet-popup-close-button').getBoundingClientRect();"
+            "return [r.width, r.height];"
+        )
+        assert min(close) >= 44, close
+        shot(browser, "phone-390-popup")
+        # "Parcels near this one": the sidebar opens at the distance box, in the window, ready for the number.
+        click_in_popup(browser, ".parcel-popup .near-button")
+        focused = "const a = document.activeElement; return a.id === 'within-distance' && a"
+        distance = wait_for(browser, lambda: browser.execute_script(focused))
+        top, bottom = browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom];", distance
+        )
+        assert toggle.get_attribute("aria-expanded") == "true" and top >= 0 and bottom <= 844, (top, bottom)
+        shot(browser, "phone-390-near")
+        toggle.click()
+        assert toggle.get_attribute("aria-expanded") == "false" and not distance.is_displayed()
+        # The layer panel unfolded, then a tap on a parcel: the panel folds, and no popup opens.
+        browser.execute_script(SET_VIEW, *points[other], 18)
+        browser.execute_script("window.sewerplanMap.panBy([120, 0], {animate: false});")  # the lot left of the panel
+        settle(browser)
+        browser.find_element(By.CSS_SELECTOR, ".leaflet-control-layers-toggle").click()
+        panel = browser.find_element(By.CSS_SELECTOR, ".leaflet-control-layers")
+        assert "leaflet-control-layers-expanded" in panel.get_attribute("class")
+        shot(browser, "phone-390-layers")
+        click_at(browser, *points[other])
+        wait_for(browser, lambda: "leaflet-control-layers-expanded" not in panel.get_attribute("class"))
+        browser.execute_script("return new Promise((r) => setTimeout(r, 500));")
+        assert not browser.find_elements(By.CSS_SELECTOR, ".leaflet-popup")
+        click_at(browser, *points[other])  # the next tap is the parcel's
+        popup_text(browser, other)
+
+
 # -- issue 14's notes: the building sewer's findings in the building popup, subdivisions drawn ----------------------
 
 

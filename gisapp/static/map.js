@@ -142,6 +142,18 @@
   fold();
   small.addEventListener("change", fold);
   map.on("click", () => { if (small.matches) control.collapse(); });
+  // Unfolded on a phone the panel covers most of the map, and the tap on the map that put it away also opened the
+  // popup of the parcel under the finger: that tap folds the panel and opens nothing.
+  const unfolded = () => small.matches && control.getContainer().classList.contains("leaflet-control-layers-expanded");
+
+  // The sidebar on a small screen folds away behind a button (#sidebar-toggle); what needs a part of it opens it.
+  const toggle = document.getElementById("sidebar-toggle");
+  function showSidebar(open) {
+    if (!small.matches || document.body.classList.contains("sidebar-open") === open) return;
+    document.body.classList.toggle("sidebar-open", open);
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    setTimeout(() => map.invalidateSize(), 50);
+  }
 
   function reorder() {  // the canvas draws in the order layers were added: put them back in the map's order
     ORDER.forEach((name) => { if (name !== "subdivisions" && map.hasLayer(layers[name])) layers[name].bringToFront(); });
@@ -386,8 +398,9 @@
     near.type = "button";
     near.addEventListener("click", () => {
       within.from.value = "parcel";
+      showSidebar(true);  // on a phone the panel is in the folded sidebar: the button did nothing there
       within.panel.scrollIntoView({ block: "nearest" });
-      within.distance.focus();
+      within.distance.focus({ preventScroll: true });
     });
     actions.append(trace, " ", near);
     box.append(actions, result);
@@ -449,9 +462,9 @@
     showBuilding(p.building_id, p.parcel_id, latlng);
   };
   const openManhole = (layer, latlng) => showSewershed(layer.feature.properties.manhole_id, latlng);
-  layers.parcels.on("click", (e) => { if (!mode) openParcel(e.layer, e.latlng); });
-  layers.buildings.on("click", (e) => { if (!mode) openBuilding(e.layer, e.latlng); });
-  layers.manholes.on("click", (e) => { if (!mode) openManhole(e.layer, e.latlng); });
+  layers.parcels.on("click", (e) => { if (!mode && !unfolded()) openParcel(e.layer, e.latlng); });
+  layers.buildings.on("click", (e) => { if (!mode && !unfolded()) openBuilding(e.layer, e.latlng); });
+  layers.manholes.on("click", (e) => { if (!mode && !unfolded()) openManhole(e.layer, e.latlng); });
 
   // A mark that only names itself (a main, the plant, a plan's rings and manholes) opens nothing of its own: a click
   // on it is the manhole's, building's or parcel's drawn under it, as if the mark were not there, and its tooltip
@@ -459,7 +472,7 @@
   // took the click and the parcel under it opened no popup. Found as the canvas finds what a click is on.
   const UNDER = [["manholes", openManhole], ["buildings", openBuilding], ["parcels", openParcel]];
   function clickUnder(e) {
-    if (mode) return;  // drawing: the click is a vertex (the map's click), whatever it lands on
+    if (mode || unfolded()) return;  // drawing: a vertex (the map's click); the layer panel unfolded: the tap folds it
     const point = map.latLngToLayerPoint(e.latlng);
     for (const [name, open] of UNDER) {
       if (!map.hasLayer(layers[name])) continue;
@@ -1174,12 +1187,7 @@
   }
 
   // -- the sidebar on a small screen: a button shows and hides it ---------------------------------------------
-  const toggle = document.getElementById("sidebar-toggle");
-  if (toggle) toggle.addEventListener("click", () => {
-    const open = document.body.classList.toggle("sidebar-open");
-    toggle.setAttribute("aria-expanded", open ? "true" : "false");
-    setTimeout(() => map.invalidateSize(), 50);
-  });
+  toggle.addEventListener("click", () => showSidebar(!document.body.classList.contains("sidebar-open")));
 
   // -- start: the view, then a parcel asked for in the address (?parcel=ID, from the notices or summary page) -----
   refresh();
