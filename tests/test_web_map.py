@@ -821,7 +821,9 @@ def test_a_phone_has_targets_a_finger_can_hit_and_nothing_it_opens_out_of_reach(
     checkboxes 13 px, the popup's close button 24 px; the table's headings wrapped to 100 px and left three rows in
     view; "Parcels near this one" did nothing (its panel is in the folded sidebar); the layer panel, unfolded over
     most of the map, folded on a tap on the map and opened the popup of the parcel under the finger as well."""
+    from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
 
     browser.execute_cdp_cmd(
         "Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
@@ -866,8 +868,12 @@ def test_a_phone_has_targets_a_finger_can_hit_and_nothing_it_opens_out_of_reach(
         )
         assert toggle.get_attribute("aria-expanded") == "true" and top >= 0 and bottom <= 844, (top, bottom)
         shot(browser, "phone-390-near")
-        toggle.click()
+        # A narrow window with a keyboard: Escape closes the popup, then folds the sidebar, the focus on its button.
+        ActionChains(browser).send_keys(Keys.ESCAPE).perform()
+        wait_for(browser, lambda: not browser.find_elements(By.CSS_SELECTOR, ".leaflet-popup"))
+        ActionChains(browser).send_keys(Keys.ESCAPE).perform()
         assert toggle.get_attribute("aria-expanded") == "false" and not distance.is_displayed()
+        assert browser.switch_to.active_element == toggle
         # The layer panel unfolded, then a tap on a parcel: the panel folds, and no popup opens.
         browser.execute_script(SET_VIEW, *points[other], 18)
         browser.execute_script("window.sewerplanMap.panBy([120, 0], {animate: false});")  # the lot left of the panel
@@ -882,6 +888,49 @@ def test_a_phone_has_targets_a_finger_can_hit_and_nothing_it_opens_out_of_reach(
         assert not browser.find_elements(By.CSS_SELECTOR, ".leaflet-popup")
         click_at(browser, *points[other])  # the next tap is the parcel's
         popup_text(browser, other)
+
+
+@pytest.mark.browser
+def test_the_keyboard_alone_puts_the_hint_away_and_finds_the_parcels_near_one(sample_store, browser, tmp_path):
+    """The clerk at the counter, keyboard only: the first-visit hint over the map could be put away only by its
+    "Got it", 50 Tabs in; Enter in "Distance (ft)" did nothing (the box is in no form); and "Download these rows",
+    with nothing to download, was a Tab stop whose Enter followed "#"."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    active = "return document.activeElement"
+    with serving(make_app(sample_store, tmp_path)) as url:
+        open_map(browser, url)
+        hint = browser.find_element(By.ID, "map-hint")
+        assert hint.is_displayed()
+        ActionChains(browser).send_keys(Keys.ESCAPE).perform()
+        assert not hint.is_displayed()
+        assert browser.execute_script("return window.sewerplanMap.getContainer().getAttribute('aria-label')")
+        browser.find_element(By.ID, "table-mode-selected").send_keys(Keys.SPACE)  # nothing is selected yet
+        download = browser.find_element(By.ID, "table-download")
+        assert download.get_attribute("aria-disabled") == "true" and download.get_attribute("tabindex") == "-1"
+        browser.find_element(By.ID, "table-mode-view").send_keys(Keys.SPACE)
+        assert download.get_attribute("tabindex") == "0"
+        search = browser.find_element(By.ID, "search")
+        search.send_keys("Main Street", Keys.ENTER)
+        wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "button.hit"))
+        search.send_keys(Keys.ARROW_DOWN)
+        hit = browser.switch_to.active_element
+        wanted = hit.get_attribute("data-parcel-id")
+        hit.send_keys(Keys.ENTER)
+        popup_text(browser, wanted)
+        wait_for(browser, lambda: browser.execute_script(active + ".tagName") == "H4")
+        ActionChains(browser).send_keys(Keys.TAB, Keys.TAB).perform()
+        assert browser.execute_script(active + ".className") == "near-button"
+        ActionChains(browser).send_keys(Keys.ENTER).perform()
+        assert browser.execute_script(active + ".id") == "within-distance"
+        ActionChains(browser).key_down(Keys.CONTROL).send_keys("a").key_up(Keys.CONTROL).perform()
+        ActionChains(browser).send_keys("150", Keys.ENTER).perform()
+        result = browser.find_element(By.ID, "within-result")
+        wait_for(browser, lambda: result.get_attribute("data-total"))
+        assert f"within 150 ft of parcel {wanted}" in result.text
+        shot(browser, "keyboard-within")
 
 
 # -- issue 14's notes: the building sewer's findings in the building popup, subdivisions drawn ----------------------

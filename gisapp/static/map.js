@@ -155,6 +155,11 @@
     setTimeout(() => map.invalidateSize(), 50);
   }
 
+  // The map's box takes the focus (arrow keys move it, + and - zoom): a screen reader names it.
+  map.getContainer().setAttribute("aria-label", "Map: arrow keys move it, plus and minus zoom; the table below lists " +
+    "the parcels in view, Enter on a row opens one");
+  map.getContainer().setAttribute("role", "region");
+
   function reorder() {  // the canvas draws in the order layers were added: put them back in the map's order
     ORDER.forEach((name) => { if (name !== "subdivisions" && map.hasLayer(layers[name])) layers[name].bringToFront(); });
     if (map.hasLayer(planMarks)) planMarks.bringToFront();  // a plan's rings and manholes above all, not under a fill
@@ -307,15 +312,35 @@
   // focus: after a click on the popup's "Trace to the plant" the button has it, and Escape did nothing (a popup
   // opened from a hit or a row with Enter closes by its own handler, which gives the focus back to the hit or row).
   // In a search box Escape keeps its own meaning, clearing the box. The focus, if it was in the popup, goes to the
-  // map, not to the page's top.
+  // map, not to the page's top. With no popup open, Escape puts away what covers the map, one thing a press: the
+  // layer panel unfolded on a narrow screen, the first-visit hint (a keyboard user reached its "Got it" after 50
+  // Tabs), then the sidebar opened on a narrow screen (the focus back on the button that opened it).
   document.addEventListener("keydown", (e) => {
-    if (e.key !== "Escape" || !openPopup || !map.hasLayer(openPopup)) return;
+    if (e.key !== "Escape" || e.defaultPrevented) return;
     const at = document.activeElement;
+    if (!openPopup || !map.hasLayer(openPopup)) {
+      if (!(at && at.matches("input[type=search]"))) closeTopPanel();
+      return;
+    }
     const inPopup = Boolean(at && openPopup.getElement() && openPopup.getElement().contains(at));
     if (!inPopup && at && at.matches("input[type=search]")) return;
     map.closePopup(openPopup);
     if (inPopup) map.getContainer().focus({ preventScroll: true });
   });
+  function closeTopPanel() {
+    const panel = control.getContainer();
+    if (small.matches && panel.classList.contains("leaflet-control-layers-expanded")) {
+      control.collapse();
+      if (panel.contains(document.activeElement)) panel.querySelector(".leaflet-control-layers-toggle").focus();
+    } else if (hint && !hint.hidden) {
+      const inHint = hint.contains(document.activeElement);
+      hideHint();
+      if (inHint) map.getContainer().focus({ preventScroll: true });
+    } else if (small.matches && document.body.classList.contains("sidebar-open")) {
+      showSidebar(false);
+      toggle.focus();
+    }
+  }
 
   // Only the latest thing asked for opens: clicks in quick succession (or a click while a search hit loads) each
   // send a request, and an answer that came back late (a larger parcel, a slower sewershed) opened its popup and
@@ -620,6 +645,7 @@
     heading.focus({ preventScroll: true });
     box.addEventListener("keydown", (e) => {
       if (e.key !== "Escape") return;
+      e.preventDefault();  // this Escape closed the popup: the page's handler puts nothing else away with it
       map.closePopup();
       // A row may have been drawn anew meanwhile (the view moved to the parcel): its row of the same parcel.
       const rows = [...document.querySelectorAll("#attribute-table tbody tr")];
@@ -801,6 +827,7 @@
       href = `/api/results.csv?${params.toString()}`;
     }
     table.download.href = href;
+    table.download.tabIndex = href === "#" ? -1 : 0;  // nothing to download: not a stop for Tab, Enter cannot follow "#"
     table.download.classList.toggle("disabled", href === "#");
     table.download.setAttribute("aria-disabled", href === "#" ? "true" : "false");
   }
@@ -855,6 +882,11 @@
     within.result.textContent = "Drawn: give the distance and find the parcels.";
   });
   within.from.addEventListener("change", () => { within.points = []; within.shape = null; stopDrawing(); evidence.clearLayers(); });
+  // Enter in the distance box finds the parcels, as Enter in the search box searches (it did nothing: the box is in
+  // no form, and a keyboard user had to Tab on to the button).
+  within.distance.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") { e.preventDefault(); within.run.click(); }
+  });
   map.on("click", (e) => {
     if (mode !== "within") return;
     within.points.push(e.latlng);
