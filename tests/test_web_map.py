@@ -817,10 +817,11 @@ return [...document.querySelectorAll(arguments[0])].filter((n) => n.offsetParent
 
 @pytest.mark.browser
 def test_a_phone_has_targets_a_finger_can_hit_and_nothing_it_opens_out_of_reach(sample_store, browser, tmp_path):
-    """The engineer in the field, on a 390 x 844 touch phone (device scale 3). Buttons and fields were 21 px tall,
-    checkboxes 13 px, the popup's close button 24 px; the table's headings wrapped to 100 px and left three rows in
-    view; "Parcels near this one" did nothing (its panel is in the folded sidebar); the layer panel, unfolded over
-    most of the map, folded on a tap on the map and opened the popup of the parcel under the finger as well."""
+    """The engineer in the field, on a 390 x 844 touch phone (device scale 3), then on its side. Buttons and fields
+    were 21 px tall, checkboxes 13 px, the popup's close button 24 px; the table's headings wrapped to 107 px and left
+    three rows in view; "Parcels near this one" did nothing (its panel is in the folded sidebar); the layer panel,
+    unfolded over most of the map, folded on a tap on the map and opened the popup of the parcel under the finger as
+    well."""
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -888,6 +889,25 @@ def test_a_phone_has_targets_a_finger_can_hit_and_nothing_it_opens_out_of_reach(
         assert not browser.find_elements(By.CSS_SELECTOR, ".leaflet-popup")
         click_at(browser, *points[other])  # the next tap is the parcel's
         popup_text(browser, other)
+        # The phone turned on its side (844 x 390) had the desktop's page: a sidebar 320 px wide beside a map 210 px
+        # high under the unfolded layer panel. It keeps the phone's, and a popup fits the map's 242 px.
+        browser.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride", {"width": 844, "height": 390, "deviceScaleFactor": 3, "mobile": True}
+        )
+        wait_for(browser, lambda: "leaflet-control-layers-expanded" not in panel.get_attribute("class"))
+        assert toggle.is_displayed() and not browser.find_element(By.ID, "sidebar").is_displayed()
+        browser.execute_script(SET_VIEW, *points[other], 18)
+        settle(browser)
+        click_at(browser, *points[other])
+        popup_text(browser, other)
+        wait_for(browser, lambda: browser.execute_script("return !window.sewerplanMap._panAnim?._inProgress"))
+        top, bottom, box_top, box_bottom = browser.execute_script(
+            "const r = document.querySelector('.leaflet-popup').getBoundingClientRect();"
+            "const m = window.sewerplanMap.getContainer().getBoundingClientRect();"
+            "return [r.top, r.bottom, m.top, m.bottom];"
+        )
+        assert box_top <= top and bottom <= box_bottom, (top, bottom, box_top, box_bottom)
+        shot(browser, "phone-844-popup")
 
 
 @pytest.mark.browser

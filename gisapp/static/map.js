@@ -137,7 +137,7 @@
   ORDER.forEach((name) => { if (name !== "subdivisions" || page.hasSubdivisions) layers[name].addTo(map); });
 
   // The layer panel folds away on a small screen (a tap on its button opens it, a tap on the map closes it).
-  const small = window.matchMedia("(max-width: 700px)");
+  const small = window.matchMedia("(max-width: 700px), (max-height: 500px)");  // as sewerplan.css
   const fold = () => { if (small.matches) control.collapse(); else control.expand(); };
   fold();
   small.addEventListener("change", fold);
@@ -281,7 +281,7 @@
     const size = map.getSize();
     const popup = L.popup({
       maxWidth: Math.max(160, Math.min(360, size.x - 90)),
-      maxHeight: Math.max(160, Math.min(420, size.y - 140)),
+      maxHeight: Math.max(100, Math.min(420, size.y - 140)),  // a phone on its side: a map 242 px high
       autoPanPadding: [20, 20],
       autoPanPaddingTopLeft: [20, 60],
     });
