@@ -805,6 +805,154 @@ def test_a_400_px_phone_gets_a_usable_map_and_tables_that_scroll_in_their_box(sa
         shot(browser, "phone-summary")
 
 
+# What a finger has to hit on a phone, as [what, width, height] for each visible one under 44 px tall (a checkbox or
+# radio button under 24 px: its label takes the tap too).
+_SMALL_TARGETS = """
+return [...document.querySelectorAll(arguments[0])].filter((n) => n.offsetParent !== null).map((n) => {
+  const r = n.getBoundingClientRect();
+  return [n.id || n.className || n.textContent.trim(), Math.round(r.width), Math.round(r.height), n.type];
+}).filter(([, w, h, type]) => (type === "checkbox" || type === "radio" ? h < 24 || w < 24 : h < 44));
+"""
+
+
+@pytest.mark.browser
+def test_a_phone_has_targets_a_finger_can_hit_and_nothing_it_opens_out_of_reach(sample_store, browser, tmp_path):
+    """The engineer in the field, on a 390 x 844 touch phone (device scale 3), then on its side. Buttons and fields
+    were 21 px tall, checkboxes 13 px, the popup's close button 24 px; the table's headings wrapped to 107 px and left
+    three rows in view; "Parcels near this one" did nothing (its panel is in the folded sidebar); the layer panel,
+    unfolded over most of the map, folded on a tap on the map and opened the popup of the parcel under the finger as
+    well."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride", {"width": 390, "height": 844, "deviceScaleFactor": 3, "mobile": True}
+    )
+    browser.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": True, "maxTouchPoints": 5})
+    results = gpd.read_file(sample_store, layer="parcel_results")
+    first, other = results["parcel_id"].iloc[5], results["parcel_id"].iloc[7]
+    points = click_points(sample_store, [first, other])
+    with serving(make_app(sample_store, tmp_path)) as url:
+        open_map(browser, url)
+        assert browser.execute_script("return window.innerWidth") == 390
+        toggle = browser.find_element(By.ID, "sidebar-toggle")
+        targets = "button, select, input, a.leaflet-control-zoom-in, a.leaflet-control-zoom-out, #table-download"
+        assert browser.execute_script(_SMALL_TARGETS, targets) == []  # the sidebar folded: the map's and the table's
+        assert browser.execute_script("return getComputedStyle(document.getElementById('table-filter')).fontSize") == (
+            "16px"  # less, and a phone zooms the page in on the field tapped
+        )
+        heading = browser.execute_script("return document.querySelector('#attribute-table thead').offsetHeight")
+        assert heading < 60, heading  # one line of headings (44 px buttons), the rows under them
+        toggle.click()
+        assert browser.execute_script(_SMALL_TARGETS, "#sidebar button, #sidebar select, #sidebar input") == []
+        toggle.click()  # folded again, as the engineer goes back to the map
+        browser.execute_script(SET_VIEW, *points[first], 18)
+        settle(browser)
+        for button in browser.find_elements(By.XPATH, "//button[normalize-space()='Got it']"):
+            button.click()
+        click_at(browser, *points[first])
+        popup_text(browser, first)
+        wait_for(browser, lambda: browser.execute_script("return !window.sewerplanMap._panAnim?._inProgress"))
+        close = browser.execute_script(
+            "const r = document.querySelector('.leaflet-popup-close-button').getBoundingClientRect();"
+            "return [r.width, r.height];"
+        )
+        assert min(close) >= 44, close
+        shot(browser, "phone-390-popup")
+        # "Parcels near this one": the sidebar opens at the distance box, in the window, ready for the number.
+        click_in_popup(browser, ".parcel-popup .near-button")
+        focused = "const a = document.activeElement; return a.id === 'within-distance' && a"
+        distance = wait_for(browser, lambda: browser.execute_script(focused))
+        top, bottom = browser.execute_script(
+            "const r = arguments[0].getBoundingClientRect(); return [r.top, r.bottom];", distance
+        )
+        assert toggle.get_attribute("aria-expanded") == "true" and top >= 0 and bottom <= 844, (top, bottom)
+        shot(browser, "phone-390-near")
+        # A narrow window with a keyboard: Escape closes the popup, then folds the sidebar, the focus on its button.
+        ActionChains(browser).send_keys(Keys.ESCAPE).perform()
+        wait_for(browser, lambda: not browser.find_elements(By.CSS_SELECTOR, ".leaflet-popup"))
+        ActionChains(browser).send_keys(Keys.ESCAPE).perform()
+        assert toggle.get_attribute("aria-expanded") == "false" and not distance.is_displayed()
+        assert browser.switch_to.active_element == toggle
+        # The layer panel unfolded, then a tap on a parcel: the panel folds, and no popup opens.
+        browser.execute_script(SET_VIEW, *points[other], 18)
+        browser.execute_script("window.sewerplanMap.panBy([120, 0], {animate: false});")  # the lot left of the panel
+        settle(browser)
+        browser.find_element(By.CSS_SELECTOR, ".leaflet-control-layers-toggle").click()
+        panel = browser.find_element(By.CSS_SELECTOR, ".leaflet-control-layers")
+        assert "leaflet-control-layers-expanded" in panel.get_attribute("class")
+        shot(browser, "phone-390-layers")
+        click_at(browser, *points[other])
+        wait_for(browser, lambda: "leaflet-control-layers-expanded" not in panel.get_attribute("class"))
+        browser.execute_script("return new Promise((r) => setTimeout(r, 500));")
+        assert not browser.find_elements(By.CSS_SELECTOR, ".leaflet-popup")
+        click_at(browser, *points[other])  # the next tap is the parcel's
+        popup_text(browser, other)
+        # The phone turned on its side (844 x 390) had the desktop's page: a sidebar 320 px wide beside a map 210 px
+        # high under the unfolded layer panel. It keeps the phone's, and a popup fits the map's 242 px.
+        browser.execute_cdp_cmd(
+            "Emulation.setDeviceMetricsOverride", {"width": 844, "height": 390, "deviceScaleFactor": 3, "mobile": True}
+        )
+        wait_for(browser, lambda: "leaflet-control-layers-expanded" not in panel.get_attribute("class"))
+        assert toggle.is_displayed() and not browser.find_element(By.ID, "sidebar").is_displayed()
+        browser.execute_script(SET_VIEW, *points[other], 18)
+        settle(browser)
+        click_at(browser, *points[other])
+        popup_text(browser, other)
+        wait_for(browser, lambda: browser.execute_script("return !window.sewerplanMap._panAnim?._inProgress"))
+        top, bottom, box_top, box_bottom = browser.execute_script(
+            "const r = document.querySelector('.leaflet-popup').getBoundingClientRect();"
+            "const m = window.sewerplanMap.getContainer().getBoundingClientRect();"
+            "return [r.top, r.bottom, m.top, m.bottom];"
+        )
+        assert box_top <= top and bottom <= box_bottom, (top, bottom, box_top, box_bottom)
+        shot(browser, "phone-844-popup")
+
+
+@pytest.mark.browser
+def test_the_keyboard_alone_puts_the_hint_away_and_finds_the_parcels_near_one(sample_store, browser, tmp_path):
+    """The clerk at the counter, keyboard only: the first-visit hint over the map could be put away only by its
+    "Got it", 50 Tabs in; Enter in "Distance (ft)" did nothing (the box is in no form); and "Download these rows",
+    with nothing to download, was a Tab stop whose Enter followed "#"."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    active = "return document.activeElement"
+    with serving(make_app(sample_store, tmp_path)) as url:
+        open_map(browser, url)
+        hint = browser.find_element(By.ID, "map-hint")
+        assert hint.is_displayed()
+        ActionChains(browser).send_keys(Keys.ESCAPE).perform()
+        assert not hint.is_displayed()
+        assert browser.execute_script("return window.sewerplanMap.getContainer().getAttribute('aria-label')")
+        browser.find_element(By.ID, "table-mode-selected").send_keys(Keys.SPACE)  # nothing is selected yet
+        download = browser.find_element(By.ID, "table-download")
+        assert download.get_attribute("aria-disabled") == "true" and download.get_attribute("tabindex") == "-1"
+        browser.find_element(By.ID, "table-mode-view").send_keys(Keys.SPACE)
+        assert download.get_attribute("tabindex") == "0"
+        search = browser.find_element(By.ID, "search")
+        search.send_keys("Main Street", Keys.ENTER)
+        wait_for(browser, lambda: browser.find_elements(By.CSS_SELECTOR, "button.hit"))
+        search.send_keys(Keys.ARROW_DOWN)
+        hit = browser.switch_to.active_element
+        wanted = hit.get_attribute("data-parcel-id")
+        hit.send_keys(Keys.ENTER)
+        popup_text(browser, wanted)
+        wait_for(browser, lambda: browser.execute_script(active + ".tagName") == "H4")
+        ActionChains(browser).send_keys(Keys.TAB, Keys.TAB).perform()
+        assert browser.execute_script(active + ".className") == "near-button"
+        ActionChains(browser).send_keys(Keys.ENTER).perform()
+        assert browser.execute_script(active + ".id") == "within-distance"
+        ActionChains(browser).key_down(Keys.CONTROL).send_keys("a").key_up(Keys.CONTROL).perform()
+        ActionChains(browser).send_keys("150", Keys.ENTER).perform()
+        result = browser.find_element(By.ID, "within-result")
+        wait_for(browser, lambda: result.get_attribute("data-total"))
+        assert f"within 150 ft of parcel {wanted}" in result.text
+        shot(browser, "keyboard-within")
+
+
 # -- issue 14's notes: the building sewer's findings in the building popup, subdivisions drawn ----------------------
 
 

@@ -137,11 +137,28 @@
   ORDER.forEach((name) => { if (name !== "subdivisions" || page.hasSubdivisions) layers[name].addTo(map); });
 
   // The layer panel folds away on a small screen (a tap on its button opens it, a tap on the map closes it).
-  const small = window.matchMedia("(max-width: 700px)");
+  const small = window.matchMedia("(max-width: 700px), (max-height: 500px)");  // as sewerplan.css
   const fold = () => { if (small.matches) control.collapse(); else control.expand(); };
   fold();
   small.addEventListener("change", fold);
   map.on("click", () => { if (small.matches) control.collapse(); });
+  // Unfolded on a phone the panel covers most of the map, and the tap on the map that put it away also opened the
+  // popup of the parcel under the finger: that tap folds the panel and opens nothing.
+  const unfolded = () => small.matches && control.getContainer().classList.contains("leaflet-control-layers-expanded");
+
+  // The sidebar on a small screen folds away behind a button (#sidebar-toggle); what needs a part of it opens it.
+  const toggle = document.getElementById("sidebar-toggle");
+  function showSidebar(open) {
+    if (!small.matches || document.body.classList.contains("sidebar-open") === open) return;
+    document.body.classList.toggle("sidebar-open", open);
+    toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    setTimeout(() => map.invalidateSize(), 50);
+  }
+
+  // The map's box takes the focus (arrow keys move it, + and - zoom): a screen reader names it.
+  map.getContainer().setAttribute("aria-label", "Map: arrow keys move it, plus and minus zoom; the table below lists " +
+    "the parcels in view, Enter on a row opens one");
+  map.getContainer().setAttribute("role", "region");
 
   function reorder() {  // the canvas draws in the order layers were added: put them back in the map's order
     ORDER.forEach((name) => { if (name !== "subdivisions" && map.hasLayer(layers[name])) layers[name].bringToFront(); });
@@ -264,7 +281,7 @@
     const size = map.getSize();
     const popup = L.popup({
       maxWidth: Math.max(160, Math.min(360, size.x - 90)),
-      maxHeight: Math.max(160, Math.min(420, size.y - 140)),
+      maxHeight: Math.max(100, Math.min(420, size.y - 140)),  // a phone on its side: a map 242 px high
       autoPanPadding: [20, 20],
       autoPanPaddingTopLeft: [20, 60],
     });
@@ -295,15 +312,35 @@
   // focus: after a click on the popup's "Trace to the plant" the button has it, and Escape did nothing (a popup
   // opened from a hit or a row with Enter closes by its own handler, which gives the focus back to the hit or row).
   // In a search box Escape keeps its own meaning, clearing the box. The focus, if it was in the popup, goes to the
-  // map, not to the page's top.
+  // map, not to the page's top. With no popup open, Escape puts away what covers the map, one thing a press: the
+  // layer panel unfolded on a narrow screen, the first-visit hint (a keyboard user reached its "Got it" after 50
+  // Tabs), then the sidebar opened on a narrow screen (the focus back on the button that opened it).
   document.addEventListener("keydown", (e) => {
-    if (e.key !== "Escape" || !openPopup || !map.hasLayer(openPopup)) return;
+    if (e.key !== "Escape" || e.defaultPrevented) return;
     const at = document.activeElement;
+    if (!openPopup || !map.hasLayer(openPopup)) {
+      if (!(at && at.matches("input[type=search]"))) closeTopPanel();
+      return;
+    }
     const inPopup = Boolean(at && openPopup.getElement() && openPopup.getElement().contains(at));
     if (!inPopup && at && at.matches("input[type=search]")) return;
     map.closePopup(openPopup);
     if (inPopup) map.getContainer().focus({ preventScroll: true });
   });
+  function closeTopPanel() {
+    const panel = control.getContainer();
+    if (small.matches && panel.classList.contains("leaflet-control-layers-expanded")) {
+      control.collapse();
+      if (panel.contains(document.activeElement)) panel.querySelector(".leaflet-control-layers-toggle").focus();
+    } else if (hint && !hint.hidden) {
+      const inHint = hint.contains(document.activeElement);
+      hideHint();
+      if (inHint) map.getContainer().focus({ preventScroll: true });
+    } else if (small.matches && document.body.classList.contains("sidebar-open")) {
+      showSidebar(false);
+      toggle.focus();
+    }
+  }
 
   // Only the latest thing asked for opens: clicks in quick succession (or a click while a search hit loads) each
   // send a request, and an answer that came back late (a larger parcel, a slower sewershed) opened its popup and
@@ -386,8 +423,9 @@
     near.type = "button";
     near.addEventListener("click", () => {
       within.from.value = "parcel";
+      showSidebar(true);  // on a phone the panel is in the folded sidebar: the button did nothing there
       within.panel.scrollIntoView({ block: "nearest" });
-      within.distance.focus();
+      within.distance.focus({ preventScroll: true });
     });
     actions.append(trace, " ", near);
     box.append(actions, result);
@@ -449,9 +487,9 @@
     showBuilding(p.building_id, p.parcel_id, latlng);
   };
   const openManhole = (layer, latlng) => showSewershed(layer.feature.properties.manhole_id, latlng);
-  layers.parcels.on("click", (e) => { if (!mode) openParcel(e.layer, e.latlng); });
-  layers.buildings.on("click", (e) => { if (!mode) openBuilding(e.layer, e.latlng); });
-  layers.manholes.on("click", (e) => { if (!mode) openManhole(e.layer, e.latlng); });
+  layers.parcels.on("click", (e) => { if (!mode && !unfolded()) openParcel(e.layer, e.latlng); });
+  layers.buildings.on("click", (e) => { if (!mode && !unfolded()) openBuilding(e.layer, e.latlng); });
+  layers.manholes.on("click", (e) => { if (!mode && !unfolded()) openManhole(e.layer, e.latlng); });
 
   // A mark that only names itself (a main, the plant, a plan's rings and manholes) opens nothing of its own: a click
   // on it is the manhole's, building's or parcel's drawn under it, as if the mark were not there, and its tooltip
@@ -459,7 +497,7 @@
   // took the click and the parcel under it opened no popup. Found as the canvas finds what a click is on.
   const UNDER = [["manholes", openManhole], ["buildings", openBuilding], ["parcels", openParcel]];
   function clickUnder(e) {
-    if (mode) return;  // drawing: the click is a vertex (the map's click), whatever it lands on
+    if (mode || unfolded()) return;  // drawing: a vertex (the map's click); the layer panel unfolded: the tap folds it
     const point = map.latLngToLayerPoint(e.latlng);
     for (const [name, open] of UNDER) {
       if (!map.hasLayer(layers[name])) continue;
@@ -607,6 +645,7 @@
     heading.focus({ preventScroll: true });
     box.addEventListener("keydown", (e) => {
       if (e.key !== "Escape") return;
+      e.preventDefault();  // this Escape closed the popup: the page's handler puts nothing else away with it
       map.closePopup();
       // A row may have been drawn anew meanwhile (the view moved to the parcel): its row of the same parcel.
       const rows = [...document.querySelectorAll("#attribute-table tbody tr")];
@@ -788,6 +827,7 @@
       href = `/api/results.csv?${params.toString()}`;
     }
     table.download.href = href;
+    table.download.tabIndex = href === "#" ? -1 : 0;  // nothing to download: not a stop for Tab, Enter cannot follow "#"
     table.download.classList.toggle("disabled", href === "#");
     table.download.setAttribute("aria-disabled", href === "#" ? "true" : "false");
   }
@@ -842,6 +882,11 @@
     within.result.textContent = "Drawn: give the distance and find the parcels.";
   });
   within.from.addEventListener("change", () => { within.points = []; within.shape = null; stopDrawing(); evidence.clearLayers(); });
+  // Enter in the distance box finds the parcels, as Enter in the search box searches (it did nothing: the box is in
+  // no form, and a keyboard user had to Tab on to the button).
+  within.distance.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") { e.preventDefault(); within.run.click(); }
+  });
   map.on("click", (e) => {
     if (mode !== "within") return;
     within.points.push(e.latlng);
@@ -1174,12 +1219,7 @@
   }
 
   // -- the sidebar on a small screen: a button shows and hides it ---------------------------------------------
-  const toggle = document.getElementById("sidebar-toggle");
-  if (toggle) toggle.addEventListener("click", () => {
-    const open = document.body.classList.toggle("sidebar-open");
-    toggle.setAttribute("aria-expanded", open ? "true" : "false");
-    setTimeout(() => map.invalidateSize(), 50);
-  });
+  toggle.addEventListener("click", () => showSidebar(!document.body.classList.contains("sidebar-open")));
 
   // -- start: the view, then a parcel asked for in the address (?parcel=ID, from the notices or summary page) -----
   refresh();
