@@ -79,6 +79,8 @@ class Sewershed:
             "manholes": self.manholes,
             "parcels": self.parcels,
             "units": self.units,
+            # parcels drained here whose living units are not known: the text says so, --json and the map must too
+            "units_unknown": self.units_unknown,
             "flow_gpd": round(self.flow_gpd, 1),
             "not_counted": self.not_counted,
         }

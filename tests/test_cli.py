@@ -436,7 +436,7 @@ def test_upstream_of_the_outfall_counts_units_at_the_profiles_rate(runner, town_
     up = runner.json(
         "trace", "--profile", "fort-plain", "--data", town_gpkg, "--manhole", parcel_trace["outfall"], "--upstream"
     )
-    assert set(up) == {"manhole", "mains", "manholes", "parcels", "units", "flow_gpd"}
+    assert set(up) == {"manhole", "mains", "manholes", "parcels", "units", "units_unknown", "flow_gpd", "not_counted"}
     assert up["parcels"] and up["flow_gpd"] == up["units"] * 250
 
 

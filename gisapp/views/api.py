@@ -237,7 +237,7 @@ def upstream():
     if "mains" not in data.originals:
         abort(404, description=_no_network(data.path, f"No manhole {manhole!r} in the network."))
     shed = services.sewershed(workspace(), manhole)
-    doc = shed.as_dict() | {"units_unknown": shed.units_unknown}
+    doc = shed.as_dict()
     doc["geojson"] = data.features_by_id("mains", "main_id", shed.mains, ("main_id",))
     return jsonify(doc)
 
