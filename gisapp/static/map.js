@@ -511,6 +511,8 @@
 
   async function traceParcel(parcelId, target, parcelBounds) {
     target.textContent = "Tracing…";
+    const before = target.nextElementSibling;  // a trace run again: the last run's splits go with its sentence
+    if (before && before.matches(".trace-splits")) before.remove();
     reveal(target);
     const ticket = askings;  // another parcel or manhole opened meanwhile: its evidence is not to get this trace
     const r = await getJSON(api("/api/trace", { parcel: parcelId }));
@@ -529,7 +531,25 @@
         `${plural(data.mains.length, "main")} to ${data.outfall}` +
         (data.plant ? `, the inlet of the treatment plant ${data.plant}.` : ".");
     target.dataset.controlManhole = data.control_manhole || "";
+    // Each place the flow divides on the way, as the command line says it: one line (the node, the main followed),
+    // the server's whole sentence (why, and every other way out) behind "why". None: nothing more is shown.
+    if ((data.splits || []).length) {
+      const list = el("ul", null, "trace-splits");
+      for (const split of data.splits) {
+        const item = el("li", split.line || split.reason);
+        item.dataset.node = split.node;
+        if (split.line && split.line !== split.reason) {
+          const why = el("details");
+          why.append(el("summary", "why"), el("span", split.reason));
+          why.addEventListener("toggle", () => { if (why.open) reveal(why); });
+          item.append(" ", why);
+        }
+        list.append(item);
+      }
+      target.after(list);
+    }
     fitTrace(L.geoJSON(data.geojson).getBounds(), parcelBounds, target);
+    if (target.nextElementSibling && target.nextElementSibling.matches(".trace-splits")) reveal(target.nextElementSibling);
     reveal(target);
   }
 
@@ -592,6 +612,12 @@
       box.append(el("p", `Drains ${plural(data.mains.length, "main")} and ${plural(data.manholes.length, "manhole")}; ` +
         served +
         (data.units_unknown ? ` (${plural(data.units_unknown, "parcel")} with units unknown)` : "") + `; ${flow}.`));
+      // The overflows into it whose upstream is counted where its traces go, in the command line's sentence.
+      for (const other of data.not_counted || []) {
+        const said = el("p", other.reason, "not-counted");
+        said.dataset.main = other.main;
+        box.append(said);
+      }
     }
     popupAt(latlng, box);
   }
