@@ -145,11 +145,15 @@ def plan(
             )
             if len(parts) == 1:
                 held = held.replace("features", "feature")
+            # where the main as laid starts: the manhole it connects at (a part drawn over a main from the manhole
+            # it ends at meets it at the other end)
+            start = next(iter(doc["manholes"]), {})
+            laid = f", from {start['id']}," if start.get("existing") else ""
             click.echo(
-                f"The export holds the main as laid, from {parts[0]['beyond_manhole']}, and apart from it the "
-                f"{apart} that {'is' if len(parts) == 1 else 'are'} not laid ({held}): read back with --proposed, "
-                f"the {'two' if len(parts) == 1 else 'three'} are joined again as drawn, and the plan says again what "
-                "is not laid."
+                f"The export holds the main as laid{laid} and apart from it the {apart} that "
+                f"{'is' if len(parts) == 1 else 'are'} not laid ({held}): read back with --proposed, the "
+                f"{'two' if len(parts) == 1 else 'three'} are joined again as drawn, and the plan says again what is "
+                "not laid."
             )
     if pdf_path:
         click.echo(f"The board's PDF written to {pdf_path}.")

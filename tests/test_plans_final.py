@@ -124,10 +124,11 @@ def test_a_main_drawn_over_the_sewer_at_both_ends_from_the_cli_leaves_out_both_a
     )
     assert first.exit_code == 0, first.output
     said = " ".join(first.output.split())
+    # from the manhole it connects at: A or B, whichever lies nearer its end (as read from degrees, to a hair)
     assert (
-        "The export holds the main as laid, from A, and apart from it the 100 ft drawn west of A and the 200 ft "
-        "drawn east of B that are not laid (its layer not_laid): read back with --proposed, the three are joined "
-        "again as drawn" in said
+        f"The export holds the main as laid, from {doc['manholes'][0]['id']}, and apart from it the 100 ft drawn west "
+        "of A and the 200 ft drawn east of B that are not laid (its layer not_laid): read back with --proposed, the "
+        "three are joined again as drawn" in said
     )
     back = CliRunner().invoke(main, [*args, "--proposed", str(export)], terminal_width=200)
     assert back.exit_code == 0, back.output
