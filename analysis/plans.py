@@ -173,7 +173,9 @@ class PlanResult:
     main_crossings: list[dict] = field(default_factory=list)
     easements: list[dict] = field(default_factory=list)
     easement_length_ft: float = 0.0  # the main's length on private land (a lot line's counts once)
-    not_laid: dict | None = None  # the drawn main beyond the manhole it passes through, not laid
+    # what of the drawn main is not laid: past the manhole it passes through, or drawn over an existing main at
+    # either end (the lower end's, or the middle's, first); at most one at each end
+    not_laid_parts: list[dict] = field(default_factory=list)
     beyond_parcels_ft: float = 0.0  # the main as built beyond the town's parcels (``_beyond_parcels_ft``)
     parcels: gpd.GeoDataFrame = field(repr=False, default=None)
     line: object = field(repr=False, default=None)
@@ -182,6 +184,12 @@ class PlanResult:
     @property
     def length_ft(self) -> float:
         return self.drawn_length_ft + (self.connecting["length_ft"] if self.connecting else 0.0)
+
+    @property
+    def not_laid(self) -> dict | None:
+        """The first part not laid (the lower end's, or the one past the manhole it passes through), else None: the
+        document's ``not_laid``, as a plan carried it when it carried one part only."""
+        return self.not_laid_parts[0] if self.not_laid_parts else None
 
     def as_dict(self) -> dict:
         return {
@@ -195,7 +203,9 @@ class PlanResult:
             "length_ft": round(self.length_ft, 1),
             "drawn_length_ft": round(self.drawn_length_ft, 1),
             "connecting_main": self.connecting,
+            # the first part, as a plan carried it before it carried every part (``not_laid_parts``)
             "not_laid": self.not_laid,
+            "not_laid_parts": self.not_laid_parts,
             "diameter_in": self.diameter_in,
             "material": self.material,
             "design_checks": [c.as_dict() for c in self.design_checks],
@@ -345,7 +355,7 @@ class _Connection:
     xy: tuple[float, float] | None  # where the built main starts
     gap_ft: float
     capacity: dict | None = None
-    not_laid: dict | None = None  # the drawn main beyond the manhole it passes through (``_laid_from_manhole``)
+    not_laid_parts: list = field(default_factory=list)  # what of the drawn main is not laid (``_laid_from_manhole``)
     passes: list = field(default_factory=list)  # the sewer's manholes it runs through on its way up
     tied: list = field(default_factory=list)  # manholes (or mains) exactly as near as the one taken, of higher IDs
 
@@ -420,7 +430,7 @@ def plan_extension(
     present = _Present(network, before, profile)
     reach = _served(line, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
     connection = _connect(line, network, profile, fpu, present, reach.added_peak_gpd)
-    connection.not_laid = not_laid
+    connection.not_laid_parts = not_laid
     if tied and connection.kind == "manhole" and connection.label == tied[0]:  # as near before it was moved onto it
         connection.tied = tied[1]
     built = _built_line(line, connection)
@@ -486,7 +496,7 @@ def plan_extension(
         manholes=manholes,
         drawn_length_ft=drawn_ft,
         connecting=connecting,
-        not_laid=not_laid,
+        not_laid_parts=not_laid,
         diameter_in=float(diameter_in),
         material=material,
         design_checks=checks,
@@ -1206,10 +1216,15 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
     the part beyond it is not laid: it would be a second main draining into that manhole, to plan on its own. A
     manhole on no main is passed by, as it is not the sewer; the main is joined as it would be without it. A manhole
     at the very middle leaves two parts equally long: the one ending further north (then east) is laid, so the answer
-    does not turn on which way the line was drawn, and ``middle`` says so. Returns the line to lay and what is not
-    laid (None when the line is laid as drawn)."""
+    does not turn on which way the line was drawn, and ``middle`` says so.
+
+    An end drawn over an existing main to a manhole of the sewer meets the sewer at that manhole (``_drawn_along``),
+    the feet over the main not laid, and so does the other end where it too is drawn over one
+    (``_upper_end_along``): drawn over the sewer at both ends, the main is laid between the two manholes, as a
+    careful engineer means it. Returns the line to lay and the parts not laid (the lower end's, or the middle's,
+    first; none when the line is laid as drawn)."""
     if net is None or net.n_nodes == 0 or not net.node_is_manhole.any():
-        return line, None
+        return line, []
     met = _end_meets(line, net, snap)
     # A manhole no main enters or leaves (a storm structure in the manholes layer, one of an abandoned main) is not
     # the sewer: joined there, the main was cut short at a manhole its flow could leave by no pipe.
@@ -1218,10 +1233,11 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
     if met is not None:  # an end meets the sewer: it connects there (``_connect``), unless drawn over a main to one
         along = _drawn_along(line, met, net, snap, on, at)
         if along is None:
-            return _upper_end_along(line, met, net, snap, on, at, fpu)
+            laid, upper = _upper_end_along(line, met, net, snap, on, at, fpu)
+            return laid, [upper] if upper else []
         on, at = on[[along[0]]], at[[along[0]]]
     if not len(on):
-        return line, None
+        return line, []
     from_end = np.minimum(at, line.length - at)
     # of two as near an end (one near each end, or two beside the line), the lower ID: not the layers' row order
     near = np.flatnonzero(np.isclose(from_end, from_end.min(), rtol=1e-9, atol=1e-9))
@@ -1246,29 +1262,19 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         far = beyond.coords[-1]
     # a cut at a vertex repeats it (to within rounding)
     laid, cut = _cut(laid, beyond, far, int(on[k]), net, fpu, middle=middle, tied=tied, along=along)
-    if along is not None:  # drawn over the sewer at its upper end too: laid, and said (``_upper_also_along``)
-        cut["upper_laid_along"] = _upper_also_along(laid, net, snap, fpu)
-    return laid, cut
-
-
-def _upper_also_along(laid, net, snap: float, fpu: float) -> dict | None:
-    """Where the main as laid from the manhole its lower end was drawn over a main to (it starts there) is drawn
-    over an existing main at its upper end too, from a manhole of the sewer: that part (``_cut``'s words), else None.
-
-    It is laid, costed and checked, and the connection check says so: a plan carries one part not laid, and its
-    export one ``not_laid`` feature that its read-back joins to one end (docs/plans.md). The crossings check had
-    said "runs along" alone, or, for a line read back from degrees, nothing."""
-    point = shapely.Point(laid.coords[0][:2])
-    start = _Met("manhole", "", None, None, 0, (point.x, point.y), 0.0)
-    on, at = _sewer_manholes_on(laid, net, snap)
-    _, upper = _upper_end_along(laid, start, net, snap, on, at, fpu)
-    if upper is None:
-        return None
-    return {k: upper[k] for k in ("beyond_manhole", "along", "direction", "length_ft", "length_words")}
+    if along is None:
+        return laid, [cut]
+    # Drawn over the sewer at its upper end too: not laid either. Laid, the 200 ft drawn on over M-5 past B were
+    # costed, leak-tested and given a new manhole on M-5, where drawn over M-5 alone they were not: a plan carried
+    # one part not laid. The main as laid starts at the manhole its lower end was drawn over a main to.
+    point = laid.coords[0][:2]
+    start = _Met("manhole", cut["beyond_manhole"], None, None, 0, (float(point[0]), float(point[1])), 0.0)
+    laid, upper = _upper_end_along(laid, start, net, snap, *_sewer_manholes_on(laid, net, snap), fpu)
+    return laid, [cut, upper] if upper else [cut]
 
 
 def _cut(laid, beyond, far, node: int, net, fpu: float, *, middle=False, tied=(), along=None):
-    """The main as laid and what of the drawn main is not laid (``PlanResult.not_laid``), cut at manhole ``node``."""
+    """The main as laid and a part of the drawn main not laid (``PlanResult.not_laid_parts``), cut at ``node``."""
     laid, beyond = (shapely.remove_repeated_points(g, tolerance=1e-3) for g in (laid, beyond))
     x, y = (float(v) for v in net.node_xy[node])
     return laid, {
@@ -1314,14 +1320,14 @@ def _upper_end_along(line, met: _Met, net, snap: float, on: np.ndarray, at: np.n
     return _cut(laid, beyond, far_xy, int(on[along[0]]), net, fpu, along=along)
 
 
-def _onto_manhole(line, not_laid: dict | None, net, snap: float, fpu: float):
+def _onto_manhole(line, not_laid: list[dict], net, snap: float, fpu: float):
     """The main as laid with the end that connects at an existing manhole (within ``snap``) moved onto it, and the
-    part not laid, where it was cut at that manhole, ending there too.
+    part not laid that was cut at that manhole ending there too.
 
     A pipe runs into the manhole it joins, and is measured from it: a main drawn to end half a foot short of MH-45
     was planned 1,294.5 ft long, costed and tested so, with MH-45 at station 0 and the last manhole at 1,294.5 ft
     though it lies 1,295 ft up the main from MH-45; on the map the main stopped short of the manhole. Only the end
-    it connects by is moved (``_end_meets``' choice, so which end connects is unchanged). Returns the line, the part
+    it connects by is moved (``_end_meets``' choice, so which end connects is unchanged). Returns the line, the parts
     not laid, and the manhole it was moved onto with those exactly as near it before (a tie the check says), or
     None."""
     met = _end_meets(line, net, snap) if net is not None and net.n_nodes else None
@@ -1333,23 +1339,46 @@ def _onto_manhole(line, not_laid: dict | None, net, snap: float, fpu: float):
     moved = shapely.remove_repeated_points(shapely.LineString(coords), tolerance=1e-3)
     if moved.length == 0 or not moved.is_simple or moved.is_closed:  # a main shorter than the tolerance: as drawn
         return line, not_laid, None
-    if not_laid and not_laid["beyond_manhole"] == met.label:  # cut there: the part not laid ends at the manhole too
-        part = [list(c) for c in not_laid["coords"]]
-        nearer = 0 if math.dist(part[0], was) <= math.dist(part[-1], was) else -1
-        part[nearer] = list(met.xy)
-        feet = shapely.LineString(part).length * fpu
-        not_laid = not_laid | {
-            "coords": part,
-            "length_ft": round(feet, 1),
-            "length_words": f"{feet:,.0f} ft" if feet >= 10 else f"{feet:.1f} ft",
-        }
+    not_laid = [
+        _ending_at(beyond, was, met, fpu) if beyond["beyond_manhole"] == met.label else beyond for beyond in not_laid
+    ]
     # the manholes exactly as near the end before it was moved (``_nearest_met``'s tie), for the connection to say
     return moved, not_laid, (met.label, met.tied)
 
 
-def as_drawn(laid, not_laid: dict | None):
-    """The main as drawn, from the main as laid and what was not laid (``PlanResult.not_laid``): evaluated again it
-    is the same plan, and says again what is not laid; the main as laid alone is a plan that no longer knows of it.
+def _ending_at(beyond: dict, was, met: _Met, fpu: float) -> dict:
+    """The part not laid cut at the manhole the main's end was moved onto (``_onto_manhole``), ending there too."""
+    part = [list(c) for c in beyond["coords"]]
+    nearer = 0 if math.dist(part[0], was) <= math.dist(part[-1], was) else -1
+    part[nearer] = list(met.xy)
+    feet = shapely.LineString(part).length * fpu
+    return beyond | {
+        "coords": part,
+        "length_ft": round(feet, 1),
+        "length_words": f"{feet:,.0f} ft" if feet >= 10 else f"{feet:.1f} ft",
+    }
+
+
+def not_laid_parts(plan: dict) -> list[dict]:
+    """Every part of the drawn main not laid, from a plan's document: its ``not_laid_parts``, or, in a document
+    written when a plan carried one part only (a saved scenario, an older ``--json``), its ``not_laid``.
+
+    Examples
+    --------
+    >>> not_laid_parts({"not_laid": {"beyond_manhole": "A"}})
+    [{'beyond_manhole': 'A'}]
+    >>> not_laid_parts({"not_laid": None}), len(not_laid_parts({"not_laid_parts": [{}, {}]}))
+    ([], 2)
+    """
+    if "not_laid_parts" in plan:
+        return list(plan["not_laid_parts"] or [])
+    return [plan["not_laid"]] if plan.get("not_laid") else []
+
+
+def as_drawn(laid, not_laid: dict | list[dict] | None):
+    """The main as drawn, from the main as laid and what was not laid (``PlanResult.not_laid_parts``, or one part):
+    evaluated again it is the same plan, and says again what is not laid; the main as laid alone is a plan that no
+    longer knows of it. Each part is joined to the end of the main it meets.
 
     Examples
     --------
@@ -1358,18 +1387,25 @@ def as_drawn(laid, not_laid: dict | None):
     'LINESTRING (0 -180, 0 0, 900 0)'
     >>> as_drawn(LineString([(0, 0), (700, 0)]), {"coords": [[700, 0], [900, 0]]}).wkt  # an upper end's
     'LINESTRING (0 0, 700 0, 900 0)'
+    >>> both = [{"coords": [[-100, 0], [0, 0]]}, {"coords": [[700, 0], [900, 0]]}]  # drawn over mains at both ends
+    >>> as_drawn(LineString([(0, 0), (700, 0)]), both).wkt
+    'LINESTRING (-100 0, 0 0, 700 0, 900 0)'
     """
-    if not not_laid:
+    parts = [not_laid] if isinstance(not_laid, dict) else list(not_laid or [])
+    if not parts:
         return laid
     own = [tuple(c[:2]) for c in laid.coords]
-    part = [tuple(c[:2]) for c in not_laid["coords"]]
-    _, at_end, tip = min(
-        (shapely.Point(own[m]).distance(shapely.Point(part[p])), m, p) for m in (0, -1) for p in (0, -1)
-    )
-    if at_end == 0:  # drawn up to the manhole the main as laid starts at
-        return shapely.LineString([*(part if tip == -1 else part[::-1])[:-1], *own])
-    # drawn on from the manhole the main as laid ends at (an upper end drawn over an existing main)
-    return shapely.LineString([*own, *(part if tip == 0 else part[::-1])[1:]])
+    before, after = [], []
+    for beyond in parts:
+        part = [tuple(c[:2]) for c in beyond["coords"]]
+        _, at_end, tip = min(
+            (shapely.Point(own[m]).distance(shapely.Point(part[p])), m, p) for m in (0, -1) for p in (0, -1)
+        )
+        if at_end == 0:  # drawn up to the manhole the main as laid starts at
+            before = (part if tip == -1 else part[::-1])[:-1]
+        else:  # drawn on from the manhole the main as laid ends at (an upper end drawn over an existing main)
+            after = (part if tip == 0 else part[::-1])[1:]
+    return shapely.LineString([*before, *own, *after])
 
 
 def _drawn_along(line, met: _Met, net, snap: float, on: np.ndarray, at: np.ndarray) -> tuple[int, str] | None:
@@ -1651,11 +1687,13 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
                 "No sewer network in the data (mains and manholes): where the main would connect is not known.",
             )
         ]
-    # the part not laid at the upper end: drawn over an existing main from the manhole the main ends at
-    upper = conn.not_laid if conn.not_laid and conn.not_laid["beyond_manhole"] != conn.label else None
-    along = (conn.not_laid or {}).get("along") if conn.kind == "manhole" and not upper else None
+    # the part not laid where the main connects (drawn over a main to it, or past it), and at the upper end (drawn
+    # over an existing main from the manhole the main ends at); a main drawn over the sewer at both ends has both
+    lower = next((p for p in conn.not_laid_parts if p["beyond_manhole"] == conn.label), None)
+    upper = next((p for p in conn.not_laid_parts if p["beyond_manhole"] != conn.label), None)
+    along = (lower or {}).get("along") if conn.kind == "manhole" else None
     if along:
-        beyond = conn.not_laid
+        beyond = lower
         text = (
             f"The drawn main's end lies on existing main {along} (within {snap.value:g} ft), and the main is drawn "
             f"along it to existing manhole {conn.label}: it connects at {conn.label}, where no new manhole is built. "
@@ -1663,16 +1701,8 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"costed or checked: {along} is there already. If a new main is meant to relieve or replace {along}, that "
             "is for the engineer to design: it is not an extension."
         )
-        if top := beyond.get("upper_laid_along"):  # and at its upper end: laid, as a plan leaves out one part only
-            text += (
-                f" Its upper end lies on existing main {top['along']} too, drawn along it from existing manhole "
-                f"{top['beyond_manhole']}: the {top['length_words']} drawn {top['direction']} of "
-                f"{top['beyond_manhole']} over {top['along']} are laid, costed and checked in this plan, as a plan "
-                f"leaves out only one part drawn over the sewer, its lower end's. To plan the main without them, end "
-                f"it at {top['beyond_manhole']}."
-            )
-    elif conn.kind == "manhole" and conn.not_laid and not upper:
-        beyond = conn.not_laid
+    elif conn.kind == "manhole" and lower:
+        beyond = lower
         text = (
             f"The drawn main passes through existing manhole {conn.label} (within {snap.value:g} ft) and connects "
             f"to it there; no new manhole is built there. The {beyond['length_words']} drawn {beyond['direction']}"
@@ -1692,7 +1722,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
     elif conn.kind == "main":
         text = f"The main ends on the existing sewer at {conn.label}: a new manhole is built on it there."
     if conn.kind in ("manhole", "main"):
-        text += _tie_words(conn.label, conn.tied or (conn.not_laid or {}).get("tied") or [])
+        text += _tie_words(conn.label, conn.tied or (lower or {}).get("tied") or [])
     else:
         room = conn.capacity["verdict"] if conn.capacity is not None else UNKNOWN
         # Mains without a diameter (Manchester, VT's) leave the room not known, which is not "none has room".
@@ -1707,7 +1737,8 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
     if upper:  # as at a lower end drawn over a main: the main is there already
         top, over = upper["beyond_manhole"], upper["along"]
         text += (
-            f" Its upper end lies on existing main {over} (within {snap.value:g} ft), and the main is drawn along it "
+            f" Its upper end lies on existing main {over}{' too' if along else ''} (within {snap.value:g} ft), and "
+            "the main is drawn along it "
             f"from existing manhole {top}: it ends at {top}, built into it, where no new manhole is built. The "
             f"{upper['length_words']} drawn {upper['direction']} of {top} over {over} is not laid, costed or checked:"
             f" {over} is there already. If a new main is meant to relieve or replace {over}, that is for the engineer"

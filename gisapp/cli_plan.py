@@ -9,7 +9,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from analysis.plans import compare_plans
+from analysis.plans import compare_plans, not_laid_parts
 from gisapp import services
 from gisapp.cli_common import DIRECTION_OPTION, data_options, deprecated, loading, user_errors
 from gisapp.words import written_words
@@ -136,16 +136,24 @@ def plan(
         click.echo(f"Saved as the scenario {name!r} in the register (`sewerplan plans` shows it beside the others).")
     if out_path:
         click.echo(written_words(out_path, doc["exported"], lead="Plan exported to"))
-        if doc.get("not_laid"):  # the main as laid, and apart from it the part drawn but not laid
-            beyond = doc["not_laid"]
-            held = {"GPKG": "its layer not_laid", "GeoJSON": 'its feature "not laid"'}.get(
+        if parts := not_laid_parts(doc):  # the main as laid, and apart from it each part drawn but not laid
+            held = {"GPKG": "its layer not_laid", "GeoJSON": 'its features "not laid"'}.get(
                 check_plan_path(out_path), f"in {Path(out_path).stem}.not_laid{Path(out_path).suffix}"
             )
+            apart = " and the ".join(
+                f"{p['length_words']} drawn {p['direction']} of {p['beyond_manhole']}" for p in parts
+            )
+            if len(parts) == 1:
+                held = held.replace("features", "feature")
+            # where the main as laid starts: the manhole it connects at (a part drawn over a main from the manhole
+            # it ends at meets it at the other end)
+            start = next(iter(doc["manholes"]), {})
+            laid = f", from {start['id']}," if start.get("existing") else ""
             click.echo(
-                f"The export holds the main as laid, from {beyond['beyond_manhole']}, and apart from it the "
-                f"{beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']} that is not laid "
-                f"({held}): read back with --proposed, the two are joined again as drawn, and the plan says again "
-                "what is not laid."
+                f"The export holds the main as laid{laid} and apart from it the {apart} that "
+                f"{'is' if len(parts) == 1 else 'are'} not laid ({held}): read back with --proposed, the "
+                f"{'two' if len(parts) == 1 else 'three'} are joined again as drawn, and the plan says again what is "
+                "not laid."
             )
     if pdf_path:
         click.echo(f"The board's PDF written to {pdf_path}.")

@@ -29,6 +29,7 @@ from reportlab.pdfgen import canvas as pdfcanvas
 from reportlab.platypus import Flowable, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from analysis.notices import long_date, neutralise
+from analysis.plans import not_laid_parts
 from analysis.profiles import Profile, bracketed, flagged
 from analysis.units import feet_per_unit
 from layers.atomic import written_whole
@@ -119,11 +120,7 @@ def write_plan_summary(
         PlanMap(width, 4.6 * inch, plan, line=line, parcels=parcels, streets=streets, mains=mains, manholes=manholes),
         Paragraph(
             "Map: the proposed main (blue; dashed: the connecting main), its manholes (white: new, black: existing), "
-            + (
-                f"the part drawn {_not_laid_where(plan['not_laid'])} and not laid (grey dotted), "
-                if plan.get("not_laid")
-                else ""
-            )
+            + (f"{_not_laid_where(not_laid_parts(plan))} and not laid (grey dotted), " if not_laid_parts(plan) else "")
             + "parcels newly required to connect (red), vacant lots that benefit (orange), existing sewer mains "
             "(dark grey), street names"
             + (", where the main crosses an existing main (red rings)" if plan.get("main_crossings") else "")
@@ -171,13 +168,14 @@ def _no_frontage(plan: dict) -> bool:
     return bool(rows) and not any(p.get("frontage_ft") for p in rows)
 
 
-def _not_laid_where(beyond: dict) -> str:
-    """Where the part not laid was drawn, for the map's caption: past the manhole, or over an existing main."""
-    return f"over {beyond['along']}" if beyond.get("along") else f"past {beyond['beyond_manhole']}"
+def _not_laid_where(parts: list[dict]) -> str:
+    """Where the parts not laid were drawn, for the map's caption: past the manhole, or over an existing main."""
+    where = [f"over {p['along']}" if p.get("along") else f"past {p['beyond_manhole']}" for p in parts]
+    return f"the part drawn {where[0]}" if len(where) == 1 else f"the parts drawn {' and '.join(where)}"
 
 
 def not_laid_sentence(beyond: dict) -> str:
-    """What of the drawn main is not laid (``plan["not_laid"]``): the summary's sentence, and the export's."""
+    """What of the drawn main is not laid, a part of ``not_laid_parts``: the summary's sentence, and the export's."""
     if beyond.get("along"):  # drawn over an existing main to the manhole it joins
         return (
             f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']} over "
@@ -221,8 +219,9 @@ def summary_lines(plan: dict) -> list[str]:
         )
         + "."
     )
-    if plan.get("not_laid"):
-        lines.append(not_laid_sentence(plan["not_laid"]))
+    lines += [
+        not_laid_sentence(beyond) for beyond in not_laid_parts(plan)
+    ]  # each, a main drawn over mains at both ends
     if (plan.get("beyond_parcels_ft") or 0) >= 1:  # across the town line, or past where the parcels layer stops
         lines.append(beyond_parcels_sentence(plan["beyond_parcels_ft"]))
     newly = plan["newly_mandated"]
@@ -567,8 +566,8 @@ class PlanMap(Flowable):
         return self.width, self.height
 
     def _extent(self):
-        run, beyond = self.plan.get("connecting_main"), self.plan.get("not_laid")
-        parts = [self.line] + [shapely.LineString(p["coords"]) for p in (run, beyond) if p]
+        run = self.plan.get("connecting_main")
+        parts = [self.line] + [shapely.LineString(p["coords"]) for p in [run, *not_laid_parts(self.plan)] if p]
         if self.parcels is not None:
             ids = set(self.plan["newly_mandated"]) | set(self.plan.get("vacant_benefiting", []))
             chosen = self.parcels[self.parcels["parcel_id"].astype(str).isin(ids)]
@@ -681,9 +680,9 @@ class PlanMap(Flowable):
                     ((px, py),) = xy([(g.x, g.y)])
                     c.circle(px, py, 1.6, stroke=0, fill=1)
 
-        run, beyond = self.plan.get("connecting_main"), self.plan.get("not_laid")
-        if beyond:  # drawn past the manhole it joins and not laid: grey and dotted, as on the web map
-            c.setStrokeColor(NOT_LAID)
+        run = self.plan.get("connecting_main")
+        for beyond in not_laid_parts(self.plan):  # drawn past the manhole it joins and not laid: grey and dotted,
+            c.setStrokeColor(NOT_LAID)  # as on the web map; each part, one at each end of a main drawn so
             c.setLineWidth(2)
             c.setDash(1.5, 4)
             c.drawPath(path(beyond["coords"]), stroke=1, fill=0)

@@ -1507,9 +1507,11 @@ NOT_LAID_JOIN_FT = 0.01
 
 
 def _as_drawn_again(main, parts: list, name: str, crs) -> tuple[Any, str]:
-    """The proposed main of a plan's export with its part not laid joined to it again, as the main was drawn, and the
-    note saying so: evaluated again, the plan says again what is not laid (the main as laid alone was a plan that no
-    longer knew of it). A part that no longer meets the main (the main moved in QGIS) is refused, never guessed at."""
+    """The proposed main of a plan's export with its parts not laid joined to it again, as the main was drawn, and
+    the note saying so: evaluated again, the plan says again what is not laid (the main as laid alone was a plan that
+    no longer knew of it). Each part is joined to the end of the main it meets, at most one at each end (a main drawn
+    over the sewer at both ends has two). A part that no longer meets the main (the main moved in QGIS) is refused,
+    never guessed at, and so are two that meet the same end."""
     import shapely
 
     from analysis.units import feet_per_unit
@@ -1518,38 +1520,70 @@ def _as_drawn_again(main, parts: list, name: str, crs) -> tuple[Any, str]:
     fpu = feet_per_unit(CRS(crs))
     pieces = shapely.get_parts(parts)
     pieces = pieces[shapely.length(pieces) > 0]
-    part = pieces[0] if len(pieces) == 1 else shapely.line_merge(shapely.union_all(pieces))
-    if part.geom_type != "LineString":
-        raise LayerError(
-            f"{name}'s part {NOT_LAID} is in {len(shapely.get_parts(part))} pieces that do not join: it is one line, "
-            f"from the manhole where it meets the {PROPOSED_MAIN}. Join them end to end in QGIS, or delete them (the "
-            f'"{NOT_LAID}" features; in a GeoPackage, its layer not_laid) to evaluate the {PROPOSED_MAIN} alone.'
-        )
+    # a part written as one line is one piece; pieces a planner split in QGIS are joined where they meet
+    merged = pieces[0] if len(pieces) == 1 else shapely.line_merge(shapely.union_all(pieces))
+    lines = list(shapely.get_parts(merged))
     ends = [shapely.Point(main.coords[0]), shapely.Point(main.coords[-1])]
-    tips = [shapely.Point(part.coords[0]), shapely.Point(part.coords[-1])]
-    gap, m, p = min((ends[m].distance(tips[p]), m, p) for m in (0, 1) for p in (0, 1))
-    feet = part.length * fpu
-    said = f"{feet:,.0f} ft" if feet >= 10 else f"{feet:.1f} ft"
-    if gap * fpu > NOT_LAID_JOIN_FT:
-        apart = gap * fpu
+    for end in ends:  # two parts meeting one end of the main were merged there: apart again, they are refused below
+        lines = [half for line in lines for half in _cut_at(line, end, NOT_LAID_JOIN_FT / fpu)]
+    delete = (
+        f'delete them (the "{NOT_LAID}" features; in a GeoPackage, its layer not_laid) to evaluate the '
+        f"{PROPOSED_MAIN} alone."
+    )
+    if len(lines) > 2:
         raise LayerError(
-            f"{name}'s part {NOT_LAID} (the {said} drawn and not laid) no longer meets its {PROPOSED_MAIN}: their "
-            f"nearest ends lie {apart:,.2f} ft apart, as when the main is moved after the export. Snap the part's end "
-            f'back to the main\'s end at the manhole where they met, or delete the part (the "{NOT_LAID}" feature; in '
-            f"a GeoPackage, its layer not_laid) to evaluate the {PROPOSED_MAIN} alone."
+            f"{name}'s part {NOT_LAID} is in {len(lines)} pieces that do not join: each part is one line, from the "
+            f"manhole where it meets an end of the {PROPOSED_MAIN}, and there is at most one at each end. Join them "
+            f"end to end in QGIS, or {delete}"
         )
     own = [tuple(c[:2]) for c in main.coords]
-    extra = [tuple(c[:2]) for c in part.coords]
-    # the part runs up to the main's first point, or on from its last (a main reversed in QGIS)
-    if m == 0:
-        drawn = [*(extra if p == 1 else extra[::-1])[:-1], *own]
-    else:
-        drawn = [*own, *(extra if p == 0 else extra[::-1])[1:]]
-    return shapely.LineString(drawn), (
-        f"{name} is a plan's export: its {PROPOSED_MAIN} was read with the {said} drawn and not laid joined to it "
+    before, after, met = [], [], {}
+    for part in lines:
+        tips = [shapely.Point(part.coords[0]), shapely.Point(part.coords[-1])]
+        gap, m, p = min((ends[m].distance(tips[p]), m, p) for m in (0, 1) for p in (0, 1))
+        feet = part.length * fpu
+        words = f"{feet:,.0f} ft" if feet >= 10 else f"{feet:.1f} ft"
+        if gap * fpu > NOT_LAID_JOIN_FT:
+            raise LayerError(
+                f"{name}'s part {NOT_LAID} (the {words} drawn and not laid) no longer meets its {PROPOSED_MAIN}: "
+                f"their nearest ends lie {gap * fpu:,.2f} ft apart, as when the main is moved after the export. Snap "
+                "the part's end back to the main's end at the manhole where they met, or delete the part (the "
+                f'"{NOT_LAID}" feature; in a GeoPackage, its layer not_laid) to evaluate the {PROPOSED_MAIN} alone.'
+            )
+        if m in met:
+            raise LayerError(
+                f"{name}'s part {NOT_LAID} is in 2 pieces that do not join, the {met[m]} and the {words}, both "
+                f"meeting the same end of its {PROPOSED_MAIN}: there is at most one part at each end. Join them end "
+                f"to end in QGIS, or {delete}"
+            )
+        met[m] = words
+        extra = [tuple(c[:2]) for c in part.coords]
+        # the part runs up to the main's first point, or on from its last (a main reversed in QGIS)
+        if m == 0:
+            before = (extra if p == 1 else extra[::-1])[:-1]
+        else:
+            after = (extra if p == 0 else extra[::-1])[1:]
+    said = [met[m] for m in sorted(met)]  # from the main's first end: where it joins, as laid
+    parts_said = (
+        f"the {said[0]} drawn and not laid"
+        if len(said) == 1
+        else f"the {said[0]} and the {said[1]} drawn and not laid, one at each end,"
+    )
+    return shapely.LineString([*before, *own, *after]), (
+        f"{name} is a plan's export: its {PROPOSED_MAIN} was read with {parts_said} joined to it "
         "again, as it was drawn, and its connecting main, manholes, parcels and what is not laid were worked out "
         "again."
     )
+
+
+def _cut_at(line, point, tolerance: float) -> list:
+    """``line`` cut in two where it passes ``point`` (within ``tolerance``) between its ends, else ``[line]``."""
+    import shapely.ops
+
+    at = line.project(point)
+    if line.distance(point) > tolerance or not tolerance < at < line.length - tolerance:
+        return [line]
+    return [shapely.ops.substring(line, 0, at), shapely.ops.substring(line, at, line.length)]
 
 
 def check_proposed_place(line, *, label: str, town: list[gpd.GeoDataFrame], from_file: bool = False) -> None:

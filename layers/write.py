@@ -541,7 +541,7 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
     """A planned extension (the document ``sewerplan plan --json`` prints) with its geometry.
 
     GeoPackage layers: ``proposed_main`` (the drawn main, and the connecting main when one is needed),
-    ``not_laid`` (the part drawn but not laid, past the manhole the main joins or over an existing main to it, with
+    ``not_laid`` (each part drawn but not laid, past the manhole the main joins or over an existing main to it, with
     that manhole, the main drawn over, the direction, feet and why; none when all was laid: read back as a proposed
     main, it is joined to the main again, and the plan says again what is not laid),
     ``proposed_manholes`` (new and existing, with why each is there), ``newly_mandated`` (the parcels newly required
@@ -630,28 +630,27 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
 
 
 def _not_laid_layer(plan: dict, crs) -> gpd.GeoDataFrame:
-    """The part of the drawn main not laid (``plan["not_laid"]``), as its own line: the manhole it meets the main as
-    laid at, the existing main it was drawn over (else empty), its direction from that manhole, its feet and why, as
-    the plan's summary says it. No rows when all of the drawn main was laid."""
+    """The parts of the drawn main not laid (``analysis.plans.not_laid_parts``), each its own line: the manhole it
+    meets the main as laid at, the existing main it was drawn over (else empty), its direction from that manhole,
+    its feet and why, as the plan's summary says it. One row a part (a main drawn over the sewer at both ends has
+    two, one at each end); none when all of the drawn main was laid."""
+    from analysis.plans import not_laid_parts
     from layers.board import not_laid_sentence
 
-    beyond = plan.get("not_laid")
-    rows = (
-        [
-            {
-                "at_manhole": beyond["beyond_manhole"],
-                "along": beyond.get("along"),
-                "direction": beyond["direction"],
-                "length_ft": beyond["length_ft"],
-                "reason": not_laid_sentence(beyond),
-            }
-        ]
-        if beyond
-        else []
-    )
+    parts = not_laid_parts(plan)
+    rows = [
+        {
+            "at_manhole": beyond["beyond_manhole"],
+            "along": beyond.get("along"),
+            "direction": beyond["direction"],
+            "length_ft": beyond["length_ft"],
+            "reason": not_laid_sentence(beyond),
+        }
+        for beyond in parts
+    ]
     return gpd.GeoDataFrame(
         pd.DataFrame(rows, columns=list(NOT_LAID_FIELDS)).astype(NOT_LAID_FIELDS),
-        geometry=gpd.GeoSeries([shapely.LineString(beyond["coords"])] if beyond else [], crs=crs),
+        geometry=gpd.GeoSeries([shapely.LineString(beyond["coords"]) for beyond in parts], crs=crs),
         crs=crs,
     ).assign(feature=NOT_LAID)
 

@@ -164,3 +164,17 @@ def test_board_pdf_of_a_scenario_saved_by_an_earlier_version(tmp_path):
     )
     text = words(PdfReader(path))
     assert "Proposed sewer extension: Old" in text and "min diameter meets § 144-18B" in text
+
+
+def test_board_pdf_draws_and_says_each_part_not_laid_of_a_main_drawn_over_the_sewer_at_both_ends(tmp_path):
+    # Drawn over M-1 to A and on over M-5 past B: the plan is A to B, and the board sees both parts left out, each
+    # grey and dotted on the map and said in the summary, as on the web map.
+    from tests.test_plans_final import BOTH_ENDS, BOTH_SAID
+    from tests.test_plans_leftovers import moved, oak_with_m5
+
+    doc, reader = render(tmp_path, town=oak_with_m5(), proposed=moved(BOTH_ENDS))
+    text = words(reader)
+    assert all(sentence in text for sentence in BOTH_SAID)
+    assert "the parts drawn over M-1 and over M-5 and not laid (grey dotted)," in text
+    drawn = reader.pages[0].get_contents().get_data().decode("latin-1")
+    assert drawn.count(".466667 .466667 .466667 RG") == 2  # one grey stroke for each part

@@ -31,37 +31,207 @@ def slope(value):
 BOTH_ENDS = LineString([(-100, 0), (0, 0), (900, 0)])
 
 
-def test_a_main_drawn_over_the_sewer_at_both_ends_says_its_upper_part_is_laid_and_why():
-    # A plan carries one part not laid (its export one not_laid feature, joined back to one end): the upper 200 ft
-    # over M-5 are laid and costed. Nothing said why, where drawn over M-5 alone they are not laid.
-    r = run(proposed=moved(BOTH_ENDS), town=oak_with_m5()).as_dict()
-    assert (r["not_laid"]["beyond_manhole"], r["not_laid"]["along"], r["length_ft"]) == ("A", "M-1", 900.0)
+# What the plan says of each part, as the summary and each export's reason word it.
+BOTH_SAID = [
+    "Not laid: the 100 ft drawn west of A over existing main M-1, which is there already.",
+    "Not laid: the 200 ft drawn east of B over existing main M-5, which is there already.",
+]
+
+
+def parts(doc) -> list[tuple]:
+    return [(p["beyond_manhole"], p["along"], p["direction"], p["length_ft"]) for p in doc["not_laid_parts"]]
+
+
+def test_a_main_drawn_over_the_sewer_at_both_ends_is_the_main_between_the_two_manholes():
+    # A plan carried one part not laid: the lower 100 ft over M-1 were left out, and the upper 200 ft over M-5 laid,
+    # costed, leak-tested and given a new manhole on M-5. Drawn so, the main is meant from A to B.
+    from layers.board import summary_lines
+
+    town = oak_with_m5()
+    r = run(proposed=moved(BOTH_ENDS), town=town).as_dict()
+    to_b = run(proposed=moved(LineString([(0, 0), (700, 0)])), town=town).as_dict()
+    assert parts(r) == [("A", "M-1", "west", 100.0), ("B", "M-5", "east", 200.0)]
+    assert r["not_laid"] == r["not_laid_parts"][0]  # the lower end's, where a plan of one part carried it
+    assert r["length_ft"] == r["drawn_length_ft"] == 700.0 and r["connecting_main"] is None
+    assert [m["id"] for m in r["manholes"]] == [m["id"] for m in to_b["manholes"]] == ["A", "NEW-1", "B"]
+    assert r["cost"]["total"] == pytest.approx(to_b["cost"]["total"], abs=0.05)
+    assert r["exfiltration_allowance_gpd"] == to_b["exfiltration_allowance_gpd"]
+    assert r["main_crossings"] == []  # neither part is laid, so neither runs along a main
     told = " ".join(check(r, "connection")["message"].split())
     assert check(r, "connection")["verdict"] == "for the engineer"
+    assert "The 100 ft drawn west of A over M-1 is not laid, costed or checked: M-1 is there already." in told
     assert (
-        "Its upper end lies on existing main M-5 too, drawn along it from existing manhole B: the 200 ft drawn east "
-        "of B over M-5 are laid, costed and checked in this plan, as a plan leaves out only one part drawn over the "
-        "sewer, its lower end's. To plan the main without them, end it at B." in told
+        "Its upper end lies on existing main M-5 too (within 1 ft), and the main is drawn along it from existing "
+        "manhole B: it ends at B, built into it, where no new manhole is built. The 200 ft drawn east of B over M-5 "
+        "is not laid, costed or checked: M-5 is there already." in told
     )
-    assert r["not_laid"]["upper_laid_along"]["length_ft"] == 200.0
-    # over M-1 alone (ending on Oak St short of B): nothing more is said
-    short = run(proposed=moved(LineString([(-100, 0), (0, 0), (600, 0)])), town=oak_with_m5()).as_dict()
+    assert "are laid, costed and checked in this plan" not in told
+    assert [s for s in summary_lines(r) if s.startswith("Not laid")] == BOTH_SAID
+    # over M-1 alone (ending on Oak St short of B): one part, and nothing said of an upper end
+    short = run(proposed=moved(LineString([(-100, 0), (0, 0), (600, 0)])), town=town).as_dict()
     assert "Its upper end" not in check(short, "connection")["message"]
-    assert short["not_laid"]["upper_laid_along"] is None
+    assert parts(short) == [("A", "M-1", "west", 100.0)] and short["length_ft"] == 600.0
 
 
-def test_a_main_drawn_over_the_sewer_at_both_ends_read_from_degrees_is_found_running_along_the_upper(tmp_path):
-    # As a planner meets it: the line in a GeoJSON (longitude/latitude), evaluated by the CLI. Its upper end read
-    # back lies a hair off M-5, and the crossings check found nothing: the 200 ft over M-5 were costed unsaid.
+@pytest.mark.parametrize("suffix", ["gpkg", "geojson", "parquet"])
+def test_a_main_drawn_over_the_sewer_at_both_ends_exports_both_parts_and_reads_back_as_drawn(tmp_path, suffix):
+    # The export's not_laid was one row, and its read-back joined one part to one end (two pieces were refused).
+    from layers.read import read_proposed
+    from layers.write import write_plan
+    from tests.test_plans_leftovers import CRS, not_laid_features
+
+    town = oak_with_m5()
+    result = run(proposed=moved(BOTH_ENDS), town=town)
+    doc = result.as_dict()
+    path = tmp_path / f"plan.{suffix}"
+    write_plan(str(path), doc, result.line, town["parcels"], crs=CRS)
+    part = not_laid_features(path, suffix)
+    assert part[["at_manhole", "along", "direction", "length_ft", "feature"]].values.tolist() == [
+        ["A", "M-1", "west", 100.0, "not laid"],
+        ["B", "M-5", "east", 200.0, "not laid"],
+    ]
+    assert part["reason"].tolist() == BOTH_SAID
+    lower, upper = part.geometry.values
+    assert lower.hausdorff_distance(moved(LineString([(-100, 0), (0, 0)]))) < 0.01
+    assert upper.hausdorff_distance(moved(LineString([(700, 0), (900, 0)]))) < 0.01
+
+    line, note = read_proposed(str(path), target_crs=CRS)
+    assert line.hausdorff_distance(moved(BOTH_ENDS)) < 0.01 and line.length == pytest.approx(1000.0, abs=0.01)
+    assert "read with the 100 ft and the 200 ft drawn and not laid, one at each end, joined to it again" in note
+    again = run(proposed=line, town=town).as_dict()
+    assert parts(again) == parts(doc) and again["cost"]["total"] == doc["cost"]["total"]
+    from analysis.plans import as_drawn
+
+    # the web's reopened scenario draws the same line as drawn
+    assert as_drawn(result.line, result.not_laid_parts).hausdorff_distance(line) < 0.01
+
+
+def test_a_main_drawn_over_the_sewer_at_both_ends_from_the_cli_leaves_out_both_and_reads_back(tmp_path):
+    # As a planner meets it: the line in a GeoJSON (longitude/latitude), evaluated by the CLI, exported and given
+    # back. Its upper end read from degrees lies a hair off M-5: it is found drawn over M-5 all the same.
     data = tmp_path / "town.gpkg"
     write_layers(str(data), oak_with_m5())
     ny_frame([{"geometry": BOTH_ENDS}]).to_crs(4326).to_file(tmp_path / "both.geojson")
-    args = ["plan", "--profile", "fort-plain", "--data", str(data), "--diameter-in", "8", "--json"]
-    out = CliRunner().invoke(main, [*args, "--proposed", str(tmp_path / "both.geojson")])
+    args = ["plan", "--profile", "fort-plain", "--data", str(data), "--diameter-in", "8"]
+    out = CliRunner().invoke(main, [*args, "--json", "--proposed", str(tmp_path / "both.geojson")])
     assert out.exit_code == 0, out.output
     doc = json.loads(out.output)
-    assert [(c["main_id"], c["kind"], c["length_ft"]) for c in doc["main_crossings"]] == [("M-5", "runs along", 200.0)]
-    assert "the 200 ft drawn east of B over M-5 are laid" in " ".join(check(doc, "connection")["message"].split())
+    assert parts(doc) == [("A", "M-1", "west", 100.0), ("B", "M-5", "east", 200.0)]
+    assert doc["length_ft"] == 700.0 and doc["main_crossings"] == []
+    export = tmp_path / "plan.gpkg"
+    first = CliRunner().invoke(
+        main, [*args, "--proposed", str(tmp_path / "both.geojson"), "--out", str(export)], terminal_width=200
+    )
+    assert first.exit_code == 0, first.output
+    said = " ".join(first.output.split())
+    # from the manhole it connects at: A or B, whichever lies nearer its end (as read from degrees, to a hair)
+    assert (
+        f"The export holds the main as laid, from {doc['manholes'][0]['id']}, and apart from it the 100 ft drawn west "
+        "of A and the 200 ft drawn east of B that are not laid (its layer not_laid): read back with --proposed, the "
+        "three are joined again as drawn" in said
+    )
+    back = CliRunner().invoke(main, [*args, "--proposed", str(export)], terminal_width=200)
+    assert back.exit_code == 0, back.output
+    said = " ".join(back.output.split())
+    assert "its proposed main was read with the 100 ft and the 200 ft drawn and not laid, one at each end" in said
+    assert all(sentence in said for sentence in BOTH_SAID) and "700 ft of 8-inch main, 1 new manhole" in said
+
+
+def test_two_parts_not_laid_meeting_the_same_end_of_the_main_are_refused(tmp_path):
+    # One part at each end is joined back; two at one end (a part copied in QGIS) would be a guess, not the drawing.
+    import geopandas as gpd
+
+    from layers.errors import LayerError
+    from layers.read import read_proposed
+    from layers.write import write_plan
+    from tests.test_plans_leftovers import CRS
+
+    town = oak_with_m5()
+    result = run(proposed=moved(BOTH_ENDS), town=town)
+    write_plan(str(tmp_path / "plan.geojson"), result.as_dict(), result.line, town["parcels"], crs=CRS)
+    every = gpd.read_file(tmp_path / "plan.geojson").to_crs(CRS)
+    upper = every.index[every["feature"].eq("not laid")][1]
+    every.loc[upper, "geometry"] = moved(LineString([(0, 0), (0, -150)]))  # moved to A, beside the lower part
+    every.to_crs(4326).to_file(tmp_path / "edited.geojson", driver="GeoJSON")
+    with pytest.raises(LayerError) as told:
+        read_proposed(str(tmp_path / "edited.geojson"), target_crs=CRS)
+    said = " ".join(str(told.value).split())
+    assert "edited.geojson's part not laid is in 2 pieces that do not join, the 100 ft and the 150 ft" in said
+    assert "both meeting the same end of its proposed main: there is at most one part at each end" in said
+
+
+def test_a_main_drawn_over_the_sewer_at_both_ends_on_the_web_map_gives_both_parts_and_the_line_as_drawn(tmp_path):
+    from tests.conftest import csrf
+    from tests.test_plans_web import evaluate, oak_app
+
+    store = tmp_path / "own" / "town.gpkg"  # not analysed: a plan needs the layers alone
+    store.parent.mkdir()
+    write_layers(str(store), oak_with_m5())
+    client = oak_app(store, tmp_path).test_client()
+    token = csrf(client)
+    drawn = ny_frame([{"geometry": BOTH_ENDS}]).to_crs(4326).geometry.iloc[0]
+    geometry = {"type": "LineString", "coordinates": [list(c) for c in drawn.coords]}
+    doc = evaluate(client, token, geometry=geometry, name="A to B", save=True)
+    assert parts(doc) == [("A", "M-1", "west", 100.0), ("B", "M-5", "east", 200.0)]
+    assert [len(g["coordinates"]) for g in doc["map"]["not_laid_parts"]] == [2, 2]
+    assert doc["map"]["not_laid"] == doc["map"]["not_laid_parts"][0] and len(doc["map"]["drawn"]["coordinates"]) == 4
+    reopened = client.get("/plans/A%20to%20B.json").get_json()
+    assert len(reopened["map"]["not_laid_parts"]) == 2 and len(reopened["map"]["drawn"]["coordinates"]) == 4
+    export = client.get("/plans/A%20to%20B.geojson")
+    (tmp_path / "a-to-b.geojson").write_bytes(export.data)
+    every = pyogrio_frame(tmp_path / "a-to-b.geojson")
+    assert every.loc[every["feature"] == "not laid", "at_manhole"].tolist() == ["A", "B"]
+
+
+def test_a_scenario_saved_when_a_plan_carried_one_part_still_reopens_exports_and_reads_back(tmp_path):
+    # Saved by an earlier version: its document has not_laid (one part, with upper_laid_along) and no
+    # not_laid_parts. The map, the /plans page, the export and its read-back take its one part as before.
+    import geopandas as gpd
+
+    from layers.read import read_proposed
+    from layers.register import Register
+    from tests.conftest import csrf
+    from tests.test_plans_leftovers import CRS, PAST_A, TOWN
+    from tests.test_plans_web import evaluate, oak_app
+
+    store = tmp_path / "own" / "town.gpkg"
+    store.parent.mkdir()
+    write_layers(str(store), TOWN)
+    client = oak_app(store, tmp_path).test_client()
+    token = csrf(client)
+    drawn = ny_frame([{"geometry": PAST_A}]).to_crs(4326).geometry.iloc[0]
+    geometry = {"type": "LineString", "coordinates": [list(c) for c in drawn.coords]}
+    evaluate(client, token, geometry=geometry, name="Old", save=True)
+    register = Register(str(store.parent / "register.sqlite"), create=False)
+    saved = register.saved_plan("Old")
+    old = {k: v for k, v in saved["result"].items() if k != "not_laid_parts"}
+    old["not_laid"] = old["not_laid"] | {"upper_laid_along": None}
+    register.save_plan(
+        "Old",
+        profile=saved["profile"],
+        diameter_in=saved["diameter_in"],
+        wkt=saved["geometry_wkt"],
+        crs=saved["crs"],
+        result=old,
+        replace=True,
+    )
+    reopened = client.get("/plans/Old.json").get_json()
+    assert [len(g["coordinates"]) for g in reopened["map"]["not_laid_parts"]] == [2]
+    assert len(reopened["map"]["drawn"]["coordinates"]) == 3
+    assert client.get("/plans").status_code == 200
+    export = client.get("/plans/Old.geojson")
+    (tmp_path / "old.geojson").write_bytes(export.data)
+    every = gpd.read_file(tmp_path / "old.geojson")
+    assert every.loc[every["feature"] == "not laid", ["at_manhole", "length_ft"]].values.tolist() == [["A", 180.0]]
+    line, note = read_proposed(str(tmp_path / "old.geojson"), target_crs=CRS)
+    assert line.length == pytest.approx(1080.0, abs=0.01)
+    assert "read with the 180 ft drawn and not laid joined to it again" in note
+
+
+def pyogrio_frame(path):
+    import pyogrio
+
+    return pyogrio.read_dataframe(path)
 
 
 # -- beyond the parcels of a concave town ------------------------------------------------------------------------------

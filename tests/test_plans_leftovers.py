@@ -318,3 +318,21 @@ def test_the_part_not_laid_is_styled_in_a_geopackage_export_as_the_web_map_draws
         (qml,) = con.execute("SELECT styleQML FROM layer_styles WHERE f_table_name = 'not_laid'").fetchone()
     assert 'k="line_color" v="119,119,119,255"' in qml
     assert 'k="use_custom_dash" v="1"' in qml and 'k="customdash" v="1;2"' in qml
+
+
+def test_exporting_a_main_whose_upper_end_is_not_laid_says_where_the_main_as_laid_starts(tmp_path):
+    # From A up Oak St and 200 ft on over M-5: the note said "the main as laid, from B", the manhole its part not
+    # laid meets, where the main as laid runs from A to B.
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), oak_with_m5())
+    # in the town's CRS: from degrees, B lies a hair nearer its end than A does, and the main connects at B
+    ny_frame([{"geometry": LineString([(0, 0), (900, 0)])}]).to_file(tmp_path / "up.geojson")
+    args = ["plan", "--profile", "fort-plain", "--data", str(data), "--diameter-in", "8"]
+    out = tmp_path / "plan.gpkg"
+    told = CliRunner().invoke(main, [*args, "--proposed", str(tmp_path / "up.geojson"), "--out", str(out)])
+    assert told.exit_code == 0, told.output
+    said = " ".join(told.output.split())
+    assert (
+        "The export holds the main as laid, from A, and apart from it the 200 ft drawn east of B that is not laid "
+        "(its layer not_laid)" in said
+    )

@@ -1134,9 +1134,10 @@
     if (plan.map.connecting) {
       L.geoJSON(plan.map.connecting, { ...planStyle, style: { color: "#1f78b4", weight: 5, dashArray: "8 6" } }).addTo(planLayer);
     }
-    if (plan.map.not_laid) {  // drawn past the manhole it joins, and not laid: grey, so the plan is the blue
-      L.geoJSON(plan.map.not_laid, { ...planStyle, style: { color: "#777", weight: 3, dashArray: "2 6" } }).addTo(planLayer);
-    }
+    // Each part drawn past the manhole it joins, or over an existing main, and not laid: grey, so the plan is the
+    // blue (one at each end of a main drawn over the sewer at both; a scenario saved before has not_laid alone).
+    (plan.map.not_laid_parts || (plan.map.not_laid ? [plan.map.not_laid] : [])).forEach((g) =>
+      L.geoJSON(g, { ...planStyle, style: { color: "#777", weight: 3, dashArray: "2 6" } }).addTo(planLayer));
     plan.map.parcels.forEach((g) => L.geoJSON(g, { ...planStyle, style: { color: "#e31a1c", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
     (plan.map.vacant || []).forEach((g) => L.geoJSON(g, { ...planStyle, style: { color: "#ff7f00", weight: 3, fillOpacity: 0.15 } }).addTo(planLayer));
     // Private parcels the main crosses (easements needed), outlined in purple, and where it crosses existing mains.
@@ -1158,13 +1159,15 @@
     add(`${plan.name ? plan.name + ": " : ""}${num(Math.round(plan.length_ft), "ft")} of ${num(plan.diameter_in, "in")}` +
         `${plan.material ? " " + plan.material : ""} main, ${plural(newManholes, "new manhole")}` +
         (plan.connecting_main ? ` (with a ${num(Math.round(plan.connecting_main.length_ft), "ft")} connecting main to ${plan.connecting_main.to_manhole})` : ""));
-    if (plan.not_laid && plan.not_laid.along) {  // drawn over an existing main to the manhole it joins
-      add(`Not laid: the ${plan.not_laid.length_words} drawn ${plan.not_laid.direction} of ` +
-          `${plan.not_laid.beyond_manhole} over existing main ${plan.not_laid.along}, which is there already`);
-    } else if (plan.not_laid) {  // drawn on past the manhole it passes through: that part is not in the plan
-      add(`Not laid: the ${plan.not_laid.length_words} drawn ${plan.not_laid.direction} of ` +
-          `${plan.not_laid.beyond_manhole}, a second main draining into it, to plan on its own`);
-    }
+    (plan.not_laid_parts || (plan.not_laid ? [plan.not_laid] : [])).forEach((part) => {
+      if (part.along) {  // drawn over an existing main to the manhole it joins, or from the manhole it ends at
+        add(`Not laid: the ${part.length_words} drawn ${part.direction} of ` +
+            `${part.beyond_manhole} over existing main ${part.along}, which is there already`);
+      } else {  // drawn on past the manhole it passes through: that part is not in the plan
+        add(`Not laid: the ${part.length_words} drawn ${part.direction} of ` +
+            `${part.beyond_manhole}, a second main draining into it, to plan on its own`);
+      }
+    });
     if ((plan.beyond_parcels_ft || 0) >= 1) {  // across the town line: nobody there is in the data
       add(`Beyond the town's parcels: ${num(Math.round(plan.beyond_parcels_ft), "ft")} of the main lie farther from ` +
           "them than a parcel can be reached from (across the town line, or past where the parcels layer stops): no " +

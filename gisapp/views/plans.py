@@ -25,7 +25,7 @@ from flask import (
 )
 from pyproj import CRS
 
-from analysis.plans import as_drawn, compare_plans
+from analysis.plans import as_drawn, compare_plans, not_laid_parts
 from analysis.profiles import bracketed
 from gisapp import services
 from gisapp.security import LOCAL_USER, requires
@@ -59,12 +59,14 @@ def _saved_plans() -> list[dict]:
 
 
 def _map(doc: dict, line, layers) -> dict:
-    """The plan's geometry in longitude/latitude for the map: the main as laid, the connecting main, the part drawn
-    past the manhole it passes through and not laid, the line as drawn (``drawn``, to evaluate again), manholes,
+    """The plan's geometry in longitude/latitude for the map: the main as laid, the connecting main, each part drawn
+    past the manhole it passes through, or over an existing main, and not laid (``not_laid_parts``; ``not_laid`` is
+    the first, as the map read it when a plan carried one), the line as drawn (``drawn``, to evaluate again), manholes,
     the parcels reached (newly mandated, vacant lots that benefit), where it crosses existing mains and the private
     parcels it crosses (a scenario saved before plans found them has none)."""
     crs = layers.parcels.crs
-    run, beyond = doc.get("connecting_main"), doc.get("not_laid")
+    run, parts = doc.get("connecting_main"), not_laid_parts(doc)  # a scenario saved before it carried every part too
+    apart = to_lonlat_geojson([shapely.LineString(p["coords"]) for p in parts], crs) if parts else []
     ids = layers.parcels["parcel_id"].astype(str)
 
     def lots(wanted):
@@ -77,9 +79,10 @@ def _map(doc: dict, line, layers) -> dict:
     return {
         "line": to_lonlat_geojson([line], crs)[0],
         "connecting": to_lonlat_geojson([shapely.LineString(run["coords"])], crs)[0] if run else None,
-        "not_laid": to_lonlat_geojson([shapely.LineString(beyond["coords"])], crs)[0] if beyond else None,
+        "not_laid": apart[0] if apart else None,
+        "not_laid_parts": apart,
         # the line as drawn, to evaluate again: the main as laid alone was, and its plan no longer said "not laid"
-        "drawn": to_lonlat_geojson([as_drawn(line, beyond)], crs)[0],
+        "drawn": to_lonlat_geojson([as_drawn(line, parts)], crs)[0],
         "manholes": [
             {"geometry": geometry, "id": m.get("id"), "existing": bool(m.get("existing")), "reason": m["reason"]}
             for geometry, m in zip(to_lonlat_geojson(points, crs), doc["manholes"], strict=True)
