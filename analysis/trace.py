@@ -262,6 +262,7 @@ def _split(net: SewerNetwork, node: int, chosen: int, leaving: np.ndarray, to_ou
         return f"{net.main_id[e]}" + ("" if pipe[e] or kinds[e] is None else f" ({kinds[e]})")
 
     text = f"The flow divides at {net.node_id[node]}; this trace follows {net.main_id[chosen]} to {net.node_id[ahead]}"
+    line = text + "."  # the opening alone: the one line a map gives it, the whole sentence behind its "why"
     others = [
         f"{link(e)} to {net.node_id[net.v[e]]} "
         + (f"{c:,.0f} ft" if np.isfinite(c) else "reaches no outfall")
@@ -312,6 +313,7 @@ def _split(net: SewerNetwork, node: int, chosen: int, leaving: np.ndarray, to_ou
         "node": str(net.node_id[node]),
         "mains": [str(m) for m in net.main_id[leaving]],
         "followed": str(net.main_id[chosen]),
+        "line": line,
         "reason": text + ".",
     }
 

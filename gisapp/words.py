@@ -626,24 +626,3 @@ def written_words(path: str, layers: list[str], lead: str = "Results written to"
         types = column_types_path(path).name
         return f"{lead} {path}, with {types} beside it (the type of each column, so QGIS keeps ZIP codes as text)."
     return f"{lead} {path}."
-
-
-def split_line(split: dict, path: list[str]) -> str:
-    """The one line a map's trace gives a place the flow divides (``Trace.splits``): the opening of the sentence
-    ``sewerplan trace`` prints for it, taken from that sentence (the node, and the main this trace follows to the
-    next node), so the map and the command line say it in the same words; the whole sentence, with why and every
-    other way out, is behind the line's "why". A sentence of another shape is given whole.
-
-    Examples
-    --------
-    >>> split = {"node": "SU1", "followed": "PUMP1", "reason": "The flow divides at SU1; this trace follows PUMP1 to "
-    ...          "KRO1014, the lowest way out of SU1 that reaches an outfall (66 ft; SU1-PSO to PSO 66 ft)."}
-    >>> split_line(split, ["KRO3001", "SU1", "KRO1014", "KRO2005"])
-    'The flow divides at SU1; this trace follows PUMP1 to KRO1014.'
-    """
-    reason = split["reason"]
-    node = split["node"]
-    ahead = path[path.index(node) + 1] if node in path and path.index(node) + 1 < len(path) else None
-    head = f" follows {split['followed']} to {ahead}"
-    at = reason.find(head) if ahead is not None else -1
-    return reason if at < 0 else reason[: at + len(head)] + "."

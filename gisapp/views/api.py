@@ -21,7 +21,7 @@ from gisapp.mapdata import MAP_LAYERS, collection
 from gisapp.security import requires
 from gisapp.state import map_data, workspace
 from gisapp.views.notices import app_register
-from gisapp.words import other_run, register_note, split_line, town_date
+from gisapp.words import other_run, register_note, town_date
 from layers.errors import LayerError
 from layers.read import to_lonlat_geojson
 from layers.register import RegisterMissingError
@@ -214,8 +214,6 @@ def trace():
         abort(404, description=_no_network(data.path))
     t = services.trace_parcel(workspace(), parcel_id)
     doc = t.as_dict()
-    # Each place the flow divides, in one line of the command line's own sentence (``reason``, behind its "why").
-    doc["splits"] = [split | {"line": split_line(split, t.path)} for split in t.splits]
     doc["geojson"] = data.features_by_id("mains", "main_id", t.mains, ("main_id", "diameter_in"))
     doc["control_manhole_geojson"] = data.features_by_id(
         "manholes", "manhole_id", [t.control_manhole] if t.control_manhole else [], ("manhole_id",)
