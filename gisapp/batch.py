@@ -45,7 +45,7 @@ from layers.dataset import (
 )
 from layers.errors import LayerError, LayerValidationError
 from layers.manifest import Manifest, TownSpec
-from layers.read import find_layers, load_layers, parse_source, read_connected_ids, read_mapping
+from layers.read import find_layers, load_layers, parse_source, read_connected_ids, read_mapping, sources_of
 from layers.schema import SPECS
 
 GIB = 1024**3
@@ -144,9 +144,7 @@ def run_town(spec: TownSpec, job: TownJob) -> dict:
 def _analyse(spec: TownSpec, job: TownJob) -> dict:
     profile = load_profile(spec.profile, overrides=spec.settings)
     target = measuring_crs(spec.crs or profile.measurement.measuring_crs.value)
-    sources = find_layers(spec.data) if spec.data else {}
-    for kind, text in spec.layers.items():
-        sources[kind] = parse_source(kind, text)
+    sources = sources_of(spec.data, spec.layers)
     assume = {k: spec.layer_crs.get(k) or spec.data_crs for k in SPECS if spec.layer_crs.get(k) or spec.data_crs}
     extra: dict = {}
     if spec.statewide is not None:

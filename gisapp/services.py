@@ -50,12 +50,11 @@ from layers.read import (
     Layers,
     LayerSource,
     drawn_feature,
-    find_layers,
     is_postgres,
     load_layers,
-    parse_source,
     read_connected_ids,
     read_proposed,
+    sources_of,
     street_run,
 )
 from layers.register import Register, RegisterMissingError
@@ -216,14 +215,12 @@ def layer_sources(spec: WorkspaceSpec, *, store: str | None = None) -> dict[str,
     """Where each layer comes from: the spec's data (else the store's own layers), then each layer given alone."""
     data = spec.data or store
     try:
-        found = find_layers(str(data)) if data else {}
+        found = sources_of(str(data) if data else None, spec.layers)
     except LayerError as exc:
         better = results_without_inputs(data)
         if better is None:
             raise
         raise better from exc
-    for kind, text in spec.layers:
-        found[kind] = parse_source(kind, text)
     if not found:
         raise LayerError("No data was given: give the town's data, or each layer on its own.", fix=Fix("layer"))
     return found

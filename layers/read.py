@@ -14,7 +14,7 @@ import re
 import tomllib
 import warnings
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
@@ -101,6 +101,9 @@ class LayerSource:
     driver: str | None = None
     # Only the features whose column holds the value (one municipality of a county- or statewide layer).
     where: tuple[str, str | int] | None = None
+    # Other layers of the same source named for the same kind (``tax_parcels`` beside ``lots``): the first name
+    # of ``LAYER_NAMES`` is taken; ``sources_of`` refuses the choice unless that kind is given on its own.
+    also: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -424,13 +427,37 @@ def _tables_by_bare_name(tables: list[str]) -> dict[str, str]:
 
 
 def _match(available: dict, make) -> dict[str, LayerSource]:
+    """Each kind's layer among ``available`` (name -> what ``make`` makes a source of): the first of its
+    ``LAYER_NAMES`` there, with the others there kept as ``also``."""
     found: dict[str, LayerSource] = {}
     for kind, names in LAYER_NAMES.items():
-        for name in names:
-            if name in available:
-                src = make(available[name])
-                found[kind] = LayerSource(kind, src.path, src.layer)
-                break
+        there = [name for name in names if name in available]
+        if there:
+            src = make(available[there[0]])
+            found[kind] = LayerSource(kind, src.path, src.layer, also=tuple(there[1:]))
+    return found
+
+
+def sources_of(data: str | None, given: Mapping[str, str] | Iterable[tuple[str, str]] = ()) -> dict[str, LayerSource]:
+    """The layers of ``data`` found by name (``find_layers``), each layer ``given`` on its own (kind -> source text)
+    in its place. Refused: a kind two layers of ``data`` are named for (``parcels`` and ``tax_parcels`` in one
+    GeoPackage), unless it is given on its own: the first was taken without a word, and the other's 1,500 parcels
+    were left out of the analysis."""
+    found = find_layers(str(data)) if data else {}
+    pairs = list(given.items()) if isinstance(given, Mapping) else list(given)
+    named = {kind for kind, _ in pairs}
+    for kind, src in found.items():
+        if src.also and kind not in named:
+            taken = src.layer or Path(src.path).name
+            where = Path(str(data)).name
+            raise LayerError(
+                f"{where} holds {len(src.also) + 1} layers that could be the {kind} layer: {taken} and "
+                f"{', '.join(src.also)}. sewerplan would take {taken} without a word: give the one to use as the "
+                f"{kind} layer, or rename the others.",
+                fix=Fix("layer", kind, f"{where}:{src.also[0]}"),
+            )
+    for kind, text in pairs:
+        found[kind] = parse_source(kind, text)
     return found
 
 

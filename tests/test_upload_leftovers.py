@@ -625,3 +625,25 @@ def test_a_dbf_without_its_shp_is_said_to_lack_it(tmp_path, given):
     text = " ".join(result.output.split())
     assert result.exit_code != 0 and "Traceback" not in text
     assert f"parcels.dbf in {data.name} has no parcels.shp beside it" in text
+
+
+# --- 10. two layers of one GeoPackage named for the same kind, given to the command line --------------------------
+
+
+def test_two_layers_that_could_be_the_parcels_are_not_chosen_between_without_a_word(tmp_path):
+    """tax_parcels (the first 2 lots) beside lots (all 5): the run took tax_parcels, by the order of the names it
+    knows, and left the other 3 parcels out without a word. It is refused, naming both; the one given is used."""
+    from tests.conftest import Runner
+
+    data = tmp_path / "county.gpkg"
+    pyogrio.write_dataframe(lots(2, occupied=[True] * 2), data, layer="tax_parcels")
+    pyogrio.write_dataframe(lots(5, occupied=[True] * 5), data, layer="lots")
+    pyogrio.write_dataframe(mains(), data, layer="mains")
+    run = ("analyze", "--profile", "wappinger", "--set", "mandate.distance_ft=200", "--data", data, "--json")
+    refused = Runner().invoke(*run)
+    said = " ".join(refused.output.split())
+    assert refused.exit_code != 0 and "Traceback" not in said
+    assert "county.gpkg holds 2 layers that could be the parcels layer: tax_parcels and lots" in said
+    assert "--layer parcels=county.gpkg:lots" in said
+    chosen = Runner().invoke(*run, "--layer", f"parcels={data}:lots", ok=True)
+    assert '"parcels": 5' in chosen.output
