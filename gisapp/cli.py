@@ -19,7 +19,15 @@ from analysis.mandate import STATUSES
 from analysis.profiles import bracketed, covering_tests, rule_tests
 from gisapp import services
 from gisapp.cli_batch import batch
-from gisapp.cli_common import DAY, DIRECTION_OPTION, data_options, loading, print_problems, user_errors
+from gisapp.cli_common import (
+    DAY,
+    DIRECTION_OPTION,
+    data_options,
+    loading,
+    print_problems,
+    refuse_repeated_options,
+    user_errors,
+)
 from gisapp.cli_duties import duties
 from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
@@ -561,6 +569,9 @@ def users_list(users_db, as_json):
     else:
         for n, r in rows:
             click.echo(f"{n}\t{r}")
+
+
+refuse_repeated_options(main)  # every command, wherever it is defined: the last of an option given twice won silently
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -547,3 +547,51 @@ class Progressing:
 def print_problems(console: Console, layers: Layers) -> None:
     for p in layers.problems:
         console.print(f"[yellow]{p.severity}[/yellow]: {problem_text(p)}", markup=True, highlight=False)
+
+
+def refuse_repeated_options(command: click.Command) -> None:
+    """Make ``command`` and every command under it refuse an option given twice with two values, as ``--set`` and
+    ``--layer`` already do. Click keeps the last one without a word: ``notices issue --notice-date 2027-03-01
+    --notice-date 2027-09-01`` recorded 90 notices dated September; ``analyze --profile fort-plain --profile
+    wappinger`` ran Wappinger. The same value twice is one value. Options given more than once on purpose
+    (``multiple``) and flags are not counted."""
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            refuse_repeated_options(sub)
+        return
+    parse = command.parse_args
+
+    def parse_args(ctx: click.Context, args: list[str]) -> list[str]:
+        said = repeated_option(command, args)
+        if said:
+            raise click.UsageError(said, ctx=ctx)
+        return parse(ctx, args)
+
+    command.parse_args = parse_args  # type: ignore[method-assign]
+
+
+def repeated_option(command: click.Command, args: list[str]) -> str | None:
+    """The sentence for the first option of ``command`` that ``args`` give twice with two values; None for none."""
+    valued = {
+        spelling: param
+        for param in command.params
+        if isinstance(param, click.Option) and not (param.multiple or param.count or param.is_flag)
+        for spelling in param.opts
+    }
+    given: dict[str, list[tuple[str, str]]] = {}
+    i = 0
+    while i < len(args) and args[i] != "--":
+        spelling, equals, value = args[i].partition("=") if args[i].startswith("--") else (args[i], "", "")
+        param = valued.get(spelling)
+        if param is None:
+            i += 1
+            continue
+        if not equals:
+            value = " ".join(args[i + 1 : i + 1 + max(1, param.nargs)])
+        i += 1 if equals else 1 + max(1, param.nargs)
+        given.setdefault(str(param.name), []).append((spelling, value))
+    for uses in given.values():
+        values = list(dict.fromkeys(value for _, value in uses))
+        if len(values) > 1:
+            return f"{uses[0][0]} is given twice, as {values[0]} and {values[1]}: give it once, with the one you mean."
+    return None

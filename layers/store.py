@@ -537,6 +537,15 @@ class GeoPackageStore(Store):
         return recorded
 
     def qgis_layers(self) -> list[dict]:
+        if not self.path.is_file():
+            raise LayerError(f"{self.path} does not exist: give the town's store (the GeoPackage `analyze` wrote).")
+        self.layer_names()  # a damaged file, or a file of another kind given as the store, refused in one sentence
+        try:
+            return self._qgis_layers()
+        except sqlite3.DatabaseError as exc:  # read by GDAL, but no GeoPackage (a CSV, a SQLite of other tables)
+            raise LayerError(unreadable_message(self.path, exc)) from exc
+
+    def _qgis_layers(self) -> list[dict]:
         with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)) as con:
             rows = con.execute(
                 "SELECT table_name, column_name, geometry_type_name, srs_id FROM gpkg_geometry_columns"

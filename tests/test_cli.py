@@ -720,3 +720,42 @@ def test_bellinge_subcatchments_as_parcels_write_a_geopackage_store(real_data, t
         read = pyogrio.read_dataframe(out, layer=layer, read_geometry=False)
         assert {"Area", "area_2"} <= set(read.columns) and len(read) == 13, layer
         assert read["area_2"].round(3).tolist() == [round(f["properties"]["area"], 3) for f in parcels["features"]]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ("analyze", "--profile", "fort-plain", "--profile", "wappinger"),
+            "--profile is given twice, as fort-plain and wappinger",
+        ),
+        (
+            ("notices", "preview", "--notice-date", "2027-03-01", "--notice-date=2027-09-01"),
+            "--notice-date is given twice, as 2027-03-01 and 2027-09-01",
+        ),
+        (("trace", "--manhole", "MH-17", "--manhole", "MH-40"), "--manhole is given twice, as MH-17 and MH-40"),
+    ],
+)
+def test_an_option_given_twice_with_two_values_is_refused(args, said):
+    """Click kept the last of the two without a word: 90 notices were recorded dated September, a run meant for
+    Fort Plain ran Wappinger. Refused before anything is read or written, naming both values."""
+    result = Runner().invoke(*args, "--data", "nowhere.gpkg")
+    assert result.exit_code == 2 and said in " ".join(result.output.split())
+
+
+def test_an_option_given_twice_with_one_value_is_that_value(tmp_path):
+    store = tmp_path / "town.gpkg"
+    Runner().invoke("sample", "--out", store, "--parcels", "60", ok=True)
+    twice = Runner().invoke("analyze", "--profile", "fort-plain", "--profile", "fort-plain", "--data", store, "--json")
+    assert twice.exit_code == 0, twice.output
+
+
+@pytest.mark.parametrize("store", ["notes.gpkg", "owners.csv"])
+def test_export_qgis_of_a_file_that_is_no_store_says_so(tmp_path, store):
+    """A text file given as the store: `analyze` and `trace` said so in a sentence, export-qgis in SQLite's
+    traceback ("file is not a database")."""
+    (tmp_path / store).write_text("parcel_id,owner\n1,SMITH\n")
+    result = Runner().invoke("export-qgis", "--store", tmp_path / store, "--out", tmp_path / "town.qgz")
+    said = " ".join(result.output.split())
+    assert result.exit_code != 0 and "Traceback" not in said and "cannot be read as map data" in said, said
+    assert not (tmp_path / "town.qgz").exists()
