@@ -12,7 +12,6 @@ the preparer and the profile with its version. Both files appear whole or not at
 
 from __future__ import annotations
 
-import csv
 import datetime as dt
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -28,7 +27,7 @@ from reportlab.lib.units import inch
 from reportlab.pdfgen import canvas as pdfcanvas
 from reportlab.platypus import Flowable, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
-from analysis.notices import long_date, neutralise
+from analysis.notices import long_date
 from analysis.plans import not_laid_parts
 from analysis.profiles import Profile, bracketed, flagged
 from analysis.units import feet_per_unit
@@ -779,11 +778,8 @@ def write_comparison_csv(path: str | Path, names: list[str], rows: list[dict]) -
         [[r["label"], *[_cell(v) for v in r["values"]]] for r in rows],
         columns=["measure", *names],
     )
-    safe = table.copy()
-    safe.columns = neutralise(pd.Series(list(table.columns), dtype=object)).tolist()
-    for column in safe.columns:
-        if safe[column].dtype == object:
-            safe[column] = neutralise(safe[column].astype(str))
-    with written_whole(path) as where:
-        safe.to_csv(where, index=False, quoting=csv.QUOTE_MINIMAL)
-    return str(path)
+    # As every CSV sewerplan writes: formulas neutralised, whole or not at all, and marked UTF-8 so that a
+    # spreadsheet reads "O'Brien-Müller" as typed (it was the one comparison written without the mark).
+    from layers.write import write_csv
+
+    return write_csv(path, table.astype({c: str for c in table.columns if table[c].dtype == object}))

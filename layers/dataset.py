@@ -18,7 +18,6 @@ municipality lacks is added to it as nulls), so every reader sees the same colum
 
 from __future__ import annotations
 
-import csv
 import json
 import shutil
 from contextlib import suppress
@@ -141,11 +140,14 @@ def write_summary(out_dir: str | Path, rows: list[dict], batch: dict) -> tuple[s
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     csv_path, json_path = out / "_summary.csv", out / "_summary.json"
-    with written_whole(csv_path) as where, where.open("w", newline="", encoding="utf-8") as f:  # whole or not at all
-        writer = csv.DictWriter(f, fieldnames=SUMMARY_COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        for row in rows:
-            writer.writerow({k: ("" if row.get(k) is None else row.get(k)) for k in SUMMARY_COLUMNS})
+    # As every CSV sewerplan writes (``layers.write.write_csv``): whole or not at all, formulas in a municipality's
+    # typed name neutralised, and marked UTF-8 so that a spreadsheet reads "Village of O'Brien-Müller" as typed.
+    import pandas as pd
+
+    from layers.write import write_csv
+
+    table = pd.DataFrame([{k: row.get(k) for k in SUMMARY_COLUMNS} for row in rows], columns=list(SUMMARY_COLUMNS))
+    write_csv(csv_path, table)
     with written_whole(json_path) as where:
         where.write_text(json.dumps(batch | {"municipalities": rows}, indent=2, default=str), encoding="utf-8")
     return str(csv_path), str(json_path)

@@ -157,6 +157,7 @@ def test_batch_on_a_local_cluster_of_two_worker_processes_matches_analyze(state,
     # One partition per town under a path-safe name; the summary as CSV and JSON with the counts per status.
     safe = partition_names(names)
     assert sorted(p.name for p in out.glob("municipality=*")) == sorted(f"municipality={s}" for s in safe)
+    assert (out / "_summary.csv").read_bytes().startswith(b"\xef\xbb\xbf")  # a spreadsheet reads names as typed
     summary = pd.read_csv(out / "_summary.csv")
     for name in names:
         row = summary[summary["municipality"] == name].iloc[0]

@@ -1543,7 +1543,8 @@ def test_plans_compare_side_by_side_csv_and_delete(town_gpkg, tmp_path):
     shown = runner.invoke(main, ["plans", "--compare", "B", "A", "--register", reg, "--csv", str(csv_path)])
     text = " ".join(shown.output.split())
     assert shown.exit_code == 0 and "Septic systems retired" in text and "Cost per newly connected" in text
-    rows = list(csv.reader(csv_path.read_text(encoding="utf-8").splitlines()))
+    assert csv_path.read_bytes().startswith(b"\xef\xbb\xbf")  # marked UTF-8, as every CSV sewerplan writes
+    rows = list(csv.reader(csv_path.read_text(encoding="utf-8-sig").splitlines()))
     assert rows[0] == ["measure", "B", "A"]
     table = {r[0]: r[1:] for r in rows[1:]}
     assert table["Parcels newly mandated"] == ["5", "5"] and table["Petition signatures needed"] == ["3", "3"]
