@@ -143,11 +143,16 @@ def _published_words(name: str) -> str:
 
 @bp.app_context_processor
 def _workspace_banner():
-    """The name of the upload this planner works on, for the banner every page shows while they do."""
-    from gisapp.state import workspace_store
+    """The name of the upload this planner works on, for the banner every page shows while they do, and which
+    workspace the page shows (``shown_workspace``: the upload's token, or "town"), for the forms that act on it to send
+    back (``state.require_shown_workspace``)."""
+    from gisapp.state import TOWN, workspace_store
 
     store = workspace_store() if getattr(g, "user", None) else None
-    return {"workspace_name": read_meta(Path(store).parent).get("name", "") if store else None}
+    return {
+        "workspace_name": read_meta(Path(store).parent).get("name", "") if store else None,
+        "shown_workspace": Path(store).parent.name if store else TOWN,
+    }
 
 
 @bp.before_request
