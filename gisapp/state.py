@@ -27,15 +27,16 @@ import uuid
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from flask import current_app, g, has_request_context, request, session
+from flask import abort, current_app, g, has_request_context, request, session
 
 from gisapp import services
 from gisapp.mapdata import MapData
 from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
 from layers.errors import LayerError
 from layers.store import latest_run, open_store, store_writer
-from layers.uploads import touch, upload_folder
+from layers.uploads import read_meta, touch, upload_folder
 from layers.write import LINES_LAYER, RESULT_LAYER
 
 CACHED_STORES = 3
@@ -108,6 +109,53 @@ def store_path() -> str:
     if has_request_context() and request.blueprint == "notices":
         return town_store()
     return workspace_store() or town_store()
+
+
+# Which workspace a page showed, as its state-changing forms send it back: the upload's token, or TOWN.
+TOWN = "town"
+SHOWN_FIELD = "workspace"  # the form field (the run form's hidden input)
+SHOWN_HEADER = "X-Sewerplan-Workspace"  # the header (the map page's scripts, for the JSON posts)
+
+
+def workspace_tag() -> str:
+    """The request's workspace as a page carries it: the upload's token while the planner works on one, else TOWN."""
+    store = workspace_store()
+    return Path(store).parent.name if store else TOWN
+
+
+def _workspace_words(tag: str) -> str:
+    if tag == TOWN:
+        return "the town's store"
+    try:
+        name = read_meta(upload_folder(current_app.config["UPLOAD_FOLDER"], tag, owner=getattr(g, "user", None)))
+    except LayerError:  # published, discarded or expired since: its name is not told (nor another user's)
+        return "an upload of yours that is no longer there (published, discarded or expired)"
+    return f"your upload {name.get('name') or tag}"
+
+
+def require_shown_workspace() -> None:
+    """Refuse (409) a request from a page that showed another workspace than the one this session works on now.
+
+    "Work on it" and "Back to the town's store" change the session, so every open tab: a Run pressed in a tab whose
+    banner said "You are working on your upload" ran on the town's store, after another tab had gone back to it,
+    replacing the results its notices were given on. Each page's forms send the workspace it showed (``workspace``
+    field or ``X-Sewerplan-Workspace`` header, ``workspace_tag``); a request that sends neither (a script) acts on
+    the session's workspace as before. Called first by each view that acts on "the current workspace".
+    """
+    shown = request.form.get(SHOWN_FIELD) or request.headers.get(SHOWN_HEADER)
+    if not shown:
+        return
+    current = workspace_tag()
+    if shown == current:
+        return
+    abort(
+        409,
+        description=(
+            f"This page was opened on {_workspace_words(shown)}, but you are working on {_workspace_words(current)} "
+            "now (changed in another tab or window, or on the Data page). Nothing was done. Reload the page to see "
+            "what you are working on now, and try again there."
+        ),
+    )
 
 
 def _signature(path: str) -> float:

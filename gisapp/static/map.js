@@ -38,8 +38,12 @@
   const api = (path, params) => `${path}?${new URLSearchParams(params).toString()}`;
   // Every answer is read as JSON where it is JSON: a page in its place (a proxy's "502 Bad Gateway", a login page)
   // gives body null, so the caller says what failed instead of waiting forever on an unread promise.
+  // A POST says which workspace this page shows (the upload's token, or "town"): the server refuses it (409) when
+  // the session works on another one now, as after "Back to the town's store" in another tab.
   const fetchJSON = async (url, options) => {
-    const response = await fetch(url, { credentials: "same-origin", ...options });
+    const sent = { credentials: "same-origin", ...options };
+    if (sent.method === "POST") sent.headers = { "X-Sewerplan-Workspace": cfg.workspace, ...sent.headers };
+    const response = await fetch(url, sent);
     let body = null;
     try { body = await response.json(); } catch (err) { body = null; }
     return { ok: response.ok && body !== null, status: response.status, body };

@@ -16,7 +16,7 @@ from analysis.errors import AnalysisError
 from analysis.mandate import check_notice
 from gisapp import services
 from gisapp.security import requires
-from gisapp.state import start_analysis, state, store_path, unanalysed_spec
+from gisapp.state import require_shown_workspace, start_analysis, state, store_path, unanalysed_spec
 from gisapp.workspace import WorkspaceSpec, distinct_settings
 from layers.errors import LayerError
 from layers.store import StoreBusyError
@@ -43,6 +43,7 @@ def parse_settings(text: str) -> tuple[tuple[str, str], ...]:
 @bp.post("/analysis/run")
 @requires("planner")
 def run_analysis():
+    require_shown_workspace()  # the page's "You are working on your upload" must be where the run goes
     profile = request.form.get("profile", "")
     if profile not in services.profile_names():
         abort(400, description=f"Unknown profile {profile!r}.")

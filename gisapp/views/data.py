@@ -143,11 +143,16 @@ def _published_words(name: str) -> str:
 
 @bp.app_context_processor
 def _workspace_banner():
-    """The name of the upload this planner works on, for the banner every page shows while they do."""
-    from gisapp.state import workspace_store
+    """The name of the upload this planner works on, for the banner every page shows while they do, and which
+    workspace the page shows (``shown_workspace``: the upload's token, or "town"), for the forms that act on it to send
+    back (``state.require_shown_workspace``)."""
+    from gisapp.state import TOWN, workspace_store
 
     store = workspace_store() if getattr(g, "user", None) else None
-    return {"workspace_name": read_meta(Path(store).parent).get("name", "") if store else None}
+    return {
+        "workspace_name": read_meta(Path(store).parent).get("name", "") if store else None,
+        "shown_workspace": Path(store).parent.name if store else TOWN,
+    }
 
 
 @bp.before_request
@@ -157,7 +162,10 @@ def _expire():
 
 @bp.get("/upload")
 @requires("planner")
-def upload_form(message: str | None = None, status: int = 200):
+def upload_form(message: str | None = None, status: int = 200, *, town_busy: bool = False):
+    """The Data page; ``town_busy``: a publication, restore or run is writing the town's store right now (this
+    request's own publication or restore was refused for it), so its layers are not read: the file may be half-way
+    through being replaced."""
     config = current_app.config
     town = config["STORE"]
     workspaces = []
@@ -176,23 +184,48 @@ def upload_form(message: str | None = None, status: int = 200):
             }
         )
     previous = [p | {"saved": _when(p["saved_at"]), "mb": p["bytes"] / 2**20} for p in previous_stores(town)]
-    run, spec = latest_run(town), recorded_spec(town)
     page = render_template(
         "data/upload.html",
         workspaces=workspaces,
         previous=previous,
-        town_counts=layer_counts(town),  # {} before the store exists (a GeoPackage or a PostGIS schema)
-        town_run=run,
-        # the measuring CRS given for its data (outside New York): its run's, or the one its layers were checked in
-        town_measured_in=measured_in(spec.crs),
-        # never analysed: the profile a run applies, the one its layers were checked under (else the default)
-        town_profile_note=None if run else _profile_note(town, spec),
+        **_town_overview(town, busy=town_busy),
         used_mb=owner_usage(_root(), g.user) / 2**20,
         quota_mb=config["UPLOAD_QUOTA_BYTES"] / 2**20,
         ttl_hours=config["UPLOAD_TTL_HOURS"],
         message=message,
     )
     return page, status
+
+
+def _town_overview(town: str, *, busy: bool) -> dict:
+    """What the Data page says of the town's store: its layers' counts, its latest run, the profile and measuring CRS
+    a run applies; or, while it is being replaced, why it says nothing of them (``town_unread``).
+
+    A publish double-clicked: the second request, refused as "in progress", built its page while the first replaced
+    the store file, and reading its layers there was a server error ("Layer 'buildings' could not be opened"). Such a
+    page does not read them; any other page that cannot read them says so instead of failing.
+    """
+    if busy:
+        return {
+            "town_unread": "The town's store is being written right now (see above), so its layers are not shown "
+            "here: reload the page in a moment to see them."
+        }
+    try:
+        run, spec = latest_run(town), recorded_spec(town)
+        return {
+            "town_counts": layer_counts(town),  # {} before the store exists (a GeoPackage or a PostGIS schema)
+            "town_run": run,
+            # the measuring CRS given for its data (outside New York): its run's, or the one its layers were checked in
+            "town_measured_in": measured_in(spec.crs),
+            # never analysed: the profile a run applies, the one its layers were checked under (else the default)
+            "town_profile_note": None if run else _profile_note(town, spec),
+        }
+    except (LayerError, OSError, RuntimeError) as exc:  # pyogrio's errors are RuntimeErrors: a file being replaced
+        current_app.logger.warning("the Data page could not read the town's store: %s", exc)
+        return {
+            "town_unread": "The town's store could not be read just now (a publication, restore or run may be "
+            "writing it): reload the page in a moment to see it."
+        }
 
 
 def _profile_note(store: str, spec: WorkspaceSpec) -> str:
@@ -744,8 +777,8 @@ def publish(token: str):
             label=f"publishing {name} by {g.user}",
             keep=current_app.config["KEEP_PREVIOUS_STORES"],
         )
-    except StoreBusyError as exc:
-        return upload_form(message=str(exc), status=409)
+    except StoreBusyError as exc:  # a publish sent twice (a double click): the first is replacing the store now
+        return upload_form(message=str(exc), status=409, town_busy=True)
     if session.get("workspace") == token:
         session.pop("workspace")
     session[PUBLISHED] = [[t, n] for t, n in session.get(PUBLISHED, []) if t != token][-KEPT_PUBLISHED + 1 :] + [
@@ -783,7 +816,7 @@ def restore():
     try:
         restore_store(town, name, who=g.user, keep=current_app.config["KEEP_PREVIOUS_STORES"])
     except StoreBusyError as exc:
-        return upload_form(message=str(exc), status=409)
+        return upload_form(message=str(exc), status=409, town_busy=True)
     which = name
     if kept:
         which = f"saved {_when(kept['saved_at'])}" + (f" ({kept['label']})" if kept["label"] else "")

@@ -29,7 +29,7 @@ from analysis.plans import as_drawn, compare_plans, not_laid_parts
 from analysis.profiles import bracketed
 from gisapp import services
 from gisapp.security import LOCAL_USER, requires
-from gisapp.state import workspace
+from gisapp.state import require_shown_workspace, workspace
 from gisapp.views._said import heard, say
 from layers.board import write_comparison_csv
 from layers.errors import LayerError
@@ -128,6 +128,7 @@ def line_from_file():
     degrees, so QGIS's MultiLineString was "no line" and a file in the town's state plane CRS sent the map to the
     North Pole.
     """
+    require_shown_workspace()  # read into the CRS of the workspace the map showed, or refused
     body = _body()
     text, name = body.get("text"), Path(str(body.get("name") or "")).name or "the file"
     if not isinstance(text, str) or not text.strip():
@@ -146,6 +147,7 @@ def line_from_file():
 @bp.post("/evaluate")
 @requires("planner")
 def evaluate():
+    require_shown_workspace()  # evaluated (and saved) on the layers the map showed, or refused
     body = _body()
     try:
         given = body.get("diameter_in", 8)
