@@ -207,6 +207,7 @@ def _analyze(
     connected = _connected(parcels)
     held = held_by_service_area(parcels, service_areas)
     code = _status_codes(profile, connected, near, held, occupied, measure.distance_ft, threshold_ft)
+    unnoticed = not_noticed_for(parcels, profile, notice_reason)
 
     main_text = pc.take(pa.array(counted.ids, pa.string()), pa.array(near.main_index, mask=near.main_index < 0))
     klass = pa.array(_text(parcels["property_class"]), pa.string()) if "property_class" in parcels else None
@@ -226,6 +227,7 @@ def _analyze(
         notice_date=notice_date,
         notice_reason=notice_reason,
         held=held,
+        unnoticed=unnoticed,
         measured_from=measure.measured_from,
         boundary_ft=measure.boundary_ft,
     )
@@ -236,7 +238,7 @@ def _analyze(
     return MandateResult(
         parcels=out,
         measuring_lines=measuring,
-        summary=_summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, notice_reason),
+        summary=_summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, notice_reason, unnoticed),
         building_parcels=building_parcels,
         street_pairs=near.pairs if has_streets and not has_rows else None,
     )
@@ -402,8 +404,10 @@ def _status_codes(profile, connected, near, held, occupied, distance_ft, thresho
     )
 
 
-def _summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, notice_reason) -> dict:
-    """The run's counts per status and what it measured by, as the run record and the summary page show them."""
+def _summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, notice_reason, unnoticed) -> dict:
+    """The run's counts per status and what it measured by, as the run record and the summary page show them;
+    ``notices_held``: the parcels that must connect to which no notice may be given for the run's notice reason."""
+    mandated = code == STATUSES.index("mandated")
     return {
         "profile": profile.id,
         "profile_version": profile.version,
@@ -415,10 +419,34 @@ def _summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, 
         "measuring_crs": CRS(parcels.crs).to_string(),
         "notice_date": notice_date.isoformat() if notice_date else None,
         "notice_reason": notice_reason,
+        "notices_held": int((mandated & unnoticed).sum()) if unnoticed is not None else 0,
         "notice_period_days": profile.mandate.notice_period_days.value,
         "counting_mains": int(counted.counting.sum()),
         "mains": len(mains),
     }
+
+
+def private_system(parcels: pd.DataFrame, profile: Profile) -> np.ndarray:
+    """Whether each parcel is served by a private sewage disposal system: its ``private_system`` column (yes/no,
+    true/false, 1/0), else the profile's reading (``notices.private_system_assumed``)."""
+    assumed = bool(profile.notices.private_system_assumed.value)
+    default = np.full(len(parcels), assumed)
+    if "private_system" not in parcels.columns:
+        return default
+    words = parcels["private_system"].astype("string").str.strip().str.lower().fillna("")
+    yes, no = words.isin(("y", "yes", "true", "t", "1")).to_numpy(bool), words.isin(("n", "no", "false", "f", "0"))
+    return np.where(yes, True, np.where(no.to_numpy(bool), False, default))
+
+
+def not_noticed_for(parcels: pd.DataFrame, profile: Profile, notice_reason: str | None) -> np.ndarray | None:
+    """The parcels to which no notice may be given for ``notice_reason``: under Poughkeepsie's § 168-22.3C a
+    property served by a private system is noticed "only when it shall be necessary to eliminate a public health
+    hazard" (``notices.private_system_reasons``), so a run noticing for a highway improvement program sets them no
+    deadline (the letters hold them back: ``analysis.notices.plan_notices``). None where the reason limits none."""
+    allowed = profile.notices.private_system_reasons.value
+    if notice_reason is None or not allowed or notice_reason in allowed:
+        return None
+    return private_system(parcels, profile)
 
 
 def tie_rank(ids: np.ndarray, geoms: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ import pandas as pd
 import shapely
 
 from analysis.errors import AnalysisError, Fix, ProfileError
-from analysis.mandate import check_notice
+from analysis.mandate import check_notice, private_system
 from analysis.profiles import Profile, Rule
 from analysis.reasons import NOTICE_REASONS
 
@@ -335,7 +335,7 @@ def plan_notices(
         {name: (mandated[name] if name in mandated.columns else None) for name in NOTICE_FIELDS}, index=mandated.index
     )
     out["parcel_id"] = out["parcel_id"].astype(str)
-    out["private_system"] = _private_system(mandated, profile)
+    out["private_system"] = private_system(mandated, profile)
     deadline = notice_period.ends(notice_date)
     out["deadline"] = deadline
     out["section"] = profile.mandate.notice_period_days.section
@@ -682,17 +682,6 @@ def _hazards(profile: Profile, reason: str | None, hazard) -> str | Mapping[str,
             f"(the reason {HAZARD_REASON}); this notice's reason is {reason or 'none'}."
         )
     return hazard
-
-
-def _private_system(parcels: pd.DataFrame, profile: Profile) -> np.ndarray:
-    """Whether each parcel is served by a private system: its ``private_system`` column, else the profile's reading."""
-    assumed = bool(profile.notices.private_system_assumed.value)
-    default = np.full(len(parcels), assumed)
-    if "private_system" not in parcels.columns:
-        return default
-    words = parcels["private_system"].map(lambda v: "" if pd.isna(v) else str(v).strip().lower())
-    yes, no = words.isin(("y", "yes", "true", "t", "1")), words.isin(("n", "no", "false", "f", "0"))
-    return np.where(yes, True, np.where(no, False, default))
 
 
 # -- New York legal holidays (a deadline on one is flagged; the town decides) ---------------------------------------

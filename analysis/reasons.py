@@ -92,6 +92,8 @@ class _Facts:
     boundary_ft: np.ndarray | None
     due: str | None
     notice_rule: str
+    unnoticed: np.ndarray | None = None  # no notice may be given for the run's reason (``mandate.not_noticed_for``)
+    notice_reason: str | None = None
 
     @property
     def limit(self) -> str:
@@ -114,8 +116,13 @@ def explain(
     held=None,
     measured_from: np.ndarray | None = None,
     boundary_ft: np.ndarray | None = None,
+    unnoticed: np.ndarray | None = None,
 ) -> dict[str, pa.Array]:
     """``rule``, ``section``, ``reason`` and ``deadline`` columns; ``status_code`` indexes ``STATUSES``.
+
+    ``unnoticed``: the parcels to which no notice may be given for ``notice_reason`` (Poughkeepsie's § 168-22.3C, a
+    property on a private system; ``analysis.mandate.not_noticed_for``): they get no deadline, and their reason says
+    why, as the letters hold them back.
 
     Each status's sentences are built on its own rows only, then put back in parcel order with one take.
     """
@@ -138,6 +145,8 @@ def explain(
         boundary_ft,
         due,
         _notice_rule(profile, notice_reason),
+        unnoticed,
+        notice_reason,
     )
     order = np.argsort(status_code, kind="stable")
     bounds = np.searchsorted(status_code[order], np.arange(len(STATUSES) + 1))
@@ -156,6 +165,8 @@ def explain(
     rules = _rules(profile)
     code = pa.array(status_code)
     mandated = pc.equal(code, STATUSES.index("mandated"))
+    if unnoticed is not None:  # no notice, so no deadline and no notice reason, for these
+        mandated = pc.and_(mandated, pc.invert(pa.array(np.asarray(unnoticed, dtype=bool))))
     none = pa.nulls(n, pa.string())
     return {
         "rule": pc.take(pa.array([rules[s][0] for s in STATUSES]), code),
@@ -308,12 +319,22 @@ def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
     else:
         when = f"when notified (no period set: {citation_clause(md.notice_period_days.citation)})"
     main, in_street, dist = _main_words(facts, rows)
-    text = (
-        f"; {md.distance_ft.citation} requires an occupied property within {facts.limit} to connect {when}."
-        + facts.notice_rule
-        + (deadline_sentence(facts.due) if facts.due else "")
+    duty = f"; {md.distance_ft.citation} requires an occupied property within {facts.limit} to connect {when}."
+    text = duty + facts.notice_rule + (deadline_sentence(facts.due) if facts.due else "")
+    said = _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows), text)
+    if facts.unnoticed is None or not np.asarray(facts.unnoticed)[rows].any():
+        return said
+    # Poughkeepsie's § 168-22.3C: a property on a private system is noticed only for a public health hazard.
+    rule, assumed = facts.profile.notices.private_system_reasons, facts.profile.notices.private_system_assumed
+    held = (
+        duty
+        + " It is served by a private sewage disposal system (by its private_system column, else as "
+        + f'{assumed.section} reads it), and {rule.section} says "{rule.quote.rstrip(".")}": '
+        f"no notice may be given to it {NOTICE_REASONS.get(facts.notice_reason or '', 'for this reason')}, so no "
+        "deadline is set."
     )
-    return _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows), text)
+    held_said = _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows), held)
+    return pc.if_else(pa.array(np.asarray(facts.unnoticed, dtype=bool)[rows]), held_said, said)
 
 
 _SENTENCES = {

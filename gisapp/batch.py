@@ -205,8 +205,9 @@ def _analyse(spec: TownSpec, job: TownJob) -> dict:
         "profile_version": profile.version,
         "parcels": int(summary["parcels"]),
         **{status: int(counts.get(status, 0)) for status in STATUS_COLUMNS},
-        # A connection notice is owed to every mandated parcel; no register is consulted in a batch.
-        "notices_due": int(counts.get("mandated", 0)),
+        # A connection notice is owed to every mandated parcel but those the notice reason may not reach (a
+        # property on a private system, for a highway improvement, under § 168-22.3C); no register is consulted.
+        "notices_due": int(counts.get("mandated", 0)) - int(summary.get("notices_held") or 0),
         "notice_deadline": deadline,
         "parcels_straddling": extra.get("parcels_straddling"),
         "parcels_assigned": extra.get("parcels_assigned"),

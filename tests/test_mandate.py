@@ -312,7 +312,15 @@ def test_poughkeepsie_notice_needs_a_reason(street_block):
         run([lot("P", 0, 25)], mains, streets, pk, notice_date=dt.date(2027, 3, 1))
     with pytest.raises(AnalysisError, match="not one the poughkeepsie profile knows"):
         run([lot("P", 0, 25)], mains, streets, pk, notice_date=dt.date(2027, 3, 1), notice_reason="budget")
-    r = run([lot("P", 0, 25)], mains, streets, pk, notice_date=dt.date(2027, 3, 1), notice_reason="highway_improvement")
+    # P has no private system (§ 168-22.3C lets a highway improvement's notice reach only such a property)
+    r = run(
+        [lot("P", 0, 25, private_system="no")],
+        mains,
+        streets,
+        pk,
+        notice_date=dt.date(2027, 3, 1),
+        notice_reason="highway_improvement",
+    )
     assert "to promote a highway improvement program (§ 168-22.2G)" in r.loc["P", "reason"]
     assert r.loc["P", "notice_reason"] == "highway_improvement"
 
