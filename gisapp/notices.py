@@ -52,7 +52,7 @@ from analysis.notices import (
     plan_notices,
     plan_violations,
 )
-from analysis.profiles import Profile
+from analysis.profiles import MAX_PERIOD_DAYS, Profile
 from analysis.units import feet_per_unit
 from gisapp.words import count, sentence_end
 from layers.atomic import same_file
@@ -140,8 +140,10 @@ def preview(
 ) -> tuple[NoticePlan, pd.DataFrame, dict]:
     """Who would get a connection notice, grouped by mailing address, and why others are held back; records nothing.
 
-    Returns the plan, the mailing rows and the document `sewerplan notices preview --json` prints.
+    Returns the plan, the mailing rows and the document `sewerplan notices preview --json` prints. A notice date
+    too far ahead is refused (``check_notice_horizon``), as issuing it would be.
     """
+    check_notice_horizon(notice_date, profile)
     plan = plan_notices(
         inputs.results,
         profile=profile,
@@ -292,6 +294,30 @@ def check_notice_date(notice_date: dt.date, on: dt.date | None = None) -> None:
         )
 
 
+def check_notice_horizon(notice_date: dt.date, profile: Profile, on: dt.date | None = None) -> None:
+    """Refuse a notice dated more days after today than the profile's ``notices.notice_date_max_days_ahead``: the
+    deadline runs from the notice's date, so a mistyped year (2207, 2999) would record notices whose deadlines never
+    come and keep their parcels from being noticed again. The one check of it: ``preview`` (the command's preview
+    and issue, the notices page's Preview and Confirm all go through it) and ``check_issue`` run it."""
+    on = on or today()
+    rule = profile.notices.notice_date_max_days_ahead
+    ahead = (notice_date - on).days
+    if ahead <= int(rule.value):
+        return
+    text = (
+        f"The notice date {notice_date.isoformat()} is {ahead:,} days after today ({on.isoformat()}): a notice may "
+        f"be dated at most {int(rule.value)} days ahead (notices.notice_date_max_days_ahead, a setting of the "
+        "profile), so that a mistyped year never starts a deadline. Check the year and give the day the letters "
+        "will be mailed."
+    )
+    if ahead > MAX_PERIOD_DAYS:  # no setting allows it: a typo, whatever the town's practice
+        raise LayerError(f"{text} No setting allows a notice dated more than {MAX_PERIOD_DAYS:,} days ahead.")
+    raise LayerError(
+        f"{text} To date notices that far ahead, set it to {ahead} days or more.",
+        fix=Fix("rule", target="notices.notice_date_max_days_ahead", example=str(ahead)),
+    )
+
+
 def check_violation_date(as_of: dt.date, on: dt.date | None = None) -> None:
     """Refuse violation notices issued as of another day than today: as of a day to come they would count owners
     overdue whose deadline has not passed (and who may still connect), and as of a past day they would be dated,
@@ -318,6 +344,7 @@ def check_issue(plan: NoticePlan, *, kind: str, profile: Profile, town: TownSett
     creates the town's register (``issue --new``), so a refused first issue leaves no register behind."""
     if kind == "connection":
         check_notice_date(plan.notice_date)
+        check_notice_horizon(plan.notice_date, profile)
     else:
         check_violation_date(plan.notice_date)
     problems = town_problems(profile, town, plan)

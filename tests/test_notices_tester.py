@@ -1,0 +1,104 @@
+"""What a tester found in the notices, each reproduced through the command line (click's runner) or the web app
+(Flask's test client): a notice date centuries ahead, a preview after a killed issue, the list's parcel IDs cut at
+80 columns, and the summary without the deadlines the register holds."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+
+from gisapp.cli import main
+from layers.register import Register
+from layers.sample import sample_town
+from layers.write import write_layers
+from tests import conftest
+from tests.conftest import csrf
+
+
+def invoke(*args, ok=True, env=None):
+    result = CliRunner(env=env).invoke(main, [str(a) for a in args])
+    if ok:
+        assert result.exit_code == 0, result.output
+    return result
+
+
+def said(result) -> str:
+    return " ".join(result.output.split())
+
+
+@pytest.fixture(scope="module")
+def analysed(tmp_path_factory):
+    """The sample village (about 30 mandated parcels) analysed for Fort Plain into its store, with town settings."""
+    folder = tmp_path_factory.mktemp("tester-store")
+    path = folder / "town.gpkg"
+    write_layers(str(path), sample_town(80))
+    invoke("analyze", "--profile", "fort-plain", "--data", path, "--out", path)
+    return path
+
+
+@pytest.fixture
+def store(analysed, tmp_path):
+    """A copy of the analysed store of this test's own, with the example town settings beside it."""
+    own = tmp_path / "store" / "town.gpkg"
+    own.parent.mkdir()
+    shutil.copy(analysed, own)
+    (own.parent / "town.toml").write_text(conftest.town_toml(), encoding="utf-8")
+    return own
+
+
+@pytest.fixture
+def app(store, tmp_path):
+    return conftest.make_app(store, tmp_path, REGISTER=None)
+
+
+def _preview(store, day, *extra):
+    return ["notices", "preview", "--profile", "fort-plain", "--data", store, "--notice-date", day, *extra]
+
+
+def _issue(store, day, out, *extra):
+    args = ["notices", "issue", "--profile", "fort-plain", "--data", store, "--notice-date", day, "--out", out]
+    return [*args, *extra]
+
+
+# -- 1. a notice date centuries ahead -----------------------------------------------------------------------------
+
+
+def test_a_notice_date_too_far_ahead_is_refused_for_preview_and_issue(store, tmp_path):
+    """`issue --notice-date 2999-12-31` issued every notice with deadlines in the year 3000 (a past date was refused):
+    a typo year went into the register and kept those parcels from being noticed again. The profile's
+    notices.notice_date_max_days_ahead (90 days) refuses it, saying how to change it; the test suite's today is
+    2027-02-15, so 2027-05-16 is the last day allowed."""
+    refused = invoke(*_preview(store, "2999-12-31"), ok=False)
+    assert refused.exit_code != 0
+    text = said(refused)
+    assert "The notice date 2999-12-31 is 355,335 days after today (2027-02-15)" in text
+    assert "a notice may be dated at most 90 days ahead (notices.notice_date_max_days_ahead" in text
+    assert "No setting allows a notice dated more than 3,650 days ahead." in text  # a typo: nothing to set
+    typo = said(invoke(*_preview(store, "2027-05-17"), ok=False))  # 91 days: the town may date further ahead
+    assert "set it to 91 days or more. Use --set notices.notice_date_max_days_ahead=91." in typo
+    assert json.loads(invoke(*_preview(store, "2027-05-16", "--json")).stdout)["notices"]  # 90 days
+    # issued: refused, and nothing made (no register, no folder)
+    out = tmp_path / "letters2999"
+    refused = invoke(*_issue(store, "2999-12-31", out, "--new"), ok=False)
+    assert refused.exit_code != 0 and "at most 90 days ahead" in said(refused)
+    assert not out.exists() and not list(store.parent.glob("*.sqlite"))
+    # a town that prepares its letters further ahead sets it, as the refusal says
+    later = _preview(store, "2027-08-01", "--json", "--set", "notices.notice_date_max_days_ahead=200")
+    assert json.loads(invoke(*later).stdout)["notices"]
+
+
+def test_the_notices_page_refuses_a_notice_date_too_far_ahead(client, app):
+    """The page's Preview (and so its Confirm) goes through the same check, worded as the field to fill in."""
+    token = csrf(client)
+    client.post("/notices/register", data={"csrf_token": token})
+    far = client.post("/notices/preview", data={"notice_date": "2027-06-01", "csrf_token": token})
+    page = " ".join(far.get_data(as_text=True).split())
+    assert far.status_code == 400 and 'name="confirm"' not in page
+    assert "at most 90 days ahead" in page and "set it to 106 days or more." in page
+    assert "Settings" in page and "notices.notice_date_max_days_ahead=106" in page and "--set" not in page
+    refused = client.post("/notices/issue", data={"notice_date": "2999-12-31", "csrf_token": token, "confirm": "x"})
+    assert refused.status_code == 400
+    assert Register(store=app.config["STORE"], create=False).listing().empty
