@@ -25,7 +25,7 @@ from analysis.notices import SERVED_IN_PERSON, mailing_address, mailing_words, s
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
-from gisapp.words import already_noticed, before_issuing, count
+from gisapp.words import before_issuing, count
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
@@ -239,8 +239,8 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
             "whether to give a later date.",
             highlight=False,
         )
-    if doc["already_noticed"]:
-        console.print(already_noticed(doc["already_noticed"]), highlight=False, markup=False)
+    for line in _notices.left_out(doc):
+        console.print(line, highlight=False, markup=False)
     for line in _held_lines(doc["held"]):
         console.print(line, highlight=False, markup=False)
     for problem in doc["letters_blocked_by"]:

@@ -54,7 +54,7 @@ from analysis.notices import (
 )
 from analysis.profiles import MAX_PERIOD_DAYS, Profile
 from analysis.units import feet_per_unit
-from gisapp.words import count, sentence_end
+from gisapp.words import already_noticed, count, sentence_end
 from layers.atomic import same_file
 from layers.errors import LayerError
 from layers.fonts import PRINTABLE
@@ -141,9 +141,9 @@ def preview(
     """Who would get a connection notice, grouped by mailing address, and why others are held back; records nothing.
 
     Returns the plan, the mailing rows and the document `sewerplan notices preview --json` prints. A notice date
-    too far ahead is refused (``check_notice_horizon``), as issuing it would be.
+    too far ahead is refused (``check_notice_horizon``, once ``plan_notices`` has taken the date as one at all),
+    as issuing it would be.
     """
-    check_notice_horizon(notice_date, profile)
     plan = plan_notices(
         inputs.results,
         profile=profile,
@@ -154,6 +154,7 @@ def preview(
         town=town,
         **LETTER_CHECKS,
     )
+    check_notice_horizon(notice_date, profile)
     rows = mailing_list(plan.due)
     doc = {
         "notice_date": notice_date.isoformat(),
@@ -166,7 +167,41 @@ def preview(
         "letters_blocked_by": town_problems(profile, town, plan),
         "unfinished_batches": [b["batch_id"] for b in register.batches(status="prepared")],
     }
+    # The mandated parcels a batch left unfinished holds (prepared, never mailed), by batch: the register excludes
+    # them as it does parcels with an open notice, but the preview must not call them noticed (``left_out``).
+    results = inputs.results
+    mandated = set(results.loc[results["status"] == "mandated", "parcel_id"].astype(str))
+    held: dict[str, int] = dict.fromkeys(doc["unfinished_batches"], 0)
+    for parcel, batch in register.prepared_parcels().items():
+        if parcel in mandated:
+            held[batch] = held.get(batch, 0) + 1
+    doc["unfinished"] = [{"batch_id": b, "mandated_parcels": n} for b, n in held.items()]
+    doc["already_prepared"] = sum(held.values())
     return plan, rows, doc
+
+
+def left_out(doc: Mapping, *, web: bool = False) -> list[str]:
+    """Why a preview has fewer notices than the analysis has mandated parcels, in sentences: those the register
+    has an open notice for (or marks connected or exempt), and apart from them those a batch left unfinished holds,
+    whose notices were prepared and never mailed, with how to finish or cancel that batch (``web``: the notices
+    page's button, else the command). The command's preview and the notices page both say these."""
+    prepared = int(doc.get("already_prepared") or 0)
+    said = [already_noticed(int(doc.get("already_noticed") or 0) - prepared)]
+    for b in doc.get("unfinished") or []:
+        n = b["mandated_parcels"]
+        held = f"holds {count(n, 'mandated parcel')} (their notices prepared, never mailed)" if n else "is prepared"
+        how = (
+            '"Settle interrupted batches" finishes it when its folder holds every letter and cancels it otherwise '
+            "(a batch another process is still writing is left to that process)"
+            if web
+            else f"`sewerplan notices resume {b['batch_id']}` finishes it when its folder holds every letter and "
+            f"cancels it otherwise; `sewerplan notices resume {b['batch_id']} --cancel` cancels it"
+        )
+        said.append(
+            f"Batch {b['batch_id']} was left unfinished: it {held}, and no letter of it has been mailed. {how}; "
+            "the parcels a cancelled batch held are noticed again in the next batch."
+        )
+    return [s for s in said if s]
 
 
 def _notice_doc(row: Mapping) -> dict:

@@ -611,6 +611,16 @@ class Register:
         with self.engine.connect() as c:
             return {r[0] for r in c.execute(query)}
 
+    def prepared_parcels(self, notice_type: str = "connection") -> dict[str, str]:
+        """Parcels holding a prepared notice of ``notice_type`` (its batch not yet issued or cancelled: being written,
+        or left unfinished by a process that stopped), each with its batch ID. They are excluded from a batch as an
+        open notice is, but no letter of theirs has been mailed."""
+        query = sa.select(notices.c.parcel_id, notices.c.batch_id).where(
+            (notices.c.notice_type == notice_type) & (notices.c.status == "prepared")
+        )
+        with self.engine.connect() as c:
+            return {r[0]: r[1] for r in c.execute(query)}
+
     def prepare_batch(
         self,
         due: pd.DataFrame,

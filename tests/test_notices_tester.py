@@ -4,18 +4,26 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
+import re
 import shutil
+from pathlib import Path
 
+import geopandas as gpd
 import pytest
 from click.testing import CliRunner
 
+from analysis.notices import due_notices
+from analysis.profiles import load_profile
 from gisapp.cli import main
-from layers.register import Register
+from layers.register import Register, new_batch_id
 from layers.sample import sample_town
 from layers.write import write_layers
 from tests import conftest
 from tests.conftest import csrf
+
+FP = load_profile("fort-plain")
 
 
 def invoke(*args, ok=True, env=None):
@@ -102,3 +110,65 @@ def test_the_notices_page_refuses_a_notice_date_too_far_ahead(client, app):
     refused = client.post("/notices/issue", data={"notice_date": "2999-12-31", "csrf_token": token, "confirm": "x"})
     assert refused.status_code == 400
     assert Register(store=app.config["STORE"], create=False).listing().empty
+
+
+# -- 2. the preview after a killed issue ----------------------------------------------------------------------------
+
+
+def _unfinished_batch(store, folder) -> dict:
+    """Every mandated parcel's notice prepared and the batch never finished, as `notices issue` killed with SIGKILL
+    while writing the letters leaves it (the register made and recorded in the store, as `issue --new` does)."""
+    register = Register(store=store, create=True)
+    results = gpd.read_file(store, layer="parcel_results")
+    day = dt.date(2027, 3, 1)
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return register.prepare_batch(
+        due_notices(results, profile=FP, notice_date=day),
+        batch_id=new_batch_id(day),
+        kind="connection",
+        notice_date=day,
+        deadline=day + dt.timedelta(days=90),
+        folder=str(folder),
+        actor="t",
+        profile=("fort-plain", FP.version),
+    )
+
+
+def test_a_preview_after_a_killed_issue_says_the_batch_is_unfinished_not_noticed(store, tmp_path):
+    """After `timeout -s KILL 14 sewerplan notices issue ... --new`, the preview said "0 notice(s) ... 520 mandated
+    parcels are not noticed again: the register has an open notice for each" though all 520 were prepared, never
+    mailed; only --json listed the unfinished batch. It now names the batch and how to finish or cancel it."""
+    batch = _unfinished_batch(store, tmp_path / "letters")
+    n = len(batch["notices"])
+    text = said(invoke(*_preview(store, "2027-03-01")))
+    assert "0 notice(s) to 0 mailing address(es)" in text
+    assert "open notice" not in text
+    b = batch["batch_id"]
+    assert (
+        f"Batch {b} was left unfinished: it holds {n} mandated parcels (their notices prepared, never mailed)" in text
+    )
+    assert f"`sewerplan notices resume {b}` finishes it" in text
+    assert f"`sewerplan notices resume {b} --cancel` cancels it" in text
+    doc = json.loads(invoke(*_preview(store, "2027-03-01", "--json")).stdout)
+    assert doc["unfinished_batches"] == [b] and doc["already_noticed"] == n and doc["already_prepared"] == n
+    assert doc["unfinished"] == [{"batch_id": b, "mandated_parcels": n}]
+    # resumed (cancelled: its letters were never written), the parcels are due again, and nothing more is said
+    invoke("notices", "resume", b, "--store", store)
+    text = said(invoke(*_preview(store, "2027-03-01")))
+    assert f"{n} notice(s) to" in text and "unfinished" not in text and "not noticed again" not in text
+
+
+def test_the_notices_page_preview_does_not_call_prepared_notices_open(client, app, tmp_path):
+    """The page's preview settles an interrupted batch first; one whose process still holds its lock is left, and
+    the preview said its parcels had an open notice each."""
+    from gisapp.notices import batch_lock
+
+    token = csrf(client)
+    batch = _unfinished_batch(app.config["STORE"], app.config["NOTICES_FOLDER"])
+    n = len(batch["notices"])
+    with batch_lock(Path(app.config["NOTICES_FOLDER"]), batch["batch_id"]):
+        page = client.post("/notices/preview", data={"notice_date": "2027-03-01", "csrf_token": token})
+        (text,) = re.findall(r'<p id="already-noticed">([^<]*)</p>', " ".join(page.get_data(as_text=True).split()))
+    assert page.status_code == 200 and "open notice" not in text
+    assert f"Batch {batch['batch_id']} was left unfinished: it holds {n} mandated parcels" in text
+    assert "&#34;Settle interrupted batches&#34; finishes it" in text and "--cancel" not in text
