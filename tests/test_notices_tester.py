@@ -172,3 +172,26 @@ def test_the_notices_page_preview_does_not_call_prepared_notices_open(client, ap
     assert page.status_code == 200 and "open notice" not in text
     assert f"Batch {batch['batch_id']} was left unfinished: it holds {n} mandated parcels" in text
     assert "&#34;Settle interrupted batches&#34; finishes it" in text and "--cancel" not in text
+
+
+# -- 3. `notices list` on an 80-column terminal ---------------------------------------------------------------------
+
+
+def test_notices_list_never_cuts_the_notice_or_parcel_id_at_80_columns(store, tmp_path):
+    """`notices list` cut the parcel ID at 80 columns ("1.1-1…"), so every parcel on a block looked the same (fine
+    only with COLUMNS=200). The key columns are whole on every line; the owner is cut instead."""
+    issued = json.loads(invoke(*_issue(store, "2027-03-01", tmp_path / "out", "--new", "--json")).stdout)
+    long_id = max((n["parcel_id"] for n in issued["notices"]), key=len)
+    listed = json.loads(invoke("notices", "list", "--store", store, "--json").stdout)["notices"]
+    for columns in ("80", "60"):
+        shown = invoke("notices", "list", "--store", store, env={"COLUMNS": columns}).output
+        lines = shown.splitlines()
+        for n in listed:
+            (line,) = [x for x in lines if n["notice_id"] in x.split()]
+            assert n["parcel_id"] in line.split(), (n["parcel_id"], line)
+        assert any(long_id in x.split() for x in lines)
+    # the owner is what gives way: cut with an ellipsis, one line per notice, in the 80 columns
+    narrow = invoke("notices", "list", "--store", store, env={"COLUMNS": "80"}).output.splitlines()
+    rows = [x for x in narrow if x.startswith("N-")]
+    assert len(rows) == len(listed) and max(len(x) for x in narrow) <= 80
+    assert any("\u2026" in x for x in rows)  # a long owner name, cut
