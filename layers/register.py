@@ -1246,6 +1246,19 @@ class Register:
             rows = con.execute(select.order_by(notices.c.issued_date, notices.c.notice_id)).mappings().all()
         return [dict(r) for r in rows]
 
+    def notices_of_parcels(self, parcel_ids: list[str]) -> dict[str, list[dict]]:
+        """The notices of each of ``parcel_ids`` that has any, oldest first as ``notices_of`` gives one parcel's: a
+        page listing many parcels (the Summary) reads them in a few queries, not one per parcel."""
+        wanted = sorted({str(p) for p in parcel_ids})
+        found: dict[str, list[dict]] = {}
+        with self.engine.connect() as con:
+            for start in range(0, len(wanted), 500):  # SQLite allows a bounded number of variables per query
+                select = sa.select(notices).where(notices.c.parcel_id.in_(wanted[start : start + 500]))
+                order = (notices.c.parcel_id, notices.c.issued_date, notices.c.notice_id)
+                for r in con.execute(select.order_by(*order)).mappings():
+                    found.setdefault(r["parcel_id"], []).append(dict(r))
+        return found
+
     def count(self, **filters) -> int:
         select = sa.select(sa.func.count()).select_from(notices)
         for condition in self._conditions(

@@ -195,3 +195,59 @@ def test_notices_list_never_cuts_the_notice_or_parcel_id_at_80_columns(store, tm
     rows = [x for x in narrow if x.startswith("N-")]
     assert len(rows) == len(listed) and max(len(x) for x in narrow) <= 80
     assert any("\u2026" in x for x in rows)  # a long owner name, cut
+
+
+# -- 4. the summary's deadlines after notices are issued -------------------------------------------------------------
+
+
+def _issue_on_the_page(client) -> None:
+    token = csrf(client)
+    client.post("/notices/register", data={"csrf_token": token})
+    form = {"notice_date": "2027-03-01", "csrf_token": token}
+    preview = client.post("/notices/preview", data=form).get_data(as_text=True)
+    confirm = re.search(r'name="confirm" value="([0-9a-f]+)"', preview).group(1)
+    assert client.post("/notices/issue", data=form | {"confirm": confirm}).status_code == 302
+
+
+def _deadline_cells(page: str) -> dict[str, str]:
+    """The Summary's mandated table: each parcel's deadline cell, as text."""
+    table = page.split('id="mandated"')[1].split("</table>")[0]
+    cells = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", table, flags=re.S)[1:]:
+        tds = re.findall(r"<td[^>]*>(.*?)</td>", row, flags=re.S)
+        parcel = re.sub(r"<[^>]+>", "", tds[0]).strip()
+        cells[parcel] = " ".join(re.sub(r"<[^>]+>", " ", tds[6]).split())
+    return cells
+
+
+def test_the_summary_gives_each_parcels_deadline_from_its_notice_in_the_register(client, app):
+    """After a batch was issued the Summary's deadline column was empty for every row (the run had no notice date)
+    and nothing mentioned the notices, while the popup said "Deadline May 30, 2027 (in the notice)". The Summary
+    takes each parcel's notice from the register, as the popup does (``notices_of``), and labels it."""
+    before = client.get("/summary").get_data(as_text=True)
+    assert set(_deadline_cells(before).values()) == {""}  # the run set no notice date, and nothing is noticed yet
+    assert 'id="deadlines-noticed"' not in before
+    _issue_on_the_page(client)
+    register = Register(store=app.config["STORE"], create=False)
+    listing = register.listing()
+    page = client.get("/summary").get_data(as_text=True)
+    cells = _deadline_cells(page)
+    assert cells and set(cells) <= set(listing["parcel_id"])
+    for parcel, cell in cells.items():
+        notice = listing[listing["parcel_id"] == parcel].iloc[0]
+        assert cell == f"May 30, 2027 (in the notice) {notice['notice_id']}", (parcel, cell)
+    said = " ".join(page.split())
+    assert (
+        f"{len(cells)} listed parcels have a notice in the town's register: the deadline shown is the notice's" in said
+    )
+    # the popup's source gives the same day, in the same words
+    first = next(iter(cells))
+    popup = client.get("/api/parcel", query_string={"id": first}).get_json()["notices"]
+    assert popup[-1]["deadline_text"] == "May 30, 2027"
+    # a notice marked connected keeps its deadline, said to no longer run; an extension gives the new day
+    marked, extended = list(cells)[:2]
+    register.mark(marked, "connected", actor="t")
+    register.mark(extended, "extended", actor="t", deadline="2027-07-01")
+    cells = _deadline_cells(client.get("/summary").get_data(as_text=True))
+    assert cells[marked].startswith("May 30, 2027 (in the notice; it no longer runs)")
+    assert cells[extended].startswith("July 1, 2027 (extended)")
