@@ -412,13 +412,13 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
         return
     rows = [[_list_cell(k, r[k]) for k, _, _ in LIST_COLUMNS] for r in table.to_dict("records")]
     # The key columns (notice and parcel ID) are never cut: a block's parcels differ only at their ends ("1.1-1-12"),
-    # so "1.1-1…" made every row look the same. They and the short fixed columns keep their width; the owner takes
+    # so "1.1-1…" made every row look the same. They and the short columns take their longest cell; the owner takes
     # the rest of the line, cut with an ellipsis where it is longer, so each notice keeps one line (--json and --csv
     # give every column whole). On a terminal too narrow for the IDs the table is printed wider: no ID is cut.
     widths = {key: width for key, _, width in LIST_COLUMNS}
-    for i, (key, label, _) in enumerate(LIST_COLUMNS):
-        if key in ("notice_id", "parcel_id"):
-            widths[key] = max(len(label), *(len(row[i]) for row in rows))
+    for i, (key, label, width) in enumerate(LIST_COLUMNS):
+        if key != "owner_name":  # "record", "connected": the short columns take their longest word too
+            widths[key] = max(width, len(label), *(len(row[i]) for row in rows))
     gaps = len(LIST_COLUMNS) - 1
     others = sum(w for k, w in widths.items() if k != "owner_name") + gaps
     terminal = min(Console().width, 120)
