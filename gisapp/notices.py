@@ -189,7 +189,11 @@ def left_out(doc: Mapping, *, web: bool = False) -> list[str]:
     said = [already_noticed(int(doc.get("already_noticed") or 0) - prepared)]
     for b in doc.get("unfinished") or []:
         n = b["mandated_parcels"]
-        held = f"holds {count(n, 'mandated parcel')} (their notices prepared, never mailed)" if n else "is prepared"
+        held = (
+            f"its notices of {count(n, 'mandated parcel')} were prepared and never mailed"
+            if n
+            else "its notices were prepared and never mailed"
+        )
         how = (
             '"Settle interrupted batches" finishes it when its folder holds every letter and cancels it otherwise '
             "(a batch another process is still writing is left to that process)"
@@ -198,7 +202,7 @@ def left_out(doc: Mapping, *, web: bool = False) -> list[str]:
             f"cancels it otherwise; `sewerplan notices resume {b['batch_id']} --cancel` cancels it"
         )
         said.append(
-            f"Batch {b['batch_id']} was left unfinished: it {held}, and no letter of it has been mailed. {how}; "
+            f"Batch {b['batch_id']} was left unfinished: {held}. {how}; "
             "the parcels a cancelled batch held are noticed again in the next batch."
         )
     return [s for s in said if s]

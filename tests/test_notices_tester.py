@@ -144,9 +144,7 @@ def test_a_preview_after_a_killed_issue_says_the_batch_is_unfinished_not_noticed
     assert "0 notice(s) to 0 mailing address(es)" in text
     assert "open notice" not in text
     b = batch["batch_id"]
-    assert (
-        f"Batch {b} was left unfinished: it holds {n} mandated parcels (their notices prepared, never mailed)" in text
-    )
+    assert f"Batch {b} was left unfinished: its notices of {n} mandated parcels were prepared and never mailed." in text
     assert f"`sewerplan notices resume {b}` finishes it" in text
     assert f"`sewerplan notices resume {b} --cancel` cancels it" in text
     doc = json.loads(invoke(*_preview(store, "2027-03-01", "--json")).stdout)
@@ -170,7 +168,7 @@ def test_the_notices_page_preview_does_not_call_prepared_notices_open(client, ap
         page = client.post("/notices/preview", data={"notice_date": "2027-03-01", "csrf_token": token})
         (text,) = re.findall(r'<p id="already-noticed">([^<]*)</p>', " ".join(page.get_data(as_text=True).split()))
     assert page.status_code == 200 and "open notice" not in text
-    assert f"Batch {batch['batch_id']} was left unfinished: it holds {n} mandated parcels" in text
+    assert f"Batch {batch['batch_id']} was left unfinished: its notices of {n} mandated parcels were prepared" in text
     assert "&#34;Settle interrupted batches&#34; finishes it" in text and "--cancel" not in text
 
 
