@@ -381,6 +381,7 @@ class NoticeRules:
     private_system_reasons: Rule = _rule(list)
     private_system_only: Rule = _rule(bool)
     private_system_assumed: Rule = _rule(bool)
+    notice_date_max_days_ahead: Rule = _rule(int, least=0, most=MAX_PERIOD_DAYS, unit="days")
     permit: Rule = _rule(bool)
     permit_fees: Rule = _rule(bool)
     inspection: Rule = _rule(bool)

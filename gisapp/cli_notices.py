@@ -25,7 +25,7 @@ from analysis.notices import SERVED_IN_PERSON, mailing_address, mailing_words, s
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
-from gisapp.words import already_noticed, before_issuing, count
+from gisapp.words import before_issuing, count
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
@@ -239,8 +239,8 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
             "whether to give a later date.",
             highlight=False,
         )
-    if doc["already_noticed"]:
-        console.print(already_noticed(doc["already_noticed"]), highlight=False, markup=False)
+    for line in _notices.left_out(doc):
+        console.print(line, highlight=False, markup=False)
     for line in _held_lines(doc["held"]):
         console.print(line, highlight=False, markup=False)
     for problem in doc["letters_blocked_by"]:
@@ -410,28 +410,30 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
         if csv_path:
             click.echo(f"All {len(table.columns)} columns written to {csv_path} (the header alone).")
         return
-    console = Console(width=min(Console().width, 120))
+    rows = [[_list_cell(k, r[k]) for k, _, _ in LIST_COLUMNS] for r in table.to_dict("records")]
+    # The key columns (notice and parcel ID) are never cut: a block's parcels differ only at their ends ("1.1-1-12"),
+    # so "1.1-1…" made every row look the same. They and the short columns take their longest cell; the owner takes
+    # the rest of the line, cut with an ellipsis where it is longer, so each notice keeps one line (--json and --csv
+    # give every column whole). On a terminal too narrow for the IDs the table is printed wider: no ID is cut.
+    widths = {key: width for key, _, width in LIST_COLUMNS}
+    for i, (key, label, width) in enumerate(LIST_COLUMNS):
+        if key != "owner_name":  # "record", "connected": the short columns take their longest word too
+            widths[key] = max(width, len(label), *(len(row[i]) for row in rows))
+    gaps = len(LIST_COLUMNS) - 1
+    others = sum(w for k, w in widths.items() if k != "owner_name") + gaps
+    terminal = min(Console().width, 120)
+    widths["owner_name"] = max(widths["owner_name"], terminal - others)
+    console = Console(width=max(terminal, others + widths["owner_name"]))
     out = Table(
         title=f"{len(table)} notice(s)" + (f" overdue on {day}" if day else ""),
         box=None,
         pad_edge=False,
         padding=(0, 1, 0, 0),
     )
-    # Fixed columns keep their width; parcel and owner share the rest, a third and two thirds (a column that does not
-    # wrap is never narrowed by the table, which cropped the last column off an 80-column terminal).
-    fixed = sum(w for k, _, w in LIST_COLUMNS if k not in ("parcel_id", "owner_name")) + len(LIST_COLUMNS) - 1
-    room = max(12, console.width - fixed)
-    shares = {"parcel_id": max(6, room // 3), "owner_name": room - max(6, room // 3)}
-    for key, label, width in LIST_COLUMNS:
-        out.add_column(
-            label,
-            no_wrap=True,
-            overflow="ellipsis",
-            min_width=None if key in shares else width,
-            max_width=shares.get(key),
-        )
-    for r in table.to_dict("records"):
-        out.add_row(*(_list_cell(k, r[k]) for k, _, _ in LIST_COLUMNS))
+    for key, label, _ in LIST_COLUMNS:
+        out.add_column(label, no_wrap=True, overflow="ellipsis", min_width=widths[key], max_width=widths[key])
+    for row in rows:
+        out.add_row(*row)
     console.print(out)
     for line in _served_lines(table):
         click.echo(textwrap.fill(line, width=console.width))

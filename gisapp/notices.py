@@ -52,9 +52,9 @@ from analysis.notices import (
     plan_notices,
     plan_violations,
 )
-from analysis.profiles import Profile
+from analysis.profiles import MAX_PERIOD_DAYS, Profile
 from analysis.units import feet_per_unit
-from gisapp.words import count, sentence_end
+from gisapp.words import already_noticed, count, sentence_end
 from layers.atomic import same_file
 from layers.errors import LayerError
 from layers.fonts import PRINTABLE
@@ -140,7 +140,9 @@ def preview(
 ) -> tuple[NoticePlan, pd.DataFrame, dict]:
     """Who would get a connection notice, grouped by mailing address, and why others are held back; records nothing.
 
-    Returns the plan, the mailing rows and the document `sewerplan notices preview --json` prints.
+    Returns the plan, the mailing rows and the document `sewerplan notices preview --json` prints. A notice date
+    too far ahead is refused (``check_notice_horizon``, once ``plan_notices`` has taken the date as one at all),
+    as issuing it would be.
     """
     plan = plan_notices(
         inputs.results,
@@ -152,6 +154,7 @@ def preview(
         town=town,
         **LETTER_CHECKS,
     )
+    check_notice_horizon(notice_date, profile)
     rows = mailing_list(plan.due)
     doc = {
         "notice_date": notice_date.isoformat(),
@@ -164,7 +167,45 @@ def preview(
         "letters_blocked_by": town_problems(profile, town, plan),
         "unfinished_batches": [b["batch_id"] for b in register.batches(status="prepared")],
     }
+    # The mandated parcels a batch left unfinished holds (prepared, never mailed), by batch: the register excludes
+    # them as it does parcels with an open notice, but the preview must not call them noticed (``left_out``).
+    results = inputs.results
+    mandated = set(results.loc[results["status"] == "mandated", "parcel_id"].astype(str))
+    held: dict[str, int] = dict.fromkeys(doc["unfinished_batches"], 0)
+    for parcel, batch in register.prepared_parcels().items():
+        if parcel in mandated:
+            held[batch] = held.get(batch, 0) + 1
+    doc["unfinished"] = [{"batch_id": b, "mandated_parcels": n} for b, n in held.items()]
+    doc["already_prepared"] = sum(held.values())
     return plan, rows, doc
+
+
+def left_out(doc: Mapping, *, web: bool = False) -> list[str]:
+    """Why a preview has fewer notices than the analysis has mandated parcels, in sentences: those the register
+    has an open notice for (or marks connected or exempt), and apart from them those a batch left unfinished holds,
+    whose notices were prepared and never mailed, with how to finish or cancel that batch (``web``: the notices
+    page's button, else the command). The command's preview and the notices page both say these."""
+    prepared = int(doc.get("already_prepared") or 0)
+    said = [already_noticed(int(doc.get("already_noticed") or 0) - prepared)]
+    for b in doc.get("unfinished") or []:
+        n = b["mandated_parcels"]
+        held = (
+            f"its notices of {count(n, 'mandated parcel')} were prepared and never mailed"
+            if n
+            else "its notices were prepared and never mailed"
+        )
+        how = (
+            '"Settle interrupted batches" finishes it when its folder holds every letter and cancels it otherwise '
+            "(a batch another process is still writing is left to that process)"
+            if web
+            else f"`sewerplan notices resume {b['batch_id']}` finishes it when its folder holds every letter and "
+            f"cancels it otherwise; `sewerplan notices resume {b['batch_id']} --cancel` cancels it"
+        )
+        said.append(
+            f"Batch {b['batch_id']} was left unfinished: {held}. {how}; "
+            "the parcels a cancelled batch held are noticed again in the next batch."
+        )
+    return [s for s in said if s]
 
 
 def _notice_doc(row: Mapping) -> dict:
@@ -292,6 +333,30 @@ def check_notice_date(notice_date: dt.date, on: dt.date | None = None) -> None:
         )
 
 
+def check_notice_horizon(notice_date: dt.date, profile: Profile, on: dt.date | None = None) -> None:
+    """Refuse a notice dated more days after today than the profile's ``notices.notice_date_max_days_ahead``: the
+    deadline runs from the notice's date, so a mistyped year (2207, 2999) would record notices whose deadlines never
+    come and keep their parcels from being noticed again. The one check of it: ``preview`` (the command's preview
+    and issue, the notices page's Preview and Confirm all go through it) and ``check_issue`` run it."""
+    on = on or today()
+    rule = profile.notices.notice_date_max_days_ahead
+    ahead = (notice_date - on).days
+    if ahead <= int(rule.value):
+        return
+    text = (
+        f"The notice date {notice_date.isoformat()} is {ahead:,} days after today ({on.isoformat()}): a notice may "
+        f"be dated at most {int(rule.value)} days ahead (notices.notice_date_max_days_ahead, a setting of the "
+        "profile), so that a mistyped year never starts a deadline. Check the year and give the day the letters "
+        "will be mailed."
+    )
+    if ahead > MAX_PERIOD_DAYS:  # no setting allows it: a typo, whatever the town's practice
+        raise LayerError(f"{text} No setting allows a notice dated more than {MAX_PERIOD_DAYS:,} days ahead.")
+    raise LayerError(
+        f"{text} To date notices that far ahead, set it to {ahead} days or more.",
+        fix=Fix("rule", target="notices.notice_date_max_days_ahead", example=str(ahead)),
+    )
+
+
 def check_violation_date(as_of: dt.date, on: dt.date | None = None) -> None:
     """Refuse violation notices issued as of another day than today: as of a day to come they would count owners
     overdue whose deadline has not passed (and who may still connect), and as of a past day they would be dated,
@@ -318,6 +383,7 @@ def check_issue(plan: NoticePlan, *, kind: str, profile: Profile, town: TownSett
     creates the town's register (``issue --new``), so a refused first issue leaves no register behind."""
     if kind == "connection":
         check_notice_date(plan.notice_date)
+        check_notice_horizon(plan.notice_date, profile)
     else:
         check_violation_date(plan.notice_date)
     problems = town_problems(profile, town, plan)

@@ -611,6 +611,16 @@ class Register:
         with self.engine.connect() as c:
             return {r[0] for r in c.execute(query)}
 
+    def prepared_parcels(self, notice_type: str = "connection") -> dict[str, str]:
+        """Parcels holding a prepared notice of ``notice_type`` (its batch not yet issued or cancelled: being written,
+        or left unfinished by a process that stopped), each with its batch ID. They are excluded from a batch as an
+        open notice is, but no letter of theirs has been mailed."""
+        query = sa.select(notices.c.parcel_id, notices.c.batch_id).where(
+            (notices.c.notice_type == notice_type) & (notices.c.status == "prepared")
+        )
+        with self.engine.connect() as c:
+            return {r[0]: r[1] for r in c.execute(query)}
+
     def prepare_batch(
         self,
         due: pd.DataFrame,
@@ -1235,6 +1245,19 @@ class Register:
         with self.engine.connect() as con:
             rows = con.execute(select.order_by(notices.c.issued_date, notices.c.notice_id)).mappings().all()
         return [dict(r) for r in rows]
+
+    def notices_of_parcels(self, parcel_ids: list[str]) -> dict[str, list[dict]]:
+        """The notices of each of ``parcel_ids`` that has any, oldest first as ``notices_of`` gives one parcel's: a
+        page listing many parcels (the Summary) reads them in a few queries, not one per parcel."""
+        wanted = sorted({str(p) for p in parcel_ids})
+        found: dict[str, list[dict]] = {}
+        with self.engine.connect() as con:
+            for start in range(0, len(wanted), 500):  # SQLite allows a bounded number of variables per query
+                select = sa.select(notices).where(notices.c.parcel_id.in_(wanted[start : start + 500]))
+                order = (notices.c.parcel_id, notices.c.issued_date, notices.c.notice_id)
+                for r in con.execute(select.order_by(*order)).mappings():
+                    found.setdefault(r["parcel_id"], []).append(dict(r))
+        return found
 
     def count(self, **filters) -> int:
         select = sa.select(sa.func.count()).select_from(notices)

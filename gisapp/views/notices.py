@@ -31,14 +31,14 @@ from analysis.errors import AnalysisError
 from analysis.notices import mailing_address, mailing_words, service_record_words, service_words
 from gisapp import services
 from gisapp.errors import web_text
-from gisapp.notices import check_notice_date
+from gisapp.notices import check_notice_date, left_out
 from gisapp.notices import record_mailing as notices_record_mailing
 from gisapp.notices import today as notices_today
 from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
 from gisapp.views._said import heard, say
-from gisapp.words import already_noticed, town_date
 from gisapp.words import count as count_words
+from gisapp.words import town_date
 from layers.errors import LayerError
 from layers.register import (
     STATES,
@@ -253,7 +253,7 @@ def _preview_view(found: services.NoticePreview, doc: dict, form) -> dict:
     return {
         "rows": [r | {"mailing_address": mailing_address(r)} for r in found.rows.to_dict("records")],
         "count": len(found.plan.due),
-        "already": already_noticed(found.already),
+        "already": " ".join(left_out(doc, web=True)),
         "doc": doc,
         "form": _kept(form),
     }

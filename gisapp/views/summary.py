@@ -15,7 +15,7 @@ from gisapp.security import requires
 from gisapp.state import map_data
 from gisapp.views.map import shown_statuses
 from gisapp.views.notices import app_register
-from gisapp.words import register_note
+from gisapp.words import register_note, town_date
 from layers.errors import LayerError
 from layers.store import store_label
 
@@ -29,13 +29,16 @@ LISTED = ("parcel_id", "site_address", "owner_name", "distance_ft", "main_id", "
 def index():
     data = map_data()  # the planner's workspace while they work on one, else the town's store
     counts = data.status_counts()
+    listed = with_distance_text(data.mandated(LISTED, current_app.config["MAX_LISTED_PARCELS"]), data.run())
+    listed = with_deadlines(listed, current_app.config["DATE_FORMAT"])
     return render_template(
         "summary/index.html",
         store=store_label(data.path),  # shown without a database password
         run=data.run(),
         statuses=shown_statuses(data),  # those the run's profile can give: Wappinger's has no "not on its street"
         counts=counts,
-        mandated=with_distance_text(data.mandated(LISTED, current_app.config["MAX_LISTED_PARCELS"]), data.run()),
+        mandated=listed,
+        noticed=sum(1 for r in listed if r["deadline_from"] != "run"),
         total_mandated=counts.get("mandated", 0),
         register_note=register_note("mandated", recorded=mandated_recorded(data)) if data.has_results else None,
         has_results=data.has_results,
@@ -47,6 +50,45 @@ def with_distance_text(rows: list[dict], run: dict | None) -> list[dict]:
     and "99.96 ft" within 100 ft). The list said "0 ft" and "100.0 ft" beside reasons saying "0.0 ft" and "99.96 ft"."""
     texts = feet_words([r.get("distance_ft") for r in rows], (run or {}).get("distance_ft"))
     return [{**r, "distance_text": text or ""} for r, text in zip(rows, texts, strict=True)]
+
+
+def notice_in_force(notices: list[dict]) -> dict | None:
+    """Of a parcel's notices (oldest first, ``Register.notices_of``), the one whose deadline is the parcel's, as the
+    map popup picks it: a connection recorded without a notice stands whatever came before it; else the latest
+    notice not cancelled (a cancelled one was never mailed). None where there is none."""
+    live = [n for n in notices if n["status"] != "cancelled"]
+    records = [n for n in live if n["notice_type"] == "record"]
+    return (records or live or [None])[-1]
+
+
+def with_deadlines(rows: list[dict], fmt: str) -> list[dict]:
+    """The listed parcels, each with its deadline as the map popup gives it (``deadline_text``) and where it comes
+    from (``deadline_from``): the notice's in the town's register where the parcel has one (once a notice is issued
+    its deadline, not the one an analysis run's notice date gives, is the parcel's), else the run's, said to be
+    only what a notice on the run's notice date would give. The Summary listed the run's deadline alone: empty for a
+    run without a notice date, while the popup said "Deadline March 14, 2027 (in the notice)"."""
+    try:
+        found = app_register().notices_of_parcels([r["parcel_id"] for r in rows])
+    except LayerError:  # no register (RegisterMissingError), or one that cannot be read: the run's deadlines only
+        found = {}
+    out = []
+    for r in rows:
+        notice = notice_in_force(found.get(str(r["parcel_id"]), []))
+        if notice is None:
+            day = town_date(r.get("deadline"), fmt)
+            text, source = (f"{day} (if noticed on this run's notice date)" if day else ""), "run"
+        elif notice["notice_type"] == "record":
+            text, source = "none: no notice was given (recorded connected)", "record"
+        elif notice["status"] == "prepared" or notice["deadline"] is None:
+            text, source = "none yet: its notice is being prepared, not mailed", "notice"
+        else:
+            day = town_date(notice["deadline"], fmt)
+            open_ = notice["status"] in ("open", "extended")
+            said = "extended" if notice["status"] == "extended" else "in the notice" if open_ else None
+            text = f"{day} ({said or 'in the notice; it no longer runs'})"
+            source = "notice"
+        out.append({**r, "deadline_text": text, "deadline_from": source, "notice_id": (notice or {}).get("notice_id")})
+    return out
 
 
 def mandated_recorded(data) -> dict[str, int] | None:
