@@ -729,22 +729,35 @@ def trace_parcel(ws: Workspace, parcel_id: str) -> Trace:
     return trace_from_parcel(network(ws), str(parcel_id), conn.iloc[hit[0]])
 
 
-def _node(net: SewerNetwork, manhole_id: str) -> int:
-    if manhole_id not in net.node_index:
-        raise NotFoundError(f"No manhole or node {manhole_id!r} in the network.")
-    return net.node_index[manhole_id]
+def _node(net: SewerNetwork, manhole_id: str, ws: Workspace | None = None) -> int:
+    """The network's node of ``manhole_id``; NotFoundError saying why not (an abandoned or proposed manhole is not
+    in the network; the ID written another way) and naming one that is, as a parcel not found is told."""
+    if manhole_id in net.node_index:
+        return net.node_index[manhole_id]
+    manholes = getattr(ws.layers, "manholes", None) if ws is not None else None
+    why = ""
+    if isinstance(manholes, gpd.GeoDataFrame) and {"manhole_id", "status"} <= set(manholes.columns):
+        status = manholes.loc[manholes["manhole_id"].astype(str) == str(manhole_id), "status"].dropna().astype(str)
+        if len(status) and status.iloc[0] in ("abandoned", "proposed"):
+            why = f": manhole {manhole_id} is {status.iloc[0]} (its status in the manholes layer), so no flow passes it"
+    if not why:
+        alike = [str(n) for n in net.node_index if str(n).casefold() == str(manhole_id).casefold()]
+        why = f": it is written {alike[0]!r}" if alike else ""
+    example = next((str(n) for n, is_manhole in zip(net.node_id, net.node_is_manhole, strict=True) if is_manhole), None)
+    such = f"; a manhole of the network is, for example, {example!r}" if example and not why else ""
+    raise NotFoundError(f"No manhole or node {manhole_id!r} in the network{why}{such}.")
 
 
 def trace_manhole(ws: Workspace, manhole_id: str) -> Trace:
     """The flow path down from a manhole."""
     net = network(ws)
-    return trace_down(net, _node(net, manhole_id))
+    return trace_down(net, _node(net, manhole_id, ws))
 
 
 def sewershed(ws: Workspace, manhole_id: str) -> Sewershed:
     """Everything draining through a manhole: mains, manholes, and the parcels connected or required to connect."""
     net = network(ws)
-    node = _node(net, manhole_id)
+    node = _node(net, manhole_id, ws)
     draining = conn = None
     has_parcels = ws.layers.parcels is not None if ws.stored is None else ws.stored.parcels is not None
     if has_parcels:

@@ -759,3 +759,18 @@ def test_export_qgis_of_a_file_that_is_no_store_says_so(tmp_path, store):
     said = " ".join(result.output.split())
     assert result.exit_code != 0 and "Traceback" not in said and "cannot be read as map data" in said, said
     assert not (tmp_path / "town.qgz").exists()
+
+
+def test_a_manhole_not_in_the_network_is_told_why_and_given_one_that_is(town_gpkg, real_data):
+    """ "No manhole or node '29' in the network." said nothing of why (Manchester's manhole 29 is abandoned) nor how a
+    manhole ID is written (mh-17 for MH-17), where a parcel not found is given one that is."""
+    lower = invoke("trace", "--profile", "fort-plain", "--data", town_gpkg, "--manhole", "mh-17")
+    assert lower.exit_code != 0 and "No manhole or node 'mh-17' in the network: it is written 'MH-17'" in lower.output
+    nope = invoke("trace", "--profile", "fort-plain", "--data", town_gpkg, "--manhole", "MH-NOPE")
+    assert "a manhole of the network is, for example, 'MH-" in nope.output
+    town = real_data / "vt-sewer" / "manchester"
+    layers = ("--layer", f"mains={town / 'ManchesterLinearFeatures.geojson'}")
+    layers += ("--layer", f"manholes={town / 'ManchesterPointFeatures.geojson'}")
+    gone = invoke("trace", *layers, "--manhole", "29")
+    said = " ".join(gone.output.split())
+    assert "manhole 29 is abandoned (its status in the manholes layer), so no flow passes it" in said
