@@ -33,7 +33,7 @@ from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
 from gisapp.cli_plan import plan, plans
 from gisapp.users import ROLES, add_user, count_users, list_users, remove_user
-from gisapp.words import written_words
+from gisapp.words import layer_count, written_words
 from layers.errors import LayerError
 from layers.legend import STATUS_LEGEND
 from layers.read import LAYER_NAMES
@@ -280,7 +280,7 @@ def sample(out_path, n_parcels, seed, overwrite, as_json):
     if as_json:
         click.echo(json.dumps({"output": shown, "crs": "EPSG:2260", "layers": counts}, indent=2))
     else:
-        click.echo(f"Sample village written to {shown}: " + ", ".join(_counted(n, k) for k, n in counts.items()))
+        click.echo(f"Sample village written to {shown}: " + ", ".join(layer_count(n, k) for k, n in counts.items()))
 
 
 @main.command("layers")
@@ -576,15 +576,3 @@ refuse_repeated_options(main)  # every command, wherever it is defined: the last
 
 if __name__ == "__main__":  # pragma: no cover
     main()
-
-
-def _counted(n: int, layer: str) -> str:
-    """A layer's count in words: "2,000 parcels", "1 treatment plant" (the layer's name, not "1 treatment_plants").
-
-    Examples
-    --------
-    >>> _counted(1, "treatment_plants"), _counted(2000, "parcels"), _counted(1, "buildings")
-    ('1 treatment plant', '2,000 parcels', '1 building')
-    """
-    words = layer.replace("_", " ")
-    return f"{n:,} {words.removesuffix('s') if n == 1 else words}"

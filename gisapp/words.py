@@ -115,6 +115,19 @@ def reason_without_deadline(reason: str | None, deadline: str | None) -> str | N
     return reason[: -len(ending)] if reason.endswith(ending) else reason
 
 
+def layer_count(n: int, layer: str) -> str:
+    """A layer's count in words: "2,000 parcels", "1 treatment plant" (the layer's name, not "1 treatment_plants"),
+    as the command line and the Data page both say it ("1 outfalls, 1 service areas" on the page).
+
+    Examples
+    --------
+    >>> layer_count(1, "treatment_plants"), layer_count(2000, "parcels"), layer_count(1, "service_areas")
+    ('1 treatment plant', '2,000 parcels', '1 service area')
+    """
+    words = layer.replace("_", " ")
+    return f"{n:,} {words.removesuffix('s') if n == 1 else words}"
+
+
 def count(n: int, one: str, many: str | None = None) -> str:
     """``n`` with its noun: "1 main", "3 mains", "no mains".
 

@@ -647,3 +647,11 @@ def test_two_layers_that_could_be_the_parcels_are_not_chosen_between_without_a_w
     assert "--layer parcels=county.gpkg:lots" in said
     chosen = Runner().invoke(*run, "--layer", f"parcels={data}:lots", ok=True)
     assert '"parcels": 5' in chosen.output
+
+
+def test_the_report_counts_one_layers_feature_in_the_singular(web):
+    """ "The data can be used: 1 parcels, 1 mains" (and "1 outfalls, 1 service areas"): one of each is said so."""
+    app, client, token, send = web
+    page = send(parcels=lots(1), mains=mains())
+    answer = client.post(page, data={"csrf_token": token})
+    assert answer.status_code == 200 and "The data can be used: 1 parcel, 1 main." in said(answer)

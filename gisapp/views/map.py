@@ -22,6 +22,7 @@ from gisapp.words import (
     WORDS,
     before_issuing,
     count,
+    layer_count,
     measured_in,
     number,
     settings_text,
@@ -39,6 +40,11 @@ bp = Blueprint("map", __name__)
 @bp.app_template_filter("words")
 def _words(code) -> str:
     return words(code)
+
+
+@bp.app_template_filter("layer_count")
+def _layer_count(n: int, layer: str) -> str:
+    return layer_count(n, layer)
 
 
 @bp.app_template_filter("town_date")
