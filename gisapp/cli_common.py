@@ -579,6 +579,7 @@ def repeated_option(command: click.Command, args: list[str]) -> str | None:
         for spelling in param.opts
     }
     given: dict[str, list[tuple[str, str]]] = {}
+    args = [str(a) for a in args]  # a caller's paths (click's test runner takes them as they are)
     i = 0
     while i < len(args) and args[i] != "--":
         spelling, equals, value = args[i].partition("=") if args[i].startswith("--") else (args[i], "", "")
