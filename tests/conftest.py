@@ -332,6 +332,21 @@ class Auth:
         return self.client.post("/logout", data={"csrf_token": self.csrf()})
 
 
+@pytest.fixture
+def town_copy(store, tmp_path):
+    """A copy of the analysed sample village (``store``): a test that runs, publishes or refuses on it must not touch
+    the module's shared one."""
+    own = tmp_path / "town.gpkg"
+    shutil.copy(store, own)
+    return own
+
+
+@pytest.fixture
+def town_copy_app(town_copy, tmp_path):
+    """The web app on ``town_copy``."""
+    return make_app(town_copy, tmp_path)
+
+
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     """The sample village (300 parcels) analysed for Fort Plain with a notice date, in a GeoPackage store."""

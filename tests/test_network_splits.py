@@ -11,21 +11,9 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
-from gisapp.cli import main
 from tests.conftest import DATA
-
-
-def cli(*args):
-    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
-    return result.exit_code, result.stdout, result.stderr
-
-
-def trace(path, node):
-    code, out, err = cli("trace", "--data", path, "--data-crs", "local", "--manhole", node, "--json")
-    assert code == 0, err
-    return json.loads(out)
+from tests.test_swmm_loose_ends import cli, trace
 
 
 def check(path):

@@ -9,7 +9,6 @@ store's layers fails as a file half-replaced does.
 from __future__ import annotations
 
 import io
-import shutil
 
 import pyogrio.errors
 import pytest
@@ -17,19 +16,17 @@ import pytest
 from layers.sample import sample_town
 from layers.store import store_writer
 from layers.write import write_layers
-from tests.conftest import csrf, make_app
+from tests.conftest import csrf
 
 
 @pytest.fixture
-def town(store, tmp_path):
-    own = tmp_path / "town.gpkg"
-    shutil.copy(store, own)
-    return own
+def town(town_copy):
+    return town_copy
 
 
 @pytest.fixture
-def app(town, tmp_path):
-    return make_app(town, tmp_path)
+def app(town_copy_app):
+    return town_copy_app
 
 
 @pytest.fixture

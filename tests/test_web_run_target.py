@@ -11,27 +11,23 @@ from __future__ import annotations
 
 import io
 import re
-import shutil
 
 import pytest
 
 from layers.sample import sample_town
 from layers.store import latest_run
 from layers.write import write_layers
-from tests.conftest import csrf, make_app, serving, wait_job
+from tests.conftest import csrf, serving, wait_job
 
 
 @pytest.fixture
-def town(store, tmp_path):
-    """A copy of the analysed sample village: a run refused or let through must not touch the shared one."""
-    own = tmp_path / "town.gpkg"
-    shutil.copy(store, own)
-    return own
+def town(town_copy):
+    return town_copy
 
 
 @pytest.fixture
-def app(town, tmp_path):
-    return make_app(town, tmp_path)
+def app(town_copy_app):
+    return town_copy_app
 
 
 def _upload(client, tmp_path) -> str:
