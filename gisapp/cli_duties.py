@@ -115,7 +115,8 @@ def _print(found, chosen, profile, out_path) -> None:
         )
     out.print(table)
     if len(chosen) > 200:
-        where = f"all of them are in {out_path}" if out_path else "--json or --out for all"
+        # the file holds every parcel, these with the rest: said so, or a count of 2,000 rows surprised
+        where = f"all of them are in {out_path}, which holds every parcel" if out_path else "--json or --out for all"
         out.print(f"... and {len(chosen) - 200:,} more ({where}).", highlight=False)
     if out_path:
         out.print(written_words(out_path, [RESULT_LAYER]), highlight=False)

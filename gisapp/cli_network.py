@@ -258,7 +258,8 @@ def buildings(show_all, out_path, as_json, **opts):
         )
     out.print(table)
     if len(chosen) > 200:
-        where = f"all of them are in {out_path}" if out_path else "--json or --out for all"
+        # the file holds every building, these with the rest: said so, or a count of 2,122 rows surprised
+        where = f"all of them are in {out_path}, which holds every building" if out_path else "--json or --out for all"
         out.print(f"... and {len(chosen) - 200:,} more ({where}).", highlight=False)
     if out_path:
         out.print(written_words(out_path, written, lead="Building results written to"), highlight=False)

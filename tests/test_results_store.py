@@ -274,11 +274,15 @@ def test_a_report_written_into_a_store_is_refused_before_the_work_and_the_store_
         assert said.endswith("".join(f"Building results written to {own} (layer building_results).".split()))
     every = Runner().invoke("buildings", "--profile", "fort-plain", "--data", out, "--out", own, "--all", ok=True)
     said = "".join(every.stdout.split())  # more than the 200 rows shown: not "--json or --out for all"
-    assert "more(--jsonor--outforall)" not in said and "".join(f"more (all of them are in {own}).".split()) in said
+    assert (
+        "more(--jsonor--outforall)" not in said
+        and "".join(f"more (all of them are in {own}, which holds every building).".split()) in said
+    )
     duties = tmp_path / "duties.gpkg"
     every = Runner().invoke("duties", "--profile", "fort-plain", "--data", out, "--out", duties, "--all", ok=True)
     said = "".join(every.stdout.split())
-    done = f"more (all of them are in {duties}). Results written to {duties} (layer parcel_results)."
+    done = f"more (all of them are in {duties}, which holds every parcel). "
+    done += f"Results written to {duties} (layer parcel_results)."
     assert said.endswith("".join(done.split()))
     assert [n for n in layer_names(own) if n != "layer_styles"] == ["building_results"]
     assert "building_id" in gpd.read_file(own, layer="building_results").columns
