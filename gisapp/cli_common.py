@@ -562,12 +562,34 @@ def refuse_repeated_options(command: click.Command) -> None:
     parse = command.parse_args
 
     def parse_args(ctx: click.Context, args: list[str]) -> list[str]:
-        said = repeated_option(command, args)
+        named = " ".join(
+            ["sewerplan", *ctx.command_path.split()[1:]]
+        )  # as the user typed it (a test runner says "main")
+        said = repeated_option(command, args) or data_for_store(command, args, named)
         if said:
             raise click.UsageError(said, ctx=ctx)
         return parse(ctx, args)
 
     command.parse_args = parse_args  # type: ignore[method-assign]
+
+
+def data_for_store(command: click.Command, args: list[str], path: str = "") -> str | None:
+    """The sentence for ``--data`` given to a command that reads the town's store (``--store``) and has no
+    ``--data``: click said only "No such option: --data" (``notices list --data town.gpkg``)."""
+    spellings = {spelling for param in command.params for spelling in getattr(param, "opts", ())}
+    if "--data" in spellings or "--store" not in spellings:
+        return None
+    tokens = [str(a) for a in args]
+    for i, token in enumerate(tokens):
+        if token == "--":
+            break
+        if token == "--data" or token.startswith("--data="):
+            given = token.partition("=")[2] or (tokens[i + 1] if i + 1 < len(tokens) else "STORE.gpkg")
+            return (
+                f"`{path or command.name}` reads the town's store, not layers: give --store {given} (the store that "
+                "`analyze --out` wrote) in place of --data."
+            )
+    return None
 
 
 def repeated_option(command: click.Command, args: list[str]) -> str | None:

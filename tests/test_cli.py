@@ -774,3 +774,11 @@ def test_a_manhole_not_in_the_network_is_told_why_and_given_one_that_is(town_gpk
     gone = invoke("trace", *layers, "--manhole", "29")
     said = " ".join(gone.output.split())
     assert "manhole 29 is abandoned (its status in the manholes layer), so no flow passes it" in said
+
+
+def test_data_given_to_a_command_that_reads_the_store_is_told_to_give_store():
+    """`notices list --data town.gpkg` was told only click's "No such option: --data"."""
+    result = Runner().invoke("notices", "list", "--data", "town.gpkg")
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2
+    assert "`sewerplan notices list` reads the town's store, not layers: give --store town.gpkg" in said
