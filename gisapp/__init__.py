@@ -7,11 +7,27 @@ setting is listed in ``SETTINGS`` with its help text (documented in docs/web.md,
 from __future__ import annotations
 
 import os
-import secrets
-from pathlib import Path
-from typing import Any
+import signal
+import sys
 
-from flask import Flask
+
+def _interrupted_while_starting(signum, frame) -> None:
+    """Ctrl+C while the command line loads its libraries (its first second or two): "Aborted!", as click says once
+    the command runs, not a traceback from inside an import. Nothing is written before the command runs."""
+    sys.stderr.write("\nAborted!\n")
+    raise SystemExit(130)
+
+
+# Only for the `sewerplan` command, until gisapp.cli has loaded and gives Ctrl+C back to Python and click
+# (``gisapp.cli.main``): a test run or a program importing the app keeps its own handling.
+if os.path.basename(sys.argv[0] if sys.argv else "") == "sewerplan":
+    signal.signal(signal.SIGINT, _interrupted_while_starting)
+
+import secrets  # noqa: E402 - after the handler above: importing the web stack takes a moment
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+from flask import Flask  # noqa: E402
 
 SETTINGS: dict[str, tuple[Any, str]] = {
     "STORE": ("instance/sewerplan.gpkg", "The GeoPackage store whose layers and latest results are shown."),

@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
 from pathlib import Path
 
 import click
@@ -17,7 +18,7 @@ from rich.table import Table
 
 from analysis.mandate import STATUSES
 from analysis.profiles import bracketed, covering_tests, rule_tests
-from gisapp import services
+from gisapp import _interrupted_while_starting, services
 from gisapp.cli_batch import batch
 from gisapp.cli_common import (
     DAY,
@@ -572,6 +573,10 @@ def users_list(users_db, as_json):
 
 
 refuse_repeated_options(main)  # every command, wherever it is defined: the last of an option given twice won silently
+# Loaded: Ctrl+C is Python's and click's again ("Aborted!", and a notices issue cancelled cleanly), not the quiet exit
+# gisapp/__init__ set for the seconds the libraries took to load.
+if signal.getsignal(signal.SIGINT) is _interrupted_while_starting:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 if __name__ == "__main__":  # pragma: no cover

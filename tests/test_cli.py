@@ -782,3 +782,27 @@ def test_data_given_to_a_command_that_reads_the_store_is_told_to_give_store():
     said = " ".join(result.output.split())
     assert result.exit_code == 2
     assert "`sewerplan notices list` reads the town's store, not layers: give --store town.gpkg" in said
+
+
+def test_ctrl_c_while_the_command_loads_says_aborted_not_a_traceback(tmp_path):
+    """Ctrl+C in the first second of `sewerplan analyze` (the libraries still loading) printed a traceback ending in
+    KeyboardInterrupt from inside an import, three times of three; later, click's "Aborted!"."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    command = Path(sys.executable).with_name("sewerplan")  # the console script a user runs
+    proc = subprocess.Popen(
+        [str(command), "sample", "--out", str(tmp_path / "town.gpkg")],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(0.3)  # loading the libraries takes a second or more
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
+    assert "Aborted!" in err and proc.returncode != 0
