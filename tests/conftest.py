@@ -10,6 +10,7 @@ web app and the command line as fixtures, as flaskr's tests/conftest.py has them
 from __future__ import annotations
 
 import functools
+import io
 import os
 import shutil
 import threading
@@ -330,6 +331,25 @@ class Auth:
 
     def logout(self):
         return self.client.post("/logout", data={"csrf_token": self.csrf()})
+
+
+def checked_upload(client, tmp_path: Path, parcels: int = 80) -> str:
+    """An upload of ``parcels`` parcels of the sample village ("hill.gpkg"), checked on the Data page: its token."""
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    source = tmp_path / "upload-source.gpkg"
+    write_layers(str(source), sample_town(parcels))
+    sent = client.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(source.read_bytes()), "hill.gpkg"), "csrf_token": csrf(client)},
+        content_type="multipart/form-data",
+    )
+    assert sent.status_code == 302, sent.get_data(as_text=True)[:500]
+    page = sent.headers["Location"]
+    checked = client.post(page, data={"csrf_token": csrf(client)})
+    assert "The data can be used" in checked.get_data(as_text=True), checked.get_data(as_text=True)[:2000]
+    return page.split("/")[2]
 
 
 @pytest.fixture

@@ -8,15 +8,11 @@ store's layers fails as a file half-replaced does.
 
 from __future__ import annotations
 
-import io
-
 import pyogrio.errors
 import pytest
 
-from layers.sample import sample_town
 from layers.store import store_writer
-from layers.write import write_layers
-from tests.conftest import csrf
+from tests.conftest import checked_upload, csrf
 
 
 @pytest.fixture
@@ -42,23 +38,9 @@ def reads(monkeypatch) -> list[str]:
     return tried
 
 
-def _checked_upload(client, tmp_path) -> str:
-    source = tmp_path / "upload-source.gpkg"
-    write_layers(str(source), sample_town(80))
-    sent = client.post(
-        "/data/upload",
-        data={"dataset": (io.BytesIO(source.read_bytes()), "hill.gpkg"), "csrf_token": csrf(client)},
-        content_type="multipart/form-data",
-    )
-    assert sent.status_code == 302, sent.get_data(as_text=True)[:500]
-    checked = client.post(sent.headers["Location"], data={"csrf_token": csrf(client)})
-    assert "The data can be used" in checked.get_data(as_text=True)
-    return sent.headers["Location"].split("/")[2]
-
-
 def test_the_second_click_of_a_publish_says_it_is_in_progress_without_reading_the_store(app, town, tmp_path, reads):
     client = app.test_client()
-    token = _checked_upload(client, tmp_path)
+    token = checked_upload(client, tmp_path)
     first = store_writer(town, who="local", what="publishing hill.gpkg by local")  # the first click, replacing it
     try:
         second = client.post(f"/data/{token}/publish", data={"csrf_token": csrf(client), "publish_not_ready": "1"})

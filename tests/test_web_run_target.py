@@ -9,7 +9,6 @@ showed, and a request whose workspace is no longer the session's is refused with
 
 from __future__ import annotations
 
-import io
 import re
 
 import pytest
@@ -17,7 +16,7 @@ import pytest
 from layers.sample import sample_town
 from layers.store import latest_run
 from layers.write import write_layers
-from tests.conftest import csrf, serving, wait_job
+from tests.conftest import checked_upload, csrf, serving, wait_job
 
 
 @pytest.fixture
@@ -28,22 +27,6 @@ def town(town_copy):
 @pytest.fixture
 def app(town_copy_app):
     return town_copy_app
-
-
-def _upload(client, tmp_path) -> str:
-    """An upload of 80 parcels of the sample village, checked on the Data page: its token."""
-    source = tmp_path / "upload-source.gpkg"
-    write_layers(str(source), sample_town(80))
-    sent = client.post(
-        "/data/upload",
-        data={"dataset": (io.BytesIO(source.read_bytes()), "hill.gpkg"), "csrf_token": csrf(client)},
-        content_type="multipart/form-data",
-    )
-    assert sent.status_code == 302, sent.get_data(as_text=True)[:500]
-    page = sent.headers["Location"]
-    checked = client.post(page, data={"csrf_token": csrf(client)})
-    assert "The data can be used" in checked.get_data(as_text=True), checked.get_data(as_text=True)[:2000]
-    return page.split("/")[2]
 
 
 def _work_on(client, token: str) -> None:
@@ -69,7 +52,7 @@ def _run(client, workspace: str | None, **form):
 
 def test_a_run_from_a_page_on_the_upload_is_refused_once_the_session_went_back_to_the_town(app, town, tmp_path):
     client = app.test_client()
-    token = _upload(client, tmp_path)
+    token = checked_upload(client, tmp_path)
     _work_on(client, token)
     tab_a = client.get("/").get_data(as_text=True)
     assert "You are working on your upload" in tab_a and _shown(tab_a) == token
@@ -89,7 +72,7 @@ def test_a_run_from_a_page_on_the_upload_is_refused_once_the_session_went_back_t
 
 def test_a_run_from_a_page_on_the_town_is_refused_once_the_session_works_on_an_upload(app, town, tmp_path):
     client = app.test_client()
-    token = _upload(client, tmp_path)
+    token = checked_upload(client, tmp_path)
     tab_a = client.get("/").get_data(as_text=True)
     assert _shown(tab_a) == "town" and "You are working on your upload" not in tab_a
     _work_on(client, token)  # "Work on it", pressed in tab B
@@ -112,7 +95,7 @@ def test_a_run_that_names_no_workspace_keeps_acting_on_the_sessions(client):
 
 def test_an_upload_gone_since_the_page_was_opened_is_named_without_its_token(app, tmp_path):
     client = app.test_client()
-    token = _upload(client, tmp_path)
+    token = checked_upload(client, tmp_path)
     _work_on(client, token)
     assert client.post(f"/data/{token}/discard", data={"csrf_token": csrf(client)}).status_code == 302
     refused = _run(client, token)
@@ -124,7 +107,7 @@ def test_an_upload_gone_since_the_page_was_opened_is_named_without_its_token(app
 @pytest.mark.parametrize("route", ["/plans/evaluate", "/plans/line"])
 def test_the_maps_plan_posts_are_refused_for_a_workspace_the_session_left(app, tmp_path, route):
     client = app.test_client()
-    token = _upload(client, tmp_path)
+    token = checked_upload(client, tmp_path)
     _work_on(client, token)
     _back_to_town(client)
     body = {"streets_run": "Main St", "save": True, "text": "{}", "name": "x.geojson"}
