@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -102,7 +103,7 @@ def _copy(tmp_path, name="fort-plain"):
             r"mandate.distance_ft: missing key 'section'",
         ),
         (lambda t: t.replace("[measurement]", "[measurements]"), r"unknown table \[measurements\]"),
-        (lambda t: t.replace('version = "2026-11-30"\n', ""), r"\[profile\] missing key 'version'"),
+        (lambda t: t.replace('version = "2026-12-07"\n', ""), r"\[profile\] missing key 'version'"),
         (lambda t: t.replace("distance_ft = { value = 100.0", "distance_ft = { value = -1.0"), "must not be negative"),
         (lambda t: t.replace("distance_ft = { value = 100.0", "distance_ft = { value = nan"), "finite number"),
         (lambda t: t + "\n[[", "is not valid TOML"),
@@ -355,3 +356,40 @@ def test_docs_list_every_rule_of_each_town_and_which_are_settings(name):
 def test_values_set_are_read_as_the_profile_reads_them(settings, changed):
     """Two runs are told apart by the values they set that change the profile, not by how they were typed."""
     assert values_set(load_profile("fort-plain"), settings) == changed
+
+
+# Each bundled profile's version and a digest of everything else in it. A changed rule, quote, note or header
+# field changes the digest: give the profile a new version (the day of the change) and pin both here.
+PINNED_VERSIONS = {
+    "fort-plain": ("2026-12-07", "a6e13be84a1485fa"),
+    "poughkeepsie": ("2026-12-07", "a736df8c6f5f25c0"),
+    "wappinger": ("2026-12-07", "9b74e3e7390faf27"),
+}
+
+
+def _rules_digest(profile) -> str:
+    body = profile.as_dict()
+    body.pop("version")
+    text = json.dumps(body, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+@pytest.mark.parametrize("name", sorted(PINNED_VERSIONS))
+def test_a_changed_profile_has_a_new_version(name):
+    """Runs, batches and notices record the profile's version: rules changed under an old version would make results
+    of two different rule sets look alike (the bundled profiles kept 2026-11-30 through a week of changes)."""
+    profile = load_profile(name)
+    version, digest = PINNED_VERSIONS[name]
+    found = (profile.version, _rules_digest(profile))
+    assert found == (version, digest), (
+        f"{name}: pinned {version} {digest}, found {found[0]} {found[1]}. A rule changed: set the profile's version "
+        f"to the day of the change and pin the new version and digest in PINNED_VERSIONS."
+    )
+
+
+def test_the_version_pin_sees_a_changed_note(tmp_path):
+    """The digest covers notes and quotes too, not only values: a copy with one note reworded differs."""
+    text = (PROFILE_DIR / "fort-plain.toml").read_text(encoding="utf-8")
+    changed = tmp_path / "fort-plain.toml"
+    changed.write_text(text.replace("The law sets no precondition", "The law sets no condition", 1), encoding="utf-8")
+    assert _rules_digest(load_profile(changed)) != _rules_digest(load_profile("fort-plain"))
