@@ -84,8 +84,9 @@ def mains_crossed(
     lines = shapely.get_dimensions(parts) == 1
     if lines.any():
         mains_along, group = np.unique(which[lines], return_inverse=True)
+        order = np.argsort(group, kind="stable")  # shapely gathers a collection's parts from sorted indices only
         merged, index = shapely.get_parts(
-            shapely.line_merge(shapely.multilinestrings(parts[lines], indices=group)), return_index=True
+            shapely.line_merge(shapely.multilinestrings(parts[lines][order], indices=group[order])), return_index=True
         )
         parts, which = np.concatenate([parts[~lines], merged]), np.concatenate([which[~lines], mains_along[index]])
     ends = np.asarray(built.coords)[[0, -1], :2]

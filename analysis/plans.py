@@ -1262,6 +1262,8 @@ def _laid_from_manhole(line, net, snap: float, fpu: float):
         far = beyond.coords[-1]
     # a cut at a vertex repeats it (to within rounding)
     laid, cut = _cut(laid, beyond, far, int(on[k]), net, fpu, middle=middle, tied=tied, along=along)
+    if along is not None and met.kind == "manhole":  # drawn from a manhole over mains: the sentences say from which
+        cut["from_manhole"] = met.label
     if along is None:
         return laid, [cut]
     # Drawn over the sewer at its upper end too: not laid either. Laid, the 200 ft drawn on over M-5 past B were
@@ -1417,19 +1419,43 @@ def _drawn_along(line, met: _Met, net, snap: float, on: np.ndarray, at: np.ndarr
     built as drawn, a new manhole went on the existing main at the end, its feet were costed and tested a second
     time, and the crossings check saw them only when drawn exactly on it. The main meets the sewer at that manhole.
     A main drawn over a main but to no manhole (it leaves it between two) connects where its end lies."""
-    if met.kind != "main" or met.node is not None or not len(on):
+    if not len(on) or (met.kind == "main") != (met.node is None) or met.kind not in ("main", "manhole"):
         return None
     from_met = at if met.end == 0 else line.length - at
     ahead = np.flatnonzero(from_met > snap)
     if not len(ahead):
         return None
-    k = int(ahead[np.argmin(from_met[ahead])])
-    stretch = shapely.ops.substring(line, 0, at[k]) if met.end == 0 else shapely.ops.substring(line, at[k], line.length)
+    ahead = ahead[np.argsort(from_met[ahead], kind="stable")]
+    # From an end on a main, the nearest manhole ahead must be reached over mains (as before); from there, and from
+    # an end at a manhole, the main meets the sewer at the last manhole it is drawn over mains to before leaving
+    # them: drawn from MH-1 over M-1 and M-2 to MH-19 and on 220 ft, it connects at MH-19 and 220 ft are laid (the
+    # 600 ft over the two mains were laid, costed and drained back up the sewer to MH-1). A manhole at the other end
+    # is not one to leave from: a main over existing mains all the way is laid as drawn (``_upper_end_along``).
+    reach = [int(k) for k in ahead if from_met[k] < line.length - snap]
+    if met.kind == "manhole" and _over_mains(line, met.end, line.length if met.end == 0 else 0.0, net, snap):
+        return None  # over existing mains from the manhole all the way: laid as drawn, the crossings check says so
+    if met.kind == "main":
+        reach = [int(ahead[0])] + [k for k in reach if k != int(ahead[0])]
+    best = None
+    for k in reach:
+        mains = _over_mains(line, met.end, float(at[k]), net, snap)
+        if mains is None:
+            break
+        best = (k, ", ".join(mains or [met.label]))
+    return best
+
+
+def _over_mains(line, end: int, where: float, net, snap: float) -> list[str] | None:
+    """The existing mains the drawn main lies over (within ``snap`` all the way) from its end ``end`` (0 or -1) to
+    ``where`` along it, by ID; None where some of that stretch lies off them."""
+    stretch = shapely.ops.substring(line, 0, where) if end == 0 else shapely.ops.substring(line, where, line.length)
     near = net.main_tree.query(stretch, predicate="dwithin", distance=snap)
-    over = shapely.union_all(shapely.buffer(net.geometry[near], snap * (1 + 1e-9)))
-    if not len(near) or shapely.length(shapely.difference(stretch, over)) > 1e-6 * stretch.length:
+    if not len(near):
         return None
-    mains = sorted(
+    over = shapely.union_all(shapely.buffer(net.geometry[near], snap * (1 + 1e-9)))
+    if shapely.length(shapely.difference(stretch, over)) > 1e-6 * stretch.length:
+        return None
+    return sorted(
         {
             str(net.main_id[e])
             for e in near
@@ -1437,7 +1463,6 @@ def _drawn_along(line, met: _Met, net, snap: float, on: np.ndarray, at: np.ndarr
         },
         key=id_key,
     )
-    return k, ", ".join(mains or [met.label])
 
 
 def _sewer_manholes_on(line, net, snap: float) -> tuple[np.ndarray, np.ndarray]:
@@ -1467,6 +1492,26 @@ def _passed_manholes(built, conn: _Connection, net, snap: float, fpu: float) -> 
     found, at = found[order], at[order]
     rows = [{"id": str(net.node_id[k]), "station_ft": round(float(d) * fpu, 1)} for k, d in zip(found, at, strict=True)]
     return rows, at
+
+
+def existing_mains_words(along: str) -> str:
+    """The existing mains a part not laid was drawn over (its ``along``: IDs apart by ", "), as a sentence names them.
+
+    Examples
+    --------
+    >>> existing_mains_words("M-195")
+    'existing main M-195'
+    >>> existing_mains_words("M-1, M-2, M-3")
+    'existing mains M-1, M-2 and M-3'
+    """
+    mains = [m for m in str(along).split(", ") if m]
+    if len(mains) < 2:
+        return f"existing main {along}"
+    return f"existing mains {', '.join(mains[:-1])} and {mains[-1]}"
+
+
+def _is_are(along: str) -> str:
+    return "are" if ", " in str(along) else "is"
 
 
 def compass(dx: float, dy: float) -> str:
@@ -1694,12 +1739,19 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
     along = (lower or {}).get("along") if conn.kind == "manhole" else None
     if along:
         beyond = lower
+        mains, it = existing_mains_words(along), "them" if ", " in along else "it"
+        start = (
+            f"The drawn main starts at existing manhole {beyond['from_manhole']} (within {snap.value:g} ft) and is "
+            f"drawn along {mains} to existing manhole {conn.label}, where it leaves {it}"
+            if beyond.get("from_manhole")
+            else f"The drawn main's end lies on {mains} (within {snap.value:g} ft), and the main is drawn along {it} "
+            f"to existing manhole {conn.label}"
+        )
         text = (
-            f"The drawn main's end lies on existing main {along} (within {snap.value:g} ft), and the main is drawn "
-            f"along it to existing manhole {conn.label}: it connects at {conn.label}, where no new manhole is built. "
+            f"{start}: it connects at {conn.label}, where no new manhole is built. "
             f"The {beyond['length_words']} drawn {beyond['direction']} of {conn.label} over {along} is not laid, "
-            f"costed or checked: {along} is there already. If a new main is meant to relieve or replace {along}, that "
-            "is for the engineer to design: it is not an extension."
+            f"costed or checked: {along} {_is_are(along)} there already. If a new main is meant to relieve or replace "
+            f"{along}, that is for the engineer to design: it is not an extension."
         )
     elif conn.kind == "manhole" and lower:
         beyond = lower
@@ -1737,12 +1789,12 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
     if upper:  # as at a lower end drawn over a main: the main is there already
         top, over = upper["beyond_manhole"], upper["along"]
         text += (
-            f" Its upper end lies on existing main {over}{' too' if along else ''} (within {snap.value:g} ft), and "
-            "the main is drawn along it "
+            f" Its upper end lies on {existing_mains_words(over)}{' too' if along else ''} (within {snap.value:g} ft),"
+            f" and the main is drawn along {'them' if ', ' in over else 'it'} "
             f"from existing manhole {top}: it ends at {top}, built into it, where no new manhole is built. The "
             f"{upper['length_words']} drawn {upper['direction']} of {top} over {over} is not laid, costed or checked:"
-            f" {over} is there already. If a new main is meant to relieve or replace {over}, that is for the engineer"
-            " to design: it is not an extension."
+            f" {over} {_is_are(over)} there already. If a new main is meant to relieve or replace {over}, that is for"
+            " the engineer to design: it is not an extension."
         )
     # drawn over a main: whether it meant to relieve that main, the engineer says
     verdict = REVIEW if along or upper else MEETS

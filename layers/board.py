@@ -28,10 +28,10 @@ from reportlab.pdfgen import canvas as pdfcanvas
 from reportlab.platypus import Flowable, Paragraph, SimpleDocTemplate, Spacer, Table, TableStyle
 
 from analysis.notices import long_date
-from analysis.plans import not_laid_parts
+from analysis.plans import existing_mains_words, not_laid_parts
 from analysis.profiles import Profile, bracketed, flagged
 from analysis.units import feet_per_unit
-from layers.atomic import written_whole
+from layers.atomic import folder_for, written_whole
 from layers.errors import LayerError
 from layers.fonts import BOLD, REGULAR
 from layers.mapsheet import draw_street_names
@@ -85,7 +85,7 @@ def write_plan_summary(
     only (the parcels named in ``plan`` are coloured).
     """
     check_pdf_path(path)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    folder_for(path)
     day = today or dt.date.today()
     who = preparer or "(preparer not given)"
     styles = _styles()
@@ -178,7 +178,8 @@ def not_laid_sentence(beyond: dict) -> str:
     if beyond.get("along"):  # drawn over an existing main to the manhole it joins
         return (
             f"Not laid: the {beyond['length_words']} drawn {beyond['direction']} of {beyond['beyond_manhole']} over "
-            f"existing main {beyond['along']}, which is there already."
+            f"{existing_mains_words(beyond['along'])}, which {'are' if ', ' in beyond['along'] else 'is'} there "
+            "already."
         )
     # a main drawn on past the manhole it passes through (analysis.plans._laid_from_manhole)
     return (
@@ -773,7 +774,7 @@ def write_comparison_csv(path: str | Path, names: list[str], rows: list[dict]) -
     .csv is written (``--csv town.gpkg`` replaced the town's store with the table).
     """
     _check_suffix(path, ".csv", "The comparison")
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    folder_for(path)
     table = pd.DataFrame(
         [[r["label"], *[_cell(v) for v in r["values"]]] for r in rows],
         columns=["measure", *names],

@@ -25,6 +25,72 @@ def slope(value):
     return load_profile("fort-plain", overrides={"design.min_main_slope_ft_per_ft": value})
 
 
+# -- a main drawn from a manhole along existing mains, and on -------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "drawn, connects, along, not_laid_ft, laid_ft",
+    [
+        # from P at the plant east over M-1 to A, then up Oak St to (600, 0)
+        (LineString([(-400, 0), (0, 0), (600, 0)]), "A", "M-1", 400.0, 600.0),
+        (LineString([(600, 0), (0, 0), (-400, 0)]), "A", "M-1", 400.0, 600.0),  # drawn the other way
+        # from B over M-5 to C, then 300 ft north
+        (LineString([(700, 0), (1000, 0), (1000, 300)]), "C", "M-5", 300.0, 300.0),
+    ],
+    ids=["P over M-1 to A", "drawn back", "B over M-5 to C"],
+)
+def test_a_main_drawn_from_a_manhole_along_existing_mains_connects_where_it_leaves_them(
+    drawn, connects, along, not_laid_ft, laid_ft
+):
+    # Drawn from MH-1 over M-1 and M-2 to MH-19 and on 220 ft (the sample village, a tester), the whole 820 ft were
+    # laid and costed, and the plan drained them back down the new pipe to MH-1 and up the sewer again.
+    from layers.board import summary_lines
+
+    r = run(proposed=moved(drawn), town=oak_with_m5()).as_dict()
+    assert r["downstream"]["connects_at"] == connects and r["length_ft"] == laid_ft
+    assert [(p["beyond_manhole"], p["along"], p["length_ft"]) for p in r["not_laid_parts"]] == [
+        (connects, along, not_laid_ft)
+    ]
+    assert r["manholes"][0]["id"] == connects and r["main_crossings"] == []
+    start = "P" if connects == "A" else "B"
+    told = " ".join(check(r, "connection")["message"].split())
+    assert told.startswith(
+        f"The drawn main starts at existing manhole {start} (within 1 ft) and is drawn along existing main {along} to "
+        f"existing manhole {connects}, where it leaves it: it connects at {connects}"
+    )
+    assert any(s.startswith(f"Not laid: the {not_laid_ft:,.0f} ft drawn") for s in summary_lines(r))
+
+
+@pytest.mark.parametrize(
+    "drawn",
+    [
+        LineString([(1000, 0), (700, 0), (700, -300), (-400, -300), (-400, 0)]),
+        LineString([(-400, 0), (-400, -300), (700, -300), (700, 0), (1000, 0)]),
+    ],
+    ids=["C over M-5 and M-6 to P", "drawn back"],
+)
+def test_a_main_lying_over_two_existing_mains_from_a_manhole_all_the_way_is_laid_and_flagged(drawn):
+    # It crashed ("The indices should be sorted": the runs along two mains were gathered unsorted). Nothing of it is
+    # new, so it is laid as drawn and the crossings check names both mains it runs along.
+    r = run(proposed=moved(drawn), town=oak_with_m5()).as_dict()
+    assert r["not_laid_parts"] == [] and r["length_ft"] == 2000.0
+    assert sorted((c["main_id"], c["kind"]) for c in r["main_crossings"]) == [
+        ("M-5", "runs along"),
+        ("M-6", "runs along"),
+    ]
+
+
+def test_parts_drawn_over_several_mains_are_named_in_the_plural():
+    from analysis.plans import existing_mains_words
+    from layers.board import not_laid_sentence
+
+    part = {"length_words": "500 ft", "direction": "west", "beyond_manhole": "MH-45", "along": "M-195, M-196"}
+    assert not_laid_sentence(part) == (
+        "Not laid: the 500 ft drawn west of MH-45 over existing mains M-195 and M-196, which are there already."
+    )
+    assert existing_mains_words("M-5") == "existing main M-5"
+
+
 # -- a main drawn over the sewer at both ends -------------------------------------------------------------------------
 
 # From 100 ft west of A over M-1 to A, up Oak St to B and on over M-5 for 200 ft.

@@ -1165,8 +1165,11 @@
         (plan.connecting_main ? ` (with a ${num(Math.round(plan.connecting_main.length_ft), "ft")} connecting main to ${plan.connecting_main.to_manhole})` : ""));
     (plan.not_laid_parts || (plan.not_laid ? [plan.not_laid] : [])).forEach((part) => {
       if (part.along) {  // drawn over an existing main to the manhole it joins, or from the manhole it ends at
-        add(`Not laid: the ${part.length_words} drawn ${part.direction} of ` +
-            `${part.beyond_manhole} over existing main ${part.along}, which is there already`);
+        const mains = part.along.split(", ");  // as analysis.plans.existing_mains_words names them
+        add(`Not laid: the ${part.length_words} drawn ${part.direction} of ${part.beyond_manhole} over ` +
+            (mains.length > 1
+              ? `existing mains ${mains.slice(0, -1).join(", ")} and ${mains[mains.length - 1]}, which are there already`
+              : `existing main ${part.along}, which is there already`));
       } else {  // drawn on past the manhole it passes through: that part is not in the plan
         add(`Not laid: the ${part.length_words} drawn ${part.direction} of ` +
             `${part.beyond_manhole}, a second main draining into it, to plan on its own`);
