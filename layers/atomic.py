@@ -164,7 +164,11 @@ def writer_lock(target: str | Path, *, who: str = "", what: str = "a write", pla
     (``remove_stale_scratch``). ``place`` is how the refusal names ``target`` ("this store", a file's name).
     """
     path = lock_file(target)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    folder_for(target)
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))  # a folder that takes no file is told here, once
+    except OSError as exc:
+        raise LayerError(_cannot_lock(exc, target)) from exc
     # A GeoPackage's lock file stays (every version of sewerplan locks it); another file's is removed when its writer
     # is done, so only the output is left. Whoever locked the file just removed, or finds another in its place, has
     # locked nothing: it opens the file at that name again (not on Windows, where an open file stays).
@@ -204,6 +208,41 @@ def writer_lock(target: str | Path, *, who: str = "", what: str = "a write", pla
     return StoreWriter(release)
 
 
+def folder_for(target: str | Path) -> Path:
+    """Make the folder ``target`` is to be written in, with its parents, where missing; returns it. A path that
+    cannot hold it is told in one sentence (``LayerError``), not a traceback: a file where one of its folders should
+    be (``--out town.csvt/x.gpkg``), a place that takes no new files, or a disk's refusal, naming the folder."""
+    target = Path(target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise LayerError(disk_refusal(exc) or _cannot_lock(exc, target)) from exc
+    return target.parent
+
+
+def _cannot_lock(exc: OSError, target: str | Path) -> str:
+    """Why ``target``'s lock file could not be made, in one sentence: a full or read-only disk as every write says
+    it (``disk_refusal``), a file where a folder of the path should be, or a place that takes no files (``/proc``).
+
+    Examples
+    --------
+    >>> print(_cannot_lock(FileExistsError(errno.EEXIST, "File exists", "out.csvt"), "out.csvt/x.gpkg"))
+    Cannot write out.csvt/x.gpkg: out.csvt is a file, not a folder; give an output in a folder.
+    >>> print(_cannot_lock(FileNotFoundError(errno.ENOENT, "No such file or directory", "/proc/x.lock"), "/proc/x"))
+    Cannot write /proc/x: its folder /proc takes no new files (No such file or directory); give an output in ...
+    """
+    target = Path(target)
+    if (said := disk_refusal(exc, target)) is not None:
+        return said
+    if exc.errno in (errno.EEXIST, errno.ENOTDIR):
+        file = next((p for p in [*reversed(target.parents)] if p.exists() and not p.is_dir()), exc.filename)
+        return f"Cannot write {target}: {file} is a file, not a folder; give an output in a folder."
+    return (
+        f"Cannot write {target}: its folder {target.parent} takes no new files ({exc.strerror or exc}); give an output "
+        "in another folder."
+    )
+
+
 @contextmanager
 def written_whole(
     target: str | Path, *, locked: bool = False, sync: bool = False, replace: bool = True
@@ -219,8 +258,8 @@ def written_whole(
     """
     target = Path(target)
     where = None
+    folder_for(target)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
         writer = None if locked else writer_lock(target, place=target.name)
         try:
             where = scratch_path(target)

@@ -23,7 +23,7 @@ import shutil
 from contextlib import suppress
 from pathlib import Path
 
-from layers.atomic import StoreBusyError, writer_lock, written_whole
+from layers.atomic import StoreBusyError, folder_for, writer_lock, written_whole
 from layers.errors import LayerError
 
 PARTITION_KEY = "municipality"
@@ -77,7 +77,7 @@ def write_partition(out_dir: str | Path, partition: str, frame, *, crs=None) -> 
 def write_record(out_dir: str | Path, record: dict) -> None:
     """Save one municipality's record, atomically (a resumed batch trusts what it finds)."""
     path = record_path(out_dir, record["partition"])
-    path.parent.mkdir(parents=True, exist_ok=True)
+    folder_for(path)
     with written_whole(path) as tmp:
         tmp.write_text(json.dumps(record, indent=2, default=str), encoding="utf-8")
 

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pyproj import CRS
 
-from layers.atomic import written_whole
+from layers.atomic import folder_for, written_whole
 from layers.errors import LayerError
 from layers.qgis_styles import DOCTYPE, QGIS_VERSION, run_statuses, style_elements, style_kind
 
@@ -89,7 +89,7 @@ def write_project(store, out: str | Path, *, title: str | None = None) -> dict:
     layers = sorted(store.qgis_layers(), key=lambda entry: _rank(entry["name"]))
     if not layers:
         raise LayerError(f"The store {store.label} has no map layers to put in a QGIS project.")
-    out.parent.mkdir(parents=True, exist_ok=True)
+    folder_for(out)
     srids = [entry["srid"] for entry in layers if entry["name"] == "parcel_results"] or [layers[0]["srid"]]
     crs = CRS.from_epsg(srids[0])
     run = store.latest_run() or {}

@@ -57,7 +57,7 @@ import shapely
 
 from analysis.arrays import distinct
 from analysis.errors import Fix
-from layers.atomic import StoreBusyError, writer_lock, written_whole
+from layers.atomic import StoreBusyError, folder_for, writer_lock, written_whole
 from layers.crs import crs_label
 from layers.errors import LayerError
 from layers.wkb import points_wkb, wkb_array
@@ -97,7 +97,7 @@ def write_csv(
     column's type, so a GIS does not guess a ZIP code to be a number (for the results and the network report, the
     CSVs a GIS opens).
     """
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    folder_for(path)
     table = pd.DataFrame(frame)
     if isinstance(frame, gpd.GeoDataFrame) and frame.geometry.name in table.columns:
         table = table.drop(columns=frame.geometry.name)
@@ -212,7 +212,7 @@ def write_results(
     (a store's copy being written).
     """
     driver = output_format(path)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    folder_for(path)
     if driver == "CSV":
         write_csv(path, _plain_columns(with_connection_crs(parcels)), column_types=True)
         return [Path(path).stem]
@@ -328,7 +328,7 @@ def write_report(path: str, report: gpd.GeoDataFrame) -> list[str]:
     ``crs``, the CRS they are in, as a results file names its connection point's in ``connection_crs``); returns the
     layers written, as ``write_results`` does."""
     driver = output_format(path)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    folder_for(path)
     if driver == "CSV":
         write_csv(
             path,
@@ -362,7 +362,7 @@ def write_layers(
     target = Path(path)
     if target.exists() and not overwrite:
         raise LayerError(f"{path} exists: replace it only when asked to (overwrite).", fix=Fix("overwrite"))
-    target.parent.mkdir(parents=True, exist_ok=True)
+    folder_for(target)
     with _unseen_geopackage(path, "new") as where:  # the old file stays whole until the new one replaces it
         for name, frame in layers.items():
             _write_gpkg(_plain_columns(frame), where, name)
@@ -597,7 +597,7 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
         **_route_layers(plan, crs),
     }
     driver = check_plan_path(path)
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    folder_for(path)
     if driver == "GPKG":
         return add_layers(path, layers, geometry_types=PLAN_GEOMETRY_TYPES)
     if driver == "Parquet":
@@ -692,7 +692,7 @@ def write_geoparquet(
     made per row.
     """
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    folder_for(target)
     out = _plain_columns(frame)
     if crs is not None and out.crs is not None and not out.crs.equals(crs):
         out = out.to_crs(crs)

@@ -525,6 +525,23 @@ def test_a_folder_the_user_may_not_make_is_told_not_traced(town_gpkg, tmp_path, 
     assert f"Cannot write {tmp_path / 'x'}: you may not write there (Operation not permitted); write the" in said
 
 
+@pytest.mark.parametrize("suffix", [".gpkg", ".csv"])
+def test_an_output_under_a_file_or_a_folder_that_takes_no_files_is_told_not_traced(town_gpkg, tmp_path, suffix):
+    """`analyze --out town.csvt/x.gpkg` (a file where the folder should be) and `--out /proc/x.gpkg` ended in a
+    FileExistsError or FileNotFoundError traceback from the writer lock (a tester)."""
+    (tmp_path / "town.csvt").write_text("String\n", encoding="utf-8")
+    failed = analyze(town_gpkg, tmp_path / "town.csvt" / f"x{suffix}")
+    said = " ".join(failed.output.split())
+    assert failed.exit_code == 2 and "Traceback" not in failed.output, failed.output
+    assert f"{tmp_path / 'town.csvt'} is a file, not a folder; give an output in a folder." in said
+    assert (tmp_path / "town.csvt").read_text(encoding="utf-8") == "String\n"
+    if Path("/proc/self").is_dir():  # Linux: /proc takes no new files
+        failed = analyze(town_gpkg, Path("/proc") / f"x{suffix}")
+        said = " ".join(failed.output.split())
+        assert failed.exit_code == 2 and "Traceback" not in failed.output, failed.output
+        assert f"Cannot write /proc/x{suffix}: its folder /proc takes no new files" in said
+
+
 def _published_once(tmp_path):
     """A town's store with an upload published over it once ("the March upload"): the store, the upload, the
     opened store and the name of the earlier version the publication kept."""
