@@ -54,6 +54,7 @@ from analysis.notices import (
     overdue_before,
     service_rule,
 )
+from analysis.profiles import MAX_PERIOD_DAYS
 from layers.atomic import StoreBusyError, sync_to_disk, written_whole
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
@@ -1068,6 +1069,20 @@ class Register:
                     raise LayerError(
                         f"An extension moves the deadline later: notice {early[0]['notice_id']} is due "
                         f"{early[0]['deadline'].isoformat()}, and {new_deadline.isoformat()} is not after it."
+                    )
+                # A mistyped year (3500-01-01) took the parcel out of every list of violations for good: no extension
+                # runs longer than the longest period a profile may set, whatever the town's practice.
+                far = [
+                    r
+                    for r in rows
+                    if r["deadline"] is not None and (new_deadline - r["deadline"]).days > MAX_PERIOD_DAYS
+                ]
+                if far:
+                    days = (new_deadline - far[0]["deadline"]).days
+                    raise LayerError(
+                        f"An extension to {new_deadline.isoformat()} moves notice {far[0]['notice_id']}'s deadline "
+                        f"({far[0]['deadline'].isoformat()}) {days:,} days later, more than any period a profile may "
+                        f"set ({MAX_PERIOD_DAYS:,} days): check the year."
                     )
             for row in rows:
                 changes = {"status": status, "is_open": 1 if status in OPEN else 0, "note": note}

@@ -417,6 +417,9 @@ def test_issuing_twice_never_duplicates_and_connected_parcels_stay_closed(regist
         ("extended", "2027-02-30", "does not exist: February 2027 has 28 days"),
         ("extended", "1999-01-01", "moves the deadline later"),
         ("extended", "2027-05-30", "moves the deadline later"),
+        # a mistyped year: 3,651 days after the deadline of 2027-05-30 (3500-01-01 was recorded, a tester)
+        ("extended", "3500-01-01", r"more than any period a profile may set \(3,650 days\): check the year"),
+        ("extended", "2037-05-28", r"3,651 days later, more than any period"),
     ],
 )
 def test_marking_refuses_deadlines_that_are_not_a_later_date(register, results, status, until, message):
