@@ -55,6 +55,11 @@ def init_app(app: Flask) -> None:
         response.headers.setdefault("X-Content-Type-Options", "nosniff")
         response.headers.setdefault("Referrer-Policy", "same-origin")
         response.headers.setdefault("X-Frame-Options", "DENY")
+        # Pages and data hold owners' names and addresses: a browser keeps none of them, so Back after signing out on
+        # a town hall's shared computer asks the server again (and is sent to sign in) instead of showing the
+        # notice register from its cache. Only the app's own files (scripts, styles) and the offline tile are kept.
+        if request.endpoint != "static" and "public" not in (response.headers.get("Cache-Control") or ""):
+            response.headers["Cache-Control"] = "no-store"
         return response
 
     @app.context_processor

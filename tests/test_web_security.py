@@ -381,3 +381,41 @@ def test_an_account_removed_can_no_longer_sign_in_and_its_session_ends(app):
     assert unknown.exit_code != 0 and "There is no account named 'vera': the accounts are pat." in unknown.output
     last = Runner().invoke("users", "remove", "pat", "--users-db", db, ok=True)
     assert "No accounts are left" in last.output
+
+
+def test_pages_and_data_are_not_kept_by_the_browser_but_its_own_files_are(store, tmp_path):
+    app = make_app(store, tmp_path)
+    add_user(app.config["USERS_DB"], "pat", "planner", "planner-password")
+    client = app.test_client()
+    assert sign_in(client, "pat", "planner-password").status_code == 302
+    for path in ("/", "/notices", "/summary", "/api/summary", "/api/results.csv?status=mandated", "/login"):
+        answer = client.get(path)
+        assert answer.status_code == 200 and answer.headers["Cache-Control"] == "no-store", path
+    with client.get("/static/map.js") as own:  # the file's response closed, as a server closes it
+        assert own.status_code == 200 and "no-store" not in own.headers.get("Cache-Control", ""), own.headers
+    assert "public" in client.get("/tiles/blank/1/0/0.png").headers["Cache-Control"]
+
+
+def test_back_after_signing_out_shows_the_sign_in_page_not_the_register(store, tmp_path, browser):
+    """On a town hall's shared computer, Back after "Sign out" showed the notices page from the browser's cache,
+    owners' names and all (a tester, in Chromium): pages are sent with no-store, so Back asks the server again."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.conftest import serving
+
+    app = make_app(store, tmp_path)
+    add_user(app.config["USERS_DB"], "pat", "planner", "planner-password")
+    with serving(app) as base:
+        browser.get(f"{base}/login?next=/notices")
+        browser.find_element(By.NAME, "name").send_keys("pat")
+        browser.find_element(By.NAME, "password").send_keys("planner-password")
+        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        WebDriverWait(browser, 30).until(lambda d: d.current_url.endswith("/notices"))
+        assert "Sign out" in browser.find_element(By.TAG_NAME, "body").text
+        browser.find_element(By.XPATH, "//button[text()='Sign out']").click()
+        WebDriverWait(browser, 30).until(lambda d: "/notices" not in d.current_url)
+        browser.back()
+        WebDriverWait(browser, 30).until(lambda d: "/login" in d.current_url)
+        shown = browser.find_element(By.TAG_NAME, "body").text
+        assert "Sign out" not in shown and "Register (" not in shown
