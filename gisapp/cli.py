@@ -204,6 +204,27 @@ def deadline_words(summary: dict, profile) -> str:
     )
 
 
+def held_words(held: int, mandated: int, reason: str | None, rule) -> str:
+    """What a run says of the parcels that must connect but may not be noticed for its notice reason (Poughkeepsie's
+    § 168-22.3C: a property on a private system only for a public health hazard): no deadline, and why.
+
+    Examples
+    --------
+    >>> from analysis.profiles import load_profile
+    >>> rule = load_profile("poughkeepsie").notices.private_system_reasons
+    >>> print(held_words(102, 102, "highway_improvement", rule))
+    All 102 parcels that must connect are served by a private system: under § 168-22.3C such a property is noticed
+    only for a public health hazard, not for a highway improvement, so none has a deadline; notices preview lists ...
+    """
+    which = f"All {mandated:,} parcels" if held == mandated else f"{held:,} of the {mandated:,} parcels"
+    allowed = " or ".join(f"a {r.replace('_', ' ')}" for r in rule.value)
+    return (
+        f"{which} that must connect {'are' if held > 1 else 'is'} served by a private system: under {rule.section} "
+        f"such a property is noticed only for {allowed}, not for a {str(reason).replace('_', ' ')}, so "
+        f"{'none has a' if held == mandated else 'those have no'} deadline; notices preview lists them held back."
+    )
+
+
 def _print_summary(summary: dict, profile) -> None:
     out = Console()
     title = f"{profile.municipality}: {summary['parcels']:,} parcels, {profile.mandate.distance_ft.citation}"
@@ -235,6 +256,9 @@ def _print_summary(summary: dict, profile) -> None:
         )
     if summary["notice_date"]:
         out.print(f"Notice date {summary['notice_date']}; {deadline_words(summary, profile)}", highlight=False)
+    if held := summary.get("notices_held"):
+        rule = profile.notices.private_system_reasons
+        out.print(held_words(held, summary["counts"]["mandated"], summary.get("notice_reason"), rule), highlight=False)
     if summary["output"]:
         out.print(written_words(summary["output"], summary["layers_written"]), highlight=False)
     if summary["layers_copied"]:

@@ -10,6 +10,7 @@ them as notices due. Two lots on Main St, 30 ft from main M-1; P-2's private_sys
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 from shapely.geometry import LineString, box
 
@@ -60,3 +61,28 @@ def test_a_health_hazard_notice_reaches_every_property():
     rows = result.parcels.set_index("parcel_id")
     assert rows["deadline"].astype(str).tolist() == ["2027-03-31", "2027-03-31"]
     assert result.summary["notices_held"] == 0
+
+
+def test_analyze_says_how_many_it_holds_back_and_why(tmp_path):
+    """The command's summary said only "Notice date ...; deadline 30 days after it (§ 168-22.2G)" while every parcel
+    that must connect had no deadline, held under § 168-22.3C (only --json's notices_held told it; a tester)."""
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(300))
+    args = ["analyze", "--profile", "poughkeepsie", "--data", str(store), "--notice-date", "2027-03-01"]
+    run = CliRunner().invoke(main, [*args, "--notice-reason", "highway_improvement", "--json"])
+    held = json.loads(run.output)["summary"]["notices_held"]
+    said = " ".join(CliRunner().invoke(main, [*args, "--notice-reason", "highway_improvement"]).output.split())
+    assert held > 0
+    assert (
+        "that must connect are served by a private system: under § 168-22.3C such a property is noticed only for a "
+        "public health hazard, not for a highway improvement" in said
+    )
+    assert f"{held:,}" in said
+    health = " ".join(CliRunner().invoke(main, [*args, "--notice-reason", "public_health_hazard"]).output.split())
+    assert "served by a private system" not in health
