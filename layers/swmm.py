@@ -109,6 +109,7 @@ def is_local(crs) -> bool:
 def read_inp(path: str) -> dict[str, gpd.GeoDataFrame]:
     """``{"mains": ..., "manholes": ...}`` from a SWMM .inp file, without a CRS."""
     sections = _sections(Path(path))
+    _refuse_repeated_names(path, sections)
     options = sections.get("OPTIONS", {})
     metric = _field(options.get("FLOW_UNITS", []), 0, "CFS").upper() in METRIC_FLOW_UNITS
     to_ft = M_TO_FT if metric else 1.0
@@ -374,8 +375,37 @@ def tokens(line: str) -> list[str]:
     return [quoted if plain == "" else plain for quoted, plain in _TOKEN.findall(line)]
 
 
+# The key under which ``_sections`` lists the names given twice in a section: not a section SWMM has.
+REPEATED = " repeated"
+# The sections whose rows each define a node or a link by its name.
+_NAMED = {section for section, _ in (*NODE_SECTIONS, *LINK_SECTIONS)}
+
+
+def _refuse_repeated_names(path: str, sections: dict) -> None:
+    """Refuse a model in which two nodes, or two links, have one name, as SWMM does (a duplicate ID). Read on, the
+    second was dropped without a word: Example1.inp with conduit 8 renamed 7 lost the link 22 -> 16, and the network
+    report blamed "a link missing from the model" for the piece it cut off."""
+    said = []
+    for kinds, what in ((NODE_SECTIONS, "node"), (LINK_SECTIONS, "link")):
+        where: dict[str, list[str]] = {}
+        for section, _ in kinds:
+            for name in sections.get(section, {}):
+                where.setdefault(name, []).append(section)
+            for name in sections.get(REPEATED, {}).get(section, []):
+                where.setdefault(name, []).append(section)
+        twice = sorted((n, s) for n, s in where.items() if len(s) > 1)
+        said += [f"{what} {n} in {' and '.join(f'[{x}]' for x in s)}" for n, s in twice]
+    if said:
+        shown = "; ".join(said[:10]) + (f"; and {len(said) - 10} more" if len(said) > 10 else "")
+        raise LayerError(
+            f"{path} gives one name to two objects ({shown}). SWMM refuses such a model too (a duplicate ID), "
+            "and sewerplan would keep one and lose the other without a word: give each its own name in the model."
+        )
+
+
 def _sections(path: Path) -> dict[str, dict[str, list]]:
-    """Section -> first field -> the other fields; [VERTICES] keeps every row as (x, y) per link."""
+    """Section -> first field -> the other fields; [VERTICES] keeps every row as (x, y) per link. A name given a
+    second row in a section that defines objects keeps its first, and is listed under ``REPEATED``."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as exc:
@@ -403,5 +433,7 @@ def _sections(path: Path) -> dict[str, dict[str, list]]:
         elif current == "OPTIONS":
             out[current][fields[0].upper()] = fields[1:]
         else:
+            if fields[0] in out[current] and current in _NAMED:
+                out.setdefault(REPEATED, {}).setdefault(current, []).append(fields[0])
             out[current].setdefault(fields[0], fields[1:])
     return out

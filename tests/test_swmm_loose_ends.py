@@ -405,3 +405,26 @@ def test_a_junction_a_gravity_pipe_drains_stays_a_manhole_beside_a_pump():
     path = DATA / "swmm-swmmio" / "model_full_features_network_xy.inp"
     assert trace(path, "J2")["control_manhole"] == "J2"
     assert not [d for d in check(path) if d["check"] == "storage_not_manhole"]
+
+
+def _renamed(tmp_path, line: int, old: str, new: str, name: str):
+    """Example1.inp with one row's name changed (``line``, 1-based), as a model edited by hand is."""
+    rows = (DATA / "swmm-swmmio" / "Example1.inp").read_text().splitlines()
+    assert rows[line - 1].startswith(old + " ")
+    rows[line - 1] = new + rows[line - 1][len(old) :]
+    return write(tmp_path, "\n".join(rows) + "\n", name)
+
+
+def test_a_model_giving_one_name_to_two_links_or_two_nodes_is_refused_naming_them(tmp_path):
+    # Conduit 8 (22 -> 16) renamed 7 was dropped without a word: the report blamed "a link missing from the model"
+    # for the piece it cut off, and a trace from 19 stopped at 22 (a tester). SWMM refuses such a model too.
+    links = _renamed(tmp_path, 130, "8", "7", "links.inp")
+    code, out, err = cli("network", "check", "--profile", "fort-plain", "--data", links, "--data-crs", "local")
+    said = " ".join(err.split())
+    assert code == 2 and "Traceback" not in err
+    assert "gives one name to two objects (link 7 in [CONDUITS] and [CONDUITS])" in said
+    # a junction named as an outfall is: one node, two rows
+    nodes = _renamed(tmp_path, 94, "10", "18", "nodes.inp")
+    with pytest.raises(Exception, match=r"node 18 in \[JUNCTIONS\] and \[OUTFALLS\]"):
+        read_inp(str(nodes))
+    assert len(read_inp(str(DATA / "swmm-swmmio" / "Example1.inp"))["mains"]) > 0  # the model as it is reads
