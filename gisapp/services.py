@@ -41,7 +41,7 @@ from analysis.trace import Sewershed, Trace, add_network_results, connect_parcel
 from analysis.trace import sewershed as upstream_of
 from analysis.trace import trace_parcel as trace_from_parcel
 from gisapp import notices as _notices
-from gisapp.words import register_record
+from gisapp.words import notice_in_force, register_record
 from gisapp.workspace import StoredRun, Workspace, WorkspaceSpec
 from layers.crs import measuring_crs
 from layers.errors import LayerError, NotFoundError, Problem
@@ -885,6 +885,36 @@ def _store_parcel_ids(store: str | None) -> set[str] | None:
     except (LayerError, KeyError, ValueError):
         return None
     return None if results is None else set(results["parcel_id"].astype(str))
+
+
+# The columns ``with_notices_in_force`` adds after the run's deadline: the register's notice whose deadline is the
+# parcel's, its status, and that deadline.
+NOTICE_COLUMNS = ("notice_id", "notice_status", "notice_deadline")
+
+
+def with_notices_in_force(frame: pd.DataFrame, register: Register) -> pd.DataFrame:
+    """The results with each parcel's notice in the town's register beside the run's ``deadline``: ``notice_id``,
+    ``notice_status`` (open, extended, connected, ..., or "recorded connected" for a connection recorded without a
+    notice) and ``notice_deadline``, the deadline the owner's letter gave (or its extension). Empty for a parcel with
+    no notice. The Summary page's list showed the notice's deadline while the spreadsheet linked beside it gave the
+    run's own (a run dated March 7 beside letters saying May 30), with nothing to tell the two apart."""
+    found = register.notices_of_parcels(frame["parcel_id"].astype(str).tolist()) if len(frame) else {}
+    chosen = [(parcel, n) for parcel, rows in found.items() if (n := notice_in_force(rows)) is not None]
+    table = pd.DataFrame(  # one row per parcel with a notice, joined by ID: no loop over the parcels
+        {
+            "notice_id": [n["notice_id"] for _, n in chosen],
+            "notice_status": ["recorded connected" if n["notice_type"] == "record" else n["status"] for _, n in chosen],
+            "notice_deadline": [None if n["notice_type"] == "record" else n["deadline"] for _, n in chosen],
+        },
+        index=pd.Index([p for p, _ in chosen], dtype=object),
+    )
+    joined = table.reindex(frame["parcel_id"].astype(str).to_numpy())
+    out = frame.copy()
+    at = list(out.columns).index("deadline") + 1 if "deadline" in out.columns else len(out.columns)
+    for offset, name in enumerate(NOTICE_COLUMNS):
+        values = joined[name].to_numpy(dtype=object)
+        out.insert(at + offset, name, pd.Series(values, index=out.index, dtype=object).where(pd.notna(values), None))
+    return out
 
 
 def register_recorded(register: Register, parcel_ids: list[str]) -> dict[str, int]:

@@ -293,6 +293,23 @@ def other_run(run: dict | None, given: dict | None, fmt: str = DEFAULT_DATE_FORM
     return f"This run measured {measured(run, mine)}; the notice on record was {given_on} {measured(given, theirs)}."
 
 
+def notice_in_force(notices: list[dict]) -> dict | None:
+    """Of a parcel's notices (oldest first, ``Register.notices_of``), the one whose deadline is the parcel's, as the
+    map popup picks it: a connection recorded without a notice stands whatever came before it; else the latest
+    notice not cancelled (a cancelled one was never mailed). None where there is none. The Summary's list and the
+    results downloaded beside it (``gisapp.services.with_notices_in_force``) both take it.
+
+    Examples
+    --------
+    >>> notice_in_force([{"notice_id": "N-1", "status": "open", "notice_type": "connection"},
+    ...                  {"notice_id": "N-2", "status": "cancelled", "notice_type": "connection"}])["notice_id"]
+    'N-1'
+    """
+    live = [n for n in notices if n["status"] != "cancelled"]
+    records = [n for n in live if n["notice_type"] == "record"]
+    return (records or live or [None])[-1]
+
+
 def register_record(notices: list[dict] | None) -> dict | None:
     """The notice by which the register records a parcel connected or exempt, or None: of the parcel's ``notices``
     (oldest first) a connection recorded without a notice (type ``record``) decides, else the latest not cancelled.

@@ -249,3 +249,38 @@ def test_the_summary_gives_each_parcels_deadline_from_its_notice_in_the_register
     cells = _deadline_cells(client.get("/summary").get_data(as_text=True))
     assert cells[marked].startswith("May 30, 2027 (in the notice; it no longer runs)")
     assert cells[extended].startswith("July 1, 2027 (extended)")
+
+
+def test_the_spreadsheet_beside_the_summary_gives_each_notices_deadline_too(client, app):
+    """The Summary said "May 30, 2027 (in the notice)" while "Download all ... as CSV" beside it gave the run's own
+    deadline alone (a run dated March 7 beside letters saying May 30; a tester), with no notice column. The download
+    carries the notice in force beside the run's deadline: notice_id, notice_status, notice_deadline."""
+    import io
+
+    import pandas as pd
+
+    link = 'href="/api/results.csv?status=mandated"'
+    assert link in client.get("/summary").get_data(as_text=True)
+    plain = pd.read_csv(io.BytesIO(client.get("/api/results.csv?status=mandated").data), dtype=str)
+    assert "notice_id" not in plain.columns  # no register yet: the run's results as they are
+    _issue_on_the_page(client)
+    register = Register(store=app.config["STORE"], create=False)
+    listing = register.listing().set_index("parcel_id")
+    marked = listing.index[0]
+    register.mark(marked, "extended", actor="t", deadline="2027-07-01")
+    rows = pd.read_csv(io.BytesIO(client.get("/api/results.csv?status=mandated").data), dtype=str)
+    columns = list(rows.columns)
+    assert columns[columns.index("deadline") + 1 : columns.index("deadline") + 4] == [
+        "notice_id",
+        "notice_status",
+        "notice_deadline",
+    ]
+    rows = rows.set_index("parcel_id")
+    noticed = rows[rows["notice_id"].notna()]
+    assert len(noticed) == len(listing) and set(noticed.index) == set(listing.index)
+    assert (noticed["notice_id"] == listing.loc[noticed.index, "notice_id"]).all()
+    assert noticed.loc[marked, ["notice_status", "notice_deadline"]].tolist() == ["extended", "2027-07-01"]
+    others = noticed.drop(index=marked)
+    assert set(others["notice_status"]) == {"open"} and set(others["notice_deadline"]) == {"2027-05-30"}
+    held = rows[rows["notice_id"].isna()]  # parcels the batch held back have no notice, and say none
+    assert held["notice_status"].isna().all() and held["notice_deadline"].isna().all()

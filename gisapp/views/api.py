@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import tempfile
+from contextlib import suppress
 from pathlib import Path
 
 import numpy as np
@@ -260,6 +261,10 @@ def download(fmt: str):
         fields = [c for c in ("parcel_id", "site_address", "owner_name") if c in frame.columns]
         held = [frame[c].astype(str).str.lower().str.contains(needle, regex=False) & frame[c].notna() for c in fields]
         frame = frame[np.logical_or.reduce(held)] if held else frame.iloc[:0]
+    # beside the run's deadline, the one each owner's letter gave, where the town's register holds a notice; with no
+    # register yet (RegisterMissingError), or one that cannot be read, the run's results alone
+    with suppress(LayerError):
+        frame = services.with_notices_in_force(frame, app_register())
     with tempfile.TemporaryDirectory(prefix="sewerplan-download-") as folder:
         path = Path(folder) / f"sewerplan-results{suffix}"
         services.export_results(str(path), frame)

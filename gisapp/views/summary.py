@@ -15,7 +15,7 @@ from gisapp.security import requires
 from gisapp.state import map_data
 from gisapp.views.map import shown_statuses
 from gisapp.views.notices import app_register
-from gisapp.words import register_note, town_date
+from gisapp.words import notice_in_force, register_note, town_date
 from layers.errors import LayerError
 from layers.store import store_label
 
@@ -50,15 +50,6 @@ def with_distance_text(rows: list[dict], run: dict | None) -> list[dict]:
     and "99.96 ft" within 100 ft). The list said "0 ft" and "100.0 ft" beside reasons saying "0.0 ft" and "99.96 ft"."""
     texts = feet_words([r.get("distance_ft") for r in rows], (run or {}).get("distance_ft"))
     return [{**r, "distance_text": text or ""} for r, text in zip(rows, texts, strict=True)]
-
-
-def notice_in_force(notices: list[dict]) -> dict | None:
-    """Of a parcel's notices (oldest first, ``Register.notices_of``), the one whose deadline is the parcel's, as the
-    map popup picks it: a connection recorded without a notice stands whatever came before it; else the latest
-    notice not cancelled (a cancelled one was never mailed). None where there is none."""
-    live = [n for n in notices if n["status"] != "cancelled"]
-    records = [n for n in live if n["notice_type"] == "record"]
-    return (records or live or [None])[-1]
 
 
 def with_deadlines(rows: list[dict], fmt: str) -> list[dict]:
