@@ -203,8 +203,8 @@ class Period:
         """As a letter cites it: "§ 144-4", "Resolution 4 of 2027, under § 144-40A", or, where the section sets no
         period and the resolution is the town's alone, "Resolution 9 of 2027; § 196-17E sets no period" (no bracket, as
         the preview prints it inside one)."""
-        if not self.act:
-            return self.section
+        if not self.act:  # no act of the town: the law's own period, or, where it sets none, a run's value alone
+            return f"no resolution of the town yet; {self.section} sets no period" if self.law_silent else self.section
         return f"{self.act}; {self.section} sets no period" if self.law_silent else f"{self.act}, under {self.section}"
 
     def ends(self, notice_date: dt.date) -> dt.date:
@@ -235,6 +235,8 @@ def period(profile: Profile, key: str, town: TownSettings | None = None) -> Peri
     rule: Rule = getattr(getattr(profile, section_name), name)
     left = bool(rule.setting or rule.town_setting)
     act = (town.resolutions.get(key) if town else None) if left else None
+    if act:
+        _refuse_a_run_value_beside_the_act(key, rule, act)
     days = act.days if act else (int(rule.value) if rule.value is not None else None)
     counted_from = rule.counted_from or "notice"
     mail_days = rule.mail_days if counted_from == "service" else 0
@@ -1127,6 +1129,7 @@ class ServiceRule:
     section: str
     counted_from: str  # "notice" or "service"
     mail_days: int
+    law_silent: bool = False  # the section sets no period (Wappinger § 196-17E): the town's resolution does
 
 
 def service_rule(profile_name: str | None, notice_type: str) -> ServiceRule | None:
@@ -1137,7 +1140,7 @@ def service_rule(profile_name: str | None, notice_type: str) -> ServiceRule | No
     Examples
     --------
     >>> service_rule("wappinger", "violation")
-    ServiceRule(section='§ 196-22A', counted_from='service', mail_days=5)
+    ServiceRule(section='§ 196-22A', counted_from='service', mail_days=5, law_silent=False)
     >>> service_rule("fort-plain", "connection").counted_from
     'notice'
     """
@@ -1152,7 +1155,8 @@ def service_rule(profile_name: str | None, notice_type: str) -> ServiceRule | No
     section_name, key = PERIOD_OF[notice_type].split(".")
     rule: Rule = getattr(getattr(profile, section_name), key)
     counted_from = rule.counted_from or "notice"
-    return ServiceRule(rule.section, counted_from, rule.mail_days if counted_from == "service" else 0)
+    mail_days = rule.mail_days if counted_from == "service" else 0
+    return ServiceRule(rule.section, counted_from, mail_days, bool(rule.town_setting))
 
 
 def service_record_words(done: Mapping) -> str:
@@ -1207,6 +1211,11 @@ def deadline_after_service(
             f"Its law is not recorded (a notice issued before batches, or under a profile file not bundled), so "
             f"whether its period runs from service cannot be told: its deadline stays {kept}; if the service gives "
             "the owner more time, record an extension."
+        )
+    if rule.counted_from != "service" and rule.law_silent:  # the days are the town's resolution's, not the section's
+        return deadline, (
+            f"{rule.section} sets no period; the town's, as the letter states it, runs from the date of the notice, "
+            f"not from its service: the deadline stays {kept}."
         )
     if rule.counted_from != "service":
         return deadline, (
@@ -1961,6 +1970,17 @@ def neutralise(values: pd.Series) -> pd.Series:
     return text.where(~risky, "'" + text)
 
 
+def _refuse_a_run_value_beside_the_act(key: str, rule: Rule, act) -> None:
+    """Refuse a period set for one run that differs from the town's resolution for it: the letters cite the act, and
+    the value set was dropped without a word (``mandate.notice_period_days=45`` beside a resolution of 60 days)."""
+    if rule.overridden and rule.value is not None and int(rule.value) != act.days:
+        raise AnalysisError(
+            f"{key} was set to {int(rule.value)} days for this run, but the town settings' resolution ({act.act}) sets"
+            f" {act.days} days, and the letters cite it: leave the setting out, or change the resolution in the town "
+            "settings file."
+        )
+
+
 def with_resolutions(profile: Profile, town: TownSettings | None) -> Profile:
     """The profile with the town's own periods where the law leaves them to the town (for previews and deadlines)."""
     if town is None or not town.resolutions:
@@ -1971,6 +1991,7 @@ def with_resolutions(profile: Profile, town: TownSettings | None) -> Profile:
         section = getattr(profile, section_name, None)
         rule = getattr(section, name, None) if section is not None else None
         if isinstance(rule, Rule) and (rule.setting or rule.town_setting):
+            _refuse_a_run_value_beside_the_act(key, rule, act)
             section = changes.get(section_name, section)
             changes[section_name] = dataclasses.replace(section, **{name: dataclasses.replace(rule, value=act.days)})
     return dataclasses.replace(profile, **changes) if changes else profile

@@ -77,6 +77,41 @@ def test_wappinger_letter_does_not_say_the_towns_period_is_set_under_196_17e(tmp
     )
 
 
+def test_a_period_the_law_does_not_set_is_not_credited_to_its_section(tmp_path):
+    """Wappinger § 196-17E sets no period. A preview with 60 days set for the run and no resolution said "Deadline
+    2027-02-13: 60 days (§ 196-17E)", and a notice served in person was told "§ 196-17E counts its days from the
+    date of the notice" (a tester). Fort Plain's § 144-4 does set its 90 days, and keeps its wording."""
+    from analysis.notices import deadline_after_service, service_rule
+
+    wp = load_profile("wappinger", overrides={"mandate.notice_period_days": 60})
+    assert period(wp, "mandate.notice_period_days").basis == "no resolution of the town yet; § 196-17E sets no period"
+    assert period(load_profile("fort-plain"), "mandate.notice_period_days").basis == "§ 144-4"
+    day = dt.date(2027, 5, 1)
+    june = dict(notice_date=dt.date(2027, 3, 1), letter_deadline=day, status="open", served_on=dt.date(2027, 3, 9))
+    _, said = deadline_after_service(service_rule("wappinger", "connection"), deadline=day, **june)
+    assert said == (
+        "§ 196-17E sets no period; the town's, as the letter states it, runs from the date of the notice, not from its "
+        "service: the deadline stays 2027-05-01."
+    )
+    _, said = deadline_after_service(service_rule("fort-plain", "connection"), deadline=day, **june)
+    assert said.startswith("§ 144-4 counts its days from the date of the notice, not from its service")
+
+
+def test_a_period_set_for_a_run_beside_the_towns_resolution_is_refused_not_dropped(tmp_path):
+    """`notices preview --set mandate.notice_period_days=45` beside a resolution of 60 days printed "Deadline ...: 60
+    days (Resolution 9 ...)" with no word that the 45 was dropped (a tester). The same value is no conflict."""
+    from analysis.errors import AnalysisError
+    from analysis.notices import with_resolutions
+
+    town = town_settings(tmp_path, "wappinger")  # Resolution 9 of 2027: 60 days
+    set_45 = load_profile("wappinger", overrides={"mandate.notice_period_days": 45})
+    for step in (lambda: with_resolutions(set_45, town), lambda: period(set_45, "mandate.notice_period_days", town)):
+        with pytest.raises(AnalysisError, match=r"was set to 45 days for this run, but the town settings' resolution"):
+            step()
+    set_60 = load_profile("wappinger", overrides={"mandate.notice_period_days": 60})
+    assert period(with_resolutions(set_60, town), "mandate.notice_period_days", town).days == 60
+
+
 # Item 3: when the clock starts ---------------------------------------------------------------------------------
 
 
