@@ -432,9 +432,12 @@ _SHOWN = 12
 
 
 # What a held-back letter's reason says, for the owner's letter and for the occupant's at the site address.
+# Field values that stand for an empty field, not a name or an address (read in lower case).
+PLACEHOLDER_WORDS = ("none", "null", "nan", "<null>", "n/a", "#n/a")
 _TO_OWNER = {
     "missing": "no owner name or no mailing address (street, and city or ZIP) on record: a letter cannot be "
     "addressed; complete the owner record and give notice again",
+    "complete": "complete the owner record and give notice again",
     "what": "the owner's name or mailing address",
     "correct": "correct the owner record (the name in Latin letters, as the assessment roll writes it) and give "
     "notice again",
@@ -449,6 +452,7 @@ _TO_SITE = {
     "missing": "no site address (street, and city or ZIP) in the parcels layer: the letter cannot be addressed; "
     "complete the parcel's site address",
     "what": "the site address",
+    "complete": "complete the parcel's site address in the parcels layer",
     "correct": "correct the parcel's site address in the parcels layer",
     "zip": "the site ZIP code ",
     "zip_fix": ": correct the parcel's site address in the parcels layer",
@@ -486,6 +490,13 @@ def _mailable(
     name, street = text("owner_name"), text("mail_address")
     place = text("mail_city") + text("mail_zip")
     missing = (name == "") | (street == "") | (place == "")
+    # "None", "null", "nan": an export's word for an empty field, printed on the letter as if a name or a city
+    fields = [text(c) for c in ("owner_name", "mail_address", "mail_city", "mail_state", "mail_zip")]
+    word = pd.Series("", index=due.index, dtype=object)
+    for value in reversed(fields):  # the first field holding one is named
+        word = value.where(value.str.lower().isin(PLACEHOLDER_WORDS), word)
+    placeholder = ~missing & (word != "")
+    missing = missing | placeholder
     shown = name + " " + street + " " + text("mail_city") + " " + text("mail_state") + " " + text("mail_zip")
     odd = shown.map(lambda t: _unprintable(t, printable))
     unprintable = ~missing & (odd != "")
@@ -502,7 +513,16 @@ def _mailable(
     say = _TO_SITE if at_site else _TO_OWNER
     start = _OCCUPANT_HELD if at_site else ""
     whys = (
-        (missing, start + say["missing"]),
+        (missing & ~placeholder, start + say["missing"]),
+        (
+            placeholder,
+            start
+            + say["what"]
+            + " holds "
+            + word.map(repr)
+            + ", a spreadsheet's or database's word for an empty field, where a name or an address should be: "
+            + say["complete"],
+        ),
         (
             unprintable,
             start + say["what"] + " holds characters the letter cannot print (" + odd + "): " + say["correct"],

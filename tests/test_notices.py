@@ -1551,6 +1551,28 @@ def test_notices_that_cannot_be_addressed_or_printed_are_held_back_not_mailed():
     assert "李" in why["CJK"] and "龍" in why["CJK"] and "U+202E" in why["RTL"] and "cannot print" in why["ARABIC"]
 
 
+def test_an_owner_record_holding_an_exports_word_for_empty_is_held_back_not_printed():
+    """An owner "null", a street "None", a city "nan" were printed on the letter as "null / None / nan, NY 13339"
+    (a tester): a database's or spreadsheet's word for an empty field. Such a letter is held back, naming the word;
+    a real name that merely contains one (Nanette Noneman) is mailed."""
+    owners = {
+        "OK": ("Nanette Noneman", "1 Nullarbor Rd", "Fort Plain"),
+        "NULL": ("null", "2 Main St", "Fort Plain"),
+        "NONE": ("Ann Roe", "None", "Fort Plain"),
+        "NAN": ("Ann Roe", "3 Main St", "nan"),
+        "NA": ("N/A", "4 Main St", "Fort Plain"),
+    }
+    results, plan = _planned_for(owners)
+    assert plan.due["parcel_id"].tolist() == ["OK"]
+    why = dict(zip(plan.held["parcel_id"], plan.held["why"], strict=True))
+    assert set(why) == set(owners) - {"OK"} and len(plan.held) == 4  # each held once
+    assert why["NULL"] == (
+        "the owner's name or mailing address holds 'null', a spreadsheet's or database's word for an empty field, "
+        "where a name or an address should be: complete the owner record and give notice again"
+    )
+    assert "'None'" in why["NONE"] and "'nan'" in why["NAN"] and "'N/A'" in why["NA"]
+
+
 def test_polish_czech_and_vietnamese_owners_are_noticed_and_what_the_font_lacks_is_held_back():
     """The letters embed DejaVu Sans: "Łukasz Żółć" is noticed. What it cannot draw (Chinese), what a letter cannot lay
     out (Hebrew and Arabic run right to left; invisible direction marks) and control characters (a NUL cut the name
