@@ -396,6 +396,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     mh_geoms = np.asarray(manholes.geometry.values) if manholes is not None and len(manholes) else np.empty(0, object)
     mh_ids = _col(manholes, "manhole_id", len(mh_geoms)) if len(mh_geoms) else np.empty(0, object)
     mh_kind = structure_kinds(_col(manholes, "structure", len(mh_geoms), "")) if len(mh_geoms) else mh_ids
+    _report_shared_manhole_ids(mh_ids, mh_geoms, defects)
     if explicit:
         g = _explicit_graph(kept, ids, mh_geoms, mh_ids, mh_kind, fpu, defects)
     else:
@@ -1061,6 +1062,36 @@ def first_position(ids: np.ndarray, values: np.ndarray) -> np.ndarray:
     at = pd.Index(index[first]).get_indexer(np.asarray(values)[given].astype(str))
     out[given] = np.where(at >= 0, first[np.clip(at, 0, None)], -1)
     return out
+
+
+def _report_shared_manhole_ids(mh_ids: np.ndarray, mh_geoms: np.ndarray, defects: list) -> None:
+    """Manholes that came with one ID, told by name: the layers' check keeps the first and suffixes the others
+    (MH-45, MH-45#2), so a main's from or to field naming MH-45 is matched to the first, wherever the main ends,
+    and the findings that follow (a from/to mismatch, a split flow at MH-45#2) named everything but the cause."""
+    if not len(mh_ids):
+        return
+    text = pd.Series(np.asarray(mh_ids, dtype=object)).astype("string")
+    base = text.str.extract(r"^(.*)#\d+$", expand=False)
+    shared = base.notna() & base.isin(set(text.dropna()))
+    if not shared.any():
+        return
+    for name in sorted(set(base[shared])):  # data errors: a handful
+        rows = np.flatnonzero(((text == name) | (base == name)).fillna(False).to_numpy(bool))
+        places = ", ".join(f"{mh_ids[r]} at ({mh_geoms[r].x:,.1f}, {mh_geoms[r].y:,.1f})" for r in rows[:5])
+        second = mh_geoms[rows[1]]
+        defects.append(
+            Defect(
+                "duplicate_id",
+                "warning",
+                str(name),
+                "",
+                f"{len(rows)} manholes came with the ID {name} ({places}): the first keeps it and the others were "
+                f"suffixed, and a main whose from or to field names {name} is matched to the first, wherever it ends, "
+                "so findings about those mains may name the wrong manhole. Give each manhole its own ID.",
+                float(second.x),
+                float(second.y),
+            )
+        )
 
 
 def _report_unmatched_ends(kept, g, first_node, last_node, forward, mh_geoms, mh_ids, fpu, defects) -> None:

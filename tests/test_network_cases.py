@@ -542,3 +542,21 @@ def test_no_command_prints_a_traceback(hostile, name):
         assert "Traceback" not in result.output, args
         if result.exit_code == 2:
             assert "Error" in result.output, args
+
+
+def test_two_manholes_with_one_id_are_named_as_the_cause_in_the_report(tmp_path):
+    # MH3 renamed MH2 by a typo: the layers' check suffixed the second MH2#2 (a warning on stderr), and the report
+    # gave a from/to mismatch and more at MH2#2 without naming the cause (a tester, on the sample village).
+    mains = [
+        line("A", (0, 0), (300, 0), from_manhole="MH1", to_manhole="MH2"),
+        line("B", (300, 0), (600, 0), from_manhole="MH2", to_manhole="MH2"),
+    ]
+    manholes = [mh("MH1", 0, 0), mh("MH2", 300, 0), mh("MH2", 600, 0)]
+    report = check_json(write_town(tmp_path / "twice.gpkg", mains, manholes, PLANT))
+    (shared,) = by_check(report, "duplicate_id")
+    assert shared["feature_id"] == "MH2" and shared["severity"] == "warning"
+    said = shared["message"]
+    assert said.startswith("2 manholes came with the ID MH2 (MH2 at (") and "MH2#2 at (" in said
+    assert "a main whose from or to field names MH2 is matched to the first" in shared["message"]
+    one = check_json(write_town(tmp_path / "once.gpkg", mains[:1], manholes[:2], PLANT))
+    assert not by_check(one, "duplicate_id")

@@ -30,6 +30,7 @@ NEVER = {
     "unsplit_junction",
     "main_through_manhole",
     "duplicate_manhole",
+    "duplicate_id",
     "from_to_mismatch",
     "direction_unknown",
     "dangling_end",
