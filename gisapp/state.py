@@ -29,7 +29,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flask import abort, current_app, g, has_request_context, request, session
+from flask import current_app, g, has_request_context, request, session
+from werkzeug.exceptions import Conflict
 
 from gisapp import services
 from gisapp.mapdata import MapData
@@ -140,22 +141,31 @@ def require_shown_workspace() -> None:
     banner said "You are working on your upload" ran on the town's store, after another tab had gone back to it,
     replacing the results its notices were given on. Each page's forms send the workspace it showed (``workspace``
     field or ``X-Sewerplan-Workspace`` header, ``workspace_tag``); a request that sends neither (a script) acts on
-    the session's workspace as before. Called first by each view that acts on "the current workspace".
+    the session's workspace as before. Called first by each view that acts on "the current workspace", and before
+    every read of the map's data (``gisapp.views.api``, the printed sheet): a tab whose banner said "your upload"
+    showed, downloaded and printed the town's parcels once another tab had gone back to the town's store. The
+    map's reads and links send it as the header or the ``workspace`` query parameter.
     """
-    shown = request.form.get(SHOWN_FIELD) or request.headers.get(SHOWN_HEADER)
+    shown = request.form.get(SHOWN_FIELD) or request.headers.get(SHOWN_HEADER) or request.args.get(SHOWN_FIELD)
     if not shown:
         return
     current = workspace_tag()
     if shown == current:
         return
-    abort(
-        409,
+    raise WorkspaceChanged(
         description=(
             f"This page was opened on {_workspace_words(shown)}, but you are working on {_workspace_words(current)} "
             "now (changed in another tab or window, or on the Data page). Nothing was done. Reload the page to see "
             "what you are working on now, and try again there."
         ),
     )
+
+
+class WorkspaceChanged(Conflict):
+    """409 from ``require_shown_workspace``, titled so that the map page tells it from another conflict (a run in
+    progress) and says it once above the map."""
+
+    name = "Workspace changed"
 
 
 def _signature(path: str) -> float:

@@ -259,7 +259,7 @@ def test_the_spreadsheet_beside_the_summary_gives_each_notices_deadline_too(clie
 
     import pandas as pd
 
-    link = 'href="/api/results.csv?status=mandated"'
+    link = 'href="/api/results.csv?status=mandated&amp;workspace=town"'
     assert link in client.get("/summary").get_data(as_text=True)
     plain = pd.read_csv(io.BytesIO(client.get("/api/results.csv?status=mandated").data), dtype=str)
     assert "notice_id" not in plain.columns  # no register yet: the run's results as they are

@@ -118,6 +118,30 @@ def test_the_maps_plan_posts_are_refused_for_a_workspace_the_session_left(app, t
     assert client.get("/plans").status_code == 200 and "x.geojson" not in client.get("/plans").get_data(as_text=True)
 
 
+def test_the_maps_reads_and_links_are_refused_for_a_workspace_the_session_left(app, tmp_path):
+    """Reads as posts are: the layers, a popup, a download and the printed sheet from a page that showed the upload
+    are refused (409) once the session went back to the town's store; without a workspace named (a script), the
+    session's is read as before."""
+    client = app.test_client()
+    token = checked_upload(client, tmp_path)
+    _work_on(client, token)
+    page = client.get("/").get_data(as_text=True)
+    assert f'data-workspace="{token}"' in page  # the map's reads and links name the page's workspace
+    _back_to_town(client)
+    bbox = "-180,-90,180,90"
+    for path, kwargs in (
+        ("/api/layers/parcels", {"query_string": {"bbox": bbox}, "headers": {"X-Sewerplan-Workspace": token}}),
+        ("/api/results.csv", {"query_string": {"workspace": token}}),
+        ("/api/search", {"query_string": {"q": "Main", "workspace": token}}),
+        ("/print.pdf", {"query_string": {"bbox": bbox, "workspace": token}}),
+    ):
+        refused = client.get(path, **kwargs)
+        assert refused.status_code == 409, (path, refused.status_code)
+        assert "opened on your upload hill.gpkg" in refused.get_data(as_text=True), path
+    assert client.get("/api/layers/parcels", query_string={"bbox": bbox}).status_code == 200
+    assert client.get("/api/results.csv", query_string={"workspace": "town"}).status_code == 200
+
+
 @pytest.mark.browser
 def test_run_in_a_tab_on_the_upload_after_another_tab_went_back_to_the_town_in_chromium(app, town, tmp_path, browser):
     """The tester's two tabs: the map on the upload, the session sent back to the town's store from elsewhere, then
@@ -147,6 +171,11 @@ def test_run_in_a_tab_on_the_upload_after_another_tab_went_back_to_the_town_in_c
             "return fetch('/data/town', {method: 'POST', body: f, credentials: 'same-origin'}).then((r) => r.ok);",
             browser.find_element(By.ID, "sewerplan-config").get_attribute("data-csrf"),
         )
+        # the map's reads are refused too, and the page says so once: moved, it showed the town's parcels under a
+        # banner saying "You are working on your upload" (a tester)
+        browser.execute_script("window.sewerplanMap.panBy([60, 0]);")
+        stale = wait_for(browser, lambda: (n := browser.find_elements(By.ID, "stale-workspace")) and n[0].text)
+        assert "opened on your upload hill.gpkg" in stale and "Reload the page" in stale
         before = latest_run(town)
         form = browser.find_element(By.ID, "run-form")
         Select(form.find_element(By.NAME, "profile")).select_by_value("poughkeepsie")

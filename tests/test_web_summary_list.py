@@ -47,4 +47,4 @@ def test_a_whole_list_links_to_the_same_download(store, tmp_path):
     page = client.get("/summary").get_data(as_text=True)
     assert "first " not in page
     href, words = _download_link(page)
-    assert words == "Download them as CSV" and href.endswith("/api/results.csv?status=mandated")
+    assert words == "Download them as CSV" and href.endswith("/api/results.csv?status=mandated&workspace=town")

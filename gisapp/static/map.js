@@ -35,18 +35,36 @@
     if (cls) node.className = cls;
     return node;
   }
-  const api = (path, params) => `${path}?${new URLSearchParams(params).toString()}`;
+  // Every read and link says which workspace this page shows (the upload's token, or "town"), as its posts do.
+  const api = (path, params) => `${path}?${new URLSearchParams({ ...params, workspace: cfg.workspace }).toString()}`;
   // Every answer is read as JSON where it is JSON: a page in its place (a proxy's "502 Bad Gateway", a login page)
   // gives body null, so the caller says what failed instead of waiting forever on an unread promise.
   // A POST says which workspace this page shows (the upload's token, or "town"): the server refuses it (409) when
   // the session works on another one now, as after "Back to the town's store" in another tab.
+  // Reads too: after "Back to the town's store" in another tab, this tab's map showed the town's parcels under its
+  // banner "You are working on your upload"; refused now, and said once above the map (staleWorkspace).
   const fetchJSON = async (url, options) => {
     const sent = { credentials: "same-origin", ...options };
-    if (sent.method === "POST") sent.headers = { "X-Sewerplan-Workspace": cfg.workspace, ...sent.headers };
+    sent.headers = { "X-Sewerplan-Workspace": cfg.workspace, ...sent.headers };
     const response = await fetch(url, sent);
     let body = null;
     try { body = await response.json(); } catch (err) { body = null; }
+    if (response.status === 409 && body && body.error && body.error.title === "Workspace changed") {
+      staleWorkspace(body.error.message);
+    }
     return { ok: response.ok && body !== null, status: response.status, body };
+  };
+  // The page's one sentence that it shows a workspace the session no longer works on: reload to see the other.
+  const staleWorkspace = (text) => {
+    let note = document.getElementById("stale-workspace");
+    if (!note) {
+      note = document.createElement("p");
+      note.id = "stale-workspace";
+      note.className = "notice";
+      note.setAttribute("role", "alert");
+      document.body.prepend(note);
+    }
+    note.textContent = text;
   };
   const getJSON = (url, signal) => fetchJSON(url, { signal });
   const errorText = (r, fallback) => (r.body && r.body.error ? r.body.error.message
@@ -852,7 +870,7 @@
     } else if (table.mode === "selected" && selection.within && !table.filter.value && !status) {
       href = api("/api/within.csv", { ...selection.within, list: "parcels" });
     } else if (table.mode === "selected" && page.hasResults && rows.length) {
-      const params = new URLSearchParams();
+      const params = new URLSearchParams({ workspace: cfg.workspace });
       rows.forEach((p) => params.append("id", p.parcel_id));
       href = `/api/results.csv?${params.toString()}`;
     }
@@ -997,7 +1015,8 @@
   // -- print ----------------------------------------------------------------------------------------------------
   const printLink = document.getElementById("print-link");
   if (printLink) printLink.addEventListener("click", () => {
-    const params = new URLSearchParams({ bbox: bboxParam(), title: document.getElementById("print-title").value });
+    const params = new URLSearchParams({ bbox: bboxParam(), title: document.getElementById("print-title").value,
+                                         workspace: cfg.workspace });
     if (selection.source === "within" && selection.within) {
       Object.entries(selection.within).forEach(([k, v]) => params.append(k, v));
     } else {

@@ -14,13 +14,13 @@ from contextlib import suppress
 from pathlib import Path
 
 import numpy as np
-from flask import Blueprint, Response, abort, current_app, jsonify, request, send_file
+from flask import Blueprint, Response, abort, current_app, g, jsonify, request, send_file
 
 from analysis.reasons import STATUSES
 from gisapp import services
 from gisapp.mapdata import MAP_LAYERS, collection
 from gisapp.security import requires
-from gisapp.state import map_data, workspace
+from gisapp.state import map_data, require_shown_workspace, workspace
 from gisapp.views.notices import app_register
 from gisapp.words import other_run, register_note, town_date
 from layers.errors import LayerError
@@ -29,6 +29,15 @@ from layers.register import RegisterMissingError
 from layers.write import FORMATS
 
 bp = Blueprint("api", __name__, url_prefix="/api")
+
+
+@bp.before_request
+def _shown_workspace():
+    """A read from a map page that showed another workspace than the session's now is refused (409), as its posts
+    are (``require_shown_workspace``): once signed in, so a signed-out request is told to sign in first."""
+    if getattr(g, "user", None):
+        require_shown_workspace()
+
 
 MIMETYPES = {
     ".geojson": "application/geo+json",

@@ -15,7 +15,7 @@ from analysis.profiles import bracketed
 from gisapp import services
 from gisapp.maps import build_map
 from gisapp.security import LOCAL_USER, requires
-from gisapp.state import map_data, recorded_spec, workspace
+from gisapp.state import map_data, recorded_spec, require_shown_workspace, workspace
 from gisapp.views.api import bbox_arg, run_settings
 from gisapp.words import (
     STATUS_COLOURS,
@@ -167,6 +167,7 @@ def blank_tile(z: int, x: int, y: int):
 def print_view():
     """The map view (``bbox``) on one page for a board packet: ``title``, the selected parcels (``selected``, an ID
     each) and a select-by-distance's searched area (``distance_ft`` with ``parcel`` or ``geometry``) outlined."""
+    require_shown_workspace()  # the sheet of the workspace the page showed, or refused
     bbox = bbox_arg()
     if bbox is None:
         abort(400, description="Give the view to print as bbox=west,south,east,north.")
