@@ -9,6 +9,7 @@ which are kept untouched, so outputs still carry owner names exactly as given.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 # A shapefile's .dbf keeps at most this many characters of a column name.
@@ -58,6 +59,34 @@ class LayerSpec:
 
     def field(self, name: str) -> FieldSpec:
         return next(f for f in self.fields if f.name == name)
+
+
+def column_words(name: object) -> str:
+    """A column's name as a field's names are written: lower case, each run of spaces, dots or dashes one
+    underscore, none at the ends ("Site Address" -> site_address, "PARCEL-ID " -> parcel_id).
+
+    Examples
+    --------
+    >>> column_words(" Site  Address "), column_words("Mail.Zip"), column_words("Owner__Name")
+    ('site_address', 'mail_zip', 'owner_name')
+    """
+    return re.sub(r"[^0-9a-z]+", "_", str(name).strip().lower()).strip("_")
+
+
+def column_for(field: FieldSpec, columns: list) -> object | None:
+    """The column found for ``field`` by name when no mapping names one: one of its names in any case (a name as it
+    is before one with spaces at its ends), else one written as a spreadsheet heads it ("Site Address", "Parcel ID",
+    "Mailing Address"), which no name matched; None where none is. The check (``layers.validate``) and the Data
+    page's mapping form (its suggestion) find columns by this one function."""
+    names = (field.name, *field.aliases)
+    by_lower = {**{str(c).strip().lower(): c for c in columns}, **{str(c).lower(): c for c in columns}}
+    found = next((by_lower[a] for a in names if a in by_lower), None)
+    if found is not None:
+        return found
+    by_words: dict[str, list] = {}
+    for c in columns:
+        by_words.setdefault(column_words(c), []).append(c)
+    return next((by_words[a][0] for a in names if len(by_words.get(a, ())) == 1), None)
 
 
 def _with_truncated_names(fields: tuple[FieldSpec, ...]) -> tuple[FieldSpec, ...]:

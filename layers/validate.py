@@ -37,6 +37,7 @@ from layers.schema import (
     TRUE_VALUES,
     UNKNOWN_NUMBER_VALUES,
     LayerSpec,
+    column_for,
 )
 from layers.validity import is_valid
 
@@ -238,8 +239,8 @@ def _map_columns(
     problems: list[Problem] = []
     geom_name = gdf.geometry.name
     existing = [c for c in gdf.columns if c != geom_name]
-    # Found by name without case, and without spaces at a name's ends ("PARCEL_ID "); a name as it is wins.
-    by_lower = {**{str(c).strip().lower(): c for c in existing}, **{c.lower(): c for c in existing}}
+    # Found by name (``column_for``): without case, without spaces at a name's ends ("PARCEL_ID "), as a spreadsheet
+    # heads it ("Site Address"); a name as it is wins.
     trimmed = [str(c).strip() for c in existing]
     spaced = {t: c for t, c in zip(trimmed, existing, strict=True) if t != c and trimmed.count(t) == 1}
     known = {f.name for f in spec.fields}
@@ -287,7 +288,7 @@ def _map_columns(
                 )
                 continue
         else:
-            source = next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), None)
+            source = column_for(f, existing)
         if source is None:
             without.append(f.name)
             if f.required:

@@ -72,6 +72,26 @@ def test_common_column_names_are_detected_and_originals_kept():
     assert "SBL" in out.columns and "OWNER" in out.columns
 
 
+def test_columns_headed_as_a_spreadsheet_heads_them_are_found_by_name():
+    """ "Site Address" and "Parcel ID" were not found (only site_addre was), on the command line or as the Data page's
+    suggestion (a tester): a name written with spaces, dots or dashes is found as its field's name."""
+    from layers.schema import column_for
+
+    rows = [
+        {"Parcel ID": "1.1-1-1", "Owner Name": "SMITH JOHN", "Site Address": "1 Main St", "Mail.Zip": "13339"},
+        {"Parcel ID": "1.1-1-2", "Owner Name": "ROE ANN", "Site Address": "3 Main St", "Mail.Zip": "13339"},
+    ]
+    gdf = ny_frame([r | {"geometry": box(60 * i, 25, 60 * i + 50, 125)} for i, r in enumerate(rows)])
+    out, problems = prepare(gdf)
+    assert not errors(problems)
+    assert list(out["parcel_id"]) == ["1.1-1-1", "1.1-1-2"] and list(out["site_address"]) == ["1 Main St", "3 Main St"]
+    assert list(out["owner_name"]) == ["SMITH JOHN", "ROE ANN"] and list(out["mail_zip"]) == ["13339", "13339"]
+    # a name as it is wins over one written otherwise, and two columns written alike are left for the user to map
+    owner = PARCELS.field("owner_name")
+    assert column_for(owner, ["Owner Name", "OWNER"]) == "OWNER"
+    assert column_for(owner, ["Owner Name", "owner-name"]) is None
+
+
 def test_a_septic_column_says_which_parcels_have_a_private_system():
     """Poughkeepsie § 168-22.3C notices read ``private_system``; offices call it SEPTIC, ON_SEPTIC ..."""
     out, problems = prepare(parcels_frame().assign(SEPTIC=["Y", "N"]))

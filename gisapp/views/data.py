@@ -29,7 +29,7 @@ from gisapp.workspace import WorkspaceSpec
 from layers.crs import crs_label, parse_crs, suggested_measuring_crs
 from layers.errors import LayerError, LayerValidationError
 from layers.read import LAYER_NAMES, no_layer_in, read_source
-from layers.schema import SPECS
+from layers.schema import SPECS, column_for
 from layers.store import (
     PUBLISHED_UPLOAD,
     StoreBusyError,
@@ -370,9 +370,10 @@ def matched_fields(kind: str, columns: list[str], chosen: dict[str, str]) -> lis
 
 
 def found_by_name(f, columns: list[str]) -> str:
-    """The column the check takes for field ``f`` when the mapping names none (its names, any case), else ""."""
-    by_lower = {c.lower(): c for c in columns}
-    return next((by_lower[a] for a in (f.name, *f.aliases) if a in by_lower), "")
+    """The column the check takes for field ``f`` when the mapping names none (``layers.schema.column_for``: its
+    names in any case, or written as a spreadsheet heads it), else ""."""
+    found = column_for(f, columns)
+    return "" if found is None else found
 
 
 @bp.get("/<token>/mapping")
