@@ -358,6 +358,7 @@ class _Connection:
     not_laid_parts: list = field(default_factory=list)  # what of the drawn main is not laid (``_laid_from_manhole``)
     passes: list = field(default_factory=list)  # the sewer's manholes it runs through on its way up
     tied: list = field(default_factory=list)  # manholes (or mains) exactly as near as the one taken, of higher IDs
+    lower_invert: bool = False  # taken of manholes exactly as near for its lower invert (``_nearest_met``)
 
 
 def plan_extension(
@@ -432,7 +433,7 @@ def plan_extension(
     connection = _connect(line, network, profile, fpu, present, reach.added_peak_gpd)
     connection.not_laid_parts = not_laid
     if tied and connection.kind == "manhole" and connection.label == tied[0]:  # as near before it was moved onto it
-        connection.tied = tied[1]
+        connection.tied, connection.lower_invert = tied[1], tied[2]
     built = _built_line(line, connection)
     if connection.kind == "run":  # the connecting run is built too: parcels along it are reached as well
         reach = _served(built, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
@@ -1051,6 +1052,7 @@ def _connect(line, net, profile, fpu, present: _Present, added_peak: float) -> _
             met.xy,
             met.gap * fpu if met.kind == "manhole" else 0.0,
             tied=met.tied,
+            lower_invert=met.lower_invert,
         )
     # A connecting run to the nearest manhole whose path to the plant has room for the added flow; else to the
     # nearest. Only here is every manhole measured: no end meets the sewer, and the nearest may lie anywhere.
@@ -1129,6 +1131,7 @@ class _Met:
     xy: tuple[float, float]
     gap: float  # from the end to it, in the line's units
     tied: list[str] = field(default_factory=list)  # others exactly as near, passed over for a higher ID
+    lower_invert: bool = False  # of manholes exactly as near, taken for its lower invert, not its lower ID
 
 
 def _sewer_manholes(net) -> np.ndarray:
@@ -1160,6 +1163,9 @@ def _end_meets(line, net, snap: float) -> _Met | None:
     north = _north_first(line)
     for kind, keep in (("manhole", sewer & (gap <= snap)), ("main", ~sewer & (gap <= snap))):
         if keep.any():
+            inverts = None
+            if kind == "manhole":  # a main drawn between two manholes drains to the lower, where inverts say which
+                inverts = np.array([(node_invert_ft(net, int(n)) or (np.nan, ""))[0] for n in nodes[keep]])
             return _nearest_met(
                 kind,
                 gap[keep],
@@ -1169,6 +1175,7 @@ def _end_meets(line, net, snap: float) -> _Met | None:
                 net.node_id,
                 net.node_xy,
                 is_node=True,
+                inverts=inverts,
             )
     gap = shapely.distance(ends[at_end], net.geometry[mains])
     met = _nearest_met("main", gap, north[at_end], at_end, mains, net.main_id, None, is_node=False)
@@ -1186,12 +1193,23 @@ def _north_first(line) -> np.ndarray:
     return np.array([0, 1]) if (y0, x0) >= (y1, x1) else np.array([1, 0])
 
 
-def _nearest_met(kind, gap, north, end_pos, which, ids, node_xy, *, is_node: bool) -> _Met:
+def _nearest_met(kind, gap, north, end_pos, which, ids, node_xy, *, is_node: bool, inverts=None) -> _Met:
     """The nearest of the candidates (an end's position 0 or 1, and a node's or main's position); of ones exactly as
-    near, the lower ID, then the end further north (``_north_first``); the others exactly as near are ``tied``."""
+    near, the lower ID, then the end further north (``_north_first``); the others exactly as near are ``tied``.
+
+    Of manholes exactly as near whose ``inverts`` are all known and not all the same (a main drawn from one existing
+    manhole to another), the lowest: the main drains down to it. Taken by ID, a main drawn between MH-9 (invert
+    421.58 ft) and MH-45 (419.18 ft) connected at MH-9 and failed the gravity check at any slope (a tester)."""
     rows = sorted(range(len(gap)), key=lambda i: (float(gap[i]), id_key(ids[which[i]]), int(north[i])))
     best = rows[0]
     close = np.isclose(gap, gap[best], rtol=1e-9, atol=1e-9)  # "exactly": to within rounding
+    lower_invert = False
+    if inverts is not None:
+        near = [i for i in rows if close[i]]
+        known = np.asarray(inverts, dtype=float)[near]
+        if len({str(ids[which[i]]) for i in near}) > 1 and np.isfinite(known).all() and np.ptp(known) > 1e-6:
+            lowest = near[int(np.argmin(known))]  # ``near`` is in ID order: of two as low, the lower ID
+            lower_invert, best = lowest != best, lowest
     tied = sorted({str(ids[which[i]]) for i in np.flatnonzero(close)} - {str(ids[which[best]])}, key=id_key)
     k = int(which[best])
     return _Met(
@@ -1203,6 +1221,7 @@ def _nearest_met(kind, gap, north, end_pos, which, ids, node_xy, *, is_node: boo
         tuple(float(v) for v in node_xy[k]) if is_node else (float("nan"), float("nan")),
         float(gap[best]),
         tied,
+        lower_invert,
     )
 
 
@@ -1345,7 +1364,7 @@ def _onto_manhole(line, not_laid: list[dict], net, snap: float, fpu: float):
         _ending_at(beyond, was, met, fpu) if beyond["beyond_manhole"] == met.label else beyond for beyond in not_laid
     ]
     # the manholes exactly as near the end before it was moved (``_nearest_met``'s tie), for the connection to say
-    return moved, not_laid, (met.label, met.tied)
+    return moved, not_laid, (met.label, met.tied, met.lower_invert)
 
 
 def _ending_at(beyond: dict, was, met: _Met, fpu: float) -> dict:
@@ -1707,11 +1726,16 @@ def _design_checks(built, diameter, material, manholes, conn, profile, fpu) -> l
     return checks
 
 
-def _tie_words(taken: str, tied: list[str]) -> str:
+def _tie_words(taken: str, tied: list[str], lower_invert: bool = False) -> str:
     """The sentence saying that others were exactly as near as the one taken, and why that one: only on a tie."""
     if not tied:
         return ""
     others = ", ".join(tied)
+    if lower_invert:
+        return (
+            f" {others} {'is' if len(tied) == 1 else 'are'} exactly as near: of those equally near, {taken} has the "
+            "lowest invert, and the main drains down to it."
+        )
     return (
         f" {others} {'is' if len(tied) == 1 else 'are'} exactly as near: of those equally near, the lowest ID, "
         f"{taken}, is taken (whatever order the layers list them in, or the main was drawn in)."
@@ -1774,7 +1798,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
     elif conn.kind == "main":
         text = f"The main ends on the existing sewer at {conn.label}: a new manhole is built on it there."
     if conn.kind in ("manhole", "main"):
-        text += _tie_words(conn.label, conn.tied or (lower or {}).get("tied") or [])
+        text += _tie_words(conn.label, conn.tied or (lower or {}).get("tied") or [], conn.lower_invert)
     else:
         room = conn.capacity["verdict"] if conn.capacity is not None else UNKNOWN
         # Mains without a diameter (Manchester, VT's) leave the room not known, which is not "none has room".

@@ -396,11 +396,14 @@ def test_a_main_ending_at_a_manhole_too_little_above_its_connection_cannot_fall_
         "102.00 ft, 2.00 ft above A's invert (100.00 ft, M-1's), and at that slope the main must fall 2.80 ft over "
         "those 700 ft (0.0029 ft/ft is all there is)."
     )
-    low = oak_with_m5()  # B half a foot below A: no fall at all
+    low = oak_with_m5()  # B half a foot below A: the main between them drains down to B, and falls 0.50 ft
     low["mains"].loc[low["mains"]["main_id"].isin(["M-5", "M-6"]), ["us_invert_ft", "ds_invert_ft"]] = 99.5
-    verdict, told = gravity(run(proposed=drawn, town=low, profile=slope(0.002)).as_dict())
-    assert verdict == "does not meet" and "invert at 99.50 ft, 0.50 ft below A's invert (100.00 ft, M-1's)" in told
-    assert "must fall 1.40 ft over those 700 ft (it has no fall at all)" in told
+    doc = run(proposed=drawn, town=low, profile=slope(0.002)).as_dict()
+    verdict, told = gravity(doc)
+    assert doc["downstream"]["connects_at"] == "B"
+    assert "A is exactly as near: of those equally near, B has the lowest invert" in check(doc, "connection")["message"]
+    assert verdict == "does not meet" and "invert at 100.00 ft, 0.50 ft above B's invert (99.50 ft, M-6's)" in told
+    assert "must fall 1.40 ft over those 700 ft (0.0007 ft/ft is all there is)" in told
     doc = run(proposed=drawn, town=town, profile=slope(0.002)).as_dict()
     verdict, told = gravity(doc)
     assert verdict == "meets"
@@ -462,3 +465,21 @@ def test_where_the_connections_invert_is_not_in_the_data_the_gravity_check_is_no
         "Not checked: the invert where the main joins the sewer, at A, is not in the data (no main at it has an "
         "invert): give the inverts of the mains at A to check that the main can fall to it at 0.004 ft/ft."
     )
+
+
+@pytest.mark.parametrize(
+    "drawn", [LineString([(0, 0), (700, 0)]), LineString([(700, 0), (0, 0)])], ids=["A to B", "B to A"]
+)
+@pytest.mark.parametrize(("b_invert", "connects"), [(102.0, "A"), (99.5, "B")])
+def test_a_main_between_two_manholes_drains_to_the_lower_whichever_its_id(drawn, b_invert, connects):
+    # Taken by ID, a main drawn between MH-9 (invert 421.58 ft) and MH-45 (419.18 ft) connected at MH-9, uphill of
+    # its other end, and failed the gravity check at any slope (a tester on the sample village).
+    town = oak_with_m5()
+    town["mains"].loc[town["mains"]["main_id"].isin(["M-5", "M-6"]), ["us_invert_ft", "ds_invert_ft"]] = b_invert
+    doc = run(proposed=moved(drawn), town=town).as_dict()
+    assert doc["downstream"]["connects_at"] == connects and doc["not_laid_parts"] == []
+    other = "B" if connects == "A" else "A"
+    said = check(doc, "connection")["message"]
+    assert f"{other} is exactly as near: of those equally near, " in said
+    # by ID, A is taken anyway: the sentence says the ID where the invert changed nothing
+    assert ("has the lowest invert" in said) == (connects == "B")
