@@ -243,6 +243,15 @@ def unanalysed_spec(path: str) -> WorkspaceSpec:
     return services.unanalysed_spec(path)
 
 
+def running_job(store: str) -> Job | None:
+    """The run queued or going on ``store`` in this server, if any: a map page opened (or reloaded) during a run
+    follows it, where it showed the old results with no sign that a run was going."""
+    s = state()
+    with s.lock:
+        going = [j for j in s.jobs.values() if j.store == store and j.state in ("queued", "running")]
+    return going[-1] if going else None
+
+
 def start_analysis(
     app, store: str, who: str, spec: WorkspaceSpec, notice_date: dt.date | None, notice_reason: str | None
 ) -> Job:

@@ -183,3 +183,42 @@ def test_run_in_a_tab_on_the_upload_after_another_tab_went_back_to_the_town_in_c
         said = wait_for(browser, lambda: "Reload the page" in (t := browser.find_element(By.ID, "job").text) and t)
         assert "opened on your upload hill.gpkg" in said and "the town's store now" in said
         assert latest_run(town) == before
+
+
+@pytest.mark.browser
+def test_a_map_opened_during_a_run_follows_it_and_run_is_pressed_once(app, town, browser):
+    """Reloaded mid-run, the map showed the old results with an empty job line, no sign a run was going; and a
+    double click on Run told the planner "a run is in progress" of their own (a tester). The page follows a run
+    going on its store, and Run stays pressed while one goes."""
+    from selenium.webdriver.common.by import By
+
+    from gisapp.state import Job
+    from tests.test_web import open_map, wait_for
+
+    job = Job(id="f" * 32, store=app.config["STORE"], state="running", step="reading the layers")
+    app.extensions["sewerplan"].jobs[job.id] = job  # a run as the worker holds it, going on the town's store
+    assert _page_config(app)["runningJob"] == job.id
+    with serving(app) as url:
+        open_map(browser, url)
+        status = wait_for(
+            browser, lambda: "Running: reading the layers" in (t := browser.find_element(By.ID, "job").text) and t
+        )
+        assert status.startswith("Running")
+        button = browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]")
+        assert not button.is_enabled()
+        job.state, job.error = "failed", "The analysis stopped unexpectedly."
+        wait_for(
+            browser, lambda: "Failed: The analysis stopped unexpectedly." in browser.find_element(By.ID, "job").text
+        )
+        assert button.is_enabled()
+    job.state = "done"
+    assert _page_config(app)["runningJob"] is None
+
+
+def _page_config(app) -> dict:
+    """The map page's settings for its script (``data-page``), as the browser reads them."""
+    import html
+    import json
+
+    page = app.test_client().get("/").get_data(as_text=True)
+    return json.loads(html.unescape(re.search(r"data-page='([^']*)'", page).group(1)))

@@ -1253,24 +1253,41 @@
       runForm.elements.set.value = own ? filled.set : "";
       offerReasons(chosen.value, own ? filled.notice_reason : "");
     });
+    const runButton = runForm.querySelector("button[type=submit]");
+    // A run followed to its end: its steps said, Run pressed once only while it goes (a double click had said
+    // "a run is in progress" of the planner's own), the map reloaded when it is done.
+    const followRun = async (job) => {
+      const status = document.getElementById("job");
+      runButton.disabled = true;
+      try {
+        while (job.state === "queued" || job.state === "running") {
+          status.textContent = `Running: ${job.step || "starting"}…`;
+          await new Promise((r) => setTimeout(r, 700));
+          const polled = await getJSON(`/api/jobs/${encodeURIComponent(job.id)}`);
+          if (!polled.ok) { status.textContent = errorText(polled, "Lost track of the run; reload the page to see it."); return; }
+          job = polled.body;
+        }
+        if (job.state === "done") { status.textContent = "Done: reloading the map."; window.location.reload(); }
+        else status.textContent = `Failed: ${job.error}`;
+      } finally {
+        if (job.state !== "done") runButton.disabled = false;
+      }
+    };
     runForm.addEventListener("submit", async (event) => {
       event.preventDefault();
+      if (runButton.disabled) return;
+      runButton.disabled = true;
       const status = document.getElementById("job");
       status.textContent = "Starting…";
       const started = await fetchJSON(runForm.action, { method: "POST", body: new FormData(runForm),
                                                         headers: { "X-CSRF-Token": cfg.csrf } });
-      if (!started.ok) { status.textContent = errorText(started, "Could not start."); return; }
-      let job = started.body;
-      while (job.state === "queued" || job.state === "running") {
-        status.textContent = `Running: ${job.step || "starting"}…`;
-        await new Promise((r) => setTimeout(r, 700));
-        const polled = await getJSON(`/api/jobs/${encodeURIComponent(job.id)}`);
-        if (!polled.ok) { status.textContent = errorText(polled, "Lost track of the run; reload the page to see it."); return; }
-        job = polled.body;
-      }
-      if (job.state === "done") { status.textContent = "Done: reloading the map."; window.location.reload(); }
-      else status.textContent = `Failed: ${job.error}`;
+      if (!started.ok) { status.textContent = errorText(started, "Could not start."); runButton.disabled = false; return; }
+      await followRun(started.body);
     });
+    // opened or reloaded while a run goes on this store: follow it, rather than show the old results as current
+    if (page.runningJob) {
+      getJSON(`/api/jobs/${encodeURIComponent(page.runningJob)}`).then((r) => { if (r.ok) followRun(r.body); });
+    }
   }
 
   // -- the sidebar on a small screen: a button shows and hides it ---------------------------------------------

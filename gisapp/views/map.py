@@ -15,7 +15,7 @@ from analysis.profiles import bracketed
 from gisapp import services
 from gisapp.maps import build_map
 from gisapp.security import LOCAL_USER, requires
-from gisapp.state import map_data, recorded_spec, require_shown_workspace, workspace
+from gisapp.state import map_data, recorded_spec, require_shown_workspace, running_job, workspace
 from gisapp.views.api import bbox_arg, run_settings
 from gisapp.words import (
     STATUS_COLOURS,
@@ -130,6 +130,8 @@ def index():
         "parcels": len(data.served["parcels"]) if "parcels" in data.served else 0,
         "hasSubdivisions": "subdivisions" in data.originals,
         "noticeReasons": reasons,
+        # a run going on this store: the page follows it, as the one that started it does (``map.js``)
+        "runningJob": job.id if (job := running_job(data.path)) is not None else None,
     }
     return render_template(
         "map/index.html",
