@@ -601,7 +601,10 @@ def test_a_mistyped_register_is_refused_and_the_existing_ones_named(tmp_path, mo
         (lambda d: d / "exists.sqlite", "already exists"),
         (lambda d: d, "is a folder"),
         (lambda d: d / "no-such-folder" / "b.sqlite", "does not exist"),
-        (lambda d: Path("/proc/sewerplan-backup.sqlite"), "Cannot write the backup"),
+        (
+            lambda d: Path("/proc/sewerplan-backup.sqlite"),
+            "Cannot write /proc/sewerplan-backup.sqlite: its folder /proc",
+        ),
     ],
 )
 def test_backup_refuses_to_overwrite_and_explains(tmp_path, results, make_target, message):
