@@ -9,13 +9,16 @@ line's wording of the same case beside it:
 
 from __future__ import annotations
 
+import datetime as dt
 import html
 import io
 import re
 import zipfile
 
+import pandas as pd
 import pytest
 
+from layers.register import Register, new_batch_id
 from layers.sample import sample_town
 from layers.write import write_layers
 from tests.conftest import csrf, make_app
@@ -180,3 +183,104 @@ def test_wrong_values_in_the_column_found_by_its_name_are_the_datas_to_correct(r
     assert by_name.exit_code == 2 and "should hold numbers" in by_name.stderr and "--map" not in by_name.stderr
     picked = runner.invoke("analyze", "--profile", "fort-plain", "--data", path, "--map", "parcels.units=lots")
     assert picked.exit_code == 2 and "Use --map parcels.units=COLUMN." in picked.stderr
+
+
+# -- 2. web words for the web ----------------------------------------------------------------------------------------
+
+
+def test_an_unknown_setting_is_told_the_settings_field_on_the_web_and_the_command_on_the_command_line(
+    web, runner, store
+):
+    refused = web.post(
+        "/analysis/run", data={"profile": "fort-plain", "set": "mandate.nonsense=1", "csrf_token": csrf(web)}
+    )
+    said = refused.get_json()["error"]["message"]
+    assert refused.status_code == 400 and said.startswith("mandate.nonsense names no rule of the profile fort-plain.")
+    assert 'the "Settings" field of "Run the analysis" on the map page' in said
+    assert "sewerplan" not in said and "`" not in said
+    cli = runner.invoke("analyze", "--profile", "fort-plain", "--data", store, "--set", "mandate.nonsense=1")
+    assert cli.exit_code == 2
+    assert (
+        "mandate.nonsense names no rule of the profile fort-plain. `sewerplan profiles show fort-plain` lists its "
+        in (cli.stderr)
+    )
+    close = runner.invoke("analyze", "--profile", "fort-plain", "--data", store, "--set", "mandate.distance=1")
+    assert "(did you mean mandate.distance_ft?)" in close.stderr and "profiles show" not in close.stderr
+
+
+JUNE = dt.date(2027, 6, 1)
+
+
+def _notice(path) -> str:
+    """One Wappinger violation notice, issued in a batch; its ID."""
+    reg = Register(str(path), create=True)
+    batch_id = new_batch_id(JUNE)
+    due = pd.DataFrame({"parcel_id": ["P1"], "issued_date": JUNE.isoformat(), "section": "§ 196-22A"})
+    done = reg.prepare_batch(
+        due,
+        batch_id=batch_id,
+        kind="violation",
+        notice_date=JUNE,
+        deadline=JUNE + dt.timedelta(days=15),
+        folder="/nowhere",
+        actor="t",
+        profile=("wappinger", "v"),
+    )
+    notice_id = done["notices"][0]["notice_id"]
+    reg.finish_batch(batch_id, letters={notice_id: (f"{batch_id}/letters/0001.pdf", 1, "certified mail")}, actor="t")
+    reg.close()
+    return notice_id
+
+
+def _said(response) -> str:
+    """What the Notices page says of the form sent: its message or error line."""
+    page = response.get_data(as_text=True)
+    return html.unescape(" ".join(re.findall(r'id="(?:message|error)"[^>]*>([^<]*)<', page)))
+
+
+def _serve(client, notice_id: str):
+    sent = client.post(
+        "/notices/service",
+        data={"csrf_token": csrf(client), "notice_id": notice_id, "on": "2027-06-09", "by": "J. Ruiz"},
+    )
+    if sent.status_code == 302:
+        return sent.status_code, _said(client.get(sent.headers["Location"]))
+    return sent.status_code, _said(sent)
+
+
+def test_a_notice_id_not_in_the_register_is_told_where_the_page_lists_them(web, tmp_path, runner, monkeypatch):
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-07-01")
+    register = tmp_path / "register.sqlite"  # the app's (make_app)
+    _notice(register)
+    status, said = _serve(web, "N-NOT-THERE")
+    assert status == 400 and "The register holds no notice N-NOT-THERE." in said
+    assert 'Copy its ID from the "notice" column of the register on the Notices page' in said
+    assert "sewerplan" not in said and "`" not in said
+    cli = runner.invoke(
+        "notices", "record-service", "N-NOT-THERE", "--on", "2027-06-09", "--by", "J. Ruiz", "--register", register
+    )
+    assert cli.exit_code == 2 and "Copy its ID from `sewerplan notices list`." in cli.stderr
+
+
+# -- 3. a notice ID typed as a clerk types it ------------------------------------------------------------------------
+
+
+def test_a_notice_id_typed_in_lower_case_with_spaces_is_found(web, tmp_path, monkeypatch):
+    """IDs are N- and twelve hex digits in capitals (layers.register): "n-1d575e7979e9 " copied by hand was "not in
+    the register"."""
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-07-01")
+    notice_id = _notice(tmp_path / "register.sqlite")
+    assert notice_id == notice_id.upper()
+    status, said = _serve(web, f" {notice_id.lower()} ")
+    assert status == 302 and f"Notice {notice_id} (parcel P1): recorded served in person" in said
+    sent = web.post(
+        "/notices/mailing",
+        data={
+            "csrf_token": csrf(web),
+            "notice_id": f"{notice_id.lower()}\t",
+            "article_no": "9407 1118 9876 5432 1012 34",
+        },
+    )
+    said = _said(web.get(sent.headers["Location"])) if sent.status_code == 302 else _said(sent)
+    # found: refused only as a notice of a batch, whose number its batch's mailing list records
+    assert said and "holds no notice" not in said and notice_id in said, said
