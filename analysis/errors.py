@@ -27,6 +27,8 @@ FIX_SETTINGS = {
     "overwrite": "'' : replace a file that exists",
     "replace": "'' : save over the saved scenario of the same name",
     "connected": "'' : the connected-parcels list (billing records)",
+    "rules": "a profile ID (fort-plain): where its rules are listed, for a setting that names none of them",
+    "notice_id": "'' : a notice's ID, as the notices list shows it",
 }
 
 

@@ -620,25 +620,34 @@ def _build_profile(data: dict, path: Path, overrides: dict[str, Any]) -> Profile
             sections[section_name] = cls(**rules)
 
     known = {f"{s}.{f.name}" for s, cls in _SECTIONS.items() for f in dataclasses.fields(cls)}
-    set_problems += [
-        _unknown_setting(k, known, str(header.get("id") or path.stem)) for k in overrides if k not in known
-    ]
+    name = str(header.get("id") or path.stem)
+    unknown = [k for k in overrides if k not in known]
+    set_problems += [_unknown_setting(k, known, name) for k in unknown]
     if problems or set_problems:
         parts = ([f"{path.name}: " + "; ".join(problems)] if problems else []) + set_problems
         # "use the copy as the profile" named neither the file to copy nor how a copy is given (a path, not a name)
         fix = Fix("profile_file", target=" and ".join(in_file_only), example=str(path)) if in_file_only else None
+        if fix is None and any(not _close_setting(k, known) for k in unknown):
+            fix = Fix("rules", name)  # where the profile's rules are listed: a command, or a page's field
         raise ProfileError("; ".join(parts) + ".", fix=fix)
     return Profile(**{k: str(header[k]) for k in _HEADER_KEYS}, **sections, path=str(path))
 
 
 def _unknown_setting(key: str, known: set[str], profile: str) -> str:
     """A setting that names no rule, told as a user who mistyped it needs it: the rule meant, where one is close,
-    else where every rule is listed ("override 'mandate.distnce_ft' names no rule (known: mandate.distance_ft, ...)"
-    read as a program's message)."""
-    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.8)
+    else the profile it is not a rule of ("override 'mandate.distnce_ft' names no rule (known: mandate.distance_ft,
+    ...)" read as a program's message), where every rule is listed being the error's ``Fix("rules")``: a command on
+    the command line, the Settings field's own words on the web."""
+    close = _close_setting(key, known)
     if close:
-        return f"{key} names no rule of the profile (did you mean {close[0]}?)"
-    return f"{key} names no rule of the profile (sewerplan profiles show {profile} lists them)"
+        return f"{key} names no rule of the profile (did you mean {close}?)"
+    return f"{key} names no rule of the profile {profile}"
+
+
+def _close_setting(key: str, known: set[str]) -> str | None:
+    """The rule a mistyped setting most likely meant, or None."""
+    close = difflib.get_close_matches(key, sorted(known), n=1, cutoff=0.8)
+    return close[0] if close else None
 
 
 def _build_rule(key: str, raw: Any, meta: dict) -> tuple[Rule | None, list[str]]:

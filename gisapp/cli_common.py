@@ -97,6 +97,10 @@ def how_to_fix(fix: Fix | None) -> str:
                 f"{fix.example} for a command that reads the layers), or create {create}"
             )
         return f"Create {create}"
+    if fix.setting == "rules":
+        return f"`sewerplan profiles show {fix.target}` lists its rules."
+    if fix.setting == "notice_id":
+        return "Copy its ID from `sewerplan notices list`."
     if fix.setting == "profile_file":
         if fix.example and Path(fix.example).parent != PROFILE_DIR:  # the user's own file: change it there
             return f"Change {fix.target} in {fix.example} itself."

@@ -55,6 +55,11 @@ def field_for(fix: Fix, *, upload: bool = False) -> str:
         "register": 'Create the town\'s register with the "Create the notice register" button on the Notices page.',
         "overwrite": "Give another name.",
         "replace": 'Tick "replace the saved scenario of this name" to save over it.',
+        # the profile's rules are listed by a command, not on a page: the Settings field is where the line is
+        "rules": f'Correct or delete that line of the "Settings" field of {RUN_FORM}: each line sets a rule of the '
+        "profile, such as mandate.distance_ft=200.",
+        "notice_id": 'Copy its ID from the "notice" column of the register on the Notices page (find its parcel '
+        'with "Parcel or owner").',
         "connected": "The connected-parcels list is given where the analysis was run (the command line): run it "
         "there again, or run the analysis here without it.",
     }

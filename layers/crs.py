@@ -120,7 +120,8 @@ def check_and_reproject(
 
     ``assume`` is the CRS the user told us to use for a layer that declares none; ``override`` the CRS the user
     gave for this layer by name, which replaces a declared one (a .prj that lies: the replacement is reported, and
-    the coordinates must fit the CRS given as they must fit a declared one); ``ids`` name the features in
+    the coordinates must fit the CRS given as they must fit a declared one, and a layer that does not is told to
+    give the right one for it, not to measure elsewhere); ``ids`` name the features in
     problems (row numbers when absent); ``workers``: threads for the features' boxes; ``example`` the CRS a fix
     offers for a layer that declares none. ``town_measured``: the town's layers are measured in ``target`` already
     (a proposed main read for a store), so a layer lying outside where it is used is in a wrong CRS itself, and is
@@ -174,7 +175,16 @@ def check_and_reproject(
     centre = None
     if usable.any() and not crs.is_engineering:
         centre = _middle(bounds, usable)
-        wrong = _placement(crs, target, centre, layer=layer, label=label, town_measured=town_measured, example=example)
+        wrong = _placement(
+            crs,
+            target,
+            centre,
+            layer=layer,
+            label=label,
+            town_measured=town_measured,
+            example=example,
+            given=override is not None,
+        )
         if wrong is not None:
             return None, [wrong]
         outside = _outside_features(crs, target, bounds, usable, centre, layer=layer, label=label, ids=ids)
@@ -205,6 +215,7 @@ def check_and_reproject(
     if gdf is given:  # already in the measuring CRS: a new frame all the same, the caller's is not changed
         gdf = gdf.copy(deep=False)
     gdf.attrs["source_crs"] = crs.to_wkt()
+    gdf.attrs["crs_given"] = override is not None  # check_layers_together: a layer apart points to the CRS given
     return gdf, problems
 
 
@@ -307,18 +318,44 @@ def check_layers_together(frames: dict[str, gpd.GeoDataFrame], labels: dict[str,
                 )
             )
         else:
-            problems.append(
-                Problem(
-                    kind,
-                    "far_layer",
-                    "error",
-                    f"{labels[kind]} lies {gap_mi:,.1f} miles from the {_and(together)}: nothing in it is within "
-                    "reach of anything in them, so every result would read as if it had not been given. Check that "
-                    "they are of the same place and that each declares the CRS it was drawn in (its .prj, or the "
-                    "CRS given for the layer).",
-                )
-            )
+            problems.append(_far_layer(frames, kind, together, labels[kind], gap_mi))
     return problems
+
+
+def _far_layer(frames: dict[str, gpd.GeoDataFrame], kind: str, together: list[str], label: str, gap_mi: float):
+    """The error for a layer that lies apart from the ``together`` layers. A layer read in a CRS given for it by name
+    (``attrs["crs_given"]``) is told to give the right one (the fix: the CRS the others came in, where they share
+    one EPSG code): the .prj of the others fits where they lie, and the one given is the likely mistake."""
+    told = (
+        f"{label} lies {gap_mi:,.1f} miles from the {_and(together)}: nothing in it is within reach of anything in "
+        "them, so every result would read as if it had not been given."
+    )
+    if not frames[kind].attrs.get("crs_given"):
+        return Problem(
+            kind,
+            "far_layer",
+            "error",
+            f"{told} Check that they are of the same place and that each declares the CRS it was drawn in (its .prj, "
+            "or the CRS given for the layer).",
+        )
+    given = CRS.from_wkt(frames[kind].attrs["source_crs"]).name
+    codes = {_epsg(frames[k]) for k in together}
+    example = codes.pop() if len(codes) == 1 and None not in codes else "EPSG:2260"
+    return Problem(
+        kind,
+        "far_layer",
+        "error",
+        f"{told} It was read in {given}, the CRS given for the {kind} layer: if that is not the CRS it was drawn in, "
+        f"give the right one as the {kind} layer's CRS; if it is, check that the layers are of the same place.",
+        fix=Fix("layer_crs", kind, example),
+    )
+
+
+def _epsg(frame: gpd.GeoDataFrame) -> str | None:
+    """The EPSG code of the CRS a validated layer came in (``attrs["source_crs"]``), as EPSG:N; None without one."""
+    wkt = frame.attrs.get("source_crs")
+    code = CRS.from_wkt(wkt).to_epsg() if wkt else None
+    return f"EPSG:{code}" if code else None
 
 
 def miles_from_layers(geometry, frames: list[gpd.GeoDataFrame]) -> float | None:
@@ -465,9 +502,22 @@ def _where(point: tuple[float, float] | None) -> str:
 
 
 def _placement(
-    crs: CRS, target: CRS, centre: tuple[float, float], *, layer, label, town_measured=False, example="EPSG:2260"
+    crs: CRS,
+    target: CRS,
+    centre: tuple[float, float],
+    *,
+    layer,
+    label,
+    town_measured=False,
+    example="EPSG:2260",
+    given=False,
 ) -> Problem | None:
-    """An error when the layer as a whole does not lie where its CRS and the measuring CRS are used."""
+    """An error when the layer as a whole does not lie where its CRS and the measuring CRS are used.
+
+    ``given``: ``crs`` is the CRS the user gave the layer by name, not one it declares: where it places the layer
+    outside where the measuring CRS is used, that CRS is the first suspect (a mistyped zone, feet read as metres),
+    and the fix named is the layer's CRS; measuring elsewhere is told as the way for data that really lies there.
+    """
     x, y = centre
     degrees = abs(x) <= 180 and abs(y) <= 90
     own, measuring = _lonlat_area(crs), _lonlat_area(target)
@@ -505,12 +555,13 @@ def _placement(
             fix=Fix("layer_crs", layer, "EPSG:2260"),
         )
     if not _inside(here, own):
+        check = "Give the CRS it was drawn in" if given else "Check the .prj, or give the right CRS"
         return Problem(
             layer,
             "crs_mismatch",
             "error",
-            f"{label} declares {crs.name}, but its coordinates fall {_where(here)}, outside where that CRS is "
-            f"used. Check the .prj, or give the right CRS as the {layer} layer's CRS.",
+            f"{label} {_read_in(crs, layer, given)}, but its coordinates fall {_where(here)}, outside where that CRS "
+            f"is used. {check} as the {layer} layer's CRS.",
             fix=Fix("layer_crs", layer, "EPSG:2260"),
         )
     if town_measured:
@@ -526,15 +577,32 @@ def _placement(
             fix=Fix("layer_crs", layer, example),
         )
     utm = _utm_zone(here)
+    elsewhere = f", such as {utm} ({CRS(utm).name})" if utm else ""
+    if given:
+        # EPSG:32618 given for parcels drawn in New York East feet put them in the Caribbean: told to measure in
+        # UTM zone 18N, the planner did, and the parcels then lay 2,000 miles from every other layer.
+        return Problem(
+            layer,
+            "crs_mismatch",
+            "error",
+            f"{label} lies {_where(here)} read in {crs.name}, the CRS given for the {layer} layer, outside where the "
+            f"measuring CRS {target.name} is used. If {crs.name} is not the CRS it was drawn in, give the right one "
+            f"as the {layer} layer's CRS; if it is, measure in a projected CRS made for where it lies{elsewhere}.",
+            fix=Fix("layer_crs", layer, example),
+        )
     return Problem(
         layer,
         "crs_mismatch",
         "error",
         f"{label} lies {_where(here)}, outside where the measuring CRS {target.name} is used, so distances measured "
-        "in it would be distorted; measure in a projected CRS made for that place"
-        + (f", such as {utm} ({CRS(utm).name})." if utm else "."),
+        f"in it would be distorted; measure in a projected CRS made for that place{elsewhere}.",
         fix=Fix("crs", "", utm or "CRS"),
     )
+
+
+def _read_in(crs: CRS, layer: str, given: bool) -> str:
+    """How the layer came to be read in ``crs``: the CRS it declares, or the one given for it by name."""
+    return f"is read in {crs.name}, the CRS given for the {layer} layer" if given else f"declares {crs.name}"
 
 
 def _utm_zone(point: tuple[float, float] | None) -> str | None:

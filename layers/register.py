@@ -44,7 +44,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
 
 from analysis.dates import parse_day
-from analysis.errors import AnalysisError
+from analysis.errors import AnalysisError, Fix
 from analysis.notices import (
     SERVED_IN_PERSON,
     Mailing,
@@ -952,10 +952,7 @@ class Register:
         with self.transaction() as con:
             row = con.execute(sa.select(notices).where(notices.c.notice_id == notice_id)).mappings().first()
             if row is None:
-                raise LayerError(
-                    f"The register holds no notice {notice_id}: copy its ID from the notices list (`sewerplan notices "
-                    "list`, or the notices page)."
-                )
+                raise LayerError(f"The register holds no notice {notice_id}.", fix=Fix("notice_id"))
             _refuse_service(con, row, day, today, correct)
             batch = (
                 con.execute(sa.select(batches).where(batches.c.batch_id == row["batch_id"])).mappings().first()

@@ -249,9 +249,11 @@ def _map_columns(
     clashes = {c: f"input_{c}" for c in existing if c.lower() in _RESULT_NAMES and c not in known}
     out = gdf.rename(columns=clashes) if clashes else gdf.copy()
     chosen: dict[str, str] = {}
+    picked: list[str] = []  # fields whose column the mapping chose, where their names find another or none
     without: list[str] = []  # fields with no column, and no problem said of them
     for f in spec.fields:
         source = user_map.get(f.name)
+        by_name = column_for(f, existing)
         if source == "":  # none, chosen on purpose: the column of the field's name is not taken for it
             source = None
             if f.required:
@@ -287,8 +289,10 @@ def _map_columns(
                     )
                 )
                 continue
+            if source != by_name:
+                picked.append(f.name)
         else:
-            source = column_for(f, existing)
+            source = by_name
         if source is None:
             without.append(f.name)
             if f.required:
@@ -337,6 +341,7 @@ def _map_columns(
     # Each field's column as the user's file names it ("Status", not the input_Status it is kept as): messages and
     # the upload's "Columns not used" speak of the file's own columns.
     out.attrs["source_columns"] = chosen
+    out.attrs["picked_columns"] = picked  # _picked_fix: values refused there may be the wrong column's
     return out, problems
 
 
@@ -790,6 +795,7 @@ def _check_duplicate_ids(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, pro
                 "each parcel must appear once (merge the parts into one multipolygon).",
                 len(dups),
                 dups,
+                fix=_picked_fix(gdf, spec, spec.id_field),
             )
         )
         return False
@@ -923,6 +929,7 @@ def _number_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str
                     + what.format(count=int(rows.sum()), shown=_values_text(gdf[_ROW].to_numpy()[rows], text[rows])),
                     int(rows.sum()),
                     tuple(gdf.loc[rows, spec.id_field].astype(str)),
+                    fix=_picked_fix(gdf, spec, name),
                 )
             )
     if bad.any() or negative.any() or fraction.any() or too_large.any():
@@ -1064,6 +1071,13 @@ def _counted(n: int, kind: str) -> str:
     return f"{n:,} {kind.removesuffix('s') if n == 1 else kind}"
 
 
+def _picked_fix(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str) -> Fix | None:
+    """The mapping of ``name``, where the mapping chose its column (not the one its names find): values refused in a
+    column picked by hand are as likely the wrong column's as wrong values (an owner column chosen for the units),
+    and on the web the column-mapping page fixes it, the upload kept; None for a column found by its name."""
+    return Fix("map", f"{spec.kind}.{name}", "COLUMN") if name in gdf.attrs.get("picked_columns", ()) else None
+
+
 def _column_label(gdf: gpd.GeoDataFrame, name: str) -> str:
     source = gdf.attrs.get("source_columns", {}).get(name, name)
     return name if source == name else f"{source} ({name})"
@@ -1092,6 +1106,7 @@ def _bool_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str, 
                 f"{', '.join(repr(v) for v in values[:20])}.",
                 int(unknown.sum()),
                 tuple(gdf.loc[unknown, spec.id_field].astype(str)),
+                fix=_picked_fix(gdf, spec, name),
             )
         )
         return False

@@ -139,7 +139,7 @@ def test_unknown_profile_lists_the_bundled_ones():
         ),
         (
             {"paint.colour": "5"},
-            r"^paint\.colour names no rule of the profile \(sewerplan profiles show fort-plain lists them\)\.$",
+            r"^paint\.colour names no rule of the profile fort-plain\.$",
         ),
         ({"mandate.distance_ft": "far"}, r"^mandate\.distance_ft must be a number, not 'far'\.$"),
         ({"mandate.notice_period_days": "abc"}, r"^mandate\.notice_period_days must be a whole number, not 'abc'\.$"),

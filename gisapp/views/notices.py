@@ -410,6 +410,13 @@ def record_mailing():
     return _back(message=mailing_words(done))
 
 
+def typed_notice_id(text: str | None) -> str:
+    """A notice ID as typed or pasted on the page, as the register holds it: without the spaces at its ends, and in
+    capitals, as the register makes every ID ("N-" and twelve hex digits, ``layers.register``), so
+    "n-1d575e7979e9 " copied by hand finds N-1D575E7979E9."""
+    return (text or "").strip().upper()
+
+
 BY_ID_FORM = "A notice issued before batches"  # the mailing section's form for one notice by its ID
 
 
@@ -424,7 +431,7 @@ def _by_id_words(text: str) -> str:
 def _record_article_number():
     """The article number of one notice issued before batches, by its ID (``Register.record_article_number``, as
     `sewerplan notices record-mailing --notice NOTICE --article-no NUMBER` does)."""
-    notice_id = (request.form.get("notice_id") or "").strip()
+    notice_id = typed_notice_id(request.form.get("notice_id"))
     number = (request.form.get("article_no") or "").strip()
     if not notice_id or not number:
         return _back(error="Give the notice's ID and its receipt's article number, then Record.")
@@ -452,7 +459,7 @@ def record_service():
     """A notice served in person (handed to the owner) on a day, by whom, recorded as `sewerplan notices
     record-service NOTICE --on DAY --by NAME` does (``Register.record_service``): the deadline moves only where the law
     of the notice's profile counts the period from service. A refusal comes back with the form open as typed."""
-    notice_id = (request.form.get("notice_id") or "").strip()
+    notice_id = typed_notice_id(request.form.get("notice_id"))
     on = (request.form.get("on") or "").strip()
     by = (request.form.get("by") or "").strip()
     if not notice_id or not on or not by:
