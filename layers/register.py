@@ -765,7 +765,10 @@ class Register:
         never mailed (cancelled, or its batch still being written) or is no notice given by letter (a record); a row
         whose ``mailing_no`` is not the letter the register holds for its notices (a list edited, or another batch's);
         a number the register already holds for another envelope; and a notice that already holds another number
-        (``MailingConflictError``), unless ``correct``, which replaces it, the old number kept in the event. The same
+        (``MailingConflictError``), unless ``correct``, which replaces it, the old number kept in the event. A
+        correction is checked against the register as the list leaves it: a number the list moves from one of its
+        envelopes to another (two receipts swapped, an owner's and an occupant's included) is taken; one still held
+        by a notice the list does not name, or given on two rows, is refused. The same
         number again changes nothing, so the list can be given back again as more receipts come in. A row to the
         occupant at the site address (``--occupant``) is its own envelope: its number is kept as each notice's
         ``occupant_article_no``, checked as the owner's are (a number held by another envelope, the owner's letter's
@@ -803,6 +806,9 @@ class Register:
                     for column in ("certified_article_no", "occupant_article_no"):
                         if r[column] in part:
                             holders.setdefault(r[column], []).append(dict(r) | {"column": column})
+            # A correction is checked against the register as the list leaves it: a number the list moves from one
+            # of its envelopes to another (two receipts swapped) is no longer held where the list replaces it.
+            replaced = _numbers_given(mailings, held) if correct else {}
             for m in mailings:
                 by_id = m.mailing_no is None  # one notice named by its ID (``record_article_number``), no list
                 where = f"notice {', '.join(m.notice_ids)}" if by_id else f"row {m.row} (letter {m.mailing_no:04d})"
@@ -814,7 +820,7 @@ class Register:
                     continue
                 # The copy to the occupant at the site address: its notices went in the owner's letter, and this
                 # envelope's number is kept beside it (occupant_article_no).
-                copy = m.occupant and all(r["mailing_no"] != m.mailing_no for r in rows)
+                copy = _is_occupant_copy(m, rows)
                 column = "occupant_article_no" if copy else "certified_article_no"
                 bad = False
                 for r in rows:
@@ -862,8 +868,11 @@ class Register:
                 others = [
                     h
                     for h in holders.get(m.article_no, [])
-                    if h["column"] != column
-                    or (h["notice_id"] not in m.notice_ids and (copy or _envelope(h) not in envelopes))
+                    if (
+                        h["column"] != column
+                        or (h["notice_id"] not in m.notice_ids and (copy or _envelope(h) not in envelopes))
+                    )
+                    and replaced.get((h["notice_id"], h["column"]), m.article_no) == m.article_no
                 ]
                 if others:
                     h = others[0]
@@ -1438,6 +1447,25 @@ def _envelope(row) -> tuple:
     """The envelope a notice went in: its batch's letter, or, for a notice issued before batches (no batch, no
     mailing number), its own."""
     return (row["batch_id"], row["mailing_no"]) if row["batch_id"] else ("notice", row["notice_id"])
+
+
+def _is_occupant_copy(mailing: Mailing, rows) -> bool:
+    """Whether ``mailing`` is the copy to the occupant at the site address: its notices went in the owner's letter,
+    another row, and this envelope's number is kept beside it (``occupant_article_no``)."""
+    return mailing.occupant and all(r["mailing_no"] != mailing.mailing_no for r in rows)
+
+
+def _numbers_given(mailings: Sequence[Mailing], held: Mapping[str, Mapping]) -> dict[tuple[str, str], str]:
+    """The number a list gives each notice's envelope, as (notice ID, column) -> article number: the owner's letter
+    (``certified_article_no``) or the copy to the occupant (``occupant_article_no``). Notices the register does not
+    hold are left out (the list is refused for them)."""
+    given = {}
+    for m in mailings:
+        rows = [held[n] for n in m.notice_ids if n in held]
+        column = "occupant_article_no" if _is_occupant_copy(m, rows) else "certified_article_no"
+        for r in rows:
+            given[(r["notice_id"], column)] = m.article_no
+    return given
 
 
 def _refuse_service(con, row, day: dt.date, today: dt.date, correct: bool) -> None:
