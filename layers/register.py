@@ -38,6 +38,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing, contextmanager, suppress
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
 import sqlalchemy as sa
@@ -212,6 +213,10 @@ class ServiceRecordedError(LayerError):
     """A notice already recorded served in person, recorded again without asking to correct it."""
 
 
+class RegisterReadOnlyError(LayerError):
+    """A change asked of a register on a read-only disk, or in a folder this user cannot write."""
+
+
 class NoticeChangedError(LayerError):
     """The notice a page asked to change is no longer open: withdrawn, marked or cancelled since the page was read."""
 
@@ -344,7 +349,7 @@ def _register_rows(path: Path) -> dict[str, int] | None:
     """The notices and batches an SQLite register holds (its write-ahead log read too), or None when it has no
     notices table yet or cannot be read."""
     try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as con:
+        with closing(_read_only_connect(path, timeout=5)) as con:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             if not {"notices", "batches"} <= tables:
                 return None
@@ -393,12 +398,54 @@ def _is_register_file(path: Path) -> bool:
     try:
         if not path.is_file() or path.stat().st_size == 0:
             return False
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+        with closing(_read_only_connect(path)) as con:
             return (
                 con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='notices'").fetchone() is not None
             )
     except (sqlite3.Error, OSError):
         return False
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process can write the SQLite register ``path``: the file, and its folder (where SQLite makes
+    the write-ahead log and shared-memory files beside it) unless both are there already and can be written. False
+    on a read-only disk (a CD, a share mounted read-only, a backup drive write-protected) or a folder not the user's."""
+    if not os.access(path, os.W_OK):
+        return False
+    if os.access(path.parent, os.W_OK):
+        return True
+    beside = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+    return all(p.is_file() and os.access(p, os.W_OK) for p in beside)
+
+
+def _read_only_uri(path: Path) -> str:
+    """The SQLite URI that reads ``path`` without writing anything beside it. A register in WAL mode is read from
+    a read-only disk only as ``immutable`` (SQLite cannot make its shared-memory file there), which would miss what
+    a write-ahead log holds: a log left beside it is read with ``mode=ro`` (SQLite reads an existing log and
+    shared-memory file from a read-only disk), and with none the file alone holds every committed write."""
+    log = path.with_name(path.name + "-wal")
+    has_log = log.is_file() and log.stat().st_size > 0
+    return f"file:{quote(str(path))}?mode=ro" + ("" if has_log else "&immutable=1")
+
+
+def _read_only_connect(path: Path, timeout: float = 30) -> sqlite3.Connection:
+    """A connection that only reads ``path``: ``mode=ro``, else (a register on a read-only disk, whose write-ahead
+    log's shared memory cannot be made) the read-only URI (``_read_only_uri``)."""
+    con = None
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=timeout)
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return con
+    except sqlite3.OperationalError:
+        if con is not None:
+            con.close()
+        return sqlite3.connect(_read_only_uri(path), uri=True, timeout=timeout)
+
+
+def _is_read_only_error(exc: BaseException) -> bool:
+    """Whether SQLite refused because the register's file or folder cannot be written."""
+    text = str(getattr(exc, "orig", exc)).lower()
+    return "readonly database" in text or "read-only" in text or "unable to open database file" in text
 
 
 def _is_empty_database(path: Path) -> bool:
@@ -448,8 +495,10 @@ class Register:
             found.prepare_register(self.url)
         self.is_sqlite = self.url.startswith("sqlite")
         self.path = Path(self.url.removeprefix("sqlite:///")) if self.is_sqlite else None
+        self.read_only = False  # a register on a read-only disk, or in a folder this user cannot write: read only
         if self.is_sqlite:
             exists = self.path.is_file() and self.path.stat().st_size > 0
+            self.read_only = exists and not _writable(self.path)
             if exists and not _is_register_file(self.path):
                 if _is_empty_database(self.path):
                     exists = False  # being created by another process: the migration below waits for its write lock
@@ -462,7 +511,8 @@ class Register:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
                     raise LayerError(f"Cannot create the register {self.path}: {exc.strerror}.") from exc
-            self.engine = _sqlite_engine(self.url, foreign_keys=True)
+            read_uri = _read_only_uri(self.path) if self.read_only else None
+            self.engine = _sqlite_engine(self.url, foreign_keys=True, read_only_uri=read_uri)
         else:
             self.engine = sa.create_engine(quote_password(self.url), poolclass=sa.pool.NullPool)
             try:
@@ -475,7 +525,16 @@ class Register:
             if not exists:
                 self._refuse_or_prepare(create, store)
         try:
-            self._migrate()
+            try:
+                self._migrate()
+            except sa.exc.OperationalError as exc:
+                if not (self.is_sqlite and _is_read_only_error(exc) and _is_register_file(self.path)):
+                    raise
+                # A disk read-only in a way the permissions do not tell (SQLite found it so): read it as such.
+                self.engine.dispose()
+                self.read_only = True
+                self.engine = _sqlite_engine(self.url, foreign_keys=True, read_only_uri=_read_only_uri(self.path))
+                self._migrate()
         except sa.exc.OperationalError as exc:
             raise LayerError(
                 f"Cannot open the register {_redact(self.url)}: {_redact(self.url, str(exc.orig))}"
@@ -526,6 +585,11 @@ class Register:
         Alembic under the write lock (SQLite BEGIN IMMEDIATE) or an advisory lock (PostgreSQL)."""
         if self._version() == HEAD:
             return
+        if self.read_only:
+            raise LayerError(
+                f"The register {self.path} was written by an earlier sewerplan and must be brought up to date, which "
+                f"writes it, but {self._read_only_words()}: open it once where it can be written."
+            )
         from alembic import command
         from alembic.config import Config
 
@@ -557,9 +621,39 @@ class Register:
     @contextmanager
     def transaction(self):
         """A write transaction: on SQLite BEGIN IMMEDIATE (the write lock at once, so two writers queue instead of
-        failing half way); reads use plain connections, which never wait for a writer under WAL."""
-        with self.engine.execution_options(write=True).begin() as con:
-            yield con
+        failing half way); reads use plain connections, which never wait for a writer under WAL. A register that
+        cannot be written (``check_writable``) is refused before anything is tried, one whose disk SQLite finds
+        read-only only then in the same words."""
+        self.check_writable()
+        try:
+            with self.engine.execution_options(write=True).begin() as con:
+                yield con
+        except sa.exc.OperationalError as exc:
+            if not (self.is_sqlite and _is_read_only_error(exc)):
+                raise
+            self.read_only = True
+            raise RegisterReadOnlyError(self._read_only_refusal()) from exc
+
+    def check_writable(self) -> None:
+        """Refuse, in one sentence, to change a register on a read-only disk or in a folder this user cannot write
+        (``RegisterReadOnlyError``); reading it (listing, backing up, a preview) works all the same."""
+        if self.read_only:
+            raise RegisterReadOnlyError(self._read_only_refusal())
+
+    def _read_only_words(self) -> str:
+        return f"it is on a read-only disk or in a folder this user cannot write ({self.path.parent})"
+
+    def _read_only_refusal(self) -> str:
+        return (
+            f"The register {self.path} cannot be written, {self._read_only_words()}: nothing was changed; make the "
+            "change where the register can be written, or ask for write access to that folder."
+        )
+
+    def _sqlite_connect(self) -> sqlite3.Connection:
+        """A plain SQLite connection to the register (read only on a read-only disk), for the backup API."""
+        if self.read_only:
+            return sqlite3.connect(_read_only_uri(self.path), uri=True, timeout=30)
+        return sqlite3.connect(str(self.path), timeout=30)
 
     # -- runs and batches -----------------------------------------------------------------------------------------
 
@@ -1327,7 +1421,7 @@ class Register:
     def integrity_ok(self) -> bool:
         if not self.is_sqlite:
             return True
-        with closing(sqlite3.connect(str(self.path))) as con:
+        with closing(self._sqlite_connect()) as con:
             return con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
     def table_counts(self) -> dict[str, int]:
@@ -1355,7 +1449,7 @@ class Register:
             # Written under a hidden name and the backup's writer lock (which clears what a killed backup left),
             # checked, synced, then linked into place: never over a file that appeared meanwhile.
             with written_whole(target, sync=True, replace=False) as partial:
-                source = sqlite3.connect(str(self.path))
+                source = self._sqlite_connect()
                 try:
                     source.execute("BEGIN")  # one read snapshot for the counts and the copy
                     counts = {t.name: source.execute(f'SELECT count(*) FROM "{t.name}"').fetchone()[0] for t in _TABLES}
@@ -1390,12 +1484,26 @@ class Register:
 _TABLES = (runs, batches, notices, events, plans)
 
 
-def _sqlite_engine(url: str, *, foreign_keys: bool) -> sa.Engine:
-    engine = sa.create_engine(url, connect_args={"timeout": 30, "isolation_level": None}, poolclass=sa.pool.NullPool)
+def _sqlite_engine(url: str, *, foreign_keys: bool, read_only_uri: str | None = None) -> sa.Engine:
+    """An engine on the SQLite register ``url``; with ``read_only_uri`` (a register that cannot be written,
+    ``_read_only_uri``) one that opens it read only and never switches its journal."""
+    if read_only_uri is None:
+        engine = sa.create_engine(
+            url, connect_args={"timeout": 30, "isolation_level": None}, poolclass=sa.pool.NullPool
+        )
+    else:
+        engine = sa.create_engine(
+            "sqlite://",
+            creator=lambda: sqlite3.connect(
+                read_only_uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False
+            ),
+            poolclass=sa.pool.NullPool,
+        )
 
     def pragmas(dbapi_connection, _record) -> None:
         cur = dbapi_connection.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
+        if read_only_uri is None:
+            cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=FULL")
         cur.execute("PRAGMA busy_timeout=30000")
         cur.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
