@@ -718,6 +718,38 @@ def _settle_one(register, batch, *, actor, cancel, wait) -> dict | None:
 # -- the mailing ----------------------------------------------------------------------------------------------------
 
 
+def mark(
+    register: Register,
+    parcel_id: str,
+    status: str,
+    *,
+    actor: str,
+    note: str | None = None,
+    until: dt.date | str | None = None,
+    on: dt.date | str | None = None,
+    notice_id: str | None = None,
+) -> dict:
+    """Mark a parcel's open notices (``Register.mark``), for `sewerplan notices mark` and the notices page alike.
+
+    A notice marked connected keeps the day the parcel connected, ``on``, else today (``connected_on_given`` says
+    which, so the command and the page say that today was taken): refused after today and before the notice's date,
+    as a connection recorded without a notice is (``analysis.notices.connection_day_problem``)."""
+    day = today()
+    given = on is not None and on != ""
+    connected_on = (on if given else day) if status == "connected" else (on or None)
+    done = register.mark(
+        parcel_id,
+        status,
+        actor=actor,
+        note=note,
+        deadline=until,
+        notice_id=notice_id,
+        connected_on=connected_on,
+        today=day,
+    )
+    return done | ({"connected_on_given": given} if status == "connected" else {})
+
+
 def record_mailing(
     register: Register, path: str | Path, *, actor: str, correct: bool = False, pause: Callable | None = None
 ) -> dict:
@@ -818,6 +850,7 @@ __all__ = [
     "batch_lock",
     "check_issue",
     "check_root",
+    "mark",
     "write_files",
     "data_checksum",
     "issue_batch",

@@ -51,6 +51,7 @@ from analysis.notices import (
     Mailing,
     article_groups,
     article_number,
+    connection_day_problem,
     deadline_after_service,
     overdue_before,
     service_rule,
@@ -60,7 +61,7 @@ from layers.atomic import StoreBusyError, sync_to_disk, written_whole
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
-HEAD = "0007"  # the newest migration in layers/migrations/versions
+HEAD = "0008"  # the newest migration in layers/migrations/versions
 # How many of a mailing list's problems a refusal names (``Register.record_mailing``), and then how many more.
 MAILING_PROBLEMS_SHOWN = 10
 STATUSES = ("open", "extended", "connected", "exempt", "withdrawn")
@@ -150,6 +151,9 @@ notices = sa.Table(
     sa.Column("served_on", sa.Date),
     sa.Column("served_by_name", sa.Text),
     sa.Column("occupant_article_no", sa.String(32)),
+    # The day the parcel connected (0008): set when a notice is marked connected (the day given, else today) and
+    # on a connection recorded without a notice (also its issued_date); NULL where nobody recorded it.
+    sa.Column("connected_on", sa.Date),
     sa.Index(
         "one_open_notice",
         "parcel_id",
@@ -1135,8 +1139,16 @@ class Register:
         note: str | None = None,
         deadline: dt.date | str | None = None,
         notice_id: str | None = None,
+        connected_on: dt.date | str | None = None,
+        today: dt.date | None = None,
     ) -> dict:
-        """Change the open notices of a parcel: connected, extended (to a later deadline), exempt or withdrawn.
+        """Change the open notices of a parcel: connected (on ``connected_on``), extended (to a later deadline),
+        exempt or withdrawn.
+
+        ``connected_on`` goes only with connected, and is kept as each notice's ``connected_on`` (where a connection
+        recorded without a notice keeps its day too), with an event: refused after ``today`` (the system's date when
+        not given) and before the date of the earliest notice marked (``analysis.notices.connection_day_problem``).
+        Without it the day is not recorded (``gisapp.notices.mark`` always gives one, today by default).
 
         With ``notice_id`` (the notices page's row) only that notice, and only while it is still one of the parcel's
         open notices: one withdrawn since (and another issued in its place, in another tab or by a colleague) is
@@ -1149,6 +1161,9 @@ class Register:
         if status != "extended" and deadline:
             raise LayerError(f"A new deadline goes only with an extension; a notice marked {status} keeps its own.")
         new_deadline = parse_date(deadline, "The new deadline") if deadline else None
+        if connected_on is not None and status != "connected":
+            raise LayerError(f"The day it connected goes only with connected; a notice marked {status} has none.")
+        day = parse_date(connected_on, "The day it connected") if connected_on is not None else None
         with self.transaction() as con:
             rows = (
                 con.execute(sa.select(notices).where((notices.c.parcel_id == parcel_id) & notices.c.status.in_(OPEN)))
@@ -1166,6 +1181,15 @@ class Register:
                     "never noticed), record it as a connection made without a notice, with the day it connected "
                     f"(`sewerplan notices record {_shell_word(parcel_id)} connected`, or the notices page's form)."
                 )
+            if day is not None:
+                first = min(rows, key=lambda r: (_date(r["issued_date"]), r["notice_id"]))
+                if problem := connection_day_problem(
+                    day,
+                    today=today or dt.date.today(),
+                    notice_id=first["notice_id"],
+                    notice_date=_date(first["issued_date"]),
+                ):
+                    raise LayerError(problem)
             if new_deadline is not None:
                 early = [r for r in rows if r["deadline"] is not None and new_deadline <= r["deadline"]]
                 if early:
@@ -1191,15 +1215,19 @@ class Register:
                 changes = {"status": status, "is_open": 1 if status in OPEN else 0, "note": note}
                 if new_deadline is not None:
                     changes["deadline"] = new_deadline
+                if day is not None:
+                    changes["connected_on"] = day
                 con.execute(notices.update().where(notices.c.notice_id == row["notice_id"]).values(**changes))
                 for field, old, new in (
                     ("status", row["status"], status),
                     ("deadline", _iso(row["deadline"]), _iso(new_deadline)),
+                    ("connected_on", _iso(row["connected_on"]), _iso(day)),
                     ("note", row["note"], note),
                 ):
                     if new is not None and new != old:
                         _event(con, actor, row["notice_id"], "marked", field, old, new)
-        return {"parcel_id": parcel_id, "status": status, "notices": [r["notice_id"] for r in rows]}
+        done = {"parcel_id": parcel_id, "status": status, "notices": [r["notice_id"] for r in rows]}
+        return done | ({"connected_on": day.isoformat()} if day is not None else {})
 
     def record(self, parcel_id: str, status: str, *, on: dt.date | str, actor: str, note: str | None = None) -> dict:
         """Record that a parcel connected on ``on`` without a notice to mark (held back, or never noticed): a row of
@@ -1268,6 +1296,7 @@ class Register:
                     status=status,
                     is_open=0,
                     section="",
+                    connected_on=day,
                     note=note,
                     created_at=_now(),
                 )
@@ -1545,7 +1574,7 @@ def _iso(value) -> str | None:
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     """Date columns as datetime.date objects (SQLite hands back text, PostgreSQL dates)."""
-    for column in ("issued_date", "deadline", "served_on"):
+    for column in ("issued_date", "deadline", "served_on", "connected_on"):
         if column in frame.columns:
             frame[column] = frame[column].map(lambda v: _date(v) if v is not None and not pd.isna(v) else None)
     return frame
