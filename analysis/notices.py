@@ -1196,6 +1196,36 @@ def service_record_words(done: Mapping) -> str:
     )
 
 
+def connection_day_problem(
+    day: dt.date, *, today: dt.date, notice_id: str | None = None, notice_date: dt.date | None = None
+) -> str | None:
+    """Why ``day`` cannot be recorded as the day a parcel connected, or None: a day after ``today`` (a connection
+    is recorded once it is made), or one before the date of the notice it is marked on (``notice_id``,
+    ``notice_date``: a mistyped year, or a notice given to a parcel already connected, to withdraw instead).
+    Recording a connection without a notice and marking a notice connected both ask it.
+
+    Examples
+    --------
+    >>> connection_day_problem(dt.date(2027, 3, 2), today=dt.date(2027, 3, 5), notice_date=dt.date(2027, 3, 1)) is None
+    True
+    >>> connection_day_problem(dt.date(2027, 2, 6), today=dt.date(2027, 3, 5), notice_id="N-1",
+    ...                        notice_date=dt.date(2027, 3, 1)).split(":")[0]
+    'The day it connected, 2027-02-06, is before notice N-1 was given (2027-03-01)'
+    """
+    if day > today:
+        return (
+            f"The day it connected, {day.isoformat()}, is after today ({today.isoformat()}): record a connection once "
+            "it is made, with the day it was made."
+        )
+    if notice_date is not None and day < notice_date:
+        return (
+            f"The day it connected, {day.isoformat()}, is before notice {notice_id} was given "
+            f"({notice_date.isoformat()}): check the day; a notice given to a parcel already connected is withdrawn, "
+            "and the connection recorded as one made without a notice."
+        )
+    return None
+
+
 def deadline_after_service(
     rule: ServiceRule | None,
     *,
@@ -2019,6 +2049,7 @@ def with_resolutions(profile: Profile, town: TownSettings | None) -> Profile:
 
 __all__ = [
     "NOTICE_FIELDS",
+    "connection_day_problem",
     "SERVED_BY",
     "SERVED_IN_PERSON",
     "ServiceRule",

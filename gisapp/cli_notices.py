@@ -369,6 +369,7 @@ LIST_COLUMNS = (
     ("deadline", "deadline", 10),
     ("owner_name", "owner", 8),
     ("certified_article_no", "article", 7),  # the last digits: --json and --csv give it whole, and served_by
+    ("connected_on", "connected", 10),  # the day it connected: a notice marked connected, or a record
 )
 
 
@@ -401,7 +402,7 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
     if as_json:
         records = json.loads(table.to_json(orient="records", date_format="iso", default_handler=str))
         for row, original in zip(records, table.to_dict("records"), strict=True):
-            for k in ("issued_date", "deadline", "served_on"):
+            for k in ("issued_date", "deadline", "served_on", "connected_on"):
                 row[k] = original[k].isoformat() if original.get(k) is not None else None
         click.echo(json.dumps({"notices": records}, indent=2))
         return
@@ -410,16 +411,19 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
         if csv_path:
             click.echo(f"All {len(table.columns)} columns written to {csv_path} (the header alone).")
         return
-    rows = [[_list_cell(k, r[k]) for k, _, _ in LIST_COLUMNS] for r in table.to_dict("records")]
+    # The day each connected (a notice marked connected, a record) only where a listed notice has one: the owner
+    # keeps its room on a list of open notices.
+    columns = [c for c in LIST_COLUMNS if c[0] != "connected_on" or table["connected_on"].notna().any()]
+    rows = [[_list_cell(k, r[k]) for k, _, _ in columns] for r in table.to_dict("records")]
     # The key columns (notice and parcel ID) are never cut: a block's parcels differ only at their ends ("1.1-1-12"),
     # so "1.1-1…" made every row look the same. They and the short columns take their longest cell; the owner takes
     # the rest of the line, cut with an ellipsis where it is longer, so each notice keeps one line (--json and --csv
     # give every column whole). On a terminal too narrow for the IDs the table is printed wider: no ID is cut.
-    widths = {key: width for key, _, width in LIST_COLUMNS}
-    for i, (key, label, width) in enumerate(LIST_COLUMNS):
+    widths = {key: width for key, _, width in columns}
+    for i, (key, label, width) in enumerate(columns):
         if key != "owner_name":  # "record", "connected": the short columns take their longest word too
             widths[key] = max(width, len(label), *(len(row[i]) for row in rows))
-    gaps = len(LIST_COLUMNS) - 1
+    gaps = len(columns) - 1
     others = sum(w for k, w in widths.items() if k != "owner_name") + gaps
     terminal = min(Console().width, 120)
     widths["owner_name"] = max(widths["owner_name"], terminal - others)
@@ -430,7 +434,7 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
         pad_edge=False,
         padding=(0, 1, 0, 0),
     )
-    for key, label, _ in LIST_COLUMNS:
+    for key, label, _ in columns:
         out.add_column(label, no_wrap=True, overflow="ellipsis", min_width=widths[key], max_width=widths[key])
     for row in rows:
         out.add_row(*row)
@@ -483,18 +487,33 @@ def _list_cell(key: str, value) -> str:
 @click.argument("status", type=click.Choice(STATUSES[1:]))
 @click.option("--note", help="Why (stored in the register and its event log).")
 @click.option("--until", type=DAY, help="Only with extended: the new, later deadline.")
+@click.option(
+    "--on",
+    "on",
+    type=DAY,
+    help="Only with connected: the day the parcel connected (default today; the notice's date or later, today or "
+    "before).",
+)
 @STORE_OPTION
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def mark(parcel_id, status, note, until, store, register_url, as_json):
-    """Record that a parcel connected, got an extension, was exempted, or its notice was withdrawn."""
+def mark(parcel_id, status, note, until, on, store, register_url, as_json):
+    """Record that a parcel connected (on a day), got an extension, was exempted, or its notice was withdrawn."""
     if until and status != "extended":
         raise click.UsageError(f"--until goes only with extended; a notice marked {status} keeps its deadline.")
     if status == "extended" and not until:
         raise click.UsageError("An extension needs the new deadline: --until YYYY-MM-DD.")
-    done = _open(register_url, store).mark(parcel_id, status, actor=_actor(), note=note, deadline=until)
-    click.echo(json.dumps(done, indent=2) if as_json else f"{parcel_id}: {status} ({len(done['notices'])} notice(s)).")
+    if on and status != "connected":
+        raise click.UsageError(f"--on goes only with connected: the day the parcel connected, not {status}.")
+    done = _notices.mark(_open(register_url, store), parcel_id, status, actor=_actor(), note=note, until=until, on=on)
+    if as_json:
+        click.echo(json.dumps(done, indent=2))
+        return
+    said = status
+    if "connected_on" in done:
+        said += f" on {done['connected_on']}" + ("" if done["connected_on_given"] else " (today: no --on was given)")
+    click.echo(f"{parcel_id}: {said} ({len(done['notices'])} notice(s)).")
 
 
 @notices.command()

@@ -413,7 +413,6 @@ def issue_batch(
     set) or the folder cannot take them (``check_issue``).
     """
     check_issue(plan, kind=kind, profile=profile, town=town, root=root)
-    root = check_root(root)
     doc = {
         "batch": None,
         "folder": None,
@@ -431,59 +430,93 @@ def issue_batch(
         "letters": [],
         "notices": [],
     }
-    if plan.due.empty:
+    if plan.due.empty:  # nothing new to issue: no folder is made, no file written
         return doc
-    clear_stale_locks(root)
-    batch_id = new_batch_id(plan.notice_date)
-    inputs = inputs or NoticeInputs(results=plan.due)
-    with batch_lock(root, batch_id):
-        prepared = register.prepare_batch(
-            plan.due,
-            batch_id=batch_id,
-            kind=kind,
-            notice_date=plan.notice_date,
-            deadline=plan.deadline,
-            folder=str(root),
-            actor=actor,
-            profile=(profile.id, profile.version),
-            summary=inputs.summary,
-            fingerprints=inputs.fingerprints,
-            checksum=inputs.checksum,
-        )
-        doc["already_open"] = prepared["already"]
-        if not prepared["notices"]:
-            return doc
-        try:
-            folder, letters = write_files(
-                batch_id, prepared, plan, kind, profile, town, root, inputs, per_parcel, occupant, bom, progress
+    register.check_writable()  # a register on a read-only disk is said before a folder is made for nothing
+    with _batch_root(root) as root:
+        clear_stale_locks(root)
+        batch_id = new_batch_id(plan.notice_date)
+        inputs = inputs or NoticeInputs(results=plan.due)
+        with batch_lock(root, batch_id):
+            prepared = register.prepare_batch(
+                plan.due,
+                batch_id=batch_id,
+                kind=kind,
+                notice_date=plan.notice_date,
+                deadline=plan.deadline,
+                folder=str(root),
+                actor=actor,
+                profile=(profile.id, profile.version),
+                summary=inputs.summary,
+                fingerprints=inputs.fingerprints,
+                checksum=inputs.checksum,
             )
-            register.finish_batch(batch_id, letters=letters, actor=actor)
-        except OSError as exc:  # a full disk, a file-size limit, a folder gone: the clerk's to fix, not a defect
-            _abandon(register, root, batch_id, actor, f"Stopped while writing its files: {exc}")
-            raise LayerError(
-                f"The batch's letters could not be written in {root} ({exc.strerror or exc}). The batch was "
-                "cancelled and no notice was issued: free space on that disk or choose another folder, then issue "
-                "again."
-            ) from exc
-        except BaseException as exc:
-            _abandon(register, root, batch_id, actor, f"Stopped while writing its files: {exc}")
-            raise
-    sent = register.batch_notices(batch_id)
-    doc |= {
-        "batch": batch_id,
-        "folder": str(folder),
-        "issued": len(sent),
-        "mailing_list": str(folder / MAILING_LIST),
-        "labels": str(folder / LABELS),
-        "letters_pdf": str(folder / ALL_LETTERS),
-        "manifest": str(folder / MANIFEST),  # each file's checksum, checked before the notices were issued
-        "letters": sorted({str(root / f) for f in sent["letter_file"]}),
-        "notices": [
-            _notice_doc(r) | {"letter": str(root / r["letter_file"]), "mailing_no": int(r["mailing_no"])}
-            for r in sent.to_dict("records")
-        ],
-    }
-    return doc
+            doc["already_open"] = prepared["already"]
+            if not prepared["notices"]:
+                return doc
+            try:
+                folder, letters = write_files(
+                    batch_id, prepared, plan, kind, profile, town, root, inputs, per_parcel, occupant, bom, progress
+                )
+                register.finish_batch(batch_id, letters=letters, actor=actor)
+            except OSError as exc:  # a full disk, a file-size limit, a folder gone: the clerk's to fix, not a defect
+                _abandon(register, root, batch_id, actor, f"Stopped while writing its files: {exc}")
+                raise LayerError(
+                    f"The batch's letters could not be written in {root} ({exc.strerror or exc}). The batch was "
+                    "cancelled and no notice was issued: free space on that disk or choose another folder, then issue "
+                    "again."
+                ) from exc
+            except BaseException as exc:
+                _abandon(register, root, batch_id, actor, f"Stopped while writing its files: {exc}")
+                raise
+        sent = register.batch_notices(batch_id)
+        doc |= {
+            "batch": batch_id,
+            "folder": str(folder),
+            "issued": len(sent),
+            "mailing_list": str(folder / MAILING_LIST),
+            "labels": str(folder / LABELS),
+            "letters_pdf": str(folder / ALL_LETTERS),
+            "manifest": str(folder / MANIFEST),  # each file's checksum, checked before the notices were issued
+            "letters": sorted({str(root / f) for f in sent["letter_file"]}),
+            "notices": [
+                _notice_doc(r) | {"letter": str(root / r["letter_file"]), "mailing_no": int(r["mailing_no"])}
+                for r in sent.to_dict("records")
+            ],
+        }
+        return doc
+
+
+@contextlib.contextmanager
+def _batch_root(root: str | Path):
+    """The folder batches go into (``check_root``); the folders made for it are removed again when the issue leaves
+    nothing in them (every parcel noticed meanwhile, or a refusal), so an issue that writes no batch leaves no
+    folder behind."""
+    made = _folders_to_make(root)
+    try:
+        yield check_root(root)
+    finally:
+        _remove_empty(made)
+
+
+def _folders_to_make(root: str | Path) -> list[Path]:
+    """The folders ``check_root`` will create for ``root`` (none when it exists), deepest first."""
+    missing = []
+    for folder in (Path(root).expanduser().absolute(), *Path(root).expanduser().absolute().parents):
+        if folder.exists():
+            break
+        missing.append(folder)
+    return missing
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove the folders an issue made (deepest first) that are still empty: an issue that wrote no batch leaves
+    none behind. A folder something was written into since (another issue's batch) is kept."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def write_files(
@@ -685,6 +718,38 @@ def _settle_one(register, batch, *, actor, cancel, wait) -> dict | None:
 # -- the mailing ----------------------------------------------------------------------------------------------------
 
 
+def mark(
+    register: Register,
+    parcel_id: str,
+    status: str,
+    *,
+    actor: str,
+    note: str | None = None,
+    until: dt.date | str | None = None,
+    on: dt.date | str | None = None,
+    notice_id: str | None = None,
+) -> dict:
+    """Mark a parcel's open notices (``Register.mark``), for `sewerplan notices mark` and the notices page alike.
+
+    A notice marked connected keeps the day the parcel connected, ``on``, else today (``connected_on_given`` says
+    which, so the command and the page say that today was taken): refused after today and before the notice's date,
+    as a connection recorded without a notice is (``analysis.notices.connection_day_problem``)."""
+    day = today()
+    given = on is not None and on != ""
+    connected_on = (on if given else day) if status == "connected" else (on or None)
+    done = register.mark(
+        parcel_id,
+        status,
+        actor=actor,
+        note=note,
+        deadline=until,
+        notice_id=notice_id,
+        connected_on=connected_on,
+        today=day,
+    )
+    return done | ({"connected_on_given": given} if status == "connected" else {})
+
+
 def record_mailing(
     register: Register, path: str | Path, *, actor: str, correct: bool = False, pause: Callable | None = None
 ) -> dict:
@@ -785,6 +850,7 @@ __all__ = [
     "batch_lock",
     "check_issue",
     "check_root",
+    "mark",
     "write_files",
     "data_checksum",
     "issue_batch",

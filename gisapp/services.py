@@ -33,7 +33,7 @@ from analysis.errors import Fix, ProfileError
 from analysis.mandate import MandateResult, analyze_mandates, missing_inputs
 from analysis.network import SewerNetwork, build_network
 from analysis.network_checks import NetworkOutline, check_network, network_outline
-from analysis.notices import NoticePlan, TownSettings, with_resolutions
+from analysis.notices import NoticePlan, TownSettings, connection_day_problem, with_resolutions
 from analysis.notification import Notification, parcels_within
 from analysis.profiles import Profile, available_profiles, load_profile, values_set
 from analysis.subdivisions import assess_subdivisions
@@ -858,12 +858,8 @@ def record_connection(
     from layers.register import parse_date
 
     day = parse_date(on, "The day it connected")
-    today = _notices.today()
-    if day > today:
-        raise LayerError(
-            f"The day it connected, {day.isoformat()}, is after today ({today.isoformat()}): record a connection once "
-            "it is made, with the day it was made."
-        )
+    if problem := connection_day_problem(day, today=_notices.today()):
+        raise LayerError(problem)
     known = _store_parcel_ids(store)
     if known is not None and str(parcel_id) not in known:
         raise LayerError(

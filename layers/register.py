@@ -38,6 +38,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing, contextmanager, suppress
 from pathlib import Path
+from urllib.parse import quote
 
 import pandas as pd
 import sqlalchemy as sa
@@ -50,6 +51,7 @@ from analysis.notices import (
     Mailing,
     article_groups,
     article_number,
+    connection_day_problem,
     deadline_after_service,
     overdue_before,
     service_rule,
@@ -59,7 +61,7 @@ from layers.atomic import StoreBusyError, sync_to_disk, written_whole
 from layers.errors import LayerError, quote_password
 from layers.errors import redact_url as _redact
 
-HEAD = "0007"  # the newest migration in layers/migrations/versions
+HEAD = "0008"  # the newest migration in layers/migrations/versions
 # How many of a mailing list's problems a refusal names (``Register.record_mailing``), and then how many more.
 MAILING_PROBLEMS_SHOWN = 10
 STATUSES = ("open", "extended", "connected", "exempt", "withdrawn")
@@ -149,6 +151,9 @@ notices = sa.Table(
     sa.Column("served_on", sa.Date),
     sa.Column("served_by_name", sa.Text),
     sa.Column("occupant_article_no", sa.String(32)),
+    # The day the parcel connected (0008): set when a notice is marked connected (the day given, else today) and
+    # on a connection recorded without a notice (also its issued_date); NULL where nobody recorded it.
+    sa.Column("connected_on", sa.Date),
     sa.Index(
         "one_open_notice",
         "parcel_id",
@@ -210,6 +215,10 @@ class MailingConflictError(LayerError):
 
 class ServiceRecordedError(LayerError):
     """A notice already recorded served in person, recorded again without asking to correct it."""
+
+
+class RegisterReadOnlyError(LayerError):
+    """A change asked of a register on a read-only disk, or in a folder this user cannot write."""
 
 
 class NoticeChangedError(LayerError):
@@ -344,7 +353,7 @@ def _register_rows(path: Path) -> dict[str, int] | None:
     """The notices and batches an SQLite register holds (its write-ahead log read too), or None when it has no
     notices table yet or cannot be read."""
     try:
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)) as con:
+        with closing(_read_only_connect(path, timeout=5)) as con:
             tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type='table'")}
             if not {"notices", "batches"} <= tables:
                 return None
@@ -393,12 +402,54 @@ def _is_register_file(path: Path) -> bool:
     try:
         if not path.is_file() or path.stat().st_size == 0:
             return False
-        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True)) as con:
+        with closing(_read_only_connect(path)) as con:
             return (
                 con.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='notices'").fetchone() is not None
             )
     except (sqlite3.Error, OSError):
         return False
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process can write the SQLite register ``path``: the file, and its folder (where SQLite makes
+    the write-ahead log and shared-memory files beside it) unless both are there already and can be written. False
+    on a read-only disk (a CD, a share mounted read-only, a backup drive write-protected) or a folder not the user's."""
+    if not os.access(path, os.W_OK):
+        return False
+    if os.access(path.parent, os.W_OK):
+        return True
+    beside = [path.with_name(path.name + suffix) for suffix in ("-wal", "-shm")]
+    return all(p.is_file() and os.access(p, os.W_OK) for p in beside)
+
+
+def _read_only_uri(path: Path) -> str:
+    """The SQLite URI that reads ``path`` without writing anything beside it. A register in WAL mode is read from
+    a read-only disk only as ``immutable`` (SQLite cannot make its shared-memory file there), which would miss what
+    a write-ahead log holds: a log left beside it is read with ``mode=ro`` (SQLite reads an existing log and
+    shared-memory file from a read-only disk), and with none the file alone holds every committed write."""
+    log = path.with_name(path.name + "-wal")
+    has_log = log.is_file() and log.stat().st_size > 0
+    return f"file:{quote(str(path))}?mode=ro" + ("" if has_log else "&immutable=1")
+
+
+def _read_only_connect(path: Path, timeout: float = 30) -> sqlite3.Connection:
+    """A connection that only reads ``path``: ``mode=ro``, else (a register on a read-only disk, whose write-ahead
+    log's shared memory cannot be made) the read-only URI (``_read_only_uri``)."""
+    con = None
+    try:
+        con = sqlite3.connect(f"file:{quote(str(path))}?mode=ro", uri=True, timeout=timeout)
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        return con
+    except sqlite3.OperationalError:
+        if con is not None:
+            con.close()
+        return sqlite3.connect(_read_only_uri(path), uri=True, timeout=timeout)
+
+
+def _is_read_only_error(exc: BaseException) -> bool:
+    """Whether SQLite refused because the register's file or folder cannot be written."""
+    text = str(getattr(exc, "orig", exc)).lower()
+    return "readonly database" in text or "read-only" in text or "unable to open database file" in text
 
 
 def _is_empty_database(path: Path) -> bool:
@@ -448,8 +499,10 @@ class Register:
             found.prepare_register(self.url)
         self.is_sqlite = self.url.startswith("sqlite")
         self.path = Path(self.url.removeprefix("sqlite:///")) if self.is_sqlite else None
+        self.read_only = False  # a register on a read-only disk, or in a folder this user cannot write: read only
         if self.is_sqlite:
             exists = self.path.is_file() and self.path.stat().st_size > 0
+            self.read_only = exists and not _writable(self.path)
             if exists and not _is_register_file(self.path):
                 if _is_empty_database(self.path):
                     exists = False  # being created by another process: the migration below waits for its write lock
@@ -462,7 +515,8 @@ class Register:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
                     raise LayerError(f"Cannot create the register {self.path}: {exc.strerror}.") from exc
-            self.engine = _sqlite_engine(self.url, foreign_keys=True)
+            read_uri = _read_only_uri(self.path) if self.read_only else None
+            self.engine = _sqlite_engine(self.url, foreign_keys=True, read_only_uri=read_uri)
         else:
             self.engine = sa.create_engine(quote_password(self.url), poolclass=sa.pool.NullPool)
             try:
@@ -475,7 +529,16 @@ class Register:
             if not exists:
                 self._refuse_or_prepare(create, store)
         try:
-            self._migrate()
+            try:
+                self._migrate()
+            except sa.exc.OperationalError as exc:
+                if not (self.is_sqlite and _is_read_only_error(exc) and _is_register_file(self.path)):
+                    raise
+                # A disk read-only in a way the permissions do not tell (SQLite found it so): read it as such.
+                self.engine.dispose()
+                self.read_only = True
+                self.engine = _sqlite_engine(self.url, foreign_keys=True, read_only_uri=_read_only_uri(self.path))
+                self._migrate()
         except sa.exc.OperationalError as exc:
             raise LayerError(
                 f"Cannot open the register {_redact(self.url)}: {_redact(self.url, str(exc.orig))}"
@@ -526,6 +589,11 @@ class Register:
         Alembic under the write lock (SQLite BEGIN IMMEDIATE) or an advisory lock (PostgreSQL)."""
         if self._version() == HEAD:
             return
+        if self.read_only:
+            raise LayerError(
+                f"The register {self.path} was written by an earlier sewerplan and must be brought up to date, which "
+                f"writes it, but {self._read_only_words()}: open it once where it can be written."
+            )
         from alembic import command
         from alembic.config import Config
 
@@ -557,9 +625,39 @@ class Register:
     @contextmanager
     def transaction(self):
         """A write transaction: on SQLite BEGIN IMMEDIATE (the write lock at once, so two writers queue instead of
-        failing half way); reads use plain connections, which never wait for a writer under WAL."""
-        with self.engine.execution_options(write=True).begin() as con:
-            yield con
+        failing half way); reads use plain connections, which never wait for a writer under WAL. A register that
+        cannot be written (``check_writable``) is refused before anything is tried, one whose disk SQLite finds
+        read-only only then in the same words."""
+        self.check_writable()
+        try:
+            with self.engine.execution_options(write=True).begin() as con:
+                yield con
+        except sa.exc.OperationalError as exc:
+            if not (self.is_sqlite and _is_read_only_error(exc)):
+                raise
+            self.read_only = True
+            raise RegisterReadOnlyError(self._read_only_refusal()) from exc
+
+    def check_writable(self) -> None:
+        """Refuse, in one sentence, to change a register on a read-only disk or in a folder this user cannot write
+        (``RegisterReadOnlyError``); reading it (listing, backing up, a preview) works all the same."""
+        if self.read_only:
+            raise RegisterReadOnlyError(self._read_only_refusal())
+
+    def _read_only_words(self) -> str:
+        return f"it is on a read-only disk or in a folder this user cannot write ({self.path.parent})"
+
+    def _read_only_refusal(self) -> str:
+        return (
+            f"The register {self.path} cannot be written, {self._read_only_words()}: nothing was changed; make the "
+            "change where the register can be written, or ask for write access to that folder."
+        )
+
+    def _sqlite_connect(self) -> sqlite3.Connection:
+        """A plain SQLite connection to the register (read only on a read-only disk), for the backup API."""
+        if self.read_only:
+            return sqlite3.connect(_read_only_uri(self.path), uri=True, timeout=30)
+        return sqlite3.connect(str(self.path), timeout=30)
 
     # -- runs and batches -----------------------------------------------------------------------------------------
 
@@ -765,7 +863,10 @@ class Register:
         never mailed (cancelled, or its batch still being written) or is no notice given by letter (a record); a row
         whose ``mailing_no`` is not the letter the register holds for its notices (a list edited, or another batch's);
         a number the register already holds for another envelope; and a notice that already holds another number
-        (``MailingConflictError``), unless ``correct``, which replaces it, the old number kept in the event. The same
+        (``MailingConflictError``), unless ``correct``, which replaces it, the old number kept in the event. A
+        correction is checked against the register as the list leaves it: a number the list moves from one of its
+        envelopes to another (two receipts swapped, an owner's and an occupant's included) is taken; one still held
+        by a notice the list does not name, or given on two rows, is refused. The same
         number again changes nothing, so the list can be given back again as more receipts come in. A row to the
         occupant at the site address (``--occupant``) is its own envelope: its number is kept as each notice's
         ``occupant_article_no``, checked as the owner's are (a number held by another envelope, the owner's letter's
@@ -803,6 +904,9 @@ class Register:
                     for column in ("certified_article_no", "occupant_article_no"):
                         if r[column] in part:
                             holders.setdefault(r[column], []).append(dict(r) | {"column": column})
+            # A correction is checked against the register as the list leaves it: a number the list moves from one
+            # of its envelopes to another (two receipts swapped) is no longer held where the list replaces it.
+            replaced = _numbers_given(mailings, held) if correct else {}
             for m in mailings:
                 by_id = m.mailing_no is None  # one notice named by its ID (``record_article_number``), no list
                 where = f"notice {', '.join(m.notice_ids)}" if by_id else f"row {m.row} (letter {m.mailing_no:04d})"
@@ -814,7 +918,7 @@ class Register:
                     continue
                 # The copy to the occupant at the site address: its notices went in the owner's letter, and this
                 # envelope's number is kept beside it (occupant_article_no).
-                copy = m.occupant and all(r["mailing_no"] != m.mailing_no for r in rows)
+                copy = _is_occupant_copy(m, rows)
                 column = "occupant_article_no" if copy else "certified_article_no"
                 bad = False
                 for r in rows:
@@ -862,8 +966,11 @@ class Register:
                 others = [
                     h
                     for h in holders.get(m.article_no, [])
-                    if h["column"] != column
-                    or (h["notice_id"] not in m.notice_ids and (copy or _envelope(h) not in envelopes))
+                    if (
+                        h["column"] != column
+                        or (h["notice_id"] not in m.notice_ids and (copy or _envelope(h) not in envelopes))
+                    )
+                    and replaced.get((h["notice_id"], h["column"]), m.article_no) == m.article_no
                 ]
                 if others:
                     h = others[0]
@@ -1029,8 +1136,16 @@ class Register:
         note: str | None = None,
         deadline: dt.date | str | None = None,
         notice_id: str | None = None,
+        connected_on: dt.date | str | None = None,
+        today: dt.date | None = None,
     ) -> dict:
-        """Change the open notices of a parcel: connected, extended (to a later deadline), exempt or withdrawn.
+        """Change the open notices of a parcel: connected (on ``connected_on``), extended (to a later deadline),
+        exempt or withdrawn.
+
+        ``connected_on`` goes only with connected, and is kept as each notice's ``connected_on`` (where a connection
+        recorded without a notice keeps its day too), with an event: refused after ``today`` (the system's date when
+        not given) and before the date of the earliest notice marked (``analysis.notices.connection_day_problem``).
+        Without it the day is not recorded (``gisapp.notices.mark`` always gives one, today by default).
 
         With ``notice_id`` (the notices page's row) only that notice, and only while it is still one of the parcel's
         open notices: one withdrawn since (and another issued in its place, in another tab or by a colleague) is
@@ -1043,6 +1158,9 @@ class Register:
         if status != "extended" and deadline:
             raise LayerError(f"A new deadline goes only with an extension; a notice marked {status} keeps its own.")
         new_deadline = parse_date(deadline, "The new deadline") if deadline else None
+        if connected_on is not None and status != "connected":
+            raise LayerError(f"The day it connected goes only with connected; a notice marked {status} has none.")
+        day = parse_date(connected_on, "The day it connected") if connected_on is not None else None
         with self.transaction() as con:
             rows = (
                 con.execute(sa.select(notices).where((notices.c.parcel_id == parcel_id) & notices.c.status.in_(OPEN)))
@@ -1060,6 +1178,15 @@ class Register:
                     "never noticed), record it as a connection made without a notice, with the day it connected "
                     f"(`sewerplan notices record {_shell_word(parcel_id)} connected`, or the notices page's form)."
                 )
+            if day is not None:
+                first = min(rows, key=lambda r: (_date(r["issued_date"]), r["notice_id"]))
+                if problem := connection_day_problem(
+                    day,
+                    today=today or dt.date.today(),
+                    notice_id=first["notice_id"],
+                    notice_date=_date(first["issued_date"]),
+                ):
+                    raise LayerError(problem)
             if new_deadline is not None:
                 early = [r for r in rows if r["deadline"] is not None and new_deadline <= r["deadline"]]
                 if early:
@@ -1085,15 +1212,19 @@ class Register:
                 changes = {"status": status, "is_open": 1 if status in OPEN else 0, "note": note}
                 if new_deadline is not None:
                     changes["deadline"] = new_deadline
+                if day is not None:
+                    changes["connected_on"] = day
                 con.execute(notices.update().where(notices.c.notice_id == row["notice_id"]).values(**changes))
                 for field, old, new in (
                     ("status", row["status"], status),
                     ("deadline", _iso(row["deadline"]), _iso(new_deadline)),
+                    ("connected_on", _iso(row["connected_on"]), _iso(day)),
                     ("note", row["note"], note),
                 ):
                     if new is not None and new != old:
                         _event(con, actor, row["notice_id"], "marked", field, old, new)
-        return {"parcel_id": parcel_id, "status": status, "notices": [r["notice_id"] for r in rows]}
+        done = {"parcel_id": parcel_id, "status": status, "notices": [r["notice_id"] for r in rows]}
+        return done | ({"connected_on": day.isoformat()} if day is not None else {})
 
     def record(self, parcel_id: str, status: str, *, on: dt.date | str, actor: str, note: str | None = None) -> dict:
         """Record that a parcel connected on ``on`` without a notice to mark (held back, or never noticed): a row of
@@ -1162,6 +1293,7 @@ class Register:
                     status=status,
                     is_open=0,
                     section="",
+                    connected_on=day,
                     note=note,
                     created_at=_now(),
                 )
@@ -1315,7 +1447,7 @@ class Register:
     def integrity_ok(self) -> bool:
         if not self.is_sqlite:
             return True
-        with closing(sqlite3.connect(str(self.path))) as con:
+        with closing(self._sqlite_connect()) as con:
             return con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
 
     def table_counts(self) -> dict[str, int]:
@@ -1343,7 +1475,7 @@ class Register:
             # Written under a hidden name and the backup's writer lock (which clears what a killed backup left),
             # checked, synced, then linked into place: never over a file that appeared meanwhile.
             with written_whole(target, sync=True, replace=False) as partial:
-                source = sqlite3.connect(str(self.path))
+                source = self._sqlite_connect()
                 try:
                     source.execute("BEGIN")  # one read snapshot for the counts and the copy
                     counts = {t.name: source.execute(f'SELECT count(*) FROM "{t.name}"').fetchone()[0] for t in _TABLES}
@@ -1378,12 +1510,26 @@ class Register:
 _TABLES = (runs, batches, notices, events, plans)
 
 
-def _sqlite_engine(url: str, *, foreign_keys: bool) -> sa.Engine:
-    engine = sa.create_engine(url, connect_args={"timeout": 30, "isolation_level": None}, poolclass=sa.pool.NullPool)
+def _sqlite_engine(url: str, *, foreign_keys: bool, read_only_uri: str | None = None) -> sa.Engine:
+    """An engine on the SQLite register ``url``; with ``read_only_uri`` (a register that cannot be written,
+    ``_read_only_uri``) one that opens it read only and never switches its journal."""
+    if read_only_uri is None:
+        engine = sa.create_engine(
+            url, connect_args={"timeout": 30, "isolation_level": None}, poolclass=sa.pool.NullPool
+        )
+    else:
+        engine = sa.create_engine(
+            "sqlite://",
+            creator=lambda: sqlite3.connect(
+                read_only_uri, uri=True, timeout=30, isolation_level=None, check_same_thread=False
+            ),
+            poolclass=sa.pool.NullPool,
+        )
 
     def pragmas(dbapi_connection, _record) -> None:
         cur = dbapi_connection.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
+        if read_only_uri is None:
+            cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=FULL")
         cur.execute("PRAGMA busy_timeout=30000")
         cur.execute(f"PRAGMA foreign_keys={'ON' if foreign_keys else 'OFF'}")
@@ -1425,7 +1571,7 @@ def _iso(value) -> str | None:
 
 def _typed(frame: pd.DataFrame) -> pd.DataFrame:
     """Date columns as datetime.date objects (SQLite hands back text, PostgreSQL dates)."""
-    for column in ("issued_date", "deadline", "served_on"):
+    for column in ("issued_date", "deadline", "served_on", "connected_on"):
         if column in frame.columns:
             frame[column] = frame[column].map(lambda v: _date(v) if v is not None and not pd.isna(v) else None)
     return frame
@@ -1435,6 +1581,25 @@ def _envelope(row) -> tuple:
     """The envelope a notice went in: its batch's letter, or, for a notice issued before batches (no batch, no
     mailing number), its own."""
     return (row["batch_id"], row["mailing_no"]) if row["batch_id"] else ("notice", row["notice_id"])
+
+
+def _is_occupant_copy(mailing: Mailing, rows) -> bool:
+    """Whether ``mailing`` is the copy to the occupant at the site address: its notices went in the owner's letter,
+    another row, and this envelope's number is kept beside it (``occupant_article_no``)."""
+    return mailing.occupant and all(r["mailing_no"] != mailing.mailing_no for r in rows)
+
+
+def _numbers_given(mailings: Sequence[Mailing], held: Mapping[str, Mapping]) -> dict[tuple[str, str], str]:
+    """The number a list gives each notice's envelope, as (notice ID, column) -> article number: the owner's letter
+    (``certified_article_no``) or the copy to the occupant (``occupant_article_no``). Notices the register does not
+    hold are left out (the list is refused for them)."""
+    given = {}
+    for m in mailings:
+        rows = [held[n] for n in m.notice_ids if n in held]
+        column = "occupant_article_no" if _is_occupant_copy(m, rows) else "certified_article_no"
+        for r in rows:
+            given[(r["notice_id"], column)] = m.article_no
+    return given
 
 
 def _refuse_service(con, row, day: dt.date, today: dt.date, correct: bool) -> None:

@@ -90,6 +90,12 @@ def _issue(client) -> str:
     return client.get(done.headers["Location"]).get_data(as_text=True)
 
 
+def _days_later(monkeypatch, day: str = "2027-03-05") -> None:
+    """Today moved past the notices' date (2027-03-01; the suite's today is before it), as when an owner connects
+    after their notice: a notice is marked connected on a day from its date to today, never before it."""
+    monkeypatch.setenv("SEWERPLAN_TODAY", day)
+
+
 def test_a_preview_the_confirm_would_refuse_is_refused_at_the_preview(client, app):
     """A notice date before today was previewed (520 notices, a Confirm button) and refused only at Confirm, 400
     "The notice date ... is before today": the page offered a batch it would not issue."""
@@ -172,15 +178,17 @@ def test_an_issue_refused_on_the_page_makes_no_folder_and_leaves_the_register_as
     assert not Path(app.config["NOTICES_FOLDER"]).exists() and register.read_bytes() == before
 
 
-def test_marking_works_for_parcel_ids_a_url_path_would_break(client, app):
+def test_marking_works_for_parcel_ids_a_url_path_would_break(client, app, monkeypatch):
     _issue(client)
+    _days_later(monkeypatch)
     token = csrf(client)
     for parcel in HOSTILE_IDS:
         page = client.get(f"/notices?q={quote(parcel)}").get_data(as_text=True)
         assert f'name="parcel_id" value="{parcel}"' in page.replace("&#34;", '"')
         form = _mark_form(page, parcel) | {"parcel_id": parcel}  # as the browser sends it, unescaped
         done = client.post("/notices/mark", data=form | {"status": "connected", "note": "seen", "csrf_token": token})
-        assert done.status_code == 302 and f"{parcel}: connected." in _message(client.get(done.headers["Location"]))
+        said = _message(client.get(done.headers["Location"]))
+        assert done.status_code == 302 and f"{parcel}: connected on March 5, 2027 (today: no day was given)." in said
     listing = Register(store=app.config["STORE"], create=False).listing().set_index("parcel_id")
     assert set(listing.loc[list(HOSTILE_IDS), "status"]) == {"connected"}
 
@@ -206,6 +214,41 @@ def test_a_plain_save_explains_itself_and_changes_nothing(client, app, form, say
     assert says in _message(client.get(done.headers["Location"]))
     row = register.listing().set_index("parcel_id").loc[parcel]
     assert row["status"] == "open" and row["deadline"] == dt.date(2027, 5, 30)
+
+
+def test_a_save_marking_a_notice_connected_keeps_the_day_it_connected(client, app, monkeypatch):
+    """`notices mark PARCEL connected` and the row's Save recorded no day, so a board could not tell whether the
+    owner connected before the deadline. The form has the day beside the status (empty: today, said), refused after
+    today and before the notice's date, and the register shows it after the status."""
+    page = _issue(client)
+    assert '<input type="date" name="on"' in re.search(
+        r'<form method="post" action="/notices/mark".*?</form>', page, re.S
+    ).group(0)
+    _days_later(monkeypatch, "2027-03-10")
+    register = Register(store=app.config["STORE"], create=False)
+    (p1, n1), (p2, n2) = register.listing()[["parcel_id", "notice_id"]].head(2).itertuples(index=False)
+    token = csrf(client)
+    for on, says in (
+        ("2027-03-11", "The day it connected, 2027-03-11, is after today (2027-03-10)"),
+        ("2027-02-27", f"The day it connected, 2027-02-27, is before notice {n1} was given (2027-03-01)"),
+        ("2027-03-04", f"{p1}: connected on March 4, 2027."),
+    ):
+        sent = {"parcel_id": p1, "notice_id": n1, "status": "connected", "on": on, "csrf_token": token}
+        done = client.post("/notices/mark", data=sent)
+        assert done.status_code == 302 and _message(client.get(done.headers["Location"])).startswith(says)
+    sent = {"parcel_id": p2, "notice_id": n2, "status": "connected", "csrf_token": token}
+    done = client.post("/notices/mark", data=sent)
+    assert (
+        _message(client.get(done.headers["Location"]))
+        == f"{p2}: connected on March 10, 2027 (today: no day was given)."
+    )
+    days = register.listing().set_index("notice_id")["connected_on"]
+    assert (days[n1], days[n2]) == (dt.date(2027, 3, 4), dt.date(2027, 3, 10))
+    shown = client.get(f"/notices?q={quote(p1)}").get_data(as_text=True)
+    assert "connected on March 4, 2027" in shown
+    sent = {"parcel_id": p1, "notice_id": n1, "status": "exempt", "on": "2027-03-04", "csrf_token": token}
+    refused = client.post("/notices/mark", data=sent)
+    assert "The day it connected goes only with connected" in _message(client.get(refused.headers["Location"]))
 
 
 def test_the_status_form_has_no_default_status(client):
@@ -585,11 +628,12 @@ def test_marking_a_notice_keeps_the_registers_filters_and_page(client, app, monk
     from gisapp.views import notices as view
 
     _issue(client)
+    _days_later(monkeypatch)
     monkeypatch.setattr(view, "PAGE_ROWS", 2)
     page = client.get("/notices?status=open&page=2").get_data(as_text=True)
     form = re.search(r'<form method="post" action="/notices/mark".*?</form>', page, re.S).group(0)
     sent = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)">', form))
-    for status, says in (("connected", ": connected."), ("extended", "needs the new deadline")):
+    for status, says in (("connected", ": connected on March 5, 2027"), ("extended", "needs the new deadline")):
         done = client.post("/notices/mark", data=sent | {"status": status})
         assert done.status_code == 302
         back = client.get(done.headers["Location"])
@@ -788,11 +832,12 @@ def test_a_day_the_calendar_does_not_have_is_told_so_by_the_cli_and_the_web_alik
     assert leap.exit_code == 0, leap.output
 
 
-def test_what_an_action_did_is_said_on_the_page_it_sends_back_to_and_nowhere_else(client, app):
+def test_what_an_action_did_is_said_on_the_page_it_sends_back_to_and_nowhere_else(client, app, monkeypatch):
     """A row's change whose redirect was not followed (sent by a script, or the clerk opened another register page
     in a second tab first) was said on whichever notices page came next: "12.1-1-2/A: connected." above a register
     filtered to withdrawn notices, out of context, and then never on the page it was for."""
     _issue(client)
+    _days_later(monkeypatch)
     token = csrf(client)
     parcel, notice = Register(store=app.config["STORE"], create=False).listing()[["parcel_id", "notice_id"]].iloc[0]
     sent = {"parcel_id": parcel, "notice_id": notice, "csrf_token": token}
@@ -801,9 +846,12 @@ def test_what_an_action_did_is_said_on_the_page_it_sends_back_to_and_nowhere_els
     assert done.status_code == refused.status_code == 302
     for elsewhere in ("/notices?status=withdrawn", "/notices", "/plans"):  # opened before either redirect
         page = client.get(elsewhere)
-        assert f"{parcel}: connected." not in page.get_data(as_text=True) and not _message(page), elsewhere
+        assert f"{parcel}: connected" not in page.get_data(as_text=True) and not _message(page), elsewhere
     assert _message(client.get(refused.headers["Location"])).startswith(f"Choose what happened to parcel {parcel}")
-    assert _message(client.get(done.headers["Location"])) == f"{parcel}: connected."
+    assert (
+        _message(client.get(done.headers["Location"]))
+        == f"{parcel}: connected on March 5, 2027 (today: no day was given)."
+    )
     assert not _message(client.get(done.headers["Location"]))  # said once: a reload says nothing again
 
 
@@ -848,7 +896,9 @@ def test_a_map_run_takes_its_workspace_and_its_notice_from_one_run_record(client
 
 
 @pytest.mark.browser
-def test_the_popup_says_when_the_register_records_a_mandated_parcel_connected_in_chromium(store, tmp_path, browser):
+def test_the_popup_says_when_the_register_records_a_mandated_parcel_connected_in_chromium(
+    store, tmp_path, browser, monkeypatch
+):
     """After `notices mark PARCEL connected`, the popup read "Status: must connect" above "Notice …, already
     connected", with nothing to say which holds: the run the map shows read the data before the owner connected. A
     Register row now says so and how to show it connected; a parcel exempt in the register is told too."""
@@ -856,6 +906,7 @@ def test_the_popup_says_when_the_register_records_a_mandated_parcel_connected_in
     app = make_app(store, tmp_path)
     client = app.test_client()
     _issue(client)
+    _days_later(monkeypatch)
     connected, exempt = HOSTILE_IDS[0], HOSTILE_IDS[1]
     for parcel, status in ((connected, "connected"), (exempt, "exempt")):
         done = CliRunner().invoke(main, ["notices", "mark", parcel, status, "--store", str(app.config["STORE"])])
@@ -879,7 +930,7 @@ def test_the_popup_says_when_the_register_records_a_mandated_parcel_connected_in
 
 @pytest.mark.browser
 def test_the_summary_says_how_many_parcels_that_must_connect_the_register_records_connected_in_chromium(
-    store, tmp_path, browser
+    store, tmp_path, browser, monkeypatch
 ):
     """The Summary counted a parcel under "must connect" with nothing to say that the register records it connected
     (`notices mark PARCEL connected`): the popup said so, the page the board reads did not. One sentence now says how
@@ -889,6 +940,7 @@ def test_the_summary_says_how_many_parcels_that_must_connect_the_register_record
     app = make_app(store, tmp_path)
     client = app.test_client()
     _issue(client)
+    _days_later(monkeypatch)
     page = client.get("/summary").get_data(as_text=True)
     assert 'id="register-recorded"' not in page  # every notice still open: nothing to say
     counts = re.search(r'<table id="counts">.*?</table>', page, re.S).group(0)
@@ -915,7 +967,7 @@ def test_the_summary_says_how_many_parcels_that_must_connect_the_register_record
         assert heading.startswith("Parcels that must connect")
 
 
-def test_the_summary_api_gives_the_register_counts_the_summary_page_says(store, tmp_path):
+def test_the_summary_api_gives_the_register_counts_the_summary_page_says(store, tmp_path, monkeypatch):
     """/api/summary gave the run's counts alone: a program or a QGIS user reading it saw parcels under "mandated"
     with nothing saying the register records some of them connected or exempt, which the Summary page said. It now
     gives the numbers and the page's sentence, from the one function the page uses; the counts stay the run's. The
@@ -935,6 +987,7 @@ def test_the_summary_api_gives_the_register_counts_the_summary_page_says(store, 
     assert doc["register_recorded"] is None and doc["register_note"] is None  # no register yet
     counts = doc["counts"]
     _issue(client)
+    _days_later(monkeypatch)
     doc = client.get("/api/summary").get_json()
     assert doc["register_recorded"] == {"connected": 0, "exempt": 0} and doc["register_note"] is None
     assert page_says() is None
@@ -1005,10 +1058,11 @@ def test_a_save_from_a_stale_page_never_changes_a_notice_the_clerk_did_not_see(c
     assert register.notices_of(parcel)[-1]["deadline"] == dt.date(2027, 9, 1)
 
 
-def test_a_save_changes_only_the_notice_of_its_row(client, app):
+def test_a_save_changes_only_the_notice_of_its_row(client, app, monkeypatch):
     """A parcel with an open connection notice and an open violation notice: the connection notice's row changes
     that notice alone (the violation notice has its own row and form)."""
     _issue(client)
+    _days_later(monkeypatch)
     register = Register(store=app.config["STORE"], create=False)
     parcel = register.listing()["parcel_id"].iloc[0]
     notice = register.notices_of(parcel)[0]

@@ -32,6 +32,7 @@ from analysis.notices import mailing_address, mailing_words, service_record_word
 from gisapp import services
 from gisapp.errors import web_text
 from gisapp.notices import check_notice_date, left_out
+from gisapp.notices import mark as notices_mark
 from gisapp.notices import record_mailing as notices_record_mailing
 from gisapp.notices import today as notices_today
 from gisapp.security import requires
@@ -312,6 +313,7 @@ def mark():
     notice_id = request.form.get("notice_id", "")
     status = request.form.get("status", "")
     until = (request.form.get("until") or "").strip() or None
+    on = (request.form.get("on") or "").strip() or None  # connected: the day it connected (empty: today)
     note = (request.form.get("note") or "").strip() or None
     if not parcel_id:
         return _back(error="No parcel was given: use the Save button on the parcel's row.")
@@ -332,13 +334,24 @@ def mark():
             error=f"A new deadline goes only with an extension: parcel {parcel_id}'s notice was not changed. Choose "
             "extended, or clear the date."
         )
+    if status != "connected" and on:
+        return _back(
+            error=f"The day it connected goes only with connected: parcel {parcel_id}'s notice was not changed. "
+            "Choose connected, or clear the day."
+        )
     try:
-        app_register().mark(parcel_id, status, actor=f"web:{g.user}", note=note, deadline=until, notice_id=notice_id)
+        done = notices_mark(
+            app_register(), parcel_id, status, actor=f"web:{g.user}", note=note, until=until, on=on, notice_id=notice_id
+        )
     except NoticeChangedError as exc:
         return _stale(web_text(exc))
     except LayerError as exc:
         return _back(error=web_text(exc))
-    return _back(message=f"{parcel_id}: {status}.")
+    if "connected_on" not in done:
+        return _back(message=f"{parcel_id}: {status}.")
+    day = town_date(done["connected_on"], current_app.config["DATE_FORMAT"])
+    today = "" if done["connected_on_given"] else " (today: no day was given)"
+    return _back(message=f"{parcel_id}: connected on {day}{today}.")
 
 
 @bp.post("/record")
