@@ -333,6 +333,17 @@ class Auth:
         return self.client.post("/logout", data={"csrf_token": self.csrf()})
 
 
+def posted_upload(client, payload: bytes, name: str) -> str:
+    """``payload`` sent on the Data page's upload form as the file ``name``: the upload's column-mapping page."""
+    sent = client.post(
+        "/data/upload",
+        data={"dataset": (io.BytesIO(payload), name), "csrf_token": csrf(client)},
+        content_type="multipart/form-data",
+    )
+    assert sent.status_code == 302, sent.get_data(as_text=True)[:500]
+    return sent.headers["Location"]
+
+
 def checked_upload(client, tmp_path: Path, parcels: int = 80) -> str:
     """An upload of ``parcels`` parcels of the sample village ("hill.gpkg"), checked on the Data page: its token."""
     from layers.sample import sample_town
@@ -340,13 +351,7 @@ def checked_upload(client, tmp_path: Path, parcels: int = 80) -> str:
 
     source = tmp_path / "upload-source.gpkg"
     write_layers(str(source), sample_town(parcels))
-    sent = client.post(
-        "/data/upload",
-        data={"dataset": (io.BytesIO(source.read_bytes()), "hill.gpkg"), "csrf_token": csrf(client)},
-        content_type="multipart/form-data",
-    )
-    assert sent.status_code == 302, sent.get_data(as_text=True)[:500]
-    page = sent.headers["Location"]
+    page = posted_upload(client, source.read_bytes(), "hill.gpkg")
     checked = client.post(page, data={"csrf_token": csrf(client)})
     assert "The data can be used" in checked.get_data(as_text=True), checked.get_data(as_text=True)[:2000]
     return page.split("/")[2]

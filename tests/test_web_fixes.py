@@ -16,7 +16,7 @@ import pytest
 
 from layers.sample import sample_town
 from layers.write import write_layers
-from tests.conftest import csrf, make_app, serving, wait_job
+from tests.conftest import csrf, make_app, posted_upload, serving, wait_job
 from tests.test_web import open_map, shot, wait_for
 
 FLAG = re.compile(r"--[a-z]")
@@ -366,16 +366,6 @@ def _cli_suggestion(runner, archive) -> str:
     return re.search(r"Use --crs (EPSG:\d+)\.", refused.output).group(1)
 
 
-def _sent(client, payload: bytes, name: str) -> str:
-    sent = client.post(
-        "/data/upload",
-        data={"dataset": (io.BytesIO(payload), name), "csrf_token": csrf(client)},
-        content_type="multipart/form-data",
-    )
-    assert sent.status_code == 302, sent.get_data(as_text=True)[:500]
-    return sent.headers["Location"]
-
-
 def _measuring_field(page: str) -> str:
     return re.search(r'<input name="measuring_crs" id="measuring-crs"[^>]*value="([^"]*)"', page).group(1)
 
@@ -384,11 +374,11 @@ def test_the_mapping_page_fills_in_the_clis_crs_for_data_outside_new_york_and_no
     """The "Measuring CRS" field holds the UTM zone the command line names for --crs; for data in New York it is
     empty, and the upload is checked in the town's CRS as before."""
     archive = _abroad(tmp_path)
-    page = web.get(_sent(web, archive.read_bytes(), "bellinge.zip")).get_data(as_text=True)
+    page = web.get(posted_upload(web, archive.read_bytes(), "bellinge.zip")).get_data(as_text=True)
     assert _measuring_field(page) == _cli_suggestion(runner, archive)
     note = re.search(r'id="measuring-crs-note">([^<]*)<', page).group(1)
     assert "outside where NAD83 / New York East (ftUS) is used" in note and "WGS 84 / UTM zone 32N" in note
-    home = _sent(web, _zipped(tmp_path), "town.zip")
+    home = posted_upload(web, _zipped(tmp_path), "town.zip")
     assert _measuring_field(web.get(home).get_data(as_text=True)) == ""
     checked = web.post(home, data={"csrf_token": csrf(web), "measuring_crs": ""})
     assert checked.status_code == 200 and "The data can be used" in checked.get_data(as_text=True)
@@ -399,7 +389,7 @@ def test_data_outside_new_york_is_kept_and_told_the_measuring_crs_field(web, tmp
     deleted: the run form was never reached. It is kept, told the mapping page's field, and goes through with it."""
     archive = _abroad(tmp_path)
     suggested = _cli_suggestion(runner, archive)
-    page = _sent(web, archive.read_bytes(), "bellinge.zip")
+    page = posted_upload(web, archive.read_bytes(), "bellinge.zip")
     refused = web.post(page, data={"csrf_token": csrf(web), "measuring_crs": ""})
     text = refused.get_data(as_text=True)
     assert refused.status_code == 422 and f'href="{page}" id="fix-on-mapping"' in text
@@ -436,7 +426,7 @@ def test_an_upload_outside_new_york_published_before_any_run_keeps_its_measuring
     runner.invoke(
         "analyze", "--profile", "fort-plain", "--data", archive, "--out", at_home, "--crs", suggested, ok=True
     )
-    page = _sent(web, archive.read_bytes(), "bellinge.zip")
+    page = posted_upload(web, archive.read_bytes(), "bellinge.zip")
     assert _measuring_field(web.get(page).get_data(as_text=True)) == suggested
     checked = web.post(page, data={"csrf_token": csrf(web), "measuring_crs": suggested})
     assert checked.status_code == 200 and "The data can be used: 60 parcels" in checked.get_data(as_text=True)
@@ -482,7 +472,7 @@ def test_an_upload_published_before_any_run_keeps_the_profile_it_was_checked_und
     publish message, the Data page and the run line say it, the Run form starts from it and the command line takes it
     (saying so on stderr); from the first run on, the run record decides, as before."""
     assert _run(web, profile="fort-plain")["state"] == "done"
-    page = _sent(web, _zipped(tmp_path), "town.zip")
+    page = posted_upload(web, _zipped(tmp_path), "town.zip")
     assert _chosen_profile(web.get(page).get_data(as_text=True)) == ["fort-plain"]  # the town's, to confirm or change
     checked = web.post(page, data={"csrf_token": csrf(web), "profile": "poughkeepsie"})
     assert checked.status_code == 200 and "The data can be used: 60 parcels" in checked.get_data(as_text=True)
@@ -530,7 +520,7 @@ def test_an_upload_checked_under_the_towns_profile_keeps_the_values_set_on_it(we
     form's Settings come filled in with them and the command line takes them, so the run measures 200 ft, not
     whatever the profile says without them."""
     assert _run(web, profile="wappinger", set="mandate.distance_ft=200")["state"] == "done"
-    page = _sent(web, _zipped(tmp_path), "town.zip")
+    page = posted_upload(web, _zipped(tmp_path), "town.zip")
     checked = web.post(page, data={"csrf_token": csrf(web), "profile": "wappinger"})
     assert checked.status_code == 200 and "The data can be used: 60 parcels" in checked.get_data(as_text=True)
     web.post(f"/data/{page.split('/')[2]}/publish", data={"csrf_token": csrf(web)})

@@ -21,7 +21,7 @@ import pytest
 from layers.register import Register, new_batch_id
 from layers.sample import sample_town
 from layers.write import write_layers
-from tests.conftest import csrf, make_app
+from tests.conftest import csrf, make_app, posted_upload
 
 MAPPING_FIELD = 'Fill in the "CRS" field of the parcels layer on the column-mapping page of the upload (Data page)'
 KEPT = 'id="fix-on-mapping"'  # the report of an upload kept to be fixed on its column-mapping page
@@ -71,13 +71,7 @@ def _shapefiles(tmp_path, *, without_prj=("parcels",), crs: str | None = None) -
 
 def _upload(client, payload: bytes, name: str = "town.zip") -> str:
     """The upload's column-mapping page."""
-    sent = client.post(
-        "/data/upload",
-        data={"dataset": (io.BytesIO(payload), name), "csrf_token": csrf(client)},
-        content_type="multipart/form-data",
-    )
-    assert sent.status_code == 302, sent.get_data(as_text=True)[:500]
-    return sent.headers["Location"]
+    return posted_upload(client, payload, name)
 
 
 def _kept(tmp_path, page: str) -> bool:
