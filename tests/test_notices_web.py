@@ -490,6 +490,26 @@ def test_the_parcels_notice_dates_come_worded_in_the_towns_format(store, tmp_pat
         assert (notice["deadline"], notice["deadline_text"]) == (deadline, town_date(deadline, fmt))
 
 
+def test_the_popup_says_the_day_a_parcel_connected_where_the_register_holds_it(store, tmp_path):
+    """A notice marked connected keeps the day (connected_on, migration 0008): the popup's answer words it, as it
+    words the notice's other dates, and the map says "connected on ..."; a notice still open has none."""
+    app = make_app(store, tmp_path)
+    client = app.test_client()
+    _issue(client)
+    Register(store=app.config["STORE"], create=False).mark(
+        HOSTILE_IDS[0], "connected", connected_on=dt.date(2027, 3, 4), actor="clerk", today=dt.date(2027, 3, 5)
+    )
+    (marked,) = client.get("/api/parcel", query_string={"id": HOSTILE_IDS[0]}).get_json()["notices"]
+    assert (marked["status"], marked["connected_on_text"]) == (
+        "connected",
+        town_date("2027-03-04", app.config["DATE_FORMAT"]),
+    )
+    (still,) = client.get("/api/parcel", query_string={"id": HOSTILE_IDS[1]}).get_json()["notices"]
+    assert still["connected_on_text"] is None
+    script = (Path(__file__).parents[1] / "gisapp" / "static" / "map.js").read_text(encoding="utf-8")
+    assert "notice.connected_on_text" in script  # the popup's Notice row reads it
+
+
 def _what_if_under_poughkeepsie(app) -> str:
     """Fort Plain's notices issued from the notices page, then a what-if run under Poughkeepsie written to the same
     store (a highway program as its reason): a noticed parcel's ID."""

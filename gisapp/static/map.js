@@ -423,7 +423,8 @@
       row(dl, "Deadline", "none yet");
     } else if (notice) {
       const open = notice.status === "open" || notice.status === "extended";
-      row(dl, "Notice", `${notice.notice_id}, ${notice.notice_type} notice, ${words(notice.status)}` +
+      const connectedOn = notice.status === "connected" && notice.connected_on_text ? ` on ${notice.connected_on_text}` : "";
+      row(dl, "Notice", `${notice.notice_id}, ${notice.notice_type} notice, ${words(notice.status)}${connectedOn}` +
                         `, issued ${notice.issued_date_text}${underLaw}`);
       row(dl, "Deadline", !notice.deadline ? "none yet" : `${notice.deadline_text} ` +
         (notice.status === "extended" ? "(extended)" : open ? "(in the notice)" : "(in the notice; it no longer runs)"));

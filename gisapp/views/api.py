@@ -166,6 +166,8 @@ def _notices_of(parcel_id: str, run: dict | None) -> list[dict] | None:
             # the popup's dates, in the town's format: the page words no date itself
             "issued_date_text": town_date(n["issued_date"], fmt) or None,
             "deadline_text": town_date(n["deadline"], fmt) or None,
+            # the day the parcel connected, where a notice marked connected recorded it (migration 0008)
+            "connected_on_text": town_date(n.get("connected_on"), fmt) or None,
             "profile": (given.get(n["batch_id"]) or {}).get("profile"),
             "other_run": other_run(mine, measured_on(n), fmt),
         }
