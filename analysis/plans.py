@@ -1205,11 +1205,16 @@ def _nearest_met(kind, gap, north, end_pos, which, ids, node_xy, *, is_node: boo
     close = np.isclose(gap, gap[best], rtol=1e-9, atol=1e-9)  # "exactly": to within rounding
     lower_invert = False
     if inverts is not None:
-        near = [i for i in rows if close[i]]
-        known = np.asarray(inverts, dtype=float)[near]
-        if len({str(ids[which[i]]) for i in near}) > 1 and np.isfinite(known).all() and np.ptp(known) > 1e-6:
-            lowest = near[int(np.argmin(known))]  # ``near`` is in ID order: of two as low, the lower ID
-            lower_invert, best = lowest != best, lowest
+        # Every candidate is within the tolerance of an end: a main drawn from one manhole to another meets both,
+        # and drains to the lower, however near each end was drawn (read back from degrees, two ends exactly on
+        # their manholes lie a hair apart, and the nearer, uphill, was taken).
+        known = np.asarray(inverts, dtype=float)[rows]
+        if len({str(ids[which[i]]) for i in rows}) > 1 and np.isfinite(known).all() and np.ptp(known) > 1e-6:
+            lowest = rows[int(np.argmin(known))]  # ``rows`` is nearest first, then by ID: of two as low, that one
+            if lowest != best:
+                close = np.zeros(len(gap), dtype=bool)
+                close[rows] = True  # the others the main meets, named in the connection's sentence
+                lower_invert, best = True, lowest
     tied = sorted({str(ids[which[i]]) for i in np.flatnonzero(close)} - {str(ids[which[best]])}, key=id_key)
     k = int(which[best])
     return _Met(
@@ -1478,7 +1483,9 @@ def _over_mains(line, end: int, where: float, net, snap: float) -> list[str] | N
         {
             str(net.main_id[e])
             for e in near
-            if shapely.length(shapely.intersection(stretch, shapely.buffer(net.geometry[e], snap))) > snap
+            # more than the tolerance around an end: a main that only meets the stretch's first manhole is not one it
+            # runs along (M-2 ending at MH-19, west of a stretch drawn east from it a hair off, read back from degrees)
+            if shapely.length(shapely.intersection(stretch, shapely.buffer(net.geometry[e], snap))) > 2 * snap
         },
         key=id_key,
     )
@@ -1733,8 +1740,8 @@ def _tie_words(taken: str, tied: list[str], lower_invert: bool = False) -> str:
     others = ", ".join(tied)
     if lower_invert:
         return (
-            f" {others} {'is' if len(tied) == 1 else 'are'} exactly as near: of those equally near, {taken} has the "
-            "lowest invert, and the main drains down to it."
+            f" The drawn main meets existing manhole{'s' if len(tied) > 1 else ''} {others} too: of the manholes at its"
+            f" ends, {taken} has the lowest invert, and the main drains down to it."
         )
     return (
         f" {others} {'is' if len(tied) == 1 else 'are'} exactly as near: of those equally near, the lowest ID, "
