@@ -30,7 +30,7 @@ from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
 from layers.read import read_hazard_list
-from layers.register import STATUSES, Register, RegisterMissingError, ServiceRecordedError
+from layers.register import STATUSES, ConnectedRecordedError, Register, RegisterMissingError, ServiceRecordedError
 from layers.store import store_label
 from layers.town import TOWN_FILE, write_town_template
 
@@ -494,11 +494,17 @@ def _list_cell(key: str, value) -> str:
     help="Only with connected: the day the parcel connected (default today; the notice's date or later, today or "
     "before).",
 )
+@click.option(
+    "--correct",
+    is_flag=True,
+    help="With connected and --on: replace the day of a parcel marked connected already (the old day stays in its "
+    "events).",
+)
 @STORE_OPTION
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def mark(parcel_id, status, note, until, on, store, register_url, as_json):
+def mark(parcel_id, status, note, until, on, correct, store, register_url, as_json):
     """Record that a parcel connected (on a day), got an extension, was exempted, or its notice was withdrawn."""
     if until and status != "extended":
         raise click.UsageError(f"--until goes only with extended; a notice marked {status} keeps its deadline.")
@@ -506,12 +512,30 @@ def mark(parcel_id, status, note, until, on, store, register_url, as_json):
         raise click.UsageError("An extension needs the new deadline: --until YYYY-MM-DD.")
     if on and status != "connected":
         raise click.UsageError(f"--on goes only with connected: the day the parcel connected, not {status}.")
-    done = _notices.mark(_open(register_url, store), parcel_id, status, actor=_actor(), note=note, until=until, on=on)
+    if correct and (status != "connected" or not on):
+        raise click.UsageError("--correct goes with connected and --on: the right day the parcel connected.")
+    try:
+        done = _notices.mark(
+            _open(register_url, store),
+            parcel_id,
+            status,
+            actor=_actor(),
+            note=note,
+            until=until,
+            on=on,
+            correct=correct,
+        )
+    except ConnectedRecordedError as exc:
+        raise LayerError(
+            str(exc).replace(
+                "mark it connected again with the right day as a correction", "mark it again with --on DAY --correct"
+            )
+        ) from None
     if as_json:
         click.echo(json.dumps(done, indent=2))
         return
-    said = status
-    if "connected_on" in done:
+    said = f"day it connected corrected to {done['connected_on']}" if correct else status
+    if "connected_on" in done and not correct:
         said += f" on {done['connected_on']}" + ("" if done["connected_on_given"] else " (today: no --on was given)")
     click.echo(f"{parcel_id}: {said} ({len(done['notices'])} notice(s)).")
 

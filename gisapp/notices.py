@@ -728,14 +728,18 @@ def mark(
     until: dt.date | str | None = None,
     on: dt.date | str | None = None,
     notice_id: str | None = None,
+    correct: bool = False,
 ) -> dict:
-    """Mark a parcel's open notices (``Register.mark``), for `sewerplan notices mark` and the notices page alike.
+    """Mark a parcel's open notices (``Register.mark``), for `sewerplan notices mark` and the notices page alike;
+    ``correct``: the day of a parcel marked connected already, given again (``on`` is then required).
 
     A notice marked connected keeps the day the parcel connected, ``on``, else today (``connected_on_given`` says
     which, so the command and the page say that today was taken): refused after today and before the notice's date,
     as a connection recorded without a notice is (``analysis.notices.connection_day_problem``)."""
     day = today()
     given = on is not None and on != ""
+    if correct and not given:
+        raise LayerError("A correction of the day a parcel connected needs the right day.")
     connected_on = (on if given else day) if status == "connected" else (on or None)
     done = register.mark(
         parcel_id,
@@ -746,6 +750,7 @@ def mark(
         notice_id=notice_id,
         connected_on=connected_on,
         today=day,
+        correct=correct,
     )
     return done | ({"connected_on_given": given} if status == "connected" else {})
 

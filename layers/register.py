@@ -68,6 +68,8 @@ STATUSES = ("open", "extended", "connected", "exempt", "withdrawn")
 OPEN = ("open", "extended")
 CLOSING = ("connected", "exempt")  # never noticed again
 RECORD = "record"  # the notice_type of a connection recorded without a notice (``Register.record``)
+# Rows that record a connection made without a notice: a record, and a duplicate record migration 0005 kept.
+RECORD_TYPES = (RECORD, "duplicate")
 STATES = ("prepared", "cancelled", *STATUSES)  # every status a notice row can hold
 BATCH_STATES = ("prepared", "issued", "cancelled")
 STORE_SETTING = "register"  # the key under which a store records its register
@@ -215,6 +217,10 @@ class MailingConflictError(LayerError):
 
 class ServiceRecordedError(LayerError):
     """A notice already recorded served in person, recorded again without asking to correct it."""
+
+
+class ConnectedRecordedError(LayerError):
+    """A parcel marked connected already, marked so again without asking to correct its day."""
 
 
 class RegisterReadOnlyError(LayerError):
@@ -1138,9 +1144,14 @@ class Register:
         notice_id: str | None = None,
         connected_on: dt.date | str | None = None,
         today: dt.date | None = None,
+        correct: bool = False,
     ) -> dict:
         """Change the open notices of a parcel: connected (on ``connected_on``), extended (to a later deadline),
         exempt or withdrawn.
+
+        ``correct`` (connected only, with ``connected_on``): the day of the parcel's notices marked connected
+        already is replaced, the old day kept in their events. Marked without a day (today taken) or with a
+        mistyped one, the day a board judges the deadline by was wrong for good.
 
         ``connected_on`` goes only with connected, and is kept as each notice's ``connected_on`` (where a connection
         recorded without a notice keeps its day too), with an event: refused after ``today`` (the system's date when
@@ -1161,12 +1172,41 @@ class Register:
         if connected_on is not None and status != "connected":
             raise LayerError(f"The day it connected goes only with connected; a notice marked {status} has none.")
         day = parse_date(connected_on, "The day it connected") if connected_on is not None else None
+        if correct and (status != "connected" or day is None):
+            raise LayerError("Only the day a parcel connected is corrected so: give connected and the right day.")
         with self.transaction() as con:
+            wanted = notices.c.status == "connected" if correct else notices.c.status.in_(OPEN)
             rows = (
-                con.execute(sa.select(notices).where((notices.c.parcel_id == parcel_id) & notices.c.status.in_(OPEN)))
+                con.execute(
+                    sa.select(notices).where(
+                        (notices.c.parcel_id == parcel_id) & wanted & notices.c.notice_type.notin_(RECORD_TYPES)
+                    )
+                )
                 .mappings()
                 .all()
             )
+            if correct and not rows:
+                raise LayerError(f"Parcel {parcel_id} has no notice marked connected: there is no day to correct.")
+            if not correct and not rows and status == "connected":
+                marked = (
+                    con.execute(
+                        sa.select(notices).where(
+                            (notices.c.parcel_id == parcel_id)
+                            & (notices.c.status == "connected")
+                            & notices.c.notice_type.notin_(RECORD_TYPES)
+                        )
+                    )
+                    .mappings()
+                    .all()
+                )
+                if marked:
+                    last = max(marked, key=lambda r: (_date(r["issued_date"]), r["notice_id"]))
+                    raise ConnectedRecordedError(
+                        f"Parcel {parcel_id} is marked connected already (notice {last['notice_id']}, connected on "
+                        f"{_iso(last['connected_on']) or 'a day not recorded'}): nothing was changed. If that day is "
+                        "wrong, mark it connected again with the right day as a correction (the old day stays in its "
+                        "events)."
+                    )
             if notice_id is not None:
                 seen = [r for r in rows if r["notice_id"] == notice_id]
                 if not seen:
@@ -1208,8 +1248,11 @@ class Register:
                         f"({far[0]['deadline'].isoformat()}) {days:,} days later, more than any period a profile may "
                         f"set ({MAX_PERIOD_DAYS:,} days): check the year."
                     )
+            action = "corrected" if correct else "marked"
             for row in rows:
                 changes = {"status": status, "is_open": 1 if status in OPEN else 0, "note": note}
+                if correct:  # the day alone: the notice's status and note stay as they were marked
+                    changes = {"note": note} if note is not None else {}
                 if new_deadline is not None:
                     changes["deadline"] = new_deadline
                 if day is not None:
@@ -1222,7 +1265,7 @@ class Register:
                     ("note", row["note"], note),
                 ):
                     if new is not None and new != old:
-                        _event(con, actor, row["notice_id"], "marked", field, old, new)
+                        _event(con, actor, row["notice_id"], action, field, old, new)
         done = {"parcel_id": parcel_id, "status": status, "notices": [r["notice_id"] for r in rows]}
         return done | ({"connected_on": day.isoformat()} if day is not None else {})
 

@@ -250,6 +250,39 @@ def test_mark_connected_records_the_day_and_list_shows_it(store, first_batch, mo
     ]
 
 
+def test_a_day_marked_wrongly_is_corrected_and_the_old_day_kept(store, first_batch, monkeypatch):
+    """Marked without --on (today taken), the day could not be put right: marking again said "no open notice" and
+    pointed to `notices record`, which refused it as recorded already (a tester). --correct replaces the day."""
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-03-10")
+    parcel = first_batch["notices"][0]["parcel_id"]
+    invoke("notices", "mark", parcel, "connected", "--store", store)  # today: 2027-03-10
+    again = invoke("notices", "mark", parcel, "connected", "--on", "2027-03-04", "--store", store, ok=False)
+    told = " ".join(again.stderr.split())
+    assert again.exit_code == 2 and "is marked connected already" in told and "connected on 2027-03-10" in told
+    assert "mark it again with --on DAY --correct" in told
+    said = invoke("notices", "mark", parcel, "connected", "--on", "2027-03-04", "--correct", "--store", store).stdout
+    assert said.strip() == f"{parcel}: day it connected corrected to 2027-03-04 (1 notice(s))."
+    (notice,) = [
+        n
+        for n in json.loads(invoke("notices", "list", "--store", store, "--json").stdout)["notices"]
+        if n["parcel_id"] == parcel
+    ]
+    assert (notice["status"], notice["connected_on"]) == ("connected", "2027-03-04")
+    events = [
+        (e["action"], e["field"], e["old_value"], e["new_value"])
+        for e in Register(store=store, create=False).events_of(notice["notice_id"])
+    ]
+    assert ("corrected", "connected_on", "2027-03-10", "2027-03-04") in events
+    # a day before the notice, or a parcel never marked connected, is refused as before
+    early = invoke(
+        "notices", "mark", parcel, "connected", "--on", "2027-02-01", "--correct", "--store", store, ok=False
+    )
+    assert early.exit_code == 2 and "is before notice" in early.stderr
+    other = first_batch["notices"][1]["parcel_id"]
+    none = invoke("notices", "mark", other, "connected", "--on", "2027-03-04", "--correct", "--store", store, ok=False)
+    assert none.exit_code == 2 and "has no notice marked connected" in none.stderr
+
+
 def test_a_list_of_open_notices_keeps_its_room_for_the_owner(store, first_batch):
     header = invoke("notices", "list", "--store", store).stdout.splitlines()[1]
     assert "connected" not in header and "owner" in header
