@@ -579,20 +579,27 @@ def refuse_repeated_options(command: click.Command) -> None:
 
 def data_for_store(command: click.Command, args: list[str], path: str = "") -> str | None:
     """The sentence for ``--data`` given to a command that reads the town's store (``--store``) and has no
-    ``--data``: click said only "No such option: --data" (``notices list --data town.gpkg``)."""
+    ``--data``: click said only "No such option: --data" (``notices list --data town.gpkg``); and for ``--store``
+    given to a command that reads layers (``--data``) and has no ``--store`` (``notices preview --store``)."""
     spellings = {spelling for param in command.params for spelling in getattr(param, "opts", ())}
-    if "--data" in spellings or "--store" not in spellings:
-        return None
-    tokens = [str(a) for a in args]
-    for i, token in enumerate(tokens):
-        if token == "--":
-            break
-        if token == "--data" or token.startswith("--data="):
-            given = token.partition("=")[2] or (tokens[i + 1] if i + 1 < len(tokens) else "STORE.gpkg")
-            return (
-                f"`{path or command.name}` reads the town's store, not layers: give --store {given} (the store that "
-                "`analyze --out` wrote) in place of --data."
-            )
+    for wrong, right in (("--data", "--store"), ("--store", "--data")):
+        if wrong in spellings or right not in spellings:
+            continue
+        tokens = [str(a) for a in args]
+        for i, token in enumerate(tokens):
+            if token == "--":
+                break
+            if token == wrong or token.startswith(f"{wrong}="):
+                given = token.partition("=")[2] or (tokens[i + 1] if i + 1 < len(tokens) else "STORE.gpkg")
+                if right == "--store":
+                    return (
+                        f"`{path or command.name}` reads the town's store, not layers: give --store {given} (the store "
+                        "that `analyze --out` wrote) in place of --data."
+                    )
+                return (
+                    f"`{path or command.name}` reads layers, a store among them: give --data {given} in place of "
+                    "--store (a store given as --data is read with the settings its latest run recorded)."
+                )
     return None
 
 

@@ -784,6 +784,17 @@ def test_data_given_to_a_command_that_reads_the_store_is_told_to_give_store():
     assert "`sewerplan notices list` reads the town's store, not layers: give --store town.gpkg" in said
 
 
+def test_store_given_to_a_command_that_reads_layers_is_told_to_give_data():
+    """`notices preview --store town.gpkg` was told only click's "No such option '--store'" (a tester)."""
+    result = Runner().invoke("notices", "preview", "--store", "town.gpkg", "--notice-date", "2027-03-01")
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2
+    assert (
+        "`sewerplan notices preview` reads layers, a store among them: give --data town.gpkg in place of --store"
+        in said
+    )
+
+
 def test_ctrl_c_while_the_command_loads_says_aborted_not_a_traceback(tmp_path):
     """Ctrl+C in the first second of `sewerplan analyze` (the libraries still loading) printed a traceback ending in
     KeyboardInterrupt from inside an import, three times of three; later, click's "Aborted!"."""
