@@ -1511,6 +1511,8 @@ class Register:
         if target.exists() or target.is_symlink():
             raise LayerError(f"{target} already exists: a backup never overwrites a file. Give a new file name.")
         if not target.parent.is_dir():
+            if file := next((p for p in reversed(target.parents) if p.exists() and not p.is_dir()), None):
+                raise LayerError(f"Cannot write {target}: {file} is a file, not a folder; back up into a folder.")
             raise LayerError(f"The folder {target.parent} does not exist: create it, or back up into another folder.")
         if target.resolve() == self.path.resolve():
             raise LayerError("The backup cannot be the register itself.")

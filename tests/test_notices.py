@@ -602,6 +602,7 @@ def test_a_mistyped_register_is_refused_and_the_existing_ones_named(tmp_path, mo
         (lambda d: d / "exists.sqlite", "already exists"),
         (lambda d: d, "is a folder"),
         (lambda d: d / "no-such-folder" / "b.sqlite", "does not exist"),
+        (lambda d: d / "exists.sqlite" / "b.sqlite", "exists.sqlite is a file, not a folder; back up into a folder"),
         (
             lambda d: Path("/proc/sewerplan-backup.sqlite"),
             "Cannot write /proc/sewerplan-backup.sqlite: its folder /proc",
