@@ -885,15 +885,16 @@ def _store_parcel_ids(store: str | None) -> set[str] | None:
 
 # The columns ``with_notices_in_force`` adds after the run's deadline: the register's notice whose deadline is the
 # parcel's, its status, and that deadline.
-NOTICE_COLUMNS = ("notice_id", "notice_status", "notice_deadline")
+NOTICE_COLUMNS = ("notice_id", "notice_status", "notice_deadline", "connected_on")
 
 
 def with_notices_in_force(frame: pd.DataFrame, register: Register) -> pd.DataFrame:
     """The results with each parcel's notice in the town's register beside the run's ``deadline``: ``notice_id``,
     ``notice_status`` (open, extended, connected, ..., or "recorded connected" for a connection recorded without a
-    notice) and ``notice_deadline``, the deadline the owner's letter gave (or its extension). Empty for a parcel with
-    no notice. The Summary page's list showed the notice's deadline while the spreadsheet linked beside it gave the
-    run's own (a run dated March 7 beside letters saying May 30), with nothing to tell the two apart."""
+    notice), ``notice_deadline``, the deadline the owner's letter gave (or its extension), and ``connected_on``, the
+    day it connected where the register holds it. Empty for a parcel with no notice. The Summary page's list showed
+    the notice's deadline while the spreadsheet linked beside it gave the run's own (a run dated March 7 beside
+    letters saying May 30), with nothing to tell the two apart."""
     found = register.notices_of_parcels(frame["parcel_id"].astype(str).tolist()) if len(frame) else {}
     chosen = [(parcel, n) for parcel, rows in found.items() if (n := notice_in_force(rows)) is not None]
     table = pd.DataFrame(  # one row per parcel with a notice, joined by ID: no loop over the parcels
@@ -901,6 +902,8 @@ def with_notices_in_force(frame: pd.DataFrame, register: Register) -> pd.DataFra
             "notice_id": [n["notice_id"] for _, n in chosen],
             "notice_status": ["recorded connected" if n["notice_type"] == "record" else n["status"] for _, n in chosen],
             "notice_deadline": [None if n["notice_type"] == "record" else n["deadline"] for _, n in chosen],
+            # the day it connected, where the register holds it (a notice marked connected with its day, a record)
+            "connected_on": [n.get("connected_on") if n["status"] == "connected" else None for _, n in chosen],
         },
         index=pd.Index([p for p, _ in chosen], dtype=object),
     )

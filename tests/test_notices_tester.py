@@ -270,17 +270,26 @@ def test_the_spreadsheet_beside_the_summary_gives_each_notices_deadline_too(clie
     register.mark(marked, "extended", actor="t", deadline="2027-07-01")
     rows = pd.read_csv(io.BytesIO(client.get("/api/results.csv?status=mandated").data), dtype=str)
     columns = list(rows.columns)
-    assert columns[columns.index("deadline") + 1 : columns.index("deadline") + 4] == [
+    assert columns[columns.index("deadline") + 1 : columns.index("deadline") + 5] == [
         "notice_id",
         "notice_status",
         "notice_deadline",
+        "connected_on",
     ]
     rows = rows.set_index("parcel_id")
     noticed = rows[rows["notice_id"].notna()]
     assert len(noticed) == len(listing) and set(noticed.index) == set(listing.index)
     assert (noticed["notice_id"] == listing.loc[noticed.index, "notice_id"]).all()
     assert noticed.loc[marked, ["notice_status", "notice_deadline"]].tolist() == ["extended", "2027-07-01"]
-    others = noticed.drop(index=marked)
+    other = noticed.index[noticed.index != marked][0]
+    register.mark(other, "connected", actor="t", connected_on="2027-03-04", today=dt.date(2027, 3, 5))
+    rows = pd.read_csv(io.BytesIO(client.get("/api/results.csv?status=mandated").data), dtype=str).set_index(
+        "parcel_id"
+    )
+    noticed = rows[rows["notice_id"].notna()]
+    assert noticed.loc[other, ["notice_status", "connected_on"]].tolist() == ["connected", "2027-03-04"]
+    assert pd.isna(noticed.loc[marked, "connected_on"])
+    others = noticed.drop(index=[marked, other])
     assert set(others["notice_status"]) == {"open"} and set(others["notice_deadline"]) == {"2027-05-30"}
     held = rows[rows["notice_id"].isna()]  # parcels the batch held back have no notice, and say none
     assert held["notice_status"].isna().all() and held["notice_deadline"].isna().all()
