@@ -888,6 +888,13 @@ def _store_parcel_ids(store: str | None) -> set[str] | None:
 NOTICE_COLUMNS = ("notice_id", "notice_status", "notice_deadline", "connected_on")
 
 
+def notices_in_force(register: Register, parcel_ids: list[str]) -> dict[str, dict]:
+    """Each of ``parcel_ids`` that has a notice in the register, with the one whose deadline is its
+    (``gisapp.words.notice_in_force``): the Summary's list and the results downloads read them so."""
+    found = register.notices_of_parcels(parcel_ids) if parcel_ids else {}
+    return {parcel: n for parcel, rows in found.items() if (n := notice_in_force(rows)) is not None}
+
+
 def with_notices_in_force(frame: pd.DataFrame, register: Register) -> pd.DataFrame:
     """The results with each parcel's notice in the town's register beside the run's ``deadline``: ``notice_id``,
     ``notice_status`` (open, extended, connected, ..., or "recorded connected" for a connection recorded without a
@@ -895,8 +902,7 @@ def with_notices_in_force(frame: pd.DataFrame, register: Register) -> pd.DataFra
     day it connected where the register holds it. Empty for a parcel with no notice. The Summary page's list showed
     the notice's deadline while the spreadsheet linked beside it gave the run's own (a run dated March 7 beside
     letters saying May 30), with nothing to tell the two apart."""
-    found = register.notices_of_parcels(frame["parcel_id"].astype(str).tolist()) if len(frame) else {}
-    chosen = [(parcel, n) for parcel, rows in found.items() if (n := notice_in_force(rows)) is not None]
+    chosen = list(notices_in_force(register, frame["parcel_id"].astype(str).tolist()).items())
     table = pd.DataFrame(  # one row per parcel with a notice, joined by ID: no loop over the parcels
         {
             "notice_id": [n["notice_id"] for _, n in chosen],

@@ -165,16 +165,15 @@ def writer_lock(target: str | Path, *, who: str = "", what: str = "a write", pla
     """
     path = lock_file(target)
     folder_for(target)
-    try:
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))  # a folder that takes no file is told here, once
-    except OSError as exc:
-        raise LayerError(_cannot_lock(exc, target)) from exc
     # A GeoPackage's lock file stays (every version of sewerplan locks it); another file's is removed when its writer
     # is done, so only the output is left. Whoever locked the file just removed, or finds another in its place, has
     # locked nothing: it opens the file at that name again (not on Windows, where an open file stays).
     removable = path.name.startswith(".") and os.name != "nt"
     while True:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:  # a folder that takes no file (/proc), a read-only disk: one sentence
+            raise LayerError(_cannot_lock(exc, target)) from exc
         try:
             _lock(fd)
         except OSError:

@@ -1175,38 +1175,27 @@ class Register:
         if correct and (status != "connected" or day is None):
             raise LayerError("Only the day a parcel connected is corrected so: give connected and the right day.")
         with self.transaction() as con:
-            wanted = notices.c.status == "connected" if correct else notices.c.status.in_(OPEN)
-            rows = (
+            given = (
                 con.execute(
                     sa.select(notices).where(
-                        (notices.c.parcel_id == parcel_id) & wanted & notices.c.notice_type.notin_(RECORD_TYPES)
+                        (notices.c.parcel_id == parcel_id) & notices.c.notice_type.notin_(RECORD_TYPES)
                     )
                 )
                 .mappings()
                 .all()
             )
+            marked = [r for r in given if r["status"] == "connected"]
+            rows = marked if correct else [r for r in given if r["status"] in OPEN]
             if correct and not rows:
                 raise LayerError(f"Parcel {parcel_id} has no notice marked connected: there is no day to correct.")
-            if not correct and not rows and status == "connected":
-                marked = (
-                    con.execute(
-                        sa.select(notices).where(
-                            (notices.c.parcel_id == parcel_id)
-                            & (notices.c.status == "connected")
-                            & notices.c.notice_type.notin_(RECORD_TYPES)
-                        )
-                    )
-                    .mappings()
-                    .all()
+            if not correct and not rows and status == "connected" and marked:
+                last = max(marked, key=lambda r: (_date(r["issued_date"]), r["notice_id"]))
+                raise ConnectedRecordedError(
+                    f"Parcel {parcel_id} is marked connected already (notice {last['notice_id']}, connected on "
+                    f"{_iso(last['connected_on']) or 'a day not recorded'}): nothing was changed. If that day is "
+                    "wrong, mark it connected again with the right day as a correction (the old day stays in its "
+                    "events)."
                 )
-                if marked:
-                    last = max(marked, key=lambda r: (_date(r["issued_date"]), r["notice_id"]))
-                    raise ConnectedRecordedError(
-                        f"Parcel {parcel_id} is marked connected already (notice {last['notice_id']}, connected on "
-                        f"{_iso(last['connected_on']) or 'a day not recorded'}): nothing was changed. If that day is "
-                        "wrong, mark it connected again with the right day as a correction (the old day stays in its "
-                        "events)."
-                    )
             if notice_id is not None:
                 seen = [r for r in rows if r["notice_id"] == notice_id]
                 if not seen:

@@ -257,17 +257,10 @@ def test_a_scenario_saved_when_a_plan_carried_one_part_still_reopens_exports_and
 
     from layers.read import read_proposed
     from layers.register import Register
-    from tests.conftest import csrf
-    from tests.test_plans_leftovers import CRS, PAST_A, TOWN
-    from tests.test_plans_web import evaluate, oak_app
+    from tests.test_plans_leftovers import CRS, oak_page
+    from tests.test_plans_web import evaluate
 
-    store = tmp_path / "own" / "town.gpkg"
-    store.parent.mkdir()
-    write_layers(str(store), TOWN)
-    client = oak_app(store, tmp_path).test_client()
-    token = csrf(client)
-    drawn = ny_frame([{"geometry": PAST_A}]).to_crs(4326).geometry.iloc[0]
-    geometry = {"type": "LineString", "coordinates": [list(c) for c in drawn.coords]}
+    store, client, token, geometry = oak_page(tmp_path)
     evaluate(client, token, geometry=geometry, name="Old", save=True)
     register = Register(str(store.parent / "register.sqlite"), create=False)
     saved = register.saved_plan("Old")

@@ -141,19 +141,27 @@ def test_an_export_all_laid_written_over_one_with_a_part_not_laid_leaves_none_be
     assert line.length == pytest.approx(900.0) and "its proposed main alone was read" in note
 
 
-def test_the_webs_export_of_a_saved_scenario_holds_the_part_not_laid_and_loads_back_as_drawn(tmp_path):
-    # The map's export of a saved scenario (/plans/NAME.geojson) held the main as laid alone; loaded back in the
-    # panel, it was a plan that no longer said what was not laid.
+def oak_page(tmp_path):
+    """The web app on Oak St's layers in a store of their own (not analysed: a plan needs the layers alone), its
+    client and form token, and the main drawn 180 ft past A as the map sends it (GeoJSON in degrees)."""
     from tests.conftest import csrf
-    from tests.test_plans_web import evaluate, oak_app
+    from tests.test_plans_web import oak_app
 
-    store = tmp_path / "own" / "town.gpkg"  # not analysed: a plan needs the layers alone
+    store = tmp_path / "own" / "town.gpkg"
     store.parent.mkdir()
     write_layers(str(store), TOWN)
     client = oak_app(store, tmp_path).test_client()
-    token = csrf(client)
     drawn = ny_frame([{"geometry": PAST_A}]).to_crs(4326).geometry.iloc[0]
     geometry = {"type": "LineString", "coordinates": [list(c) for c in drawn.coords]}
+    return store, client, csrf(client), geometry
+
+
+def test_the_webs_export_of_a_saved_scenario_holds_the_part_not_laid_and_loads_back_as_drawn(tmp_path):
+    # The map's export of a saved scenario (/plans/NAME.geojson) held the main as laid alone; loaded back in the
+    # panel, it was a plan that no longer said what was not laid.
+    from tests.test_plans_web import evaluate
+
+    store, client, token, geometry = oak_page(tmp_path)
     saved = evaluate(client, token, geometry=geometry, name="Past A", save=True)
     assert saved["not_laid"]["length_ft"] == 180.0
     export = client.get("/plans/Past%20A.geojson")

@@ -9,19 +9,18 @@ line's wording of the same case beside it:
 
 from __future__ import annotations
 
-import datetime as dt
 import html
 import io
 import re
 import zipfile
 
-import pandas as pd
 import pytest
 
-from layers.register import Register, new_batch_id
+from layers.register import Register
 from layers.sample import sample_town
 from layers.write import write_layers
 from tests.conftest import csrf, make_app, posted_upload
+from tests.test_notices_service_in_person import _issue
 
 MAPPING_FIELD = 'Fill in the "CRS" field of the parcels layer on the column-mapping page of the upload (Data page)'
 KEPT = 'id="fix-on-mapping"'  # the report of an upload kept to be fixed on its column-mapping page
@@ -202,26 +201,10 @@ def test_an_unknown_setting_is_told_the_settings_field_on_the_web_and_the_comman
     assert "(did you mean mandate.distance_ft?)" in close.stderr and "profiles show" not in close.stderr
 
 
-JUNE = dt.date(2027, 6, 1)
-
-
 def _notice(path) -> str:
-    """One Wappinger violation notice, issued in a batch; its ID."""
+    """One Wappinger violation notice, issued in a batch (``test_notices_service_in_person._issue``); its ID."""
     reg = Register(str(path), create=True)
-    batch_id = new_batch_id(JUNE)
-    due = pd.DataFrame({"parcel_id": ["P1"], "issued_date": JUNE.isoformat(), "section": "§ 196-22A"})
-    done = reg.prepare_batch(
-        due,
-        batch_id=batch_id,
-        kind="violation",
-        notice_date=JUNE,
-        deadline=JUNE + dt.timedelta(days=15),
-        folder="/nowhere",
-        actor="t",
-        profile=("wappinger", "v"),
-    )
-    notice_id = done["notices"][0]["notice_id"]
-    reg.finish_batch(batch_id, letters={notice_id: (f"{batch_id}/letters/0001.pdf", 1, "certified mail")}, actor="t")
+    notice_id = _issue(reg, ("P1",))["P1"]
     reg.close()
     return notice_id
 

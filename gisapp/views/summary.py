@@ -15,7 +15,7 @@ from gisapp.security import requires
 from gisapp.state import map_data
 from gisapp.views.map import shown_statuses
 from gisapp.views.notices import app_register
-from gisapp.words import notice_in_force, register_note, town_date
+from gisapp.words import register_note, town_date
 from layers.errors import LayerError
 from layers.store import store_label
 
@@ -59,12 +59,12 @@ def with_deadlines(rows: list[dict], fmt: str) -> list[dict]:
     only what a notice on the run's notice date would give. The Summary listed the run's deadline alone: empty for a
     run without a notice date, while the popup said "Deadline March 14, 2027 (in the notice)"."""
     try:
-        found = app_register().notices_of_parcels([r["parcel_id"] for r in rows])
+        found = services.notices_in_force(app_register(), [str(r["parcel_id"]) for r in rows])
     except LayerError:  # no register (RegisterMissingError), or one that cannot be read: the run's deadlines only
         found = {}
     out = []
     for r in rows:
-        notice = notice_in_force(found.get(str(r["parcel_id"]), []))
+        notice = found.get(str(r["parcel_id"]))
         if notice is None:
             day = town_date(r.get("deadline"), fmt)
             text, source = (f"{day} (if noticed on this run's notice date)" if day else ""), "run"
