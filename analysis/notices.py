@@ -2026,8 +2026,8 @@ def _refuse_a_run_value_beside_the_act(key: str, rule: Rule, act) -> None:
     if rule.overridden and rule.value is not None and int(rule.value) != act.days:
         raise AnalysisError(
             f"{key} was set to {int(rule.value)} days for this run, but the town settings' resolution ({act.act}) sets"
-            f" {act.days} days, and the letters cite it: leave the setting out, or change the resolution in the town "
-            "settings file."
+            f" {act.days} days, and the letters cite it: leave the setting out (or set it to {act.days}, where a "
+            "store's latest run recorded it), or change the resolution in the town settings file."
         )
 
 

@@ -196,6 +196,9 @@ def status_meanings(profile) -> dict[str, str]:
 def deadline_words(summary: dict, profile) -> str:
     """The sentence after the notice date: the period the deadline runs, or why no deadline was computed."""
     days, rule = summary.get("notice_period_days"), profile.mandate.notice_period_days
+    basis = summary.get("notice_period_basis")
+    if days is not None and basis:  # the town's resolution beside the store, where the law leaves the period to it
+        return f"deadline {days} days after it ({basis})."
     if days is not None:
         return f"deadline {days} days after it {rule.cited}."
     return (

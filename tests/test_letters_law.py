@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -110,6 +111,31 @@ def test_a_period_set_for_a_run_beside_the_towns_resolution_is_refused_not_dropp
             step()
     set_60 = load_profile("wappinger", overrides={"mandate.notice_period_days": 60})
     assert period(with_resolutions(set_60, town), "mandate.notice_period_days", town).days == 60
+
+
+
+def test_a_wappinger_run_takes_its_deadlines_from_the_towns_resolution_beside_the_store(town_copy):
+    """§ 196-17E leaves the period to the town. `analyze` read no town settings: beside a resolution of 60 days it
+    computed no deadline, and with 45 days set for the run it wrote 45-day deadlines that the notices then refused
+    beside the resolution (a tester). The run now counts the resolution's days and cites it, and refuses 45."""
+    import sqlite3
+
+    from tests.conftest import Runner
+
+    Path(town_settings(town_copy.parent, "wappinger").source).rename(town_copy.parent / "town.toml")  # 60 days
+    run = ("analyze", "--data", town_copy, "--out", town_copy, "--profile", "wappinger", "--notice-date", "2027-03-01")
+    done = Runner().invoke(*run, "--set", "mandate.distance_ft=200", ok=True)
+    said = " ".join(done.stdout.split())
+    assert "deadline 60 days after it (Resolution 9 of 2027 of the Town Board; § 196-17E sets no period)." in said
+    with sqlite3.connect(town_copy) as db:
+        deadlines = dict(db.execute("SELECT status, group_concat(DISTINCT deadline) FROM parcel_results GROUP BY 1"))
+    assert deadlines["mandated"] == "2027-04-30"  # March 1 and 60 days
+
+    refused = Runner().invoke(*run, "--set", "mandate.distance_ft=200", "--set", "mandate.notice_period_days=45")
+    assert refused.exit_code != 0
+    assert "was set to 45 days for this run, but the town settings' resolution" in refused.output
+    with sqlite3.connect(town_copy) as db:  # the run before it stands
+        assert {d for (d,) in db.execute("SELECT DISTINCT deadline FROM parcel_results")} == {None, "2027-04-30"}
 
 
 # Item 3: when the clock starts ---------------------------------------------------------------------------------
