@@ -251,6 +251,43 @@ def test_a_save_marking_a_notice_connected_keeps_the_day_it_connected(client, ap
     assert "The day it connected goes only with connected" in _message(client.get(refused.headers["Location"]))
 
 
+def test_a_connected_rows_day_is_corrected_on_the_page(client, app, monkeypatch):
+    """A day it connected mistyped on the page (or today taken) could be put right only on the command line
+    (`notices mark PARCEL connected --on DAY --correct`). A connected row now has the day in a date field and
+    "Correct the day": the day is replaced, the old one kept in the notice's events."""
+    _issue(client)
+    _days_later(monkeypatch, "2027-03-10")
+    register = Register(store=app.config["STORE"], create=False)
+    parcel, notice = register.listing()[["parcel_id", "notice_id"]].iloc[0]
+    token = csrf(client)
+    sent = {"parcel_id": parcel, "notice_id": notice, "status": "connected", "on": "2027-03-09", "csrf_token": token}
+    client.post("/notices/mark", data=sent)
+    page = client.get(f"/notices?q={quote(parcel)}").get_data(as_text=True)
+    form = re.search(
+        r'<form method="post" action="/notices/mark" class="inline correct-day-form">.*?</form>', page, re.S
+    )
+    fields = dict(
+        re.findall(r'<input type="(?:hidden|date)" name="(\w+)"(?: required)? value="([^"]*)"', form.group(0))
+    )
+    assert fields["on"] == "2027-03-09" and fields["correct"] == "1" and fields["notice_id"] == notice
+    for on, says in (
+        ("", f"Pick the right day parcel {parcel} connected"),
+        ("2027-03-11", "The day it connected, 2027-03-11, is after today (2027-03-10)"),
+        (
+            "2027-03-04",
+            f"{parcel}: the day it connected corrected to March 4, 2027 (the old day stays in its history).",
+        ),
+    ):
+        done = client.post("/notices/mark", data=fields | {"on": on, "csrf_token": token})
+        assert _message(client.get(done.headers["Location"])).startswith(says)
+    row = register.listing().set_index("notice_id").loc[notice]
+    assert row["status"] == "connected" and row["connected_on"] == dt.date(2027, 3, 4)
+    corrected = [e for e in register.events_of(notice) if e["action"] == "corrected"]
+    assert [(e["field"], e["old_value"], e["new_value"]) for e in corrected] == [
+        ("connected_on", "2027-03-09", "2027-03-04")
+    ]
+
+
 def test_the_status_form_has_no_default_status(client):
     page = _issue(client)
     form = re.search(r'<form method="post" action="/notices/mark".*?</form>', page, re.S).group(0)

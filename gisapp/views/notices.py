@@ -315,8 +315,11 @@ def mark():
     until = (request.form.get("until") or "").strip() or None
     on = (request.form.get("on") or "").strip() or None  # connected: the day it connected (empty: today)
     note = (request.form.get("note") or "").strip() or None
+    correct = request.form.get("correct") == "1"  # a connected row's "Correct the day": the day alone is replaced
     if not parcel_id:
         return _back(error="No parcel was given: use the Save button on the parcel's row.")
+    if correct and (status != "connected" or not on):
+        return _back(error=f"Pick the right day parcel {parcel_id} connected, then Correct the day.")
     if not notice_id:  # a page from before the form named its notice: which notice it showed is not known
         return _stale(
             f"This page's Save form does not say which of parcel {parcel_id}'s notices it showed: nothing was "
@@ -341,7 +344,15 @@ def mark():
         )
     try:
         done = notices_mark(
-            app_register(), parcel_id, status, actor=f"web:{g.user}", note=note, until=until, on=on, notice_id=notice_id
+            app_register(),
+            parcel_id,
+            status,
+            actor=f"web:{g.user}",
+            note=note,
+            until=until,
+            on=on,
+            notice_id=notice_id,
+            correct=correct,
         )
     except NoticeChangedError as exc:
         return _stale(web_text(exc))
@@ -350,6 +361,10 @@ def mark():
     if "connected_on" not in done:
         return _back(message=f"{parcel_id}: {status}.")
     day = town_date(done["connected_on"], current_app.config["DATE_FORMAT"])
+    if correct:
+        return _back(
+            message=f"{parcel_id}: the day it connected corrected to {day} (the old day stays in its history)."
+        )
     today = "" if done["connected_on_given"] else " (today: no day was given)"
     return _back(message=f"{parcel_id}: connected on {day}{today}.")
 
