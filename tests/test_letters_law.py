@@ -113,7 +113,6 @@ def test_a_period_set_for_a_run_beside_the_towns_resolution_is_refused_not_dropp
     assert period(with_resolutions(set_60, town), "mandate.notice_period_days", town).days == 60
 
 
-
 def test_a_wappinger_run_takes_its_deadlines_from_the_towns_resolution_beside_the_store(town_copy):
     """§ 196-17E leaves the period to the town. `analyze` read no town settings: beside a resolution of 60 days it
     computed no deadline, and with 45 days set for the run it wrote 45-day deadlines that the notices then refused

@@ -242,13 +242,16 @@ def test_the_summary_gives_each_parcels_deadline_from_its_notice_in_the_register
     first = next(iter(cells))
     popup = client.get("/api/parcel", query_string={"id": first}).get_json()["notices"]
     assert popup[-1]["deadline_text"] == "May 30, 2027"
-    # a notice marked connected keeps its deadline, said to no longer run; an extension gives the new day
-    marked, extended = list(cells)[:2]
-    register.mark(marked, "connected", actor="t")
+    # a notice marked connected keeps its deadline, with the day it connected beside it (the Summary gave the
+    # deadline alone, and a board could not tell it was met); an extension gives the new day
+    marked, extended, withdrawn = list(cells)[:3]
+    register.mark(marked, "connected", actor="t", connected_on="2027-03-04", today=dt.date(2027, 3, 10))
     register.mark(extended, "extended", actor="t", deadline="2027-07-01")
+    register.mark(withdrawn, "withdrawn", actor="t")
     cells = _deadline_cells(client.get("/summary").get_data(as_text=True))
-    assert cells[marked].startswith("May 30, 2027 (in the notice; it no longer runs)")
+    assert cells[marked].startswith("May 30, 2027 (in the notice); connected on March 4, 2027")
     assert cells[extended].startswith("July 1, 2027 (extended)")
+    assert cells[withdrawn].startswith("May 30, 2027 (in the notice; it no longer runs)")
 
 
 def test_the_spreadsheet_beside_the_summary_gives_each_notices_deadline_too(client, app):

@@ -69,7 +69,7 @@ def with_deadlines(rows: list[dict], fmt: str) -> list[dict]:
             day = town_date(r.get("deadline"), fmt)
             text, source = (f"{day} (if noticed on this run's notice date)" if day else ""), "run"
         elif notice["notice_type"] == "record":
-            text, source = "none: no notice was given (recorded connected)", "record"
+            text, source = f"none: no notice was given (recorded connected{_on(notice, fmt)})", "record"
         elif notice["status"] == "prepared" or notice["deadline"] is None:
             text, source = "none yet: its notice is being prepared, not mailed", "notice"
         else:
@@ -77,9 +77,17 @@ def with_deadlines(rows: list[dict], fmt: str) -> list[dict]:
             open_ = notice["status"] in ("open", "extended")
             said = "extended" if notice["status"] == "extended" else "in the notice" if open_ else None
             text = f"{day} ({said or 'in the notice; it no longer runs'})"
+            if notice["status"] == "connected":  # beside the deadline, whether it was met: the board's question
+                text = f"{day} (in the notice); connected{_on(notice, fmt) or ' (day not recorded)'}"
             source = "notice"
         out.append({**r, "deadline_text": text, "deadline_from": source, "notice_id": (notice or {}).get("notice_id")})
     return out
+
+
+def _on(notice: dict, fmt: str) -> str:
+    """ " on March 4, 2027": the day a notice's parcel connected, where the register holds it; "" otherwise."""
+    day = town_date(notice.get("connected_on"), fmt)
+    return f" on {day}" if day else ""
 
 
 def mandated_recorded(data) -> dict[str, int] | None:
