@@ -115,6 +115,7 @@ def check_and_reproject(
     workers: int = 1,
     example: str = "EPSG:2260",
     town_measured: bool = False,
+    beside: tuple[str, ...] = (),
 ) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
     """Check the layer's CRS against its coordinates, then reproject it to ``target``.
 
@@ -125,10 +126,11 @@ def check_and_reproject(
     problems (row numbers when absent); ``workers``: threads for the features' boxes; ``example`` the CRS a fix
     offers for a layer that declares none. ``town_measured``: the town's layers are measured in ``target`` already
     (a proposed main read for a store), so a layer lying outside where it is used is in a wrong CRS itself, and is
-    not told to measure the town in another. Returns ``None`` with an
-    error problem when the layer cannot be trusted: no CRS, a CRS its coordinates do not fit, swapped axes, or
-    features outside where the CRSs are used. Features far from the rest of the layer are kept and reported as a
-    warning. The result remembers the CRS it came in (``attrs["source_crs"]``) so that
+    not told to measure the town in another. ``beside``: the kinds of the other layers given with it, which lie where
+    ``target`` is used (parcels, streets): a layer outside it is in a wrong CRS itself, for the same reason. Returns
+    ``None`` with an error problem when the layer cannot be trusted: no CRS, a CRS its coordinates do not fit,
+    swapped axes, or features outside where the CRSs are used. Features far from the rest of the layer are kept and
+    reported as a warning. The result remembers the CRS it came in (``attrs["source_crs"]``) so that
     :func:`check_layers_together` can tell a swapped layer from a distant one.
     """
     given = gdf
@@ -184,6 +186,7 @@ def check_and_reproject(
             town_measured=town_measured,
             example=example,
             given=override is not None,
+            beside=beside,
         )
         if wrong is not None:
             return None, [wrong]
@@ -237,19 +240,32 @@ def suggested_measuring_crs(gdf: gpd.GeoDataFrame, target: CRS) -> str | None:
     >>> suggested_measuring_crs(bellinge, new_york_east), suggested_measuring_crs(fort_plain, new_york_east)
     ('EPSG:32632', None)
     """
-    if getattr(gdf, "crs", None) is None or len(gdf) == 0:  # a table without geometry (CSV parcels) too
+    found = _placed(gdf, target)
+    if not isinstance(found, Problem) or found.fix is None or found.fix.setting != "crs":
         return None
+    return found.fix.example if found.fix.example.startswith("EPSG:") else None
+
+
+def lies_where_measured(gdf: gpd.GeoDataFrame, target: CRS) -> bool:
+    """Whether ``gdf``, read in the CRS it declares, lies where ``target`` is used (the check takes its place): the
+    web's mapping page suggests measuring elsewhere only when no layer of the upload does (mains whose file declared
+    UTM zone 18N beside parcels in New York are in a wrong CRS, not a town to measure off Central America)."""
+    return _placed(gdf, target) is None
+
+
+def _placed(gdf: gpd.GeoDataFrame, target: CRS) -> Problem | None | bool:
+    """The check of where ``gdf`` lies (``_placement``): None where it lies where ``target`` is used, a Problem where
+    it does not, False where there is nothing to judge (no CRS, no geometry, a model's own coordinates)."""
+    if getattr(gdf, "crs", None) is None or len(gdf) == 0:  # a table without geometry (CSV parcels) too
+        return False
     crs = CRS(gdf.crs)
     if crs.is_engineering:
-        return None
+        return False
     bounds = shapely.bounds(np.asarray(gdf.geometry.values))
     usable = np.isfinite(bounds).all(axis=1)
     if not usable.any():
-        return None
-    found = _placement(crs, target, _middle(bounds, usable), layer="", label="")
-    if found is None or found.fix is None or found.fix.setting != "crs" or not found.fix.example.startswith("EPSG:"):
-        return None
-    return found.fix.example
+        return False
+    return _placement(crs, target, _middle(bounds, usable), layer="", label="")
 
 
 def check_layers_together(frames: dict[str, gpd.GeoDataFrame], labels: dict[str, str]) -> list[Problem]:
@@ -511,6 +527,7 @@ def _placement(
     town_measured=False,
     example="EPSG:2260",
     given=False,
+    beside=(),
 ) -> Problem | None:
     """An error when the layer as a whole does not lie where its CRS and the measuring CRS are used.
 
@@ -574,6 +591,20 @@ def _placement(
             f"{label} lies {_where(here)} read in {crs.name}, outside where the town's measuring CRS {target.name} "
             f"is used: {crs.name} is most likely not the CRS it was drawn in. Give the CRS it was drawn in as the "
             f"{layer} layer's CRS.",
+            fix=Fix("layer_crs", layer, example),
+        )
+    if beside:
+        # Mains whose .prj said UTM zone 18N, beside parcels in New York East: told to measure the town in UTM zone
+        # 18N (off Central America), where the parcels then lay 2,000 miles away.
+        check = "Give the CRS it was drawn in" if given else "Check its .prj, or give the CRS it was drawn in"
+        return Problem(
+            layer,
+            "crs_mismatch",
+            "error",
+            f"{label} lies {_where(here)} read in {crs.name}, outside where the measuring CRS {target.name} is used, "
+            f"while the {_and(list(beside))} {'layer' if len(beside) == 1 else 'layers'} given with it "
+            f"{'lies' if len(beside) == 1 else 'lie'} where it is used: {crs.name} is most likely not the CRS it was "
+            f"drawn in. {check} as the {layer} layer's CRS.",
             fix=Fix("layer_crs", layer, example),
         )
     utm = _utm_zone(here)

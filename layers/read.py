@@ -1234,20 +1234,33 @@ def load_layers(
             fix=Fix("layer", missing[0], "PATH"),
         )
     frames: dict[str, gpd.GeoDataFrame] = {}
-    for kind, source, raw in _read_ahead(sources, progress):
+
+    def prepare(kind: str, raw: gpd.GeoDataFrame, beside: tuple[str, ...] = ()) -> list[Problem]:
         frame, found = prepare_layer(
             raw,
             SPECS[kind],
-            label=source.label,
+            label=sources[kind].label,
             target_crs=target_crs,
             mapping=mapping,
             assume_crs=(assume_crs or {}).get(kind),
             override_crs=(layer_crs or {}).get(kind),
             workers=threads,
+            beside=beside,
         )
-        problems += found
         if frame is not None:
             frames[kind] = frame
+        return found
+
+    for kind, _source, raw in _read_ahead(sources, progress):
+        problems += prepare(kind, raw)
+    # A layer told to measure the town where it alone lies, while the other layers lie where the measuring CRS is
+    # used, is in a wrong CRS itself: it is read again (only on this refusal) to be told so.
+    elsewhere = {p.layer for p in problems if p.check == "crs_mismatch" and getattr(p.fix, "setting", "") == "crs"}
+    if elsewhere and frames:
+        beside = tuple(frames)
+        problems = [p for p in problems if p.layer not in elsewhere or p.check != "crs_mismatch"]
+        for kind in sorted(elsewhere):
+            problems += [p for p in prepare(kind, read_source(sources[kind]), beside) if p.check == "crs_mismatch"]
     if connected_ids is not None and "parcels" in frames:
         frames["parcels"], found = _apply_connected_list(frames["parcels"], connected_ids)
         problems += found

@@ -72,12 +72,14 @@ def prepare_layer(
     assume_crs: str | None = None,
     override_crs: str | None = None,
     workers: int | None = None,
+    beside: tuple[str, ...] = (),
 ) -> tuple[gpd.GeoDataFrame | None, list[Problem]]:
     """Check and normalise a layer read from ``label``; ``None`` when it has errors (listed in the problems).
 
     ``assume_crs`` is used where the layer declares no CRS; ``override_crs`` (the CRS the user gave this layer by
     name) even where it declares one. ``workers``: threads for the geometry checks (None: the machine's cores, up
-    to 4), as for the analysis.
+    to 4), as for the analysis. ``beside``: the kinds of the other layers, lying where ``target_crs`` is used
+    (``layers.crs.check_and_reproject``).
     """
     mapping = mapping or ColumnMapping()
     kind = spec.kind
@@ -133,6 +135,7 @@ def prepare_layer(
         ids=gdf[spec.id_field],
         override=override_crs,
         workers=default_workers(workers),
+        beside=beside,
     )
     problems += crs_problems
     if gdf is None:

@@ -202,6 +202,27 @@ def test_declared_crs_that_does_not_fit_is_refused():
     assert "outside where that CRS is used" in problems[0].message
 
 
+def test_a_layer_alone_outside_the_measuring_crs_is_told_its_crs_is_wrong_not_to_measure_there(tmp_path):
+    """Mains in New York East feet whose file declared UTM zone 18N landed off Central America, beside parcels in New
+    York: the refusal told the town to measure in EPSG:32618, where the parcels then lay 2,000 miles off (session 23).
+    The mains are now told their CRS is wrong, naming the layers that lie where the measuring CRS is used. A town
+    whose every layer lies elsewhere is still told to measure where it lies."""
+    parcels, mains = tmp_path / "parcels.gpkg", tmp_path / "mains.gpkg"
+    parcels_frame().to_file(parcels)
+    mains_frame().set_crs("EPSG:32618", allow_override=True).to_file(mains)
+    sources = {"parcels": LayerSource("parcels", str(parcels)), "mains": LayerSource("mains", str(mains))}
+    with pytest.raises(LayerValidationError) as refused:
+        load_layers(sources, target_crs=TARGET)
+    (problem,) = errors(refused.value.problems)
+    assert problem.layer == "mains" and problem.fix == Fix("layer_crs", "mains", "EPSG:2260")
+    said = "while the parcels layer given with it lies where it is used: WGS 84 / UTM zone 18N is most likely not"
+    assert said in problem.message and "measure in" not in problem.message
+    parcels_frame().set_crs("EPSG:32618", allow_override=True).to_file(parcels)  # the whole town "off Panama"
+    with pytest.raises(LayerValidationError) as refused:
+        load_layers(sources, target_crs=TARGET)
+    assert {p.fix for p in errors(refused.value.problems)} == {Fix("crs", "", "EPSG:32618")}
+
+
 def test_the_crs_given_for_a_layer_replaces_a_declared_one_that_does_not_fit():
     """The fix the refusal names works: the layer's CRS given by name replaces the .prj's, and says so."""
     wrong = frame([{"SBL": "A", "geometry": box(457000, 1490000, 457050, 1490100)}], crs="EPSG:2263")

@@ -384,6 +384,29 @@ def test_the_mapping_page_fills_in_the_clis_crs_for_data_outside_new_york_and_no
     assert checked.status_code == 200 and "The data can be used" in checked.get_data(as_text=True)
 
 
+def test_one_layer_declaring_a_far_crs_beside_a_town_in_new_york_is_told_its_crs_is_wrong(web, tmp_path):
+    """Mains whose .prj said UTM zone 18N (New York East feet read as metres, off Central America), beside parcels in
+    New York: the mapping page filled in "Measuring CRS" with EPSG:32618, and the check told the planner to measure
+    there, where every other layer then lay 2,000 miles off (session 23). The field stays empty, and the refusal
+    names the mains' CRS as the suspect."""
+    from pyproj import CRS as ProjCRS
+
+    archive = tmp_path / "upload.zip"
+    archive.write_bytes(_zipped(tmp_path))
+    with zipfile.ZipFile(archive) as zf:
+        files = {name: zf.read(name) for name in zf.namelist()}
+    files["mains.prj"] = ProjCRS.from_epsg(32618).to_wkt("WKT1_ESRI").encode()
+    with zipfile.ZipFile(archive, "w") as zf:
+        for name, data in files.items():
+            zf.writestr(name, data)
+    page = posted_upload(web, archive.read_bytes(), "town.zip")
+    assert _measuring_field(web.get(page).get_data(as_text=True)) == ""
+    refused = web.post(page, data={"csrf_token": csrf(web), "measuring_crs": ""})
+    text = " ".join(re.sub(r"<[^>]+>", " ", refused.get_data(as_text=True)).split())
+    assert refused.status_code == 422 and "WGS 84 / UTM zone 18N is most likely not the CRS it was drawn in" in text
+    assert "EPSG:32618" not in text and "measure in a projected CRS" not in text
+
+
 def test_data_outside_new_york_is_kept_and_told_the_measuring_crs_field(web, tmp_path, runner, app_folder):
     """Checked in New York East (the field emptied), the upload was told to fill in the run form's "Settings" and
     deleted: the run form was never reached. It is kept, told the mapping page's field, and goes through with it."""

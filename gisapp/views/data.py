@@ -26,7 +26,7 @@ from gisapp.security import requires
 from gisapp.state import recorded_spec
 from gisapp.words import measured_in, measuring_crs_note, size_words, unanalysed_profile_note
 from gisapp.workspace import WorkspaceSpec
-from layers.crs import crs_label, parse_crs, suggested_measuring_crs
+from layers.crs import crs_label, lies_where_measured, parse_crs, suggested_measuring_crs
 from layers.errors import LayerError, LayerValidationError
 from layers.read import LAYER_NAMES, no_layer_in, read_source
 from layers.schema import SPECS, column_for
@@ -314,7 +314,7 @@ def _read_once(token: str, kind: str, source) -> dict:
         known is not None
         and known.get("path") == source.path
         and known.get("layer") == source.layer
-        and "suggested_crs" in known
+        and "at_home" in known
     ):
         return known
     with _refused_deletes(folder):
@@ -324,6 +324,7 @@ def _read_once(token: str, kind: str, source) -> dict:
         "layer": source.layer,
         "names": [c for c in frame.columns if c != "geometry"],
         "suggested_crs": suggested_measuring_crs(frame, _town_measuring_crs()),
+        "at_home": lies_where_measured(frame, _town_measuring_crs()),
     }
     update_meta_entry(folder, "columns", kind, entry)
     return entry
@@ -410,9 +411,11 @@ def mapping(token: str, message: str | None = None, status: int = 200):
         )
     town = recorded_spec(current_app.config["STORE"])
     # The measuring CRS to suggest: where the parcels lie (else any layer), or what the last check suggested (a layer
-    # whose CRS was given on this page lies outside New York).
+    # whose CRS was given on this page lies outside New York). None while any layer lies where the town measures: the
+    # layer apart is in a wrong CRS (the check says so), and measuring where it landed would put the rest far off.
     kinds = sorted(sources, key=_parcels_first)
-    found = [_read_once(token, kind, sources[kind]).get("suggested_crs") for kind in kinds]
+    read = [_read_once(token, kind, sources[kind]) for kind in kinds]
+    found = [] if any(r.get("at_home") for r in read) else [r.get("suggested_crs") for r in read]
     suggested = next((c for c in found if c), None) or meta.get("suggested_crs")
     given = (form.get(MEASURING_CRS) or "").strip()
     town_crs = _town_measuring_crs()
