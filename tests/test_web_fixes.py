@@ -389,13 +389,13 @@ def test_one_layer_declaring_a_far_crs_beside_a_town_in_new_york_is_told_its_crs
     New York: the mapping page filled in "Measuring CRS" with EPSG:32618, and the check told the planner to measure
     there, where every other layer then lay 2,000 miles off (session 23). The field stays empty, and the refusal
     names the mains' CRS as the suspect."""
-    from pyproj import CRS as ProjCRS
+    import pyproj
 
     archive = tmp_path / "upload.zip"
     archive.write_bytes(_zipped(tmp_path))
     with zipfile.ZipFile(archive) as zf:
         files = {name: zf.read(name) for name in zf.namelist()}
-    files["mains.prj"] = ProjCRS.from_epsg(32618).to_wkt("WKT1_ESRI").encode()
+    files["mains.prj"] = pyproj.CRS.from_epsg(32618).to_wkt("WKT1_ESRI").encode()
     with zipfile.ZipFile(archive, "w") as zf:
         for name, data in files.items():
             zf.writestr(name, data)
