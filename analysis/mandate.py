@@ -41,7 +41,7 @@ from analysis._parallel import beside, default_workers, elementwise, map_chunks,
 from analysis.areas import held_by_service_area
 from analysis.errors import AnalysisError, Fix
 from analysis.profiles import Profile
-from analysis.reasons import MEASURED_FROM, OCCUPANCY_SOURCES, STATUSES, explain
+from analysis.reasons import HELD_FOR_REASON, MEASURED_FROM, NOT_BOUND, NOTICED, OCCUPANCY_SOURCES, STATUSES, explain
 from analysis.streets import (
     StreetPairs,
     abuts_sewered,
@@ -406,7 +406,8 @@ def _status_codes(profile, connected, near, held, occupied, distance_ft, thresho
 
 def _summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, notice_reason, unnoticed) -> dict:
     """The run's counts per status and what it measured by, as the run record and the summary page show them;
-    ``notices_held``: the parcels that must connect to which no notice may be given for the run's notice reason."""
+    ``notices_held``: the parcels that must connect to which no notice may be given (``not_noticed_for``), of which
+    ``notices_not_bound`` are so because the law does not bind them (§ 196-17E)."""
     mandated = code == STATUSES.index("mandated")
     return {
         "profile": profile.id,
@@ -419,7 +420,8 @@ def _summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, 
         "measuring_crs": CRS(parcels.crs).to_string(),
         "notice_date": notice_date.isoformat() if notice_date else None,
         "notice_reason": notice_reason,
-        "notices_held": int((mandated & unnoticed).sum()) if unnoticed is not None else 0,
+        "notices_held": int((mandated & (unnoticed > 0)).sum()) if unnoticed is not None else 0,
+        "notices_not_bound": int((mandated & (unnoticed == NOT_BOUND)).sum()) if unnoticed is not None else 0,
         "notice_period_days": profile.mandate.notice_period_days.value,
         "counting_mains": int(counted.counting.sum()),
         "mains": len(mains),
@@ -439,14 +441,29 @@ def private_system(parcels: pd.DataFrame, profile: Profile) -> np.ndarray:
 
 
 def not_noticed_for(parcels: pd.DataFrame, profile: Profile, notice_reason: str | None) -> np.ndarray | None:
-    """The parcels to which no notice may be given for ``notice_reason``: under Poughkeepsie's § 168-22.3C a
-    property served by a private system is noticed "only when it shall be necessary to eliminate a public health
-    hazard" (``notices.private_system_reasons``), so a run noticing for a highway improvement program sets them no
-    deadline (the letters hold them back: ``analysis.notices.plan_notices``). None where the reason limits none."""
+    """Why no notice may be given to each parcel (``NOTICED``, ``HELD_FOR_REASON``, ``NOT_BOUND``), or None where
+    nothing limits the notices. Such a parcel gets no deadline and its reason says why, as the letters hold it back
+    (``analysis.notices.plan_notices``):
+
+    - under Poughkeepsie's § 168-22.3C a property served by a private system is noticed "only when it shall be
+      necessary to eliminate a public health hazard" (``notices.private_system_reasons``): a run noticing for a
+      highway improvement program holds them (``HELD_FOR_REASON``);
+    - Wappinger's § 196-17E binds only "a property served by a private wastewater disposal system"
+      (``notices.private_system_only``): a parcel whose ``private_system`` column says no is not bound by it
+      (``NOT_BOUND``), notice date or not. The run gave it a deadline the letters then held back.
+    """
     allowed = profile.notices.private_system_reasons.value
-    if notice_reason is None or not allowed or notice_reason in allowed:
+    limited = notice_reason is not None and bool(allowed) and notice_reason not in allowed
+    only = bool(profile.notices.private_system_only.value)
+    if not (limited or only):
         return None
-    return private_system(parcels, profile)
+    private = private_system(parcels, profile)
+    why = np.full(len(parcels), NOTICED, dtype=np.int8)
+    if limited:
+        why[private] = HELD_FOR_REASON
+    if only:
+        why[~private] = NOT_BOUND
+    return why
 
 
 def tie_rank(ids: np.ndarray, geoms: np.ndarray) -> np.ndarray:

@@ -71,6 +71,12 @@ def _fixed(values: np.ndarray, decimals: int) -> pa.Array:
     return pc.binary_join_element_wise(sign, whole, ".", frac, "")
 
 
+# Why no notice may be given to a parcel (``analysis.mandate.not_noticed_for``): the run's notice reason is not one
+# the law allows for a property on a private system (§ 168-22.3C), or the law binds only a property on one
+# (§ 196-17E).
+NOTICED, HELD_FOR_REASON, NOT_BOUND = 0, 1, 2
+
+
 def _join(*parts) -> pa.Array:
     return pc.binary_join_element_wise(*parts, "")
 
@@ -166,7 +172,7 @@ def explain(
     code = pa.array(status_code)
     mandated = pc.equal(code, STATUSES.index("mandated"))
     if unnoticed is not None:  # no notice, so no deadline and no notice reason, for these
-        mandated = pc.and_(mandated, pc.invert(pa.array(np.asarray(unnoticed, dtype=bool))))
+        mandated = pc.and_(mandated, pa.array(np.asarray(unnoticed) == 0))
     none = pa.nulls(n, pa.string())
     return {
         "rule": pc.take(pa.array([rules[s][0] for s in STATUSES]), code),
@@ -322,10 +328,12 @@ def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
     duty = f"; {md.distance_ft.citation} requires an occupied property within {facts.limit} to connect {when}."
     text = duty + facts.notice_rule + (deadline_sentence(facts.due) if facts.due else "")
     said = _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows), text)
-    if facts.unnoticed is None or not np.asarray(facts.unnoticed)[rows].any():
+    why = None if facts.unnoticed is None else np.asarray(facts.unnoticed)[rows]
+    if why is None or not why.any():
         return said
     # Poughkeepsie's § 168-22.3C: a property on a private system is noticed only for a public health hazard.
-    rule, assumed = facts.profile.notices.private_system_reasons, facts.profile.notices.private_system_assumed
+    notices = facts.profile.notices
+    rule, assumed = notices.private_system_reasons, notices.private_system_assumed
     held = (
         duty
         + " It is served by a private sewage disposal system (by its private_system column, else as "
@@ -333,8 +341,17 @@ def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
         f"no notice may be given to it {NOTICE_REASONS.get(facts.notice_reason or '', 'for this reason')}, so no "
         "deadline is set."
     )
-    held_said = _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows), held)
-    return pc.if_else(pa.array(np.asarray(facts.unnoticed, dtype=bool)[rows]), held_said, said)
+    # Wappinger's § 196-17E binds only a property served by a private system: one whose column says no is not
+    # bound, and is told so in place of the duty (no period, no deadline).
+    only = notices.private_system_only
+    unbound = (
+        f", within {facts.limit}. Its private_system column says it is not served by a private wastewater disposal "
+        f'system, and {only.section} binds only "{only.quote.rstrip(".")}": no notice is given to it under that '
+        "section, so no deadline is set."
+    )
+    head = _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows))
+    chosen = pc.if_else(pa.array(why == NOT_BOUND), _join(head, unbound), _join(head, held))
+    return pc.if_else(pa.array(why > 0), chosen, said)
 
 
 _SENTENCES = {

@@ -228,6 +228,26 @@ def held_words(held: int, mandated: int, reason: str | None, rule) -> str:
     )
 
 
+def not_bound_words(unbound: int, mandated: int, rule) -> str:
+    """What a run says of the parcels within the distance that the law does not bind (Wappinger's § 196-17E binds
+    only a property served by a private system; their private_system column says no): no notice, no deadline.
+
+    Examples
+    --------
+    >>> from analysis.profiles import load_profile
+    >>> print(not_bound_words(3, 40, load_profile("wappinger").notices.private_system_only))
+    3 of the 40 parcels within the distance are not served by a private system (their private_system column says
+    no): § 196-17E binds only such a property, so they are given no notice and no deadline; notices preview lists ...
+    """
+    which = f"All {mandated:,} parcels" if unbound == mandated else f"{unbound:,} of the {mandated:,} parcels"
+    are, they = ("are", "they are") if unbound > 1 else ("is", "it is")
+    return (
+        f"{which} within the distance {are} not served by a private system (their private_system column says no): "
+        f"{rule.section} binds only such a property, so {they} given no notice and no deadline; notices preview "
+        f"lists {'them' if unbound > 1 else 'it'} held back."
+    )
+
+
 def _print_summary(summary: dict, profile) -> None:
     out = Console()
     title = f"{profile.municipality}: {summary['parcels']:,} parcels, {profile.mandate.distance_ft.citation}"
@@ -259,9 +279,12 @@ def _print_summary(summary: dict, profile) -> None:
         )
     if summary["notice_date"]:
         out.print(f"Notice date {summary['notice_date']}; {deadline_words(summary, profile)}", highlight=False)
-    if held := summary.get("notices_held"):
+    unbound = summary.get("notices_not_bound") or 0
+    if held := (summary.get("notices_held") or 0) - unbound:
         rule = profile.notices.private_system_reasons
         out.print(held_words(held, summary["counts"]["mandated"], summary.get("notice_reason"), rule), highlight=False)
+    if unbound:
+        out.print(not_bound_words(unbound, summary["counts"]["mandated"], profile.notices.private_system_only))
     if summary["output"]:
         out.print(written_words(summary["output"], summary["layers_written"]), highlight=False)
     if summary["layers_copied"]:

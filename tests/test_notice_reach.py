@@ -21,7 +21,7 @@ from tests.conftest import ny_frame
 DATE = dt.date(2027, 3, 1)
 
 
-def _run(reason: str, private_system=("", "no")):
+def _run(reason: str | None, private_system=("", "no"), profile=None):
     line = LineString([(-100, 0), (700, 0)])
     parcels = ny_frame(
         [
@@ -35,7 +35,7 @@ def _run(reason: str, private_system=("", "no")):
         parcels,
         mains,
         streets=streets,
-        profile=load_profile("poughkeepsie"),
+        profile=profile or load_profile("poughkeepsie"),
         notice_date=DATE,
         notice_reason=reason,
     )
@@ -86,3 +86,20 @@ def test_analyze_says_how_many_it_holds_back_and_why(tmp_path):
     assert f"{held:,}" in said
     health = " ".join(CliRunner().invoke(main, [*args, "--notice-reason", "public_health_hazard"]).output.split())
     assert "served by a private system" not in health
+
+
+def test_wappinger_sets_no_deadline_for_a_property_its_law_does_not_bind():
+    """§ 196-17E binds only "a property served by a private wastewater disposal system". A parcel whose
+    private_system column says no was given a 60-day deadline by `analyze`, shown on the map and in the CSV, while
+    `notices preview` held it back under that section (a tester). It now has no deadline, and its reason says why;
+    the summary counts it among the notices held and apart as not bound."""
+    wappinger = load_profile("wappinger", overrides={"mandate.distance_ft": 200, "mandate.notice_period_days": 60})
+    result = _run(None, ("yes", "no"), wappinger)
+    rows = result.parcels.set_index("parcel_id")
+    assert (rows["status"] == "mandated").all()
+    assert str(rows.loc["P-1", "deadline"]) == "2027-04-30" and "Deadline 2027-04-30" in rows.loc["P-1", "reason"]
+    assert rows["deadline"].isna()["P-2"] and "Deadline" not in rows.loc["P-2", "reason"]
+    said = rows.loc["P-2", "reason"]
+    assert "Its private_system column says it is not served by a private wastewater disposal system" in said
+    assert "§ 196-17E binds only" in said and "requires an occupied property" not in said
+    assert (result.summary["notices_held"], result.summary["notices_not_bound"]) == (1, 1)
