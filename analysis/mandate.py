@@ -391,7 +391,9 @@ def _measure(parcel_geoms, counted, near, streets, curbs, sewer_rights_of_way, p
 def _status_codes(profile, connected, near, held, occupied, distance_ft, threshold_ft) -> np.ndarray:
     """Each parcel's status as its position in ``STATUSES``, the first that applies in the module's order.
     Outside the service area (or in Phase III) no public sewer is available to require a connection to."""
-    in_range = distance_ft <= threshold_ft + profile.measurement.distance_tolerance_ft.value
+    # Judged on the distance as the results give it (to the hundredth of a foot): 100.009 and 100.010 ft both read
+    # "100.01 ft", one mandated and one not, and a board could not tell them apart (a tester).
+    in_range = np.round(distance_ft, 2) <= threshold_ft + profile.measurement.distance_tolerance_ft.value + 1e-9
     needs_abut = profile.mandate.requires_abutting_street.value
     needs_occupied = profile.mandate.requires_occupied_building.value
     return np.select(

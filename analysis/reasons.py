@@ -290,7 +290,8 @@ def _main_words(facts: _Facts, rows: np.ndarray) -> tuple[pa.Array, pa.Array, pa
 
 def _out_of_range(facts: _Facts, rows: np.ndarray) -> pa.Array:
     main, in_street, dist = _main_words(facts, rows)
-    beyond = feet_text(facts.distance_ft[rows] - (facts.threshold_ft or 0.0))
+    # from the distance as the results give it, to the hundredth near the limit: "0.0 ft beyond" read as at it
+    beyond = feet_text(np.round(facts.distance_ft[rows], 2) - (facts.threshold_ft or 0.0), 0.0)
     return _join(
         "Nearest public sanitary main ",
         main,
@@ -317,6 +318,22 @@ def _in_range_not_abutting(facts: _Facts, rows: np.ndarray) -> pa.Array:
     )
 
 
+def _over(facts: _Facts, rows: np.ndarray) -> pa.Array:
+    """ " (0.01 ft over 100 ft, counted as at it: within the profile's 0.01 ft measuring tolerance)" where a parcel is
+    mandated over the distance by no more than the tolerance; "" for the rest. "100.01 ft ... requires ... within
+    100 ft" read as a contradiction."""
+    if facts.threshold_ft is None:
+        return pa.repeat(pa.scalar("", pa.string()), len(rows))
+    over = np.round(facts.distance_ft[rows], 2) - facts.threshold_ft
+    tol = facts.profile.measurement.distance_tolerance_ft
+    said = _join(
+        " (",
+        feet_text(over, 0.0),
+        f" ft over {facts.limit}, counted as at it: within the profile's {tol.value:g} ft measuring tolerance)",
+    )
+    return pc.if_else(pa.array(over > 1e-9), said, "")
+
+
 def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
     """The main, the distance, the section and the period to connect in (and the deadline, given a notice date)."""
     md = facts.profile.mandate
@@ -327,7 +344,7 @@ def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
     main, in_street, dist = _main_words(facts, rows)
     duty = f"; {md.distance_ft.citation} requires an occupied property within {facts.limit} to connect {when}."
     text = duty + facts.notice_rule + (deadline_sentence(facts.due) if facts.due else "")
-    said = _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows), text)
+    said = _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows), _over(facts, rows), text)
     why = None if facts.unnoticed is None else np.asarray(facts.unnoticed)[rows]
     if why is None or not why.any():
         return said
@@ -349,7 +366,7 @@ def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
         f'system, and {only.section} binds only "{only.quote.rstrip(".")}": no notice is given to it under that '
         "section, so no deadline is set."
     )
-    head = _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows))
+    head = _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows), _over(facts, rows))
     chosen = pc.if_else(pa.array(why == NOT_BOUND), _join(head, unbound), _join(head, held))
     return pc.if_else(pa.array(why > 0), chosen, said)
 

@@ -39,6 +39,27 @@ def test_threshold_includes_exactly_100_ft(fort_plain, distance_ft, status):
     assert r.loc["P", "section"] == "§ 144-4"
 
 
+def test_at_the_threshold_each_distance_shown_has_one_answer_and_says_so(fort_plain):
+    """100.009 ft was mandated and 100.010 ft was not, and both were given as "100.01 ft"; the one out of range read
+    "0.0 ft beyond the 100 ft", the one mandated "100.01 ft ... within 100 ft" (a tester). The status is now judged on
+    the distance as given (to the hundredth), a parcel mandated over 100 ft by the tolerance says so, and one out of
+    range gives how far to the hundredth."""
+    streets = frame(
+        [{"street_name": "Broad St", "row_width_ft": 250.0, "geometry": LineString([(-1000, 0), (2000, 0)])}]
+    )
+    mains = frame([{"main_id": "M-1", "geometry": LineString([(-1000, 0), (2000, 0)])}])
+    gaps = {"T-5": 100.009, "T-6": 100.0101, "T-9": 100.02}
+    lots = [lot(pid, 100 * i, gap) for i, (pid, gap) in enumerate(gaps.items())]
+    r = run(lots, mains, streets, fort_plain)
+    assert r["distance_ft"].to_dict() == {"T-5": 100.01, "T-6": 100.01, "T-9": 100.02}
+    assert r["status"].to_dict() == {"T-5": "mandated", "T-6": "mandated", "T-9": "out_of_range"}
+    over = "100.01 ft from the property line (0.01 ft over 100 ft, counted as at it: within the profile's 0.01 ft"
+    assert over in r.loc["T-5", "reason"] and over in r.loc["T-6", "reason"]
+    assert "100.02 ft from the property line, 0.02 ft beyond the 100 ft of § 144-4" in r.loc["T-9", "reason"]
+    exactly = run([lot("P", 0, 100.0)], mains, streets, fort_plain).loc["P", "reason"]
+    assert "100.00 ft from the property line; § 144-4 requires" in exactly  # at the limit: no word of a tolerance
+
+
 def test_main_crossing_the_parcel_is_zero_ft(fort_plain, street_block):
     # The main runs north through the lot in a 20-ft sewer easement, mapped as a right-of-way polygon (§ 144-1
     # measures to "the edge of a sewer right-of-way" where the building sewer connects in one).
