@@ -342,7 +342,10 @@ def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
     else:
         when = f"when notified (no period set: {citation_clause(md.notice_period_days.citation)})"
     main, in_street, dist = _main_words(facts, rows)
-    duty = f"; {md.distance_ft.citation} requires an occupied property within {facts.limit} to connect {when}."
+    # "an occupied property" only where the run tests occupancy: one set not to (requires_occupied_building=false)
+    # cited a test it never made (a tester)
+    which = "an occupied property" if md.requires_occupied_building.value else "a property"
+    duty = f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect {when}."
     text = duty + facts.notice_rule + (deadline_sentence(facts.due) if facts.due else "")
     said = _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows), _over(facts, rows), text)
     why = None if facts.unnoticed is None else np.asarray(facts.unnoticed)[rows]

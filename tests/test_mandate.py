@@ -60,6 +60,20 @@ def test_at_the_threshold_each_distance_shown_has_one_answer_and_says_so(fort_pl
     assert "100.00 ft from the property line; § 144-4 requires" in exactly  # at the limit: no word of a tolerance
 
 
+def test_a_run_that_does_not_test_occupancy_does_not_say_it_did(fort_plain, street_block):
+    """With requires_occupied_building set false, the reason still said "requires an occupied property" (a tester)."""
+    streets, mains = street_block
+    vacant = {**lot("V", 100, 25), "occupied": False}
+    tested = run([vacant], mains, streets, fort_plain)
+    assert tested.loc["V", "status"] == "unoccupied"
+    untested = run(
+        [vacant], mains, streets, load_profile("fort-plain", overrides={"mandate.requires_occupied_building": False})
+    )
+    assert untested.loc["V", "status"] == "mandated"
+    said = untested.loc["V", "reason"]
+    assert "requires a property within 100 ft to connect" in said and "occupied" not in said
+
+
 def test_main_crossing_the_parcel_is_zero_ft(fort_plain, street_block):
     # The main runs north through the lot in a 20-ft sewer easement, mapped as a right-of-way polygon (§ 144-1
     # measures to "the edge of a sewer right-of-way" where the building sewer connects in one).
