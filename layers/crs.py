@@ -189,7 +189,7 @@ def check_and_reproject(
             beside=beside,
         )
         if wrong is not None:
-            return None, [wrong]
+            return None, [_declared_fits(wrong, given, crs, target, centre, layer=layer, label=label)]
         outside = _outside_features(crs, target, bounds, usable, centre, layer=layer, label=label, ids=ids)
         if outside is not None:
             return None, [outside]
@@ -604,7 +604,7 @@ def _placement(
             f"{label} lies {_where(here)} read in {crs.name}, outside where the measuring CRS {target.name} is used, "
             f"while the {_and(list(beside))} {'layer' if len(beside) == 1 else 'layers'} given with it "
             f"{'lies' if len(beside) == 1 else 'lie'} where it is used: {crs.name} is most likely not the CRS it was "
-            f"drawn in. {check} as the {layer} layer's CRS.",
+            f"drawn in. {check} as the {layer} layer's CRS; if it is, the layers are not of one place.",
             fix=Fix("layer_crs", layer, example),
         )
     utm = _utm_zone(here)
@@ -628,6 +628,28 @@ def _placement(
         f"{label} lies {_where(here)}, outside where the measuring CRS {target.name} is used, so distances measured "
         f"in it would be distorted; measure in a projected CRS made for that place{elsewhere}.",
         fix=Fix("crs", "", utm or "CRS"),
+    )
+
+
+def _declared_fits(
+    wrong: Problem, given: gpd.GeoDataFrame, crs: CRS, target: CRS, centre, *, layer: str, label: str
+) -> Problem:
+    """``wrong`` (the layer refused in ``crs``), or, where ``crs`` was given for the layer in place of the CRS its file
+    declares and the declared one fits its coordinates, a refusal saying so: EPSG:2260 given for parcels whose .prj
+    said UTM zone 18N, rightly, was told "Use --layer-crs parcels=EPSG:2260", the value just given (a tester)."""
+    declared = CRS(given.crs) if given.crs is not None else None
+    if declared is None or declared.equals(crs) or declared.is_engineering:
+        return wrong
+    if _placement(declared, target, centre, layer=layer, label=label) is not None:
+        return wrong
+    code = crs_label(declared)
+    return Problem(
+        layer,
+        "crs_mismatch",
+        "error",
+        f"{label} is read in {crs.name}, the CRS given for the {layer} layer, but its coordinates do not fit it; the "
+        f"CRS its file declares, {declared.name} ({code}), does: give that one, or none, for the {layer} layer.",
+        fix=Fix("layer_crs", layer, code),
     )
 
 

@@ -223,6 +223,19 @@ def test_a_layer_alone_outside_the_measuring_crs_is_told_its_crs_is_wrong_not_to
     assert {p.fix for p in errors(refused.value.problems)} == {Fix("crs", "", "EPSG:32618")}
 
 
+def test_a_wrong_crs_given_for_a_layer_whose_file_declares_a_fitting_one_is_told_that_one():
+    """EPSG:2260 given for parcels whose .prj rightly said UTM zone 18N: the refusal ended "Use --layer-crs
+    parcels=EPSG:2260", the value just given (a tester). It now names the CRS the file declares."""
+    utm = parcels_frame().to_crs("EPSG:32618")
+    out, problems = prepare(utm, override_crs="EPSG:2260")
+    assert out is None and problems[0].fix == Fix("layer_crs", "parcels", "EPSG:32618")
+    assert "the CRS its file declares, WGS 84 / UTM zone 18N (EPSG:32618), does" in problems[0].message
+    # a file declaring a CRS that does not fit either keeps the plain refusal
+    wrong = frame([{"SBL": "A", "geometry": box(457000, 1490000, 457050, 1490100)}], crs="EPSG:2263")
+    out, problems = prepare(wrong, override_crs="EPSG:4326")
+    assert out is None and "not longitudes and latitudes" in problems[0].message
+
+
 def test_the_crs_given_for_a_layer_replaces_a_declared_one_that_does_not_fit():
     """The fix the refusal names works: the layer's CRS given by name replaces the .prj's, and says so."""
     wrong = frame([{"SBL": "A", "geometry": box(457000, 1490000, 457050, 1490100)}], crs="EPSG:2263")
