@@ -12,7 +12,8 @@ For every parcel, vectorised over STRtrees (no Python loop over parcels):
    always keeps the distance from the parcel boundary and ``measured_from`` says which was used.
 2. ``abuts_sewered_street``: the parcel comes within ``abut_tolerance_ft`` of a street right-of-way in which a
    counting main lies: runs inside it for at least ``main_in_street_min_row_widths`` times its width, so a main
-   that merely crosses the street or ends in an intersection does not count. Right-of-way polygons are
+   that merely crosses the street or ends in an intersection does not count. A street drawn in segments is one
+   street (``join_street_segments``): a main in any of its segments sewers it. Right-of-way polygons are
    used as given; centrelines are buffered by half their ``row_width_ft`` (else the profile default).
    Where the profile requires it (§ 144-4, § 168-22.2G), the main that decides is "said public sewer": a main
    lying in a street the parcel abuts. When the nearest main is not one, the nearest in-range main that is

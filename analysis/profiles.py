@@ -330,6 +330,7 @@ class MeasurementSettings:
     abut_tolerance_ft: Rule = _rule((int, float), **_feet(MAX_SNAP_FT))
     default_row_width_ft: Rule = _rule((int, float), **_feet(MAX_ROW_WIDTH_FT))
     main_in_street_min_row_widths: Rule = _rule((int, float))
+    join_street_segments: Rule = _rule(bool)
     min_occupied_building_sqft: Rule = _rule((int, float))
 
 

@@ -9,6 +9,11 @@ which there is ... a public sanitary sewer". The geometric tests, all settings i
   grown by the tolerance once, and parcels are tested for ``intersects`` against it.
 - A main *lies in* a street when at least ``main_in_street_min_row_widths`` times the street's width of the main
   runs inside the right-of-way, so a main that only crosses the street, or ends in an intersection, does not.
+- A street is *sewered* when a main lies in it. Street layers are split at intersections, so with
+  ``join_street_segments`` a street is all its segments: those that meet end to end (within ``abut_tolerance_ft``)
+  and carry the same ``street_name`` (case and spacing aside) are one street, sewered when a main lies in any of
+  them. Unnamed segments, and same-named streets that do not meet, stay apart; a main that only crosses a street
+  still lies in none of its segments, so it sewers none.
 """
 
 from __future__ import annotations
@@ -19,6 +24,9 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 import shapely
+from scipy.sparse import coo_array
+from scipy.sparse.csgraph import connected_components
+from scipy.spatial import cKDTree
 
 from analysis._parallel import elementwise, query_pairs
 from analysis.profiles import Profile
@@ -26,12 +34,16 @@ from analysis.profiles import Profile
 
 @dataclass(frozen=True)
 class StreetPairs:
-    """Integer pairs: ``abuts`` (parcel, street) and ``holds`` (main, street, longest inside first)."""
+    """Integer pairs: ``abuts`` (parcel, street) and ``holds`` (main, street, longest inside first), where a street
+    is one row of the streets layer (a segment); ``street_of`` gives each row the street it is part of (a position
+    shared by the segments of one street, see ``same_street``), and ``sewered`` is per row, true for every segment
+    of a street in which a main lies."""
 
     abuts: pd.DataFrame
     holds: pd.DataFrame
     sewered: np.ndarray
     street_names: np.ndarray
+    street_of: np.ndarray
 
 
 def street_pairs(
@@ -89,15 +101,75 @@ def street_pairs(
     keep = inside * fpu >= m.main_in_street_min_row_widths.value * width_ft[mr_idx]
     holds = pd.DataFrame({"main": m_idx[keep], "row": mr_idx[keep], "inside": inside[keep]})
     holds = holds.sort_values("inside", ascending=False, kind="stable").drop(columns="inside")
-    sewered = np.zeros(len(geoms), dtype=bool)
-    sewered[holds["row"].to_numpy()] = True
     names = streets["street_name"] if "street_name" in streets.columns else pd.Series([None] * len(geoms))
+    names = names.astype(object).where(names.notna(), None).to_numpy(object)
+    street_of = same_street(geoms, names, tol) if m.join_street_segments.value else np.arange(len(geoms))
+    in_sewered_street = np.zeros(len(geoms), dtype=bool)
+    in_sewered_street[street_of[holds["row"].to_numpy()]] = True
     return StreetPairs(
         abuts=pd.DataFrame({"parcel": p_idx, "row": r_idx}),
         holds=holds,
-        sewered=sewered,
-        street_names=names.astype(object).where(names.notna(), None).to_numpy(object),
+        sewered=in_sewered_street[street_of],
+        street_names=names,
+        street_of=street_of,
     )
+
+
+def same_street(geoms: np.ndarray, names: np.ndarray, tol: float) -> np.ndarray:
+    """Each segment's street: the lowest position among the segments it is joined to, directly or through others.
+
+    Two segments are joined when they carry the same non-empty name (letter case and runs of spaces aside) and an
+    end of one lies within ``tol`` (CRS units) of an end of the other; a right-of-way polygon's every point is an
+    end. Unnamed segments are streets of their own, and so are two same-named streets that never meet.
+
+    Examples
+    --------
+    >>> from shapely.geometry import LineString
+    >>> geoms = np.array([LineString([(0, 0), (10, 0)]), LineString([(10, 0), (20, 0)]),
+    ...                   LineString([(10, -5), (10, 5)]), LineString([(90, 0), (99, 0)])])
+    >>> same_street(geoms, np.array(["Main St", " main  st", "Oak St", "Main St"], dtype=object), 0.5).tolist()
+    [0, 0, 2, 3]
+    """
+    n = len(geoms)
+    code = _name_codes(names)
+    named = np.flatnonzero(code >= 0)
+    if len(named) < 2:
+        return np.arange(n)
+    multi = shapely.get_num_geometries(geoms[named]) > 1  # only multi-part streets are taken apart
+    parts, owner = shapely.get_parts(geoms[named[multi]], return_index=True)
+    parts, owner = np.concatenate([geoms[named[~multi]], parts]), np.concatenate([named[~multi], named[multi][owner]])
+    linear = shapely.get_dimensions(parts) == 1
+    # A line's ends from its coordinates (no Point objects), paired by a k-d tree.
+    xy, part = shapely.get_coordinates(parts[linear], return_index=True)
+    first = np.r_[True, part[1:] != part[:-1]] if len(part) else np.zeros(0, dtype=bool)
+    last = np.r_[part[1:] != part[:-1], True] if len(part) else np.zeros(0, dtype=bool)
+    ends = np.concatenate([xy[first], xy[last]])
+    end_owner = owner[linear][np.concatenate([part[first], part[last]])]
+    pairs = cKDTree(ends, balanced_tree=False, compact_nodes=False).query_pairs(tol, output_type="ndarray")
+    a, b = end_owner[pairs[:, 0]], end_owner[pairs[:, 1]]
+    areas = parts[~linear]  # right-of-way polygons (and any points): every point of one is an end
+    if len(areas):
+        i, j = shapely.STRtree(areas).query(
+            np.concatenate([shapely.points(ends), areas]), predicate="dwithin", distance=tol
+        )
+        a = np.concatenate([a, np.concatenate([end_owner, owner[~linear]])[i]])
+        b = np.concatenate([b, owner[~linear][j]])
+    join = (a != b) & (code[a] == code[b])
+    graph = coo_array((np.ones(int(join.sum()), dtype=np.int32), (a[join], b[join])), shape=(n, n))
+    _, label = connected_components(graph, directed=False)
+    _, lowest = np.unique(label, return_index=True)  # each street's first segment
+    return lowest[label]
+
+
+def _name_codes(names: np.ndarray) -> np.ndarray:
+    """A number per street name, equal for names that differ only in letter case and spacing; -1 for no name.
+
+    Each distinct name is read once (a town has far fewer names than segments).
+    """
+    raw, distinct = pd.factorize(pd.Series(names, dtype=object), use_na_sentinel=True)
+    key = pd.Series(distinct, dtype="string").str.strip().str.lower().str.replace(r"\s+", " ", regex=True)
+    key_code = pd.factorize(key.where(key != ""), use_na_sentinel=True)[0]
+    return np.where(raw >= 0, key_code[np.maximum(raw, 0)] if len(key_code) else -1, -1)
 
 
 def rights_of_way(streets: gpd.GeoDataFrame, *, profile: Profile, fpu: float, workers: int = 1) -> np.ndarray:
@@ -209,12 +281,18 @@ def said_sewer(
     Of two such mains exactly as near, the one of lower ``rank`` (``mandate.tie_rank``: by main ID) decides.
 
     Returns the new main positions and distances, and each parcel's street position (-1 where none): the
-    street the deciding main runs along, for the reason sentence.
+    street the deciding main runs along, for the reason sentence. A main lying in any segment of a street the
+    parcel abuts is in that street (``StreetPairs.street_of``); the segment named is the one the main lies in,
+    the parcel's own where it lies there too.
     """
-    holds, abuts = pairs.holds, pairs.abuts
+    holds = pairs.holds.assign(street=pairs.street_of[pairs.holds["row"].to_numpy()])
+    abuts = pairs.abuts.rename(columns={"row": "abut_row"})
+    abuts["street"] = pairs.street_of[abuts["abut_row"].to_numpy()]
     # holds is ordered longest-inside first; merging from it keeps that order, so the first pair per parcel
-    # names the street the main runs along.
-    found = holds.merge(abuts.assign(main=main_index[abuts["parcel"].to_numpy()]), on=["main", "row"])
+    # names the street the main runs along (a segment the parcel abuts first).
+    found = _in_own_segment_first(
+        holds.merge(abuts.assign(main=main_index[abuts["parcel"].to_numpy()]), on=["main", "street"]), ["parcel"]
+    )
     first = found.drop_duplicates("parcel")
     street = np.full(len(parcels), -1, dtype=np.int64)
     street[first["parcel"].to_numpy()] = first["row"].to_numpy()
@@ -223,17 +301,24 @@ def said_sewer(
     if len(todo):
         t_in, m_near = tree.query(parcels[todo], predicate="dwithin", distance=reach)
         cand = pd.DataFrame({"parcel": todo[t_in], "main": m_near})
-        cand = holds.merge(cand.merge(abuts, on="parcel"), on=["main", "row"])
+        cand = holds.merge(cand.merge(abuts, on="parcel"), on=["main", "street"])
         if len(cand):
             cand["d"] = shapely.distance(parcels[cand["parcel"].to_numpy()], mains[cand["main"].to_numpy()])
             cand["rank"] = (np.arange(len(mains)) if rank is None else rank)[cand["main"].to_numpy()]
-            best = cand.sort_values(["parcel", "d", "rank"], kind="stable").drop_duplicates("parcel")
+            best = _in_own_segment_first(cand, ["parcel", "d", "rank"]).drop_duplicates("parcel")
             rows = best["parcel"].to_numpy()
             main_index, distance = main_index.copy(), distance.copy()
             main_index[rows] = best["main"].to_numpy()
             distance[rows] = best["d"].to_numpy()
             street[rows] = best["row"].to_numpy()
     return main_index, distance, street
+
+
+def _in_own_segment_first(pairs: pd.DataFrame, by: list[str]) -> pd.DataFrame:
+    """``pairs`` sorted by ``by``, then the pairs whose main lies in the very segment the parcel abuts before those
+    whose main lies in another segment of the same street, keeping the order they came in otherwise."""
+    elsewhere = pairs["row"].to_numpy() != pairs["abut_row"].to_numpy()
+    return pairs.assign(elsewhere=elsewhere).sort_values([*by, "elsewhere"], kind="stable")
 
 
 def with_sewer_rights_of_way(

@@ -65,9 +65,9 @@ NOTICE = {"fort-plain": (dt.date(2026, 3, 2), None), "poughkeepsie": (dt.date(20
 OVERRIDES = {"wappinger": {"mandate.distance_ft": "150"}}
 NESTED_BRACKETS = r"\([^()]*\([^()]*\)[^()]*\)"
 PINNED = {
-    "fort-plain": "d83dda399ca3c0795b51dcd1c808ec6cb54fc76366afc3475ee6821deb5035d9",
-    "wappinger": "e7693251334ed6ad106807add26f591e4c91900b0c93dd5a88f65425d6316d69",
-    "poughkeepsie": "43a832f48b15392b5db682805ed7de44e2cef9ae8b047b41c92f098c308cb3c8",
+    "fort-plain": "b9aca6f107bacd8e2e75a28d98e4bf6fb24aa0561a9834fb9448d9858f18f413",
+    "wappinger": "f7948a589148d3fd097dd8c93848ca3e1b0dc2c7949f4f4e9e6843d4dfbd3d3d",
+    "poughkeepsie": "cb5daf4ce27519f74e6aaa9c375f5d0579a72c38fd3e27b5c2f9dd267fda6447",
 }
 PINNED_BUILDINGS = {
     "fort-plain": "c98020916089472a834ef3c11ec005c07a115df26a6fdfa9727525d9250410cc",

@@ -104,6 +104,20 @@ def mandate(profile, tmp=None):
     return r[["parcel_id", "status", "distance_ft", "reason", "deadline"]].astype(str).values.tolist()
 
 
+def split_street(profile, tmp=None):
+    """Main St drawn as two segments; its main runs 60 ft into the second, short of lot G-1."""
+    streets = frame(
+        [
+            {"street_name": "Main St", "geometry": LineString([(0, 0), (1000, 0)])},
+            {"street_name": "Main St", "geometry": LineString([(1000, 0), (3000, 0)])},
+        ]
+    )
+    mains = frame([{"main_id": "M-1", "geometry": LineString([(0, 0), (1060, 0)])}])
+    parcels = frame([{"parcel_id": "G-1", "occupied": True, "geometry": box(1100, 25, 1160, 150)}])
+    r = analyze_mandates(parcels, mains, streets=streets, profile=profile).parcels
+    return r[["parcel_id", "status", "reason"]].astype(str).values.tolist()
+
+
 def measuring(profile, tmp):
     """The CRS the command line measures in, given the profile's value with --set."""
     path = tmp / "rules-town.gpkg"
@@ -391,6 +405,7 @@ CASES = {
     "measurement.abut_tolerance_ft": ("fort-plain", 1.0, mandate),
     "measurement.default_row_width_ft": ("fort-plain", 80.0, mandate),
     "measurement.main_in_street_min_row_widths": ("fort-plain", 1.0, mandate),
+    "measurement.join_street_segments": ("fort-plain", False, split_street),
     "measurement.min_occupied_building_sqft": ("fort-plain", 100.0, mandate),
     "network.outfall_snap_ft": ("fort-plain", 100.0, network),
     "network.include_private_mains": ("fort-plain", True, network),
