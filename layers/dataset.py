@@ -147,6 +147,10 @@ def write_summary(out_dir: str | Path, rows: list[dict], batch: dict) -> tuple[s
     from layers.write import write_csv
 
     table = pd.DataFrame([{k: row.get(k) for k in SUMMARY_COLUMNS} for row in rows], columns=list(SUMMARY_COLUMNS))
+    # Counts stay whole numbers beside a failed municipality's empty cells: a column with a gap was written as
+    # floats, and a spreadsheet showed "476.0" parcels (a tester).
+    counts = ["parcels", *STATUS_COLUMNS, "notices_due", "parcels_straddling"]
+    table[counts] = table[counts].apply(lambda column: pd.to_numeric(column, errors="coerce").astype("Int64"))
     write_csv(csv_path, table)
     with written_whole(json_path) as where:
         where.write_text(json.dumps(batch | {"municipalities": rows}, indent=2, default=str), encoding="utf-8")

@@ -685,3 +685,16 @@ def test_a_failed_municipality_is_told_the_manifest_key_that_fixes_it(tmp_path):
     record = run_town(no_distance, job)
     assert record["status"] == "failed" and "mandate.distance_ft" in record["error"]
     assert 'In the manifest: set = { "mandate.distance_ft" = N }.' in record["error"]
+
+
+def test_the_summary_keeps_counts_whole_beside_a_failed_municipality(tmp_path):
+    """A failed municipality's empty counts made the whole column floats: "476.0" parcels (a tester)."""
+    from layers.dataset import write_summary
+
+    rows = [
+        {"municipality": "Manchester", "status": "ok", "parcels": 476, "mandated": 57, "notices_due": 57},
+        {"municipality": "Broken", "status": "failed", "error": "no parcels"},
+    ]
+    csv_path, _ = write_summary(tmp_path, rows, {"started": "2027-03-01"})
+    lines = Path(csv_path).read_text(encoding="utf-8-sig").splitlines()
+    assert '"Manchester","","","ok","476"' in lines[1] and ',"57",' in lines[1] and ".0" not in lines[1]
