@@ -353,3 +353,15 @@ def test_duties_command_table_and_analyze_writes_the_columns(town, tmp_path):
     written = gpd.read_file(out, layer="parcel_results").set_index("parcel_id")
     assert written.loc["MILL", "industrial_user"] == "significant"
     assert "§ 144-1" in written.loc["MILL", "duties_section"]
+
+
+def test_a_share_of_an_estimated_system_flow_says_it_is_an_estimate():
+    """A two-family house was "3.6% of the system's 14,000 gpd", for review, the system being the mandated parcels
+    of a town's data with none known connected, and nothing said so (a tester). The estimate says what it is; the
+    plant's measured flow, set in the profile, is given as set."""
+    estimated = _users(600.0, FP)["discharge_duties"]
+    assert "2.3% of the system's 25,600 gpd (estimated: every parcel connected or required to connect in the data, "
+    "not the plant's measured flow)" in estimated
+    measured = load_profile("fort-plain", overrides={"discharges.system_flow_gpd": "20000"})
+    said = _users(600.0, measured)["discharge_duties"]
+    assert "3.0% of the system's 20,000 gpd. Above 2%" in said and "estimated" not in said
