@@ -155,14 +155,14 @@ def _assess(
         parcel_of >= 0, parcels["parcel_id"].to_numpy(object)[np.clip(parcel_of, 0, None)], None
     )
     rear = np.zeros(n, dtype=bool)
-    front_id = np.full(n, None, dtype=object)
+    front = np.full(n, -1, dtype=np.int64)
     verdict = np.full(n, None, dtype=object)
     lot_type = np.full(n, None, dtype=object)
     reason = np.full(n, "", dtype=object)
 
     lots = distinct(parcel_of[several])
     if len(lots) and streets is not None and len(streets) and mains is not None:
-        rear, front_id, verdict, lot_type, reason = _rear_buildings(
+        rear, front, verdict, lot_type, reason = _rear_buildings(
             geoms,
             ids,
             parcel_of,
@@ -188,11 +188,19 @@ def _assess(
         required = np.where(qualifies & units_unknown, np.nan, required)
     existing = _existing_laterals(geoms, laterals, profile, fpu) if laterals is not None else np.full(n, np.nan)
     shortfall = np.where(np.isfinite(existing) & np.isfinite(required), np.maximum(required - existing, 0), np.nan)
+    # A rear building that may share: "the whole considered as one building sewer" (§ 144-9), so its units are
+    # counted with the front building's, and what it lacks is judged for the whole, never as a shortfall of its own.
+    shared = qualifies & (verdict == "may_share_if_no_route") & (front >= 0)
+    if shared.any():
+        rows = np.flatnonzero(shared)
+        required[rows], shared_text = _shared_sewers(rows, front[rows], ids, units, required, existing, rules)
+        shortfall[rows] = np.nan
+        reason[rows] = (pd.Series(reason[rows], dtype=object) + shared_text).str.strip().to_numpy(object)
     manhole, manhole_why = _manhole_connection(out, parcels, parcel_of, qualifies, count, rules, parcel_classes)
     pipes = _lateral_sizes(geoms, laterals, profile, fpu)
 
-    more = qualifies & (np.nan_to_num(required) > 1)
-    unknown_rule = qualifies & units_unknown & bool(per)
+    more = qualifies & (np.nan_to_num(required) > 1) & ~shared
+    unknown_rule = qualifies & units_unknown & bool(per) & ~shared
     # The section cited: the first that applies of the rear-building rule, the units rule, the manhole rule and
     # the lateral standard (a finding exactly where a lateral is below it). Chosen as a code per building, so no
     # comparison of a million texts.
@@ -227,7 +235,7 @@ def _assess(
     out["units_source"] = units_source
     out["units_unknown"] = units_unknown & qualifies
     out["rear_building"] = rear
-    out["front_building_id"] = text_column(front_id)
+    out["front_building_id"] = text_column(np.where(front >= 0, ids[np.clip(front, 0, None)], None))
     out["lot_type"] = text_column(lot_type)
     out["shared_lateral"] = text_column(verdict)
     out["required_laterals"] = (
@@ -271,7 +279,7 @@ def _rear_buildings(
     rules = profile.buildings
     n = len(geoms)
     rear = np.zeros(n, dtype=bool)
-    front_id = np.full(n, None, dtype=object)
+    front = np.full(n, -1, dtype=np.int64)
     verdict = np.full(n, None, dtype=object)
     lot_type = np.full(n, None, dtype=object)
     reason = np.full(n, "", dtype=object)
@@ -337,14 +345,14 @@ def _rear_buildings(
     valid = ~shapely.is_missing(ref) & ~shapely.is_empty(ref)
     members, lot, ref = members[valid], lot[valid], ref[valid]
     if not len(members):  # no lot has a frontage or a connection point to measure from (no counting main)
-        return rear, front_id, verdict, lot_type, reason
+        return rear, front, verdict, lot_type, reason
     d = elementwise(shapely.distance, geoms[members], ref, workers=workers)
     order = np.lexsort((members, d, lot))
     is_first = np.r_[True, lot[order][1:] != lot[order][:-1]]
     front_of_lot = pd.Series(members[order][is_first], index=lot[order][is_first])
-    front = front_of_lot.reindex(lot).to_numpy()
-    others = members != front
-    b, f, r = members[others], front[others], ref[others]
+    lot_front = front_of_lot.reindex(lot).to_numpy()
+    others = members != lot_front
+    b, f, r = members[others], lot_front[others], ref[others]
 
     # Blocked route: centroid to the nearest point of the frontage crosses the front building.
     route = elementwise(shapely.shortest_line, shapely.centroid(geoms[b]), r, workers=workers)
@@ -396,12 +404,97 @@ def _rear_buildings(
         verdict_b = np.where(is_rear & (lot_kind == "interior") & ~has_route, "may_share_if_no_route", verdict_b)
 
     rear[b] = is_rear
-    front_id[b] = ids[f]
+    front[b] = f
     verdict[b] = verdict_b
     lot_type[members] = kinds[parcel_of[members]]
     searched = alleys is not None and len(alleys) > 0
     reason[b] = _rear_reasons(ids[b], ids[f], is_rear, lot_kind, route_found, verdict_b, profile, searched)
-    return rear, front_id, verdict, lot_type, reason
+    return rear, front, verdict, lot_type, reason
+
+
+def _shared_sewers(rows, fronts, ids, units, required, existing, rules) -> tuple[np.ndarray, np.ndarray]:
+    """The building sewers each rear building that may share adds to the whole, and the sentence saying so.
+
+    Shared, "the whole [is] considered as one building sewer" (Fort Plain § 144-9), so the units rule counts the
+    front building's units with those of every rear building sharing its sewer. The rear buildings of one front
+    building are taken in layer order, each adding what the whole then needs beyond what it needed before: the
+    front building's own sewers can serve a small rear building (it adds 0); five units in all need a second.
+    Unknown units anywhere in the whole leave every share of it unknown.
+    """
+    per = rules.units_per_lateral
+    frame = pd.DataFrame({"row": rows, "front": fronts, "units": units[rows], "lat": existing[rows]})
+    frame = frame.sort_values(["front", "row"], kind="stable")
+    front_units = units[frame["front"].to_numpy()]
+    by_front = frame.groupby("front", sort=False)
+    after = front_units + by_front["units"].cumsum().to_numpy()
+    total = front_units + by_front["units"].transform("sum").to_numpy()
+
+    def need(u: np.ndarray) -> np.ndarray:
+        return np.maximum(1, np.ceil(np.nan_to_num(u) / per.value)) if per.value else np.ones(len(u))
+
+    known = np.isfinite(total)
+    adds = np.where(known, need(after) - need(after - np.nan_to_num(frame["units"].to_numpy())), np.nan)
+    whole_need = need(total)
+    text = pd.Series("", index=frame.index, dtype=object)
+    if per.value:
+        f_ids = pd.Series(ids[frame["front"].to_numpy()], index=frame.index, dtype=object)
+        sharers = pd.Series(ids[frame["row"].to_numpy()], index=frame.index, dtype=object)
+        u = pd.Series(np.nan_to_num(frame["units"].to_numpy()), index=frame.index).map("{:g}".format)
+        listed = (sharers + " " + u).groupby(frame["front"]).transform(", ".join)
+        fu = pd.Series(np.nan_to_num(front_units), index=frame.index).map("{:g}".format)
+        lead = " Shared with " + f_ids + ", the whole considered as one building sewer"
+        counted = (
+            lead
+            + " would serve "
+            + pd.Series(total, index=frame.index).map("{:g}".format)
+            + np.where(total == 1, " living unit (", " living units (")
+            + f_ids
+            + " "
+            + fu
+            + ", "
+            + listed
+            + "), which need at least "
+            + pd.Series(whole_need, index=frame.index).map("{:g}".format)
+            + np.where(whole_need > 1, " building sewers", " building sewer")
+            + f", one for each group of {per.value} living units {per.cited}"
+        )
+        f_need = pd.Series(required[frame["front"].to_numpy()], index=frame.index).map("{:g}".format)
+        a = pd.Series(np.nan_to_num(adds), index=frame.index).map("{:g}".format)
+        verdict = np.where(
+            np.nan_to_num(adds) > 0,
+            ": "
+            + f_ids
+            + " needs "
+            + f_need
+            + " for its own units, so one shared building sewer is not enough and this "
+            "building needs " + a + " of its own.",
+            ": this building needs none of its own.",
+        )
+        text = pd.Series(
+            np.where(
+                known,
+                counted + verdict,
+                lead + " would serve living units that are not all known, so "
+                f"the number of building sewers it needs cannot be set {per.cited}.",
+            ),
+            index=frame.index,
+            dtype=object,
+        )
+        lat_total = (
+            frame["lat"].groupby(frame["front"]).transform("sum").to_numpy() + existing[frame["front"].to_numpy()]
+        )
+        mapped = np.isfinite(lat_total) & known
+        short = np.maximum(whole_need - np.nan_to_num(lat_total), 0)
+        text = text + np.where(
+            mapped,
+            " Together they have "
+            + pd.Series(np.nan_to_num(lat_total), index=frame.index).map("{:g}".format)
+            + " building sewer(s) mapped"
+            + np.where(short > 0, ": " + pd.Series(short, index=frame.index).map("{:g}".format) + " short.", "."),
+            "",
+        )
+    back = np.argsort(frame.index.to_numpy())  # frame.index is the position in rows: back to rows' order
+    return adds[back], text.to_numpy(object)[back]
 
 
 def _crosses_inside(route: np.ndarray, front: np.ndarray) -> np.ndarray:

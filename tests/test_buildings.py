@@ -486,3 +486,32 @@ def test_a_rear_building_on_a_street_that_does_not_run_east_west(turn):
     ).buildings.set_index("building_id")
     assert bool(r.loc["COTTAGE", "rear_building"]), r.loc["COTTAGE", "reason"]
     assert r.loc["COTTAGE", "shared_lateral"] == "may_share_if_no_route"
+
+
+@pytest.mark.parametrize(
+    ("front_units", "rear_units", "rear_needs", "words"),
+    [
+        (3, 2, 1, "would serve 5 living units (FRONT 3, REAR 2), which need at least 2 building sewers"),
+        (2, 1, 0, "would serve 3 living units (FRONT 2, REAR 1), which need at least 1 building sewer,"),
+        (7, 1, 0, "would serve 8 living units (FRONT 7, REAR 1), which need at least 2 building sewers"),
+    ],
+)
+def test_a_rear_building_that_may_share_is_judged_with_the_front_buildings_units(
+    front_units, rear_units, rear_needs, words
+):
+    """§ 144-9: the front building's sewer extended to the rear building is "the whole considered as one building
+    sewer", so the rule of one building sewer "for each group of four living units" counts both buildings' units.
+    RB-4R (2 units) behind RB-4F (3 units) said 1 building sewer and, with a laterals layer, "1 short" of its own,
+    contradicting "may share", while nothing said the shared sewer would serve 5 units, which need 2."""
+    b = buildings(("FRONT", FRONT, {"units": front_units}), ("REAR", REAR, {"units": rear_units}))
+    elsewhere = frame([{"lateral_id": "L-9", "geometry": LineString([(500, 0), (500, 40)])}])
+    r = run(b, parcels(("P", LOT)), FP, laterals=elsewhere)
+    assert r.loc["REAR", "shared_lateral"] == "may_share_if_no_route"
+    assert r.loc["REAR", "required_laterals"] == rear_needs
+    assert pd.isna(r.loc["REAR", "lateral_shortfall"])  # no shortfall of its own: it may share
+    assert words in r.loc["REAR", "reason"]
+    assert ("one shared building sewer is not enough" in r.loc["REAR", "reason"]) is (rear_needs > 0)
+    # Poughkeepsie has no units rule: a rear building that may share needs no building sewer of its own.
+    pk = run(b, parcels(("P", LOT)), PK, laterals=elsewhere)
+    assert pk.loc["REAR", "required_laterals"] == 0 and pd.isna(pk.loc["REAR", "lateral_shortfall"])
+    assert "living units" not in pk.loc["REAR", "reason"]

@@ -70,9 +70,9 @@ PINNED = {
     "poughkeepsie": "43a832f48b15392b5db682805ed7de44e2cef9ae8b047b41c92f098c308cb3c8",
 }
 PINNED_BUILDINGS = {
-    "fort-plain": "c98020916089472a834ef3c11ec005c07a115df26a6fdfa9727525d9250410cc",
+    "fort-plain": "f5af474ba37d3e3b51631b9eb56ce61ab1153a691a1d6703118dc7b24084e0a9",
     "wappinger": "a6851658e7796bc83beb5969e7d50dfd8ac8cadc9fdf1c451985584bbc1c6689",
-    "poughkeepsie": "524cd7038ee7c08845741a58db8ec56553e4f5f7187a745f1b5795d064daadee",
+    "poughkeepsie": "7200cab2fa911e46149a11b0eba8f530e355d21c738f3fb5e786d8c1b1babd7d",
 }
 
 
