@@ -60,7 +60,8 @@ class BuildingsResult:
 
     def cases(self) -> gpd.GeoDataFrame:
         """The buildings with a case to decide: rear or sharing lots, several laterals, units unknown, manhole
-        connections for the administrative body, building sewers below the least size or slope."""
+        connections for the administrative body, building sewers missing on a parcel that must connect, building
+        sewers below the least size or slope."""
         b = self.buildings
         case = (
             b["shared_lateral"].notna()
@@ -187,7 +188,9 @@ def _assess(
         required = np.where(qualifies & ~units_unknown, np.maximum(1, np.ceil(np.nan_to_num(units) / per)), required)
         required = np.where(qualifies & units_unknown, np.nan, required)
     existing = _existing_laterals(geoms, laterals, profile, fpu) if laterals is not None else np.full(n, np.nan)
-    shortfall = np.where(np.isfinite(existing) & np.isfinite(required), np.maximum(required - existing, 0), np.nan)
+    # A building sewer is short only where the parcel must connect (or has): a lot out of range owes none.
+    owed = np.isfinite(existing) & np.isfinite(required) & _duty_to_connect(parcels, parcel_of, profile)
+    shortfall = np.where(owed, np.maximum(required - existing, 0), np.nan)
     # A rear building that may share: "the whole considered as one building sewer" (§ 144-9), so its units are
     # counted with the front building's, and what it lacks is judged for the whole, never as a shortfall of its own.
     shared = qualifies & (verdict == "may_share_if_no_route") & (front >= 0)
@@ -201,15 +204,18 @@ def _assess(
 
     more = qualifies & (np.nan_to_num(required) > 1) & ~shared
     unknown_rule = qualifies & units_unknown & bool(per) & ~shared
+    short = np.nan_to_num(shortfall) > 0
+    missing = short & ~more  # one building sewer owed and none mapped (the units sentence says the rest)
     # The section cited: the first that applies of the rear-building rule, the units rule, the manhole rule and
     # the lateral standard (a finding exactly where a lateral is below it). Chosen as a code per building, so no
     # comparison of a million texts.
-    cited = np.select([pd.notna(verdict), more | unknown_rule, manhole, pipes["below"]], [1, 2, 3, 4], 0)
+    cited = np.select([pd.notna(verdict), more | unknown_rule, manhole, missing, pipes["below"]], [1, 2, 3, 4, 5], 0)
     section = np.full(n, "", dtype=object)
     section[cited == 1] = rules.rear_building_rule.citation
     section[cited == 2] = rules.units_per_lateral.citation
     section[cited == 3] = rules.manhole_connection_classes.citation
-    section[cited == 4] = pipes["section"][cited == 4]
+    section[cited == 4] = rules.separate_building_sewer.citation
+    section[cited == 5] = pipes["section"][cited == 5]
     # The further sentences, built only for the buildings they are about (elementwise, so row by row the same).
     reason = np.asarray(reason, dtype=object).copy()
     rows = np.flatnonzero(more | unknown_rule | manhole)
@@ -225,6 +231,18 @@ def _assess(
             existing[rows],
             shortfall[rows],
             rules,
+        )
+    rows = np.flatnonzero(missing)
+    if len(rows):
+        own = f": it needs its own {rules.separate_building_sewer.cited}."
+        reason[rows] = (
+            (
+                pd.Series(reason[rows], dtype=object)
+                + " No building sewer of the laterals layer reaches it"
+                + np.where(pd.isna(verdict[rows]), own, ".")  # a rear or beside building's reason says it already
+            )
+            .str.strip()
+            .to_numpy(object)
         )
     rows = np.flatnonzero(pipes["below"])
     if len(rows):
@@ -266,6 +284,8 @@ def _assess(
         "beside_separate_required": int(((verdict == "separate_required") & ~rear).sum()),
         "units_unknown": int((units_unknown & qualifies).sum()),
         "needing_more_laterals": int(more.sum()),
+        # Fewer building sewers mapped than required, on parcels that must connect (with a laterals layer).
+        "short_of_building_sewers": int(short.sum()),
         "manhole_connection_cases": int(manhole.sum()),
         "laterals_below_standard": int(pipes["below"].sum()),
     }
@@ -775,6 +795,16 @@ def _units(out, parcels, parcel_of, qualifies, count, rules, parcel_classes):
     source = np.where(nonres, "non-residential class", source)
     unknown = ~np.isfinite(units)
     return units, source, unknown
+
+
+def _duty_to_connect(parcels: gpd.GeoDataFrame, parcel_of: np.ndarray, profile: Profile) -> np.ndarray:
+    """Each building's parcel must connect, or is connected (the mandate analysis's ``status``), so a building sewer
+    is owed. Parcels without a status (not from the analysis), or whose statuses no distance of the law decided (the
+    town left ``mandate.distance_ft`` unset: a search distance found the connection points), are taken to owe one."""
+    if "status" not in parcels.columns or profile.mandate.distance_ft.value is None:
+        return np.ones(len(parcel_of), dtype=bool)
+    owes = parcels["status"].isin(["connected", "mandated"]).to_numpy(bool)
+    return (parcel_of >= 0) & owes[np.clip(parcel_of, 0, None)] if len(parcels) else np.zeros(len(parcel_of), bool)
 
 
 def _existing_laterals(geoms, laterals, profile, fpu) -> np.ndarray:

@@ -515,3 +515,54 @@ def test_a_rear_building_that_may_share_is_judged_with_the_front_buildings_units
     pk = run(b, parcels(("P", LOT)), PK, laterals=elsewhere)
     assert pk.loc["REAR", "required_laterals"] == 0 and pd.isna(pk.loc["REAR", "lateral_shortfall"])
     assert "living units" not in pk.loc["REAR", "reason"]
+
+
+def test_a_building_sewer_is_short_only_where_the_parcel_must_connect_and_the_reason_says_so(tmp_path):
+    """With a laterals layer, every building without a mapped lateral was a case with section "-", an empty reason
+    and lateral_shortfall 1, the summary counting none of them; a house out of range (LB-1 on LT-1, 150 ft from the
+    main) among them, though it owes no building sewer. Now: a shortfall only on a parcel that must connect, and
+    each case with its section and reason, counted in the summary line."""
+    import json
+
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+    from layers.write import write_layers
+    from tests.conftest import ny_frame
+
+    path = tmp_path / "town.gpkg"
+    write_layers(
+        str(path),
+        {
+            "parcels": ny_frame(
+                [
+                    {"parcel_id": "NEAR", "property_class": "210", "geometry": box(0, 25, 60, 225)},
+                    {"parcel_id": "FAR", "property_class": "210", "geometry": box(300, 150, 360, 300)},
+                    {"parcel_id": "LAID", "property_class": "210", "geometry": box(400, 25, 460, 225)},
+                ]
+            ),
+            "buildings": ny_frame(
+                [
+                    {"building_id": "N", "units": 1, "geometry": FRONT},
+                    {"building_id": "F", "units": 1, "geometry": box(310, 200, 350, 240)},
+                    {"building_id": "L", "units": 1, "geometry": box(410, 50, 450, 90)},
+                ]
+            ),
+            "streets": ny_frame([MAIN_ST]),
+            "mains": ny_frame([{"main_id": "M-1", "geometry": LineString([(-1000, 0), (1000, 0)])}]),
+            "laterals": ny_frame([{"lateral_id": "L-L", "geometry": LineString([(430, 50), (430, 2)])}]),
+        },
+    )
+    out = tmp_path / "b.csv"
+    args = ["buildings", "--profile", "fort-plain", "--data", str(path)]
+    result = CliRunner().invoke(main, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    by = {b["building_id"]: b for b in json.loads(result.output)}
+    assert set(by) == {"N"}  # F owes nothing (out of range); L has its lateral
+    assert by["N"]["section"] == "§ 144-9 (section number derived)"
+    assert "No building sewer of the laterals layer reaches it: it needs its own (§ 144-9" in by["N"]["reason"]
+    CliRunner().invoke(main, [*args, "--all", "--out", str(out)])
+    shortfall = pd.read_csv(out, dtype=str, keep_default_na=False).set_index("building_id")["lateral_shortfall"]
+    assert shortfall.to_dict() == {"N": "1", "F": "", "L": "0"}
+    text = " ".join(CliRunner(env={"COLUMNS": "400"}).invoke(main, args).output.split())
+    assert "1 with fewer building sewers mapped than required" in text
