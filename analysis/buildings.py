@@ -181,7 +181,9 @@ def _assess(
         )
 
     parcel_classes = _classes(parcels)  # once, for the units and the manhole cases
-    units, units_source, units_unknown = _units(out, parcels, parcel_of, qualifies, count, rules, parcel_classes)
+    units, units_source, units_unknown = _units(
+        out, parcels, parcel_of, qualifies, count, rules, parcel_classes, profile.discharges.residential_classes.value
+    )
     per = rules.units_per_lateral.value
     required = np.where(qualifies, 1.0, np.nan)
     if per:
@@ -199,7 +201,9 @@ def _assess(
         required[rows], shared_text = _shared_sewers(rows, front[rows], ids, units, required, existing, rules)
         shortfall[rows] = np.nan
         reason[rows] = (pd.Series(reason[rows], dtype=object) + shared_text).str.strip().to_numpy(object)
-    manhole, manhole_why = _manhole_connection(out, parcels, parcel_of, qualifies, count, rules, parcel_classes)
+    manhole, manhole_why = _manhole_connection(
+        out, parcels, parcel_of, qualifies, count, rules, parcel_classes, profile.discharges.residential_classes.value
+    )
     pipes = _lateral_sizes(geoms, laterals, profile, fpu)
 
     more = qualifies & (np.nan_to_num(required) > 1) & ~shared
@@ -220,10 +224,11 @@ def _assess(
     reason = np.asarray(reason, dtype=object).copy()
     rows = np.flatnonzero(more | unknown_rule | manhole)
     if len(rows):
+        unknown_why = _units_unknown_why(rows, parcels, parcel_of, count, rules, parcel_classes)
         reason[rows] = _more_reasons(
             reason[rows],
             more[rows],
-            unknown_rule[rows],
+            np.where(unknown_rule[rows], unknown_why, ""),
             manhole[rows],
             manhole_why[rows],
             units[rows],
@@ -769,8 +774,9 @@ def _classes(parcels: gpd.GeoDataFrame) -> tuple[np.ndarray, pd.Series]:
     return codes, pd.Series(np.asarray(uniques, dtype=object), dtype=object)
 
 
-def _units(out, parcels, parcel_of, qualifies, count, rules, parcel_classes):
-    """Living units: the building's, else the parcel's (when it has one qualifying building), else by class."""
+def _units(out, parcels, parcel_of, qualifies, count, rules, parcel_classes, dwellings):
+    """Living units: the building's, else the parcel's (when it has one qualifying building), else by class; a
+    building of a class not in ``dwellings`` (``discharges.residential_classes``) holds none."""
     n = len(out)
     units = pd.to_numeric(out["units"], errors="coerce").to_numpy(float) if "units" in out else np.full(n, np.nan)
     source = np.where(np.isfinite(units), "building", None).astype(object)
@@ -788,7 +794,7 @@ def _units(out, parcels, parcel_of, qualifies, count, rules, parcel_classes):
     use = ~np.isfinite(units) & sole & np.isfinite(by_class)
     units = np.where(use, by_class, units)
     source = np.where(use, "property class", source)
-    residential = (classes.str.startswith("2").to_numpy() | classes.str.startswith("411").to_numpy())[klass]
+    residential = _residential(classes, dwellings)[klass]
     # Non-residential buildings hold no living units; residential ones without a count are unknown.
     nonres = ~np.isfinite(units) & ~residential & (parcel_of >= 0)
     units = np.where(nonres, 0.0, units)
@@ -807,6 +813,41 @@ def _duty_to_connect(parcels: gpd.GeoDataFrame, parcel_of: np.ndarray, profile: 
     return (parcel_of >= 0) & owes[np.clip(parcel_of, 0, None)] if len(parcels) else np.zeros(len(parcel_of), bool)
 
 
+def _units_unknown_why(rows, parcels, parcel_of, count, rules, parcel_classes) -> np.ndarray:
+    """Why the living units of the buildings at ``rows`` are unknown, in words: a parcel's count (given, or by its
+    class) is for all its buildings and says not how many each holds; else the class needs a count."""
+    n = len(rows)
+    if not len(parcels):
+        return np.full(n, "property class needs a count", dtype=object)
+    p = np.clip(parcel_of[rows], 0, None)
+    many = count[p] >= 2
+    parcel_units = (
+        pd.to_numeric(parcels["units"], errors="coerce").to_numpy(float)[p]
+        if "units" in parcels.columns
+        else np.full(n, np.nan)
+    )
+    codes, classes = parcel_classes
+    by_class = classes.map(rules.class_units.value).to_numpy(float)[codes[p]]
+    k = pd.Series(count[p]).astype(str)
+    split = ", and the data does not say how many each holds: give each building its units in the buildings layer"
+    given = "the parcel's " + pd.Series(parcel_units).map("{:g}".format) + " are for its " + k + " buildings" + split
+    klass = (
+        "property class "
+        + pd.Series(classes.to_numpy(object)[codes[p]], dtype=object)
+        + " gives "
+        + pd.Series(by_class).map("{:g}".format)
+        + " for the whole parcel, with its "
+        + k
+        + " buildings"
+        + split
+    )
+    return np.select(
+        [many & np.isfinite(parcel_units), many & np.isfinite(by_class)],
+        [given.to_numpy(object), klass.to_numpy(object)],
+        "property class needs a count",
+    ).astype(object)
+
+
 def _existing_laterals(geoms, laterals, profile, fpu) -> np.ndarray:
     tol = profile.network.snap_tolerance_ft.value / fpu
     tree = shapely.STRtree(np.asarray(laterals.geometry.values))
@@ -814,14 +855,20 @@ def _existing_laterals(geoms, laterals, profile, fpu) -> np.ndarray:
     return np.bincount(b, minlength=len(geoms)).astype(float)
 
 
+def _residential(classes: pd.Series, dwellings: list[str]) -> np.ndarray:
+    """Each distinct class is a dwelling's (the profile's ``discharges.residential_classes``: 2xx, 411 apartments)."""
+    return classes.str.startswith(tuple(dwellings) or ("\0",)).to_numpy(bool)
+
+
 def _manhole_connection(
-    out, parcels, parcel_of, qualifies, count, rules, parcel_classes
+    out, parcels, parcel_of, qualifies, count, rules, parcel_classes, dwellings
 ) -> tuple[np.ndarray, np.ndarray]:
     """Cases for the administrative body (§ 144-16), and what each is: an institution or a complex of buildings.
 
     A class in ``manhole_connection_classes`` (schools, hospitals, institutions, public buildings) is a case with
     one building; a class in ``complex_classes`` (industrial, commercial) only when at least
-    ``commercial_complex_min_buildings`` occupied buildings stand on the parcel: one building is no complex.
+    ``commercial_complex_min_buildings`` occupied buildings stand on the parcel: one building is no complex. A
+    dwelling's class (``dwellings``: 411 apartments, though it starts with the 4 of commercial) is never one.
     """
     n = len(out)
     why = np.full(n, "", dtype=object)
@@ -838,7 +885,10 @@ def _manhole_connection(
     complex_min = rules.commercial_complex_min_buildings.value
     in_complex = (
         qualifies
-        & classes.str.startswith(tuple(rules.complex_classes.value) or ("\0",)).to_numpy()[klass]
+        & (
+            classes.str.startswith(tuple(rules.complex_classes.value) or ("\0",)).to_numpy()
+            & ~_residential(classes, dwellings)
+        )[klass]
         & (count[p] >= (complex_min or np.inf))
     )
     # The sentences only for the buildings that are a case.
@@ -947,7 +997,9 @@ def _lateral_sizes(geoms, laterals, profile, fpu) -> dict[str, np.ndarray]:
 def _more_reasons(
     reason, more, unknown_rule, manhole, manhole_why, units, required, existing, shortfall, rules
 ) -> np.ndarray:
-    """``reason`` with the units, unknown-units and manhole sentences added, each only where it applies."""
+    """``reason`` with the units, unknown-units and manhole sentences added, each only where it applies.
+
+    ``unknown_rule`` is why each building's living units are unknown, empty where they are known."""
     out = np.asarray(reason, dtype=object).copy()
     per = rules.units_per_lateral
 
@@ -977,12 +1029,13 @@ def _more_reasons(
             "",
         )
         add(rows, lots)
-    rows = np.flatnonzero(unknown_rule)
+    rows = np.flatnonzero(unknown_rule != "")
     if len(rows):
         add(
             rows,
-            f" Living units unknown (property class needs a count): the number of "
-            f"building sewers required cannot be set {per.cited}.",
+            " Living units unknown ("
+            + pd.Series(unknown_rule[rows], dtype=object)
+            + f"): the number of building sewers required cannot be set {per.cited}.",
         )
     rows = np.flatnonzero(manhole)
     if len(rows):

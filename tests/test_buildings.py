@@ -566,3 +566,23 @@ def test_a_building_sewer_is_short_only_where_the_parcel_must_connect_and_the_re
     assert shortfall.to_dict() == {"N": "1", "F": "", "L": "0"}
     text = " ".join(CliRunner(env={"COLUMNS": "400"}).invoke(main, args).output.split())
     assert "1 with fewer building sewers mapped than required" in text
+
+
+def test_apartments_are_no_commercial_complex_and_a_parcels_units_for_two_buildings_are_said_so():
+    """Class 411 is apartments (NYS property classes: 400s commercial, but 411 apartments). Two apartment houses on a
+    411 parcel were "a complex of 2 industrial or commercial buildings", a § 144-16 case; and with the parcel's
+    8 units, "Living units unknown (property class needs a count)" though the parcel gives a count."""
+    b = buildings(("A", box(5, 50, 25, 90)), ("B", box(35, 55, 55, 95)))
+    r = run(b, parcels(("P", LOT, {"property_class": "411", "units": 8})), FP)
+    assert not r["manhole_connection_case"].any()
+    assert r["units_unknown"].all() and r["required_laterals"].isna().all()
+    assert (
+        "the parcel's 8 are for its 2 buildings, and the data does not say how many each holds" in r.loc["A", "reason"]
+    )
+    assert "property class needs a count" not in r.loc["A", "reason"]
+    r = run(b, parcels(("P", LOT, {"property_class": "230"})), FP)
+    assert "property class 230 gives 3 for the whole parcel, with its 2 buildings" in r.loc["A", "reason"]
+    # A commercial class is still a complex, and a 411 parcel without a count still needs one.
+    assert run(b, parcels(("P", LOT, {"property_class": "484"})), FP)["manhole_connection_case"].all()
+    one = run(buildings(("A", FRONT)), parcels(("P", LOT, {"property_class": "411"})), FP)
+    assert "Living units unknown (property class needs a count)" in one.loc["A", "reason"]

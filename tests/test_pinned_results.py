@@ -70,7 +70,7 @@ PINNED = {
     "poughkeepsie": "43a832f48b15392b5db682805ed7de44e2cef9ae8b047b41c92f098c308cb3c8",
 }
 PINNED_BUILDINGS = {
-    "fort-plain": "f5af474ba37d3e3b51631b9eb56ce61ab1153a691a1d6703118dc7b24084e0a9",
+    "fort-plain": "e2e810b83da01a4b97fba74351e83ebd73498fea84f738d7ddaa52ff49ccfe50",
     "wappinger": "a6851658e7796bc83beb5969e7d50dfd8ac8cadc9fdf1c451985584bbc1c6689",
     "poughkeepsie": "7200cab2fa911e46149a11b0eba8f530e355d21c738f3fb5e786d8c1b1babd7d",
 }
