@@ -722,7 +722,6 @@ def _looked_for(profile: Profile, searched: bool) -> str:
 def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, route_found, verdict, profile, searched) -> np.ndarray:
     rules = profile.buildings
     cited = rules.rear_building_rule.cited
-    kinds = _kinds_text(list(rules.other_routes.value)) if rules.other_routes.value else ""
     side = (
         pd.Series(b_ids, dtype=object)
         + " stands beside "
@@ -736,11 +735,13 @@ def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, route_found, verdict, profile
         + " on "
         + np.where(lot_kind == "interior", "an interior lot", "a " + pd.Series(lot_kind).astype(str) + " lot")
     )
+    # The law's own words for its condition (Fort Plain "no private sewer", Poughkeepsie "no sewer"), never one
+    # paraphrase printed under every section.
+    law = rules.rear_building_rule.quote.strip().rstrip(".")
     share = (
         ". Looked for another route for its own building sewer and found none mapped: "
         f"{_looked_for(profile, searched)}. "
-        f"If no sewer is available or can be constructed to it through an adjoining {kinds}, the building sewer "
-        f"from the front building may be extended to it {cited}; the map shows only what was drawn, so the reviewer "
+        f"The law {cited}: \u201c\u2026{law}.\u201d The map shows only what was drawn, so the reviewer "
         "confirms this on the ground."
         + (f" {rules.rear_building_note.value}" if rules.rear_building_note.value else "")
     )
@@ -754,7 +755,10 @@ def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, route_found, verdict, profile
         ],
         np.where(
             lot_kind != "interior",
-            f"; the exception is for interior lots only, so it needs its own building sewer {cited}.",
+            # Wappinger (§ 196-18D) has no exception to lose: it lets no building share, on any lot.
+            f"; the law lets no building share another's building sewer, so it needs its own {cited}."
+            if rules.rear_building_rule.value == "main_extension"
+            else f"; the exception is for interior lots only, so it needs its own building sewer {cited}.",
             f"; it needs its own building sewer {cited}.",
         ),
     )

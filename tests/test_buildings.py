@@ -586,3 +586,28 @@ def test_apartments_are_no_commercial_complex_and_a_parcels_units_for_two_buildi
     assert run(b, parcels(("P", LOT, {"property_class": "484"})), FP)["manhole_connection_case"].all()
     one = run(buildings(("A", FRONT)), parcels(("P", LOT, {"property_class": "411"})), FP)
     assert "Living units unknown (property class needs a count)" in one.loc["A", "reason"]
+
+
+def test_each_law_is_quoted_in_its_own_words_for_a_rear_building():
+    """Fort Plain's reason paraphrased "If no sewer is available or can be constructed", Poughkeepsie's § 168-22.4D
+    wording, under § 144-9, which says "no private sewer"; and Wappinger's rear building on a through lot read "the
+    exception is for interior lots only", though § 196-18D has no exception: it extends the main."""
+    b, p = buildings(*FRONT_REAR), parcels(("P", LOT))
+    fp, pk = run(b, p, FP).loc["REAR", "reason"], run(b, p, PK).loc["REAR", "reason"]
+    assert (
+        "no private sewer is available or can be constructed to the rear building through an adjoining alley, "
+        "court, yard or driveway" in fp
+    )
+    assert "(§ 144-9; section number derived): \u201c\u2026where one building stands at the rear" in fp
+    assert (
+        "no sewer is available or can be constructed to the rear building through an adjoining alley, courtyard"
+        " or driveway" in pk
+    )
+    assert "private sewer" not in pk
+    assert "If no sewer is available" not in fp and "If no sewer is available" not in pk
+    back = {"street_name": "Canal St", "geometry": LineString([(-1000, 250), (1000, 250)])}
+    wp = run(b, p, WP, streets=(MAIN_ST, back)).loc["REAR", "reason"]
+    assert "exception" not in wp
+    assert "the law lets no building share another's building sewer, so it needs its own (§ 196-18D)." in wp
+    # Fort Plain's exception is for interior lots: there, a through lot's rear building still reads so.
+    assert "the exception is for interior lots only" in run(b, p, FP, streets=(MAIN_ST, back)).loc["REAR", "reason"]

@@ -70,9 +70,9 @@ PINNED = {
     "poughkeepsie": "43a832f48b15392b5db682805ed7de44e2cef9ae8b047b41c92f098c308cb3c8",
 }
 PINNED_BUILDINGS = {
-    "fort-plain": "e2e810b83da01a4b97fba74351e83ebd73498fea84f738d7ddaa52ff49ccfe50",
+    "fort-plain": "f95883320f458f8a31a68d5b67b2c88ccfd43fdf56bf57ee31e25bed2127b91f",
     "wappinger": "a6851658e7796bc83beb5969e7d50dfd8ac8cadc9fdf1c451985584bbc1c6689",
-    "poughkeepsie": "7200cab2fa911e46149a11b0eba8f530e355d21c738f3fb5e786d8c1b1babd7d",
+    "poughkeepsie": "f56040d426a984e309343c9c555a99f0fb6ddf586910b571a7ea6e46e3cf6368",
 }
 
 
