@@ -60,7 +60,8 @@ class BuildingsResult:
 
     def cases(self) -> gpd.GeoDataFrame:
         """The buildings with a case to decide: rear or sharing lots, several laterals, units unknown, manhole
-        connections for the administrative body, building sewers below the least size or slope."""
+        connections for the administrative body, building sewers missing on a parcel that must connect, building
+        sewers below the least size or slope."""
         b = self.buildings
         case = (
             b["shared_lateral"].notna()
@@ -155,14 +156,14 @@ def _assess(
         parcel_of >= 0, parcels["parcel_id"].to_numpy(object)[np.clip(parcel_of, 0, None)], None
     )
     rear = np.zeros(n, dtype=bool)
-    front_id = np.full(n, None, dtype=object)
+    front = np.full(n, -1, dtype=np.int64)
     verdict = np.full(n, None, dtype=object)
     lot_type = np.full(n, None, dtype=object)
     reason = np.full(n, "", dtype=object)
 
     lots = distinct(parcel_of[several])
     if len(lots) and streets is not None and len(streets) and mains is not None:
-        rear, front_id, verdict, lot_type, reason = _rear_buildings(
+        rear, front, verdict, lot_type, reason = _rear_buildings(
             geoms,
             ids,
             parcel_of,
@@ -180,36 +181,54 @@ def _assess(
         )
 
     parcel_classes = _classes(parcels)  # once, for the units and the manhole cases
-    units, units_source, units_unknown = _units(out, parcels, parcel_of, qualifies, count, rules, parcel_classes)
+    units, units_source, units_unknown = _units(
+        out, parcels, parcel_of, qualifies, count, rules, parcel_classes, profile.discharges.residential_classes.value
+    )
     per = rules.units_per_lateral.value
     required = np.where(qualifies, 1.0, np.nan)
     if per:
         required = np.where(qualifies & ~units_unknown, np.maximum(1, np.ceil(np.nan_to_num(units) / per)), required)
         required = np.where(qualifies & units_unknown, np.nan, required)
     existing = _existing_laterals(geoms, laterals, profile, fpu) if laterals is not None else np.full(n, np.nan)
-    shortfall = np.where(np.isfinite(existing) & np.isfinite(required), np.maximum(required - existing, 0), np.nan)
-    manhole, manhole_why = _manhole_connection(out, parcels, parcel_of, qualifies, count, rules, parcel_classes)
+    # A building sewer is short only where the parcel must connect (or has): a lot out of range owes none.
+    owed = np.isfinite(existing) & np.isfinite(required) & _duty_to_connect(parcels, parcel_of, profile)
+    shortfall = np.where(owed, np.maximum(required - existing, 0), np.nan)
+    # A rear building that may share: "the whole considered as one building sewer" (§ 144-9), so its units are
+    # counted with the front building's, and what it lacks is judged for the whole, never as a shortfall of its own.
+    shared = qualifies & (verdict == "may_share_if_no_route") & (front >= 0)
+    if shared.any():
+        rows = np.flatnonzero(shared)
+        required[rows], shared_text = _shared_sewers(rows, front[rows], ids, units, required, existing, rules)
+        shortfall[rows] = np.nan
+        reason[rows] = (pd.Series(reason[rows], dtype=object) + shared_text).str.strip().to_numpy(object)
+    manhole, manhole_why = _manhole_connection(
+        out, parcels, parcel_of, qualifies, count, rules, parcel_classes, profile.discharges.residential_classes.value
+    )
     pipes = _lateral_sizes(geoms, laterals, profile, fpu)
 
-    more = qualifies & (np.nan_to_num(required) > 1)
-    unknown_rule = qualifies & units_unknown & bool(per)
+    more = qualifies & (np.nan_to_num(required) > 1) & ~shared
+    unknown_rule = qualifies & units_unknown & bool(per) & ~shared
+    short = np.nan_to_num(shortfall) > 0
+    missing = short & ~more  # one building sewer owed and none mapped (the units sentence says the rest)
     # The section cited: the first that applies of the rear-building rule, the units rule, the manhole rule and
     # the lateral standard (a finding exactly where a lateral is below it). Chosen as a code per building, so no
     # comparison of a million texts.
-    cited = np.select([pd.notna(verdict), more | unknown_rule, manhole, pipes["below"]], [1, 2, 3, 4], 0)
+    cited = np.select([pd.notna(verdict), more | unknown_rule, manhole, missing, pipes["below"]], [1, 2, 3, 4, 5], 0)
     section = np.full(n, "", dtype=object)
     section[cited == 1] = rules.rear_building_rule.citation
     section[cited == 2] = rules.units_per_lateral.citation
     section[cited == 3] = rules.manhole_connection_classes.citation
-    section[cited == 4] = pipes["section"][cited == 4]
+    section[cited == 4] = rules.separate_building_sewer.citation
+    section[cited == 5] = pipes["section"][cited == 5]
     # The further sentences, built only for the buildings they are about (elementwise, so row by row the same).
     reason = np.asarray(reason, dtype=object).copy()
     rows = np.flatnonzero(more | unknown_rule | manhole)
     if len(rows):
+        unknown_why = _units_unknown_why(rows, parcels, parcel_of, count, rules, parcel_classes)
         reason[rows] = _more_reasons(
             reason[rows],
             more[rows],
-            unknown_rule[rows],
+            np.where(unknown_rule[rows], unknown_why, ""),
             manhole[rows],
             manhole_why[rows],
             units[rows],
@@ -217,6 +236,18 @@ def _assess(
             existing[rows],
             shortfall[rows],
             rules,
+        )
+    rows = np.flatnonzero(missing)
+    if len(rows):
+        own = f": it needs its own {rules.separate_building_sewer.cited}."
+        reason[rows] = (
+            (
+                pd.Series(reason[rows], dtype=object)
+                + " No building sewer of the laterals layer reaches it"
+                + np.where(pd.isna(verdict[rows]), own, ".")  # a rear or beside building's reason says it already
+            )
+            .str.strip()
+            .to_numpy(object)
         )
     rows = np.flatnonzero(pipes["below"])
     if len(rows):
@@ -227,7 +258,7 @@ def _assess(
     out["units_source"] = units_source
     out["units_unknown"] = units_unknown & qualifies
     out["rear_building"] = rear
-    out["front_building_id"] = text_column(front_id)
+    out["front_building_id"] = text_column(np.where(front >= 0, ids[np.clip(front, 0, None)], None))
     out["lot_type"] = text_column(lot_type)
     out["shared_lateral"] = text_column(verdict)
     out["required_laterals"] = (
@@ -258,6 +289,8 @@ def _assess(
         "beside_separate_required": int(((verdict == "separate_required") & ~rear).sum()),
         "units_unknown": int((units_unknown & qualifies).sum()),
         "needing_more_laterals": int(more.sum()),
+        # Fewer building sewers mapped than required, on parcels that must connect (with a laterals layer).
+        "short_of_building_sewers": int(short.sum()),
         "manhole_connection_cases": int(manhole.sum()),
         "laterals_below_standard": int(pipes["below"].sum()),
     }
@@ -271,7 +304,7 @@ def _rear_buildings(
     rules = profile.buildings
     n = len(geoms)
     rear = np.zeros(n, dtype=bool)
-    front_id = np.full(n, None, dtype=object)
+    front = np.full(n, -1, dtype=np.int64)
     verdict = np.full(n, None, dtype=object)
     lot_type = np.full(n, None, dtype=object)
     reason = np.full(n, "", dtype=object)
@@ -337,14 +370,14 @@ def _rear_buildings(
     valid = ~shapely.is_missing(ref) & ~shapely.is_empty(ref)
     members, lot, ref = members[valid], lot[valid], ref[valid]
     if not len(members):  # no lot has a frontage or a connection point to measure from (no counting main)
-        return rear, front_id, verdict, lot_type, reason
+        return rear, front, verdict, lot_type, reason
     d = elementwise(shapely.distance, geoms[members], ref, workers=workers)
     order = np.lexsort((members, d, lot))
     is_first = np.r_[True, lot[order][1:] != lot[order][:-1]]
     front_of_lot = pd.Series(members[order][is_first], index=lot[order][is_first])
-    front = front_of_lot.reindex(lot).to_numpy()
-    others = members != front
-    b, f, r = members[others], front[others], ref[others]
+    lot_front = front_of_lot.reindex(lot).to_numpy()
+    others = members != lot_front
+    b, f, r = members[others], lot_front[others], ref[others]
 
     # Blocked route: centroid to the nearest point of the frontage crosses the front building.
     route = elementwise(shapely.shortest_line, shapely.centroid(geoms[b]), r, workers=workers)
@@ -396,12 +429,97 @@ def _rear_buildings(
         verdict_b = np.where(is_rear & (lot_kind == "interior") & ~has_route, "may_share_if_no_route", verdict_b)
 
     rear[b] = is_rear
-    front_id[b] = ids[f]
+    front[b] = f
     verdict[b] = verdict_b
     lot_type[members] = kinds[parcel_of[members]]
     searched = alleys is not None and len(alleys) > 0
     reason[b] = _rear_reasons(ids[b], ids[f], is_rear, lot_kind, route_found, verdict_b, profile, searched)
-    return rear, front_id, verdict, lot_type, reason
+    return rear, front, verdict, lot_type, reason
+
+
+def _shared_sewers(rows, fronts, ids, units, required, existing, rules) -> tuple[np.ndarray, np.ndarray]:
+    """The building sewers each rear building that may share adds to the whole, and the sentence saying so.
+
+    Shared, "the whole [is] considered as one building sewer" (Fort Plain § 144-9), so the units rule counts the
+    front building's units with those of every rear building sharing its sewer. The rear buildings of one front
+    building are taken in layer order, each adding what the whole then needs beyond what it needed before: the
+    front building's own sewers can serve a small rear building (it adds 0); five units in all need a second.
+    Unknown units anywhere in the whole leave every share of it unknown.
+    """
+    per = rules.units_per_lateral
+    frame = pd.DataFrame({"row": rows, "front": fronts, "units": units[rows], "lat": existing[rows]})
+    frame = frame.sort_values(["front", "row"], kind="stable")
+    front_units = units[frame["front"].to_numpy()]
+    by_front = frame.groupby("front", sort=False)
+    after = front_units + by_front["units"].cumsum().to_numpy()
+    total = front_units + by_front["units"].transform("sum").to_numpy()
+
+    def need(u: np.ndarray) -> np.ndarray:
+        return np.maximum(1, np.ceil(np.nan_to_num(u) / per.value)) if per.value else np.ones(len(u))
+
+    known = np.isfinite(total)
+    adds = np.where(known, need(after) - need(after - np.nan_to_num(frame["units"].to_numpy())), np.nan)
+    whole_need = need(total)
+    text = pd.Series("", index=frame.index, dtype=object)
+    if per.value:
+        f_ids = pd.Series(ids[frame["front"].to_numpy()], index=frame.index, dtype=object)
+        sharers = pd.Series(ids[frame["row"].to_numpy()], index=frame.index, dtype=object)
+        u = pd.Series(np.nan_to_num(frame["units"].to_numpy()), index=frame.index).map("{:g}".format)
+        listed = (sharers + " " + u).groupby(frame["front"]).transform(", ".join)
+        fu = pd.Series(np.nan_to_num(front_units), index=frame.index).map("{:g}".format)
+        lead = " Shared with " + f_ids + ", the whole considered as one building sewer"
+        counted = (
+            lead
+            + " would serve "
+            + pd.Series(total, index=frame.index).map("{:g}".format)
+            + np.where(total == 1, " living unit (", " living units (")
+            + f_ids
+            + " "
+            + fu
+            + ", "
+            + listed
+            + "), which need at least "
+            + pd.Series(whole_need, index=frame.index).map("{:g}".format)
+            + np.where(whole_need > 1, " building sewers", " building sewer")
+            + f", one for each group of {per.value} living units {per.cited}"
+        )
+        f_need = pd.Series(required[frame["front"].to_numpy()], index=frame.index).map("{:g}".format)
+        a = pd.Series(np.nan_to_num(adds), index=frame.index).map("{:g}".format)
+        verdict = np.where(
+            np.nan_to_num(adds) > 0,
+            ": "
+            + f_ids
+            + " needs "
+            + f_need
+            + " for its own units, so one shared building sewer is not enough and this "
+            "building needs " + a + " of its own.",
+            ": this building needs none of its own.",
+        )
+        text = pd.Series(
+            np.where(
+                known,
+                counted + verdict,
+                lead + " would serve living units that are not all known, so "
+                f"the number of building sewers it needs cannot be set {per.cited}.",
+            ),
+            index=frame.index,
+            dtype=object,
+        )
+        lat_total = (
+            frame["lat"].groupby(frame["front"]).transform("sum").to_numpy() + existing[frame["front"].to_numpy()]
+        )
+        mapped = np.isfinite(lat_total) & known
+        short = np.maximum(whole_need - np.nan_to_num(lat_total), 0)
+        text = text + np.where(
+            mapped,
+            " Together they have "
+            + pd.Series(np.nan_to_num(lat_total), index=frame.index).map("{:g}".format)
+            + " building sewer(s) mapped"
+            + np.where(short > 0, ": " + pd.Series(short, index=frame.index).map("{:g}".format) + " short.", "."),
+            "",
+        )
+    back = np.argsort(frame.index.to_numpy())  # frame.index is the position in rows: back to rows' order
+    return adds[back], text.to_numpy(object)[back]
 
 
 def _crosses_inside(route: np.ndarray, front: np.ndarray) -> np.ndarray:
@@ -604,7 +722,6 @@ def _looked_for(profile: Profile, searched: bool) -> str:
 def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, route_found, verdict, profile, searched) -> np.ndarray:
     rules = profile.buildings
     cited = rules.rear_building_rule.cited
-    kinds = _kinds_text(list(rules.other_routes.value)) if rules.other_routes.value else ""
     side = (
         pd.Series(b_ids, dtype=object)
         + " stands beside "
@@ -618,11 +735,13 @@ def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, route_found, verdict, profile
         + " on "
         + np.where(lot_kind == "interior", "an interior lot", "a " + pd.Series(lot_kind).astype(str) + " lot")
     )
+    # The law's own words for its condition (Fort Plain "no private sewer", Poughkeepsie "no sewer"), never one
+    # paraphrase printed under every section.
+    law = rules.rear_building_rule.quote.strip().rstrip(".")
     share = (
         ". Looked for another route for its own building sewer and found none mapped: "
         f"{_looked_for(profile, searched)}. "
-        f"If no sewer is available or can be constructed to it through an adjoining {kinds}, the building sewer "
-        f"from the front building may be extended to it {cited}; the map shows only what was drawn, so the reviewer "
+        f"The law {cited}: \u201c\u2026{law}.\u201d The map shows only what was drawn, so the reviewer "
         "confirms this on the ground."
         + (f" {rules.rear_building_note.value}" if rules.rear_building_note.value else "")
     )
@@ -636,7 +755,10 @@ def _rear_reasons(b_ids, f_ids, is_rear, lot_kind, route_found, verdict, profile
         ],
         np.where(
             lot_kind != "interior",
-            f"; the exception is for interior lots only, so it needs its own building sewer {cited}.",
+            # Wappinger (§ 196-18D) has no exception to lose: it lets no building share, on any lot.
+            f"; the law lets no building share another's building sewer, so it needs its own {cited}."
+            if rules.rear_building_rule.value == "main_extension"
+            else f"; the exception is for interior lots only, so it needs its own building sewer {cited}.",
             f"; it needs its own building sewer {cited}.",
         ),
     )
@@ -656,8 +778,9 @@ def _classes(parcels: gpd.GeoDataFrame) -> tuple[np.ndarray, pd.Series]:
     return codes, pd.Series(np.asarray(uniques, dtype=object), dtype=object)
 
 
-def _units(out, parcels, parcel_of, qualifies, count, rules, parcel_classes):
-    """Living units: the building's, else the parcel's (when it has one qualifying building), else by class."""
+def _units(out, parcels, parcel_of, qualifies, count, rules, parcel_classes, dwellings):
+    """Living units: the building's, else the parcel's (when it has one qualifying building), else by class; a
+    building of a class not in ``dwellings`` (``discharges.residential_classes``) holds none."""
     n = len(out)
     units = pd.to_numeric(out["units"], errors="coerce").to_numpy(float) if "units" in out else np.full(n, np.nan)
     source = np.where(np.isfinite(units), "building", None).astype(object)
@@ -675,13 +798,58 @@ def _units(out, parcels, parcel_of, qualifies, count, rules, parcel_classes):
     use = ~np.isfinite(units) & sole & np.isfinite(by_class)
     units = np.where(use, by_class, units)
     source = np.where(use, "property class", source)
-    residential = (classes.str.startswith("2").to_numpy() | classes.str.startswith("411").to_numpy())[klass]
+    residential = _residential(classes, dwellings)[klass]
     # Non-residential buildings hold no living units; residential ones without a count are unknown.
     nonres = ~np.isfinite(units) & ~residential & (parcel_of >= 0)
     units = np.where(nonres, 0.0, units)
     source = np.where(nonres, "non-residential class", source)
     unknown = ~np.isfinite(units)
     return units, source, unknown
+
+
+def _duty_to_connect(parcels: gpd.GeoDataFrame, parcel_of: np.ndarray, profile: Profile) -> np.ndarray:
+    """Each building's parcel must connect, or is connected (the mandate analysis's ``status``), so a building sewer
+    is owed. Parcels without a status (not from the analysis), or whose statuses no distance of the law decided (the
+    town left ``mandate.distance_ft`` unset: a search distance found the connection points), are taken to owe one."""
+    if "status" not in parcels.columns or profile.mandate.distance_ft.value is None:
+        return np.ones(len(parcel_of), dtype=bool)
+    owes = parcels["status"].isin(["connected", "mandated"]).to_numpy(bool)
+    return (parcel_of >= 0) & owes[np.clip(parcel_of, 0, None)] if len(parcels) else np.zeros(len(parcel_of), bool)
+
+
+def _units_unknown_why(rows, parcels, parcel_of, count, rules, parcel_classes) -> np.ndarray:
+    """Why the living units of the buildings at ``rows`` are unknown, in words: a parcel's count (given, or by its
+    class) is for all its buildings and says not how many each holds; else the class needs a count."""
+    n = len(rows)
+    if not len(parcels):
+        return np.full(n, "property class needs a count", dtype=object)
+    p = np.clip(parcel_of[rows], 0, None)
+    many = count[p] >= 2
+    parcel_units = (
+        pd.to_numeric(parcels["units"], errors="coerce").to_numpy(float)[p]
+        if "units" in parcels.columns
+        else np.full(n, np.nan)
+    )
+    codes, classes = parcel_classes
+    by_class = classes.map(rules.class_units.value).to_numpy(float)[codes[p]]
+    k = pd.Series(count[p]).astype(str)
+    split = ", and the data does not say how many each holds: give each building its units in the buildings layer"
+    given = "the parcel's " + pd.Series(parcel_units).map("{:g}".format) + " are for its " + k + " buildings" + split
+    klass = (
+        "property class "
+        + pd.Series(classes.to_numpy(object)[codes[p]], dtype=object)
+        + " gives "
+        + pd.Series(by_class).map("{:g}".format)
+        + " for the whole parcel, with its "
+        + k
+        + " buildings"
+        + split
+    )
+    return np.select(
+        [many & np.isfinite(parcel_units), many & np.isfinite(by_class)],
+        [given.to_numpy(object), klass.to_numpy(object)],
+        "property class needs a count",
+    ).astype(object)
 
 
 def _existing_laterals(geoms, laterals, profile, fpu) -> np.ndarray:
@@ -691,14 +859,20 @@ def _existing_laterals(geoms, laterals, profile, fpu) -> np.ndarray:
     return np.bincount(b, minlength=len(geoms)).astype(float)
 
 
+def _residential(classes: pd.Series, dwellings: list[str]) -> np.ndarray:
+    """Each distinct class is a dwelling's (the profile's ``discharges.residential_classes``: 2xx, 411 apartments)."""
+    return classes.str.startswith(tuple(dwellings) or ("\0",)).to_numpy(bool)
+
+
 def _manhole_connection(
-    out, parcels, parcel_of, qualifies, count, rules, parcel_classes
+    out, parcels, parcel_of, qualifies, count, rules, parcel_classes, dwellings
 ) -> tuple[np.ndarray, np.ndarray]:
     """Cases for the administrative body (§ 144-16), and what each is: an institution or a complex of buildings.
 
     A class in ``manhole_connection_classes`` (schools, hospitals, institutions, public buildings) is a case with
     one building; a class in ``complex_classes`` (industrial, commercial) only when at least
-    ``commercial_complex_min_buildings`` occupied buildings stand on the parcel: one building is no complex.
+    ``commercial_complex_min_buildings`` occupied buildings stand on the parcel: one building is no complex. A
+    dwelling's class (``dwellings``: 411 apartments, though it starts with the 4 of commercial) is never one.
     """
     n = len(out)
     why = np.full(n, "", dtype=object)
@@ -715,7 +889,10 @@ def _manhole_connection(
     complex_min = rules.commercial_complex_min_buildings.value
     in_complex = (
         qualifies
-        & classes.str.startswith(tuple(rules.complex_classes.value) or ("\0",)).to_numpy()[klass]
+        & (
+            classes.str.startswith(tuple(rules.complex_classes.value) or ("\0",)).to_numpy()
+            & ~_residential(classes, dwellings)
+        )[klass]
         & (count[p] >= (complex_min or np.inf))
     )
     # The sentences only for the buildings that are a case.
@@ -824,7 +1001,9 @@ def _lateral_sizes(geoms, laterals, profile, fpu) -> dict[str, np.ndarray]:
 def _more_reasons(
     reason, more, unknown_rule, manhole, manhole_why, units, required, existing, shortfall, rules
 ) -> np.ndarray:
-    """``reason`` with the units, unknown-units and manhole sentences added, each only where it applies."""
+    """``reason`` with the units, unknown-units and manhole sentences added, each only where it applies.
+
+    ``unknown_rule`` is why each building's living units are unknown, empty where they are known."""
     out = np.asarray(reason, dtype=object).copy()
     per = rules.units_per_lateral
 
@@ -854,12 +1033,13 @@ def _more_reasons(
             "",
         )
         add(rows, lots)
-    rows = np.flatnonzero(unknown_rule)
+    rows = np.flatnonzero(unknown_rule != "")
     if len(rows):
         add(
             rows,
-            f" Living units unknown (property class needs a count): the number of "
-            f"building sewers required cannot be set {per.cited}.",
+            " Living units unknown ("
+            + pd.Series(unknown_rule[rows], dtype=object)
+            + f"): the number of building sewers required cannot be set {per.cited}.",
         )
     rows = np.flatnonzero(manhole)
     if len(rows):

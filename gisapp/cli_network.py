@@ -239,8 +239,8 @@ def buildings(show_all, out_path, as_json, **opts):
         f"a main extension); {s['beside_separate_required']} beside another building on its lot need(s) its own "
         f"building sewer; {s['needing_more_laterals']} need more than one building sewer; "
         f"{s['units_unknown']} with living units unknown; {s['manhole_connection_cases']} manhole connection(s) "
-        f"for the administrative body to determine; {s['laterals_below_standard']} with a building sewer below the "
-        "least size or slope.",
+        f"for the administrative body to determine; {s['short_of_building_sewers']} with fewer building sewers "
+        f"mapped than required; {s['laterals_below_standard']} with a building sewer below the least size or slope.",
         highlight=False,
     )
     table = Table(title=f"Buildings with a case to decide under {loaded.profile.id}")

@@ -285,12 +285,17 @@ _BUILDING_RESULTS = {
         "For a rear building: may_share_if_no_route, separate_required or main_extension_required.",
     ),
     "required_laterals": Column(
-        "Building sewers required", "How many building sewers (laterals) the building needs for its living units."
+        "Building sewers required",
+        "How many building sewers (laterals) the building needs for its living units; for a rear building that may "
+        "share the front building's, how many it adds to the two buildings' shared whole.",
     ),
     "existing_laterals": Column(
         "Building sewers mapped", "The laterals mapped at the building (empty without a laterals layer)."
     ),
-    "lateral_shortfall": Column("Building sewers missing", "Required minus mapped building sewers."),
+    "lateral_shortfall": Column(
+        "Building sewers missing",
+        "Required minus mapped building sewers (empty for a rear building that may share: judged with the whole).",
+    ),
     "manhole_connection_case": Column(
         "Manhole connection case",
         "True for a building whose connection through a manhole the administrative body is to determine.",

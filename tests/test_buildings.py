@@ -486,3 +486,128 @@ def test_a_rear_building_on_a_street_that_does_not_run_east_west(turn):
     ).buildings.set_index("building_id")
     assert bool(r.loc["COTTAGE", "rear_building"]), r.loc["COTTAGE", "reason"]
     assert r.loc["COTTAGE", "shared_lateral"] == "may_share_if_no_route"
+
+
+@pytest.mark.parametrize(
+    ("front_units", "rear_units", "rear_needs", "words"),
+    [
+        (3, 2, 1, "would serve 5 living units (FRONT 3, REAR 2), which need at least 2 building sewers"),
+        (2, 1, 0, "would serve 3 living units (FRONT 2, REAR 1), which need at least 1 building sewer,"),
+        (7, 1, 0, "would serve 8 living units (FRONT 7, REAR 1), which need at least 2 building sewers"),
+    ],
+)
+def test_a_rear_building_that_may_share_is_judged_with_the_front_buildings_units(
+    front_units, rear_units, rear_needs, words
+):
+    """§ 144-9: the front building's sewer extended to the rear building is "the whole considered as one building
+    sewer", so the rule of one building sewer "for each group of four living units" counts both buildings' units.
+    RB-4R (2 units) behind RB-4F (3 units) said 1 building sewer and, with a laterals layer, "1 short" of its own,
+    contradicting "may share", while nothing said the shared sewer would serve 5 units, which need 2."""
+    b = buildings(("FRONT", FRONT, {"units": front_units}), ("REAR", REAR, {"units": rear_units}))
+    elsewhere = frame([{"lateral_id": "L-9", "geometry": LineString([(500, 0), (500, 40)])}])
+    r = run(b, parcels(("P", LOT)), FP, laterals=elsewhere)
+    assert r.loc["REAR", "shared_lateral"] == "may_share_if_no_route"
+    assert r.loc["REAR", "required_laterals"] == rear_needs
+    assert pd.isna(r.loc["REAR", "lateral_shortfall"])  # no shortfall of its own: it may share
+    assert words in r.loc["REAR", "reason"]
+    assert ("one shared building sewer is not enough" in r.loc["REAR", "reason"]) is (rear_needs > 0)
+    # Poughkeepsie has no units rule: a rear building that may share needs no building sewer of its own.
+    pk = run(b, parcels(("P", LOT)), PK, laterals=elsewhere)
+    assert pk.loc["REAR", "required_laterals"] == 0 and pd.isna(pk.loc["REAR", "lateral_shortfall"])
+    assert "living units" not in pk.loc["REAR", "reason"]
+
+
+def test_a_building_sewer_is_short_only_where_the_parcel_must_connect_and_the_reason_says_so(tmp_path):
+    """With a laterals layer, every building without a mapped lateral was a case with section "-", an empty reason
+    and lateral_shortfall 1, the summary counting none of them; a house out of range (LB-1 on LT-1, 150 ft from the
+    main) among them, though it owes no building sewer. Now: a shortfall only on a parcel that must connect, and
+    each case with its section and reason, counted in the summary line."""
+    import json
+
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+    from layers.write import write_layers
+    from tests.conftest import ny_frame
+
+    path = tmp_path / "town.gpkg"
+    write_layers(
+        str(path),
+        {
+            "parcels": ny_frame(
+                [
+                    {"parcel_id": "NEAR", "property_class": "210", "geometry": box(0, 25, 60, 225)},
+                    {"parcel_id": "FAR", "property_class": "210", "geometry": box(300, 150, 360, 300)},
+                    {"parcel_id": "LAID", "property_class": "210", "geometry": box(400, 25, 460, 225)},
+                ]
+            ),
+            "buildings": ny_frame(
+                [
+                    {"building_id": "N", "units": 1, "geometry": FRONT},
+                    {"building_id": "F", "units": 1, "geometry": box(310, 200, 350, 240)},
+                    {"building_id": "L", "units": 1, "geometry": box(410, 50, 450, 90)},
+                ]
+            ),
+            "streets": ny_frame([MAIN_ST]),
+            "mains": ny_frame([{"main_id": "M-1", "geometry": LineString([(-1000, 0), (1000, 0)])}]),
+            "laterals": ny_frame([{"lateral_id": "L-L", "geometry": LineString([(430, 50), (430, 2)])}]),
+        },
+    )
+    out = tmp_path / "b.csv"
+    args = ["buildings", "--profile", "fort-plain", "--data", str(path)]
+    result = CliRunner().invoke(main, [*args, "--json"])
+    assert result.exit_code == 0, result.output
+    by = {b["building_id"]: b for b in json.loads(result.output)}
+    assert set(by) == {"N"}  # F owes nothing (out of range); L has its lateral
+    assert by["N"]["section"] == "§ 144-9 (section number derived)"
+    assert "No building sewer of the laterals layer reaches it: it needs its own (§ 144-9" in by["N"]["reason"]
+    CliRunner().invoke(main, [*args, "--all", "--out", str(out)])
+    shortfall = pd.read_csv(out, dtype=str, keep_default_na=False).set_index("building_id")["lateral_shortfall"]
+    assert shortfall.to_dict() == {"N": "1", "F": "", "L": "0"}
+    text = " ".join(CliRunner(env={"COLUMNS": "400"}).invoke(main, args).output.split())
+    assert "1 with fewer building sewers mapped than required" in text
+
+
+def test_apartments_are_no_commercial_complex_and_a_parcels_units_for_two_buildings_are_said_so():
+    """Class 411 is apartments (NYS property classes: 400s commercial, but 411 apartments). Two apartment houses on a
+    411 parcel were "a complex of 2 industrial or commercial buildings", a § 144-16 case; and with the parcel's
+    8 units, "Living units unknown (property class needs a count)" though the parcel gives a count."""
+    b = buildings(("A", box(5, 50, 25, 90)), ("B", box(35, 55, 55, 95)))
+    r = run(b, parcels(("P", LOT, {"property_class": "411", "units": 8})), FP)
+    assert not r["manhole_connection_case"].any()
+    assert r["units_unknown"].all() and r["required_laterals"].isna().all()
+    assert (
+        "the parcel's 8 are for its 2 buildings, and the data does not say how many each holds" in r.loc["A", "reason"]
+    )
+    assert "property class needs a count" not in r.loc["A", "reason"]
+    r = run(b, parcels(("P", LOT, {"property_class": "230"})), FP)
+    assert "property class 230 gives 3 for the whole parcel, with its 2 buildings" in r.loc["A", "reason"]
+    # A commercial class is still a complex, and a 411 parcel without a count still needs one.
+    assert run(b, parcels(("P", LOT, {"property_class": "484"})), FP)["manhole_connection_case"].all()
+    one = run(buildings(("A", FRONT)), parcels(("P", LOT, {"property_class": "411"})), FP)
+    assert "Living units unknown (property class needs a count)" in one.loc["A", "reason"]
+
+
+def test_each_law_is_quoted_in_its_own_words_for_a_rear_building():
+    """Fort Plain's reason paraphrased "If no sewer is available or can be constructed", Poughkeepsie's § 168-22.4D
+    wording, under § 144-9, which says "no private sewer"; and Wappinger's rear building on a through lot read "the
+    exception is for interior lots only", though § 196-18D has no exception: it extends the main."""
+    b, p = buildings(*FRONT_REAR), parcels(("P", LOT))
+    fp, pk = run(b, p, FP).loc["REAR", "reason"], run(b, p, PK).loc["REAR", "reason"]
+    assert (
+        "no private sewer is available or can be constructed to the rear building through an adjoining alley, "
+        "court, yard or driveway" in fp
+    )
+    assert "(§ 144-9; section number derived): \u201c\u2026where one building stands at the rear" in fp
+    assert (
+        "no sewer is available or can be constructed to the rear building through an adjoining alley, courtyard"
+        " or driveway" in pk
+    )
+    assert "private sewer" not in pk
+    assert "If no sewer is available" not in fp and "If no sewer is available" not in pk
+    back = {"street_name": "Canal St", "geometry": LineString([(-1000, 250), (1000, 250)])}
+    wp = run(b, p, WP, streets=(MAIN_ST, back)).loc["REAR", "reason"]
+    assert "exception" not in wp
+    assert "the law lets no building share another's building sewer, so it needs its own (§ 196-18D)." in wp
+    # Fort Plain's exception is for interior lots: there, a through lot's rear building still reads so.
+    assert "the exception is for interior lots only" in run(b, p, FP, streets=(MAIN_ST, back)).loc["REAR", "reason"]

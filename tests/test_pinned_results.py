@@ -70,9 +70,9 @@ PINNED = {
     "poughkeepsie": "cb5daf4ce27519f74e6aaa9c375f5d0579a72c38fd3e27b5c2f9dd267fda6447",
 }
 PINNED_BUILDINGS = {
-    "fort-plain": "c98020916089472a834ef3c11ec005c07a115df26a6fdfa9727525d9250410cc",
+    "fort-plain": "f95883320f458f8a31a68d5b67b2c88ccfd43fdf56bf57ee31e25bed2127b91f",
     "wappinger": "a6851658e7796bc83beb5969e7d50dfd8ac8cadc9fdf1c451985584bbc1c6689",
-    "poughkeepsie": "524cd7038ee7c08845741a58db8ec56553e4f5f7187a745f1b5795d064daadee",
+    "poughkeepsie": "f56040d426a984e309343c9c555a99f0fb6ddf586910b571a7ea6e46e3cf6368",
 }
 
 
