@@ -360,8 +360,10 @@ def test_a_share_of_an_estimated_system_flow_says_it_is_an_estimate():
     of a town's data with none known connected, and nothing said so (a tester). The estimate says what it is; the
     plant's measured flow, set in the profile, is given as set."""
     estimated = _users(600.0, FP)["discharge_duties"]
-    assert "2.3% of the system's 25,600 gpd (estimated: every parcel connected or required to connect in the data, "
-    "not the plant's measured flow)" in estimated
+    assert (
+        "2.3% of the system's 25,600 gpd (estimated: every parcel connected or required to connect in the data, "
+        "not the plant's measured flow)" in estimated
+    )
     measured = load_profile("fort-plain", overrides={"discharges.system_flow_gpd": "20000"})
     said = _users(600.0, measured)["discharge_duties"]
     assert "3.0% of the system's 20,000 gpd. Above 2%" in said and "estimated" not in said
