@@ -35,7 +35,7 @@ from layers.errors import LayerError, LayerValidationError, Problem, quote_passw
 from layers.heard import quiet
 from layers.schema import SPECS
 from layers.uploads import hidden_member, outside_archive
-from layers.validate import ColumnMapping, prepare_layer
+from layers.validate import ColumnMapping, check_streets_hold_no_lots, prepare_layer
 
 # Names a layer or file may have, per kind, lower-case and without extension; first match wins.
 LAYER_NAMES: dict[str, tuple[str, ...]] = {
@@ -1267,6 +1267,7 @@ def load_layers(
     labels = {kind: sources[kind].label for kind in frames}
     problems += check_layers_together(frames, labels)
     problems += check_sizes(frames, labels)
+    problems += check_streets_hold_no_lots(frames, labels)
     if any(p.severity == "error" for p in problems):
         raise LayerValidationError(problems)
     return Layers(

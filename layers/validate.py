@@ -149,6 +149,51 @@ def prepare_layer(
     return gdf.drop(columns=_ROW), problems
 
 
+# A street right-of-way holding this many whole parcels is no right-of-way: a service area, a town boundary or a
+# zoning district given as the streets layer (one 55-million-sq-ft polygon made every lot "abut a sewered street").
+LOTS_IN_A_STREET = 3
+
+
+def check_streets_hold_no_lots(frames: dict[str, gpd.GeoDataFrame], labels: dict[str, str]) -> list[Problem]:
+    """Refuse a streets layer whose polygons hold whole parcels: a right-of-way lies between lots, never around them.
+
+    A service-area polygon given as the streets layer was taken as one right-of-way containing every parcel, and
+    the mandated parcels went from 57 to 275 without a word (a tester). A polygon wholly containing
+    ``LOTS_IN_A_STREET`` parcels or more is refused, naming it; a road parcel drawn on its right-of-way is one lot
+    and passes. Centreline streets hold nothing and are not checked.
+    """
+    streets, parcels = frames.get("streets"), frames.get("parcels")
+    if streets is None or parcels is None or not len(streets) or not len(parcels):
+        return []
+    geoms = np.asarray(streets.geometry.values)
+    areas = np.flatnonzero(np.isin(shapely.get_type_id(geoms), (3, 6)))
+    if not len(areas):
+        return []
+    tree = shapely.STRtree(np.asarray(parcels.geometry.values))
+    street, _ = tree.query(geoms[areas], predicate="contains_properly")
+    held = np.bincount(street, minlength=len(areas))
+    wrong = held >= LOTS_IN_A_STREET
+    if not wrong.any():
+        return []
+    rows = areas[wrong]
+    ids = streets["street_id"].astype(str).to_numpy()[rows] if "street_id" in streets.columns else rows.astype(str)
+    most = int(held[wrong].max())
+    return [
+        Problem(
+            "streets",
+            "street_holds_lots",
+            "error",
+            f"{labels['streets']}: {len(rows):,} of its polygons wholly {'contains' if len(rows) == 1 else 'contain'} "
+            f"parcels ({most:,}{' at most' if len(rows) > 1 else ''}), but a street right-of-way lies between lots, "
+            "never around them: this looks like another layer (a service area, a town boundary) given as the streets. "
+            "Give the streets' rights-of-way or centrelines, or leave the streets layer out.",
+            len(rows),
+            tuple(ids[:50]),
+            fix=Fix("layer", "streets", "PATH"),
+        )
+    ]
+
+
 def _local_grid(
     gdf: gpd.GeoDataFrame, kind: str, label: str, target_crs: CRS, override_crs: str | None
 ) -> Problem | None:

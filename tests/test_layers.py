@@ -1307,3 +1307,25 @@ def test_a_zip_of_no_map_layer_says_what_it_holds_not_that_it_may_be_damaged(tmp
     said = str(caught.value)
     assert f"town.zip holds no map layer sewerplan reads ({held})" in said
     assert "damaged" not in said and "GDAL" not in said
+
+
+def test_a_streets_layer_whose_polygon_holds_the_lots_is_refused(tmp_path):
+    """A service-area polygon given as the streets layer was taken as one right-of-way around every parcel, and the
+    mandated parcels went from 57 to 275 without a word (a tester). A right-of-way polygon holding whole lots is
+    refused; one with a road parcel drawn on it, and centreline streets, pass."""
+    parcels, mains, streets = (tmp_path / f"{k}.gpkg" for k in ("parcels", "mains", "streets"))
+    lots = [{"SBL": f"L-{i}", "geometry": box(60 * i, 25, 60 * i + 50, 125)} for i in range(4)]
+    lots.append({"SBL": "ROAD", "geometry": box(-100, -24, 300, 24)})  # the road's own tax parcel
+    ny_frame(lots).to_file(parcels)
+    mains_frame().to_file(mains)
+    sources = {k: LayerSource(k, str(p)) for k, p in (("parcels", parcels), ("mains", mains), ("streets", streets))}
+    ny_frame([{"street_id": "AREA", "geometry": box(-500, -500, 1000, 1000)}]).to_file(streets)
+    with pytest.raises(LayerValidationError) as refused:
+        load_layers(sources, target_crs=TARGET)
+    (problem,) = errors(refused.value.problems)
+    assert problem.check == "street_holds_lots" and problem.feature_ids == ("AREA",)
+    assert "1 of its polygons wholly contains parcels (5), but a street right-of-way lies between lots" in (
+        problem.message
+    )
+    ny_frame([{"street_id": "MAIN", "geometry": box(-100, -25, 300, 25)}]).to_file(streets)  # a true right-of-way
+    assert not errors(load_layers(sources, target_crs=TARGET).problems)
