@@ -239,7 +239,8 @@ def _analyze(
     return MandateResult(
         parcels=out,
         measuring_lines=measuring,
-        summary=_summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, notice_reason, unnoticed),
+        summary=_summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, notice_reason, unnoticed)
+        | {"nearest_main_ft": _nearest(measure.distance_ft)},
         building_parcels=building_parcels,
         street_pairs=near.pairs if has_streets and not has_rows else None,
     )
@@ -405,6 +406,15 @@ def _status_codes(profile, connected, near, held, occupied, distance_ft, thresho
         ],
         default=STATUSES.index("mandated"),
     )
+
+
+def _nearest(distance_ft: np.ndarray) -> float | None:
+    """The least distance from any parcel to a counting main (feet, to the hundredth), None where none was measured:
+    a run in which every parcel is out of range says how near the nearest came (parcels drawn five miles from
+    their mains, in a wrong CRS, were all "out_of_range" without a word; a tester)."""
+    finite = np.asarray(distance_ft, dtype=float)
+    finite = finite[np.isfinite(finite)]
+    return round(float(finite.min()), 2) if len(finite) else None
 
 
 def _summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, notice_reason, unnoticed) -> dict:

@@ -248,6 +248,28 @@ def not_bound_words(unbound: int, mandated: int, rule) -> str:
     )
 
 
+def none_in_reach_words(summary: dict) -> str | None:
+    """A warning where no parcel lies within the distance: how near the nearest came, and what to check. Parcels
+    drawn five miles from their mains (a wrong CRS within the ten miles the layer check allows) were all
+    "out_of_range" without a word (a tester).
+
+    Examples
+    --------
+    >>> print(none_in_reach_words({"parcels": 381, "distance_ft": 100.0, "nearest_main_ft": 26_412.5}))
+    Warning: none of the 381 parcels lies within 100 ft of a public sewer main; the nearest lies 26,412.5 ft away. If
+    the town has sewered streets, check that the parcels and mains are drawn in the CRSs they declare.
+    """
+    parcels, nearest, limit = summary.get("parcels") or 0, summary.get("nearest_main_ft"), summary.get("distance_ft")
+    if not parcels or nearest is None or limit is None or nearest <= limit + 0.01:  # the measuring tolerance
+        return None
+    return (
+        f"Warning: {'the one parcel does not lie' if parcels == 1 else f'none of the {parcels:,} parcels lies'} "
+        f"within {summary['distance_ft']:g} ft of a public sewer main; "
+        f"the nearest lies {nearest:,.1f} ft away. If the town has sewered streets, check that the parcels and mains "
+        "are drawn in the CRSs they declare."
+    )
+
+
 def _print_summary(summary: dict, profile) -> None:
     out = Console()
     title = f"{profile.municipality}: {summary['parcels']:,} parcels, {profile.mandate.distance_ft.citation}"
@@ -277,6 +299,8 @@ def _print_summary(summary: dict, profile) -> None:
         out.print(
             f"Control manhole and length to the outfall found for {summary['traced']:,} parcels.", highlight=False
         )
+    if far := none_in_reach_words(summary):
+        out.print(far, highlight=False)
     if summary["notice_date"]:
         out.print(f"Notice date {summary['notice_date']}; {deadline_words(summary, profile)}", highlight=False)
     unbound = summary.get("notices_not_bound") or 0

@@ -628,3 +628,18 @@ def test_a_deadline_counted_from_service_allows_the_days_for_the_mail(street_blo
     streets, mains = street_block
     r = run([lot("P", 0, 25)], mains, streets, profile, notice_date=dt.date(2027, 3, 1))
     assert r.loc["P", "deadline"] == "2027-06-04"  # 90 days and 5 for the mail, as the letter counts them
+
+
+def test_a_run_with_no_parcel_in_reach_says_how_near_the_nearest_came(fort_plain, street_block):
+    """Parcels drawn five miles from their mains were all out of range without a word (a tester). The run keeps the
+    nearest distance, and the command warns with it; a run with a parcel in reach does not."""
+    from gisapp.cli import none_in_reach_words
+
+    streets, mains = street_block
+    far = analyze_mandates(frame([lot("FAR", 0, 26_400)]), mains, streets=streets, profile=fort_plain)
+    assert far.summary["nearest_main_ft"] == pytest.approx(26_400, abs=0.01)
+    assert none_in_reach_words(far.summary).startswith(
+        "Warning: the one parcel does not lie within 100 ft of a public sewer main; the nearest lies 26,400.0 ft away."
+    )
+    near = analyze_mandates(frame([lot("NEAR", 0, 25)]), mains, streets=streets, profile=fort_plain)
+    assert none_in_reach_words(near.summary) is None
