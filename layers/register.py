@@ -1239,9 +1239,13 @@ class Register:
                     )
             action = "corrected" if correct else "marked"
             for row in rows:
-                changes = {"status": status, "is_open": 1 if status in OPEN else 0, "note": note}
+                # A change given without a note keeps the note the notice has: a second extension with the note
+                # left empty wiped "owner asked", and no event said so (a tester).
+                changes = {"status": status, "is_open": 1 if status in OPEN else 0}
                 if correct:  # the day alone: the notice's status and note stay as they were marked
-                    changes = {"note": note} if note is not None else {}
+                    changes = {}
+                if note is not None:
+                    changes["note"] = note
                 if new_deadline is not None:
                     changes["deadline"] = new_deadline
                 if day is not None:

@@ -288,6 +288,24 @@ def test_a_connected_rows_day_is_corrected_on_the_page(client, app, monkeypatch)
     ]
 
 
+def test_a_second_extension_without_a_note_keeps_the_first_ones_note(client, app):
+    """Extended with the note "owner asked", then extended again with the note left empty: the note was wiped, and
+    no event said so, so the events still read "owner asked" as the note (a tester). An empty note keeps it."""
+    _issue(client)
+    register = Register(store=app.config["STORE"], create=False)
+    parcel, notice = register.listing()[["parcel_id", "notice_id"]].iloc[0]
+    token = csrf(client)
+    sent = {"parcel_id": parcel, "notice_id": notice, "status": "extended", "csrf_token": token}
+    client.post("/notices/mark", data=sent | {"until": "2027-06-30", "note": "owner asked"})
+    client.post("/notices/mark", data=sent | {"until": "2027-07-31", "note": ""})
+    row = register.listing().set_index("notice_id").loc[notice]
+    assert (str(row["deadline"]), row["note"]) == ("2027-07-31", "owner asked")
+    assert "owner asked" in client.get(f"/notices?q={quote(parcel)}").get_data(as_text=True)
+    client.post("/notices/mark", data=sent | {"until": "2027-08-31", "note": "second call"})
+    notes = [(e["old_value"], e["new_value"]) for e in register.events_of(notice) if e["field"] == "note"]
+    assert notes == [(None, "owner asked"), ("owner asked", "second call")]
+
+
 def test_the_status_form_has_no_default_status(client):
     page = _issue(client)
     form = re.search(r'<form method="post" action="/notices/mark".*?</form>', page, re.S).group(0)
