@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import hmac
 import secrets
+from urllib.parse import urlsplit
 
 from flask import Flask, abort, current_app, g, redirect, request, session, url_for
 
@@ -120,9 +121,19 @@ def _refuse_before_reading_body() -> None:
 
 
 def _not_signed_in():
+    """To the sign-in page, and back afterwards to the page asked for, its query too (a "show on the map" link's
+    ``?parcel=``). A form sent after the session ended (signed out in another tab) goes back to the page it was
+    sent from, and the sign-in page says it was not saved: it came back to the form's address and "405 Method Not
+    Allowed", the change lost without a word (a tester)."""
     if request.path.startswith("/api/") or request.is_json:
         abort(401, description="Sign in first.")
-    abort(redirect(url_for("auth.login", next=request.path)))
+    if request.method in ("GET", "HEAD"):
+        target = request.full_path.removesuffix("?")
+        abort(redirect(url_for("auth.login", next=target)))
+    came_from = urlsplit(request.referrer or "")
+    page = came_from.path + (f"?{came_from.query}" if came_from.query else "")
+    same_site = came_from.netloc == request.host and local_path(page)
+    abort(redirect(url_for("auth.login", next=page if same_site else "/", unsaved=1)))
 
 
 def csrf_token() -> str:

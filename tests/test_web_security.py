@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import stat
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -275,6 +276,44 @@ def test_after_sign_in_only_a_path_on_this_site_is_followed(app, target, lands_o
     )
     assert response.status_code == 302
     assert response.headers["Location"] == lands_on
+
+
+def test_signing_in_goes_back_to_the_page_asked_for_with_its_query(app):
+    """A "show on the map" link (``/?parcel=1.1-1-5``) opened signed out landed, after signing in, on the whole town:
+    the sign-in kept the path and dropped the query (a tester)."""
+    client = app.test_client()
+    asked = client.get("/notices?q=1.1-1-5&status=open", environ_base={"REMOTE_ADDR": "10.0.0.9"})
+    assert asked.status_code == 302
+    target = parse_qs(urlsplit(asked.headers["Location"]).query)["next"][0]
+    assert target == "/notices?q=1.1-1-5&status=open"
+    Auth(app, client).csrf()
+    done = client.post(
+        asked.headers["Location"],
+        data={"name": "pat", "password": "planner-password", "csrf_token": csrf(client)},
+        environ_base={"REMOTE_ADDR": "10.0.0.9"},
+    )
+    assert done.headers["Location"] == "/notices?q=1.1-1-5&status=open"
+
+
+def test_a_form_sent_after_signing_out_says_it_was_not_saved_and_goes_back_to_its_page(app):
+    """Signed out in another tab, a Save on the register went to the sign-in page, then to the form's own address:
+    "405 Method Not Allowed", and the extension was never recorded, without a word (a tester)."""
+    client = app.test_client()
+    sent = client.post(
+        "/notices/mark",
+        data={"parcel_id": "1.1-1-9", "status": "extended"},
+        headers={"Referer": "http://localhost/notices?q=1.1-1-9"},
+        environ_base={"REMOTE_ADDR": "10.0.0.9"},
+    )
+    assert sent.status_code == 302
+    asked = parse_qs(urlsplit(sent.headers["Location"]).query)
+    assert asked["next"] == ["/notices?q=1.1-1-9"] and asked["unsaved"] == ["1"]
+    page = client.get(sent.headers["Location"], environ_base={"REMOTE_ADDR": "10.0.0.9"}).get_data(as_text=True)
+    assert "You were signed out, so what you last sent was not" in page
+    elsewhere = client.post(
+        "/notices/mark", headers={"Referer": "https://evil.example/notices"}, environ_base={"REMOTE_ADDR": "10.0.0.9"}
+    )
+    assert parse_qs(urlsplit(elsewhere.headers["Location"]).query)["next"] == ["/"]
 
 
 def test_the_instance_folder_setting_moves_uploads_notices_and_accounts_too(tmp_path, monkeypatch):
