@@ -30,7 +30,14 @@ from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
 from layers.read import read_hazard_list
-from layers.register import STATUSES, ConnectedRecordedError, Register, RegisterMissingError, ServiceRecordedError
+from layers.register import (
+    STATUSES,
+    ConnectedRecordedError,
+    OpenNoticeError,
+    Register,
+    RegisterMissingError,
+    ServiceRecordedError,
+)
 from layers.store import store_label
 from layers.town import TOWN_FILE, write_town_template
 
@@ -553,7 +560,11 @@ def record(parcel_id, status, on, note, store, register_url, as_json):
     """Record that a parcel with no open notice (held back, or never noticed) connected on a day; it is never
     noticed again. A parcel with an open notice is marked instead (`notices mark PARCEL connected`)."""
     register = _open(register_url, store)
-    done = services.record_connection(register, parcel_id, status, on=on, actor=_actor(), note=note, store=store)
+    try:
+        done = services.record_connection(register, parcel_id, status, on=on, actor=_actor(), note=note, store=store)
+    except OpenNoticeError as exc:
+        how = f"`sewerplan notices mark {shlex.quote(parcel_id)} connected --on {on.isoformat()}`"
+        raise LayerError(str(exc).replace("(mark it connected)", f"({how})")) from None
     said = f"{parcel_id}: recorded connected on {done['on']} ({done['record_id']}, no notice); it is not noticed again."
     click.echo(json.dumps(done, indent=2) if as_json else said)
 

@@ -219,6 +219,11 @@ class ServiceRecordedError(LayerError):
     """A notice already recorded served in person, recorded again without asking to correct it."""
 
 
+class OpenNoticeError(LayerError):
+    """A connection recorded without a notice for a parcel that has an open one: that notice is marked instead. The
+    message says so in words; the command line and the notices page each add how (a command, a row's Save)."""
+
+
 class ConnectedRecordedError(LayerError):
     """A parcel marked connected already, marked so again without asking to correct its day."""
 
@@ -1305,10 +1310,9 @@ class Register:
             if live:
                 n = live[0]
                 being = " (its batch is being written)" if n["status"] == "prepared" else ""
-                raise LayerError(
+                raise OpenNoticeError(
                     f"Parcel {parcel_id} has an open notice, {n['notice_id']}{being}: record the connection on that "
-                    f"notice (`sewerplan notices mark {_shell_word(parcel_id)} connected`, or connected and Save on "
-                    "its row of the notices page), so its deadline stops running."
+                    "notice (mark it connected), so its deadline stops running."
                 )
             latest = [r for r in rows if r["status"] != "cancelled"][-1:]
             before = [r for r in rows if r["notice_type"] == RECORD and r["status"] in CLOSING]

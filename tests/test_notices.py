@@ -42,7 +42,7 @@ from analysis.profiles import load_profile
 from gisapp.cli import main
 from layers.errors import LayerError
 from layers.letters import label_texts, verify_batch, write_mailing_list
-from layers.register import HEAD, Register, RegisterMissingError, new_batch_id
+from layers.register import HEAD, OpenNoticeError, Register, RegisterMissingError, new_batch_id
 from layers.sample import sample_town
 from layers.store import read_results, read_setting
 from layers.town import TEMPLATE, load_town_settings
@@ -1872,7 +1872,7 @@ def test_a_connection_made_without_a_notice_is_recorded_with_who_and_when(regist
         register.record(parcel, "connected", on="2027-02-11", actor="clerk")
     # A parcel with an open notice is marked, not recorded: its notice would stay open beside the record.
     noticed = again["notices"][0]["parcel_id"]
-    with pytest.raises(LayerError, match=f"open notice.*notices mark {re.escape(noticed)} connected"):
+    with pytest.raises(OpenNoticeError, match="open notice.*record the connection on that notice .mark it connected."):
         register.record(noticed, "connected", on="2027-02-10", actor="clerk")
     with pytest.raises(LayerError, match="does not exist"):
         register.record("x", "connected", on="2027-02-30", actor="clerk")
@@ -1947,6 +1947,11 @@ def test_cli_records_a_connection_for_a_parcel_held_back_or_never_noticed(tmp_pa
     assert " record " in f" {row} " and " viol " not in f" {row} " and "nan" not in row, row
     typo = invoke("notices", "record", "NO-SUCH-PARCEL", "connected", "--on", "2027-02-10", "--store", store, ok=False)
     assert typo.exit_code == 2 and "NO-SUCH-PARCEL" in typo.output
+    noticed = next(str(n["parcel_id"]) for n in first["notices"])  # one with an open notice: the command that marks it
+    open_one = invoke("notices", "record", noticed, "connected", "--on", "2027-02-10", "--store", store, ok=False)
+    said = " ".join(open_one.output.split())
+    how = f"`sewerplan notices mark {noticed} connected --on 2027-02-10`"
+    assert f"record the connection on that notice ({how})" in said
     again = json.loads(_issue_cli(store, tmp_path / "out").stdout)  # the next batch neither notices nor holds it
     assert again["issued"] == 0 and parcel not in {str(h["parcel_id"]) for h in again["held"]}
 

@@ -1241,6 +1241,7 @@ def test_the_page_records_a_connection_made_without_a_notice(client, app):
     ):
         refused = client.post("/notices/record", data=form | {"csrf_token": token})
         assert refused.status_code == 400 and says in _message(refused), form
+        assert "sewerplan" not in _message(refused)  # a clerk is told the page's way, never a command (a tester)
     assert notice["notice_id"] == rows[1]["notice_id"]
 
 
@@ -1322,7 +1323,7 @@ def test_a_connection_made_without_a_notice_is_recorded_in_chromium(store, tmp_p
         form.find_element(By.ID, "record-button").click()
         said = wait_for(browser, lambda: [e.text for e in browser.find_elements(By.ID, "error")])[0]
         assert "has an open notice" in said, said
-        assert "Save on its row of the notices page" in said, said
+        assert "Save on its row of the register" in said and "sewerplan" not in said, said
         assert register.notices_of(parcel)[0]["notice_type"] == "record"
         popup = open_popup(browser, url, parcel, "recorded without a notice")
         assert "none: no notice was given" in popup.text

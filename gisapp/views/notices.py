@@ -46,6 +46,7 @@ from layers.register import (
     STATUSES,
     MailingConflictError,
     NoticeChangedError,
+    OpenNoticeError,
     Register,
     RegisterMissingError,
     ServiceRecordedError,
@@ -388,6 +389,10 @@ def record():
             actor=f"web:{g.user}",
             note=note,
             store=current_app.config["STORE"],
+        )
+    except OpenNoticeError as exc:  # the page's own way: the notice's row in the register
+        return _record_refused(
+            str(exc).replace("(mark it connected)", "(connected and Save on its row of the register)")
         )
     except LayerError as exc:
         return _record_refused(web_text(exc))
