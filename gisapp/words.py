@@ -97,6 +97,26 @@ def town_date(value, fmt: str = DEFAULT_DATE_FORMAT) -> str:
     return day.strftime(portable)
 
 
+_DAY_IN_TEXT = re.compile(r"(?<![\w-])(\d{4}-\d{2}-\d{2})(?![\w-])")
+
+
+def town_dates_in(text: str | None, fmt: str = DEFAULT_DATE_FORMAT) -> str | None:
+    """Every day written YYYY-MM-DD in a sentence, in the town's format: the register's refusals name days as the
+    command line reads them, and the notices page said "due 2027-03-14" beside its own "March 14, 2027" (a tester).
+    A day the calendar does not have stays as typed, for the sentence that says so.
+
+    Examples
+    --------
+    >>> town_dates_in("The day it connected, 2027-02-01, is after today (2026-12-07).")
+    'The day it connected, February 1, 2027, is after today (December 7, 2026).'
+    >>> town_dates_in("2027-02-30 does not exist: February 2027 has 28 days")
+    '2027-02-30 does not exist: February 2027 has 28 days'
+    """
+    if not text:
+        return text
+    return _DAY_IN_TEXT.sub(lambda m: town_date(m.group(1), fmt), text)
+
+
 def reason_without_deadline(reason: str | None, deadline: str | None) -> str | None:
     """A parcel's reason without the run's closing deadline sentence, as the map's popup shows it: the popup's
     Deadline row gives the deadline that holds (the notice's once one is issued), labelled and in the town's date

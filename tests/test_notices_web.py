@@ -229,8 +229,8 @@ def test_a_save_marking_a_notice_connected_keeps_the_day_it_connected(client, ap
     (p1, n1), (p2, n2) = register.listing()[["parcel_id", "notice_id"]].head(2).itertuples(index=False)
     token = csrf(client)
     for on, says in (
-        ("2027-03-11", "The day it connected, 2027-03-11, is after today (2027-03-10)"),
-        ("2027-02-27", f"The day it connected, 2027-02-27, is before notice {n1} was given (2027-03-01)"),
+        ("2027-03-11", "The day it connected, March 11, 2027, is after today (March 10, 2027)"),
+        ("2027-02-27", f"The day it connected, February 27, 2027, is before notice {n1} was given (March 1, 2027)"),
         ("2027-03-04", f"{p1}: connected on March 4, 2027."),
     ):
         sent = {"parcel_id": p1, "notice_id": n1, "status": "connected", "on": on, "csrf_token": token}
@@ -272,7 +272,7 @@ def test_a_connected_rows_day_is_corrected_on_the_page(client, app, monkeypatch)
     assert fields["on"] == "2027-03-09" and fields["correct"] == "1" and fields["notice_id"] == notice
     for on, says in (
         ("", f"Pick the right day parcel {parcel} connected"),
-        ("2027-03-11", "The day it connected, 2027-03-11, is after today (2027-03-10)"),
+        ("2027-03-11", "The day it connected, March 11, 2027, is after today (March 10, 2027)"),
         (
             "2027-03-04",
             f"{parcel}: the day it connected corrected to March 4, 2027 (the old day stays in its history).",

@@ -39,7 +39,7 @@ from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
 from gisapp.views._said import heard, say
 from gisapp.words import count as count_words
-from gisapp.words import town_date
+from gisapp.words import town_date, town_dates_in
 from layers.errors import LayerError
 from layers.register import (
     STATES,
@@ -85,6 +85,7 @@ def _back(message: str | None = None, error: str | None = None):
     redirect not followed (a script, a second tab) leaves its sentence off every other page."""
     # A row's change comes back to the register as the clerk had it (filters and page), sent as back_* fields.
     kept = {k: v for k in BACK_ARGS if (v := request.form.get(f"back_{k}"))}
+    error = town_dates_in(error, current_app.config["DATE_FORMAT"])  # the register's ISO days, as the page writes them
     return redirect(url_for("notices.index", **kept, **say(message=message, error=error)))
 
 
@@ -539,7 +540,7 @@ def _record_refused(error: str):
     kept = {k: (request.form.get(k) or "").strip() for k in ("parcel_id", "on", "note")}
     request.args = request.args.copy()
     request.args.update({k: v for k in BACK_ARGS if (v := request.form.get(f"back_{k}"))})
-    return _page(error=error, record_form=kept, status_code=400)
+    return _page(error=town_dates_in(error, current_app.config["DATE_FORMAT"]), record_form=kept, status_code=400)
 
 
 def _stale(error: str):
