@@ -153,7 +153,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
             where = f"The schema {schema} of the PostGIS database {redact_url(url)}"
         found = _match(_tables_by_bare_name(tables), lambda name: LayerSource("", url, name))
         if not found:
-            raise LayerError(_nothing_found(where, tables, "table"))
+            raise LayerError(_nothing_found(where, tables, "table"), fix=EACH_LAYER)
         return found
     path = Path(data)
     if not path.exists():
@@ -167,7 +167,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
     if path.is_file() and path.suffix.lower() in PARQUET_SUFFIXES:
         found = _match({path.stem.lower(): path}, lambda p: LayerSource("", str(p)))
         if not found:
-            raise LayerError(_nothing_found(f"The GeoParquet file {path.name}", [path.stem], "layer"))
+            raise LayerError(_nothing_found(f"The GeoParquet file {path.name}", [path.stem], "layer"), fix=EACH_LAYER)
         return found
     if path.is_file() and path.suffix.lower() in TABLE_SUFFIXES:
         raise LayerError(
@@ -187,7 +187,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
             held = [p.name for p in sorted(path.iterdir()) if not p.name.startswith(".")]
             # "." (run from inside the folder) has no name of its own: say the folder's
             named = path.name or path.resolve().name or str(path.resolve())
-            raise LayerError(_nothing_found(f"The folder {named}", held, "file"))
+            raise LayerError(_nothing_found(f"The folder {named}", held, "file"), fix=EACH_LAYER)
         return found
     if path.suffix.lower() == ".zip":
         _check_zip(str(path))
@@ -200,7 +200,8 @@ def find_layers(data: str) -> dict[str, LayerSource]:
                     names = {str(n).lower(): str(n) for n, _ in pyogrio.list_layers(packages[0])}
                 found = _match(names, lambda name: LayerSource("", packages[0], name))
             if not found:
-                raise LayerError(_nothing_found(path.name, [Path(m).name for m in inside.values()], "file"))
+                held = [Path(m).name for m in inside.values()]
+                raise LayerError(_nothing_found(path.name, held, "file"), fix=EACH_LAYER)
             _tables_named_as_layers(path.name, [str(m) for m in _zip_files(path)], found, then="zip it")
             return found
     try:
@@ -220,7 +221,7 @@ def find_layers(data: str) -> dict[str, LayerSource]:
     shaped = _match({k: v for k, v in names.items() if k not in tables}, lambda name: LayerSource("", str(path), name))
     found = _match(names, lambda name: LayerSource("", str(path), name)) | shaped
     if not found:
-        raise LayerError(_nothing_found(path.name, list(names.values()), "layer"))
+        raise LayerError(_nothing_found(path.name, list(names.values()), "layer"), fix=EACH_LAYER)
     if path.suffix.lower() == ".zip":
         top = [m.name for m in _zip_files(path) if len(m.parts) == 1]
         _tables_named_as_layers(path.name, top, found, then="zip it")
@@ -385,6 +386,11 @@ def _top_level_files(path: Path, top_level: list[PurePosixPath]) -> dict[str, st
                 "which one is meant: zip only the one you mean, or rename the other."
             )
     return {stem: f"/vsizip/{path.resolve()}/{m}" for stem, m in by_stem.items()}
+
+
+# The fix of a source whose layers are not named as sewerplan expects: each layer given on its own (its flag names it;
+# a town's data never named by us was refused without it, a tester).
+EACH_LAYER = Fix("layer", "parcels", "PATH")
 
 
 def _nothing_found(what: str, held: list[str], noun: str) -> str:

@@ -430,6 +430,8 @@ def test_folder_of_unknown_names_lists_what_it_holds(town, tmp_path):
     assert result.exit_code == 2
     assert "The folder export holds no file named as sewerplan expects (it holds Tax_Lots_2024" in result.stderr
     assert "Give --data" not in result.stderr
+    # the option that gives each layer on its own is named, as every refusal names its fix (a tester)
+    assert result.stderr.rstrip().endswith("Use --layer parcels=PATH.")
 
 
 def test_the_folder_one_is_in_is_named_when_given_as_a_dot(town, tmp_path, monkeypatch):
