@@ -341,6 +341,19 @@ class BatchResult:
         return [r for r in self.rows if r.get("status") != "ok"]
 
 
+def refuse_over_a_batch(
+    out_dir: str | os.PathLike, *, resume: bool, overwrite: bool, how: tuple[str, str] = ("resume it", "overwrite it")
+) -> None:
+    """Refuse a batch into a folder holding another's results unless told to resume or overwrite them; ``how``
+    words the two (the command line names its options, and checks before it starts a cluster: it started one, then
+    said "resume it or overwrite it" without naming either; a tester)."""
+    if holds_batch(out_dir) and not (resume or overwrite):
+        raise LayerError(
+            f"{out_dir} already holds the results of a batch: {how[0]} (only failed and missing municipalities run) "
+            f"or {how[1]} (its results are deleted first)."
+        )
+
+
 def run_batch(
     manifest: Manifest,
     out_dir: str,
@@ -362,11 +375,7 @@ def run_batch(
     from distributed import as_completed
 
     started = time.perf_counter()
-    if holds_batch(out_dir) and not (resume or overwrite):
-        raise LayerError(
-            f"{out_dir} already holds the results of a batch: resume it (only failed and missing municipalities "
-            "run) or overwrite it."
-        )
+    refuse_over_a_batch(out_dir, resume=resume, overwrite=overwrite)
     if overwrite and not resume:
         clear_batch(out_dir)
     output_crs = output_crs_for(manifest)

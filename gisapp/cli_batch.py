@@ -10,7 +10,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from gisapp.batch import dask_client, run_batch
+from gisapp.batch import dask_client, refuse_over_a_batch, run_batch
 from gisapp.cli_common import user_errors
 from layers.manifest import read_manifest
 
@@ -49,6 +49,7 @@ def batch(manifest_path, out_dir, scheduler, workers, memory_limit, gpkg, resume
     if resume and overwrite:
         raise click.UsageError("Give --resume or --overwrite, not both.")
     manifest = read_manifest(manifest_path)
+    refuse_over_a_batch(out_dir, resume=resume, overwrite=overwrite, how=("give --resume", "--overwrite"))
     console = Console(stderr=True, quiet=as_json)
     with dask_client(scheduler, workers=workers, memory_limit=memory_limit) as cluster:
         console.print(f"{len(manifest.towns)} municipalities on {cluster.description}", highlight=False)

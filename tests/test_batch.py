@@ -248,7 +248,8 @@ def test_a_failed_town_is_reported_the_others_finish_and_resume_runs_only_it(sta
 
     # Without --resume or --overwrite, the folder is not touched.
     again = _batch("--manifest", str(manifest), "--out", str(out), "--scheduler", cluster.scheduler_address)
-    assert again.exit_code == 2 and "resume" in again.output
+    assert again.exit_code == 2 and "give --resume (only failed and missing" in " ".join(again.output.split())
+    assert "municipalities on" not in again.output  # refused before a cluster is joined or started (a tester)
     before = {p: p.stat().st_mtime_ns for p in out.glob("municipality=*/part.parquet")}
     entry = f'name = "{wappinger}"\nprofile = "wappinger"'
     fixed = manifest.read_text().replace(entry, entry + '\nset = { "mandate.distance_ft" = 200 }')
