@@ -67,11 +67,13 @@ def write_partition(out_dir: str | Path, partition: str, frame, *, crs=None) -> 
     A column of the input named like the partition key is kept as ``input_municipality``: the key comes from the
     folder name, and a reader would otherwise meet two columns of one name.
     """
-    from layers.write import write_geoparquet
+    from layers.write import with_connection_crs, write_geoparquet
 
     if PARTITION_KEY in frame.columns:
         frame = frame.rename(columns={PARTITION_KEY: f"input_{PARTITION_KEY}"})
-    return write_geoparquet(partition_path(out_dir, partition), frame, crs=crs)
+    # connection_x/y stay in the municipality's measuring CRS whatever the dataset's: the column beside them says
+    # which (Bellinge's in UTM metres beside Manchester's in New York feet, with nothing to tell them apart; a tester)
+    return write_geoparquet(partition_path(out_dir, partition), with_connection_crs(frame), crs=crs)
 
 
 def write_record(out_dir: str | Path, record: dict) -> None:

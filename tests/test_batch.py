@@ -130,6 +130,8 @@ def _same_as_alone(out: Path, alone: dict, names: list[str]) -> None:
         expected = ref["distance_ft"].to_numpy(float)
         assert np.array_equal(np.isnan(distance), np.isnan(expected)), name
         assert np.nanmax(np.abs(distance - expected)) <= 0.01, name
+        # the connection point's coordinates say their CRS, the town's measuring one, whatever the dataset's (a tester)
+        assert set(batch["connection_crs"].dropna()) == {"EPSG:2260"}, name
 
 
 def test_batch_on_a_local_cluster_of_two_worker_processes_matches_analyze(state, alone, tmp_path):
