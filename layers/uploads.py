@@ -175,7 +175,7 @@ def new_upload(
                 left_out = _unzip(raw, folder / "data", limit, max_members)
                 raw.unlink()
             else:
-                stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:60].lstrip(".") or "layer"
+                stem = re.sub(r"[^\w.-]", "_", Path(filename).stem)[:60].lstrip(".") or "layer"
                 target = folder / "data" / f"{stem}{suffix}"
                 raw.rename(target)
                 limit = max_unzipped_bytes if left is None else min(max_unzipped_bytes, left)
@@ -419,7 +419,10 @@ def _member_target(name: PurePosixPath) -> PurePosixPath | None:
 
 
 def _safe_name(text: str) -> str:
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", text)[:80]
+    """A file name as kept in the upload's folder: letters (any alphabet's: "Łódź" stayed "___d_" on the Data page; a
+    tester), digits, ``_ . -``; anything else, spaces and separators among them, ``_``. Never hidden (a leading dot)."""
+    safe = re.sub(r"[^\w.-]", "_", text)[:80]
+    return f"_{safe[1:]}" if safe.startswith(".") else safe
 
 
 def _vector_files(folder: Path):
@@ -909,7 +912,7 @@ def add_to_upload(
             left_out = _unzip(raw, unpacked, limit - raw.stat().st_size, max_members)
             raw.unlink()
         else:
-            stem = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(filename).stem)[:60].lstrip(".") or "layer"
+            stem = re.sub(r"[^\w.-]", "_", Path(filename).stem)[:60].lstrip(".") or "layer"
             raw.rename(unpacked / f"{stem}{suffix}")
             check_content(unpacked / f"{stem}{suffix}", UPLOAD_DRIVERS[suffix])
         if not any(_vector_files(unpacked)):

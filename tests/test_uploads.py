@@ -560,3 +560,15 @@ def test_an_uploads_record_is_written_whole_and_a_killed_writers_copy_cleared(tm
     assert _hidden(folder) == []  # the killed writers' copies went when the lock was taken; the failed one's too
     update_meta(folder, {"profile": "wappinger"})
     assert read_meta(folder)["profile"] == "wappinger" and _hidden(folder) == []
+
+
+def test_an_uploaded_files_name_keeps_its_letters():
+    """"Tax Parcels Łódź.shp" was kept as "Tax_Parcels___d_.shp", and the Data page listed the layer so (a tester):
+    letters of any alphabet stay; spaces and separators become "_" (so "Sewer Mains" is still found as sewer_mains)."""
+    from pathlib import PurePosixPath
+
+    from layers.uploads import _member_target
+
+    assert str(_member_target(PurePosixPath("Tax Parcels Łódź.shp"))) == "Tax_Parcels_Łódź.shp"
+    assert str(_member_target(PurePosixPath("Sewer Mains.dbf"))) == "Sewer_Mains.dbf"
+    assert str(_member_target(PurePosixPath("a;b|c.geojson"))) == "a_b_c.geojson"
