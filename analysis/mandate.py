@@ -436,6 +436,11 @@ def _summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, 
         "notices_held": int((mandated & (unnoticed > 0)).sum()) if unnoticed is not None else 0,
         "notices_not_bound": int((mandated & (unnoticed == NOT_BOUND)).sum()) if unnoticed is not None else 0,
         "notice_period_days": profile.mandate.notice_period_days.value,
+        "deadline": (
+            profile.mandate.notice_period_days.period_end(notice_date).isoformat()
+            if notice_date is not None and profile.mandate.notice_period_days.value is not None
+            else None
+        ),
         "counting_mains": int(counted.counting.sum()),
         "mains": len(mains),
     }

@@ -6,6 +6,7 @@ docs/cli.md). Bad input exits with status 2 and a message that says how to fix i
 
 from __future__ import annotations
 
+import datetime as dt
 import errno
 import json
 import os
@@ -17,6 +18,7 @@ from rich.console import Console
 from rich.table import Table
 
 from analysis.mandate import STATUSES
+from analysis.notices import deadline_flag
 from analysis.profiles import bracketed, covering_tests, rule_tests
 from gisapp import _interrupted_while_starting, services
 from gisapp.cli_batch import batch
@@ -303,6 +305,13 @@ def _print_summary(summary: dict, profile) -> None:
         out.print(far, highlight=False)
     if summary["notice_date"]:
         out.print(f"Notice date {summary['notice_date']}; {deadline_words(summary, profile)}", highlight=False)
+    if flag := deadline_flag(dt.date.fromisoformat(summary["deadline"]) if summary.get("deadline") else None):
+        # as notices preview says it: the run's deadline column and map gave a Sunday with no word (a tester)
+        out.print(
+            f"The deadline {summary['deadline']} falls on a {flag}: the town decides whether to give a later date "
+            "(General Construction Law § 25-a lets an act due then be done the next business day).",
+            highlight=False,
+        )
     unbound = summary.get("notices_not_bound") or 0
     if held := (summary.get("notices_held") or 0) - unbound:
         rule = profile.notices.private_system_reasons

@@ -310,3 +310,15 @@ def test_a_malformed_also_passage_is_refused_when_the_profile_is_read(tmp_path):
     bad.write_text(source.replace('also = [{ section = "§ 196-18B", ', "also = [{ "), encoding="utf-8")
     with pytest.raises(ProfileError, match=r"notices.permit: also must be a list of tables like"):
         load_profile(bad)
+
+
+def test_analyze_says_when_its_deadline_falls_on_a_weekend(town_copy):
+    """`analyze --notice-date 2027-03-01` printed "deadline 90 days after it" and wrote 2027-05-30, a Sunday, into
+    the results with no word, where `notices preview` flags it (a tester)."""
+    from tests.conftest import Runner
+
+    run = ("analyze", "--data", town_copy, "--profile", "fort-plain", "--notice-date")
+    sunday = " ".join(Runner().invoke(*run, "2027-03-01", ok=True).stdout.split())
+    assert "The deadline 2027-05-30 falls on a Sunday: the town decides whether to give a later date" in sunday
+    tuesday = " ".join(Runner().invoke(*run, "2027-03-03", ok=True).stdout.split())
+    assert "falls on a" not in tuesday

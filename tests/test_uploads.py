@@ -563,7 +563,7 @@ def test_an_uploads_record_is_written_whole_and_a_killed_writers_copy_cleared(tm
 
 
 def test_an_uploaded_files_name_keeps_its_letters():
-    """"Tax Parcels Łódź.shp" was kept as "Tax_Parcels___d_.shp", and the Data page listed the layer so (a tester):
+    """ "Tax Parcels Łódź.shp" was kept as "Tax_Parcels___d_.shp", and the Data page listed the layer so (a tester):
     letters of any alphabet stay; spaces and separators become "_" (so "Sewer Mains" is still found as sewer_mains)."""
     from pathlib import PurePosixPath
 
