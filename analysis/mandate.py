@@ -42,7 +42,16 @@ from analysis._parallel import beside, default_workers, elementwise, map_chunks,
 from analysis.areas import held_by_service_area
 from analysis.errors import AnalysisError, Fix
 from analysis.profiles import Profile
-from analysis.reasons import HELD_FOR_REASON, MEASURED_FROM, NOT_BOUND, NOTICED, OCCUPANCY_SOURCES, STATUSES, explain
+from analysis.reasons import (
+    HELD_AS_ASSUMED,
+    HELD_FOR_REASON,
+    MEASURED_FROM,
+    NOT_BOUND,
+    NOTICED,
+    OCCUPANCY_SOURCES,
+    STATUSES,
+    explain,
+)
 from analysis.streets import (
     StreetPairs,
     abuts_sewered,
@@ -446,26 +455,29 @@ def _summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, 
     }
 
 
-def private_system(parcels: pd.DataFrame, profile: Profile) -> np.ndarray:
+def private_system(parcels: pd.DataFrame, profile: Profile, *, said: bool = False):
     """Whether each parcel is served by a private sewage disposal system: its ``private_system`` column (yes/no,
-    true/false, 1/0), else the profile's reading (``notices.private_system_assumed``)."""
+    true/false, 1/0), else the profile's reading (``notices.private_system_assumed``). With ``said``, also whether
+    the column said it, for each parcel (a pair of arrays)."""
     assumed = bool(profile.notices.private_system_assumed.value)
     default = np.full(len(parcels), assumed)
     if "private_system" not in parcels.columns:
-        return default
+        return (default, np.zeros(len(parcels), dtype=bool)) if said else default
     words = parcels["private_system"].astype("string").str.strip().str.lower().fillna("")
     yes, no = words.isin(("y", "yes", "true", "t", "1")).to_numpy(bool), words.isin(("n", "no", "false", "f", "0"))
-    return np.where(yes, True, np.where(no.to_numpy(bool), False, default))
+    private = np.where(yes, True, np.where(no.to_numpy(bool), False, default))
+    return (private, yes | no.to_numpy(bool)) if said else private
 
 
 def not_noticed_for(parcels: pd.DataFrame, profile: Profile, notice_reason: str | None) -> np.ndarray | None:
-    """Why no notice may be given to each parcel (``NOTICED``, ``HELD_FOR_REASON``, ``NOT_BOUND``), or None where
-    nothing limits the notices. Such a parcel gets no deadline and its reason says why, as the letters hold it back
-    (``analysis.notices.plan_notices``):
+    """Why no notice may be given to each parcel (``NOTICED``, ``HELD_FOR_REASON``, ``HELD_AS_ASSUMED``,
+    ``NOT_BOUND``), or None where nothing limits the notices. Such a parcel gets no deadline and its reason says why,
+    as the letters hold it back (``analysis.notices.plan_notices``):
 
     - under Poughkeepsie's § 168-22.3C a property served by a private system is noticed "only when it shall be
       necessary to eliminate a public health hazard" (``notices.private_system_reasons``): a run noticing for a
-      highway improvement program holds them (``HELD_FOR_REASON``);
+      highway improvement program holds them (``HELD_FOR_REASON`` where their private_system column says so,
+      ``HELD_AS_ASSUMED`` where the profile's reading does);
     - Wappinger's § 196-17E binds only "a property served by a private wastewater disposal system"
       (``notices.private_system_only``): a parcel whose ``private_system`` column says no is not bound by it
       (``NOT_BOUND``), notice date or not. The run gave it a deadline the letters then held back.
@@ -475,10 +487,10 @@ def not_noticed_for(parcels: pd.DataFrame, profile: Profile, notice_reason: str 
     only = bool(profile.notices.private_system_only.value)
     if not (limited or only):
         return None
-    private = private_system(parcels, profile)
+    private, said = private_system(parcels, profile, said=True)
     why = np.full(len(parcels), NOTICED, dtype=np.int8)
     if limited:
-        why[private] = HELD_FOR_REASON
+        why[private] = np.where(said[private], HELD_FOR_REASON, HELD_AS_ASSUMED)
     if only:
         why[~private] = NOT_BOUND
     return why

@@ -74,7 +74,9 @@ def _fixed(values: np.ndarray, decimals: int) -> pa.Array:
 # Why no notice may be given to a parcel (``analysis.mandate.not_noticed_for``): the run's notice reason is not one
 # the law allows for a property on a private system (§ 168-22.3C), or the law binds only a property on one
 # (§ 196-17E).
-NOTICED, HELD_FOR_REASON, NOT_BOUND = 0, 1, 2
+# HELD_AS_ASSUMED: held for the notice reason, on a private system by the profile's reading (no private_system column
+# value), where HELD_FOR_REASON is by the column's yes.
+NOTICED, HELD_FOR_REASON, NOT_BOUND, HELD_AS_ASSUMED = 0, 1, 2, 3
 
 
 def _join(*parts) -> pa.Array:
@@ -354,12 +356,19 @@ def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
     # Poughkeepsie's § 168-22.3C: a property on a private system is noticed only for a public health hazard.
     notices = facts.profile.notices
     rule, assumed = notices.private_system_reasons, notices.private_system_assumed
-    held = (
-        duty
-        + " It is served by a private sewage disposal system (by its private_system column, else as "
-        + f'{assumed.section} reads it), and {rule.section} says "{rule.quote.rstrip(".")}": '
-        f"no notice may be given to it {NOTICE_REASONS.get(facts.notice_reason or '', 'for this reason')}, so no "
-        "deadline is set."
+    # which says it is on a private system, the data or the profile's reading: "(by its private_system column, else
+    # as § 168-22.3A reads it)" left a clerk to guess (a tester)
+    by = pc.if_else(
+        pa.array(why == HELD_AS_ASSUMED),
+        f"its private_system column does not say, and {assumed.section} is read so for an occupied property not "
+        "connected to the public sewer",
+        "by its private_system column",
+    )
+    held = _join(
+        duty + " It is served by a private sewage disposal system (",
+        by,
+        f'), and {rule.section} says "{rule.quote.rstrip(".")}": no notice may be given to it '
+        f"{NOTICE_REASONS.get(facts.notice_reason or '', 'for this reason')}, so no deadline is set.",
     )
     # Wappinger's § 196-17E binds only a property served by a private system: one whose column says no is not
     # bound, and is told so in place of the duty (no period, no deadline).
