@@ -274,6 +274,19 @@ def _unoccupied(facts: _Facts, rows: np.ndarray) -> pa.Array:
     if facts.property_class is not None:
         klass = pc.fill_null(pc.take(facts.property_class, pa.array(rows)), "")
         why = pc.if_else(pc.equal(src, 3), _join(why, klass, " is vacant, wild or park land"), why)
+        # The buildings layer decides, but the assessment roll says a dwelling stands there (2xx, residential): said,
+        # so a house missing from the layer is looked for rather than left unmandated without a word (a tester).
+        dwelling = pc.and_(pc.equal(src, 2), pc.starts_with(pc.utf8_trim_whitespace(klass), "2"))
+        why = pc.if_else(
+            dwelling,
+            _join(
+                why,
+                "; yet the assessment roll's property class ",
+                pc.utf8_trim_whitespace(klass),
+                " is a residential property: if a house stands there, the buildings layer lacks it",
+            ),
+            why,
+        )
     return _join(
         "No building used for human occupancy, employment or recreation on the parcel (",
         why,

@@ -643,3 +643,20 @@ def test_a_run_with_no_parcel_in_reach_says_how_near_the_nearest_came(fort_plain
     )
     near = analyze_mandates(frame([lot("NEAR", 0, 25)]), mains, streets=streets, profile=fort_plain)
     assert none_in_reach_words(near.summary) is None
+
+
+def test_a_residential_lot_with_no_building_mapped_says_the_roll_has_a_dwelling(fort_plain, street_block):
+    """A lot the roll lists as one family (210) with no footprint in the buildings layer was "unoccupied ... no
+    building ... stands on it", with nothing to say the roll disagrees (a tester). The sentence says so; a vacant
+    lot (311) does not."""
+    streets, mains = street_block
+    lots = [
+        {"parcel_id": "V-2", "property_class": "210", "geometry": box(0, 25, 50, 125)},
+        {"parcel_id": "V-3", "property_class": "311", "geometry": box(100, 25, 150, 125)},
+    ]
+    sheds = frame([{"building_id": "SHED", "geometry": box(300, 50, 305, 55)}])
+    r = analyze_mandates(frame(lots), mains, streets=streets, buildings=sheds, profile=fort_plain).parcels
+    r = r.set_index("parcel_id")
+    assert (r["status"] == "unoccupied").all()
+    said = "yet the assessment roll's property class 210 is a residential property: if a house stands there"
+    assert said in r.loc["V-2", "reason"] and "assessment roll" not in r.loc["V-3", "reason"]

@@ -53,8 +53,9 @@ def test_a_highway_notice_sets_no_deadline_for_a_property_on_a_private_system():
     assert '§ 168-22.3C says "Such notice shall be given only when' in rows.loc["P-1", "reason"]
     # which says P-1 is on a private system: "(by its private_system column, else as § 168-22.3A reads it)" left a
     # clerk to guess (a tester); P-1's column is empty, so the profile's reading does
-    assert "(its private_system column does not say, and § 168-22.3A is read so for an occupied property" in (
-        rows.loc["P-1", "reason"]
+    assert (
+        "(its private_system column does not say, and § 168-22.3A is read so for an occupied property"
+        in (rows.loc["P-1", "reason"])
     )
     column = _run("highway_improvement", ("yes", "no")).parcels.set_index("parcel_id").loc["P-1", "reason"]
     assert "It is served by a private sewage disposal system (by its private_system column), and" in column
