@@ -438,6 +438,9 @@ def test_the_notices_page_records_a_notice_issued_before_batches_by_its_id(clien
     error, page = said(client.post("/notices/mailing", data=form, content_type="multipart/form-data"))
     assert 'one notice at a time ("A notice issued before batches" below the list)' in error
     assert 'id="article-form"' in page
+    # the one-notice form takes no list: its checkbox said "This list corrects ..." (a tester)
+    one = re.search(r'<form[^>]*id="article-form".*?</form>', page, re.S).group(0)
+    assert "This corrects a number recorded wrongly" in one and "This list" not in one
     message, page = said(
         client.post("/notices/mailing", data={"csrf_token": token, "notice_id": "N-OLD", "article_no": N1})
     )

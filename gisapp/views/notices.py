@@ -169,6 +169,7 @@ def _page(
         record_form=record_form,
         service_form=service_form,
         correct_words=CORRECT_WORDS,
+        one_correct_words=ONE_CORRECT_WORDS,
         by_id_form=BY_ID_FORM,
         service_correct_words=SERVICE_CORRECT_WORDS,
         message=heard("message"),
@@ -406,6 +407,8 @@ def record():
 
 MAILING_MAX_BYTES = 5 * 1024 * 1024  # a mailing list of thousands of envelopes is well under one megabyte
 CORRECT_WORDS = "This list corrects numbers recorded wrongly"  # the form's checkbox, the web's --correct
+# The one-notice form's checkbox: it takes no list, and said "This list corrects ..." (a tester)
+ONE_CORRECT_WORDS = "This corrects a number recorded wrongly"
 
 
 @bp.post("/mailing")
@@ -476,7 +479,7 @@ def _record_article_number():
     except MailingConflictError as exc:
         return _back(
             error=web_text(exc).replace(
-                "record the list again as a correction", f'tick "{CORRECT_WORDS}" and record it again'
+                "record the list again as a correction", f'tick "{ONE_CORRECT_WORDS}" and record it again'
             )
         )
     except LayerError as exc:
