@@ -294,7 +294,13 @@ def _print_summary(summary: dict, profile) -> None:
         out.print(
             f"Buildings: {b['rear_buildings']} rear building(s), {b['needing_more_laterals']} needing more than "
             f"one building sewer, {b['manhole_connection_cases']} manhole connection(s) for the administrative "
-            "body to determine (sewerplan buildings lists them).",
+            f"body to determine"
+            + (
+                f", {b['short_of_building_sewers']} with fewer building sewers mapped than required"
+                if b.get("short_of_building_sewers")
+                else ""
+            )
+            + " (sewerplan buildings lists them).",
             highlight=False,
         )
     if "traced" in summary:

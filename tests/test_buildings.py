@@ -566,6 +566,11 @@ def test_a_building_sewer_is_short_only_where_the_parcel_must_connect_and_the_re
     assert shortfall.to_dict() == {"N": "1", "F": "", "L": "0"}
     text = " ".join(CliRunner(env={"COLUMNS": "400"}).invoke(main, args).output.split())
     assert "1 with fewer building sewers mapped than required" in text
+    # analyze's line on the buildings counts them too (it did not)
+    run = CliRunner(env={"COLUMNS": "400"}).invoke(main, ["analyze", *args[1:]])
+    assert "1 with fewer building sewers mapped than required (sewerplan buildings lists them)" in " ".join(
+        run.output.split()
+    )
 
 
 def test_apartments_are_no_commercial_complex_and_a_parcels_units_for_two_buildings_are_said_so():
