@@ -768,8 +768,9 @@ def petition_passes(signatures: int, benefiting_owners: int) -> bool:
 
 
 def _frontage_ft(chosen, built, streets, profile, fpu) -> np.ndarray:
-    """Each parcel's frontage along the streets the main serves: every segment of a street, by name, in which
-    the main lies (without streets, or for a main in no street: the main itself).
+    """Each parcel's frontage along the streets the main serves: every segment of a street in which the main lies,
+    the street's segments joined as the mandate joins them (``measurement.join_street_segments``; without streets,
+    or for a main in no street: the main itself).
 
     The parcel's boundary within the street's right-of-way grown by the abutting tolerance is cut into segments,
     and each counts by its length along the street (times the cosine of its angle to the nearest street segment),
@@ -787,11 +788,9 @@ def _frontage_ft(chosen, built, streets, profile, fpu) -> np.ndarray:
         )
         rows = distinct(pairs.holds["row"].to_numpy())
         if len(rows):
-            names = streets["street_name"] if "street_name" in streets.columns else pd.Series(None, index=streets.index)
-            served_names = set(names.iloc[rows].dropna().astype(str))
-            served = np.zeros(len(streets), dtype=bool)
-            served[rows] = True
-            served |= names.astype("string").isin(served_names).fillna(False).to_numpy(bool)
+            # the whole street the main lies in, as the mandate reads it (``streets.same_street``): by name, two
+            # Main Streets that never meet were both counted
+            served = np.isin(pairs.street_of, pairs.street_of[rows])
             geoms = np.asarray(streets.geometry.values)[served]
             width = np.full(len(geoms), float(m.default_row_width_ft.value))
             if "row_width_ft" in streets.columns:

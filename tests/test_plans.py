@@ -432,7 +432,16 @@ def test_frontage_is_measured_along_the_street_the_main_serves():
     assert {p: r["frontage_ft"] for p, r in rows.items()} == {f"L{i}": 100.0 for i in (1, 3, 4, 5, 6, 7, 8)}
 
 
-def test_parcel_beyond_the_main_end_pays_by_its_frontage_and_at_least_the_minimum():
+def test_frontage_counts_no_other_street_of_the_same_name():
+    """Frontage was along every street of the served street's name: a second Oak St behind L5, which never meets the
+    first, doubled L5's frontage (a helper saw it beside the streets joined by name). The served street is the
+    segments that meet, as the mandate joins them."""
+    town = layout()
+    back = {"street_name": "Oak St", "geometry": LineString([(450, 150), (650, 150)])}  # behind L5, apart
+    town["streets"] = gpd.GeoDataFrame([*town["streets"].to_dict("records"), back], crs=town["streets"].crs)
+    rows = {p["parcel_id"]: p for p in run(town=town).as_dict()["parcels"]}
+    assert rows["L5"]["frontage_ft"] == 100.0
+
     # The main stops at x=450: L5 (500..600) is 56 ft from its end, so it becomes mandated; its frontage along
     # Oak St, the street the main serves, is 100 ft. L9 abuts Oak St only at its corner: no frontage on it.
     town = layout()
