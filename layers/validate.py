@@ -106,9 +106,13 @@ def prepare_layer(
         Problem(kind, "mapping", "error", text, fix=fix)
         for text, fix in _mapping_mistakes(spec, mapping.columns.get(kind, {}), mapping.values.get(kind, {}))
     ]
+    shapes = np.asarray(gdf.geometry.values)
     gdf, found = _map_columns(gdf, spec, label, mapping.columns.get(kind, {}), mapping.values.get(kind, {}))
     problems += mistakes + found
     if gdf is None or mistakes:
+        # Said now too, not after the columns are fixed: mains given as the parcels were told only of a missing
+        # parcel_id, and of their lines once it was mapped (a tester). Every problem at once, as the README says.
+        problems += _wrong_geometry_kinds(shapes, spec, label)
         return None, problems
     gdf[_ROW] = np.arange(1, len(gdf) + 1)
     gdf = _assign_ids(gdf, spec, problems)
@@ -721,6 +725,42 @@ def _rows_text(rows: np.ndarray, limit: int = 20) -> str:
 
 # shapely's geometry type IDs by name (``shapely.get_type_id``): types compared as small integers, not as text.
 _TYPE_IDS = {name: int(member) for name, member in shapely.GeometryType.__members__.items()}
+
+
+def _wrong_geometry_kinds(shapes: np.ndarray, spec: LayerSpec, label: str) -> list[Problem]:
+    """The geometry-type refusal of a layer whose columns could not be read yet (no IDs to name its features)."""
+    present = shapes[~(shapely.is_missing(shapes) | shapely.is_empty(shapes))]
+    wrong = ~np.isin(shapely.get_type_id(present), _allowed(spec))
+    if not wrong.any():
+        return []
+    counts = pd.Series(shapely.get_type_id(present[wrong])).map(_TYPE_NAMES).value_counts().to_dict()
+    return [
+        Problem(
+            spec.kind,
+            "geometry_type",
+            "error",
+            f"{label} must hold {' or '.join(spec.geometry)} features ({spec.help}) but has "
+            + ", ".join(f"{n} {t}" for t, n in counts.items())
+            + ".",
+            int(wrong.sum()),
+        )
+    ]
+
+
+_TYPE_NAMES = dict(
+    enumerate(
+        (
+            "Point",
+            "LineString",
+            "LinearRing",
+            "Polygon",
+            "MultiPoint",
+            "MultiLineString",
+            "MultiPolygon",
+            "GeometryCollection",
+        )
+    )
+)
 
 
 def _check_geometry_types(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]) -> bool:

@@ -1329,3 +1329,16 @@ def test_a_streets_layer_whose_polygon_holds_the_lots_is_refused(tmp_path):
     )
     ny_frame([{"street_id": "MAIN", "geometry": box(-100, -25, 300, 25)}]).to_file(streets)  # a true right-of-way
     assert not errors(load_layers(sources, target_crs=TARGET).problems)
+
+
+def test_a_layer_of_the_wrong_kind_without_its_id_column_is_told_both_at_once():
+    """Mains given as the parcels were told only that parcel_id is missing; that they are lines came once the
+    column was mapped (a tester). Every problem at once."""
+    lines = mains_frame().drop(columns=["PIPE_ID"])
+    out, problems = prepare(lines)
+    assert out is None
+    assert {p.check for p in errors(problems)} >= {"geometry_type"}
+    assert any("has no parcel_id column" in p.message for p in errors(problems))
+    assert any(
+        "must hold Polygon or MultiPolygon features" in p.message and "1 LineString" in p.message for p in problems
+    )
