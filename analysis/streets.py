@@ -10,10 +10,10 @@ which there is ... a public sanitary sewer". The geometric tests, all settings i
 - A main *lies in* a street when at least ``main_in_street_min_row_widths`` times the street's width of the main
   runs inside the right-of-way, so a main that only crosses the street, or ends in an intersection, does not.
 - A street is *sewered* when a main lies in it. Street layers are split at intersections, so with
-  ``join_street_segments`` a street is all its segments: those that meet end to end (within ``abut_tolerance_ft``)
-  and carry the same ``street_name`` (case and spacing aside) are one street, sewered when a main lies in any of
-  them. Unnamed segments, and same-named streets that do not meet, stay apart; a main that only crosses a street
-  still lies in none of its segments, so it sewers none.
+  ``join_street_segments`` a street is all its segments: those that meet (an end within ``abut_tolerance_ft`` of
+  the other, at its end or along it) and carry the same ``street_name`` (case and spacing aside) are one street,
+  sewered when a main lies in any of them. Unnamed segments, and same-named streets that do not meet, stay apart;
+  a main that only crosses a street still lies in none of its segments, so it sewers none.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import pandas as pd
 import shapely
 from scipy.sparse import coo_array
 from scipy.sparse.csgraph import connected_components
-from scipy.spatial import cKDTree
 
 from analysis._parallel import elementwise, query_pairs
 from analysis.profiles import Profile
@@ -119,8 +118,9 @@ def same_street(geoms: np.ndarray, names: np.ndarray, tol: float) -> np.ndarray:
     """Each segment's street: the lowest position among the segments it is joined to, directly or through others.
 
     Two segments are joined when they carry the same non-empty name (letter case and runs of spaces aside) and an
-    end of one lies within ``tol`` (CRS units) of an end of the other; a right-of-way polygon's every point is an
-    end. Unnamed segments are streets of their own, and so are two same-named streets that never meet.
+    end of one lies within ``tol`` (CRS units) of the other, at its end or anywhere along it (a T-junction); a
+    right-of-way polygon's every point is an end. Unnamed segments are streets of their own, and so are two
+    same-named streets that never meet.
 
     Examples
     --------
@@ -139,21 +139,18 @@ def same_street(geoms: np.ndarray, names: np.ndarray, tol: float) -> np.ndarray:
     parts, owner = shapely.get_parts(geoms[named[multi]], return_index=True)
     parts, owner = np.concatenate([geoms[named[~multi]], parts]), np.concatenate([named[~multi], named[multi][owner]])
     linear = shapely.get_dimensions(parts) == 1
-    # A line's ends from its coordinates (no Point objects), paired by a k-d tree.
+    # A line's ends from its coordinates; each is joined to every part it lies within ``tol`` of, anywhere along it:
+    # a same-named segment ending on the middle of another (a T-junction not split there) is the same street, as
+    # the same junction digitised split is (a tester: the answer depended on how the street was drawn).
     xy, part = shapely.get_coordinates(parts[linear], return_index=True)
     first = np.r_[True, part[1:] != part[:-1]] if len(part) else np.zeros(0, dtype=bool)
     last = np.r_[part[1:] != part[:-1], True] if len(part) else np.zeros(0, dtype=bool)
     ends = np.concatenate([xy[first], xy[last]])
     end_owner = owner[linear][np.concatenate([part[first], part[last]])]
-    pairs = cKDTree(ends, balanced_tree=False, compact_nodes=False).query_pairs(tol, output_type="ndarray")
-    a, b = end_owner[pairs[:, 0]], end_owner[pairs[:, 1]]
     areas = parts[~linear]  # right-of-way polygons (and any points): every point of one is an end
-    if len(areas):
-        i, j = shapely.STRtree(areas).query(
-            np.concatenate([shapely.points(ends), areas]), predicate="dwithin", distance=tol
-        )
-        a = np.concatenate([a, np.concatenate([end_owner, owner[~linear]])[i]])
-        b = np.concatenate([b, owner[~linear][j]])
+    probes = np.concatenate([shapely.points(ends), areas])
+    i, j = shapely.STRtree(parts).query(probes, predicate="dwithin", distance=tol)
+    a, b = np.concatenate([end_owner, owner[~linear]])[i], owner[j]
     join = (a != b) & (code[a] == code[b])
     graph = coo_array((np.ones(int(join.sum()), dtype=np.int32), (a[join], b[join])), shape=(n, n))
     _, label = connected_components(graph, directed=False)

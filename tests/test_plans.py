@@ -442,6 +442,8 @@ def test_frontage_counts_no_other_street_of_the_same_name():
     rows = {p["parcel_id"]: p for p in run(town=town).as_dict()["parcels"]}
     assert rows["L5"]["frontage_ft"] == 100.0
 
+
+def test_parcel_beyond_the_main_end_pays_by_its_frontage_and_at_least_the_minimum():
     # The main stops at x=450: L5 (500..600) is 56 ft from its end, so it becomes mandated; its frontage along
     # Oak St, the street the main serves, is 100 ft. L9 abuts Oak St only at its corner: no frontage on it.
     town = layout()

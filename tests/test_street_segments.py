@@ -133,3 +133,23 @@ def test_right_of_way_polygons_of_one_street_are_joined(fort_plain):
     ]
     r = run([G_1], [M_1], streets, fort_plain)
     assert r.loc["G-1", "status"] == "mandated"
+
+
+def test_a_same_named_segment_ending_on_the_middle_of_another_is_the_same_street():
+    """Oak St as one line carrying the main, and a second "Oak St" segment starting at its midpoint (a T-junction not
+    split there): a lot on the second segment 40 ft from the main was "in range, not abutting", while the same
+    junction drawn split gave "mandated" (a tester). The answer no longer depends on how the street was drawn."""
+    fp = load_profile("fort-plain")
+    lot_on_stem = {"parcel_id": "B-1", "occupied": True, "geometry": box(1030, 40, 1130, 140)}  # east of the stem
+    mains = [main("M-O", (0, 0), (2000, 0))]
+    t_drawn = [street("O-1", "Oak St", (0, 0), (2000, 0)), street("O-2", "Oak St", (1000, 0), (1000, 800))]
+    split = [
+        street("O-1a", "Oak St", (0, 0), (1000, 0)),
+        street("O-1b", "Oak St", (1000, 0), (2000, 0)),
+        street("O-2", "Oak St", (1000, 0), (1000, 800)),
+    ]
+    answers = [run([lot_on_stem], mains, streets, fp).loc["B-1", "status"] for streets in (t_drawn, split)]
+    assert answers == ["mandated", "mandated"]
+    # another street's segment ending on Oak St is still its own street
+    elm = [street("O-1", "Oak St", (0, 0), (2000, 0)), street("E-1", "Elm St", (1000, 0), (1000, 800))]
+    assert run([lot_on_stem], mains, elm, fp).loc["B-1", "status"] == "in_range_not_abutting"
