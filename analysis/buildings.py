@@ -453,6 +453,9 @@ def _shared_sewers(rows, fronts, ids, units, required, existing, rules) -> tuple
     by_front = frame.groupby("front", sort=False)
     after = front_units + by_front["units"].cumsum().to_numpy()
     total = front_units + by_front["units"].transform("sum").to_numpy()
+    # pandas' sum skips a missing value: a rear building of unknown units was counted as none ("(F 3, R1 0)") and
+    # told it needs no building sewer of its own (a tester). Unknown anywhere, the whole is unknown.
+    total[frame["units"].isna().groupby(frame["front"], sort=False).transform("max").to_numpy(bool)] = np.nan
 
     def need(u: np.ndarray) -> np.ndarray:
         return np.maximum(1, np.ceil(np.nan_to_num(u) / per.value)) if per.value else np.ones(len(u))

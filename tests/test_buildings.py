@@ -517,6 +517,21 @@ def test_a_rear_building_that_may_share_is_judged_with_the_front_buildings_units
     assert "living units" not in pk.loc["REAR", "reason"]
 
 
+@pytest.mark.parametrize("unknown", ["REAR", "FRONT"])
+def test_a_shared_sewer_with_a_building_of_unknown_units_is_not_counted(unknown):
+    """A rear building of unknown units was counted as none: "would serve 3 living units (F 3, R1 0) ... this
+    building needs none of its own" (a tester). Unknown on either building, the whole is unknown and said so."""
+    units = {"FRONT": {"units": 3}, "REAR": {"units": 1}}
+    units[unknown] = {}
+    b = buildings(("FRONT", FRONT, units["FRONT"]), ("REAR", REAR, units["REAR"]))
+    r = run(b, parcels(("P", LOT, {"property_class": "210"})), FP)
+    assert bool(r.loc[unknown, "units_unknown"])
+    assert r.loc["REAR", "shared_lateral"] == "may_share_if_no_route"
+    assert pd.isna(r.loc["REAR", "required_laterals"])
+    assert "would serve living units that are not all known" in r.loc["REAR", "reason"]
+    assert "needs none of its own" not in r.loc["REAR", "reason"]
+
+
 def test_a_building_sewer_is_short_only_where_the_parcel_must_connect_and_the_reason_says_so(tmp_path):
     """With a laterals layer, every building without a mapped lateral was a case with section "-", an empty reason
     and lateral_shortfall 1, the summary counting none of them; a house out of range (LB-1 on LT-1, 150 ft from the
