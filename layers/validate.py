@@ -21,6 +21,7 @@ from analysis._parallel import default_workers, elementwise
 from analysis.arrays import distinct
 from analysis.errors import Fix
 from analysis.notices import LETTER_FIELDS, UNREADABLE
+from analysis.profiles import MAX_ROW_WIDTH_FT
 from analysis.units import feet_per_unit
 from layers.crs import check_and_reproject
 from layers.errors import Problem
@@ -153,18 +154,16 @@ def prepare_layer(
     return gdf.drop(columns=_ROW), problems
 
 
-# A street right-of-way holding this many whole parcels is no right-of-way: a service area, a town boundary or a
-# zoning district given as the streets layer (one 55-million-sq-ft polygon made every lot "abut a sewered street").
-LOTS_IN_A_STREET = 3
-
-
 def check_streets_hold_no_lots(frames: dict[str, gpd.GeoDataFrame], labels: dict[str, str]) -> list[Problem]:
-    """Refuse a streets layer whose polygons hold whole parcels: a right-of-way lies between lots, never around them.
+    """Refuse a streets layer whose polygons are too wide for a right-of-way and hold whole parcels: another layer
+    (a service area, a town boundary) given as the streets.
 
     A service-area polygon given as the streets layer was taken as one right-of-way containing every parcel, and
-    the mandated parcels went from 57 to 275 without a word (a tester). A polygon wholly containing
-    ``LOTS_IN_A_STREET`` parcels or more is refused, naming it; a road parcel drawn on its right-of-way is one lot
-    and passes. Centreline streets hold nothing and are not checked.
+    the mandated parcels went from 57 to 275 without a word (a tester). A right-of-way may hold road parcels (the
+    road's own tax lots, one a block along a 3,000-ft avenue), so what tells the two apart is the polygon's mean
+    width (twice its area over its perimeter): a polygon holding a whole parcel and wider on average than any
+    right-of-way a profile may set (``MAX_ROW_WIDTH_FT``) is refused, naming it and the parcels it holds.
+    Centreline streets hold nothing and are not checked.
     """
     streets, parcels = frames.get("streets"), frames.get("parcels")
     if streets is None or parcels is None or not len(streets) or not len(parcels):
@@ -173,24 +172,30 @@ def check_streets_hold_no_lots(frames: dict[str, gpd.GeoDataFrame], labels: dict
     areas = np.flatnonzero(np.isin(shapely.get_type_id(geoms), (3, 6)))
     if not len(areas):
         return []
-    tree = shapely.STRtree(np.asarray(parcels.geometry.values))
-    street, _ = tree.query(geoms[areas], predicate="contains_properly")
-    held = np.bincount(street, minlength=len(areas))
-    wrong = held >= LOTS_IN_A_STREET
-    if not wrong.any():
+    fpu = feet_per_unit(CRS(streets.crs))
+    width_ft = 2 * shapely.area(geoms[areas]) / np.maximum(shapely.length(geoms[areas]), 1e-9) * fpu
+    wide = areas[width_ft > MAX_ROW_WIDTH_FT]
+    if not len(wide):
         return []
-    rows = areas[wrong]
+    street, parcel = shapely.STRtree(np.asarray(parcels.geometry.values)).query(
+        geoms[wide], predicate="contains_properly"
+    )
+    if not len(street):
+        return []
+    rows = wide[np.unique(street)]
     ids = streets["street_id"].astype(str).to_numpy()[rows] if "street_id" in streets.columns else rows.astype(str)
-    most = int(held[wrong].max())
+    held = parcels["parcel_id"].astype(str).to_numpy()[np.unique(parcel)]
+    shown = ", ".join(held[:5]) + (f" and {len(held) - 5:,} more" if len(held) > 5 else "")
+    one = len(rows) == 1
     return [
         Problem(
             "streets",
             "street_holds_lots",
             "error",
-            f"{labels['streets']}: {len(rows):,} of its polygons wholly {'contains' if len(rows) == 1 else 'contain'} "
-            f"parcels ({most:,}{' at most' if len(rows) > 1 else ''}), but a street right-of-way lies between lots, "
-            "never around them: this looks like another layer (a service area, a town boundary) given as the streets. "
-            "Give the streets' rights-of-way or centrelines, or leave the streets layer out.",
+            f"{labels['streets']}: {len(rows):,} of its polygons {'is' if one else 'are'} wider than any street "
+            f"right-of-way ({MAX_ROW_WIDTH_FT:,} ft on average) and {'holds' if one else 'hold'} whole parcels "
+            f"({shown}): this looks like another layer (a service area, a town boundary) given as the streets. Give "
+            "the streets' rights-of-way or centrelines, or leave the streets layer out.",
             len(rows),
             tuple(ids[:50]),
             fix=Fix("layer", "streets", "PATH"),

@@ -1311,23 +1311,25 @@ def test_a_zip_of_no_map_layer_says_what_it_holds_not_that_it_may_be_damaged(tmp
 
 def test_a_streets_layer_whose_polygon_holds_the_lots_is_refused(tmp_path):
     """A service-area polygon given as the streets layer was taken as one right-of-way around every parcel, and the
-    mandated parcels went from 57 to 275 without a word (a tester). A right-of-way polygon holding whole lots is
-    refused; one with a road parcel drawn on it, and centreline streets, pass."""
+    mandated parcels went from 57 to 275 without a word (a tester). A polygon wider than any right-of-way holding
+    whole lots is refused, naming them; a long right-of-way holding a road parcel a block (a second tester: three
+    road lots refused the whole layer), and centreline streets, pass."""
     parcels, mains, streets = (tmp_path / f"{k}.gpkg" for k in ("parcels", "mains", "streets"))
     lots = [{"SBL": f"L-{i}", "geometry": box(60 * i, 25, 60 * i + 50, 125)} for i in range(4)]
-    lots.append({"SBL": "ROAD", "geometry": box(-100, -24, 300, 24)})  # the road's own tax parcel
-    ny_frame(lots).to_file(parcels)
+    roads = [{"SBL": f"ROAD-{i}", "geometry": box(1000 * i - 99, -24, 1000 * i + 899, 24)} for i in range(3)]
+    ny_frame(lots + roads).to_file(parcels)
     mains_frame().to_file(mains)
     sources = {k: LayerSource(k, str(p)) for k, p in (("parcels", parcels), ("mains", mains), ("streets", streets))}
-    ny_frame([{"street_id": "AREA", "geometry": box(-500, -500, 1000, 1000)}]).to_file(streets)
+    ny_frame([{"street_id": "AREA", "geometry": box(-500, -500, 3000, 1000)}]).to_file(streets)
     with pytest.raises(LayerValidationError) as refused:
         load_layers(sources, target_crs=TARGET)
     (problem,) = errors(refused.value.problems)
     assert problem.check == "street_holds_lots" and problem.feature_ids == ("AREA",)
-    assert "1 of its polygons wholly contains parcels (5), but a street right-of-way lies between lots" in (
+    assert "1 of its polygons is wider than any street right-of-way (500 ft on average) and holds whole parcels" in (
         problem.message
     )
-    ny_frame([{"street_id": "MAIN", "geometry": box(-100, -25, 300, 25)}]).to_file(streets)  # a true right-of-way
+    assert "(L-0, L-1, L-2, L-3, ROAD-0 and 2 more)" in problem.message
+    ny_frame([{"street_id": "MAPLE", "geometry": box(-100, -25, 3000, 25)}]).to_file(streets)  # holds 3 road lots
     assert not errors(load_layers(sources, target_crs=TARGET).problems)
 
 
