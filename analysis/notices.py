@@ -2043,7 +2043,8 @@ def with_resolutions(profile: Profile, town: TownSettings | None) -> Profile:
         if isinstance(rule, Rule) and (rule.setting or rule.town_setting):
             _refuse_a_run_value_beside_the_act(key, rule, act)
             section = changes.get(section_name, section)
-            changes[section_name] = dataclasses.replace(section, **{name: dataclasses.replace(rule, value=act.days)})
+            changed = dataclasses.replace(rule, value=act.days, act=act.act)
+            changes[section_name] = dataclasses.replace(section, **{name: changed})
     return dataclasses.replace(profile, **changes) if changes else profile
 
 

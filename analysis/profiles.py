@@ -99,6 +99,10 @@ class Rule:
     # Further passages a letter quotes with this rule, each ``{section, quote}`` (``derived`` where counted): the
     # licence and the other permits a law requires before connecting, beside the permit.
     also: tuple[Passage, ...] = ()
+    # A period the town set itself (``analysis.notices.with_resolutions``): the resolution that set its days, which
+    # a reason cites beside them ("within 60 days of official notice (Resolution 9 of 2027; § 196-17E sets no
+    # period)"). Never in a profile file.
+    act: str = ""
 
     def period_end(self, start: dt.date) -> dt.date:
         """The last day of this period (its value, in days) for a notice dated ``start``: the days after it, and,

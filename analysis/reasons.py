@@ -352,8 +352,12 @@ def _over(facts: _Facts, rows: np.ndarray) -> pa.Array:
 def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
     """The main, the distance, the section and the period to connect in (and the deadline, given a notice date)."""
     md = facts.profile.mandate
-    if md.notice_period_days.value is not None:
-        when = f"within {md.notice_period_days.value} days of official notice"
+    period = md.notice_period_days
+    if period.value is not None:
+        when = f"within {period.value} days of official notice"
+        if period.act:  # the town's resolution set the days: cited as the letters cite it (analysis.notices.Period)
+            sets = f"; {period.section} sets no period" if period.town_setting else f", under {period.section}"
+            when += f" ({period.act}{sets})"
     else:
         when = f"when notified (no period set: {citation_clause(md.notice_period_days.citation)})"
     main, in_street, dist = _main_words(facts, rows)

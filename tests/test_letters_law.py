@@ -128,7 +128,12 @@ def test_a_wappinger_run_takes_its_deadlines_from_the_towns_resolution_beside_th
     assert "deadline 60 days after it (Resolution 9 of 2027 of the Town Board; § 196-17E sets no period)." in said
     with sqlite3.connect(town_copy) as db:
         deadlines = dict(db.execute("SELECT status, group_concat(DISTINCT deadline) FROM parcel_results GROUP BY 1"))
+        reasons = {r for (r,) in db.execute("SELECT reason FROM parcel_results WHERE deadline IS NOT NULL")}
     assert deadlines["mandated"] == "2027-04-30"  # March 1 and 60 days
+    # each parcel's reason cites the resolution for its 60 days, as the summary and the letters do (a tester: it
+    # read "§ 196-17E ... requires ... to connect within 60 days of official notice")
+    said = "within 60 days of official notice (Resolution 9 of 2027 of the Town Board; § 196-17E sets no period)"
+    assert reasons and all(said in r for r in reasons)
 
     refused = Runner().invoke(*run, "--set", "mandate.distance_ft=200", "--set", "mandate.notice_period_days=45")
     assert refused.exit_code != 0
