@@ -140,6 +140,7 @@ def analyze(
     if as_json:
         doc = {
             "summary": summary,
+            "warnings": run_warnings(summary),
             "problems": [p.as_dict() for p in layers.problems],
             "mandated": _mandated_json(mandated),
         }
@@ -250,6 +251,23 @@ def not_bound_words(unbound: int, mandated: int, rule) -> str:
     )
 
 
+def weekend_words(summary: dict) -> str | None:
+    """Where the run's deadline falls on a Saturday, a Sunday or a New York public holiday, the sentence that says so,
+    as `notices preview` says it: the run's deadline column and map gave a Sunday with no word (a tester)."""
+    flag = deadline_flag(dt.date.fromisoformat(summary["deadline"]) if summary.get("deadline") else None)
+    if not flag:
+        return None
+    return (
+        f"The deadline {summary['deadline']} falls on a {flag}: the town decides whether to give a later date "
+        "(General Construction Law § 25-a lets an act due then be done the next business day)."
+    )
+
+
+def run_warnings(summary: dict) -> list[str]:
+    """The warnings a run's summary prints, for `--json` too (it carried neither; a tester)."""
+    return [w for w in (none_in_reach_words(summary), weekend_words(summary)) if w]
+
+
 def none_in_reach_words(summary: dict) -> str | None:
     """A warning where no parcel lies within the distance: how near the nearest came, and what to check. Parcels
     drawn five miles from their mains (a wrong CRS within the ten miles the layer check allows) were all
@@ -311,13 +329,8 @@ def _print_summary(summary: dict, profile) -> None:
         out.print(far, highlight=False)
     if summary["notice_date"]:
         out.print(f"Notice date {summary['notice_date']}; {deadline_words(summary, profile)}", highlight=False)
-    if flag := deadline_flag(dt.date.fromisoformat(summary["deadline"]) if summary.get("deadline") else None):
-        # as notices preview says it: the run's deadline column and map gave a Sunday with no word (a tester)
-        out.print(
-            f"The deadline {summary['deadline']} falls on a {flag}: the town decides whether to give a later date "
-            "(General Construction Law § 25-a lets an act due then be done the next business day).",
-            highlight=False,
-        )
+    if weekend := weekend_words(summary):
+        out.print(weekend, highlight=False)
     unbound = summary.get("notices_not_bound") or 0
     if held := (summary.get("notices_held") or 0) - unbound:
         rule = profile.notices.private_system_reasons

@@ -327,3 +327,7 @@ def test_analyze_says_when_its_deadline_falls_on_a_weekend(town_copy):
     assert "The deadline 2027-05-30 falls on a Sunday: the town decides whether to give a later date" in sunday
     tuesday = " ".join(Runner().invoke(*run, "2027-03-03", ok=True).stdout.split())
     assert "falls on a" not in tuesday
+    # --json carries it too, with the run's other warnings (it carried neither; a tester)
+    doc = Runner().json(*run, "2027-03-01")
+    assert any(w.startswith("The deadline 2027-05-30 falls on a Sunday") for w in doc["warnings"])
+    assert Runner().json(*run, "2027-03-03")["warnings"] == []
