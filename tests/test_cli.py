@@ -45,7 +45,7 @@ def test_analyze_json_shape(town_gpkg, tmp_path):
     )
     assert result.exit_code == 0
     doc = json.loads(result.output)
-    assert set(doc) == {"summary", "problems", "mandated"}
+    assert set(doc) == {"summary", "warnings", "problems", "mandated"}
     s = doc["summary"]
     assert s["parcels"] == 400 and sum(s["counts"].values()) == 400
     assert s["profile"] == "fort-plain" and s["distance_ft"] == 100.0 and s["notice_date"] == "2027-03-01"
