@@ -6,7 +6,6 @@ docs/cli.md). Bad input exits with status 2 and a message that says how to fix i
 
 from __future__ import annotations
 
-import datetime as dt
 import errno
 import json
 import os
@@ -18,7 +17,6 @@ from rich.console import Console
 from rich.table import Table
 
 from analysis.mandate import STATUSES
-from analysis.notices import deadline_flag
 from analysis.profiles import bracketed, covering_tests, rule_tests
 from gisapp import _interrupted_while_starting, services
 from gisapp.cli_batch import batch
@@ -36,7 +34,7 @@ from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
 from gisapp.cli_plan import plan, plans
 from gisapp.users import ROLES, add_user, count_users, list_users, remove_user
-from gisapp.words import layer_count, written_words
+from gisapp.words import layer_count, none_in_reach_words, run_warnings, weekend_words, written_words
 from layers.errors import LayerError
 from layers.legend import STATUS_LEGEND
 from layers.read import LAYER_NAMES
@@ -248,45 +246,6 @@ def not_bound_words(unbound: int, mandated: int, rule) -> str:
         f"{which} within the distance {are} not served by a private system (their private_system column says no): "
         f"{rule.section} binds only such a property, so {they} given no notice and no deadline; notices preview "
         f"lists {'them' if unbound > 1 else 'it'} held back."
-    )
-
-
-def weekend_words(summary: dict) -> str | None:
-    """Where the run's deadline falls on a Saturday, a Sunday or a New York public holiday, the sentence that says so,
-    as `notices preview` says it: the run's deadline column and map gave a Sunday with no word (a tester)."""
-    flag = deadline_flag(dt.date.fromisoformat(summary["deadline"]) if summary.get("deadline") else None)
-    if not flag:
-        return None
-    return (
-        f"The deadline {summary['deadline']} falls on a {flag}: the town decides whether to give a later date "
-        "(General Construction Law § 25-a lets an act due then be done the next business day)."
-    )
-
-
-def run_warnings(summary: dict) -> list[str]:
-    """The warnings a run's summary prints, for `--json` too (it carried neither; a tester)."""
-    return [w for w in (none_in_reach_words(summary), weekend_words(summary)) if w]
-
-
-def none_in_reach_words(summary: dict) -> str | None:
-    """A warning where no parcel lies within the distance: how near the nearest came, and what to check. Parcels
-    drawn five miles from their mains (a wrong CRS within the ten miles the layer check allows) were all
-    "out_of_range" without a word (a tester).
-
-    Examples
-    --------
-    >>> print(none_in_reach_words({"parcels": 381, "distance_ft": 100.0, "nearest_main_ft": 26_412.5}))
-    Warning: none of the 381 parcels lies within 100 ft of a public sewer main; the nearest lies 26,412.5 ft away. If
-    the town has sewered streets, check that the parcels and mains are drawn in the CRSs they declare.
-    """
-    parcels, nearest, limit = summary.get("parcels") or 0, summary.get("nearest_main_ft"), summary.get("distance_ft")
-    if not parcels or nearest is None or limit is None or nearest <= limit + 0.01:  # the measuring tolerance
-        return None
-    return (
-        f"Warning: {'the one parcel does not lie' if parcels == 1 else f'none of the {parcels:,} parcels lies'} "
-        f"within {summary['distance_ft']:g} ft of a public sewer main; "
-        f"the nearest lies {nearest:,.1f} ft away. If the town has sewered streets, check that the parcels and mains "
-        "are drawn in the CRSs they declare."
     )
 
 

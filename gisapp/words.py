@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from analysis.notices import deadline_flag
 from analysis.reasons import deadline_sentence
 from layers.legend import (
     GREASE_WORDS,
@@ -676,3 +677,42 @@ def written_words(path: str, layers: list[str], lead: str = "Results written to"
         types = column_types_path(path).name
         return f"{lead} {path}, with {types} beside it (the type of each column, so QGIS keeps ZIP codes as text)."
     return f"{lead} {path}."
+
+
+def weekend_words(summary: dict) -> str | None:
+    """Where the run's deadline falls on a Saturday, a Sunday or a New York public holiday, the sentence that says so,
+    as `notices preview` says it: the run's deadline column and map gave a Sunday with no word (a tester)."""
+    flag = deadline_flag(dt.date.fromisoformat(summary["deadline"]) if summary.get("deadline") else None)
+    if not flag:
+        return None
+    return (
+        f"The deadline {summary['deadline']} falls on a {flag}: the town decides whether to give a later date "
+        "(General Construction Law § 25-a lets an act due then be done the next business day)."
+    )
+
+
+def run_warnings(summary: dict) -> list[str]:
+    """The warnings a run's summary prints, for `--json` too (it carried neither; a tester)."""
+    return [w for w in (none_in_reach_words(summary), weekend_words(summary)) if w]
+
+
+def none_in_reach_words(summary: dict) -> str | None:
+    """A warning where no parcel lies within the distance: how near the nearest came, and what to check. Parcels
+    drawn five miles from their mains (a wrong CRS within the ten miles the layer check allows) were all
+    "out_of_range" without a word (a tester).
+
+    Examples
+    --------
+    >>> print(none_in_reach_words({"parcels": 381, "distance_ft": 100.0, "nearest_main_ft": 26_412.5}))
+    Warning: none of the 381 parcels lies within 100 ft of a public sewer main; the nearest lies 26,412.5 ft away. If
+    the town has sewered streets, check that the parcels and mains are drawn in the CRSs they declare.
+    """
+    parcels, nearest, limit = summary.get("parcels") or 0, summary.get("nearest_main_ft"), summary.get("distance_ft")
+    if not parcels or nearest is None or limit is None or nearest <= limit + 0.01:  # the measuring tolerance
+        return None
+    return (
+        f"Warning: {'the one parcel does not lie' if parcels == 1 else f'none of the {parcels:,} parcels lies'} "
+        f"within {summary['distance_ft']:g} ft of a public sewer main; "
+        f"the nearest lies {nearest:,.1f} ft away. If the town has sewered streets, check that the parcels and mains "
+        "are drawn in the CRSs they declare."
+    )

@@ -633,7 +633,7 @@ def test_a_deadline_counted_from_service_allows_the_days_for_the_mail(street_blo
 def test_a_run_with_no_parcel_in_reach_says_how_near_the_nearest_came(fort_plain, street_block):
     """Parcels drawn five miles from their mains were all out of range without a word (a tester). The run keeps the
     nearest distance, and the command warns with it; a run with a parcel in reach does not."""
-    from gisapp.cli import none_in_reach_words
+    from gisapp.words import none_in_reach_words
 
     streets, mains = street_block
     far = analyze_mandates(frame([lot("FAR", 0, 26_400)]), mains, streets=streets, profile=fort_plain)

@@ -73,6 +73,12 @@ def test_summary_page_escapes_owner_names(client):
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
 
 
+def test_the_summary_says_the_runs_warnings(client):
+    """The run's deadline, 2027-05-30, is a Sunday: the command line says so, the Summary said nothing (a tester)."""
+    html = " ".join(client.get("/summary").get_data(as_text=True).split())
+    assert '<p class="warning run-warning">The deadline May 30, 2027 falls on a Sunday: the town decides' in html
+
+
 def test_summary_and_printed_sheet_cite_a_value_set_by_the_user_without_nested_brackets(tmp_path):
     """A Wappinger store analysed with --set: the summary page and the printed sheet flag the value inside the
     sentence's one pair of brackets, as the command line does."""

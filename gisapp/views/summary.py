@@ -15,7 +15,7 @@ from gisapp.security import requires
 from gisapp.state import map_data
 from gisapp.views.map import shown_statuses
 from gisapp.views.notices import app_register
-from gisapp.words import register_note, town_date
+from gisapp.words import register_note, run_warnings, town_date, town_dates_in
 from layers.errors import LayerError
 from layers.store import store_label
 
@@ -35,6 +35,8 @@ def index():
         "summary/index.html",
         store=store_label(data.path),  # shown without a database password
         run=data.run(),
+        # the run's warnings, as the command line prints them (the deadline on a Sunday was said nowhere here)
+        warnings=[town_dates_in(w, current_app.config["DATE_FORMAT"]) for w in run_warnings(data.run() or {})],
         statuses=shown_statuses(data),  # those the run's profile can give: Wappinger's has no "not on its street"
         counts=counts,
         mandated=listed,
