@@ -1206,6 +1206,11 @@ class Register:
                 if not seen:
                     raise NoticeChangedError(_changed_words(con, parcel_id, notice_id, rows))
                 rows = seen
+            if correct and day is not None and all(_date(r["connected_on"]) == day for r in rows):
+                # said "corrected to" the day it held already, though nothing changed (a tester)
+                raise LayerError(
+                    f"Parcel {parcel_id} is recorded connected on {day.isoformat()} already: nothing was changed."
+                )
             if not rows:
                 raise LayerError(
                     f"Parcel {parcel_id} has no open notice. If its owner connected without one (it was held back, or "

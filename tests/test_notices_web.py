@@ -272,6 +272,7 @@ def test_a_connected_rows_day_is_corrected_on_the_page(client, app, monkeypatch)
     assert fields["on"] == "2027-03-09" and fields["correct"] == "1" and fields["notice_id"] == notice
     for on, says in (
         ("", f"Pick the right day parcel {parcel} connected"),
+        ("2027-03-09", f"Parcel {parcel} is recorded connected on March 9, 2027 already: nothing was changed."),
         ("2027-03-11", "The day it connected, March 11, 2027, is after today (March 10, 2027)"),
         (
             "2027-03-04",
