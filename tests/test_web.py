@@ -69,7 +69,7 @@ def test_every_page_names_an_icon_the_app_serves(client, path):
 
 def test_summary_page_escapes_owner_names(client):
     html = client.get("/summary").get_data(as_text=True)
-    assert "Village of Fort Plain" in html and "2027-05-30" in html
+    assert "Village of Fort Plain" in html and "May 30, 2027" in html
     assert "<img src=x" not in html and "&lt;img src=x onerror=alert(1)&gt;" in html
 
 
@@ -77,6 +77,8 @@ def test_the_summary_says_the_runs_warnings(client):
     """The run's deadline, 2027-05-30, is a Sunday: the command line says so, the Summary said nothing (a tester)."""
     html = " ".join(client.get("/summary").get_data(as_text=True).split())
     assert '<p class="warning run-warning">The deadline May 30, 2027 falls on a Sunday: the town decides' in html
+    # the reasons listed give their deadline as the deadline column does, not "Deadline 2027-05-30."
+    assert "Deadline May 30, 2027." in html and "Deadline 2027-05-30." not in html
 
 
 def test_summary_and_printed_sheet_cite_a_value_set_by_the_user_without_nested_brackets(tmp_path):

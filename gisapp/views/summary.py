@@ -31,6 +31,8 @@ def index():
     counts = data.status_counts()
     listed = with_distance_text(data.mandated(LISTED, current_app.config["MAX_LISTED_PARCELS"]), data.run())
     listed = with_deadlines(listed, current_app.config["DATE_FORMAT"])
+    # the reason's "Deadline 2027-05-30." beside the deadline column's "May 30, 2027" (a tester): the town's format
+    listed = [{**r, "reason": town_dates_in(r.get("reason"), current_app.config["DATE_FORMAT"])} for r in listed]
     return render_template(
         "summary/index.html",
         store=store_label(data.path),  # shown without a database password
