@@ -109,9 +109,32 @@ def street_pairs(
         abuts=pd.DataFrame({"parcel": p_idx, "row": r_idx}),
         holds=holds,
         sewered=in_sewered_street[street_of],
-        street_names=names,
+        street_names=_as_most_segments_spell_it(names, street_of),
         street_of=street_of,
     )
+
+
+def _as_most_segments_spell_it(names: np.ndarray, street_of: np.ndarray) -> np.ndarray:
+    """Each segment's street name as most of its street's segments spell it: a street joined across segments typed
+    "Elm St", "elm st" and "ELM  ST" was named in a reason by whichever segment its main lay in ("in elm st", on the
+    board's record; a tester). Unjoined segments keep their own.
+
+    Examples
+    --------
+    >>> names = np.array(["Elm St", "elm st", "Elm St", "Oak St", None], dtype=object)
+    >>> _as_most_segments_spell_it(names, np.array([0, 0, 0, 3, 4])).tolist()
+    ['Elm St', 'Elm St', 'Elm St', 'Oak St', None]
+    """
+    if not len(names) or (street_of == np.arange(len(names))).all():
+        return names
+    spelled = pd.DataFrame({"street": street_of, "name": names}).dropna()
+    if spelled.empty:
+        return names
+    counts = spelled.value_counts(["street", "name"], sort=False).reset_index(name="n")
+    counts = counts.sort_values(["street", "n", "name"], ascending=[True, False, True], kind="stable")
+    chosen = counts.drop_duplicates("street").set_index("street")["name"]
+    out = pd.Series(street_of).map(chosen).to_numpy(object)
+    return np.where(pd.isna(names), None, out).astype(object)
 
 
 def same_street(geoms: np.ndarray, names: np.ndarray, tol: float) -> np.ndarray:

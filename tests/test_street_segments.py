@@ -153,3 +153,17 @@ def test_a_same_named_segment_ending_on_the_middle_of_another_is_the_same_street
     # another street's segment ending on Oak St is still its own street
     elm = [street("O-1", "Oak St", (0, 0), (2000, 0)), street("E-1", "Elm St", (1000, 0), (1000, 800))]
     assert run([lot_on_stem], mains, elm, fp).loc["B-1", "status"] == "in_range_not_abutting"
+
+
+def test_a_joined_street_is_named_as_most_of_its_segments_spell_it():
+    """Elm St drawn in segments typed "Elm St" and "elm st": a reason named it by whichever segment its main lay in,
+    "Sewer main M-E (in elm st)", on the board's record (a tester)."""
+    streets = [
+        street("E-1", "Elm St", (0, 0), (500, 0)),
+        street("E-2", "elm st", (500, 0), (1000, 0)),
+        street("E-3", "Elm St", (1000, 0), (1500, 0)),
+    ]
+    mains = [main("M-E", (500, 0), (1000, 0))]
+    lots = [{"parcel_id": "A-1", "occupied": True, "geometry": box(600, 25, 660, 125)}]
+    r = run(lots, mains, streets, load_profile("fort-plain"))
+    assert "Sewer main M-E (in Elm St) lies 25.0 ft" in r.loc["A-1", "reason"]
