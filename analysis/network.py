@@ -205,6 +205,11 @@ class SewerNetwork:
         """True for mains that are pipes (every GIS main; a SWMM model's conduits, not its pumps, weirs ...)."""
         return _is_pipe(self.link_kind, len(self.u))
 
+    def is_gravity(self) -> np.ndarray:
+        """True for gravity pipes: pipes that are no force main (``sewer_type`` force: pumped, under pressure). Only a
+        gravity main takes a gravity main's flow, needs manholes along it, or has a capacity by Manning's equation."""
+        return self.is_pipe() & (self.sewer_type != "force")
+
     @cached_property
     def graph(self) -> nx.DiGraph:
         """The network as a networkx DiGraph (built on first use): node and edge attributes as documented."""

@@ -360,7 +360,7 @@ def _direction(net: SewerNetwork) -> list[Defect]:
 
 
 def _slopes(net: SewerNetwork) -> list[Defect]:
-    gravity = (net.sewer_type != "force") & net.is_pipe()
+    gravity = net.is_gravity()
     adverse = (
         gravity
         & np.isfinite(net.us_invert_ft)
@@ -666,7 +666,7 @@ def _standard(rule: Rule, key: str, unit: str) -> tuple[str, str]:
 
 
 def _diameters(net: SewerNetwork, rule: Rule) -> list[Defect]:
-    small = (net.sewer_type != "force") & net.is_pipe() & np.isfinite(net.diameter_in) & (net.diameter_in < rule.value)
+    small = net.is_gravity() & np.isfinite(net.diameter_in) & (net.diameter_in < rule.value)
     section, standard = _standard(rule, "min_diameter_in", "in")
     mains = np.flatnonzero(small)
     return _findings(
@@ -725,7 +725,7 @@ def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
     leaving = np.clip(net.next_main, 0, None)
     diameter = net.diameter_in[leaving] if len(net.v) else np.full(n, np.nan)
     limit = spacing_limits_ft(diameter, rule, by_diameter)
-    gravity = net.is_pipe() & (net.sewer_type != "force")  # a force main needs no manholes along it
+    gravity = net.is_gravity()  # a force main needs no manholes along it
     pipe = gravity[leaving] if len(net.v) else np.zeros(n, dtype=bool)
     long_run = net.node_is_manhole & has & pipe & stop[ptr] & np.isfinite(limit) & (acc > limit + 0.5)
     section, standard = _standard(rule, "max_manhole_spacing_ft", "ft")

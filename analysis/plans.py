@@ -359,6 +359,8 @@ class _Connection:
     passes: list = field(default_factory=list)  # the sewer's manholes it runs through on its way up
     tied: list = field(default_factory=list)  # manholes (or mains) exactly as near as the one taken, of higher IDs
     lower_invert: bool = False  # taken of manholes exactly as near for its lower invert (``_nearest_met``)
+    # The force main (or a model's pump ...) the main would end on, "force main F1"; "" where it meets gravity sewer.
+    pressurised: str = ""
 
 
 def plan_extension(
@@ -437,7 +439,7 @@ def plan_extension(
     built = _built_line(line, connection)
     if connection.kind == "run":  # the connecting run is built too: parcels along it are reached as well
         reach = _served(built, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
-    if connection.kind != "none":
+    if connection.kind != "none" and not connection.pressurised:
         connection.capacity = present.capacity(connection.node, connection.first_main, reach.added_peak_gpd)
 
     connection.passes, through = _passed_manholes(
@@ -982,10 +984,18 @@ class _Present:
             # A model's box, egg or twin pipe ("2 x 12 in"): its diameter is the narrowest of one barrel, for the
             # size rules; a full round pipe of that size is not its capacity (less for a box, half for a twin).
             shaped = net.size_said[e] if net.size_said is not None and pipe[e] else None
-            round_pipe = sized and problem is None and not shaped
+            forced = pipe[e] and net.sewer_type[e] == "force"
+            round_pipe = sized and problem is None and not shaped and not forced
             capacity = manning_capacity_gpd(diameter, slope, n) if round_pipe else None
             if not pipe[e]:
                 problem = f"is a {net.link_kind[e]}, whose capacity Manning's equation does not give: the engineer's"
+            elif forced:
+                # Pumped full under pressure: what it carries is what the pumps feeding it deliver, not a gravity
+                # pipe's full flow at its slope (F1, 4 in, read as 77,794 gpd and "meets": a tester).
+                problem = (
+                    f"is a force main, whose capacity is that of the pump station feeding it (at "
+                    f"{net.node_id[net.u[e]]}), not Manning's gravity equation's: the engineer's"
+                )
             elif not sized:
                 problem = problem or NO_DIAMETER
             elif shaped:
@@ -1052,6 +1062,7 @@ def _connect(line, net, profile, fpu, present: _Present, added_peak: float) -> _
             met.gap * fpu if met.kind == "manhole" else 0.0,
             tied=met.tied,
             lower_invert=met.lower_invert,
+            pressurised=_pressurised(met, net),
         )
     # A connecting run to the nearest manhole whose path to the plant has room for the added flow; else to the
     # nearest. Only here is every manhole measured: no end meets the sewer, and the nearest may lie anywhere.
@@ -1140,6 +1151,34 @@ def _sewer_manholes(net) -> np.ndarray:
     return np.flatnonzero((net.node_is_manhole if net.node_is_manhole.any() else True) & on_main)
 
 
+# Where gravity sewers end by design: a pump station's wet well takes a gravity main's flow, as a manhole does.
+_PUMPED_FROM = ("pump_station", "storage")
+
+
+def link_words(net, e: int) -> str:
+    """A main that is no gravity pipe, as the engineer names it: "force main F1", a model's "pump P1"."""
+    kind = net.link_kind[e] if net.link_kind is not None else None
+    what = "force main" if net.sewer_type[e] == "force" and kind in (None, "conduit") else str(kind or "main")
+    return f"{what} {net.main_id[e]}"
+
+
+def _pressurised(met: _Met, net) -> str:
+    """The force main (or a model's pump, weir ...) an end of the drawn main meets, where it meets no gravity sewer;
+    "" otherwise. A gravity main cannot discharge into a pressurised main: it was given a new manhole on force main
+    F1, and its gravity check run from an invert read along the pumped main (a tester). A manhole, or a pump
+    station's wet well, takes its flow."""
+    gravity = net.is_gravity()
+    if met.main is not None:
+        return "" if gravity[met.main] else link_words(net, met.main)
+    if met.kind == "manhole" or met.node is None:
+        return ""
+    kind = net.node_kind[met.node] if net.node_kind is not None else ""
+    at = np.flatnonzero((net.u == met.node) | (net.v == met.node))
+    if kind in _PUMPED_FROM or gravity[at].any() or not len(at):
+        return ""
+    return link_words(net, int(at[0]))
+
+
 def _end_meets(line, net, snap: float) -> _Met | None:
     """Where an end of ``line`` meets the sewer within ``snap``, or None: the one test of ``_connect`` and
     ``_laid_from_manhole``.
@@ -1176,6 +1215,9 @@ def _end_meets(line, net, snap: float) -> _Met | None:
                 is_node=True,
                 inverts=inverts,
             )
+    gravity = net.is_gravity()[mains]
+    if gravity.any():  # a gravity main within reach is where a gravity main can join; a force main beside it is not
+        at_end, mains = at_end[gravity], mains[gravity]
     gap = shapely.distance(ends[at_end], net.geometry[mains])
     met = _nearest_met("main", gap, north[at_end], at_end, mains, net.main_id, None, is_node=False)
     on = shapely.line_interpolate_point(
@@ -1630,6 +1672,21 @@ def _downstream(conn: _Connection, net, profile, added_peak: float, *, present_r
         "flow": cite(profile.network.gallons_per_day_per_unit),
         "capacity": cite(profile.design.manning_n),
     }
+    if conn.pressurised:  # refused by the connection check: no flow of it reaches the sewer there
+        return {
+            "connects_at": conn.label,
+            "connection": conn.kind,
+            "connection_gap_ft": round(conn.gap_ft, 1),
+            "path": [],
+            "mains": [],
+            "verdict": UNKNOWN,
+            "capacity_ok": None,
+            "exceeded": [],
+            "outfall": None,
+            "problem": f"The main cannot discharge into {conn.pressurised} (the connection check).",
+            "added_peak_gpd": round(added_peak),
+            "sections": sections,
+        }
     if conn.kind == "none" or conn.capacity is None:
         return {
             "connects_at": None,
@@ -1801,6 +1858,12 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"The main ends at existing manhole {conn.label} (within {snap.value:g} ft) and connects to it; "
             "no new manhole is built there."
         )
+    elif conn.kind == "main" and conn.pressurised:
+        text = (
+            f"The main ends on {conn.pressurised} (within {snap.value:g} ft), which is pumped under pressure: a "
+            "gravity main cannot discharge into it, so the main cannot connect there. Connect it to a gravity main or "
+            "to a manhole of the sewer instead (move its end there)."
+        )
     elif conn.kind == "main":
         text = f"The main ends on the existing sewer at {conn.label}: a new manhole is built on it there."
     if conn.kind in ("manhole", "main"):
@@ -1827,7 +1890,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             " the engineer to design: it is not an extension."
         )
     # drawn over a main: whether it meant to relieve that main, the engineer says
-    verdict = REVIEW if along or upper else MEETS
+    verdict = FAILS if conn.pressurised else REVIEW if along or upper else MEETS
     if conn.passes:  # the plan drains all of it to its connection; joined to these, its flow would go another way
         listing = ", ".join(f"{p['id']} (station {p['station_ft']:,.0f} ft)" for p in conn.passes)
         n = len(conn.passes)
@@ -1837,7 +1900,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"{conn.label} (the capacity check); at {'each' if n != 1 else 'that manhole'} part of it may go down "
             "the mains that leave it instead: for the engineer."
         )
-        verdict = REVIEW
+        verdict = FAILS if conn.pressurised else REVIEW
     checks = [Check("connection", verdict, cited, text)]
     rule = profile.design.manning_n
     rows = downstream["mains"]
@@ -1926,6 +1989,13 @@ def _gravity_check(conn: _Connection, manholes: list[dict], net, slope: float, s
     label = conn.label or "its manhole"
     if conn.kind == "none" or net is None:
         return Check("gravity", UNKNOWN, section, "Not checked: where the main joins the sewer is not known.")
+    if conn.pressurised:  # a pumped main's inverts say nothing of where a gravity main could fall to
+        return Check(
+            "gravity",
+            UNKNOWN,
+            section,
+            f"Not checked: the main cannot connect to {conn.pressurised}, a pressurised main (the connection check).",
+        )
     start = _connection_invert(conn, net)
     if start is None:
         return Check(
