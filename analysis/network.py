@@ -288,6 +288,13 @@ def build_network(
         )
 
 
+def link_kind_words(net: SewerNetwork, e: int) -> str:
+    """What main ``e`` is, as the engineer names it: a model's link kind ("pump", "weir" ...), "force main", else
+    "main"."""
+    kind = net.link_kind[e] if net.link_kind is not None else None
+    return "force main" if net.sewer_type[e] == "force" and kind in (None, "conduit") else str(kind or "main")
+
+
 def active_manholes(manholes: gpd.GeoDataFrame | None) -> gpd.GeoDataFrame | None:
     """Manholes that are part of the live sewer: abandoned and proposed ones are left out, as mains are."""
     if manholes is None or "status" not in manholes.columns:

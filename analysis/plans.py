@@ -54,7 +54,7 @@ from analysis.areas import held_by_service_area
 from analysis.arrays import distinct
 from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
-from analysis.network import SewerNetwork
+from analysis.network import SewerNetwork, link_kind_words
 from analysis.network_checks import spacing_limits_ft
 from analysis.plan_route import CROSSES, ENDS_ON, RUNS_ALONG, mains_crossed, parcels_crossed
 from analysis.profiles import OVERRIDDEN_FLAG, SETTING_FLAG, Profile, bracketed, citation_clause, flagged
@@ -1155,13 +1155,6 @@ def _sewer_manholes(net) -> np.ndarray:
 _PUMPED_FROM = ("pump_station", "storage")
 
 
-def link_words(net, e: int) -> str:
-    """A main that is no gravity pipe, as the engineer names it: "force main F1", a model's "pump P1"."""
-    kind = net.link_kind[e] if net.link_kind is not None else None
-    what = "force main" if net.sewer_type[e] == "force" and kind in (None, "conduit") else str(kind or "main")
-    return f"{what} {net.main_id[e]}"
-
-
 def _pressurised(met: _Met, net) -> str:
     """The force main (or a model's pump, weir ...) an end of the drawn main meets, where it meets no gravity sewer;
     "" otherwise. A gravity main cannot discharge into a pressurised main: it was given a new manhole on force main
@@ -1169,14 +1162,14 @@ def _pressurised(met: _Met, net) -> str:
     station's wet well, takes its flow."""
     gravity = net.is_gravity()
     if met.main is not None:
-        return "" if gravity[met.main] else link_words(net, met.main)
+        return "" if gravity[met.main] else f"{link_kind_words(net, met.main)} {net.main_id[met.main]}"
     if met.kind == "manhole" or met.node is None:
         return ""
     kind = net.node_kind[met.node] if net.node_kind is not None else ""
     at = np.flatnonzero((net.u == met.node) | (net.v == met.node))
     if kind in _PUMPED_FROM or gravity[at].any() or not len(at):
         return ""
-    return link_words(net, int(at[0]))
+    return f"{link_kind_words(net, int(at[0]))} {net.main_id[at[0]]}"
 
 
 def _end_meets(line, net, snap: float) -> _Met | None:
