@@ -74,6 +74,9 @@ _STRUCTURE_WORDS = (
 # What a treatment-plant-layer point is (``layers.schema.FACILITY_TYPE_VALUES``): only these end the sewer.
 PLANT_FACILITIES = ("plant", "outfall")
 _PLANT_WORDS = r"plant|outfall|wwtp|wwtf|potw|treatment|municipal|wpcp|wrrf"
+# The largest sewer pipe made (reinforced concrete, ASTM C76's tables end at 144 in): a larger diameter is a typo
+# (1000 for 10) or a model's dummy link, and was priced, checked and given capacity as if real.
+LARGEST_PIPE_IN = 144.0
 # Links of a SWMM model that are pipes; pumps, orifices, weirs and outlets are structures with no length.
 PIPE_LINKS = ("conduit",)
 

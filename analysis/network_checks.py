@@ -22,7 +22,7 @@ import shapely
 from scipy.sparse import csgraph
 
 from analysis.arrays import distinct
-from analysis.network import Defect, SewerNetwork, _adjacency, active_manholes, link_kind_words
+from analysis.network import LARGEST_PIPE_IN, Defect, SewerNetwork, _adjacency, active_manholes, link_kind_words
 from analysis.profiles import Profile, Rule, citation_clause
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -45,6 +45,7 @@ def check_network(net: SewerNetwork, *, profile: Profile, manholes=None) -> list
     found += _storage_not_manholes(net)
     found += _control_rules(net)
     found += _storm_model(net)
+    found += _implausible_sizes(net)
     manholes = active_manholes(manholes)
     if manholes is not None and len(manholes):
         found += _manholes_without_mains(net, manholes, rules.snap_tolerance_ft.value / net.fpu)
@@ -679,6 +680,24 @@ def _diameters(net: SewerNetwork, rule: Rule) -> list[Defect]:
         ],
         [_mid(net, e) for e in mains],
         section,
+    )
+
+
+def _implausible_sizes(net: SewerNetwork) -> list[Defect]:
+    """Mains given a diameter larger than any sewer pipe made: a typo (1000 for 10), or a model's dummy link (Bellinge's
+    15 m G72F050-G72F050_outfall), which a plan's capacity table took as a real pipe with room for 199 billion gpd."""
+    mains = np.flatnonzero(np.isfinite(net.diameter_in) & (net.diameter_in > LARGEST_PIPE_IN))
+    return _findings(
+        "implausible_diameter",
+        "warning",
+        net.main_id[mains],
+        [
+            f"Existing main {net.main_id[e]} is given {net.diameter_in[e]:g} in across, larger than any sewer pipe "
+            f"made ({LARGEST_PIPE_IN:g} in): most likely a typo, or a model's dummy link. Plans give it no capacity; "
+            "correct its diameter in the mains layer or the model."
+            for e in mains
+        ],
+        [_mid(net, e) for e in mains],
     )
 
 

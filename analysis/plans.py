@@ -54,7 +54,7 @@ from analysis.areas import held_by_service_area
 from analysis.arrays import distinct
 from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
-from analysis.network import SewerNetwork, link_kind_words
+from analysis.network import LARGEST_PIPE_IN, SewerNetwork, link_kind_words
 from analysis.network_checks import spacing_limits_ft
 from analysis.plan_route import CROSSES, ENDS_ON, RUNS_ALONG, mains_crossed, parcels_crossed
 from analysis.profiles import OVERRIDDEN_FLAG, SETTING_FLAG, Profile, bracketed, citation_clause, flagged
@@ -72,9 +72,6 @@ NOT_RECORDED = (
     "No parcel is recorded as connected to the sewer (the parcels layer has no connected column, and no list of "
     "connected parcels was given), so the flow the mains to the plant carry today is not known."
 )
-# The largest sewer pipe made (reinforced concrete, ASTM C76's tables end at 144 in): a larger diameter is a typo
-# (1000 for 10), and was priced and checked as if real.
-LARGEST_PIPE_IN = 144.0
 
 
 def cite(rule) -> str:
@@ -985,7 +982,8 @@ class _Present:
             # size rules; a full round pipe of that size is not its capacity (less for a box, half for a twin).
             shaped = net.size_said[e] if net.size_said is not None and pipe[e] else None
             forced = pipe[e] and net.sewer_type[e] == "force"
-            round_pipe = sized and problem is None and not shaped and not forced
+            implausible = sized and diameter > LARGEST_PIPE_IN
+            round_pipe = sized and problem is None and not shaped and not forced and not implausible
             capacity = manning_capacity_gpd(diameter, slope, n) if round_pipe else None
             if not pipe[e]:
                 problem = f"is a {net.link_kind[e]}, whose capacity Manning's equation does not give: the engineer's"
@@ -998,6 +996,11 @@ class _Present:
                 )
             elif not sized:
                 problem = problem or NO_DIAMETER
+            elif implausible:  # a model's dummy link to its outfall (Bellinge's 590.55 in) read as 199 billion gpd
+                problem = problem or (
+                    f"is given {diameter:g} in across, larger than any sewer pipe made ({LARGEST_PIPE_IN:g} in): "
+                    "diameter implausible: correct it in the mains layer or the model"
+                )
             elif shaped:
                 problem = problem or (
                     f"is {shaped}, not one round pipe, whose capacity the full-pipe equation for a round pipe does "

@@ -53,3 +53,16 @@ def test_a_force_main_bends_without_a_manhole(tmp_path):
     report = check_json(pumped(tmp_path, force_bend=True))
     assert not [d for d in by_check(report, "alignment_change") if d["feature_id"] == "F1"]
     assert not by_check(report, "manhole_spacing")
+
+
+def test_an_existing_main_larger_than_any_pipe_made_is_a_warning(tmp_path):
+    # A plan refuses a new main over 144 in; an existing one (a typo, a model's dummy link) was taken as real.
+    path = write_town(
+        tmp_path / "huge.gpkg",
+        [line("A", (0, 0), (300, 0), diameter_in=8.0), line("B", (300, 0), (600, 0), diameter_in=590.55)],
+        [mh("MH1", 0, 0), mh("MH2", 300, 0), mh("MH3", 600, 0)],
+        [plant("WWTP", 630, 0)],
+    )
+    [found] = by_check(check_json(path), "implausible_diameter")
+    assert (found["feature_id"], found["severity"]) == ("B", "warning")
+    assert found["message"].startswith("Existing main B is given 590.55 in across, larger than any sewer pipe made")
