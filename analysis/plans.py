@@ -358,6 +358,9 @@ class _Connection:
     lower_invert: bool = False  # taken of manholes exactly as near for its lower invert (``_nearest_met``)
     # The force main (or a model's pump ...) the main would end on, "force main F1"; "" where it meets gravity sewer.
     pressurised: str = ""
+    # Where the drawn end lay on an existing main a few feet from the manhole it connects at (``_onto_manhole``):
+    # {"on": "existing main M-195", "gap_ft": 3.0}; None where it was drawn at the manhole.
+    near_miss: dict | None = None
 
 
 def plan_extension(
@@ -421,7 +424,10 @@ def plan_extension(
         )
     fpu = feet_per_unit(parcels.crs)
     line, not_laid = _laid_from_manhole(line, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
-    line, not_laid, tied = _onto_manhole(line, not_laid, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
+    near = profile.network.connect_at_manhole_within_ft.value / fpu
+    line, not_laid, tied = _onto_manhole(
+        line, not_laid, network, profile.network.snap_tolerance_ft.value / fpu, fpu, near=near
+    )
     drawn_ft = line.length * fpu
     material = (material or "").strip() or None
 
@@ -432,7 +438,7 @@ def plan_extension(
     connection = _connect(line, network, profile, fpu, present, reach.added_peak_gpd)
     connection.not_laid_parts = not_laid
     if tied and connection.kind == "manhole" and connection.label == tied[0]:  # as near before it was moved onto it
-        connection.tied, connection.lower_invert = tied[1], tied[2]
+        connection.tied, connection.lower_invert, connection.near_miss = tied[1], tied[2], tied[3]
     built = _built_line(line, connection)
     if connection.kind == "run":  # the connecting run is built too: parcels along it are reached as well
         reach = _served(built, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
@@ -1383,17 +1389,24 @@ def _upper_end_along(line, met: _Met, net, snap: float, on: np.ndarray, at: np.n
     return _cut(laid, beyond, far_xy, int(on[along[0]]), net, fpu, along=along)
 
 
-def _onto_manhole(line, not_laid: list[dict], net, snap: float, fpu: float):
+def _onto_manhole(line, not_laid: list[dict], net, snap: float, fpu: float, *, near: float = 0.0):
     """The main as laid with the end that connects at an existing manhole (within ``snap``) moved onto it, and the
     part not laid that was cut at that manhole ending there too.
 
     A pipe runs into the manhole it joins, and is measured from it: a main drawn to end half a foot short of MH-45
     was planned 1,294.5 ft long, costed and tested so, with MH-45 at station 0 and the last manhole at 1,294.5 ft
     though it lies 1,295 ft up the main from MH-45; on the map the main stopped short of the manhole. Only the end
-    it connects by is moved (``_end_meets``' choice, so which end connects is unchanged). Returns the line, the parts
-    not laid, and the manhole it was moved onto with those exactly as near it before (a tie the check says), or
-    None."""
+    it connects by is moved (``_end_meets``' choice, so which end connects is unchanged).
+
+    An end on an existing main within ``near`` of a manhole of the sewer at an end of that main is moved onto that
+    manhole too (``network.connect_at_manhole_within_ft``): drawn 3 ft east of MH-27 on M-195, a new manhole was built
+    and charged 3 ft from MH-27, and MH-27 was never named (a tester). Returns the line, the parts not laid, and the
+    manhole it was moved onto with those exactly as near it before (a tie the check says) and where the end lay when
+    it lay on a main (``_Connection.near_miss``), or None."""
     met = _end_meets(line, net, snap) if net is not None and net.n_nodes else None
+    near_miss = None
+    if met is not None and met.kind == "main" and near > snap:
+        met, near_miss = _manhole_near(line, met, net, snap, near, fpu)
     if met is None or met.kind != "manhole" or met.gap == 0:
         return line, not_laid, None
     coords = [tuple(c[:2]) for c in line.coords]
@@ -1406,7 +1419,34 @@ def _onto_manhole(line, not_laid: list[dict], net, snap: float, fpu: float):
         _ending_at(beyond, was, met, fpu) if beyond["beyond_manhole"] == met.label else beyond for beyond in not_laid
     ]
     # the manholes exactly as near the end before it was moved (``_nearest_met``'s tie), for the connection to say
-    return moved, not_laid, (met.label, met.tied, met.lower_invert)
+    return moved, not_laid, (met.label, met.tied, met.lower_invert, near_miss)
+
+
+def _manhole_near(line, met: _Met, net, snap: float, near: float, fpu: float) -> tuple[_Met, dict | None]:
+    """The manhole of the sewer nearest the end ``met`` found on a main (or at a junction), among the ends of the
+    mains within ``snap`` of it, where it lies within ``near``: as a manhole the end meets, with where the end lay;
+    else ``met`` as it was. Of two as near, the lower ID."""
+    point = shapely.Point(line.coords[met.end][:2])
+    mains = net.main_tree.query(point, predicate="dwithin", distance=snap)
+    nodes = np.unique(np.r_[net.u[mains], net.v[mains]])
+    nodes = nodes[net.node_is_manhole[nodes]]
+    gap = shapely.distance(point, shapely.points(net.node_xy[nodes])) if len(nodes) else np.zeros(0)
+    keep = gap <= near
+    if not keep.any():
+        return met, None
+    k = min(np.flatnonzero(keep), key=lambda i: (float(gap[i]), id_key(net.node_id[nodes[i]])))
+    node = int(nodes[k])
+    on = f"existing main {met.label}" if met.main is not None else f"{met.label}, where mains meet"
+    found = _Met(
+        "manhole",
+        str(net.node_id[node]),
+        node,
+        None,
+        met.end,
+        tuple(float(v) for v in net.node_xy[node]),
+        float(gap[k]),
+    )
+    return found, {"on": on, "gap_ft": round(float(gap[k]) * fpu, 1)}
 
 
 def _ending_at(beyond: dict, was, met: _Met, fpu: float) -> dict:
@@ -1849,6 +1889,14 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
                 f" {conn.label} is at the middle of the drawn main, so the two parts are equally long: the one ending "
                 "further north (then east) is the one laid."
             )
+    elif conn.kind == "manhole" and conn.near_miss:
+        within = profile.network.connect_at_manhole_within_ft
+        text = (
+            f"The drawn main's end lies on {conn.near_miss['on']}, {conn.near_miss['gap_ft']:,.1f} ft from existing "
+            f"manhole {conn.label} (within the {within.value:g} ft of network.connect_at_manhole_within_ft, "
+            f"{'set for this run' if within.overridden else 'a setting'}): it connects at {conn.label}, its end "
+            "moved onto it, and no new manhole is built there beside it."
+        )
     elif conn.kind == "manhole":
         text = (
             f"The main ends at existing manhole {conn.label} (within {snap.value:g} ft) and connects to it; "

@@ -93,3 +93,40 @@ def test_a_force_main_downstream_has_no_capacity_by_mannings_equation():
         "Capacity not known: F1 is a force main, whose capacity is that of the pump station feeding it (at PS), not "
         "Manning's gravity equation's: the engineer's."
     )
+
+
+# -- an end drawn on an existing main a few feet from its manhole ---------------------------------------------------
+
+
+def test_an_end_a_few_feet_from_an_existing_manhole_connects_at_it():
+    # Drawn from 3 ft west of A on M-1, north: a new manhole was built and charged 3 ft from A, and A never named.
+    r = run(proposed=LineString([(-3, 0), (-3, 300)])).as_dict()
+    first = r["manholes"][0]
+    assert (first["id"], first["existing"], first["station_ft"]) == ("A", True, 0.0)
+    assert not any(m["id"].startswith("NEW") and m["station_ft"] == 0 for m in r["manholes"])
+    assert r["downstream"]["connects_at"] == "A" and r["downstream"]["path"] == ["A", "P"]
+    assert check(r, "connection")["message"] == (
+        "The drawn main's end lies on existing main M-1, 3.0 ft from existing manhole A (within the 10 ft of "
+        "network.connect_at_manhole_within_ft, a setting): it connects at A, its end moved onto it, and no new manhole "
+        "is built there beside it."
+    )
+    # set nearer than the miss, network.connect_at_manhole_within_ft leaves the end where it was drawn
+    nearer = load_profile("fort-plain", overrides={"network.connect_at_manhole_within_ft": 2.0})
+    first = run(proposed=LineString([(-3, 0), (-3, 300)]), profile=nearer).as_dict()["manholes"][0]
+    assert (first["id"], first["existing"]) == ("NEW-1", False)
+
+
+def test_an_end_farther_from_an_existing_manhole_gets_a_new_manhole():
+    # 30 ft from A, beyond network.connect_at_manhole_within_ft: a new manhole on M-1, as before.
+    r = run(proposed=LineString([(-30, 0), (-30, 300)])).as_dict()
+    first = r["manholes"][0]
+    assert (first["id"], first["existing"]) == ("NEW-1", False) and "M-1" in first["reason"]
+    assert check(r, "connection")["message"] == (
+        "The main ends on the existing sewer at M-1: a new manhole is built on it there."
+    )
+
+
+def test_an_end_on_a_force_main_a_few_feet_from_a_manhole_connects_at_the_manhole():
+    # 3 ft down F1 from A: A takes a gravity main's flow, where F1 cannot.
+    r = run(proposed=LineString([(0, -3), (300, -3)]), town=pumped_town()).as_dict()
+    assert check(r, "connection")["verdict"] == MEETS and r["downstream"]["connects_at"] == "A"
