@@ -74,6 +74,9 @@ _STRUCTURE_WORDS = (
 # What a treatment-plant-layer point is (``layers.schema.FACILITY_TYPE_VALUES``): only these end the sewer.
 PLANT_FACILITIES = ("plant", "outfall")
 _PLANT_WORDS = r"plant|outfall|wwtp|wwtf|potw|treatment|municipal|wpcp|wrrf"
+# The largest sewer pipe made (reinforced concrete, ASTM C76's tables end at 144 in): a larger diameter is a typo
+# (1000 for 10) or a model's dummy link, and was priced, checked and given capacity as if real.
+LARGEST_PIPE_IN = 144.0
 # Links of a SWMM model that are pipes; pumps, orifices, weirs and outlets are structures with no length.
 PIPE_LINKS = ("conduit",)
 
@@ -205,6 +208,11 @@ class SewerNetwork:
         """True for mains that are pipes (every GIS main; a SWMM model's conduits, not its pumps, weirs ...)."""
         return _is_pipe(self.link_kind, len(self.u))
 
+    def is_gravity(self) -> np.ndarray:
+        """True for gravity pipes: pipes that are no force main (``sewer_type`` force: pumped, under pressure). Only a
+        gravity main takes a gravity main's flow, needs manholes along it, or has a capacity by Manning's equation."""
+        return self.is_pipe() & (self.sewer_type != "force")
+
     @cached_property
     def graph(self) -> nx.DiGraph:
         """The network as a networkx DiGraph (built on first use): node and edge attributes as documented."""
@@ -281,6 +289,13 @@ def build_network(
             profile.network.trust_digitised_direction.value if trust_digitised is None else trust_digitised,
             explicit,
         )
+
+
+def link_kind_words(net: SewerNetwork, e: int) -> str:
+    """What main ``e`` is, as the engineer names it: a model's link kind ("pump", "weir" ...), "force main", else
+    "main"."""
+    kind = net.link_kind[e] if net.link_kind is not None else None
+    return "force main" if net.sewer_type[e] == "force" and kind in (None, "conduit") else str(kind or "main")
 
 
 def active_manholes(manholes: gpd.GeoDataFrame | None) -> gpd.GeoDataFrame | None:

@@ -22,7 +22,7 @@ import shapely
 from scipy.sparse import csgraph
 
 from analysis.arrays import distinct
-from analysis.network import Defect, SewerNetwork, _adjacency, active_manholes
+from analysis.network import LARGEST_PIPE_IN, Defect, SewerNetwork, _adjacency, active_manholes, link_kind_words
 from analysis.profiles import Profile, Rule, citation_clause
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
@@ -45,6 +45,7 @@ def check_network(net: SewerNetwork, *, profile: Profile, manholes=None) -> list
     found += _storage_not_manholes(net)
     found += _control_rules(net)
     found += _storm_model(net)
+    found += _implausible_sizes(net)
     manholes = active_manholes(manholes)
     if manholes is not None and len(manholes):
         found += _manholes_without_mains(net, manholes, rules.snap_tolerance_ft.value / net.fpu)
@@ -360,7 +361,7 @@ def _direction(net: SewerNetwork) -> list[Defect]:
 
 
 def _slopes(net: SewerNetwork) -> list[Defect]:
-    gravity = (net.sewer_type != "force") & net.is_pipe()
+    gravity = net.is_gravity()
     adverse = (
         gravity
         & np.isfinite(net.us_invert_ft)
@@ -430,9 +431,7 @@ def _wet_wells(net: SewerNetwork) -> np.ndarray:
 
 def _leaving_kind(net: SewerNetwork, node: int) -> str:
     """What the flow leaves ``node`` by: the model's link kind ("pump", "weir" ...), "force main", else "main"."""
-    e = int(net.next_main[node])
-    kind = net.link_kind[e] if net.link_kind is not None else None
-    return "force main" if net.sewer_type[e] == "force" and kind in (None, "conduit") else str(kind or "main")
+    return link_kind_words(net, int(net.next_main[node]))
 
 
 def _storage_not_manholes(net: SewerNetwork) -> list[Defect]:
@@ -469,8 +468,9 @@ def _storage_not_manholes(net: SewerNetwork) -> list[Defect]:
 
 def _junctions(net: SewerNetwork) -> list[Defect]:
     """Places where two or more mains meet with no manhole: a junction node, or a cleanout, cap ... there."""
-    # A storage unit that is no manhole (a wet well, a tank) is a structure where mains meet by design.
-    nodes = np.flatnonzero((_degree(net) >= 2) & ~net.node_is_manhole & ~net.node_is_outfall & ~_storage(net))
+    # A storage unit that is no manhole (a wet well, a tank), or a pump station, is a structure where mains meet by
+    # design: gravity sewer ends there and a force main begins.
+    nodes = np.flatnonzero((_degree(net) >= 2) & ~net.node_is_manhole & ~net.node_is_outfall & ~_pumped_from(net))
 
     def message(node: int) -> str:
         mains = ", ".join(unique_in_order(net.main_id[(net.u == node) | (net.v == node)]))
@@ -666,7 +666,7 @@ def _standard(rule: Rule, key: str, unit: str) -> tuple[str, str]:
 
 
 def _diameters(net: SewerNetwork, rule: Rule) -> list[Defect]:
-    small = (net.sewer_type != "force") & net.is_pipe() & np.isfinite(net.diameter_in) & (net.diameter_in < rule.value)
+    small = net.is_gravity() & np.isfinite(net.diameter_in) & (net.diameter_in < rule.value)
     section, standard = _standard(rule, "min_diameter_in", "in")
     mains = np.flatnonzero(small)
     return _findings(
@@ -680,6 +680,24 @@ def _diameters(net: SewerNetwork, rule: Rule) -> list[Defect]:
         ],
         [_mid(net, e) for e in mains],
         section,
+    )
+
+
+def _implausible_sizes(net: SewerNetwork) -> list[Defect]:
+    """Mains given a diameter larger than any sewer pipe made: a typo (1000 for 10), or a model's dummy link (Bellinge's
+    15 m G72F050-G72F050_outfall), which a plan's capacity table took as a real pipe with room for 199 billion gpd."""
+    mains = np.flatnonzero(np.isfinite(net.diameter_in) & (net.diameter_in > LARGEST_PIPE_IN))
+    return _findings(
+        "implausible_diameter",
+        "warning",
+        net.main_id[mains],
+        [
+            f"Existing main {net.main_id[e]} is given {net.diameter_in[e]:g} in across, larger than any sewer pipe "
+            f"made ({LARGEST_PIPE_IN:g} in): most likely a typo, or a model's dummy link. Plans give it no capacity; "
+            "correct its diameter in the mains layer or the model."
+            for e in mains
+        ],
+        [_mid(net, e) for e in mains],
     )
 
 
@@ -716,8 +734,10 @@ def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
     step_to = np.where(has, net.v[np.clip(net.next_main, 0, None)] if len(net.v) else 0, np.arange(n))
     step_len = np.where(has, net.length_ft[np.clip(net.next_main, 0, None)] if len(net.v) else 0.0, 0.0)
     ptr, acc = step_to.copy(), step_len.copy()
-    # A run of sewer ends at a manhole, or at a wet well or tank (a storage unit that is no manhole).
-    stop = net.node_is_manhole | _storage(net)
+    gravity = net.is_gravity()  # a force main needs no manholes along it
+    # A run of gravity sewer ends at a manhole, at a wet well, tank or pump station, or where the flow goes on by a
+    # force main or a model's pump: S1 to MH-27 was 795 ft counting the 495 ft pumped from PS (a tester).
+    stop = net.node_is_manhole | _pumped_from(net) | (has & ~gravity[np.clip(net.next_main, 0, None)])
     for _ in range(max(1, int(np.ceil(np.log2(max(n, 2)))) + 1)):
         go = ~stop[ptr] & (net.next_main[ptr] >= 0)
         acc = np.where(go, acc + acc[ptr], acc)
@@ -725,7 +745,6 @@ def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
     leaving = np.clip(net.next_main, 0, None)
     diameter = net.diameter_in[leaving] if len(net.v) else np.full(n, np.nan)
     limit = spacing_limits_ft(diameter, rule, by_diameter)
-    gravity = net.is_pipe() & (net.sewer_type != "force")  # a force main needs no manholes along it
     pipe = gravity[leaving] if len(net.v) else np.zeros(n, dtype=bool)
     long_run = net.node_is_manhole & has & pipe & stop[ptr] & np.isfinite(limit) & (acc > limit + 0.5)
     section, standard = _standard(rule, "max_manhole_spacing_ft", "ft")
@@ -737,14 +756,33 @@ def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
         said = net.size_said[leaving[node]] if net.size_said is not None else None
         size = f"{said} " if said else f"{diameter[node]:g}-in " if np.isfinite(diameter[node]) else ""
         return (
-            f"{acc[node]:,.0f} ft of existing {size}sewer from manhole {net.node_id[node]} to the next manhole "
-            f"{net.node_id[ptr[node]]}: more than {standard}. The standard governs new sewers and "
-            "extensions, not mains already built."
+            f"{acc[node]:,.0f} ft of existing {size}sewer from manhole {net.node_id[node]} to "
+            f"{_run_end(net, ptr[node])}: more than {standard}. The standard governs new sewers and extensions, "
+            "not mains already built."
         )
 
     return _findings(
         "manhole_spacing", "info", net.node_id[nodes], map(message, nodes), [_at(net, node) for node in nodes], section
     )
+
+
+def _pumped_from(net: SewerNetwork) -> np.ndarray:
+    """Wet wells, tanks and pump stations: where gravity sewer ends by design and the flow is pumped on."""
+    kind = net.node_kind if net.node_kind is not None else np.full(net.n_nodes, "", dtype=object)
+    return _storage(net) | (kind == "pump_station")
+
+
+def _run_end(net: SewerNetwork, node: int) -> str:
+    """Where a run of gravity sewer ends, as the manhole spacing finding names it."""
+    if net.node_is_manhole[node]:
+        return f"the next manhole {net.node_id[node]}"
+    kind = net.node_kind[node] if net.node_kind is not None else ""
+    if kind == "pump_station":
+        return f"pump station {net.node_id[node]}"
+    if _storage(net)[node]:
+        return f"wet well or tank {net.node_id[node]}"
+    e = int(net.next_main[node])
+    return f"{net.node_id[node]}, where {link_kind_words(net, e)} {net.main_id[e]} takes the flow on"
 
 
 def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
@@ -764,7 +802,7 @@ def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
         same = which[1:] == which[:-1]
         heading = np.degrees(np.arctan2(d[:, 1], d[:, 0]))
         turn = np.abs((heading[1:] - heading[:-1] + 180) % 360 - 180)
-        inner = same[1:] & same[:-1]
+        inner = same[1:] & same[:-1] & net.is_gravity()[which[1:-1]]  # a force main's bends need no manhole
         bends = np.flatnonzero(inner & (turn > limit))
         out += _findings(
             "alignment_change",
@@ -781,7 +819,13 @@ def _alignment(net: SewerNetwork, profile: Profile) -> list[Defect]:
     # Junction nodes (not manholes) with one main in and one out.
     indeg = np.bincount(net.v, minlength=net.n_nodes)
     outdeg = np.bincount(net.u, minlength=net.n_nodes)
-    nodes = np.flatnonzero(~net.node_is_manhole & (indeg == 1) & (outdeg == 1) & ~net.node_is_outfall)
+    nodes = np.flatnonzero(
+        ~net.node_is_manhole & (indeg == 1) & (outdeg == 1) & ~net.node_is_outfall & ~_pumped_from(net)
+    )
+    if len(nodes):  # where a force main meets a gravity main, the gravity sewer ends or begins: no run bends there
+        e_in = pd.Series(np.arange(len(net.v))).groupby(net.v).first().reindex(nodes).to_numpy()
+        gravity = net.is_gravity()
+        nodes = nodes[gravity[e_in] & gravity[net.next_main[nodes]]]
     if len(nodes):
         e_in = pd.Series(np.arange(len(net.v))).groupby(net.v).first().reindex(nodes).to_numpy()
         e_out = net.next_main[nodes]

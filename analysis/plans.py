@@ -54,7 +54,7 @@ from analysis.areas import held_by_service_area
 from analysis.arrays import distinct
 from analysis.errors import AnalysisError
 from analysis.mandate import analyze_mandates
-from analysis.network import SewerNetwork
+from analysis.network import LARGEST_PIPE_IN, SewerNetwork, link_kind_words
 from analysis.network_checks import spacing_limits_ft
 from analysis.plan_route import CROSSES, ENDS_ON, RUNS_ALONG, mains_crossed, parcels_crossed
 from analysis.profiles import OVERRIDDEN_FLAG, SETTING_FLAG, Profile, bracketed, citation_clause, flagged
@@ -72,9 +72,6 @@ NOT_RECORDED = (
     "No parcel is recorded as connected to the sewer (the parcels layer has no connected column, and no list of "
     "connected parcels was given), so the flow the mains to the plant carry today is not known."
 )
-# The largest sewer pipe made (reinforced concrete, ASTM C76's tables end at 144 in): a larger diameter is a typo
-# (1000 for 10), and was priced and checked as if real.
-LARGEST_PIPE_IN = 144.0
 
 
 def cite(rule) -> str:
@@ -359,6 +356,11 @@ class _Connection:
     passes: list = field(default_factory=list)  # the sewer's manholes it runs through on its way up
     tied: list = field(default_factory=list)  # manholes (or mains) exactly as near as the one taken, of higher IDs
     lower_invert: bool = False  # taken of manholes exactly as near for its lower invert (``_nearest_met``)
+    # The force main (or a model's pump ...) the main would end on, "force main F1"; "" where it meets gravity sewer.
+    pressurised: str = ""
+    # Where the drawn end lay on an existing main a few feet from the manhole it connects at (``_onto_manhole``):
+    # {"on": "existing main M-195", "gap_ft": 3.0}; None where it was drawn at the manhole.
+    near_miss: dict | None = None
 
 
 def plan_extension(
@@ -422,7 +424,10 @@ def plan_extension(
         )
     fpu = feet_per_unit(parcels.crs)
     line, not_laid = _laid_from_manhole(line, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
-    line, not_laid, tied = _onto_manhole(line, not_laid, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
+    near = profile.network.connect_at_manhole_within_ft.value / fpu
+    line, not_laid, tied = _onto_manhole(
+        line, not_laid, network, profile.network.snap_tolerance_ft.value / fpu, fpu, near=near
+    )
     drawn_ft = line.length * fpu
     material = (material or "").strip() or None
 
@@ -433,11 +438,11 @@ def plan_extension(
     connection = _connect(line, network, profile, fpu, present, reach.added_peak_gpd)
     connection.not_laid_parts = not_laid
     if tied and connection.kind == "manhole" and connection.label == tied[0]:  # as near before it was moved onto it
-        connection.tied, connection.lower_invert = tied[1], tied[2]
+        connection.tied, connection.lower_invert, connection.near_miss = tied[1], tied[2], tied[3]
     built = _built_line(line, connection)
     if connection.kind == "run":  # the connecting run is built too: parcels along it are reached as well
         reach = _served(built, parcels, mains, before, profile, layers, service_areas, diameter_in, fpu)
-    if connection.kind != "none":
+    if connection.kind != "none" and not connection.pressurised:
         connection.capacity = present.capacity(connection.node, connection.first_main, reach.added_peak_gpd)
 
     connection.passes, through = _passed_manholes(
@@ -982,12 +987,26 @@ class _Present:
             # A model's box, egg or twin pipe ("2 x 12 in"): its diameter is the narrowest of one barrel, for the
             # size rules; a full round pipe of that size is not its capacity (less for a box, half for a twin).
             shaped = net.size_said[e] if net.size_said is not None and pipe[e] else None
-            round_pipe = sized and problem is None and not shaped
+            forced = pipe[e] and net.sewer_type[e] == "force"
+            implausible = sized and diameter > LARGEST_PIPE_IN
+            round_pipe = sized and problem is None and not shaped and not forced and not implausible
             capacity = manning_capacity_gpd(diameter, slope, n) if round_pipe else None
             if not pipe[e]:
                 problem = f"is a {net.link_kind[e]}, whose capacity Manning's equation does not give: the engineer's"
+            elif forced:
+                # Pumped full under pressure: what it carries is what the pumps feeding it deliver, not a gravity
+                # pipe's full flow at its slope (F1, 4 in, read as 77,794 gpd and "meets": a tester).
+                problem = (
+                    f"is a force main, whose capacity is that of the pump station feeding it (at "
+                    f"{net.node_id[net.u[e]]}), not Manning's gravity equation's: the engineer's"
+                )
             elif not sized:
                 problem = problem or NO_DIAMETER
+            elif implausible:  # a model's dummy link to its outfall (Bellinge's 590.55 in) read as 199 billion gpd
+                problem = problem or (
+                    f"is given {diameter:g} in across, larger than any sewer pipe made ({LARGEST_PIPE_IN:g} in): "
+                    "diameter implausible: correct it in the mains layer or the model"
+                )
             elif shaped:
                 problem = problem or (
                     f"is {shaped}, not one round pipe, whose capacity the full-pipe equation for a round pipe does "
@@ -1052,6 +1071,7 @@ def _connect(line, net, profile, fpu, present: _Present, added_peak: float) -> _
             met.gap * fpu if met.kind == "manhole" else 0.0,
             tied=met.tied,
             lower_invert=met.lower_invert,
+            pressurised=_pressurised(met, net),
         )
     # A connecting run to the nearest manhole whose path to the plant has room for the added flow; else to the
     # nearest. Only here is every manhole measured: no end meets the sewer, and the nearest may lie anywhere.
@@ -1140,6 +1160,27 @@ def _sewer_manholes(net) -> np.ndarray:
     return np.flatnonzero((net.node_is_manhole if net.node_is_manhole.any() else True) & on_main)
 
 
+# Where gravity sewers end by design: a pump station's wet well takes a gravity main's flow, as a manhole does.
+_PUMPED_FROM = ("pump_station", "storage")
+
+
+def _pressurised(met: _Met, net) -> str:
+    """The force main (or a model's pump, weir ...) an end of the drawn main meets, where it meets no gravity sewer;
+    "" otherwise. A gravity main cannot discharge into a pressurised main: it was given a new manhole on force main
+    F1, and its gravity check run from an invert read along the pumped main (a tester). A manhole, or a pump
+    station's wet well, takes its flow."""
+    gravity = net.is_gravity()
+    if met.main is not None:
+        return "" if gravity[met.main] else f"{link_kind_words(net, met.main)} {net.main_id[met.main]}"
+    if met.kind == "manhole" or met.node is None:
+        return ""
+    kind = net.node_kind[met.node] if net.node_kind is not None else ""
+    at = np.flatnonzero((net.u == met.node) | (net.v == met.node))
+    if kind in _PUMPED_FROM or gravity[at].any() or not len(at):
+        return ""
+    return f"{link_kind_words(net, int(at[0]))} {net.main_id[at[0]]}"
+
+
 def _end_meets(line, net, snap: float) -> _Met | None:
     """Where an end of ``line`` meets the sewer within ``snap``, or None: the one test of ``_connect`` and
     ``_laid_from_manhole``.
@@ -1176,6 +1217,9 @@ def _end_meets(line, net, snap: float) -> _Met | None:
                 is_node=True,
                 inverts=inverts,
             )
+    gravity = net.is_gravity()[mains]
+    if gravity.any():  # a gravity main within reach is where a gravity main can join; a force main beside it is not
+        at_end, mains = at_end[gravity], mains[gravity]
     gap = shapely.distance(ends[at_end], net.geometry[mains])
     met = _nearest_met("main", gap, north[at_end], at_end, mains, net.main_id, None, is_node=False)
     on = shapely.line_interpolate_point(
@@ -1345,17 +1389,24 @@ def _upper_end_along(line, met: _Met, net, snap: float, on: np.ndarray, at: np.n
     return _cut(laid, beyond, far_xy, int(on[along[0]]), net, fpu, along=along)
 
 
-def _onto_manhole(line, not_laid: list[dict], net, snap: float, fpu: float):
+def _onto_manhole(line, not_laid: list[dict], net, snap: float, fpu: float, *, near: float = 0.0):
     """The main as laid with the end that connects at an existing manhole (within ``snap``) moved onto it, and the
     part not laid that was cut at that manhole ending there too.
 
     A pipe runs into the manhole it joins, and is measured from it: a main drawn to end half a foot short of MH-45
     was planned 1,294.5 ft long, costed and tested so, with MH-45 at station 0 and the last manhole at 1,294.5 ft
     though it lies 1,295 ft up the main from MH-45; on the map the main stopped short of the manhole. Only the end
-    it connects by is moved (``_end_meets``' choice, so which end connects is unchanged). Returns the line, the parts
-    not laid, and the manhole it was moved onto with those exactly as near it before (a tie the check says), or
-    None."""
+    it connects by is moved (``_end_meets``' choice, so which end connects is unchanged).
+
+    An end on an existing main within ``near`` of a manhole of the sewer at an end of that main is moved onto that
+    manhole too (``network.connect_at_manhole_within_ft``): drawn 3 ft east of MH-27 on M-195, a new manhole was built
+    and charged 3 ft from MH-27, and MH-27 was never named (a tester). Returns the line, the parts not laid, and the
+    manhole it was moved onto with those exactly as near it before (a tie the check says) and where the end lay when
+    it lay on a main (``_Connection.near_miss``), or None."""
     met = _end_meets(line, net, snap) if net is not None and net.n_nodes else None
+    near_miss = None
+    if met is not None and met.kind == "main" and near > snap:
+        met, near_miss = _manhole_near(line, met, net, snap, near, fpu)
     if met is None or met.kind != "manhole" or met.gap == 0:
         return line, not_laid, None
     coords = [tuple(c[:2]) for c in line.coords]
@@ -1368,7 +1419,34 @@ def _onto_manhole(line, not_laid: list[dict], net, snap: float, fpu: float):
         _ending_at(beyond, was, met, fpu) if beyond["beyond_manhole"] == met.label else beyond for beyond in not_laid
     ]
     # the manholes exactly as near the end before it was moved (``_nearest_met``'s tie), for the connection to say
-    return moved, not_laid, (met.label, met.tied, met.lower_invert)
+    return moved, not_laid, (met.label, met.tied, met.lower_invert, near_miss)
+
+
+def _manhole_near(line, met: _Met, net, snap: float, near: float, fpu: float) -> tuple[_Met, dict | None]:
+    """The manhole of the sewer nearest the end ``met`` found on a main (or at a junction), among the ends of the
+    mains within ``snap`` of it, where it lies within ``near``: as a manhole the end meets, with where the end lay;
+    else ``met`` as it was. Of two as near, the lower ID."""
+    point = shapely.Point(line.coords[met.end][:2])
+    mains = net.main_tree.query(point, predicate="dwithin", distance=snap)
+    nodes = np.unique(np.r_[net.u[mains], net.v[mains]])
+    nodes = nodes[net.node_is_manhole[nodes]]
+    gap = shapely.distance(point, shapely.points(net.node_xy[nodes])) if len(nodes) else np.zeros(0)
+    keep = gap <= near
+    if not keep.any():
+        return met, None
+    k = min(np.flatnonzero(keep), key=lambda i: (float(gap[i]), id_key(net.node_id[nodes[i]])))
+    node = int(nodes[k])
+    on = f"existing main {met.label}" if met.main is not None else f"{met.label}, where mains meet"
+    found = _Met(
+        "manhole",
+        str(net.node_id[node]),
+        node,
+        None,
+        met.end,
+        tuple(float(v) for v in net.node_xy[node]),
+        float(gap[k]),
+    )
+    return found, {"on": on, "gap_ft": round(float(gap[k]) * fpu, 1)}
 
 
 def _ending_at(beyond: dict, was, met: _Met, fpu: float) -> dict:
@@ -1630,6 +1708,21 @@ def _downstream(conn: _Connection, net, profile, added_peak: float, *, present_r
         "flow": cite(profile.network.gallons_per_day_per_unit),
         "capacity": cite(profile.design.manning_n),
     }
+    if conn.pressurised:  # refused by the connection check: no flow of it reaches the sewer there
+        return {
+            "connects_at": conn.label,
+            "connection": conn.kind,
+            "connection_gap_ft": round(conn.gap_ft, 1),
+            "path": [],
+            "mains": [],
+            "verdict": UNKNOWN,
+            "capacity_ok": None,
+            "exceeded": [],
+            "outfall": None,
+            "problem": f"The main cannot discharge into {conn.pressurised} (the connection check).",
+            "added_peak_gpd": round(added_peak),
+            "sections": sections,
+        }
     if conn.kind == "none" or conn.capacity is None:
         return {
             "connects_at": None,
@@ -1796,10 +1889,24 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
                 f" {conn.label} is at the middle of the drawn main, so the two parts are equally long: the one ending "
                 "further north (then east) is the one laid."
             )
+    elif conn.kind == "manhole" and conn.near_miss:
+        within = profile.network.connect_at_manhole_within_ft
+        text = (
+            f"The drawn main's end lies on {conn.near_miss['on']}, {conn.near_miss['gap_ft']:,.1f} ft from existing "
+            f"manhole {conn.label} (within the {within.value:g} ft of network.connect_at_manhole_within_ft, "
+            f"{'set for this run' if within.overridden else 'a setting'}): it connects at {conn.label}, its end "
+            "moved onto it, and no new manhole is built there beside it."
+        )
     elif conn.kind == "manhole":
         text = (
             f"The main ends at existing manhole {conn.label} (within {snap.value:g} ft) and connects to it; "
             "no new manhole is built there."
+        )
+    elif conn.kind == "main" and conn.pressurised:
+        text = (
+            f"The main ends on {conn.pressurised} (within {snap.value:g} ft), which is pumped under pressure: a "
+            "gravity main cannot discharge into it, so the main cannot connect there. Connect it to a gravity main or "
+            "to a manhole of the sewer instead (move its end there)."
         )
     elif conn.kind == "main":
         text = f"The main ends on the existing sewer at {conn.label}: a new manhole is built on it there."
@@ -1827,7 +1934,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             " the engineer to design: it is not an extension."
         )
     # drawn over a main: whether it meant to relieve that main, the engineer says
-    verdict = REVIEW if along or upper else MEETS
+    verdict = FAILS if conn.pressurised else REVIEW if along or upper else MEETS
     if conn.passes:  # the plan drains all of it to its connection; joined to these, its flow would go another way
         listing = ", ".join(f"{p['id']} (station {p['station_ft']:,.0f} ft)" for p in conn.passes)
         n = len(conn.passes)
@@ -1837,7 +1944,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"{conn.label} (the capacity check); at {'each' if n != 1 else 'that manhole'} part of it may go down "
             "the mains that leave it instead: for the engineer."
         )
-        verdict = REVIEW
+        verdict = FAILS if conn.pressurised else REVIEW
     checks = [Check("connection", verdict, cited, text)]
     rule = profile.design.manning_n
     rows = downstream["mains"]
@@ -1926,6 +2033,13 @@ def _gravity_check(conn: _Connection, manholes: list[dict], net, slope: float, s
     label = conn.label or "its manhole"
     if conn.kind == "none" or net is None:
         return Check("gravity", UNKNOWN, section, "Not checked: where the main joins the sewer is not known.")
+    if conn.pressurised:  # a pumped main's inverts say nothing of where a gravity main could fall to
+        return Check(
+            "gravity",
+            UNKNOWN,
+            section,
+            f"Not checked: the main cannot connect to {conn.pressurised}, a pressurised main (the connection check).",
+        )
     start = _connection_invert(conn, net)
     if start is None:
         return Check(

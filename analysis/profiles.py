@@ -343,6 +343,7 @@ class NetworkRules:
     """How the sewer network is built and checked, and the design rules it is checked against."""
 
     snap_tolerance_ft: Rule = _rule((int, float), **_feet(MAX_SNAP_FT))
+    connect_at_manhole_within_ft: Rule = _rule((int, float), **_feet(MAX_SNAP_FT))
     outfall_snap_ft: Rule = _rule((int, float), **_feet(MAX_RUN_FT))
     include_private_mains: Rule = _rule(bool)
     trust_digitised_direction: Rule = _rule(bool)

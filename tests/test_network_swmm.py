@@ -267,7 +267,10 @@ def test_bellinge_in_its_real_crs_through_the_cli():
         assert doc["length_ft"] == pytest.approx(metres * 3937 / 1200 + added_ft, abs=0.1)
     code, out, err = cli("network", "check", "--profile", "fort-plain", *real, "--json")
     assert code == 0, err
-    assert {d["check"] for d in json.loads(out)} == {"min_diameter"}  # 0.2 m pipes: 7.9 in, information
+    found = json.loads(out)
+    assert {d["check"] for d in found} == {"min_diameter", "implausible_diameter"}  # 0.2 m pipes: 7.9 in, information
+    # and the model's 15 m dummy link to its outfall, 590.55 in across, which no pipe is
+    assert [d["feature_id"] for d in found if d["check"] == "implausible_diameter"] == ["G72F050-G72F050_outfall"]
 
 
 def test_a_model_outside_new_york_is_told_which_crs_to_measure_in():

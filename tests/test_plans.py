@@ -564,6 +564,17 @@ def test_a_models_box_or_twin_pipe_downstream_has_no_capacity_from_the_round_pip
     assert run().as_dict()["downstream"]["mains"][0]["verdict"] == MEETS  # the same main as one round pipe
 
 
+def test_a_main_of_a_diameter_no_pipe_has_is_given_no_capacity():
+    # Bellinge's model ends in a 15 m dummy link of 590.55 in, which the table certified with room for 199 billion gpd.
+    row = run(town=layout(diameter=590.55)).as_dict()["downstream"]["mains"][0]
+    assert (row["capacity_gpd"], row["verdict"]) == (None, "not known")
+    assert row["problem"] == (
+        "is given 590.55 in across, larger than any sewer pipe made (144 in): diameter implausible: correct it in the "
+        "mains layer or the model"
+    )
+    assert run(town=layout(diameter=144.0)).as_dict()["downstream"]["mains"][0]["verdict"] == MEETS
+
+
 def undiametered_town(tmp_path, proposed: LineString):
     """The Oak St town as Manchester, VT's data is: M-1 from A to the plant's P cut in two at B, neither with a
     diameter; written to a store with ``proposed`` as extension.geojson."""
