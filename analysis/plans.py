@@ -1164,6 +1164,13 @@ def _sewer_manholes(net) -> np.ndarray:
 _PUMPED_FROM = ("pump_station", "storage")
 
 
+def _structure_of(net, node: int | None) -> str:
+    """What the node is in the manholes layer ("manhole", "pump_station" ...), "" where not known."""
+    if net is None or node is None or net.node_kind is None:
+        return ""
+    return str(net.node_kind[node] or "")
+
+
 def _pressurised(met: _Met, net) -> str:
     """The force main (or a model's pump, weir ...) an end of the drawn main meets, where it meets no gravity sewer;
     "" otherwise. A gravity main cannot discharge into a pressurised main: it was given a new manhole on force main
@@ -1200,6 +1207,8 @@ def _end_meets(line, net, snap: float) -> _Met | None:
     nodes = np.r_[net.u[mains], net.v[mains]]
     gap = shapely.distance(ends[end_pos], shapely.points(net.node_xy[nodes]))
     sewer = net.node_is_manhole[nodes] if net.node_is_manhole.any() else np.ones(len(nodes), dtype=bool)  # on a main
+    if net.node_kind is not None:  # a pump station's wet well takes the flow as a manhole does: no new manhole there
+        sewer |= np.isin(np.asarray(net.node_kind, dtype=object)[nodes], _PUMPED_FROM)
     north = _north_first(line)
     for kind, keep in (("manhole", sewer & (gap <= snap)), ("main", ~sewer & (gap <= snap))):
         if keep.any():
@@ -1896,6 +1905,12 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"manhole {conn.label} (within the {within.value:g} ft of network.connect_at_manhole_within_ft, "
             f"{'set for this run' if within.overridden else 'a setting'}): it connects at {conn.label}, its end "
             "moved onto it, and no new manhole is built there beside it."
+        )
+    elif conn.kind == "manhole" and _structure_of(net, conn.node) in _PUMPED_FROM:
+        # a main drawn to a pump station was given (and charged) a new manhole "on the existing sewer" there (a helper)
+        text = (
+            f"The main ends at existing {_structure_of(net, conn.node).replace('_', ' ')} {conn.label} (within "
+            f"{snap.value:g} ft), whose wet well takes its flow; no new manhole is built there."
         )
     elif conn.kind == "manhole":
         text = (

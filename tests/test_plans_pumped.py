@@ -130,3 +130,15 @@ def test_an_end_on_a_force_main_a_few_feet_from_a_manhole_connects_at_the_manhol
     # 3 ft down F1 from A: A takes a gravity main's flow, where F1 cannot.
     r = run(proposed=LineString([(0, -3), (300, -3)]), town=pumped_town()).as_dict()
     assert check(r, "connection")["verdict"] == MEETS and r["downstream"]["connects_at"] == "A"
+
+
+def test_a_main_ending_at_a_pump_station_joins_its_wet_well_without_a_new_manhole():
+    """A main drawn to pump station PS was told "a new manhole is built on it there" and charged one (a helper): the
+    wet well takes a gravity main's flow, as a manhole does."""
+    r = run(proposed=LineString([(0, -300), (-300, -300)]), town=pumped_town(), profile=SLOPED).as_dict()
+    connection = check(r, "connection")
+    assert connection["verdict"] == MEETS
+    assert connection["message"].startswith(
+        "The main ends at existing pump station PS (within 1 ft), whose wet well takes its flow; no new manhole"
+    )
+    assert "new manhole is built on it" not in connection["message"]
