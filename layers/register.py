@@ -1279,7 +1279,8 @@ class Register:
 
         Only ``connected``: none of the ordinances sewerplan encodes provides for exempting a property, and
         ``exempt`` stays a decision about a notice given (``mark``). Refused for a parcel with an open or prepared
-        notice (mark that notice instead) and for one the register already records connected or exempt."""
+        notice (mark that notice instead) and for one the register already records connected. A parcel whose notice
+        was marked exempt may be recorded connected: its owner connected all the same."""
         if status != "connected":
             raise LayerError(
                 f"Only a connection is recorded without a notice, not {status!r}: the ordinances provide no "
@@ -1321,7 +1322,9 @@ class Register:
                 )
             latest = [r for r in rows if r["status"] != "cancelled"][-1:]
             before = [r for r in rows if r["notice_type"] == RECORD and r["status"] in CLOSING]
-            before += [r for r in latest if r["status"] in CLOSING]
+            # A parcel exempted whose owner connects all the same is recorded connected: it was refused, "already
+            # recorded exempt", while `mark` sent the clerk here (a tester). A connection recorded stands.
+            before += [r for r in latest if r["status"] == "connected"]
             if before:
                 r = before[0]
                 raise LayerError(

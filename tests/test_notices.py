@@ -1874,6 +1874,12 @@ def test_a_connection_made_without_a_notice_is_recorded_with_who_and_when(regist
     noticed = again["notices"][0]["parcel_id"]
     with pytest.raises(OpenNoticeError, match="open notice.*record the connection on that notice .mark it connected."):
         register.record(noticed, "connected", on="2027-02-10", actor="clerk")
+    # A parcel exempted whose owner connects all the same is recorded connected (it was refused "already recorded
+    # exempt", while `mark` sent the clerk to `record`; a tester).
+    exempted = again["notices"][1]["parcel_id"]
+    register.mark(exempted, "exempt", actor="clerk", note="hardship")
+    register.record(exempted, "connected", on="2027-03-05", actor="clerk")
+    assert [(r["notice_type"], r["status"]) for r in register.notices_of(exempted)][-1] == ("record", "connected")
     with pytest.raises(LayerError, match="does not exist"):
         register.record("x", "connected", on="2027-02-30", actor="clerk")
     with pytest.raises(LayerError, match="Only a connection is recorded without a notice.*provide no exemption"):
