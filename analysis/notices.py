@@ -1150,6 +1150,12 @@ class ServiceRule:
     counted_from: str  # "notice" or "service"
     mail_days: int
     law_silent: bool = False  # the section sets no period (Wappinger § 196-17E): the town's resolution does
+    left_to_town: bool = True  # the days are the town's to set (a resolution, a setting), so it may give more
+
+    def no_extension(self, notice_type: str) -> bool:
+        """A violation notice whose days the law sets itself (Wappinger § 196-22A's 10): its letter says the law
+        "provides for no extension", so none is recorded (one was, without a word; a tester)."""
+        return notice_type == "violation" and not self.left_to_town
 
 
 def service_rule(profile_name: str | None, notice_type: str) -> ServiceRule | None:
@@ -1160,7 +1166,7 @@ def service_rule(profile_name: str | None, notice_type: str) -> ServiceRule | No
     Examples
     --------
     >>> service_rule("wappinger", "violation")
-    ServiceRule(section='§ 196-22A', counted_from='service', mail_days=5, law_silent=False)
+    ServiceRule(section='§ 196-22A', counted_from='service', mail_days=5, law_silent=False, left_to_town=False)
     >>> service_rule("fort-plain", "connection").counted_from
     'notice'
     """
@@ -1176,7 +1182,9 @@ def service_rule(profile_name: str | None, notice_type: str) -> ServiceRule | No
     rule: Rule = getattr(getattr(profile, section_name), key)
     counted_from = rule.counted_from or "notice"
     mail_days = rule.mail_days if counted_from == "service" else 0
-    return ServiceRule(rule.section, counted_from, mail_days, bool(rule.town_setting))
+    return ServiceRule(
+        rule.section, counted_from, mail_days, bool(rule.town_setting), bool(rule.setting or rule.town_setting)
+    )
 
 
 def service_record_words(done: Mapping) -> str:

@@ -1227,6 +1227,7 @@ class Register:
                 ):
                     raise LayerError(problem)
             if new_deadline is not None:
+                _refuse_an_extension_the_law_gives_none(con, rows)
                 early = [r for r in rows if r["deadline"] is not None and new_deadline <= r["deadline"]]
                 if early:
                     raise LayerError(
@@ -1607,6 +1608,23 @@ def parse_date(value, what: str = "The date") -> dt.date:
         return parse_day(value, what)
     except AnalysisError as exc:
         raise LayerError(str(exc)) from exc
+
+
+def _refuse_an_extension_the_law_gives_none(con, rows) -> None:
+    """Refuse extending a violation notice whose days the law sets with no extension (Wappinger § 196-22A): its
+    letter told the owner the law "provides for no extension", and `mark extended` moved its deadline all the same,
+    without a word (a tester). The profile is the one its batch recorded (``service_rule``)."""
+    for row in rows:
+        if row["notice_type"] != "violation" or not row["batch_id"]:
+            continue
+        batch = con.execute(sa.select(batches).where(batches.c.batch_id == row["batch_id"])).mappings().first()
+        rule = service_rule(batch["profile"] if batch else None, row["notice_type"])
+        if rule is not None and rule.no_extension(row["notice_type"]):
+            raise LayerError(
+                f"Notice {row['notice_id']} is a violation notice whose days {rule.section} sets itself, and its "
+                f"letter says the law provides for no extension: nothing was changed. If the town decides to give "
+                "more time all the same, withdraw that notice and give a new one."
+            )
 
 
 def _date(value) -> dt.date | None:

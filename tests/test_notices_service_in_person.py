@@ -110,8 +110,13 @@ def test_a_period_counted_from_the_notices_date_does_not_move_and_says_so(regist
 
 
 def test_an_extended_notice_keeps_the_towns_extension(register):
+    # extended before `mark` refused to extend a notice the law gives no extension (a register of an older version)
     ids = _issue(register, ("P1",))
-    register.mark("P1", "extended", actor="t", deadline="2027-07-30")
+    with register.transaction() as con:
+        con.execute(
+            sa.text("UPDATE notices SET status = 'extended', deadline = :d WHERE notice_id = :n"),
+            {"d": dt.date(2027, 7, 30), "n": ids["P1"]},
+        )
     done = _serve(register, ids["P1"], dt.date(2027, 6, 9))
     assert done["deadline"] == "2027-07-30" and "the extension stands" in done["why"]
 
@@ -330,3 +335,16 @@ def test_notices_list_json_carries_the_service(register):
     _serve(register, ids["P1"], dt.date(2027, 6, 9))
     row = json.loads(register.listing().to_json(orient="records", date_format="iso"))[0]
     assert row["served_by_name"] == CLERK
+
+
+def test_a_wappinger_violation_notice_is_not_extended(register):
+    """§ 196-22A sets the 10 days, and the violation letter says the law "provides for no extension"; `mark
+    extended` moved the violation notice's deadline all the same, without a word (a tester). It is refused, saying
+    what the town may do; a Fort Plain violation notice, whose days the town's resolution sets, is extended."""
+    ids = _issue(register, ("P1",))
+    with pytest.raises(LayerError, match="is a violation notice whose days § 196-22A sets itself"):
+        register.mark("P1", "extended", actor="clerk", deadline="2027-07-31")
+    assert _row(register, ids["P1"])["deadline"] == dt.date(2027, 6, 16)
+    fp = _issue(register, ("P2",), profile="fort-plain", day=dt.date(2027, 6, 2), days=30)
+    register.mark("P2", "extended", actor="clerk", deadline="2027-08-31")
+    assert _row(register, fp["P2"])["deadline"] == dt.date(2027, 8, 31)
