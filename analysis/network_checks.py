@@ -737,7 +737,9 @@ def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
     gravity = net.is_gravity()  # a force main needs no manholes along it
     # A run of gravity sewer ends at a manhole, at a wet well, tank or pump station, or where the flow goes on by a
     # force main or a model's pump: S1 to MH-27 was 795 ft counting the 495 ft pumped from PS (a tester).
-    stop = net.node_is_manhole | _pumped_from(net) | (has & ~gravity[np.clip(net.next_main, 0, None)])
+    # (no main at all, every one storm: no run; it crashed with an IndexError)
+    pumped_on = has & ~gravity[np.clip(net.next_main, 0, None)] if len(gravity) else np.zeros(n, dtype=bool)
+    stop = net.node_is_manhole | _pumped_from(net) | pumped_on
     for _ in range(max(1, int(np.ceil(np.log2(max(n, 2)))) + 1)):
         go = ~stop[ptr] & (net.next_main[ptr] >= 0)
         acc = np.where(go, acc + acc[ptr], acc)
