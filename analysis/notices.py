@@ -325,10 +325,13 @@ def plan_notices(
     check_notice(profile, notice_date, notice_reason)
     notice_period = period(profile, "mandate.notice_period_days", town)
     if notice_period.days is None:
+        # Letters cite the town's own act: a value set for the run (the fix this named) only led to a second
+        # refusal asking for the resolution (a tester). A preview may still assume days set for it.
         raise AnalysisError(
             f"The {profile.id} profile sets no period for connecting after notice: {notice_period.section} leaves "
-            "it to the town. Set the town's period (mandate.notice_period_days) before giving notice.",
-            fix=Fix("rule", "mandate.notice_period_days", "N"),
+            "it to the town. Add the town's resolution to the town settings file: [resolutions] "
+            '"mandate.notice_period_days" = { days = N, act = "the resolution that set it" } (a preview may assume '
+            "days set for it alone, as the profile's mandate.notice_period_days)."
         )
     hazards = _hazards(profile, notice_reason, hazard)
     mandated = results[results["status"] == "mandated"]

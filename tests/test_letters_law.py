@@ -331,3 +331,25 @@ def test_analyze_says_when_its_deadline_falls_on_a_weekend(town_copy):
     doc = Runner().json(*run, "2027-03-01")
     assert any(w.startswith("The deadline 2027-05-30 falls on a Sunday") for w in doc["warnings"])
     assert Runner().json(*run, "2027-03-03")["warnings"] == []
+
+
+def test_wappinger_without_a_resolution_is_told_to_add_one_not_to_set_days():
+    """With no resolution, issuing was told "Use --set mandate.notice_period_days=N", which only led to a second
+    refusal asking for the resolution (a tester). It names the resolution the letters need."""
+    from analysis.errors import AnalysisError
+
+    results = pd.DataFrame(
+        {
+            "parcel_id": ["A"],
+            "status": ["mandated"],
+            "owner_name": ["Ann"],
+            "mail_address": ["1 Main"],
+            "mail_city": ["X"],
+        }
+    )
+    with pytest.raises(AnalysisError) as refused:
+        plan_notices(results, profile=load_profile("wappinger"), notice_date=DAY)
+    assert 'add the town\'s resolution to the town settings file: [resolutions] "mandate.notice_period_days"' in (
+        str(refused.value).lower()
+    )
+    assert refused.value.fix is None
