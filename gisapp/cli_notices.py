@@ -716,6 +716,8 @@ def violations(profile_name, as_of, out_dir, settings, town_path, store, registe
             f"{n} connection notice(s) overdue on {day}: violation notices would be corrected by {doc['correct_by']} "
             f"({doc['period']['basis']}).{already} Nothing recorded: give --out DIR to issue them with their letters."
         )
+        if n and (weekend := _correct_by_flag(doc)):
+            click.echo(weekend)
         for problem in doc["letters_blocked_by"]:
             click.echo(before_issuing(problem))
         return
@@ -724,6 +726,20 @@ def violations(profile_name, as_of, out_dir, settings, town_path, store, registe
         f"{doc['already_open']} already open. {_batch_files(doc)}"
         if doc["batch"]
         else f"0 violation notice(s) issued; {doc['already_open']} already open."
+    )
+    if doc["batch"] and (weekend := _correct_by_flag(doc)):
+        click.echo(weekend)
+
+
+def _correct_by_flag(doc: dict) -> str | None:
+    """Where the date to correct a violation by falls on a weekend or New York public holiday, the sentence that says
+    so, as `issue` says it of a connection notice's deadline: --json had it, the text did not (a tester)."""
+    if not doc.get("deadline_flag"):
+        return None
+    return (
+        f"Note: the date to correct by, {doc['correct_by']}, falls on a {doc['deadline_flag']}: the town decides "
+        "whether to give a later date (General Construction Law § 25-a lets an act due then be done the next "
+        "business day)."
     )
 
 

@@ -1138,6 +1138,9 @@ def test_cli_violations_record_nothing_without_out_and_write_their_paperwork_wit
     assert Register(store=store, create=False).listing(notice_type="violation").empty
     said = " ".join(invoke(*args[:-1]).stdout.split())  # issued from a fresh analysis: the store holds none
     assert f"not checked against an analysis: {store} holds no analysis yet: run `sewerplan analyze" in said
+    # a date to correct by on a weekend is said, as `issue` says it of a deadline (--json alone had it; a tester)
+    saturday = " ".join(invoke(*[a if a != "2027-06-02" else "2027-06-03" for a in args[:-1]]).stdout.split())
+    assert "Note: the date to correct by, 2027-07-03, falls on a Saturday: the town decides" in saturday
     monkeypatch.setenv("SEWERPLAN_TODAY", "2027-06-02")  # violation notices are issued on their day
     viol = json.loads(invoke(*args, "--out", tmp_path / "violations").output)
     assert viol["issued"] == first["issued"] - 1 and viol["correct_by"] == "2027-07-02"
