@@ -1596,8 +1596,9 @@ def compose_letters(
 
     ``rows`` is ``mailing_list(...)``; ``notices`` holds one row per notice (``notice_id``, ``parcel_id``, the
     measured distance, ``main_id``, ``main_diameter_in``; for violations ``original_notice_id``,
-    ``original_issued_date``, ``original_deadline``). ``kind`` is "connection" or "violation"; ``period`` the
-    notice or correction period.
+    ``original_issued_date``, ``original_deadline`` and, where an extension moved it, ``original_deadline_in_notice``).
+    ``kind`` is "connection" or "violation"; ``period`` the notice or correction period. A row to "Occupant" at the
+    site address of a notice whose owner is someone else is the occupant's copy, and says so.
     """
     by_id = notices.set_index("notice_id", drop=False)
     letters = []
@@ -1770,12 +1771,15 @@ def _violation_blocks(parcels, *, profile, town, period, notice_date) -> list[Bl
     for p in parcels:
         blocks.append(Block("item", _parcel_line(p)))
         original = p.get("original_notice_id")
+        by = long_date(p["original_deadline"])
+        stated = p.get("original_deadline_in_notice")
+        if not _absent(stated) and long_date(stated) != by:  # extended since: the notice's own date, and the new one
+            by = f"{long_date(stated)}, extended to {by}"
         blocks.append(
             Block(
                 "text",
                 f"Notice {original}, given on {long_date(p['original_issued_date'])}, required the owner of this "
-                f"property to connect it to the public sewer by {long_date(p['original_deadline'])}. Our register "
-                "records no connection.",
+                f"property to connect it to the public sewer by {by}. Our register records no connection.",
             )
         )
     blocks += [Block("heading", "The violation"), *_quote(n.connection_duty, code_name(profile))]
@@ -1985,6 +1989,9 @@ def plan_violations(
 ) -> NoticePlan:
     """Violation notices for overdue connection notices (the register's rows), citing each original notice.
 
+    ``overdue`` may say, as ``deadline_in_notice``, the deadline each original notice's letter stated where an
+    extension has moved its ``deadline`` since (``Register.deadlines_in_notices``): the letter cites both.
+
     Each is addressed to the owner as the register recorded them, and held back as a connection letter is
     (``_mailable``, with ``printable`` and ``overflow`` as ``plan_notices`` takes them): in ``held`` with
     ``left_out`` "held" and why.
@@ -2012,6 +2019,7 @@ def plan_violations(
         original_notice_id=overdue["notice_id"],
         original_issued_date=overdue["issued_date"],
         original_deadline=overdue["deadline"],
+        original_deadline_in_notice=overdue.get("deadline_in_notice", overdue["deadline"]),
         notice_type="violation",
         issued_date=today,
         deadline=correct_by,
