@@ -1607,8 +1607,9 @@ def compose_letters(
 
     ``rows`` is ``mailing_list(...)``; ``notices`` holds one row per notice (``notice_id``, ``parcel_id``, the
     measured distance, ``main_id``, ``main_diameter_in``; for violations ``original_notice_id``,
-    ``original_issued_date``, ``original_deadline``). ``kind`` is "connection" or "violation"; ``period`` the
-    notice or correction period.
+    ``original_issued_date``, ``original_deadline`` and, where an extension moved it, ``original_deadline_in_notice``).
+    ``kind`` is "connection" or "violation"; ``period`` the notice or correction period. A row to "Occupant" at the
+    site address of a notice whose owner is someone else is the occupant's copy, and says so.
     """
     by_id = notices.set_index("notice_id", drop=False)
     letters = []
@@ -1626,14 +1627,21 @@ def compose_letters(
             )
             if t
         )
-        compose = _connection_blocks if kind == "connection" else _violation_blocks
-        blocks = compose(parcels, profile=profile, town=town, period=period, notice_date=notice_date)
+        owner = _owner_of_copy(row, parcels) if kind == "connection" else None
+        if kind == "connection":
+            blocks = _connection_blocks(
+                parcels, profile=profile, town=town, period=period, notice_date=notice_date, copy_of=owner
+            )
+        else:
+            blocks = _violation_blocks(parcels, profile=profile, town=town, period=period, notice_date=notice_date)
         if kind == "connection":
             blocks += _obligation_blocks(parcels, obligations or {})
         blocks += _common_blocks(
             parcels, profile=profile, town=town, kind=kind, period=period, act_by=period.ends(notice_date)
         )
         title = "NOTICE TO CONNECT TO THE PUBLIC SEWER" if kind == "connection" else "NOTICE OF VIOLATION"
+        if owner:
+            title += f": {OCCUPANT_COPY}"
         letters.append(
             Letter(
                 mailing_no=int(row["mailing_no"]),
@@ -1652,6 +1660,20 @@ def compose_letters(
             )
         )
     return letters
+
+
+OCCUPANT_COPY = "COPY FOR THE OCCUPANT"
+
+
+def _owner_of_copy(row: Mapping, parcels: list[dict]) -> str | None:
+    """The owner's name where the mailing-list row is the copy to "Occupant" at the site address of a notice served
+    on someone else (``occupant_letters``), else None: that letter is no notice to its reader, and says whose it is.
+    """
+    if words_of(row.get("name_line_1") or "").upper() != OCCUPANT.upper():
+        return None
+    owners = [words_of(p["owner_name"]) for p in parcels if not _absent(p.get("owner_name"))]
+    named = [o for o in owners if o and o.upper() != OCCUPANT.upper()]
+    return "; ".join(dict.fromkeys(named)) or None
 
 
 def _parcel_line(p: dict) -> str:
@@ -1688,7 +1710,9 @@ def _main_text(p: dict) -> str:
     )
 
 
-def _connection_blocks(parcels, *, profile, town, period, notice_date) -> list[Block]:
+def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: str | None = None) -> list[Block]:
+    """The notice itself: the property, the law's duty and the deadline, why it is given. ``copy_of`` names the
+    owner where the letter is the occupant's copy (``_owner_of_copy``): it tells the occupant whose duty it is."""
     n = profile.notices
     md = profile.mandate
     blocks = [Block("heading", "Property" if len(parcels) == 1 else "Properties")]
@@ -1703,16 +1727,37 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date) -> list[B
         else "gives you notice of that requirement"
     )
     by = f"{long_date(deadline)}, {_days_after(period)}"
+    who = "the owner is" if copy_of else "you are"
     if period.act and period.law_silent:  # Wappinger § 196-17E: no period at all; the Town's resolution sets one
         when = (
-            f"{period.section} sets no period for making the connection: {period.act} sets it, and under it you "
-            f"are required to connect by {by}."
+            f"{period.section} sets no period for making the connection: {period.act} sets it, and under it {who} "
+            f"required to connect by {by}."
         )
     elif period.act:  # the law leaves the period to the town, which set it
-        when = f"You are required to connect by {by} (the period set by {period.act}, under {period.section})."
+        when = (
+            f"{who.capitalize()} required to connect by {by} (the period set by {period.act}, under {period.section})."
+        )
     else:
-        when = f"You are required to connect by {by}."
-    blocks.append(Block("text", f"This letter, dated {long_date(notice_date)}, {given}. {when}"))
+        when = f"{who.capitalize()} required to connect by {by}."
+    if copy_of:  # the occupant's copy: not the notice, and no duty of its reader (the owner's letter is the notice)
+        blocks.append(
+            Block(
+                "text",
+                f"This letter is a copy, for the occupant of the property, of the notice dated "
+                f"{long_date(notice_date)} that the {_town_word(profile)} serves on its owner, {copy_of}, by "
+                f"{SERVED_BY} to the owner's mailing address. The duty to connect is the owner's. {when}",
+            )
+        )
+        officer = town.officer_title or "office"
+        blocks.append(
+            Block(
+                "text",
+                "This copy is not the notice to the owner, and it asks nothing of you. Please tell the owner that you "
+                f"received it; with any question, call or write to the {officer} at the address above.",
+            )
+        )
+    else:
+        blocks.append(Block("text", f"This letter, dated {long_date(notice_date)}, {given}. {when}"))
     reason = parcels[0].get("notice_reason") if parcels else None
     if reason and not pd.isna(reason):
         blocks += [Block("heading", "Why this notice is given"), *_quote(md.notice_reasons)]
@@ -1737,12 +1782,15 @@ def _violation_blocks(parcels, *, profile, town, period, notice_date) -> list[Bl
     for p in parcels:
         blocks.append(Block("item", _parcel_line(p)))
         original = p.get("original_notice_id")
+        by = long_date(p["original_deadline"])
+        stated = p.get("original_deadline_in_notice")
+        if not _absent(stated) and long_date(stated) != by:  # extended since: the notice's own date, and the new one
+            by = f"{long_date(stated)}, extended to {by}"
         blocks.append(
             Block(
                 "text",
                 f"Notice {original}, given on {long_date(p['original_issued_date'])}, required the owner of this "
-                f"property to connect it to the public sewer by {long_date(p['original_deadline'])}. Our register "
-                "records no connection.",
+                f"property to connect it to the public sewer by {by}. Our register records no connection.",
             )
         )
     blocks += [Block("heading", "The violation"), *_quote(n.connection_duty, code_name(profile))]
@@ -1952,6 +2000,9 @@ def plan_violations(
 ) -> NoticePlan:
     """Violation notices for overdue connection notices (the register's rows), citing each original notice.
 
+    ``overdue`` may say, as ``deadline_in_notice``, the deadline each original notice's letter stated where an
+    extension has moved its ``deadline`` since (``Register.deadlines_in_notices``): the letter cites both.
+
     Each is addressed to the owner as the register recorded them, and held back as a connection letter is
     (``_mailable``, with ``printable`` and ``overflow`` as ``plan_notices`` takes them): in ``held`` with
     ``left_out`` "held" and why.
@@ -1979,6 +2030,7 @@ def plan_violations(
         original_notice_id=overdue["notice_id"],
         original_issued_date=overdue["issued_date"],
         original_deadline=overdue["deadline"],
+        original_deadline_in_notice=overdue.get("deadline_in_notice", overdue["deadline"]),
         notice_type="violation",
         issued_date=today,
         deadline=correct_by,

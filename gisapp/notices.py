@@ -800,6 +800,9 @@ def violations(
     # the preview listed it as due, then issuing said "0 issued; N already open".
     noticed = overdue["parcel_id"].astype(str).isin(register.open_parcels("violation")).to_numpy()
     overdue, already_open = overdue[~noticed], int(noticed.sum())
+    # the deadline each letter stated, where an extension has moved it since: the violation letter cites both
+    stated = register.deadlines_in_notices(overdue["notice_id"].astype(str).tolist())
+    overdue = overdue.assign(deadline_in_notice=overdue["notice_id"].astype(str).map(stated).astype(object))
     plan = plan_violations(overdue, profile=profile, today=today, town=town, current=current, **LETTER_CHECKS)
     left_out = {
         kind: plan.held[plan.held["left_out"] == kind].drop(columns="left_out").to_dict("records")

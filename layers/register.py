@@ -1488,6 +1488,32 @@ class Register:
             )
         return out
 
+    def deadlines_in_notices(self, notice_ids: list[str]) -> dict[str, dt.date]:
+        """The deadline each notice's letter stated, for the notices an extension has moved since: the old deadline
+        of its first extension's event (``mark`` extended keeps it, ``marked``, field ``deadline``). A notice never
+        extended is absent: its deadline is the one its letter stated. A violation letter cites the original
+        notice's own date ("by March 7, 2027, extended to May 1, 2027"), not the extension's as if it were the
+        notice's."""
+        wanted = sorted({str(n) for n in notice_ids})
+        first: dict[str, str | None] = {}
+        with self.engine.connect() as con:
+            for start in range(0, len(wanted), 500):  # SQLite allows a bounded number of variables per query
+                select = (
+                    sa.select(events.c.notice_id, events.c.old_value)
+                    .where(events.c.notice_id.in_(wanted[start : start + 500]))
+                    .where((events.c.action == "marked") & (events.c.field == "deadline"))
+                    .order_by(events.c.id)
+                )
+                for notice_id, old in con.execute(select):
+                    first.setdefault(notice_id, old)
+        found = {}
+        for notice_id, old in first.items():  # one extended from no deadline (an old register's) stated none
+            try:
+                found[notice_id] = dt.date.fromisoformat(str(old))
+            except ValueError:
+                continue
+        return found
+
     def events_of(self, notice_id: str) -> list[dict]:
         with self.engine.connect() as con:
             rows = con.execute(sa.select(events).where(events.c.notice_id == notice_id).order_by(events.c.id))

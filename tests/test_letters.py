@@ -509,6 +509,62 @@ def test_an_occupant_letter_is_held_back_for_what_an_owner_letter_is():
     assert sorted(plain.loc[plain["name_line_1"] == "Occupant", "parcel_ids"]) == ["12.1-1-0", "12.1-1-3", "12.1-1-4"]
 
 
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
+def test_the_occupants_copy_says_it_is_a_copy_of_the_owners_notice(name, tmp_path):
+    """The letter to "Occupant" at the site address (`--occupant`) was the owner's word for word: "This letter ... is
+    the official notice that section refers to. You are required to connect by ...", to a tenant who owes nothing
+    and is not served (the notice is the owner's). It says it is a copy for the occupant of the notice served on
+    the owner, named; that the duty and the deadline are the owner's; and what the occupant may do. Every other
+    sentence is the owner's letter's."""
+    town = town_settings(tmp_path, name)
+    profile = load_profile(name)
+    notice_period = period(profile, "mandate.notice_period_days", town)
+    parcels = _layers()[0].head(1).assign(owner_name="RIVERSIDE REALTY LLC", site_city="Fort Plain", site_zip="13339")
+    hazard = name == "poughkeepsie"
+    due = _connection_notices(
+        parcels,
+        profile,
+        notice_period,
+        notice_id="N-OWNER0000001",
+        main_diameter_in=8.0,
+        notice_reason="public_health_hazard" if hazard else None,
+        hazard="failing septic system" if hazard else None,
+    )
+    occupants, held = occupant_letters(due)
+    assert held.empty
+    owner_letter, copy = compose_letters(
+        mailing_list(due, occupants=occupants),
+        due,
+        profile=profile,
+        town=town,
+        kind="connection",
+        notice_date=DAY,
+        period=notice_period,
+    )
+    assert owner_letter.recipient[0] == "RIVERSIDE REALTY LLC" and copy.recipient[0] == "Occupant"
+    text = pdf_text(write_letter(tmp_path / "copy.pdf", copy))
+    assert "NOTICE TO CONNECT TO THE PUBLIC SEWER: COPY FOR THE OCCUPANT" in text
+    deadline = f"{notice_period.ends(DAY):%B} {notice_period.ends(DAY).day}, 2027"
+    assert (
+        f"This letter is a copy, for the occupant of the property, of the notice dated March 1, 2027 that the "
+        f"{'Village' if name == 'fort-plain' else 'Town'} serves on its owner, RIVERSIDE REALTY LLC, by certified "
+        "mail to the owner's mailing address. The duty to connect is the owner's."
+    ) in text
+    assert f"the owner is required to connect by {deadline}" in text.replace("The owner is", "the owner is")
+    assert (
+        "This copy is not the notice to the owner, and it asks nothing of you. Please tell the owner that you "
+        "received it; with any question, call or write to the Superintendent of Public Works at the address above."
+    ) in text
+    for said in ("You are required", "you are required", "is the official notice", "gives you notice"):
+        assert said not in text, said
+    # the owner's letter is the notice, as before; the copy differs from it only in the title and that paragraph
+    assert "You are required" in owner_letter.text() or "you are required" in owner_letter.text()
+    assert owner_letter.title == "NOTICE TO CONNECT TO THE PUBLIC SEWER"
+    owners = [b for b in owner_letter.blocks if not b.text.startswith("This letter")]
+    copies = [b for b in copy.blocks if not b.text.startswith(("This letter", "This copy"))]
+    assert owners == copies
+
+
 def test_a_long_letterhead_wraps_inside_the_page(town, tmp_path):
     long_town = town.__class__(**{**town.__dict__, "name": "Town of Poughkeepsie, Dutchess County, New York: " * 3})
     profile = load_profile("poughkeepsie")

@@ -251,7 +251,7 @@ def test_no_poughkeepsie_letter_requires_the_private_system_to_be_abandoned(kind
 def test_each_letter_quotes_the_permits_and_licence_its_law_requires_before_connecting(name, tmp_path):
     """Fort Plain § 144-46A requires a licence from the Village Clerk of everyone but the owner who does the work, and
     § 144-38 a contractor's certificate of insurance before a permit; Poughkeepsie § 168-22.4B(3), no work before the
-    Plumbing Inspector's permit, and § 168-22.4G, road-opening permits first; Wappinger § 196-18B, the permit
+    Plumbing Inspector's permit, and § 168-22.4G, road-opening permits first; Wappinger § 196-18B(2), the permit
     application, and § 196-18K, road opening permits before any excavation. The letters quoted the permit alone. Each
     passage is the law's own words, under "Permit and fees"."""
     profile = load_profile(name)
@@ -305,14 +305,33 @@ def test_each_connection_plan_deadline_is_the_date_its_letter_prints(tmp_path):
         assert all(q in ordinance(profile) for q in quotes(words(letter_text(letter))))
 
 
+def test_wappinger_cites_the_subsection_each_permit_sentence_is_in(tmp_path):
+    """Wappinger letters cited "§ 196-18B" twice, with two different quotes, as if B said each; B is "There shall
+    be two classes of building sewer permits: (1) For residential and commercial service; and (2) For service to
+    establishments producing industrial wastes. In either case, ..." and both sentences quoted are in (2), as
+    published. Each is cited as § 196-18B(2)."""
+    law = ordinance(load_profile("wappinger"))
+    b = law.split("B. There shall be two classes of building sewer permits:", 1)[1].split(" C. ", 1)[0]
+    second = b.split("(2)", 1)[1]
+    text = _connection_text("wappinger", tmp_path)
+    for quote in (
+        "In either case, the owner or his agent shall make application on a special form furnished by the town.",
+        "A permit and inspection fee as set from time to time by resolution of the Town Board for a residential or "
+        "commercial building sewer permit shall be paid to the Town at the time the application is filed.",
+    ):
+        assert quote in second
+        assert f"§ 196-18B(2) provides: \u201c{quote}\u201d" in text
+    assert "§ 196-18B provides" not in text
+
+
 def test_a_malformed_also_passage_is_refused_when_the_profile_is_read(tmp_path):
     """An ``also`` passage without its section, or with a key of its own, is refused by name, as a rule would be."""
     source = (PROFILE_DIR / "wappinger.toml").read_text(encoding="utf-8")
     bad = tmp_path / "wappinger-bad.toml"
-    bad.write_text(source.replace('also = [{ section = "§ 196-18B", ', "also = [{ page = 3, "), encoding="utf-8")
+    bad.write_text(source.replace('also = [{ section = "§ 196-18B(2)", ', "also = [{ page = 3, "), encoding="utf-8")
     with pytest.raises(ProfileError, match=r"notices.permit: also: unknown key 'page'"):
         load_profile(bad)
-    bad.write_text(source.replace('also = [{ section = "§ 196-18B", ', "also = [{ "), encoding="utf-8")
+    bad.write_text(source.replace('also = [{ section = "§ 196-18B(2)", ', "also = [{ "), encoding="utf-8")
     with pytest.raises(ProfileError, match=r"notices.permit: also must be a list of tables like"):
         load_profile(bad)
 

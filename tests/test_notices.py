@@ -1363,6 +1363,34 @@ def test_cli_violations_refuse_a_period_the_law_leaves_to_the_town_without_its_r
     assert Register(store=store, create=False).listing(notice_type="violation").empty
 
 
+def test_a_violation_letter_gives_the_original_notices_deadline_and_its_extension(store, tmp_path, monkeypatch):
+    """A notice of March 1 (due May 30, 2027) extended to June 15, then to July 1, and still not connected: its
+    violation letter said the notice "required the owner ... by July 1, 2027". The notice said May 30; July 1 came
+    from the extension. It now says both, the notice's date from the register's events; a notice never extended is
+    cited as before."""
+    first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
+    extended, plain = first["notices"][0]["parcel_id"], first["notices"][1]["parcel_id"]
+    for until in ("2027-06-15", "2027-07-01"):
+        invoke("notices", "mark", extended, "extended", "--until", until, "--store", store)
+    assert Register(store=store, create=False).deadlines_in_notices([n["notice_id"] for n in first["notices"][:2]]) == {
+        first["notices"][0]["notice_id"]: dt.date(2027, 5, 30)
+    }
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-07-06")  # July 1 passed; July 5 is Independence Day's Monday
+    args = ["notices", "violations", "--profile", "fort-plain", "--store", store, "--json"]
+    viol = json.loads(invoke(*args, "--out", tmp_path / "violations").output)
+    letters = {n["parcel_id"]: n["letter"] for n in viol["notices"]}
+
+    def text(parcel_id: str) -> str:
+        return " ".join(" ".join(p.extract_text() for p in PdfReader(letters[parcel_id]).pages).split())
+
+    assert (
+        "given on March 1, 2027, required the owner of this property to connect it to the public sewer by May 30, "
+        "2027, extended to July 1, 2027. Our register records no connection."
+    ) in text(extended)
+    assert "to the public sewer by May 30, 2027. Our register records no connection." in text(plain)
+    assert "extended" not in text(plain)
+
+
 def test_violation_and_occupant_letters_are_held_back_as_connection_letters_are(register, results, tmp_path):
     """Violation letters (the owner as the register recorded them) and occupant letters (the site address) were
     written without the checks a connection letter gets. Both now go through the same check when issued: a ZIP
