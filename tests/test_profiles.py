@@ -363,7 +363,7 @@ def test_values_set_are_read_as_the_profile_reads_them(settings, changed):
 PINNED_VERSIONS = {
     "fort-plain": ("2026-12-07.2", "776c908f11ee7db5"),
     "poughkeepsie": ("2026-12-07.2", "195fcd11e9eb71ac"),
-    "wappinger": ("2026-12-07.2", "58048b09b5c5821b"),
+    "wappinger": ("2026-12-07.2", "ab46f278c2e85643"),
 }
 
 
