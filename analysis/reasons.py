@@ -176,9 +176,17 @@ def explain(
     if unnoticed is not None:  # no notice, so no deadline and no notice reason, for these
         mandated = pc.and_(mandated, pa.array(np.asarray(unnoticed) == 0))
     none = pa.nulls(n, pa.string())
+    section = pc.take(pa.array([rules[s][1] for s in STATUSES]), code)
+    # No public sewer: the section the reason cites, the service area's where the parcel is held by it (§ 196-17A),
+    # else what counts as a public sewer; not the distance's, flagged "value set by the user" beside a reason that
+    # never spoke of a distance (a tester).
+    sewerless = pc.equal(code, STATUSES.index("no_public_sewer"))
+    held_here = pa.array(np.asarray(held, dtype=bool)) if held is not None else pa.repeat(False, n)
+    area, counted = profile.mandate.applies_within.citation, profile.sewers.count_private.citation
+    section = pc.if_else(sewerless, pc.if_else(held_here, area, counted), section)
     return {
         "rule": pc.take(pa.array([rules[s][0] for s in STATUSES]), code),
-        "section": pc.take(pa.array([rules[s][1] for s in STATUSES]), code),
+        "section": section,
         "reason": reason,
         "deadline": pc.if_else(mandated, due, none) if due else none,
         "notice_reason": pc.if_else(mandated, notice_reason, none) if notice_reason else none,
@@ -328,9 +336,16 @@ def _in_range_not_abutting(facts: _Facts, rows: np.ndarray) -> pa.Array:
         " lies ",
         dist,
         _from_line(facts, rows),
-        f", within {facts.limit}, but not in a street, alley or right-of-way the parcel abuts "
-        f"{facts.profile.mandate.requires_abutting_street.cited}; no connection can be required.",
+        # the distance cited where it was set for the run: "within 250 ft (§ 144-4)" read as the ordinance's own
+        f", within {facts.limit}{_set_for_run(facts.profile.mandate.distance_ft)}, but not in a street, alley or "
+        f"right-of-way the parcel abuts {facts.profile.mandate.requires_abutting_street.cited}; no connection can be "
+        "required.",
     )
+
+
+def _set_for_run(rule) -> str:
+    """ " (§ 144-4; value set by the user)" where ``rule``'s value was set for the run; "" for the law's own."""
+    return f" {rule.cited}" if rule.overridden else ""
 
 
 def _over(facts: _Facts, rows: np.ndarray) -> pa.Array:

@@ -660,3 +660,25 @@ def test_a_residential_lot_with_no_building_mapped_says_the_roll_has_a_dwelling(
     assert (r["status"] == "unoccupied").all()
     said = "yet the assessment roll's property class 210 is a residential property: if a house stands there"
     assert said in r.loc["V-2", "reason"] and "assessment roll" not in r.loc["V-3", "reason"]
+
+
+def test_sections_and_reasons_name_what_decided_and_a_value_set_for_the_run(street_block):
+    """With the distance set to 250 ft, a lot in range but not on the main's street read "within 250 ft ... (§
+    144-4)", as if 250 ft were the ordinance's; and a parcel with no public sewer had its section given as the
+    distance's, "value set by the user", beside a reason about the service area or the mains (a tester)."""
+    _, mains = street_block
+    streets = frame(
+        [
+            {"street_name": "Main St", "geometry": LineString([(-1000, 0), (2000, 0)])},
+            {"street_name": "Back St", "geometry": LineString([(-1000, 205), (2000, 205)])},
+        ]
+    )
+    wide = load_profile("fort-plain", overrides={"mandate.distance_ft": 250})
+    back_lot = {"parcel_id": "B", "occupied": True, "geometry": box(0, 90, 50, 180)}
+    r = run([back_lot], mains, streets, wide)
+    assert r.loc["B", "status"] == "in_range_not_abutting"
+    assert "within 250 ft (§ 144-4; value set by the user), but not in a street" in r.loc["B", "reason"]
+    storm = frame([{"main_id": "S-1", "sewer_type": "storm", "geometry": LineString([(-1000, 0), (2000, 0)])}])
+    r = run([lot("N", 0, 25)], storm, streets, wide)
+    assert r.loc["N", "status"] == "no_public_sewer"
+    assert r.loc["N", "section"] == wide.sewers.count_private.citation and "value set" not in r.loc["N", "section"]
