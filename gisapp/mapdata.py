@@ -145,18 +145,26 @@ STREET_WORDS = {
     "east": "e",
     "west": "w",
 }
-_WORD = re.compile(r"[a-z0-9]+")
+# Letters and digits of any script (not the underscore): "Łódź" was read as the one word "d", so it found the
+# wrong owners, and "张伟" none (a tester).
+_WORD = re.compile(r"[^\W_]+")
+# Letters that carry no accent to strip but are written without it by whoever types a search: "lodz" finds Łódź.
+_PLAIN_LETTERS = str.maketrans({"ł": "l", "ø": "o", "đ": "d", "ß": "ss", "æ": "ae", "œ": "oe", "ı": "i", "þ": "th"})
 
 
 def search_text(values: pd.Series) -> pd.Series:
-    """Text as search compares it: lower case, punctuation as spaces, street suffixes and directions abbreviated.
+    """Text as search compares it: lower case, accents dropped, punctuation as spaces, street suffixes and
+    directions abbreviated.
 
     Examples
     --------
     >>> search_text(pd.Series(["12 Main Street", "4 N. Church Av.", None])).tolist()
     [' 12 main st ', ' 4 n church ave ', ' ']
+    >>> search_text(pd.Series(["ŁÓDŹ Anna", "Müller-García", "张伟"])).tolist()
+    [' lodz anna ', ' muller garcia ', ' 张伟 ']
     """
-    words = values.fillna("").astype(str).str.lower().str.findall(_WORD)
+    text = values.fillna("").astype(str).str.lower().str.translate(_PLAIN_LETTERS).str.normalize("NFKD")
+    words = text.str.replace(r"[\u0300-\u036f]", "", regex=True).str.findall(_WORD)
     return words.map(lambda ws: " " + " ".join(STREET_WORDS.get(w, w) for w in ws) + " ")
 
 
