@@ -1091,3 +1091,29 @@ def test_search_finds_owners_of_any_alphabet_with_or_without_accents(tmp_path):
 
     assert found("Łódź") == found("lodz") == found("LODZ anna") == [first]
     assert found("Müller") == found("muller") == [second]
+
+
+@pytest.mark.browser
+def test_a_map_opened_before_another_tabs_run_says_its_popups_are_of_the_newer_run(town_copy, tmp_path, browser):
+    """Tab A ran the analysis with 250 ft; tab B, opened before, showed the new run's popups under the old run's
+    line, colours and counts, with no word (a tester). B now says so above the map."""
+    from tests.conftest import make_app
+
+    app = make_app(town_copy, tmp_path)
+    with serving(app) as url:
+        open_map(browser, url)
+        assert not browser.find_elements("id", "stale-workspace")
+        other = app.test_client()  # the other tab: the planner runs the analysis again there
+        token = csrf(other)
+        started = other.post(
+            "/analysis/run",
+            data={"profile": "fort-plain", "set": "mandate.distance_ft=250", "csrf_token": token},
+        ).get_json()
+        assert wait_job(other, started)["state"] == "done"
+        parcel = other.get("/api/search?q=main").get_json()["results"][0]["parcel_id"]
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.common.keys import Keys
+
+        browser.find_element(By.ID, "search").send_keys(parcel, Keys.ENTER)  # the first hit's popup opens
+        note = wait_for(browser, lambda: browser.find_elements("id", "stale-workspace"), timeout=30)[0]
+        assert "A newer analysis of this data was run since this page was opened" in note.text

@@ -66,6 +66,13 @@
     }
     note.textContent = text;
   };
+  // A popup from a run newer than the one this page was drawn from (run in another tab): its run line, colours and
+  // the legend's counts are the old run's, so say it once above the map, as a changed workspace is said.
+  const newerRun = (run) => {
+    if (!run || !run.run_at || !page.runAt || run.run_at === page.runAt) return;
+    staleWorkspace("A newer analysis of this data was run since this page was opened: its popups give the new run's "
+      + "results, while the map's colours, run line and counts are the old run's. Reload the page to see the new run.");
+  };
   const getJSON = (url, signal) => fetchJSON(url, { signal });
   const errorText = (r, fallback) => (r.body && r.body.error ? r.body.error.message
     : r.body === null ? `${fallback} The server answered ${r.status} without a message: try again, or ask whoever runs it.`
@@ -380,6 +387,7 @@
     }
     const data = r.body;
     const p = data.parcel.properties;
+    newerRun(data.run);
     hideHint();
     selectOne(data.parcel);
     const bounds = L.geoJSON(data.parcel).getBounds();

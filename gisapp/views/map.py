@@ -132,6 +132,9 @@ def index():
         "noticeReasons": reasons,
         # a run going on this store: the page follows it, as the one that started it does (``map.js``)
         "runningJob": job.id if (job := running_job(data.path)) is not None else None,
+        # the run this page's totals and colours are of: a popup from a later run (one started in another tab) says
+        # so above the map, where the run line and the legend's counts went on showing the old run's (a tester)
+        "runAt": (run or {}).get("run_at"),
     }
     return render_template(
         "map/index.html",
