@@ -181,7 +181,9 @@ def _print_sewershed(shed, profile, *, named: bool = True) -> None:
     if not named:
         whose += f", from the default {profile.id} profile: give --profile for the town's"
     out.print(
-        f"Upstream of {shed.manhole}: {plural(len(shed.mains), 'main')}, {plural(len(shed.manholes), 'manhole')}, "
+        # the manholes upstream of it, not it: "0 mains, 1 manhole" was the manhole itself (a tester)
+        f"Upstream of {shed.manhole}: {plural(len(shed.mains), 'main')}, "
+        f"{plural(len([m for m in shed.manholes if m != shed.manhole]), 'other manhole')}, "
         f"{plural(len(shed.parcels), 'parcel')} (connected or required to connect) with {shed.units:g} living "
         "units"
         + (f" ({plural(shed.units_unknown, 'parcel')} with units unknown)" if shed.units_unknown else "")

@@ -376,10 +376,10 @@ def test_split_main_is_named_once_and_upstream_counts_read_right(tmp_path):
     shed = trace_json(path, "MH3", "--upstream")
     assert sorted(shed["mains"]) == ["BRANCH", "TRUNK"] and sorted(shed["manholes"]) == ["MH1", "MH3", "MHB"]
     code, out, _ = run("trace", "--data", path, "--manhole", "MH3", "--upstream")
-    assert code == 0 and "Upstream of MH3: 2 mains, 3 manholes, 0 parcels" in out
+    assert code == 0 and "Upstream of MH3: 2 mains, 2 other manholes, 0 parcels" in out
     one = write_town(tmp_path / "one.gpkg", [line("A", (0, 0), (300, 0))], RUN[:2], [plant("WWTP", 330, 0)])
     code, out, _ = run("trace", "--data", one, "--manhole", "MH2", "--upstream")
-    assert code == 0 and "Upstream of MH2: 1 main, 2 manholes" in out and "1 mains" not in out
+    assert code == 0 and "Upstream of MH2: 1 main, 1 other manhole" in out and "1 mains" not in out
     assert "from the default fort-plain profile" in " ".join(out.split())
     # fort-plain given (or recorded by the store's run) is the town's profile, not the command's default
     code, out, _ = run("trace", "--profile", "fort-plain", "--data", one, "--manhole", "MH2", "--upstream")

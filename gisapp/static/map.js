@@ -640,7 +640,9 @@
         : "no living units recorded, so no flow estimate";
       const served = data.parcels.length
         ? `${plural(data.parcels.length, "parcel")} with ${plural(units, "living unit")}` : "no parcels";
-      box.append(el("p", `Drains ${plural(data.mains.length, "main")} and ${plural(data.manholes.length, "manhole")}; ` +
+      // the manholes upstream of it, not it: "Drains no mains and 1 manhole" was the manhole itself (a tester)
+      const others = data.manholes.filter((m) => m !== data.manhole).length;
+      box.append(el("p", `Drains ${plural(data.mains.length, "main")} and ${plural(others, "other manhole")}; ` +
         served +
         (data.units_unknown ? ` (${plural(data.units_unknown, "parcel")} with units unknown)` : "") + `; ${flow}.`));
       // The overflows into it whose upstream is counted where its traces go, in the command line's sentence.
