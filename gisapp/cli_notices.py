@@ -37,6 +37,7 @@ from layers.register import (
     Register,
     RegisterMissingError,
     ServiceRecordedError,
+    UnfinishedBatchError,
 )
 from layers.store import store_label
 from layers.town import TOWN_FILE, write_town_template
@@ -135,14 +136,25 @@ def _hazard(hazard: str | None, hazard_file: str | None):
 
 
 def _settle(register: Register, as_json: bool) -> list[dict]:
-    done = services.settle(register, actor=_actor())
+    """Settle the batches earlier runs left (``services.settle``), saying what was done to each; one dated before
+    today refuses the run, once the others are said."""
+    try:
+        done = services.settle(register, actor=_actor())
+    except _notices.BatchDatedError as exc:
+        if not as_json:
+            _settled_lines(exc.settled)
+        raise
     if not as_json:
-        for d in done:
-            if d["action"] == "issued":
-                click.echo(f"Finished batch {d['batch']} left from an earlier run: {d['notices']} notice(s) issued.")
-            else:
-                click.echo(f"Cancelled batch {d['batch']} left from an earlier run ({d['why']}): never mailed.")
+        _settled_lines(done)
     return done
+
+
+def _settled_lines(done: list[dict]) -> None:
+    for d in done:
+        if d["action"] == "issued":
+            click.echo(f"Finished batch {d['batch']} left from an earlier run: {d['notices']} notice(s) issued.")
+        else:
+            click.echo(f"Cancelled batch {d['batch']} left from an earlier run ({d['why']}): never mailed.")
 
 
 def _preview(
@@ -352,15 +364,30 @@ def issue(
 @notices.command()
 @click.argument("batch_id")
 @click.option("--cancel", is_flag=True, help="Cancel the batch even if its files are complete (it was not mailed).")
+@click.option(
+    "--as-dated",
+    "as_dated",
+    is_flag=True,
+    help="Finish a batch dated before today as dated, its letters having been mailed on their date (recorded in "
+    "the register's events).",
+)
 @STORE_OPTION
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def resume(batch_id, cancel, store, register_url, as_json):
-    """Finish a batch an interrupted run left prepared (its files are all there), or cancel it (they are not)."""
-    done = services.resume(_open(register_url, store), batch_id, actor=_actor(), cancel=cancel)
+def resume(batch_id, cancel, as_dated, store, register_url, as_json):
+    """Finish a batch an interrupted run left prepared (its files are all there), or cancel it (they are not). One
+    dated before today is finished only with --as-dated, where its letters were mailed on their date."""
+    if cancel and as_dated:
+        raise click.UsageError("Give --cancel or --as-dated, not both: a batch is cancelled or finished as dated.")
+    done = services.resume(_open(register_url, store), batch_id, actor=_actor(), cancel=cancel, as_dated=as_dated)
     if as_json:
         click.echo(json.dumps(done, indent=2, default=str))
+    elif done.get("as_dated"):
+        click.echo(
+            f"Batch {batch_id}: {done['notices']} notice(s) issued as dated {done['as_dated']}, their deadlines "
+            f"running from that date; files in {done['folder']}. {done['note']}"
+        )
     elif done["action"] == "issued":
         click.echo(f"Batch {batch_id}: {done['notices']} notice(s) issued; files in {done['folder']}.")
     else:
@@ -397,7 +424,9 @@ LIST_COLUMNS = (
 def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json):
     """The notices in the register: status, owner, issued date and deadline."""
     day = (as_of if as_of else _notices.today()) if overdue else None
-    table = _open(register_url, store).listing(status=status, overdue_on=day)
+    register = _open(register_url, store)
+    table = register.listing(status=status, overdue_on=day)
+    unfinished = _notices.unfinished_lines(register, table)  # said once below the table, not on each row
     if csv_path:
         taken = LayerError(f"{csv_path} already exists: give a new file name for the export.")
         if Path(csv_path).exists():
@@ -446,7 +475,7 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
     for row in rows:
         out.add_row(*row)
     console.print(out)
-    for line in _served_lines(table):
+    for line in [*_served_lines(table), *unfinished]:
         click.echo(textwrap.fill(line, width=console.width))
     if csv_path:
         click.echo(f"All {len(table.columns)} columns written to {csv_path}.")
@@ -521,9 +550,10 @@ def mark(parcel_id, status, note, until, on, correct, store, register_url, as_js
         raise click.UsageError(f"--on goes only with connected: the day the parcel connected, not {status}.")
     if correct and (status != "connected" or not on):
         raise click.UsageError("--correct goes with connected and --on: the right day the parcel connected.")
+    register = _open(register_url, store)
     try:
         done = _notices.mark(
-            _open(register_url, store),
+            register,
             parcel_id,
             status,
             actor=_actor(),
@@ -538,6 +568,8 @@ def mark(parcel_id, status, note, until, on, correct, store, register_url, as_js
                 "mark it connected again with the right day as a correction", "mark it again with --on DAY --correct"
             )
         ) from None
+    except UnfinishedBatchError as exc:
+        raise _notices.unfinished_batch(register, exc) from None
     if as_json:
         click.echo(json.dumps(done, indent=2))
         return
@@ -565,6 +597,8 @@ def record(parcel_id, status, on, note, store, register_url, as_json):
     except OpenNoticeError as exc:
         how = f"`sewerplan notices mark {shlex.quote(parcel_id)} connected --on {on.isoformat()}`"
         raise LayerError(str(exc).replace("(mark it connected)", f"({how})")) from None
+    except UnfinishedBatchError as exc:
+        raise _notices.unfinished_batch(register, exc) from None
     said = f"{parcel_id}: recorded connected on {done['on']} ({done['record_id']}, no notice); it is not noticed again."
     click.echo(json.dumps(done, indent=2) if as_json else said)
 
@@ -663,6 +697,8 @@ def record_service(notice_id, on, by, correct, store, register_url, as_json):
         raise LayerError(
             str(exc).replace("record the service again as a correction", "record it again with --correct")
         ) from None
+    except UnfinishedBatchError as exc:
+        raise _notices.unfinished_batch(register, exc) from None
     click.echo(json.dumps(done, indent=2) if as_json else service_record_words(done))
 
 

@@ -60,7 +60,7 @@ from layers.errors import LayerError
 from layers.fonts import PRINTABLE
 from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, MANIFEST, address_overflow, verify_batch, write_batch
 from layers.read import read_table
-from layers.register import Register, new_batch_id
+from layers.register import Register, UnfinishedBatchError, new_batch_id
 from layers.town import MAKE_ONE
 
 # What every letter's held-back check (``analysis.notices._mailable``) is given, for connection, violation and
@@ -175,24 +175,34 @@ def preview(
     for parcel, batch in register.prepared_parcels().items():
         if parcel in mandated:
             held[batch] = held.get(batch, 0) + 1
-    doc["unfinished"] = [{"batch_id": b, "mandated_parcels": n} for b, n in held.items()]
+    dates = {b["batch_id"]: b for b in register.batches(status="prepared")}
+    doc["unfinished"] = [
+        {"batch_id": b, "mandated_parcels": n}
+        | ({"notice_date": dates[b]["notice_date"].isoformat()} if b in dates else {})
+        | ({"deadline": dates[b]["deadline"].isoformat()} if b in dates else {})
+        for b, n in held.items()
+    ]
     doc["already_prepared"] = sum(held.values())
     return plan, rows, doc
 
 
-def left_out(doc: Mapping, *, web: bool = False) -> list[str]:
+def left_out(doc: Mapping, *, web: bool = False, on: dt.date | None = None) -> list[str]:
     """Why a preview has fewer notices than the analysis has mandated parcels, in sentences: those the register
     has an open notice for (or marks connected or exempt), and apart from them those a batch left unfinished holds,
     whose notices were prepared and never mailed, with how to finish or cancel that batch (``web``: the notices
-    page's button, else the command). The command's preview and the notices page both say these."""
+    page's button, else the command; for a batch dated before ``on``, today, the two ways on of ``dated_words``).
+    The command's preview and the notices page both say these."""
     prepared = int(doc.get("already_prepared") or 0)
     said = [already_noticed(int(doc.get("already_noticed") or 0) - prepared)]
     for b in doc.get("unfinished") or []:
         n = b["mandated_parcels"]
+        day = dt.date.fromisoformat(b["notice_date"]) if b.get("notice_date") else None
+        dated = day is not None and day < (on := on or today())
+        never = "never issued" if dated else "never mailed"  # its letters may have been: it is the clerk's word
         held = (
-            f"its notices of {count(n, 'mandated parcel')} were prepared and never mailed"
+            f"its notices of {count(n, 'mandated parcel')} were prepared and {never}"
             if n
-            else "its notices were prepared and never mailed"
+            else f"its notices were prepared and {never}"
         )
         how = (
             '"Settle interrupted batches" finishes it when its folder holds every letter and cancels it otherwise '
@@ -201,6 +211,10 @@ def left_out(doc: Mapping, *, web: bool = False) -> list[str]:
             else f"`sewerplan notices resume {b['batch_id']}` finishes it when its folder holds every letter and "
             f"cancels it otherwise; `sewerplan notices resume {b['batch_id']} --cancel` cancels it"
         )
+        if dated:  # "resume finishes it" said nothing of letters dated days ago, which give less time than they say
+            batch = b | {k: dt.date.fromisoformat(b[k]) for k in ("notice_date", "deadline")}
+            said.append(f"Batch {b['batch_id']} was left unfinished: {held}. {_dated_tail(batch, on, web=web)}.")
+            continue
         said.append(
             f"Batch {b['batch_id']} was left unfinished: {held}. {how}; "
             "the parcels a cancelled batch held are noticed again in the next batch."
@@ -612,13 +626,123 @@ def _set_aside(root: Path, batch_id: str) -> None:
 def settle(register: Register, *, actor: str) -> list[dict]:
     """Finish or cancel every prepared batch no live process is writing: issued when its folder is complete and
     verifies, cancelled (never mailed) otherwise. A batch whose folder this machine cannot see is left for
-    ``resume``. Returns what was done to each."""
-    done = []
+    ``resume``. Returns what was done to each.
+
+    A complete batch whose letters are dated before today is not finished: its deadline runs from that date, so
+    letters mailed now would give the owner less time than they say. Once the others are settled, it is refused
+    (``BatchDatedError``, carrying what was settled) with the two ways on: cancel it and issue again dated today, or
+    finish it as dated (``resume`` with ``as_dated``) where its letters were in fact mailed on their date."""
+    on = today()
+    done, dated = [], []
     for batch in register.batches(status="prepared"):
-        result = _settle_one(register, batch, actor=actor, cancel=False, wait=False)
-        if result is not None:
-            done.append(result)
+        result = _settle_one(register, batch, actor=actor, cancel=False, wait=False, on=on)
+        if result is None:
+            continue
+        (dated if result["action"] == "dated" else done).append(result)
+    if dated:
+        raise BatchDatedError([d["record"] for d in dated], on=on, settled=done)
     return done
+
+
+class BatchDatedError(LayerError):
+    """Unfinished batches whose letters are all written but dated before today, left prepared rather than finished
+    (``settle``, ``resume``): ``batches`` their register rows, ``on`` today, ``settled`` what was settled before.
+    The message is the command line's; ``words(web=True)`` the notices page's, naming its buttons."""
+
+    def __init__(self, batches: list[dict], *, on: dt.date, settled: list[dict] | None = None):
+        self.batches, self.on, self.settled = batches, on, list(settled or [])
+        super().__init__(self.words())
+
+    def words(self, *, web: bool = False) -> str:
+        return " ".join(f"{dated_words(b, self.on, web=web)}." for b in self.batches)
+
+
+def dated_words(batch: Mapping, on: dt.date, *, web: bool = False) -> str:
+    """Why an unfinished batch dated before ``on`` (today) is not finished as dated, and the two ways on, in one
+    sentence without its full stop: the command line's commands, or (``web``) the notices page's buttons."""
+    return f"Batch {batch['batch_id']} was left unfinished, and i{_dated_tail(batch, on, web=web)[1:]}"
+
+
+def _dated_tail(batch: Mapping, on: dt.date, *, web: bool) -> str:
+    """``dated_words`` from "Its letters are dated ..." on."""
+    b, day, deadline = batch["batch_id"], batch["notice_date"], batch["deadline"]
+    lost = (
+        f"its deadline {deadline.isoformat()} has passed"
+        if on >= deadline
+        else f"{(on - day).days} of the {(deadline - day).days} days to its deadline {deadline.isoformat()} are gone"
+    )
+    violation = batch.get("kind") == "violation"
+    if web:
+        then = "issue the violation notices again as of today" if violation else "Preview and Confirm, dated today"
+        cancel = f'"Cancel this batch" on its row under Batches, then {then}'
+        as_dated = '"Issue it as dated" on its row'
+    else:
+        then = (
+            "`sewerplan notices violations --out DIR`" if violation else "`sewerplan notices issue --notice-date today`"
+        )
+        cancel = f"`sewerplan notices resume {b} --cancel`, then {then}"
+        as_dated = f"`sewerplan notices resume {b} --as-dated`"
+    return (
+        f"Its letters are dated {day.isoformat()} while today is {on.isoformat()}, so {lost}, and it is not "
+        f"finished without your word: cancel it and issue again dated today ({cancel}), or, if its letters were in "
+        f"fact mailed on {day.isoformat()}, finish it as dated ({as_dated}; the register's events record it)"
+    )
+
+
+def settle_words(batch: Mapping, *, web: bool = False, on: dt.date | None = None) -> str:
+    """What settles an unfinished (prepared) batch, as it stands: being written here by a live process, being written
+    into a folder this machine cannot see, or left by a process that stopped (dated before today: ``dated_words``),
+    in a sentence without its full stop: the command line's commands, or (``web``) the notices page's buttons."""
+    b = batch["batch_id"]
+    if not Path(batch["folder"]).is_dir():
+        cancel = '"Cancel this batch" on its row under Batches' if web else f"`sewerplan notices resume {b} --cancel`"
+        return (
+            f"batch {b} is being written into {batch['folder']}, which this machine cannot see: resume it where that "
+            f"folder is, or cancel it ({cancel})"
+        )
+    if not interrupted(batch):
+        return f"batch {b} is being written right now by another process: wait for it to end"
+    on = on or today()
+    if batch["notice_date"] < on:
+        dated = dated_words(batch, on, web=web)
+        return dated[0].lower() + dated[1:]
+    stopped = f"batch {b} was left unfinished by a process that stopped"
+    finish = "finishes it when its folder holds every letter and cancels it, never mailed, otherwise"
+    if web:
+        return f'{stopped}: "Settle interrupted batches" under Batches {finish}'
+    return (
+        f"{stopped}: `sewerplan notices resume {b}` {finish}, and "
+        f"`sewerplan notices resume {b} --cancel` cancels it whatever its files hold"
+    )
+
+
+def unfinished_batch(register: Register, exc: UnfinishedBatchError, *, web: bool = False) -> LayerError:
+    """A change refused for a notice of an unfinished batch (``layers.register.UnfinishedBatchError``), worded with
+    the batch as it stands and what settles it (``settle_words``): `notices mark`, `record` and `record-service` and
+    the notices page's forms said "no open notice", "being written" or "still being written" of a batch whose writer
+    was dead."""
+    batch = register.batch(exc.batch_id)
+    if batch is None or batch["status"] != "prepared":  # settled meanwhile: the change can be asked again
+        return LayerError(f"{exc}; batch {exc.batch_id} was settled meanwhile: try again.")
+    how = settle_words(batch, web=web)
+    return LayerError(f"{exc}. {how[0].upper()}{how[1:]}; {exc.then}.")
+
+
+def unfinished_lines(register: Register, listed: pd.DataFrame) -> list[str]:
+    """What `notices list` says once below its table for the listed notices of unfinished batches (status
+    prepared): how many each batch holds and what settles it. None where none is listed."""
+    prepared = listed[listed["status"] == "prepared"]
+    lines = []
+    for batch_id, group in prepared.groupby("batch_id", sort=True):
+        batch = register.batch(str(batch_id))
+        if batch is None or batch["status"] != "prepared":
+            continue
+        how = settle_words(batch)
+        lines.append(
+            f"{count(len(group), 'notice')} listed as prepared belong to batch {batch_id}, which was never issued "
+            f"(no deadline runs, and none was mailed as far as the register knows): {how}."
+        )
+    return lines
 
 
 def interrupted(batch: dict) -> bool:
@@ -648,14 +772,21 @@ def interrupted(batch: dict) -> bool:
             os.close(fd)
 
 
-def resume(register: Register, batch_id: str, *, actor: str, cancel: bool = False) -> dict:
-    """Finish an unfinished batch (its files are all there) or cancel it (they are not, or ``cancel``)."""
+def resume(register: Register, batch_id: str, *, actor: str, cancel: bool = False, as_dated: bool = False) -> dict:
+    """Finish an unfinished batch (its files are all there) or cancel it (they are not, or ``cancel``).
+
+    A complete batch dated before today is refused (``BatchDatedError``) unless ``as_dated``: the clerk's word that
+    its letters were mailed on their date, kept in the register (``Register.finish_batch``). An incomplete one is
+    never finished as dated: no complete set of its letters can have been mailed from it."""
+    if cancel and as_dated:
+        raise LayerError(f"Batch {batch_id} is either cancelled or finished as dated, not both: choose one.")
     batch = register.batch(batch_id)
     if batch is None:
         raise LayerError(_no_such_batch(register, batch_id))
     if batch["status"] != "prepared":
         raise LayerError(f"Batch {batch_id} is already {batch['status']}: nothing to resume.")
-    result = _settle_one(register, batch, actor=actor, cancel=cancel, wait=False)
+    on = today()
+    result = _settle_one(register, batch, actor=actor, cancel=cancel, wait=False, as_dated=as_dated, on=on)
     if result is None and not Path(batch["folder"]).is_dir():
         raise LayerError(
             f"Batch {batch_id} was being written into {batch['folder']}, which this machine cannot see: resume it "
@@ -663,6 +794,8 @@ def resume(register: Register, batch_id: str, *, actor: str, cancel: bool = Fals
         )
     if result is None:
         raise LayerError(f"Batch {batch_id} is being written by another process right now: wait for it to end.")
+    if result["action"] == "dated":
+        raise BatchDatedError([result["record"]], on=on)
     return result
 
 
@@ -684,7 +817,9 @@ def _no_such_batch(register: Register, batch_id: str, *, shown: int = 5) -> str:
     return f"{start}, and it has no unfinished batch: there is nothing to resume (its latest: {latest})."
 
 
-def _settle_one(register, batch, *, actor, cancel, wait) -> dict | None:
+def _settle_one(register, batch, *, actor, cancel, wait, on, as_dated=False) -> dict | None:
+    """Settle one prepared batch (see ``settle``); None when it is not this process's to settle. A complete batch
+    dated before ``on`` is left as it is (action ``dated``, with its ``record``) unless ``as_dated``."""
     root, batch_id = Path(batch["folder"]), batch["batch_id"]
     if not root.is_dir():
         # Another machine may be writing it into a folder this one cannot see: only the clerk decides.
@@ -700,16 +835,31 @@ def _settle_one(register, batch, *, actor, cancel, wait) -> dict | None:
             return None
         notice_ids = list(register.batch_notices(batch_id)["notice_id"])
         folder = root / batch_id
+        day = current["notice_date"]
         if cancel:
             why = "cancelled on request"
         elif not folder.is_dir():
             why = "its files were never moved into place"
         elif problems := verify_batch(folder, notice_ids):
             why = f"its files were not all written ({'; '.join(problems[:3])})"
+        elif day < on and not as_dated:  # letters mailed now would give less time than they say
+            return {"batch": batch_id, "action": "dated", "record": current}
         else:
             manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-            register.finish_batch(batch_id, letters=_letters_of(batch_id, manifest), actor=actor)
-            return {"batch": batch_id, "action": "issued", "notices": len(notice_ids), "folder": str(folder)}
+            note = (
+                f"Issued on {on.isoformat()} as dated {day.isoformat()}, {(on - day).days} days after that date, on "
+                f"the word of {actor} that its letters were mailed on {day.isoformat()}."
+                if day < on
+                else None
+            )
+            register.finish_batch(batch_id, letters=_letters_of(batch_id, manifest), actor=actor, as_dated=note)
+            done = {"batch": batch_id, "action": "issued", "notices": len(notice_ids), "folder": str(folder)}
+            return done | ({"as_dated": day.isoformat(), "note": note} if note else {})
+        if as_dated:
+            raise LayerError(
+                f"Batch {batch_id} cannot be finished as dated: {why}, so its letters cannot all have been mailed from "
+                "it. Nothing was changed: cancel it and issue again dated today."
+            )
         register.cancel_batch(batch_id, actor=actor, why=why[:500])
         _set_aside(root, batch_id)
         return {"batch": batch_id, "action": "cancelled", "notices": len(notice_ids), "why": why}
@@ -854,6 +1004,7 @@ def _given_under_another_profile(register: Register, overdue: pd.DataFrame, prof
 
 
 __all__ = [
+    "BatchDatedError",
     "NoticeInputs",
     "batch_lock",
     "check_issue",
@@ -865,6 +1016,8 @@ __all__ = [
     "preview",
     "resume",
     "settle",
+    "settle_words",
     "town_problems",
+    "unfinished_batch",
     "violations",
 ]

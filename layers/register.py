@@ -224,6 +224,19 @@ class OpenNoticeError(LayerError):
     message says so in words; the command line and the notices page each add how (a command, a row's Save)."""
 
 
+class UnfinishedBatchError(LayerError):
+    """A change asked of a notice whose batch is still prepared (never issued: being written, or left unfinished by a
+    process that stopped). The message says what was asked and that nothing changed; ``then`` what to do once the
+    batch is settled. Whether its writer is alive, and how to settle it (a command, the page's buttons), the caller
+    says (``gisapp.notices.unfinished_batch``): the register cannot see the writer's lock."""
+
+    def __init__(self, message: str, *, batch_id: str, notice_id: str, then: str):
+        super().__init__(message)
+        self.batch_id = batch_id
+        self.notice_id = notice_id
+        self.then = then
+
+
 class ConnectedRecordedError(LayerError):
     """A parcel marked connected already, marked so again without asking to correct its day."""
 
@@ -799,11 +812,17 @@ class Register:
             .returning(notices.c.notice_id)
         )
 
-    def finish_batch(self, batch_id: str, *, letters: Mapping[str, tuple], actor: str) -> int:
+    def finish_batch(
+        self, batch_id: str, *, letters: Mapping[str, tuple], actor: str, as_dated: str | None = None
+    ) -> int:
         """Issue a prepared batch whose files are in place: each notice gets its letter (path in the batch folder and
         mailing-list row), status open and the batch's deadline. ``letters`` must cover every notice of the batch:
         ``(path, mailing_no)``, or ``(path, mailing_no, served_by)`` with how that letter says it is served (the
-        batch's manifest keeps it beside each letter), which the notice records as ``served_by``."""
+        batch's manifest keeps it beside each letter), which the notice records as ``served_by``.
+
+        ``as_dated``: a batch finished after the date its letters bear, on the clerk's word that they were mailed on
+        it; the sentence saying so is kept as the batch's note and in an event of each notice (``issued as dated``),
+        so a board can see who finished it, when, and on what word."""
         with self.transaction() as con:
             batch = con.execute(sa.select(batches).where(batches.c.batch_id == batch_id)).mappings().first()
             if batch is None or batch["status"] != "prepared":
@@ -830,9 +849,10 @@ class Register:
                     )
                 )
                 _event(con, actor, notice_id, "issued", "status", "prepared", "open")
-            con.execute(
-                batches.update().where(batches.c.batch_id == batch_id).values(status="issued", finished_at=_now())
-            )
+                if as_dated:
+                    _event(con, actor, notice_id, "issued as dated", "note", None, as_dated[:500])
+            done = {"status": "issued", "finished_at": _now()} | ({"note": as_dated[:500]} if as_dated else {})
+            con.execute(batches.update().where(batches.c.batch_id == batch_id).values(**done))
         return len(ids)
 
     def cancel_batch(self, batch_id: str, *, actor: str, why: str) -> int:
@@ -1211,6 +1231,17 @@ class Register:
                 raise LayerError(
                     f"Parcel {parcel_id} is recorded connected on {day.isoformat()} already: nothing was changed."
                 )
+            prepared = [r for r in given if r["status"] == "prepared"]
+            if not rows and prepared:  # told "no open notice" and sent to record, which refused it too
+                n = prepared[0]
+                raise UnfinishedBatchError(
+                    f"Parcel {parcel_id}'s notice {n['notice_id']} is in batch {n['batch_id']}, which was never "
+                    "issued, so there is no notice to mark yet: nothing was changed",
+                    batch_id=n["batch_id"],
+                    notice_id=n["notice_id"],
+                    then="once it is issued, mark the parcel again; once it is cancelled, record the connection as one "
+                    "made without a notice",
+                )
             if not rows:
                 raise LayerError(
                     f"Parcel {parcel_id} has no open notice. If its owner connected without one (it was held back, or "
@@ -1316,9 +1347,17 @@ class Register:
             live = [r for r in rows if r["is_open"] == 1]
             if live:
                 n = live[0]
-                being = " (its batch is being written)" if n["status"] == "prepared" else ""
+                if n["status"] == "prepared":  # said "being written" though its writer was dead
+                    raise UnfinishedBatchError(
+                        f"Parcel {parcel_id}'s notice {n['notice_id']} is in batch {n['batch_id']}, which was never "
+                        "issued: nothing was changed",
+                        batch_id=n["batch_id"],
+                        notice_id=n["notice_id"],
+                        then="once it is issued, mark that notice connected; once it is cancelled, record the "
+                        "connection again",
+                    )
                 raise OpenNoticeError(
-                    f"Parcel {parcel_id} has an open notice, {n['notice_id']}{being}: record the connection on that "
+                    f"Parcel {parcel_id} has an open notice, {n['notice_id']}: record the connection on that "
                     "notice (mark it connected), so its deadline stops running."
                 )
             latest = [r for r in rows if r["status"] != "cancelled"][-1:]
@@ -1705,10 +1744,13 @@ def _refuse_service(con, row, day: dt.date, today: dt.date, correct: bool) -> No
             "was served."
         )
     status = row["status"]
-    if status == "prepared":
-        raise LayerError(
-            f"Notice {n} is still being written (its batch {row['batch_id']} is not issued): it has no letter to serve "
-            "yet. Record the service once the batch is issued."
+    if status == "prepared":  # said "still being written" though its writer was dead: the caller says which
+        raise UnfinishedBatchError(
+            f"Notice {n} is in batch {row['batch_id']}, which was never issued, so it has no letter to serve yet: "
+            "nothing was changed",
+            batch_id=row["batch_id"],
+            notice_id=n,
+            then="once it is issued, record the service",
         )
     if status == "cancelled":
         raise LayerError(

@@ -149,7 +149,7 @@ def test_a_notice_issued_before_batches_keeps_its_deadline_its_law_not_being_rec
         ("withdrawn", dt.date(2027, 6, 5), "was withdrawn: it is no longer in force"),
         ("connected", dt.date(2027, 6, 5), "is closed (marked connected)"),
         ("cancelled", dt.date(2027, 6, 5), "was cancelled with its batch"),
-        ("prepared", dt.date(2027, 6, 5), "is still being written"),
+        ("prepared", dt.date(2027, 6, 5), "which was never issued, so it has no letter to serve yet"),
     ],
 )
 def test_a_service_that_cannot_be_is_refused_by_name_and_nothing_is_written(register, which, on, says):

@@ -149,7 +149,9 @@ def test_a_preview_after_a_killed_issue_says_the_batch_is_unfinished_not_noticed
     assert f"`sewerplan notices resume {b} --cancel` cancels it" in text
     doc = json.loads(invoke(*_preview(store, "2027-03-01", "--json")).stdout)
     assert doc["unfinished_batches"] == [b] and doc["already_noticed"] == n and doc["already_prepared"] == n
-    assert doc["unfinished"] == [{"batch_id": b, "mandated_parcels": n}]
+    assert doc["unfinished"] == [
+        {"batch_id": b, "mandated_parcels": n, "notice_date": "2027-03-01", "deadline": "2027-05-30"}
+    ]
     # resumed (cancelled: its letters were never written), the parcels are due again, and nothing more is said
     invoke("notices", "resume", b, "--store", store)
     text = said(invoke(*_preview(store, "2027-03-01")))
@@ -296,3 +298,166 @@ def test_the_spreadsheet_beside_the_summary_gives_each_notices_deadline_too(clie
     assert set(others["notice_status"]) == {"open"} and set(others["notice_deadline"]) == {"2027-05-30"}
     held = rows[rows["notice_id"].isna()]  # parcels the batch held back have no notice, and say none
     assert held["notice_status"].isna().all() and held["notice_deadline"].isna().all()
+
+
+# -- 5. a batch killed once written, found again days later ---------------------------------------------------------
+
+LATER = "2027-03-01"  # 14 days after the suite's today (2027-02-15), the day the batch is dated
+
+
+class _Killed(BaseException):
+    """The process killed (kill -9) between its batch folder appearing and the register recording it issued."""
+
+
+def _killed_once_written(store, out, monkeypatch) -> dict:
+    """`notices issue --notice-date today --out OUT --new`, killed as soon as `OUT/B2027...` appears: its files all
+    written and moved into place, the batch still prepared in the register. Returns the batch's register row."""
+    import gisapp.notices
+
+    def killed(*args, **kwargs):
+        raise _Killed
+
+    with monkeypatch.context() as patch:
+        patch.setattr(Register, "finish_batch", killed)
+        patch.setattr(gisapp.notices, "_abandon", lambda *args, **kwargs: None)  # a killed process cleans nothing
+        with pytest.raises(_Killed):
+            CliRunner().invoke(main, [str(a) for a in _issue(store, "today", out, "--new")], catch_exceptions=False)
+    (batch,) = Register(store=store, create=False).batches()
+    assert batch["status"] == "prepared" and (Path(out) / batch["batch_id"] / "manifest.json").is_file()
+    return batch
+
+
+def _dated_refusal(batch: dict) -> str:
+    b = batch["batch_id"]
+    days = (batch["deadline"] - batch["notice_date"]).days
+    return (
+        f"Batch {b} was left unfinished, and its letters are dated 2027-02-15 while today is {LATER}, so 14 of the "
+        f"{days} days to its deadline {batch['deadline'].isoformat()} are gone, and it is not finished without your "
+        f"word: cancel it and issue again dated today (`sewerplan notices resume {b} --cancel`, then `sewerplan "
+        "notices issue --notice-date today`), or, if its letters were in fact mailed on 2027-02-15, finish it as "
+        f"dated (`sewerplan notices resume {b} --as-dated`; the register's events record it)."
+    )
+
+
+def test_a_batch_killed_once_written_is_not_finished_days_later_as_dated(store, tmp_path, monkeypatch):
+    """Killed as soon as its folder appeared, the batch was finished by the next `issue` two weeks later ("Finished
+    batch ... left from an earlier run: 83 notice(s) issued"), and by `resume`, dated the day it was written: letters
+    dated two weeks ago, 14 of the 90 days gone, what `issue` refuses for a past --notice-date. Both now refuse,
+    saying so and the two ways on; the preview says the same; `resume --as-dated` finishes it, and the events say
+    who did, when, and on what word."""
+    out = tmp_path / "batches"
+    batch = _killed_once_written(store, out, monkeypatch)
+    b, register = batch["batch_id"], Register(store=store, create=False)
+    monkeypatch.setenv("SEWERPLAN_TODAY", LATER)
+    refused = invoke(*_issue(store, "today", out), ok=False)
+    assert refused.exit_code == 2 and _dated_refusal(batch) in said(refused)
+    assert "Finished batch" not in refused.output and len(register.batches()) == 1
+    assert set(register.batch_notices(b)["status"]) == {"prepared"}
+    refused = invoke("notices", "resume", b, "--store", store, ok=False)
+    assert refused.exit_code == 2 and _dated_refusal(batch) in said(refused)
+    previewed = said(invoke(*_preview(store, "today")))
+    assert "finishes it when its folder holds every letter" not in previewed
+    assert f"were prepared and never issued. Its letters are dated 2027-02-15 while today is {LATER}" in previewed
+    assert f"`sewerplan notices resume {b} --as-dated`" in previewed
+    assert register.batch(b)["status"] == "prepared"
+    done = said(invoke("notices", "resume", b, "--as-dated", "--store", store))
+    n = len(register.batch_notices(b))
+    note = f"Issued on {LATER} as dated 2027-02-15, 14 days after that date, on the word of cli:"
+    assert done.startswith(f"Batch {b}: {n} notice(s) issued as dated 2027-02-15") and note in done
+    notices = register.batch_notices(b)
+    assert set(notices["status"]) == {"open"} and set(notices["deadline"]) == {batch["deadline"]}
+    assert register.batch(b)["note"].startswith(note)
+    events = register.events_of(notices["notice_id"].iloc[0])
+    assert [e["action"] for e in events][-2:] == ["issued", "issued as dated"]
+    assert events[-1]["new_value"] == register.batch(b)["note"]
+
+
+def test_a_batch_killed_once_written_is_cancelled_and_issued_again_dated_today(store, tmp_path, monkeypatch):
+    """The other way on: cancelled, its parcels are noticed again by an issue dated today, with the full period."""
+    out = tmp_path / "batches"
+    batch = _killed_once_written(store, out, monkeypatch)
+    monkeypatch.setenv("SEWERPLAN_TODAY", LATER)
+    refused = invoke("notices", "resume", batch["batch_id"], "--as-dated", "--cancel", "--store", store, ok=False)
+    assert refused.exit_code == 2 and "not both" in refused.output
+    invoke("notices", "resume", batch["batch_id"], "--cancel", "--store", store)
+    again = json.loads(invoke(*_issue(store, "today", out, "--json")).stdout)
+    n = len(Register(store=store, create=False).batch_notices(batch["batch_id"]))
+    assert (
+        again["issued"] == n
+        and again["deadline"] == (dt.date(2027, 3, 1) + (batch["deadline"] - batch["notice_date"])).isoformat()
+    )
+
+
+def test_a_batch_whose_files_were_not_all_written_is_never_finished_as_dated(store, tmp_path, monkeypatch):
+    """No complete set of its letters can have been mailed from it: refused, nothing changed."""
+    out = tmp_path / "batches"
+    batch = _killed_once_written(store, out, monkeypatch)
+    (out / batch["batch_id"] / "labels.pdf").unlink()
+    monkeypatch.setenv("SEWERPLAN_TODAY", LATER)
+    refused = said(invoke("notices", "resume", batch["batch_id"], "--as-dated", "--store", store, ok=False))
+    assert f"Batch {batch['batch_id']} cannot be finished as dated: its files were not all written" in refused
+    assert Register(store=store, create=False).batch(batch["batch_id"])["status"] == "prepared"
+
+
+def test_changes_to_a_notice_of_an_interrupted_batch_name_the_batch_and_what_settles_it(store, tmp_path, monkeypatch):
+    """After the kill, `mark` said "has no open notice" and sent the clerk to `record`, which said "its batch is being
+    written" and sent them back to `mark`; `record-service` said "still being written" though the writer was dead;
+    `list` showed the prepared notices and said nothing. Each now names the batch and how to settle it."""
+    out = tmp_path / "batches"
+    batch = _killed_once_written(store, out, monkeypatch)
+    b, register = batch["batch_id"], Register(store=store, create=False)
+    first = register.batch_notices(b).iloc[0]
+    parcel, notice = first["parcel_id"], first["notice_id"]
+    settles = (
+        f"atch {b} was left unfinished by a process that stopped: `sewerplan notices resume {b}` finishes it when "
+        "its folder holds every letter and cancels it, never mailed, otherwise, and `sewerplan notices resume "
+        f"{b} --cancel` cancels it whatever its files hold"
+    )
+    marked = said(invoke("notices", "mark", parcel, "connected", "--store", store, ok=False))
+    assert marked.startswith(f"Error: Parcel {parcel}'s notice {notice} is in batch {b}, which was never issued")
+    assert settles in marked and "no open notice" not in marked
+    assert marked.endswith(
+        "once it is issued, mark the parcel again; once it is cancelled, record the connection as "
+        "one made without a notice."
+    )
+    recorded = said(invoke("notices", "record", parcel, "connected", "--on", "today", "--store", store, ok=False))
+    assert settles in recorded and "being written" not in recorded
+    served = said(
+        invoke("notices", "record-service", notice, "--on", "today", "--by", "J. Ruiz", "--store", store, ok=False)
+    )
+    assert settles in served and "being written" not in served
+    listed = said(invoke("notices", "list", "--store", store, env={"COLUMNS": "200"}))
+    n = len(register.batch_notices(b))
+    assert listed.count(f"{n} notices listed as prepared belong to batch {b}") == 1 and settles in listed
+    monkeypatch.setenv("SEWERPLAN_TODAY", LATER)  # days later, what settles it is the choice of the two ways
+    marked = said(invoke("notices", "mark", parcel, "connected", "--store", store, ok=False))
+    assert _dated_refusal(batch)[:-1] in marked
+    assert set(register.batch_notices(b)["status"]) == {"prepared"}
+
+
+@pytest.mark.parametrize("way", ["cancel", "as_dated"])
+def test_the_notices_page_does_not_settle_a_batch_dated_before_today_without_the_clerk(
+    client, app, store, tmp_path, monkeypatch, way
+):
+    """The page's "Settle interrupted batches" and its preview finished such a batch as the command did. They now
+    refuse, naming the row's buttons, and the row offers "Cancel this batch" and "Issue it as dated"."""
+    batch = _killed_once_written(store, tmp_path / "batches", monkeypatch)
+    b, register = batch["batch_id"], Register(store=store, create=False)
+    monkeypatch.setenv("SEWERPLAN_TODAY", LATER)
+    token = csrf(client)
+    page = client.get("/notices").get_data(as_text=True)
+    assert 'id="settle"' not in page and 'value="as_dated"' in page and 'value="cancel"' in page
+    refused = client.post("/notices/preview", data={"notice_date": LATER, "csrf_token": token})
+    text = " ".join(refused.get_data(as_text=True).split()).replace("&#34;", '"')
+    assert refused.status_code == 400 and "14 of the" in text
+    assert '"Cancel this batch" on its row under Batches, then Preview and Confirm, dated today' in text
+    assert '"Issue it as dated" on its row' in text and "--as-dated" not in text
+    settled = client.post("/notices/settle", data={"csrf_token": token})
+    text = " ".join(client.get(settled.headers["Location"]).get_data(as_text=True).split()).replace("&#34;", '"')
+    assert f"Batch {b} was left unfinished, and its letters are dated" in text and "--cancel" not in text
+    assert register.batch(b)["status"] == "prepared"
+    done = client.post("/notices/settle", data={"csrf_token": token, "batch_id": b, "way": way})
+    assert done.status_code == 302
+    assert register.batch(b)["status"] == ("cancelled" if way == "cancel" else "issued")
+    if way == "as_dated":
+        assert register.batch(b)["note"].startswith(f"Issued on {LATER} as dated 2027-02-15")

@@ -31,7 +31,7 @@ from analysis.errors import AnalysisError
 from analysis.notices import mailing_address, mailing_words, service_record_words, service_words
 from gisapp import services
 from gisapp.errors import web_text
-from gisapp.notices import check_notice_date, left_out
+from gisapp.notices import BatchDatedError, check_notice_date, left_out, unfinished_batch
 from gisapp.notices import mark as notices_mark
 from gisapp.notices import record_mailing as notices_record_mailing
 from gisapp.notices import today as notices_today
@@ -50,6 +50,7 @@ from layers.register import (
     Register,
     RegisterMissingError,
     ServiceRecordedError,
+    UnfinishedBatchError,
     default_register_path,
     parse_date,
 )
@@ -161,7 +162,7 @@ def _page(
         overdue=overdue,
         q=query,
         back={k: v for k, v in zip(BACK_ARGS, (status, overdue and "1", query, page > 1 and page), strict=True) if v},
-        batches=[b | {"interrupted": services.batch_interrupted(b)} for b in register.batches()[:20]],
+        batches=[_batch_view(b) for b in register.batches()[:20]],
         profile=_profile(),
         preview=preview,
         form=preview["form"] if preview else (form or {}),
@@ -177,6 +178,19 @@ def _page(
     ), status_code
 
 
+def _batch_view(batch: dict) -> dict:
+    """A batch row of the page: ``interrupted`` (its writer stopped), ``dated`` (interrupted, its letters dated before
+    today: offered "Cancel this batch" and "Issue it as dated", not a settle that would refuse it) and ``away`` (being
+    written into a folder this machine cannot see: offered "Cancel this batch")."""
+    prepared = batch["status"] == "prepared"
+    interrupted = services.batch_interrupted(batch)
+    return batch | {
+        "interrupted": interrupted,
+        "dated": interrupted and batch["notice_date"] < notices_today(),
+        "away": prepared and not Path(batch["folder"]).is_dir(),
+    }
+
+
 @bp.post("/register")
 @requires("planner")
 def create_register():
@@ -187,9 +201,14 @@ def create_register():
 
 def _settle_first(settled: list[dict]) -> Register:
     """The register, with its interrupted batches settled (``services.settle``) and appended to ``settled``, so the
-    page can say what was done to them even when the preview that follows is refused."""
+    page can say what was done to them even when the preview that follows is refused. One dated before today
+    refuses the preview, in the page's words (its row's buttons)."""
     register = app_register()
-    settled += services.settle(register, actor=f"web:{g.user}")
+    try:
+        settled += services.settle(register, actor=f"web:{g.user}")
+    except BatchDatedError as exc:
+        settled += exc.settled
+        raise LayerError(exc.words(web=True)) from None
     return register
 
 
@@ -229,14 +248,45 @@ def _confirmation(plan) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
+# What a batch row's buttons ask of ``services.resume`` (the web's `notices resume BATCH --cancel` / `--as-dated`).
+BATCH_WAYS = {"cancel": {"cancel": True}, "as_dated": {"as_dated": True}}
+
+
 @bp.post("/settle")
 @requires("planner")
 def settle():
-    """Finish or cancel the batches whose writer stopped (the next preview does the same)."""
-    done = services.settle(app_register(), actor=f"web:{g.user}")
+    """Finish or cancel the batches whose writer stopped (the next preview does the same); with ``batch_id`` and
+    ``way``, one batch's row's button: cancel it, or issue it as dated (``services.resume``, as the command does)."""
+    if batch_id := (request.form.get("batch_id") or "").strip():
+        return _settle_batch(batch_id, request.form.get("way", ""))
+    try:
+        done = services.settle(app_register(), actor=f"web:{g.user}")
+    except BatchDatedError as exc:
+        first = f"{_settled_words(exc.settled)} " if exc.settled else ""
+        return _back(error=f"{first}{exc.words(web=True)}")
     if not done:
         return _back(message="No unfinished batch to settle: a batch still being written is left to its process.")
     return _back(message=_settled_words(done))
+
+
+def _settle_batch(batch_id: str, way: str):
+    """A batch row's "Cancel this batch" or "Issue it as dated" (``BATCH_WAYS``)."""
+    if way not in BATCH_WAYS:
+        return _back(error=f'Use "Cancel this batch" or "Issue it as dated" on batch {batch_id}\'s row.')
+    try:
+        done = services.resume(app_register(), batch_id, actor=f"web:{g.user}", **BATCH_WAYS[way])
+    except BatchDatedError as exc:
+        return _back(error=exc.words(web=True))
+    except LayerError as exc:
+        return _back(error=web_text(exc))
+    if done["action"] == "cancelled":
+        return _back(
+            message=f"Batch {batch_id} was cancelled, never mailed; the parcels it held are noticed again in the "
+            "next batch."
+        )
+    if done.get("as_dated"):
+        return _back(message=f"Batch {batch_id}: {done['notices']} notice(s) issued as dated. {done['note']}")
+    return _back(message=f"Batch {batch_id}: {done['notices']} notice(s) issued; all its letters had been written.")
 
 
 @bp.post("/preview")
@@ -359,6 +409,8 @@ def mark():
         )
     except NoticeChangedError as exc:
         return _stale(web_text(exc))
+    except UnfinishedBatchError as exc:
+        return _back(error=web_text(unfinished_batch(app_register(), exc, web=True)))
     except LayerError as exc:
         return _back(error=web_text(exc))
     if "connected_on" not in done:
@@ -396,6 +448,8 @@ def record():
         return _record_refused(
             str(exc).replace("(mark it connected)", "(connected and Save on its row of the register)")
         )
+    except UnfinishedBatchError as exc:
+        return _record_refused(web_text(unfinished_batch(app_register(), exc, web=True)))
     except LayerError as exc:
         return _record_refused(web_text(exc))
     return _back(
@@ -516,6 +570,8 @@ def record_service():
                 "record the service again as a correction", f'tick "{SERVICE_CORRECT_WORDS}" and Record again'
             )
         )
+    except UnfinishedBatchError as exc:
+        return _service_refused(_dated(web_text(unfinished_batch(app_register(), exc, web=True))))
     except LayerError as exc:
         return _service_refused(_dated(web_text(exc)))
     return _back(message=_dated(service_record_words(done)))
