@@ -1717,35 +1717,23 @@ def _downstream(conn: _Connection, net, profile, added_peak: float, *, present_r
         "flow": cite(profile.network.gallons_per_day_per_unit),
         "capacity": cite(profile.design.manning_n),
     }
+    unknown = {"path": [], "mains": [], "verdict": UNKNOWN, "capacity_ok": None, "exceeded": [], "outfall": None}
+    unknown |= {"added_peak_gpd": round(added_peak), "sections": sections}
     if conn.pressurised:  # refused by the connection check: no flow of it reaches the sewer there
         return {
             "connects_at": conn.label,
             "connection": conn.kind,
             "connection_gap_ft": round(conn.gap_ft, 1),
-            "path": [],
-            "mains": [],
-            "verdict": UNKNOWN,
-            "capacity_ok": None,
-            "exceeded": [],
-            "outfall": None,
+            **unknown,
             "problem": f"The main cannot discharge into {conn.pressurised} (the connection check).",
-            "added_peak_gpd": round(added_peak),
-            "sections": sections,
         }
     if conn.kind == "none" or conn.capacity is None:
         return {
             "connects_at": None,
             "connection": "none",
             "connection_gap_ft": None,
-            "path": [],
-            "mains": [],
-            "verdict": UNKNOWN,
-            "capacity_ok": None,
-            "exceeded": [],
-            "outfall": None,
+            **unknown,
             "problem": "No existing sewer network (mains and manholes) to connect to.",
-            "added_peak_gpd": round(added_peak),
-            "sections": sections,
         }
     found = conn.capacity
     trace = found["trace"]

@@ -734,59 +734,37 @@ _TYPE_IDS = {name: int(member) for name, member in shapely.GeometryType.__member
 
 def _wrong_geometry_kinds(shapes: np.ndarray, spec: LayerSpec, label: str) -> list[Problem]:
     """The geometry-type refusal of a layer whose columns could not be read yet (no IDs to name its features)."""
-    present = shapes[~(shapely.is_missing(shapes) | shapely.is_empty(shapes))]
-    wrong = ~np.isin(shapely.get_type_id(present), _allowed(spec))
-    if not wrong.any():
-        return []
-    counts = pd.Series(shapely.get_type_id(present[wrong])).map(_TYPE_NAMES).value_counts().to_dict()
-    return [
-        Problem(
-            spec.kind,
-            "geometry_type",
-            "error",
-            f"{label} must hold {' or '.join(spec.geometry)} features ({spec.help}) but has "
-            + ", ".join(f"{n} {t}" for t, n in counts.items())
-            + ".",
-            int(wrong.sum()),
-        )
-    ]
-
-
-_TYPE_NAMES = dict(
-    enumerate(
-        (
-            "Point",
-            "LineString",
-            "LinearRing",
-            "Polygon",
-            "MultiPoint",
-            "MultiLineString",
-            "MultiPolygon",
-            "GeometryCollection",
-        )
-    )
-)
+    found = _geometry_type_problem(shapes, spec, label)
+    return [found] if found is not None else []
 
 
 def _check_geometry_types(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]) -> bool:
-    wrong = ~np.isin(shapely.get_type_id(np.asarray(gdf.geometry.values)), _allowed(spec))
-    if wrong.any():
-        counts = gdf.geometry[wrong].geom_type.value_counts().to_dict()
-        ids = tuple(gdf.loc[wrong, spec.id_field].astype(str))
-        problems.append(
-            Problem(
-                spec.kind,
-                "geometry_type",
-                "error",
-                f"{label} must hold {' or '.join(spec.geometry)} features ({spec.help}) but has "
-                + ", ".join(f"{n} {t}" for t, n in counts.items())
-                + ".",
-                len(ids),
-                ids,
-            )
-        )
-        return False
-    return True
+    found = _geometry_type_problem(np.asarray(gdf.geometry.values), spec, label, gdf[spec.id_field])
+    if found is not None:
+        problems.append(found)
+    return found is None
+
+
+def _geometry_type_problem(
+    shapes: np.ndarray, spec: LayerSpec, label: str, ids: pd.Series | None = None
+) -> Problem | None:
+    """The refusal of a layer holding features of a kind it may not ("... must hold Polygon or MultiPolygon
+    features ... but has 493 LineString"), naming them by ``ids`` where the layer's IDs are read; None if none."""
+    wrong = ~np.isin(shapely.get_type_id(shapes), _allowed(spec)) & ~shapely.is_missing(shapes)
+    if not wrong.any():
+        return None
+    counts = gpd.GeoSeries(shapes[wrong]).geom_type.value_counts().to_dict()
+    named = tuple(ids[wrong].astype(str)) if ids is not None else ()
+    return Problem(
+        spec.kind,
+        "geometry_type",
+        "error",
+        f"{label} must hold {' or '.join(spec.geometry)} features ({spec.help}) but has "
+        + ", ".join(f"{n} {t}" for t, n in counts.items())
+        + ".",
+        int(wrong.sum()),
+        named,
+    )
 
 
 def _repair_invalid(
