@@ -33,14 +33,7 @@ from analysis.errors import Fix, ProfileError
 from analysis.mandate import MandateResult, analyze_mandates, missing_inputs
 from analysis.network import SewerNetwork, build_network
 from analysis.network_checks import NetworkOutline, check_network, network_outline
-from analysis.notices import (
-    NoticePlan,
-    Resolution,
-    TownSettings,
-    connection_day_problem,
-    period,
-    with_resolutions,
-)
+from analysis.notices import NoticePlan, TownSettings, connection_day_problem, period, with_resolutions
 from analysis.notification import Notification, parcels_within
 from analysis.profiles import Profile, available_profiles, load_profile, values_set
 from analysis.subdivisions import assess_subdivisions
@@ -528,13 +521,13 @@ def analyse(
     # here, before the analysis runs.
     copies = input_copies(ws, out_path) if to_store else None
     progress("analysing")
-    town_act = _period_act(ws, out_path if to_store else None) if notice_date is not None else None
-    prof = with_resolutions(ws.profile, town_act[0]) if town_act else None
+    town = _town_setting_the_period(ws, out_path if to_store else None) if notice_date is not None else None
+    prof = with_resolutions(ws.profile, town) if town else None
     result = mandates(ws, prof, notice_date=notice_date, notice_reason=notice_reason, workers=threads)
     parcels = result.parcels
     summary = dict(result.summary)
-    if town_act:  # cited as the letters cite it ("Resolution 9 of 2027; § 196-17E sets no period")
-        summary["notice_period_basis"] = period(ws.profile, "mandate.notice_period_days", town_act[0]).basis
+    if town:  # cited as the letters cite it ("Resolution 9 of 2027; § 196-17E sets no period")
+        summary["notice_period_basis"] = period(ws.profile, "mandate.notice_period_days", town).basis
     net = connections = None
     if ws.layers.manholes is not None:
         progress("tracing the network")
@@ -581,9 +574,9 @@ def analyse(
     return RunResult(parcels, result.measuring_lines, assessed, summary, written, found, copied)
 
 
-def _period_act(ws: Workspace, store: str | None) -> tuple[TownSettings, Resolution] | None:
-    """The town settings beside the run's store (or its data) and their resolution setting the period to connect, where
-    they have one: a run's deadlines are the letters' (Wappinger's § 196-17E leaves the period to the town). A run
+def _town_setting_the_period(ws: Workspace, store: str | None) -> TownSettings | None:
+    """The town settings beside the run's store (or its data), where they hold the resolution setting the period to
+    connect: a run's deadlines are the letters' (Wappinger's § 196-17E leaves the period to the town). A run
     computed none, or one from a value set for the run alone, which the letters then refused beside the act."""
     rule = ws.profile.mandate.notice_period_days
     if not (rule.setting or rule.town_setting):  # the law sets the period (Fort Plain's § 144-4): no act replaces it
@@ -592,8 +585,7 @@ def _period_act(ws: Workspace, store: str | None) -> tuple[TownSettings, Resolut
         found = town_file(store=place) if place else None
         if found is not None:
             settings = load_town_settings(found)
-            act = settings.resolutions.get("mandate.notice_period_days") if settings else None
-            return (settings, act) if act else None
+            return settings if settings and "mandate.notice_period_days" in settings.resolutions else None
     return None
 
 
