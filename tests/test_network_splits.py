@@ -205,7 +205,7 @@ def test_a_wet_wells_overflow_outfall_is_not_where_the_connections_above_drain(t
     assert sum(sewershed(net, int(o), conn, parcels, profile=profile).units for o in outfalls) == 5
     code, out, err = cli("trace", "--data", path, "--data-crs", "local", "--manhole", "CSO", "--upstream")
     said = " ".join(out.split())
-    assert code == 0 and "Upstream of CSO: 0 mains, 0 manholes" in said, err
+    assert code == 0 and "Upstream of CSO: 0 mains, 0 other manholes" in said, err
     assert "CSO also takes flow from WW by OVER, an overflow leaving 5.0 ft higher than P1" in said
     assert "follow P1 to MH3 and on to PLANT, so what drains to WW (1 manhole) is counted there" in said
 
