@@ -101,6 +101,7 @@ def write_csv(
     table = pd.DataFrame(frame)
     if isinstance(frame, gpd.GeoDataFrame) and frame.geometry.name in table.columns:
         table = table.drop(columns=frame.geometry.name)
+    table = _counts_as_whole_numbers(table)
     safe = {}
     for name in table.columns:
         column = table[name]
@@ -122,6 +123,24 @@ def write_csv(
     return str(path)
 
 
+# Counts a spreadsheet shows as "1.0" when read as floats (a column with a gap is one): living units (a tester).
+_COUNT_COLUMNS = ("units",)
+
+
+def _counts_as_whole_numbers(table: pd.DataFrame) -> pd.DataFrame:
+    """``table`` with its count columns (``_COUNT_COLUMNS``) as whole numbers where every value given is one; a
+    column with a fraction in it (a layer's own 1.5) is left as it is."""
+    changed = {}
+    for name in _COUNT_COLUMNS:
+        if name in table.columns and pd.api.types.is_float_dtype(table[name]):
+            values = table[name].to_numpy(dtype=float, na_value=np.nan)
+            given = values[np.isfinite(values)]
+            whole = len(given) and np.array_equal(given, np.round(given)) and np.abs(given).max() < 2**53
+            if whole and not np.isinf(values).any():
+                changed[name] = table[name].round().astype("Int64")
+    return table.assign(**changed) if changed else table
+
+
 # A column of ISO dates (a notice's deadline), which a GIS reads as a date when told so.
 _ISO_DATE = r"\d{4}-\d{2}-\d{2}"
 
@@ -137,8 +156,9 @@ def column_types_csvt(table: pd.DataFrame) -> str:
     QGIS's "Add Delimited Text Layer" guesses each column's type from its values, so the ZIP code 01234 came in as
     the integer 1234 and was mailed so; GDAL's CSV driver (and QGIS through it) read every column as text, distances
     too. Both read a ``.csvt`` beside the file instead: ZIP-code and other text columns ``String`` (a boolean is
-    written True/False, text), whole numbers ``Integer64``, other numbers ``Real``, a text column of ISO dates only
-    ``Date``.
+    written True/False, text), whole numbers ``Integer`` (QGIS's delimited-text reader knows no ``Integer64``, and
+    dropped the whole file of types for it: the ZIP codes came in as integers again), other numbers ``Real``, a text
+    column of ISO dates only ``Date``.
     """
     kinds = []
     for name in table.columns:
@@ -146,7 +166,7 @@ def column_types_csvt(table: pd.DataFrame) -> str:
         if _ZIP_COLUMN.search(str(name)) or pd.api.types.is_bool_dtype(column):
             kinds.append("String")
         elif pd.api.types.is_integer_dtype(column):
-            kinds.append("Integer64")
+            kinds.append("Integer")
         elif pd.api.types.is_numeric_dtype(column):
             kinds.append("Real")
         else:

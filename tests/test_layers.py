@@ -1344,3 +1344,20 @@ def test_a_layer_of_the_wrong_kind_without_its_id_column_is_told_both_at_once():
     assert any(
         "must hold Polygon or MultiPolygon features" in p.message and "1 LineString" in p.message for p in problems
     )
+
+
+def test_living_units_are_written_to_a_csv_as_whole_numbers(tmp_path):
+    """The results CSV gave living units as "1.0" (a column with a gap is read as floats; a tester); a column with a
+    fraction in it is written as it is."""
+    from pathlib import Path
+
+    from layers.write import write_csv
+
+    path = write_csv(
+        tmp_path / "r.csv", pd.DataFrame({"parcel_id": ["A", "B", "C"], "units": [1.0, None, 12.0]}), column_types=True
+    )
+    lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+    assert lines[1:] == ['"A","1"', '"B",""', '"C","12"']
+    assert (tmp_path / "r.csvt").read_bytes() == b'"String","Integer"\r\n'
+    odd = write_csv(tmp_path / "o.csv", pd.DataFrame({"units": [1.5, 2.0]}))
+    assert Path(odd).read_text(encoding="utf-8-sig").splitlines()[1:] == ['"1.5"', '"2.0"']
