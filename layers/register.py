@@ -1484,8 +1484,8 @@ class Register:
         wanted = sorted({str(p) for p in parcel_ids})
         found: dict[str, list[dict]] = {}
         with self.engine.connect() as con:
-            for start in range(0, len(wanted), 500):  # SQLite allows a bounded number of variables per query
-                select = sa.select(notices).where(notices.c.parcel_id.in_(wanted[start : start + 500]))
+            for part in _chunks(wanted):  # SQLite allows a bounded number of variables per query
+                select = sa.select(notices).where(notices.c.parcel_id.in_(part))
                 order = (notices.c.parcel_id, notices.c.issued_date, notices.c.notice_id)
                 for r in con.execute(select.order_by(*order)).mappings():
                     found.setdefault(r["parcel_id"], []).append(dict(r))
@@ -1536,10 +1536,10 @@ class Register:
         wanted = sorted({str(n) for n in notice_ids})
         first: dict[str, str | None] = {}
         with self.engine.connect() as con:
-            for start in range(0, len(wanted), 500):  # SQLite allows a bounded number of variables per query
+            for part in _chunks(wanted):  # SQLite allows a bounded number of variables per query
                 select = (
                     sa.select(events.c.notice_id, events.c.old_value)
-                    .where(events.c.notice_id.in_(wanted[start : start + 500]))
+                    .where(events.c.notice_id.in_(part))
                     .where((events.c.action == "marked") & (events.c.field == "deadline"))
                     .order_by(events.c.id)
                 )
