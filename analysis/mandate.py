@@ -387,6 +387,7 @@ def _measure(parcel_geoms, counted, near, streets, curbs, sewer_rights_of_way, p
     if profile.mandate.measured_from.value == "curbline" and (curbs is not None or has_rows):
         n_streets = len(streets) if streets is not None and len(streets) > 0 else 0
         distance_ft, lines, measured = property_line_distance(
+            parcel_geoms,
             lines,
             counted.geoms,
             near.main_index,

@@ -373,6 +373,7 @@ def with_sewer_rights_of_way(
 
 
 def property_line_distance(
+    parcels: np.ndarray,
     lines: np.ndarray,
     mains: np.ndarray,
     main_index: np.ndarray,
@@ -388,10 +389,14 @@ def property_line_distance(
     "PROPERTY LINE: The curbline if the building sewer is to connect with the public sewer in a public street";
     the edge of a sewer right-of-way where it connects in one. ``lines`` are the measuring lines from each parcel
     to its deciding main (position ``main_index``), ``street_pos`` the street or right-of-way that main lies in
-    (-1 where none; at or past ``n_streets`` a sewer right-of-way). The curbline in front of a parcel is the first
+    (-1 where none; at or past ``n_streets`` a sewer right-of-way). The curb in front of a parcel is the first
     curb its measuring line crosses (a building sewer taking the shortest route to the main crosses it there); the
-    right-of-way edge is where the line crosses the boundary of the right-of-way holding the main. From that point
-    the shortest distance to the main is measured, and the measuring line redrawn from it.
+    right-of-way edge is the boundary of the right-of-way holding the main. Of it, only the stretch in front of
+    the property counts (``_in_front_of``): from that stretch the shortest distance to the main is measured, and
+    the measuring line redrawn from it. Measured from the point where the measuring line crosses the curb, a lot
+    past the end of a main was measured from the curb in front of its neighbour, which slides toward the main: a
+    lot 157 ft from a main's end was mandated at "94.2 ft from the curbline in front of the property" (a tester).
+    Where no stretch of that curb lies in front of the parcel, the parcel boundary's distance stands.
 
     Returns the distances in feet (the parcel boundary's where no such crossing exists), the measuring lines, and
     per parcel the position in ``MEASURED_FROM`` of what was measured from (0 parcel boundary, 1 curbline, 2 sewer
@@ -405,7 +410,7 @@ def property_line_distance(
     measured = np.zeros(n, dtype=np.int8)
     starts = shapely.get_point(lines, 0)
 
-    found_rows, found_points, found_kind = [], [], []
+    found_rows, found_points, found_edges, found_kind = [], [], [], []
     in_street = np.flatnonzero(has & (street_pos >= 0) & (street_pos < n_streets) & (shapely.length(lines) > 0))
     if curbs is not None and len(curbs) and len(in_street):
         curb_geoms = np.asarray(curbs.geometry.values)
@@ -417,6 +422,7 @@ def property_line_distance(
             crossing = shapely.intersection(lines[rows], curb_geoms[i_curb])
             found_rows.append(rows)
             found_points.append(shapely.get_point(shapely.shortest_line(starts[rows], crossing), -1))
+            found_edges.append(curb_geoms[i_curb])
             found_kind.append(np.full(len(rows), 1, dtype=np.int8))
     in_row = np.flatnonzero(has & (street_pos >= n_streets) & (shapely.length(lines) > 0))
     if sewer_rights_of_way is not None and len(sewer_rights_of_way) and len(in_row):
@@ -426,22 +432,44 @@ def property_line_distance(
         rows = in_row[ok]
         found_rows.append(rows)
         found_points.append(shapely.get_point(shapely.shortest_line(starts[rows], crossing[ok]), -1))
+        found_edges.append(edges[ok])
         found_kind.append(np.full(len(rows), 2, dtype=np.int8))
     if not found_rows:
         return distance_ft, lines, measured
 
     rows = np.concatenate(found_rows)
     points = np.concatenate(found_points)
+    edges = np.concatenate(found_edges)
     kind = np.concatenate(found_kind)
     valid = ~shapely.is_missing(points) & ~shapely.is_empty(points)
-    rows, points, kind = rows[valid], points[valid], kind[valid]
+    rows, points, edges, kind = rows[valid], points[valid], edges[valid], kind[valid]
     # The first crossing from the parcel: nearest to the measuring line's start.
     along = shapely.distance(starts[rows], points)
     first = pd.DataFrame({"row": rows, "along": along, "i": np.arange(len(rows))}).sort_values(["row", "along"])
     first = first.drop_duplicates("row")["i"].to_numpy()
-    rows, points, kind = rows[first], points[first], kind[first]
+    rows, edges, kind = rows[first], edges[first], kind[first]
+    front = _in_front_of(parcels[rows], edges, beyond=1 / fpu)
+    ok = ~shapely.is_empty(front)
+    rows, front, kind = rows[ok], front[ok], kind[ok]
     main_geoms = mains[main_index[rows]]
-    lines[rows] = shapely.shortest_line(points, main_geoms)
-    distance_ft[rows] = shapely.distance(points, main_geoms) * fpu
+    lines[rows] = shapely.shortest_line(front, main_geoms)
+    distance_ft[rows] = shapely.distance(front, main_geoms) * fpu
     measured[rows] = kind
     return distance_ft, lines, measured
+
+
+def _in_front_of(parcels: np.ndarray, edges: np.ndarray, *, beyond: float) -> np.ndarray:
+    """The stretch of each curb (or right-of-way edge) in front of its parcel: the part of it inside the convex
+    hull of the parcel and, for each of the parcel's vertices, the nearest point on the curb carried ``beyond`` it
+    (so the curb crosses the hull rather than running along its edge, where rounding would decide), the strip
+    between the lot and the curb, as wide as the lot. Empty where the curb passes nowhere in front of the lot. A
+    flag lot's hull is as wide as its body, not its pole: the curb in front of it is taken as wide as the lot."""
+    coords, which = shapely.get_coordinates(shapely.boundary(parcels), return_index=True)
+    on_edge = shapely.get_coordinates(shapely.shortest_line(shapely.points(coords), edges[which]))[1::2]
+    away = on_edge - coords
+    length = np.hypot(away[:, 0], away[:, 1])[:, None]
+    past = np.where(length > 0, on_edge + away / np.where(length > 0, length, 1) * beyond, on_edge)
+    both, of = np.concatenate([coords, past]), np.concatenate([which, which])
+    order = np.argsort(of, kind="stable")
+    hulls = shapely.convex_hull(shapely.multipoints(both[order], indices=of[order]))
+    return shapely.intersection(edges, hulls)

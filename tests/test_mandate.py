@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import math
 
 import geopandas as gpd
 import numpy as np
@@ -542,6 +543,24 @@ def test_pavement_polygons_are_curbs_and_the_first_curb_crossed_counts(fort_plai
     r = analyze_mandates(frame([lot("P", 0, 25)]), mains, streets=streets, curbs=pavement, profile=fort_plain)
     p = r.parcels.iloc[0]
     assert (p["distance_ft"], p["boundary_distance_ft"], p["measured_from"]) == (35.0, 45.0, "curbline")
+
+
+def test_past_the_end_of_a_main_the_curb_in_front_of_the_lot_counts_not_the_neighbours(fort_plain):
+    # Main St's main ends at x=1000 (a tester's town). Lot P-20 (x 1155..1255) lies 157.0 ft from its end; its
+    # shortest line to the main crosses the curb at x=1093, in front of the lot next door, 94.2 ft from the main.
+    # § 144-1's property line is the curbline in front of the property: x 1155..1255 at y=15, 155.72 ft away.
+    streets = frame([{"street_name": "Main St", "geometry": LineString([(-1000, 0), (2000, 0)])}])
+    mains = frame([{"main_id": "M-3", "geometry": LineString([(0, 0), (1000, 0)])}])
+    parcels = frame([lot("P-20", 1155, 25, w=100, d=200), lot("P-1", 400, 25), lot("P-9", 1050, 25, w=40)])
+    result = analyze_mandates(parcels, mains, streets=streets, curbs=CURBS, profile=fort_plain)
+    r = result.parcels.set_index("parcel_id")
+    assert r.loc["P-20", "boundary_distance_ft"] == round(math.hypot(155, 25), 2)
+    assert (r.loc["P-20", "distance_ft"], r.loc["P-20", "status"]) == (round(math.hypot(155, 15), 2), "out_of_range")
+    line = result.measuring_lines.set_index("parcel_id").geometry["P-20"]
+    assert line.coords[0] == pytest.approx((1155, 15))
+    # In front of the main, and just past its end, the curb still brings the lot 10 ft nearer.
+    assert r.loc["P-1", "distance_ft"] == 15.0
+    assert (r.loc["P-9", "distance_ft"], r.loc["P-9", "status"]) == (round(math.hypot(50, 15), 2), "mandated")
 
 
 def test_a_sewer_right_of_way_is_a_right_of_way_and_its_edge_the_property_line(fort_plain, street_block):
