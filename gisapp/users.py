@@ -6,7 +6,9 @@ only (0600): it holds the hashes.
 
 Each account has a session version: a signed-in session carries the version it was issued under, and signing out
 (or changing the password) raises it, so every cookie issued before stops working on the server side, even one
-copied from the browser.
+copied from the browser. A new account starts at a random version, not 0: an account removed and added again under
+the same name (a seasonal clerk, a new "jsmith") would otherwise take back every cookie of the old one that was
+never signed out, with the new account's role and no password (a tester).
 
 Failed sign-ins are counted per account name and per client address in the same file, so the count survives a
 restart and is shared by every server thread. Past the limit the name or address is locked until a stated time.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import sqlite3
 import time
 from contextlib import closing
@@ -81,10 +84,10 @@ def add_user(path: str | Path, name: str, role: str, password: str) -> None:
         raise LayerError("Passwords need at least 8 characters.")
     with closing(_connect(path)) as con, con:
         con.execute(
-            "INSERT INTO users (name, role, password_hash) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE "
-            "SET role = excluded.role, password_hash = excluded.password_hash, "
+            "INSERT INTO users (name, role, password_hash, session_version) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT(name) DO UPDATE SET role = excluded.role, password_hash = excluded.password_hash, "
             "session_version = users.session_version + 1",
-            (name, role, generate_password_hash(password)),
+            (name, role, generate_password_hash(password), secrets.randbits(62)),
         )
 
 

@@ -422,6 +422,26 @@ def test_an_account_removed_can_no_longer_sign_in_and_its_session_ends(app):
     assert "No accounts are left" in last.output
 
 
+def test_an_account_added_again_under_a_removed_name_does_not_take_back_the_old_cookies(app):
+    """A viewer removed, then a planner added under the same name: the old account's cookie, never signed out, was
+    taken back with the planner's role and no password (both started at session version 0; a tester)."""
+    from tests.conftest import Runner
+
+    old = app.test_client()
+    Auth(app, old).login("vera", "viewer-password")
+    db = app.config["USERS_DB"]
+    Runner().invoke("users", "remove", "vera", "--users-db", db, ok=True)
+    assert old.get("/notices").status_code == 302
+    Runner().invoke(
+        "users", "add", "vera", "--role", "planner", "--password", "brand-new-456", "--users-db", db, ok=True
+    )
+    answer = old.get("/data/upload")
+    assert answer.status_code == 302 and "/login" in answer.headers["Location"]
+    fresh = app.test_client()
+    assert sign_in(fresh, "vera", "brand-new-456").status_code == 302
+    assert fresh.get("/data/upload").status_code == 200
+
+
 def test_pages_and_data_are_not_kept_by_the_browser_but_its_own_files_are(store, tmp_path):
     app = make_app(store, tmp_path)
     add_user(app.config["USERS_DB"], "pat", "planner", "planner-password")
