@@ -1451,10 +1451,18 @@ def building_obligations(buildings: pd.DataFrame | None, profile: Profile) -> di
             out.setdefault(str(parcel_id), []).append(
                 f"Building(s) {ids} on this parcel may be of a kind the following section covers. "
                 f"{manhole.section} provides: "
-                f"\u201c{manhole.quote}\u201d Before you connect, ask whether the administrative body requires a "
-                "manhole connection for this property."
+                f"\u201c{manhole.quote}\u201d {MANHOLE_ASK}"
             )
     return out
+
+
+# What the owner is to ask before connecting where a building may need a manhole connection (``building_obligations``),
+# and the same said to the occupant, in whose copy it is the owner's to ask (``_obligation_blocks``).
+MANHOLE_ASK = "Before you connect, ask whether the administrative body requires a manhole connection for this property."
+MANHOLE_ASK_COPY = (
+    "Before connecting, the owner is to ask whether the administrative body requires a manhole connection for this "
+    "property."
+)
 
 
 # -- letters ------------------------------------------------------------------------------------------------------
@@ -1635,9 +1643,15 @@ def compose_letters(
         else:
             blocks = _violation_blocks(parcels, profile=profile, town=town, period=period, notice_date=notice_date)
         if kind == "connection":
-            blocks += _obligation_blocks(parcels, obligations or {})
+            blocks += _obligation_blocks(parcels, obligations or {}, copy=bool(owner))
         blocks += _common_blocks(
-            parcels, profile=profile, town=town, kind=kind, period=period, act_by=period.ends(notice_date)
+            parcels,
+            profile=profile,
+            town=town,
+            kind=kind,
+            period=period,
+            act_by=period.ends(notice_date),
+            copy=bool(owner),
         )
         title = "NOTICE TO CONNECT TO THE PUBLIC SEWER" if kind == "connection" else "NOTICE OF VIOLATION"
         if owner:
@@ -1726,7 +1740,7 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
         if "official notice" in n.connection_duty.quote
         else "gives you notice of that requirement"
     )
-    by = f"{long_date(deadline)}, {_days_after(period)}"
+    by = f"{long_date(deadline)}, {_days_after(period, copy=bool(copy_of))}"
     who = "the owner is" if copy_of else "you are"
     if period.act and period.law_silent:  # Wappinger § 196-17E: no period at all; the Town's resolution sets one
         when = (
@@ -1760,10 +1774,11 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
         blocks.append(Block("text", f"This letter, dated {long_date(notice_date)}, {given}. {when}"))
     reason = parcels[0].get("notice_reason") if parcels else None
     if reason and not pd.isna(reason):
-        blocks += [Block("heading", "Why this notice is given"), *_quote(md.notice_reasons)]
+        the = "the" if copy_of else "this"  # the copy is not the notice: it speaks of the owner's
+        blocks += [Block("heading", f"Why {the} notice is given"), *_quote(md.notice_reasons)]
         named = [p for p in parcels if p.get("hazard") and not pd.isna(p.get("hazard"))]
         hazards = sorted({str(p["hazard"]) for p in named})
-        text = f"This notice is given {NOTICE_REASONS.get(reason, reason)}"
+        text = f"{the.capitalize()} notice is given {NOTICE_REASONS.get(reason, reason)}"
         if len(hazards) > 1:  # § 168-22.3C: each property's own hazard, named beside it
             blocks.append(Block("text", text + ", for each property as follows:"))
             blocks += [Block("text", f"{_parcel_line(p)}: {p['hazard']}.") for p in named]
@@ -1771,7 +1786,8 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
             blocks.append(Block("text", text + (f": {hazards[0]}." if hazards else ".")))
     same = words_of(n.private_system_duty.quote) == words_of(n.connection_duty.quote)  # Wappinger § 196-17E is both
     if any(bool(p.get("private_system")) for p in parcels) and not same:
-        blocks += [Block("heading", "Your private sewage disposal system"), *_quote(n.private_system_duty)]
+        heading = "The property's private sewage disposal system" if copy_of else "Your private sewage disposal system"
+        blocks += [Block("heading", heading), *_quote(n.private_system_duty)]
     return blocks
 
 
@@ -1811,28 +1827,33 @@ def _violation_blocks(parcels, *, profile, town, period, notice_date) -> list[Bl
     return blocks
 
 
-def _days_after(period: Period) -> str:
+def _days_after(period: Period, *, copy: bool = False) -> str:
     """What a period's last day is counted from, as the letter says it: the notice's date (Fort Plain § 144-4 "after
-    the date of official notice"), or its service with the days allowed for the mail (Wappinger § 196-22A)."""
+    the date of official notice"), or its service with the days allowed for the mail (Wappinger § 196-22A).
+    ``copy``: the occupant's copy, which is not the notice and is served on nobody: the owner's notice is meant."""
     if period.counted_from == "service":
-        return (
-            f"{period.days} days from the service of this notice, allowing {period.mail_days} days for the mail to "
-            "deliver it"
-        )
-    return f"{period.days} days after the date of this notice"
+        served = "the service of the notice on the owner" if copy else "the service of this notice"
+        return f"{period.days} days from {served}, allowing {period.mail_days} days for the mail to deliver it"
+    return f"{period.days} days after the date of {'the' if copy else 'this'} notice"
 
 
-def _obligation_blocks(parcels, obligations: Mapping[str, list[str]]) -> list[Block]:
+def _obligation_blocks(parcels, obligations: Mapping[str, list[str]], *, copy: bool = False) -> list[Block]:
+    """The duties each parcel's buildings put on its connection (``building_obligations``); ``copy``: worded for the
+    occupant's copy, whose reader neither owns the buildings nor connects them."""
     blocks: list[Block] = []
     for p in parcels:
         for text in obligations.get(str(p["parcel_id"]), []):
             if not blocks:
-                blocks.append(Block("heading", "Your buildings"))
+                blocks.append(Block("heading", "The buildings on the property" if copy else "Your buildings"))
+            if copy:
+                text = text.replace(MANHOLE_ASK, MANHOLE_ASK_COPY)
             blocks.append(Block("text", f"Parcel {p['parcel_id']}: {text}"))
     return blocks
 
 
-def _common_blocks(parcels, *, profile, town, kind, period: Period, act_by: dt.date) -> list[Block]:
+def _common_blocks(parcels, *, profile, town, kind, period: Period, act_by: dt.date, copy: bool = False) -> list[Block]:
+    """The permit, the law on inflow and penalties, how to ask for more time or object, and whom to ask. ``copy``: the
+    occupant's copy, whose reader is not the one to ask for more time or to object (the owner is)."""
     n = profile.notices
     word = _town_word(profile)
     blocks: list[Block] = []
@@ -1852,7 +1873,16 @@ def _common_blocks(parcels, *, profile, town, kind, period: Period, act_by: dt.d
     contact = _contact(town)
     number = "notice numbers" if len(parcels) > 1 else "notice number"
     officer = town.officer_title or "office"
-    if kind == "violation" and not period.left_to_town:
+    if copy:  # the town's [requests] words are the owner's way to ask, so the copy does not print them
+        no_extension = kind == "violation" and not period.left_to_town
+        heading = "An objection" if no_extension else "More time, or an objection"
+        what = "Objecting to the notice" if no_extension else f"Asking the {word} for more time, or objecting to it,"
+        ask = (
+            f"{what} is for the owner to do, as the owner's letter says, before {long_date(act_by)}. If you know that "
+            f"the property is already connected, please tell the owner, or write to the {officer} at the address "
+            f"above, quoting the {number} above."
+        )
+    elif kind == "violation" and not period.left_to_town:
         # Wappinger § 196-22A: "shall have 10 days", the law's own, with no extension in the article: the letter
         # offers no more time than the law gives, only the objection, and not the town's words on asking for more
         # time ([requests]), which are for the periods the town sets.
