@@ -334,7 +334,8 @@ def plan_notices(
             "days set for it alone, as the profile's mandate.notice_period_days)."
         )
     hazards = _hazards(profile, notice_reason, hazard)
-    mandated = results[results["status"] == "mandated"]
+    is_mandated = (results["status"] == "mandated").to_numpy()
+    mandated = results[is_mandated]
     mandated = mandated[~mandated["parcel_id"].astype(str).isin(exclude)]
     out = pd.DataFrame(
         {name: (mandated[name] if name in mandated.columns else None) for name in NOTICE_FIELDS}, index=mandated.index
@@ -352,17 +353,8 @@ def plan_notices(
     if isinstance(hazards, Mapping):
         named = out["parcel_id"].isin(hazards)
         out["hazard"] = out["parcel_id"].map(hazards)
-        absent = sorted(set(hazards) - set(out["parcel_id"]))
-        if absent:
-            held.append(
-                pd.DataFrame(
-                    {
-                        "parcel_id": absent,
-                        "why": "named in the hazard list but not due a connection notice (not mandated, or already "
-                        "noticed, connected or exempt)",
-                    }
-                )
-            )
+        if absent := set(hazards) - set(out["parcel_id"]):
+            held.append(_not_due_of_hazard_list(absent, results, is_mandated))
         out = out[named]
     elif hazards:
         out["hazard"] = hazards
@@ -402,6 +394,31 @@ def plan_notices(
         deadline=deadline,
         reason=notice_reason,
     )
+
+
+def _not_due_of_hazard_list(named: AbstractSet[str], results: pd.DataFrame, is_mandated: np.ndarray) -> pd.DataFrame:
+    """The parcels a hazard list names that are not due a notice (``parcel_id``, ``why``), each told apart: an ID
+    no parcel of the analysed layers has (a typo, or a leading zero a spreadsheet dropped: the clerk checks the ID),
+    a parcel not mandated to connect (its status in the analysis), and a mandated one the register already has a
+    notice for, or records connected or exempt. All three were "not mandated, or already noticed", so a mistyped ID
+    read as a parcel that needed no notice."""
+    ids = results["parcel_id"].astype(str)
+    status = pd.Series(results["status"].astype(str).to_numpy(), index=ids.to_numpy())
+    status = status[~status.index.duplicated(keep="first")]
+    absent = pd.Series(sorted(named), dtype=object)
+    why = np.select(
+        [~absent.isin(status.index).to_numpy(), absent.isin(set(ids[is_mandated])).to_numpy()],
+        [
+            "named in the hazard list but not a parcel of this town's layers (no parcel has this ID): check the ID "
+            "against the parcels layer (a typo, or a leading zero a spreadsheet dropped)",
+            "named in the hazard list but the register already holds its notice (open, or being prepared), or "
+            "records it connected or exempt",
+        ],
+        default="named in the hazard list but not mandated to connect (the analysis finds it "
+        + absent.map(status).fillna("").astype(str)
+        + ")",
+    )
+    return pd.DataFrame({"parcel_id": absent.to_numpy(), "why": why})
 
 
 # What no letter prints, whatever its font: control characters (a NUL cut an owner's name at it when the store was

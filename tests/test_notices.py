@@ -1533,6 +1533,68 @@ def test_cli_poughkeepsie_needs_a_reason_and_a_named_hazard(store, tmp_path):
     assert [n["parcel_id"] for n in named["notices"]] == [highway["held"][0]["parcel_id"]]
 
 
+def test_cli_hazard_file_tells_a_mistyped_parcel_from_one_not_due(store, small_results, tmp_path):
+    """A hazard list naming a parcel ID no parcel of the town's layers has (a typo) held it back as "not mandated, or
+    already noticed, connected or exempt": the clerk read it as a parcel needing no notice, and the hazard went
+    unnoticed. It says the ID is no parcel of this town's layers and to check it, apart from a parcel that exists and
+    is not mandated (with its status) and from one the register already has a notice for."""
+    base = ["notices", "preview", "--profile", "poughkeepsie", "--data", str(store), "--notice-date", "2027-03-01"]
+    Register(store=store, create=True).close()
+    highway = json.loads(invoke(*base, "--notice-reason", "highway_improvement", "--json").output)
+    due = highway["held"][0]["parcel_id"]  # mandated, on a private system: a hazard notice may reach it
+    connected = str(small_results.loc[small_results["status"] == "connected", "parcel_id"].iloc[0])
+    (tmp_path / "hazards.csv").write_text(
+        f"parcel_id,hazard\n{due},sewage on the lawn\n{connected},odour\n99.99-9-999,sewage in the ditch\n"
+    )
+    args = [*base, "--notice-reason", "public_health_hazard", "--hazard-file", tmp_path / "hazards.csv"]
+    found = json.loads(invoke(*args, "--json").output)
+    assert [n["parcel_id"] for n in found["notices"]] == [due]
+    why = {h["parcel_id"]: h["why"] for h in found["held"]}
+    assert why["99.99-9-999"] == (
+        "named in the hazard list but not a parcel of this town's layers (no parcel has this ID): check the ID against "
+        "the parcels layer (a typo, or a leading zero a spreadsheet dropped)"
+    )
+    assert why[connected] == "named in the hazard list but not mandated to connect (the analysis finds it connected)"
+    said = " ".join(invoke(*args).output.split())
+    assert (
+        "Held back, 1 parcel(s): named in the hazard list but not a parcel of this town's layers (no parcel has this "
+        "ID): check the ID against the parcels layer (a typo, or a leading zero a spreadsheet dropped) (99.99-9-999)."
+    ) in said
+    assert f"not mandated to connect (the analysis finds it connected) ({connected})." in said
+    assert "not mandated, or already noticed" not in said
+
+
+def test_a_hazard_list_names_a_parcel_already_noticed_apart():
+    """The third kind of parcel a hazard list may name and no notice reaches: mandated, and noticed already."""
+    results = pd.DataFrame(
+        {
+            "parcel_id": ["A", "B", "C"],
+            "status": ["mandated", "mandated", "out_of_range"],
+            "owner_name": "ROE ANN",
+            "mail_address": "1 Main St",
+            "mail_city": "Poughkeepsie",
+            "mail_zip": "12603",
+            "private_system": True,
+        }
+    )
+    plan = plan_notices(
+        results,
+        profile=PK,
+        notice_date=DAY,
+        notice_reason="public_health_hazard",
+        hazard={"A": "sewage on the lawn", "B": "odour", "C": "odour", "Z": "odour"},
+        exclude={"B"},
+    )
+    assert plan.due["parcel_id"].tolist() == ["A"]
+    why = dict(zip(plan.held["parcel_id"], plan.held["why"], strict=True))
+    assert why["B"] == (
+        "named in the hazard list but the register already holds its notice (open, or being prepared), or records it "
+        "connected or exempt"
+    )
+    assert why["C"].endswith("not mandated to connect (the analysis finds it out_of_range)")
+    assert "not a parcel of this town's layers" in why["Z"]
+
+
 def test_cli_hazard_file_saved_by_excel_is_read(store, tmp_path):
     """A hazard list kept in Excel and saved as "CSV (Comma delimited)" is Windows-1252: its curly apostrophe (0x92)
     was refused as "Cannot read the hazard file ...: 'utf-8' codec can't decode byte 0x92", with no way to fix it
