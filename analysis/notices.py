@@ -1652,13 +1652,15 @@ def compose_letters(
             )
             if t
         )
-        owner = _owner_of_copy(row, parcels) if kind == "connection" else None
+        owner = _owner_of_copy(row, parcels)
         if kind == "connection":
             blocks = _connection_blocks(
                 parcels, profile=profile, town=town, period=period, notice_date=notice_date, copy_of=owner
             )
         else:
-            blocks = _violation_blocks(parcels, profile=profile, town=town, period=period, notice_date=notice_date)
+            blocks = _violation_blocks(
+                parcels, profile=profile, town=town, period=period, notice_date=notice_date, copy_of=owner
+            )
         if kind == "connection":
             blocks += _obligation_blocks(parcels, obligations or {}, copy=bool(owner))
         blocks += _common_blocks(
@@ -1771,21 +1773,13 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
     else:
         when = f"{who.capitalize()} required to connect by {by}."
     if copy_of:  # the occupant's copy: not the notice, and no duty of its reader (the owner's letter is the notice)
-        blocks.append(
-            Block(
-                "text",
-                f"This letter is a copy, for the occupant of the property, of the notice dated "
-                f"{long_date(notice_date)} that the {_town_word(profile)} serves on its owner, {copy_of}, by "
-                f"{SERVED_BY} to the owner's mailing address. The duty to connect is the owner's. {when}",
-            )
-        )
-        officer = town.officer_title or "office"
-        blocks.append(
-            Block(
-                "text",
-                "This copy is not the notice to the owner, and it asks nothing of you. Please tell the owner that you "
-                f"received it; with any question, call or write to the {officer} at the address above.",
-            )
+        blocks += _copy_blocks(
+            "notice",
+            copy_of,
+            f"The duty to connect is the owner's. {when}",
+            profile=profile,
+            town=town,
+            day=notice_date,
         )
     else:
         blocks.append(Block("text", f"This letter, dated {long_date(notice_date)}, {given}. {when}"))
@@ -1808,7 +1802,28 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
     return blocks
 
 
-def _violation_blocks(parcels, *, profile, town, period, notice_date) -> list[Block]:
+def _copy_blocks(what: str, owner: str, duty: str, *, profile, town, day: dt.date) -> list[Block]:
+    """What makes a letter the occupant's copy of ``what`` ("notice", "notice of violation") served on ``owner``: whose
+    notice it is, ``duty`` (whose duty, and by when), and that it asks nothing of its reader."""
+    officer = town.officer_title or "office"
+    return [
+        Block(
+            "text",
+            f"This letter is a copy, for the occupant of the property, of the {what} dated {long_date(day)} that the "
+            f"{_town_word(profile)} serves on its owner, {owner}, by {SERVED_BY} to the owner's mailing address. "
+            + duty,
+        ),
+        Block(
+            "text",
+            "This copy is not the notice to the owner, and it asks nothing of you. Please tell the owner that you "
+            f"received it; with any question, call or write to the {officer} at the address above.",
+        ),
+    ]
+
+
+def _violation_blocks(parcels, *, profile, town, period, notice_date, copy_of: str | None = None) -> list[Block]:
+    """The property, the original notice and the violation, and the time to correct it. ``copy_of`` names the owner
+    where the letter is the occupant's copy (``_owner_of_copy``): the violation, and its correction, are the owner's."""
     n = profile.notices
     correct_by = period.ends(notice_date)
     blocks = [Block("heading", "Property" if len(parcels) == 1 else "Properties")]
@@ -1834,8 +1849,12 @@ def _violation_blocks(parcels, *, profile, town, period, notice_date) -> list[Bl
             f"public sewer as {n.connection_duty.section} requires.",
         )
     )
+    if copy_of:
+        duty = "The violation is the owner's, and so is correcting it."
+        blocks += _copy_blocks("notice of violation", copy_of, duty, profile=profile, town=town, day=notice_date)
     blocks += [Block("heading", "Time to correct it"), *_quote(n.correction_period_days)]
-    by = f"You must correct the violation by {long_date(correct_by)}, {_days_after(period)}"
+    who = "The owner must" if copy_of else "You must"
+    by = f"{who} correct the violation by {long_date(correct_by)}, {_days_after(period, copy=bool(copy_of))}"
     if period.act:
         by += f": the time limit set by {period.act}, under {period.section}."
     else:
@@ -1893,7 +1912,9 @@ def _common_blocks(parcels, *, profile, town, kind, period: Period, act_by: dt.d
     if copy:  # the town's [requests] words are the owner's way to ask, so the copy does not print them
         no_extension = kind == "violation" and not period.left_to_town
         heading = "An objection" if no_extension else "More time, or an objection"
-        what = "Objecting to the notice" if no_extension else f"Asking the {word} for more time, or objecting to it,"
+        what = "Objecting to the notice"
+        if not no_extension:
+            what = f"Asking the {word} for more time, or objecting to the notice,"
         ask = (
             f"{what} is for the owner to do, as the owner's letter says, before {long_date(act_by)}. If you know that "
             f"the property is already connected, please tell the owner, or write to the {officer} at the address "
@@ -2061,11 +2082,14 @@ def plan_violations(
     violation, whatever the register says, and one it no longer finds ``mandated`` (a changed threshold, a parcel
     gone from the data) was noticed under an earlier run: neither gets a violation notice. Both are in ``held``
     (``parcel_id``, ``notice_id``, ``status``, ``why``, ``left_out``: "connected" or "review"), for the clerk.
-    ``current`` must be a run under ``profile``: another law's distance and rules answer another question.
+    ``current`` must be a run under ``profile``: another law's distance and rules answer another question. Where it
+    has the parcels' ``site_city``, ``site_state`` and ``site_zip``, which the register does not keep, each notice
+    gets them, for a copy to the occupant at the site address (``occupant_letters``).
     """
     correction = period(profile, "notices.correction_period_days", town)
     correct_by = correction.ends(today)
     overdue, held = _against_current(overdue, current)
+    overdue = _site_places(overdue, current)
     mailable, unmailable = _mailable(overdue, printable, overflow)
     if unmailable:  # each held row keeps its notice's index: its original notice ID is the one cited
         letters = pd.concat(unmailable)
@@ -2093,6 +2117,21 @@ def plan_violations(
         notice_date=today,
         deadline=correct_by,
     )
+
+
+_SITE_PLACE = ("site_city", "site_state", "site_zip")
+
+
+def _site_places(overdue: pd.DataFrame, current: pd.DataFrame | None) -> pd.DataFrame:
+    """``overdue`` with each parcel's site city, state and ZIP code from the latest analysis where it has them: the
+    register keeps the site's street only, and a copy to the occupant goes to the whole site address."""
+    have = [c for c in _SITE_PLACE if current is not None and c in current.columns and c not in overdue.columns]
+    if not have:
+        return overdue
+    places = current.assign(parcel_id=current["parcel_id"].astype(str)).drop_duplicates("parcel_id", keep="last")
+    places = places.set_index("parcel_id")[have]
+    ids = overdue["parcel_id"].astype(str)
+    return overdue.assign(**{c: ids.map(places[c]).to_numpy() for c in have})
 
 
 def _against_current(overdue: pd.DataFrame, current: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame]:

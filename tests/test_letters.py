@@ -574,7 +574,6 @@ OWNER_ONLY = (
     "after the date of this notice",
     "Why this notice is given",
     "This notice is given",
-    "required the owner of this property",  # (a violation letter's; none in a connection letter)
 )
 
 
@@ -637,8 +636,8 @@ def test_every_sentence_of_the_occupants_copy_is_true_for_an_occupant(name, tmp_
         assert "The notice is given to eliminate a public health hazard: failing septic system." in copy_text
     deadline = f"{notice_period.ends(DAY):%B} {notice_period.ends(DAY).day}, 2027"
     ask = (
-        f"Asking the {'Village' if name == 'fort-plain' else 'Town'} for more time, or objecting to it, is for the "
-        f"owner to do, as the owner's letter says, before {deadline}. If you know that the property is already "
+        f"Asking the {'Village' if name == 'fort-plain' else 'Town'} for more time, or objecting to the notice, is "
+        f"for the owner to do, as the owner's letter says, before {deadline}. If you know that the property is already "
         "connected, please tell the owner, or write to the Superintendent of Public Works at the address above, "
         "quoting the notice number above."
     )
@@ -653,6 +652,69 @@ def test_every_sentence_of_the_occupants_copy_is_true_for_an_occupant(name, tmp_
         "of Public Works at the address above, quoting the notice number above.",
     }
     assert not re.search(r"\byour\b", copy_text, flags=re.IGNORECASE)
+
+
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
+def test_the_occupants_copy_of_a_violation_notice_says_whose_violation_it_is(name, tmp_path):
+    """A violation notice now has the occupant's copy a connection notice has (`violations --occupant`): the same
+    copy paragraph, the violation and its correction the owner's ("The owner must correct the violation by ..."),
+    the period counted from the notice to the owner (Wappinger § 196-22A: from its service on the owner), and the
+    objection the owner's to make. The site's city and ZIP code come from the latest analysis (``current``)."""
+    town = town_settings(tmp_path, name)
+    profile = load_profile(name)
+    overdue = _overdue(parcel_id=["12.1-1-1", "12.1-1-2"], site_address=["10 Main St", "1 Main St"])
+    current = pd.DataFrame(
+        {
+            "parcel_id": ["12.1-1-1", "12.1-1-2"],
+            "status": "mandated",
+            "site_city": "Fort Plain",
+            "site_state": "NY",
+            "site_zip": "13339",
+        }
+    )
+    plan = plan_violations(overdue, profile=profile, today=dt.date(2027, 6, 1), town=town, current=current)
+    due = plan.due.assign(notice_id=["N-VIOLATION001", "N-VIOLATION002"])
+    occupants, held = occupant_letters(due)
+    assert occupants["parcel_id"].tolist() == ["12.1-1-1"] and held.empty  # 12.1-1-2: the owner lives there
+    letters = compose_letters(
+        mailing_list(due, occupants=occupants),
+        due,
+        profile=profile,
+        town=town,
+        kind="violation",
+        notice_date=plan.notice_date,
+        period=plan.period,
+    )
+    (copy,) = [c for c in letters if c.recipient[0] == "Occupant"]
+    assert copy.recipient[1:] == ("10 Main St", "Fort Plain, NY 13339")
+    text = pdf_text(write_letter(tmp_path / "copy.pdf", copy))
+    owner_letter = next(c for c in letters if c.recipient[0] != "Occupant")
+    owner_text = words(letter_text(owner_letter))
+    assert "NOTICE OF VIOLATION: COPY FOR THE OCCUPANT" in text
+    assert (
+        "This letter is a copy, for the occupant of the property, of the notice of violation dated June 1, 2027 that "
+        f"the {'Village' if name == 'fort-plain' else 'Town'} serves on its owner, SMITH JOHN, by certified mail to "
+        "the owner's mailing address. The violation is the owner's, and so is correcting it. This copy is not the "
+        "notice to the owner, and it asks nothing of you."
+    ) in text
+    correct_by = f"{plan.deadline:%B} {plan.deadline.day}, 2027"
+    if name == "wappinger":  # § 196-22A: 10 days from service, the owner's
+        counted = "10 days from the service of the notice on the owner, allowing 5 days for the mail to deliver it"
+        assert "10 days from the service of this notice" in owner_text
+    else:
+        counted = f"{plan.period.days} days after the date of the notice"
+    assert f"The owner must correct the violation by {correct_by}, {counted}" in text
+    objection = (
+        "Objecting to the notice"
+        if name == "wappinger"
+        else "Asking the Town for more time, or objecting to the notice,"
+    )
+    objection = objection.replace("Town", "Village") if name == "fort-plain" else objection
+    assert f"{objection} is for the owner to do, as the owner's letter says, before {correct_by}." in text
+    for said in ("You must", "this notice", "If you believe", "To ask the", *OWNER_ONLY):
+        assert said not in text, said
+    assert "You must correct the violation" in owner_text  # the owner's letter is the notice, as before
+    assert [b for b in owner_letter.blocks if b.kind == "quote"] == [b for b in copy.blocks if b.kind == "quote"]
 
 
 def test_a_long_letterhead_wraps_inside_the_page(town, tmp_path):

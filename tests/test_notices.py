@@ -1249,6 +1249,53 @@ def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path, monke
     assert {n["parcel_id"] for n in viol["notices"]} == listed
 
 
+def test_cli_violations_send_the_occupant_a_copy_as_a_connection_batch_does(store, tmp_path, monkeypatch):
+    """`issue --occupant` sent the occupant a copy of the connection notice; `violations` had no copy, so the tenant
+    told of the connection notice heard nothing of the violation. None of the three laws names the occupant (each
+    serves the owner, or "any person found to be violating"), so the violation notice is read as the connection
+    notice is: served on the owner, a copy to the occupant at the office's choice (`--occupant`). The copy's city
+    and ZIP code come from the store's latest analysis, which the register does not keep."""
+    first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
+    invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store)
+    args = ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-02", "--store", store]
+    sites = read_results(store).set_index("parcel_id")
+    noticed = sites.loc[[n["parcel_id"] for n in first["notices"]]]
+    away = noticed[noticed["mail_address"].str.upper() != noticed["site_address"].str.upper()]
+    assert 0 < len(away) < len(noticed)  # the sample village: some owners live elsewhere
+    preview = json.loads(invoke(*args, "--occupant", "--json").output)
+    assert preview["occupant_copies"] == len(away) and preview["occupant_held"] == []
+    said = " ".join(invoke(*args, "--occupant").output.split())
+    assert f"With {len(away)} copy(ies) to the occupant at the site." in said
+    assert json.loads(invoke(*args, "--json").output)["occupant_copies"] == 0  # only when asked for
+    refused = invoke(*args[:-2], "--occupant", ok=False)  # no store: the register keeps no site city or ZIP
+    assert refused.exit_code == 2 and "--occupant needs the town's --store" in " ".join(refused.output.split())
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-06-02")  # violation notices are issued on their day
+    viol = json.loads(invoke(*args, "--occupant", "--out", tmp_path / "violations", "--json").output)
+    assert viol["issued"] == first["issued"] and viol["occupant_copies"] == len(away)
+    folder = Path(viol["folder"])
+    mailing = pd.read_csv(viol["mailing_list"], dtype=str, keep_default_na=False)
+    copies = mailing[mailing["name_line_1"] == "Occupant"]
+    assert sorted(copies["parcel_ids"]) == sorted(away.index)
+    assert set(copies["city"]) == set(away["site_city"]) and set(copies["zip"]) == set(away["site_zip"])
+    listed = Register(store=store, create=False).listing(notice_type="violation").set_index("parcel_id")
+    for row in copies.to_dict("records"):
+        text = " ".join(" ".join(p.extract_text() for p in PdfReader(folder / row["letter_file"]).pages).split())
+        owner = sites.loc[row["parcel_ids"], "owner_name"]
+        assert "NOTICE OF VIOLATION: COPY FOR THE OCCUPANT" in text
+        assert (
+            "This letter is a copy, for the occupant of the property, of the notice of violation dated June 2, 2027 "
+            f"that the Village serves on its owner, {owner}, by certified mail to the owner's mailing address. The "
+            "violation is the owner's, and so is correcting it."
+        ) in text
+        assert "The owner must correct the violation by July 2, 2027, 30 days after the date of the notice" in text
+        assert "You must" not in text and "this notice" not in text and "To ask the" not in text
+        # the register keeps the owner's letter as the notice's, never the copy
+        assert listed.loc[row["parcel_ids"], "letter_file"] != f"{viol['batch']}/{row['letter_file']}"
+    owners = mailing[mailing["name_line_1"] != "Occupant"]
+    owner_text = " ".join(PdfReader(folder / owners["letter_file"].iloc[0]).pages[0].extract_text().split())
+    assert "NOTICE OF VIOLATION" in owner_text and "COPY FOR THE OCCUPANT" not in owner_text
+
+
 def test_notices_town_template_writes_the_installed_template_from_any_folder(tmp_path, monkeypatch):
     """The README's `cp docs/town.example.toml town.toml` failed in any folder but the checkout ("cannot stat"), and
     a pip-installed sewerplan has no docs/ at all: `sewerplan notices town-template` writes the installed template
