@@ -334,7 +334,8 @@ def plan_notices(
             "days set for it alone, as the profile's mandate.notice_period_days)."
         )
     hazards = _hazards(profile, notice_reason, hazard)
-    mandated = results[results["status"] == "mandated"]
+    is_mandated = (results["status"] == "mandated").to_numpy()
+    mandated = results[is_mandated]
     mandated = mandated[~mandated["parcel_id"].astype(str).isin(exclude)]
     out = pd.DataFrame(
         {name: (mandated[name] if name in mandated.columns else None) for name in NOTICE_FIELDS}, index=mandated.index
@@ -352,17 +353,8 @@ def plan_notices(
     if isinstance(hazards, Mapping):
         named = out["parcel_id"].isin(hazards)
         out["hazard"] = out["parcel_id"].map(hazards)
-        absent = sorted(set(hazards) - set(out["parcel_id"]))
-        if absent:
-            held.append(
-                pd.DataFrame(
-                    {
-                        "parcel_id": absent,
-                        "why": "named in the hazard list but not due a connection notice (not mandated, or already "
-                        "noticed, connected or exempt)",
-                    }
-                )
-            )
+        if absent := set(hazards) - set(out["parcel_id"]):
+            held.append(_not_due_of_hazard_list(absent, results, is_mandated))
         out = out[named]
     elif hazards:
         out["hazard"] = hazards
@@ -402,6 +394,31 @@ def plan_notices(
         deadline=deadline,
         reason=notice_reason,
     )
+
+
+def _not_due_of_hazard_list(named: AbstractSet[str], results: pd.DataFrame, is_mandated: np.ndarray) -> pd.DataFrame:
+    """The parcels a hazard list names that are not due a notice (``parcel_id``, ``why``), each told apart: an ID
+    no parcel of the analysed layers has (a typo, or a leading zero a spreadsheet dropped: the clerk checks the ID),
+    a parcel not mandated to connect (its status in the analysis), and a mandated one the register already has a
+    notice for, or records connected or exempt. All three were "not mandated, or already noticed", so a mistyped ID
+    read as a parcel that needed no notice."""
+    ids = results["parcel_id"].astype(str)
+    status = pd.Series(results["status"].astype(str).to_numpy(), index=ids.to_numpy())
+    status = status[~status.index.duplicated(keep="first")]
+    absent = pd.Series(sorted(named), dtype=object)
+    why = np.select(
+        [~absent.isin(status.index).to_numpy(), absent.isin(set(ids[is_mandated])).to_numpy()],
+        [
+            "named in the hazard list but not a parcel of this town's layers (no parcel has this ID): check the ID "
+            "against the parcels layer (a typo, or a leading zero a spreadsheet dropped)",
+            "named in the hazard list but the register already holds its notice (open, or being prepared), or "
+            "records it connected or exempt",
+        ],
+        default="named in the hazard list but not mandated to connect (the analysis finds it "
+        + absent.map(status).fillna("").astype(str)
+        + ")",
+    )
+    return pd.DataFrame({"parcel_id": absent.to_numpy(), "why": why})
 
 
 # What no letter prints, whatever its font: control characters (a NUL cut an owner's name at it when the store was
@@ -1451,10 +1468,18 @@ def building_obligations(buildings: pd.DataFrame | None, profile: Profile) -> di
             out.setdefault(str(parcel_id), []).append(
                 f"Building(s) {ids} on this parcel may be of a kind the following section covers. "
                 f"{manhole.section} provides: "
-                f"\u201c{manhole.quote}\u201d Before you connect, ask whether the administrative body requires a "
-                "manhole connection for this property."
+                f"\u201c{manhole.quote}\u201d {MANHOLE_ASK}"
             )
     return out
+
+
+# What the owner is to ask before connecting where a building may need a manhole connection (``building_obligations``),
+# and the same said to the occupant, in whose copy it is the owner's to ask (``_obligation_blocks``).
+MANHOLE_ASK = "Before you connect, ask whether the administrative body requires a manhole connection for this property."
+MANHOLE_ASK_COPY = (
+    "Before connecting, the owner is to ask whether the administrative body requires a manhole connection for this "
+    "property."
+)
 
 
 # -- letters ------------------------------------------------------------------------------------------------------
@@ -1627,17 +1652,25 @@ def compose_letters(
             )
             if t
         )
-        owner = _owner_of_copy(row, parcels) if kind == "connection" else None
+        owner = _owner_of_copy(row, parcels)
         if kind == "connection":
             blocks = _connection_blocks(
                 parcels, profile=profile, town=town, period=period, notice_date=notice_date, copy_of=owner
             )
         else:
-            blocks = _violation_blocks(parcels, profile=profile, town=town, period=period, notice_date=notice_date)
+            blocks = _violation_blocks(
+                parcels, profile=profile, town=town, period=period, notice_date=notice_date, copy_of=owner
+            )
         if kind == "connection":
-            blocks += _obligation_blocks(parcels, obligations or {})
+            blocks += _obligation_blocks(parcels, obligations or {}, copy=bool(owner))
         blocks += _common_blocks(
-            parcels, profile=profile, town=town, kind=kind, period=period, act_by=period.ends(notice_date)
+            parcels,
+            profile=profile,
+            town=town,
+            kind=kind,
+            period=period,
+            act_by=period.ends(notice_date),
+            copy=bool(owner),
         )
         title = "NOTICE TO CONNECT TO THE PUBLIC SEWER" if kind == "connection" else "NOTICE OF VIOLATION"
         if owner:
@@ -1726,7 +1759,7 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
         if "official notice" in n.connection_duty.quote
         else "gives you notice of that requirement"
     )
-    by = f"{long_date(deadline)}, {_days_after(period)}"
+    by = f"{long_date(deadline)}, {_days_after(period, copy=bool(copy_of))}"
     who = "the owner is" if copy_of else "you are"
     if period.act and period.law_silent:  # Wappinger § 196-17E: no period at all; the Town's resolution sets one
         when = (
@@ -1740,30 +1773,23 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
     else:
         when = f"{who.capitalize()} required to connect by {by}."
     if copy_of:  # the occupant's copy: not the notice, and no duty of its reader (the owner's letter is the notice)
-        blocks.append(
-            Block(
-                "text",
-                f"This letter is a copy, for the occupant of the property, of the notice dated "
-                f"{long_date(notice_date)} that the {_town_word(profile)} serves on its owner, {copy_of}, by "
-                f"{SERVED_BY} to the owner's mailing address. The duty to connect is the owner's. {when}",
-            )
-        )
-        officer = town.officer_title or "office"
-        blocks.append(
-            Block(
-                "text",
-                "This copy is not the notice to the owner, and it asks nothing of you. Please tell the owner that you "
-                f"received it; with any question, call or write to the {officer} at the address above.",
-            )
+        blocks += _copy_blocks(
+            "notice",
+            copy_of,
+            f"The duty to connect is the owner's. {when}",
+            profile=profile,
+            town=town,
+            day=notice_date,
         )
     else:
         blocks.append(Block("text", f"This letter, dated {long_date(notice_date)}, {given}. {when}"))
     reason = parcels[0].get("notice_reason") if parcels else None
     if reason and not pd.isna(reason):
-        blocks += [Block("heading", "Why this notice is given"), *_quote(md.notice_reasons)]
+        the = "the" if copy_of else "this"  # the copy is not the notice: it speaks of the owner's
+        blocks += [Block("heading", f"Why {the} notice is given"), *_quote(md.notice_reasons)]
         named = [p for p in parcels if p.get("hazard") and not pd.isna(p.get("hazard"))]
         hazards = sorted({str(p["hazard"]) for p in named})
-        text = f"This notice is given {NOTICE_REASONS.get(reason, reason)}"
+        text = f"{the.capitalize()} notice is given {NOTICE_REASONS.get(reason, reason)}"
         if len(hazards) > 1:  # § 168-22.3C: each property's own hazard, named beside it
             blocks.append(Block("text", text + ", for each property as follows:"))
             blocks += [Block("text", f"{_parcel_line(p)}: {p['hazard']}.") for p in named]
@@ -1771,11 +1797,33 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
             blocks.append(Block("text", text + (f": {hazards[0]}." if hazards else ".")))
     same = words_of(n.private_system_duty.quote) == words_of(n.connection_duty.quote)  # Wappinger § 196-17E is both
     if any(bool(p.get("private_system")) for p in parcels) and not same:
-        blocks += [Block("heading", "Your private sewage disposal system"), *_quote(n.private_system_duty)]
+        heading = "The property's private sewage disposal system" if copy_of else "Your private sewage disposal system"
+        blocks += [Block("heading", heading), *_quote(n.private_system_duty)]
     return blocks
 
 
-def _violation_blocks(parcels, *, profile, town, period, notice_date) -> list[Block]:
+def _copy_blocks(what: str, owner: str, duty: str, *, profile, town, day: dt.date) -> list[Block]:
+    """What makes a letter the occupant's copy of ``what`` ("notice", "notice of violation") served on ``owner``: whose
+    notice it is, ``duty`` (whose duty, and by when), and that it asks nothing of its reader."""
+    officer = town.officer_title or "office"
+    return [
+        Block(
+            "text",
+            f"This letter is a copy, for the occupant of the property, of the {what} dated {long_date(day)} that the "
+            f"{_town_word(profile)} serves on its owner, {owner}, by {SERVED_BY} to the owner's mailing address. "
+            + duty,
+        ),
+        Block(
+            "text",
+            "This copy is not the notice to the owner, and it asks nothing of you. Please tell the owner that you "
+            f"received it; with any question, call or write to the {officer} at the address above.",
+        ),
+    ]
+
+
+def _violation_blocks(parcels, *, profile, town, period, notice_date, copy_of: str | None = None) -> list[Block]:
+    """The property, the original notice and the violation, and the time to correct it. ``copy_of`` names the owner
+    where the letter is the occupant's copy (``_owner_of_copy``): the violation, and its correction, are the owner's."""
     n = profile.notices
     correct_by = period.ends(notice_date)
     blocks = [Block("heading", "Property" if len(parcels) == 1 else "Properties")]
@@ -1801,8 +1849,12 @@ def _violation_blocks(parcels, *, profile, town, period, notice_date) -> list[Bl
             f"public sewer as {n.connection_duty.section} requires.",
         )
     )
+    if copy_of:
+        duty = "The violation is the owner's, and so is correcting it."
+        blocks += _copy_blocks("notice of violation", copy_of, duty, profile=profile, town=town, day=notice_date)
     blocks += [Block("heading", "Time to correct it"), *_quote(n.correction_period_days)]
-    by = f"You must correct the violation by {long_date(correct_by)}, {_days_after(period)}"
+    who = "The owner must" if copy_of else "You must"
+    by = f"{who} correct the violation by {long_date(correct_by)}, {_days_after(period, copy=bool(copy_of))}"
     if period.act:
         by += f": the time limit set by {period.act}, under {period.section}."
     else:
@@ -1811,28 +1863,33 @@ def _violation_blocks(parcels, *, profile, town, period, notice_date) -> list[Bl
     return blocks
 
 
-def _days_after(period: Period) -> str:
+def _days_after(period: Period, *, copy: bool = False) -> str:
     """What a period's last day is counted from, as the letter says it: the notice's date (Fort Plain § 144-4 "after
-    the date of official notice"), or its service with the days allowed for the mail (Wappinger § 196-22A)."""
+    the date of official notice"), or its service with the days allowed for the mail (Wappinger § 196-22A).
+    ``copy``: the occupant's copy, which is not the notice and is served on nobody: the owner's notice is meant."""
     if period.counted_from == "service":
-        return (
-            f"{period.days} days from the service of this notice, allowing {period.mail_days} days for the mail to "
-            "deliver it"
-        )
-    return f"{period.days} days after the date of this notice"
+        served = "the service of the notice on the owner" if copy else "the service of this notice"
+        return f"{period.days} days from {served}, allowing {period.mail_days} days for the mail to deliver it"
+    return f"{period.days} days after the date of {'the' if copy else 'this'} notice"
 
 
-def _obligation_blocks(parcels, obligations: Mapping[str, list[str]]) -> list[Block]:
+def _obligation_blocks(parcels, obligations: Mapping[str, list[str]], *, copy: bool = False) -> list[Block]:
+    """The duties each parcel's buildings put on its connection (``building_obligations``); ``copy``: worded for the
+    occupant's copy, whose reader neither owns the buildings nor connects them."""
     blocks: list[Block] = []
     for p in parcels:
         for text in obligations.get(str(p["parcel_id"]), []):
             if not blocks:
-                blocks.append(Block("heading", "Your buildings"))
+                blocks.append(Block("heading", "The buildings on the property" if copy else "Your buildings"))
+            if copy:
+                text = text.replace(MANHOLE_ASK, MANHOLE_ASK_COPY)
             blocks.append(Block("text", f"Parcel {p['parcel_id']}: {text}"))
     return blocks
 
 
-def _common_blocks(parcels, *, profile, town, kind, period: Period, act_by: dt.date) -> list[Block]:
+def _common_blocks(parcels, *, profile, town, kind, period: Period, act_by: dt.date, copy: bool = False) -> list[Block]:
+    """The permit, the law on inflow and penalties, how to ask for more time or object, and whom to ask. ``copy``: the
+    occupant's copy, whose reader is not the one to ask for more time or to object (the owner is)."""
     n = profile.notices
     word = _town_word(profile)
     blocks: list[Block] = []
@@ -1852,7 +1909,18 @@ def _common_blocks(parcels, *, profile, town, kind, period: Period, act_by: dt.d
     contact = _contact(town)
     number = "notice numbers" if len(parcels) > 1 else "notice number"
     officer = town.officer_title or "office"
-    if kind == "violation" and not period.left_to_town:
+    if copy:  # the town's [requests] words are the owner's way to ask, so the copy does not print them
+        no_extension = kind == "violation" and not period.left_to_town
+        heading = "An objection" if no_extension else "More time, or an objection"
+        what = "Objecting to the notice"
+        if not no_extension:
+            what = f"Asking the {word} for more time, or objecting to the notice,"
+        ask = (
+            f"{what} is for the owner to do, as the owner's letter says, before {long_date(act_by)}. If you know that "
+            f"the property is already connected, please tell the owner, or write to the {officer} at the address "
+            f"above, quoting the {number} above."
+        )
+    elif kind == "violation" and not period.left_to_town:
         # Wappinger § 196-22A: "shall have 10 days", the law's own, with no extension in the article: the letter
         # offers no more time than the law gives, only the objection, and not the town's words on asking for more
         # time ([requests]), which are for the periods the town sets.
@@ -2014,11 +2082,14 @@ def plan_violations(
     violation, whatever the register says, and one it no longer finds ``mandated`` (a changed threshold, a parcel
     gone from the data) was noticed under an earlier run: neither gets a violation notice. Both are in ``held``
     (``parcel_id``, ``notice_id``, ``status``, ``why``, ``left_out``: "connected" or "review"), for the clerk.
-    ``current`` must be a run under ``profile``: another law's distance and rules answer another question.
+    ``current`` must be a run under ``profile``: another law's distance and rules answer another question. Where it
+    has the parcels' ``site_city``, ``site_state`` and ``site_zip``, which the register does not keep, each notice
+    gets them, for a copy to the occupant at the site address (``occupant_letters``).
     """
     correction = period(profile, "notices.correction_period_days", town)
     correct_by = correction.ends(today)
     overdue, held = _against_current(overdue, current)
+    overdue = _site_places(overdue, current)
     mailable, unmailable = _mailable(overdue, printable, overflow)
     if unmailable:  # each held row keeps its notice's index: its original notice ID is the one cited
         letters = pd.concat(unmailable)
@@ -2046,6 +2117,21 @@ def plan_violations(
         notice_date=today,
         deadline=correct_by,
     )
+
+
+_SITE_PLACE = ("site_city", "site_state", "site_zip")
+
+
+def _site_places(overdue: pd.DataFrame, current: pd.DataFrame | None) -> pd.DataFrame:
+    """``overdue`` with each parcel's site city, state and ZIP code from the latest analysis where it has them: the
+    register keeps the site's street only, and a copy to the occupant goes to the whole site address."""
+    have = [c for c in _SITE_PLACE if current is not None and c in current.columns and c not in overdue.columns]
+    if not have:
+        return overdue
+    places = current.assign(parcel_id=current["parcel_id"].astype(str)).drop_duplicates("parcel_id", keep="last")
+    places = places.set_index("parcel_id")[have]
+    ids = overdue["parcel_id"].astype(str)
+    return overdue.assign(**{c: ids.map(places[c]).to_numpy() for c in have})
 
 
 def _against_current(overdue: pd.DataFrame, current: pd.DataFrame | None) -> tuple[pd.DataFrame, pd.DataFrame]:

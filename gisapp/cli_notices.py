@@ -712,6 +712,11 @@ def record_service(notice_id, on, by, correct, store, register_url, as_json):
 @click.option("--as-of", type=DAY, help="The day of the violation notices (default today).")
 @click.option("--out", "out_dir", metavar="DIR", help="Folder for the batch; without it nothing is recorded.")
 @click.option(
+    "--occupant",
+    is_flag=True,
+    help='Also send a copy to "Occupant" at the site when the owner lives elsewhere (needs the analysed --store).',
+)
+@click.option(
     "--set", "settings", multiple=True, metavar="SECTION.KEY=VALUE", help="Override a profile value (as analyze)."
 )
 @TOWN_OPTION
@@ -719,7 +724,7 @@ def record_service(notice_id, on, by, correct, store, register_url, as_json):
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def violations(profile_name, as_of, out_dir, settings, town_path, store, register_url, as_json):
+def violations(profile_name, as_of, out_dir, occupant, settings, town_path, store, register_url, as_json):
     """Violation notices for overdue connection notices: letters citing each original notice, mailing list, labels."""
     given = WorkspaceSpec(profile=profile_name, settings=set_pairs(settings))
     recorded = services.recorded_spec(store)
@@ -730,11 +735,23 @@ def violations(profile_name, as_of, out_dir, settings, town_path, store, registe
     if not spec.profile:
         raise click.UsageError("Give the town's ordinance profile with --profile, or the --store its runs use.")
     town = services.town(town_path, data=store)
+    if occupant and not store:  # the register keeps the site's street only; the store's analysis has its city and ZIP
+        raise click.UsageError(
+            "--occupant needs the town's --store: a copy goes to the site address, whose city and ZIP code the "
+            "register does not keep and the store's latest analysis does."
+        )
     register = _open(register_url, store)
     settled = _settle(register, as_json) if out_dir else []
     day = as_of if as_of else _notices.today()
     doc = services.violations(
-        register, profile=services.profile_of(spec), town=town, today=day, root=out_dir, actor=_actor(), store=store
+        register,
+        profile=services.profile_of(spec),
+        town=town,
+        today=day,
+        root=out_dir,
+        actor=_actor(),
+        store=store,
+        occupant=occupant,
     )
     doc["settled"] = settled
     if as_json:
@@ -742,24 +759,27 @@ def violations(profile_name, as_of, out_dir, settings, town_path, store, registe
         return
     for line in _left_out_lines(doc, store):
         click.echo(line)
-    for line in _held_lines(doc["held"]):  # letters that could not be addressed or printed, as for connection ones
+    for line in _held_lines(doc["held"] + doc["occupant_held"]):  # letters that cannot be addressed or printed
         click.echo(line)
     n = len(doc["notices"])
     if not doc["recorded"]:
         a = doc["already_open"]
         already = f" {a} more overdue already have an open violation notice and get none." if a else ""
+        copies = f" With {doc['occupant_copies']} copy(ies) to the occupant at the site." if occupant else ""
         click.echo(
             f"{n} connection notice(s) overdue on {day}: violation notices would be corrected by {doc['correct_by']} "
-            f"({doc['period']['basis']}).{already} Nothing recorded: give --out DIR to issue them with their letters."
+            f"({doc['period']['basis']}).{already}{copies} Nothing recorded: give --out DIR to issue them with their "
+            "letters."
         )
         if n and (weekend := _correct_by_flag(doc)):
             click.echo(weekend)
         for problem in doc["letters_blocked_by"]:
             click.echo(before_issuing(problem))
         return
+    copies = f" With {doc['occupant_copies']} copy(ies) to the occupant at the site." if occupant else ""
     click.echo(
         f"Batch {doc['batch']}: {doc['issued']} violation notice(s) issued, to be corrected by {doc['correct_by']}; "
-        f"{doc['already_open']} already open. {_batch_files(doc)}"
+        f"{doc['already_open']} already open.{copies} {_batch_files(doc)}"
         if doc["batch"]
         else f"0 violation notice(s) issued; {doc['already_open']} already open."
     )

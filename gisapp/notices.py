@@ -936,13 +936,16 @@ def violations(
     root: str | Path | None,
     actor: str,
     current: pd.DataFrame | None = None,
+    occupant: bool = False,
 ) -> dict:
     """Violation notices for the connection notices overdue on ``today``, each citing its original notice.
 
     With ``root`` the batch is issued like a connection batch (letters, mailing list, labels); without it nothing is
     recorded and the document lists who would get one. ``current`` is the latest analysis (``parcel_id``,
     ``status``): its connected parcels are left out (``connected``), and those it no longer finds mandated are
-    listed for the clerk to review (``review``), neither given a violation notice.
+    listed for the clerk to review (``review``), neither given a violation notice. ``occupant``: a copy to
+    "Occupant" at the site address of each notice whose owner mails elsewhere, as a connection batch's (the site's
+    city, state and ZIP code from ``current``); ``occupant_copies`` and ``occupant_held`` say how many and which not.
     """
     overdue, moved = past_deadline(register.listing(deadline_before=today, notice_type="connection"), today)
     overdue, other_law = _given_under_another_profile(register, overdue, profile)
@@ -961,8 +964,11 @@ def violations(
     checksum = hashlib.sha256(
         plan.due[["original_notice_id", "parcel_id", "original_deadline"]].astype(str).to_csv(index=False).encode()
     ).hexdigest()
+    copies, copies_held = occupant_letters(plan.due, **LETTER_CHECKS) if occupant else (plan.due.head(0), None)
     if root is None:
         return left_out | {
+            "occupant_copies": len(copies),
+            "occupant_held": [] if copies_held is None else copies_held.to_dict("records"),
             "recorded": False,
             "already_open": already_open,
             "correct_by": plan.deadline.isoformat(),
@@ -975,9 +981,19 @@ def violations(
         }
     inputs = NoticeInputs(results=plan.due, checksum=checksum, fingerprints={"register": register.url})
     doc = issue_batch(
-        register, plan, kind="violation", profile=profile, town=town, root=root, actor=actor, inputs=inputs
+        register,
+        plan,
+        kind="violation",
+        profile=profile,
+        town=town,
+        root=root,
+        actor=actor,
+        inputs=inputs,
+        occupant=occupant,
     )
     doc["already_open"] += already_open
+    issued = pd.Series([n["parcel_id"] for n in doc["notices"]], dtype=object).astype(str)
+    doc["occupant_copies"] = int(issued.isin(copies["parcel_id"].astype(str)).sum())
     return doc | left_out | {"recorded": True, "correct_by": plan.deadline.isoformat()}
 
 

@@ -1109,8 +1109,13 @@ def violations(
     root: str | Path | None,
     actor: str,
     store: str | Path | None = None,
+    occupant: bool = False,
 ) -> dict:
     """Violation notices for the connection notices overdue on ``today``; issued with ``root``, else a preview.
+
+    ``occupant``: a copy of each to "Occupant" at the site address where the owner mails elsewhere, as a connection
+    batch's; the site's city, state and ZIP code, which the register does not keep, come from the store's latest
+    analysis, so it is refused (``LayerError``) without one.
 
     With a ``store`` its latest analysis decides who is still in violation: a parcel it finds connected is left out
     (``connected``), one it no longer finds mandated is listed for review (``review``); ``analysis`` says which run
@@ -1120,7 +1125,17 @@ def violations(
     """
     record = recorded_run(store) if store_of(store) and store_exists(store) else None
     _same_profile_run(record, profile, store)  # before the results are read: refused, they are not needed
-    current = read_results(store, columns=("parcel_id", "status")) if record is not None else None
+    if occupant and record is None:
+        where = f"{store_label(store)} holds no analysis" if store_of(store) else "no store was given"
+        raise LayerError(
+            "A copy to the occupant goes to the site address, whose city and ZIP code the register does not keep: "
+            f"they are read from the town store's latest analysis, and {where}. Analyse the town into its store "
+            "first, or give the violation notices without copies to the occupant."
+        )
+    if record is None:
+        current = None
+    else:
+        current = _current_with_sites(store) if occupant else read_results(store, columns=("parcel_id", "status"))
     doc = _notices.violations(
         register,
         profile=with_resolutions(profile, town),
@@ -1129,6 +1144,7 @@ def violations(
         root=root,
         actor=actor,
         current=current,
+        occupant=occupant,
     )
     run = None if current is None else {k: (record or {}).get(k) for k in ("run_at", "profile")}
     if run is not None:  # a notice under another law needs a run under that law: the command that makes it
@@ -1136,6 +1152,21 @@ def violations(
         for held in doc["other_profile"]:
             held["analyse_again"] = commands[held["profile"]]
     return doc | {"analysis": run}
+
+
+def _current_with_sites(store: str | Path) -> pd.DataFrame:
+    """The latest analysis's parcel status with each site city, state and ZIP code its parcels have (optional
+    columns: a town's data may lack any of them, and its copies are then held back saying why), for copies of
+    violation notices to the occupant."""
+    current = read_results(store, columns=("parcel_id", "status"))
+    for column in ("site_city", "site_state", "site_zip"):
+        try:
+            place = read_results(store, columns=("parcel_id", column))
+        except LayerError:  # not a column of this town's results
+            continue
+        by_parcel = place.drop_duplicates("parcel_id", keep="last").set_index("parcel_id")[column]
+        current[column] = current["parcel_id"].map(by_parcel)  # by ID: a database keeps no row order
+    return current
 
 
 def _same_profile_run(record: dict | None, profile: Profile, store: str | Path | None) -> None:

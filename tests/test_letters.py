@@ -557,12 +557,164 @@ def test_the_occupants_copy_says_it_is_a_copy_of_the_owners_notice(name, tmp_pat
     ) in text
     for said in ("You are required", "you are required", "is the official notice", "gives you notice"):
         assert said not in text, said
-    # the owner's letter is the notice, as before; the copy differs from it only in the title and that paragraph
+    # the owner's letter is the notice, as before; the copy quotes the same law, word for word
     assert "You are required" in owner_letter.text() or "you are required" in owner_letter.text()
     assert owner_letter.title == "NOTICE TO CONNECT TO THE PUBLIC SEWER"
-    owners = [b for b in owner_letter.blocks if not b.text.startswith("This letter")]
-    copies = [b for b in copy.blocks if not b.text.startswith(("This letter", "This copy"))]
-    assert owners == copies
+    assert [b for b in owner_letter.blocks if b.kind == "quote"] == [b for b in copy.blocks if b.kind == "quote"]
+
+
+# What the owner's letter says to its reader as the one served and bound, and the occupant's copy must not: the
+# occupant is neither (test_every_sentence_of_the_occupants_copy_is_true_for_an_occupant).
+OWNER_ONLY = (
+    "Your buildings",
+    "Your private sewage disposal system",
+    "To ask the",
+    "Before you connect",
+    "no building on it is occupied",
+    "after the date of this notice",
+    "Why this notice is given",
+    "This notice is given",
+)
+
+
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
+def test_every_sentence_of_the_occupants_copy_is_true_for_an_occupant(name, tmp_path):
+    """The occupant's copy said it was a copy, then kept the owner's words: "Your buildings", "Your private sewage
+    disposal system", "Before you connect, ask ...", "To ask the Village for more time ... write to ...", a deadline
+    "after the date of this notice" (the copy is no notice). Each is worded for a reader who neither owns nor is
+    served: the buildings and the system are the property's, the deadline runs from the notice to the owner, asking
+    for more time or objecting is the owner's, and what the occupant may do is to tell the owner or the office."""
+    town = town_settings(tmp_path, name)
+    profile = load_profile(name)
+    notice_period = period(profile, "mandate.notice_period_days", town)
+    parcels, _, _, _, buildings = _layers()
+    hazard = name == "poughkeepsie"
+    due = _connection_notices(
+        parcels.assign(site_city="Fort Plain", site_zip="13339"),
+        profile,
+        notice_period,
+        notice_id=["N-OWNER0000001", "N-OWNER0000002"],
+        main_diameter_in=8.0,
+        notice_reason="public_health_hazard" if hazard else None,
+        hazard="failing septic system" if hazard else None,
+    )
+    occupants, _ = occupant_letters(due)
+    obligations = building_obligations(buildings, profile)
+    if name != "fort-plain":  # only § 144-9 and § 144-16 put duties on buildings; the copy's words are the same
+        obligations = {"12.1-1-1": ["Building B-1 needs at least 3 building sewers."]}
+    owner_letter, *copies = compose_letters(
+        mailing_list(due, occupants=occupants),
+        due,
+        profile=profile,
+        town=town,
+        kind="connection",
+        notice_date=DAY,
+        period=notice_period,
+        obligations=obligations,
+    )
+    assert [c.recipient[0] for c in copies] == ["Occupant", "Occupant"]
+    owners = words(letter_text(owner_letter))
+    said_to_owner = [w for w in OWNER_ONLY if w in owners]
+    assert "Your buildings" in said_to_owner and "To ask the" in said_to_owner  # the owner's letter is unchanged
+    assert ("Your private sewage disposal system" in said_to_owner) == (name != "wappinger")  # § 196-17E is both
+    assert ("Before you connect" in said_to_owner) == (name == "fort-plain")  # § 144-16
+    copy_text = words(" ".join(pdf_text(write_letter(tmp_path / f"{c.mailing_no}.pdf", c)) for c in copies))
+    for said in OWNER_ONLY:
+        assert said not in copy_text, said
+    # what the copy says instead, each where the owner's letter has its own
+    # parcel 12.1-1-1's copy (its 12 living units in Fort Plain), and 12.1-1-2's in Fort Plain (its § 144-16 case)
+    assert copy_text.count("The buildings on the property") == (2 if name == "fort-plain" else 1)
+    if name == "fort-plain":
+        assert (
+            "Before connecting, the owner is to ask whether the administrative body requires a manhole connection "
+            "for this property."
+        ) in copy_text
+    assert ("The property's private sewage disposal system" in copy_text) == (name != "wappinger")
+    assert f"{notice_period.days} days after the date of the notice." in copy_text
+    if hazard:
+        assert "Why the notice is given" in copy_text
+        assert "The notice is given to eliminate a public health hazard: failing septic system." in copy_text
+    deadline = f"{notice_period.ends(DAY):%B} {notice_period.ends(DAY).day}, 2027"
+    ask = (
+        f"Asking the {'Village' if name == 'fort-plain' else 'Town'} for more time, or objecting to the notice, is "
+        f"for the owner to do, as the owner's letter says, before {deadline}. If you know that the property is already "
+        "connected, please tell the owner, or write to the Superintendent of Public Works at the address above, "
+        "quoting the notice number above."
+    )
+    assert copy_text.count(ask) == 2
+    # "you" is said of the occupant only where it is true of them: what they received and what they may do
+    yours = re.findall(r"[^.]*\byou\b[^.]*\.", copy_text, flags=re.IGNORECASE)
+    assert {y.strip() for y in yours} == {
+        "This copy is not the notice to the owner, and it asks nothing of you.",
+        "Please tell the owner that you received it; with any question, call or write to the Superintendent of "
+        "Public Works at the address above.",
+        "If you know that the property is already connected, please tell the owner, or write to the Superintendent "
+        "of Public Works at the address above, quoting the notice number above.",
+    }
+    assert not re.search(r"\byour\b", copy_text, flags=re.IGNORECASE)
+
+
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
+def test_the_occupants_copy_of_a_violation_notice_says_whose_violation_it_is(name, tmp_path):
+    """A violation notice now has the occupant's copy a connection notice has (`violations --occupant`): the same
+    copy paragraph, the violation and its correction the owner's ("The owner must correct the violation by ..."),
+    the period counted from the notice to the owner (Wappinger § 196-22A: from its service on the owner), and the
+    objection the owner's to make. The site's city and ZIP code come from the latest analysis (``current``)."""
+    town = town_settings(tmp_path, name)
+    profile = load_profile(name)
+    overdue = _overdue(parcel_id=["12.1-1-1", "12.1-1-2"], site_address=["10 Main St", "1 Main St"])
+    current = pd.DataFrame(
+        {
+            "parcel_id": ["12.1-1-1", "12.1-1-2"],
+            "status": "mandated",
+            "site_city": "Fort Plain",
+            "site_state": "NY",
+            "site_zip": "13339",
+        }
+    )
+    plan = plan_violations(overdue, profile=profile, today=dt.date(2027, 6, 1), town=town, current=current)
+    due = plan.due.assign(notice_id=["N-VIOLATION001", "N-VIOLATION002"])
+    occupants, held = occupant_letters(due)
+    assert occupants["parcel_id"].tolist() == ["12.1-1-1"] and held.empty  # 12.1-1-2: the owner lives there
+    letters = compose_letters(
+        mailing_list(due, occupants=occupants),
+        due,
+        profile=profile,
+        town=town,
+        kind="violation",
+        notice_date=plan.notice_date,
+        period=plan.period,
+    )
+    (copy,) = [c for c in letters if c.recipient[0] == "Occupant"]
+    assert copy.recipient[1:] == ("10 Main St", "Fort Plain, NY 13339")
+    text = pdf_text(write_letter(tmp_path / "copy.pdf", copy))
+    owner_letter = next(c for c in letters if c.recipient[0] != "Occupant")
+    owner_text = words(letter_text(owner_letter))
+    assert "NOTICE OF VIOLATION: COPY FOR THE OCCUPANT" in text
+    assert (
+        "This letter is a copy, for the occupant of the property, of the notice of violation dated June 1, 2027 that "
+        f"the {'Village' if name == 'fort-plain' else 'Town'} serves on its owner, SMITH JOHN, by certified mail to "
+        "the owner's mailing address. The violation is the owner's, and so is correcting it. This copy is not the "
+        "notice to the owner, and it asks nothing of you."
+    ) in text
+    correct_by = f"{plan.deadline:%B} {plan.deadline.day}, 2027"
+    if name == "wappinger":  # § 196-22A: 10 days from service, the owner's
+        counted = "10 days from the service of the notice on the owner, allowing 5 days for the mail to deliver it"
+        assert "10 days from the service of this notice" in owner_text
+    else:
+        counted = f"{plan.period.days} days after the date of the notice"
+    assert f"The owner must correct the violation by {correct_by}, {counted}" in text
+    objection = (
+        "Objecting to the notice"
+        if name == "wappinger"
+        else "Asking the Town for more time, or objecting to the notice,"
+    )
+    objection = objection.replace("Town", "Village") if name == "fort-plain" else objection
+    assert f"{objection} is for the owner to do, as the owner's letter says, before {correct_by}." in text
+    for said in ("You must", "this notice", "If you believe", "To ask the", *OWNER_ONLY):
+        assert said not in text, said
+    assert "You must correct the violation" in owner_text  # the owner's letter is the notice, as before
+    assert [b for b in owner_letter.blocks if b.kind == "quote"] == [b for b in copy.blocks if b.kind == "quote"]
 
 
 def test_a_long_letterhead_wraps_inside_the_page(town, tmp_path):

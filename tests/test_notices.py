@@ -1249,6 +1249,53 @@ def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path, monke
     assert {n["parcel_id"] for n in viol["notices"]} == listed
 
 
+def test_cli_violations_send_the_occupant_a_copy_as_a_connection_batch_does(store, tmp_path, monkeypatch):
+    """`issue --occupant` sent the occupant a copy of the connection notice; `violations` had no copy, so the tenant
+    told of the connection notice heard nothing of the violation. None of the three laws names the occupant (each
+    serves the owner, or "any person found to be violating"), so the violation notice is read as the connection
+    notice is: served on the owner, a copy to the occupant at the office's choice (`--occupant`). The copy's city
+    and ZIP code come from the store's latest analysis, which the register does not keep."""
+    first = json.loads(_issue_cli(store, tmp_path / "out", "--new").output)
+    invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store)
+    args = ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-02", "--store", store]
+    sites = read_results(store).set_index("parcel_id")
+    noticed = sites.loc[[n["parcel_id"] for n in first["notices"]]]
+    away = noticed[noticed["mail_address"].str.upper() != noticed["site_address"].str.upper()]
+    assert 0 < len(away) < len(noticed)  # the sample village: some owners live elsewhere
+    preview = json.loads(invoke(*args, "--occupant", "--json").output)
+    assert preview["occupant_copies"] == len(away) and preview["occupant_held"] == []
+    said = " ".join(invoke(*args, "--occupant").output.split())
+    assert f"With {len(away)} copy(ies) to the occupant at the site." in said
+    assert json.loads(invoke(*args, "--json").output)["occupant_copies"] == 0  # only when asked for
+    refused = invoke(*args[:-2], "--occupant", ok=False)  # no store: the register keeps no site city or ZIP
+    assert refused.exit_code == 2 and "--occupant needs the town's --store" in " ".join(refused.output.split())
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-06-02")  # violation notices are issued on their day
+    viol = json.loads(invoke(*args, "--occupant", "--out", tmp_path / "violations", "--json").output)
+    assert viol["issued"] == first["issued"] and viol["occupant_copies"] == len(away)
+    folder = Path(viol["folder"])
+    mailing = pd.read_csv(viol["mailing_list"], dtype=str, keep_default_na=False)
+    copies = mailing[mailing["name_line_1"] == "Occupant"]
+    assert sorted(copies["parcel_ids"]) == sorted(away.index)
+    assert set(copies["city"]) == set(away["site_city"]) and set(copies["zip"]) == set(away["site_zip"])
+    listed = Register(store=store, create=False).listing(notice_type="violation").set_index("parcel_id")
+    for row in copies.to_dict("records"):
+        text = " ".join(" ".join(p.extract_text() for p in PdfReader(folder / row["letter_file"]).pages).split())
+        owner = sites.loc[row["parcel_ids"], "owner_name"]
+        assert "NOTICE OF VIOLATION: COPY FOR THE OCCUPANT" in text
+        assert (
+            "This letter is a copy, for the occupant of the property, of the notice of violation dated June 2, 2027 "
+            f"that the Village serves on its owner, {owner}, by certified mail to the owner's mailing address. The "
+            "violation is the owner's, and so is correcting it."
+        ) in text
+        assert "The owner must correct the violation by July 2, 2027, 30 days after the date of the notice" in text
+        assert "You must" not in text and "this notice" not in text and "To ask the" not in text
+        # the register keeps the owner's letter as the notice's, never the copy
+        assert listed.loc[row["parcel_ids"], "letter_file"] != f"{viol['batch']}/{row['letter_file']}"
+    owners = mailing[mailing["name_line_1"] != "Occupant"]
+    owner_text = " ".join(PdfReader(folder / owners["letter_file"].iloc[0]).pages[0].extract_text().split())
+    assert "NOTICE OF VIOLATION" in owner_text and "COPY FOR THE OCCUPANT" not in owner_text
+
+
 def test_notices_town_template_writes_the_installed_template_from_any_folder(tmp_path, monkeypatch):
     """The README's `cp docs/town.example.toml town.toml` failed in any folder but the checkout ("cannot stat"), and
     a pip-installed sewerplan has no docs/ at all: `sewerplan notices town-template` writes the installed template
@@ -1531,6 +1578,68 @@ def test_cli_poughkeepsie_needs_a_reason_and_a_named_hazard(store, tmp_path):
         ).output
     )
     assert [n["parcel_id"] for n in named["notices"]] == [highway["held"][0]["parcel_id"]]
+
+
+def test_cli_hazard_file_tells_a_mistyped_parcel_from_one_not_due(store, small_results, tmp_path):
+    """A hazard list naming a parcel ID no parcel of the town's layers has (a typo) held it back as "not mandated, or
+    already noticed, connected or exempt": the clerk read it as a parcel needing no notice, and the hazard went
+    unnoticed. It says the ID is no parcel of this town's layers and to check it, apart from a parcel that exists and
+    is not mandated (with its status) and from one the register already has a notice for."""
+    base = ["notices", "preview", "--profile", "poughkeepsie", "--data", str(store), "--notice-date", "2027-03-01"]
+    Register(store=store, create=True).close()
+    highway = json.loads(invoke(*base, "--notice-reason", "highway_improvement", "--json").output)
+    due = highway["held"][0]["parcel_id"]  # mandated, on a private system: a hazard notice may reach it
+    connected = str(small_results.loc[small_results["status"] == "connected", "parcel_id"].iloc[0])
+    (tmp_path / "hazards.csv").write_text(
+        f"parcel_id,hazard\n{due},sewage on the lawn\n{connected},odour\n99.99-9-999,sewage in the ditch\n"
+    )
+    args = [*base, "--notice-reason", "public_health_hazard", "--hazard-file", tmp_path / "hazards.csv"]
+    found = json.loads(invoke(*args, "--json").output)
+    assert [n["parcel_id"] for n in found["notices"]] == [due]
+    why = {h["parcel_id"]: h["why"] for h in found["held"]}
+    assert why["99.99-9-999"] == (
+        "named in the hazard list but not a parcel of this town's layers (no parcel has this ID): check the ID against "
+        "the parcels layer (a typo, or a leading zero a spreadsheet dropped)"
+    )
+    assert why[connected] == "named in the hazard list but not mandated to connect (the analysis finds it connected)"
+    said = " ".join(invoke(*args).output.split())
+    assert (
+        "Held back, 1 parcel(s): named in the hazard list but not a parcel of this town's layers (no parcel has this "
+        "ID): check the ID against the parcels layer (a typo, or a leading zero a spreadsheet dropped) (99.99-9-999)."
+    ) in said
+    assert f"not mandated to connect (the analysis finds it connected) ({connected})." in said
+    assert "not mandated, or already noticed" not in said
+
+
+def test_a_hazard_list_names_a_parcel_already_noticed_apart():
+    """The third kind of parcel a hazard list may name and no notice reaches: mandated, and noticed already."""
+    results = pd.DataFrame(
+        {
+            "parcel_id": ["A", "B", "C"],
+            "status": ["mandated", "mandated", "out_of_range"],
+            "owner_name": "ROE ANN",
+            "mail_address": "1 Main St",
+            "mail_city": "Poughkeepsie",
+            "mail_zip": "12603",
+            "private_system": True,
+        }
+    )
+    plan = plan_notices(
+        results,
+        profile=PK,
+        notice_date=DAY,
+        notice_reason="public_health_hazard",
+        hazard={"A": "sewage on the lawn", "B": "odour", "C": "odour", "Z": "odour"},
+        exclude={"B"},
+    )
+    assert plan.due["parcel_id"].tolist() == ["A"]
+    why = dict(zip(plan.held["parcel_id"], plan.held["why"], strict=True))
+    assert why["B"] == (
+        "named in the hazard list but the register already holds its notice (open, or being prepared), or records it "
+        "connected or exempt"
+    )
+    assert why["C"].endswith("not mandated to connect (the analysis finds it out_of_range)")
+    assert "not a parcel of this town's layers" in why["Z"]
 
 
 def test_cli_hazard_file_saved_by_excel_is_read(store, tmp_path):
