@@ -103,7 +103,7 @@ def _copy(tmp_path, name="fort-plain"):
             r"mandate.distance_ft: missing key 'section'",
         ),
         (lambda t: t.replace("[measurement]", "[measurements]"), r"unknown table \[measurements\]"),
-        (lambda t: t.replace('version = "2026-12-07.2"\n', ""), r"\[profile\] missing key 'version'"),
+        (lambda t: t.replace('version = "2026-12-07.3"\n', ""), r"\[profile\] missing key 'version'"),
         (lambda t: t.replace("distance_ft = { value = 100.0", "distance_ft = { value = -1.0"), "must not be negative"),
         (lambda t: t.replace("distance_ft = { value = 100.0", "distance_ft = { value = nan"), "finite number"),
         (lambda t: t + "\n[[", "is not valid TOML"),
@@ -361,9 +361,9 @@ def test_values_set_are_read_as_the_profile_reads_them(settings, changed):
 # Each bundled profile's version and a digest of everything else in it. A changed rule, quote, note or header
 # field changes the digest: give the profile a new version (the day of the change) and pin both here.
 PINNED_VERSIONS = {
-    "fort-plain": ("2026-12-07.2", "776c908f11ee7db5"),
-    "poughkeepsie": ("2026-12-07.2", "195fcd11e9eb71ac"),
-    "wappinger": ("2026-12-07.2", "ab46f278c2e85643"),
+    "fort-plain": ("2026-12-07.3", "15e03dff88094a99"),
+    "poughkeepsie": ("2026-12-07.3", "195fcd11e9eb71ac"),
+    "wappinger": ("2026-12-07.3", "ab46f278c2e85643"),
 }
 
 
