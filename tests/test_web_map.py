@@ -372,6 +372,63 @@ def test_a_late_search_a_clicked_popups_escape_and_a_long_trace_in_chromium(samp
         assert browser.execute_script("return document.activeElement === window.sewerplanMap.getContainer()")
 
 
+# The map's zoom; the zoom that shows the parcel's trace and the parcel alone inside the margins the map keeps
+# (20 px, 60 px at the top); whether the map shows both; whether the popup and its close button lie inside the map.
+_TRACE_ZOOM = """
+const [id, done] = arguments;
+const get = (path) => fetch(path + encodeURIComponent(id)).then((r) => r.json());
+Promise.all([get('/api/trace?parcel='), get('/api/parcel?id=')]).then(([trace, parcel]) => {
+  const m = window.sewerplanMap, traced = L.geoJSON(trace.geojson).getBounds();
+  const lot = L.geoJSON(parcel.parcel).getBounds();
+  const inside = (node) => {
+    const r = node.getBoundingClientRect(), box = m.getContainer().getBoundingClientRect();
+    return r.top >= box.top && r.bottom <= box.bottom && r.left >= box.left && r.right <= box.right;
+  };
+  done([m.getZoom(), m.getBoundsZoom(L.latLngBounds([]).extend(traced).extend(lot), false, L.point(40, 80)),
+        m.getBounds().contains(traced) && m.getBounds().contains(lot),
+        inside(document.querySelector('.leaflet-popup')),
+        inside(document.querySelector('.leaflet-popup-close-button'))]);
+});
+"""
+
+
+@pytest.mark.browser
+def test_a_trace_to_the_plant_keeps_the_zoom_that_shows_it(sample_store, browser, tmp_path):  # noqa: F811
+    """At 1400 x 900 the map is 496 px high and the popup 384: "Trace to the plant" zoomed out a step at a time until
+    the popup fitted above a parcel whose trace runs south to the plant, and ended at zoom 11 on the sample village,
+    the village a speck. The map now keeps the zoom that shows the trace and its parcel (one step below it at most,
+    for the popup's sake), the popup shortened over the trace rather than the map zoomed out; it stays in the map."""
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(1400, 900)
+    results = gpd.read_file(sample_store, layer="parcel_results")
+    mandated = results[results["status"] == "mandated"]
+    # the northernmost lot that must connect: the plant is at the village's south edge, so its trace runs south
+    target = mandated["parcel_id"].iloc[int(np.argmax(mandated.geometry.centroid.y.to_numpy()))]
+    lat, lon = click_points(sample_store, [target])[target]
+    with serving(make_app(sample_store, tmp_path)) as url:
+        open_map(browser, url)
+        browser.find_element(By.CSS_SELECTOR, "#map-hint button").click()  # "Got it": it covers the map
+        browser.execute_script(SET_VIEW, lat, lon, 18)
+        settle(browser)
+        click_at(browser, lat, lon)
+        popup_text(browser, target)
+        click_in_popup(browser, ".parcel-popup .trace-button")
+        result = browser.find_element(By.CSS_SELECTOR, ".trace-result")
+        wait_for(browser, lambda: "Control manhole" in result.get_attribute("textContent"), timeout=90)
+        settle(browser)
+        zoom, alone, shows_both, popup_in_map, close_in_map = browser.execute_async_script(_TRACE_ZOOM, target)
+        shot(browser, "trace-kept-zoom")
+        assert alone < 18  # the trace ran out of the parcel's view: the map had to move
+        assert zoom >= alone - 1, f"zoomed out to {zoom}; the trace and its parcel fit at zoom {alone}"
+        assert shows_both and popup_in_map and close_in_map
+        # the trace's sentence is in the popup's (shortened) box
+        box = browser.find_element(By.CSS_SELECTOR, ".leaflet-popup-content")
+        inside = """const r = arguments[0].getBoundingClientRect(), b = arguments[1].getBoundingClientRect();
+                    return r.top >= b.top - 1 && r.bottom <= b.bottom + 1;"""
+        assert browser.execute_script(inside, result, box)
+
+
 @pytest.mark.browser
 def test_a_hit_or_row_picked_with_the_keyboard_takes_the_focus_into_its_popup(sample_store, browser, tmp_path):  # noqa: F811
     """Keyboard only on Manchester, VT's map: Enter on a search hit opened its popup at the far end of the tab order,
