@@ -7,6 +7,7 @@ sample lot, clipped to the blocks) whose tax IDs carry "/", "#", "?", "%" and sp
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -1051,7 +1052,63 @@ def test_building_popup_has_the_building_sewer_findings_and_subdivisions_are_a_l
     drawn = c.get("/api/layers/subdivisions?bbox=-180,-90,180,90&zoom=15").get_json()
     assert [f["properties"]["subdivision_id"] for f in drawn["features"]] == ["S-1"]
     assert drawn["features"][0]["properties"]["sewer_duty"]
-    assert '"hasSubdivisions": true' in c.get("/").get_data(as_text=True).replace("&#34;", '"')
+    assert "subdivisions" in page_config(c.get("/").get_data(as_text=True))["layers"]
+
+
+def page_config(page: str) -> dict:
+    """The map page's settings for its script (``data-page``), as the browser reads them."""
+    return json.loads(html.unescape(re.search(r"data-page='([^']*)'", page).group(1)))
+
+
+def _legend(page: str) -> str:
+    return re.search(r'<section class="legend" id="legend">(.*?)</section>', page, re.S).group(1)
+
+
+@pytest.fixture(scope="module")
+def pipes_store(tmp_path_factory):
+    """A store of parcels and mains alone, its buildings layer empty: no streets, manholes, plant or buildings."""
+    town = sample_town(50)
+    path = tmp_path_factory.mktemp("pipes") / "town.gpkg"
+    write_layers(str(path), {"parcels": town["parcels"], "mains": town["mains"], "buildings": town["buildings"][:0]})
+    return path
+
+
+def test_the_legend_and_layer_switcher_offer_only_the_layers_the_store_has(pipes_store, sample_client, tmp_path):
+    """A store of parcels and mains alone: the legend listed the manholes' and the buildings' symbols, and the layer
+    switcher offered "Streets", "Buildings", "Manholes" and "Treatment plant", for layers it has not (or has
+    empty). The page names the layers the store has with features; the legend lists only theirs."""
+    page = make_app(pipes_store, tmp_path).test_client().get("/").get_data(as_text=True)
+    legend = _legend(page)
+    assert "mains (thicker = larger)" in legend and "trace to the plant" in legend
+    for absent in ("manholes", "<h3>Buildings</h3>", "rear building", "building sewer", "subdivision"):
+        assert absent not in legend
+    assert "Click a manhole" not in page  # the first-visit hint names what there is to click
+    assert page_config(page)["layers"] == ["parcels", "mains"]
+    # the sample village has them all, and the legend its symbols
+    full = sample_client.get("/").get_data(as_text=True)
+    assert page_config(full)["layers"] == ["parcels", "mains", "manholes", "plants", "buildings", "streets"]
+    assert "manholes (click" in _legend(full) and "rear building" in _legend(full) and "Click a manhole" in full
+
+
+@pytest.mark.browser
+def test_the_layer_switcher_in_chromium_lists_only_the_layers_the_store_has(pipes_store, browser, tmp_path):
+    """The layer switcher is built by map.js from the page's list: a store of parcels and mains offers those, the
+    traces (which follow the mains) and the selection, and the map asks the server for no other layer."""
+    labels = """return [...document.querySelectorAll('.leaflet-control-layers-overlays label')]
+                .map((l) => l.textContent.trim())"""
+    asked = """return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)
+               .filter((p) => p.startsWith('/api/layers/')).map((p) => p.split('/').pop())"""
+    with serving(make_app(pipes_store, tmp_path)) as url:
+        open_map(browser, url)
+        browser.execute_script("window.sewerplanMap.setZoom(18, {animate: false});")  # every layer's zoom
+        settle(browser)
+        assert browser.execute_script(labels) == [
+            "Parcels by status",
+            "Sewer mains",
+            "Measuring lines and traces",
+            "Selection",
+        ]
+        assert set(browser.execute_script(asked)) == {"parcels", "mains"}
 
 
 def test_the_tables_download_has_exactly_the_rows_the_filters_show(sample_client, sample_store):

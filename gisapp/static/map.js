@@ -154,16 +154,16 @@
   const withinLayer = L.layerGroup().addTo(map);
   const planLayer = L.layerGroup().addTo(map);
   const planMarks = L.featureGroup().addTo(planLayer);  // a plan's rings and manholes, on the canvas for their tooltips
-  control.addOverlay(layers.streets, "Streets");
-  if (page.hasSubdivisions) control.addOverlay(layers.subdivisions, "Subdivisions");
-  control.addOverlay(layers.parcels, "Parcels by status");
-  control.addOverlay(layers.buildings, "Buildings");
-  control.addOverlay(layers.mains, "Sewer mains");
-  control.addOverlay(layers.manholes, "Manholes");
-  control.addOverlay(layers.plants, "Treatment plant");
-  control.addOverlay(evidence, "Measuring lines and traces");
+  // Only the layers the store has, with features (the server's page.layers): a store of parcels and mains alone
+  // had "Streets", "Buildings" and "Treatment plant" offered, switching nothing on or off.
+  const present = new Set(page.layers || []);
+  const OVERLAYS = [["streets", "Streets"], ["subdivisions", "Subdivisions"], ["parcels", "Parcels by status"],
+                    ["buildings", "Buildings"], ["mains", "Sewer mains"], ["manholes", "Manholes"],
+                    ["plants", "Treatment plant"]];
+  OVERLAYS.forEach(([name, label]) => { if (present.has(name)) control.addOverlay(layers[name], label); });
+  if (present.has("mains")) control.addOverlay(evidence, "Measuring lines and traces");  // both follow the mains
   control.addOverlay(selectionLayer, "Selection");
-  ORDER.forEach((name) => { if (name !== "subdivisions" || page.hasSubdivisions) layers[name].addTo(map); });
+  ORDER.forEach((name) => { if (present.has(name)) layers[name].addTo(map); });
 
   // The layer panel folds away on a small screen (a tap on its button opens it, a tap on the map closes it).
   const small = window.matchMedia("(max-width: 700px), (max-height: 500px)");  // as sewerplan.css
@@ -217,7 +217,8 @@
     const zoom = map.getZoom();
     const query = `bbox=${bboxParam()}&zoom=${zoom}`;
     const wanted = { streets: zoom >= 14, parcels: true, buildings: zoom >= 17, mains: zoom >= 13,
-                     manholes: zoom >= 16, plants: true, subdivisions: page.hasSubdivisions };
+                     manholes: zoom >= 16, plants: true, subdivisions: true };
+    Object.keys(wanted).forEach((name) => { if (!present.has(name)) delete wanted[name]; });  // none to ask for
     document.body.dataset.loading = "1";
     try {
       await Promise.all(Object.entries(wanted).map(async ([name, want]) => {
