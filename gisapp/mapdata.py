@@ -300,6 +300,19 @@ class MapData:
         """The store layer the map's parcels come from: the results, else the parcels as uploaded."""
         return RESULT_LAYER if self.has_results else ("parcels" if "parcels" in self.layers else None)
 
+    def layer_kinds(self) -> list[str]:
+        """The map's layers this store holds with at least one feature, in ``MAP_LAYERS``' order ("parcels",
+        "mains", ...): the only ones the layer switcher and the legend offer. A store of parcels and mains alone had
+        "Buildings", "Streets" and "Treatment plant" offered, and the legend's building symbols, for layers it has
+        not. Subdivisions count from the store's layer, as they are served with their verdicts once asked for."""
+        subdivisions = self.originals.get("subdivisions")
+        return [
+            kind
+            for kind in MAP_LAYERS
+            if (kind in self.served and len(self.served[kind]) > 0)
+            or (kind == "subdivisions" and subdivisions is not None and len(subdivisions) > 0)
+        ]
+
     def bounds(self) -> tuple[float, float, float, float] | None:
         """(west, south, east, north) of the parcels, else of anything in the store."""
         for name in (RESULT_LAYER, "parcels", "mains"):

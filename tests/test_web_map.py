@@ -7,6 +7,7 @@ sample lot, clipped to the blocks) whose tax IDs carry "/", "#", "?", "%" and sp
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import re
@@ -370,6 +371,63 @@ def test_a_late_search_a_clicked_popups_escape_and_a_long_trace_in_chromium(samp
         ActionChains(browser).send_keys(Keys.ESCAPE).perform()
         wait_for(browser, lambda: not browser.find_elements(By.CSS_SELECTOR, ".leaflet-popup"), timeout=3)
         assert browser.execute_script("return document.activeElement === window.sewerplanMap.getContainer()")
+
+
+# The map's zoom; the zoom that shows the parcel's trace and the parcel alone inside the margins the map keeps
+# (20 px, 60 px at the top); whether the map shows both; whether the popup and its close button lie inside the map.
+_TRACE_ZOOM = """
+const [id, done] = arguments;
+const get = (path) => fetch(path + encodeURIComponent(id)).then((r) => r.json());
+Promise.all([get('/api/trace?parcel='), get('/api/parcel?id=')]).then(([trace, parcel]) => {
+  const m = window.sewerplanMap, traced = L.geoJSON(trace.geojson).getBounds();
+  const lot = L.geoJSON(parcel.parcel).getBounds();
+  const inside = (node) => {
+    const r = node.getBoundingClientRect(), box = m.getContainer().getBoundingClientRect();
+    return r.top >= box.top && r.bottom <= box.bottom && r.left >= box.left && r.right <= box.right;
+  };
+  done([m.getZoom(), m.getBoundsZoom(L.latLngBounds([]).extend(traced).extend(lot), false, L.point(40, 80)),
+        m.getBounds().contains(traced) && m.getBounds().contains(lot),
+        inside(document.querySelector('.leaflet-popup')),
+        inside(document.querySelector('.leaflet-popup-close-button'))]);
+});
+"""
+
+
+@pytest.mark.browser
+def test_a_trace_to_the_plant_keeps_the_zoom_that_shows_it(sample_store, browser, tmp_path):  # noqa: F811
+    """At 1400 x 900 the map is 496 px high and the popup 384: "Trace to the plant" zoomed out a step at a time until
+    the popup fitted above a parcel whose trace runs south to the plant, and ended at zoom 11 on the sample village,
+    the village a speck. The map now keeps the zoom that shows the trace and its parcel (one step below it at most,
+    for the popup's sake), the popup shortened over the trace rather than the map zoomed out; it stays in the map."""
+    from selenium.webdriver.common.by import By
+
+    browser.set_window_size(1400, 900)
+    results = gpd.read_file(sample_store, layer="parcel_results")
+    mandated = results[results["status"] == "mandated"]
+    # the northernmost lot that must connect: the plant is at the village's south edge, so its trace runs south
+    target = mandated["parcel_id"].iloc[int(np.argmax(mandated.geometry.centroid.y.to_numpy()))]
+    lat, lon = click_points(sample_store, [target])[target]
+    with serving(make_app(sample_store, tmp_path)) as url:
+        open_map(browser, url)
+        browser.find_element(By.CSS_SELECTOR, "#map-hint button").click()  # "Got it": it covers the map
+        browser.execute_script(SET_VIEW, lat, lon, 18)
+        settle(browser)
+        click_at(browser, lat, lon)
+        popup_text(browser, target)
+        click_in_popup(browser, ".parcel-popup .trace-button")
+        result = browser.find_element(By.CSS_SELECTOR, ".trace-result")
+        wait_for(browser, lambda: "Control manhole" in result.get_attribute("textContent"), timeout=90)
+        settle(browser)
+        zoom, alone, shows_both, popup_in_map, close_in_map = browser.execute_async_script(_TRACE_ZOOM, target)
+        shot(browser, "trace-kept-zoom")
+        assert alone < 18  # the trace ran out of the parcel's view: the map had to move
+        assert zoom >= alone - 1, f"zoomed out to {zoom}; the trace and its parcel fit at zoom {alone}"
+        assert shows_both and popup_in_map and close_in_map
+        # the trace's sentence is in the popup's (shortened) box
+        box = browser.find_element(By.CSS_SELECTOR, ".leaflet-popup-content")
+        inside = """const r = arguments[0].getBoundingClientRect(), b = arguments[1].getBoundingClientRect();
+                    return r.top >= b.top - 1 && r.bottom <= b.bottom + 1;"""
+        assert browser.execute_script(inside, result, box)
 
 
 @pytest.mark.browser
@@ -994,7 +1052,63 @@ def test_building_popup_has_the_building_sewer_findings_and_subdivisions_are_a_l
     drawn = c.get("/api/layers/subdivisions?bbox=-180,-90,180,90&zoom=15").get_json()
     assert [f["properties"]["subdivision_id"] for f in drawn["features"]] == ["S-1"]
     assert drawn["features"][0]["properties"]["sewer_duty"]
-    assert '"hasSubdivisions": true' in c.get("/").get_data(as_text=True).replace("&#34;", '"')
+    assert "subdivisions" in page_config(c.get("/").get_data(as_text=True))["layers"]
+
+
+def page_config(page: str) -> dict:
+    """The map page's settings for its script (``data-page``), as the browser reads them."""
+    return json.loads(html.unescape(re.search(r"data-page='([^']*)'", page).group(1)))
+
+
+def _legend(page: str) -> str:
+    return re.search(r'<section class="legend" id="legend">(.*?)</section>', page, re.S).group(1)
+
+
+@pytest.fixture(scope="module")
+def pipes_store(tmp_path_factory):
+    """A store of parcels and mains alone, its buildings layer empty: no streets, manholes, plant or buildings."""
+    town = sample_town(50)
+    path = tmp_path_factory.mktemp("pipes") / "town.gpkg"
+    write_layers(str(path), {"parcels": town["parcels"], "mains": town["mains"], "buildings": town["buildings"][:0]})
+    return path
+
+
+def test_the_legend_and_layer_switcher_offer_only_the_layers_the_store_has(pipes_store, sample_client, tmp_path):
+    """A store of parcels and mains alone: the legend listed the manholes' and the buildings' symbols, and the layer
+    switcher offered "Streets", "Buildings", "Manholes" and "Treatment plant", for layers it has not (or has
+    empty). The page names the layers the store has with features; the legend lists only theirs."""
+    page = make_app(pipes_store, tmp_path).test_client().get("/").get_data(as_text=True)
+    legend = _legend(page)
+    assert "mains (thicker = larger)" in legend and "trace to the plant" in legend
+    for absent in ("manholes", "<h3>Buildings</h3>", "rear building", "building sewer", "subdivision"):
+        assert absent not in legend
+    assert "Click a manhole" not in page  # the first-visit hint names what there is to click
+    assert page_config(page)["layers"] == ["parcels", "mains"]
+    # the sample village has them all, and the legend its symbols
+    full = sample_client.get("/").get_data(as_text=True)
+    assert page_config(full)["layers"] == ["parcels", "mains", "manholes", "plants", "buildings", "streets"]
+    assert "manholes (click" in _legend(full) and "rear building" in _legend(full) and "Click a manhole" in full
+
+
+@pytest.mark.browser
+def test_the_layer_switcher_in_chromium_lists_only_the_layers_the_store_has(pipes_store, browser, tmp_path):
+    """The layer switcher is built by map.js from the page's list: a store of parcels and mains offers those, the
+    traces (which follow the mains) and the selection, and the map asks the server for no other layer."""
+    labels = """return [...document.querySelectorAll('.leaflet-control-layers-overlays label')]
+                .map((l) => l.textContent.trim())"""
+    asked = """return performance.getEntriesByType('resource').map((e) => new URL(e.name).pathname)
+               .filter((p) => p.startsWith('/api/layers/')).map((p) => p.split('/').pop())"""
+    with serving(make_app(pipes_store, tmp_path)) as url:
+        open_map(browser, url)
+        browser.execute_script("window.sewerplanMap.setZoom(18, {animate: false});")  # every layer's zoom
+        settle(browser)
+        assert browser.execute_script(labels) == [
+            "Parcels by status",
+            "Sewer mains",
+            "Measuring lines and traces",
+            "Selection",
+        ]
+        assert set(browser.execute_script(asked)) == {"parcels", "mains"}
 
 
 def test_the_tables_download_has_exactly_the_rows_the_filters_show(sample_client, sample_store):

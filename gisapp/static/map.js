@@ -154,16 +154,16 @@
   const withinLayer = L.layerGroup().addTo(map);
   const planLayer = L.layerGroup().addTo(map);
   const planMarks = L.featureGroup().addTo(planLayer);  // a plan's rings and manholes, on the canvas for their tooltips
-  control.addOverlay(layers.streets, "Streets");
-  if (page.hasSubdivisions) control.addOverlay(layers.subdivisions, "Subdivisions");
-  control.addOverlay(layers.parcels, "Parcels by status");
-  control.addOverlay(layers.buildings, "Buildings");
-  control.addOverlay(layers.mains, "Sewer mains");
-  control.addOverlay(layers.manholes, "Manholes");
-  control.addOverlay(layers.plants, "Treatment plant");
-  control.addOverlay(evidence, "Measuring lines and traces");
+  // Only the layers the store has, with features (the server's page.layers): a store of parcels and mains alone
+  // had "Streets", "Buildings" and "Treatment plant" offered, switching nothing on or off.
+  const present = new Set(page.layers || []);
+  const OVERLAYS = [["streets", "Streets"], ["subdivisions", "Subdivisions"], ["parcels", "Parcels by status"],
+                    ["buildings", "Buildings"], ["mains", "Sewer mains"], ["manholes", "Manholes"],
+                    ["plants", "Treatment plant"]];
+  OVERLAYS.forEach(([name, label]) => { if (present.has(name)) control.addOverlay(layers[name], label); });
+  if (present.has("mains")) control.addOverlay(evidence, "Measuring lines and traces");  // both follow the mains
   control.addOverlay(selectionLayer, "Selection");
-  ORDER.forEach((name) => { if (name !== "subdivisions" || page.hasSubdivisions) layers[name].addTo(map); });
+  ORDER.forEach((name) => { if (present.has(name)) layers[name].addTo(map); });
 
   // The layer panel folds away on a small screen (a tap on its button opens it, a tap on the map closes it).
   const small = window.matchMedia("(max-width: 700px), (max-height: 500px)");  // as sewerplan.css
@@ -217,7 +217,8 @@
     const zoom = map.getZoom();
     const query = `bbox=${bboxParam()}&zoom=${zoom}`;
     const wanted = { streets: zoom >= 14, parcels: true, buildings: zoom >= 17, mains: zoom >= 13,
-                     manholes: zoom >= 16, plants: true, subdivisions: page.hasSubdivisions };
+                     manholes: zoom >= 16, plants: true, subdivisions: true };
+    Object.keys(wanted).forEach((name) => { if (!present.has(name)) delete wanted[name]; });  // none to ask for
     document.body.dataset.loading = "1";
     try {
       await Promise.all(Object.entries(wanted).map(async ([name, want]) => {
@@ -585,29 +586,63 @@
   }
 
   // A long trace (to a plant across town) was drawn mostly off screen and the map stayed on the parcel. A trace not
-  // wholly in view is brought into it with the popup's parcel and the popup itself (opened above its parcel, as wide
-  // as it is): the map pans, or zooms out a step at a time until the three fit inside the margins auto-panning keeps
-  // (60 px at the top, under the layer control, 20 px elsewhere). A trace too long for that at any zoom is fitted
-  // alone with its parcel. The popup may cover part of the trace; the close button and the trace's ends stay in view.
+  // wholly in view is brought into it with the popup's parcel, inside the margins auto-panning keeps (60 px at the
+  // top, under the layer control, 20 px elsewhere), and the popup with them where it fits: the map pans, or zooms out
+  // a step at a time, never further than the zoom that shows the trace and its parcel alone (the popup may cover
+  // part of the trace). It had zoomed out until the popup, 384 px high in a map 496 px high, fitted above a parcel
+  // whose trace ran south to the plant: zoom 11, the village a speck, for a trace of a mile. Where the popup does
+  // not fit above its parcel there, it is shortened (it scrolls, as on a phone) rather than the map zoomed out; only
+  // a popup too wide to stand beside the trace's far end costs one step more. The close button and the trace's ends
+  // stay in view.
   function fitTrace(traced, parcelBounds, target) {
     if (!traced.isValid() || map.getBounds().contains(traced)) return;
     const all = L.latLngBounds(traced.getSouthWest(), traced.getNorthEast()).extend(parcelBounds);
     const size = map.getSize(), top = 60, edge = 20;
     const popup = openPopup && map.hasLayer(openPopup) && openPopup.getElement().contains(target) ? openPopup : null;
     const anchor = popup ? popup.getLatLng() : parcelBounds.getCenter();
-    const w = popup ? popup.getElement().offsetWidth : 0, h = popup ? popup.getElement().offsetHeight : 0;
-    for (let z = map.getZoom(); z >= map.getMinZoom(); z -= 1) {
+    // the popup's box around its anchor, in screen pixels (the same at every zoom), and how far it may be shortened
+    const node = popup ? popup.getElement() : null;
+    const content = node ? node.querySelector(".leaflet-popup-content") : null;
+    const at = map.latLngToContainerPoint(anchor), frame = map.getContainer().getBoundingClientRect();
+    const r = node ? node.getBoundingClientRect() : null;
+    const around = r ? L.bounds(L.point(r.left - frame.left - at.x, r.top - frame.top - at.y),
+                                L.point(r.right - frame.left - at.x, r.bottom - frame.top - at.y))
+                     : L.bounds(L.point(0, 0), L.point(0, 0));
+    const shortenBy = content ? Math.max(0, content.offsetHeight - 100) : 0;  // popupAt's shortest popup: 100 px
+    // the zoom that shows the trace and its parcel alone inside the margins: the floor (one step below it at most)
+    const alone = Math.min(map.getZoom(), map.getBoundsZoom(all, false, L.point(2 * edge, top + edge)));
+    const clamp = (v, lo, hi) => Math.min(hi, Math.max(lo, v));
+    // Where the view's top-left corner goes at zoom z (in Leaflet's pixels at z) so that the trace and parcel are
+    // inside the margins and the popup is too, or null; with `short`, the pixels the popup must lose to fit.
+    const place = (z) => {
       const a = map.project(anchor, z);
-      const box = L.bounds(map.project(all.getNorthWest(), z), map.project(all.getSouthEast(), z))
-        .extend(L.point(a.x - w / 2, a.y - h - 10)).extend(L.point(a.x + w / 2, a.y));
-      const need = box.getSize();
-      if (need.x <= size.x - 2 * edge && need.y <= size.y - top - edge) {
-        // the box's middle at the middle of the room left inside the margins
-        map.setView(map.unproject(box.getCenter().subtract(L.point(0, (top - edge) / 2)), z), z, { animate: false });
-        return;
-      }
+      const t = L.bounds(map.project(all.getNorthWest(), z), map.project(all.getSouthEast(), z));
+      const lo = L.point(t.max.x - (size.x - edge), t.max.y - (size.y - edge)), hi = L.point(t.min.x - edge, t.min.y - top);
+      if (lo.x > hi.x || lo.y > hi.y) return null;  // the trace alone is too large at z
+      const p = L.bounds(a.add(around.min), a.add(around.max));
+      const px = [p.max.x - (size.x - edge), p.min.x - edge];
+      if (px[0] > hi.x || px[1] < lo.x) return null;  // the popup cannot stand beside the trace's far end
+      const centred = t.getCenter().subtract(size.divideBy(2));
+      const x = clamp(clamp(centred.x, px[0], px[1]), lo.x, hi.x);
+      const y = clamp(Math.min(centred.y, p.min.y - top), lo.y, hi.y);  // the popup's top below the top margin
+      return { z, corner: L.point(x, y), short: Math.max(0, y - (p.min.y - top)) };
+    };
+    let best = null;
+    for (let z = map.getZoom(); z >= Math.max(map.getMinZoom(), alone - 1) && !best; z -= 1) {
+      const p = place(z);
+      if (p && (p.short === 0 || (z <= alone && p.short <= shortenBy))) best = p;
     }
-    map.fitBounds(all, { paddingTopLeft: [edge, top], paddingBottomRight: [edge, edge], animate: false });
+    if (!best) {  // the trace and its parcel alone; the popup as it falls
+      map.fitBounds(all, { paddingTopLeft: [edge, top], paddingBottomRight: [edge, edge], animate: false });
+      return;
+    }
+    map.setView(map.unproject(best.corner.add(size.divideBy(2)), best.z), best.z, { animate: false });
+    if (best.short > 0) {  // as Leaflet shortens a popup taller than its maxHeight: the rows scroll in their box
+      const height = Math.floor(content.offsetHeight - best.short);
+      popup.options.maxHeight = height;
+      content.style.height = `${height}px`;
+      content.classList.add("leaflet-popup-scrolled");
+    }
   }
 
   // The popup scrolls inside its own box when its rows are many (a phone, a long reason): the trace's sentence is

@@ -121,6 +121,8 @@ def index():
         profile_checked = bool(checked.profile)
         profile_note = unanalysed_profile_note(spec.profile, spec.overrides, checked=profile_checked)
     reasons = services.notice_reasons_by_profile()  # the run form offers each profile's own reasons only
+    # the layers the store has, with features: the only ones the layer switcher (map.js) and the legend offer
+    kinds = data.layer_kinds()
     config = {
         "colours": STATUS_COLOURS,
         "words": WORDS,
@@ -128,7 +130,7 @@ def index():
         "counts": data.status_counts(),
         "hasResults": data.has_results,
         "parcels": len(data.served["parcels"]) if "parcels" in data.served else 0,
-        "hasSubdivisions": "subdivisions" in data.originals,
+        "layers": kinds,
         "noticeReasons": reasons,
         # a run going on this store: the page follows it, as the one that started it does (``map.js``)
         "runningJob": job.id if (job := running_job(data.path)) is not None else None,
@@ -149,7 +151,8 @@ def index():
         profiles=services.profile_names(),
         has_results=data.has_results,
         has_parcels="parcels" in data.served,
-        has_subdivisions="subdivisions" in data.originals,
+        layers=kinds,
+        has_subdivisions="subdivisions" in kinds,
         settings=spec.settings,
         digitised_direction=spec.digitised_direction,
         notice_reasons=reasons.get(chosen, []),
