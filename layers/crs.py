@@ -555,6 +555,21 @@ def _placement(
     # Island) can land within the margin either way round, and is a wrong CRS, not swapped axes.
     close = AREA_OF_USE_MARGIN_DEG if crs.is_geographic else SWAPPED_MARGIN_DEG
     if _inside(there, _lonlat_area(crs, close)) and _inside(there, _lonlat_area(target, close)):
+        # Coordinates that lie where the measuring CRS is used when read in it were drawn in it, whatever the layer
+        # declares: the sample village's parcels declared in a custom transverse Mercator were told their x and y
+        # were swapped, and swapping them back would have ruined them (a tester).
+        as_target = _to_lonlat(target, x, y) if crs.is_projected and not crs.equals(target) else None
+        if as_target is not None and not target.is_geographic and _inside(as_target, _lonlat_area(target)):
+            code = target.to_epsg()
+            return Problem(
+                layer,
+                "crs_mismatch",
+                "error",
+                f"{label} declares {crs.name}, in which it lies {_where(here)}, but its coordinates read in the "
+                f"measuring CRS {target.name} lie {_where(as_target)}, where that CRS is used. It was most likely "
+                f"drawn in {target.name}: give that as the {layer} layer's CRS (its x and y are not swapped).",
+                fix=Fix("layer_crs", layer, f"EPSG:{code}") if code else None,
+            )
         return _swapped_problem(
             layer,
             label,

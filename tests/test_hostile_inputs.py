@@ -106,6 +106,29 @@ def test_swapped_layer_refused_even_in_a_world_wide_measuring_crs(town, tmp_path
     assert "miles from the parcels and streets, but read as y, x it lies among them" in problem["message"]
 
 
+# A custom transverse Mercator near New York Central's, in US feet: a CRS the sample village was not drawn in.
+CUSTOM_TMERC = (
+    "+proj=tmerc +lat_0=40 +lon_0=-76.5833333333333 +k=0.9999375 +x_0=250000 +y_0=0 +ellps=GRS80 +units=us-ft +no_defs"
+)
+
+
+def test_a_layer_declaring_a_crs_it_was_not_drawn_in_is_told_so_not_swapped(town, tmp_path):
+    """The sample village's parcels, their coordinates New York East feet, declared in a custom transverse Mercator:
+    they were told their x and y were swapped, and swapping them back would have ruined them (a tester)."""
+    miscast = town["parcels"].set_crs(CUSTOM_TMERC, allow_override=True)
+    data = folder(tmp_path, {"parcels": miscast, "mains": town["mains"], "streets": town["streets"]})
+    result = analyze(data, "--json")
+    assert result.exit_code == 2
+    (problem,) = problems_of(result)
+    assert problem["layer"] == "parcels" and problem["check"] == "crs_mismatch", problem
+    assert "its coordinates read in the measuring CRS NAD83 / New York East (ftUS) lie near" in problem["message"]
+    assert "give that as the parcels layer's CRS (its x and y are not swapped)" in problem["message"]
+    told = analyze(data)
+    assert "--layer-crs parcels=EPSG:2260" in told.stderr and "Swap them back" not in told.stderr
+    # Given the CRS it was drawn in, it is read.
+    assert analyze(data, "--layer-crs", "parcels=EPSG:2260").exit_code == 0
+
+
 def test_swapped_upload_shows_in_the_validation_report(town, tmp_path, web):
     client, token = web
     members = {"parcels.geojson": lat_lon_geojson(town["parcels"])}
