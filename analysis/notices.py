@@ -1044,11 +1044,29 @@ class Mailing:
     """One mailing-list row given back with its certified mail article number: the envelope that served the notices
     it lists."""
 
-    row: int  # the row's place in the list given back (1: the first row under the header)
+    row: int  # the row as a spreadsheet shows the list given back: the header is row 1, the first envelope row 2
     mailing_no: int | None  # None: one notice named by its ID, issued before batches (no mailing-list row)
     notice_ids: tuple[str, ...]
     article_no: str  # digits only
     occupant: bool  # the copy to the occupant at the site address, not the owner's letter
+    list_name: str = "the mailing list"  # the file given back, as the clerk named it ("mailing-list.csv")
+
+    @property
+    def place(self) -> str:
+        """Where the row is, as the clerk finds it in the spreadsheet: "row 4 of mailing-list.csv"."""
+        return row_place(self.row, self.list_name)
+
+
+def row_place(row: int | str, list_name: str) -> str:
+    """A row of a mailing list given back, named as a spreadsheet shows it (the header is row 1), with the file, so
+    every message naming a row points at the line the clerk sees.
+
+    Examples
+    --------
+    >>> row_place(4, "mailing-list.csv")
+    'row 4 of mailing-list.csv'
+    """
+    return f"row {row} of {list_name}"
 
 
 def article_number(text: str) -> str:
@@ -1344,7 +1362,7 @@ class MailingRecord:
     problems: tuple[str, ...]
 
 
-def mailing_record(rows: pd.DataFrame) -> MailingRecord:
+def mailing_record(rows: pd.DataFrame, *, list_name: str = "the mailing list") -> MailingRecord:
     """The envelopes a batch's mailing list, given back with ``certified_article_no`` filled in, names with their
     article numbers, and how many rows have none yet (not mailed, or not typed in: they are left as they are).
 
@@ -1353,7 +1371,8 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
     own; a row that lists several notices is one envelope and gives them one), or one notice on two owners' rows.
     The register adds what it finds (an
     unknown notice, a number it holds for another envelope) and refuses them all at once. A list without the columns
-    is refused at once (``AnalysisError``).
+    is refused at once (``AnalysisError``). Each row is named as a spreadsheet shows it, the header being row 1,
+    in ``list_name`` (the file's name): "row 4 of mailing-list.csv" is the fourth line the clerk sees.
 
     Examples
     --------
@@ -1362,6 +1381,8 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
     >>> found = mailing_record(rows)
     >>> found.mailings[0].notice_ids, found.mailings[0].article_no, found.empty, found.problems
     (('N-1', 'N-2'), '70190700000012345678', 1, ())
+    >>> found.mailings[0].place
+    'row 2 of the mailing list'
     """
     missing = [c for c in MAILING_RECORD_COLUMNS if c not in rows.columns]
     if missing:
@@ -1375,7 +1396,8 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
     seen: dict[str, int] = {}  # each number's row
     listed: dict[str, int] = {}  # each notice's row
     for i, row in enumerate(rows.to_dict("records")):
-        line = i + 1
+        line = i + 2  # as the spreadsheet numbers it: the header is row 1
+        at = row_place(line, list_name)
         given = str(row["certified_article_no"] if not _absent(row["certified_article_no"]) else "").strip()
         if not given:
             empty += 1
@@ -1383,20 +1405,23 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
         try:
             number = article_number(given)
         except AnalysisError as exc:
-            problems.append(f"row {line}: {str(exc).rstrip('.')}")
+            problems.append(f"{at}: {str(exc).rstrip('.')}")
             continue
         ids = tuple(n for n in (s.strip() for s in str(row["notice_ids"] or "").split(";")) if n)
         if not ids:
-            problems.append(f"row {line} gives article number {given} but lists no notice (its notice_ids is empty)")
+            problems.append(f"{at} gives article number {given} but lists no notice (its notice_ids is empty)")
             continue
         try:
             mailing_no = int(str(row["mailing_no"]).strip())
         except ValueError:
-            problems.append(f"row {line}: mailing_no {row['mailing_no']!r} is not the row's number in the list")
+            problems.append(
+                f"{at}: its mailing_no {row['mailing_no']!r} is not a number: give it back as the batch wrote it"
+            )
             continue
         if number in seen:
             problems.append(
-                f"article number {article_groups(number)} is given on rows {seen[number]} and {line}: each envelope "
+                f"article number {article_groups(number)} is given on rows {seen[number]} and {line} of {list_name}: "
+                "each envelope "
                 "has its own number"
             )
             continue
@@ -1406,12 +1431,13 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
             twice = [n for n in ids if n in listed]
             if twice:
                 problems.append(
-                    f"notice {twice[0]} is listed on rows {listed[twice[0]]} and {line}: it went in one letter, "
+                    f"notice {twice[0]} is listed on rows {listed[twice[0]]} and {line} of {list_name}: it went in one "
+                    "letter, "
                     "with one number"
                 )
                 continue
             listed |= dict.fromkeys(ids, line)
-        mailings.append(Mailing(line, mailing_no, ids, number, occupant))
+        mailings.append(Mailing(line, mailing_no, ids, number, occupant, list_name))
     return MailingRecord(tuple(mailings), empty, tuple(problems))
 
 
@@ -2125,6 +2151,7 @@ __all__ = [
     "article_groups",
     "article_number",
     "mailing_record",
+    "row_place",
     "mailing_words",
     "service_words",
     "MAILING_COLUMNS",

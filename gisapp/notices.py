@@ -906,14 +906,23 @@ def mark(
 
 
 def record_mailing(
-    register: Register, path: str | Path, *, actor: str, correct: bool = False, pause: Callable | None = None
+    register: Register,
+    path: str | Path,
+    *,
+    actor: str,
+    correct: bool = False,
+    pause: Callable | None = None,
+    name: str | None = None,
 ) -> dict:
     """Record the certified mail article numbers of a batch's mailing list given back (``mailing-list.csv`` with
     ``certified_article_no`` filled in from the receipts) on the notices each envelope served: every row checked
     (``analysis.notices.mailing_record``, then ``Register.record_mailing``), then all written in one transaction, or
-    nothing. Returns what was recorded and how many rows have no number yet (``empty``)."""
+    nothing. Returns what was recorded and how many rows have no number yet (``empty``).
+
+    Each row is named as the clerk's spreadsheet shows it, in ``name`` (the file's name as the clerk knows it: the
+    notices page's upload is saved under another; by default the file's own name): "row 4 of mailing-list.csv"."""
     table = read_table(str(path), what="The mailing list")
-    found = mailing_record(table)
+    found = mailing_record(table, list_name=name or Path(path).name)
     if found.mailings or found.problems:
         done = register.record_mailing(
             found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause

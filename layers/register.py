@@ -940,7 +940,7 @@ class Register:
             replaced = _numbers_given(mailings, held) if correct else {}
             for m in mailings:
                 by_id = m.mailing_no is None  # one notice named by its ID (``record_article_number``), no list
-                where = f"notice {', '.join(m.notice_ids)}" if by_id else f"row {m.row} (letter {m.mailing_no:04d})"
+                where = f"notice {', '.join(m.notice_ids)}" if by_id else f"{m.place} (letter {m.mailing_no:04d})"
                 unknown = [n for n in m.notice_ids if n not in held]
                 if unknown:
                     problems.append(f"{where}: the register holds no notice {', '.join(unknown)}")

@@ -489,7 +489,9 @@ def record_mailing():
         path = Path(folder) / (secure_filename(file.filename) or "mailing-list.csv")
         path.write_bytes(data)
         try:
-            done = notices_record_mailing(app_register(), path, actor=f"web:{g.user}", correct=correct)
+            done = notices_record_mailing(
+                app_register(), path, actor=f"web:{g.user}", correct=correct, name=file.filename
+            )
         except MailingConflictError as exc:
             return _back(
                 error=web_text(exc)

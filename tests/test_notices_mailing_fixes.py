@@ -1,0 +1,50 @@
+"""Recording the mailing of connection notices (`sewerplan notices record-mailing`, the notices page's mailing list
+form): the rows named as the clerk's spreadsheet shows them, a list that is not this register's, letters mailed
+before their date, a notice of a batch never issued, and the unfinished batches in `notices list --json`."""
+
+from __future__ import annotations
+
+import io
+import re
+
+from layers.register import Register
+from tests.conftest import csrf
+from tests.test_notices_service import N1, N2, N3, _given_back, _issue
+
+
+def _page_words(client, sent) -> str:
+    assert sent.status_code == 302
+    page = client.get(sent.headers["Location"]).get_data(as_text=True)
+    return " ".join(re.findall(r'id="(?:message|error)"[^>]*>([^<]*)<', page)).replace("&#34;", '"')
+
+
+# -- 1. rows as the spreadsheet numbers them --------------------------------------------------------------------------
+
+
+def test_a_row_is_named_as_the_spreadsheet_shows_it_with_its_file(runner, tmp_path):
+    """The third envelope's number is wrong: a spreadsheet shows it on line 4 (the header is line 1). It was called
+    "row 3", which is the second envelope's line."""
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    ids = _issue(reg, ("P1", "P2", "P3"), {"P1": 1, "P2": 2, "P3": 3})
+    reg.close()
+    rows = [(1, ids["P1"], N1), (2, ids["P2"], N2), (3, ids["P3"], "12345"), (4, "N-NOT-THERE", N3)]
+    back = _given_back(tmp_path / "mailing-list.csv", rows)
+    said = runner.invoke("notices", "record-mailing", "--from", back, "--register", tmp_path / "register.sqlite")
+    assert said.exit_code != 0
+    words = " ".join(said.stderr.split())
+    assert "row 4 of mailing-list.csv: '12345' is not a certified mail article number" in words
+    assert "row 5 of mailing-list.csv (letter 0004): the register holds no notice N-NOT-THERE" in words
+    assert "row 3:" not in words and "row 3 " not in words
+    twice = _given_back(tmp_path / "mailing-list.csv", [(1, ids["P1"], N1), (2, ids["P2"], N1)])
+    said = runner.invoke("notices", "record-mailing", "--from", twice, "--register", tmp_path / "register.sqlite")
+    assert "is given on rows 2 and 3 of mailing-list.csv" in " ".join(said.stderr.split())
+
+
+def test_the_notices_page_names_a_row_as_the_spreadsheet_shows_it_in_the_file_uploaded(app, client, tmp_path):
+    reg = Register(app.config["REGISTER"], create=True)
+    ids = _issue(reg, ("P1", "P2"), {"P1": 1, "P2": 2})
+    reg.close()
+    data = _given_back(tmp_path / "x.csv", [(1, ids["P1"], N1), (2, ids["P2"], "9.58907E+21")]).read_bytes()
+    form = {"csrf_token": csrf(client), "mailing_list": (io.BytesIO(data), "Batch March (2).csv")}
+    said = _page_words(client, client.post("/notices/mailing", data=form, content_type="multipart/form-data"))
+    assert "row 3 of Batch March (2).csv: 9.58907E+21 is a number a spreadsheet rounded" in said
