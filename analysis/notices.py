@@ -1441,6 +1441,39 @@ def mailing_record(rows: pd.DataFrame, *, list_name: str = "the mailing list") -
     return MailingRecord(tuple(mailings), empty, tuple(problems))
 
 
+def listed_notices(rows: pd.DataFrame) -> list[str]:
+    """Every notice ID a mailing list names, on every row (with an article number or not), once each, in order: what
+    tells whose list it is.
+
+    Examples
+    --------
+    >>> listed_notices(pd.DataFrame({"notice_ids": ["N-1; N-2", "", None, "N-2"]}))
+    ['N-1', 'N-2']
+    """
+    if "notice_ids" not in rows.columns:
+        return []
+    cells = rows["notice_ids"].dropna().astype(str).str.split(";").explode().str.strip()
+    return list(dict.fromkeys(cells[cells != ""]))
+
+
+# Below this share of its notices held by the register, a mailing list is another register's (another town's, or
+# another store's batch), said once rather than as one "the register holds no notice" per row.
+FOREIGN_LIST_SHARE = 0.1
+
+
+def not_this_registers(listed: int, held: int) -> bool:
+    """Whether a mailing list naming ``listed`` notices, of which the register holds ``held``, is another register's:
+    none or almost none (under ``FOREIGN_LIST_SHARE``) of at least two. A list of one notice the register lacks is
+    no clue (a typed ID): its row is named as any other.
+
+    Examples
+    --------
+    >>> not_this_registers(90, 0), not_this_registers(90, 3), not_this_registers(90, 45), not_this_registers(1, 0)
+    (True, True, False, False)
+    """
+    return listed >= 2 and held < listed * FOREIGN_LIST_SHARE
+
+
 def _absent(value) -> bool:
     return value is None or (not isinstance(value, str) and pd.isna(value))
 
@@ -2151,6 +2184,8 @@ __all__ = [
     "article_groups",
     "article_number",
     "mailing_record",
+    "listed_notices",
+    "not_this_registers",
     "row_place",
     "mailing_words",
     "service_words",

@@ -650,6 +650,10 @@ def record_mailing(from_path, notice_id, article_no, correct, store, register_ur
             str(exc)
             .replace("record the list again as a correction", "record the list again with --correct")
             .replace(
+                "give the list back to the register of the town and store that issued it",
+                "give the list back to the register of the town and store that issued it (its --store or --register)",
+            )
+            .replace(
                 "record its article number by the notice's ID, one notice at a time",
                 "record its article number by the notice's ID, one notice at a time "
                 "(`sewerplan notices record-mailing --notice NOTICE --article-no NUMBER`)",

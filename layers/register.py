@@ -1144,6 +1144,16 @@ class Register:
             row = con.execute(sa.select(batches).where(batches.c.batch_id == batch_id)).mappings().first()
         return dict(row) if row else None
 
+    def held_notices(self, notice_ids: Sequence[str]) -> set[str]:
+        """Which of ``notice_ids`` the register holds (a read; notices are never deleted, so no lock is needed): to
+        tell a mailing list given back to the wrong register before any of its rows is checked."""
+        held: set[str] = set()
+        with self.engine.connect() as con:
+            for part in _chunks(sorted(set(notice_ids))):
+                query = sa.select(notices.c.notice_id).where(notices.c.notice_id.in_(part))
+                held.update(con.execute(query).scalars())
+        return held
+
     def batches(self, status: str | None = None) -> list[dict]:
         query = sa.select(batches).order_by(batches.c.created_at.desc())
         if status:

@@ -7,6 +7,10 @@ from __future__ import annotations
 import io
 import re
 
+import pytest
+
+from gisapp import notices as service
+from layers.errors import LayerError
 from layers.register import Register
 from tests.conftest import csrf
 from tests.test_notices_service import N1, N2, N3, _given_back, _issue
@@ -48,3 +52,42 @@ def test_the_notices_page_names_a_row_as_the_spreadsheet_shows_it_in_the_file_up
     form = {"csrf_token": csrf(client), "mailing_list": (io.BytesIO(data), "Batch March (2).csv")}
     said = _page_words(client, client.post("/notices/mailing", data=form, content_type="multipart/form-data"))
     assert "row 3 of Batch March (2).csv: 9.58907E+21 is a number a spreadsheet rounded" in said
+
+
+# -- 2. a list that is not this register's ---------------------------------------------------------------------------
+
+
+def test_another_registers_list_is_said_once_naming_its_batch_and_nothing_is_recorded(runner, tmp_path):
+    """Another store's batch list given to this register was refused with one "the register holds no notice" per
+    row (90 of them in a real batch). It is said once, naming the batch its folder is called after."""
+    ours = Register(str(tmp_path / "ours.sqlite"), create=True)
+    _issue(ours, ("P1",), {"P1": 1})
+    events = ours.table_counts()["events"]
+    ours.close()
+    theirs = Register(str(tmp_path / "theirs.sqlite"), create=True)
+    parcels = tuple(f"Q{i}" for i in range(1, 13))
+    ids = _issue(theirs, parcels, {p: i for i, p in enumerate(parcels, 1)})
+    batch_id = theirs.batches()[0]["batch_id"]
+    theirs.close()
+    (tmp_path / batch_id).mkdir()
+    rows = [(i, ids[p], f"9589 0710 5270 0123 4567 {i:02d}") for i, p in enumerate(parcels, 1)]
+    back = _given_back(tmp_path / batch_id / "mailing-list.csv", rows)
+    said = runner.invoke("notices", "record-mailing", "--from", back, "--register", tmp_path / "ours.sqlite")
+    assert said.exit_code != 0
+    words = " ".join(said.stderr.split())
+    assert "mailing-list.csv is not this register's mailing list: none of its 12 notices is in the register" in words
+    assert f"it looks like batch {batch_id}'s list" in words and "(its --store or --register)" in words
+    assert "holds no notice" not in words and "problem(s)" not in words
+    ours = Register(str(tmp_path / "ours.sqlite"))
+    assert ours.table_counts()["events"] == events and ours.listing()["certified_article_no"].isna().all()
+    ours.close()
+
+
+def test_a_list_with_one_notice_mistyped_is_still_checked_row_by_row(register, tmp_path):
+    ids = _issue(register, ("P1", "P2"), {"P1": 1, "P2": 2})
+    back = _given_back(tmp_path / "back.csv", [(1, ids["P1"], N1), (2, "N-TYPO", N2)])
+    with pytest.raises(LayerError) as refused:
+        service.record_mailing(register, back, actor="clerk")
+    said = str(refused.value)
+    assert "row 3 of back.csv (letter 0002): the register holds no notice N-TYPO" in said
+    assert "not this register's" not in said
