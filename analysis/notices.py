@@ -1352,6 +1352,35 @@ def mailing_words(done: Mapping) -> str:
     return " ".join(said)
 
 
+def mailing_warnings(done: Mapping) -> list[str]:
+    """What recording a mailing list must not leave unsaid, one paragraph each, said apart from ``mailing_words``
+    so that it stands out (the command prints each on its own line, the notices page as a warning): article numbers
+    recorded before the date their letters state (``before_date_words``)."""
+    return [before_date_words(b, done["today"]) for b in done.get("before_date") or ()]
+
+
+def before_date_words(batch: Mapping, today: str) -> str:
+    """The warning for article numbers recorded before the date their letters state (``Register.record_mailing``'s
+    ``before_date``): a receipt postmarked before a letter's date does not show it was mailed on that date, and the
+    notice period runs from that date. What to do either way, in words for the command line and the page alike.
+
+    Examples
+    --------
+    >>> print(before_date_words({"batch_id": "B1", "dated": "2027-02-22", "notices": 2, "days": 7}, "2027-02-15"))
+    Warning: the letters of batch B1 are dated 2027-02-22, 7 day(s) after today (2027-02-15), and the article numbers of 2 of its notices were recorded today. A certified mail receipt postmarked before the date a letter states does not show the letter was mailed on that date, and the notice period runs from that date. If they are not mailed yet, mail them on 2027-02-22 or later (the numbers recorded stay right). If they were mailed already, the notices' date is not the day they were mailed: withdraw those notices and give notice again dated the day the letters are mailed. Each notice's events record this warning.
+    """  # noqa: E501
+    dated = batch["dated"]
+    return (
+        f"Warning: the letters of batch {batch['batch_id']} are dated {dated}, {batch['days']} day(s) after today "
+        f"({today}), and the article numbers of {batch['notices']} of its notices were recorded today. "
+        "A certified mail receipt postmarked before the date a letter states does not show the letter was mailed on "
+        "that date, and the notice period runs from that date. "
+        f"If they are not mailed yet, mail them on {dated} or later (the numbers recorded stay right). "
+        "If they were mailed already, the notices' date is not the day they were mailed: withdraw those notices and "
+        "give notice again dated the day the letters are mailed. Each notice's events record this warning."
+    )
+
+
 @dataclass(frozen=True)
 class MailingRecord:
     """What a mailing list given back holds: its envelopes with their article numbers, how many rows have none yet,
@@ -2184,6 +2213,8 @@ __all__ = [
     "article_groups",
     "article_number",
     "mailing_record",
+    "before_date_words",
+    "mailing_warnings",
     "listed_notices",
     "not_this_registers",
     "row_place",

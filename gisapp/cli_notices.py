@@ -21,7 +21,13 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from analysis.notices import SERVED_IN_PERSON, mailing_address, mailing_words, service_record_words
+from analysis.notices import (
+    SERVED_IN_PERSON,
+    mailing_address,
+    mailing_warnings,
+    mailing_words,
+    service_record_words,
+)
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
@@ -663,6 +669,8 @@ def record_mailing(from_path, notice_id, article_no, correct, store, register_ur
         click.echo(json.dumps(done, indent=2))
         return
     click.echo(mailing_words(done))
+    for warning in mailing_warnings(done):
+        click.echo(warning)
 
 
 @notices.command("record-service")

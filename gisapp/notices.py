@@ -932,11 +932,12 @@ def record_mailing(
     found = mailing_record(table, list_name=list_name)
     if found.mailings or found.problems:
         done = register.record_mailing(
-            found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause
+            found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause, today=today()
         )
     else:
         done = dict.fromkeys(("letters", "recorded", "corrected", "unchanged"), 0)
         done |= dict.fromkeys(("occupant_copies", "occupant_recorded", "occupant_corrected", "occupant_unchanged"), 0)
+        done |= {"before_date": []}
     return done | {"empty": found.empty, "rows": len(table)}
 
 

@@ -886,6 +886,7 @@ class Register:
         correct: bool = False,
         problems: Sequence[str] = (),
         pause: Callable[[int], None] | None = None,
+        today: dt.date | None = None,
     ) -> dict:
         """Record the certified mail article number of each envelope (``analysis.notices.Mailing``: a mailing-list
         row given back) on every notice it served, with an event each, in one transaction: all or nothing.
@@ -905,6 +906,11 @@ class Register:
         wrong in the list itself
         (``analysis.notices.mailing_record``), refused with the rest. ``pause(i)`` is called between writes (for
         tests that kill it).
+
+        A number recorded ``today`` for a letter dated after it (a receipt that would be postmarked before the date
+        its letter states, and the notice period runs from that date) is recorded, since the register keeps what
+        happened, but never silently: ``before_date`` lists each such batch with its letters' date and how many
+        notices, and each notice gets a ``mailed before its date`` event saying so, in the same transaction.
         """
         wanted = sorted({n for m in mailings for n in m.notice_ids})
         numbers = sorted({m.article_no for m in mailings})
@@ -914,6 +920,8 @@ class Register:
         done = {"letters": 0, "recorded": 0, "corrected": 0, "unchanged": 0}
         # the copies to the occupant, apart: their envelopes, and their numbers on the notices they copy
         done |= {"occupant_copies": 0, "occupant_recorded": 0, "occupant_corrected": 0, "occupant_unchanged": 0}
+        early: dict[tuple, int] = {}  # (batch, letters' date): notices whose number is recorded before that date
+        early_notices: dict[str, dt.date] = {}
         with self.transaction() as con:
             if not self.is_sqlite:  # two lists recorded at once are checked one after the other
                 con.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MAILING_LOCK})
@@ -1028,6 +1036,10 @@ class Register:
                     else:
                         writes.append((r["notice_id"], column, old, m.article_no))
                         done[key.format("corrected" if old else "recorded")] += 1
+                        dated = _date(r["issued_date"])
+                        if today is not None and dated is not None and dated > today:
+                            early[(r["batch_id"], dated)] = early.get((r["batch_id"], dated), 0) + 1
+                            early_notices[r["notice_id"]] = dated
             if problems:
                 # The first few, and how many more: a list given back with every number wrong (a whole batch
                 # typed again after it was recorded) was told all 520 in one 70,000-character sentence.
@@ -1056,8 +1068,26 @@ class Register:
                 if changed != 1:  # changed since it was read: impossible under the lock, refused all the same
                     raise LayerError(f"Notice {notice_id} changed while the list was recorded: nothing was written.")
                 _event(con, actor, notice_id, "corrected" if old else "mailed", column, old, new)
+                if notice_id in early_notices:
+                    dated = early_notices[notice_id]
+                    _event(
+                        con,
+                        actor,
+                        notice_id,
+                        "mailed before its date",
+                        "note",
+                        None,
+                        f"article number {article_groups(new)} recorded on {today.isoformat()}, "
+                        f"{(dated - today).days} day(s) before the date of its letter, {dated.isoformat()}",
+                    )
                 if pause:
                     pause(i)
+        done["before_date"] = [
+            {"batch_id": b, "dated": d.isoformat(), "notices": n, "days": (d - today).days}
+            for (b, d), n in sorted(early.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
+        ]
+        if today is not None:
+            done["today"] = today.isoformat()
         return done
 
     def record_service(

@@ -91,3 +91,56 @@ def test_a_list_with_one_notice_mistyped_is_still_checked_row_by_row(register, t
     said = str(refused.value)
     assert "row 3 of back.csv (letter 0002): the register holds no notice N-TYPO" in said
     assert "not this register's" not in said
+
+
+# -- 3. letters mailed before their date -----------------------------------------------------------------------------
+
+
+def test_numbers_recorded_before_the_letters_date_are_warned_about_in_the_output_and_the_events(runner, tmp_path):
+    """Letters dated 2027-03-01 (the tests' batches), numbers recorded on 2027-02-15: they were recorded with no
+    word that the receipts would be postmarked two weeks before the date the letters state."""
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    ids = _issue(reg, ("P1", "P2"), {"P1": 1, "P2": 2})
+    batch_id = reg.batches()[0]["batch_id"]
+    reg.close()
+    back = _given_back(tmp_path / "back.csv", [(1, ids["P1"], N1), (2, ids["P2"], "")])
+    where = ("--register", tmp_path / "register.sqlite")
+    said = runner.invoke("notices", "record-mailing", "--from", back, *where, ok=True).stdout
+    assert said.startswith("Recorded the article numbers of 1 letter(s)")
+    warning = " ".join(said.split("\n", 1)[1].split())
+    assert warning.startswith(
+        f"Warning: the letters of batch {batch_id} are dated 2027-03-01, 14 day(s) after today (2027-02-15), and the "
+        "article numbers of 1 of its notices were recorded today."
+    )
+    assert "mail them on 2027-03-01 or later" in warning
+    reg = Register(str(tmp_path / "register.sqlite"))
+    early = [e for e in reg.events_of(ids["P1"]) if e["action"] == "mailed before its date"]
+    assert [e["new_value"] for e in early] == [
+        f"article number {N1} recorded on 2027-02-15, 14 day(s) before the date of its letter, 2027-03-01"
+    ]
+    assert not [e for e in reg.events_of(ids["P2"]) if e["action"] == "mailed before its date"]
+    reg.close()
+    # The same list again changes nothing, and warns of nothing new.
+    again = runner.invoke("notices", "record-mailing", "--from", back, *where, "--json", ok=True).stdout
+    assert '"before_date": []' in again
+
+
+def test_numbers_recorded_on_the_letters_date_are_not_warned_about(runner, tmp_path, monkeypatch):
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-03-01")
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    ids = _issue(reg, ("P1",), {"P1": 1})
+    reg.close()
+    back = _given_back(tmp_path / "back.csv", [(1, ids["P1"], N1)])
+    said = runner.invoke("notices", "record-mailing", "--from", back, "--register", tmp_path / "register.sqlite")
+    assert said.exit_code == 0 and "Warning" not in said.stdout
+
+
+def test_the_notices_page_warns_of_numbers_recorded_before_the_letters_date(app, client, tmp_path):
+    reg = Register(app.config["REGISTER"], create=True)
+    ids = _issue(reg, ("P1",), {"P1": 1})
+    reg.close()
+    data = _given_back(tmp_path / "x.csv", [(1, ids["P1"], N1)]).read_bytes()
+    form = {"csrf_token": csrf(client), "mailing_list": (io.BytesIO(data), "mailing-list.csv")}
+    said = _page_words(client, client.post("/notices/mailing", data=form, content_type="multipart/form-data"))
+    assert "Recorded the article numbers of 1 letter(s)" in said
+    assert "Warning: the letters of batch" in said and "14 day(s) after today" in said
