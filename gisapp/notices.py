@@ -915,6 +915,7 @@ def record_mailing(
     correct: bool = False,
     pause: Callable | None = None,
     name: str | None = None,
+    web: bool = False,
 ) -> dict:
     """Record the certified mail article numbers of a batch's mailing list given back (``mailing-list.csv`` with
     ``certified_article_no`` filled in from the receipts) on the notices each envelope served: every row checked
@@ -922,7 +923,9 @@ def record_mailing(
     nothing. Returns what was recorded and how many rows have no number yet (``empty``).
 
     Each row is named as the clerk's spreadsheet shows it, in ``name`` (the file's name as the clerk knows it: the
-    notices page's upload is saved under another; by default the file's own name): "row 4 of mailing-list.csv"."""
+    notices page's upload is saved under another; by default the file's own name): "row 4 of mailing-list.csv".
+    A row naming a notice of an unfinished batch is refused saying how that batch is settled, in the command's words
+    or (``web``) the notices page's buttons (``settle_words``)."""
     table = read_table(str(path), what="The mailing list")
     list_name = name or Path(path).name
     listed = listed_notices(table)
@@ -931,9 +934,19 @@ def record_mailing(
         raise LayerError(_not_this_registers(register, table, listed, held, list_name, path))
     found = mailing_record(table, list_name=list_name)
     if found.mailings or found.problems:
-        done = register.record_mailing(
-            found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause, today=today()
-        )
+        try:
+            done = register.record_mailing(
+                found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause, today=today()
+            )
+        except LayerError as exc:
+            how = [
+                settle_words(batch, web=web)
+                for batch_id in getattr(exc, "unfinished_batches", ())
+                if (batch := register.batch(batch_id)) and batch["status"] == "prepared"
+            ]
+            if not how:
+                raise
+            raise type(exc)(f"{exc} To settle: " + "; ".join(how) + ".") from None
     else:
         done = dict.fromkeys(("letters", "recorded", "corrected", "unchanged"), 0)
         done |= dict.fromkeys(("occupant_copies", "occupant_recorded", "occupant_corrected", "occupant_unchanged"), 0)

@@ -54,6 +54,7 @@ from analysis.notices import (
     connection_day_problem,
     deadline_after_service,
     overdue_before,
+    row_place,
     service_rule,
 )
 from analysis.profiles import MAX_PERIOD_DAYS
@@ -891,8 +892,10 @@ class Register:
         """Record the certified mail article number of each envelope (``analysis.notices.Mailing``: a mailing-list
         row given back) on every notice it served, with an event each, in one transaction: all or nothing.
 
-        Refused, every problem named at once and nothing written: a notice the register does not hold; one that was
-        never mailed (cancelled, or its batch still being written) or is no notice given by letter (a record); a row
+        Refused, every problem named at once and nothing written: a notice the register does not hold; one of a batch
+        never issued (cancelled, or unfinished: said once per batch with its rows, and the unfinished batches' IDs
+        kept on the refusal as ``unfinished_batches`` for the caller to say how each is settled) or no notice given
+        by letter (a record); a row
         whose ``mailing_no`` is not the letter the register holds for its notices (a list edited, or another batch's);
         a number the register already holds for another envelope; and a notice that already holds another number
         (``MailingConflictError``), unless ``correct``, which replaces it, the old number kept in the event. A
@@ -922,6 +925,9 @@ class Register:
         done |= {"occupant_copies": 0, "occupant_recorded": 0, "occupant_corrected": 0, "occupant_unchanged": 0}
         early: dict[tuple, int] = {}  # (batch, letters' date): notices whose number is recorded before that date
         early_notices: dict[str, dt.date] = {}
+        # Notices of a batch never issued (prepared: unfinished; or cancelled), by batch: where its problem is said,
+        # and the list's rows that name it.
+        unissued: dict[tuple, tuple[int, list]] = {}
         with self.transaction() as con:
             if not self.is_sqlite:  # two lists recorded at once are checked one after the other
                 con.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MAILING_LOCK})
@@ -965,10 +971,13 @@ class Register:
                     if r["notice_type"] not in GIVEN_BY_LETTER:
                         problems.append(f"{where}: {n} is a {r['notice_type']}, not a notice given by letter")
                     elif r["status"] in ("prepared", "cancelled"):
-                        state = (
-                            "was cancelled, never mailed" if r["status"] == "cancelled" else "is still being written"
-                        )
-                        problems.append(f"{where}: notice {n} of batch {r['batch_id']} {state}")
+                        # Said once per batch, where its first row is, with every row of it (below).
+                        batch_key = (r["batch_id"], r["status"])
+                        if batch_key not in unissued:
+                            unissued[batch_key] = (len(problems), [])
+                            problems.append("")
+                        if not unissued[batch_key][1] or unissued[batch_key][1][-1] is not m:
+                            unissued[batch_key][1].append(m)
                     elif r["batch_id"] is None and not by_id:
                         problems.append(
                             f"{where}: notice {n} was issued before batches (before migration 0003): its letter had no "
@@ -1040,6 +1049,8 @@ class Register:
                         if today is not None and dated is not None and dated > today:
                             early[(r["batch_id"], dated)] = early.get((r["batch_id"], dated), 0) + 1
                             early_notices[r["notice_id"]] = dated
+            for (batch_id, status), (at, rows_of) in unissued.items():
+                problems[at] = _unissued_words(batch_id, status, rows_of)
             if problems:
                 # The first few, and how many more: a list given back with every number wrong (a whole batch
                 # typed again after it was recorded) was told all 520 in one 70,000-character sentence.
@@ -1051,11 +1062,14 @@ class Register:
                     + "."
                 )
                 if conflicts:
-                    raise MailingConflictError(
-                        text + " If the register's number is the one that is wrong, record the list again as a "
+                    text += (
+                        " If the register's number is the one that is wrong, record the list again as a "
                         "correction: each number replaced is kept in its notice's events."
                     )
-                raise LayerError(text)
+                refused = MailingConflictError(text) if conflicts else LayerError(text)
+                # the unfinished batches named, for the caller to say how each is settled
+                refused.unfinished_batches = [b for (b, status) in unissued if status == "prepared" and b]
+                raise refused
             for i, (notice_id, column, old, new) in enumerate(writes):
                 held_now = notices.c[column]
                 changed = con.execute(
@@ -1748,6 +1762,36 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
         if column in frame.columns:
             frame[column] = frame[column].map(lambda v: _date(v) if v is not None and not pd.isna(v) else None)
     return frame
+
+
+def _unissued_words(batch_id: str | None, status: str, rows: list) -> str:
+    """Why a mailing list's rows naming notices of a batch never issued take no article number: said once for the
+    batch, naming its rows (``analysis.notices.Mailing``). They were called "still being written", which a batch a
+    stopped process left unfinished is not. How to settle an unfinished one the caller says: the register cannot see
+    whether its writer is alive (``gisapp.notices.settle_words``)."""
+    listed = [m for m in rows if m.mailing_no is not None]
+    named = [f"notice {', '.join(m.notice_ids)}" for m in rows if m.mailing_no is None]
+    if listed:
+        numbers = [str(m.row) for m in listed[:MAILING_PROBLEMS_SHOWN]]
+        rest = len(listed) - len(numbers)
+        if len(listed) == 1:
+            place = row_place(numbers[0], listed[0].list_name)
+        elif rest:
+            place = f"rows {', '.join(numbers)} and {rest} more of {listed[0].list_name}"
+        else:
+            place = f"rows {', '.join(numbers[:-1])} and {numbers[-1]} of {listed[0].list_name}"
+        named.insert(0, place)
+    where = "; ".join(named)
+    if status == "cancelled":
+        return (
+            f"{where}: batch {batch_id} was cancelled, never issued: its letters were not to be mailed and its notices "
+            "run no deadline; its parcels are noticed again in a later batch, whose own mailing list takes the numbers"
+        )
+    return (
+        f"{where}: batch {batch_id} was never issued: it is unfinished (its notices are prepared, no deadline runs, "
+        "and none of its letters was mailed as far as the register knows): settle the batch first, then give the list "
+        "back"
+    )
 
 
 def _envelope(row) -> tuple:

@@ -4,6 +4,7 @@ before their date, a notice of a batch never issued, and the unfinished batches 
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import re
 
@@ -144,3 +145,57 @@ def test_the_notices_page_warns_of_numbers_recorded_before_the_letters_date(app,
     said = _page_words(client, client.post("/notices/mailing", data=form, content_type="multipart/form-data"))
     assert "Recorded the article numbers of 1 letter(s)" in said
     assert "Warning: the letters of batch" in said and "14 day(s) after today" in said
+
+
+# -- 4. a notice of a batch never issued -----------------------------------------------------------------------------
+
+
+def _prepared(reg: Register, parcels: tuple[str, ...], folder) -> tuple[str, list[str]]:
+    """A batch left prepared by an `issue` that stopped: its folder is there, no process holds its lock."""
+    from layers.register import new_batch_id
+    from tests.test_notices_service import DAY, _due
+
+    batch_id = new_batch_id(DAY)
+    done = reg.prepare_batch(
+        _due(*parcels),
+        batch_id=batch_id,
+        kind="connection",
+        notice_date=DAY,
+        deadline=DAY + dt.timedelta(days=90),
+        folder=str(folder),
+        actor="t",
+        profile=("fort-plain", "v"),
+    )
+    return batch_id, [n["notice_id"] for n in done["notices"]]
+
+
+def test_a_notice_of_an_unfinished_batch_is_said_to_be_unfinished_once_with_how_to_settle_it(runner, tmp_path):
+    """The batch's writer stopped long ago; its rows were each called "still being written"."""
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    ids = _issue(reg, ("P1",), {"P1": 1})
+    (tmp_path / "out").mkdir()
+    batch_id, unfinished = _prepared(reg, ("P2", "P3"), tmp_path / "out")
+    reg.close()
+    rows = [(1, ids["P1"], N1), (1, unfinished[0], N2), (2, unfinished[1], N3)]
+    back = _given_back(tmp_path / "mailing-list.csv", rows)
+    said = runner.invoke("notices", "record-mailing", "--from", back, "--register", tmp_path / "register.sqlite")
+    assert said.exit_code != 0
+    words = " ".join(said.stderr.split())
+    assert "being written" not in words
+    assert "(1 problem(s))" in words
+    assert f"rows 3 and 4 of mailing-list.csv: batch {batch_id} was never issued: it is unfinished" in words
+    assert (
+        f"To settle: batch {batch_id} was left unfinished by a process that stopped: `sewerplan notices resume "
+        in words
+    )
+
+
+def test_a_notice_of_a_cancelled_batch_is_said_to_be_of_a_batch_never_issued(register, tmp_path):
+    batch_id, notices = _prepared(register, ("P9",), tmp_path)
+    register.cancel_batch(batch_id, actor="t", why="test")
+    back = _given_back(tmp_path / "back.csv", [(1, notices[0], N1)])
+    with pytest.raises(LayerError) as refused:
+        service.record_mailing(register, back, actor="clerk")
+    said = str(refused.value)
+    assert f"row 2 of back.csv: batch {batch_id} was cancelled, never issued: its letters were not to be mailed" in said
+    assert "To settle" not in said

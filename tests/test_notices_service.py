@@ -305,7 +305,7 @@ def test_a_cancelled_notice_and_a_record_take_no_article_number(register, tmp_pa
     back = _given_back(tmp_path / "back.csv", [(1, cancelled, N1), (2, record, N2)])
     with pytest.raises(LayerError) as refused:
         service.record_mailing(register, back, actor="clerk")
-    assert f"notice {cancelled} of batch {batch_id} was cancelled, never mailed" in str(refused.value)
+    assert f"row 2 of back.csv: batch {batch_id} was cancelled, never issued" in str(refused.value)
     assert f"{record} is a record, not a notice given by letter" in str(refused.value)
     assert register.listing()["served_by"].isna().all()  # never served: no method recorded either
 

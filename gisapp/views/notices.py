@@ -490,7 +490,7 @@ def record_mailing():
         path.write_bytes(data)
         try:
             done = notices_record_mailing(
-                app_register(), path, actor=f"web:{g.user}", correct=correct, name=file.filename
+                app_register(), path, actor=f"web:{g.user}", correct=correct, name=file.filename, web=True
             )
         except MailingConflictError as exc:
             return _back(
