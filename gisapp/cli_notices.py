@@ -432,7 +432,7 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
     day = (as_of if as_of else _notices.today()) if overdue else None
     register = _open(register_url, store)
     table = register.listing(status=status, overdue_on=day)
-    unfinished = _notices.unfinished_lines(register, table)  # said once below the table, not on each row
+    unfinished = _notices.unfinished_listed(register, table)  # said once below the table, not on each row
     if csv_path:
         taken = LayerError(f"{csv_path} already exists: give a new file name for the export.")
         if Path(csv_path).exists():
@@ -446,7 +446,7 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
         for row, original in zip(records, table.to_dict("records"), strict=True):
             for k in ("issued_date", "deadline", "served_on", "connected_on"):
                 row[k] = original[k].isoformat() if original.get(k) is not None else None
-        click.echo(json.dumps({"notices": records}, indent=2))
+        click.echo(json.dumps({"notices": records, "unfinished": unfinished}, indent=2))
         return
     if table.empty:  # a sentence, not a table's title over an empty header
         click.echo(f"No notices{f' overdue on {day}' if day else ''}{f' with status {status}' if status else ''}.")
@@ -481,7 +481,7 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
     for row in rows:
         out.add_row(*row)
     console.print(out)
-    for line in [*_served_lines(table), *unfinished]:
+    for line in [*_served_lines(table), *(b["said"] for b in unfinished)]:
         click.echo(textwrap.fill(line, width=console.width))
     if csv_path:
         click.echo(f"All {len(table.columns)} columns written to {csv_path}.")

@@ -730,21 +730,33 @@ def unfinished_batch(register: Register, exc: UnfinishedBatchError, *, web: bool
     return LayerError(f"{exc}. {how[0].upper()}{how[1:]}; {exc.then}.")
 
 
-def unfinished_lines(register: Register, listed: pd.DataFrame) -> list[str]:
-    """What `notices list` says once below its table for the listed notices of unfinished batches (status
-    prepared): how many each batch holds and what settles it. None where none is listed."""
+def unfinished_listed(register: Register, listed: pd.DataFrame) -> list[dict]:
+    """The unfinished batches (still prepared) of the listed notices, one each, as `notices list --json` gives them
+    (``unfinished``): ``batch_id``, how many listed ``notices`` it holds, its ``notice_date`` and ``deadline``, what
+    settles it as it stands (``settle``, ``settle_words``) and the line the text table is followed by (``said``,
+    once per batch, not on each row): the JSON lacked what the text said."""
     prepared = listed[listed["status"] == "prepared"]
-    lines = []
+    out = []
     for batch_id, group in prepared.groupby("batch_id", sort=True):
         batch = register.batch(str(batch_id))
         if batch is None or batch["status"] != "prepared":
             continue
         how = settle_words(batch)
-        lines.append(
+        said = (
             f"{count(len(group), 'notice')} listed as prepared belong to batch {batch_id}, which was never issued "
             f"(no deadline runs, and none was mailed as far as the register knows): {how}."
         )
-    return lines
+        out.append(
+            {
+                "batch_id": str(batch_id),
+                "notices": len(group),
+                "notice_date": batch["notice_date"].isoformat(),
+                "deadline": batch["deadline"].isoformat(),
+                "settle": how[0].upper() + how[1:] + ".",
+                "said": said,
+            }
+        )
+    return out
 
 
 def interrupted(batch: dict) -> bool:

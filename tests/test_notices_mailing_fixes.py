@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import json
 import re
 
 import pytest
@@ -199,3 +200,25 @@ def test_a_notice_of_a_cancelled_batch_is_said_to_be_of_a_batch_never_issued(reg
     said = str(refused.value)
     assert f"row 2 of back.csv: batch {batch_id} was cancelled, never issued: its letters were not to be mailed" in said
     assert "To settle" not in said
+
+
+# -- 5. `notices list --json` names the unfinished batches as the text does ---------------------------------------
+
+
+def test_notices_list_json_carries_the_unfinished_batch_and_what_settles_it(runner, tmp_path):
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    _issue(reg, ("P1",), {"P1": 1})
+    (tmp_path / "out").mkdir()
+    batch_id, _ = _prepared(reg, ("P2", "P3"), tmp_path / "out")
+    reg.close()
+    where = ("--register", tmp_path / "register.sqlite")
+    text = " ".join(runner.invoke("notices", "list", *where, ok=True).stdout.split())
+    doc = json.loads(runner.invoke("notices", "list", *where, "--json", ok=True).stdout)
+    assert len(doc["notices"]) == 3
+    [batch] = doc["unfinished"]
+    assert (batch["batch_id"], batch["notices"], batch["notice_date"]) == (batch_id, 2, "2027-03-01")
+    assert batch["settle"].startswith(f"Batch {batch_id} was left unfinished by a process that stopped: `sewerplan")
+    assert f"`sewerplan notices resume {batch_id}`" in batch["settle"]
+    assert batch["said"] in text
+    issued = json.loads(runner.invoke("notices", "list", *where, "--status", "open", "--json", ok=True).stdout)
+    assert issued["unfinished"] == []
