@@ -5,6 +5,7 @@ before their date, a notice of a batch never issued, and the unfinished batches 
 from __future__ import annotations
 
 import datetime as dt
+import html
 import io
 import json
 import re
@@ -21,7 +22,7 @@ from tests.test_notices_service import N1, N2, N3, _given_back, _issue
 def _page_words(client, sent) -> str:
     assert sent.status_code == 302
     page = client.get(sent.headers["Location"]).get_data(as_text=True)
-    return " ".join(re.findall(r'id="(?:message|error)"[^>]*>([^<]*)<', page)).replace("&#34;", '"')
+    return html.unescape(" ".join(re.findall(r'id="(?:message|error)"[^>]*>([^<]*)<', page)))
 
 
 # -- 1. rows as the spreadsheet numbers them --------------------------------------------------------------------------
@@ -222,3 +223,30 @@ def test_notices_list_json_carries_the_unfinished_batch_and_what_settles_it(runn
     assert batch["said"] in text
     issued = json.loads(runner.invoke("notices", "list", *where, "--status", "open", "--json", ok=True).stdout)
     assert issued["unfinished"] == []
+
+
+def test_the_notices_page_says_a_list_is_another_registers_and_how_an_unfinished_batch_is_settled(
+    app, client, tmp_path
+):
+    """The page's upload goes through the same function: once, in the page's words (its buttons, no commands)."""
+    other = Register(str(tmp_path / "other.sqlite"), create=True)
+    theirs = _issue(other, ("Q1", "Q2", "Q3"), {"Q1": 1, "Q2": 2, "Q3": 3})
+    other.close()
+    reg = Register(app.config["REGISTER"], create=True)
+    ours = _issue(reg, ("P1",), {"P1": 1})
+    (tmp_path / "out").mkdir()
+    batch_id, unfinished = _prepared(reg, ("P2",), tmp_path / "out")
+    reg.close()
+    token = csrf(client)
+
+    def give(rows, name="mailing-list.csv"):
+        data = _given_back(tmp_path / "x.csv", rows).read_bytes()
+        form = {"csrf_token": token, "mailing_list": (io.BytesIO(data), name)}
+        return _page_words(client, client.post("/notices/mailing", data=form, content_type="multipart/form-data"))
+
+    said = give([(i, theirs[p], "") for i, p in enumerate(("Q1", "Q2", "Q3"), 1)], "B20270301-ABC123 list.csv")
+    assert "B20270301-ABC123 list.csv is not this register's mailing list: none of its 3 notices is" in said
+    assert "it looks like batch B20270301-ABC123's list" in said and "--" not in said
+    said = give([(1, ours["P1"], N1), (2, unfinished[0], N2)])
+    assert f"row 3 of mailing-list.csv: batch {batch_id} was never issued: it is unfinished" in said
+    assert '"Settle interrupted batches" under Batches' in said and "sewerplan" not in said
