@@ -945,10 +945,11 @@ def record_mailing(
     if not_this_registers(len(listed), len(held)):
         raise LayerError(_not_this_registers(register, table, listed, held, list_name, path))
     found = mailing_record(table, list_name=list_name)
+    day = today()  # the day of the recording: a letter dated after it is warned about
     if found.mailings or found.problems:
         try:
             done = register.record_mailing(
-                found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause, today=today()
+                found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause, today=day
             )
         except LayerError as exc:
             how = [
@@ -963,7 +964,7 @@ def record_mailing(
         done = dict.fromkeys(("letters", "recorded", "corrected", "unchanged"), 0)
         done |= dict.fromkeys(("occupant_copies", "occupant_recorded", "occupant_corrected", "occupant_unchanged"), 0)
         done |= {"before_date": []}
-    return done | {"empty": found.empty, "rows": len(table)}
+    return done | {"empty": found.empty, "rows": len(table), "today": day.isoformat()}
 
 
 _BATCH_ID = re.compile(r"B\d{8}-[0-9A-F]{6}")
