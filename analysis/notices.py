@@ -1061,11 +1061,29 @@ class Mailing:
     """One mailing-list row given back with its certified mail article number: the envelope that served the notices
     it lists."""
 
-    row: int  # the row's place in the list given back (1: the first row under the header)
+    row: int  # the row as a spreadsheet shows the list given back: the header is row 1, the first envelope row 2
     mailing_no: int | None  # None: one notice named by its ID, issued before batches (no mailing-list row)
     notice_ids: tuple[str, ...]
     article_no: str  # digits only
     occupant: bool  # the copy to the occupant at the site address, not the owner's letter
+    list_name: str = "the mailing list"  # the file given back, as the clerk named it ("mailing-list.csv")
+
+    @property
+    def place(self) -> str:
+        """Where the row is, as the clerk finds it in the spreadsheet: "row 4 of mailing-list.csv"."""
+        return row_place(self.row, self.list_name)
+
+
+def row_place(row: int | str, list_name: str) -> str:
+    """A row of a mailing list given back, named as a spreadsheet shows it (the header is row 1), with the file, so
+    every message naming a row points at the line the clerk sees.
+
+    Examples
+    --------
+    >>> row_place(4, "mailing-list.csv")
+    'row 4 of mailing-list.csv'
+    """
+    return f"row {row} of {list_name}"
 
 
 def article_number(text: str) -> str:
@@ -1351,6 +1369,35 @@ def mailing_words(done: Mapping) -> str:
     return " ".join(said)
 
 
+def mailing_warnings(done: Mapping) -> list[str]:
+    """What recording a mailing list must not leave unsaid, one paragraph each, said apart from ``mailing_words``
+    so that it stands out (the command prints each on its own line, the notices page as a warning): article numbers
+    recorded before the date their letters state (``before_date_words``)."""
+    return [before_date_words(b, done["today"]) for b in done.get("before_date") or ()]
+
+
+def before_date_words(batch: Mapping, today: str) -> str:
+    """The warning for article numbers recorded before the date their letters state (``Register.record_mailing``'s
+    ``before_date``): a receipt postmarked before a letter's date does not show it was mailed on that date, and the
+    notice period runs from that date. What to do either way, in words for the command line and the page alike.
+
+    Examples
+    --------
+    >>> print(before_date_words({"batch_id": "B1", "dated": "2027-02-22", "notices": 2, "days": 7}, "2027-02-15"))
+    Warning: the letters of batch B1 are dated 2027-02-22, 7 day(s) after today (2027-02-15), and the article numbers of 2 of its notices were recorded today. A certified mail receipt postmarked before the date a letter states does not show the letter was mailed on that date, and the notice period runs from that date. If they are not mailed yet, mail them on 2027-02-22 or later (the numbers recorded stay right). If they were mailed already, the notices' date is not the day they were mailed: withdraw those notices and give notice again dated the day the letters are mailed. Each notice's events record this warning.
+    """  # noqa: E501
+    dated = batch["dated"]
+    return (
+        f"Warning: the letters of batch {batch['batch_id']} are dated {dated}, {batch['days']} day(s) after today "
+        f"({today}), and the article numbers of {batch['notices']} of its notices were recorded today. "
+        "A certified mail receipt postmarked before the date a letter states does not show the letter was mailed on "
+        "that date, and the notice period runs from that date. "
+        f"If they are not mailed yet, mail them on {dated} or later (the numbers recorded stay right). "
+        "If they were mailed already, the notices' date is not the day they were mailed: withdraw those notices and "
+        "give notice again dated the day the letters are mailed. Each notice's events record this warning."
+    )
+
+
 @dataclass(frozen=True)
 class MailingRecord:
     """What a mailing list given back holds: its envelopes with their article numbers, how many rows have none yet,
@@ -1361,7 +1408,7 @@ class MailingRecord:
     problems: tuple[str, ...]
 
 
-def mailing_record(rows: pd.DataFrame) -> MailingRecord:
+def mailing_record(rows: pd.DataFrame, *, list_name: str = "the mailing list") -> MailingRecord:
     """The envelopes a batch's mailing list, given back with ``certified_article_no`` filled in, names with their
     article numbers, and how many rows have none yet (not mailed, or not typed in: they are left as they are).
 
@@ -1370,7 +1417,8 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
     own; a row that lists several notices is one envelope and gives them one), or one notice on two owners' rows.
     The register adds what it finds (an
     unknown notice, a number it holds for another envelope) and refuses them all at once. A list without the columns
-    is refused at once (``AnalysisError``).
+    is refused at once (``AnalysisError``). Each row is named as a spreadsheet shows it, the header being row 1,
+    in ``list_name`` (the file's name): "row 4 of mailing-list.csv" is the fourth line the clerk sees.
 
     Examples
     --------
@@ -1379,6 +1427,8 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
     >>> found = mailing_record(rows)
     >>> found.mailings[0].notice_ids, found.mailings[0].article_no, found.empty, found.problems
     (('N-1', 'N-2'), '70190700000012345678', 1, ())
+    >>> found.mailings[0].place
+    'row 2 of the mailing list'
     """
     missing = [c for c in MAILING_RECORD_COLUMNS if c not in rows.columns]
     if missing:
@@ -1392,7 +1442,8 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
     seen: dict[str, int] = {}  # each number's row
     listed: dict[str, int] = {}  # each notice's row
     for i, row in enumerate(rows.to_dict("records")):
-        line = i + 1
+        line = i + 2  # as the spreadsheet numbers it: the header is row 1
+        at = row_place(line, list_name)
         given = str(row["certified_article_no"] if not _absent(row["certified_article_no"]) else "").strip()
         if not given:
             empty += 1
@@ -1400,20 +1451,23 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
         try:
             number = article_number(given)
         except AnalysisError as exc:
-            problems.append(f"row {line}: {str(exc).rstrip('.')}")
+            problems.append(f"{at}: {str(exc).rstrip('.')}")
             continue
         ids = tuple(n for n in (s.strip() for s in str(row["notice_ids"] or "").split(";")) if n)
         if not ids:
-            problems.append(f"row {line} gives article number {given} but lists no notice (its notice_ids is empty)")
+            problems.append(f"{at} gives article number {given} but lists no notice (its notice_ids is empty)")
             continue
         try:
             mailing_no = int(str(row["mailing_no"]).strip())
         except ValueError:
-            problems.append(f"row {line}: mailing_no {row['mailing_no']!r} is not the row's number in the list")
+            problems.append(
+                f"{at}: its mailing_no {row['mailing_no']!r} is not a number: give it back as the batch wrote it"
+            )
             continue
         if number in seen:
             problems.append(
-                f"article number {article_groups(number)} is given on rows {seen[number]} and {line}: each envelope "
+                f"article number {article_groups(number)} is given on rows {seen[number]} and {line} of {list_name}: "
+                "each envelope "
                 "has its own number"
             )
             continue
@@ -1423,13 +1477,47 @@ def mailing_record(rows: pd.DataFrame) -> MailingRecord:
             twice = [n for n in ids if n in listed]
             if twice:
                 problems.append(
-                    f"notice {twice[0]} is listed on rows {listed[twice[0]]} and {line}: it went in one letter, "
+                    f"notice {twice[0]} is listed on rows {listed[twice[0]]} and {line} of {list_name}: it went in one "
+                    "letter, "
                     "with one number"
                 )
                 continue
             listed |= dict.fromkeys(ids, line)
-        mailings.append(Mailing(line, mailing_no, ids, number, occupant))
+        mailings.append(Mailing(line, mailing_no, ids, number, occupant, list_name))
     return MailingRecord(tuple(mailings), empty, tuple(problems))
+
+
+def listed_notices(rows: pd.DataFrame) -> list[str]:
+    """Every notice ID a mailing list names, on every row (with an article number or not), once each, in order: what
+    tells whose list it is.
+
+    Examples
+    --------
+    >>> listed_notices(pd.DataFrame({"notice_ids": ["N-1; N-2", "", None, "N-2"]}))
+    ['N-1', 'N-2']
+    """
+    if "notice_ids" not in rows.columns:
+        return []
+    cells = rows["notice_ids"].dropna().astype(str).str.split(";").explode().str.strip()
+    return list(dict.fromkeys(cells[cells != ""]))
+
+
+# Below this share of its notices held by the register, a mailing list is another register's (another town's, or
+# another store's batch), said once rather than as one "the register holds no notice" per row.
+FOREIGN_LIST_SHARE = 0.1
+
+
+def not_this_registers(listed: int, held: int) -> bool:
+    """Whether a mailing list naming ``listed`` notices, of which the register holds ``held``, is another register's:
+    none or almost none (under ``FOREIGN_LIST_SHARE``) of at least two. A list of one notice the register lacks is
+    no clue (a typed ID): its row is named as any other.
+
+    Examples
+    --------
+    >>> not_this_registers(90, 0), not_this_registers(90, 3), not_this_registers(90, 45), not_this_registers(1, 0)
+    (True, True, False, False)
+    """
+    return listed >= 2 and held < listed * FOREIGN_LIST_SHARE
 
 
 def _absent(value) -> bool:
@@ -2211,6 +2299,11 @@ __all__ = [
     "article_groups",
     "article_number",
     "mailing_record",
+    "before_date_words",
+    "mailing_warnings",
+    "listed_notices",
+    "not_this_registers",
+    "row_place",
     "mailing_words",
     "service_words",
     "MAILING_COLUMNS",

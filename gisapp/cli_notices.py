@@ -21,7 +21,13 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from analysis.notices import SERVED_IN_PERSON, mailing_address, mailing_words, service_record_words
+from analysis.notices import (
+    SERVED_IN_PERSON,
+    mailing_address,
+    mailing_warnings,
+    mailing_words,
+    service_record_words,
+)
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
@@ -426,7 +432,7 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
     day = (as_of if as_of else _notices.today()) if overdue else None
     register = _open(register_url, store)
     table = register.listing(status=status, overdue_on=day)
-    unfinished = _notices.unfinished_lines(register, table)  # said once below the table, not on each row
+    unfinished = _notices.unfinished_listed(register, table)  # said once below the table, not on each row
     if csv_path:
         taken = LayerError(f"{csv_path} already exists: give a new file name for the export.")
         if Path(csv_path).exists():
@@ -440,7 +446,7 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
         for row, original in zip(records, table.to_dict("records"), strict=True):
             for k in ("issued_date", "deadline", "served_on", "connected_on"):
                 row[k] = original[k].isoformat() if original.get(k) is not None else None
-        click.echo(json.dumps({"notices": records}, indent=2))
+        click.echo(json.dumps({"notices": records, "unfinished": unfinished}, indent=2))
         return
     if table.empty:  # a sentence, not a table's title over an empty header
         click.echo(f"No notices{f' overdue on {day}' if day else ''}{f' with status {status}' if status else ''}.")
@@ -475,7 +481,7 @@ def list_notices(overdue, as_of, status, csv_path, store, register_url, as_json)
     for row in rows:
         out.add_row(*row)
     console.print(out)
-    for line in [*_served_lines(table), *unfinished]:
+    for line in [*_served_lines(table), *(b["said"] for b in unfinished)]:
         click.echo(textwrap.fill(line, width=console.width))
     if csv_path:
         click.echo(f"All {len(table.columns)} columns written to {csv_path}.")
@@ -650,6 +656,10 @@ def record_mailing(from_path, notice_id, article_no, correct, store, register_ur
             str(exc)
             .replace("record the list again as a correction", "record the list again with --correct")
             .replace(
+                "give the list back to the register of the town and store that issued it",
+                "give the list back to the register of the town and store that issued it (its --store or --register)",
+            )
+            .replace(
                 "record its article number by the notice's ID, one notice at a time",
                 "record its article number by the notice's ID, one notice at a time "
                 "(`sewerplan notices record-mailing --notice NOTICE --article-no NUMBER`)",
@@ -659,6 +669,8 @@ def record_mailing(from_path, notice_id, article_no, correct, store, register_ur
         click.echo(json.dumps(done, indent=2))
         return
     click.echo(mailing_words(done))
+    for warning in mailing_warnings(done):
+        click.echo(warning)
 
 
 @notices.command("record-service")

@@ -43,20 +43,22 @@ from analysis.notices import (
     compose_letters,
     deadline_flag,
     letter_maps,
+    listed_notices,
     mailing_list,
     mailing_record,
     municipality_name,
+    not_this_registers,
     occupant_letters,
     past_deadline,
     period_problem,
     plan_notices,
     plan_violations,
 )
-from analysis.profiles import MAX_PERIOD_DAYS, Profile
+from analysis.profiles import MAX_PERIOD_DAYS, Profile, available_profiles, load_profile
 from analysis.units import feet_per_unit
 from gisapp.words import already_noticed, count, sentence_end
 from layers.atomic import same_file
-from layers.errors import LayerError
+from layers.errors import LayerError, redact_url
 from layers.fonts import PRINTABLE
 from layers.letters import ALL_LETTERS, LABELS, MAILING_LIST, MANIFEST, address_overflow, verify_batch, write_batch
 from layers.read import read_table
@@ -728,21 +730,33 @@ def unfinished_batch(register: Register, exc: UnfinishedBatchError, *, web: bool
     return LayerError(f"{exc}. {how[0].upper()}{how[1:]}; {exc.then}.")
 
 
-def unfinished_lines(register: Register, listed: pd.DataFrame) -> list[str]:
-    """What `notices list` says once below its table for the listed notices of unfinished batches (status
-    prepared): how many each batch holds and what settles it. None where none is listed."""
+def unfinished_listed(register: Register, listed: pd.DataFrame) -> list[dict]:
+    """The unfinished batches (still prepared) of the listed notices, one each, as `notices list --json` gives them
+    (``unfinished``): ``batch_id``, how many listed ``notices`` it holds, its ``notice_date`` and ``deadline``, what
+    settles it as it stands (``settle``, ``settle_words``) and the line the text table is followed by (``said``,
+    once per batch, not on each row): the JSON lacked what the text said."""
     prepared = listed[listed["status"] == "prepared"]
-    lines = []
+    out = []
     for batch_id, group in prepared.groupby("batch_id", sort=True):
         batch = register.batch(str(batch_id))
         if batch is None or batch["status"] != "prepared":
             continue
         how = settle_words(batch)
-        lines.append(
+        said = (
             f"{count(len(group), 'notice')} listed as prepared belong to batch {batch_id}, which was never issued "
             f"(no deadline runs, and none was mailed as far as the register knows): {how}."
         )
-    return lines
+        out.append(
+            {
+                "batch_id": str(batch_id),
+                "notices": len(group),
+                "notice_date": batch["notice_date"].isoformat(),
+                "deadline": batch["deadline"].isoformat(),
+                "settle": how[0].upper() + how[1:] + ".",
+                "said": said,
+            }
+        )
+    return out
 
 
 def interrupted(batch: dict) -> bool:
@@ -906,22 +920,100 @@ def mark(
 
 
 def record_mailing(
-    register: Register, path: str | Path, *, actor: str, correct: bool = False, pause: Callable | None = None
+    register: Register,
+    path: str | Path,
+    *,
+    actor: str,
+    correct: bool = False,
+    pause: Callable | None = None,
+    name: str | None = None,
+    web: bool = False,
 ) -> dict:
     """Record the certified mail article numbers of a batch's mailing list given back (``mailing-list.csv`` with
     ``certified_article_no`` filled in from the receipts) on the notices each envelope served: every row checked
     (``analysis.notices.mailing_record``, then ``Register.record_mailing``), then all written in one transaction, or
-    nothing. Returns what was recorded and how many rows have no number yet (``empty``)."""
+    nothing. Returns what was recorded and how many rows have no number yet (``empty``).
+
+    Each row is named as the clerk's spreadsheet shows it, in ``name`` (the file's name as the clerk knows it: the
+    notices page's upload is saved under another; by default the file's own name): "row 4 of mailing-list.csv".
+    A row naming a notice of an unfinished batch is refused saying how that batch is settled, in the command's words
+    or (``web``) the notices page's buttons (``settle_words``)."""
     table = read_table(str(path), what="The mailing list")
-    found = mailing_record(table)
+    list_name = name or Path(path).name
+    listed = listed_notices(table)
+    held = register.held_notices(listed)
+    if not_this_registers(len(listed), len(held)):
+        raise LayerError(_not_this_registers(register, table, listed, held, list_name, path))
+    found = mailing_record(table, list_name=list_name)
+    day = today()  # the day of the recording: a letter dated after it is warned about
     if found.mailings or found.problems:
-        done = register.record_mailing(
-            found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause
-        )
+        try:
+            done = register.record_mailing(
+                found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause, today=day
+            )
+        except LayerError as exc:
+            how = [
+                settle_words(batch, web=web)
+                for batch_id in getattr(exc, "unfinished_batches", ())
+                if (batch := register.batch(batch_id)) and batch["status"] == "prepared"
+            ]
+            if not how:
+                raise
+            raise type(exc)(f"{exc} To settle: " + "; ".join(how) + ".") from None
     else:
         done = dict.fromkeys(("letters", "recorded", "corrected", "unchanged"), 0)
         done |= dict.fromkeys(("occupant_copies", "occupant_recorded", "occupant_corrected", "occupant_unchanged"), 0)
-    return done | {"empty": found.empty, "rows": len(table)}
+        done |= {"before_date": []}
+    return done | {"empty": found.empty, "rows": len(table), "today": day.isoformat()}
+
+
+_BATCH_ID = re.compile(r"B\d{8}-[0-9A-F]{6}")
+
+
+def _not_this_registers(
+    register: Register, table: pd.DataFrame, listed: list[str], held: set[str], name: str, path: str | Path
+) -> str:
+    """Said once, for a mailing list given back to a register that holds none (or almost none) of its notices: each
+    row was refused as "the register holds no notice", 90 times. Names what the list looks like it belongs to, where
+    the file says: the batch its folder or name is called after, the town whose law its notices cite."""
+    some = f"only {len(held)} of its {len(listed)} notices are" if held else f"none of its {len(listed)} notices is"
+    where = register.path or redact_url(register.url)
+    said = [f"{name} is not this register's mailing list: {some} in the register {where}"]
+    looks = []
+    for batch_id in dict.fromkeys(_BATCH_ID.findall(f"{path} {name}")):  # a batch folder's name, or a file's
+        mine = " (a batch of this register, whose notices are not these)" if register.batch(batch_id) else ""
+        looks.append(f"batch {batch_id}'s list{mine}")
+    sections = sorted({str(v).strip() for v in table.get("section", pd.Series(dtype=str)).dropna()} - {""})
+    if sections:
+        towns = _towns_citing(sections)
+        law = f" (the law of the {' or the '.join(towns)})" if towns else ""
+        looks.append(f"its notices cite {', '.join(sections)}{law}")
+    if looks:
+        said.append(f"it looks like {', and '.join(looks)}" if len(looks) > 1 or "list" in looks[0] else looks[0])
+    own = register.batches()[:3]
+    said.append(
+        "this register's latest batches are "
+        + "; ".join(f"{b['batch_id']} ({b['profile']}, {b['status']})" for b in own)
+        if own
+        else "this register holds no batch yet"
+    )
+    return (
+        "; ".join(said)
+        + ". Nothing was recorded: give the list back to the register of the town and store that issued it, or give "
+        "this register's own batch's mailing list."
+    )
+
+
+def _towns_citing(sections: list[str]) -> list[str]:
+    """The municipalities of the bundled profiles whose rules cite every one of ``sections`` ("§ 144-4": the Village
+    of Fort Plain), to say whose a mailing list given to the wrong register looks like."""
+    towns = []
+    for name in available_profiles():
+        profile = load_profile(name)
+        cited = {getattr(rule, "section", None) for rule in profile.rules().values()}
+        if set(sections) <= cited:
+            towns.append(municipality_name(profile.municipality))
+    return towns
 
 
 # -- violations ---------------------------------------------------------------------------------------------------

@@ -54,6 +54,7 @@ from analysis.notices import (
     connection_day_problem,
     deadline_after_service,
     overdue_before,
+    row_place,
     service_rule,
 )
 from analysis.profiles import MAX_PERIOD_DAYS
@@ -886,12 +887,15 @@ class Register:
         correct: bool = False,
         problems: Sequence[str] = (),
         pause: Callable[[int], None] | None = None,
+        today: dt.date | None = None,
     ) -> dict:
         """Record the certified mail article number of each envelope (``analysis.notices.Mailing``: a mailing-list
         row given back) on every notice it served, with an event each, in one transaction: all or nothing.
 
-        Refused, every problem named at once and nothing written: a notice the register does not hold; one that was
-        never mailed (cancelled, or its batch still being written) or is no notice given by letter (a record); a row
+        Refused, every problem named at once and nothing written: a notice the register does not hold; one of a batch
+        never issued (cancelled, or unfinished: said once per batch with its rows, and the unfinished batches' IDs
+        kept on the refusal as ``unfinished_batches`` for the caller to say how each is settled) or no notice given
+        by letter (a record); a row
         whose ``mailing_no`` is not the letter the register holds for its notices (a list edited, or another batch's);
         a number the register already holds for another envelope; and a notice that already holds another number
         (``MailingConflictError``), unless ``correct``, which replaces it, the old number kept in the event. A
@@ -905,6 +909,11 @@ class Register:
         wrong in the list itself
         (``analysis.notices.mailing_record``), refused with the rest. ``pause(i)`` is called between writes (for
         tests that kill it).
+
+        A number recorded ``today`` for a letter dated after it (a receipt that would be postmarked before the date
+        its letter states, and the notice period runs from that date) is recorded, since the register keeps what
+        happened, but never silently: ``before_date`` lists each such batch with its letters' date and how many
+        notices, and each notice gets a ``mailed before its date`` event saying so, in the same transaction.
         """
         wanted = sorted({n for m in mailings for n in m.notice_ids})
         numbers = sorted({m.article_no for m in mailings})
@@ -914,6 +923,11 @@ class Register:
         done = {"letters": 0, "recorded": 0, "corrected": 0, "unchanged": 0}
         # the copies to the occupant, apart: their envelopes, and their numbers on the notices they copy
         done |= {"occupant_copies": 0, "occupant_recorded": 0, "occupant_corrected": 0, "occupant_unchanged": 0}
+        early: dict[tuple, int] = {}  # (batch, letters' date): notices whose number is recorded before that date
+        early_notices: dict[str, dt.date] = {}
+        # Notices of a batch never issued (prepared: unfinished; or cancelled), by batch: where its problem is said,
+        # and the list's rows that name it.
+        unissued: dict[tuple, tuple[int, list]] = {}
         with self.transaction() as con:
             if not self.is_sqlite:  # two lists recorded at once are checked one after the other
                 con.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_MAILING_LOCK})
@@ -940,7 +954,7 @@ class Register:
             replaced = _numbers_given(mailings, held) if correct else {}
             for m in mailings:
                 by_id = m.mailing_no is None  # one notice named by its ID (``record_article_number``), no list
-                where = f"notice {', '.join(m.notice_ids)}" if by_id else f"row {m.row} (letter {m.mailing_no:04d})"
+                where = f"notice {', '.join(m.notice_ids)}" if by_id else f"{m.place} (letter {m.mailing_no:04d})"
                 unknown = [n for n in m.notice_ids if n not in held]
                 if unknown:
                     problems.append(f"{where}: the register holds no notice {', '.join(unknown)}")
@@ -957,10 +971,13 @@ class Register:
                     if r["notice_type"] not in GIVEN_BY_LETTER:
                         problems.append(f"{where}: {n} is a {r['notice_type']}, not a notice given by letter")
                     elif r["status"] in ("prepared", "cancelled"):
-                        state = (
-                            "was cancelled, never mailed" if r["status"] == "cancelled" else "is still being written"
-                        )
-                        problems.append(f"{where}: notice {n} of batch {r['batch_id']} {state}")
+                        # Said once per batch, where its first row is, with every row of it (below).
+                        batch_key = (r["batch_id"], r["status"])
+                        if batch_key not in unissued:
+                            unissued[batch_key] = (len(problems), [])
+                            problems.append("")
+                        if not unissued[batch_key][1] or unissued[batch_key][1][-1] is not m:
+                            unissued[batch_key][1].append(m)
                     elif r["batch_id"] is None and not by_id:
                         problems.append(
                             f"{where}: notice {n} was issued before batches (before migration 0003): its letter had no "
@@ -1028,6 +1045,12 @@ class Register:
                     else:
                         writes.append((r["notice_id"], column, old, m.article_no))
                         done[key.format("corrected" if old else "recorded")] += 1
+                        dated = _date(r["issued_date"])
+                        if today is not None and dated is not None and dated > today:
+                            early[(r["batch_id"], dated)] = early.get((r["batch_id"], dated), 0) + 1
+                            early_notices[r["notice_id"]] = dated
+            for (batch_id, status), (at, rows_of) in unissued.items():
+                problems[at] = _unissued_words(batch_id, status, rows_of)
             if problems:
                 # The first few, and how many more: a list given back with every number wrong (a whole batch
                 # typed again after it was recorded) was told all 520 in one 70,000-character sentence.
@@ -1039,11 +1062,14 @@ class Register:
                     + "."
                 )
                 if conflicts:
-                    raise MailingConflictError(
-                        text + " If the register's number is the one that is wrong, record the list again as a "
+                    text += (
+                        " If the register's number is the one that is wrong, record the list again as a "
                         "correction: each number replaced is kept in its notice's events."
                     )
-                raise LayerError(text)
+                refused = MailingConflictError(text) if conflicts else LayerError(text)
+                # the unfinished batches named, for the caller to say how each is settled
+                refused.unfinished_batches = [b for (b, status) in unissued if status == "prepared" and b]
+                raise refused
             for i, (notice_id, column, old, new) in enumerate(writes):
                 held_now = notices.c[column]
                 changed = con.execute(
@@ -1056,8 +1082,26 @@ class Register:
                 if changed != 1:  # changed since it was read: impossible under the lock, refused all the same
                     raise LayerError(f"Notice {notice_id} changed while the list was recorded: nothing was written.")
                 _event(con, actor, notice_id, "corrected" if old else "mailed", column, old, new)
+                if notice_id in early_notices:
+                    dated = early_notices[notice_id]
+                    _event(
+                        con,
+                        actor,
+                        notice_id,
+                        "mailed before its date",
+                        "note",
+                        None,
+                        f"article number {article_groups(new)} recorded on {today.isoformat()}, "
+                        f"{(dated - today).days} day(s) before the date of its letter, {dated.isoformat()}",
+                    )
                 if pause:
                     pause(i)
+        done["before_date"] = [
+            {"batch_id": b, "dated": d.isoformat(), "notices": n, "days": (d - today).days}
+            for (b, d), n in sorted(early.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
+        ]
+        if today is not None:
+            done["today"] = today.isoformat()
         return done
 
     def record_service(
@@ -1143,6 +1187,16 @@ class Register:
         with self.engine.connect() as con:
             row = con.execute(sa.select(batches).where(batches.c.batch_id == batch_id)).mappings().first()
         return dict(row) if row else None
+
+    def held_notices(self, notice_ids: Sequence[str]) -> set[str]:
+        """Which of ``notice_ids`` the register holds (a read; notices are never deleted, so no lock is needed): to
+        tell a mailing list given back to the wrong register before any of its rows is checked."""
+        held: set[str] = set()
+        with self.engine.connect() as con:
+            for part in _chunks(sorted(set(notice_ids))):
+                query = sa.select(notices.c.notice_id).where(notices.c.notice_id.in_(part))
+                held.update(con.execute(query).scalars())
+        return held
 
     def batches(self, status: str | None = None) -> list[dict]:
         query = sa.select(batches).order_by(batches.c.created_at.desc())
@@ -1708,6 +1762,36 @@ def _typed(frame: pd.DataFrame) -> pd.DataFrame:
         if column in frame.columns:
             frame[column] = frame[column].map(lambda v: _date(v) if v is not None and not pd.isna(v) else None)
     return frame
+
+
+def _unissued_words(batch_id: str | None, status: str, rows: list) -> str:
+    """Why a mailing list's rows naming notices of a batch never issued take no article number: said once for the
+    batch, naming its rows (``analysis.notices.Mailing``). They were called "still being written", which a batch a
+    stopped process left unfinished is not. How to settle an unfinished one the caller says: the register cannot see
+    whether its writer is alive (``gisapp.notices.settle_words``)."""
+    listed = [m for m in rows if m.mailing_no is not None]
+    named = [f"notice {', '.join(m.notice_ids)}" for m in rows if m.mailing_no is None]
+    if listed:
+        numbers = [str(m.row) for m in listed[:MAILING_PROBLEMS_SHOWN]]
+        rest = len(listed) - len(numbers)
+        if len(listed) == 1:
+            place = row_place(numbers[0], listed[0].list_name)
+        elif rest:
+            place = f"rows {', '.join(numbers)} and {rest} more of {listed[0].list_name}"
+        else:
+            place = f"rows {', '.join(numbers[:-1])} and {numbers[-1]} of {listed[0].list_name}"
+        named.insert(0, place)
+    where = "; ".join(named)
+    if status == "cancelled":
+        return (
+            f"{where}: batch {batch_id} was cancelled, never issued: its letters were not to be mailed and its notices "
+            "run no deadline; its parcels are noticed again in a later batch, whose own mailing list takes the numbers"
+        )
+    return (
+        f"{where}: batch {batch_id} was never issued: it is unfinished (its notices are prepared, no deadline runs, "
+        "and none of its letters was mailed as far as the register knows): settle the batch first, then give the list "
+        "back"
+    )
 
 
 def _envelope(row) -> tuple:

@@ -91,7 +91,7 @@ def test_an_owners_and_an_occupants_numbers_swapped_are_put_right_with_a_correct
         # P1 takes P2's number and P2 P3's, but P3 is not in the list and still holds it
         ([(1, "{P1}", N2), (2, "{P2}", N3)], "article number {N3} is already recorded for notice {P3} (letter 0003"),
         # one number on two rows of the list
-        ([(1, "{P1}", N2), (2, "{P2}", N2)], "article number {N2} is given on rows 1 and 2"),
+        ([(1, "{P1}", N2), (2, "{P2}", N2)], "article number {N2} is given on rows 2 and 3 of "),
     ],
 )
 def test_a_correction_still_refuses_a_number_held_elsewhere_or_given_twice(register, tmp_path, rows, says):

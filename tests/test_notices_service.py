@@ -232,15 +232,21 @@ def test_record_mailing_records_each_envelopes_number_on_every_notice_it_served_
 @pytest.mark.parametrize(
     ("rows", "says"),
     [
-        ([(1, "N-NOT-THERE", N1)], r"row 1 \(letter 0001\): the register holds no notice N-NOT-THERE"),
-        ([(1, "{P1}", N1), (2, "{P2}", N1)], r"article number 7019 0700 0000 1234 5671 is given on rows 1 and 2"),
+        ([(1, "N-NOT-THERE", N1)], r"row 2 of back.csv \(letter 0001\): the register holds no notice N-NOT-THERE"),
+        (
+            [(1, "{P1}", N1), (2, "{P2}", N1)],
+            r"article number 7019 0700 0000 1234 5671 is given on rows 2 and 3 of back.csv",
+        ),
         ([(2, "{P1}", N1)], r"notice N-\w+ went in letter 0001 of batch B\d{8}-\w{6}, not this row's"),
         (
             [(1, "{P1}", N1), (2, "{P2}", N2), (3, "{P3}", "9.58907E+21")],
-            r"row 3: 9.58907E\+21 is a number a spreadsheet",
+            r"row 4 of back.csv: 9.58907E\+21 is a number a spreadsheet",
         ),
         ([(1, "{P1}", "7019 0700 0000 1234")], r"has 16 digit\(s\)"),
-        ([(1, "{P1}", N1), (1, "{P1}", N2)], r"notice N-\w+ is listed on rows 1 and 2: it went in one letter"),
+        (
+            [(1, "{P1}", N1), (1, "{P1}", N2)],
+            r"notice N-\w+ is listed on rows 2 and 3 of back.csv: it went in one letter",
+        ),
     ],
 )
 def test_record_mailing_refuses_a_list_it_cannot_trust_by_name_and_writes_nothing(register, tmp_path, rows, says):
@@ -260,8 +266,8 @@ def test_every_problem_of_a_list_is_named_at_once_its_own_and_the_registers(regi
     back = _given_back(tmp_path / "back.csv", [(1, "N-TYPO", N1), (2, ids["P2"], "9.58907E+21")])
     with pytest.raises(LayerError, match=r"\(2 problem\(s\)\)") as refused:
         service.record_mailing(register, back, actor="clerk")
-    assert "row 2: 9.58907E+21 is a number a spreadsheet rounded" in str(refused.value)
-    assert "row 1 (letter 0001): the register holds no notice N-TYPO" in str(refused.value)
+    assert "row 3 of back.csv: 9.58907E+21 is a number a spreadsheet rounded" in str(refused.value)
+    assert "row 2 of back.csv (letter 0001): the register holds no notice N-TYPO" in str(refused.value)
 
 
 def test_a_number_held_by_another_envelope_or_a_notice_holding_another_is_refused_by_name(register, tmp_path):
@@ -299,7 +305,7 @@ def test_a_cancelled_notice_and_a_record_take_no_article_number(register, tmp_pa
     back = _given_back(tmp_path / "back.csv", [(1, cancelled, N1), (2, record, N2)])
     with pytest.raises(LayerError) as refused:
         service.record_mailing(register, back, actor="clerk")
-    assert f"notice {cancelled} of batch {batch_id} was cancelled, never mailed" in str(refused.value)
+    assert f"row 2 of back.csv: batch {batch_id} was cancelled, never issued" in str(refused.value)
     assert f"{record} is a record, not a notice given by letter" in str(refused.value)
     assert register.listing()["served_by"].isna().all()  # never served: no method recorded either
 
@@ -341,8 +347,8 @@ def test_an_occupants_copy_is_checked_as_an_owners_envelope_is(register, tmp_pat
     )
     before = _state(register)
     # the owner's number of P1 given again as P2's occupant copy: one envelope, one number
-    with pytest.raises(LayerError, match=f"row 1 \\(letter 0004\\): article number {N1} is already recorded for "
-                       f"notice {ids['P1']} \\(letter 0001 of batch"):  # fmt: skip
+    with pytest.raises(LayerError, match=f"row 2 of b.csv \\(letter 0004\\): article number {N1} is already "
+                       f"recorded for notice {ids['P1']} \\(letter 0001 of batch"):  # fmt: skip
         service.record_mailing(register, _given_back(tmp_path / "b.csv", [(4, ids["P2"], N1)], occupant=4), actor="c")
     # another number for P1's occupant copy: refused unless a correction, then kept in the events
     with pytest.raises(
@@ -380,9 +386,9 @@ def test_a_notice_issued_before_batches_is_refused_in_a_list_saying_how_and_reco
     with pytest.raises(LayerError) as refused:
         service.record_mailing(reg, _given_back(tmp_path / "a.csv", [(1, "N-OLD", N1)]), actor="clerk")
     assert (
-        "row 1 (letter 0001): notice N-OLD was issued before batches (before migration 0003): its letter had no "
-        "mailing-list row, so no list can be matched to it; record its article number by the notice's ID, one notice "
-        "at a time" in str(refused.value)
+        "row 2 of a.csv (letter 0001): notice N-OLD was issued before batches (before migration 0003): its letter had "
+        "no mailing-list row, so no list can be matched to it; record its article number by the notice's ID, one "
+        "notice at a time" in str(refused.value)
     )
     assert "batch None" not in str(refused.value)
     done = reg.record_article_number("N-OLD", N1, actor="clerk")
@@ -596,8 +602,10 @@ def test_a_list_wrong_in_every_row_names_the_first_ten_and_counts_the_rest(regis
     with pytest.raises(MailingConflictError) as refused:
         service.record_mailing(register, _given_back(tmp_path / "b.csv", again), actor="clerk")
     said = str(refused.value)
-    assert said.startswith("The mailing list was not recorded (12 problem(s)); nothing was written: row 1 (letter")
-    assert "row 10 (letter 0010)" in said and "row 11 (letter" not in said
+    assert said.startswith(
+        "The mailing list was not recorded (12 problem(s)); nothing was written: row 2 of b.csv (letter"
+    )
+    assert "row 11 of b.csv (letter 0010)" in said and "row 12 of b.csv (letter" not in said
     assert "; and 2 more problem(s)." in said
 
 

@@ -28,7 +28,7 @@ from flask import (
 from werkzeug.utils import safe_join, secure_filename
 
 from analysis.errors import AnalysisError
-from analysis.notices import mailing_address, mailing_words, service_record_words, service_words
+from analysis.notices import mailing_address, mailing_warnings, mailing_words, service_record_words, service_words
 from gisapp import services
 from gisapp.errors import web_text
 from gisapp.notices import BatchDatedError, check_notice_date, left_out, unfinished_batch
@@ -489,7 +489,9 @@ def record_mailing():
         path = Path(folder) / (secure_filename(file.filename) or "mailing-list.csv")
         path.write_bytes(data)
         try:
-            done = notices_record_mailing(app_register(), path, actor=f"web:{g.user}", correct=correct)
+            done = notices_record_mailing(
+                app_register(), path, actor=f"web:{g.user}", correct=correct, name=file.filename, web=True
+            )
         except MailingConflictError as exc:
             return _back(
                 error=web_text(exc)
@@ -498,7 +500,7 @@ def record_mailing():
             )
         except (LayerError, AnalysisError) as exc:
             return _back(error=_by_id_words(web_text(exc).replace(str(path), file.filename)))
-    return _back(message=mailing_words(done))
+    return _back(message=mailing_words(done), error=" ".join(mailing_warnings(done)) or None)
 
 
 def typed_notice_id(text: str | None) -> str:
