@@ -2238,7 +2238,9 @@ def _route_checks(
 
 def _crossing_text(row: dict, crs: str) -> str:
     """One place the main meets an existing main, as a board reads it: which main, how, and where."""
-    kind = ", ".join(v for v in (row["sewer_type"], row["status"]) if v)
+    # the layer's own words ("storm, active" was said of a main the layer calls "Existing"); a scenario saved before
+    # crossings carried them has the codes alone
+    kind = row.get("described", ", ".join(v for v in (row["sewer_type"], row["status"]) if v))
     main = f"{row['main_id']}" + (f" ({kind})" if kind else "")
     at = f"(x {row['x']:,.1f}, y {row['y']:,.1f} in {crs})"
     if row["kind"] == RUNS_ALONG:
