@@ -355,7 +355,7 @@ class _Connection:
     not_laid_parts: list = field(default_factory=list)  # what of the drawn main is not laid (``_laid_from_manhole``)
     passes: list = field(default_factory=list)  # the sewer's manholes it runs through on its way up
     tied: list = field(default_factory=list)  # manholes (or mains) exactly as near as the one taken, of higher IDs
-    lower_invert: bool = False  # taken of manholes exactly as near for its lower invert (``_nearest_met``)
+    lower_invert: bool = False  # taken for its lower invert of the manholes its ends meet (``_nearest_met``)
     # The force main (or a model's pump ...) the main would end on, "force main F1"; "" where it meets gravity sewer.
     pressurised: str = ""
     # Where the drawn end lay on an existing main a few feet from the manhole it connects at (``_onto_manhole``):
@@ -1150,7 +1150,7 @@ class _Met:
     xy: tuple[float, float]
     gap: float  # from the end to it, in the line's units
     tied: list[str] = field(default_factory=list)  # others exactly as near, passed over for a higher ID
-    lower_invert: bool = False  # of manholes exactly as near, taken for its lower invert, not its lower ID
+    lower_invert: bool = False  # of the manholes its ends meet, taken for its lower invert, not the nearest or its ID
 
 
 def _sewer_manholes(net) -> np.ndarray:
@@ -1249,9 +1249,11 @@ def _nearest_met(kind, gap, north, end_pos, which, ids, node_xy, *, is_node: boo
     """The nearest of the candidates (an end's position 0 or 1, and a node's or main's position); of ones exactly as
     near, the lower ID, then the end further north (``_north_first``); the others exactly as near are ``tied``.
 
-    Of manholes exactly as near whose ``inverts`` are all known and not all the same (a main drawn from one existing
-    manhole to another), the lowest: the main drains down to it. Taken by ID, a main drawn between MH-9 (invert
-    421.58 ft) and MH-45 (419.18 ft) connected at MH-9 and failed the gravity check at any slope (a tester)."""
+    Of the manholes (all within the tolerance of an end) whose ``inverts`` are all known and not all the same (a
+    main drawn from one existing manhole to another), the lowest: the main drains down to it, and the others are
+    ``tied``, whichever is the nearest, so that the sentence naming them does not turn on a hair's difference.
+    Taken by ID, a main drawn between MH-9 (invert 421.58 ft) and MH-45 (419.18 ft) connected at MH-9 and failed the
+    gravity check at any slope (a tester)."""
     rows = sorted(range(len(gap)), key=lambda i: (float(gap[i]), id_key(ids[which[i]]), int(north[i])))
     best = rows[0]
     close = np.isclose(gap, gap[best], rtol=1e-9, atol=1e-9)  # "exactly": to within rounding
@@ -1262,11 +1264,13 @@ def _nearest_met(kind, gap, north, end_pos, which, ids, node_xy, *, is_node: boo
         # their manholes lie a hair apart, and the nearer, uphill, was taken).
         known = np.asarray(inverts, dtype=float)[rows]
         if len({str(ids[which[i]]) for i in rows}) > 1 and np.isfinite(known).all() and np.ptp(known) > 1e-6:
-            lowest = rows[int(np.argmin(known))]  # ``rows`` is nearest first, then by ID: of two as low, that one
-            if lowest != best:
-                close = np.zeros(len(gap), dtype=bool)
-                close[rows] = True  # the others the main meets, named in the connection's sentence
-                lower_invert, best = True, lowest
+            # ``rows`` is nearest first, then by ID: of two as low, that one. The others the main meets are named in
+            # the connection's sentence also where the lowest is the nearest: said only where it was not, the same
+            # main said "meets existing manhole MH-9 too" drawn in feet (both ends exactly on their manholes, MH-9
+            # first by ID) and not read back from degrees (MH-45's end a hair nearer than MH-9's).
+            close = np.zeros(len(gap), dtype=bool)
+            close[rows] = True
+            lower_invert, best = True, rows[int(np.argmin(known))]
     tied = sorted({str(ids[which[i]]) for i in np.flatnonzero(close)} - {str(ids[which[best]])}, key=id_key)
     k = int(which[best])
     return _Met(
