@@ -423,6 +423,7 @@ def plan_extension(
             "internal diameter in inches."
         )
     fpu = feet_per_unit(parcels.crs)
+    _refuse_longer_than_the_town(line, parcels, fpu)
     line, not_laid = _laid_from_manhole(line, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
     near = profile.network.connect_at_manhole_within_ft.value / fpu
     line, not_laid, tied = _onto_manhole(
@@ -530,6 +531,53 @@ def plan_extension(
         parcels=chosen,
         line=line,
         built=built,
+    )
+
+
+# A drawn main longer than these is refused before it is evaluated (``_refuse_longer_than_the_town``).
+LONGEST_MAIN_FT = 52_800.0  # 10 miles
+LONGEST_MAIN_TOWN_DIAGONALS = 3.0
+
+
+def _refuse_longer_than_the_town(line, parcels: gpd.GeoDataFrame, fpu: float) -> None:
+    """Refuse a drawn main longer than any extension: most likely a line in the wrong units or CRS.
+
+    A 50-mile main from MH-45 of the sample village (whose parcels lie within 1.5 miles corner to corner) was
+    laid, given 660 manholes and costed at $70 million, with only the warning that most of it lay beyond the town's
+    parcels. Refused where it is longer than both ``LONGEST_MAIN_FT`` (10 miles, the distance a layer may lie from
+    the rest before it is taken for one in the wrong CRS, ``layers.crs.FAR_LAYER_FT``) and
+    ``LONGEST_MAIN_TOWN_DIAGONALS`` (3) times the diagonal of the parcels' extent. No real extension reaches either:
+    a main is a route through the town or to its edge, and at most a trunk to a neighbouring plant a few miles off;
+    one three times as long as the town is wide crosses it and back again and again. Both must be passed, so that
+    neither a hamlet's small parcels layer (a real 2-mile trunk to the plant is 10 times its width) nor a county's
+    wide one refuses a real main. Not a profile setting: no law sets it, and it tells a mistake from a main, not
+    a town's practice. The extent is measured only for a main longer than 10 miles: a town's million parcels'
+    bounds take most of a second, which no ordinary plan should pay.
+
+    Examples
+    --------
+    >>> from shapely.geometry import LineString, box
+    >>> lots = gpd.GeoDataFrame(geometry=[box(0, 0, 4000, 3000)], crs="EPSG:2260")
+    >>> _refuse_longer_than_the_town(LineString([(0, 0), (0, 50_000)]), lots, 1.0)  # under 10 miles: never
+    >>> _refuse_longer_than_the_town(LineString([(0, 0), (0, 264_000)]), lots, 1.0)
+    Traceback (most recent call last):
+    ...
+    analysis.errors.AnalysisError: The proposed main is 50.0 miles long (264,000 ft), ...
+    """
+    length_ft = line.length * fpu
+    if length_ft <= LONGEST_MAIN_FT or len(parcels) == 0:
+        return
+    west, south, east, north = (float(v) * fpu for v in parcels.total_bounds)
+    diagonal_ft = float(np.hypot(east - west, north - south))
+    if length_ft <= LONGEST_MAIN_TOWN_DIAGONALS * diagonal_ft:
+        return
+    raise AnalysisError(
+        f"The proposed main is {length_ft / 5280:,.1f} miles long ({length_ft:,.0f} ft), more than "
+        f"{LONGEST_MAIN_TOWN_DIAGONALS:g} times the {diagonal_ft / 5280:,.1f} miles across the town's parcels (their "
+        f"extent, {east - west:,.0f} by {north - south:,.0f} ft, corner to corner) and more than "
+        f"{LONGEST_MAIN_FT / 5280:g} miles: no extension is that long. It is most likely in the wrong units or CRS "
+        "(a line in feet read as metres is 3.28 times too long, and one point in another CRS reaches miles away): "
+        "give the CRS the line was drawn in, or draw it again."
     )
 
 

@@ -1194,6 +1194,28 @@ def test_a_scenario_saved_before_crossings_were_found_exports_no_layer_saying_no
     assert "main_crossings" not in written and "easements_needed" not in written
 
 
+def test_a_main_far_longer_than_the_town_is_refused_before_it_is_costed(tmp_path):
+    """A 50-mile main from the sample village's MH-45 was laid, given 660 manholes and costed at $70 million, with
+    only the warning that most of it lay beyond the town's parcels. Longer than 10 miles and than 3 times the
+    parcels' extent corner to corner, it is refused, with its length and the town's extent, as a line in the wrong
+    units or CRS."""
+    fifty_miles = LineString([(0, 0), (0, -264_000)])  # from A, south away from Oak St's lots
+    with pytest.raises(AnalysisError) as refused:
+        run(proposed=fifty_miles)
+    said = str(refused.value)
+    assert said.startswith("The proposed main is 50.0 miles long (264,000 ft), more than 3 times the 0.2 miles")
+    assert "(their extent, 800 by 100 ft, corner to corner)" in said and "wrong units or CRS" in said
+    # through the CLI: refused, nothing costed or saved
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), layout(shift=(1, 1)))
+    ny_frame([{"geometry": fifty_miles}]).to_file(tmp_path / "extension.geojson")
+    result = CliRunner().invoke(main, plan_args(data, tmp_path))
+    assert result.exit_code != 0 and "The proposed main is 50.0 miles long" in result.output
+    assert "Estimated cost" not in result.output
+    # a long main on a small town is still a main below 10 miles: a hamlet's trunk to a plant far off
+    assert run(proposed=LineString([(0, 0), (0, -12_000)])).as_dict()["length_ft"] == 12_000.0
+
+
 @pytest.mark.parametrize(
     "line",
     [
