@@ -1016,8 +1016,15 @@ class _Present:
             length = float(net.length_ft[e])
             us, ds = float(net.us_invert_ft[e]), float(net.ds_invert_ft[e])
             slope = (us - ds) / length if length > 0 else np.nan
-            slope_source, problem = "inverts", None
-            if pipe[e] and net.sewer_type[e] != "force" and np.isfinite(slope) and slope <= 0:
+            slope_source, problem, slope_note = "inverts", None, None
+            forced = pipe[e] and net.sewer_type[e] == "force"
+            if forced or not pipe[e]:
+                # Pumped full under pressure (or a model's pump, weir, orifice): no gravity slope to give. Its row
+                # showed the profile's default slope for a gravity main, "0.0040 (default)", as if it had one.
+                what = "force main, pumped under pressure" if forced else str(net.link_kind[e])
+                slope, slope_source = np.nan, "not applicable"
+                slope_note = f"a {what}: no gravity slope"
+            elif np.isfinite(slope) and slope <= 0:
                 # Inverts that do not fall are known, not missing: the default slope (for unknown inverts) hid a
                 # main that `network check` reports as laid uphill, and its capacity read as met.
                 problem = (
@@ -1025,7 +1032,7 @@ class _Present:
                     if ds > us + 1e-3
                     else f"is laid level by its inverts ({us:.2f} ft at both ends): check them"
                 )
-            elif not np.isfinite(slope) or slope <= 0:
+            elif not np.isfinite(slope):
                 slope, slope_source = design.default_slope_ft_per_ft.value, "profile default"
             # Manning's equation is for gravity pipes: a model's pump, weir or orifice has a capacity of its own.
             diameter = net.diameter_in[e] if pipe[e] else np.nan
@@ -1035,7 +1042,6 @@ class _Present:
             # A model's box, egg or twin pipe ("2 x 12 in"): its diameter is the narrowest of one barrel, for the
             # size rules; a full round pipe of that size is not its capacity (less for a box, half for a twin).
             shaped = net.size_said[e] if net.size_said is not None and pipe[e] else None
-            forced = pipe[e] and net.sewer_type[e] == "force"
             implausible = sized and diameter > LARGEST_PIPE_IN
             round_pipe = sized and problem is None and not shaped and not forced and not implausible
             capacity = manning_capacity_gpd(diameter, slope, n) if round_pipe else None
@@ -1073,8 +1079,9 @@ class _Present:
                 {
                     "main_id": mid,
                     "diameter_in": None if not np.isfinite(diameter) else float(diameter),
-                    "slope": round(float(slope), 5),
+                    "slope": round(float(slope), 5) if np.isfinite(slope) else None,
                     "slope_source": slope_source,
+                    "slope_note": slope_note,
                     "problem": problem,
                     "manning_n": n,
                     "capacity_gpd": None if capacity is None else round(capacity),
