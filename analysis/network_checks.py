@@ -282,26 +282,44 @@ def _dead_ends(net: SewerNetwork) -> list[Defect]:
 
 
 def _shared_outfalls(net: SewerNetwork) -> list[Defect]:
-    """A piece whose flow a plant point joined by distance shares with another outfall: never silently."""
-    if net.outfall_how is None or net.n_nodes == 0:
+    """A piece of GIS layers whose flow two or more outfalls share: never silently.
+
+    Outfalls a plant point was joined to by distance, and those the manholes layer names (an outfall structure, a
+    plant inlet), alike: a piece between two outfall structures was said only as a ``split_flow`` where the flow
+    divided between them. A model's [OUTFALLS] are its design (overflows beside the plant's outfall), not a
+    finding: the model's own topology says where each link drains.
+    """
+    if net.outfall_how is None or net.n_nodes == 0 or net.explicit:
         return []
     outfalls = np.flatnonzero(net.node_is_outfall)
-    joined = net.outfall_how[outfalls] == "joined"
-    pieces = distinct(net.piece[outfalls[joined]])
-    draining = np.bincount(net.terminal[net.u][net.terminal[net.u] >= 0], minlength=net.n_nodes)
+    pieces = distinct(net.piece[outfalls])
+    # where each main's flow ends, from its lower end: from its upper end, a main that leaves a node where the flow
+    # divides was counted to where traces from that node go (B, draining to MH3, counted to MH1)
+    ends = net.terminal[net.v]
+    draining = np.bincount(ends[ends >= 0], minlength=net.n_nodes)
     groups = [here for p in pieces if len(here := outfalls[net.piece[outfalls] == p]) >= 2]
+    how = {"joined": "joined", "structure": "named by the manholes layer"}
 
     def message(here: np.ndarray) -> str:
         total = max(int(draining[here].sum()), 1)
         shares = ", ".join(
-            f"{net.node_id[k]} ({net.outfall_how[k]}: {plural(int(draining[k]), 'main')}, "
-            f"{100 * draining[k] / total:.0f}%)"
+            f"{net.node_id[k]} ({how.get(net.outfall_how[k], net.outfall_how[k])}: "
+            f"{plural(int(draining[k]), 'main')}, {100 * draining[k] / total:.0f}%)"
             for k in here[np.argsort(-draining[here], kind="stable")]
         )
+        if (net.outfall_how[here] == "joined").any():
+            fix = (
+                "If only one of them is the treatment plant, name its inlet manhole (outfall_manhole) and give the "
+                "plant layer a facility_type."
+            )
+        else:
+            fix = (
+                "If one of them is an overflow, not where the sewer's flow goes, give the mains' directions (from "
+                "and to manholes, or inverts) so that the flow is traced to the one it reaches."
+            )
         return (
             f"One piece of the network ends at {len(here)} outfalls, each draining the mains nearest it: "
-            f"{shares}. If only one of them is the treatment plant, name its inlet manhole (outfall_manhole) "
-            "and give the plant layer a facility_type."
+            f"{shares}. {fix}"
         )
 
     return _findings(

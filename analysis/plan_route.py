@@ -30,7 +30,7 @@ from analysis.profiles import Profile
 from analysis.streets import rights_of_way
 
 CROSSES, ENDS_ON, RUNS_ALONG = "crosses", "ends on", "runs along"
-CROSSING_COLUMNS = ["main_id", "sewer_type", "status", "kind", "x", "y", "station_ft", "length_ft"]
+CROSSING_COLUMNS = ["main_id", "sewer_type", "status", "described", "kind", "x", "y", "station_ft", "length_ft"]
 PARCEL_COLUMNS = ["parcel_id", "owner_name", "site_address", "length_ft", "from_station_ft", "to_station_ft"]
 
 
@@ -110,6 +110,7 @@ def mains_crossed(
             "main_id": column[which],
             "sewer_type": _text_column(mains, "sewer_type")[which],
             "status": _text_column(mains, "status")[which],
+            "described": _described(mains)[which],
             "kind": np.where(along, RUNS_ALONG, np.where(upper_end, ENDS_ON, CROSSES)),
             "x": np.round(xy[:, 0], 2),
             "y": np.round(xy[:, 1], 2),
@@ -200,6 +201,22 @@ def parcels_crossed(
         crs=parcels.crs,
     )
     return out.sort_values(["from_station_ft", "parcel_id"], kind="stable").reset_index(drop=True)
+
+
+def _described(mains: pd.DataFrame) -> np.ndarray:
+    """Each main's type and status as the layer words them ("Storm Drain, Existing"), for the sentence a planner reads.
+
+    ``sewer_type`` and ``status`` hold the codes the logic reads ("storm", "active"); where the layers' check kept
+    the layer's own words beside them (``<name>_as_given``) those are said, else the codes (a layer given to
+    ``plan_extension`` as it is, or a model's links).
+    """
+    kind, status = (
+        pd.Series(
+            _text_column(mains, f"{name}_as_given", fallback=pd.Series(_text_column(mains, name), index=mains.index))
+        ).where(lambda v: v != "")
+        for name in ("sewer_type", "status")
+    )
+    return kind.str.cat(status, sep=", ", na_rep="").str.strip(", ").to_numpy(object)
 
 
 def _text_column(frame: pd.DataFrame, name: str, *, fallback: pd.Series | None = None) -> np.ndarray:

@@ -355,7 +355,7 @@ class _Connection:
     not_laid_parts: list = field(default_factory=list)  # what of the drawn main is not laid (``_laid_from_manhole``)
     passes: list = field(default_factory=list)  # the sewer's manholes it runs through on its way up
     tied: list = field(default_factory=list)  # manholes (or mains) exactly as near as the one taken, of higher IDs
-    lower_invert: bool = False  # taken of manholes exactly as near for its lower invert (``_nearest_met``)
+    lower_invert: bool = False  # taken for its lower invert of the manholes its ends meet (``_nearest_met``)
     # The force main (or a model's pump ...) the main would end on, "force main F1"; "" where it meets gravity sewer.
     pressurised: str = ""
     # Where the drawn end lay on an existing main a few feet from the manhole it connects at (``_onto_manhole``):
@@ -423,6 +423,7 @@ def plan_extension(
             "internal diameter in inches."
         )
     fpu = feet_per_unit(parcels.crs)
+    _refuse_longer_than_the_town(line, parcels, fpu)
     line, not_laid = _laid_from_manhole(line, network, profile.network.snap_tolerance_ft.value / fpu, fpu)
     near = profile.network.connect_at_manhole_within_ft.value / fpu
     line, not_laid, tied = _onto_manhole(
@@ -530,6 +531,53 @@ def plan_extension(
         parcels=chosen,
         line=line,
         built=built,
+    )
+
+
+# A drawn main longer than these is refused before it is evaluated (``_refuse_longer_than_the_town``).
+LONGEST_MAIN_FT = 52_800.0  # 10 miles
+LONGEST_MAIN_TOWN_DIAGONALS = 3.0
+
+
+def _refuse_longer_than_the_town(line, parcels: gpd.GeoDataFrame, fpu: float) -> None:
+    """Refuse a drawn main longer than any extension: most likely a line in the wrong units or CRS.
+
+    A 50-mile main from MH-45 of the sample village (whose parcels lie within 1.5 miles corner to corner) was
+    laid, given 660 manholes and costed at $70 million, with only the warning that most of it lay beyond the town's
+    parcels. Refused where it is longer than both ``LONGEST_MAIN_FT`` (10 miles, the distance a layer may lie from
+    the rest before it is taken for one in the wrong CRS, ``layers.crs.FAR_LAYER_FT``) and
+    ``LONGEST_MAIN_TOWN_DIAGONALS`` (3) times the diagonal of the parcels' extent. No real extension reaches either:
+    a main is a route through the town or to its edge, and at most a trunk to a neighbouring plant a few miles off;
+    one three times as long as the town is wide crosses it and back again and again. Both must be passed, so that
+    neither a hamlet's small parcels layer (a real 2-mile trunk to the plant is 10 times its width) nor a county's
+    wide one refuses a real main. Not a profile setting: no law sets it, and it tells a mistake from a main, not
+    a town's practice. The extent is measured only for a main longer than 10 miles: a town's million parcels'
+    bounds take most of a second, which no ordinary plan should pay.
+
+    Examples
+    --------
+    >>> from shapely.geometry import LineString, box
+    >>> lots = gpd.GeoDataFrame(geometry=[box(0, 0, 4000, 3000)], crs="EPSG:2260")
+    >>> _refuse_longer_than_the_town(LineString([(0, 0), (0, 50_000)]), lots, 1.0)  # under 10 miles: never
+    >>> _refuse_longer_than_the_town(LineString([(0, 0), (0, 264_000)]), lots, 1.0)
+    Traceback (most recent call last):
+    ...
+    analysis.errors.AnalysisError: The proposed main is 50.0 miles long (264,000 ft), ...
+    """
+    length_ft = line.length * fpu
+    if length_ft <= LONGEST_MAIN_FT or len(parcels) == 0:
+        return
+    west, south, east, north = (float(v) * fpu for v in parcels.total_bounds)
+    diagonal_ft = float(np.hypot(east - west, north - south))
+    if length_ft <= LONGEST_MAIN_TOWN_DIAGONALS * diagonal_ft:
+        return
+    raise AnalysisError(
+        f"The proposed main is {length_ft / 5280:,.1f} miles long ({length_ft:,.0f} ft), more than "
+        f"{LONGEST_MAIN_TOWN_DIAGONALS:g} times the {diagonal_ft / 5280:,.1f} miles across the town's parcels (their "
+        f"extent, {east - west:,.0f} by {north - south:,.0f} ft, corner to corner) and more than "
+        f"{LONGEST_MAIN_FT / 5280:g} miles: no extension is that long. It is most likely in the wrong units or CRS "
+        "(a line in feet read as metres is 3.28 times too long, and one point in another CRS reaches miles away): "
+        "give the CRS the line was drawn in, or draw it again."
     )
 
 
@@ -968,8 +1016,15 @@ class _Present:
             length = float(net.length_ft[e])
             us, ds = float(net.us_invert_ft[e]), float(net.ds_invert_ft[e])
             slope = (us - ds) / length if length > 0 else np.nan
-            slope_source, problem = "inverts", None
-            if pipe[e] and net.sewer_type[e] != "force" and np.isfinite(slope) and slope <= 0:
+            slope_source, problem, slope_note = "inverts", None, None
+            forced = pipe[e] and net.sewer_type[e] == "force"
+            if forced or not pipe[e]:
+                # Pumped full under pressure (or a model's pump, weir, orifice): no gravity slope to give. Its row
+                # showed the profile's default slope for a gravity main, "0.0040 (default)", as if it had one.
+                what = "force main, pumped under pressure" if forced else str(net.link_kind[e])
+                slope, slope_source = np.nan, "not applicable"
+                slope_note = f"a {what}: no gravity slope"
+            elif np.isfinite(slope) and slope <= 0:
                 # Inverts that do not fall are known, not missing: the default slope (for unknown inverts) hid a
                 # main that `network check` reports as laid uphill, and its capacity read as met.
                 problem = (
@@ -977,7 +1032,7 @@ class _Present:
                     if ds > us + 1e-3
                     else f"is laid level by its inverts ({us:.2f} ft at both ends): check them"
                 )
-            elif not np.isfinite(slope) or slope <= 0:
+            elif not np.isfinite(slope):
                 slope, slope_source = design.default_slope_ft_per_ft.value, "profile default"
             # Manning's equation is for gravity pipes: a model's pump, weir or orifice has a capacity of its own.
             diameter = net.diameter_in[e] if pipe[e] else np.nan
@@ -987,7 +1042,6 @@ class _Present:
             # A model's box, egg or twin pipe ("2 x 12 in"): its diameter is the narrowest of one barrel, for the
             # size rules; a full round pipe of that size is not its capacity (less for a box, half for a twin).
             shaped = net.size_said[e] if net.size_said is not None and pipe[e] else None
-            forced = pipe[e] and net.sewer_type[e] == "force"
             implausible = sized and diameter > LARGEST_PIPE_IN
             round_pipe = sized and problem is None and not shaped and not forced and not implausible
             capacity = manning_capacity_gpd(diameter, slope, n) if round_pipe else None
@@ -1025,8 +1079,9 @@ class _Present:
                 {
                     "main_id": mid,
                     "diameter_in": None if not np.isfinite(diameter) else float(diameter),
-                    "slope": round(float(slope), 5),
+                    "slope": round(float(slope), 5) if np.isfinite(slope) else None,
                     "slope_source": slope_source,
+                    "slope_note": slope_note,
                     "problem": problem,
                     "manning_n": n,
                     "capacity_gpd": None if capacity is None else round(capacity),
@@ -1150,7 +1205,7 @@ class _Met:
     xy: tuple[float, float]
     gap: float  # from the end to it, in the line's units
     tied: list[str] = field(default_factory=list)  # others exactly as near, passed over for a higher ID
-    lower_invert: bool = False  # of manholes exactly as near, taken for its lower invert, not its lower ID
+    lower_invert: bool = False  # of the manholes its ends meet, taken for its lower invert, not the nearest or its ID
 
 
 def _sewer_manholes(net) -> np.ndarray:
@@ -1249,9 +1304,11 @@ def _nearest_met(kind, gap, north, end_pos, which, ids, node_xy, *, is_node: boo
     """The nearest of the candidates (an end's position 0 or 1, and a node's or main's position); of ones exactly as
     near, the lower ID, then the end further north (``_north_first``); the others exactly as near are ``tied``.
 
-    Of manholes exactly as near whose ``inverts`` are all known and not all the same (a main drawn from one existing
-    manhole to another), the lowest: the main drains down to it. Taken by ID, a main drawn between MH-9 (invert
-    421.58 ft) and MH-45 (419.18 ft) connected at MH-9 and failed the gravity check at any slope (a tester)."""
+    Of the manholes (all within the tolerance of an end) whose ``inverts`` are all known and not all the same (a
+    main drawn from one existing manhole to another), the lowest: the main drains down to it, and the others are
+    ``tied``, whichever is the nearest, so that the sentence naming them does not turn on a hair's difference.
+    Taken by ID, a main drawn between MH-9 (invert 421.58 ft) and MH-45 (419.18 ft) connected at MH-9 and failed the
+    gravity check at any slope (a tester)."""
     rows = sorted(range(len(gap)), key=lambda i: (float(gap[i]), id_key(ids[which[i]]), int(north[i])))
     best = rows[0]
     close = np.isclose(gap, gap[best], rtol=1e-9, atol=1e-9)  # "exactly": to within rounding
@@ -1262,11 +1319,13 @@ def _nearest_met(kind, gap, north, end_pos, which, ids, node_xy, *, is_node: boo
         # their manholes lie a hair apart, and the nearer, uphill, was taken).
         known = np.asarray(inverts, dtype=float)[rows]
         if len({str(ids[which[i]]) for i in rows}) > 1 and np.isfinite(known).all() and np.ptp(known) > 1e-6:
-            lowest = rows[int(np.argmin(known))]  # ``rows`` is nearest first, then by ID: of two as low, that one
-            if lowest != best:
-                close = np.zeros(len(gap), dtype=bool)
-                close[rows] = True  # the others the main meets, named in the connection's sentence
-                lower_invert, best = True, lowest
+            # ``rows`` is nearest first, then by ID: of two as low, that one. The others the main meets are named in
+            # the connection's sentence also where the lowest is the nearest: said only where it was not, the same
+            # main said "meets existing manhole MH-9 too" drawn in feet (both ends exactly on their manholes, MH-9
+            # first by ID) and not read back from degrees (MH-45's end a hair nearer than MH-9's).
+            close = np.zeros(len(gap), dtype=bool)
+            close[rows] = True
+            lower_invert, best = True, rows[int(np.argmin(known))]
     tied = sorted({str(ids[which[i]]) for i in np.flatnonzero(close)} - {str(ids[which[best]])}, key=id_key)
     k = int(which[best])
     return _Met(
@@ -2238,7 +2297,9 @@ def _route_checks(
 
 def _crossing_text(row: dict, crs: str) -> str:
     """One place the main meets an existing main, as a board reads it: which main, how, and where."""
-    kind = ", ".join(v for v in (row["sewer_type"], row["status"]) if v)
+    # the layer's own words ("storm, active" was said of a main the layer calls "Existing"); a scenario saved before
+    # crossings carried them has the codes alone
+    kind = row.get("described", ", ".join(v for v in (row["sewer_type"], row["status"]) if v))
     main = f"{row['main_id']}" + (f" ({kind})" if kind else "")
     at = f"(x {row['x']:,.1f}, y {row['y']:,.1f} in {crs})"
     if row["kind"] == RUNS_ALONG:

@@ -390,6 +390,14 @@ def _sections_part(plan, styles, width) -> list:
     ]
 
 
+def _slope_cell(row: dict) -> str:
+    """A downstream main's slope as the table shows it: from its inverts, the profile's default (said so), or not
+    applicable with the reason (a force main, a model's pump: no gravity slope; it showed the default slope)."""
+    if row.get("slope") is None:
+        return "n/a" + (f" ({row['slope_note']})" if row.get("slope_note") else "")
+    return f"{row['slope']:.4f}" + (" (default)" if row["slope_source"] != "inverts" else "")
+
+
 def _downstream_part(plan, styles, width) -> list:
     down = plan["downstream"]
     rows = [["Main", "Diameter (in)", "Slope", "Capacity (gpd)", "Present peak (gpd)", "Added peak (gpd)", "Verdict"]]
@@ -398,7 +406,7 @@ def _downstream_part(plan, styles, width) -> list:
             [
                 r["main_id"],
                 "unknown" if r["diameter_in"] is None else f"{r['diameter_in']:g}",
-                f"{r['slope']:.4f}" + (" (default)" if r["slope_source"] != "inverts" else ""),
+                _slope_cell(r),
                 "unknown" if r["capacity_gpd"] is None else f"{r['capacity_gpd']:,}",
                 f"{r['present_peak_gpd']:,}",
                 f"{r['added_peak_gpd']:,}",

@@ -44,6 +44,9 @@ from layers.validity import is_valid
 
 # A working column holding each feature's row in the layer as read (1-based), dropped before the layer is returned.
 _ROW = "__sewerplan_row__"
+# The mains' coded columns whose value as the layer writes it is kept beside the code, as <name>_as_given, for the
+# words a finding describes a main in (analysis/plan_route.py).
+_KEPT_AS_GIVEN = ("sewer_type", "status")
 
 
 @dataclass
@@ -1070,6 +1073,11 @@ def _code_column(
             )
         )
         return False
+    if spec.kind == "mains" and name in _KEPT_AS_GIVEN and f"{name}_as_given" not in gdf.columns:
+        # The layer's own word beside the code: the code is for the logic (an abandoned main is left out), the word
+        # for what a planner reads. A plan's crossing of a main the layer calls "Existing" said "(storm, active)".
+        # A layer read again after it was written with this column keeps the words it had.
+        gdf[f"{name}_as_given"] = text.where(~blank, None).astype(object)
     gdf[name] = mapped.where(~blank, None).astype(object)
     return True
 

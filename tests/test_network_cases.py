@@ -257,6 +257,29 @@ def test_outfalls_the_data_names_are_each_an_outfall(tmp_path):
     assert "outfall_not_on_network" in said
 
 
+def test_one_piece_between_two_outfalls_the_manholes_layer_names_is_said_as_shared(tmp_path):
+    # MH1 and MH3, both outfalls by the manholes layer, end one piece: the flow divides at MH2 between them. Only
+    # split_flow said so; several_outfalls was raised for outfalls a plant point was joined to alone.
+    mains = [line("A", (0, 0), (300, 0)), line("B", (300, 0), (600, 0)), line("C", (0, 500), (300, 500))]
+    manholes = [
+        mh("MH1", 0, 0, structure="outfall"),
+        mh("MH2", 300, 0),
+        mh("MH3", 600, 0, structure="outfall"),
+        mh("MH7", 0, 500),
+        mh("MH6", 300, 500, structure="outfall"),
+    ]
+    report = check_json(write_town(tmp_path / "outfalls.gpkg", mains, manholes))
+    (shared,) = by_check(report, "several_outfalls")
+    assert (shared["severity"], shared["feature_id"]) == ("warning", "MH1")
+    assert shared["message"].startswith(
+        "One piece of the network ends at 2 outfalls, each draining the mains nearest it: MH1 (named by the "
+        "manholes layer: 1 main, 50%), MH3 (named by the manholes layer: 1 main, 50%). If one of them is an overflow"
+    )
+    assert [d["feature_id"] for d in by_check(report, "split_flow")] == ["MH2"]
+    # MH6 ends a piece of its own: nothing shared there
+    assert "MH6" not in shared["message"]
+
+
 def test_force_main_pumped_uphill_keeps_its_drawn_direction(tmp_path):
     # A wet well PS pumps up to MH2 (inverts rise 20 ft); gravity runs on to MH3 and the plant. No from/to fields.
     mains = [

@@ -27,6 +27,7 @@ from analysis.plans import (
     MEETS,
     REVIEW,
     VERDICTS,
+    _crossing_text,
     allocate_cents,
     compare_plans,
     exfiltration_sections,
@@ -777,6 +778,7 @@ def test_a_main_crossing_an_existing_main_is_found_where_it_crosses():
             "main_id": "M-9",
             "sewer_type": "sanitary",
             "status": "",
+            "described": "sanitary",
             "kind": "crosses",
             "x": 450.0,
             "y": 0.0,
@@ -839,6 +841,28 @@ def test_a_main_laid_over_an_existing_main_is_told_to_move_clear_not_to_build_a_
     assert "runs along R (sanitary, existing) for 200.0 ft" in told
     assert "laid where an existing main already lies is not a design to submit" in told
     assert "Two pipes crossing" not in told
+
+
+def test_a_crossing_names_the_main_in_the_layers_own_words_not_its_codes(tmp_path):
+    """The layers' check reads "Storm Drain" as storm and "Existing" as active, for the logic; the planner reads the
+    main as the layer words it. It said "crosses M-9 (storm, active)" of a main the layer calls Existing."""
+    m9 = {**M9, "sewer_type": "Storm Drain", "status": "Existing"}
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), layout(shift=(1, 1), extra_mains=[m9]))
+    ny_frame([{"geometry": OAK_ST_MAIN}]).to_file(tmp_path / "extension.geojson")
+    doc = json.loads(CliRunner().invoke(main, plan_args(data, tmp_path, "--json"), catch_exceptions=False).output)
+    (crossing,) = doc["main_crossings"]
+    assert (crossing["sewer_type"], crossing["status"], crossing["described"]) == (
+        "storm",
+        "active",
+        "Storm Drain, Existing",
+    )
+    text = CliRunner(env={"COLUMNS": "300"}).invoke(main, plan_args(data, tmp_path), catch_exceptions=False).output
+    said = " ".join(text.replace("│", " ").split())
+    assert "crosses M-9 (Storm Drain, Existing) at station 450 ft" in said and "active" not in said
+    # a scenario saved before crossings carried the layer's words is worded from its codes, as it was
+    saved = {k: v for k, v in crossing.items() if k != "described"}
+    assert _crossing_text(saved, "EPSG:2260").startswith("crosses M-9 (storm, active) at station 450 ft")
 
 
 def test_a_run_along_a_main_is_one_row_whatever_vertices_the_planned_main_has():
@@ -1168,6 +1192,28 @@ def test_a_scenario_saved_before_crossings_were_found_exports_no_layer_saying_no
     with tempfile.TemporaryDirectory() as folder:
         written = write_plan(str(Path(folder) / "old.gpkg"), earlier, INTO_L5, town["parcels"], crs=town["parcels"].crs)
     assert "main_crossings" not in written and "easements_needed" not in written
+
+
+def test_a_main_far_longer_than_the_town_is_refused_before_it_is_costed(tmp_path):
+    """A 50-mile main from the sample village's MH-45 was laid, given 660 manholes and costed at $70 million, with
+    only the warning that most of it lay beyond the town's parcels. Longer than 10 miles and than 3 times the
+    parcels' extent corner to corner, it is refused, with its length and the town's extent, as a line in the wrong
+    units or CRS."""
+    fifty_miles = LineString([(0, 0), (0, -264_000)])  # from A, south away from Oak St's lots
+    with pytest.raises(AnalysisError) as refused:
+        run(proposed=fifty_miles)
+    said = str(refused.value)
+    assert said.startswith("The proposed main is 50.0 miles long (264,000 ft), more than 3 times the 0.2 miles")
+    assert "(their extent, 800 by 100 ft, corner to corner)" in said and "wrong units or CRS" in said
+    # through the CLI: refused, nothing costed or saved
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), layout(shift=(1, 1)))
+    ny_frame([{"geometry": fifty_miles}]).to_file(tmp_path / "extension.geojson")
+    result = CliRunner().invoke(main, plan_args(data, tmp_path))
+    assert result.exit_code != 0 and "The proposed main is 50.0 miles long" in result.output
+    assert "Estimated cost" not in result.output
+    # a long main on a small town is still a main below 10 miles: a hamlet's trunk to a plant far off
+    assert run(proposed=LineString([(0, 0), (0, -12_000)])).as_dict()["length_ft"] == 12_000.0
 
 
 @pytest.mark.parametrize(

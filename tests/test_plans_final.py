@@ -477,10 +477,9 @@ def test_a_main_between_two_manholes_drains_to_the_lower_whichever_its_id(drawn,
     assert doc["downstream"]["connects_at"] == connects and doc["not_laid_parts"] == []
     other = "B" if connects == "A" else "A"
     said = " ".join(check(doc, "connection")["message"].split())
-    if connects == "A":  # by ID, A is taken anyway: the sentence says the ID where the invert changed nothing
-        assert "B is exactly as near: of those equally near, the lowest ID, A, is taken" in said
-    else:
-        assert f"meets existing manhole {other} too: of the manholes at its ends, B has the lowest invert" in said
+    # the inverts decide, and the sentence says so, also where the lower is the lower ID (it said "exactly as near:
+    # the lowest ID, A, is taken" there, and nothing at all read back from degrees with A's end the nearer)
+    assert f"meets existing manhole {other} too: of the manholes at its ends, {connects} has the lowest invert" in said
     # read back from degrees (the web map's lines, a GeoJSON export), its ends lie a hair off the manholes: the same
     from layers.crs import measuring_crs
 
@@ -488,3 +487,30 @@ def test_a_main_between_two_manholes_drains_to_the_lower_whichever_its_id(drawn,
     there = gpd.GeoSeries([moved(drawn)], crs=crs).to_crs(4326).to_crs(crs).iloc[0]
     again = run(proposed=there, town=town).as_dict()
     assert again["downstream"]["connects_at"] == connects and again["not_laid_parts"] == []
+    assert " ".join(check(again, "connection")["message"].split()) == said
+
+
+@pytest.mark.parametrize("b_invert", [102.0, 99.5])
+def test_a_main_between_two_manholes_says_the_same_drawn_in_feet_or_in_degrees(tmp_path, b_invert):
+    """A plan's line in a GeoJSON file in EPSG:2260 and the same line in EPSG:4326 give the same findings, word for
+    word. In degrees the main between MH-9 and MH-45 of the sample village lost "meets existing manhole MH-9 too":
+    read back, MH-45's end lay a hair nearer than MH-9's, and the sentence was said only where the nearer end's
+    manhole was not the lower."""
+    town = oak_with_m5()
+    town["mains"].loc[town["mains"]["main_id"].isin(["M-5", "M-6"]), ["us_invert_ft", "ds_invert_ft"]] = b_invert
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), town)
+    drawn = gpd.GeoDataFrame(geometry=[moved(LineString([(0, 0), (700, 0)]))], crs="EPSG:2260")
+    docs = {}
+    for crs in ("EPSG:2260", "EPSG:4326"):
+        path = tmp_path / f"main_{crs[5:]}.geojson"
+        drawn.to_crs(crs).to_file(path)
+        args = ["plan", "--profile", "fort-plain", "--data", str(data), "--proposed", str(path), "--diameter-in", "8"]
+        result = CliRunner().invoke(main, [*args, "--json"], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        docs[crs] = json.loads(result.output)
+    feet, degrees = ({c["check"]: " ".join(c["message"].split()) for c in docs[crs]["design_checks"]} for crs in docs)
+    assert degrees == feet
+    lower, other = ("A", "B") if b_invert > 100 else ("B", "A")
+    told = f"meets existing manhole {other} too: of the manholes at its ends, {lower} has the lowest invert"
+    assert told in feet["connection"]

@@ -95,6 +95,37 @@ def test_a_force_main_downstream_has_no_capacity_by_mannings_equation():
     )
 
 
+def test_a_force_main_downstream_has_no_gravity_slope_in_its_row(tmp_path):
+    # F1's row showed the profile's default slope for a gravity main, "0.0040 (default)" on the board's table, as
+    # if the pumped main had one.
+    from pypdf import PdfReader
+
+    from layers.board import write_plan_summary
+
+    town = pumped_town()
+    result = run(proposed=LineString([(300, -300), (600, -300)]), town=town)
+    rows = {row["main_id"]: row for row in result.as_dict()["downstream"]["mains"]}
+    assert (rows["F1"]["slope"], rows["F1"]["slope_source"], rows["F1"]["slope_note"]) == (
+        None,
+        "not applicable",
+        "a force main, pumped under pressure: no gravity slope",
+    )
+    assert (rows["G1"]["slope"], rows["G1"]["slope_source"], rows["G1"]["slope_note"]) == (0.00333, "inverts", None)
+    path = write_plan_summary(
+        tmp_path / "pumped.pdf", "S1 east", result.as_dict(), profile=load_profile("fort-plain"), line=result.line
+    )
+    board = " ".join(" ".join(page.extract_text() for page in PdfReader(path).pages).split())
+    assert "F1 4 n/a (a force main, pumped under pressure: no gravity slope)" in board
+    assert "0.0040 (default)" not in board
+    # a scenario saved before, with the default slope on its force main's row, shows it as it was
+    saved = {k: v for k, v in rows["G1"].items() if k != "slope_note"}
+    from layers.board import _slope_cell
+
+    assert _slope_cell(saved) == "0.0033" and _slope_cell({**saved, "slope_source": "profile default"}).endswith(
+        "(default)"
+    )
+
+
 # -- an end drawn on an existing main a few feet from its manhole ---------------------------------------------------
 
 

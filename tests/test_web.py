@@ -619,9 +619,9 @@ def test_plan_evaluate_save_compare_export(hill_store, tmp_path):
     checks = {c["check"]: c for c in doc["design_checks"]}
     # The connecting main to MH-7 crosses the storm main M-154 5 ft short of it, as `sewerplan plan` says of the same
     # line; read back from lon/lat, a hair off its street, the web's check had missed it (it now snaps the main to
-    # the existing mains within the tolerance first).
+    # the existing mains within the tolerance first). Its status in the layer's own word, "existing", not the code.
     crossing = checks.pop("main_crossings")
-    assert crossing["verdict"] == "for the engineer" and "crosses M-154 (storm, active)" in crossing["message"]
+    assert crossing["verdict"] == "for the engineer" and "crosses M-154 (storm, existing)" in crossing["message"]
     assert all(c["passed"] for c in checks.values())
     six = client.post(
         "/plans/evaluate", json=body | {"diameter_in": 6, "name": "Hill 6in"}, headers={"X-CSRF-Token": token}
