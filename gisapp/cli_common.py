@@ -23,7 +23,7 @@ from gisapp import services
 from gisapp.notices import today
 from gisapp.workspace import Workspace, WorkspaceSpec, distinct_settings
 from layers.atomic import disk_refusal
-from layers.errors import LayerError, LayerValidationError, Problem
+from layers.errors import LayerError, LayerValidationError, Problem, redact_url
 from layers.read import LAYER_NAMES, Layers, read_mapping
 from layers.schema import SPECS
 from layers.store import store_label
@@ -591,6 +591,7 @@ def data_for_store(command: click.Command, args: list[str], path: str = "") -> s
                 break
             if token == wrong or token.startswith(f"{wrong}="):
                 given = token.partition("=")[2] or (tokens[i + 1] if i + 1 < len(tokens) else "STORE.gpkg")
+                given = redact_url(given)  # a database URL's password is never echoed (a tester)
                 if right == "--store":
                     return (
                         f"`{path or command.name}` reads the town's store, not layers: give --store {given} (the store "
@@ -627,5 +628,6 @@ def repeated_option(command: click.Command, args: list[str]) -> str | None:
     for uses in given.values():
         values = list(dict.fromkeys(value for _, value in uses))
         if len(values) > 1:
-            return f"{uses[0][0]} is given twice, as {values[0]} and {values[1]}: give it once, with the one you mean."
+            first, second = redact_url(values[0]), redact_url(values[1])  # never a database URL's password
+            return f"{uses[0][0]} is given twice, as {first} and {second}: give it once, with the one you mean."
     return None

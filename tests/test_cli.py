@@ -795,6 +795,18 @@ def test_store_given_to_a_command_that_reads_layers_is_told_to_give_data():
     )
 
 
+def test_a_database_password_is_masked_where_an_option_is_named_back():
+    """`notices preview --store URL` and `--data URL --data URL` echoed the URLs, the password in full (a tester)."""
+    url = "postgresql://sewerplan:S3cretPW@127.0.0.1:5432/gis#fort_plain"
+    store = Runner().invoke("notices", "preview", "--store", url, "--notice-date", "2027-03-01")
+    listed = Runner().invoke("notices", "list", "--data", url)
+    twice = Runner().invoke("analyze", "--data", url, "--data", url.replace("fort_plain", "other"))
+    for result in (store, listed, twice):
+        said = " ".join(result.output.split())
+        assert result.exit_code == 2 and "S3cretPW" not in said, said
+        assert "postgresql://sewerplan:***@127.0.0.1:5432/gis#" in said, said
+
+
 def test_ctrl_c_while_the_command_loads_says_aborted_not_a_traceback(tmp_path):
     """Ctrl+C in the first second of `sewerplan analyze` (the libraries still loading) printed a traceback ending in
     KeyboardInterrupt from inside an import, three times of three; later, click's "Aborted!"."""
