@@ -1548,6 +1548,10 @@ def building_obligations(buildings: pd.DataFrame | None, profile: Profile) -> di
                 f"Building {row.get('building_id')} has {units:g} living units. {per.section} provides: "
                 f"\u201c{per.quote}\u201d This building needs at least {int(row['required_laterals'])} building sewers."
             )
+    if "shared_lateral" in frame.columns:
+        for row in frame[frame["shared_lateral"].notna()].to_dict("records"):
+            if (said := _rear_building_duty(row, profile)) is not None:
+                out.setdefault(str(row["parcel_id"]), []).append(said)
     manhole = profile.notices.manhole_connection
     if manhole.value and "manhole_connection_case" in frame.columns:  # analysis.buildings: a case for the body
         cases = frame[frame["manhole_connection_case"].fillna(False).astype(bool)]
@@ -1559,6 +1563,51 @@ def building_obligations(buildings: pd.DataFrame | None, profile: Profile) -> di
                 f"\u201c{manhole.quote}\u201d {MANHOLE_ASK}"
             )
     return out
+
+
+def _rear_building_duty(row: dict, profile: Profile) -> str | None:
+    """What a second building on the lot (``analysis.buildings``' ``shared_lateral`` verdict) asks of the connection,
+    in the law's words: its own building sewer, the front building's extended to it where no other route exists, or
+    the main extended to it (Wappinger § 196-18D). The letters had said none of it: a corner lot's rear house, which
+    Fort Plain's § 144-9 gives its own building sewer, and a Wappinger rear house, whose 60 days cannot be met
+    without the main extended, went without a word (a tester)."""
+    rules = profile.buildings
+    building, front = row.get("building_id"), row.get("front_building_id")
+    where = f"stands at the rear of building {front}" if bool(row.get("rear_building")) else f"stands beside {front}"
+    if front is None or pd.isna(front):
+        where = "is a second building on the lot"
+    verdict = row["shared_lateral"]
+    if verdict == "separate_required":
+        law = rules.separate_building_sewer
+        said = (
+            f"Building {building} {where}. {law.section} provides: {_quoted(law.quote)} It needs its own building "
+            "sewer; the exception for a rear building does not apply to it."
+        )
+    elif verdict == "may_share_if_no_route":
+        law = rules.rear_building_rule
+        said = (
+            f"Building {building} {where}. {law.section} provides, in part: {_quoted(law.quote)} Where no other "
+            f"route exists, its sewer may be the front building's, extended to it; otherwise it needs its own."
+        )
+    elif verdict == "main_extension_required":
+        law = rules.rear_building_rule
+        said = (
+            f"Building {building} {where}. {law.section} provides: {_quoted(law.quote)} The owner is to ask the "
+            f"{_town_word(profile)} how and when the main is to be extended to it before connecting it."
+        )
+    else:
+        return None
+    note = rules.rear_building_note
+    if verdict != "separate_required" and note.value:  # Poughkeepsie § 168-22.4D: the assessment of each building
+        said += f" {note.section} provides: {_quoted(note.quote)}"
+    return said
+
+
+def _quoted(quote: str) -> str:
+    """The law's words in quotation marks, with a full stop after the marks where the words end without one, so the
+    letter's next sentence does not run on from them."""
+    text = quote.strip()
+    return f"\u201c{text}\u201d" + ("" if text.endswith((".", "?", "!", ":", ";")) else ".")
 
 
 # What the owner is to ask before connecting where a building may need a manhole connection (``building_obligations``),

@@ -383,7 +383,48 @@ def test_building_obligations_read_what_the_building_assessment_writes():
     manhole = profile.notices.manhole_connection
     assert {p for p, texts in duties.items() if any(manhole.section in t for t in texts)} == cases
     per = profile.buildings.units_per_lateral
-    assert {p for p, texts in duties.items() if any(f"{per.section} provides" in t for t in texts)} == many
+    assert {
+        p for p, texts in duties.items() if any(f"living units. {per.section} provides" in t for t in texts)
+    } == many
+    rear = set(assessed.loc[assessed["shared_lateral"].notna(), "parcel_id"].astype(str))
+    assert rear and {p for p, texts in duties.items() if any("stands at the rear of" in t for t in texts)} == rear
+
+
+@pytest.mark.parametrize(
+    ("name", "verdict", "said"),
+    [
+        ("fort-plain", "separate_required", "It needs its own building sewer; the exception for a rear building"),
+        ("fort-plain", "may_share_if_no_route", "Where no other route exists, its sewer may be the front building's"),
+        ("poughkeepsie", "may_share_if_no_route", "the assessor may assess each building separately"),
+        (
+            "wappinger",
+            "main_extension_required",
+            "The owner is to ask the Town how and when the main is to be extended",
+        ),
+    ],
+)
+def test_a_letter_says_what_the_law_asks_of_a_rear_building(name, verdict, said):
+    """A corner lot's rear house (its own building sewer, § 144-9) and a Wappinger rear house (the main extended,
+    § 196-18D) went without a word in the owner's letter, which named only the units and manhole duties (a tester)."""
+    profile = load_profile(name)
+    buildings = pd.DataFrame(
+        {
+            "parcel_id": ["P-7", "P-7"],
+            "building_id": ["B-7", "B-7R"],
+            "front_building_id": [None, "B-7"],
+            "rear_building": [False, True],
+            "shared_lateral": [None, verdict],
+        }
+    )
+    (text,) = building_obligations(buildings, profile)["P-7"]
+    rule = (
+        profile.buildings.separate_building_sewer
+        if verdict == "separate_required"
+        else profile.buildings.rear_building_rule
+    )
+    assert text.startswith("Building B-7R stands at the rear of building B-7.") and said in text
+    assert re.search(f"{rule.section} provides(, in part)?: \u201c", text) and rule.quote.strip()[:40] in text
+    assert not re.search(r"\w\u201d [A-Z]", text), text  # a quote ending without a full stop gets one: no run-on
 
 
 @pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie", "wappinger"])
