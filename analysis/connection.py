@@ -38,7 +38,7 @@ from dataclasses import dataclass
 import numpy as np
 import shapely
 
-from analysis._parallel import chunks, envelope_gap, map_chunks
+from analysis._parallel import envelope_gap, map_chunks
 
 # A gap (in CRS units) put between rings on the one arc-length axis all rings share, so parts never join across
 # rings; and the slack under which two parts of one ring touch (far below the tolerance, far above rounding).
@@ -103,18 +103,16 @@ def connection_points(
     if len(lot) == 0:
         empty = np.empty(0, np.int64)
         return Connections(empty, empty, np.empty(0), np.empty((0, 2)), np.empty((0, 2)))
-    lots = np.unique(lot)
     # Chunks of whole lots: each lot's candidate rows are consecutive.
-    bounds = np.searchsorted(lot, lots[[part.start for part in chunks(len(lots))]])
-    ends = np.r_[bounds[1:], len(lot)]
+    first = np.r_[np.flatnonzero(np.r_[True, lot[1:] != lot[:-1]]), len(lot)]
 
     def run(part: slice):
-        rows = slice(bounds[part.start], ends[part.stop - 1])
+        rows = slice(first[part.start], first[part.stop])
         return _connections(
             parcels, segments, lot[rows], main[rows], distance[rows], abutting[rows], reach[rows], tolerance, rank
         )
 
-    done = map_chunks(run, len(bounds), workers)
+    done = map_chunks(run, len(first) - 1, workers)
     return Connections(*(np.concatenate([d[k] for d in done]) for k in range(5)))
 
 

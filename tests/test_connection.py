@@ -113,3 +113,19 @@ def test_a_lot_nearest_the_main_at_a_corner_connects_at_that_corners_foot():
     r = analyze_mandates(parcels, mains, streets=streets, profile=load_profile("fort-plain")).parcels
     assert (r["connection_x"].iloc[0] - X0, r["connection_y"].iloc[0] - Y0) == pytest.approx((0.0, 0.0), abs=0.01)
     assert r["distance_ft"].iloc[0] == 30.0
+
+
+def test_lots_in_chunks_on_several_threads_connect_as_on_one():
+    """Thousands of lots are worked in chunks of whole lots, on threads: the answers are those of one pass."""
+    from analysis.connection import MainSegments, connection_points
+
+    k = np.arange(6000)
+    lots = shapely.box(k * 100.0, 27.0, k * 100.0 + 80.0, 177.0)
+    mains = np.array([LineString([(-100, 0), (300_000, 0)]), LineString([(300_000, 0), (700_000, 0)])])
+    main = np.where(k * 100 + 40 < 300_000, 0, 1)
+    rows = (k, main, np.full(len(k), 27.0), np.zeros(len(k), dtype=bool))
+    ask = {"tolerance": 0.01, "rank": np.arange(2)}
+    one = connection_points(lots, MainSegments.of(mains), rows, np.full(len(k), 27.01), workers=1, **ask)
+    many = connection_points(lots, MainSegments.of(mains), rows, np.full(len(k), 27.01), workers=4, **ask)
+    assert np.array_equal(one.lot, k) and np.array_equal(many.lot, k)
+    assert np.allclose(many.point, one.point) and np.allclose(one.point, np.c_[k * 100.0 + 40, np.zeros(len(k))])
