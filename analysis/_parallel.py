@@ -146,8 +146,13 @@ def nearest(
     workers: int,
     rank: np.ndarray | None = None,
     geoms_tree: shapely.STRtree | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
+    ties: float | None = None,
+):
     """Position of, and distance to, the nearest tree geometry for every input; -1 and NaN with an empty tree.
+
+    With ``ties`` (a distance), also the other tree geometries within ``ties`` of each input's nearest distance,
+    as (inputs, tree positions, distances): a third item. They are among the pairs measured anyway (the bounds are
+    grown by ``ties``), so asking costs next to nothing.
 
     Of two tree geometries exactly as near, the one with the lower ``rank`` wins (default: the lower position),
     so a caller that ranks them by something the rows carry (a main's ID) gets answers that never depend on the
@@ -167,16 +172,19 @@ def nearest(
     index = np.full(n, -1, dtype=np.int64)
     distance = np.full(n, np.nan)
     targets = tree.geometries
+    tied = [(np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))]
     if n == 0 or len(targets) == 0:
-        return index, distance
+        return (index, distance) if ties is None else (index, distance, tied[0])
     rank = np.arange(len(targets)) if rank is None else np.asarray(rank)
     bounds = shapely.bounds(geoms)
     located = np.isfinite(bounds).all(axis=1)
+    slack = ties or 0.0
     if near is not None:
         if geoms_tree is None:
             geoms_tree = shapely.STRtree(geoms)
-        rows, found, d = nearest_near(geoms_tree, geoms, targets, near, located, rank, workers)
+        rows, found, d, *more = nearest_near(geoms_tree, geoms, targets, near, located, rank, workers, ties=ties)
         index[rows], distance[rows] = found, d
+        tied += more
     rest = np.flatnonzero(located & (index < 0))
     if len(rest):
         rest = rest[hilbert_order(geoms[rest])]
@@ -186,7 +194,7 @@ def nearest(
         def run(part: slice):
             rows = rest[part]
             b = bounds[rows]
-            reach = _loosen(shapely.distance(geoms[rows], targets[guess[part]]), b)
+            reach = _loosen(shapely.distance(geoms[rows], targets[guess[part]]) + slack, b)
             i_in, i_tree = tree.query(shapely.box(b[:, 0] - reach, b[:, 1] - reach, b[:, 2] + reach, b[:, 3] + reach))
             # The envelope distance is a lower bound on the distance: only targets whose envelopes lie within
             # the guess's distance (most lie in the box's corners) may be as near, and only they are measured.
@@ -199,7 +207,19 @@ def nearest(
         i_in, i_tree, d = (np.concatenate([p[k] for p in parts]) for k in range(3))
         rows, pick = nearest_of_pairs(i_in, d, rank[i_tree])
         index[rows], distance[rows] = i_tree[pick], d[pick]
-    return index, distance
+        if ties is not None:
+            tied.append(_tied(i_in, i_tree, d, pick, index, distance, ties))
+    if ties is None:
+        return index, distance
+    return index, distance, tuple(np.concatenate([t[k] for t in tied]) for k in range(3))
+
+
+def _tied(i_in, i_t, d, pick, index, distance, ties):
+    """The measured pairs other than each input's chosen one within ``ties`` of its nearest distance."""
+    other = np.ones(len(i_in), dtype=bool)
+    other[pick] = False
+    keep = other & (d <= distance[i_in] + ties) & (i_t != index[i_in])
+    return i_in[keep], i_t[keep], d[keep]
 
 
 def _loosen(distance: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -207,8 +227,9 @@ def _loosen(distance: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     return distance * (1 + 1e-9) + 1e-9 * (1 + np.abs(bounds).max(axis=1))
 
 
-def nearest_near(geoms_tree, geoms, targets, reach, wanted, rank, workers):
-    """For every input ``wanted`` says with a target within ``reach``: (input, target, distance) of its nearest.
+def nearest_near(geoms_tree, geoms, targets, reach, wanted, rank, workers, *, ties=None):
+    """For every input ``wanted`` says with a target within ``reach``: (input, target, distance) of its nearest;
+    with ``ties``, a fourth item: the other pairs within ``ties`` of the nearest distance (see ``nearest``).
 
     Candidates come from the targets' envelopes grown by ``reach``. The gap between a pair's envelopes is a lower
     bound on its distance, so each input's pair with the least gap is measured first, and of its other pairs
@@ -237,7 +258,7 @@ def nearest_near(geoms_tree, geoms, targets, reach, wanted, rank, workers):
     rows, first = nearest_of_pairs(i_in, gap, rank[i_t])  # each input's pair with the least envelope gap
     d_first = elementwise(shapely.distance, geoms[rows], targets[i_t[first]], workers=workers)
     bound = np.full(len(geoms), -np.inf)
-    bound[rows] = _loosen(np.minimum(d_first, reach), gb[rows])
+    bound[rows] = _loosen(np.minimum(d_first + (ties or 0.0), reach), gb[rows])
     others = gap <= bound[i_in]
     others[first] = False
     o_in, o_t = i_in[others], i_t[others]
@@ -246,7 +267,11 @@ def nearest_near(geoms_tree, geoms, targets, reach, wanted, rank, workers):
     keep = d <= reach
     i_in, i_t, d = i_in[keep], i_t[keep], d[keep]
     rows, pick = nearest_of_pairs(i_in, d, rank[i_t])
-    return rows, i_t[pick], d[pick]
+    if ties is None:
+        return rows, i_t[pick], d[pick]
+    index, distance = np.full(len(geoms), -1, dtype=np.int64), np.full(len(geoms), np.nan)
+    index[rows], distance[rows] = i_t[pick], d[pick]
+    return rows, i_t[pick], d[pick], _tied(i_in, i_t, d, pick, index, distance, ties)
 
 
 def envelope_gap(a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -40,6 +40,7 @@ from pyproj import CRS
 
 from analysis._parallel import beside, default_workers, elementwise, map_chunks, nearest, paused_gc
 from analysis.areas import held_by_service_area
+from analysis.connection import Connections, MainSegments, connection_points
 from analysis.errors import AnalysisError, Fix
 from analysis.profiles import Profile
 from analysis.reasons import (
@@ -57,6 +58,7 @@ from analysis.streets import (
     abuts_sewered,
     property_line_distance,
     said_sewer,
+    street_of_pairs,
     street_pairs,
     with_sewer_rights_of_way,
 )
@@ -153,6 +155,7 @@ class _Mains:
     counting: np.ndarray
     tree: shapely.STRtree | None
     rank: np.ndarray
+    segments: MainSegments
 
 
 @dataclass
@@ -165,6 +168,10 @@ class _Nearest:
     street: pa.Array
     street_pos: np.ndarray
     pairs: StreetPairs | None = None
+    # Other mains within the measuring tolerance of the deciding main's distance: (parcels, mains, distances).
+    tied: tuple[np.ndarray, np.ndarray, np.ndarray] = field(
+        default_factory=lambda: (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
+    )
 
 
 @dataclass(frozen=True)
@@ -207,13 +214,15 @@ def _analyze(
     where_buildings_stand = functools.partial(_occupancy_of, parcels, parcel_tree, buildings, profile, fpu, workers)
     with beside(where_buildings_stand, workers=workers) as occupancy:
         counted = _counted_mains(mains, profile)
-        near = _nearest_mains(parcel_geoms, parcel_tree, counted, reach, workers)
+        tie_tolerance = profile.measurement.distance_tolerance_ft.value / fpu
+        near = _nearest_mains(parcel_geoms, parcel_tree, counted, reach, tie_tolerance, workers)
         near = _said_sewer(
             near, parcel_geoms, parcel_tree, counted, streets, sewer_rights_of_way, profile, fpu, reach, workers
         )
+        joined = _connections(parcel_geoms, counted, near, profile, fpu, workers)
         building_parcels, occupied, occupied_source = occupancy()
     has_rows = sewer_rights_of_way is not None and len(sewer_rights_of_way) > 0
-    measure = _measure(parcel_geoms, counted, near, streets, curbs, sewer_rights_of_way, profile, fpu, workers)
+    measure = _measure(parcel_geoms, counted, near, joined, streets, curbs, sewer_rights_of_way, profile, fpu, workers)
     connected = _connected(parcels)
     held = held_by_service_area(parcels, service_areas)
     code = _status_codes(profile, connected, near, held, occupied, measure.distance_ft, threshold_ft)
@@ -313,20 +322,31 @@ def _counted_mains(mains: gpd.GeoDataFrame, profile: Profile) -> _Mains:
         else "mains-" + pd.Series(np.arange(1, len(mains) + 1), index=mains.index).astype(str)
     )[counting]
     tree = shapely.STRtree(geoms) if len(geoms) else None
-    return _Mains(geoms, ids, counting, tree, tie_rank(ids, geoms))
+    return _Mains(geoms, ids, counting, tree, tie_rank(ids, geoms), MainSegments.of(geoms))
 
 
-def _nearest_mains(parcel_geoms, parcel_tree, counted: _Mains, reach: float, workers: int) -> _Nearest:
-    """Each parcel's nearest counting main within ``reach`` (CRS units), ties broken by ``counted.rank``."""
+def _nearest_mains(parcel_geoms, parcel_tree, counted: _Mains, reach: float, tie: float, workers: int) -> _Nearest:
+    """Each parcel's nearest counting main within ``reach`` (CRS units), exact ties broken by ``counted.rank``, and
+    the other mains within ``tie`` of as near (``analysis.connection`` decides between those)."""
     n = len(parcel_geoms)
-    main_index, distance = np.full(n, -1, dtype=np.int64), np.full(n, np.nan)
-    if counted.tree is not None:
-        main_index, distance = nearest(
-            counted.tree, parcel_geoms, near=reach, workers=workers, rank=counted.rank, geoms_tree=parcel_tree
-        )
-    return _Nearest(
-        main_index, distance, np.zeros(n, dtype=bool), pa.nulls(n, pa.string()), np.full(n, -1, dtype=np.int64)
+    near = _Nearest(
+        np.full(n, -1, dtype=np.int64),
+        np.full(n, np.nan),
+        np.zeros(n, dtype=bool),
+        pa.nulls(n, pa.string()),
+        np.full(n, -1, dtype=np.int64),
     )
+    if counted.tree is not None:
+        near.main_index, near.distance, near.tied = nearest(
+            counted.tree,
+            parcel_geoms,
+            near=reach,
+            workers=workers,
+            rank=counted.rank,
+            geoms_tree=parcel_tree,
+            ties=tie,
+        )
+    return near
 
 
 def _said_sewer(
@@ -344,9 +364,14 @@ def _said_sewer(
     )
     near.pairs, near.abuts = pairs, abuts_sewered(pairs, len(parcel_geoms))
     if profile.mandate.requires_abutting_street.value:
-        near.main_index, near.distance, near.street_pos = said_sewer(
-            pairs, counted.tree, parcel_geoms, counted.geoms, near.main_index, near.distance, reach, counted.rank
+        tie = profile.measurement.distance_tolerance_ft.value / fpu
+        was = near.main_index
+        near.main_index, near.distance, near.street_pos, said_ties = said_sewer(
+            pairs, counted.tree, parcel_geoms, counted.geoms, was, near.distance, reach, counted.rank, ties=tie
         )
+        # Where the said-sewer rule changed the main, the mains tied with the new one are those it found.
+        kept = near.main_index[near.tied[0]] == was[near.tied[0]]
+        near.tied = tuple(np.r_[a[kept], b] for a, b in zip(near.tied, said_ties, strict=True))
         near.street = pc.take(
             pa.array(pairs.street_names, pa.string()), pa.array(near.street_pos, mask=near.street_pos < 0)
         )
@@ -365,16 +390,92 @@ def _occupancy_of(parcels, parcel_tree, buildings, profile, fpu, workers):
     return building_parcels, occupied, source
 
 
-def _measure(parcel_geoms, counted, near, streets, curbs, sewer_rights_of_way, profile, fpu, workers) -> _Measured:
+def _connections(parcel_geoms, counted: _Mains, near: _Nearest, profile: Profile, fpu: float, workers: int):
+    """Each lot's connection point by ``analysis.connection``'s rule, and the deciding main among mains equally near.
+
+    The mains tied with a lot's deciding main are the counting mains within the profile's measuring tolerance of
+    its distance (found by the nearest-main search and the said-sewer rule). Where the said-sewer rule made a main
+    in an abutting street decide, only such mains tie with it. ``near`` is updated where another tied
+    main decides (its main, distance and street); returns the ``Connections`` of the lots measured so.
+    """
+    tol = profile.measurement.distance_tolerance_ft.value / fpu
+    # A main touching or crossing the lot keeps the shortest line's point: where the main meets the lot.
+    lots = np.flatnonzero((near.main_index >= 0) & (near.distance > tol))
+    if counted.tree is None or not len(lots):
+        return connection_points(
+            parcel_geoms,
+            counted.segments,
+            (lots[:0], lots[:0], np.empty(0), np.zeros(0, bool)),
+            np.empty(0),
+            tolerance=tol,
+            rank=counted.rank,
+            workers=workers,
+        )
+    reach = near.distance[lots] + tol
+    position = np.full(len(parcel_geoms), -1, dtype=np.int64)
+    position[lots] = np.arange(len(lots))
+    t_i, t_main, t_d = near.tied
+    keep = (position[t_i] >= 0) & (t_main != near.main_index[t_i])
+    t_i, t_main, t_d = position[t_i[keep]], t_main[keep], t_d[keep]
+    # Rows: every lot's deciding main, then the mains tied with it; in an abutting street or not, where it matters.
+    row_lot = np.r_[np.arange(len(lots)), t_i]
+    row_main = np.r_[near.main_index[lots], t_main]
+    row_d = np.r_[near.distance[lots], t_d]
+    row_street = np.full(len(row_lot), -1, dtype=np.int64)
+    if near.pairs is not None and len(t_i):
+        asked = np.isin(row_lot, t_i)
+        row_street[asked] = street_of_pairs(near.pairs, lots[row_lot[asked]], row_main[asked])
+        if profile.mandate.requires_abutting_street.value:
+            # Where "said public sewer" decided, only a main in a street the lot abuts ties with it.
+            deciding = np.arange(len(row_lot)) < len(lots)
+            keep = deciding | (row_street >= 0) | (near.street_pos[lots[row_lot]] < 0)
+            row_lot, row_main, row_d, row_street = row_lot[keep], row_main[keep], row_d[keep], row_street[keep]
+    order = np.argsort(row_lot, kind="stable")
+    row_lot, row_main, row_d, row_street = row_lot[order], row_main[order], row_d[order], row_street[order]
+    joined = connection_points(
+        parcel_geoms,
+        counted.segments,
+        (lots[row_lot], row_main, row_d, row_street >= 0),
+        reach[row_lot],
+        tolerance=tol,
+        rank=counted.rank,
+        workers=workers,
+    )
+    moved = joined.main != near.main_index[joined.lot]
+    if moved.any():
+        lot, main = joined.lot[moved], joined.main[moved]
+        near.main_index, near.distance = near.main_index.copy(), near.distance.copy()
+        near.main_index[lot], near.distance[lot] = main, joined.distance[moved]
+        if profile.mandate.requires_abutting_street.value and near.pairs is not None:
+            near.street_pos = near.street_pos.copy()
+            near.street_pos[lot] = street_of_pairs(near.pairs, lot, main)
+            near.street = pc.take(
+                pa.array(near.pairs.street_names, pa.string()),
+                pa.array(near.street_pos, mask=near.street_pos < 0),
+            )
+    return joined
+
+
+def _measure(
+    parcel_geoms, counted, near, joined: Connections, streets, curbs, sewer_rights_of_way, profile, fpu, workers
+) -> _Measured:
     """The measuring line from each parcel to its main, the connection point on the main, and the distance the
     mandate compares: from the parcel boundary, or from the property line as § 144-1 defines it (the curbline for
     a main in a public street, the right-of-way's edge for one in a sewer right-of-way) where the profile says so.
-    The connection point stays where the parcel's shortest line meets the main."""
+
+    The measuring line runs from the middle of the lot's nearest stretch to the connection point (``joined``, see
+    ``analysis.connection``); for a main touching or crossing the lot it is the shortest line. The distance is
+    the shortest distance either way, to the hundredth."""
     n = len(parcel_geoms)
     has_main = near.main_index >= 0
     lines = np.full(n, None, dtype=object)
-    lines[has_main] = elementwise(
-        shapely.shortest_line, parcel_geoms[has_main], counted.geoms[near.main_index[has_main]], workers=workers
+    lines[joined.lot] = shapely.linestrings(
+        np.stack([joined.middle, joined.point], axis=1).reshape(-1, 2), indices=np.repeat(np.arange(len(joined.lot)), 2)
+    )
+    rest = has_main.copy()
+    rest[joined.lot] = False
+    lines[rest] = elementwise(
+        shapely.shortest_line, parcel_geoms[rest], counted.geoms[near.main_index[rest]], workers=workers
     )
     connection = np.full((n, 2), np.nan)
     if has_main.any():  # the shortest line's last vertex, read from its coordinates: no million Point objects

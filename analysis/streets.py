@@ -295,29 +295,26 @@ def said_sewer(
     distance: np.ndarray,
     reach: float,
     rank: np.ndarray | None = None,
+    ties: float | None = None,
 ):
     """Make the deciding main one that lies in a street the parcel abuts, where one is within ``reach``.
 
     Of two such mains exactly as near, the one of lower ``rank`` (``mandate.tie_rank``: by main ID) decides.
+    With ``ties`` (a distance), a fourth item: for the parcels whose main this changed, the other mains in a street
+    they abut within ``ties`` of the new main's distance, as (parcels, mains, distances).
 
     Returns the new main positions and distances, and each parcel's street position (-1 where none): the
     street the deciding main runs along, for the reason sentence. A main lying in any segment of a street the
     parcel abuts is in that street (``StreetPairs.street_of``); the segment named is the one the main lies in,
     the parcel's own where it lies there too.
     """
-    holds = pairs.holds.assign(street=pairs.street_of[pairs.holds["row"].to_numpy()])
-    abuts = pairs.abuts.rename(columns={"row": "abut_row"})
-    abuts["street"] = pairs.street_of[abuts["abut_row"].to_numpy()]
-    # holds is ordered longest-inside first; merging from it keeps that order, so the first pair per parcel
-    # names the street the main runs along (a segment the parcel abuts first).
-    found = _in_own_segment_first(
-        holds.merge(abuts.assign(main=main_index[abuts["parcel"].to_numpy()]), on=["main", "street"]), ["parcel"]
-    )
-    first = found.drop_duplicates("parcel")
+    holds, abuts = _holds_and_abuts(pairs)
+    has_main = np.flatnonzero(main_index >= 0)
     street = np.full(len(parcels), -1, dtype=np.int64)
-    street[first["parcel"].to_numpy()] = first["row"].to_numpy()
+    street[has_main] = street_of_pairs(pairs, has_main, main_index[has_main])
 
     todo = np.flatnonzero((street < 0) & (distance <= reach) & (main_index >= 0))
+    tied = (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0))
     if len(todo):
         t_in, m_near = tree.query(parcels[todo], predicate="dwithin", distance=reach)
         cand = pd.DataFrame({"parcel": todo[t_in], "main": m_near})
@@ -331,7 +328,38 @@ def said_sewer(
             main_index[rows] = best["main"].to_numpy()
             distance[rows] = best["d"].to_numpy()
             street[rows] = best["row"].to_numpy()
-    return main_index, distance, street
+            if ties is not None:
+                p, m, d = (cand[c].to_numpy() for c in ("parcel", "main", "d"))
+                other = (m != main_index[p]) & (d <= distance[p] + ties)
+                pairs_ = np.unique(np.column_stack([p[other], m[other]]), axis=0, return_index=True)[1]
+                keep = np.flatnonzero(other)[pairs_]
+                tied = (p[keep], m[keep], d[keep])
+    if ties is None:
+        return main_index, distance, street
+    return main_index, distance, street, tied
+
+
+def street_of_pairs(pairs: StreetPairs, parcel: np.ndarray, main: np.ndarray) -> np.ndarray:
+    """For each (parcel, main) pair, the street row the reason names when that main decides: a segment of a street
+    the parcel abuts in which the main lies (the segment it runs along longest; the parcel's own where the main lies
+    there too), -1 where the main lies in no street the parcel abuts."""
+    holds, abuts = _holds_and_abuts(pairs)
+    asked = pd.DataFrame({"pair": np.arange(len(parcel)), "parcel": parcel, "main": main})
+    # holds is ordered longest-inside first; merging from it keeps that order, so the first row per pair names the
+    # street the main runs along (a segment the parcel abuts first).
+    found = _in_own_segment_first(holds.merge(asked.merge(abuts, on="parcel"), on=["main", "street"]), ["pair"])
+    first = found.drop_duplicates("pair")
+    row = np.full(len(parcel), -1, dtype=np.int64)
+    row[first["pair"].to_numpy()] = first["row"].to_numpy()
+    return row
+
+
+def _holds_and_abuts(pairs: StreetPairs) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The (main, row) and (parcel, abut_row) pairs, each with the street its row is a segment of."""
+    holds = pairs.holds.assign(street=pairs.street_of[pairs.holds["row"].to_numpy()])
+    abuts = pairs.abuts.rename(columns={"row": "abut_row"})
+    abuts["street"] = pairs.street_of[abuts["abut_row"].to_numpy()]
+    return holds, abuts
 
 
 def _in_own_segment_first(pairs: pd.DataFrame, by: list[str]) -> pd.DataFrame:

@@ -65,9 +65,9 @@ NOTICE = {"fort-plain": (dt.date(2026, 3, 2), None), "poughkeepsie": (dt.date(20
 OVERRIDES = {"wappinger": {"mandate.distance_ft": "150"}}
 NESTED_BRACKETS = r"\([^()]*\([^()]*\)[^()]*\)"
 PINNED = {
-    "fort-plain": "b9aca6f107bacd8e2e75a28d98e4bf6fb24aa0561a9834fb9448d9858f18f413",
-    "wappinger": "f7948a589148d3fd097dd8c93848ca3e1b0dc2c7949f4f4e9e6843d4dfbd3d3d",
-    "poughkeepsie": "cb5daf4ce27519f74e6aaa9c375f5d0579a72c38fd3e27b5c2f9dd267fda6447",
+    "fort-plain": "5c1d37b35a7c66bc2730d41b0c00d3fd253213385a005beb2ab4efc05b6c65ec",
+    "wappinger": "b82ed4e8f1a96f065dee36a8a68693862d73be666639155e353023e5ca2495ed",
+    "poughkeepsie": "2d5026e6e1e21e0f46958d5ac489b97a98f8d42be1a79cecb9aaeebbc06beb08",
 }
 PINNED_BUILDINGS = {
     "fort-plain": "f95883320f458f8a31a68d5b67b2c88ccfd43fdf56bf57ee31e25bed2127b91f",
