@@ -134,6 +134,7 @@ def prepare_layer(
     local = _local_grid(gdf, kind, label, target_crs, override_crs)
     if local is not None:
         return None, [*problems, local]
+    as_read = gdf
     gdf, crs_problems = check_and_reproject(
         gdf,
         layer=kind,
@@ -147,6 +148,9 @@ def prepare_layer(
     )
     problems += crs_problems
     if gdf is None:
+        # The IDs are checked all the same, so one report lists both (a layer misplaced and with one ID for every
+        # parcel was told the second fault only after it was uploaded again with the first fixed; a tester).
+        _check_duplicate_ids(as_read.copy(), spec, label, problems)
         return None, problems
     gdf = _repair_invalid(gdf, spec, problems, feet_per_unit(target_crs), default_workers(workers))
     if not _check_duplicate_ids(gdf, spec, label, problems):

@@ -921,6 +921,19 @@ def test_projected_swap_that_still_lands_in_the_zone_is_found_by_the_other_layer
     )
 
 
+def test_a_misplaced_layer_is_told_its_repeated_ids_in_the_same_report():
+    """50 parcels all 'DUP', one reaching (0, 0): the report named only the misplaced vertex, and the repeated ID
+    came only after the file was fixed and uploaded again (a tester)."""
+    from layers.sample import sample_town
+
+    parcels = sample_town(60)["parcels"].head(50).copy()
+    parcels["parcel_id"] = "DUP"
+    parcels.loc[parcels.index[0], "geometry"] = Polygon([(0, 0), (50, 50), (50, 0), (0, 50)])
+    out, problems = prepare(parcels)
+    assert out is None
+    assert {p.check for p in errors(problems)} >= {"duplicate_id"} and len(errors(problems)) == 2, problems
+
+
 def test_features_outside_the_area_of_use_are_refused_by_id():
     gdf = ny_frame(
         [
