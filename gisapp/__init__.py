@@ -119,6 +119,7 @@ def create_app(test_config: dict | None = None) -> Flask:
 
     app.extensions["sewerplan"] = AppState()
     security.init_app(app)
+    app.url_map.converters["scenario"] = plans.ScenarioName  # before the plans routes that use it
     for blueprint in (map_view.bp, analysis.bp, api.bp, summary.bp, data.bp, auth.bp, notices.bp, plans.bp):
         app.register_blueprint(blueprint)
     errors.register(app)

@@ -28,6 +28,8 @@ from gisapp.users import count_users, user_session
 
 LOCAL_USER = "local"
 LOGIN_MAX_BODY = 64 * 1024
+# a POST from a page whose session ended since (signed out in another tab), answered in JSON (``_not_signed_in``)
+SIGNED_OUT = "You were signed out: sign in again (reload the page), then send this again. Nothing was done."
 
 
 def init_app(app: Flask) -> None:
@@ -124,9 +126,16 @@ def _not_signed_in():
     """To the sign-in page, and back afterwards to the page asked for, its query too (a "show on the map" link's
     ``?parcel=``). A form sent after the session ended (signed out in another tab) goes back to the page it was
     sent from, and the sign-in page says it was not saved: it came back to the form's address and "405 Method Not
-    Allowed", the change lost without a word (a tester)."""
-    if request.path.startswith("/api/") or request.is_json:
-        abort(401, description="Sign in first.")
+    Allowed", the change lost without a word (a tester).
+
+    Under ``/api/`` and ``/analysis/``, and for a JSON request, the answer is a 401 in JSON (``errors``), as the map's
+    script reads every answer: the map's Run, a form posted by ``fetch``, was redirected to the sign-in page, which
+    ``fetch`` followed, and the map said "The server answered 200 without a message". A POST is told the session
+    ended, since its page was signed in when it was opened."""
+    if request.path.startswith(("/api/", "/analysis/")) or request.is_json:
+        if request.method in ("GET", "HEAD"):
+            abort(401, description="Sign in first.")
+        abort(401, description=SIGNED_OUT)
     if request.method in ("GET", "HEAD"):
         target = request.full_path.removesuffix("?")
         abort(redirect(url_for("auth.login", next=target)))

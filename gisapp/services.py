@@ -85,6 +85,7 @@ CONNECTION_SEARCH_FT = 100.0
 
 # A saved scenario's name: kept whole, or refused (never cut short, which made two scenarios one).
 PLAN_NAME_MAX = 80
+PLAN_NAME_NOT_ALLOWED = ("/", "\\")  # folder separators, in a path or as a browser reads one
 
 
 def _quiet(_text: str) -> None:
@@ -1299,13 +1300,24 @@ def _plan_name(name: str, register: Register | None, replace: bool) -> str:
     """The scenario's name, refused when empty, too long to keep whole, or (saving) already saved, unless replaced.
 
     A line break or other control character is refused: such a name was saved, but its page and exports could
-    not be opened by name afterwards."""
+    not be opened by name afterwards. So are ``/`` and ``\\`` and a name that is ``.`` or ``..``: the scenarios
+    page links to ``/plans/NAME.pdf``, and a browser read ``Option A/../draft`` as folders, opening the scenario
+    ``draft``'s board PDF from the other's link. Checked here, for the web and the command line alike."""
     name = name.strip()
     if not name:
         raise LayerError("Give the scenario a name.")
     if not name.isprintable():
         raise LayerError(
             f"A scenario's name must be one line of text without control characters; {name!r} is not. Rename it."
+        )
+    folders = [c for c in PLAN_NAME_NOT_ALLOWED if c in name]
+    if folders or name in {".", ".."}:
+        what = f"holds {' and '.join(folders)}" if folders else "is only dots"
+        renamed = name.replace("/", "-").replace("\\", "-")
+        instead = f'Rename it, e.g. "{renamed}".' if folders else "Give it a name with a word in it."
+        raise LayerError(
+            "A scenario's name cannot contain / or \\, nor be . or .. alone: the addresses of its files would read "
+            f'them as folders, and lead to another scenario\'s. "{name}" {what}. {instead}'
         )
     if len(name) > PLAN_NAME_MAX:
         raise LayerError(

@@ -716,3 +716,42 @@ def none_in_reach_words(summary: dict) -> str | None:
         f"the nearest lies {nearest:,.1f} ft away. If the town has sewered streets, check that the parcels and mains "
         "are drawn in the CRSs they declare."
     )
+
+
+def file_words(location: str | Path) -> str:
+    """A register's or store's location as a web page names it: a file's name, never the server's folders (a
+    viewer was shown ``/srv/sewerplan/instance/sewerplan.gpkg``); a database's schema, or "its database".
+
+    Examples
+    --------
+    >>> [file_words(p) for p in ("/srv/town/instance/sewerplan.gpkg", "sqlite:////srv/town/register.sqlite")]
+    ['sewerplan.gpkg', 'register.sqlite']
+    >>> file_words("postgresql://town@db.example/gis#fort_plain")
+    'fort_plain'
+    """
+    from layers.errors import split_fragment
+
+    text = str(location)
+    if text.startswith("sqlite:///"):
+        text = text.removeprefix("sqlite:///")
+    elif "://" in text:
+        return split_fragment(text)[1] or "its database"
+    return Path(text).name or text
+
+
+def without_folders(text: str, locations: list[str]) -> str:
+    """``text`` (a message the command line gives whole) with each of ``locations`` named by ``file_words``, longest
+    first, so a page tells web users no folder of the server. A location given as a path is replaced as well in the
+    ``sqlite:///`` form a register's URL has.
+
+    Examples
+    --------
+    >>> without_folders("No register for /srv/t/town.gpkg: sqlite:////srv/t/town-register.sqlite exists.",
+    ...                 ["/srv/t/town.gpkg", "/srv/t/town-register.sqlite"])
+    'No register for town.gpkg: town-register.sqlite exists.'
+    """
+    forms = {str(p) for p in locations if p}
+    forms |= {f"sqlite:///{p}" for p in forms if "://" not in p}
+    for place in sorted(forms, key=len, reverse=True):
+        text = text.replace(place, file_words(place))
+    return text

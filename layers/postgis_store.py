@@ -137,6 +137,10 @@ class PostGISStore(Store):
     def label(self) -> str:
         return f"{redact_url(self.url)}#{self.schema}"
 
+    @property
+    def short_name(self) -> str:
+        return self.schema
+
     # -- connections
 
     @contextmanager

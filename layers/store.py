@@ -109,6 +109,12 @@ class Store(ABC):
         """The store for messages and pages: a URL with its password masked."""
         return redact_url(self.location)
 
+    @property
+    def short_name(self) -> str:
+        """The store for the web's users: its file's or schema's name, never a folder of the server or a database's
+        host (``label`` is the command line's, where the user gave it)."""
+        return split_fragment(self.location)[1] or "the database"
+
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.label!r})"
 
@@ -299,6 +305,10 @@ class GeoPackageStore(Store):
     @property
     def label(self) -> str:
         return self.location
+
+    @property
+    def short_name(self) -> str:
+        return self.path.name
 
     def exists(self) -> bool:
         return self.path.is_file()
@@ -751,6 +761,12 @@ def in_store(source: str | Path | None, store: str | Path | None) -> bool:
 def store_label(location: str | Path) -> str:
     """The store for messages and pages: its path, or its URL with the password masked."""
     return open_store(location).label
+
+
+def store_name(location: str | Path) -> str:
+    """The store as the web names it to its users: its file's name (``sewerplan.gpkg``), or its PostGIS schema's;
+    ``store_label``'s full path told a viewer the server's folders."""
+    return open_store(location).short_name
 
 
 def store_layers(location: str | Path) -> list[str]:

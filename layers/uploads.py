@@ -83,6 +83,7 @@ SERVER_DRIVERS = ("GPKG", "ESRI Shapefile", "GeoJSON", "OpenFileGDB", "FlatGeobu
 TOKEN = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
 CHUNK = 1 << 20
 META = "meta.json"
+STORE = "store.gpkg"  # the upload's checked layers, and its runs' results (the workspace's store)
 PUBLISHED = "published"  # meta.json key: the name an upload was published under (``retire_published``)
 # The record's key for the measuring CRS an upload's checked store was written in, when not the town's (data outside
 # New York, given on its column-mapping page): its runs are measured in it until a run records its own.
@@ -701,7 +702,13 @@ def list_uploads(root: str | Path, *, owner: str | None = None) -> list[Path]:
 
 
 def discard(root: str | Path, token: str, *, owner: str) -> None:
-    shutil.rmtree(upload_folder(root, token, owner=owner), ignore_errors=True)
+    """Delete ``owner``'s upload, under its store's writer lock: ``StoreBusyError`` while a run (or a publication, or
+    a layer being added) holds it. Deleted during a run, the run failed with "store.gpkg does not exist", naming the
+    server's folders; a publication of it is refused the same way (its ``write_setting`` takes the lock)."""
+    folder = upload_folder(root, token, owner=owner)
+    with writer_lock(folder / STORE, who=owner, what="discarding this upload"):
+        shutil.rmtree(folder, ignore_errors=True)
+    shutil.rmtree(folder, ignore_errors=True)  # the lock file, where an open file cannot be deleted (Windows)
 
 
 def expire_uploads(root: str | Path, *, ttl_hours: float, now: float | None = None) -> list[str]:

@@ -109,13 +109,17 @@ def test_a_preview_the_confirm_would_refuse_is_refused_at_the_preview(client, ap
 
 
 def test_without_a_register_the_page_offers_to_create_the_towns_one(client, app):
+    folder = str(Path(app.config["STORE"]).parent)
     page = client.get("/notices").get_data(as_text=True)
-    assert "No notice register is set up" in page and 'id="create-register"' in page
+    assert "No notice register is set up for the store town.gpkg" in page and 'id="create-register"' in page
+    assert "would be created at <code>town-register.sqlite</code>" in page
+    assert folder not in page  # the server's folders are no web user's business (the command line names them)
     assert not list(Path(app.config["STORE"]).parent.glob("*.sqlite"))  # looking never creates one
     token = csrf(client)
     created = client.post("/notices/register", data={"csrf_token": token})
     assert created.status_code == 302 and created.headers["Location"].startswith("/notices?said=")
-    assert "The notice register was created: " in _message(client.get(created.headers["Location"]))
+    said = _message(client.get(created.headers["Location"]))
+    assert said == "The notice register was created as town-register.sqlite, beside the store." and folder not in said
     assert "was created" not in _message(client.get(created.headers["Location"]))  # said once
     register = Path(app.config["STORE"]).with_name("town-register.sqlite")
     assert register.is_file() and read_setting(app.config["STORE"], "register") == str(register)
@@ -1061,6 +1065,8 @@ def test_the_summary_api_gives_the_register_counts_the_summary_page_says(store, 
     assert answer.status_code == 200 and answer.content_type == "application/json"
     doc = answer.get_json()
     assert doc["register_recorded"] is None and doc["register_note"] is None  # no register yet
+    # the store by its file's name: a viewer was given the server's folders (/srv/.../instance/sewerplan.gpkg)
+    assert doc["store"] == Path(store).name and str(Path(store).parent) not in answer.get_data(as_text=True)
     counts = doc["counts"]
     _issue(client)
     _days_later(monkeypatch)
@@ -1388,7 +1394,8 @@ def test_the_page_names_a_register_a_stopped_first_creation_left_and_takes_it(cl
     path = Path(app.config["STORE"]).with_name("town-register.sqlite")
     Register(f"sqlite:///{path}", create=True).close()  # made, never recorded: as a killed `issue --new` leaves it
     page = " ".join(client.get("/notices").get_data(as_text=True).split())
-    assert "No register exists yet" not in page and f"{path} beside it is an empty notice register" in page
+    assert "No register exists yet" not in page and f"{path.name} beside it is an empty notice register" in page
+    assert str(path.parent) not in page  # named by its file's name: the server's folders are not the web's
     assert 'id="create-register"' in page
     client.post("/notices/register", data={"csrf_token": csrf(client)})
     assert read_setting(app.config["STORE"], "register") == str(path)

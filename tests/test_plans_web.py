@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 from urllib.parse import quote
 
 import geopandas as gpd
@@ -26,7 +27,7 @@ from tests.conftest import csrf, make_app, ny_frame, serving
 from tests.test_plans import M9, layout
 from tests.test_web import open_map, shot, wait_for
 
-ODD_NAME = "Oak/St #2 ?50% six"
+ODD_NAME = "Oak St #2 ?50% six"  # no "/": refused in a name (test_a_name_that_reads_as_folders_is_refused)
 HOSTILE = "<img src=x onerror=alert(1)>"
 FP_VERSION = load_profile("fort-plain").version
 
@@ -857,3 +858,61 @@ def test_a_loop_drawn_on_the_map_is_refused(oak_store, tmp_path):
     )
     assert answer.status_code == 400, answer.get_data(as_text=True)[:300]
     assert "ends where it begins, a closed loop" in answer.get_json()["error"]["message"]
+
+
+@pytest.mark.parametrize(
+    ("name", "told"),
+    [("Option A/../draft", "holds /"), ("Option A\\draft", "holds \\"), ("..", "only dots"), (".", "only dots")],
+)
+def test_a_name_that_reads_as_folders_is_refused_on_the_web_and_the_command_line(oak_store, tmp_path, name, told):
+    """``Option A/../draft`` was saved, and the scenarios page linked its board PDF as
+    ``/plans/Option%20A/../draft.pdf``, which the browser opened as ``/plans/draft.pdf``: another scenario's. Refused
+    by the one function both save through, naming the characters."""
+    client = oak_app(oak_store, tmp_path).test_client()
+    body = {"geometry": {"type": "LineString", "coordinates": oak_line()}, "name": name, "save": True}
+    refused = client.post("/plans/evaluate", json=body, headers={"X-CSRF-Token": csrf(client)})
+    message = refused.get_json()["error"]["message"]
+    assert refused.status_code == 400 and "cannot contain / or \\, nor be . or .. alone" in message and told in message
+    register = Register(url=str(oak_store.parent / "register.sqlite"))
+    assert register.saved_plan(name) is None
+    proposed = tmp_path / "proposed.geojson"
+    ny_frame([{"geometry": LineString([(0, 0), (900, 0)])}]).to_file(proposed)
+    args = ["plan", "--profile", "fort-plain", "--data", str(oak_store), "--proposed", str(proposed)]
+    args += ["--diameter-in", "8", "--name", name, "--save", "--register", str(oak_store.parent / "register.sqlite")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code != 0 and "cannot contain / or \\" in result.output and told in result.output
+    assert register.saved_plan(name) is None
+
+
+def test_a_scenario_saved_before_with_folders_in_its_name_links_to_its_own_files(oak_store, tmp_path):
+    """A name saved before names were checked keeps working: its links quote ``/`` (``%2F``), so the browser cannot
+    read ``..`` in it as a folder and open another scenario's files."""
+    from urllib.parse import unquote, urljoin, urlsplit
+
+    client = oak_app(oak_store, tmp_path).test_client()
+    evaluate(client, csrf(client), name="draft", save=True, replace=True)
+    register = Register(url=str(oak_store.parent / "register.sqlite"))
+    draft = register.saved_plan("draft")
+    odd = "Option A/../draft"
+    register.save_plan(  # as the register took it before the name was checked
+        odd,
+        profile=draft["profile"],
+        diameter_in=12,
+        wkt=draft["geometry_wkt"],
+        crs=draft["crs"],
+        result=draft["result"] | {"name": odd, "diameter_in": 12},
+        replace=True,
+    )
+    page = client.get("/plans?compare=draft&compare=" + quote(odd)).get_data(as_text=True)
+    links = [h for h in re.findall(r'href="(/plans/[^"]+\.(?:pdf|geojson|gpkg))"', page) if "Option" in h]
+    assert len(links) == 3
+    for href in links:
+        resolved = urljoin("http://localhost/plans", href.replace("&amp;", "&"))  # as the browser resolves it
+        assert unquote(urlsplit(resolved).path).startswith(f"/plans/{odd}."), href
+    pdf = client.get(urlsplit(urljoin("http://localhost/plans", links[0])).path)
+    assert pdf.status_code == 200 and pdf.data[:4] == b"%PDF"
+    (tmp_path / "odd.pdf").write_bytes(pdf.data)
+    text = " ".join(" ".join(p.extract_text().split()) for p in PdfReader(tmp_path / "odd.pdf").pages)
+    assert f"Proposed sewer extension: {odd}" in text
+    assert client.get(f"/plans/{quote(odd, safe='')}.json").get_json()["diameter_in"] == 12
+    register.delete_plan(odd)

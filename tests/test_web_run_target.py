@@ -222,3 +222,26 @@ def _page_config(app) -> dict:
 
     page = app.test_client().get("/").get_data(as_text=True)
     return json.loads(html.unescape(re.search(r"data-page='([^']*)'", page).group(1)))
+
+
+def test_an_upload_a_run_is_using_is_not_discarded_until_the_run_ends(app, tmp_path):
+    """Discard pressed while a run on the upload went deleted its files under the run, which failed with
+    "/tmp/.../uploads/<token>/store.gpkg does not exist". Refused now, as Publish is: both take the upload store's
+    writer lock, which the run holds from the moment it is started until it ends."""
+    client = app.test_client()
+    token = checked_upload(client, tmp_path)
+    folder = tmp_path / "uploads" / token
+    _work_on(client, token)
+    started = _run(client, token)
+    assert started.status_code == 202, started.get_json()
+    refused = client.post(f"/data/{token}/discard", data={"csrf_token": csrf(client)})
+    said = re.search(r'id="message"[^>]*>([^<]*)<', refused.get_data(as_text=True))[1]
+    assert refused.status_code == 409 and (folder / "store.gpkg").exists()
+    assert "hill.gpkg was not discarded: a run is using this upload; discard it when the run ends." in said
+    published = client.post(f"/data/{token}/publish", data={"csrf_token": csrf(client), "publish_not_ready": "1"})
+    said = re.search(r'id="message"[^>]*>([^<]*)<', published.get_data(as_text=True))[1]
+    assert published.status_code == 409 and "a run is using this upload; publish it when the run ends." in said
+    job = wait_job(client, started.get_json(), 120)
+    assert job["state"] == "done", job  # it failed, its store deleted under it
+    assert client.post(f"/data/{token}/discard", data={"csrf_token": csrf(client)}).status_code == 302
+    assert not folder.exists()

@@ -478,3 +478,55 @@ def test_back_after_signing_out_shows_the_sign_in_page_not_the_register(store, t
         WebDriverWait(browser, 30).until(lambda d: "/login" in d.current_url)
         shown = browser.find_element(By.TAG_NAME, "body").text
         assert "Sign out" not in shown and "Register (" not in shown
+
+
+@pytest.mark.parametrize(
+    ("route", "sent"),
+    [
+        ("/analysis/run", {"data": {"profile": "fort-plain", "workspace": "town"}}),  # the map's Run: a form, by fetch
+        ("/plans/evaluate", {"json": {"name": "Oak", "diameter_in": 8}}),
+        ("/plans/line", {"json": {"text": "{}", "name": "main.geojson"}}),
+    ],
+)
+def test_the_maps_posts_after_signing_out_elsewhere_are_told_so_in_json(app, route, sent):
+    """Run pressed on the map in a tab after signing out in another was redirected to the sign-in page, which fetch
+    followed: "Could not start. The server answered 200 without a message". Every post the map's script sends is
+    answered 401 in JSON, saying the session ended, as ``/api/`` is."""
+    client = app.test_client()
+    Auth(app, client).login(address="10.0.0.9")
+    token = csrf(client)
+    client.post("/logout", data={"csrf_token": token}, environ_base={"REMOTE_ADDR": "10.0.0.9"})
+    answer = client.post(route, headers={"X-CSRF-Token": token}, environ_base={"REMOTE_ADDR": "10.0.0.9"}, **sent)
+    assert answer.status_code == 401 and answer.mimetype == "application/json"
+    assert answer.get_json()["error"]["message"].startswith("You were signed out: sign in again")
+    read = client.get("/api/summary", environ_base={"REMOTE_ADDR": "10.0.0.9"})  # a read is asked to sign in
+    assert read.status_code == 401 and read.get_json()["error"]["message"] == "Sign in first."
+
+
+def test_run_on_the_map_after_signing_out_in_another_tab_says_so_in_chromium(store, tmp_path, browser):
+    """The tester's two tabs: the map in tab A, "Sign out" in tab B, then Run in tab A."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    from tests.conftest import serving
+    from tests.test_web import wait_for
+
+    app = make_app(store, tmp_path)
+    add_user(app.config["USERS_DB"], "pat", "planner", "planner-password")
+    with serving(app) as base:
+        browser.get(f"{base}/login?next=/")
+        browser.find_element(By.NAME, "name").send_keys("pat")
+        browser.find_element(By.NAME, "password").send_keys("planner-password")
+        browser.find_element(By.CSS_SELECTOR, "form button").click()
+        wait_for(browser, lambda: browser.execute_script("return document.body.dataset.loaded"), 30)
+        tab_a = browser.current_window_handle
+        browser.switch_to.new_window("tab")
+        browser.get(f"{base}/notices")
+        browser.find_element(By.XPATH, "//button[text()='Sign out']").click()
+        WebDriverWait(browser, 30).until(lambda d: "/login" in d.current_url)
+        browser.switch_to.window(tab_a)
+        browser.execute_script("document.querySelector('#run-form button[type=submit]').click()")
+        said = wait_for(browser, lambda: (t := browser.find_element(By.ID, "job").text) not in ("", "Starting…") and t)
+        assert said.startswith("You were signed out: sign in again"), said
+        assert "without a message" not in said
+        assert browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]").is_enabled()

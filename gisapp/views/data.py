@@ -772,7 +772,10 @@ def publish(token: str):
         )
     town = current_app.config["STORE"]
     replaced = latest_run(town)  # the profile the store it replaces was last analysed under, to compare
-    write_setting(store, PUBLISHED_UPLOAD, token)  # the town's store will say which upload it is (_published_already)
+    try:  # the town's store will say which upload it is (_published_already); taken under the upload's writer lock
+        write_setting(store, PUBLISHED_UPLOAD, token)
+    except StoreBusyError as exc:  # a run on the upload: published now, it would swap its old copy in afterwards
+        return upload_form(message=_upload_busy(token, "publish", exc), status=409)
     try:
         publish_store(
             current_app.config["STORE"],
@@ -793,6 +796,12 @@ def publish(token: str):
     if not_ready:
         said += f" It cannot run yet {not_ready_words(not_ready)}"
     return upload_form(message=said)
+
+
+def _upload_busy(token: str, verb: str, exc: StoreBusyError) -> str:
+    """Why the upload was not published or discarded: a run (or another write) holds its store, and what holds it."""
+    name = read_meta(_root() / token).get("name", "The upload")
+    return f"{name} was not {verb}ed: a run is using this upload; {verb} it when the run ends. {exc}"
 
 
 def _published(name: str, town: str, replaced: dict | None) -> str:
@@ -830,7 +839,10 @@ def restore():
 @bp.post("/<token>/discard")
 @requires("planner")
 def discard_upload(token: str):
-    discard(_root(), token, owner=g.user)
+    try:
+        discard(_root(), token, owner=g.user)
+    except StoreBusyError as exc:  # a run on it would fail with its files gone, naming the server's folders
+        return upload_form(message=_upload_busy(token, "discard", exc), status=409)
     if session.get("workspace") == token:
         session.pop("workspace")
     return redirect(url_for("data.upload_form"))

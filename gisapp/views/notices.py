@@ -39,7 +39,7 @@ from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
 from gisapp.views._said import heard, say
 from gisapp.words import count as count_words
-from gisapp.words import town_date, town_dates_in
+from gisapp.words import file_words, town_date, town_dates_in, without_folders
 from layers.errors import LayerError
 from layers.register import (
     STATES,
@@ -54,6 +54,7 @@ from layers.register import (
     default_register_path,
     parse_date,
 )
+from layers.store import store_label
 
 bp = Blueprint("notices", __name__, url_prefix="/notices")
 PAGE_ROWS = 100
@@ -67,6 +68,14 @@ def app_register(*, create: bool = False) -> Register:
     if key not in cache or create:
         cache[key] = services.open_register(config["REGISTER"], store=config["STORE"], create=create)
     return cache[key]
+
+
+def _missing_words(exc: RegisterMissingError) -> str:
+    """Why there is no register, as the command line says it, but naming the store and each register by its file's
+    name: the page showed a viewer the server's folders (``/srv/.../instance/sewerplan.gpkg``)."""
+    store = current_app.config["STORE"]
+    places = [store, store_label(store), str(default_register_path(store)), exc.url, *exc.known]
+    return without_folders(str(exc), places)
 
 
 def _profile():
@@ -121,8 +130,8 @@ def _page(
     except RegisterMissingError as exc:
         return render_template(
             "notices/index.html",
-            missing=str(exc),
-            new_register=str(default_register_path(current_app.config["STORE"])),
+            missing=_missing_words(exc),
+            new_register=file_words(default_register_path(current_app.config["STORE"])),
             profile=_profile(),
             preview=None,
             form=form or {},
@@ -196,7 +205,8 @@ def _batch_view(batch: dict) -> dict:
 def create_register():
     """Create the town's register beside the store and record it there (the page's "--new")."""
     register = app_register(create=True)
-    return _back(message=f"The notice register was created: {register.url.removeprefix('sqlite:///')}.")
+    where = f"as {register.path.name}, beside the store" if register.path else "in a schema of the store's database"
+    return _back(message=f"The notice register was created {where}.")  # its name, not the server's folders
 
 
 def _settle_first(settled: list[dict]) -> Register:

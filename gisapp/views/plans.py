@@ -1,7 +1,8 @@
 """Planning an extension on the web: evaluate a main drawn on the map, save scenarios, compare, reopen, delete, export.
 
-Scenario names go in query or form fields, or at the end of a path (``/plans/<name>.pdf``, any characters), so
-names with ``/``, ``#``, ``?`` or ``%`` work everywhere.
+Scenario names go in query or form fields, or at the end of a path (``/plans/<name>.pdf``), so names with ``#``,
+``?`` or ``%`` work everywhere. A name with ``/`` or ``\\``, or one that is ``.`` or ``..``, is refused when saved
+(``services._plan_name``); one saved before is linked with its ``/`` quoted (``ScenarioName``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from flask import (
     url_for,
 )
 from pyproj import CRS
+from werkzeug.routing import PathConverter
 
 from analysis.plans import as_drawn, compare_plans, not_laid_parts
 from analysis.profiles import bracketed
@@ -38,6 +40,21 @@ from layers.register import Register, RegisterMissingError
 from layers.uploads import check_content
 
 bp = Blueprint("plans", __name__, url_prefix="/plans")
+
+
+class ScenarioName(PathConverter):
+    """A scenario's name at the end of its files' addresses, ``/`` in it quoted as ``%2F``: one path segment.
+
+    The path converter left ``/`` as it is, so the link of a scenario saved as ``Option A/../draft`` (before such
+    names were refused) was ``/plans/Option%20A/../draft.pdf``, which the browser read as folders and opened as
+    ``/plans/draft.pdf``, another scenario's board PDF. Quoted, a name is one segment (never ``.`` or ``..``: its
+    format follows it), and the server still reads it whole: ``%2F`` arrives as ``/``, which this converter's
+    pattern, the path converter's, matches."""
+
+    def to_url(self, value) -> str:
+        return super().to_url(value).replace("/", "%2F")
+
+
 FORMATS = ("geojson", "gpkg", "pdf", "json")
 
 
@@ -236,7 +253,7 @@ def delete():
     return redirect(url_for("plans.index", **say(plans=f"Deleted scenario {name}.")))
 
 
-@bp.get("/<path:name>.<any(geojson, gpkg, pdf, json):fmt>")
+@bp.get("/<scenario:name>.<any(geojson, gpkg, pdf, json):fmt>")
 @requires("viewer")
 def export(name: str, fmt: str):
     saved = {p["name"]: p for p in _saved_plans()}

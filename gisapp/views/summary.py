@@ -17,7 +17,7 @@ from gisapp.views.map import shown_statuses
 from gisapp.views.notices import app_register
 from gisapp.words import register_note, run_warnings, town_date, town_dates_in
 from layers.errors import LayerError
-from layers.store import store_label
+from layers.store import store_name
 
 bp = Blueprint("summary", __name__)
 
@@ -35,7 +35,7 @@ def index():
     listed = [{**r, "reason": town_dates_in(r.get("reason"), current_app.config["DATE_FORMAT"])} for r in listed]
     return render_template(
         "summary/index.html",
-        store=store_label(data.path),  # shown without a database password
+        store=store_name(data.path),  # its file's name: no folder of the server, no database password
         run=data.run(),
         # the run's warnings, as the command line prints them (the deadline on a Sunday was said nowhere here)
         warnings=[town_dates_in(w, current_app.config["DATE_FORMAT"]) for w in run_warnings(data.run() or {})],
@@ -116,12 +116,12 @@ def mandated_recorded(data) -> dict[str, int] | None:
 def api_summary():
     data = map_data()
     if not data.has_results:
-        return jsonify({"store": store_label(data.path), "run": None, "counts": {}}), 404
+        return jsonify({"store": store_name(data.path), "run": None, "counts": {}}), 404
     counts = data.status_counts()
     recorded = mandated_recorded(data)
     return jsonify(
         {
-            "store": store_label(data.path),
+            "store": store_name(data.path),
             "run": data.run(),
             "counts": {s: counts.get(s, 0) for s in STATUSES},
             # Of the parcels counted under "mandated", how many the register records connected and exempt, and the
