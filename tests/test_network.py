@@ -462,6 +462,34 @@ def test_manchester_through_the_cli(real_data):
     assert doc["length_ft"] == pytest.approx(float(net.downstream_ft[far]), abs=0.1) and doc["length_ft"] > 5000
 
 
+def test_the_docs_quote_manchester_as_the_documented_command_gives_it(real_data):
+    """README and docs/network.md quoted Manchester as "4 pieces ... (outfall nodes J-10, J-11, J-9)", which is what
+    a 2 ft snap tolerance gives (the test above); a user running the command as documented, at the default 1 ft,
+    saw 5 pieces and outfalls J-11, J-13, J-10 (a tester). The quotes are checked against that run."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+
+    base = real_data / "vt-sewer" / "manchester"
+    layers = [
+        f"--layer=mains={base / 'ManchesterLinearFeatures.geojson'}",
+        f"--layer=manholes={base / 'ManchesterPointFeatures.geojson'}",
+        f"--layer=outfalls={base / 'ManchesterWWTF.geojson'}",
+    ]
+    said = " ".join(CliRunner().invoke(main, ["network", "check", "--profile", "wappinger", *layers]).stdout.split())
+    root = Path(__file__).resolve().parent.parent
+    quoted = re.compile(r'"(1 treatment plant: Manchester, reached from [^"]*\))"')
+    for doc in ("README.md", "docs/network.md"):
+        found = quoted.findall(" ".join((root / doc).read_text().split()))
+        assert found, doc
+        assert all(q in said for q in found), (doc, found)
+    assert "The mains are in 5 separate pieces of the network" in said
+    network_md = " ".join((root / "docs" / "network.md").read_text().split())
+    assert "the mains are in 5 pieces" in network_md
+
+
 @pytest.mark.parametrize(
     ("plant", "manhole_structure", "named"),
     [
