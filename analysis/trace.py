@@ -56,7 +56,13 @@ class Trace:
 @dataclass(frozen=True)
 class Sewershed:
     """Everything upstream of a manhole by the traces (each connection where its trace drains): mains, manholes,
-    parcels, living units, the estimated flow, and the overflows into it whose upstream is counted elsewhere."""
+    parcels, living units, the estimated flow, and the overflows into it whose upstream is counted elsewhere.
+
+    ``flow_gpd`` is None where a parcel's living units are unknown: a sum that counted those parcels as nothing was
+    printed as the flow ("89 parcels with units unknown; estimated average flow 0 gallons per day", a tester), and
+    added up to a system flow against which an ordinary house was a "significant" industrial user.
+    ``flow_at_least_gpd`` is the flow of the parcels whose units are known: the flow itself where none is unknown,
+    else a lower bound, said as one."""
 
     manhole: str
     mains: list[str]
@@ -64,13 +70,18 @@ class Sewershed:
     parcels: list[str]
     units: float
     units_unknown: int
-    flow_gpd: float
+    flow_at_least_gpd: float
     section: str = ""
     # Every node whose flow can reach the manhole by any way out, an overflow too (a capacity check counts them).
     nodes: list[int] = field(default_factory=list, repr=False)
     # Links into the sewershed from a divide whose traces go elsewhere (an overflow): each named, and why what drains
     # to that divide is counted where its trace goes, not here.
     not_counted: list[dict] = field(default_factory=list)
+
+    @property
+    def flow_gpd(self) -> float | None:
+        """The estimated average flow, or None where a parcel's living units are unknown (the flow is not known)."""
+        return None if self.units_unknown else self.flow_at_least_gpd
 
     def as_dict(self) -> dict:
         return {
@@ -81,7 +92,9 @@ class Sewershed:
             "units": self.units,
             # parcels drained here whose living units are not known: the text says so, --json and the map must too
             "units_unknown": self.units_unknown,
-            "flow_gpd": round(self.flow_gpd, 1),
+            # null where units are unknown, as the map's popup says "no flow estimate"; the known part beside it
+            "flow_gpd": None if self.flow_gpd is None else round(self.flow_gpd, 1),
+            "flow_at_least_gpd": round(self.flow_at_least_gpd, 1),
             "not_counted": self.not_counted,
         }
 

@@ -180,14 +180,33 @@ def _print_sewershed(shed, profile, *, named: bool = True) -> None:
     whose = "a profile setting, network.gallons_per_day_per_unit" if rate.setting or rate.overridden else shed.section
     if not named:
         whose += f", from the default {profile.id} profile: give --profile for the town's"
+    unknown, n = shed.units_unknown, len(shed.parcels)
+    if not unknown:
+        units = f"with {shed.units:g} living units"
+    elif unknown == n:
+        units = "whose living units are unknown" if n == 1 else f"with living units unknown for all {n}"
+    else:
+        units = f"with {shed.units:g} living units ({plural(unknown, 'parcel')} with units unknown)"
+    rated = f"at {rate.value:g} gpd per unit ({whose})"
+    if shed.flow_gpd is not None:
+        flow = f"estimated average flow {shed.flow_gpd:,.0f} gallons per day {rated}."
+    elif shed.units:
+        # A parcel whose units are unknown was counted as none, and the sum printed as the flow: a lower bound.
+        flow = (
+            f"average flow not known: at least {shed.flow_at_least_gpd:,.0f} gallons per day from the units known, "
+            f"{rated}, and more from the {plural(unknown, 'parcel')} whose units are unknown. Give their living units "
+            "in the parcels' units column (--map parcels.units=COLUMN where it has another name)."
+        )
+    else:
+        flow = (
+            "no flow estimate, as no living units are recorded. Give them in the parcels' units column "
+            "(--map parcels.units=COLUMN where it has another name)."
+        )
     out.print(
         # the manholes upstream of it, not it: "0 mains, 1 manhole" was the manhole itself (a tester)
         f"Upstream of {shed.manhole}: {plural(len(shed.mains), 'main')}, "
         f"{plural(len([m for m in shed.manholes if m != shed.manhole]), 'other manhole')}, "
-        f"{plural(len(shed.parcels), 'parcel')} (connected or required to connect) with {shed.units:g} living "
-        "units"
-        + (f" ({plural(shed.units_unknown, 'parcel')} with units unknown)" if shed.units_unknown else "")
-        + f"; estimated average flow {shed.flow_gpd:,.0f} gallons per day at {rate.value:g} gpd per unit ({whose}).",
+        f"{plural(n, 'parcel')} (connected or required to connect) {units}; {flow}",
         highlight=False,
     )
     for other in shed.not_counted:  # an overflow into it: what drains above is counted where its trace goes

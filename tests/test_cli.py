@@ -436,8 +436,20 @@ def test_upstream_of_the_outfall_counts_units_at_the_profiles_rate(runner, town_
     up = runner.json(
         "trace", "--profile", "fort-plain", "--data", town_gpkg, "--manhole", parcel_trace["outfall"], "--upstream"
     )
-    assert set(up) == {"manhole", "mains", "manholes", "parcels", "units", "units_unknown", "flow_gpd", "not_counted"}
-    assert up["parcels"] and up["flow_gpd"] == up["units"] * 250
+    assert set(up) == {
+        "manhole",
+        "mains",
+        "manholes",
+        "parcels",
+        "units",
+        "units_unknown",
+        "flow_gpd",
+        "flow_at_least_gpd",
+        "not_counted",
+    }
+    assert up["parcels"] and up["flow_at_least_gpd"] == up["units"] * 250
+    # the sample has parcels whose units are unknown (shops, a mill): their flow is not known, nor the whole
+    assert up["units_unknown"] and up["flow_gpd"] is None
 
 
 @pytest.mark.parametrize(

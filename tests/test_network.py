@@ -291,8 +291,15 @@ def test_special_control_manhole_is_kept_and_sewershed_counts_units():
     assert out["downstream_length_ft"].tolist() == [500.0, 400.0, 150.0]
     shed = sewershed(net, net.node_index["MH2"], conn, parcels, profile=FP)
     assert shed.parcels == ["P1", "P2"] and shed.units == 2 and shed.units_unknown == 1
-    assert shed.flow_gpd == 2 * FP.network.gallons_per_day_per_unit.value
-    assert sewershed(net, net.node_index["MH3"], conn, parcels, profile=FP).units == 11
+    # P2's units are unknown: the flow is not known, and the units known give a lower bound (it was 500 gpd, the
+    # flow, as if P2 sent nothing; a tester's 89 parcels of unknown units were "0 gallons per day")
+    assert shed.flow_gpd is None and shed.as_dict()["flow_gpd"] is None
+    assert shed.flow_at_least_gpd == 2 * FP.network.gallons_per_day_per_unit.value
+    assert shed.as_dict()["flow_at_least_gpd"] == 500.0
+    below = sewershed(net, net.node_index["MH3"], conn, parcels, profile=FP)
+    assert below.units == 11 and below.flow_gpd is None
+    known = sewershed(net, net.node_index["MH3"], conn, parcels.assign(units=[2, 0, 9]), profile=FP)
+    assert known.units_unknown == 0 and known.flow_gpd == known.flow_at_least_gpd == 11 * 250
 
 
 def test_pointer_jumping_agrees_with_networkx_on_the_sample():
