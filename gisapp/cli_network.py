@@ -160,7 +160,10 @@ def trace(digitised_direction, parcel_id, manhole_id, upstream, as_json, **opts)
 
 def _print_trace(doc: dict) -> None:
     out = Console()
-    out.print(f"From {doc['start']}: control manhole {doc['control_manhole'] or 'none found'}.", highlight=False)
+    # Through a main of unknown direction the control manhole is not known, which the problem says: not "none found"
+    unknown = doc.get("direction_unknown") and doc["control_manhole"] is None
+    control = doc["control_manhole"] or ("not known" if unknown else "none found")
+    out.print(f"From {doc['start']}: control manhole {control}.", highlight=False)
     if doc["path"]:
         out.print("Path: " + " -> ".join(doc["path"]), highlight=False)
         out.print("Mains: " + ", ".join(doc["mains"]), highlight=False)
@@ -171,6 +174,16 @@ def _print_trace(doc: dict) -> None:
         out.print(f"{doc['length_ft']:,.1f} ft of sewer to the outfall {doc['outfall']}{plant}.", highlight=False)
     if doc["problem"]:
         out.print(f"[yellow]Problem:[/yellow] {doc['problem']}", highlight=False)
+    if doc.get("direction_unknown"):
+        out.print(DIRECTION_HOW, highlight=False)
+
+
+# How a user gives the mains' direction on the command line (docs/network.md, "Which evidence decides a direction").
+DIRECTION_HOW = (
+    "To give the direction: --map mains.from_manhole=COLUMN and --map mains.to_manhole=COLUMN (the manholes each "
+    "main runs from and to), --map mains.us_invert_ft=COLUMN and --map mains.ds_invert_ft=COLUMN (inverts), or "
+    "--digitised-direction where the mains are drawn in flow direction."
+)
 
 
 def _print_sewershed(shed, profile, *, named: bool = True) -> None:

@@ -407,7 +407,18 @@ def parcel_trace(town_gpkg) -> dict:
 
 def test_trace_from_a_parcel_reaches_the_outfall_through_its_control_manhole(parcel_trace):
     doc = parcel_trace
-    keys = {"start", "path", "mains", "control_manhole", "length_ft", "outfall", "plant", "problem", "splits"}
+    keys = {
+        "start",
+        "path",
+        "mains",
+        "control_manhole",
+        "length_ft",
+        "outfall",
+        "plant",
+        "problem",
+        "splits",
+        "direction_unknown",
+    }
     assert set(doc) == keys
     assert doc["path"][0] == doc["control_manhole"] and doc["problem"] is None
     # the sample's plant names its inlet manhole (outfall_manhole): the trace ends there and names the plant
