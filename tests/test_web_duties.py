@@ -12,7 +12,7 @@ from shapely.geometry import LineString, Point, box
 from gisapp.cli import main
 from layers.write import write_layers
 from tests.conftest import make_app, ny_frame
-from tests.test_web import click_parcel, live_server, open_map, shot  # noqa: F401 - live_server is a fixture
+from tests.test_web import click_parcel, live_server, open_map, shot, wait_for  # noqa: F401 - live_server is a fixture
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +106,28 @@ def test_a_sewershed_with_units_unknown_has_no_flow_in_the_api_the_json_and_the_
         "setting, network.gallons_per_day_per_unit), and more from the 2 parcels whose units are unknown."
     ) in said
     assert "estimated average flow" not in said
+
+
+@pytest.mark.browser
+def test_the_manhole_popup_says_the_flow_is_not_known_in_chromium(live_server, browser, store):  # noqa: F811
+    """The popup said "about 250 gallons per day" beside "2 parcels with units unknown": a lower bound, said as one."""
+    from tests.test_plans_web import lat_lon
+    from tests.test_web_map import click_at, settle
+
+    url, _ = live_server
+    open_map(browser, url)
+    browser.execute_script(
+        "window.sewerplanMap.setView([arguments[0], arguments[1]], 19, {animate: false});", *lat_lon(1000, 0)
+    )
+    settle(browser)
+    click_at(browser, *lat_lon(1000, 0))
+    said = wait_for(
+        browser,
+        lambda: browser.execute_script(
+            "const p = document.querySelector('.sewershed-popup'); return p && p.textContent;"
+        ),
+    )
+    said = " ".join(said.split())
+    assert said.startswith("Manhole MH-2")
+    assert "(2 parcels with units unknown); flow not known: at least 250 gallons per day from the units known." in said
+    assert "about 250" not in said
