@@ -84,12 +84,13 @@ def assess_discharges(
     ).reset_index(drop=True)
 
     flow, source = _flows(parcels, profile)
-    system_gpd, system_source = _system_flow(parcels, flow, discharging, profile, network, connections)
-    share = flow / system_gpd if system_gpd and system_gpd > 0 else np.full(n, np.nan)
+    system = _system_flow(parcels, flow, discharging, profile, network, connections)
+    # No share of a flow that is not known: judged against the part known, every share comes out too large.
+    share = flow / system.gpd if system.gpd and system.gpd > 0 else np.full(n, np.nan)
 
     grease, grease_text = _grease(klass, discharging, rules)
     industrial, industrial_text, sections_i = _industrial(
-        parcels, klass, discharging, flow, source, share, (system_gpd, system_source), profile
+        parcels, klass, discharging, flow, source, share, system, profile
     )
 
     out = parcels.copy()
@@ -104,8 +105,11 @@ def assess_discharges(
     summary = {
         "grease_interceptors": {g: int((grease == g).sum()) for g in GREASE},
         "industrial_users": {k: int((industrial == k).sum()) for k in INDUSTRIAL},
-        "system_flow_gpd": None if system_gpd is None else round(float(system_gpd), 1),
-        "system_flow_source": system_source,
+        "system_flow_gpd": None if system.gpd is None else round(system.gpd, 1),
+        "system_flow_source": system.source,
+        # the flow of the parcels whose flow is known, and how many are not: a lower bound where any is not
+        "system_flow_at_least_gpd": round(system.at_least_gpd, 1),
+        "system_flow_parcels_unknown": system.unknown,
         "flow_given": int((source == "flow_gpd").sum()),
     }
     return DischargesResult(out, summary)
@@ -129,12 +133,31 @@ def _flows(parcels: gpd.GeoDataFrame, profile: Profile) -> tuple[np.ndarray, np.
     return flow, source
 
 
-def _system_flow(parcels, flow, discharging, profile, network, connections) -> tuple[float | None, str]:
-    """The system's average daily flow: the profile's, else the outfalls' sewersheds, else all discharging parcels."""
+@dataclass(frozen=True)
+class SystemFlow:
+    """The system's average daily flow (gpd), or None where it is not known, and where it comes from.
+
+    An estimate that would leave out parcels whose flow is unknown (no ``flow_gpd`` given, no living units) is not
+    known: ``at_least_gpd`` is the flow of the rest, ``unknown`` how many were left out. Counted as nothing, 87
+    parcels of unknown flow made a system of 2,300 gpd in which an ordinary house (300 gpd) was a "significant"
+    industrial user at 13% (a tester)."""
+
+    gpd: float | None
+    source: str
+    at_least_gpd: float
+    unknown: int = 0
+
+
+def _system_flow(parcels, flow, discharging, profile, network, connections) -> SystemFlow:
+    """The system's average daily flow: the profile's, else the outfalls' sewersheds, else all discharging parcels;
+    not known where the estimate would leave out a parcel whose flow is unknown."""
     rule = profile.discharges.system_flow_gpd
     if rule.value is not None:
-        return float(rule.value), f"set in the profile, {citation_clause(rule.citation)}"  # printed in brackets
-    keep = discharging & np.isfinite(flow)
+        value = float(rule.value)
+        return SystemFlow(value, f"set in the profile, {citation_clause(rule.citation)}", value)  # said in brackets
+    known = discharging & np.isfinite(flow)
+    total, unknown = float(flow[known].sum()), int((discharging & ~np.isfinite(flow)).sum())
+    source = "estimated: every parcel connected or required to connect"
     if network is not None and network.n_nodes and "main_id" in parcels.columns:
         from analysis.trace import connect_parcels, sewershed
 
@@ -144,11 +167,23 @@ def _system_flow(parcels, flow, discharging, profile, network, connections) -> t
         chosen["units"] = flow[discharging] / per_unit
         connections = connect_parcels(network, chosen) if connections is None else connections[discharging]
         outfalls = np.flatnonzero(network.node_is_outfall)
-        total = sum(sewershed(network, int(o), connections, chosen, profile=profile).flow_gpd for o in outfalls)
-        names = ", ".join(str(network.node_id[o]) for o in outfalls[:5]) + (" ..." if len(outfalls) > 5 else "")
         if len(outfalls):
-            return float(total), f"estimated: the sewershed of {names}"
-    return float(flow[keep].sum()), "estimated: every parcel connected or required to connect"
+            sheds = [sewershed(network, int(o), connections, chosen, profile=profile) for o in outfalls]
+            total = float(sum(s.flow_at_least_gpd for s in sheds))
+            unknown = int(sum(s.units_unknown for s in sheds))
+            names = ", ".join(str(network.node_id[o]) for o in outfalls[:5]) + (" ..." if len(outfalls) > 5 else "")
+            source = f"estimated: the sewershed of {names}"
+    if unknown:
+        who = "parcel" if unknown == 1 else "parcels"
+        return SystemFlow(
+            None,
+            f"not known: {unknown:,} {who} connected or required to connect "
+            f"{'has' if unknown == 1 else 'have'} no flow given and no living units recorded, so the "
+            f"{total:,.0f} gpd of the rest is only a lower bound",
+            total,
+            unknown,
+        )
+    return SystemFlow(total, source, total)
 
 
 def _grease(klass: pd.Series, discharging: np.ndarray, rules) -> tuple[np.ndarray, np.ndarray]:
@@ -187,7 +222,7 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
     from a town's data with no parcel known to be connected it is the flow of the mandated parcels alone, and a
     two-family house was "3.6% of the system's 14,000 gpd", for review, with nothing to say why the system was so
     small (a tester)."""
-    system_gpd, system_source = system
+    system_gpd, system_source = system.gpd, system.source
     rules = profile.discharges
     n = len(klass)
     out = np.full(n, None, dtype=object)
@@ -222,10 +257,21 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
         gpd_text = pd.Series(flow[rows]).map("{:,.0f}".format)
         src = pd.Series(np.where(source[rows] == "flow_gpd", "as given", "estimated from its living units"))
         pct = pd.Series(share[rows] * 100).map(lambda v: "" if not np.isfinite(v) else f"{v:.1f}% of ")
-        said = f"{system_gpd:,.0f} gpd" if system_gpd else "unknown"
-        if system_gpd and system_source.startswith("estimated"):
-            said += f" ({system_source} in the data, not the plant's measured flow)"
-        head = "Average flow " + gpd_text + " gpd (" + src + "), " + pct + f"the system's {said}"
+        if system_gpd:
+            said = f", {{}}the system's {system_gpd:,.0f} gpd"
+            if system_source.startswith("estimated"):
+                said += f" ({system_source} in the data, not the plant's measured flow)"
+            shared = pct.map(said.format)
+        else:
+            # why no share is given: "the system's unknown" said nothing of it
+            lacking = (
+                f"{system.unknown:,} parcel{'' if system.unknown == 1 else 's'} connected or required to connect "
+                f"{'has' if system.unknown == 1 else 'have'} no flow given and no living units"
+                if system.unknown
+                else "none is set or estimated"
+            )
+            shared = f", its share of the system's flow not judged (that flow is not known: {lacking})"
+        head = "Average flow " + gpd_text + " gpd (" + src + ")" + shared
         sig_rule = rules.significant_user_gpd if sig_gpd is not None else rules.significant_user_share
         criteria = pd.Series(
             np.where(

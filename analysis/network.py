@@ -200,6 +200,20 @@ class SewerNetwork:
         """Every node's shortest way to an outfall along the flow, in feet (inf where there is none)."""
         return outfall_distance_along_flow(self.n_nodes, self.u, self.v, self.length_ft, self.node_is_outfall)
 
+    @cached_property
+    def unknown_to_control(self) -> np.ndarray:
+        """For every node, the first main of unknown direction (``direction_source`` unknown, kept as drawn) on its
+        way down to its control manhole, -1 for none: a control manhole found through such a main is not known."""
+        unknown = np.asarray(self.direction_source == "unknown", dtype=bool)
+        return _first_flagged(self.next_main, self.v, unknown, self.node_is_manhole)
+
+    @cached_property
+    def unknown_to_end(self) -> np.ndarray:
+        """For every node, the first main of unknown direction on its whole way down (to the outfall or where the
+        flow stops), -1 for none: the way on and its length are then not known."""
+        unknown = np.asarray(self.direction_source == "unknown", dtype=bool)
+        return _first_flagged(self.next_main, self.v, unknown, np.zeros(self.n_nodes, dtype=bool))
+
     def drains(self) -> np.ndarray:
         """True for nodes whose flow reaches an outfall."""
         return (self.terminal >= 0) & self.node_is_outfall[np.clip(self.terminal, 0, None)]
@@ -1234,6 +1248,21 @@ def _jump(next_main: np.ndarray, v: np.ndarray, length_ft: np.ndarray):
         ptr = ptr[ptr]
     cycle = next_main[ptr] >= 0  # still moving after log2(n) doublings: the path loops
     return np.where(cycle, -1, ptr), np.where(cycle, np.nan, acc)
+
+
+def _first_flagged(next_main: np.ndarray, v: np.ndarray, flagged: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    """For every node, the first ``flagged`` main on its way down by the next mains, up to a ``stop`` node (not
+    passed; a stop node itself has none), -1 for none. Pointer jumping: the first within 2**k steps, else the first
+    within the next 2**k."""
+    n = len(next_main)
+    moving = (next_main >= 0) & ~stop
+    e = np.clip(next_main, 0, None)
+    ptr = np.where(moving, v[e] if len(v) else 0, np.arange(n))
+    first = np.where(moving & (flagged[e] if len(flagged) else False), next_main, -1)
+    for _ in range(max(1, int(np.ceil(np.log2(max(n, 2)))) + 1)):
+        first = np.where(first >= 0, first, first[ptr])
+        ptr = ptr[ptr]
+    return first
 
 
 def _first_manhole(next_main: np.ndarray, v: np.ndarray, is_manhole: np.ndarray) -> np.ndarray:

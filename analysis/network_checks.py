@@ -640,13 +640,38 @@ def _why_followed(net: SewerNetwork, node: int, e: int) -> str:
             "weir, orifice, outlet, pump, inlet or channel is taken as the overflow or relief, not the dry-weather "
             "path)"
         )
+    # Links as low to the node ``e`` leads to, side by side with it: no way is shorter, the kind of link decides (a
+    # pipe first), as ``analysis.network._next_mains`` orders them and ``analysis.trace._split`` says it.
+    beside = [k for k in reaching if k != e and not aside[k] and net.v[k] == net.v[e] and level[k] == level[e]]
+    beside_words = ""
+    if beside:
+        names = ", ".join(f"{net.main_id[k]} ({kinds[k] or 'main'})" for k in beside)
+        rule = (
+            "a pipe is followed before a pump, weir, orifice or inlet"
+            if pipe[e] and not pipe[beside].all()
+            else "of links side by side, the first in the data is followed"
+        )
+        beside_words = f"{names} also lead{'s' if len(beside) == 1 else ''} to {net.node_id[net.v[e]]}: {rule}"
+    elsewhere = [
+        k
+        for k in reaching
+        if k != e and not aside[k] and net.v[k] != net.v[e] and level[k] == level[e] and k not in as_low
+    ]
     if not higher:
-        return kind_words or "the shortest way to an outfall"
+        if beside_words and not (kind_words or elsewhere):
+            return (
+                f"the pipe: {beside_words.replace(': ', ', and ', 1)}"
+                if pipe[e] and not pipe[beside].all()
+                else beside_words
+            )
+        said = kind_words or "the shortest way to an outfall"
+        return said + (f"; {beside_words}" if beside_words else "")
     where = f"{height[e]:,.1f} ft above the invert" if height[e] > 0 else "at the invert"
     return (
         f"the lowest way out ({where}; {', '.join(higher)} leave{'s' if len(higher) == 1 else ''} higher, an "
         "overflow carrying only what rises above it)"
         + (f", and of the ways out as low, {kind_words}" if as_low else "")
+        + (f"; {beside_words}" if beside_words else "")
     )
 
 

@@ -38,6 +38,9 @@ class Trace:
     problem: str | None
     splits: list[dict] = field(default_factory=list)
     plant: str | None = None
+    # Mains on the path whose direction is unknown (kept as drawn): the path there, and a control manhole found
+    # through them, are not known; ``problem`` says so.
+    direction_unknown: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
@@ -50,13 +53,20 @@ class Trace:
             "plant": self.plant,
             "problem": self.problem,
             "splits": self.splits,
+            "direction_unknown": self.direction_unknown,
         }
 
 
 @dataclass(frozen=True)
 class Sewershed:
     """Everything upstream of a manhole by the traces (each connection where its trace drains): mains, manholes,
-    parcels, living units, the estimated flow, and the overflows into it whose upstream is counted elsewhere."""
+    parcels, living units, the estimated flow, and the overflows into it whose upstream is counted elsewhere.
+
+    ``flow_gpd`` is None where a parcel's living units are unknown: a sum that counted those parcels as nothing was
+    printed as the flow ("89 parcels with units unknown; estimated average flow 0 gallons per day", a tester), and
+    added up to a system flow against which an ordinary house was a "significant" industrial user.
+    ``flow_at_least_gpd`` is the flow of the parcels whose units are known: the flow itself where none is unknown,
+    else a lower bound, said as one."""
 
     manhole: str
     mains: list[str]
@@ -64,13 +74,18 @@ class Sewershed:
     parcels: list[str]
     units: float
     units_unknown: int
-    flow_gpd: float
+    flow_at_least_gpd: float
     section: str = ""
     # Every node whose flow can reach the manhole by any way out, an overflow too (a capacity check counts them).
     nodes: list[int] = field(default_factory=list, repr=False)
     # Links into the sewershed from a divide whose traces go elsewhere (an overflow): each named, and why what drains
     # to that divide is counted where its trace goes, not here.
     not_counted: list[dict] = field(default_factory=list)
+
+    @property
+    def flow_gpd(self) -> float | None:
+        """The estimated average flow, or None where a parcel's living units are unknown (the flow is not known)."""
+        return None if self.units_unknown else self.flow_at_least_gpd
 
     def as_dict(self) -> dict:
         return {
@@ -81,7 +96,9 @@ class Sewershed:
             "units": self.units,
             # parcels drained here whose living units are not known: the text says so, --json and the map must too
             "units_unknown": self.units_unknown,
-            "flow_gpd": round(self.flow_gpd, 1),
+            # null where units are unknown, as the map's popup says "no flow estimate"; the known part beside it
+            "flow_gpd": None if self.flow_gpd is None else round(self.flow_gpd, 1),
+            "flow_at_least_gpd": round(self.flow_at_least_gpd, 1),
             "not_counted": self.not_counted,
         }
 
@@ -154,6 +171,28 @@ def connect_parcels(net: SewerNetwork, parcels) -> pd.DataFrame:
             + ", which is not a treatment plant or outfall; no main leaves it."
         ).to_numpy(object)
     problem[has & (control < 0) & pd.isna(special) & drains[v]] = "No manhole below the connection."
+
+    # A main of unknown direction is kept as drawn: below it, nothing the network says is known. On the parcel's own
+    # main or before the control manhole, the control manhole is not known (the results column is left empty and
+    # the problem says why); further down, the way on to the outfall and its length.
+    unknown = np.asarray(net.direction_source == "unknown", dtype=bool)
+    own = has & (unknown[e] if len(unknown) else False)
+    to_control = np.where(own, edge, np.where(has, net.unknown_to_control[v], -1) if net.n_nodes else -1)
+    to_end = np.where(own, edge, np.where(has, net.unknown_to_end[v], -1) if net.n_nodes else -1)
+    blocked = to_end >= 0
+    if blocked.any():
+        control_id = np.where((to_control >= 0) & pd.isna(special), None, control_id)
+        downstream = np.where(blocked, np.nan, downstream)
+        outfall_id = np.where(blocked, None, outfall_id)
+        # One sentence per main and whether it comes before the control manhole: a few, however many parcels.
+        key = to_end[blocked] * 2 + (to_control[blocked] >= 0)
+        keys, which = np.unique(key, return_inverse=True)
+        sentences = np.array(
+            [direction_unknown_sentence(net, [str(net.main_id[k // 2])], bool(k % 2)) for k in keys], dtype=object
+        )
+        said = sentences[which]
+        before = problem[blocked]
+        problem[blocked] = np.where(pd.isna(before), said, said + " " + before.astype(str))
     return pd.DataFrame(
         {
             "edge": edge,
@@ -201,16 +240,57 @@ def trace_down(
     problem = None if drains else _stops(net, here)
     length = first_ft + float(net.downstream_ft[node]) if drains else None
     plant = str(net.outfall_plant[here]) or None if drains and net.outfall_plant is not None else None
+    control = _control(net, node)
+    # Mains of unknown direction on the way (kept as drawn): the path is as drawn there, and not known; before the
+    # control manhole (the connection's own main, or a junction's way on to it), the control manhole is not known.
+    unknown = np.asarray(net.direction_source == "unknown", dtype=bool)
+    walked = ([first_main] if first_main is not None else []) + _walked(net, node)
+    unsure = list(dict.fromkeys(str(net.main_id[e]) for e in walked if unknown[e]))
+    if unsure:
+        before_control = (first_main is not None and unknown[first_main]) or net.unknown_to_control[node] >= 0
+        control = None if before_control else control
+        said = direction_unknown_sentence(net, unsure, bool(before_control))
+        problem = said if problem is None else f"{said} {problem}"
+        length, drains, plant = None, False, None
     return Trace(
         start or path[0],
         path,
         mains,
-        _control(net, node),
+        control,
         length,
         path[-1] if drains else None,
         problem,
         splits,
         plant,
+        unsure,
+    )
+
+
+def _walked(net: SewerNetwork, node: int) -> list[int]:
+    """The mains a trace from ``node`` follows, in order (once each: a loop ends the walk)."""
+    out, seen, here = [], set(), node
+    while here not in seen and net.next_main[here] >= 0:
+        seen.add(here)
+        out.append(int(net.next_main[here]))
+        here = int(net.v[net.next_main[here]])
+    return out
+
+
+def direction_unknown_sentence(net: SewerNetwork, mains: list[str], control_unknown: bool) -> str:
+    """Why a trace through mains of unknown direction is not known, and how to give the direction (by what it is,
+    never a command-line flag: the command line and the web word it their own way)."""
+    one = len(mains) == 1
+    named = f"direction of main {mains[0]} is" if one else f"directions of mains {', '.join(mains)} are"
+    it = "it" if one else "them"
+    what = (
+        f"so the control manhole is not known, and the path below follows {it} as drawn"
+        if control_unknown
+        else f"so the path follows {it} as drawn, and where the flow goes and how far are not known"
+    )
+    return (
+        f"The {named} unknown (no from/to field or invert gives {it}, and no way to an outfall orients {it}; kept "
+        f"as drawn), {what}. Give the mains' direction: their from and to manhole fields, their inverts, or that "
+        "the mains are drawn in flow direction."
     )
 
 
@@ -351,6 +431,7 @@ def trace_parcel(net: SewerNetwork, parcel_id: str, connection: pd.Series) -> Tr
         t.problem,
         t.splits,
         t.plant,
+        t.direction_unknown,
     )
 
 

@@ -9,6 +9,7 @@ import geopandas as gpd
 from rich.console import Console
 from rich.table import Table
 
+from analysis.profiles import citations_clause
 from gisapp import services
 from gisapp.cli_common import DIRECTION_OPTION, data_options, loading, print_problems, user_errors
 from gisapp.words import written_words
@@ -82,6 +83,20 @@ def records(frame: gpd.GeoDataFrame, fields: tuple[str, ...]) -> list[dict]:
     return table.where(table.notna(), None).to_dict("records")
 
 
+def _flow_not_known(summary: dict, profile) -> str:
+    """Why the system's flow is not known, that no share of it is judged, and how to give it. An estimate that
+    counted parcels of unknown flow as nothing had made an ordinary house 13% of the system, a significant user."""
+    r = profile.discharges
+    shares = [rule.citation for rule in (r.significant_user_share, r.flow_review_share) if rule.value is not None]
+    judged = (
+        f"; no parcel is judged by its share of it ({citations_clause(list(dict.fromkeys(shares)))})" if shares else ""
+    )
+    return (
+        f"{summary['system_flow_source']}{judged}. Give the plant's measured average daily flow with --set "
+        "discharges.system_flow_gpd=GPD, or the parcels' flows (a flow_gpd column) or living units."
+    )
+
+
 def _print(found, chosen, profile, out_path) -> None:
     out = Console()
     s = found.summary
@@ -92,7 +107,7 @@ def _print(found, chosen, profile, out_path) -> None:
         f"{profile.discharges.grease_decided_by.value or 'the municipality'} to decide "
         f"{profile.discharges.grease_interceptor.cited}. Industrial users: {i['significant']} significant, "
         f"{i['review']} for review, {i['flow_unknown']} with flow unknown. System flow "
-        + (f"{flow:,.0f} gpd ({s['system_flow_source']})." if flow is not None else "unknown.")
+        + (f"{flow:,.0f} gpd ({s['system_flow_source']})." if flow is not None else _flow_not_known(s, profile))
         + (
             " Subdivisions: " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in s["subdivisions"].items() if n) + "."
             if "subdivisions" in s

@@ -160,7 +160,10 @@ def trace(digitised_direction, parcel_id, manhole_id, upstream, as_json, **opts)
 
 def _print_trace(doc: dict) -> None:
     out = Console()
-    out.print(f"From {doc['start']}: control manhole {doc['control_manhole'] or 'none found'}.", highlight=False)
+    # Through a main of unknown direction the control manhole is not known, which the problem says: not "none found"
+    unknown = doc.get("direction_unknown") and doc["control_manhole"] is None
+    control = doc["control_manhole"] or ("not known" if unknown else "none found")
+    out.print(f"From {doc['start']}: control manhole {control}.", highlight=False)
     if doc["path"]:
         out.print("Path: " + " -> ".join(doc["path"]), highlight=False)
         out.print("Mains: " + ", ".join(doc["mains"]), highlight=False)
@@ -171,6 +174,16 @@ def _print_trace(doc: dict) -> None:
         out.print(f"{doc['length_ft']:,.1f} ft of sewer to the outfall {doc['outfall']}{plant}.", highlight=False)
     if doc["problem"]:
         out.print(f"[yellow]Problem:[/yellow] {doc['problem']}", highlight=False)
+    if doc.get("direction_unknown"):
+        out.print(DIRECTION_HOW, highlight=False)
+
+
+# How a user gives the mains' direction on the command line (docs/network.md, "Which evidence decides a direction").
+DIRECTION_HOW = (
+    "To give the direction: --map mains.from_manhole=COLUMN and --map mains.to_manhole=COLUMN (the manholes each "
+    "main runs from and to), --map mains.us_invert_ft=COLUMN and --map mains.ds_invert_ft=COLUMN (inverts), or "
+    "--digitised-direction where the mains are drawn in flow direction."
+)
 
 
 def _print_sewershed(shed, profile, *, named: bool = True) -> None:
@@ -180,14 +193,33 @@ def _print_sewershed(shed, profile, *, named: bool = True) -> None:
     whose = "a profile setting, network.gallons_per_day_per_unit" if rate.setting or rate.overridden else shed.section
     if not named:
         whose += f", from the default {profile.id} profile: give --profile for the town's"
+    unknown, n = shed.units_unknown, len(shed.parcels)
+    if not unknown:
+        units = f"with {shed.units:g} living units"
+    elif unknown == n:
+        units = "whose living units are unknown" if n == 1 else f"with living units unknown for all {n}"
+    else:
+        units = f"with {shed.units:g} living units ({plural(unknown, 'parcel')} with units unknown)"
+    rated = f"at {rate.value:g} gpd per unit ({whose})"
+    if shed.flow_gpd is not None:
+        flow = f"estimated average flow {shed.flow_gpd:,.0f} gallons per day {rated}."
+    elif shed.units:
+        # A parcel whose units are unknown was counted as none, and the sum printed as the flow: a lower bound.
+        flow = (
+            f"average flow not known: at least {shed.flow_at_least_gpd:,.0f} gallons per day from the units known, "
+            f"{rated}, and more from the {plural(unknown, 'parcel')} whose units are unknown. Give their living units "
+            "in the parcels' units column (--map parcels.units=COLUMN where it has another name)."
+        )
+    else:
+        flow = (
+            "no flow estimate, as no living units are recorded. Give them in the parcels' units column "
+            "(--map parcels.units=COLUMN where it has another name)."
+        )
     out.print(
         # the manholes upstream of it, not it: "0 mains, 1 manhole" was the manhole itself (a tester)
         f"Upstream of {shed.manhole}: {plural(len(shed.mains), 'main')}, "
         f"{plural(len([m for m in shed.manholes if m != shed.manhole]), 'other manhole')}, "
-        f"{plural(len(shed.parcels), 'parcel')} (connected or required to connect) with {shed.units:g} living "
-        "units"
-        + (f" ({plural(shed.units_unknown, 'parcel')} with units unknown)" if shed.units_unknown else "")
-        + f"; estimated average flow {shed.flow_gpd:,.0f} gallons per day at {rate.value:g} gpd per unit ({whose}).",
+        f"{plural(n, 'parcel')} (connected or required to connect) {units}; {flow}",
         highlight=False,
     )
     for other in shed.not_counted:  # an overflow into it: what drains above is counted where its trace goes

@@ -407,7 +407,18 @@ def parcel_trace(town_gpkg) -> dict:
 
 def test_trace_from_a_parcel_reaches_the_outfall_through_its_control_manhole(parcel_trace):
     doc = parcel_trace
-    keys = {"start", "path", "mains", "control_manhole", "length_ft", "outfall", "plant", "problem", "splits"}
+    keys = {
+        "start",
+        "path",
+        "mains",
+        "control_manhole",
+        "length_ft",
+        "outfall",
+        "plant",
+        "problem",
+        "splits",
+        "direction_unknown",
+    }
     assert set(doc) == keys
     assert doc["path"][0] == doc["control_manhole"] and doc["problem"] is None
     # the sample's plant names its inlet manhole (outfall_manhole): the trace ends there and names the plant
@@ -436,8 +447,20 @@ def test_upstream_of_the_outfall_counts_units_at_the_profiles_rate(runner, town_
     up = runner.json(
         "trace", "--profile", "fort-plain", "--data", town_gpkg, "--manhole", parcel_trace["outfall"], "--upstream"
     )
-    assert set(up) == {"manhole", "mains", "manholes", "parcels", "units", "units_unknown", "flow_gpd", "not_counted"}
-    assert up["parcels"] and up["flow_gpd"] == up["units"] * 250
+    assert set(up) == {
+        "manhole",
+        "mains",
+        "manholes",
+        "parcels",
+        "units",
+        "units_unknown",
+        "flow_gpd",
+        "flow_at_least_gpd",
+        "not_counted",
+    }
+    assert up["parcels"] and up["flow_at_least_gpd"] == up["units"] * 250
+    # the sample has parcels whose units are unknown (shops, a mill): their flow is not known, nor the whole
+    assert up["units_unknown"] and up["flow_gpd"] is None
 
 
 @pytest.mark.parametrize(

@@ -155,6 +155,31 @@ def test_an_industrial_parcel_without_a_flow_is_listed_as_unknown():
     assert "its flow is not given (a flow_gpd column)" in r.loc[0, "discharge_duties"]
 
 
+def test_no_share_is_judged_against_a_system_flow_that_leaves_out_parcels_of_unknown_flow():
+    """A tester's town: two parcels with a flow_gpd (300 and 2,000) and 87 with neither a flow nor living units. The
+    87 were counted as nothing, the system was 2,300 gpd, and a house of 300 gpd was a "significant" industrial user
+    at 13.0% (§ 144-1) while the summary said "0 with flow unknown". The system's flow is not known, and no share
+    of it is judged; the 2,000 gpd parcel is still listed where the law sets a number of gallons."""
+    blank = [(f"U{i}", "") for i in range(87)]
+    parcels = lots(("HOUSE", "", {"flow_gpd": 300.0}), ("SHOP", "", {"flow_gpd": 2000.0}), *blank)
+    r = assess_discharges(parcels, profile=FP)
+    assert r.summary["system_flow_gpd"] is None
+    assert r.summary["system_flow_at_least_gpd"] == 2300 and r.summary["system_flow_parcels_unknown"] == 87
+    assert r.summary["system_flow_source"].startswith("not known: 87 parcels connected or required to connect")
+    assert r.summary["industrial_users"] == {"significant": 0, "review": 0, "flow_unknown": 0}
+    assert r.parcels["industrial_user"].isna().all() and r.parcels["flow_share_pct"].isna().all()
+    # Poughkeepsie's review is at 10,000 gallons a day, no share: a parcel above it is listed, and says why no share
+    pk = assess_discharges(lots(("MILL", "710", {"flow_gpd": 12_000.0}), *blank), profile=PK).parcels.iloc[0]
+    assert pk["industrial_user"] == "review"
+    assert pk["discharge_duties"].startswith(
+        "Average flow 12,000 gpd (as given), its share of the system's flow not judged (that flow is not known: 87 "
+        "parcels connected or required to connect have no flow given and no living units). Above 10,000 gallons per "
+        "day"
+    ), pk["discharge_duties"]
+    # Every flow known: the share is judged as before.
+    assert assess_discharges(parcels.iloc[:2], profile=FP).summary["system_flow_gpd"] == 2300
+
+
 def test_control_manhole_and_system_flow_from_the_network():
     # Two laterals' worth of parcels on main A (MH1 -> MH2), one on main B (MH2 -> MH3), plant at MH3.
     mains = frame(
@@ -328,7 +353,27 @@ def test_duties_command_json(town, tmp_path):
     assert by["MILL"]["industrial_user"] == "significant" and by["MILL"]["control_manhole"] == "MH-2"
     assert by["DINER"]["grease_interceptor"] == "for_decision"
     assert by["TRACT"]["subdivision_duty"] == "must_build_sewers"
-    assert fp["summary"]["system_flow_source"] == "estimated: the sewershed of MH-2"
+    # The diner gives no flow and no living units: the system's flow is not known, and said so with what is known.
+    assert fp["summary"]["system_flow_gpd"] is None
+    assert fp["summary"]["system_flow_source"] == (
+        "not known: 1 parcel connected or required to connect has no flow given and no living units recorded, so "
+        "the 30,250 gpd of the rest is only a lower bound"
+    )
+    assert fp["summary"]["system_flow_at_least_gpd"] == 30_250 and fp["summary"]["system_flow_parcels_unknown"] == 1
+    assert by["MILL"]["flow_share_pct"] is None  # significant by its 30,000 gpd alone
+    text = " ".join(CliRunner().invoke(main, ["duties", "--profile", "fort-plain", "--data", town]).output.split())
+    assert (
+        "System flow not known: 1 parcel connected or required to connect has no flow given and no living units "
+        "recorded, so the 30,250 gpd of the rest is only a lower bound; no parcel is judged by its share of it "
+        "(§ 144-1 and § 144-25A, section numbers derived). Give the plant's measured average daily flow with --set "
+        "discharges.system_flow_gpd=GPD, or the parcels' flows (a flow_gpd column) or living units."
+    ) in text
+    assert not re.search(r"\([^()]*\([^()]*\)[^()]*\)", text.split("Further duties under")[0]), text
+    assert (
+        "Average flow 30,000 gpd (as given), its share of the system's flow not judged (that flow is not known: 1 "
+        "parcel connected or required to connect has no flow given and no living units): a significant industrial "
+        "user (25,000 gallons or more per average work day, § 144-1; section number derived)."
+    ) in by["MILL"]["duties"]
 
     # A flow set by the user is cited inside the sentence's one pair of brackets, flags and all.
     given = ("duties", "--profile", "fort-plain", "--data", town, "--set", "discharges.system_flow_gpd=25600")
@@ -336,7 +381,12 @@ def test_duties_command_json(town, tmp_path):
     assert (
         "System flow 25,600 gpd (set in the profile, § 144-25A; section number derived; value set by the user)." in text
     )
-    assert not re.search(r"\([^()]*\([^()]*\)[^()]*\)", text), text
+    assert not re.search(r"\([^()]*\([^()]*\)[^()]*\)", text.split("Further duties under")[0]), text
+    assert (
+        "Average flow 30,000 gpd (as given), its share of the system's flow not judged (that flow is not known: 1 "
+        "parcel connected or required to connect has no flow given and no living units): a significant industrial "
+        "user (25,000 gallons or more per average work day, § 144-1; section number derived)."
+    ) in by["MILL"]["duties"]
 
     out = tmp_path / "duties.csv"
     assert invoke("duties", "--profile", "fort-plain", "--data", town, "--out", out).exit_code == 0

@@ -149,7 +149,10 @@ def test_piece_without_outfall():
         crs="EPSG:2260",
     )
     c = connect_parcels(net, parcels)
-    assert c.loc[0, "network_problem"] == "The main lies in a piece of the network with no outfall."
+    # Its direction is unknown too (no outfall to orient it toward): said first, with the piece's own problem
+    assert c.loc[0, "network_problem"].startswith("The direction of main ISLAND is unknown")
+    assert c.loc[0, "network_problem"].endswith(" The main lies in a piece of the network with no outfall.")
+    assert c.loc[0, "control_manhole"] is None
     assert np.isnan(c.loc[0, "downstream_length_ft"])
     assert "no treatment plant or outfall" in trace_parcel(net, "ON_ISLAND", c.iloc[0]).problem
 
@@ -291,8 +294,15 @@ def test_special_control_manhole_is_kept_and_sewershed_counts_units():
     assert out["downstream_length_ft"].tolist() == [500.0, 400.0, 150.0]
     shed = sewershed(net, net.node_index["MH2"], conn, parcels, profile=FP)
     assert shed.parcels == ["P1", "P2"] and shed.units == 2 and shed.units_unknown == 1
-    assert shed.flow_gpd == 2 * FP.network.gallons_per_day_per_unit.value
-    assert sewershed(net, net.node_index["MH3"], conn, parcels, profile=FP).units == 11
+    # P2's units are unknown: the flow is not known, and the units known give a lower bound (it was 500 gpd, the
+    # flow, as if P2 sent nothing; a tester's 89 parcels of unknown units were "0 gallons per day")
+    assert shed.flow_gpd is None and shed.as_dict()["flow_gpd"] is None
+    assert shed.flow_at_least_gpd == 2 * FP.network.gallons_per_day_per_unit.value
+    assert shed.as_dict()["flow_at_least_gpd"] == 500.0
+    below = sewershed(net, net.node_index["MH3"], conn, parcels, profile=FP)
+    assert below.units == 11 and below.flow_gpd is None
+    known = sewershed(net, net.node_index["MH3"], conn, parcels.assign(units=[2, 0, 9]), profile=FP)
+    assert known.units_unknown == 0 and known.flow_gpd == known.flow_at_least_gpd == 11 * 250
 
 
 def test_pointer_jumping_agrees_with_networkx_on_the_sample():
@@ -462,6 +472,34 @@ def test_manchester_through_the_cli(real_data):
     assert doc["length_ft"] == pytest.approx(float(net.downstream_ft[far]), abs=0.1) and doc["length_ft"] > 5000
 
 
+def test_the_docs_quote_manchester_as_the_documented_command_gives_it(real_data):
+    """README and docs/network.md quoted Manchester as "4 pieces ... (outfall nodes J-10, J-11, J-9)", which is what
+    a 2 ft snap tolerance gives (the test above); a user running the command as documented, at the default 1 ft,
+    saw 5 pieces and outfalls J-11, J-13, J-10 (a tester). The quotes are checked against that run."""
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from gisapp.cli import main
+
+    base = real_data / "vt-sewer" / "manchester"
+    layers = [
+        f"--layer=mains={base / 'ManchesterLinearFeatures.geojson'}",
+        f"--layer=manholes={base / 'ManchesterPointFeatures.geojson'}",
+        f"--layer=outfalls={base / 'ManchesterWWTF.geojson'}",
+    ]
+    said = " ".join(CliRunner().invoke(main, ["network", "check", "--profile", "wappinger", *layers]).stdout.split())
+    root = Path(__file__).resolve().parent.parent
+    quoted = re.compile(r'"(1 treatment plant: Manchester, reached from [^"]*\))"')
+    for doc in ("README.md", "docs/network.md"):
+        found = quoted.findall(" ".join((root / doc).read_text().split()))
+        assert found, doc
+        assert all(q in said for q in found), (doc, found)
+    assert "The mains are in 5 separate pieces of the network" in said
+    network_md = " ".join((root / "docs" / "network.md").read_text().split())
+    assert "the mains are in 5 pieces" in network_md
+
+
 @pytest.mark.parametrize(
     ("plant", "manhole_structure", "named"),
     [
@@ -487,3 +525,85 @@ def test_a_trace_names_the_plant_its_outfall_is_the_inlet_of(plant, manhole_stru
     t = trace_down(net, net.node_index["MH1"])
     assert (t.outfall, t.plant, t.length_ft) == ("MH3", named, 600.0)
     assert t.as_dict()["plant"] == named
+
+
+def test_a_main_of_unknown_direction_leaves_the_control_manhole_unknown_and_says_so():
+    """A tester's parcel on a main of unknown direction (a piece reaching no outfall, no from/to fields or inverts;
+    `network check` said "kept as drawn") got "control manhole 466" in the trace and in its results. Its own main,
+    or the way from a junction to the next manhole, decides the control manhole: through a main of unknown
+    direction it is not known, left empty with the reason. Further down, the control manhole stands and the trace
+    says the way on is not known."""
+    m = mains(
+        ("K", [(0, 0), (300, 0)]),
+        ("P", [(0, 1000), (300, 1000)], {"from_manhole": "MH10"}),  # to a junction: the one field gives it
+        ("Q", [(300, 1000), (600, 1000)]),  # unknown: drawn from the junction to MH11
+        ("R", [(600, 1000), (900, 1000)], {"from_manhole": "MH11", "to_manhole": "MH12"}),
+        ("S", [(900, 1000), (1200, 1000)]),  # unknown: drawn from MH12 to MH13
+    )
+    mh = manholes(MH1=(0, 0), MH2=(300, 0), MH10=(0, 1000), MH11=(600, 1000), MH12=(900, 1000), MH13=(1200, 1000))
+    net = build(m, mh, plant((320, 0), "MH2"))
+    assert dict(zip(net.main_id, net.direction_source, strict=True)) == {
+        "K": "inferred",
+        "P": "from_to_fields",
+        "Q": "unknown",
+        "R": "from_to_fields",
+        "S": "unknown",
+    }
+    parcels = gpd.GeoDataFrame(
+        {
+            "parcel_id": ["OK", "ON_Q", "ON_P", "ON_R"],
+            "main_id": ["K", "Q", "P", "R"],
+            "connection_x": [100.0, 450.0, 150.0, 750.0],
+            "connection_y": [0.0, 1000.0, 1000.0, 1000.0],
+        },
+        geometry=[box(0, 10, 1, 11)] * 4,
+        crs="EPSG:2260",
+    )
+    out, conn = add_network_results(parcels, net)
+    row = out.set_index("parcel_id")
+    # Its own main (Q), or the junction's way on to the next manhole (Q again): not known, empty, and why.
+    assert row["control_manhole"].astype(object).where(row["control_manhole"].notna(), None).tolist() == [
+        "MH2",
+        None,
+        None,
+        "MH12",
+    ]
+    assert pd.isna(row.loc["OK", "network_problem"])
+    for pid in ("ON_Q", "ON_P"):
+        assert row.loc[pid, "network_problem"].startswith(
+            "The direction of main Q is unknown (no from/to field or invert gives it, and no way to an outfall "
+            "orients it; kept as drawn), so the control manhole is not known"
+        ), row.loc[pid, "network_problem"]
+        assert (
+            "Give the mains' direction: their from and to manhole fields, their inverts"
+            in (row.loc[pid, "network_problem"])
+        )
+        assert "no outfall" in row.loc[pid, "network_problem"]  # the piece's own problem is still said
+    assert row.loc["ON_R", "network_problem"].startswith(
+        "The direction of main S is unknown (no from/to field or invert gives it, and no way to an outfall orients "
+        "it; kept as drawn), so the path follows it as drawn, and where the flow goes and how far are not known."
+    )
+    assert out["downstream_length_ft"].isna().tolist() == [False, True, True, True]
+    # The trace says the same as the results column: no control manhole where it is not known, and why.
+    traces = {pid: trace_parcel(net, pid, conn.iloc[i]) for i, pid in enumerate(parcels["parcel_id"])}
+    assert [traces[p].control_manhole for p in ("OK", "ON_Q", "ON_P", "ON_R")] == ["MH2", None, None, "MH12"]
+    assert traces["OK"].direction_unknown == [] and traces["OK"].problem is None
+    # The trace names every such main on its way (Q, and S below MH12); the results column the first.
+    assert traces["ON_Q"].direction_unknown == ["Q", "S"] and traces["ON_P"].direction_unknown == ["Q", "S"]
+    assert traces["ON_R"].direction_unknown == ["S"]
+    for pid in ("ON_Q", "ON_P"):
+        assert traces[pid].problem.startswith(
+            "The directions of mains Q, S are unknown (no from/to field or invert gives them, and no way to an "
+            "outfall orients them; kept as drawn), so the control manhole is not known"
+        ), traces[pid].problem
+    assert traces["ON_R"].problem.split(". Give")[0] == row.loc["ON_R", "network_problem"].split(". Give")[0]
+    assert traces["ON_P"].as_dict()["direction_unknown"] == ["Q", "S"]
+    # From a manhole the control manhole is itself; a trace passing S says the way on is not known.
+    down = trace_down(net, net.node_index["MH11"])
+    assert down.control_manhole == "MH11" and down.direction_unknown == ["S"] and down.length_ft is None
+    assert down.problem.startswith("The direction of main S is unknown")
+    # Where the network leaves no main unknown, nothing changes: the sample town's traces name no such main.
+    town = sample_town(300)
+    full = build(town["mains"], town["manholes"], town["treatment_plants"])
+    assert not (full.direction_source == "unknown").any()
+    assert (full.unknown_to_control < 0).all() and (full.unknown_to_end < 0).all()

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 
+import geopandas as gpd
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from shapely.geometry import LineString, Point, box
@@ -583,3 +585,35 @@ def test_two_manholes_with_one_id_are_named_as_the_cause_in_the_report(tmp_path)
     assert "a main whose from or to field names MH2 is matched to the first" in shared["message"]
     one = check_json(write_town(tmp_path / "once.gpkg", mains[:1], manholes[:2], PLANT))
     assert not by_check(one, "duplicate_id")
+
+
+def test_a_parcel_on_a_main_of_unknown_direction_has_no_control_manhole_anywhere(tmp_path):
+    """No plant and no from/to fields: the mains' direction is unknown, kept as drawn. A tester's trace named the
+    manhole the drawing leads to as the control manhole, and the results stored it. The results column is empty
+    with the reason, the trace says the same in text and JSON with how to give the direction, and once the user
+    says the mains are drawn in flow direction, the control manhole is found."""
+    mains = [line("A", (0, 0), (300, 0)), line("B", (300, 0), (600, 0))]
+    manholes = [mh("MH1", 0, 0), mh("MH2", 300, 0), mh("MH3", 600, 0)]
+    parcels = [{"parcel_id": "P1", "occupied": "yes", "geometry": box(100, 30, 200, 230)}]
+    path = write_town(tmp_path / "town.gpkg", mains, manholes, parcels=parcels)
+    out = tmp_path / "results.gpkg"
+    code, _, err = run("analyze", "--profile", "fort-plain", "--data", path, "--out", out)
+    assert code == 0, err
+    stored = gpd.read_file(out, layer="parcel_results").iloc[0]
+    assert pd.isna(stored["control_manhole"])
+    assert stored["network_problem"].startswith(
+        "The direction of main A is unknown (no from/to field or invert gives it, and no way to an outfall orients "
+        "it; kept as drawn), so the control manhole is not known"
+    )
+    code, text, err = run("trace", "--data", path, "--parcel", "P1", "--json")
+    assert code == 0, err
+    doc = json.loads(text)
+    assert doc["control_manhole"] is None and doc["direction_unknown"] == ["A", "B"]
+    assert doc["problem"].startswith("The directions of mains A, B are unknown")
+    code, text, err = run("trace", "--data", path, "--parcel", "P1")
+    said = " ".join(text.split())
+    assert "From P1: control manhole not known." in said and "--digitised-direction" in said
+    assert "--map mains.from_manhole=COLUMN" in said
+    code, text, err = run("trace", "--data", path, "--parcel", "P1", "--json", "--digitised-direction")
+    doc = json.loads(text)
+    assert doc["control_manhole"] == "MH2" and doc["direction_unknown"] == []

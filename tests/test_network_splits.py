@@ -227,3 +227,18 @@ def test_the_outfalls_sewersheds_hold_every_draining_manhole_once(name):
     ]
     draining = net.node_id[net.node_is_manhole & net.drains()]
     assert sorted(counted) == sorted(map(str, draining))
+
+
+def test_a_pipe_beside_a_pump_is_said_as_the_rule_the_trace_uses():
+    """model_full_features_network_xy's J2 leaves by pipe C2.1 and pump C2, both to J3: `network check` said traces
+    follow C2.1 as "the shortest way to an outfall" though the pump (0 ft) is shorter; the trace's rule is the
+    kind of link (a tester). The check says that rule, as the trace does."""
+    path = DATA / "swmm-swmmio/model_full_features_network_xy.inp"
+    said = next(d["message"] for d in check(path) if d["check"] == "split_flow" and d["feature_id"] == "J2")
+    rule = "a pipe is followed before a pump, weir, orifice or inlet"
+    assert "shortest" not in said
+    assert said.endswith(f"traces follow C2.1, the pipe: C2 (pump) also leads to J3, and {rule}."), said
+    code, out, err = cli("trace", "--data", path, "--data-crs", "local", "--manhole", "1", "--json")
+    assert code == 0, err
+    (split,) = json.loads(out)["splits"]
+    assert split["node"] == "J2" and split["followed"] == "C2.1" and rule in split["reason"]

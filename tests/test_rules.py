@@ -352,7 +352,7 @@ def discharges(profile, tmp=None):
             }
             for i, (p, c, u, f) in enumerate(
                 [
-                    ("DINER", "421", None, None),
+                    ("DINER", "421", None, 500.0),
                     ("HOUSE", "210", 2, None),
                     ("APTS", "411", 40, None),
                     ("MILL", "710", None, 12_000.0),
@@ -363,12 +363,17 @@ def discharges(profile, tmp=None):
             )
         ]
     )
-    r = assess_discharges(parcels, profile=profile)
-    return (
-        r.parcels[["parcel_id", "grease_interceptor", "industrial_user", "discharge_duties"]]
+    # The plant's flow is unknown (the industrial parcel listed as such): assessed on its own, since a system flow
+    # that leaves out a parcel of unknown flow is not known, and no share of it would be judged.
+    plant = (parcels["parcel_id"] == "PLANT").to_numpy()
+    found = [assess_discharges(parcels[~plant], profile=profile), assess_discharges(parcels[plant], profile=profile)]
+    return [
+        row
+        for r in found
+        for row in r.parcels[["parcel_id", "grease_interceptor", "industrial_user", "discharge_duties"]]
         .astype(str)
         .values.tolist()
-    )
+    ]
 
 
 ACRE = 208.71033

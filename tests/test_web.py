@@ -133,7 +133,8 @@ def test_parcel_trace_search_sewershed(client):
     trace = client.get(f"/api/trace?parcel={parcel['parcel_id']}").get_json()
     assert trace["control_manhole"] and trace["geojson"]["features"]
     shed = client.get(f"/api/sewershed?manhole={trace['outfall']}").get_json()
-    assert shed["parcels"] and shed["flow_gpd"] == shed["units"] * 250
+    assert shed["parcels"] and shed["flow_at_least_gpd"] == shed["units"] * 250
+    assert shed["units_unknown"] and shed["flow_gpd"] is None  # as the popup says: no flow estimate
 
 
 # Each profile's deadline sentence, noticed on 2027-03-01: Fort Plain's 90 days, Poughkeepsie's 30 after the sentence

@@ -3,6 +3,8 @@ and in a real headless Chromium."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 from shapely.geometry import LineString, Point, box
@@ -10,7 +12,7 @@ from shapely.geometry import LineString, Point, box
 from gisapp.cli import main
 from layers.write import write_layers
 from tests.conftest import make_app, ny_frame
-from tests.test_web import click_parcel, live_server, open_map, shot  # noqa: F401 - live_server is a fixture
+from tests.test_web import click_parcel, live_server, open_map, shot, wait_for  # noqa: F401 - live_server is a fixture
 
 
 @pytest.fixture(scope="module")
@@ -84,3 +86,48 @@ def test_popup_shows_the_curbline_and_the_duties_in_chromium(live_server, browse
     text = " ".join(raw.split())
     assert "a significant industrial user" in text and "Control manhole MH-2" in text
     assert "15.0 ft from the curbline in front of the property" in text
+
+
+def test_a_sewershed_with_units_unknown_has_no_flow_in_the_api_the_json_and_the_text(store, tmp_path):
+    """A tester's 89 parcels of unknown units were "estimated average flow 0 gallons per day" on the command line and
+    "flow_gpd": 0.0 in --json and /api/sewershed, while the map's popup said "no flow estimate". Here the diner and
+    the mill give no living units and the house 1: the flow is not known, at least 250 gpd, in all three alike."""
+    client = make_app(store, tmp_path).test_client()
+    shed = client.get("/api/sewershed?manhole=MH-2").get_json()
+    assert (shed["units"], shed["units_unknown"]) == (1.0, 2)
+    assert shed["flow_gpd"] is None and shed["flow_at_least_gpd"] == 250.0
+    args = ["trace", "--data", str(store), "--manhole", "MH-2", "--upstream"]
+    doc = json.loads(CliRunner().invoke(main, [*args, "--json"], catch_exceptions=False).stdout)
+    assert doc == {k: v for k, v in shed.items() if k != "geojson"}
+    said = " ".join(CliRunner().invoke(main, args, catch_exceptions=False).stdout.split())
+    assert (
+        "3 parcels (connected or required to connect) with 1 living units (2 parcels with units unknown); average "
+        "flow not known: at least 250 gallons per day from the units known, at 250 gpd per unit (a profile "
+        "setting, network.gallons_per_day_per_unit), and more from the 2 parcels whose units are unknown."
+    ) in said
+    assert "estimated average flow" not in said
+
+
+@pytest.mark.browser
+def test_the_manhole_popup_says_the_flow_is_not_known_in_chromium(live_server, browser, store):  # noqa: F811
+    """The popup said "about 250 gallons per day" beside "2 parcels with units unknown": a lower bound, said as one."""
+    from tests.test_plans_web import lat_lon
+    from tests.test_web_map import click_at, settle
+
+    url, _ = live_server
+    open_map(browser, url)
+    browser.execute_script(
+        "window.sewerplanMap.setView([arguments[0], arguments[1]], 19, {animate: false});", *lat_lon(1000, 0)
+    )
+    settle(browser)
+    click_at(browser, *lat_lon(1000, 0))
+    said = wait_for(
+        browser,
+        lambda: browser.execute_script(
+            "const p = document.querySelector('.sewershed-popup'); return p && p.textContent;"
+        ),
+    )
+    said = " ".join(said.split())
+    assert said.startswith("Manhole MH-2")
+    assert "(2 parcels with units unknown); flow not known: at least 250 gallons per day from the units known." in said
+    assert "about 250" not in said

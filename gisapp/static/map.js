@@ -670,8 +670,12 @@
       L.geoJSON(data.geojson, { ...evidenceStyle, style: { color: "#fff", weight: 11, opacity: 0.9 } }).addTo(evidence);
       L.geoJSON(data.geojson, { ...evidenceStyle, style: { color: "#ff7f00", weight: 6, opacity: 1 } }).addTo(evidence);
       const units = Number(data.units) || 0;
+      // flow_gpd is null where a parcel's units are unknown: the units known give a lower bound, said as one
+      const gpd = (v) => Math.round(v).toLocaleString("en-US");
       const flow = units > 0
-        ? `about ${Math.round(data.flow_gpd).toLocaleString("en-US")} gallons per day`
+        ? (data.flow_gpd === null || data.flow_gpd === undefined
+          ? `flow not known: at least ${gpd(data.flow_at_least_gpd)} gallons per day from the units known`
+          : `about ${gpd(data.flow_gpd)} gallons per day`)
         : "no living units recorded, so no flow estimate";
       const served = data.parcels.length
         ? `${plural(data.parcels.length, "parcel")} with ${plural(units, "living unit")}` : "no parcels";
