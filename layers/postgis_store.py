@@ -56,6 +56,11 @@ _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _SNAPSHOT = re.compile(r"^[a-z_][a-z0-9_]*__prev_\d{8}_\d{6}_\d{6}$")
 GEOMETRY = "geom"
 CHUNK_ROWS = 50_000
+# How long a write waits for a lock another session holds on one of the store's tables (a QGIS edit session, a
+# transaction left open in psql or pgAdmin) before it is refused: writers are refused, never queued behind them.
+LOCK_WAIT_S = 5.0
+# PostgreSQL's "lock_not_available": a statement gave up waiting for a lock (lock_timeout).
+_LOCK_NOT_AVAILABLE = "55P03"
 # Every name a store's own map layer may have: results, input layers by any name they are found by, reports.
 KNOWN_LAYERS = frozenset(
     {RESULT_LAYER, LINES_LAYER, POINTS_LAYER, BUILDINGS_LAYER, "network_report"}
@@ -101,6 +106,22 @@ def _literal(con, value: str) -> str:
     from psycopg import sql
 
     return sql.Literal(value).as_string(con.connection.driver_connection).replace(":", "\\:")
+
+
+def _is_lock_timeout(exc: BaseException) -> bool:
+    """The error is PostgreSQL's giving up on a lock another session holds (``lock_timeout``)."""
+    orig = getattr(exc, "orig", None) or exc
+    return getattr(orig, "sqlstate", None) == _LOCK_NOT_AVAILABLE
+
+
+def _locked_table(exc: BaseException) -> str | None:
+    """The table a lock timeout was waiting on, as PostgreSQL names it in its context (``relation "X"``)."""
+    orig = getattr(exc, "orig", None) or exc
+    diag = getattr(orig, "diag", None)
+    parts = (getattr(diag, "context", None), getattr(diag, "message_primary", None))
+    said = " ".join(str(part or "") for part in parts)
+    found = re.search(r'relation "([^"]+)"', said)
+    return found.group(1) if found else None
 
 
 def _lock_key(schema: str, purpose: str) -> int:
@@ -339,6 +360,7 @@ class PostGISStore(Store):
                 holder = self._holder(con)
                 con.close()
                 raise StoreBusyError(busy_message(holder))
+            con.execute(f"SET lock_timeout = {int(LOCK_WAIT_S * 1000)}")  # a held lock refuses, never queues
             self._ensure_schema(con)
             con.execute(
                 f"CREATE TABLE IF NOT EXISTS {self._q}.sewerplan_writer (id integer PRIMARY KEY DEFAULT 1 "
@@ -358,7 +380,7 @@ class PostGISStore(Store):
             raise
         except psycopg.Error as exc:
             con.close()
-            raise LayerError(self._says("Cannot lock", exc)) from exc
+            raise self._refusal("Cannot lock", exc) from exc
 
         def release() -> None:
             try:
@@ -395,18 +417,69 @@ class PostGISStore(Store):
 
     @contextmanager
     def _write(self, doing: str):
-        """One write transaction, serialised with every other write to this store."""
+        """One write transaction, serialised with every other write to this store.
+
+        It waits for another of sewerplan's writes (the transaction advisory lock), but at most ``LOCK_WAIT_S`` for
+        a lock another session holds on a table (``lock_timeout``, set once the advisory lock is taken): a QGIS edit
+        session or an open transaction in a database tool refuses the write with a sentence saying so, rather than
+        leaving it waiting with no word, even after its client has gone."""
         from sqlalchemy import text
 
         try:
             with _engine(self.url).begin() as con:
                 con.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(self.schema, "write")})
+                con.execute(text(f"SET LOCAL lock_timeout = {int(LOCK_WAIT_S * 1000)}"))
                 self._ensure_schema(con.connection.driver_connection)
                 yield con
-        except LayerError:
+        except LayerError as exc:
+            cause = exc.__cause__
+            if cause is not None and _is_lock_timeout(cause):  # worded for a view by the step that caught it
+                raise self._refusal(doing, cause) from cause
             raise
         except Exception as exc:
-            raise LayerError(self._says(doing, exc)) from exc
+            raise self._refusal(doing, exc) from exc
+
+    def _refusal(self, doing: str, exc: Exception) -> LayerError:
+        """The error a failed write gives: for a lock another session held too long, who holds it and what to do."""
+        if not _is_lock_timeout(exc):
+            return LayerError(self._says(doing, exc))
+        tables, holders = self._lock_holders(_locked_table(exc))
+        where = f"the table {self.schema}.{tables[0]}" if len(tables) == 1 else f"a table of the schema {self.schema}"
+        by = f" ({'; '.join(holders)})" if holders else ""
+        return LayerError(
+            f"{doing} the PostGIS store {self.label}: another session{by} holds a lock on {where}, and it was not "
+            f"released within {LOCK_WAIT_S:g} seconds: a QGIS layer being edited, or a database tool (psql, pgAdmin, "
+            "DBeaver) with a transaction left open. Save or close that QGIS edit session, or end that transaction "
+            "(COMMIT or ROLLBACK, or close the tool), then try again. Nothing was written: the previous results are "
+            "as they were."
+        )
+
+    def _lock_holders(self, table: str | None) -> tuple[list[str], list[str]]:
+        """The tables of the store other sessions hold locks on (``table`` alone when PostgreSQL named it), and
+        who those sessions are (program, user, state), as far as this role may see them."""
+        from sqlalchemy import text
+
+        try:
+            with _engine(self.url).connect() as con:
+                rows = con.execute(
+                    text(
+                        "SELECT DISTINCT c.relname, a.pid, coalesce(nullif(a.application_name, ''), 'a client'), "
+                        "a.usename, a.state FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                        "JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_stat_activity a ON a.pid = l.pid "
+                        "WHERE l.granted AND n.nspname = :s AND c.relkind IN ('r', 'p') "
+                        "AND (:t = '' OR c.relname = :t) AND a.pid <> pg_backend_pid() "
+                        "AND a.application_name NOT LIKE 'sewerplan%' ORDER BY 2, 1"
+                    ),
+                    {"s": self.schema, "t": table or ""},
+                ).all()
+        except Exception:  # noqa: BLE001 - the refusal is said without them
+            return ([table] if table else []), []
+        tables = [table] if table else list(dict.fromkeys(str(r[0]) for r in rows))
+        said = {
+            pid: f"{app} as {who or 'another user'}, {state or 'busy'}, process {pid}"
+            for _, pid, app, who, state in rows
+        }
+        return tables, list(said.values())
 
     def write_run(
         self,

@@ -1,0 +1,161 @@
+"""A tester's findings on PostGIS stores, against a real PostgreSQL/PostGIS server (CI starts one; see .ci/run).
+
+A write meeting a lock another session holds (QGIS editing, psql with a transaction open) is refused within
+seconds, naming it; ``sample --overwrite`` leaves the same clean store a GeoPackage's does; two towns whose schema
+names begin alike get registers of their own; a run that fails into a new schema leaves no schema behind.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, text
+from sqlalchemy.pool import NullPool
+
+from tests.conftest import Runner
+
+pytestmark = pytest.mark.postgres
+RESULTS = ("parcel_results", "measuring_lines", "connection_points", "building_results")
+
+
+@pytest.fixture(scope="module")
+def town(tmp_path_factory) -> Path:
+    """The sample village (300 parcels) in a GeoPackage: the layers every run here reads."""
+    from layers.sample import sample_town
+    from layers.write import write_layers
+
+    path = tmp_path_factory.mktemp("town") / "town.gpkg"
+    write_layers(str(path), sample_town(300))
+    return path
+
+
+@pytest.fixture
+def engine(pg_url):
+    engine = create_engine(pg_url, poolclass=NullPool)
+    yield engine
+    engine.dispose()
+
+
+def _drop_schemas(engine, *patterns: str) -> None:
+    with engine.begin() as con:
+        for pattern in patterns:
+            for name in con.execute(
+                text("SELECT nspname FROM pg_namespace WHERE nspname LIKE :p"), {"p": pattern}
+            ).scalars():
+                con.execute(text(f'DROP SCHEMA "{name}" CASCADE'))
+        if con.execute(text("SELECT to_regclass('public.layer_styles')")).scalar():
+            for pattern in patterns:
+                con.execute(text("DELETE FROM public.layer_styles WHERE f_table_schema LIKE :p"), {"p": pattern})
+
+
+@pytest.fixture
+def store_url(pg_url, engine):
+    """A fresh schema for one test's store; dropped afterwards with its register, snapshots and QGIS styles."""
+    schema = f"fix_{uuid.uuid4().hex[:8]}"
+    yield f"{pg_url}#{schema}"
+    _drop_schemas(engine, schema, f"{schema}\\_%")
+
+
+def _schema(url: str) -> str:
+    return url.partition("#")[2]
+
+
+def _analyze(town, url, *extra):
+    return Runner().invoke("analyze", "--profile", "fort-plain", "--data", town, "--out", url, *extra)
+
+
+def _tables(engine, schema: str) -> set[str]:
+    with engine.connect() as con:
+        return set(con.execute(text("SELECT tablename FROM pg_tables WHERE schemaname = :s"), {"s": schema}).scalars())
+
+
+@contextmanager
+def _held(engine, statement: str, *, at_most_s: float = 25.0):
+    """A second session holding a lock (``statement`` in a transaction left open, as QGIS's edit session or psql's
+    ``BEGIN`` does) until the block ends, or ``at_most_s`` has passed: a write that queued behind it, rather than
+    being refused, then goes through (and its test fails) instead of hanging."""
+    holder = engine.connect()
+    holder.execute(text("SET application_name = 'QGIS'"))
+    holder.execute(text(statement))
+    pid = holder.execute(text("SELECT pg_backend_pid()")).scalar()
+
+    def end() -> None:
+        with engine.connect() as con:
+            con.execute(text("SELECT pg_terminate_backend(:p)"), {"p": pid})
+
+    timer = threading.Timer(at_most_s, end)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        with suppress(Exception):
+            holder.rollback()
+        holder.close()
+
+
+def _fingerprint(engine, schema: str) -> dict:
+    """What the store's results are: each table's rows hashed, and the run record."""
+    with engine.connect() as con:
+        found = {
+            name: con.execute(
+                text(f'SELECT count(*), md5(string_agg(t::text, \'|\' ORDER BY fid)) FROM "{schema}"."{name}" t')
+            ).one()
+            for name in RESULTS
+        }
+        found["runs"] = con.execute(text(f'SELECT count(*), max(id) FROM "{schema}".analysis_runs')).one()
+    return found
+
+
+# -- a lock another session holds: refused within seconds, saying so ----------------------------------------------
+
+
+def test_a_row_lock_held_by_another_session_refuses_the_run_within_seconds(town, store_url, engine, monkeypatch):
+    """psql's ``BEGIN; UPDATE parcel_results ...`` left open (or QGIS editing the layer) made a run wait forever,
+    silently, and its DELETE kept waiting on the server after the client was gone."""
+    import layers.postgis_store as pg
+
+    assert _analyze(town, store_url).exit_code == 0
+    schema = _schema(store_url)
+    before = _fingerprint(engine, schema)
+    monkeypatch.setattr(pg, "LOCK_WAIT_S", 1.0)
+    with _held(engine, f'UPDATE "{schema}".parcel_results SET status = status WHERE fid = 1'):
+        started = time.monotonic()
+        result = _analyze(town, store_url, "--notice-date", "2027-06-01")
+        took = time.monotonic() - started
+    assert result.exit_code != 0
+    said = " ".join(result.output.split())
+    assert "another session (QGIS as " in said and f"holds a lock on the table {schema}.parcel_results" in said
+    assert "close that QGIS edit session" in said and "previous results are as they were" in said
+    assert took < 20  # the analysis itself and one second's wait, not until the lock is let go
+    assert _fingerprint(engine, schema) == before
+    assert _analyze(town, store_url, "--notice-date", "2027-06-01").exit_code == 0  # the lock let go: it runs
+
+
+def test_a_table_lock_held_by_another_session_refuses_publishing(town, store_url, engine, monkeypatch, tmp_path):
+    """A session reading a layer in an open transaction blocks the DROP a publish makes: refused the same way
+    (not said to be "a view that depends on it"), the store's layers as they were."""
+    import layers.postgis_store as pg
+    from layers.sample import sample_town
+    from layers.store import open_store
+    from layers.write import write_layers
+
+    assert _analyze(town, store_url).exit_code == 0
+    schema = _schema(store_url)
+    before = _fingerprint(engine, schema)
+    upload = tmp_path / "upload.gpkg"
+    write_layers(str(upload), {k: v for k, v in sample_town(60).items() if k in ("parcels", "mains")})
+    monkeypatch.setattr(pg, "LOCK_WAIT_S", 1.0)
+    with (
+        _held(engine, f'LOCK TABLE "{schema}".buildings IN ACCESS SHARE MODE'),
+        pytest.raises(pg.LayerError, match=rf"holds a lock on the table {schema}\.buildings") as caught,
+    ):
+        open_store(store_url).publish(upload, who="pat", label="an upload")
+    assert "depends on" not in str(caught.value)
+    assert _fingerprint(engine, schema) == before
+    assert "buildings" in _tables(engine, schema)
