@@ -542,6 +542,8 @@ class PostGISStore(Store):
                     "to (overwrite).",
                     fix=Fix("overwrite"),
                 )
+            if overwrite:
+                self._drop_own_tables(con, keep=set(layers))
             for name, frame in layers.items():
                 existing = self._columns(con, self.schema, name)
                 if existing and "fid" not in existing:
@@ -554,6 +556,41 @@ class PostGISStore(Store):
             self._style(con)
             self._bump(con)
         return list(layers)
+
+    def _drop_own_tables(self, con, *, keep: set[str]) -> None:
+        """Drop the store's layers and run record that sewerplan wrote (results, input copies, ``analysis_runs``: the
+        tables it comments "sewerplan: ..."), but those in ``keep``, with their QGIS styles: the store replaced whole,
+        as a GeoPackage's file is. A table of the county's own, or any other, is left where it is."""
+        from sqlalchemy import text
+
+        from layers.qgis_styles import STYLE_NAME
+
+        for table in self._data_tables(con):
+            if table in keep:
+                continue
+            said = con.execute(
+                text("SELECT obj_description(to_regclass(:t), 'pg_class')"), {"t": f"{self._q}.{_ident(table)}"}
+            ).scalar()
+            if not str(said or "").startswith("sewerplan: "):
+                continue
+            try:
+                con.execute(text(f"DROP TABLE {self._q}.{_ident(table)}"))
+            except Exception as exc:
+                if "depend" not in str(exc):
+                    raise
+                raise LayerError(
+                    f"The store {self.label} is replaced whole, and another object (a view) depends on its table "
+                    f"{self.schema}.{table}: {' '.join(str(getattr(exc, 'orig', exc)).split())}. Drop that object "
+                    "first, or write to another schema."
+                ) from exc
+            if con.execute(text("SELECT to_regclass('public.layer_styles')")).scalar() is not None:
+                con.execute(
+                    text(
+                        "DELETE FROM public.layer_styles WHERE f_table_catalog = current_database() "
+                        "AND f_table_schema = :s AND f_table_name = :t AND styleName = :n"
+                    ),
+                    {"s": self.schema, "t": table, "n": STYLE_NAME},
+                )
 
     def _replace_table(self, con, name: str, frame: gpd.GeoDataFrame) -> None:
         """Create the table, or bring its columns to the frame's; then replace its rows with the frame's."""
@@ -901,6 +938,8 @@ class PostGISStore(Store):
                 try:
                     con.execute(text(f"DROP TABLE {self._q}.{_ident(table)}"))
                 except Exception as exc:
+                    if "depend" not in str(exc):
+                        raise
                     raise LayerError(
                         f"The layer {self.schema}.{table} is replaced, and another object (a view) depends on it: "
                         f"{' '.join(str(getattr(exc, 'orig', exc)).split())}. Drop that object first."

@@ -159,3 +159,39 @@ def test_a_table_lock_held_by_another_session_refuses_publishing(town, store_url
     assert "depends on" not in str(caught.value)
     assert _fingerprint(engine, schema) == before
     assert "buildings" in _tables(engine, schema)
+
+
+# -- sample --overwrite: the same clean store a GeoPackage's gives --------------------------------------------------
+
+
+def test_sample_overwrite_leaves_only_the_sample_layers_and_the_countys_own_tables(town, store_url, engine):
+    """After ``sample --overwrite`` an analysed PostGIS store kept the old village's results and run record (the map
+    and /api/summary showed them); a GeoPackage's file is replaced whole. The tables sewerplan did not write stay."""
+    from layers.store import open_store
+
+    schema = _schema(store_url)
+    assert _analyze(town, store_url).exit_code == 0
+    with engine.begin() as con:  # the county's own: a laterals layer loaded with ogr2ogr, and a table of notes
+        con.execute(text(f'CREATE TABLE "{schema}".laterals (ogc_fid serial PRIMARY KEY, pipe_id text)'))
+        con.execute(text(f'CREATE TABLE "{schema}".county_notes (note text)'))
+    assert {*RESULTS, "analysis_runs"} <= _tables(engine, schema)
+
+    result = Runner().invoke("sample", "--out", store_url, "--parcels", "120", "--overwrite")
+    assert result.exit_code == 0, result.output
+    layers = {"parcels", "buildings", "streets", "mains", "manholes", "treatment_plants"}
+    assert _tables(engine, schema) - {"sewerplan_version", "sewerplan_writer", "sewerplan_settings"} == layers | {
+        "laterals",
+        "county_notes",
+    }
+    store = open_store(store_url)
+    assert store.latest_run() is None
+    with engine.connect() as con:
+        styled = set(
+            con.execute(
+                text("SELECT f_table_name FROM public.layer_styles WHERE f_table_schema = :s"), {"s": schema}
+            ).scalars()
+        )
+    assert styled == layers  # no style left for a table that is gone
+    result = _analyze(store_url, store_url)  # the sample village, analysed afresh in its schema
+    assert result.exit_code == 0, result.output
+    assert _fingerprint(engine, schema)["parcel_results"][0] == len(open_store(store_url).read_layer("parcels"))
