@@ -53,6 +53,10 @@ from layers.store import (
 from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER, result_layers, zip_text
 
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_NAME_MAX = 63  # PostgreSQL's longest identifier (NAMEDATALEN - 1 bytes; a schema name here is ASCII)
+_REGISTER_SUFFIX = "_register"
+# The comment on a register's schema naming the store it belongs to: another store's default never takes it.
+_REGISTER_MARK = "sewerplan: the notice register of the store "
 _SNAPSHOT = re.compile(r"^[a-z_][a-z0-9_]*__prev_\d{8}_\d{6}_\d{6}$")
 GEOMETRY = "geom"
 CHUNK_ROWS = 50_000
@@ -1002,8 +1006,25 @@ class PostGISStore(Store):
 
     def register_schema(self) -> str:
         """The schema the town's first notice register gets: ``<schema>_register``, beside the store's (the
-        register's tables are its own, one of them named ``analysis_runs`` like the store's run record)."""
-        return f"{self.schema[:54]}_register"
+        register's tables are its own, one of them named ``analysis_runs`` like the store's run record).
+
+        One of its own for every store schema, within PostgreSQL's 63 characters: a schema name too long for
+        ``_register`` keeps its first 45 characters and adds 8 hexadecimal digits of a hash of the whole name
+        (two towns whose names began with the same 54 characters had shared one register, cut to those). A name
+        short enough keeps the register name it always had, so the registers made before are still found.
+
+        Examples
+        --------
+        >>> PostGISStore("postgresql://db/county#fort_plain").register_schema()
+        'fort_plain_register'
+        >>> len(PostGISStore("postgresql://db/county#" + "t" * 63).register_schema())
+        63
+        """
+        plain = f"{self.schema}{_REGISTER_SUFFIX}"
+        if len(plain) <= _NAME_MAX:
+            return plain
+        tag = hashlib.blake2b(self.schema.encode(), digest_size=4).hexdigest()
+        return f"{self.schema[: _NAME_MAX - len(_REGISTER_SUFFIX) - len(tag) - 1]}_{tag}{_REGISTER_SUFFIX}"
 
     def default_register(self) -> str:
         """The register in its own schema on the store's database: a location on this server, with no login (each
@@ -1025,20 +1046,65 @@ class PostGISStore(Store):
         return found[-1].removeprefix("-csearch_path=") if found else None
 
     def prepare_register(self, location: str) -> None:
-        """Create the register's schema when ``location`` is the default register and it does not exist yet."""
+        """Create the register's schema when ``location`` is the default register and it does not exist yet, marked
+        as this store's (a comment on the schema); refused when that schema is another store's register."""
         if not self._same_server(location) or self._register_schema_of(location) != self.register_schema():
             return
         from sqlalchemy import text
 
+        name = self.register_schema()
         try:
             with _engine(self.url).begin() as con:
-                con.execute(text(f"CREATE SCHEMA IF NOT EXISTS {_ident(self.register_schema())}"))
+                other = self._register_owner(con, name)
+                if other is None:
+                    made = con.execute(text("SELECT to_regnamespace(:s) IS NULL"), {"s": name}).scalar()
+                    con.execute(text(f"CREATE SCHEMA IF NOT EXISTS {_ident(name)}"))
+                    if made:
+                        said = f"{_REGISTER_MARK}{self.schema} (its notices, batches and letters)."
+                        con.execute(text(f"COMMENT ON SCHEMA {_ident(name)} IS {_literal(con, said)}"))
         except Exception as exc:
             raise LayerError(
-                f"The notice register goes in the schema {self.register_schema()}, and it cannot be created "
+                f"The notice register goes in the schema {name}, and it cannot be created "
                 f"({' '.join(str(getattr(exc, 'orig', exc)).split())}): create it (CREATE SCHEMA "
-                f"{self.register_schema()}) and grant the planners' role CREATE and USAGE on it."
+                f"{name}) and grant the planners' role CREATE and USAGE on it."
             ) from exc
+        if other is not None:
+            raise LayerError(
+                f"The notice register of the store {self.label} would go in the schema {name}, and that schema holds "
+                f"the register of another store, the schema {other}: a town's register is never shared, or one "
+                "town's notices would count as the other's (\"already noticed\"). Name a register of this town's "
+                "own (a database URL or an SQLite file) when issuing its first notices, or ask the database's "
+                f"owner which town {name} belongs to."
+            )
+
+    def _register_owner(self, con, name: str) -> str | None:
+        """The other store whose register the schema ``name`` is: by its mark, else by what another store's
+        settings record (a register made before the mark, by the name cut to 54 characters); None when none is."""
+        from sqlalchemy import text
+
+        from layers.register import STORE_SETTING
+
+        said = con.execute(text("SELECT obj_description(to_regnamespace(:s), 'pg_namespace')"), {"s": name}).scalar()
+        if said and str(said).startswith(_REGISTER_MARK):
+            owner = str(said).removeprefix(_REGISTER_MARK).split(" ", 1)[0]
+            return owner if owner != self.schema else None
+        stores = con.execute(
+            text(
+                "SELECT n.nspname FROM pg_namespace n WHERE n.nspname <> :s AND has_schema_privilege(n.oid, 'USAGE') "
+                "AND to_regclass(quote_ident(n.nspname) || '.sewerplan_settings') IS NOT NULL "
+                "AND has_table_privilege(to_regclass(quote_ident(n.nspname) || '.sewerplan_settings'), 'SELECT') "
+                "AND NOT n.nspname LIKE '%\\_\\_prev\\_%' ORDER BY n.nspname"
+            ),
+            {"s": self.schema},
+        ).scalars()
+        for store in stores:  # the county's towns: a handful
+            recorded = con.execute(
+                text(f"SELECT value FROM {_ident(store)}.sewerplan_settings WHERE key = :k"), {"k": STORE_SETTING}
+            ).scalar()
+            mine = recorded and "://" in str(recorded) and self._same_server(str(recorded))
+            if mine and self._register_schema_of(str(recorded)) == name:
+                return str(store)
+        return None
 
     def register_location(self, recorded: str) -> str:
         """A register on this store's server is opened with the login of the store URL in hand (its user, password

@@ -7,6 +7,7 @@ names begin alike get registers of their own; a run that fails into a new schema
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 import uuid
@@ -195,3 +196,77 @@ def test_sample_overwrite_leaves_only_the_sample_layers_and_the_countys_own_tabl
     result = _analyze(store_url, store_url)  # the sample village, analysed afresh in its schema
     assert result.exit_code == 0, result.output
     assert _fingerprint(engine, schema)["parcel_results"][0] == len(open_store(store_url).read_layer("parcels"))
+
+
+# -- a register of its own for every store, however long its schema's name -----------------------------------------
+
+
+@pytest.fixture
+def long_prefix(engine):
+    """54 characters two towns' schema names begin with (a county's naming scheme); their schemas dropped after."""
+    prefix = f"fix_{uuid.uuid4().hex[:8]}_".ljust(54, "x")
+    yield prefix
+    _drop_schemas(engine, f"{prefix[:30]}%")
+
+
+def test_two_towns_whose_schema_names_begin_alike_keep_registers_of_their_own(long_prefix, pg_url, engine, tmp_path):
+    """The register's schema was ``schema[:54] + "_register"``: the second town's ``issue --new`` found the first's
+    register and said "0 notice(s) issued (N already noticed)"."""
+    from layers.store import open_store
+    from tests.conftest import town_toml
+
+    town = tmp_path / "town.toml"
+    town.write_text(town_toml(), encoding="utf-8")
+    runner, registers = Runner(), []
+    for suffix in ("a", "b"):
+        url = f"{pg_url}#{long_prefix}_{suffix}"
+        runner.invoke("sample", "--out", url, "--parcels", "60", ok=True)
+        runner.invoke("analyze", "--profile", "fort-plain", "--data", url, "--out", url, ok=True)
+        issued = runner.invoke("notices", "issue", "--data", url, "--notice-date", "2027-03-01", "--out",
+                               tmp_path / suffix, "--new", "--town", town)  # fmt: skip
+        assert issued.exit_code == 0, issued.output
+        assert re.search(r"[1-9]\d* notice\(s\) issued \(0 already noticed\)", issued.output), issued.output
+        registers.append(open_store(url).register_schema())
+    assert registers[0] != registers[1] and all(len(name) <= 63 for name in registers)
+    with engine.connect() as con:
+        for name in registers:
+            assert con.execute(text(f'SELECT count(*) FROM "{name}".notices')).scalar() > 0
+
+
+def test_a_short_schema_name_keeps_the_register_name_it_always_had():
+    from layers.store import open_store
+
+    for schema in ("fort_plain", "t" * 54):
+        assert open_store(f"postgresql://db/county#{schema}").register_schema() == f"{schema}_register"
+    long = open_store(f"postgresql://db/county#{'t' * 55}").register_schema()
+    assert len(long) == 63 and long.endswith("_register") and long != f"{'t' * 54}_register"
+
+
+def test_a_register_schema_that_is_another_stores_is_refused_not_shared(long_prefix, pg_url, engine):
+    """A register made before by the name cut to 54 characters, recorded in another town's store (or a schema
+    marked as another store's register), is never taken as this town's."""
+    from layers.postgis_store import _REGISTER_MARK
+    from layers.register import STORE_SETTING
+    from layers.store import LayerError, open_store
+
+    first = open_store(f"{pg_url}#{long_prefix}_a")  # its register was made under the old, cut name
+    second = open_store(f"{pg_url}#{long_prefix}")  # 54 characters: its register's name is that same one
+    legacy = f"{long_prefix}_register"
+    assert second.register_schema() == legacy
+    first.write_setting(STORE_SETTING, first.recordable(first._register_url(legacy, login=False)))
+    with engine.begin() as con:
+        con.execute(text(f'CREATE SCHEMA "{legacy}"'))
+    location = second.register_location(second.default_register())
+    with pytest.raises(LayerError, match=rf"holds the register of another store, the schema {long_prefix}_a\b"):
+        second.prepare_register(location)
+
+    third = open_store(f"{pg_url}#{long_prefix[:50]}")  # marked by its schema's comment as another store's
+    with engine.begin() as con:
+        con.execute(text(f'CREATE SCHEMA "{third.register_schema()}"'))
+        said = f"{_REGISTER_MARK}{long_prefix}_b (its notices, batches and letters)."
+        con.execute(text(f"COMMENT ON SCHEMA \"{third.register_schema()}\" IS '{said}'"))
+    with pytest.raises(LayerError, match=rf"the schema {long_prefix}_b\b"):
+        third.prepare_register(third.register_location(third.default_register()))
+    own = open_store(f"{pg_url}#{long_prefix[:40]}")  # its own: made, marked as its own, taken again
+    own.prepare_register(own.register_location(own.default_register()))
+    own.prepare_register(own.register_location(own.default_register()))
