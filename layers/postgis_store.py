@@ -365,7 +365,7 @@ class PostGISStore(Store):
                 con.close()
                 raise StoreBusyError(busy_message(holder))
             con.execute(f"SET lock_timeout = {int(LOCK_WAIT_S * 1000)}")  # a held lock refuses, never queues
-            self._ensure_schema(con)
+            created = self._ensure_schema(con)
             con.execute(
                 f"CREATE TABLE IF NOT EXISTS {self._q}.sewerplan_writer (id integer PRIMARY KEY DEFAULT 1 "
                 "CHECK (id = 1), who text, what text, since double precision, pid integer, host text)"
@@ -388,6 +388,8 @@ class PostGISStore(Store):
 
         def release() -> None:
             try:
+                if created:
+                    self._drop_if_unwritten(con)
                 con.execute("SELECT pg_advisory_unlock(%s)", (key,))
             except psycopg.Error:  # the connection is gone: the server released the lock with it
                 pass
@@ -396,6 +398,19 @@ class PostGISStore(Store):
 
         return StoreWriter(release)
 
+    def _drop_if_unwritten(self, con) -> None:
+        """Drop the schema this writer created when nothing but its ``sewerplan_writer`` is in it: a run that failed
+        into a new schema leaves none behind (an empty schema made it look like a store). Anything else written
+        there (a run's tables, a setting) makes ``DROP SCHEMA`` refuse, and the schema stays."""
+        import psycopg
+
+        try:
+            with con.transaction():
+                con.execute(f"DROP TABLE IF EXISTS {self._q}.sewerplan_writer")
+                con.execute(f"DROP SCHEMA {self._q} RESTRICT")
+        except psycopg.errors.DependentObjectsStillExist:
+            pass
+
     def _holder(self, con) -> dict:
         try:
             row = con.execute(f"SELECT who, what, since FROM {self._q}.sewerplan_writer WHERE id = 1").fetchone()
@@ -403,11 +418,12 @@ class PostGISStore(Store):
             return {}
         return dict(zip(("who", "what", "since"), row, strict=True)) if row else {}
 
-    def _ensure_schema(self, con) -> None:
-        """Create the schema when it does not exist yet (a role may use a schema it could not create)."""
+    def _ensure_schema(self, con) -> bool:
+        """Create the schema when it does not exist yet (a role may use a schema it could not create); whether it
+        was created here."""
         exists = con.execute("SELECT to_regnamespace(%s) IS NOT NULL", (self.schema,)).fetchone()[0]
         if exists:
-            return
+            return False
         try:
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {self._q}")
         except Exception as exc:
@@ -416,6 +432,7 @@ class PostGISStore(Store):
                 f"({' '.join(str(exc).split())}): create it (CREATE SCHEMA {self.schema}) and grant the planners' "
                 "role CREATE and USAGE on it, or give a role that may create schemas."
             ) from exc
+        return True
 
     # -- writing
 

@@ -270,3 +270,46 @@ def test_a_register_schema_that_is_another_stores_is_refused_not_shared(long_pre
     own = open_store(f"{pg_url}#{long_prefix[:40]}")  # its own: made, marked as its own, taken again
     own.prepare_register(own.register_location(own.default_register()))
     own.prepare_register(own.register_location(own.default_register()))
+
+
+# -- a run that fails into a new schema leaves none behind ----------------------------------------------------------
+
+
+def _schema_exists(engine, schema: str) -> bool:
+    with engine.connect() as con:
+        return bool(con.execute(text("SELECT to_regnamespace(:s) IS NOT NULL"), {"s": schema}).scalar())
+
+
+def test_a_run_that_fails_into_a_new_schema_leaves_no_schema_behind(town, store_url, engine, monkeypatch):
+    """It left an empty schema holding only ``sewerplan_writer``, which looked like a store."""
+    import layers.postgis_store as pg
+
+    schema = _schema(store_url)
+
+    def failing(con, table, prepared):
+        raise OSError("the disk is full")
+
+    monkeypatch.setattr(pg, "_copy", failing)
+    result = _analyze(town, store_url)
+    assert result.exit_code != 0 and "the disk is full" in result.output
+    assert not _schema_exists(engine, schema)
+    monkeypatch.undo()
+    assert _analyze(town, store_url).exit_code == 0  # one that succeeds keeps its schema, and its lock's record
+    assert {*RESULTS, "analysis_runs", "sewerplan_writer"} <= _tables(engine, schema)
+
+
+def test_a_schema_the_writer_did_not_create_is_kept_whatever_happens(store_url, engine):
+    """A schema the county made for the store (CREATE SCHEMA, as the docs advise a role that may not) is its own."""
+    from layers.store import open_store
+
+    schema = _schema(store_url)
+    with engine.begin() as con:
+        con.execute(text(f'CREATE SCHEMA "{schema}"'))
+    with open_store(store_url).writer(who="pat"):
+        pass
+    assert _schema_exists(engine, schema)
+    with engine.begin() as con:
+        con.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    with open_store(store_url).writer(who="pat"):  # created by the writer, and a setting written meanwhile: kept
+        open_store(store_url).write_setting("register", "kept")
+    assert _schema_exists(engine, schema) and open_store(store_url).read_setting("register") == "kept"
