@@ -342,8 +342,13 @@ def issue(
         settle=True,
     )
     services.check_issue(found, root=out_dir)
-    if new:  # created (or, existing, recorded in the store) only now
+    # The town's first register is created (or, existing, recorded in the store) only now, and only for a batch to
+    # record in it: with every parcel held back, nothing is made, as no files are.
+    nothing_due = register is None and found.plan.due.empty
+    if new and not nothing_due:
         register = _open(register_url, services.store_of(opts.get("data")), new=True)
+    elif nothing_due:
+        register = _no_register_yet(True)  # nothing is recorded in it: issuing stops before the register
     doc = services.issue_notices(
         found, register, root=out_dir, actor=_actor(), per_parcel=per_parcel, occupant=occupant, bom=bom
     )
@@ -352,7 +357,8 @@ def issue(
         click.echo(json.dumps(doc, indent=2, default=str))
         return
     if not doc["batch"]:
-        click.echo(f"0 notice(s) issued ({doc['already_open']} already noticed); no files written.")
+        made = "; no register created (there was nothing to record in it)" if nothing_due else ""
+        click.echo(f"0 notice(s) issued ({doc['already_open']} already noticed); no files written{made}.")
     else:
         click.echo(
             f"Batch {doc['batch']}: {doc['issued']} notice(s) issued ({doc['already_open']} already noticed) in "

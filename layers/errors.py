@@ -82,8 +82,11 @@ def redact_url(url: str, within: str | None = None) -> str:
     """``url`` with its password replaced by ``***``; given ``within``, that text with the password masked.
 
     The password is everything between ``user:`` and the *last* ``@``, so one that holds ``@`` is masked whole
-    rather than leaking its tail. Masking ``within`` (a driver's error message) replaces the URL and the password
-    itself (as written and percent-decoded, when it has four characters or more) wherever they appear.
+    rather than leaking its tail. Masking ``within`` (a driver's error message) masks the password where it stands
+    as a password (as written and percent-decoded): in the URL's userinfo (``user:***@``), in a connection string's
+    ``password=***``, and where libpq quotes it alone (``invalid percent-encoded token: "***"``), unless it is the
+    user's name too, which the masked URL shows anyway. Elsewhere its text is left alone: the password ``sewerplan``
+    had turned the table ``sewerplan_writer`` into ``***_writer`` in a message.
 
     Examples
     --------
@@ -91,6 +94,8 @@ def redact_url(url: str, within: str | None = None) -> str:
     'postgresql://town:***@db.example/gis'
     >>> redact_url("postgresql://town@db.example/gis")
     'postgresql://town@db.example/gis'
+    >>> redact_url("postgresql://pat:sewerplan@db/gis", 'lock on "sewerplan_writer"; token: "sewerplan"')
+    'lock on "sewerplan_writer"; token: "***"'
     """
     found = _CREDENTIALS.match(url)
     masked = url if found is None else f"{found['head']}***@{found['tail']}"
@@ -98,10 +103,15 @@ def redact_url(url: str, within: str | None = None) -> str:
         return masked
     text = within.replace(url, masked)
     if found is not None:
-        # A password of a few characters is left alone in prose, where masking it would garble every word.
+        user = found["head"].partition("://")[2].removesuffix(":")
         for secret in sorted({found["password"], unquote(found["password"])}, key=len, reverse=True):
-            if len(secret) >= 4:
-                text = text.replace(secret, "***")
+            if not secret:
+                continue
+            shown = re.escape(secret)
+            text = re.sub(rf"(://[^\s:/@]*:){shown}@", r"\1***@", text)  # any URL's userinfo
+            text = re.sub(rf"(\bpassword\s*=\s*'?){shown}(?=['\s]|$)", r"\1***", text)  # a connection string's
+            if secret not in (user, unquote(user)):
+                text = text.replace(f'"{secret}"', '"***"')  # libpq quoting the value it could not take
     return text
 
 

@@ -53,9 +53,18 @@ from layers.store import (
 from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER, result_layers, zip_text
 
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
+_NAME_MAX = 63  # PostgreSQL's longest identifier (NAMEDATALEN - 1 bytes; a schema name here is ASCII)
+_REGISTER_SUFFIX = "_register"
+# The comment on a register's schema naming the store it belongs to: another store's default never takes it.
+_REGISTER_MARK = "sewerplan: the notice register of the store "
 _SNAPSHOT = re.compile(r"^[a-z_][a-z0-9_]*__prev_\d{8}_\d{6}_\d{6}$")
 GEOMETRY = "geom"
 CHUNK_ROWS = 50_000
+# How long a write waits for a lock another session holds on one of the store's tables (a QGIS edit session, a
+# transaction left open in psql or pgAdmin) before it is refused: writers are refused, never queued behind them.
+LOCK_WAIT_S = 5.0
+# PostgreSQL's "lock_not_available": a statement gave up waiting for a lock (lock_timeout).
+_LOCK_NOT_AVAILABLE = "55P03"
 # Every name a store's own map layer may have: results, input layers by any name they are found by, reports.
 KNOWN_LAYERS = frozenset(
     {RESULT_LAYER, LINES_LAYER, POINTS_LAYER, BUILDINGS_LAYER, "network_report"}
@@ -101,6 +110,22 @@ def _literal(con, value: str) -> str:
     from psycopg import sql
 
     return sql.Literal(value).as_string(con.connection.driver_connection).replace(":", "\\:")
+
+
+def _is_lock_timeout(exc: BaseException) -> bool:
+    """The error is PostgreSQL's giving up on a lock another session holds (``lock_timeout``)."""
+    orig = getattr(exc, "orig", None) or exc
+    return getattr(orig, "sqlstate", None) == _LOCK_NOT_AVAILABLE
+
+
+def _locked_table(exc: BaseException) -> str | None:
+    """The table a lock timeout was waiting on, as PostgreSQL names it in its context (``relation "X"``)."""
+    orig = getattr(exc, "orig", None) or exc
+    diag = getattr(orig, "diag", None)
+    parts = (getattr(diag, "context", None), getattr(diag, "message_primary", None))
+    said = " ".join(str(part or "") for part in parts)
+    found = re.search(r'relation "([^"]+)"', said)
+    return found.group(1) if found else None
 
 
 def _lock_key(schema: str, purpose: str) -> int:
@@ -343,7 +368,8 @@ class PostGISStore(Store):
                 holder = self._holder(con)
                 con.close()
                 raise StoreBusyError(busy_message(holder))
-            self._ensure_schema(con)
+            con.execute(f"SET lock_timeout = {int(LOCK_WAIT_S * 1000)}")  # a held lock refuses, never queues
+            created = self._ensure_schema(con)
             con.execute(
                 f"CREATE TABLE IF NOT EXISTS {self._q}.sewerplan_writer (id integer PRIMARY KEY DEFAULT 1 "
                 "CHECK (id = 1), who text, what text, since double precision, pid integer, host text)"
@@ -362,10 +388,12 @@ class PostGISStore(Store):
             raise
         except psycopg.Error as exc:
             con.close()
-            raise LayerError(self._says("Cannot lock", exc)) from exc
+            raise self._refusal("Cannot lock", exc) from exc
 
         def release() -> None:
             try:
+                if created:
+                    self._drop_if_unwritten(con)
                 con.execute("SELECT pg_advisory_unlock(%s)", (key,))
             except psycopg.Error:  # the connection is gone: the server released the lock with it
                 pass
@@ -374,6 +402,19 @@ class PostGISStore(Store):
 
         return StoreWriter(release)
 
+    def _drop_if_unwritten(self, con) -> None:
+        """Drop the schema this writer created when nothing but its ``sewerplan_writer`` is in it: a run that failed
+        into a new schema leaves none behind (an empty schema made it look like a store). Anything else written
+        there (a run's tables, a setting) makes ``DROP SCHEMA`` refuse, and the schema stays."""
+        import psycopg
+
+        try:
+            with con.transaction():
+                con.execute(f"DROP TABLE IF EXISTS {self._q}.sewerplan_writer")
+                con.execute(f"DROP SCHEMA {self._q} RESTRICT")
+        except psycopg.errors.DependentObjectsStillExist:
+            pass
+
     def _holder(self, con) -> dict:
         try:
             row = con.execute(f"SELECT who, what, since FROM {self._q}.sewerplan_writer WHERE id = 1").fetchone()
@@ -381,11 +422,12 @@ class PostGISStore(Store):
             return {}
         return dict(zip(("who", "what", "since"), row, strict=True)) if row else {}
 
-    def _ensure_schema(self, con) -> None:
-        """Create the schema when it does not exist yet (a role may use a schema it could not create)."""
+    def _ensure_schema(self, con) -> bool:
+        """Create the schema when it does not exist yet (a role may use a schema it could not create); whether it
+        was created here."""
         exists = con.execute("SELECT to_regnamespace(%s) IS NOT NULL", (self.schema,)).fetchone()[0]
         if exists:
-            return
+            return False
         try:
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {self._q}")
         except Exception as exc:
@@ -394,23 +436,75 @@ class PostGISStore(Store):
                 f"({' '.join(str(exc).split())}): create it (CREATE SCHEMA {self.schema}) and grant the planners' "
                 "role CREATE and USAGE on it, or give a role that may create schemas."
             ) from exc
+        return True
 
     # -- writing
 
     @contextmanager
     def _write(self, doing: str):
-        """One write transaction, serialised with every other write to this store."""
+        """One write transaction, serialised with every other write to this store.
+
+        It waits for another of sewerplan's writes (the transaction advisory lock), but at most ``LOCK_WAIT_S`` for
+        a lock another session holds on a table (``lock_timeout``, set once the advisory lock is taken): a QGIS edit
+        session or an open transaction in a database tool refuses the write with a sentence saying so, rather than
+        leaving it waiting with no word, even after its client has gone."""
         from sqlalchemy import text
 
         try:
             with _engine(self.url).begin() as con:
                 con.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _lock_key(self.schema, "write")})
+                con.execute(text(f"SET LOCAL lock_timeout = {int(LOCK_WAIT_S * 1000)}"))
                 self._ensure_schema(con.connection.driver_connection)
                 yield con
-        except LayerError:
+        except LayerError as exc:
+            cause = exc.__cause__
+            if cause is not None and _is_lock_timeout(cause):  # worded for a view by the step that caught it
+                raise self._refusal(doing, cause) from cause
             raise
         except Exception as exc:
-            raise LayerError(self._says(doing, exc)) from exc
+            raise self._refusal(doing, exc) from exc
+
+    def _refusal(self, doing: str, exc: Exception) -> LayerError:
+        """The error a failed write gives: for a lock another session held too long, who holds it and what to do."""
+        if not _is_lock_timeout(exc):
+            return LayerError(self._says(doing, exc))
+        tables, holders = self._lock_holders(_locked_table(exc))
+        where = f"the table {self.schema}.{tables[0]}" if len(tables) == 1 else f"a table of the schema {self.schema}"
+        by = f" ({'; '.join(holders)})" if holders else ""
+        return LayerError(
+            f"{doing} the PostGIS store {self.label}: another session{by} holds a lock on {where}, and it was not "
+            f"released within {LOCK_WAIT_S:g} seconds: a QGIS layer being edited, or a database tool (psql, pgAdmin, "
+            "DBeaver) with a transaction left open. Save or close that QGIS edit session, or end that transaction "
+            "(COMMIT or ROLLBACK, or close the tool), then try again. Nothing was written: the previous results are "
+            "as they were."
+        )
+
+    def _lock_holders(self, table: str | None) -> tuple[list[str], list[str]]:
+        """The tables of the store other sessions hold locks on (``table`` alone when PostgreSQL named it), and
+        who those sessions are (program, user, state), as far as this role may see them."""
+        from sqlalchemy import text
+
+        try:
+            with _engine(self.url).connect() as con:
+                rows = con.execute(
+                    text(
+                        "SELECT DISTINCT c.relname, a.pid, coalesce(nullif(a.application_name, ''), 'a client'), "
+                        "a.usename, a.state FROM pg_locks l JOIN pg_class c ON c.oid = l.relation "
+                        "JOIN pg_namespace n ON n.oid = c.relnamespace JOIN pg_stat_activity a ON a.pid = l.pid "
+                        "WHERE l.granted AND n.nspname = :s AND c.relkind IN ('r', 'p') "
+                        "AND (:t = '' OR c.relname = :t) AND a.pid <> pg_backend_pid() "
+                        "AND a.application_name NOT LIKE 'sewerplan%' ORDER BY 2, 1"
+                    ),
+                    {"s": self.schema, "t": table or ""},
+                ).all()
+        except Exception:  # noqa: BLE001 - the refusal is said without them
+            return ([table] if table else []), []
+        tables = [table] if table else list(dict.fromkeys(str(r[0]) for r in rows))
+        said = {
+            pid: f"{app} as {who or 'another user'}, {state or 'busy'}, process {pid}"
+            for _, pid, app, who, state in rows
+        }
+        return tables, list(said.values())
 
     def write_run(
         self,
@@ -473,6 +567,8 @@ class PostGISStore(Store):
                     "to (overwrite).",
                     fix=Fix("overwrite"),
                 )
+            if overwrite:
+                self._drop_own_tables(con, keep=set(layers))
             for name, frame in layers.items():
                 existing = self._columns(con, self.schema, name)
                 if existing and "fid" not in existing:
@@ -485,6 +581,41 @@ class PostGISStore(Store):
             self._style(con)
             self._bump(con)
         return list(layers)
+
+    def _drop_own_tables(self, con, *, keep: set[str]) -> None:
+        """Drop the store's layers and run record that sewerplan wrote (results, input copies, ``analysis_runs``: the
+        tables it comments "sewerplan: ..."), but those in ``keep``, with their QGIS styles: the store replaced whole,
+        as a GeoPackage's file is. A table of the county's own, or any other, is left where it is."""
+        from sqlalchemy import text
+
+        from layers.qgis_styles import STYLE_NAME
+
+        for table in self._data_tables(con):
+            if table in keep:
+                continue
+            said = con.execute(
+                text("SELECT obj_description(to_regclass(:t), 'pg_class')"), {"t": f"{self._q}.{_ident(table)}"}
+            ).scalar()
+            if not str(said or "").startswith("sewerplan: "):
+                continue
+            try:
+                con.execute(text(f"DROP TABLE {self._q}.{_ident(table)}"))
+            except Exception as exc:
+                if "depend" not in str(exc):
+                    raise
+                raise LayerError(
+                    f"The store {self.label} is replaced whole, and another object (a view) depends on its table "
+                    f"{self.schema}.{table}: {' '.join(str(getattr(exc, 'orig', exc)).split())}. Drop that object "
+                    "first, or write to another schema."
+                ) from exc
+            if con.execute(text("SELECT to_regclass('public.layer_styles')")).scalar() is not None:
+                con.execute(
+                    text(
+                        "DELETE FROM public.layer_styles WHERE f_table_catalog = current_database() "
+                        "AND f_table_schema = :s AND f_table_name = :t AND styleName = :n"
+                    ),
+                    {"s": self.schema, "t": table, "n": STYLE_NAME},
+                )
 
     def _replace_table(self, con, name: str, frame: gpd.GeoDataFrame) -> None:
         """Create the table, or bring its columns to the frame's; then replace its rows with the frame's."""
@@ -832,6 +963,8 @@ class PostGISStore(Store):
                 try:
                     con.execute(text(f"DROP TABLE {self._q}.{_ident(table)}"))
                 except Exception as exc:
+                    if "depend" not in str(exc):
+                        raise
                     raise LayerError(
                         f"The layer {self.schema}.{table} is replaced, and another object (a view) depends on it: "
                         f"{' '.join(str(getattr(exc, 'orig', exc)).split())}. Drop that object first."
@@ -894,8 +1027,25 @@ class PostGISStore(Store):
 
     def register_schema(self) -> str:
         """The schema the town's first notice register gets: ``<schema>_register``, beside the store's (the
-        register's tables are its own, one of them named ``analysis_runs`` like the store's run record)."""
-        return f"{self.schema[:54]}_register"
+        register's tables are its own, one of them named ``analysis_runs`` like the store's run record).
+
+        One of its own for every store schema, within PostgreSQL's 63 characters: a schema name too long for
+        ``_register`` keeps its first 45 characters and adds 8 hexadecimal digits of a hash of the whole name
+        (two towns whose names began with the same 54 characters had shared one register, cut to those). A name
+        short enough keeps the register name it always had, so the registers made before are still found.
+
+        Examples
+        --------
+        >>> PostGISStore("postgresql://db/county#fort_plain").register_schema()
+        'fort_plain_register'
+        >>> len(PostGISStore("postgresql://db/county#" + "t" * 63).register_schema())
+        63
+        """
+        plain = f"{self.schema}{_REGISTER_SUFFIX}"
+        if len(plain) <= _NAME_MAX:
+            return plain
+        tag = hashlib.blake2b(self.schema.encode(), digest_size=4).hexdigest()
+        return f"{self.schema[: _NAME_MAX - len(_REGISTER_SUFFIX) - len(tag) - 1]}_{tag}{_REGISTER_SUFFIX}"
 
     def default_register(self) -> str:
         """The register in its own schema on the store's database: a location on this server, with no login (each
@@ -917,20 +1067,65 @@ class PostGISStore(Store):
         return found[-1].removeprefix("-csearch_path=") if found else None
 
     def prepare_register(self, location: str) -> None:
-        """Create the register's schema when ``location`` is the default register and it does not exist yet."""
+        """Create the register's schema when ``location`` is the default register and it does not exist yet, marked
+        as this store's (a comment on the schema); refused when that schema is another store's register."""
         if not self._same_server(location) or self._register_schema_of(location) != self.register_schema():
             return
         from sqlalchemy import text
 
+        name = self.register_schema()
         try:
             with _engine(self.url).begin() as con:
-                con.execute(text(f"CREATE SCHEMA IF NOT EXISTS {_ident(self.register_schema())}"))
+                other = self._register_owner(con, name)
+                if other is None:
+                    made = con.execute(text("SELECT to_regnamespace(:s) IS NULL"), {"s": name}).scalar()
+                    con.execute(text(f"CREATE SCHEMA IF NOT EXISTS {_ident(name)}"))
+                    if made:
+                        said = f"{_REGISTER_MARK}{self.schema} (its notices, batches and letters)."
+                        con.execute(text(f"COMMENT ON SCHEMA {_ident(name)} IS {_literal(con, said)}"))
         except Exception as exc:
             raise LayerError(
-                f"The notice register goes in the schema {self.register_schema()}, and it cannot be created "
+                f"The notice register goes in the schema {name}, and it cannot be created "
                 f"({' '.join(str(getattr(exc, 'orig', exc)).split())}): create it (CREATE SCHEMA "
-                f"{self.register_schema()}) and grant the planners' role CREATE and USAGE on it."
+                f"{name}) and grant the planners' role CREATE and USAGE on it."
             ) from exc
+        if other is not None:
+            raise LayerError(
+                f"The notice register of the store {self.label} would go in the schema {name}, and that schema holds "
+                f"the register of another store, the schema {other}: a town's register is never shared, or one "
+                "town's notices would count as the other's (\"already noticed\"). Name a register of this town's "
+                "own (a database URL or an SQLite file) when issuing its first notices, or ask the database's "
+                f"owner which town {name} belongs to."
+            )
+
+    def _register_owner(self, con, name: str) -> str | None:
+        """The other store whose register the schema ``name`` is: by its mark, else by what another store's
+        settings record (a register made before the mark, by the name cut to 54 characters); None when none is."""
+        from sqlalchemy import text
+
+        from layers.register import STORE_SETTING
+
+        said = con.execute(text("SELECT obj_description(to_regnamespace(:s), 'pg_namespace')"), {"s": name}).scalar()
+        if said and str(said).startswith(_REGISTER_MARK):
+            owner = str(said).removeprefix(_REGISTER_MARK).split(" ", 1)[0]
+            return owner if owner != self.schema else None
+        stores = con.execute(
+            text(
+                "SELECT n.nspname FROM pg_namespace n WHERE n.nspname <> :s AND has_schema_privilege(n.oid, 'USAGE') "
+                "AND to_regclass(quote_ident(n.nspname) || '.sewerplan_settings') IS NOT NULL "
+                "AND has_table_privilege(to_regclass(quote_ident(n.nspname) || '.sewerplan_settings'), 'SELECT') "
+                "AND NOT n.nspname LIKE '%\\_\\_prev\\_%' ORDER BY n.nspname"
+            ),
+            {"s": self.schema},
+        ).scalars()
+        for store in stores:  # the county's towns: a handful
+            recorded = con.execute(
+                text(f"SELECT value FROM {_ident(store)}.sewerplan_settings WHERE key = :k"), {"k": STORE_SETTING}
+            ).scalar()
+            mine = recorded and "://" in str(recorded) and self._same_server(str(recorded))
+            if mine and self._register_schema_of(str(recorded)) == name:
+                return str(store)
+        return None
 
     def register_location(self, recorded: str) -> str:
         """A register on this store's server is opened with the login of the store URL in hand (its user, password

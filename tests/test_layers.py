@@ -978,10 +978,36 @@ def test_reprojection_does_not_change_the_callers_frame():
 def test_redact_url_masks_a_password_holding_at_signs():
     url = "postgresql://town:p@ss@Wrong@db.example:5432/gis"
     assert redact_url(url) == "postgresql://town:***@db.example:5432/gis"
-    said = "could not connect to postgresql://town:p@ss@Wrong@db.example:5432/gis as p@ss@Wrong"
+    said = 'could not connect to postgresql://town:p@ss@Wrong@db.example:5432/gis: invalid token: "p@ss@Wrong"'
     assert "Wrong" not in redact_url(url, said) and "p@ss" not in redact_url(url, said)
     assert redact_url("postgresql://town@db/gis") == "postgresql://town@db/gis"
     assert redact_url("postgresql://db:5432/gis") == "postgresql://db:5432/gis"
+
+
+@pytest.mark.parametrize(
+    ("said", "shown"),
+    [
+        # the password's text inside a word or a name is not the password: sewerplan_writer stays whole
+        ('lock on "sewerplan_writer" in sewerplan_t1', 'lock on "sewerplan_writer" in sewerplan_t1'),
+        # the user's name, which the masked URL shows anyway, is not masked for being the password too
+        ('password authentication failed for user "sewerplan"', 'password authentication failed for user "sewerplan"'),
+        # where it stands as a password, it is masked: another URL's userinfo, a connection string, libpq's echo
+        ("at postgresql://sewerplan:sewerplan@other/db#s", "at postgresql://sewerplan:***@other/db#s"),
+        ("dbname=gis password=sewerplan host=db", "dbname=gis password=*** host=db"),
+        (
+            "the URL postgresql://sewerplan:sewerplan@db:5432/gis failed",
+            "the URL postgresql://sewerplan:***@db:5432/gis failed",
+        ),
+    ],
+)
+def test_masking_a_password_masks_it_only_where_it_stands_as_a_password(said, shown):
+    """The password ``sewerplan`` (a login named alike) turned ``sewerplan_writer`` into ``***_writer`` in a message."""
+    assert redact_url("postgresql://sewerplan:sewerplan@db:5432/gis", said) == shown
+
+
+def test_a_password_libpq_echoes_alone_is_masked():
+    url = "postgresql://pat:ab%zzcd@db:5432/gis"
+    assert redact_url(url, 'invalid percent-encoded token: "ab%zzcd"') == 'invalid percent-encoded token: "***"'
 
 
 def test_a_password_holding_at_signs_reaches_the_driver_whole():

@@ -461,3 +461,24 @@ def test_the_notices_page_does_not_settle_a_batch_dated_before_today_without_the
     assert register.batch(b)["status"] == ("cancelled" if way == "cancel" else "issued")
     if way == "as_dated":
         assert register.batch(b)["note"].startswith(f"Issued on {LATER} as dated 2027-02-15")
+
+
+# -- issue --new with every parcel held back creates no register -----------------------------------------------------
+
+
+def test_issue_new_with_every_parcel_held_back_creates_no_register(tmp_path):
+    """It created the town's register (and recorded it in the store) though nothing was issued, every mandated
+    parcel held back for want of an owner's address; now nothing is made, and the command says so."""
+    from layers.store import open_store
+
+    path = tmp_path / "town.gpkg"
+    town = sample_town(80)
+    town["parcels"] = town["parcels"].assign(owner_name=None, mail_address=None)
+    write_layers(str(path), town)
+    (tmp_path / "town.toml").write_text(conftest.town_toml(), encoding="utf-8")
+    invoke("analyze", "--profile", "fort-plain", "--data", path, "--out", path)
+    result = invoke(*_issue(path, "2027-03-01", tmp_path / "out", "--new"))
+    assert "0 notice(s) issued (0 already noticed); no files written; no register created" in said(result)
+    assert re.search(r"Held back, [1-9]\d* parcel\(s\): no owner name or no mailing address", said(result))
+    assert not (tmp_path / "town-register.sqlite").exists() and open_store(path).read_setting("register") is None
+    assert not (tmp_path / "out").exists()
