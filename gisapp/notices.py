@@ -36,6 +36,7 @@ import shapely
 
 from analysis.errors import Fix
 from analysis.notices import (
+    OCCUPANT,
     SERVED_BY,
     NoticePlan,
     TownSettings,
@@ -442,6 +443,7 @@ def issue_batch(
         "letters_pdf": None,
         "manifest": None,
         "letters": [],
+        "occupant_letters": 0,
         "notices": [],
     }
     if plan.due.empty:  # nothing new to issue: no folder is made, no file written
@@ -469,7 +471,7 @@ def issue_batch(
             if not prepared["notices"]:
                 return doc
             try:
-                folder, letters = write_files(
+                folder, letters, copies = write_files(
                     batch_id, prepared, plan, kind, profile, town, root, inputs, per_parcel, occupant, bom, progress
                 )
                 register.finish_batch(batch_id, letters=letters, actor=actor)
@@ -493,6 +495,8 @@ def issue_batch(
             "letters_pdf": str(folder / ALL_LETTERS),
             "manifest": str(folder / MANIFEST),  # each file's checksum, checked before the notices were issued
             "letters": sorted({str(root / f) for f in sent["letter_file"]}),
+            # the copies to the occupant at the site are letters of their own, beside the owners' (``--occupant``)
+            "occupant_letters": copies,
             "notices": [
                 _notice_doc(r) | {"letter": str(root / r["letter_file"]), "mailing_no": int(r["mailing_no"])}
                 for r in sent.to_dict("records")
@@ -546,8 +550,9 @@ def write_files(
     occupant=False,
     bom=True,
     progress=None,
-) -> tuple[Path, dict]:
-    """Write a prepared batch's folder and check it; returns the folder and each notice's letter for the register."""
+) -> tuple[Path, dict, int]:
+    """Write a prepared batch's folder and check it; returns the folder, each notice's letter for the register and
+    how many letters are copies to the occupant at the site (written beside the owners', not the notices')."""
     ids = {n["parcel_id"]: n["notice_id"] for n in prepared["notices"]}
     sent = plan.due[plan.due["parcel_id"].astype(str).isin(ids)].copy()
     sent["notice_id"] = sent["parcel_id"].astype(str).map(ids)
@@ -580,7 +585,8 @@ def write_files(
     problems = verify_batch(folder, list(sent["notice_id"]))
     if problems:
         raise LayerError(f"The files of batch {batch_id} did not verify: {'; '.join(problems[:5])}.")
-    return folder, _letters_of(batch_id, manifest)
+    copies = sum(1 for letter in letters if letter.recipient and letter.recipient[0] == OCCUPANT)
+    return folder, _letters_of(batch_id, manifest), copies
 
 
 def _letters_of(batch_id: str, manifest: dict) -> dict[str, tuple[str, int, str]]:

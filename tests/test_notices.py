@@ -2238,3 +2238,19 @@ def test_the_notices_page_asks_of_a_lock_its_writer_deletes_meanwhile_without_an
             assert notices.interrupted(prepared) is False
         finally:
             os.close(live[0])
+
+
+def test_cli_issue_with_occupant_counts_the_copies_among_the_letters_it_wrote(store, tmp_path):
+    """`issue --occupant` said "8 notice(s) issued ... in 8 letter(s)" while 9 files were written: the copy to the
+    occupant at the site was not counted (a tester). The letters said are the files in the batch's letters/."""
+    args = ["notices", "issue", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    said = " ".join(invoke(*args, "--out", tmp_path / "out", "--new", "--occupant").output.split())
+    batch = next(p for p in (tmp_path / "out").iterdir() if p.is_dir() and not p.name.startswith("."))
+    files = len(list((batch / "letters").glob("*.pdf")))
+    mailing = pd.read_csv(batch / "mailing-list.csv", dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    copies = int((mailing["name_line_1"] == "Occupant").sum())
+    assert 0 < copies < files
+    assert (
+        f"in {files - copies} letter(s) to the owners and {copies} copy(ies) to the occupant at the site, "
+        f"{files} letter(s) in all." in said
+    )
