@@ -782,6 +782,8 @@ def violations(profile_name, as_of, out_dir, occupant, settings, town_path, stor
     for line in _held_lines(doc["held"] + doc["occupant_held"]):  # letters that cannot be addressed or printed
         click.echo(line)
     n = len(doc["notices"])
+    if unproven := _unproven_service_words(doc["without_proof_of_service"], n):
+        click.echo(unproven)
     if not doc["recorded"]:
         a = doc["already_open"]
         already = f" {a} more overdue already have an open violation notice and get none." if a else ""
@@ -805,6 +807,34 @@ def violations(profile_name, as_of, out_dir, occupant, settings, town_path, stor
     )
     if doc["batch"] and (weekend := _correct_by_flag(doc)):
         click.echo(weekend)
+
+
+def _unproven_service_words(unproven: list[str], enforced: int, shown: int = 5) -> str | None:
+    """The warning where violation notices enforce connection notices with no proof of service recorded (no
+    certified mail article number, no service in person), and the commands that record it: they went out without a
+    word (a tester).
+
+    Examples
+    --------
+    >>> print(_unproven_service_words(["N-1", "N-2"], 3))
+    Warning: 2 of the 3 connection notices these violation notices enforce have no proof of service recorded (no
+    certified mail article number, no service in person): N-1, N-2. ...
+    """
+    if not unproven:
+        return None
+    which = (
+        "the one connection notice this violation notice enforces has"
+        if enforced == 1
+        else (f"{len(unproven)} of the {enforced} connection notices these violation notices enforce have")
+    )
+    listed = ", ".join(unproven[:shown]) + (f" and {len(unproven) - shown} more" if len(unproven) > shown else "")
+    return (
+        f"Warning: {which} no proof of service recorded (no certified mail article number, no service in person): "
+        f"{listed}. Record the article numbers from the receipts with `sewerplan notices record-mailing --from "
+        "mailing-list.csv` (the batch's list given back, its certified_article_no filled in), or a notice handed to "
+        "the owner with `sewerplan notices record-service NOTICE --on DATE --by NAME`, before the violation notices "
+        "are mailed."
+    )
 
 
 def _correct_by_flag(doc: dict) -> str | None:

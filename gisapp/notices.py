@@ -971,6 +971,7 @@ def violations(
         plan.due[["original_notice_id", "parcel_id", "original_deadline"]].astype(str).to_csv(index=False).encode()
     ).hexdigest()
     copies, copies_held = occupant_letters(plan.due, **LETTER_CHECKS) if occupant else (plan.due.head(0), None)
+    left_out["without_proof_of_service"] = without_proof_of_service(overdue, plan.due)
     if root is None:
         return left_out | {
             "occupant_copies": len(copies),
@@ -1001,6 +1002,22 @@ def violations(
     issued = pd.Series([n["parcel_id"] for n in doc["notices"]], dtype=object).astype(str)
     doc["occupant_copies"] = int(issued.isin(copies["parcel_id"].astype(str)).sum())
     return doc | left_out | {"recorded": True, "correct_by": plan.deadline.isoformat()}
+
+
+def without_proof_of_service(overdue: pd.DataFrame, due: pd.DataFrame) -> list[str]:
+    """The connection notices the violation notices ``due`` enforce that have no proof of service recorded: no
+    certified mail article number from the receipt, and no service in person recorded. A violation notice rests on
+    the owner having been given the notice; enforcing one nobody can show was served went out without a word (a
+    tester). Said, not refused: the receipts may be in the office, not yet recorded."""
+    if due.empty or "original_notice_id" not in due.columns:
+        return []
+    enforced = overdue[overdue["notice_id"].astype(str).isin(due["original_notice_id"].astype(str))]
+    proof = pd.Series(False, index=enforced.index)
+    for column in ("certified_article_no", "served_on"):
+        if column in enforced.columns:
+            given = enforced[column]
+            proof |= given.notna() & (given.astype(str).str.strip() != "")
+    return sorted(enforced.loc[~proof, "notice_id"].astype(str))
 
 
 def _given_under_another_profile(register: Register, overdue: pd.DataFrame, profile: Profile):
@@ -1042,4 +1059,5 @@ __all__ = [
     "town_problems",
     "unfinished_batch",
     "violations",
+    "without_proof_of_service",
 ]

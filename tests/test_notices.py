@@ -2254,3 +2254,33 @@ def test_cli_issue_with_occupant_counts_the_copies_among_the_letters_it_wrote(st
         f"in {files - copies} letter(s) to the owners and {copies} copy(ies) to the occupant at the site, "
         f"{files} letter(s) in all." in said
     )
+
+
+def test_cli_violations_say_how_many_enforced_notices_have_no_proof_of_service(
+    first_batch, store, tmp_path, monkeypatch
+):
+    """`notices violations` gave violation notices on connection notices with no article number and no service
+    recorded without a word (a tester): the preview and the issue say how many have no proof of service, and the
+    commands that record it; a notice whose receipt's number is recorded is not counted."""
+    args = ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-02", "--store", store]
+    preview = json.loads(invoke(*args, "--json").output)
+    enforced = {n["original_notice_id"] for n in preview["notices"]}
+    assert len(enforced) > 1 and set(preview["without_proof_of_service"]) == enforced
+    said = " ".join(invoke(*args).output.split())
+    assert (
+        f"Warning: {len(enforced)} of the {len(enforced)} connection notices these violation notices enforce have no "
+        "proof of service recorded (no certified mail article number, no service in person)" in said
+    )
+    assert "`sewerplan notices record-mailing --from mailing-list.csv`" in said
+    assert "`sewerplan notices record-service NOTICE --on DATE --by NAME`" in said
+    mailed = sorted(enforced)[0]  # one receipt's number recorded: that notice is proven
+    mailing = pd.read_csv(first_batch["mailing_list"], dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    row = mailing[mailing["notice_ids"].str.split("; ").map(lambda ids: mailed in ids)].index[0]
+    mailing["certified_article_no"] = ""
+    mailing.loc[row, "certified_article_no"] = "9589 0710 5270 0123 4567 83"
+    mailing.to_csv(tmp_path / "back.csv", index=False)
+    invoke("notices", "record-mailing", "--from", tmp_path / "back.csv", "--store", store)
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-06-02")  # violation notices are issued on their day
+    said = " ".join(invoke(*args, "--out", tmp_path / "violations").output.split())
+    assert "violation notice(s) issued" in said and mailed not in said
+    assert f"Warning: {len(enforced) - 1} of the {len(enforced)} connection notices" in said
