@@ -25,7 +25,7 @@ from analysis.notices import SERVED_IN_PERSON, mailing_address, mailing_words, s
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
-from gisapp.words import before_issuing, count
+from gisapp.words import before_issuing, count, unmapped_area_words
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
@@ -258,6 +258,8 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
             "whether to give a later date.",
             highlight=False,
         )
+    if unmapped := unmapped_area_words(doc["area_unmapped"], doc["mandated"]):
+        console.print(unmapped, style="yellow", highlight=False, markup=False)
     for line in _notices.left_out(doc):
         console.print(line, highlight=False, markup=False)
     for line in _held_lines(doc["held"]):
@@ -379,6 +381,8 @@ def issue(
         )
     for line in _held_lines(doc["held"] + doc["occupant_held"]):
         click.echo(line)
+    if doc["batch"] and (unmapped := unmapped_area_words(doc["area_unmapped"], found.doc["mandated"])):
+        click.echo(unmapped)
 
 
 @notices.command()

@@ -27,6 +27,7 @@ import geopandas as gpd
 import pandas as pd
 from pyproj import CRS
 
+from analysis.areas import unmapped_area
 from analysis.buildings import BuildingsResult, assess_buildings
 from analysis.duties import DutiesResult, assess_duties
 from analysis.errors import Fix, ProfileError
@@ -1062,6 +1063,11 @@ def preview_notices(
     already = len(mandated & register.excluded_parcels())
     # Said with the preview: after a re-run (under another profile too) "0 notices" alone read as nobody mandated.
     doc["already_noticed"] = already
+    # A law binding only an area, and no service area to show it: every parcel was taken to lie inside, so letters
+    # quoting "situated within the area" may go to owners it does not bind. Said before they go out (a warning, with
+    # the mandated count the run found; the profile's own reading, as its note says, is that the data is the area).
+    doc["area_unmapped"] = unmapped_area(ws.profile, ws.layers.service_areas)
+    doc["mandated"] = len(mandated)
     return NoticePreview(plan, rows, doc, inputs, prof, town, already)
 
 
@@ -1097,6 +1103,7 @@ def issue_notices(
         bom=bom,
     )
     doc["already_open"] += preview.already
+    doc["area_unmapped"] = preview.doc.get("area_unmapped")  # said again with the batch, as the preview said it
     return doc
 
 
