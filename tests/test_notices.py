@@ -2284,3 +2284,27 @@ def test_cli_violations_say_how_many_enforced_notices_have_no_proof_of_service(
     said = " ".join(invoke(*args, "--out", tmp_path / "violations").output.split())
     assert "violation notice(s) issued" in said and mailed not in said
     assert f"Warning: {len(enforced) - 1} of the {len(enforced)} connection notices" in said
+
+
+@pytest.mark.parametrize(
+    ("resolution", "says"),
+    [
+        ('"mandate.distance_ft" = { days = 100, act = "Resolution 10 of 2027" }', "Use --set mandate.distance_ft=100."),
+        (
+            '"mandate.distance_ft" = { value = 100, act = "Resolution 10 of 2027" }',
+            "Use --set mandate.distance_ft=100.",
+        ),
+        ('"mandate.notice_days" = { days = 60, act = "Resolution 9 of 2027" }', "no profile has a rule"),
+    ],
+)
+def test_a_resolution_the_town_settings_cannot_apply_is_refused_never_ignored(store, tmp_path, resolution, says):
+    """A distance put in [resolutions] (`"mandate.distance_ft" = { days = 100, act = ... }`) was accepted and ignored
+    without a word (a tester): the town's acts set periods only, so any other key is refused, naming the periods and,
+    for a rule of the profile, the way to set it on the run."""
+    town_file(tmp_path, f"{resolution}\n")  # the example town settings end in [resolutions]
+    args = ["notices", "preview", "--profile", "wappinger", "--data", store, "--notice-date", "2027-03-01"]
+    refused = invoke(*args, "--set", "mandate.distance_ft=150", ok=False)
+    said = " ".join(refused.output.split())
+    assert refused.exit_code != 0 and "is not a period the town's resolutions can set" in said, said
+    assert '(they set only "mandate.notice_period_days" and "notices.correction_period_days", in days)' in said
+    assert says in said
