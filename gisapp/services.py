@@ -1142,7 +1142,11 @@ def violations(
     if record is None:
         current = None
     else:
-        current = _current_with_sites(store) if occupant else read_results(store, columns=("parcel_id", "status"))
+        current = read_results(store, columns=("parcel_id", "status"))
+        # the site's city, state and ZIP code for the occupant's copies; whether each property is served by a private
+        # system, where the town's data says, for the duties its letter quotes (§ 168-22.3C)
+        current = _with_columns(current, store, ("site_city", "site_state", "site_zip") if occupant else ())
+        current = _with_columns(current, store, ("private_system",))
     doc = _notices.violations(
         register,
         profile=with_resolutions(profile, town),
@@ -1161,12 +1165,12 @@ def violations(
     return doc | {"analysis": run}
 
 
-def _current_with_sites(store: str | Path) -> pd.DataFrame:
-    """The latest analysis's parcel status with each site city, state and ZIP code its parcels have (optional
-    columns: a town's data may lack any of them, and its copies are then held back saying why), for copies of
-    violation notices to the occupant."""
-    current = read_results(store, columns=("parcel_id", "status"))
-    for column in ("site_city", "site_state", "site_zip"):
+def _with_columns(current: pd.DataFrame, store: str | Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    """The latest analysis's parcel status with each of ``columns`` its parcels have (optional columns: a town's data
+    may lack any of them; copies to the occupant are then held back saying why, and a private system is the
+    profile's reading), for violation notices."""
+    current = current.copy()
+    for column in columns:
         try:
             place = read_results(store, columns=("parcel_id", column))
         except LayerError:  # not a column of this town's results
