@@ -39,7 +39,7 @@ import shapely
 from pyproj import CRS
 
 from analysis._parallel import beside, default_workers, elementwise, map_chunks, nearest, paused_gc
-from analysis.areas import held_by_service_area
+from analysis.areas import held_by_service_area, unmapped_area
 from analysis.connection import Connections, MainSegments, connection_points
 from analysis.errors import AnalysisError, Fix
 from analysis.profiles import Profile
@@ -258,7 +258,7 @@ def _analyze(
         parcels=out,
         measuring_lines=measuring,
         summary=_summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, notice_reason, unnoticed)
-        | {"nearest_main_ft": _nearest(measure.distance_ft)},
+        | {"nearest_main_ft": _nearest(measure.distance_ft), "area_unmapped": unmapped_area(profile, service_areas)},
         building_parcels=building_parcels,
         street_pairs=near.pairs if has_streets and not has_rows else None,
     )

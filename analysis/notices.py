@@ -1974,16 +1974,27 @@ def _violation_blocks(parcels, *, profile, town, period, notice_date, copy_of: s
         blocks.append(
             Block(
                 "text",
-                f"Notice {original}, given on {long_date(p['original_issued_date'])}, required the owner of this "
-                f"property to connect it to the public sewer by {by}. Our register records no connection.",
+                f"Notice {original}, given on {long_date(p['original_issued_date'])}{_given_for(p)}, required the "
+                f"owner of this property to connect it to the public sewer by {by}. Our register records no "
+                "connection.",
             )
         )
+    # The duties the connection notice quoted: the private system's own (§ 168-22.3C) beside the general one where
+    # the property is served by one and the law says it apart (Wappinger's § 196-17E is both).
+    same = words_of(n.private_system_duty.quote) == words_of(n.connection_duty.quote)
+    private = not same and any(
+        not _absent(p.get("original_private_system")) and bool(p["original_private_system"]) for p in parcels
+    )
+    duties = [n.connection_duty, *([n.private_system_duty] if private else [])]
     blocks += [Block("heading", "The violation"), *_quote(n.connection_duty, code_name(profile))]
+    if private:
+        blocks += _quote(n.private_system_duty)
+    sections = " and ".join(d.section for d in duties)
     blocks.append(
         Block(
             "text",
             "The nature of the violation: the building(s) on the property listed above have not been connected to the "
-            f"public sewer as {n.connection_duty.section} requires.",
+            f"public sewer as {sections} {'require' if private else 'requires'}.",
         )
     )
     if copy_of:
@@ -1998,6 +2009,16 @@ def _violation_blocks(parcels, *, profile, town, period, notice_date, copy_of: s
         by += f" ({period.section})."
     blocks.append(Block("text", by))
     return blocks
+
+
+def _given_for(p: Mapping) -> str:
+    """ " to eliminate a public health hazard (a failing septic system)", as the connection notice said why it was
+    given and named the hazard (§ 168-22.2G, § 168-22.3C); "" for a notice the law needs no reason for."""
+    reason, hazard = p.get("original_notice_reason"), p.get("original_hazard")
+    if _absent(reason):
+        return ""
+    said = f" {NOTICE_REASONS.get(str(reason), str(reason).replace('_', ' '))}"
+    return said + ("" if _absent(hazard) else f" ({hazard})")
 
 
 def _days_after(period: Period, *, copy: bool = False) -> str:
@@ -2234,7 +2255,15 @@ def plan_violations(
         letters = letters.assign(left_out="held")[list(held.columns)]
         held = letters.reset_index(drop=True) if held.empty else pd.concat([held, letters], ignore_index=True)
     overdue = mailable
+    # What the connection notice was given under, which its letter said: why it was given and the hazard it named
+    # (§ 168-22.2G, § 168-22.3C), and whether the property is served by a private system, so that the letter quoted
+    # the private system's own duty (§ 168-22.3C) too. The violation letter cites the same (a tester: it cited
+    # § 168-22.2G alone for a notice given under § 168-22.3C, and named no hazard).
+    blank = pd.Series(None, index=overdue.index, dtype=object)
     due = overdue.assign(
+        original_notice_reason=overdue["reason"] if "reason" in overdue.columns else blank,
+        original_hazard=overdue["hazard"] if "hazard" in overdue.columns else blank,
+        original_private_system=private_system(overdue, profile) if len(overdue) else blank,
         original_notice_id=overdue["notice_id"],
         original_issued_date=overdue["issued_date"],
         original_deadline=overdue["deadline"],
@@ -2261,8 +2290,10 @@ _SITE_PLACE = ("site_city", "site_state", "site_zip")
 
 def _site_places(overdue: pd.DataFrame, current: pd.DataFrame | None) -> pd.DataFrame:
     """``overdue`` with each parcel's site city, state and ZIP code from the latest analysis where it has them: the
-    register keeps the site's street only, and a copy to the occupant goes to the whole site address."""
-    have = [c for c in _SITE_PLACE if current is not None and c in current.columns and c not in overdue.columns]
+    register keeps the site's street only, and a copy to the occupant goes to the whole site address. Likewise its
+    ``private_system`` column, where the town's data has one: whether the notice quoted a private system's duty."""
+    wanted = (*_SITE_PLACE, "private_system")
+    have = [c for c in wanted if current is not None and c in current.columns and c not in overdue.columns]
     if not have:
         return overdue
     places = current.assign(parcel_id=current["parcel_id"].astype(str)).drop_duplicates("parcel_id", keep="last")

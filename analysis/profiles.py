@@ -497,6 +497,29 @@ _SECTIONS: dict[str, type] = {
 _HEADER_KEYS = ("id", "municipality", "law", "source_text", "version", "summary")
 
 
+def period_keys() -> tuple[str, ...]:
+    """The rules that are periods, a number of days to act in (``section.name``): the only values a town's own act
+    may set (the town settings' ``[resolutions]``, ``analysis.notices.with_resolutions``), so a key that names no
+    period there is refused, never ignored.
+
+    Examples
+    --------
+    >>> period_keys()
+    ('mandate.notice_period_days', 'notices.correction_period_days')
+    """
+    return tuple(
+        f"{name}.{f.name}"
+        for name, cls in _SECTIONS.items()
+        for f in dataclasses.fields(cls)
+        if {k: f.metadata.get(k) for k in DAYS} == DAYS
+    )
+
+
+def rule_keys() -> tuple[str, ...]:
+    """Every rule key a profile has (``section.name``), whichever profile."""
+    return tuple(f"{name}.{f.name}" for name, cls in _SECTIONS.items() for f in dataclasses.fields(cls))
+
+
 def rule_tests() -> dict[str, list[str]]:
     """The tests that cover each rule: ``table.key`` (or ``profile:table.key`` for one profile) -> test IDs.
 

@@ -364,22 +364,68 @@ def _over(facts: _Facts, rows: np.ndarray) -> pa.Array:
     return pc.if_else(pa.array(over > 1e-9), said, "")
 
 
-def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
-    """The main, the distance, the section and the period to connect in (and the deadline, given a notice date)."""
+def _notice_words(period) -> str:
+    """ "official notice" where the law's words for the period say it (§ 144-4, § 168-22.2G "after the date of
+    official notice"); "the notice" where they do not (Wappinger's § 196-17E names no notice at all)."""
+    return "official notice" if "official notice" in period.quote else "the notice"
+
+
+def _duty(facts: _Facts) -> str:
+    """The clause after the distance: the law's duty, the distance and the period, each cited where it comes from.
+
+    Where the law sets the distance (§ 144-4, § 168-22.2G): "; § 144-4 requires an occupied property within 100 ft to
+    connect within 90 days of official notice." Where it sets none (Wappinger's § 196-17E, a town setting), that
+    sentence put the run's distance, the profile's occupancy test and "official notice" in the section's mouth (a
+    tester): the distance is said as the run's, the duty in the law's own words, the period as its act or the run
+    sets it (``_duty_in_the_laws_words``).
+    """
     md = facts.profile.mandate
+    if md.distance_ft.town_setting:
+        return _duty_in_the_laws_words(facts)
     period = md.notice_period_days
     if period.value is not None:
-        when = f"within {period.value} days of official notice"
+        when = f"within {period.value} days of {_notice_words(period)}"
         if period.act:  # the town's resolution set the days: cited as the letters cite it (analysis.notices.Period)
             sets = f"; {period.section} sets no period" if period.town_setting else f", under {period.section}"
             when += f" ({period.act}{sets})"
     else:
         when = f"when notified (no period set: {citation_clause(md.notice_period_days.citation)})"
-    main, in_street, dist = _main_words(facts, rows)
     # "an occupied property" only where the run tests occupancy: one set not to (requires_occupied_building=false)
     # cited a test it never made (a tester)
     which = "an occupied property" if md.requires_occupied_building.value else "a property"
-    duty = f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect {when}."
+    return f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect {when}."
+
+
+def _duty_in_the_laws_words(facts: _Facts) -> str:
+    """The duty of a law that sets no distance (Wappinger's § 196-17E: "At such time as a public sewer becomes
+    available to a property served by a private wastewater disposal system ... a direct connection shall be made"):
+    the distance as the run's ("within 100 ft, the distance set for this run (§ 196-17E sets none)"), the law quoted,
+    and the period as the Town's act sets it, as the run sets it, or as unset."""
+    md = facts.profile.mandate
+    distance, period = md.distance_ft, md.notice_period_days
+    whose = "set for this run" if distance.overridden else "this profile reads it as"
+    said = f", within {facts.limit}, the distance {whose} ({distance.section} sets none)."
+    if distance.quote:
+        said += f' {distance.section}: "{distance.quote.rstrip(".")}."'
+    if period.value is None:
+        return said + f" No period to connect is set ({period.section} sets none; the Town sets it)."
+    if period.act:  # the town's resolution set the days: cited as the letters cite it (analysis.notices.Period)
+        basis = (
+            f"{period.act}; {period.section} sets no period"
+            if period.town_setting
+            else (f"{period.act}, under {period.section}")
+        )
+    elif period.overridden or period.town_setting:
+        basis = f"the period set for this run; {period.section} sets none"
+    else:
+        basis = citation_clause(period.citation)
+    return said + f" The period to connect: within {period.value} days of {_notice_words(period)} ({basis})."
+
+
+def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:
+    """The main, the distance, the section and the period to connect in (and the deadline, given a notice date)."""
+    main, in_street, dist = _main_words(facts, rows)
+    duty = _duty(facts)
     text = duty + facts.notice_rule + (deadline_sentence(facts.due) if facts.due else "")
     said = _join("Sewer main ", main, in_street, " lies ", dist, _from_line(facts, rows), _over(facts, rows), text)
     why = None if facts.unnoticed is None else np.asarray(facts.unnoticed)[rows]

@@ -34,7 +34,14 @@ from gisapp.cli_network import buildings, network, trace
 from gisapp.cli_notices import notices
 from gisapp.cli_plan import plan, plans
 from gisapp.users import ROLES, add_user, count_users, list_users, remove_user
-from gisapp.words import layer_count, none_in_reach_words, run_warnings, weekend_words, written_words
+from gisapp.words import (
+    layer_count,
+    none_in_reach_words,
+    run_warnings,
+    unmapped_area_words,
+    weekend_words,
+    written_words,
+)
 from layers.errors import LayerError
 from layers.legend import STATUS_LEGEND
 from layers.read import LAYER_NAMES
@@ -286,6 +293,8 @@ def _print_summary(summary: dict, profile) -> None:
         )
     if far := none_in_reach_words(summary):
         out.print(far, highlight=False)
+    if unmapped := unmapped_area_words(summary.get("area_unmapped"), summary["counts"]["mandated"]):
+        out.print(unmapped, highlight=False, markup=False)
     if summary["notice_date"]:
         out.print(f"Notice date {summary['notice_date']}; {deadline_words(summary, profile)}", highlight=False)
     if weekend := weekend_words(summary):

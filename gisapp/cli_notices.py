@@ -31,7 +31,7 @@ from analysis.notices import (
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
-from gisapp.words import before_issuing, count
+from gisapp.words import before_issuing, count, unmapped_area_words
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
@@ -264,12 +264,34 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
             "whether to give a later date.",
             highlight=False,
         )
+    if unmapped := unmapped_area_words(doc["area_unmapped"], doc["mandated"]):
+        console.print(unmapped, style="yellow", highlight=False, markup=False)
     for line in _notices.left_out(doc):
         console.print(line, highlight=False, markup=False)
     for line in _held_lines(doc["held"]):
         console.print(line, highlight=False, markup=False)
     for problem in doc["letters_blocked_by"]:
         console.print(before_issuing(problem), style="yellow", highlight=False, markup=False)
+
+
+def _letters_written(doc: dict) -> str:
+    """The letters a batch wrote: the owners', and the copies to the occupant at the site beside them (with
+    ``--occupant``: "8 notice(s) issued ... in 8 letter(s)" above 9 files left the copy uncounted; a tester).
+
+    Examples
+    --------
+    >>> _letters_written({"letters": ["a.pdf", "b.pdf"], "occupant_letters": 1})
+    '2 letter(s) to the owners and 1 copy(ies) to the occupant at the site, 3 letter(s) in all'
+    >>> _letters_written({"letters": ["a.pdf"], "occupant_letters": 0})
+    '1 letter(s)'
+    """
+    owners, copies = len(doc["letters"]), int(doc.get("occupant_letters") or 0)
+    if not copies:
+        return f"{owners} letter(s)"
+    return (
+        f"{owners} letter(s) to the owners and {copies} copy(ies) to the occupant at the site, "
+        f"{owners + copies} letter(s) in all"
+    )
 
 
 def _batch_files(doc: dict) -> str:
@@ -362,7 +384,7 @@ def issue(
     else:
         click.echo(
             f"Batch {doc['batch']}: {doc['issued']} notice(s) issued ({doc['already_open']} already noticed) in "
-            f"{len(doc['letters'])} letter(s). {_batch_files(doc)}"
+            f"{_letters_written(doc)}. {_batch_files(doc)}"
         )
     if doc["deadline_flag"] and doc["batch"]:
         click.echo(
@@ -371,6 +393,8 @@ def issue(
         )
     for line in _held_lines(doc["held"] + doc["occupant_held"]):
         click.echo(line)
+    if doc["batch"] and (unmapped := unmapped_area_words(doc["area_unmapped"], found.doc["mandated"])):
+        click.echo(unmapped)
 
 
 @notices.command()
@@ -780,6 +804,8 @@ def violations(profile_name, as_of, out_dir, occupant, settings, town_path, stor
     for line in _held_lines(doc["held"] + doc["occupant_held"]):  # letters that cannot be addressed or printed
         click.echo(line)
     n = len(doc["notices"])
+    if unproven := _unproven_service_words(doc["without_proof_of_service"], n):
+        click.echo(unproven)
     if not doc["recorded"]:
         a = doc["already_open"]
         already = f" {a} more overdue already have an open violation notice and get none." if a else ""
@@ -803,6 +829,34 @@ def violations(profile_name, as_of, out_dir, occupant, settings, town_path, stor
     )
     if doc["batch"] and (weekend := _correct_by_flag(doc)):
         click.echo(weekend)
+
+
+def _unproven_service_words(unproven: list[str], enforced: int, shown: int = 5) -> str | None:
+    """The warning where violation notices enforce connection notices with no proof of service recorded (no
+    certified mail article number, no service in person), and the commands that record it: they went out without a
+    word (a tester).
+
+    Examples
+    --------
+    >>> print(_unproven_service_words(["N-1", "N-2"], 3))
+    Warning: 2 of the 3 connection notices these violation notices enforce have no proof of service recorded (no
+    certified mail article number, no service in person): N-1, N-2. ...
+    """
+    if not unproven:
+        return None
+    which = (
+        "the one connection notice this violation notice enforces has"
+        if enforced == 1
+        else (f"{len(unproven)} of the {enforced} connection notices these violation notices enforce have")
+    )
+    listed = ", ".join(unproven[:shown]) + (f" and {len(unproven) - shown} more" if len(unproven) > shown else "")
+    return (
+        f"Warning: {which} no proof of service recorded (no certified mail article number, no service in person): "
+        f"{listed}. Record the article numbers from the receipts with `sewerplan notices record-mailing --from "
+        "mailing-list.csv` (the batch's list given back, its certified_article_no filled in), or a notice handed to "
+        "the owner with `sewerplan notices record-service NOTICE --on DATE --by NAME`, before the violation notices "
+        "are mailed."
+    )
 
 
 def _correct_by_flag(doc: dict) -> str | None:

@@ -36,6 +36,7 @@ import shapely
 
 from analysis.errors import Fix
 from analysis.notices import (
+    OCCUPANT,
     SERVED_BY,
     NoticePlan,
     TownSettings,
@@ -444,6 +445,7 @@ def issue_batch(
         "letters_pdf": None,
         "manifest": None,
         "letters": [],
+        "occupant_letters": 0,
         "notices": [],
     }
     if plan.due.empty:  # nothing new to issue: no folder is made, no file written
@@ -471,7 +473,7 @@ def issue_batch(
             if not prepared["notices"]:
                 return doc
             try:
-                folder, letters = write_files(
+                folder, letters, copies = write_files(
                     batch_id, prepared, plan, kind, profile, town, root, inputs, per_parcel, occupant, bom, progress
                 )
                 register.finish_batch(batch_id, letters=letters, actor=actor)
@@ -495,6 +497,8 @@ def issue_batch(
             "letters_pdf": str(folder / ALL_LETTERS),
             "manifest": str(folder / MANIFEST),  # each file's checksum, checked before the notices were issued
             "letters": sorted({str(root / f) for f in sent["letter_file"]}),
+            # the copies to the occupant at the site are letters of their own, beside the owners' (``--occupant``)
+            "occupant_letters": copies,
             "notices": [
                 _notice_doc(r) | {"letter": str(root / r["letter_file"]), "mailing_no": int(r["mailing_no"])}
                 for r in sent.to_dict("records")
@@ -548,8 +552,9 @@ def write_files(
     occupant=False,
     bom=True,
     progress=None,
-) -> tuple[Path, dict]:
-    """Write a prepared batch's folder and check it; returns the folder and each notice's letter for the register."""
+) -> tuple[Path, dict, int]:
+    """Write a prepared batch's folder and check it; returns the folder, each notice's letter for the register and
+    how many letters are copies to the occupant at the site (written beside the owners', not the notices')."""
     ids = {n["parcel_id"]: n["notice_id"] for n in prepared["notices"]}
     sent = plan.due[plan.due["parcel_id"].astype(str).isin(ids)].copy()
     sent["notice_id"] = sent["parcel_id"].astype(str).map(ids)
@@ -582,7 +587,8 @@ def write_files(
     problems = verify_batch(folder, list(sent["notice_id"]))
     if problems:
         raise LayerError(f"The files of batch {batch_id} did not verify: {'; '.join(problems[:5])}.")
-    return folder, _letters_of(batch_id, manifest)
+    copies = sum(1 for letter in letters if letter.recipient and letter.recipient[0] == OCCUPANT)
+    return folder, _letters_of(batch_id, manifest), copies
 
 
 def _letters_of(batch_id: str, manifest: dict) -> dict[str, tuple[str, int, str]]:
@@ -1057,6 +1063,7 @@ def violations(
         plan.due[["original_notice_id", "parcel_id", "original_deadline"]].astype(str).to_csv(index=False).encode()
     ).hexdigest()
     copies, copies_held = occupant_letters(plan.due, **LETTER_CHECKS) if occupant else (plan.due.head(0), None)
+    left_out["without_proof_of_service"] = without_proof_of_service(overdue, plan.due)
     if root is None:
         return left_out | {
             "occupant_copies": len(copies),
@@ -1087,6 +1094,22 @@ def violations(
     issued = pd.Series([n["parcel_id"] for n in doc["notices"]], dtype=object).astype(str)
     doc["occupant_copies"] = int(issued.isin(copies["parcel_id"].astype(str)).sum())
     return doc | left_out | {"recorded": True, "correct_by": plan.deadline.isoformat()}
+
+
+def without_proof_of_service(overdue: pd.DataFrame, due: pd.DataFrame) -> list[str]:
+    """The connection notices the violation notices ``due`` enforce that have no proof of service recorded: no
+    certified mail article number from the receipt, and no service in person recorded. A violation notice rests on
+    the owner having been given the notice; enforcing one nobody can show was served went out without a word (a
+    tester). Said, not refused: the receipts may be in the office, not yet recorded."""
+    if due.empty or "original_notice_id" not in due.columns:
+        return []
+    enforced = overdue[overdue["notice_id"].astype(str).isin(due["original_notice_id"].astype(str))]
+    proof = pd.Series(False, index=enforced.index)
+    for column in ("certified_article_no", "served_on"):
+        if column in enforced.columns:
+            given = enforced[column]
+            proof |= given.notna() & (given.astype(str).str.strip() != "")
+    return sorted(enforced.loc[~proof, "notice_id"].astype(str))
 
 
 def _given_under_another_profile(register: Register, overdue: pd.DataFrame, profile: Profile):
@@ -1128,4 +1151,5 @@ __all__ = [
     "town_problems",
     "unfinished_batch",
     "violations",
+    "without_proof_of_service",
 ]

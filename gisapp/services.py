@@ -27,6 +27,7 @@ import geopandas as gpd
 import pandas as pd
 from pyproj import CRS
 
+from analysis.areas import unmapped_area
 from analysis.buildings import BuildingsResult, assess_buildings
 from analysis.duties import DutiesResult, assess_duties
 from analysis.errors import Fix, ProfileError
@@ -1063,6 +1064,11 @@ def preview_notices(
     already = len(mandated & register.excluded_parcels())
     # Said with the preview: after a re-run (under another profile too) "0 notices" alone read as nobody mandated.
     doc["already_noticed"] = already
+    # A law binding only an area, and no service area to show it: every parcel was taken to lie inside, so letters
+    # quoting "situated within the area" may go to owners it does not bind. Said before they go out (a warning, with
+    # the mandated count the run found; the profile's own reading, as its note says, is that the data is the area).
+    doc["area_unmapped"] = unmapped_area(ws.profile, ws.layers.service_areas)
+    doc["mandated"] = len(mandated)
     return NoticePreview(plan, rows, doc, inputs, prof, town, already)
 
 
@@ -1098,6 +1104,7 @@ def issue_notices(
         bom=bom,
     )
     doc["already_open"] += preview.already
+    doc["area_unmapped"] = preview.doc.get("area_unmapped")  # said again with the batch, as the preview said it
     return doc
 
 
@@ -1136,7 +1143,11 @@ def violations(
     if record is None:
         current = None
     else:
-        current = _current_with_sites(store) if occupant else read_results(store, columns=("parcel_id", "status"))
+        current = read_results(store, columns=("parcel_id", "status"))
+        # the site's city, state and ZIP code for the occupant's copies; whether each property is served by a private
+        # system, where the town's data says, for the duties its letter quotes (§ 168-22.3C)
+        current = _with_columns(current, store, ("site_city", "site_state", "site_zip") if occupant else ())
+        current = _with_columns(current, store, ("private_system",))
     doc = _notices.violations(
         register,
         profile=with_resolutions(profile, town),
@@ -1155,12 +1166,12 @@ def violations(
     return doc | {"analysis": run}
 
 
-def _current_with_sites(store: str | Path) -> pd.DataFrame:
-    """The latest analysis's parcel status with each site city, state and ZIP code its parcels have (optional
-    columns: a town's data may lack any of them, and its copies are then held back saying why), for copies of
-    violation notices to the occupant."""
-    current = read_results(store, columns=("parcel_id", "status"))
-    for column in ("site_city", "site_state", "site_zip"):
+def _with_columns(current: pd.DataFrame, store: str | Path, columns: tuple[str, ...]) -> pd.DataFrame:
+    """The latest analysis's parcel status with each of ``columns`` its parcels have (optional columns: a town's data
+    may lack any of them; copies to the occupant are then held back saying why, and a private system is the
+    profile's reading), for violation notices."""
+    current = current.copy()
+    for column in columns:
         try:
             place = read_results(store, columns=("parcel_id", column))
         except LayerError:  # not a column of this town's results

@@ -693,7 +693,49 @@ def weekend_words(summary: dict) -> str | None:
 
 def run_warnings(summary: dict) -> list[str]:
     """The warnings a run's summary prints, for `--json` too (it carried neither; a tester)."""
-    return [w for w in (none_in_reach_words(summary), weekend_words(summary)) if w]
+    said = (
+        none_in_reach_words(summary),
+        unmapped_area_words(summary.get("area_unmapped"), (summary.get("counts") or {}).get("mandated")),
+        weekend_words(summary),
+    )
+    return [w for w in said if w]
+
+
+# A quote short enough to say inside the warning; a longer one (Wappinger's § 196-17A) is named by its section.
+_QUOTED_AT_MOST = 80
+
+
+def unmapped_area_words(area: dict | None, mandated: int | None = None) -> str | None:
+    """The warning where the law binds only an area and no service area showed which parcels lie in it
+    (``analysis.areas.unmapped_area``): every parcel was taken to lie inside, so a run mandated, and letters would
+    quote "situated within the area" to, owners the law may not bind, without a word (a tester). ``mandated``: the
+    parcels the run found mandated, said where given. The run (its text, ``--json``, the Summary page) and the notices
+    preview and issue (command line and notices page) say it.
+
+    Examples
+    --------
+    >>> area = {"area": "the Fourth Ward Sewer Improvement Area", "section": "§ 168-22.2G",
+    ...         "quote": "situated within the area"}
+    >>> print(unmapped_area_words(area, 9))
+    Warning: the law binds only property within the Fourth Ward Sewer Improvement Area (§ 168-22.2G: "situated
+    within the area"), and no service area was given, so every parcel in the data was taken to lie inside it: the 9
+    parcels found mandated include any that lie outside. ...
+    """
+    if not area:
+        return None
+    quote = area.get("quote") or ""
+    cited = f'{area["section"]}: "{quote}"' if quote and len(quote) <= _QUOTED_AT_MOST else area["section"]
+    which = (
+        f"the {mandated:,} parcel{'s' if mandated != 1 else ''} found mandated include any that lie outside"
+        if mandated is not None
+        else "a notice may go to an owner outside it"
+    )
+    return (
+        f"Warning: the law binds only property within {area['area']} ({cited}), and no service area was given, so "
+        f"every parcel in the data was taken to lie inside it: {which}. Give the area as a service_areas layer "
+        "(a parcel outside it, or only in a part of it whose mandates attribute is no, is then not mandated), or "
+        "load only the parcels inside it, before notices go out."
+    )
 
 
 def none_in_reach_words(summary: dict) -> str | None:

@@ -11,8 +11,9 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from analysis.errors import Fix
 from analysis.notices import Resolution, TownSettings
-from analysis.profiles import DAYS
+from analysis.profiles import DAYS, period_keys, rule_keys
 from layers.errors import LayerError
 
 TOWN_FILE = "town.toml"
@@ -91,7 +92,16 @@ def load_town_settings(path: str | Path | None) -> TownSettings | None:
                 problems.append(f"[{table}] {key} must be {kind}, got {value!r}")
         values[table] = content
     resolutions: dict[str, Resolution] = {}
+    fix = None
     for key, act in (data.get("resolutions") or {}).items():
+        if key not in period_keys():
+            # A distance set by the Town's resolution ("mandate.distance_ft" = { days = 100, ... }) was read and
+            # ignored without a word: the run measured by another distance than the file said (a tester).
+            problems.append(_not_a_period(key))
+            if key in rule_keys() and isinstance(act, dict):
+                value = act.get("value", act.get("days"))
+                fix = Fix("rule", key, example=str(value) if isinstance(value, int | float) else "N")
+            continue
         if not isinstance(act, dict) or set(act) != {"days", "act"}:
             problems.append(f'[resolutions] "{key}" must be {{ days = N, act = "the resolution that set it" }}')
             continue
@@ -108,7 +118,7 @@ def load_town_settings(path: str | Path | None) -> TownSettings | None:
         else:
             resolutions[key] = Resolution(days, text.strip())
     if problems:
-        raise LayerError(f"{path}: " + "; ".join(problems) + ".")
+        raise LayerError(f"{path}: " + "; ".join(problems) + ".", fix=fix if len(problems) == 1 else None)
 
     def get(table: str, key: str, default=""):
         value = values.get(table, {}).get(key, default)
@@ -129,6 +139,19 @@ def load_town_settings(path: str | Path | None) -> TownSettings | None:
         resolutions=resolutions,
         source=str(path),
     )
+
+
+def _not_a_period(key: str) -> str:
+    """Why a ``[resolutions]`` key is refused: the town's acts set periods only. A rule of the profile that is not a
+    period (a distance the Town decided) is set on the run instead, and the results cite it as set for the run."""
+    periods = " and ".join(f'"{k}"' for k in period_keys())
+    head = f'[resolutions] "{key}" is not a period the town\'s resolutions can set (they set only {periods}, in days)'
+    if key in rule_keys():
+        return (
+            f"{head}: set the value the Town decided on the profile for each run instead ({key}), which the "
+            "results cite as set for the run, and remove it from [resolutions]"
+        )
+    return f"{head}, and no profile has a rule {key}: remove it from [resolutions]"
 
 
 __all__ = ["TOWN_FILE", "load_town_settings", "town_file"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import json
 import re
 from pathlib import Path
 
@@ -132,7 +133,8 @@ def test_a_wappinger_run_takes_its_deadlines_from_the_towns_resolution_beside_th
     assert deadlines["mandated"] == "2027-04-30"  # March 1 and 60 days
     # each parcel's reason cites the resolution for its 60 days, as the summary and the letters do (a tester: it
     # read "§ 196-17E ... requires ... to connect within 60 days of official notice")
-    said = "within 60 days of official notice (Resolution 9 of 2027 of the Town Board; § 196-17E sets no period)"
+    # ("official notice" is not § 196-17E's: "the notice", as the letters say; a tester)
+    said = "within 60 days of the notice (Resolution 9 of 2027 of the Town Board; § 196-17E sets no period)"
     assert reasons and all(said in r for r in reasons)
 
     refused = Runner().invoke(*run, "--set", "mandate.distance_ft=200", "--set", "mandate.notice_period_days=45")
@@ -372,3 +374,35 @@ def test_wappinger_without_a_resolution_is_told_to_add_one_not_to_set_days():
         str(refused.value).lower()
     )
     assert refused.value.fix is None
+
+
+def test_a_violation_letter_cites_the_section_its_notice_was_given_under_and_names_the_hazard(tmp_path, monkeypatch):
+    """A Poughkeepsie property on a private system noticed "to eliminate a public health hazard" (§ 168-22.3C, the
+    hazard named) got a violation letter citing § 168-22.2G alone in "The nature of the violation", and no hazard (a
+    tester). It quotes § 168-22.3C too, cites both, and names the hazard as the connection notice did."""
+    from pypdf import PdfReader
+
+    from layers.sample import sample_town
+    from layers.write import write_layers
+    from tests.conftest import Runner, town_toml
+
+    store = tmp_path / "town.gpkg"
+    write_layers(str(store), sample_town(50))
+    (tmp_path / "town.toml").write_text(town_toml("Town of Poughkeepsie"), encoding="utf-8")
+    hazard = "a failing septic system reported by the County Health Department"
+    issue = ["notices", "issue", "--profile", "poughkeepsie", "--data", store, "--notice-date", "2027-03-01"]
+    issue += ["--notice-reason", "public_health_hazard", "--hazard", hazard, "--out", tmp_path / "out", "--new"]
+    first = json.loads(Runner().invoke(*issue, "--json", ok=True).stdout)
+    assert first["issued"] > 0
+    connection = " ".join(PdfReader(first["letters"][0]).pages[0].extract_text().split())
+    assert "§ 168-22.3C" in connection and hazard in connection  # what the notice was given under
+    Runner().invoke("analyze", "--profile", "poughkeepsie", "--data", store, "--out", store, ok=True)
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-04-05")
+    args = ["notices", "violations", "--profile", "poughkeepsie", "--store", store, "--out", tmp_path / "viol"]
+    viol = json.loads(Runner().invoke(*args, "--json", ok=True).stdout)
+    assert viol["issued"] == first["issued"]
+    for letter in viol["letters"][:3]:
+        text = " ".join(" ".join(p.extract_text() for p in PdfReader(letter).pages).split())
+        assert f"to eliminate a public health hazard ({hazard}), required the owner" in text
+        assert "§ 168-22.3C provides:" in text
+        assert "have not been connected to the public sewer as § 168-22.2G and § 168-22.3C require." in text

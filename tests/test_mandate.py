@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from pathlib import Path
 
 import geopandas as gpd
 import numpy as np
@@ -73,6 +74,32 @@ def test_a_run_that_does_not_test_occupancy_does_not_say_it_did(fort_plain, stre
     assert untested.loc["V", "status"] == "mandated"
     said = untested.loc["V", "reason"]
     assert "requires a property within 100 ft to connect" in said and "occupied" not in said
+
+
+ORDINANCES = Path(__file__).parent / "data" / "ordinances"  # the laws as published
+
+
+@pytest.mark.parametrize("period", [None, "45"])
+def test_wappinger_reason_says_which_words_are_the_laws_and_which_the_runs(street_block, period):
+    """Under Wappinger the reason read "§ 196-17E (value set by the user) requires an occupied property within 100 ft
+    to connect within 60 days of official notice", but § 196-17E has no distance, no occupancy test and no "official
+    notice" (a tester). The distance is said as the run's, the law quoted as printed, the period as the run's."""
+    streets, mains = street_block
+    overrides = {"mandate.distance_ft": "100"} | ({"mandate.notice_period_days": period} if period else {})
+    said = run([lot("A", 0, 25)], mains, streets, load_profile("wappinger", overrides=overrides)).loc["A", "reason"]
+    assert ', within 100 ft, the distance set for this run (§ 196-17E sets none). § 196-17E: "At such time' in said
+    law = " ".join((ORDINANCES / "001_6087594931cfcf6f.txt").read_text(encoding="utf-8").split())
+    quoted = said.split('§ 196-17E: "', 1)[1].split('"', 1)[0].rstrip(".")
+    assert quoted in law  # every word the reason gives as § 196-17E's is in § 196-17E
+    for claimed in ("requires an occupied property", "official notice", "(value set by the user) requires"):
+        assert claimed not in said, claimed
+    if period:
+        assert (
+            "The period to connect: within 45 days of the notice (the period set for this run; § 196-17E sets none)"
+            in said
+        )
+    else:
+        assert said.endswith("No period to connect is set (§ 196-17E sets none; the Town sets it).")
 
 
 def test_main_crossing_the_parcel_is_zero_ft(fort_plain, street_block):

@@ -2238,3 +2238,73 @@ def test_the_notices_page_asks_of_a_lock_its_writer_deletes_meanwhile_without_an
             assert notices.interrupted(prepared) is False
         finally:
             os.close(live[0])
+
+
+def test_cli_issue_with_occupant_counts_the_copies_among_the_letters_it_wrote(store, tmp_path):
+    """`issue --occupant` said "8 notice(s) issued ... in 8 letter(s)" while 9 files were written: the copy to the
+    occupant at the site was not counted (a tester). The letters said are the files in the batch's letters/."""
+    args = ["notices", "issue", "--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    said = " ".join(invoke(*args, "--out", tmp_path / "out", "--new", "--occupant").output.split())
+    batch = next(p for p in (tmp_path / "out").iterdir() if p.is_dir() and not p.name.startswith("."))
+    files = len(list((batch / "letters").glob("*.pdf")))
+    mailing = pd.read_csv(batch / "mailing-list.csv", dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    copies = int((mailing["name_line_1"] == "Occupant").sum())
+    assert 0 < copies < files
+    assert (
+        f"in {files - copies} letter(s) to the owners and {copies} copy(ies) to the occupant at the site, "
+        f"{files} letter(s) in all." in said
+    )
+
+
+def test_cli_violations_say_how_many_enforced_notices_have_no_proof_of_service(
+    first_batch, store, tmp_path, monkeypatch
+):
+    """`notices violations` gave violation notices on connection notices with no article number and no service
+    recorded without a word (a tester): the preview and the issue say how many have no proof of service, and the
+    commands that record it; a notice whose receipt's number is recorded is not counted."""
+    args = ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-02", "--store", store]
+    preview = json.loads(invoke(*args, "--json").output)
+    enforced = {n["original_notice_id"] for n in preview["notices"]}
+    assert len(enforced) > 1 and set(preview["without_proof_of_service"]) == enforced
+    said = " ".join(invoke(*args).output.split())
+    assert (
+        f"Warning: {len(enforced)} of the {len(enforced)} connection notices these violation notices enforce have no "
+        "proof of service recorded (no certified mail article number, no service in person)" in said
+    )
+    assert "`sewerplan notices record-mailing --from mailing-list.csv`" in said
+    assert "`sewerplan notices record-service NOTICE --on DATE --by NAME`" in said
+    mailed = sorted(enforced)[0]  # one receipt's number recorded: that notice is proven
+    mailing = pd.read_csv(first_batch["mailing_list"], dtype=str, keep_default_na=False, encoding="utf-8-sig")
+    row = mailing[mailing["notice_ids"].str.split("; ").map(lambda ids: mailed in ids)].index[0]
+    mailing["certified_article_no"] = ""
+    mailing.loc[row, "certified_article_no"] = "9589 0710 5270 0123 4567 83"
+    mailing.to_csv(tmp_path / "back.csv", index=False)
+    invoke("notices", "record-mailing", "--from", tmp_path / "back.csv", "--store", store)
+    monkeypatch.setenv("SEWERPLAN_TODAY", "2027-06-02")  # violation notices are issued on their day
+    said = " ".join(invoke(*args, "--out", tmp_path / "violations").output.split())
+    assert "violation notice(s) issued" in said and mailed not in said
+    assert f"Warning: {len(enforced) - 1} of the {len(enforced)} connection notices" in said
+
+
+@pytest.mark.parametrize(
+    ("resolution", "says"),
+    [
+        ('"mandate.distance_ft" = { days = 100, act = "Resolution 10 of 2027" }', "Use --set mandate.distance_ft=100."),
+        (
+            '"mandate.distance_ft" = { value = 100, act = "Resolution 10 of 2027" }',
+            "Use --set mandate.distance_ft=100.",
+        ),
+        ('"mandate.notice_days" = { days = 60, act = "Resolution 9 of 2027" }', "no profile has a rule"),
+    ],
+)
+def test_a_resolution_the_town_settings_cannot_apply_is_refused_never_ignored(store, tmp_path, resolution, says):
+    """A distance put in [resolutions] (`"mandate.distance_ft" = { days = 100, act = ... }`) was accepted and ignored
+    without a word (a tester): the town's acts set periods only, so any other key is refused, naming the periods and,
+    for a rule of the profile, the way to set it on the run."""
+    town_file(tmp_path, f"{resolution}\n")  # the example town settings end in [resolutions]
+    args = ["notices", "preview", "--profile", "wappinger", "--data", store, "--notice-date", "2027-03-01"]
+    refused = invoke(*args, "--set", "mandate.distance_ft=150", ok=False)
+    said = " ".join(refused.output.split())
+    assert refused.exit_code != 0 and "is not a period the town's resolutions can set" in said, said
+    assert '(they set only "mandate.notice_period_days" and "notices.correction_period_days", in days)' in said
+    assert says in said

@@ -39,7 +39,7 @@ from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
 from gisapp.views._said import heard, say
 from gisapp.words import count as count_words
-from gisapp.words import file_words, town_date, town_dates_in, without_folders
+from gisapp.words import file_words, town_date, town_dates_in, unmapped_area_words, without_folders
 from layers.errors import LayerError
 from layers.register import (
     STATES,
@@ -318,6 +318,7 @@ def _preview_view(found: services.NoticePreview, doc: dict, form) -> dict:
         "rows": [r | {"mailing_address": mailing_address(r)} for r in found.rows.to_dict("records")],
         "count": len(found.plan.due),
         "already": " ".join(left_out(doc, web=True)),
+        "area_unmapped": unmapped_area_words(doc.get("area_unmapped"), doc.get("mandated")),
         "doc": doc,
         "form": _kept(form),
     }
