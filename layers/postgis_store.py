@@ -34,6 +34,7 @@ from pathlib import Path
 import geopandas as gpd
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyogrio
 import shapely
 
@@ -50,7 +51,7 @@ from layers.store import (
     checked_settings,
     require_columns,
 )
-from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER, result_layers, zip_text
+from layers.write import BUILDINGS_LAYER, LINES_LAYER, POINTS_LAYER, RESULT_LAYER, result_layers, stored_column
 
 _SCHEMA = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 _NAME_MAX = 63  # PostgreSQL's longest identifier (NAMEDATALEN - 1 bytes; a schema name here is ASCII)
@@ -1216,14 +1217,16 @@ def _prepare(frame: gpd.GeoDataFrame, *, label: str) -> _Prepared:
     """Each column's PostgreSQL type and its values as COPY text, the geometry as EWKB with the SRID (vectorised).
 
     A ZIP-code column the tax roll gave as numbers is text with its leading zeros, as the files' (``zip_text``): a
-    bigint column showed 5255 in QGIS and psql, and a mailing list made from it was wrong."""
+    bigint column showed 5255 in QGIS and psql, and a mailing list made from it was wrong. The deadline is a date and
+    living units a bigint (``stored_column``), not text and double precision."""
     srid = _srid(frame, label)
     geom_name = frame.geometry.name
     columns = []
     for name in frame.columns:
         if name == geom_name or str(name) in ("fid", GEOMETRY):
             continue
-        sql_type, text = _as_text(zip_text(name, frame[name]))  # ZIP codes as text, 01234, as in every file
+        # ZIP codes as text (01234), the deadline a date, living units whole numbers, as in every file
+        sql_type, text = _as_text(stored_column(name, frame[name]))
         columns.append(_Column(str(name), sql_type, text))
     geoms = np.asarray(frame.geometry.values, dtype=object)
     geometry_type, geoms = _promote(geoms)
@@ -1279,6 +1282,8 @@ def _as_text(values: pd.Series) -> tuple[str, np.ndarray]:
         kind = "bigint"
     elif pd.api.types.is_float_dtype(dtype):
         kind = "double precision"
+    elif isinstance(dtype, pd.ArrowDtype) and pa.types.is_date(dtype.pyarrow_dtype):  # a deadline (``iso_dates``)
+        kind = "date"
     elif pd.api.types.is_datetime64_any_dtype(dtype):
         kind = "timestamptz" if getattr(dtype, "tz", None) is not None else "timestamp"
     else:

@@ -63,7 +63,15 @@ from layers.atomic import (
 from layers.errors import LayerError, redact_url, split_fragment
 from layers.qgis_styles import style_geopackage
 from layers.read import LAYER_NAMES, read_ogr, unreadable_message
-from layers.write import BUILDINGS_LAYER, RESULT_LAYER, add_layers, result_layers, write_layers, write_settings
+from layers.write import (
+    BUILDINGS_LAYER,
+    RESULT_LAYER,
+    add_layers,
+    as_read_back,
+    result_layers,
+    write_layers,
+    write_settings,
+)
 from layers.write import SETTINGS_TABLE as SETTINGS_TABLE
 
 DEFAULT_STORE = Path("instance") / "sewerplan.gpkg"
@@ -140,7 +148,9 @@ class Store(ABC):
         """The named layers that exist, read together (PostGIS: from one snapshot of the database), the results'
         citations worded as today's run writes them (``worded_citations``)."""
         read = self._read_layers(names)
-        return {name: worded_citations(frame, CITED_COLUMNS.get(name, ())) for name, frame in read.items()}
+        return {
+            name: as_read_back(worded_citations(frame, CITED_COLUMNS.get(name, ()))) for name, frame in read.items()
+        }
 
     def _read_layers(self, names) -> dict[str, gpd.GeoDataFrame]:
         present = set(self.layer_names())
@@ -236,11 +246,12 @@ class Store(ABC):
 
     def read_results(self, columns: Sequence[str] | None = None) -> gpd.GeoDataFrame | pd.DataFrame | None:
         """The latest parcel results (only ``columns``, without geometry, when given), or None before any run; their
-        citations worded as today's run writes them (``worded_citations``)."""
+        citations worded as today's run writes them (``worded_citations``), the deadline the ISO text the analysis
+        gives, though stored as a date (``as_read_back``)."""
         if RESULT_LAYER not in self.layer_names():
             return None
         frame = self.read_layer(RESULT_LAYER) if columns is None else self.read_columns(RESULT_LAYER, columns)
-        return worded_citations(frame, CITED_COLUMNS[RESULT_LAYER])
+        return as_read_back(worded_citations(frame, CITED_COLUMNS[RESULT_LAYER]))
 
 
 def worded_citations(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:

@@ -41,6 +41,7 @@ from layers.schema import (
     column_for,
 )
 from layers.validity import is_valid
+from layers.write import zip_text
 
 # A working column holding each feature's row in the layer as read (1-based), dropped before the layer is returned.
 _ROW = "__sewerplan_row__"
@@ -917,6 +918,10 @@ def _normalise_values(
     for f in spec.fields:
         if f.number and f.name in gdf.columns:
             ok &= _number_column(gdf, spec, f.name, label, problems)
+        elif f.name in gdf.columns:
+            # A tax roll's ZIP codes given as numbers (a DBF, a GeoPackage's Integer64): 501 is read as the text
+            # 00501 every written store holds, so a layer analysed in place mails as a copy of it does.
+            gdf[f.name] = zip_text(f.name, gdf[f.name])
     ok &= _network_codes(gdf, spec, label, value_maps, problems)
     return ok
 

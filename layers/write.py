@@ -123,26 +123,89 @@ def write_csv(
     return str(path)
 
 
-# Counts a spreadsheet shows as "1.0" when read as floats (a column with a gap is one): living units (a tester).
+# Counts a spreadsheet shows as "1.0" when read as floats (a column with a gap is one), and QGIS as a Real it cannot
+# count with: living units (a tester). Stored as whole numbers (INTEGER, bigint, int64), gaps as nulls.
 _COUNT_COLUMNS = ("units",)
+# Columns of ISO dates (a notice's deadline), which a GIS reads as a date when told so: stored as dates (DATE, date,
+# date32), so QGIS filters them with its date functions, where text sorts and compares only as text.
+_DATE_COLUMNS = ("deadline",)
+# A column of ISO dates, which a GIS reads as a date when told so.
+_ISO_DATE = r"\d{4}-\d{2}-\d{2}"
 
 
 def _counts_as_whole_numbers(table: pd.DataFrame) -> pd.DataFrame:
-    """``table`` with its count columns (``_COUNT_COLUMNS``) as whole numbers where every value given is one; a
-    column with a fraction in it (a layer's own 1.5) is left as it is."""
-    changed = {}
-    for name in _COUNT_COLUMNS:
-        if name in table.columns and pd.api.types.is_float_dtype(table[name]):
-            values = table[name].to_numpy(dtype=float, na_value=np.nan)
-            given = values[np.isfinite(values)]
-            whole = len(given) and np.array_equal(given, np.round(given)) and np.abs(given).max() < 2**53
-            if whole and not np.isinf(values).any():
-                changed[name] = table[name].round().astype("Int64")
+    """``table`` with its count columns (``_COUNT_COLUMNS``) as whole numbers (``whole_numbers``)."""
+    changed = {name: whole_numbers(table[name]) for name in _COUNT_COLUMNS if name in table.columns}
+    changed = {name: column for name, column in changed.items() if column is not table[name]}
     return table.assign(**changed) if changed else table
 
 
-# A column of ISO dates (a notice's deadline), which a GIS reads as a date when told so.
-_ISO_DATE = r"\d{4}-\d{2}-\d{2}"
+def whole_numbers(values: pd.Series) -> pd.Series:
+    """A count column of floats (read with a gap, or computed) as nullable whole numbers (``Int64``) where every
+    value given is one; a column with a fraction in it (a layer's own 1.5), or of another type, is returned as it
+    is."""
+    if not pd.api.types.is_float_dtype(values):
+        return values
+    numbers = values.to_numpy(dtype=float, na_value=np.nan)
+    given = numbers[np.isfinite(numbers)]
+    whole = len(given) == 0 or (np.array_equal(given, np.round(given)) and np.abs(given).max() < 2**53)
+    if not whole or np.isinf(numbers).any():
+        return values
+    return values.round().astype("Int64")
+
+
+def iso_dates(values: pd.Series) -> pd.Series:
+    """A date column given as ISO text ("2027-03-01", missing as None) as dates (Arrow's ``date32``, which every
+    writer stores as a date type and prints as the same ISO text); a column holding anything else is returned as
+    it is."""
+    if isinstance(values.dtype, pd.ArrowDtype) and pa.types.is_date(values.dtype.pyarrow_dtype):
+        return values
+    if pd.api.types.is_datetime64_any_dtype(values):
+        return values.dt.date.astype(pd.ArrowDtype(pa.date32()))
+    if pd.api.types.is_numeric_dtype(values) and not values.isna().all():
+        return values
+    if pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty"):
+        return values
+    present = values.notna()
+    text = values.astype(object).where(present, None)
+    if not text[present].str.fullmatch(_ISO_DATE).all():
+        return values
+    try:
+        stamps = pd.to_datetime(text, format="%Y-%m-%d")
+    except ValueError:  # 2027-02-30: not a date, left as the text it is
+        return values
+    days = pa.array(stamps.to_numpy(dtype="datetime64[D]"), mask=~present.to_numpy()).cast(pa.date32())
+    return pd.Series(days, index=values.index, dtype=pd.ArrowDtype(pa.date32()))
+
+
+def stored_column(name: str, values: pd.Series) -> pd.Series:
+    """A result column as every store and file holds it: ZIP codes given as numbers as text with their leading
+    zeros (``zip_text``), a date column (``_DATE_COLUMNS``) as dates, a count (``_COUNT_COLUMNS``) as whole
+    numbers; any other column is returned as it is."""
+    if (text := zip_text(name, values)) is not values:
+        return text
+    if name in _DATE_COLUMNS:
+        return iso_dates(values)
+    if name in _COUNT_COLUMNS:
+        return whole_numbers(values)
+    return values
+
+
+def as_read_back(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` read from a store or file with its date columns (``_DATE_COLUMNS``) as the ISO text the analysis
+    gives ("2027-03-01", missing None), whatever date type the store held them in; the frame itself when there is
+    none. Every reader of the results (the letters, the summary, the downloads, the web API) reads one kind."""
+    changed = {}
+    for name in _DATE_COLUMNS:
+        if name not in frame.columns:
+            continue
+        column = frame[name]
+        if not pd.api.types.is_datetime64_any_dtype(column):
+            if pd.api.types.infer_dtype(column, skipna=True) not in ("date", "datetime", "datetime64"):
+                continue
+            column = pd.to_datetime(column.astype(object))
+        changed[name] = column.dt.strftime("%Y-%m-%d").astype(object).where(column.notna(), None)
+    return frame.assign(**changed) if changed else frame
 
 
 def column_types_path(path: str | Path) -> Path:
@@ -479,8 +542,9 @@ def _write_whole(frame: gpd.GeoDataFrame, path: str, **kwargs) -> None:
 
 
 def _plain_columns(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
-    """Columns every driver can store: object columns of mixed values become text, of booleans nullable bool, and
-    ZIP-code columns given as numbers text with their leading zeros (``_zip_text``).
+    """Columns every driver can store: object columns of mixed values become text, of booleans nullable bool,
+    ZIP-code columns given as numbers text with their leading zeros (``_zip_text``), the deadline a date and living
+    units whole numbers (``stored_column``: QGIS saw the deadline as text and the units as a Real).
 
     ``infer_dtype`` reads each object column once in C; no Python function runs per value except for the rare
     mixed column, which is turned to text. A tax roll read from a DBF or a spreadsheet holds ZIP codes as numbers:
@@ -492,8 +556,8 @@ def _plain_columns(frame: gpd.GeoDataFrame) -> gpd.GeoDataFrame:
         if name == out.geometry.name:
             continue
         column = out[name]
-        if (text := zip_text(name, column)) is not column:  # a ZIP column given as numbers
-            out[name] = text
+        if (typed := stored_column(name, column)) is not column:  # ZIP codes given as numbers, dates, counts
+            out[name] = typed
             continue
         if out[name].dtype != object:
             continue

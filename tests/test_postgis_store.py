@@ -600,3 +600,42 @@ def test_a_run_in_another_measuring_crs_replaces_the_results_in_the_same_schema(
             found = con.execute(text(f'SELECT DISTINCT ST_SRID(geom) FROM "{schema}"."{name}"')).scalars().all()
             assert srid == 32618 and found == [32618], name
         assert con.execute(text(f'SELECT count(*) FROM "{schema}".parcel_results')).scalar() == 300
+
+
+def test_a_schema_analysed_in_place_stores_dates_and_counts_and_mails_numeric_zip_codes(store_url, engine, tmp_path):
+    """The deadline was text and living units double precision (a GeoPackage's TEXT and REAL), which QGIS neither
+    filters by date nor counts with; and a schema whose parcels hold mailing ZIP codes as numbers (bigint 501),
+    analysed in place, held every letter back: "the mailing ZIP code '501' is not a US ZIP code"."""
+    runner = Runner()
+    runner.invoke("sample", "--out", store_url, "--parcels", "60", ok=True)
+    schema = _schema(store_url)
+    with engine.begin() as con:  # the tax roll's ZIP codes as numbers, Holtsville's 00501 read as 501
+        con.execute(text(f"UPDATE {schema}.parcels SET mail_zip = '00501', mail_state = 'NY'"))
+        con.execute(text(f"ALTER TABLE {schema}.parcels ALTER COLUMN mail_zip TYPE bigint USING mail_zip::bigint"))
+    day = "2027-03-01"
+    runner.invoke(
+        "analyze", "--profile", "fort-plain", "--data", store_url, "--out", store_url, "--notice-date", day, ok=True
+    )
+    with engine.connect() as con:
+        types = dict(
+            con.execute(
+                text(
+                    "SELECT table_name || '.' || column_name, data_type FROM information_schema.columns "
+                    "WHERE table_schema = :s AND column_name IN ('deadline', 'units')"
+                ),
+                {"s": schema},
+            ).all()
+        )
+        deadlines = set(
+            con.execute(text(f"SELECT DISTINCT deadline::text FROM {schema}.parcel_results WHERE deadline IS NOT NULL"))
+            .scalars()
+            .all()
+        )
+    assert types["parcel_results.deadline"] == "date"
+    assert types["parcel_results.units"] == types["building_results.units"] == "bigint"
+    assert deadlines == {"2027-05-30"}
+    back = open_store(store_url).read_results(columns=("parcel_id", "deadline"))
+    assert set(back["deadline"].dropna()) == {"2027-05-30"}  # read back as the text the analysis gives
+    preview = runner.json("notices", "preview", "--data", store_url, "--notice-date", day)
+    assert preview["notices"] and not [h for h in preview["held"] if "ZIP" in h["why"]], preview["held"]
+    assert {n["deadline"] for n in preview["notices"]} == {"2027-05-30"}
