@@ -599,16 +599,13 @@ class PostGISStore(Store):
             ).scalar()
             if not str(said or "").startswith("sewerplan: "):
                 continue
-            try:
-                con.execute(text(f"DROP TABLE {self._q}.{_ident(table)}"))
-            except Exception as exc:
-                if "depend" not in str(exc):
-                    raise
-                raise LayerError(
-                    f"The store {self.label} is replaced whole, and another object (a view) depends on its table "
-                    f"{self.schema}.{table}: {' '.join(str(getattr(exc, 'orig', exc)).split())}. Drop that object "
-                    "first, or write to another schema."
-                ) from exc
+            self._drop_table(
+                con,
+                table,
+                f"The store {self.label} is replaced whole, and another object (a view) depends on its table "
+                f"{self.schema}.{table}",
+                "Drop that object first, or write to another schema.",
+            )
             if con.execute(text("SELECT to_regclass('public.layer_styles')")).scalar() is not None:
                 con.execute(
                     text(
@@ -955,21 +952,30 @@ class PostGISStore(Store):
         con.execute(text(f"COMMENT ON SCHEMA {q} IS {_literal(con, said)}"))
         return name
 
+    def _drop_table(self, con, table: str, why: str, fix: str) -> None:
+        """Drop one of the store's tables; where another object (a view) depends on it, ``LayerError`` saying
+        ``why``, PostgreSQL's own words and ``fix``. Any other failure is raised as it is."""
+        from sqlalchemy import text
+
+        try:
+            con.execute(text(f"DROP TABLE {self._q}.{_ident(table)}"))
+        except Exception as exc:
+            if "depend" not in str(exc):
+                raise
+            raise LayerError(f"{why}: {' '.join(str(getattr(exc, 'orig', exc)).split())}. {fix}") from exc
+
     def _replace_all(self, con, frames: dict[str, gpd.GeoDataFrame], runs: pd.DataFrame | None) -> None:
         """The store's data tables become ``frames`` and ``runs``: others are dropped, the rest replaced."""
         from sqlalchemy import text
 
         for table in self._data_tables(con):
             if table not in frames and table != RUNS_TABLE:
-                try:
-                    con.execute(text(f"DROP TABLE {self._q}.{_ident(table)}"))
-                except Exception as exc:
-                    if "depend" not in str(exc):
-                        raise
-                    raise LayerError(
-                        f"The layer {self.schema}.{table} is replaced, and another object (a view) depends on it: "
-                        f"{' '.join(str(getattr(exc, 'orig', exc)).split())}. Drop that object first."
-                    ) from exc
+                self._drop_table(
+                    con,
+                    table,
+                    f"The layer {self.schema}.{table} is replaced, and another object (a view) depends on it",
+                    "Drop that object first.",
+                )
         for name, frame in frames.items():
             existing = self._columns(con, self.schema, name)
             if existing and "fid" not in existing:  # the county's own table of that name: kept in the snapshot
