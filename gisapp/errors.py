@@ -6,7 +6,10 @@ field of the web app to fill in, never as a command-line flag (the CLI words the
 
 from __future__ import annotations
 
-from flask import Flask, jsonify, render_template, request
+import os
+import re
+
+from flask import Flask, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from analysis.errors import AnalysisError, Fix
@@ -110,7 +113,30 @@ def problem_view(p: Problem, *, upload: bool = False) -> dict:
     return p.as_dict() | {"how": field_for(p.fix, upload=upload) if p.fix else ""}
 
 
+def without_server_folders(message: str) -> str:
+    """``message`` with every path under the server's own folders (the instance folder, the uploads, the store's
+    folder) named by its file alone: an error page told web users the server's folders ("/srv/.../instance/uploads/
+    TOKEN/store.gpkg does not exist"; a tester). The command line's messages keep their paths."""
+    config = current_app.config
+    store = str(config.get("STORE") or "")
+    folders = [current_app.instance_path, str(config.get("UPLOAD_FOLDER") or "")]
+    if store and "://" not in store:
+        folders.append(os.path.dirname(os.path.abspath(store)))
+    for folder in sorted({f.rstrip("/") for f in folders if f and f.rstrip("/")}, key=len, reverse=True):
+        pattern = re.escape(folder) + r"(?:/[^\s'\"<>:;,()]+)*"
+        message = re.sub(pattern, _file_of, message)
+    return message
+
+
+def _file_of(found: re.Match) -> str:
+    """A path's last name, keeping a sentence's full stop after it."""
+    path = found.group(0)
+    bare = path.rstrip(".")
+    return (os.path.basename(bare.rstrip("/")) or bare) + path[len(bare) :]
+
+
 def _respond(status: int, title: str, message: str, problems: list | None = None, fix: Fix | None = None):
+    message = without_server_folders(message)
     if request.path.startswith(("/api/", "/analysis/")) or request.is_json:
         body = {
             "error": {

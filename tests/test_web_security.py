@@ -530,3 +530,21 @@ def test_run_on_the_map_after_signing_out_in_another_tab_says_so_in_chromium(sto
         assert said.startswith("You were signed out: sign in again"), said
         assert "without a message" not in said
         assert browser.find_element(By.CSS_SELECTOR, "#run-form button[type=submit]").is_enabled()
+
+
+def test_an_error_page_names_files_not_the_servers_folders(store, tmp_path):
+    """A run's failure named "/srv/.../instance/uploads/TOKEN/store.gpkg does not exist" to a web user (a tester):
+    every error page and JSON error names the file alone, with a sentence's full stop kept."""
+    from gisapp.errors import _respond
+
+    app = make_app(store, tmp_path)
+    upload = f"{app.config['UPLOAD_FOLDER']}/acShDKi1/store.gpkg"
+    told = f"{upload} does not exist: check its name. The store {app.config['STORE']} was kept."
+    with app.test_request_context("/api/summary"):
+        body, status = _respond(400, "Cannot use this input", told)
+        said = body.get_json()["error"]["message"]
+    kept = Path(app.config["STORE"]).name
+    assert status == 400 and said == f"store.gpkg does not exist: check its name. The store {kept} was kept.", said
+    with app.test_request_context("/data/upload"):
+        page, _ = _respond(400, "Cannot use this input", told)
+    assert app.instance_path not in page and str(tmp_path) not in page and "store.gpkg does not exist" in page
