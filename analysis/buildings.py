@@ -40,7 +40,7 @@ import pandas as pd
 import shapely
 
 from analysis._parallel import elementwise, paused_gc
-from analysis.arrays import distinct
+from analysis.arrays import distinct, joined_runs
 from analysis.mandate import counting_mains, locate_buildings
 from analysis.profiles import Profile
 from analysis.reasons import text_column
@@ -468,7 +468,7 @@ def _shared_sewers(rows, fronts, ids, units, required, existing, rules) -> tuple
         f_ids = pd.Series(ids[frame["front"].to_numpy()], index=frame.index, dtype=object)
         sharers = pd.Series(ids[frame["row"].to_numpy()], index=frame.index, dtype=object)
         u = pd.Series(np.nan_to_num(frame["units"].to_numpy()), index=frame.index).map("{:g}".format)
-        listed = (sharers + " " + u).groupby(frame["front"]).transform(", ".join)
+        listed = pd.Series(joined_runs((sharers + " " + u).to_numpy(), frame["front"].to_numpy(), ", "), frame.index)
         fu = pd.Series(np.nan_to_num(front_units), index=frame.index).map("{:g}".format)
         lead = " Shared with " + f_ids + ", the whole considered as one building sewer"
         counted = (
