@@ -118,7 +118,7 @@ def connection_points(
 
 def _connections(parcels, segments, lot, main, distance, abutting, reach, tolerance, rank):
     """``connection_points`` for one chunk of lots (their candidate rows)."""
-    lots = np.unique(lot)
+    lots = lot[np.r_[True, lot[1:] != lot[:-1]]]  # the rows come grouped by lot, in ascending order
     xy, length, ring_lot, ring_start, ring_perimeter, edge_ring, edge_arc = _edges(parcels[lots])
     # (candidate, segment) pairs: every segment of each candidate main whose envelope comes within reach of the lot.
     seg_count = segments.count[main]
