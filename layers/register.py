@@ -1122,10 +1122,10 @@ class Register:
         notice's profile counts the period from service), in one transaction, every old value kept in an event.
 
         Refused, each by name and nothing written: a notice the register does not hold; a record (no notice was
-        given); a notice still being written, cancelled (never mailed), withdrawn (superseded: the one in force is
-        named), or closed (connected, exempt); a day before the notice's date or after ``today``; no one named as
-        having served it; and a notice already recorded served in person, unless ``correct`` (the record replaced,
-        the old one kept in the events)."""
+        given); a notice of a batch never issued (``UnfinishedBatchError``: the caller says what settles it),
+        cancelled (never mailed), withdrawn (superseded: the one in force is named), or closed (connected, exempt);
+        a day before the notice's date or after ``today``; no one named as having served it; and a notice already
+        recorded served in person, unless ``correct`` (the record replaced, the old one kept in the events)."""
         by = " ".join(str(by or "").split())
         day = parse_date(on, "The day it was served")
         if not by:

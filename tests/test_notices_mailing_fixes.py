@@ -260,6 +260,32 @@ def test_a_notice_of_a_cancelled_batch_is_said_to_be_of_a_batch_never_issued(reg
     assert "To settle" not in said
 
 
+def test_the_docs_quote_the_refusal_of_a_service_of_a_batch_never_issued_as_it_is_said(tmp_path):
+    """docs/notices.md listed "a notice still being written (its batch not issued)" among the refusals of
+    `record-service`, which says the batch was never issued, and what settles it, of a batch whose writer is dead
+    as of one still being written: the page quotes what the command says."""
+    from pathlib import Path
+
+    from gisapp.notices import unfinished_batch
+    from layers.register import UnfinishedBatchError
+
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    (tmp_path / "out").mkdir()
+    batch_id, (notice_id,) = _prepared(reg, ("P2",), tmp_path / "out")
+    with pytest.raises(UnfinishedBatchError) as refused:
+        reg.record_service(notice_id, on="2027-02-15", by="J. Ruiz", actor="t", today=dt.date(2027, 2, 15))
+    said = " ".join(str(unfinished_batch(reg, refused.value)).split())
+    reg.close()
+    docs = " ".join((Path(__file__).parents[1] / "docs" / "notices.md").read_text(encoding="utf-8").split())
+    start = docs.index("Refused, by name, nothing written: a notice the register does not hold (copy its ID")
+    refusals = docs[start : docs.index("On the notices page a refused service", start)]
+    assert "being written (its batch not issued)" not in refusals
+    quoted = re.findall(r'"([^"]+)"', refusals)
+    assert quoted[0].replace("N-...", notice_id).replace("B...", batch_id) in said
+    assert f"; {quoted[-1]}." in said and said.endswith("once it is issued, record the service.")
+    assert "left unfinished by a process that stopped" in said and "left unfinished by a process that" in refusals
+
+
 # -- 5. `notices list --json` names the unfinished batches as the text does ---------------------------------------
 
 
