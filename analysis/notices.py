@@ -1385,8 +1385,24 @@ def before_date_words(batch: Mapping, today: str) -> str:
     --------
     >>> print(before_date_words({"batch_id": "B1", "dated": "2027-02-22", "notices": 2, "days": 7}, "2027-02-15"))
     Warning: the letters of batch B1 are dated 2027-02-22, 7 day(s) after today (2027-02-15), and the article numbers of 2 of its notices were recorded today. A certified mail receipt postmarked before the date a letter states does not show the letter was mailed on that date, and the notice period runs from that date. If they are not mailed yet, mail them on 2027-02-22 or later (the numbers recorded stay right). If they were mailed already, the notices' date is not the day they were mailed: withdraw those notices and give notice again dated the day the letters are mailed. Each notice's events record this warning.
+
+    A notice issued before batches, its number recorded by its ID, is named by itself:
+
+    >>> print(before_date_words({"batch_id": None, "notice_id": "N-1", "dated": "2027-02-22", "notices": 1, "days": 7},
+    ...                         "2027-02-15"))
+    Warning: the letter of notice N-1 (issued before batches) is dated 2027-02-22, 7 day(s) after today (2027-02-15), and its article number was recorded today. A certified mail receipt postmarked before the date a letter states does not show the letter was mailed on that date, and the notice period runs from that date. If it is not mailed yet, mail it on 2027-02-22 or later (the number recorded stays right). If it was mailed already, the notice's date is not the day it was mailed: withdraw the notice and give notice again dated the day the letter is mailed. Its events record this warning.
     """  # noqa: E501
     dated = batch["dated"]
+    if not batch.get("batch_id") and batch.get("notice_id"):
+        return (
+            f"Warning: the letter of notice {batch['notice_id']} (issued before batches) is dated {dated}, "
+            f"{batch['days']} day(s) after today ({today}), and its article number was recorded today. "
+            "A certified mail receipt postmarked before the date a letter states does not show the letter was mailed "
+            "on that date, and the notice period runs from that date. "
+            f"If it is not mailed yet, mail it on {dated} or later (the number recorded stays right). "
+            "If it was mailed already, the notice's date is not the day it was mailed: withdraw the notice and give "
+            "notice again dated the day the letter is mailed. Its events record this warning."
+        )
     return (
         f"Warning: the letters of batch {batch['batch_id']} are dated {dated}, {batch['days']} day(s) after today "
         f"({today}), and the article numbers of {batch['notices']} of its notices were recorded today. "

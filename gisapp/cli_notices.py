@@ -677,8 +677,7 @@ def record_mailing(from_path, notice_id, article_no, correct, store, register_ur
     register = _open(register_url, store)
     try:
         if notice_id:
-            done = register.record_article_number(notice_id, article_no, actor=_actor(), correct=correct)
-            done |= {"empty": 0, "rows": 1}
+            done = _notices.record_article_number(register, notice_id, article_no, actor=_actor(), correct=correct)
         else:
             done = _notices.record_mailing(register, from_path, actor=_actor(), correct=correct)
     except LayerError as exc:

@@ -8,7 +8,8 @@
   ``resume`` finishes when its folder is complete and cancels when it is not: a notice is never counted as issued
   without its letter, mailing-list row and label.
 - ``record_mailing``: the certified mail article numbers of a batch's mailing list given back, on the notices each
-  envelope served, all or none.
+  envelope served, all or none; ``record_article_number`` one notice's issued before batches, by its ID, checked
+  and dated the same way.
 - ``violations``: the same for violation notices of overdue connection notices; without an output folder only a
   preview.
 
@@ -951,26 +952,55 @@ def record_mailing(
     if not_this_registers(len(listed), len(held)):
         raise LayerError(_not_this_registers(register, table, listed, held, list_name, path))
     found = mailing_record(table, list_name=list_name)
-    day = today()  # the day of the recording: a letter dated after it is warned about
     if found.mailings or found.problems:
-        try:
-            done = register.record_mailing(
+        done = _recorded(
+            register,
+            lambda day: register.record_mailing(
                 found.mailings, actor=actor, correct=correct, problems=found.problems, pause=pause, today=day
-            )
-        except LayerError as exc:
-            how = [
-                settle_words(batch, web=web)
-                for batch_id in getattr(exc, "unfinished_batches", ())
-                if (batch := register.batch(batch_id)) and batch["status"] == "prepared"
-            ]
-            if not how:
-                raise
-            raise type(exc)(f"{exc} To settle: " + "; ".join(how) + ".") from None
+            ),
+            web=web,
+        )
     else:
         done = dict.fromkeys(("letters", "recorded", "corrected", "unchanged"), 0)
         done |= dict.fromkeys(("occupant_copies", "occupant_recorded", "occupant_corrected", "occupant_unchanged"), 0)
-        done |= {"before_date": []}
-    return done | {"empty": found.empty, "rows": len(table), "today": day.isoformat()}
+        done |= {"before_date": [], "today": today().isoformat()}
+    return done | {"empty": found.empty, "rows": len(table)}
+
+
+def record_article_number(
+    register: Register, notice_id: str, number: str, *, actor: str, correct: bool = False, web: bool = False
+) -> dict:
+    """Record the certified mail article number of one notice issued before batches, by its ID (it is in no mailing
+    list: `record-mailing --notice NOTICE --article-no NUMBER` and the notices page's form for it), checked as a
+    list's row is (``Register.record_article_number``) and recorded as ``record_mailing`` records a list's: on
+    today's date, so that a number recorded before the date of its letter is warned about (``before_date``) and
+    the notice's events say so, and a notice of an unfinished batch is refused saying how it is settled."""
+    done = _recorded(
+        register,
+        lambda day: register.record_article_number(notice_id, number, actor=actor, correct=correct, today=day),
+        web=web,
+    )
+    return done | {"empty": 0, "rows": 1}
+
+
+def _recorded(register: Register, record: Callable[[dt.date], dict], *, web: bool) -> dict:
+    """Article numbers recorded by ``record(today)`` (a list's, or one notice's by its ID), the one way each is: on
+    the day of the recording, which a letter dated after it is warned about (``Register.record_mailing``'s
+    ``before_date``), ``today`` returned with what was recorded; a refusal naming a batch left unfinished says how
+    it is settled, in the command's words or (``web``) the notices page's (``settle_words``)."""
+    day = today()
+    try:
+        done = record(day)
+    except LayerError as exc:
+        how = [
+            settle_words(batch, web=web)
+            for batch_id in getattr(exc, "unfinished_batches", ())
+            if (batch := register.batch(batch_id)) and batch["status"] == "prepared"
+        ]
+        if not how:
+            raise
+        raise type(exc)(f"{exc} To settle: " + "; ".join(how) + ".") from None
+    return done | {"today": day.isoformat()}
 
 
 _BATCH_ID = re.compile(r"B\d{8}-[0-9A-F]{6}")

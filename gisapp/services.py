@@ -67,6 +67,7 @@ from layers.store import (
     layers_crs,
     layers_profile,
     read_results,
+    results_columns,
     store_exists,
     store_label,
     write_run,
@@ -1140,14 +1141,10 @@ def violations(
             f"they are read from the town store's latest analysis, and {where}. Analyse the town into its store "
             "first, or give the violation notices without copies to the occupant."
         )
-    if record is None:
-        current = None
-    else:
-        current = read_results(store, columns=("parcel_id", "status"))
-        # the site's city, state and ZIP code for the occupant's copies; whether each property is served by a private
-        # system, where the town's data says, for the duties its letter quotes (§ 168-22.3C)
-        current = _with_columns(current, store, ("site_city", "site_state", "site_zip") if occupant else ())
-        current = _with_columns(current, store, ("private_system",))
+    # the site's city, state and ZIP code for the occupant's copies; whether each property is served by a private
+    # system, where the town's data says, for the duties its letter quotes (§ 168-22.3C)
+    optional = (("site_city", "site_state", "site_zip") if occupant else ()) + ("private_system",)
+    current = None if record is None else _with_columns(store, optional)
     doc = _notices.violations(
         register,
         profile=with_resolutions(profile, town),
@@ -1166,19 +1163,13 @@ def violations(
     return doc | {"analysis": run}
 
 
-def _with_columns(current: pd.DataFrame, store: str | Path, columns: tuple[str, ...]) -> pd.DataFrame:
-    """The latest analysis's parcel status with each of ``columns`` its parcels have (optional columns: a town's data
-    may lack any of them; copies to the occupant are then held back saying why, and a private system is the
-    profile's reading), for violation notices."""
-    current = current.copy()
-    for column in columns:
-        try:
-            place = read_results(store, columns=("parcel_id", column))
-        except LayerError:  # not a column of this town's results
-            continue
-        by_parcel = place.drop_duplicates("parcel_id", keep="last").set_index("parcel_id")[column]
-        current[column] = current["parcel_id"].map(by_parcel)  # by ID: a database keeps no row order
-    return current
+def _with_columns(store: str | Path, optional: tuple[str, ...]) -> pd.DataFrame | None:
+    """The latest analysis's parcel status with each of the ``optional`` columns its parcels have (a town's data may
+    lack any of them; copies to the occupant are then held back saying why, and a private system is the profile's
+    reading), for violation notices: the columns are listed from the results' schema and read in one read (one
+    snapshot of a database; one pass over a town's results, not one a column)."""
+    have = set(results_columns(store) or ())
+    return read_results(store, columns=("parcel_id", "status", *(c for c in optional if c in have)))
 
 
 def _same_profile_run(record: dict | None, profile: Profile, store: str | Path | None) -> None:

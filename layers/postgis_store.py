@@ -269,6 +269,13 @@ class PostGISStore(Store):
             sql = f"SELECT {', '.join(_ident(c) for c in columns)} FROM {_ident(self.schema)}.{_ident(name)}{order}"
             return pd.read_sql(text(sql), con)
 
+    def layer_columns(self, name: str) -> list[str]:
+        """From the catalogue, as ``read_columns`` checks a read against: the table's columns but ``fid`` and its
+        geometry (none for a table the schema lacks)."""
+        with self._read() as con:
+            listed = self._columns(con, self.schema, name)
+        return [c for c, kind in listed.items() if c != "fid" and not kind.startswith("geometry")]
+
     def _read_layers(self, names) -> dict[str, gpd.GeoDataFrame]:
         with self._read() as con:
             present = self._geometry_tables(con)

@@ -1047,7 +1047,9 @@ class Register:
                         done[key.format("corrected" if old else "recorded")] += 1
                         dated = _date(r["issued_date"])
                         if today is not None and dated is not None and dated > today:
-                            early[(r["batch_id"], dated)] = early.get((r["batch_id"], dated), 0) + 1
+                            # by batch; a notice issued before batches (by its ID) by itself
+                            group = (r["batch_id"], dated, None if r["batch_id"] else r["notice_id"])
+                            early[group] = early.get(group, 0) + 1
                             early_notices[r["notice_id"]] = dated
             for (batch_id, status), (at, rows_of) in unissued.items():
                 problems[at] = _unissued_words(batch_id, status, rows_of)
@@ -1098,7 +1100,8 @@ class Register:
                     pause(i)
         done["before_date"] = [
             {"batch_id": b, "dated": d.isoformat(), "notices": n, "days": (d - today).days}
-            for (b, d), n in sorted(early.items(), key=lambda kv: (str(kv[0][0]), kv[0][1]))
+            | ({} if b else {"notice_id": alone})
+            for (b, d, alone), n in sorted(early.items(), key=lambda kv: (str(kv[0][0]), kv[0][1], str(kv[0][2])))
         ]
         if today is not None:
             done["today"] = today.isoformat()
@@ -1119,10 +1122,10 @@ class Register:
         notice's profile counts the period from service), in one transaction, every old value kept in an event.
 
         Refused, each by name and nothing written: a notice the register does not hold; a record (no notice was
-        given); a notice still being written, cancelled (never mailed), withdrawn (superseded: the one in force is
-        named), or closed (connected, exempt); a day before the notice's date or after ``today``; no one named as
-        having served it; and a notice already recorded served in person, unless ``correct`` (the record replaced,
-        the old one kept in the events)."""
+        given); a notice of a batch never issued (``UnfinishedBatchError``: the caller says what settles it),
+        cancelled (never mailed), withdrawn (superseded: the one in force is named), or closed (connected, exempt);
+        a day before the notice's date or after ``today``; no one named as having served it; and a notice already
+        recorded served in person, unless ``correct`` (the record replaced, the old one kept in the events)."""
         by = " ".join(str(by or "").split())
         day = parse_date(on, "The day it was served")
         if not by:
@@ -1171,17 +1174,21 @@ class Register:
             "corrected": action == "corrected",
         }
 
-    def record_article_number(self, notice_id: str, number: str, *, actor: str, correct: bool = False) -> dict:
+    def record_article_number(
+        self, notice_id: str, number: str, *, actor: str, correct: bool = False, today: dt.date | None = None
+    ) -> dict:
         """Record the certified mail article number of one notice issued before batches (before migration 0003),
         by its ID: its letter had no mailing-list row, so no list given back can name it. Checked and written as a
         list's row is (``record_mailing``: a number held by another envelope, a notice already holding another, unless
-        ``correct``); a notice issued in a batch is refused, its number being recorded from the batch's list, which
-        checks it against the letter."""
+        ``correct``; one recorded ``today`` before the date of its letter warned about in ``before_date``, with the
+        notice's ``notice_id``, and its event); a notice issued in a batch is refused, its number being recorded from
+        the batch's list, which checks it against the letter."""
         try:
             digits = article_number(number)
         except AnalysisError as exc:
             raise LayerError(str(exc)) from exc
-        return self.record_mailing([Mailing(1, None, (str(notice_id),), digits, False)], actor=actor, correct=correct)
+        mailing = Mailing(1, None, (str(notice_id),), digits, False)
+        return self.record_mailing([mailing], actor=actor, correct=correct, today=today)
 
     def batch(self, batch_id: str) -> dict | None:
         with self.engine.connect() as con:

@@ -144,6 +144,12 @@ class Store(ABC):
         """Only ``columns`` of a layer, in that order and without its geometry: a tenth of reading it whole."""
         ...
 
+    @abstractmethod
+    def layer_columns(self, name: str) -> list[str]:
+        """A layer's attribute columns, read from its schema without reading a row (neither its geometry nor the
+        ``fid`` key is one); [] for a layer the store lacks. Each is one ``read_columns`` reads."""
+        ...
+
     def read_layers(self, names) -> dict[str, gpd.GeoDataFrame]:
         """The named layers that exist, read together (PostGIS: from one snapshot of the database), the results'
         citations worded as today's run writes them (``worded_citations``)."""
@@ -253,6 +259,13 @@ class Store(ABC):
         frame = self.read_layer(RESULT_LAYER) if columns is None else self.read_columns(RESULT_LAYER, columns)
         return as_read_back(worded_citations(frame, CITED_COLUMNS[RESULT_LAYER]))
 
+    def results_columns(self) -> list[str] | None:
+        """The latest parcel results' columns, from the layer's schema (no row is read: a caller wanting optional
+        columns a town's data may lack reads the results once, for those it has), or None before any run."""
+        if RESULT_LAYER not in self.layer_names():
+            return None
+        return self.layer_columns(RESULT_LAYER)
+
 
 def worded_citations(frame: pd.DataFrame, columns: Sequence[str]) -> pd.DataFrame:
     """``frame`` with its citation ``columns`` as a run writes them today (``analysis.profiles.joined_citations``):
@@ -348,6 +361,11 @@ class GeoPackageStore(Store):
         frame = read_ogr(self.location, layer=name, columns=list(columns), read_geometry=False)
         require_columns(frame.columns, columns, f"The layer {name} of {self.label}")
         return pd.DataFrame(frame[list(columns)])
+
+    def layer_columns(self, name: str) -> list[str]:
+        if name not in self.layer_names():
+            return []
+        return [str(field) for field in pyogrio.read_info(self.location, layer=name)["fields"]]
 
     def latest_run(self) -> dict | None:
         if not self.path.exists():
@@ -795,6 +813,11 @@ def read_results(location: str | Path, columns: Sequence[str] | None = None) -> 
     """The latest parcel results in the store (only ``columns``, without geometry, when given), or None before any
     analysis has run."""
     return open_store(location).read_results(columns)
+
+
+def results_columns(location: str | Path) -> list[str] | None:
+    """The columns of the latest parcel results in the store, from its schema alone, or None before any analysis."""
+    return open_store(location).results_columns()
 
 
 def require_columns(have, columns: Sequence[str], what: str) -> None:

@@ -1249,6 +1249,29 @@ def test_cli_violations_follow_the_stores_latest_analysis(store, tmp_path, monke
     assert {n["parcel_id"] for n in viol["notices"]} == listed
 
 
+def test_cli_violations_read_the_latest_analysis_once(store, first_batch, monkeypatch):
+    """`violations --occupant` read the store's results five times (the statuses, then once for each optional column:
+    the site's city, state and ZIP code, a private system), a pass over a town's results each, from five snapshots
+    of a database: the columns the results have are listed from their schema and read together, once."""
+    from layers.store import GeoPackageStore
+
+    invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store)
+    reads = []
+    read_columns = GeoPackageStore.read_columns
+
+    def counted(self, name, columns):
+        reads.append((name, tuple(columns)))
+        return read_columns(self, name, columns)
+
+    monkeypatch.setattr(GeoPackageStore, "read_columns", counted)
+    args = ["notices", "violations", "--profile", "fort-plain", "--as-of", "2027-06-02", "--store", store]
+    doc = json.loads(invoke(*args, "--occupant", "--json").output)
+    have = set(read_results(store).columns)
+    optional = [c for c in ("site_city", "site_state", "site_zip", "private_system") if c in have]
+    assert reads == [("parcel_results", ("parcel_id", "status", *optional))]
+    assert "site_zip" in optional and doc["occupant_copies"] > 0 and doc["occupant_held"] == []
+
+
 def test_cli_violations_send_the_occupant_a_copy_as_a_connection_batch_does(store, tmp_path, monkeypatch):
     """`issue --occupant` sent the occupant a copy of the connection notice; `violations` had no copy, so the tenant
     told of the connection notice heard nothing of the violation. None of the three laws names the occupant (each

@@ -149,6 +149,63 @@ def test_the_notices_page_warns_of_numbers_recorded_before_the_letters_date(app,
     assert "Warning: the letters of batch" in said and "14 day(s) after today" in said
 
 
+def _dated_before_batches(tmp_path) -> str:
+    """A register holding a notice issued before batches (0002: no batch, no mailing number) dated 2027-03-01, two
+    weeks after the tests' today, migrated to HEAD."""
+    from tests.conftest import register_at
+
+    columns = "notice_id, parcel_id, notice_type, issued_date, deadline, status, is_open, section, created_at"
+    path = register_at(
+        "sqlite",
+        tmp_path,
+        "0002",
+        f"INSERT INTO notices ({columns}) VALUES ('N-OLD', 'P4', 'connection', '2027-03-01', '2027-05-30', 'open', 1, "
+        "'§ 144-4', 'x')",
+    )
+    Register(path, create=False).close()  # migrated to HEAD
+    return path
+
+
+def _early_events(path) -> list[str]:
+    reg = Register(path, create=False)
+    try:
+        return [e["new_value"] for e in reg.events_of("N-OLD") if e["action"] == "mailed before its date"]
+    finally:
+        reg.close()
+
+
+def test_a_number_recorded_by_the_notices_id_before_its_letters_date_is_warned_about_as_a_lists_is(runner, tmp_path):
+    """`record-mailing --notice N --article-no NUMBER` recorded a number two weeks before the date its letter states
+    with no word of it, where the list form warns and records a "mailed before its date" event: both go through the
+    same service now, which compares the letter's date with today."""
+    path = _dated_before_batches(tmp_path)
+    args = ("notices", "record-mailing", "--notice", "N-OLD", "--article-no", N1, "--register", path)
+    said = runner.invoke(*args, ok=True).stdout
+    assert said.startswith("Recorded the article numbers of 1 letter(s): 1 notice(s) newly")
+    warning = " ".join(said.split("\n", 1)[1].split())
+    assert warning.startswith(
+        "Warning: the letter of notice N-OLD (issued before batches) is dated 2027-03-01, 14 day(s) after today "
+        "(2027-02-15), and its article number was recorded today."
+    )
+    assert "batch None" not in warning and "mail it on 2027-03-01 or later" in warning
+    assert _early_events(path) == [
+        f"article number {N1} recorded on 2027-02-15, 14 day(s) before the date of its letter, 2027-03-01"
+    ]
+    again = json.loads(runner.invoke(*args, "--json", ok=True).stdout)  # the same number again: nothing new
+    assert (again["unchanged"], again["before_date"], again["today"]) == (1, [], "2027-02-15")
+    assert len(_early_events(path)) == 1
+
+
+def test_the_notices_page_warns_of_a_number_recorded_by_the_notices_id_before_its_letters_date(app, client, tmp_path):
+    (tmp_path / "page").mkdir()
+    app.config["REGISTER"] = path = _dated_before_batches(tmp_path / "page")
+    form = {"csrf_token": csrf(client), "notice_id": "n-old ", "article_no": N1}
+    said = _page_words(client, client.post("/notices/mailing", data=form))
+    assert "Recorded the article numbers of 1 letter(s)" in said
+    assert "Warning: the letter of notice N-OLD (issued before batches) is dated March 1, 2027" in said
+    assert len(_early_events(path)) == 1
+
+
 # -- 4. a notice of a batch never issued -----------------------------------------------------------------------------
 
 
@@ -201,6 +258,32 @@ def test_a_notice_of_a_cancelled_batch_is_said_to_be_of_a_batch_never_issued(reg
     said = str(refused.value)
     assert f"row 2 of back.csv: batch {batch_id} was cancelled, never issued: its letters were not to be mailed" in said
     assert "To settle" not in said
+
+
+def test_the_docs_quote_the_refusal_of_a_service_of_a_batch_never_issued_as_it_is_said(tmp_path):
+    """docs/notices.md listed "a notice still being written (its batch not issued)" among the refusals of
+    `record-service`, which says the batch was never issued, and what settles it, of a batch whose writer is dead
+    as of one still being written: the page quotes what the command says."""
+    from pathlib import Path
+
+    from gisapp.notices import unfinished_batch
+    from layers.register import UnfinishedBatchError
+
+    reg = Register(str(tmp_path / "register.sqlite"), create=True)
+    (tmp_path / "out").mkdir()
+    batch_id, (notice_id,) = _prepared(reg, ("P2",), tmp_path / "out")
+    with pytest.raises(UnfinishedBatchError) as refused:
+        reg.record_service(notice_id, on="2027-02-15", by="J. Ruiz", actor="t", today=dt.date(2027, 2, 15))
+    said = " ".join(str(unfinished_batch(reg, refused.value)).split())
+    reg.close()
+    docs = " ".join((Path(__file__).parents[1] / "docs" / "notices.md").read_text(encoding="utf-8").split())
+    start = docs.index("Refused, by name, nothing written: a notice the register does not hold (copy its ID")
+    refusals = docs[start : docs.index("On the notices page a refused service", start)]
+    assert "being written (its batch not issued)" not in refusals
+    quoted = re.findall(r'"([^"]+)"', refusals)
+    assert quoted[0].replace("N-...", notice_id).replace("B...", batch_id) in said
+    assert f"; {quoted[-1]}." in said and said.endswith("once it is issued, record the service.")
+    assert "left unfinished by a process that stopped" in said and "left unfinished by a process that" in refusals
 
 
 # -- 5. `notices list --json` names the unfinished batches as the text does ---------------------------------------

@@ -552,6 +552,30 @@ def test_reading_some_result_columns_gives_them_as_the_whole_read_does(town, sto
         store.read_results(columns=("parcel_id", "no_such_column"))
 
 
+def test_the_results_columns_are_listed_from_the_catalogue_as_a_geopackage_lists_them(town, store_url, monkeypatch):
+    """``violations`` read the results once for each optional column it might lack (the occupant's city, state and
+    ZIP code, a private system), each from its own snapshot: the store lists the columns from the catalogue now,
+    without reading a row, as a whole read gives them (no ``fid`` key, no geometry), and each one reads."""
+    from layers.postgis_store import PostGISStore
+
+    store = open_store(store_url)
+    assert store.results_columns() is None  # no schema yet, no run
+    assert _analyze(town, store_url).exit_code == 0
+    whole = store.read_results()
+
+    def no_read(*_args, **_kwargs):
+        raise AssertionError("a row of the table was read")
+
+    monkeypatch.setattr(PostGISStore, "read_columns", no_read)
+    monkeypatch.setattr(PostGISStore, "_read_table", no_read)
+    listed = store.results_columns()
+    assert listed == [c for c in whole.columns if c != whole.geometry.name]
+    assert {"parcel_id", "status", "site_city", "site_zip"} <= set(listed) and not {"fid", "geom"} & set(listed)
+    assert store.layer_columns("no_such_layer") == []
+    monkeypatch.undo()
+    assert list(store.read_results(columns=listed).columns) == listed  # every column listed is one a read gives
+
+
 def test_zip_codes_given_as_numbers_are_text_in_a_postgis_store(store_url, engine, tmp_path):
     """A tax roll with ZIP codes as numbers (Manchester, VT's 05255 read as 5255): the GeoPackage, GeoJSON, GeoParquet
     and CSV results wrote them as text with their zeros, but the PostGIS store made them bigint columns, which QGIS

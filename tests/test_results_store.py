@@ -253,6 +253,27 @@ def test_reading_some_result_columns_gives_them_as_the_whole_read_does(results):
         read_results(out, columns=("parcel_id", "no_such_column"))
 
 
+def test_the_results_columns_are_listed_from_the_schema_without_reading_a_row(results, town, tmp_path, monkeypatch):
+    """``violations`` read the results once for each optional column (the occupant's city, state and ZIP code, a
+    private system), up to five reads of a town's results, as a store could not say which columns it had: it lists
+    them from the layer's schema now, the columns a read of the results gives, before any row is read."""
+    from layers.store import GeoPackageStore, read_results, results_columns
+
+    out, _ = results
+    whole = read_results(out)
+
+    def no_read(*_args, **_kwargs):
+        raise AssertionError("a row of the layer was read")
+
+    monkeypatch.setattr(GeoPackageStore, "read_layer", no_read)
+    monkeypatch.setattr(GeoPackageStore, "read_columns", no_read)
+    assert results_columns(out) == [c for c in whole.columns if c != "geometry"]
+    assert {"parcel_id", "status", "site_city", "site_zip"} <= set(results_columns(out))
+    assert GeoPackageStore(out).layer_columns("no_such_layer") == []
+    assert results_columns(town) is None  # input layers, no run yet
+    assert results_columns(tmp_path / "none_yet.gpkg") is None
+
+
 def test_a_report_written_into_a_store_is_refused_before_the_work_and_the_store_is_left_alone(results, tmp_path):
     """``buildings --out town.gpkg`` wrote the building rows over the store's parcel_results: the map then drew
     buildings as parcels and the notices read a run that was gone. A report goes to a file of its own."""

@@ -33,6 +33,7 @@ from gisapp import services
 from gisapp.errors import web_text
 from gisapp.notices import BatchDatedError, check_notice_date, left_out, unfinished_batch
 from gisapp.notices import mark as notices_mark
+from gisapp.notices import record_article_number as notices_record_article_number
 from gisapp.notices import record_mailing as notices_record_mailing
 from gisapp.notices import today as notices_today
 from gisapp.security import requires
@@ -533,15 +534,21 @@ def _by_id_words(text: str) -> str:
 
 
 def _record_article_number():
-    """The article number of one notice issued before batches, by its ID (``Register.record_article_number``, as
-    `sewerplan notices record-mailing --notice NOTICE --article-no NUMBER` does)."""
+    """The article number of one notice issued before batches, by its ID (``gisapp.notices.record_article_number``,
+    as `sewerplan notices record-mailing --notice NOTICE --article-no NUMBER` does): a number recorded before the
+    date of its letter is warned about, as a list's is."""
     notice_id = typed_notice_id(request.form.get("notice_id"))
     number = (request.form.get("article_no") or "").strip()
     if not notice_id or not number:
         return _back(error="Give the notice's ID and its receipt's article number, then Record.")
     try:
-        done = app_register().record_article_number(
-            notice_id, number, actor=f"web:{g.user}", correct=request.form.get("correct") == "1"
+        done = notices_record_article_number(
+            app_register(),
+            notice_id,
+            number,
+            actor=f"web:{g.user}",
+            correct=request.form.get("correct") == "1",
+            web=True,
         )
     except MailingConflictError as exc:
         return _back(
@@ -551,7 +558,7 @@ def _record_article_number():
         )
     except LayerError as exc:
         return _back(error=web_text(exc))
-    return _back(message=mailing_words(done | {"empty": 0}))
+    return _back(message=mailing_words(done), error=" ".join(mailing_warnings(done)) or None)
 
 
 SERVICE_CORRECT_WORDS = "This corrects a service recorded wrongly"  # the form's checkbox, the web's --correct
