@@ -197,12 +197,17 @@ class Period:
     law_silent: bool = False  # the law sets no period at all (Wappinger § 196-17E), rather than leaving it to the town
     counted_from: str = "notice"  # or "service": the days run from the notice's service on the owner
     mail_days: int = 0  # counted from service: the days allowed for the mailed notice to be served
+    # the law's own days, where a run set others in their place (``--set mandate.notice_period_days=60`` under Fort
+    # Plain's § 144-4): "60 days (§ 144-4)" credited the section with them
+    law_days: int | None = None
 
     @property
     def basis(self) -> str:
         """As a letter cites it: "§ 144-4", "Resolution 4 of 2027, under § 144-40A", or, where the section sets no
         period and the resolution is the town's alone, "Resolution 9 of 2027; § 196-17E sets no period" (no bracket, as
         the preview prints it inside one)."""
+        if self.law_days is not None:
+            return f"the period set for this run; {self.section} sets {self.law_days} days"
         if not self.act:  # no act of the town: the law's own period, or, where it sets none, a run's value alone
             return f"no resolution of the town yet; {self.section} sets no period" if self.law_silent else self.section
         return f"{self.act}; {self.section} sets no period" if self.law_silent else f"{self.act}, under {self.section}"
@@ -250,6 +255,7 @@ def period(profile: Profile, key: str, town: TownSettings | None = None) -> Peri
         bool(rule.town_setting),
         counted_from,
         mail_days,
+        int(rule.law_value) if rule.law_set else None,
     )
 
 
@@ -1907,8 +1913,18 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
         when = (
             f"{who.capitalize()} required to connect by {by} (the period set by {period.act}, under {period.section})."
         )
+    elif period.law_days is not None:  # the law's days replaced for the run: said, never credited to the section
+        when = (
+            f"{who.capitalize()} required to connect by {by} (the period set for these notices; {period.section} sets "
+            f"{period.law_days} days)."
+        )
     else:
         when = f"{who.capitalize()} required to connect by {by}."
+    if md.distance_ft.law_set:  # "within 150 feet" beside a quote of "within 100 feet" read as the law's
+        when += (
+            f" This notice is given to properties within {md.distance_ft.value:g} feet of a public sewer, the "
+            f"distance set for these notices ({md.distance_ft.law_sets('feet')})."
+        )
     if copy_of:  # the occupant's copy: not the notice, and no duty of its reader (the owner's letter is the notice)
         blocks += _copy_blocks(
             "notice",

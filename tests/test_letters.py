@@ -170,9 +170,9 @@ def _connection_notices(parcels, profile, notice_period, **columns):
     )
 
 
-def _composed(profile_name: str, town):
-    """The one connection letter of the golden case, and the maps it carries."""
-    profile = load_profile(profile_name)
+def _composed(profile_name: str, town, overrides: dict | None = None):
+    """The one connection letter of the golden case, and the maps it carries (``overrides``: values set for the run)."""
+    profile = load_profile(profile_name, overrides=overrides)
     parcels, lines, mains, streets, buildings = _layers()
     notice_period = period(profile, "mandate.notice_period_days", town)
     due = _connection_notices(
