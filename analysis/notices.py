@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 import numpy as np
 import pandas as pd
@@ -238,6 +239,7 @@ def period(profile: Profile, key: str, town: TownSettings | None = None) -> Peri
     """
     section_name, name = key.split(".")
     rule: Rule = getattr(getattr(profile, section_name), name)
+    refuse_resolutions_of_the_laws_periods(profile, town)
     left = bool(rule.setting or rule.town_setting)
     act = (town.resolutions.get(key) if town else None) if left else None
     if act:
@@ -2364,10 +2366,39 @@ def _refuse_a_run_value_beside_the_act(key: str, rule: Rule, act) -> None:
         )
 
 
+def refuse_resolutions_of_the_laws_periods(profile: Profile, town: TownSettings | None) -> None:
+    """Refuse a town settings' ``[resolutions]`` key naming a period the law itself sets (Fort Plain's § 144-4, 90
+    days to connect; Wappinger's § 196-22A, 10 days to correct): it was read and silently ignored, the letters
+    stating the law's days while the file said the town's."""
+    if town is None or not town.resolutions:
+        return
+    refused: list[str] = []
+    for key, act in town.resolutions.items():
+        section_name, _, name = key.partition(".")
+        rule = getattr(getattr(profile, section_name, None), name, None)
+        if not isinstance(rule, Rule) or rule.setting or rule.town_setting:
+            continue
+        law = rule.law_value if rule.overridden else rule.value
+        refused.append(
+            f'[resolutions] "{key}" ({act.days} days, {act.act}) names a period the law sets: {rule.section} sets '
+            f"{int(law)} days, and a resolution of the town cannot change it here"
+        )
+    if refused:
+        name = PurePath(town.source).name if town.source else "the town settings file"
+        key = next(k for k in town.resolutions if any(f'"{k}"' in r for r in refused))
+        raise AnalysisError(
+            f"{name}: " + "; ".join(refused) + ". Remove it from [resolutions] (the letters state the law's days); "
+            f"for a what-if run with other days, set {key} for that run instead.",
+            fix=Fix("rule", key, "N"),
+        )
+
+
 def with_resolutions(profile: Profile, town: TownSettings | None) -> Profile:
-    """The profile with the town's own periods where the law leaves them to the town (for previews and deadlines)."""
+    """The profile with the town's own periods where the law leaves them to the town (for previews and deadlines).
+    A resolution of a period the law sets is refused (``refuse_resolutions_of_the_laws_periods``)."""
     if town is None or not town.resolutions:
         return profile
+    refuse_resolutions_of_the_laws_periods(profile, town)
     changes: dict[str, object] = {}
     for key, act in town.resolutions.items():
         section_name, _, name = key.partition(".")
@@ -2434,4 +2465,5 @@ __all__ = [
     "plan_violations",
     "split_name",
     "with_resolutions",
+    "refuse_resolutions_of_the_laws_periods",
 ]
