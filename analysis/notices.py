@@ -22,6 +22,7 @@ import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
+from pathlib import PurePath
 
 import numpy as np
 import pandas as pd
@@ -197,12 +198,17 @@ class Period:
     law_silent: bool = False  # the law sets no period at all (Wappinger § 196-17E), rather than leaving it to the town
     counted_from: str = "notice"  # or "service": the days run from the notice's service on the owner
     mail_days: int = 0  # counted from service: the days allowed for the mailed notice to be served
+    # the law's own days, where a run set others in their place (``--set mandate.notice_period_days=60`` under Fort
+    # Plain's § 144-4): "60 days (§ 144-4)" credited the section with them
+    law_days: int | None = None
 
     @property
     def basis(self) -> str:
         """As a letter cites it: "§ 144-4", "Resolution 4 of 2027, under § 144-40A", or, where the section sets no
         period and the resolution is the town's alone, "Resolution 9 of 2027; § 196-17E sets no period" (no bracket, as
         the preview prints it inside one)."""
+        if self.law_days is not None:
+            return f"the period set for this run; {self.section} sets {self.law_days} days"
         if not self.act:  # no act of the town: the law's own period, or, where it sets none, a run's value alone
             return f"no resolution of the town yet; {self.section} sets no period" if self.law_silent else self.section
         return f"{self.act}; {self.section} sets no period" if self.law_silent else f"{self.act}, under {self.section}"
@@ -233,6 +239,7 @@ def period(profile: Profile, key: str, town: TownSettings | None = None) -> Peri
     """
     section_name, name = key.split(".")
     rule: Rule = getattr(getattr(profile, section_name), name)
+    refuse_resolutions_of_the_laws_periods(profile, town)
     left = bool(rule.setting or rule.town_setting)
     act = (town.resolutions.get(key) if town else None) if left else None
     if act:
@@ -250,6 +257,7 @@ def period(profile: Profile, key: str, town: TownSettings | None = None) -> Peri
         bool(rule.town_setting),
         counted_from,
         mail_days,
+        int(rule.law_value) if rule.law_set else None,
     )
 
 
@@ -1923,8 +1931,18 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
         when = (
             f"{who.capitalize()} required to connect by {by} (the period set by {period.act}, under {period.section})."
         )
+    elif period.law_days is not None:  # the law's days replaced for the run: said, never credited to the section
+        when = (
+            f"{who.capitalize()} required to connect by {by} (the period set for these notices; {period.section} sets "
+            f"{period.law_days} days)."
+        )
     else:
         when = f"{who.capitalize()} required to connect by {by}."
+    if md.distance_ft.law_set:  # "within 150 feet" beside a quote of "within 100 feet" read as the law's
+        when += (
+            f" This notice is given to properties within {md.distance_ft.value:g} feet of a public sewer, the "
+            f"distance set for these notices ({md.distance_ft.law_sets('feet')})."
+        )
     if copy_of:  # the occupant's copy: not the notice, and no duty of its reader (the owner's letter is the notice)
         blocks += _copy_blocks(
             "notice",
@@ -2364,10 +2382,39 @@ def _refuse_a_run_value_beside_the_act(key: str, rule: Rule, act) -> None:
         )
 
 
+def refuse_resolutions_of_the_laws_periods(profile: Profile, town: TownSettings | None) -> None:
+    """Refuse a town settings' ``[resolutions]`` key naming a period the law itself sets (Fort Plain's § 144-4, 90
+    days to connect; Wappinger's § 196-22A, 10 days to correct): it was read and silently ignored, the letters
+    stating the law's days while the file said the town's."""
+    if town is None or not town.resolutions:
+        return
+    refused: list[str] = []
+    for key, act in town.resolutions.items():
+        section_name, _, name = key.partition(".")
+        rule = getattr(getattr(profile, section_name, None), name, None)
+        if not isinstance(rule, Rule) or rule.setting or rule.town_setting:
+            continue
+        law = rule.law_value if rule.overridden else rule.value
+        refused.append(
+            f'[resolutions] "{key}" ({act.days} days, {act.act}) names a period the law sets: {rule.section} sets '
+            f"{int(law)} days, and a resolution of the town cannot change it here"
+        )
+    if refused:
+        name = PurePath(town.source).name if town.source else "the town settings file"
+        key = next(k for k in town.resolutions if any(f'"{k}"' in r for r in refused))
+        raise AnalysisError(
+            f"{name}: " + "; ".join(refused) + ". Remove it from [resolutions] (the letters state the law's days); "
+            f"for a what-if run with other days, set {key} for that run instead.",
+            fix=Fix("rule", key, "N"),
+        )
+
+
 def with_resolutions(profile: Profile, town: TownSettings | None) -> Profile:
-    """The profile with the town's own periods where the law leaves them to the town (for previews and deadlines)."""
+    """The profile with the town's own periods where the law leaves them to the town (for previews and deadlines).
+    A resolution of a period the law sets is refused (``refuse_resolutions_of_the_laws_periods``)."""
     if town is None or not town.resolutions:
         return profile
+    refuse_resolutions_of_the_laws_periods(profile, town)
     changes: dict[str, object] = {}
     for key, act in town.resolutions.items():
         section_name, _, name = key.partition(".")
@@ -2434,4 +2481,5 @@ __all__ = [
     "plan_violations",
     "split_name",
     "with_resolutions",
+    "refuse_resolutions_of_the_laws_periods",
 ]

@@ -103,6 +103,9 @@ class Rule:
     # a reason cites beside them ("within 60 days of official notice (Resolution 9 of 2027; § 196-17E sets no
     # period)"). Never in a profile file.
     act: str = ""
+    # A value set for the run (``overridden``): the value the profile file gives, which the law sets unless the rule
+    # is a setting (None where the file gives none: Wappinger's § 196-17E sets no distance). Never in a profile file.
+    law_value: Any = None
 
     def period_end(self, start: dt.date) -> dt.date:
         """The last day of this period (its value, in days) for a notice dated ``start``: the days after it, and,
@@ -129,8 +132,33 @@ class Rule:
             return "municipality"
         return "setting" if self.setting or self.town_setting else "law"
 
+    def law_sets(self, unit: str) -> str:
+        """What the law itself sets for this rule, said beside a value set for the run: "§ 144-4 sets 100 ft", or
+        "§ 196-17E sets none" where the law leaves the number to the town or the profile reads one (a setting).
+
+        Examples
+        --------
+        >>> load_profile("fort-plain", overrides={"mandate.distance_ft": "150"}).mandate.distance_ft.law_sets("ft")
+        '§ 144-4 sets 100 ft'
+        >>> load_profile("wappinger", overrides={"mandate.distance_ft": "150"}).mandate.distance_ft.law_sets("ft")
+        '§ 196-17E sets none'
+        """
+        law = self.law_value if self.overridden else self.value
+        if law is None or self.setting or self.town_setting:
+            return f"{self.section} sets none"
+        return f"{self.section} sets {law:g} {unit}"
+
+    @property
+    def law_set(self) -> bool:
+        """The law's own number was replaced for this run (a distance or period the ordinance states)."""
+        return self.overridden and self.law_value is not None and not (self.setting or self.town_setting)
+
     def as_dict(self) -> dict:
-        return {k: v for k, v in dataclasses.asdict(self).items() if v not in ("", False, ()) or k == "value"}
+        return {
+            k: v
+            for k, v in dataclasses.asdict(self).items()
+            if (v not in ("", False, ()) or k == "value") and not (k == "law_value" and v is None)
+        }
 
 
 def flagged(citation: str, *flags: str) -> str:
@@ -788,4 +816,5 @@ def _override(key: str, rule: Rule, raw: Any, meta: dict) -> tuple[Rule, list[st
     problems = _check_value(key, value, meta, rule.section)
     if isinstance(value, int) and meta["type"] == (int, float):
         value = float(value)
-    return dataclasses.replace(rule, value=value, overridden=True), problems
+    law_value = rule.law_value if rule.overridden else rule.value
+    return dataclasses.replace(rule, value=value, overridden=True, law_value=law_value), problems

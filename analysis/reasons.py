@@ -324,8 +324,22 @@ def _out_of_range(facts: _Facts, rows: np.ndarray) -> pa.Array:
         _from_line(facts, rows),
         ", ",
         beyond,
-        f" ft beyond the {facts.limit} of {facts.profile.mandate.distance_ft.citation}; no connection can be required.",
+        f" ft beyond {_limit_of(facts)}; no connection can be required.",
     )
+
+
+def _limit_of(facts: _Facts) -> str:
+    """The distance a parcel lies beyond: "the 100 ft of § 144-4", or, where the run set another than the law's,
+    "150 ft, the distance set for this run (§ 144-4 sets 100 ft)": "the 150 ft of § 144-4" credited the law with it."""
+    distance = facts.profile.mandate.distance_ft
+    if distance.law_set:
+        return f"{facts.limit}, {_distance_for_run(distance)}"
+    return f"the {facts.limit} of {distance.citation}"
+
+
+def _distance_for_run(distance) -> str:
+    """ "the distance set for this run (§ 144-4 sets 100 ft)", "(§ 196-17E sets none)" where the law gives none."""
+    return f"the distance set for this run ({distance.law_sets('ft')})"
 
 
 def _in_range_not_abutting(facts: _Facts, rows: np.ndarray) -> pa.Array:
@@ -344,7 +358,10 @@ def _in_range_not_abutting(facts: _Facts, rows: np.ndarray) -> pa.Array:
 
 
 def _set_for_run(rule) -> str:
-    """ " (§ 144-4; value set by the user)" where ``rule``'s value was set for the run; "" for the law's own."""
+    """ ", the distance set for this run (§ 144-4 sets 100 ft)" where the run replaced the law's distance,
+    " (§ 196-17E; value set by the user)" where it set one the law leaves to the town; "" for the law's own."""
+    if rule.law_set:
+        return f", {_distance_for_run(rule)}"
     return f" {rule.cited}" if rule.overridden else ""
 
 
@@ -380,9 +397,16 @@ def _duty(facts: _Facts) -> str:
     sets it (``_duty_in_the_laws_words``).
     """
     md = facts.profile.mandate
-    if md.distance_ft.town_setting:
+    if md.distance_ft.town_setting or md.distance_ft.law_set:
+        # a distance the run set: "§ 144-4 (value set by the user) requires ... within 150 ft" credited the law
+        # with a requirement it does not make at 150 ft (a village attorney would object)
         return _duty_in_the_laws_words(facts)
     period = md.notice_period_days
+    # "an occupied property" only where the run tests occupancy: one set not to (requires_occupied_building=false)
+    # cited a test it never made (a tester)
+    which = "an occupied property" if md.requires_occupied_building.value else "a property"
+    if period.law_set and not period.act:  # the law's duty, then the run's period beside the law's own
+        return f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect.{_period_words(period)}"
     if period.value is not None:
         when = f"within {period.value} days of {_notice_words(period)}"
         if period.act:  # the town's resolution set the days: cited as the letters cite it (analysis.notices.Period)
@@ -390,25 +414,32 @@ def _duty(facts: _Facts) -> str:
             when += f" ({period.act}{sets})"
     else:
         when = f"when notified (no period set: {citation_clause(md.notice_period_days.citation)})"
-    # "an occupied property" only where the run tests occupancy: one set not to (requires_occupied_building=false)
-    # cited a test it never made (a tester)
-    which = "an occupied property" if md.requires_occupied_building.value else "a property"
     return f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect {when}."
 
 
 def _duty_in_the_laws_words(facts: _Facts) -> str:
     """The duty of a law that sets no distance (Wappinger's § 196-17E: "At such time as a public sewer becomes
-    available to a property served by a private wastewater disposal system ... a direct connection shall be made"):
-    the distance as the run's ("within 100 ft, the distance set for this run (§ 196-17E sets none)"), the law quoted,
-    and the period as the Town's act sets it, as the run sets it, or as unset."""
+    available to a property served by a private wastewater disposal system ... a direct connection shall be made"),
+    or whose distance the run replaced (Fort Plain's § 144-4 at 150 ft): the distance as the run's ("within 100 ft,
+    the distance set for this run (§ 196-17E sets none)", "(§ 144-4 sets 100 ft)"), the law quoted, and the period
+    as the Town's act sets it, as the run sets it, or as unset."""
     md = facts.profile.mandate
-    distance, period = md.distance_ft, md.notice_period_days
-    whose = "set for this run" if distance.overridden else "this profile reads it as"
-    said = f", within {facts.limit}, the distance {whose} ({distance.section} sets none)."
+    distance = md.distance_ft
+    if distance.overridden:
+        said = f", within {facts.limit}, {_distance_for_run(distance)}."
+    else:
+        said = f", within {facts.limit}, the distance this profile reads it as ({distance.section} sets none)."
     if distance.quote:
         said += f' {distance.section}: "{distance.quote.rstrip(".")}."'
+    return said + _period_words(md.notice_period_days)
+
+
+def _period_words(period) -> str:
+    """The sentence on the period to connect, beside a duty that does not state it: " The period to connect: within
+    60 days of official notice (the period set for this run; § 144-4 sets 90 days).", as the Town's act or the law
+    sets it, or " No period to connect is set (...)."."""
     if period.value is None:
-        return said + f" No period to connect is set ({period.section} sets none; the Town sets it)."
+        return f" No period to connect is set ({period.section} sets none; the Town sets it)."
     if period.act:  # the town's resolution set the days: cited as the letters cite it (analysis.notices.Period)
         basis = (
             f"{period.act}; {period.section} sets no period"
@@ -416,10 +447,10 @@ def _duty_in_the_laws_words(facts: _Facts) -> str:
             else (f"{period.act}, under {period.section}")
         )
     elif period.overridden or period.town_setting:
-        basis = f"the period set for this run; {period.section} sets none"
+        basis = f"the period set for this run; {period.law_sets('days')}"
     else:
         basis = citation_clause(period.citation)
-    return said + f" The period to connect: within {period.value} days of {_notice_words(period)} ({basis})."
+    return f" The period to connect: within {period.value} days of {_notice_words(period)} ({basis})."
 
 
 def _mandated(facts: _Facts, rows: np.ndarray) -> pa.Array:

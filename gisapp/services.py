@@ -34,7 +34,14 @@ from analysis.errors import Fix, ProfileError
 from analysis.mandate import MandateResult, analyze_mandates, missing_inputs
 from analysis.network import SewerNetwork, build_network
 from analysis.network_checks import NetworkOutline, check_network, network_outline
-from analysis.notices import NoticePlan, TownSettings, connection_day_problem, period, with_resolutions
+from analysis.notices import (
+    NoticePlan,
+    TownSettings,
+    connection_day_problem,
+    period,
+    refuse_resolutions_of_the_laws_periods,
+    with_resolutions,
+)
 from analysis.notification import Notification, parcels_within
 from analysis.profiles import Profile, available_profiles, load_profile, values_set
 from analysis.subdivisions import assess_subdivisions
@@ -582,12 +589,15 @@ def _town_setting_the_period(ws: Workspace, store: str | None) -> TownSettings |
     connect: a run's deadlines are the letters' (Wappinger's § 196-17E leaves the period to the town). A run
     computed none, or one from a value set for the run alone, which the letters then refused beside the act."""
     rule = ws.profile.mandate.notice_period_days
-    if not (rule.setting or rule.town_setting):  # the law sets the period (Fort Plain's § 144-4): no act replaces it
-        return None
     for place in (store, ws.store, ws.spec.data):
         found = town_file(store=place) if place else None
         if found is not None:
             settings = load_town_settings(found)
+            # the law sets the period (Fort Plain's § 144-4): no act replaces it, and one that tries is refused, as
+            # the letters refuse it, rather than the run's deadlines ignoring it without a word
+            refuse_resolutions_of_the_laws_periods(ws.profile, settings)
+            if not (rule.setting or rule.town_setting):
+                return None
             return settings if settings and "mandate.notice_period_days" in settings.resolutions else None
     return None
 

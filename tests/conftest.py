@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import io
 import os
+import re
 import shutil
 import threading
 import time
@@ -45,10 +46,14 @@ FILLED_IN = {
 
 
 def town_toml(municipality: str = "Village of Fort Plain") -> str:
-    """The town settings template filled in as a town would, its letterhead naming ``municipality``."""
+    """The town settings template filled in as a town would, its letterhead naming ``municipality``. The Town of
+    Wappinger's leaves out the template's resolution of a time to correct: its § 196-22A sets 10 days, and a
+    resolution of a period the law sets is refused."""
     text = EXAMPLE_TOWN.read_text(encoding="utf-8").replace('"Village of Fort Plain"', f'"{municipality}"')
     for placeholder, value in FILLED_IN.items():
         text = text.replace(placeholder, value)
+    if municipality == "Town of Wappinger":
+        text = re.sub(r'(?m)^"notices\.correction_period_days" = .*\n', "", text)
     return text
 
 

@@ -103,6 +103,12 @@ def town_settings(tmp_path: Path, name: str = "fort-plain"):
         .replace('"Fort Plain, NY 13339"', f'"{city}"')
         .replace("of the Board of Trustees", f"of the {board}")
     )
+    # Only the periods the law leaves to the town: a resolution of one the law sets is refused (Wappinger's § 196-22A
+    # sets its 10 days to correct; Fort Plain's § 144-4 and Poughkeepsie's § 168-22.2G their days to connect).
+    if name == "wappinger":
+        text = re.sub(r'(?m)^"notices\.correction_period_days" = .*\n', "", text)
+    else:
+        extra = ""
     path = tmp_path / f"{name}.toml"
     path.write_text(text + extra, encoding="utf-8")
     return load_town_settings(path)
@@ -170,9 +176,9 @@ def _connection_notices(parcels, profile, notice_period, **columns):
     )
 
 
-def _composed(profile_name: str, town):
-    """The one connection letter of the golden case, and the maps it carries."""
-    profile = load_profile(profile_name)
+def _composed(profile_name: str, town, overrides: dict | None = None):
+    """The one connection letter of the golden case, and the maps it carries (``overrides``: values set for the run)."""
+    profile = load_profile(profile_name, overrides=overrides)
     parcels, lines, mains, streets, buildings = _layers()
     notice_period = period(profile, "mandate.notice_period_days", town)
     due = _connection_notices(

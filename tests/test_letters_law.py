@@ -99,6 +99,28 @@ def test_a_period_the_law_does_not_set_is_not_credited_to_its_section(tmp_path):
     assert said.startswith("§ 144-4 counts its days from the date of the notice, not from its service")
 
 
+def test_a_distance_and_period_the_law_sets_replaced_for_a_run_are_not_credited_to_its_section(tmp_path):
+    """With --set mandate.notice_period_days=60 under Fort Plain, the preview said "Deadline ...: 60 days (§ 144-4)" and
+    the letter quoted § 144-4's 90 days, then required the connection in 60 with no word that the 60 were not the
+    law's; at --set mandate.distance_ft=150 it quoted "within 100 feet" beside a demand on a lot further off. Both now
+    say the value was set for these notices, and what the section sets."""
+    town = town_settings(tmp_path, "fort-plain")
+    overrides = {"mandate.notice_period_days": "60", "mandate.distance_ft": "150"}
+    profile = load_profile("fort-plain", overrides=overrides)
+    assert period(profile, "mandate.notice_period_days", town).basis == (
+        "the period set for this run; § 144-4 sets 90 days"
+    )
+    letter, _, _ = _composed("fort-plain", town, overrides=overrides)
+    text = words(letter_text(letter))
+    assert (
+        "You are required to connect by April 30, 2027, 60 days after the date of this notice (the period set for "
+        "these notices; § 144-4 sets 90 days). This notice is given to properties within 150 feet of a public sewer, "
+        "the distance set for these notices (§ 144-4 sets 100 feet)."
+    ) in text
+    plain = _connection_text("fort-plain", tmp_path)
+    assert "set for these notices" not in plain
+
+
 def test_a_period_set_for_a_run_beside_the_towns_resolution_is_refused_not_dropped(tmp_path):
     """`notices preview --set mandate.notice_period_days=45` beside a resolution of 60 days printed "Deadline ...: 60
     days (Resolution 9 ...)" with no word that the 45 was dropped (a tester). The same value is no conflict."""

@@ -102,6 +102,60 @@ def test_wappinger_reason_says_which_words_are_the_laws_and_which_the_runs(stree
         assert said.endswith("No period to connect is set (§ 196-17E sets none; the Town sets it).")
 
 
+@pytest.mark.parametrize(
+    "overrides, says",
+    [
+        (
+            {"mandate.distance_ft": "150"},
+            [
+                ', within 150 ft, the distance set for this run (§ 144-4 sets 100 ft). § 144-4: "provided that said '
+                'public sewer is located within 100 feet of the property line." The period to connect: within 90 days'
+                " of official notice (§ 144-4).",
+                "60.0 ft beyond 150 ft, the distance set for this run (§ 144-4 sets 100 ft); no connection",
+            ],
+        ),
+        (
+            {"mandate.notice_period_days": "60"},
+            [
+                "; § 144-4 requires an occupied property within 100 ft to connect. The period to connect: within 60 "
+                "days of official notice (the period set for this run; § 144-4 sets 90 days). Deadline 2027-04-30.",
+                "110.0 ft beyond the 100 ft of § 144-4; no connection",
+            ],
+        ),
+        (
+            {"mandate.distance_ft": "150", "mandate.notice_period_days": "60"},
+            [
+                "(§ 144-4 sets 100 ft).",
+                "The period to connect: within 60 days of official notice (the period set for this run; § 144-4 sets "
+                "90 days). Deadline 2027-04-30.",
+            ],
+        ),
+    ],
+)
+def test_a_value_the_law_sets_and_the_run_replaced_is_said_as_the_runs(street_block, overrides, says):
+    """With --set mandate.distance_ft=150 under Fort Plain, the reason read "§ 144-4 (value set by the user) requires
+    an occupied property within 150 ft to connect within 90 days", and an out-of-range parcel lay "beyond the 150 ft
+    of § 144-4": § 144-4 requires nothing at 150 ft, and a village attorney reading the letter would object. So with
+    a period set for the run. The value is said as the run's, beside what the law sets, the law quoted as printed."""
+    streets, mains = street_block
+    profile = load_profile("fort-plain", overrides=overrides)
+    r = run([lot("A", 0, 25), lot("F", 0, 210)], mains, streets, profile, notice_date=dt.date(2027, 3, 1))
+    said = " ".join(r.loc[["A", "F"], "reason"])
+    assert r.loc["A", "status"] == "mandated" and r.loc["F", "status"] == "out_of_range"
+    for words in says:
+        assert words in said, words
+    for claimed in (
+        "(value set by the user) requires",
+        "within 150 ft to connect",
+        "within 60 days of official notice. ",
+        "the 150 ft of § 144-4",
+    ):
+        assert claimed not in said, claimed
+    if "mandate.distance_ft" in overrides:
+        law = " ".join((ORDINANCES / "000_56113acefb055a4e.txt").read_text(encoding="utf-8").split())
+        assert said.split('§ 144-4: "', 1)[1].split('"', 1)[0].rstrip(".") in law
+
+
 def test_main_crossing_the_parcel_is_zero_ft(fort_plain, street_block):
     # The main runs north through the lot in a 20-ft sewer easement, mapped as a right-of-way polygon (§ 144-1
     # measures to "the edge of a sewer right-of-way" where the building sewer connects in one).
@@ -723,7 +777,8 @@ def test_sections_and_reasons_name_what_decided_and_a_value_set_for_the_run(stre
     back_lot = {"parcel_id": "B", "occupied": True, "geometry": box(0, 90, 50, 180)}
     r = run([back_lot], mains, streets, wide)
     assert r.loc["B", "status"] == "in_range_not_abutting"
-    assert "within 250 ft (§ 144-4; value set by the user), but not in a street" in r.loc["B", "reason"]
+    said = "within 250 ft, the distance set for this run (§ 144-4 sets 100 ft), but not in a street"
+    assert said in r.loc["B", "reason"]
     storm = frame([{"main_id": "S-1", "sewer_type": "storm", "geometry": LineString([(-1000, 0), (2000, 0)])}])
     r = run([lot("N", 0, 25)], storm, streets, wide)
     assert r.loc["N", "status"] == "no_public_sewer"

@@ -37,6 +37,7 @@ from analysis.notices import (
     period,
     plan_notices,
     split_name,
+    with_resolutions,
 )
 from analysis.profiles import load_profile
 from gisapp.cli import main
@@ -72,6 +73,15 @@ def town_file(folder: Path, extra: str = "") -> Path:
     path = folder / "town.toml"
     path.write_text(town_toml() + extra, encoding="utf-8")
     return path
+
+
+def wappinger_town(folder: Path):
+    """Wappinger's town settings: the Town Board's resolution of the period to connect, which § 196-17E leaves to the
+    town, and not the example's of a time to correct (§ 144-40A's; Wappinger's § 196-22A sets its own 10 days)."""
+    text = town_toml("Town of Wappinger")
+    path = folder / "town.toml"
+    path.write_text(text + '"mandate.notice_period_days" = { days = 60, act = "Resolution 9 of 2027" }\n', "utf-8")
+    return load_town_settings(path)
 
 
 def _prepare(reg: Register, due: pd.DataFrame, *, kind="connection", day=DAY, deadline=None, actor="t") -> dict:
@@ -195,11 +205,11 @@ def test_a_period_the_law_leaves_to_the_town_needs_the_towns_resolution(results,
         plan_notices(results, profile=WP, notice_date=DAY)
     correction = period(FP, "notices.correction_period_days")
     assert correction.left_to_town and not correction.ready_for_letters and correction.days == 30
-    town = load_town_settings(
-        town_file(tmp_path, '"mandate.notice_period_days" = { days = 60, act = "Resolution 9 of 2027" }\n')
-    )
-    cited = period(FP, "notices.correction_period_days", town)
+    village = load_town_settings(town_file(tmp_path))  # the example's resolution: § 144-40A's days to correct
+    cited = period(FP, "notices.correction_period_days", village)
     assert cited.ready_for_letters and cited.basis == "Resolution 4 of 2027 of the Board of Trustees, under § 144-40A"
+    (tmp_path / "wappinger").mkdir()
+    town = wappinger_town(tmp_path / "wappinger")
     wappinger = plan_notices(results, profile=WP, notice_date=DAY, town=town)
     assert (
         wappinger.deadline == dt.date(2027, 4, 30)
@@ -209,15 +219,47 @@ def test_a_period_the_law_leaves_to_the_town_needs_the_towns_resolution(results,
     assert law.days == 10 and law.basis == "§ 196-22A"
 
 
+@pytest.mark.parametrize(
+    ("profile", "resolution", "said"),
+    [
+        (
+            FP,
+            '"mandate.notice_period_days" = { days = 60, act = "Resolution 9 of 2027" }\n',
+            '"mandate.notice_period_days" (60 days, Resolution 9 of 2027) names a period the law sets: § 144-4 sets '
+            "90 days, and a resolution of the town cannot change it here",
+        ),
+        (  # the example's resolution of § 144-40A's time limit, under Wappinger's § 196-22A, which sets 10 days
+            WP,
+            "",
+            '"notices.correction_period_days" (30 days, Resolution 4 of 2027 of the Board of Trustees) names a period '
+            "the law sets: § 196-22A sets 10 days",
+        ),
+    ],
+)
+def test_a_resolution_of_a_period_the_law_sets_is_refused_not_ignored(results, tmp_path, profile, resolution, said):
+    """Fort Plain's town.toml with [resolutions] "mandate.notice_period_days" = { days = 60, ... } was read and
+    ignored: the preview and the letters stated § 144-4's 90 days with no word of the 60 the file gave. The law sets
+    that period; the file is refused, naming the section and its days, for the letters and the preview alike."""
+    town = load_town_settings(town_file(tmp_path, resolution))
+    for step in (
+        lambda: plan_notices(results, profile=profile, notice_date=DAY, town=town),
+        lambda: with_resolutions(profile, town),
+        lambda: period(profile, "notices.correction_period_days", town),
+    ):
+        with pytest.raises(AnalysisError) as refused:
+            step()
+        assert said in str(refused.value) and "town.toml: [resolutions]" in str(refused.value)
+        assert "Remove it from [resolutions]" in str(refused.value) and "--set" not in str(refused.value)
+        assert refused.value.fix.target in str(refused.value)
+
+
 def test_wappinger_notices_only_a_property_served_by_a_private_system(results, tmp_path):
     """§ 196-17E, the article's only duty to connect, binds "a property served by a private wastewater disposal
     system": a parcel the data says has none is held back, not sent a letter quoting a section that does not bind it.
     Fort Plain § 144-4 and Poughkeepsie § 168-22.2G bind every owner, so there nothing is held back for it."""
     assert WP.notices.private_system_only.value is True and WP.notices.private_system_only.section == "§ 196-17E"
     assert FP.notices.private_system_only.value is False and PK.notices.private_system_only.value is False
-    town = load_town_settings(
-        town_file(tmp_path, '"mandate.notice_period_days" = { days = 60, act = "Resolution 9 of 2027" }\n')
-    )
+    town = wappinger_town(tmp_path)
     ids = list(results.loc[results["status"] == "mandated", "parcel_id"])
     marked = results.assign(private_system=results["parcel_id"].isin(ids[:3]).map({True: "N", False: "Y"}))
     wappinger = plan_notices(marked, profile=WP, notice_date=DAY, town=town)
@@ -2331,3 +2373,20 @@ def test_a_resolution_the_town_settings_cannot_apply_is_refused_never_ignored(st
     assert refused.exit_code != 0 and "is not a period the town's resolutions can set" in said, said
     assert '(they set only "mandate.notice_period_days" and "notices.correction_period_days", in days)' in said
     assert says in said
+
+
+def test_a_resolution_of_the_laws_own_period_is_refused_by_the_run_and_the_preview(store, tmp_path):
+    """town.toml's [resolutions] "mandate.notice_period_days" = { days = 60, ... } beside a Fort Plain store was read
+    and ignored: the run's deadlines and the preview counted § 144-4's 90 days with no word of the file's 60."""
+    town_file(tmp_path, '"mandate.notice_period_days" = { days = 60, act = "Resolution 9 of 2027" }\n')
+    data = ["--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    for args in (["analyze", *data, "--out", store], ["notices", "preview", *data]):
+        refused = invoke(*args, ok=False)
+        said = " ".join(refused.output.split())
+        assert refused.exit_code != 0, said
+        assert (
+            'town.toml: [resolutions] "mandate.notice_period_days" (60 days, Resolution 9 of 2027) names a period the '
+            "law sets: § 144-4 sets 90 days, and a resolution of the town cannot change it here. Remove it from "
+            "[resolutions]"
+        ) in said
+        assert "Use --set mandate.notice_period_days=N." in said

@@ -24,9 +24,10 @@ from layers.write import write_layers
 from tests.conftest import Runner, csrf, make_app, town_toml, wait_job
 
 NOTICE_DATE = "2027-03-01"
-WAPPINGER_TOWN = town_toml("Town of Wappinger").replace(
-    '"notices.correction_period_days" = { days = 30, act = "Resolution 4 of 2027 of the Board of Trustees" }',
-    '"mandate.notice_period_days" = { days = 60, act = "Resolution 12 of 2027 of the Town Board" }',
+# The Town's own period of notice; its town settings hold no resolution of a time to correct (§ 196-22A sets 10 days)
+WAPPINGER_TOWN = (
+    town_toml("Town of Wappinger")
+    + '"mandate.notice_period_days" = { days = 60, act = "Resolution 12 of 2027 of the Town Board" }\n'
 )
 WORKSPACES = {
     "sample": {"flags": ["--profile", "fort-plain"], "form": {"profile": "fort-plain"}},
