@@ -332,7 +332,7 @@ def _limit_of(facts: _Facts) -> str:
     """The distance a parcel lies beyond: "the 100 ft of § 144-4", or, where the run set another than the law's,
     "150 ft, the distance set for this run (§ 144-4 sets 100 ft)": "the 150 ft of § 144-4" credited the law with it."""
     distance = facts.profile.mandate.distance_ft
-    if distance.law_set:
+    if distance.overridden:  # Wappinger's too: "the 150 ft of § 196-17E (value set by the user)" credited § 196-17E
         return f"{facts.limit}, {_distance_for_run(distance)}"
     return f"the {facts.limit} of {distance.citation}"
 
@@ -358,11 +358,9 @@ def _in_range_not_abutting(facts: _Facts, rows: np.ndarray) -> pa.Array:
 
 
 def _set_for_run(rule) -> str:
-    """ ", the distance set for this run (§ 144-4 sets 100 ft)" where the run replaced the law's distance,
-    " (§ 196-17E; value set by the user)" where it set one the law leaves to the town; "" for the law's own."""
-    if rule.law_set:
-        return f", {_distance_for_run(rule)}"
-    return f" {rule.cited}" if rule.overridden else ""
+    """ ", the distance set for this run (§ 144-4 sets 100 ft)" where the run replaced the law's distance, or
+    "(§ 196-17E sets none)" where it set one the law does not state; "" for the law's own."""
+    return f", {_distance_for_run(rule)}" if rule.overridden else ""
 
 
 def _over(facts: _Facts, rows: np.ndarray) -> pa.Array:

@@ -592,11 +592,17 @@ def _town_setting_the_period(ws: Workspace, store: str | None) -> TownSettings |
     for place in (store, ws.store, ws.spec.data):
         found = town_file(store=place) if place else None
         if found is not None:
-            settings = load_town_settings(found)
+            left_to_town = bool(rule.setting or rule.town_setting)
+            try:
+                settings = load_town_settings(found)
+            except LayerError:
+                if left_to_town:
+                    raise
+                return None  # the law's period stands; a town file the run does not need is the letters' to refuse
             # the law sets the period (Fort Plain's § 144-4): no act replaces it, and one that tries is refused, as
             # the letters refuse it, rather than the run's deadlines ignoring it without a word
             refuse_resolutions_of_the_laws_periods(ws.profile, settings)
-            if not (rule.setting or rule.town_setting):
+            if not left_to_town:
                 return None
             return settings if settings and "mandate.notice_period_days" in settings.resolutions else None
     return None

@@ -2390,3 +2390,15 @@ def test_a_resolution_of_the_laws_own_period_is_refused_by_the_run_and_the_previ
             "[resolutions]"
         ) in said
         assert "Use --set mandate.notice_period_days=N." in said
+
+
+def test_a_broken_town_file_does_not_stop_a_run_whose_law_sets_the_period(store, tmp_path):
+    """Fort Plain's § 144-4 sets the 90 days: the run reads town.toml only to refuse a resolution replacing them, so
+    a file that does not load (a typo in the office's phone table) leaves the run's deadlines to the law, and the
+    letters refuse the file; it had stopped `analyze --notice-date` with the town file's error."""
+    (tmp_path / "town.toml").write_text("[office\nphone = 1\n", encoding="utf-8")
+    data = ["--profile", "fort-plain", "--data", store, "--notice-date", "2027-03-01"]
+    ran = invoke("analyze", *data, "--out", store, "--json")
+    assert json.loads(ran.output[ran.output.index("{") :])["summary"]["counts"]["mandated"] > 0
+    refused = invoke("notices", "preview", *data, ok=False)
+    assert refused.exit_code != 0 and "is not valid TOML" in " ".join(refused.output.split())

@@ -66,7 +66,7 @@ OVERRIDES = {"wappinger": {"mandate.distance_ft": "150"}}
 NESTED_BRACKETS = r"\([^()]*\([^()]*\)[^()]*\)"
 PINNED = {
     "fort-plain": "5c1d37b35a7c66bc2730d41b0c00d3fd253213385a005beb2ab4efc05b6c65ec",
-    "wappinger": "47cc137cd7ba5255d4c6b6923d6c668e7601d50c83b84c88d4f5422069c15712",
+    "wappinger": "c30ccd536a15dfe4792371cf4d2d422d247350caab18bbf772dbd6ef6063dbab",
     "poughkeepsie": "2d5026e6e1e21e0f46958d5ac489b97a98f8d42be1a79cecb9aaeebbc06beb08",
 }
 PINNED_BUILDINGS = {
