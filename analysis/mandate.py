@@ -19,7 +19,8 @@ For every parcel, vectorised over STRtrees (no Python loop over parcels):
    lying in a street the parcel abuts. When the nearest main is not one, the nearest in-range main that is
    decides, and ``distance_ft`` / ``main_id`` describe that main.
 3. ``occupied``: the parcel's own occupied attribute, else a building on it (its representative point inside the
-   parcel) that is marked occupied or is at least ``min_occupied_building_sqft``, else the property class.
+   parcel) that is marked occupied or is at least ``min_occupied_building_sqft``, else the property class. A
+   building across a lot line counts on one lot; the reason of another it covers, found unoccupied, names it.
 4. ``status`` in order: connected, no_public_sewer, unoccupied, out_of_range, in_range_not_abutting, mandated;
    with ``rule``, ``section`` and a ``reason`` sentence a clerk can read, and ``deadline`` given a notice date.
 """
@@ -51,6 +52,7 @@ from analysis.reasons import (
     NOTICED,
     OCCUPANCY_SOURCES,
     STATUSES,
+    PartlyOn,
     explain,
 )
 from analysis.streets import (
@@ -220,7 +222,7 @@ def _analyze(
             near, parcel_geoms, parcel_tree, counted, streets, sewer_rights_of_way, profile, fpu, reach, workers
         )
         joined = _connections(parcel_geoms, counted, near, profile, fpu, workers)
-        building_parcels, occupied, occupied_source = occupancy()
+        located, occupied, occupied_source = occupancy()
     has_rows = sewer_rights_of_way is not None and len(sewer_rights_of_way) > 0
     measure = _measure(parcel_geoms, counted, near, joined, streets, curbs, sewer_rights_of_way, profile, fpu, workers)
     connected = _connected(parcels)
@@ -231,8 +233,9 @@ def _analyze(
     main_text = pc.take(pa.array(counted.ids, pa.string()), pa.array(near.main_index, mask=near.main_index < 0))
     klass = pa.array(_text(parcels["property_class"]), pa.string()) if "property_class" in parcels else None
     has_streets = streets is not None and len(streets) > 0
-    # The sentences (Arrow's string kernels) are written beside the assembly of the other result columns (pandas).
-    reasons = functools.partial(
+    # The sentences (Arrow's string kernels) are written beside the assembly of the other result columns (pandas),
+    # with the buildings that stand partly on a parcel found unoccupied (its reason names them).
+    words = functools.partial(
         explain,
         code,
         profile=profile,
@@ -250,6 +253,13 @@ def _analyze(
         measured_from=measure.measured_from,
         boundary_ft=measure.boundary_ft,
     )
+
+    def reasons() -> dict[str, pa.Array]:
+        if buildings is None:
+            return words()
+        vacant = (code == STATUSES.index("unoccupied")) & (occupied_source == OCCUPANCY_SOURCES.index("buildings"))
+        return words(partly_on=_partly_on(parcel_geoms, parcels, vacant, buildings, located, profile, fpu, workers))
+
     with beside(reasons, workers=workers) as text:
         out, measuring = _result_frames(
             parcels, counted, near, measure, code, text, main_text, (occupied, occupied_source, connected), has_streets
@@ -259,7 +269,7 @@ def _analyze(
         measuring_lines=measuring,
         summary=_summary(profile, parcels, mains, counted, code, threshold_ft, notice_date, notice_reason, unnoticed)
         | {"nearest_main_ft": _nearest(measure.distance_ft), "area_unmapped": unmapped_area(profile, service_areas)},
-        building_parcels=building_parcels,
+        building_parcels=located.parcels if located is not None else None,
         street_pairs=near.pairs if has_streets and not has_rows else None,
     )
 
@@ -378,16 +388,28 @@ def _said_sewer(
     return near
 
 
+@dataclass(frozen=True)
+class _Located:
+    """Where the buildings stand: the parcel of each (-1 where none), which count for occupancy, and the (building,
+    parcel) pairs of the other parcels each building's envelope reaches (``_locate``)."""
+
+    parcels: np.ndarray
+    qualifies: np.ndarray
+    near: tuple[np.ndarray, np.ndarray]
+
+
 def _occupancy_of(parcels, parcel_tree, buildings, profile, fpu, workers):
-    """The parcel each building stands on (-1 where none), and each parcel's occupancy and its source."""
+    """Where the buildings stand (``_Located``, None without buildings), and each parcel's occupancy and its
+    source."""
     if buildings is None:
-        occupied, source = _occupancy(parcels, None, profile, fpu, None)
+        occupied, source = _occupancy(parcels, None, profile, None)
         return None, occupied, source
-    b_idx, p_idx = locate_buildings(np.asarray(buildings.geometry.values), parcels, parcel_tree, profile, fpu, workers)
+    b_idx, p_idx, *near = _locate(np.asarray(buildings.geometry.values), parcels, parcel_tree, profile, fpu, workers)
     building_parcels = np.full(len(buildings), -1, dtype=np.int64)
     building_parcels[b_idx] = p_idx
-    occupied, source = _occupancy(parcels, buildings, profile, fpu, (b_idx, p_idx))
-    return building_parcels, occupied, source
+    qualifies = counting_buildings(buildings, profile, fpu)
+    occupied, source = _occupancy(parcels, qualifies, profile, (b_idx, p_idx))
+    return _Located(building_parcels, qualifies, (near[0], near[1])), occupied, source
 
 
 def _connections(parcel_geoms, counted: _Mains, near: _Nearest, profile: Profile, fpu: float, workers: int):
@@ -753,14 +775,29 @@ def counting_mains(mains: gpd.GeoDataFrame, profile: Profile) -> np.ndarray:
 OCCUPIED_CLASS_DIGITS = ("1", "2", "4", "5", "6", "7", "8")
 
 
+def counting_buildings(buildings: gpd.GeoDataFrame, profile: Profile, fpu: float) -> np.ndarray:
+    """Which buildings count for occupancy: one marked occupied (or not), else a point or a footprint of at least
+    ``measurement.min_occupied_building_sqft`` (so garden sheds do not)."""
+    geoms = np.asarray(buildings.geometry.values)
+    area_sqft = shapely.area(geoms) * fpu * fpu
+    qualifies = (shapely.get_dimensions(geoms) == 0) | (
+        area_sqft >= profile.measurement.min_occupied_building_sqft.value
+    )
+    if "occupied" in buildings.columns:
+        flag = buildings["occupied"]
+        given = flag.notna().to_numpy()
+        qualifies[given] = flag.to_numpy(object)[given].astype(bool)
+    return qualifies
+
+
 def _occupancy(
     parcels: gpd.GeoDataFrame,
-    buildings: gpd.GeoDataFrame | None,
+    qualifies: np.ndarray | None,
     profile: Profile,
-    fpu: float,
     located: tuple[np.ndarray, np.ndarray] | None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Occupied flags, and which source decided each (positions in ``OCCUPANCY_SOURCES``)."""
+    """Occupied flags, and which source decided each (positions in ``OCCUPANCY_SOURCES``). ``qualifies``: which
+    buildings count (``counting_buildings``), None without a buildings layer."""
     n = len(parcels)
     occupied = np.zeros(n, dtype=bool)
     source = np.zeros(n, dtype=np.int8)
@@ -769,16 +806,7 @@ def _occupancy(
         decided = pd.notna(parcels["occupied"]).to_numpy()
         occupied[decided] = parcels["occupied"].to_numpy(object)[decided].astype(bool)
         source[decided] = OCCUPANCY_SOURCES.index("occupied attribute")
-    if buildings is not None:
-        geoms = np.asarray(buildings.geometry.values)
-        area_sqft = shapely.area(geoms) * fpu * fpu
-        qualifies = (shapely.get_dimensions(geoms) == 0) | (
-            area_sqft >= profile.measurement.min_occupied_building_sqft.value
-        )
-        if "occupied" in buildings.columns:
-            flag = buildings["occupied"]
-            given = flag.notna().to_numpy()
-            qualifies[given] = flag.to_numpy(object)[given].astype(bool)
+    if qualifies is not None:
         b_idx, p_idx = located
         by_building = np.zeros(n, dtype=bool)
         by_building[p_idx[qualifies[b_idx]]] = True
@@ -804,39 +832,49 @@ def locate_buildings(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(building, parcel) positions of every building and each parcel it stands on.
 
-    A building stands on the parcel its inside point lies within: candidates by envelope, then one
-    point-in-polygon test per candidate on the point's coordinates (the same pairs as a ``within`` query, in the
-    same order, at half the cost). A building whose inside point lies within no parcel (a twin house drawn as one
-    footprint, centred on the lot line; a footprint whose middle falls in a gap between the parcels, as layers
-    from two sources often leave) stands on the parcel its footprint covers most, or, for a point on a lot line,
-    the parcel it touches; on a tie, the parcel with the lower ID. Before, such a building stood nowhere, and its
-    parcel was unoccupied. The footprint must cover the profile's least occupied building of that parcel
-    (``measurement.min_occupied_building_sqft``) or half of itself: a building in the street that crosses a lot's
-    front line by an inch stands on no lot. ``parcel_tree`` is the tree of ``parcels``' geometries.
+    A building stands on the parcel its inside point lies within: candidates by the building's envelope, then one
+    point-in-polygon test per candidate on the point's coordinates (the same pairs as a ``within`` query of the
+    points, in the same order, at half the cost; the candidates it is not within are kept for ``_partly_on``). A
+    building whose inside point lies within no parcel (a twin house drawn as one footprint, centred on the lot line;
+    a footprint whose middle falls in a gap between the parcels, as layers from two sources often leave) stands on
+    the parcel its footprint covers most, or, for a point on a lot line, the parcel it touches; on a tie, the parcel
+    with the lower ID. Before, such a building stood nowhere, and its parcel was unoccupied. The footprint must
+    cover the profile's least occupied building of that parcel (``measurement.min_occupied_building_sqft``) or half
+    of itself: a building in the street that crosses a lot's front line by an inch stands on no lot. ``parcel_tree``
+    is the tree of ``parcels``' geometries.
     """
+    return _locate(geoms, parcels, parcel_tree, profile, fpu, workers)[:2]
+
+
+def _locate(geoms, parcels, parcel_tree, profile, fpu, workers) -> tuple[np.ndarray, ...]:
+    """``locate_buildings``' (building, parcel) pairs, and the pairs of each building and the other parcels its
+    envelope reaches, which its middle is not in (``_partly_on`` finds the buildings across a lot line among them).
+
+    Candidates by the building's envelope, which holds its inside point: the same pairs, in the same order, at
+    about the cost of candidates by the point alone."""
     points = _inside_points(geoms, workers)
     x, y = shapely.get_x(points), shapely.get_y(points)
 
     def run(part: slice):
-        i_b, i_p = parcel_tree.query(points[part])
+        i_b, i_p = parcel_tree.query(geoms[part])
         i_b = i_b + part.start
         inside = shapely.contains_xy(parcel_tree.geometries[i_p], x[i_b], y[i_b])
-        return i_b[inside], i_p[inside]
+        return i_b[inside], i_p[inside], i_b[~inside], i_p[~inside]
 
     parts = map_chunks(run, len(points), workers)
     if not parts:
-        return np.empty(0, np.int64), np.empty(0, np.int64)
-    b_idx, p_idx = np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
+        return (np.empty(0, np.int64),) * 4
+    b_idx, p_idx, near_b, near_p = (np.concatenate([p[i] for p in parts]) for i in range(4))
     astray = np.ones(len(geoms), dtype=bool)
     astray[b_idx] = False
     rows = np.flatnonzero(astray)
     rows = rows[~shapely.is_missing(geoms[rows]) & ~shapely.is_empty(geoms[rows])]
     if not len(rows):
-        return b_idx, p_idx
+        return b_idx, p_idx, near_b, near_p
     enough_area = profile.measurement.min_occupied_building_sqft.value / fpu**2
     more_b, more_p = _most_covered(geoms, rows, parcel_tree, parcels["parcel_id"].to_numpy(), enough_area)
     order = np.argsort(np.concatenate([b_idx, more_b]), kind="stable")
-    return np.concatenate([b_idx, more_b])[order], np.concatenate([p_idx, more_p])[order]
+    return np.concatenate([b_idx, more_b])[order], np.concatenate([p_idx, more_p])[order], near_b, near_p
 
 
 def _most_covered(geoms, rows, parcel_tree, parcel_ids, enough_area) -> tuple[np.ndarray, np.ndarray]:
@@ -846,10 +884,8 @@ def _most_covered(geoms, rows, parcel_tree, parcel_ids, enough_area) -> tuple[np
     i_b, i_p = parcel_tree.query(geoms[rows], predicate="intersects")
     b = rows[i_b]
     footprint = shapely.get_dimensions(geoms[b]) == 2
-    # Areas to a ten-thousandth of a square unit: a footprint split evenly along a slanting lot line is a tie.
-    covered = np.round(shapely.area(shapely.intersection(geoms[b], parcel_tree.geometries[i_p])), 4)
-    enough = np.minimum(enough_area, shapely.area(geoms[b]) / 2)
-    keep = ~footprint | ((covered > 0) & (covered >= np.round(enough, 4)))
+    covered, enough = _covers_enough(geoms[b], parcel_tree.geometries[i_p], enough_area)
+    keep = ~footprint | enough
     b, i_p, covered = b[keep], i_p[keep], covered[keep]
     if len(b) == 0:
         return np.empty(0, np.int64), np.empty(0, np.int64)
@@ -857,6 +893,62 @@ def _most_covered(geoms, rows, parcel_tree, parcel_ids, enough_area) -> tuple[np
     pick = np.lexsort((tie, -covered, b))
     first = pick[np.r_[True, b[pick][1:] != b[pick][:-1]]]
     return b[first], i_p[first]
+
+
+def _covers_enough(
+    footprints: np.ndarray, parcels: np.ndarray, enough_area: float, workers: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
+    """The area of each footprint that lies on its parcel (pairwise), and whether that is enough to stand on the
+    parcel: at least ``enough_area`` (the profile's least occupied building) or half the footprint. Areas to a
+    ten-thousandth of a square unit: a footprint split evenly along a slanting lot line is a tie."""
+    covered = np.round(shapely.area(elementwise(shapely.intersection, footprints, parcels, workers=workers)), 4)
+    enough = np.minimum(enough_area, shapely.area(footprints) / 2)
+    return covered, (covered > 0) & (covered >= np.round(enough, 4))
+
+
+def _partly_on(parcel_geoms, parcels, vacant, buildings, located: _Located, profile, fpu, workers) -> PartlyOn | None:
+    """The counting buildings that stand partly on the parcels ``vacant`` (a mask) while counted on another parcel,
+    with the square feet on each, the parcel they are counted on and why there (``analysis.reasons.PartlyOn``).
+
+    A house drawn across the line between two lots is counted once, on the lot where its middle stands
+    (``locate_buildings``); the other lot stays unoccupied, and its reason said that no building stood on it, which
+    the owner could show false. A building stands partly on a lot by the test ``locate_buildings`` uses to put a
+    building whose middle lies on no parcel on the lot it covers most: its footprint covers the profile's least
+    occupied building (``measurement.min_occupied_building_sqft``) of the lot, or half of itself. So a house
+    crossing the line by a few square feet is not named. The candidates are the pairs of a building and a parcel
+    its envelope reaches that ``_locate`` kept, on a parcel found unoccupied by the buildings layer: no tree is
+    queried again, and only those few pairs' footprints are cut.
+    """
+    geoms = np.asarray(buildings.geometry.values)
+    b, q = located.near
+    keep = vacant[q] & located.qualifies[b] & (located.parcels[b] >= 0) & (located.parcels[b] != q)
+    b, q = b[keep], q[keep]
+    # envelopes that meet, footprints that may not (a lot set at an angle): a predicate before the overlay
+    footprint = (shapely.get_dimensions(geoms[b]) == 2) & shapely.intersects(geoms[b], parcel_geoms[q])
+    b, q = b[footprint], q[footprint]
+    enough_area = profile.measurement.min_occupied_building_sqft.value / fpu**2
+    covered, enough = _covers_enough(geoms[b], parcel_geoms[q], enough_area, workers)
+    b, q, covered = b[enough], q[enough], covered[enough]
+    if not len(b):
+        return None
+    p = located.parcels[b]
+    points = _inside_points(geoms[b], workers)
+    middle = shapely.contains_xy(parcel_geoms[p], shapely.get_x(points), shapely.get_y(points))
+    how = np.full(len(b), PartlyOn.MIDDLE, dtype=np.int8)
+    astray = np.flatnonzero(~middle)  # counted where it covers most (or as much, and comes first by parcel ID)
+    covered_there, _ = _covers_enough(geoms[b[astray]], parcel_geoms[p[astray]], enough_area, workers)
+    how[astray] = np.where(covered_there > covered[astray], PartlyOn.MOST, PartlyOn.AS_MUCH)
+    given = _text(buildings["building_id"].iloc[b]) if "building_id" in buildings else np.full(len(b), None, object)
+    ids = np.where(pd.isna(given), np.char.add("buildings-", (b + 1).astype(str)).astype(object), given)
+    # The lot's buildings by the square feet on it, then by ID as mains' ties are: never by the row order.
+    order = np.lexsort((tie_rank(ids, geoms[b]), -covered, q))
+    return PartlyOn(
+        parcel=q[order],
+        building_id=ids[order],
+        sqft=(covered * fpu * fpu)[order],
+        counted_on=_text(parcels["parcel_id"].iloc[p[order]]),
+        how=how[order],
+    )
 
 
 def _inside_points(geoms: np.ndarray, workers: int) -> np.ndarray:

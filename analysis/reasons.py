@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from analysis.arrays import joined_runs
 from analysis.profiles import Profile, citation_clause
 
 STATUSES = ("connected", "mandated", "in_range_not_abutting", "out_of_range", "unoccupied", "no_public_sewer")
@@ -79,6 +80,31 @@ def _fixed(values: np.ndarray, decimals: int) -> pa.Array:
 NOTICED, HELD_FOR_REASON, NOT_BOUND, HELD_AS_ASSUMED = 0, 1, 2, 3
 
 
+@dataclass(frozen=True)
+class PartlyOn:
+    """Counting buildings that stand partly on a lot found unoccupied while counted on another (``mandate._partly_on``):
+    one row per (lot, building), by lot position, the most square feet first.
+
+    ``how`` says why the building is counted on the other lot: its middle stands there (``MIDDLE``), or its middle
+    lies on no lot and more of it stands there (``MOST``), or as much, and that lot's ID comes first (``AS_MUCH``).
+    """
+
+    MIDDLE, MOST, AS_MUCH = 0, 1, 2
+
+    parcel: np.ndarray
+    building_id: np.ndarray
+    sqft: np.ndarray
+    counted_on: np.ndarray
+    how: np.ndarray
+
+
+_COUNTED_THERE = (
+    ", where its middle stands",
+    ", which holds more of it",
+    ", which holds as much of it and comes first by parcel ID",
+)
+
+
 def _join(*parts) -> pa.Array:
     return pc.binary_join_element_wise(*parts, "")
 
@@ -102,6 +128,7 @@ class _Facts:
     notice_rule: str
     unnoticed: np.ndarray | None = None  # no notice may be given for the run's reason (``mandate.not_noticed_for``)
     notice_reason: str | None = None
+    partly_on: PartlyOn | None = None
 
     @property
     def limit(self) -> str:
@@ -125,8 +152,12 @@ def explain(
     measured_from: np.ndarray | None = None,
     boundary_ft: np.ndarray | None = None,
     unnoticed: np.ndarray | None = None,
+    partly_on: PartlyOn | None = None,
 ) -> dict[str, pa.Array]:
     """``rule``, ``section``, ``reason`` and ``deadline`` columns; ``status_code`` indexes ``STATUSES``.
+
+    ``partly_on``: the buildings that stand partly on a lot found unoccupied while counted on another; that lot's
+    reason names them rather than say no building stands on it.
 
     ``unnoticed``: the parcels to which no notice may be given for ``notice_reason`` (Poughkeepsie's § 168-22.3C, a
     property on a private system; ``analysis.mandate.not_noticed_for``): they get no deadline, and their reason says
@@ -155,6 +186,7 @@ def explain(
         _notice_rule(profile, notice_reason),
         unnoticed,
         notice_reason,
+        partly_on,
     )
     order = np.argsort(status_code, kind="stable")
     bounds = np.searchsorted(status_code[order], np.arange(len(STATUSES) + 1))
@@ -295,11 +327,48 @@ def _unoccupied(facts: _Facts, rows: np.ndarray) -> pa.Array:
             ),
             why,
         )
+    head = "No building used for human occupancy, employment or recreation on the parcel ("
+    partly = _partly_words(facts, rows)
+    if partly is not None:
+        # A building across the lot line, counted on the lot where its middle stands: "no building ... stands on
+        # it" was false, and the owner would say so at the board meeting. It is named, and the rest said of others.
+        by_buildings = pc.equal(src, 2)
+        named = pc.and_(by_buildings, pc.is_valid(partly))
+        others = f"no other building of {min_sqft} sq ft or more, nor one marked occupied, stands on it"
+        why = pc.if_else(named, _join(pc.fill_null(partly, ""), "; ", others), why)
+        head = pc.if_else(
+            named, "No building used for human occupancy, employment or recreation is counted on the parcel (", head
+        )
     return _join(
-        "No building used for human occupancy, employment or recreation on the parcel (",
+        head,
         why,
         f"); {facts.profile.mandate.requires_occupied_building.citation} applies only to occupied property.",
     )
+
+
+def _partly_words(facts: _Facts, rows: np.ndarray) -> pa.Array | None:
+    """For the lots ``rows``, what stands partly on each while counted on another lot ("building B-12 covers 360 sq
+    ft of it but is counted on parcel 101, where its middle stands"; several joined by "; "), null where nothing
+    does; None where nothing does on any."""
+    partly = facts.partly_on
+    if partly is None or not len(partly.parcel):
+        return None
+    sqft = pc.cast(pa.array(np.rint(partly.sqft).astype(np.int64)), pa.string())
+    said = _join(
+        "building ",
+        pa.array(partly.building_id, pa.string()),
+        " covers ",
+        sqft,
+        " sq ft of it but is counted on parcel ",
+        pa.array(partly.counted_on, pa.string()),
+        pc.take(pa.array(_COUNTED_THERE), pa.array(partly.how)),
+    )
+    joined = joined_runs(said.to_numpy(zero_copy_only=False), partly.parcel, "; ")
+    heads = np.flatnonzero(np.r_[True, partly.parcel[1:] != partly.parcel[:-1]])
+    lots, texts = partly.parcel[heads], joined[heads]
+    at = np.clip(np.searchsorted(lots, rows), 0, len(lots) - 1)
+    found = lots[at] == rows
+    return pc.if_else(pa.array(found), pa.array(texts[at], pa.string()), pa.nulls(len(rows), pa.string()))
 
 
 def _main_words(facts: _Facts, rows: np.ndarray) -> tuple[pa.Array, pa.Array, pa.Array]:

@@ -10,6 +10,8 @@ import pandas as pd
 import pyogrio
 import pytest
 from click.testing import CliRunner
+from shapely import affinity
+from shapely.geometry import LineString, box
 
 from gisapp.cli import main
 from layers.sample import sample_town
@@ -153,6 +155,31 @@ def test_connected_csv(town_gpkg, tmp_path):
         "analyze", "--profile", "fort-plain", "--data", town_gpkg, "--connected", tmp_path / "billing.csv", "--json"
     )
     assert json.loads(result.output)["summary"]["counts"]["connected"] == 400
+
+
+def test_a_house_across_a_lot_line_is_named_in_the_other_lots_reason(tmp_path):
+    """Two 50 x 100 ft lots and a house drawn across their line, 70 % on lot 101: lot 102 read "no building of 150
+    sq ft or more ... stands on it" in the results a clerk reads out. The results now name the house on it."""
+
+    def layer(rows, geoms):  # in Fort Plain, where EPSG:2260 is used
+        moved = [affinity.translate(g, 457025, 1490000) for g in geoms]
+        return gpd.GeoDataFrame(rows, geometry=moved, crs="EPSG:2260")
+
+    data = tmp_path / "lots.gpkg"
+    street = LineString([(-1000, 0), (2000, 0)])
+    layer({"parcel_id": ["101", "102"]}, [box(0, 25, 50, 125), box(50, 25, 100, 125)]).to_file(data, layer="parcels")
+    layer({"main_id": ["M-1"]}, [street]).to_file(data, layer="mains")
+    layer({"street_name": ["Main St"]}, [street]).to_file(data, layer="streets")
+    layer({"building_id": ["B-12"]}, [box(22, 50, 62, 80)]).to_file(data, layer="buildings")
+    out = tmp_path / "results.csv"
+    assert invoke("analyze", "--profile", "fort-plain", "--data", data, "--out", out).exit_code == 0
+    results = pd.read_csv(out, dtype=str).set_index("parcel_id")
+    assert results["status"].to_dict() == {"101": "mandated", "102": "unoccupied"}
+    assert results.loc["102", "reason"] == (
+        "No building used for human occupancy, employment or recreation is counted on the parcel (building B-12 "
+        "covers 360 sq ft of it but is counted on parcel 101, where its middle stands; no other building of 150 sq "
+        "ft or more, nor one marked occupied, stands on it); § 144-4 applies only to occupied property."
+    )
 
 
 @pytest.mark.parametrize(

@@ -367,6 +367,85 @@ def test_a_building_whose_middle_is_on_no_parcel_stands_on_the_one_it_covers_mos
     }
 
 
+EMPTY_LOT = (
+    "No building used for human occupancy, employment or recreation on the parcel (no building of 150 sq ft or more, "
+    "nor one marked occupied, stands on it); § 144-4 applies only to occupied property."
+)
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_house_across_the_lot_line_is_named_on_the_lot_it_is_not_counted_on(fort_plain, street_block, reverse):
+    """A house drawn across the line between two lots is counted on the lot where its middle stands; the other lot
+    stayed "unoccupied ... no building of 150 sq ft or more ... stands on it", which its owner could show false at
+    the board meeting. Its reason now names the house, the square feet on the lot and the lot it is counted on, and
+    why there; the statuses are as before. A house over the line by 5 sq ft, a shed, a building wholly on its own
+    lot say nothing new."""
+    streets, mains = street_block
+    parcels = [
+        lot("A", 0, 25, occupied=None),  # HOUSE, x 22..62: 28 ft (840 sq ft, its middle) on A, 12 ft on B
+        lot("B", 50, 25, occupied=None),
+        lot("C", 200, 25, occupied=None),  # EDGE: its middle on C, 5 sq ft on D
+        lot("D", 250, 25, occupied=None),
+        lot("E", 400, 25, occupied=None),  # SHED, 140 sq ft, half on each: counts on neither
+        lot("F", 450, 25, occupied=None),
+        lot("N-10", 600, 25, occupied=None),  # TWIN centred on the line: counted on N-9, which comes first
+        lot("N-9", 650, 25, occupied=None),
+        lot("GAP-1", 800, 25, occupied=None),  # ASTRAY: its middle in the 4 ft gap, 15 ft on GAP-1, 13 on GAP-2
+        lot("GAP-2", 854, 25, occupied=None),
+        lot("TWO", 1000, 25, occupied=None),  # two houses of the lots either side stand partly on TWO
+        lot("LEFT", 950, 25, occupied=None),
+        lot("RIGHT", 1050, 25, occupied=None),
+    ]
+    buildings = [
+        {"building_id": "HOUSE", "geometry": box(22, 50, 62, 80)},
+        {"building_id": "EDGE", "geometry": box(230, 50, 251, 60)},  # 1 x 5 ft on D
+        {"building_id": "SHED", "geometry": box(443, 50, 457, 60)},
+        {"building_id": "TWIN", "geometry": box(630, 50, 670, 80)},
+        {"building_id": "ASTRAY", "geometry": box(835, 50, 867, 80)},
+        {"building_id": "L-2", "geometry": box(960, 50, 1016, 60)},  # 160 sq ft on TWO
+        {"building_id": "R-1", "geometry": box(1040, 50, 1090, 70)},  # 200 sq ft on TWO
+    ]
+    if reverse:
+        parcels, buildings = parcels[::-1], buildings[::-1]
+    r = analyze_mandates(frame(parcels), mains, streets=streets, buildings=frame(buildings), profile=fort_plain)
+    r = r.parcels.set_index("parcel_id")
+    occupied = {"A", "C", "N-9", "GAP-1", "LEFT", "RIGHT"}
+    assert r["status"].to_dict() == {p: "mandated" if p in occupied else "unoccupied" for p in r.index}
+    head = "No building used for human occupancy, employment or recreation is counted on the parcel ("
+    rest = "; no other building of 150 sq ft or more, nor one marked occupied, stands on it); § 144-4 applies"
+    said = {
+        "B": "building HOUSE covers 360 sq ft of it but is counted on parcel A, where its middle stands",
+        "N-10": "building TWIN covers 600 sq ft of it but is counted on parcel N-9, which holds as much of it and "
+        "comes first by parcel ID",
+        "GAP-2": "building ASTRAY covers 390 sq ft of it but is counted on parcel GAP-1, which holds more of it",
+        # the most square feet first
+        "TWO": "building R-1 covers 200 sq ft of it but is counted on parcel RIGHT, where its middle stands; building "
+        "L-2 covers 160 sq ft of it but is counted on parcel LEFT, where its middle stands",
+    }
+    for parcel, words in said.items():
+        assert r.loc[parcel, "reason"].startswith(head + words + rest), parcel
+    for parcel in ("D", "E", "F"):
+        assert r.loc[parcel, "reason"] == EMPTY_LOT
+
+
+def test_a_house_across_the_lot_line_leaves_the_roll_unquestioned_and_a_lot_without_buildings_as_it_was(
+    fort_plain, street_block
+):
+    """The roll's residential class of a lot with a house partly on it is not said to show a house the layer lacks:
+    the house is named. Without a buildings layer nothing is said of buildings."""
+    streets, mains = street_block
+    lots = [
+        {"parcel_id": "A", "property_class": "210", "geometry": box(0, 25, 50, 125)},
+        {"parcel_id": "B", "property_class": "210", "geometry": box(50, 25, 100, 125)},
+    ]
+    house = frame([{"building_id": "HOUSE", "geometry": box(22, 50, 62, 80)}])
+    r = analyze_mandates(frame(lots), mains, streets=streets, buildings=house, profile=fort_plain).parcels
+    reason = r.set_index("parcel_id").loc["B", "reason"]
+    assert "building HOUSE covers 360 sq ft of it" in reason and "assessment roll" not in reason
+    r = analyze_mandates(frame(lots), mains, streets=streets, profile=fort_plain).parcels
+    assert (r["occupied_source"] == "property class").all() and not r["reason"].str.contains("covers").any()
+
+
 def test_occupied_attribute_overrides_buildings(fort_plain, street_block):
     streets, mains = street_block
     buildings = frame([{"geometry": box(10, 50, 40, 80)}])
