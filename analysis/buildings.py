@@ -41,7 +41,7 @@ import shapely
 
 from analysis._parallel import elementwise, paused_gc
 from analysis.arrays import distinct, joined_runs
-from analysis.mandate import counting_mains, locate_buildings
+from analysis.mandate import counting_buildings, counting_mains, locate_buildings
 from analysis.profiles import Profile
 from analysis.reasons import text_column
 from analysis.streets import StreetPairs, street_pairs
@@ -135,14 +135,7 @@ def _assess(
         parcel_of = np.full(n, -1, dtype=np.int64)
         parcel_of[b_idx] = p_idx
 
-    area_sqft = shapely.area(geoms) * fpu * fpu
-    qualifies = (shapely.get_dimensions(geoms) == 0) | (
-        area_sqft >= profile.measurement.min_occupied_building_sqft.value
-    )
-    if "occupied" in buildings.columns:
-        given = buildings["occupied"].notna().to_numpy()
-        qualifies[given] = buildings["occupied"].to_numpy(object)[given].astype(bool)
-    qualifies &= parcel_of >= 0
+    qualifies = counting_buildings(buildings, profile, fpu) & (parcel_of >= 0)
     count = np.bincount(parcel_of[qualifies], minlength=len(parcels))
     several = qualifies & (count[np.clip(parcel_of, 0, None)] >= 2)
 
