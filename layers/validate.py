@@ -438,8 +438,13 @@ def _codes_without_column(
 
 
 # The fields whose values are codes sewerplan knows, which the coded values (``ColumnMapping.values``) may name:
-# those ``_normalise_values`` reads through ``_code_column`` (connected and occupied are yes or no, read as words).
-CODED_FIELDS = ("sewer_type", "ownership", "status", "route_kind", "structure", "facility_type")
+# those ``_normalise_values`` reads through ``_code_column``, and connected and occupied, read as yes or no words,
+# whose coded values say which of a column's own words mean yes and which no (a footprint layer's use column:
+# garage=no, house=yes).
+YES_NO_FIELDS = ("connected", "occupied")
+CODED_FIELDS = ("sewer_type", "ownership", "status", "route_kind", "structure", "facility_type", *YES_NO_FIELDS)
+# At most this many words other than yes and no in a yes/no column are offered the coded values (a use column's).
+_FEW_WORDS = 12
 
 
 def mapping_mistakes(mapping: ColumnMapping) -> list[str]:
@@ -497,7 +502,7 @@ def _mapping_mistakes(
         else:
             what = f"{name}, which is not a field of the {kind} layer: leave them out"
         has = (
-            f"Its fields with codes are {', '.join(coded)}."
+            f"Its fields with codes are {', '.join(f'{n} (yes or no)' if n in YES_NO_FIELDS else n for n in coded)}."
             if coded
             else f"The {kind} layer has no field with codes, so it takes no coded values."
         )
@@ -912,9 +917,9 @@ def _normalise_values(
         if name not in gdf.columns or spec.kind not in ("mains", "manholes", "alleys"):
             continue
         ok &= _code_column(gdf, spec, name, table, value_maps.get(name, {}), label, problems)
-    for name in ("connected", "occupied"):
+    for name in YES_NO_FIELDS:
         if name in gdf.columns:
-            ok &= _bool_column(gdf, spec, name, label, problems)
+            ok &= _bool_column(gdf, spec, name, label, value_maps.get(name, {}), problems)
     for f in spec.fields:
         if f.number and f.name in gdf.columns:
             ok &= _number_column(gdf, spec, f.name, label, problems)
@@ -1171,30 +1176,65 @@ def _column_label(gdf: gpd.GeoDataFrame, name: str) -> str:
     return name if source == name else f"{source} ({name})"
 
 
-def _bool_column(gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str, problems: list[Problem]) -> bool:
+def _bool_column(
+    gdf: gpd.GeoDataFrame, spec: LayerSpec, name: str, label: str, user: dict[str, str], problems: list[Problem]
+) -> bool:
+    """Read a yes/no field: the usual words for yes and no, and the column's own words the coded values say mean
+    yes or no (a buildings layer's use column chosen for occupied: ``garage=no``, ``house=yes``). Any other word is
+    refused, naming it and how to say what it means: a garage read as occupied is told it needs a building sewer."""
     raw = gdf[name]
+    said = {str(k).strip().lower(): str(v).strip().lower() for k, v in user.items()}
+    wrong = [k for k, v in user.items() if said[str(k).strip().lower()] not in TRUE_VALUES | FALSE_VALUES - {""}]
+    if wrong:
+        problems.append(
+            Problem(
+                spec.kind,
+                "unknown_value",
+                "error",
+                f"{label}: the coded values say {wrong[0]!r} in column {_column_label(gdf, name)} means "
+                f"{user[wrong[0]]!r}; {name} is yes or no, so say which of the two it means"
+                + (f" (and for {', '.join(repr(k) for k in wrong[1:20])})." if len(wrong) > 1 else "."),
+                len(wrong),
+                tuple(str(k) for k in wrong[:50]),
+                fix=Fix("map_value", f"{spec.kind}.{name}.{wrong[0]}", "yes", ("yes", "no")),
+            )
+        )
+        return False
     if pd.api.types.is_bool_dtype(raw):
         gdf[name] = raw.astype(object)
         return True
     # Each distinct value is read once (a million parcels say yes or no in a handful of ways), then spread back.
     codes, distinct = pd.factorize(raw)
     words = _text_values(pd.Series(distinct, dtype=raw.dtype)).str.lower()
+    if said:  # the column's own words the coded values name (per distinct word, by one lookup)
+        words = words.map(said).where(words.isin(said.keys()), words)
     lower = pd.Series(np.append(words.to_numpy(object), None)[codes], index=raw.index, dtype=object)
     truthy = lower.isin(TRUE_VALUES)
     falsy = lower.isin(FALSE_VALUES)
     unknown = lower.notna() & ~truthy & ~falsy
     if unknown.any():
         values = sorted(set(lower[unknown]))
+        # A few words (a use column: garage, house, shed) are said in the coded values; many (owners' names, IDs)
+        # are a wrong column, which the mapping, where it chose it, chooses again.
+        few = len(values) <= _FEW_WORDS
         problems.append(
             Problem(
                 spec.kind,
                 "unknown_value",
                 "error",
                 f"{label}: column {_column_label(gdf, name)} should say yes or no but has "
-                f"{', '.join(repr(v) for v in values[:20])}.",
+                f"{', '.join(repr(v) for v in values[:20])}"
+                + (
+                    f". Say which of them mean yes and which no in the coded values of {name} ({name}.{values[0]}="
+                    "yes or no), or choose a column that says yes or no."
+                    if few
+                    else f" (and {len(values) - 20:,} more)." * (len(values) > 20) or "."
+                ),
                 int(unknown.sum()),
                 tuple(gdf.loc[unknown, spec.id_field].astype(str)),
-                fix=_picked_fix(gdf, spec, name),
+                fix=Fix("map_value", f"{spec.kind}.{name}.{values[0]}", "yes", ("yes", "no"))
+                if few
+                else _picked_fix(gdf, spec, name),
             )
         )
         return False

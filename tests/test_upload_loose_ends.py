@@ -101,7 +101,7 @@ def test_coded_values_for_a_free_text_field_are_refused_not_ignored(web):
     assert answer.status_code == 422
     assert "Coded values of the parcels layer are given for owner (a name of its owner_name field)" in words
     assert "not as codes, so they would change nothing" in words
-    assert "The parcels layer has no field with codes" in words
+    assert "Its fields with codes are occupied (yes or no), connected (yes or no)." in words
     assert client.get(page).status_code == 200  # kept
 
 
