@@ -325,6 +325,11 @@ _MAIN_CROSSINGS = {
     "main_id": Column("Existing main", "The existing main the proposed main meets here."),
     "sewer_type": Column("Type", "The existing main's type (a storm main needs clearance)."),
     "status": Column("Status", "The existing main's status (an abandoned one may be gone)."),
+    "described": Column(
+        "As the mains layer says",
+        "The existing main's type and status in the mains layer's own words (Storm Drain, Existing); Type and Status "
+        "are the codes sewerplan read them as.",
+    ),
     "kind": Column(
         "Kind", "crosses (passes through it), ends on (the upper end lies on it) or runs along (lies over it)."
     ),

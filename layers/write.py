@@ -586,6 +586,7 @@ CROSSING_FIELDS = {
     "main_id": str,
     "sewer_type": str,
     "status": str,
+    "described": str,  # the type and status in the mains layer's own words ("Storm Drain, Existing"): the codes' source
     "kind": str,
     "station_ft": float,
     "length_ft": float,
@@ -745,6 +746,8 @@ def _route_layers(plan: dict, crs) -> dict[str, gpd.GeoDataFrame]:
     layers = {}
     if "main_crossings" in plan:
         rows = pd.DataFrame(plan["main_crossings"] or [], columns=[*CROSSING_FIELDS, "x", "y"])
+        said = rows["described"].astype(object)
+        rows["described"] = said.where(said.notna(), "")  # a plan saved before the words were kept: none, not "nan"
         layers["main_crossings"] = gpd.GeoDataFrame(
             rows[list(CROSSING_FIELDS)].astype(CROSSING_FIELDS),
             geometry=gpd.points_from_xy(rows["x"].astype(float), rows["y"].astype(float)),

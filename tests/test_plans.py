@@ -863,6 +863,17 @@ def test_a_crossing_names_the_main_in_the_layers_own_words_not_its_codes(tmp_pat
     # a scenario saved before crossings carried the layer's words is worded from its codes, as it was
     saved = {k: v for k, v in crossing.items() if k != "described"}
     assert _crossing_text(saved, "EPSG:2260").startswith("crosses M-9 (storm, active) at station 450 ft")
+    # The GIS export keeps the layer's words beside the codes: its main_crossings layer had only "storm", "active".
+    out = tmp_path / "plan.gpkg"
+    CliRunner().invoke(main, plan_args(data, tmp_path, "--out", str(out)), catch_exceptions=False)
+    exported = gpd.read_file(out, layer="main_crossings")
+    assert exported[["main_id", "sewer_type", "status", "described"]].values.tolist() == [
+        ["M-9", "storm", "active", "Storm Drain, Existing"]
+    ]
+    from layers.write import _route_layers
+
+    old = _route_layers({"main_crossings": [{**saved, "x": 1.0, "y": 2.0}]}, "EPSG:2260")["main_crossings"]
+    assert old["described"].tolist() == [""]  # a plan saved before: no words, never "nan"
 
 
 def test_a_run_along_a_main_is_one_row_whatever_vertices_the_planned_main_has():
