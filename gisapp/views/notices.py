@@ -40,8 +40,16 @@ from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
 from gisapp.views._said import heard, say
 from gisapp.words import count as count_words
-from gisapp.words import file_words, town_date, town_dates_in, unmapped_area_words, without_folders
+from gisapp.words import (
+    file_words,
+    letters_written,
+    town_date,
+    town_dates_in,
+    unmapped_area_words,
+    without_folders,
+)
 from layers.errors import LayerError
+from layers.letters import occupant_copies
 from layers.register import (
     STATES,
     STATUSES,
@@ -151,7 +159,11 @@ def _page(
     # A field the register leaves empty (a record's owner: it has no letter) is None, not NaN: NaN is true in the
     # template, and the owner cell of a connection recorded without a notice said "nan".
     rows = listing.astype(object).where(listing.notna(), None).to_dict("records")
+    all_batches = register.batches()
+    copies = _copies_of_batches(all_batches, {r["batch_id"] for r in rows if r.get("batch_id")})
     for row in rows:  # how it was served, as its letter said, and the article number once recorded
+        if copy := copies.get(row.get("batch_id"), {}).get(row["notice_id"]):
+            row["copy_file"], row["copy_no"] = copy  # its copy to the occupant at the site, linked beside its letter
         row["served"] = service_words(
             row.get("served_by"),
             row.get("certified_article_no"),
@@ -172,7 +184,7 @@ def _page(
         overdue=overdue,
         q=query,
         back={k: v for k, v in zip(BACK_ARGS, (status, overdue and "1", query, page > 1 and page), strict=True) if v},
-        batches=[_batch_view(b) for b in register.batches()[:20]],
+        batches=[_batch_view(b, copies) for b in all_batches[:20]],
         profile=_profile(),
         preview=preview,
         form=preview["form"] if preview else (form or {}),
@@ -188,16 +200,31 @@ def _page(
     ), status_code
 
 
-def _batch_view(batch: dict) -> dict:
+def _batch_view(batch: dict, copies: dict[str, dict] | None = None) -> dict:
     """A batch row of the page: ``interrupted`` (its writer stopped), ``dated`` (interrupted, its letters dated before
-    today: offered "Cancel this batch" and "Issue it as dated", not a settle that would refuse it) and ``away`` (being
-    written into a folder this machine cannot see: offered "Cancel this batch")."""
+    today: offered "Cancel this batch" and "Issue it as dated", not a settle that would refuse it), ``away`` (being
+    written into a folder this machine cannot see: offered "Cancel this batch") and ``copies``, how many copies to
+    the occupant at the site an issued batch wrote (in its merged letters, beside the owners')."""
     prepared = batch["status"] == "prepared"
     interrupted = services.batch_interrupted(batch)
+    issued = batch["status"] == "issued"
+    if issued and copies is not None and batch["batch_id"] not in copies:
+        copies |= _copies_of_batches([batch], {batch["batch_id"]})
     return batch | {
         "interrupted": interrupted,
         "dated": interrupted and batch["notice_date"] < notices_today(),
         "away": prepared and not Path(batch["folder"]).is_dir(),
+        "copies": len((copies or {}).get(batch["batch_id"], {})) if issued else 0,
+    }
+
+
+def _copies_of_batches(batches: list[dict], wanted: set[str]) -> dict[str, dict]:
+    """The copies to the occupant at the site (``layers.letters.occupant_copies``) of each issued batch in
+    ``wanted``, by batch and notice: the register records each notice's own letter only."""
+    return {
+        b["batch_id"]: occupant_copies(Path(b["folder"]) / b["batch_id"])
+        for b in batches
+        if b["batch_id"] in wanted and b["status"] == "issued"
     }
 
 
@@ -246,16 +273,22 @@ def _plan(register: Register, form) -> tuple[services.NoticePreview, dict]:
     found = services.preview_notices(
         workspace(), register, town=_town(), notice_date=day, notice_reason=reason, hazard=hazard
     )
-    return found, found.doc | {"token": _confirmation(found.plan)}
+    return found, found.doc | {"token": _confirmation(found.plan, _occupant(form))}
 
 
 def _kept(form) -> dict:
-    return {k: form.get(k, "") for k in ("notice_date", "notice_reason", "hazard")}
+    return {k: form.get(k, "") for k in ("notice_date", "notice_reason", "hazard", "occupant")}
 
 
-def _confirmation(plan) -> str:
-    """What the clerk confirmed: the date, the reason and exactly these parcels."""
-    text = "|".join([plan.notice_date.isoformat(), plan.reason or "", *sorted(plan.due["parcel_id"].astype(str))])
+def _occupant(form) -> bool:
+    """Whether the clerk ticked "copies to the occupant" (``notices issue --occupant``)."""
+    return form.get("occupant") == "1"
+
+
+def _confirmation(plan, occupant: bool = False) -> str:
+    """What the clerk confirmed: the date, the reason, exactly these parcels, and whether copies go to the occupant."""
+    parcels = sorted(plan.due["parcel_id"].astype(str))
+    text = "|".join([plan.notice_date.isoformat(), plan.reason or "", "occupant" if occupant else "", *parcels])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -344,7 +377,13 @@ def issue():
         )
         return _page(preview=view, settled=settled)
     try:
-        done = services.issue_notices(found, register, root=current_app.config["NOTICES_FOLDER"], actor=f"web:{g.user}")
+        done = services.issue_notices(
+            found,
+            register,
+            root=current_app.config["NOTICES_FOLDER"],
+            actor=f"web:{g.user}",
+            occupant=_occupant(request.form),
+        )
     except (LayerError, AnalysisError) as exc:
         return _page(error=web_text(exc), form=_kept(request.form), status_code=400, settled=settled)
     already = done["already_open"]
@@ -353,7 +392,7 @@ def issue():
         return _back(message=f"{first}0 notice(s) issued, {already} already noticed: no files written.")
     return _back(
         message=f"{first}{done['issued']} notice(s) issued, {already} already noticed; batch {done['batch']}, "
-        f"{len(done['letters'])} letter(s): download them below."
+        f"{letters_written(done)}: download them below."
     )
 
 
