@@ -239,6 +239,31 @@ def test_violations_are_refused_on_the_page_in_the_clerks_words(client, app, mon
     assert Register(store=town, create=False).listing(notice_type="violation").empty
 
 
+def test_the_violations_preview_says_whom_the_latest_analysis_leaves_out_and_what_to_do(
+    client, app, monkeypatch, tmp_path
+):
+    """The command line lists the parcels the store's latest analysis finds connected, or no longer mandated, and
+    names commands to record them; the page lists them with its own rows' forms."""
+    noticed = _overdue(client, monkeypatch)
+    town = app.config["STORE"]
+    billing = tmp_path / "billing.csv"
+    billing.write_text("parcel_id\n" + "\n".join(sorted(noticed["parcel_id"])[:2]) + "\n", encoding="utf-8")
+    analyse = ["analyze", "--profile", "fort-plain", "--data", town, "--out", town, "--connected", str(billing)]
+    done = CliRunner().invoke(main, [*analyse, "--set", "mandate.distance_ft=25"])
+    assert done.exit_code == 0, done.output
+    page = client.post("/notices/violations", data={"csrf_token": csrf(client)}).get_data(as_text=True)
+    left = [
+        html.unescape(" ".join(li.split()))
+        for li in re.findall(r"<li>(.*?)</li>", page.split("violations-left-out")[1], re.S)
+    ]
+    connected = next(line for line in left if "finds connected" in line)
+    assert connected.startswith("Left out 2 overdue parcel(s) that the latest analysis (")
+    assert "record each connection in the register on its notice's row below" in connected
+    review = next(line for line in left if line.startswith("For review"))
+    assert "no longer finds mandated" in review and "withdraw one that no longer stands on its notice's row" in review
+    assert not any("sewerplan" in line or "--" in line for line in left)
+
+
 def test_viewers_are_not_offered_violation_notices_and_cannot_give_them(client, auth, app):
     Register(store=app.config["STORE"], create=True).close()
     auth.add("pat")

@@ -699,7 +699,7 @@ def violations():
         if found["notices"] and confirmed == token:
             _settle_first(settled)  # interrupted batches first, as `violations --out` settles them
             done = services.violations(root=current_app.config["NOTICES_FOLDER"], **ask)
-            view = _violations_view(done, day, kept) | {"issued": True}
+            view = _violations_view(done, day, kept, profile.id) | {"issued": True}
             return _page(violations=view, settled=settled)
     except RegisterMissingError as exc:
         return _page(error=_missing_words(exc), status_code=400, violations_form=kept)
@@ -708,7 +708,7 @@ def violations():
     if not found["notices"]:
         refusal = " ".join([_nothing_overdue_words(found, day), *_violation_lines(found, profile.id)])
         return _page(error=refusal, status_code=400, violations_form=kept)
-    view = _violations_view(found, day, kept) | {"token": token}
+    view = _violations_view(found, day, kept, profile.id) | {"token": token}
     if confirmed:  # never issued without the clerk having seen exactly what would be
         view["ask"] = "The violation notices due have changed since the preview: check them again, then confirm."
     return _page(violations=view)
@@ -721,7 +721,7 @@ def _violations_token(doc: dict, day, occupant: bool) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
-def _violations_view(doc: dict, day, form: dict) -> dict:
+def _violations_view(doc: dict, day, form: dict, profile: str) -> dict:
     """The preview or the issued batch, for the page: what would be (or was) written, and what was held back and
     why, in the clerk's words (each list as the command line gives it, worded for this page)."""
     held = [h | {"whose": "the owner's letter"} for h in doc["held"]]
@@ -733,7 +733,7 @@ def _violations_view(doc: dict, day, form: dict) -> dict:
         "form": form,
         "count": len(doc["notices"]),
         "held": held,
-        "left_out": _violation_lines(doc, _profile().id),
+        "left_out": _violation_lines(doc, profile),
         "unproven": _unproven_words(unproven, len(doc["notices"])) if unproven else None,
         "letters": letters_written(doc) if doc.get("batch") else None,
     }
