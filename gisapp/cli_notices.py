@@ -31,7 +31,7 @@ from analysis.notices import (
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
-from gisapp.words import before_issuing, count, unmapped_area_words
+from gisapp.words import before_issuing, count, letters_written, unmapped_area_words
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
@@ -274,26 +274,6 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
         console.print(before_issuing(problem), style="yellow", highlight=False, markup=False)
 
 
-def _letters_written(doc: dict) -> str:
-    """The letters a batch wrote: the owners', and the copies to the occupant at the site beside them (with
-    ``--occupant``: "8 notice(s) issued ... in 8 letter(s)" above 9 files left the copy uncounted; a tester).
-
-    Examples
-    --------
-    >>> _letters_written({"letters": ["a.pdf", "b.pdf"], "occupant_letters": 1})
-    '2 letter(s) to the owners and 1 copy(ies) to the occupant at the site, 3 letter(s) in all'
-    >>> _letters_written({"letters": ["a.pdf"], "occupant_letters": 0})
-    '1 letter(s)'
-    """
-    owners, copies = len(doc["letters"]), int(doc.get("occupant_letters") or 0)
-    if not copies:
-        return f"{owners} letter(s)"
-    return (
-        f"{owners} letter(s) to the owners and {copies} copy(ies) to the occupant at the site, "
-        f"{owners + copies} letter(s) in all"
-    )
-
-
 def _batch_files(doc: dict) -> str:
     """The files of an issued batch (connection or violation notices), each named, as the clerk copies them."""
     return (
@@ -384,7 +364,7 @@ def issue(
     else:
         click.echo(
             f"Batch {doc['batch']}: {doc['issued']} notice(s) issued ({doc['already_open']} already noticed) in "
-            f"{_letters_written(doc)}. {_batch_files(doc)}"
+            f"{letters_written(doc)}. {_batch_files(doc)}"
         )
     if doc["deadline_flag"] and doc["batch"]:
         click.echo(

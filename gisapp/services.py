@@ -1152,7 +1152,7 @@ def violations(
     _same_profile_run(record, profile, store)  # before the results are read: refused, they are not needed
     if occupant and record is None:
         where = f"{store_label(store)} holds no analysis" if store_of(store) else "no store was given"
-        raise LayerError(
+        raise CopiesNeedAnalysisError(
             "A copy to the occupant goes to the site address, whose city and ZIP code the register does not keep: "
             f"they are read from the town store's latest analysis, and {where}. Analyse the town into its store "
             "first, or give the violation notices without copies to the occupant."
@@ -1179,6 +1179,20 @@ def violations(
     return doc | {"analysis": run}
 
 
+class CopiesNeedAnalysisError(LayerError):
+    """``violations`` with copies to the occupant, refused: the store holds no analysis to read the site's city and
+    ZIP code from (the notices page words it as its own box and button)."""
+
+
+class OtherProfileRunError(LayerError):
+    """``violations`` refused: the store's latest run was under ``ran``, not the violations' ``profile`` (the notices
+    page words the run to make as its own, the map's Run form, where the command line names a command)."""
+
+    def __init__(self, message: str, *, ran: str, profile: str, run_at: str | None) -> None:
+        super().__init__(message)
+        self.ran, self.profile, self.run_at = ran, profile, run_at
+
+
 def _with_columns(store: str | Path, optional: tuple[str, ...]) -> pd.DataFrame | None:
     """The latest analysis's parcel status with each of the ``optional`` columns its parcels have (a town's data may
     lack any of them; copies to the occupant are then held back saying why, and a private system is the profile's
@@ -1193,11 +1207,14 @@ def _same_profile_run(record: dict | None, profile: Profile, store: str | Path |
     ran = (record or {}).get("profile")
     if not ran or ran == profile.id:
         return
-    raise LayerError(
+    raise OtherProfileRunError(
         f"The latest analysis in {store_label(store)} ({record.get('run_at')}) ran under the {ran} profile, not "
         f"{profile.id}, and a store keeps only its latest run, so it cannot say which of {profile.id}'s overdue "
         f"parcels have connected or are no longer mandated: run `{analyse_again(store, profile.id, record)}` first, "
-        "then the violations again."
+        "then the violations again.",
+        ran=ran,
+        profile=profile.id,
+        run_at=record.get("run_at"),
     )
 
 

@@ -760,6 +760,27 @@ def none_in_reach_words(summary: dict) -> str | None:
     )
 
 
+def letters_written(doc: dict) -> str:
+    """The letters a batch wrote: the owners', and the copies to the occupant at the site beside them (with
+    ``--occupant``, or "copies to the occupant" on the notices page: "8 notice(s) issued ... in 8 letter(s)" above 9
+    files left the copy uncounted; a tester). The command line and the notices page say it alike.
+
+    Examples
+    --------
+    >>> letters_written({"letters": ["a.pdf", "b.pdf"], "occupant_letters": 1})
+    '2 letter(s) to the owners and 1 copy(ies) to the occupant at the site, 3 letter(s) in all'
+    >>> letters_written({"letters": ["a.pdf"], "occupant_letters": 0})
+    '1 letter(s)'
+    """
+    owners, copies = len(doc["letters"]), int(doc.get("occupant_letters") or 0)
+    if not copies:
+        return f"{owners} letter(s)"
+    return (
+        f"{owners} letter(s) to the owners and {copies} copy(ies) to the occupant at the site, "
+        f"{owners + copies} letter(s) in all"
+    )
+
+
 def file_words(location: str | Path) -> str:
     """A register's or store's location as a web page names it: a file's name, never the server's folders (a
     viewer was shown ``/srv/sewerplan/instance/sewerplan.gpkg``); a database's schema, or "its database".

@@ -577,6 +577,37 @@ def write_batch(
     return final, manifest
 
 
+def occupant_copies(folder: str | Path) -> dict[str, tuple[str, int]]:
+    """Each notice's copy to the occupant at the site in the batch folder ``folder`` (written with ``occupant``):
+    its file in the folder (``letters/0002.pdf``) and its mailing number, from the batch's manifest. The register
+    keeps each notice's own letter (the owner's) only, so the notices page read no copy and linked none.
+
+    Empty where the batch wrote no copies, or its folder or manifest cannot be read (a folder on another machine):
+    the page then links the owner's letter alone, as before. A batch's folder never changes once written, so each
+    manifest is read once while its file stays the same (a page lists the latest batches on every view).
+    """
+    path = Path(folder) / MANIFEST
+    try:
+        seen = path.stat()
+    except OSError:
+        return {}
+    return _copies_in(str(path), seen.st_mtime_ns, seen.st_size)
+
+
+@functools.lru_cache(maxsize=64)
+def _copies_in(path: str, _mtime_ns: int, _size: int) -> dict[str, tuple[str, int]]:
+    try:
+        letters = json.loads(Path(path).read_text(encoding="utf-8")).get("letters") or {}
+    except (OSError, ValueError, AttributeError):
+        return {}
+    copies = {}
+    for notice_id, entries in letters.items():  # [file, mailing number, addressed to the occupant, served by]
+        for entry in entries:
+            if len(entry) > 2 and entry[2]:
+                copies[str(notice_id)] = (str(entry[0]), int(entry[1]))
+    return copies
+
+
 def verify_batch(folder: str | Path, notice_ids: Sequence[str]) -> list[str]:
     """What is wrong with a batch folder: a missing or changed file, a notice with no letter, or no mailing-list row.
 

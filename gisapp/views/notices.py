@@ -30,7 +30,7 @@ from werkzeug.utils import safe_join, secure_filename
 from analysis.errors import AnalysisError
 from analysis.notices import mailing_address, mailing_warnings, mailing_words, service_record_words, service_words
 from gisapp import services
-from gisapp.errors import web_text
+from gisapp.errors import web_text, without_server_folders
 from gisapp.notices import BatchDatedError, check_notice_date, left_out, unfinished_batch
 from gisapp.notices import mark as notices_mark
 from gisapp.notices import record_article_number as notices_record_article_number
@@ -40,8 +40,16 @@ from gisapp.security import requires
 from gisapp.state import recorded_spec, workspace
 from gisapp.views._said import heard, say
 from gisapp.words import count as count_words
-from gisapp.words import file_words, town_date, town_dates_in, unmapped_area_words, without_folders
+from gisapp.words import (
+    file_words,
+    letters_written,
+    town_date,
+    town_dates_in,
+    unmapped_area_words,
+    without_folders,
+)
 from layers.errors import LayerError
+from layers.letters import occupant_copies
 from layers.register import (
     STATES,
     STATUSES,
@@ -119,6 +127,8 @@ def _page(
     settled: list[dict] | None = None,
     record_form: dict | None = None,
     service_form: dict | None = None,
+    violations: dict | None = None,
+    violations_form: dict | None = None,
 ):
     """The register page; ``settled`` are the interrupted batches this request finished or cancelled first."""
     status = request.args.get("status") or None
@@ -151,7 +161,11 @@ def _page(
     # A field the register leaves empty (a record's owner: it has no letter) is None, not NaN: NaN is true in the
     # template, and the owner cell of a connection recorded without a notice said "nan".
     rows = listing.astype(object).where(listing.notna(), None).to_dict("records")
+    all_batches = register.batches()
+    copies = _copies_of_batches(all_batches, {r["batch_id"] for r in rows if r.get("batch_id")})
     for row in rows:  # how it was served, as its letter said, and the article number once recorded
+        if copy := copies.get(row.get("batch_id"), {}).get(row["notice_id"]):
+            row["copy_file"], row["copy_no"] = copy  # its copy to the occupant at the site, linked beside its letter
         row["served"] = service_words(
             row.get("served_by"),
             row.get("certified_article_no"),
@@ -172,10 +186,12 @@ def _page(
         overdue=overdue,
         q=query,
         back={k: v for k, v in zip(BACK_ARGS, (status, overdue and "1", query, page > 1 and page), strict=True) if v},
-        batches=[_batch_view(b) for b in register.batches()[:20]],
+        batches=[_batch_view(b, copies) for b in all_batches[:20]],
         profile=_profile(),
         preview=preview,
         form=preview["form"] if preview else (form or {}),
+        violations=violations,
+        violations_form=violations["form"] if violations else (violations_form or {}),
         settled=_settled_words(settled or []),
         record_form=record_form,
         service_form=service_form,
@@ -188,16 +204,31 @@ def _page(
     ), status_code
 
 
-def _batch_view(batch: dict) -> dict:
+def _batch_view(batch: dict, copies: dict[str, dict] | None = None) -> dict:
     """A batch row of the page: ``interrupted`` (its writer stopped), ``dated`` (interrupted, its letters dated before
-    today: offered "Cancel this batch" and "Issue it as dated", not a settle that would refuse it) and ``away`` (being
-    written into a folder this machine cannot see: offered "Cancel this batch")."""
+    today: offered "Cancel this batch" and "Issue it as dated", not a settle that would refuse it), ``away`` (being
+    written into a folder this machine cannot see: offered "Cancel this batch") and ``copies``, how many copies to
+    the occupant at the site an issued batch wrote (in its merged letters, beside the owners')."""
     prepared = batch["status"] == "prepared"
     interrupted = services.batch_interrupted(batch)
+    issued = batch["status"] == "issued"
+    if issued and copies is not None and batch["batch_id"] not in copies:
+        copies |= _copies_of_batches([batch], {batch["batch_id"]})
     return batch | {
         "interrupted": interrupted,
         "dated": interrupted and batch["notice_date"] < notices_today(),
         "away": prepared and not Path(batch["folder"]).is_dir(),
+        "copies": len((copies or {}).get(batch["batch_id"], {})) if issued else 0,
+    }
+
+
+def _copies_of_batches(batches: list[dict], wanted: set[str]) -> dict[str, dict]:
+    """The copies to the occupant at the site (``layers.letters.occupant_copies``) of each issued batch in
+    ``wanted``, by batch and notice: the register records each notice's own letter only."""
+    return {
+        b["batch_id"]: occupant_copies(Path(b["folder"]) / b["batch_id"])
+        for b in batches
+        if b["batch_id"] in wanted and b["status"] == "issued"
     }
 
 
@@ -246,16 +277,22 @@ def _plan(register: Register, form) -> tuple[services.NoticePreview, dict]:
     found = services.preview_notices(
         workspace(), register, town=_town(), notice_date=day, notice_reason=reason, hazard=hazard
     )
-    return found, found.doc | {"token": _confirmation(found.plan)}
+    return found, found.doc | {"token": _confirmation(found.plan, _occupant(form))}
 
 
 def _kept(form) -> dict:
-    return {k: form.get(k, "") for k in ("notice_date", "notice_reason", "hazard")}
+    return {k: form.get(k, "") for k in ("notice_date", "notice_reason", "hazard", "occupant")}
 
 
-def _confirmation(plan) -> str:
-    """What the clerk confirmed: the date, the reason and exactly these parcels."""
-    text = "|".join([plan.notice_date.isoformat(), plan.reason or "", *sorted(plan.due["parcel_id"].astype(str))])
+def _occupant(form) -> bool:
+    """Whether the clerk ticked "copies to the occupant" (``notices issue --occupant``)."""
+    return form.get("occupant") == "1"
+
+
+def _confirmation(plan, occupant: bool = False) -> str:
+    """What the clerk confirmed: the date, the reason, exactly these parcels, and whether copies go to the occupant."""
+    parcels = sorted(plan.due["parcel_id"].astype(str))
+    text = "|".join([plan.notice_date.isoformat(), plan.reason or "", "occupant" if occupant else "", *parcels])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -344,7 +381,13 @@ def issue():
         )
         return _page(preview=view, settled=settled)
     try:
-        done = services.issue_notices(found, register, root=current_app.config["NOTICES_FOLDER"], actor=f"web:{g.user}")
+        done = services.issue_notices(
+            found,
+            register,
+            root=current_app.config["NOTICES_FOLDER"],
+            actor=f"web:{g.user}",
+            occupant=_occupant(request.form),
+        )
     except (LayerError, AnalysisError) as exc:
         return _page(error=web_text(exc), form=_kept(request.form), status_code=400, settled=settled)
     already = done["already_open"]
@@ -353,7 +396,7 @@ def issue():
         return _back(message=f"{first}0 notice(s) issued, {already} already noticed: no files written.")
     return _back(
         message=f"{first}{done['issued']} notice(s) issued, {already} already noticed; batch {done['batch']}, "
-        f"{len(done['letters'])} letter(s): download them below."
+        f"{letters_written(done)}: download them below."
     )
 
 
@@ -628,3 +671,183 @@ def _stale(error: str):
     request.args = request.args.copy()
     request.args.update({k: v for k in BACK_ARGS if (v := request.form.get(f"back_{k}"))})
     return _page(error=error, status_code=409)
+
+
+# -- violation notices (`sewerplan notices violations`) -----------------------------------------------------------
+
+RUN_ON_MAP = '"Run the analysis" on the map page'
+
+
+@bp.post("/violations")
+@requires("planner")
+def violations():
+    """Violation notices for the connection notices overdue today (``services.violations``, as `sewerplan notices
+    violations` and its ``--occupant``): previewed first, recording nothing; issued only with the "Confirm" button of
+    that preview, whose token covers today, the copies to the occupant and exactly the notices shown."""
+    occupant = _occupant(request.form)
+    kept = {"occupant": "1" if occupant else ""}
+    day = notices_today()
+    settled: list[dict] = []
+    try:
+        register = app_register()
+        profile, town = _profile(), _town()
+        ask = dict(register=register, profile=profile, town=town, today=day, actor=f"web:{g.user}")
+        ask |= {"store": current_app.config["STORE"], "occupant": occupant}
+        found = services.violations(root=None, **ask)
+        token = _violations_token(found, day, occupant)
+        confirmed = request.form.get("confirm")
+        if found["notices"] and confirmed == token:
+            _settle_first(settled)  # interrupted batches first, as `violations --out` settles them
+            done = services.violations(root=current_app.config["NOTICES_FOLDER"], **ask)
+            view = _violations_view(done, day, kept, profile.id) | {"issued": True}
+            return _page(violations=view, settled=settled)
+    except RegisterMissingError as exc:
+        return _page(error=_missing_words(exc), status_code=400, violations_form=kept)
+    except (LayerError, AnalysisError) as exc:
+        return _page(error=_violation_refusal(exc), status_code=400, settled=settled, violations_form=kept)
+    if not found["notices"]:
+        refusal = " ".join([_nothing_overdue_words(found, day), *_violation_lines(found, profile.id)])
+        return _page(error=refusal, status_code=400, violations_form=kept)
+    view = _violations_view(found, day, kept, profile.id) | {"token": token}
+    if confirmed:  # never issued without the clerk having seen exactly what would be
+        view["ask"] = "The violation notices due have changed since the preview: check them again, then confirm."
+    return _page(violations=view)
+
+
+def _violations_token(doc: dict, day, occupant: bool) -> str:
+    """What the clerk confirmed: the day, the copies to the occupant and exactly these overdue notices."""
+    notices = sorted(str(n["original_notice_id"]) for n in doc["notices"])
+    text = "|".join([day.isoformat(), "occupant" if occupant else "", *notices])
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _violations_view(doc: dict, day, form: dict, profile: str) -> dict:
+    """The preview or the issued batch, for the page: what would be (or was) written, and what was held back and
+    why, in the clerk's words (each list as the command line gives it, worded for this page)."""
+    held = [h | {"whose": "the owner's letter"} for h in doc["held"]]
+    held += [h | {"whose": "the copy to the occupant"} for h in doc["occupant_held"]]
+    unproven = doc["without_proof_of_service"]
+    return {
+        "doc": doc,
+        "day": day,
+        "form": form,
+        "count": len(doc["notices"]),
+        "held": held,
+        "left_out": _violation_lines(doc, profile),
+        "unproven": _unproven_words(unproven, len(doc["notices"])) if unproven else None,
+        "letters": letters_written(doc) if doc.get("batch") else None,
+    }
+
+
+def _nothing_overdue_words(doc: dict, day) -> str:
+    """The refusal where no violation notice is due today, and why none (the lines that follow say the rest: those
+    left out, and letters held back, grouped by why)."""
+    today = town_date(day, current_app.config["DATE_FORMAT"])
+    a = doc["already_open"]
+    if not (a or doc["other_profile"] or doc["connected"] or doc["review"] or doc["held"]):
+        return f"No violation notice to give on {today}: no connection notice is overdue."
+    said = f"No violation notice to give on {today}: none of the overdue connection notices is due one"
+    if a:
+        said += f" ({a} already have an open violation notice)"
+    held: dict[str, list[str]] = {}
+    for h in doc["held"]:
+        held.setdefault(h["why"], []).append(str(h["parcel_id"]))
+    return " ".join(
+        [f"{said}.", *(f"Held back, {len(ids)} parcel(s): {why} ({', '.join(ids[:12])})." for why, ids in held.items())]
+    )
+
+
+def _violation_lines(doc: dict, profile: str, shown: int = 12) -> list[str]:
+    """What ``violations`` left out and what the clerk does about it, on this page (the command line names
+    commands: ``cli_notices._left_out_lines``)."""
+
+    def ids(rows, key=lambda h: str(h["parcel_id"])):
+        listed = [key(h) for h in rows]
+        more = f" and {len(listed) - shown} more" if len(listed) > shown else ""
+        return f"{', '.join(listed[:shown])}{more}"
+
+    fmt = current_app.config["DATE_FORMAT"]
+    lines = []
+    if moved := doc["next_business_day"]:
+        days = sorted({f"{m['deadline']} runs to {m['runs_to']}" for m in moved})
+        lines.append(
+            f"Not yet overdue: {len(moved)} notice(s) whose deadline fell on a weekend or public holiday may still be "
+            f"met on the next business day (General Construction Law § 25-a): {'; '.join(days[:6])}."
+        )
+    laws: dict[str, list[dict]] = {}
+    for h in doc["other_profile"]:
+        laws.setdefault(h["profile"], []).append(h)
+    for law, held in laws.items():
+        lines.append(
+            f"Left out {len(held)} overdue notice(s) given under the {law} profile ({ids(held)}): a violation notice "
+            f"follows the law its notice was given under, and the town store's latest analysis ran under {profile}. "
+            f"Run the analysis under the {law} profile ({RUN_ON_MAP}), then give their violation notices here."
+        )
+    if doc["analysis"] is None:
+        lines.append(
+            "The overdue notices were not checked against an analysis: the town store holds none yet. Run the "
+            f"analysis ({RUN_ON_MAP}) first, so that parcels connected since, or no longer mandated, are left out."
+        )
+        return [town_dates_in(line, fmt) for line in lines]
+    run = f"the latest analysis ({town_date(doc['analysis']['run_at'], fmt)})"
+    if connected := doc["connected"]:
+        lines.append(
+            f"Left out {len(connected)} overdue parcel(s) that {run} finds connected ({ids(connected)}): once "
+            "verified, record each connection in the register on its notice's row below (connected)."
+        )
+    if review := doc["review"]:
+        lines.append(
+            f"For review, not given a violation notice: {len(review)} overdue parcel(s) that {run} no longer finds "
+            f"mandated ({ids(review, _with_status)}): their notices were issued "
+            "under an earlier run, so review each, and withdraw one that no longer stands on its notice's row below."
+        )
+    return [town_dates_in(line, fmt) for line in lines]
+
+
+def _with_status(held: dict) -> str:
+    return f"{held['parcel_id']} ({held['status']})"
+
+
+def _unproven_words(unproven: list[str], enforced: int, shown: int = 5) -> str:
+    """The warning where violation notices enforce connection notices with no proof of service recorded, with this
+    page's forms that record it (the command line names its commands)."""
+    which = (
+        "the one connection notice this violation notice enforces has"
+        if enforced == 1
+        else f"{len(unproven)} of the {enforced} connection notices these violation notices enforce have"
+    )
+    listed = ", ".join(unproven[:shown]) + (f" and {len(unproven) - shown} more" if len(unproven) > shown else "")
+    return (
+        f"Warning: {which} no proof of service recorded (no certified mail article number, no service in person): "
+        f'{listed}. Record the article numbers from the receipts with "Record the certified mail article numbers", '
+        'or a notice handed to its owner with "Record a notice served in person", above, before the violation '
+        "notices are mailed."
+    )
+
+
+def _violation_refusal(exc: ValueError) -> str:
+    """A refused violations preview or issue in the clerk's words, naming no folder of the server."""
+    if isinstance(exc, services.OtherProfileRunError):
+        when = town_date(exc.run_at, current_app.config["DATE_FORMAT"]) if exc.run_at else "undated"
+        text = (
+            f"The town store's latest analysis ({when}) ran under the {exc.ran} profile, not {exc.profile}, and the "
+            f"store keeps only its latest run, so it cannot say which of the overdue parcels have connected or are "
+            f"no longer mandated. Run the analysis under the {exc.profile} profile ({RUN_ON_MAP}), then give the "
+            "violation notices again."
+        )
+    elif isinstance(exc, services.CopiesNeedAnalysisError):
+        text = (
+            "A copy to the occupant goes to the site address, whose city and ZIP code the register does not keep: "
+            "they are read from the town store's latest analysis, and the store holds none. Run the analysis "
+            f'({RUN_ON_MAP}) first, or untick "copies to the occupant".'
+        )
+    else:
+        text = web_text(exc)
+    config = current_app.config
+    places = [
+        config["STORE"],
+        config.get("NOTICES_FOLDER"),
+        config.get("REGISTER"),
+        str(default_register_path(config["STORE"])),
+    ]
+    return without_server_folders(without_folders(text, [str(p) for p in places if p]))
