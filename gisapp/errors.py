@@ -115,11 +115,17 @@ def problem_view(p: Problem, *, upload: bool = False) -> dict:
 
 def without_server_folders(message: str) -> str:
     """``message`` with every path under the server's own folders (the instance folder, the uploads, the store's
-    folder) named by its file alone: an error page told web users the server's folders ("/srv/.../instance/uploads/
-    TOKEN/store.gpkg does not exist"; a tester). The command line's messages keep their paths."""
+    folder, the notices folder, a register's folder) named by its file alone: an error page told web users the
+    server's folders ("/srv/.../instance/uploads/TOKEN/store.gpkg does not exist"; a tester). The command line's
+    messages keep their paths."""
     config = current_app.config
     store = str(config.get("STORE") or "")
     folders = [current_app.instance_path, str(config.get("UPLOAD_FOLDER") or "")]
+    # where the letters are written, and a register kept outside the instance folder (a path, or sqlite:///path)
+    folders.append(os.path.abspath(str(config.get("NOTICES_FOLDER") or "")) if config.get("NOTICES_FOLDER") else "")
+    register = str(config.get("REGISTER") or "").removeprefix("sqlite:///")
+    if register and "://" not in register:
+        folders.append(os.path.dirname(os.path.abspath(register)))
     if store and "://" not in store:
         folders.append(os.path.dirname(os.path.abspath(store)))
     for folder in sorted({f.rstrip("/") for f in folders if f and f.rstrip("/")}, key=len, reverse=True):

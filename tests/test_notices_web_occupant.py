@@ -325,3 +325,23 @@ def test_copies_to_the_occupant_and_violation_notices_in_chromium(store, tmp_pat
         links = [a.text for a in done.find_elements(By.TAG_NAME, "a")]
         assert links == ["all letters (PDF, mailing order)", "mailing list (CSV)", "labels (Avery 5160)"]
         shot(browser, "notices-violations-issued")
+
+
+def test_a_failed_issue_names_no_folder_of_the_server(store, tmp_path):  # noqa: F811
+    """The notices folder outside the instance folder, unwritable (a file stands where it should be): the page's
+    error named its full path ("/srv/.../letters/... is not a folder"); it names the file alone."""
+    blocked = tmp_path / "county" / "letters"
+    blocked.parent.mkdir()
+    blocked.write_text("not a folder")
+    client = make_app(store, tmp_path, NOTICES_FOLDER=str(blocked)).test_client()
+    token = csrf(client)
+    client.post("/notices/register", data={"csrf_token": token})
+    form = FORM | {"csrf_token": token}
+    preview = client.post("/notices/preview", data=form).get_data(as_text=True)
+    done = client.post("/notices/issue", data=form | {"confirm": _confirm(preview)})
+    page = done.get_data(as_text=True) if done.status_code != 302 else client.get(done.headers["Location"]).get_data(
+        as_text=True
+    )
+    error = html.unescape(re.search(r'id="error"[^>]*>(.*?)</', page, re.S).group(1))
+    assert "letters" in error, error
+    assert str(blocked.parent) not in page and str(tmp_path) not in error, error

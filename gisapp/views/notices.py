@@ -130,7 +130,9 @@ def _page(
     violations: dict | None = None,
     violations_form: dict | None = None,
 ):
-    """The register page; ``settled`` are the interrupted batches this request finished or cancelled first."""
+    """The register page; ``settled`` are the interrupted batches this request finished or cancelled first. Its error
+    names no folder of the server (a failed issue named the notices folder's full path)."""
+    error = without_server_folders(error or heard("error") or "") or None
     status = request.args.get("status") or None
     status = status if status in STATES else None
     overdue = request.args.get("overdue") == "1"
@@ -148,7 +150,7 @@ def _page(
             form=form or {},
             settled=None,
             message=heard("message"),
-            error=error or heard("error"),
+            error=error,
         ), status_code
     filters = {
         "status": status,
@@ -200,7 +202,7 @@ def _page(
         by_id_form=BY_ID_FORM,
         service_correct_words=SERVICE_CORRECT_WORDS,
         message=heard("message"),
-        error=error or heard("error"),
+        error=error,
     ), status_code
 
 
