@@ -339,8 +339,10 @@ def test_a_failed_issue_names_no_folder_of_the_server(store, tmp_path):  # noqa:
     form = FORM | {"csrf_token": token}
     preview = client.post("/notices/preview", data=form).get_data(as_text=True)
     done = client.post("/notices/issue", data=form | {"confirm": _confirm(preview)})
-    page = done.get_data(as_text=True) if done.status_code != 302 else client.get(done.headers["Location"]).get_data(
-        as_text=True
+    page = (
+        done.get_data(as_text=True)
+        if done.status_code != 302
+        else client.get(done.headers["Location"]).get_data(as_text=True)
     )
     error = html.unescape(re.search(r'id="error"[^>]*>(.*?)</', page, re.S).group(1))
     assert "letters" in error, error
