@@ -98,6 +98,18 @@ class PartlyOn:
     how: np.ndarray
 
 
+@dataclass(frozen=True)
+class MarkedUnoccupied:
+    """Buildings standing on a lot found unoccupied that would count by their size, or as points, but which the
+    buildings layer marks unoccupied (``mandate._marked_unoccupied``): one row per (lot, building), by lot position,
+    the most square feet first. ``point``: drawn as a point, so of no size the data gives."""
+
+    parcel: np.ndarray
+    building_id: np.ndarray
+    sqft: np.ndarray
+    point: np.ndarray
+
+
 _COUNTED_THERE = (
     ", where its middle stands",
     ", which holds more of it",
@@ -129,6 +141,7 @@ class _Facts:
     unnoticed: np.ndarray | None = None  # no notice may be given for the run's reason (``mandate.not_noticed_for``)
     notice_reason: str | None = None
     partly_on: PartlyOn | None = None
+    marked_unoccupied: MarkedUnoccupied | None = None
 
     @property
     def limit(self) -> str:
@@ -153,11 +166,13 @@ def explain(
     boundary_ft: np.ndarray | None = None,
     unnoticed: np.ndarray | None = None,
     partly_on: PartlyOn | None = None,
+    marked_unoccupied: MarkedUnoccupied | None = None,
 ) -> dict[str, pa.Array]:
     """``rule``, ``section``, ``reason`` and ``deadline`` columns; ``status_code`` indexes ``STATUSES``.
 
     ``partly_on``: the buildings that stand partly on a lot found unoccupied while counted on another; that lot's
-    reason names them rather than say no building stands on it.
+    reason names them rather than say no building stands on it. ``marked_unoccupied``: the buildings on such a lot
+    that would count by their size but which the buildings layer marks unoccupied; its reason names them too.
 
     ``unnoticed``: the parcels to which no notice may be given for ``notice_reason`` (Poughkeepsie's § 168-22.3C, a
     property on a private system; ``analysis.mandate.not_noticed_for``): they get no deadline, and their reason says
@@ -187,6 +202,7 @@ def explain(
         unnoticed,
         notice_reason,
         partly_on,
+        marked_unoccupied,
     )
     order = np.argsort(status_code, kind="stable")
     bounds = np.searchsorted(status_code[order], np.arange(len(STATUSES) + 1))
@@ -328,16 +344,24 @@ def _unoccupied(facts: _Facts, rows: np.ndarray) -> pa.Array:
             why,
         )
     head = "No building used for human occupancy, employment or recreation on the parcel ("
-    partly = _partly_words(facts, rows)
-    if partly is not None:
-        # A building across the lot line, counted on the lot where its middle stands: "no building ... stands on
-        # it" was false, and the owner would say so at the board meeting. It is named, and the rest said of others.
+    partly, marked = _partly_words(facts, rows), _marked_words(facts, rows)
+    if partly is not None or marked is not None:
+        # A building across the lot line, counted on the lot where its middle stands, or one on the lot that the
+        # buildings layer marks unoccupied: "no building ... stands on it" was false, and the owner would say so at
+        # the board meeting. Each is named, and the rest said of others.
+        unsaid = pa.nulls(len(rows), pa.string())
+        partly = unsaid if partly is None else partly
+        marked = unsaid if marked is None else marked
         by_buildings = pc.equal(src, 2)
-        named = pc.and_(by_buildings, pc.is_valid(partly))
+        named = pc.and_(by_buildings, pc.or_(pc.is_valid(partly), pc.is_valid(marked)))
+        both = pc.and_(pc.is_valid(partly), pc.is_valid(marked))
+        said = pc.if_else(both, _join(partly, "; ", marked), pc.fill_null(pc.coalesce(partly, marked), ""))
         others = f"no other building of {min_sqft} sq ft or more, nor one marked occupied, stands on it"
-        why = pc.if_else(named, _join(pc.fill_null(partly, ""), "; ", others), why)
+        why = pc.if_else(named, _join(said, "; ", others), why)
         head = pc.if_else(
-            named, "No building used for human occupancy, employment or recreation is counted on the parcel (", head
+            pc.and_(by_buildings, pc.is_valid(partly)),
+            "No building used for human occupancy, employment or recreation is counted on the parcel (",
+            head,
         )
     return _join(
         head,
@@ -363,12 +387,56 @@ def _partly_words(facts: _Facts, rows: np.ndarray) -> pa.Array | None:
         pa.array(partly.counted_on, pa.string()),
         pc.take(pa.array(_COUNTED_THERE), pa.array(partly.how)),
     )
-    joined = joined_runs(said.to_numpy(zero_copy_only=False), partly.parcel, "; ")
-    heads = np.flatnonzero(np.r_[True, partly.parcel[1:] != partly.parcel[:-1]])
-    lots, texts = partly.parcel[heads], joined[heads]
+    return _per_lot(said, partly.parcel, rows)
+
+
+def _marked_words(facts: _Facts, rows: np.ndarray) -> pa.Array | None:
+    """For the lots ``rows``, the buildings on each that would count by their size but which the buildings layer
+    marks unoccupied ("building B-3 of 1,200 sq ft stands on it but the buildings layer marks it unoccupied";
+    several joined by "; "), null where none does; None where none does on any."""
+    marked = facts.marked_unoccupied
+    if marked is None or not len(marked.parcel):
+        return None
+    size = pc.if_else(
+        pa.array(np.asarray(marked.point, dtype=bool)), "", _join(" of ", grouped_text(marked.sqft), " sq ft")
+    )
+    said = _join(
+        "building ",
+        pa.array(marked.building_id, pa.string()),
+        size,
+        " stands on it but the buildings layer marks it unoccupied",
+    )
+    return _per_lot(said, marked.parcel, rows)
+
+
+def _per_lot(said: pa.Array, lots: np.ndarray, rows: np.ndarray) -> pa.Array:
+    """For the lots ``rows``, the texts ``said`` of each (``lots``: each text's lot, in runs, ascending) joined by
+    "; ", null where a lot has none."""
+    joined = joined_runs(said.to_numpy(zero_copy_only=False), lots, "; ")
+    heads = np.flatnonzero(np.r_[True, lots[1:] != lots[:-1]])
+    lots, texts = lots[heads], joined[heads]
     at = np.clip(np.searchsorted(lots, rows), 0, len(lots) - 1)
     found = lots[at] == rows
     return pc.if_else(pa.array(found), pa.array(texts[at], pa.string()), pa.nulls(len(rows), pa.string()))
+
+
+def grouped_text(values: np.ndarray) -> pa.Array:
+    """Whole numbers (rounded) as text with a comma between thousands, a loop over the groups of digits only.
+
+    Examples
+    --------
+    >>> grouped_text(np.array([0, 999.6, 1200, 1234567])).to_pylist()
+    ['0', '1,000', '1,200', '1,234,567']
+    """
+    whole = np.rint(np.abs(np.asarray(values, dtype=float))).astype(np.int64)
+    out = pa.repeat(pa.scalar("", pa.string()), len(whole))
+    groups = len(str(int(whole.max()))) // 3 + 1 if len(whole) else 1
+    for k in range(groups - 1, -1, -1):
+        group = pc.cast(pa.array((whole // 1000**k) % 1000), pa.string())
+        above = pa.array(whole >= 1000 ** (k + 1))  # a group of digits stands before this one
+        piece = _join(pc.if_else(above, ",", ""), pc.if_else(above, pc.utf8_lpad(group, 3, "0"), group))
+        out = pc.if_else(pa.array((whole >= 1000**k) | (k == 0)), _join(out, piece), out)
+    return out
 
 
 def _main_words(facts: _Facts, rows: np.ndarray) -> tuple[pa.Array, pa.Array, pa.Array]:

@@ -446,6 +446,58 @@ def test_a_house_across_the_lot_line_leaves_the_roll_unquestioned_and_a_lot_with
     assert (r["occupied_source"] == "property class").all() and not r["reason"].str.contains("covers").any()
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_building_the_layer_marks_unoccupied_is_named_on_its_lot(fort_plain, street_block, reverse):
+    """A lot whose 1,200 sq ft building the buildings layer marks occupied = no stayed "unoccupied ... no building of
+    150 sq ft or more, nor one marked occupied, stands on it": one stands on it, marked unoccupied, and its owner
+    could say so at the board meeting. Its reason now names it, with its size (the most square feet first); a shed
+    marked no, too small to count anyway, is not named, and the statuses are as before."""
+    streets, mains = street_block
+    parcels = [
+        lot("A", 0, 25, occupied=None),  # B-3, 1,200 sq ft, marked no; a 100 sq ft shed marked no
+        lot("B", 100, 25, occupied=None),  # a building drawn as a point, marked no
+        lot("C", 200, 25, occupied=None),  # two marked no: the larger first
+        lot("D", 300, 25, occupied=None),  # a shed marked no only
+        lot("E", 400, 25, occupied=None),  # HOUSE across the line, counted on F; MARKED on E itself
+        lot("F", 450, 25, occupied=None),
+        lot("R", 600, 25, occupied=None, property_class="210"),  # the roll's dwelling is the house marked no
+        lot("G", 700, 25, occupied=None),  # a building marked yes
+    ]
+    buildings = [
+        {"building_id": "B-3", "occupied": False, "geometry": box(10, 50, 50, 80)},
+        {"building_id": "SHED", "occupied": False, "geometry": box(10, 90, 20, 100)},
+        {"building_id": "PT", "occupied": False, "geometry": shapely.Point(120, 60)},
+        {"building_id": "SMALL", "occupied": False, "geometry": box(210, 50, 230, 60)},
+        {"building_id": "BIG", "occupied": False, "geometry": box(210, 70, 240, 120)},
+        {"building_id": "HUT", "occupied": False, "geometry": box(310, 50, 320, 60)},
+        {"building_id": "HOUSE", "occupied": None, "geometry": box(438, 50, 478, 80)},  # 360 sq ft on E
+        {"building_id": "MARKED", "occupied": False, "geometry": box(405, 90, 425, 100)},
+        {"building_id": "VACANT", "occupied": False, "geometry": box(610, 50, 630, 70)},
+        {"building_id": "HOME", "occupied": True, "geometry": box(710, 50, 720, 60)},
+    ]
+    if reverse:
+        parcels, buildings = parcels[::-1], buildings[::-1]
+    r = analyze_mandates(frame(parcels), mains, streets=streets, buildings=frame(buildings), profile=fort_plain)
+    r = r.parcels.set_index("parcel_id")
+    assert r["status"].to_dict() == {p: "mandated" if p in ("F", "G") else "unoccupied" for p in r.index}
+    head = "No building used for human occupancy, employment or recreation on the parcel ("
+    counted = "No building used for human occupancy, employment or recreation is counted on the parcel ("
+    marks = " stands on it but the buildings layer marks it unoccupied"
+    rest = "; no other building of 150 sq ft or more, nor one marked occupied, stands on it); § 144-4 applies only"
+    said = {
+        "A": head + "building B-3 of 1,200 sq ft" + marks + rest,
+        "B": head + "building PT" + marks + rest,
+        "C": head + "building BIG of 1,500 sq ft" + marks + "; building SMALL of 200 sq ft" + marks + rest,
+        "E": counted + "building HOUSE covers 360 sq ft of it but is counted on parcel F, where its middle stands; "
+        "building MARKED of 200 sq ft" + marks + rest,
+        "R": head + "building VACANT of 400 sq ft" + marks + rest,
+    }
+    for parcel, words in said.items():
+        assert r.loc[parcel, "reason"].startswith(words), parcel
+    assert "the buildings layer lacks it" not in r.loc["R", "reason"]  # it has it, marked unoccupied
+    assert r.loc["D", "reason"] == EMPTY_LOT
+
+
 def test_occupied_attribute_overrides_buildings(fort_plain, street_block):
     streets, mains = street_block
     buildings = frame([{"geometry": box(10, 50, 40, 80)}])
