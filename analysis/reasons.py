@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from analysis.arrays import joined_runs
-from analysis.profiles import Profile, citation_clause
+from analysis.profiles import OVERRIDDEN_FLAG, Profile, Rule, citation_clause, flagged
 
 STATUSES = ("connected", "mandated", "in_range_not_abutting", "out_of_range", "unoccupied", "no_public_sewer")
 NOTICE_REASONS = {
@@ -242,17 +242,33 @@ def explain(
 
 
 def _rules(profile: Profile) -> dict[str, tuple[str, str]]:
-    """Each status's rule key and the section that decides it."""
+    """Each status's rule key and the section that decides it, as the section column gives it (``_section``)."""
     md = profile.mandate
-    sec_dist, sec_abut = md.distance_ft.citation, md.requires_abutting_street.citation
+    distance, abutting, occupied = md.distance_ft, md.requires_abutting_street, md.requires_occupied_building
     return {
-        "connected": ("already_connected", sec_dist),
-        "no_public_sewer": ("no_public_sewer", sec_dist),
-        "unoccupied": ("occupancy", md.requires_occupied_building.citation),
-        "out_of_range": ("distance", sec_dist),
-        "in_range_not_abutting": ("abutting_street", sec_abut),
-        "mandated": ("connection_required", sec_dist),
+        "connected": ("already_connected", _section(distance)),
+        "no_public_sewer": ("no_public_sewer", _section(distance)),
+        "unoccupied": ("occupancy", _section(occupied)),
+        "out_of_range": ("distance", _section(distance)),
+        # the reason says the distance too ("within 150 ft, the distance set for this run")
+        "in_range_not_abutting": ("abutting_street", _section(abutting, distance)),
+        "mandated": (
+            "connection_required",
+            _section(distance, abutting, occupied, md.notice_period_days, md.notice_reasons),
+        ),
     }
+
+
+def _section(rule: Rule, *cited: Rule) -> str:
+    """``rule``'s citation, flagged "value set by the user" where it or any other rule the status rests on from the
+    same section (``cited``) was set for the run.
+
+    With only the period set (``mandate.notice_period_days=60`` under Fort Plain), a mandated parcel's section read
+    "§ 144-4" unflagged, beside a reason giving 60 days as the run's: a board reading the section column did not see
+    that the run changed what § 144-4 states, as it did when the distance was set.
+    """
+    set_here = any(r.overridden and r.section == rule.section for r in (rule, *cited))
+    return flagged(rule.citation, OVERRIDDEN_FLAG if set_here else "")
 
 
 def _notice_rule(profile: Profile, notice_reason: str | None) -> str:

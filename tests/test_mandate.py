@@ -76,6 +76,46 @@ def test_a_run_that_does_not_test_occupancy_does_not_say_it_did(fort_plain, stre
     assert "requires a property within 100 ft to connect" in said and "occupied" not in said
 
 
+@pytest.mark.parametrize(
+    "overrides, flagged_statuses",
+    [
+        ({}, set()),
+        ({"mandate.notice_period_days": "60"}, {"mandated"}),
+        ({"mandate.notice_reasons": ["public_health_hazard"]}, {"mandated"}),
+        ({"mandate.requires_abutting_street": True}, {"mandated", "in_range_not_abutting"}),  # set, if to its own
+        ({"mandate.distance_ft": "150"}, {"mandated", "out_of_range", "in_range_not_abutting", "connected"}),
+        ({"measurement.abut_tolerance_ft": "5"}, set()),  # a profile setting, not what § 144-4 states
+    ],
+)
+def test_the_section_column_is_flagged_when_the_run_set_a_value_its_section_states(
+    street_block, overrides, flagged_statuses
+):
+    """With only the period set (--set mandate.notice_period_days=60), a mandated parcel's section read "§ 144-4"
+    unflagged, while with a distance set it read "§ 144-4 (value set by the user)"; and with a distance set, a lot in
+    range but not on the main's street read "§ 144-4" unflagged beside "within 150 ft, the distance set for this
+    run". A section is flagged where any value the status rests on from that section was set for the run."""
+    _, mains = street_block
+    streets = frame(
+        [
+            {"street_name": "Main St", "geometry": LineString([(-1000, 0), (2000, 0)])},
+            {"street_name": "Back St", "geometry": LineString([(-1000, 205), (2000, 205)])},
+        ]
+    )
+    lots = [
+        lot("A", 0, 25),  # mandated
+        lot("F", 200, 230),  # out of range (off Back St)
+        {"parcel_id": "B", "occupied": True, "geometry": box(400, 90, 450, 180)},  # not on Main St
+        lot("V", 600, 25, occupied=False),  # unoccupied
+        lot("C", 800, 25, connected=True),  # connected
+    ]
+    r = run(lots, mains, streets, load_profile("fort-plain", overrides=overrides))
+    status = r.set_index("status")["section"].to_dict()
+    wanted = {"mandated", "out_of_range", "in_range_not_abutting", "unoccupied", "connected"}
+    assert set(status) == wanted
+    for name, section in status.items():
+        assert section == ("§ 144-4 (value set by the user)" if name in flagged_statuses else "§ 144-4"), name
+
+
 ORDINANCES = Path(__file__).parent / "data" / "ordinances"  # the laws as published
 
 
