@@ -553,11 +553,12 @@ def _duty(facts: _Facts) -> str:
         # with a requirement it does not make at 150 ft (a village attorney would object)
         return _duty_in_the_laws_words(facts)
     period = md.notice_period_days
-    # "an occupied property" only where the run tests occupancy: one set not to (requires_occupied_building=false)
-    # cited a test it never made (a tester)
-    which = "an occupied property" if md.requires_occupied_building.value else "a property"
+    which, untested = _occupancy_words(md.requires_occupied_building)
     if period.law_set and not period.act:  # the law's duty, then the run's period beside the law's own
-        return f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect.{_period_words(period)}"
+        return (
+            f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect{untested}."
+            f"{_period_words(period)}"
+        )
     if period.value is not None:
         when = f"within {period.value} days of {_notice_words(period)}"
         if period.act:  # the town's resolution set the days: cited as the letters cite it (analysis.notices.Period)
@@ -565,7 +566,21 @@ def _duty(facts: _Facts) -> str:
             when += f" ({period.act}{sets})"
     else:
         when = f"when notified (no period set: {citation_clause(md.notice_period_days.citation)})"
-    return f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect {when}."
+    return f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect {when}{untested}."
+
+
+def _occupancy_words(occupied) -> tuple[str, str]:
+    """Whom the law's duty binds, in its words ("an occupied property", or "a property" where it tests no
+    occupancy), and the clause said after it where the run set the test off: "; this run did not test occupancy (a
+    value set for the run)". A run with requires_occupied_building set false read "§ 144-4 requires a property
+    within 100 ft to connect", which § 144-4 does not say: it binds "any house, building or property used for human
+    occupancy"."""
+    law = occupied.law_value if occupied.overridden else occupied.value
+    which = "an occupied property" if law else "a property"
+    return which, (_UNTESTED if law and not occupied.value else "")
+
+
+_UNTESTED = "; this run did not test occupancy (a value set for the run)"
 
 
 def _duty_in_the_laws_words(facts: _Facts) -> str:
@@ -582,6 +597,9 @@ def _duty_in_the_laws_words(facts: _Facts) -> str:
         said = f", within {facts.limit}, the distance this profile reads it as ({distance.section} sets none)."
     if distance.quote:
         said += f' {distance.section}: "{distance.quote.rstrip(".")}."'
+    if md.requires_occupied_building.overridden and not md.requires_occupied_building.value:
+        # the law quoted says nothing of occupancy: that the run did not test it is said on its own
+        said += " This run did not test occupancy (a value set for the run)."
     return said + _period_words(md.notice_period_days)
 
 

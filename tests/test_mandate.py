@@ -73,7 +73,40 @@ def test_a_run_that_does_not_test_occupancy_does_not_say_it_did(fort_plain, stre
     )
     assert untested.loc["V", "status"] == "mandated"
     said = untested.loc["V", "reason"]
-    assert "requires a property within 100 ft to connect" in said and "occupied" not in said
+    assert "requires a property within 100 ft to connect" not in said
+
+
+@pytest.mark.parametrize(
+    "overrides, says",
+    [
+        (
+            {},
+            "; § 144-4 requires an occupied property within 100 ft to connect within 90 days of official notice; this "
+            "run did not test occupancy (a value set for the run).",
+        ),
+        (
+            {"mandate.notice_period_days": "60"},
+            "; § 144-4 requires an occupied property within 100 ft to connect; this run did not test occupancy (a "
+            "value set for the run). The period to connect: within 60 days",
+        ),
+        (
+            {"mandate.distance_ft": "150"},
+            'property line." This run did not test occupancy (a value set for the run). The period to connect',
+        ),
+    ],
+)
+def test_a_run_that_does_not_test_occupancy_says_the_laws_words_and_that_it_did_not(street_block, overrides, says):
+    """With requires_occupied_building set false, the reason read "§ 144-4 requires a property within 100 ft to
+    connect": § 144-4 binds "any house, building or property used for human occupancy", an occupied property. The
+    law's words are said, and that this run did not test occupancy; the section column is flagged."""
+    streets, mains = street_block
+    vacant = {**lot("V", 100, 25), "occupied": False}
+    profile = load_profile("fort-plain", overrides={"mandate.requires_occupied_building": False, **overrides})
+    r = run([vacant], mains, streets, profile)
+    assert r.loc["V", "status"] == "mandated"
+    assert says in r.loc["V", "reason"]
+    assert "requires a property" not in r.loc["V", "reason"]
+    assert r.loc["V", "section"] == "§ 144-4 (value set by the user)"
 
 
 @pytest.mark.parametrize(
