@@ -52,6 +52,7 @@ from analysis.reasons import (
     NOTICED,
     OCCUPANCY_SOURCES,
     STATUSES,
+    MarkedUnoccupied,
     PartlyOn,
     explain,
 )
@@ -258,7 +259,10 @@ def _analyze(
         if buildings is None:
             return words()
         vacant = (code == STATUSES.index("unoccupied")) & (occupied_source == OCCUPANCY_SOURCES.index("buildings"))
-        return words(partly_on=_partly_on(parcel_geoms, parcels, vacant, buildings, located, profile, fpu, workers))
+        return words(
+            partly_on=_partly_on(parcel_geoms, parcels, vacant, buildings, located, profile, fpu, workers),
+            marked_unoccupied=_marked_unoccupied(vacant, buildings, located, profile, fpu),
+        )
 
     with beside(reasons, workers=workers) as text:
         out, measuring = _result_frames(
@@ -778,16 +782,22 @@ OCCUPIED_CLASS_DIGITS = ("1", "2", "4", "5", "6", "7", "8")
 def counting_buildings(buildings: gpd.GeoDataFrame, profile: Profile, fpu: float) -> np.ndarray:
     """Which buildings count for occupancy: one marked occupied (or not), else a point or a footprint of at least
     ``measurement.min_occupied_building_sqft`` (so garden sheds do not)."""
-    geoms = np.asarray(buildings.geometry.values)
-    area_sqft = shapely.area(geoms) * fpu * fpu
-    qualifies = (shapely.get_dimensions(geoms) == 0) | (
-        area_sqft >= profile.measurement.min_occupied_building_sqft.value
-    )
+    qualifies, _ = _big_enough(np.asarray(buildings.geometry.values), profile, fpu)
     if "occupied" in buildings.columns:
         flag = buildings["occupied"]
         given = flag.notna().to_numpy()
         qualifies[given] = flag.to_numpy(object)[given].astype(bool)
     return qualifies
+
+
+def _big_enough(geoms: np.ndarray, profile: Profile, fpu: float) -> tuple[np.ndarray, np.ndarray]:
+    """Which buildings count by their size alone (a point, or a footprint of at least
+    ``measurement.min_occupied_building_sqft``), and each one's square feet."""
+    area_sqft = shapely.area(geoms) * fpu * fpu
+    qualifies = (shapely.get_dimensions(geoms) == 0) | (
+        area_sqft >= profile.measurement.min_occupied_building_sqft.value
+    )
+    return qualifies, area_sqft
 
 
 def _occupancy(
@@ -938,8 +948,7 @@ def _partly_on(parcel_geoms, parcels, vacant, buildings, located: _Located, prof
     astray = np.flatnonzero(~middle)  # counted where it covers most (or as much, and comes first by parcel ID)
     covered_there, _ = _covers_enough(geoms[b[astray]], parcel_geoms[p[astray]], enough_area, workers)
     how[astray] = np.where(covered_there > covered[astray], PartlyOn.MOST, PartlyOn.AS_MUCH)
-    given = _text(buildings["building_id"].iloc[b]) if "building_id" in buildings else np.full(len(b), None, object)
-    ids = np.where(pd.isna(given), np.char.add("buildings-", (b + 1).astype(str)).astype(object), given)
+    ids = _building_ids(buildings, b)
     # The lot's buildings by the square feet on it, then by ID as mains' ties are: never by the row order.
     order = np.lexsort((tie_rank(ids, geoms[b]), -covered, q))
     return PartlyOn(
@@ -949,6 +958,40 @@ def _partly_on(parcel_geoms, parcels, vacant, buildings, located: _Located, prof
         counted_on=_text(parcels["parcel_id"].iloc[p[order]]),
         how=how[order],
     )
+
+
+def _marked_unoccupied(vacant, buildings, located: _Located, profile, fpu) -> MarkedUnoccupied | None:
+    """The buildings standing on the parcels ``vacant`` (a mask) that would count by their size, or as points, but
+    which the buildings layer marks unoccupied (``analysis.reasons.MarkedUnoccupied``).
+
+    Such a lot's reason said "no building of 150 sq ft or more, nor one marked occupied, stands on it", which the
+    owner of a 1,200 sq ft house marked vacant could show false. The facts are the occupancy step's own: where each
+    building stands and whether it counts (``counting_buildings``); a building that does not count though its size
+    would have it count is one marked unoccupied.
+    """
+    if located is None:
+        return None
+    b = np.flatnonzero((located.parcels >= 0) & ~located.qualifies)
+    b = b[vacant[located.parcels[b]]]
+    geoms = np.asarray(buildings.geometry.values)[b]
+    sized, sqft = _big_enough(geoms, profile, fpu)
+    b, geoms, sqft = b[sized], geoms[sized], sqft[sized]
+    if not len(b):
+        return None
+    ids = _building_ids(buildings, b)
+    q = located.parcels[b]
+    # The lot's buildings by their square feet, then by ID as mains' ties are: never by the row order.
+    order = np.lexsort((tie_rank(ids, geoms), -sqft, q))
+    point = shapely.get_dimensions(geoms) == 0
+    return MarkedUnoccupied(parcel=q[order], building_id=ids[order], sqft=sqft[order], point=point[order])
+
+
+def _building_ids(buildings: gpd.GeoDataFrame, rows: np.ndarray) -> np.ndarray:
+    """The buildings' IDs at positions ``rows``, "buildings-N" (its row, from 1) where the layer gives none."""
+    given = (
+        _text(buildings["building_id"].iloc[rows]) if "building_id" in buildings else np.full(len(rows), None, object)
+    )
+    return np.where(pd.isna(given), np.char.add("buildings-", (rows + 1).astype(str)).astype(object), given)
 
 
 def _inside_points(geoms: np.ndarray, workers: int) -> np.ndarray:

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from analysis.arrays import joined_runs
-from analysis.profiles import Profile, citation_clause
+from analysis.profiles import OVERRIDDEN_FLAG, Profile, Rule, citation_clause, flagged
 
 STATUSES = ("connected", "mandated", "in_range_not_abutting", "out_of_range", "unoccupied", "no_public_sewer")
 NOTICE_REASONS = {
@@ -98,6 +98,18 @@ class PartlyOn:
     how: np.ndarray
 
 
+@dataclass(frozen=True)
+class MarkedUnoccupied:
+    """Buildings standing on a lot found unoccupied that would count by their size, or as points, but which the
+    buildings layer marks unoccupied (``mandate._marked_unoccupied``): one row per (lot, building), by lot position,
+    the most square feet first. ``point``: drawn as a point, so of no size the data gives."""
+
+    parcel: np.ndarray
+    building_id: np.ndarray
+    sqft: np.ndarray
+    point: np.ndarray
+
+
 _COUNTED_THERE = (
     ", where its middle stands",
     ", which holds more of it",
@@ -129,6 +141,7 @@ class _Facts:
     unnoticed: np.ndarray | None = None  # no notice may be given for the run's reason (``mandate.not_noticed_for``)
     notice_reason: str | None = None
     partly_on: PartlyOn | None = None
+    marked_unoccupied: MarkedUnoccupied | None = None
 
     @property
     def limit(self) -> str:
@@ -153,11 +166,13 @@ def explain(
     boundary_ft: np.ndarray | None = None,
     unnoticed: np.ndarray | None = None,
     partly_on: PartlyOn | None = None,
+    marked_unoccupied: MarkedUnoccupied | None = None,
 ) -> dict[str, pa.Array]:
     """``rule``, ``section``, ``reason`` and ``deadline`` columns; ``status_code`` indexes ``STATUSES``.
 
     ``partly_on``: the buildings that stand partly on a lot found unoccupied while counted on another; that lot's
-    reason names them rather than say no building stands on it.
+    reason names them rather than say no building stands on it. ``marked_unoccupied``: the buildings on such a lot
+    that would count by their size but which the buildings layer marks unoccupied; its reason names them too.
 
     ``unnoticed``: the parcels to which no notice may be given for ``notice_reason`` (Poughkeepsie's § 168-22.3C, a
     property on a private system; ``analysis.mandate.not_noticed_for``): they get no deadline, and their reason says
@@ -187,6 +202,7 @@ def explain(
         unnoticed,
         notice_reason,
         partly_on,
+        marked_unoccupied,
     )
     order = np.argsort(status_code, kind="stable")
     bounds = np.searchsorted(status_code[order], np.arange(len(STATUSES) + 1))
@@ -226,17 +242,33 @@ def explain(
 
 
 def _rules(profile: Profile) -> dict[str, tuple[str, str]]:
-    """Each status's rule key and the section that decides it."""
+    """Each status's rule key and the section that decides it, as the section column gives it (``_section``)."""
     md = profile.mandate
-    sec_dist, sec_abut = md.distance_ft.citation, md.requires_abutting_street.citation
+    distance, abutting, occupied = md.distance_ft, md.requires_abutting_street, md.requires_occupied_building
     return {
-        "connected": ("already_connected", sec_dist),
-        "no_public_sewer": ("no_public_sewer", sec_dist),
-        "unoccupied": ("occupancy", md.requires_occupied_building.citation),
-        "out_of_range": ("distance", sec_dist),
-        "in_range_not_abutting": ("abutting_street", sec_abut),
-        "mandated": ("connection_required", sec_dist),
+        "connected": ("already_connected", _section(distance)),
+        "no_public_sewer": ("no_public_sewer", _section(distance)),
+        "unoccupied": ("occupancy", _section(occupied)),
+        "out_of_range": ("distance", _section(distance)),
+        # the reason says the distance too ("within 150 ft, the distance set for this run")
+        "in_range_not_abutting": ("abutting_street", _section(abutting, distance)),
+        "mandated": (
+            "connection_required",
+            _section(distance, abutting, occupied, md.notice_period_days, md.notice_reasons),
+        ),
     }
+
+
+def _section(rule: Rule, *cited: Rule) -> str:
+    """``rule``'s citation, flagged "value set by the user" where it or any other rule the status rests on from the
+    same section (``cited``) was set for the run.
+
+    With only the period set (``mandate.notice_period_days=60`` under Fort Plain), a mandated parcel's section read
+    "§ 144-4" unflagged, beside a reason giving 60 days as the run's: a board reading the section column did not see
+    that the run changed what § 144-4 states, as it did when the distance was set.
+    """
+    set_here = any(r.overridden and r.section == rule.section for r in (rule, *cited))
+    return flagged(rule.citation, OVERRIDDEN_FLAG if set_here else "")
 
 
 def _notice_rule(profile: Profile, notice_reason: str | None) -> str:
@@ -328,16 +360,24 @@ def _unoccupied(facts: _Facts, rows: np.ndarray) -> pa.Array:
             why,
         )
     head = "No building used for human occupancy, employment or recreation on the parcel ("
-    partly = _partly_words(facts, rows)
-    if partly is not None:
-        # A building across the lot line, counted on the lot where its middle stands: "no building ... stands on
-        # it" was false, and the owner would say so at the board meeting. It is named, and the rest said of others.
+    partly, marked = _partly_words(facts, rows), _marked_words(facts, rows)
+    if partly is not None or marked is not None:
+        # A building across the lot line, counted on the lot where its middle stands, or one on the lot that the
+        # buildings layer marks unoccupied: "no building ... stands on it" was false, and the owner would say so at
+        # the board meeting. Each is named, and the rest said of others.
+        unsaid = pa.nulls(len(rows), pa.string())
+        partly = unsaid if partly is None else partly
+        marked = unsaid if marked is None else marked
         by_buildings = pc.equal(src, 2)
-        named = pc.and_(by_buildings, pc.is_valid(partly))
+        named = pc.and_(by_buildings, pc.or_(pc.is_valid(partly), pc.is_valid(marked)))
+        both = pc.and_(pc.is_valid(partly), pc.is_valid(marked))
+        said = pc.if_else(both, _join(partly, "; ", marked), pc.fill_null(pc.coalesce(partly, marked), ""))
         others = f"no other building of {min_sqft} sq ft or more, nor one marked occupied, stands on it"
-        why = pc.if_else(named, _join(pc.fill_null(partly, ""), "; ", others), why)
+        why = pc.if_else(named, _join(said, "; ", others), why)
         head = pc.if_else(
-            named, "No building used for human occupancy, employment or recreation is counted on the parcel (", head
+            pc.and_(by_buildings, pc.is_valid(partly)),
+            "No building used for human occupancy, employment or recreation is counted on the parcel (",
+            head,
         )
     return _join(
         head,
@@ -363,12 +403,56 @@ def _partly_words(facts: _Facts, rows: np.ndarray) -> pa.Array | None:
         pa.array(partly.counted_on, pa.string()),
         pc.take(pa.array(_COUNTED_THERE), pa.array(partly.how)),
     )
-    joined = joined_runs(said.to_numpy(zero_copy_only=False), partly.parcel, "; ")
-    heads = np.flatnonzero(np.r_[True, partly.parcel[1:] != partly.parcel[:-1]])
-    lots, texts = partly.parcel[heads], joined[heads]
+    return _per_lot(said, partly.parcel, rows)
+
+
+def _marked_words(facts: _Facts, rows: np.ndarray) -> pa.Array | None:
+    """For the lots ``rows``, the buildings on each that would count by their size but which the buildings layer
+    marks unoccupied ("building B-3 of 1,200 sq ft stands on it but the buildings layer marks it unoccupied";
+    several joined by "; "), null where none does; None where none does on any."""
+    marked = facts.marked_unoccupied
+    if marked is None or not len(marked.parcel):
+        return None
+    size = pc.if_else(
+        pa.array(np.asarray(marked.point, dtype=bool)), "", _join(" of ", grouped_text(marked.sqft), " sq ft")
+    )
+    said = _join(
+        "building ",
+        pa.array(marked.building_id, pa.string()),
+        size,
+        " stands on it but the buildings layer marks it unoccupied",
+    )
+    return _per_lot(said, marked.parcel, rows)
+
+
+def _per_lot(said: pa.Array, lots: np.ndarray, rows: np.ndarray) -> pa.Array:
+    """For the lots ``rows``, the texts ``said`` of each (``lots``: each text's lot, in runs, ascending) joined by
+    "; ", null where a lot has none."""
+    joined = joined_runs(said.to_numpy(zero_copy_only=False), lots, "; ")
+    heads = np.flatnonzero(np.r_[True, lots[1:] != lots[:-1]])
+    lots, texts = lots[heads], joined[heads]
     at = np.clip(np.searchsorted(lots, rows), 0, len(lots) - 1)
     found = lots[at] == rows
     return pc.if_else(pa.array(found), pa.array(texts[at], pa.string()), pa.nulls(len(rows), pa.string()))
+
+
+def grouped_text(values: np.ndarray) -> pa.Array:
+    """Whole numbers (rounded) as text with a comma between thousands, a loop over the groups of digits only.
+
+    Examples
+    --------
+    >>> grouped_text(np.array([0, 999.6, 1200, 1234567])).to_pylist()
+    ['0', '1,000', '1,200', '1,234,567']
+    """
+    whole = np.rint(np.abs(np.asarray(values, dtype=float))).astype(np.int64)
+    out = pa.repeat(pa.scalar("", pa.string()), len(whole))
+    groups = len(str(int(whole.max()))) // 3 + 1 if len(whole) else 1
+    for k in range(groups - 1, -1, -1):
+        group = pc.cast(pa.array((whole // 1000**k) % 1000), pa.string())
+        above = pa.array(whole >= 1000 ** (k + 1))  # a group of digits stands before this one
+        piece = _join(pc.if_else(above, ",", ""), pc.if_else(above, pc.utf8_lpad(group, 3, "0"), group))
+        out = pc.if_else(pa.array((whole >= 1000**k) | (k == 0)), _join(out, piece), out)
+    return out
 
 
 def _main_words(facts: _Facts, rows: np.ndarray) -> tuple[pa.Array, pa.Array, pa.Array]:
@@ -469,11 +553,12 @@ def _duty(facts: _Facts) -> str:
         # with a requirement it does not make at 150 ft (a village attorney would object)
         return _duty_in_the_laws_words(facts)
     period = md.notice_period_days
-    # "an occupied property" only where the run tests occupancy: one set not to (requires_occupied_building=false)
-    # cited a test it never made (a tester)
-    which = "an occupied property" if md.requires_occupied_building.value else "a property"
+    which, untested = _occupancy_words(md.requires_occupied_building)
     if period.law_set and not period.act:  # the law's duty, then the run's period beside the law's own
-        return f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect.{_period_words(period)}"
+        return (
+            f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect{untested}."
+            f"{_period_words(period)}"
+        )
     if period.value is not None:
         when = f"within {period.value} days of {_notice_words(period)}"
         if period.act:  # the town's resolution set the days: cited as the letters cite it (analysis.notices.Period)
@@ -481,7 +566,21 @@ def _duty(facts: _Facts) -> str:
             when += f" ({period.act}{sets})"
     else:
         when = f"when notified (no period set: {citation_clause(md.notice_period_days.citation)})"
-    return f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect {when}."
+    return f"; {md.distance_ft.citation} requires {which} within {facts.limit} to connect {when}{untested}."
+
+
+def _occupancy_words(occupied) -> tuple[str, str]:
+    """Whom the law's duty binds, in its words ("an occupied property", or "a property" where it tests no
+    occupancy), and the clause said after it where the run set the test off: "; this run did not test occupancy (a
+    value set for the run)". A run with requires_occupied_building set false read "§ 144-4 requires a property
+    within 100 ft to connect", which § 144-4 does not say: it binds "any house, building or property used for human
+    occupancy"."""
+    law = occupied.law_value if occupied.overridden else occupied.value
+    which = "an occupied property" if law else "a property"
+    return which, (_UNTESTED if law and not occupied.value else "")
+
+
+_UNTESTED = "; this run did not test occupancy (a value set for the run)"
 
 
 def _duty_in_the_laws_words(facts: _Facts) -> str:
@@ -498,6 +597,9 @@ def _duty_in_the_laws_words(facts: _Facts) -> str:
         said = f", within {facts.limit}, the distance this profile reads it as ({distance.section} sets none)."
     if distance.quote:
         said += f' {distance.section}: "{distance.quote.rstrip(".")}."'
+    if md.requires_occupied_building.overridden and not md.requires_occupied_building.value:
+        # the law quoted says nothing of occupancy: that the run did not test it is said on its own
+        said += " This run did not test occupancy (a value set for the run)."
     return said + _period_words(md.notice_period_days)
 
 

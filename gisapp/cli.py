@@ -191,14 +191,19 @@ def status_meanings(profile) -> dict[str, str]:
     meanings = dict(STATUS_HELP)
     meanings["mandated"] = f"must connect ({', '.join(t for t in tests if t)})"
     if not md.requires_abutting_street.value:
-        meanings["in_range_not_abutting"] = (
-            f"not used: {md.requires_abutting_street.section} does not require abutting a sewered street"
-        )
+        meanings["in_range_not_abutting"] = _not_used(md.requires_abutting_street, "abutting a sewered street")
     if not md.requires_occupied_building.value:
-        meanings["unoccupied"] = (
-            f"not used: {md.requires_occupied_building.section} does not require an occupied building"
-        )
+        meanings["unoccupied"] = _not_used(md.requires_occupied_building, "an occupied building")
     return meanings
+
+
+def _not_used(rule, test: str) -> str:
+    """Why a status is not used: the law makes no such test, or it does and the run set it off. "not used: § 144-4
+    does not require an occupied building" under --set mandate.requires_occupied_building=false put in § 144-4's
+    mouth the opposite of what it says."""
+    if rule.overridden and rule.law_value:
+        return f"not used: this run did not test it (a value set for the run; {rule.section} requires {test})"
+    return f"not used: {rule.section} does not require {test}"
 
 
 def deadline_words(summary: dict, profile) -> str:

@@ -323,6 +323,21 @@ def test_wappinger_with_the_town_distance(town_gpkg):
     assert doc["summary"]["distance_section"] == "§ 196-17E (value set by the user)"
 
 
+def test_a_test_the_run_set_off_is_not_said_to_be_absent_from_the_law(town_gpkg):
+    """With requires_occupied_building and requires_abutting_street set false under Fort Plain, the table read "not
+    used: § 144-4 does not require an occupied building" (and "... abutting a sewered street"): § 144-4 requires
+    both. The table says the run did not test them."""
+    sets = ("--set", "mandate.requires_occupied_building=false", "--set", "mandate.requires_abutting_street=false")
+    result = CliRunner().invoke(
+        main, ["analyze", "--profile", "fort-plain", "--data", town_gpkg, *sets], env={"COLUMNS": "300"}
+    )
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "does not require" not in text
+    for test in ("an occupied building", "abutting a sewered street"):
+        assert f"not used: this run did not test it (a value set for the run; § 144-4 requires {test})" in text
+
+
 def test_wappinger_summary_says_what_its_law_rules(town_gpkg):
     """§ 196-17E sets no notice period and no abutting-street test: the summary says so, never "None days"."""
     args = ("--data", town_gpkg, "--notice-date", "2027-03-01")

@@ -73,7 +73,80 @@ def test_a_run_that_does_not_test_occupancy_does_not_say_it_did(fort_plain, stre
     )
     assert untested.loc["V", "status"] == "mandated"
     said = untested.loc["V", "reason"]
-    assert "requires a property within 100 ft to connect" in said and "occupied" not in said
+    assert "requires a property within 100 ft to connect" not in said
+
+
+@pytest.mark.parametrize(
+    "overrides, says",
+    [
+        (
+            {},
+            "; § 144-4 requires an occupied property within 100 ft to connect within 90 days of official notice; this "
+            "run did not test occupancy (a value set for the run).",
+        ),
+        (
+            {"mandate.notice_period_days": "60"},
+            "; § 144-4 requires an occupied property within 100 ft to connect; this run did not test occupancy (a "
+            "value set for the run). The period to connect: within 60 days",
+        ),
+        (
+            {"mandate.distance_ft": "150"},
+            'property line." This run did not test occupancy (a value set for the run). The period to connect',
+        ),
+    ],
+)
+def test_a_run_that_does_not_test_occupancy_says_the_laws_words_and_that_it_did_not(street_block, overrides, says):
+    """With requires_occupied_building set false, the reason read "§ 144-4 requires a property within 100 ft to
+    connect": § 144-4 binds "any house, building or property used for human occupancy", an occupied property. The
+    law's words are said, and that this run did not test occupancy; the section column is flagged."""
+    streets, mains = street_block
+    vacant = {**lot("V", 100, 25), "occupied": False}
+    profile = load_profile("fort-plain", overrides={"mandate.requires_occupied_building": False, **overrides})
+    r = run([vacant], mains, streets, profile)
+    assert r.loc["V", "status"] == "mandated"
+    assert says in r.loc["V", "reason"]
+    assert "requires a property" not in r.loc["V", "reason"]
+    assert r.loc["V", "section"] == "§ 144-4 (value set by the user)"
+
+
+@pytest.mark.parametrize(
+    "overrides, flagged_statuses",
+    [
+        ({}, set()),
+        ({"mandate.notice_period_days": "60"}, {"mandated"}),
+        ({"mandate.notice_reasons": ["public_health_hazard"]}, {"mandated"}),
+        ({"mandate.requires_abutting_street": True}, {"mandated", "in_range_not_abutting"}),  # set, if to its own
+        ({"mandate.distance_ft": "150"}, {"mandated", "out_of_range", "in_range_not_abutting", "connected"}),
+        ({"measurement.abut_tolerance_ft": "5"}, set()),  # a profile setting, not what § 144-4 states
+    ],
+)
+def test_the_section_column_is_flagged_when_the_run_set_a_value_its_section_states(
+    street_block, overrides, flagged_statuses
+):
+    """With only the period set (--set mandate.notice_period_days=60), a mandated parcel's section read "§ 144-4"
+    unflagged, while with a distance set it read "§ 144-4 (value set by the user)"; and with a distance set, a lot in
+    range but not on the main's street read "§ 144-4" unflagged beside "within 150 ft, the distance set for this
+    run". A section is flagged where any value the status rests on from that section was set for the run."""
+    _, mains = street_block
+    streets = frame(
+        [
+            {"street_name": "Main St", "geometry": LineString([(-1000, 0), (2000, 0)])},
+            {"street_name": "Back St", "geometry": LineString([(-1000, 205), (2000, 205)])},
+        ]
+    )
+    lots = [
+        lot("A", 0, 25),  # mandated
+        lot("F", 200, 230),  # out of range (off Back St)
+        {"parcel_id": "B", "occupied": True, "geometry": box(400, 90, 450, 180)},  # not on Main St
+        lot("V", 600, 25, occupied=False),  # unoccupied
+        lot("C", 800, 25, connected=True),  # connected
+    ]
+    r = run(lots, mains, streets, load_profile("fort-plain", overrides=overrides))
+    status = r.set_index("status")["section"].to_dict()
+    wanted = {"mandated", "out_of_range", "in_range_not_abutting", "unoccupied", "connected"}
+    assert set(status) == wanted
+    for name, section in status.items():
+        assert section == ("§ 144-4 (value set by the user)" if name in flagged_statuses else "§ 144-4"), name
 
 
 ORDINANCES = Path(__file__).parent / "data" / "ordinances"  # the laws as published
@@ -444,6 +517,58 @@ def test_a_house_across_the_lot_line_leaves_the_roll_unquestioned_and_a_lot_with
     assert "building HOUSE covers 360 sq ft of it" in reason and "assessment roll" not in reason
     r = analyze_mandates(frame(lots), mains, streets=streets, profile=fort_plain).parcels
     assert (r["occupied_source"] == "property class").all() and not r["reason"].str.contains("covers").any()
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_building_the_layer_marks_unoccupied_is_named_on_its_lot(fort_plain, street_block, reverse):
+    """A lot whose 1,200 sq ft building the buildings layer marks occupied = no stayed "unoccupied ... no building of
+    150 sq ft or more, nor one marked occupied, stands on it": one stands on it, marked unoccupied, and its owner
+    could say so at the board meeting. Its reason now names it, with its size (the most square feet first); a shed
+    marked no, too small to count anyway, is not named, and the statuses are as before."""
+    streets, mains = street_block
+    parcels = [
+        lot("A", 0, 25, occupied=None),  # B-3, 1,200 sq ft, marked no; a 100 sq ft shed marked no
+        lot("B", 100, 25, occupied=None),  # a building drawn as a point, marked no
+        lot("C", 200, 25, occupied=None),  # two marked no: the larger first
+        lot("D", 300, 25, occupied=None),  # a shed marked no only
+        lot("E", 400, 25, occupied=None),  # HOUSE across the line, counted on F; MARKED on E itself
+        lot("F", 450, 25, occupied=None),
+        lot("R", 600, 25, occupied=None, property_class="210"),  # the roll's dwelling is the house marked no
+        lot("G", 700, 25, occupied=None),  # a building marked yes
+    ]
+    buildings = [
+        {"building_id": "B-3", "occupied": False, "geometry": box(10, 50, 50, 80)},
+        {"building_id": "SHED", "occupied": False, "geometry": box(10, 90, 20, 100)},
+        {"building_id": "PT", "occupied": False, "geometry": shapely.Point(120, 60)},
+        {"building_id": "SMALL", "occupied": False, "geometry": box(210, 50, 230, 60)},
+        {"building_id": "BIG", "occupied": False, "geometry": box(210, 70, 240, 120)},
+        {"building_id": "HUT", "occupied": False, "geometry": box(310, 50, 320, 60)},
+        {"building_id": "HOUSE", "occupied": None, "geometry": box(438, 50, 478, 80)},  # 360 sq ft on E
+        {"building_id": "MARKED", "occupied": False, "geometry": box(405, 90, 425, 100)},
+        {"building_id": "VACANT", "occupied": False, "geometry": box(610, 50, 630, 70)},
+        {"building_id": "HOME", "occupied": True, "geometry": box(710, 50, 720, 60)},
+    ]
+    if reverse:
+        parcels, buildings = parcels[::-1], buildings[::-1]
+    r = analyze_mandates(frame(parcels), mains, streets=streets, buildings=frame(buildings), profile=fort_plain)
+    r = r.parcels.set_index("parcel_id")
+    assert r["status"].to_dict() == {p: "mandated" if p in ("F", "G") else "unoccupied" for p in r.index}
+    head = "No building used for human occupancy, employment or recreation on the parcel ("
+    counted = "No building used for human occupancy, employment or recreation is counted on the parcel ("
+    marks = " stands on it but the buildings layer marks it unoccupied"
+    rest = "; no other building of 150 sq ft or more, nor one marked occupied, stands on it); § 144-4 applies only"
+    said = {
+        "A": head + "building B-3 of 1,200 sq ft" + marks + rest,
+        "B": head + "building PT" + marks + rest,
+        "C": head + "building BIG of 1,500 sq ft" + marks + "; building SMALL of 200 sq ft" + marks + rest,
+        "E": counted + "building HOUSE covers 360 sq ft of it but is counted on parcel F, where its middle stands; "
+        "building MARKED of 200 sq ft" + marks + rest,
+        "R": head + "building VACANT of 400 sq ft" + marks + rest,
+    }
+    for parcel, words in said.items():
+        assert r.loc[parcel, "reason"].startswith(words), parcel
+    assert "the buildings layer lacks it" not in r.loc["R", "reason"]  # it has it, marked unoccupied
+    assert r.loc["D", "reason"] == EMPTY_LOT
 
 
 def test_occupied_attribute_overrides_buildings(fort_plain, street_block):
