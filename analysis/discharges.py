@@ -9,7 +9,8 @@ connected or required to connect (status ``connected`` or ``mandated``):
   units: ``for_decision``, a case for that officer. Food services are recognised by New York property class
   (``discharges.food_service_classes``, 42x); ``interceptor_exempt_classes`` (dwellings) are never listed.
 - **Industrial users.** A parcel's average daily flow is its ``flow_gpd`` where given (metered water use, the
-  permit's figure), else its living units times ``network.gallons_per_day_per_unit``. Fort Plain § 144-1 makes a
+  permit's figure), else its living units times ``network.gallons_per_day_per_unit`` (``analysis.flows``, as the
+  sewersheds read it). Fort Plain § 144-1 makes a
   *significant industrial user* of one discharging 25,000 gallons or more per average work day or more than 5% of
   the flow in the system (an establishment: never a dwelling, ``residential_classes``); § 144-25A puts any flow
   above 2% of the village's average daily flow to the engineer's
@@ -29,6 +30,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
+from analysis.flows import GIVEN, average_flows
 from analysis.profiles import Profile, citation_clause, citations_clause, joined_citations, split_citations
 from analysis.reasons import text_column
 
@@ -83,7 +85,7 @@ def assess_discharges(
         else pd.Series("", index=parcels.index)
     ).reset_index(drop=True)
 
-    flow, source = _flows(parcels, profile)
+    flow, source = average_flows(parcels, profile)
     system = _system_flow(parcels, flow, discharging, profile, network, connections)
     # No share of a flow that is not known: judged against the part known, every share comes out too large.
     share = flow / system.gpd if system.gpd and system.gpd > 0 else np.full(n, np.nan)
@@ -110,27 +112,9 @@ def assess_discharges(
         # the flow of the parcels whose flow is known, and how many are not: a lower bound where any is not
         "system_flow_at_least_gpd": round(system.at_least_gpd, 1),
         "system_flow_parcels_unknown": system.unknown,
-        "flow_given": int((source == "flow_gpd").sum()),
+        "flow_given": int((source == GIVEN).sum()),
     }
     return DischargesResult(out, summary)
-
-
-def _flows(parcels: gpd.GeoDataFrame, profile: Profile) -> tuple[np.ndarray, np.ndarray]:
-    """Each parcel's average daily flow (gpd) and its source: the flow_gpd given, else living units x gpd per unit."""
-    n = len(parcels)
-
-    def number(name: str) -> np.ndarray:
-        if name not in parcels.columns:
-            return np.full(n, np.nan)
-        return pd.to_numeric(parcels[name], errors="coerce").to_numpy(float)
-
-    given, units = number("flow_gpd"), number("units")
-    per_unit = float(profile.network.gallons_per_day_per_unit.value)
-    by_units = np.where(units > 0, units * per_unit, np.nan)
-    use_given = np.isfinite(given) & (given >= 0)
-    flow = np.where(use_given, given, by_units)
-    source = np.where(use_given, "flow_gpd", np.where(np.isfinite(by_units), "living units", None)).astype(object)
-    return flow, source
 
 
 @dataclass(frozen=True)
@@ -161,16 +145,14 @@ def _system_flow(parcels, flow, discharging, profile, network, connections) -> S
     if network is not None and network.n_nodes and "main_id" in parcels.columns:
         from analysis.trace import connect_parcels, sewershed
 
-        per_unit = float(profile.network.gallons_per_day_per_unit.value)
-        chosen = parcels[discharging].copy()
-        # The sewershed adds living units times gallons per unit: give each parcel its flow in those units.
-        chosen["units"] = flow[discharging] / per_unit
+        chosen = parcels[discharging]
         connections = connect_parcels(network, chosen) if connections is None else connections[discharging]
         outfalls = np.flatnonzero(network.node_is_outfall)
         if len(outfalls):
+            # each sewershed reads the parcels' flows as ``flow`` above was read (analysis.flows)
             sheds = [sewershed(network, int(o), connections, chosen, profile=profile) for o in outfalls]
             total = float(sum(s.flow_at_least_gpd for s in sheds))
-            unknown = int(sum(s.units_unknown for s in sheds))
+            unknown = int(sum(s.flow_unknown for s in sheds))
             names = ", ".join(str(network.node_id[o]) for o in outfalls[:5]) + (" ..." if len(outfalls) > 5 else "")
             source = f"estimated: the sewershed of {names}"
     if unknown:
@@ -255,7 +237,7 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
     rows = np.flatnonzero(listed)
     if len(rows):
         gpd_text = pd.Series(flow[rows]).map("{:,.0f}".format)
-        src = pd.Series(np.where(source[rows] == "flow_gpd", "as given", "estimated from its living units"))
+        src = pd.Series(np.where(source[rows] == GIVEN, "as given", "estimated from its living units"))
         pct = pd.Series(share[rows] * 100).map(lambda v: "" if not np.isfinite(v) else f"{v:.1f}% of ")
         if system_gpd:
             said = f", {{}}the system's {system_gpd:,.0f} gpd"
