@@ -19,7 +19,10 @@ connected or required to connect (status ``connected`` or ``mandated``):
   estimate of every outfall (``analysis.trace.sewershed``) from the same flows. Each listed user gets its control
   manhole (the parcels' ``control_manhole`` column, which ``analysis.trace`` fills from the network). Industrial
   parcels (``industrial_classes``) whose flow is unknown are listed as ``flow_unknown``: no user passes unseen for
-  want of data.
+  want of data. Where the system's flow is not known (some parcels' flow is unknown), the flow known is a lower
+  bound of it, and a share of the bound the most a share can be: an establishment with more than
+  ``significant_user_share`` of the flow known is ``possibly_significant``, for review (never ``significant``);
+  one with that share or less is certainly not more, and is not flagged. The arithmetic of a bound, no new law.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from analysis.profiles import Profile, citation_clause, citations_clause, joined
 from analysis.reasons import text_column
 
 GREASE = ("required", "for_decision")
-INDUSTRIAL = ("significant", "review", "flow_unknown")
+INDUSTRIAL = ("significant", "possibly_significant", "review", "flow_unknown")
 DISCHARGING = ("connected", "mandated")
 
 
@@ -219,6 +222,12 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
     by_gpd = establishment & (sig_gpd is not None) & (flow >= (sig_gpd or 0))
     by_share = establishment & (sig_share is not None) & (share0 > (sig_share or 0))
     significant = by_gpd | by_share
+    # The system's flow not known, its lower bound is: a share of the bound is the most the true share can be. Not
+    # more than the threshold, the user is certainly not more; more, it possibly is, for review (never significant).
+    bounded = _share_at_most(flow, system)
+    possibly = (
+        establishment & ~significant & (sig_share is not None) & (np.nan_to_num(bounded, nan=-1.0) > (sig_share or 0))
+    )
     review = known & (
         ((rev_gpd is not None) & (flow > (rev_gpd or 0))) | ((rev_share is not None) & (share0 > (rev_share or 0)))
     )
@@ -228,9 +237,10 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
         & klass.str.startswith(tuple(rules.industrial_classes.value) or ("\0",)).to_numpy()
     )
     out[review] = "review"
+    out[possibly] = "possibly_significant"
     out[significant] = "significant"
     out[unknown] = "flow_unknown"
-    listed = significant | review
+    listed = significant | possibly | review
     if not (listed.any() or unknown.any()):
         return out, text, sections
 
@@ -239,19 +249,27 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
         gpd_text = pd.Series(flow[rows]).map("{:,.0f}".format)
         src = pd.Series(np.where(source[rows] == GIVEN, "as given", "estimated from its living units"))
         pct = pd.Series(share[rows] * 100).map(lambda v: "" if not np.isfinite(v) else f"{v:.1f}% of ")
+        lacking = (
+            f"{system.unknown:,} parcel{'' if system.unknown == 1 else 's'} connected or required to connect "
+            f"{'has' if system.unknown == 1 else 'have'} no flow given and no living units"
+            if system.unknown
+            else "none is set or estimated"
+        )
         if system_gpd:
             said = f", {{}}the system's {system_gpd:,.0f} gpd"
             if system_source.startswith("estimated"):
                 said += f" ({system_source} in the data, not the plant's measured flow)"
             shared = pct.map(said.format)
+        elif system.unknown and system.at_least_gpd > 0:
+            # the share of the flow known: the most the share can be, said as a bound with what it leaves out
+            shared = pd.Series(bounded[rows] * 100).map(
+                lambda v: (
+                    f", at most {v:.1f}% of the system's flow, which is at least "
+                    f"{system.at_least_gpd:,.0f} gpd ({lacking})"
+                )
+            )
         else:
             # why no share is given: "the system's unknown" said nothing of it
-            lacking = (
-                f"{system.unknown:,} parcel{'' if system.unknown == 1 else 's'} connected or required to connect "
-                f"{'has' if system.unknown == 1 else 'have'} no flow given and no living units"
-                if system.unknown
-                else "none is set or estimated"
-            )
             shared = f", its share of the system's flow not judged (that flow is not known: {lacking})"
         head = "Average flow " + gpd_text + " gpd (" + src + ")" + shared
         sig_rule = rules.significant_user_gpd if sig_gpd is not None else rules.significant_user_share
@@ -270,10 +288,22 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
             )
         )
         cited = citation_clause(sig_rule.citation)
+        possibly_text = pd.Series("", index=range(len(rows)))
+        if possibly.any():
+            # its share is the law's or less only where the system holds flow / share, the parcels of unknown flow
+            # sending the rest: the arithmetic of the bound, said in gallons a board can weigh
+            needed = pd.Series(flow[rows] / (sig_share or 1) - system.at_least_gpd).clip(lower=0)
+            n_out = system.unknown
+            possibly_text = (
+                f": possibly a significant industrial user, for review (more than {_pct(sig_share)} of the flow in "
+                f"the system, {citation_clause(rules.significant_user_share.citation)}): its share is "
+                f"{_pct(sig_share)} or less only if the {n_out:,} parcel{'' if n_out == 1 else 's'} of unknown flow "
+                f"send{'s' if n_out == 1 else ''} " + needed.map("{:,.0f}".format) + " gpd or more."
+            )
         sig_text = np.where(
             significant[rows],
             (": a significant industrial user (" + criteria + f", {cited}).").to_numpy(object),
-            ".",
+            np.where(possibly[rows], possibly_text.to_numpy(object), "."),
         )
         who = rules.flow_reviewed_by.value or "the municipality"
         review_rule = rules.flow_review_gpd if rev_gpd is not None else rules.flow_review_share
@@ -291,6 +321,7 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
         text[rows] = (head + pd.Series(sig_text) + pd.Series(review_text) + control).to_numpy(object)
         sections[rows] = join_sections(
             np.where(significant[rows], sig_rule.citation, "").astype(object),
+            np.where(possibly[rows], rules.significant_user_share.citation, "").astype(object),
             np.where(review[rows], review_rule.citation, "").astype(object),
             np.full(len(rows), profile.network.control_manhole.citation, dtype=object),
         )
@@ -305,6 +336,14 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
         ).to_numpy(object)
         sections[u] = joined_citations(citations)  # the section column's way, as join_sections writes it
     return out, text, sections
+
+
+def _share_at_most(flow: np.ndarray, system: SystemFlow) -> np.ndarray:
+    """Each parcel's share of the flow known, where the system's flow is not known (NaN elsewhere): the system's
+    flow being at least the flow known, this is the most the parcel's share of it can be."""
+    if system.gpd is not None or not system.unknown or system.at_least_gpd <= 0:
+        return np.full(len(flow), np.nan)
+    return flow / system.at_least_gpd
 
 
 def _control_manholes(parcels, rows: np.ndarray, profile: Profile) -> pd.Series:
