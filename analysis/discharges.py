@@ -9,7 +9,8 @@ connected or required to connect (status ``connected`` or ``mandated``):
   units: ``for_decision``, a case for that officer. Food services are recognised by New York property class
   (``discharges.food_service_classes``, 42x); ``interceptor_exempt_classes`` (dwellings) are never listed.
 - **Industrial users.** A parcel's average daily flow is its ``flow_gpd`` where given (metered water use, the
-  permit's figure), else its living units times ``network.gallons_per_day_per_unit``. Fort Plain § 144-1 makes a
+  permit's figure), else its living units times ``network.gallons_per_day_per_unit`` (``analysis.flows``, as the
+  sewersheds read it). Fort Plain § 144-1 makes a
   *significant industrial user* of one discharging 25,000 gallons or more per average work day or more than 5% of
   the flow in the system (an establishment: never a dwelling, ``residential_classes``); § 144-25A puts any flow
   above 2% of the village's average daily flow to the engineer's
@@ -18,7 +19,10 @@ connected or required to connect (status ``connected`` or ``mandated``):
   estimate of every outfall (``analysis.trace.sewershed``) from the same flows. Each listed user gets its control
   manhole (the parcels' ``control_manhole`` column, which ``analysis.trace`` fills from the network). Industrial
   parcels (``industrial_classes``) whose flow is unknown are listed as ``flow_unknown``: no user passes unseen for
-  want of data.
+  want of data. Where the system's flow is not known (some parcels' flow is unknown), the flow known is a lower
+  bound of it, and a share of the bound the most a share can be: an establishment with more than
+  ``significant_user_share`` of the flow known is ``possibly_significant``, for review (never ``significant``);
+  one with that share or less is certainly not more, and is not flagged. The arithmetic of a bound, no new law.
 """
 
 from __future__ import annotations
@@ -29,11 +33,12 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
+from analysis.flows import GIVEN, average_flows
 from analysis.profiles import Profile, citation_clause, citations_clause, joined_citations, split_citations
 from analysis.reasons import text_column
 
 GREASE = ("required", "for_decision")
-INDUSTRIAL = ("significant", "review", "flow_unknown")
+INDUSTRIAL = ("significant", "possibly_significant", "review", "flow_unknown")
 DISCHARGING = ("connected", "mandated")
 
 
@@ -83,7 +88,7 @@ def assess_discharges(
         else pd.Series("", index=parcels.index)
     ).reset_index(drop=True)
 
-    flow, source = _flows(parcels, profile)
+    flow, source = average_flows(parcels, profile)
     system = _system_flow(parcels, flow, discharging, profile, network, connections)
     # No share of a flow that is not known: judged against the part known, every share comes out too large.
     share = flow / system.gpd if system.gpd and system.gpd > 0 else np.full(n, np.nan)
@@ -110,27 +115,9 @@ def assess_discharges(
         # the flow of the parcels whose flow is known, and how many are not: a lower bound where any is not
         "system_flow_at_least_gpd": round(system.at_least_gpd, 1),
         "system_flow_parcels_unknown": system.unknown,
-        "flow_given": int((source == "flow_gpd").sum()),
+        "flow_given": int((source == GIVEN).sum()),
     }
     return DischargesResult(out, summary)
-
-
-def _flows(parcels: gpd.GeoDataFrame, profile: Profile) -> tuple[np.ndarray, np.ndarray]:
-    """Each parcel's average daily flow (gpd) and its source: the flow_gpd given, else living units x gpd per unit."""
-    n = len(parcels)
-
-    def number(name: str) -> np.ndarray:
-        if name not in parcels.columns:
-            return np.full(n, np.nan)
-        return pd.to_numeric(parcels[name], errors="coerce").to_numpy(float)
-
-    given, units = number("flow_gpd"), number("units")
-    per_unit = float(profile.network.gallons_per_day_per_unit.value)
-    by_units = np.where(units > 0, units * per_unit, np.nan)
-    use_given = np.isfinite(given) & (given >= 0)
-    flow = np.where(use_given, given, by_units)
-    source = np.where(use_given, "flow_gpd", np.where(np.isfinite(by_units), "living units", None)).astype(object)
-    return flow, source
 
 
 @dataclass(frozen=True)
@@ -161,16 +148,14 @@ def _system_flow(parcels, flow, discharging, profile, network, connections) -> S
     if network is not None and network.n_nodes and "main_id" in parcels.columns:
         from analysis.trace import connect_parcels, sewershed
 
-        per_unit = float(profile.network.gallons_per_day_per_unit.value)
-        chosen = parcels[discharging].copy()
-        # The sewershed adds living units times gallons per unit: give each parcel its flow in those units.
-        chosen["units"] = flow[discharging] / per_unit
+        chosen = parcels[discharging]
         connections = connect_parcels(network, chosen) if connections is None else connections[discharging]
         outfalls = np.flatnonzero(network.node_is_outfall)
         if len(outfalls):
+            # each sewershed reads the parcels' flows as ``flow`` above was read (analysis.flows)
             sheds = [sewershed(network, int(o), connections, chosen, profile=profile) for o in outfalls]
             total = float(sum(s.flow_at_least_gpd for s in sheds))
-            unknown = int(sum(s.units_unknown for s in sheds))
+            unknown = int(sum(s.flow_unknown for s in sheds))
             names = ", ".join(str(network.node_id[o]) for o in outfalls[:5]) + (" ..." if len(outfalls) > 5 else "")
             source = f"estimated: the sewershed of {names}"
     if unknown:
@@ -237,6 +222,12 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
     by_gpd = establishment & (sig_gpd is not None) & (flow >= (sig_gpd or 0))
     by_share = establishment & (sig_share is not None) & (share0 > (sig_share or 0))
     significant = by_gpd | by_share
+    # The system's flow not known, its lower bound is: a share of the bound is the most the true share can be. Not
+    # more than the threshold, the user is certainly not more; more, it possibly is, for review (never significant).
+    bounded = _share_at_most(flow, system)
+    possibly = (
+        establishment & ~significant & (sig_share is not None) & (np.nan_to_num(bounded, nan=-1.0) > (sig_share or 0))
+    )
     review = known & (
         ((rev_gpd is not None) & (flow > (rev_gpd or 0))) | ((rev_share is not None) & (share0 > (rev_share or 0)))
     )
@@ -246,30 +237,39 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
         & klass.str.startswith(tuple(rules.industrial_classes.value) or ("\0",)).to_numpy()
     )
     out[review] = "review"
+    out[possibly] = "possibly_significant"
     out[significant] = "significant"
     out[unknown] = "flow_unknown"
-    listed = significant | review
+    listed = significant | possibly | review
     if not (listed.any() or unknown.any()):
         return out, text, sections
 
     rows = np.flatnonzero(listed)
     if len(rows):
         gpd_text = pd.Series(flow[rows]).map("{:,.0f}".format)
-        src = pd.Series(np.where(source[rows] == "flow_gpd", "as given", "estimated from its living units"))
+        src = pd.Series(np.where(source[rows] == GIVEN, "as given", "estimated from its living units"))
         pct = pd.Series(share[rows] * 100).map(lambda v: "" if not np.isfinite(v) else f"{v:.1f}% of ")
+        lacking = (
+            f"{system.unknown:,} parcel{'' if system.unknown == 1 else 's'} connected or required to connect "
+            f"{'has' if system.unknown == 1 else 'have'} no flow given and no living units"
+            if system.unknown
+            else "none is set or estimated"
+        )
         if system_gpd:
             said = f", {{}}the system's {system_gpd:,.0f} gpd"
             if system_source.startswith("estimated"):
                 said += f" ({system_source} in the data, not the plant's measured flow)"
             shared = pct.map(said.format)
+        elif system.unknown and system.at_least_gpd > 0:
+            # the share of the flow known: the most the share can be, said as a bound with what it leaves out
+            shared = pd.Series(bounded[rows] * 100).map(
+                lambda v: (
+                    f", at most {v:.1f}% of the system's flow, which is at least "
+                    f"{system.at_least_gpd:,.0f} gpd ({lacking})"
+                )
+            )
         else:
             # why no share is given: "the system's unknown" said nothing of it
-            lacking = (
-                f"{system.unknown:,} parcel{'' if system.unknown == 1 else 's'} connected or required to connect "
-                f"{'has' if system.unknown == 1 else 'have'} no flow given and no living units"
-                if system.unknown
-                else "none is set or estimated"
-            )
             shared = f", its share of the system's flow not judged (that flow is not known: {lacking})"
         head = "Average flow " + gpd_text + " gpd (" + src + ")" + shared
         sig_rule = rules.significant_user_gpd if sig_gpd is not None else rules.significant_user_share
@@ -288,10 +288,22 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
             )
         )
         cited = citation_clause(sig_rule.citation)
+        possibly_text = pd.Series("", index=range(len(rows)))
+        if possibly.any():
+            # its share is the law's or less only where the system holds flow / share, the parcels of unknown flow
+            # sending the rest: the arithmetic of the bound, said in gallons a board can weigh
+            needed = pd.Series(flow[rows] / (sig_share or 1) - system.at_least_gpd).clip(lower=0)
+            n_out = system.unknown
+            possibly_text = (
+                f": possibly a significant industrial user, for review (more than {_pct(sig_share)} of the flow in "
+                f"the system, {citation_clause(rules.significant_user_share.citation)}): its share is "
+                f"{_pct(sig_share)} or less only if the {n_out:,} parcel{'' if n_out == 1 else 's'} of unknown flow "
+                f"send{'s' if n_out == 1 else ''} " + needed.map("{:,.0f}".format) + " gpd or more."
+            )
         sig_text = np.where(
             significant[rows],
             (": a significant industrial user (" + criteria + f", {cited}).").to_numpy(object),
-            ".",
+            np.where(possibly[rows], possibly_text.to_numpy(object), "."),
         )
         who = rules.flow_reviewed_by.value or "the municipality"
         review_rule = rules.flow_review_gpd if rev_gpd is not None else rules.flow_review_share
@@ -309,6 +321,7 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
         text[rows] = (head + pd.Series(sig_text) + pd.Series(review_text) + control).to_numpy(object)
         sections[rows] = join_sections(
             np.where(significant[rows], sig_rule.citation, "").astype(object),
+            np.where(possibly[rows], rules.significant_user_share.citation, "").astype(object),
             np.where(review[rows], review_rule.citation, "").astype(object),
             np.full(len(rows), profile.network.control_manhole.citation, dtype=object),
         )
@@ -323,6 +336,14 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
         ).to_numpy(object)
         sections[u] = joined_citations(citations)  # the section column's way, as join_sections writes it
     return out, text, sections
+
+
+def _share_at_most(flow: np.ndarray, system: SystemFlow) -> np.ndarray:
+    """Each parcel's share of the flow known, where the system's flow is not known (NaN elsewhere): the system's
+    flow being at least the flow known, this is the most the parcel's share of it can be."""
+    if system.gpd is not None or not system.unknown or system.at_least_gpd <= 0:
+        return np.full(len(flow), np.nan)
+    return flow / system.at_least_gpd
 
 
 def _control_manholes(parcels, rows: np.ndarray, profile: Profile) -> pd.Series:

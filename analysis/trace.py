@@ -17,6 +17,7 @@ import shapely
 from scipy.sparse import csgraph
 
 from analysis._parallel import default_workers, elementwise, nearest_of_pairs, within_pairs
+from analysis.flows import GIVEN, average_flows
 from analysis.network import SewerNetwork
 from analysis.network_checks import plural
 from analysis.profiles import Profile
@@ -62,11 +63,17 @@ class Sewershed:
     """Everything upstream of a manhole by the traces (each connection where its trace drains): mains, manholes,
     parcels, living units, the estimated flow, and the overflows into it whose upstream is counted elsewhere.
 
-    ``flow_gpd`` is None where a parcel's living units are unknown: a sum that counted those parcels as nothing was
-    printed as the flow ("89 parcels with units unknown; estimated average flow 0 gallons per day", a tester), and
-    added up to a system flow against which an ordinary house was a "significant" industrial user.
-    ``flow_at_least_gpd`` is the flow of the parcels whose units are known: the flow itself where none is unknown,
-    else a lower bound, said as one."""
+    Each parcel's flow is read as everywhere else (``analysis.flows.average_flows``): its ``flow_gpd`` where given
+    (``flow_given`` of them, metered), else its living units times ``network.gallons_per_day_per_unit``; with
+    neither it is not known (``flow_unknown`` of them). A mill metered at 30,000 gpd with no living units was "units
+    unknown, flow not known" here while ``duties`` counted its 30,000 gpd.
+
+    ``flow_gpd`` is None where a parcel's flow is unknown: a sum that counted those parcels as nothing was printed as
+    the flow ("89 parcels with units unknown; estimated average flow 0 gallons per day", a tester), and added up to
+    a system flow against which an ordinary house was a "significant" industrial user. ``flow_at_least_gpd`` is the
+    flow of the parcels whose flow is known: the flow itself where none is unknown, else a lower bound, said as one.
+    ``units`` adds up the living units recorded, ``units_unknown`` counts the parcels with none recorded (whose flow
+    may still be given)."""
 
     manhole: str
     mains: list[str]
@@ -81,11 +88,14 @@ class Sewershed:
     # Links into the sewershed from a divide whose traces go elsewhere (an overflow): each named, and why what drains
     # to that divide is counted where its trace goes, not here.
     not_counted: list[dict] = field(default_factory=list)
+    # parcels whose flow is their flow_gpd (metered, a permit's), and parcels with no flow given and no living units
+    flow_given: int = 0
+    flow_unknown: int = 0
 
     @property
     def flow_gpd(self) -> float | None:
-        """The estimated average flow, or None where a parcel's living units are unknown (the flow is not known)."""
-        return None if self.units_unknown else self.flow_at_least_gpd
+        """The estimated average flow, or None where a parcel's flow is unknown (the flow is not known)."""
+        return None if self.flow_unknown else self.flow_at_least_gpd
 
     def as_dict(self) -> dict:
         return {
@@ -94,9 +104,13 @@ class Sewershed:
             "manholes": self.manholes,
             "parcels": self.parcels,
             "units": self.units,
-            # parcels drained here whose living units are not known: the text says so, --json and the map must too
+            # parcels drained here with no living units recorded (a metered one's flow is still known)
             "units_unknown": self.units_unknown,
-            # null where units are unknown, as the map's popup says "no flow estimate"; the known part beside it
+            # parcels whose flow is their flow_gpd, and those whose flow is not known (no flow_gpd, no living units):
+            # the text says so, --json and the map must too
+            "flow_given": self.flow_given,
+            "flow_unknown": self.flow_unknown,
+            # null where a parcel's flow is unknown, as the map's popup says "flow not known"; the known part beside it
             "flow_gpd": None if self.flow_gpd is None else round(self.flow_gpd, 1),
             "flow_at_least_gpd": round(self.flow_at_least_gpd, 1),
             "not_counted": self.not_counted,
@@ -444,7 +458,7 @@ def sewershed(
     Where the flow divides above ``node`` (a wet well's or regulator's overflow, a split), the way traces do not
     follow may still lead here: what drains to that divide is counted where its trace goes, and the link is named
     in ``not_counted`` with why. ``nodes`` is every node whose flow can reach ``node`` by any way out (what a
-    capacity check counts, an overflow too).
+    capacity check counts, an overflow too). Each parcel's flow is read by ``analysis.flows.average_flows``.
     """
     order = csgraph.breadth_first_order(net.upstream_links, node, directed=True, return_predecessors=False)
     traced = _traced_upstream(net, node)
@@ -452,7 +466,7 @@ def sewershed(
     upstream[traced] = True
     mains = np.flatnonzero(upstream[net.u] & upstream[net.v])
     parcel_ids: list[str] = []
-    units, unknown = 0.0, 0
+    units, units_unknown, flow, given, unknown = 0.0, 0, 0.0, 0, 0
     drains_to = np.zeros(0, dtype=np.int64)  # each parcel's node below its connection (-1: none)
     if connections is not None and parcels is not None and len(connections):
         e = connections["edge"].to_numpy()
@@ -464,9 +478,12 @@ def sewershed(
         parcel_ids = chosen["parcel_id"].astype(str).tolist()
         if "units" in chosen.columns:
             u = pd.to_numeric(chosen["units"], errors="coerce")
-            units, unknown = float(u.sum()), int(u.isna().sum())
+            units, units_unknown = float(u.sum()), int(u.isna().sum())
         else:
-            unknown = len(chosen)
+            units_unknown = len(chosen)
+        flows, source = average_flows(chosen, profile)
+        known = np.isfinite(flows)
+        flow, given, unknown = float(flows[known].sum()), int((source == GIVEN).sum()), int((~known).sum())
     gpd_rule = profile.network.gallons_per_day_per_unit
     manholes = [str(net.node_id[i]) for i in traced if net.node_is_manhole[i]]
     return Sewershed(
@@ -475,11 +492,13 @@ def sewershed(
         manholes,
         parcel_ids,
         units,
-        unknown,
-        units * gpd_rule.value,
+        units_unknown,
+        flow,
         gpd_rule.citation,
         order.tolist(),
         _not_counted(net, node, upstream, drains_to),
+        given,
+        unknown,
     )
 
 

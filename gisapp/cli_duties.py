@@ -84,13 +84,25 @@ def records(frame: gpd.GeoDataFrame, fields: tuple[str, ...]) -> list[dict]:
 
 
 def _flow_not_known(summary: dict, profile) -> str:
-    """Why the system's flow is not known, that no share of it is judged, and how to give it. An estimate that
-    counted parcels of unknown flow as nothing had made an ordinary house 13% of the system, a significant user."""
+    """Why the system's flow is not known, what its lower bound still tells of a share, and how to give it. An
+    estimate that counted parcels of unknown flow as nothing had made an ordinary house 13% of the system, a
+    significant user: a share of the flow known is only the most a share can be."""
     r = profile.discharges
-    shares = [rule.citation for rule in (r.significant_user_share, r.flow_review_share) if rule.value is not None]
-    judged = (
-        f"; no parcel is judged by its share of it ({citations_clause(list(dict.fromkeys(shares)))})" if shares else ""
-    )
+    judged = ""
+    if r.significant_user_share.value is not None and summary["system_flow_at_least_gpd"] > 0:
+        judged += (
+            f"; a parcel's share of it is at most its share of the flow known, and an establishment with more than "
+            f"{r.significant_user_share.value * 100:g}% of that is possibly a significant industrial user, for review, "
+            f"never significant by its share ({citations_clause([r.significant_user_share.citation])})"
+        )
+        unjudged = [r.flow_review_share.citation] if r.flow_review_share.value is not None else []
+    else:
+        unjudged = [rule.citation for rule in (r.significant_user_share, r.flow_review_share) if rule.value is not None]
+    if unjudged:
+        judged += (
+            f"; no parcel is {'otherwise ' if judged else ''}judged by its share of it "
+            f"({citations_clause(list(dict.fromkeys(unjudged)))})"
+        )
     return (
         f"{summary['system_flow_source']}{judged}. Give the plant's measured average daily flow with --set "
         "discharges.system_flow_gpd=GPD, or the parcels' flows (a flow_gpd column) or living units."
@@ -106,7 +118,8 @@ def _print(found, chosen, profile, out_path) -> None:
         f"Grease interceptors: {g['required']} required, {g['for_decision']} for "
         f"{profile.discharges.grease_decided_by.value or 'the municipality'} to decide "
         f"{profile.discharges.grease_interceptor.cited}. Industrial users: {i['significant']} significant, "
-        f"{i['review']} for review, {i['flow_unknown']} with flow unknown. System flow "
+        + (f"{i['possibly_significant']} possibly significant, for review, " if i["possibly_significant"] else "")
+        + f"{i['review']} for review, {i['flow_unknown']} with flow unknown. System flow "
         + (f"{flow:,.0f} gpd ({s['system_flow_source']})." if flow is not None else _flow_not_known(s, profile))
         + (
             " Subdivisions: " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in s["subdivisions"].items() if n) + "."

@@ -186,6 +186,11 @@ DIRECTION_HOW = (
 )
 
 
+def plural_units(units: float) -> str:
+    """``1 living unit``, ``2.5 living units``."""
+    return f"{units:g} living unit{'' if units == 1 else 's'}"
+
+
 def _print_sewershed(shed, profile, *, named: bool = True) -> None:
     out = Console()
     rate = profile.network.gallons_per_day_per_unit
@@ -193,28 +198,35 @@ def _print_sewershed(shed, profile, *, named: bool = True) -> None:
     whose = "a profile setting, network.gallons_per_day_per_unit" if rate.setting or rate.overridden else shed.section
     if not named:
         whose += f", from the default {profile.id} profile: give --profile for the town's"
-    unknown, n = shed.units_unknown, len(shed.parcels)
-    if not unknown:
-        units = f"with {shed.units:g} living units"
-    elif unknown == n:
-        units = "whose living units are unknown" if n == 1 else f"with living units unknown for all {n}"
+    unknown, given, n = shed.flow_unknown, shed.flow_given, len(shed.parcels)
+    # Each parcel's flow is its flow_gpd where given (metered), else its living units x gpd per unit: say both parts.
+    known = [plural_units(shed.units)] if shed.units or not given else []
+    known += [plural(given, "metered flow")] if given else []
+    by_units = n - given - unknown  # parcels whose flow comes from their living units
+    if unknown == n and n:
+        units = "whose flow is unknown" if n == 1 else f"with the flow unknown for all {n}"
+    else:  # the parcels whose flow is unknown are said with the flow
+        units = "with " + " and ".join(known)
+    if given and by_units:
+        basis = f"the metered flows as given and {rate.value:g} gpd per living unit for the rest ({whose})"
+    elif given:
+        basis = "the metered flows as given"
     else:
-        units = f"with {shed.units:g} living units ({plural(unknown, 'parcel')} with units unknown)"
-    rated = f"at {rate.value:g} gpd per unit ({whose})"
+        basis = f"at {rate.value:g} gpd per unit ({whose})"
+    how = (
+        "Give their metered flows in the parcels' flow_gpd column or their living units in the units column "
+        "(--map parcels.flow_gpd=COLUMN or --map parcels.units=COLUMN where it has another name)."
+    )
     if shed.flow_gpd is not None:
-        flow = f"estimated average flow {shed.flow_gpd:,.0f} gallons per day {rated}."
-    elif shed.units:
-        # A parcel whose units are unknown was counted as none, and the sum printed as the flow: a lower bound.
+        flow = f"estimated average flow {shed.flow_gpd:,.0f} gallons per day {'from ' if given else ''}{basis}."
+    elif unknown < n:
+        # A parcel whose flow is unknown was counted as none, and the sum printed as the flow: a lower bound.
         flow = (
-            f"average flow not known: at least {shed.flow_at_least_gpd:,.0f} gallons per day from the units known, "
-            f"{rated}, and more from the {plural(unknown, 'parcel')} whose units are unknown. Give their living units "
-            "in the parcels' units column (--map parcels.units=COLUMN where it has another name)."
+            f"average flow not known: at least {shed.flow_at_least_gpd:,.0f} gallons per day from the flows known, "
+            f"{basis}, and more from the {plural(unknown, 'parcel')} whose flow is unknown. {how}"
         )
     else:
-        flow = (
-            "no flow estimate, as no living units are recorded. Give them in the parcels' units column "
-            "(--map parcels.units=COLUMN where it has another name)."
-        )
+        flow = f"no flow estimate, as no flow is given and no living units are recorded. {how}"
     out.print(
         # the manholes upstream of it, not it: "0 mains, 1 manhole" was the manhole itself (a tester)
         f"Upstream of {shed.manhole}: {plural(len(shed.mains), 'main')}, "

@@ -68,6 +68,7 @@ RULE_WORDS = {
 GREASE_WORDS = {"required": "required", "for_decision": "for the town's engineer or superintendent to decide"}
 INDUSTRIAL_WORDS = {
     "significant": "a significant industrial user",
+    "possibly_significant": "possibly a significant industrial user: for review",
     "review": "for engineering review",
     "flow_unknown": "flow not known: cannot be told",
 }
@@ -250,8 +251,9 @@ _PARCEL_RESULTS = {
     ),
     "industrial_user": Column(
         "Industrial user",
-        "significant, review (subject to review and approval) or flow_unknown for an industrial parcel without a "
-        "flow; empty otherwise.",
+        "significant, possibly_significant (more than the law's share of the flow known, the system's flow not being "
+        "known: for review), review (subject to review and approval) or flow_unknown for an industrial parcel "
+        "without a flow; empty otherwise.",
     ),
     "in_subdivision": Column("Subdivision", "The proposed subdivision the parcel lies in."),
     "subdivision_duty": Column(

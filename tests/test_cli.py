@@ -496,13 +496,16 @@ def test_upstream_of_the_outfall_counts_units_at_the_profiles_rate(runner, town_
         "parcels",
         "units",
         "units_unknown",
+        "flow_given",
+        "flow_unknown",
         "flow_gpd",
         "flow_at_least_gpd",
         "not_counted",
     }
     assert up["parcels"] and up["flow_at_least_gpd"] == up["units"] * 250
-    # the sample has parcels whose units are unknown (shops, a mill): their flow is not known, nor the whole
-    assert up["units_unknown"] and up["flow_gpd"] is None
+    # the sample has parcels whose units are unknown (shops, a mill) and no flow_gpd: their flow is not known, nor
+    # the whole
+    assert up["flow_given"] == 0 and up["flow_unknown"] == up["units_unknown"] > 0 and up["flow_gpd"] is None
 
 
 @pytest.mark.parametrize(

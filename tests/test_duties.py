@@ -159,20 +159,29 @@ def test_no_share_is_judged_against_a_system_flow_that_leaves_out_parcels_of_unk
     """A tester's town: two parcels with a flow_gpd (300 and 2,000) and 87 with neither a flow nor living units. The
     87 were counted as nothing, the system was 2,300 gpd, and a house of 300 gpd was a "significant" industrial user
     at 13.0% (§ 144-1) while the summary said "0 with flow unknown". The system's flow is not known, and no share
-    of it is judged; the 2,000 gpd parcel is still listed where the law sets a number of gallons."""
+    of it is judged significant: against the flow known, a share is only the most it can be, so both parcels (of no
+    class: not known to be dwellings) are possibly significant, for review; the 2,000 gpd parcel is still listed
+    where the law sets a number of gallons."""
     blank = [(f"U{i}", "") for i in range(87)]
     parcels = lots(("HOUSE", "", {"flow_gpd": 300.0}), ("SHOP", "", {"flow_gpd": 2000.0}), *blank)
     r = assess_discharges(parcels, profile=FP)
     assert r.summary["system_flow_gpd"] is None
     assert r.summary["system_flow_at_least_gpd"] == 2300 and r.summary["system_flow_parcels_unknown"] == 87
     assert r.summary["system_flow_source"].startswith("not known: 87 parcels connected or required to connect")
-    assert r.summary["industrial_users"] == {"significant": 0, "review": 0, "flow_unknown": 0}
-    assert r.parcels["industrial_user"].isna().all() and r.parcels["flow_share_pct"].isna().all()
-    # Poughkeepsie's review is at 10,000 gallons a day, no share: a parcel above it is listed, and says why no share
+    assert r.summary["industrial_users"] == {
+        "significant": 0,
+        "possibly_significant": 2,
+        "review": 0,
+        "flow_unknown": 0,
+    }
+    assert r.parcels["industrial_user"].iloc[:2].tolist() == ["possibly_significant"] * 2
+    assert "at most 13.0% of the system's flow, which is at least 2,300 gpd" in r.parcels["discharge_duties"].iloc[0]
+    assert r.parcels["flow_share_pct"].isna().all()
+    # Poughkeepsie's review is at 10,000 gallons a day, no share: a parcel above it is listed, its share bounded
     pk = assess_discharges(lots(("MILL", "710", {"flow_gpd": 12_000.0}), *blank), profile=PK).parcels.iloc[0]
     assert pk["industrial_user"] == "review"
     assert pk["discharge_duties"].startswith(
-        "Average flow 12,000 gpd (as given), its share of the system's flow not judged (that flow is not known: 87 "
+        "Average flow 12,000 gpd (as given), at most 100.0% of the system's flow, which is at least 12,000 gpd (87 "
         "parcels connected or required to connect have no flow given and no living units). Above 10,000 gallons per "
         "day"
     ), pk["discharge_duties"]
@@ -364,13 +373,15 @@ def test_duties_command_json(town, tmp_path):
     text = " ".join(CliRunner().invoke(main, ["duties", "--profile", "fort-plain", "--data", town]).output.split())
     assert (
         "System flow not known: 1 parcel connected or required to connect has no flow given and no living units "
-        "recorded, so the 30,250 gpd of the rest is only a lower bound; no parcel is judged by its share of it "
-        "(§ 144-1 and § 144-25A, section numbers derived). Give the plant's measured average daily flow with --set "
-        "discharges.system_flow_gpd=GPD, or the parcels' flows (a flow_gpd column) or living units."
+        "recorded, so the 30,250 gpd of the rest is only a lower bound; a parcel's share of it is at most its share of "
+        "the flow known, and an establishment with more than 5% of that is possibly a significant industrial user, "
+        "for review, never significant by its share (§ 144-1, section number derived); no parcel is otherwise judged "
+        "by its share of it (§ 144-25A, section number derived). Give the plant's measured average daily flow with "
+        "--set discharges.system_flow_gpd=GPD, or the parcels' flows (a flow_gpd column) or living units."
     ) in text
     assert not re.search(r"\([^()]*\([^()]*\)[^()]*\)", text.split("Further duties under")[0]), text
     assert (
-        "Average flow 30,000 gpd (as given), its share of the system's flow not judged (that flow is not known: 1 "
+        "Average flow 30,000 gpd (as given), at most 99.2% of the system's flow, which is at least 30,250 gpd (1 "
         "parcel connected or required to connect has no flow given and no living units): a significant industrial "
         "user (25,000 gallons or more per average work day, § 144-1; section number derived)."
     ) in by["MILL"]["duties"]
@@ -383,7 +394,7 @@ def test_duties_command_json(town, tmp_path):
     )
     assert not re.search(r"\([^()]*\([^()]*\)[^()]*\)", text.split("Further duties under")[0]), text
     assert (
-        "Average flow 30,000 gpd (as given), its share of the system's flow not judged (that flow is not known: 1 "
+        "Average flow 30,000 gpd (as given), at most 99.2% of the system's flow, which is at least 30,250 gpd (1 "
         "parcel connected or required to connect has no flow given and no living units): a significant industrial "
         "user (25,000 gallons or more per average work day, § 144-1; section number derived)."
     ) in by["MILL"]["duties"]

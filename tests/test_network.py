@@ -301,8 +301,13 @@ def test_special_control_manhole_is_kept_and_sewershed_counts_units():
     assert shed.as_dict()["flow_at_least_gpd"] == 500.0
     below = sewershed(net, net.node_index["MH3"], conn, parcels, profile=FP)
     assert below.units == 11 and below.flow_gpd is None
-    known = sewershed(net, net.node_index["MH3"], conn, parcels.assign(units=[2, 0, 9]), profile=FP)
-    assert known.units_unknown == 0 and known.flow_gpd == known.flow_at_least_gpd == 11 * 250
+    # P2's living units known as none and no flow given: its flow is still unknown (as `duties` reads it); its
+    # metered flow makes it known
+    none = sewershed(net, net.node_index["MH3"], conn, parcels.assign(units=[2, 0, 9]), profile=FP)
+    assert none.units_unknown == 0 and none.flow_unknown == 1 and none.flow_gpd is None
+    metered = parcels.assign(units=[2, 0, 9], flow_gpd=[None, 400.0, None])
+    known = sewershed(net, net.node_index["MH3"], conn, metered, profile=FP)
+    assert known.flow_unknown == 0 and known.flow_gpd == known.flow_at_least_gpd == 11 * 250 + 400
 
 
 def test_pointer_jumping_agrees_with_networkx_on_the_sample():

@@ -88,29 +88,32 @@ def test_popup_shows_the_curbline_and_the_duties_in_chromium(live_server, browse
     assert "15.0 ft from the curbline in front of the property" in text
 
 
-def test_a_sewershed_with_units_unknown_has_no_flow_in_the_api_the_json_and_the_text(store, tmp_path):
+def test_a_sewershed_with_a_flow_unknown_has_no_flow_in_the_api_the_json_and_the_text(store, tmp_path):
     """A tester's 89 parcels of unknown units were "estimated average flow 0 gallons per day" on the command line and
-    "flow_gpd": 0.0 in --json and /api/sewershed, while the map's popup said "no flow estimate". Here the diner and
-    the mill give no living units and the house 1: the flow is not known, at least 250 gpd, in all three alike."""
+    "flow_gpd": 0.0 in --json and /api/sewershed, while the map's popup said "no flow estimate". Here the diner gives
+    no flow and no living units, the mill its metered 30,000 gpd (once "units unknown" here, while `duties` counted
+    it) and the house 1 unit: the flow is not known, at least 30,250 gpd, in all three alike."""
     client = make_app(store, tmp_path).test_client()
     shed = client.get("/api/sewershed?manhole=MH-2").get_json()
-    assert (shed["units"], shed["units_unknown"]) == (1.0, 2)
-    assert shed["flow_gpd"] is None and shed["flow_at_least_gpd"] == 250.0
+    assert (shed["units"], shed["units_unknown"], shed["flow_given"], shed["flow_unknown"]) == (1.0, 2, 1, 1)
+    assert shed["flow_gpd"] is None and shed["flow_at_least_gpd"] == 30_250.0
     args = ["trace", "--data", str(store), "--manhole", "MH-2", "--upstream"]
     doc = json.loads(CliRunner().invoke(main, [*args, "--json"], catch_exceptions=False).stdout)
     assert doc == {k: v for k, v in shed.items() if k != "geojson"}
     said = " ".join(CliRunner().invoke(main, args, catch_exceptions=False).stdout.split())
     assert (
-        "3 parcels (connected or required to connect) with 1 living units (2 parcels with units unknown); average "
-        "flow not known: at least 250 gallons per day from the units known, at 250 gpd per unit (a profile "
-        "setting, network.gallons_per_day_per_unit), and more from the 2 parcels whose units are unknown."
+        "3 parcels (connected or required to connect) with 1 living unit and 1 metered flow; average flow not "
+        "known: at least 30,250 gallons per day from the flows known, the metered flows as given and 250 gpd per "
+        "living unit for the rest (a profile setting, network.gallons_per_day_per_unit), and more from the 1 parcel "
+        "whose flow is unknown."
     ) in said
     assert "estimated average flow" not in said
 
 
 @pytest.mark.browser
 def test_the_manhole_popup_says_the_flow_is_not_known_in_chromium(live_server, browser, store):  # noqa: F811
-    """The popup said "about 250 gallons per day" beside "2 parcels with units unknown": a lower bound, said as one."""
+    """The popup said "about 250 gallons per day" beside "2 parcels with units unknown": a lower bound, said as one,
+    the mill's metered 30,000 gpd in it."""
     from tests.test_plans_web import lat_lon
     from tests.test_web_map import click_at, settle
 
@@ -129,5 +132,8 @@ def test_the_manhole_popup_says_the_flow_is_not_known_in_chromium(live_server, b
     )
     said = " ".join(said.split())
     assert said.startswith("Manhole MH-2")
-    assert "(2 parcels with units unknown); flow not known: at least 250 gallons per day from the units known." in said
-    assert "about 250" not in said
+    assert (
+        "3 parcels with 1 living unit and 1 metered flow; flow not known: at least 30,250 gallons per day from the "
+        "flows known, and more from the 1 parcel whose flow is unknown."
+    ) in said, said
+    assert "about" not in said

@@ -670,20 +670,25 @@
       L.geoJSON(data.geojson, { ...evidenceStyle, style: { color: "#fff", weight: 11, opacity: 0.9 } }).addTo(evidence);
       L.geoJSON(data.geojson, { ...evidenceStyle, style: { color: "#ff7f00", weight: 6, opacity: 1 } }).addTo(evidence);
       const units = Number(data.units) || 0;
-      // flow_gpd is null where a parcel's units are unknown: the units known give a lower bound, said as one
+      const given = Number(data.flow_given) || 0, unknown = Number(data.flow_unknown) || 0;
+      const n = data.parcels.length;
+      // Each parcel's flow is its flow_gpd where given (metered), else its living units x gpd per unit (the command
+      // line's reading). flow_gpd is null where a parcel's flow is unknown: the flows known give a lower bound.
       const gpd = (v) => Math.round(v).toLocaleString("en-US");
-      const flow = units > 0
+      const flow = n > unknown
         ? (data.flow_gpd === null || data.flow_gpd === undefined
-          ? `flow not known: at least ${gpd(data.flow_at_least_gpd)} gallons per day from the units known`
+          ? `flow not known: at least ${gpd(data.flow_at_least_gpd)} gallons per day from the flows known, and more ` +
+            `from the ${plural(unknown, "parcel")} whose flow is unknown`
           : `about ${gpd(data.flow_gpd)} gallons per day`)
-        : "no living units recorded, so no flow estimate";
-      const served = data.parcels.length
-        ? `${plural(data.parcels.length, "parcel")} with ${plural(units, "living unit")}` : "no parcels";
+        : "no flow given and no living units recorded, so no flow estimate";
+      const served = n
+        ? `${plural(n, "parcel")} with ` + (units || !given ? plural(units, "living unit") : "") +
+          (units && given ? " and " : "") + (given ? plural(given, "metered flow") : "")
+        : "no parcels";
       // the manholes upstream of it, not it: "Drains no mains and 1 manhole" was the manhole itself (a tester)
       const others = data.manholes.filter((m) => m !== data.manhole).length;
       box.append(el("p", `Drains ${plural(data.mains.length, "main")} and ${plural(others, "other manhole")}; ` +
-        served +
-        (data.units_unknown ? ` (${plural(data.units_unknown, "parcel")} with units unknown)` : "") + `; ${flow}.`));
+        served + `; ${flow}.`));
       // The overflows into it whose upstream is counted where its traces go, in the command line's sentence.
       for (const other of data.not_counted || []) {
         const said = el("p", other.reason, "not-counted");

@@ -1,0 +1,150 @@
+"""Industrial users where the system's flow is not known: its lower bound (the flow known) bounds every share from
+above. An establishment whose share of the bound is more than the law's share is possibly a significant industrial
+user, listed for review, never as significant; one at or under it certainly is not one by its share. No share was
+judged at all: a shop sending 40% of all the flow known passed unlisted because one parcel's flow was unknown."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from shapely.geometry import LineString, Point, box
+
+from analysis.discharges import assess_discharges
+from analysis.profiles import load_profile
+from gisapp.cli import main
+from layers.write import write_layers
+from tests.conftest import frame, ny_frame
+
+FP, PK = load_profile("fort-plain"), load_profile("poughkeepsie")
+
+# 5,000 gpd known: the shop 2,000 (40%), a shop at exactly 5% (250), an office at 3% (150), a metered house of
+# 100 gpd and ten houses of one living unit (2,500); and a parcel with no flow given and no living units.
+ROWS = [
+    ("SHOP", "482", {"flow_gpd": 2000.0}),
+    ("EXACT", "482", {"flow_gpd": 250.0}),
+    ("OFFICE", "464", {"flow_gpd": 150.0}),
+    ("METERED", "210", {"flow_gpd": 100.0}),
+    *[(f"H{i}", "210", {"units": 1}) for i in range(10)],
+    ("BLANK", "", {}),
+]
+
+
+def lots(rows=ROWS, **given):
+    return frame(
+        [
+            {
+                "parcel_id": pid,
+                "status": "connected",
+                "property_class": klass,
+                **extra,
+                **({"flow_gpd": given[pid]} if pid in given else {}),
+                "geometry": box(i * 70, 0, i * 70 + 60, 100),
+            }
+            for i, (pid, klass, extra) in enumerate(rows)
+        ]
+    )
+
+
+def test_a_share_of_the_flow_known_above_the_law_is_possibly_significant_never_significant():
+    r = assess_discharges(lots(), profile=FP)
+    assert r.summary["system_flow_gpd"] is None and r.summary["system_flow_at_least_gpd"] == 5000
+    users = r.parcels.set_index("parcel_id")["industrial_user"]
+    # 40% of the flow known: possibly more than 5%; exactly 5% and 3% of it: at most 5%, certainly not "more than"
+    assert users.dropna().to_dict() == {"SHOP": "possibly_significant"}
+    assert r.summary["industrial_users"] == {
+        "significant": 0,
+        "possibly_significant": 1,
+        "review": 0,
+        "flow_unknown": 0,
+    }
+    shop = r.parcels.set_index("parcel_id").loc["SHOP"]
+    assert shop["discharge_duties"].startswith(
+        "Average flow 2,000 gpd (as given), at most 40.0% of the system's flow, which is at least 5,000 gpd (1 parcel "
+        "connected or required to connect has no flow given and no living units): possibly a significant industrial "
+        "user, for review (more than 5% of the flow in the system, § 144-1; section number derived): its share is 5% "
+        "or less only if the 1 parcel of unknown flow sends 35,000 gpd or more."
+    ), shop["discharge_duties"]
+    assert shop["discharge_sections"].startswith("§ 144-1 (section number derived)")
+    # the share itself is not known: the column holds shares, not bounds
+    assert r.parcels["flow_share_pct"].isna().all()
+
+
+@pytest.mark.parametrize(("blank_gpd", "expected"), [(35_000.0, "review"), (34_999.0, "significant")])
+def test_the_gpd_the_sentence_names_is_where_the_share_crosses_the_law(blank_gpd, expected):
+    """Once the blank parcel's flow is given, the share is judged: at the 35,000 gpd the sentence named the shop is
+    5% of 40,000 gpd, not more (still above 2%, for the engineer's review); a gallon less, it is more."""
+    r = assess_discharges(lots(BLANK=blank_gpd), profile=FP)
+    assert r.summary["system_flow_gpd"] == 5000 + blank_gpd
+    assert r.parcels.set_index("parcel_id").loc["SHOP", "industrial_user"] == expected
+
+
+def test_dwellings_a_set_system_flow_and_laws_without_a_share_are_as_before():
+    houses = [(f"H{i}", "210", {"units": 1}) for i in range(3)]
+    # a dwelling of 96% of the flow known is no industrial user (§ 144-1: an establishment)
+    r = assess_discharges(lots([("APTS", "411", {"flow_gpd": 20_000.0}), *houses, ("BLANK", "", {})]), profile=FP)
+    assert r.parcels["industrial_user"].isna().all()
+    # the plant's measured flow set: the share is judged against it
+    measured = load_profile("fort-plain", overrides={"discharges.system_flow_gpd": "100000"})
+    assert assess_discharges(lots(), profile=measured).parcels["industrial_user"].isna().all()
+    # Poughkeepsie sets no share: nothing is possibly significant
+    assert assess_discharges(lots(), profile=PK).summary["industrial_users"]["possibly_significant"] == 0
+
+
+@pytest.fixture(scope="module")
+def town(tmp_path_factory):
+    """The lots of ROWS along one sewered street, occupied: mandated under Fort Plain."""
+    path = tmp_path_factory.mktemp("bound") / "town.gpkg"
+    layers = {
+        "parcels": ny_frame(
+            [
+                {"parcel_id": pid, "property_class": klass, "occupied": "yes", **extra}
+                | {"geometry": box(i * 70 - 90, 25, i * 70 - 30, 125)}
+                for i, (pid, klass, extra) in enumerate(ROWS)
+            ]
+        ),
+        "mains": ny_frame([{"main_id": "M-1", "geometry": LineString([(-100, 0), (1000, 0)])}]),
+        "manholes": ny_frame(
+            [{"manhole_id": "MH-1", "geometry": Point(-100, 0)}, {"manhole_id": "MH-2", "geometry": Point(1000, 0)}]
+        ),
+        "treatment_plants": ny_frame([{"outfall_id": "WWTP", "outfall_manhole": "MH-2", "geometry": Point(1020, 0)}]),
+        "streets": ny_frame([{"street_name": "Main St", "geometry": LineString([(-100, 0), (1000, 0)])}]),
+    }
+    write_layers(str(path), layers)
+    return str(path)
+
+
+def duties(*args):
+    result = CliRunner().invoke(
+        main, ["duties", "--profile", "fort-plain", *map(str, args)], env={"COLUMNS": "300"}, catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_duties_lists_the_possibly_significant_user_for_review(town):
+    doc = json.loads(duties("--data", town, "--json"))
+    s = doc["summary"]
+    assert s["system_flow_gpd"] is None and s["system_flow_source"].endswith(
+        "the 5,000 gpd of the rest is only a lower bound"
+    )
+    assert s["industrial_users"]["possibly_significant"] == 1 and s["industrial_users"]["significant"] == 0
+    by = {p["parcel_id"]: p for p in doc["parcels"]}
+    assert set(by) == {"SHOP"}
+    assert by["SHOP"]["industrial_user"] == "possibly_significant" and by["SHOP"]["control_manhole"] == "MH-2"
+    assert (
+        "its share is 5% or less only if the 1 parcel of unknown flow sends 35,000 gpd or more" in by["SHOP"]["duties"]
+    )
+    text = " ".join(duties("--data", town).split())
+    assert (
+        "Industrial users: 0 significant, 1 possibly significant, for review, 0 for review, 0 with flow unknown."
+        in (text)
+    )
+    assert (
+        "only a lower bound; a parcel's share of it is at most its share of the flow known, and an establishment with "
+        "more than 5% of that is possibly a significant industrial user, for review, never significant by its share "
+        "(§ 144-1, section number derived); no parcel is otherwise judged by its share of it (§ 144-25A, section "
+        "number derived). Give the plant's measured average daily flow"
+    ) in text, text
+    assert "possibly_significant" in text  # the table's industrial column, as it shows "significant"
