@@ -99,3 +99,33 @@ def test_the_mapping_page_takes_the_words_of_a_use_column(tmp_path):
         },
     )
     assert right.status_code == 200 and "The data can be used" in _text(right), _text(right)[:1500]
+
+
+@pytest.mark.parametrize(
+    ("values", "read"),
+    [
+        (["yes", "no", ""], [True, False, None]),  # a column that says no in words: a blank cell is not known
+        (["Y", "N", " "], [True, False, None]),
+        (["X", "", ""], [True, False, False]),  # X marks yes, the rest left blank: blank is no
+        (["yes", "", None], [True, False, None]),
+    ],
+)
+def test_a_blank_cell_is_no_only_where_the_column_marks_no_with_a_blank(values, read):
+    """A shapefile's parcels whose occupied column says yes or no, some cells left empty: the empty ones were read as
+    "no", and those lots came out "unoccupied" by "the parcel's occupied attribute", though nobody had said so."""
+    import geopandas as gpd
+    import pyproj
+    import shapely
+
+    from layers.validate import SPECS, ColumnMapping, prepare_layer
+
+    parcels = gpd.GeoDataFrame(
+        {"parcel_id": ["A", "B", "C"], "occupied": values},
+        geometry=[shapely.box(457_000 + 100 * i, 1_490_000, 457_050 + 100 * i, 1_490_100) for i in range(3)],
+        crs="EPSG:2260",
+    )
+    out, problems = prepare_layer(
+        parcels, SPECS["parcels"], label="parcels", target_crs=pyproj.CRS("EPSG:2260"), mapping=ColumnMapping()
+    )
+    assert not [p for p in problems if p.severity == "error"], problems
+    assert out["occupied"].tolist() == read
