@@ -31,7 +31,7 @@ from analysis.notices import (
 from gisapp import notices as _notices
 from gisapp import services
 from gisapp.cli_common import DAY, data_options, loading, print_problems, recorded_words, set_pairs, user_errors
-from gisapp.words import before_issuing, count, letters_written, unmapped_area_words
+from gisapp.words import before_issuing, count, letters_written, not_yet_overdue, unmapped_area_words
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
@@ -871,11 +871,7 @@ def _left_out_lines(doc: dict, store: str | None, shown: int = 12) -> list[str]:
     and what the clerk does about it."""
     lines = []
     if moved := doc["next_business_day"]:
-        days = sorted({f"{m['deadline']} runs to {m['runs_to']}" for m in moved})
-        lines.append(
-            f"Not yet overdue: {len(moved)} notice(s) whose deadline fell on a weekend or public holiday may still be "
-            f"met on the next business day (General Construction Law § 25-a): {'; '.join(days[:6])}."
-        )
+        lines.append(not_yet_overdue(moved))
     laws: dict[str, list[str]] = {}
     where = f" --store {shlex.quote(store_label(store))}" if store else ""  # the command as it can be typed again
     rerun: dict[str, str] = {}

@@ -818,3 +818,13 @@ def without_folders(text: str, locations: list[str]) -> str:
     for place in sorted(forms, key=len, reverse=True):
         text = text.replace(place, file_words(place))
     return text
+
+
+def not_yet_overdue(moved: list[dict]) -> str:
+    """What ``violations`` says of the notices whose deadline fell on a weekend or public holiday (``deadline``,
+    ``runs_to``): not yet overdue, on the notices page and the command line alike."""
+    days = sorted({f"{m['deadline']} runs to {m['runs_to']}" for m in moved})
+    return (
+        f"Not yet overdue: {len(moved)} notice(s) whose deadline fell on a weekend or public holiday may still be "
+        f"met on the next business day (General Construction Law § 25-a): {'; '.join(days[:6])}."
+    )

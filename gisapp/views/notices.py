@@ -43,6 +43,7 @@ from gisapp.words import count as count_words
 from gisapp.words import (
     file_words,
     letters_written,
+    not_yet_overdue,
     town_date,
     town_dates_in,
     unmapped_area_words,
@@ -771,11 +772,7 @@ def _violation_lines(doc: dict, profile: str, shown: int = 12) -> list[str]:
     fmt = current_app.config["DATE_FORMAT"]
     lines = []
     if moved := doc["next_business_day"]:
-        days = sorted({f"{m['deadline']} runs to {m['runs_to']}" for m in moved})
-        lines.append(
-            f"Not yet overdue: {len(moved)} notice(s) whose deadline fell on a weekend or public holiday may still be "
-            f"met on the next business day (General Construction Law § 25-a): {'; '.join(days[:6])}."
-        )
+        lines.append(not_yet_overdue(moved))
     laws: dict[str, list[dict]] = {}
     for h in doc["other_profile"]:
         laws.setdefault(h["profile"], []).append(h)
