@@ -77,6 +77,7 @@ MAILING_COLUMNS = (
     "deadline",
     "section",
     "notices",
+    "mail_service",
     "certified_article_no",
 )
 # A name line longer than this goes on to name_line_2: an Avery 5160 label holds about 32 capitals at 9 pt.
@@ -648,6 +649,19 @@ def in_us(state: pd.Series) -> pd.Series:
     return (key == "") | key.isin(US_STATES) | key.isin(US_STATE_NAMES)
 
 
+def mail_service(state: pd.Series) -> pd.Series:
+    """How a letter to each mailing address is served, by its state field (``in_us``): certified mail in the US
+    (``SERVED_BY``), registered mail (international) abroad (``SERVED_ABROAD``), USPS Certified Mail being for US
+    destinations only.
+
+    Examples
+    --------
+    >>> mail_service(pd.Series(["NY", "", "ON"])).tolist()
+    ['certified mail', 'certified mail', 'registered mail (international)']
+    """
+    return pd.Series(np.where(in_us(state), SERVED_BY, SERVED_ABROAD), index=state.index, dtype=object)
+
+
 def us_zip(code: str) -> bool:
     """Whether ``code`` is written as a US ZIP code: 5 digits, or ZIP+4 as 12345-6789 (spaces around aside).
 
@@ -971,6 +985,9 @@ def mailing_list(
     rows["city_line"] = city_lines(rows["city"], rows["state"], rows["zip"])
     rows["mailing_no"] = np.arange(1, len(rows) + 1)
     rows["letter_file"] = letter_files(rows["mailing_no"])
+    # How each envelope goes, beside the column its number is typed into: certified mail in the US, registered mail
+    # (international) abroad, as its letter's mail line says (``mail_service``).
+    rows["mail_service"] = mail_service(rows["state"])
     rows["certified_article_no"] = ""
     return rows[list(MAILING_COLUMNS)]
 
@@ -1054,11 +1071,18 @@ def letter_files(mailing_no: pd.Series) -> pd.Series:
     return "letters/" + mailing_no.astype(str).str.zfill(4) + ".pdf"
 
 
-# -- recording the mailing: certified mail article numbers -----------------------------------------------------------
+# -- recording the mailing: article numbers -------------------------------------------------------------------------
 
-# A USPS certified mail article number: 20 digits (the PS Form 3800 receipts before 2015, "7019 0700 0000 1234 5678")
-# or 22 (the Intelligent Mail package barcode, "9589 0710 5270 0123 4567 89"), printed in groups of four.
+# A USPS certified mail article number: 20 digits (the PS Form 3800 receipts before 2015, "7019 0700 0000 1234 5670")
+# or 22 (the Intelligent Mail package barcode, "9589 0710 5270 0123 4567 81"), printed in groups of four. Its last
+# digit is a check digit (USPS Publication 199, the IMpb specification: mod 10, the digits before it weighted 3 and 1
+# from the right).
 ARTICLE_DIGITS = (20, 22)
+_USPS_WEIGHTS = (3, 1)
+# A registered mail article number abroad: the UPU S10 form, two letters, eight digits, a check digit and the
+# country's two letters ("RR 123 456 785 US"); the check digit is mod 11 over the eight, weighted 8 6 4 2 3 5 9 7.
+S10 = re.compile(r"([A-Z]{2})(\d{8})(\d)([A-Z]{2})")
+_S10_WEIGHTS = (8, 6, 4, 2, 3, 5, 9, 7)
 # What a spreadsheet makes of a 20-digit number typed into a cell it reads as a number: 9.58907E+21, the digits lost.
 _SPREADSHEET_NUMBER = re.compile(r"\d(?:[.,]\d+)?E\+?\d+", re.IGNORECASE)
 MAILING_RECORD_COLUMNS = ("mailing_no", "notice_ids", "certified_article_no")
@@ -1072,7 +1096,7 @@ class Mailing:
     row: int  # the row as a spreadsheet shows the list given back: the header is row 1, the first envelope row 2
     mailing_no: int | None  # None: one notice named by its ID, issued before batches (no mailing-list row)
     notice_ids: tuple[str, ...]
-    article_no: str  # digits only
+    article_no: str  # as ``article_number`` keeps it: a certified mail number's digits, a registered one's 13
     occupant: bool  # the copy to the occupant at the site address, not the owner's letter
     list_name: str = "the mailing list"  # the file given back, as the clerk named it ("mailing-list.csv")
 
@@ -1094,13 +1118,47 @@ def row_place(row: int | str, list_name: str) -> str:
     return f"row {row} of {list_name}"
 
 
-def article_number(text: str) -> str:
-    """A certified mail article number as the register keeps it (digits only), from the receipt's groups of four.
+def usps_check_digit(body: str) -> int:
+    """The check digit of a USPS tracking number whose other digits are ``body`` (USPS Publication 199: from the
+    right, the digits weighted 3, 1, 3, ...; the digit that brings the sum to a multiple of 10).
 
     Examples
     --------
-    >>> article_number(" 9589 0710 5270 0123 4567 89 ")
-    '9589071052700123456789'
+    >>> usps_check_digit("958907105270012345678")
+    1
+    """
+    total = sum(int(d) * _USPS_WEIGHTS[i % 2] for i, d in enumerate(reversed(body)))
+    return (10 - total % 10) % 10
+
+
+def s10_check_digit(serial: str) -> int:
+    """The check digit of a UPU S10 article number's eight-digit serial (weights 8 6 4 2 3 5 9 7; 11 less the sum
+    mod 11, 10 being 0 and 11 being 5).
+
+    Examples
+    --------
+    >>> s10_check_digit("12345678"), s10_check_digit("00071758"), s10_check_digit("96633102")
+    (5, 1, 0)
+    """
+    check = 11 - sum(int(d) * w for d, w in zip(serial, _S10_WEIGHTS, strict=True)) % 11
+    return {10: 0, 11: 5}.get(check, check)
+
+
+def article_number(text: str) -> str:
+    """An article number as the register keeps it, from the receipt as typed: a certified mail number's digits
+    (the receipt prints them in groups of four), or a registered mail number abroad as its 13 characters
+    ("RR123456785US"). A number whose check digit does not match the rest was mistyped: refused.
+
+    Examples
+    --------
+    >>> article_number(" 9589 0710 5270 0123 4567 81 ")
+    '9589071052700123456781'
+    >>> article_number("rr 123 456 785 us")
+    'RR123456785US'
+    >>> article_number("9589 0710 5270 0123 4567 89")
+    Traceback (most recent call last):
+    ...
+    analysis.errors.AnalysisError: '9589 0710 5270 0123 4567 89' is not the number on any receipt: ...
     >>> article_number("9.58907E+21")
     Traceback (most recent call last):
     ...
@@ -1112,29 +1170,119 @@ def article_number(text: str) -> str:
             f"{raw} is a number a spreadsheet rounded, not an article number: its digits are lost. Format the "
             "certified_article_no column as text, type the numbers again from the receipts and save the list as CSV."
         )
-    digits = re.sub(r"[\s-]", "", raw)
+    compact = re.sub(r"[\s-]", "", raw)
+    if compact[:2].isascii() and compact[:2].isalpha():
+        return _s10_number(raw, compact.upper())
+    digits = compact
     if not digits.isascii() or not digits.isdigit() or len(digits) not in ARTICLE_DIGITS:
         count = sum(c.isdigit() for c in digits)
         raise AnalysisError(
             f"{raw!r} is not a certified mail article number, which has 20 or 22 digits (the receipt prints them in "
             f"groups of four; spaces and hyphens may be kept), and this has {count} digit(s)"
             + (" and other characters" if count != len(digits) else "")
-            + ". Copy it again from the receipt."
+            + ". Copy it again from the receipt. (A letter abroad goes by registered mail, whose number is two "
+            "letters, nine digits and two letters, as RR 123 456 785 US.)"
+        )
+    if usps_check_digit(digits[:-1]) != int(digits[-1]):
+        raise AnalysisError(
+            f"{raw!r} is not the number on any receipt: its last digit, the check digit, does not match the digits "
+            "before it, so the number was probably mistyped. Type it again from the receipt."
         )
     return digits
 
 
-def article_groups(number: str | None) -> str:
-    """An article number in the receipt's groups of four, for reading beside it ("" for none).
+def _s10_number(raw: str, compact: str) -> str:
+    """A registered mail number abroad (UPU S10), its letters in capitals, or why it is not one."""
+    found = S10.fullmatch(compact)
+    if not found:
+        raise AnalysisError(
+            f"{raw!r} is not a registered mail article number, which is two letters, nine digits and two letters "
+            "(the receipt prints it as RR 123 456 785 US; spaces may be kept). Copy it again from the receipt."
+        )
+    if s10_check_digit(found[2]) != int(found[3]):
+        raise AnalysisError(
+            f"{raw!r} is not the number on any receipt: its ninth digit, the check digit, does not match the eight "
+            "before it, so the number was probably mistyped. Type it again from the receipt."
+        )
+    return compact
+
+
+def article_service(number: str) -> str:
+    """The mail service an article number belongs to: registered mail (international) for a UPU S10 number,
+    certified mail for a USPS one (``article_number``'s forms).
 
     Examples
     --------
-    >>> article_groups("9589071052700123456789")
-    '9589 0710 5270 0123 4567 89'
+    >>> article_service("RR123456785US"), article_service("70190700000012345670")
+    ('registered mail (international)', 'certified mail')
+    """
+    return SERVED_ABROAD if S10.fullmatch(str(number)) else SERVED_BY
+
+
+def letter_service(served_by: str | None) -> str | None:
+    """The mail service a register row's ``served_by`` says its letter went by, or None where it does not say (in
+    person, or a letter from before the register recorded it).
+
+    Examples
+    --------
+    >>> letter_service("registered mail (international)"), letter_service("certified mail"), letter_service("in person")
+    ('registered mail (international)', 'certified mail', None)
+    """
+    said = "" if _absent(served_by) else str(served_by)
+    for service in (SERVED_ABROAD, SERVED_BY):
+        if said.startswith(service):
+            return service
+    return None
+
+
+def wrong_service(number: str, service: str | None, *, copy: bool = False) -> str | None:
+    """Why ``number`` cannot be the receipt of a letter served by ``service`` (``letter_service``), in the clerk's
+    words, or None where it can: a certified mail number for a letter abroad (USPS Certified Mail is for US addresses
+    only), or a registered mail number abroad for a letter to a US address. ``copy``: the copy to the occupant at
+    the site address.
+
+    Examples
+    --------
+    >>> wrong_service("70190700000012345670", "registered mail (international)").split(":")[0]
+    'article number 7019 0700 0000 1234 5670 is a certified mail number, but the letter went abroad by registered mail (international), as its mail line says'
+    >>> wrong_service("RR123456785US", "registered mail (international)") is None
+    True
+    """  # noqa: E501
+    given = article_service(number)
+    if service is None or given == service:
+        return None
+    if service == SERVED_ABROAD:
+        return (
+            f"article number {article_groups(number)} is a certified mail number, but the letter went abroad by "
+            f"{SERVED_ABROAD}, as its mail line says: certified mail is for US addresses only. Type the number from "
+            "its registered mail receipt (PS Form 3806), two letters, nine digits and two letters, as "
+            "RR 123 456 785 US"
+        )
+    whose = "the copy to the occupant went to the site address" if copy else "the letter went to a US address"
+    return (
+        f"article number {article_groups(number)} is a registered mail number for a letter abroad, but {whose} by "
+        f"{SERVED_BY}, as its mail line says. Type the number from its certified mail receipt (PS Form 3800), 20 or "
+        "22 digits"
+    )
+
+
+def article_groups(number: str | None) -> str:
+    """An article number as its receipt prints it, for reading beside it ("" for none): a certified mail number in
+    groups of four, a registered mail number abroad as "RR 123 456 785 US".
+
+    Examples
+    --------
+    >>> article_groups("9589071052700123456781"), article_groups("RR123456785US")
+    ('9589 0710 5270 0123 4567 81', 'RR 123 456 785 US')
     """
     if not number or (not isinstance(number, str) and pd.isna(number)):
         return ""
-    return " ".join(str(number)[i : i + 4] for i in range(0, len(str(number)), 4))
+    number = str(number)
+    found = S10.fullmatch(number)
+    if found:
+        serial = found[2] + found[3]
+        return " ".join((found[1], serial[:3], serial[3:6], serial[6:], found[4]))
+    return " ".join(number[i : i + 4] for i in range(0, len(number), 4))
 
 
 def service_words(
@@ -1145,17 +1293,19 @@ def service_words(
     occupant_article_no: str | None = None,
 ) -> str:
     """How a register row says its notice was served, with the article number or that none is recorded yet ("" for a
-    notice never served). Served in person: the day and who served it, and the certified letter's number too where
+    notice never served). Served in person: the day and who served it, and the mailed letter's number too where
     it was also mailed; the occupant's copy's number where one is recorded.
 
     Examples
     --------
-    >>> service_words("certified mail", "70190700000012345678")
-    'certified mail, article no. 7019 0700 0000 1234 5678'
+    >>> service_words("certified mail", "70190700000012345670")
+    'certified mail, article no. 7019 0700 0000 1234 5670'
     >>> service_words("certified mail", None)
     'certified mail; article no. not recorded'
-    >>> service_words("in person", "70190700000012345678", dt.date(2027, 6, 3), "J. Ruiz, code enforcement")
-    'in person on 2027-06-03 by J. Ruiz, code enforcement; also certified mail, article no. 7019 0700 0000 1234 5678'
+    >>> service_words("registered mail (international)", "RR123456785US")
+    'registered mail (international), article no. RR 123 456 785 US'
+    >>> service_words("in person", "70190700000012345670", dt.date(2027, 6, 3), "J. Ruiz, code enforcement")
+    'in person on 2027-06-03 by J. Ruiz, code enforcement; also certified mail, article no. 7019 0700 0000 1234 5670'
     """
     if _absent(served_by) or not served_by:
         return ""
@@ -1165,7 +1315,7 @@ def service_words(
         day = served_on.isoformat() if isinstance(served_on, dt.date) else str(served_on)
         said = f"{SERVED_IN_PERSON} on {day} by {served_by_name}"
         if not _absent(article_no) and article_no:
-            said += f"; also {SERVED_BY}, article no. {article_groups(article_no)}"
+            said += f"; also {article_service(article_no)}, article no. {article_groups(article_no)}"
         return said + copy
     return _mail_words(served_by, article_no) + copy
 
@@ -1173,7 +1323,7 @@ def service_words(
 def _mail_words(served_by: str, article_no: str | None) -> str:
     if not _absent(article_no) and article_no:
         return f"{served_by}, article no. {article_groups(article_no)}"
-    return f"{served_by}; article no. not recorded" if str(served_by).startswith(SERVED_BY) else str(served_by)
+    return f"{served_by}; article no. not recorded" if letter_service(served_by) else str(served_by)
 
 
 # -- service otherwise than by mail ----------------------------------------------------------------------------------
@@ -1447,10 +1597,10 @@ def mailing_record(rows: pd.DataFrame, *, list_name: str = "the mailing list") -
     Examples
     --------
     >>> rows = pd.DataFrame({"mailing_no": ["1", "2"], "name_line_1": ["ANN", "BO"], "notice_ids": ["N-1; N-2", "N-3"],
-    ...                      "certified_article_no": ["7019 0700 0000 1234 5678", ""]})
+    ...                      "certified_article_no": ["7019 0700 0000 1234 5670", ""]})
     >>> found = mailing_record(rows)
     >>> found.mailings[0].notice_ids, found.mailings[0].article_no, found.empty, found.problems
-    (('N-1', 'N-2'), '70190700000012345678', 1, ())
+    (('N-1', 'N-2'), '70190700000012345670', 1, ())
     >>> found.mailings[0].place
     'row 2 of the mailing list'
     """
@@ -1659,10 +1809,16 @@ class Block:
 # letter, and the register records it with each notice the letter carries (``served_by``), so the letter and the
 # register never say two things. None of the three laws names a method of service (each says "served" or "official
 # notice"); the letters go by certified mail, whose article number the office records after mailing
-# (``mailing_record``). A letter is always written for certified mail; a notice served otherwise (handed to the
-# owner) is recorded afterwards, with the day (``SERVED_IN_PERSON``, ``deadline_after_service``).
+# (``mailing_record``): a receipt and a record of delivery. USPS Certified Mail is for US destinations only, so a
+# letter to an owner abroad (``in_us``) goes by its international counterpart, registered mail with a return receipt
+# (``SERVED_ABROAD``), its number in the UPU S10 form; that is the product's reading, for the same reason. A letter is
+# always written for one of the two; a notice served otherwise (handed to the owner) is recorded afterwards, with the
+# day (``SERVED_IN_PERSON``, ``deadline_after_service``).
 SERVED_BY = "certified mail"
+SERVED_ABROAD = "registered mail (international)"
 CERTIFIED_MAIL = "CERTIFIED MAIL    Article No. ________________________________"
+REGISTERED_MAIL = "REGISTERED MAIL (INTERNATIONAL)    Article No. ____________________"
+MAIL_LINES = {SERVED_BY: CERTIFIED_MAIL, SERVED_ABROAD: REGISTERED_MAIL}
 CLOSING = "Sincerely,"
 MAP_CAPTION = (
     "Parcel outlined in dark grey, buildings shaded, streets with their names, public sewer mains in black with their "
@@ -1704,11 +1860,13 @@ class Letter:
 
     @property
     def mail_line(self) -> str:
-        """The line above the recipient that says how the letter is served (``served_by``), with the certified
-        mail article number's line to fill in."""
-        if self.served_by != SERVED_BY:
-            raise AnalysisError(f"A letter is served by {SERVED_BY}; {self.served_by!r} has no mail line.")
-        return CERTIFIED_MAIL
+        """The line above the recipient that says how the letter is served (``served_by``), with the article
+        number's line to fill in: certified mail in the US, registered mail (international) abroad."""
+        if self.served_by not in MAIL_LINES:
+            raise AnalysisError(
+                f"A letter is served by {SERVED_BY} or {SERVED_ABROAD}; {self.served_by!r} has no mail line."
+            )
+        return MAIL_LINES[self.served_by]
 
     @property
     def reference(self) -> str:
@@ -1814,6 +1972,7 @@ def compose_letters(
             if t
         )
         owner = _owner_of_copy(row, parcels)
+        service = str(row.get("mail_service") or SERVED_BY)  # a list from before the column: the US, as it was
         if kind == "connection":
             blocks = _connection_blocks(
                 parcels, profile=profile, town=town, period=period, notice_date=notice_date, copy_of=owner
@@ -1851,6 +2010,7 @@ def compose_letters(
                 sender_lines=tuple(town.letterhead),
                 contact=town_contact(town),
                 closing=(CLOSING, town.officer_name, town.officer_title, town.name),
+                served_by=service,
             )
         )
     return letters
@@ -1951,6 +2111,7 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
             profile=profile,
             town=town,
             day=notice_date,
+            parcels=parcels,
         )
     else:
         blocks.append(Block("text", f"This letter, dated {long_date(notice_date)}, {given}. {when}"))
@@ -1973,15 +2134,18 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
     return blocks
 
 
-def _copy_blocks(what: str, owner: str, duty: str, *, profile, town, day: dt.date) -> list[Block]:
+def _copy_blocks(what: str, owner: str, duty: str, *, profile, town, day: dt.date, parcels=()) -> list[Block]:
     """What makes a letter the occupant's copy of ``what`` ("notice", "notice of violation") served on ``owner``: whose
-    notice it is, ``duty`` (whose duty, and by when), and that it asks nothing of its reader."""
+    notice it is, how it was sent to the owner (``mail_service`` of the owner's mailing state, from ``parcels``),
+    ``duty`` (whose duty, and by when), and that it asks nothing of its reader."""
     officer = town.officer_title or "office"
+    states = pd.Series([p.get("mail_state") for p in parcels], dtype=object)
+    served_by = " or ".join(dict.fromkeys(mail_service(states))) or SERVED_BY
     return [
         Block(
             "text",
             f"This letter is a copy, for the occupant of the property, of the {what} dated {long_date(day)} that the "
-            f"{_town_word(profile)} serves on its owner, {owner}, by {SERVED_BY} to the owner's mailing address. "
+            f"{_town_word(profile)} serves on its owner, {owner}, by {served_by} to the owner's mailing address. "
             + duty,
         ),
         Block(
@@ -2033,7 +2197,9 @@ def _violation_blocks(parcels, *, profile, town, period, notice_date, copy_of: s
     )
     if copy_of:
         duty = "The violation is the owner's, and so is correcting it."
-        blocks += _copy_blocks("notice of violation", copy_of, duty, profile=profile, town=town, day=notice_date)
+        blocks += _copy_blocks(
+            "notice of violation", copy_of, duty, profile=profile, town=town, day=notice_date, parcels=parcels
+        )
     blocks += [Block("heading", "Time to correct it"), *_quote(n.correction_period_days)]
     who = "The owner must" if copy_of else "You must"
     by = f"{who} correct the violation by {long_date(correct_by)}, {_days_after(period, copy=bool(copy_of))}"
@@ -2431,6 +2597,7 @@ def with_resolutions(profile: Profile, town: TownSettings | None) -> Profile:
 __all__ = [
     "NOTICE_FIELDS",
     "connection_day_problem",
+    "SERVED_ABROAD",
     "SERVED_BY",
     "SERVED_IN_PERSON",
     "ServiceRule",
@@ -2441,6 +2608,12 @@ __all__ = [
     "MailingRecord",
     "article_groups",
     "article_number",
+    "article_service",
+    "letter_service",
+    "mail_service",
+    "s10_check_digit",
+    "usps_check_digit",
+    "wrong_service",
     "mailing_record",
     "before_date_words",
     "mailing_warnings",

@@ -23,6 +23,7 @@ from rich.table import Table
 
 from analysis.notices import (
     SERVED_IN_PERSON,
+    article_service,
     mailing_address,
     mailing_warnings,
     mailing_words,
@@ -504,10 +505,11 @@ def _served_lines(table: pd.DataFrame) -> list[str]:
     lines = []
     for method, group in served.groupby("served_by", sort=True):
         if method == SERVED_IN_PERSON:  # the day and who served each: --json and --csv give them
-            mailed = int(group["certified_article_no"].notna().sum())
+            numbers = group["certified_article_no"].dropna()
+            by = " or ".join(sorted({article_service(n) for n in numbers}))  # registered mail, for a letter abroad
             lines.append(
                 f"Served {SERVED_IN_PERSON}: {count(len(group), 'notice')}, on the day and by the person recorded"
-                + (f" ({mailed} also by certified mail, with the article number recorded)." if mailed else ".")
+                + (f" ({len(numbers)} also by {by}, with the article number recorded)." if len(numbers) else ".")
             )
             continue
         numbered = int(group["certified_article_no"].notna().sum())

@@ -47,15 +47,18 @@ from sqlalchemy.dialects import postgresql, sqlite
 from analysis.dates import parse_day
 from analysis.errors import AnalysisError, Fix
 from analysis.notices import (
+    SERVED_BY,
     SERVED_IN_PERSON,
     Mailing,
     article_groups,
     article_number,
     connection_day_problem,
     deadline_after_service,
+    letter_service,
     overdue_before,
     row_place,
     service_rule,
+    wrong_service,
 )
 from analysis.profiles import MAX_PERIOD_DAYS
 from layers.atomic import StoreBusyError, sync_to_disk, written_whole
@@ -889,8 +892,10 @@ class Register:
         pause: Callable[[int], None] | None = None,
         today: dt.date | None = None,
     ) -> dict:
-        """Record the certified mail article number of each envelope (``analysis.notices.Mailing``: a mailing-list
-        row given back) on every notice it served, with an event each, in one transaction: all or nothing.
+        """Record the article number of each envelope (``analysis.notices.Mailing``: a mailing-list row given back)
+        on every notice it served, with an event each, in one transaction: all or nothing. The number is of the
+        service its letter names (``analysis.notices.wrong_service``): certified mail in the US, registered mail
+        (international) for an owner abroad, certified mail for the copy to the occupant at the site address.
 
         Refused, every problem named at once and nothing written: a notice the register does not hold; one of a batch
         never issued (cancelled, or unfinished: said once per batch with its rows, and the unfinished batches' IDs
@@ -1010,6 +1015,14 @@ class Register:
                 envelopes = {_envelope(r) for r in rows}
                 if len(envelopes) > 1:
                     problems.append(f"{where}: its notices went in different letters ({', '.join(m.notice_ids)})")
+                    bad = True
+                # The receipt is of the service the letter's mail line names: certified mail in the US, registered
+                # mail (international) abroad; the copy to the occupant goes to the site address, in the US.
+                services = {letter_service(r["served_by"]) for r in rows}
+                service = SERVED_BY if copy else services.pop() if len(services) == 1 else None
+                wrong = wrong_service(m.article_no, service, copy=copy)
+                if wrong:
+                    problems.append(f"{where}: {wrong}")
                     bad = True
                 others = [
                     h

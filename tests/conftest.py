@@ -45,6 +45,19 @@ FILLED_IN = {
 }
 
 
+def receipt_number(i: int, prefix: str = "9589 0710 5270 0123") -> str:
+    """A certified mail article number as its receipt prints it (22 digits in groups of four), the ``i``-th of a
+    made-up run: ``prefix``'s digits, then ``i``, then the check digit (USPS mod 10: weights 3 and 1 from the right),
+    computed here apart from the product's. The register refuses a number whose check digit does not match (one
+    typed with a wrong digit), so a made-up number must carry the right one."""
+    digits = prefix.replace(" ", "")
+    body = digits + str(i).zfill(21 - len(digits))
+    assert len(body) == 21, (prefix, i)
+    total = sum(int(d) * (3 if k % 2 == 0 else 1) for k, d in enumerate(reversed(body)))
+    number = body + str((10 - total % 10) % 10)
+    return " ".join(number[j : j + 4] for j in range(0, 22, 4))
+
+
 def town_toml(municipality: str = "Village of Fort Plain") -> str:
     """The town settings template filled in as a town would, its letterhead naming ``municipality``. The Town of
     Wappinger's leaves out the template's resolution of a time to correct: its § 196-22A sets 10 days, and a

@@ -2342,7 +2342,7 @@ def test_cli_violations_say_how_many_enforced_notices_have_no_proof_of_service(
     mailing = pd.read_csv(first_batch["mailing_list"], dtype=str, keep_default_na=False, encoding="utf-8-sig")
     row = mailing[mailing["notice_ids"].str.split("; ").map(lambda ids: mailed in ids)].index[0]
     mailing["certified_article_no"] = ""
-    mailing.loc[row, "certified_article_no"] = "9589 0710 5270 0123 4567 83"
+    mailing.loc[row, "certified_article_no"] = "9589 0710 5270 0123 4567 81"
     mailing.to_csv(tmp_path / "back.csv", index=False)
     invoke("notices", "record-mailing", "--from", tmp_path / "back.csv", "--store", store)
     monkeypatch.setenv("SEWERPLAN_TODAY", "2027-06-02")  # violation notices are issued on their day

@@ -33,7 +33,7 @@ from layers.register import Register
 from layers.sample import sample_town
 from layers.town import load_town_settings
 from layers.write import write_layers
-from tests.conftest import town_toml
+from tests.conftest import receipt_number, town_toml
 
 REPO = Path(__file__).resolve().parents[1]
 DAY = dt.date(2027, 3, 1)
@@ -251,7 +251,7 @@ def test_kill_9_while_recording_article_numbers_records_all_of_them_or_none(tmp_
     register.finish_batch(
         batch_id, letters={n: (f"{batch_id}/letters/{i:04d}.pdf", i) for i, n in enumerate(ids, 1)}, actor="t"
     )
-    numbers = [f"9589 0710 5270 0123 {i:06d}" for i in range(MAILED)]
+    numbers = [receipt_number(i) for i in range(MAILED)]
     given = tmp_path / "mailing-list.csv"
     pd.DataFrame({"mailing_no": range(1, MAILED + 1), "notice_ids": ids, "certified_article_no": numbers}).to_csv(
         given, index=False

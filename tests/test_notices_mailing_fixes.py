@@ -15,7 +15,7 @@ import pytest
 from gisapp import notices as service
 from layers.errors import LayerError
 from layers.register import Register
-from tests.conftest import csrf
+from tests.conftest import csrf, receipt_number
 from tests.test_notices_service import N1, N2, N3, _given_back, _issue
 
 
@@ -73,7 +73,7 @@ def test_another_registers_list_is_said_once_naming_its_batch_and_nothing_is_rec
     batch_id = theirs.batches()[0]["batch_id"]
     theirs.close()
     (tmp_path / batch_id).mkdir()
-    rows = [(i, ids[p], f"9589 0710 5270 0123 4567 {i:02d}") for i, p in enumerate(parcels, 1)]
+    rows = [(i, ids[p], receipt_number(i)) for i, p in enumerate(parcels, 1)]
     back = _given_back(tmp_path / batch_id / "mailing-list.csv", rows)
     said = runner.invoke("notices", "record-mailing", "--from", back, "--register", tmp_path / "ours.sqlite")
     assert said.exit_code != 0

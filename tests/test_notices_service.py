@@ -27,13 +27,15 @@ from gisapp import notices as service
 from gisapp.notices import _letters_of
 from layers.errors import LayerError
 from layers.register import HEAD, MailingConflictError, Register, new_batch_id
-from tests.conftest import register_at
+from tests.conftest import receipt_number, register_at
 
 REPO = Path(__file__).resolve().parents[1]
 DAY = dt.date(2027, 3, 1)
-N1 = "7019 0700 0000 1234 5671"  # certified mail article numbers as the receipts print them (20 and 22 digits)
-N2 = "7019 0700 0000 1234 5672"
-N3 = "9589 0710 5270 0123 4567 83"
+# Certified mail article numbers as the receipts print them (20 and 22 digits), each with its check digit (the
+# register refuses one whose check digit does not match).
+N1 = "7019 0700 0000 1234 5670"
+N2 = "7019 0700 0000 1234 5687"
+N3 = "9589 0710 5270 0123 4567 81"
 
 
 def _due(*parcels: str) -> pd.DataFrame:
@@ -157,7 +159,7 @@ def test_the_letters_say_certified_mail_the_register_records_it_then_the_article
     assert set(reg.listing()["served_by"]) == {SERVED_BY}  # ... the register records
     reg.close()
     mailing = pd.read_csv(doc["mailing_list"], dtype=str, keep_default_na=False, encoding="utf-8-sig")
-    mailing["certified_article_no"] = [f"9589 0710 5270 0123 4567 {i:02d}" for i in range(len(mailing))]
+    mailing["certified_article_no"] = [receipt_number(i) for i in range(len(mailing))]
     mailing.loc[len(mailing) - 1, "certified_article_no"] = ""  # not mailed yet
     mailing.to_csv(tmp_path / "back.csv", index=False)
     where = ("--register", tmp_path / "register.sqlite")
@@ -194,7 +196,7 @@ def test_a_batch_issued_with_occupant_letters_keeps_both_numbers_end_to_end(vill
     reg.close()
     mailing = pd.read_csv(doc["mailing_list"], dtype=str, keep_default_na=False, encoding="utf-8-sig")
     assert (mailing["name_line_1"] == "Occupant").sum() == 2
-    mailing["certified_article_no"] = [f"9589 0710 5270 0123 4567 {i:02d}" for i in range(len(mailing))]
+    mailing["certified_article_no"] = [receipt_number(i) for i in range(len(mailing))]
     mailing.to_csv(tmp_path / "back.csv", index=False)
     where = ("--register", tmp_path / "register.sqlite")
     said = runner.invoke("notices", "record-mailing", "--from", tmp_path / "back.csv", *where, ok=True).stdout
@@ -235,7 +237,7 @@ def test_record_mailing_records_each_envelopes_number_on_every_notice_it_served_
         ([(1, "N-NOT-THERE", N1)], r"row 2 of back.csv \(letter 0001\): the register holds no notice N-NOT-THERE"),
         (
             [(1, "{P1}", N1), (2, "{P2}", N1)],
-            r"article number 7019 0700 0000 1234 5671 is given on rows 2 and 3 of back.csv",
+            r"article number 7019 0700 0000 1234 5670 is given on rows 2 and 3 of back.csv",
         ),
         ([(2, "{P1}", N1)], r"notice N-\w+ went in letter 0001 of batch B\d{8}-\w{6}, not this row's"),
         (
@@ -457,9 +459,9 @@ def test_the_notices_page_records_a_notice_issued_before_batches_by_its_id(clien
 @pytest.mark.parametrize(
     ("given", "kept"),
     [
-        ("7019 0700 0000 1234 5678", "70190700000012345678"),
-        ("9589-0710-5270-0123-4567-89", "9589071052700123456789"),
-        ("'70190700000012345678", "70190700000012345678"),
+        ("7019 0700 0000 1234 5670", "70190700000012345670"),
+        ("9589-0710-5270-0123-4567-81", "9589071052700123456781"),
+        ("'70190700000012345670", "70190700000012345670"),
     ],
 )
 def test_an_article_number_is_kept_as_its_digits(given, kept):
@@ -553,7 +555,7 @@ def test_the_notices_page_shows_how_each_notice_was_served_and_its_number(app, c
     reg.close()
     page = client.get("/notices").get_data(as_text=True)
     assert "<th>served</th>" in page
-    assert f"certified mail, article no. 9589 0710 5270 0123 4567 83; the occupant&#39;s copy, article no. {N1}" in page
+    assert f"certified mail, article no. 9589 0710 5270 0123 4567 81; the occupant&#39;s copy, article no. {N1}" in page
     assert "certified mail; article no. not recorded" in page
 
 
@@ -578,13 +580,13 @@ def test_the_notices_page_records_a_mailing_list_given_back_all_or_nothing(app, 
 
     said, page = give([(1, ids["P1"], N1), (2, ids["P2"], "")])
     assert said.startswith("Recorded the article numbers of 1 letter(s): 1 notice(s) newly")
-    assert "certified mail, article no. 7019 0700 0000 1234 5671" in page and 'id="mailing-form"' in page
+    assert "certified mail, article no. 7019 0700 0000 1234 5670" in page and 'id="mailing-form"' in page
     said, page = give([(1, ids["P1"], N2), (2, ids["P2"], N3)])  # P1's number differs: nothing is written
     assert f"notice {ids['P1']} already holds article number {N1}, not {N2}" in said
     assert 'tick "This list corrects numbers recorded wrongly" and record the list again' in said
-    assert "--correct" not in said and "9589 0710 5270 0123 4567 83" not in page
+    assert "--correct" not in said and "9589 0710 5270 0123 4567 81" not in page
     said, page = give([(1, ids["P1"], N2), (2, ids["P2"], N3)], correct="1")
-    assert "1 notice(s) newly, 1 corrected" in said and "article no. 9589 0710 5270 0123 4567 83" in page
+    assert "1 notice(s) newly, 1 corrected" in said and "article no. 9589 0710 5270 0123 4567 81" in page
 
 
 def test_a_list_wrong_in_every_row_names_the_first_ten_and_counts_the_rest(register, tmp_path):
@@ -592,13 +594,13 @@ def test_a_list_wrong_in_every_row_names_the_first_ten_and_counts_the_rest(regis
     in one 70,000-character sentence, on the command line and the notices page. It names ten and counts the rest."""
     parcels = tuple(f"P{i}" for i in range(1, 13))
     ids = _issue(register, parcels, {p: i for i, p in enumerate(parcels, 1)})
-    numbers = [f"9589 0710 5270 0123 4567 {i:02d}" for i in range(12)]
+    numbers = [receipt_number(i) for i in range(12)]
     service.record_mailing(
         register,
         _given_back(tmp_path / "a.csv", [(i, ids[p], numbers[i - 1]) for i, p in enumerate(parcels, 1)]),
         actor="clerk",
     )
-    again = [(i, ids[p], f"9589 0710 5270 0123 9999 {i:02d}") for i, p in enumerate(parcels, 1)]
+    again = [(i, ids[p], receipt_number(i, "9589 0710 5270 0123 999")) for i, p in enumerate(parcels, 1)]
     with pytest.raises(MailingConflictError) as refused:
         service.record_mailing(register, _given_back(tmp_path / "b.csv", again), actor="clerk")
     said = str(refused.value)

@@ -26,7 +26,7 @@ from layers.sample import sample_town
 from layers.store import latest_run, read_setting
 from layers.write import write_layers
 from tests import conftest
-from tests.conftest import csrf, serving
+from tests.conftest import csrf, receipt_number, serving
 from tests.test_web import message_saying, open_popup, wait_for
 
 REPO = Path(__file__).resolve().parents[1]
@@ -779,7 +779,7 @@ def test_notices_page_in_chromium(store, tmp_path, browser, monkeypatch):
         # column says it.
         (listed,) = (tmp_path / "notices").glob("*/mailing-list.csv")
         back = pd.read_csv(listed, dtype=str, keep_default_na=False, encoding="utf-8-sig")
-        back["certified_article_no"] = [f"9589 0710 5270 0123 {i:06d}" for i in range(len(back))]
+        back["certified_article_no"] = [receipt_number(i) for i in range(len(back))]
         back.to_csv(tmp_path / "given-back.csv", index=False)
         browser.find_element(By.CSS_SELECTOR, "#mailing-section summary").click()
         form = browser.find_element(By.ID, "mailing-form")

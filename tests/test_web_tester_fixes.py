@@ -255,7 +255,7 @@ def test_a_notice_id_typed_in_lower_case_with_spaces_is_found(web, tmp_path, mon
         data={
             "csrf_token": csrf(web),
             "notice_id": f"{notice_id.lower()}\t",
-            "article_no": "9407 1118 9876 5432 1012 34",
+            "article_no": "9407 1118 9876 5432 1012 38",
         },
     )
     said = _said(web.get(sent.headers["Location"])) if sent.status_code == 302 else _said(sent)
