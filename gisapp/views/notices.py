@@ -818,7 +818,7 @@ def _unproven_words(unproven: list[str], enforced: int, shown: int = 5) -> str:
     listed = ", ".join(unproven[:shown]) + (f" and {len(unproven) - shown} more" if len(unproven) > shown else "")
     return (
         f"Warning: {which} no proof of service recorded (no certified mail article number, no service in person): "
-        f'{listed}. Record the article numbers from the receipts with "Record the certified mail article numbers", '
+        f'{listed}. Record the article numbers from the receipts with "Record the mail article numbers", '
         'or a notice handed to its owner with "Record a notice served in person", above, before the violation '
         "notices are mailed."
     )
