@@ -22,7 +22,9 @@ connected or required to connect (status ``connected`` or ``mandated``):
   want of data. Where the system's flow is not known (some parcels' flow is unknown), the flow known is a lower
   bound of it, and a share of the bound the most a share can be: an establishment with more than
   ``significant_user_share`` of the flow known is ``possibly_significant``, for review (never ``significant``);
-  one with that share or less is certainly not more, and is not flagged. The arithmetic of a bound, no new law.
+  one with that share or less is certainly not more, and is not flagged. The same for the review by share
+  (``flow_review_share``, § 144-25A's 2%): more than it of the flow known is ``possibly_review``, never ``review``.
+  The arithmetic of a bound, no new law.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from analysis.profiles import Profile, citation_clause, citations_clause, joined
 from analysis.reasons import text_column
 
 GREASE = ("required", "for_decision")
-INDUSTRIAL = ("significant", "possibly_significant", "review", "flow_unknown")
+INDUSTRIAL = ("significant", "possibly_significant", "review", "possibly_review", "flow_unknown")
 DISCHARGING = ("connected", "mandated")
 
 
@@ -231,16 +233,19 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
     review = known & (
         ((rev_gpd is not None) & (flow > (rev_gpd or 0))) | ((rev_share is not None) & (share0 > (rev_share or 0)))
     )
+    # The same bound for the review by share (§ 144-25A's 2%): more than it of the flow known, possibly for review.
+    possibly_review = known & ~review & (rev_share is not None) & (np.nan_to_num(bounded, nan=-1.0) > (rev_share or 0))
     unknown = (
         discharging
         & ~np.isfinite(flow)
         & klass.str.startswith(tuple(rules.industrial_classes.value) or ("\0",)).to_numpy()
     )
+    out[possibly_review] = "possibly_review"
     out[review] = "review"
     out[possibly] = "possibly_significant"
     out[significant] = "significant"
     out[unknown] = "flow_unknown"
-    listed = significant | possibly | review
+    listed = significant | possibly | review | possibly_review
     if not (listed.any() or unknown.any()):
         return out, text, sections
 
@@ -317,12 +322,25 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
             f" Above {threshold}: subject to the review and approval of {who} {review_rule.cited}.",
             "",
         )
+        if possibly_review.any():
+            # as the possibly significant case: the bound, and the gallons that would bring the share under the law's
+            rule = rules.flow_review_share
+            below = pd.Series(flow[rows] / (rev_share or 1) - system.at_least_gpd).clip(lower=0)
+            n_out = system.unknown
+            maybe = (
+                f" Possibly above {_pct(rev_share)} of the system's average daily flow, for review (a flow above it "
+                f"is subject to the review and approval of {who}, {citation_clause(rule.citation)}): its share is "
+                f"{_pct(rev_share)} or less only if the {n_out:,} parcel{'' if n_out == 1 else 's'} of unknown flow "
+                f"send{'s' if n_out == 1 else ''} " + below.map("{:,.0f}".format) + " gpd or more."
+            )
+            review_text = np.where(possibly_review[rows], maybe.to_numpy(object), review_text)
         control = _control_manholes(parcels, rows, profile)
         text[rows] = (head + pd.Series(sig_text) + pd.Series(review_text) + control).to_numpy(object)
         sections[rows] = join_sections(
             np.where(significant[rows], sig_rule.citation, "").astype(object),
             np.where(possibly[rows], rules.significant_user_share.citation, "").astype(object),
             np.where(review[rows], review_rule.citation, "").astype(object),
+            np.where(possibly_review[rows], rules.flow_review_share.citation, "").astype(object),
             np.full(len(rows), profile.network.control_manhole.citation, dtype=object),
         )
     if unknown.any():
