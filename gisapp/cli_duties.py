@@ -111,9 +111,15 @@ def _flow_not_known(summary: dict, profile) -> str:
             if parts
             else ""
         )
+    gap = (
+        " For the parcels that reach no outfall, join the mains below them to the plant's in the mains layer "
+        "(sewerplan network check lists where the network breaks)."
+        if summary.get("system_flow_parcels_no_outfall")
+        else ""
+    )
     return (
         f"{summary['system_flow_source']}{judged}. Give the plant's measured average daily flow with --set "
-        "discharges.system_flow_gpd=GPD, or the parcels' flows (a flow_gpd column) or living units."
+        f"discharges.system_flow_gpd=GPD, or the parcels' flows (a flow_gpd column) or living units.{gap}"
     )
 
 
