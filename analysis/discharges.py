@@ -22,7 +22,9 @@ connected or required to connect (status ``connected`` or ``mandated``):
   want of data. Where the system's flow is not known (some parcels' flow is unknown), the flow known is a lower
   bound of it, and a share of the bound the most a share can be: an establishment with more than
   ``significant_user_share`` of the flow known is ``possibly_significant``, for review (never ``significant``);
-  one with that share or less is certainly not more, and is not flagged. The arithmetic of a bound, no new law.
+  one with that share or less is certainly not more, and is not flagged. The same for the review by share
+  (``flow_review_share``, § 144-25A's 2%): more than it of the flow known is ``possibly_review``, never ``review``.
+  The arithmetic of a bound, no new law.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from analysis.profiles import Profile, citation_clause, citations_clause, joined
 from analysis.reasons import text_column
 
 GREASE = ("required", "for_decision")
-INDUSTRIAL = ("significant", "possibly_significant", "review", "flow_unknown")
+INDUSTRIAL = ("significant", "possibly_significant", "review", "possibly_review", "flow_unknown")
 DISCHARGING = ("connected", "mandated")
 
 
@@ -115,6 +117,7 @@ def assess_discharges(
         # the flow of the parcels whose flow is known, and how many are not: a lower bound where any is not
         "system_flow_at_least_gpd": round(system.at_least_gpd, 1),
         "system_flow_parcels_unknown": system.unknown,
+        "system_flow_parcels_no_outfall": system.no_outfall,
         "flow_given": int((source == GIVEN).sum()),
     }
     return DischargesResult(out, summary)
@@ -133,6 +136,30 @@ class SystemFlow:
     source: str
     at_least_gpd: float
     unknown: int = 0
+    # Of ``unknown``, the parcels whose connection reaches no outfall of the network: their flow reaches no plant the
+    # network knows, so it is in no sewershed. Counted in neither the flow nor the unknown, they went unsaid.
+    no_outfall: int = 0
+
+    def lacking(self) -> str:
+        """Which parcels the estimate leaves out, and why, in words."""
+        no_flow, out = self.unknown - self.no_outfall, self.no_outfall
+        said = []
+        if no_flow:
+            said.append(f"{'has' if no_flow == 1 else 'have'} no flow given and no living units")
+        if out:
+            said.append(
+                f"{'reaches' if out == 1 else 'reach'} no outfall of the sewer network (the mains below "
+                f"{'its' if out == 1 else 'their'} connection lead to no treatment plant in the data)"
+            )
+        first = no_flow or out
+        words = f"{first:,} parcel{'' if first == 1 else 's'} connected or required to connect {said[0]}"
+        return words + (f", and {out:,} {said[1]}" if len(said) > 1 else "")
+
+    def left_out(self) -> str:
+        """``the 1 parcel of unknown flow sends``, as the bound's arithmetic says it."""
+        n = self.unknown
+        what = "of unknown flow" if not self.no_outfall else "left out"
+        return f"the {n:,} parcel{'' if n == 1 else 's'} {what} send{'s' if n == 1 else ''}"
 
 
 def _system_flow(parcels, flow, discharging, profile, network, connections) -> SystemFlow:
@@ -144,6 +171,7 @@ def _system_flow(parcels, flow, discharging, profile, network, connections) -> S
         return SystemFlow(value, f"set in the profile, {citation_clause(rule.citation)}", value)  # said in brackets
     known = discharging & np.isfinite(flow)
     total, unknown = float(flow[known].sum()), int((discharging & ~np.isfinite(flow)).sum())
+    no_outfall = 0
     source = "estimated: every parcel connected or required to connect"
     if network is not None and network.n_nodes and "main_id" in parcels.columns:
         from analysis.trace import connect_parcels, sewershed
@@ -156,17 +184,21 @@ def _system_flow(parcels, flow, discharging, profile, network, connections) -> S
             sheds = [sewershed(network, int(o), connections, chosen, profile=profile) for o in outfalls]
             total = float(sum(s.flow_at_least_gpd for s in sheds))
             unknown = int(sum(s.flow_unknown for s in sheds))
+            # a parcel in no outfall's sewershed: its flow reaches no plant the network knows, so it is not known
+            reached = set().union(*(s.parcels for s in sheds))
+            no_outfall = int((~chosen["parcel_id"].astype(str).isin(reached)).sum())
+            unknown += no_outfall
             names = ", ".join(str(network.node_id[o]) for o in outfalls[:5]) + (" ..." if len(outfalls) > 5 else "")
             source = f"estimated: the sewershed of {names}"
     if unknown:
-        who = "parcel" if unknown == 1 else "parcels"
+        bound = SystemFlow(None, "", total, unknown, no_outfall)
+        lacking = bound.lacking().replace("no living units", "no living units recorded", 1)
         return SystemFlow(
             None,
-            f"not known: {unknown:,} {who} connected or required to connect "
-            f"{'has' if unknown == 1 else 'have'} no flow given and no living units recorded, so the "
-            f"{total:,.0f} gpd of the rest is only a lower bound",
+            f"not known: {lacking}, so the {total:,.0f} gpd of the rest is only a lower bound",
             total,
             unknown,
+            no_outfall,
         )
     return SystemFlow(total, source, total)
 
@@ -231,16 +263,19 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
     review = known & (
         ((rev_gpd is not None) & (flow > (rev_gpd or 0))) | ((rev_share is not None) & (share0 > (rev_share or 0)))
     )
+    # The same bound for the review by share (§ 144-25A's 2%): more than it of the flow known, possibly for review.
+    possibly_review = known & ~review & (rev_share is not None) & (np.nan_to_num(bounded, nan=-1.0) > (rev_share or 0))
     unknown = (
         discharging
         & ~np.isfinite(flow)
         & klass.str.startswith(tuple(rules.industrial_classes.value) or ("\0",)).to_numpy()
     )
+    out[possibly_review] = "possibly_review"
     out[review] = "review"
     out[possibly] = "possibly_significant"
     out[significant] = "significant"
     out[unknown] = "flow_unknown"
-    listed = significant | possibly | review
+    listed = significant | possibly | review | possibly_review
     if not (listed.any() or unknown.any()):
         return out, text, sections
 
@@ -249,12 +284,7 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
         gpd_text = pd.Series(flow[rows]).map("{:,.0f}".format)
         src = pd.Series(np.where(source[rows] == GIVEN, "as given", "estimated from its living units"))
         pct = pd.Series(share[rows] * 100).map(lambda v: "" if not np.isfinite(v) else f"{v:.1f}% of ")
-        lacking = (
-            f"{system.unknown:,} parcel{'' if system.unknown == 1 else 's'} connected or required to connect "
-            f"{'has' if system.unknown == 1 else 'have'} no flow given and no living units"
-            if system.unknown
-            else "none is set or estimated"
-        )
+        lacking = system.lacking() if system.unknown else "none is set or estimated"
         if system_gpd:
             said = f", {{}}the system's {system_gpd:,.0f} gpd"
             if system_source.startswith("estimated"):
@@ -293,12 +323,12 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
             # its share is the law's or less only where the system holds flow / share, the parcels of unknown flow
             # sending the rest: the arithmetic of the bound, said in gallons a board can weigh
             needed = pd.Series(flow[rows] / (sig_share or 1) - system.at_least_gpd).clip(lower=0)
-            n_out = system.unknown
             possibly_text = (
                 f": possibly a significant industrial user, for review (more than {_pct(sig_share)} of the flow in "
                 f"the system, {citation_clause(rules.significant_user_share.citation)}): its share is "
-                f"{_pct(sig_share)} or less only if the {n_out:,} parcel{'' if n_out == 1 else 's'} of unknown flow "
-                f"send{'s' if n_out == 1 else ''} " + needed.map("{:,.0f}".format) + " gpd or more."
+                f"{_pct(sig_share)} or less only if {system.left_out()} "
+                + needed.map("{:,.0f}".format)
+                + " gpd or more."
             )
         sig_text = np.where(
             significant[rows],
@@ -317,12 +347,25 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
             f" Above {threshold}: subject to the review and approval of {who} {review_rule.cited}.",
             "",
         )
+        if possibly_review.any():
+            # as the possibly significant case: the bound, and the gallons that would bring the share under the law's
+            rule = rules.flow_review_share
+            below = pd.Series(flow[rows] / (rev_share or 1) - system.at_least_gpd).clip(lower=0)
+            maybe = (
+                f" Possibly above {_pct(rev_share)} of the system's average daily flow, for review (a flow above it "
+                f"is subject to the review and approval of {who}, {citation_clause(rule.citation)}): its share is "
+                f"{_pct(rev_share)} or less only if {system.left_out()} "
+                + below.map("{:,.0f}".format)
+                + " gpd or more."
+            )
+            review_text = np.where(possibly_review[rows], maybe.to_numpy(object), review_text)
         control = _control_manholes(parcels, rows, profile)
         text[rows] = (head + pd.Series(sig_text) + pd.Series(review_text) + control).to_numpy(object)
         sections[rows] = join_sections(
             np.where(significant[rows], sig_rule.citation, "").astype(object),
             np.where(possibly[rows], rules.significant_user_share.citation, "").astype(object),
             np.where(review[rows], review_rule.citation, "").astype(object),
+            np.where(possibly_review[rows], rules.flow_review_share.citation, "").astype(object),
             np.full(len(rows), profile.network.control_manhole.citation, dtype=object),
         )
     if unknown.any():

@@ -7,8 +7,9 @@ system's flow (``analysis.discharges``: ``duties``) read it here. A sewershed ha
 metered at 30,000 gpd with no living units was "units unknown, flow not known" there while ``duties`` counted its
 30,000 gpd.
 
-(A plan's design flows, ``analysis.plans.parcel_flows``, are another reading: the flow a parcel would send once
-connected, by its property class where its units are unknown.)
+A plan (``analysis.plans.parcel_flows``: the present flow in the mains downstream, the design flow of the parcels
+it reaches) reads it here too, and estimates by property class only where it knows none; a vacant lot's figure is
+its future building's. The present flow had counted a mill metered at 30,000 gpd as its class's typical 1,250.
 """
 
 from __future__ import annotations

@@ -53,6 +53,7 @@ import shapely.ops
 from analysis.areas import held_by_service_area
 from analysis.arrays import distinct
 from analysis.errors import AnalysisError
+from analysis.flows import GIVEN, average_flows
 from analysis.mandate import analyze_mandates
 from analysis.network import LARGEST_PIPE_IN, SewerNetwork, link_kind_words
 from analysis.network_checks import spacing_limits_ft
@@ -711,9 +712,12 @@ def parcel_flows(parcels: pd.DataFrame, profile: Profile, *, vacant=None) -> pd.
     """Living units and average daily flow of each parcel, and what each rests on.
 
     Units: the parcel's own ``units``, else its property class's ``buildings.class_units``, else unknown (a
-    vacant lot has none). Flow: units x ``network.gallons_per_day_per_unit``; where units are unknown (and for a
-    vacant lot: its future building, § 144-17A) the class's ``design.typical_flow_gpd_by_class`` by the longest
-    listed prefix, else unknown. Returns ``units``, ``flow_gpd``, ``basis`` on the parcels' index.
+    vacant lot has none). Flow: what ``analysis.flows.average_flows`` knows (its ``flow_gpd`` where given, the
+    metered figure; else its own living units x ``network.gallons_per_day_per_unit``); else the class's units x
+    that rate; else (and for a vacant lot: its future building, § 144-17A) the class's
+    ``design.typical_flow_gpd_by_class`` by the longest listed prefix, else unknown. A mill metered at 30,000 gpd
+    counted its class's typical 1,250 gpd, and a main near capacity was said to have room. Returns ``units``,
+    ``flow_gpd``, ``basis`` on the parcels' index.
 
     Examples
     --------
@@ -765,6 +769,12 @@ def parcel_flows(parcels: pd.DataFrame, profile: Profile, *, vacant=None) -> pd.
     basis[vacant & np.isfinite(typical)] = np.char.add(
         "vacant: future building, typical for class ", cls[vacant & np.isfinite(typical)].astype(str)
     )
+    # The one reading of a flow known (the sewersheds' and duties'): a given flow_gpd first, then the recorded units;
+    # the class's figures only where it knows none. Not for a vacant lot: its figure is its future building's.
+    known, source = average_flows(parcels, profile)
+    use = np.isfinite(known) & ~vacant
+    flow = np.where(use, known, flow)
+    basis[use & (source == GIVEN)] = "flow_gpd given"
     return pd.DataFrame({"units": units, "flow_gpd": flow, "basis": basis}, index=parcels.index)
 
 
@@ -985,7 +995,7 @@ class _Present:
             return
         connected = before[before["status"].to_numpy() == "connected"]
         self.edges = connect_parcels(net, connected)["edge"].to_numpy() if len(connected) else np.zeros(0, int)
-        flows = parcel_flows(connected, profile)
+        flows = parcel_flows(connected, profile)  # the metered flow_gpd first (analysis.flows), then by class
         self.flow = np.nan_to_num(flows["flow_gpd"].to_numpy(float))
         self.unknown = ~np.isfinite(flows["flow_gpd"].to_numpy(float))
 

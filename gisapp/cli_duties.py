@@ -88,24 +88,38 @@ def _flow_not_known(summary: dict, profile) -> str:
     estimate that counted parcels of unknown flow as nothing had made an ordinary house 13% of the system, a
     significant user: a share of the flow known is only the most a share can be."""
     r = profile.discharges
-    judged = ""
-    if r.significant_user_share.value is not None and summary["system_flow_at_least_gpd"] > 0:
-        judged += (
-            f"; a parcel's share of it is at most its share of the flow known, and an establishment with more than "
-            f"{r.significant_user_share.value * 100:g}% of that is possibly a significant industrial user, for review, "
-            f"never significant by its share ({citations_clause([r.significant_user_share.citation])})"
-        )
-        unjudged = [r.flow_review_share.citation] if r.flow_review_share.value is not None else []
+    sig, rev = r.significant_user_share, r.flow_review_share
+    if summary["system_flow_at_least_gpd"] <= 0:
+        unjudged = [rule.citation for rule in (sig, rev) if rule.value is not None]
+        judged = f"; no parcel is judged by its share of it ({citations_clause(list(dict.fromkeys(unjudged)))})"
+        judged = judged if unjudged else ""
     else:
-        unjudged = [rule.citation for rule in (r.significant_user_share, r.flow_review_share) if rule.value is not None]
-    if unjudged:
-        judged += (
-            f"; no parcel is {'otherwise ' if judged else ''}judged by its share of it "
-            f"({citations_clause(list(dict.fromkeys(unjudged)))})"
+        # each share of the law bounded alike (§ 144-1's 5%, § 144-25A's 2%): possibly over it, never over it
+        parts = []
+        if sig.value is not None:
+            parts.append(
+                f"an establishment with more than {sig.value * 100:g}% of that is possibly a significant industrial "
+                f"user, for review, never significant by its share ({citations_clause([sig.citation])})"
+            )
+        if rev.value is not None:
+            parts.append(
+                f"a parcel with more than {rev.value * 100:g}% of that is possibly for review, never for review by "
+                f"its share ({citations_clause([rev.citation])})"
+            )
+        judged = (
+            "; a parcel's share of it is at most its share of the flow known, and " + ", and ".join(parts)
+            if parts
+            else ""
         )
+    gap = (
+        " For the parcels that reach no outfall, join the mains below them to the plant's in the mains layer "
+        "(sewerplan network check lists where the network breaks)."
+        if summary.get("system_flow_parcels_no_outfall")
+        else ""
+    )
     return (
         f"{summary['system_flow_source']}{judged}. Give the plant's measured average daily flow with --set "
-        "discharges.system_flow_gpd=GPD, or the parcels' flows (a flow_gpd column) or living units."
+        f"discharges.system_flow_gpd=GPD, or the parcels' flows (a flow_gpd column) or living units.{gap}"
     )
 
 
@@ -119,7 +133,9 @@ def _print(found, chosen, profile, out_path) -> None:
         f"{profile.discharges.grease_decided_by.value or 'the municipality'} to decide "
         f"{profile.discharges.grease_interceptor.cited}. Industrial users: {i['significant']} significant, "
         + (f"{i['possibly_significant']} possibly significant, for review, " if i["possibly_significant"] else "")
-        + f"{i['review']} for review, {i['flow_unknown']} with flow unknown. System flow "
+        + f"{i['review']} for review, "
+        + (f"{i['possibly_review']} possibly for review, " if i["possibly_review"] else "")
+        + f"{i['flow_unknown']} with flow unknown. System flow "
         + (f"{flow:,.0f} gpd ({s['system_flow_source']})." if flow is not None else _flow_not_known(s, profile))
         + (
             " Subdivisions: " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in s["subdivisions"].items() if n) + "."

@@ -416,9 +416,10 @@ def _downstream_part(plan, styles, width) -> list:
     text = (
         f"The extension joins the sewer at {down.get('connects_at')}; its flow runs through "
         f"{len(down.get('mains', []))} main{'' if len(down.get('mains', [])) == 1 else 's'} to "
-        f"{down.get('outfall') or 'no outfall'}. Peak flows: living units "
-        f"x gallons per unit {bracketed(down.get('sections', {}).get('flow', ''))}, or the typical flow of the "
-        f"property class where units are unknown, x the peaking factor; full-pipe capacity by Manning's equation "
+        f"{down.get('outfall') or 'no outfall'}. Peak flows: a parcel's flow_gpd where given (metered), else "
+        f"living units x gallons per unit {bracketed(down.get('sections', {}).get('flow', ''))}, or the typical flow "
+        "of the property class where units are unknown, x the peaking factor; full-pipe capacity by Manning's "
+        "equation "
         f"{bracketed(down.get('sections', {}).get('capacity', ''))}."
     )
     part = [Paragraph("Downstream", styles["H"]), Paragraph(escape(text), styles["Small"])]
@@ -513,7 +514,8 @@ def _cost_part(plan, styles, width) -> list:
         "Three ways to split the total among the benefiting parcels; the Board decides"
         + (f" {bracketed(cost['section'])}" if cost.get("section") else "")
         + ". By frontage: the property line along the streets the main serves. By living unit: a parcel whose units "
-        "are unknown counts its typical flow in equivalent units; a vacant lot has none. No parcel pays less than "
+        "are unknown counts its flow (its flow_gpd where given, else its class's typical flow) in equivalent units; a "
+        "vacant lot has none. No parcel pays less than "
         f"${cost.get('min_share_per_parcel', 0):,.2f} (a profile setting). Cents are allocated by largest remainder, "
         "so each column adds up exactly to the total." + (f" {NO_FRONTAGE}" if _no_frontage(plan) else "")
     )

@@ -70,6 +70,7 @@ INDUSTRIAL_WORDS = {
     "significant": "a significant industrial user",
     "possibly_significant": "possibly a significant industrial user: for review",
     "review": "for engineering review",
+    "possibly_review": "possibly for engineering review (its share of the system's flow is not known)",
     "flow_unknown": "flow not known: cannot be told",
 }
 # subdivisions (``analysis.subdivisions.VERDICTS``)
@@ -252,8 +253,9 @@ _PARCEL_RESULTS = {
     "industrial_user": Column(
         "Industrial user",
         "significant, possibly_significant (more than the law's share of the flow known, the system's flow not being "
-        "known: for review), review (subject to review and approval) or flow_unknown for an industrial parcel "
-        "without a flow; empty otherwise.",
+        "known: for review), review (subject to review and approval), possibly_review (more than the review's share "
+        "of the flow known, the system's flow not being known) or flow_unknown for an industrial parcel without a "
+        "flow; empty otherwise.",
     ),
     "in_subdivision": Column("Subdivision", "The proposed subdivision the parcel lies in."),
     "subdivision_duty": Column(

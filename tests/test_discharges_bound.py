@@ -52,11 +52,13 @@ def test_a_share_of_the_flow_known_above_the_law_is_possibly_significant_never_s
     assert r.summary["system_flow_gpd"] is None and r.summary["system_flow_at_least_gpd"] == 5000
     users = r.parcels.set_index("parcel_id")["industrial_user"]
     # 40% of the flow known: possibly more than 5%; exactly 5% and 3% of it: at most 5%, certainly not "more than"
-    assert users.dropna().to_dict() == {"SHOP": "possibly_significant"}
+    # 5%, but possibly more than § 144-25A's 2%, as each house's 5% (test_the_review_share_is_bounded_the_same_way)
+    assert users[users != "possibly_review"].dropna().to_dict() == {"SHOP": "possibly_significant"}
     assert r.summary["industrial_users"] == {
         "significant": 0,
         "possibly_significant": 1,
         "review": 0,
+        "possibly_review": 12,
         "flow_unknown": 0,
     }
     shop = r.parcels.set_index("parcel_id").loc["SHOP"]
@@ -82,9 +84,10 @@ def test_the_gpd_the_sentence_names_is_where_the_share_crosses_the_law(blank_gpd
 
 def test_dwellings_a_set_system_flow_and_laws_without_a_share_are_as_before():
     houses = [(f"H{i}", "210", {"units": 1}) for i in range(3)]
-    # a dwelling of 96% of the flow known is no industrial user (§ 144-1: an establishment)
+    # a dwelling of 96% of the flow known is no industrial user (§ 144-1: an establishment); § 144-25A's review is
+    # of any flow, a dwelling's too: possibly above its 2%, as a known share above it is for review
     r = assess_discharges(lots([("APTS", "411", {"flow_gpd": 20_000.0}), *houses, ("BLANK", "", {})]), profile=FP)
-    assert r.parcels["industrial_user"].isna().all()
+    assert r.parcels["industrial_user"].tolist() == ["possibly_review", None, None, None, None]
     # the plant's measured flow set: the share is judged against it
     measured = load_profile("fort-plain", overrides={"discharges.system_flow_gpd": "100000"})
     assert assess_discharges(lots(), profile=measured).parcels["industrial_user"].isna().all()
@@ -131,20 +134,63 @@ def test_duties_lists_the_possibly_significant_user_for_review(town):
     )
     assert s["industrial_users"]["possibly_significant"] == 1 and s["industrial_users"]["significant"] == 0
     by = {p["parcel_id"]: p for p in doc["parcels"]}
-    assert set(by) == {"SHOP"}
+    assert set(by) == {"SHOP", "EXACT", "OFFICE", *(f"H{i}" for i in range(10))}  # METERED: exactly 2%, not more
     assert by["SHOP"]["industrial_user"] == "possibly_significant" and by["SHOP"]["control_manhole"] == "MH-2"
     assert (
         "its share is 5% or less only if the 1 parcel of unknown flow sends 35,000 gpd or more" in by["SHOP"]["duties"]
     )
     text = " ".join(duties("--data", town).split())
     assert (
-        "Industrial users: 0 significant, 1 possibly significant, for review, 0 for review, 0 with flow unknown."
-        in (text)
+        "Industrial users: 0 significant, 1 possibly significant, for review, 0 for review, 12 possibly for review, "
+        "0 with flow unknown." in (text)
     )
     assert (
         "only a lower bound; a parcel's share of it is at most its share of the flow known, and an establishment with "
         "more than 5% of that is possibly a significant industrial user, for review, never significant by its share "
-        "(§ 144-1, section number derived); no parcel is otherwise judged by its share of it (§ 144-25A, section "
-        "number derived). Give the plant's measured average daily flow"
+        "(§ 144-1, section number derived), and a parcel with more than 2% of that is possibly for review, never for "
+        "review by its share (§ 144-25A, section number derived). Give the plant's measured average daily flow"
     ) in text, text
     assert "possibly_significant" in text  # the table's industrial column, as it shows "significant"
+
+
+def test_the_review_share_is_bounded_the_same_way():
+    """§ 144-25A puts a flow above 2% of the village's to the engineer's review. Where the system's flow is not known,
+    a share of the flow known is the most the share can be: above 2% of it is possibly for review, worded as the
+    possibly significant user is, never for review; at 2% or less, certainly not. It was not judged at all: the
+    office at 3% of all the flow known passed unlisted because one parcel's flow was unknown."""
+    r = assess_discharges(lots(), profile=FP)
+    users = r.parcels.set_index("parcel_id")
+    assert users.loc["OFFICE", "industrial_user"] == "possibly_review"
+    assert users.loc["EXACT", "industrial_user"] == "possibly_review"  # 5% of the known: not "more than" 5%, > 2%
+    assert users.loc["METERED", "industrial_user"] is None  # 100 gpd: exactly 2% of the flow known, not more
+    assert (r.parcels["industrial_user"] == "review").sum() == 0
+    office = users.loc["OFFICE"]
+    assert office["discharge_duties"].startswith(
+        "Average flow 150 gpd (as given), at most 3.0% of the system's flow, which is at least 5,000 gpd (1 parcel "
+        "connected or required to connect has no flow given and no living units). Possibly above 2% of the system's "
+        "average daily flow, for review (a flow above it is subject to the review and approval of the engineer, "
+        "§ 144-25A; section number derived): its share is 2% or less only if the 1 parcel of unknown flow sends 2,500 "
+        "gpd or more."
+    ), office["discharge_duties"]
+    assert office["discharge_sections"].startswith("§ 144-25A (section number derived)")
+    # the shop, possibly significant, is possibly above the review's share too: both said, both sections cited
+    shop = users.loc["SHOP"]
+    assert "possibly a significant industrial user" in shop["discharge_duties"]
+    assert "Possibly above 2% of the system's average daily flow" in shop["discharge_duties"]
+    assert shop["discharge_sections"].startswith("§ 144-1 (section number derived); § 144-25A")
+
+
+@pytest.mark.parametrize(("blank_gpd", "expected"), [(2_500.0, None), (2_499.0, "review")])
+def test_the_gpd_the_review_sentence_names_is_where_the_share_crosses_2_percent(blank_gpd, expected):
+    """The office's 150 gpd is 2% of 7,500: once the blank parcel sends the 2,500 gpd named, not more; less, more."""
+    r = assess_discharges(lots(BLANK=blank_gpd), profile=FP)
+    assert r.parcels.set_index("parcel_id").loc["OFFICE", "industrial_user"] == expected
+
+
+def test_duties_lists_the_possibly_for_review_users(town):
+    doc = json.loads(duties("--data", town, "--json"))
+    assert doc["summary"]["industrial_users"]["possibly_review"] == 12
+    assert doc["summary"]["industrial_users"]["review"] == 0
+    office = {p["parcel_id"]: p for p in doc["parcels"]}["OFFICE"]
+    assert office["industrial_user"] == "possibly_review" and office["control_manhole"] == "MH-2"
+    assert "its share is 2% or less only if the 1 parcel of unknown flow sends 2,500 gpd or more" in office["duties"]

@@ -172,6 +172,7 @@ def test_no_share_is_judged_against_a_system_flow_that_leaves_out_parcels_of_unk
         "significant": 0,
         "possibly_significant": 2,
         "review": 0,
+        "possibly_review": 0,  # both possibly above 2% too: listed once, as possibly significant
         "flow_unknown": 0,
     }
     assert r.parcels["industrial_user"].iloc[:2].tolist() == ["possibly_significant"] * 2
@@ -375,8 +376,9 @@ def test_duties_command_json(town, tmp_path):
         "System flow not known: 1 parcel connected or required to connect has no flow given and no living units "
         "recorded, so the 30,250 gpd of the rest is only a lower bound; a parcel's share of it is at most its share of "
         "the flow known, and an establishment with more than 5% of that is possibly a significant industrial user, "
-        "for review, never significant by its share (§ 144-1, section number derived); no parcel is otherwise judged "
-        "by its share of it (§ 144-25A, section number derived). Give the plant's measured average daily flow with "
+        "for review, never significant by its share (§ 144-1, section number derived), and a parcel with more than 2% "
+        "of that is possibly for review, never for review by its share (§ 144-25A, section number derived). Give the "
+        "plant's measured average daily flow with "
         "--set discharges.system_flow_gpd=GPD, or the parcels' flows (a flow_gpd column) or living units."
     ) in text
     assert not re.search(r"\([^()]*\([^()]*\)[^()]*\)", text.split("Further duties under")[0]), text
