@@ -71,6 +71,7 @@ MAILING_COLUMNS = (
     "state",
     "zip",
     "city_line",
+    "country_line",
     "parcel_ids",
     "notice_ids",
     "site_addresses",
@@ -453,8 +454,21 @@ _US_NAMES = (
     "Vermont,Virginia,Washington,West Virginia,Wisconsin,Wyoming,Puerto Rico,Virgin Islands,Guam,American Samoa,"
     "Northern Mariana Islands"
 )
-US_STATES = frozenset(_US_CODES.split())
-US_STATE_NAMES = frozenset(name.upper() for name in _US_NAMES.split(","))
+# The older abbreviations an assessment roll keeps ("Mass.", "Calif.", "N. Y."), and the country itself, written in
+# the state field: read as US addresses, their ZIP codes checked and their letters sent by certified mail. Read as
+# abroad, an owner in Fort Plain whose roll said "N. Y." was sent "REGISTERED MAIL (INTERNATIONAL)" (a tester).
+_US_OLD = (
+    "ALA ARIZ ARK CAL CALIF COLO CONN DEL FLA ILL IND KAN KANS MASS MICH MINN MISS MONT NEB NEBR NEV OKLA ORE OREG "
+    "PENN PENNA TENN TEX WASH WVA WISC WIS WYO US USA"
+)
+US_STATES = frozenset(_US_CODES.split()) | frozenset(_US_OLD.split())
+US_STATE_NAMES = frozenset(name.upper() for name in _US_NAMES.split(",")) | {
+    "UNITED STATES",
+    "UNITED STATES OF AMERICA",
+    "WASHINGTON DC",
+    "WASHINGTON D C",
+    "WEST VA",
+}
 US_ZIP = re.compile(r"\d{5}(?:-\d{4})?")
 # How many of a kind the reason names: enough to find them in the owner record, never a wall of them.
 _SHOWN = 12
@@ -630,9 +644,9 @@ def envelope_lines(frame: pd.DataFrame) -> tuple[list[tuple[str, ...]], list[tup
     first, second = split_name(column("owner_name"))
     street_1, street_2 = address_lines(column("mail_address"))
     parts = [address_part(p) for p in (first, second, street_1, street_2)]
-    city = city_lines(*(address_part(column(c)) for c in ("mail_city", "mail_state", "mail_zip")))
+    city, country = city_and_country_lines(*(address_part(column(c)) for c in ("mail_city", "mail_state", "mail_zip")))
     names = [tuple(t for t in pair if t) for pair in zip(parts[0], parts[1], strict=True)]
-    addresses = [tuple(t for t in trio if t) for trio in zip(parts[2], parts[3], city, strict=True)]
+    addresses = [tuple(t for t in four if t) for four in zip(parts[2], parts[3], city, country, strict=True)]
     return names, addresses
 
 
@@ -644,9 +658,14 @@ def in_us(state: pd.Series) -> pd.Series:
     --------
     >>> in_us(pd.Series(["NY", "n.y.", "", "New York", "ON", "ENGLAND"])).tolist()
     [True, True, True, True, False, False]
+    >>> in_us(pd.Series(["N. Y.", "Mass.", "Calif.", "USA", "New York State", "Washington, D.C.", "Ontario"])).tolist()
+    [True, True, True, True, True, True, False]
     """
-    key = address_part(state).str.upper().str.replace(".", "", regex=False).str.strip()
-    return (key == "") | key.isin(US_STATES) | key.isin(US_STATE_NAMES)
+    words = address_part(state).str.upper().str.replace(r"[.,]", " ", regex=True).str.split().str.join(" ")
+    words = words.fillna("")
+    name = words.str.removesuffix(" STATE")  # "NEW YORK STATE"
+    code = words.str.replace(" ", "", regex=False)  # "N Y" is NY
+    return (words == "") | code.isin(US_STATES) | name.isin(US_STATE_NAMES)
 
 
 def mail_service(state: pd.Series) -> pd.Series:
@@ -981,8 +1000,8 @@ def mailing_list(
         "site_addresses",
     ):  # each one line, as the CSV, the letter and the label all print it
         rows[column] = address_part(rows[column])
-    # The address's last line, worded once here: the letter, the labels and the preview all print this column.
-    rows["city_line"] = city_lines(rows["city"], rows["state"], rows["zip"])
+    # The address's last lines, worded once here: the letter, the labels and the preview all print these columns.
+    rows["city_line"], rows["country_line"] = city_and_country_lines(rows["city"], rows["state"], rows["zip"])
     rows["mailing_no"] = np.arange(1, len(rows) + 1)
     rows["letter_file"] = letter_files(rows["mailing_no"])
     # How each envelope goes, beside the column its number is typed into: certified mail in the US, registered mail
@@ -1049,6 +1068,40 @@ def city_lines(city: pd.Series, state: pd.Series, zip_code: pd.Series) -> pd.Ser
     return city.where(~both, city + ", ").str.cat(rest)
 
 
+# Canada's provinces and territories, by Canada Post's codes and their names (older codes PQ, NF too): an address
+# abroad whose state field holds one is in CANADA, the line its envelope ends with.
+_CANADA = frozenset(
+    ["AB", "BC", "MB", "NB", "NL", "NS", "NT", "NU", "ON", "PE", "QC", "SK", "YT", "PQ", "NF"]
+    + [
+        "ALBERTA", "BRITISH COLUMBIA", "MANITOBA", "NEW BRUNSWICK", "NEWFOUNDLAND AND LABRADOR", "NEWFOUNDLAND",
+        "NOVA SCOTIA", "NORTHWEST TERRITORIES", "NUNAVUT", "ONTARIO", "PRINCE EDWARD ISLAND", "QUEBEC", "QUÉBEC",
+        "SASKATCHEWAN", "YUKON", "CANADA",
+    ]
+)  # fmt: skip
+
+
+def city_and_country_lines(city: pd.Series, state: pd.Series, zip_code: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """The last lines of each mailing address: the city line (``city_lines``) and, for an address abroad (``in_us``),
+    the country in capitals on a line of its own, as the post office asks of mail abroad: CANADA for a province or
+    territory (the city line keeps it: "Kingston, ON K7L 3C4"), else what the state field holds, which abroad is the
+    country ("London, SW1A 1AA", then "ENGLAND"). Empty in the US. Letters to Canada had ended at "Kingston, ON K7L
+    3C4", with no country on them (a tester).
+
+    Examples
+    --------
+    >>> parts = ["Kingston", "London", "Fort Plain"], ["ON", "England", "NY"], ["K7L 3C4", "SW1A 1AA", "13339"]
+    >>> city, country = city_and_country_lines(*(pd.Series(p) for p in parts))
+    >>> city.tolist(), country.tolist()
+    (['Kingston, ON K7L 3C4', 'London, SW1A 1AA', 'Fort Plain, NY 13339'], ['CANADA', 'ENGLAND', ''])
+    """
+    abroad = ~in_us(state).to_numpy()
+    key = state.fillna("").astype(str).str.upper().str.replace(".", "", regex=False).str.strip()
+    canada = abroad & key.isin(_CANADA).to_numpy()
+    in_city = state.where(~abroad | (canada & (key != "CANADA")).astype(bool), "")
+    country = np.where(canada, "CANADA", np.where(abroad, key, ""))
+    return city_lines(city, in_city, zip_code), pd.Series(country, index=state.index, dtype=object)
+
+
 def mailing_address(row: Mapping[str, str]) -> str:
     """A mailing-list row's address on one line, its parts separated by commas, none dangling; the last part is the
     row's ``city_line``, as the letter and the label print it.
@@ -1062,6 +1115,7 @@ def mailing_address(row: Mapping[str, str]) -> str:
         str(row.get("address_line_1") or "").strip(_DANGLING),
         str(row.get("address_line_2") or "").strip(_DANGLING),
         str(row["city_line"]),
+        str(row.get("country_line") or ""),  # a list from before the column has none
     )
     return ", ".join(p for p in parts if p)
 
@@ -1968,8 +2022,9 @@ def compose_letters(
                 row["address_line_1"],
                 row["address_line_2"],
                 row["city_line"],
+                row.get("country_line"),  # abroad: the country on the last line; a list from before has none
             )
-            if t
+            if t and not pd.isna(t)
         )
         owner = _owner_of_copy(row, parcels)
         service = str(row.get("mail_service") or SERVED_BY)  # a list from before the column: the US, as it was

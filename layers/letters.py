@@ -232,7 +232,9 @@ def write_labels(path: str | Path, rows: pd.DataFrame, *, locked: bool = False) 
                 return [str(t) for t in values if t is not None and not pd.isna(t) and str(t).strip()]
 
             name = present(row.get("name_line_1"), row.get("name_line_2"))
-            address = present(row.get("address_line_1"), row.get("address_line_2"), row["city_line"])
+            address = present(
+                row.get("address_line_1"), row.get("address_line_2"), row["city_line"], row.get("country_line")
+            )
             top = y + h - g["pad_y"]
             if reference:
                 pdf.setFont(REGULAR, ref_size)

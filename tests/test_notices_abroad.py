@@ -222,6 +222,11 @@ def test_an_owner_in_ontario_is_served_by_registered_mail_end_to_end(village, tm
     folder = Path(issued["folder"])
     words = _letter_words(folder / mailing.loc[there, "letter_file"].item())
     assert "REGISTERED MAIL (INTERNATIONAL) Article No." in words and "CERTIFIED MAIL" not in words
+    # the country on the address's last line, as mail abroad needs it: the letter had ended at "Toronto, ON M5H 1J9"
+    assert mailing.loc[there, "country_line"].item() == "CANADA" and set(mailing.loc[~there, "country_line"]) == {""}
+    assert "Toronto, ON M5H 1J9 CANADA" in words
+    labels = " ".join(" ".join(p.extract_text() for p in PdfReader(issued["labels"]).pages).split())
+    assert "Toronto, ON M5H 1J9 CANADA" in labels
     copy = (mailing["name_line_1"] == "Occupant") & (mailing["parcel_ids"] == abroad)
     assert copy.sum() == 1  # the owner mails elsewhere: the occupant gets a copy, by certified mail
     words = _letter_words(folder / mailing.loc[copy, "letter_file"].item())
@@ -268,3 +273,30 @@ def test_an_owner_in_ontario_is_served_by_registered_mail_end_to_end(village, tm
     runner.invoke(*args, *where, ok=True)
     table = " ".join(runner.invoke("notices", "list", *where, ok=True).stdout.split())
     assert "Served in person: 1 notice, on the day and by the person recorded (1 also by registered mail" in table
+
+
+@pytest.mark.parametrize("state", ["N. Y.", "Mass.", "Calif.", "USA", "New York State", "Washington, D.C.", "n y"])
+def test_an_owner_whose_roll_writes_the_state_the_old_way_is_in_the_us(state):
+    """A roll's "N. Y." or "Mass." was read as an address abroad: the owner in Fort Plain was sent "REGISTERED MAIL
+    (INTERNATIONAL)", a ZIP code that lost its leading zero went unchecked, and the certified receipt's number was
+    refused (a tester)."""
+    from analysis.notices import in_us
+
+    assert in_us(pd.Series([state])).tolist() == [True]
+    rows = mailing_list(
+        pd.DataFrame(
+            {
+                "parcel_id": ["A"],
+                "notice_id": ["N-1"],
+                "owner_name": ["KELLY SEAN"],
+                "mail_address": ["1 Beacon St"],
+                "mail_city": ["Boston"],
+                "mail_state": [state],
+                "mail_zip": ["02108"],
+                "site_address": ["9 Elm St"],
+                "deadline": "2027-05-30",
+                "section": "§ 144-4",
+            }
+        )
+    )
+    assert rows["mail_service"].tolist() == [SERVED_BY] and rows["country_line"].tolist() == [""]
