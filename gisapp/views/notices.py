@@ -42,6 +42,7 @@ from gisapp.views._said import heard, say
 from gisapp.words import count as count_words
 from gisapp.words import (
     file_words,
+    letter_count_words,
     letters_written,
     not_yet_overdue,
     town_date,
@@ -278,7 +279,13 @@ def _plan(register: Register, form) -> tuple[services.NoticePreview, dict]:
     reason = form.get("notice_reason") or None
     hazard = (form.get("hazard") or "").strip() or None
     found = services.preview_notices(
-        workspace(), register, town=_town(), notice_date=day, notice_reason=reason, hazard=hazard
+        workspace(),
+        register,
+        town=_town(),
+        notice_date=day,
+        notice_reason=reason,
+        hazard=hazard,
+        occupant=_occupant(form),
     )
     return found, found.doc | {"token": _confirmation(found.plan, _occupant(form))}
 
@@ -358,6 +365,8 @@ def _preview_view(found: services.NoticePreview, doc: dict, form) -> dict:
     return {
         "rows": [r | {"mailing_address": mailing_address(r)} for r in found.rows.to_dict("records")],
         "count": len(found.plan.due),
+        # the owners' letters and the copies to the occupant the issue writes beside them, counted by its own rule
+        "letters": letter_count_words(len(found.rows), doc.get("occupant_copies", 0)),
         "already": " ".join(left_out(doc, web=True)),
         "area_unmapped": unmapped_area_words(doc.get("area_unmapped"), doc.get("mandated")),
         "doc": doc,
