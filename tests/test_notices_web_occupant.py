@@ -78,7 +78,13 @@ def test_copies_to_the_occupant_are_written_counted_and_linked_as_the_owners_let
     plain = client.post("/notices/preview", data=FORM | {"csrf_token": token}).get_data(as_text=True)
     register = Register(store=app.config["STORE"], create=False)
     stale = client.post("/notices/issue", data=form | {"confirm": _confirm(plain)}).get_data(as_text=True)
-    assert "have changed since the preview" in stale and register.listing().empty
+    # it said "The notices due have changed since the preview", which they had not: it says what changed
+    assert "The copies to the occupant were not asked for in the preview: preview again" in stale
+    assert "have changed since the preview" not in stale and register.listing().empty
+    plain_form = FORM | {"csrf_token": token}
+    dropped = client.post("/notices/issue", data=plain_form | {"confirm": _confirm(preview)}).get_data(as_text=True)
+    assert "The copies to the occupant were asked for in the preview: preview again" in dropped
+    assert "have changed since the preview" not in dropped and register.listing().empty
     done = client.post("/notices/issue", data=form | {"confirm": _confirm(preview)})
     page = client.get(done.headers["Location"]).get_data(as_text=True)
     listing = register.listing()
@@ -203,7 +209,12 @@ def test_violation_notices_with_copies_to_the_occupant_say_what_they_wrote(clien
     # the preview without copies is not the one confirmed with them
     plain = client.post("/notices/violations", data={"csrf_token": token}).get_data(as_text=True)
     stale = client.post("/notices/violations", data=form | {"confirm": _confirm_violations(plain)})
-    assert "have changed since the preview" in stale.get_data(as_text=True)
+    said = stale.get_data(as_text=True)
+    assert "The copies to the occupant were not asked for in the preview: preview again" in said
+    assert "have changed since the preview" not in said
+    dropped = client.post("/notices/violations", data={"csrf_token": token, "confirm": _confirm_violations(page)})
+    assert "The copies to the occupant were asked for in the preview: preview again" in dropped.get_data(as_text=True)
+    assert Register(store=app.config["STORE"], create=False).listing(notice_type="violation").empty
     done = client.post("/notices/violations", data=form | {"confirm": _confirm_violations(page)}).get_data(as_text=True)
     issued = Register(store=app.config["STORE"], create=False).listing(notice_type="violation")
     batch = issued["batch_id"].iloc[0]
