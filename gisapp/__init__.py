@@ -85,6 +85,18 @@ def _templates() -> Path:
 TEMPLATES = _templates()
 
 
+def instance_folder() -> Path:
+    """The instance folder: ``SEWERPLAN_INSTANCE`` (a service's data folder) when set, else ``instance/`` in the
+    folder sewerplan runs in. The app's folder and the command line's defaults outside the app (the accounts file of
+    ``sewerplan users`` and ``serve``) both come from here, so they never part."""
+    return Path(os.environ.get("SEWERPLAN_INSTANCE") or "instance").resolve()
+
+
+def default_users_db() -> Path:
+    """The accounts file when none is given: ``users.sqlite`` in the instance folder (``USERS_DB``'s default)."""
+    return instance_folder() / SETTINGS["USERS_DB"][0].removeprefix("instance/")
+
+
 def create_app(test_config: dict | None = None) -> Flask:
     """Build the Flask app: settings, blueprints, error handlers, security headers."""
     instance = os.environ.get("SEWERPLAN_INSTANCE")  # the instance folder elsewhere (a service's data folder)
@@ -95,7 +107,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         # instance/ in the folder sewerplan runs in, where every other instance/... default (the store, accounts,
         # uploads, notices) is: Flask's own default is beside the package, which for an installed sewerplan is
         # <prefix>/var/gisapp-instance, where nobody puts config.py and a service account may not write.
-        instance_path=str(Path(instance or "instance").resolve()),
+        instance_path=str(instance_folder()),
     )
     app.config.from_mapping({name: default for name, (default, _) in SETTINGS.items()})
     if test_config is None:

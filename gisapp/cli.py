@@ -480,11 +480,23 @@ def server_body_limit(max_content_length: int | None) -> int | None:
     return max_content_length + max(max_content_length // 4, 1024 * 1024)
 
 
+USERS_DB_HELP = "The accounts file (default: users.sqlite in the instance folder, instance/ or SEWERPLAN_INSTANCE)."
+
+
+def users_db_path(given: str | None) -> Path:
+    """The accounts file a command uses: the one given with --users-db, else the instance folder's, the one the app
+    uses (``gisapp.default_users_db``): with SEWERPLAN_INSTANCE set, `users add` wrote ./instance/users.sqlite and
+    `serve --host 0.0.0.0` then found no account."""
+    from gisapp import default_users_db
+
+    return Path(given) if given else default_users_db()
+
+
 @main.command()
 @click.option("--store", default=str(DEFAULT_STORE), show_default=True, help=STORE_HELP)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=5000, show_default=True, type=int)
-@click.option("--users-db", default="instance/users.sqlite", show_default=True, help="The accounts file.")
+@click.option("--users-db", help=USERS_DB_HELP)
 @click.option("--threads", type=click.IntRange(1, 256), help="Request threads (default: the SERVER_THREADS setting).")
 @user_errors
 def serve(store, host, port, users_db, threads):
@@ -513,6 +525,7 @@ def serve(store, host, port, users_db, threads):
             f"`sewerplan analyze --data {shown} --out {shown}` first."
         )
     app = create_app()  # instance/config.py is read (SESSION_COOKIE_SECURE, TRUSTED_PROXY ...), then:
+    users_db = users_db_path(users_db)
     # Behind a reverse proxy every request is another computer's, though it reaches us from 127.0.0.1.
     local = host in LOOPBACK and not app.config["TRUSTED_PROXY"]
     if not local and count_users(users_db) == 0:
@@ -610,21 +623,21 @@ def users() -> None:
 @click.argument("name")
 @click.option("--role", type=click.Choice(ROLES), required=True)
 @click.option("--password", prompt=True, hide_input=True, confirmation_prompt=True, help="Asked for when not given.")
-@click.option("--users-db", default="instance/users.sqlite", show_default=True, help="The accounts file.")
+@click.option("--users-db", help=USERS_DB_HELP)
 @user_errors
 def users_add(name, role, password, users_db):
     """Add an account (or change its role and password)."""
-    add_user(users_db, name, role, password)
+    add_user(users_db_path(users_db), name, role, password)
     click.echo(f"{name} can now sign in as a {role}.")
 
 
 @users.command("remove")
 @click.argument("name")
-@click.option("--users-db", default="instance/users.sqlite", show_default=True, help="The accounts file.")
+@click.option("--users-db", help=USERS_DB_HELP)
 @user_errors
 def users_remove(name, users_db):
     """Remove an account: it can no longer sign in, and its open sessions end at their next page."""
-    left = remove_user(users_db, name)
+    left = remove_user(users_db_path(users_db), name)
     click.echo(f"{name} can no longer sign in; their open sessions end at their next page.")
     if not left:
         click.echo(
@@ -635,11 +648,11 @@ def users_remove(name, users_db):
 
 
 @users.command("list")
-@click.option("--users-db", default="instance/users.sqlite", show_default=True, help="The accounts file.")
+@click.option("--users-db", help=USERS_DB_HELP)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 def users_list(users_db, as_json):
     """List the accounts and their roles."""
-    rows = list_users(users_db)
+    rows = list_users(users_db_path(users_db))
     if as_json:
         click.echo(json.dumps([{"name": n, "role": r} for n, r in rows], indent=2))
     else:

@@ -73,6 +73,16 @@ from layers.town import MAKE_ONE
 LETTER_CHECKS = {"printable": PRINTABLE, "overflow": address_overflow}
 
 
+def copies_to_occupant(notices: pd.DataFrame, *, occupant: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The notices whose copy to "Occupant" at the site is written (``occupant_letters``, with the letters' own
+    checks), and those whose copy is held back (``parcel_id``, ``why``); none of either without ``occupant``. The one
+    rule the preview counts by and an issue writes by: the notices page's preview said "write 516 letter(s)" and the
+    issue wrote 146 copies beside them (a tester)."""
+    if not occupant:
+        return notices.head(0), pd.DataFrame(columns=["parcel_id", "why"])
+    return occupant_letters(notices, **LETTER_CHECKS)
+
+
 @dataclass
 class NoticeInputs:
     """What a connection batch is made from: the analysed parcels and the layers its letters' maps show."""
@@ -141,12 +151,14 @@ def preview(
     notice_date: dt.date,
     notice_reason: str | None = None,
     hazard=None,
+    occupant: bool = False,
 ) -> tuple[NoticePlan, pd.DataFrame, dict]:
     """Who would get a connection notice, grouped by mailing address, and why others are held back; records nothing.
 
-    Returns the plan, the mailing rows and the document `sewerplan notices preview --json` prints. A notice date
-    too far ahead is refused (``check_notice_horizon``, once ``plan_notices`` has taken the date as one at all),
-    as issuing it would be.
+    Returns the plan, the mailing rows (the owners') and the document `sewerplan notices preview --json` prints. A
+    notice date too far ahead is refused (``check_notice_horizon``, once ``plan_notices`` has taken the date as one at
+    all), as issuing it would be. ``occupant`` (copies to the occupant asked for): the document also says how many
+    copies an issue would write (``occupant_copies``) and which are held back (``occupant_held``).
     """
     plan = plan_notices(
         inputs.results,
@@ -187,6 +199,10 @@ def preview(
         for b, n in held.items()
     ]
     doc["already_prepared"] = sum(held.values())
+    if occupant:
+        copies, copies_held = copies_to_occupant(plan.due, occupant=True)
+        doc["occupant_copies"] = len(copies)
+        doc["occupant_held"] = copies_held.to_dict("records")
     return plan, rows, doc
 
 
@@ -438,7 +454,7 @@ def issue_batch(
         "already_open": 0,
         "held": plan.held.to_dict("records"),
         # parcels noticed whose letter to the occupant at the site is not written (the owner's letter is), and why
-        "occupant_held": occupant_letters(plan.due, **LETTER_CHECKS)[1].to_dict("records") if occupant else [],
+        "occupant_held": copies_to_occupant(plan.due, occupant=occupant)[1].to_dict("records"),
         "deadline": plan.deadline.isoformat() if plan.deadline else None,
         "deadline_flag": deadline_flag(plan.deadline),
         "mailing_list": None,
@@ -560,8 +576,7 @@ def write_files(
     sent = plan.due[plan.due["parcel_id"].astype(str).isin(ids)].copy()
     sent["notice_id"] = sent["parcel_id"].astype(str).map(ids)
     sent["main_diameter_in"] = _diameters(sent, inputs.mains)
-    occupants = occupant_letters(sent, **LETTER_CHECKS)[0] if occupant else None
-    rows = mailing_list(sent, per_parcel=per_parcel, occupants=occupants)
+    rows = mailing_list(sent, per_parcel=per_parcel, occupants=copies_to_occupant(sent, occupant=occupant)[0])
     obligations = building_obligations(inputs.buildings, profile) if kind == "connection" else {}
     letters = compose_letters(
         rows,
@@ -1092,12 +1107,12 @@ def violations(
     checksum = hashlib.sha256(
         plan.due[["original_notice_id", "parcel_id", "original_deadline"]].astype(str).to_csv(index=False).encode()
     ).hexdigest()
-    copies, copies_held = occupant_letters(plan.due, **LETTER_CHECKS) if occupant else (plan.due.head(0), None)
+    copies, copies_held = copies_to_occupant(plan.due, occupant=occupant)
     left_out["without_proof_of_service"] = without_proof_of_service(overdue, plan.due)
     if root is None:
         return left_out | {
             "occupant_copies": len(copies),
-            "occupant_held": [] if copies_held is None else copies_held.to_dict("records"),
+            "occupant_held": copies_held.to_dict("records"),
             "recorded": False,
             "already_open": already_open,
             "correct_by": plan.deadline.isoformat(),

@@ -1059,11 +1059,13 @@ def preview_notices(
     notice_date: dt.date,
     notice_reason: str | None = None,
     hazard=None,
+    occupant: bool = False,
     progress: Progress = _quiet,
 ) -> NoticePreview:
     """Who would get a connection notice, grouped by mailing address; who is held back and why. Records nothing.
 
-    ``already`` counts the mandated parcels the register already has a notice (or a connection) for.
+    ``already`` counts the mandated parcels the register already has a notice (or a connection) for. ``occupant``:
+    the copies to the occupant an issue with them would write are counted (``gisapp.notices.preview``).
     """
     inputs = notice_inputs(ws, progress)
     prof = with_resolutions(ws.profile, town)
@@ -1075,6 +1077,7 @@ def preview_notices(
         notice_date=notice_date,
         notice_reason=notice_reason,
         hazard=hazard,
+        occupant=occupant,
     )
     results = inputs.results
     mandated = set(results.loc[results["status"] == "mandated", "parcel_id"].astype(str))

@@ -772,7 +772,18 @@ def letters_written(doc: dict) -> str:
     >>> letters_written({"letters": ["a.pdf"], "occupant_letters": 0})
     '1 letter(s)'
     """
-    owners, copies = len(doc["letters"]), int(doc.get("occupant_letters") or 0)
+    return letter_count_words(len(doc["letters"]), int(doc.get("occupant_letters") or 0))
+
+
+def letter_count_words(owners: int, copies: int) -> str:
+    """Letters to the owners and copies to the occupant at the site, and the letters in all: as a batch wrote them
+    (``letters_written``) and as a preview's Confirm button says it will write them.
+
+    Examples
+    --------
+    >>> letter_count_words(516, 146)
+    '516 letter(s) to the owners and 146 copy(ies) to the occupant at the site, 662 letter(s) in all'
+    """
     if not copies:
         return f"{owners} letter(s)"
     return (

@@ -73,12 +73,18 @@ def test_copies_to_the_occupant_are_written_counted_and_linked_as_the_owners_let
     form = FORM | {"csrf_token": token, "occupant": "1"}
     preview = client.post("/notices/preview", data=form).get_data(as_text=True)
     assert re.search(r'name="occupant" value="1"', preview)  # carried to the confirm form, and the box stays ticked
-    assert "with copies to the occupant where the owner lives elsewhere" in preview
+    assert "copy(ies) to the occupant at the site" in preview
     # the clerk's confirmation covers the copies: a confirm of the preview without them issues nothing
     plain = client.post("/notices/preview", data=FORM | {"csrf_token": token}).get_data(as_text=True)
     register = Register(store=app.config["STORE"], create=False)
     stale = client.post("/notices/issue", data=form | {"confirm": _confirm(plain)}).get_data(as_text=True)
-    assert "have changed since the preview" in stale and register.listing().empty
+    # it said "The notices due have changed since the preview", which they had not: it says what changed
+    assert "The copies to the occupant were not asked for in the preview: preview again" in stale
+    assert "have changed since the preview" not in stale and register.listing().empty
+    plain_form = FORM | {"csrf_token": token}
+    dropped = client.post("/notices/issue", data=plain_form | {"confirm": _confirm(preview)}).get_data(as_text=True)
+    assert "The copies to the occupant were asked for in the preview: preview again" in dropped
+    assert "have changed since the preview" not in dropped and register.listing().empty
     done = client.post("/notices/issue", data=form | {"confirm": _confirm(preview)})
     page = client.get(done.headers["Location"]).get_data(as_text=True)
     listing = register.listing()
@@ -100,6 +106,27 @@ def test_copies_to_the_occupant_are_written_counted_and_linked_as_the_owners_let
     got = client.get(link.replace("&amp;", "&"))
     assert got.status_code == 200 and "COPY FOR THE OCCUPANT" in _words(got.data)
     assert parcels[notice] in _words(got.data)
+
+
+def test_the_preview_counts_the_copies_to_the_occupant_the_issue_writes(client, app):
+    """With "copies to the occupant" ticked the preview said "Confirm: issue 524 notice(s) and write 516 letter(s),
+    with copies to the occupant ..." and the issue then wrote 146 copies too, 662 letters in all: the button now
+    counts the copies, and the letters in all, as the issue writes them."""
+    token = csrf(client)
+    client.post("/notices/register", data={"csrf_token": token})
+    form = FORM | {"csrf_token": token, "occupant": "1"}
+    preview = client.post("/notices/preview", data=form).get_data(as_text=True)
+    button = " ".join(html.unescape(re.search(r'id="issue-button">([^<]*)<', preview).group(1)).split())
+    done = client.post("/notices/issue", data=form | {"confirm": _confirm(preview)})
+    assert done.status_code == 302
+    listing = Register(store=app.config["STORE"], create=False).listing()
+    copies = len(_copies(client, listing["batch_id"].iloc[0]))
+    owners = listing["mailing_no"].nunique()
+    assert copies > 0
+    assert button == (
+        f"Confirm: issue {len(listing)} notice(s) and write {owners} letter(s) to the owners and {copies} "
+        f"copy(ies) to the occupant at the site, {owners + copies} letter(s) in all"
+    )
 
 
 def test_without_the_box_no_copy_is_written(client, app):
@@ -182,7 +209,12 @@ def test_violation_notices_with_copies_to_the_occupant_say_what_they_wrote(clien
     # the preview without copies is not the one confirmed with them
     plain = client.post("/notices/violations", data={"csrf_token": token}).get_data(as_text=True)
     stale = client.post("/notices/violations", data=form | {"confirm": _confirm_violations(plain)})
-    assert "have changed since the preview" in stale.get_data(as_text=True)
+    said = stale.get_data(as_text=True)
+    assert "The copies to the occupant were not asked for in the preview: preview again" in said
+    assert "have changed since the preview" not in said
+    dropped = client.post("/notices/violations", data={"csrf_token": token, "confirm": _confirm_violations(page)})
+    assert "The copies to the occupant were asked for in the preview: preview again" in dropped.get_data(as_text=True)
+    assert Register(store=app.config["STORE"], create=False).listing(notice_type="violation").empty
     done = client.post("/notices/violations", data=form | {"confirm": _confirm_violations(page)}).get_data(as_text=True)
     issued = Register(store=app.config["STORE"], create=False).listing(notice_type="violation")
     batch = issued["batch_id"].iloc[0]
@@ -297,7 +329,7 @@ def test_copies_to_the_occupant_and_violation_notices_in_chromium(store, tmp_pat
         box.click()
         browser.find_element(By.ID, "preview-button").click()
         button = wait_for(browser, lambda: browser.find_elements(By.ID, "issue-button"))[0]
-        assert "with copies to the occupant" in button.text
+        assert "copy(ies) to the occupant at the site" in button.text and "letter(s) in all" in button.text
         button.click()
         said = message_saying(browser, "copy(ies) to the occupant at the site", timeout=120).text
         assert "letter(s) to the owners and" in said, said

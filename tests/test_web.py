@@ -582,6 +582,49 @@ def test_users_add_command(tmp_path):
     assert short.exit_code == 2 and "at least 8" in short.output
 
 
+def test_the_accounts_follow_the_instance_folder_setting(store, tmp_path, monkeypatch):
+    """With SEWERPLAN_INSTANCE set, `users add` wrote ./instance/users.sqlite, `users list` printed nothing and
+    `serve --host 0.0.0.0` refused for want of an account: the accounts now live in the instance folder the app
+    uses, for every command; an explicit --users-db still wins."""
+    import os
+
+    import gisapp.cli
+    import layers.uploads
+
+    monkeypatch.chdir(tmp_path)
+    service = tmp_path / "service"
+    monkeypatch.setenv("SEWERPLAN_INSTANCE", str(service))
+    runner = CliRunner()
+    added = runner.invoke(main, ["users", "add", "pat", "--role", "planner", "--password", "long-password"])
+    assert added.exit_code == 0, added.output
+    assert (service / "users.sqlite").exists() and not (tmp_path / "instance").exists()
+    listed = runner.invoke(main, ["users", "list", "--json"])
+    assert json.loads(listed.output) == [{"name": "pat", "role": "planner"}]
+    elsewhere = runner.invoke(main, ["users", "list", "--json", "--users-db", str(tmp_path / "other.sqlite")])
+    assert json.loads(elsewhere.output) == []
+
+    served = {}
+
+    class Server:
+        def run(self):
+            served["ran"] = True
+
+    def listen(app, host, port, options):
+        served["users_db"] = app.config["USERS_DB"]
+        return Server()
+
+    monkeypatch.setattr(gisapp.cli, "listen", listen)
+    monkeypatch.setattr(layers.uploads, "harden_gdal", lambda **kw: None)  # keep this process's GDAL drivers
+    umask = os.umask(0o022)
+    try:
+        done = runner.invoke(main, ["serve", "--store", str(store), "--host", "0.0.0.0"])
+    finally:
+        os.umask(umask)
+    assert done.exit_code == 0, done.output
+    assert served == {"users_db": str((service / "users.sqlite").resolve()), "ran": True}
+    assert "sign-in required" in done.output
+
+
 @pytest.fixture(scope="module")
 def hill_store(tmp_path_factory):
     """A town of 1,200 parcels, big enough to have a street with no sewer (Prospect St)."""

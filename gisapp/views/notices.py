@@ -42,6 +42,7 @@ from gisapp.views._said import heard, say
 from gisapp.words import count as count_words
 from gisapp.words import (
     file_words,
+    letter_count_words,
     letters_written,
     not_yet_overdue,
     town_date,
@@ -278,7 +279,13 @@ def _plan(register: Register, form) -> tuple[services.NoticePreview, dict]:
     reason = form.get("notice_reason") or None
     hazard = (form.get("hazard") or "").strip() or None
     found = services.preview_notices(
-        workspace(), register, town=_town(), notice_date=day, notice_reason=reason, hazard=hazard
+        workspace(),
+        register,
+        town=_town(),
+        notice_date=day,
+        notice_reason=reason,
+        hazard=hazard,
+        occupant=_occupant(form),
     )
     return found, found.doc | {"token": _confirmation(found.plan, _occupant(form))}
 
@@ -297,6 +304,20 @@ def _confirmation(plan, occupant: bool = False) -> str:
     parcels = sorted(plan.due["parcel_id"].astype(str))
     text = "|".join([plan.notice_date.isoformat(), plan.reason or "", "occupant" if occupant else "", *parcels])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+def _copies_changed(occupant: bool) -> str:
+    """Why a confirm was refused when only "copies to the occupant" differs from its preview: it was refused saying
+    "The notices due have changed since the preview", which they had not (a tester)."""
+    if occupant:
+        return (
+            "The copies to the occupant were not asked for in the preview: preview again (below, with the copies), "
+            "then confirm."
+        )
+    return (
+        "The copies to the occupant were asked for in the preview: preview again (below, without the copies), "
+        "then confirm."
+    )
 
 
 # What a batch row's buttons ask of ``services.resume`` (the web's `notices resume BATCH --cancel` / `--as-dated`).
@@ -358,6 +379,8 @@ def _preview_view(found: services.NoticePreview, doc: dict, form) -> dict:
     return {
         "rows": [r | {"mailing_address": mailing_address(r)} for r in found.rows.to_dict("records")],
         "count": len(found.plan.due),
+        # the owners' letters and the copies to the occupant the issue writes beside them, counted by its own rule
+        "letters": letter_count_words(len(found.rows), doc.get("occupant_copies", 0)),
         "already": " ".join(left_out(doc, web=True)),
         "area_unmapped": unmapped_area_words(doc.get("area_unmapped"), doc.get("mandated")),
         "doc": doc,
@@ -377,11 +400,13 @@ def issue():
     if request.form.get("confirm") != doc["token"]:
         # Never issue without the clerk having seen exactly what will be issued.
         view = _preview_view(found, doc, request.form)
-        view["ask"] = (
-            "Check the preview below, then confirm to issue."
-            if not request.form.get("confirm")
-            else "The notices due have changed since the preview: check them again, then confirm."
-        )
+        confirmed = request.form.get("confirm")
+        if not confirmed:
+            view["ask"] = "Check the preview below, then confirm to issue."
+        elif confirmed == _confirmation(found.plan, not _occupant(request.form)):  # the same notices, other copies
+            view["ask"] = _copies_changed(_occupant(request.form))
+        else:
+            view["ask"] = "The notices due have changed since the preview: check them again, then confirm."
         return _page(preview=view, settled=settled)
     try:
         done = services.issue_notices(
@@ -712,7 +737,9 @@ def violations():
         refusal = " ".join([_nothing_overdue_words(found, day), *_violation_lines(found, profile.id)])
         return _page(error=refusal, status_code=400, violations_form=kept)
     view = _violations_view(found, day, kept, profile.id) | {"token": token}
-    if confirmed:  # never issued without the clerk having seen exactly what would be
+    if confirmed == _violations_token(found, day, not occupant):  # the same notices, the copies asked for or not
+        view["ask"] = _copies_changed(occupant)
+    elif confirmed:  # never issued without the clerk having seen exactly what would be
         view["ask"] = "The violation notices due have changed since the preview: check them again, then confirm."
     return _page(violations=view)
 
