@@ -493,7 +493,10 @@ def users_db_path(given: str | None) -> Path:
 
 
 @main.command()
-@click.option("--store", default=str(DEFAULT_STORE), show_default=True, help=STORE_HELP)
+@click.option(
+    "--store",
+    help=STORE_HELP + " Default: the STORE setting, sewerplan.gpkg in the instance folder (SEWERPLAN_INSTANCE).",
+)
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=5000, show_default=True, type=int)
 @click.option("--users-db", help=USERS_DB_HELP)
@@ -512,6 +515,9 @@ def serve(store, host, port, users_db, threads):
     # a town-hall machine may have other users, and owners' names and addresses are in those files.
     os.umask(0o077)
 
+    app = create_app()  # instance/config.py is read (STORE, SESSION_COOKIE_SECURE, TRUSTED_PROXY ...), then:
+    # the store the app would show: with SEWERPLAN_INSTANCE set, ./instance/sewerplan.gpkg was served instead
+    store = store or app.config["STORE"]
     found = open_store(store)  # a GeoPackage, or a PostGIS schema (its URL checked here)
     if not found.exists():
         shown = found.label
@@ -524,7 +530,6 @@ def serve(store, host, port, users_db, threads):
             f"The store {shown} does not exist yet. Run `make demo`, or `sewerplan sample` and "
             f"`sewerplan analyze --data {shown} --out {shown}` first."
         )
-    app = create_app()  # instance/config.py is read (SESSION_COOKIE_SECURE, TRUSTED_PROXY ...), then:
     users_db = users_db_path(users_db)
     # Behind a reverse proxy every request is another computer's, though it reaches us from 127.0.0.1.
     local = host in LOOPBACK and not app.config["TRUSTED_PROXY"]

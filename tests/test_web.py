@@ -623,6 +623,19 @@ def test_the_accounts_follow_the_instance_folder_setting(store, tmp_path, monkey
     assert done.exit_code == 0, done.output
     assert served == {"users_db": str((service / "users.sqlite").resolve()), "ran": True}
     assert "sign-in required" in done.output
+    # and the store: without --store, the instance folder's sewerplan.gpkg is served, not ./instance/sewerplan.gpkg
+    shutil.copy(store, service / "sewerplan.gpkg")
+    listen_store = {}
+    monkeypatch.setattr(
+        gisapp.cli, "listen", lambda app, host, port, options: listen_store.update(s=app.config["STORE"]) or Server()
+    )
+    umask = os.umask(0o022)
+    try:
+        done = runner.invoke(main, ["serve", "--host", "0.0.0.0"])
+    finally:
+        os.umask(umask)
+    assert done.exit_code == 0, done.output
+    assert listen_store == {"s": str((service / "sewerplan.gpkg").resolve())}
 
 
 @pytest.fixture(scope="module")
