@@ -1063,6 +1063,7 @@ def _code_column(
     lower = text.str.lower()
     # Each distinct value is looked up once (a layer of 100,000 mains has a handful of codes), then spread back.
     codes, distinct = pd.factorize(lower)
+    _unused_codes(spec, name, column, label, said, distinct, problems)
     looked_up = np.array([user_lower.get(v, _code_of(v, table, allowed)) for v in distinct] + [None], dtype=object)
     mapped = pd.Series(looked_up[codes], index=text.index, dtype=object)
     if name == "ownership":
@@ -1094,6 +1095,30 @@ def _code_column(
         gdf[f"{name}_as_given"] = text.where(~blank, None).astype(object)
     gdf[name] = mapped.where(~blank, None).astype(object)
     return True
+
+
+def _unused_codes(
+    spec: LayerSpec, name: str, column: str, label: str, said: dict[str, str], distinct, problems: list[Problem]
+) -> None:
+    """Warn of coded values naming a word the column never holds: ``garage=no`` on a layer whose use column says
+    "Garage " or has no garages changed nothing and said nothing (a tester). A warning: a town's mapping file may
+    well list words another year's layer lacks."""
+    held = {str(v) for v in distinct}
+    unused = sorted(k for k in said if k not in held)
+    if not unused:
+        return
+    shown = ", ".join(repr(v) for v in sorted(held - {""})[:12])
+    problems.append(
+        Problem(
+            spec.kind,
+            "unused_value",
+            "warning",
+            f"{label}: the coded values of {name} name {', '.join(repr(v) for v in unused[:12])}, which column "
+            f"{column} never holds, so they change nothing; check their spelling (its values: {shown or 'none'}).",
+            len(unused),
+            tuple(unused[:50]),
+        )
+    )
 
 
 def _code_of(text: str, table: dict[str, str], codes: list[str]) -> str | None:
@@ -1207,6 +1232,7 @@ def _bool_column(
     codes, distinct = pd.factorize(raw)
     words = _text_values(pd.Series(distinct, dtype=raw.dtype)).str.lower()
     if said:  # the column's own words the coded values name (per distinct word, by one lookup)
+        _unused_codes(spec, name, _column_label(gdf, name), label, said, words, problems)
         words = words.map(said).where(words.isin(said.keys()), words)
     lower = pd.Series(np.append(words.to_numpy(object), None)[codes], index=raw.index, dtype=object)
     truthy = lower.isin(TRUE_VALUES)

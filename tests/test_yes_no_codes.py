@@ -129,3 +129,38 @@ def test_a_blank_cell_is_no_only_where_the_column_marks_no_with_a_blank(values, 
     )
     assert not [p for p in problems if p.severity == "error"], problems
     assert out["occupied"].tolist() == read
+
+
+def test_a_coded_value_the_column_never_holds_is_warned_of(town):
+    """`garage=no` on a layer whose use column has no garages changed nothing and said nothing (a tester): the run
+    goes on, and says the word is not in the column, with the column's own words."""
+    run = CliRunner().invoke(
+        main,
+        ["analyze", "--profile", "fort-plain", "--data", str(town), *USE, *HOUSES, "--map-value",
+         "buildings.occupied.rear=yes", "--map-value", "buildings.occupied.garage=no"],
+    )  # fmt: skip
+    said = " ".join(run.output.split())
+    assert run.exit_code == 0, said
+    assert "the coded values of occupied name 'garage', which column building_use (occupied) never holds" in said
+    assert "its values: 'main', 'rear', 'shed'" in said
+
+
+def test_a_mains_code_the_column_never_holds_is_warned_of():
+    import geopandas as gpd
+    import pyproj
+    import shapely
+
+    from layers.validate import SPECS, ColumnMapping, prepare_layer
+
+    mains = gpd.GeoDataFrame(
+        {"main_id": ["M1"], "sewer_type": ["GRAV"]},
+        geometry=[shapely.LineString([(457_000, 1_490_110), (457_300, 1_490_110)])],
+        crs="EPSG:2260",
+    )
+    mapping = ColumnMapping(values={"mains": {"sewer_type": {"GRAV": "sanitary", "SNTRY": "sanitary"}}})
+    out, problems = prepare_layer(
+        mains, SPECS["mains"], label="mains", target_crs=pyproj.CRS("EPSG:2260"), mapping=mapping
+    )
+    assert out["sewer_type"].tolist() == ["sanitary"]
+    (warned,) = [p for p in problems if p.check == "unused_value"]
+    assert warned.severity == "warning" and "name 'sntry', which column sewer_type never holds" in str(warned)
