@@ -94,8 +94,9 @@ class Sewershed:
 
     @property
     def flow_gpd(self) -> float | None:
-        """The estimated average flow, or None where a parcel's flow is unknown (the flow is not known)."""
-        return None if self.flow_unknown else self.flow_at_least_gpd
+        """The estimated average flow, or None where a parcel's flow is unknown (the flow is not known), or no parcel
+        drains here (a model's trunk, no parcels layer given: "0 gallons per day" was said of it)."""
+        return None if self.flow_unknown or not self.parcels else self.flow_at_least_gpd
 
     def as_dict(self) -> dict:
         return {

@@ -187,8 +187,8 @@ DIRECTION_HOW = (
 
 
 def plural_units(units: float) -> str:
-    """``1 living unit``, ``2.5 living units``."""
-    return f"{units:g} living unit{'' if units == 1 else 's'}"
+    """``1 living unit``, ``2.5 living units``, ``2,567 living units``."""
+    return f"{units:,g} living unit{'' if units == 1 else 's'}"
 
 
 def _print_sewershed(shed, profile, *, named: bool = True) -> None:
@@ -203,7 +203,9 @@ def _print_sewershed(shed, profile, *, named: bool = True) -> None:
     known = [plural_units(shed.units)] if shed.units or not given else []
     known += [plural(given, "metered flow")] if given else []
     by_units = n - given - unknown  # parcels whose flow comes from their living units
-    if unknown == n and n:
+    if not n:
+        units = "draining here"
+    elif unknown == n:
         units = "whose flow is unknown" if n == 1 else f"with the flow unknown for all {n}"
     else:  # the parcels whose flow is unknown are said with the flow
         units = "with " + " and ".join(known)
@@ -217,7 +219,9 @@ def _print_sewershed(shed, profile, *, named: bool = True) -> None:
         "Give their metered flows in the parcels' flow_gpd column or their living units in the units column "
         "(--map parcels.flow_gpd=COLUMN or --map parcels.units=COLUMN where it has another name)."
     )
-    if shed.flow_gpd is not None:
+    if not n:  # "estimated average flow 0 gallons per day" of a model's trunk with no parcels (a tester)
+        flow = "no flow estimate: the estimate is of the parcels' flows (none was given, or none drains here)."
+    elif shed.flow_gpd is not None:
         flow = f"estimated average flow {shed.flow_gpd:,.0f} gallons per day {'from ' if given else ''}{basis}."
     elif unknown < n:
         # A parcel whose flow is unknown was counted as none, and the sum printed as the flow: a lower bound.

@@ -19,6 +19,9 @@ DBF_NAME_CHARS = 10
 # few thousand; a village parcel holds one to a few hundred. More is a typo (1e15, an area or a value in cents typed
 # into the units column): taken as given, it made the system flow infinite and every flow share meaningless.
 MAX_LIVING_UNITS = 10_000
+# The most gallons per day believed of one parcel's average flow: a large city's whole plant treats a few hundred
+# million; a village's largest user a few hundred thousand. More is a typo, read as given it made every share absurd.
+MAX_FLOW_GPD = 100_000_000
 
 
 @dataclass(frozen=True)
@@ -216,6 +219,11 @@ PARCELS = LayerSpec(
             False,
             ("flow_gpd", "avg_flow_gpd", "average_flow_gpd", "daily_flow_gpd", "water_use_gpd", "sewer_flow_gpd"),
             "average daily flow to the sewer in gallons per day (metered water use or a permit's figure)",
+            # read as a number when the layers are loaded: "16,000" as 16000, and text that is no number refused with
+            # its row; it had been dropped without a word, and a mill metered at "16,000" counted as unknown (a tester)
+            number=True,
+            counted=True,
+            at_most=MAX_FLOW_GPD,
         ),
     ),
 )

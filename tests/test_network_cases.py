@@ -405,7 +405,14 @@ def test_split_main_is_named_once_and_upstream_counts_read_right(tmp_path):
     one = write_town(tmp_path / "one.gpkg", [line("A", (0, 0), (300, 0))], RUN[:2], [plant("WWTP", 330, 0)])
     code, out, _ = run("trace", "--data", one, "--manhole", "MH2", "--upstream")
     assert code == 0 and "Upstream of MH2: 1 main, 1 other manhole" in out and "1 mains" not in out
-    assert "from the default fort-plain profile" in " ".join(out.split())
+    # no parcel drains there: no flow estimate, and so no gpd per unit of the default profile to name
+    assert "0 parcels (connected or required to connect) draining here; no flow estimate" in " ".join(out.split())
+    # with a house of 2 living units on the main, the gpd per unit is said, and whose number it is: the command's
+    # default profile where none is given
+    lot = [{"parcel_id": "P1", "occupied": True, "units": 2, "geometry": box(100, 30, 200, 130)}]
+    one = write_town(tmp_path / "lot.gpkg", [line("A", (0, 0), (300, 0))], RUN[:2], [plant("WWTP", 330, 0)], lot)
+    code, out, _ = run("trace", "--data", one, "--manhole", "MH2", "--upstream")
+    assert code == 0 and "from the default fort-plain profile" in " ".join(out.split()), out
     # fort-plain given (or recorded by the store's run) is the town's profile, not the command's default
     code, out, _ = run("trace", "--profile", "fort-plain", "--data", one, "--manhole", "MH2", "--upstream")
     assert (

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
 from click.testing import CliRunner
 from shapely.geometry import LineString, Point, box
@@ -156,3 +157,64 @@ def test_trace_upstream_with_every_flow_known(store, tmp_path):
         "3 parcels (connected or required to connect) with 2 living units and 2 metered flows; estimated average "
         "flow 30,900 gallons per day from the metered flows as given and 250 gpd per living unit for the rest"
     ) in said, said
+
+
+@pytest.mark.parametrize(
+    ("given", "read"),
+    [("16,000", 16000.0), ("1500", 1500.0), ("n/a", None), ("", None), (None, None)],
+)
+def test_a_metered_flow_written_as_text_is_read_as_the_number_it_says(given, read):
+    """A tax roll joined from a spreadsheet gives flow_gpd as text ("16,000"): it was dropped without a word, the mill
+    counted as of unknown flow, and a plan's capacity check said "meets" of a main the mill fills (a tester)."""
+    import geopandas as gpd
+    import pyproj
+    import shapely
+
+    from layers.validate import SPECS, ColumnMapping, prepare_layer
+
+    parcels = gpd.GeoDataFrame(
+        {"parcel_id": ["MILL"], "flow_gpd": pd.Series([given], dtype=object)},
+        geometry=[shapely.box(457_000, 1_490_000, 457_100, 1_490_100)],
+        crs="EPSG:2260",
+    )
+    out, problems = prepare_layer(
+        parcels, SPECS["parcels"], label="parcels", target_crs=pyproj.CRS("EPSG:2260"), mapping=ColumnMapping()
+    )
+    assert not [p for p in problems if p.severity == "error"], problems
+    value = out["flow_gpd"].iloc[0]
+    assert (pd.isna(value) and read is None) or value == read
+
+
+@pytest.mark.parametrize(("given", "told"), [("16,000 gpd", "should hold numbers"), ("-5000", "cannot be negative")])
+def test_a_metered_flow_that_is_no_flow_is_refused_with_its_row(given, told):
+    import geopandas as gpd
+    import pyproj
+    import shapely
+
+    from layers.validate import SPECS, ColumnMapping, prepare_layer
+
+    parcels = gpd.GeoDataFrame(
+        {"parcel_id": ["MILL"], "flow_gpd": pd.Series([given], dtype=object)},
+        geometry=[shapely.box(457_000, 1_490_000, 457_100, 1_490_100)],
+        crs="EPSG:2260",
+    )
+    out, problems = prepare_layer(
+        parcels, SPECS["parcels"], label="parcels", target_crs=pyproj.CRS("EPSG:2260"), mapping=ColumnMapping()
+    )
+    errors = [str(p) for p in problems if p.severity == "error"]
+    assert out is None and any(told in e and "flow_gpd" in e for e in errors), errors
+
+
+def test_a_sewershed_with_no_parcels_has_no_flow_estimate_not_zero(store, tmp_path):
+    """A model's trunk, or a network given without parcels: "estimated average flow 0 gallons per day" was said of a
+    sewer carrying a town's flow (Manchester's, a SWMM model's; a tester). None in the JSON, as the map says it."""
+    import geopandas as gpd
+
+    layers = {name: gpd.read_file(store, layer=name) for name in ("mains", "manholes", "treatment_plants")}
+    path = tmp_path / "network-only.gpkg"
+    write_layers(str(path), layers)
+    doc = json.loads(trace("--data", path, "--json").stdout)
+    assert doc["parcels"] == [] and doc["flow_gpd"] is None
+    said = " ".join(trace("--data", path).stdout.split())
+    assert "0 parcels (connected or required to connect) draining here; no flow estimate: the estimate is of" in said
+    assert "0 gallons per day" not in said
