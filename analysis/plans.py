@@ -983,7 +983,9 @@ def _parcel_rows(chosen, flows, frontage, shares) -> list[dict]:
 
 
 class _Present:
-    """Present peak flow in each existing main (connected parcels upstream), computed once per main."""
+    """Present peak flow in each existing main, computed once per main: the parcels upstream that are connected or
+    already required to connect (mandated before the plan, their notices' days running), as a sewershed and
+    ``duties`` count them; the plan had counted the connected alone, and a main a mandated mill will fill had room."""
 
     def __init__(self, net: SewerNetwork | None, before: gpd.GeoDataFrame, profile: Profile):
         self.net, self.profile = net, profile
@@ -993,7 +995,7 @@ class _Present:
         self.recorded = "connected" in before.columns
         if net is None or len(net.main_id) == 0:
             return
-        connected = before[before["status"].to_numpy() == "connected"]
+        connected = before[np.isin(before["status"].to_numpy(), ("connected", "mandated"))]
         self.edges = connect_parcels(net, connected)["edge"].to_numpy() if len(connected) else np.zeros(0, int)
         flows = parcel_flows(connected, profile)  # the metered flow_gpd first (analysis.flows), then by class
         self.flow = np.nan_to_num(flows["flow_gpd"].to_numpy(float))
@@ -2025,7 +2027,8 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
     )
     unknown_present = max((r["present_flow_unknown"] for r in rows), default=0)
     note = (
-        f" {unknown_present} connected parcel(s) upstream have no known flow and are not counted."
+        f" {unknown_present} parcel(s) upstream, connected or required to connect, have no known flow and are not "
+        "counted."
         if unknown_present
         else ""
     )

@@ -73,3 +73,23 @@ def test_plan_on_the_command_line_reads_the_metered_flow(tmp_path):
     assert doc["downstream"]["mains"][0]["present_peak_gpd"] == 80_000
     assert check(doc, "capacity")["verdict"] == "does not meet"
     assert {p["parcel_id"]: p["basis"] for p in doc["parcels"]}["L8"] == "flow_gpd given"
+
+
+def test_the_present_flow_counts_the_parcels_already_required_to_connect():
+    """A house on Main St, above M-1, mandated before the plan and not yet connected (its notice given, its 90 days
+    running): its flow comes whatever the board decides, yet the plan counted the connected parcels alone, and a main
+    it will fill was said to have room (a tester: `trace` and `duties` count such parcels in a sewershed)."""
+    import pandas as pd
+    from shapely.geometry import box
+
+    town = metered_town()
+    w1 = {"parcel_id": "W1", "owner_name": "WEST ANN", "site_address": "10 Main St", "property_class": "210"}
+    w1 |= {"units": 2.0, "connected": False, "geometry": box(-300, 25, -200, 125)}
+    town["parcels"] = pd.concat([town["parcels"], type(town["parcels"])([w1], crs=town["parcels"].crs)])
+    town["buildings"] = pd.concat(
+        [town["buildings"], type(town["buildings"])(geometry=[box(-270, 50, -230, 90)], crs=town["buildings"].crs)]
+    )
+    doc = run(town=town, diameter=8.0).as_dict()
+    assert "W1" not in doc["newly_mandated"]  # mandated by M-1 already
+    # the mill's 20,000 gpd and W1's two living units (500 gpd), x 4
+    assert doc["downstream"]["mains"][0]["present_peak_gpd"] == 80_000 + 2_000
