@@ -133,9 +133,12 @@ def _print(found, chosen, profile, out_path) -> None:
         f"{profile.discharges.grease_decided_by.value or 'the municipality'} to decide "
         f"{profile.discharges.grease_interceptor.cited}. Industrial users: {i['significant']} significant, "
         + (f"{i['possibly_significant']} possibly significant, for review, " if i["possibly_significant"] else "")
-        + f"{i['review']} for review, "
-        + (f"{i['possibly_review']} possibly for review, " if i["possibly_review"] else "")
-        + f"{i['flow_unknown']} with flow unknown. System flow "
+        + f"{i['flow_unknown']} with flow unknown. "
+        # the review by flow is of "any waters or wastes" (Fort Plain § 144-25A): a house's too, not an industrial
+        # user's alone; a two-family house listed among "Industrial users" puzzled a board (a tester)
+        + f"Flows for review, of any parcel: {i['review']} above the threshold"
+        + (f", {i['possibly_review']} possibly above it" if i["possibly_review"] else "")
+        + ". System flow "
         + (f"{flow:,.0f} gpd ({s['system_flow_source']})." if flow is not None else _flow_not_known(s, profile))
         + (
             " Subdivisions: " + ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in s["subdivisions"].items() if n) + "."

@@ -141,8 +141,8 @@ def test_duties_lists_the_possibly_significant_user_for_review(town):
     )
     text = " ".join(duties("--data", town).split())
     assert (
-        "Industrial users: 0 significant, 1 possibly significant, for review, 0 for review, 12 possibly for review, "
-        "0 with flow unknown." in (text)
+        "Industrial users: 0 significant, 1 possibly significant, for review, 0 with flow unknown. Flows for review, "
+        "of any parcel: 0 above the threshold, 12 possibly above it." in (text)
     )
     assert (
         "only a lower bound; a parcel's share of it is at most its share of the flow known, and an establishment with "

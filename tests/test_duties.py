@@ -410,7 +410,7 @@ def test_duties_command_json(town, tmp_path):
 def test_duties_command_table_and_analyze_writes_the_columns(town, tmp_path):
     text = " ".join(invoke("duties", "--profile", "fort-plain", "--data", town).output.split())
     assert "Grease interceptors: 0 required, 1 for the engineer to decide" in text
-    assert "Industrial users: 1 significant, 0 for review, 0 with flow unknown" in text
+    assert "Industrial users: 1 significant, 0 with flow unknown. Flows for review, of any parcel: 0 above" in text
     out = tmp_path / "results.gpkg"
     assert invoke("analyze", "--profile", "fort-plain", "--data", town, "--out", out).exit_code == 0
     written = gpd.read_file(out, layer="parcel_results").set_index("parcel_id")
