@@ -159,6 +159,24 @@ def test_trace_upstream_with_every_flow_known(store, tmp_path):
     ) in said, said
 
 
+def _mill_read(given):
+    """A mill whose flow_gpd cell holds ``given``, as the layers' check reads it: (the layer, its problems)."""
+    import geopandas as gpd
+    import pyproj
+    import shapely
+
+    from layers.validate import SPECS, ColumnMapping, prepare_layer
+
+    parcels = gpd.GeoDataFrame(
+        {"parcel_id": ["MILL"], "flow_gpd": pd.Series([given], dtype=object)},
+        geometry=[shapely.box(457_000, 1_490_000, 457_100, 1_490_100)],
+        crs="EPSG:2260",
+    )
+    return prepare_layer(
+        parcels, SPECS["parcels"], label="parcels", target_crs=pyproj.CRS("EPSG:2260"), mapping=ColumnMapping()
+    )
+
+
 @pytest.mark.parametrize(
     ("given", "read"),
     [("16,000", 16000.0), ("1500", 1500.0), ("n/a", None), ("", None), (None, None)],
@@ -166,20 +184,7 @@ def test_trace_upstream_with_every_flow_known(store, tmp_path):
 def test_a_metered_flow_written_as_text_is_read_as_the_number_it_says(given, read):
     """A tax roll joined from a spreadsheet gives flow_gpd as text ("16,000"): it was dropped without a word, the mill
     counted as of unknown flow, and a plan's capacity check said "meets" of a main the mill fills (a tester)."""
-    import geopandas as gpd
-    import pyproj
-    import shapely
-
-    from layers.validate import SPECS, ColumnMapping, prepare_layer
-
-    parcels = gpd.GeoDataFrame(
-        {"parcel_id": ["MILL"], "flow_gpd": pd.Series([given], dtype=object)},
-        geometry=[shapely.box(457_000, 1_490_000, 457_100, 1_490_100)],
-        crs="EPSG:2260",
-    )
-    out, problems = prepare_layer(
-        parcels, SPECS["parcels"], label="parcels", target_crs=pyproj.CRS("EPSG:2260"), mapping=ColumnMapping()
-    )
+    out, problems = _mill_read(given)
     assert not [p for p in problems if p.severity == "error"], problems
     value = out["flow_gpd"].iloc[0]
     assert (pd.isna(value) and read is None) or value == read
@@ -187,20 +192,7 @@ def test_a_metered_flow_written_as_text_is_read_as_the_number_it_says(given, rea
 
 @pytest.mark.parametrize(("given", "told"), [("16,000 gpd", "should hold numbers"), ("-5000", "cannot be negative")])
 def test_a_metered_flow_that_is_no_flow_is_refused_with_its_row(given, told):
-    import geopandas as gpd
-    import pyproj
-    import shapely
-
-    from layers.validate import SPECS, ColumnMapping, prepare_layer
-
-    parcels = gpd.GeoDataFrame(
-        {"parcel_id": ["MILL"], "flow_gpd": pd.Series([given], dtype=object)},
-        geometry=[shapely.box(457_000, 1_490_000, 457_100, 1_490_100)],
-        crs="EPSG:2260",
-    )
-    out, problems = prepare_layer(
-        parcels, SPECS["parcels"], label="parcels", target_crs=pyproj.CRS("EPSG:2260"), mapping=ColumnMapping()
-    )
+    out, problems = _mill_read(given)
     errors = [str(p) for p in problems if p.severity == "error"]
     assert out is None and any(told in e and "flow_gpd" in e for e in errors), errors
 
