@@ -37,6 +37,7 @@ NOTIFICATION_COLUMNS = (
     "state",
     "zip",
     "city_line",
+    "country_line",  # abroad, the country on a line of its own, as the notices' mailing list has it
     "parcels",
     "parcel_ids",
     "site_addresses",
@@ -79,6 +80,13 @@ def parcels_within(
     (['A', 'B'], [0.0, 35.0])
     >>> found.mailing[["name_line_1", "parcels", "parcel_ids"]].values.tolist()
     [['ANN', 1, 'A'], ['BOB', 1, 'B']]
+
+    An owner abroad ends with the country, as a notice's envelope does:
+
+    >>> lots["mail_city"], lots["mail_state"] = "Kingston", ["NY", "ON", "NY"]
+    >>> lots["mail_zip"] = ["12401", "K7L 3C4", ""]
+    >>> parcels_within(lots, Point(25, 50), distance_ft=40).mailing[["city_line", "country_line"]].values.tolist()
+    [['Kingston, NY 12401', ''], ['Kingston, ON K7L 3C4', 'CANADA']]
     """
     _check(parcels, feature, distance_ft)
     fpu = feet_per_unit(CRS(parcels.crs))
