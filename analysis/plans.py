@@ -990,6 +990,7 @@ class _Present:
     def __init__(self, net: SewerNetwork | None, before: gpd.GeoDataFrame, profile: Profile):
         self.net, self.profile = net, profile
         self.cache: dict[int, float] = {}
+        self.top: dict[int, tuple[int, float] | None] = {}  # each main's largest present flow: (row, share of all)
         # Without a connected column (nor a list of connected parcels) no parcel is known to drain anywhere today:
         # the present flow is not zero, it is not known.
         self.recorded = "connected" in before.columns
@@ -1000,6 +1001,23 @@ class _Present:
         flows = parcel_flows(connected, profile)  # the metered flow_gpd first (analysis.flows), then by class
         self.flow = np.nan_to_num(flows["flow_gpd"].to_numpy(float))
         self.unknown = ~np.isfinite(flows["flow_gpd"].to_numpy(float))
+        self.ids = connected["parcel_id"].astype(str).to_numpy(object) if "parcel_id" in connected else None
+        self.basis = flows["basis"].to_numpy(object)
+
+    def largest(self, e: int) -> dict | None:
+        """The parcel sending the most of main ``e``'s present flow: its ID, average flow and what it is read from
+        (a board asks whose flow fills a main: "present peak 69,000 gpd" did not say 64,000 of it was one mill's)."""
+        self.peak_gpd(e)
+        found = self.top.get(e)
+        if found is None or self.ids is None:
+            return None
+        at, share = found
+        return {
+            "parcel_id": self.ids[at],
+            "flow_gpd": round(float(self.flow[at])),
+            "basis": str(self.basis[at]),
+            "share_pct": round(100 * share),
+        }
 
     def peak_gpd(self, e: int) -> tuple[float, int]:
         """Present peak flow in main ``e`` and how many parcels draining through it have an unknown flow."""
@@ -1013,6 +1031,10 @@ class _Present:
             through[ok] = upstream[net.v[self.edges[ok]]] | (self.edges[ok] == e)
             peak = float(self.flow[through].sum()) * self.profile.design.peaking_factor.value
             self.cache[e] = (peak, int(self.unknown[through].sum()))
+            rows = np.flatnonzero(through)
+            total = float(self.flow[rows].sum())
+            at = int(rows[np.argmax(self.flow[rows])]) if total > 0 else None
+            self.top[e] = None if at is None else (at, float(self.flow[at]) / total)
         return self.cache[e]
 
     def capacity(self, node: int | None, first_main: int | None, added_peak: float) -> dict:
@@ -1099,6 +1121,7 @@ class _Present:
                     "capacity_gpd": None if capacity is None else round(capacity),
                     "present_peak_gpd": round(present),
                     "present_flow_unknown": present_unknown,
+                    "largest_present": self.largest(e),
                     "added_peak_gpd": round(added_peak),
                     "verdict": verdict,
                     "capacity_ok": verdict == MEETS,
@@ -2042,6 +2065,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             f"{worst['present_peak_gpd']:,} gpd plus the added {worst['added_peak_gpd']:,} gpd exceeds its "
             f"full-pipe capacity of {worst['capacity_gpd']:,} gpd"
             + (" (its present peak alone exceeds it)." if worst["present_peak_gpd"] > worst["capacity_gpd"] else ".")
+            + _largest_words(worst)
         )
     elif verdict == UNKNOWN and any(r["verdict"] == UNKNOWN for r in rows):
         text = f"Capacity not known: {_unknown_mains(rows)}."
@@ -2052,7 +2076,7 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
         verb = "carries its" if len(rows) == 1 else "carry their"
         text = f"The {where} {verb} present peak flow plus the added {downstream['added_peak_gpd']:,} gpd" + (
             f"; the least room left is {spare['capacity_gpd'] - spare['present_peak_gpd'] - spare['added_peak_gpd']:,}"
-            f" gpd, in {spare['main_id']}."
+            f" gpd, in {spare['main_id']}." + _largest_words(spare)
             if spare
             else "."
         )
@@ -2065,6 +2089,18 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             )
     checks.append(Check("capacity", verdict, cite(rule), text + note))
     return checks
+
+
+def _largest_words(row: dict) -> str:
+    """ " The largest present flow in M-11 is MILL's 16,000 gpd a day (flow_gpd given)." for a capacity row, where a
+    parcel sends any; "" where none does (a row of a plan saved before has no ``largest_present``)."""
+    top = row.get("largest_present")
+    if not top:
+        return ""
+    return (
+        f" The largest present flow in {row['main_id']} is {top['parcel_id']}'s {top['flow_gpd']:,} gpd a day "
+        f"({top['basis']}), {top['share_pct']}% of its present flow."
+    )
 
 
 def node_invert_ft(net, node: int) -> tuple[float, str] | None:

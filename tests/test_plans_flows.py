@@ -53,6 +53,17 @@ def test_the_present_flow_in_the_mains_is_the_metered_flow_and_the_design_flow_l
         f"Not enough room in M-1: in M-1 the present peak 80,000 gpd plus the added 14,000 gpd exceeds its full-pipe "
         f"capacity of {round(CAPACITY):,} gpd."
     ), told["message"]
+    # whose flow fills it, as a board asks: "present peak 80,000 gpd" did not say it was one mill's (a tester)
+    assert row["largest_present"] == {
+        "parcel_id": "L2",
+        "flow_gpd": 20_000,
+        "basis": "flow_gpd given",
+        "share_pct": 100,
+    }
+    assert (
+        "The largest present flow in M-1 is L2's 20,000 gpd a day (flow_gpd given), 100% of its present flow."
+        in (told["message"])
+    )
 
 
 def test_a_class_estimate_still_fills_in_where_no_flow_is_given():
@@ -93,3 +104,4 @@ def test_the_present_flow_counts_the_parcels_already_required_to_connect():
     assert "W1" not in doc["newly_mandated"]  # mandated by M-1 already
     # the mill's 20,000 gpd and W1's two living units (500 gpd), x 4
     assert doc["downstream"]["mains"][0]["present_peak_gpd"] == 80_000 + 2_000
+    assert doc["downstream"]["mains"][0]["largest_present"]["share_pct"] == 98  # 20,000 of 20,500 gpd
