@@ -322,13 +322,10 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
         if possibly.any():
             # its share is the law's or less only where the system holds flow / share, the parcels of unknown flow
             # sending the rest: the arithmetic of the bound, said in gallons a board can weigh
-            needed = pd.Series(flow[rows] / (sig_share or 1) - system.at_least_gpd).clip(lower=0)
             possibly_text = (
                 f": possibly a significant industrial user, for review (more than {_pct(sig_share)} of the flow in "
-                f"the system, {citation_clause(rules.significant_user_share.citation)}): its share is "
-                f"{_pct(sig_share)} or less only if {system.left_out()} "
-                + needed.map("{:,.0f}".format)
-                + " gpd or more."
+                f"the system, {citation_clause(rules.significant_user_share.citation)}): "
+                + _share_only_if(flow[rows], sig_share, system)
             )
         sig_text = np.where(
             significant[rows],
@@ -350,13 +347,10 @@ def _industrial(parcels, klass, discharging, flow, source, share, system, profil
         if possibly_review.any():
             # as the possibly significant case: the bound, and the gallons that would bring the share under the law's
             rule = rules.flow_review_share
-            below = pd.Series(flow[rows] / (rev_share or 1) - system.at_least_gpd).clip(lower=0)
             maybe = (
                 f" Possibly above {_pct(rev_share)} of the system's average daily flow, for review (a flow above it "
-                f"is subject to the review and approval of {who}, {citation_clause(rule.citation)}): its share is "
-                f"{_pct(rev_share)} or less only if {system.left_out()} "
-                + below.map("{:,.0f}".format)
-                + " gpd or more."
+                f"is subject to the review and approval of {who}, {citation_clause(rule.citation)}): "
+                + _share_only_if(flow[rows], rev_share, system)
             )
             review_text = np.where(possibly_review[rows], maybe.to_numpy(object), review_text)
         control = _control_manholes(parcels, rows, profile)
@@ -424,6 +418,18 @@ def join_sections(*columns: np.ndarray) -> np.ndarray:
         both = np.flatnonzero((col != "") & (out != col))  # only the rows with two duties: few
         out[both] = [joined_citations(split_citations(f"{o}; {c}")) for o, c in zip(out[both], col[both], strict=True)]
     return out
+
+
+def _share_only_if(flow: np.ndarray, share: float | None, system: SystemFlow) -> pd.Series:
+    """ "its share is 5% or less only if the 1 parcel of unknown flow sends 35,000 gpd or more.": where the system's
+    flow is not known, the gallons the parcels of unknown flow must send for each ``flow``'s share of the whole to
+    come down to ``share`` (the arithmetic of the bound, said in gallons a board can weigh)."""
+    needed = pd.Series(flow / (share or 1) - system.at_least_gpd).clip(lower=0)
+    return (
+        f"its share is {_pct(share)} or less only if {system.left_out()} "
+        + needed.map("{:,.0f}".format)
+        + (" gpd or more.")
+    )
 
 
 def _pct(fraction: float | None) -> str:

@@ -661,11 +661,18 @@ def in_us(state: pd.Series) -> pd.Series:
     >>> in_us(pd.Series(["N. Y.", "Mass.", "Calif.", "USA", "New York State", "Washington, D.C.", "Ontario"])).tolist()
     [True, True, True, True, True, True, False]
     """
+    words, code = _state_keys(state)
+    name = words.str.removesuffix(" STATE")  # "NEW YORK STATE"
+    return (words == "") | code.isin(US_STATES) | name.isin(US_STATE_NAMES)
+
+
+def _state_keys(state: pd.Series) -> tuple[pd.Series, pd.Series]:
+    """A state field as it is looked up: its words in capitals without dots or commas ("N. Y." is "N Y", "Washington,
+    D.C." is "WASHINGTON D C"), and those words run together as a code ("NY"). One reading for the US's states and
+    Canada's provinces alike."""
     words = address_part(state).str.upper().str.replace(r"[.,]", " ", regex=True).str.split().str.join(" ")
     words = words.fillna("")
-    name = words.str.removesuffix(" STATE")  # "NEW YORK STATE"
-    code = words.str.replace(" ", "", regex=False)  # "N Y" is NY
-    return (words == "") | code.isin(US_STATES) | name.isin(US_STATE_NAMES)
+    return words, words.str.replace(" ", "", regex=False)
 
 
 def mail_service(state: pd.Series) -> pd.Series:
@@ -1095,8 +1102,9 @@ def city_and_country_lines(city: pd.Series, state: pd.Series, zip_code: pd.Serie
     (['Kingston, ON K7L 3C4', 'London, SW1A 1AA', 'Fort Plain, NY 13339'], ['CANADA', 'ENGLAND', ''])
     """
     abroad = ~in_us(state).to_numpy()
-    key = state.fillna("").astype(str).str.upper().str.replace(".", "", regex=False).str.strip()
-    canada = abroad & key.isin(_CANADA).to_numpy()
+    key = state.fillna("").astype(str).str.upper().str.replace(".", "", regex=False).str.strip()  # as printed
+    words, code = _state_keys(state)
+    canada = abroad & (code.isin(_CANADA) | words.isin(_CANADA)).to_numpy()
     in_city = state.where(~abroad | (canada & (key != "CANADA")).astype(bool), "")
     country = np.where(canada, "CANADA", np.where(abroad, key, ""))
     return city_lines(city, in_city, zip_code), pd.Series(country, index=state.index, dtype=object)

@@ -1267,7 +1267,8 @@ def _bool_column(
     # A blank cell is "no" in a column whose no is the blank (X or yes marked, the rest left empty), but not known in
     # a column that says no in words: there it is a cell nobody filled in (a shapefile's empty text), and read as
     # "no" it made an occupied house's lot "unoccupied" by "the parcel's occupied attribute" (a helper's review).
-    blank = (lower == "").to_numpy()
-    falsy = falsy.to_numpy() & ~(blank & bool((falsy.to_numpy() & ~blank).any()))
+    blank = lower == ""
+    if (falsy & ~blank).any():
+        falsy &= ~blank
     gdf[name] = pd.Series(np.where(truthy, True, np.where(falsy, False, None)), index=gdf.index, dtype=object)
     return True
