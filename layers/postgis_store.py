@@ -58,6 +58,9 @@ _NAME_MAX = 63  # PostgreSQL's longest identifier (NAMEDATALEN - 1 bytes; a sche
 _REGISTER_SUFFIX = "_register"
 # The comment on a register's schema naming the store it belongs to: another store's default never takes it.
 _REGISTER_MARK = "sewerplan: the notice register of the store "
+# The comment on a store's schema that sewerplan created (the first writer): a schema holding nothing else when a
+# writer is done is sewerplan's to drop, even where the writer that created it was killed before it could.
+_CREATED_MARK = "sewerplan: created for a store by its first run"
 _SNAPSHOT = re.compile(r"^[a-z_][a-z0-9_]*__prev_\d{8}_\d{6}_\d{6}$")
 GEOMETRY = "geom"
 CHUNK_ROWS = 50_000
@@ -377,7 +380,7 @@ class PostGISStore(Store):
                 con.close()
                 raise StoreBusyError(busy_message(holder))
             con.execute(f"SET lock_timeout = {int(LOCK_WAIT_S * 1000)}")  # a held lock refuses, never queues
-            created = self._ensure_schema(con)
+            created = self._ensure_schema(con) or self._created_by_sewerplan(con)
             con.execute(
                 f"CREATE TABLE IF NOT EXISTS {self._q}.sewerplan_writer (id integer PRIMARY KEY DEFAULT 1 "
                 "CHECK (id = 1), who text, what text, since double precision, pid integer, host text)"
@@ -423,6 +426,14 @@ class PostGISStore(Store):
         except psycopg.errors.DependentObjectsStillExist:
             pass
 
+    def _created_by_sewerplan(self, con) -> bool:
+        """Whether sewerplan created the schema (its comment says so): a writer killed before it could drop the schema
+        it created (``kill -9``, a server gone) left it holding nothing but ``sewerplan_writer``, which looked like a
+        store until a run succeeded there; the next writer drops it as its own when it is done, if still empty. A
+        schema the county made (no such comment) is never dropped."""
+        said = con.execute("SELECT obj_description(to_regnamespace(%s), 'pg_namespace')", (self.schema,)).fetchone()
+        return bool(said) and said[0] == _CREATED_MARK
+
     def _holder(self, con) -> dict:
         try:
             row = con.execute(f"SELECT who, what, since FROM {self._q}.sewerplan_writer WHERE id = 1").fetchone()
@@ -438,6 +449,7 @@ class PostGISStore(Store):
             return False
         try:
             con.execute(f"CREATE SCHEMA IF NOT EXISTS {self._q}")
+            con.execute(f"COMMENT ON SCHEMA {self._q} IS '{_CREATED_MARK}'")
         except Exception as exc:
             raise LayerError(
                 f"The schema {self.schema} does not exist in {redact_url(self.url)} and cannot be created "

@@ -313,3 +313,44 @@ def test_a_schema_the_writer_did_not_create_is_kept_whatever_happens(store_url, 
     with open_store(store_url).writer(who="pat"):  # created by the writer, and a setting written meanwhile: kept
         open_store(store_url).write_setting("register", "kept")
     assert _schema_exists(engine, schema) and open_store(store_url).read_setting("register") == "kept"
+
+
+def test_a_schema_left_by_a_writer_killed_mid_run_is_dropped_by_the_next_that_writes_nothing(town, store_url, engine):
+    """``kill -9`` of a run that had just created its schema left it holding only ``sewerplan_writer``: it looked like
+    a store, and no later run dropped it (the schema was no longer "created" by them)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from layers.store import open_store
+
+    schema = _schema(store_url)
+    hold = (
+        "import sys, time\nfrom layers.store import open_store\n"
+        "open_store(sys.argv[1]).writer(who='killed').__enter__()\nprint('held', flush=True)\ntime.sleep(120)\n"
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", hold, store_url], stdout=subprocess.PIPE, text=True, cwd=Path(__file__).parent.parent
+    )
+    try:
+        assert child.stdout.readline().strip() == "held"
+    finally:
+        os.kill(child.pid, signal.SIGKILL)
+        child.wait()
+    assert _tables(engine, schema) == {"sewerplan_writer"}  # what the killed run left
+    deadline = time.monotonic() + 20  # the server notices the killed client's connection gone, and frees its lock
+    while True:
+        try:
+            writer = open_store(store_url).writer(who="pat")
+            break
+        except Exception:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+    writer.release()
+    assert not _schema_exists(engine, schema)
+    assert _analyze(town, store_url).exit_code == 0  # and a run that succeeds there keeps it
+    with open_store(store_url).writer(who="pat"):
+        pass
+    assert {*RESULTS, "sewerplan_writer"} <= _tables(engine, schema)
