@@ -35,7 +35,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
-from analysis.flows import GIVEN, average_flows
+from analysis.flows import BY_UNITS, GIVEN, average_flows
 from analysis.profiles import Profile, citation_clause, citations_clause, joined_citations, split_citations
 from analysis.reasons import text_column
 
@@ -119,8 +119,23 @@ def assess_discharges(
         "system_flow_parcels_unknown": system.unknown,
         "system_flow_parcels_no_outfall": system.no_outfall,
         "flow_given": int((source == GIVEN).sum()),
+        "possibly_review_by_units": _possibly_review_by_units(industrial, flow, source, system, rules),
     }
     return DischargesResult(out, summary)
+
+
+def _possibly_review_by_units(industrial, flow, source, system: SystemFlow, rules) -> dict:
+    """The parcels possibly above the review's share by their living units alone, and the gallons a day the parcels
+    of unknown flow must send in all for every one of them to be at or under it (None where there are none).
+
+    Where few parcels' flows are known, the bound puts every house of one living unit above 2% of the flow known
+    (§ 144-25A): ten houses each "possibly for review" with the same sentence told a board nothing of the houses and
+    everything of the unknown flow, which this one number says once (``sewerplan duties`` prints it as one line)."""
+    chosen = (industrial == "possibly_review") & (source == BY_UNITS)
+    cleared = None
+    if chosen.any():
+        cleared = float(_needed_gpd(flow[chosen], rules.flow_review_share.value, system).max())
+    return {"parcels": int(chosen.sum()), "clear_if_unknown_send_gpd": cleared}
 
 
 @dataclass(frozen=True)
@@ -424,12 +439,16 @@ def _share_only_if(flow: np.ndarray, share: float | None, system: SystemFlow) ->
     """ "its share is 5% or less only if the 1 parcel of unknown flow sends 35,000 gpd or more.": where the system's
     flow is not known, the gallons the parcels of unknown flow must send for each ``flow``'s share of the whole to
     come down to ``share`` (the arithmetic of the bound, said in gallons a board can weigh)."""
-    needed = pd.Series(flow / (share or 1) - system.at_least_gpd).clip(lower=0)
     return (
         f"its share is {_pct(share)} or less only if {system.left_out()} "
-        + needed.map("{:,.0f}".format)
+        + pd.Series(_needed_gpd(flow, share, system)).map("{:,.0f}".format)
         + (" gpd or more.")
     )
+
+
+def _needed_gpd(flow: np.ndarray, share: float | None, system: SystemFlow) -> np.ndarray:
+    """The gallons a day the parcels of unknown flow must send in all for each ``flow``'s share to be ``share``."""
+    return np.clip(flow / (share or 1) - system.at_least_gpd, 0, None)
 
 
 def _pct(fraction: float | None) -> str:

@@ -74,7 +74,7 @@ def duties(digitised_direction, show_all, out_path, as_json, **opts):
         click.echo(json.dumps(doc, indent=2, default=str))
         return
     print_problems(loaded.console, layers)
-    _print(found, chosen, profile, out_path)
+    _print(found, chosen, profile, out_path, show_all)
 
 
 def records(frame: gpd.GeoDataFrame, fields: tuple[str, ...]) -> list[dict]:
@@ -123,7 +123,40 @@ def _flow_not_known(summary: dict, profile) -> str:
     )
 
 
-def _print(found, chosen, profile, out_path) -> None:
+def _by_units_apart(chosen: gpd.GeoDataFrame, summary: dict, profile) -> tuple[gpd.GeoDataFrame, str]:
+    """The parcels to list one by one, and one line for those possibly for review by their living units alone.
+
+    Where few parcels' flows are known, every house of one living unit is above 2% of the flow known: a tester's
+    town listed ten houses, one table row of fifteen lines each, all saying the same, and the metered shop among
+    them was hard to find. Those with no other duty are said once, with the gallons the parcels of unknown flow must
+    send for all of them to be at or under the share; --json and --out still list each."""
+    group = summary.get("possibly_review_by_units") or {}
+    if not group.get("parcels") or "industrial_user" not in chosen.columns:
+        return chosen, ""
+    alone = (
+        (chosen["industrial_user"] == "possibly_review")
+        & (chosen["discharge_source"] == "living units")
+        & chosen["grease_interceptor"].isna()
+        & (chosen["in_subdivision"].isna() if "in_subdivision" in chosen.columns else True)
+    )
+    if not alone.any():
+        return chosen, ""
+    ids = chosen.loc[alone, "parcel_id"].astype(str).tolist()
+    shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5:,} more" if len(ids) > 5 else "")
+    unknown = summary["system_flow_parcels_unknown"]
+    cleared = group["clear_if_unknown_send_gpd"]
+    rule = profile.discharges.flow_review_share
+    return chosen[~alone], (
+        f"Possibly above {rule.value * 100:g}% of the system's flow, for review ({citations_clause([rule.citation])}), "
+        f"by their living units alone and with no other duty: {len(ids):,} "
+        f"parcel{'' if len(ids) == 1 else 's'} ({shown}), not listed one by one below (--json and --out list each). "
+        f"Every one of them is at or under it if the {unknown:,} parcel{'' if unknown == 1 else 's'} of unknown flow "
+        f"send{'s' if unknown == 1 else ''} {cleared:,.0f} gpd or more in all"
+        + (f" ({cleared / unknown:,.0f} gpd each on average)." if unknown > 1 else ".")
+    )
+
+
+def _print(found, chosen, profile, out_path, show_all=False) -> None:
     out = Console()
     s = found.summary
     g, i = s["grease_interceptors"], s["industrial_users"]
@@ -147,6 +180,9 @@ def _print(found, chosen, profile, out_path) -> None:
         ),
         highlight=False,
     )
+    chosen, by_units = (chosen, "") if show_all else _by_units_apart(chosen, s, profile)
+    if by_units:
+        out.print(by_units, highlight=False)
     table = Table(title=f"Further duties under {profile.id}")
     for col in ("parcel", "status", "grease", "industrial", "control manhole", "section", "duty"):
         table.add_column(col, overflow="fold")

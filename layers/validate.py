@@ -159,6 +159,7 @@ def prepare_layer(
     if not _normalise_values(gdf, spec, label, mapping.values.get(kind, {}), problems):
         return None, problems
     _control_characters(gdf, spec, label, problems)
+    _zero_flows(gdf, spec, label, problems)
     return gdf.drop(columns=_ROW), problems
 
 
@@ -1182,6 +1183,48 @@ def _control_characters(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, prob
         if cut:
             has_nul = bad & text.str.contains("\x00", regex=False).to_numpy(bool)
             gdf.loc[has_nul, name] = text[has_nul].str.replace("\x00", UNREADABLE, regex=False)
+
+
+def _zero_flows(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: list[Problem]) -> None:
+    """Warn of parcels the layer itself marks occupied (its occupied column) or gives living units, whose flow_gpd
+    is 0, naming the first few and how many.
+
+    A 0 is taken as given (``analysis.flows``): such a parcel sends nothing, and the system's flow comes out smaller,
+    every other user's share of it larger (a review or a significant user judged by its share). A house's meter cell
+    filled with 0 for "not read" is far likelier than an occupied house sending nothing, so the user is told to leave
+    the cell empty where the flow is not known (its living units are used then, else its flow is not known, which
+    the duties bound rather than count as nothing). A warning, not a refusal: a lot can truly send nothing. Only
+    what this layer says is judged: a lot found occupied by its buildings or its property class is known so only
+    after the analysis, and is not warned of here (docs/layers.md).
+    """
+    if spec.kind != "parcels" or "flow_gpd" not in gdf.columns:
+        return
+    zero = pd.to_numeric(gdf["flow_gpd"], errors="coerce").to_numpy(float) == 0
+    if not zero.any():
+        return
+    none = np.zeros(len(gdf), bool)
+    occupied = gdf["occupied"].astype(object).eq(True).to_numpy(bool) if "occupied" in gdf.columns else none
+    units = pd.to_numeric(gdf["units"], errors="coerce").to_numpy(float) > 0 if "units" in gdf.columns else none
+    said = zero & (occupied | units)
+    if not said.any():
+        return
+    ids = gdf.loc[said, spec.id_field].astype(str).to_numpy()
+    shown = ", ".join(ids[:_NAMED]) + (f" and {len(ids) - _NAMED:,} more" if len(ids) > _NAMED else "")
+    problems.append(
+        Problem(
+            spec.kind,
+            "zero_flow",
+            "warning",
+            f"{label}: column {_column_label(gdf, 'flow_gpd')} is 0 for {_counted(len(ids), spec.kind)} marked "
+            f"occupied or holding living units in this layer ({shown}), so each counts as sending nothing to the "
+            "sewer and every other parcel's share of the system's flow comes out larger; a 0 there is most likely "
+            "a flow nobody read, written as zero. Leave the cell empty where the flow is not known (the parcel's "
+            "living units times the gallons per day per unit are used then, and without living units its flow is "
+            "counted as not known rather than as nothing); keep 0 only where the parcel truly sends nothing.",
+            len(ids),
+            tuple(ids[:50]),
+        )
+    )
 
 
 def _counted(n: int, kind: str) -> str:

@@ -6,6 +6,7 @@ judged at all: a shop sending 40% of all the flow known passed unlisted because 
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -194,3 +195,26 @@ def test_duties_lists_the_possibly_for_review_users(town):
     office = {p["parcel_id"]: p for p in doc["parcels"]}["OFFICE"]
     assert office["industrial_user"] == "possibly_review" and office["control_manhole"] == "MH-2"
     assert "its share is 2% or less only if the 1 parcel of unknown flow sends 2,500 gpd or more" in office["duties"]
+
+
+def test_houses_possibly_for_review_by_their_living_units_alone_are_one_line_not_a_row_each(town):
+    """With few flows known, every house of one living unit is above 2% of the flow known: ten houses were ten table
+    rows of the same fifteen lines, the metered office among them hard to find. The command line says them in one
+    line, with the gallons the parcel of unknown flow must send for all of them to be at or under 2% (250 gpd is 2%
+    of 12,500: 7,500 more than the 5,000 known); --json, --out and --all still give each."""
+    r = assess_discharges(lots(), profile=FP)
+    assert r.summary["possibly_review_by_units"] == {"parcels": 10, "clear_if_unknown_send_gpd": 7_500.0}
+    said = duties("--data", town)
+    text = " ".join(said.split())
+    assert (
+        "Possibly above 2% of the system's flow, for review (§ 144-25A, section number derived), by their living "
+        "units alone and with no other duty: 10 parcels (H0, H1, H2, H3, H4 and 5 more), not listed one by one below "
+        "(--json and --out list each). Every one of them is at or under it if the 1 parcel of unknown flow sends "
+        "7,500 gpd or more in all."
+    ) in text, text
+    rows = set(re.findall(r"^│ (\S+) ", said, flags=re.M))
+    assert rows == {"SHOP", "EXACT", "OFFICE"}, rows  # metered: each its own figure, each its own row
+    everything = set(re.findall(r"^│ (\S+) ", duties("--data", town, "--all"), flags=re.M))
+    assert {f"H{i}" for i in range(10)} <= everything
+    doc = json.loads(duties("--data", town, "--json"))
+    assert {f"H{i}" for i in range(10)} <= {p["parcel_id"] for p in doc["parcels"]}

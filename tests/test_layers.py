@@ -35,7 +35,7 @@ from layers.read import (
     read_source,
 )
 from layers.schema import BUILDINGS, MAINS, MAX_LIVING_UNITS, PARCELS, SPECS, SUBDIVISIONS
-from layers.validate import prepare_layer
+from layers.validate import ColumnMapping, prepare_layer
 from layers.write import write_results
 from tests.conftest import CRS, frame, ny_frame
 
@@ -1317,6 +1317,47 @@ def test_control_characters_in_many_parcels_name_a_few_and_the_count(text_type):
     (problem,) = [p for p in prepare(gdf)[1] if p.check == "control_characters"]
     assert problem.count == 30 and len(problem.feature_ids) == 30
     assert "P0, P1, P2, P3, P4 and 25 more" in problem.message
+
+
+def test_a_flow_of_zero_on_a_lot_the_layer_marks_occupied_or_gives_living_units_is_warned_of():
+    """A house whose meter cell was filled with 0 for "not read" counted as sending nothing: the system's flow came
+    out smaller and every other user's share larger, without a word. The layer says so where it marks the lot
+    occupied or gives it living units (a warning: a lot can truly send nothing). A vacant lot's 0, a blank flow, and
+    a 0 on a lot this layer says nothing of (its buildings decide, after the analysis) are not warned of here."""
+    rows = [
+        ("HOUSE", "yes", None, 0),  # occupied, meter 0: warned
+        ("TWO-FAM", None, 2, "0"),  # living units, meter "0" as text: warned
+        ("VACANT", "no", None, 0),  # unoccupied: a 0 believed
+        ("METERED", "yes", 1, 300),
+        ("UNREAD", "yes", 1, None),  # left empty, as it should be
+        ("SILENT", None, None, 0),  # the layer says nothing of its occupancy
+    ]
+    gdf = ny_frame(
+        [
+            {"SBL": sbl, "OCC": occ, "UNITS": units, "METER_GPD": flow, "geometry": box(i * 60, 25, i * 60 + 50, 125)}
+            for i, (sbl, occ, units, flow) in enumerate(rows)
+        ]
+    )
+    mapping = ColumnMapping(columns={"parcels": {"occupied": "OCC", "flow_gpd": "METER_GPD"}})
+    out, problems = prepare(gdf, mapping=mapping)
+    assert out is not None and not errors(problems), problems
+    (said,) = [p for p in problems if p.check == "zero_flow"]
+    assert (said.severity, said.count, said.feature_ids) == ("warning", 2, ("HOUSE", "TWO-FAM"))
+    assert said.message.startswith(
+        "parcels (test): column METER_GPD (flow_gpd) is 0 for 2 parcels marked occupied or holding living units in "
+        "this layer (HOUSE, TWO-FAM), so each counts as sending nothing"
+    ), said.message
+    assert "Leave the cell empty where the flow is not known" in said.message
+    assert out.set_index("parcel_id").loc["HOUSE", "flow_gpd"] == 0  # kept as given: a warning, not a change
+
+    many = ny_frame(
+        [{"SBL": f"P{i}", "units": 1, "flow_gpd": 0, "geometry": box(i * 20, 0, i * 20 + 10, 10)} for i in range(30)]
+    )
+    (said,) = [p for p in prepare(many)[1] if p.check == "zero_flow"]
+    assert said.count == 30 and "30 parcels" in said.message and "(P0, P1, P2, P3, P4 and 25 more)" in said.message
+    # no occupied or units column at all: nothing this layer says makes a lot occupied
+    bare = ny_frame([{"SBL": "P1", "flow_gpd": 0, "geometry": box(0, 0, 10, 10)}])
+    assert not [p for p in prepare(bare)[1] if p.check == "zero_flow"]
 
 
 def test_a_town_just_over_the_state_line_is_measured_in_new_york_east_as_the_readme_says():
