@@ -480,16 +480,19 @@ def server_body_limit(max_content_length: int | None) -> int | None:
     return max_content_length + max(max_content_length // 4, 1024 * 1024)
 
 
-USERS_DB_HELP = "The accounts file (default: users.sqlite in the instance folder, instance/ or SEWERPLAN_INSTANCE)."
+USERS_DB_HELP = (
+    "The accounts file (default: the USERS_DB setting of instance/config.py, else users.sqlite in the instance folder, "
+    "instance/ or SEWERPLAN_INSTANCE)."
+)
 
 
 def users_db_path(given: str | None) -> Path:
-    """The accounts file a command uses: the one given with --users-db, else the instance folder's, the one the app
-    uses (``gisapp.default_users_db``): with SEWERPLAN_INSTANCE set, `users add` wrote ./instance/users.sqlite and
-    `serve --host 0.0.0.0` then found no account."""
-    from gisapp import default_users_db
+    """The accounts file a command uses: the one given with --users-db, else the server's (``gisapp.users_db``: the
+    USERS_DB setting, config.py's or its default in the instance folder), for every `users` command and `serve`:
+    `users add` wrote ./instance/users.sqlite while config.py named another file, and `serve` found no account."""
+    from gisapp import users_db
 
-    return Path(given) if given else default_users_db()
+    return Path(given) if given else users_db()
 
 
 @main.command()
