@@ -47,10 +47,20 @@ from layers.legend import STATUS_LEGEND
 from layers.read import LAYER_NAMES
 from layers.sample import sample_town
 from layers.schema import SPECS
-from layers.store import DEFAULT_STORE, is_store, open_store, store_label, store_writer
+from layers.store import is_store, open_store, store_label, store_writer
 
 STATUS_HELP = {status: style.meaning for status, style in STATUS_LEGEND.items()}
 STORE_HELP = "The store: a GeoPackage, or a PostGIS schema postgresql://USER@HOST/DB#SCHEMA."
+STORE_DEFAULT = "Default: the STORE setting (instance/config.py), else sewerplan.gpkg in the instance folder."
+
+
+def server_store(given: str | None) -> str:
+    """The store a command uses: the one given, else the web app's (the STORE setting, config.py's or its default
+    in the instance folder): `sample` and `export-qgis` took ./instance/sewerplan.gpkg whatever config.py or
+    SEWERPLAN_INSTANCE said, so `sewerplan sample` wrote a store `serve` did not show."""
+    from gisapp import settings
+
+    return given or str(settings()["STORE"])
 
 
 @click.group()
@@ -326,9 +336,7 @@ def _print_summary(summary: dict, profile) -> None:
 @click.option(
     "--out",
     "out_path",
-    default=str(DEFAULT_STORE),
-    show_default=True,
-    help="The store to write: a GeoPackage, or a PostGIS schema postgresql://USER@HOST/DB#SCHEMA.",
+    help="The store to write: a GeoPackage, or a PostGIS schema postgresql://USER@HOST/DB#SCHEMA. " + STORE_DEFAULT,
 )
 @click.option(
     "--parcels",
@@ -344,6 +352,7 @@ def _print_summary(summary: dict, profile) -> None:
 @user_errors
 def sample(out_path, n_parcels, seed, overwrite, as_json):
     """Write the bundled sample village (EPSG:2260) to a store (a GeoPackage or a PostGIS schema)."""
+    out_path = server_store(out_path)
     if not is_store(out_path):
         raise LayerError(
             f"--out {store_label(out_path)}: the sample town is written as a store, a GeoPackage (.gpkg) or a PostGIS "
@@ -498,7 +507,7 @@ def users_db_path(given: str | None) -> Path:
 @main.command()
 @click.option(
     "--store",
-    help=STORE_HELP + " Default: the STORE setting, sewerplan.gpkg in the instance folder (SEWERPLAN_INSTANCE).",
+    help=STORE_HELP + " " + STORE_DEFAULT,
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=5000, show_default=True, type=int)
@@ -520,7 +529,7 @@ def serve(store, host, port, users_db, threads):
 
     app = create_app()  # instance/config.py is read (STORE, SESSION_COOKIE_SECURE, TRUSTED_PROXY ...), then:
     # the store the app would show: with SEWERPLAN_INSTANCE set, ./instance/sewerplan.gpkg was served instead
-    store = store or app.config["STORE"]
+    store = server_store(store)
     found = open_store(store)  # a GeoPackage, or a PostGIS schema (its URL checked here)
     if not found.exists():
         shown = found.label
@@ -607,14 +616,14 @@ def listen(app, host: str, port: int, options: dict):
 
 
 @main.command("export-qgis")
-@click.option("--store", default=str(DEFAULT_STORE), show_default=True, help=STORE_HELP)
+@click.option("--store", help=STORE_HELP + " " + STORE_DEFAULT)
 @click.option("--out", "out_path", required=True, metavar="PATH", help="The QGIS project to write: .qgz (or .qgs).")
 @click.option("--title", help="The project's title (default: the municipality of the store's latest run).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
 def export_qgis(store, out_path, title, as_json):
     """Write a QGIS project of the store's layers, styled as the web map and grouped (results, network, base)."""
-    done = services.export_qgis(store, out_path, title=title)
+    done = services.export_qgis(server_store(store), out_path, title=title)
     if as_json:
         click.echo(json.dumps(done, indent=2))
         return

@@ -74,7 +74,6 @@ from layers.write import (
 )
 from layers.write import SETTINGS_TABLE as SETTINGS_TABLE
 
-DEFAULT_STORE = Path("instance") / "sewerplan.gpkg"
 PREVIOUS = "previous-stores"
 RUNS_TABLE = "analysis_runs"
 # The setting holding the measuring CRS a store's layers were written in when they were checked on the Data page (an

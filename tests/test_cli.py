@@ -396,6 +396,23 @@ def test_sample_command(tmp_path):
     assert invoke("sample", "--out", out, "--parcels", 120, "--overwrite").exit_code == 0
 
 
+def test_sample_and_export_qgis_use_the_store_the_server_shows(tmp_path, monkeypatch):
+    """Without --out (--store), `sample` and `export-qgis` used ./instance/sewerplan.gpkg whatever SEWERPLAN_INSTANCE
+    or config.py's STORE said, so `sewerplan sample` wrote a store `serve` did not show: they now take the STORE
+    setting, as `serve` does."""
+    monkeypatch.chdir(tmp_path)
+    service = tmp_path / "service"
+    monkeypatch.setenv("SEWERPLAN_INSTANCE", str(service))
+    assert invoke("sample", "--parcels", 60).exit_code == 0
+    assert (service / "sewerplan.gpkg").is_file() and not (tmp_path / "instance").exists()
+    town = tmp_path / "srv" / "town.gpkg"
+    service.joinpath("config.py").write_text(f"STORE = {str(town)!r}\n")
+    written = json.loads(invoke("sample", "--parcels", 60, "--json").output)
+    assert written["output"] == str(town) and town.is_file()
+    done = json.loads(invoke("export-qgis", "--out", tmp_path / "town.qgz", "--json").output)
+    assert done["store"] == str(town)
+
+
 def test_profiles_commands():
     listed = json.loads(invoke("profiles", "list", "--json").output)
     assert [p["id"] for p in listed] == ["fort-plain", "poughkeepsie", "wappinger"]
