@@ -42,9 +42,10 @@ from gisapp.words import (
     weekend_words,
     written_words,
 )
-from layers.errors import LayerError
+from layers.errors import LayerError, redact_url
 from layers.legend import STATUS_LEGEND
 from layers.read import LAYER_NAMES
+from layers.register import STORE_SETTING as REGISTER_SETTING
 from layers.sample import sample_town
 from layers.schema import SPECS
 from layers.store import is_store, open_store, store_label, store_writer
@@ -359,13 +360,22 @@ def sample(out_path, n_parcels, seed, overwrite, as_json):
             "schema (postgresql://USER@HOST/DB#SCHEMA)."
         )
     town = sample_town(n_parcels, seed=seed)
-    open_store(out_path).write_layers(town, overwrite=overwrite)
+    store = open_store(out_path)
+    store.write_layers(town, overwrite=overwrite)
     counts = {name: len(frame) for name, frame in town.items()}
     shown = store_label(out_path)
+    # A store replaced keeps the notice register it records (notices sent are never dropped with the layers): said.
+    register = store.read_setting(REGISTER_SETTING)
+    register = redact_url(store.register_location(register)) if register else None
     if as_json:
-        click.echo(json.dumps({"output": shown, "crs": "EPSG:2260", "layers": counts}, indent=2))
-    else:
-        click.echo(f"Sample village written to {shown}: " + ", ".join(layer_count(n, k) for k, n in counts.items()))
+        click.echo(json.dumps({"output": shown, "crs": "EPSG:2260", "layers": counts, "register": register}, indent=2))
+        return
+    click.echo(f"Sample village written to {shown}: " + ", ".join(layer_count(n, k) for k, n in counts.items()))
+    if register:
+        click.echo(
+            f"The store keeps its notice register, {register}: the notices recorded there stay, and notices issued "
+            "from the sample village are recorded with them. Write the sample to another --out to start without them."
+        )
 
 
 @main.command("layers")
