@@ -30,7 +30,7 @@ import secrets  # noqa: E402 - after the handler above: importing the web stack 
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-from flask import Flask  # noqa: E402
+from flask import Config, Flask  # noqa: E402
 
 SETTINGS: dict[str, tuple[Any, str]] = {
     "STORE": ("instance/sewerplan.gpkg", "The GeoPackage store whose layers and latest results are shown."),
@@ -87,19 +87,41 @@ TEMPLATES = _templates()
 
 def instance_folder() -> Path:
     """The instance folder: ``SEWERPLAN_INSTANCE`` (a service's data folder) when set, else ``instance/`` in the
-    folder sewerplan runs in. The app's folder and the command line's defaults outside the app (the accounts file of
-    ``sewerplan users`` and ``serve``) both come from here, so they never part."""
+    folder sewerplan runs in. The app's config.py and every ``instance/...`` default (``settings``) come from here,
+    for the app and the command line alike, so they never part."""
     return Path(os.environ.get("SEWERPLAN_INSTANCE") or "instance").resolve()
 
 
-def default_users_db() -> Path:
-    """The accounts file when none is given: ``users.sqlite`` in the instance folder (``USERS_DB``'s default)."""
-    return instance_folder() / SETTINGS["USERS_DB"][0].removeprefix("instance/")
+def settings(test_config: dict | None = None) -> dict[str, Any]:
+    """Every setting as the web app and every command see it: ``SETTINGS``' defaults, then the instance folder's
+    ``config.py`` if present (or, for tests, ``test_config`` instead), then each folder or file left at its
+    ``instance/...`` default moved into ``SEWERPLAN_INSTANCE`` when that is set.
+
+    The one reading of the settings: ``create_app`` builds its config from it, and a command that uses a setting
+    outside the app (the accounts file of ``sewerplan users``) reads it here. `users add` read only the default, so
+    with ``USERS_DB = "/srv/accounts.sqlite"`` in config.py it wrote ./instance/users.sqlite, where the server
+    never looked."""
+    config = Config(str(instance_folder()))
+    config.from_mapping({name: default for name, (default, _) in SETTINGS.items()})
+    if test_config is None:
+        config.from_pyfile("config.py", silent=True)
+    else:
+        config.from_mapping(test_config)
+    if os.environ.get("SEWERPLAN_INSTANCE"):  # the folders left at their defaults follow the instance folder
+        for name, (default, _) in SETTINGS.items():
+            if isinstance(default, str) and default.startswith("instance/") and config.get(name) == default:
+                config[name] = str(instance_folder() / default.removeprefix("instance/"))
+    return dict(config)
+
+
+def users_db() -> Path:
+    """The accounts file the server uses: the ``USERS_DB`` setting (``users.sqlite`` in the instance folder unless
+    config.py names another), for ``sewerplan users`` and ``serve`` alike."""
+    return Path(settings()["USERS_DB"])
 
 
 def create_app(test_config: dict | None = None) -> Flask:
     """Build the Flask app: settings, blueprints, error handlers, security headers."""
-    instance = os.environ.get("SEWERPLAN_INSTANCE")  # the instance folder elsewhere (a service's data folder)
     app = Flask(
         __name__,
         instance_relative_config=True,
@@ -109,15 +131,7 @@ def create_app(test_config: dict | None = None) -> Flask:
         # <prefix>/var/gisapp-instance, where nobody puts config.py and a service account may not write.
         instance_path=str(instance_folder()),
     )
-    app.config.from_mapping({name: default for name, (default, _) in SETTINGS.items()})
-    if test_config is None:
-        app.config.from_pyfile("config.py", silent=True)
-    else:
-        app.config.from_mapping(test_config)
-    if instance:  # the folders left at their defaults follow the instance folder, as the key does
-        for name, (default, _) in SETTINGS.items():
-            if isinstance(default, str) and default.startswith("instance/") and app.config.get(name) == default:
-                app.config[name] = str(Path(app.instance_path) / default.removeprefix("instance/"))
+    app.config.update(settings(test_config))
     if not app.config.get("SECRET_KEY"):
         app.config["SECRET_KEY"] = _secret_key(Path(app.instance_path))
 

@@ -42,15 +42,26 @@ from gisapp.words import (
     weekend_words,
     written_words,
 )
-from layers.errors import LayerError
+from layers.errors import LayerError, redact_url
 from layers.legend import STATUS_LEGEND
 from layers.read import LAYER_NAMES
+from layers.register import STORE_SETTING as REGISTER_SETTING
 from layers.sample import sample_town
 from layers.schema import SPECS
-from layers.store import DEFAULT_STORE, is_store, open_store, store_label, store_writer
+from layers.store import is_store, open_store, store_label, store_writer
 
 STATUS_HELP = {status: style.meaning for status, style in STATUS_LEGEND.items()}
 STORE_HELP = "The store: a GeoPackage, or a PostGIS schema postgresql://USER@HOST/DB#SCHEMA."
+STORE_DEFAULT = "Default: the STORE setting (instance/config.py), else sewerplan.gpkg in the instance folder."
+
+
+def server_store(given: str | None) -> str:
+    """The store a command uses: the one given, else the web app's (the STORE setting, config.py's or its default
+    in the instance folder): `sample` and `export-qgis` took ./instance/sewerplan.gpkg whatever config.py or
+    SEWERPLAN_INSTANCE said, so `sewerplan sample` wrote a store `serve` did not show."""
+    from gisapp import settings
+
+    return given or str(settings()["STORE"])
 
 
 @click.group()
@@ -326,9 +337,7 @@ def _print_summary(summary: dict, profile) -> None:
 @click.option(
     "--out",
     "out_path",
-    default=str(DEFAULT_STORE),
-    show_default=True,
-    help="The store to write: a GeoPackage, or a PostGIS schema postgresql://USER@HOST/DB#SCHEMA.",
+    help="The store to write: a GeoPackage, or a PostGIS schema postgresql://USER@HOST/DB#SCHEMA. " + STORE_DEFAULT,
 )
 @click.option(
     "--parcels",
@@ -344,19 +353,29 @@ def _print_summary(summary: dict, profile) -> None:
 @user_errors
 def sample(out_path, n_parcels, seed, overwrite, as_json):
     """Write the bundled sample village (EPSG:2260) to a store (a GeoPackage or a PostGIS schema)."""
+    out_path = server_store(out_path)
     if not is_store(out_path):
         raise LayerError(
             f"--out {store_label(out_path)}: the sample town is written as a store, a GeoPackage (.gpkg) or a PostGIS "
             "schema (postgresql://USER@HOST/DB#SCHEMA)."
         )
     town = sample_town(n_parcels, seed=seed)
-    open_store(out_path).write_layers(town, overwrite=overwrite)
+    store = open_store(out_path)
+    store.write_layers(town, overwrite=overwrite)
     counts = {name: len(frame) for name, frame in town.items()}
     shown = store_label(out_path)
+    # A store replaced keeps the notice register it records (notices sent are never dropped with the layers): said.
+    register = store.read_setting(REGISTER_SETTING)
+    register = redact_url(store.register_location(register)) if register else None
     if as_json:
-        click.echo(json.dumps({"output": shown, "crs": "EPSG:2260", "layers": counts}, indent=2))
-    else:
-        click.echo(f"Sample village written to {shown}: " + ", ".join(layer_count(n, k) for k, n in counts.items()))
+        click.echo(json.dumps({"output": shown, "crs": "EPSG:2260", "layers": counts, "register": register}, indent=2))
+        return
+    click.echo(f"Sample village written to {shown}: " + ", ".join(layer_count(n, k) for k, n in counts.items()))
+    if register:
+        click.echo(
+            f"The store keeps its notice register, {register}: the notices recorded there stay, and notices issued "
+            "from the sample village are recorded with them. Write the sample to another --out to start without them."
+        )
 
 
 @main.command("layers")
@@ -480,22 +499,25 @@ def server_body_limit(max_content_length: int | None) -> int | None:
     return max_content_length + max(max_content_length // 4, 1024 * 1024)
 
 
-USERS_DB_HELP = "The accounts file (default: users.sqlite in the instance folder, instance/ or SEWERPLAN_INSTANCE)."
+USERS_DB_HELP = (
+    "The accounts file (default: the USERS_DB setting of instance/config.py, else users.sqlite in the instance folder, "
+    "instance/ or SEWERPLAN_INSTANCE)."
+)
 
 
 def users_db_path(given: str | None) -> Path:
-    """The accounts file a command uses: the one given with --users-db, else the instance folder's, the one the app
-    uses (``gisapp.default_users_db``): with SEWERPLAN_INSTANCE set, `users add` wrote ./instance/users.sqlite and
-    `serve --host 0.0.0.0` then found no account."""
-    from gisapp import default_users_db
+    """The accounts file a command uses: the one given with --users-db, else the server's (``gisapp.users_db``: the
+    USERS_DB setting, config.py's or its default in the instance folder), for every `users` command and `serve`:
+    `users add` wrote ./instance/users.sqlite while config.py named another file, and `serve` found no account."""
+    from gisapp import users_db
 
-    return Path(given) if given else default_users_db()
+    return Path(given) if given else users_db()
 
 
 @main.command()
 @click.option(
     "--store",
-    help=STORE_HELP + " Default: the STORE setting, sewerplan.gpkg in the instance folder (SEWERPLAN_INSTANCE).",
+    help=STORE_HELP + " " + STORE_DEFAULT,
 )
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
 @click.option("--port", default=5000, show_default=True, type=int)
@@ -517,7 +539,7 @@ def serve(store, host, port, users_db, threads):
 
     app = create_app()  # instance/config.py is read (STORE, SESSION_COOKIE_SECURE, TRUSTED_PROXY ...), then:
     # the store the app would show: with SEWERPLAN_INSTANCE set, ./instance/sewerplan.gpkg was served instead
-    store = store or app.config["STORE"]
+    store = server_store(store)
     found = open_store(store)  # a GeoPackage, or a PostGIS schema (its URL checked here)
     if not found.exists():
         shown = found.label
@@ -604,14 +626,14 @@ def listen(app, host: str, port: int, options: dict):
 
 
 @main.command("export-qgis")
-@click.option("--store", default=str(DEFAULT_STORE), show_default=True, help=STORE_HELP)
+@click.option("--store", help=STORE_HELP + " " + STORE_DEFAULT)
 @click.option("--out", "out_path", required=True, metavar="PATH", help="The QGIS project to write: .qgz (or .qgs).")
 @click.option("--title", help="The project's title (default: the municipality of the store's latest run).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
 def export_qgis(store, out_path, title, as_json):
     """Write a QGIS project of the store's layers, styled as the web map and grouped (results, network, base)."""
-    done = services.export_qgis(store, out_path, title=title)
+    done = services.export_qgis(server_store(store), out_path, title=title)
     if as_json:
         click.echo(json.dumps(done, indent=2))
         return

@@ -74,7 +74,6 @@ from layers.write import (
 )
 from layers.write import SETTINGS_TABLE as SETTINGS_TABLE
 
-DEFAULT_STORE = Path("instance") / "sewerplan.gpkg"
 PREVIOUS = "previous-stores"
 RUNS_TABLE = "analysis_runs"
 # The setting holding the measuring CRS a store's layers were written in when they were checked on the Data page (an
@@ -448,10 +447,16 @@ class GeoPackageStore(Store):
         """The store's layers replaced whole (a sample town, a validated upload), under the writer lock as every
         write of a store is (as PostGIS's is): a run cannot swap its copy over them, nor clear their copy.
         ``measuring_crs`` (None for the profile's own), ``profile`` and ``profile_settings``: what the layers were
-        checked in and under, kept with them in the same file (``checked_settings``)."""
+        checked in and under, kept with them in the same file (``checked_settings``).
+
+        A store replaced whole (``overwrite``) keeps the town's settings (``_town_settings``: the notice register it
+        records), as a publication does and a PostGIS store's settings table does: the file was replaced with its
+        settings, and the register of notices sent, recorded nowhere else when it is not beside the store, was lost
+        to the store without a word (a new one could then be created beside it, the same owners noticed again)."""
         settings = checked_settings(measuring_crs=measuring_crs, profile=profile, profile_settings=profile_settings)
         with self.writer(who="sewerplan", what="writing layers"):
-            write_layers(self.location, layers, overwrite=overwrite, settings=settings or None)
+            kept = _town_settings(self.path) if overwrite else {}
+            write_layers(self.location, layers, overwrite=overwrite, settings=(kept | settings) or None)
         return list(layers)
 
     # -- settings

@@ -396,6 +396,48 @@ def test_sample_command(tmp_path):
     assert invoke("sample", "--out", out, "--parcels", 120, "--overwrite").exit_code == 0
 
 
+def test_sample_overwrite_starts_the_sample_afresh_but_keeps_the_notice_register(tmp_path):
+    """`sample --overwrite` replaced a GeoPackage store's file whole, its settings with it: the notice register it
+    recorded (here in another folder, which nothing else names) was no longer the store's, without a word, and the
+    next "Create the notice register" made a second, empty one beside it. The register is kept, as a PostGIS store's
+    settings and a publication keep it, and said; the run and what the old layers were checked in are not."""
+    from layers.register import Register
+    from layers.store import LAYERS_CRS, read_setting, write_setting
+
+    store = tmp_path / "town.gpkg"
+    invoke("sample", "--out", store, "--parcels", 60)
+    invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store)
+    assert latest_run(str(store)) is not None
+    register = tmp_path / "clerk" / "register.sqlite"
+    Register(str(register), store=str(store), create=True).engine.dispose()
+    write_setting(str(store), LAYERS_CRS, "EPSG:32618")
+    assert read_setting(str(store), "register") == str(register)
+
+    doc = json.loads(invoke("sample", "--out", store, "--parcels", 60, "--overwrite", "--json").output)
+    assert doc["register"] == str(register)
+    assert read_setting(str(store), "register") == str(register)
+    assert read_setting(str(store), LAYERS_CRS) is None and latest_run(str(store)) is None
+    said = invoke("sample", "--out", store, "--parcels", 60, "--overwrite").output
+    assert f"keeps its notice register, {register}" in said
+
+
+def test_sample_and_export_qgis_use_the_store_the_server_shows(tmp_path, monkeypatch):
+    """Without --out (--store), `sample` and `export-qgis` used ./instance/sewerplan.gpkg whatever SEWERPLAN_INSTANCE
+    or config.py's STORE said, so `sewerplan sample` wrote a store `serve` did not show: they now take the STORE
+    setting, as `serve` does."""
+    monkeypatch.chdir(tmp_path)
+    service = tmp_path / "service"
+    monkeypatch.setenv("SEWERPLAN_INSTANCE", str(service))
+    assert invoke("sample", "--parcels", 60).exit_code == 0
+    assert (service / "sewerplan.gpkg").is_file() and not (tmp_path / "instance").exists()
+    town = tmp_path / "srv" / "town.gpkg"
+    service.joinpath("config.py").write_text(f"STORE = {str(town)!r}\n")
+    written = json.loads(invoke("sample", "--parcels", 60, "--json").output)
+    assert written["output"] == str(town) and town.is_file()
+    done = json.loads(invoke("export-qgis", "--out", tmp_path / "town.qgz", "--json").output)
+    assert done["store"] == str(town)
+
+
 def test_profiles_commands():
     listed = json.loads(invoke("profiles", "list", "--json").output)
     assert [p["id"] for p in listed] == ["fort-plain", "poughkeepsie", "wappinger"]

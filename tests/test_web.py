@@ -638,6 +638,50 @@ def test_the_accounts_follow_the_instance_folder_setting(store, tmp_path, monkey
     assert listen_store == {"s": str((service / "sewerplan.gpkg").resolve())}
 
 
+def test_the_accounts_are_the_file_config_py_names_for_every_command(store, tmp_path, monkeypatch):
+    """With USERS_DB = ".../accounts.sqlite" in instance/config.py, `users add` wrote ./instance/users.sqlite (the
+    default), `users list` and `serve` read that too, and the web app (config.py's file) found no account: every
+    `users` command and `serve` now use the file config.py names, as the app does; --users-db still wins."""
+    import os
+
+    import gisapp.cli
+    import layers.uploads
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("SEWERPLAN_INSTANCE", raising=False)
+    accounts = tmp_path / "srv" / "accounts.sqlite"
+    accounts.parent.mkdir()
+    (tmp_path / "instance").mkdir()
+    (tmp_path / "instance" / "config.py").write_text(f"USERS_DB = {str(accounts)!r}\n")
+    runner = CliRunner()
+    for name in ("pat", "lee"):
+        added = runner.invoke(main, ["users", "add", name, "--role", "planner", "--password", "long-password"])
+        assert added.exit_code == 0, added.output
+    assert accounts.exists() and not (tmp_path / "instance" / "users.sqlite").exists()
+    removed = runner.invoke(main, ["users", "remove", "lee"])
+    assert removed.exit_code == 0, removed.output
+    listed = runner.invoke(main, ["users", "list", "--json"])
+    assert json.loads(listed.output) == [{"name": "pat", "role": "planner"}]
+    elsewhere = runner.invoke(main, ["users", "list", "--json", "--users-db", str(tmp_path / "other.sqlite")])
+    assert json.loads(elsewhere.output) == []
+
+    served = {}
+
+    class Server:
+        def run(self):
+            pass
+
+    monkeypatch.setattr(gisapp.cli, "listen", lambda app, host, port, options: served.update(app.config) or Server())
+    monkeypatch.setattr(layers.uploads, "harden_gdal", lambda **kw: None)  # keep this process's GDAL drivers
+    umask = os.umask(0o022)
+    try:
+        done = runner.invoke(main, ["serve", "--store", str(store), "--host", "0.0.0.0"])
+    finally:
+        os.umask(umask)
+    assert done.exit_code == 0, done.output
+    assert served["USERS_DB"] == str(accounts.resolve()) and "sign-in required" in done.output
+
+
 @pytest.fixture(scope="module")
 def hill_store(tmp_path_factory):
     """A town of 1,200 parcels, big enough to have a street with no sewer (Prospect St)."""
