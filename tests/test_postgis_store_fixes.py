@@ -338,6 +338,7 @@ def test_a_schema_left_by_a_writer_killed_mid_run_is_dropped_by_the_next_that_wr
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
+        child.stdout.close()
     assert _tables(engine, schema) == {"sewerplan_writer"}  # what the killed run left
     deadline = time.monotonic() + 20  # the server notices the killed client's connection gone, and frees its lock
     while True:
