@@ -35,7 +35,7 @@ import geopandas as gpd
 import numpy as np
 import pandas as pd
 
-from analysis.flows import BY_UNITS, GIVEN, average_flows
+from analysis.flows import BY_UNITS, GIVEN, average_flows, zero_flows_found_occupied
 from analysis.profiles import Profile, citation_clause, citations_clause, joined_citations, split_citations
 from analysis.reasons import text_column
 
@@ -120,8 +120,22 @@ def assess_discharges(
         "system_flow_parcels_no_outfall": system.no_outfall,
         "flow_given": int((source == GIVEN).sum()),
         "possibly_review_by_units": _possibly_review_by_units(industrial, flow, source, system, rules),
+        "zero_flow_found_occupied": _zero_flows_found_occupied(parcels),
     }
     return DischargesResult(out, summary)
+
+
+def _zero_flows_found_occupied(parcels: gpd.GeoDataFrame) -> dict:
+    """The parcels found occupied by the analysis (a building on the lot, its property class) whose ``flow_gpd`` is
+    0, which loading did not warn of (``analysis.flows.zero_flows_found_occupied``): how many, and the first IDs.
+    Each counts as sending nothing, and every other parcel's share of the system's flow comes out larger (the
+    command line, ``--json`` and the Summary page warn of them)."""
+    ids = zero_flows_found_occupied(parcels)
+    return {"parcels": len(ids), "parcel_ids": ids[:_IDS_KEPT].tolist()}
+
+
+# The parcel IDs a summary keeps of a warning's parcels: the first, as loading's problems keep them.
+_IDS_KEPT = 50
 
 
 def _possibly_review_by_units(industrial, flow, source, system: SystemFlow, rules) -> dict:

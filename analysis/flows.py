@@ -53,3 +53,40 @@ def average_flows(parcels: pd.DataFrame, profile: Profile) -> tuple[np.ndarray, 
     flow = np.where(use_given, given, by_units)
     source = np.where(use_given, GIVEN, np.where(np.isfinite(by_units), BY_UNITS, None)).astype(object)
     return flow, source
+
+
+def zero_flows_found_occupied(parcels: pd.DataFrame) -> np.ndarray:
+    """The IDs of the parcels the analysis found occupied (``occupied`` of the mandate results) by a building on the
+    lot or by its property class whose ``flow_gpd`` is 0, in the parcels' order.
+
+    A 0 is taken as given (``average_flows``): such a parcel sends nothing, and every other parcel's share of the
+    system's flow comes out larger. Loading warns of a 0 on a lot the parcels layer itself marks occupied or gives
+    living units (``layers.validate._zero_flows``); a lot found occupied only by the analysis is known so only
+    after it, and its 0 was counted without a word. Those the loading named (occupied by the layer's own
+    ``occupied`` attribute, or holding living units) are left out here, so no parcel is warned of twice.
+
+    Examples
+    --------
+    >>> found = pd.DataFrame({"parcel_id": ["A", "B", "C", "D"], "flow_gpd": [0, 0, 0, 120],
+    ...     "units": [None, None, 2, None], "occupied": [True, False, True, True],
+    ...     "occupied_source": ["buildings", "buildings", "buildings", "property class"]})
+    >>> zero_flows_found_occupied(found).tolist()
+    ['A']
+    """
+    if not {"flow_gpd", "occupied", "parcel_id"} <= set(parcels.columns):
+        return np.array([], dtype=object)
+    zero = pd.to_numeric(parcels["flow_gpd"], errors="coerce").to_numpy(float) == 0
+    occupied = parcels["occupied"].astype(object).eq(True).to_numpy(bool)
+    # named at loading: occupied by the layer's own attribute, or holding living units
+    by_layer = (
+        parcels["occupied_source"].astype(object).eq("occupied attribute").to_numpy(bool)
+        if "occupied_source" in parcels.columns
+        else np.ones(len(parcels), bool)
+    )
+    units = (
+        pd.to_numeric(parcels["units"], errors="coerce").to_numpy(float) > 0
+        if "units" in parcels.columns
+        else np.zeros(len(parcels), bool)
+    )
+    found = zero & occupied & ~by_layer & ~units
+    return parcels["parcel_id"].astype(str).to_numpy(object)[found]

@@ -53,7 +53,7 @@ import shapely.ops
 from analysis.areas import held_by_service_area
 from analysis.arrays import distinct
 from analysis.errors import AnalysisError
-from analysis.flows import GIVEN, average_flows
+from analysis.flows import GIVEN, average_flows, zero_flows_found_occupied
 from analysis.mandate import analyze_mandates
 from analysis.network import LARGEST_PIPE_IN, SewerNetwork, link_kind_words
 from analysis.network_checks import spacing_limits_ft
@@ -175,6 +175,9 @@ class PlanResult:
     # either end (the lower end's, or the middle's, first); at most one at each end
     not_laid_parts: list[dict] = field(default_factory=list)
     beyond_parcels_ft: float = 0.0  # the main as built beyond the town's parcels (``_beyond_parcels_ft``)
+    # the parcels the analysis found occupied (a building on the lot, its property class) whose flow_gpd is 0, which
+    # loading did not warn of: each counts as sending nothing downstream (``zero_flows_found_occupied``)
+    zero_flow_found_occupied: list[str] = field(default_factory=list)
     parcels: gpd.GeoDataFrame = field(repr=False, default=None)
     line: object = field(repr=False, default=None)
     built: object = field(repr=False, default=None)
@@ -222,6 +225,10 @@ class PlanResult:
             "easements": self.easements,
             "easement_length_ft": self.easement_length_ft,
             "beyond_parcels_ft": round(self.beyond_parcels_ft, 1),
+            "zero_flow_found_occupied": {
+                "parcels": len(self.zero_flow_found_occupied),
+                "parcel_ids": self.zero_flow_found_occupied[:50],
+            },
         }
 
 
@@ -529,6 +536,7 @@ def plan_extension(
         easements=easement_rows(crossed),
         easement_length_ft=round(private_ft, 1),
         beyond_parcels_ft=_beyond_parcels_ft(built, parcels, profile, fpu),
+        zero_flow_found_occupied=zero_flows_found_occupied(before).tolist(),
         parcels=chosen,
         line=line,
         built=built,

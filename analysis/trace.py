@@ -17,7 +17,7 @@ import shapely
 from scipy.sparse import csgraph
 
 from analysis._parallel import default_workers, elementwise, nearest_of_pairs, within_pairs
-from analysis.flows import GIVEN, average_flows
+from analysis.flows import GIVEN, average_flows, zero_flows_found_occupied
 from analysis.network import SewerNetwork
 from analysis.network_checks import plural
 from analysis.profiles import Profile
@@ -91,6 +91,9 @@ class Sewershed:
     # parcels whose flow is their flow_gpd (metered, a permit's), and parcels with no flow given and no living units
     flow_given: int = 0
     flow_unknown: int = 0
+    # parcels draining here that the analysis found occupied (a building on the lot, its property class) whose
+    # flow_gpd is 0, which loading did not warn of: each counts as sending nothing (``zero_flows_found_occupied``)
+    zero_flow_found_occupied: list[str] = field(default_factory=list)
 
     @property
     def flow_gpd(self) -> float | None:
@@ -115,6 +118,10 @@ class Sewershed:
             "flow_gpd": None if self.flow_gpd is None else round(self.flow_gpd, 1),
             "flow_at_least_gpd": round(self.flow_at_least_gpd, 1),
             "not_counted": self.not_counted,
+            "zero_flow_found_occupied": {
+                "parcels": len(self.zero_flow_found_occupied),
+                "parcel_ids": self.zero_flow_found_occupied[:50],
+            },
         }
 
 
@@ -467,6 +474,7 @@ def sewershed(
     upstream[traced] = True
     mains = np.flatnonzero(upstream[net.u] & upstream[net.v])
     parcel_ids: list[str] = []
+    zero: list[str] = []
     units, units_unknown, flow, given, unknown = 0.0, 0, 0.0, 0, 0
     drains_to = np.zeros(0, dtype=np.int64)  # each parcel's node below its connection (-1: none)
     if connections is not None and parcels is not None and len(connections):
@@ -485,6 +493,7 @@ def sewershed(
         flows, source = average_flows(chosen, profile)
         known = np.isfinite(flows)
         flow, given, unknown = float(flows[known].sum()), int((source == GIVEN).sum()), int((~known).sum())
+        zero = zero_flows_found_occupied(chosen).tolist()
     gpd_rule = profile.network.gallons_per_day_per_unit
     manholes = [str(net.node_id[i]) for i in traced if net.node_is_manhole[i]]
     return Sewershed(
@@ -500,6 +509,7 @@ def sewershed(
         _not_counted(net, node, upstream, drains_to),
         given,
         unknown,
+        zero,
     )
 
 

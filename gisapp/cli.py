@@ -41,6 +41,7 @@ from gisapp.words import (
     unmapped_area_words,
     weekend_words,
     written_words,
+    zero_flow_words,
 )
 from layers.errors import LayerError, redact_url
 from layers.legend import STATUS_LEGEND
@@ -315,6 +316,8 @@ def _print_summary(summary: dict, profile) -> None:
         out.print(f"Notice date {summary['notice_date']}; {deadline_words(summary, profile)}", highlight=False)
     if weekend := weekend_words(summary):
         out.print(weekend, highlight=False)
+    if zero := zero_flow_words((summary.get("duties") or {}).get("zero_flow_found_occupied")):
+        out.print(zero, highlight=False, markup=False)
     unbound = summary.get("notices_not_bound") or 0
     if held := (summary.get("notices_held") or 0) - unbound:
         rule = profile.notices.private_system_reasons

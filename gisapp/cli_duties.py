@@ -12,7 +12,7 @@ from rich.table import Table
 from analysis.profiles import citations_clause
 from gisapp import services
 from gisapp.cli_common import DIRECTION_OPTION, data_options, loading, print_problems, user_errors
-from gisapp.words import written_words
+from gisapp.words import written_words, zero_flow_words
 from layers.write import RESULT_LAYER
 
 PARCEL_FIELDS = (
@@ -70,10 +70,13 @@ def duties(digitised_direction, show_all, out_path, as_json, **opts):
             "summary": found.summary | {"profile": profile.id, "output": out_path},
             "parcels": records(chosen, PARCEL_FIELDS),
             "subdivisions": records(found.subdivisions, SUBDIVISION_FIELDS) if found.subdivisions is not None else [],
+            "warnings": [w for w in (zero_flow_words(found.summary.get("zero_flow_found_occupied")),) if w],
         }
         click.echo(json.dumps(doc, indent=2, default=str))
         return
     print_problems(loaded.console, layers)
+    if zero := zero_flow_words(found.summary.get("zero_flow_found_occupied")):
+        loaded.console.print(zero, highlight=False, markup=False)  # beside loading's warnings, of the same kind
     _print(found, chosen, profile, out_path, show_all)
 
 

@@ -21,7 +21,7 @@ from gisapp.cli_common import (
     print_problems,
     user_errors,
 )
-from gisapp.words import network_outline, written_words
+from gisapp.words import network_outline, written_words, zero_flow_words
 from layers.crs import crs_label
 from layers.write import BUILDINGS_LAYER, output_format, write_report
 
@@ -240,6 +240,8 @@ def _print_sewershed(shed, profile, *, named: bool = True) -> None:
     )
     for other in shed.not_counted:  # an overflow into it: what drains above is counted where its trace goes
         out.print(other["reason"], highlight=False)
+    if zero := zero_flow_words(shed.as_dict()["zero_flow_found_occupied"]):
+        out.print(zero, highlight=False, markup=False)
 
 
 BUILDING_FIELDS = (

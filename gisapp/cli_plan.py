@@ -12,7 +12,7 @@ from rich.table import Table
 from analysis.plans import compare_plans, not_laid_parts
 from gisapp import services
 from gisapp.cli_common import DIRECTION_OPTION, data_options, deprecated, loading, user_errors
-from gisapp.words import written_words
+from gisapp.words import written_words, zero_flow_words
 from layers.board import check_pdf_path, summary_lines, write_comparison_csv
 from layers.read import is_postgres
 from layers.write import check_plan_path
@@ -189,6 +189,8 @@ def _print_plan(name: str, doc: dict) -> None:
         out.print(doc["proposed_note"], highlight=False)
     for text in summary_lines(doc):
         out.print(f"- {text}", highlight=False)
+    if zero := zero_flow_words(doc.get("zero_flow_found_occupied")):  # a saved plan's document may not carry it
+        out.print(zero, highlight=False, markup=False)
     table = Table(title="Design checks (one verdict each)")
     for col in ("check", "verdict", "section", "finding"):
         table.add_column(col, overflow="fold")

@@ -697,8 +697,38 @@ def run_warnings(summary: dict) -> list[str]:
         none_in_reach_words(summary),
         unmapped_area_words(summary.get("area_unmapped"), (summary.get("counts") or {}).get("mandated")),
         weekend_words(summary),
+        zero_flow_words((summary.get("duties") or {}).get("zero_flow_found_occupied")),
     )
     return [w for w in said if w]
+
+
+def zero_flow_words(found: dict | None) -> str | None:
+    """The warning of parcels the analysis found occupied (a building on the lot, or its property class) whose
+    ``flow_gpd`` is 0 (``analysis.flows.zero_flows_found_occupied``): the first five IDs and the count, and what to
+    do, in the words of loading's ``zero_flow`` problem, which warns of a 0 on a lot the parcels layer itself marks
+    occupied or gives living units. Such a lot is known to be occupied only after the analysis, and its 0 was
+    counted as sending nothing without a word. ``analyze`` (its text, ``--json``, the Summary page), ``duties``,
+    ``trace --upstream`` and ``plan`` say it.
+
+    Examples
+    --------
+    >>> print(zero_flow_words({"parcels": 1, "parcel_ids": ["A"]}))
+    Warning: column flow_gpd of the parcels is 0 for 1 parcel the analysis found occupied by a building on it or
+    by its property class (A), so it counts as sending nothing to the sewer ...
+    """
+    if not found or not found.get("parcels"):
+        return None
+    n, ids = int(found["parcels"]), [str(i) for i in found.get("parcel_ids") or ()]
+    shown = ", ".join(ids[:5]) + (f" and {n - 5:,} more" if n > 5 else "")
+    return (
+        f"Warning: column flow_gpd of the parcels is 0 for {n:,} parcel{'' if n == 1 else 's'} the analysis found "
+        f"occupied by a building on {'it' if n == 1 else 'them'} or by {'its' if n == 1 else 'their'} property "
+        f"class ({shown}), so {'it counts' if n == 1 else 'each counts'} as sending nothing to the sewer and every "
+        "other parcel's share of the system's flow comes out larger; a 0 there is most likely a flow nobody read, "
+        "written as zero. Leave the cell empty where the flow is not known (the parcel's living units times the "
+        "gallons per day per unit are used then, and without living units its flow is counted as not known rather "
+        "than as nothing); keep 0 only where the parcel truly sends nothing."
+    )
 
 
 # A quote short enough to say inside the warning; a longer one (Wappinger's § 196-17A) is named by its section.

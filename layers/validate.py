@@ -1195,7 +1195,7 @@ def _zero_flows(gdf: gpd.GeoDataFrame, spec: LayerSpec, label: str, problems: li
     the cell empty where the flow is not known (its living units are used then, else its flow is not known, which
     the duties bound rather than count as nothing). A warning, not a refusal: a lot can truly send nothing. Only
     what this layer says is judged: a lot found occupied by its buildings or its property class is known so only
-    after the analysis, and is not warned of here (docs/layers.md).
+    after the analysis, and is warned of then (``analysis.flows.zero_flows_found_occupied``; docs/layers.md).
     """
     if spec.kind != "parcels" or "flow_gpd" not in gdf.columns:
         return

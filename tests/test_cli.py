@@ -543,6 +543,7 @@ def test_upstream_of_the_outfall_counts_units_at_the_profiles_rate(runner, town_
         "flow_gpd",
         "flow_at_least_gpd",
         "not_counted",
+        "zero_flow_found_occupied",
     }
     assert up["parcels"] and up["flow_at_least_gpd"] == up["units"] * 250
     # the sample has parcels whose units are unknown (shops, a mill) and no flow_gpd: their flow is not known, nor
