@@ -621,8 +621,11 @@ def _usable_report(token: str, ws, sources: dict, spec: WorkspaceSpec, *, messag
 def _report_again(token: str, *, message: str, status: int):
     """The upload's report, checked again from its layers without writing its store (a run holds it), with
     ``message``: the page a refused add-layer came from, its form there to send the layer again. The mapping page
-    when the layers cannot be checked."""
+    when the layers cannot be checked, and at once for an upload without parcels (the page with its form to add
+    them): checked, its missing parcels refused the upload, and a refused parcels layer deleted the whole upload."""
     _, sources = _layers(token)
+    if "parcels" not in sources:
+        return mapping(token, message=message, status=status)
     try:
         spec = _upload_spec(read_meta(_folder(token)).get("form") or {}, _layer_columns(token, sources))
         with _refused_deletes(_folder(token)):
