@@ -109,8 +109,12 @@ def upload_too_large(limit: int, size: int | str | None = None) -> str:
 
 def problem_view(p: Problem, *, upload: bool = False) -> dict:
     """A problem for a page or the JSON API: its fields, and ``how`` (the fix, worded for the web; ``upload``: on an
-    upload's pages)."""
-    return p.as_dict() | {"how": field_for(p.fix, upload=upload) if p.fix else ""}
+    upload's pages). Its message names no folder of the server: what GDAL warned of while reading a layer can name
+    the file's full path in the upload's folder."""
+    return p.as_dict() | {
+        "message": without_server_folders(p.message),
+        "how": field_for(p.fix, upload=upload) if p.fix else "",
+    }
 
 
 def without_server_folders(message: str) -> str:

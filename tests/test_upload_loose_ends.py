@@ -291,3 +291,32 @@ def test_windows_1252_text_under_its_cpg_is_read_as_it_is(tmp_path):
     frame = read_source(_shapefile(tmp_path / "shp", names, written="cp1252", cpg="1252"))
     assert frame["owner_name"].tolist() == names
     assert not frame.attrs.get("read_warnings")
+
+
+def test_a_refused_parcels_layer_keeps_an_upload_without_parcels(tmp_path):
+    """A sewer department's layers alone (mains, no parcels), then a parcels file GDAL cannot open sent with the
+    mapping page's "Add a layer" form: the upload was checked again for its report, its missing parcels refused it,
+    and the whole upload was deleted ("No such upload"). Its mapping page says why, the upload kept."""
+    import sqlite3
+
+    from tests.conftest import csrf, make_app, posted_upload
+
+    mains = gpd.GeoDataFrame(
+        {"main_id": ["M1"]}, geometry=[shapely.LineString([(457_000, 1_489_990), (457_200, 1_489_990)])], crs=CRS
+    )
+    mains.to_file(tmp_path / "sewers.gpkg", layer="mains")
+    lots().to_file(tmp_path / "parcels.gpkg", layer="parcels")
+    with sqlite3.connect(tmp_path / "parcels.gpkg") as db:  # passes the upload's checks; GDAL cannot open it
+        db.execute("DROP TABLE gpkg_geometry_columns")
+    db.close()
+    client = make_app(tmp_path / "town.gpkg", tmp_path).test_client()
+    mapping = posted_upload(client, (tmp_path / "sewers.gpkg").read_bytes(), "sewers.gpkg")
+    sent = (tmp_path / "parcels.gpkg").read_bytes()
+    answer = client.post(
+        mapping.replace("/mapping", "/add"),
+        data={"kind": "parcels", "layer": (io.BytesIO(sent), "parcels.gpkg"), "csrf_token": csrf(client)},
+        content_type="multipart/form-data",
+    )
+    assert answer.status_code == 400, said(answer)[:600]
+    assert "which column holds what" in said(answer) and "parcels.gpkg cannot be read as map data" in said(answer)
+    assert client.get(mapping).status_code == 200

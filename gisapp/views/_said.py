@@ -14,14 +14,18 @@ import secrets
 
 from flask import g, request, session
 
+from gisapp.errors import without_server_folders
+
 SESSION_KEY = "_said"
 KEPT = 8  # sentences whose redirect was never followed are forgotten, oldest first, past this many actions
 
 
 def say(**sentences: str | None) -> dict[str, str]:
     """Keep ``sentences`` (kind, such as ``message`` or ``error``, to text; empty ones left out) for the page the
-    redirect goes to; returns the query arguments to add to that redirect (none when there is nothing to say)."""
-    kept = {kind: text for kind, text in sentences.items() if text}
+    redirect goes to, each naming no folder of the server (``without_server_folders``); returns the query arguments
+    to add to that redirect (none when there is nothing to say)."""
+    # named by their files alone before they are kept: the session is a cookie the browser can read
+    kept = {kind: without_server_folders(text) for kind, text in sentences.items() if text}
     if not kept:
         return {}
     key = secrets.token_urlsafe(9)

@@ -15,6 +15,7 @@ from analysis.dates import parse_day
 from analysis.errors import AnalysisError
 from analysis.mandate import check_notice
 from gisapp import services
+from gisapp.errors import without_server_folders
 from gisapp.security import requires
 from gisapp.state import require_shown_workspace, start_analysis, state, store_path, unanalysed_spec
 from gisapp.workspace import WorkspaceSpec, distinct_settings
@@ -76,9 +77,8 @@ def run_analysis():
     try:
         job = start_analysis(current_app._get_current_object(), store, g.user, spec, notice, reason)
     except StoreBusyError as exc:
-        body = {
-            "error": {"status": 409, "title": "A run is in progress", "message": str(exc), "problems": [], "fix": None}
-        }
+        said = without_server_folders(str(exc))
+        body = {"error": {"status": 409, "title": "A run is in progress", "message": said, "problems": [], "fix": None}}
         return jsonify(body), 409
     return jsonify(job.as_dict()), 202
 
@@ -89,4 +89,6 @@ def job_status(job_id: str):
     job = state().jobs.get(job_id)
     if job is None:
         abort(404, description="No such job.")
-    return jsonify(job.as_dict())
+    # A failed run's sentence is the one its process gave (``web_text``, without the app to know its folders): the
+    # map page shows it as "Failed: ...", so it names files, not the server's folders.
+    return jsonify(job.as_dict() | {"error": job.error and without_server_folders(job.error)})

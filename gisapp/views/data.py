@@ -21,7 +21,7 @@ from pathlib import Path
 from flask import Blueprint, current_app, g, redirect, render_template, request, session, url_for
 
 from gisapp import services
-from gisapp.errors import field_for, problem_view, upload_too_large, web_text
+from gisapp.errors import field_for, problem_view, upload_too_large, web_text, without_server_folders
 from gisapp.security import requires
 from gisapp.state import recorded_spec
 from gisapp.words import measured_in, measuring_crs_note, size_words, unanalysed_profile_note
@@ -192,7 +192,7 @@ def upload_form(message: str | None = None, status: int = 200, *, town_busy: boo
         used_mb=owner_usage(_root(), g.user) / 2**20,
         quota_mb=config["UPLOAD_QUOTA_BYTES"] / 2**20,
         ttl_hours=config["UPLOAD_TTL_HOURS"],
-        message=message,
+        message=message and without_server_folders(message),
     )
     return page, status
 
@@ -380,6 +380,9 @@ def found_by_name(f, columns: list[str]) -> str:
 @bp.get("/<token>/mapping")
 @requires("planner")
 def mapping(token: str, message: str | None = None, status: int = 200):
+    """The upload's column-mapping page, with ``message`` above it: a refusal's text (a layer GDAL cannot read, a
+    mapping that cannot be meant), naming no folder of the server (``without_server_folders``): a refused layer had
+    been named by its full path in the upload's folder. The Data page and the report say theirs the same way."""
     available, sources = _layers(token)
     meta = read_meta(_folder(token))
     form = meta.get("form") or {}
@@ -438,7 +441,7 @@ def mapping(token: str, message: str | None = None, status: int = 200):
         measuring_note=measuring_crs_note(
             town_crs.name, (suggested, parse_crs(suggested, what="the suggested CRS").name) if suggested else None
         ),
-        message=message,
+        message=message and without_server_folders(message),
     )
     return page, status
 
@@ -586,7 +589,7 @@ def _usable_report(token: str, ws, sources: dict, spec: WorkspaceSpec, *, messag
             "ready": r.ready,
             "missing": [
                 {
-                    "message": str(e),
+                    "message": without_server_folders(str(e)),
                     "how": (
                         f'Add the {e.fix.target.replace("_", " ")} layer with "Add a layer to this upload" below.'
                         if getattr(e, "fix", None) and e.fix.setting == "layer"
@@ -614,15 +617,18 @@ def _usable_report(token: str, ws, sources: dict, spec: WorkspaceSpec, *, messag
         readiness=readiness,
         missing_layers=missing_layers,
         kinds=KIND_HELP,
-        message=message,
+        message=message and without_server_folders(message),
     ), status
 
 
 def _report_again(token: str, *, message: str, status: int):
     """The upload's report, checked again from its layers without writing its store (a run holds it), with
     ``message``: the page a refused add-layer came from, its form there to send the layer again. The mapping page
-    when the layers cannot be checked."""
+    when the layers cannot be checked, and at once for an upload without parcels (the page with its form to add
+    them): checked, its missing parcels refused the upload, and a refused parcels layer deleted the whole upload."""
     _, sources = _layers(token)
+    if "parcels" not in sources:
+        return mapping(token, message=message, status=status)
     try:
         spec = _upload_spec(read_meta(_folder(token)).get("form") or {}, _layer_columns(token, sources))
         with _refused_deletes(_folder(token)):
