@@ -115,7 +115,8 @@ def test_a_run_that_does_not_test_occupancy_says_the_laws_words_and_that_it_did_
         ({}, set()),
         ({"mandate.notice_period_days": "60"}, {"mandated"}),
         ({"mandate.notice_reasons": ["public_health_hazard"]}, {"mandated"}),
-        ({"mandate.requires_abutting_street": True}, {"mandated", "in_range_not_abutting"}),  # set, if to its own
+        ({"mandate.requires_abutting_street": True}, set()),  # § 144-4's own value: not set for the run
+        ({"mandate.requires_abutting_street": True, "mandate.distance_ft": "100"}, set()),
         ({"mandate.distance_ft": "150"}, {"mandated", "out_of_range", "in_range_not_abutting", "connected"}),
         ({"measurement.abut_tolerance_ft": "5"}, set()),  # a profile setting, not what § 144-4 states
     ],
@@ -147,6 +148,43 @@ def test_the_section_column_is_flagged_when_the_run_set_a_value_its_section_stat
     assert set(status) == wanted
     for name, section in status.items():
         assert section == ("§ 144-4 (value set by the user)" if name in flagged_statuses else "§ 144-4"), name
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"mandate.distance_ft": "100"},
+        {"mandate.distance_ft": 100},
+        {"mandate.distance_ft": "100.0", "mandate.notice_period_days": "90"},
+        {"mandate.requires_occupied_building": "true", "mandate.requires_abutting_street": True},
+    ],
+)
+def test_a_run_set_to_the_laws_own_values_reads_as_the_laws(street_block, overrides):
+    """--set mandate.distance_ft=100 under Fort Plain (§ 144-4 says 100 ft) flagged every section "(value set by the
+    user)" and read "within 100 ft, the distance set for this run (§ 144-4 sets 100 ft)": true, but it told a board
+    the run departed from the law. Set to the law's own values, the results are the law's, word for word."""
+    streets, mains = street_block
+    streets = pd.concat(
+        [
+            streets,
+            frame(
+                [{"street_id": "S-2", "street_name": "Back St", "geometry": LineString([(-1000, 205), (2000, 205)])}]
+            ),
+        ]
+    )
+    lots = [
+        lot("A", 0, 25),  # mandated
+        lot("F", 200, 230),  # out of range (off Back St)
+        {"parcel_id": "B", "occupied": True, "geometry": box(400, 90, 450, 180)},  # not on Main St
+        lot("V", 600, 25, occupied=False),  # unoccupied
+    ]
+    due = {"notice_date": dt.date(2027, 3, 1)}
+    law = run(lots, mains, streets, load_profile("fort-plain"), **due)
+    same = run(lots, mains, streets, load_profile("fort-plain", overrides=overrides), **due)
+    assert set(law["status"]) == {"mandated", "out_of_range", "in_range_not_abutting", "unoccupied"}
+    pd.testing.assert_frame_equal(same[["status", "section", "reason"]], law[["status", "section", "reason"]])
+    assert "set for this run" not in " ".join(same["reason"]) and not same["section"].str.contains("user").any()
+    assert "the 100 ft of § 144-4" in same.loc["F", "reason"]
 
 
 ORDINANCES = Path(__file__).parent / "data" / "ordinances"  # the laws as published
