@@ -192,6 +192,27 @@ def test_a_house_across_a_lot_line_is_named_in_the_other_lots_reason(tmp_path):
     )
 
 
+def test_a_house_marked_unoccupied_across_a_lot_line_is_named_on_both_lots(tmp_path):
+    """The house across the line of lots 101 and 102, marked unoccupied in the buildings layer: 101 named it, but 102
+    read "no building of 150 sq ft or more, nor one marked occupied, stands on it" with 360 sq ft of it there."""
+    houses = {"building_id": ["B-12"], "occupied": [False]}
+    data = _two_lots(tmp_path, [box(0, 25, 50, 125), box(50, 25, 100, 125)], houses, [HOUSE])
+    out = tmp_path / "results.csv"
+    assert invoke("analyze", "--profile", "fort-plain", "--data", data, "--out", out).exit_code == 0
+    results = pd.read_csv(out, dtype=str).set_index("parcel_id")
+    assert results["status"].to_dict() == {"101": "unoccupied", "102": "unoccupied"}
+    rest = "; no other building of 150 sq ft or more, nor one marked occupied, stands on it); § 144-4 applies only to"
+    assert results.loc["101", "reason"] == (
+        "No building used for human occupancy, employment or recreation on the parcel (building B-12 of 1,200 sq ft "
+        f"stands on it but the buildings layer marks it unoccupied{rest} occupied property."
+    )
+    assert results.loc["102", "reason"] == (
+        "No building used for human occupancy, employment or recreation is counted on the parcel (building B-12 "
+        "covers 360 sq ft of it but the buildings layer marks it unoccupied, and it is assigned to parcel 101, where "
+        f"its middle stands{rest} occupied property."
+    )
+
+
 def test_a_value_set_to_the_laws_own_is_not_said_to_be_set_for_the_run(tmp_path):
     """`analyze --profile fort-plain --set mandate.distance_ft=100` (§ 144-4 says 100 ft) printed "Distance: 100 ft
     from the property line (§ 144-4; value set by the user)" and wrote "25.0 ft beyond 100 ft, the distance set for

@@ -609,6 +609,57 @@ def test_a_building_the_layer_marks_unoccupied_is_named_on_its_lot(fort_plain, s
     assert r.loc["D", "reason"] == EMPTY_LOT
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_building_marked_unoccupied_across_the_lot_line_is_named_on_the_neighbour_lot(
+    fort_plain, street_block, reverse
+):
+    """A 1,200 sq ft house the buildings layer marks unoccupied, its middle on lot A and 360 sq ft of it on lot B,
+    was named on A only: B read "no building of 150 sq ft or more, nor one marked occupied, stands on it", which its
+    owner could show false at the board meeting. B's reason names it, says the layer marks it unoccupied and the lot
+    it is assigned to, and why there; a marked shed across a line and a marked house over one by 5 sq ft are not
+    named, and the statuses are as before."""
+    streets, mains = street_block
+    parcels = [
+        lot("A", 0, 25, occupied=None),  # VACANT, x 22..62: its middle on A, 12 ft (360 sq ft) on B
+        lot("B", 50, 25, occupied=None),
+        lot("C", 200, 25, occupied=None),  # HOME (occupied, counted on C) and SPARE, marked no, its middle on C
+        lot("D", 250, 25, occupied=None),
+        lot("GAP-1", 400, 25, occupied=None),  # ASTRAY, marked no: its middle in the 4 ft gap, 15 ft on GAP-1
+        lot("GAP-2", 454, 25, occupied=None),  # 13 ft on GAP-2
+        lot("E", 600, 25, occupied=None),  # SHED, 140 sq ft, marked no, half on each; EDGE on F by 5 sq ft
+        lot("F", 650, 25, occupied=None),
+    ]
+    buildings = [
+        {"building_id": "VACANT", "occupied": False, "geometry": box(22, 50, 62, 80)},
+        {"building_id": "HOME", "occupied": True, "geometry": box(210, 90, 220, 100)},
+        {"building_id": "SPARE", "occupied": False, "geometry": box(222, 50, 262, 80)},
+        {"building_id": "ASTRAY", "occupied": False, "geometry": box(435, 50, 467, 80)},
+        {"building_id": "SHED", "occupied": False, "geometry": box(643, 90, 657, 100)},
+        {"building_id": "EDGE", "occupied": False, "geometry": box(620, 50, 651, 60)},
+    ]
+    if reverse:
+        parcels, buildings = parcels[::-1], buildings[::-1]
+    r = analyze_mandates(frame(parcels), mains, streets=streets, buildings=frame(buildings), profile=fort_plain)
+    r = r.parcels.set_index("parcel_id")
+    assert r["status"].to_dict() == {p: "mandated" if p == "C" else "unoccupied" for p in r.index}
+    counted = "No building used for human occupancy, employment or recreation is counted on the parcel ("
+    marks = " sq ft of it but the buildings layer marks it unoccupied, and it is assigned to parcel "
+    rest = "; no other building of 150 sq ft or more, nor one marked occupied, stands on it); § 144-4 applies only"
+    said = {
+        "A": "No building used for human occupancy, employment or recreation on the parcel (building VACANT of 1,200 "
+        "sq ft stands on it but the buildings layer marks it unoccupied" + rest,
+        "B": counted + "building VACANT covers 360" + marks + "A, where its middle stands" + rest,
+        "D": counted + "building SPARE covers 360" + marks + "C, where its middle stands" + rest,
+        "GAP-1": "No building used for human occupancy, employment or recreation on the parcel (building ASTRAY of "
+        "960 sq ft stands on it but the buildings layer marks it unoccupied" + rest,
+        "GAP-2": counted + "building ASTRAY covers 390" + marks + "GAP-1, which holds more of it" + rest,
+    }
+    for parcel, words in said.items():
+        assert r.loc[parcel, "reason"].startswith(words), parcel
+    assert "SHED" not in r.loc["E", "reason"]  # E names EDGE, marked no, whose middle stands on it
+    assert r.loc["F", "reason"] == EMPTY_LOT  # nor EDGE's 5 sq ft, nor half the marked shed
+
+
 def test_occupied_attribute_overrides_buildings(fort_plain, street_block):
     streets, mains = street_block
     buildings = frame([{"geometry": box(10, 50, 40, 80)}])
