@@ -918,7 +918,8 @@ def _covers_enough(
 
 def _partly_on(parcel_geoms, parcels, vacant, buildings, located: _Located, profile, fpu, workers) -> PartlyOn | None:
     """The counting buildings that stand partly on the parcels ``vacant`` (a mask) while counted on another parcel,
-    with the square feet on each, the parcel they are counted on and why there (``analysis.reasons.PartlyOn``).
+    with the square feet on each, the parcel they are counted on and why there (``analysis.reasons.PartlyOn``); and
+    the buildings the buildings layer marks unoccupied that stand so, which would count by their size (``marked``).
 
     A house drawn across the line between two lots is counted once, on the lot where its middle stands
     (``locate_buildings``); the other lot stays unoccupied, and its reason said that no building stood on it, which
@@ -928,10 +929,17 @@ def _partly_on(parcel_geoms, parcels, vacant, buildings, located: _Located, prof
     crossing the line by a few square feet is not named. The candidates are the pairs of a building and a parcel
     its envelope reaches that ``_locate`` kept, on a parcel found unoccupied by the buildings layer: no tree is
     queried again, and only those few pairs' footprints are cut.
+
+    A building marked unoccupied whose middle stands on the neighbour lot was named on neither side of the line but
+    its own: this lot read "no building of 150 sq ft or more, nor one marked occupied, stands on it" with 360 sq ft
+    of a 1,200 sq ft house on it. It is named as a counting building is, and said to be marked unoccupied.
     """
     geoms = np.asarray(buildings.geometry.values)
     b, q = located.near
-    keep = vacant[q] & located.qualifies[b] & (located.parcels[b] >= 0) & (located.parcels[b] != q)
+    keep = vacant[q] & (located.parcels[b] >= 0) & (located.parcels[b] != q)
+    b, q = b[keep], q[keep]
+    # counting, or marked unoccupied though its size would count (a shed, marked or not, is not named)
+    keep = located.qualifies[b] | _big_enough(geoms[b], profile, fpu)[0]
     b, q = b[keep], q[keep]
     # envelopes that meet, footprints that may not (a lot set at an angle): a predicate before the overlay
     footprint = (shapely.get_dimensions(geoms[b]) == 2) & shapely.intersects(geoms[b], parcel_geoms[q])
@@ -957,6 +965,7 @@ def _partly_on(parcel_geoms, parcels, vacant, buildings, located: _Located, prof
         sqft=(covered * fpu * fpu)[order],
         counted_on=_text(parcels["parcel_id"].iloc[p[order]]),
         how=how[order],
+        marked=~located.qualifies[b[order]],
     )
 
 

@@ -816,5 +816,21 @@ def _override(key: str, rule: Rule, raw: Any, meta: dict) -> tuple[Rule, list[st
     problems = _check_value(key, value, meta, rule.section)
     if isinstance(value, int) and meta["type"] == (int, float):
         value = float(value)
-    law_value = rule.law_value if rule.overridden else rule.value
-    return dataclasses.replace(rule, value=value, overridden=True, law_value=law_value), problems
+    own = rule.law_value if rule.overridden else rule.value
+    if not problems and _same_value(value, own) and not _left_to_an_act(key, rule):
+        # the profile's own value (100 under § 144-4's 100 ft): "(value set by the user)" and "the distance set for
+        # this run (§ 144-4 sets 100 ft)" told a board the run departed from the law where it had not
+        return dataclasses.replace(rule, value=own, overridden=False, law_value=None), []
+    return dataclasses.replace(rule, value=value, overridden=True, law_value=own), problems
+
+
+def _same_value(value: Any, own: Any) -> bool:
+    """The value set is the profile's own: equal, and of one kind (a number is never a yes/no, though True == 1)."""
+    return own is not None and isinstance(value, bool) == isinstance(own, bool) and value == own
+
+
+def _left_to_an_act(key: str, rule: Rule) -> bool:
+    """A period the law leaves to the town (``setting`` or ``town_setting``): a resolution of the town may set it
+    (``analysis.notices.with_resolutions``), and a value set for the run is weighed against that resolution, the
+    profile's own reading too, so that 30 days set beside a resolution of 45 is refused rather than dropped."""
+    return bool(rule.setting or rule.town_setting) and key in period_keys()

@@ -87,6 +87,8 @@ class PartlyOn:
 
     ``how`` says why the building is counted on the other lot: its middle stands there (``MIDDLE``), or its middle
     lies on no lot and more of it stands there (``MOST``), or as much, and that lot's ID comes first (``AS_MUCH``).
+    ``marked``: the buildings layer marks it unoccupied, so it is counted on neither lot, though assigned to the other
+    (None where no building is so marked).
     """
 
     MIDDLE, MOST, AS_MUCH = 0, 1, 2
@@ -96,6 +98,7 @@ class PartlyOn:
     sqft: np.ndarray
     counted_on: np.ndarray
     how: np.ndarray
+    marked: np.ndarray | None = None
 
 
 @dataclass(frozen=True)
@@ -388,18 +391,25 @@ def _unoccupied(facts: _Facts, rows: np.ndarray) -> pa.Array:
 
 def _partly_words(facts: _Facts, rows: np.ndarray) -> pa.Array | None:
     """For the lots ``rows``, what stands partly on each while counted on another lot ("building B-12 covers 360 sq
-    ft of it but is counted on parcel 101, where its middle stands"; several joined by "; "), null where nothing
-    does; None where nothing does on any."""
+    ft of it but is counted on parcel 101, where its middle stands"; several joined by "; "), or assigned to it and
+    marked unoccupied ("building B-12 covers 360 sq ft of it but the buildings layer marks it unoccupied, and it is
+    assigned to parcel 101, where its middle stands": it is counted on neither), null where nothing does; None where
+    nothing does on any."""
     partly = facts.partly_on
     if partly is None or not len(partly.parcel):
         return None
     sqft = pc.cast(pa.array(np.rint(partly.sqft).astype(np.int64)), pa.string())
+    marked = np.zeros(len(partly.parcel), bool) if partly.marked is None else np.asarray(partly.marked, bool)
     said = _join(
         "building ",
         pa.array(partly.building_id, pa.string()),
         " covers ",
         sqft,
-        " sq ft of it but is counted on parcel ",
+        pc.if_else(
+            pa.array(marked),
+            " sq ft of it but the buildings layer marks it unoccupied, and it is assigned to parcel ",
+            " sq ft of it but is counted on parcel ",
+        ),
         pa.array(partly.counted_on, pa.string()),
         pc.take(pa.array(_COUNTED_THERE), pa.array(partly.how)),
     )

@@ -157,20 +157,30 @@ def test_connected_csv(town_gpkg, tmp_path):
     assert json.loads(result.output)["summary"]["counts"]["connected"] == 400
 
 
-def test_a_house_across_a_lot_line_is_named_in_the_other_lots_reason(tmp_path):
-    """Two 50 x 100 ft lots and a house drawn across their line, 70 % on lot 101: lot 102 read "no building of 150
-    sq ft or more ... stands on it" in the results a clerk reads out. The results now name the house on it."""
+HOUSE = box(22, 50, 62, 80)  # 1,200 sq ft across the line x = 50: 840 sq ft (its middle) on lot 101, 360 on 102
 
-    def layer(rows, geoms):  # in Fort Plain, where EPSG:2260 is used
+
+def _two_lots(tmp_path, lots, houses, footprints):
+    """A GeoPackage of parcels 101 and 102 (``lots``) north of Main St and its main M-1 (y = 0), and the buildings
+    ``houses`` (columns) drawn as ``footprints``, in Fort Plain, where EPSG:2260 is used."""
+
+    def layer(rows, geoms):
         moved = [affinity.translate(g, 457025, 1490000) for g in geoms]
         return gpd.GeoDataFrame(rows, geometry=moved, crs="EPSG:2260")
 
     data = tmp_path / "lots.gpkg"
     street = LineString([(-1000, 0), (2000, 0)])
-    layer({"parcel_id": ["101", "102"]}, [box(0, 25, 50, 125), box(50, 25, 100, 125)]).to_file(data, layer="parcels")
+    layer({"parcel_id": ["101", "102"]}, lots).to_file(data, layer="parcels")
     layer({"main_id": ["M-1"]}, [street]).to_file(data, layer="mains")
     layer({"street_name": ["Main St"]}, [street]).to_file(data, layer="streets")
-    layer({"building_id": ["B-12"]}, [box(22, 50, 62, 80)]).to_file(data, layer="buildings")
+    layer(houses, footprints).to_file(data, layer="buildings")
+    return data
+
+
+def test_a_house_across_a_lot_line_is_named_in_the_other_lots_reason(tmp_path):
+    """Two 50 x 100 ft lots and a house drawn across their line, 70 % on lot 101: lot 102 read "no building of 150
+    sq ft or more ... stands on it" in the results a clerk reads out. The results now name the house on it."""
+    data = _two_lots(tmp_path, [box(0, 25, 50, 125), box(50, 25, 100, 125)], {"building_id": ["B-12"]}, [HOUSE])
     out = tmp_path / "results.csv"
     assert invoke("analyze", "--profile", "fort-plain", "--data", data, "--out", out).exit_code == 0
     results = pd.read_csv(out, dtype=str).set_index("parcel_id")
@@ -180,6 +190,56 @@ def test_a_house_across_a_lot_line_is_named_in_the_other_lots_reason(tmp_path):
         "covers 360 sq ft of it but is counted on parcel 101, where its middle stands; no other building of 150 sq "
         "ft or more, nor one marked occupied, stands on it); § 144-4 applies only to occupied property."
     )
+
+
+def test_a_house_marked_unoccupied_across_a_lot_line_is_named_on_both_lots(tmp_path):
+    """The house across the line of lots 101 and 102, marked unoccupied in the buildings layer: 101 named it, but 102
+    read "no building of 150 sq ft or more, nor one marked occupied, stands on it" with 360 sq ft of it there."""
+    houses = {"building_id": ["B-12"], "occupied": [False]}
+    data = _two_lots(tmp_path, [box(0, 25, 50, 125), box(50, 25, 100, 125)], houses, [HOUSE])
+    out = tmp_path / "results.csv"
+    assert invoke("analyze", "--profile", "fort-plain", "--data", data, "--out", out).exit_code == 0
+    results = pd.read_csv(out, dtype=str).set_index("parcel_id")
+    assert results["status"].to_dict() == {"101": "unoccupied", "102": "unoccupied"}
+    rest = "; no other building of 150 sq ft or more, nor one marked occupied, stands on it); § 144-4 applies only to"
+    assert results.loc["101", "reason"] == (
+        "No building used for human occupancy, employment or recreation on the parcel (building B-12 of 1,200 sq ft "
+        f"stands on it but the buildings layer marks it unoccupied{rest} occupied property."
+    )
+    assert results.loc["102", "reason"] == (
+        "No building used for human occupancy, employment or recreation is counted on the parcel (building B-12 "
+        "covers 360 sq ft of it but the buildings layer marks it unoccupied, and it is assigned to parcel 101, where "
+        f"its middle stands{rest} occupied property."
+    )
+
+
+def test_a_value_set_to_the_laws_own_is_not_said_to_be_set_for_the_run(tmp_path):
+    """`analyze --profile fort-plain --set mandate.distance_ft=100` (§ 144-4 says 100 ft) printed "Distance: 100 ft
+    from the property line (§ 144-4; value set by the user)" and wrote "25.0 ft beyond 100 ft, the distance set for
+    this run (§ 144-4 sets 100 ft)": at a board meeting, a run that departed from the law. It reads as the law's."""
+    lots, houses = [box(0, 25, 50, 125), box(60, 125, 110, 225)], [box(10, 50, 40, 80), box(70, 150, 100, 180)]
+    data = _two_lots(tmp_path, lots, {"building_id": ["B-1", "B-2"]}, houses)
+
+    def analysed(*sets):
+        (tmp_path / f"run{len(sets)}").mkdir()
+        out = tmp_path / f"run{len(sets)}" / "results.csv"
+        args = ("analyze", "--profile", "fort-plain", "--data", data, "--out", out, "--notice-date", "2027-03-01")
+        result = CliRunner().invoke(main, list(map(str, (*args, *sets))), env={"COLUMNS": "300"})
+        assert result.exit_code == 0, result.output
+        said = " ".join(result.output.replace(str(out), "OUT").split())
+        return said, pd.read_csv(out, dtype=str).set_index("parcel_id")[["status", "section", "reason"]]
+
+    law_said, law = analysed()
+    said, results = analysed("--set", "mandate.distance_ft=100", "--set", "mandate.notice_period_days=90")
+    assert "Distance: 100 ft from the property line (§ 144-4), measured in" in said
+    assert "deadline 90 days after it (§ 144-4)." in said
+    assert "value set by the user" not in said and said == law_said
+    assert results["status"].to_dict() == {"101": "mandated", "102": "out_of_range"}
+    assert results.loc["102", "reason"] == (
+        "Nearest public sanitary main M-1 lies 125.0 ft from the property line, 25.0 ft beyond the 100 ft of § 144-4; "
+        "no connection can be required."
+    )
+    pd.testing.assert_frame_equal(results, law)
 
 
 @pytest.mark.parametrize(

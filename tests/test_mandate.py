@@ -115,7 +115,8 @@ def test_a_run_that_does_not_test_occupancy_says_the_laws_words_and_that_it_did_
         ({}, set()),
         ({"mandate.notice_period_days": "60"}, {"mandated"}),
         ({"mandate.notice_reasons": ["public_health_hazard"]}, {"mandated"}),
-        ({"mandate.requires_abutting_street": True}, {"mandated", "in_range_not_abutting"}),  # set, if to its own
+        ({"mandate.requires_abutting_street": True}, set()),  # § 144-4's own value: not set for the run
+        ({"mandate.requires_abutting_street": True, "mandate.distance_ft": "100"}, set()),
         ({"mandate.distance_ft": "150"}, {"mandated", "out_of_range", "in_range_not_abutting", "connected"}),
         ({"measurement.abut_tolerance_ft": "5"}, set()),  # a profile setting, not what § 144-4 states
     ],
@@ -147,6 +148,43 @@ def test_the_section_column_is_flagged_when_the_run_set_a_value_its_section_stat
     assert set(status) == wanted
     for name, section in status.items():
         assert section == ("§ 144-4 (value set by the user)" if name in flagged_statuses else "§ 144-4"), name
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"mandate.distance_ft": "100"},
+        {"mandate.distance_ft": 100},
+        {"mandate.distance_ft": "100.0", "mandate.notice_period_days": "90"},
+        {"mandate.requires_occupied_building": "true", "mandate.requires_abutting_street": True},
+    ],
+)
+def test_a_run_set_to_the_laws_own_values_reads_as_the_laws(street_block, overrides):
+    """--set mandate.distance_ft=100 under Fort Plain (§ 144-4 says 100 ft) flagged every section "(value set by the
+    user)" and read "within 100 ft, the distance set for this run (§ 144-4 sets 100 ft)": true, but it told a board
+    the run departed from the law. Set to the law's own values, the results are the law's, word for word."""
+    streets, mains = street_block
+    streets = pd.concat(
+        [
+            streets,
+            frame(
+                [{"street_id": "S-2", "street_name": "Back St", "geometry": LineString([(-1000, 205), (2000, 205)])}]
+            ),
+        ]
+    )
+    lots = [
+        lot("A", 0, 25),  # mandated
+        lot("F", 200, 230),  # out of range (off Back St)
+        {"parcel_id": "B", "occupied": True, "geometry": box(400, 90, 450, 180)},  # not on Main St
+        lot("V", 600, 25, occupied=False),  # unoccupied
+    ]
+    due = {"notice_date": dt.date(2027, 3, 1)}
+    law = run(lots, mains, streets, load_profile("fort-plain"), **due)
+    same = run(lots, mains, streets, load_profile("fort-plain", overrides=overrides), **due)
+    assert set(law["status"]) == {"mandated", "out_of_range", "in_range_not_abutting", "unoccupied"}
+    pd.testing.assert_frame_equal(same[["status", "section", "reason"]], law[["status", "section", "reason"]])
+    assert "set for this run" not in " ".join(same["reason"]) and not same["section"].str.contains("user").any()
+    assert "the 100 ft of § 144-4" in same.loc["F", "reason"]
 
 
 ORDINANCES = Path(__file__).parent / "data" / "ordinances"  # the laws as published
@@ -569,6 +607,57 @@ def test_a_building_the_layer_marks_unoccupied_is_named_on_its_lot(fort_plain, s
         assert r.loc[parcel, "reason"].startswith(words), parcel
     assert "the buildings layer lacks it" not in r.loc["R", "reason"]  # it has it, marked unoccupied
     assert r.loc["D", "reason"] == EMPTY_LOT
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+def test_a_building_marked_unoccupied_across_the_lot_line_is_named_on_the_neighbour_lot(
+    fort_plain, street_block, reverse
+):
+    """A 1,200 sq ft house the buildings layer marks unoccupied, its middle on lot A and 360 sq ft of it on lot B,
+    was named on A only: B read "no building of 150 sq ft or more, nor one marked occupied, stands on it", which its
+    owner could show false at the board meeting. B's reason names it, says the layer marks it unoccupied and the lot
+    it is assigned to, and why there; a marked shed across a line and a marked house over one by 5 sq ft are not
+    named, and the statuses are as before."""
+    streets, mains = street_block
+    parcels = [
+        lot("A", 0, 25, occupied=None),  # VACANT, x 22..62: its middle on A, 12 ft (360 sq ft) on B
+        lot("B", 50, 25, occupied=None),
+        lot("C", 200, 25, occupied=None),  # HOME (occupied, counted on C) and SPARE, marked no, its middle on C
+        lot("D", 250, 25, occupied=None),
+        lot("GAP-1", 400, 25, occupied=None),  # ASTRAY, marked no: its middle in the 4 ft gap, 15 ft on GAP-1
+        lot("GAP-2", 454, 25, occupied=None),  # 13 ft on GAP-2
+        lot("E", 600, 25, occupied=None),  # SHED, 140 sq ft, marked no, half on each; EDGE on F by 5 sq ft
+        lot("F", 650, 25, occupied=None),
+    ]
+    buildings = [
+        {"building_id": "VACANT", "occupied": False, "geometry": box(22, 50, 62, 80)},
+        {"building_id": "HOME", "occupied": True, "geometry": box(210, 90, 220, 100)},
+        {"building_id": "SPARE", "occupied": False, "geometry": box(222, 50, 262, 80)},
+        {"building_id": "ASTRAY", "occupied": False, "geometry": box(435, 50, 467, 80)},
+        {"building_id": "SHED", "occupied": False, "geometry": box(643, 90, 657, 100)},
+        {"building_id": "EDGE", "occupied": False, "geometry": box(620, 50, 651, 60)},
+    ]
+    if reverse:
+        parcels, buildings = parcels[::-1], buildings[::-1]
+    r = analyze_mandates(frame(parcels), mains, streets=streets, buildings=frame(buildings), profile=fort_plain)
+    r = r.parcels.set_index("parcel_id")
+    assert r["status"].to_dict() == {p: "mandated" if p == "C" else "unoccupied" for p in r.index}
+    counted = "No building used for human occupancy, employment or recreation is counted on the parcel ("
+    marks = " sq ft of it but the buildings layer marks it unoccupied, and it is assigned to parcel "
+    rest = "; no other building of 150 sq ft or more, nor one marked occupied, stands on it); § 144-4 applies only"
+    said = {
+        "A": "No building used for human occupancy, employment or recreation on the parcel (building VACANT of 1,200 "
+        "sq ft stands on it but the buildings layer marks it unoccupied" + rest,
+        "B": counted + "building VACANT covers 360" + marks + "A, where its middle stands" + rest,
+        "D": counted + "building SPARE covers 360" + marks + "C, where its middle stands" + rest,
+        "GAP-1": "No building used for human occupancy, employment or recreation on the parcel (building ASTRAY of "
+        "960 sq ft stands on it but the buildings layer marks it unoccupied" + rest,
+        "GAP-2": counted + "building ASTRAY covers 390" + marks + "GAP-1, which holds more of it" + rest,
+    }
+    for parcel, words in said.items():
+        assert r.loc[parcel, "reason"].startswith(words), parcel
+    assert "SHED" not in r.loc["E", "reason"]  # E names EDGE, marked no, whose middle stands on it
+    assert r.loc["F", "reason"] == EMPTY_LOT  # nor EDGE's 5 sq ft, nor half the marked shed
 
 
 def test_occupied_attribute_overrides_buildings(fort_plain, street_block):

@@ -224,6 +224,57 @@ def test_override_is_marked_in_the_citation():
     assert rule.value == 200.0 and rule.citation == "§ 196-17E (value set by the user)"
 
 
+@pytest.mark.parametrize(
+    ("name", "key", "value"),
+    [
+        ("fort-plain", "mandate.distance_ft", "100"),  # § 144-4's 100 ft, typed as a whole number
+        ("fort-plain", "mandate.distance_ft", "100.0"),
+        ("fort-plain", "mandate.distance_ft", 100),  # a manifest's number: 100 is 100.0
+        ("fort-plain", "mandate.notice_period_days", "90"),
+        ("fort-plain", "mandate.requires_occupied_building", "TRUE"),
+        ("poughkeepsie", "mandate.requires_abutting_street", True),
+        ("wappinger", "mandate.requires_abutting_street", "false"),
+        ("fort-plain", "measurement.distance_tolerance_ft", "0.01"),  # a setting the profile reads, not the law
+        ("fort-plain", "discharges.food_service_classes", ["42"]),
+    ],
+)
+def test_a_value_set_to_the_profiles_own_is_not_marked_set(name, key, value):
+    """--set mandate.distance_ft=100 under Fort Plain, where § 144-4 says 100 ft, marked the rule set: the section
+    read "§ 144-4 (value set by the user)" and the reason "the distance set for this run (§ 144-4 sets 100 ft)",
+    which told a board the run departed from the law where it had not. The profile's own value is not set."""
+    own = load_profile(name).rules()[key]
+    rule = load_profile(name, overrides={key: value}).rules()[key]
+    assert rule == own and not rule.overridden and "value set by the user" not in rule.citation
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "law_value"),
+    [
+        ("mandate.distance_ft", "100.5", 100.0),
+        ("mandate.requires_occupied_building", "false", True),
+        ("mandate.notice_period_days", "89", 90),
+    ],
+)
+def test_a_value_other_than_the_profiles_own_is_marked_set(key, value, law_value):
+    rule = load_profile("fort-plain", overrides={key: value}).rules()[key]
+    assert rule.overridden and rule.law_value == law_value and rule.citation.endswith("(value set by the user)")
+
+
+def test_a_period_left_to_the_town_set_to_the_profiles_reading_is_still_weighed_against_the_towns_resolution():
+    """Fort Plain leaves the days to correct to the village (§ 144-40A, a setting the profile reads as 30 days). 30
+    days set for the run beside a resolution of 45 is the user's value, not the profile's silently replaced by the
+    act: it is refused as 29 or 31 would be, not dropped."""
+    from analysis.errors import AnalysisError
+    from analysis.notices import Resolution, TownSettings, with_resolutions
+
+    set_30 = load_profile("fort-plain", overrides={"notices.correction_period_days": "30"})
+    assert set_30.notices.correction_period_days.overridden
+    town = TownSettings(resolutions={"notices.correction_period_days": Resolution(45, "Resolution 4 of 2027")})
+    with pytest.raises(AnalysisError, match=r"was set to 30 days for this run, but the town settings' resolution"):
+        with_resolutions(set_30, town)
+    assert with_resolutions(load_profile("fort-plain"), town).notices.correction_period_days.value == 45
+
+
 def test_profile_as_dict_has_every_rule_with_section():
     data = load_profile("poughkeepsie").as_dict()
     assert data["id"] == "poughkeepsie"
