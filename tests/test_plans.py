@@ -1343,6 +1343,25 @@ def test_a_proposed_file_without_a_crs_that_is_no_shapefile_is_not_sent_to_its_p
     assert ".prj" not in told and "Use --layer-crs proposed=EPSG:2260." in told
 
 
+def test_a_proposed_shapefile_in_degrees_without_a_crs_is_told_to_give_longitude_latitude(town_gpkg, tmp_path):
+    """deg_noprj.shp (-74.6, 42.9 ...) was told "Use --layer-crs proposed=EPSG:2260", the measuring CRS, and with it
+    was refused again as degrees in a projected CRS: the first refusal sees the degrees."""
+    shapefile = tmp_path / "deg_noprj.shp"
+    line = ny_frame([{"geometry": OAK_ST_MAIN}]).to_crs(4326).geometry.iloc[0]
+    with pytest.warns(UserWarning, match="'crs' was not provided"):
+        gpd.GeoDataFrame(geometry=[line]).to_file(shapefile)  # no .prj
+    args = ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--proposed", str(shapefile)]
+    refused = CliRunner().invoke(main, [*args, "--diameter-in", "8"])
+    assert refused.exit_code == 2, refused.output
+    told = " ".join(refused.output.split())
+    assert "has no coordinate reference system (a shapefile's .prj file declares it)" in told
+    assert "look like degrees of longitude and latitude (-74.6" in told
+    assert "Use --layer-crs proposed=EPSG:4326." in told and "EPSG:2260." not in told
+    given = CliRunner().invoke(main, [*args, "--diameter-in", "8", "--layer-crs", "proposed=EPSG:4326", "--json"])
+    assert given.exit_code == 0, given.output
+    assert json.loads(given.stdout)["length_ft"] == pytest.approx(900, abs=0.5)
+
+
 def test_a_proposed_shapefile_without_a_crs_can_be_given_one(town_gpkg, tmp_path):
     """A shapefile of the main without its .prj was told "Use --layer-crs proposed=EPSG:2260", and that was
     refused as "'proposed' is not a layer kind": a dead end, with the example CRS New York's though the store (here
