@@ -1032,6 +1032,7 @@ def test_plan_cli_json_save_export_pdf(town_gpkg, tmp_path):
         "benefiting_parcels",
         "main_crossings",
         "easements_needed",
+        "buildings_crossed",  # empty: the main runs in Oak St, clear of the houses
     }
     shares = gpd.read_file(tmp_path / "plan.gpkg", layer="benefiting_parcels")
     assert sorted(shares["parcel_id"]) == doc["benefiting"] and shares["by_parcel"].sum() == pytest.approx(
