@@ -1,6 +1,6 @@
-"""Where a proposed main runs: across existing mains, and across private parcels.
+"""Where a proposed main runs: across existing mains, across private parcels, and under buildings.
 
-Two things a municipal engineer looks for first in a drawn extension, both design checks rather than rules of the
+Three things a municipal engineer looks for first in a drawn extension, all design checks rather than rules of the
 sewer-use laws sewerplan encodes:
 
 - **Crossings.** Two pipes crossing at one place with no manhole there is not a design an engineer submits: either
@@ -14,8 +14,11 @@ sewer-use laws sewerplan encodes:
   each owner. A parcel crossed for less than ``design.easement_min_ft`` in all is not counted: the street edge of a
   tax map and of a streets layer rarely meet, so a main crossing a street edge at a slant shows a sliver of
   "parcel" that is street.
+- **Buildings.** Every building whose footprint the main passes through, the parcel it stands on and the length of
+  main under it. None of the three laws sets a clearance between a main and a building (Fort Plain's three feet
+  from a bearing wall is for a building sewer laid along it), so the test is the footprint itself.
 
-Both return frames, one row per finding, with the station (feet along the built main from where it connects), so
+All return frames, one row per finding, with the station (feet along the built main from where it connects), so
 a board can be told where; ``analysis.plans`` words them as checks.
 """
 
@@ -26,12 +29,14 @@ import numpy as np
 import pandas as pd
 import shapely
 
+from analysis.mandate import locate_buildings
 from analysis.profiles import Profile
 from analysis.streets import rights_of_way
 
 CROSSES, ENDS_ON, RUNS_ALONG = "crosses", "ends on", "runs along"
 CROSSING_COLUMNS = ["main_id", "sewer_type", "status", "described", "kind", "x", "y", "station_ft", "length_ft"]
 PARCEL_COLUMNS = ["parcel_id", "owner_name", "site_address", "length_ft", "from_station_ft", "to_station_ft"]
+BUILDING_COLUMNS = ["building_id", "parcel_id", "length_ft", "from_station_ft", "to_station_ft"]
 
 
 def mains_crossed(
@@ -175,32 +180,110 @@ def parcels_crossed(
     hit, across, length_ft = hit[keep], across[keep], length_ft[keep]
     if len(hit) == 0:
         return empty
-    # Where each parcel's crossing begins and ends along the main: the stations of its pieces' ends.
-    pieces, owner = shapely.get_parts(across, return_index=True)
-    lines = shapely.get_dimensions(pieces) == 1
-    pieces, owner = pieces[lines], owner[lines]
-    stations = np.stack([shapely.line_locate_point(built, shapely.get_point(pieces, i)) * fpu for i in (0, -1)], axis=1)
-    span = pd.DataFrame({"owner": np.repeat(owner, 2), "station": stations.ravel()}).groupby("owner")["station"]
-    low, high = span.min().reindex(range(len(hit))), span.max().reindex(range(len(hit)))
-    # Each parcel's pieces as the main runs (an overlay follows the parcel's boundary, so a piece along a lot line
-    # came back reversed), joined where they meet: the line a surveyor describes the easement by.
-    backwards = stations[:, 0] > stations[:, 1]
-    pieces[backwards] = shapely.reverse(pieces[backwards])
-    order = np.lexsort((stations.min(axis=1), owner))
-    across = shapely.line_merge(shapely.multilinestrings(pieces[order], indices=owner[order]), directed=True)
+    low, high, across = _along_main(built, across, fpu)
     out = gpd.GeoDataFrame(
         {
             "parcel_id": parcels["parcel_id"].astype(str).to_numpy()[hit],
             "owner_name": _text_column(parcels, "owner_name")[hit],
             "site_address": _text_column(parcels, "site_address")[hit],
             "length_ft": np.round(length_ft, 1),
-            "from_station_ft": np.round(low.to_numpy(float), 1),
-            "to_station_ft": np.round(high.to_numpy(float), 1),
+            "from_station_ft": np.round(low, 1),
+            "to_station_ft": np.round(high, 1),
         },
         geometry=across,
         crs=parcels.crs,
     )
     return out.sort_values(["from_station_ft", "parcel_id"], kind="stable").reset_index(drop=True)
+
+
+def buildings_crossed(
+    built,
+    buildings: gpd.GeoDataFrame,
+    *,
+    parcels: gpd.GeoDataFrame,
+    profile: Profile,
+    fpu: float = 1.0,
+) -> gpd.GeoDataFrame:
+    """The buildings whose footprint the built main passes through, the parcel each stands on, and for how long.
+
+    One row per building whose footprint's inside the main enters (a main along a wall, or touching a corner, is
+    not under the building): its ID (``buildings-N``, its row from 1, where the layer gives none), the parcel it
+    stands on (``analysis.mandate.locate_buildings``, as the mandate reads it; None for one on no parcel), the length
+    of main under it (feet), the stations where that begins and ends, and that part of the main as its geometry.
+    A plain geometric test: none of the laws sewerplan encodes sets a clearance between a main and a building, so a
+    main passing a foot beside a house is not found. Buildings given as points have no footprint and are not tested.
+    Only the buildings whose envelopes the main meets are looked at (the layer's tree), and only the parcels near them.
+
+    Examples
+    --------
+    >>> from shapely.geometry import LineString, box
+    >>> from analysis.profiles import load_profile
+    >>> parcels = gpd.GeoDataFrame({"parcel_id": ["L1", "L2"]}, geometry=[box(0, 0, 100, 100), box(100, 0, 200, 100)])
+    >>> houses = gpd.GeoDataFrame({"building_id": ["B1", "B2"]},
+    ...                           geometry=[box(30, 40, 70, 80), box(130, 60, 170, 90)])
+    >>> found = buildings_crossed(LineString([(0, 50), (200, 50)]), houses, parcels=parcels,
+    ...                           profile=load_profile("fort-plain"))
+    >>> found[["building_id", "parcel_id", "length_ft", "from_station_ft", "to_station_ft"]].values.tolist()
+    [['B1', 'L1', 40.0, 30.0, 70.0]]
+    """
+    crs = buildings.crs
+    empty = gpd.GeoDataFrame(columns=BUILDING_COLUMNS, geometry=gpd.GeoSeries([], crs=crs), crs=crs)
+    geoms = np.asarray(buildings.geometry.values)
+    hit = buildings.sindex.query(built, predicate="intersects")
+    hit = hit[shapely.get_dimensions(geoms[hit]) == 2]
+    # the main's inside meets the footprint's inside: through it, or ending in it; not along a wall or at a corner
+    hit = np.sort(hit[shapely.relate_pattern(built, geoms[hit], "T********")])
+    if len(hit) == 0:
+        return empty
+    low, high, under = _along_main(built, shapely.intersection(geoms[hit], built), fpu)
+    stands = np.full(len(hit), None, dtype=object)
+    if parcels is not None and len(parcels):
+        near = np.unique(parcels.sindex.query(geoms[hit], predicate="intersects"))
+        if len(near):
+            lots = parcels.iloc[near]
+            on, lot = locate_buildings(
+                geoms[hit], lots, shapely.STRtree(np.asarray(lots.geometry.values)), profile, fpu, 1
+            )
+            stands[on] = lots["parcel_id"].astype(str).to_numpy(object)[lot]
+    ids = (
+        buildings["building_id"].astype("string").to_numpy(object)[hit]
+        if "building_id" in buildings
+        else np.full(len(hit), None, dtype=object)
+    )
+    unnamed = pd.isna(ids) | (ids == "")
+    ids[unnamed] = np.char.add("buildings-", (hit[unnamed] + 1).astype(str)).astype(object)
+    out = gpd.GeoDataFrame(
+        {
+            "building_id": ids,
+            "parcel_id": stands,
+            "length_ft": np.round(shapely.length(under) * fpu, 1),
+            "from_station_ft": np.round(low, 1),
+            "to_station_ft": np.round(high, 1),
+        },
+        geometry=under,
+        crs=crs,
+    )
+    return out.sort_values(["from_station_ft", "building_id"], kind="stable").reset_index(drop=True)
+
+
+def _along_main(built, across: np.ndarray, fpu: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where each of ``across`` (the built main cut by one polygon each) begins and ends along the main (stations in
+    feet from the connection), and its pieces as the main runs, joined where they meet.
+
+    An overlay follows the polygon's boundary, so a piece along a lot line came back reversed: each piece is turned
+    to run as the main runs, and the pieces are joined in station order, the line a surveyor describes an easement
+    (or a building's crossing) by. Points where the main only touches the polygon are left out."""
+    pieces, owner = shapely.get_parts(across, return_index=True)
+    lines = shapely.get_dimensions(pieces) == 1
+    pieces, owner = pieces[lines], owner[lines]
+    stations = np.stack([shapely.line_locate_point(built, shapely.get_point(pieces, i)) * fpu for i in (0, -1)], axis=1)
+    span = pd.DataFrame({"owner": np.repeat(owner, 2), "station": stations.ravel()}).groupby("owner")["station"]
+    low, high = span.min().reindex(range(len(across))), span.max().reindex(range(len(across)))
+    backwards = stations[:, 0] > stations[:, 1]
+    pieces[backwards] = shapely.reverse(pieces[backwards])
+    order = np.lexsort((stations.min(axis=1), owner))
+    joined = shapely.line_merge(shapely.multilinestrings(pieces[order], indices=owner[order]), directed=True)
+    return low.to_numpy(float), high.to_numpy(float), joined
 
 
 def _described(mains: pd.DataFrame) -> np.ndarray:

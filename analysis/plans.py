@@ -57,7 +57,7 @@ from analysis.flows import GIVEN, average_flows, zero_flows_found_occupied
 from analysis.mandate import analyze_mandates
 from analysis.network import LARGEST_PIPE_IN, SewerNetwork, link_kind_words
 from analysis.network_checks import spacing_limits_ft
-from analysis.plan_route import CROSSES, ENDS_ON, RUNS_ALONG, mains_crossed, parcels_crossed
+from analysis.plan_route import CROSSES, ENDS_ON, RUNS_ALONG, buildings_crossed, mains_crossed, parcels_crossed
 from analysis.profiles import OVERRIDDEN_FLAG, SETTING_FLAG, Profile, bracketed, citation_clause, flagged
 from analysis.streets import street_pairs
 from analysis.trace import connect_parcels, sewershed, trace_down
@@ -171,6 +171,8 @@ class PlanResult:
     main_crossings: list[dict] = field(default_factory=list)
     easements: list[dict] = field(default_factory=list)
     easement_length_ft: float = 0.0  # the main's length on private land (a lot line's counts once)
+    # the buildings whose footprint the main passes through; None where the town gave no building footprints
+    buildings_crossed: list[dict] | None = None
     # what of the drawn main is not laid: past the manhole it passes through, or drawn over an existing main at
     # either end (the lower end's, or the middle's, first); at most one at each end
     not_laid_parts: list[dict] = field(default_factory=list)
@@ -224,6 +226,7 @@ class PlanResult:
             "main_crossings": self.main_crossings,
             "easements": self.easements,
             "easement_length_ft": self.easement_length_ft,
+            "buildings_crossed": self.buildings_crossed,
             "beyond_parcels_ft": round(self.beyond_parcels_ft, 1),
             "zero_flow_found_occupied": {
                 "parcels": len(self.zero_flow_found_occupied),
@@ -495,6 +498,11 @@ def plan_extension(
     checks += _route_checks(
         crossings, crossed, connection, profile, crs=parcels.crs, ways_known=ways_known, private_ft=private_ft
     )
+    footprints = _footprints(buildings)
+    under = None
+    if footprints:
+        under = buildings_crossed(built, buildings, parcels=parcels, profile=profile, fpu=fpu)
+    checks.append(_buildings_check(under, footprints, len(buildings) if buildings is not None else 0))
 
     flows = reach.flows
     newly = chosen["category"].to_numpy() == "newly mandated"
@@ -535,6 +543,7 @@ def plan_extension(
         main_crossings=crossings.to_dict("records"),
         easements=easement_rows(crossed),
         easement_length_ft=round(private_ft, 1),
+        buildings_crossed=None if under is None else rows_with_lines(under),
         beyond_parcels_ft=_beyond_parcels_ft(built, parcels, profile, fpu),
         zero_flow_found_occupied=zero_flows_found_occupied(before).tolist(),
         parcels=chosen,
@@ -2240,6 +2249,12 @@ def easement_rows(crossed: gpd.GeoDataFrame) -> list[dict]:
     a saved scenario's download alike) draws them from the document, so a surveyor is handed the main across each
     lot, not only the lot.
     """
+    return rows_with_lines(crossed)
+
+
+def rows_with_lines(crossed: gpd.GeoDataFrame) -> list[dict]:
+    """A route finding's rows (parcels crossed, buildings crossed) as the plan's document carries them: each row's
+    columns, and its geometry (the main's pieces across it) as ``lines``, lists of x, y in the measuring CRS."""
     rows = pd.DataFrame(crossed.drop(columns="geometry")).to_dict("records")
     parts, index = shapely.get_parts(crossed.geometry.values, return_index=True)
     coords, which = shapely.get_coordinates(parts, return_index=True)
@@ -2350,6 +2365,58 @@ def _route_checks(
         f"or move the main into the street. {law} {slivers}{unknown_ways}"
     )
     return [*checks, Check("easements", REVIEW, section, text)]
+
+
+def _footprints(buildings: gpd.GeoDataFrame | None) -> int:
+    """How many of the buildings are footprints (polygons): those a main can be found passing through."""
+    if buildings is None or len(buildings) == 0:
+        return 0
+    return int(np.count_nonzero(shapely.get_dimensions(np.asarray(buildings.geometry.values)) == 2))
+
+
+def _buildings_check(under: gpd.GeoDataFrame | None, footprints: int, given: int) -> Check:
+    """The buildings whose footprint the main as built passes through (``plan_route.buildings_crossed``), each with
+    the parcel it stands on and the feet of main under it; *for the engineer* where there are any.
+
+    No section of the laws sewerplan encodes sets a clearance between a main and a building, so it is a design
+    check, cites none, and tests the footprint itself. Without footprints (no buildings layer, or one of points)
+    whether the main passes under a building is not known, and the check says so: never "none found".
+    """
+    law = (
+        "A design check, not a section of the law: the law sets no clearance between a main and a building, so only "
+        "a main through a building's footprint is found, not one passing beside it."
+    )
+    if under is None:
+        why = (
+            f"The buildings layer holds {given} point{'s' if given != 1 else ''} and no footprints"
+            if given
+            else "No buildings layer was given"
+        )
+        text = f"{why}, so whether the main as built passes under a building is not known. {law}"
+        return Check("buildings_crossed", UNKNOWN, "design check", text)
+    points = given - footprints
+    unchecked = (
+        f" {points} building{'s' if points != 1 else ''} of the layer {'are points' if points != 1 else 'is a point'}, "
+        "not footprints, and not tested."
+        if points
+        else ""
+    )
+    if len(under) == 0:
+        text = f"The main as built passes through no building. {law}{unchecked}"
+        return Check("buildings_crossed", MEETS, "design check", text)
+    n = len(under)
+    listing = "; ".join(
+        f"{r['building_id']} (" + (f"on parcel {r['parcel_id']}" if r["parcel_id"] else "on no parcel") + ") "
+        f"{r['length_ft']:,.1f} ft under it, stations {r['from_station_ft']:,.0f} to {r['to_station_ft']:,.0f} ft"
+        for r in under.to_dict("records")
+    )
+    text = (
+        f"The main as built passes through {n} building{'s' if n != 1 else ''}: {listing}. A main under a building "
+        "cannot be dug up to repair or replace it without the building: move the main clear of "
+        f"{'them' if n != 1 else 'it'} (into the street), or have the engineer show why it must run there. "
+        f"{law}{unchecked}"
+    )
+    return Check("buildings_crossed", REVIEW, "design check", text)
 
 
 def _crossing_text(row: dict, crs: str) -> str:

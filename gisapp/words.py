@@ -52,6 +52,7 @@ WORDS: dict[str, str] = {
     "capacity": "capacity downstream",
     "main_crossings": "crossings of existing mains",
     "easements": "easements across private land",
+    "buildings_crossed": "buildings the main passes through",
     "crosses": "crosses",
     "ends on": "ends on",
     "runs along": "runs along",

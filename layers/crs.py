@@ -153,12 +153,28 @@ def check_and_reproject(
             # the .prj is a shapefile's: a GeoPackage, DXF or FlatGeobuf without a CRS was sent to look for one
             other = re.search(r"\.(gpkg|geojson|json|fgb|dxf|kml|csv|gdb|parquet|sqlite)\b", label, re.I)
             where = "the file declares none" if other else "a shapefile's .prj file declares it"
+            said = f"{label} has no coordinate reference system ({where})"
+            lonlat = _degrees_where_measured(gdf, target, workers)
+            if lonlat is not None:
+                # Named the measuring CRS, a file of degrees was refused a second time, now as degrees in feet.
+                return None, [
+                    Problem(
+                        layer,
+                        "no_crs",
+                        "error",
+                        f"{said}, and its coordinates look like degrees of longitude and latitude "
+                        f"({lonlat[0]:.4f}, {lonlat[1]:.4f}) lying where the town's measuring CRS, {target.name}, is "
+                        f"used: give EPSG:4326 (longitude/latitude) as the {layer} layer's CRS; otherwise give the CRS "
+                        "it was drawn in.",
+                        fix=Fix("layer_crs", layer, "EPSG:4326"),
+                    )
+                ]
             return None, [
                 Problem(
                     layer,
                     "no_crs",
                     "error",
-                    f"{label} has no coordinate reference system ({where}): give the CRS it was drawn in.",
+                    f"{said}: give the CRS it was drawn in.",
                     fix=Fix("layer_crs", layer, example),
                 )
             ]
@@ -468,6 +484,25 @@ def _named(ids: pd.Series | None, mask: np.ndarray) -> tuple[str, ...]:
     if ids is None:
         return tuple(f"row {i + 1}" for i in np.flatnonzero(mask))
     return tuple(ids[mask].astype(str))
+
+
+def _degrees_where_measured(gdf: gpd.GeoDataFrame, target: CRS, workers: int = 1) -> tuple[float, float] | None:
+    """The middle of a layer that declares no CRS, where its coordinates look like degrees (every feature within
+    longitude -180 to 180 and latitude -90 to 90) that lie where ``target``, the measuring CRS, is used; else None.
+
+    Such a file (a shapefile of the main without its .prj, drawn in longitude/latitude) was told to give the
+    measuring CRS, and then refused a second time as degrees in a projected CRS. Coordinates a town's grid might
+    hold (a schematic model's 0 to 500) lie elsewhere on the earth read as degrees, and are told as before."""
+    bounds = elementwise(shapely.bounds, np.asarray(gdf.geometry.values), workers=workers)
+    usable = np.isfinite(bounds).all(axis=1)
+    if not usable.any():
+        return None
+    inside = bounds[usable]
+    if not ((np.abs(inside[:, [0, 2]]) <= 180).all() and (np.abs(inside[:, [1, 3]]) <= 90).all()):
+        return None
+    centre = _middle(bounds, usable)
+    area = _lonlat_area(target)
+    return centre if area is not None and _inside(centre, area) else None
 
 
 def _middle(bounds: np.ndarray, usable: np.ndarray) -> tuple[float, float]:

@@ -351,6 +351,15 @@ _EASEMENTS = {
     "feature": Column("Feature", "easement needed: what this feature of the plan's export is."),
 }
 
+_BUILDINGS_CROSSED = {
+    "building_id": Column("Building", "The building whose footprint the proposed main passes through."),
+    "parcel_id": Column("Parcel", "The parcel the building stands on (empty for one on no parcel)."),
+    "length_ft": Column("Length (ft)", "Feet of proposed main through the building's footprint."),
+    "from_station_ft": Column("From station (ft)", "Where the main enters the building: feet from where it connects."),
+    "to_station_ft": Column("To station (ft)", "Where the main leaves the building: feet from where it connects."),
+    "feature": Column("Feature", "building crossed: what this feature of the plan's export is."),
+}
+
 RESULT_COLUMNS: dict[str, dict[str, Column]] = {
     "parcel_results": _PARCEL_RESULTS,
     "measuring_lines": _EVIDENCE,
@@ -359,7 +368,11 @@ RESULT_COLUMNS: dict[str, dict[str, Column]] = {
     "analysis_runs": _RUNS,
 }
 # The layers of a plan's export that carry findings of their own (``layers.write.write_plan``): titles for QGIS.
-PLAN_COLUMNS: dict[str, dict[str, Column]] = {"main_crossings": _MAIN_CROSSINGS, "easements_needed": _EASEMENTS}
+PLAN_COLUMNS: dict[str, dict[str, Column]] = {
+    "main_crossings": _MAIN_CROSSINGS,
+    "easements_needed": _EASEMENTS,
+    "buildings_crossed": _BUILDINGS_CROSSED,
+}
 # The input layer a result layer carries columns over from.
 CARRIED_FROM = {"parcel_results": "parcels", "building_results": "buildings"}
 LAYER_DESCRIPTIONS = {

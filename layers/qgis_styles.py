@@ -10,8 +10,9 @@ style per layer it knows, named ``sewerplan`` and marked as the default:
 - ``building_results`` with rear buildings, buildings needing more building sewers and buildings with a finding on
   their building sewer outlined as on the web map;
 - the other input layers plainly (parcels as outlines, buildings pale, streets grey), plans and reports plainly; a
-  plan's crossings of existing mains as red rings, its easements needed as a broad dashed purple line and the part
-  drawn but not laid grey and dotted, as the web map draws them.
+  plan's crossings of existing mains as red rings, its easements needed as a broad dashed purple line, the main
+  through buildings as a broad dotted red line, and the part drawn but not laid grey and dotted, as the web map
+  draws them.
 
 Labels are off in every style, and the result columns get their titles as field aliases (``layers.legend``). The
 coded result columns (status, rule, grease interceptor ...) get a ValueMap editor widget, so QGIS's attribute table,
@@ -291,6 +292,10 @@ _STYLES = {
     "easements_needed": (
         "the proposed main across private parcels (easements needed)",
         lambda f: single(line("#6a3d9a", width_mm=1.6, dash="2;1")),
+    ),
+    "buildings_crossed": (
+        "the proposed main through buildings",
+        lambda f: single(line("#e31a1c", width_mm=1.6, dash="1;1")),
     ),
     # grey and dotted, as the web map's plan draws it: the blue line is the main as laid
     "not_laid": ("the part drawn but not laid", lambda f: single(line("#777777", width_mm=0.8, dash="1;2"))),

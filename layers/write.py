@@ -577,6 +577,7 @@ PROPOSED_MAIN = "proposed main"
 CONNECTING_MAIN = "connecting main"
 MAIN_CROSSING = "main crossing"
 EASEMENT_NEEDED = "easement needed"
+BUILDING_CROSSED = "building crossed"
 # The part of the drawn main not laid (``analysis.plans._laid_from_manhole``): drawn past the manhole the main joins,
 # or over an existing main to it. Read back, it is joined to the proposed main again, so the plan is the one drawn.
 NOT_LAID = "not laid"
@@ -599,6 +600,13 @@ EASEMENT_FIELDS = {
     "from_station_ft": float,
     "to_station_ft": float,
 }
+BUILDING_CROSSED_FIELDS = {
+    "building_id": str,
+    "parcel_id": str,
+    "length_ft": float,
+    "from_station_ft": float,
+    "to_station_ft": float,
+}
 # The type each plan layer is declared with when it has no features (a plan crossing no main).
 PLAN_GEOMETRY_TYPES = {
     "not_laid": "LineString",
@@ -607,6 +615,7 @@ PLAN_GEOMETRY_TYPES = {
     "benefiting_parcels": "MultiPolygon",
     "main_crossings": "Point",
     "easements_needed": "MultiLineString",
+    "buildings_crossed": "MultiLineString",
 }
 
 
@@ -634,9 +643,12 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
     cost by every method), ``main_crossings`` (a point where the main meets an existing main away from a manhole:
     the main's ID, kind, station) and ``easements_needed`` (the main's line across each private parcel outside the
     rights-of-way: parcel, owner, address, feet, stations; the line a surveyor describes the easement by, the lot
-    itself being in the town's tax map). ``parcels`` is any frame holding those parcels (the town's). GeoJSON (RFC
-    7946): one collection of all of them, with a ``feature`` property saying which. A scenario saved before plans
-    found crossings and easements has neither layer: none would say "none found", which is not known.
+    itself being in the town's tax map), ``buildings_crossed`` (the main's line through each building's footprint:
+    building, the parcel it stands on, feet, stations; not written where the town gave no footprints, as whether
+    the main passes under a building is then not known). ``parcels`` is any frame holding those parcels (the
+    town's). GeoJSON (RFC 7946): one collection of all of them, with a ``feature`` property saying which. A
+    scenario saved before plans found crossings and easements has neither layer: none would say "none found", which
+    is not known.
     """
     attrs = {
         "name": plan.get("name"),
@@ -700,7 +712,7 @@ def write_plan(path: str, plan: dict, line, parcels: gpd.GeoDataFrame, *, crs) -
                     lots[~lots["category"].eq("newly mandated") & lots["benefits"].astype(bool)].assign(
                         feature="benefiting vacant lot"
                     ),
-                    *(frame for name, frame in layers.items() if name in ("main_crossings", "easements_needed")),
+                    *(frame for name, frame in layers.items() if name in ROUTE_LAYERS),
                 ],
                 ignore_index=True,
             ),
@@ -740,9 +752,14 @@ def _not_laid_layer(plan: dict, crs) -> gpd.GeoDataFrame:
     ).assign(feature=NOT_LAID)
 
 
+ROUTE_LAYERS = ("main_crossings", "easements_needed", "buildings_crossed")
+
+
 def _route_layers(plan: dict, crs) -> dict[str, gpd.GeoDataFrame]:
-    """A plan's ``main_crossings`` (points) and ``easements_needed`` (the main's lines across each private parcel),
-    each with its ``feature``; none for a plan saved before they were found (not known is not none)."""
+    """A plan's ``main_crossings`` (points), ``easements_needed`` (the main's lines across each private parcel) and
+    ``buildings_crossed`` (the main's lines through each building's footprint), each with its ``feature``; none for a
+    plan saved before they were found, nor buildings crossed where the town gave no footprints (not known is not
+    none)."""
     layers = {}
     if "main_crossings" in plan:
         rows = pd.DataFrame(plan["main_crossings"] or [], columns=[*CROSSING_FIELDS, "x", "y"])
@@ -763,6 +780,16 @@ def _route_layers(plan: dict, crs) -> dict[str, gpd.GeoDataFrame]:
             geometry=gpd.GeoSeries(lines, crs=crs),
             crs=crs,
         ).assign(feature=EASEMENT_NEEDED)
+    if plan.get("buildings_crossed") is not None:
+        rows = pd.DataFrame(plan["buildings_crossed"], columns=[*BUILDING_CROSSED_FIELDS, "lines"])
+        # a building on no parcel: empty, not "None"
+        rows["parcel_id"] = rows["parcel_id"].astype(object).where(rows["parcel_id"].notna(), "")
+        lines = [shapely.MultiLineString(found) if found else None for found in rows["lines"]]
+        layers["buildings_crossed"] = gpd.GeoDataFrame(
+            rows[list(BUILDING_CROSSED_FIELDS)].astype(BUILDING_CROSSED_FIELDS),
+            geometry=gpd.GeoSeries(lines, crs=crs),
+            crs=crs,
+        ).assign(feature=BUILDING_CROSSED)
     return layers
 
 

@@ -166,6 +166,24 @@ def test_no_crs_is_refused_with_how_to_fix():
     assert problems[0].fix == Fix("layer_crs", "parcels", "EPSG:2260") and "--" not in problems[0].message
 
 
+def test_no_crs_with_degrees_for_coordinates_is_told_to_give_longitude_latitude():
+    """Parcels in degrees without a .prj were told to give EPSG:2260, the measuring CRS, and with it were refused a
+    second time as degrees in a projected CRS: the degrees are seen the first time."""
+    lonlat = parcels_frame().to_crs(4326).set_crs(None, allow_override=True)
+    out, problems = prepare(lonlat)
+    assert out is None and problems[0].check == "no_crs"
+    assert "its coordinates look like degrees of longitude and latitude (-74.6" in problems[0].message
+    assert "give EPSG:4326 (longitude/latitude) as the parcels layer's CRS" in problems[0].message
+    assert problems[0].fix == Fix("layer_crs", "parcels", "EPSG:4326") and "--" not in problems[0].message
+    out, problems = prepare(lonlat, assume_crs="EPSG:4326")
+    assert not errors(problems) and out.crs == TARGET
+    # small numbers of a town's own grid, read as degrees, lie far from New York: told as any file without a CRS
+    grid = frame([{"SBL": "A", "geometry": box(10, 20, 60, 120)}], crs=None)
+    out, problems = prepare(grid)
+    assert out is None and problems[0].fix == Fix("layer_crs", "parcels", "EPSG:2260")
+    assert "degrees" not in problems[0].message
+
+
 def test_no_crs_with_a_crs_given_by_the_user():
     out, problems = prepare(parcels_frame(crs=None), assume_crs="EPSG:2260")
     assert not errors(problems) and out.crs == TARGET

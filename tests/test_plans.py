@@ -1032,6 +1032,7 @@ def test_plan_cli_json_save_export_pdf(town_gpkg, tmp_path):
         "benefiting_parcels",
         "main_crossings",
         "easements_needed",
+        "buildings_crossed",  # empty: the main runs in Oak St, clear of the houses
     }
     shares = gpd.read_file(tmp_path / "plan.gpkg", layer="benefiting_parcels")
     assert sorted(shares["parcel_id"]) == doc["benefiting"] and shares["by_parcel"].sum() == pytest.approx(
@@ -1341,6 +1342,25 @@ def test_a_proposed_file_without_a_crs_that_is_no_shapefile_is_not_sent_to_its_p
     told = " ".join(refused.output.split())
     assert f"(extension{suffix}) has no coordinate reference system (the file declares none)" in told
     assert ".prj" not in told and "Use --layer-crs proposed=EPSG:2260." in told
+
+
+def test_a_proposed_shapefile_in_degrees_without_a_crs_is_told_to_give_longitude_latitude(town_gpkg, tmp_path):
+    """deg_noprj.shp (-74.6, 42.9 ...) was told "Use --layer-crs proposed=EPSG:2260", the measuring CRS, and with it
+    was refused again as degrees in a projected CRS: the first refusal sees the degrees."""
+    shapefile = tmp_path / "deg_noprj.shp"
+    line = ny_frame([{"geometry": OAK_ST_MAIN}]).to_crs(4326).geometry.iloc[0]
+    with pytest.warns(UserWarning, match="'crs' was not provided"):
+        gpd.GeoDataFrame(geometry=[line]).to_file(shapefile)  # no .prj
+    args = ["plan", "--profile", "fort-plain", "--data", str(town_gpkg), "--proposed", str(shapefile)]
+    refused = CliRunner().invoke(main, [*args, "--diameter-in", "8"])
+    assert refused.exit_code == 2, refused.output
+    told = " ".join(refused.output.split())
+    assert "has no coordinate reference system (a shapefile's .prj file declares it)" in told
+    assert "look like degrees of longitude and latitude (-74.6" in told
+    assert "Use --layer-crs proposed=EPSG:4326." in told and "EPSG:2260." not in told
+    given = CliRunner().invoke(main, [*args, "--diameter-in", "8", "--layer-crs", "proposed=EPSG:4326", "--json"])
+    assert given.exit_code == 0, given.output
+    assert json.loads(given.stdout)["length_ft"] == pytest.approx(900, abs=0.5)
 
 
 def test_a_proposed_shapefile_without_a_crs_can_be_given_one(town_gpkg, tmp_path):
