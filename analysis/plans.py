@@ -2092,13 +2092,13 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
 
 
 def _largest_words(row: dict) -> str:
-    """ " The largest present flow in M-11 is MILL's 16,000 gpd a day (flow_gpd given)." for a capacity row, where a
+    """ " The largest present flow in M-11 is MILL's 16,000 gpd (flow_gpd given)." for a capacity row, where a
     parcel sends any; "" where none does (a row of a plan saved before has no ``largest_present``)."""
     top = row.get("largest_present")
     if not top:
         return ""
     return (
-        f" The largest present flow in {row['main_id']} is {top['parcel_id']}'s {top['flow_gpd']:,} gpd a day "
+        f" The largest present flow in {row['main_id']} is {top['parcel_id']}'s {top['flow_gpd']:,} gpd "
         f"({top['basis']}), {top['share_pct']}% of its present flow."
     )
 
