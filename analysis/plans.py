@@ -69,9 +69,15 @@ MEETS, FAILS, REVIEW, UNKNOWN = "meets", "does not meet", "for the engineer", "n
 VERDICTS = (MEETS, FAILS, REVIEW, UNKNOWN)
 CANDIDATE_MANHOLES = 10  # how many of the nearest manholes are tried for a connecting run
 NO_DIAMETER = "has no diameter: give it in the mains layer"  # why a main on the path has no capacity
+# Why no parcel is known to drain anywhere today, and what the present flow then counts. A plan takes no list of
+# connected parcels of its own: it reads the list the store's latest analysis was given. It said "no list of
+# connected parcels was given" to a planner whose command has no way to give one, and "the flow ... is not known"
+# with "Counting none" beside a table whose present peaks counted the parcels required to connect (a tester).
 NOT_RECORDED = (
     "No parcel is recorded as connected to the sewer (the parcels layer has no connected column, and no list of "
-    "connected parcels was given), so the flow the mains to the plant carry today is not known."
+    "connected parcels came with the layers: a plan reads one only as the store's latest analysis was given it), so "
+    "the present flow counts the parcels required to connect alone: parcels connected but not required to connect "
+    "(beyond the law's reach, or by choice) are not known and not counted."
 )
 
 
@@ -1009,7 +1015,7 @@ class _Present:
         self.cache: dict[int, float] = {}
         self.top: dict[int, tuple[int, float] | None] = {}  # each main's largest present flow: (row, share of all)
         # Without a connected column (nor a list of connected parcels) no parcel is known to drain anywhere today:
-        # the present flow is not zero, it is not known.
+        # the present flow counts the parcels required to connect alone, and the connected others are not known.
         self.recorded = "connected" in before.columns
         if net is None or len(net.main_id) == 0:
             return
@@ -2097,25 +2103,33 @@ def _downstream_checks(conn: _Connection, downstream: dict, net, profile) -> lis
             if spare
             else "."
         )
-        if verdict == UNKNOWN:  # room for the added flow alone: what they carry today is not known
-            least = spare and f"; the least room left is {spare['capacity_gpd'] - spare['added_peak_gpd']:,} gpd"
-            text = (
-                f"Capacity not known: {NOT_RECORDED[0].lower()}{NOT_RECORDED[1:]} Counting none, the {where} would "
-                f"carry the added {downstream['added_peak_gpd']:,} gpd"
-                + (f"{least}, in {spare['main_id']}." if spare else ".")
+        if verdict == UNKNOWN:  # room counting the parcels required to connect: the connected others not known
+            # The room left is from the present peaks the table beside it shows: it had counted none of them.
+            counted = any(r["present_peak_gpd"] for r in rows)
+            text = f"Capacity not known: {NOT_RECORDED[0].lower()}{NOT_RECORDED[1:]} " + (
+                f"Counting those, the {where} would carry their present peak flow plus the added "
+                if counted
+                else f"None of those drains to these mains: counting none, the {where} would carry the added "
+            )
+            text += f"{downstream['added_peak_gpd']:,} gpd" + (
+                f"; the least room left is "
+                f"{spare['capacity_gpd'] - spare['present_peak_gpd'] - spare['added_peak_gpd']:,} gpd, in "
+                f"{spare['main_id']}." + _largest_words(spare)
+                if spare
+                else "."
             )
     checks.append(Check("capacity", verdict, cite(rule), text + note))
     return checks
 
 
 def _largest_words(row: dict) -> str:
-    """ " The largest present flow in M-11 is MILL's 16,000 gpd a day (flow_gpd given)." for a capacity row, where a
+    """ " The largest present flow in M-11 is MILL's 16,000 gpd (flow_gpd given)." for a capacity row, where a
     parcel sends any; "" where none does (a row of a plan saved before has no ``largest_present``)."""
     top = row.get("largest_present")
     if not top:
         return ""
     return (
-        f" The largest present flow in {row['main_id']} is {top['parcel_id']}'s {top['flow_gpd']:,} gpd a day "
+        f" The largest present flow in {row['main_id']} is {top['parcel_id']}'s {top['flow_gpd']:,} gpd "
         f"({top['basis']}), {top['share_pct']}% of its present flow."
     )
 

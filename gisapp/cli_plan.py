@@ -15,6 +15,7 @@ from gisapp.cli_common import DIRECTION_OPTION, data_options, deprecated, loadin
 from gisapp.words import written_words, zero_flow_words
 from layers.board import check_pdf_path, summary_lines, write_comparison_csv
 from layers.read import is_postgres
+from layers.store import store_label
 from layers.write import check_plan_path
 
 
@@ -131,6 +132,19 @@ def plan(
         click.echo(json.dumps(doc, indent=2, default=str))
         return
     _print_plan(name, doc)
+    if doc["downstream"].get("present_flow_recorded") is False:
+        # The capacity finding says no list came with the layers; plan has no option for one, so say where it goes.
+        run = (
+            f"analyse the store again with the billing list (`sewerplan analyze --data {store_label(ws.store)} --out "
+            f"{store_label(ws.store)} --connected FILE.csv`) and plan again"
+            if ws.store
+            else "analyse the layers into a store with the billing list (`sewerplan analyze ... --out STORE.gpkg "
+            "--connected FILE.csv`) and plan on that store"
+        )
+        click.echo(
+            f"To count the parcels connected today, {run}: a plan reads the connected-parcels list of the store's "
+            "latest analysis and takes none of its own."
+        )
     # Where it went: the files and the register were written without a word.
     if save:
         click.echo(f"Saved as the scenario {name!r} in the register (`sewerplan plans` shows it beside the others).")

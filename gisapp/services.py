@@ -381,9 +381,12 @@ def connected_list(spec: WorkspaceSpec, store: str | None) -> tuple[set[str] | N
     try:
         return read_connected_ids(spec.connected, column=spec.connected_column), None
     except LayerError:
+        # Only a list moved or deleted is stood in for: one still there and refused (a list naming no parcel) is
+        # the list the user means, and a copy kept from an earlier run naming none is no list either.
         saved = _kept_connected(store)
         same = saved is not None and saved.get("path") == os.path.abspath(spec.connected)
-        if not same or saved.get("column") != spec.connected_column:
+        there = os.path.exists(spec.connected)
+        if there or not same or saved.get("column") != spec.connected_column or not saved.get("ids"):
             raise
     ids = set(saved.get("ids") or ())
     return ids, Problem(

@@ -422,6 +422,12 @@ def _downstream_part(plan, styles, width) -> list:
         "equation "
         f"{bracketed(down.get('sections', {}).get('capacity', ''))}."
     )
+    if down.get("present_flow_recorded") is False:  # the table's present peaks, as the capacity check counts them
+        text += (
+            " No parcel is recorded as connected, so each present peak counts the parcels upstream required to "
+            "connect alone; parcels connected but not required to connect are not known and not counted (the "
+            "capacity check)."
+        )
     part = [Paragraph("Downstream", styles["H"]), Paragraph(escape(text), styles["Small"])]
     if len(rows) > 1:
         w = width / 7

@@ -1190,7 +1190,16 @@ def read_connected_ids(path: str, *, column: str | None = None) -> set[str]:
         )
     if column not in table.columns:
         raise LayerError(f"{path} has no column {column!r}; columns: {', '.join(table.columns)}.")
-    return {v.strip() for v in table[column] if v.strip()}
+    ids = {v.strip() for v in table[column] if v.strip()}
+    if not ids:
+        # As an empty file is refused: a list naming no parcel read as "none is connected", every parcel in reach
+        # was told to connect and a plan's capacity check counted that as a known present flow (a tester).
+        raise LayerError(
+            f"Connected-parcels list {path} names no parcel: its column {column!r} holds no parcel ID under the "
+            "header row. Save it again from the billing records with the connected parcels' IDs; where no parcel is "
+            "connected at all, leave the list out and give the parcels layer a connected column saying so."
+        )
+    return ids
 
 
 def read_hazard_list(path: str) -> dict[str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import geopandas as gpd
 import pandas as pd
@@ -155,6 +156,46 @@ def test_connected_csv(town_gpkg, tmp_path):
         "analyze", "--profile", "fort-plain", "--data", town_gpkg, "--connected", tmp_path / "billing.csv", "--json"
     )
     assert json.loads(result.output)["summary"]["counts"]["connected"] == 400
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["parcel_id\n", "SBL,owner\r\n,,\r\n,,\r\n", "parcel_id,owner\n ,ROE\n"],
+    ids=["header only", "header and blank rows", "blank IDs"],
+)
+def test_a_connected_list_naming_no_parcel_is_refused(town_gpkg, tmp_path, text):
+    """A billing list holding only its header row was taken as "none is connected": every parcel in reach was
+    mandated, and a plan's capacity check said "meets" as if the connections were known (a tester). It is refused
+    before the run, as an empty file is, and nothing is written."""
+    (tmp_path / "billing.csv").write_text(text)
+    out = tmp_path / "results.gpkg"
+    result = invoke(
+        "analyze", "--profile", "fort-plain", "--data", town_gpkg, "--connected", tmp_path / "billing.csv", "--out", out
+    )
+    assert result.exit_code != 0
+    said = " ".join(result.output.split())
+    assert f"Connected-parcels list {tmp_path / 'billing.csv'} names no parcel" in said, said
+    assert "leave the list out and give the parcels layer a connected column saying so" in said
+    assert not out.exists()
+
+
+def test_a_recorded_connected_list_emptied_since_is_refused_not_stood_in_for(town_gpkg, tmp_path):
+    """A store analysed with a billing list, the list then saved again with its header alone: the next run read the
+    store's kept copy as if the file were "moved or deleted", and went on counting connections the list no longer
+    names. The list is there and names no parcel: it is refused, as when first given."""
+    store = tmp_path / "town.gpkg"
+    store.write_bytes(Path(town_gpkg).read_bytes())
+    billing = tmp_path / "billing.csv"
+    billing.write_text("parcel_id\n" + "\n".join(gpd.read_file(store, layer="parcels")["parcel_id"].head(7)) + "\n")
+    assert (
+        invoke("analyze", "--profile", "fort-plain", "--data", store, "--out", store, "--connected", billing).exit_code
+        == 0
+    )
+    billing.write_text("parcel_id\n")
+    result = invoke("analyze", "--data", store, "--out", store)
+    assert result.exit_code != 0
+    said = " ".join(result.output.split())
+    assert "names no parcel" in said and "moved or deleted" not in said, said
 
 
 HOUSE = box(22, 50, 62, 80)  # 1,200 sq ft across the line x = 50: 840 sq ft (its middle) on lot 101, 360 on 102

@@ -637,11 +637,12 @@ def test_capacity_is_not_known_when_no_parcel_is_recorded_connected(tmp_path):
     told = check(doc, "capacity")
     assert told["verdict"] == "not known" and doc["downstream"]["capacity_ok"] is False
     assert told["message"].startswith("Capacity not known: no parcel is recorded as connected to the sewer")
-    # L2 now reads as not connected: 6 houses x 2 units x 250 + 2 vacant lots x 250 = 3,500 gpd, x 4 peak
+    # L2 now reads as not connected: 6 houses x 2 units x 250 + 2 vacant lots x 250 = 3,500 gpd, x 4 peak; no
+    # parcel on Main St is required to connect, so the present flow counted is none
     assert (
-        "Counting none, the 1 main from A to P (the inlet of the treatment plant WWTP) would carry the added "
-        in (told["message"])
-    )
+        "None of those drains to these mains: counting none, the 1 main from A to P (the inlet of the treatment "
+        "plant WWTP) would carry the added "
+    ) in (told["message"])
     assert f"added {4 * 3_500:,} gpd" in told["message"]
 
 

@@ -61,9 +61,10 @@ def test_the_present_flow_in_the_mains_is_the_metered_flow_and_the_design_flow_l
         "share_pct": 100,
     }
     assert (
-        "The largest present flow in M-1 is L2's 20,000 gpd a day (flow_gpd given), 100% of its present flow."
+        "The largest present flow in M-1 is L2's 20,000 gpd (flow_gpd given), 100% of its present flow."
         in (told["message"])
     )
+    assert "gpd a day" not in told["message"]  # gallons per day a day: said twice
 
 
 def test_a_class_estimate_still_fills_in_where_no_flow_is_given():
