@@ -24,7 +24,7 @@ from analysis.notices import LETTER_FIELDS, UNREADABLE
 from analysis.profiles import MAX_ROW_WIDTH_FT
 from analysis.units import feet_per_unit
 from layers.crs import check_and_reproject
-from layers.errors import Problem
+from layers.errors import LayerError, Problem
 from layers.schema import (
     FACILITY_TYPE_VALUES,
     FALSE_VALUES,
@@ -107,6 +107,7 @@ def prepare_layer(
         return None, [*problems, Problem(kind, "empty", "error", f"{told}.")]
 
     gdf = _drop_other_geometries(gdf, spec, label, problems)
+    gdf_as_read = gdf
     mistakes = [
         Problem(kind, "mapping", "error", text, fix=fix)
         for text, fix in _mapping_mistakes(spec, mapping.columns.get(kind, {}), mapping.values.get(kind, {}))
@@ -118,6 +119,18 @@ def prepare_layer(
         # Said now too, not after the columns are fixed: mains given as the parcels were told only of a missing
         # parcel_id, and of their lines once it was mapped (a tester). Every problem at once, as the README says.
         problems += _wrong_geometry_kinds(shapes, spec, label)
+        # and its CRS: a shapefile without a .prj and an unknown ID column was told of the column, then, once it
+        # was mapped, of the CRS (a tester).
+        problems += _crs_problems(
+            gdf_as_read,
+            kind,
+            label,
+            target_crs,
+            assume_crs=assume_crs,
+            override_crs=override_crs,
+            workers=default_workers(workers),
+            beside=beside,
+        )
         return None, problems
     gdf[_ROW] = np.arange(1, len(gdf) + 1)
     gdf = _assign_ids(gdf, spec, problems)
@@ -234,6 +247,39 @@ def _local_grid(
         "in the GIS (georeference it) and export it again.",
         fix=Fix("layer_crs", kind, "EPSG:2260"),
     )
+
+
+def _crs_problems(
+    gdf: gpd.GeoDataFrame,
+    kind: str,
+    label: str,
+    target_crs: CRS,
+    *,
+    assume_crs: str | None,
+    override_crs: str | None,
+    workers: int,
+    beside: tuple[str, ...],
+) -> list[Problem]:
+    """The CRS check of a layer refused before its CRS is checked (a column missing), for one report to list both:
+    the problems ``check_and_reproject`` finds (no CRS, a CRS its coordinates do not fit ...), the layer's features
+    named by row. A CRS given that is no CRS is one of them, not raised over the layer's other problems."""
+    local = _local_grid(gdf, kind, label, target_crs, override_crs)
+    if local is not None:
+        return [local]
+    try:
+        _, found = check_and_reproject(
+            gdf,
+            layer=kind,
+            label=label,
+            target=target_crs,
+            assume=assume_crs,
+            override=override_crs,
+            workers=workers,
+            beside=beside,
+        )
+    except LayerError as exc:
+        return [Problem(kind, "no_crs", "error", str(exc), fix=exc.fix)]
+    return found
 
 
 def _read_warnings(gdf: gpd.GeoDataFrame, kind: str, label: str) -> list[Problem]:
