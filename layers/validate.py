@@ -39,6 +39,7 @@ from layers.schema import (
     UNKNOWN_NUMBER_VALUES,
     LayerSpec,
     column_for,
+    columns_alike,
 )
 from layers.validity import is_valid
 from layers.write import zip_text
@@ -405,9 +406,10 @@ def _map_columns(
                 picked.append(f.name)
         else:
             source = by_name
+            problems += _alike(f, existing, by_name, kind, label)
         if source is None:
             without.append(f.name)
-            if f.required:
+            if f.required and not columns_alike(f, existing):  # two named as it, neither taken: said by _alike
                 problems.append(
                     Problem(
                         kind,
@@ -455,6 +457,42 @@ def _map_columns(
     out.attrs["source_columns"] = chosen
     out.attrs["picked_columns"] = picked  # _picked_fix: values refused there may be the wrong column's
     return out, problems
+
+
+def _alike(f, existing: list, taken, kind: str, label: str) -> list[Problem]:
+    """What is said of columns named as field ``f`` that it is not read from (``layers.schema.columns_alike``):
+    "units" taken and "UNITS" beside it, whose values may differ, a warning naming both; "Units" and "UNITS" alike,
+    neither taken, a warning, or an error where the layer needs the field."""
+    alike = columns_alike(f, existing)
+    if not alike:
+        return []
+    fix = Fix("map", f"{kind}.{f.name}", "COLUMN")
+    listed = ", ".join(repr(str(c)) for c in alike)
+    what = f" ({f.help})" if f.help else ""
+    if taken is not None:
+        one = len(alike) == 1
+        return [
+            Problem(
+                kind,
+                "columns_alike",
+                "warning",
+                f"{label}: {f.name}{what} is read from column {str(taken)!r}; {listed} {'is' if one else 'are'} "
+                f"named as {f.name} too (but for case or spaces) and not read: if {'it' if one else 'one of them'} "
+                f"holds {f.name}, choose that column for the field.",
+                fix=fix,
+            )
+        ]
+    return [
+        Problem(
+            kind,
+            "columns_alike",
+            "error" if f.required else "warning",
+            f"{label} has {len(alike)} columns named as {f.name}{what} alike: {listed}; sewerplan cannot tell which "
+            f"holds it, so {'the layer cannot be read' if f.required else 'none is read'}: choose the one that does "
+            "for the field.",
+            fix=fix,
+        )
+    ]
 
 
 def _codes_without_column(

@@ -18,7 +18,7 @@ import geopandas as gpd
 import shapely
 from pyproj import CRS as PROJ_CRS
 
-from layers.schema import PARCELS
+from layers.schema import PARCELS, column_for, columns_alike
 from layers.validate import prepare_layer
 
 MANCHESTER = Path(__file__).resolve().parent / "data" / "vt-sewer" / "manchester"  # vendored (tests/data/README.md)
@@ -104,3 +104,91 @@ def test_a_crs_given_that_is_no_crs_is_told_with_the_missing_column_not_over_it(
         frame, PARCELS, label="parcels (parcels.shp)", target_crs=PROJ_CRS(CRS), override_crs="EPSG:99999999"
     )
     assert out is None and {p.check for p in problems if p.severity == "error"} == {"missing_column", "no_crs"}
+
+
+# --- 3. two columns named as one field --------------------------------------------------------------------------
+
+
+def test_the_column_named_exactly_as_the_field_is_taken_and_the_other_named():
+    units = PARCELS.field("units")
+    assert column_for(units, ["UNITS", "units"]) == "units" and columns_alike(units, ["UNITS", "units"]) == ["UNITS"]
+    assert column_for(units, ["units", "UNITS"]) == "units"
+    assert column_for(units, ["Units", "UNITS"]) is None and columns_alike(units, ["Units", "UNITS"]) == [
+        "Units",
+        "UNITS",
+    ]
+    assert column_for(units, ["UNITS"]) == "UNITS" and columns_alike(units, ["UNITS"]) == []
+
+
+def _lots_with_units(*names: str) -> gpd.GeoDataFrame:
+    return gpd.GeoDataFrame(
+        {"parcel_id": ["L1"], **{name: [4 * (k + 1)] for k, name in enumerate(names)}},
+        geometry=[shapely.box(X0, Y0, X0 + 50, Y0 + 100)],
+        crs=CRS,
+    )
+
+
+def test_the_check_reads_units_not_its_upper_case_twin_and_warns_of_it():
+    out, problems = prepare_layer(
+        _lots_with_units("units", "UNITS"), PARCELS, label="parcels", target_crs=PROJ_CRS(CRS)
+    )
+    assert out["units"].tolist() == [4]
+    (warned,) = [p for p in problems if p.check == "columns_alike"]
+    assert warned.severity == "warning" and "'UNITS'" in warned.message and "read from column 'units'" in warned.message
+    assert (warned.fix.setting, warned.fix.target) == ("map", "parcels.units")
+
+
+def test_two_columns_named_as_a_field_alike_are_neither_read():
+    out, problems = prepare_layer(
+        _lots_with_units("Units", "UNITS"), PARCELS, label="parcels", target_crs=PROJ_CRS(CRS)
+    )
+    assert "units" not in out.columns
+    (warned,) = [p for p in problems if p.check == "columns_alike"]
+    assert warned.severity == "warning" and "'Units', 'UNITS'" in warned.message and "none is read" in warned.message
+
+
+def test_two_id_columns_alike_refuse_the_layer_naming_both_not_as_missing():
+    frame = gpd.GeoDataFrame(
+        {"Parcel_ID": ["a"], "PARCEL_ID": ["b"]}, geometry=[shapely.box(X0, Y0, X0 + 50, Y0 + 100)], crs=CRS
+    )
+    out, problems = prepare_layer(frame, PARCELS, label="parcels", target_crs=PROJ_CRS(CRS))
+    assert out is None
+    assert [p.check for p in problems if p.severity == "error"] == ["columns_alike"]
+
+
+def test_the_command_line_warns_of_units_beside_its_upper_case_twin(tmp_path):
+    from layers.sample import sample_town
+    from layers.write import write_layers
+    from tests.conftest import Runner
+
+    town = tmp_path / "town.gpkg"
+    write_layers(str(town), sample_town(50))
+    parcels = gpd.read_file(town, layer="parcels")
+    parcels.assign(UNITS=parcels["units"] * 2).to_file(tmp_path / "parcels.geojson")
+    result = Runner().invoke(
+        "analyze", "--profile", "fort-plain", "--data", town, "--layer", f"parcels={tmp_path / 'parcels.geojson'}"
+    )
+    assert result.exit_code == 0, result.output
+    said = " ".join(result.output.split())
+    assert (
+        "units is read from column 'units'; 'UNITS' is named as units too (but for case or spaces) and not read: if "
+        "it holds units, choose that column for the field. Use --map parcels.units=COLUMN." in said
+    ), said
+
+
+def test_the_mapping_page_chooses_units_and_says_its_upper_case_twin_is_named_so_too(tmp_path):
+    app, client, token = _web(tmp_path)
+    page = client.get(_sent(client, token, "parcels.geojson", _lots_with_units("units", "UNITS").to_json().encode()))
+    body = page.get_data(as_text=True)
+    select = re.search(r'<select name="parcels\.units".*?</select>', body, re.S).group(0)
+    assert re.search(r'<option value="units"\s*selected', select) and not re.search(r'value="UNITS"\s*selected', select)
+    said = _text(page)
+    assert "units is chosen, its name being the closest to units; UNITS is named as units too" in said
+
+
+def test_the_mapping_page_says_two_columns_alike_are_neither_chosen(tmp_path):
+    app, client, token = _web(tmp_path)
+    said = _text(
+        client.get(_sent(client, token, "parcels.geojson", _lots_with_units("Units", "UNITS").to_json().encode()))
+    )
+    assert "Units and UNITS are named as units alike (but for case or spaces), so none is chosen" in said

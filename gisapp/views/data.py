@@ -29,7 +29,7 @@ from gisapp.workspace import WorkspaceSpec
 from layers.crs import crs_label, lies_where_measured, parse_crs, suggested_measuring_crs
 from layers.errors import LayerError, LayerValidationError
 from layers.read import LAYER_NAMES, no_layer_in, read_source
-from layers.schema import SPECS, column_for
+from layers.schema import SPECS, column_for, columns_alike
 from layers.store import (
     PUBLISHED_UPLOAD,
     StoreBusyError,
@@ -370,6 +370,35 @@ def matched_fields(kind: str, columns: list[str], chosen: dict[str, str]) -> lis
     return out
 
 
+def alike_words(kind: str, columns: list[str], chosen: dict[str, str]) -> dict[str, str]:
+    """What the mapping page says, by field, where more columns than the one taken are named as it ("units" and
+    "UNITS", whose values may differ; ``layers.schema.columns_alike``) and the form chose none: which is chosen, or
+    that none is, the columns matching alike. Said while the field's column is the one found by name (the form, sent
+    once, posts it), not once the planner chose another."""
+    said = {}
+    for f in SPECS[kind].fields:
+        alike = columns_alike(f, columns)
+        taken = found_by_name(f, columns)
+        if alike and chosen.get(f"{kind}.{f.name}", taken) == taken:
+            said[f.name] = _alike_words(f.name, taken, alike)
+    return said
+
+
+def _alike_words(field: str, taken: str, alike: list[str]) -> str:
+    """One note: ``taken`` chosen for ``field`` (else none) and the columns ``alike`` not, which to check."""
+    listed = " and ".join(alike) if len(alike) < 3 else ", ".join(alike[:-1]) + f" and {alike[-1]}"
+    if taken:
+        return (
+            f"{taken} is chosen, its name being the closest to {field}; {listed} {'is' if len(alike) == 1 else 'are'} "
+            f"named as {field} too but for case or spaces, and may hold other values: choose "
+            f"{'it' if len(alike) == 1 else 'one of them'} if it is the one that holds {field}."
+        )
+    return (
+        f"{listed} are named as {field} alike (but for case or spaces), so none is chosen: choose the one that "
+        f"holds {field}."
+    )
+
+
 def found_by_name(f, columns: list[str]) -> str:
     """The column the check takes for field ``f`` when the mapping names none (``layers.schema.column_for``: its
     names in any case, or written as a spreadsheet heads it), else ""."""
@@ -403,6 +432,7 @@ def mapping(token: str, message: str | None = None, status: int = 200):
                 "label": source.label,
                 "columns": columns,
                 "fields": fields,
+                "alike": alike_words(kind, columns, form),
                 "unused": [c for c in columns if c not in taken],
                 "none_chosen": none_marker(columns),
                 "crs": form.get(f"layer_crs.{kind}", ""),
