@@ -602,6 +602,22 @@ SPECS: dict[str, LayerSpec] = {
     )
 }
 
+# The kinds of shapes a layer declares (``layers.read.declared_geometry``), as its user says them.
+SHAPE_WORDS = {"Point": "points", "LineString": "lines", "Polygon": "areas (polygons)"}
+
+
+def kinds_fitting(geometry: str) -> list[str]:
+    """The layer kinds whose features may be of ``geometry`` ("LineString": streets, mains, alleys ...), in the
+    order ``SPECS`` lists them.
+
+    Examples
+    --------
+    >>> kinds_fitting("Point")
+    ['buildings', 'manholes', 'outfalls']
+    """
+    return [kind for kind, spec in SPECS.items() if geometry in spec.geometry]
+
+
 # Columns the analysis adds; a user's column of the same name is kept as ``input_<name>``.
 RESULT_COLUMNS = (
     "distance_ft",

@@ -15,6 +15,7 @@ import zipfile
 from pathlib import Path
 
 import geopandas as gpd
+import pytest
 import shapely
 from pyproj import CRS as PROJ_CRS
 
@@ -60,6 +61,79 @@ def _selected_kind(page: str) -> str | None:
 def _geojson(shapes) -> bytes:
     frame = gpd.GeoDataFrame({"ref": [f"R{i}" for i in range(len(shapes))]}, geometry=shapes, crs=CRS)
     return frame.to_json().encode()
+
+
+# --- 1. a single layer is offered as the kind its shapes fit, and a kind that does not fit is chosen again ---------
+
+
+def test_the_manchester_pipes_alone_are_offered_as_the_mains_not_the_parcels(tmp_path):
+    app, client, token = _web(tmp_path)
+    page = _sent(client, token, PIPES.name, PIPES.read_bytes())
+    answer = client.get(page)
+    said = _text(answer)
+    assert _selected_kind(answer.get_data(as_text=True)) == "mains"
+    assert "A single layer is offered as the kind its shapes fit: lines, as the mains layer." in said
+    assert "offered as the parcels" not in said
+
+
+@pytest.mark.parametrize(
+    ("shapes", "kind"),
+    [
+        ([shapely.Point(X0, Y0), shapely.Point(X0 + 100, Y0)], "manholes"),
+        ([shapely.box(X0, Y0, X0 + 50, Y0 + 100)], "parcels"),
+        ([shapely.MultiLineString([[(X0, Y0), (X0 + 100, Y0)]])], "mains"),
+    ],
+)
+def test_a_single_layer_whose_name_says_nothing_is_offered_as_its_shapes_kind(tmp_path, shapes, kind):
+    app, client, token = _web(tmp_path)
+    page = _sent(client, token, "town.geojson", _geojson(shapes))
+    assert _selected_kind(client.get(page).get_data(as_text=True)) == kind
+
+
+def test_a_layer_of_mixed_shapes_is_offered_as_nothing(tmp_path):
+    app, client, token = _web(tmp_path)
+    mixed = [shapely.Point(X0, Y0), shapely.LineString([(X0, Y0), (X0 + 100, Y0)])]
+    page = client.get(_sent(client, token, "town.geojson", _geojson(mixed))).get_data(as_text=True)
+    assert _selected_kind(page) is None and 'id="offered"' not in page
+
+
+def test_pipes_chosen_as_the_parcels_keep_the_upload_and_ask_again_what_they_are(tmp_path):
+    """Lines chosen as the parcels: not "the upload has been deleted, fix the data" (nothing in it is wrong), but
+    the "What is this layer?" page again, the kinds lines can be named, and the upload kept to choose the mains."""
+    app, client, token = _web(tmp_path)
+    page = _sent(client, token, PIPES.name, PIPES.read_bytes())
+    folder = Path(app.config["UPLOAD_FOLDER"]) / page.split("/")[2]
+    kinds = client.post(
+        page.replace("/mapping", "/kinds"), data={"csrf_token": token, "kind.manchesterlinearfeatures": "parcels"}
+    )
+    assert kinds.status_code == 302
+    checked = client.post(page, data={"csrf_token": token})
+    said = _text(checked)
+    assert checked.status_code == 422 and folder.is_dir()
+    assert "has been deleted" not in said and "upload it again" not in said
+    assert (
+        "ManchesterLinearFeatures.geojson holds lines, and the parcels layer (tax parcels (property lines)) holds "
+        "areas (polygons): it cannot be the parcels layer. Layers of lines can be the streets, mains, alleys, "
+        "laterals or curbs layer: say below what it is. The upload is kept." in said
+    )
+    assert "no parcel_id column" not in said  # the wrong kind's, not the data's
+    assert "What is this layer?" in said and _selected_kind(checked.get_data(as_text=True)) == "mains"
+    # chosen as the mains, the page asks for the parcels, the upload's pipes kept
+    client.post(
+        page.replace("/mapping", "/kinds"), data={"csrf_token": token, "kind.manchesterlinearfeatures": "mains"}
+    )
+    again = client.post(page, data={"csrf_token": token})
+    assert again.status_code == 422 and "No layer of the upload is the parcels layer" in _text(again)
+    assert folder.is_dir()
+
+
+def test_a_layer_named_parcels_that_holds_lines_is_still_refused_as_data(tmp_path):
+    """Its name, not the planner, said it is the parcels: the data is what to fix (the page asks for no kind)."""
+    app, client, token = _web(tmp_path)
+    lines = [shapely.LineString([(X0, Y0), (X0 + 100, Y0)])]
+    page = _sent(client, token, "parcels.geojson", _geojson(lines))
+    checked = client.post(page, data={"csrf_token": token})
+    assert checked.status_code == 422 and "has been deleted" in _text(checked)
 
 
 # --- 2. every problem of a layer in one round ------------------------------------------------------------------
@@ -192,3 +266,38 @@ def test_the_mapping_page_says_two_columns_alike_are_neither_chosen(tmp_path):
         client.get(_sent(client, token, "parcels.geojson", _lots_with_units("Units", "UNITS").to_json().encode()))
     )
     assert "Units and UNITS are named as units alike (but for case or spaces), so none is chosen" in said
+
+
+# --- in a real headless Chromium ------------------------------------------------------------------------------------
+
+
+@pytest.mark.browser
+def test_the_manchester_pipes_uploaded_alone_become_the_mains_in_chromium(tmp_path, browser):
+    """A planner uploads the town's pipes alone and clicks on as offered: the pipes are the mains, and the page
+    asks for the parcels; chosen as the parcels by hand, the page asks again what they are, the upload kept."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    from tests.conftest import serving
+    from tests.test_web import wait_for
+
+    app, _, _ = _web(tmp_path)
+    with serving(app) as url:
+        browser.get(url + "/data/upload")
+        browser.find_element(By.CSS_SELECTOR, "#upload-form input[name=dataset]").send_keys(str(PIPES))
+        browser.find_element(By.CSS_SELECTOR, "#upload-form button[type=submit]").click()
+        kind = wait_for(browser, lambda: browser.find_element(By.CSS_SELECTOR, "#kinds-form select"))
+        assert Select(kind).first_selected_option.get_attribute("value") == "mains"
+        Select(kind).select_by_value("parcels")  # the planner overrides the offer: lines as the parcels
+        browser.find_element(By.ID, "set-kinds").click()
+        wait_for(browser, lambda: browser.find_element(By.ID, "mapping-form"))
+        browser.find_element(By.CSS_SELECTOR, "#mapping-form button[type=submit]").click()
+        said = wait_for(browser, lambda: browser.find_element(By.ID, "message").text)
+        assert "holds lines, and the parcels layer" in said and "The upload is kept." in said
+        kind = browser.find_element(By.CSS_SELECTOR, "#kinds-form select")
+        assert Select(kind).first_selected_option.get_attribute("value") == "mains"
+        browser.find_element(By.ID, "set-kinds").click()  # as offered
+        wait_for(browser, lambda: browser.find_element(By.ID, "mapping-form"))
+        assert browser.find_element(By.CSS_SELECTOR, "table.mapping").get_attribute("data-kind") == "mains"
+        added = Select(browser.find_element(By.CSS_SELECTOR, "#add-layer-form select[name=kind]"))
+        assert added.first_selected_option.get_attribute("value") == "parcels"  # the form to add the parcels
