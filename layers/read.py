@@ -787,6 +787,23 @@ def read_upload_source(source: LayerSource) -> gpd.GeoDataFrame:
         raise LayerError(unreadable_message(Path(source.path), exc, label=source.label)) from exc
 
 
+def declared_geometry(source: LayerSource) -> str | None:
+    """The kind of shapes an uploaded layer declares, without Z or M: "Point", "LineString" or "Polygon" (a multi
+    type as its single one); None where it declares none, a mix, or cannot be asked (a GeoParquet file). Read with
+    the layer's one checked driver, as ``read_upload_source`` reads it; GDAL's own warnings are not the user's."""
+    from layers.uploads import gdal_path
+
+    if source.driver in (None, "GeoParquet"):
+        return None
+    try:
+        with quiet():
+            declared = pyogrio.read_info(gdal_path(source.path, source.driver), layer=source.layer)["geometry_type"]
+    except Exception:  # read for its kind alone: reading the layer itself says what is wrong with it
+        return None
+    base = str(declared or "").split(" ")[0].removeprefix("Multi")
+    return base if base in ("Point", "LineString", "Polygon") else None
+
+
 def _check_zip(path: str) -> None:
     """Refuse archives whose members escape the archive (``..``, absolute paths) before GDAL opens them."""
     try:

@@ -77,19 +77,53 @@ def column_words(name: object) -> str:
 
 
 def column_for(field: FieldSpec, columns: list) -> object | None:
-    """The column found for ``field`` by name when no mapping names one: one of its names in any case (a name as it
-    is before one with spaces at its ends), else one written as a spreadsheet heads it ("Site Address", "Parcel ID",
-    "Mailing Address"), which no name matched; None where none is. The check (``layers.validate``) and the Data
-    page's mapping form (its suggestion) find columns by this one function."""
+    """The column found for ``field`` by name when no mapping names one: one of its names as it is ("units"), else in
+    another case ("UNITS"), else with spaces at its ends, else written as a spreadsheet heads it ("Site Address",
+    "Parcel ID", "Mailing Address"), which no name matched; None where none is, or where two columns match alike
+    ("Units" and "UNITS": ``columns_alike`` names them), as sewerplan cannot tell which is meant. The check
+    (``layers.validate``) and the Data page's mapping form (its suggestion) find columns by this one function.
+
+    Examples
+    --------
+    >>> units = PARCELS.field("units")
+    >>> column_for(units, ["UNITS", "units"]), column_for(units, ["Units", "UNITS"])
+    ('units', None)
+    """
+    found = _found_by_name(field, columns)
+    if not found or (len(found) > 1 and found[0][1] == found[1][1]):
+        return None
+    return found[0][0]
+
+
+def columns_alike(field: FieldSpec, columns: list) -> list:
+    """The columns named as ``field`` (as ``column_for`` finds it) that it does not take: "UNITS" beside the "units"
+    it takes, or both "Units" and "UNITS", which match alike and neither is taken. Their values may differ (4 living
+    units in one, 8 in the other), so the check and the Data page say which was taken and which were not."""
+    found = [c for c, _ in _found_by_name(field, columns)]
+    taken = column_for(field, columns)
+    return [c for c in found if c is not taken and c != taken]
+
+
+def _found_by_name(field: FieldSpec, columns: list) -> list[tuple[object, int]]:
+    """The columns matching the first of ``field``'s names any column has, each with how closely (0: as it is, 1: in
+    another case, 2: with spaces at its ends, 3: as a spreadsheet heads it), closest first, then as the layer lists
+    them."""
     names = (field.name, *field.aliases)
-    by_lower = {**{str(c).strip().lower(): c for c in columns}, **{str(c).lower(): c for c in columns}}
-    found = next((by_lower[a] for a in names if a in by_lower), None)
-    if found is not None:
-        return found
+    for a in names:
+        found = sorted(
+            (
+                (c, 0 if str(c) == a else 1 if str(c).lower() == a else 2)
+                for c in columns
+                if str(c).strip().lower() == a
+            ),
+            key=lambda pair: pair[1],
+        )
+        if found:
+            return found
     by_words: dict[str, list] = {}
     for c in columns:
         by_words.setdefault(column_words(c), []).append(c)
-    return next((by_words[a][0] for a in names if len(by_words.get(a, ())) == 1), None)
+    return next(([(c, 3) for c in by_words[a]] for a in names if a in by_words), [])
 
 
 def _with_truncated_names(fields: tuple[FieldSpec, ...]) -> tuple[FieldSpec, ...]:
@@ -567,6 +601,22 @@ SPECS: dict[str, LayerSpec] = {
         SUBDIVISIONS,
     )
 }
+
+# The kinds of shapes a layer declares (``layers.read.declared_geometry``), as its user says them.
+SHAPE_WORDS = {"Point": "points", "LineString": "lines", "Polygon": "areas (polygons)"}
+
+
+def kinds_fitting(geometry: str) -> list[str]:
+    """The layer kinds whose features may be of ``geometry`` ("LineString": streets, mains, alleys ...), in the
+    order ``SPECS`` lists them.
+
+    Examples
+    --------
+    >>> kinds_fitting("Point")
+    ['buildings', 'manholes', 'outfalls']
+    """
+    return [kind for kind, spec in SPECS.items() if geometry in spec.geometry]
+
 
 # Columns the analysis adds; a user's column of the same name is kept as ``input_<name>``.
 RESULT_COLUMNS = (

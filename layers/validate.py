@@ -24,7 +24,7 @@ from analysis.notices import LETTER_FIELDS, UNREADABLE
 from analysis.profiles import MAX_ROW_WIDTH_FT
 from analysis.units import feet_per_unit
 from layers.crs import check_and_reproject
-from layers.errors import Problem
+from layers.errors import LayerError, Problem
 from layers.schema import (
     FACILITY_TYPE_VALUES,
     FALSE_VALUES,
@@ -39,6 +39,7 @@ from layers.schema import (
     UNKNOWN_NUMBER_VALUES,
     LayerSpec,
     column_for,
+    columns_alike,
 )
 from layers.validity import is_valid
 from layers.write import zip_text
@@ -107,6 +108,7 @@ def prepare_layer(
         return None, [*problems, Problem(kind, "empty", "error", f"{told}.")]
 
     gdf = _drop_other_geometries(gdf, spec, label, problems)
+    gdf_as_read = gdf
     mistakes = [
         Problem(kind, "mapping", "error", text, fix=fix)
         for text, fix in _mapping_mistakes(spec, mapping.columns.get(kind, {}), mapping.values.get(kind, {}))
@@ -118,6 +120,18 @@ def prepare_layer(
         # Said now too, not after the columns are fixed: mains given as the parcels were told only of a missing
         # parcel_id, and of their lines once it was mapped (a tester). Every problem at once, as the README says.
         problems += _wrong_geometry_kinds(shapes, spec, label)
+        # and its CRS: a shapefile without a .prj and an unknown ID column was told of the column, then, once it
+        # was mapped, of the CRS (a tester).
+        problems += _crs_problems(
+            gdf_as_read,
+            kind,
+            label,
+            target_crs,
+            assume_crs=assume_crs,
+            override_crs=override_crs,
+            workers=default_workers(workers),
+            beside=beside,
+        )
         return None, problems
     gdf[_ROW] = np.arange(1, len(gdf) + 1)
     gdf = _assign_ids(gdf, spec, problems)
@@ -234,6 +248,39 @@ def _local_grid(
         "in the GIS (georeference it) and export it again.",
         fix=Fix("layer_crs", kind, "EPSG:2260"),
     )
+
+
+def _crs_problems(
+    gdf: gpd.GeoDataFrame,
+    kind: str,
+    label: str,
+    target_crs: CRS,
+    *,
+    assume_crs: str | None,
+    override_crs: str | None,
+    workers: int,
+    beside: tuple[str, ...],
+) -> list[Problem]:
+    """The CRS check of a layer refused before its CRS is checked (a column missing), for one report to list both:
+    the problems ``check_and_reproject`` finds (no CRS, a CRS its coordinates do not fit ...), the layer's features
+    named by row. A CRS given that is no CRS is one of them, not raised over the layer's other problems."""
+    local = _local_grid(gdf, kind, label, target_crs, override_crs)
+    if local is not None:
+        return [local]
+    try:
+        _, found = check_and_reproject(
+            gdf,
+            layer=kind,
+            label=label,
+            target=target_crs,
+            assume=assume_crs,
+            override=override_crs,
+            workers=workers,
+            beside=beside,
+        )
+    except LayerError as exc:
+        return [Problem(kind, "no_crs", "error", str(exc), fix=exc.fix)]
+    return found
 
 
 def _read_warnings(gdf: gpd.GeoDataFrame, kind: str, label: str) -> list[Problem]:
@@ -359,9 +406,10 @@ def _map_columns(
                 picked.append(f.name)
         else:
             source = by_name
+            problems += _alike(f, existing, by_name, kind, label)
         if source is None:
             without.append(f.name)
-            if f.required:
+            if f.required and not columns_alike(f, existing):  # two named as it, neither taken: said by _alike
                 problems.append(
                     Problem(
                         kind,
@@ -409,6 +457,42 @@ def _map_columns(
     out.attrs["source_columns"] = chosen
     out.attrs["picked_columns"] = picked  # _picked_fix: values refused there may be the wrong column's
     return out, problems
+
+
+def _alike(f, existing: list, taken, kind: str, label: str) -> list[Problem]:
+    """What is said of columns named as field ``f`` that it is not read from (``layers.schema.columns_alike``):
+    "units" taken and "UNITS" beside it, whose values may differ, a warning naming both; "Units" and "UNITS" alike,
+    neither taken, a warning, or an error where the layer needs the field."""
+    alike = columns_alike(f, existing)
+    if not alike:
+        return []
+    fix = Fix("map", f"{kind}.{f.name}", "COLUMN")
+    listed = ", ".join(repr(str(c)) for c in alike)
+    what = f" ({f.help})" if f.help else ""
+    if taken is not None:
+        one = len(alike) == 1
+        return [
+            Problem(
+                kind,
+                "columns_alike",
+                "warning",
+                f"{label}: {f.name}{what} is read from column {str(taken)!r}; {listed} {'is' if one else 'are'} "
+                f"named as {f.name} too (but for case or spaces) and not read: if {'it' if one else 'one of them'} "
+                f"holds {f.name}, choose that column for the field.",
+                fix=fix,
+            )
+        ]
+    return [
+        Problem(
+            kind,
+            "columns_alike",
+            "error" if f.required else "warning",
+            f"{label} has {len(alike)} columns named as {f.name}{what} alike: {listed}; sewerplan cannot tell which "
+            f"holds it, so {'the layer cannot be read' if f.required else 'none is read'}: choose the one that does "
+            "for the field.",
+            fix=fix,
+        )
+    ]
 
 
 def _codes_without_column(

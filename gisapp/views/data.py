@@ -28,8 +28,8 @@ from gisapp.words import measured_in, measuring_crs_note, size_words, unanalysed
 from gisapp.workspace import WorkspaceSpec
 from layers.crs import crs_label, lies_where_measured, parse_crs, suggested_measuring_crs
 from layers.errors import LayerError, LayerValidationError
-from layers.read import LAYER_NAMES, no_layer_in, read_source
-from layers.schema import SPECS, column_for
+from layers.read import LAYER_NAMES, declared_geometry, no_layer_in, read_source
+from layers.schema import SHAPE_WORDS, SPECS, column_for, columns_alike, kinds_fitting
 from layers.store import (
     PUBLISHED_UPLOAD,
     StoreBusyError,
@@ -273,14 +273,14 @@ def fixed_on_mapping_page(exc: LayerError) -> bool:
 
 
 @contextmanager
-def _refused_deletes(folder: Path):
+def _refused_deletes(folder: Path, *, kept=fixed_on_mapping_page):
     """An upload that cannot be read is refused: its folder is deleted at once, then the error is shown. One whose
     errors fields of the mapping page fix (a mistyped CRS, a layer without one, a code of the town's own) is kept,
-    so the planner can fill in the fields the report names."""
+    so the planner can fill in the fields the report names (``kept``: whether the page fixes the error)."""
     try:
         yield
     except LayerError as exc:
-        if not fixed_on_mapping_page(exc):
+        if not kept(exc):
             shutil.rmtree(folder, ignore_errors=True)
         raise
 
@@ -370,6 +370,35 @@ def matched_fields(kind: str, columns: list[str], chosen: dict[str, str]) -> lis
     return out
 
 
+def alike_words(kind: str, columns: list[str], chosen: dict[str, str]) -> dict[str, str]:
+    """What the mapping page says, by field, where more columns than the one taken are named as it ("units" and
+    "UNITS", whose values may differ; ``layers.schema.columns_alike``) and the form chose none: which is chosen, or
+    that none is, the columns matching alike. Said while the field's column is the one found by name (the form, sent
+    once, posts it), not once the planner chose another."""
+    said = {}
+    for f in SPECS[kind].fields:
+        alike = columns_alike(f, columns)
+        taken = found_by_name(f, columns)
+        if alike and chosen.get(f"{kind}.{f.name}", taken) == taken:
+            said[f.name] = _alike_words(f.name, taken, alike)
+    return said
+
+
+def _alike_words(field: str, taken: str, alike: list[str]) -> str:
+    """One note: ``taken`` chosen for ``field`` (else none) and the columns ``alike`` not, which to check."""
+    listed = " and ".join(alike) if len(alike) < 3 else ", ".join(alike[:-1]) + f" and {alike[-1]}"
+    if taken:
+        return (
+            f"{taken} is chosen, its name being the closest to {field}; {listed} {'is' if len(alike) == 1 else 'are'} "
+            f"named as {field} too but for case or spaces, and may hold other values: choose "
+            f"{'it' if len(alike) == 1 else 'one of them'} if it is the one that holds {field}."
+        )
+    return (
+        f"{listed} are named as {field} alike (but for case or spaces), so none is chosen: choose the one that "
+        f"holds {field}."
+    )
+
+
 def found_by_name(f, columns: list[str]) -> str:
     """The column the check takes for field ``f`` when the mapping names none (``layers.schema.column_for``: its
     names in any case, or written as a spreadsheet heads it), else ""."""
@@ -394,6 +423,8 @@ def mapping(token: str, message: str | None = None, status: int = 200):
         for name, src in available.items()
         if src.path + "|" + str(src.layer) not in used and name not in tables
     ]
+    # A single layer whose name says nothing is offered as the kind its shapes fit: lines as the mains, not parcels.
+    offered = _offered(token, available[unknown[0][0]]) if len(unknown) == 1 and not sources else None
     table_notes = [table_words(name, src) for name, src in available.items() if name in tables]
     layers = []
     for kind, source in sources.items():
@@ -406,6 +437,7 @@ def mapping(token: str, message: str | None = None, status: int = 200):
                 "label": source.label,
                 "columns": columns,
                 "fields": fields,
+                "alike": alike_words(kind, columns, form),
                 "unused": [c for c in columns if c not in taken],
                 "none_chosen": none_marker(columns),
                 "crs": form.get(f"layer_crs.{kind}", ""),
@@ -430,6 +462,7 @@ def mapping(token: str, message: str | None = None, status: int = 200):
         unknown=unknown,
         tables=table_notes,
         kinds=KIND_HELP,
+        offered=offered,
         # an upload without parcels (a town's sewer layers alone) is offered the form to add them here: the
         # report, which has it too, is reached only once there are parcels
         missing_layers=[] if "parcels" in sources else ["parcels"],
@@ -444,6 +477,31 @@ def mapping(token: str, message: str | None = None, status: int = 200):
         message=message and without_server_folders(message),
     )
     return page, status
+
+
+# The kind a single layer whose name says nothing is offered as, by the shapes it declares.
+OFFERED_KIND = {"Polygon": "parcels", "LineString": "mains", "Point": "manholes"}
+
+
+def _offered(token: str, source) -> dict | None:
+    """The kind the column-mapping page offers a single layer whose name says nothing as (``OFFERED_KIND``), with
+    its shapes in words; None where it declares no one kind of shapes (the planner chooses, nothing offered)."""
+    shapes = _shapes(token, source)
+    if shapes is None:
+        return None
+    return {"kind": OFFERED_KIND[shapes], "shapes": SHAPE_WORDS[shapes]}
+
+
+def _shapes(token: str, source) -> str | None:
+    """The kind of shapes an upload's layer declares (``layers.read.declared_geometry``), read once and kept in the
+    upload's record by the layer's file and name."""
+    folder = _folder(token)
+    key = f"{Path(source.path).name}|{source.layer or ''}"
+    known = read_meta(folder).get("shapes") or {}
+    if key not in known:
+        known = {key: declared_geometry(source)}
+        update_meta_entry(folder, "shapes", key, known[key])
+    return known[key]
 
 
 def _named_as_used(name: str, sources: dict) -> tuple[str, str] | None:
@@ -496,10 +554,19 @@ def validate(token: str):
         spec = _upload_spec(request.form, _layer_columns(token, sources))
     except LayerError as exc:  # a mapping that cannot be meant: the upload is kept, the page shows the fields again
         return mapping(token, message=str(exc), status=422)
+    misfits: dict[str, tuple[str, str]] = {}
+
+    def kept(exc: LayerError) -> bool:
+        misfits.update(_chosen_kinds_not_fitting(token, sources, exc))
+        return bool(misfits) or fixed_on_mapping_page(exc)
+
     try:
-        with _refused_deletes(folder):
+        with _refused_deletes(folder, kept=kept):
             ws = services.open_workspace(spec, sources=sources, required=("parcels",))
     except LayerValidationError as exc:
+        if misfits:  # a kind chosen that the layer's shapes cannot be: chosen again, the upload kept
+            set_kinds(folder, {name: "" for name, _ in misfits.values()})
+            return mapping(token, message=_misfit_words(sources, misfits, exc), status=422)
         # refused and deleted by _refused_deletes (the report says to upload again) unless the mapping page fixes it
         problems = [problem_view(p, upload=True) for p in exc.problems]
         kept = fixed_on_mapping_page(exc)
@@ -520,6 +587,52 @@ def validate(token: str):
     )
     update_meta(folder, {NOT_READY: _not_ready(ws, spec)})  # the Data page's Publish asks for a confirmation then
     return _usable_report(token, ws, sources, spec)
+
+
+def _chosen_kinds_not_fitting(token: str, sources: dict, exc: LayerError) -> dict[str, tuple[str, str]]:
+    """The layers refused only because the kind the planner chose for them on "What is this layer?" cannot hold their
+    shapes (lines chosen as the parcels), by kind: (the layer's name, the shapes it declares). Their other problems
+    (no parcel_id in a layer of pipes) are the wrong kind's, not the data's; empty where any other layer's problem is
+    one the column-mapping page cannot fix (the data must be fixed then), or no such layer is refused."""
+    if not isinstance(exc, LayerValidationError):
+        return {}
+    chosen = read_meta(_folder(token)).get("kinds") or {}
+    wrong = {}
+    for p in exc.problems:
+        name = next((n for n, k in chosen.items() if k == p.layer), None)
+        if p.severity != "error" or p.check != "geometry_type" or name is None or p.layer not in sources:
+            continue
+        shapes = _shapes(token, sources[p.layer])
+        if shapes is not None and shapes not in SPECS[p.layer].geometry:
+            wrong[p.layer] = (name, shapes)
+    others = [p for p in exc.problems if p.severity == "error" and p.layer not in wrong]
+    if any(p.fix is None or p.fix.setting not in FIXED_ON_MAPPING_PAGE for p in others):
+        return {}
+    return wrong
+
+
+def _misfit_words(sources: dict, misfits: dict[str, tuple[str, str]], exc: LayerValidationError) -> str:
+    """What the column-mapping page says of layers whose chosen kind cannot hold their shapes: which kinds can, and
+    the other problems found (each fixed on the page), so nothing is told a round later."""
+    said = []
+    for kind, (_, shapes) in misfits.items():
+        fits = [k.replace("_", " ") for k in kinds_fitting(shapes)]
+        words = kind.replace("_", " ")
+        holds = " or ".join(SHAPE_WORDS[g] for g in SPECS[kind].geometry if g in SHAPE_WORDS)
+        said.append(
+            f"{Path(sources[kind].path).name} holds {SHAPE_WORDS[shapes]}, and the {words} layer "
+            f"({SPECS[kind].help}) holds {holds}: it cannot be the {words} layer. Layers of {SHAPE_WORDS[shapes]} "
+            f"can be the {', '.join(fits[:-1])}{' or ' if len(fits) > 1 else ''}{fits[-1]} layer: say below what it "
+            "is. The upload is kept."
+        )
+    others = [
+        f"{p.message} {field_for(p.fix, upload=True)}"
+        for p in exc.problems
+        if p.severity == "error" and p.layer not in misfits
+    ]
+    if others:
+        said.append("Also found, to fix on this page: " + " ".join(others))
+    return " ".join(said)
 
 
 # What an upload's chosen profile still needs before its analysis can run (its report's "Not yet"), kept in its
