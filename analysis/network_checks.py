@@ -117,6 +117,9 @@ class NetworkOutline:
     # Storage units the flow leaves by a pump, orifice, weir, outlet or force main (wet wells, tanks): not manholes,
     # so not in ``manholes``. Each as (node, what the flow leaves it by: "pump", "weir", "force main" ...).
     wet_wells: tuple[tuple[str, str], ...] = ()
+    # The evidence that put each main's inverts at its ends (``invert_ends_source``), mains counted once; none for
+    # a model, whose inverts are its From and To nodes'.
+    invert_ends: tuple[tuple[str, int], ...] = ()
 
     def plants(self) -> dict[str, list[NetworkEnd]]:
         """Each treatment plant the network reaches, with the outfall nodes it was named or joined at."""
@@ -164,6 +167,9 @@ def network_outline(net: SewerNetwork) -> NetworkOutline:
     # Each main once under the evidence that set its direction (a split main's pieces share it, as a rule).
     sources = dict.fromkeys(zip(map(str, net.main_id), map(str, net.direction_source), strict=True))
     sources = [source for _, source in sources]
+    placed = net.invert_ends_source if net.invert_ends_source is not None and not net.explicit else None
+    ends_by = dict.fromkeys(zip(map(str, net.main_id), map(str, placed), strict=True)) if placed is not None else {}
+    ends_by = [how for _, how in ends_by if how]
     return NetworkOutline(
         mains=len(set(map(str, net.main_id))),
         manholes=int(net.node_is_manhole.sum()),
@@ -173,6 +179,7 @@ def network_outline(net: SewerNetwork) -> NetworkOutline:
         pieces=pieces,
         explicit=net.explicit,
         wet_wells=tuple((str(net.node_id[k]), _leaving_kind(net, k)) for k in _wet_wells(net)),
+        invert_ends=tuple(Counter(ends_by).most_common()),
     )
 
 
@@ -378,6 +385,17 @@ def _direction(net: SewerNetwork) -> list[Defect]:
     )
 
 
+# How a main's inverts were put at its ends (``SewerNetwork.invert_ends_source``), said after an adverse slope.
+_INVERT_ENDS_WORDS = {
+    "manholes": " Its inverts are read at the ends whose manholes' own inverts they match.",
+    "from_to_fields": " Its upstream invert is read at the end its from/to fields name as upstream.",
+    "first_vertex": (
+        " Its upstream invert is read at its first vertex as drawn: no manhole invert at its ends matches, and "
+        "its invert columns' names, or no from/to field, do not say which end is upstream."
+    ),
+}
+
+
 def _slopes(net: SewerNetwork) -> list[Defect]:
     gravity = net.is_gravity()
     adverse = (
@@ -398,9 +416,10 @@ def _slopes(net: SewerNetwork) -> list[Defect]:
             why = (
                 f" Flow runs from {net.node_id[net.u[e]]} to {net.node_id[net.v[e]]} by its {net.direction_source[e]}."
             )
+        ends = net.invert_ends_source[e] if net.invert_ends_source is not None else ""
         return (
             f"Main {net.main_id[e]} runs uphill: downstream invert {net.ds_invert_ft[e]:.2f} ft above "
-            f"upstream invert {net.us_invert_ft[e]:.2f} ft.{why}"
+            f"upstream invert {net.us_invert_ft[e]:.2f} ft.{why}{_INVERT_ENDS_WORDS.get(ends, '')}"
         )
 
     return _findings("adverse_slope", "error", net.main_id[mains], map(message, mains), [_mid(net, e) for e in mains])
