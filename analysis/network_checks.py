@@ -790,7 +790,9 @@ def spacing_limits_ft(diameter_in: np.ndarray, rule: Rule, by_diameter: Rule) ->
 
 
 def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
-    """Length of flow path from each manhole to the next manhole downstream, by pointer jumping."""
+    """Length of gravity sewer from each manhole to the next manhole downstream, by pointer jumping: a run for every
+    gravity pipe leaving a manhole, going on as traces go below it (an open channel, a force main or a pump
+    begins none)."""
     n = net.n_nodes
     has = net.next_main >= 0
     step_to = np.where(has, net.v[np.clip(net.next_main, 0, None)] if len(net.v) else 0, np.arange(n))
@@ -806,27 +808,37 @@ def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
         go = ~stop[ptr] & (net.next_main[ptr] >= 0)
         acc = np.where(go, acc + acc[ptr], acc)
         ptr = np.where(go, ptr[ptr], ptr)
-    leaving = np.clip(net.next_main, 0, None)
-    diameter = net.diameter_in[leaving] if len(net.v) else np.full(n, np.nan)
+    # Every gravity pipe leaving a manhole begins a run, not only the one traces follow: where the flow divides at a
+    # manhole, the other pipe's run had gone unmeasured. Past the pipe's lower end, the run goes on as traces do.
+    mains = np.flatnonzero(gravity & net.node_is_manhole[net.u]) if len(net.v) else np.empty(0, dtype=np.int64)
+    lower = net.v[mains]
+    goes_on = ~stop[lower] & (net.next_main[lower] >= 0)
+    length = net.length_ft[mains] + np.where(goes_on, acc[lower], 0.0)
+    end = np.where(goes_on, ptr[lower], lower)
+    diameter = net.diameter_in[mains]
     limit = spacing_limits_ft(diameter, rule, by_diameter)
-    pipe = gravity[leaving] if len(net.v) else np.zeros(n, dtype=bool)
-    long_run = net.node_is_manhole & has & pipe & stop[ptr] & np.isfinite(limit) & (acc > limit + 0.5)
+    long_run = stop[end] & np.isfinite(limit) & (length > limit + 0.5)
     section, standard = _standard(rule, "max_manhole_spacing_ft", "ft")
     if by_diameter.value:
         standard += " on mains of " + ", ".join(f"{float(k):g} in or less" for k in by_diameter.value)
-    nodes = np.flatnonzero(long_run)
+    runs = np.flatnonzero(long_run)
+    runs = runs[np.lexsort((mains[runs], net.u[mains[runs]]))]  # by manhole, as the report lists them
+    several = np.bincount(net.u[mains], minlength=n) > 1  # manholes more than one gravity pipe leaves
 
-    def message(node: int) -> str:
-        said = net.size_said[leaving[node]] if net.size_said is not None else None
-        size = f"{said} " if said else f"{diameter[node]:g}-in " if np.isfinite(diameter[node]) else ""
+    def message(k: int) -> str:
+        e, node = mains[k], net.u[mains[k]]
+        said = net.size_said[e] if net.size_said is not None else None
+        size = f"{said} " if said else f"{diameter[k]:g}-in " if np.isfinite(diameter[k]) else ""
+        by = f" by {net.main_id[e]}" if several[node] else ""
         return (
-            f"{acc[node]:,.0f} ft of existing {size}sewer from manhole {net.node_id[node]} to "
-            f"{_run_end(net, ptr[node])}: more than {standard}. The standard governs new sewers and extensions, "
+            f"{length[k]:,.0f} ft of existing {size}sewer from manhole {net.node_id[node]}{by} to "
+            f"{_run_end(net, end[k])}: more than {standard}. The standard governs new sewers and extensions, "
             "not mains already built."
         )
 
+    nodes = net.u[mains[runs]]
     return _findings(
-        "manhole_spacing", "info", net.node_id[nodes], map(message, nodes), [_at(net, node) for node in nodes], section
+        "manhole_spacing", "info", net.node_id[nodes], map(message, runs), [_at(net, node) for node in nodes], section
     )
 
 
