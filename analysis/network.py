@@ -19,7 +19,9 @@ Direction, first that applies, recorded per main in ``direction_source``:
 2. A force main (``sewer_type`` force, pumped) keeps its drawn direction (``digitised``): its inverts may rise.
 3. ``inverts``: the higher invert is upstream, unless that would leave the lower end a dead end (no main leaves
    it, not an outfall) while the network leads the other way to an outfall: then the main is a gravity main laid
-   uphill, kept in the direction the network drains (``inferred``) and reported as ``adverse_slope``.
+   uphill, kept in the direction the network drains (``inferred``) and reported as ``adverse_slope``. Each invert
+   is read at the end it belongs to (``_invert_ends``, recorded in ``invert_ends_source``): where the manholes'
+   own inverts place it, else at the end the from/to fields name for columns named by the flow, else as drawn.
 4. ``digitised``: only when the user says the data is drawn in flow direction.
 5. ``inferred``: toward the nearest outfall by network distance, in pieces that have one.
 6. else ``unknown`` (kept as digitised, and reported).
@@ -79,6 +81,9 @@ _PLANT_WORDS = r"plant|outfall|wwtp|wwtf|potw|treatment|municipal|wpcp|wrrf"
 LARGEST_PIPE_IN = 144.0
 # Links of a SWMM model that are pipes; pumps, orifices, weirs and outlets are structures with no length.
 PIPE_LINKS = ("conduit",)
+# How near a manhole's own invert must be to one of a main's two inverts (and not to the other) to say the main's
+# invert belongs at that manhole's end (ft): inverts are surveyed to the hundredth of a foot.
+INVERT_MATCH_FT = 0.05
 
 
 @dataclass(frozen=True)
@@ -146,6 +151,9 @@ class SewerNetwork:
     link_kind: np.ndarray | None = None
     # How far above its upstream node's invert each main takes flow (ft; a model's link offsets, 0 for GIS mains).
     inlet_ft: np.ndarray | None = None
+    # Which evidence put each main's two inverts at its ends (``invert_ends``): "manholes", "from_to_fields",
+    # "first_vertex", a model's "model"; "" where the main has no invert.
+    invert_ends_source: np.ndarray | None = None
     # A model's flow divider's diverted link (its DivLink), which takes only the flow the divider sends aside.
     diverted: np.ndarray | None = None
     # A model's conduit's size as the model gives it, where it is not one round pipe ("2 x 12 in"); None elsewhere.
@@ -440,8 +448,14 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
 
     if explicit:
         forward, source = np.ones(len(a), dtype=bool), np.full(len(a), "from_to_fields", dtype=object)
+        first_inv, last_inv = _num(kept, "us_invert_ft")[g.row], _num(kept, "ds_invert_ft")[g.row]
+        ends = np.where(np.isfinite(first_inv) | np.isfinite(last_inv), "model", "").astype(object)
     else:
-        forward, source = _directions(kept, g, gravity, mh_geoms, mh_ids, fpu, defects)
+        mh_inv = _num(manholes, "invert_ft") if len(mh_geoms) else np.empty(0)
+        reading = str(mains.attrs.get("invert_reading", "flow"))
+        forward, source, first_inv, last_inv, ends = _directions(
+            kept, g, gravity, mh_geoms, mh_ids, mh_inv, reading, fpu, defects
+        )
         if trust_digitised:
             source = np.where(source == "unknown", "digitised", source)
     outfall_how, outfall_plant = _outfalls(outfalls, g, piece, forward, source, profile, fpu, explicit, defects)
@@ -451,7 +465,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
     u0, v0 = np.where(forward, a, b), np.where(forward, b, a)
     oriented = g.lines.copy()
     oriented[~forward] = shapely.reverse(g.lines[~forward])
-    us_inv, ds_inv = _inverts(kept, g.row, forward)
+    us_inv, ds_inv = np.where(forward, first_inv, last_inv), np.where(forward, last_inv, first_inv)
 
     # The next-hop main for every node, then pointer jumping for terminal, length and control manhole.
     inlet_ft = np.clip(np.nan_to_num(_num(kept, "inlet_offset_ft")[g.row], nan=0.0), 0.0, None)
@@ -493,6 +507,7 @@ def _build(mains, manholes, outfalls, profile: Profile, crs: CRS, trust_digitise
         outfall_plant=outfall_plant,
         link_kind=link_kind,
         inlet_ft=inlet_ft,
+        invert_ends_source=ends,
         diverted=diverted,
         size_said=_col(kept, "swmm_size", len(kept), None)[g.row] if "swmm_size" in kept.columns else None,
         controls=_col(kept, "swmm_controls", len(kept), None)[g.row] if "swmm_controls" in kept.columns else None,
@@ -1044,16 +1059,17 @@ def _plant_outfalls(outfalls, g: _Graph, piece, u_given, v_given, reach, fpu, ho
         defects.append(Defect("outfall_joined", "warning" if also else "info", label, "", text, p.x, p.y))
 
 
-def _directions(kept, g: _Graph, gravity, mh_geoms, mh_ids, fpu, defects):
-    """``forward`` (flow runs from the first vertex to the last) and its source, per main piece, from the data."""
+def _directions(kept, g: _Graph, gravity, mh_geoms, mh_ids, mh_inv, reading, fpu, defects):
+    """``forward`` (flow runs from the first vertex to the last) and its source, per main piece, from the data; and
+    the main's inverts at its first and last vertex, with the evidence that put them there (``_invert_ends``)."""
     row, a, b = g.row, g.a, g.b
     n = len(row)
     forward = np.ones(n, dtype=bool)
     source = np.full(n, "unknown", dtype=object)
+    # The whole main's ends: first piece's start, last piece's end (pieces of a split main keep its direction).
+    first_node = pd.Series(a).groupby(row).transform("first").to_numpy()
+    last_node = pd.Series(b).groupby(row).transform("last").to_numpy()
     if {"from_manhole", "to_manhole"} & set(kept.columns):
-        # The whole main's ends: first piece's start, last piece's end (pieces of a split main keep its direction).
-        first_node = pd.Series(a).groupby(row).transform("first").to_numpy()
-        last_node = pd.Series(b).groupby(row).transform("last").to_numpy()
         frm = _field_nodes(kept, "from_manhole", g, mh_ids)[row]
         to = _field_nodes(kept, "to_manhole", g, mh_ids)[row]
         ahead = ((frm >= 0) & (frm == first_node)) | ((to >= 0) & (to == last_node))
@@ -1066,12 +1082,57 @@ def _directions(kept, g: _Graph, gravity, mh_geoms, mh_ids, fpu, defects):
     # A force main is pumped: uphill inverts are its nature. It keeps its drawn direction.
     force = (source == "unknown") & ~gravity & (_col(kept, "sewer_type", len(kept))[row] == "force")
     source = np.where(force, "digitised", source)
-    us = _num(kept, "us_invert_ft")[row]
-    ds = _num(kept, "ds_invert_ft")[row]
-    by_invert = (source == "unknown") & np.isfinite(us) & np.isfinite(ds) & (np.abs(us - ds) > 1e-3)
-    forward = np.where(by_invert, us > ds, forward)
+    node_inv = np.full(len(g.node_id), np.nan)
+    has = np.flatnonzero(np.isfinite(mh_inv)) if len(g.mh_node) else np.empty(0, dtype=np.int64)
+    if len(has):  # manholes at one spot are one node: the first's invert
+        first_inv = pd.Series(mh_inv[has]).groupby(g.mh_node[has]).first()
+        node_inv[first_inv.index.to_numpy()] = first_inv.to_numpy()
+    first, last, ends = _invert_ends(
+        _num(kept, "us_invert_ft")[row],
+        _num(kept, "ds_invert_ft")[row],
+        node_inv[first_node],
+        node_inv[last_node],
+        (reading == "flow") & (source == "from_to_fields"),
+        forward,
+    )
+    by_invert = (source == "unknown") & np.isfinite(first) & np.isfinite(last) & (np.abs(first - last) > 1e-3)
+    forward = np.where(by_invert, first > last, forward)
     source = np.where(by_invert, "inverts", source)
-    return forward, source
+    return forward, source, first, last, ends
+
+
+def _invert_ends(us, ds, at_first, at_last, fields_name_ends, forward):
+    """Each main's inverts at its first and last vertex, and the evidence that put them there, as an engineer
+    reads them:
+
+    1. ``manholes``: the manholes' own inverts at the main's ends: an end whose manhole's invert is within
+       ``INVERT_MATCH_FT`` of one of the main's inverts and not of the other holds that one (one end may decide;
+       ends that disagree decide nothing). A main drawn against the flow keeps its inverts at their manholes.
+    2. ``from_to_fields``: columns named by the flow (us, upstream, from ...) where the from/to fields name the
+       main's ends (``fields_name_ends``): the upstream invert at the end the flow leaves.
+    3. ``first_vertex``: as given, the upstream invert at the first vertex (columns named start and end, or
+       named by neither).
+
+    Examples
+    --------
+    >>> us, ds = np.array([103.6, 103.6, 103.6, 100.0]), np.array([102.4, 102.4, 102.4, 101.0])
+    >>> at_first, at_last = np.array([102.4, np.nan, np.nan, 100.0]), np.array([103.6, np.nan, np.nan, 101.0])
+    >>> first, last, ends = _invert_ends(us, ds, at_first, at_last, np.array([1, 1, 0, 1], bool), np.zeros(4, bool))
+    >>> first.tolist(), ends.tolist()
+    ([102.4, 102.4, 103.6, 100.0], ['manholes', 'from_to_fields', 'first_vertex', 'manholes'])
+    """
+
+    def near(x, y):
+        return np.abs(x - y) <= INVERT_MATCH_FT  # False where either is unknown
+
+    given = np.isfinite(us) | np.isfinite(ds)
+    straight = (near(at_first, us) & ~near(at_first, ds)) | (near(at_last, ds) & ~near(at_last, us))
+    swapped = (near(at_first, ds) & ~near(at_first, us)) | (near(at_last, us) & ~near(at_last, ds))
+    by_manholes = given & (straight ^ swapped)
+    by_fields = given & ~by_manholes & np.asarray(fields_name_ends, dtype=bool)
+    flipped = (by_manholes & swapped) | (by_fields & ~np.asarray(forward, dtype=bool))
+    ends = np.select([by_manholes, by_fields, given], ["manholes", "from_to_fields", "first_vertex"], "")
+    return np.where(flipped, ds, us), np.where(flipped, us, ds), ends.astype(object)
 
 
 def _field_nodes(kept, name: str, g: _Graph, mh_ids: np.ndarray) -> np.ndarray:
@@ -1178,12 +1239,6 @@ def _uphill_gravity_mains(forward, source, inverted, a, b, dist, is_outfall, n):
         forward = np.where(flip, ~forward, forward)
         source = np.where(flip, "inferred", source)
     return forward, source
-
-
-def _inverts(kept, row, forward):
-    us = _num(kept, "us_invert_ft")[row]
-    ds = _num(kept, "ds_invert_ft")[row]
-    return np.where(forward, us, ds), np.where(forward, ds, us)
 
 
 def _adjacency(n: int, a: np.ndarray, b: np.ndarray, weight: np.ndarray | None = None):

@@ -117,6 +117,9 @@ class NetworkOutline:
     # Storage units the flow leaves by a pump, orifice, weir, outlet or force main (wet wells, tanks): not manholes,
     # so not in ``manholes``. Each as (node, what the flow leaves it by: "pump", "weir", "force main" ...).
     wet_wells: tuple[tuple[str, str], ...] = ()
+    # The evidence that put each main's inverts at its ends (``invert_ends_source``), mains counted once; none for
+    # a model, whose inverts are its From and To nodes'.
+    invert_ends: tuple[tuple[str, int], ...] = ()
 
     def plants(self) -> dict[str, list[NetworkEnd]]:
         """Each treatment plant the network reaches, with the outfall nodes it was named or joined at."""
@@ -164,6 +167,9 @@ def network_outline(net: SewerNetwork) -> NetworkOutline:
     # Each main once under the evidence that set its direction (a split main's pieces share it, as a rule).
     sources = dict.fromkeys(zip(map(str, net.main_id), map(str, net.direction_source), strict=True))
     sources = [source for _, source in sources]
+    placed = net.invert_ends_source if net.invert_ends_source is not None and not net.explicit else None
+    ends_by = dict.fromkeys(zip(map(str, net.main_id), map(str, placed), strict=True)) if placed is not None else {}
+    ends_by = [how for _, how in ends_by if how]
     return NetworkOutline(
         mains=len(set(map(str, net.main_id))),
         manholes=int(net.node_is_manhole.sum()),
@@ -173,6 +179,7 @@ def network_outline(net: SewerNetwork) -> NetworkOutline:
         pieces=pieces,
         explicit=net.explicit,
         wet_wells=tuple((str(net.node_id[k]), _leaving_kind(net, k)) for k in _wet_wells(net)),
+        invert_ends=tuple(Counter(ends_by).most_common()),
     )
 
 
@@ -378,6 +385,17 @@ def _direction(net: SewerNetwork) -> list[Defect]:
     )
 
 
+# How a main's inverts were put at its ends (``SewerNetwork.invert_ends_source``), said after an adverse slope.
+_INVERT_ENDS_WORDS = {
+    "manholes": " Its inverts are read at the ends whose manholes' own inverts they match.",
+    "from_to_fields": " Its upstream invert is read at the end its from/to fields name as upstream.",
+    "first_vertex": (
+        " Its upstream invert is read at its first vertex as drawn: no manhole invert at its ends matches, and "
+        "its invert columns' names, or no from/to field, do not say which end is upstream."
+    ),
+}
+
+
 def _slopes(net: SewerNetwork) -> list[Defect]:
     gravity = net.is_gravity()
     adverse = (
@@ -398,9 +416,10 @@ def _slopes(net: SewerNetwork) -> list[Defect]:
             why = (
                 f" Flow runs from {net.node_id[net.u[e]]} to {net.node_id[net.v[e]]} by its {net.direction_source[e]}."
             )
+        ends = net.invert_ends_source[e] if net.invert_ends_source is not None else ""
         return (
             f"Main {net.main_id[e]} runs uphill: downstream invert {net.ds_invert_ft[e]:.2f} ft above "
-            f"upstream invert {net.us_invert_ft[e]:.2f} ft.{why}"
+            f"upstream invert {net.us_invert_ft[e]:.2f} ft.{why}{_INVERT_ENDS_WORDS.get(ends, '')}"
         )
 
     return _findings("adverse_slope", "error", net.main_id[mains], map(message, mains), [_mid(net, e) for e in mains])
@@ -771,7 +790,9 @@ def spacing_limits_ft(diameter_in: np.ndarray, rule: Rule, by_diameter: Rule) ->
 
 
 def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
-    """Length of flow path from each manhole to the next manhole downstream, by pointer jumping."""
+    """Length of gravity sewer from each manhole to the next manhole downstream, by pointer jumping: a run for every
+    gravity pipe leaving a manhole, going on as traces go below it (an open channel, a force main or a pump
+    begins none)."""
     n = net.n_nodes
     has = net.next_main >= 0
     step_to = np.where(has, net.v[np.clip(net.next_main, 0, None)] if len(net.v) else 0, np.arange(n))
@@ -787,27 +808,37 @@ def _spacing(net: SewerNetwork, rule: Rule, by_diameter: Rule) -> list[Defect]:
         go = ~stop[ptr] & (net.next_main[ptr] >= 0)
         acc = np.where(go, acc + acc[ptr], acc)
         ptr = np.where(go, ptr[ptr], ptr)
-    leaving = np.clip(net.next_main, 0, None)
-    diameter = net.diameter_in[leaving] if len(net.v) else np.full(n, np.nan)
+    # Every gravity pipe leaving a manhole begins a run, not only the one traces follow: where the flow divides at a
+    # manhole, the other pipe's run had gone unmeasured. Past the pipe's lower end, the run goes on as traces do.
+    mains = np.flatnonzero(gravity & net.node_is_manhole[net.u]) if len(net.v) else np.empty(0, dtype=np.int64)
+    lower = net.v[mains]
+    goes_on = ~stop[lower] & (net.next_main[lower] >= 0)
+    length = net.length_ft[mains] + np.where(goes_on, acc[lower], 0.0)
+    end = np.where(goes_on, ptr[lower], lower)
+    diameter = net.diameter_in[mains]
     limit = spacing_limits_ft(diameter, rule, by_diameter)
-    pipe = gravity[leaving] if len(net.v) else np.zeros(n, dtype=bool)
-    long_run = net.node_is_manhole & has & pipe & stop[ptr] & np.isfinite(limit) & (acc > limit + 0.5)
+    long_run = stop[end] & np.isfinite(limit) & (length > limit + 0.5)
     section, standard = _standard(rule, "max_manhole_spacing_ft", "ft")
     if by_diameter.value:
         standard += " on mains of " + ", ".join(f"{float(k):g} in or less" for k in by_diameter.value)
-    nodes = np.flatnonzero(long_run)
+    runs = np.flatnonzero(long_run)
+    runs = runs[np.lexsort((mains[runs], net.u[mains[runs]]))]  # by manhole, as the report lists them
+    several = np.bincount(net.u[mains], minlength=n) > 1  # manholes more than one gravity pipe leaves
 
-    def message(node: int) -> str:
-        said = net.size_said[leaving[node]] if net.size_said is not None else None
-        size = f"{said} " if said else f"{diameter[node]:g}-in " if np.isfinite(diameter[node]) else ""
+    def message(k: int) -> str:
+        e, node = mains[k], net.u[mains[k]]
+        said = net.size_said[e] if net.size_said is not None else None
+        size = f"{said} " if said else f"{diameter[k]:g}-in " if np.isfinite(diameter[k]) else ""
+        by = f" by {net.main_id[e]}" if several[node] else ""
         return (
-            f"{acc[node]:,.0f} ft of existing {size}sewer from manhole {net.node_id[node]} to "
-            f"{_run_end(net, ptr[node])}: more than {standard}. The standard governs new sewers and extensions, "
+            f"{length[k]:,.0f} ft of existing {size}sewer from manhole {net.node_id[node]}{by} to "
+            f"{_run_end(net, end[k])}: more than {standard}. The standard governs new sewers and extensions, "
             "not mains already built."
         )
 
+    nodes = net.u[mains[runs]]
     return _findings(
-        "manhole_spacing", "info", net.node_id[nodes], map(message, nodes), [_at(net, node) for node in nodes], section
+        "manhole_spacing", "info", net.node_id[nodes], map(message, runs), [_at(net, node) for node in nodes], section
     )
 
 

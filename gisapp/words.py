@@ -514,6 +514,8 @@ def network_outline(outline: NetworkOutline, *, snap_ft: float | None = None) ->
     )
     if outline.directions:
         head += " Direction from: " + ", ".join(f"{k} {v:,}" for k, v in outline.directions) + "."
+    if outline.invert_ends:
+        head += " Inverts at their ends by: " + ", ".join(f"{k} {v:,}" for k, v in outline.invert_ends) + "."
     lines = [head]
 
     plants = outline.plants()

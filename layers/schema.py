@@ -150,6 +150,36 @@ def _with_truncated_names(fields: tuple[FieldSpec, ...]) -> tuple[FieldSpec, ...
     return tuple(out)
 
 
+# Words in an invert column's name that say which end of the main it belongs to: the flow's (us_invert,
+# upstream_invert, from_invert, dn_invert ...) or the drawing's (start_invert, end_invert).
+_FLOW_END_WORDS = re.compile(
+    r"(^|_)(us|up|upstream|ups|ds|dn|down|downstream|dns|from|to|inlet|outlet|in|out)(_|$)|^(up|dn|down)invert"
+)
+_DRAWN_END_WORDS = re.compile(r"(^|_)(start|end|first|last|begin|beginning)(_|$)")
+
+
+def invert_reading(us_column: object | None, ds_column: object | None) -> str:
+    """How the columns a main's two inverts came from name their ends: ``flow`` (us, up, upstream, from, inlet;
+    ds, dn, down, to, outlet: the upstream and downstream ends), ``drawing`` (start, end: the first and last
+    vertex), or ``""`` where a name says neither (a column the mapping chose, INV_A). The network reads the
+    inverts at their ends by it where the manholes' own inverts do not decide (``analysis.network``). A column
+    missing (None) says nothing; two that disagree, or one that names the drawing, read as the drawing.
+
+    Examples
+    --------
+    >>> invert_reading("us_invert_ft", "ds_invert_ft"), invert_reading("UP_INVERT", None)
+    ('flow', 'flow')
+    >>> invert_reading("start_invert", "end_invert"), invert_reading("from_invert", "end_invert")
+    ('drawing', 'drawing')
+    >>> invert_reading("INV_A", "INV_B")
+    ''
+    """
+    words = [column_words(c) for c in (us_column, ds_column) if c is not None]
+    if not words or any(_DRAWN_END_WORDS.search(w) for w in words):
+        return "drawing" if words else ""
+    return "flow" if all(_FLOW_END_WORDS.search(w) for w in words) else ""
+
+
 POLYGONAL = ("Polygon", "MultiPolygon")
 LINEAR = ("LineString", "MultiLineString")
 PUNCTUAL = ("Point", "MultiPoint")
@@ -375,7 +405,7 @@ MAINS = LayerSpec(
                 "from_invert",
                 "upstream_invert",
             ),
-            "invert at the main's first vertex (ft)",
+            "invert at the main's upstream end (ft); which end it is read at: see invert_reading",
             number=True,
         ),
         FieldSpec(
@@ -394,7 +424,7 @@ MAINS = LayerSpec(
                 "to_invert",
                 "downstream_invert",
             ),
-            "invert at the main's last vertex (ft)",
+            "invert at the main's downstream end (ft); which end it is read at: see invert_reading",
             number=True,
         ),
         FieldSpec(

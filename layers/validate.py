@@ -9,7 +9,7 @@ table lists it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import geopandas as gpd
 import numpy as np
@@ -40,6 +40,7 @@ from layers.schema import (
     LayerSpec,
     column_for,
     columns_alike,
+    invert_reading,
 )
 from layers.validity import is_valid
 from layers.write import zip_text
@@ -456,6 +457,8 @@ def _map_columns(
     # the upload's "Columns not used" speak of the file's own columns.
     out.attrs["source_columns"] = chosen
     out.attrs["picked_columns"] = picked  # _picked_fix: values refused there may be the wrong column's
+    if kind == "mains" and {"us_invert_ft", "ds_invert_ft"} & set(chosen):
+        out.attrs["invert_reading"] = invert_reading(*(_named_by(out, spec, chosen, f) for f in _INVERT_FIELDS))
     return out, problems
 
 
@@ -493,6 +496,27 @@ def _alike(f, existing: list, taken, kind: str, label: str) -> list[Problem]:
             fix=fix,
         )
     ]
+
+
+_INVERT_FIELDS = ("us_invert_ft", "ds_invert_ft")
+
+
+def _named_by(out: gpd.GeoDataFrame, spec: LayerSpec, chosen: dict[str, str], name: str) -> str | None:
+    """The name of the user's column a field was taken from (None where it has none). Read again from a store,
+    the field is found under its own name (us_invert_ft) beside the user's column it was copied from, which is
+    kept (start_invert): that column, where it holds the same values, is the one the user named."""
+    source = chosen.get(name)
+    if source != name:
+        return source
+    field_spec = spec.field(name)
+    others = [c for c in out.columns if c != name and c != out.geometry.name]
+    original = column_for(replace(field_spec, aliases=tuple(a for a in field_spec.aliases if a != name)), others)
+    if original is None:
+        return source
+    mine = pd.to_numeric(out[name], errors="coerce")
+    theirs = pd.to_numeric(out[original], errors="coerce")
+    same = ((mine == theirs) | (mine.isna() & theirs.isna())).all()
+    return str(original) if same else source
 
 
 def _codes_without_column(

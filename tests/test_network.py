@@ -273,6 +273,24 @@ def test_a_manhole_every_400_ft_passes_and_401_fails():
     assert run(400.0) == [] and len(run(401.0)) == 2
 
 
+def test_every_gravity_pipe_leaving_a_manhole_is_measured_where_the_flow_divides():
+    # A divides: traces follow AB (300 ft) to the plant at B; AC (500 ft) runs on to the manhole C. Only the run
+    # traces follow was measured: AC's 500 ft between manholes went unreported.
+    m = mains(
+        ("AB", [(0, 0), (300, 0)], {"from_manhole": "A", "to_manhole": "B", "diameter_in": 8.0}),
+        ("AC", [(0, 0), (0, 500)], {"from_manhole": "A", "to_manhole": "C", "diameter_in": 8.0}),
+    )
+    mh = manholes(A=(0, 0), B=(300, 0), C=(0, 500))
+    net = build(m, mh, plant((310, 0), "B"))
+    assert net.main_id[net.next_main[net.node_index["A"]]] == "AB"
+    (spacing,) = [d for d in checks(net, mh) if d.check == "manhole_spacing"]
+    assert spacing.feature_id == "A"
+    assert spacing.message.startswith("500 ft of existing 8-in sewer from manhole A by AC to the next manhole C")
+    # An open channel (a model's swale, test_inlet_drains' C_Aux3) or a force main leaving A begins no run.
+    net = build(m.assign(sewer_type=["sanitary", "force"]), mh, plant((310, 0), "B"))
+    assert not [d for d in checks(net, mh) if d.check == "manhole_spacing"]
+
+
 def test_special_control_manhole_is_kept_and_sewershed_counts_units():
     m = mains(("A", [(0, 0), (300, 0)]), ("B", [(300, 0), (600, 0)]))
     mh = manholes(MH1=(0, 0), MH2=(300, 0), MH3=(600, 0))
