@@ -68,7 +68,8 @@ SETTINGS: dict[str, tuple[Any, str]] = {
     "REGISTER": (
         None,
         "The notice register: a SQLite path or database URL (default SEWERPLAN_DATABASE_URL, else the register "
-        "recorded in the store; the notices page offers to create one beside the store).",
+        "recorded in the store; the notices page offers to create one beside the store). It must be the register the "
+        "store records, if it records one: another is refused (one register per town).",
     ),
     "NOTICES_FOLDER": ("instance/notices", "Where issued batches (mailing lists, labels, letters) are written."),
 }

@@ -21,10 +21,12 @@ from analysis.errors import AnalysisError, Fix
 from analysis.profiles import PROFILE_DIR
 from gisapp import services
 from gisapp.notices import today
+from gisapp.words import register_clash_words
 from gisapp.workspace import Workspace, WorkspaceSpec, distinct_settings
 from layers.atomic import disk_refusal
 from layers.errors import LayerError, LayerValidationError, Problem, redact_url
 from layers.read import LAYER_NAMES, Layers, read_mapping
+from layers.register import RegisterClashError
 from layers.schema import SPECS
 from layers.store import store_label
 
@@ -128,6 +130,8 @@ def error_text(exc: ValueError) -> str:
         errors = [p for p in exc.problems if p.severity == "error"]
         lines = "\n".join(f"  - {problem_text(p)}" for p in errors)
         return f"{len(errors)} problem(s) in the input layers:\n{lines}"
+    if isinstance(exc, RegisterClashError):  # --register or SEWERPLAN_DATABASE_URL named the other register
+        return register_clash_words(exc.store, exc.named, exc.recorded, exc.named_by, web=False)
     return worded(str(exc), getattr(exc, "fix", None))
 
 

@@ -13,8 +13,9 @@ from flask import Flask, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from analysis.errors import AnalysisError, Fix
-from gisapp.words import size_words
+from gisapp.words import register_clash_words, size_words
 from layers.errors import LayerError, LayerValidationError, NotFoundError, Problem
+from layers.register import RegisterClashError
 
 MAPPING_PAGE = "the column-mapping page of the upload (Data page)"
 RUN_FORM = '"Run the analysis" on the map page'
@@ -82,6 +83,8 @@ def web_text(exc: ValueError, *, upload: bool = False) -> str:
         errors = [p for p in exc.problems if p.severity == "error"]
         lines = "\n".join(f"  - {p} {field_for(p.fix, upload=upload)}" if p.fix else f"  - {p}" for p in errors)
         return f"{len(errors)} problem(s) in the input layers:\n{lines}"
+    if isinstance(exc, RegisterClashError):  # the server's setting that named the other register, files by name
+        return register_clash_words(exc.store, exc.named, exc.recorded, exc.named_by, web=True)
     fix = getattr(exc, "fix", None)
     return f"{exc} {field_for(fix, upload=upload)}" if fix else str(exc)
 

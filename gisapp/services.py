@@ -65,7 +65,7 @@ from layers.read import (
     sources_of,
     street_run,
 )
-from layers.register import Register, RegisterMissingError
+from layers.register import Register, RegisterMissingError, check_store_register
 from layers.store import (
     INPUT_NAMES,
     in_store,
@@ -880,6 +880,12 @@ def open_register(url: str | None, *, store: str | None, create: bool = False) -
         raise
 
 
+def check_register(url: str | None, *, store: str | None) -> None:
+    """Refuse a register named by ``url`` or ``SEWERPLAN_DATABASE_URL`` that is not the one the store records
+    (``RegisterClashError``), as opening it (``open_register``) does: for a register opened before."""
+    check_store_register(url, store=store_of(store))
+
+
 def record_connection(
     register: Register,
     parcel_id: str,
@@ -1452,6 +1458,7 @@ __all__ = [
     "network_if_manholes",
     "notice_inputs",
     "open_register",
+    "check_register",
     "open_store",
     "open_workspace",
     "plan_pdf",

@@ -864,6 +864,63 @@ def without_folders(text: str, locations: list[str]) -> str:
     return text
 
 
+def register_clash_words(store: str, named: str, recorded: str, named_by: str, *, web: bool) -> str:
+    """Why a register named is refused beside the store's own (``layers.register.RegisterClashError``), and what to
+    do, in two sentences: on the command line by its flag or SEWERPLAN_DATABASE_URL, with full paths; on the web by
+    the server's setting, each file by its name (two of one name told apart), for whoever runs the server.
+
+    ``named`` and ``recorded`` are the registers' URLs without passwords; ``named_by`` ``"given"`` or
+    ``"environment"``. Moving the store to another register is a change of the store's record, which no command
+    makes: said as the table and key to change (docs/notices.md gives the statements).
+
+    Examples
+    --------
+    >>> print(register_clash_words("/srv/t/town.gpkg", "sqlite:////old/register.sqlite",
+    ...                            "sqlite:////srv/t/town-register.sqlite", "given", web=True))
+    The store town.gpkg already keeps its notices in the register town-register.sqlite, but this server's
+    REGISTER setting names register.sqlite: notices issued from both would give the same owners second notices with
+    other deadlines and split the town's record between two registers, so neither is used. Ask whoever runs the
+    server to set REGISTER in instance/config.py to the store's register, or to remove it, and to restart sewerplan;
+    if the town really moved its register to register.sqlite, they record that one in the store instead (the value
+    of the key register in the store's sewerplan_settings table).
+    """
+    env = named_by == "environment"
+    if web:
+        shown, kept = (file_words(u) if u.startswith("sqlite:///") else u for u in (named, recorded))
+        if shown == kept:  # two files of one name: the page names no folder, so it says they are two
+            shown = f"another {shown}, in another folder"
+        where = "this server's " + ("SEWERPLAN_DATABASE_URL" if env else "REGISTER setting")
+        store_name = file_words(store)
+    else:
+        # an SQLite register by its path, as --register takes it
+        shown, kept = (u.removeprefix("sqlite:///") for u in (named, recorded))
+        store_name = store
+        where = "SEWERPLAN_DATABASE_URL" if env else "--register"
+    said = (
+        f"The store {store_name} already keeps its notices in the register {kept}, but {where} names {shown}: notices "
+        "issued from both would give the same owners second notices with other deadlines and split the town's record "
+        "between two registers, so neither is used."
+    )
+    moved = f"if the town really moved its register to {shown}, "
+    table = "(the value of the key register in the store's sewerplan_settings table)"
+    if web:
+        setting = (
+            "to set SEWERPLAN_DATABASE_URL in the server's environment to the store's register, or to unset it"
+            if env
+            else "to set REGISTER in instance/config.py to the store's register, or to remove it"
+        )
+        return (
+            f"{said} Ask whoever runs the server {setting}, and to restart sewerplan; {moved}they record that one in "
+            f"the store instead {table}."
+        )
+    fix = (
+        f"Unset SEWERPLAN_DATABASE_URL (the store's register is found without it) or set it to {kept}"
+        if env
+        else f"Leave out --register (the store's register is found without it) or give --register {kept}"
+    )
+    return f"{said} {fix}; {moved}record that one in the store first {table}."
+
+
 def not_yet_overdue(moved: list[dict]) -> str:
     """What ``violations`` says of the notices whose deadline fell on a weekend or public holiday (``deadline``,
     ``runs_to``): not yet overdue, on the notices page and the command line alike."""

@@ -4,7 +4,9 @@ PostgreSQL.
 - **One register per town.** It is found the same way from anywhere: the URL or path given, else
   ``SEWERPLAN_DATABASE_URL``, else the register recorded in the town's store (a setting in the GeoPackage). Never
   the current folder. A register that does not exist is created only when asked to (``create=True``); otherwise
-  ``RegisterMissingError`` names the registers that do exist.
+  ``RegisterMissingError`` names the registers that do exist. A register named (given, or by the environment)
+  that is not the one the store records is refused (``RegisterClashError``), never used beside it: notices issued
+  from both would reach the same owners twice.
 - **A notice is never recorded without its paperwork.** A batch is *prepared* (its notices inserted with status
   ``prepared``, no deadline, in one transaction), its files are written and moved into place, and only then is it
   *issued* (status ``open``, deadline set, in a second transaction). A prepared batch whose files are missing is
@@ -62,7 +64,7 @@ from analysis.notices import (
 )
 from analysis.profiles import MAX_PERIOD_DAYS
 from layers.atomic import StoreBusyError, sync_to_disk, written_whole
-from layers.errors import LayerError, quote_password
+from layers.errors import LayerError, quote_password, split_fragment
 from layers.errors import redact_url as _redact
 
 HEAD = "0008"  # the newest migration in layers/migrations/versions
@@ -289,7 +291,84 @@ class RegisterMissingError(LayerError):
         self.known = known
 
 
+class RegisterClashError(LayerError):
+    """The register named (given, or ``SEWERPLAN_DATABASE_URL``) is another than the one the store records: a
+    page using one and a command the other would give the same owners second notices, the record split in two.
+
+    ``named`` and ``recorded`` are the two registers' URLs without passwords, ``store`` the store's location and
+    ``named_by`` ``"given"`` (a command's register, the web's ``REGISTER`` setting) or ``"environment"``.
+    """
+
+    def __init__(self, message: str, *, store: str, named: str, recorded: str, named_by: str):
+        super().__init__(message)
+        self.store = store
+        self.named = named
+        self.recorded = recorded
+        self.named_by = named_by
+
+
 # -- finding the register -----------------------------------------------------------------------------------------
+
+
+def check_store_register(given: str | None, *, store: str | Path | None) -> None:
+    """Refuse (``RegisterClashError``) a register named by ``given`` or ``SEWERPLAN_DATABASE_URL`` that is not the
+    one ``store`` records. A store recording none yet takes the one named (``Register`` records it when creating);
+    with nothing named, the store's own is used and nothing can clash."""
+    named = given or os.environ.get("SEWERPLAN_DATABASE_URL")
+    if not named or not store:
+        return
+    recorded = _store_register(store)
+    if not recorded or same_register(_as_url(named), _as_url(recorded)):
+        return
+    named_by = "given" if given else "environment"
+    shown, kept = _redact(_as_url(named)), _redact(_as_url(recorded))
+    by = " (SEWERPLAN_DATABASE_URL)" if named_by == "environment" else ""
+    # Worded without a flag or a setting's place: the command line and the web say which of theirs named it.
+    raise RegisterClashError(
+        f"The store {_redact(str(store))} already keeps its notices in the register {kept}, but {shown} is named "
+        f"as the register{by}: notices issued from both would give the same owners second notices with other "
+        "deadlines and split the town's record between two registers, so neither is used. Name the store's "
+        f"register, or, if the town really moved its register to {shown}, record that one in the store first (the "
+        "value of the key register in the store's sewerplan_settings table).",
+        store=str(store),
+        named=shown,
+        recorded=kept,
+        named_by=named_by,
+    )
+
+
+def same_register(a: str, b: str) -> bool:
+    """Whether two register URLs are one register: one SQLite file (however its path is spelt), or one schema of
+    one PostgreSQL database (host, port, database and ``search_path``; any login and other options)."""
+    if a.startswith("sqlite") or b.startswith("sqlite"):
+        if not (a.startswith("sqlite:///") and b.startswith("sqlite:///")):
+            return False
+        first, second = (Path(u.removeprefix("sqlite:///")) for u in (a, b))
+        with suppress(OSError):
+            if first.exists() and second.exists():
+                return os.path.samefile(first, second)
+        return first.resolve() == second.resolve()
+    return _database_place(a) == _database_place(b)
+
+
+def _database_place(url: str) -> tuple:
+    """A database register's place: backend, host, port, database and the schema its ``search_path`` names."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        parts = make_url(quote_password(split_fragment(url)[0].replace("postgres://", "postgresql://", 1)))
+    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy reads: compared as written
+        return (url,)
+    value = parts.query.get("options")
+    options = [o for v in (value if isinstance(value, tuple) else (value or "",)) for o in str(v).split()]
+    paths = [o.split("search_path=", 1)[1] for o in options if "search_path=" in o]
+    return (
+        parts.get_backend_name(),
+        (parts.host or "").lower(),
+        parts.port or 5432,
+        parts.database,
+        paths[-1] if paths else None,
+    )
 
 
 def register_url(given: str | None = None, *, store: str | Path | None = None) -> str:
@@ -514,6 +593,7 @@ class Register:
     """
 
     def __init__(self, url: str | None = None, *, store: str | Path | None = None, create: bool = True):
+        check_store_register(url, store=store)  # a register named is the one the store records, or it records none
         try:
             self.url = register_url(url, store=store)
         except RegisterMissingError:
@@ -538,7 +618,7 @@ class Register:
                     # between the two looks, made a register of an empty database (seen once in 24 such races)
                     raise LayerError(f"{self.path} is not a notice register (it has no notices table).")
             if not exists:
-                self._refuse_or_prepare(create, store)
+                self._refuse_or_prepare(create, store, url)
                 try:
                     self.path.parent.mkdir(parents=True, exist_ok=True)
                 except OSError as exc:
@@ -555,7 +635,7 @@ class Register:
                     f"Cannot open the register {_redact(self.url)}: {_redact(self.url, str(exc.orig))}"
                 ) from exc
             if not exists:
-                self._refuse_or_prepare(create, store)
+                self._refuse_or_prepare(create, store, url)
         try:
             try:
                 self._migrate()
@@ -574,16 +654,10 @@ class Register:
         if create and store:
             self._record_in_store(store)
 
-    def _refuse_or_prepare(self, create: bool, store) -> None:
+    def _refuse_or_prepare(self, create: bool, store, given: str | None) -> None:
         if create:
-            recorded = _store_register(store)
-            if recorded and _as_url(recorded) != self.url:
-                raise LayerError(
-                    f"The store {_redact(str(store))} already keeps its notices in the register "
-                    f"{_redact(_as_url(recorded))}. A "
-                    f"second register ({_redact(self.url)}) would give the same owners second notices with other "
-                    "deadlines: use that register."
-                )
+            # Checked on opening; again here, as another process may have recorded the store's register since.
+            check_store_register(given, store=store)
             return
         known = known_registers(store=store, near=str(self.path) if self.path else None)
         raise RegisterMissingError(

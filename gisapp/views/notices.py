@@ -72,12 +72,19 @@ PAGE_ROWS = 100
 
 
 def app_register(*, create: bool = False) -> Register:
-    """The app's register, opened once per URL (its schema is checked once, without the write lock)."""
+    """The app's register, opened once per URL (its schema is checked once, without the write lock).
+
+    Each time, the register named (``REGISTER``, else ``SEWERPLAN_DATABASE_URL``) is checked against the one the
+    store records (``RegisterClashError``): a store may come to record another since it was opened (a first
+    ``notices issue --new`` from the command line, a store replaced), and a page using one register and the
+    command line the other would give the same owners second notices."""
     config = current_app.config
     cache = current_app.extensions.setdefault("sewerplan_registers", {})
     key = (config["REGISTER"], config["STORE"])
     if key not in cache or create:
         cache[key] = services.open_register(config["REGISTER"], store=config["STORE"], create=create)
+    else:
+        services.check_register(config["REGISTER"], store=config["STORE"])
     return cache[key]
 
 
