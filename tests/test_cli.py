@@ -448,9 +448,11 @@ def test_profiles_commands():
     assert CliRunner().invoke(main, ["profiles", "show", "nowhere"]).exit_code == 2
 
 
-def test_serve_refuses_a_missing_store(tmp_path):
-    result = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none.gpkg")])
-    assert result.exit_code == 2 and "make demo" in result.output
+def test_serve_refuses_a_store_in_a_folder_that_does_not_exist(tmp_path):
+    """A store that does not exist yet is served (a new town: tests/test_web_new_town.py), but not in a folder that
+    does not exist: a typo in the path."""
+    result = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "nowhere" / "none.gpkg")])
+    assert result.exit_code == 2 and "The folder" in result.output and "does not exist" in result.output
 
 
 def test_network_check_json_and_report(town_gpkg, tmp_path):
