@@ -553,6 +553,24 @@ def test_upstream_of_the_outfall_counts_units_at_the_profiles_rate(runner, town_
     assert up["flow_given"] == 0 and up["flow_unknown"] == up["units_unknown"] > 0 and up["flow_gpd"] is None
 
 
+def test_trace_says_the_loadings_warnings_for_a_sewershed_too(tmp_path):
+    """`trace --upstream` returned before saying what loading found (a parcel left out of the analysis), which
+    `trace --parcel` and every other command say before their answer."""
+    town = sample_town(60)
+    town["parcels"].loc[town["parcels"].index[-1], "geometry"] = None  # left out, with a warning
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), town)
+    outfall = town["treatment_plants"]["outfall_manhole"].iloc[0]
+    warned = "warning: parcels: 1 feature(s) have no geometry and were left out of the analysis."
+    for how in (["--manhole", outfall, "--upstream"], ["--parcel", town["parcels"]["parcel_id"].iloc[0]]):
+        said = Runner().invoke("trace", "--profile", "fort-plain", "--data", data, *how, ok=True)
+        assert warned in " ".join(said.stderr.split()), (how, said.output)
+    quiet = Runner().invoke(
+        "trace", "--profile", "fort-plain", "--data", data, "--manhole", outfall, "--upstream", "--json"
+    )
+    assert "warning" not in quiet.stderr and json.loads(quiet.stdout)["manhole"] == outfall
+
+
 @pytest.mark.parametrize(
     ("args", "says"),
     [(["--manhole", "MH-NOPE"], "No manhole"), ([], "--parcel ID or --manhole ID"), (["--upstream"], "--manhole")],
