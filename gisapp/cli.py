@@ -508,6 +508,32 @@ USERS_DB_HELP = (
 )
 
 
+def check_new_store(found) -> None:
+    """Refuse to serve a store that does not exist yet where publishing on the Data page could not make it: a PostGIS
+    schema (the server's role may not create one: a schema is made and granted by whoever runs the database), a
+    GeoPackage in a folder that does not exist (a typo in the path), a folder given as the store, or a file not
+    named .gpkg. A GeoPackage in a folder that exists is served with no data: a new town starts on the web."""
+    shown = found.label
+    if found.kind == "PostGIS":
+        raise LayerError(
+            f"The PostGIS store {shown} does not exist yet (no such schema). Load the town's layers into the "
+            f"schema (parcels, mains ...), then run `sewerplan analyze --data {shown} --out {shown}`."
+        )
+    path = Path(shown)
+    if path.is_dir():
+        raise LayerError(f"The store {shown} is a folder: give a GeoPackage file, such as {path / 'town.gpkg'}.")
+    if not path.parent.is_dir():
+        raise LayerError(
+            f"The folder {path.parent} does not exist, so the store {shown} cannot be made there: check the path for "
+            "a typo, or create the folder first."
+        )
+    if path.suffix.lower() != ".gpkg":
+        raise LayerError(
+            f"The store {shown} does not exist, and a new store is a GeoPackage file: give a name ending in .gpkg "
+            f"(such as {path.with_suffix('.gpkg')}), or check the path for a typo."
+        )
+
+
 def users_db_path(given: str | None) -> Path:
     """The accounts file a command uses: the one given with --users-db, else the server's (``gisapp.users_db``: the
     USERS_DB setting, config.py's or its default in the instance folder), for every `users` command and `serve`:
@@ -544,17 +570,9 @@ def serve(store, host, port, users_db, threads):
     # the store the app would show: with SEWERPLAN_INSTANCE set, ./instance/sewerplan.gpkg was served instead
     store = server_store(store)
     found = open_store(store)  # a GeoPackage, or a PostGIS schema (its URL checked here)
-    if not found.exists():
-        shown = found.label
-        if found.kind == "PostGIS":
-            raise LayerError(
-                f"The PostGIS store {shown} does not exist yet (no such schema). Load the town's layers into the "
-                f"schema (parcels, mains ...), then run `sewerplan analyze --data {shown} --out {shown}`."
-            )
-        raise LayerError(
-            f"The store {shown} does not exist yet. Run `make demo`, or `sewerplan sample` and "
-            f"`sewerplan analyze --data {shown} --out {shown}` first."
-        )
+    new_town = not found.exists()
+    if new_town:
+        check_new_store(found)
     users_db = users_db_path(users_db)
     # Behind a reverse proxy every request is another computer's, though it reaches us from 127.0.0.1.
     local = host in LOOPBACK and not app.config["TRUSTED_PROXY"]
@@ -570,10 +588,16 @@ def serve(store, host, port, users_db, threads):
     for folder in (app.config["UPLOAD_FOLDER"], app.config["NOTICES_FOLDER"]):
         Path(folder).mkdir(parents=True, exist_ok=True, mode=0o700)
     expire_uploads(app.config["UPLOAD_FOLDER"], ttl_hours=app.config["UPLOAD_TTL_HOURS"])
-    with app.app_context():
-        from gisapp.state import map_data
+    if new_town:  # made when the town's data is first published on the Data page; until then the pages say so
+        click.echo(
+            f"The store {found.label} does not exist yet: the pages say no data is loaded and link to the Data "
+            "page, where the town's layers are uploaded, checked and published as this store."
+        )
+    else:
+        with app.app_context():
+            from gisapp.state import map_data
 
-        map_data()  # load the store before the first visitor waits for it
+            map_data()  # load the store before the first visitor waits for it
     threads = threads or app.config["SERVER_THREADS"]
     options = {
         "host": host,

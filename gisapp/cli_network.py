@@ -148,13 +148,13 @@ def trace(digitised_direction, parcel_id, manhole_id, upstream, as_json, **opts)
             doc = shed.as_dict()
         else:
             doc = services.trace_manhole(ws, manhole_id).as_dict()
-    if upstream and not as_json:
-        _print_sewershed(shed, ws.profile, named=not loaded.default_profile)
-        return
     if as_json:
         click.echo(json.dumps(doc, indent=2))
         return
-    print_problems(loaded.console, loaded.layers)
+    print_problems(loaded.console, loaded.layers)  # the loading's warnings, for a sewershed too, as every command
+    if upstream:
+        _print_sewershed(shed, ws.profile, named=not loaded.default_profile)
+        return
     _print_trace(doc)
 
 

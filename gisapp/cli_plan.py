@@ -11,7 +11,7 @@ from rich.table import Table
 
 from analysis.plans import compare_plans, not_laid_parts
 from gisapp import services
-from gisapp.cli_common import DIRECTION_OPTION, data_options, deprecated, loading, user_errors
+from gisapp.cli_common import DIRECTION_OPTION, data_options, deprecated, loading, print_problems, user_errors
 from gisapp.words import written_words, zero_flow_words
 from layers.board import check_pdf_path, summary_lines, write_comparison_csv
 from layers.read import is_postgres
@@ -131,6 +131,7 @@ def plan(
     if as_json:
         click.echo(json.dumps(doc, indent=2, default=str))
         return
+    print_problems(loaded.console, loaded.layers)  # the loading's warnings, said before the plan as every command
     _print_plan(name, doc)
     if doc["downstream"].get("present_flow_recorded") is False:
         # The capacity finding says no list came with the layers; plan has no option for one, so say where it goes.

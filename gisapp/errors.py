@@ -13,6 +13,7 @@ from flask import Flask, current_app, jsonify, render_template, request
 from werkzeug.exceptions import HTTPException
 
 from analysis.errors import AnalysisError, Fix
+from gisapp.mapdata import NoDataYetError
 from gisapp.words import register_clash_words, size_words
 from layers.errors import LayerError, LayerValidationError, NotFoundError, Problem
 from layers.register import RegisterClashError
@@ -148,9 +149,14 @@ def _file_of(found: re.Match) -> str:
     return (os.path.basename(bare.rstrip("/")) or bare) + path[len(bare) :]
 
 
+def _wants_json() -> bool:
+    """The request is the JSON API's (or sends JSON): its errors are JSON documents, not pages."""
+    return request.path.startswith(("/api/", "/analysis/")) or request.is_json
+
+
 def _respond(status: int, title: str, message: str, problems: list | None = None, fix: Fix | None = None):
     message = without_server_folders(message)
-    if request.path.startswith(("/api/", "/analysis/")) or request.is_json:
+    if _wants_json():
         body = {
             "error": {
                 "status": status,
@@ -169,6 +175,14 @@ def register(app: Flask) -> None:
     def validation_error(exc: LayerValidationError):
         # each problem with the field that fixes it, in the message a page shows as well as in ``problems``
         return _respond(422, "Invalid input layers", web_text(exc), [problem_view(p) for p in exc.problems])
+
+    @app.errorhandler(NoDataYetError)
+    def no_data_yet(exc: NoDataYetError):
+        # A new town's server, before its data is first published: the JSON API says so (404); a page (the map, the
+        # summary) says it plainly, with the way to the Data page, as the answer to a page asked for, not an error.
+        if _wants_json():
+            return _respond(404, "No data yet", web_text(exc), fix=exc.fix)
+        return render_template("no_data.html"), 200
 
     @app.errorhandler(NotFoundError)
     def not_found(exc: NotFoundError):

@@ -34,10 +34,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import shapely
 
+from analysis.errors import Fix
 from analysis.profiles import bracketed
 from analysis.reasons import feet_text
 from gisapp.words import DEFAULT_DATE_FORMAT, number, reason_without_deadline, town_date
-from layers.errors import LayerError
+from layers.errors import LayerError, NotFoundError
 from layers.store import latest_run, open_store
 from layers.write import BUILDINGS_LAYER, LINES_LAYER, RESULT_LAYER
 
@@ -234,6 +235,15 @@ def _band(zoom: float) -> int:
     return int(np.clip(np.floor(zoom), MIN_BAND, FULL_BAND))
 
 
+class NoDataYetError(NotFoundError):
+    """The store does not exist yet: a new town's server (``sewerplan serve`` on a store not made yet) before its
+    data is first published on the Data page. A page says so with a link to the Data page; the JSON API answers 404.
+    """
+
+    def __init__(self, store_name: str):
+        super().__init__(f"No data is loaded yet: the store {store_name} does not exist yet.", fix=Fix("layer"))
+
+
 @dataclass
 class MapData:
     """One store, loaded: layers in WGS 84 with a spatial index each, and the original layers for analysis."""
@@ -261,7 +271,7 @@ class MapData:
         path = str(path)
         store = open_store(path)
         if not store.exists():
-            raise LayerError(f"The store {store.label} does not exist.")
+            raise NoDataYetError(store.short_name)
         data = cls(path, store.version(), max_features=max_features)
         for name, frame in store.read_layers(STORE_LAYERS).items():
             if frame.crs is None:

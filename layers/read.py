@@ -746,11 +746,30 @@ def unreadable_message(path: Path, exc: Exception, *, label: str | None = None) 
             f"{name} is damaged: it is not a readable GeoPackage (SQLite says: {reason}); export the layers from "
             "the GIS again, or use a backup copy."
         )
+    if path.suffix.lower() == ".gpkg" and _is_sqlite(path):
+        # A database GDAL will not open as a GeoPackage (its gpkg_geometry_columns table dropped, say): GDAL then says
+        # "No such file or directory" of the file that is there, or that its format is not supported.
+        return (
+            f"GDAL could not open {name} as a GeoPackage: the file is there, but the tables that make it one "
+            "(gpkg_contents, gpkg_geometry_columns) are missing or damaged. Open it in QGIS to see whether its "
+            "layers show, then export them again as a GeoPackage from the GIS that made it, or use a backup copy."
+        )
+    missing = path.exists() and re.search(r"no such file", reason, re.I)  # GDAL's words of a file that is there
+    said = "" if missing else f" (GDAL says: {reason})"
     return (
-        f"{name} cannot be read as map data (GDAL says: {reason}); check that it is a GeoPackage, a shapefile "
+        f"{name} cannot be read as map data{said}; check that it is a GeoPackage, a shapefile "
         "with its .shx and .dbf, a GeoJSON file or a File Geodatabase, and open it in QGIS to see whether it is "
         "damaged."
     )
+
+
+def _is_sqlite(path: Path) -> bool:
+    """``path`` is a SQLite database by its first bytes (every GeoPackage is one)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def _reader_says(exc: Exception) -> str:

@@ -549,9 +549,11 @@ def test_profiles_commands():
     assert CliRunner().invoke(main, ["profiles", "show", "nowhere"]).exit_code == 2
 
 
-def test_serve_refuses_a_missing_store(tmp_path):
-    result = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "none.gpkg")])
-    assert result.exit_code == 2 and "make demo" in result.output
+def test_serve_refuses_a_store_in_a_folder_that_does_not_exist(tmp_path):
+    """A store that does not exist yet is served (a new town: tests/test_web_new_town.py), but not in a folder that
+    does not exist: a typo in the path."""
+    result = CliRunner().invoke(main, ["serve", "--store", str(tmp_path / "nowhere" / "none.gpkg")])
+    assert result.exit_code == 2 and "The folder" in result.output and "does not exist" in result.output
 
 
 def test_network_check_json_and_report(town_gpkg, tmp_path):
@@ -650,6 +652,24 @@ def test_upstream_of_the_outfall_counts_units_at_the_profiles_rate(runner, town_
     # the sample has parcels whose units are unknown (shops, a mill) and no flow_gpd: their flow is not known, nor
     # the whole
     assert up["flow_given"] == 0 and up["flow_unknown"] == up["units_unknown"] > 0 and up["flow_gpd"] is None
+
+
+def test_trace_says_the_loadings_warnings_for_a_sewershed_too(tmp_path):
+    """`trace --upstream` returned before saying what loading found (a parcel left out of the analysis), which
+    `trace --parcel` and every other command say before their answer."""
+    town = sample_town(60)
+    town["parcels"].loc[town["parcels"].index[-1], "geometry"] = None  # left out, with a warning
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), town)
+    outfall = town["treatment_plants"]["outfall_manhole"].iloc[0]
+    warned = "warning: parcels: 1 feature(s) have no geometry and were left out of the analysis."
+    for how in (["--manhole", outfall, "--upstream"], ["--parcel", town["parcels"]["parcel_id"].iloc[0]]):
+        said = Runner().invoke("trace", "--profile", "fort-plain", "--data", data, *how, ok=True)
+        assert warned in " ".join(said.stderr.split()), (how, said.output)
+    quiet = Runner().invoke(
+        "trace", "--profile", "fort-plain", "--data", data, "--manhole", outfall, "--upstream", "--json"
+    )
+    assert "warning" not in quiet.stderr and json.loads(quiet.stdout)["manhole"] == outfall
 
 
 @pytest.mark.parametrize(

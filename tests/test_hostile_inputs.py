@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import zipfile
@@ -25,6 +26,7 @@ from click.testing import CliRunner
 from shapely.geometry import LineString
 
 from gisapp.cli import main
+from layers.read import unreadable_message
 from layers.sample import sample_town
 from layers.write import write_layers
 from tests.conftest import csrf, make_app
@@ -377,6 +379,32 @@ def test_damaged_geopackage_is_one_sentence(town, tmp_path):
     assert message.startswith("Error: town.gpkg is damaged: it is not a readable GeoPackage")
     assert "export the layers from the GIS again, or use a backup copy." in message
     assert "Could not decode" not in message and "sqlite3_prepare" not in message and "\n" not in message
+
+
+def test_a_geopackage_gdal_cannot_open_is_never_said_to_be_missing(town, tmp_path):
+    """Its gpkg_geometry_columns table dropped, GDAL will not open the file as a GeoPackage and says it has "No such
+    file or directory" (read as GPKG:path, as uploads are) or is "not recognized": the refusal quoted that of a file
+    that is there. It says GDAL could not open it as a GeoPackage, and what to try."""
+    gpkg = tmp_path / "streets.gpkg"
+    write_layers(str(gpkg), {"streets": town["streets"]})
+    with sqlite3.connect(gpkg) as db:
+        db.execute("DROP TABLE gpkg_geometry_columns")
+    db.close()
+    told = (
+        "GDAL could not open streets.gpkg as a GeoPackage: the file is there, but the tables that make it one "
+        "(gpkg_contents, gpkg_geometry_columns) are missing or damaged. Open it in QGIS to see whether its layers "
+        "show, then export them again as a GeoPackage from the GIS that made it, or use a backup copy."
+    )
+    for name in (str(gpkg), f"GPKG:{gpkg}"):  # the command line's read, and the upload's (one driver named)
+        with pytest.raises(pyogrio.errors.DataSourceError) as gdal:
+            pyogrio.list_layers(name)
+        assert unreadable_message(gpkg, gdal.value) == told
+    data = folder(tmp_path, {k: town[k] for k in ("parcels", "mains")})
+    result = analyze(data, "--layer", f"streets={gpkg}")
+    assert result.exit_code == 2, result.output
+    said = " ".join(result.stderr.split())
+    # the command line names the layer kind too
+    assert said == "Error: " + told.replace("open streets.gpkg", "open streets (streets.gpkg)"), said
 
 
 @pytest.mark.parametrize("name", ["town.gpkg", "parcels.geojson"])

@@ -1611,6 +1611,23 @@ def test_plan_cli_says_where_it_saved_and_wrote_the_plan(town_gpkg, tmp_path):
     assert "Saved as" not in quiet.output and "exported to" not in quiet.output
 
 
+def test_plan_cli_says_the_loadings_warnings_before_the_plan(tmp_path):
+    """`plan` printed the plan without what loading found (a parcel left out of the analysis, say), which analyze,
+    trace and every other command say first; --json keeps them out of its one document, as the others do."""
+    town = layout(shift=(1, 1))
+    extra = town["parcels"].iloc[[0]].assign(parcel_id="L9", site_address="900 Oak St")
+    town["parcels"] = pd.concat([town["parcels"], extra.set_geometry([None], crs=extra.crs)], ignore_index=True)
+    data = tmp_path / "town.gpkg"
+    write_layers(str(data), town)
+    ny_frame([{"geometry": LineString([(0, 0), (900, 0)])}]).to_crs(4326).to_file(tmp_path / "extension.geojson")
+    warned = "warning: parcels: 1 feature(s) have no geometry and were left out of the analysis."
+    result = CliRunner().invoke(main, plan_args(data, tmp_path), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert warned in " ".join(result.stderr.split()) and "Cost split" in result.stdout
+    quiet = CliRunner().invoke(main, plan_args(data, tmp_path, "--json"), catch_exceptions=False)
+    assert "warning" not in quiet.stderr and json.loads(quiet.stdout)
+
+
 def test_a_plan_exported_as_geoparquet_names_every_file_it_wrote(town_gpkg, tmp_path):
     """`plan --out plan.parquet` writes one GeoParquet file per layer (the proposed main at the path, its manholes,
     the newly mandated and benefiting parcels ... beside it) and said "Plan exported to .../plan.parquet.": the

@@ -418,7 +418,7 @@ def test_upload_zipped_shapefile_flow(store, tmp_path):
     # The town's store in words, the analysis dated as the town writes dates (no layer codes, no ISO timestamp).
     assert "parcel results" in page and "parcel_results" not in page
     assert re.search(r"Latest analysis: [A-Z][a-z]+ \d{1,2}, \d{4} \(", page), page[page.find("Latest analysis") :][:80]
-    saved = re.search(r"<tr><td>([^<]+)</td><td>([^<]+)</td>", page[page.find('id="previous-stores"') :])
+    saved = re.search(r"<tr><td[^>]*>([^<]+)</td><td[^>]*>([^<]+)</td>", page[page.find('id="previous-stores"') :])
     restored = client.post("/data/restore", data={"csrf_token": token, "name": kept[0]})
     assert restored.status_code == 200 and mains_seen(other) == town_mains
     # Told as the table showed it (when, and why), not by the file's stamp.

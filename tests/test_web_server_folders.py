@@ -92,7 +92,8 @@ def test_a_refused_layer_is_named_by_its_file_not_the_uploads_folder(planner, tm
     answer = add_layer(client, token, unreadable_gpkg(tmp_path, kind), f"{kind}.gpkg", kind)
     text = answer.get_data(as_text=True)
     assert answer.status_code == 400 and shown in text, text[:1500]
-    assert f"{kind}.gpkg cannot be read as map data" in text and f"GPKG:{kind}.gpkg: No such file" in text, page
+    assert f"GDAL could not open {kind}.gpkg as a GeoPackage: the file is there" in text, page
+    assert "No such file" not in text, page  # GDAL's words of the file that is there
     assert_no_folder(app, text)
     # refused, the upload is as it was: its page is there to add the layer again
     assert client.get(mapping).status_code == 200
@@ -169,7 +170,6 @@ def test_the_mapping_page_names_a_refused_layer_by_its_file_in_chromium(planner,
         said = browser.find_element(By.ID, "message").text
         heading = browser.find_element(By.TAG_NAME, "h2").text
     assert "which column holds what" in heading, heading
-    assert said.startswith("parcels.gpkg cannot be read as map data"), said
-    assert "GPKG:parcels.gpkg: No such file" in said, said
-    assert "/" not in said.split("GDAL says:")[1].split(")")[0], said
+    assert said.startswith("GDAL could not open parcels.gpkg as a GeoPackage: the file is there"), said
+    assert "No such file" not in said, said
     assert_no_folder(app, said)

@@ -16,11 +16,12 @@ from analysis.errors import AnalysisError
 from analysis.mandate import check_notice
 from gisapp import services
 from gisapp.errors import without_server_folders
+from gisapp.mapdata import NoDataYetError
 from gisapp.security import requires
 from gisapp.state import require_shown_workspace, start_analysis, state, store_path, unanalysed_spec
 from gisapp.workspace import WorkspaceSpec, distinct_settings
 from layers.errors import LayerError
-from layers.store import StoreBusyError
+from layers.store import StoreBusyError, store_exists, store_name
 
 bp = Blueprint("analysis", __name__)
 
@@ -49,6 +50,8 @@ def run_analysis():
     if profile not in services.profile_names():
         abort(400, description=f"Unknown profile {profile!r}.")
     store = store_path()
+    if not store_exists(store):  # a new town's server before its data is published: nothing to run on (404)
+        raise NoDataYetError(store_name(store))
     # The latest run's record, read once: its workspace and its notice come from the same run, even when another
     # run lands meanwhile.
     last = services.recorded_run(store) or {}

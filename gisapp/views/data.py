@@ -41,6 +41,7 @@ from layers.store import (
     publish_store,
     read_setting,
     restore_store,
+    store_exists,
     store_writer,
     write_setting,
 )
@@ -891,6 +892,7 @@ def publish(token: str):
         )
     town = current_app.config["STORE"]
     replaced = latest_run(town)  # the profile the store it replaces was last analysed under, to compare
+    first = not store_exists(town)  # a new town's first publication makes the store: it replaces none
     try:  # the town's store will say which upload it is (_published_already); taken under the upload's writer lock
         write_setting(store, PUBLISHED_UPLOAD, token)
     except StoreBusyError as exc:  # a run on the upload: published now, it would swap its old copy in afterwards
@@ -911,7 +913,7 @@ def publish(token: str):
         [token, name]
     ]
     retire_published(folder, name)  # it is the town's store now: its record stays, to say so if sent again
-    said = _published(name, town, replaced)
+    said = _published(name, town, replaced, first=first)
     if not_ready:
         said += f" It cannot run yet {not_ready_words(not_ready)}"
     return upload_form(message=said)
@@ -923,11 +925,11 @@ def _upload_busy(token: str, verb: str, exc: StoreBusyError) -> str:
     return f"{name} was not {verb}ed: a run is using this upload; {verb} it when the run ends. {exc}"
 
 
-def _published(name: str, town: str, replaced: dict | None) -> str:
+def _published(name: str, town: str, replaced: dict | None, *, first: bool = False) -> str:
     """What publishing says: the upload is the town's store, the replaced one is kept, and, when the upload was never
     run, which profile a run of it applies, and the profile the store it replaced was analysed under where another:
     a planner must not take the new data to be run under the town's ordinance of before without seeing it."""
-    said = f"{name} is now the town's store. The store it replaced is kept below."
+    said = f"{name} is now the town's store." + ("" if first else " The store it replaced is kept below.")
     if latest_run(town):
         return said  # run as an upload: its run record says the profile, as the map's run line does
     spec = recorded_spec(town)

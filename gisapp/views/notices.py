@@ -31,6 +31,7 @@ from analysis.errors import AnalysisError
 from analysis.notices import mailing_address, mailing_warnings, mailing_words, service_record_words, service_words
 from gisapp import services
 from gisapp.errors import web_text, without_server_folders
+from gisapp.mapdata import NoDataYetError
 from gisapp.notices import BatchDatedError, check_notice_date, left_out, unfinished_batch
 from gisapp.notices import mark as notices_mark
 from gisapp.notices import record_article_number as notices_record_article_number
@@ -65,7 +66,7 @@ from layers.register import (
     default_register_path,
     parse_date,
 )
-from layers.store import store_label
+from layers.store import store_exists, store_label, store_name
 
 bp = Blueprint("notices", __name__, url_prefix="/notices")
 PAGE_ROWS = 100
@@ -103,6 +104,15 @@ def _profile():
 
 def _town():
     return services.town(None, data=current_app.config["STORE"])
+
+
+def _require_town_data() -> None:
+    """Refuse with the no-data page (``NoDataYetError``) where the town's store does not exist yet: a new town's server
+    offered "Create the notice register", which then failed telling the clerk to press it, as the register is made
+    beside the store and recorded in it."""
+    store = current_app.config["STORE"]
+    if not store_exists(store):
+        raise NoDataYetError(store_name(store))
 
 
 def _back(message: str | None = None, error: str | None = None):
@@ -150,6 +160,7 @@ def _page(
     try:
         register = app_register()
     except RegisterMissingError as exc:
+        _require_town_data()  # no register and no data: "Create the notice register" could not make one
         return render_template(
             "notices/index.html",
             missing=_missing_words(exc),
@@ -247,6 +258,7 @@ def _copies_of_batches(batches: list[dict], wanted: set[str]) -> dict[str, dict]
 @requires("planner")
 def create_register():
     """Create the town's register beside the store and record it there (the page's "--new")."""
+    _require_town_data()
     register = app_register(create=True)
     where = f"as {register.path.name}, beside the store" if register.path else "in a schema of the store's database"
     return _back(message=f"The notice register was created {where}.")  # its name, not the server's folders

@@ -30,13 +30,15 @@ from werkzeug.routing import PathConverter
 from analysis.plans import as_drawn, compare_plans, not_laid_parts
 from analysis.profiles import bracketed
 from gisapp import services
+from gisapp.mapdata import NoDataYetError
 from gisapp.security import LOCAL_USER, requires
-from gisapp.state import require_shown_workspace, workspace
+from gisapp.state import require_shown_workspace, store_path, workspace
 from gisapp.views._said import heard, say
 from layers.board import write_comparison_csv
 from layers.errors import LayerError
 from layers.read import to_lonlat_geojson
 from layers.register import Register, RegisterMissingError
+from layers.store import store_exists, store_name
 from layers.uploads import check_content
 
 bp = Blueprint("plans", __name__, url_prefix="/plans")
@@ -207,6 +209,8 @@ def _saved(names: list[str] | None = None) -> list[dict]:
 @requires("viewer")
 def index():
     everything = _saved_plans()
+    if not everything and not store_exists(store := store_path()):  # "draw one on the map": a map with no data yet
+        raise NoDataYetError(store_name(store))
     chosen = request.args.getlist("compare")
     plans = [p for p in everything if p["name"] in set(chosen)] if chosen else everything
     rows = compare_plans(plans)
