@@ -463,7 +463,9 @@ def plan_notices(
         {name: (mandated[name] if name in mandated.columns else None) for name in NOTICE_FIELDS}, index=mandated.index
     )
     out["parcel_id"] = out["parcel_id"].astype(str)
-    out["private_system"] = private_system(mandated, profile)
+    # Whether each is served by a private system, and whether its private_system column says so or the profile's
+    # reading (notices.private_system_assumed) takes it: a letter asserts to the owner only what the column says.
+    out["private_system"], out["private_system_said"] = private_system(mandated, profile, said=True)
     deadline = notice_period.ends(notice_date)
     out["deadline"] = deadline
     out["section"] = profile.mandate.notice_period_days.section
@@ -2317,10 +2319,53 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
         else:
             blocks.append(Block("text", text + (f": {hazards[0]}." if hazards else ".")))
     same = words_of(n.private_system_duty.quote) == words_of(n.connection_duty.quote)  # Wappinger § 196-17E is both
-    if any(bool(p.get("private_system")) for p in parcels) and not same:
-        heading = "The property's private sewage disposal system" if copy_of else "Your private sewage disposal system"
-        blocks += [Block("heading", heading), *_quote(n.private_system_duty)]
+    private = [p for p in parcels if bool(p.get("private_system"))]
+    if private and not same:
+        blocks += _private_system_blocks(private, profile=profile, copy=bool(copy_of), several=len(parcels) > 1)
     return blocks
+
+
+def _private_system_blocks(private: list[dict], *, profile: Profile, copy: bool, several: bool) -> list[Block]:
+    """The private system's own duty (Fort Plain § 144-5B: abandon and fill the septic tank), quoted for the
+    properties taken to be served by one. Where the parcels' ``private_system`` column says so, as a fact ("Your
+    private sewage disposal system"); where only the profile's reading (``notices.private_system_assumed``) takes it,
+    the town does not know it, and the letter says so: "If the property is served by ...", the records do not say,
+    the law required one where no public sewer was available. A row without ``private_system_said`` (a caller that
+    set ``private_system`` itself) is taken as said."""
+    n = profile.notices
+    told = [_absent(p.get("private_system_said")) or bool(p["private_system_said"]) for p in private]
+    if all(told):
+        heading = "The property's private sewage disposal system" if copy else "Your private sewage disposal system"
+        return [Block("heading", heading), *_quote(n.private_system_duty)]
+    said = [p for p, t in zip(private, told, strict=True) if t]
+    assumed = [p for p, t in zip(private, told, strict=True) if not t]
+    records = f"The {_town_word(profile)}'s records"
+    required = f"{n.private_system_assumed.section} required one where no public sewer was available"
+    if not several:
+        lead = (
+            f"{records} do not say whether the property is served by a private sewage disposal system; {required}. "
+            "If it is, this section of the law applies to it:"
+        )
+    else:  # one owner's properties: each named, the column saying it of some of them perhaps
+        unknown = f"{_parcels_named(assumed)} {'is' if len(assumed) == 1 else 'are'}"
+        if said:
+            lead = (
+                f"{records} say that {_parcels_named(said)} {'is' if len(said) == 1 else 'are'} served by a private "
+                f"sewage disposal system; they do not say whether {unknown}, and {required}."
+            )
+        else:
+            lead = f"{records} do not say whether {unknown} served by a private sewage disposal system; {required}."
+        lead += " This section of the law applies to each property that is:"
+    the = "a property" if several else "the property"
+    heading = f"If {the} is served by a private sewage disposal system (septic tank, cesspool)"
+    return [Block("heading", heading), Block("text", lead), *_quote(n.private_system_duty)]
+
+
+def _parcels_named(parcels: list[dict]) -> str:
+    """ "parcel 12.1-1-1", "parcels 12.1-1-1 and 12.1-1-2": the parcels a sentence of a letter speaks of."""
+    ids = [str(p["parcel_id"]) for p in parcels]
+    listed = ids[0] if len(ids) == 1 else f"{', '.join(ids[:-1])} and {ids[-1]}"
+    return f"parcel{'s' if len(ids) > 1 else ''} {listed}"
 
 
 def _copy_blocks(what: str, owner: str, duty: str, *, profile, town, day: dt.date, parcels=()) -> list[Block]:
