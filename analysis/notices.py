@@ -481,7 +481,7 @@ def plan_notices(
         named = out["parcel_id"].isin(hazards)
         out["hazard"] = out["parcel_id"].map(hazards)
         if absent := set(hazards) - set(out["parcel_id"]) - (set(choice.parcel_ids) if choice else set()):
-            if chosen is not None and (other := absent - chosen):
+            if chosen is not None and (other := (absent - chosen) & set(results["parcel_id"].astype(str))):
                 held.append(pd.DataFrame({"parcel_id": sorted(other), "why": _NOT_CHOSEN}))
                 absent -= other
             if absent:

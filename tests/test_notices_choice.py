@@ -60,6 +60,23 @@ def test_a_choice_takes_the_parcels_named_and_those_on_the_street_and_says_why_a
     assert everyone.due["parcel_id"].tolist() == ["A", "B", "D", "E"] and everyone.chosen is None
 
 
+def test_a_hazard_lists_parcels_outside_the_choice_are_said_to_be_so_not_a_typo():
+    """Poughkeepsie's hazard list beside a choice: a parcel it names that the choice leaves out is not in this
+    batch, which is said as such; an ID no parcel has is still a typo to check."""
+    plan = plan_notices(
+        _results(),
+        profile=load_profile("poughkeepsie"),
+        notice_date=dt.date(2027, 3, 1),
+        notice_reason="public_health_hazard",
+        hazard={"A": "a failing septic tank", "B": "sewage surfacing", "Q": "sewage surfacing"},
+        choice=NoticeChoice(street="Canal St"),
+    )
+    assert plan.due["parcel_id"].tolist() == ["A"]
+    why = dict(zip(plan.held["parcel_id"], plan.held["why"], strict=True))
+    assert why["B"] == "named in the hazard list but not among the parcels chosen for this batch"
+    assert why["Q"].startswith("named in the hazard list but not a parcel of this town's layers")
+
+
 def test_a_street_no_parcel_lies_on_is_refused_naming_the_nearest_in_spelling():
     with pytest.raises(AnalysisError, match=r'No parcel lies on the street "Canel Street".*nearest in spelling: CANAL'):
         plan_notices(
@@ -165,7 +182,7 @@ def test_the_page_previews_and_issues_the_parcels_pasted_and_the_street(store, t
     # A confirm without the choice's own token (a page from before it) is refused all the same.
     hidden.pop("choice_token")
     other = client.post("/notices/issue", data=hidden | {"street": "Willow St", "parcels": "2.2-1-2"})
-    assert "id=\"confirm-needed\"" in other.get_data(as_text=True) and register.listing().empty
+    assert 'id="confirm-needed"' in other.get_data(as_text=True) and register.listing().empty
     done = client.post("/notices/issue", data=_hidden(page))
     assert done.status_code == 302
     assert sorted(register.listing()["parcel_id"]) == sorted([*WILLOW, "2.2-1-2"])
