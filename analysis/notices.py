@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import difflib
 import re
 import unicodedata
 from collections.abc import Callable, Mapping, Sequence
@@ -288,6 +289,112 @@ class NoticePlan:
     notice_date: dt.date
     deadline: dt.date | None
     reason: str | None = None
+    # The parcels of the analysis a choice took in (``NoticeChoice``: by ID, by street), mandated or not; None where
+    # no choice was made, and every mandated parcel was taken.
+    chosen: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class NoticeChoice:
+    """Which mandated parcels a batch notices, where a town notices one street or a few properties first: the
+    parcels named by ID, and those on ``street`` (its site address's street, or the sewered street whose main
+    decided it, ``street_name_main``). Both given: the parcels of either. Neither: every mandated parcel."""
+
+    parcel_ids: tuple[str, ...] = ()
+    street: str | None = None
+
+    def __post_init__(self) -> None:
+        ids = tuple(dict.fromkeys(str(i).strip() for i in self.parcel_ids if str(i).strip()))
+        object.__setattr__(self, "parcel_ids", ids)
+        object.__setattr__(self, "street", (self.street or "").strip() or None)
+
+    def __bool__(self) -> bool:
+        return bool(self.parcel_ids or self.street)
+
+    def key(self) -> str:
+        """The choice as one text, the same for the same choice however it was typed (order, case of the street,
+        "Street" or "St"): what a confirmation covers."""
+        street = street_key(pd.Series([self.street]))[0] if self.street else ""
+        return "\x1f".join([street, *sorted(self.parcel_ids)])
+
+
+# The street suffixes and directions an address writes in full or abbreviated (USPS Publication 28), read as one:
+# "Canal Street" and "CANAL ST." are the same street.
+_STREET_WORDS = {
+    "STREET": "ST",
+    "STR": "ST",
+    "AVENUE": "AVE",
+    "AV": "AVE",
+    "ROAD": "RD",
+    "DRIVE": "DR",
+    "LANE": "LN",
+    "PLACE": "PL",
+    "COURT": "CT",
+    "BOULEVARD": "BLVD",
+    "TERRACE": "TER",
+    "HIGHWAY": "HWY",
+    "PARKWAY": "PKWY",
+    "CIRCLE": "CIR",
+    "EXTENSION": "EXT",
+    "NORTH": "N",
+    "SOUTH": "S",
+    "EAST": "E",
+    "WEST": "W",
+}
+_STREET_WORD = re.compile(r"\b(" + "|".join(_STREET_WORDS) + r")\b")
+# A site address's house number: "12", "12A", "12-14", "12 1/2" before the street's name.
+_HOUSE_NUMBER = re.compile(r"^\s*\d[\dA-Z/-]*(?:\s+\d+/\d+)?\s+")
+
+
+def street_key(names: pd.Series) -> pd.Series:
+    """Street names as compared: upper case, punctuation and repeated spaces dropped, suffixes and directions
+    abbreviated as the post office does ("Canal Street" -> "CANAL ST")."""
+    text = names.astype("string").fillna("").str.upper().str.replace(r"[.,#']", " ", regex=True)
+    text = text.str.replace(r"\s+", " ", regex=True).str.strip()
+    return text.str.replace(_STREET_WORD, lambda m: _STREET_WORDS[m.group(1)], regex=True)
+
+
+def site_street(site_address: pd.Series) -> pd.Series:
+    """The street of each site address, without its house number ("12 Canal Street" -> "CANAL ST")."""
+    return street_key(site_address).str.replace(_HOUSE_NUMBER, "", regex=True)
+
+
+def chosen_parcels(results: pd.DataFrame, choice: NoticeChoice) -> np.ndarray:
+    """Which parcels of ``results`` the choice takes in (a boolean per row): those named by ID, and those whose site
+    address's street or sewered street (``street_name_main``) is the street. A street no parcel lies on is refused,
+    naming the streets nearest in spelling: a typo must not read as a street with nobody to notice.
+
+    Examples
+    --------
+    >>> results = pd.DataFrame({"parcel_id": ["A", "B", "C"], "site_address": ["1 Canal St", "3 Main Street", None],
+    ...     "street_name_main": [None, None, "Canal Street"]})
+    >>> chosen_parcels(results, NoticeChoice(street="canal street")).tolist()
+    [True, False, True]
+    >>> chosen_parcels(results, NoticeChoice(parcel_ids=("B",))).tolist()
+    [False, True, False]
+    """
+    ids = results["parcel_id"].astype(str).str.strip()
+    taken = ids.isin(choice.parcel_ids).to_numpy(bool, copy=True)
+    if choice.street:
+        wanted = street_key(pd.Series([choice.street]))[0]
+        blank = pd.Series("", index=results.index)
+        site = site_street(results["site_address"]) if "site_address" in results.columns else blank
+        main = street_key(results["street_name_main"]) if "street_name_main" in results.columns else blank
+        on_street = ((site == wanted) | (main == wanted)).to_numpy(bool)
+        if not on_street.any():
+            raise AnalysisError(_no_such_street(choice.street, pd.concat([site, main])))
+        taken |= on_street
+    return taken
+
+
+def _no_such_street(street: str, known: pd.Series) -> str:
+    names = sorted(set(known[known != ""]))
+    near = difflib.get_close_matches(street_key(pd.Series([street]))[0], names, n=5, cutoff=0.6)
+    said = f"the nearest in spelling: {', '.join(near)}" if near else f"{len(names)} street(s) in all"
+    return (
+        f'No parcel lies on the street "{street}": no site address is on it, and no sewered street of that name '
+        f"decided a parcel ({said}). Give the street as the parcels' site addresses write it."
+    )
 
 
 def plan_notices(
@@ -301,9 +408,13 @@ def plan_notices(
     town: TownSettings | None = None,
     printable: AbstractSet[str] | None = None,
     overflow: Callable[[Sequence[str], Sequence[str]], str] | None = None,
+    choice: NoticeChoice | None = None,
 ) -> NoticePlan:
     """Connection notices due on ``notice_date``: mandated parcels not in ``exclude`` (the register's open, connected
     and exempt parcels), less those the law does not allow to be noticed for ``notice_reason``.
+
+    ``choice``: only the mandated parcels it takes in (``chosen_parcels``); each parcel it names by ID that is not
+    due a notice is held back saying why (no such parcel, not mandated, already noticed, or why its letter is held).
 
     Poughkeepsie § 168-22.3C: a property served by a private sewage disposal system is noticed "only when it shall
     be necessary to eliminate a public health hazard". Such parcels (the ``private_system`` column where the data
@@ -345,13 +456,16 @@ def plan_notices(
         )
     hazards = _hazards(profile, notice_reason, hazard)
     is_mandated = (results["status"] == "mandated").to_numpy()
-    mandated = results[is_mandated]
+    taken = chosen_parcels(results, choice) if choice else np.ones(len(results), dtype=bool)
+    mandated = results[is_mandated & taken]
     mandated = mandated[~mandated["parcel_id"].astype(str).isin(exclude)]
     out = pd.DataFrame(
         {name: (mandated[name] if name in mandated.columns else None) for name in NOTICE_FIELDS}, index=mandated.index
     )
     out["parcel_id"] = out["parcel_id"].astype(str)
-    out["private_system"] = private_system(mandated, profile)
+    # Whether each is served by a private system, and whether its private_system column says so or the profile's
+    # reading (notices.private_system_assumed) takes it: a letter asserts to the owner only what the column says.
+    out["private_system"], out["private_system_said"] = private_system(mandated, profile, said=True)
     deadline = notice_period.ends(notice_date)
     out["deadline"] = deadline
     out["section"] = profile.mandate.notice_period_days.section
@@ -360,11 +474,18 @@ def plan_notices(
     out["issued_date"] = notice_date
     out["hazard"] = None
     held: list[pd.DataFrame] = []
+    chosen = frozenset(results["parcel_id"].astype(str).str.strip()[taken]) if choice else None
+    if choice and (absent := set(choice.parcel_ids) - set(out["parcel_id"])):
+        held.append(_not_due_of_list(absent, results, is_mandated, "chosen by its ID"))
     if isinstance(hazards, Mapping):
         named = out["parcel_id"].isin(hazards)
         out["hazard"] = out["parcel_id"].map(hazards)
-        if absent := set(hazards) - set(out["parcel_id"]):
-            held.append(_not_due_of_hazard_list(absent, results, is_mandated))
+        if absent := set(hazards) - set(out["parcel_id"]) - (set(choice.parcel_ids) if choice else set()):
+            if chosen is not None and (other := (absent - chosen) & set(results["parcel_id"].astype(str))):
+                held.append(pd.DataFrame({"parcel_id": sorted(other), "why": _NOT_CHOSEN}))
+                absent -= other
+            if absent:
+                held.append(_not_due_of_list(absent, results, is_mandated, "named in the hazard list"))
         out = out[named]
     elif hazards:
         out["hazard"] = hazards
@@ -403,11 +524,18 @@ def plan_notices(
         notice_date=notice_date,
         deadline=deadline,
         reason=notice_reason,
+        chosen=chosen,
     )
 
 
-def _not_due_of_hazard_list(named: AbstractSet[str], results: pd.DataFrame, is_mandated: np.ndarray) -> pd.DataFrame:
-    """The parcels a hazard list names that are not due a notice (``parcel_id``, ``why``), each told apart: an ID
+_NOT_CHOSEN = "named in the hazard list but not among the parcels chosen for this batch"
+
+
+def _not_due_of_list(
+    named: AbstractSet[str], results: pd.DataFrame, is_mandated: np.ndarray, listed: str
+) -> pd.DataFrame:
+    """The parcels a hazard list (or a choice, ``listed`` saying which) names that are not due a notice
+    (``parcel_id``, ``why``), each told apart: an ID
     no parcel of the analysed layers has (a typo, or a leading zero a spreadsheet dropped: the clerk checks the ID),
     a parcel not mandated to connect (its status in the analysis), and a mandated one the register already has a
     notice for, or records connected or exempt. All three were "not mandated, or already noticed", so a mistyped ID
@@ -419,12 +547,12 @@ def _not_due_of_hazard_list(named: AbstractSet[str], results: pd.DataFrame, is_m
     why = np.select(
         [~absent.isin(status.index).to_numpy(), absent.isin(set(ids[is_mandated])).to_numpy()],
         [
-            "named in the hazard list but not a parcel of this town's layers (no parcel has this ID): check the ID "
+            f"{listed} but not a parcel of this town's layers (no parcel has this ID): check the ID "
             "against the parcels layer (a typo, or a leading zero a spreadsheet dropped)",
-            "named in the hazard list but the register already holds its notice (open, or being prepared), or "
+            f"{listed} but the register already holds its notice (open, or being prepared), or "
             "records it connected or exempt",
         ],
-        default="named in the hazard list but not mandated to connect (the analysis finds it "
+        default=f"{listed} but not mandated to connect (the analysis finds it "
         + absent.map(status).fillna("").astype(str)
         + ")",
     )
@@ -2191,10 +2319,53 @@ def _connection_blocks(parcels, *, profile, town, period, notice_date, copy_of: 
         else:
             blocks.append(Block("text", text + (f": {hazards[0]}." if hazards else ".")))
     same = words_of(n.private_system_duty.quote) == words_of(n.connection_duty.quote)  # Wappinger § 196-17E is both
-    if any(bool(p.get("private_system")) for p in parcels) and not same:
-        heading = "The property's private sewage disposal system" if copy_of else "Your private sewage disposal system"
-        blocks += [Block("heading", heading), *_quote(n.private_system_duty)]
+    private = [p for p in parcels if bool(p.get("private_system"))]
+    if private and not same:
+        blocks += _private_system_blocks(private, profile=profile, copy=bool(copy_of), several=len(parcels) > 1)
     return blocks
+
+
+def _private_system_blocks(private: list[dict], *, profile: Profile, copy: bool, several: bool) -> list[Block]:
+    """The private system's own duty (Fort Plain § 144-5B: abandon and fill the septic tank), quoted for the
+    properties taken to be served by one. Where the parcels' ``private_system`` column says so, as a fact ("Your
+    private sewage disposal system"); where only the profile's reading (``notices.private_system_assumed``) takes it,
+    the town does not know it, and the letter says so: "If the property is served by ...", the records do not say,
+    the law required one where no public sewer was available. A row without ``private_system_said`` (a caller that
+    set ``private_system`` itself) is taken as said."""
+    n = profile.notices
+    told = [_absent(p.get("private_system_said")) or bool(p["private_system_said"]) for p in private]
+    if all(told):
+        heading = "The property's private sewage disposal system" if copy else "Your private sewage disposal system"
+        return [Block("heading", heading), *_quote(n.private_system_duty)]
+    said = [p for p, t in zip(private, told, strict=True) if t]
+    assumed = [p for p, t in zip(private, told, strict=True) if not t]
+    records = f"The {_town_word(profile)}'s records"
+    required = f"{n.private_system_assumed.section} required one where no public sewer was available"
+    if not several:
+        lead = (
+            f"{records} do not say whether the property is served by a private sewage disposal system; {required}. "
+            "If it is, this section of the law applies to it:"
+        )
+    else:  # one owner's properties: each named, the column saying it of some of them perhaps
+        unknown = f"{_parcels_named(assumed)} {'is' if len(assumed) == 1 else 'are'}"
+        if said:
+            lead = (
+                f"{records} say that {_parcels_named(said)} {'is' if len(said) == 1 else 'are'} served by a private "
+                f"sewage disposal system; they do not say whether {unknown}, and {required}."
+            )
+        else:
+            lead = f"{records} do not say whether {unknown} served by a private sewage disposal system; {required}."
+        lead += " This section of the law applies to each property that is:"
+    the = "a property" if several else "the property"
+    heading = f"If {the} is served by a private sewage disposal system (septic tank, cesspool)"
+    return [Block("heading", heading), Block("text", lead), *_quote(n.private_system_duty)]
+
+
+def _parcels_named(parcels: list[dict]) -> str:
+    """ "parcel 12.1-1-1", "parcels 12.1-1-1 and 12.1-1-2": the parcels a sentence of a letter speaks of."""
+    ids = [str(p["parcel_id"]) for p in parcels]
+    listed = ids[0] if len(ids) == 1 else f"{', '.join(ids[:-1])} and {ids[-1]}"
+    return f"parcel{'s' if len(ids) > 1 else ''} {listed}"
 
 
 def _copy_blocks(what: str, owner: str, duty: str, *, profile, town, day: dt.date, parcels=()) -> list[Block]:
@@ -2689,8 +2860,12 @@ __all__ = [
     "Block",
     "Letter",
     "LetterMap",
+    "NoticeChoice",
     "NoticePlan",
     "Period",
+    "chosen_parcels",
+    "site_street",
+    "street_key",
     "Resolution",
     "TownSettings",
     "address_key",

@@ -23,6 +23,7 @@ from rich.table import Table
 
 from analysis.notices import (
     SERVED_IN_PERSON,
+    NoticeChoice,
     article_service,
     mailing_address,
     mailing_warnings,
@@ -36,7 +37,7 @@ from gisapp.words import before_issuing, count, letters_written, not_yet_overdue
 from gisapp.workspace import WorkspaceSpec
 from layers.errors import LayerError
 from layers.letters import write_mailing_list
-from layers.read import read_hazard_list
+from layers.read import read_hazard_list, read_parcel_list
 from layers.register import (
     STATUSES,
     ConnectedRecordedError,
@@ -86,6 +87,62 @@ HAZARD_FILE_OPTION = click.option(
     metavar="CSV",
     help="With public_health_hazard: a CSV of parcel_id,hazard; only the parcels it lists are noticed.",
 )
+
+PARCELS_OPTION = click.option(
+    "--parcel-ids",
+    "parcel_ids",
+    metavar="ID,ID",
+    help="Notice only these mandated parcels (their IDs, separated by commas); with --street, these and the street's.",
+)
+PARCELS_FILE_OPTION = click.option(
+    "--parcel-ids-file",
+    "parcels_file",
+    type=click.Path(exists=True, dir_okay=False),
+    metavar="CSV",
+    help="Notice only the mandated parcels a CSV lists in its parcel_id column (with --parcel-ids, those too).",
+)
+STREET_OPTION = click.option(
+    "--street",
+    metavar="NAME",
+    help='Notice only the mandated parcels on this street ("Canal St"): their site address\'s street, or the sewered '
+    "street whose main decided them.",
+)
+
+
+def _choice(parcel_ids: str | None, parcels_file: str | None, street: str | None) -> NoticeChoice | None:
+    """The mandated parcels chosen by --parcel-ids, --parcel-ids-file and --street (None: every one). IDs are separated
+    by commas only: a parcel ID may hold a space."""
+    ids = [i for i in (parcel_ids or "").split(",") if i.strip()]
+    if parcel_ids is not None and not ids:
+        raise click.UsageError(
+            "--parcel-ids names no parcel: give the IDs separated by commas (--parcel-ids 12-1-1,12-1-2)."
+        )
+    if parcels_file:
+        listed = read_parcel_list(parcels_file)
+        if not listed:
+            raise click.UsageError(f"--parcel-ids-file {parcels_file} lists no parcel ID in its parcel_id column.")
+        ids += listed
+    if street is not None and not street.strip():
+        raise click.UsageError('--street is empty: give the street\'s name ("Canal St").')
+    choice = NoticeChoice(parcel_ids=tuple(ids), street=street)
+    return choice or None
+
+
+def _choice_lines(doc: dict) -> list[str]:
+    """What the preview and the issue say of a choice: how many mandated parcels it took in, and each ID given that
+    is not due a notice, with why (said among those held back too)."""
+    chosen = doc.get("chosen")
+    if not chosen:
+        return []
+    given = []
+    if chosen["parcel_ids"]:
+        given.append(count(len(chosen["parcel_ids"]), "parcel ID"))
+    if chosen["street"]:
+        given.append(f"the street {chosen['street']}")
+    return [
+        f"Chosen: {' and '.join(given)}, taking in {count(chosen['mandated'], 'mandated parcel')}, "
+        f"{chosen['due']} of them due a notice now."
+    ] + [f"Not due, though chosen: {h['parcel_id']}: {h['why']}." for h in chosen["not_due"]]
 
 
 @click.group()
@@ -173,6 +230,7 @@ def _preview(
     notice_reason: str | None,
     hazards,
     as_json: bool,
+    choice: NoticeChoice | None = None,
     new: bool = False,
     settle: bool = False,
     first_look: bool = False,
@@ -207,6 +265,7 @@ def _preview(
             notice_date=notice_date,
             notice_reason=notice_reason,
             hazard=hazards,
+            choice=choice,
             progress=bar.step,
         )
     if not as_json:
@@ -220,11 +279,26 @@ def _preview(
 @REASON_OPTION
 @HAZARD_OPTION
 @HAZARD_FILE_OPTION
+@PARCELS_OPTION
+@PARCELS_FILE_OPTION
+@STREET_OPTION
 @TOWN_OPTION
 @REGISTER_OPTION
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON document.")
 @user_errors
-def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register_url, as_json, **opts):
+def preview(
+    notice_date,
+    notice_reason,
+    hazard,
+    hazard_file,
+    parcel_ids,
+    parcels_file,
+    street,
+    town_path,
+    register_url,
+    as_json,
+    **opts,
+):
     """Who would get a connection notice, grouped by owner mailing address; nothing is recorded."""
     _, found, _ = _preview(
         opts,
@@ -234,6 +308,7 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
         notice_reason=notice_reason,
         hazards=_hazard(hazard, hazard_file),
         as_json=as_json,
+        choice=_choice(parcel_ids, parcels_file, street),
         first_look=True,
     )
     plan, rows, doc = found.plan, found.rows, found.doc
@@ -267,6 +342,8 @@ def preview(notice_date, notice_reason, hazard, hazard_file, town_path, register
         )
     if unmapped := unmapped_area_words(doc["area_unmapped"], doc["mandated"]):
         console.print(unmapped, style="yellow", highlight=False, markup=False)
+    for line in _choice_lines(doc):
+        console.print(line, highlight=False, markup=False)
     for line in _notices.left_out(doc):
         console.print(line, highlight=False, markup=False)
     for line in _held_lines(doc["held"]):
@@ -295,6 +372,9 @@ def _batch_files(doc: dict) -> str:
 @REASON_OPTION
 @HAZARD_OPTION
 @HAZARD_FILE_OPTION
+@PARCELS_OPTION
+@PARCELS_FILE_OPTION
+@STREET_OPTION
 @click.option(
     "--out", "out_dir", required=True, metavar="DIR", help="Folder for the batches: each batch gets its own folder."
 )
@@ -318,6 +398,9 @@ def issue(
     notice_reason,
     hazard,
     hazard_file,
+    parcel_ids,
+    parcels_file,
+    street,
     out_dir,
     per_parcel,
     occupant,
@@ -333,6 +416,7 @@ def issue(
     # the layers are read, the rest (the town settings) before the town's first register or the folder is made.
     _notices.check_root(out_dir, create=False)
     _notices.check_notice_date(notice_date)
+    choice = _choice(parcel_ids, parcels_file, street)
     register, found, settled = _preview(
         opts,
         register_url=register_url,
@@ -341,6 +425,7 @@ def issue(
         notice_reason=notice_reason,
         hazards=_hazard(hazard, hazard_file),
         as_json=as_json,
+        choice=choice,
         new=new,
         settle=True,
     )
@@ -372,6 +457,8 @@ def issue(
             f"Note: the deadline {doc['deadline']} falls on a {doc['deadline_flag']}: the town decides whether "
             "that moves it."
         )
+    for line in _choice_lines(doc):
+        click.echo(line)
     for line in _held_lines(doc["held"] + doc["occupant_held"]):
         click.echo(line)
     if doc["batch"] and (unmapped := unmapped_area_words(doc["area_unmapped"], found.doc["mandated"])):

@@ -39,6 +39,7 @@ from analysis.errors import Fix
 from analysis.notices import (
     OCCUPANT,
     SERVED_BY,
+    NoticeChoice,
     NoticePlan,
     TownSettings,
     building_obligations,
@@ -152,13 +153,16 @@ def preview(
     notice_reason: str | None = None,
     hazard=None,
     occupant: bool = False,
+    choice: NoticeChoice | None = None,
 ) -> tuple[NoticePlan, pd.DataFrame, dict]:
     """Who would get a connection notice, grouped by mailing address, and why others are held back; records nothing.
 
     Returns the plan, the mailing rows (the owners') and the document `sewerplan notices preview --json` prints. A
     notice date too far ahead is refused (``check_notice_horizon``, once ``plan_notices`` has taken the date as one at
     all), as issuing it would be. ``occupant`` (copies to the occupant asked for): the document also says how many
-    copies an issue would write (``occupant_copies``) and which are held back (``occupant_held``).
+    copies an issue would write (``occupant_copies``) and which are held back (``occupant_held``). ``choice``: only
+    the mandated parcels it takes in (``analysis.notices.NoticeChoice``); the document says what was chosen
+    (``chosen``), and every count of mandated parcels is of those.
     """
     plan = plan_notices(
         inputs.results,
@@ -168,6 +172,7 @@ def preview(
         hazard=hazard,
         exclude=register.excluded_parcels(),
         town=town,
+        choice=choice,
         **LETTER_CHECKS,
     )
     check_notice_horizon(notice_date, profile)
@@ -185,8 +190,9 @@ def preview(
     }
     # The mandated parcels a batch left unfinished holds (prepared, never mailed), by batch: the register excludes
     # them as it does parcels with an open notice, but the preview must not call them noticed (``left_out``).
-    results = inputs.results
-    mandated = set(results.loc[results["status"] == "mandated", "parcel_id"].astype(str))
+    mandated = mandated_parcels(inputs.results, plan)
+    if choice:
+        doc["chosen"] = chosen_doc(choice, plan, mandated)
     held: dict[str, int] = dict.fromkeys(doc["unfinished_batches"], 0)
     for parcel, batch in register.prepared_parcels().items():
         if parcel in mandated:
@@ -204,6 +210,26 @@ def preview(
         doc["occupant_copies"] = len(copies)
         doc["occupant_held"] = copies_held.to_dict("records")
     return plan, rows, doc
+
+
+def mandated_parcels(results: pd.DataFrame, plan: NoticePlan) -> set[str]:
+    """The IDs of the mandated parcels a plan was made of: every one, or those its choice took in."""
+    mandated = set(results.loc[results["status"] == "mandated", "parcel_id"].astype(str))
+    return mandated if plan.chosen is None else mandated & plan.chosen
+
+
+def chosen_doc(choice: NoticeChoice, plan: NoticePlan, mandated: set[str]) -> dict:
+    """What a preview says of a choice: the IDs and the street given, how many mandated parcels they took in, and
+    each ID given that is not due a notice, with why (its row among the held back)."""
+    given = set(choice.parcel_ids)
+    return {
+        "parcel_ids": list(choice.parcel_ids),
+        "street": choice.street,
+        "mandated": len(mandated),
+        "due": len(plan.due),
+        "not_due": [h for h in plan.held.to_dict("records") if str(h["parcel_id"]) in given],
+        "key": choice.key(),
+    }
 
 
 def left_out(doc: Mapping, *, web: bool = False, on: dt.date | None = None) -> list[str]:
@@ -1183,6 +1209,8 @@ __all__ = [
     "BatchDatedError",
     "NoticeInputs",
     "batch_lock",
+    "chosen_doc",
+    "mandated_parcels",
     "check_issue",
     "check_root",
     "mark",

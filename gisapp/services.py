@@ -35,6 +35,7 @@ from analysis.mandate import MandateResult, analyze_mandates, missing_inputs
 from analysis.network import SewerNetwork, build_network
 from analysis.network_checks import NetworkOutline, check_network, network_outline
 from analysis.notices import (
+    NoticeChoice,
     NoticePlan,
     TownSettings,
     connection_day_problem,
@@ -1069,12 +1070,15 @@ def preview_notices(
     notice_reason: str | None = None,
     hazard=None,
     occupant: bool = False,
+    choice: NoticeChoice | None = None,
     progress: Progress = _quiet,
 ) -> NoticePreview:
     """Who would get a connection notice, grouped by mailing address; who is held back and why. Records nothing.
 
     ``already`` counts the mandated parcels the register already has a notice (or a connection) for. ``occupant``:
     the copies to the occupant an issue with them would write are counted (``gisapp.notices.preview``).
+    ``choice``: only the mandated parcels it takes in (by ID, by street), the same for the command and the page;
+    ``already`` and ``mandated`` count those.
     """
     inputs = notice_inputs(ws, progress)
     prof = with_resolutions(ws.profile, town)
@@ -1087,9 +1091,9 @@ def preview_notices(
         notice_reason=notice_reason,
         hazard=hazard,
         occupant=occupant,
+        choice=choice,
     )
-    results = inputs.results
-    mandated = set(results.loc[results["status"] == "mandated", "parcel_id"].astype(str))
+    mandated = _notices.mandated_parcels(inputs.results, plan)
     already = len(mandated & register.excluded_parcels())
     # Said with the preview: after a re-run (under another profile too) "0 notices" alone read as nobody mandated.
     doc["already_noticed"] = already
@@ -1134,6 +1138,8 @@ def issue_notices(
     )
     doc["already_open"] += preview.already
     doc["area_unmapped"] = preview.doc.get("area_unmapped")  # said again with the batch, as the preview said it
+    if "chosen" in preview.doc:  # the parcels chosen for it (by ID, by street), as the preview said them
+        doc["chosen"] = preview.doc["chosen"]
     return doc
 
 

@@ -1255,6 +1255,21 @@ def read_hazard_list(path: str) -> dict[str, str]:
     return found
 
 
+def read_parcel_list(path: str) -> list[str]:
+    """The parcel IDs of a CSV's ``parcel_id`` column (a list of the parcels a batch of notices is to take), in the
+    file's order, blanks left out. A file without that column is refused: a list saved without its header row would
+    lose its first parcel to the header."""
+    table = read_table(path, what="The list of parcels")
+    column = next((c for c in table.columns if c.strip().lower() == "parcel_id"), None)
+    if column is None:
+        raise LayerError(
+            f"{path} needs a parcel_id column (a header row naming it, then one parcel ID a row); it has "
+            f"{', '.join(table.columns) or 'none'}."
+        )
+    ids = table[column].str.strip()
+    return ids[ids != ""].tolist()
+
+
 def load_layers(
     sources: dict[str, LayerSource],
     *,

@@ -31,6 +31,7 @@ from analysis.notices import (
     mailing_list,
     occupant_letters,
     period,
+    plan_notices,
     plan_violations,
 )
 from analysis.profiles import load_profile
@@ -1065,3 +1066,77 @@ def test_labels_need_the_mailing_lists_city_line(tmp_path):
     with pytest.raises(LayerError, match="no city_line column"):
         write_labels(tmp_path / "labels.pdf", rows)
     assert not (tmp_path / "labels.pdf").exists()
+
+
+def _letters_planned(name: str, town, parcels: pd.DataFrame, occupant: bool = False, per_parcel: bool = True):
+    """The connection letters of ``parcels`` as an issue composes them: planned (``plan_notices`` reads the
+    private_system column, or the profile's assumption), then written per mailing address."""
+    profile = load_profile(name)
+    plan = plan_notices(
+        parcels.drop(columns="geometry"),
+        profile=profile,
+        notice_date=DAY,
+        notice_reason="public_health_hazard" if name == "poughkeepsie" else None,
+        hazard="failing septic system" if name == "poughkeepsie" else None,
+        town=town,
+    )
+    due = plan.due.assign(notice_id=[f"N-PRIVATE0000{i}" for i in range(len(plan.due))], main_diameter_in=8.0)
+    occupants = occupant_letters(due)[0] if occupant else None
+    return compose_letters(
+        mailing_list(due, per_parcel=per_parcel, occupants=occupants),
+        due,
+        profile=profile,
+        town=town,
+        kind="connection",
+        notice_date=DAY,
+        period=plan.period,
+    )
+
+
+ASSUMED_HEADING = "If the property is served by a private sewage disposal system (septic tank, cesspool)"
+
+
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie"])
+def test_a_letter_asserts_a_private_system_only_where_the_parcels_layer_says_one(name, tmp_path):
+    """Every connection letter said "Your private sewage disposal system" and quoted the duty to abandon and fill the
+    septic tank (§ 144-5B) where the parcels layer has no private_system column and the profile merely assumes one
+    (``notices.private_system_assumed``, § 144-5A): a fact the town does not know, asserted to the owner. Where the
+    column says yes, the letter keeps its words; where nothing says it, it says if, and why the law presumes one."""
+    town = town_settings(tmp_path, name)
+    profile = load_profile(name)
+    assumed_by = profile.notices.private_system_assumed.section
+    duty = profile.notices.private_system_duty
+    parcels = _layers()[0].assign(site_city="Fort Plain", site_zip="13339")
+    said, assumed = _letters_planned(name, town, parcels.assign(private_system=["yes", None]))
+    said_text, assumed_text = words(letter_text(said)), words(letter_text(assumed))
+    village = "Village" if name == "fort-plain" else "Town"
+    assert "Your private sewage disposal system" in said_text and ASSUMED_HEADING not in said_text
+    assert "do not say" not in said_text
+    assert "Your private sewage disposal system" not in assumed_text
+    assert (
+        f"{ASSUMED_HEADING} The {village}'s records do not say whether the property is served by a private sewage "
+        f"disposal system; {assumed_by} required one where no public sewer was available. If it is, this section of "
+        f"the law applies to it: {duty.section} provides:"
+    ) in assumed_text
+    for letter in (said, assumed):  # the law quoted word for word in both
+        assert [b.text for b in letter.blocks if b.kind == "quote" and b.section == duty.section] == [f"“{duty.quote}”"]
+    # A parcels layer without the column: every letter conditional, the occupant's copy too (it says no "Your").
+    none_said = _letters_planned(name, town, parcels, occupant=True)
+    texts = [words(letter_text(letter)) for letter in none_said]
+    assert len(texts) == 4 and all(ASSUMED_HEADING in t and "private sewage disposal system" in t for t in texts)
+    assert not [t for t in texts if "Your private sewage" in t or "The property's private sewage" in t]
+
+
+def test_one_owners_letter_names_the_properties_the_records_say_nothing_of(tmp_path):
+    """A letter covering several properties of one owner, the column saying yes of one and nothing of the other,
+    says which is which."""
+    town = town_settings(tmp_path)
+    parcels = _layers()[0].assign(private_system=["Y", ""])
+    (letter,) = _letters_planned("fort-plain", town, parcels, per_parcel=False)
+    text = words(letter_text(letter))
+    assert (
+        "If a property is served by a private sewage disposal system (septic tank, cesspool) The Village's records "
+        "say that parcel 12.1-1-1 is served by a private sewage disposal system; they do not say whether parcel "
+        "12.1-1-2 is, and § 144-5A required one where no public sewer was available. This section of the law "
+        "applies to each property that is: § 144-5B provides:"
+    ) in text

@@ -28,7 +28,14 @@ from flask import (
 from werkzeug.utils import safe_join, secure_filename
 
 from analysis.errors import AnalysisError
-from analysis.notices import mailing_address, mailing_warnings, mailing_words, service_record_words, service_words
+from analysis.notices import (
+    NoticeChoice,
+    mailing_address,
+    mailing_warnings,
+    mailing_words,
+    service_record_words,
+    service_words,
+)
 from gisapp import services
 from gisapp.errors import web_text, without_server_folders
 from gisapp.mapdata import NoDataYetError
@@ -297,6 +304,7 @@ def _plan(register: Register, form) -> tuple[services.NoticePreview, dict]:
     day = parse_date(form.get("notice_date", ""), "The notice date")
     reason = form.get("notice_reason") or None
     hazard = (form.get("hazard") or "").strip() or None
+    choice = _choice(form)
     found = services.preview_notices(
         workspace(),
         register,
@@ -305,12 +313,35 @@ def _plan(register: Register, form) -> tuple[services.NoticePreview, dict]:
         notice_reason=reason,
         hazard=hazard,
         occupant=_occupant(form),
+        choice=choice,
     )
-    return found, found.doc | {"token": _confirmation(found.plan, _occupant(form))}
+    token = _confirmation(found.plan, _occupant(form), choice)
+    return found, found.doc | {"token": token, "choice_token": _choice_token(choice)}
 
 
 def _kept(form) -> dict:
-    return {k: form.get(k, "") for k in ("notice_date", "notice_reason", "hazard", "occupant")}
+    """The form's fields as given again (the confirm form's hidden fields): the pasted parcel IDs one line of them,
+    separated by commas, as a hidden field carries them whole."""
+    kept = {k: form.get(k, "") for k in ("notice_date", "notice_reason", "hazard", "occupant", "street")}
+    ids = [i.strip() for i in _ID_SEPARATORS.split(form.get("parcels") or "") if i.strip()]
+    return kept | {"parcels": ", ".join(dict.fromkeys(ids))}
+
+
+# A pasted list of parcel IDs is split at commas, semicolons and line ends (a spreadsheet's column pastes as lines),
+# never at spaces: a parcel ID may hold one.
+_ID_SEPARATORS = re.compile(r"[,;\t\r\n]+")
+
+
+def _choice(form) -> NoticeChoice | None:
+    """The mandated parcels the clerk chose (the parcel IDs pasted, the street typed; `notices issue --parcel-ids`,
+    `--street`), or None for every one."""
+    ids = tuple(_ID_SEPARATORS.split(form.get("parcels") or ""))
+    return NoticeChoice(parcel_ids=ids, street=form.get("street")) or None
+
+
+def _choice_token(choice: NoticeChoice | None) -> str:
+    """The choice alone, carried by the confirm form, so a confirm whose choice is not its preview's says so."""
+    return hashlib.sha256((choice.key() if choice else "").encode()).hexdigest()[:24]
 
 
 def _occupant(form) -> bool:
@@ -318,10 +349,12 @@ def _occupant(form) -> bool:
     return form.get("occupant") == "1"
 
 
-def _confirmation(plan, occupant: bool = False) -> str:
-    """What the clerk confirmed: the date, the reason, exactly these parcels, and whether copies go to the occupant."""
+def _confirmation(plan, occupant: bool = False, choice: NoticeChoice | None = None) -> str:
+    """What the clerk confirmed: the date, the reason, exactly these parcels, whether copies go to the occupant, and
+    the parcels chosen (by ID, by street): a choice that takes in the same notices is still another choice."""
     parcels = sorted(plan.due["parcel_id"].astype(str))
-    text = "|".join([plan.notice_date.isoformat(), plan.reason or "", "occupant" if occupant else "", *parcels])
+    chosen = choice.key() if choice else ""
+    text = "|".join([plan.notice_date.isoformat(), plan.reason or "", "occupant" if occupant else "", chosen, *parcels])
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -422,7 +455,12 @@ def issue():
         confirmed = request.form.get("confirm")
         if not confirmed:
             view["ask"] = "Check the preview below, then confirm to issue."
-        elif confirmed == _confirmation(found.plan, not _occupant(request.form)):  # the same notices, other copies
+        elif request.form.get("choice_token", doc["choice_token"]) != doc["choice_token"]:
+            view["ask"] = (
+                "The parcels chosen (the parcel IDs, the street) are not those of the preview: check the preview "
+                "below, made with the parcels chosen now, then confirm."
+            )
+        elif confirmed == _confirmation(found.plan, not _occupant(request.form), _choice(request.form)):
             view["ask"] = _copies_changed(_occupant(request.form))
         else:
             view["ask"] = "The notices due have changed since the preview: check them again, then confirm."
