@@ -2333,7 +2333,7 @@ def _private_system_blocks(private: list[dict], *, profile: Profile, copy: bool,
     the law required one where no public sewer was available. A row without ``private_system_said`` (a caller that
     set ``private_system`` itself) is taken as said."""
     n = profile.notices
-    told = [_absent(p.get("private_system_said")) or bool(p["private_system_said"]) for p in private]
+    told = _told(private)
     if all(told):
         heading = "The property's private sewage disposal system" if copy else "Your private sewage disposal system"
         return [Block("heading", heading), *_quote(n.private_system_duty)]
@@ -2359,6 +2359,13 @@ def _private_system_blocks(private: list[dict], *, profile: Profile, copy: bool,
     the = "a property" if several else "the property"
     heading = f"If {the} is served by a private sewage disposal system (septic tank, cesspool)"
     return [Block("heading", heading), Block("text", lead), *_quote(n.private_system_duty)]
+
+
+def _told(rows: Sequence[Mapping], key: str = "private_system_said") -> list[bool]:
+    """Whether the parcels' ``private_system`` column said each of ``rows`` is served by a private system (``key``),
+    rather than the profile's reading (``notices.private_system_assumed``) taking it. A row without ``key`` (a caller
+    that set the private system itself) is taken as said."""
+    return [_absent(r.get(key)) or bool(r[key]) for r in rows]
 
 
 def _parcels_named(parcels: list[dict]) -> str:
@@ -2412,23 +2419,30 @@ def _violation_blocks(parcels, *, profile, town, period, notice_date, copy_of: s
             )
         )
     # The duties the connection notice quoted: the private system's own (§ 168-22.3C) beside the general one where
-    # the property is served by one and the law says it apart (Wappinger's § 196-17E is both).
+    # the property is served by one and the law says it apart (Wappinger's § 196-17E is both). Cited as violated only
+    # where the parcels' private_system column says each property is served by one; where only the profile's reading
+    # (notices.private_system_assumed, § 144-5A) takes it, the letter says if, as the connection letter did.
     same = words_of(n.private_system_duty.quote) == words_of(n.connection_duty.quote)
-    private = not same and any(
-        not _absent(p.get("original_private_system")) and bool(p["original_private_system"]) for p in parcels
-    )
-    duties = [n.connection_duty, *([n.private_system_duty] if private else [])]
+    private = [p for p in parcels if not same and not _absent(p.get("original_private_system"))]
+    private = [p for p in private if bool(p["original_private_system"])]
+    cited = bool(private) and all(_told(private, "original_private_system_said"))
+    duties = [n.connection_duty, *([n.private_system_duty] if cited else [])]
     blocks += [Block("heading", "The violation"), *_quote(n.connection_duty, code_name(profile))]
-    if private:
+    if cited:
         blocks += _quote(n.private_system_duty)
     sections = " and ".join(d.section for d in duties)
     blocks.append(
         Block(
             "text",
             "The nature of the violation: the building(s) on the property listed above have not been connected to the "
-            f"public sewer as {sections} {'require' if private else 'requires'}.",
+            f"public sewer as {sections} {'require' if cited else 'requires'}.",
         )
     )
+    if private and not cited:
+        rows = [
+            {"parcel_id": p["parcel_id"], "private_system_said": p.get("original_private_system_said")} for p in private
+        ]
+        blocks += _private_system_blocks(rows, profile=profile, copy=bool(copy_of), several=len(parcels) > 1)
     if copy_of:
         duty = "The violation is the owner's, and so is correcting it."
         blocks += _copy_blocks(
@@ -2694,10 +2708,13 @@ def plan_violations(
     # the private system's own duty (§ 168-22.3C) too. The violation letter cites the same (a tester: it cited
     # § 168-22.2G alone for a notice given under § 168-22.3C, and named no hazard).
     blank = pd.Series(None, index=overdue.index, dtype=object)
+    # Whether the private_system column said so, or the profile's reading took it: the letter asserts only the first.
+    private, said = private_system(overdue, profile, said=True)
     due = overdue.assign(
         original_notice_reason=overdue["reason"] if "reason" in overdue.columns else blank,
         original_hazard=overdue["hazard"] if "hazard" in overdue.columns else blank,
-        original_private_system=private_system(overdue, profile) if len(overdue) else blank,
+        original_private_system=private if len(overdue) else blank,
+        original_private_system_said=said if len(overdue) else blank,
         original_notice_id=overdue["notice_id"],
         original_issued_date=overdue["issued_date"],
         original_deadline=overdue["deadline"],

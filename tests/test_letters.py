@@ -1140,3 +1140,67 @@ def test_one_owners_letter_names_the_properties_the_records_say_nothing_of(tmp_p
         "12.1-1-2 is, and § 144-5A required one where no public sewer was available. This section of the law "
         "applies to each property that is: § 144-5B provides:"
     ) in text
+
+
+@pytest.mark.parametrize("name", ["fort-plain", "poughkeepsie"])
+def test_a_violation_letter_asserts_a_private_system_only_where_the_parcels_layer_says_one(name, tmp_path):
+    """A notice of violation quoted the private system's duty (§ 144-5B: abandon and fill the septic tank) as violated,
+    "as § 144-4 and § 144-5B require", where the parcels layer has no private_system column and the profile merely
+    assumes one (``notices.private_system_assumed``, § 144-5A), to the owner and in the occupant's copy. Where the
+    column says yes, the letter keeps its words; where nothing says it, it says if, as the connection letter does."""
+    town = town_settings(tmp_path, name)
+    profile = load_profile(name)
+    law, duty = profile.notices.connection_duty, profile.notices.private_system_duty
+    assumed_by = profile.notices.private_system_assumed.section
+    overdue = _overdue(parcel_id=["12.1-1-1", "12.1-1-2"], site_address=["10 Main St", "12 Main St"])
+    current = pd.DataFrame(
+        {
+            "parcel_id": ["12.1-1-1", "12.1-1-2"],
+            "status": "mandated",
+            "site_city": "Fort Plain",
+            "site_state": "NY",
+            "site_zip": "13339",
+            "private_system": ["yes", None],  # the column says yes of one, nothing of the other
+        }
+    )
+
+    def letters(current, per_parcel=True):
+        plan = plan_violations(overdue, profile=profile, today=dt.date(2027, 6, 1), town=town, current=current)
+        due = plan.due.assign(notice_id=["N-VIOLATION001", "N-VIOLATION002"])
+        occupants = occupant_letters(due)[0]
+        mailing = mailing_list(due, per_parcel=per_parcel, occupants=occupants if per_parcel else None)
+        kept = compose_letters(
+            mailing, due, profile=profile, town=town, kind="violation", notice_date=plan.notice_date, period=plan.period
+        )
+        return [words(letter_text(letter)) for letter in kept]
+
+    cited = f"have not been connected to the public sewer as {law.section} and {duty.section} require."
+    conditional = (
+        f"as {law.section} requires. {ASSUMED_HEADING} The {'Village' if name == 'fort-plain' else 'Town'}'s records "
+        f"do not say whether the property is served by a private sewage disposal system; {assumed_by} required one "
+        f"where no public sewer was available. If it is, this section of the law applies to it: {duty.section} "
+        f"provides: \u201c{words(duty.quote)}\u201d"
+    )
+    texts = letters(current)
+    assert len(texts) == 4  # each parcel's owner letter and occupant's copy
+    said = [t for t in texts if "12.1-1-1" in t]
+    assumed = [t for t in texts if "12.1-1-2" in t]
+    assert len(said) == len(assumed) == 2 and any("COPY FOR THE OCCUPANT" in t for t in assumed)
+    for text in said:  # the column says yes: as before
+        assert cited in text and f"{duty.section} provides: \u201c{words(duty.quote)}\u201d" in text
+        assert ASSUMED_HEADING not in text and "do not say" not in text
+    for text in assumed:
+        assert conditional in text and cited not in text
+    # No private_system column at all: every letter and copy says if.
+    texts = letters(current.drop(columns="private_system"))
+    assert len(texts) == 4 and all(conditional in t and cited not in t for t in texts)
+    # One letter for the owner's two properties: which the records say it of, and which not.
+    (both,) = letters(current, per_parcel=False)
+    assert f"as {law.section} requires." in both and cited not in both
+    assert (
+        "If a property is served by a private sewage disposal system (septic tank, cesspool) The "
+        f"{'Village' if name == 'fort-plain' else 'Town'}'s records say that parcel 12.1-1-1 is served by a private "
+        "sewage disposal system; they do not say whether parcel 12.1-1-2 is, and "
+        f"{assumed_by} required one where no public sewer was available. This section of the law applies to each "
+        f"property that is: {duty.section} provides:"
+    ) in both
