@@ -341,7 +341,6 @@ _STREET_WORDS = {
     "EAST": "E",
     "WEST": "W",
 }
-_STREET_WORD = re.compile(r"\b(" + "|".join(_STREET_WORDS) + r")\b")
 # A site address's house number: "12", "12A", "12-14", "12 1/2" before the street's name.
 _HOUSE_NUMBER = re.compile(r"^\s*\d[\dA-Z/-]*(?:\s+\d+/\d+)?\s+")
 
@@ -351,7 +350,10 @@ def street_key(names: pd.Series) -> pd.Series:
     abbreviated as the post office does ("Canal Street" -> "CANAL ST")."""
     text = names.astype("string").fillna("").str.upper().str.replace(r"[.,#']", " ", regex=True)
     text = text.str.replace(r"\s+", " ", regex=True).str.strip()
-    return text.str.replace(_STREET_WORD, lambda m: _STREET_WORDS[m.group(1)], regex=True)
+    # one vectorised pass per word (no abbreviation is itself a word replaced), not a Python call per match
+    for word, short in _STREET_WORDS.items():
+        text = text.str.replace(rf"\b{word}\b", short, regex=True)
+    return text
 
 
 def site_street(site_address: pd.Series) -> pd.Series:
